@@ -1,0 +1,132 @@
+import type { DependencyContainer } from 'tsyringe';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+import type { FunctionRegistry } from '../exec/function-registry.js';
+
+/** The spec's back-off attributes for idle worker rounds: `initial × increase^count`, capped at `max`. */
+export interface BackoffOptions {
+  /** Sleep after the first idle round, in ms. @defaultValue 100 */
+  readonly initial?: number;
+  /** Factor applied per further idle round. @defaultValue 1.5 */
+  readonly increase?: number;
+  /** Upper bound of one sleep, in ms. @defaultValue 10000 */
+  readonly max?: number;
+}
+
+export type ResolvedBackoff = Required<BackoffOptions>;
+
+/** Options of `ZkPlan.connect`. */
+export interface ConnectOptions {
+  /** ZooKeeper connect string, `host:port[,host:port…][/chroot]`. */
+  readonly connect: string;
+  /** Functions this process can run, and against which `addTask` checks names. @defaultValue an empty registry (no name check) */
+  readonly functions?: FunctionRegistry;
+  /** ZooKeeper session timeout: how long a dead worker's tasks stay owned. @defaultValue 10000 */
+  readonly sessionTimeoutMs?: number;
+  /** How long `connect` waits for a server before failing. @defaultValue 15000 */
+  readonly connectTimeoutMs?: number;
+  /** The tsyringe container handed to task functions as `ctx.container`. @defaultValue a child of tsyringe's root container */
+  readonly container?: DependencyContainer;
+}
+
+/** Options of one worker loop (`zkPlan.worker`) and of a pool (`startWorkers`). */
+export interface WorkerOptions {
+  /** Back-off of idle rounds. */
+  readonly backoff?: BackoffOptions;
+  /** Run tasks holding inline source, in a vm2 sandbox. Anyone who can write a task could run code: keep off unless trusted. @defaultValue false */
+  readonly allowInline?: boolean;
+  /** Time limit of the synchronous part of an inline function, in ms. @defaultValue 5000 */
+  readonly inlineTimeoutMs?: number;
+  /** Identifies this worker in `owner` nodes and events. @defaultValue `<hostname>:<pid>:<n>` */
+  readonly workerId?: string;
+}
+
+export interface WorkerPoolOptions extends WorkerOptions {
+  /** Number of worker loops sharing this process's ZooKeeper session. @defaultValue 1 */
+  readonly count?: number;
+  /** On `stop()`, how long running tasks may finish before they are aborted and released, in ms. @defaultValue 30000 */
+  readonly drainTimeoutMs?: number;
+}
+
+export interface ResolvedWorkerOptions {
+  readonly backoff: ResolvedBackoff;
+  readonly allowInline: boolean;
+  readonly inlineTimeoutMs: number;
+  readonly workerId: string;
+}
+
+export const DEFAULT_BACKOFF = { initial: 100, increase: 1.5, max: 10_000 } as const satisfies ResolvedBackoff;
+
+export const DEFAULTS = {
+  sessionTimeoutMs: 10_000,
+  connectTimeoutMs: 15_000,
+  allowInline: false,
+  inlineTimeoutMs: 5_000,
+  workerCount: 1,
+  drainTimeoutMs: 30_000,
+  waitTimeoutMs: 60_000,
+} as const;
+
+/** Validates back-off attributes and fills in the spec's defaults. */
+export function resolveBackoff(attrs: BackoffOptions = {}): ResolvedBackoff {
+  assertObject('backoff', attrs);
+  const resolved = { ...DEFAULT_BACKOFF, ...withoutUndefined(attrs) };
+  assertPositiveNumber('backoff.initial', resolved.initial, { allowZero: true });
+  assertPositiveNumber('backoff.increase', resolved.increase);
+  if (resolved.increase < 1) throw new InvalidArgumentError('backoff.increase', `must be at least 1, got ${resolved.increase}`);
+  assertPositiveNumber('backoff.max', resolved.max, { allowZero: true });
+  return resolved;
+}
+
+export function resolveConnectOptions(options: ConnectOptions): Required<Omit<ConnectOptions, 'functions' | 'container'>> {
+  assertObject('options', options);
+  if (typeof options.connect !== 'string' || options.connect.trim() === '') {
+    throw new InvalidArgumentError('connect', 'expected a ZooKeeper connect string such as "127.0.0.1:2181"');
+  }
+  const sessionTimeoutMs = options.sessionTimeoutMs ?? DEFAULTS.sessionTimeoutMs;
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
+  assertPositiveNumber('sessionTimeoutMs', sessionTimeoutMs);
+  assertPositiveNumber('connectTimeoutMs', connectTimeoutMs);
+  return { connect: options.connect.trim(), sessionTimeoutMs, connectTimeoutMs };
+}
+
+let workerSerial = 0;
+
+export function resolveWorkerOptions(options: WorkerOptions = {}, defaultIdPrefix: string): ResolvedWorkerOptions {
+  assertObject('worker options', options);
+  const inlineTimeoutMs = options.inlineTimeoutMs ?? DEFAULTS.inlineTimeoutMs;
+  assertPositiveNumber('inlineTimeoutMs', inlineTimeoutMs);
+  if (options.allowInline !== undefined && typeof options.allowInline !== 'boolean') {
+    throw new InvalidArgumentError('allowInline', `expected a boolean, got ${typeof options.allowInline}`);
+  }
+  if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId === '')) {
+    throw new InvalidArgumentError('workerId', 'expected a non-empty string');
+  }
+  return {
+    backoff: resolveBackoff(options.backoff),
+    allowInline: options.allowInline ?? DEFAULTS.allowInline,
+    inlineTimeoutMs,
+    workerId: options.workerId ?? `${defaultIdPrefix}:${++workerSerial}`,
+  };
+}
+
+export function resolvePoolSize(options: WorkerPoolOptions): { count: number; drainTimeoutMs: number } {
+  const count = options.count ?? DEFAULTS.workerCount;
+  if (!Number.isInteger(count) || count < 1) throw new InvalidArgumentError('count', `expected a whole number ≥ 1, got ${String(count)}`);
+  const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs;
+  assertPositiveNumber('drainTimeoutMs', drainTimeoutMs, { allowZero: true });
+  return { count, drainTimeoutMs };
+}
+
+export function assertPositiveNumber(argument: string, value: unknown, { allowZero = false } = {}): asserts value is number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new InvalidArgumentError(argument, `expected a finite number ${allowZero ? '≥ 0' : '> 0'}, got ${String(value)}`);
+  }
+}
+
+function assertObject(argument: string, value: unknown): void {
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(argument, `expected an object, got ${value === null ? 'null' : typeof value}`);
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,20 @@
+import type { InjectionToken } from 'tsyringe';
+import type { ZkClient } from '../zk/zk-client.js';
+import type { FunctionRegistry } from '../exec/function-registry.js';
+import type { ZkPlanSettings } from '../plan/zk-plan-settings.js';
+import type { ZkPlan } from '../plan/zk-plan.js';
+import type { WorkerPool } from '../worker/worker-pool.js';
+import type { ZkPlanModuleConfig } from './zk-plan-module.js';
+
+/** The module's configuration, as given to `zkPlanModule`. */
+export const ZK_PLAN_MODULE_CONFIG: InjectionToken<ZkPlanModuleConfig> = Symbol.for('zk-plan.module-config');
+/** The connected ZooKeeper client (registered by `startup`). */
+export const ZK_CLIENT: InjectionToken<ZkClient> = Symbol.for('zk-plan.zk-client');
+/** The functions workers of this process can run. */
+export const FUNCTION_REGISTRY: InjectionToken<FunctionRegistry> = Symbol.for('zk-plan.function-registry');
+/** Settings of the ZkPlan instance. */
+export const ZK_PLAN_SETTINGS: InjectionToken<ZkPlanSettings> = Symbol.for('zk-plan.settings');
+/** The ZkPlan API (registered by `zkPlanModule`, usable after `startup`). */
+export const ZK_PLAN: InjectionToken<ZkPlan> = Symbol.for('zk-plan.zk-plan');
+/** The worker pool started by `startup` when the module config has `zkPlan`. */
+export const WORKER_POOL: InjectionToken<WorkerPool> = Symbol.for('zk-plan.worker-pool');

@@ -1,0 +1,70 @@
+import 'reflect-metadata';
+import { Lifecycle, type DependencyContainer } from 'tsyringe';
+import { resolveConnectOptions, type WorkerPoolOptions } from '../config/options.js';
+import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
+import { FunctionRegistry } from '../exec/function-registry.js';
+import { ZkPlan } from '../plan/zk-plan.js';
+import { assertValidPath } from '../zk/layout.js';
+import { ZkClient } from '../zk/zk-client.js';
+import { FUNCTION_REGISTRY, WORKER_POOL, ZK_CLIENT, ZK_PLAN, ZK_PLAN_MODULE_CONFIG, ZK_PLAN_SETTINGS } from './tokens.js';
+
+/** Configuration of the DI module: the Clojure original's `zookeeper-config` and `zk-plan-config`. */
+export interface ZkPlanModuleConfig {
+  /** Coordinates of the ZooKeeper service. */
+  readonly zookeeper: { readonly connect: string; readonly sessionTimeoutMs?: number; readonly connectTimeoutMs?: number };
+  /** When present, `startup` spawns `workers` worker loops on plans under `parent`. */
+  readonly zkPlan?: { readonly workers: number; readonly parent: string } & Omit<WorkerPoolOptions, 'count'>;
+  /** Functions the workers can run. @defaultValue the registry already registered under FUNCTION_REGISTRY, else a new empty one */
+  readonly functions?: FunctionRegistry;
+}
+
+/**
+ * Registers zk-plan's providers in `container` under exported tokens: the configuration, the
+ * function registry and the ZkPlan (available after `startup`). The composition root: no other
+ * file of zk-plan resolves from a container.
+ */
+export function zkPlanModule(container: DependencyContainer, config: ZkPlanModuleConfig): void {
+  if (typeof container?.register !== 'function') throw new InvalidArgumentError('container', 'expected a tsyringe DependencyContainer');
+  if (typeof config !== 'object' || config === null) throw new InvalidArgumentError('config', 'expected { zookeeper: { connect }, zkPlan?: { workers, parent } }');
+  resolveConnectOptions(config.zookeeper ?? ({} as { connect: string }));
+  if (config.zkPlan !== undefined) {
+    assertValidPath('zkPlan.parent', config.zkPlan.parent);
+    if (!Number.isInteger(config.zkPlan.workers) || config.zkPlan.workers < 0) {
+      throw new InvalidArgumentError('zkPlan.workers', `expected a whole number ≥ 0, got ${String(config.zkPlan.workers)}`);
+    }
+  }
+  container.register(ZK_PLAN_MODULE_CONFIG, { useValue: config });
+  if (config.functions !== undefined) container.register(FUNCTION_REGISTRY, { useValue: config.functions });
+  else if (!container.isRegistered(FUNCTION_REGISTRY)) container.register(FUNCTION_REGISTRY, { useValue: new FunctionRegistry() });
+  container.register(ZK_PLAN_SETTINGS, { useValue: { container } });
+  container.register(ZK_PLAN, { useClass: ZkPlan }, { lifecycle: Lifecycle.ContainerScoped });
+}
+
+/** Connects to ZooKeeper, creates the ZkPlan and, when configured, starts the worker loops. Returns the ZkPlan. */
+export async function startup(container: DependencyContainer): Promise<ZkPlan> {
+  const config = moduleConfig(container);
+  if (container.isRegistered(ZK_CLIENT)) throw new IllegalStateError('zk-plan module already started in this container: call shutdown(container) first');
+  const zk = await ZkClient.connect(resolveConnectOptions(config.zookeeper));
+  container.register(ZK_CLIENT, { useValue: zk });
+  const zkPlan = container.resolve(ZK_PLAN);
+  if (config.zkPlan !== undefined && config.zkPlan.workers > 0) {
+    const { workers, parent, ...workerOptions } = config.zkPlan;
+    container.register(WORKER_POOL, { useValue: zkPlan.startWorkers(parent, { ...workerOptions, count: workers }) });
+  }
+  return zkPlan;
+}
+
+/** Stops the worker loops (running tasks finish, or are released after the drain timeout) and closes the session. */
+export async function shutdown(container: DependencyContainer): Promise<void> {
+  moduleConfig(container);
+  if (!container.isRegistered(ZK_CLIENT)) return;
+  if (container.isRegistered(WORKER_POOL)) await container.resolve(WORKER_POOL).stop();
+  await container.resolve(ZK_PLAN).close();
+}
+
+function moduleConfig(container: DependencyContainer): ZkPlanModuleConfig {
+  if (!container.isRegistered(ZK_PLAN_MODULE_CONFIG)) {
+    throw new IllegalStateError('zk-plan module is not registered in this container: call zkPlanModule(container, config) first');
+  }
+  return container.resolve(ZK_PLAN_MODULE_CONFIG);
+}

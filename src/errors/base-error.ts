@@ -1,0 +1,38 @@
+/**
+ * Marker that makes `instanceof ZkPlanError` hold across realms (vm2 sandboxes) and across
+ * duplicate copies of this package, where a plain prototype check would fail.
+ */
+const ZK_PLAN_ERROR_MARKER = Symbol.for('zk-plan.error');
+
+/** Fields every zk-plan error may carry, so callers can branch on them without parsing messages. */
+export interface ZkPlanErrorDetails {
+  /** The znode the failure is about, when there is one. */
+  readonly path?: string;
+  /** The underlying error. */
+  readonly cause?: unknown;
+}
+
+/** Base class of every error zk-plan throws; branch on the stable `code`, never on the message. */
+export abstract class ZkPlanError extends Error {
+  abstract readonly code: string;
+  readonly path: string | undefined;
+
+  constructor(message: string, details: ZkPlanErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.path = details.path;
+    Object.defineProperty(this, ZK_PLAN_ERROR_MARKER, { value: true });
+  }
+
+  static override [Symbol.hasInstance](instance: unknown): boolean {
+    if (typeof instance !== 'object' || instance === null) return false;
+    // For subclasses, fall back to the prototype chain so `x instanceof ZkError` stays specific.
+    if (this !== ZkPlanError) return Function.prototype[Symbol.hasInstance].call(this, instance);
+    return ZK_PLAN_ERROR_MARKER in instance;
+  }
+}
+
+/** Sets `name` on the prototype, so stack traces and logs show the concrete class. */
+export function named<T extends abstract new (...args: never[]) => Error>(ctor: T, name: string): T {
+  Object.defineProperty(ctor.prototype, 'name', { value: name, enumerable: false, configurable: true });
+  return ctor;
+}

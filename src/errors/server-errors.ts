@@ -1,0 +1,33 @@
+/**
+ * Errors raised while locating or starting a local Apache ZooKeeper server
+ * (used by the integration tests and the examples).
+ */
+
+/** How to get a ZooKeeper distribution onto this machine. */
+export const ZOOKEEPER_INSTALL_HINT =
+  'Install one with `apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y zookeeper` ' +
+  '(as root; this also installs Java), or set ZOOKEEPER_HOME to an unpacked Apache ZooKeeper 3.8 ' +
+  'distribution (the directory holding lib/ and conf/), or run scripts/setup.sh.';
+
+/** Thrown when no ZooKeeper distribution or no `java` executable can be found. */
+export class ZooKeeperNotFoundError extends Error {
+  readonly code = 'ZOOKEEPER_NOT_FOUND';
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'ZooKeeperNotFoundError';
+  }
+}
+
+/** Thrown when a ZooKeeper server process exits or does not start serving in time. */
+export class ZooKeeperStartError extends Error {
+  readonly code = 'ZOOKEEPER_START_FAILED';
+  /** The server's log file, to read when debugging. */
+  readonly logFile: string | undefined;
+
+  constructor(message: string, options?: { logFile?: string; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ZooKeeperStartError';
+    this.logFile = options?.logFile;
+  }
+}

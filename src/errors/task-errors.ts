@@ -1,0 +1,64 @@
+import { ZkPlanError, named } from './base-error.js';
+
+/** Raised on a worker when a task names a function its registry does not have; the task is released for another worker. */
+export class UnknownFunctionError extends ZkPlanError {
+  readonly code = 'UNKNOWN_FUNCTION';
+  constructor(readonly functionName: string, task: string | undefined, known: readonly string[]) {
+    super(
+      `Function '${functionName}'${task ? ` used by task ${task}` : ''} is not registered` +
+        ` (registered: ${known.length > 0 ? known.join(', ') : 'none'}): register it on every worker's FunctionRegistry`,
+      { path: task },
+    );
+  }
+}
+named(UnknownFunctionError, 'UnknownFunctionError');
+
+/** Raised on a worker when a task holds inline code but the worker was not started with `allowInline: true`. */
+export class InlineDisabledError extends ZkPlanError {
+  readonly code = 'INLINE_DISABLED';
+  constructor(task: string) {
+    super(
+      `Task ${task} holds an inline function, but this worker runs without allowInline: start workers with { allowInline: true } only if everyone who can write tasks may run code on them`,
+      { path: task },
+    );
+  }
+}
+named(InlineDisabledError, 'InlineDisabledError');
+
+/** Raised when a znode's value is not what zk-plan expects (not superjson, or missing required fields). */
+export class MalformedNodeError extends ZkPlanError {
+  readonly code = 'MALFORMED_NODE';
+  constructor(path: string, problem: string, cause?: unknown) {
+    super(`Znode ${path} is malformed: ${problem}`, { path, cause });
+  }
+}
+named(MalformedNodeError, 'MalformedNodeError');
+
+/** Raised when a value cannot be stored as superjson (a function, a symbol, a class instance…). */
+export class UnserializableValueError extends ZkPlanError {
+  readonly code = 'UNSERIALIZABLE_VALUE';
+  constructor(readonly where: string, problem: string, path?: string) {
+    super(`${where} cannot be stored: ${problem}. Use plain data (objects, arrays, strings, numbers, bigint, Date, Map, Set, RegExp, URL, Error)`, {
+      path,
+    });
+  }
+}
+named(UnserializableValueError, 'UnserializableValueError');
+
+/** Wraps what a task's function threw (or its timeout), with the task path; the worker releases the task. */
+export class TaskExecutionError extends ZkPlanError {
+  readonly code = 'TASK_FAILED';
+  constructor(task: string, message: string, cause: unknown) {
+    super(`Task ${task} failed: ${message}`, { path: task, cause });
+  }
+}
+named(TaskExecutionError, 'TaskExecutionError');
+
+/** Raised when a worker finds that its ownership of a task is gone (session expired), so it must not write. */
+export class OwnershipLostError extends ZkPlanError {
+  readonly code = 'OWNERSHIP_LOST';
+  constructor(task: string, detail: string) {
+    super(`Lost ownership of task ${task}: ${detail}; its results are dropped and another worker will run it`, { path: task });
+  }
+}
+named(OwnershipLostError, 'OwnershipLostError');

@@ -1,0 +1,92 @@
+import { ZkPlanError, named } from './base-error.js';
+
+/** Stable names for the ZooKeeper result codes zk-plan handles (numeric values from the C client). */
+export type ZkErrorCode =
+  | 'NO_NODE'
+  | 'NODE_EXISTS'
+  | 'NOT_EMPTY'
+  | 'BAD_VERSION'
+  | 'NO_CHILDREN_FOR_EPHEMERALS'
+  | 'NO_AUTH'
+  | 'AUTH_FAILED'
+  | 'INVALID_ACL'
+  | 'BAD_ARGUMENTS'
+  | 'CONNECTION_LOSS'
+  | 'OPERATION_TIMEOUT'
+  | 'SESSION_EXPIRED'
+  | 'SESSION_MOVED'
+  | 'CLOSING'
+  | 'INVALID_STATE'
+  | 'MARSHALLING_ERROR'
+  | 'UNKNOWN';
+
+const CODE_BY_RC: ReadonlyMap<number, ZkErrorCode> = new Map<number, ZkErrorCode>([
+  [-101, 'NO_NODE'],
+  [-110, 'NODE_EXISTS'],
+  [-111, 'NOT_EMPTY'],
+  [-103, 'BAD_VERSION'],
+  [-108, 'NO_CHILDREN_FOR_EPHEMERALS'],
+  [-102, 'NO_AUTH'],
+  [-115, 'AUTH_FAILED'],
+  [-114, 'INVALID_ACL'],
+  [-8, 'BAD_ARGUMENTS'],
+  [-4, 'CONNECTION_LOSS'],
+  [-7, 'OPERATION_TIMEOUT'],
+  [-112, 'SESSION_EXPIRED'],
+  [-118, 'SESSION_MOVED'],
+  [-116, 'CLOSING'],
+  [-9, 'INVALID_STATE'],
+  [-5, 'MARSHALLING_ERROR'],
+]);
+
+/** Translates a C-client return code into its stable name. */
+export function zkErrorCodeOf(rc: number): ZkErrorCode {
+  return CODE_BY_RC.get(rc) ?? 'UNKNOWN';
+}
+
+/** Codes after which the outcome of a write is unknown or the session is unusable: never treat them as "absent". */
+const TRANSIENT_CODES: ReadonlySet<ZkErrorCode> = new Set<ZkErrorCode>([
+  'CONNECTION_LOSS',
+  'OPERATION_TIMEOUT',
+  'SESSION_EXPIRED',
+  'SESSION_MOVED',
+  'CLOSING',
+  'INVALID_STATE',
+]);
+
+/** Thrown by the ZooKeeper adapter when an operation fails; `rc` is the C client's code, `op` the call. */
+export class ZkError extends ZkPlanError {
+  readonly code: ZkErrorCode;
+  readonly rc: number;
+  readonly op: string;
+
+  constructor(op: string, rc: number, path: string, message?: string, cause?: unknown) {
+    const code = zkErrorCodeOf(rc);
+    super(message ?? `ZooKeeper ${op} of ${path} failed: ${code} (rc ${rc})`, { path, cause });
+    this.code = code;
+    this.rc = rc;
+    this.op = op;
+  }
+
+  /** True when the failure says nothing about the znode, only about the connection or session. */
+  get isConnectionProblem(): boolean {
+    return TRANSIENT_CODES.has(this.code);
+  }
+}
+named(ZkError, 'ZkError');
+
+/** True when `error` is a ZkError with one of the given codes. */
+export function isZkError(error: unknown, ...codes: ZkErrorCode[]): error is ZkError {
+  return error instanceof ZkError && (codes.length === 0 || codes.includes(error.code));
+}
+
+/** Thrown by `ZkClient.connect` when no server answered within the connect timeout. */
+export class ZkConnectTimeoutError extends ZkPlanError {
+  readonly code = 'CONNECT_TIMEOUT';
+  constructor(readonly connectString: string, readonly timeoutMs: number) {
+    super(
+      `Could not connect to ZooKeeper at ${connectString} within ${timeoutMs} ms: check the connect string and that a server is running (npm run demo starts one itself when ZOOKEEPER_CONNECT is unset)`,
+    );
+  }
+}
+named(ZkConnectTimeoutError, 'ZkConnectTimeoutError');

@@ -1,0 +1,51 @@
+import { InlineDisabledError, TaskExecutionError, UnknownFunctionError } from '../errors/task-errors.js';
+import type { FunctionRegistry } from './function-registry.js';
+import { runInline } from './inline-sandbox.js';
+import type { TaskContext } from './task-context.js';
+import type { TaskDefinition } from './task-spec.js';
+
+export interface ExecutionSettings {
+  readonly functions: FunctionRegistry;
+  readonly allowInline: boolean;
+  readonly inlineTimeoutMs: number;
+}
+
+/**
+ * Runs a task's function with its arguments and returns its result. Whatever the function
+ * throws (an Error or not) comes back as a TaskExecutionError naming the task; an unknown
+ * function or a disabled inline task fails with its own typed error.
+ */
+export async function executeFunction(
+  definition: TaskDefinition,
+  ctx: Omit<TaskContext<unknown[]>, 'params'>,
+  args: readonly unknown[],
+  settings: ExecutionSettings,
+): Promise<unknown> {
+  if ('fn' in definition) {
+    const fn = settings.functions.get(definition.fn);
+    if (fn === undefined) throw new UnknownFunctionError(definition.fn, ctx.task, settings.functions.names());
+    const invoke = fn as (context: TaskContext<readonly unknown[]>, ...rest: unknown[]) => unknown;
+    return await guard(ctx.task, () => invoke({ ...ctx, params: [...definition.params] }, ...args));
+  }
+  if (!settings.allowInline) throw new InlineDisabledError(ctx.task);
+  const inlineCtx = { params: [], task: ctx.task, plan: ctx.plan, workerId: ctx.workerId };
+  return await guard(ctx.task, () => runInline(definition.source, inlineCtx, args, settings.inlineTimeoutMs));
+}
+
+async function guard(task: string, run: () => unknown): Promise<unknown> {
+  try {
+    return await run();
+  } catch (thrown) {
+    throw new TaskExecutionError(task, describeThrown(thrown), thrown);
+  }
+}
+
+function describeThrown(thrown: unknown): string {
+  if (thrown instanceof Error) return thrown.message;
+  if (typeof thrown === 'object' && thrown !== null && 'message' in thrown && typeof thrown.message === 'string') return thrown.message;
+  try {
+    return `threw a non-Error value: ${JSON.stringify(thrown) ?? String(thrown)}`;
+  } catch {
+    return `threw a non-Error value: ${String(thrown)}`;
+  }
+}

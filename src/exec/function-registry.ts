@@ -1,0 +1,55 @@
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+import type { TaskContext } from './task-context.js';
+
+/** The form the registry stores; callers register functions with narrower types. */
+export type RegisteredFunction = (ctx: TaskContext<never[]>, ...args: never[]) => unknown;
+
+const NAME_PATTERN = /^[A-Za-z_$][\w$.:/-]*$/;
+
+/**
+ * The functions a worker process can run, by name. Register the same names on every worker;
+ * a task stores only the name and its params, never code.
+ */
+export class FunctionRegistry {
+  private readonly functions = new Map<string, RegisteredFunction>();
+
+  /** Registers `fn` under `name`; throws on an invalid or duplicate name. Returns the registry for chaining. */
+  register<Params extends readonly unknown[], Args extends readonly unknown[]>(
+    name: string,
+    fn: (ctx: TaskContext<Params>, ...args: Args) => unknown,
+  ): this {
+    assertFunctionName(name);
+    if (typeof fn !== 'function') throw new InvalidArgumentError('fn', `function '${name}' must be a function, got ${typeof fn}`);
+    if (this.functions.has(name)) {
+      throw new InvalidArgumentError('name', `function '${name}' is already registered; use another name or a new registry`);
+    }
+    this.functions.set(name, fn as unknown as RegisteredFunction);
+    return this;
+  }
+
+  get(name: string): RegisteredFunction | undefined {
+    return this.functions.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.functions.has(name);
+  }
+
+  /** Registered names, sorted. */
+  names(): string[] {
+    return [...this.functions.keys()].sort();
+  }
+
+  get size(): number {
+    return this.functions.size;
+  }
+}
+
+export function assertFunctionName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
+    throw new InvalidArgumentError(
+      'function name',
+      `expected a name such as "sum" or "etl.load" (letters, digits, _ $ . : / -, not starting with a digit), got ${JSON.stringify(name)}`,
+    );
+  }
+}

@@ -1,0 +1,23 @@
+import type { DependencyContainer } from 'tsyringe';
+
+/** What a task function receives as its first argument (the Clojure original's `$`, and more). */
+export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
+  /** Values bound by `call(name, ...params)`. */
+  readonly params: Params;
+  /** The tsyringe container of the worker process: resolve services (DB pools, clients) from it. */
+  readonly container: DependencyContainer;
+  /** Path of the task being run. */
+  readonly task: string;
+  /** Path of its plan. */
+  readonly plan: string;
+  /** Id of the worker running it. */
+  readonly workerId: string;
+  /** Aborted when the worker stops past its drain timeout or loses the task: stop work and return. */
+  readonly signal: AbortSignal;
+}
+
+/** A function a plan's tasks can name: `args` are the results of the task's arg tasks, in `addTask` order. */
+export type TaskFunction<Params extends readonly unknown[] = never[], Args extends readonly unknown[] = never[], Result = unknown> = (
+  ctx: TaskContext<Params>,
+  ...args: Args
+) => Result | Promise<Result>;

@@ -1,0 +1,74 @@
+/**
+ * zk-plan: a ZooKeeper-backed dependency-plan executor. Build a plan of tasks whose inputs are
+ * the results of other tasks; a cluster of workers runs each task once its inputs exist and
+ * survives the death of any of them.
+ *
+ * ```ts
+ * import { FunctionRegistry, ZkPlan, call, startZooKeeper } from 'zk-plan';
+ *
+ * const server = await startZooKeeper(); // or use your ensemble's connect string
+ * const functions = new FunctionRegistry()
+ *   .register('constant', (ctx) => ctx.params[0])
+ *   .register('sum', (_ctx, ...inputs: number[]) => inputs.reduce((a, b) => a + b, 0));
+ * const zkPlan = await ZkPlan.connect({ connect: server.connectString, functions });
+ * const plan = await zkPlan.createPlan('/plans');
+ * const one = await zkPlan.addTask(plan, call('constant', 1));
+ * const two = await zkPlan.addTask(plan, call('constant', 2));
+ * const total = await zkPlan.addTask(plan, call('sum'), [one, two], { keepResult: true });
+ * await zkPlan.markAsReady(plan);
+ * const pool = zkPlan.startWorkers('/plans', { count: 4 });
+ * await zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
+ * console.log(await zkPlan.getResult(total)); // 3
+ * await pool.stop();
+ * await zkPlan.close();
+ * await server.stop();
+ * ```
+ *
+ * @packageDocumentation
+ */
+import 'reflect-metadata';
+
+export { ZkPlan, type ZkPlanState } from './plan/zk-plan.js';
+export type { AddTaskOptions } from './plan/plan-writer.js';
+export { FunctionRegistry, type RegisteredFunction } from './exec/function-registry.js';
+export { call, inline, type TaskSpec, type CallSpec, type InlineSpec, type TaskDefinition } from './exec/task-spec.js';
+export type { TaskContext, TaskFunction } from './exec/task-context.js';
+export { calcSleepTime } from './worker/backoff.js';
+export { classifyTask, type TaskState } from './worker/task-state.js';
+export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
+export type { ZkPlanEvents } from './worker/worker-events.js';
+export {
+  DEFAULTS,
+  DEFAULT_BACKOFF,
+  type BackoffOptions,
+  type ConnectOptions,
+  type WorkerOptions,
+  type WorkerPoolOptions,
+} from './config/options.js';
+export { zkPlanModule, startup, shutdown, type ZkPlanModuleConfig } from './di/zk-plan-module.js';
+export { ZK_CLIENT, ZK_PLAN, FUNCTION_REGISTRY, WORKER_POOL, ZK_PLAN_MODULE_CONFIG, ZK_PLAN_SETTINGS } from './di/tokens.js';
+export { ZkClient, type ZkClientOptions, type ZkSession, type SessionState, type CreateMode, type WatchEvent } from './zk/zk-client.js';
+export * as layout from './zk/layout.js';
+export { encodeValue, decodeValue } from './serialization/codec.js';
+export {
+  startZooKeeper,
+  startEnsemble,
+  findZooKeeperDistribution,
+  type StartZooKeeperOptions,
+  type ZooKeeperServer,
+  type ZooKeeperEnsemble,
+  type EnsembleMember,
+} from './server/zookeeper-server.js';
+export { ZkPlanError } from './errors/base-error.js';
+export { ZkError, ZkConnectTimeoutError, type ZkErrorCode } from './errors/zk-error.js';
+export { InvalidArgumentError, IllegalStateError, WaitTimeoutError } from './errors/usage-errors.js';
+export { ArgTaskNotFoundError, ForeignArgTaskError, PlanNotFoundError, ResultNotFoundError } from './errors/plan-errors.js';
+export {
+  UnknownFunctionError,
+  InlineDisabledError,
+  MalformedNodeError,
+  UnserializableValueError,
+  TaskExecutionError,
+  OwnershipLostError,
+} from './errors/task-errors.js';
+export { ZooKeeperNotFoundError, ZooKeeperStartError } from './errors/server-errors.js';

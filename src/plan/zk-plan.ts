@@ -1,0 +1,169 @@
+import 'reflect-metadata';
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import { container as rootContainer, inject, injectable } from 'tsyringe';
+import {
+  DEFAULTS,
+  resolveConnectOptions,
+  resolvePoolSize,
+  resolveWorkerOptions,
+  type ConnectOptions,
+  type ResolvedWorkerOptions,
+  type WorkerOptions,
+  type WorkerPoolOptions,
+} from '../config/options.js';
+import { FUNCTION_REGISTRY, ZK_CLIENT, ZK_PLAN_SETTINGS } from '../di/tokens.js';
+import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
+import { FunctionRegistry } from '../exec/function-registry.js';
+import type { TaskSpec } from '../exec/task-spec.js';
+import { TaskStore } from '../worker/task-store.js';
+import type { ZkPlanEvents } from '../worker/worker-events.js';
+import { runWorkerLoop, type WorkerLoopRuntime } from '../worker/worker-loop.js';
+import { WorkerPool } from '../worker/worker-pool.js';
+import { WakeUp } from '../worker/wake-up.js';
+import { assertValidPath } from '../zk/layout.js';
+import { ZkClient } from '../zk/zk-client.js';
+import { PlanReader } from './plan-reader.js';
+import { PlanWriter, type AddTaskOptions } from './plan-writer.js';
+import type { ZkPlanSettings } from './zk-plan-settings.js';
+
+export type ZkPlanState = 'open' | 'closing' | 'closed';
+
+/**
+ * The zk-plan API on one ZooKeeper session: build plans, run workers, follow plans to completion.
+ *
+ * ```ts
+ * const functions = new FunctionRegistry().register('add', (ctx, ...args: number[]) => args.reduce((a, b) => a + b, 0));
+ * const zkPlan = await ZkPlan.connect({ connect: '127.0.0.1:2181', functions });
+ * const plan = await zkPlan.createPlan('/plans');
+ * const a = await zkPlan.addTask(plan, call('add', 1), []);
+ * const b = await zkPlan.addTask(plan, call('add'), [a, a], { keepResult: true });
+ * await zkPlan.markAsReady(plan);
+ * const pool = zkPlan.startWorkers('/plans', { count: 4 });
+ * await zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
+ * console.log(await zkPlan.getResult(b));
+ * await pool.stop();
+ * await zkPlan.close();
+ * ```
+ */
+@injectable()
+export class ZkPlan extends EventEmitter<ZkPlanEvents> {
+  private currentState: ZkPlanState = 'open';
+  private readonly store: TaskStore;
+  private readonly writer: PlanWriter;
+  private readonly reader: PlanReader;
+  private readonly wakeUp = new WakeUp();
+  private readonly pools = new Set<WorkerPool>();
+  private readonly workerIdPrefix = `${hostname()}:${process.pid}`;
+
+  constructor(
+    @inject(ZK_CLIENT) readonly zk: ZkClient,
+    @inject(FUNCTION_REGISTRY) readonly functions: FunctionRegistry,
+    @inject(ZK_PLAN_SETTINGS) private readonly settings: ZkPlanSettings,
+  ) {
+    super();
+    this.store = new TaskStore(zk);
+    this.writer = new PlanWriter(zk, this.store, functions);
+    this.reader = new PlanReader(zk);
+    // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
+    this.setMaxListeners(0);
+  }
+
+  /** Connects to ZooKeeper and returns a ZkPlan on a new session. */
+  static async connect(options: ConnectOptions): Promise<ZkPlan> {
+    const resolved = resolveConnectOptions(options);
+    const functions = options.functions ?? new FunctionRegistry();
+    if (!(functions instanceof FunctionRegistry)) throw new InvalidArgumentError('functions', 'expected a FunctionRegistry');
+    const zk = await ZkClient.connect(resolved);
+    return new ZkPlan(zk, functions, { container: options.container ?? rootContainer.createChildContainer() });
+  }
+
+  get state(): ZkPlanState {
+    return this.currentState;
+  }
+
+  /** Creates a plan under `parent` (created if missing); returns the plan's path. */
+  createPlan(parent: string): Promise<string> {
+    this.assertOpen();
+    return this.writer.createPlan(parent);
+  }
+
+  /** Adds a task to `plan` whose inputs are the results of `argTasks`, in that order; returns the task's path. */
+  addTask(plan: string, task: TaskSpec, argTasks: readonly string[] = [], options: AddTaskOptions = {}): Promise<string> {
+    this.assertOpen();
+    return this.writer.addTask(plan, task, argTasks, options);
+  }
+
+  /** Marks a plan ready: workers start taking its tasks. */
+  async markAsReady(plan: string): Promise<void> {
+    this.assertOpen();
+    await this.writer.markAsReady(plan);
+    this.wakeUp.wake();
+  }
+
+  /** True once the plan has no task left. */
+  planCompleted(plan: string): Promise<boolean> {
+    this.assertOpen();
+    return this.reader.planCompleted(plan);
+  }
+
+  /** Resolves when the plan has no task left; rejects with WaitTimeoutError after `timeoutMs`. Watch-driven. */
+  waitForCompletion(plan: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+    this.assertOpen();
+    return this.reader.waitForCompletion(plan, options.timeoutMs ?? DEFAULTS.waitTimeoutMs, options.signal);
+  }
+
+  /** The result of a task added with `{ keepResult: true }`, after it completed. */
+  getResult(task: string): Promise<unknown> {
+    this.assertOpen();
+    return this.reader.getResult(task);
+  }
+
+  /**
+   * The spec's single worker loop on plans under `parent`, until `signal` aborts. `attrs` are the
+   * back-off attributes and worker options. Shares this ZkPlan's session.
+   */
+  worker(parent: string, attrs: WorkerOptions = {}, signal: AbortSignal): Promise<void> {
+    this.assertOpen();
+    assertValidPath('parent', parent);
+    if (!(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal that stops the loop');
+    const resolved = resolveWorkerOptions(attrs, this.workerIdPrefix);
+    return runWorkerLoop(parent, resolved, signal, this.runtime(resolved));
+  }
+
+  /** Starts `count` worker loops on plans under `parent`; stop them with `pool.stop()`. */
+  startWorkers(parent: string, options: WorkerPoolOptions = {}): WorkerPool {
+    this.assertOpen();
+    assertValidPath('parent', parent);
+    const { count, drainTimeoutMs } = resolvePoolSize(options);
+    const resolved = resolveWorkerOptions(options, this.workerIdPrefix);
+    const loops = Array.from({ length: count }, (_, index) => ({ ...resolved, workerId: `${resolved.workerId}/${index + 1}` }));
+    const pool = new WorkerPool(parent, loops, drainTimeoutMs, this.runtime(resolved));
+    this.pools.add(pool);
+    return pool;
+  }
+
+  /** Stops every pool this ZkPlan started (draining running tasks), then closes the session. */
+  async close(): Promise<void> {
+    if (this.currentState !== 'open') return;
+    this.currentState = 'closing';
+    await Promise.all([...this.pools].map((pool) => pool.stop()));
+    this.zk.close();
+    this.currentState = 'closed';
+  }
+
+  private runtime(options: ResolvedWorkerOptions): WorkerLoopRuntime {
+    return {
+      zk: this.zk,
+      store: this.store,
+      events: this,
+      wakeUp: this.wakeUp,
+      container: this.settings.container,
+      execution: { functions: this.functions, allowInline: options.allowInline, inlineTimeoutMs: options.inlineTimeoutMs },
+    };
+  }
+
+  private assertOpen(): void {
+    if (this.currentState !== 'open') throw new IllegalStateError(`This ZkPlan is ${this.currentState}: connect a new one with ZkPlan.connect()`);
+  }
+}

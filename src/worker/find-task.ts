@@ -1,0 +1,46 @@
+import { isClaimable, classifyTask } from './task-state.js';
+import type { Claim, TaskStore } from './task-store.js';
+
+/** Who is looking for a task: `stop` ends the search, `taskSignal` becomes the claimed task's signal. */
+export interface Seeker {
+  readonly workerId: string;
+  readonly stop: AbortSignal;
+  readonly taskSignal: AbortSignal;
+}
+
+/**
+ * The spec's `get-task`: walks the plan's task-* children oldest first, looking each one's
+ * children up only when it gets to it, deletes abandoned task nodes, and takes the first
+ * runnable (or finishable) task it wins the owner race for.
+ */
+export async function getTask(store: TaskStore, plan: string, seeker: Seeker): Promise<Claim | undefined> {
+  const tasks = await store.listTasks(plan);
+  if (tasks === undefined) return undefined;
+  for (const task of tasks) {
+    if (seeker.stop.aborted) return undefined;
+    const listing = await store.inspectTask(task);
+    if (listing === undefined) continue; // removed since the plan was listed
+    const state = classifyTask(listing.children, listing.childVersion);
+    if (state === 'abandoned') {
+      await store.deleteAbandonedTask(task);
+      continue;
+    }
+    if (!isClaimable(state)) continue;
+    const claim = await store.claim(task, seeker.workerId, seeker.taskSignal);
+    if (claim !== undefined) return claim;
+  }
+  return undefined;
+}
+
+/** The spec's `get-task-from-any-plan`: the first task found in a ready plan under `parent`, plans looked at lazily. */
+export async function getTaskFromAnyPlan(store: TaskStore, parent: string, seeker: Seeker): Promise<Claim | undefined> {
+  const plans = await store.listPlans(parent);
+  if (plans === undefined) return undefined;
+  for (const plan of plans) {
+    if (seeker.stop.aborted) return undefined;
+    if (!(await store.isReady(plan))) continue;
+    const claim = await getTask(store, plan, seeker);
+    if (claim !== undefined) return claim;
+  }
+  return undefined;
+}

@@ -1,0 +1,57 @@
+import type { DependencyContainer } from 'tsyringe';
+import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
+import { encodeValue } from '../serialization/codec.js';
+import { DEP_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+import type { Claim, TaskStore } from './task-store.js';
+
+/** What performTask did with a claimed task. */
+export type PerformOutcome =
+  /** Ran the function, stored, propagated and deleted the task. */
+  | 'completed'
+  /** A previous owner had stored the result: propagated it and deleted the task. */
+  | 'finished-previous'
+  /** The task was removed meanwhile (another worker finished it). */
+  | 'gone'
+  /** The task is no longer runnable (e.g. a deletion is under way): the caller releases it. */
+  | 'not-runnable';
+
+export interface PerformContext {
+  readonly store: TaskStore;
+  readonly execution: ExecutionSettings;
+  readonly container: DependencyContainer;
+}
+
+/**
+ * The spec's `perform-task`, on a task this worker owns: reuse a stored result if there is one,
+ * otherwise run the function on the task's arguments and store its result; then propagate the
+ * result to every dependent and delete the task.
+ */
+export async function performTask(claim: Claim, context: PerformContext): Promise<PerformOutcome> {
+  const { store } = context;
+  const listing = await store.inspectTask(claim.task);
+  if (listing === undefined) return 'gone';
+  const children = listing.children;
+  const definition = await store.readDefinition(claim.task);
+  if (definition === undefined) return 'gone';
+  const keepResult = definition.keepResult === true;
+
+  if (children.includes(RESULT)) {
+    const stored = await store.readEncodedResult(claim.task);
+    if (stored === undefined) return 'not-runnable';
+    await store.finish(claim, stored, keepResult);
+    return 'finished-previous';
+  }
+  if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX))) return 'not-runnable';
+
+  const args = await store.readArgs(claim.task, children);
+  if (args === undefined) return 'gone';
+  const value = await executeFunction(
+    definition,
+    { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, signal: claim.signal },
+    args,
+    context.execution,
+  );
+  const stored = await store.storeResult(claim, encodeValue(value, `The result of task ${claim.task}`, claim.task));
+  await store.finish(claim, stored, keepResult);
+  return 'completed';
+}

@@ -1,0 +1,32 @@
+import { DEP_PREFIX, OWNER, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+
+/**
+ * Where a task stands, judged from its children alone (a pure decision; see README "Data model"):
+ * - `runnable`: ready, no unmet dep-*, nobody owns it: run its function.
+ * - `finishable`: has a result but nobody owns it (a worker died after storing the result, or
+ *   while deleting the task): propagate the result again and delete the task.
+ * - `owned`: a live worker holds its ephemeral owner node.
+ * - `waiting`: ready but some dep-* is still unmet.
+ * - `building`: not ready yet (addTask, or another program, is still writing it).
+ * - `abandoned`: no children left although it had some (a deletion that stopped half-way): delete it.
+ */
+export type TaskState = 'runnable' | 'finishable' | 'owned' | 'waiting' | 'building' | 'abandoned';
+
+/**
+ * Classifies a task from its child names and its child version (`cversion`, the count of child
+ * creations and deletions). A task with no children and `cversion` 0 was only just created and is
+ * being built, so it must not be mistaken for the remains of a deleted one.
+ */
+export function classifyTask(children: readonly string[], childVersion: number): TaskState {
+  if (children.length === 0) return childVersion > 0 ? 'abandoned' : 'building';
+  const names = new Set(children);
+  if (names.has(OWNER)) return 'owned';
+  if (names.has(RESULT)) return 'finishable';
+  if (!names.has(READY)) return 'building';
+  return children.some((name) => hasSequentialName(name, DEP_PREFIX)) ? 'waiting' : 'runnable';
+}
+
+/** States in which a worker may try to take ownership. */
+export function isClaimable(state: TaskState): state is 'runnable' | 'finishable' {
+  return state === 'runnable' || state === 'finishable';
+}

@@ -1,0 +1,229 @@
+import { MalformedNodeError, OwnershipLostError } from '../errors/task-errors.js';
+import { isZkError } from '../errors/zk-error.js';
+import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
+import { decodeValue, encodeValue } from '../serialization/codec.js';
+import {
+  ARG_PREFIX,
+  DEP_PREFIX,
+  OWNER,
+  PLAN_PREFIX,
+  PROV_PREFIX,
+  READY,
+  RESULT,
+  TASK_PREFIX,
+  argPathForDep,
+  childPath,
+  hasSequentialName,
+  keptResultPathFor,
+  parentOf,
+  sortBySerial,
+} from '../zk/layout.js';
+import type { WriteOptions, ZkClient, ZkSession } from '../zk/zk-client.js';
+
+/** A task this worker owns: it created the task's ephemeral `owner` node in `session`. */
+export interface Claim {
+  readonly task: string;
+  readonly plan: string;
+  readonly workerId: string;
+  readonly session: ZkSession;
+  /** Aborted when the claim must not write any more (the worker gave up on it); also the task function's signal. */
+  readonly signal: AbortSignal;
+}
+
+/** What the owner node records about its holder. */
+export interface OwnerRecord {
+  readonly workerId: string;
+  readonly claimedAt: Date;
+}
+
+/** A task node's children and child version, as read in one call. */
+export interface TaskListing {
+  readonly children: string[];
+  readonly childVersion: number;
+}
+
+const MAX_DELETE_ROUNDS = 10;
+
+/**
+ * Every ZooKeeper read and write a worker makes on plans and tasks. Writes made on behalf of a
+ * claim are fenced by the claim's session: if that session expired (and its owner node with it),
+ * they fail instead of landing through a newer session.
+ */
+export class TaskStore {
+  constructor(private readonly zk: ZkClient) {}
+
+  /** Plans under `parent`, oldest first; undefined when `parent` does not exist. */
+  async listPlans(parent: string): Promise<string[] | undefined> {
+    const listing = await this.zk.tryGetChildren(parent);
+    if (listing === undefined) return undefined;
+    // Plans made by createPlan sort by serial; other names (plans written by other tools) follow by name.
+    const sequential = sortBySerial(listing.children, PLAN_PREFIX);
+    const others = listing.children.filter((name) => !hasSequentialName(name, PLAN_PREFIX)).sort();
+    return [...sequential, ...others].map((name) => childPath(parent, name));
+  }
+
+  async isReady(path: string): Promise<boolean> {
+    return (await this.zk.exists(childPath(path, READY))) !== undefined;
+  }
+
+  /** The plan's task-* children, oldest first; undefined when the plan does not exist. */
+  async listTasks(plan: string): Promise<string[] | undefined> {
+    const listing = await this.zk.tryGetChildren(plan);
+    return listing && sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));
+  }
+
+  async inspectTask(task: string): Promise<TaskListing | undefined> {
+    const listing = await this.zk.tryGetChildren(task);
+    return listing && { children: listing.children, childVersion: listing.stat.cversion };
+  }
+
+  /** Deletes a task node left without children; a no-op if children appeared meanwhile. */
+  async deleteAbandonedTask(task: string): Promise<void> {
+    try {
+      await this.zk.deleteIfPresent(task);
+    } catch (error) {
+      if (!isZkError(error, 'NOT_EMPTY')) throw error;
+    }
+  }
+
+  /** Tries to take the task by creating its ephemeral owner node; undefined when another worker has it or it is gone. */
+  async claim(task: string, workerId: string, signal: AbortSignal): Promise<Claim | undefined> {
+    const session = this.zk.session;
+    const record: OwnerRecord = { workerId, claimedAt: new Date() };
+    try {
+      await this.zk.create(childPath(task, OWNER), encodeValue(record, 'owner record'), 'ephemeral', { fence: session });
+    } catch (error) {
+      if (isZkError(error, 'NODE_EXISTS', 'NO_NODE')) return undefined;
+      throw error;
+    }
+    return { task, plan: parentOf(task), workerId, session, signal };
+  }
+
+  /** Gives the task back by deleting our owner node, if it is still ours. */
+  async release(claim: Claim): Promise<void> {
+    if (!this.zk.isCurrent(claim.session)) return; // the owner node went with the session
+    const owner = await this.zk.tryGetData(childPath(claim.task, OWNER));
+    if (owner === undefined || owner.stat.ephemeralOwner !== claim.session.id) return;
+    const record = this.decodeOwner(claim.task, owner.data);
+    if (record?.workerId !== claim.workerId) return;
+    try {
+      await this.zk.delete(childPath(claim.task, OWNER), owner.stat.version, { fence: claim.session });
+    } catch (error) {
+      if (!isZkError(error, 'NO_NODE', 'BAD_VERSION')) throw error;
+    }
+  }
+
+  /** Who holds the task now, if anyone. */
+  async readOwner(task: string): Promise<(OwnerRecord & { sessionId: string }) | undefined> {
+    const owner = await this.zk.tryGetData(childPath(task, OWNER));
+    if (owner === undefined) return undefined;
+    const record = this.decodeOwner(task, owner.data);
+    return record && { ...record, sessionId: owner.stat.ephemeralOwner };
+  }
+
+  async readDefinition(task: string): Promise<TaskDefinition | undefined> {
+    const node = await this.zk.tryGetData(task);
+    return node && parseDefinition(task, decodeValue(task, node.data));
+  }
+
+  /** The task's propagated inputs in dependency order (arg-* by serial); undefined when the task vanished. */
+  async readArgs(task: string, children: readonly string[]): Promise<unknown[] | undefined> {
+    const names = sortBySerial(children, ARG_PREFIX);
+    const nodes = await Promise.all(names.map((name) => this.zk.tryGetData(childPath(task, name))));
+    if (nodes.some((node) => node === undefined)) return undefined;
+    return nodes.map((node, index) => decodeValue(childPath(task, names[index] ?? ''), node?.data));
+  }
+
+  /** The stored result's encoded bytes; undefined when there is none. */
+  async readEncodedResult(task: string): Promise<Buffer | undefined> {
+    const node = await this.zk.tryGetData(childPath(task, RESULT));
+    if (node === undefined) return undefined;
+    decodeValue(childPath(task, RESULT), node.data); // reject a malformed result before propagating it
+    return node.data ?? undefined;
+  }
+
+  /**
+   * Stores the result under the claim. If a result is already there (a re-run after a crash),
+   * that one wins, so every dependent sees the same value; returns the bytes that are stored.
+   */
+  async storeResult(claim: Claim, encoded: Buffer): Promise<Buffer> {
+    const created = await this.zk.createIfAbsent(childPath(claim.task, RESULT), encoded, 'persistent', this.fence(claim));
+    if (created) return encoded;
+    const existing = await this.readEncodedResult(claim.task);
+    if (existing === undefined) throw new OwnershipLostError(claim.task, 'its result vanished while this worker held it');
+    return existing;
+  }
+
+  /**
+   * Completes a task whose result is stored: keeps the result if asked, removes `ready` (from
+   * now on no worker can take the task to run it), hands the result to every dependent, and deletes
+   * the task. Each step can be repeated after a crash at any point.
+   */
+  async finish(claim: Claim, encoded: Buffer, keepResult: boolean): Promise<void> {
+    const fence = this.fence(claim);
+    if (keepResult) await this.zk.createIfAbsent(keptResultPathFor(claim.task), encoded, 'persistent', fence);
+    await this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence);
+    // Listed after `ready` is gone: addTask records a dependency only on a task it sees ready, so no prov-* is missed.
+    await this.deleteTask(claim, encoded);
+  }
+
+  /** Writes the result as the dependent's arg-N and removes its dep-N: create first, so a crash never loses the input. */
+  async propagate(prov: string, encoded: Buffer, options: WriteOptions = {}): Promise<void> {
+    const node = await this.zk.tryGetData(prov);
+    if (node === undefined) return; // already propagated and deleted
+    const dep = decodeValue(prov, node.data);
+    if (typeof dep !== 'string' || !hasSequentialName(dep.slice(dep.lastIndexOf('/') + 1), DEP_PREFIX)) {
+      throw new MalformedNodeError(prov, `its value must be the path of a ${DEP_PREFIX}<serial> node of a dependent task, got ${JSON.stringify(dep)}`);
+    }
+    try {
+      await this.zk.create(argPathForDep(dep), encoded, 'persistent', options);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return; // the dependent is gone (its plan was removed)
+      if (!isZkError(error, 'NODE_EXISTS')) throw error;
+    }
+    await this.zk.deleteIfPresent(dep, -1, options);
+  }
+
+  /**
+   * Deletes the task's children, propagating any prov-* first, then `result`, then `owner`, then the
+   * node. `result` outlives the rest, so a crash part-way leaves a `finishable` task that the next
+   * worker completes; once `result` is gone the task can no longer be taken at all.
+   */
+  private async deleteTask(claim: Claim, encoded: Buffer): Promise<void> {
+    const fence = this.fence(claim);
+    for (let round = 0; round < MAX_DELETE_ROUNDS; round++) {
+      const listing = await this.zk.tryGetChildren(claim.task);
+      if (listing === undefined) return;
+      const children = listing.children;
+      const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
+      await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded, fence)));
+      const rest = children.filter((name) => name !== RESULT && name !== OWNER);
+      await Promise.all(rest.map((name) => this.zk.deleteIfPresent(childPath(claim.task, name), -1, fence)));
+      if (children.includes(RESULT)) await this.zk.deleteIfPresent(childPath(claim.task, RESULT), -1, fence);
+      if (children.includes(OWNER)) await this.zk.deleteIfPresent(childPath(claim.task, OWNER), -1, fence);
+      try {
+        await this.zk.delete(claim.task, -1, fence);
+        return;
+      } catch (error) {
+        if (isZkError(error, 'NO_NODE')) return;
+        if (!isZkError(error, 'NOT_EMPTY')) throw error; // a late child appeared: go round again
+      }
+    }
+    throw new OwnershipLostError(claim.task, `children kept appearing while it was being deleted (${MAX_DELETE_ROUNDS} rounds)`);
+  }
+
+  private fence(claim: Claim): WriteOptions {
+    if (claim.signal.aborted) throw new OwnershipLostError(claim.task, 'the worker released it');
+    return { fence: claim.session };
+  }
+
+  private decodeOwner(task: string, data: Buffer | null): OwnerRecord | undefined {
+    try {
+      const value = decodeValue(childPath(task, OWNER), data);
+      if (typeof value === 'object' && value !== null && typeof (value as OwnerRecord).workerId === 'string') return value as OwnerRecord;
+    } catch {
+      // An owner node written by another tool: it is not ours either way.
+    }
+    return undefined;
+  }
+}

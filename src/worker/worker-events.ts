@@ -1,0 +1,13 @@
+/** Events a ZkPlan emits about its workers; tests and metrics listen to these instead of sleeping. */
+export interface ZkPlanEvents {
+  /** A worker took a task (created its owner node). */
+  'task:claimed': [{ readonly task: string; readonly plan: string; readonly workerId: string }];
+  /** A task's result is stored and handed to its dependents, and the task node is deleted. `reusedResult`: a previous owner had stored it. */
+  'task:completed': [{ readonly task: string; readonly plan: string; readonly workerId: string; readonly durationMs: number; readonly reusedResult: boolean }];
+  /** A task's run failed; its owner node was removed so that a worker takes it again. */
+  'task:failed': [{ readonly task: string; readonly plan: string; readonly workerId: string; readonly error: Error }];
+  /** A worker found nothing to do and sleeps `sleepMs` (the spec's back-off, round `round`). */
+  'worker:idle': [{ readonly workerId: string; readonly round: number; readonly sleepMs: number }];
+  /** A worker hit a problem outside any task (ZooKeeper unreachable, a malformed node…) and carries on. */
+  'worker:error': [{ readonly workerId: string; readonly error: Error }];
+}

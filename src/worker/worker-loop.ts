@@ -1,0 +1,102 @@
+import type { EventEmitter } from 'node:events';
+import { once } from 'node:events';
+import type { ResolvedWorkerOptions } from '../config/options.js';
+import type { ZkClient } from '../zk/zk-client.js';
+import { calcSleepTime } from './backoff.js';
+import { getTaskFromAnyPlan } from './find-task.js';
+import { performTask, type PerformContext } from './perform-task.js';
+import type { Claim } from './task-store.js';
+import type { ZkPlanEvents } from './worker-events.js';
+import { sleepUnless, type WakeUp } from './wake-up.js';
+
+export interface WorkerLoopRuntime extends PerformContext {
+  readonly zk: ZkClient;
+  readonly events: EventEmitter<ZkPlanEvents>;
+  readonly wakeUp: WakeUp;
+}
+
+/** Hooks a pool uses to see and abort the task a loop is running. */
+export interface WorkerLoopHooks {
+  /** Aborted to abort the running task's signal (drain timeout). */
+  readonly abortTasks?: AbortSignal;
+  readonly onClaim?: (claim: Claim | undefined) => void;
+}
+
+/**
+ * The spec's `worker`: take a task from any ready plan under `parent` and perform it; when
+ * there is none, sleep `calcSleepTime(backoff, idleRounds)`. A failed task is given back (its
+ * owner node removed) for another try, and the loop goes on; it ends when `stop` aborts,
+ * mid-sleep included, after the task it is running (if any) is done.
+ */
+export async function runWorkerLoop(
+  parent: string,
+  options: ResolvedWorkerOptions,
+  stop: AbortSignal,
+  runtime: WorkerLoopRuntime,
+  hooks: WorkerLoopHooks = {},
+): Promise<void> {
+  const { workerId, backoff } = options;
+  const { store, events, zk } = runtime;
+  let idleRounds = 0;
+  const rest = async (): Promise<void> => {
+    const sleepMs = calcSleepTime(backoff, idleRounds);
+    events.emit('worker:idle', { workerId, round: idleRounds, sleepMs });
+    idleRounds += 1;
+    const sleptFully = await sleepUnless(sleepMs, stop, runtime.wakeUp.signal);
+    if (!sleptFully && !stop.aborted) idleRounds = 0; // woken because work may be there
+  };
+
+  while (!stop.aborted) {
+    if (!(await waitUntilConnected(zk, stop))) break;
+    const taskController = new AbortController();
+    const taskSignal = hooks.abortTasks ? AbortSignal.any([taskController.signal, hooks.abortTasks]) : taskController.signal;
+    let claim: Claim | undefined;
+    try {
+      claim = await getTaskFromAnyPlan(store, parent, { workerId, stop, taskSignal });
+    } catch (error) {
+      events.emit('worker:error', { workerId, error: asError(error) });
+    }
+    if (claim === undefined) {
+      await rest();
+      continue;
+    }
+    hooks.onClaim?.(claim);
+    events.emit('task:claimed', { task: claim.task, plan: claim.plan, workerId });
+    const started = performance.now();
+    try {
+      const outcome = await performTask(claim, runtime);
+      if (outcome === 'not-runnable') {
+        await store.release(claim);
+      } else if (outcome !== 'gone') {
+        const durationMs = performance.now() - started;
+        events.emit('task:completed', { task: claim.task, plan: claim.plan, workerId, durationMs, reusedResult: outcome === 'finished-previous' });
+        runtime.wakeUp.wake(); // dependents of this task may have become runnable
+      }
+      idleRounds = 0;
+    } catch (error) {
+      taskController.abort();
+      events.emit('task:failed', { task: claim.task, plan: claim.plan, workerId, error: asError(error) });
+      await store.release(claim).catch((releaseError: unknown) => events.emit('worker:error', { workerId, error: asError(releaseError) }));
+      await rest(); // so a task that keeps failing is not retried in a hot loop
+    } finally {
+      hooks.onClaim?.(undefined);
+    }
+  }
+}
+
+/** Waits while the session is suspended (never claim then); false when stopped or the client closed. */
+async function waitUntilConnected(zk: ZkClient, stop: AbortSignal): Promise<boolean> {
+  while (zk.state !== 'connected') {
+    if (stop.aborted || zk.state === 'closed') return false;
+    try {
+      await once(zk, 'state', { signal: stop });
+    } catch {
+      return false;
+    }
+  }
+  return !stop.aborted;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

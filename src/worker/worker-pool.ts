@@ -1,0 +1,73 @@
+import type { ResolvedWorkerOptions } from '../config/options.js';
+import type { Claim } from './task-store.js';
+import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
+import { sleepUnless } from './wake-up.js';
+
+export type WorkerPoolState = 'running' | 'stopping' | 'stopped';
+
+/** After the drain timeout aborts tasks, how long their functions get to notice before their claims are released anyway. */
+const ABORT_GRACE_MS = 1_000;
+
+/**
+ * `count` worker loops sharing one ZooKeeper session. `stop()` stops taking tasks, lets running
+ * ones finish for up to `drainTimeoutMs`, then aborts their signals and releases their tasks
+ * (their late writes are refused) so other workers take them at once.
+ */
+export class WorkerPool {
+  private currentState: WorkerPoolState = 'running';
+  private readonly stopController = new AbortController();
+  private readonly abortTasksController = new AbortController();
+  private readonly running = new Map<number, Claim>();
+  private readonly loops: Promise<void>[];
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    readonly parent: string,
+    loopOptions: readonly ResolvedWorkerOptions[],
+    private readonly drainTimeoutMs: number,
+    private readonly runtime: WorkerLoopRuntime,
+  ) {
+    this.loops = loopOptions.map((options, index) =>
+      runWorkerLoop(parent, options, this.stopController.signal, runtime, {
+        abortTasks: this.abortTasksController.signal,
+        onClaim: (claim) => (claim ? this.running.set(index, claim) : this.running.delete(index)),
+      }).catch((error: unknown) => {
+        runtime.events.emit('worker:error', { workerId: options.workerId, error: error instanceof Error ? error : new Error(String(error)) });
+      }),
+    );
+  }
+
+  get state(): WorkerPoolState {
+    return this.currentState;
+  }
+
+  /** Number of worker loops. */
+  get size(): number {
+    return this.loops.length;
+  }
+
+  /** Tasks being run right now. */
+  get runningTasks(): string[] {
+    return [...this.running.values()].map((claim) => claim.task);
+  }
+
+  /** Stops the loops; idempotent. Resolves when every loop has ended or its task was released. */
+  stop(options: { drainTimeoutMs?: number } = {}): Promise<void> {
+    this.stopping ??= this.drainAndStop(options.drainTimeoutMs ?? this.drainTimeoutMs);
+    return this.stopping;
+  }
+
+  private async drainAndStop(drainTimeoutMs: number): Promise<void> {
+    this.currentState = 'stopping';
+    this.stopController.abort();
+    const allEnded = Promise.all(this.loops).then(() => true);
+    if (!(await Promise.race([allEnded, sleepUnless(drainTimeoutMs).then(() => false)]))) {
+      this.abortTasksController.abort();
+      if (!(await Promise.race([allEnded, sleepUnless(ABORT_GRACE_MS).then(() => false)]))) {
+        // Functions that ignore their signal: give their tasks back; their writes are fenced by the aborted signal.
+        await Promise.all([...this.running.values()].map((claim) => this.runtime.store.release(claim).catch(() => undefined)));
+      }
+    }
+    this.currentState = 'stopped';
+  }
+}

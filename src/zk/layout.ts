@@ -1,0 +1,138 @@
+/**
+ * The znode layout of zk-plan, in one place (the Clojure original's layout, so other tools can read it):
+ *
+ * ```
+ * <parent>/plan-NNNNNNNNNN        persistent sequential
+ *   ready                         plan marked ready
+ *   result-NNNNNNNNNN             kept result of task-NNNNNNNNNN (keepResult), survives the task
+ *   task-NNNNNNNNNN               persistent sequential; value = the task's function
+ *     prov-NNNNNNNNNN             value = path of the matching dep node of a dependent task
+ *     dep-NNNNNNNNNN              one per unmet input
+ *     arg-NNNNNNNNNN              a propagated input; same serial as the dep it replaced
+ *     ready                       task fully defined
+ *     owner                       EPHEMERAL; who runs it
+ *     result                      the task's result
+ * ```
+ */
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+
+export const PLAN_PREFIX = 'plan-';
+export const TASK_PREFIX = 'task-';
+export const PROV_PREFIX = 'prov-';
+export const DEP_PREFIX = 'dep-';
+export const ARG_PREFIX = 'arg-';
+export const KEPT_RESULT_PREFIX = 'result-';
+export const READY = 'ready';
+export const OWNER = 'owner';
+export const RESULT = 'result';
+
+/** Sequential prefixes whose names end in ZooKeeper's 10-digit counter. */
+export type SequentialPrefix =
+  | typeof PLAN_PREFIX
+  | typeof TASK_PREFIX
+  | typeof PROV_PREFIX
+  | typeof DEP_PREFIX
+  | typeof ARG_PREFIX
+  | typeof KEPT_RESULT_PREFIX;
+
+const SERIAL_PATTERN = /^\d+$/;
+
+/** Joins a parent path and a child name without doubling the slash at the root. */
+export function childPath(parent: string, child: string): string {
+  return parent === '/' ? `/${child}` : `${parent}/${child}`;
+}
+
+/** The last segment of a path. */
+export function nameOf(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** The parent of a path (`/` for a top-level node). */
+export function parentOf(path: string): string {
+  const index = path.lastIndexOf('/');
+  return index <= 0 ? '/' : path.slice(0, index);
+}
+
+/** True when `name` is `prefix` followed by a serial number (e.g. `task-0000000003`). */
+export function hasSequentialName(name: string, prefix: SequentialPrefix): boolean {
+  return name.startsWith(prefix) && SERIAL_PATTERN.test(name.slice(prefix.length));
+}
+
+/** The serial of a sequential name (`dep-0000000007` → `0000000007`), or undefined when it has none. */
+export function serialOf(name: string, prefix: SequentialPrefix): string | undefined {
+  return hasSequentialName(name, prefix) ? name.slice(prefix.length) : undefined;
+}
+
+/** Sorts sequential child names by serial: ZooKeeper returns children in no particular order. */
+export function sortBySerial(names: readonly string[], prefix: SequentialPrefix): string[] {
+  return names
+    .filter((name) => hasSequentialName(name, prefix))
+    .sort((a, b) => compareSerials(a.slice(prefix.length), b.slice(prefix.length)));
+}
+
+/** Compares serials numerically; ZooKeeper pads to 10 digits but counters past 2^31 wrap to a minus sign. */
+function compareSerials(a: string, b: string): number {
+  return a.length === b.length ? (a < b ? -1 : a > b ? 1 : 0) : a.length - b.length;
+}
+
+/** `/plan/task-0000000007/dep-0000000012` → `/plan/task-0000000007/arg-0000000012`: where a propagated input goes. */
+export function argPathForDep(depPath: string): string {
+  const dependent = parentOf(depPath);
+  const serial = serialOf(nameOf(depPath), DEP_PREFIX);
+  if (serial === undefined) {
+    throw new InvalidArgumentError('dependency path', `${depPath} does not end in ${DEP_PREFIX}<serial>`, depPath);
+  }
+  return childPath(dependent, `${ARG_PREFIX}${serial}`);
+}
+
+/** Where a plan keeps the result of a `keepResult` task after the task node is gone. */
+export function keptResultPathFor(taskPath: string): string {
+  const serial = serialOf(nameOf(taskPath), TASK_PREFIX);
+  if (serial === undefined) {
+    throw new InvalidArgumentError('task path', `${taskPath} does not end in ${TASK_PREFIX}<serial>`, taskPath);
+  }
+  return childPath(parentOf(taskPath), `${KEPT_RESULT_PREFIX}${serial}`);
+}
+
+/** The plan a task belongs to. */
+export function planOfTask(taskPath: string): string {
+  return parentOf(taskPath);
+}
+
+/**
+ * Validates an absolute ZooKeeper path (ZooKeeper's own rules: leading slash, no empty,
+ * `.` or `..` segments, no trailing slash except the root, no control characters).
+ */
+export function assertValidPath(argument: string, path: unknown): asserts path is string {
+  if (typeof path !== 'string' || path.length === 0) {
+    throw new InvalidArgumentError(argument, `expected an absolute znode path such as "/plans", got ${describe(path)}`);
+  }
+  if (!path.startsWith('/')) {
+    throw new InvalidArgumentError(argument, `"${path}" must start with "/"`, path);
+  }
+  if (path === '/') return;
+  if (path.endsWith('/')) {
+    throw new InvalidArgumentError(argument, `"${path}" must not end with "/"`, path);
+  }
+  for (const segment of path.slice(1).split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') {
+      throw new InvalidArgumentError(argument, `"${path}" has an empty, "." or ".." segment`, path);
+    }
+  }
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(path)) {
+    throw new InvalidArgumentError(argument, `"${path}" contains control characters`, path);
+  }
+}
+
+/** Validates a path whose last segment must be a sequential name with the given prefix. */
+export function assertSequentialPath(argument: string, path: unknown, prefix: SequentialPrefix): asserts path is string {
+  assertValidPath(argument, path);
+  if (!hasSequentialName(nameOf(path), prefix)) {
+    throw new InvalidArgumentError(argument, `"${path}" is not a ${prefix}<serial> node (use the path returned by zk-plan)`, path);
+  }
+}
+
+function describe(value: unknown): string {
+  return value === null ? 'null' : typeof value === 'string' ? `"${value}"` : typeof value;
+}

@@ -1,0 +1,346 @@
+import { EventEmitter } from 'node:events';
+import { ZkConnectTimeoutError, ZkError, isZkError } from '../errors/zk-error.js';
+import { childPath, parentOf } from './layout.js';
+import { NATIVE, createNativeClient, type NativeZooKeeper, type ZkStat } from './native-client.js';
+
+export type { ZkStat } from './native-client.js';
+
+/** How a znode is created. */
+export type CreateMode = 'persistent' | 'ephemeral' | 'persistent-sequential' | 'ephemeral-sequential';
+
+/**
+ * Connection state, after Curator: `suspended` means disconnected with the session possibly
+ * alive (stop claiming), `expired` means the session and all its ephemeral nodes are gone.
+ */
+export type SessionState = 'connecting' | 'connected' | 'suspended' | 'expired' | 'closed';
+
+/** One ZooKeeper session of a client; `generation` grows by one each time a new session replaces an expired one. */
+export interface ZkSession {
+  readonly generation: number;
+  readonly id: string;
+}
+
+/** What fired a one-shot watch; `session-lost` means the session expired before the watched change. */
+export interface WatchEvent {
+  readonly type: 'created' | 'deleted' | 'changed' | 'child' | 'session-lost';
+  readonly path: string;
+}
+
+export type Watcher = (event: WatchEvent) => void;
+
+export interface ZkClientOptions {
+  /** Comma-separated host:port list. */
+  readonly connect: string;
+  readonly sessionTimeoutMs: number;
+  /** How long `connect` (and each reconnect after expiry) may wait for a server. */
+  readonly connectTimeoutMs: number;
+}
+
+export interface ZkClientEvents {
+  state: [SessionState];
+  'session:started': [ZkSession];
+  'session:expired': [ZkSession];
+}
+
+/** Options of a write; `fence` makes it fail with SESSION_EXPIRED unless that session is still the current one. */
+export interface WriteOptions {
+  readonly fence?: ZkSession;
+}
+
+/** Counts of operations sent, for benchmarks and metrics. */
+export interface ZkOperationCounts {
+  reads: number;
+  writes: number;
+}
+
+const NATIVE_MODE: Record<CreateMode, number> = {
+  persistent: NATIVE.PERSISTENT,
+  ephemeral: NATIVE.EPHEMERAL,
+  'persistent-sequential': NATIVE.PERSISTENT_SEQUENTIAL,
+  'ephemeral-sequential': NATIVE.EPHEMERAL_SEQUENTIAL,
+};
+
+const RECONNECT_PAUSE_MS = 500;
+
+/**
+ * The single adapter over the native ZooKeeper client: camelCase methods, typed results and
+ * `ZkError`s with stable codes. On session expiry it opens a new session by itself (the native
+ * handle closes and must never be reused) and emits `session:expired` then `session:started`.
+ */
+export class ZkClient extends EventEmitter<ZkClientEvents> {
+  readonly counts: ZkOperationCounts = { reads: 0, writes: 0 };
+  private native: NativeZooKeeper | undefined;
+  private currentSession: ZkSession | undefined;
+  private currentState: SessionState = 'connecting';
+  private generations = 0;
+
+  private constructor(readonly options: ZkClientOptions) {
+    super();
+  }
+
+  /** Connects and resolves once the first session is established; rejects with ZkConnectTimeoutError otherwise. */
+  static async connect(options: ZkClientOptions): Promise<ZkClient> {
+    const client = new ZkClient(options);
+    await client.openSession();
+    return client;
+  }
+
+  get state(): SessionState {
+    return this.currentState;
+  }
+
+  /** The current session; throws when there is none (closed, or between an expiry and the next session). */
+  get session(): ZkSession {
+    if (this.currentSession === undefined || this.native === undefined) {
+      throw new ZkError('session', NATIVE.ZSESSIONEXPIRED, '/', 'No ZooKeeper session right now: the last one expired and a new one is being opened');
+    }
+    return this.currentSession;
+  }
+
+  /** True while `session` is the live session of this client. */
+  isCurrent(session: ZkSession): boolean {
+    return this.native !== undefined && this.currentSession?.generation === session.generation;
+  }
+
+  /** Closes the session: its ephemeral nodes go at once. The client cannot be used afterwards. */
+  close(): void {
+    if (this.currentState === 'closed') return;
+    this.setState('closed');
+    const native = this.native;
+    this.native = undefined;
+    native?.close();
+  }
+
+  create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
+    return this.submit<string>('create', path, 'writes', options.fence, (native, settle) =>
+      native.a_create(path, data, NATIVE_MODE[mode], (rc, _error, created) => settle(rc, created)),
+    );
+  }
+
+  /** Creates the node unless it exists; resolves true when this call created it. */
+  async createIfAbsent(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<boolean> {
+    try {
+      await this.create(path, data, mode, options);
+      return true;
+    } catch (error) {
+      if (isZkError(error, 'NODE_EXISTS')) return false;
+      throw error;
+    }
+  }
+
+  /** Creates `path` and any missing ancestors as empty persistent nodes. */
+  async ensurePath(path: string): Promise<void> {
+    if (path === '/') return;
+    if (await this.exists(path)) return;
+    await this.ensurePath(parentOf(path));
+    await this.createIfAbsent(path);
+  }
+
+  exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {
+    return this.submit<ZkStat | undefined>('exists', path, 'reads', undefined, (native, settle) => {
+      const done = (rc: number, _error: string, stat: ZkStat): void =>
+        rc === NATIVE.ZNONODE ? settle(NATIVE.ZOK, undefined) : settle(rc, stat);
+      return watcher ? native.aw_exists(path, this.wrapWatcher(watcher), done) : native.a_exists(path, false, done);
+    });
+  }
+
+  getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }> {
+    return this.submit('getData', path, 'reads', undefined, (native, settle) => {
+      const done = (rc: number, _error: string, stat: ZkStat, data: Buffer | null): void => settle(rc, { stat, data });
+      return watcher ? native.aw_get(path, this.wrapWatcher(watcher), done) : native.a_get(path, false, done);
+    });
+  }
+
+  /** Like getData, but resolves undefined when the node does not exist. */
+  async tryGetData(path: string): Promise<{ stat: ZkStat; data: Buffer | null } | undefined> {
+    try {
+      return await this.getData(path);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return undefined;
+      throw error;
+    }
+  }
+
+  /** Children names in no particular order (ZooKeeper's), and the parent's stat. */
+  getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }> {
+    return this.submit('getChildren', path, 'reads', undefined, (native, settle) => {
+      const done = (rc: number, _error: string, children: string[], stat: ZkStat): void => settle(rc, { children: children ?? [], stat });
+      return watcher ? native.aw_get_children2(path, this.wrapWatcher(watcher), done) : native.a_get_children2(path, false, done);
+    });
+  }
+
+  /** Like getChildren, but resolves undefined when the node does not exist. */
+  async tryGetChildren(path: string): Promise<{ children: string[]; stat: ZkStat } | undefined> {
+    try {
+      return await this.getChildren(path);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return undefined;
+      throw error;
+    }
+  }
+
+  setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
+    return this.submit<ZkStat>('setData', path, 'writes', options.fence, (native, settle) =>
+      native.a_set(path, data, version, (rc, _error, stat) => settle(rc, stat)),
+    );
+  }
+
+  delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
+    return this.submit<void>('delete', path, 'writes', options.fence, (native, settle) =>
+      native.a_delete_(path, version, (rc) => settle(rc, undefined)),
+    );
+  }
+
+  /** Deletes the node if it exists; resolves true when this call deleted it. */
+  async deleteIfPresent(path: string, version = -1, options: WriteOptions = {}): Promise<boolean> {
+    try {
+      await this.delete(path, version, options);
+      return true;
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return false;
+      throw error;
+    }
+  }
+
+  /** Deletes a node and everything below it, children first; safe against concurrent deleters. */
+  async deleteRecursive(path: string): Promise<void> {
+    for (;;) {
+      const listing = await this.tryGetChildren(path);
+      if (listing === undefined) return;
+      await Promise.all(listing.children.map((child) => this.deleteRecursive(childPath(path, child))));
+      try {
+        await this.delete(path);
+        return;
+      } catch (error) {
+        if (isZkError(error, 'NO_NODE')) return;
+        if (!isZkError(error, 'NOT_EMPTY')) throw error; // a child appeared meanwhile: go round again
+      }
+    }
+  }
+
+  private submit<T>(
+    op: string,
+    path: string,
+    kind: keyof ZkOperationCounts,
+    fence: ZkSession | undefined,
+    start: (native: NativeZooKeeper, settle: (rc: number, value: T) => void) => number,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.currentState === 'closed') {
+        reject(new ZkError(op, NATIVE.ZCLOSING, path, `ZooKeeper ${op} of ${path}: this client is closed; create a new one`));
+        return;
+      }
+      const native = this.native;
+      if (native === undefined) {
+        reject(new ZkError(op, NATIVE.ZSESSIONEXPIRED, path, `ZooKeeper ${op} of ${path}: the session expired and a new one is not open yet; retry shortly`));
+        return;
+      }
+      if (fence !== undefined && fence.generation !== this.currentSession?.generation) {
+        reject(new ZkError(op, NATIVE.ZSESSIONEXPIRED, path, `ZooKeeper ${op} of ${path} refused: session ${fence.id} that guards it has expired`));
+        return;
+      }
+      this.counts[kind] += 1;
+      let settled = false;
+      const settle = (rc: number, value: T): void => {
+        if (settled) return;
+        settled = true;
+        if (rc === NATIVE.ZOK) resolve(value);
+        else reject(new ZkError(op, rc, path));
+      };
+      let submitted: number;
+      try {
+        submitted = start(native, settle);
+      } catch (cause) {
+        settled = true;
+        reject(new ZkError(op, -8, path, `ZooKeeper ${op} of ${path} was rejected by the client: ${(cause as Error).message}`, cause));
+        return;
+      }
+      if (submitted !== NATIVE.ZOK) settle(submitted, undefined as T);
+    });
+  }
+
+  private wrapWatcher(watcher: Watcher): (type: number, state: number, path: string) => void {
+    let fired = false;
+    return (type, _state, path) => {
+      if (fired) return;
+      fired = true;
+      watcher({ type: watchEventType(type), path });
+    };
+  }
+
+  private openSession(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const native = createNativeClient({
+        connect: this.options.connect,
+        sessionTimeoutMs: this.options.sessionTimeoutMs,
+        logLevel: NATIVE.LOG_LEVEL_ERROR,
+      });
+      let established = false;
+      const timer = setTimeout(() => {
+        if (established) return;
+        established = true;
+        native.close();
+        reject(new ZkConnectTimeoutError(this.options.connect, this.options.connectTimeoutMs));
+      }, this.options.connectTimeoutMs);
+      native.on('connect', () => {
+        if (!established) {
+          established = true;
+          clearTimeout(timer);
+          if (this.currentState === 'closed') {
+            native.close();
+            reject(new ZkError('connect', NATIVE.ZCLOSING, '/', 'The client was closed while connecting'));
+            return;
+          }
+          this.native = native;
+          this.currentSession = { generation: ++this.generations, id: native.client_id };
+          this.setState('connected');
+          this.emit('session:started', this.currentSession);
+          resolve();
+        } else if (this.native === native) {
+          this.setState('connected');
+        }
+      });
+      native.on('connecting', () => {
+        if (this.native === native && this.currentState === 'connected') this.setState('suspended');
+      });
+      native.on('close', () => {
+        if (this.native === native) this.onSessionLost();
+      });
+      native.init({});
+    });
+  }
+
+  /** The native handle closed by itself: the session expired (or auth failed). Open a new one until closed. */
+  private onSessionLost(): void {
+    const lost = this.currentSession;
+    this.native = undefined;
+    this.setState('expired');
+    if (lost) this.emit('session:expired', lost);
+    const reopen = (): void => {
+      if (this.currentState === 'closed') return;
+      this.openSession().catch(() => setTimeout(reopen, RECONNECT_PAUSE_MS).unref());
+    };
+    reopen();
+  }
+
+  private setState(state: SessionState): void {
+    if (this.currentState === state) return;
+    this.currentState = state;
+    this.emit('state', state);
+  }
+}
+
+function watchEventType(type: number): WatchEvent['type'] {
+  switch (type) {
+    case NATIVE.CREATED_EVENT:
+      return 'created';
+    case NATIVE.DELETED_EVENT:
+      return 'deleted';
+    case NATIVE.CHANGED_EVENT:
+      return 'changed';
+    case NATIVE.CHILD_EVENT:
+      return 'child';
+    default:
+      return 'session-lost';
+  }
+}
