@@ -6,6 +6,8 @@ export interface Seeker {
   readonly workerId: string;
   readonly stop: AbortSignal;
   readonly taskSignal: AbortSignal;
+  /** Tasks this worker leaves alone for now (they failed in its hands recently). */
+  readonly skip?: (task: string) => boolean;
 }
 
 /**
@@ -18,6 +20,7 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker): P
   if (tasks === undefined) return undefined;
   for (const task of tasks) {
     if (seeker.stop.aborted) return undefined;
+    if (seeker.skip?.(task)) continue;
     const listing = await store.inspectTask(task);
     if (listing === undefined) continue; // removed since the plan was listed
     const state = classifyTask(listing.children, listing.childVersion);

@@ -4,6 +4,7 @@ import type { ResolvedWorkerOptions } from '../config/options.js';
 import type { ZkClient } from '../zk/zk-client.js';
 import { calcSleepTime } from './backoff.js';
 import { getTaskFromAnyPlan } from './find-task.js';
+import { FailureCooldown } from './failure-cooldown.js';
 import { performTask, type PerformContext } from './perform-task.js';
 import type { Claim } from './task-store.js';
 import type { ZkPlanEvents } from './worker-events.js';
@@ -25,7 +26,8 @@ export interface WorkerLoopHooks {
 /**
  * The spec's `worker`: take a task from any ready plan under `parent` and perform it; when
  * there is none, sleep `calcSleepTime(backoff, idleRounds)`. A failed task is given back (its
- * owner node removed) for another try, and the loop goes on; it ends when `stop` aborts,
+ * owner node removed) for another try, by any worker; this one leaves it alone for a growing
+ * cool-down so it cannot starve the tasks behind it. The loop ends when `stop` aborts,
  * mid-sleep included, after the task it is running (if any) is done.
  */
 export async function runWorkerLoop(
@@ -37,6 +39,8 @@ export async function runWorkerLoop(
 ): Promise<void> {
   const { workerId, backoff } = options;
   const { store, events, zk } = runtime;
+  const cooldown = new FailureCooldown(backoff);
+  const skip = (task: string): boolean => cooldown.isCoolingDown(task);
   let idleRounds = 0;
   const rest = async (): Promise<void> => {
     const sleepMs = calcSleepTime(backoff, idleRounds);
@@ -52,7 +56,7 @@ export async function runWorkerLoop(
     const taskSignal = hooks.abortTasks ? AbortSignal.any([taskController.signal, hooks.abortTasks]) : taskController.signal;
     let claim: Claim | undefined;
     try {
-      claim = await getTaskFromAnyPlan(store, parent, { workerId, stop, taskSignal });
+      claim = await getTaskFromAnyPlan(store, parent, { workerId, stop, taskSignal, skip });
     } catch (error) {
       events.emit('worker:error', { workerId, error: asError(error) });
     }
@@ -72,12 +76,13 @@ export async function runWorkerLoop(
         events.emit('task:completed', { task: claim.task, plan: claim.plan, workerId, durationMs, reusedResult: outcome === 'finished-previous' });
         runtime.wakeUp.wake(); // dependents of this task may have become runnable
       }
+      cooldown.recordSuccess(claim.task);
       idleRounds = 0;
     } catch (error) {
       taskController.abort();
       events.emit('task:failed', { task: claim.task, plan: claim.plan, workerId, error: asError(error) });
       await store.release(claim).catch((releaseError: unknown) => events.emit('worker:error', { workerId, error: asError(releaseError) }));
-      await rest(); // so a task that keeps failing is not retried in a hot loop
+      cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
     } finally {
       hooks.onClaim?.(undefined);
     }

@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_BACKOFF,
+  DEFAULTS,
+  resolveBackoff,
+  resolveConnectOptions,
+  resolvePoolSize,
+  resolveWorkerOptions,
+  type ConnectOptions,
+  type WorkerOptions,
+} from '../src/config/options.js';
+import { InvalidArgumentError } from '../src/errors/usage-errors.js';
+import { expectThrows } from './support/expect-error.js';
+
+describe('resolveBackoff', () => {
+  it('fills in the defaults 100 / 1.5 / 10000', () => {
+    expect(resolveBackoff()).toEqual({ initial: 100, increase: 1.5, max: 10_000 });
+    expect(resolveBackoff({})).toEqual({ initial: 100, increase: 1.5, max: 10_000 });
+    expect(DEFAULT_BACKOFF).toEqual({ initial: 100, increase: 1.5, max: 10_000 });
+  });
+
+  it('applies overrides field by field', () => {
+    expect(resolveBackoff({ initial: 5 })).toEqual({ initial: 5, increase: 1.5, max: 10_000 });
+    expect(resolveBackoff({ increase: 3 })).toEqual({ initial: 100, increase: 3, max: 10_000 });
+    expect(resolveBackoff({ max: 42 })).toEqual({ initial: 100, increase: 1.5, max: 42 });
+    expect(resolveBackoff({ initial: 1, increase: 2, max: 3 })).toEqual({ initial: 1, increase: 2, max: 3 });
+  });
+
+  it('falls back to the default for fields set to undefined', () => {
+    expect(resolveBackoff({ initial: undefined, increase: 2, max: undefined })).toEqual({ initial: 100, increase: 2, max: 10_000 });
+  });
+
+  it('accepts initial 0, max 0 and increase 1', () => {
+    expect(resolveBackoff({ initial: 0, increase: 1, max: 0 })).toEqual({ initial: 0, increase: 1, max: 0 });
+  });
+
+  it.each<[string, unknown]>([
+    ['null', null],
+    ['a number', 5],
+    ['a negative initial', { initial: -1 }],
+    ['a string initial', { initial: '100' }],
+    ['increase < 1', { increase: 0.9 }],
+    ['an infinite max', { max: Number.POSITIVE_INFINITY }],
+    ['a NaN max', { max: Number.NaN }],
+  ])('rejects %s with InvalidArgumentError', (_title, attrs) => {
+    const error = expectThrows(() => resolveBackoff(attrs as never), InvalidArgumentError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+describe('resolveConnectOptions', () => {
+  it('applies the timeout defaults', () => {
+    expect(resolveConnectOptions({ connect: '127.0.0.1:2181' })).toEqual({
+      connect: '127.0.0.1:2181',
+      sessionTimeoutMs: DEFAULTS.sessionTimeoutMs,
+      connectTimeoutMs: DEFAULTS.connectTimeoutMs,
+    });
+    expect(DEFAULTS.sessionTimeoutMs).toBe(10_000);
+    expect(DEFAULTS.connectTimeoutMs).toBe(15_000);
+  });
+
+  it('keeps given timeouts', () => {
+    expect(resolveConnectOptions({ connect: 'zk:2181', sessionTimeoutMs: 3000, connectTimeoutMs: 500 })).toEqual({
+      connect: 'zk:2181',
+      sessionTimeoutMs: 3000,
+      connectTimeoutMs: 500,
+    });
+  });
+
+  it('trims the connect string', () => {
+    expect(resolveConnectOptions({ connect: '  a:1,b:2/chroot \n' }).connect).toBe('a:1,b:2/chroot');
+  });
+
+  it.each<[string, unknown]>([
+    ['an empty connect string', { connect: '' }],
+    ['a blank connect string', { connect: '   ' }],
+    ['a missing connect string', {}],
+    ['a non-string connect', { connect: 2181 }],
+    ['a zero session timeout', { connect: 'a:1', sessionTimeoutMs: 0 }],
+    ['a negative session timeout', { connect: 'a:1', sessionTimeoutMs: -1 }],
+    ['a zero connect timeout', { connect: 'a:1', connectTimeoutMs: 0 }],
+    ['a negative connect timeout', { connect: 'a:1', connectTimeoutMs: -100 }],
+    ['a NaN connect timeout', { connect: 'a:1', connectTimeoutMs: Number.NaN }],
+    ['a string session timeout', { connect: 'a:1', sessionTimeoutMs: '1000' }],
+    ['null options', null],
+  ])('rejects %s with InvalidArgumentError', (_title, options) => {
+    const error = expectThrows(() => resolveConnectOptions(options as ConnectOptions), InvalidArgumentError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+describe('resolveWorkerOptions', () => {
+  it('applies the defaults: allowInline false, inlineTimeoutMs 5000, default backoff', () => {
+    const resolved = resolveWorkerOptions({}, 'host:1');
+    expect(resolved.allowInline).toBe(false);
+    expect(resolved.inlineTimeoutMs).toBe(5000);
+    expect(resolved.backoff).toEqual({ initial: 100, increase: 1.5, max: 10_000 });
+  });
+
+  it('uses the defaults when called without options', () => {
+    const resolved = resolveWorkerOptions(undefined, 'p');
+    expect(resolved.allowInline).toBe(false);
+    expect(resolved.inlineTimeoutMs).toBe(5000);
+  });
+
+  it('generates a worker id prefixed by the given prefix, unique per call', () => {
+    const ids = Array.from({ length: 5 }, () => resolveWorkerOptions({}, 'myhost:4242').workerId);
+    for (const id of ids) expect(id.startsWith('myhost:4242:')).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(resolveWorkerOptions({}, 'other').workerId.startsWith('other:')).toBe(true);
+  });
+
+  it('keeps given values', () => {
+    const resolved = resolveWorkerOptions(
+      { allowInline: true, inlineTimeoutMs: 100, workerId: 'worker-a', backoff: { initial: 1, max: 2 } },
+      'ignored',
+    );
+    expect(resolved).toEqual({ allowInline: true, inlineTimeoutMs: 100, workerId: 'worker-a', backoff: { initial: 1, increase: 1.5, max: 2 } });
+  });
+
+  it.each<[string, unknown]>([
+    ['null options', null],
+    ['a string allowInline', { allowInline: 'yes' }],
+    ['a numeric allowInline', { allowInline: 1 }],
+    ['a string inlineTimeoutMs', { inlineTimeoutMs: '5000' }],
+    ['a zero inlineTimeoutMs', { inlineTimeoutMs: 0 }],
+    ['a negative inlineTimeoutMs', { inlineTimeoutMs: -1 }],
+    ['an empty workerId', { workerId: '' }],
+    ['a numeric workerId', { workerId: 7 }],
+    ['an invalid backoff', { backoff: { increase: 0.1 } }],
+    ['a null backoff', { backoff: null }],
+  ])('rejects %s with InvalidArgumentError', (_title, options) => {
+    const error = expectThrows(() => resolveWorkerOptions(options as WorkerOptions, 'p'), InvalidArgumentError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+describe('resolvePoolSize', () => {
+  it('defaults to one worker and a 30 s drain timeout', () => {
+    expect(resolvePoolSize({})).toEqual({ count: 1, drainTimeoutMs: 30_000 });
+  });
+
+  it('keeps a valid count and drain timeout (0 allowed)', () => {
+    expect(resolvePoolSize({ count: 4, drainTimeoutMs: 0 })).toEqual({ count: 4, drainTimeoutMs: 0 });
+  });
+
+  it.each<[string, unknown]>([
+    ['count 0', { count: 0 }],
+    ['count 1.5', { count: 1.5 }],
+    ['count -1', { count: -1 }],
+    ['count NaN', { count: Number.NaN }],
+    ['a string count', { count: '2' }],
+    ['a negative drain timeout', { drainTimeoutMs: -1 }],
+    ['an infinite drain timeout', { drainTimeoutMs: Number.POSITIVE_INFINITY }],
+  ])('rejects %s with InvalidArgumentError', (_title, options) => {
+    const error = expectThrows(() => resolvePoolSize(options as never), InvalidArgumentError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+  });
+});
