@@ -139,6 +139,9 @@ export class PlanWriter {
   private async assertArgTaskExists(arg: string): Promise<void> {
     if (await this.zk.exists(arg)) return;
     if (await this.zk.exists(keptResultPathFor(arg))) return;
-    throw new ArgTaskNotFoundError(arg, 'does not exist: pass paths returned by addTask for this plan');
+    throw new ArgTaskNotFoundError(
+      arg,
+      'does not exist: pass paths returned by addTask for this plan (a task that already completed can be an input only if it was added with { keepResult: true })',
+    );
   }
 }
