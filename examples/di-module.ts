@@ -18,7 +18,7 @@ const GREETER: InjectionToken<Greeter> = Symbol('examples.greeter');
 
 const functions = new FunctionRegistry()
   .register('di.name', (ctx: TaskContext<[string]>) => ctx.params[0])
-  .register('di.greet', (ctx: TaskContext<[]>, ...names: string[]) => names.map((name) => ctx.container.resolve(GREETER).greet(name)))
+  .register('di.greet', (ctx: TaskContext<[]>, ...names: string[]) => names.map((name) => ctx.container.resolve<Greeter>(GREETER).greet(name)))
   .register('di.join', (ctx: TaskContext<[string]>, greetings: string[]) => greetings.join(ctx.params[0]));
 
 await runMain('di-module', () =>

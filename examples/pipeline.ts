@@ -328,12 +328,12 @@ const functions = new FunctionRegistry()
     return extractShard(spec);
   })
   .register('etl.clean', async (ctx: TaskContext<[ShardSpec]>, rows: SaleRow[]) => {
-    await sleep(latency(spec0(ctx), 40, 40), ctx.signal);
-    return cleanShard(ctx.params[0], rows, ctx.container.resolve(CURRENCY_RATES));
+    await sleep(latency(ctx.params[0], 40, 40), ctx.signal);
+    return cleanShard(ctx.params[0], rows, ctx.container.resolve<CurrencyRates>(CURRENCY_RATES));
   })
   .register('etl.aggregate', async (ctx: TaskContext<[ShardSpec]>, clean: CleanShard) => {
-    const currencies = ctx.container.resolve(CURRENCY_RATES); // the service registered on our child container
-    await sleep(latency(spec0(ctx), 60, 60), ctx.signal);
+    const currencies = ctx.container.resolve<CurrencyRates>(CURRENCY_RATES); // the service registered on our child container
+    await sleep(latency(ctx.params[0], 60, 60), ctx.signal);
     return aggregateShard(clean, currencies);
   })
   .register('etl.merge', async (ctx: TaskContext<[]>, ...aggregates: ShardAggregate[]) => {
@@ -344,10 +344,6 @@ const functions = new FunctionRegistry()
     await sleep(30, ctx.signal); // "rendering"
     return buildReport(merged, new Date());
   });
-
-function spec0(ctx: TaskContext<[ShardSpec]>): ShardSpec {
-  return ctx.params[0];
-}
 
 // ---------------------------------------------------------------------------------------------
 // Printing

@@ -78,12 +78,19 @@ export const NATIVE = {
 } as const;
 
 /** Creates an unconnected native client; `init` starts connecting. */
-export function createNativeClient(config: { connect: string; sessionTimeoutMs: number; logLevel: number }): NativeZooKeeper {
+export function createNativeClient(config: {
+  connect: string;
+  sessionTimeoutMs: number;
+  logLevel: number;
+  /** Attach to this existing session instead of opening a new one. */
+  resume?: { readonly id: string; readonly password: string };
+}): NativeZooKeeper {
   return new ZooKeeperClass({
     connect: config.connect,
     timeout: config.sessionTimeoutMs,
     debug_level: config.logLevel,
     host_order_deterministic: false,
     data_as_buffer: true,
+    ...(config.resume ? { client_id: config.resume.id, client_password: config.resume.password } : {}),
   });
 }

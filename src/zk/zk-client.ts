@@ -97,6 +97,12 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     return this.currentSession;
   }
 
+  /** Id and password of the current session, for tools that attach to it from another handle (e.g. to expire it on purpose). */
+  sessionCredentials(): { readonly id: string; readonly password: string } {
+    const { id } = this.session; // throws when there is no session
+    return { id, password: (this.native as NativeZooKeeper).client_password };
+  }
+
   /** True while `session` is the live session of this client. */
   isCurrent(session: ZkSession): boolean {
     return this.native !== undefined && this.currentSession?.generation === session.generation;
