@@ -9,6 +9,6 @@ export default defineConfig({
     testTimeout: 60_000 * timing,
     hookTimeout: 60_000 * timing,
     pool: 'forks',
-    reporters: ['default'],
+    reporters: ['default', ['json', { outputFile: 'test-output/vitest-report.json' }]],
   },
 });

@@ -254,3 +254,43 @@ describe('values', () => {
     expect(decodeValue('kept', stored.data)).toEqual(value);
   });
 });
+
+describe('session expiry of a worker', () => {
+  it('aborts the running task, writes nothing for it, and the worker goes on on a new session', async () => {
+    const { expireSession } = await import('./support/expire-session.js');
+    let firstRunStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (firstRunStarted = resolve));
+    const seenAbort: boolean[] = [];
+    let runs = 0;
+    const functions = new FunctionRegistry()
+      .register('watchful', async (ctx) => {
+        runs += 1;
+        if (runs > 1) return `run ${runs}`;
+        firstRunStarted();
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        seenAbort.push(ctx.signal.aborted);
+        return 'stale';
+      })
+      .register('after', () => 'after expiry');
+    const worker = await env.zkPlan({ functions, sessionTimeoutMs: 4_000 });
+    const parent = env.root();
+    const plan = await worker.createPlan(parent);
+    const task = await worker.addTask(plan, call('watchful'), [], { keepResult: true });
+    await worker.markAsReady(plan);
+    const failures: Payload<'task:failed'>[] = [];
+    worker.on('task:failed', (event) => failures.push(event));
+    const pool = worker.startWorkers(parent, { backoff: { initial: 10, max: 100 } });
+    await started;
+    const oldSession = worker.zk.session;
+    await expireSession(worker.zk);
+    await worker.waitForCompletion(plan, { timeoutMs: 20_000 });
+    const later = await worker.addTask(plan, call('after'), [], { keepResult: true });
+    await worker.waitForCompletion(plan, { timeoutMs: 20_000 });
+    await pool.stop();
+    expect(seenAbort).toEqual([true]);
+    expect(failures.map((failure) => failure.error.name)).toContain('OwnershipLostError');
+    expect(await worker.getResult(task)).toBe('run 2');
+    expect(worker.zk.session.generation).toBe(oldSession.generation + 1);
+    expect(await worker.getResult(later)).toBe('after expiry');
+  });
+});

@@ -182,6 +182,34 @@ describe('encodeValue rejects what superjson would drop or change', () => {
   });
 });
 
+// assertSerializable promises to reject what superjson "would drop or change"; these values are changed.
+describe('values superjson would silently change', () => {
+  it('does not turn an invalid Date into null: rejects it or round-trips it as an invalid Date', () => {
+    let decoded: unknown;
+    try {
+      decoded = roundTrip({ when: new Date(Number.NaN) });
+    } catch (error) {
+      expect(error).toBeInstanceOf(UnserializableValueError);
+      return;
+    }
+    const when = (decoded as { when: unknown }).when;
+    expect(when).toBeInstanceOf(Date);
+    expect((when as Date).getTime()).toBeNaN();
+  });
+
+  it('does not turn a TypeError into a plain Error: rejects it or round-trips it as a TypeError', () => {
+    let decoded: unknown;
+    try {
+      decoded = roundTrip(new TypeError('wrong type'));
+    } catch (error) {
+      expect(error).toBeInstanceOf(UnserializableValueError);
+      return;
+    }
+    expect(decoded).toBeInstanceOf(TypeError);
+    expect((decoded as Error).message).toBe('wrong type');
+  });
+});
+
 describe('cyclic structures', () => {
   it('encodes a cyclic object without hanging and restores the cycle', () => {
     const node: Record<string, unknown> = { name: 'root', list: [] };

@@ -135,6 +135,19 @@ describe('resolveWorkerOptions', () => {
   });
 });
 
+// vm2 hands inlineTimeoutMs to node:vm, which only takes a whole number of ms in 1..4294967295:
+// anything else passes option validation today and then fails every inline task at run time.
+describe('resolveWorkerOptions: inlineTimeoutMs must be usable by the sandbox', () => {
+  it.each([1.5, 4_294_967_296])('rejects inlineTimeoutMs %d with InvalidArgumentError', (inlineTimeoutMs) => {
+    const error = expectThrows(() => resolveWorkerOptions({ inlineTimeoutMs }, 'p'), InvalidArgumentError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('accepts the largest timeout node:vm supports', () => {
+    expect(resolveWorkerOptions({ inlineTimeoutMs: 4_294_967_295 }, 'p').inlineTimeoutMs).toBe(4_294_967_295);
+  });
+});
+
 describe('resolvePoolSize', () => {
   it('defaults to one worker and a 30 s drain timeout', () => {
     expect(resolvePoolSize({})).toEqual({ count: 1, drainTimeoutMs: 30_000 });

@@ -1,7 +1,8 @@
 import type { EventEmitter } from 'node:events';
 import { once } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
-import type { ZkClient } from '../zk/zk-client.js';
+import { OwnershipLostError } from '../errors/task-errors.js';
+import type { ZkClient, ZkSession } from '../zk/zk-client.js';
 import { calcSleepTime } from './backoff.js';
 import { getTaskFromAnyPlan } from './find-task.js';
 import { FailureCooldown } from './failure-cooldown.js';
@@ -67,6 +68,11 @@ export async function runWorkerLoop(
     hooks.onClaim?.(claim);
     events.emit('task:claimed', { task: claim.task, plan: claim.plan, workerId });
     const started = performance.now();
+    // The owner node went with the session: another worker may take the task, so stop this run.
+    const abortOnExpiry = (expired: ZkSession): void => {
+      if (expired.generation === claim?.session.generation) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
+    };
+    zk.on('session:expired', abortOnExpiry);
     try {
       const outcome = await performTask(claim, runtime);
       if (outcome === 'not-runnable') {
@@ -84,6 +90,7 @@ export async function runWorkerLoop(
       await store.release(claim).catch((releaseError: unknown) => events.emit('worker:error', { workerId, error: asError(releaseError) }));
       cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
     } finally {
+      zk.off('session:expired', abortOnExpiry);
       hooks.onClaim?.(undefined);
     }
   }
