@@ -183,6 +183,10 @@ function prng(seed: number): () => number {
 
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 
+/**
+ * A region's sales. Results travel through ZooKeeper znodes, which hold at most ~1 MB
+ * (jute.maxbuffer): a shard is 2,000–3,500 rows, about 250 KB of superjson at most.
+ */
 function extractShard(spec: ShardSpec): SaleRow[] {
   const random = prng(spec.seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;

@@ -146,14 +146,15 @@ describe('executeFunction with a registered function', () => {
 
 describe('executeFunction with an inline function', () => {
   it('throws InlineDisabledError when allowInline is false, without running the code', async () => {
-    const marker = globalThis as { __zkPlanInlineRan?: boolean };
-    const error = await expectRejects(
-      () => executeFunction({ source: '() => { globalThis.__zkPlanInlineRan = true; return 1; }' }, makeCtx(), [], settings()),
-      InlineDisabledError,
-    );
+    const source = '(ctx, box) => { box.ran = true; return 1; }';
+    const box: { ran?: boolean } = {};
+    const error = await expectRejects(() => executeFunction({ source }, makeCtx(), [box], settings()), InlineDisabledError);
     expect(error.code).toBe('INLINE_DISABLED');
     expect(error.path).toBe(TASK);
-    expect(marker.__zkPlanInlineRan).toBeUndefined();
+    expect(box.ran).toBeUndefined();
+    // The same source does reach the host object when inline code is allowed.
+    await executeFunction({ source }, makeCtx(), [box], inlineSettings());
+    expect(box.ran).toBe(true);
   });
 
   it('runs the source with the args when allowInline is true', async () => {

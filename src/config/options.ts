@@ -91,10 +91,15 @@ export function resolveConnectOptions(options: ConnectOptions): Required<Omit<Co
 
 let workerSerial = 0;
 
+const MAX_VM_TIMEOUT_MS = 2 ** 32 - 1;
+
 export function resolveWorkerOptions(options: WorkerOptions = {}, defaultIdPrefix: string): ResolvedWorkerOptions {
   assertObject('worker options', options);
   const inlineTimeoutMs = options.inlineTimeoutMs ?? DEFAULTS.inlineTimeoutMs;
-  assertPositiveNumber('inlineTimeoutMs', inlineTimeoutMs);
+  // node:vm (under vm2) takes a whole number of ms that fits in 32 bits.
+  if (!Number.isInteger(inlineTimeoutMs) || inlineTimeoutMs < 1 || inlineTimeoutMs > MAX_VM_TIMEOUT_MS) {
+    throw new InvalidArgumentError('inlineTimeoutMs', `expected a whole number of ms from 1 to ${MAX_VM_TIMEOUT_MS}, got ${String(inlineTimeoutMs)}`);
+  }
   if (options.allowInline !== undefined && typeof options.allowInline !== 'boolean') {
     throw new InvalidArgumentError('allowInline', `expected a boolean, got ${typeof options.allowInline}`);
   }

@@ -2,6 +2,7 @@
  * Errors raised while locating or starting a local Apache ZooKeeper server
  * (used by the integration tests and the examples).
  */
+import { ZkPlanError, named } from './base-error.js';
 
 /** How to get a ZooKeeper distribution onto this machine. */
 export const ZOOKEEPER_INSTALL_HINT =
@@ -10,24 +11,24 @@ export const ZOOKEEPER_INSTALL_HINT =
   'distribution (the directory holding lib/ and conf/), or run scripts/setup.sh.';
 
 /** Thrown when no ZooKeeper distribution or no `java` executable can be found. */
-export class ZooKeeperNotFoundError extends Error {
+export class ZooKeeperNotFoundError extends ZkPlanError {
   readonly code = 'ZOOKEEPER_NOT_FOUND';
 
   constructor(message: string) {
     super(message);
-    this.name = 'ZooKeeperNotFoundError';
   }
 }
+named(ZooKeeperNotFoundError, 'ZooKeeperNotFoundError');
 
 /** Thrown when a ZooKeeper server process exits or does not start serving in time. */
-export class ZooKeeperStartError extends Error {
+export class ZooKeeperStartError extends ZkPlanError {
   readonly code = 'ZOOKEEPER_START_FAILED';
   /** The server's log file, to read when debugging. */
   readonly logFile: string | undefined;
 
   constructor(message: string, options?: { logFile?: string; cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'ZooKeeperStartError';
+    super(message, { cause: options?.cause });
     this.logFile = options?.logFile;
   }
 }
+named(ZooKeeperStartError, 'ZooKeeperStartError');

@@ -94,7 +94,7 @@ export function parseDefinition(task: string, value: unknown): TaskDefinition {
     throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
   }
   if (typeof record['fn'] === 'string') {
-    const params = record['params'] ?? [];
+    const params = record['params'] === undefined ? [] : record['params'];
     if (!Array.isArray(params)) throw new MalformedNodeError(task, '"params" must be an array');
     return { fn: record['fn'], params, ...(keepResult ? { keepResult } : {}) };
   }

@@ -1,7 +1,10 @@
 import superjson from 'superjson';
 import { MalformedNodeError, UnserializableValueError } from '../errors/task-errors.js';
 
-/** Prototypes superjson round-trips faithfully; any other class instance would come back as a plain object. */
+/**
+ * Prototypes superjson round-trips faithfully; any other class instance would come back as a
+ * plain object. Only plain `Error`s (name and message survive): subclasses come back as `Error`.
+ */
 const FAITHFUL_PROTOTYPES: ReadonlySet<object | null> = new Set<object | null>([
   Object.prototype,
   Array.prototype,
@@ -12,8 +15,6 @@ const FAITHFUL_PROTOTYPES: ReadonlySet<object | null> = new Set<object | null>([
   RegExp.prototype,
   URL.prototype,
   Error.prototype,
-  TypeError.prototype,
-  RangeError.prototype,
 ]);
 
 /**
@@ -40,6 +41,9 @@ export function assertSerializable(value: unknown, where: string, path?: string)
       const className = (current as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
       throw new UnserializableValueError(where, `${at} is an instance of ${className}, which would lose its class`, path);
     }
+    if (current instanceof Date && Number.isNaN(current.getTime())) {
+      throw new UnserializableValueError(where, `${at} is an invalid Date, which would come back as null`, path);
+    }
     if (current instanceof Map) {
       for (const [key, entry] of current) {
         visit(key, `${at}<key>`);
@@ -49,7 +53,10 @@ export function assertSerializable(value: unknown, where: string, path?: string)
       let index = 0;
       for (const entry of current) visit(entry, `${at}<entry ${index++}>`);
     } else if (Array.isArray(current)) {
-      current.forEach((entry, index) => visit(entry, `${at}[${index}]`));
+      for (let index = 0; index < current.length; index++) {
+        if (!Object.hasOwn(current, index)) throw new UnserializableValueError(where, `${at} has a hole at [${index}], which would come back as null`, path);
+        visit(current[index], `${at}[${index}]`);
+      }
     } else if (!(current instanceof Date || current instanceof RegExp || current instanceof URL || current instanceof Error)) {
       for (const key of Object.keys(current)) visit((current as Record<string, unknown>)[key], `${at}.${key}`);
       if (Object.getOwnPropertySymbols(current).length > 0) {

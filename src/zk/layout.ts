@@ -37,6 +37,10 @@ export type SequentialPrefix =
 
 const SERIAL_PATTERN = /^\d+$/;
 
+/** The characters ZooKeeper's own path check (PathUtils.validatePath) refuses. */
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN_PATH_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/;
+
 /** Joins a parent path and a child name without doubling the slash at the root. */
 export function childPath(parent: string, child: string): string {
   return parent === '/' ? `/${child}` : `${parent}/${child}`;
@@ -119,9 +123,8 @@ export function assertValidPath(argument: string, path: unknown): asserts path i
       throw new InvalidArgumentError(argument, `"${path}" has an empty, "." or ".." segment`, path);
     }
   }
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(path)) {
-    throw new InvalidArgumentError(argument, `"${path}" contains control characters`, path);
+  if (FORBIDDEN_PATH_CHARACTERS.test(path)) {
+    throw new InvalidArgumentError(argument, `"${path}" contains a character ZooKeeper refuses (control, surrogate or private-use)`, path);
   }
 }
 
