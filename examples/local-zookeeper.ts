@@ -28,48 +28,16 @@ export async function withZooKeeper<T>(run: (connectString: string) => Promise<T
   }
 }
 
-/** Sleeps `ms`, rejecting with the signal's reason as soon as `signal` aborts (simulated I/O that honours cancellation). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /**
- * Runs an example's main function (which stops everything it started in `finally` blocks), then
- * exits: 0 on success, 1 with the error's message (and cause) on failure.
- *
- * The explicit exit is needed because zk-plan leaves ref'd timers behind after a clean shutdown:
- * `WorkerPool.stop()` does not clear its drain-timeout timer (the process lingers `drainTimeoutMs`,
- * 30 s by default) and `ZooKeeperServer.stop()` does not clear its 5 s stop-grace timer. Set
- * `EXAMPLES_NATURAL_EXIT=1` to skip the explicit exit and see how long the process lingers.
+ * Runs an example's main function (which stops everything it started in `finally` blocks) and
+ * sets the exit code: 0 on success, 1 with the error's message (and cause) on failure.
  */
 export async function runMain(name: string, main: () => Promise<void>): Promise<void> {
-  let code = 0;
   try {
     await main();
   } catch (error) {
     console.error(`\n${name}: FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     if (error instanceof Error && error.cause !== undefined) console.error('caused by:', error.cause);
-    code = 1;
+    process.exitCode = 1;
   }
-  process.exitCode = code;
-  if (process.env['EXAMPLES_NATURAL_EXIT'] === '1') {
-    const finished = performance.now();
-    process.once('exit', () => console.error(`${name}: the process lingered ${Math.round(performance.now() - finished)} ms after cleanup`));
-    return;
-  }
-  process.exit(code);
 }

@@ -14,7 +14,8 @@ import 'reflect-metadata'; // before tsyringe: it checks for the Reflect polyfil
 import { isDeepStrictEqual } from 'node:util';
 import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { FunctionRegistry, ZkPlan, call, type TaskContext } from '../src/index.js';
-import { runMain, sleep, withZooKeeper } from './local-zookeeper.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runMain, withZooKeeper } from './local-zookeeper.js';
 
 // ---------------------------------------------------------------------------------------------
 // The data: shards, products, currencies
@@ -328,24 +329,24 @@ const latency = (spec: ShardSpec, base: number, spread: number): number => base 
 const functions = new FunctionRegistry()
   .register('etl.extract', async (ctx: TaskContext<[ShardSpec]>) => {
     const [spec] = ctx.params;
-    await sleep(latency(spec, 120, 160), ctx.signal); // "reading from the region's database"
+    await sleep(latency(spec, 120, 160), undefined, { signal: ctx.signal }); // "reading from the region's database"
     return extractShard(spec);
   })
   .register('etl.clean', async (ctx: TaskContext<[ShardSpec]>, rows: SaleRow[]) => {
-    await sleep(latency(ctx.params[0], 40, 40), ctx.signal);
+    await sleep(latency(ctx.params[0], 40, 40), undefined, { signal: ctx.signal });
     return cleanShard(ctx.params[0], rows, ctx.container.resolve<CurrencyRates>(CURRENCY_RATES));
   })
   .register('etl.aggregate', async (ctx: TaskContext<[ShardSpec]>, clean: CleanShard) => {
     const currencies = ctx.container.resolve<CurrencyRates>(CURRENCY_RATES); // the service registered on our child container
-    await sleep(latency(ctx.params[0], 60, 60), ctx.signal);
+    await sleep(latency(ctx.params[0], 60, 60), undefined, { signal: ctx.signal });
     return aggregateShard(clean, currencies);
   })
   .register('etl.merge', async (ctx: TaskContext<[]>, ...aggregates: ShardAggregate[]) => {
-    await sleep(50, ctx.signal);
+    await sleep(50, undefined, { signal: ctx.signal });
     return mergeAggregates(aggregates);
   })
   .register('etl.report', async (ctx: TaskContext<[]>, merged: Merged) => {
-    await sleep(30, ctx.signal); // "rendering"
+    await sleep(30, undefined, { signal: ctx.signal }); // "rendering"
     return buildReport(merged, new Date());
   });
 

@@ -13,7 +13,8 @@
  * ZooKeeper sessions (ZkPlan instances) the N workers are spread over (2), SLEEP_MS (100).
  */
 import { FunctionRegistry, ZkPlan, call, type TaskContext, type WorkerPool } from '../src/index.js';
-import { runMain, sleep, withZooKeeper } from './local-zookeeper.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runMain, withZooKeeper } from './local-zookeeper.js';
 
 function intFromEnv(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -102,7 +103,7 @@ await runMain('stress', async () => {
           note(`task ${i} started before its dependency ${d} finished`);
         }
       }
-      await sleep(sleepMs, ctx.signal);
+      await sleep(sleepMs, undefined, { signal: ctx.signal });
       return i;
     } finally {
       finishedAt[i] = performance.now();

@@ -84,6 +84,21 @@ describe('the DI module (tsyringe)', () => {
     expect(await observer.planCompleted(plan)).toBe(true);
   });
 
+  it('can be started again after shutdown, on a new session', async () => {
+    const container = rootContainer.createChildContainer();
+    zkPlanModule(container, { zookeeper: { connect: env.connectString } });
+    const first = await startup(container);
+    await expect(startup(container)).rejects.toBeInstanceOf(IllegalStateError);
+    await shutdown(container);
+    const second = await startup(container);
+    expect(second).not.toBe(first);
+    expect(second.state).toBe('open');
+    expect(container.resolve(ZK_PLAN)).toBe(second);
+    expect(await second.createPlan(env.root())).toMatch(/plan-\d{10}$/);
+    await shutdown(container);
+    expect(second.state).toBe('closed');
+  });
+
   it('reports misuse clearly', async () => {
     const container = rootContainer.createChildContainer();
     await expect(startup(container)).rejects.toBeInstanceOf(IllegalStateError);

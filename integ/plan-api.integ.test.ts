@@ -9,6 +9,7 @@ import {
   ResultNotFoundError,
   UnknownFunctionError,
   UnserializableValueError,
+  ValueTooLargeError,
   WaitTimeoutError,
   ZkConnectTimeoutError,
   ZkPlan,
@@ -129,6 +130,13 @@ describe('addTask', () => {
     expect(error).toBeInstanceOf(UnserializableValueError);
     expect((error as Error).message).toContain('[1].client');
     expect(() => call('f', () => 1)).toThrow(UnserializableValueError);
+    expect(await childrenOf(zkPlan.zk, plan)).toEqual([]);
+  });
+
+  it('rejects params larger than a znode holds, before writing anything', async () => {
+    const zkPlan = await env.zkPlan();
+    const plan = await zkPlan.createPlan(env.root());
+    await expect(zkPlan.addTask(plan, call('f', 'x'.repeat(1_100_000)))).rejects.toBeInstanceOf(ValueTooLargeError);
     expect(await childrenOf(zkPlan.zk, plan)).toEqual([]);
   });
 

@@ -4,6 +4,7 @@ import {
   MalformedNodeError,
   TaskExecutionError,
   UnknownFunctionError,
+  ValueTooLargeError,
   call,
   calcSleepTime,
   type ZkPlanEvents,
@@ -144,6 +145,28 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     expect(failures.get(unknown)).toBeInstanceOf(UnknownFunctionError);
     expect(failures.get(unknown)?.message).toContain('nobody-registered-this');
     expect(await childrenOf(zkPlan.zk, unknown)).toEqual(['ready']); // left for a worker that knows the function
+  });
+
+  it('refuses a result larger than a znode holds, reports it, and goes on', async () => {
+    const functions = new FunctionRegistry().register('huge', () => 'x'.repeat(1_100_000)).register('small', () => 'small');
+    const zkPlan = await env.zkPlan({ functions });
+    const parent = env.root();
+    const plan = await zkPlan.createPlan(parent);
+    const huge = await zkPlan.addTask(plan, call('huge'));
+    const small = await zkPlan.addTask(plan, call('small'), [], { keepResult: true });
+    await zkPlan.markAsReady(plan);
+    const failed = nextEvent<Payload<'task:failed'>>(zkPlan, 'task:failed');
+    const stop = new AbortController();
+    const loop = zkPlan.worker(parent, { backoff: { initial: 10, max: 50 } }, stop.signal);
+    const failure = await failed;
+    await nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === small);
+    stop.abort();
+    await loop;
+    expect(failure.task).toBe(huge);
+    expect(failure.error).toBeInstanceOf(ValueTooLargeError);
+    expect(failure.error.message).toContain(huge);
+    expect(zkPlan.zk.state).toBe('connected');
+    expect(await zkPlan.getResult(small)).toBe('small');
   });
 
   it('runs several loops on one session without two of them running the same task', async () => {

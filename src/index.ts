@@ -49,7 +49,7 @@ export { zkPlanModule, startup, shutdown, type ZkPlanModuleConfig } from './di/z
 export { ZK_CLIENT, ZK_PLAN, FUNCTION_REGISTRY, WORKER_POOL, ZK_PLAN_MODULE_CONFIG, ZK_PLAN_SETTINGS } from './di/tokens.js';
 export { ZkClient, type ZkClientOptions, type ZkSession, type SessionState, type CreateMode, type WatchEvent } from './zk/zk-client.js';
 export * as layout from './zk/layout.js';
-export { encodeValue, decodeValue } from './serialization/codec.js';
+export { encodeValue, decodeValue, MAX_VALUE_BYTES } from './serialization/codec.js';
 export {
   startZooKeeper,
   startEnsemble,
@@ -70,5 +70,6 @@ export {
   UnserializableValueError,
   TaskExecutionError,
   OwnershipLostError,
+  ValueTooLargeError,
 } from './errors/task-errors.js';
 export { ZooKeeperNotFoundError, ZooKeeperStartError } from './errors/server-errors.js';

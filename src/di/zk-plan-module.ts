@@ -40,12 +40,24 @@ export function zkPlanModule(container: DependencyContainer, config: ZkPlanModul
   container.register(ZK_PLAN, { useClass: ZkPlan }, { lifecycle: Lifecycle.ContainerScoped });
 }
 
+/** Containers whose module is started, so startup and shutdown know where they stand. */
+const started = new WeakSet<DependencyContainer>();
+
 /** Connects to ZooKeeper, creates the ZkPlan and, when configured, starts the worker loops. Returns the ZkPlan. */
 export async function startup(container: DependencyContainer): Promise<ZkPlan> {
   const config = moduleConfig(container);
-  if (container.isRegistered(ZK_CLIENT)) throw new IllegalStateError('zk-plan module already started in this container: call shutdown(container) first');
-  const zk = await ZkClient.connect(resolveConnectOptions(config.zookeeper));
+  if (started.has(container)) throw new IllegalStateError('zk-plan module already started in this container: call shutdown(container) first');
+  started.add(container);
+  let zk: ZkClient;
+  try {
+    zk = await ZkClient.connect(resolveConnectOptions(config.zookeeper));
+  } catch (error) {
+    started.delete(container);
+    throw error;
+  }
   container.register(ZK_CLIENT, { useValue: zk });
+  // Registered anew at each startup, so a restart after shutdown gets a ZkPlan on the new session.
+  container.register(ZK_PLAN, { useClass: ZkPlan }, { lifecycle: Lifecycle.ContainerScoped });
   const zkPlan = container.resolve(ZK_PLAN);
   if (config.zkPlan !== undefined && config.zkPlan.workers > 0) {
     const { workers, parent, ...workerOptions } = config.zkPlan;
@@ -57,9 +69,10 @@ export async function startup(container: DependencyContainer): Promise<ZkPlan> {
 /** Stops the worker loops (running tasks finish, or are released after the drain timeout) and closes the session. */
 export async function shutdown(container: DependencyContainer): Promise<void> {
   moduleConfig(container);
-  if (!container.isRegistered(ZK_CLIENT)) return;
+  if (!started.has(container)) return;
   if (container.isRegistered(WORKER_POOL)) await container.resolve(WORKER_POOL).stop();
   await container.resolve(ZK_PLAN).close();
+  started.delete(container);
 }
 
 function moduleConfig(container: DependencyContainer): ZkPlanModuleConfig {

@@ -45,6 +45,18 @@ export class UnserializableValueError extends ZkPlanError {
 }
 named(UnserializableValueError, 'UnserializableValueError');
 
+/** Raised when an encoded value (a result, params, an input) is larger than one znode can hold. */
+export class ValueTooLargeError extends ZkPlanError {
+  readonly code = 'VALUE_TOO_LARGE';
+  constructor(readonly where: string, readonly bytes: number, readonly limitBytes: number, path?: string) {
+    super(
+      `${where} is ${bytes} bytes once encoded, more than the ${limitBytes} bytes a znode holds (ZooKeeper's jute.maxbuffer): store large data elsewhere and pass a reference`,
+      { path },
+    );
+  }
+}
+named(ValueTooLargeError, 'ValueTooLargeError');
+
 /** Wraps what a task's function threw (or its timeout), with the task path; the worker releases the task. */
 export class TaskExecutionError extends ZkPlanError {
   readonly code = 'TASK_FAILED';

@@ -1,5 +1,5 @@
 import superjson from 'superjson';
-import { MalformedNodeError, UnserializableValueError } from '../errors/task-errors.js';
+import { MalformedNodeError, UnserializableValueError, ValueTooLargeError } from '../errors/task-errors.js';
 
 /**
  * Prototypes superjson round-trips faithfully; any other class instance would come back as a
@@ -67,10 +67,18 @@ export function assertSerializable(value: unknown, where: string, path?: string)
   visit(value, where);
 }
 
+/**
+ * The most bytes one encoded value may have: ZooKeeper refuses (by dropping the connection)
+ * requests over `jute.maxbuffer`, 1 MiB − 1 by default, and a request carries a path besides the data.
+ */
+export const MAX_VALUE_BYTES = 1_000_000;
+
 /** Encodes a value as zk-plan stores every znode value: `superjson.stringify(value)` in UTF-8. */
 export function encodeValue(value: unknown, where: string, path?: string): Buffer {
   assertSerializable(value, where, path);
-  return Buffer.from(superjson.stringify(value), 'utf8');
+  const encoded = Buffer.from(superjson.stringify(value), 'utf8');
+  if (encoded.length > MAX_VALUE_BYTES) throw new ValueTooLargeError(where, encoded.length, MAX_VALUE_BYTES, path);
+  return encoded;
 }
 
 /** Decodes a znode value written by `encodeValue` (or any superjson writer); throws MalformedNodeError otherwise. */

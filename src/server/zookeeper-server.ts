@@ -378,7 +378,7 @@ class ServerProcess {
   private async terminate(): Promise<void> {
     if (this.hasExited) return;
     this.child.kill('SIGTERM');
-    const exitedInTime = await Promise.race([this.exited.then(() => true), delay(STOP_GRACE_MS, false)]);
+    const exitedInTime = await Promise.race([this.exited.then(() => true), delay(STOP_GRACE_MS, false, { ref: false })]);
     if (!exitedInTime) {
       this.child.kill('SIGKILL');
       await this.exited;

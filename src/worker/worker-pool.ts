@@ -61,13 +61,23 @@ export class WorkerPool {
     this.currentState = 'stopping';
     this.stopController.abort();
     const allEnded = Promise.all(this.loops).then(() => true);
-    if (!(await Promise.race([allEnded, sleepUnless(drainTimeoutMs).then(() => false)]))) {
+    if (!(await endsWithin(allEnded, drainTimeoutMs))) {
       this.abortTasksController.abort();
-      if (!(await Promise.race([allEnded, sleepUnless(ABORT_GRACE_MS).then(() => false)]))) {
+      if (!(await endsWithin(allEnded, ABORT_GRACE_MS))) {
         // Functions that ignore their signal: give their tasks back; their writes are fenced by the aborted signal.
         await Promise.all([...this.running.values()].map((claim) => this.runtime.store.release(claim).catch(() => undefined)));
       }
     }
     this.currentState = 'stopped';
+  }
+}
+
+/** True when `ended` resolves within `ms`; the timer is cleared either way, so it never holds the process open. */
+async function endsWithin(ended: Promise<boolean>, ms: number): Promise<boolean> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([ended, sleepUnless(ms, timer.signal).then(() => false)]);
+  } finally {
+    timer.abort();
   }
 }
