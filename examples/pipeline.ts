@@ -16,6 +16,7 @@ import { container as rootContainer, type InjectionToken } from 'tsyringe';
 import { FunctionRegistry, ZkPlan, call, type TaskContext } from '../src/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runMain, withZooKeeper } from './local-zookeeper.js';
+import { prng } from './seeded-random.js';
 
 // ---------------------------------------------------------------------------------------------
 // The data: shards, products, currencies
@@ -169,18 +170,6 @@ const rates = new CurrencyRates(
 // ---------------------------------------------------------------------------------------------
 // The pipeline's steps: pure functions, used by the tasks and by the single-process check
 // ---------------------------------------------------------------------------------------------
-
-/** mulberry32: a small, fast, seeded PRNG returning floats in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const round2 = (x: number): number => Math.round(x * 100) / 100;
 

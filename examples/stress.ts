@@ -15,6 +15,7 @@
 import { FunctionRegistry, ZkPlan, call, type TaskContext, type WorkerPool } from '../src/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runMain, withZooKeeper } from './local-zookeeper.js';
+import { pickDistinct, prng } from './seeded-random.js';
 
 function intFromEnv(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -22,28 +23,6 @@ function intFromEnv(name: string, fallback: number, min: number): number {
   const value = Number(raw);
   if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be a whole number ≥ ${min}, got ${JSON.stringify(raw)}`);
   return value;
-}
-
-/** mulberry32: a small seeded PRNG returning floats in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** `k` distinct indices of [0, n) in random order (partial Fisher–Yates). */
-function pickDistinct(n: number, k: number, random: () => number): number[] {
-  const pool = Array.from({ length: n }, (_, i) => i);
-  for (let j = 0; j < k; j++) {
-    const swap = j + Math.floor(random() * (n - j));
-    [pool[j], pool[swap]] = [pool[swap] as number, pool[j] as number];
-  }
-  return pool.slice(0, k);
 }
 
 await runMain('stress', async () => {

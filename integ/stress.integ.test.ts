@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, call } from '../src/index.js';
+import { pickDistinct, prng } from '../examples/seeded-random.js';
 import { useZooKeeper } from './support/zk-test-env.js';
 
 /**
@@ -14,31 +15,10 @@ const M = Number(process.env['STRESS_M'] ?? 100);
 const K = Number(process.env['STRESS_K'] ?? 10);
 const TASK_MS = 100;
 
-/** A small seeded PRNG (mulberry32), so a failing plan can be rebuilt from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function pickDistinct(count: number, below: number, next: () => number): number[] {
-  const pool = Array.from({ length: below }, (_, index) => index);
-  for (let index = pool.length - 1; index > 0; index--) {
-    const swap = Math.floor(next() * (index + 1));
-    [pool[index], pool[swap]] = [pool[swap]!, pool[index]!];
-  }
-  return pool.slice(0, count);
-}
-
 describe('stress (the spec: N workers, M tasks, K random dependencies)', () => {
   it(`runs ${M} tasks with ${K} dependencies each on ${N} workers: each exactly once at a time, with the right arguments`, async () => {
     const seed = Number(process.env['STRESS_SEED'] ?? Date.now() % 1_000_000);
-    const next = random(seed);
+    const next = prng(seed);
     const inFlight = new Array<number>(M).fill(0);
     const completed = new Set<number>();
     const problems: string[] = [];
@@ -57,7 +37,7 @@ describe('stress (the spec: N workers, M tasks, K random dependencies)', () => {
     const plan = await zkPlan.createPlan(parent);
     const tasks: string[] = [];
     for (let index = 0; index < M; index++) {
-      const selected = index < K ? [] : pickDistinct(K, index, next);
+      const selected = index < K ? [] : pickDistinct(index, K, next);
       tasks.push(await zkPlan.addTask(plan, call('stressTask', index, selected), selected.map((dependency) => tasks[dependency]!)));
     }
     await zkPlan.markAsReady(plan);
