@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, call, decodeValue, encodeValue, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
 import { childrenOf, put } from './support/raw-nodes.js';
-import { nextEvent, useZooKeeper } from './support/zk-test-env.js';
+import { nextEvent, until, useZooKeeper } from './support/zk-test-env.js';
 
 /**
  * What a crash leaves at each step of performing a task, and that the next worker finishes it.
@@ -56,14 +56,6 @@ async function expectCorrectOutcome(s: Scenario, expectedProducerRuns: number): 
   expect(await s.zkPlan.getResult(s.producer)).toBe(40);
   expect(s.runs.get('produce') ?? 0).toBe(expectedProducerRuns);
   expect(s.runs.get('plus')).toBe(3);
-}
-
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 async function depsOf(zkPlan: ZkPlan, task: string): Promise<string[]> {

@@ -98,12 +98,12 @@ describe('get-task (spec behaviours on real znodes)', () => {
     await putTask(zk, `${plan}/task-0000001234`, ['ready']);
     await putTask(zk, `${plan}/task-0000002345`, ['ready']);
     const store = new TaskStore(zk);
-    const listTasks = store.listTasks.bind(store);
+    const listPlan = store.listPlan.bind(store);
     // The plan is listed with both tasks, then the first one disappears before its children are read.
-    store.listTasks = async (path) => {
-      const tasks = await listTasks(path);
+    store.listPlan = async (path) => {
+      const listing = await listPlan(path);
       await zk.deleteRecursive(`${plan}/task-0000001234`);
-      return tasks;
+      return listing;
     };
     const claim = await getTask(store, plan, seeker());
     expect(claim?.task).toBe(`${plan}/task-0000002345`);

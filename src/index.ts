@@ -30,6 +30,14 @@ import 'reflect-metadata';
 
 export { ZkPlan, type ZkPlanState } from './plan/zk-plan.js';
 export type { AddTaskOptions } from './plan/plan-writer.js';
+export type { PlanStatus, PlanState } from './plan/plan-status.js';
+export type { TaskFailure, AttemptRecord } from './worker/failure-policy.js';
+export {
+  DEFAULT_RETRY_POLICY,
+  type PlanOptions,
+  type RetryPolicy,
+  type FailurePolicy,
+} from './config/plan-options.js';
 export { FunctionRegistry, type RegisteredFunction } from './exec/function-registry.js';
 export { call, inline, type TaskSpec, type CallSpec, type InlineSpec, type TaskDefinition } from './exec/task-spec.js';
 export type { TaskContext, TaskFunction } from './exec/task-context.js';
@@ -48,6 +56,7 @@ export {
 export { zkPlanModule, startup, shutdown, type ZkPlanModuleConfig } from './di/zk-plan-module.js';
 export { ZK_CLIENT, ZK_PLAN, FUNCTION_REGISTRY, WORKER_POOL, ZK_PLAN_MODULE_CONFIG, ZK_PLAN_SETTINGS } from './di/tokens.js';
 export { ZkClient, type ZkClientOptions, type ZkSession, type SessionState, type CreateMode, type WatchEvent } from './zk/zk-client.js';
+export { digestAcl, digestId, creatorAllAcl, openAcl, ACL_PERMS, type AclEntry, type AclPermName, type ZkAuth } from './zk/acl.js';
 export * as layout from './zk/layout.js';
 export { encodeValue, decodeValue, MAX_VALUE_BYTES } from './serialization/codec.js';
 export {
@@ -61,8 +70,17 @@ export {
 } from './server/zookeeper-server.js';
 export { ZkPlanError } from './errors/base-error.js';
 export { ZkError, ZkConnectTimeoutError, type ZkErrorCode } from './errors/zk-error.js';
+export { ZkAuthError } from './errors/zk-auth-error.js';
 export { InvalidArgumentError, IllegalStateError, WaitTimeoutError } from './errors/usage-errors.js';
-export { ArgTaskNotFoundError, ForeignArgTaskError, PlanNotFoundError, ResultNotFoundError } from './errors/plan-errors.js';
+export {
+  ArgTaskNotFoundError,
+  ForeignArgTaskError,
+  PlanNotFoundError,
+  ResultNotFoundError,
+  PlanFailedError,
+  PlanAbortedError,
+  type FailedTaskReport,
+} from './errors/plan-errors.js';
 export {
   UnknownFunctionError,
   InlineDisabledError,
@@ -71,5 +89,7 @@ export {
   TaskExecutionError,
   OwnershipLostError,
   ValueTooLargeError,
+  PermanentError,
+  TaskTimeoutError,
 } from './errors/task-errors.js';
 export { ZooKeeperNotFoundError, ZooKeeperStartError } from './errors/server-errors.js';

@@ -154,23 +154,33 @@ describe('parseDefinition', () => {
 
 describe('toDefinition', () => {
   it('stores fn and params of a call spec', () => {
-    expect(toDefinition(call('sum', 1, 2), false)).toEqual({ fn: 'sum', params: [1, 2] });
+    expect(toDefinition(call('sum', 1, 2))).toEqual({ fn: 'sum', params: [1, 2] });
   });
 
   it('stores the source of an inline spec', () => {
-    expect(toDefinition({ kind: 'inline', source: '() => 1' }, false)).toEqual({ source: '() => 1' });
+    expect(toDefinition({ kind: 'inline', source: '() => 1' })).toEqual({ source: '() => 1' });
   });
 
   it('adds keepResult only when true', () => {
-    const kept = toDefinition(call('sum'), true);
+    const kept = toDefinition(call('sum'), { keepResult: true });
     expect(kept).toEqual({ fn: 'sum', params: [], keepResult: true });
-    const notKept = toDefinition(call('sum'), false);
+    const notKept = toDefinition(call('sum'));
     expect('keepResult' in notKept).toBe(false);
-    expect(toDefinition({ kind: 'inline', source: '() => 1' }, true)).toEqual({ source: '() => 1', keepResult: true });
+    expect(toDefinition({ kind: 'inline', source: '() => 1' }, { keepResult: true })).toEqual({ source: '() => 1', keepResult: true });
+  });
+
+  it('stores retry overrides and timeoutMs only when given', () => {
+    expect(toDefinition(call('sum'), { retry: { maxAttempts: 5 }, timeoutMs: 100 })).toEqual({ fn: 'sum', params: [], retry: { maxAttempts: 5 }, timeoutMs: 100 });
+    expect(toDefinition(call('sum'), { retry: {} })).toEqual({ fn: 'sum', params: [] });
+  });
+
+  it('rejects malformed retry and timeoutMs fields when parsing', () => {
+    expect(() => parseDefinition(TASK, { fn: 'f', retry: 3 })).toThrow(/retry must be an object/);
+    expect(() => parseDefinition(TASK, { fn: 'f', timeoutMs: -1 })).toThrow(/timeoutMs must be a number/);
   });
 
   it('round-trips through parseDefinition', () => {
-    for (const definition of [toDefinition(call('a.b', [1]), true), toDefinition({ kind: 'inline', source: '() => 2' }, false)]) {
+    for (const definition of [toDefinition(call('a.b', [1]), { keepResult: true, retry: { maxAttempts: 2 }, timeoutMs: 5 }), toDefinition({ kind: 'inline', source: '() => 2' })]) {
       expect(parseDefinition(TASK, definition)).toEqual(definition);
     }
   });

@@ -90,3 +90,12 @@ export function nextEvent<T>(
     emitter.on(name, listener);
   });
 }
+
+/** Resolves once `condition()` holds, checking every few ms; rejects after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs = 10_000 * TIMING): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

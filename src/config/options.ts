@@ -1,6 +1,8 @@
 import type { DependencyContainer } from 'tsyringe';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
+import { resolveAcl, resolveAuth, type AclEntry, type ZkAuth } from '../zk/acl.js';
+import type { ZkClientOptions } from '../zk/zk-client.js';
 
 /** The spec's back-off attributes for idle worker rounds: `initial × increase^count`, capped at `max`. */
 export interface BackoffOptions {
@@ -26,6 +28,19 @@ export interface ConnectOptions {
   readonly connectTimeoutMs?: number;
   /** The tsyringe container handed to task functions as `ctx.container`. @defaultValue a child of tsyringe's root container */
   readonly container?: DependencyContainer;
+  /**
+   * Credentials added to every ZooKeeper session before it is used, the first and each new one
+   * after an expiry, e.g. `{ scheme: 'digest', id: 'user:password' }`. Refused credentials make
+   * `connect` fail with `ZkAuthError` (code `AUTH_FAILED`). @defaultValue none
+   */
+  readonly auth?: ZkAuth | readonly ZkAuth[];
+  /**
+   * ACL of every node this ZkPlan creates (plans, tasks, and the nodes its workers write), e.g.
+   * `[digestAcl('user:password')]`. Needs an `auth` that the ACL grants read, create and delete,
+   * else `InvalidArgumentError`. Each node is world-open for the one round trip between its create
+   * and the setACL that follows (the native client cannot create with an ACL). @defaultValue none: the open ACL
+   */
+  readonly acl?: readonly AclEntry[];
 }
 
 /** Options of one worker loop (`zkPlan.worker`) and of a pool (`startWorkers`). */
@@ -77,7 +92,7 @@ export function resolveBackoff(attrs: BackoffOptions = {}): ResolvedBackoff {
   return resolved;
 }
 
-export function resolveConnectOptions(options: ConnectOptions): Required<Omit<ConnectOptions, 'functions' | 'container'>> {
+export function resolveConnectOptions(options: ConnectOptions): ZkClientOptions {
   assertObject('options', options);
   if (typeof options.connect !== 'string' || options.connect.trim() === '') {
     throw new InvalidArgumentError('connect', 'expected a ZooKeeper connect string such as "127.0.0.1:2181"');
@@ -86,7 +101,9 @@ export function resolveConnectOptions(options: ConnectOptions): Required<Omit<Co
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
   assertPositiveNumber('sessionTimeoutMs', sessionTimeoutMs);
   assertPositiveNumber('connectTimeoutMs', connectTimeoutMs);
-  return { connect: options.connect.trim(), sessionTimeoutMs, connectTimeoutMs };
+  const auth = options.auth === undefined ? [] : resolveAuth(options.auth);
+  const acl = options.acl === undefined ? undefined : resolveAcl(options.acl, auth);
+  return { connect: options.connect.trim(), sessionTimeoutMs, connectTimeoutMs, ...(auth.length > 0 ? { auth } : {}), ...(acl ? { acl } : {}) };
 }
 
 let workerSerial = 0;

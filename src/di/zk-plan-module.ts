@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Lifecycle, type DependencyContainer } from 'tsyringe';
-import { resolveConnectOptions, type WorkerPoolOptions } from '../config/options.js';
+import { resolveConnectOptions, type ConnectOptions, type WorkerPoolOptions } from '../config/options.js';
 import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';
 import { ZkPlan } from '../plan/zk-plan.js';
@@ -10,8 +10,8 @@ import { FUNCTION_REGISTRY, WORKER_POOL, ZK_CLIENT, ZK_PLAN, ZK_PLAN_MODULE_CONF
 
 /** Configuration of the DI module: the Clojure original's `zookeeper-config` and `zk-plan-config`. */
 export interface ZkPlanModuleConfig {
-  /** Coordinates of the ZooKeeper service. */
-  readonly zookeeper: { readonly connect: string; readonly sessionTimeoutMs?: number; readonly connectTimeoutMs?: number };
+  /** Coordinates of the ZooKeeper service, and the `auth` and `acl` of its sessions and nodes (as in `ZkPlan.connect`). */
+  readonly zookeeper: Pick<ConnectOptions, 'connect' | 'sessionTimeoutMs' | 'connectTimeoutMs' | 'auth' | 'acl'>;
   /** When present, `startup` spawns `workers` worker loops on plans under `parent`. */
   readonly zkPlan?: { readonly workers: number; readonly parent: string } & Omit<WorkerPoolOptions, 'count'>;
   /** Functions the workers can run. @defaultValue the registry already registered under FUNCTION_REGISTRY, else a new empty one */

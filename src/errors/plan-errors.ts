@@ -38,3 +38,37 @@ export class ResultNotFoundError extends ZkPlanError {
   }
 }
 named(ResultNotFoundError, 'ResultNotFoundError');
+
+/** The reason a running task's signal is aborted when another task of its failFast plan failed for good. */
+export class PlanAbortedError extends ZkPlanError {
+  readonly code = 'PLAN_ABORTED';
+  constructor(plan: string, task: string) {
+    super(`Task ${task} was aborted: its plan ${plan} failed and its failure policy is failFast`, { path: task });
+  }
+}
+named(PlanAbortedError, 'PlanAbortedError');
+
+/** A task of a plan's status report that failed for good, with the failure recorded in ZooKeeper. */
+export interface FailedTaskReport {
+  readonly task: string;
+  readonly failure: unknown;
+}
+
+/** Thrown by `waitForCompletion` when the plan has failed: lists the failed tasks and those blocked forever. */
+export class PlanFailedError extends ZkPlanError {
+  readonly code = 'PLAN_FAILED';
+  constructor(
+    plan: string,
+    readonly failedTasks: readonly FailedTaskReport[],
+    readonly blockedTasks: readonly string[],
+  ) {
+    super(
+      `Plan ${plan} failed: ${failedTasks.length} task(s) failed for good (${failedTasks
+        .slice(0, 3)
+        .map(({ task, failure }) => `${task}: ${(failure as { message?: string } | undefined)?.message ?? 'unknown error'}`)
+        .join('; ')}${failedTasks.length > 3 ? '; …' : ''}), ${blockedTasks.length} blocked behind them. Fix the cause, then retryFailed(plan) to run them again`,
+      { path: plan },
+    );
+  }
+}
+named(PlanFailedError, 'PlanFailedError');

@@ -74,3 +74,25 @@ export class OwnershipLostError extends ZkPlanError {
   }
 }
 named(OwnershipLostError, 'OwnershipLostError');
+
+/**
+ * Thrown by a task function to say that trying again cannot help (bad input, a missing record):
+ * the task fails at once, without using its remaining attempts. Like BullMQ's UnrecoverableError.
+ */
+export class PermanentError extends Error {
+  readonly code: string;
+  constructor(message: string, options: { code?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options.code ?? 'PERMANENT';
+  }
+}
+named(PermanentError, 'PermanentError');
+
+/** Raised when a task's function did not settle within the task's `timeoutMs`; its signal is aborted. */
+export class TaskTimeoutError extends ZkPlanError {
+  readonly code = 'TASK_TIMEOUT';
+  constructor(task: string, readonly timeoutMs: number) {
+    super(`Task ${task} did not finish within ${timeoutMs} ms: its signal was aborted; raise timeoutMs in addTask if it needs longer`, { path: task });
+  }
+}
+named(TaskTimeoutError, 'TaskTimeoutError');

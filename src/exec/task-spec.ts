@@ -4,6 +4,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { assertSerializable } from '../serialization/codec.js';
 import { assertFunctionName } from './function-registry.js';
 import type { TaskFunction } from './task-context.js';
+import type { RetryPolicy } from '../config/plan-options.js';
 
 /** A task that calls a registered function with bound params: built by `call()`. */
 export interface CallSpec {
@@ -20,10 +21,20 @@ export interface InlineSpec {
 
 export type TaskSpec = CallSpec | InlineSpec;
 
+/** Per-task settings stored with the definition; all optional. */
+export interface TaskSettings {
+  /** Keep the result in the plan after the task is done (for `getResult`). */
+  readonly keepResult?: boolean;
+  /** Overrides of the plan's retry policy for this task. */
+  readonly retry?: RetryPolicy;
+  /** Time limit of one run of the function, in ms; its signal is aborted and the try fails. */
+  readonly timeoutMs?: number;
+}
+
 /** What a task node's value holds (the wire format other programs may write too). */
 export type TaskDefinition =
-  | { readonly fn: string; readonly params: readonly unknown[]; readonly keepResult?: boolean }
-  | { readonly source: string; readonly keepResult?: boolean };
+  | ({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings)
+  | ({ readonly source: string } & TaskSettings);
 
 /** A task calling the registered function `fn` with `params` bound into `ctx.params`. */
 export function call(fn: string, ...params: unknown[]): CallSpec {
@@ -77,10 +88,15 @@ export function assertTaskSpec(spec: unknown): asserts spec is TaskSpec {
   throw new InvalidArgumentError('task', `unknown task kind ${JSON.stringify(candidate.kind)}; use call() or inline()`);
 }
 
-/** The value stored in a task node for a spec. */
-export function toDefinition(spec: TaskSpec, keepResult: boolean): TaskDefinition {
+/** The value stored in a task node for a spec; settings left at their defaults are not stored. */
+export function toDefinition(spec: TaskSpec, settings: TaskSettings = {}): TaskDefinition {
   const base = spec.kind === 'call' ? { fn: spec.fn, params: spec.params } : { source: spec.source };
-  return keepResult ? { ...base, keepResult: true } : base;
+  return {
+    ...base,
+    ...(settings.keepResult ? { keepResult: true } : {}),
+    ...(settings.retry !== undefined && Object.keys(settings.retry).length > 0 ? { retry: settings.retry } : {}),
+    ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
+  };
 }
 
 /** Validates a decoded task node value; throws MalformedNodeError naming the task otherwise. */
@@ -89,17 +105,28 @@ export function parseDefinition(task: string, value: unknown): TaskDefinition {
     throw new MalformedNodeError(task, 'its value must be an object { fn, params } or { source }');
   }
   const record = value as Record<string, unknown>;
-  const keepResult = record['keepResult'];
-  if (keepResult !== undefined && typeof keepResult !== 'boolean') {
-    throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
-  }
+  const settings = parseSettings(task, record);
   if (typeof record['fn'] === 'string') {
     const params = record['params'] === undefined ? [] : record['params'];
     if (!Array.isArray(params)) throw new MalformedNodeError(task, '"params" must be an array');
-    return { fn: record['fn'], params, ...(keepResult ? { keepResult } : {}) };
+    return { fn: record['fn'], params, ...settings };
   }
   if (typeof record['source'] === 'string') {
-    return { source: record['source'], ...(keepResult ? { keepResult } : {}) };
+    return { source: record['source'], ...settings };
   }
   throw new MalformedNodeError(task, 'its value has neither a string "fn" (registered function) nor a string "source" (inline function)');
+}
+
+function parseSettings(task: string, record: Record<string, unknown>): TaskSettings {
+  const { keepResult, retry, timeoutMs } = record;
+  if (keepResult !== undefined && typeof keepResult !== 'boolean') throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
+  if (retry !== undefined && (typeof retry !== 'object' || retry === null || Array.isArray(retry))) {
+    throw new MalformedNodeError(task, 'retry must be an object { maxAttempts?, initialDelayMs?, multiplier?, maxDelayMs? } when present');
+  }
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs > 0))) throw new MalformedNodeError(task, 'timeoutMs must be a number > 0 when present');
+  return {
+    ...(keepResult ? { keepResult } : {}),
+    ...(retry !== undefined ? { retry: retry as RetryPolicy } : {}),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  };
 }

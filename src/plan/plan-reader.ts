@@ -1,40 +1,55 @@
 import { once } from 'node:events';
-import { PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
+import { PlanFailedError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
 import { WaitTimeoutError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { decodeValue } from '../serialization/codec.js';
-import { TASK_PREFIX, assertSequentialPath, assertValidPath, keptResultPathFor, sortBySerial } from '../zk/layout.js';
-import type { WatchEvent, ZkClient } from '../zk/zk-client.js';
+import {
+  ATTEMPTS,
+  DEP_PREFIX,
+  FAILED,
+  PROV_PREFIX,
+  READY,
+  TASK_PREFIX,
+  assertSequentialPath,
+  assertValidPath,
+  childPath,
+  hasSequentialName,
+  keptResultPathFor,
+  sortBySerial,
+} from '../zk/layout.js';
+import type { Watcher, ZkClient } from '../zk/zk-client.js';
 import { assertPositiveNumber } from '../config/options.js';
+import type { TaskFailure } from '../worker/failure-policy.js';
+import { classifyTask } from '../worker/task-state.js';
+import type { TaskStore } from '../worker/task-store.js';
 import { sleepUnless } from '../worker/wake-up.js';
+import { summarizePlan, unfedDeps, type PlanStatus, type TaskSnapshot } from './plan-status.js';
 
 /** Pause before retrying a read that failed because the connection or session was lost. */
 const RETRY_PAUSE_MS = 200;
 
+/** The plan's task count and whether it carries the `failed` marker. */
+interface PlanListing {
+  readonly remaining: number;
+  readonly failed: boolean;
+}
+
 /** The ZooKeeper reads that tell how far a plan is, and its kept results. */
 export class PlanReader {
-  constructor(private readonly zk: ZkClient) {}
+  constructor(
+    private readonly zk: ZkClient,
+    private readonly store: TaskStore,
+  ) {}
 
   /** The spec's `plan-completed?`: true once the plan has no task-* child left. */
   async planCompleted(plan: string): Promise<boolean> {
-    return (await this.remainingTasks(plan)) === 0;
-  }
-
-  /** Number of task-* children of the plan. */
-  async remainingTasks(plan: string, watcher?: (event: WatchEvent) => void): Promise<number> {
-    assertValidPath('plan', plan);
-    try {
-      const listing = await this.zk.getChildren(plan, watcher);
-      return sortBySerial(listing.children, TASK_PREFIX).length;
-    } catch (error) {
-      if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(plan);
-      throw error;
-    }
+    return (await this.listPlan(plan)).remaining === 0;
   }
 
   /**
-   * Resolves when the plan has no task left. Driven by a child watch on the plan (no polling);
-   * re-arms the watch after every change and after a new session replaces an expired one.
+   * Resolves when the plan has no task left; rejects with PlanFailedError once it has failed.
+   * Driven by watches on the plan's children and on its `failed` marker (no polling); re-armed
+   * after every change and after a new session replaces an expired one.
    */
   async waitForCompletion(plan: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     assertValidPath('plan', plan);
@@ -44,18 +59,48 @@ export class PlanReader {
     let remaining = Number.NaN;
     while (!giveUp.aborted) {
       const changed = new AbortController();
+      const onChange: Watcher = () => changed.abort();
       try {
-        remaining = await this.remainingTasks(plan, () => changed.abort());
+        const listing = await this.listPlan(plan, onChange);
+        remaining = listing.remaining;
+        if (remaining === 0) return;
+        if (listing.failed) {
+          // Each further failure rewrites the marker: its data watch wakes us when the last live task fails.
+          await this.zk.getData(childPath(plan, FAILED), onChange);
+          const status = await this.planStatus(plan);
+          if (status.state === 'failed') {
+            throw new PlanFailedError(plan, status.failed, status.blocked.map(({ task }) => task));
+          }
+        }
       } catch (error) {
         if (!isZkError(error) || !error.isConnectionProblem) throw error;
         await Promise.race([sleepUnless(RETRY_PAUSE_MS, giveUp), once(this.zk, 'session:started', { signal: giveUp }).catch(() => undefined)]);
         continue;
       }
-      if (remaining === 0) return;
       await sleepUnless(timeoutMs, giveUp, changed.signal);
     }
     if (signal?.aborted) throw signal.reason;
     throw new WaitTimeoutError(plan, timeoutMs, remaining);
+  }
+
+  /** Where the plan stands: its state, task counts, failed tasks with their errors, and tasks blocked forever. */
+  async planStatus(plan: string): Promise<PlanStatus> {
+    assertValidPath('plan', plan);
+    const listing = await this.zk.tryGetChildren(plan);
+    if (listing === undefined) throw new PlanNotFoundError(plan);
+    const tasks = sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));
+    const [settings, snapshots] = await Promise.all([this.store.readPlanSettings(plan), Promise.all(tasks.map((task) => this.snapshotTask(task)))]);
+    const present = snapshots.filter((snapshot): snapshot is TaskSnapshot => snapshot !== undefined);
+    // A dep nobody feeds may only look so because its producer finished while we were reading: check it again.
+    const unfed = unfedDeps(present);
+    const stillThere = await Promise.all(unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)));
+    return summarizePlan({
+      plan,
+      ready: listing.children.includes(READY),
+      failurePolicy: settings.failurePolicy,
+      tasks: present,
+      orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
+    });
   }
 
   /** The kept result of a task added with `{ keepResult: true }`, once it completed. */
@@ -65,5 +110,47 @@ export class PlanReader {
     const kept = await this.zk.tryGetData(resultPath);
     if (kept === undefined) throw new ResultNotFoundError(task, resultPath);
     return decodeValue(resultPath, kept.data);
+  }
+
+  private async listPlan(plan: string, watcher?: Watcher): Promise<PlanListing> {
+    assertValidPath('plan', plan);
+    try {
+      const listing = await this.zk.getChildren(plan, watcher);
+      return { remaining: sortBySerial(listing.children, TASK_PREFIX).length, failed: listing.children.includes(FAILED) };
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(plan);
+      throw error;
+    }
+  }
+
+  private async snapshotTask(task: string): Promise<TaskSnapshot | undefined> {
+    const listing = await this.zk.tryGetChildren(task);
+    if (listing === undefined) return undefined;
+    const children = listing.children;
+    const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
+    const [feeds, failure, attempts] = await Promise.all([
+      Promise.all(provs.map((name) => this.readOptional(childPath(task, name)))),
+      children.includes(FAILED) ? this.readOptional(childPath(task, FAILED)) : undefined,
+      children.includes(ATTEMPTS) ? this.store.readAttempts(task).catch(() => undefined) : undefined,
+    ]);
+    return {
+      task,
+      state: classifyTask(children, listing.stat.cversion),
+      deps: children.filter((name) => hasSequentialName(name, DEP_PREFIX)).map((name) => childPath(task, name)),
+      feeds: feeds.filter((dep): dep is string => typeof dep === 'string'),
+      ...(failure !== undefined ? { failure: failure as TaskFailure } : {}),
+      ...(attempts !== undefined ? { attempts } : {}),
+    };
+  }
+
+  /** A node's decoded value; undefined when it is gone or unreadable (the report says what it can). */
+  private async readOptional(path: string): Promise<unknown> {
+    try {
+      const node = await this.zk.tryGetData(path);
+      return node && decodeValue(path, node.data);
+    } catch (error) {
+      if (isZkError(error)) throw error;
+      return undefined;
+    }
   }
 }

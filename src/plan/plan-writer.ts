@@ -3,11 +3,15 @@ import { UnknownFunctionError } from '../errors/task-errors.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
-import { assertTaskSpec, toDefinition, type TaskSpec } from '../exec/task-spec.js';
+import { assertTaskSpec, toDefinition, type TaskSettings, type TaskSpec } from '../exec/task-spec.js';
+import { assertPositiveNumber } from '../config/options.js';
+import { DEFAULT_RETRY_POLICY, resolvePlanSettings, resolveRetryPolicy, type PlanOptions, type RetryPolicy } from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import type { TaskStore } from '../worker/task-store.js';
 import {
+  ATTEMPTS,
   DEP_PREFIX,
+  FAILED,
   PLAN_PREFIX,
   PROV_PREFIX,
   READY,
@@ -23,9 +27,11 @@ import {
 import type { ZkClient } from '../zk/zk-client.js';
 
 /** Options of `addTask`. */
-export interface AddTaskOptions {
+export interface AddTaskOptions extends RetryPolicy {
   /** Keep the task's result in the plan after the task is done, for `getResult`. @defaultValue false */
   readonly keepResult?: boolean;
+  /** Time limit of one run of the function, in ms: then its signal aborts and the try fails (TASK_TIMEOUT). @defaultValue none */
+  readonly timeoutMs?: number;
 }
 
 /** The ZooKeeper writes that build plans: plan and task nodes, dependencies, ready markers. */
@@ -37,10 +43,11 @@ export class PlanWriter {
   ) {}
 
   /** The spec's `create-plan`: a new persistent sequential `plan-` node under `parent` (created if missing). */
-  async createPlan(parent: string): Promise<string> {
+  async createPlan(parent: string, options: PlanOptions = {}): Promise<string> {
     assertValidPath('parent', parent);
+    const settings = resolvePlanSettings(options);
     await this.zk.ensurePath(parent);
-    return await this.zk.create(childPath(parent, PLAN_PREFIX), null, 'persistent-sequential');
+    return await this.zk.create(childPath(parent, PLAN_PREFIX), encodeValue(settings, 'plan settings'), 'persistent-sequential');
   }
 
   /**
@@ -52,12 +59,11 @@ export class PlanWriter {
     assertValidPath('plan', plan);
     assertTaskSpec(spec);
     this.assertArgTasks(plan, argTasks);
-    const keepResult = options.keepResult ?? false;
-    if (typeof keepResult !== 'boolean') throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
+    const settings = taskSettings(options);
     if (spec.kind === 'call' && this.functions.size > 0 && !this.functions.has(spec.fn)) {
       throw new UnknownFunctionError(spec.fn, undefined, this.functions.names());
     }
-    const definition = encodeValue(toDefinition(spec, keepResult), `The task definition for plan ${plan}`, plan);
+    const definition = encodeValue(toDefinition(spec, settings), `The task definition for plan ${plan}`, plan);
     await Promise.all([...new Set(argTasks)].map((arg) => this.assertArgTaskExists(arg)));
 
     let task: string;
@@ -128,6 +134,25 @@ export class PlanWriter {
     await this.zk.deleteIfPresent(dep);
   }
 
+  /**
+   * Lets the plan's failed tasks be tried again from scratch (their attempts reset), and so their
+   * dependents after them, like "rerun from the failed node". Returns the tasks reset.
+   */
+  async retryFailed(plan: string): Promise<string[]> {
+    assertValidPath('plan', plan);
+    const tasks = await this.store.listTasks(plan);
+    if (tasks === undefined) throw new PlanNotFoundError(plan);
+    const listings = await Promise.all(tasks.map(async (task) => ({ task, listing: await this.store.inspectTask(task) })));
+    const failed = listings.filter(({ listing }) => listing?.children.includes(FAILED)).map(({ task }) => task);
+    // attempts first: a crash in between leaves the task failed, and a second retryFailed finishes the job.
+    await Promise.all(failed.map(async (task) => {
+      await this.zk.deleteIfPresent(childPath(task, ATTEMPTS));
+      await this.zk.deleteIfPresent(childPath(task, FAILED));
+    }));
+    await this.zk.deleteIfPresent(childPath(plan, FAILED));
+    return failed;
+  }
+
   private assertArgTasks(plan: string, argTasks: readonly string[]): void {
     if (!Array.isArray(argTasks)) throw new InvalidArgumentError('argTasks', 'expected an array of task paths returned by addTask');
     argTasks.forEach((arg: unknown, index) => {
@@ -144,4 +169,16 @@ export class PlanWriter {
       'does not exist: pass paths returned by addTask for this plan (a task that already completed can be an input only if it was added with { keepResult: true })',
     );
   }
+}
+
+function taskSettings(options: AddTaskOptions): TaskSettings {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
+  const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs } = options;
+  if (typeof keepResult !== 'boolean') throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
+  if (timeoutMs !== undefined) assertPositiveNumber('timeoutMs', timeoutMs);
+  const retry = Object.fromEntries(
+    Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(([, value]) => value !== undefined),
+  ) as RetryPolicy;
+  resolveRetryPolicy(retry, DEFAULT_RETRY_POLICY); // validates
+  return { keepResult, retry, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
 }

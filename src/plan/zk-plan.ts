@@ -25,6 +25,8 @@ import { assertValidPath } from '../zk/layout.js';
 import { ZkClient } from '../zk/zk-client.js';
 import { PlanReader } from './plan-reader.js';
 import { PlanWriter, type AddTaskOptions } from './plan-writer.js';
+import type { PlanStatus } from './plan-status.js';
+import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
 
 export type ZkPlanState = 'open' | 'closing' | 'closed';
@@ -64,7 +66,7 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
     super();
     this.store = new TaskStore(zk);
     this.writer = new PlanWriter(zk, this.store, functions);
-    this.reader = new PlanReader(zk);
+    this.reader = new PlanReader(zk, this.store);
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
   }
@@ -82,10 +84,10 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
     return this.currentState;
   }
 
-  /** Creates a plan under `parent` (created if missing); returns the plan's path. */
-  createPlan(parent: string): Promise<string> {
+  /** Creates a plan under `parent` (created if missing) with its retry and failure policy; returns the plan's path. */
+  createPlan(parent: string, options: PlanOptions = {}): Promise<string> {
     this.assertOpen();
-    return this.writer.createPlan(parent);
+    return this.writer.createPlan(parent, options);
   }
 
   /** Adds a task to `plan` whose inputs are the results of `argTasks`, in that order; returns the task's path. */
@@ -107,7 +109,24 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
     return this.reader.planCompleted(plan);
   }
 
-  /** Resolves when the plan has no task left; rejects with WaitTimeoutError after `timeoutMs`. Watch-driven. */
+  /** Where the plan stands: state, task counts, failed tasks with their errors, tasks blocked forever, tasks to be retried. */
+  planStatus(plan: string): Promise<PlanStatus> {
+    this.assertOpen();
+    return this.reader.planStatus(plan);
+  }
+
+  /** Lets the plan's failed tasks (and so their dependents) run again, attempts reset; returns the tasks reset. */
+  async retryFailed(plan: string): Promise<string[]> {
+    this.assertOpen();
+    const reset = await this.writer.retryFailed(plan);
+    this.wakeUp.wake();
+    return reset;
+  }
+
+  /**
+   * Resolves when the plan has no task left; rejects with PlanFailedError once it has failed, or
+   * with WaitTimeoutError after `timeoutMs`. Watch-driven.
+   */
   waitForCompletion(plan: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
     this.assertOpen();
     return this.reader.waitForCompletion(plan, options.timeoutMs ?? DEFAULTS.waitTimeoutMs, options.signal);

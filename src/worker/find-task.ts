@@ -1,3 +1,4 @@
+import { ATTEMPTS } from '../zk/layout.js';
 import { isClaimable, classifyTask } from './task-state.js';
 import type { Claim, TaskStore } from './task-store.js';
 
@@ -16,19 +17,21 @@ export interface Seeker {
  * runnable (or finishable) task it wins the owner race for.
  */
 export async function getTask(store: TaskStore, plan: string, seeker: Seeker): Promise<Claim | undefined> {
-  const tasks = await store.listTasks(plan);
-  if (tasks === undefined) return undefined;
-  for (const task of tasks) {
+  const listing = await store.listPlan(plan);
+  if (listing === undefined) return undefined;
+  if (listing.failed && (await store.readPlanSettings(plan)).failurePolicy === 'failFast') return undefined;
+  for (const task of listing.tasks) {
     if (seeker.stop.aborted) return undefined;
     if (seeker.skip?.(task)) continue;
-    const listing = await store.inspectTask(task);
-    if (listing === undefined) continue; // removed since the plan was listed
-    const state = classifyTask(listing.children, listing.childVersion);
+    const taskListing = await store.inspectTask(task);
+    if (taskListing === undefined) continue; // removed since the plan was listed
+    const state = classifyTask(taskListing.children, taskListing.childVersion);
     if (state === 'abandoned') {
       await store.deleteAbandonedTask(task);
       continue;
     }
     if (!isClaimable(state)) continue;
+    if (state === 'runnable' && taskListing.children.includes(ATTEMPTS) && (await isWaitingForRetry(store, task))) continue;
     const claim = await store.claim(task, seeker.workerId, seeker.taskSignal);
     if (claim !== undefined) return claim;
   }
@@ -46,4 +49,14 @@ export async function getTaskFromAnyPlan(store: TaskStore, parent: string, seeke
     if (claim !== undefined) return claim;
   }
   return undefined;
+}
+
+/** True while a task that failed before waits out its retry delay. */
+async function isWaitingForRetry(store: TaskStore, task: string): Promise<boolean> {
+  try {
+    const attempts = await store.readAttempts(task);
+    return attempts !== undefined && attempts.notBefore.getTime() > Date.now();
+  } catch {
+    return false; // an unreadable record does not stop the task: perform-task reports it
+  }
 }

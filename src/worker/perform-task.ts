@@ -1,7 +1,9 @@
 import type { DependencyContainer } from 'tsyringe';
 import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
 import { encodeValue } from '../serialization/codec.js';
-import { DEP_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+import { TaskTimeoutError } from '../errors/task-errors.js';
+import { ATTEMPTS, DEP_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+import { retryPolicyFor } from './record-failure.js';
 import type { Claim, TaskStore } from './task-store.js';
 
 /** What performTask did with a claimed task. */
@@ -13,7 +15,9 @@ export type PerformOutcome =
   /** The task was removed meanwhile (another worker finished it). */
   | 'gone'
   /** The task is no longer runnable (e.g. a deletion is under way): the caller releases it. */
-  | 'not-runnable';
+  | 'not-runnable'
+  /** Its attempts were used up by earlier tries (a worker died while recording the last one): marked failed. */
+  | 'failed';
 
 export interface PerformContext {
   readonly store: TaskStore;
@@ -43,15 +47,41 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   }
   if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX))) return 'not-runnable';
 
+  if (children.includes(ATTEMPTS)) {
+    const attempts = await store.readAttempts(claim.task);
+    if (attempts !== undefined && attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts) {
+      await store.markFailed(claim, attempts.lastFailure);
+      return 'failed';
+    }
+  }
   const args = await store.readArgs(claim.task, children);
   if (args === undefined) return 'gone';
-  const value = await executeFunction(
-    definition,
-    { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, signal: claim.signal },
-    args,
-    context.execution,
+  const value = await withTimeout(claim, definition.timeoutMs, (signal) =>
+    executeFunction(
+      definition,
+      { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, signal },
+      args,
+      context.execution,
+    ),
   );
   const stored = await store.storeResult(claim, encodeValue(value, `The result of task ${claim.task}`, claim.task));
   await store.finish(claim, stored, keepResult);
   return 'completed';
+}
+
+/**
+ * Runs `run` with the claim's signal, and when `timeoutMs` is set, rejects with TaskTimeoutError
+ * after that long, aborting the signal the function sees (a function that ignores it runs on,
+ * but its result is not used).
+ */
+async function withTimeout<T>(claim: Claim, timeoutMs: number | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  if (timeoutMs === undefined) return await run(claim.signal);
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new TaskTimeoutError(claim.task, timeoutMs)), timeoutMs);
+  const timedOut = new Promise<never>((_, reject) => timeout.signal.addEventListener('abort', () => reject(timeout.signal.reason as Error), { once: true }));
+  try {
+    return await Promise.race([run(AbortSignal.any([claim.signal, timeout.signal])), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

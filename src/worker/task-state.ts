@@ -1,4 +1,4 @@
-import { DEP_PREFIX, OWNER, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+import { DEP_PREFIX, FAILED, OWNER, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 
 /**
  * Where a task stands, judged from its children alone (a pure decision; see README "Data model"):
@@ -6,11 +6,12 @@ import { DEP_PREFIX, OWNER, READY, RESULT, hasSequentialName } from '../zk/layou
  * - `finishable`: has a result but nobody owns it (a worker died after storing the result, or
  *   while deleting the task): propagate the result again and delete the task.
  * - `owned`: a live worker holds its ephemeral owner node.
+ * - `failed`: it failed for good (attempts used up, or a permanent error); never taken again.
  * - `waiting`: ready but some dep-* is still unmet.
  * - `building`: not ready yet (addTask, or another program, is still writing it).
  * - `abandoned`: no children left although it had some (a deletion that stopped half-way): delete it.
  */
-export type TaskState = 'runnable' | 'finishable' | 'owned' | 'waiting' | 'building' | 'abandoned';
+export type TaskState = 'runnable' | 'finishable' | 'owned' | 'failed' | 'waiting' | 'building' | 'abandoned';
 
 /**
  * Classifies a task from its child names and its child version (`cversion`, the count of child
@@ -20,6 +21,7 @@ export type TaskState = 'runnable' | 'finishable' | 'owned' | 'waiting' | 'build
 export function classifyTask(children: readonly string[], childVersion: number): TaskState {
   if (children.length === 0) return childVersion > 0 ? 'abandoned' : 'building';
   const names = new Set(children);
+  if (names.has(FAILED)) return 'failed'; // even while its last owner is still letting go of it
   if (names.has(OWNER)) return 'owned';
   if (names.has(RESULT)) return 'finishable';
   if (!names.has(READY)) return 'building';

@@ -2,9 +2,13 @@ import { MalformedNodeError, OwnershipLostError } from '../errors/task-errors.js
 import { isZkError } from '../errors/zk-error.js';
 import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
+import { planSettingsFrom, type PlanSettings } from '../config/plan-options.js';
+import type { AttemptRecord, TaskFailure } from './failure-policy.js';
 import {
   ARG_PREFIX,
+  ATTEMPTS,
   DEP_PREFIX,
+  FAILED,
   OWNER,
   PLAN_PREFIX,
   PROV_PREFIX,
@@ -44,13 +48,92 @@ export interface TaskListing {
 
 const MAX_DELETE_ROUNDS = 10;
 
+/** Plans whose settings a worker remembers; settings never change after createPlan. */
+const SETTINGS_CACHE_SIZE = 1_000;
+
 /**
  * Every ZooKeeper read and write a worker makes on plans and tasks. Writes made on behalf of a
  * claim are fenced by the claim's session: if that session expired (and its owner node with it),
  * they fail instead of landing through a newer session.
  */
 export class TaskStore {
+  private readonly settingsCache = new Map<string, PlanSettings>();
+  private readonly planFailures = new Map<string, AbortController>();
+
   constructor(private readonly zk: ZkClient) {}
+
+  /** The plan's failure policy and retry policy (read once per plan, then remembered). */
+  async readPlanSettings(plan: string): Promise<PlanSettings> {
+    const cached = this.settingsCache.get(plan);
+    if (cached) return cached;
+    const node = await this.zk.tryGetData(plan);
+    let stored: unknown;
+    try {
+      stored = node?.data?.length ? decodeValue(plan, node.data) : undefined;
+    } catch {
+      stored = undefined; // a plan node written by another tool with a value of its own: defaults apply
+    }
+    const settings = planSettingsFrom(stored);
+    if (this.settingsCache.size >= SETTINGS_CACHE_SIZE) this.settingsCache.clear();
+    this.settingsCache.set(plan, settings);
+    return settings;
+  }
+
+  /** The task's record of failed tries, if it has failed before. */
+  async readAttempts(task: string): Promise<AttemptRecord | undefined> {
+    const node = await this.zk.tryGetData(childPath(task, ATTEMPTS));
+    if (node === undefined) return undefined;
+    const value = decodeValue(childPath(task, ATTEMPTS), node.data) as Partial<AttemptRecord> | null;
+    if (typeof value?.failures !== 'number' || !(value.notBefore instanceof Date)) {
+      throw new MalformedNodeError(childPath(task, ATTEMPTS), 'expected { failures, notBefore, lastFailure }');
+    }
+    return value as AttemptRecord;
+  }
+
+  /** Records a failed try under the claim (creates or replaces `attempts`). */
+  async writeAttempts(claim: Claim, record: AttemptRecord): Promise<void> {
+    const path = childPath(claim.task, ATTEMPTS);
+    const encoded = encodeValue(record, 'attempt record', path);
+    if (!(await this.zk.createIfAbsent(path, encoded, 'persistent', this.fence(claim)))) {
+      await this.zk.setData(path, encoded, -1, this.fence(claim));
+    }
+  }
+
+  /** Fails the task for good: `failed` under the task (it is never taken again), then the plan's `failed` marker. */
+  async markFailed(claim: Claim, failure: TaskFailure): Promise<void> {
+    await this.zk.createIfAbsent(childPath(claim.task, FAILED), encodeValue(failure, 'task failure'), 'persistent', this.fence(claim));
+    // Rewritten at each failure: its data watch tells waiters that another task failed.
+    const marker = encodeValue({ task: claim.task, at: failure.at }, 'plan failure');
+    if (!(await this.zk.createIfAbsent(childPath(claim.plan, FAILED), marker, 'persistent', this.fence(claim)))) {
+      await this.zk.setData(childPath(claim.plan, FAILED), marker, -1, this.fence(claim));
+    }
+  }
+
+  /**
+   * A signal aborted once the plan's `failed` marker exists (at once if it does already). One
+   * watch per plan and process, shared by all its tasks.
+   */
+  async planFailureSignal(plan: string): Promise<AbortSignal> {
+    const known = this.planFailures.get(plan);
+    if (known) return known.signal;
+    const controller = new AbortController();
+    if (this.planFailures.size >= SETTINGS_CACHE_SIZE) this.planFailures.clear();
+    this.planFailures.set(plan, controller);
+    const rearm = async (): Promise<void> => {
+      const stat = await this.zk.exists(childPath(plan, FAILED), (event) => {
+        if (event.type === 'created') controller.abort();
+        else if (event.type === 'session-lost') void rearm().catch(() => this.planFailures.delete(plan));
+      });
+      if (stat) controller.abort();
+    };
+    try {
+      await rearm();
+    } catch (error) {
+      this.planFailures.delete(plan);
+      throw error;
+    }
+    return controller.signal;
+  }
 
   /** Plans under `parent`, oldest first; undefined when `parent` does not exist. */
   async listPlans(parent: string): Promise<string[] | undefined> {
@@ -68,8 +151,14 @@ export class TaskStore {
 
   /** The plan's task-* children, oldest first; undefined when the plan does not exist. */
   async listTasks(plan: string): Promise<string[] | undefined> {
+    return (await this.listPlan(plan))?.tasks;
+  }
+
+  /** The plan's tasks (oldest first) and whether it carries the `failed` marker; undefined when the plan does not exist. */
+  async listPlan(plan: string): Promise<{ tasks: string[]; failed: boolean } | undefined> {
     const listing = await this.zk.tryGetChildren(plan);
-    return listing && sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));
+    if (listing === undefined) return undefined;
+    return { tasks: sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name)), failed: listing.children.includes(FAILED) };
   }
 
   async inspectTask(task: string): Promise<TaskListing | undefined> {

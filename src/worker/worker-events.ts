@@ -4,8 +4,23 @@ export interface ZkPlanEvents {
   'task:claimed': [{ readonly task: string; readonly plan: string; readonly workerId: string }];
   /** A task's result is stored and handed to its dependents, and the task node is deleted. `reusedResult`: a previous owner had stored it. */
   'task:completed': [{ readonly task: string; readonly plan: string; readonly workerId: string; readonly durationMs: number; readonly reusedResult: boolean }];
-  /** A task's run failed; its owner node was removed so that a worker takes it again. */
-  'task:failed': [{ readonly task: string; readonly plan: string; readonly workerId: string; readonly error: Error }];
+  /**
+   * A task's run failed and its owner node was removed. `charged`: the failure counts against the
+   * task's attempts (infrastructure faults and aborts by the worker do not); `final`: the task has
+   * now failed for good; otherwise it may be tried again from `nextTryAt`.
+   */
+  'task:failed': [
+    {
+      readonly task: string;
+      readonly plan: string;
+      readonly workerId: string;
+      readonly error: Error;
+      readonly charged: boolean;
+      readonly final: boolean;
+      readonly attempts?: number;
+      readonly nextTryAt?: Date;
+    },
+  ];
   /** A worker found nothing to do and sleeps `sleepMs` (the spec's back-off, round `round`). */
   'worker:idle': [{ readonly workerId: string; readonly round: number; readonly sleepMs: number }];
   /** A worker hit a problem outside any task (ZooKeeper unreachable, a malformed node…) and carries on. */

@@ -2,6 +2,9 @@ import type { EventEmitter } from 'node:events';
 import { once } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
 import { OwnershipLostError } from '../errors/task-errors.js';
+import { PlanAbortedError } from '../errors/plan-errors.js';
+import { judgeFailure } from './failure-policy.js';
+import { recordChargedFailure, type FailureOutcome } from './record-failure.js';
 import type { ZkClient, ZkSession } from '../zk/zk-client.js';
 import { calcSleepTime } from './backoff.js';
 import { getTaskFromAnyPlan } from './find-task.js';
@@ -73,9 +76,11 @@ export async function runWorkerLoop(
       if (expired.generation === claim?.session.generation) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
     };
     zk.on('session:expired', abortOnExpiry);
+    const taskDone = new AbortController(); // drops this task's listeners on shared signals
     try {
+      await abortIfPlanFailsFast(runtime, claim, taskController, taskDone.signal);
       const outcome = await performTask(claim, runtime);
-      if (outcome === 'not-runnable') {
+      if (outcome === 'not-runnable' || outcome === 'failed') {
         await store.release(claim);
       } else if (outcome !== 'gone') {
         const durationMs = performance.now() - started;
@@ -85,15 +90,44 @@ export async function runWorkerLoop(
       cooldown.recordSuccess(claim.task);
       idleRounds = 0;
     } catch (error) {
-      taskController.abort();
-      events.emit('task:failed', { task: claim.task, plan: claim.plan, workerId, error: asError(error) });
+      // Aborted by the worker (stop, session expiry, failFast): not the task's fault.
+      const abortedByWorker = taskSignal.aborted;
+      const judged = judgeFailure(error);
+      const charged = judged.charged && !abortedByWorker;
+      let outcome: FailureOutcome | undefined;
+      if (charged) {
+        outcome = await recordChargedFailure(store, claim, error, judged.permanent).catch((recordError: unknown) => {
+          events.emit('worker:error', { workerId, error: asError(recordError) });
+          return undefined;
+        });
+      }
+      taskController.abort(); // the function's leftovers must stop; and no more writes under this claim
+      events.emit('task:failed', {
+        task: claim.task,
+        plan: claim.plan,
+        workerId,
+        error: asError(error),
+        charged,
+        final: outcome?.final ?? false,
+        ...(outcome ? { attempts: outcome.failure.attempts, nextTryAt: outcome.notBefore } : {}),
+      });
       await store.release(claim).catch((releaseError: unknown) => events.emit('worker:error', { workerId, error: asError(releaseError) }));
       cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
     } finally {
       zk.off('session:expired', abortOnExpiry);
+      taskDone.abort();
       hooks.onClaim?.(undefined);
     }
   }
+}
+
+/** For a plan with the failFast policy, aborts the task's signal as soon as the plan has failed. */
+async function abortIfPlanFailsFast(runtime: WorkerLoopRuntime, claim: Claim, taskController: AbortController, taskDone: AbortSignal): Promise<void> {
+  if ((await runtime.store.readPlanSettings(claim.plan)).failurePolicy !== 'failFast') return;
+  const planFailed = await runtime.store.planFailureSignal(claim.plan);
+  const abort = (): void => taskController.abort(new PlanAbortedError(claim.plan, claim.task));
+  if (planFailed.aborted) abort();
+  else planFailed.addEventListener('abort', abort, { once: true, signal: taskDone });
 }
 
 /** Waits while the session is suspended (never claim then); false when stopped or the client closed. */

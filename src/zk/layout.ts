@@ -4,6 +4,7 @@
  * ```
  * <parent>/plan-NNNNNNNNNN        persistent sequential
  *   ready                         plan marked ready
+ *   failed                        a task of the plan failed for good (value: { task, at })
  *   result-NNNNNNNNNN             kept result of task-NNNNNNNNNN (keepResult), survives the task
  *   task-NNNNNNNNNN               persistent sequential; value = the task's function
  *     prov-NNNNNNNNNN             value = path of the matching dep node of a dependent task
@@ -12,6 +13,8 @@
  *     ready                       task fully defined
  *     owner                       EPHEMERAL; who runs it
  *     result                      the task's result
+ *     attempts                    failed tries so far, when the next may start, the last failure
+ *     failed                      the task failed for good (value: the failure); never taken again
  * ```
  */
 import { InvalidArgumentError } from '../errors/usage-errors.js';
@@ -25,6 +28,8 @@ export const KEPT_RESULT_PREFIX = 'result-';
 export const READY = 'ready';
 export const OWNER = 'owner';
 export const RESULT = 'result';
+export const ATTEMPTS = 'attempts';
+export const FAILED = 'failed';
 
 /** Sequential prefixes whose names end in ZooKeeper's 10-digit counter. */
 export type SequentialPrefix =

@@ -46,6 +46,9 @@ export interface NativeZooKeeper {
   a_set(path: string, data: Buffer | string | null, version: number, cb: (rc: number, error: string, stat: ZkStat) => void): number;
   a_delete_(path: string, version: number, cb: (rc: number, error: string) => void): number;
   add_auth(scheme: string, auth: string, cb: (rc: number, error: string) => void): number;
+  /** Replaces the node's ACL; `version` -1 matches any. (The JS wrapper renames `perms` to the `perm` the addon reads.) */
+  a_set_acl(path: string, version: number, acl: readonly ZkAclEntry[], cb: (rc: number, error: string) => void): number;
+  a_get_acl(path: string, cb: (rc: number, error: string, acl: ZkAclEntry[] | null, stat: ZkStat | null) => void): number;
 }
 
 interface NativeZooKeeperModule {
@@ -75,6 +78,7 @@ export const NATIVE = {
   ZSESSIONEXPIRED: -112,
   ZCLOSING: -116,
   ZNONODE: -101,
+  ZAUTHFAILED: -115,
 } as const;
 
 /** Creates an unconnected native client; `init` starts connecting. */
@@ -91,6 +95,10 @@ export function createNativeClient(config: {
     debug_level: config.logLevel,
     host_order_deterministic: false,
     data_as_buffer: true,
+    // The addon closes the handle as if the session expired after this many partial socket reads in
+    // a row (node-zookeeper #233), which a ~1 MB reply exceeds at its default of 10; the C client's
+    // own timeouts still detect a dead server.
+    response_counter_limit: 2 ** 31 - 1,
     ...(config.resume ? { client_id: config.resume.id, client_password: config.resume.password } : {}),
   });
 }

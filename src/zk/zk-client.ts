@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { ZkConnectTimeoutError, ZkError, isZkError } from '../errors/zk-error.js';
+import { ZkAuthError } from '../errors/zk-auth-error.js';
+import { ZkConnectTimeoutError, ZkError, isZkError, zkErrorCodeOf } from '../errors/zk-error.js';
+import { fromNativeAcl, toNativeAcl, type AclEntry, type ZkAuth } from './acl.js';
 import { childPath, parentOf } from './layout.js';
-import { NATIVE, createNativeClient, type NativeZooKeeper, type ZkStat } from './native-client.js';
+import { NATIVE, createNativeClient, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
 
 export type { ZkStat } from './native-client.js';
 
@@ -34,12 +36,22 @@ export interface ZkClientOptions {
   readonly sessionTimeoutMs: number;
   /** How long `connect` (and each reconnect after expiry) may wait for a server. */
   readonly connectTimeoutMs: number;
+  /**
+   * Credentials added (`add_auth`) to every session this client opens, the first and each one
+   * after an expiry, before the session is announced: no operation ever goes through an
+   * unauthenticated session. @defaultValue none
+   */
+  readonly auth?: readonly ZkAuth[];
+  /** ACL given to every node this client creates (see `create`). @defaultValue none: ZooKeeper's open ACL */
+  readonly acl?: readonly AclEntry[];
 }
 
 export interface ZkClientEvents {
   state: [SessionState];
   'session:started': [ZkSession];
   'session:expired': [ZkSession];
+  /** A new session (after an expiry) could not authenticate: the client closed itself. */
+  'auth:failed': [ZkAuthError];
 }
 
 /** Options of a write; `fence` makes it fail with SESSION_EXPIRED unless that session is still the current one. */
@@ -61,6 +73,8 @@ const NATIVE_MODE: Record<CreateMode, number> = {
 };
 
 const RECONNECT_PAUSE_MS = 500;
+/** First pause before retrying a setACL that failed with CONNECTION_LOSS; doubles up to 1 s. */
+const ACL_RETRY_PAUSE_MS = 50;
 
 /**
  * The single adapter over the native ZooKeeper client: camelCase methods, typed results and
@@ -73,9 +87,14 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
   private currentSession: ZkSession | undefined;
   private currentState: SessionState = 'connecting';
   private generations = 0;
+  /** The configured ACL in the native client's shape, or undefined when nodes keep the open ACL. */
+  private readonly nativeAcl: ZkAclEntry[] | undefined;
+  /** Why the client closed itself (a new session could not authenticate), for the errors of later calls. */
+  private authFailure: ZkAuthError | undefined;
 
   private constructor(readonly options: ZkClientOptions) {
     super();
+    this.nativeAcl = options.acl === undefined ? undefined : toNativeAcl(options.acl);
   }
 
   /** Connects and resolves once the first session is established; rejects with ZkConnectTimeoutError otherwise. */
@@ -117,10 +136,34 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     native?.close();
   }
 
-  create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
-    return this.submit<string>('create', path, 'writes', options.fence, (native, settle) =>
-      native.a_create(path, data, NATIVE_MODE[mode], (rc, _error, created) => settle(rc, created)),
+  /**
+   * Creates a node; resolves its path. With `acl` configured, the node has that ACL when this
+   * resolves. The native client can only create with ZooKeeper's open ACL (node-zk.cpp's
+   * a_create passes ZOO_OPEN_ACL_UNSAFE and takes no ACL), so the ACL is set right after the
+   * create with setACL (version -1): one more write in `counts`, part of this one call.
+   *
+   * CAVEAT: during that one round trip the new node is world-open (world:anyone, all
+   * permissions): any client may read it, change its data or ACL, delete it, or create children
+   * under it, and such children keep the open ACL. See `protectCreated` for failures.
+   */
+  async create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
+    const created = await this.submit<string>('create', path, 'writes', options.fence, (native, settle) =>
+      native.a_create(path, data, NATIVE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
     );
+    if (this.nativeAcl !== undefined) await this.protectCreated(created, this.nativeAcl, options.fence);
+    return created;
+  }
+
+  /** The node's ACL (perms as bits) and stat. */
+  getAcl(path: string): Promise<{ acl: AclEntry[]; stat: ZkStat }> {
+    return this.submit('getAcl', path, 'reads', undefined, (native, settle) =>
+      native.a_get_acl(path, (rc, _error, acl, stat) => settle(rc, { acl: fromNativeAcl(acl ?? []), stat: stat as ZkStat })),
+    );
+  }
+
+  /** Replaces the node's ACL (ZooKeeper's setACL, which needs the admin permission). */
+  setAcl(path: string, acl: readonly AclEntry[], version = -1, options: WriteOptions = {}): Promise<void> {
+    return this.setNativeAcl(path, toNativeAcl(acl), version, options.fence);
   }
 
   /** Creates the node unless it exists; resolves true when this call created it. */
@@ -224,6 +267,50 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     }
   }
 
+  private setNativeAcl(path: string, acl: readonly ZkAclEntry[], version: number, fence: ZkSession | undefined): Promise<void> {
+    return this.submit<void>('setAcl', path, 'writes', fence, (native, settle) => native.a_set_acl(path, version, acl, (rc) => settle(rc, undefined)));
+  }
+
+  /**
+   * Sets the configured ACL on a node this client has just created. CONNECTION_LOSS and
+   * OPERATION_TIMEOUT are retried (setACL with version -1 is idempotent) for up to the session
+   * timeout; NO_NODE means another client deleted the node meanwhile, which is the same outcome as
+   * a delete right after an ACL'd create. Any other failure deletes the node again (best effort,
+   * so that no world-open node is left behind) and rejects the create with that failure's code;
+   * when that delete fails too (e.g. the session is gone), a persistent node stays world-open, and
+   * the error says so.
+   */
+  private async protectCreated(path: string, acl: readonly ZkAclEntry[], fence: ZkSession | undefined): Promise<void> {
+    const deadline = performance.now() + this.options.sessionTimeoutMs;
+    let pause = ACL_RETRY_PAUSE_MS;
+    for (;;) {
+      try {
+        await this.setNativeAcl(path, acl, -1, fence);
+        return;
+      } catch (error) {
+        if (isZkError(error, 'NO_NODE')) return;
+        if (isZkError(error, 'CONNECTION_LOSS', 'OPERATION_TIMEOUT') && this.currentState !== 'closed' && performance.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          pause = Math.min(pause * 2, 1_000);
+          continue;
+        }
+        const removed = await this.delete(path, -1, { fence }).then(
+          () => true,
+          (deleteError: unknown) => isZkError(deleteError, 'NO_NODE'),
+        );
+        const rc = error instanceof ZkError ? error.rc : -1;
+        throw new ZkError(
+          'create',
+          rc,
+          path,
+          `ZooKeeper create of ${path}: the node was created but setting its ACL failed: ${zkErrorCodeOf(rc)} (rc ${rc}); ` +
+            (removed ? 'the node was deleted again' : 'the node may remain with the open ACL (world:anyone)'),
+          error,
+        );
+      }
+    }
+  }
+
   private submit<T>(
     op: string,
     path: string,
@@ -233,7 +320,11 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.currentState === 'closed') {
-        reject(new ZkError(op, NATIVE.ZCLOSING, path, `ZooKeeper ${op} of ${path}: this client is closed; create a new one`));
+        reject(
+          this.authFailure === undefined
+            ? new ZkError(op, NATIVE.ZCLOSING, path, `ZooKeeper ${op} of ${path}: this client is closed; create a new one`)
+            : new ZkError(op, NATIVE.ZAUTHFAILED, path, `ZooKeeper ${op} of ${path}: this client closed itself after its session expired, because the new session could not authenticate: ${this.authFailure.message}`, this.authFailure),
+        );
         return;
       }
       const native = this.native;
@@ -281,27 +372,43 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
         sessionTimeoutMs: this.options.sessionTimeoutMs,
         logLevel: NATIVE.LOG_LEVEL_ERROR,
       });
-      let established = false;
-      const timer = setTimeout(() => {
-        if (established) return;
-        established = true;
+      let settled = false; // announced, or failed
+      let connected = false;
+      const fail = (error: Error): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
         native.close();
-        reject(new ZkConnectTimeoutError(this.options.connect, this.options.connectTimeoutMs));
+        reject(error);
+      };
+      const timer = setTimeout(() => {
+        fail(
+          connected
+            ? new ZkError('addAuth', -7, '/', `ZooKeeper at ${this.options.connect} accepted the session but did not answer add_auth within ${this.options.connectTimeoutMs} ms`)
+            : new ZkConnectTimeoutError(this.options.connect, this.options.connectTimeoutMs),
+        );
       }, this.options.connectTimeoutMs);
+      const announce = (): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (this.currentState === 'closed') {
+          native.close();
+          reject(new ZkError('connect', NATIVE.ZCLOSING, '/', 'The client was closed while connecting'));
+          return;
+        }
+        this.native = native;
+        this.currentSession = { generation: ++this.generations, id: native.client_id };
+        this.setState('connected');
+        this.emit('session:started', this.currentSession);
+        resolve();
+      };
       native.on('connect', () => {
-        if (!established) {
-          established = true;
-          clearTimeout(timer);
-          if (this.currentState === 'closed') {
-            native.close();
-            reject(new ZkError('connect', NATIVE.ZCLOSING, '/', 'The client was closed while connecting'));
-            return;
-          }
-          this.native = native;
-          this.currentSession = { generation: ++this.generations, id: native.client_id };
-          this.setState('connected');
-          this.emit('session:started', this.currentSession);
-          resolve();
+        if (!connected) {
+          connected = true;
+          // Until `announce`, `this.native` is not this handle: no operation (no claim) can go
+          // through the session before its credentials are accepted.
+          this.authenticate(native).then(announce, fail);
         } else if (this.native === native) {
           this.setState('connected');
         }
@@ -309,11 +416,49 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
       native.on('connecting', () => {
         if (this.native === native && this.currentState === 'connected') this.setState('suspended');
       });
-      native.on('close', () => {
-        if (this.native === native) this.onSessionLost();
+      native.on('close', (_self, code) => {
+        if (this.native === native) {
+          this.onSessionLost();
+        } else if (code === NATIVE.AUTH_FAILED_STATE) {
+          // The server refused the credentials and the native client closed the handle by itself.
+          fail(this.authError(this.options.auth?.[0] ?? { scheme: 'unknown', id: '' }));
+        } else {
+          const rc = code === NATIVE.EXPIRED_SESSION_STATE ? NATIVE.ZSESSIONEXPIRED : NATIVE.ZCLOSING;
+          fail(new ZkError('connect', rc, '/', `The ZooKeeper handle closed (state ${code}) before its session was ready`));
+        }
       });
       native.init({});
     });
+  }
+
+  /**
+   * Adds the configured credentials to a new session, one after the other (the C client answers
+   * every pending add_auth at the first reply). ZooKeeper answers AUTH_FAILED for a scheme it has
+   * no provider for or credentials it refuses, then closes the connection.
+   */
+  private async authenticate(native: NativeZooKeeper): Promise<void> {
+    for (const auth of this.options.auth ?? []) {
+      const rc = await new Promise<number>((resolve) => {
+        try {
+          const submitted = native.add_auth(auth.scheme, auth.id, (result) => resolve(result));
+          if (submitted !== NATIVE.ZOK) resolve(submitted);
+        } catch {
+          resolve(-8);
+        }
+      });
+      if (rc === NATIVE.ZAUTHFAILED) throw this.authError(auth);
+      if (rc !== NATIVE.ZOK) throw new ZkError('addAuth', rc, '/', `ZooKeeper add_auth (scheme ${auth.scheme}) failed: ${zkErrorCodeOf(rc)} (rc ${rc})`);
+    }
+  }
+
+  /** The error for refused credentials; names the scheme and digest user, never the password. */
+  private authError(auth: ZkAuth): ZkAuthError {
+    const who = auth.scheme === 'digest' && auth.id.includes(':') ? ` of user '${auth.id.slice(0, auth.id.indexOf(':'))}'` : '';
+    return new ZkAuthError(
+      auth.scheme,
+      this.options.connect,
+      `authentication${who} failed (AUTH_FAILED) and the server closed the connection; check that the server has a provider for scheme '${auth.scheme}' and that the credentials are right`,
+    );
   }
 
   /** The native handle closed by itself: the session expired (or auth failed). Open a new one until closed. */
@@ -324,7 +469,17 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     if (lost) this.emit('session:expired', lost);
     const reopen = (): void => {
       if (this.currentState === 'closed') return;
-      this.openSession().catch(() => setTimeout(reopen, RECONNECT_PAUSE_MS).unref());
+      this.openSession().catch((error: unknown) => {
+        if (!(error instanceof ZkAuthError)) {
+          setTimeout(reopen, RECONNECT_PAUSE_MS).unref();
+          return;
+        }
+        // Credentials refused: retrying would loop for ever. Close, and say why in every later call.
+        if (this.currentState === 'closed') return;
+        this.authFailure = error;
+        this.setState('closed');
+        this.emit('auth:failed', error);
+      });
     };
     reopen();
   }

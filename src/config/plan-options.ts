@@ -1,0 +1,90 @@
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+
+/** What a plan does when one of its tasks fails for good. */
+export type FailurePolicy =
+  /** Independent branches run to the end; then the plan ends failed. */
+  | 'continue'
+  /** Nothing new starts; running tasks have their AbortSignal aborted. */
+  | 'failFast';
+
+/** How often a task is tried, and how long workers wait between tries. */
+export interface RetryPolicy {
+  /** Tries in all, the first included; a failure of the last one fails the task. @defaultValue 3 */
+  readonly maxAttempts?: number;
+  /** Wait before the second try, in ms. @defaultValue 1000 */
+  readonly initialDelayMs?: number;
+  /** Factor applied to the wait for each further try. @defaultValue 2 */
+  readonly multiplier?: number;
+  /** Upper bound of one wait, in ms. @defaultValue 60000 */
+  readonly maxDelayMs?: number;
+}
+
+export type ResolvedRetryPolicy = Required<RetryPolicy>;
+
+/** Options of `createPlan`; stored in the plan node, so every worker applies them. */
+export interface PlanOptions extends RetryPolicy {
+  /** @defaultValue 'continue' */
+  readonly failurePolicy?: FailurePolicy;
+}
+
+/** A plan's settings as stored in its node (plans written by other tools have none: defaults apply). */
+export interface PlanSettings {
+  readonly failurePolicy: FailurePolicy;
+  readonly retry: ResolvedRetryPolicy;
+}
+
+export const DEFAULT_RETRY_POLICY = { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 } as const satisfies ResolvedRetryPolicy;
+
+export const DEFAULT_PLAN_SETTINGS: PlanSettings = { failurePolicy: 'continue', retry: DEFAULT_RETRY_POLICY };
+
+const FAILURE_POLICIES: readonly FailurePolicy[] = ['continue', 'failFast'];
+
+/** Validates createPlan options and fills in defaults. */
+export function resolvePlanSettings(options: PlanOptions = {}): PlanSettings {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('plan options', 'expected an object');
+  const failurePolicy = options.failurePolicy ?? DEFAULT_PLAN_SETTINGS.failurePolicy;
+  if (!FAILURE_POLICIES.includes(failurePolicy)) {
+    throw new InvalidArgumentError('failurePolicy', `expected one of ${FAILURE_POLICIES.join(', ')}, got ${JSON.stringify(failurePolicy)}`);
+  }
+  return { failurePolicy, retry: resolveRetryPolicy(options, DEFAULT_RETRY_POLICY) };
+}
+
+/** Validates a retry policy (plan-wide or per task) over `base`. */
+export function resolveRetryPolicy(policy: RetryPolicy, base: ResolvedRetryPolicy): ResolvedRetryPolicy {
+  const resolved = {
+    maxAttempts: policy.maxAttempts ?? base.maxAttempts,
+    initialDelayMs: policy.initialDelayMs ?? base.initialDelayMs,
+    multiplier: policy.multiplier ?? base.multiplier,
+    maxDelayMs: policy.maxDelayMs ?? base.maxDelayMs,
+  };
+  if (!Number.isInteger(resolved.maxAttempts) || resolved.maxAttempts < 1) {
+    throw new InvalidArgumentError('maxAttempts', `expected a whole number ≥ 1, got ${String(resolved.maxAttempts)}`);
+  }
+  for (const key of ['initialDelayMs', 'maxDelayMs'] as const) {
+    const value = resolved[key];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InvalidArgumentError(key, `expected a number of ms ≥ 0, got ${String(value)}`);
+  }
+  if (typeof resolved.multiplier !== 'number' || !Number.isFinite(resolved.multiplier) || resolved.multiplier < 1) {
+    throw new InvalidArgumentError('multiplier', `expected a number ≥ 1, got ${String(resolved.multiplier)}`);
+  }
+  return resolved;
+}
+
+/** Reads settings stored in a plan node; anything missing or unreadable falls back to the defaults. */
+export function planSettingsFrom(stored: unknown): PlanSettings {
+  if (typeof stored !== 'object' || stored === null) return DEFAULT_PLAN_SETTINGS;
+  const record = stored as { failurePolicy?: unknown; retry?: unknown };
+  try {
+    return resolvePlanSettings({
+      failurePolicy: record.failurePolicy as FailurePolicy | undefined,
+      ...(typeof record.retry === 'object' && record.retry !== null ? (record.retry as RetryPolicy) : {}),
+    });
+  } catch {
+    return DEFAULT_PLAN_SETTINGS;
+  }
+}
+
+/** Wait before try number `attempt + 1`, after `attempt` failed tries (attempt ≥ 1). */
+export function retryDelayMs(policy: ResolvedRetryPolicy, failedAttempts: number): number {
+  return Math.min(policy.initialDelayMs * policy.multiplier ** Math.max(0, failedAttempts - 1), policy.maxDelayMs);
+}

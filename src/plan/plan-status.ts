@@ -1,0 +1,127 @@
+import type { FailurePolicy } from '../config/plan-options.js';
+import type { AttemptRecord, TaskFailure } from '../worker/failure-policy.js';
+import type { TaskState } from '../worker/task-state.js';
+
+/** Where a plan stands as a whole. */
+export type PlanState = 'building' | 'running' | 'completed' | 'failed';
+
+/** One task as read for a status report. */
+export interface TaskSnapshot {
+  readonly task: string;
+  readonly state: TaskState;
+  /** Paths of its unmet dep-* nodes. */
+  readonly deps: readonly string[];
+  /** Paths of the dep-* nodes of dependents that its prov-* nodes point at. */
+  readonly feeds: readonly string[];
+  readonly failure?: TaskFailure;
+  readonly attempts?: AttemptRecord;
+}
+
+export interface PlanSnapshot {
+  readonly plan: string;
+  readonly ready: boolean;
+  readonly failurePolicy: FailurePolicy;
+  readonly tasks: readonly TaskSnapshot[];
+  /** Deps with no producer in the snapshot that were checked again and still exist. */
+  readonly orphanDeps: ReadonlySet<string>;
+}
+
+/** What `planStatus` reports. */
+export interface PlanStatus {
+  readonly plan: string;
+  readonly state: PlanState;
+  readonly failurePolicy: FailurePolicy;
+  readonly counts: {
+    readonly total: number;
+    readonly runnable: number;
+    readonly running: number;
+    readonly waiting: number;
+    readonly blocked: number;
+    readonly failed: number;
+    readonly finishing: number;
+    readonly building: number;
+  };
+  /** Tasks that failed for good, with the failure recorded in ZooKeeper. */
+  readonly failed: readonly { readonly task: string; readonly failure: TaskFailure | undefined }[];
+  /** Tasks that can never run: an input comes from a failed (or itself blocked) task, or from no task at all. */
+  readonly blocked: readonly { readonly task: string; readonly reason: string }[];
+  /** Tasks that failed before and will be tried again. */
+  readonly retrying: readonly { readonly task: string; readonly failures: number; readonly nextTryAt: Date; readonly lastError: string }[];
+}
+
+/** Dep paths whose producer is missing: a dep nobody feeds. Pure: the caller re-checks that they still exist. */
+export function unfedDeps(tasks: readonly TaskSnapshot[]): string[] {
+  const fed = new Set(tasks.flatMap((task) => task.feeds));
+  return tasks.flatMap((task) => task.deps.filter((dep) => !fed.has(dep)));
+}
+
+/**
+ * Summarises a snapshot (a pure decision): a task is blocked when one of its deps is fed by a
+ * failed or blocked task, or by no task at all; a plan has failed when a task failed and either
+ * its policy is failFast or nothing that can still run is left.
+ */
+export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
+  const producerOf = new Map<string, TaskSnapshot>();
+  for (const task of snapshot.tasks) for (const dep of task.feeds) producerOf.set(dep, task);
+  const blockedReason = new Map<string, string>();
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const task of snapshot.tasks) {
+      if (blockedReason.has(task.task) || task.state === 'failed') continue;
+      const reason = reasonBlocked(task, producerOf, blockedReason, snapshot.orphanDeps);
+      if (reason !== undefined) {
+        blockedReason.set(task.task, reason);
+        changed = true;
+      }
+    }
+  }
+  const count = (state: TaskState): number => snapshot.tasks.filter((task) => task.state === state && !blockedReason.has(task.task)).length;
+  const failed = snapshot.tasks.filter((task) => task.state === 'failed');
+  const counts = {
+    total: snapshot.tasks.length,
+    runnable: count('runnable'),
+    running: count('owned'),
+    waiting: count('waiting'),
+    blocked: blockedReason.size,
+    failed: failed.length,
+    finishing: count('finishable'),
+    building: count('building') + count('abandoned'),
+  };
+  const live = counts.runnable + counts.running + counts.waiting + counts.finishing + counts.building;
+  let state: PlanState;
+  if (snapshot.tasks.length === 0) state = 'completed';
+  else if (failed.length > 0 && (snapshot.failurePolicy === 'failFast' || live === 0)) state = 'failed';
+  else if (!snapshot.ready) state = 'building';
+  else state = 'running';
+  return {
+    plan: snapshot.plan,
+    state,
+    failurePolicy: snapshot.failurePolicy,
+    counts,
+    failed: failed.map((task) => ({ task: task.task, failure: task.failure })),
+    blocked: [...blockedReason].map(([task, reason]) => ({ task, reason })),
+    retrying: snapshot.tasks.flatMap((task) =>
+      task.state !== 'failed' && task.attempts
+        ? [{ task: task.task, failures: task.attempts.failures, nextTryAt: task.attempts.notBefore, lastError: task.attempts.lastFailure.message }]
+        : [],
+    ),
+  };
+}
+
+function reasonBlocked(
+  task: TaskSnapshot,
+  producerOf: ReadonlyMap<string, TaskSnapshot>,
+  blockedReason: ReadonlyMap<string, string>,
+  orphanDeps: ReadonlySet<string>,
+): string | undefined {
+  for (const dep of task.deps) {
+    const producer = producerOf.get(dep);
+    if (producer === undefined) {
+      if (orphanDeps.has(dep)) return `its input ${dep} has no producer: no task's prov-* points at it`;
+      continue;
+    }
+    if (producer.state === 'failed') return `its input comes from failed task ${producer.task}`;
+    if (blockedReason.has(producer.task)) return `its input comes from blocked task ${producer.task}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,86 @@
+import { retryDelayMs, type ResolvedRetryPolicy } from '../config/plan-options.js';
+import { ZkPlanError } from '../errors/base-error.js';
+import { PermanentError } from '../errors/task-errors.js';
+
+/** A task's failed try as recorded in ZooKeeper (`task/attempts` and `task/failed`): plain data, readable by any tool. */
+export interface TaskFailure {
+  /** Error class name, e.g. `TaskExecutionError`, or the thrown value's class. */
+  readonly type: string;
+  readonly message: string;
+  /** Stable code: the zk-plan error code, or the thrown error's own `code` when it has one. */
+  readonly code: string;
+  readonly stack: string | undefined;
+  /** False when trying again cannot help (PermanentError, a malformed task, an unstorable result). */
+  readonly retryable: boolean;
+  /** Tries made so far, this one included. */
+  readonly attempts: number;
+  readonly workerId: string;
+  readonly at: Date;
+}
+
+/** What `task/attempts` holds: failed tries so far, when the next may start, and the last failure. */
+export interface AttemptRecord {
+  readonly failures: number;
+  readonly notBefore: Date;
+  readonly lastFailure: TaskFailure;
+}
+
+/** Errors that say something about the task itself and so use up an attempt. */
+const CHARGED_CODES: ReadonlySet<string> = new Set([
+  'TASK_FAILED',
+  'TASK_TIMEOUT',
+  'UNKNOWN_FUNCTION',
+  'INLINE_DISABLED',
+  'UNSERIALIZABLE_VALUE',
+  'VALUE_TOO_LARGE',
+  'RESULT_TOO_LARGE',
+  'MALFORMED_NODE',
+]);
+
+/** Of those, the ones for which trying again cannot give another outcome. */
+const PERMANENT_CODES: ReadonlySet<string> = new Set(['UNSERIALIZABLE_VALUE', 'VALUE_TOO_LARGE', 'RESULT_TOO_LARGE', 'MALFORMED_NODE']);
+
+/**
+ * Whether a failure is charged to the task, and whether it is permanent. ZooKeeper and session
+ * faults, lost ownership and shutdown aborts are infrastructure: never charged to the task.
+ */
+export function judgeFailure(error: unknown): { readonly charged: boolean; readonly permanent: boolean } {
+  if (!(error instanceof ZkPlanError)) return { charged: false, permanent: false };
+  if (!CHARGED_CODES.has(error.code)) return { charged: false, permanent: false };
+  return { charged: true, permanent: PERMANENT_CODES.has(error.code) || isPermanentError(error.cause) };
+}
+
+/** A PermanentError, also from another copy of zk-plan (matched by name). */
+export function isPermanentError(error: unknown): boolean {
+  return error instanceof PermanentError || (error instanceof Error && error.name === 'PermanentError');
+}
+
+/** The next step after a charged failure: fail the task for good, or let it be tried again after a wait. */
+export function decideAfterFailure(
+  failuresSoFar: number,
+  permanent: boolean,
+  policy: ResolvedRetryPolicy,
+  now: number,
+): { readonly failTask: boolean; readonly failures: number; readonly notBefore: number } {
+  const failures = failuresSoFar + 1;
+  if (permanent || failures >= policy.maxAttempts) return { failTask: true, failures, notBefore: now };
+  return { failTask: false, failures, notBefore: now + retryDelayMs(policy, failures) };
+}
+
+/** Builds the record of a failed try from what was thrown (the task's own error is the cause of a TaskExecutionError). */
+export function describeFailure(error: unknown, permanent: boolean, attempts: number, workerId: string, now: Date): TaskFailure {
+  const wrapper = error instanceof Error ? error : new Error(String(error));
+  const original = wrapper instanceof ZkPlanError && wrapper.code === 'TASK_FAILED' ? wrapper.cause : undefined;
+  const candidate = original instanceof Error ? (original as Error & { code?: unknown }).code : undefined;
+  const ownCode = typeof candidate === 'string' ? candidate : undefined;
+  return {
+    type: original instanceof Error ? original.name : wrapper.name,
+    message: wrapper.message,
+    code: ownCode ?? (wrapper instanceof ZkPlanError ? wrapper.code : 'ERROR'),
+    stack: (original instanceof Error ? original.stack : undefined) ?? wrapper.stack,
+    retryable: !permanent,
+    attempts,
+    workerId,
+    at: now,
+  };
+}

@@ -1,0 +1,48 @@
+import { resolveRetryPolicy, type ResolvedRetryPolicy } from '../config/plan-options.js';
+import type { TaskDefinition } from '../exec/task-spec.js';
+import { decideAfterFailure, describeFailure, type TaskFailure } from './failure-policy.js';
+import type { Claim, TaskStore } from './task-store.js';
+
+/** What became of a task after a failed try charged to it. */
+export interface FailureOutcome {
+  readonly failure: TaskFailure;
+  /** True when the task failed for good. */
+  readonly final: boolean;
+  /** When the next try may start (when not final). */
+  readonly notBefore: Date;
+}
+
+/** The retry policy of a task: its own overrides over its plan's. */
+export async function retryPolicyFor(store: TaskStore, plan: string, definition: TaskDefinition | undefined): Promise<ResolvedRetryPolicy> {
+  const settings = await store.readPlanSettings(plan);
+  return definition?.retry ? resolveRetryPolicy(definition.retry, settings.retry) : settings.retry;
+}
+
+/**
+ * Charges a failed try to the task, in ZooKeeper and under the claim: counts it in `attempts`
+ * (with the time the next try may start), and when none is left or the error is permanent,
+ * marks the task and its plan failed. Written before the claim is released, so a crash in
+ * between leaves a count that the next owner honours.
+ */
+export async function recordChargedFailure(store: TaskStore, claim: Claim, error: unknown, permanent: boolean): Promise<FailureOutcome> {
+  let definition: TaskDefinition | undefined;
+  try {
+    definition = await store.readDefinition(claim.task);
+  } catch {
+    definition = undefined; // a malformed definition: the plan's policy applies
+  }
+  const policy = await retryPolicyFor(store, claim.plan, definition);
+  let failuresSoFar = 0;
+  try {
+    failuresSoFar = (await store.readAttempts(claim.task))?.failures ?? 0;
+  } catch {
+    failuresSoFar = 0; // an unreadable record is replaced
+  }
+  const now = Date.now();
+  const decision = decideAfterFailure(failuresSoFar, permanent, policy, now);
+  const failure = describeFailure(error, permanent, decision.failures, claim.workerId, new Date(now));
+  const notBefore = new Date(decision.notBefore);
+  await store.writeAttempts(claim, { failures: decision.failures, notBefore, lastFailure: failure });
+  if (decision.failTask) await store.markFailed(claim, failure);
+  return { failure, final: decision.failTask, notBefore };
+}
