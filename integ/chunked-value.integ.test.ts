@@ -1,35 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import superjson from 'superjson';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { IncompleteValueError, ResultTooLargeError } from '../src/errors/value-errors.js';
 import { ZkError } from '../src/errors/zk-error.js';
 import { encodeValue } from '../src/serialization/codec.js';
 import { CHUNK_BYTES, DEFAULT_MAX_RESULT_BYTES, deleteValue, readValue, writeValue, writeValueIfAbsent } from '../src/zk/chunked-value.js';
 import type { ZkClient } from '../src/zk/zk-client.js';
 import { useZooKeeper } from './support/zk-test-env.js';
-
-/*
- * WORKAROUND, remove once src/zk/native-client.ts passes `response_counter_limit` itself. The
- * `zookeeper` addon closes its handle, as if the session had expired, when `zookeeper_process`
- * returns ZNOTHING (a partial read) more than `response_counter_limit` (default 10) times in a row;
- * receiving one 900 kB reply takes more reads than that, so reading a large node drops the session
- * (node-zookeeper issue #233). This raises the limit on the clients of this file only, when the
- * adapter has not set it.
- */
-vi.mock('../src/zk/native-client.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../src/zk/native-client.js')>();
-  return {
-    ...original,
-    createNativeClient(config: Parameters<typeof original.createNativeClient>[0]) {
-      const native = original.createNativeClient(config);
-      const wrapper = native as unknown as { config?: Record<string, unknown> };
-      if (wrapper.config !== undefined && wrapper.config['response_counter_limit'] === undefined) {
-        wrapper.config['response_counter_limit'] = 1_000_000_000;
-      }
-      return native;
-    },
-  };
-});
 
 const env = useZooKeeper('chunked-value');
 

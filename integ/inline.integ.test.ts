@@ -21,7 +21,8 @@ describe('inline functions', () => {
     expect(failure.error).toBeInstanceOf(InlineDisabledError);
     expect(failure.error.message).toContain(task);
     expect(failure.error.message).toContain('allowInline');
-    expect(await childrenOf(zkPlan.zk, task)).toEqual(['ready']);
+    expect(failure.charged).toBe(true); // counted: a plan must not wait forever for a worker that allows inline code
+    expect(await childrenOf(zkPlan.zk, task)).toEqual(['attempts', 'ready']);
   });
 
   it('run in a sandbox with their inputs when allowInline is on', async () => {

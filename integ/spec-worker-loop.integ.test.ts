@@ -4,7 +4,7 @@ import {
   MalformedNodeError,
   TaskExecutionError,
   UnknownFunctionError,
-  ValueTooLargeError,
+  ResultTooLargeError,
   call,
   calcSleepTime,
   type ZkPlanEvents,
@@ -105,7 +105,7 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     const loop = zkPlan.worker(parent, { backoff: { initial: 2_000 } }, stop.signal);
     await nextEvent(zkPlan, 'task:failed');
     await nextEvent(zkPlan, 'worker:idle'); // the release happened before the loop rests
-    expect(await childrenOf(zkPlan.zk, task)).toEqual(['ready']);
+    expect(await childrenOf(zkPlan.zk, task)).toEqual(['attempts', 'ready']); // no owner: any worker may retry it
     stop.abort();
     await loop;
   });
@@ -144,10 +144,32 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     expect(failures.get(malformed)?.message).toContain(malformed);
     expect(failures.get(unknown)).toBeInstanceOf(UnknownFunctionError);
     expect(failures.get(unknown)?.message).toContain('nobody-registered-this');
-    expect(await childrenOf(zkPlan.zk, unknown)).toEqual(['ready']); // left for a worker that knows the function
+    expect(await childrenOf(zkPlan.zk, unknown)).toEqual(['attempts', 'ready']); // left for a worker that knows the function
+    expect(await childrenOf(zkPlan.zk, malformed)).toEqual(['attempts', 'failed', 'ready']); // trying again cannot help
   });
 
-  it('refuses a result larger than a znode holds, reports it, and goes on', async () => {
+  it('hands results larger than a znode to dependents in chunks (5 MB through two hops)', async () => {
+    const big = 'x'.repeat(5_000_000);
+    const functions = new FunctionRegistry()
+      .register('huge', () => big)
+      .register('echo', (_ctx, input: string) => input)
+      .register('length', (_ctx, input: string) => input.length);
+    const zkPlan = await env.zkPlan({ functions });
+    const parent = env.root();
+    const plan = await zkPlan.createPlan(parent);
+    const huge = await zkPlan.addTask(plan, call('huge'));
+    const echo = await zkPlan.addTask(plan, call('echo'), [huge], { keepResult: true });
+    const length = await zkPlan.addTask(plan, call('length'), [echo], { keepResult: true });
+    await zkPlan.markAsReady(plan);
+    const pool = zkPlan.startWorkers(parent, { count: 2, backoff: { initial: 10, max: 50 } });
+    await zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 });
+    await pool.stop();
+    expect(await zkPlan.getResult(length)).toBe(5_000_000);
+    expect(await zkPlan.getResult(echo)).toBe(big);
+    expect(zkPlan.zk.state).toBe('connected');
+  });
+
+  it('refuses a result over maxResultBytes (RESULT_TOO_LARGE, not retried), and goes on', async () => {
     const functions = new FunctionRegistry().register('huge', () => 'x'.repeat(1_100_000)).register('small', () => 'small');
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
@@ -157,16 +179,17 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     await zkPlan.markAsReady(plan);
     const failed = nextEvent<Payload<'task:failed'>>(zkPlan, 'task:failed');
     const stop = new AbortController();
-    const loop = zkPlan.worker(parent, { backoff: { initial: 10, max: 50 } }, stop.signal);
+    const loop = zkPlan.worker(parent, { backoff: { initial: 10, max: 50 }, maxResultBytes: 1_000_000 }, stop.signal);
     const failure = await failed;
     await nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === small);
     stop.abort();
     await loop;
     expect(failure.task).toBe(huge);
-    expect(failure.error).toBeInstanceOf(ValueTooLargeError);
+    expect(failure.error).toBeInstanceOf(ResultTooLargeError);
+    expect(failure).toMatchObject({ charged: true, final: true });
     expect(failure.error.message).toContain(huge);
-    expect(zkPlan.zk.state).toBe('connected');
     expect(await zkPlan.getResult(small)).toBe('small');
+    expect(await zkPlan.zk.exists(`${huge}/result`)).toBeUndefined();
   });
 
   it('runs several loops on one session without two of them running the same task', async () => {

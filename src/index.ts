@@ -93,3 +93,4 @@ export {
   TaskTimeoutError,
 } from './errors/task-errors.js';
 export { ZooKeeperNotFoundError, ZooKeeperStartError } from './errors/server-errors.js';
+export { IncompleteValueError, ResultTooLargeError } from './errors/value-errors.js';

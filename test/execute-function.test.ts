@@ -17,7 +17,7 @@ function makeCtx(): Omit<TaskContext<unknown[]>, 'params'> {
 }
 
 function settings(functions = new FunctionRegistry(), overrides: Partial<ExecutionSettings> = {}): ExecutionSettings {
-  return { functions, allowInline: false, inlineTimeoutMs: 1000, ...overrides };
+  return { functions, allowInline: false, inlineTimeoutMs: 1000, maxResultBytes: 16 * 1024 * 1024, ...overrides };
 }
 
 const inlineSettings = (inlineTimeoutMs = 1000): ExecutionSettings => settings(new FunctionRegistry(), { allowInline: true, inlineTimeoutMs });

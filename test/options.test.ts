@@ -112,10 +112,16 @@ describe('resolveWorkerOptions', () => {
 
   it('keeps given values', () => {
     const resolved = resolveWorkerOptions(
-      { allowInline: true, inlineTimeoutMs: 100, workerId: 'worker-a', backoff: { initial: 1, max: 2 } },
+      { allowInline: true, inlineTimeoutMs: 100, workerId: 'worker-a', backoff: { initial: 1, max: 2 }, maxResultBytes: 1_000 },
       'ignored',
     );
-    expect(resolved).toEqual({ allowInline: true, inlineTimeoutMs: 100, workerId: 'worker-a', backoff: { initial: 1, increase: 1.5, max: 2 } });
+    expect(resolved).toEqual({
+      allowInline: true,
+      inlineTimeoutMs: 100,
+      workerId: 'worker-a',
+      backoff: { initial: 1, increase: 1.5, max: 2 },
+      maxResultBytes: 1_000,
+    });
   });
 
   it.each<[string, unknown]>([

@@ -53,6 +53,8 @@ export interface WorkerOptions {
   readonly inlineTimeoutMs?: number;
   /** Identifies this worker in `owner` nodes and events. @defaultValue `<hostname>:<pid>:<n>` */
   readonly workerId?: string;
+  /** Largest result (encoded) a task may return; stored in chunks above ~900 kB; beyond it the task fails with RESULT_TOO_LARGE. @defaultValue 16 MiB */
+  readonly maxResultBytes?: number;
 }
 
 export interface WorkerPoolOptions extends WorkerOptions {
@@ -67,6 +69,7 @@ export interface ResolvedWorkerOptions {
   readonly allowInline: boolean;
   readonly inlineTimeoutMs: number;
   readonly workerId: string;
+  readonly maxResultBytes: number;
 }
 
 export const DEFAULT_BACKOFF = { initial: 100, increase: 1.5, max: 10_000 } as const satisfies ResolvedBackoff;
@@ -76,6 +79,7 @@ export const DEFAULTS = {
   connectTimeoutMs: 15_000,
   allowInline: false,
   inlineTimeoutMs: 5_000,
+  maxResultBytes: 16 * 1024 * 1024,
   workerCount: 1,
   drainTimeoutMs: 30_000,
   waitTimeoutMs: 60_000,
@@ -123,11 +127,16 @@ export function resolveWorkerOptions(options: WorkerOptions = {}, defaultIdPrefi
   if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId === '')) {
     throw new InvalidArgumentError('workerId', 'expected a non-empty string');
   }
+  const maxResultBytes = options.maxResultBytes ?? DEFAULTS.maxResultBytes;
+  if (!Number.isSafeInteger(maxResultBytes) || maxResultBytes < 1) {
+    throw new InvalidArgumentError('maxResultBytes', `expected a whole number of bytes ≥ 1, got ${String(maxResultBytes)}`);
+  }
   return {
     backoff: resolveBackoff(options.backoff),
     allowInline: options.allowInline ?? DEFAULTS.allowInline,
     inlineTimeoutMs,
     workerId: options.workerId ?? `${defaultIdPrefix}:${++workerSerial}`,
+    maxResultBytes,
   };
 }
 

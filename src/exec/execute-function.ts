@@ -8,6 +8,8 @@ export interface ExecutionSettings {
   readonly functions: FunctionRegistry;
   readonly allowInline: boolean;
   readonly inlineTimeoutMs: number;
+  /** Largest encoded result stored (in chunks); beyond it the try fails with RESULT_TOO_LARGE. */
+  readonly maxResultBytes: number;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   sortBySerial,
 } from '../zk/layout.js';
 import type { Watcher, ZkClient } from '../zk/zk-client.js';
+import { readValue } from '../zk/chunked-value.js';
 import { assertPositiveNumber } from '../config/options.js';
 import type { TaskFailure } from '../worker/failure-policy.js';
 import { classifyTask } from '../worker/task-state.js';
@@ -107,9 +108,9 @@ export class PlanReader {
   async getResult(task: string): Promise<unknown> {
     assertSequentialPath('task', task, TASK_PREFIX);
     const resultPath = keptResultPathFor(task);
-    const kept = await this.zk.tryGetData(resultPath);
+    const kept = await readValue(this.zk, resultPath);
     if (kept === undefined) throw new ResultNotFoundError(task, resultPath);
-    return decodeValue(resultPath, kept.data);
+    return decodeValue(resultPath, kept);
   }
 
   private async listPlan(plan: string, watcher?: Watcher): Promise<PlanListing> {

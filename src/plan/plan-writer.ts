@@ -25,6 +25,8 @@ import {
   parentOf,
 } from '../zk/layout.js';
 import type { ZkClient } from '../zk/zk-client.js';
+import { readValue } from '../zk/chunked-value.js';
+import { IncompleteValueError } from '../errors/value-errors.js';
 
 /** Options of `addTask`. */
 export interface AddTaskOptions extends RetryPolicy {
@@ -110,10 +112,13 @@ export class PlanWriter {
       return await this.takeKeptResult(producer, dep); // the producer completed and is gone
     }
     if (await this.store.isReady(producer)) return;
-    const finishing = await this.zk.tryGetData(childPath(producer, RESULT));
-    if (finishing?.data) {
-      decodeValue(childPath(producer, RESULT), finishing.data);
-      await this.store.propagate(prov, finishing.data);
+    const finishing = await readValue(this.zk, childPath(producer, RESULT)).catch((error: unknown) => {
+      if (error instanceof IncompleteValueError) return undefined; // being deleted: fall back to the kept result
+      throw error;
+    });
+    if (finishing !== undefined) {
+      decodeValue(childPath(producer, RESULT), finishing);
+      await this.store.propagate(prov, finishing);
       return;
     }
     await this.zk.deleteIfPresent(prov);
@@ -122,16 +127,15 @@ export class PlanWriter {
 
   /** Satisfies `dep` from the producer's kept result, or fails saying why the producer cannot serve as an input. */
   private async takeKeptResult(producer: string, dep: string): Promise<void> {
-    const kept = await this.zk.tryGetData(keptResultPathFor(producer));
-    if (!kept?.data) {
+    const kept = await readValue(this.zk, keptResultPathFor(producer));
+    if (kept === undefined) {
       throw new ArgTaskNotFoundError(
         producer,
         'has already completed and its result was not kept (add it with { keepResult: true } to depend on it later), or another client has not finished adding it',
       );
     }
-    decodeValue(keptResultPathFor(producer), kept.data);
-    await this.zk.createIfAbsent(argPathForDep(dep), kept.data);
-    await this.zk.deleteIfPresent(dep);
+    decodeValue(keptResultPathFor(producer), kept);
+    await this.store.giveInput(dep, kept);
   }
 
   /**

@@ -178,7 +178,12 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
       events: this,
       wakeUp: this.wakeUp,
       container: this.settings.container,
-      execution: { functions: this.functions, allowInline: options.allowInline, inlineTimeoutMs: options.inlineTimeoutMs },
+      execution: {
+        functions: this.functions,
+        allowInline: options.allowInline,
+        inlineTimeoutMs: options.inlineTimeoutMs,
+        maxResultBytes: options.maxResultBytes,
+      },
     };
   }
 

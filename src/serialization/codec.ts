@@ -73,11 +73,15 @@ export function assertSerializable(value: unknown, where: string, path?: string)
  */
 export const MAX_VALUE_BYTES = 1_000_000;
 
-/** Encodes a value as zk-plan stores every znode value: `superjson.stringify(value)` in UTF-8. */
-export function encodeValue(value: unknown, where: string, path?: string): Buffer {
+/**
+ * Encodes a value as zk-plan stores every znode value: `superjson.stringify(value)` in UTF-8.
+ * Values meant for one znode are limited to MAX_VALUE_BYTES; results and inputs, stored in
+ * chunks, pass a larger `maxBytes`.
+ */
+export function encodeValue(value: unknown, where: string, path?: string, maxBytes: number = MAX_VALUE_BYTES): Buffer {
   assertSerializable(value, where, path);
   const encoded = Buffer.from(superjson.stringify(value), 'utf8');
-  if (encoded.length > MAX_VALUE_BYTES) throw new ValueTooLargeError(where, encoded.length, MAX_VALUE_BYTES, path);
+  if (encoded.length > maxBytes) throw new ValueTooLargeError(where, encoded.length, maxBytes, path);
   return encoded;
 }
 

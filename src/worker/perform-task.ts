@@ -2,6 +2,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
 import { encodeValue } from '../serialization/codec.js';
 import { TaskTimeoutError } from '../errors/task-errors.js';
+import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 import { retryPolicyFor } from './record-failure.js';
 import type { Claim, TaskStore } from './task-store.js';
@@ -40,10 +41,17 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   const keepResult = definition.keepResult === true;
 
   if (children.includes(RESULT)) {
-    const stored = await store.readEncodedResult(claim.task);
-    if (stored === undefined) return 'not-runnable';
-    await store.finish(claim, stored, keepResult);
-    return 'finished-previous';
+    const stored = await readStoredResult(store, claim.task);
+    if (stored !== undefined) {
+      await store.finish(claim, stored, keepResult);
+      return 'finished-previous';
+    }
+    if (!children.includes(READY)) {
+      // A deletion stopped half-way through the result: every dependent was fed before it started.
+      await store.deleteTask(claim, undefined);
+      return 'finished-previous';
+    }
+    await store.discardResult(claim); // a write that stopped half-way: run the function again
   }
   if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX))) return 'not-runnable';
 
@@ -64,9 +72,20 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
       context.execution,
     ),
   );
-  const stored = await store.storeResult(claim, encodeValue(value, `The result of task ${claim.task}`, claim.task));
+  const encoded = encodeValue(value, `The result of task ${claim.task}`, claim.task, Number.POSITIVE_INFINITY);
+  const stored = await store.storeResult(claim, encoded, context.execution.maxResultBytes);
   await store.finish(claim, stored, keepResult);
   return 'completed';
+}
+
+/** The stored result, or undefined when its write (or deletion) stopped half-way. */
+async function readStoredResult(store: TaskStore, task: string): Promise<Buffer | undefined> {
+  try {
+    return await store.readEncodedResult(task);
+  } catch (error) {
+    if (error instanceof IncompleteValueError) return undefined;
+    throw error;
+  }
 }
 
 /**

@@ -23,6 +23,7 @@ import {
   sortBySerial,
 } from '../zk/layout.js';
 import type { WriteOptions, ZkClient, ZkSession } from '../zk/zk-client.js';
+import { deleteValue, readValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
 /** A task this worker owns: it created the task's ephemeral `owner` node in `session`. */
 export interface Claim {
@@ -217,30 +218,36 @@ export class TaskStore {
 
   /** The task's propagated inputs in dependency order (arg-* by serial); undefined when the task vanished. */
   async readArgs(task: string, children: readonly string[]): Promise<unknown[] | undefined> {
-    const names = sortBySerial(children, ARG_PREFIX);
-    const nodes = await Promise.all(names.map((name) => this.zk.tryGetData(childPath(task, name))));
-    if (nodes.some((node) => node === undefined)) return undefined;
-    return nodes.map((node, index) => decodeValue(childPath(task, names[index] ?? ''), node?.data));
+    const paths = sortBySerial(children, ARG_PREFIX).map((name) => childPath(task, name));
+    const values = await Promise.all(paths.map((path) => readValue(this.zk, path)));
+    if (values.some((value) => value === undefined)) return undefined;
+    return values.map((value, index) => decodeValue(paths[index] ?? task, value));
   }
 
-  /** The stored result's encoded bytes; undefined when there is none. */
+  /** The stored result's encoded bytes; undefined when there is none; IncompleteValueError when a write of it stopped half-way. */
   async readEncodedResult(task: string): Promise<Buffer | undefined> {
-    const node = await this.zk.tryGetData(childPath(task, RESULT));
-    if (node === undefined) return undefined;
-    decodeValue(childPath(task, RESULT), node.data); // reject a malformed result before propagating it
-    return node.data ?? undefined;
+    const path = childPath(task, RESULT);
+    const stored = await readValue(this.zk, path);
+    if (stored !== undefined) decodeValue(path, stored); // reject a malformed result before propagating it
+    return stored;
   }
 
   /**
-   * Stores the result under the claim. If a result is already there (a re-run after a crash),
-   * that one wins, so every dependent sees the same value; returns the bytes that are stored.
+   * Stores the result under the claim (in chunks when it is larger than a znode; ResultTooLargeError
+   * beyond `maxBytes`). If a result is already there (a re-run after a crash), that one wins, so
+   * every dependent sees the same value; returns the bytes that are stored.
    */
-  async storeResult(claim: Claim, encoded: Buffer): Promise<Buffer> {
-    const created = await this.zk.createIfAbsent(childPath(claim.task, RESULT), encoded, 'persistent', this.fence(claim));
-    if (created) return encoded;
+  async storeResult(claim: Claim, encoded: Buffer, maxBytes: number): Promise<Buffer> {
+    const outcome = await writeValue(this.zk, childPath(claim.task, RESULT), encoded, { ...this.fence(claim), maxBytes });
+    if (outcome === 'created') return encoded;
     const existing = await this.readEncodedResult(claim.task);
     if (existing === undefined) throw new OwnershipLostError(claim.task, 'its result vanished while this worker held it');
     return existing;
+  }
+
+  /** Removes a result whose write stopped half-way (the worker crashed), so the task can run again. */
+  async discardResult(claim: Claim): Promise<void> {
+    await deleteValue(this.zk, childPath(claim.task, RESULT), this.fence(claim));
   }
 
   /**
@@ -250,13 +257,13 @@ export class TaskStore {
    */
   async finish(claim: Claim, encoded: Buffer, keepResult: boolean): Promise<void> {
     const fence = this.fence(claim);
-    if (keepResult) await this.zk.createIfAbsent(keptResultPathFor(claim.task), encoded, 'persistent', fence);
+    if (keepResult) await writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length });
     await this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence);
     // Listed after `ready` is gone: addTask records a dependency only on a task it sees ready, so no prov-* is missed.
     await this.deleteTask(claim, encoded);
   }
 
-  /** Writes the result as the dependent's arg-N and removes its dep-N: create first, so a crash never loses the input. */
+  /** Writes the result as the dependent's arg-N and removes its dep-N: write first, so a crash never loses the input. */
   async propagate(prov: string, encoded: Buffer, options: WriteOptions = {}): Promise<void> {
     const node = await this.zk.tryGetData(prov);
     if (node === undefined) return; // already propagated and deleted
@@ -264,11 +271,16 @@ export class TaskStore {
     if (typeof dep !== 'string' || !hasSequentialName(dep.slice(dep.lastIndexOf('/') + 1), DEP_PREFIX)) {
       throw new MalformedNodeError(prov, `its value must be the path of a ${DEP_PREFIX}<serial> node of a dependent task, got ${JSON.stringify(dep)}`);
     }
+    await this.giveInput(dep, encoded, options);
+  }
+
+  /** Satisfies one dep of a dependent: arg-N with the value (completing a half-written one), then dep-N removed. */
+  async giveInput(dep: string, encoded: Buffer, options: WriteOptions = {}): Promise<void> {
     try {
-      await this.zk.create(argPathForDep(dep), encoded, 'persistent', options);
+      await writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, { ...options, maxBytes: encoded.length });
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) return; // the dependent is gone (its plan was removed)
-      if (!isZkError(error, 'NODE_EXISTS')) throw error;
+      throw error;
     }
     await this.zk.deleteIfPresent(dep, -1, options);
   }
@@ -278,17 +290,20 @@ export class TaskStore {
    * node. `result` outlives the rest, so a crash part-way leaves a `finishable` task that the next
    * worker completes; once `result` is gone the task can no longer be taken at all.
    */
-  private async deleteTask(claim: Claim, encoded: Buffer): Promise<void> {
+  async deleteTask(claim: Claim, encoded: Buffer | undefined): Promise<void> {
     const fence = this.fence(claim);
     for (let round = 0; round < MAX_DELETE_ROUNDS; round++) {
       const listing = await this.zk.tryGetChildren(claim.task);
       if (listing === undefined) return;
       const children = listing.children;
       const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
-      await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded, fence)));
+      if (provs.length > 0 && encoded === undefined) {
+        throw new OwnershipLostError(claim.task, 'it still has dependents to feed but its result is gone');
+      }
+      await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence)));
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
-      await Promise.all(rest.map((name) => this.zk.deleteIfPresent(childPath(claim.task, name), -1, fence)));
-      if (children.includes(RESULT)) await this.zk.deleteIfPresent(childPath(claim.task, RESULT), -1, fence);
+      await Promise.all(rest.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)));
+      if (children.includes(RESULT)) await deleteValue(this.zk, childPath(claim.task, RESULT), fence);
       if (children.includes(OWNER)) await this.zk.deleteIfPresent(childPath(claim.task, OWNER), -1, fence);
       try {
         await this.zk.delete(claim.task, -1, fence);

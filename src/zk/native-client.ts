@@ -98,7 +98,7 @@ export function createNativeClient(config: {
     // The addon closes the handle as if the session expired after this many partial socket reads in
     // a row (node-zookeeper #233), which a ~1 MB reply exceeds at its default of 10; the C client's
     // own timeouts still detect a dead server.
-    response_counter_limit: 2 ** 31 - 1,
+    response_counter_limit: 1_000_000,
     ...(config.resume ? { client_id: config.resume.id, client_password: config.resume.password } : {}),
   });
 }
