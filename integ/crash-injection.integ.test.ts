@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { FunctionRegistry, ZkError, call, type ZkClient, type ZkPlan } from '../src/index.js';
+import { until, useZooKeeper } from './support/zk-test-env.js';
+
+/**
+ * A worker that crashes between any two of its writes while performing a task (and handing its
+ * result on): the crash is injected by a hook on the doomed worker's client, which closes its
+ * session right before its N-th write, for N = 1, 2, … until the task completes without a crash.
+ * A second worker then finishes the plan; the plan's outcome must be as if the task ran once.
+ */
+const env = useZooKeeper('crash-injection');
+
+const WRITES = ['create', 'delete', 'setData'] as const;
+
+/** Closes `zk`'s session right before its `crashAt`-th write; resolves when that happened. */
+function crashBeforeWrite(zk: ZkClient, crashAt: number): { readonly crashed: () => boolean } {
+  let writes = 0;
+  let crashed = false;
+  for (const method of WRITES) {
+    const original = zk[method].bind(zk) as (...args: unknown[]) => Promise<unknown>;
+    (zk as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+      writes += 1;
+      if (writes >= crashAt) {
+        if (!crashed) zk.close(); // the process dies: its session, and so its owner node, go at once
+        crashed = true;
+        throw new ZkError(method, -116, String(args[0]), 'injected crash');
+      }
+      return await original(...args);
+    };
+  }
+  return { crashed: () => crashed };
+}
+
+interface Counts {
+  produce: number;
+  consume: number;
+}
+
+function registry(counts: Counts): FunctionRegistry {
+  return new FunctionRegistry()
+    .register('produce', () => {
+      counts.produce += 1;
+      return { value: 42, at: new Date(1_000) };
+    })
+    .register('consume', (ctx, input: { value: number; at: Date }) => {
+      counts.consume += 1;
+      return input.value + (ctx.params[0] as number) + input.at.getTime();
+    });
+}
+
+async function buildPlan(zkPlan: ZkPlan, parent: string): Promise<{ plan: string; producer: string; consumers: string[] }> {
+  const plan = await zkPlan.createPlan(parent);
+  const producer = await zkPlan.addTask(plan, call('produce'), [], { keepResult: true });
+  const consumers = [await zkPlan.addTask(plan, call('consume', 1), [producer], { keepResult: true }), await zkPlan.addTask(plan, call('consume', 2), [producer], { keepResult: true })];
+  return { plan, producer, consumers };
+}
+
+describe('a crash between any two writes of performing a task', () => {
+  it('is finished by the next worker with the outcome of a single run, for every crash point', async () => {
+    const outcomes: string[] = [];
+    for (let crashAt = 1; crashAt < 40; crashAt++) {
+      const counts: Counts = { produce: 0, consume: 0 };
+      const builder = await env.zkPlan({ functions: registry(counts) });
+      const parent = env.root();
+      const { plan, producer, consumers } = await buildPlan(builder, parent);
+      const doomed = await env.zkPlan({ functions: registry(counts) });
+      const hook = crashBeforeWrite(doomed.zk, crashAt);
+      await builder.markAsReady(plan);
+      // The doomed worker performs the producer (the only runnable task) and stops right after it, or crashes.
+      const stop = new AbortController();
+      let producerDone = false;
+      doomed.on('task:completed', (event) => {
+        producerDone = event.task === producer;
+        stop.abort();
+      });
+      const doomedLoop = doomed.worker(parent, { backoff: { initial: 5, max: 20 } }, stop.signal);
+      await until(() => hook.crashed() || producerDone);
+      stop.abort();
+      await doomedLoop;
+      const completedWithoutCrash = !hook.crashed();
+      const survivor = await env.zkPlan({ functions: registry(counts) });
+      const pool = survivor.startWorkers(parent, { backoff: { initial: 5, max: 20 } });
+      await survivor.waitForCompletion(plan, { timeoutMs: 20_000 });
+      await pool.stop();
+      expect(await survivor.getResult(producer)).toEqual({ value: 42, at: new Date(1_000) });
+      expect(await Promise.all(consumers.map((task) => survivor.getResult(task)))).toEqual([1_043, 1_044]);
+      expect(counts.consume).toBe(2); // each dependent ran once: its input was handed over exactly once
+      expect(counts.produce).toBeGreaterThanOrEqual(1);
+      outcomes.push(`crash before write ${crashAt}: producer ran ${counts.produce}×, consumers ran ${counts.consume}×`);
+      await Promise.all([builder.close(), doomed.close(), survivor.close()]);
+      if (completedWithoutCrash) break;
+    }
+    console.log(outcomes.join('\n'));
+    expect(outcomes.length).toBeGreaterThan(10); // every write of the producer's run, propagation and deletion was a crash point
+  });
+});
