@@ -36,7 +36,9 @@ describe('ZkClient, the adapter over the native client', () => {
     const other = await env.client();
     const root = env.root();
     await zk.ensurePath(root);
-    const event = new Promise((resolve) => void zk.getChildren(root, resolve));
+    let fired: (event: unknown) => void = () => undefined;
+    const event = new Promise((resolve) => (fired = resolve));
+    await zk.getChildren(root, fired); // the watch is set once the read is answered
     await other.create(`${root}/child`);
     expect(await event).toEqual({ type: 'child', path: root });
   });

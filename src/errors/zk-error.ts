@@ -59,6 +59,11 @@ export class ZkError extends ZkPlanError {
   readonly code: ZkErrorCode;
   readonly rc: number;
   readonly op: string;
+  /**
+   * True when the operation was sent again after a connection loss: a NODE_EXISTS or NO_NODE may
+   * then be the echo of this client's own first try, whose reply was lost.
+   */
+  retried = false;
 
   constructor(op: string, rc: number, path: string, message?: string, cause?: unknown) {
     const code = zkErrorCodeOf(rc);

@@ -183,6 +183,11 @@ export class TaskStore {
     try {
       await this.zk.create(childPath(task, OWNER), encodeValue(record, 'owner record'), 'ephemeral', { fence: session });
     } catch (error) {
+      if (isZkError(error, 'NODE_EXISTS') && error.retried) {
+        // Our first try may have created it before the connection dropped: then the task is ours.
+        const owner = await this.readOwner(task);
+        if (owner?.sessionId === session.id && owner.workerId === workerId) return { task, plan: parentOf(task), workerId, session, signal };
+      }
       if (isZkError(error, 'NODE_EXISTS', 'NO_NODE')) return undefined;
       throw error;
     }

@@ -1,4 +1,4 @@
-import { EventEmitter } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { ZkAuthError } from '../errors/zk-auth-error.js';
 import { ZkConnectTimeoutError, ZkError, isZkError, zkErrorCodeOf } from '../errors/zk-error.js';
 import { fromNativeAcl, toNativeAcl, type AclEntry, type ZkAuth } from './acl.js';
@@ -147,8 +147,15 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
    * under it, and such children keep the open ACL. See `protectCreated` for failures.
    */
   async create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
-    const created = await this.submit<string>('create', path, 'writes', options.fence, (native, settle) =>
-      native.a_create(path, data, NATIVE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
+    // A sequential create sent twice could make two nodes: it is never resent after a connection loss.
+    const resend = !mode.endsWith('sequential');
+    const created = await this.submit<string>(
+      'create',
+      path,
+      'writes',
+      options.fence,
+      (native, settle) => native.a_create(path, data, NATIVE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
+      resend,
     );
     if (this.nativeAcl !== undefined) await this.protectCreated(created, this.nativeAcl, options.fence);
     return created;
@@ -186,17 +193,19 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
   }
 
   exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {
+    const wrapped = watcher && this.wrapWatcher(watcher);
     return this.submit<ZkStat | undefined>('exists', path, 'reads', undefined, (native, settle) => {
       const done = (rc: number, _error: string, stat: ZkStat): void =>
         rc === NATIVE.ZNONODE ? settle(NATIVE.ZOK, undefined) : settle(rc, stat);
-      return watcher ? native.aw_exists(path, this.wrapWatcher(watcher), done) : native.a_exists(path, false, done);
+      return wrapped ? native.aw_exists(path, wrapped, done) : native.a_exists(path, false, done);
     });
   }
 
   getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }> {
+    const wrapped = watcher && this.wrapWatcher(watcher);
     return this.submit('getData', path, 'reads', undefined, (native, settle) => {
       const done = (rc: number, _error: string, stat: ZkStat, data: Buffer | null): void => settle(rc, { stat, data });
-      return watcher ? native.aw_get(path, this.wrapWatcher(watcher), done) : native.a_get(path, false, done);
+      return wrapped ? native.aw_get(path, wrapped, done) : native.a_get(path, false, done);
     });
   }
 
@@ -212,9 +221,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
 
   /** Children names in no particular order (ZooKeeper's), and the parent's stat. */
   getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }> {
+    const wrapped = watcher && this.wrapWatcher(watcher);
     return this.submit('getChildren', path, 'reads', undefined, (native, settle) => {
       const done = (rc: number, _error: string, children: string[], stat: ZkStat): void => settle(rc, { children: children ?? [], stat });
-      return watcher ? native.aw_get_children2(path, this.wrapWatcher(watcher), done) : native.a_get_children2(path, false, done);
+      return wrapped ? native.aw_get_children2(path, wrapped, done) : native.a_get_children2(path, false, done);
     });
   }
 
@@ -311,7 +321,47 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     }
   }
 
-  private submit<T>(
+  /**
+   * Sends an operation; after a connection loss (the outcome unknown), waits for the connection to
+   * come back and sends it again, unless `resend` is false. Every operation zk-plan sends this way
+   * gives the same outcome when repeated; `ZkError.retried` tells a caller that a NODE_EXISTS or
+   * NO_NODE may come from its own first try.
+   */
+  private async submit<T>(
+    op: string,
+    path: string,
+    kind: keyof ZkOperationCounts,
+    fence: ZkSession | undefined,
+    start: (native: NativeZooKeeper, settle: (rc: number, value: T) => void) => number,
+    resend = true,
+  ): Promise<T> {
+    for (let retried = false; ; retried = true) {
+      try {
+        return await this.submitOnce(op, path, kind, fence, start);
+      } catch (error) {
+        if (!(error instanceof ZkError)) throw error;
+        error.retried = retried;
+        if (!resend || (error.code !== 'CONNECTION_LOSS' && error.code !== 'OPERATION_TIMEOUT')) throw error;
+        if (!(await this.reconnected())) throw error;
+      }
+    }
+  }
+
+  /** Waits until the client is connected again; false when it closed, or did not reconnect within a session timeout plus a connect timeout. */
+  private async reconnected(): Promise<boolean> {
+    const deadline = AbortSignal.timeout(this.options.sessionTimeoutMs + this.options.connectTimeoutMs);
+    while (this.currentState !== 'connected') {
+      if (this.currentState === 'closed') return false;
+      try {
+        await once(this, 'state', { signal: deadline });
+      } catch {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private submitOnce<T>(
     op: string,
     path: string,
     kind: keyof ZkOperationCounts,
