@@ -125,7 +125,7 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     const functions = new FunctionRegistry().register('healthy', () => 'ok');
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
-    const plan = await zkPlan.createPlan(parent);
+    const plan = await put(zkPlan.zk, `${parent}/plan-0000000000`); // written by another tool: no runnable index, scanned
     const malformed = `${plan}/task-0000000000`;
     await zkPlan.zk.create(malformed, Buffer.from('not superjson'));
     await zkPlan.zk.create(`${malformed}/ready`);

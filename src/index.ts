@@ -29,7 +29,7 @@
 import 'reflect-metadata';
 
 export { ZkPlan, type ZkPlanState } from './plan/zk-plan.js';
-export type { AddTaskOptions } from './plan/plan-writer.js';
+export type { AddTaskOptions, TaskToAdd } from './plan/plan-writer.js';
 export type { PlanStatus, PlanState } from './plan/plan-status.js';
 export type { TaskFailure, AttemptRecord } from './worker/failure-policy.js';
 export {

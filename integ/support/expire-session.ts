@@ -3,10 +3,23 @@ import type { ZkClient } from '../../src/index.js';
 
 /**
  * Expires `client`'s session the way Curator's KillSession does: attach a second handle to the
- * same session id and password, then close that handle. The server ends the session; the
- * original client learns it at its next contact and opens a new session.
+ * same session id and password, then close that handle, until the client has noticed. (If the
+ * client reconnects to its session before the handle's close arrives, the server refuses the close
+ * and the session lives on: then go again.) Resolves once the client's session is no longer current.
  */
 export async function expireSession(client: ZkClient): Promise<void> {
+  const session = client.session;
+  for (let attempt = 1; ; attempt++) {
+    await closeSessionFromAnotherHandle(client);
+    await client.exists('/').catch(() => undefined); // the next contact tells the client its session is gone
+    const deadline = performance.now() + 3_000;
+    while (client.isCurrent(session) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    if (!client.isCurrent(session)) return;
+    if (attempt === 5) throw new Error(`session ${session.id} did not expire after ${attempt} attempts`);
+  }
+}
+
+async function closeSessionFromAnotherHandle(client: ZkClient): Promise<void> {
   const credentials = client.sessionCredentials();
   const handle = createNativeClient({
     connect: client.options.connect,

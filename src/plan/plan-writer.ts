@@ -8,6 +8,7 @@ import { assertPositiveNumber } from '../config/options.js';
 import { DEFAULT_RETRY_POLICY, resolvePlanSettings, resolveRetryPolicy, type PlanOptions, type RetryPolicy } from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import type { TaskStore } from '../worker/task-store.js';
+import { classifyTask } from '../worker/task-state.js';
 import {
   ATTEMPTS,
   DEP_PREFIX,
@@ -16,6 +17,7 @@ import {
   PROV_PREFIX,
   READY,
   RESULT,
+  RUNNABLE_INDEX,
   TASK_PREFIX,
   argPathForDep,
   assertSequentialPath,
@@ -27,6 +29,13 @@ import {
 import type { ZkClient } from '../zk/zk-client.js';
 import { readValue } from '../zk/chunked-value.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
+
+/** One task of an `addTasks` batch: its args are task paths, or indices of earlier tasks of the batch. */
+export interface TaskToAdd {
+  readonly task: TaskSpec;
+  readonly args?: readonly (string | number)[];
+  readonly options?: AddTaskOptions;
+}
 
 /** Options of `addTask`. */
 export interface AddTaskOptions extends RetryPolicy {
@@ -49,7 +58,9 @@ export class PlanWriter {
     assertValidPath('parent', parent);
     const settings = resolvePlanSettings(options);
     await this.zk.ensurePath(parent);
-    return await this.zk.create(childPath(parent, PLAN_PREFIX), encodeValue(settings, 'plan settings'), 'persistent-sequential');
+    const plan = await this.zk.create(childPath(parent, PLAN_PREFIX), encodeValue(settings, 'plan settings'), 'persistent-sequential');
+    await this.zk.create(childPath(plan, RUNNABLE_INDEX));
+    return plan;
   }
 
   /**
@@ -58,31 +69,50 @@ export class PlanWriter {
    * order), then `ready`. On failure nothing half-built is left that a worker could run.
    */
   async addTask(plan: string, spec: TaskSpec, argTasks: readonly string[] = [], options: AddTaskOptions = {}): Promise<string> {
-    assertValidPath('plan', plan);
-    assertTaskSpec(spec);
     this.assertArgTasks(plan, argTasks);
-    const settings = taskSettings(options);
-    if (spec.kind === 'call' && this.functions.size > 0 && !this.functions.has(spec.fn)) {
-      throw new UnknownFunctionError(spec.fn, undefined, this.functions.names());
-    }
-    const definition = encodeValue(toDefinition(spec, settings), `The task definition for plan ${plan}`, plan);
-    await Promise.all([...new Set(argTasks)].map((arg) => this.assertArgTaskExists(arg)));
+    const [task] = await this.addTasks(plan, [{ task: spec, args: argTasks, options }]);
+    return task as string;
+  }
 
-    let task: string;
+  /**
+   * Adds many tasks at pipelined speed: every phase (task nodes, dep-*, prov-*, ready, runnable
+   * index) is sent at once on the session, which keeps ZooKeeper's order. An arg is the path of an
+   * existing task of the plan, or the index of an earlier task of this batch. Returns the paths, in order.
+   */
+  async addTasks(plan: string, tasks: readonly TaskToAdd[]): Promise<string[]> {
+    assertValidPath('plan', plan);
+    if (!Array.isArray(tasks)) throw new InvalidArgumentError('tasks', 'expected an array of { task, args?, options? }');
+    const prepared = tasks.map((entry, index) => this.prepare(plan, entry, index));
+    const external = [...new Set(prepared.flatMap(({ args }) => args.filter((arg): arg is string => typeof arg === 'string')))];
+    await Promise.all(external.map((arg) => this.assertArgTaskExists(arg)));
+
+    let paths: string[];
     try {
-      task = await this.zk.create(childPath(plan, TASK_PREFIX), definition, 'persistent-sequential');
+      paths = await Promise.all(prepared.map(({ definition }) => this.zk.create(childPath(plan, TASK_PREFIX), definition, 'persistent-sequential')));
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(plan);
       throw error;
     }
     try {
-      for (const arg of argTasks) await this.addDependency(arg, task);
-      await this.zk.create(childPath(task, READY));
+      const links = prepared.flatMap(({ args }, index) =>
+        args.map((arg) => ({ dependent: paths[index] as string, producer: typeof arg === 'string' ? arg : (paths[arg] as string) })),
+      );
+      // dep-* of one task are created in arg order (the session keeps order), so arg serials follow argTasks.
+      const deps = await Promise.all(links.map(({ dependent }) => this.zk.create(childPath(dependent, DEP_PREFIX), null, 'persistent-sequential')));
+      const batch = new Set(paths);
+      const satisfied = await Promise.all(links.map(({ producer }, index) => this.linkProducer(producer, deps[index] as string, batch)));
+      await Promise.all(paths.map((task) => this.zk.create(childPath(task, READY))));
+      const unmet = new Map<string, number>();
+      links.forEach(({ dependent }, index) => {
+        if (!satisfied[index]) unmet.set(dependent, (unmet.get(dependent) ?? 0) + 1);
+      });
+      await Promise.all(paths.filter((task) => !unmet.has(task)).map((task) => this.store.markRunnable(task)));
     } catch (error) {
-      await this.zk.deleteRecursive(task).catch(() => undefined); // not ready, so no worker runs it meanwhile
+      // Not ready yet, so no worker runs them meanwhile.
+      await Promise.all(paths.map((task) => this.zk.deleteRecursive(task).catch(() => undefined)));
       throw error;
     }
-    return task;
+    return paths;
   }
 
   /** The spec's `mark-as-ready`: creates `ready` under a plan (or task); idempotent. */
@@ -97,21 +127,22 @@ export class PlanWriter {
   }
 
   /**
-   * The spec's `add-dependency`: `dep-N` under the dependent, then `prov-M` under the producer
-   * holding the dep's path. The producer may be finishing at this very moment: it lists prov-*
-   * only after removing its `ready`, so if `ready` is still there after our prov-M exists, the
-   * producer will see it; if not, we hand its result over ourselves.
+   * The spec's `add-dependency`, after `dep` was created under the dependent: `prov-M` under the
+   * producer holding the dep's path. A producer of this batch is not ready yet, so it will see the
+   * prov. Another producer may be finishing at this very moment: it lists prov-* only after removing
+   * its `ready`, so if `ready` is still there after our prov-M exists, the producer will see it; if
+   * not, we hand its result over ourselves. Resolves true when the dep was satisfied here.
    */
-  private async addDependency(producer: string, dependent: string): Promise<void> {
-    const dep = await this.zk.create(childPath(dependent, DEP_PREFIX), null, 'persistent-sequential');
+  private async linkProducer(producer: string, dep: string, batch: ReadonlySet<string>): Promise<boolean> {
     let prov: string;
     try {
       prov = await this.zk.create(childPath(producer, PROV_PREFIX), encodeValue(dep, 'dependency link'), 'persistent-sequential');
     } catch (error) {
       if (!isZkError(error, 'NO_NODE')) throw error;
-      return await this.takeKeptResult(producer, dep); // the producer completed and is gone
+      await this.takeKeptResult(producer, dep); // the producer completed and is gone
+      return true;
     }
-    if (await this.store.isReady(producer)) return;
+    if (batch.has(producer) || (await this.store.isReady(producer))) return false;
     const finishing = await readValue(this.zk, childPath(producer, RESULT)).catch((error: unknown) => {
       if (error instanceof IncompleteValueError) return undefined; // being deleted: fall back to the kept result
       throw error;
@@ -119,10 +150,11 @@ export class PlanWriter {
     if (finishing !== undefined) {
       decodeValue(childPath(producer, RESULT), finishing);
       await this.store.propagate(prov, finishing);
-      return;
+      return true;
     }
     await this.zk.deleteIfPresent(prov);
     await this.takeKeptResult(producer, dep);
+    return true;
   }
 
   /** Satisfies `dep` from the producer's kept result, or fails saying why the producer cannot serve as an input. */
@@ -152,9 +184,34 @@ export class PlanWriter {
     await Promise.all(failed.map(async (task) => {
       await this.zk.deleteIfPresent(childPath(task, ATTEMPTS));
       await this.zk.deleteIfPresent(childPath(task, FAILED));
+      const listing = await this.store.inspectTask(task);
+      if (listing && classifyTask(listing.children, listing.childVersion) === 'runnable') await this.store.markRunnable(task);
     }));
     await this.zk.deleteIfPresent(childPath(plan, FAILED));
     return failed;
+  }
+
+  private prepare(plan: string, entry: TaskToAdd, index: number): { definition: Buffer; args: readonly (string | number)[] } {
+    if (typeof entry !== 'object' || entry === null) throw new InvalidArgumentError(`tasks[${index}]`, 'expected { task, args?, options? }');
+    assertTaskSpec(entry.task);
+    const args = entry.args ?? [];
+    if (!Array.isArray(args)) throw new InvalidArgumentError(`tasks[${index}].args`, 'expected an array of task paths or earlier batch indices');
+    args.forEach((arg: unknown, position) => {
+      if (typeof arg === 'number') {
+        if (!Number.isInteger(arg) || arg < 0 || arg >= index) {
+          throw new InvalidArgumentError(`tasks[${index}].args[${position}]`, `a batch index must point at an earlier task of the batch (0…${index - 1}), got ${arg}`);
+        }
+        return;
+      }
+      assertSequentialPath(`tasks[${index}].args[${position}]`, arg, TASK_PREFIX);
+      if (parentOf(arg) !== plan) throw new ForeignArgTaskError(arg, plan);
+    });
+    const spec = entry.task;
+    if (spec.kind === 'call' && this.functions.size > 0 && !this.functions.has(spec.fn)) {
+      throw new UnknownFunctionError(spec.fn, undefined, this.functions.names());
+    }
+    const definition = encodeValue(toDefinition(spec, taskSettings(entry.options ?? {})), `The task definition for plan ${plan}`, plan);
+    return { definition, args };
   }
 
   private assertArgTasks(plan: string, argTasks: readonly string[]): void {

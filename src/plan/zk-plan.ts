@@ -21,10 +21,11 @@ import type { ZkPlanEvents } from '../worker/worker-events.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from '../worker/worker-loop.js';
 import { WorkerPool } from '../worker/worker-pool.js';
 import { WakeUp } from '../worker/wake-up.js';
+import { Dispatcher } from '../worker/dispatcher.js';
 import { assertValidPath } from '../zk/layout.js';
 import { ZkClient } from '../zk/zk-client.js';
 import { PlanReader } from './plan-reader.js';
-import { PlanWriter, type AddTaskOptions } from './plan-writer.js';
+import { PlanWriter, type AddTaskOptions, type TaskToAdd } from './plan-writer.js';
 import type { PlanStatus } from './plan-status.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
@@ -55,6 +56,7 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
   private readonly writer: PlanWriter;
   private readonly reader: PlanReader;
   private readonly wakeUp = new WakeUp();
+  private readonly dispatcher: Dispatcher;
   private readonly pools = new Set<WorkerPool>();
   private readonly workerIdPrefix = `${hostname()}:${process.pid}`;
 
@@ -67,6 +69,7 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
     this.store = new TaskStore(zk);
     this.writer = new PlanWriter(zk, this.store, functions);
     this.reader = new PlanReader(zk, this.store);
+    this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
   }
@@ -94,6 +97,15 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
   addTask(plan: string, task: TaskSpec, argTasks: readonly string[] = [], options: AddTaskOptions = {}): Promise<string> {
     this.assertOpen();
     return this.writer.addTask(plan, task, argTasks, options);
+  }
+
+  /**
+   * Adds many tasks at pipelined speed (each phase sent at once on the session). An arg is the
+   * path of an existing task of the plan, or the index of an earlier task of the batch. Returns the paths in order.
+   */
+  addTasks(plan: string, tasks: readonly TaskToAdd[]): Promise<string[]> {
+    this.assertOpen();
+    return this.writer.addTasks(plan, tasks);
   }
 
   /** Marks a plan ready: workers start taking its tasks. */
@@ -177,6 +189,8 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
       store: this.store,
       events: this,
       wakeUp: this.wakeUp,
+      dispatcher: this.dispatcher,
+      onRunnable: (tasks) => this.dispatcher.offer(tasks),
       container: this.settings.container,
       execution: {
         functions: this.functions,

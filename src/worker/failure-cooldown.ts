@@ -39,6 +39,11 @@ export class FailureCooldown {
     return record !== undefined && record.until > this.now();
   }
 
+  /** When the task's cool-down here ends (now when it has none). */
+  until(task: string): number {
+    return this.records.get(task)?.until ?? this.now();
+  }
+
   failuresOf(task: string): number {
     return this.records.get(task)?.failures ?? 0;
   }

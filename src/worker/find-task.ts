@@ -9,6 +9,8 @@ export interface Seeker {
   readonly taskSignal: AbortSignal;
   /** Tasks this worker leaves alone for now (they failed in its hands recently). */
   readonly skip?: (task: string) => boolean;
+  /** Plans to pass over (failFast plans that failed; indexed plans between full scans). */
+  readonly skipPlan?: (plan: string) => boolean;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function getTaskFromAnyPlan(store: TaskStore, parent: string, seeke
   if (plans === undefined) return undefined;
   for (const plan of plans) {
     if (seeker.stop.aborted) return undefined;
+    if (seeker.skipPlan?.(plan)) continue;
     if (!(await store.isReady(plan))) continue;
     const claim = await getTask(store, plan, seeker);
     if (claim !== undefined) return claim;

@@ -24,6 +24,8 @@ export interface PerformContext {
   readonly store: TaskStore;
   readonly execution: ExecutionSettings;
   readonly container: DependencyContainer;
+  /** Told of dependents that this task's result made runnable, so they are taken at once. */
+  readonly onRunnable?: (tasks: readonly string[]) => void;
 }
 
 /**
@@ -33,17 +35,22 @@ export interface PerformContext {
  */
 export async function performTask(claim: Claim, context: PerformContext): Promise<PerformOutcome> {
   const { store } = context;
-  const listing = await store.inspectTask(claim.task);
+  // Two independent reads, sent together.
+  const [listing, definition] = await Promise.all([store.inspectTask(claim.task), store.readDefinition(claim.task).catch(deferError)]);
   if (listing === undefined) return 'gone';
   const children = listing.children;
-  const definition = await store.readDefinition(claim.task);
+  if (definition instanceof DeferredError) {
+    // A malformed definition matters only if the function must run; a stored result can still be handed on.
+    if (!children.includes(RESULT)) throw definition.error;
+  }
   if (definition === undefined) return 'gone';
-  const keepResult = definition.keepResult === true;
+  const keepResult = !(definition instanceof DeferredError) && definition.keepResult === true;
 
   if (children.includes(RESULT)) {
     const stored = await readStoredResult(store, claim.task);
     if (stored !== undefined) {
-      await store.finish(claim, stored, keepResult);
+      const madeRunnable = await store.finish(claim, stored, keepResult); // not inside ?.(): it must run either way
+      context.onRunnable?.(madeRunnable);
       return 'finished-previous';
     }
     if (!children.includes(READY)) {
@@ -53,6 +60,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     }
     await store.discardResult(claim); // a write that stopped half-way: run the function again
   }
+  if (definition instanceof DeferredError) throw definition.error;
   if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX))) return 'not-runnable';
 
   if (children.includes(ATTEMPTS)) {
@@ -61,7 +69,9 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
       await store.markFailed(claim, attempts.lastFailure);
       return 'failed';
     }
+    if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
   }
+  if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
   const args = await store.readArgs(claim.task, children);
   if (args === undefined) return 'gone';
   const value = await withTimeout(claim, definition.timeoutMs, (signal) =>
@@ -74,7 +84,8 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   );
   const encoded = encodeValue(value, `The result of task ${claim.task}`, claim.task, Number.POSITIVE_INFINITY);
   const stored = await store.storeResult(claim, encoded, context.execution.maxResultBytes);
-  await store.finish(claim, stored, keepResult);
+  const madeRunnable = await store.finish(claim, stored, keepResult);
+  context.onRunnable?.(madeRunnable);
   return 'completed';
 }
 
@@ -103,4 +114,13 @@ async function withTimeout<T>(claim: Claim, timeoutMs: number | undefined, run: 
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A read error kept for later: whether it matters depends on what else the task holds. */
+class DeferredError {
+  constructor(readonly error: unknown) {}
+}
+
+function deferError(error: unknown): DeferredError {
+  return new DeferredError(error);
 }

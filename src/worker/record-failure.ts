@@ -44,5 +44,6 @@ export async function recordChargedFailure(store: TaskStore, claim: Claim, error
   const notBefore = new Date(decision.notBefore);
   await store.writeAttempts(claim, { failures: decision.failures, notBefore, lastFailure: failure });
   if (decision.failTask) await store.markFailed(claim, failure);
+  else await store.unmarkRunnable(claim.task, { fence: claim.session }); // back in the index once its delay is over
   return { failure, final: decision.failTask, notBefore };
 }

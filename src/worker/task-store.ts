@@ -20,8 +20,10 @@ import {
   hasSequentialName,
   keptResultPathFor,
   parentOf,
+  runnableEntryFor,
   sortBySerial,
 } from '../zk/layout.js';
+import { classifyTask } from './task-state.js';
 import type { WriteOptions, ZkClient, ZkSession } from '../zk/zk-client.js';
 import { deleteValue, readValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
@@ -103,6 +105,7 @@ export class TaskStore {
   /** Fails the task for good: `failed` under the task (it is never taken again), then the plan's `failed` marker. */
   async markFailed(claim: Claim, failure: TaskFailure): Promise<void> {
     await this.zk.createIfAbsent(childPath(claim.task, FAILED), encodeValue(failure, 'task failure'), 'persistent', this.fence(claim));
+    await this.unmarkRunnable(claim.task, this.fence(claim));
     // Rewritten at each failure: its data watch tells waiters that another task failed.
     const marker = encodeValue({ task: claim.task, at: failure.at }, 'plan failure');
     if (!(await this.zk.createIfAbsent(childPath(claim.plan, FAILED), marker, 'persistent', this.fence(claim)))) {
@@ -260,34 +263,64 @@ export class TaskStore {
    * now on no worker can take the task to run it), hands the result to every dependent, and deletes
    * the task. Each step can be repeated after a crash at any point.
    */
-  async finish(claim: Claim, encoded: Buffer, keepResult: boolean): Promise<void> {
+  async finish(claim: Claim, encoded: Buffer, keepResult: boolean): Promise<string[]> {
     const fence = this.fence(claim);
-    if (keepResult) await writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length });
-    await this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence);
+    // Independent writes, sent together: the session pipelines them.
+    await Promise.all([
+      keepResult ? writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length }) : undefined,
+      this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),
+      this.unmarkRunnable(claim.task, fence),
+    ]);
     // Listed after `ready` is gone: addTask records a dependency only on a task it sees ready, so no prov-* is missed.
-    await this.deleteTask(claim, encoded);
+    return await this.deleteTask(claim, encoded);
   }
 
-  /** Writes the result as the dependent's arg-N and removes its dep-N: write first, so a crash never loses the input. */
-  async propagate(prov: string, encoded: Buffer, options: WriteOptions = {}): Promise<void> {
+  /** Records the task in its plan's runnable index (plans without an index, e.g. written by other tools, are scanned instead). */
+  async markRunnable(task: string, options: WriteOptions = {}): Promise<void> {
+    try {
+      await this.zk.createIfAbsent(runnableEntryFor(task), null, 'persistent', options);
+    } catch (error) {
+      if (!isZkError(error, 'NO_NODE')) throw error;
+    }
+  }
+
+  /** Removes the task from its plan's runnable index (done, failed for good, or gone). */
+  async unmarkRunnable(task: string, options: WriteOptions = {}): Promise<void> {
+    await this.zk.deleteIfPresent(runnableEntryFor(task), -1, options);
+  }
+
+  /**
+   * Writes the result as the dependent's arg-N and removes its dep-N: write first, so a crash never
+   * loses the input. Resolves with the dependent when this made it runnable.
+   */
+  async propagate(prov: string, encoded: Buffer, options: WriteOptions = {}): Promise<string | undefined> {
     const node = await this.zk.tryGetData(prov);
-    if (node === undefined) return; // already propagated and deleted
+    if (node === undefined) return undefined; // already propagated and deleted
     const dep = decodeValue(prov, node.data);
     if (typeof dep !== 'string' || !hasSequentialName(dep.slice(dep.lastIndexOf('/') + 1), DEP_PREFIX)) {
       throw new MalformedNodeError(prov, `its value must be the path of a ${DEP_PREFIX}<serial> node of a dependent task, got ${JSON.stringify(dep)}`);
     }
-    await this.giveInput(dep, encoded, options);
+    return await this.giveInput(dep, encoded, options);
   }
 
-  /** Satisfies one dep of a dependent: arg-N with the value (completing a half-written one), then dep-N removed. */
-  async giveInput(dep: string, encoded: Buffer, options: WriteOptions = {}): Promise<void> {
+  /**
+   * Satisfies one dep of a dependent: arg-N with the value (completing a half-written one), then
+   * dep-N removed; then, if no dep is left, records the dependent as runnable. Of two producers
+   * finishing together, the one whose delete comes last sees no dep left, so one of them does.
+   */
+  async giveInput(dep: string, encoded: Buffer, options: WriteOptions = {}): Promise<string | undefined> {
     try {
       await writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, { ...options, maxBytes: encoded.length });
     } catch (error) {
-      if (isZkError(error, 'NO_NODE')) return; // the dependent is gone (its plan was removed)
+      if (isZkError(error, 'NO_NODE')) return undefined; // the dependent is gone (its plan was removed)
       throw error;
     }
     await this.zk.deleteIfPresent(dep, -1, options);
+    const dependent = parentOf(dep);
+    const listing = await this.zk.tryGetChildren(dependent);
+    if (listing === undefined || classifyTask(listing.children, listing.stat.cversion) !== 'runnable') return undefined;
+    await this.markRunnable(dependent, options);
+    return dependent;
   }
 
   /**
@@ -295,26 +328,28 @@ export class TaskStore {
    * node. `result` outlives the rest, so a crash part-way leaves a `finishable` task that the next
    * worker completes; once `result` is gone the task can no longer be taken at all.
    */
-  async deleteTask(claim: Claim, encoded: Buffer | undefined): Promise<void> {
+  async deleteTask(claim: Claim, encoded: Buffer | undefined): Promise<string[]> {
     const fence = this.fence(claim);
+    const madeRunnable: string[] = [];
     for (let round = 0; round < MAX_DELETE_ROUNDS; round++) {
       const listing = await this.zk.tryGetChildren(claim.task);
-      if (listing === undefined) return;
+      if (listing === undefined) return madeRunnable;
       const children = listing.children;
       const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
       if (provs.length > 0 && encoded === undefined) {
         throw new OwnershipLostError(claim.task, 'it still has dependents to feed but its result is gone');
       }
-      await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence)));
+      const fed = await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence)));
+      madeRunnable.push(...fed.filter((task): task is string => task !== undefined));
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
       await Promise.all(rest.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)));
       if (children.includes(RESULT)) await deleteValue(this.zk, childPath(claim.task, RESULT), fence);
       if (children.includes(OWNER)) await this.zk.deleteIfPresent(childPath(claim.task, OWNER), -1, fence);
       try {
         await this.zk.delete(claim.task, -1, fence);
-        return;
+        return madeRunnable;
       } catch (error) {
-        if (isZkError(error, 'NO_NODE')) return;
+        if (isZkError(error, 'NO_NODE')) return madeRunnable;
         if (!isZkError(error, 'NOT_EMPTY')) throw error; // a late child appeared: go round again
       }
     }

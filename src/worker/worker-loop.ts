@@ -7,7 +7,8 @@ import { judgeFailure } from './failure-policy.js';
 import { recordChargedFailure, type FailureOutcome } from './record-failure.js';
 import type { ZkClient, ZkSession } from '../zk/zk-client.js';
 import { calcSleepTime } from './backoff.js';
-import { getTaskFromAnyPlan } from './find-task.js';
+import type { Dispatcher } from './dispatcher.js';
+import { getTaskFromAnyPlan, type Seeker } from './find-task.js';
 import { FailureCooldown } from './failure-cooldown.js';
 import { performTask, type PerformContext } from './perform-task.js';
 import type { Claim } from './task-store.js';
@@ -18,6 +19,7 @@ export interface WorkerLoopRuntime extends PerformContext {
   readonly zk: ZkClient;
   readonly events: EventEmitter<ZkPlanEvents>;
   readonly wakeUp: WakeUp;
+  readonly dispatcher: Dispatcher;
 }
 
 /** Hooks a pool uses to see and abort the task a loop is running. */
@@ -60,7 +62,7 @@ export async function runWorkerLoop(
     const taskSignal = hooks.abortTasks ? AbortSignal.any([taskController.signal, hooks.abortTasks]) : taskController.signal;
     let claim: Claim | undefined;
     try {
-      claim = await getTaskFromAnyPlan(store, parent, { workerId, stop, taskSignal, skip });
+      claim = await findWork(runtime, parent, { workerId, stop, taskSignal, skip });
     } catch (error) {
       events.emit('worker:error', { workerId, error: asError(error) });
     }
@@ -85,7 +87,8 @@ export async function runWorkerLoop(
       } else if (outcome !== 'gone') {
         const durationMs = performance.now() - started;
         events.emit('task:completed', { task: claim.task, plan: claim.plan, workerId, durationMs, reusedResult: outcome === 'finished-previous' });
-        runtime.wakeUp.wake(); // dependents of this task may have become runnable
+        // Indexed plans announce runnable dependents themselves (offer, watches); others need a look.
+        if (!runtime.dispatcher.isIndexed(claim.plan)) runtime.wakeUp.wake();
       }
       cooldown.recordSuccess(claim.task);
       idleRounds = 0;
@@ -113,12 +116,27 @@ export async function runWorkerLoop(
       });
       await store.release(claim).catch((releaseError: unknown) => events.emit('worker:error', { workerId, error: asError(releaseError) }));
       cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
+      if (outcome !== undefined && !outcome.final) runtime.dispatcher.offerLater(claim.task, outcome.notBefore.getTime(), true);
+      else if (!charged) runtime.dispatcher.offerLater(claim.task, cooldown.until(claim.task), false);
     } finally {
       zk.off('session:expired', abortOnExpiry);
       taskDone.abort();
       hooks.onClaim?.(undefined);
     }
   }
+}
+
+/**
+ * A task from the runnable indexes this process watches, else from the spec's scan of every plan
+ * (plans without an index; indexed plans too, once in a while, for entries a crash may have lost).
+ */
+async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seeker): Promise<Claim | undefined> {
+  const { dispatcher, store } = runtime;
+  await dispatcher.follow(parent);
+  const fromIndex = await dispatcher.take(seeker);
+  if (fromIndex !== undefined) return fromIndex;
+  const fullScan = dispatcher.fullScanDue();
+  return await getTaskFromAnyPlan(store, parent, { ...seeker, skipPlan: (plan) => !fullScan && dispatcher.isIndexed(plan) });
 }
 
 /** For a plan with the failFast policy, aborts the task's signal as soon as the plan has failed. */

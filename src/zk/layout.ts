@@ -5,6 +5,8 @@
  * <parent>/plan-NNNNNNNNNN        persistent sequential
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
+ *   runnable                      index of tasks believed runnable (an optimisation; plans without it still run)
+ *     task-NNNNNNNNNN             empty; created when the task's last input arrives, deleted when it is done
  *   result-NNNNNNNNNN             kept result of task-NNNNNNNNNN (keepResult), survives the task
  *   task-NNNNNNNNNN               persistent sequential; value = the task's function
  *     prov-NNNNNNNNNN             value = path of the matching dep node of a dependent task
@@ -29,6 +31,7 @@ export const READY = 'ready';
 export const OWNER = 'owner';
 export const RESULT = 'result';
 export const ATTEMPTS = 'attempts';
+export const RUNNABLE_INDEX = 'runnable';
 export const FAILED = 'failed';
 
 /** Sequential prefixes whose names end in ZooKeeper's 10-digit counter. */
@@ -101,6 +104,11 @@ export function keptResultPathFor(taskPath: string): string {
     throw new InvalidArgumentError('task path', `${taskPath} does not end in ${TASK_PREFIX}<serial>`, taskPath);
   }
   return childPath(parentOf(taskPath), `${KEPT_RESULT_PREFIX}${serial}`);
+}
+
+/** Where a task's entry in its plan's runnable index goes. */
+export function runnableEntryFor(taskPath: string): string {
+  return childPath(childPath(parentOf(taskPath), RUNNABLE_INDEX), nameOf(taskPath));
 }
 
 /** The plan a task belongs to. */

@@ -73,8 +73,6 @@ const NATIVE_MODE: Record<CreateMode, number> = {
 };
 
 const RECONNECT_PAUSE_MS = 500;
-/** First pause before retrying a setACL that failed with CONNECTION_LOSS; doubles up to 1 s. */
-const ACL_RETRY_PAUSE_MS = 50;
 
 /**
  * The single adapter over the native ZooKeeper client: camelCase methods, typed results and
@@ -149,14 +147,21 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
   async create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
     // A sequential create sent twice could make two nodes: it is never resent after a connection loss.
     const resend = !mode.endsWith('sequential');
-    const created = await this.submit<string>(
-      'create',
-      path,
-      'writes',
-      options.fence,
-      (native, settle) => native.a_create(path, data, NATIVE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
-      resend,
-    );
+    let created: string;
+    try {
+      created = await this.submit<string>(
+        'create',
+        path,
+        'writes',
+        options.fence,
+        (native, settle) => native.a_create(path, data, NATIVE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
+        resend,
+      );
+    } catch (error) {
+      // A resent create answers NODE_EXISTS when its lost first try did create the node, which then never got the ACL.
+      if (this.nativeAcl !== undefined && isZkError(error, 'NODE_EXISTS') && error.retried) await this.protectEcho(path, this.nativeAcl, options.fence);
+      throw error;
+    }
     if (this.nativeAcl !== undefined) await this.protectCreated(created, this.nativeAcl, options.fence);
     return created;
   }
@@ -228,10 +233,10 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     });
   }
 
-  /** Like getChildren, but resolves undefined when the node does not exist. */
-  async tryGetChildren(path: string): Promise<{ children: string[]; stat: ZkStat } | undefined> {
+  /** Like getChildren, but resolves undefined when the node does not exist (no watch is set then). */
+  async tryGetChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat } | undefined> {
     try {
-      return await this.getChildren(path);
+      return await this.getChildren(path, watcher);
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) return undefined;
       throw error;
@@ -282,42 +287,46 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
   }
 
   /**
-   * Sets the configured ACL on a node this client has just created. CONNECTION_LOSS and
-   * OPERATION_TIMEOUT are retried (setACL with version -1 is idempotent) for up to the session
-   * timeout; NO_NODE means another client deleted the node meanwhile, which is the same outcome as
-   * a delete right after an ACL'd create. Any other failure deletes the node again (best effort,
-   * so that no world-open node is left behind) and rejects the create with that failure's code;
-   * when that delete fails too (e.g. the session is gone), a persistent node stays world-open, and
-   * the error says so.
+   * Sets the configured ACL on a node this client has just created. After CONNECTION_LOSS or
+   * OPERATION_TIMEOUT, `submit` sends the setACL again once reconnected (with version -1 it is
+   * idempotent). NO_NODE means another client deleted the node meanwhile: the same outcome as a
+   * delete right after an ACL'd create. Any other failure (or no reconnection in time) deletes the
+   * node again (best effort, so that no world-open node is left behind) and rejects the create with
+   * that failure's code; when that delete fails too (e.g. the session is gone), a persistent node
+   * stays world-open, and the error says so.
    */
   private async protectCreated(path: string, acl: readonly ZkAclEntry[], fence: ZkSession | undefined): Promise<void> {
-    const deadline = performance.now() + this.options.sessionTimeoutMs;
-    let pause = ACL_RETRY_PAUSE_MS;
-    for (;;) {
-      try {
-        await this.setNativeAcl(path, acl, -1, fence);
-        return;
-      } catch (error) {
-        if (isZkError(error, 'NO_NODE')) return;
-        if (isZkError(error, 'CONNECTION_LOSS', 'OPERATION_TIMEOUT') && this.currentState !== 'closed' && performance.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, pause));
-          pause = Math.min(pause * 2, 1_000);
-          continue;
-        }
-        const removed = await this.delete(path, -1, { fence }).then(
-          () => true,
-          (deleteError: unknown) => isZkError(deleteError, 'NO_NODE'),
-        );
-        const rc = error instanceof ZkError ? error.rc : -1;
-        throw new ZkError(
-          'create',
-          rc,
-          path,
-          `ZooKeeper create of ${path}: the node was created but setting its ACL failed: ${zkErrorCodeOf(rc)} (rc ${rc}); ` +
-            (removed ? 'the node was deleted again' : 'the node may remain with the open ACL (world:anyone)'),
-          error,
-        );
-      }
+    try {
+      await this.setNativeAcl(path, acl, -1, fence);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return;
+      const removed = await this.delete(path, -1, { fence }).then(
+        () => true,
+        (deleteError: unknown) => isZkError(deleteError, 'NO_NODE'),
+      );
+      const rc = error instanceof ZkError ? error.rc : -1;
+      throw new ZkError(
+        'create',
+        rc,
+        path,
+        `ZooKeeper create of ${path}: the node was created but setting its ACL failed: ${zkErrorCodeOf(rc)} (rc ${rc}); ` +
+          (removed ? 'the node was deleted again' : 'the node may remain with the open ACL (world:anyone)'),
+        error,
+      );
+    }
+  }
+
+  /**
+   * A resent create answered NODE_EXISTS: the node may be this client's own first try, whose reply
+   * was lost before its setACL was sent. Gives it the ACL when it still has the open one (best
+   * effort: a node that went, or that this client may not change, is left alone).
+   */
+  private async protectEcho(path: string, acl: readonly ZkAclEntry[], fence: ZkSession | undefined): Promise<void> {
+    try {
+      const current = await this.getAcl(path);
+      if (current.acl.every((entry) => entry.scheme === 'world')) await this.setNativeAcl(path, acl, -1, fence);
+    } catch {
+      // NO_NODE, NO_AUTH, or the connection again: nothing more to do here.
     }
   }
 
