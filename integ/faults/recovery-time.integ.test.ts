@@ -1,0 +1,92 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ZkPlan, call, startZooKeeper, type ZooKeeperServer } from '../../src/index.js';
+import { CleanupStack, printFigures } from '../support/fault-plan.js';
+import { WorkerFleet, createFaultWorkspace, readExecutionLog, waitFor, withDeadline, type FaultWorkspace, type LogEntry } from '../support/worker-process.js';
+import { TIMING } from '../support/zk-test-env.js';
+
+/**
+ * How long a task waits after its worker process is killed with -9 before another process starts
+ * it again: the session timeout (the server removes the dead session's `owner` node) plus the time
+ * the surviving worker takes to notice (its idle back-off). Measured from the kill to the owner
+ * node's deletion (seen by a watch) and to the re-run's `start` in the log.
+ *
+ * The survivor is started just before the kill, so its idle back-off is still short when the
+ * session expires (its polls come at 0.1, 0.25, 0.48, 0.81, 1.3, 2.1, 3.2, 4.9 s… of idleness). A
+ * worker that has idled for long polls only every 10 s (the back-off's max), and nothing wakes it
+ * across processes, so in production the pick-up can add up to 10 s to the session timeout.
+ */
+const TICK_MS = 500;
+const MARGIN_MS = 3_000 * TIMING; // ZK_PLAN_TIMING=2 on a slow machine
+
+const cleanup = new CleanupStack();
+let server: ZooKeeperServer;
+let workspace: FaultWorkspace;
+
+beforeEach(async () => {
+  server = await startZooKeeper({ tickTimeMs: TICK_MS });
+  cleanup.add('stop ZooKeeper', () => server.stop());
+  cleanup.watchPid(server.pid);
+  workspace = await createFaultWorkspace('zk-plan-recovery-');
+  cleanup.add('remove workspace', () => workspace.remove());
+});
+
+afterEach(async () => {
+  await cleanup.run();
+});
+
+describe('recovery time after kill -9 of the worker running a task', () => {
+  it.each([2_000, 4_000])('with a session timeout of %i ms, the task starts again within the session timeout + 3 s', { timeout: 60_000 * TIMING }, async (sessionTimeoutMs) => {
+    const zkPlan = await ZkPlan.connect({ connect: server.connectString, sessionTimeoutMs: 10_000 });
+    cleanup.add('close the test client', () => zkPlan.close());
+    const parent = `/faults/recovery-${sessionTimeoutMs}`;
+    const plan = await zkPlan.createPlan(parent, { maxAttempts: 1 }); // losing a session must not use up the only attempt
+    const long = await zkPlan.addTask(plan, call('marked', { label: 'long', firstRunMs: 120_000, rerunMs: 100 }), [], { keepResult: true });
+
+    const fleet = new WorkerFleet({ connect: server.connectString, parent, workspace, loops: 1, sessionTimeoutMs });
+    cleanup.add('stop worker processes', async () => {
+      const alive = await fleet.stopAll();
+      if (alive.length > 0) throw new Error(`worker processes still alive: ${alive.join(', ')}`);
+    });
+    const log = (): LogEntry[] => readExecutionLog(workspace.logFile);
+    const victim = fleet.spawn('victim');
+    cleanup.watchPid(victim.pid);
+    await victim.ready();
+    await zkPlan.markAsReady(plan);
+    await waitFor('the victim to start the long task', () => log().find((e) => e.task === long && e.event === 'start' && e.pid === victim.pid), { timeoutMs: 20_000 });
+    const survivor = fleet.spawn('survivor');
+    cleanup.watchPid(survivor.pid);
+    await survivor.ready();
+
+    // Watch the owner node: its deletion is the moment the server expired the victim's session.
+    let ownerGoneAt: number | undefined;
+    const ownerGone = new Promise<void>((resolve) => {
+      void zkPlan.zk.exists(`${long}/owner`, (event) => {
+        if (event.type === 'deleted') ownerGoneAt = Date.now();
+        resolve();
+      }).then((stat) => expect(stat, 'the victim owns the task').toBeDefined());
+    });
+
+    const killedAt = await victim.kill9();
+    const rerun = await waitFor('the survivor to start the task again', () => log().find((e) => e.task === long && e.event === 'start' && e.pid === survivor.pid), {
+      timeoutMs: sessionTimeoutMs + 20_000,
+    });
+    await withDeadline(ownerGone, 5_000, () => 'no watch event for the owner node');
+    await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 });
+    expect(await zkPlan.getResult(long)).toEqual({ by: survivor.pid, run: 2 });
+
+    const recoveryMs = rerun.at - killedAt;
+    const expiryMs = (ownerGoneAt ?? Number.NaN) - killedAt;
+    printFigures(`recovery-time ${sessionTimeoutMs} ms`, {
+      sessionTimeoutMs,
+      killToOwnerGoneMs: expiryMs,
+      ownerGoneToRestartMs: rerun.at - (ownerGoneAt ?? Number.NaN),
+      killToRestartMs: recoveryMs,
+      boundMs: sessionTimeoutMs + MARGIN_MS,
+    });
+    expect(ownerGoneAt).toBeDefined();
+    // The server keeps a dead session for about its timeout (it was last touched up to a third of it before the kill).
+    expect(expiryMs).toBeGreaterThanOrEqual(sessionTimeoutMs / 2);
+    expect(recoveryMs).toBeGreaterThanOrEqual(expiryMs);
+    expect(recoveryMs).toBeLessThanOrEqual(sessionTimeoutMs + MARGIN_MS);
+  });
+});
