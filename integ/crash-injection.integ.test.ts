@@ -55,6 +55,12 @@ async function buildPlan(zkPlan: ZkPlan, parent: string): Promise<{ plan: string
   return { plan, producer, consumers };
 }
 
+async function survivorView(zkPlan: ZkPlan, plan: string): Promise<string> {
+  const tasks = ((await zkPlan.zk.tryGetChildren(plan))?.children ?? []).sort();
+  const rows = await Promise.all(tasks.map(async (name) => `${name}: ${((await zkPlan.zk.tryGetChildren(`${plan}/${name}`))?.children ?? []).sort().join(',')}`));
+  return rows.join(' | ');
+}
+
 describe('a crash between any two writes of performing a task', () => {
   it('is finished by the next worker with the outcome of a single run, for every crash point', async () => {
     const outcomes: string[] = [];
@@ -78,6 +84,7 @@ describe('a crash between any two writes of performing a task', () => {
       stop.abort();
       await doomedLoop;
       const completedWithoutCrash = !hook.crashed();
+      if (process.env['CRASH_INJECTION_DEBUG']) console.log(`crash point ${crashAt}: crashed=${hook.crashed()}`, await survivorView(builder, plan));
       const survivor = await env.zkPlan({ functions: registry(counts) });
       const pool = survivor.startWorkers(parent, { backoff: { initial: 5, max: 20 } });
       await survivor.waitForCompletion(plan, { timeoutMs: 20_000 });

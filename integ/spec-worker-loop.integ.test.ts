@@ -178,10 +178,11 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     const small = await zkPlan.addTask(plan, call('small'), [], { keepResult: true });
     await zkPlan.markAsReady(plan);
     const failed = nextEvent<Payload<'task:failed'>>(zkPlan, 'task:failed');
+    const smallDone = nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === small);
     const stop = new AbortController();
     const loop = zkPlan.worker(parent, { backoff: { initial: 10, max: 50 }, maxResultBytes: 1_000_000 }, stop.signal);
     const failure = await failed;
-    await nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === small);
+    await smallDone;
     stop.abort();
     await loop;
     expect(failure.task).toBe(huge);

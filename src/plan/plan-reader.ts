@@ -75,7 +75,10 @@ export class PlanReader {
         }
       } catch (error) {
         if (!isZkError(error) || !error.isConnectionProblem) throw error;
-        await Promise.race([sleepUnless(RETRY_PAUSE_MS, giveUp), once(this.zk, 'session:started', { signal: giveUp }).catch(() => undefined)]);
+        const pause = new AbortController(); // drops the listener below once the pause is over
+        const pauseOver = AbortSignal.any([giveUp, pause.signal]);
+        await Promise.race([sleepUnless(RETRY_PAUSE_MS, pauseOver), once(this.zk, 'session:started', { signal: pauseOver }).catch(() => undefined)]);
+        pause.abort();
         continue;
       }
       await sleepUnless(timeoutMs, giveUp, changed.signal);

@@ -43,6 +43,8 @@ export interface StartZooKeeperOptions {
   startTimeoutMs?: number;
   /** JVM max heap; default 256 MB. */
   heapMb?: number;
+  /** fsync the transaction log on every write, as a production server does (benchmarks); default false (tests need no durability). */
+  fsync?: boolean;
 }
 
 export interface ZooKeeperServer {
@@ -150,7 +152,7 @@ export async function startZooKeeper(options: StartZooKeeperOptions = {}): Promi
     const port = options.port ?? (await reserveLoopbackPorts(1))[0]!;
     const configFile = join(dataDir, 'zoo.cfg');
     await writeFile(configFile, zooCfg({ dataDir, clientPort: port, tickTimeMs }));
-    const server = launchJava(distribution, STANDALONE_MAIN, configFile, logFile, heapMb);
+    const server = launchJava(distribution, STANDALONE_MAIN, configFile, logFile, heapMb, options.fsync ?? false);
     try {
       await waitUntilServing(server, port, ['standalone'], Date.now() + startTimeoutMs);
       return new StandaloneServer(server, port, dataDir, logFile, ownsDataDir);
@@ -394,8 +396,9 @@ function launchJava(
   configFile: string,
   logFile: string,
   heapMb: number,
+  fsync: boolean,
 ): ServerProcess {
-  const javaArgs = [...jvmFlags(heapMb), '-cp', distribution.classpath.join(':'), mainClass, configFile];
+  const javaArgs = [...jvmFlags(heapMb, fsync), '-cp', distribution.classpath.join(':'), mainClass, configFile];
   const [command, args] =
     PARENT_DEATH_WRAPPER === undefined
       ? [distribution.javaExecutable, javaArgs]
@@ -414,7 +417,7 @@ function launchJava(
   }
 }
 
-function jvmFlags(heapMb: number): string[] {
+function jvmFlags(heapMb: number, fsync: boolean): string[] {
   return [
     `-Xmx${heapMb}m`,
     '-XX:+UseSerialGC',
@@ -424,8 +427,8 @@ function jvmFlags(heapMb: number): string[] {
     '-Xshare:auto',
     '-Djava.net.preferIPv4Stack=true',
     '-Dzookeeper.jmx.log4j.disable=true',
-    // Test data needs no fsync per write; the page cache survives a killed process.
-    '-Dzookeeper.forceSync=no',
+    // Test data needs no fsync per write (the page cache survives a killed process); benchmarks ask for it.
+    `-Dzookeeper.forceSync=${fsync ? 'yes' : 'no'}`,
     // A restarted member may have a txn log without a snapshot yet.
     '-Dzookeeper.snapshot.trust.empty=true',
     '-Dorg.slf4j.simpleLogger.showDateTime=true',
@@ -623,7 +626,7 @@ class Member implements EnsembleMember {
   launch(): void {
     if (this.running) return;
     const { distribution, heapMb } = this.settings;
-    this.server = launchJava(distribution, QUORUM_MAIN, this.configFile, this.logFile, heapMb);
+    this.server = launchJava(distribution, QUORUM_MAIN, this.configFile, this.logFile, heapMb, false);
   }
 
   async waitUntilServing(deadline: number): Promise<void> {

@@ -22,6 +22,8 @@ interface IndexedPlan {
  */
 export class Dispatcher {
   private readonly candidates = new Set<string>();
+  /** Tasks a loop of this process holds: their index entries stay until done, but are no candidates. */
+  private readonly heldHere = new Set<string>();
   private readonly plans = new Map<string, IndexedPlan>();
   private readonly watchedParents = new Set<string>();
   private readonly watchedOwners = new Set<string>();
@@ -55,10 +57,15 @@ export class Dispatcher {
     return true;
   }
 
+  /** A loop of this process is done with a task it held (taken from the index or not). */
+  letGo(task: string): void {
+    this.heldHere.delete(task);
+  }
+
   /** Tasks known to be runnable right now (a finishing worker made them so): tried first, by any loop. */
   offer(tasks: readonly string[]): void {
     for (const task of tasks) this.candidates.add(task);
-    if (tasks.length > 0) this.wakeUp.wake();
+    if (tasks.length > 0) this.wakeUp.wake(tasks.length);
   }
 
   /**
@@ -97,17 +104,23 @@ export class Dispatcher {
   async take(seeker: Seeker): Promise<Claim | undefined> {
     for (;;) {
       if (seeker.stop.aborted) return undefined;
-      if (this.candidates.size === 0) await this.refresh();
+      if (this.candidates.size === 0) {
+        await this.refresh();
+        if (this.candidates.size > 1) this.wakeUp.wake(this.candidates.size - 1); // enough loops for what was found
+      }
       const task = this.pick(seeker);
       if (task === undefined) return undefined;
       const claim = await this.store.claim(task, seeker.workerId, seeker.taskSignal);
-      if (claim !== undefined) return claim;
+      if (claim !== undefined) {
+        this.heldHere.add(task);
+        return claim;
+      }
       await this.watchOwner(task);
     }
   }
 
   private pick(seeker: Seeker): string | undefined {
-    const usable = [...this.candidates].filter((task) => !seeker.skip?.(task) && !seeker.skipPlan?.(parentOf(task)));
+    const usable = [...this.candidates].filter((task) => !this.heldHere.has(task) && !seeker.skip?.(task) && !seeker.skipPlan?.(parentOf(task)));
     if (usable.length === 0) return undefined;
     const task = usable[Math.floor(Math.random() * usable.length)] as string;
     this.candidates.delete(task);
@@ -136,7 +149,10 @@ export class Dispatcher {
       this.plans.delete(plan); // the plan (or its index) is gone
       return;
     }
-    for (const name of listing.children) this.candidates.add(childPath(plan, name));
+    for (const name of listing.children) {
+      const task = childPath(plan, name);
+      if (!this.heldHere.has(task)) this.candidates.add(task);
+    }
   }
 
   private async followPlan(plan: string): Promise<void> {
@@ -149,19 +165,19 @@ export class Dispatcher {
     ]);
     if (ready === undefined || index === undefined || this.plans.has(plan)) return;
     this.plans.set(plan, { dirty: true });
-    this.wakeUp.wake();
+    this.wakeUp.wake(1);
   }
 
   private rewatchParent(parent: string): void {
     this.watchedParents.delete(parent);
     void this.follow(parent).catch(() => undefined);
-    this.wakeUp.wake();
+    this.wakeUp.wake(1);
   }
 
   private markDirty(plan: string): void {
     const state = this.plans.get(plan);
     if (state) state.dirty = true;
-    this.wakeUp.wake();
+    this.wakeUp.wake(1); // it lists the index, and wakes others if it finds more than it takes
   }
 
   /** After losing a task to another worker: when its owner goes (done, released or dead), look again. */

@@ -49,8 +49,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   if (children.includes(RESULT)) {
     const stored = await readStoredResult(store, claim.task);
     if (stored !== undefined) {
-      const madeRunnable = await store.finish(claim, stored, keepResult); // not inside ?.(): it must run either way
-      context.onRunnable?.(madeRunnable);
+      await store.finish(claim, stored, { keepResult, ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}) });
       return 'finished-previous';
     }
     if (!children.includes(READY)) {
@@ -72,7 +71,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
   }
   if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
-  const args = await store.readArgs(claim.task, children);
+  const [args, links] = await Promise.all([store.readArgs(claim.task, children), store.readLinks(claim.task, children)]);
   if (args === undefined) return 'gone';
   const value = await withTimeout(claim, definition.timeoutMs, (signal) =>
     executeFunction(
@@ -83,9 +82,12 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     ),
   );
   const encoded = encodeValue(value, `The result of task ${claim.task}`, claim.task, Number.POSITIVE_INFINITY);
-  const stored = await store.storeResult(claim, encoded, context.execution.maxResultBytes);
-  const madeRunnable = await store.finish(claim, stored, keepResult);
-  context.onRunnable?.(madeRunnable);
+  await store.finish(claim, encoded, {
+    keepResult,
+    storeMaxBytes: context.execution.maxResultBytes,
+    links,
+    ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}),
+  });
   return 'completed';
 }
 

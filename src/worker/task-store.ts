@@ -1,4 +1,5 @@
 import { MalformedNodeError, OwnershipLostError } from '../errors/task-errors.js';
+import { ResultTooLargeError } from '../errors/value-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
@@ -24,8 +25,8 @@ import {
   sortBySerial,
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
-import type { WriteOptions, ZkClient, ZkSession } from '../zk/zk-client.js';
-import { deleteValue, readValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
+import type { WriteOptions, ZkClient, ZkSession, ZkStat } from '../zk/zk-client.js';
+import { CHUNK_BYTES, deleteValue, readValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
 /** A task this worker owns: it created the task's ephemeral `owner` node in `session`. */
 export interface Claim {
@@ -41,6 +42,17 @@ export interface Claim {
 export interface OwnerRecord {
   readonly workerId: string;
   readonly claimedAt: Date;
+}
+
+/** How `finish` completes a task. */
+export interface FinishPlan {
+  readonly keepResult: boolean;
+  /** Store the result too (not stored yet), refusing it beyond this many bytes. */
+  readonly storeMaxBytes?: number;
+  /** Links already read (prov name → dep path): handed on without reading them again. */
+  readonly links?: ReadonlyMap<string, string>;
+  /** Told of dependents made runnable as soon as they are, before the task is deleted. */
+  readonly onRunnable?: (tasks: readonly string[]) => void;
 }
 
 /** A task node's children and child version, as read in one call. */
@@ -263,16 +275,36 @@ export class TaskStore {
    * now on no worker can take the task to run it), hands the result to every dependent, and deletes
    * the task. Each step can be repeated after a crash at any point.
    */
-  async finish(claim: Claim, encoded: Buffer, keepResult: boolean): Promise<string[]> {
+  async finish(claim: Claim, encoded: Buffer, plan: FinishPlan): Promise<void> {
     const fence = this.fence(claim);
-    // Independent writes, sent together: the session pipelines them.
-    await Promise.all([
-      keepResult ? writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length }) : undefined,
+    if (plan.storeMaxBytes !== undefined && encoded.length > plan.storeMaxBytes) {
+      throw new ResultTooLargeError(encoded.length, plan.storeMaxBytes, childPath(claim.task, RESULT)); // before anything is sent
+    }
+    const small = encoded.length <= CHUNK_BYTES;
+    // A chunked result is stored in full first: its chunks would otherwise land after the inputs handed on.
+    if (plan.storeMaxBytes !== undefined && !small) await this.storeResult(claim, encoded, plan.storeMaxBytes);
+    // The rest is sent at once: the session applies requests in order, and after a crash a prefix of
+    // them has been applied, so no input is handed on before the result is stored, nor `ready` removed.
+    const storing = plan.storeMaxBytes !== undefined && small ? this.storeResult(claim, encoded, plan.storeMaxBytes) : undefined;
+    const housekeeping = Promise.all([
+      storing,
+      plan.keepResult ? writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length }) : undefined,
       this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),
-      this.unmarkRunnable(claim.task, fence),
     ]);
+    const links = plan.links ?? new Map<string, string>();
+    const feeding = Promise.all([...links.values()].map((dep) => this.giveInput(dep, encoded, fence)));
+    const [stored, , fed] = await Promise.all([storing, housekeeping, feeding]);
+    if (stored !== undefined && !stored.equals(encoded)) throw new OwnershipLostError(claim.task, 'another result was stored for it meanwhile');
+    plan.onRunnable?.(fed.filter((task): task is string => task !== undefined));
     // Listed after `ready` is gone: addTask records a dependency only on a task it sees ready, so no prov-* is missed.
-    return await this.deleteTask(claim, encoded);
+    await this.deleteTask(claim, encoded, new Set(links.keys()), plan.onRunnable);
+  }
+
+  /** The dep paths the task's prov-* nodes point at (prov name → dep path). */
+  async readLinks(task: string, children: readonly string[]): Promise<Map<string, string>> {
+    const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
+    const deps = await Promise.all(provs.map((name) => this.readLink(childPath(task, name))));
+    return new Map(provs.flatMap((name, index) => (deps[index] === undefined ? [] : [[name, deps[index] as string] as const])));
   }
 
   /** Records the task in its plan's runnable index (plans without an index, e.g. written by other tools, are scanned instead). */
@@ -294,13 +326,19 @@ export class TaskStore {
    * loses the input. Resolves with the dependent when this made it runnable.
    */
   async propagate(prov: string, encoded: Buffer, options: WriteOptions = {}): Promise<string | undefined> {
+    const dep = await this.readLink(prov);
+    return dep === undefined ? undefined : await this.giveInput(dep, encoded, options);
+  }
+
+  /** The dep path a prov-* node holds; undefined when the prov is gone (already propagated and deleted). */
+  private async readLink(prov: string): Promise<string | undefined> {
     const node = await this.zk.tryGetData(prov);
-    if (node === undefined) return undefined; // already propagated and deleted
+    if (node === undefined) return undefined;
     const dep = decodeValue(prov, node.data);
     if (typeof dep !== 'string' || !hasSequentialName(dep.slice(dep.lastIndexOf('/') + 1), DEP_PREFIX)) {
       throw new MalformedNodeError(prov, `its value must be the path of a ${DEP_PREFIX}<serial> node of a dependent task, got ${JSON.stringify(dep)}`);
     }
-    return await this.giveInput(dep, encoded, options);
+    return dep;
   }
 
   /**
@@ -309,15 +347,25 @@ export class TaskStore {
    * finishing together, the one whose delete comes last sees no dep left, so one of them does.
    */
   async giveInput(dep: string, encoded: Buffer, options: WriteOptions = {}): Promise<string | undefined> {
+    const dependent = parentOf(dep);
+    let listing: { children: string[]; stat: ZkStat } | undefined;
     try {
-      await writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, { ...options, maxBytes: encoded.length });
+      if (encoded.length <= CHUNK_BYTES) {
+        // One round trip: the session keeps the order (arg, then dep removed, then the listing).
+        [, , listing] = await Promise.all([
+          writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, { ...options, maxBytes: encoded.length }),
+          this.zk.deleteIfPresent(dep, -1, options),
+          this.zk.tryGetChildren(dependent),
+        ]);
+      } else {
+        await writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, { ...options, maxBytes: encoded.length });
+        await this.zk.deleteIfPresent(dep, -1, options);
+        listing = await this.zk.tryGetChildren(dependent);
+      }
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) return undefined; // the dependent is gone (its plan was removed)
       throw error;
     }
-    await this.zk.deleteIfPresent(dep, -1, options);
-    const dependent = parentOf(dep);
-    const listing = await this.zk.tryGetChildren(dependent);
     if (listing === undefined || classifyTask(listing.children, listing.stat.cversion) !== 'runnable') return undefined;
     await this.markRunnable(dependent, options);
     return dependent;
@@ -328,28 +376,34 @@ export class TaskStore {
    * node. `result` outlives the rest, so a crash part-way leaves a `finishable` task that the next
    * worker completes; once `result` is gone the task can no longer be taken at all.
    */
-  async deleteTask(claim: Claim, encoded: Buffer | undefined): Promise<string[]> {
+  async deleteTask(
+    claim: Claim,
+    encoded: Buffer | undefined,
+    propagated: ReadonlySet<string> = new Set(),
+    onRunnable?: (tasks: readonly string[]) => void,
+  ): Promise<void> {
     const fence = this.fence(claim);
-    const madeRunnable: string[] = [];
     for (let round = 0; round < MAX_DELETE_ROUNDS; round++) {
       const listing = await this.zk.tryGetChildren(claim.task);
-      if (listing === undefined) return madeRunnable;
+      if (listing === undefined) return;
       const children = listing.children;
-      const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
+      const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX) && !propagated.has(name));
       if (provs.length > 0 && encoded === undefined) {
         throw new OwnershipLostError(claim.task, 'it still has dependents to feed but its result is gone');
       }
       const fed = await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence)));
-      madeRunnable.push(...fed.filter((task): task is string => task !== undefined));
+      onRunnable?.(fed.filter((task): task is string => task !== undefined));
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
-      await Promise.all(rest.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)));
+      // The index entry goes with the rest, not earlier: if this worker dies while finishing, the
+      // entry leads other workers back to the task as soon as its owner node is gone.
+      await Promise.all([...rest.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)), this.unmarkRunnable(claim.task, fence)]);
       if (children.includes(RESULT)) await deleteValue(this.zk, childPath(claim.task, RESULT), fence);
       if (children.includes(OWNER)) await this.zk.deleteIfPresent(childPath(claim.task, OWNER), -1, fence);
       try {
         await this.zk.delete(claim.task, -1, fence);
-        return madeRunnable;
+        return;
       } catch (error) {
-        if (isZkError(error, 'NO_NODE')) return madeRunnable;
+        if (isZkError(error, 'NO_NODE')) return;
         if (!isZkError(error, 'NOT_EMPTY')) throw error; // a late child appeared: go round again
       }
     }

@@ -1,21 +1,43 @@
 import { setTimeout as delay } from 'node:timers/promises';
 
+interface Sleeper {
+  readonly wake: () => void;
+}
+
 /**
- * Wakes sleeping worker loops of this process when something they may want happened here
- * (a task completed, a plan was marked ready), so that local work does not wait out a back-off.
+ * Where idle worker loops of a process sleep out their back-off, and what wakes them early when
+ * work may be there: `wake(n)` wakes at most `n` of them (one per new candidate task, so a single
+ * new task does not send every idle loop to ZooKeeper), `wake()` wakes them all.
  */
 export class WakeUp {
-  private controller = new AbortController();
+  private sleepers: Sleeper[] = [];
 
-  /** A signal aborted at the next `wake()`. */
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  /** Sleeps `ms`, or less if woken or `stop` aborts; resolves true when it slept the full time. */
+  sleep(ms: number, stop: AbortSignal): Promise<boolean> {
+    if (stop.aborted) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const done = (sleptFully: boolean): void => {
+        clearTimeout(timer);
+        stop.removeEventListener('abort', onStop);
+        this.sleepers = this.sleepers.filter((sleeper) => sleeper !== self);
+        resolve(sleptFully);
+      };
+      const onStop = (): void => done(false);
+      const self: Sleeper = { wake: () => done(false) };
+      const timer = setTimeout(() => done(true), ms);
+      stop.addEventListener('abort', onStop, { once: true });
+      this.sleepers.push(self);
+    });
   }
 
-  wake(): void {
-    const current = this.controller;
-    this.controller = new AbortController();
-    current.abort();
+  /** Wakes up to `count` sleeping loops, longest asleep first. */
+  wake(count = Number.POSITIVE_INFINITY): void {
+    for (const sleeper of this.sleepers.slice(0, count)) sleeper.wake();
+  }
+
+  /** Loops asleep right now. */
+  get sleeping(): number {
+    return this.sleepers.length;
   }
 }
 

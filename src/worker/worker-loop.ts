@@ -15,6 +15,9 @@ import type { Claim } from './task-store.js';
 import type { ZkPlanEvents } from './worker-events.js';
 import { sleepUnless, type WakeUp } from './wake-up.js';
 
+const RELEASE_RETRIES = 120;
+const RELEASE_RETRY_MS = 1_000;
+
 export interface WorkerLoopRuntime extends PerformContext {
   readonly zk: ZkClient;
   readonly events: EventEmitter<ZkPlanEvents>;
@@ -52,7 +55,7 @@ export async function runWorkerLoop(
     const sleepMs = calcSleepTime(backoff, idleRounds);
     events.emit('worker:idle', { workerId, round: idleRounds, sleepMs });
     idleRounds += 1;
-    const sleptFully = await sleepUnless(sleepMs, stop, runtime.wakeUp.signal);
+    const sleptFully = await runtime.wakeUp.sleep(sleepMs, stop);
     if (!sleptFully && !stop.aborted) idleRounds = 0; // woken because work may be there
   };
 
@@ -83,12 +86,12 @@ export async function runWorkerLoop(
       await abortIfPlanFailsFast(runtime, claim, taskController, taskDone.signal);
       const outcome = await performTask(claim, runtime);
       if (outcome === 'not-runnable' || outcome === 'failed') {
-        await store.release(claim);
+        await releaseOrRetry(runtime, claim, workerId);
       } else if (outcome !== 'gone') {
         const durationMs = performance.now() - started;
         events.emit('task:completed', { task: claim.task, plan: claim.plan, workerId, durationMs, reusedResult: outcome === 'finished-previous' });
         // Indexed plans announce runnable dependents themselves (offer, watches); others need a look.
-        if (!runtime.dispatcher.isIndexed(claim.plan)) runtime.wakeUp.wake();
+        if (!runtime.dispatcher.isIndexed(claim.plan)) runtime.wakeUp.wake(1);
       }
       cooldown.recordSuccess(claim.task);
       idleRounds = 0;
@@ -114,13 +117,14 @@ export async function runWorkerLoop(
         final: outcome?.final ?? false,
         ...(outcome ? { attempts: outcome.failure.attempts, nextTryAt: outcome.notBefore } : {}),
       });
-      await store.release(claim).catch((releaseError: unknown) => events.emit('worker:error', { workerId, error: asError(releaseError) }));
+      await releaseOrRetry(runtime, claim, workerId);
       cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
       if (outcome !== undefined && !outcome.final) runtime.dispatcher.offerLater(claim.task, outcome.notBefore.getTime(), true);
       else if (!charged) runtime.dispatcher.offerLater(claim.task, cooldown.until(claim.task), false);
     } finally {
       zk.off('session:expired', abortOnExpiry);
       taskDone.abort();
+      runtime.dispatcher.letGo(claim.task);
       hooks.onClaim?.(undefined);
     }
   }
@@ -146,6 +150,24 @@ async function abortIfPlanFailsFast(runtime: WorkerLoopRuntime, claim: Claim, ta
   const abort = (): void => taskController.abort(new PlanAbortedError(claim.plan, claim.task));
   if (planFailed.aborted) abort();
   else planFailed.addEventListener('abort', abort, { once: true, signal: taskDone });
+}
+
+/**
+ * Gives the task back. A release that fails (the connection did not come back in time) is tried
+ * again in the background while the claim's session lives: an owner node left behind by a live
+ * session would keep every worker off the task.
+ */
+async function releaseOrRetry(runtime: WorkerLoopRuntime, claim: Claim, workerId: string): Promise<void> {
+  try {
+    await runtime.store.release(claim);
+  } catch (error) {
+    runtime.events.emit('worker:error', { workerId, error: asError(error) });
+    const retry = (attempt: number): void => {
+      if (attempt > RELEASE_RETRIES || !runtime.zk.isCurrent(claim.session)) return;
+      setTimeout(() => void runtime.store.release(claim).catch(() => retry(attempt + 1)), RELEASE_RETRY_MS).unref();
+    };
+    retry(1);
+  }
 }
 
 /** Waits while the session is suspended (never claim then); false when stopped or the client closed. */

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
 import type { Claim } from './task-store.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
@@ -27,6 +28,7 @@ export class WorkerPool {
     private readonly drainTimeoutMs: number,
     private readonly runtime: WorkerLoopRuntime,
   ) {
+    setMaxListeners(0, this.abortTasksController.signal); // one listener per running task
     this.loops = loopOptions.map((options, index) =>
       runWorkerLoop(parent, options, this.stopController.signal, runtime, {
         abortTasks: this.abortTasksController.signal,

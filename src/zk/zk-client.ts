@@ -92,6 +92,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
 
   private constructor(readonly options: ZkClientOptions) {
     super();
+    this.setMaxListeners(0); // every worker loop of a process listens for session expiry
     this.nativeAcl = options.acl === undefined ? undefined : toNativeAcl(options.acl);
   }
 
