@@ -19,7 +19,6 @@ import {
   RESULT,
   RUNNABLE_INDEX,
   TASK_PREFIX,
-  argPathForDep,
   assertSequentialPath,
   assertValidPath,
   childPath,

@@ -44,10 +44,6 @@ export class FailureCooldown {
     return this.records.get(task)?.until ?? this.now();
   }
 
-  failuresOf(task: string): number {
-    return this.records.get(task)?.failures ?? 0;
-  }
-
   private forgetOld(now: number): void {
     for (const [task, record] of this.records) if (record.until + FORGET_AFTER_MS < now) this.records.delete(task);
   }

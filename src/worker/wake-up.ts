@@ -34,11 +34,6 @@ export class WakeUp {
   wake(count = Number.POSITIVE_INFINITY): void {
     for (const sleeper of this.sleepers.slice(0, count)) sleeper.wake();
   }
-
-  /** Loops asleep right now. */
-  get sleeping(): number {
-    return this.sleepers.length;
-  }
 }
 
 /** Sleeps `ms`, or less if any signal aborts; resolves true when it slept the full time. */

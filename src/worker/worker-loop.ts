@@ -13,7 +13,7 @@ import { FailureCooldown } from './failure-cooldown.js';
 import { performTask, type PerformContext } from './perform-task.js';
 import type { Claim } from './task-store.js';
 import type { ZkPlanEvents } from './worker-events.js';
-import { sleepUnless, type WakeUp } from './wake-up.js';
+import type { WakeUp } from './wake-up.js';
 
 const RELEASE_RETRIES = 120;
 const RELEASE_RETRY_MS = 1_000;
