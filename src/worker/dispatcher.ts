@@ -180,13 +180,20 @@ export class Dispatcher {
     this.wakeUp.wake(1); // it lists the index, and wakes others if it finds more than it takes
   }
 
-  /** After losing a task to another worker: when its owner goes (done, released or dead), look again. */
-  private async watchOwner(task: string): Promise<void> {
+  /**
+   * After losing a task to another worker (or finding it owned in a scan): when its owner goes
+   * (done, released or dead), try it again.
+   */
+  async watchOwner(task: string): Promise<void> {
     if (this.watchedOwners.has(task)) return;
     this.watchedOwners.add(task);
     const onGone = (): void => {
       this.watchedOwners.delete(task);
-      this.markDirty(parentOf(task));
+      // A finished task lost `ready` before its owner went: only an abandoned one is worth a claim.
+      void this.zk
+        .exists(childPath(task, READY))
+        .then((ready) => (ready ? this.offer([task]) : this.markDirty(parentOf(task))))
+        .catch(() => this.markDirty(parentOf(task)));
     };
     try {
       const stat = await this.zk.exists(childPath(task, OWNER), (event) => {

@@ -11,6 +11,8 @@ export interface Seeker {
   readonly skip?: (task: string) => boolean;
   /** Plans to pass over (failFast plans that failed; indexed plans between full scans). */
   readonly skipPlan?: (plan: string) => boolean;
+  /** Told of tasks found owned by another worker, to watch for their owner going away. */
+  readonly onOwned?: (task: string) => void;
 }
 
 /**
@@ -32,6 +34,7 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker): P
       await store.deleteAbandonedTask(task);
       continue;
     }
+    if (state === 'owned') seeker.onOwned?.(task);
     if (!isClaimable(state)) continue;
     if (state === 'runnable' && taskListing.children.includes(ATTEMPTS) && (await isWaitingForRetry(store, task))) continue;
     const claim = await store.claim(task, seeker.workerId, seeker.taskSignal);

@@ -140,7 +140,11 @@ async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seek
   const fromIndex = await dispatcher.take(seeker);
   if (fromIndex !== undefined) return fromIndex;
   const fullScan = dispatcher.fullScanDue();
-  return await getTaskFromAnyPlan(store, parent, { ...seeker, skipPlan: (plan) => !fullScan && dispatcher.isIndexed(plan) });
+  return await getTaskFromAnyPlan(store, parent, {
+    ...seeker,
+    skipPlan: (plan) => !fullScan && dispatcher.isIndexed(plan),
+    onOwned: (task) => void dispatcher.watchOwner(task).catch(() => undefined),
+  });
 }
 
 /** For a plan with the failFast policy, aborts the task's signal as soon as the plan has failed. */
