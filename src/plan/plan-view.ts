@@ -1,0 +1,68 @@
+import type { PlanStatus } from './plan-status.js';
+import type { TaskFailure } from '../worker/failure-policy.js';
+
+/** Where one task stands, as shown by `zk-plan show` and the web view. */
+export type TaskViewState = 'building' | 'waiting' | 'runnable' | 'retrying' | 'running' | 'finishing' | 'done' | 'failed' | 'blocked';
+
+/** One task of a plan, live or finished (from the plan's history). */
+export interface TaskView {
+  /** Path of the task node (gone once done). */
+  readonly task: string;
+  /** `task-NNNNNNNNNN`. */
+  readonly name: string;
+  readonly state: TaskViewState;
+  /** Registered function name, or `inline` for inline source. */
+  readonly fn: string;
+  readonly params: readonly unknown[];
+  /** Paths of its input tasks, in argument order (when recorded: tasks added by zk-plan ≥ this version). */
+  readonly inputs: readonly string[];
+  /** Inputs still missing (unmet dep-* nodes). */
+  readonly pendingInputs: number;
+  /** Who runs it, while running. */
+  readonly owner?: { readonly workerId: string; readonly claimedAt: Date };
+  /** Failed tries so far and when the next may start. */
+  readonly attempts?: { readonly failures: number; readonly nextTryAt: Date; readonly lastError: string };
+  readonly failure?: TaskFailure;
+  /** Why it can never run, when blocked. */
+  readonly blockedReason?: string;
+  /** Finished tasks (history): when its last run started and ended, and by whom. */
+  readonly startedAt?: Date;
+  readonly finishedAt?: Date;
+  readonly durationMs?: number;
+  readonly workerId?: string;
+  /** Whether its result is kept (readable with getResult). */
+  readonly keepResult: boolean;
+}
+
+/** A plan with every task, for `zk-plan show` and the web view. */
+export interface PlanView {
+  readonly plan: string;
+  readonly status: PlanStatus;
+  /** Live tasks and, when the plan keeps a history, finished ones; ordered by task name. */
+  readonly tasks: readonly TaskView[];
+  /** Tasks done (from the history, when kept). */
+  readonly done: number;
+  readonly historyKept: boolean;
+}
+
+/** One line per plan, for `zk-plan plans` and the web view's list. */
+export interface PlanSummary {
+  readonly plan: string;
+  readonly status: PlanStatus;
+  /** Tasks done, when the plan keeps a history. */
+  readonly done: number;
+}
+
+/** The record a plan keeps of a finished task (`<plan>/history/task-N`) when created with `{ history: true }`. */
+export interface TaskHistoryRecord {
+  readonly state: 'done' | 'failed';
+  readonly fn: string;
+  readonly params: readonly unknown[];
+  readonly inputs: readonly string[];
+  readonly keepResult: boolean;
+  readonly startedAt: Date;
+  readonly finishedAt: Date;
+  readonly workerId: string;
+  readonly attempts: number;
+  readonly failure?: TaskFailure;
+}
