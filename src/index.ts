@@ -31,6 +31,7 @@ import 'reflect-metadata';
 export { ZkPlan, type ZkPlanState } from './plan/zk-plan.js';
 export type { AddTaskOptions, TaskToAdd } from './plan/plan-writer.js';
 export type { PlanStatus, PlanState } from './plan/plan-status.js';
+export type { PlanView, PlanSummary, TaskView, TaskViewState, TaskHistoryRecord } from './plan/plan-view.js';
 export type { TaskFailure, AttemptRecord } from './worker/failure-policy.js';
 export {
   DEFAULT_RETRY_POLICY,

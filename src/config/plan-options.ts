@@ -25,17 +25,20 @@ export type ResolvedRetryPolicy = Required<RetryPolicy>;
 export interface PlanOptions extends RetryPolicy {
   /** @defaultValue 'continue' */
   readonly failurePolicy?: FailurePolicy;
+  /** Keep a record of each finished task (`<plan>/history`), for `zk-plan show` and the web view: one more write per task. @defaultValue false */
+  readonly history?: boolean;
 }
 
 /** A plan's settings as stored in its node (plans written by other tools have none: defaults apply). */
 export interface PlanSettings {
   readonly failurePolicy: FailurePolicy;
   readonly retry: ResolvedRetryPolicy;
+  readonly history: boolean;
 }
 
 export const DEFAULT_RETRY_POLICY = { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 } as const satisfies ResolvedRetryPolicy;
 
-export const DEFAULT_PLAN_SETTINGS: PlanSettings = { failurePolicy: 'continue', retry: DEFAULT_RETRY_POLICY };
+export const DEFAULT_PLAN_SETTINGS: PlanSettings = { failurePolicy: 'continue', retry: DEFAULT_RETRY_POLICY, history: false };
 
 const FAILURE_POLICIES: readonly FailurePolicy[] = ['continue', 'failFast'];
 
@@ -46,7 +49,9 @@ export function resolvePlanSettings(options: PlanOptions = {}): PlanSettings {
   if (!FAILURE_POLICIES.includes(failurePolicy)) {
     throw new InvalidArgumentError('failurePolicy', `expected one of ${FAILURE_POLICIES.join(', ')}, got ${JSON.stringify(failurePolicy)}`);
   }
-  return { failurePolicy, retry: resolveRetryPolicy(options, DEFAULT_RETRY_POLICY) };
+  const history = options.history ?? DEFAULT_PLAN_SETTINGS.history;
+  if (typeof history !== 'boolean') throw new InvalidArgumentError('history', `expected a boolean, got ${typeof history}`);
+  return { failurePolicy, retry: resolveRetryPolicy(options, DEFAULT_RETRY_POLICY), history };
 }
 
 /** Validates a retry policy (plan-wide or per task) over `base`. */
@@ -73,10 +78,11 @@ export function resolveRetryPolicy(policy: RetryPolicy, base: ResolvedRetryPolic
 /** Reads settings stored in a plan node; anything missing or unreadable falls back to the defaults. */
 export function planSettingsFrom(stored: unknown): PlanSettings {
   if (typeof stored !== 'object' || stored === null) return DEFAULT_PLAN_SETTINGS;
-  const record = stored as { failurePolicy?: unknown; retry?: unknown };
+  const record = stored as { failurePolicy?: unknown; retry?: unknown; history?: unknown };
   try {
     return resolvePlanSettings({
       failurePolicy: record.failurePolicy as FailurePolicy | undefined,
+      history: record.history === true,
       ...(typeof record.retry === 'object' && record.retry !== null ? (record.retry as RetryPolicy) : {}),
     });
   } catch {

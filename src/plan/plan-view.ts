@@ -55,14 +55,15 @@ export interface PlanSummary {
 
 /** The record a plan keeps of a finished task (`<plan>/history/task-N`) when created with `{ history: true }`. */
 export interface TaskHistoryRecord {
-  readonly state: 'done' | 'failed';
+  readonly state: 'done';
   readonly fn: string;
   readonly params: readonly unknown[];
-  readonly inputs: readonly string[];
+  /** The dep-* nodes of dependents it fed (their tasks are its outputs; the serial orders each dependent's inputs). */
+  readonly outputs: readonly string[];
   readonly keepResult: boolean;
   readonly startedAt: Date;
   readonly finishedAt: Date;
   readonly workerId: string;
-  readonly attempts: number;
-  readonly failure?: TaskFailure;
+  /** Failed tries before the one that succeeded. */
+  readonly failedTries: number;
 }

@@ -18,6 +18,7 @@ import {
   READY,
   RESULT,
   RUNNABLE_INDEX,
+  HISTORY,
   TASK_PREFIX,
   assertSequentialPath,
   assertValidPath,
@@ -58,7 +59,7 @@ export class PlanWriter {
     const settings = resolvePlanSettings(options);
     await this.zk.ensurePath(parent);
     const plan = await this.zk.create(childPath(parent, PLAN_PREFIX), encodeValue(settings, 'plan settings'), 'persistent-sequential');
-    await this.zk.create(childPath(plan, RUNNABLE_INDEX));
+    await Promise.all([this.zk.create(childPath(plan, RUNNABLE_INDEX)), settings.history ? this.zk.create(childPath(plan, HISTORY)) : undefined]);
     return plan;
   }
 

@@ -27,6 +27,8 @@ import { ZkClient } from '../zk/zk-client.js';
 import { PlanReader } from './plan-reader.js';
 import { PlanWriter, type AddTaskOptions, type TaskToAdd } from './plan-writer.js';
 import type { PlanStatus } from './plan-status.js';
+import { PlanDescriber } from './plan-describer.js';
+import type { PlanSummary, PlanView } from './plan-view.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
 
@@ -55,6 +57,7 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
   private readonly store: TaskStore;
   private readonly writer: PlanWriter;
   private readonly reader: PlanReader;
+  private readonly describer: PlanDescriber;
   private readonly wakeUp = new WakeUp();
   private readonly dispatcher: Dispatcher;
   private readonly pools = new Set<WorkerPool>();
@@ -69,6 +72,7 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
     this.store = new TaskStore(zk);
     this.writer = new PlanWriter(zk, this.store, functions);
     this.reader = new PlanReader(zk, this.store);
+    this.describer = new PlanDescriber(zk, this.store);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
@@ -125,6 +129,24 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
   planStatus(plan: string): Promise<PlanStatus> {
     this.assertOpen();
     return this.reader.planStatus(plan);
+  }
+
+  /** Every task of the plan with its state, function, inputs, owner, attempts and failure (finished ones too, with `{ history: true }`). */
+  describePlan(plan: string): Promise<PlanView> {
+    this.assertOpen();
+    return this.describer.describePlan(plan);
+  }
+
+  /** The plans under `parent`, oldest first, with their status. */
+  listPlans(parent: string): Promise<PlanSummary[]> {
+    this.assertOpen();
+    return this.describer.listPlans(parent);
+  }
+
+  /** Removes a plan and everything below it; workers running its tasks find them gone and move on. */
+  deletePlan(plan: string): Promise<void> {
+    this.assertOpen();
+    return this.describer.deletePlan(plan);
   }
 
   /** Lets the plan's failed tasks (and so their dependents) run again, attempts reset; returns the tasks reset. */

@@ -5,6 +5,7 @@ import { TaskTimeoutError } from '../errors/task-errors.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 import { retryPolicyFor } from './record-failure.js';
+import type { TaskHistoryRecord } from '../plan/plan-view.js';
 import type { Claim, TaskStore } from './task-store.js';
 
 /** What performTask did with a claimed task. */
@@ -71,8 +72,9 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
   }
   if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
-  const [args, links] = await Promise.all([store.readArgs(claim.task, children), store.readLinks(claim.task, children)]);
+  const [args, links, settings] = await Promise.all([store.readArgs(claim.task, children), store.readLinks(claim.task, children), store.readPlanSettings(claim.plan)]);
   if (args === undefined) return 'gone';
+  const startedAt = new Date();
   const value = await withTimeout(claim, definition.timeoutMs, (signal) =>
     executeFunction(
       definition,
@@ -82,11 +84,25 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     ),
   );
   const encoded = encodeValue(value, `The result of task ${claim.task}`, claim.task, Number.POSITIVE_INFINITY);
+  const history: TaskHistoryRecord | undefined = settings.history
+    ? {
+        state: 'done',
+        fn: 'fn' in definition ? definition.fn : 'inline',
+        params: 'fn' in definition ? definition.params : [],
+        outputs: [...links.values()],
+        keepResult,
+        startedAt,
+        finishedAt: new Date(),
+        workerId: claim.workerId,
+        failedTries: children.includes(ATTEMPTS) ? ((await store.readAttempts(claim.task))?.failures ?? 0) : 0,
+      }
+    : undefined;
   await store.finish(claim, encoded, {
     keepResult,
     storeMaxBytes: context.execution.maxResultBytes,
     links,
     ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}),
+    ...(history ? { history } : {}),
   });
   return 'completed';
 }

@@ -5,6 +5,7 @@ import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import { planSettingsFrom, type PlanSettings } from '../config/plan-options.js';
 import type { AttemptRecord, TaskFailure } from './failure-policy.js';
+import type { TaskHistoryRecord } from '../plan/plan-view.js';
 import {
   ARG_PREFIX,
   ATTEMPTS,
@@ -21,6 +22,7 @@ import {
   hasSequentialName,
   keptResultPathFor,
   parentOf,
+  historyEntryFor,
   runnableEntryFor,
   sortBySerial,
 } from '../zk/layout.js';
@@ -53,6 +55,8 @@ export interface FinishPlan {
   readonly links?: ReadonlyMap<string, string>;
   /** Told of dependents made runnable as soon as they are, before the task is deleted. */
   readonly onRunnable?: (tasks: readonly string[]) => void;
+  /** The record to keep in the plan's history (plans created with { history: true }). */
+  readonly history?: TaskHistoryRecord;
 }
 
 /** A task node's children and child version, as read in one call. */
@@ -290,6 +294,7 @@ export class TaskStore {
       storing,
       plan.keepResult ? writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length }) : undefined,
       this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),
+      plan.history ? this.writeHistory(claim, plan.history) : undefined,
     ]);
     const links = plan.links ?? new Map<string, string>();
     const feeding = Promise.all([...links.values()].map((dep) => this.giveInput(dep, encoded, fence)));
@@ -298,6 +303,15 @@ export class TaskStore {
     plan.onRunnable?.(fed.filter((task): task is string => task !== undefined));
     // Listed after `ready` is gone: addTask records a dependency only on a task it sees ready, so no prov-* is missed.
     await this.deleteTask(claim, encoded, new Set(links.keys()), plan.onRunnable);
+  }
+
+  /** Keeps the record of a finished task in its plan's history (no history node: nothing to do). */
+  private async writeHistory(claim: Claim, record: TaskHistoryRecord): Promise<void> {
+    try {
+      await this.zk.createIfAbsent(historyEntryFor(claim.task), encodeValue(record, 'task history', claim.task, Number.POSITIVE_INFINITY), 'persistent', this.fence(claim));
+    } catch (error) {
+      if (!isZkError(error, 'NO_NODE')) throw error;
+    }
   }
 
   /** The dep paths the task's prov-* nodes point at (prov name → dep path). */

@@ -5,6 +5,8 @@
  * <parent>/plan-NNNNNNNNNN        persistent sequential
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
+ *   history                       (plans created with { history: true }) a record per finished task
+ *     task-NNNNNNNNNN             { state, fn, params, outputs, startedAt, finishedAt, workerId, attempts }
  *   runnable                      index of tasks believed runnable (an optimisation; plans without it still run)
  *     task-NNNNNNNNNN             empty; created when the task's last input arrives, deleted when it is done
  *   result-NNNNNNNNNN             kept result of task-NNNNNNNNNN (keepResult), survives the task
@@ -32,6 +34,7 @@ export const OWNER = 'owner';
 export const RESULT = 'result';
 export const ATTEMPTS = 'attempts';
 export const RUNNABLE_INDEX = 'runnable';
+export const HISTORY = 'history';
 export const FAILED = 'failed';
 
 /** Sequential prefixes whose names end in ZooKeeper's 10-digit counter. */
@@ -109,6 +112,11 @@ export function keptResultPathFor(taskPath: string): string {
 /** Where a task's entry in its plan's runnable index goes. */
 export function runnableEntryFor(taskPath: string): string {
   return childPath(childPath(parentOf(taskPath), RUNNABLE_INDEX), nameOf(taskPath));
+}
+
+/** Where a finished task's record goes in its plan's history. */
+export function historyEntryFor(taskPath: string): string {
+  return childPath(childPath(parentOf(taskPath), HISTORY), nameOf(taskPath));
 }
 
 /** The plan a task belongs to. */

@@ -1,0 +1,212 @@
+import { PlanNotFoundError } from '../errors/plan-errors.js';
+import { isZkError } from '../errors/zk-error.js';
+import { decodeValue } from '../serialization/codec.js';
+import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
+import type { AttemptRecord, TaskFailure } from '../worker/failure-policy.js';
+import { classifyTask } from '../worker/task-state.js';
+import type { TaskStore } from '../worker/task-store.js';
+import {
+  ATTEMPTS,
+  DEP_PREFIX,
+  FAILED,
+  HISTORY,
+  OWNER,
+  PLAN_PREFIX,
+  PROV_PREFIX,
+  READY,
+  TASK_PREFIX,
+  assertValidPath,
+  childPath,
+  hasSequentialName,
+  nameOf,
+  parentOf,
+  serialOf,
+  sortBySerial,
+} from '../zk/layout.js';
+import type { ZkClient } from '../zk/zk-client.js';
+import { summarizePlan, unfedDeps, type TaskSnapshot } from './plan-status.js';
+import type { PlanSummary, PlanView, TaskHistoryRecord, TaskView, TaskViewState } from './plan-view.js';
+
+/** Everything read about one live task. */
+interface LiveTask {
+  readonly snapshot: TaskSnapshot;
+  readonly definition: TaskDefinition | undefined;
+  readonly owner: { workerId: string; claimedAt: Date } | undefined;
+}
+
+/**
+ * Reads a whole plan for people (`zk-plan show`, the web view): every live task with its state,
+ * function, inputs, owner, attempts and failure, and the finished ones from the plan's history.
+ * Costs a few reads per task; meant for operators, not for the workers' hot path.
+ */
+export class PlanDescriber {
+  constructor(
+    private readonly zk: ZkClient,
+    private readonly store: TaskStore,
+  ) {}
+
+  async describePlan(plan: string): Promise<PlanView> {
+    assertValidPath('plan', plan);
+    const listing = await this.zk.tryGetChildren(plan);
+    if (listing === undefined) throw new PlanNotFoundError(plan);
+    const names = sortBySerial(listing.children, TASK_PREFIX);
+    const [settings, live, history] = await Promise.all([
+      this.store.readPlanSettings(plan),
+      Promise.all(names.map((name) => this.readLiveTask(childPath(plan, name)))),
+      listing.children.includes(HISTORY) ? this.readHistory(plan) : Promise.resolve(new Map<string, TaskHistoryRecord>()),
+    ]);
+    const present = live.filter((task): task is LiveTask => task !== undefined);
+    const unfed = unfedDeps(present.map(({ snapshot }) => snapshot));
+    const stillThere = await Promise.all(unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)));
+    const status = summarizePlan({
+      plan,
+      ready: listing.children.includes(READY),
+      failurePolicy: settings.failurePolicy,
+      tasks: present.map(({ snapshot }) => snapshot),
+      orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
+    });
+    const blocked = new Map(status.blocked.map(({ task, reason }) => [task, reason]));
+    const inputs = inputsByTask(present, history);
+    const views: TaskView[] = [
+      ...present.map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
+      ...[...history].filter(([task]) => !present.some(({ snapshot }) => snapshot.task === task)).map(([task, record]) => doneView(task, record, inputs.get(task) ?? [])),
+    ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { plan, status, tasks: views, done: history.size, historyKept: listing.children.includes(HISTORY) };
+  }
+
+  /** The plans under `parent`, oldest first, with their status. */
+  async listPlans(parent: string): Promise<PlanSummary[]> {
+    assertValidPath('parent', parent);
+    const listing = await this.zk.tryGetChildren(parent);
+    if (listing === undefined) throw new PlanNotFoundError(parent);
+    const plans = sortBySerial(listing.children, PLAN_PREFIX).map((name) => childPath(parent, name));
+    const views = await Promise.all(
+      plans.map(async (plan) => {
+        try {
+          const view = await this.describePlan(plan);
+          return { plan, status: view.status, done: view.done };
+        } catch (error) {
+          if (error instanceof PlanNotFoundError) return undefined; // removed meanwhile
+          throw error;
+        }
+      }),
+    );
+    return views.filter((view): view is PlanSummary => view !== undefined);
+  }
+
+  /** Removes a plan and everything below it (running workers find its tasks gone and move on). */
+  async deletePlan(plan: string): Promise<void> {
+    assertValidPath('plan', plan);
+    if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);
+    await this.zk.deleteRecursive(plan);
+  }
+
+  private async readLiveTask(task: string): Promise<LiveTask | undefined> {
+    const listing = await this.zk.tryGetChildren(task);
+    if (listing === undefined) return undefined;
+    const children = listing.children;
+    const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
+    const [definition, owner, feeds, failure, attempts] = await Promise.all([
+      this.store.readDefinition(task).catch(() => undefined),
+      children.includes(OWNER) ? this.store.readOwner(task).catch(() => undefined) : undefined,
+      Promise.all(provs.map((name) => this.read(childPath(task, name)))),
+      children.includes(FAILED) ? this.read(childPath(task, FAILED)) : undefined,
+      children.includes(ATTEMPTS) ? this.store.readAttempts(task).catch(() => undefined) : undefined,
+    ]);
+    const snapshot: TaskSnapshot = {
+      task,
+      state: classifyTask(children, listing.stat.cversion),
+      deps: children.filter((name) => hasSequentialName(name, DEP_PREFIX)).map((name) => childPath(task, name)),
+      feeds: feeds.filter((dep): dep is string => typeof dep === 'string'),
+      ...(failure !== undefined ? { failure: failure as TaskFailure } : {}),
+      ...(attempts !== undefined ? { attempts } : {}),
+    };
+    return { snapshot, definition, owner: owner && { workerId: owner.workerId, claimedAt: owner.claimedAt } };
+  }
+
+  private async readHistory(plan: string): Promise<Map<string, TaskHistoryRecord>> {
+    const listing = await this.zk.tryGetChildren(childPath(plan, HISTORY));
+    const names = sortBySerial(listing?.children ?? [], TASK_PREFIX);
+    const records = await Promise.all(names.map((name) => this.read(childPath(childPath(plan, HISTORY), name))));
+    return new Map(names.flatMap((name, index) => (records[index] === undefined ? [] : [[childPath(plan, name), records[index] as TaskHistoryRecord]])));
+  }
+
+  /** A node's decoded value; undefined when gone or unreadable. */
+  private async read(path: string): Promise<unknown> {
+    try {
+      const node = await this.zk.tryGetData(path);
+      return node && decodeValue(path, node.data);
+    } catch (error) {
+      if (isZkError(error)) throw error;
+      return undefined;
+    }
+  }
+}
+
+/** Each task's inputs in argument order, from the producers' side: live prov-* links and finished tasks' outputs. */
+function inputsByTask(live: readonly LiveTask[], history: ReadonlyMap<string, TaskHistoryRecord>): Map<string, string[]> {
+  const edges: { producer: string; dep: string }[] = [
+    ...live.flatMap(({ snapshot }) => snapshot.feeds.map((dep) => ({ producer: snapshot.task, dep }))),
+    ...[...history].flatMap(([producer, record]) => record.outputs.map((dep) => ({ producer, dep }))),
+  ];
+  const byDependent = new Map<string, { producer: string; serial: string }[]>();
+  for (const { producer, dep } of edges) {
+    const dependent = parentOf(dep);
+    const list = byDependent.get(dependent) ?? [];
+    list.push({ producer, serial: serialOf(nameOf(dep), DEP_PREFIX) ?? '' });
+    byDependent.set(dependent, list);
+  }
+  return new Map([...byDependent].map(([dependent, list]) => [dependent, list.sort((a, b) => (a.serial < b.serial ? -1 : 1)).map(({ producer }) => producer)]));
+}
+
+function viewState(snapshot: TaskSnapshot, blocked: boolean): TaskViewState {
+  if (blocked) return 'blocked';
+  switch (snapshot.state) {
+    case 'owned':
+      return 'running';
+    case 'finishable':
+      return 'finishing';
+    case 'abandoned':
+      return 'building';
+    case 'runnable':
+      return snapshot.attempts && snapshot.attempts.notBefore.getTime() > Date.now() ? 'retrying' : 'runnable';
+    default:
+      return snapshot.state;
+  }
+}
+
+function liveView(task: LiveTask, blockedReason: string | undefined, inputs: readonly string[]): TaskView {
+  const { snapshot, definition } = task;
+  const attempts: AttemptRecord | undefined = snapshot.attempts;
+  return {
+    task: snapshot.task,
+    name: nameOf(snapshot.task),
+    state: viewState(snapshot, blockedReason !== undefined),
+    fn: definition === undefined ? '?' : 'fn' in definition ? definition.fn : 'inline',
+    params: definition !== undefined && 'fn' in definition ? definition.params : [],
+    inputs,
+    pendingInputs: snapshot.deps.length,
+    keepResult: definition?.keepResult === true,
+    ...(task.owner ? { owner: task.owner } : {}),
+    ...(attempts ? { attempts: { failures: attempts.failures, nextTryAt: attempts.notBefore, lastError: attempts.lastFailure.message } } : {}),
+    ...(snapshot.failure ? { failure: snapshot.failure } : {}),
+    ...(blockedReason ? { blockedReason } : {}),
+  };
+}
+
+function doneView(task: string, record: TaskHistoryRecord, inputs: readonly string[]): TaskView {
+  return {
+    task,
+    name: nameOf(task),
+    state: 'done',
+    fn: record.fn,
+    params: record.params,
+    inputs,
+    pendingInputs: 0,
+    keepResult: record.keepResult,
+    startedAt: record.startedAt,
+    finishedAt: record.finishedAt,
+    durationMs: record.finishedAt.getTime() - record.startedAt.getTime(),
+    workerId: record.workerId,
+  };
+}
