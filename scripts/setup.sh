@@ -2,7 +2,8 @@
 # Idempotent project set-up, run before the examples and the tests:
 #   (a) npm dependencies (npm ci when node_modules is missing or older than package-lock.json),
 #   (b) an Apache ZooKeeper distribution ($ZOOKEEPER_HOME, else Debian's `zookeeper` package),
-#   (c) a working `java`.
+#   (c) a working `java`,
+#   (d) Debian's chromium for the browser test.
 # Prints one line when there is nothing to do.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -90,6 +91,15 @@ if ! "$(java_bin)" -version >/dev/null 2>&1; then
   fi
 fi
 java_version=$("$(java_bin)" -version 2>&1 | head -n 1)
+
+# --- (d) Chromium, for the web view's browser test (skip with ZK_PLAN_SKIP_BROWSER=1) ---------
+if [[ ${ZK_PLAN_SKIP_BROWSER:-0} != 1 && ! -x /usr/bin/chromium ]]; then
+  if can_apt_install; then
+    apt_install chromium
+  else
+    echo "setup: /usr/bin/chromium is missing; the browser test needs it: apt-get install -y chromium (as root)" >&2
+  fi
+fi
 
 if [[ ${#done_steps[@]} -eq 0 ]]; then
   echo "setup: ok (npm dependencies up to date; ZooKeeper: ${zookeeper_at}; ${java_version})"
