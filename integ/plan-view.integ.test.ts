@@ -21,14 +21,14 @@ describe('describePlan, listPlans, deletePlan', () => {
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent, { history: true });
-    const [a, b, slow, broken, after, sum] = await zkPlan.addTasks(plan, [
+    const [a, b, slow, broken, after, sum] = (await zkPlan.addTasks(plan, [
       { task: call('constant', 1) },
       { task: call('constant', 2) },
       { task: call('slow'), args: [0] },
       { task: call('broken') },
       { task: call('sum'), args: [3] },
       { task: call('sum'), args: [1, 2, 0], options: { keepResult: true } },
-    ]);
+    ])) as [string, string, string, string, string, string];
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 } });
     const deadline = Date.now() + 10_000;
@@ -42,7 +42,7 @@ describe('describePlan, listPlans, deletePlan', () => {
     expect(byTask.get(b)?.state).toBe('done');
     expect(byTask.get(slow)).toMatchObject({ state: 'running', inputs: [a], owner: { workerId: expect.any(String) } });
     expect(byTask.get(broken)).toMatchObject({ state: 'failed', failure: { message: expect.stringContaining('bad row 7') } });
-    expect(byTask.get(after)).toMatchObject({ state: 'blocked', inputs: [broken], blockedReason: expect.stringContaining(broken!) });
+    expect(byTask.get(after)).toMatchObject({ state: 'blocked', inputs: [broken], blockedReason: expect.stringContaining(broken) });
     expect(byTask.get(sum)).toMatchObject({ state: 'waiting', inputs: [b, slow, a], pendingInputs: 1, keepResult: true });
     expect(view).toMatchObject({ done: 2, historyKept: true });
     const [summary] = await zkPlan.listPlans(parent);

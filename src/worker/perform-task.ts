@@ -6,7 +6,7 @@ import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 import { retryPolicyFor } from './record-failure.js';
 import type { TaskHistoryRecord } from '../plan/plan-view.js';
-import type { Claim, TaskStore } from './task-store.js';
+import { PrefetchError, type Claim, type TaskStore } from './task-store.js';
 
 /** What performTask did with a claimed task. */
 export type PerformOutcome =
@@ -37,15 +37,16 @@ export interface PerformContext {
 export async function performTask(claim: Claim, context: PerformContext): Promise<PerformOutcome> {
   const { store } = context;
   // Two independent reads, sent together.
-  const [listing, definition] = await Promise.all([store.inspectTask(claim.task), store.readDefinition(claim.task).catch(deferError)]);
+  const [listing, definition] = await (claim.prefetched ??
+    Promise.all([store.inspectTask(claim.task), store.readDefinition(claim.task).catch((error: unknown) => new PrefetchError(error))]));
   if (listing === undefined) return 'gone';
   const children = listing.children;
-  if (definition instanceof DeferredError) {
+  if (definition instanceof PrefetchError) {
     // A malformed definition matters only if the function must run; a stored result can still be handed on.
     if (!children.includes(RESULT)) throw definition.error;
   }
   if (definition === undefined) return 'gone';
-  const keepResult = !(definition instanceof DeferredError) && definition.keepResult === true;
+  const keepResult = !(definition instanceof PrefetchError) && definition.keepResult === true;
 
   if (children.includes(RESULT)) {
     const stored = await readStoredResult(store, claim.task);
@@ -60,7 +61,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     }
     await store.discardResult(claim); // a write that stopped half-way: run the function again
   }
-  if (definition instanceof DeferredError) throw definition.error;
+  if (definition instanceof PrefetchError) throw definition.error;
   if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX))) return 'not-runnable';
 
   if (children.includes(ATTEMPTS)) {
@@ -132,13 +133,4 @@ async function withTimeout<T>(claim: Claim, timeoutMs: number | undefined, run: 
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** A read error kept for later: whether it matters depends on what else the task holds. */
-class DeferredError {
-  constructor(readonly error: unknown) {}
-}
-
-function deferError(error: unknown): DeferredError {
-  return new DeferredError(error);
 }

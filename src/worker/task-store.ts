@@ -38,6 +38,13 @@ export interface Claim {
   readonly session: ZkSession;
   /** Aborted when the claim must not write any more (the worker gave up on it); also the task function's signal. */
   readonly signal: AbortSignal;
+  /** The task's children and definition, read right behind the claim (same round trip). */
+  readonly prefetched?: Promise<[TaskListing | undefined, TaskDefinition | undefined | PrefetchError]>;
+}
+
+/** A read error kept for later: whether it matters depends on what else the task holds. */
+export class PrefetchError {
+  constructor(readonly error: unknown) {}
 }
 
 /** What the owner node records about its holder. */
@@ -199,8 +206,12 @@ export class TaskStore {
   async claim(task: string, workerId: string, signal: AbortSignal): Promise<Claim | undefined> {
     const session = this.zk.session;
     const record: OwnerRecord = { workerId, claimedAt: new Date() };
+    const creating = this.zk.create(childPath(task, OWNER), encodeValue(record, 'owner record'), 'ephemeral', { fence: session });
+    // Sent behind the create, before its answer: they see the task as the claim left it.
+    const prefetched = Promise.all([this.inspectTask(task), this.readDefinition(task).catch((error: unknown) => new PrefetchError(error))]);
+    prefetched.catch(() => undefined); // unused when the claim fails
     try {
-      await this.zk.create(childPath(task, OWNER), encodeValue(record, 'owner record'), 'ephemeral', { fence: session });
+      await creating;
     } catch (error) {
       if (isZkError(error, 'NODE_EXISTS') && error.retried) {
         // Our first try may have created it before the connection dropped: then the task is ours.
@@ -210,8 +221,9 @@ export class TaskStore {
       if (isZkError(error, 'NODE_EXISTS', 'NO_NODE')) return undefined;
       throw error;
     }
-    return { task, plan: parentOf(task), workerId, session, signal };
+    return { task, plan: parentOf(task), workerId, session, signal, prefetched };
   }
+
 
   /** Gives the task back by deleting our owner node, if it is still ours. */
   async release(claim: Claim): Promise<void> {
@@ -381,7 +393,9 @@ export class TaskStore {
       throw error;
     }
     if (listing === undefined || classifyTask(listing.children, listing.stat.cversion) !== 'runnable') return undefined;
-    await this.markRunnable(dependent, options);
+    // Sent, not awaited: the dependent is handed to a loop of this process at once, and the
+    // session puts this entry before that loop's claim. A lost entry is found by the full scan.
+    this.markRunnable(dependent, options).catch(() => undefined);
     return dependent;
   }
 
