@@ -111,14 +111,16 @@ async function runOnce(connect: string, workload: Workload, ceiling: number, run
     const buildStarted = performance.now();
     await zkPlan.addTasks(plan, batch);
     const buildMs = performance.now() - buildStarted;
+    const afterBuild = { ...zkPlan.zk.counts };
     const pool = zkPlan.startWorkers(parent, { count: workload.workers });
     const started = performance.now();
     await zkPlan.markAsReady(plan);
+    const afterReady = { ...zkPlan.zk.counts }; // markAsReady and createPlan are per plan, not per task
     await zkPlan.waitForCompletion(plan, { timeoutMs: 300_000 });
     const makespanMs = performance.now() - started;
     await pool.stop();
-    const writes = zkPlan.zk.counts.writes - before.writes;
-    const reads = zkPlan.zk.counts.reads - before.reads;
+    const writes = afterBuild.writes - before.writes + (zkPlan.zk.counts.writes - afterReady.writes);
+    const reads = afterBuild.reads - before.reads + (zkPlan.zk.counts.reads - afterReady.reads);
     const hops = args.flatMap((inputs, i) => (inputs.length === 0 ? [] : [(starts.get(i) ?? 0) - Math.max(...inputs.map((input) => ends.get(input) ?? 0))]));
     const tasks = args.length;
     const writesPerTask = writes / tasks;

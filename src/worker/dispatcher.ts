@@ -57,6 +57,12 @@ export class Dispatcher {
     return true;
   }
 
+  /** A loop of this process holds a task (found by a scan): not a candidate for the others. */
+  hold(task: string): void {
+    this.heldHere.add(task);
+    this.candidates.delete(task);
+  }
+
   /** A loop of this process is done with a task it held (taken from the index or not). */
   letGo(task: string): void {
     this.heldHere.delete(task);

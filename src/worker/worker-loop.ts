@@ -74,6 +74,7 @@ export async function runWorkerLoop(
       continue;
     }
     hooks.onClaim?.(claim);
+    runtime.dispatcher.hold(claim.task);
     events.emit('task:claimed', { task: claim.task, plan: claim.plan, workerId });
     const started = performance.now();
     // The owner node went with the session: another worker may take the task, so stop this run.
