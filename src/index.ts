@@ -94,4 +94,17 @@ export {
   TaskTimeoutError,
 } from './errors/task-errors.js';
 export { ZooKeeperNotFoundError, ZooKeeperStartError } from './errors/server-errors.js';
+export {
+  createWorkerMetrics,
+  startMetricsServer,
+  METRIC_PREFIX,
+  type WorkerMetrics,
+  type WorkerMetricsOptions,
+  type MetricsServer,
+  type MetricsServerOptions,
+} from './observability/metrics.js';
+export { createLogger, logWorkerEvents, serializeError, type CreateLoggerOptions, type LoggedError, type Logger } from './observability/logger.js';
+export type { ObservedZkPlan, ObservedZkClient, ZkOperationListener } from './observability/observed.js';
+export { startUiServer, isLoopbackHost, type UiServer, type UiServerOptions } from './ui/ui-server.js';
+export type { FeedTiming } from './ui/plan-feed.js';
 export { IncompleteValueError, ResultTooLargeError } from './errors/value-errors.js';

@@ -67,9 +67,10 @@ export class PlanDescriber {
     });
     const blocked = new Map(status.blocked.map(({ task, reason }) => [task, reason]));
     const inputs = inputsByTask(present, history);
+    // A task read while its worker deletes it is done: its history record wins over what is left of it.
     const views: TaskView[] = [
-      ...present.map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
-      ...[...history].filter(([task]) => !present.some(({ snapshot }) => snapshot.task === task)).map(([task, record]) => doneView(task, record, inputs.get(task) ?? [])),
+      ...present.filter(({ snapshot }) => !history.has(snapshot.task)).map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
+      ...[...history].map(([task, record]) => doneView(task, record, inputs.get(task) ?? [])),
     ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return { plan, status, tasks: views, done: history.size, historyKept: listing.children.includes(HISTORY) };
   }
@@ -81,10 +82,10 @@ export class PlanDescriber {
     if (listing === undefined) throw new PlanNotFoundError(parent);
     const plans = sortBySerial(listing.children, PLAN_PREFIX).map((name) => childPath(parent, name));
     const views = await Promise.all(
-      plans.map(async (plan) => {
+      plans.map(async (plan): Promise<PlanSummary | undefined> => {
         try {
           const view = await this.describePlan(plan);
-          return { plan, status: view.status, done: view.done };
+          return { plan, status: view.status, done: view.done, historyKept: view.historyKept };
         } catch (error) {
           if (error instanceof PlanNotFoundError) return undefined; // removed meanwhile
           throw error;
@@ -150,7 +151,10 @@ function inputsByTask(live: readonly LiveTask[], history: ReadonlyMap<string, Ta
     ...[...history].flatMap(([producer, record]) => record.outputs.map((dep) => ({ producer, dep }))),
   ];
   const byDependent = new Map<string, { producer: string; serial: string }[]>();
+  const seen = new Set<string>(); // a producer read while finishing shows its links live and in its history
   for (const { producer, dep } of edges) {
+    if (seen.has(dep)) continue;
+    seen.add(dep);
     const dependent = parentOf(dep);
     const list = byDependent.get(dependent) ?? [];
     list.push({ producer, serial: serialOf(nameOf(dep), DEP_PREFIX) ?? '' });

@@ -51,6 +51,8 @@ export interface PlanSummary {
   readonly status: PlanStatus;
   /** Tasks done, when the plan keeps a history. */
   readonly done: number;
+  /** Whether the plan keeps a history (so `done` counts every finished task). */
+  readonly historyKept?: boolean;
 }
 
 /** The record a plan keeps of a finished task (`<plan>/history/task-N`) when created with `{ history: true }`. */

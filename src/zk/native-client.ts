@@ -73,6 +73,8 @@ export const NATIVE = {
   DELETED_EVENT: ZooKeeperClass.constants['ZOO_DELETED_EVENT'] ?? 2,
   CHANGED_EVENT: ZooKeeperClass.constants['ZOO_CHANGED_EVENT'] ?? 3,
   CHILD_EVENT: ZooKeeperClass.constants['ZOO_CHILD_EVENT'] ?? 4,
+  /** The C client and the addon say nothing (they print to stdout/stderr); zk-plan reports failures itself. */
+  LOG_LEVEL_OFF: 0,
   LOG_LEVEL_ERROR: ZooKeeperClass.constants['ZOO_LOG_LEVEL_ERROR'] ?? 1,
   LOG_LEVEL_WARN: ZooKeeperClass.constants['ZOO_LOG_LEVEL_WARN'] ?? 2,
   ZSESSIONEXPIRED: -112,

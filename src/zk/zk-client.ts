@@ -81,6 +81,12 @@ const RECONNECT_PAUSE_MS = 500;
  */
 export class ZkClient extends EventEmitter<ZkClientEvents> {
   readonly counts: ZkOperationCounts = { reads: 0, writes: 0 };
+  /**
+   * Told of every operation sent while it is set, when its answer comes: the op's name, its round
+   * trip in ms (a resend after a connection loss is a separate operation) and whether the answer
+   * was OK. For metrics; it must not throw (what it throws is ignored).
+   */
+  onOperation: ((op: string, ms: number, ok: boolean) => void) | undefined;
   private native: NativeZooKeeper | undefined;
   private currentSession: ZkSession | undefined;
   private currentState: SessionState = 'connecting';
@@ -398,11 +404,19 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
       }
       this.counts[kind] += 1;
       let settled = false;
+      const sentAt = this.onOperation === undefined ? undefined : performance.now();
       const settle = (rc: number, value: T): void => {
         if (settled) return;
         settled = true;
         if (rc === NATIVE.ZOK) resolve(value);
         else reject(new ZkError(op, rc, path));
+        if (sentAt !== undefined) {
+          try {
+            this.onOperation?.(op, performance.now() - sentAt, rc === NATIVE.ZOK);
+          } catch {
+            // a metrics hook must never break an operation
+          }
+        }
       };
       let submitted: number;
       try {
@@ -430,7 +444,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
       const native = createNativeClient({
         connect: this.options.connect,
         sessionTimeoutMs: this.options.sessionTimeoutMs,
-        logLevel: NATIVE.LOG_LEVEL_ERROR,
+        logLevel: process.env['ZK_PLAN_NATIVE_LOG'] === '1' ? NATIVE.LOG_LEVEL_ERROR : NATIVE.LOG_LEVEL_OFF,
       });
       let settled = false; // announced, or failed
       let connected = false;

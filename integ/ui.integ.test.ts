@@ -1,0 +1,287 @@
+import { mkdir } from 'node:fs/promises';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FunctionRegistry, PermanentError, call, type TaskToAdd, type ZkPlan } from '../src/index.js';
+import { startUiServer, type UiServer } from '../src/ui/ui-server.js';
+import { nameOf } from '../src/zk/layout.js';
+import { TIMING, useZooKeeper } from './support/zk-test-env.js';
+
+const env = useZooKeeper('ui');
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const WAIT_MS = 20_000 * TIMING;
+
+let browser: Browser | undefined;
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+afterEach(async () => {
+  // Runs before useZooKeeper's own afterEach (hooks run in reverse order): UI servers and pages
+  // go before the ZkPlans they read through are closed.
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** A promise a test releases, so that it decides when a task may finish. */
+interface Gate {
+  readonly promise: Promise<void>;
+  release(): void;
+}
+function gate(): Gate {
+  let release!: () => void;
+  const promise = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { promise, release };
+}
+
+/** `step(name)` waits for the gate of that name, then returns `<name> ok`. */
+function gatedFunctions(gates: Map<string, Gate>): FunctionRegistry {
+  return new FunctionRegistry()
+    .register('step', async (ctx) => {
+      const name = String(ctx.params[0]);
+      const found = gates.get(name);
+      if (found === undefined) throw new Error(`no gate ${name}`);
+      await found.promise;
+      return `${name} ok`;
+    })
+    .register('constant', (ctx) => ctx.params[0])
+    .register('explode', (ctx) => {
+      throw new PermanentError(`no such customer: ${String(ctx.params[0])}`, { code: 'NO_SUCH_CUSTOMER' });
+    });
+}
+
+async function openUi(zkPlan: ZkPlan, parent: string): Promise<UiServer> {
+  const ui = await startUiServer({ zkPlan, parent, port: 0 });
+  cleanups.push(() => ui.close());
+  return ui;
+}
+
+async function newPage(width = 1400, height = 820): Promise<Page> {
+  if (browser === undefined) throw new Error('no browser');
+  const context = await browser.newContext({ viewport: { width, height } });
+  cleanups.push(() => context.close());
+  const page = await context.newPage();
+  page.setDefaultTimeout(WAIT_MS);
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  cleanups.push(async () => expect(errors, 'errors in the page').toEqual([]));
+  return page;
+}
+
+function planUrl(ui: UiServer, plan: string): string {
+  return `${ui.url}plan?path=${encodeURIComponent(plan)}`;
+}
+
+/** The page's globals these tests read, for functions run in the page (the project compiles without the DOM library). */
+interface PageGlobals {
+  readonly document: {
+    querySelectorAll(selector: string): { readonly length: number };
+    readonly documentElement: { readonly dataset: Record<string, string | undefined> };
+  };
+  readonly zkPlanUi: Omit<PageStats, 'longestTask' | 'edges'>;
+  readonly longTasks: number[];
+}
+
+/** What the plan page exposes as `window.zkPlanUi`, with what the test adds. */
+interface PageStats {
+  readonly snapshotMs: number;
+  readonly firstRenderMs: number;
+  readonly elkMs: number;
+  readonly engine: 'worker' | 'page';
+  readonly layouts: number;
+  readonly structureChanges: number;
+  readonly diffs: number;
+  readonly nodes: number;
+  readonly longestTask: number;
+  readonly edges: number;
+}
+
+const node = (task: string, state?: string): string => `g.node[data-task="${nameOf(task)}"]${state ? `[data-state="${state}"]` : ''}`;
+
+describe('web view', () => {
+  it('lists plans and shows a running plan turn done, live, with kept results in the panel', async () => {
+    const gates = new Map(['a', 'b', 'c', 'd'].map((name) => [name, gate()]));
+    const zkPlan = await env.zkPlan({ functions: gatedFunctions(gates) });
+    const root = env.root();
+    const plan = await zkPlan.createPlan(root, { history: true });
+    const a = await zkPlan.addTask(plan, call('step', 'a'));
+    const b = await zkPlan.addTask(plan, call('step', 'b'), [a]);
+    const c = await zkPlan.addTask(plan, call('step', 'c'), [a]);
+    const d = await zkPlan.addTask(plan, call('step', 'd'), [b, c], { keepResult: true });
+    await zkPlan.markAsReady(plan);
+    const ui = await openUi(zkPlan, root);
+    cleanups.push(async () => gates.forEach((entry) => entry.release()));
+
+    // The plans page lists it, live.
+    const list = await newPage();
+    await list.goto(ui.url);
+    const row = list.locator(`tr[data-plan="${plan}"]`);
+    await row.waitFor();
+    expect(await row.getAttribute('data-state')).toBe('running');
+    expect(await row.locator('.progress-text').textContent()).toBe('0/4 done');
+
+    // The plan page, reached through the list's link.
+    const page = await newPage();
+    await page.goto(ui.url);
+    await page.locator(`tr[data-plan="${plan}"] a`).click();
+    await page.waitForURL(/\/plan\?path=/);
+    await page.waitForSelector(node(d, 'waiting'));
+    expect(await page.locator('g.node').count()).toBe(4);
+    expect(await page.locator('#edges path').count()).toBe(4);
+    await page.waitForSelector(node(a, 'runnable'));
+
+    zkPlan.startWorkers(root, { count: 2 });
+    await page.waitForSelector(node(a, 'running')); // a claim sets no child of the plan: seen through the owner watch
+    gates.get('a')?.release();
+    await page.waitForSelector(node(a, 'done'));
+    await page.waitForSelector(node(b, 'running'));
+    await page.waitForSelector(node(c, 'running'));
+    expect(await page.getAttribute(node(d), 'data-state')).toBe('waiting');
+    gates.get('b')?.release();
+    gates.get('c')?.release();
+    gates.get('d')?.release();
+    for (const task of [b, c, d]) await page.waitForSelector(node(task, 'done'));
+    await page.waitForSelector('#plan-state[data-state="completed"]');
+    expect(await page.textContent('#progress-text')).toBe('4/4 done');
+    expect(await page.textContent('#count-done')).toBe('4');
+
+    // The panel shows the kept result of d and its inputs.
+    await page.click(node(d));
+    await page.waitForSelector('#detail-result pre');
+    expect(await page.textContent('#detail-result pre')).toBe("'d ok'");
+    expect(await page.textContent('#panel .fn')).toBe('step');
+    expect(await page.textContent('#panel pre.params')).toBe("[ 'd' ]");
+    const label = (task: string): string => `#${Number(nameOf(task).slice('task-'.length))} ${nameOf(task)}`;
+    expect(await page.locator('#panel ul.inputs li').allTextContents()).toEqual([label(b), label(c)]);
+
+    // The plans page followed along without a reload.
+    await list.waitForSelector(`tr[data-plan="${plan}"][data-state="completed"]`);
+    expect(await row.locator('.progress-text').textContent()).toBe('4/4 done');
+    await mkdir('test-output', { recursive: true });
+    await list.screenshot({ path: 'test-output/ui-plans.png' });
+  });
+
+  it('shows a failed task with its error, its blocked dependents, and saves a screenshot', async () => {
+    const gates = new Map(['slow-1', 'slow-2'].map((name) => [name, gate()]));
+    const zkPlan = await env.zkPlan({ functions: gatedFunctions(gates) });
+    const root = env.root();
+    const plan = await zkPlan.createPlan(root, { history: true });
+    const paths = await zkPlan.addTasks(plan, [
+      { task: call('constant', { customer: 42, region: 'eu' }) }, // 0
+      { task: call('constant', [1, 2, 3]), options: { keepResult: true } }, // 1
+      { task: call('constant', 'x') }, // 2
+      { task: call('explode', 42), args: [0] }, // 3: fails for good
+      { task: call('constant', 'report'), args: [3, 1] }, // 4: blocked
+      { task: call('step', 'slow-1'), args: [1] }, // 5: running
+      { task: call('step', 'slow-2'), args: [2] }, // 6: running
+      { task: call('constant', 'sum'), args: [5, 6] }, // 7: waiting
+      { task: call('constant', 'final'), args: [4, 7] }, // 8: blocked
+    ]);
+    await zkPlan.markAsReady(plan);
+    cleanups.push(async () => gates.forEach((entry) => entry.release()));
+    zkPlan.startWorkers(root, { count: 3 });
+    const ui = await openUi(zkPlan, root);
+
+    const page = await newPage();
+    await page.goto(planUrl(ui, plan));
+    const [, loaded, , failed, report, slow1, slow2, sum, final] = paths as [string, string, string, string, string, string, string, string, string];
+    await page.waitForSelector(node(failed, 'failed'));
+    await page.waitForSelector(node(report, 'blocked'));
+    await page.waitForSelector(node(final, 'blocked'));
+    await page.waitForSelector(node(slow1, 'running'));
+    await page.waitForSelector(node(slow2, 'running'));
+    await page.waitForSelector(node(loaded, 'done'));
+    expect(await page.getAttribute(node(sum), 'data-state')).toBe('waiting');
+
+    await page.click(node(failed));
+    await page.waitForSelector('#detail-error');
+    expect(await page.textContent('#detail-error .code')).toBe('NO_SUCH_CUSTOMER');
+    expect(await page.textContent('#detail-error .message')).toContain('no such customer: 42');
+    expect(await page.textContent('#detail-error')).toContain('PermanentError');
+    expect(await page.textContent('#detail-error pre.stack')).toMatch(/PermanentError: no such customer: 42\n\s+at /);
+    expect(await page.textContent('#detail-state')).toBe('failed');
+    expect(await page.textContent('#panel .fn')).toBe('explode');
+
+    await mkdir('test-output', { recursive: true });
+    await page.screenshot({ path: 'test-output/ui-plan.png' });
+
+    // A blocked task says why.
+    await page.click(node(report));
+    await page.waitForSelector(`#panel[data-task="${report}"]`);
+    expect(await page.textContent('#panel')).toContain(`its input comes from failed task ${failed}`);
+  });
+
+  it('renders a 1 000-task plan quickly, lays it out once, and recolours it in place as it runs', async () => {
+    const root = env.root();
+    const builder = await env.zkPlan({ functions: new FunctionRegistry().register('f', (ctx) => ctx.params[0]) });
+    const viewer = await env.zkPlan(); // the web view on a session of its own, as `zk-plan ui` would be
+    const plan = await builder.createPlan(root, { history: true });
+    const tasks: TaskToAdd[] = Array.from({ length: 1000 }, (_, i) => {
+      const layer = Math.floor(i / 100);
+      const args = layer === 0 ? [] : [...new Set([(layer - 1) * 100 + ((i * 7) % 100), (layer - 1) * 100 + ((i * 13 + 5) % 100)])];
+      return { task: call('f', i), args };
+    });
+    const built = performance.now();
+    await builder.addTasks(plan, tasks);
+    const buildMs = performance.now() - built;
+    const ui = await openUi(viewer, root);
+
+    const page = await newPage(1600, 900);
+    // Main-thread tasks over 50 ms, to show the page is not frozen while ELK works.
+    await page.addInitScript(`
+      window.longTasks = [];
+      new PerformanceObserver((list) => { for (const entry of list.getEntries()) window.longTasks.push(entry.duration); })
+        .observe({ type: 'longtask', buffered: true });
+    `);
+    const started = performance.now();
+    await page.goto(planUrl(ui, plan));
+    await page.waitForFunction(() => {
+      const { document } = globalThis as unknown as PageGlobals;
+      return document.querySelectorAll('g.node').length === 1000 && document.documentElement.dataset['rendered'] === 'true';
+    }, undefined, {
+      timeout: 30_000 * TIMING,
+    });
+    const firstRenderMs = performance.now() - started;
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.documentElement.dataset['layout'] === 'elk', undefined, { timeout: 60_000 * TIMING });
+    const elkRenderMs = performance.now() - started;
+    const stats = await page.evaluate((): PageStats => {
+      const { zkPlanUi, longTasks, document } = globalThis as unknown as PageGlobals;
+      return { ...zkPlanUi, longestTask: Math.max(0, ...longTasks), edges: document.querySelectorAll('#edges path').length };
+    });
+    console.log(
+      `[ui] 1000-task plan: built in ${Math.round(buildMs)} ms; all 1000 nodes drawn ${Math.round(firstRenderMs)} ms after navigation ` +
+        `(page's clock: snapshot received at ${Math.round(stats.snapshotMs)} ms, drawn with a quick layering at ${Math.round(stats.firstRenderMs)} ms); ` +
+        `ELK layout in the ${stats.engine} took ${stats.elkMs} ms, applied ${Math.round(elkRenderMs)} ms after navigation; ${stats.edges} edges; ` +
+        `longest main-thread task ${Math.round(stats.longestTask)} ms`,
+    );
+    await mkdir('test-output', { recursive: true });
+    await page.screenshot({ path: 'test-output/ui-plan-1000.png' });
+    expect(stats.nodes).toBe(1000);
+    expect(stats.edges).toBe(tasks.reduce((count, task) => count + (task.args?.length ?? 0), 0));
+    expect(stats.engine).toBe('worker');
+    expect(firstRenderMs).toBeLessThan(10_000 * TIMING);
+    expect(stats.layouts).toBe(1);
+
+    // Run it: colours change in place, the layout stays.
+    await builder.markAsReady(plan);
+    builder.startWorkers(root, { count: 8 });
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelectorAll('g.node[data-state="done"]').length === 1000, undefined, { timeout: 120_000 * TIMING });
+    await page.waitForSelector('#plan-state[data-state="completed"]');
+    const after = await page.evaluate(() => (globalThis as unknown as PageGlobals).zkPlanUi);
+    console.log(`[ui] 1000-task plan ran to completion in the page with ${after.diffs} pushed diffs, ${after.layouts} layout(s)`);
+    expect(after.layouts).toBe(1);
+    expect(after.structureChanges).toBe(1);
+    expect(await page.textContent('#progress-text')).toBe('1000/1000 done');
+  }, 240_000 * TIMING);
+});

@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import type { PlanSummary } from '../../plan/plan-view.js';
+import { setAction, withUsageHint } from '../action.js';
+import { withZkPlan } from '../connection.js';
+import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
+import { formatTable, printJson, terminalWidth } from '../output.js';
+
+export const READ_CONNECT_TIMEOUT_MS = 5_000;
+
+/** `zk-plan plans <parent>`: one line per plan, oldest first. */
+export function registerPlans(program: Command): void {
+  const command = program
+    .command('plans')
+    .description('list the plans under a parent, oldest first: state, progress, failed tasks')
+    .argument('<parent>', 'znode under which the plans are, e.g. /plans');
+  addConnectionOptions(command, READ_CONNECT_TIMEOUT_MS);
+  command.addHelpText(
+    'after',
+    `
+PROGRESS is done/total for plans created with { history: true }, else the number of tasks left.
+--json prints an array of { plan, status, done } (status as planStatus returns it).`,
+  );
+  withUsageHint(command);
+  setAction(command, async (parent: string, options: ConnectionOptions) => {
+    checkParentPath(parent);
+    const plans = await withZkPlan(options, (zkPlan) => zkPlan.listPlans(parent));
+    if (options.json) {
+      printJson(plans);
+      return;
+    }
+    if (plans.length === 0) {
+      console.log(`no plans under ${parent}`);
+      return;
+    }
+    console.log(formatTable(plans, PLAN_COLUMNS, terminalWidth()));
+  });
+}
+
+/** `7/10` when the plan keeps a history (something is done), else `3 left`. */
+export function formatProgress(summary: PlanSummary): string {
+  const left = summary.status.counts.total;
+  if (summary.done > 0) return `${summary.done}/${summary.done + left}`;
+  return `${left} left`;
+}
+
+const PLAN_COLUMNS = [
+  { header: 'PLAN', value: (row: PlanSummary) => row.plan },
+  { header: 'STATE', value: (row: PlanSummary) => row.status.state },
+  { header: 'PROGRESS', value: formatProgress, right: true },
+  { header: 'FAILED', value: (row: PlanSummary) => String(row.status.counts.failed), right: true },
+];

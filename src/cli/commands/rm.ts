@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { setAction, withUsageHint } from '../action.js';
+import { withZkPlan } from '../connection.js';
+import { addConnectionOptions, checkPlanPath, type ConnectionOptions } from '../options.js';
+import { printJson } from '../output.js';
+import { READ_CONNECT_TIMEOUT_MS } from './plans.js';
+
+/** `zk-plan rm <plan>`: deletes a plan and everything below it. */
+export function registerRm(program: Command): void {
+  const command = program
+    .command('rm')
+    .description('delete a plan and everything below it (tasks, kept results, history)')
+    .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003');
+  addConnectionOptions(command, READ_CONNECT_TIMEOUT_MS);
+  command.addHelpText('after', `\n--json prints { "plan": <path>, "removed": true }.`);
+  withUsageHint(command);
+  setAction(command, async (plan: string, options: ConnectionOptions) => {
+    checkPlanPath(plan);
+    await withZkPlan(options, (zkPlan) => zkPlan.deletePlan(plan)); // PlanNotFoundError (exit 5) when missing
+    if (options.json) printJson({ plan, removed: true });
+    else console.log(`removed ${plan}`);
+  });
+}

@@ -1,0 +1,99 @@
+import type { Command } from 'commander';
+import type { PlanView, TaskView } from '../../plan/plan-view.js';
+import { setAction, withUsageHint } from '../action.js';
+import { withZkPlan } from '../connection.js';
+import { addConnectionOptions, checkPlanPath, type ConnectionOptions } from '../options.js';
+import { formatCall, formatDuration, formatTable, formatTime, printJson, shortName, shortenPaths, terminalWidth, type Column } from '../output.js';
+import { READ_CONNECT_TIMEOUT_MS } from './plans.js';
+
+/** `zk-plan show <plan>`: every task with its state, inputs and attempts. */
+export function registerShow(program: Command): void {
+  const command = program
+    .command('show')
+    .description('show the tasks of a plan: state (and who runs it, why it failed or is blocked), inputs, attempts')
+    .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003');
+  addConnectionOptions(command, READ_CONNECT_TIMEOUT_MS);
+  command.addHelpText(
+    'after',
+    `
+Task states: building (being written), waiting (for inputs), runnable, retrying (after a failed try),
+running (and by whom), finishing (result stored, being handed on), done (plans with { history: true }),
+failed (with its error), blocked (can never run, with the reason).
+Names are short: task-12 is <plan>/task-0000000012. ATTEMPTS counts failed tries.
+--json prints the plan view: { plan, status, tasks, done, historyKept }.`,
+  );
+  withUsageHint(command);
+  setAction(command, async (plan: string, options: ConnectionOptions) => {
+    checkPlanPath(plan);
+    const view = await withZkPlan(options, (zkPlan) => zkPlan.describePlan(plan));
+    if (options.json) {
+      printJson(view);
+      return;
+    }
+    console.log(renderPlanView(view, terminalWidth()));
+  });
+}
+
+/** The header line and the task table of `show`. */
+export function renderPlanView(view: PlanView, width?: number): string {
+  const { status } = view;
+  const counts = status.counts;
+  const parts = [
+    view.historyKept ? `${view.done} done` : undefined,
+    counts.running ? `${counts.running} running` : undefined,
+    counts.finishing ? `${counts.finishing} finishing` : undefined,
+    counts.runnable ? `${counts.runnable} runnable` : undefined,
+    counts.waiting ? `${counts.waiting} waiting` : undefined,
+    counts.building ? `${counts.building} building` : undefined,
+    status.retrying.length ? `${status.retrying.length} retrying` : undefined,
+    counts.failed ? `${counts.failed} failed` : undefined,
+    counts.blocked ? `${counts.blocked} blocked` : undefined,
+  ].filter((part): part is string => part !== undefined);
+  const total = view.historyKept ? view.tasks.length : counts.total;
+  const header = `${view.plan}: ${status.state}, ${total} task(s)${view.historyKept ? '' : ' left'}${parts.length ? `: ${parts.join(', ')}` : ''}${
+    status.failurePolicy === 'failFast' ? ' (failFast)' : ''
+  }`;
+  if (view.tasks.length === 0) return `${header}\n${view.historyKept ? 'no tasks' : 'no tasks left (finished tasks are listed only for plans created with { history: true })'}`;
+  return `${header}\n${formatTable(view.tasks, taskColumns(view.plan), width)}`;
+}
+
+function taskColumns(plan: string): Column<TaskView>[] {
+  return [
+    { header: 'TASK', value: (task) => shortName(task.name) },
+    { header: 'STATE', value: (task) => task.state },
+    { header: 'CALL', value: (task) => formatCall(task.fn, task.params, 32) },
+    { header: 'INPUTS', value: (task) => (task.inputs.length ? task.inputs.map(shortName).join(',') : '-') },
+    { header: 'ATTEMPTS', value: (task) => String(task.failure?.attempts ?? task.attempts?.failures ?? ''), right: true },
+    { header: 'DETAIL', value: (task) => shortenPaths(detailOf(task), plan) },
+  ];
+}
+
+/** What to say about a task in its state. */
+export function detailOf(task: TaskView, now = Date.now()): string {
+  switch (task.state) {
+    case 'building':
+      return 'being written';
+    case 'waiting':
+      return `waiting for ${task.pendingInputs} of ${task.inputs.length || task.pendingInputs} input(s)`;
+    case 'runnable':
+      return task.attempts ? `runnable again; last error: ${task.attempts.lastError}` : 'ready to run';
+    case 'retrying':
+      return task.attempts
+        ? `next try ${task.attempts.nextTryAt.getTime() <= now ? 'now' : `at ${formatTime(task.attempts.nextTryAt)}`}; last error: ${task.attempts.lastError}`
+        : 'waiting for its next try';
+    case 'running':
+      return task.owner ? `by ${task.owner.workerId} for ${formatDuration(now - task.owner.claimedAt.getTime())}` : 'running';
+    case 'finishing':
+      return 'result stored, being handed on';
+    case 'done': {
+      const by = task.workerId ? `by ${task.workerId}` : '';
+      const took = task.durationMs !== undefined ? ` in ${formatDuration(task.durationMs)}` : '';
+      const at = task.finishedAt ? ` at ${formatTime(task.finishedAt)}` : '';
+      return `${by}${took}${at}`.trim() || 'done';
+    }
+    case 'failed':
+      return task.failure ? `${task.failure.type}: ${task.failure.message}` : 'failed (no failure recorded)';
+    case 'blocked':
+      return task.blockedReason ?? 'blocked';
+  }
+}

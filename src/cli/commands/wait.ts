@@ -1,0 +1,243 @@
+import { Option, type Command } from 'commander';
+import { PlanFailedError } from '../../errors/plan-errors.js';
+import { WaitTimeoutError } from '../../errors/usage-errors.js';
+import { isZkError } from '../../errors/zk-error.js';
+import type { PlanStatus } from '../../plan/plan-status.js';
+import type { ZkPlan } from '../../plan/zk-plan.js';
+import { FAILED, TASK_PREFIX, hasSequentialName } from '../../zk/layout.js';
+import { setAction, withUsageHint } from '../action.js';
+import { withZkPlan } from '../connection.js';
+import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
+import { MAX_TIMER_MS, addConnectionOptions, checkPlanPath, integer, type ConnectionOptions } from '../options.js';
+import { formatDuration, formatTable, printJson, shortName, shortenPaths, terminalWidth } from '../output.js';
+import { createProgressReporter, type Progress, type ProgressReporter } from '../progress.js';
+import { READ_CONNECT_TIMEOUT_MS } from './plans.js';
+
+interface WaitOptions extends ConnectionOptions {
+  readonly timeoutMs?: number;
+  readonly progress: boolean;
+}
+
+/** Progress reads at most this often (they follow a child watch on the plan, so only after a change). */
+const MIN_READ_INTERVAL_MS = 500;
+/** Pause before reading again after a connection problem. */
+const RETRY_PAUSE_MS = 500;
+
+/** `zk-plan wait <plan>`: follows a plan to its end with a progress bar (a TTY) or progress lines. */
+export function registerWait(program: Command): void {
+  const command = program
+    .command('wait')
+    .description('wait until a plan completes (exit 0) or fails (exit 1, its failed tasks printed), showing progress')
+    .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003')
+    .addOption(new Option('--timeout-ms <ms>', 'give up (exit 3) after this long; default: no limit').argParser(integer(1)))
+    .addOption(new Option('--no-progress', 'no progress bar or progress lines on stderr'));
+  addConnectionOptions(command, READ_CONNECT_TIMEOUT_MS);
+  command.addHelpText(
+    'after',
+    `
+Progress goes to stderr: a bar (done/total, rate, ETA) when stderr is a terminal, else a line at most
+once a second and a last one at the end. done/total counts all tasks for plans created with
+{ history: true }, else the tasks finished since wait started out of those seen.
+The outcome goes to stdout; --json prints the plan's final status (as planStatus returns it) whatever
+the outcome.`,
+  );
+  withUsageHint(command);
+  setAction(command, (plan: string, options: WaitOptions) => {
+    checkPlanPath(plan);
+    return withZkPlan(options, (zkPlan) => waitForPlan(zkPlan, plan, options));
+  });
+}
+
+type Outcome =
+  | { readonly kind: 'completed' }
+  | { readonly kind: 'failed'; readonly error: PlanFailedError }
+  | { readonly kind: 'timeout'; readonly error: WaitTimeoutError }
+  | { readonly kind: 'interrupted'; readonly signal: string };
+
+async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): Promise<ExitCodeValue> {
+  const startedAt = Date.now();
+  const first = await zkPlan.describePlan(plan); // PlanNotFoundError (exit 5) before anything is shown
+  const tracker = new ProgressTracker(first.historyKept, first.historyKept ? first.done : 0, first.historyKept ? first.tasks.length : first.status.counts.total, first.status.counts.failed);
+  const reporter = options.progress ? createProgressReporter(shortName(plan), process.stderr) : undefined;
+  reporter?.update(tracker.snapshot());
+
+  const interrupt = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => interrupt.abort(new CliError(`interrupted by ${signal}`, ExitCode.interrupted));
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  const stopWatching = new AbortController();
+  const watching = followProgress(zkPlan, plan, tracker, reporter, stopWatching.signal);
+
+  let outcome: Outcome;
+  try {
+    await zkPlan.waitForCompletion(plan, { timeoutMs: options.timeoutMs ?? MAX_TIMER_MS, signal: interrupt.signal });
+    outcome = { kind: 'completed' };
+  } catch (error) {
+    if (error instanceof PlanFailedError) outcome = { kind: 'failed', error };
+    else if (error instanceof WaitTimeoutError) outcome = { kind: 'timeout', error };
+    else if (interrupt.signal.aborted) outcome = { kind: 'interrupted', signal: (interrupt.signal.reason as Error).message };
+    else {
+      stopWatching.abort();
+      reporter?.stop();
+      throw error;
+    }
+  } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+  }
+  stopWatching.abort();
+  await watching;
+
+  const status = await zkPlan.planStatus(plan).catch(() => undefined);
+  if (outcome.kind === 'completed') tracker.completed();
+  else if (status) tracker.failedCount(status.counts.failed);
+  if (reporter) {
+    reporter.update(tracker.snapshot());
+    reporter.stop();
+  }
+  const elapsedMs = Date.now() - startedAt;
+  if (options.json) {
+    printJson(status ?? { plan, state: outcome.kind === 'completed' ? 'completed' : 'unknown' });
+  } else {
+    printOutcome(plan, outcome, status, tracker, elapsedMs);
+  }
+  switch (outcome.kind) {
+    case 'completed':
+      return ExitCode.ok;
+    case 'failed':
+      return ExitCode.failed;
+    case 'timeout':
+      return ExitCode.timeout;
+    case 'interrupted':
+      return ExitCode.interrupted;
+  }
+}
+
+function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undefined, tracker: ProgressTracker, elapsedMs: number): void {
+  switch (outcome.kind) {
+    case 'completed': {
+      const done = tracker.historyKept ? `${tracker.total} task(s) done` : `${tracker.doneSinceStart} task(s) finished while waiting`;
+      console.log(`${plan} completed: ${done}, waited ${formatDuration(elapsedMs)}`);
+      return;
+    }
+    case 'failed': {
+      const failed = status?.failed ?? outcome.error.failedTasks.map(({ task, failure }) => ({ task, failure: failure as PlanStatus['failed'][number]['failure'] }));
+      const blocked = status?.blocked ?? outcome.error.blockedTasks.map((task) => ({ task, reason: '' }));
+      console.log(`${plan} failed: ${failed.length} task(s) failed for good, ${blocked.length} blocked behind them`);
+      console.log(
+        formatTable(
+          failed,
+          [
+            { header: '  TASK', value: ({ task }) => `  ${shortName(task)}` },
+            { header: 'ATTEMPTS', value: ({ failure }) => String(failure?.attempts ?? ''), right: true },
+            { header: 'ERROR', value: ({ failure }) => (failure ? shortenPaths(`${failure.type}: ${failure.message}`, plan) : 'no failure recorded') },
+          ],
+          terminalWidth(),
+        ),
+      );
+      if (blocked.length > 0) {
+        console.log(`  blocked: ${blocked.map(({ task, reason }) => `${shortName(task)}${reason ? ` (${shortenPaths(reason, plan)})` : ''}`).join(', ')}`);
+      }
+      console.log(`Fix the cause, then 'zk-plan retry ${plan}' runs the failed tasks again.`);
+      return;
+    }
+    case 'timeout': {
+      const counts = status?.counts;
+      const detail = counts ? ` (${counts.running} running, ${counts.runnable} runnable, ${counts.waiting} waiting${status.retrying.length ? `, ${status.retrying.length} retrying` : ''})` : '';
+      console.error(`zk-plan: timed out after ${formatDuration(outcome.error.timeoutMs)}: ${plan} still has ${counts?.total ?? outcome.error.remainingTasks} task(s)${detail}`);
+      return;
+    }
+    case 'interrupted':
+      console.error(`zk-plan: ${outcome.signal}: ${plan} is ${status?.state ?? 'in an unknown state'}, ${status?.counts.total ?? '?'} task(s) left`);
+      return;
+  }
+}
+
+/** Done/total as seen by `wait`: from the plan's history when kept, else from the tasks that went away while it watched. */
+class ProgressTracker {
+  private readonly startedAt = Date.now();
+  private readonly startDone: number;
+
+  constructor(
+    readonly historyKept: boolean,
+    private done: number,
+    public total: number,
+    private failed: number,
+  ) {
+    this.startDone = done;
+  }
+
+  get doneSinceStart(): number {
+    return this.done - this.startDone;
+  }
+
+  /** Without history: `remaining` task-* nodes are left; each one fewer than last time is one more done. */
+  remaining(remaining: number): void {
+    const lastRemaining = this.total - this.done;
+    if (remaining < lastRemaining) this.done += lastRemaining - remaining;
+    this.total = this.done + remaining;
+  }
+
+  /** With history: the plan view's counts. */
+  fromView(done: number, total: number, failed: number): void {
+    this.done = done;
+    this.total = total;
+    this.failed = failed;
+  }
+
+  failedCount(failed: number): void {
+    this.failed = failed;
+  }
+
+  completed(): void {
+    this.done = this.total;
+  }
+
+  snapshot(): Progress {
+    const elapsedMs = Date.now() - this.startedAt;
+    return { done: this.done, total: this.total, failed: this.failed, doneSinceStart: this.doneSinceStart, elapsedMs };
+  }
+}
+
+/**
+ * Re-arms a child watch on the plan and reads its progress after each change, at most every
+ * MIN_READ_INTERVAL_MS: the task-* count (and, once the plan has a `failed` marker, its status for
+ * the failed count), or the whole plan view when it keeps a history.
+ */
+async function followProgress(zkPlan: ZkPlan, plan: string, tracker: ProgressTracker, reporter: ProgressReporter | undefined, stop: AbortSignal): Promise<void> {
+  while (!stop.aborted) {
+    const changed = new AbortController();
+    try {
+      const { children } = await zkPlan.zk.getChildren(plan, () => changed.abort());
+      if (stop.aborted) return;
+      if (tracker.historyKept) {
+        const view = await zkPlan.describePlan(plan);
+        tracker.fromView(view.done, view.tasks.length, view.status.counts.failed);
+      } else {
+        tracker.remaining(children.filter((name) => hasSequentialName(name, TASK_PREFIX)).length);
+        tracker.failedCount(children.includes(FAILED) ? (await zkPlan.planStatus(plan)).counts.failed : 0);
+      }
+      if (stop.aborted) return;
+      reporter?.update(tracker.snapshot());
+    } catch (error) {
+      // The plan went away, or a read failed for good: progress stops there, waitForCompletion reports the outcome.
+      if (stop.aborted || !isZkError(error) || !error.isConnectionProblem) return;
+      await pause(RETRY_PAUSE_MS, stop);
+      continue;
+    }
+    await pause(MIN_READ_INTERVAL_MS, stop);
+    await pause(Number.POSITIVE_INFINITY, AbortSignal.any([stop, changed.signal]));
+  }
+}
+
+/** Resolves after `ms` or once `signal` aborts, whichever comes first. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,156 @@
+import { Option, type Command } from 'commander';
+import type { MetricsServer } from '../../observability/metrics.js';
+import type { ZkPlan } from '../../plan/zk-plan.js';
+import { setAction, withUsageHint } from '../action.js';
+import { connectZkPlan } from '../connection.js';
+import { ExitCode, UsageError } from '../exit-codes.js';
+import { loadFunctions } from '../load-functions.js';
+import { addConnectionOptions, checkParentPath, integer, requireConnect, type ConnectionOptions } from '../options.js';
+import { untilSignal } from '../signals.js';
+
+type LogFormat = 'plain' | 'pretty' | 'json';
+
+interface WorkerCommandOptions extends ConnectionOptions {
+  readonly parent?: string;
+  readonly functions?: string;
+  readonly workers: number;
+  readonly allowInline: boolean;
+  readonly sessionTimeoutMs?: number;
+  readonly drainTimeoutMs?: number;
+  readonly metricsPort?: number;
+  readonly metricsHost: string;
+  readonly logLevel: string;
+  readonly logFormat?: LogFormat;
+}
+
+const WORKER_CONNECT_TIMEOUT_MS = 15_000;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** `zk-plan worker`: worker loops in this process until SIGTERM or SIGINT. */
+export function registerWorker(program: Command): void {
+  const command = program
+    .command('worker')
+    .description('run worker loops on every plan under a parent until SIGTERM or SIGINT')
+    .addOption(new Option('--parent <path>', 'znode under which the plans are (required)'))
+    .addOption(new Option('--functions <module>', 'module exporting `functions` or a default export: a FunctionRegistry or an object of functions (required)'))
+    .addOption(new Option('--workers <n>', 'worker loops sharing this process’s session').argParser(integer(1, 10_000)).default(1))
+    .addOption(new Option('--allow-inline', 'run tasks holding inline source (vm2 sandbox): only when every task writer is trusted').default(false))
+    .addOption(new Option('--session-timeout-ms <ms>', 'ZooKeeper session timeout: how long the tasks of a dead worker stay owned (default: 10000)').argParser(integer(1)))
+    .addOption(new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running tasks may finish before they are released (default: 30000)').argParser(integer(0)))
+    .addOption(new Option('--metrics-port <port>', 'serve Prometheus metrics at http://<metrics-host>:<port>/metrics (0: a free port)').argParser(integer(0, 65_535)))
+    .addOption(new Option('--metrics-host <host>', 'address the metrics server listens on').default('127.0.0.1'))
+    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
+    .addOption(
+      new Option('--log-format <format>', 'logs on stderr: plain lines, pretty (pino-pretty) or json (pino JSON lines); default: pretty on a terminal, else plain; json with --json').choices([
+        'plain',
+        'pretty',
+        'json',
+      ]),
+    );
+  addConnectionOptions(command, WORKER_CONNECT_TIMEOUT_MS);
+  command.addHelpText(
+    'after',
+    `
+Prints one line on stdout once its loops run ("zk-plan worker: <n> loop(s) on …"; with --json a JSON
+document { event: "started", loops, parent, connect, functions, pid, metrics? }), logs on stderr.
+On SIGTERM or SIGINT it stops taking tasks, lets running ones finish (--drain-timeout-ms) or
+releases them, closes its session and exits 0. A second signal releases running tasks at once
+(exit ${ExitCode.interrupted}).`,
+  );
+  withUsageHint(command);
+  setAction(command, runWorker);
+}
+
+async function runWorker(options: WorkerCommandOptions): Promise<void> {
+  const connect = requireConnect(options);
+  if (!options.parent) throw new UsageError('--parent is required');
+  if (!options.functions) throw new UsageError('--functions is required');
+  const parent = checkParentPath(options.parent);
+  const functions = await loadFunctions(options.functions);
+  const format: LogFormat = options.logFormat ?? (options.json ? 'json' : process.stderr.isTTY ? 'pretty' : 'plain');
+  const log = await createWorkerLog(format, options.logLevel);
+  const zkPlan = await connectZkPlan(options, { functions, sessionTimeoutMs: options.sessionTimeoutMs });
+  const stopLogging = log.follow(zkPlan);
+  let metrics: MetricsServer | undefined;
+  try {
+    if (options.metricsPort !== undefined) {
+      const { startMetricsServer } = await import('../../observability/metrics.js'); // loaded when used: faster start-up of the other commands
+      metrics = await startMetricsServer(zkPlan, { port: options.metricsPort, host: options.metricsHost });
+    }
+  } catch (error) {
+    stopLogging();
+    await zkPlan.close();
+    throw new UsageError(`--metrics-port ${options.metricsPort}: cannot serve metrics on ${options.metricsHost}: ${(error as Error).message}`);
+  }
+  const pool = zkPlan.startWorkers(parent, {
+    count: options.workers,
+    allowInline: options.allowInline,
+    ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+  });
+  const names = functions.names();
+  if (options.json) {
+    console.log(JSON.stringify({ event: 'started', loops: pool.size, parent, connect, functions: names, pid: process.pid, ...(metrics ? { metrics: metrics.url } : {}) }));
+  } else {
+    console.log(`zk-plan worker: ${pool.size} loop(s) on ${parent} at ${connect}, functions: ${names.join(', ')}${metrics ? `, metrics at ${metrics.url}` : ''}`);
+  }
+  const signal = await untilSignal();
+  log.info(`${signal}: stopping (running: ${pool.runningTasks.length})`);
+  const force = (second: NodeJS.Signals): void => {
+    log.info(`${second} again: releasing running tasks now`);
+    zkPlan.zk.close();
+    process.exit(ExitCode.interrupted);
+  };
+  process.once('SIGINT', force).once('SIGTERM', force);
+  await zkPlan.close();
+  await metrics?.close();
+  log.info('stopped');
+  stopLogging();
+  log.flush();
+}
+
+interface WorkerLog {
+  /** Logs the ZkPlan's events; returns what stops that. */
+  follow(zkPlan: ZkPlan): () => void;
+  info(message: string): void;
+  flush(): void;
+}
+
+/** Structured logs (pino, through src/observability) or plain lines, on stderr. */
+async function createWorkerLog(format: LogFormat, level: string): Promise<WorkerLog> {
+  if (format === 'plain') return plainLog(level);
+  const [{ pino }, { createLogger, logWorkerEvents }] = await Promise.all([import('pino'), import('../../observability/logger.js')]);
+  const logger = createLogger({ level, pretty: format === 'pretty', destination: pino.destination({ dest: 2, sync: true }) });
+  return {
+    follow: (zkPlan) => logWorkerEvents(zkPlan, logger),
+    info: (message) => logger.info({ event: 'worker:lifecycle' }, message),
+    flush: () => logger.flush(),
+  };
+}
+
+const LEVEL_RANK: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Number.POSITIVE_INFINITY };
+
+/** One line per failure, worker error and lifecycle step: `zk-plan worker: task failed: <task> on <worker>: <message>`. */
+function plainLog(level: string): WorkerLog {
+  const threshold = LEVEL_RANK[level] ?? 30;
+  const write = (rank: number, message: string): void => {
+    if (rank >= threshold) console.error(`zk-plan worker: ${message}`);
+  };
+  return {
+    follow(zkPlan) {
+      const onFailed = ({ task, workerId, error, final }: { task: string; workerId: string; error: Error; final: boolean }): void =>
+        write(final ? 50 : 40, `task failed: ${task} on ${workerId}: ${error.message}${final ? ' (failed for good)' : ''}`);
+      const onError = ({ workerId, error }: { workerId: string; error: Error }): void => write(50, `worker error on ${workerId}: ${error.message}`);
+      const onExpired = (): void => write(40, 'ZooKeeper session expired; opening a new one');
+      zkPlan.on('task:failed', onFailed);
+      zkPlan.on('worker:error', onError);
+      zkPlan.zk.on('session:expired', onExpired);
+      return () => {
+        zkPlan.off('task:failed', onFailed);
+        zkPlan.off('worker:error', onError);
+        zkPlan.zk.off('session:expired', onExpired);
+      };
+    },
+    info: (message) => write(30, message),
+    flush: () => undefined,
+  };
+}

@@ -1,0 +1,80 @@
+import { CommanderError, type Command } from 'commander';
+import { ZkPlanError } from '../errors/base-error.js';
+import { PlanFailedError, PlanNotFoundError } from '../errors/plan-errors.js';
+import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
+import { ZkConnectTimeoutError } from '../errors/zk-error.js';
+
+/** Every exit code of the `zk-plan` command, in one place (documented in `zk-plan --help`). */
+export const ExitCode = {
+  /** The command did what it was asked (`wait`: the plan completed). */
+  ok: 0,
+  /** `wait`: the plan failed; any other command: an unexpected error. */
+  failed: 1,
+  /** Bad command line: unknown command or option, missing argument, malformed path or number. */
+  usage: 2,
+  /** `wait`: the plan still had tasks when --timeout-ms ran out. */
+  timeout: 3,
+  /** No ZooKeeper server answered within --connect-timeout-ms. */
+  unreachable: 4,
+  /** The plan does not exist. */
+  notFound: 5,
+  /** Interrupted by SIGINT or SIGTERM (`wait`). */
+  interrupted: 130,
+} as const;
+
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+export const EXIT_CODES_HELP = `Exit codes:
+  ${ExitCode.ok}    success (wait: the plan completed)
+  ${ExitCode.failed}    wait: the plan failed (its failed tasks are printed); other commands: unexpected error
+  ${ExitCode.usage}    bad command line: unknown command or option, missing argument, invalid path or number
+  ${ExitCode.timeout}    wait: --timeout-ms ran out before the plan completed
+  ${ExitCode.unreachable}    ZooKeeper unreachable within --connect-timeout-ms
+  ${ExitCode.notFound}    no such plan
+  ${ExitCode.interrupted}  wait: interrupted by SIGINT or SIGTERM`;
+
+/** An error the CLI reports as it is, with its own exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCodeValue,
+  ) {
+    super(message);
+  }
+}
+
+/** A bad command line found by a command itself (not by commander): printed with the command's usage, exit 2. */
+export class UsageError extends CliError {
+  /** The command whose usage to print (set by the action wrapper). */
+  command: Command | undefined;
+  constructor(message: string) {
+    super(message, ExitCode.usage);
+  }
+}
+
+/** The exit code for an error that ended a command. */
+export function exitCodeFor(error: unknown): ExitCodeValue {
+  if (error instanceof CliError) return error.exitCode;
+  if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  if (error instanceof InvalidArgumentError) return ExitCode.usage;
+  if (error instanceof ZkConnectTimeoutError) return ExitCode.unreachable;
+  if (error instanceof PlanNotFoundError) return ExitCode.notFound;
+  if (error instanceof WaitTimeoutError) return ExitCode.timeout;
+  if (error instanceof PlanFailedError) return ExitCode.failed;
+  return ExitCode.failed;
+}
+
+/** The one line the CLI prints (after `zk-plan: `) for an error that ended a command. */
+export function describeError(error: unknown): string {
+  if (error instanceof ZkConnectTimeoutError) {
+    return `cannot reach ZooKeeper at ${error.connectString} within ${error.timeoutMs} ms: check --connect (or ZOOKEEPER_CONNECT) and that a server is running`;
+  }
+  if (error instanceof PlanNotFoundError) {
+    const path = error.path ?? '?';
+    return /\/plan-\d+$/.test(path) ? `no plan at ${path} (zk-plan plans <parent> lists the plans of a parent)` : `nothing at ${path}: no such parent`;
+  }
+  if (error instanceof InvalidArgumentError) return error.message;
+  if (error instanceof ZkPlanError) return `${error.message} [${error.code}]`;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,80 @@
+import { createRequire } from 'node:module';
+import { Command, CommanderError } from 'commander';
+import { actionOutcome, usageHint } from './action.js';
+import { registerDevServer } from './commands/dev-server.js';
+import { registerPlans } from './commands/plans.js';
+import { registerRetry } from './commands/retry.js';
+import { registerRm } from './commands/rm.js';
+import { registerShow } from './commands/show.js';
+import { registerUi } from './commands/ui.js';
+import { registerWait } from './commands/wait.js';
+import { registerWorker } from './commands/worker.js';
+import { EXIT_CODES_HELP, ExitCode, UsageError, describeError, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
+import { printJson } from './output.js';
+
+/** The `zk-plan` program: every command registered, commander's exits turned into exceptions. */
+export function buildProgram(): Command {
+  const program = new Command('zk-plan')
+    .version(packageVersion(), '-V, --version')
+    .description('Run and inspect zk-plan plans: worker processes, plan listings, progress, retries.')
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`zk-plan: ${text.replace(/^error: /, '')}`) })
+    .showHelpAfterError("Run 'zk-plan --help' for the commands.")
+    .addHelpText(
+      'after',
+      `
+Every command that talks to ZooKeeper takes --connect (default: $ZOOKEEPER_CONNECT),
+--connect-timeout-ms (5000 for plans, show, wait, rm, retry, ui; 15000 for worker) and --json
+(one JSON document on stdout). Plan paths are those createPlan returns: <parent>/plan-NNNNNNNNNN.
+
+${EXIT_CODES_HELP}`,
+    );
+  registerWorker(program);
+  registerPlans(program);
+  registerShow(program);
+  registerWait(program);
+  registerRm(program);
+  registerRetry(program);
+  registerUi(program);
+  registerDevServer(program);
+  program.commands.forEach((command) => command.addHelpText('after', `\n${EXIT_CODES_HELP}`));
+  return program;
+}
+
+/** Runs the command line `argv` (without node and the script); resolves with the exit code. Never rejects. */
+export async function runCli(argv: readonly string[]): Promise<ExitCodeValue> {
+  const program = buildProgram();
+  const json = argv.includes('--json');
+  if (argv.length === 0) {
+    program.outputHelp({ error: true });
+    return ExitCode.usage;
+  }
+  try {
+    actionOutcome.exitCode = ExitCode.ok;
+    await program.parseAsync([...argv], { from: 'user' });
+    return actionOutcome.exitCode;
+  } catch (error) {
+    // commander has printed its own message (and the usage hint) already.
+    if (error instanceof CommanderError) return exitCodeFor(error);
+    const exitCode = exitCodeFor(error);
+    console.error(`zk-plan: ${describeError(error)}`);
+    if (error instanceof UsageError && error.command) console.error(usageHint(error.command));
+    if (json) printJson({ error: errorDocument(error, exitCode) });
+    return exitCode;
+  }
+}
+
+/** The package's version (package.json sits two levels up from src/cli and from dist/cli). */
+function packageVersion(): string {
+  try {
+    return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function errorDocument(error: unknown, exitCode: ExitCodeValue): Record<string, unknown> {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : exitCode === ExitCode.usage ? 'USAGE' : 'ERROR';
+  const path = typeof error === 'object' && error !== null && 'path' in error && typeof error.path === 'string' ? { path: error.path } : {};
+  return { code, message: describeError(error), exitCode, ...path };
+}

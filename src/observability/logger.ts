@@ -1,0 +1,178 @@
+import { hostname } from 'node:os';
+import { Writable } from 'node:stream';
+import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
+import pinoPretty from 'pino-pretty';
+import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlanEvents } from '../worker/worker-events.js';
+import type { SessionState, ZkSession } from '../zk/zk-client.js';
+import type { ZkAuthError } from '../errors/zk-auth-error.js';
+import type { ObservedZkPlan } from './observed.js';
+
+export type { Logger } from 'pino';
+
+export interface CreateLoggerOptions {
+  /** pino level: trace, debug, info, warn, error, fatal, silent. @defaultValue 'info' */
+  readonly level?: string;
+  /** Human-readable lines (pino-pretty) instead of JSON lines. @defaultValue process.stdout.isTTY */
+  readonly pretty?: boolean;
+  /**
+   * Where the lines go. @defaultValue standard output. Any pino destination stream (a Writable,
+   * `pino.destination(…)`); with `pretty`, pino-pretty then runs in this thread and writes to it.
+   */
+  readonly destination?: DestinationStream;
+  /** Fields added to every line (e.g. `{ service: 'etl-worker' }`). */
+  readonly base?: Record<string, unknown>;
+}
+
+/**
+ * A pino logger: JSON lines (pino's format: `level` as a number, `time` in ms since the epoch,
+ * `pid`, `hostname`, `msg`), or pretty lines through the pino-pretty transport (a worker thread)
+ * when `pretty`.
+ */
+export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  const level = options.level ?? 'info';
+  if (level !== 'silent' && !(level in pino.levels.values)) {
+    throw new RangeError(`level: expected one of ${Object.keys(pino.levels.values).join(', ')} or silent, got '${level}'`);
+  }
+  const pretty = options.pretty ?? process.stdout.isTTY === true;
+  const settings: LoggerOptions = { level, ...(options.base ? { base: { pid: process.pid, hostname: hostname(), ...options.base } } : {}) };
+  if (!pretty) return options.destination ? pino(settings, options.destination) : pino(settings);
+  const prettyOptions = { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' };
+  if (options.destination) {
+    // A stream cannot be handed to a transport's worker thread: pino-pretty runs in this thread then.
+    return pino(settings, pinoPretty({ ...prettyOptions, colorize: false, destination: asWritable(options.destination) }));
+  }
+  return pino({
+    ...settings,
+    transport: { target: 'pino-pretty', options: { ...prettyOptions, destination: 1, colorize: process.stdout.isTTY === true } },
+  });
+}
+
+/** pino-pretty pipes into its destination: a bare `{ write }` object becomes a Writable. */
+function asWritable(destination: DestinationStream): DestinationStream | NodeJS.WritableStream {
+  if (typeof (destination as { on?: unknown }).on === 'function') return destination;
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      destination.write(chunk.toString());
+      callback();
+    },
+  });
+}
+
+/** The `error` field of a log line: what is needed to tell one failure from another. */
+export interface LoggedError {
+  readonly type: string;
+  readonly message: string;
+  readonly code?: string;
+  readonly path?: string;
+  readonly stack?: string;
+  readonly cause?: LoggedError | string;
+}
+
+/** An Error (or anything thrown) as a plain object for a log line; causes are followed a few levels deep. */
+export function serializeError(error: unknown, depth = 0): LoggedError | string {
+  if (!(error instanceof Error)) return String(error);
+  const { code, path } = error as { code?: unknown; path?: unknown };
+  const cause = (error as { cause?: unknown }).cause;
+  return {
+    type: error.name,
+    message: error.message,
+    ...(typeof code === 'string' || typeof code === 'number' ? { code: String(code) } : {}),
+    ...(typeof path === 'string' ? { path } : {}),
+    ...(error.stack === undefined ? {} : { stack: error.stack }),
+    ...(cause === undefined || depth >= 3 ? {} : { cause: serializeError(cause, depth + 1) }),
+  };
+}
+
+const STATE_LEVEL: Record<SessionState, Level> = {
+  connecting: 'debug',
+  connected: 'info',
+  suspended: 'warn',
+  expired: 'warn',
+  closed: 'info',
+};
+
+/**
+ * Logs every event of the ZkPlan and of its ZooKeeper client as structured fields (`event`,
+ * `plan`, `task`, `workerId`, `attempt`, `durationMs`, `error` {type, message, code, path,
+ * stack, cause}, …). Levels: debug for claims and idle rounds, info for completions and session
+ * starts, warn for failures that will be retried (or were not the task's fault) and for a session
+ * suspended or expired, error for tasks failed for good, worker errors and refused credentials.
+ * Returns what stops the logging.
+ */
+export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger): () => void {
+  const plan: ObservedZkPlan = zkPlan;
+  const zk = plan.zk;
+  let previousState: SessionState = zk.state;
+
+  const onClaimed = ({ plan: taskPlan, task, workerId }: ZkPlanEvents['task:claimed'][0]): void => {
+    logger.debug({ event: 'task:claimed', plan: taskPlan, task, workerId }, 'task claimed');
+  };
+  const onCompleted = ({ plan: taskPlan, task, workerId, durationMs, reusedResult }: ZkPlanEvents['task:completed'][0]): void => {
+    logger.info(
+      { event: 'task:completed', plan: taskPlan, task, workerId, durationMs: Math.round(durationMs * 1000) / 1000, reusedResult },
+      reusedResult ? 'task completed with the result a previous owner stored' : 'task completed',
+    );
+  };
+  const onFailed = (payload: ZkPlanEvents['task:failed'][0]): void => {
+    const { plan: taskPlan, task, workerId, error, charged, final, attempts, nextTryAt } = payload;
+    const fields = {
+      event: 'task:failed',
+      plan: taskPlan,
+      task,
+      workerId,
+      ...(attempts === undefined ? {} : { attempt: attempts }),
+      charged,
+      final,
+      ...(nextTryAt === undefined ? {} : { nextTryAt: nextTryAt.toISOString() }),
+      error: serializeError(error),
+    };
+    if (final) logger.error(fields, `task failed for good: ${error.message}`);
+    else if (charged) logger.warn(fields, `task failed, will be tried again: ${error.message}`);
+    else logger.warn(fields, `task given back, not charged: ${error.message}`);
+  };
+  const onIdle = ({ workerId, round, sleepMs }: ZkPlanEvents['worker:idle'][0]): void => {
+    logger.debug({ event: 'worker:idle', workerId, round, sleepMs }, 'worker idle');
+  };
+  const onWorkerError = ({ workerId, error }: ZkPlanEvents['worker:error'][0]): void => {
+    logger.error({ event: 'worker:error', workerId, error: serializeError(error) }, `worker error: ${error.message}`);
+  };
+  const onState = (state: SessionState): void => {
+    logger[STATE_LEVEL[state]]({ event: 'session:state', state, previous: previousState }, `ZooKeeper session ${state}`);
+    previousState = state;
+  };
+  const onSessionStarted = (session: ZkSession): void => {
+    logger.info({ event: 'session:started', sessionId: session.id, generation: session.generation }, 'ZooKeeper session started');
+  };
+  const onSessionExpired = (session: ZkSession): void => {
+    logger.warn({ event: 'session:expired', sessionId: session.id, generation: session.generation }, 'ZooKeeper session expired; opening a new one');
+  };
+  const onAuthFailed = (error: ZkAuthError): void => {
+    logger.error({ event: 'auth:failed', error: serializeError(error) }, `ZooKeeper authentication failed, client closed: ${error.message}`);
+  };
+
+  plan.on('task:claimed', onClaimed);
+  plan.on('task:completed', onCompleted);
+  plan.on('task:failed', onFailed);
+  plan.on('worker:idle', onIdle);
+  plan.on('worker:error', onWorkerError);
+  zk.on('state', onState);
+  zk.on('session:started', onSessionStarted);
+  zk.on('session:expired', onSessionExpired);
+  zk.on('auth:failed', onAuthFailed);
+
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    plan.off('task:claimed', onClaimed);
+    plan.off('task:completed', onCompleted);
+    plan.off('task:failed', onFailed);
+    plan.off('worker:idle', onIdle);
+    plan.off('worker:error', onWorkerError);
+    zk.off('state', onState);
+    zk.off('session:started', onSessionStarted);
+    zk.off('session:expired', onSessionExpired);
+    zk.off('auth:failed', onAuthFailed);
+  };
+}

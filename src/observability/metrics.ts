@@ -1,0 +1,342 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlanEvents } from '../worker/worker-events.js';
+import { OWNER, READY, childPath, runnableEntryFor } from '../zk/layout.js';
+import type { SessionState, ZkSession } from '../zk/zk-client.js';
+import type { ObservedZkPlan, ZkOperationListener } from './observed.js';
+
+/** Prefix of every metric of this module. */
+export const METRIC_PREFIX = 'zk_plan_';
+
+const SESSION_STATES: readonly SessionState[] = ['connecting', 'connected', 'suspended', 'expired', 'closed'];
+
+/** Tasks last from milliseconds to hours. */
+const TASK_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
+const TASK_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+const ZK_OPERATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** How many plans' `ready` times are remembered for `task_wait_seconds`. */
+const PLAN_READY_CACHE_SIZE = 1_000;
+
+export interface WorkerMetricsOptions {
+  /** Also register prom-client's default metrics (`process_*`, `nodejs_*`) in the registry. @defaultValue false */
+  readonly defaultMetrics?: boolean;
+  /**
+   * Measure `zk_plan_task_wait_seconds`: costs two `exists` reads per claimed task (three for the
+   * first task of a plan), on the ZkPlan's session. @defaultValue true
+   */
+  readonly taskWait?: boolean;
+}
+
+export interface WorkerMetrics {
+  /** The registry holding the metrics (the one given, or a new one). */
+  readonly registry: Registry;
+  /** Stops listening and removes this module's metrics (and the default metrics it added) from the registry. Idempotent. */
+  stop(): void;
+}
+
+/**
+ * Prometheus metrics of a ZkPlan's workers and ZooKeeper session, kept up to date from its events
+ * (`task:*`, `worker:*`), its client's events and state, and the client's per-operation hook.
+ * Every metric is named `zk_plan_…`; see the help texts below or the README. A registry is given
+ * to one ZkPlan at a time: two would register the same names (an error).
+ */
+export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: Registry = new Registry(), options: WorkerMetricsOptions = {}): WorkerMetrics {
+  const plan: ObservedZkPlan = zkPlan;
+  const zk = plan.zk;
+  const name = (suffix: string): string => `${METRIC_PREFIX}${suffix}`;
+  /** The task each worker loop holds: a loop runs one task at a time, so a new claim or an idle round ends the previous one. */
+  const running = new Map<string, string>();
+
+  const tasksStarted = new Counter({
+    name: name('tasks_started_total'),
+    help: 'Tasks claimed by a worker of this process (task:claimed): the worker created the task\'s owner node and runs it, or hands on a result a previous owner stored.',
+    registers: [],
+  });
+  const tasksSucceeded = new Counter({
+    name: name('tasks_succeeded_total'),
+    help: 'Tasks completed by a worker of this process (task:completed): result stored, handed to the dependents, task deleted. Includes results a previous owner had stored (reusedResult).',
+    registers: [],
+  });
+  const tasksFailed = new Counter({
+    name: name('tasks_failed_total'),
+    help: 'Failed tries of tasks run by this process (task:failed). final="true": the task failed for good; charged="true": the failure counts against the task\'s attempts (charged="false": infrastructure fault or aborted by the worker, not the task\'s fault).',
+    labelNames: ['final', 'charged'] as const,
+    registers: [],
+  });
+  const tasksRetried = new Counter({
+    name: name('tasks_retried_total'),
+    help: 'Charged, non-final failures seen by this process: each one schedules another try of the task (after its retry delay).',
+    registers: [],
+  });
+  const idleRounds = new Counter({
+    name: name('idle_rounds_total'),
+    help: 'Rounds in which a worker loop of this process found nothing to do and slept (worker:idle).',
+    registers: [],
+  });
+  const workerErrors = new Counter({
+    name: name('worker_errors_total'),
+    help: 'Problems worker loops of this process hit outside any task (worker:error): ZooKeeper unreachable, a malformed node, a release that failed; the loop carried on.',
+    registers: [],
+  });
+  const sessionReconnects = new Counter({
+    name: name('session_reconnects_total'),
+    help: 'New ZooKeeper sessions the client opened by itself after its session expired.',
+    registers: [],
+  });
+  const taskDuration = new Histogram({
+    name: name('task_duration_seconds'),
+    help: 'Time from the claim of a task to its completion (task:completed durationMs): reading the inputs, running the function, storing the result, handing it on and deleting the task.',
+    buckets: TASK_DURATION_BUCKETS,
+    registers: [],
+  });
+  const taskWait = new Histogram({
+    name: name('task_wait_seconds'),
+    help:
+      'Time a task waited between becoming runnable and being claimed by this process, on ZooKeeper\'s clock: ctime of the task\'s owner node minus the later of the ctimes of the plan\'s ready node and of the task\'s entry in the plan\'s runnable index (created when the task was added without inputs, when its last input arrived, or when its retry delay ended). ' +
+      'Read with exists() right after the claim; not observed when the entry is missing (plans written by other tools, a claim of a task that turned out not runnable).',
+    buckets: TASK_WAIT_BUCKETS,
+    registers: [],
+  });
+  const zkOperation = new Histogram({
+    name: name('zookeeper_operation_seconds'),
+    help: 'Round trip of each ZooKeeper operation this process sent on the ZkPlan\'s session, by op (create, delete, exists, getData, getChildren, setData, …), answered OK or with an error.',
+    labelNames: ['op'] as const,
+    buckets: ZK_OPERATION_BUCKETS,
+    registers: [],
+  });
+  const runningTasks = new Gauge({
+    name: name('running_tasks'),
+    help: 'Tasks the worker loops of this process hold right now: claimed and not yet completed, failed or given up.',
+    registers: [],
+    collect() {
+      this.set(running.size);
+    },
+  });
+  const sessionState = new Gauge({
+    name: name('session_state'),
+    help: 'State of the ZooKeeper client: 1 for the current state, 0 for the others (connecting, connected, suspended = disconnected with the session maybe alive, expired, closed).',
+    labelNames: ['state'] as const,
+    registers: [],
+    collect() {
+      const current = zk.state;
+      for (const state of SESSION_STATES) this.set({ state }, state === current ? 1 : 0);
+    },
+  });
+  const zkReads = new Counter({
+    name: name('zookeeper_reads_total'),
+    help: 'Read operations (exists, getData, getChildren, getAcl) sent to ZooKeeper by this client, resends included.',
+    registers: [],
+    collect() {
+      this.reset();
+      this.inc(zk.counts.reads);
+    },
+  });
+  const zkWrites = new Counter({
+    name: name('zookeeper_writes_total'),
+    help: 'Write operations (create, setData, delete, setAcl) sent to ZooKeeper by this client, resends included.',
+    registers: [],
+    collect() {
+      this.reset();
+      this.inc(zk.counts.writes);
+    },
+  });
+
+  const ours: Metric[] = [
+    tasksStarted,
+    tasksSucceeded,
+    tasksFailed,
+    tasksRetried,
+    idleRounds,
+    workerErrors,
+    sessionReconnects,
+    taskDuration,
+    taskWait,
+    zkOperation,
+    runningTasks,
+    sessionState,
+    zkReads,
+    zkWrites,
+  ];
+  const taken = ours.map(metricName).filter((metric) => registry.getSingleMetric(metric) !== undefined);
+  if (taken.length > 0) throw new Error(`The registry already has metrics named ${taken.join(', ')}: one registry per ZkPlan, or stop() the previous metrics first`);
+  for (const metric of ours) registry.registerMetric(metric);
+  for (const final of ['true', 'false']) for (const charged of ['true', 'false']) tasksFailed.inc({ final, charged }, 0);
+
+  let defaultMetricNames: string[] = [];
+  if (options.defaultMetrics === true) {
+    const before = new Set(registry.getMetricsAsArray().map((metric) => metric.name));
+    try {
+      collectDefaultMetrics({ register: registry });
+    } catch (error) {
+      // e.g. the registry has them already: leave it as it was
+      for (const metric of registry.getMetricsAsArray().map((entry) => entry.name)) if (!before.has(metric) || ours.some((own) => metricName(own) === metric)) registry.removeSingleMetric(metric);
+      throw error;
+    }
+    defaultMetricNames = registry.getMetricsAsArray().map((metric) => metric.name).filter((metric) => !before.has(metric));
+  }
+
+  let stopped = false;
+  const planReady = new Map<string, Date>();
+  const measureWait = async (task: string, taskPlan: string): Promise<void> => {
+    const exists = zk.exists?.bind(zk);
+    if (exists === undefined) return;
+    // Sent on the claiming session right after the claim, so before the worker can delete these nodes.
+    const knownReady = planReady.get(taskPlan);
+    const [owner, entry, ready] = await Promise.all([
+      exists(childPath(task, OWNER)),
+      exists(runnableEntryFor(task)),
+      knownReady === undefined ? exists(childPath(taskPlan, READY)).then((stat) => stat?.ctime) : knownReady,
+    ]);
+    if (stopped || owner === undefined || entry === undefined || ready === undefined) return;
+    if (knownReady === undefined) {
+      planReady.set(taskPlan, ready);
+      if (planReady.size > PLAN_READY_CACHE_SIZE) planReady.delete(planReady.keys().next().value as string);
+    }
+    const runnableSince = Math.max(entry.ctime.getTime(), ready.getTime());
+    taskWait.observe(Math.max(0, owner.ctime.getTime() - runnableSince) / 1000);
+  };
+
+  const onClaimed = ({ task, plan: taskPlan, workerId }: ZkPlanEvents['task:claimed'][0]): void => {
+    tasksStarted.inc();
+    running.set(workerId, task);
+    if (options.taskWait !== false) void measureWait(task, taskPlan).catch(() => undefined);
+  };
+  const onCompleted = ({ task, workerId, durationMs }: ZkPlanEvents['task:completed'][0]): void => {
+    tasksSucceeded.inc();
+    taskDuration.observe(durationMs / 1000);
+    if (running.get(workerId) === task) running.delete(workerId);
+  };
+  const onFailed = ({ task, workerId, final, charged }: ZkPlanEvents['task:failed'][0]): void => {
+    tasksFailed.inc({ final: String(final), charged: String(charged) });
+    if (charged && !final) tasksRetried.inc();
+    if (running.get(workerId) === task) running.delete(workerId);
+  };
+  const onIdle = ({ workerId }: ZkPlanEvents['worker:idle'][0]): void => {
+    idleRounds.inc();
+    running.delete(workerId); // a loop idles only between tasks (a claim that ended without an event: task gone, not runnable)
+  };
+  const onWorkerError = (): void => {
+    workerErrors.inc();
+  };
+  const onSessionStarted = (session: ZkSession): void => {
+    if (session.generation > 1) sessionReconnects.inc();
+  };
+
+  const previousHook = zk.onOperation;
+  const hook: ZkOperationListener = (op, ms, ok) => {
+    if (!stopped) zkOperation.observe({ op }, ms / 1000);
+    previousHook?.(op, ms, ok);
+  };
+  zk.onOperation = hook;
+
+  plan.on('task:claimed', onClaimed);
+  plan.on('task:completed', onCompleted);
+  plan.on('task:failed', onFailed);
+  plan.on('worker:idle', onIdle);
+  plan.on('worker:error', onWorkerError);
+  zk.on('session:started', onSessionStarted);
+
+  return {
+    registry,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      plan.off('task:claimed', onClaimed);
+      plan.off('task:completed', onCompleted);
+      plan.off('task:failed', onFailed);
+      plan.off('worker:idle', onIdle);
+      plan.off('worker:error', onWorkerError);
+      zk.off('session:started', onSessionStarted);
+      // Hooks set after ours call ours through; then ours stays, as a pass-through.
+      if (zk.onOperation === hook) zk.onOperation = previousHook;
+      for (const metric of [...ours.map(metricName), ...defaultMetricNames]) registry.removeSingleMetric(metric);
+      running.clear();
+      planReady.clear();
+    },
+  };
+}
+
+export interface MetricsServerOptions extends WorkerMetricsOptions {
+  /** 0 picks a free port; `url` tells which. */
+  readonly port: number;
+  /** Interface to listen on. @defaultValue '127.0.0.1' (this machine only) */
+  readonly host?: string;
+  /** Registry to fill and serve. @defaultValue a new one */
+  readonly registry?: Registry;
+}
+
+export interface MetricsServer {
+  /** Where the metrics are, e.g. `http://127.0.0.1:9464/metrics`. */
+  readonly url: string;
+  readonly registry: Registry;
+  /** Stops the server (open connections included) and the metrics. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `createWorkerMetrics(zkPlan)` over HTTP: `GET /metrics` answers the Prometheus text
+ * format; other paths 404, other methods on /metrics 405.
+ */
+export async function startMetricsServer(zkPlan: ZkPlan | ObservedZkPlan, options: MetricsServerOptions): Promise<MetricsServer> {
+  const { port, host = '127.0.0.1' } = options;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RangeError(`port: expected an integer from 0 to 65535, got ${String(port)}`);
+  const metrics = createWorkerMetrics(zkPlan, options.registry, options);
+  const { registry } = metrics;
+
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (path !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found: the metrics are at /metrics\n');
+      return;
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('Method not allowed\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => {
+        response.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
+        response.end(request.method === 'HEAD' ? undefined : text);
+      },
+      (error: unknown) => {
+        response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`Collecting the metrics failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      },
+    );
+  });
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    metrics.stop();
+    throw error;
+  }
+
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shownHost}:${address.port}/metrics`,
+    registry,
+    close() {
+      closing ??= new Promise<void>((resolve, reject) => {
+        metrics.stop();
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+function metricName(metric: Metric): string {
+  return (metric as unknown as { name: string }).name;
+}

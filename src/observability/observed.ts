@@ -1,0 +1,26 @@
+import type { ZkPlanEvents } from '../worker/worker-events.js';
+import type { SessionState, ZkClientEvents, ZkOperationCounts, ZkStat } from '../zk/zk-client.js';
+
+/** Per-operation latency hook of a ZkClient: the op's name, its round trip in ms, and whether ZooKeeper answered OK. */
+export type ZkOperationListener = (op: string, ms: number, ok: boolean) => void;
+
+/**
+ * What metrics and logs need of a ZkClient: a `ZkClient` is one; tests pass a plain EventEmitter
+ * with these members.
+ */
+export interface ObservedZkClient {
+  readonly state: SessionState;
+  readonly counts: Readonly<ZkOperationCounts>;
+  onOperation?: ZkOperationListener | undefined;
+  on<K extends keyof ZkClientEvents>(event: K, listener: (...args: ZkClientEvents[K]) => void): unknown;
+  off<K extends keyof ZkClientEvents>(event: K, listener: (...args: ZkClientEvents[K]) => void): unknown;
+  /** Used to time how long a claimed task waited (see `zk_plan_task_wait_seconds`). */
+  exists?(path: string): Promise<ZkStat | undefined>;
+}
+
+/** What metrics and logs need of a ZkPlan: a `ZkPlan` is one. */
+export interface ObservedZkPlan {
+  readonly zk: ObservedZkClient;
+  on<K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): unknown;
+  off<K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): unknown;
+}

@@ -1,0 +1,372 @@
+/**
+ * Pure helpers of the web view: HTML escaping, JSON-safe values, the compact graph model the
+ * page draws (built from a PlanView), the diffs pushed on the event stream, and the checks that
+ * keep requests inside the served parent.
+ */
+import { inspect } from 'node:util';
+import type { PlanState } from '../plan/plan-status.js';
+import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../plan/plan-view.js';
+import { PLAN_PREFIX, TASK_PREFIX, childPath, hasSequentialName, nameOf, parentOf } from '../zk/layout.js';
+
+/** Every task state, in the order of the legend (how far along a task is). */
+export const TASK_VIEW_STATES: readonly TaskViewState[] = ['building', 'waiting', 'runnable', 'retrying', 'running', 'finishing', 'done', 'failed', 'blocked'];
+
+const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Escapes text for HTML element content and quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
+}
+
+/**
+ * A value that JSON.stringify renders without throwing or losing it silently: Dates as ISO text,
+ * BigInts as `123n`, Maps and Sets as tagged arrays, undefined as null, errors as name and
+ * message, cycles and depth beyond `maxDepth` as markers. Params and results are superjson
+ * values, so they may hold any of these.
+ */
+export function toJsonSafe(value: unknown, maxDepth = 12): unknown {
+  const seen = new WeakSet<object>();
+  const convert = (item: unknown, depth: number): unknown => {
+    switch (typeof item) {
+      case 'bigint':
+        return `${item}n`;
+      case 'undefined':
+        return null;
+      case 'number':
+        return Number.isFinite(item) ? item : String(item);
+      case 'function':
+        return `[function ${item.name || 'anonymous'}]`;
+      case 'symbol':
+        return item.toString();
+      case 'object':
+        break;
+      default:
+        return item;
+    }
+    if (item === null) return null;
+    if (item instanceof Date) return Number.isNaN(item.getTime()) ? 'Invalid Date' : item.toISOString();
+    if (item instanceof RegExp || item instanceof URL) return item.toString();
+    if (seen.has(item)) return '[circular]';
+    if (depth >= maxDepth) return '[…]';
+    seen.add(item);
+    try {
+      if (item instanceof Error) return { name: item.name, message: item.message };
+      if (item instanceof Map) return { $map: [...item].map(([key, entry]) => [convert(key, depth + 1), convert(entry, depth + 1)]) };
+      if (item instanceof Set) return { $set: [...item].map((entry) => convert(entry, depth + 1)) };
+      if (Array.isArray(item)) return item.map((entry) => convert(entry, depth + 1));
+      const result: Record<string, unknown> = {};
+      for (const [key, entry] of Object.entries(item)) result[key] = convert(entry, depth + 1);
+      return result;
+    } finally {
+      seen.delete(item);
+    }
+  };
+  return convert(value, 0);
+}
+
+/** JSON text of any value (see toJsonSafe). */
+export function stringifySafe(value: unknown): string {
+  return JSON.stringify(toJsonSafe(value));
+}
+
+/** A value as readable text for the side panel (Node's inspect, bounded so a huge result cannot flood the page). */
+export function formatValue(value: unknown, maxChars = 20_000): string {
+  const text = inspect(value, { depth: 6, maxArrayLength: 100, maxStringLength: 4_000, breakLength: 80, compact: 3, sorted: false, colors: false });
+  return text.length > maxChars ? `${text.slice(0, maxChars)}\n… (${text.length - maxChars} more characters)` : text;
+}
+
+/** The first `lines` lines of a stack trace. */
+export function stackExcerpt(stack: string | undefined, lines = 10): string | undefined {
+  if (stack === undefined || stack === '') return undefined;
+  const all = stack.split('\n');
+  return all.length <= lines ? stack : `${all.slice(0, lines).join('\n')}\n    … ${all.length - lines} more lines`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths
+
+/** True when `path` is a plan directly under `parent` (`<parent>/plan-N`): the only plans the view serves. */
+export function isPlanUnder(parent: string, path: string): boolean {
+  return typeof path === 'string' && hasSequentialName(nameOf(path), PLAN_PREFIX) && path === childPath(parent, nameOf(path));
+}
+
+/** True when `path` is a task of a plan under `parent` (`<parent>/plan-N/task-N`). */
+export function isTaskUnder(parent: string, path: string): boolean {
+  return typeof path === 'string' && hasSequentialName(nameOf(path), TASK_PREFIX) && isPlanUnder(parent, parentOf(path)) && path === childPath(parentOf(path), nameOf(path));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The graph model pushed to the page
+
+/** One node of the drawn graph: a task, keyed by its name (`task-N`) within the plan. */
+export interface UiNode {
+  readonly name: string;
+  readonly state: TaskViewState;
+  readonly fn: string;
+  /** Names of its input tasks, in argument order. */
+  readonly inputs: readonly string[];
+  /** The task node is gone and the plan keeps no record of it: shown as done, nothing more is known. */
+  readonly gone?: true;
+}
+
+/** A plan's headline: state and progress. */
+export interface UiPlanStatus {
+  readonly plan: string;
+  readonly state: PlanState;
+  /** Tasks done: from the history when kept; otherwise the finished tasks this view knows of (gone nodes). */
+  readonly done: number;
+  readonly total: number;
+  readonly historyKept: boolean;
+  /** Tasks per state, as drawn. */
+  readonly counts: Readonly<Record<TaskViewState, number>>;
+}
+
+export interface UiModel {
+  readonly plan: string;
+  readonly status: UiPlanStatus;
+  /** Ordered by name. */
+  readonly nodes: readonly UiNode[];
+}
+
+/** What changed between two models; `added`, `updated` (inputs) and `removed` change the drawn graph (the page lays it out again). */
+export interface UiDiff {
+  readonly status: UiPlanStatus;
+  /** `[name, state, gone, fn]` of nodes whose state, gone flag or function changed, not their inputs: recoloured in place. */
+  readonly changed: readonly (readonly [string, TaskViewState, boolean, string])[];
+  readonly added: readonly UiNode[];
+  readonly updated: readonly UiNode[];
+  readonly removed: readonly string[];
+}
+
+/** A row of the plans page. */
+export interface UiPlanRow {
+  readonly plan: string;
+  readonly name: string;
+  readonly state: PlanState;
+  readonly done: number;
+  readonly total: number;
+  readonly historyKept: boolean;
+  readonly running: number;
+  readonly failed: number;
+  readonly blocked: number;
+  readonly waiting: number;
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name.length !== b.name.length ? a.name.length - b.name.length : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function countStates(nodes: readonly UiNode[]): Record<TaskViewState, number> {
+  const counts = Object.fromEntries(TASK_VIEW_STATES.map((state) => [state, 0])) as Record<TaskViewState, number>;
+  for (const node of nodes) counts[node.state] += 1;
+  return counts;
+}
+
+/** Distinct names, in order of first appearance. */
+function distinct(names: readonly string[]): string[] {
+  return [...new Set(names)];
+}
+
+/**
+ * A task as read now, reconciled with what the page was sent before. A read of a plan is not
+ * atomic: it can catch a task half-deleted (no definition, no children: function `?`, state
+ * `building`) or a producer in neither the live tasks nor the history (an input missing), or in
+ * both (an input listed twice). What is fixed once a task is built is kept: its function, its
+ * inputs (they only grow while it is built, so the union is taken), and it never goes back to
+ * `building`.
+ */
+function reconcile(fresh: UiNode, old: UiNode | undefined): UiNode {
+  if (old === undefined) return fresh;
+  const fn = fresh.fn === '?' && old.fn !== '' ? old.fn : fresh.fn;
+  const inputs = distinct([...old.inputs, ...fresh.inputs]);
+  const state = fresh.state === 'building' && old.state !== 'building' ? old.state : fresh.state;
+  return { name: fresh.name, state, fn, inputs: inputs.length === old.inputs.length ? old.inputs : inputs };
+}
+
+/**
+ * The graph the page draws; inputs are distinct names (an input used twice is one edge).
+ * Inputs that name a task the view does not hold (finished in a plan without history) become
+ * `gone` nodes shown as done. With `previous` (the model pushed last), a task that vanished since
+ * is kept as a `gone` node shown as done, so the drawing does not shrink as a plan without
+ * history progresses, nor flicker when a read falls between a task's deletion and its history
+ * record; and what is fixed once a task is built is kept (see reconcile).
+ */
+export function buildModel(view: PlanView, previous?: UiModel): UiModel {
+  const before = new Map((previous?.nodes ?? []).map((node) => [node.name, node]));
+  const nodes = new Map<string, UiNode>();
+  for (const task of view.tasks) {
+    const fresh: UiNode = { name: task.name, state: task.state, fn: task.fn, inputs: distinct(task.inputs.map((input) => nameOf(input))) };
+    nodes.set(task.name, reconcile(fresh, before.get(task.name)));
+  }
+  for (const node of before.values()) {
+    if (!nodes.has(node.name)) nodes.set(node.name, { name: node.name, state: 'done', fn: node.fn, inputs: node.inputs, gone: true });
+  }
+  for (const node of [...nodes.values()]) {
+    for (const input of node.inputs) {
+      if (!nodes.has(input)) nodes.set(input, { name: input, state: 'done', fn: '', inputs: [], gone: true });
+    }
+  }
+  const ordered = [...nodes.values()].sort(byName);
+  const done = view.historyKept ? view.done : ordered.filter((node) => node.gone === true).length;
+  return {
+    plan: view.plan,
+    status: {
+      plan: view.plan,
+      state: view.status.state,
+      done,
+      total: view.status.counts.total + done,
+      historyKept: view.historyKept,
+      counts: countStates(ordered),
+    },
+    nodes: ordered,
+  };
+}
+
+function sameInputs(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((input, index) => input === b[index]);
+}
+
+/** What changed from `previous` to `next`. */
+export function diffModels(previous: UiModel, next: UiModel): UiDiff {
+  const before = new Map(previous.nodes.map((node) => [node.name, node]));
+  const changed: [string, TaskViewState, boolean, string][] = [];
+  const added: UiNode[] = [];
+  const updated: UiNode[] = [];
+  for (const node of next.nodes) {
+    const old = before.get(node.name);
+    before.delete(node.name);
+    if (old === undefined) added.push(node);
+    else if (!sameInputs(old.inputs, node.inputs)) updated.push(node);
+    else if (old.state !== node.state || old.gone !== node.gone || old.fn !== node.fn) changed.push([node.name, node.state, node.gone === true, node.fn]);
+  }
+  return { status: next.status, changed, added, updated, removed: [...before.keys()] };
+}
+
+/** True when applying the diff changes nothing the page shows. */
+export function isEmptyDiff(diff: UiDiff, previous: UiPlanStatus): boolean {
+  return (
+    diff.changed.length === 0 &&
+    diff.added.length === 0 &&
+    diff.updated.length === 0 &&
+    diff.removed.length === 0 &&
+    diff.status.state === previous.state &&
+    diff.status.done === previous.done &&
+    diff.status.total === previous.total
+  );
+}
+
+/** A plans-page row from a summary; `historyKept` (else the summary's own) tells whether `done` counts every finished task. */
+export function planRow(summary: PlanSummary, historyKept = summary.historyKept === true): UiPlanRow {
+  const { counts } = summary.status;
+  return {
+    plan: summary.plan,
+    name: nameOf(summary.plan),
+    state: summary.status.state,
+    done: summary.done,
+    total: counts.total + summary.done,
+    historyKept,
+    running: counts.running + counts.finishing,
+    failed: counts.failed,
+    blocked: counts.blocked,
+    waiting: counts.waiting + counts.runnable + counts.building,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The side panel
+
+/** A task as the side panel shows it: plain JSON, values pre-formatted as text. */
+export interface UiTaskDetail {
+  readonly task: string;
+  readonly name: string;
+  readonly plan: string;
+  readonly state: TaskViewState;
+  readonly gone: boolean;
+  readonly fn: string;
+  readonly params: string;
+  readonly inputs: readonly string[];
+  readonly pendingInputs: number;
+  readonly keepResult: boolean;
+  readonly owner?: { readonly workerId: string; readonly claimedAt: string };
+  readonly attempts?: { readonly failures: number; readonly nextTryAt: string; readonly lastError: string };
+  readonly failure?: {
+    readonly type: string;
+    readonly message: string;
+    readonly code: string;
+    readonly stack?: string;
+    readonly retryable: boolean;
+    readonly attempts: number;
+    readonly workerId: string;
+    readonly at: string;
+  };
+  readonly blockedReason?: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly durationMs?: number;
+  readonly workerId?: string;
+  /** The kept result as text, or why there is none to show. */
+  readonly result?: { readonly value: string } | { readonly unavailable: string };
+}
+
+function iso(date: Date | string | undefined): string | undefined {
+  if (date === undefined) return undefined;
+  if (typeof date === 'string') return date;
+  return Number.isNaN(date.getTime()) ? 'Invalid Date' : date.toISOString();
+}
+
+/** The panel's view of a task. */
+export function taskDetail(view: TaskView): UiTaskDetail {
+  const failure = view.failure;
+  const stack = stackExcerpt(failure?.stack);
+  return {
+    task: view.task,
+    name: view.name,
+    plan: parentOf(view.task),
+    state: view.state,
+    gone: false,
+    fn: view.fn,
+    params: formatValue(view.params),
+    inputs: view.inputs,
+    pendingInputs: view.pendingInputs,
+    keepResult: view.keepResult,
+    ...(view.owner ? { owner: { workerId: view.owner.workerId, claimedAt: iso(view.owner.claimedAt) ?? '' } } : {}),
+    ...(view.attempts
+      ? { attempts: { failures: view.attempts.failures, nextTryAt: iso(view.attempts.nextTryAt) ?? '', lastError: view.attempts.lastError } }
+      : {}),
+    ...(failure
+      ? {
+          failure: {
+            type: String(failure.type),
+            message: String(failure.message),
+            code: String(failure.code),
+            ...(stack !== undefined ? { stack } : {}),
+            retryable: failure.retryable === true,
+            attempts: Number(failure.attempts),
+            workerId: String(failure.workerId),
+            at: iso(failure.at) ?? '',
+          },
+        }
+      : {}),
+    ...(view.blockedReason !== undefined ? { blockedReason: view.blockedReason } : {}),
+    ...(view.startedAt ? { startedAt: iso(view.startedAt) } : {}),
+    ...(view.finishedAt ? { finishedAt: iso(view.finishedAt) } : {}),
+    ...(view.durationMs !== undefined ? { durationMs: view.durationMs } : {}),
+    ...(view.workerId !== undefined ? { workerId: view.workerId } : {}),
+  };
+}
+
+/** The panel's view of a task that is gone from a plan without history: done, nothing more recorded. */
+export function goneTaskDetail(task: string): UiTaskDetail {
+  return {
+    task,
+    name: nameOf(task),
+    plan: parentOf(task),
+    state: 'done',
+    gone: true,
+    fn: '',
+    params: '',
+    inputs: [],
+    pendingInputs: 0,
+    keepResult: false,
+  };
+}

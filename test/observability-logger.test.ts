@@ -1,0 +1,181 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { ZkError } from '../src/errors/zk-error.js';
+import { PermanentError } from '../src/errors/task-errors.js';
+import { createLogger, logWorkerEvents, serializeError } from '../src/observability/logger.js';
+import type { ObservedZkClient, ObservedZkPlan, ZkOperationListener } from '../src/observability/observed.js';
+import type { ZkPlanEvents } from '../src/worker/worker-events.js';
+import type { SessionState, ZkClientEvents, ZkOperationCounts } from '../src/zk/zk-client.js';
+
+class FakeZk extends EventEmitter<ZkClientEvents> implements ObservedZkClient {
+  state: SessionState = 'connected';
+  readonly counts: ZkOperationCounts = { reads: 0, writes: 0 };
+  onOperation: ZkOperationListener | undefined;
+
+  setState(state: SessionState): void {
+    this.state = state;
+    this.emit('state', state);
+  }
+}
+
+class FakeZkPlan extends EventEmitter<ZkPlanEvents> implements ObservedZkPlan {
+  readonly zk = new FakeZk();
+}
+
+/** A pino destination that keeps each JSON line, parsed. */
+function jsonLines(): { write(line: string): void; readonly lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return {
+    lines,
+    write(chunk: string) {
+      for (const line of chunk.split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+    },
+  };
+}
+
+const PLAN = '/plans/plan-0000000001';
+const TASK = `${PLAN}/task-0000000007`;
+const LEVEL = { debug: 20, info: 30, warn: 40, error: 50 } as const;
+
+describe('createLogger', () => {
+  it('writes JSON lines with level, time, msg and the fields given to the destination', () => {
+    const destination = jsonLines();
+    const logger = createLogger({ pretty: false, destination, base: { service: 'etl' } });
+    logger.info({ task: TASK }, 'hello');
+    logger.debug('not shown at the default level');
+    expect(destination.lines).toHaveLength(1);
+    expect(destination.lines[0]).toMatchObject({ level: LEVEL.info, msg: 'hello', task: TASK, service: 'etl', pid: process.pid });
+    expect(typeof destination.lines[0]?.['time']).toBe('number');
+  });
+
+  it('honours the level, and refuses an unknown one', () => {
+    const destination = jsonLines();
+    createLogger({ pretty: false, destination, level: 'debug' }).debug('shown');
+    expect(destination.lines.map((line) => line['msg'])).toEqual(['shown']);
+    expect(() => createLogger({ level: 'loud' })).toThrow(RangeError);
+    expect(createLogger({ level: 'silent', pretty: false, destination }).isLevelEnabled('error')).toBe(false);
+  });
+
+  it('pretty: human-readable text through pino-pretty, not JSON', () => {
+    let text = '';
+    const logger = createLogger({ pretty: true, destination: { write: (chunk: string) => void (text += chunk) } });
+    logger.warn({ task: TASK }, 'pretty line');
+    // pino-pretty writes asynchronously through a stream: flush it.
+    return new Promise<void>((resolve) =>
+      setTimeout(() => {
+        expect(text).toMatch(/WARN.*pretty line/);
+        expect(text).toContain(`task: "${TASK}"`);
+        expect(() => JSON.parse(text)).toThrow();
+        resolve();
+      }, 50),
+    );
+  });
+});
+
+describe('serializeError', () => {
+  it('keeps type, message, code, path, stack and the cause', () => {
+    const cause = new ZkError('create', -110, '/x/owner');
+    const error = new PermanentError('no such customer', { code: 'NO_SUCH_CUSTOMER', cause });
+    const serialized = serializeError(error);
+    expect(serialized).toMatchObject({ type: 'PermanentError', message: 'no such customer', code: 'NO_SUCH_CUSTOMER' });
+    expect(typeof serialized === 'object' && serialized.stack).toMatch(/no such customer/);
+    expect(typeof serialized === 'object' && serialized.cause).toMatchObject({ type: 'ZkError', code: 'NODE_EXISTS', path: '/x/owner' });
+    expect(serializeError('a string')).toBe('a string');
+  });
+});
+
+describe('logWorkerEvents', () => {
+  function setUp(level = 'debug'): { plan: FakeZkPlan; lines: Record<string, unknown>[]; stop: () => void } {
+    const plan = new FakeZkPlan();
+    const destination = jsonLines();
+    const stop = logWorkerEvents(plan, createLogger({ pretty: false, destination, level }));
+    return { plan, lines: destination.lines, stop };
+  }
+
+  it('logs a claim at debug and a completion at info, with plan, task, workerId and durationMs', () => {
+    const { plan, lines } = setUp();
+    plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'host:1/1' });
+    plan.emit('task:completed', { task: TASK, plan: PLAN, workerId: 'host:1/1', durationMs: 12.34567, reusedResult: false });
+    expect(lines).toEqual([
+      expect.objectContaining({ level: LEVEL.debug, event: 'task:claimed', plan: PLAN, task: TASK, workerId: 'host:1/1', msg: 'task claimed' }),
+      expect.objectContaining({ level: LEVEL.info, event: 'task:completed', plan: PLAN, task: TASK, workerId: 'host:1/1', durationMs: 12.346, reusedResult: false, msg: 'task completed' }),
+    ]);
+  });
+
+  it('logs a failure that will be retried at warn, with attempt, nextTryAt and the error', () => {
+    const { plan, lines } = setUp();
+    const nextTryAt = new Date('2030-01-02T03:04:05.006Z');
+    const error = Object.assign(new Error('flaky'), { code: 'E_FLAKY' });
+    plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error, charged: true, final: false, attempts: 1, nextTryAt });
+    expect(lines).toHaveLength(1);
+    const line = lines[0] as Record<string, unknown>;
+    expect(line).toMatchObject({
+      level: LEVEL.warn,
+      event: 'task:failed',
+      plan: PLAN,
+      task: TASK,
+      workerId: 'w/1',
+      attempt: 1,
+      charged: true,
+      final: false,
+      nextTryAt: '2030-01-02T03:04:05.006Z',
+      error: { type: 'Error', message: 'flaky', code: 'E_FLAKY' },
+      msg: 'task failed, will be tried again: flaky',
+    });
+    expect((line['error'] as { stack: string }).stack).toContain('flaky');
+  });
+
+  it('logs a final failure at error, an uncharged one at warn without attempt', () => {
+    const { plan, lines } = setUp();
+    plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error: new PermanentError('bad input'), charged: true, final: true, attempts: 3 });
+    plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error: new Error('session expired'), charged: false, final: false });
+    expect(lines[0]).toMatchObject({ level: LEVEL.error, final: true, attempt: 3, error: { type: 'PermanentError', message: 'bad input' }, msg: 'task failed for good: bad input' });
+    expect(lines[1]).toMatchObject({ level: LEVEL.warn, charged: false, final: false });
+    expect(lines[1]).not.toHaveProperty('attempt');
+    expect(lines[1]).not.toHaveProperty('nextTryAt');
+  });
+
+  it('logs idle rounds at debug and worker errors at error', () => {
+    const { plan, lines } = setUp();
+    plan.emit('worker:idle', { workerId: 'w/2', round: 3, sleepMs: 337.5 });
+    plan.emit('worker:error', { workerId: 'w/2', error: new ZkError('getChildren', -4, '/plans') });
+    expect(lines[0]).toMatchObject({ level: LEVEL.debug, event: 'worker:idle', workerId: 'w/2', round: 3, sleepMs: 337.5 });
+    expect(lines[1]).toMatchObject({ level: LEVEL.error, event: 'worker:error', workerId: 'w/2', error: { type: 'ZkError', code: 'CONNECTION_LOSS', path: '/plans' } });
+  });
+
+  it('logs session state changes, starts and expiries', () => {
+    const { plan, lines } = setUp();
+    plan.zk.setState('suspended');
+    plan.zk.setState('expired');
+    plan.zk.emit('session:expired', { generation: 1, id: '1a' });
+    plan.zk.emit('session:started', { generation: 2, id: '2b' });
+    plan.zk.setState('connected');
+    expect(lines).toEqual([
+      expect.objectContaining({ level: LEVEL.warn, event: 'session:state', state: 'suspended', previous: 'connected' }),
+      expect.objectContaining({ level: LEVEL.warn, event: 'session:state', state: 'expired', previous: 'suspended' }),
+      expect.objectContaining({ level: LEVEL.warn, event: 'session:expired', sessionId: '1a', generation: 1 }),
+      expect.objectContaining({ level: LEVEL.info, event: 'session:started', sessionId: '2b', generation: 2 }),
+      expect.objectContaining({ level: LEVEL.info, event: 'session:state', state: 'connected', previous: 'expired' }),
+    ]);
+  });
+
+  it('at level info, leaves out claims and idle rounds', () => {
+    const { plan, lines } = setUp('info');
+    plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'w/1' });
+    plan.emit('worker:idle', { workerId: 'w/1', round: 0, sleepMs: 100 });
+    plan.emit('task:completed', { task: TASK, plan: PLAN, workerId: 'w/1', durationMs: 1, reusedResult: true });
+    expect(lines.map((line) => line['event'])).toEqual(['task:completed']);
+    expect(lines[0]).toMatchObject({ reusedResult: true });
+  });
+
+  it('the function returned unsubscribes every listener', () => {
+    const { plan, lines, stop } = setUp();
+    stop();
+    stop();
+    plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'w/1' });
+    plan.zk.setState('closed');
+    expect(lines).toEqual([]);
+    for (const event of ['task:claimed', 'task:completed', 'task:failed', 'worker:idle', 'worker:error'] as const) expect(plan.listenerCount(event)).toBe(0);
+    for (const event of ['state', 'session:started', 'session:expired', 'auth:failed'] as const) expect(plan.zk.listenerCount(event)).toBe(0);
+  });
+});
