@@ -8,6 +8,9 @@ import type { WakeUp } from './wake-up.js';
 /** How often one loop of the process still scans indexed plans in full, to find tasks whose index entry a crash lost. */
 const FULL_SCAN_INTERVAL_MS = 10_000;
 
+/** How many finished tasks a process remembers, to keep stale index entries out of its candidates. */
+const RECENTLY_DONE_LIMIT = 50_000;
+
 interface IndexedPlan {
   /** The index changed since it was last listed (or was never listed). */
   dirty: boolean;
@@ -24,8 +27,11 @@ export class Dispatcher {
   private readonly candidates = new Set<string>();
   /** Tasks a loop of this process holds: their index entries stay until done, but are no candidates. */
   private readonly heldHere = new Set<string>();
+  /** Tasks this process finished lately: an index listing sent before their entry went may still name them. */
+  private readonly doneHere = new Set<string>();
   private readonly plans = new Map<string, IndexedPlan>();
   private readonly watchedParents = new Set<string>();
+  private readonly following = new Map<string, Promise<void>>();
   private readonly watchedOwners = new Set<string>();
   private refreshing: Promise<void> | undefined;
   private lastFullScan = 0;
@@ -38,6 +44,7 @@ export class Dispatcher {
     // A new session has none of the old one's watches: look at everything again.
     zk.on('session:started', () => {
       this.watchedParents.clear();
+      this.following.clear();
       this.watchedOwners.clear();
       this.plans.clear();
       this.wakeUp.wake();
@@ -57,20 +64,43 @@ export class Dispatcher {
     return true;
   }
 
+  /** True when a loop of this process holds the task, or finished it lately: no use claiming it. */
+  isHeldOrDone(task: string): boolean {
+    return this.heldHere.has(task) || this.doneHere.has(task);
+  }
+
+  /** Reserves a task a scan is about to claim; false when a loop of this process holds it already. */
+  reserve(task: string): boolean {
+    if (this.heldHere.has(task)) return false;
+    this.heldHere.add(task);
+    return true;
+  }
+
+  /** Undoes `reserve` after a claim that failed. */
+  unreserve(task: string): void {
+    this.heldHere.delete(task);
+  }
+
   /** A loop of this process holds a task (found by a scan): not a candidate for the others. */
   hold(task: string): void {
     this.heldHere.add(task);
     this.candidates.delete(task);
   }
 
-  /** A loop of this process is done with a task it held (taken from the index or not). */
-  letGo(task: string): void {
+  /** A loop of this process is done with a task it held; `deleted`: the task node is gone (done). */
+  letGo(task: string, deleted: boolean): void {
     this.heldHere.delete(task);
+    if (!deleted) return;
+    if (this.doneHere.size >= RECENTLY_DONE_LIMIT) this.doneHere.clear();
+    this.doneHere.add(task);
   }
 
   /** Tasks known to be runnable right now (a finishing worker made them so): tried first, by any loop. */
   offer(tasks: readonly string[]): void {
-    for (const task of tasks) this.candidates.add(task);
+    for (const task of tasks) {
+      this.doneHere.delete(task); // offered again (e.g. its retry delay is over): a candidate once more
+      this.candidates.add(task);
+    }
     if (tasks.length > 0) this.wakeUp.wake(tasks.length);
   }
 
@@ -89,8 +119,18 @@ export class Dispatcher {
   }
 
   /** Follows the plans under `parent` (idempotent; again after a new session). */
-  async follow(parent: string): Promise<void> {
-    if (this.watchedParents.has(parent)) return;
+  follow(parent: string): Promise<void> {
+    // Every loop waits for the same first look, so none scans a plan the index is about to cover.
+    let following = this.following.get(parent);
+    if (following === undefined) {
+      following = this.startFollowing(parent);
+      this.following.set(parent, following);
+      following.catch(() => this.following.delete(parent));
+    }
+    return following;
+  }
+
+  private async startFollowing(parent: string): Promise<void> {
     this.watchedParents.add(parent);
     try {
       const listing = await this.zk.tryGetChildren(parent, () => this.rewatchParent(parent));
@@ -116,11 +156,14 @@ export class Dispatcher {
       }
       const task = this.pick(seeker);
       if (task === undefined) return undefined;
-      const claim = await this.store.claim(task, seeker.workerId, seeker.taskSignal);
-      if (claim !== undefined) {
-        this.heldHere.add(task);
-        return claim;
+      this.heldHere.add(task); // from now on, before the claim's answer: a refresh must not offer it again
+      let claim: Claim | undefined;
+      try {
+        claim = await this.store.claim(task, seeker.workerId, seeker.taskSignal);
+      } finally {
+        if (claim === undefined) this.heldHere.delete(task);
       }
+      if (claim !== undefined) return claim;
       await this.watchOwner(task);
     }
   }
@@ -157,7 +200,7 @@ export class Dispatcher {
     }
     for (const name of listing.children) {
       const task = childPath(plan, name);
-      if (!this.heldHere.has(task)) this.candidates.add(task);
+      if (!this.heldHere.has(task) && !this.doneHere.has(task)) this.candidates.add(task);
     }
   }
 
@@ -176,6 +219,7 @@ export class Dispatcher {
 
   private rewatchParent(parent: string): void {
     this.watchedParents.delete(parent);
+    this.following.delete(parent);
     void this.follow(parent).catch(() => undefined);
     this.wakeUp.wake(1);
   }

@@ -13,6 +13,9 @@ export interface Seeker {
   readonly skipPlan?: (plan: string) => boolean;
   /** Told of tasks found owned by another worker, to watch for their owner going away. */
   readonly onOwned?: (task: string) => void;
+  /** Reserves a task before claiming it (false: a sibling loop has it); released again when the claim fails. */
+  readonly reserve?: (task: string) => boolean;
+  readonly unreserve?: (task: string) => void;
 }
 
 /**
@@ -37,8 +40,10 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker): P
     if (state === 'owned') seeker.onOwned?.(task);
     if (!isClaimable(state)) continue;
     if (state === 'runnable' && taskListing.children.includes(ATTEMPTS) && (await isWaitingForRetry(store, task))) continue;
+    if (seeker.reserve && !seeker.reserve(task)) continue;
     const claim = await store.claim(task, seeker.workerId, seeker.taskSignal);
     if (claim !== undefined) return claim;
+    seeker.unreserve?.(task);
   }
   return undefined;
 }

@@ -77,6 +77,7 @@ export async function runWorkerLoop(
     runtime.dispatcher.hold(claim.task);
     events.emit('task:claimed', { task: claim.task, plan: claim.plan, workerId });
     const started = performance.now();
+    let deleted = false;
     // The owner node went with the session: another worker may take the task, so stop this run.
     const abortOnExpiry = (expired: ZkSession): void => {
       if (expired.generation === claim?.session.generation) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
@@ -86,6 +87,7 @@ export async function runWorkerLoop(
     try {
       await abortIfPlanFailsFast(runtime, claim, taskController, taskDone.signal);
       const outcome = await performTask(claim, runtime);
+      deleted = outcome === 'completed' || outcome === 'finished-previous' || outcome === 'gone';
       if (outcome === 'not-runnable' || outcome === 'failed') {
         await releaseOrRetry(runtime, claim, workerId);
       } else if (outcome !== 'gone') {
@@ -125,7 +127,7 @@ export async function runWorkerLoop(
     } finally {
       zk.off('session:expired', abortOnExpiry);
       taskDone.abort();
-      runtime.dispatcher.letGo(claim.task);
+      runtime.dispatcher.letGo(claim.task, deleted);
       hooks.onClaim?.(undefined);
     }
   }
@@ -143,6 +145,9 @@ async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seek
   const fullScan = dispatcher.fullScanDue();
   return await getTaskFromAnyPlan(store, parent, {
     ...seeker,
+    skip: (task) => seeker.skip?.(task) === true || dispatcher.isHeldOrDone(task),
+    reserve: (task) => dispatcher.reserve(task),
+    unreserve: (task) => dispatcher.unreserve(task),
     skipPlan: (plan) => !fullScan && dispatcher.isIndexed(plan),
     onOwned: (task) => void dispatcher.watchOwner(task).catch(() => undefined),
   });

@@ -28,7 +28,7 @@ export class WorkerPool {
     private readonly drainTimeoutMs: number,
     private readonly runtime: WorkerLoopRuntime,
   ) {
-    setMaxListeners(0, this.abortTasksController.signal); // one listener per running task
+    setMaxListeners(0, this.abortTasksController.signal, this.stopController.signal); // a listener per loop or running task
     this.loops = loopOptions.map((options, index) =>
       runWorkerLoop(parent, options, this.stopController.signal, runtime, {
         abortTasks: this.abortTasksController.signal,
