@@ -4,7 +4,9 @@ import { ZkError } from '../src/errors/zk-error.js';
 import type { PlanStatus } from '../src/plan/plan-status.js';
 import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../src/plan/plan-view.js';
 import type { WatchEvent, Watcher, ZkStat } from '../src/zk/zk-client.js';
-import { CoalescingRunner, PlanFeed, PlansFeed, WatchSet, type PlanFeedMessage, type PlansFeedMessage } from '../src/ui/plan-feed.js';
+import { CoalescingRunner } from '../src/ui/coalescing-runner.js';
+import { PlanFeed, PlansFeed, type PlanFeedMessage, type PlansFeedMessage } from '../src/ui/plan-feed.js';
+import { WatchSet } from '../src/ui/watch-set.js';
 
 const PARENT = '/plans';
 const PLAN = '/plans/plan-0000000001';

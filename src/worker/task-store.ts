@@ -1,22 +1,17 @@
-import { MalformedNodeError, OwnershipLostError } from '../errors/task-errors.js';
+import { OwnershipLostError } from '../errors/task-errors.js';
 import { ResultTooLargeError } from '../errors/value-errors.js';
 import { isZkError } from '../errors/zk-error.js';
-import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
-import { decodeValue, encodeValue } from '../serialization/codec.js';
-import { planSettingsFrom, type PlanSettings } from '../config/plan-options.js';
+import type { TaskDefinition } from '../exec/task-spec.js';
+import { encodeValue } from '../serialization/codec.js';
 import type { AttemptRecord, TaskFailure } from './failure-policy.js';
 import type { TaskHistoryRecord } from '../plan/plan-view.js';
 import {
-  ARG_PREFIX,
   ATTEMPTS,
-  DEP_PREFIX,
   FAILED,
   OWNER,
-  PLAN_PREFIX,
   PROV_PREFIX,
   READY,
   RESULT,
-  TASK_PREFIX,
   argPathForDep,
   childPath,
   hasSequentialName,
@@ -24,11 +19,13 @@ import {
   parentOf,
   historyEntryFor,
   runnableEntryFor,
-  sortBySerial,
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
-import type { WriteOptions, ZkClient, ZkSession, ZkStat } from '../zk/zk-client.js';
-import { CHUNK_BYTES, deleteValue, readValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
+import { TaskReader, type OwnerRecord, type TaskListing } from './task-reader.js';
+
+export { TaskReader, type OwnerRecord, type TaskListing } from './task-reader.js';
+import type { WriteOptions, ZkSession, ZkStat } from '../zk/zk-client.js';
+import { CHUNK_BYTES, deleteValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
 /** A task this worker owns: it created the task's ephemeral `owner` node in `session`. */
 export interface Claim {
@@ -47,12 +44,6 @@ export class PrefetchError {
   constructor(readonly error: unknown) {}
 }
 
-/** What the owner node records about its holder. */
-export interface OwnerRecord {
-  readonly workerId: string;
-  readonly claimedAt: Date;
-}
-
 /** How `finish` completes a task. */
 export interface FinishPlan {
   readonly keepResult: boolean;
@@ -66,55 +57,14 @@ export interface FinishPlan {
   readonly history?: TaskHistoryRecord;
 }
 
-/** A task node's children and child version, as read in one call. */
-export interface TaskListing {
-  readonly children: string[];
-  readonly childVersion: number;
-}
-
 const MAX_DELETE_ROUNDS = 10;
 
-/** Plans whose settings a worker remembers; settings never change after createPlan. */
-const SETTINGS_CACHE_SIZE = 1_000;
-
 /**
- * Every ZooKeeper read and write a worker makes on plans and tasks. Writes made on behalf of a
+ * Every ZooKeeper read (inherited from TaskReader) and write a worker makes on plans and tasks. Writes made on behalf of a
  * claim are fenced by the claim's session: if that session expired (and its owner node with it),
  * they fail instead of landing through a newer session.
  */
-export class TaskStore {
-  private readonly settingsCache = new Map<string, PlanSettings>();
-  private readonly planFailures = new Map<string, AbortController>();
-
-  constructor(private readonly zk: ZkClient) {}
-
-  /** The plan's failure policy and retry policy (read once per plan, then remembered). */
-  async readPlanSettings(plan: string): Promise<PlanSettings> {
-    const cached = this.settingsCache.get(plan);
-    if (cached) return cached;
-    const node = await this.zk.tryGetData(plan);
-    let stored: unknown;
-    try {
-      stored = node?.data?.length ? decodeValue(plan, node.data) : undefined;
-    } catch {
-      stored = undefined; // a plan node written by another tool with a value of its own: defaults apply
-    }
-    const settings = planSettingsFrom(stored);
-    if (this.settingsCache.size >= SETTINGS_CACHE_SIZE) this.settingsCache.clear();
-    this.settingsCache.set(plan, settings);
-    return settings;
-  }
-
-  /** The task's record of failed tries, if it has failed before. */
-  async readAttempts(task: string): Promise<AttemptRecord | undefined> {
-    const node = await this.zk.tryGetData(childPath(task, ATTEMPTS));
-    if (node === undefined) return undefined;
-    const value = decodeValue(childPath(task, ATTEMPTS), node.data) as Partial<AttemptRecord> | null;
-    if (typeof value?.failures !== 'number' || !(value.notBefore instanceof Date)) {
-      throw new MalformedNodeError(childPath(task, ATTEMPTS), 'expected { failures, notBefore, lastFailure }');
-    }
-    return value as AttemptRecord;
-  }
+export class TaskStore extends TaskReader {
 
   /** Records a failed try under the claim (creates or replaces `attempts`). */
   async writeAttempts(claim: Claim, record: AttemptRecord): Promise<void> {
@@ -134,63 +84,6 @@ export class TaskStore {
     if (!(await this.zk.createIfAbsent(childPath(claim.plan, FAILED), marker, 'persistent', this.fence(claim)))) {
       await this.zk.setData(childPath(claim.plan, FAILED), marker, -1, this.fence(claim));
     }
-  }
-
-  /**
-   * A signal aborted once the plan's `failed` marker exists (at once if it does already). One
-   * watch per plan and process, shared by all its tasks.
-   */
-  async planFailureSignal(plan: string): Promise<AbortSignal> {
-    const known = this.planFailures.get(plan);
-    if (known) return known.signal;
-    const controller = new AbortController();
-    if (this.planFailures.size >= SETTINGS_CACHE_SIZE) this.planFailures.clear();
-    this.planFailures.set(plan, controller);
-    const rearm = async (): Promise<void> => {
-      const stat = await this.zk.exists(childPath(plan, FAILED), (event) => {
-        if (event.type === 'created') controller.abort();
-        else if (event.type === 'session-lost') void rearm().catch(() => this.planFailures.delete(plan));
-      });
-      if (stat) controller.abort();
-    };
-    try {
-      await rearm();
-    } catch (error) {
-      this.planFailures.delete(plan);
-      throw error;
-    }
-    return controller.signal;
-  }
-
-  /** Plans under `parent`, oldest first; undefined when `parent` does not exist. */
-  async listPlans(parent: string): Promise<string[] | undefined> {
-    const listing = await this.zk.tryGetChildren(parent);
-    if (listing === undefined) return undefined;
-    // Plans made by createPlan sort by serial; other names (plans written by other tools) follow by name.
-    const sequential = sortBySerial(listing.children, PLAN_PREFIX);
-    const others = listing.children.filter((name) => !hasSequentialName(name, PLAN_PREFIX)).sort();
-    return [...sequential, ...others].map((name) => childPath(parent, name));
-  }
-
-  async isReady(path: string): Promise<boolean> {
-    return (await this.zk.exists(childPath(path, READY))) !== undefined;
-  }
-
-  /** The plan's task-* children, oldest first; undefined when the plan does not exist. */
-  async listTasks(plan: string): Promise<string[] | undefined> {
-    return (await this.listPlan(plan))?.tasks;
-  }
-
-  /** The plan's tasks (oldest first) and whether it carries the `failed` marker; undefined when the plan does not exist. */
-  async listPlan(plan: string): Promise<{ tasks: string[]; failed: boolean } | undefined> {
-    const listing = await this.zk.tryGetChildren(plan);
-    if (listing === undefined) return undefined;
-    return { tasks: sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name)), failed: listing.children.includes(FAILED) };
-  }
-
-  async inspectTask(task: string): Promise<TaskListing | undefined> {
-    const listing = await this.zk.tryGetChildren(task);
-    return listing && { children: listing.children, childVersion: listing.stat.cversion };
   }
 
   /** Deletes a task node left without children; a no-op if children appeared meanwhile. */
@@ -237,35 +130,6 @@ export class TaskStore {
     } catch (error) {
       if (!isZkError(error, 'NO_NODE', 'BAD_VERSION')) throw error;
     }
-  }
-
-  /** Who holds the task now, if anyone. */
-  async readOwner(task: string): Promise<(OwnerRecord & { sessionId: string }) | undefined> {
-    const owner = await this.zk.tryGetData(childPath(task, OWNER));
-    if (owner === undefined) return undefined;
-    const record = this.decodeOwner(task, owner.data);
-    return record && { ...record, sessionId: owner.stat.ephemeralOwner };
-  }
-
-  async readDefinition(task: string): Promise<TaskDefinition | undefined> {
-    const node = await this.zk.tryGetData(task);
-    return node && parseDefinition(task, decodeValue(task, node.data));
-  }
-
-  /** The task's propagated inputs in dependency order (arg-* by serial); undefined when the task vanished. */
-  async readArgs(task: string, children: readonly string[]): Promise<unknown[] | undefined> {
-    const paths = sortBySerial(children, ARG_PREFIX).map((name) => childPath(task, name));
-    const values = await Promise.all(paths.map((path) => readValue(this.zk, path)));
-    if (values.some((value) => value === undefined)) return undefined;
-    return values.map((value, index) => decodeValue(paths[index] ?? task, value));
-  }
-
-  /** The stored result's encoded bytes; undefined when there is none; IncompleteValueError when a write of it stopped half-way. */
-  async readEncodedResult(task: string): Promise<Buffer | undefined> {
-    const path = childPath(task, RESULT);
-    const stored = await readValue(this.zk, path);
-    if (stored !== undefined) decodeValue(path, stored); // reject a malformed result before propagating it
-    return stored;
   }
 
   /**
@@ -326,13 +190,6 @@ export class TaskStore {
     }
   }
 
-  /** The dep paths the task's prov-* nodes point at (prov name → dep path). */
-  async readLinks(task: string, children: readonly string[]): Promise<Map<string, string>> {
-    const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
-    const deps = await Promise.all(provs.map((name) => this.readLink(childPath(task, name))));
-    return new Map(provs.flatMap((name, index) => (deps[index] === undefined ? [] : [[name, deps[index] as string] as const])));
-  }
-
   /** Records the task in its plan's runnable index (plans without an index, e.g. written by other tools, are scanned instead). */
   async markRunnable(task: string, options: WriteOptions = {}): Promise<void> {
     try {
@@ -354,17 +211,6 @@ export class TaskStore {
   async propagate(prov: string, encoded: Buffer, options: WriteOptions = {}): Promise<string | undefined> {
     const dep = await this.readLink(prov);
     return dep === undefined ? undefined : await this.giveInput(dep, encoded, options);
-  }
-
-  /** The dep path a prov-* node holds; undefined when the prov is gone (already propagated and deleted). */
-  private async readLink(prov: string): Promise<string | undefined> {
-    const node = await this.zk.tryGetData(prov);
-    if (node === undefined) return undefined;
-    const dep = decodeValue(prov, node.data);
-    if (typeof dep !== 'string' || !hasSequentialName(dep.slice(dep.lastIndexOf('/') + 1), DEP_PREFIX)) {
-      throw new MalformedNodeError(prov, `its value must be the path of a ${DEP_PREFIX}<serial> node of a dependent task, got ${JSON.stringify(dep)}`);
-    }
-    return dep;
   }
 
   /**
@@ -443,13 +289,4 @@ export class TaskStore {
     return { fence: claim.session };
   }
 
-  private decodeOwner(task: string, data: Buffer | null): OwnerRecord | undefined {
-    try {
-      const value = decodeValue(childPath(task, OWNER), data);
-      if (typeof value === 'object' && value !== null && typeof (value as OwnerRecord).workerId === 'string') return value as OwnerRecord;
-    } catch {
-      // An owner node written by another tool: it is not ours either way.
-    }
-    return undefined;
-  }
 }

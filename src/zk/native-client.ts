@@ -104,3 +104,27 @@ export function createNativeClient(config: {
     ...(config.resume ? { client_id: config.resume.id, client_password: config.resume.password } : {}),
   });
 }
+
+/** The type of a watch event, from the C client's event number (anything else: the session ended). */
+export function watchEventTypeOf(type: number): 'created' | 'deleted' | 'changed' | 'child' | 'session-lost' {
+  switch (type) {
+    case NATIVE.CREATED_EVENT:
+      return 'created';
+    case NATIVE.DELETED_EVENT:
+      return 'deleted';
+    case NATIVE.CHANGED_EVENT:
+      return 'changed';
+    case NATIVE.CHILD_EVENT:
+      return 'child';
+    default:
+      return 'session-lost';
+  }
+}
+
+/** The C client's flags for each way of creating a znode. */
+export const NATIVE_CREATE_MODE = {
+  persistent: NATIVE.PERSISTENT,
+  ephemeral: NATIVE.EPHEMERAL,
+  'persistent-sequential': NATIVE.PERSISTENT_SEQUENTIAL,
+  'ephemeral-sequential': NATIVE.EPHEMERAL_SEQUENTIAL,
+} as const;

@@ -1,76 +1,34 @@
 import { EventEmitter, once } from 'node:events';
 import { ZkAuthError } from '../errors/zk-auth-error.js';
-import { ZkConnectTimeoutError, ZkError, isZkError, zkErrorCodeOf } from '../errors/zk-error.js';
-import { fromNativeAcl, toNativeAcl, type AclEntry, type ZkAuth } from './acl.js';
+import { ZkError, isZkError } from '../errors/zk-error.js';
+import { fromNativeAcl, toNativeAcl, type AclEntry } from './acl.js';
 import { childPath, parentOf } from './layout.js';
-import { NATIVE, createNativeClient, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
+import { NATIVE, NATIVE_CREATE_MODE, watchEventTypeOf, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
+import { openNativeSession } from './native-session.js';
+import { protectCreated, protectEcho } from './acl-guard.js';
+import type {
+  CreateMode,
+  SessionState,
+  Watcher,
+  WriteOptions,
+  ZkClientEvents,
+  ZkClientOptions,
+  ZkOperationCounts,
+  ZkSession,
+} from './zk-client-types.js';
 
 export type { ZkStat } from './native-client.js';
-
-/** How a znode is created. */
-export type CreateMode = 'persistent' | 'ephemeral' | 'persistent-sequential' | 'ephemeral-sequential';
-
-/**
- * Connection state, after Curator: `suspended` means disconnected with the session possibly
- * alive (stop claiming), `expired` means the session and all its ephemeral nodes are gone.
- */
-export type SessionState = 'connecting' | 'connected' | 'suspended' | 'expired' | 'closed';
-
-/** One ZooKeeper session of a client; `generation` grows by one each time a new session replaces an expired one. */
-export interface ZkSession {
-  readonly generation: number;
-  readonly id: string;
-}
-
-/** What fired a one-shot watch; `session-lost` means the session expired before the watched change. */
-export interface WatchEvent {
-  readonly type: 'created' | 'deleted' | 'changed' | 'child' | 'session-lost';
-  readonly path: string;
-}
-
-export type Watcher = (event: WatchEvent) => void;
-
-export interface ZkClientOptions {
-  /** Comma-separated host:port list. */
-  readonly connect: string;
-  readonly sessionTimeoutMs: number;
-  /** How long `connect` (and each reconnect after expiry) may wait for a server. */
-  readonly connectTimeoutMs: number;
-  /**
-   * Credentials added (`add_auth`) to every session this client opens, the first and each one
-   * after an expiry, before the session is announced: no operation ever goes through an
-   * unauthenticated session. @defaultValue none
-   */
-  readonly auth?: readonly ZkAuth[];
-  /** ACL given to every node this client creates (see `create`). @defaultValue none: ZooKeeper's open ACL */
-  readonly acl?: readonly AclEntry[];
-}
-
-export interface ZkClientEvents {
-  state: [SessionState];
-  'session:started': [ZkSession];
-  'session:expired': [ZkSession];
-  /** A new session (after an expiry) could not authenticate: the client closed itself. */
-  'auth:failed': [ZkAuthError];
-}
-
-/** Options of a write; `fence` makes it fail with SESSION_EXPIRED unless that session is still the current one. */
-export interface WriteOptions {
-  readonly fence?: ZkSession;
-}
-
-/** Counts of operations sent, for benchmarks and metrics. */
-export interface ZkOperationCounts {
-  reads: number;
-  writes: number;
-}
-
-const NATIVE_MODE: Record<CreateMode, number> = {
-  persistent: NATIVE.PERSISTENT,
-  ephemeral: NATIVE.EPHEMERAL,
-  'persistent-sequential': NATIVE.PERSISTENT_SEQUENTIAL,
-  'ephemeral-sequential': NATIVE.EPHEMERAL_SEQUENTIAL,
-};
+export type {
+  CreateMode,
+  SessionState,
+  ZkSession,
+  WatchEvent,
+  Watcher,
+  ZkClientOptions,
+  ZkClientEvents,
+  WriteOptions,
+  ZkOperationCounts,
+} from './zk-client-types.js';
 
 const RECONNECT_PAUSE_MS = 500;
 
@@ -141,16 +99,7 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     native?.close();
   }
 
-  /**
-   * Creates a node; resolves its path. With `acl` configured, the node has that ACL when this
-   * resolves. The native client can only create with ZooKeeper's open ACL (node-zk.cpp's
-   * a_create passes ZOO_OPEN_ACL_UNSAFE and takes no ACL), so the ACL is set right after the
-   * create with setACL (version -1): one more write in `counts`, part of this one call.
-   *
-   * CAVEAT: during that one round trip the new node is world-open (world:anyone, all
-   * permissions): any client may read it, change its data or ACL, delete it, or create children
-   * under it, and such children keep the open ACL. See `protectCreated` for failures.
-   */
+  /** Creates a node; resolves its path. With `acl` configured the node has that ACL when this resolves (see acl-guard.ts for the caveat). */
   async create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
     // A sequential create sent twice could make two nodes: it is never resent after a connection loss.
     const resend = !mode.endsWith('sequential');
@@ -161,15 +110,15 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
         path,
         'writes',
         options.fence,
-        (native, settle) => native.a_create(path, data, NATIVE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
+        (native, settle) => native.a_create(path, data, NATIVE_CREATE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
         resend,
       );
     } catch (error) {
       // A resent create answers NODE_EXISTS when its lost first try did create the node, which then never got the ACL.
-      if (this.nativeAcl !== undefined && isZkError(error, 'NODE_EXISTS') && error.retried) await this.protectEcho(path, this.nativeAcl, options.fence);
+      if (this.nativeAcl !== undefined && isZkError(error, 'NODE_EXISTS') && error.retried) await protectEcho(this, path, this.nativeAcl, options.fence);
       throw error;
     }
-    if (this.nativeAcl !== undefined) await this.protectCreated(created, this.nativeAcl, options.fence);
+    if (this.nativeAcl !== undefined) await protectCreated(this, created, this.nativeAcl, options.fence);
     return created;
   }
 
@@ -289,52 +238,9 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     }
   }
 
-  private setNativeAcl(path: string, acl: readonly ZkAclEntry[], version: number, fence: ZkSession | undefined): Promise<void> {
+  /** Sets an ACL given in the native client's shape (the guard of `create` uses it). */
+  setNativeAcl(path: string, acl: readonly ZkAclEntry[], version: number, fence: ZkSession | undefined): Promise<void> {
     return this.submit<void>('setAcl', path, 'writes', fence, (native, settle) => native.a_set_acl(path, version, acl, (rc) => settle(rc, undefined)));
-  }
-
-  /**
-   * Sets the configured ACL on a node this client has just created. After CONNECTION_LOSS or
-   * OPERATION_TIMEOUT, `submit` sends the setACL again once reconnected (with version -1 it is
-   * idempotent). NO_NODE means another client deleted the node meanwhile: the same outcome as a
-   * delete right after an ACL'd create. Any other failure (or no reconnection in time) deletes the
-   * node again (best effort, so that no world-open node is left behind) and rejects the create with
-   * that failure's code; when that delete fails too (e.g. the session is gone), a persistent node
-   * stays world-open, and the error says so.
-   */
-  private async protectCreated(path: string, acl: readonly ZkAclEntry[], fence: ZkSession | undefined): Promise<void> {
-    try {
-      await this.setNativeAcl(path, acl, -1, fence);
-    } catch (error) {
-      if (isZkError(error, 'NO_NODE')) return;
-      const removed = await this.delete(path, -1, { fence }).then(
-        () => true,
-        (deleteError: unknown) => isZkError(deleteError, 'NO_NODE'),
-      );
-      const rc = error instanceof ZkError ? error.rc : -1;
-      throw new ZkError(
-        'create',
-        rc,
-        path,
-        `ZooKeeper create of ${path}: the node was created but setting its ACL failed: ${zkErrorCodeOf(rc)} (rc ${rc}); ` +
-          (removed ? 'the node was deleted again' : 'the node may remain with the open ACL (world:anyone)'),
-        error,
-      );
-    }
-  }
-
-  /**
-   * A resent create answered NODE_EXISTS: the node may be this client's own first try, whose reply
-   * was lost before its setACL was sent. Gives it the ACL when it still has the open one (best
-   * effort: a node that went, or that this client may not change, is left alone).
-   */
-  private async protectEcho(path: string, acl: readonly ZkAclEntry[], fence: ZkSession | undefined): Promise<void> {
-    try {
-      const current = await this.getAcl(path);
-      if (current.acl.every((entry) => entry.scheme === 'world')) await this.setNativeAcl(path, acl, -1, fence);
-    } catch {
-      // NO_NODE, NO_AUTH, or the connection again: nothing more to do here.
-    }
   }
 
   /**
@@ -435,104 +341,30 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     return (type, _state, path) => {
       if (fired) return;
       fired = true;
-      watcher({ type: watchEventType(type), path });
+      watcher({ type: watchEventTypeOf(type), path });
     };
   }
 
-  private openSession(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const native = createNativeClient({
-        connect: this.options.connect,
-        sessionTimeoutMs: this.options.sessionTimeoutMs,
-        logLevel: process.env['ZK_PLAN_NATIVE_LOG'] === '1' ? NATIVE.LOG_LEVEL_ERROR : NATIVE.LOG_LEVEL_OFF,
-      });
-      let settled = false; // announced, or failed
-      let connected = false;
-      const fail = (error: Error): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        native.close();
-        reject(error);
-      };
-      const timer = setTimeout(() => {
-        fail(
-          connected
-            ? new ZkError('addAuth', -7, '/', `ZooKeeper at ${this.options.connect} accepted the session but did not answer add_auth within ${this.options.connectTimeoutMs} ms`)
-            : new ZkConnectTimeoutError(this.options.connect, this.options.connectTimeoutMs),
-        );
-      }, this.options.connectTimeoutMs);
-      const announce = (): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (this.currentState === 'closed') {
-          native.close();
-          reject(new ZkError('connect', NATIVE.ZCLOSING, '/', 'The client was closed while connecting'));
-          return;
-        }
-        this.native = native;
-        this.currentSession = { generation: ++this.generations, id: native.client_id };
-        this.setState('connected');
-        this.emit('session:started', this.currentSession);
-        resolve();
-      };
-      native.on('connect', () => {
-        if (!connected) {
-          connected = true;
-          // Until `announce`, `this.native` is not this handle: no operation (no claim) can go
-          // through the session before its credentials are accepted.
-          this.authenticate(native).then(announce, fail);
-        } else if (this.native === native) {
-          this.setState('connected');
-        }
-      });
-      native.on('connecting', () => {
-        if (this.native === native && this.currentState === 'connected') this.setState('suspended');
-      });
-      native.on('close', (_self, code) => {
-        if (this.native === native) {
-          this.onSessionLost();
-        } else if (code === NATIVE.AUTH_FAILED_STATE) {
-          // The server refused the credentials and the native client closed the handle by itself.
-          fail(this.authError(this.options.auth?.[0] ?? { scheme: 'unknown', id: '' }));
-        } else {
-          const rc = code === NATIVE.EXPIRED_SESSION_STATE ? NATIVE.ZSESSIONEXPIRED : NATIVE.ZCLOSING;
-          fail(new ZkError('connect', rc, '/', `The ZooKeeper handle closed (state ${code}) before its session was ready`));
-        }
-      });
-      native.init({});
+  private async openSession(): Promise<void> {
+    const native = await openNativeSession(this.options, {
+      reconnected: (handle) => {
+        if (this.native === handle) this.setState('connected');
+      },
+      suspended: (handle) => {
+        if (this.native === handle && this.currentState === 'connected') this.setState('suspended');
+      },
+      lost: (handle) => {
+        if (this.native === handle) this.onSessionLost();
+      },
     });
-  }
-
-  /**
-   * Adds the configured credentials to a new session, one after the other (the C client answers
-   * every pending add_auth at the first reply). ZooKeeper answers AUTH_FAILED for a scheme it has
-   * no provider for or credentials it refuses, then closes the connection.
-   */
-  private async authenticate(native: NativeZooKeeper): Promise<void> {
-    for (const auth of this.options.auth ?? []) {
-      const rc = await new Promise<number>((resolve) => {
-        try {
-          const submitted = native.add_auth(auth.scheme, auth.id, (result) => resolve(result));
-          if (submitted !== NATIVE.ZOK) resolve(submitted);
-        } catch {
-          resolve(-8);
-        }
-      });
-      if (rc === NATIVE.ZAUTHFAILED) throw this.authError(auth);
-      if (rc !== NATIVE.ZOK) throw new ZkError('addAuth', rc, '/', `ZooKeeper add_auth (scheme ${auth.scheme}) failed: ${zkErrorCodeOf(rc)} (rc ${rc})`);
+    if (this.currentState === 'closed') {
+      native.close();
+      throw new ZkError('connect', NATIVE.ZCLOSING, '/', 'The client was closed while connecting');
     }
-  }
-
-  /** The error for refused credentials; names the scheme and digest user, never the password. */
-  private authError(auth: ZkAuth): ZkAuthError {
-    const who = auth.scheme === 'digest' && auth.id.includes(':') ? ` of user '${auth.id.slice(0, auth.id.indexOf(':'))}'` : '';
-    return new ZkAuthError(
-      auth.scheme,
-      this.options.connect,
-      `authentication${who} failed (AUTH_FAILED) and the server closed the connection; check that the server has a provider for scheme '${auth.scheme}' and that the credentials are right`,
-    );
+    this.native = native;
+    this.currentSession = { generation: ++this.generations, id: native.client_id };
+    this.setState('connected');
+    this.emit('session:started', this.currentSession);
   }
 
   /** The native handle closed by itself: the session expired (or auth failed). Open a new one until closed. */
@@ -562,20 +394,5 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     if (this.currentState === state) return;
     this.currentState = state;
     this.emit('state', state);
-  }
-}
-
-function watchEventType(type: number): WatchEvent['type'] {
-  switch (type) {
-    case NATIVE.CREATED_EVENT:
-      return 'created';
-    case NATIVE.DELETED_EVENT:
-      return 'deleted';
-    case NATIVE.CHANGED_EVENT:
-      return 'changed';
-    case NATIVE.CHILD_EVENT:
-      return 'child';
-    default:
-      return 'session-lost';
   }
 }

@@ -1,0 +1,48 @@
+/**
+ * The web view's HTML pages. The only markup built on the server; every value in it is escaped
+ * with `escapeHtml`.
+ */
+import { TASK_VIEW_STATES, escapeHtml } from './ui-model.js';
+
+function pageShell(title: string, bodyAttributes: string, body: string, scripts: readonly string[]): string {
+  return (
+    `<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n` +
+    `<title>${escapeHtml(title)}</title>\n<link rel="stylesheet" href="/ui.css">\n</head>\n<body ${bodyAttributes}>\n${body}\n` +
+    scripts.map((src) => `<script src="${escapeHtml(src)}"></script>`).join('\n') +
+    `\n</body>\n</html>\n`
+  );
+}
+
+/** The plans page. */
+export function plansPageHtml(parent: string): string {
+  const body =
+    `<header><h1>${escapeHtml(parent)}</h1><span class="crumb">zk-plan · plans</span><span id="live" class="live">connecting…</span></header>\n` +
+    `<table class="plans"><thead><tr><th>Plan</th><th>State</th><th>Progress</th><th>Running</th><th>Waiting</th><th>Failed</th><th>Blocked</th></tr></thead>` +
+    `<tbody id="plans"></tbody></table>\n<p id="empty" class="empty"></p>`;
+  return pageShell(`${parent} · zk-plan`, `class="plans-page" data-parent="${escapeHtml(parent)}"`, body, ['/plans.js']);
+}
+
+/** The plan page. */
+export function planPageHtml(plan: string): string {
+  const legend = TASK_VIEW_STATES.map(
+    (state) => `<span class="item" data-state="${state}"><i></i>${state} <b id="count-${state}">0</b></span>`,
+  ).join('');
+  const body =
+    `<header><a href="/">Plans</a><span class="crumb">›</span><h1>${escapeHtml(plan)}</h1>` +
+    `<span id="plan-state" class="badge">…</span>` +
+    `<div class="progress"><div class="bar"><div id="progress-fill"></div></div><span id="progress-text"></span></div>` +
+    `<span id="live" class="live">connecting…</span></header>\n` +
+    `<div id="legend" class="legend">${legend}</div>\n` +
+    `<main class="plan"><section id="canvas">` +
+    `<svg id="graph" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="#8a94a6"></path></marker></defs>` +
+    `<g id="viewport" visibility="hidden"><g id="edges"></g><g id="nodes"></g></g></svg>` +
+    `<div id="notice"></div>` +
+    `<div class="toolbar"><button id="fit" type="button">Fit</button><button id="zoom-in" type="button">+</button><button id="zoom-out" type="button">−</button><span id="layout-info"></span></div>` +
+    `</section>\n<aside id="panel"><p class="hint">Click a task to see its function, params, inputs, and its result or error.</p></aside></main>`;
+  return pageShell(
+    `${plan.slice(plan.lastIndexOf('/') + 1)} · zk-plan`,
+    `class="plan-page" data-plan="${escapeHtml(plan)}" data-states="${escapeHtml(JSON.stringify(TASK_VIEW_STATES))}"`,
+    body,
+    ['/graph.js', '/plan.js'],
+  );
+}

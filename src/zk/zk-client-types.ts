@@ -1,0 +1,60 @@
+import type { ZkAuthError } from '../errors/zk-auth-error.js';
+import type { AclEntry, ZkAuth } from './acl.js';
+
+/** How a znode is created. */
+export type CreateMode = 'persistent' | 'ephemeral' | 'persistent-sequential' | 'ephemeral-sequential';
+
+/**
+ * Connection state, after Curator: `suspended` means disconnected with the session possibly
+ * alive (stop claiming), `expired` means the session and all its ephemeral nodes are gone.
+ */
+export type SessionState = 'connecting' | 'connected' | 'suspended' | 'expired' | 'closed';
+
+/** One ZooKeeper session of a client; `generation` grows by one each time a new session replaces an expired one. */
+export interface ZkSession {
+  readonly generation: number;
+  readonly id: string;
+}
+
+/** What fired a one-shot watch; `session-lost` means the session expired before the watched change. */
+export interface WatchEvent {
+  readonly type: 'created' | 'deleted' | 'changed' | 'child' | 'session-lost';
+  readonly path: string;
+}
+
+export type Watcher = (event: WatchEvent) => void;
+
+export interface ZkClientOptions {
+  /** Comma-separated host:port list. */
+  readonly connect: string;
+  readonly sessionTimeoutMs: number;
+  /** How long `connect` (and each reconnect after expiry) may wait for a server. */
+  readonly connectTimeoutMs: number;
+  /**
+   * Credentials added (`add_auth`) to every session this client opens, the first and each one
+   * after an expiry, before the session is announced: no operation ever goes through an
+   * unauthenticated session. @defaultValue none
+   */
+  readonly auth?: readonly ZkAuth[];
+  /** ACL given to every node this client creates (see `create`). @defaultValue none: ZooKeeper's open ACL */
+  readonly acl?: readonly AclEntry[];
+}
+
+export interface ZkClientEvents {
+  state: [SessionState];
+  'session:started': [ZkSession];
+  'session:expired': [ZkSession];
+  /** A new session (after an expiry) could not authenticate: the client closed itself. */
+  'auth:failed': [ZkAuthError];
+}
+
+/** Options of a write; `fence` makes it fail with SESSION_EXPIRED unless that session is still the current one. */
+export interface WriteOptions {
+  readonly fence?: ZkSession;
+}
+
+/** Counts of operations sent, for benchmarks and metrics. */
+export interface ZkOperationCounts {
+  reads: number;
+  writes: number;
+}
