@@ -1,30 +1,22 @@
 import { PlanNotFoundError } from '../errors/plan-errors.js';
-import { isZkError } from '../errors/zk-error.js';
-import { decodeValue } from '../serialization/codec.js';
-import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
-import type { AttemptRecord, TaskFailure } from '../worker/failure-policy.js';
-import { classifyTask } from '../worker/task-state.js';
+import type { TaskDefinition } from '../exec/task-spec.js';
+import type { AttemptRecord } from '../worker/failure-policy.js';
 import type { TaskStore } from '../worker/task-store.js';
 import {
-  ATTEMPTS,
   DEP_PREFIX,
-  FAILED,
   HISTORY,
-  OWNER,
   PLAN_PREFIX,
-  PROV_PREFIX,
-  READY,
   TASK_PREFIX,
   assertValidPath,
   childPath,
-  hasSequentialName,
   nameOf,
   parentOf,
   serialOf,
   sortBySerial,
 } from '../zk/layout.js';
 import type { ZkClient } from '../zk/zk-client.js';
-import { summarizePlan, unfedDeps, type TaskSnapshot } from './plan-status.js';
+import type { TaskSnapshot } from './plan-status.js';
+import { readDecoded, type PlanReader } from './plan-reader.js';
 import type { PlanSummary, PlanView, TaskHistoryRecord, TaskView, TaskViewState } from './plan-view.js';
 
 /** Everything read about one live task. */
@@ -43,6 +35,7 @@ export class PlanDescriber {
   constructor(
     private readonly zk: ZkClient,
     private readonly store: TaskStore,
+    private readonly reader: PlanReader,
   ) {}
 
   async describePlan(plan: string): Promise<PlanView> {
@@ -50,21 +43,12 @@ export class PlanDescriber {
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const names = sortBySerial(listing.children, TASK_PREFIX);
-    const [settings, live, history] = await Promise.all([
-      this.store.readPlanSettings(plan),
+    const [live, history] = await Promise.all([
       Promise.all(names.map((name) => this.readLiveTask(childPath(plan, name)))),
       listing.children.includes(HISTORY) ? this.readHistory(plan) : Promise.resolve(new Map<string, TaskHistoryRecord>()),
     ]);
     const present = live.filter((task): task is LiveTask => task !== undefined);
-    const unfed = unfedDeps(present.map(({ snapshot }) => snapshot));
-    const stillThere = await Promise.all(unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)));
-    const status = summarizePlan({
-      plan,
-      ready: listing.children.includes(READY),
-      failurePolicy: settings.failurePolicy,
-      tasks: present.map(({ snapshot }) => snapshot),
-      orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
-    });
+    const status = await this.reader.summarize(plan, listing.children, present.map(({ snapshot }) => snapshot));
     const blocked = new Map(status.blocked.map(({ task, reason }) => [task, reason]));
     const inputs = inputsByTask(present, history);
     // A task read while its worker deletes it is done: its history record wins over what is left of it.
@@ -103,44 +87,20 @@ export class PlanDescriber {
   }
 
   private async readLiveTask(task: string): Promise<LiveTask | undefined> {
-    const listing = await this.zk.tryGetChildren(task);
-    if (listing === undefined) return undefined;
-    const children = listing.children;
-    const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
-    const [definition, owner, feeds, failure, attempts] = await Promise.all([
+    const [snapshot, definition, owner] = await Promise.all([
+      this.reader.snapshotTask(task),
       this.store.readDefinition(task).catch(() => undefined),
-      children.includes(OWNER) ? this.store.readOwner(task).catch(() => undefined) : undefined,
-      Promise.all(provs.map((name) => this.read(childPath(task, name)))),
-      children.includes(FAILED) ? this.read(childPath(task, FAILED)) : undefined,
-      children.includes(ATTEMPTS) ? this.store.readAttempts(task).catch(() => undefined) : undefined,
+      this.store.readOwner(task).catch(() => undefined),
     ]);
-    const snapshot: TaskSnapshot = {
-      task,
-      state: classifyTask(children, listing.stat.cversion),
-      deps: children.filter((name) => hasSequentialName(name, DEP_PREFIX)).map((name) => childPath(task, name)),
-      feeds: feeds.filter((dep): dep is string => typeof dep === 'string'),
-      ...(failure !== undefined ? { failure: failure as TaskFailure } : {}),
-      ...(attempts !== undefined ? { attempts } : {}),
-    };
+    if (snapshot === undefined) return undefined;
     return { snapshot, definition, owner: owner && { workerId: owner.workerId, claimedAt: owner.claimedAt } };
   }
 
   private async readHistory(plan: string): Promise<Map<string, TaskHistoryRecord>> {
     const listing = await this.zk.tryGetChildren(childPath(plan, HISTORY));
     const names = sortBySerial(listing?.children ?? [], TASK_PREFIX);
-    const records = await Promise.all(names.map((name) => this.read(childPath(childPath(plan, HISTORY), name))));
+    const records = await Promise.all(names.map((name) => readDecoded(this.zk, childPath(childPath(plan, HISTORY), name))));
     return new Map(names.flatMap((name, index) => (records[index] === undefined ? [] : [[childPath(plan, name), records[index] as TaskHistoryRecord]])));
-  }
-
-  /** A node's decoded value; undefined when gone or unreadable. */
-  private async read(path: string): Promise<unknown> {
-    try {
-      const node = await this.zk.tryGetData(path);
-      return node && decodeValue(path, node.data);
-    } catch (error) {
-      if (isZkError(error)) throw error;
-      return undefined;
-    }
   }
 }
 

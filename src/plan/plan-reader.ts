@@ -93,16 +93,21 @@ export class PlanReader {
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const tasks = sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));
-    const [settings, snapshots] = await Promise.all([this.store.readPlanSettings(plan), Promise.all(tasks.map((task) => this.snapshotTask(task)))]);
-    const present = snapshots.filter((snapshot): snapshot is TaskSnapshot => snapshot !== undefined);
+    const snapshots = await Promise.all(tasks.map((task) => this.snapshotTask(task)));
+    return await this.summarize(plan, listing.children, snapshots.filter((snapshot): snapshot is TaskSnapshot => snapshot !== undefined));
+  }
+
+  /** A plan's status from its children and its tasks' snapshots (shared with describePlan). */
+  async summarize(plan: string, planChildren: readonly string[], snapshots: readonly TaskSnapshot[]): Promise<PlanStatus> {
+    const settings = await this.store.readPlanSettings(plan);
     // A dep nobody feeds may only look so because its producer finished while we were reading: check it again.
-    const unfed = unfedDeps(present);
+    const unfed = unfedDeps(snapshots);
     const stillThere = await Promise.all(unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)));
     return summarizePlan({
       plan,
-      ready: listing.children.includes(READY),
+      ready: planChildren.includes(READY),
       failurePolicy: settings.failurePolicy,
-      tasks: present,
+      tasks: snapshots,
       orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
     });
   }
@@ -127,14 +132,15 @@ export class PlanReader {
     }
   }
 
-  private async snapshotTask(task: string): Promise<TaskSnapshot | undefined> {
+  /** What a status report needs of one task; undefined when it is gone. */
+  async snapshotTask(task: string): Promise<TaskSnapshot | undefined> {
     const listing = await this.zk.tryGetChildren(task);
     if (listing === undefined) return undefined;
     const children = listing.children;
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
     const [feeds, failure, attempts] = await Promise.all([
-      Promise.all(provs.map((name) => this.readOptional(childPath(task, name)))),
-      children.includes(FAILED) ? this.readOptional(childPath(task, FAILED)) : undefined,
+      Promise.all(provs.map((name) => readDecoded(this.zk, childPath(task, name)))),
+      children.includes(FAILED) ? readDecoded(this.zk, childPath(task, FAILED)) : undefined,
       children.includes(ATTEMPTS) ? this.store.readAttempts(task).catch(() => undefined) : undefined,
     ]);
     return {
@@ -146,15 +152,15 @@ export class PlanReader {
       ...(attempts !== undefined ? { attempts } : {}),
     };
   }
+}
 
-  /** A node's decoded value; undefined when it is gone or unreadable (the report says what it can). */
-  private async readOptional(path: string): Promise<unknown> {
-    try {
-      const node = await this.zk.tryGetData(path);
-      return node && decodeValue(path, node.data);
-    } catch (error) {
-      if (isZkError(error)) throw error;
-      return undefined;
-    }
+/** A node's decoded value; undefined when it is gone or unreadable (a report says what it can). */
+export async function readDecoded(zk: ZkClient, path: string): Promise<unknown> {
+  try {
+    const node = await zk.tryGetData(path);
+    return node && decodeValue(path, node.data);
+  } catch (error) {
+    if (isZkError(error)) throw error;
+    return undefined;
   }
 }

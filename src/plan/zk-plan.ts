@@ -72,7 +72,7 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
     this.store = new TaskStore(zk);
     this.writer = new PlanWriter(zk, this.store, functions);
     this.reader = new PlanReader(zk, this.store);
-    this.describer = new PlanDescriber(zk, this.store);
+    this.describer = new PlanDescriber(zk, this.store, this.reader);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
