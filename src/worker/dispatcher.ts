@@ -32,6 +32,8 @@ export class Dispatcher {
   private readonly plans = new Map<string, IndexedPlan>();
   private readonly watchedParents = new Set<string>();
   private readonly following = new Map<string, Promise<void>>();
+  /** Tasks with an `offerLater` timer running. */
+  private readonly offeredLater = new Set<string>();
   private readonly watchedOwners = new Set<string>();
   private refreshing: Promise<void> | undefined;
   private lastFullScan = 0;
@@ -110,7 +112,10 @@ export class Dispatcher {
    * no worker would take it before its time.
    */
   offerLater(task: string, at: number, reindex: boolean): void {
+    if (this.offeredLater.has(task)) return;
+    this.offeredLater.add(task);
     const timer = setTimeout(() => {
+      this.offeredLater.delete(task);
       void (reindex ? this.store.markRunnable(task) : Promise.resolve())
         .then(() => this.offer([task]))
         .catch(() => undefined); // the full scan finds it anyway

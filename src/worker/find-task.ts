@@ -16,6 +16,8 @@ export interface Seeker {
   /** Reserves a task before claiming it (false: a sibling loop has it); released again when the claim fails. */
   readonly reserve?: (task: string) => boolean;
   readonly unreserve?: (task: string) => void;
+  /** Told of a task passed over because its retry delay is not over, and when it is. */
+  readonly onWaitingForRetry?: (task: string, at: number) => void;
 }
 
 /**
@@ -39,7 +41,13 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker): P
     }
     if (state === 'owned') seeker.onOwned?.(task);
     if (!isClaimable(state)) continue;
-    if (state === 'runnable' && taskListing.children.includes(ATTEMPTS) && (await isWaitingForRetry(store, task))) continue;
+    if (state === 'runnable' && taskListing.children.includes(ATTEMPTS)) {
+      const retryAt = await retryTime(store, task);
+      if (retryAt > Date.now()) {
+        seeker.onWaitingForRetry?.(task, retryAt);
+        continue;
+      }
+    }
     if (seeker.reserve && !seeker.reserve(task)) continue;
     const claim = await store.claim(task, seeker.workerId, seeker.taskSignal);
     if (claim !== undefined) return claim;
@@ -62,12 +70,11 @@ export async function getTaskFromAnyPlan(store: TaskStore, parent: string, seeke
   return undefined;
 }
 
-/** True while a task that failed before waits out its retry delay. */
-async function isWaitingForRetry(store: TaskStore, task: string): Promise<boolean> {
+/** When a task that failed before may be tried again (0: now). */
+async function retryTime(store: TaskStore, task: string): Promise<number> {
   try {
-    const attempts = await store.readAttempts(task);
-    return attempts !== undefined && attempts.notBefore.getTime() > Date.now();
+    return (await store.readAttempts(task))?.notBefore.getTime() ?? 0;
   } catch {
-    return false; // an unreadable record does not stop the task: perform-task reports it
+    return 0; // an unreadable record does not stop the task: perform-task reports it
   }
 }

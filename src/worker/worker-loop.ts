@@ -37,7 +37,7 @@ export interface WorkerLoopHooks {
  * there is none, sleep `calcSleepTime(backoff, idleRounds)`. A failed task is given back (its
  * owner node removed) for another try, by any worker; this one leaves it alone for a growing
  * cool-down so it cannot starve the tasks behind it. The loop ends when `stop` aborts,
- * mid-sleep included, after the task it is running (if any) is done.
+ * mid-sleep included, after the task it is running, when there is one, is done.
  */
 export async function runWorkerLoop(
   parent: string,
@@ -148,6 +148,8 @@ async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seek
     skip: (task) => seeker.skip?.(task) === true || dispatcher.isHeldOrDone(task),
     reserve: (task) => dispatcher.reserve(task),
     unreserve: (task) => dispatcher.unreserve(task),
+    // Its index entry may have gone with a worker that died during the delay: come back at its time.
+    onWaitingForRetry: (task, at) => dispatcher.offerLater(task, at, true),
     skipPlan: (plan) => !fullScan && dispatcher.isIndexed(plan),
     onOwned: (task) => void dispatcher.watchOwner(task).catch(() => undefined),
   });
