@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { getTask, getTaskFromAnyPlan } from '../src/worker/find-task.js';
-import { TaskStore } from '../src/worker/task-store.js';
+import { TaskStore } from '../src/store/task-store.js';
 import { childrenOf, put, putTask } from './support/raw-nodes.js';
 import { useZooKeeper } from './support/zk-test-env.js';
 

@@ -3,7 +3,7 @@ import { container } from 'tsyringe';
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, decodeValue, encodeValue, type ZkClient } from '../src/index.js';
 import { performTask } from '../src/worker/perform-task.js';
-import { TaskStore, type Claim } from '../src/worker/task-store.js';
+import { TaskStore, type Claim } from '../src/store/task-store.js';
 import { childrenOf, put, putTask } from './support/raw-nodes.js';
 import { useZooKeeper } from './support/zk-test-env.js';
 

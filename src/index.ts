@@ -32,7 +32,7 @@ export { ZkPlan, type ZkPlanState } from './plan/zk-plan.js';
 export type { AddTaskOptions, TaskToAdd } from './plan/plan-writer.js';
 export type { PlanStatus, PlanState } from './plan/plan-status.js';
 export type { PlanView, PlanSummary, TaskView, TaskViewState, TaskHistoryRecord } from './plan/plan-view.js';
-export type { TaskFailure, AttemptRecord } from './worker/failure-policy.js';
+export type { TaskFailure, AttemptRecord } from './store/failure-policy.js';
 export {
   DEFAULT_RETRY_POLICY,
   type PlanOptions,
@@ -43,7 +43,7 @@ export { FunctionRegistry, type RegisteredFunction } from './exec/function-regis
 export { call, inline, type TaskSpec, type CallSpec, type InlineSpec, type TaskDefinition } from './exec/task-spec.js';
 export type { TaskContext, TaskFunction } from './exec/task-context.js';
 export { calcSleepTime } from './worker/backoff.js';
-export { classifyTask, type TaskState } from './worker/task-state.js';
+export { classifyTask, type TaskState } from './store/task-state.js';
 export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
 export type { ZkPlanEvents } from './worker/worker-events.js';
 export {

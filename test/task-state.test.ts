@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyTask, isClaimable, type TaskState } from '../src/worker/task-state.js';
+import { classifyTask, isClaimable, type TaskState } from '../src/store/task-state.js';
 
 describe('classifyTask', () => {
   describe('runnable', () => {

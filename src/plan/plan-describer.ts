@@ -1,7 +1,7 @@
 import { PlanNotFoundError } from '../errors/plan-errors.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
-import type { AttemptRecord } from '../worker/failure-policy.js';
-import type { TaskStore } from '../worker/task-store.js';
+import type { AttemptRecord } from '../store/failure-policy.js';
+import type { TaskStore } from '../store/task-store.js';
 import {
   DEP_PREFIX,
   HISTORY,
@@ -14,7 +14,7 @@ import {
   serialOf,
   sortBySerial,
 } from '../zk/layout.js';
-import type { ZkClient } from '../zk/zk-client.js';
+import type { Zk } from '../zk/zk.js';
 import type { TaskSnapshot } from './plan-status.js';
 import { readDecoded, type PlanReader } from './plan-reader.js';
 import type { PlanSummary, PlanView, TaskHistoryRecord, TaskView, TaskViewState } from './plan-view.js';
@@ -33,7 +33,7 @@ interface LiveTask {
  */
 export class PlanDescriber {
   constructor(
-    private readonly zk: ZkClient,
+    private readonly zk: Zk,
     private readonly store: TaskStore,
     private readonly reader: PlanReader,
   ) {}

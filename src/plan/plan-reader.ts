@@ -17,12 +17,13 @@ import {
   keptResultPathFor,
   sortBySerial,
 } from '../zk/layout.js';
-import type { Watcher, ZkClient } from '../zk/zk-client.js';
+import type { Watcher } from '../zk/zk-client.js';
+import type { Zk } from '../zk/zk.js';
 import { readValue } from '../zk/chunked-value.js';
 import { assertPositiveNumber } from '../config/options.js';
-import type { TaskFailure } from '../worker/failure-policy.js';
-import { classifyTask } from '../worker/task-state.js';
-import type { TaskStore } from '../worker/task-store.js';
+import type { TaskFailure } from '../store/failure-policy.js';
+import { classifyTask } from '../store/task-state.js';
+import type { TaskStore } from '../store/task-store.js';
 import { sleepUnless } from '../worker/wake-up.js';
 import { summarizePlan, unfedDeps, type PlanStatus, type TaskSnapshot } from './plan-status.js';
 
@@ -38,7 +39,7 @@ interface PlanListing {
 /** The ZooKeeper reads that tell how far a plan is, and its kept results. */
 export class PlanReader {
   constructor(
-    private readonly zk: ZkClient,
+    private readonly zk: Zk,
     private readonly store: TaskStore,
   ) {}
 
@@ -155,7 +156,7 @@ export class PlanReader {
 }
 
 /** A node's decoded value; undefined when it is gone or unreadable (a report says what it can). */
-export async function readDecoded(zk: ZkClient, path: string): Promise<unknown> {
+export async function readDecoded(zk: Zk, path: string): Promise<unknown> {
   try {
     const node = await zk.tryGetData(path);
     return node && decodeValue(path, node.data);

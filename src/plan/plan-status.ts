@@ -1,6 +1,6 @@
 import type { FailurePolicy } from '../config/plan-options.js';
-import type { AttemptRecord, TaskFailure } from '../worker/failure-policy.js';
-import type { TaskState } from '../worker/task-state.js';
+import type { AttemptRecord, TaskFailure } from '../store/failure-policy.js';
+import type { TaskState } from '../store/task-state.js';
 
 /** Where a plan stands as a whole. */
 export type PlanState = 'building' | 'running' | 'completed' | 'failed';

@@ -1,5 +1,5 @@
 import type { PlanStatus } from './plan-status.js';
-import type { TaskFailure } from '../worker/failure-policy.js';
+import type { TaskFailure } from '../store/failure-policy.js';
 
 /** Where one task stands, as shown by `zk-plan show` and the web view. */
 export type TaskViewState = 'building' | 'waiting' | 'runnable' | 'retrying' | 'running' | 'finishing' | 'done' | 'failed' | 'blocked';

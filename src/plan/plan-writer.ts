@@ -7,8 +7,8 @@ import { assertTaskSpec, toDefinition, type TaskSettings, type TaskSpec } from '
 import { assertPositiveNumber } from '../config/options.js';
 import { DEFAULT_RETRY_POLICY, resolvePlanSettings, resolveRetryPolicy, type PlanOptions, type RetryPolicy } from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import type { TaskStore } from '../worker/task-store.js';
-import { classifyTask } from '../worker/task-state.js';
+import type { TaskStore } from '../store/task-store.js';
+import { classifyTask } from '../store/task-state.js';
 import {
   ATTEMPTS,
   DEP_PREFIX,
@@ -26,7 +26,7 @@ import {
   keptResultPathFor,
   parentOf,
 } from '../zk/layout.js';
-import type { ZkClient } from '../zk/zk-client.js';
+import type { Zk } from '../zk/zk.js';
 import { readValue } from '../zk/chunked-value.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 
@@ -48,7 +48,7 @@ export interface AddTaskOptions extends RetryPolicy {
 /** The ZooKeeper writes that build plans: plan and task nodes, dependencies, ready markers. */
 export class PlanWriter {
   constructor(
-    private readonly zk: ZkClient,
+    private readonly zk: Zk,
     private readonly store: TaskStore,
     private readonly functions: FunctionRegistry,
   ) {}

@@ -16,7 +16,7 @@ import { FUNCTION_REGISTRY, ZK_CLIENT, ZK_PLAN_SETTINGS } from '../di/tokens.js'
 import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';
 import type { TaskSpec } from '../exec/task-spec.js';
-import { TaskStore } from '../worker/task-store.js';
+import { TaskStore } from '../store/task-store.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from '../worker/worker-loop.js';
 import { WorkerPool } from '../worker/worker-pool.js';
@@ -24,6 +24,7 @@ import { WakeUp } from '../worker/wake-up.js';
 import { Dispatcher } from '../worker/dispatcher.js';
 import { assertValidPath } from '../zk/layout.js';
 import { ZkClient } from '../zk/zk-client.js';
+import type { Zk } from '../zk/zk.js';
 import { PlanReader } from './plan-reader.js';
 import { PlanWriter, type AddTaskOptions, type TaskToAdd } from './plan-writer.js';
 import type { PlanStatus } from './plan-status.js';
@@ -52,7 +53,7 @@ export type ZkPlanState = 'open' | 'closing' | 'closed';
  * ```
  */
 @injectable()
-export class ZkPlan extends EventEmitter<ZkPlanEvents> {
+export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEvents> {
   private currentState: ZkPlanState = 'open';
   private readonly store: TaskStore;
   private readonly writer: PlanWriter;
@@ -64,7 +65,7 @@ export class ZkPlan extends EventEmitter<ZkPlanEvents> {
   private readonly workerIdPrefix = `${hostname()}:${process.pid}`;
 
   constructor(
-    @inject(ZK_CLIENT) readonly zk: ZkClient,
+    @inject(ZK_CLIENT) readonly zk: Client,
     @inject(FUNCTION_REGISTRY) readonly functions: FunctionRegistry,
     @inject(ZK_PLAN_SETTINGS) private readonly settings: ZkPlanSettings,
   ) {

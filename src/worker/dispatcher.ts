@@ -1,8 +1,8 @@
 import { isZkError } from '../errors/zk-error.js';
 import { OWNER, READY, RUNNABLE_INDEX, childPath, parentOf } from '../zk/layout.js';
-import type { ZkClient } from '../zk/zk-client.js';
+import type { Zk } from '../zk/zk.js';
 import type { Seeker } from './find-task.js';
-import type { Claim, TaskStore } from './task-store.js';
+import type { Claim, TaskStore } from '../store/task-store.js';
 import type { WakeUp } from './wake-up.js';
 
 /** How often one loop of the process still scans indexed plans in full, to find tasks whose index entry a crash lost. */
@@ -39,7 +39,7 @@ export class Dispatcher {
   private lastFullScan = 0;
 
   constructor(
-    private readonly zk: ZkClient,
+    private readonly zk: Zk,
     private readonly store: TaskStore,
     private readonly wakeUp: WakeUp,
   ) {

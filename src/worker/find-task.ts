@@ -1,6 +1,6 @@
 import { ATTEMPTS } from '../zk/layout.js';
-import { isClaimable, classifyTask } from './task-state.js';
-import type { Claim, TaskStore } from './task-store.js';
+import { isClaimable, classifyTask } from '../store/task-state.js';
+import type { Claim, TaskStore } from '../store/task-store.js';
 
 /** Who is looking for a task: `stop` ends the search, `taskSignal` becomes the claimed task's signal. */
 export interface Seeker {

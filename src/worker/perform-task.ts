@@ -6,7 +6,7 @@ import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 import { retryPolicyFor } from './record-failure.js';
 import type { TaskHistoryRecord } from '../plan/plan-view.js';
-import { PrefetchError, type Claim, type TaskStore } from './task-store.js';
+import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
 
 /** What performTask did with a claimed task. */
 export type PerformOutcome =

@@ -1,7 +1,7 @@
 import { resolveRetryPolicy, type ResolvedRetryPolicy } from '../config/plan-options.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
-import { decideAfterFailure, describeFailure, type TaskFailure } from './failure-policy.js';
-import type { Claim, TaskStore } from './task-store.js';
+import { decideAfterFailure, describeFailure, type TaskFailure } from '../store/failure-policy.js';
+import type { Claim, TaskStore } from '../store/task-store.js';
 
 /** What became of a task after a failed try charged to it. */
 export interface FailureOutcome {

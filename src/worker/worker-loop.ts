@@ -3,15 +3,16 @@ import { once } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
 import { OwnershipLostError } from '../errors/task-errors.js';
 import { PlanAbortedError } from '../errors/plan-errors.js';
-import { judgeFailure } from './failure-policy.js';
+import { judgeFailure } from '../store/failure-policy.js';
 import { recordChargedFailure, type FailureOutcome } from './record-failure.js';
-import type { ZkClient, ZkSession } from '../zk/zk-client.js';
+import type { ZkSession } from '../zk/zk-client.js';
+import type { Zk } from '../zk/zk.js';
 import { calcSleepTime } from './backoff.js';
 import type { Dispatcher } from './dispatcher.js';
 import { getTaskFromAnyPlan, type Seeker } from './find-task.js';
 import { FailureCooldown } from './failure-cooldown.js';
 import { performTask, type PerformContext } from './perform-task.js';
-import type { Claim } from './task-store.js';
+import type { Claim } from '../store/task-store.js';
 import type { ZkPlanEvents } from './worker-events.js';
 import type { WakeUp } from './wake-up.js';
 
@@ -19,7 +20,7 @@ const RELEASE_RETRIES = 120;
 const RELEASE_RETRY_MS = 1_000;
 
 export interface WorkerLoopRuntime extends PerformContext {
-  readonly zk: ZkClient;
+  readonly zk: Zk;
   readonly events: EventEmitter<ZkPlanEvents>;
   readonly wakeUp: WakeUp;
   readonly dispatcher: Dispatcher;
@@ -183,7 +184,7 @@ async function releaseOrRetry(runtime: WorkerLoopRuntime, claim: Claim, workerId
 }
 
 /** Waits while the session is suspended (never claim then); false when stopped or the client closed. */
-async function waitUntilConnected(zk: ZkClient, stop: AbortSignal): Promise<boolean> {
+async function waitUntilConnected(zk: Zk, stop: AbortSignal): Promise<boolean> {
   while (zk.state !== 'connected') {
     if (stop.aborted || zk.state === 'closed') return false;
     try {

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
-import type { Claim } from './task-store.js';
+import type { Claim } from '../store/task-store.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
 import { sleepUnless } from './wake-up.js';
 

@@ -43,7 +43,8 @@ import { ZkError, isZkError } from '../errors/zk-error.js';
 import { decodeValue } from '../serialization/codec.js';
 import { childPath } from './layout.js';
 import { NATIVE } from './native-client.js';
-import type { WriteOptions, ZkClient } from './zk-client.js';
+import type { WriteOptions } from './zk-client.js';
+import type { Zk } from './zk.js';
 
 /** Payload per chunk node (and the largest value stored as a single plain node): under jute.maxbuffer with room for the path. */
 export const CHUNK_BYTES = 900_000;
@@ -85,7 +86,7 @@ type Layout = { readonly kind: 'plain' } | { readonly kind: 'chunked'; readonly 
  * header node + chunk children. Resolves `'existed'` (writing nothing) when `path` already exists.
  * Throws ResultTooLargeError, before writing anything, when `encoded` is over `maxBytes`.
  */
-export async function writeValue(zk: ZkClient, path: string, encoded: Buffer, options: ValueWriteOptions = {}): Promise<'created' | 'existed'> {
+export async function writeValue(zk: Zk, path: string, encoded: Buffer, options: ValueWriteOptions = {}): Promise<'created' | 'existed'> {
   const layout = layoutOf(path, encoded, options.maxBytes);
   const write = writeOptionsOf(options);
   if (layout.kind === 'plain') return (await zk.createIfAbsent(path, encoded, 'persistent', write)) ? 'created' : 'existed';
@@ -99,7 +100,7 @@ export async function writeValue(zk: ZkClient, path: string, encoded: Buffer, op
  * value if `path` is absent; if `path` holds the header of these very bytes, creates any missing
  * chunk. Never fails on NODE_EXISTS: a different value already at `path` is left as it is.
  */
-export async function writeValueIfAbsent(zk: ZkClient, path: string, encoded: Buffer, options: ValueWriteOptions = {}): Promise<void> {
+export async function writeValueIfAbsent(zk: Zk, path: string, encoded: Buffer, options: ValueWriteOptions = {}): Promise<void> {
   const layout = layoutOf(path, encoded, options.maxBytes);
   const write = writeOptionsOf(options);
   if (layout.kind === 'plain') {
@@ -141,7 +142,7 @@ export async function writeValueIfAbsent(zk: ZkClient, path: string, encoded: Bu
  * IncompleteValueError when chunks are missing or the joined bytes do not match the header's
  * total or sha256, MalformedNodeError when the header itself is invalid.
  */
-export async function readValue(zk: ZkClient, path: string): Promise<Buffer | undefined> {
+export async function readValue(zk: Zk, path: string): Promise<Buffer | undefined> {
   const node = await zk.tryGetData(path);
   if (node === undefined) return undefined;
   const data = node.data ?? Buffer.alloc(0);
@@ -167,7 +168,7 @@ export async function readValue(zk: ZkClient, path: string): Promise<Buffer | un
 }
 
 /** Deletes the value node and its chunks (safe if absent); `fence` applies to every delete. */
-export async function deleteValue(zk: ZkClient, path: string, options: WriteOptions = {}): Promise<void> {
+export async function deleteValue(zk: Zk, path: string, options: WriteOptions = {}): Promise<void> {
   const write = writeOptionsOf(options);
   // Plain values have no children: one delete is enough.
   if (await tryDelete(zk, path, write)) return;
@@ -243,12 +244,12 @@ function layoutOf(path: string, encoded: Buffer, maxBytes: number | undefined): 
 }
 
 /** Creates the given chunks concurrently (pipelined on the session); waits for all, then throws the first failure. */
-async function createChunks(zk: ZkClient, path: string, encoded: Buffer, indices: readonly number[], write: WriteOptions): Promise<void> {
+async function createChunks(zk: Zk, path: string, encoded: Buffer, indices: readonly number[], write: WriteOptions): Promise<void> {
   await settleAll(indices.map((index) => zk.createIfAbsent(childPath(path, chunkName(index)), sliceOf(encoded, index), 'persistent', write)));
 }
 
 /** Deletes `path` if present; false when it still has children. */
-async function tryDelete(zk: ZkClient, path: string, write: WriteOptions): Promise<boolean> {
+async function tryDelete(zk: Zk, path: string, write: WriteOptions): Promise<boolean> {
   try {
     await zk.deleteIfPresent(path, -1, write);
     return true;

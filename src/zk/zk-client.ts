@@ -1,17 +1,16 @@
-import { EventEmitter, once } from 'node:events';
+import { once } from 'node:events';
 import { ZkAuthError } from '../errors/zk-auth-error.js';
 import { ZkError, isZkError } from '../errors/zk-error.js';
 import { fromNativeAcl, toNativeAcl, type AclEntry } from './acl.js';
-import { childPath, parentOf } from './layout.js';
 import { NATIVE, NATIVE_CREATE_MODE, watchEventTypeOf, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
 import { openNativeSession } from './native-session.js';
 import { protectCreated, protectEcho } from './acl-guard.js';
+import { ZkBase } from './zk-base.js';
 import type {
   CreateMode,
   SessionState,
   Watcher,
   WriteOptions,
-  ZkClientEvents,
   ZkClientOptions,
   ZkOperationCounts,
   ZkSession,
@@ -37,7 +36,7 @@ const RECONNECT_PAUSE_MS = 500;
  * `ZkError`s with stable codes. On session expiry it opens a new session by itself (the native
  * handle closes and must never be reused) and emits `session:expired` then `session:started`.
  */
-export class ZkClient extends EventEmitter<ZkClientEvents> {
+export class ZkClient extends ZkBase {
   readonly counts: ZkOperationCounts = { reads: 0, writes: 0 };
   /**
    * Told of every operation sent while it is set, when its answer comes: the op's name, its round
@@ -134,25 +133,6 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     return this.setNativeAcl(path, toNativeAcl(acl), version, options.fence);
   }
 
-  /** Creates the node unless it exists; resolves true when this call created it. */
-  async createIfAbsent(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<boolean> {
-    try {
-      await this.create(path, data, mode, options);
-      return true;
-    } catch (error) {
-      if (isZkError(error, 'NODE_EXISTS')) return false;
-      throw error;
-    }
-  }
-
-  /** Creates `path` and any missing ancestors as empty persistent nodes. */
-  async ensurePath(path: string): Promise<void> {
-    if (path === '/') return;
-    if (await this.exists(path)) return;
-    await this.ensurePath(parentOf(path));
-    await this.createIfAbsent(path);
-  }
-
   exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {
     const wrapped = watcher && this.wrapWatcher(watcher);
     return this.submit<ZkStat | undefined>('exists', path, 'reads', undefined, (native, settle) => {
@@ -170,16 +150,6 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     });
   }
 
-  /** Like getData, but resolves undefined when the node does not exist. */
-  async tryGetData(path: string): Promise<{ stat: ZkStat; data: Buffer | null } | undefined> {
-    try {
-      return await this.getData(path);
-    } catch (error) {
-      if (isZkError(error, 'NO_NODE')) return undefined;
-      throw error;
-    }
-  }
-
   /** Children names in no particular order (ZooKeeper's), and the parent's stat. */
   getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }> {
     const wrapped = watcher && this.wrapWatcher(watcher);
@@ -187,16 +157,6 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
       const done = (rc: number, _error: string, children: string[], stat: ZkStat): void => settle(rc, { children: children ?? [], stat });
       return wrapped ? native.aw_get_children2(path, wrapped, done) : native.a_get_children2(path, false, done);
     });
-  }
-
-  /** Like getChildren, but resolves undefined when the node does not exist (no watch is set then). */
-  async tryGetChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat } | undefined> {
-    try {
-      return await this.getChildren(path, watcher);
-    } catch (error) {
-      if (isZkError(error, 'NO_NODE')) return undefined;
-      throw error;
-    }
   }
 
   setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
@@ -209,33 +169,6 @@ export class ZkClient extends EventEmitter<ZkClientEvents> {
     return this.submit<void>('delete', path, 'writes', options.fence, (native, settle) =>
       native.a_delete_(path, version, (rc) => settle(rc, undefined)),
     );
-  }
-
-  /** Deletes the node if it exists; resolves true when this call deleted it. */
-  async deleteIfPresent(path: string, version = -1, options: WriteOptions = {}): Promise<boolean> {
-    try {
-      await this.delete(path, version, options);
-      return true;
-    } catch (error) {
-      if (isZkError(error, 'NO_NODE')) return false;
-      throw error;
-    }
-  }
-
-  /** Deletes a node and everything below it, children first; safe against concurrent deleters. */
-  async deleteRecursive(path: string): Promise<void> {
-    for (;;) {
-      const listing = await this.tryGetChildren(path);
-      if (listing === undefined) return;
-      await Promise.all(listing.children.map((child) => this.deleteRecursive(childPath(path, child))));
-      try {
-        await this.delete(path);
-        return;
-      } catch (error) {
-        if (isZkError(error, 'NO_NODE')) return;
-        if (!isZkError(error, 'NOT_EMPTY')) throw error; // a child appeared meanwhile: go round again
-      }
-    }
   }
 
   /** Sets an ACL given in the native client's shape (the guard of `create` uses it). */

@@ -18,7 +18,7 @@ import {
   hasSequentialName,
   sortBySerial,
 } from '../zk/layout.js';
-import type { ZkClient } from '../zk/zk-client.js';
+import type { Zk } from '../zk/zk.js';
 import { readValue } from '../zk/chunked-value.js';
 
 /** What the owner node records about its holder. */
@@ -41,7 +41,7 @@ export class TaskReader {
   private readonly settingsCache = new Map<string, PlanSettings>();
   private readonly planFailures = new Map<string, AbortController>();
 
-  constructor(protected readonly zk: ZkClient) {}
+  constructor(protected readonly zk: Zk) {}
 
   /** The plan's failure policy and retry policy (read once per plan, then remembered). */
   async readPlanSettings(plan: string): Promise<PlanSettings> {

@@ -1,0 +1,84 @@
+import { EventEmitter } from 'node:events';
+import { isZkError } from '../errors/zk-error.js';
+import { childPath, parentOf } from './layout.js';
+import type { ZkStat } from './native-client.js';
+import type { Zk } from './zk.js';
+import type { CreateMode, SessionState, Watcher, WriteOptions, ZkClientEvents, ZkOperationCounts, ZkSession } from './zk-client-types.js';
+
+/**
+ * The operations of `Zk` that are made of its primitives (create, getData, getChildren, delete),
+ * written once for every implementation, so the real client and the in-memory one cannot differ in them.
+ */
+export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk {
+  abstract readonly counts: ZkOperationCounts;
+  abstract get state(): SessionState;
+  abstract get session(): ZkSession;
+  abstract isCurrent(session: ZkSession): boolean;
+  abstract close(): void;
+  abstract create(path: string, data?: Buffer | null, mode?: CreateMode, options?: WriteOptions): Promise<string>;
+  abstract exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined>;
+  abstract getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }>;
+  abstract getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }>;
+  abstract setData(path: string, data: Buffer | null, version?: number, options?: WriteOptions): Promise<ZkStat>;
+  abstract delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
+
+  async createIfAbsent(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<boolean> {
+    try {
+      await this.create(path, data, mode, options);
+      return true;
+    } catch (error) {
+      if (isZkError(error, 'NODE_EXISTS')) return false;
+      throw error;
+    }
+  }
+
+  async ensurePath(path: string): Promise<void> {
+    if (path === '/') return;
+    if (await this.exists(path)) return;
+    await this.ensurePath(parentOf(path));
+    await this.createIfAbsent(path);
+  }
+
+  async tryGetData(path: string): Promise<{ stat: ZkStat; data: Buffer | null } | undefined> {
+    try {
+      return await this.getData(path);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return undefined;
+      throw error;
+    }
+  }
+
+  async tryGetChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat } | undefined> {
+    try {
+      return await this.getChildren(path, watcher);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return undefined;
+      throw error;
+    }
+  }
+
+  async deleteIfPresent(path: string, version = -1, options: WriteOptions = {}): Promise<boolean> {
+    try {
+      await this.delete(path, version, options);
+      return true;
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return false;
+      throw error;
+    }
+  }
+
+  async deleteRecursive(path: string): Promise<void> {
+    for (;;) {
+      const listing = await this.tryGetChildren(path);
+      if (listing === undefined) return;
+      await Promise.all(listing.children.map((child) => this.deleteRecursive(childPath(path, child))));
+      try {
+        await this.delete(path);
+        return;
+      } catch (error) {
+        if (isZkError(error, 'NO_NODE')) return;
+        if (!isZkError(error, 'NOT_EMPTY')) throw error; // a child appeared meanwhile: go round again
+      }
+    }
+  }
+}

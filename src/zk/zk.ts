@@ -1,0 +1,66 @@
+/**
+ * The seam between zk-plan's engine and ZooKeeper: exactly the operations the plan API, the
+ * dispatcher, the worker loop and the task store use. Two implementations keep to it: `ZkClient`
+ * (the native client, for real) and `MemoryZooKeeper`'s sessions (in memory, for unit tests and the
+ * seeded simulation). `test/zk-contract` runs one suite of cases against both, so they cannot drift.
+ *
+ * Semantics every implementation keeps (ZooKeeper's own):
+ * - **Order.** Operations of one session are applied in the order they were sent and answered in
+ *   that order (FIFO); after a connection loss a *prefix* of what was sent has been applied.
+ * - **Lost replies.** An operation may fail with `CONNECTION_LOSS` although it was applied.
+ *   Idempotent operations are sent again once the connection is back (a repeated create then
+ *   answers `NODE_EXISTS` with `ZkError.retried` set, a repeated delete `NO_NODE`); sequential
+ *   creates are never sent again, so their caller must find out what happened.
+ * - **Sequential names** end in the parent's child version (`cversion`) at creation, ten digits.
+ * - **Versions.** `version` counts data changes, `cversion` child creations and deletions.
+ * - **Ephemeral nodes** belong to the session that made them and vanish when it expires or is
+ *   closed, not when the connection drops. They cannot have children.
+ * - **Watches are one-shot** and fire at most once: `created`/`deleted`/`changed` for `exists` and
+ *   `getData`, `child`/`deleted` for `getChildren`. A watch set with `exists` on a node that never
+ *   appears stays until the session ends. When the connection drops or the session expires every
+ *   watch of the session fires `session-lost` (and never again): re-read, and re-arm, after it.
+ * - **Sessions.** When a session expires, `session:expired` is emitted, then a new session is opened
+ *   (`session:started`, with a `generation` one higher). A write fenced by an expired session fails
+ *   with `SESSION_EXPIRED` instead of landing through the new one.
+ */
+import type { EventEmitter } from 'node:events';
+import type { ZkStat } from './native-client.js';
+import type { CreateMode, SessionState, Watcher, WriteOptions, ZkClientEvents, ZkOperationCounts, ZkSession } from './zk-client-types.js';
+
+export type { ZkStat } from './native-client.js';
+
+/** One ZooKeeper client (one session at a time) as the engine sees it. */
+export interface Zk extends EventEmitter<ZkClientEvents> {
+  /** Operations sent so far, for benchmarks and metrics. */
+  readonly counts: ZkOperationCounts;
+  readonly state: SessionState;
+  /** The current session; throws SESSION_EXPIRED when there is none right now. */
+  readonly session: ZkSession;
+  /** True while `session` is the live session of this client. */
+  isCurrent(session: ZkSession): boolean;
+  /** Closes the session (its ephemeral nodes go at once); the client cannot be used afterwards. */
+  close(): void;
+
+  /** Creates a node and resolves its path (with the serial, for a sequential mode). */
+  create(path: string, data?: Buffer | null, mode?: CreateMode, options?: WriteOptions): Promise<string>;
+  /** Creates the node unless it exists; true when this call created it. */
+  createIfAbsent(path: string, data?: Buffer | null, mode?: CreateMode, options?: WriteOptions): Promise<boolean>;
+  /** Creates `path` and its missing ancestors as empty persistent nodes. */
+  ensurePath(path: string): Promise<void>;
+  /** The node's stat, undefined when absent; `watcher` fires when it is created, changed or deleted. */
+  exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined>;
+  /** The node's data and stat; NO_NODE when absent. */
+  getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }>;
+  /** Like getData, undefined when absent. */
+  tryGetData(path: string): Promise<{ stat: ZkStat; data: Buffer | null } | undefined>;
+  /** Child names in no particular order, and the node's stat; NO_NODE when absent. */
+  getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }>;
+  /** Like getChildren, undefined when absent (and then no watch is set). */
+  tryGetChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat } | undefined>;
+  setData(path: string, data: Buffer | null, version?: number, options?: WriteOptions): Promise<ZkStat>;
+  delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
+  /** Deletes the node if present (version -1 matches any); true when this call deleted it. */
+  deleteIfPresent(path: string, version?: number, options?: WriteOptions): Promise<boolean>;
+  /** Deletes a node and everything below it, children first; safe against concurrent deleters. */
+  deleteRecursive(path: string): Promise<void>;
+}
