@@ -48,6 +48,15 @@ export class PlanAbortedError extends ZkPlanError {
 }
 named(PlanAbortedError, 'PlanAbortedError');
 
+/** The signal reason of a running task whose plan was deleted: the worker drops it quietly. */
+export class PlanDeletedError extends ZkPlanError {
+  readonly code = 'PLAN_DELETED';
+  constructor(plan: string, task: string) {
+    super(`Task ${task} was aborted: its plan ${plan} was deleted`, { path: task });
+  }
+}
+named(PlanDeletedError, 'PlanDeletedError');
+
 /** A task of a plan's status report that failed for good, with the failure recorded in ZooKeeper. */
 export interface FailedTaskReport {
   readonly task: string;

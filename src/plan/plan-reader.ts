@@ -11,6 +11,7 @@ import {
   READY,
   TASK_PREFIX,
   assertSequentialPath,
+  builderNodeName,
   assertValidPath,
   childPath,
   hasSequentialName,
@@ -24,7 +25,7 @@ import { assertPositiveNumber } from '../config/options.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
-import { sleepUnless } from '../worker/wake-up.js';
+import { sleepUnless } from '../util/signals.js';
 import { summarizePlan, unfedDeps, type PlanStatus, type TaskSnapshot } from './plan-status.js';
 
 /** Pause before retrying a read that failed because the connection or session was lost. */
@@ -94,7 +95,7 @@ export class PlanReader {
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const tasks = sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));
-    const snapshots = await Promise.all(tasks.map((task) => this.snapshotTask(task)));
+    const snapshots = await Promise.all(tasks.map((task) => this.snapshotTask(task, listing.children)));
     return await this.summarize(plan, listing.children, snapshots.filter((snapshot): snapshot is TaskSnapshot => snapshot !== undefined));
   }
 
@@ -133,11 +134,20 @@ export class PlanReader {
     }
   }
 
-  /** What a status report needs of one task; undefined when it is gone. */
-  async snapshotTask(task: string): Promise<TaskSnapshot | undefined> {
+  /**
+   * What a status report needs of one task; undefined when it is gone. With the plan's children, a
+   * task that is not ready and whose builder's session is gone counts as `abandoned` (it will be
+   * deleted, never run), so it does not keep the plan open.
+   */
+  async snapshotTask(task: string, planChildren?: readonly string[]): Promise<TaskSnapshot | undefined> {
     const listing = await this.zk.tryGetChildren(task);
     if (listing === undefined) return undefined;
     const children = listing.children;
+    let state = classifyTask(children, listing.stat.cversion);
+    if (state === 'building' && planChildren !== undefined) {
+      const builder = (await this.store.readStamp(task))?.builder;
+      if (builder !== undefined && !planChildren.includes(builderNodeName(builder))) state = 'abandoned';
+    }
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
     const [feeds, failure, attempts] = await Promise.all([
       Promise.all(provs.map((name) => readDecoded(this.zk, childPath(task, name)))),
@@ -146,7 +156,7 @@ export class PlanReader {
     ]);
     return {
       task,
-      state: classifyTask(children, listing.stat.cversion),
+      state,
       deps: children.filter((name) => hasSequentialName(name, DEP_PREFIX)).map((name) => childPath(task, name)),
       feeds: feeds.filter((dep): dep is string => typeof dep === 'string'),
       ...(failure !== undefined ? { failure: failure as TaskFailure } : {}),

@@ -4,10 +4,12 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { assertTaskSpec, toDefinition, type TaskSettings, type TaskSpec } from '../exec/task-spec.js';
-import { assertPositiveNumber } from '../config/options.js';
-import { DEFAULT_RETRY_POLICY, resolvePlanSettings, resolveRetryPolicy, type PlanOptions, type RetryPolicy } from '../config/plan-options.js';
+import { assertDurationMs, assertKnownKeys } from '../config/options.js';
+import { ADD_TASK_OPTION_KEYS, DEFAULT_RETRY_POLICY, TASK_TO_ADD_KEYS, resolvePlanSettings, resolveRetryPolicy, type PlanOptions, type RetryPolicy } from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import type { TaskStore } from '../store/task-store.js';
+import type { BuilderStamp, TaskStore } from '../store/task-store.js';
+import { randomUUID } from 'node:crypto';
+import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
 import { classifyTask } from '../store/task-state.js';
 import {
   ATTEMPTS,
@@ -20,6 +22,8 @@ import {
   RUNNABLE_INDEX,
   HISTORY,
   TASK_PREFIX,
+  builderNodeName,
+  hasSequentialName,
   assertSequentialPath,
   assertValidPath,
   childPath,
@@ -45,8 +49,13 @@ export interface AddTaskOptions extends RetryPolicy {
   readonly timeoutMs?: number;
 }
 
+/** How many (session, plan) pairs remember that their builder node exists. */
+const BUILDER_CACHE_SIZE = 10_000;
+
 /** The ZooKeeper writes that build plans: plan and task nodes, dependencies, ready markers. */
 export class PlanWriter {
+  private readonly builders = new Set<string>();
+
   constructor(
     private readonly zk: Zk,
     private readonly store: TaskStore,
@@ -82,40 +91,93 @@ export class PlanWriter {
   async addTasks(plan: string, tasks: readonly TaskToAdd[]): Promise<string[]> {
     assertValidPath('plan', plan);
     if (!Array.isArray(tasks)) throw new InvalidArgumentError('tasks', 'expected an array of { task, args?, options? }');
-    const prepared = tasks.map((entry, index) => this.prepare(plan, entry, index));
+    const session = this.zk.session;
+    // Each task names its builder and batch: whoever finds it unfinished can tell whose it is and whether that one still lives.
+    const stamp: BuilderStamp = { builder: session.id, batch: randomUUID() };
+    const prepared = tasks.map((entry, index) => this.prepare(plan, entry, index, stamp));
     const external = [...new Set(prepared.flatMap(({ args }) => args.filter((arg): arg is string => typeof arg === 'string')))];
     await Promise.all(external.map((arg) => this.assertArgTaskExists(arg)));
+    // Every write of the batch is fenced by this session: once it has expired (and its builder node
+    // with it, so that others may delete its unfinished tasks), nothing of the batch lands any more.
+    const fence = { fence: session };
+    const [, planReady] = await Promise.all([this.ensureBuilder(plan, session), this.store.isReady(plan)]);
 
-    let paths: string[];
-    try {
-      paths = await Promise.all(prepared.map(({ definition }) => this.zk.create(childPath(plan, TASK_PREFIX), definition, 'persistent-sequential')));
-    } catch (error) {
-      if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(plan);
-      throw error;
+    // Sequential creates are not resent after a connection loss, so one may have happened without
+    // our knowing its name: on any failure the batch's unfinished tasks are found by their stamp.
+    const created = await Promise.allSettled(prepared.map(({ definition }) => this.zk.create(childPath(plan, TASK_PREFIX), definition, 'persistent-sequential', fence)));
+    const paths = created.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    const failure = created.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    if (failure !== undefined) {
+      await this.removeBatch(plan, stamp, paths);
+      if (isZkError(failure.reason, 'NO_NODE')) throw new PlanNotFoundError(plan);
+      throw failure.reason;
     }
     try {
       const links = prepared.flatMap(({ args }, index) =>
         args.map((arg) => ({ dependent: paths[index] as string, producer: typeof arg === 'string' ? arg : (paths[arg] as string) })),
       );
       // dep-* of one task are created in arg order (the session keeps order), so arg serials follow argTasks.
-      const deps = await Promise.all(links.map(({ dependent }) => this.zk.create(childPath(dependent, DEP_PREFIX), null, 'persistent-sequential')));
+      const deps = await Promise.all(links.map(({ dependent }) => this.zk.create(childPath(dependent, DEP_PREFIX), null, 'persistent-sequential', fence)));
       const batch = new Set(paths);
-      const satisfied = await Promise.all(links.map(({ producer }, index) => this.linkProducer(producer, deps[index] as string, batch)));
-      await Promise.all(paths.map((task) => this.zk.create(childPath(task, READY))));
-      const unmet = new Map<string, number>();
+      const satisfied = await Promise.all(links.map(({ producer }, index) => this.linkProducer(producer, deps[index] as string, batch, fence)));
+      await Promise.all(paths.map((task) => this.zk.create(childPath(task, READY), null, 'persistent', fence)));
+      const unmet = new Set<string>();
       links.forEach(({ dependent }, index) => {
-        if (!satisfied[index]) unmet.set(dependent, (unmet.get(dependent) ?? 0) + 1);
+        if (!satisfied[index]) unmet.add(dependent);
       });
-      await Promise.all(paths.filter((task) => !unmet.has(task)).map((task) => this.store.markRunnable(task)));
+      await Promise.all(paths.filter((task) => !unmet.has(task)).map((task) => this.store.markRunnable(task, fence)));
+      // In a ready plan a producer may have finished before its dependent's `ready` existed: it then
+      // could not index the dependent (not ready), so look at each such dependent once more.
+      if (planReady) await Promise.all([...unmet].map((task) => this.indexIfRunnable(task, fence)));
     } catch (error) {
       // Not ready yet, so no worker runs them meanwhile.
-      await Promise.all(paths.map((task) => this.zk.deleteRecursive(task).catch(() => undefined)));
+      await this.removeBatch(plan, stamp, paths);
       throw error;
     }
     return paths;
   }
 
-  /** The spec's `mark-as-ready`: creates `ready` under a plan (or task); idempotent. */
+  /**
+   * Creates the plan's ephemeral `builder-<session>` node once per session: its presence tells
+   * workers that tasks this session has not made ready yet are still being written.
+   */
+  private async ensureBuilder(plan: string, session: ZkSession): Promise<void> {
+    const key = `${session.generation}\u0000${plan}`;
+    if (this.builders.has(key)) return;
+    try {
+      await this.zk.createIfAbsent(childPath(plan, builderNodeName(session.id)), null, 'ephemeral', { fence: session });
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(plan);
+      throw error;
+    }
+    if (this.builders.size >= BUILDER_CACHE_SIZE) this.builders.clear(); // only costs a createIfAbsent again
+    this.builders.add(key);
+  }
+
+  /**
+   * Deletes what a failed batch left: the tasks it knows, and any other unfinished task carrying its
+   * stamp (a create whose reply was lost). Best effort: when this cannot finish (the session is
+   * gone), the builder node is gone too, and workers delete the rest.
+   */
+  private async removeBatch(plan: string, stamp: BuilderStamp, known: readonly string[]): Promise<void> {
+    try {
+      const listing = await this.zk.tryGetChildren(plan);
+      const unknown = (listing?.children ?? []).filter((name) => hasSequentialName(name, TASK_PREFIX)).map((name) => childPath(plan, name)).filter((task) => !known.includes(task));
+      const strays = await Promise.all(unknown.map(async (task) => ((await this.store.readStamp(task))?.batch === stamp.batch ? task : undefined)));
+      const ours = [...known, ...strays.filter((task): task is string => task !== undefined)];
+      await Promise.all(ours.map((task) => this.zk.deleteRecursive(task)));
+    } catch {
+      // see above: the workers finish the job
+    }
+  }
+
+  /** Indexes a dependent whose inputs all arrived while it was being added. */
+  private async indexIfRunnable(task: string, options: WriteOptions): Promise<void> {
+    const listing = await this.store.inspectTask(task);
+    if (listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'runnable') await this.store.markRunnable(task, options);
+  }
+
+  /** The spec's `mark-as-ready`: creates `ready` under a plan (or task), then touches the plan so watching workers look at once; idempotent. */
   async markAsReady(path: string): Promise<void> {
     assertValidPath('plan', path);
     try {
@@ -124,6 +186,7 @@ export class PlanWriter {
       if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(path);
       throw error;
     }
+    await this.store.touchPlan(path);
   }
 
   /**
@@ -133,13 +196,13 @@ export class PlanWriter {
    * its `ready`, so if `ready` is still there after our prov-M exists, the producer will see it; if
    * not, we hand its result over ourselves. Resolves true when the dep was satisfied here.
    */
-  private async linkProducer(producer: string, dep: string, batch: ReadonlySet<string>): Promise<boolean> {
+  private async linkProducer(producer: string, dep: string, batch: ReadonlySet<string>, fence: WriteOptions): Promise<boolean> {
     let prov: string;
     try {
-      prov = await this.zk.create(childPath(producer, PROV_PREFIX), encodeValue(dep, 'dependency link'), 'persistent-sequential');
+      prov = await this.zk.create(childPath(producer, PROV_PREFIX), encodeValue(dep, 'dependency link'), 'persistent-sequential', fence);
     } catch (error) {
       if (!isZkError(error, 'NO_NODE')) throw error;
-      await this.takeKeptResult(producer, dep); // the producer completed and is gone
+      await this.takeKeptResult(producer, dep, fence); // the producer completed and is gone
       return true;
     }
     if (batch.has(producer) || (await this.store.isReady(producer))) return false;
@@ -149,16 +212,16 @@ export class PlanWriter {
     });
     if (finishing !== undefined) {
       decodeValue(childPath(producer, RESULT), finishing);
-      await this.store.propagate(prov, finishing);
+      await this.store.propagate(prov, finishing, fence);
       return true;
     }
-    await this.zk.deleteIfPresent(prov);
-    await this.takeKeptResult(producer, dep);
+    await this.zk.deleteIfPresent(prov, -1, fence);
+    await this.takeKeptResult(producer, dep, fence);
     return true;
   }
 
   /** Satisfies `dep` from the producer's kept result, or fails saying why the producer cannot serve as an input. */
-  private async takeKeptResult(producer: string, dep: string): Promise<void> {
+  private async takeKeptResult(producer: string, dep: string, fence: WriteOptions): Promise<void> {
     const kept = await readValue(this.zk, keptResultPathFor(producer));
     if (kept === undefined) {
       throw new ArgTaskNotFoundError(
@@ -167,32 +230,40 @@ export class PlanWriter {
       );
     }
     decodeValue(keptResultPathFor(producer), kept);
-    await this.store.giveInput(dep, kept);
+    await this.store.giveInput(dep, kept, fence);
   }
 
   /**
    * Lets the plan's failed tasks be tried again from scratch (their attempts reset), and so their
    * dependents after them, like "rerun from the failed node". Returns the tasks reset.
+   *
+   * The plan's `failed` marker is removed last, and only if no task failed for good meanwhile (a
+   * new failure rewrites the marker, whose version then no longer matches). A crash part-way leaves
+   * a marker without a failed task: the workers' next full scan removes it.
    */
   async retryFailed(plan: string): Promise<string[]> {
     assertValidPath('plan', plan);
     const tasks = await this.store.listTasks(plan);
     if (tasks === undefined) throw new PlanNotFoundError(plan);
+    const markerVersion = await this.store.planFailedMarkerVersion(plan);
     const listings = await Promise.all(tasks.map(async (task) => ({ task, listing: await this.store.inspectTask(task) })));
     const failed = listings.filter(({ listing }) => listing?.children.includes(FAILED)).map(({ task }) => task);
     // attempts first: a crash in between leaves the task failed, and a second retryFailed finishes the job.
-    await Promise.all(failed.map(async (task) => {
-      await this.zk.deleteIfPresent(childPath(task, ATTEMPTS));
-      await this.zk.deleteIfPresent(childPath(task, FAILED));
-      const listing = await this.store.inspectTask(task);
-      if (listing && classifyTask(listing.children, listing.childVersion) === 'runnable') await this.store.markRunnable(task);
-    }));
-    await this.zk.deleteIfPresent(childPath(plan, FAILED));
+    await Promise.all(
+      failed.map(async (task) => {
+        await this.zk.deleteIfPresent(childPath(task, ATTEMPTS));
+        await this.zk.deleteIfPresent(childPath(task, FAILED));
+        await this.indexIfRunnable(task, {});
+      }),
+    );
+    // Touches the plan either way: workers that stopped it (failFast) look at it again.
+    if (markerVersion === undefined || !(await this.store.clearPlanFailed(plan, markerVersion))) await this.store.touchPlan(plan);
     return failed;
   }
 
-  private prepare(plan: string, entry: TaskToAdd, index: number): { definition: Buffer; args: readonly (string | number)[] } {
+  private prepare(plan: string, entry: TaskToAdd, index: number, stamp: BuilderStamp): { definition: Buffer; args: readonly (string | number)[] } {
     if (typeof entry !== 'object' || entry === null) throw new InvalidArgumentError(`tasks[${index}]`, 'expected { task, args?, options? }');
+    assertKnownKeys(`addTasks (tasks[${index}])`, entry, TASK_TO_ADD_KEYS);
     assertTaskSpec(entry.task);
     const args = entry.args ?? [];
     if (!Array.isArray(args)) throw new InvalidArgumentError(`tasks[${index}].args`, 'expected an array of task paths or earlier batch indices');
@@ -210,7 +281,7 @@ export class PlanWriter {
     if (spec.kind === 'call' && this.functions.size > 0 && !this.functions.has(spec.fn)) {
       throw new UnknownFunctionError(spec.fn, undefined, this.functions.names());
     }
-    const definition = encodeValue(toDefinition(spec, taskSettings(entry.options ?? {})), `The task definition for plan ${plan}`, plan);
+    const definition = encodeValue({ ...toDefinition(spec, taskSettings(entry.options ?? {})), ...stamp }, `The task definition for plan ${plan}`, plan);
     return { definition, args };
   }
 
@@ -234,9 +305,10 @@ export class PlanWriter {
 
 function taskSettings(options: AddTaskOptions): TaskSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
+  assertKnownKeys('addTask', options, ADD_TASK_OPTION_KEYS);
   const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs } = options;
   if (typeof keepResult !== 'boolean') throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
-  if (timeoutMs !== undefined) assertPositiveNumber('timeoutMs', timeoutMs);
+  if (timeoutMs !== undefined) assertDurationMs('timeoutMs', timeoutMs);
   const retry = Object.fromEntries(
     Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(([, value]) => value !== undefined),
   ) as RetryPolicy;

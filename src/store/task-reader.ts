@@ -27,26 +27,36 @@ export interface OwnerRecord {
   readonly claimedAt: Date;
 }
 
+/** Stored in a task's definition by addTasks: the session that added it, and its batch. */
+export interface BuilderStamp {
+  readonly builder: string;
+  readonly batch: string;
+}
+
 /** A task node's children and child version, as read in one call. */
 export interface TaskListing {
   readonly children: string[];
   readonly childVersion: number;
 }
 
-/** Plans whose settings a worker remembers; settings never change after createPlan. */
+/** Plans whose settings a process remembers (least recently used go first); settings never change after createPlan. */
 const SETTINGS_CACHE_SIZE = 1_000;
 
 /** The ZooKeeper reads a worker makes on plans and tasks (TaskStore adds the writes). */
 export class TaskReader {
+  /** No watch stands behind an entry, so dropping one costs a read, never a leak. */
   private readonly settingsCache = new Map<string, PlanSettings>();
-  private readonly planFailures = new Map<string, AbortController>();
 
   constructor(protected readonly zk: Zk) {}
 
   /** The plan's failure policy and retry policy (read once per plan, then remembered). */
   async readPlanSettings(plan: string): Promise<PlanSettings> {
     const cached = this.settingsCache.get(plan);
-    if (cached) return cached;
+    if (cached) {
+      this.settingsCache.delete(plan);
+      this.settingsCache.set(plan, cached);
+      return cached;
+    }
     const node = await this.zk.tryGetData(plan);
     let stored: unknown;
     try {
@@ -55,9 +65,23 @@ export class TaskReader {
       stored = undefined; // a plan node written by another tool with a value of its own: defaults apply
     }
     const settings = planSettingsFrom(stored);
-    if (this.settingsCache.size >= SETTINGS_CACHE_SIZE) this.settingsCache.clear();
+    if (node === undefined) return settings; // no plan: nothing to remember
     this.settingsCache.set(plan, settings);
+    for (const oldest of this.settingsCache.keys()) {
+      if (this.settingsCache.size <= SETTINGS_CACHE_SIZE) break;
+      this.settingsCache.delete(oldest);
+    }
     return settings;
+  }
+
+  /** Forgets what is remembered of a plan that is gone. */
+  forgetPlan(plan: string): void {
+    this.settingsCache.delete(plan);
+  }
+
+  /** How many plans' settings are remembered (for leak checks). */
+  get rememberedPlans(): number {
+    return this.settingsCache.size;
   }
 
   /** The task's record of failed tries, if it has failed before. */
@@ -71,32 +95,6 @@ export class TaskReader {
     return value as AttemptRecord;
   }
 
-  /**
-   * A signal aborted once the plan's `failed` marker exists (at once if it does already). One
-   * watch per plan and process, shared by all its tasks.
-   */
-  async planFailureSignal(plan: string): Promise<AbortSignal> {
-    const known = this.planFailures.get(plan);
-    if (known) return known.signal;
-    const controller = new AbortController();
-    if (this.planFailures.size >= SETTINGS_CACHE_SIZE) this.planFailures.clear();
-    this.planFailures.set(plan, controller);
-    const rearm = async (): Promise<void> => {
-      const stat = await this.zk.exists(childPath(plan, FAILED), (event) => {
-        if (event.type === 'created') controller.abort();
-        else if (event.type === 'session-lost') void rearm().catch(() => this.planFailures.delete(plan));
-      });
-      if (stat) controller.abort();
-    };
-    try {
-      await rearm();
-    } catch (error) {
-      this.planFailures.delete(plan);
-      throw error;
-    }
-    return controller.signal;
-  }
-
   /** Plans under `parent`, oldest first; undefined when `parent` does not exist. */
   async listPlans(parent: string): Promise<string[] | undefined> {
     const listing = await this.zk.tryGetChildren(parent);
@@ -105,6 +103,11 @@ export class TaskReader {
     const sequential = sortBySerial(listing.children, PLAN_PREFIX);
     const others = listing.children.filter((name) => !hasSequentialName(name, PLAN_PREFIX)).sort();
     return [...sequential, ...others].map((name) => childPath(parent, name));
+  }
+
+  /** True when the plan carries the `failed` marker. */
+  async isPlanFailed(plan: string): Promise<boolean> {
+    return (await this.zk.exists(childPath(plan, FAILED))) !== undefined;
   }
 
   async isReady(path: string): Promise<boolean> {
@@ -116,12 +119,35 @@ export class TaskReader {
     return (await this.listPlan(plan))?.tasks;
   }
 
-  /** The plan's tasks (oldest first) and whether it carries the `failed` marker; undefined when the plan does not exist. */
-  async listPlan(plan: string): Promise<{ tasks: string[]; failed: boolean } | undefined> {
+  /** The plan's tasks (oldest first), its other children, and whether it is ready and carries the `failed` marker; undefined when the plan does not exist. */
+  async listPlan(plan: string): Promise<{ tasks: string[]; children: string[]; ready: boolean; failed: boolean } | undefined> {
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) return undefined;
-    return { tasks: sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name)), failed: listing.children.includes(FAILED) };
+    return {
+      tasks: sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name)),
+      children: listing.children,
+      ready: listing.children.includes(READY),
+      failed: listing.children.includes(FAILED),
+    };
   }
+
+  /** The data version of the plan's `failed` marker; undefined when there is none. */
+  async planFailedMarkerVersion(plan: string): Promise<number | undefined> {
+    return (await this.zk.exists(childPath(plan, FAILED)))?.version;
+  }
+
+  /** Who added the task and in which batch, from its definition; undefined for tasks written by other tools. */
+  async readStamp(task: string): Promise<BuilderStamp | undefined> {
+    const node = await this.zk.tryGetData(task);
+    if (node === undefined) return undefined;
+    try {
+      const value = decodeValue(task, node.data) as Partial<BuilderStamp> | null;
+      return typeof value?.builder === 'string' && typeof value.batch === 'string' ? { builder: value.builder, batch: value.batch } : undefined;
+    } catch {
+      return undefined; // a malformed definition: performTask reports it once the task is ready
+    }
+  }
+
 
   async inspectTask(task: string): Promise<TaskListing | undefined> {
     const listing = await this.zk.tryGetChildren(task);

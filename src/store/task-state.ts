@@ -1,4 +1,4 @@
-import { DEP_PREFIX, FAILED, OWNER, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+import { DEP_PREFIX, FAILED, OWNER, PROV_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 
 /**
  * Where a task stands, judged from its children alone (a pure decision; see README "Data model"):
@@ -9,7 +9,9 @@ import { DEP_PREFIX, FAILED, OWNER, READY, RESULT, hasSequentialName } from '../
  * - `failed`: it failed for good (attempts used up, or a permanent error); never taken again.
  * - `waiting`: ready but some dep-* is still unmet.
  * - `building`: not ready yet (addTask, or another program, is still writing it).
- * - `abandoned`: no children left although it had some (a deletion that stopped half-way): delete it.
+ * - `abandoned`: what is left of a deletion that stopped half-way: no children although it had
+ *   some, or only `prov-*` nodes that an `addTask` made after the task's result was handed on and
+ *   removed (that `addTask` takes the input from the kept result itself): delete it.
  */
 export type TaskState = 'runnable' | 'finishable' | 'owned' | 'failed' | 'waiting' | 'building' | 'abandoned';
 
@@ -24,8 +26,17 @@ export function classifyTask(children: readonly string[], childVersion: number):
   if (names.has(FAILED)) return 'failed'; // even while its last owner is still letting go of it
   if (names.has(OWNER)) return 'owned';
   if (names.has(RESULT)) return 'finishable';
-  if (!names.has(READY)) return 'building';
+  if (!names.has(READY)) return isLeftOfDeletion(children, childVersion) ? 'abandoned' : 'building';
   return children.some((name) => hasSequentialName(name, DEP_PREFIX)) ? 'waiting' : 'runnable';
+}
+
+/**
+ * Only prov-* children, and more child changes than children: `ready` (and more) existed and was
+ * deleted, so this is a finished task whose deletion stopped after a late prov-* arrived. A task
+ * being built has had nothing deleted yet (its `ready` comes last), so it never looks like this.
+ */
+function isLeftOfDeletion(children: readonly string[], childVersion: number): boolean {
+  return childVersion > children.length && children.every((name) => hasSequentialName(name, PROV_PREFIX));
 }
 
 /** States in which a worker may try to take ownership. */

@@ -19,11 +19,12 @@ import {
   parentOf,
   historyEntryFor,
   runnableEntryFor,
+  builderNodeName,
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
 import { TaskReader, type OwnerRecord, type TaskListing } from './task-reader.js';
 
-export { TaskReader, type OwnerRecord, type TaskListing } from './task-reader.js';
+export { TaskReader, type BuilderStamp, type OwnerRecord, type TaskListing } from './task-reader.js';
 import type { WriteOptions, ZkSession, ZkStat } from '../zk/zk-client.js';
 import { CHUNK_BYTES, deleteValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
@@ -37,6 +38,13 @@ export interface Claim {
   readonly signal: AbortSignal;
   /** The task's children and definition, read right behind the claim (same round trip). */
   readonly prefetched?: Promise<[TaskListing | undefined, TaskDefinition | undefined | PrefetchError]>;
+  /** Where the claim stands in this process: a claim given back writes nothing more; one finishing is not given back. */
+  readonly progress: ClaimProgress;
+}
+
+/** `running`: the function may still run; `finishing`: its result is being stored and handed on; `released`: given back. */
+export interface ClaimProgress {
+  phase: 'running' | 'finishing' | 'released';
 }
 
 /** A read error kept for later: whether it matters depends on what else the task holds. */
@@ -75,24 +83,89 @@ export class TaskStore extends TaskReader {
     }
   }
 
-  /** Fails the task for good: `failed` under the task (it is never taken again), then the plan's `failed` marker. */
+  /**
+   * Fails the task for good: `failed` under the task (it is never taken again), then the plan's
+   * `failed` marker, then a touch of the plan node that wakes every process watching the plan. A
+   * crash in between leaves a failed task without the marker: the next full scan writes it.
+   */
   async markFailed(claim: Claim, failure: TaskFailure): Promise<void> {
     await this.zk.createIfAbsent(childPath(claim.task, FAILED), encodeValue(failure, 'task failure'), 'persistent', this.fence(claim));
     await this.unmarkRunnable(claim.task, this.fence(claim));
-    // Rewritten at each failure: its data watch tells waiters that another task failed.
-    const marker = encodeValue({ task: claim.task, at: failure.at }, 'plan failure');
-    if (!(await this.zk.createIfAbsent(childPath(claim.plan, FAILED), marker, 'persistent', this.fence(claim)))) {
-      await this.zk.setData(childPath(claim.plan, FAILED), marker, -1, this.fence(claim));
+    await this.markPlanFailed(claim.plan, claim.task, failure.at, this.fence(claim));
+  }
+
+  /** Writes (or rewrites: its data watch tells waiters that another task failed) the plan's `failed` marker, then touches the plan. */
+  async markPlanFailed(plan: string, task: string, at: Date, options: WriteOptions = {}): Promise<void> {
+    const marker = encodeValue({ task, at }, 'plan failure');
+    if (!(await this.zk.createIfAbsent(childPath(plan, FAILED), marker, 'persistent', options))) {
+      await this.zk.setData(childPath(plan, FAILED), marker, -1, options);
+    }
+    await this.touchPlan(plan, options);
+  }
+
+  /**
+   * Removes the plan's `failed` marker if it is still the one read with version `version`
+   * (a failure written meanwhile rewrites it and so survives), then touches the plan.
+   */
+  async clearPlanFailed(plan: string, version: number): Promise<boolean> {
+    try {
+      await this.zk.delete(childPath(plan, FAILED), version);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE', 'BAD_VERSION')) return false;
+      throw error;
+    }
+    await this.touchPlan(plan);
+    return true;
+  }
+
+  /**
+   * Rewrites the plan node's value unchanged: a data change that fires the data watch every
+   * worker process keeps on the plan, so a change of the plan's state (ready, failed, retried)
+   * reaches them in one round trip. A plan that is gone is left alone.
+   */
+  async touchPlan(plan: string, options: WriteOptions = {}): Promise<void> {
+    for (;;) {
+      const node = await this.zk.tryGetData(plan);
+      if (node === undefined) return;
+      try {
+        await this.zk.setData(plan, node.data, node.stat.version, options);
+        return;
+      } catch (error) {
+        if (isZkError(error, 'NO_NODE')) return;
+        if (!isZkError(error, 'BAD_VERSION')) throw error; // changed meanwhile: touch it again
+      }
     }
   }
 
-  /** Deletes a task node left without children; a no-op if children appeared meanwhile. */
+  /**
+   * Deletes what is left of a task whose deletion stopped half-way (see `classifyTask`: no
+   * children, or only late prov-* nodes); a no-op if it changed meanwhile into anything else.
+   */
   async deleteAbandonedTask(task: string): Promise<void> {
+    const listing = await this.zk.tryGetChildren(task);
+    if (listing === undefined || classifyTask(listing.children, listing.stat.cversion) !== 'abandoned') return;
+    await Promise.all(listing.children.map((name) => this.zk.deleteIfPresent(childPath(task, name))));
     try {
-      await this.zk.deleteIfPresent(task);
+      await this.zk.delete(task, -1);
     } catch (error) {
-      if (!isZkError(error, 'NOT_EMPTY')) throw error;
+      if (!isZkError(error, 'NO_NODE', 'NOT_EMPTY')) throw error;
     }
+  }
+
+  /**
+   * Deletes a task that is not ready and whose builder is gone: its definition names the session
+   * that added it, whose ephemeral `builder-<session>` node is not among `planChildren` (listed
+   * before the task was looked at). That session died, or a reply to one of its creates was lost,
+   * while the task was being written; nothing else will ever make it ready. Its builder's writes
+   * are fenced by that session, so none of them can land afterwards.
+   */
+  async deleteIfBuilderGone(task: string, planChildren: readonly string[]): Promise<boolean> {
+    const builder = (await this.readStamp(task))?.builder;
+    if (builder === undefined || planChildren.includes(builderNodeName(builder))) return false;
+    const listing = await this.zk.tryGetChildren(task);
+    if (listing === undefined || listing.children.includes(READY)) return false;
+    await this.zk.deleteRecursive(task);
+    return true;
   }
 
   /** Tries to take the task by creating its ephemeral owner node; undefined when another worker has it or it is gone. */
@@ -109,17 +182,18 @@ export class TaskStore extends TaskReader {
       if (isZkError(error, 'NODE_EXISTS') && error.retried) {
         // Our first try may have created it before the connection dropped: then the task is ours.
         const owner = await this.readOwner(task);
-        if (owner?.sessionId === session.id && owner.workerId === workerId) return { task, plan: parentOf(task), workerId, session, signal };
+        if (owner?.sessionId === session.id && owner.workerId === workerId) return { task, plan: parentOf(task), workerId, session, signal, progress: { phase: 'running' } };
       }
       if (isZkError(error, 'NODE_EXISTS', 'NO_NODE')) return undefined;
       throw error;
     }
-    return { task, plan: parentOf(task), workerId, session, signal, prefetched };
+    return { task, plan: parentOf(task), workerId, session, signal, prefetched, progress: { phase: 'running' } };
   }
 
 
-  /** Gives the task back by deleting our owner node, if it is still ours. */
+  /** Gives the task back by deleting our owner node, if it is still ours; from now on the claim writes nothing. */
   async release(claim: Claim): Promise<void> {
+    claim.progress.phase = 'released';
     if (!this.zk.isCurrent(claim.session)) return; // the owner node went with the session
     const owner = await this.zk.tryGetData(childPath(claim.task, OWNER));
     if (owner === undefined || owner.stat.ephemeralOwner !== claim.session.id) return;
@@ -157,6 +231,7 @@ export class TaskStore extends TaskReader {
    */
   async finish(claim: Claim, encoded: Buffer, plan: FinishPlan): Promise<void> {
     const fence = this.fence(claim);
+    claim.progress.phase = 'finishing'; // from here on the task is completed, not given back
     if (plan.storeMaxBytes !== undefined && encoded.length > plan.storeMaxBytes) {
       throw new ResultTooLargeError(encoded.length, plan.storeMaxBytes, childPath(claim.task, RESULT)); // before anything is sent
     }
@@ -261,10 +336,9 @@ export class TaskStore extends TaskReader {
       const listing = await this.zk.tryGetChildren(claim.task);
       if (listing === undefined) return;
       const children = listing.children;
-      const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX) && !propagated.has(name));
-      if (provs.length > 0 && encoded === undefined) {
-        throw new OwnershipLostError(claim.task, 'it still has dependents to feed but its result is gone');
-      }
+      // Without the result (its deletion had begun), every prov-* listed before was fed; a later one
+      // belongs to an addTask that takes the kept result itself, so it is removed with the rest.
+      const provs = encoded === undefined ? [] : children.filter((name) => hasSequentialName(name, PROV_PREFIX) && !propagated.has(name));
       const fed = await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence)));
       onRunnable?.(fed.filter((task): task is string => task !== undefined));
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
@@ -285,7 +359,8 @@ export class TaskStore extends TaskReader {
   }
 
   private fence(claim: Claim): WriteOptions {
-    if (claim.signal.aborted) throw new OwnershipLostError(claim.task, 'the worker released it');
+    if (claim.progress.phase === 'released') throw new OwnershipLostError(claim.task, 'the worker gave it back');
+    if (claim.signal.aborted && claim.progress.phase !== 'finishing') throw new OwnershipLostError(claim.task, 'the worker released it');
     return { fence: claim.session };
   }
 

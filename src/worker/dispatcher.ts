@@ -1,51 +1,72 @@
 import { isZkError } from '../errors/zk-error.js';
-import { OWNER, READY, RUNNABLE_INDEX, childPath, parentOf } from '../zk/layout.js';
-import type { Zk } from '../zk/zk.js';
-import type { Seeker } from './find-task.js';
+import { planSettingsFrom } from '../config/plan-options.js';
+import { decodeValue } from '../serialization/codec.js';
+import { classifyTask, isClaimable } from '../store/task-state.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
+import { FAILED, OWNER, READY, RUNNABLE_INDEX, childPath, parentOf } from '../zk/layout.js';
+import type { WatchEvent } from '../zk/zk-client-types.js';
+import type { Zk } from '../zk/zk.js';
+import { ClaimBook } from './claim-book.js';
+import type { Seeker } from './find-task.js';
 import type { WakeUp } from './wake-up.js';
+import { MAX_TIMER_MS } from '../util/signals.js';
 
 /** How often one loop of the process still scans indexed plans in full, to find tasks whose index entry a crash lost. */
 const FULL_SCAN_INTERVAL_MS = 10_000;
 
-/** How many finished tasks a process remembers, to keep stale index entries out of its candidates. */
-const RECENTLY_DONE_LIMIT = 50_000;
+/** Why the running tasks of a plan are stopped. */
+export type PlanStopReason = 'deleted' | 'failed';
 
-interface IndexedPlan {
+/** What this process knows of one plan under a followed parent, kept current by a data watch on the plan node. */
+interface TrackedPlan {
+  /** Grows with every reload; an answer of an older one is dropped. */
+  epoch: number;
+  loaded: boolean;
+  ready: boolean;
+  /** The plan has a runnable index (made by createPlan). */
+  indexed: boolean;
+  failed: boolean;
+  failFast: boolean;
   /** The index changed since it was last listed (or was never listed). */
   dirty: boolean;
+  /** A full scan found nothing that can change without an event this process hears (no task, or only failed and waiting ones). */
+  settled: boolean;
 }
 
 /**
- * Watch-driven dispatch for one worker process: instead of scanning every task of every plan,
- * its loops take tasks from the plans' runnable indexes (`<plan>/runnable/task-N`), which they
- * watch, and wake as soon as an entry appears, a plan becomes ready, or the owner of a task they
- * lost to goes away. Candidates are picked at random, so idle workers do not all race for one task.
- * Plans without an index (written by other tools) are still found by the spec's scan.
+ * Watch-driven dispatch for one worker process. Its loops take tasks from the plans' runnable
+ * indexes (`<plan>/runnable/task-N`), which it watches, and wake as soon as an entry appears, a
+ * plan's state changes, or the owner of a task they lost to goes away. Candidates are picked at
+ * random, so idle workers do not all race for one task. Plans without an index (written by other
+ * tools) are still found by the spec's scan.
+ *
+ * Every watch it sets is on a node that exists, so each one fires, and is gone, at the latest when
+ * its plan is deleted: the plan node's data (its state: ready, failed, retried, deleted), the index's
+ * children, a lost race's `owner` node; plus the followed parents' children. What it remembers of a
+ * plan goes when the plan's data watch reports the plan deleted.
  */
 export class Dispatcher {
+  readonly book = new ClaimBook();
   private readonly candidates = new Set<string>();
-  /** Tasks a loop of this process holds: their index entries stay until done, but are no candidates. */
-  private readonly heldHere = new Set<string>();
-  /** Tasks this process finished lately: an index listing sent before their entry went may still name them. */
-  private readonly doneHere = new Set<string>();
-  private readonly plans = new Map<string, IndexedPlan>();
-  private readonly watchedParents = new Set<string>();
+  private readonly plans = new Map<string, TrackedPlan>();
   private readonly following = new Map<string, Promise<void>>();
-  /** Tasks with an `offerLater` timer running. */
-  private readonly offeredLater = new Set<string>();
+  private readonly offeredLater = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly watchedOwners = new Set<string>();
+  /** Stops of running tasks, by plan: called when the plan is deleted, or fails while failFast. */
+  private readonly runningStops = new Map<string, Set<(reason: PlanStopReason) => void>>();
   private refreshing: Promise<void> | undefined;
   private lastFullScan = 0;
+  private sessionEpoch = 0;
 
   constructor(
     private readonly zk: Zk,
     private readonly store: TaskStore,
     private readonly wakeUp: WakeUp,
+    private readonly random: () => number = Math.random,
   ) {
     // A new session has none of the old one's watches: look at everything again.
     zk.on('session:started', () => {
-      this.watchedParents.clear();
+      this.sessionEpoch += 1;
       this.following.clear();
       this.watchedOwners.clear();
       this.plans.clear();
@@ -53,9 +74,27 @@ export class Dispatcher {
     });
   }
 
-  /** True when the plan has a runnable index this process follows. */
+  /** True when the plan is ready and has a runnable index this process follows. */
   isIndexed(plan: string): boolean {
-    return this.plans.has(plan);
+    const tracked = this.plans.get(plan);
+    return tracked !== undefined && tracked.ready && tracked.indexed;
+  }
+
+  /** True when no task of the plan may start: it failed and its policy is failFast (as far as this process has heard). */
+  isStopped(plan: string): boolean {
+    const tracked = this.plans.get(plan);
+    return tracked !== undefined && tracked.failed && tracked.failFast;
+  }
+
+  /** True when a full scan of the plan is of no use until something changes in it (see TrackedPlan.settled). */
+  isSettled(plan: string): boolean {
+    return this.plans.get(plan)?.settled === true;
+  }
+
+  /** A full scan found nothing in the plan that can move without an event this process hears. */
+  markSettled(plan: string): void {
+    const tracked = this.plans.get(plan);
+    if (tracked?.loaded) tracked.settled = true;
   }
 
   /** True for one caller every FULL_SCAN_INTERVAL_MS: time to scan indexed plans in full too. */
@@ -66,41 +105,39 @@ export class Dispatcher {
     return true;
   }
 
-  /** True when a loop of this process holds the task, or finished it lately: no use claiming it. */
-  isHeldOrDone(task: string): boolean {
-    return this.heldHere.has(task) || this.doneHere.has(task);
-  }
-
-  /** Reserves a task a scan is about to claim; false when a loop of this process holds it already. */
-  reserve(task: string): boolean {
-    if (this.heldHere.has(task)) return false;
-    this.heldHere.add(task);
-    return true;
-  }
-
-  /** Undoes `reserve` after a claim that failed. */
-  unreserve(task: string): void {
-    this.heldHere.delete(task);
-  }
-
-  /** A loop of this process holds a task (found by a scan): not a candidate for the others. */
+  /** A loop of this process holds a task: not a candidate for the others. */
   hold(task: string): void {
-    this.heldHere.add(task);
+    this.book.reserve(task);
     this.candidates.delete(task);
   }
 
   /** A loop of this process is done with a task it held; `deleted`: the task node is gone (done). */
   letGo(task: string, deleted: boolean): void {
-    this.heldHere.delete(task);
-    if (!deleted) return;
-    if (this.doneHere.size >= RECENTLY_DONE_LIMIT) this.doneHere.clear();
-    this.doneHere.add(task);
+    this.book.release(task, deleted);
+  }
+
+  /**
+   * Registers the stop of a running task of `plan`, called when the plan is deleted, or fails
+   * while its policy is failFast; returns the function that unregisters it.
+   */
+  onPlanStop(plan: string, stop: (reason: PlanStopReason) => void): () => void {
+    let stops = this.runningStops.get(plan);
+    if (stops === undefined) {
+      stops = new Set();
+      this.runningStops.set(plan, stops);
+    }
+    stops.add(stop);
+    if (this.isStopped(plan)) stop('failed');
+    return () => {
+      stops.delete(stop);
+      if (stops.size === 0 && this.runningStops.get(plan) === stops) this.runningStops.delete(plan);
+    };
   }
 
   /** Tasks known to be runnable right now (a finishing worker made them so): tried first, by any loop. */
   offer(tasks: readonly string[]): void {
     for (const task of tasks) {
-      this.doneHere.delete(task); // offered again (e.g. its retry delay is over): a candidate once more
+      this.book.reoffered(task);
       this.candidates.add(task);
     }
     if (tasks.length > 0) this.wakeUp.wake(tasks.length);
@@ -113,14 +150,14 @@ export class Dispatcher {
    */
   offerLater(task: string, at: number, reindex: boolean): void {
     if (this.offeredLater.has(task)) return;
-    this.offeredLater.add(task);
     const timer = setTimeout(() => {
       this.offeredLater.delete(task);
       void (reindex ? this.store.markRunnable(task) : Promise.resolve())
         .then(() => this.offer([task]))
         .catch(() => undefined); // the full scan finds it anyway
-    }, Math.max(0, at - Date.now()));
-    timer.unref();
+    }, Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS));
+    timer.unref?.();
+    this.offeredLater.set(task, timer);
   }
 
   /** Follows the plans under `parent` (idempotent; again after a new session). */
@@ -128,27 +165,13 @@ export class Dispatcher {
     // Every loop waits for the same first look, so none scans a plan the index is about to cover.
     let following = this.following.get(parent);
     if (following === undefined) {
-      following = this.startFollowing(parent);
+      following = this.listParent(parent, this.sessionEpoch);
       this.following.set(parent, following);
-      following.catch(() => this.following.delete(parent));
+      following.catch(() => {
+        if (this.following.get(parent) === following) this.following.delete(parent);
+      });
     }
     return following;
-  }
-
-  private async startFollowing(parent: string): Promise<void> {
-    this.watchedParents.add(parent);
-    try {
-      const listing = await this.zk.tryGetChildren(parent, () => this.rewatchParent(parent));
-      if (listing === undefined) {
-        // The parent does not exist yet: wait for it to be created.
-        await this.zk.exists(parent, () => this.rewatchParent(parent));
-        return;
-      }
-      await Promise.all(listing.children.map((name) => this.followPlan(childPath(parent, name))));
-    } catch (error) {
-      this.watchedParents.delete(parent);
-      throw error;
-    }
   }
 
   /** Takes a candidate task: claims it (one write) and returns the claim; undefined when none is left. */
@@ -161,22 +184,87 @@ export class Dispatcher {
       }
       const task = this.pick(seeker);
       if (task === undefined) return undefined;
-      this.heldHere.add(task); // from now on, before the claim's answer: a refresh must not offer it again
+      this.book.reserve(task); // from now on, before the claim's answer: a refresh must not offer it again
       let claim: Claim | undefined;
       try {
         claim = await this.store.claim(task, seeker.workerId, seeker.taskSignal);
       } finally {
-        if (claim === undefined) this.heldHere.delete(task);
+        if (claim === undefined) this.book.release(task);
       }
       if (claim !== undefined) return claim;
       await this.watchOwner(task);
     }
   }
 
+  /**
+   * After losing a task to another worker (or finding it owned in a scan): when its owner goes
+   * (done, released or dead), look at the task again. The watch is a data watch on the owner node,
+   * which exists when it is set and fires when it goes; an owner already gone sets no watch.
+   */
+  async watchOwner(task: string): Promise<void> {
+    if (this.watchedOwners.has(task)) return;
+    this.watchedOwners.add(task);
+    const onGone = (): void => {
+      this.watchedOwners.delete(task);
+      void this.reconsider(task);
+    };
+    try {
+      await this.zk.getData(childPath(task, OWNER), (event) => {
+        if (event.type !== 'changed') onGone();
+      });
+    } catch (error) {
+      this.watchedOwners.delete(task);
+      if (isZkError(error, 'NO_NODE')) {
+        await this.reconsider(task);
+        return;
+      }
+      if (!isZkError(error) || !error.isConnectionProblem) throw error;
+    }
+  }
+
+  /** What this process remembers, for leak checks: plans, candidates, owner watches, timers, stops, held and done tasks. */
+  footprint(): { plans: number; candidates: number; watchedOwners: number; offeredLater: number; runningStops: number; held: number; done: number; parents: number } {
+    return {
+      plans: this.plans.size,
+      candidates: this.candidates.size,
+      watchedOwners: this.watchedOwners.size,
+      offeredLater: this.offeredLater.size,
+      runningStops: this.runningStops.size,
+      held: this.book.heldCount,
+      done: this.book.doneCount,
+      parents: this.following.size,
+    };
+  }
+
+  /** A task whose owner went, or whose claim found no owner: a candidate when it can be taken, else its plan's index is looked at again. */
+  private async reconsider(task: string): Promise<void> {
+    const plan = parentOf(task);
+    try {
+      const listing = await this.store.inspectTask(task);
+      if (listing === undefined) {
+        await this.store.unmarkRunnable(task); // gone: drop a stale index entry
+        return;
+      }
+      const state = classifyTask(listing.children, listing.childVersion);
+      if (isClaimable(state) && !this.isStopped(plan)) this.offer([task]);
+      else this.markDirty(plan);
+    } catch {
+      this.markDirty(plan);
+    }
+  }
+
   private pick(seeker: Seeker): string | undefined {
-    const usable = [...this.candidates].filter((task) => !this.heldHere.has(task) && !seeker.skip?.(task) && !seeker.skipPlan?.(parentOf(task)));
+    const usable: string[] = [];
+    for (const task of this.candidates) {
+      const plan = parentOf(task);
+      if (this.isStopped(plan)) {
+        this.candidates.delete(task); // a failFast plan that failed: nothing of it starts
+        continue;
+      }
+      if (!this.book.isHeld(task) && !seeker.skip?.(task)) usable.push(task);
+    }
     if (usable.length === 0) return undefined;
-    const task = usable[Math.floor(Math.random() * usable.length)] as string;
+    const task = usable[Math.floor(this.random() * usable.length)] as string;
     this.candidates.delete(task);
     return task;
   }
@@ -185,7 +273,7 @@ export class Dispatcher {
   private refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
-        const dirty = [...this.plans].filter(([, plan]) => plan.dirty).map(([path]) => path);
+        const dirty = [...this.plans].filter(([plan, tracked]) => tracked.dirty && this.isIndexed(plan) && !this.isStopped(plan)).map(([plan]) => plan);
         await Promise.all(dirty.map((plan) => this.listIndex(plan)));
       } finally {
         this.refreshing = undefined;
@@ -195,73 +283,131 @@ export class Dispatcher {
   }
 
   private async listIndex(plan: string): Promise<void> {
-    const state = this.plans.get(plan);
-    if (state === undefined) return;
-    state.dirty = false;
+    const tracked = this.plans.get(plan);
+    if (tracked === undefined) return;
+    tracked.dirty = false;
     const listing = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX), () => this.markDirty(plan));
     if (listing === undefined) {
-      this.plans.delete(plan); // the plan (or its index) is gone
+      tracked.indexed = false; // the index is gone (the plan is being deleted): the scan covers what is left
       return;
     }
     for (const name of listing.children) {
       const task = childPath(plan, name);
-      if (!this.heldHere.has(task) && !this.doneHere.has(task)) this.candidates.add(task);
+      if (!this.book.isHeldOrDone(task)) this.candidates.add(task);
     }
   }
 
-  private async followPlan(plan: string): Promise<void> {
-    if (this.plans.has(plan)) return;
-    const [ready, index] = await Promise.all([
-      this.zk.exists(childPath(plan, READY), (event) => {
-        if (event.type === 'created') void this.followPlan(plan).catch(() => undefined);
-      }),
-      this.zk.exists(childPath(plan, RUNNABLE_INDEX)),
-    ]);
-    if (ready === undefined || index === undefined || this.plans.has(plan)) return;
-    this.plans.set(plan, { dirty: true });
-    this.wakeUp.wake(1);
+  private async listParent(parent: string, sessionEpoch: number): Promise<void> {
+    const listing = await this.zk.tryGetChildren(parent, (event) => this.onParentEvent(parent, sessionEpoch, event));
+    if (listing === undefined) {
+      // The parent does not exist yet: wait for it to be created (one watch per followed parent).
+      await this.zk.exists(parent, (event) => this.onParentEvent(parent, sessionEpoch, event));
+      return;
+    }
+    await Promise.all(listing.children.map((name) => this.trackPlan(childPath(parent, name))));
   }
 
-  private rewatchParent(parent: string): void {
-    this.watchedParents.delete(parent);
+  private onParentEvent(parent: string, sessionEpoch: number, event: WatchEvent): void {
+    if (sessionEpoch !== this.sessionEpoch) return; // the new session follows it afresh
+    if (event.type === 'session-lost' && this.zk.state === 'expired') return;
     this.following.delete(parent);
     void this.follow(parent).catch(() => undefined);
     this.wakeUp.wake(1);
   }
 
-  private markDirty(plan: string): void {
-    const state = this.plans.get(plan);
-    if (state) state.dirty = true;
-    this.wakeUp.wake(1); // it lists the index, and wakes others if it finds more than it takes
+  private async trackPlan(plan: string): Promise<void> {
+    if (this.plans.has(plan)) return;
+    const tracked: TrackedPlan = { epoch: 0, loaded: false, ready: false, indexed: false, failed: false, failFast: false, dirty: true, settled: false };
+    this.plans.set(plan, tracked);
+    await this.loadPlan(plan, tracked);
   }
 
-  /**
-   * After losing a task to another worker (or finding it owned in a scan): when its owner goes
-   * (done, released or dead), try it again.
-   */
-  async watchOwner(task: string): Promise<void> {
-    if (this.watchedOwners.has(task)) return;
-    this.watchedOwners.add(task);
-    const onGone = (): void => {
-      this.watchedOwners.delete(task);
-      // A finished task lost `ready` before its owner went: only an abandoned one is worth a claim.
-      void this.zk
-        .exists(childPath(task, READY))
-        .then((ready) => (ready ? this.offer([task]) : this.markDirty(parentOf(task))))
-        .catch(() => this.markDirty(parentOf(task)));
-    };
+  /** Reads the plan's state and (re-)arms the data watch on the plan node. */
+  private async loadPlan(plan: string, tracked: TrackedPlan): Promise<void> {
+    const epoch = ++tracked.epoch;
+    const sessionEpoch = this.sessionEpoch;
+    const current = (): boolean => this.plans.get(plan) === tracked && tracked.epoch === epoch && sessionEpoch === this.sessionEpoch;
+    let answers: [{ data: Buffer | null } | undefined, unknown, unknown, unknown];
     try {
-      const stat = await this.zk.exists(childPath(task, OWNER), (event) => {
-        if (event.type === 'deleted' || event.type === 'session-lost') onGone();
-      });
-      if (stat === undefined) {
-        // No owner: the task is gone (drop its stale index entry) or was released meanwhile.
-        if ((await this.zk.exists(task)) === undefined) await this.store.unmarkRunnable(task);
-        onGone();
-      }
+      answers = await Promise.all([
+        this.zk.getData(plan, (event) => this.onPlanEvent(plan, tracked, epoch, sessionEpoch, event)).catch((error: unknown) => {
+          if (isZkError(error, 'NO_NODE')) return undefined;
+          throw error;
+        }),
+        this.zk.exists(childPath(plan, READY)),
+        this.zk.exists(childPath(plan, FAILED)),
+        this.zk.exists(childPath(plan, RUNNABLE_INDEX)),
+      ]);
     } catch (error) {
-      this.watchedOwners.delete(task);
-      if (!isZkError(error) || !error.isConnectionProblem) throw error;
+      if (current()) this.plans.delete(plan); // looked at again by the next listing of its parent
+      throw error;
     }
+    if (!current()) return;
+    const [node, ready, failed, index] = answers;
+    if (node === undefined) {
+      this.dropPlan(plan);
+      return;
+    }
+    let stored: unknown;
+    try {
+      stored = node.data?.length ? decodeValue(plan, node.data) : undefined;
+    } catch {
+      stored = undefined; // another tool's plan value: the defaults apply
+    }
+    Object.assign(tracked, {
+      loaded: true,
+      ready: ready !== undefined,
+      indexed: index !== undefined,
+      failed: failed !== undefined,
+      failFast: planSettingsFrom(stored).failurePolicy === 'failFast',
+      dirty: true,
+      settled: false,
+    });
+    if (this.isStopped(plan)) this.stopRunning(plan, 'failed');
+    this.wakeUp.wake(1);
+  }
+
+  private onPlanEvent(plan: string, tracked: TrackedPlan, epoch: number, sessionEpoch: number, event: WatchEvent): void {
+    if (sessionEpoch !== this.sessionEpoch || this.plans.get(plan) !== tracked || tracked.epoch !== epoch) return;
+    if (event.type === 'deleted') {
+      this.dropPlan(plan);
+      return;
+    }
+    if (event.type === 'session-lost' && this.zk.state === 'expired') return; // the new session looks at everything again
+    void this.loadPlan(plan, tracked).catch(() => undefined);
+  }
+
+  /** The plan is gone: forget it, and stop its running tasks quietly. */
+  private dropPlan(plan: string): void {
+    this.plans.delete(plan);
+    const prefix = `${plan}/`;
+    for (const task of this.candidates) if (task.startsWith(prefix)) this.candidates.delete(task);
+    for (const [task, timer] of this.offeredLater) {
+      if (!task.startsWith(prefix)) continue;
+      clearTimeout(timer);
+      this.offeredLater.delete(task);
+    }
+    this.book.forgetPlan(plan);
+    this.store.forgetPlan(plan);
+    this.stopRunning(plan, 'deleted');
+  }
+
+  private stopRunning(plan: string, reason: PlanStopReason): void {
+    for (const stop of [...(this.runningStops.get(plan) ?? [])]) {
+      try {
+        stop(reason);
+      } catch {
+        // a stop only aborts a controller; nothing of it may break the dispatcher
+      }
+    }
+  }
+
+  private markDirty(plan: string): void {
+    const tracked = this.plans.get(plan);
+    if (tracked) {
+      tracked.dirty = true;
+      tracked.settled = false;
+    }
+    this.wakeUp.wake(1); // it lists the index, and wakes others if it finds more than it takes
   }
 }

@@ -1,6 +1,7 @@
 import { ATTEMPTS } from '../zk/layout.js';
-import { isClaimable, classifyTask } from '../store/task-state.js';
+import { isClaimable, classifyTask, type TaskState } from '../store/task-state.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
+import type { ClaimBook } from './claim-book.js';
 
 /** Who is looking for a task: `stop` ends the search, `taskSignal` becomes the claimed task's signal. */
 export interface Seeker {
@@ -9,65 +10,110 @@ export interface Seeker {
   readonly taskSignal: AbortSignal;
   /** Tasks this worker leaves alone for now (they failed in its hands recently). */
   readonly skip?: (task: string) => boolean;
-  /** Plans to pass over (failFast plans that failed; indexed plans between full scans). */
+}
+
+/** What a scan needs besides the seeker: the process's bookkeeping and what it knows of plans. */
+export interface ScanContext {
+  /** Reservations of this process's loops: a task is reserved before its claim and given up when the claim fails. */
+  readonly book?: ClaimBook;
+  /** Plans to pass over (failFast plans that failed; indexed plans between full scans; settled plans). */
   readonly skipPlan?: (plan: string) => boolean;
   /** Told of tasks found owned by another worker, to watch for their owner going away. */
   readonly onOwned?: (task: string) => void;
-  /** Reserves a task before claiming it (false: a sibling loop has it); released again when the claim fails. */
-  readonly reserve?: (task: string) => boolean;
-  readonly unreserve?: (task: string) => void;
   /** Told of a task passed over because its retry delay is not over, and when it is. */
   readonly onWaitingForRetry?: (task: string, at: number) => void;
+  /** Told of a plan a whole pass found nothing in that can move by itself: no task, or only failed and waiting ones. */
+  readonly onSettled?: (plan: string) => void;
 }
+
+/** States in which nothing happens in a task until something else does (an input arrives, a retryFailed). */
+const STILL: ReadonlySet<TaskState> = new Set<TaskState>(['failed', 'waiting']);
 
 /**
  * The spec's `get-task`: walks the plan's task-* children oldest first, looking each one's
  * children up only when it gets to it, deletes abandoned task nodes, and takes the first
- * runnable (or finishable) task it wins the owner race for.
+ * runnable (or finishable) task it wins the owner race for. A pass that claims nothing also
+ * repairs the plan's `failed` marker: written when a failed task has none (its writer crashed in
+ * between), removed when no task failed (left by a retryFailed that crashed).
  */
-export async function getTask(store: TaskStore, plan: string, seeker: Seeker): Promise<Claim | undefined> {
+export async function getTask(store: TaskStore, plan: string, seeker: Seeker, context: ScanContext = {}): Promise<Claim | undefined> {
   const listing = await store.listPlan(plan);
   if (listing === undefined) return undefined;
-  if (listing.failed && (await store.readPlanSettings(plan)).failurePolicy === 'failFast') return undefined;
+  // Read before the tasks: a failure written while we look rewrites the marker, so we never remove a fresh one.
+  const markerVersion = listing.failed ? await store.planFailedMarkerVersion(plan) : undefined;
+  if (markerVersion !== undefined && (await store.readPlanSettings(plan)).failurePolicy === 'failFast') {
+    if (await hasFailedTask(store, listing.tasks)) {
+      context.onSettled?.(plan);
+      return undefined;
+    }
+  }
+  let allStill = true;
+  let failedTask: string | undefined;
   for (const task of listing.tasks) {
     if (seeker.stop.aborted) return undefined;
-    if (seeker.skip?.(task)) continue;
+    if (seeker.skip?.(task)) {
+      allStill = false;
+      continue;
+    }
     const taskListing = await store.inspectTask(task);
     if (taskListing === undefined) continue; // removed since the plan was listed
     const state = classifyTask(taskListing.children, taskListing.childVersion);
+    if (state === 'failed') failedTask ??= task;
+    if (!STILL.has(state)) allStill = false;
     if (state === 'abandoned') {
       await store.deleteAbandonedTask(task);
       continue;
     }
-    if (state === 'owned') seeker.onOwned?.(task);
+    if (state === 'building' && listing.ready) {
+      await store.deleteIfBuilderGone(task, listing.children);
+      continue;
+    }
+    if (state === 'owned') context.onOwned?.(task);
     if (!isClaimable(state)) continue;
     if (state === 'runnable' && taskListing.children.includes(ATTEMPTS)) {
       const retryAt = await retryTime(store, task);
       if (retryAt > Date.now()) {
-        seeker.onWaitingForRetry?.(task, retryAt);
+        context.onWaitingForRetry?.(task, retryAt);
         continue;
       }
     }
-    if (seeker.reserve && !seeker.reserve(task)) continue;
-    const claim = await store.claim(task, seeker.workerId, seeker.taskSignal);
+    if (context.book && !context.book.reserve(task)) continue;
+    let claim: Claim | undefined;
+    try {
+      claim = await store.claim(task, seeker.workerId, seeker.taskSignal);
+    } finally {
+      if (claim === undefined) context.book?.release(task);
+    }
     if (claim !== undefined) return claim;
-    seeker.unreserve?.(task);
   }
+  if (seeker.stop.aborted) return undefined;
+  if (failedTask !== undefined && markerVersion === undefined) await store.markPlanFailed(plan, failedTask, new Date());
+  else if (failedTask === undefined && markerVersion !== undefined) await store.clearPlanFailed(plan, markerVersion);
+  else if (allStill) context.onSettled?.(plan);
   return undefined;
 }
 
 /** The spec's `get-task-from-any-plan`: the first task found in a ready plan under `parent`, plans looked at lazily. */
-export async function getTaskFromAnyPlan(store: TaskStore, parent: string, seeker: Seeker): Promise<Claim | undefined> {
+export async function getTaskFromAnyPlan(store: TaskStore, parent: string, seeker: Seeker, context: ScanContext = {}): Promise<Claim | undefined> {
   const plans = await store.listPlans(parent);
   if (plans === undefined) return undefined;
   for (const plan of plans) {
     if (seeker.stop.aborted) return undefined;
-    if (seeker.skipPlan?.(plan)) continue;
+    if (context.skipPlan?.(plan)) continue;
     if (!(await store.isReady(plan))) continue;
-    const claim = await getTask(store, plan, seeker);
+    const claim = await getTask(store, plan, seeker, context);
     if (claim !== undefined) return claim;
   }
   return undefined;
+}
+
+/** True when one of the tasks failed for good (looked at in order, until one is found). */
+async function hasFailedTask(store: TaskStore, tasks: readonly string[]): Promise<boolean> {
+  for (const task of tasks) {
+    const listing = await store.inspectTask(task);
+    if (listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'failed') return true;
+  }
+  return false;
 }
 
 /** When a task that failed before may be tried again (0: now). */

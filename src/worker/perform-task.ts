@@ -3,7 +3,8 @@ import { executeFunction, type ExecutionSettings } from '../exec/execute-functio
 import { encodeValue } from '../serialization/codec.js';
 import { TaskTimeoutError } from '../errors/task-errors.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
-import { ATTEMPTS, DEP_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+import { linkSignals } from '../util/signals.js';
 import { retryPolicyFor } from './record-failure.js';
 import type { TaskHistoryRecord } from '../plan/plan-view.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
@@ -19,7 +20,11 @@ export type PerformOutcome =
   /** The task is no longer runnable (e.g. a deletion is under way): the caller releases it. */
   | 'not-runnable'
   /** Its attempts were used up by earlier tries (a worker died while recording the last one): marked failed. */
-  | 'failed';
+  | 'failed'
+  /** It had failed for good already (this worker's claim came from a stale look): not run again. */
+  | 'failed-already'
+  /** Its plan is failFast and has failed: nothing of it starts any more. */
+  | 'plan-failed';
 
 export interface PerformContext {
   readonly store: TaskStore;
@@ -41,6 +46,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     Promise.all([store.inspectTask(claim.task), store.readDefinition(claim.task).catch((error: unknown) => new PrefetchError(error))]));
   if (listing === undefined) return 'gone';
   const children = listing.children;
+  if (children.includes(FAILED)) return 'failed-already'; // read behind the claim: no run can follow a failure for good
   if (definition instanceof PrefetchError) {
     // A malformed definition matters only if the function must run; a stored result can still be handed on.
     if (!children.includes(RESULT)) throw definition.error;
@@ -75,6 +81,8 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
   const [args, links, settings] = await Promise.all([store.readArgs(claim.task, children), store.readLinks(claim.task, children), store.readPlanSettings(claim.plan)]);
   if (args === undefined) return 'gone';
+  // Read after the claim: a plan that failed before it is seen, whatever the process's watch said.
+  if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan))) return 'plan-failed';
   const startedAt = new Date();
   const value = await withTimeout(claim, definition.timeoutMs, (signal) =>
     executeFunction(
@@ -128,9 +136,11 @@ async function withTimeout<T>(claim: Claim, timeoutMs: number | undefined, run: 
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new TaskTimeoutError(claim.task, timeoutMs)), timeoutMs);
   const timedOut = new Promise<never>((_, reject) => timeout.signal.addEventListener('abort', () => reject(timeout.signal.reason as Error), { once: true }));
+  const signal = linkSignals(claim.signal, timeout.signal);
   try {
-    return await Promise.race([run(AbortSignal.any([claim.signal, timeout.signal])), timedOut]);
+    return await Promise.race([run(signal.signal), timedOut]);
   } finally {
     clearTimeout(timer);
+    signal.dispose();
   }
 }

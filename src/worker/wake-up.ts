@@ -1,5 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
-
 interface Sleeper {
   readonly wake: () => void;
 }
@@ -33,18 +31,5 @@ export class WakeUp {
   /** Wakes up to `count` sleeping loops, longest asleep first. */
   wake(count = Number.POSITIVE_INFINITY): void {
     for (const sleeper of this.sleepers.slice(0, count)) sleeper.wake();
-  }
-}
-
-/** Sleeps `ms`, or less if any signal aborts; resolves true when it slept the full time. */
-export async function sleepUnless(ms: number, ...signals: AbortSignal[]): Promise<boolean> {
-  const signal = AbortSignal.any(signals);
-  if (signal.aborted) return false;
-  try {
-    await delay(ms, undefined, { signal });
-    return true;
-  } catch (error) {
-    if (signal.aborted) return false;
-    throw error;
   }
 }

@@ -2,7 +2,9 @@ import type { EventEmitter } from 'node:events';
 import { once } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
 import { OwnershipLostError } from '../errors/task-errors.js';
-import { PlanAbortedError } from '../errors/plan-errors.js';
+import { PlanAbortedError, PlanDeletedError } from '../errors/plan-errors.js';
+import { isZkError } from '../errors/zk-error.js';
+import { onAbort } from '../util/signals.js';
 import { judgeFailure } from '../store/failure-policy.js';
 import { recordChargedFailure, type FailureOutcome } from './record-failure.js';
 import type { ZkSession } from '../zk/zk-client.js';
@@ -48,13 +50,13 @@ export async function runWorkerLoop(
   hooks: WorkerLoopHooks = {},
 ): Promise<void> {
   const { workerId, backoff } = options;
-  const { store, events, zk } = runtime;
+  const { events, zk } = runtime;
   const cooldown = new FailureCooldown(backoff);
   const skip = (task: string): boolean => cooldown.isCoolingDown(task);
   let idleRounds = 0;
   const rest = async (): Promise<void> => {
     const sleepMs = calcSleepTime(backoff, idleRounds);
-    events.emit('worker:idle', { workerId, round: idleRounds, sleepMs });
+    emitSafely(events, 'worker:idle', { workerId, round: idleRounds, sleepMs });
     idleRounds += 1;
     const sleptFully = await runtime.wakeUp.sleep(sleepMs, stop);
     if (!sleptFully && !stop.aborted) idleRounds = 0; // woken because work may be there
@@ -62,75 +64,124 @@ export async function runWorkerLoop(
 
   while (!stop.aborted) {
     if (!(await waitUntilConnected(zk, stop))) break;
+    // One controller per round, linked to the pool's abort and detached at the end of the round
+    // (AbortSignal.any would keep every round's signal alive as long as the pool's: nodejs/node#55351).
     const taskController = new AbortController();
-    const taskSignal = hooks.abortTasks ? AbortSignal.any([taskController.signal, hooks.abortTasks]) : taskController.signal;
-    let claim: Claim | undefined;
+    const detachPoolAbort = hooks.abortTasks ? onAbort(hooks.abortTasks, () => taskController.abort(hooks.abortTasks?.reason)) : undefined;
     try {
-      claim = await findWork(runtime, parent, { workerId, stop, taskSignal, skip });
-    } catch (error) {
-      events.emit('worker:error', { workerId, error: asError(error) });
-    }
-    if (claim === undefined) {
-      await rest();
-      continue;
-    }
-    hooks.onClaim?.(claim);
-    runtime.dispatcher.hold(claim.task);
-    events.emit('task:claimed', { task: claim.task, plan: claim.plan, workerId });
-    const started = performance.now();
-    let deleted = false;
-    // The owner node went with the session: another worker may take the task, so stop this run.
-    const abortOnExpiry = (expired: ZkSession): void => {
-      if (expired.generation === claim?.session.generation) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
-    };
-    zk.on('session:expired', abortOnExpiry);
-    const taskDone = new AbortController(); // drops this task's listeners on shared signals
-    try {
-      await abortIfPlanFailsFast(runtime, claim, taskController, taskDone.signal);
-      const outcome = await performTask(claim, runtime);
-      deleted = outcome === 'completed' || outcome === 'finished-previous' || outcome === 'gone';
-      if (outcome === 'not-runnable' || outcome === 'failed') {
-        await releaseOrRetry(runtime, claim, workerId);
-      } else if (outcome !== 'gone') {
-        const durationMs = performance.now() - started;
-        events.emit('task:completed', { task: claim.task, plan: claim.plan, workerId, durationMs, reusedResult: outcome === 'finished-previous' });
-        // Indexed plans announce runnable dependents themselves (offer, watches); others need a look.
-        if (!runtime.dispatcher.isIndexed(claim.plan)) runtime.wakeUp.wake(1);
+      let claim: Claim | undefined;
+      try {
+        claim = await findWork(runtime, parent, { workerId, stop, taskSignal: taskController.signal, skip });
+      } catch (error) {
+        emitSafely(events, 'worker:error', { workerId, error: asError(error) });
       }
-      cooldown.recordSuccess(claim.task);
-      idleRounds = 0;
-    } catch (error) {
-      // Aborted by the worker (stop, session expiry, failFast): not the task's fault.
-      const abortedByWorker = taskSignal.aborted;
-      const judged = judgeFailure(error);
-      const charged = judged.charged && !abortedByWorker;
-      let outcome: FailureOutcome | undefined;
-      if (charged) {
-        outcome = await recordChargedFailure(store, claim, error, judged.permanent).catch((recordError: unknown) => {
-          events.emit('worker:error', { workerId, error: asError(recordError) });
-          return undefined;
-        });
+      if (claim === undefined) {
+        await rest();
+        continue;
       }
-      taskController.abort(); // the function's leftovers must stop; and no more writes under this claim
-      events.emit('task:failed', {
-        task: claim.task,
-        plan: claim.plan,
-        workerId,
-        error: asError(error),
-        charged,
-        final: outcome?.final ?? false,
-        ...(outcome ? { attempts: outcome.failure.attempts, nextTryAt: outcome.notBefore } : {}),
-      });
-      await releaseOrRetry(runtime, claim, workerId);
-      cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
-      if (outcome !== undefined && !outcome.final) runtime.dispatcher.offerLater(claim.task, outcome.notBefore.getTime(), true);
-      else if (!charged) runtime.dispatcher.offerLater(claim.task, cooldown.until(claim.task), false);
+      if (await runClaim(runtime, claim, taskController, cooldown, hooks)) idleRounds = 0;
     } finally {
-      zk.off('session:expired', abortOnExpiry);
-      taskDone.abort();
-      runtime.dispatcher.letGo(claim.task, deleted);
-      hooks.onClaim?.(undefined);
+      detachPoolAbort?.();
     }
+  }
+}
+
+/**
+ * Performs one claimed task and gives it back or lets it go, whatever happens: every listener is
+ * called inside the `try`, so none can leave a claim held. Resolves false only when the task was
+ * given back for a reason of its own (failed, not runnable).
+ */
+async function runClaim(runtime: WorkerLoopRuntime, claim: Claim, taskController: AbortController, cooldown: FailureCooldown, hooks: WorkerLoopHooks): Promise<boolean> {
+  const { store, events, zk, dispatcher } = runtime;
+  const { workerId } = claim;
+  const started = performance.now();
+  let deleted = false;
+  let planGone = false;
+  // The owner node went with the session: another worker may take the task, so stop this run.
+  const abortOnExpiry = (expired: ZkSession): void => {
+    if (expired.generation === claim.session.generation) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
+  };
+  zk.on('session:expired', abortOnExpiry);
+  const detachPlanStop = dispatcher.onPlanStop(claim.plan, (reason) => {
+    if (reason === 'deleted') planGone = true;
+    taskController.abort(reason === 'deleted' ? new PlanDeletedError(claim.plan, claim.task) : new PlanAbortedError(claim.plan, claim.task));
+  });
+  try {
+    dispatcher.hold(claim.task);
+    hooks.onClaim?.(claim);
+    emitSafely(events, 'task:claimed', { task: claim.task, plan: claim.plan, workerId });
+    const outcome = await performTask(claim, runtime);
+    deleted = outcome === 'completed' || outcome === 'finished-previous' || outcome === 'gone';
+    if (outcome === 'not-runnable' || outcome === 'failed' || outcome === 'failed-already' || outcome === 'plan-failed') {
+      await releaseOrRetry(runtime, claim, workerId);
+      return outcome === 'not-runnable';
+    }
+    if (outcome !== 'gone') {
+      const durationMs = performance.now() - started;
+      emitSafely(events, 'task:completed', { task: claim.task, plan: claim.plan, workerId, durationMs, reusedResult: outcome === 'finished-previous' });
+      // Indexed plans announce runnable dependents themselves (offer, watches); others need a look.
+      if (!dispatcher.isIndexed(claim.plan)) runtime.wakeUp.wake(1);
+    }
+    cooldown.recordSuccess(claim.task);
+    return true;
+  } catch (error) {
+    if (planGone || (isZkError(error, 'NO_NODE') && !(await taskExists(runtime, claim.task)))) {
+      // The plan (or the task) was deleted under it: nothing to report, nothing to give back.
+      taskController.abort();
+      deleted = true;
+      return true;
+    }
+    await handleFailure(runtime, claim, taskController, cooldown, error);
+    return false;
+  } finally {
+    zk.off('session:expired', abortOnExpiry);
+    detachPlanStop();
+    dispatcher.letGo(claim.task, deleted);
+    try {
+      hooks.onClaim?.(undefined);
+    } catch {
+      // a pool's bookkeeping hook; it must not end the loop
+    }
+  }
+}
+
+/** A try that threw: charges it to the task when it is the task's fault, reports it, and gives the task back. */
+async function handleFailure(runtime: WorkerLoopRuntime, claim: Claim, taskController: AbortController, cooldown: FailureCooldown, error: unknown): Promise<void> {
+  const { store, events, dispatcher } = runtime;
+  const { workerId } = claim;
+  // Aborted by the worker (stop, session expiry, failFast): not the task's fault.
+  const abortedByWorker = claim.signal.aborted;
+  const judged = judgeFailure(error);
+  const charged = judged.charged && !abortedByWorker;
+  let outcome: FailureOutcome | undefined;
+  if (charged) {
+    outcome = await recordChargedFailure(store, claim, error, judged.permanent).catch((recordError: unknown) => {
+      emitSafely(events, 'worker:error', { workerId, error: asError(recordError) });
+      return undefined;
+    });
+  }
+  taskController.abort(); // the function's leftovers must stop; and no more writes under this claim
+  emitSafely(events, 'task:failed', {
+    task: claim.task,
+    plan: claim.plan,
+    workerId,
+    error: asError(error),
+    charged,
+    final: outcome?.final ?? false,
+    ...(outcome ? { attempts: outcome.failure.attempts, nextTryAt: outcome.notBefore } : {}),
+  });
+  await releaseOrRetry(runtime, claim, workerId);
+  if (outcome?.final === true || dispatcher.isStopped(claim.plan)) return; // failed for good, or its plan stopped: never offered again
+  cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
+  if (outcome !== undefined) dispatcher.offerLater(claim.task, outcome.notBefore.getTime(), true);
+  else if (!charged) dispatcher.offerLater(claim.task, cooldown.until(claim.task), false);
+}
+
+async function taskExists(runtime: WorkerLoopRuntime, task: string): Promise<boolean> {
+  try {
+    return (await runtime.zk.exists(task)) !== undefined;
+  } catch {
+    return true; // unknown: report the failure as usual
   }
 }
 
@@ -144,25 +195,19 @@ async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seek
   const fromIndex = await dispatcher.take(seeker);
   if (fromIndex !== undefined) return fromIndex;
   const fullScan = dispatcher.fullScanDue();
-  return await getTaskFromAnyPlan(store, parent, {
-    ...seeker,
-    skip: (task) => seeker.skip?.(task) === true || dispatcher.isHeldOrDone(task),
-    reserve: (task) => dispatcher.reserve(task),
-    unreserve: (task) => dispatcher.unreserve(task),
-    // Its index entry may have gone with a worker that died during the delay: come back at its time.
-    onWaitingForRetry: (task, at) => dispatcher.offerLater(task, at, true),
-    skipPlan: (plan) => !fullScan && dispatcher.isIndexed(plan),
-    onOwned: (task) => void dispatcher.watchOwner(task).catch(() => undefined),
-  });
-}
-
-/** For a plan with the failFast policy, aborts the task's signal as soon as the plan has failed. */
-async function abortIfPlanFailsFast(runtime: WorkerLoopRuntime, claim: Claim, taskController: AbortController, taskDone: AbortSignal): Promise<void> {
-  if ((await runtime.store.readPlanSettings(claim.plan)).failurePolicy !== 'failFast') return;
-  const planFailed = await runtime.store.planFailureSignal(claim.plan);
-  const abort = (): void => taskController.abort(new PlanAbortedError(claim.plan, claim.task));
-  if (planFailed.aborted) abort();
-  else planFailed.addEventListener('abort', abort, { once: true, signal: taskDone });
+  return await getTaskFromAnyPlan(
+    store,
+    parent,
+    { ...seeker, skip: (task) => seeker.skip?.(task) === true || dispatcher.book.isHeldOrDone(task) },
+    {
+      book: dispatcher.book,
+      // Its index entry may have gone with a worker that died during the delay: come back at its time.
+      onWaitingForRetry: (task, at) => dispatcher.offerLater(task, at, true),
+      skipPlan: (plan) => dispatcher.isStopped(plan) || (dispatcher.isIndexed(plan) && (!fullScan || dispatcher.isSettled(plan))),
+      onOwned: (task) => void dispatcher.watchOwner(task).catch(() => undefined),
+      onSettled: (plan) => dispatcher.markSettled(plan),
+    },
+  );
 }
 
 /**
@@ -194,6 +239,25 @@ async function waitUntilConnected(zk: Zk, stop: AbortSignal): Promise<boolean> {
     }
   }
   return !stop.aborted;
+}
+
+/** Emits a worker event; a listener that throws is reported once as `worker:error`, and never ends the loop. */
+function emitSafely<K extends keyof ZkPlanEvents>(events: EventEmitter<ZkPlanEvents>, name: K, ...payload: ZkPlanEvents[K]): void {
+  try {
+    (events.emit as (name: K, ...args: ZkPlanEvents[K]) => boolean)(name, ...payload);
+  } catch (error) {
+    if (name === 'worker:error') return;
+    try {
+      events.emit('worker:error', { workerId: workerIdOf(payload), error: asError(error) });
+    } catch {
+      // a worker:error listener that throws too: nothing more to tell
+    }
+  }
+}
+
+function workerIdOf(payload: readonly unknown[]): string {
+  const first = payload[0] as { workerId?: unknown } | undefined;
+  return typeof first?.workerId === 'string' ? first.workerId : 'unknown';
 }
 
 function asError(error: unknown): Error {

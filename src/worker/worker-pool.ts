@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
 import type { Claim } from '../store/task-store.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
-import { sleepUnless } from './wake-up.js';
+import { sleepUnless } from '../util/signals.js';
 
 export type WorkerPoolState = 'running' | 'stopping' | 'stopped';
 
@@ -66,8 +66,11 @@ export class WorkerPool {
     if (!(await endsWithin(allEnded, drainTimeoutMs))) {
       this.abortTasksController.abort();
       if (!(await endsWithin(allEnded, ABORT_GRACE_MS))) {
-        // Functions that ignore their signal: give their tasks back; their writes are fenced by the aborted signal.
-        await Promise.all([...this.running.values()].map((claim) => this.runtime.store.release(claim).catch(() => undefined)));
+        // Functions that ignore their signal: give their tasks back; a claim given back writes nothing more.
+        // One already storing and handing on its result is left to complete: giving it back could let
+        // another worker claim the task while this one still deletes its nodes.
+        const stillRunning = [...this.running.values()].filter((claim) => claim.progress.phase === 'running');
+        await Promise.all(stillRunning.map((claim) => this.runtime.store.release(claim).catch(() => undefined)));
       }
     }
     this.currentState = 'stopped';

@@ -10,7 +10,8 @@
  *   runnable                      index of tasks believed runnable (an optimisation; plans without it still run)
  *     task-NNNNNNNNNN             empty; created when the task's last input arrives, deleted when it is done
  *   result-NNNNNNNNNN             kept result of task-NNNNNNNNNN (keepResult), survives the task
- *   task-NNNNNNNNNN               persistent sequential; value = the task's function
+ *   builder-<session>             EPHEMERAL; a session adding tasks to the plan (tasks name it as their builder)
+ *   task-NNNNNNNNNN               persistent sequential; value = the task's function (and its builder's session)
  *     prov-NNNNNNNNNN             value = path of the matching dep node of a dependent task
  *     dep-NNNNNNNNNN              one per unmet input
  *     arg-NNNNNNNNNN              a propagated input; same serial as the dep it replaced
@@ -36,6 +37,7 @@ export const ATTEMPTS = 'attempts';
 export const RUNNABLE_INDEX = 'runnable';
 export const HISTORY = 'history';
 export const FAILED = 'failed';
+export const BUILDER_PREFIX = 'builder-';
 
 /** Sequential prefixes whose names end in ZooKeeper's 10-digit counter. */
 export type SequentialPrefix =
@@ -112,6 +114,11 @@ export function keptResultPathFor(taskPath: string): string {
 /** Where a task's entry in its plan's runnable index goes. */
 export function runnableEntryFor(taskPath: string): string {
   return childPath(childPath(parentOf(taskPath), RUNNABLE_INDEX), nameOf(taskPath));
+}
+
+/** The name of the ephemeral node by which a session that adds tasks to a plan shows it is alive. */
+export function builderNodeName(sessionId: string): string {
+  return `${BUILDER_PREFIX}${sessionId}`;
 }
 
 /** Where a finished task's record goes in its plan's history. */
