@@ -51,6 +51,7 @@ export {
   DEFAULT_BACKOFF,
   type BackoffOptions,
   type ConnectOptions,
+  type WaitOptions,
   type WorkerOptions,
   type WorkerPoolOptions,
 } from './config/options.js';
@@ -93,7 +94,7 @@ export {
   PermanentError,
   TaskTimeoutError,
 } from './errors/task-errors.js';
-export { ZooKeeperNotFoundError, ZooKeeperStartError } from './errors/server-errors.js';
+export { PortInUseError, ZooKeeperNotFoundError, ZooKeeperStartError } from './errors/server-errors.js';
 export {
   createWorkerMetrics,
   startMetricsServer,

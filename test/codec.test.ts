@@ -257,3 +257,34 @@ describe('decodeValue rejects values zk-plan did not write', () => {
     expect(error.path).toBe(path);
   });
 });
+
+// superjson writes NaN, Infinity, -Infinity and -0 as text with a type tag; a plain JSON view
+// would show them as null (or 0). They are kept exactly, or refused where superjson would lose them.
+describe('non-finite numbers and -0 round-trip exactly, or are refused', () => {
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0])('round-trips %d at the top level and nested', (special) => {
+    expect(Object.is(roundTrip(special), special)).toBe(true);
+    const value = { params: [1, special], nested: { deep: [special] }, set: new Set([special]), map: new Map([['k', special]]), again: special };
+    expect(roundTrip(value)).toStrictEqual(value);
+    expect(Object.is((roundTrip([special]) as number[])[0], special)).toBe(true);
+  });
+
+  it('keeps an Error next to a NaN', () => {
+    const value = [Number.NaN, new Error('boom')];
+    const decoded = roundTrip(value) as [number, Error];
+    expect(decoded[0]).toBeNaN();
+    expect(decoded[1].message).toBe('boom');
+  });
+
+  it('refuses NaN as a Map key (superjson drops the entry when a NaN comes before it), naming where it is', () => {
+    const error = expectThrows(() => encodeValue([Number.NaN, new Map([[Number.NaN, 1]])], 'params'), UnserializableValueError);
+    expect(error.code).toBe('UNSERIALIZABLE_VALUE');
+    expect(error.message).toContain('params[1] has NaN as a key');
+    expect(expectThrows(() => assertSerializable(new Map([[Number.NaN, 1]]), 'params'), UnserializableValueError).message).toContain('params has NaN as a key');
+  });
+
+  it('shows them as text, not null, in the CLI\'s JSON and call column', async () => {
+    const { formatCall, toJson } = await import('../src/cli/output.js');
+    expect(JSON.parse(toJson({ params: [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] }))).toEqual({ params: ['NaN', 'Infinity', '-Infinity'] });
+    expect(formatCall('f', [Number.NaN, Number.NEGATIVE_INFINITY])).toBe('f("NaN", "-Infinity")');
+  });
+});

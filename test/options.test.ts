@@ -2,13 +2,17 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_BACKOFF,
   DEFAULTS,
+  MAX_TIMER_MS,
+  assertDurationMs,
   resolveBackoff,
   resolveConnectOptions,
   resolvePoolSize,
+  resolveWaitOptions,
   resolveWorkerOptions,
   type ConnectOptions,
   type WorkerOptions,
 } from '../src/config/options.js';
+import { planSettingsFrom, resolvePlanSettings } from '../src/config/plan-options.js';
 import { InvalidArgumentError } from '../src/errors/usage-errors.js';
 import { expectThrows } from './support/expect-error.js';
 
@@ -174,5 +178,104 @@ describe('resolvePoolSize', () => {
   ])('rejects %s with InvalidArgumentError', (_title, options) => {
     const error = expectThrows(() => resolvePoolSize(options as never), InvalidArgumentError);
     expect(error.code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+// Node timers take a whole number of ms up to 2^31 − 1: a fraction throws a raw RangeError
+// (AbortSignal.timeout) and a larger value fires at once. Every time option is checked for that.
+describe('assertDurationMs: time options are whole ms a Node timer can wait', () => {
+  it.each([1, 1500, MAX_TIMER_MS])('accepts %d', (value) => {
+    expect(() => assertDurationMs('timeoutMs', value)).not.toThrow();
+  });
+
+  it('accepts 0 only where allowed', () => {
+    expect(() => assertDurationMs('drainTimeoutMs', 0, { allowZero: true })).not.toThrow();
+    expect(expectThrows(() => assertDurationMs('timeoutMs', 0), InvalidArgumentError).message).toContain('from 1 to 2147483647');
+  });
+
+  it.each<[string, unknown]>([
+    ['a fraction', 1500.5],
+    ['more than a timer can wait', 3e9],
+    ['far more', 5e9],
+    ['NaN', Number.NaN],
+    ['Infinity', Number.POSITIVE_INFINITY],
+    ['a negative number', -1],
+    ['a numeric string', '100'],
+  ])('refuses %s with a coded InvalidArgumentError naming the option and the range', (_title, value) => {
+    const error = expectThrows(() => assertDurationMs('timeoutMs', value), InvalidArgumentError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.argument).toBe('timeoutMs');
+    expect(error.message).toMatch(/^Invalid timeoutMs: expected a whole number of ms from 1 to 2147483647, got /);
+  });
+
+  it('is the bound the CLI uses too', async () => {
+    const cli = await import('../src/cli/options.js');
+    expect(cli.MAX_TIMER_MS).toBe(MAX_TIMER_MS);
+    expect(MAX_TIMER_MS).toBe(2 ** 31 - 1);
+  });
+});
+
+describe('every time option of the API refuses what a timer cannot wait', () => {
+  const bad = [1500.5, 3e9];
+  it.each(bad)('connect: sessionTimeoutMs and connectTimeoutMs %d', (value) => {
+    expect(expectThrows(() => resolveConnectOptions({ connect: 'a:1', sessionTimeoutMs: value }), InvalidArgumentError).argument).toBe('sessionTimeoutMs');
+    expect(expectThrows(() => resolveConnectOptions({ connect: 'a:1', connectTimeoutMs: value }), InvalidArgumentError).argument).toBe('connectTimeoutMs');
+  });
+
+  it.each(bad)('worker and pool: inlineTimeoutMs (fraction), drainTimeoutMs, backoff.initial and backoff.max %d', (value) => {
+    expect(expectThrows(() => resolvePoolSize({ drainTimeoutMs: value }), InvalidArgumentError).argument).toBe('drainTimeoutMs');
+    expect(expectThrows(() => resolveBackoff({ initial: value }), InvalidArgumentError).argument).toBe('backoff.initial');
+    expect(expectThrows(() => resolveBackoff({ max: value }), InvalidArgumentError).argument).toBe('backoff.max');
+    expect(expectThrows(() => resolveWorkerOptions({ backoff: { max: value } }, 'p'), InvalidArgumentError).argument).toBe('backoff.max');
+    expect(expectThrows(() => resolveWorkerOptions({ inlineTimeoutMs: 1.5 }, 'p'), InvalidArgumentError).argument).toBe('inlineTimeoutMs');
+  });
+
+  it.each(bad)('plan and retry: initialDelayMs and maxDelayMs %d', (value) => {
+    expect(expectThrows(() => resolvePlanSettings({ initialDelayMs: value }), InvalidArgumentError).argument).toBe('initialDelayMs');
+    expect(expectThrows(() => resolvePlanSettings({ maxDelayMs: value }), InvalidArgumentError).argument).toBe('maxDelayMs');
+  });
+
+  it.each(bad)('waitForCompletion: timeoutMs %d', (value) => {
+    expect(expectThrows(() => resolveWaitOptions({ timeoutMs: value }), InvalidArgumentError).argument).toBe('timeoutMs');
+  });
+
+  it('keeps the defaults and the zero values that mean "none"', () => {
+    expect(resolveWaitOptions()).toEqual({ timeoutMs: DEFAULTS.waitTimeoutMs });
+    expect(resolvePlanSettings({ initialDelayMs: 0, maxDelayMs: 0 }).retry).toMatchObject({ initialDelayMs: 0, maxDelayMs: 0 });
+    expect(resolvePoolSize({ drainTimeoutMs: 0 }).drainTimeoutMs).toBe(0);
+  });
+});
+
+describe('a misspelled option key is refused, naming it and the known keys', () => {
+  it.each<[string, () => unknown, string, string]>([
+    ['ZkPlan.connect', () => resolveConnectOptions({ connect: 'a:1', sessionTimeout: 1 } as unknown as ConnectOptions), 'sessionTimeout', 'sessionTimeoutMs'],
+    ['createPlan', () => resolvePlanSettings({ maxAttempt: 3 } as never), 'maxAttempt', 'maxAttempts'],
+    ['startWorkers', () => resolvePoolSize({ cout: 4 } as never), 'cout', 'count'],
+    ['worker', () => resolveWorkerOptions({ allowInlines: true } as never, 'p'), 'allowInlines', 'allowInline'],
+    ['backoff', () => resolveBackoff({ inital: 5 } as never), 'inital', 'initial'],
+    ['waitForCompletion', () => resolveWaitOptions({ timeout: 5 } as never), 'timeout', 'timeoutMs'],
+  ])('%s', (where, run, key, suggestion) => {
+    const error = expectThrows(run, InvalidArgumentError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.argument).toBe(key);
+    expect(error.message).toContain(`unknown option of ${where}`);
+    expect(error.message).toContain(`did you mean ${suggestion}`);
+    expect(error.message).toContain('the known options are');
+  });
+
+  it('lists every known key', () => {
+    const error = expectThrows(() => resolveWaitOptions({ zzz: 1 } as never), InvalidArgumentError);
+    expect(error.message).toBe('Invalid zzz: unknown option of waitForCompletion; the known options are timeoutMs, signal');
+  });
+
+  it('lets startWorkers pass its pool options on to the worker options, but not worker() on its own', () => {
+    const options = { count: 2, drainTimeoutMs: 10 };
+    resolvePoolSize(options);
+    expect(() => resolveWorkerOptions(options as WorkerOptions, 'p')).not.toThrow();
+    expect(expectThrows(() => resolveWorkerOptions({ count: 2 } as never, 'p'), InvalidArgumentError).argument).toBe('count');
+  });
+
+  it('still reads a stored plan whose retry policy holds fields of another tool', () => {
+    expect(planSettingsFrom({ failurePolicy: 'failFast', retry: { maxAttempts: 5, jitter: true } }).retry.maxAttempts).toBe(5);
   });
 });

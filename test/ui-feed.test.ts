@@ -1,3 +1,4 @@
+import { countPlanTasks } from '../src/plan/plan-progress.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PlanNotFoundError } from '../src/errors/plan-errors.js';
 import { ZkError } from '../src/errors/zk-error.js';
@@ -69,7 +70,7 @@ function planView(tasks: TaskView[]): PlanView {
     plan: PLAN,
     state: live === 0 ? 'completed' : 'running',
     failurePolicy: 'continue',
-    counts: { total: live, runnable: 0, running: 0, waiting: 0, blocked: 0, failed: 0, finishing: 0, building: 0 },
+    counts: countPlanTasks(tasks),
     failed: [],
     blocked: [],
     retrying: [],

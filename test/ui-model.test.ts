@@ -16,11 +16,12 @@ import {
   taskDetail,
   toJsonSafe,
 } from '../src/ui/ui-model.js';
+import { countPlanTasks } from '../src/plan/plan-progress.js';
 
 const PLAN = '/plans/plan-0000000001';
 
 function status(overrides: Partial<PlanStatus['counts']> = {}, state: PlanStatus['state'] = 'running'): PlanStatus {
-  const counts = { total: 0, runnable: 0, running: 0, waiting: 0, blocked: 0, failed: 0, finishing: 0, building: 0, ...overrides };
+  const counts = { total: 0, done: 0, remaining: 0, runnable: 0, running: 0, waiting: 0, blocked: 0, failed: 0, finishing: 0, building: 0, ...overrides };
   return { plan: PLAN, state, failurePolicy: 'continue', counts, failed: [], blocked: [], retrying: [] };
 }
 
@@ -43,7 +44,7 @@ function view(tasks: TaskView[], options: { historyKept?: boolean; done?: number
   const live = tasks.filter((entry) => entry.state !== 'done').length;
   return {
     plan: PLAN,
-    status: status({ total: live }, options.state),
+    status: status(countPlanTasks(tasks), options.state),
     tasks,
     done: options.done ?? tasks.length - live,
     historyKept: options.historyKept ?? true,
@@ -227,7 +228,7 @@ describe('diffModels', () => {
 
 describe('planRow', () => {
   it('summarises a plan for the plans page', () => {
-    const summary: PlanSummary = { plan: PLAN, status: status({ total: 6, running: 1, finishing: 1, waiting: 2, runnable: 1, failed: 1 }), done: 4 };
+    const summary: PlanSummary = { plan: PLAN, status: status({ total: 10, done: 4, remaining: 6, running: 1, finishing: 1, waiting: 2, runnable: 1, failed: 1 }), done: 4 };
     expect(planRow({ ...summary, historyKept: false }).historyKept).toBe(false);
     expect(planRow({ ...summary, historyKept: true }, false).historyKept).toBe(false);
     expect(planRow(summary, true)).toEqual({
@@ -285,5 +286,15 @@ describe('taskDetail', () => {
       pendingInputs: 0,
       keepResult: false,
     });
+  });
+});
+
+describe('progress numbers agree with the API (one count)', () => {
+  it('a 21-task plan with 13 done shows 13/21, on the plan page and the plans page', () => {
+    const tasks = [...Array.from({ length: 13 }, (_, index) => task(index + 1, 'done')), ...Array.from({ length: 8 }, (_, index) => task(index + 14, 'waiting'))];
+    const planView = view(tasks);
+    expect(planView.status.counts).toMatchObject({ total: 21, done: 13, remaining: 8 });
+    expect(buildModel(planView).status).toMatchObject({ done: 13, total: 21 });
+    expect(planRow({ plan: PLAN, status: planView.status, done: planView.done, historyKept: true })).toMatchObject({ done: 13, total: 21 });
   });
 });

@@ -27,7 +27,7 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 export const EXIT_CODES_HELP = `Exit codes:
   ${ExitCode.ok}    success (wait: the plan completed)
   ${ExitCode.failed}    wait: the plan failed (its failed tasks are printed); other commands: unexpected error
-  ${ExitCode.usage}    bad command line: unknown command or option, missing argument, invalid path or number
+  ${ExitCode.usage}    bad command line: unknown command or option, missing argument, invalid path or number, port in use
   ${ExitCode.timeout}    wait: --timeout-ms ran out before the plan completed
   ${ExitCode.unreachable}    ZooKeeper unreachable within --connect-timeout-ms
   ${ExitCode.notFound}    no such plan

@@ -1,11 +1,12 @@
 /** Output helpers shared by the commands: JSON documents, aligned tables, short names, durations. */
 
-/** JSON.stringify with what superjson values may hold made printable (BigInt, Map, Set, RegExp). */
+/** JSON.stringify with what superjson values may hold made printable (BigInt, Map, Set, RegExp, NaN and ±Infinity as text, not null). */
 export function toJson(value: unknown): string {
   return JSON.stringify(
     value,
     (_key, entry: unknown) => {
       if (typeof entry === 'bigint') return entry.toString();
+      if (typeof entry === 'number' && !Number.isFinite(entry)) return String(entry);
       if (entry instanceof Map) return Object.fromEntries([...entry].map(([key, item]) => [String(key), item]));
       if (entry instanceof Set) return [...entry];
       if (entry instanceof RegExp) return entry.toString();

@@ -85,26 +85,43 @@ export const DEFAULTS = {
   waitTimeoutMs: 60_000,
 } as const;
 
+/** The option names of each options object of the public API: anything else is refused (a misspelling would be ignored silently). */
+const BACKOFF_KEYS: Record<keyof BackoffOptions, true> = { initial: true, increase: true, max: true };
+const CONNECT_KEYS: Record<keyof ConnectOptions, true> = {
+  connect: true,
+  functions: true,
+  sessionTimeoutMs: true,
+  connectTimeoutMs: true,
+  container: true,
+  auth: true,
+  acl: true,
+};
+const WORKER_KEYS: Record<keyof WorkerOptions, true> = { backoff: true, allowInline: true, inlineTimeoutMs: true, workerId: true, maxResultBytes: true };
+const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = { ...WORKER_KEYS, count: true, drainTimeoutMs: true };
+const WAIT_KEYS: Record<keyof WaitOptions, true> = { timeoutMs: true, signal: true };
+
 /** Validates back-off attributes and fills in the spec's defaults. */
 export function resolveBackoff(attrs: BackoffOptions = {}): ResolvedBackoff {
   assertObject('backoff', attrs);
+  assertKnownKeys('backoff', attrs, BACKOFF_KEYS);
   const resolved = { ...DEFAULT_BACKOFF, ...withoutUndefined(attrs) };
-  assertPositiveNumber('backoff.initial', resolved.initial, { allowZero: true });
+  assertDurationMs('backoff.initial', resolved.initial, { allowZero: true });
   assertPositiveNumber('backoff.increase', resolved.increase);
   if (resolved.increase < 1) throw new InvalidArgumentError('backoff.increase', `must be at least 1, got ${resolved.increase}`);
-  assertPositiveNumber('backoff.max', resolved.max, { allowZero: true });
+  assertDurationMs('backoff.max', resolved.max, { allowZero: true });
   return resolved;
 }
 
 export function resolveConnectOptions(options: ConnectOptions): ZkClientOptions {
   assertObject('options', options);
+  assertKnownKeys('ZkPlan.connect', options, CONNECT_KEYS);
   if (typeof options.connect !== 'string' || options.connect.trim() === '') {
     throw new InvalidArgumentError('connect', 'expected a ZooKeeper connect string such as "127.0.0.1:2181"');
   }
   const sessionTimeoutMs = options.sessionTimeoutMs ?? DEFAULTS.sessionTimeoutMs;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
-  assertPositiveNumber('sessionTimeoutMs', sessionTimeoutMs);
-  assertPositiveNumber('connectTimeoutMs', connectTimeoutMs);
+  assertDurationMs('sessionTimeoutMs', sessionTimeoutMs);
+  assertDurationMs('connectTimeoutMs', connectTimeoutMs);
   const auth = options.auth === undefined ? [] : resolveAuth(options.auth);
   const acl = options.acl === undefined ? undefined : resolveAcl(options.acl, auth);
   return { connect: options.connect.trim(), sessionTimeoutMs, connectTimeoutMs, ...(auth.length > 0 ? { auth } : {}), ...(acl ? { acl } : {}) };
@@ -114,13 +131,15 @@ let workerSerial = 0;
 
 const MAX_VM_TIMEOUT_MS = 2 ** 32 - 1;
 
+/** Options objects that resolvePoolSize checked as pool options: resolveWorkerOptions then lets `count` and `drainTimeoutMs` through. */
+const checkedPoolOptions = new WeakSet<object>();
+
 export function resolveWorkerOptions(options: WorkerOptions = {}, defaultIdPrefix: string): ResolvedWorkerOptions {
   assertObject('worker options', options);
+  assertKnownKeys(checkedPoolOptions.has(options) ? 'startWorkers' : 'worker', options, checkedPoolOptions.has(options) ? POOL_KEYS : WORKER_KEYS);
   const inlineTimeoutMs = options.inlineTimeoutMs ?? DEFAULTS.inlineTimeoutMs;
-  // node:vm (under vm2) takes a whole number of ms that fits in 32 bits.
-  if (!Number.isInteger(inlineTimeoutMs) || inlineTimeoutMs < 1 || inlineTimeoutMs > MAX_VM_TIMEOUT_MS) {
-    throw new InvalidArgumentError('inlineTimeoutMs', `expected a whole number of ms from 1 to ${MAX_VM_TIMEOUT_MS}, got ${String(inlineTimeoutMs)}`);
-  }
+  // node:vm (under vm2) takes a whole number of ms that fits in 32 bits: the one time option not bound by Node's timers.
+  assertDurationMs('inlineTimeoutMs', inlineTimeoutMs, { max: MAX_VM_TIMEOUT_MS });
   if (options.allowInline !== undefined && typeof options.allowInline !== 'boolean') {
     throw new InvalidArgumentError('allowInline', `expected a boolean, got ${typeof options.allowInline}`);
   }
@@ -141,11 +160,75 @@ export function resolveWorkerOptions(options: WorkerOptions = {}, defaultIdPrefi
 }
 
 export function resolvePoolSize(options: WorkerPoolOptions): { count: number; drainTimeoutMs: number } {
+  assertObject('options', options);
+  assertKnownKeys('startWorkers', options, POOL_KEYS);
+  checkedPoolOptions.add(options);
   const count = options.count ?? DEFAULTS.workerCount;
   if (!Number.isInteger(count) || count < 1) throw new InvalidArgumentError('count', `expected a whole number ≥ 1, got ${String(count)}`);
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs;
-  assertPositiveNumber('drainTimeoutMs', drainTimeoutMs, { allowZero: true });
+  assertDurationMs('drainTimeoutMs', drainTimeoutMs, { allowZero: true });
   return { count, drainTimeoutMs };
+}
+
+/** Options of `waitForCompletion`. */
+export interface WaitOptions {
+  /** Give up (WaitTimeoutError) after this long, in ms. @defaultValue 60000 */
+  readonly timeoutMs?: number;
+  /** Stop waiting (rejecting with the signal's reason) when it aborts. @defaultValue none */
+  readonly signal?: AbortSignal;
+}
+
+/** Validates waitForCompletion's options and fills in the default timeout. */
+export function resolveWaitOptions(options: WaitOptions = {}): { timeoutMs: number; signal?: AbortSignal } {
+  assertObject('options', options);
+  assertKnownKeys('waitForCompletion', options, WAIT_KEYS);
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.waitTimeoutMs;
+  assertDurationMs('timeoutMs', timeoutMs);
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal');
+  return { timeoutMs, ...(options.signal !== undefined ? { signal: options.signal } : {}) };
+}
+
+/** The longest delay a Node timer takes (2^31 − 1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Checks a time option: a whole number of ms from 1 (0 with `allowZero`) to `max` (by default
+ * MAX_TIMER_MS, the longest a Node timer waits). Throws InvalidArgumentError naming the option.
+ */
+export function assertDurationMs(argument: string, value: unknown, { allowZero = false, max = MAX_TIMER_MS }: { allowZero?: boolean; max?: number } = {}): asserts value is number {
+  const min = allowZero ? 0 : 1;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const got = typeof value === 'number' ? String(value) : typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value;
+    throw new InvalidArgumentError(argument, `expected a whole number of ms from ${min} to ${max}, got ${got}`);
+  }
+}
+
+/**
+ * Refuses option names that `known` does not hold (a misspelled option would otherwise be ignored
+ * silently): InvalidArgumentError naming the key, the closest known name, and all known names.
+ */
+export function assertKnownKeys(where: string, options: object, known: Readonly<Record<string, true>>): void {
+  const names = Object.keys(known);
+  for (const key of Object.keys(options)) {
+    if (Object.hasOwn(known, key)) continue;
+    const close = names.filter((name) => editDistance(name.toLowerCase(), key.toLowerCase()) <= 2);
+    throw new InvalidArgumentError(
+      key,
+      `unknown option of ${where}${close.length > 0 ? ` (did you mean ${close.join(' or ')}?)` : ''}; the known options are ${names.join(', ')}`,
+    );
+  }
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
 }
 
 export function assertPositiveNumber(argument: string, value: unknown, { allowZero = false } = {}): asserts value is number {

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { assertDurationMs, assertKnownKeys } from './options.js';
 
 /** What a plan does when one of its tasks fails for good. */
 export type FailurePolicy =
@@ -42,9 +43,18 @@ export const DEFAULT_PLAN_SETTINGS: PlanSettings = { failurePolicy: 'continue', 
 
 const FAILURE_POLICIES: readonly FailurePolicy[] = ['continue', 'failFast'];
 
+const RETRY_KEYS: Record<keyof RetryPolicy, true> = { maxAttempts: true, initialDelayMs: true, multiplier: true, maxDelayMs: true };
+const PLAN_KEYS: Record<keyof PlanOptions, true> = { ...RETRY_KEYS, failurePolicy: true, history: true };
+
+/** The options of `addTask` (and of an `addTasks` entry's `options`): `AddTaskOptions` in src/plan/plan-writer.ts. */
+export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResult' | 'timeoutMs', true>> = { ...RETRY_KEYS, keepResult: true, timeoutMs: true };
+/** The fields of an `addTasks` entry (`TaskToAdd`). */
+export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = { task: true, args: true, options: true };
+
 /** Validates createPlan options and fills in defaults. */
 export function resolvePlanSettings(options: PlanOptions = {}): PlanSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('plan options', 'expected an object');
+  assertKnownKeys('createPlan', options, PLAN_KEYS);
   const failurePolicy = options.failurePolicy ?? DEFAULT_PLAN_SETTINGS.failurePolicy;
   if (!FAILURE_POLICIES.includes(failurePolicy)) {
     throw new InvalidArgumentError('failurePolicy', `expected one of ${FAILURE_POLICIES.join(', ')}, got ${JSON.stringify(failurePolicy)}`);
@@ -65,10 +75,8 @@ export function resolveRetryPolicy(policy: RetryPolicy, base: ResolvedRetryPolic
   if (!Number.isInteger(resolved.maxAttempts) || resolved.maxAttempts < 1) {
     throw new InvalidArgumentError('maxAttempts', `expected a whole number ≥ 1, got ${String(resolved.maxAttempts)}`);
   }
-  for (const key of ['initialDelayMs', 'maxDelayMs'] as const) {
-    const value = resolved[key];
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new InvalidArgumentError(key, `expected a number of ms ≥ 0, got ${String(value)}`);
-  }
+  assertDurationMs('initialDelayMs', resolved.initialDelayMs, { allowZero: true });
+  assertDurationMs('maxDelayMs', resolved.maxDelayMs, { allowZero: true });
   if (typeof resolved.multiplier !== 'number' || !Number.isFinite(resolved.multiplier) || resolved.multiplier < 1) {
     throw new InvalidArgumentError('multiplier', `expected a number ≥ 1, got ${String(resolved.multiplier)}`);
   }
@@ -83,11 +91,16 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
     return resolvePlanSettings({
       failurePolicy: record.failurePolicy as FailurePolicy | undefined,
       history: record.history === true,
-      ...(typeof record.retry === 'object' && record.retry !== null ? (record.retry as RetryPolicy) : {}),
+      ...(typeof record.retry === 'object' && record.retry !== null ? knownRetryFields(record.retry as Record<string, unknown>) : {}),
     });
   } catch {
     return DEFAULT_PLAN_SETTINGS;
   }
+}
+
+/** The retry fields of a stored policy (another tool may have stored more). */
+function knownRetryFields(stored: Record<string, unknown>): RetryPolicy {
+  return Object.fromEntries(Object.entries(stored).filter(([key]) => Object.hasOwn(RETRY_KEYS, key))) as RetryPolicy;
 }
 
 /** Wait before try number `attempt + 1`, after `attempt` failed tries (attempt ≥ 1). */

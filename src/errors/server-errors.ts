@@ -32,3 +32,13 @@ export class ZooKeeperStartError extends ZkPlanError {
   }
 }
 named(ZooKeeperStartError, 'ZooKeeperStartError');
+
+/** Thrown when the client port asked for is already taken on 127.0.0.1 (by another ZooKeeper, or any program). */
+export class PortInUseError extends ZkPlanError {
+  readonly code = 'PORT_IN_USE';
+
+  constructor(readonly port: number, options?: { cause?: unknown }) {
+    super(`port ${port} on 127.0.0.1 is already in use: stop what listens there, or choose another port (or none, for a free one)`, { cause: options?.cause });
+  }
+}
+named(PortInUseError, 'PortInUseError');

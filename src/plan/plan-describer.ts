@@ -6,6 +6,7 @@ import {
   DEP_PREFIX,
   HISTORY,
   PLAN_PREFIX,
+  READY,
   TASK_PREFIX,
   assertValidPath,
   childPath,
@@ -15,7 +16,8 @@ import {
   sortBySerial,
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
-import type { TaskSnapshot } from './plan-status.js';
+import { countPlanTasks, planStateOf } from './plan-progress.js';
+import type { PlanStatus, TaskSnapshot } from './plan-status.js';
 import { readDecoded, type PlanReader } from './plan-reader.js';
 import type { PlanSummary, PlanView, TaskHistoryRecord, TaskView, TaskViewState } from './plan-view.js';
 
@@ -48,15 +50,16 @@ export class PlanDescriber {
       listing.children.includes(HISTORY) ? this.readHistory(plan) : Promise.resolve(new Map<string, TaskHistoryRecord>()),
     ]);
     const present = live.filter((task): task is LiveTask => task !== undefined);
-    const status = await this.reader.summarize(plan, listing.children, present.map(({ snapshot }) => snapshot));
-    const blocked = new Map(status.blocked.map(({ task, reason }) => [task, reason]));
+    const liveStatus = await this.reader.summarize(plan, listing.children, present.map(({ snapshot }) => snapshot));
+    const blocked = new Map(liveStatus.blocked.map(({ task, reason }) => [task, reason]));
     const inputs = inputsByTask(present, history);
     // A task read while its worker deletes it is done: its history record wins over what is left of it.
     const views: TaskView[] = [
       ...present.filter(({ snapshot }) => !history.has(snapshot.task)).map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
       ...[...history].map(([task, record]) => doneView(task, record, inputs.get(task) ?? [])),
     ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { plan, status, tasks: views, done: history.size, historyKept: listing.children.includes(HISTORY) };
+    const status = withHistory(liveStatus, views, history, listing.children.includes(READY));
+    return { plan, status, tasks: views, done: status.counts.done, historyKept: listing.children.includes(HISTORY) };
   }
 
   /** The plans under `parent`, oldest first, with their status. */
@@ -102,6 +105,24 @@ export class PlanDescriber {
     const records = await Promise.all(names.map((name) => readDecoded(this.zk, childPath(childPath(plan, HISTORY), name))));
     return new Map(names.flatMap((name, index) => (records[index] === undefined ? [] : [[childPath(plan, name), records[index] as TaskHistoryRecord]])));
   }
+}
+
+/**
+ * The plan's status with its finished tasks counted: the counts come from the views (each task
+ * once, as done when its history record was read, even if its node was read too), and a task
+ * that is done is no longer listed as failed, blocked or retrying.
+ */
+function withHistory(status: PlanStatus, views: readonly TaskView[], history: ReadonlyMap<string, TaskHistoryRecord>, ready: boolean): PlanStatus {
+  const counts = countPlanTasks(views);
+  const live = <T extends { readonly task: string }>(list: readonly T[]): T[] => list.filter(({ task }) => !history.has(task));
+  return {
+    ...status,
+    state: planStateOf(counts, ready, status.failurePolicy),
+    counts,
+    failed: live(status.failed),
+    blocked: live(status.blocked),
+    retrying: live(status.retrying),
+  };
 }
 
 /** Each task's inputs in argument order, from the producers' side: live prov-* links and finished tasks' outputs. */
@@ -153,6 +174,7 @@ function liveView(task: LiveTask, blockedReason: string | undefined, inputs: rea
     keepResult: definition?.keepResult === true,
     ...(task.owner ? { owner: task.owner } : {}),
     ...(attempts ? { attempts: { failures: attempts.failures, nextTryAt: attempts.notBefore, lastError: attempts.lastFailure.message } } : {}),
+    ...(snapshot.failure || attempts ? { failedTries: snapshot.failure?.attempts ?? attempts?.failures } : {}),
     ...(snapshot.failure ? { failure: snapshot.failure } : {}),
     ...(blockedReason ? { blockedReason } : {}),
   };
@@ -172,5 +194,6 @@ function doneView(task: string, record: TaskHistoryRecord, inputs: readonly stri
     finishedAt: record.finishedAt,
     durationMs: record.finishedAt.getTime() - record.startedAt.getTime(),
     workerId: record.workerId,
+    ...(record.failedTries > 0 ? { failedTries: record.failedTries } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import type { FailurePolicy } from '../config/plan-options.js';
 import type { AttemptRecord, TaskFailure } from '../store/failure-policy.js';
 import type { TaskState } from '../store/task-state.js';
+import { countPlanTasks, countedState, planStateOf, type PlanCounts } from './plan-progress.js';
 
 /** Where a plan stands as a whole. */
 export type PlanState = 'building' | 'running' | 'completed' | 'failed';
@@ -31,16 +32,8 @@ export interface PlanStatus {
   readonly plan: string;
   readonly state: PlanState;
   readonly failurePolicy: FailurePolicy;
-  readonly counts: {
-    readonly total: number;
-    readonly runnable: number;
-    readonly running: number;
-    readonly waiting: number;
-    readonly blocked: number;
-    readonly failed: number;
-    readonly finishing: number;
-    readonly building: number;
-  };
+  /** Tasks per state, and done/remaining/total (see PlanCounts: `done` needs the plan's history, which planStatus does not read). */
+  readonly counts: PlanCounts;
   /** Tasks that failed for good, with the failure recorded in ZooKeeper. */
   readonly failed: readonly { readonly task: string; readonly failure: TaskFailure | undefined }[];
   /** Tasks that can never run: an input comes from a failed (or itself blocked) task, or from no task at all. */
@@ -75,24 +68,9 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
       }
     }
   }
-  const count = (state: TaskState): number => snapshot.tasks.filter((task) => task.state === state && !blockedReason.has(task.task)).length;
   const failed = snapshot.tasks.filter((task) => task.state === 'failed');
-  const counts = {
-    total: snapshot.tasks.length,
-    runnable: count('runnable'),
-    running: count('owned'),
-    waiting: count('waiting'),
-    blocked: blockedReason.size,
-    failed: failed.length,
-    finishing: count('finishable'),
-    building: count('building') + count('abandoned'),
-  };
-  const live = counts.runnable + counts.running + counts.waiting + counts.finishing + counts.building;
-  let state: PlanState;
-  if (snapshot.tasks.length === 0) state = 'completed';
-  else if (failed.length > 0 && (snapshot.failurePolicy === 'failFast' || live === 0)) state = 'failed';
-  else if (!snapshot.ready) state = 'building';
-  else state = 'running';
+  const counts = countPlanTasks(snapshot.tasks.map((task) => ({ task: task.task, state: countedState(task.state, blockedReason.has(task.task)) })));
+  const state = planStateOf(counts, snapshot.ready, snapshot.failurePolicy);
   return {
     plan: snapshot.plan,
     state,

@@ -22,6 +22,8 @@ export interface TaskView {
   readonly owner?: { readonly workerId: string; readonly claimedAt: Date };
   /** Failed tries so far and when the next may start. */
   readonly attempts?: { readonly failures: number; readonly nextTryAt: Date; readonly lastError: string };
+  /** Failed tries of the task: so far (live), all of them (failed), or before the try that succeeded (done). Absent when none is recorded. */
+  readonly failedTries?: number;
   readonly failure?: TaskFailure;
   /** Why it can never run, when blocked. */
   readonly blockedReason?: string;
@@ -40,7 +42,7 @@ export interface PlanView {
   readonly status: PlanStatus;
   /** Live tasks and, when the plan keeps a history, finished ones; ordered by task name. */
   readonly tasks: readonly TaskView[];
-  /** Tasks done (from the history, when kept). */
+  /** Tasks done (from the history, when kept): `status.counts.done`. */
   readonly done: number;
   readonly historyKept: boolean;
 }
@@ -49,7 +51,7 @@ export interface PlanView {
 export interface PlanSummary {
   readonly plan: string;
   readonly status: PlanStatus;
-  /** Tasks done, when the plan keeps a history. */
+  /** Tasks done, when the plan keeps a history: `status.counts.done`. */
   readonly done: number;
   /** Whether the plan keeps a history (so `done` counts every finished task). */
   readonly historyKept?: boolean;

@@ -3,12 +3,13 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { container as rootContainer, inject, injectable } from 'tsyringe';
 import {
-  DEFAULTS,
   resolveConnectOptions,
   resolvePoolSize,
+  resolveWaitOptions,
   resolveWorkerOptions,
   type ConnectOptions,
   type ResolvedWorkerOptions,
+  type WaitOptions,
   type WorkerOptions,
   type WorkerPoolOptions,
 } from '../config/options.js';
@@ -34,6 +35,13 @@ import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
 
 export type ZkPlanState = 'open' | 'closing' | 'closed';
+
+/** See `ZkPlan.footprint()`. */
+export type ZkPlanFootprint = ReturnType<Dispatcher['footprint']> & {
+  readonly rememberedSettings: number;
+  readonly clientListeners: number;
+  readonly poolSignalListeners: number;
+};
 
 /**
  * The zk-plan API on one ZooKeeper session: build plans, run workers, follow plans to completion.
@@ -162,9 +170,12 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
    * Resolves when the plan has no task left; rejects with PlanFailedError once it has failed, or
    * with WaitTimeoutError after `timeoutMs`. Watch-driven.
    */
-  waitForCompletion(plan: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+  waitForCompletion(plan: string, options: WaitOptions = {}): Promise<void> {
     this.assertOpen();
-    return this.reader.waitForCompletion(plan, options.timeoutMs ?? DEFAULTS.waitTimeoutMs, options.signal);
+    // Bad options reject (as every other check of this method does), they do not throw.
+    return Promise.resolve(options)
+      .then(resolveWaitOptions)
+      .then(({ timeoutMs, signal }) => this.reader.waitForCompletion(plan, timeoutMs, signal));
   }
 
   /** The result of a task added with `{ keepResult: true }`, after it completed. */
@@ -195,6 +206,20 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     const pool = new WorkerPool(parent, loops, drainTimeoutMs, this.runtime(resolved));
     this.pools.add(pool);
     return pool;
+  }
+
+  /**
+   * What this ZkPlan's workers keep in memory and attach to shared emitters, for leak checks:
+   * tracked plans, candidates, owner watches, retry timers, plan stops, held and recently done
+   * tasks, remembered plan settings, and listeners on the client and on the pools' signals.
+   */
+  footprint(): ZkPlanFootprint {
+    return {
+      ...this.dispatcher.footprint(),
+      rememberedSettings: this.store.rememberedPlans,
+      clientListeners: this.zk.eventNames().reduce((sum, name) => sum + this.zk.listenerCount(name), 0),
+      poolSignalListeners: [...this.pools].reduce((sum, pool) => sum + pool.signalListenerCount(), 0),
+    };
   }
 
   /** Stops every pool this ZkPlan started (draining running tasks), then closes the session. */

@@ -19,12 +19,22 @@ const FAITHFUL_PROTOTYPES: ReadonlySet<object | null> = new Set<object | null>([
 
 /**
  * Throws UnserializableValueError when `value` holds something superjson would drop or change
- * (functions, symbols, class instances), naming where it sits, e.g. `params[1].client`.
+ * (functions, symbols, class instances, NaN as a Map key), naming where it sits, e.g. `params[1].client`.
+ * NaN, Infinity, -Infinity and -0 elsewhere are kept exactly (encodeValue checks it).
  */
 export function assertSerializable(value: unknown, where: string, path?: string): void {
+  specialNumbersIn(value, where, path);
+}
+
+/** Checks `value` as assertSerializable does; returns where it holds NaN, ±Infinity or -0 (which superjson encodes as text). */
+function specialNumbersIn(value: unknown, where: string, path?: string): string[] {
   const seen = new Set<object>();
+  const specials: string[] = [];
   const visit = (current: unknown, at: string): void => {
     switch (typeof current) {
+      case 'number':
+        if (!Number.isFinite(current) || Object.is(current, -0)) specials.push(at);
+        return;
       case 'function':
         throw new UnserializableValueError(where, `${at} is a function`, path);
       case 'symbol':
@@ -46,6 +56,8 @@ export function assertSerializable(value: unknown, where: string, path?: string)
     }
     if (current instanceof Map) {
       for (const [key, entry] of current) {
+        // superjson can lose such an entry altogether (when a NaN comes before it in the value).
+        if (Number.isNaN(key)) throw new UnserializableValueError(where, `${at} has NaN as a key, which would not come back`, path);
         visit(key, `${at}<key>`);
         visit(entry, `${at}.get(${String(key)})`);
       }
@@ -65,6 +77,7 @@ export function assertSerializable(value: unknown, where: string, path?: string)
     }
   };
   visit(value, where);
+  return specials;
 }
 
 /**
@@ -79,10 +92,27 @@ export const MAX_VALUE_BYTES = 1_000_000;
  * chunks, pass a larger `maxBytes`.
  */
 export function encodeValue(value: unknown, where: string, path?: string, maxBytes: number = MAX_VALUE_BYTES): Buffer {
-  assertSerializable(value, where, path);
-  const encoded = Buffer.from(superjson.stringify(value), 'utf8');
+  const specials = specialNumbersIn(value, where, path);
+  const text = superjson.stringify(value);
+  // superjson writes NaN, ±Infinity and -0 as text with a type tag: make sure they come back exactly.
+  if (specials.length > 0 && !sameAfterRoundTrip(value, superjson.parse(text))) {
+    throw new UnserializableValueError(where, `${specials.join(', ')} (NaN, Infinity or -0) would not come back exactly`, path);
+  }
+  const encoded = Buffer.from(text, 'utf8');
   if (encoded.length > maxBytes) throw new ValueTooLargeError(where, encoded.length, maxBytes, path);
   return encoded;
+}
+
+/** Whether superjson gave back `original` (as far as it keeps values: an Error's name and message): numbers compared with Object.is. */
+function sameAfterRoundTrip(original: unknown, decoded: unknown): boolean {
+  if (typeof original !== 'object' || original === null) return Object.is(original, decoded);
+  if (typeof decoded !== 'object' || decoded === null || Object.getPrototypeOf(original) !== Object.getPrototypeOf(decoded)) return false;
+  if (original instanceof Error) return original.name === (decoded as Error).name && original.message === (decoded as Error).message;
+  if (original instanceof Date || original instanceof RegExp || original instanceof URL) return String(original) === String(decoded);
+  const entries = (value: object): unknown[][] =>
+    value instanceof Map ? [...value].map(([key, entry]) => [key, entry]) : value instanceof Set ? [...value].map((entry) => [entry]) : Object.entries(value);
+  const [a, b] = [entries(original), entries(decoded)];
+  return a.length === b.length && a.every((pair, index) => pair.every((item, part) => sameAfterRoundTrip(item, b[index]?.[part])));
 }
 
 /** Decodes a znode value written by `encodeValue` (or any superjson writer); throws MalformedNodeError otherwise. */

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ZooKeeperNotFoundError, ZooKeeperStartError } from '../errors/server-errors.js';
+import { PortInUseError, ZooKeeperNotFoundError, ZooKeeperStartError } from '../errors/server-errors.js';
 import { fourLetterWord } from './four-letter-word.js';
 import type { ServerProcess } from './server-process.js';
 
@@ -40,12 +40,24 @@ export async function reserveLoopbackPorts(count: number): Promise<number[]> {
   }
 }
 
-function listenOnFreeLoopbackPort(): Promise<Server> {
+function listenOnFreeLoopbackPort(port = 0): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen({ host: LOOPBACK, port: 0, exclusive: true }, () => resolve(server));
+    server.listen({ host: LOOPBACK, port, exclusive: true }, () => resolve(server));
   });
+}
+
+/** Throws PortInUseError when `port` cannot be bound on 127.0.0.1 now (a bind test, released at once). */
+export async function assertLoopbackPortFree(port: number): Promise<void> {
+  let server: Server;
+  try {
+    server = await listenOnFreeLoopbackPort(port);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(port, { cause: error });
+    throw error;
+  }
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
 export function createTempDir(): Promise<string> {
@@ -75,7 +87,7 @@ export function zooCfg({ dataDir, clientPort, tickTimeMs, peers }: ZooCfgSetting
     `minSessionTimeout=${2 * tickTimeMs}`,
     `maxSessionTimeout=${Math.max(MAX_SESSION_TIMEOUT_MS, 20 * tickTimeMs)}`,
     'admin.enableServer=false',
-    '4lw.commands.whitelist=ruok,srvr,stat,mntr',
+    '4lw.commands.whitelist=ruok,srvr,stat,mntr,conf,wchp,wchc,wchs',
     'maxClientCnxns=0',
   ];
   if (peers !== undefined) {
@@ -96,8 +108,12 @@ export class ServerExitedEarlyError extends Error {
   }
 }
 
-/** Polls `srvr` until the server reports one of `modes`; throws if the process exits or the deadline passes. */
-export async function waitUntilServing(server: ServerProcess, port: number, modes: readonly string[], deadline: number): Promise<void> {
+/**
+ * Polls `srvr` until the server reports one of `modes`; throws if the process exits or the deadline
+ * passes. With `dataDir`, the answering server must also be ours: its `conf` names that data dir (a
+ * server someone else runs on the port answers too, while ours fails to bind and exits).
+ */
+export async function waitUntilServing(server: ServerProcess, port: number, modes: readonly string[], deadline: number, dataDir?: string): Promise<void> {
   let lastAnswer = 'no answer yet';
   for (;;) {
     if (server.hasExited) throw new ServerExitedEarlyError(server.howItExited ?? 'unknown');
@@ -106,8 +122,14 @@ export async function waitUntilServing(server: ServerProcess, port: number, mode
     try {
       const answer = await fourLetterWord(LOOPBACK, port, 'srvr', Math.min(1000, remainingMs));
       const mode = /^Mode: (\w+)/m.exec(answer)?.[1];
-      if (mode !== undefined && modes.includes(mode)) return;
-      lastAnswer = answer.trim().split('\n')[0] ?? '';
+      if (mode !== undefined && modes.includes(mode)) {
+        if (dataDir === undefined) return;
+        const conf = await fourLetterWord(LOOPBACK, port, 'conf', Math.max(1, Math.min(1000, deadline - Date.now())));
+        if (/^dataDir=(.*)$/m.exec(conf)?.[1]?.startsWith(dataDir) === true && !server.hasExited) return;
+        lastAnswer = `a server that is not ours answers on port ${port} (its conf: ${/^dataDir=.*$/m.exec(conf)?.[0] ?? 'no dataDir'})`;
+      } else {
+        lastAnswer = answer.trim().split('\n')[0] ?? '';
+      }
     } catch (error) {
       lastAnswer = error instanceof Error ? error.message : String(error);
     }
@@ -116,13 +138,19 @@ export async function waitUntilServing(server: ServerProcess, port: number, mode
 }
 
 export async function startError(what: string, error: unknown, ...logFiles: string[]): Promise<Error> {
-  if (error instanceof ZooKeeperNotFoundError || error instanceof ZooKeeperStartError) return error;
+  return startErrorWith(what, error, logFiles, true);
+}
+
+/** startError, saying whether the data dir is kept (else the log's tail is all that is left of it). */
+export async function startErrorWith(what: string, error: unknown, logFiles: readonly string[], dataDirKept: boolean): Promise<Error> {
+  if (error instanceof ZooKeeperNotFoundError || error instanceof ZooKeeperStartError || error instanceof PortInUseError) return error;
   const reason = error instanceof Error ? error.message : String(error);
   const tails = await Promise.all(logFiles.map(async (logFile) => `--- tail of ${logFile} ---\n${await logTail(logFile)}`));
-  return new ZooKeeperStartError(
-    `${what} failed to start: ${reason}. The data dir is kept for inspection; see the log below.\n${tails.join('\n')}`,
-    { logFile: logFiles[0], cause: error },
-  );
+  const kept = dataDirKept ? 'The data dir is kept for inspection; see the log below.' : 'The data dir was removed; the tail of its log is below.';
+  return new ZooKeeperStartError(`${what} failed to start: ${reason}. ${kept}\n${tails.join('\n')}`, {
+    ...(dataDirKept ? { logFile: logFiles[0] } : {}),
+    cause: error,
+  });
 }
 
 async function logTail(logFile: string, lineCount = 30): Promise<string> {

@@ -38,6 +38,11 @@ export class ServerProcess {
     return this.exitStatus !== undefined;
   }
 
+  /** Resolves once the process has ended, with how (e.g. "exit code 1"). */
+  whenExited(): Promise<string> {
+    return this.exited.then(() => this.exitStatus ?? 'unknown');
+  }
+
   /** How the process ended, e.g. "exit code 1"; undefined while running. */
   get howItExited(): string | undefined {
     return this.exitStatus;

@@ -6,7 +6,9 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findZooKeeperDistribution } from './distribution.js';
+import { PortInUseError } from '../errors/server-errors.js';
 import {
+  assertLoopbackPortFree,
   createTempDir,
   DEFAULT_HEAP_MB,
   DEFAULT_START_TIMEOUT_MS,
@@ -16,7 +18,7 @@ import {
   reserveLoopbackPorts,
   ServerExitedEarlyError,
   START_ATTEMPTS_WITH_FRESH_PORTS,
-  startError,
+  startErrorWith,
   waitUntilServing,
   zooCfg,
 } from './server-config.js';
@@ -48,6 +50,12 @@ export interface StartZooKeeperOptions {
   heapMb?: number;
   /** fsync the transaction log on every write, as a production server does (benchmarks); default false (tests need no durability). */
   fsync?: boolean;
+  /**
+   * Keep the data dir this call created when the start fails, for inspection (the error names
+   * the log); default true. With false it is removed (the error still holds the log's tail).
+   * A port already in use never keeps it: nothing ran.
+   */
+  keepDataDirOnFailure?: boolean;
 }
 
 export interface ZooKeeperServer {
@@ -60,6 +68,8 @@ export interface ZooKeeperServer {
   readonly logFile: string;
   /** Stops the server (SIGTERM, SIGKILL after 5 s); idempotent. Removes dataDir if we created it. */
   stop(): Promise<void>;
+  /** Resolves when the server process ends (stopped, or on its own), with how, e.g. "exit code 1". */
+  whenExited(): Promise<string>;
 }
 
 /**
@@ -71,7 +81,11 @@ export interface ZooKeeperServer {
  * with a fresh port), a fresh data dir under os.tmpdir(), tickTime 2000 ms,
  * start timeout 30000 ms, heap 256 MB. The log is `<dataDir>/zookeeper.log`.
  *
+ * With an explicit `port`, the port is checked free on 127.0.0.1 first, and the server that
+ * answers must be ours (its `conf` names our data dir), not one already listening there.
+ *
  * @throws ZooKeeperNotFoundError when ZooKeeper or Java is not installed
+ * @throws PortInUseError when the `port` asked for is taken (the data dir is removed)
  * @throws ZooKeeperStartError (with the log's tail) when the server does not serve in time
  */
 export async function startZooKeeper(options: StartZooKeeperOptions = {}): Promise<ZooKeeperServer> {
@@ -80,6 +94,7 @@ export async function startZooKeeper(options: StartZooKeeperOptions = {}): Promi
   const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   const heapMb = options.heapMb ?? DEFAULT_HEAP_MB;
   const ownsDataDir = options.dataDir === undefined;
+  if (options.port !== undefined) await assertLoopbackPortFree(options.port); // before anything is created
   const dataDir = options.dataDir ?? (await createTempDir());
   await mkdir(dataDir, { recursive: true });
   const logFile = join(dataDir, LOG_FILE_NAME);
@@ -91,13 +106,29 @@ export async function startZooKeeper(options: StartZooKeeperOptions = {}): Promi
     await writeFile(configFile, zooCfg({ dataDir, clientPort: port, tickTimeMs }));
     const server = launchJava(distribution, STANDALONE_MAIN, configFile, logFile, heapMb, options.fsync ?? false);
     try {
-      await waitUntilServing(server, port, ['standalone'], Date.now() + startTimeoutMs);
+      await waitUntilServing(server, port, ['standalone'], Date.now() + startTimeoutMs, dataDir);
       return new StandaloneServer(server, port, dataDir, logFile, ownsDataDir);
     } catch (error) {
       await server.stop();
       if (error instanceof ServerExitedEarlyError && attempt < attempts) continue;
-      throw await startError(`ZooKeeper on ${LOOPBACK}:${port}`, error, logFile);
+      // Taken meanwhile (or by a server that does not accept our bind test's address): say so.
+      const taken = options.port !== undefined && error instanceof ServerExitedEarlyError ? await portTaken(options.port) : undefined;
+      const keep = ownsDataDir && taken === undefined && options.keepDataDirOnFailure !== false;
+      const failure = taken ?? (await startErrorWith(`ZooKeeper on ${LOOPBACK}:${port}`, error, [logFile], !ownsDataDir || keep));
+      if (ownsDataDir && !keep) await rm(dataDir, { recursive: true, force: true });
+      throw failure;
     }
+  }
+}
+
+/** The PortInUseError for `port` when it is taken now. */
+async function portTaken(port: number): Promise<PortInUseError | undefined> {
+  try {
+    await assertLoopbackPortFree(port);
+    return undefined;
+  } catch (error) {
+    if (error instanceof PortInUseError) return error;
+    return undefined;
   }
 }
 
@@ -124,6 +155,10 @@ class StandaloneServer implements ZooKeeperServer {
   stop(): Promise<void> {
     this.stopping ??= this.stopAndCleanUp();
     return this.stopping;
+  }
+
+  whenExited(): Promise<string> {
+    return this.server.whenExited();
   }
 
   private async stopAndCleanUp(): Promise<void> {

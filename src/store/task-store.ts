@@ -22,6 +22,7 @@ import {
   builderNodeName,
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
+import { reintroducedDefects } from './reintroduced-defects.js';
 import { TaskReader, type OwnerRecord, type TaskListing } from './task-reader.js';
 
 export { TaskReader, type BuilderStamp, type OwnerRecord, type TaskListing } from './task-reader.js';
@@ -341,6 +342,7 @@ export class TaskStore extends TaskReader {
       const provs = encoded === undefined ? [] : children.filter((name) => hasSequentialName(name, PROV_PREFIX) && !propagated.has(name));
       const fed = await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence)));
       onRunnable?.(fed.filter((task): task is string => task !== undefined));
+      if (reintroducedDefects.ownerFirstDelete && children.includes(OWNER)) await this.zk.deleteIfPresent(childPath(claim.task, OWNER), -1, fence);
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
       // The index entry goes with the rest, not earlier: if this worker dies while finishing, the
       // entry leads other workers back to the task as soon as its owner node is gone.

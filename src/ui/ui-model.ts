@@ -4,6 +4,7 @@
  * keep requests inside the served parent.
  */
 import { inspect } from 'node:util';
+import { countPlanTasks } from '../plan/plan-progress.js';
 import type { PlanState } from '../plan/plan-status.js';
 import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../plan/plan-view.js';
 import { PLAN_PREFIX, TASK_PREFIX, childPath, hasSequentialName, nameOf, parentOf } from '../zk/layout.js';
@@ -207,14 +208,15 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
     }
   }
   const ordered = [...nodes.values()].sort(byName);
-  const done = view.historyKept ? view.done : ordered.filter((node) => node.gone === true).length;
+  // Counted as the API counts (each task once), over what this view knows: gone nodes are done.
+  const { done, total } = countPlanTasks(ordered.map((node) => ({ task: node.name, state: node.state })));
   return {
     plan: view.plan,
     status: {
       plan: view.plan,
       state: view.status.state,
       done,
-      total: view.status.counts.total + done,
+      total,
       historyKept: view.historyKept,
       counts: countStates(ordered),
     },
@@ -262,8 +264,8 @@ export function planRow(summary: PlanSummary, historyKept = summary.historyKept 
     plan: summary.plan,
     name: nameOf(summary.plan),
     state: summary.status.state,
-    done: summary.done,
-    total: counts.total + summary.done,
+    done: counts.done,
+    total: counts.total,
     historyKept,
     running: counts.running + counts.finishing,
     failed: counts.failed,

@@ -301,7 +301,8 @@ export class Dispatcher {
     const listing = await this.zk.tryGetChildren(parent, (event) => this.onParentEvent(parent, sessionEpoch, event));
     if (listing === undefined) {
       // The parent does not exist yet: wait for it to be created (one watch per followed parent).
-      await this.zk.exists(parent, (event) => this.onParentEvent(parent, sessionEpoch, event));
+      const created = await this.zk.exists(parent, (event) => this.onParentEvent(parent, sessionEpoch, event));
+      if (created !== undefined) await this.listParent(parent, sessionEpoch); // it was created in between
       return;
     }
     await Promise.all(listing.children.map((name) => this.trackPlan(childPath(parent, name))));

@@ -5,6 +5,7 @@ import { TaskTimeoutError } from '../errors/task-errors.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 import { linkSignals } from '../util/signals.js';
+import { reintroducedDefects } from '../store/reintroduced-defects.js';
 import { retryPolicyFor } from './record-failure.js';
 import type { TaskHistoryRecord } from '../plan/plan-view.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
@@ -46,7 +47,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     Promise.all([store.inspectTask(claim.task), store.readDefinition(claim.task).catch((error: unknown) => new PrefetchError(error))]));
   if (listing === undefined) return 'gone';
   const children = listing.children;
-  if (children.includes(FAILED)) return 'failed-already'; // read behind the claim: no run can follow a failure for good
+  if (children.includes(FAILED) && !reintroducedDefects.runFailedTask) return 'failed-already'; // read behind the claim: no run can follow a failure for good
   if (definition instanceof PrefetchError) {
     // A malformed definition matters only if the function must run; a stored result can still be handed on.
     if (!children.includes(RESULT)) throw definition.error;

@@ -1,4 +1,4 @@
-import { setMaxListeners } from 'node:events';
+import { getEventListeners, setMaxListeners } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
 import type { Claim } from '../store/task-store.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
@@ -51,6 +51,11 @@ export class WorkerPool {
   /** Tasks being run right now. */
   get runningTasks(): string[] {
     return [...this.running.values()].map((claim) => claim.task);
+  }
+
+  /** Listeners attached to the pool's stop and abort signals (one per loop, plus one per loop sleeping or running a task). */
+  signalListenerCount(): number {
+    return getEventListeners(this.stopController.signal, 'abort').length + getEventListeners(this.abortTasksController.signal, 'abort').length;
   }
 
   /** Stops the loops; idempotent. Resolves when every loop has ended or its task was released. */

@@ -11,7 +11,9 @@
  *   Idempotent operations are sent again once the connection is back (a repeated create then
  *   answers `NODE_EXISTS` with `ZkError.retried` set, a repeated delete `NO_NODE`); sequential
  *   creates are never sent again, so their caller must find out what happened.
- * - **Sequential names** end in the parent's child version (`cversion`) at creation, ten digits.
+ * - **Sequential names** end in a ten-digit counter of the children ever created under the parent
+ *   (deletions raise `cversion` but not the counter, so the two differ; sort by the name's serial).
+ * - **Data** written as `null` reads back as the four bytes `null` (the native client's doing).
  * - **Versions.** `version` counts data changes, `cversion` child creations and deletions.
  * - **Ephemeral nodes** belong to the session that made them and vanish when it expires or is
  *   closed, not when the connection drops. They cannot have children.

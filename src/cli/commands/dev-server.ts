@@ -1,6 +1,8 @@
 import { Option, type Command } from 'commander';
-import { startZooKeeper } from '../../server/zookeeper-server.js';
+import { PortInUseError } from '../../errors/server-errors.js';
+import { startZooKeeper, type ZooKeeperServer } from '../../server/zookeeper-server.js';
 import { setAction, withUsageHint } from '../action.js';
+import { CliError, ExitCode, UsageError } from '../exit-codes.js';
 import { integer } from '../options.js';
 import { printJson } from '../output.js';
 import { untilSignal } from '../signals.js';
@@ -19,11 +21,23 @@ export function registerDevServer(program: Command): void {
     .addOption(new Option('--json', 'print { connect, pid, logFile } as JSON instead of the bare connect string').default(false));
   withUsageHint(command);
   setAction(command, async (options: DevServerOptions) => {
-    const server = await startZooKeeper(options.port === undefined ? {} : { port: options.port });
+    let server: ZooKeeperServer;
+    try {
+      // A failed start removes the temporary data dir (the error carries the log's tail).
+      server = await startZooKeeper({ ...(options.port === undefined ? {} : { port: options.port }), keepDataDirOnFailure: false });
+    } catch (error) {
+      if (error instanceof PortInUseError) {
+        throw new UsageError(
+          `--port ${error.port}: 127.0.0.1:${error.port} is already in use (another ZooKeeper or another program listens there): stop it, choose another --port, or leave --port out to use a free port`,
+        );
+      }
+      throw error;
+    }
     if (options.json) printJson({ connect: server.connectString, pid: server.pid, logFile: server.logFile });
     else console.log(server.connectString);
     console.error(`ZooKeeper serving on ${server.connectString} (pid ${server.pid}, log ${server.logFile}); stop with Ctrl-C`);
-    await untilSignal();
-    await server.stop();
+    const ended = await Promise.race([untilSignal().then(() => undefined), server.whenExited()]);
+    await server.stop(); // removes the data dir
+    if (ended !== undefined) throw new CliError(`the ZooKeeper server on ${server.connectString} stopped on its own (${ended}); its data dir was removed`, ExitCode.failed);
   });
 }

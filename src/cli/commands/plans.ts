@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { formatPlanProgress } from '../../plan/plan-progress.js';
 import type { PlanSummary } from '../../plan/plan-view.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
@@ -18,7 +19,8 @@ export function registerPlans(program: Command): void {
     'after',
     `
 PROGRESS is done/total for plans created with { history: true }, else the number of tasks left.
---json prints an array of { plan, status, done } (status as planStatus returns it).`,
+--json prints an array of { plan, status, done, historyKept }; status.counts has done, remaining and
+total (total = done + remaining; done counts only for plans with { history: true }).`,
   );
   withUsageHint(command);
   setAction(command, async (parent: string, options: ConnectionOptions) => {
@@ -36,11 +38,9 @@ PROGRESS is done/total for plans created with { history: true }, else the number
   });
 }
 
-/** `7/10` when the plan keeps a history (something is done), else `3 left`. */
+/** `7/10` when the plan keeps a history (even before anything is done), else `3 left`. */
 export function formatProgress(summary: PlanSummary): string {
-  const left = summary.status.counts.total;
-  if (summary.done > 0) return `${summary.done}/${summary.done + left}`;
-  return `${left} left`;
+  return formatPlanProgress(summary.status.counts, summary.historyKept === true);
 }
 
 const PLAN_COLUMNS = [

@@ -39,7 +39,7 @@ export function renderPlanView(view: PlanView, width?: number): string {
   const { status } = view;
   const counts = status.counts;
   const parts = [
-    view.historyKept ? `${view.done} done` : undefined,
+    view.historyKept ? `${counts.done} done` : undefined,
     counts.running ? `${counts.running} running` : undefined,
     counts.finishing ? `${counts.finishing} finishing` : undefined,
     counts.runnable ? `${counts.runnable} runnable` : undefined,
@@ -49,8 +49,7 @@ export function renderPlanView(view: PlanView, width?: number): string {
     counts.failed ? `${counts.failed} failed` : undefined,
     counts.blocked ? `${counts.blocked} blocked` : undefined,
   ].filter((part): part is string => part !== undefined);
-  const total = view.historyKept ? view.tasks.length : counts.total;
-  const header = `${view.plan}: ${status.state}, ${total} task(s)${view.historyKept ? '' : ' left'}${parts.length ? `: ${parts.join(', ')}` : ''}${
+  const header = `${view.plan}: ${status.state}, ${view.historyKept ? counts.total : counts.remaining} task(s)${view.historyKept ? '' : ' left'}${parts.length ? `: ${parts.join(', ')}` : ''}${
     status.failurePolicy === 'failFast' ? ' (failFast)' : ''
   }`;
   if (view.tasks.length === 0) return `${header}\n${view.historyKept ? 'no tasks' : 'no tasks left (finished tasks are listed only for plans created with { history: true })'}`;
@@ -63,7 +62,7 @@ function taskColumns(plan: string): Column<TaskView>[] {
     { header: 'STATE', value: (task) => task.state },
     { header: 'CALL', value: (task) => formatCall(task.fn, task.params, 32) },
     { header: 'INPUTS', value: (task) => (task.inputs.length ? task.inputs.map(shortName).join(',') : '-') },
-    { header: 'ATTEMPTS', value: (task) => String(task.failure?.attempts ?? task.attempts?.failures ?? ''), right: true },
+    { header: 'ATTEMPTS', value: (task) => String(task.failedTries ?? ''), right: true },
     { header: 'DETAIL', value: (task) => shortenPaths(detailOf(task), plan) },
   ];
 }

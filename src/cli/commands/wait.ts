@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { PlanFailedError } from '../../errors/plan-errors.js';
 import { WaitTimeoutError } from '../../errors/usage-errors.js';
 import { isZkError } from '../../errors/zk-error.js';
+import type { PlanCounts } from '../../plan/plan-progress.js';
 import type { PlanStatus } from '../../plan/plan-status.js';
 import type { ZkPlan } from '../../plan/zk-plan.js';
 import { FAILED, TASK_PREFIX, hasSequentialName } from '../../zk/layout.js';
@@ -38,8 +39,8 @@ export function registerWait(program: Command): void {
 Progress goes to stderr: a bar (done/total, rate, ETA) when stderr is a terminal, else a line at most
 once a second and a last one at the end. done/total counts all tasks for plans created with
 { history: true }, else the tasks finished since wait started out of those seen.
-The outcome goes to stdout; --json prints the plan's final status (as planStatus returns it) whatever
-the outcome.`,
+The outcome goes to stdout; --json prints the plan's final status (as describePlan returns it: its
+counts include the done tasks of a plan with { history: true }) whatever the outcome.`,
   );
   withUsageHint(command);
   setAction(command, (plan: string, options: WaitOptions) => {
@@ -57,7 +58,7 @@ type Outcome =
 async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): Promise<ExitCodeValue> {
   const startedAt = Date.now();
   const first = await zkPlan.describePlan(plan); // PlanNotFoundError (exit 5) before anything is shown
-  const tracker = new ProgressTracker(first.historyKept, first.historyKept ? first.done : 0, first.historyKept ? first.tasks.length : first.status.counts.total, first.status.counts.failed);
+  const tracker = new ProgressTracker(first.historyKept, first.status.counts);
   const reporter = options.progress ? createProgressReporter(shortName(plan), process.stderr) : undefined;
   reporter?.update(tracker.snapshot());
 
@@ -86,9 +87,10 @@ async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): 
   stopWatching.abort();
   await watching;
 
-  const status = await zkPlan.planStatus(plan).catch(() => undefined);
+  // The last frame from a fresh read: the watch-driven reads above may be up to MIN_READ_INTERVAL_MS behind.
+  const status = (await zkPlan.describePlan(plan).catch(() => undefined))?.status;
+  if (status) tracker.update(status.counts);
   if (outcome.kind === 'completed') tracker.completed();
-  else if (status) tracker.failedCount(status.counts.failed);
   if (reporter) {
     reporter.update(tracker.snapshot());
     reporter.stop();
@@ -142,11 +144,11 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
     case 'timeout': {
       const counts = status?.counts;
       const detail = counts ? ` (${counts.running} running, ${counts.runnable} runnable, ${counts.waiting} waiting${status.retrying.length ? `, ${status.retrying.length} retrying` : ''})` : '';
-      console.error(`zk-plan: timed out after ${formatDuration(outcome.error.timeoutMs)}: ${plan} still has ${counts?.total ?? outcome.error.remainingTasks} task(s)${detail}`);
+      console.error(`zk-plan: timed out after ${formatDuration(outcome.error.timeoutMs)}: ${plan} still has ${counts?.remaining ?? outcome.error.remainingTasks} task(s)${detail}`);
       return;
     }
     case 'interrupted':
-      console.error(`zk-plan: ${outcome.signal}: ${plan} is ${status?.state ?? 'in an unknown state'}, ${status?.counts.total ?? '?'} task(s) left`);
+      console.error(`zk-plan: ${outcome.signal}: ${plan} is ${status?.state ?? 'in an unknown state'}, ${status?.counts.remaining ?? '?'} task(s) left`);
       return;
   }
 }
@@ -155,14 +157,27 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
 class ProgressTracker {
   private readonly startedAt = Date.now();
   private readonly startDone: number;
+  private done: number;
+  public total: number;
+  private failed: number;
 
   constructor(
     readonly historyKept: boolean,
-    private done: number,
-    public total: number,
-    private failed: number,
+    counts: PlanCounts,
   ) {
-    this.startDone = done;
+    this.done = historyKept ? counts.done : 0;
+    this.total = historyKept ? counts.total : counts.remaining;
+    this.failed = counts.failed;
+    this.startDone = this.done;
+  }
+
+  /** From the plan's counts (planStatus or a plan view). */
+  update(counts: PlanCounts): void {
+    if (this.historyKept) this.fromView(counts.done, counts.total, counts.failed);
+    else {
+      this.remaining(counts.remaining);
+      this.failedCount(counts.failed);
+    }
   }
 
   get doneSinceStart(): number {
@@ -209,8 +224,7 @@ async function followProgress(zkPlan: ZkPlan, plan: string, tracker: ProgressTra
       const { children } = await zkPlan.zk.getChildren(plan, () => changed.abort());
       if (stop.aborted) return;
       if (tracker.historyKept) {
-        const view = await zkPlan.describePlan(plan);
-        tracker.fromView(view.done, view.tasks.length, view.status.counts.failed);
+        tracker.update((await zkPlan.describePlan(plan)).status.counts);
       } else {
         tracker.remaining(children.filter((name) => hasSequentialName(name, TASK_PREFIX)).length);
         tracker.failedCount(children.includes(FAILED) ? (await zkPlan.planStatus(plan)).counts.failed : 0);

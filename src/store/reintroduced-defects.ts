@@ -1,0 +1,13 @@
+/**
+ * Test-only switches that put known defects back, so the seeded simulation's self-test can show
+ * that it catches each of them (test/simulation). Never set outside that self-test: every switch
+ * breaks a guarantee of the README on purpose.
+ */
+export const reintroducedDefects = {
+  /** The published Clojure deletion order: `owner` before the task's other children (a half-deleted task can be taken and run again). */
+  ownerFirstDelete: false,
+  /** performTask runs a claimed task without looking for its `failed` child (defect 1: a task failed for good runs again). */
+  runFailedTask: false,
+  /** A claim that throws in the scan keeps its reservation (defect 4: the task is never taken again in that process). */
+  keepReservationOnClaimError: false,
+};

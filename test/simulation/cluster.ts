@@ -1,0 +1,163 @@
+/**
+ * The simulated participants: worker processes (a ZkPlan with a pool of loops on its own
+ * MemoryZkClient session, running the simulated task function) and plan writers (a ZkPlan that
+ * builds, retries and deletes plans). All run on fake timers; their operations reach the server
+ * only when the driver steps them.
+ */
+import { container as rootContainer } from 'tsyringe';
+import { PermanentError } from '../../src/errors/task-errors.js';
+import { FunctionRegistry } from '../../src/exec/function-registry.js';
+import { call } from '../../src/exec/task-spec.js';
+import type { TaskContext } from '../../src/exec/task-context.js';
+import { ZkPlan } from '../../src/plan/zk-plan.js';
+import type { MemoryZkClient, MemoryZooKeeper } from '../../src/testing/index.js';
+import type { WorkerPool } from '../../src/worker/worker-pool.js';
+import type { SimObserver } from './observer.js';
+import { stableHash } from './prng.js';
+import type { SimPlanSpec, SimTaskParams } from './workload.js';
+
+export const PARENT = '/plans';
+/** Small back-off, so idle loops look again soon in simulated time. */
+const BACKOFF = { initial: 10, increase: 2, max: 500 } as const;
+
+/** Simulated work: resolves after `ms` of fake time, rejects as soon as `signal` aborts. */
+function simulatedWork(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** A stable digest of a run's inputs, part of its result. */
+function digestOf(args: readonly unknown[]): number {
+  return stableHash(JSON.stringify(args));
+}
+
+export class SimProcess {
+  readonly client: MemoryZkClient;
+  readonly zkPlan: ZkPlan<MemoryZkClient>;
+  readonly pool: WorkerPool;
+  crashed = false;
+  private claims = 0;
+
+  constructor(
+    readonly name: string,
+    server: MemoryZooKeeper,
+    observer: SimObserver,
+    seed: number,
+    loops: number,
+    sessionTimeoutMs: number,
+  ) {
+    this.client = server.connect({ name, sessionTimeoutMs });
+    const functions = new FunctionRegistry().register('sim', async (ctx: TaskContext<[SimTaskParams]>, ...args: unknown[]) => {
+      const params = ctx.params[0];
+      const run = observer.startRun(this, this.client.sessionId, ctx.task, params, args);
+      try {
+        await simulatedWork(params.durationMs + (run.number % 3) * 7, ctx.signal);
+        if (run.number === params.permanentOnRun) throw new PermanentError(`permanent failure of ${ctx.task} on run ${run.number}`);
+        if (run.number <= params.plainFailures) throw new Error(`plain failure of ${ctx.task} on run ${run.number}`);
+        observer.endRun(run, 'returned');
+        // Encodes the run: a re-run returns a different value, so a dependent fed by it is caught.
+        return { task: ctx.task, run: run.id, inputs: digestOf(args) };
+      } catch (error) {
+        if (!run.ended) observer.endRun(run, `threw ${error instanceof Error ? error.name : 'a value'}`);
+        throw error;
+      }
+    });
+    this.zkPlan = new ZkPlan<MemoryZkClient>(this.client, functions, { container: rootContainer.createChildContainer() });
+    // Listeners that throw now and then: the worker must report it and go on, never leave a claim held.
+    this.zkPlan.on('task:claimed', ({ task }) => {
+      this.claims += 1;
+      if (stableHash(seed, task, this.claims) % 5 === 0) throw new Error(`listener of ${name} throws on claiming ${task}`);
+    });
+    this.zkPlan.on('task:completed', ({ task }) => {
+      if (stableHash(seed, 'completed', task) % 7 === 0) throw new Error(`listener of ${name} throws on completing ${task}`);
+    });
+    this.zkPlan.on('worker:error', () => undefined);
+    this.pool = this.zkPlan.startWorkers(PARENT, { count: loops, backoff: BACKOFF, workerId: name });
+  }
+
+  /** The process dies: its session lives on in the server until the driver expires it. */
+  crash(): void {
+    this.crashed = true;
+    this.client.crash();
+  }
+}
+
+/** What the driver knows of one plan a writer builds. */
+export interface SimPlan {
+  readonly writer: SimWriter;
+  readonly spec: SimPlanSpec;
+  readonly index: number;
+  path: string | undefined;
+  /**
+   * building → running (ready and complete) → ended (completed or failed, seen by the driver) → deleting → deleted;
+   * abandoned: building failed (a fault), so the writer deletes what it made.
+   */
+  phase: 'waiting' | 'building' | 'running' | 'retrying' | 'deleting' | 'deleted' | 'abandoned';
+  /** The driver is asking planStatus about it. */
+  checking: boolean;
+  lastCheckAt: number;
+  retriesLeft: number;
+  endedAs?: 'completed' | 'failed' | 'deleted-early' | 'abandoned';
+}
+
+export class SimWriter {
+  readonly client: MemoryZkClient;
+  readonly zkPlan: ZkPlan<MemoryZkClient>;
+
+  constructor(
+    readonly name: string,
+    server: MemoryZooKeeper,
+    sessionTimeoutMs: number,
+  ) {
+    this.client = server.connect({ name, sessionTimeoutMs });
+    this.zkPlan = new ZkPlan<MemoryZkClient>(this.client, new FunctionRegistry(), { container: rootContainer.createChildContainer() });
+  }
+
+  /** Builds the plan as its spec says; resolves false when a fault made it fail (the plan is then abandoned). */
+  async build(plan: SimPlan, observer: SimObserver): Promise<boolean> {
+    const { spec } = plan;
+    try {
+      const path = await this.zkPlan.createPlan(PARENT, {
+        failurePolicy: spec.failurePolicy,
+        maxAttempts: spec.maxAttempts,
+        initialDelayMs: spec.initialDelayMs,
+        maxDelayMs: spec.maxDelayMs,
+        multiplier: 2,
+      });
+      plan.path = path;
+      observer.note(`${this.name} created ${path}`);
+      if (spec.withoutIndex) await this.client.delete(`${path}/runnable`);
+      if (spec.readyFirst) await this.zkPlan.markAsReady(path);
+      const options = (params: SimTaskParams): { keepResult: boolean } => ({ keepResult: spec.readyFirst || params.label % 4 === 0 });
+      if (spec.batch) {
+        await this.zkPlan.addTasks(
+          path,
+          spec.tasks.map((params) => ({ task: call('sim', params), args: params.inputs, options: options(params) })),
+        );
+      } else {
+        const paths: string[] = [];
+        for (const params of spec.tasks) {
+          paths.push(await this.zkPlan.addTask(path, call('sim', params), params.inputs.map((label) => paths[label] as string), options(params)));
+        }
+      }
+      if (!spec.readyFirst) await this.zkPlan.markAsReady(path);
+      return true;
+    } catch (error) {
+      observer.note(`${this.name} failed to build plan ${plan.index}: ${error instanceof Error ? error.message.slice(0, 120) : String(error)}`);
+      return false;
+    }
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The simulation's shared log and invariant checks 1–3: every applied ZooKeeper operation (via
+ * `server.onApplied`), every start and end of a task function, and what was first stored where.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { decodeValue } from '../../src/serialization/codec.js';
+import type { AppliedOperation, MemoryZooKeeper } from '../../src/testing/index.js';
+import type { SimTaskParams } from './workload.js';
+
+/** Who runs a task function: a simulated process, with its fate. */
+export interface RunOwner {
+  readonly name: string;
+  readonly crashed: boolean;
+}
+
+export interface RunRecord {
+  readonly id: number;
+  readonly task: string;
+  readonly owner: RunOwner;
+  /** The server's id of the session the process had when the run started. */
+  readonly sessionId: string | undefined;
+  /** 1 for the task's first start, across all processes. */
+  readonly number: number;
+  ended: boolean;
+}
+
+const TASK_NODE = /^(.*\/task-\d{10})$/;
+const TASK_CHILD = /^(.*\/task-\d{10})\/([a-z]+)$/;
+const PLAN_NODE = /^\/plans\/plan-\d{10}$/;
+
+export class SimObserver {
+  readonly trace: string[] = [];
+  /** The first violation found; the driver stops at the end of the step. */
+  violation: string | undefined;
+  /** Every plan node ever created (also by a createPlan whose reply was lost). */
+  readonly createdPlans = new Set<string>();
+  private readonly runsByTask = new Map<string, RunRecord[]>();
+  private readonly firstResult = new Map<string, Buffer>();
+  private readonly failedForGood = new Set<string>();
+  /** `plan#label` → task path, from the definitions the writers created. */
+  private readonly taskByLabel = new Map<string, string>();
+  private runCount = 0;
+
+  constructor(private readonly server: MemoryZooKeeper) {}
+
+  note(line: string): void {
+    this.trace.push(`${Date.now()} ${line}`);
+  }
+
+  violate(message: string): void {
+    this.violation ??= message;
+    this.note(`VIOLATION ${message}`);
+  }
+
+  /** The server's hook: logs the operation and records results, failures for good and task labels. */
+  readonly onApplied = (event: AppliedOperation): void => {
+    const path = event.createdPath ?? event.path;
+    this.trace.push(`${event.clientName} ${event.op} ${path} ${event.ok ? 'ok' : `rc=${event.rc}`}`);
+    if (!event.ok) return;
+    if (event.op === 'create' && PLAN_NODE.test(path)) this.createdPlans.add(path);
+    const child = TASK_CHILD.exec(path);
+    if (event.op === 'create' && child !== null) {
+      const [, task, name] = child as unknown as [string, string, string];
+      if (name === 'result' && !this.firstResult.has(task) && event.data) this.firstResult.set(task, event.data);
+      if (name === 'failed') this.failedForGood.add(task);
+    }
+    if (event.op === 'delete' && child !== null && child[2] === 'failed') this.failedForGood.delete(child[1] as string);
+    if (event.op === 'create' && TASK_NODE.test(path) && event.data) {
+      const label = labelOf(path, event.data);
+      if (label !== undefined) this.taskByLabel.set(`${planOf(path)}#${label}`, path);
+    }
+  };
+
+  /** A task function starts: checks invariants 1 (one live runner), 2 (never after failing for good) and 3 (exact inputs). */
+  startRun(owner: RunOwner, sessionId: string | undefined, task: string, params: SimTaskParams, args: readonly unknown[]): RunRecord {
+    const runs = this.runsByTask.get(task) ?? [];
+    this.runsByTask.set(task, runs);
+    const run: RunRecord = { id: ++this.runCount, task, owner, sessionId, number: runs.length + 1, ended: false };
+    this.note(`start ${task} run#${run.id} (${run.number}) by ${owner.name} session ${sessionId ?? '-'}`);
+    for (const other of runs) {
+      if (other.ended || other.owner.crashed || other.sessionId === undefined || !this.server.isAlive(other.sessionId)) continue;
+      this.violate(`invariant 1: ${task} started (run#${run.id} by ${owner.name}) while run#${other.id} by ${other.owner.name} is still running under live session ${other.sessionId}`);
+    }
+    if (this.failedForGood.has(task)) this.violate(`invariant 2: ${task} failed for good but started again (run#${run.id} by ${owner.name})`);
+    this.checkInputs(run, params, args);
+    runs.push(run);
+    return run;
+  }
+
+  endRun(run: RunRecord, outcome: string): void {
+    run.ended = true;
+    this.note(`end ${run.task} run#${run.id} ${outcome}`);
+  }
+
+  private checkInputs(run: RunRecord, params: SimTaskParams, args: readonly unknown[]): void {
+    if (args.length !== params.inputs.length) {
+      this.violate(`invariant 3: ${run.task} run#${run.id} got ${args.length} input(s), expected ${params.inputs.length}`);
+      return;
+    }
+    const plan = planOf(run.task);
+    params.inputs.forEach((label, index) => {
+      const producer = this.taskByLabel.get(`${plan}#${label}`);
+      const stored = producer === undefined ? undefined : this.firstResult.get(producer);
+      if (producer === undefined || stored === undefined) {
+        this.violate(`invariant 3: ${run.task} run#${run.id} started before input ${index} (label ${label}, ${producer ?? 'unknown task'}) had a stored result`);
+        return;
+      }
+      const expected = decodeValue(`${producer}/result`, stored);
+      if (!isDeepStrictEqual(args[index], expected)) {
+        this.violate(`invariant 3: ${run.task} run#${run.id} input ${index} is ${JSON.stringify(args[index])}, but ${producer}/result was first stored as ${JSON.stringify(expected)}`);
+      }
+    });
+  }
+}
+
+export function planOf(task: string): string {
+  return task.slice(0, task.lastIndexOf('/'));
+}
+
+/** The label a writer put in a task's definition (`call('sim', { label, … })`). */
+function labelOf(task: string, data: Buffer): number | undefined {
+  try {
+    const definition = decodeValue(task, data) as { params?: readonly { label?: unknown }[] } | null;
+    const label = definition?.params?.[0]?.label;
+    return typeof label === 'number' ? label : undefined;
+  } catch {
+    return undefined;
+  }
+}

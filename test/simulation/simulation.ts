@@ -1,0 +1,452 @@
+/**
+ * The deterministic driver of one seed. Every ZooKeeper operation of every client waits in a
+ * ManualScheduler; the driver picks which client's next operation lands with a seeded PRNG (each
+ * client's own order is kept), lets replies and the work they cause run (microtasks, drained with
+ * the real setImmediate), and moves fake time forward only when nothing is queued (or, now and
+ * then, while something is: a slow network). Faults and API calls are injected at seeded points.
+ *
+ * Requires vitest fake timers (see `runSeeds`), so that all engine time is simulated time.
+ */
+import { vi } from 'vitest';
+import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
+import { reintroducedDefects } from '../../src/store/reintroduced-defects.js';
+import { SimProcess, SimWriter, PARENT, type SimPlan } from './cluster.js';
+import { SimObserver } from './observer.js';
+import { streamFor, type Prng } from './prng.js';
+import { drawWorkload, type SimWorkload } from './workload.js';
+
+/** Captured before any test installs fake timers: draining must never depend on fake time. */
+const realSetImmediate = globalThis.setImmediate;
+const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
+
+/** Invariant 4: every plan ends within this much simulated time after the last fault. */
+export const END_WITHIN_MS = 10 * 60_000;
+/** After the last plan is deleted: time for watches to fire and memory to be let go. */
+const SETTLE_MS = 25_000;
+const MAX_STEPS = 400_000;
+const SIMULATION_EPOCH = Date.UTC(2030, 0, 1);
+/** Chance, per step with operations queued, that time moves on anyway. */
+const ADVANCE_WHILE_BUSY = 0.02;
+
+export interface SimulationResult {
+  readonly seed: number;
+  readonly trace: readonly string[];
+  readonly violation: string | undefined;
+  readonly steps: number;
+  readonly simulatedMs: number;
+}
+
+type Defect = keyof typeof reintroducedDefects;
+
+export const FAKED_TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] as const;
+
+/** Runs one seed on fake timers (installed by the caller with FAKED_TIMERS). */
+export async function runSeed(seed: number): Promise<SimulationResult> {
+  vi.clearAllTimers();
+  vi.setSystemTime(SIMULATION_EPOCH);
+  const mathRandom = streamFor(seed, 'Math.random');
+  const randomSpy = vi.spyOn(Math, 'random').mockImplementation(() => mathRandom.next());
+  const simulation = new Simulation(seed, drawWorkload(streamFor(seed, 'workload')), streamFor(seed, 'schedule'));
+  try {
+    await simulation.run();
+  } catch (error) {
+    simulation.observer.violate(`the driver threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  } finally {
+    await simulation.tearDown();
+    randomSpy.mockRestore();
+  }
+  return {
+    seed,
+    trace: simulation.observer.trace,
+    violation: simulation.observer.violation,
+    steps: simulation.steps,
+    simulatedMs: simulation.elapsedMs(),
+  };
+}
+
+class Simulation {
+  readonly scheduler = new ManualScheduler();
+  readonly server = new MemoryZooKeeper({ scheduler: this.scheduler });
+  readonly observer = new SimObserver(this.server);
+  readonly processes: SimProcess[] = [];
+  readonly writers: SimWriter[] = [];
+  readonly plans: SimPlan[] = [];
+  readonly checker: SimWriter;
+  steps = 0;
+  private readonly start = Date.now();
+  private lastFaultAt = this.start;
+  private processSerial = 0;
+  /** Actions of the driver still running (builds, retries, deletions, status checks). */
+  private actions = 0;
+
+  constructor(
+    readonly seed: number,
+    readonly workload: SimWorkload,
+    readonly random: Prng,
+  ) {
+    this.server.onApplied = this.observer.onApplied;
+    this.checker = new SimWriter('checker', this.server, workload.sessionTimeoutMs);
+    for (const loops of workload.processLoops) this.startProcess(loops);
+    workload.writers.forEach((specs, writerIndex) => {
+      const writer = new SimWriter(`writer-${writerIndex + 1}`, this.server, workload.sessionTimeoutMs);
+      this.writers.push(writer);
+      const mine = specs.map((spec, index) => this.addPlan(writer, spec, this.plans.length + index));
+      // Each writer builds its plans one after another, from its first plan's start time on.
+      setTimeout(() => void this.act(() => this.buildAll(writer, mine)), specs[0]?.startAtMs ?? 0);
+    });
+    this.observer.note(
+      `seed ${seed}: processes ${JSON.stringify(workload.processLoops)}, writers ${workload.writers.map((plans) => plans.length).join('+')}, ` +
+        `fault rate ${workload.faultRate} until ${workload.faultWindowMs} ms, session timeout ${workload.sessionTimeoutMs} ms`,
+    );
+  }
+
+  elapsedMs(): number {
+    return Date.now() - this.start;
+  }
+
+  async run(): Promise<void> {
+    let settleUntil: number | undefined;
+    let orphansDeleted = false;
+    for (;;) {
+      await flush();
+      if (this.observer.violation !== undefined) return;
+      if (++this.steps > MAX_STEPS) {
+        this.observer.violate(`no end after ${MAX_STEPS} steps (a livelock?)`);
+        return;
+      }
+      if (this.inFaultWindow() && this.random.chance(this.workload.faultRate)) this.injectFault();
+      const pending = this.scheduler.pending();
+      if (pending.length > 0 && !this.random.chance(ADVANCE_WHILE_BUSY)) {
+        this.stepOne(this.random.pick(pending));
+        continue;
+      }
+      if (pending.length === 0) {
+        this.lookAtPlans();
+        await flush();
+        if (this.scheduler.pending().length > 0) continue;
+        if (this.allPlansGone() && this.actions === 0 && !this.inFaultWindow()) {
+          if (!orphansDeleted) {
+            orphansDeleted = true;
+            this.deleteOrphans();
+            continue;
+          }
+          settleUntil ??= Date.now() + SETTLE_MS;
+          if (Date.now() >= settleUntil) {
+            this.checkNothingLeft();
+            return;
+          }
+        }
+      }
+      if (Date.now() - this.lastFaultAt > END_WITHIN_MS) {
+        this.reportUnended();
+        return;
+      }
+      this.advanceTime();
+    }
+  }
+
+  /** Stops everything that could still run: every client dies, every timer goes. */
+  async tearDown(): Promise<void> {
+    this.server.onApplied = undefined;
+    for (const process of this.processes) process.crash();
+    for (const client of [...this.writers.map((writer) => writer.client), this.checker.client]) client.crash();
+    await flush();
+    vi.clearAllTimers();
+    await flush();
+  }
+
+  private inFaultWindow(): boolean {
+    return this.elapsedMs() < this.workload.faultWindowMs;
+  }
+
+  private advanceTime(): void {
+    const before = Date.now();
+    if (vi.getTimerCount() > 0) vi.advanceTimersToNextTimer();
+    else vi.advanceTimersByTime(100);
+    if (Date.now() !== before) this.observer.note(`time +${Date.now() - before}`);
+  }
+
+  /** Applies the head operation of one client; sometimes first expires the session of a process whose claim is about to land. */
+  private stepOne(clientName: string): void {
+    const [head] = this.scheduler.queued(clientName);
+    const process = this.processes.find((candidate) => candidate.name === clientName && !candidate.crashed);
+    if (head !== undefined && process !== undefined && this.inFaultWindow() && head.op === 'create' && head.path.endsWith('/owner') && this.random.chance(this.workload.faultRate * 5)) {
+      this.fault(`expire ${clientName} while its claim of ${head.path} is in flight`);
+      process.client.expireSession();
+      return;
+    }
+    if (head === undefined) return;
+    this.scheduler.step(clientName);
+  }
+
+  // ---- processes and faults ----
+
+  private startProcess(loops: number): SimProcess {
+    const process = new SimProcess(`p${++this.processSerial}`, this.server, this.observer, this.seed, loops, this.workload.sessionTimeoutMs);
+    this.processes.push(process);
+    this.observer.note(`start ${process.name} with ${loops} loop(s), session ${process.client.sessionId ?? '-'}`);
+    return process;
+  }
+
+  private fault(description: string): void {
+    this.lastFaultAt = Date.now();
+    this.observer.note(`FAULT ${description}`);
+  }
+
+  private injectFault(): void {
+    const live = this.processes.filter((process) => !process.crashed);
+    const clients: { name: string; client: MemoryZkClient; process?: SimProcess }[] = [
+      ...live.map((process) => ({ name: process.name, client: process.client, process })),
+      ...this.writers.map((writer) => ({ name: writer.name, client: writer.client })),
+    ];
+    const target = this.random.pick(clients);
+    const kind = this.random.pick(['crash', 'expire', 'disconnect', 'lose-reply', 'lose-reply', 'retry-failed', 'delete-plan'] as const);
+    switch (kind) {
+      case 'crash': {
+        if (!this.workload.crashes || target.process === undefined) return;
+        const { process } = target;
+        this.fault(`crash ${process.name} (session ${process.client.sessionId ?? '-'})`);
+        process.crash();
+        // The server notices after the session timeout; a replacement process starts then.
+        setTimeout(() => {
+          this.observer.note(`server expires the session of crashed ${process.name}`);
+          process.client.expireSessionOnServer();
+          this.startProcess(this.random.int(1, 3));
+        }, this.workload.sessionTimeoutMs);
+        return;
+      }
+      case 'expire':
+        this.fault(`expire the session of ${target.name}`);
+        target.client.expireSession();
+        return;
+      case 'disconnect': {
+        const downMs = this.random.int(0, Math.round(this.workload.sessionTimeoutMs * 1.5));
+        this.fault(`disconnect ${target.name} for ${downMs} ms`);
+        const sessionId = target.client.sessionId;
+        target.client.disconnect();
+        if (downMs > this.workload.sessionTimeoutMs && sessionId !== undefined) {
+          setTimeout(() => this.server.expireSession(sessionId), this.workload.sessionTimeoutMs);
+        }
+        setTimeout(() => {
+          this.observer.note(`reconnect ${target.name}`);
+          target.client.reconnect();
+        }, downMs);
+        return;
+      }
+      case 'lose-reply': {
+        const which = this.random.pick(['any', 'sequential create', 'claim', 'result', 'delete'] as const);
+        this.fault(`lose the next reply (${which}) of ${target.name}`);
+        target.client.loseNextReply((op, path) => {
+          switch (which) {
+            case 'any':
+              return true;
+            case 'sequential create':
+              return op === 'create' && path.endsWith('-');
+            case 'claim':
+              return op === 'create' && path.endsWith('/owner');
+            case 'result':
+              return op === 'create' && path.endsWith('/result');
+            case 'delete':
+              return op === 'delete';
+          }
+        });
+        return;
+      }
+      case 'retry-failed': {
+        const plan = this.random.pick(this.plans);
+        if (plan.phase !== 'running' || plan.path === undefined) return;
+        this.fault(`retryFailed(${plan.path}) while it runs`);
+        this.retryFailed(plan);
+        return;
+      }
+      case 'delete-plan': {
+        const plan = this.random.pick(this.plans);
+        if (plan.phase !== 'running' || plan.path === undefined || !this.random.chance(0.3)) return;
+        this.fault(`deletePlan(${plan.path}) while it runs`);
+        plan.endedAs = 'deleted-early';
+        this.deletePlan(plan);
+        return;
+      }
+    }
+  }
+
+  // ---- plans: building, watching them end, retrying and deleting them ----
+
+  private addPlan(writer: SimWriter, spec: SimPlan['spec'], index: number): SimPlan {
+    const plan: SimPlan = { writer, spec, index, path: undefined, phase: 'waiting', checking: false, lastCheckAt: 0, retriesLeft: spec.retries };
+    this.plans.push(plan);
+    return plan;
+  }
+
+  /** Runs a driver action, counting it so the seed does not end while one is under way. */
+  private async act(action: () => Promise<void>): Promise<void> {
+    this.actions += 1;
+    try {
+      await action();
+    } finally {
+      this.actions -= 1;
+    }
+  }
+
+  private async buildAll(writer: SimWriter, plans: readonly SimPlan[]): Promise<void> {
+    for (const plan of plans) {
+      plan.phase = 'building';
+      const built = await writer.build(plan, this.observer);
+      if (built) {
+        plan.phase = 'running';
+        this.observer.note(`${writer.name} built ${plan.path ?? '?'} (${plan.spec.tasks.length} tasks, ${plan.spec.failurePolicy}, ${plan.spec.withoutIndex ? 'no index' : 'indexed'})`);
+      } else {
+        plan.phase = 'abandoned';
+        plan.endedAs = 'abandoned';
+        this.lastFaultAt = Date.now(); // it failed because of a fault: the deletion counts from here
+        if (plan.path === undefined) plan.phase = 'deleted';
+        else this.deletePlan(plan);
+      }
+    }
+  }
+
+  /** When nothing is queued: plans that ended are retried or deleted. */
+  private lookAtPlans(): void {
+    for (const plan of this.plans) {
+      if (plan.phase !== 'running' || plan.path === undefined || plan.checking) continue;
+      const path = plan.path;
+      if (!this.server.exists(path)) {
+        this.violate(`plan ${path} vanished although nobody deleted it`);
+        return;
+      }
+      const children = this.server.children(path);
+      if (!children.some((name) => name.startsWith('task-'))) {
+        plan.endedAs = 'completed';
+        this.observer.note(`${path} completed`);
+        this.deletePlan(plan);
+        continue;
+      }
+      if (!children.includes('failed') || Date.now() - plan.lastCheckAt < 200) continue;
+      plan.checking = true;
+      plan.lastCheckAt = Date.now();
+      void this.act(async () => {
+        try {
+          const status = await this.checker.zkPlan.planStatus(path);
+          if (status.state !== 'failed' || plan.phase !== 'running') return;
+          this.observer.note(`${path} failed: ${status.failed.map(({ task }) => task).join(', ')}`);
+          if (plan.retriesLeft > 0 && this.random.chance(0.6)) {
+            plan.retriesLeft -= 1;
+            this.retryFailed(plan);
+          } else {
+            plan.endedAs = 'failed';
+            this.deletePlan(plan);
+          }
+        } catch (error) {
+          this.observer.note(`planStatus(${path}) failed: ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
+        } finally {
+          plan.checking = false;
+        }
+      });
+    }
+  }
+
+  private retryFailed(plan: SimPlan): void {
+    const path = plan.path;
+    if (path === undefined) return;
+    plan.phase = 'retrying';
+    this.lastFaultAt = Date.now(); // the plan runs again: its time to end starts now
+    void this.act(async () => {
+      for (let tries = 0; ; tries++) {
+        try {
+          const reset = await plan.writer.zkPlan.retryFailed(path);
+          this.observer.note(`retryFailed(${path}) reset ${reset.join(', ') || 'nothing'}`);
+          break;
+        } catch (error) {
+          this.observer.note(`retryFailed(${path}) threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
+          if (tries > 50) throw error;
+          await sleep(100);
+        }
+      }
+      if (plan.phase === 'retrying') plan.phase = 'running';
+    });
+  }
+
+  private deletePlan(plan: SimPlan): void {
+    const path = plan.path;
+    if (path === undefined) return;
+    plan.phase = 'deleting';
+    void this.act(async () => {
+      await this.deleteWithRetries(plan.writer, path);
+      plan.phase = 'deleted';
+    });
+  }
+
+  private async deleteWithRetries(writer: SimWriter, path: string): Promise<void> {
+    for (let tries = 0; this.server.exists(path); tries++) {
+      try {
+        await writer.zkPlan.deletePlan(path);
+      } catch (error) {
+        this.observer.note(`deletePlan(${path}) threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
+        if (tries > 50) throw error;
+        await sleep(100);
+      }
+    }
+    this.observer.note(`${path} deleted`);
+  }
+
+  private allPlansGone(): boolean {
+    return this.plans.every((plan) => plan.phase === 'deleted');
+  }
+
+  /** Plans whose createPlan lost its reply (or was abandoned before its path was known): the checker deletes them. */
+  private deleteOrphans(): void {
+    for (const path of this.observer.createdPlans) {
+      if (!this.server.exists(path)) continue;
+      this.observer.note(`deleting orphan plan ${path}`);
+      void this.act(() => this.deleteWithRetries(this.checker, path));
+    }
+  }
+
+  private violate(message: string): void {
+    this.observer.violate(message);
+  }
+
+  /** Invariant 4 failed: say which plans are stuck and how they look. */
+  private reportUnended(): void {
+    const stuck = this.plans.filter((plan) => plan.phase !== 'deleted');
+    const details = stuck.map((plan) => `${plan.path ?? `plan #${plan.index}`} (${plan.phase})\n${plan.path && this.server.exists(plan.path) ? this.server.dump(plan.path) : ''}`);
+    this.violate(`invariant 4: ${stuck.length} plan(s) did not end within ${END_WITHIN_MS / 60_000} min of simulated time after the last fault:\n${details.join('\n')}`);
+  }
+
+  /** Invariant 5: with every plan deleted, no live session watches their paths and no live process remembers them. */
+  private checkNothingLeft(): void {
+    const liveSessions = new Set(this.server.sessions().map(({ sessionId }) => sessionId));
+    const watches = this.server.watches().filter((watch) => liveSessions.has(watch.sessionId) && watch.path.startsWith(`${PARENT}/`));
+    if (watches.length > 0) {
+      this.violate(`invariant 5: watches left on deleted plans: ${watches.map((watch) => `${watch.clientName} ${watch.kind} ${watch.path}`).join(', ')}`);
+      return;
+    }
+    for (const process of this.processes) {
+      if (process.crashed) continue;
+      const footprint = process.zkPlan.footprint();
+      const left = {
+        plans: footprint.plans,
+        candidates: footprint.candidates,
+        watchedOwners: footprint.watchedOwners,
+        offeredLater: footprint.offeredLater,
+        runningStops: footprint.runningStops,
+        held: footprint.held,
+        rememberedSettings: footprint.rememberedSettings,
+      };
+      if (Object.values(left).some((count) => count > 0)) {
+        this.violate(`invariant 5: ${process.name} still remembers deleted plans: ${JSON.stringify(left)}`);
+        return;
+      }
+    }
+  }
+}
+
+/** A pause in simulated time. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function describeDefects(): string {
+  const on = (Object.keys(reintroducedDefects) as Defect[]).filter((name) => reintroducedDefects[name]);
+  return on.length === 0 ? 'none' : on.join(', ');
+}

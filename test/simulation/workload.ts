@@ -1,0 +1,95 @@
+/**
+ * What one seed simulates: the cluster (worker processes, plan writers), the plans (random DAGs)
+ * and how often faults strike. Pure: drawn from the seed's workload stream only.
+ */
+import type { FailurePolicy } from '../../src/config/plan-options.js';
+import type { Prng } from './prng.js';
+
+/** Stored as the task's `call('sim', params)` parameter: the task function reads its behaviour from it. */
+export interface SimTaskParams {
+  /** Index of the task in its plan's DAG. */
+  readonly label: number;
+  /** Labels of its input tasks, in argument order (may repeat). */
+  readonly inputs: readonly number[];
+  readonly durationMs: number;
+  /** Runs 1…n throw a plain Error (retried while attempts last). */
+  readonly plainFailures: number;
+  /** This run throws a PermanentError (0: never). */
+  readonly permanentOnRun: number;
+}
+
+export interface SimPlanSpec {
+  readonly tasks: readonly SimTaskParams[];
+  readonly failurePolicy: FailurePolicy;
+  readonly maxAttempts: number;
+  readonly initialDelayMs: number;
+  readonly maxDelayMs: number;
+  /** addTasks in one batch, else addTask one by one. */
+  readonly batch: boolean;
+  /** markAsReady before the tasks are added (then every task keeps its result, so later tasks can depend on finished ones). */
+  readonly readyFirst: boolean;
+  /** Delete the plan's runnable index right after createPlan: workers find its tasks by the scan only (a plan written by another tool). */
+  readonly withoutIndex: boolean;
+  /** Simulated ms after the start at which its writer begins building it. */
+  readonly startAtMs: number;
+  /** How many times the writer may call retryFailed after the plan failed. */
+  readonly retries: number;
+}
+
+export interface SimWorkload {
+  /** Loops per initial worker process (each a pool of 1–3 loops). */
+  readonly processLoops: readonly number[];
+  readonly sessionTimeoutMs: number;
+  /** One list of plans per writer client. */
+  readonly writers: readonly (readonly SimPlanSpec[])[];
+  /** Faults are injected only before this simulated time. */
+  readonly faultWindowMs: number;
+  /** Chance per scheduler step of a fault. */
+  readonly faultRate: number;
+  /** Crashes need a second process to be meaningful; a single-process cluster only loses sessions and connections. */
+  readonly crashes: boolean;
+}
+
+export function drawWorkload(random: Prng): SimWorkload {
+  const singleProcess = random.chance(0.3);
+  const processLoops = singleProcess ? [random.int(1, 3)] : Array.from({ length: random.int(2, 3) }, () => random.int(1, 3));
+  const writerCount = random.int(1, 2);
+  const writers = Array.from({ length: writerCount }, () => Array.from({ length: random.int(1, 2) }, () => drawPlan(random, singleProcess)));
+  return {
+    processLoops,
+    sessionTimeoutMs: random.int(1_000, 4_000),
+    writers,
+    faultWindowMs: random.int(0, 8_000),
+    faultRate: random.pick([0, 0.002, 0.005, 0.01, 0.02]),
+    crashes: !singleProcess,
+  };
+}
+
+function drawPlan(random: Prng, singleProcess: boolean): SimPlanSpec {
+  const readyFirst = random.chance(0.25);
+  const count = random.int(3, 15);
+  const tasks: SimTaskParams[] = [];
+  for (let label = 0; label < count; label++) {
+    const inputCount = label === 0 ? 0 : random.int(0, Math.min(3, label));
+    const inputs = Array.from({ length: inputCount }, () => random.int(Math.max(0, label - 5), label - 1));
+    tasks.push({
+      label,
+      inputs,
+      durationMs: random.pick([0, 1, 5, 20, 50, 100, 300]),
+      plainFailures: random.chance(0.12) ? random.int(1, 2) : 0,
+      permanentOnRun: random.chance(0.04) ? 1 : 0,
+    });
+  }
+  return {
+    tasks,
+    failurePolicy: random.chance(0.5) ? 'continue' : 'failFast',
+    maxAttempts: random.int(1, 3),
+    initialDelayMs: random.pick([0, 5, 20, 100]),
+    maxDelayMs: 300,
+    batch: random.chance(0.6),
+    readyFirst,
+    withoutIndex: random.chance(singleProcess ? 0.5 : 0.2),
+    startAtMs: random.int(0, 3_000),
+    retries: random.int(0, 2),
+  };
+}
