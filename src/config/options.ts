@@ -62,7 +62,25 @@ export interface WorkerPoolOptions extends WorkerOptions {
   readonly count?: number;
   /** On `stop()`, how long running tasks may finish before they are aborted and released, in ms. @defaultValue 30000 */
   readonly drainTimeoutMs?: number;
+  /**
+   * How long finished plans (completed, or failed and settled) under the pool's parent are kept,
+   * with their kept results and history; `false` keeps them for ever. Applied by one worker
+   * process of the cluster at a time. @defaultValue `{ maxAgeMs: 7 days, maxCount: 1000, sweepIntervalMs: 60000 }`
+   */
+  readonly retention?: RetentionOptions | false;
 }
+
+/** Retention of finished plans (see `WorkerPoolOptions.retention`). */
+export interface RetentionOptions {
+  /** A finished plan created longer ago than this is deleted, in ms. @defaultValue 604800000 (7 days) */
+  readonly maxAgeMs?: number;
+  /** Beyond this many finished plans under the parent, the oldest are deleted. @defaultValue 1000 */
+  readonly maxCount?: number;
+  /** How often a process tries to sweep, in ms. @defaultValue 60000 */
+  readonly sweepIntervalMs?: number;
+}
+
+export type ResolvedRetention = Required<RetentionOptions>;
 
 export interface ResolvedWorkerOptions {
   readonly backoff: ResolvedBackoff;
@@ -83,7 +101,8 @@ export const DEFAULTS = {
   workerCount: 1,
   drainTimeoutMs: 30_000,
   waitTimeoutMs: 60_000,
-} as const;
+  retention: { maxAgeMs: 7 * 24 * 60 * 60 * 1000, maxCount: 1_000, sweepIntervalMs: 60_000 },
+} as const satisfies Record<string, unknown> & { retention: ResolvedRetention };
 
 /** The option names of each options object of the public API: anything else is refused (a misspelling would be ignored silently). */
 const BACKOFF_KEYS: Record<keyof BackoffOptions, true> = { initial: true, increase: true, max: true };
@@ -97,7 +116,8 @@ const CONNECT_KEYS: Record<keyof ConnectOptions, true> = {
   acl: true,
 };
 const WORKER_KEYS: Record<keyof WorkerOptions, true> = { backoff: true, allowInline: true, inlineTimeoutMs: true, workerId: true, maxResultBytes: true };
-const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = { ...WORKER_KEYS, count: true, drainTimeoutMs: true };
+const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = { ...WORKER_KEYS, count: true, drainTimeoutMs: true, retention: true };
+const RETENTION_KEYS: Record<keyof RetentionOptions, true> = { maxAgeMs: true, maxCount: true, sweepIntervalMs: true };
 const WAIT_KEYS: Record<keyof WaitOptions, true> = { timeoutMs: true, signal: true };
 
 /** Validates back-off attributes and fills in the spec's defaults. */
@@ -159,7 +179,7 @@ export function resolveWorkerOptions(options: WorkerOptions = {}, defaultIdPrefi
   };
 }
 
-export function resolvePoolSize(options: WorkerPoolOptions): { count: number; drainTimeoutMs: number } {
+export function resolvePoolSize(options: WorkerPoolOptions): { count: number; drainTimeoutMs: number; retention: ResolvedRetention | undefined } {
   assertObject('options', options);
   assertKnownKeys('startWorkers', options, POOL_KEYS);
   checkedPoolOptions.add(options);
@@ -167,7 +187,22 @@ export function resolvePoolSize(options: WorkerPoolOptions): { count: number; dr
   if (!Number.isInteger(count) || count < 1) throw new InvalidArgumentError('count', `expected a whole number ≥ 1, got ${String(count)}`);
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs;
   assertDurationMs('drainTimeoutMs', drainTimeoutMs, { allowZero: true });
-  return { count, drainTimeoutMs };
+  return { count, drainTimeoutMs, retention: resolveRetention(options.retention) };
+}
+
+/** Validates the retention of finished plans; undefined when plans are kept for ever. */
+export function resolveRetention(options: RetentionOptions | false | undefined): ResolvedRetention | undefined {
+  if (options === false) return undefined;
+  const given = options ?? {};
+  assertObject('retention', given);
+  assertKnownKeys('retention', given, RETENTION_KEYS);
+  const resolved = { ...DEFAULTS.retention, ...withoutUndefined(given) };
+  assertDurationMs('retention.maxAgeMs', resolved.maxAgeMs, { allowZero: true });
+  assertDurationMs('retention.sweepIntervalMs', resolved.sweepIntervalMs);
+  if (!Number.isSafeInteger(resolved.maxCount) || resolved.maxCount < 0) {
+    throw new InvalidArgumentError('retention.maxCount', `expected a whole number ≥ 0, got ${String(resolved.maxCount)}`);
+  }
+  return resolved;
 }
 
 /** Options of `waitForCompletion`. */

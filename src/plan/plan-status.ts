@@ -69,7 +69,10 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
     }
   }
   const failed = snapshot.tasks.filter((task) => task.state === 'failed');
-  const counts = countPlanTasks(snapshot.tasks.map((task) => ({ task: task.task, state: countedState(task.state, blockedReason.has(task.task)) })));
+  // What is left of a deletion that stopped half-way, or of a dead builder's unfinished batch, is
+  // debris a worker deletes on sight: it never runs, so it neither counts nor keeps the plan open.
+  const tasks = snapshot.tasks.filter((task) => task.state !== 'abandoned');
+  const counts = countPlanTasks(tasks.map((task) => ({ task: task.task, state: countedState(task.state, blockedReason.has(task.task)) })));
   const state = planStateOf(counts, snapshot.ready, snapshot.failurePolicy);
   return {
     plan: snapshot.plan,

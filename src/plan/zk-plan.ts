@@ -200,10 +200,10 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   startWorkers(parent: string, options: WorkerPoolOptions = {}): WorkerPool {
     this.assertOpen();
     assertValidPath('parent', parent);
-    const { count, drainTimeoutMs } = resolvePoolSize(options);
+    const { count, drainTimeoutMs, retention } = resolvePoolSize(options);
     const resolved = resolveWorkerOptions(options, this.workerIdPrefix);
     const loops = Array.from({ length: count }, (_, index) => ({ ...resolved, workerId: `${resolved.workerId}/${index + 1}` }));
-    const pool = new WorkerPool(parent, loops, drainTimeoutMs, this.runtime(resolved));
+    const pool = new WorkerPool(parent, loops, drainTimeoutMs, this.runtime(resolved), retention);
     this.pools.add(pool);
     return pool;
   }

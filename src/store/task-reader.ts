@@ -16,6 +16,7 @@ import {
   TASK_PREFIX,
   childPath,
   hasSequentialName,
+  isPlanName,
   sortBySerial,
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
@@ -101,7 +102,7 @@ export class TaskReader {
     if (listing === undefined) return undefined;
     // Plans made by createPlan sort by serial; other names (plans written by other tools) follow by name.
     const sequential = sortBySerial(listing.children, PLAN_PREFIX);
-    const others = listing.children.filter((name) => !hasSequentialName(name, PLAN_PREFIX)).sort();
+    const others = listing.children.filter((name) => !hasSequentialName(name, PLAN_PREFIX) && isPlanName(name)).sort();
     return [...sequential, ...others].map((name) => childPath(parent, name));
   }
 

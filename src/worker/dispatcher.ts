@@ -3,7 +3,7 @@ import { planSettingsFrom } from '../config/plan-options.js';
 import { decodeValue } from '../serialization/codec.js';
 import { classifyTask, isClaimable } from '../store/task-state.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
-import { FAILED, OWNER, READY, RUNNABLE_INDEX, childPath, parentOf } from '../zk/layout.js';
+import { FAILED, OWNER, READY, RUNNABLE_INDEX, childPath, isPlanName, parentOf } from '../zk/layout.js';
 import type { WatchEvent } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import { ClaimBook } from './claim-book.js';
@@ -305,7 +305,7 @@ export class Dispatcher {
       if (created !== undefined) await this.listParent(parent, sessionEpoch); // it was created in between
       return;
     }
-    await Promise.all(listing.children.map((name) => this.trackPlan(childPath(parent, name))));
+    await Promise.all(listing.children.filter(isPlanName).map((name) => this.trackPlan(childPath(parent, name))));
   }
 
   private onParentEvent(parent: string, sessionEpoch: number, event: WatchEvent): void {

@@ -1,5 +1,6 @@
 import { getEventListeners, setMaxListeners } from 'node:events';
-import type { ResolvedWorkerOptions } from '../config/options.js';
+import type { ResolvedRetention, ResolvedWorkerOptions } from '../config/options.js';
+import { RetentionSweeper } from './retention.js';
 import type { Claim } from '../store/task-store.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
 import { sleepUnless } from '../util/signals.js';
@@ -21,13 +22,22 @@ export class WorkerPool {
   private readonly running = new Map<number, Claim>();
   private readonly loops: Promise<void>[];
   private stopping: Promise<void> | undefined;
+  /** Deletes finished plans under `parent` past their retention (one process of the cluster at a time). */
+  private readonly sweeper: RetentionSweeper | undefined;
 
   constructor(
     readonly parent: string,
     loopOptions: readonly ResolvedWorkerOptions[],
     private readonly drainTimeoutMs: number,
     private readonly runtime: WorkerLoopRuntime,
+    retention?: ResolvedRetention,
   ) {
+    this.sweeper =
+      retention &&
+      new RetentionSweeper(runtime.zk, runtime.store, parent, retention, (error) =>
+        runtime.events.emit('worker:error', { workerId: loopOptions[0]?.workerId ?? 'retention', error: error instanceof Error ? error : new Error(String(error)) }),
+      );
+    this.sweeper?.start();
     setMaxListeners(0, this.abortTasksController.signal, this.stopController.signal); // a listener per loop or running task
     this.loops = loopOptions.map((options, index) =>
       runWorkerLoop(parent, options, this.stopController.signal, runtime, {
@@ -67,6 +77,7 @@ export class WorkerPool {
   private async drainAndStop(drainTimeoutMs: number): Promise<void> {
     this.currentState = 'stopping';
     this.stopController.abort();
+    const sweeperStopped = this.sweeper?.stop();
     const allEnded = Promise.all(this.loops).then(() => true);
     if (!(await endsWithin(allEnded, drainTimeoutMs))) {
       this.abortTasksController.abort();
@@ -78,6 +89,7 @@ export class WorkerPool {
         await Promise.all(stillRunning.map((claim) => this.runtime.store.release(claim).catch(() => undefined)));
       }
     }
+    await sweeperStopped;
     this.currentState = 'stopped';
   }
 }

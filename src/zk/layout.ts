@@ -2,6 +2,7 @@
  * The znode layout of zk-plan, in one place (the Clojure original's layout, so other tools can read it):
  *
  * ```
+ * <parent>/zk-plan-retention      EPHEMERAL; held by the one process that deletes finished plans right now
  * <parent>/plan-NNNNNNNNNN        persistent sequential
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
@@ -38,6 +39,14 @@ export const RUNNABLE_INDEX = 'runnable';
 export const HISTORY = 'history';
 export const FAILED = 'failed';
 export const BUILDER_PREFIX = 'builder-';
+/** Children of a parent whose names start with this are zk-plan's own, never plans. */
+export const RESERVED_PREFIX = 'zk-plan-';
+export const RETENTION_LOCK = `${RESERVED_PREFIX}retention`;
+
+/** True for a child of a parent that is a plan: any name but zk-plan's own (plans of other tools may have any name). */
+export function isPlanName(name: string): boolean {
+  return !name.startsWith(RESERVED_PREFIX);
+}
 
 /** Sequential prefixes whose names end in ZooKeeper's 10-digit counter. */
 export type SequentialPrefix =

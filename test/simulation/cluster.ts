@@ -4,6 +4,7 @@
  * builds, retries and deletes plans). All run on fake timers; their operations reach the server
  * only when the driver steps them.
  */
+import 'reflect-metadata';
 import { container as rootContainer } from 'tsyringe';
 import { PermanentError } from '../../src/errors/task-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
@@ -18,7 +19,7 @@ import type { SimPlanSpec, SimTaskParams } from './workload.js';
 
 export const PARENT = '/plans';
 /** Small back-off, so idle loops look again soon in simulated time. */
-const BACKOFF = { initial: 10, increase: 2, max: 500 } as const;
+const BACKOFF = { initial: 10, increase: 2, max: 2_000 } as const;
 
 /** Simulated work: resolves after `ms` of fake time, rejects as soon as `signal` aborts. */
 function simulatedWork(ms: number, signal: AbortSignal): Promise<void> {
@@ -84,7 +85,7 @@ export class SimProcess {
     this.zkPlan.on('task:completed', ({ task }) => {
       if (stableHash(seed, 'completed', task) % 7 === 0) throw new Error(`listener of ${name} throws on completing ${task}`);
     });
-    this.zkPlan.on('worker:error', () => undefined);
+    this.zkPlan.on('worker:error', ({ workerId, error }) => observer.note(`worker:error ${workerId}: ${error.message.slice(0, 160)}`));
     this.pool = this.zkPlan.startWorkers(PARENT, { count: loops, backoff: BACKOFF, workerId: name });
   }
 

@@ -1,0 +1,11 @@
+/** Seeded simulation, share 3 of : see seeds.ts and simulation.ts. */
+import { describe, expect, it } from 'vitest';
+import { firstViolation, report, seedsOfFile } from './seeds.js';
+
+describe('seeded simulation (share 3)', () => {
+  const seeds = seedsOfFile(2);
+  it.skipIf(seeds.length === 0)(`keeps every invariant over ${seeds.length} seeds`, async () => {
+    const failing = await firstViolation(seeds);
+    if (failing !== undefined) expect.fail(report(failing));
+  });
+});
