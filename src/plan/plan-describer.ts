@@ -86,6 +86,10 @@ export class PlanDescriber {
   async deletePlan(plan: string): Promise<void> {
     assertValidPath('plan', plan);
     if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);
+    // Every task's `ready` goes first: the recursive delete removes live owner nodes, and a task that
+    // still had `ready` then could be taken and run again while its owner is still running it.
+    const tasks = (await this.store.listTasks(plan)) ?? [];
+    await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));
     await this.zk.deleteRecursive(plan);
   }
 

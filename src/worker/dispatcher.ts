@@ -69,6 +69,8 @@ export class Dispatcher {
       this.sessionEpoch += 1;
       this.following.clear();
       this.watchedOwners.clear();
+      // A plan deleted before the new session lists its parent is never tracked again, so never dropped: forget its settings now.
+      for (const plan of this.plans.keys()) this.store.forgetPlan(plan);
       this.plans.clear();
       this.wakeUp.wake();
     });

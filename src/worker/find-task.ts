@@ -47,6 +47,9 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker, co
       context.onSettled?.(plan);
       return undefined;
     }
+    // A marker without a failed task (a retryFailed that raced a failure, or crashed part-way) stops the
+    // plan in every process: remove it now (unless a failure rewrote it meanwhile), before claiming anything.
+    await store.clearPlanFailed(plan, markerVersion);
   }
   let allStill = true;
   let failedTask: string | undefined;

@@ -2,10 +2,11 @@ import { once } from 'node:events';
 import { ZkAuthError } from '../errors/zk-auth-error.js';
 import { ZkError, isZkError } from '../errors/zk-error.js';
 import { fromNativeAcl, toNativeAcl, type AclEntry } from './acl.js';
-import { NATIVE, NATIVE_CREATE_MODE, watchEventTypeOf, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
+import { NATIVE, NATIVE_CREATE_MODE, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
 import { openNativeSession } from './native-session.js';
 import { protectCreated, protectEcho } from './acl-guard.js';
 import { ZkBase } from './zk-base.js';
+import { WatchRegistry, type WatchKind } from './watch-registry.js';
 import type {
   CreateMode,
   SessionState,
@@ -50,6 +51,8 @@ export class ZkClient extends ZkBase {
   private generations = 0;
   /** The configured ACL in the native client's shape, or undefined when nodes keep the open ACL. */
   private readonly nativeAcl: ZkAclEntry[] | undefined;
+  /** The watchers of this client's watches (see WatchRegistry for why they are not handed to the native client). */
+  private readonly watches = new WatchRegistry();
   /** Why the client closed itself (a new session could not authenticate), for the errors of later calls. */
   private authFailure: ZkAuthError | undefined;
 
@@ -95,6 +98,7 @@ export class ZkClient extends ZkBase {
     this.setState('closed');
     const native = this.native;
     this.native = undefined;
+    this.watches.clear();
     native?.close();
   }
 
@@ -134,29 +138,62 @@ export class ZkClient extends ZkBase {
   }
 
   exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {
-    const wrapped = watcher && this.wrapWatcher(watcher);
     return this.submit<ZkStat | undefined>('exists', path, 'reads', undefined, (native, settle) => {
-      const done = (rc: number, _error: string, stat: ZkStat): void =>
-        rc === NATIVE.ZNONODE ? settle(NATIVE.ZOK, undefined) : settle(rc, stat);
-      return wrapped ? native.aw_exists(path, wrapped, done) : native.a_exists(path, false, done);
+      // An exists watch is set when the node exists and when it does not.
+      const watch = this.registerWatch(path, 'exists', watcher, (rc) => rc === NATIVE.ZOK || rc === NATIVE.ZNONODE);
+      const done = (rc: number, _error: string, stat: ZkStat): void => {
+        watch.settled(rc);
+        if (rc === NATIVE.ZNONODE) settle(NATIVE.ZOK, undefined);
+        else settle(rc, stat);
+      };
+      return watch.started(watcher ? native.aw_exists(path, this.watches.nativeCallback, done) : native.a_exists(path, false, done));
     });
   }
 
   getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }> {
-    const wrapped = watcher && this.wrapWatcher(watcher);
     return this.submit('getData', path, 'reads', undefined, (native, settle) => {
-      const done = (rc: number, _error: string, stat: ZkStat, data: Buffer | null): void => settle(rc, { stat, data });
-      return wrapped ? native.aw_get(path, wrapped, done) : native.a_get(path, false, done);
+      const watch = this.registerWatch(path, 'data', watcher, (rc) => rc === NATIVE.ZOK);
+      const done = (rc: number, _error: string, stat: ZkStat, data: Buffer | null): void => {
+        watch.settled(rc);
+        settle(rc, { stat, data });
+      };
+      return watch.started(watcher ? native.aw_get(path, this.watches.nativeCallback, done) : native.a_get(path, false, done));
     });
   }
 
   /** Children names in no particular order (ZooKeeper's), and the parent's stat. */
   getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }> {
-    const wrapped = watcher && this.wrapWatcher(watcher);
     return this.submit('getChildren', path, 'reads', undefined, (native, settle) => {
-      const done = (rc: number, _error: string, children: string[], stat: ZkStat): void => settle(rc, { children: children ?? [], stat });
-      return wrapped ? native.aw_get_children2(path, wrapped, done) : native.a_get_children2(path, false, done);
+      const watch = this.registerWatch(path, 'child', watcher, (rc) => rc === NATIVE.ZOK);
+      const done = (rc: number, _error: string, children: string[], stat: ZkStat): void => {
+        watch.settled(rc);
+        settle(rc, { children: children ?? [], stat });
+      };
+      return watch.started(watcher ? native.aw_get_children2(path, this.watches.nativeCallback, done) : native.a_get_children2(path, false, done));
     });
+  }
+
+  /** Watchers waiting for an event (for leak checks). */
+  get pendingWatches(): number {
+    return this.watches.size;
+  }
+
+  /**
+   * Registers `watcher` (if any) for one try of a call; it is dropped again when the call was not
+   * sent, or when its answer `rc` means ZooKeeper set no watch (`keeps(rc)` false).
+   */
+  private registerWatch(path: string, kind: WatchKind, watcher: Watcher | undefined, keeps: (rc: number) => boolean): { started: (rc: number) => number; settled: (rc: number) => void } {
+    if (watcher === undefined) return { started: (rc) => rc, settled: () => undefined };
+    const registration = this.watches.add(path, kind, watcher);
+    return {
+      started: (rc) => {
+        if (rc !== NATIVE.ZOK) this.watches.remove(path, registration);
+        return rc;
+      },
+      settled: (rc) => {
+        if (!keeps(rc)) this.watches.remove(path, registration);
+      },
+    };
   }
 
   setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
@@ -269,15 +306,6 @@ export class ZkClient extends ZkBase {
     });
   }
 
-  private wrapWatcher(watcher: Watcher): (type: number, state: number, path: string) => void {
-    let fired = false;
-    return (type, _state, path) => {
-      if (fired) return;
-      fired = true;
-      watcher({ type: watchEventTypeOf(type), path });
-    };
-  }
-
   private async openSession(): Promise<void> {
     const native = await openNativeSession(this.options, {
       reconnected: (handle) => {
@@ -305,6 +333,7 @@ export class ZkClient extends ZkBase {
     const lost = this.currentSession;
     this.native = undefined;
     this.setState('expired');
+    this.watches.loseAll(); // the native client tells no watcher of an expiry
     if (lost) this.emit('session:expired', lost);
     const reopen = (): void => {
       if (this.currentState === 'closed') return;

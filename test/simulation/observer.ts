@@ -72,11 +72,16 @@ export class SimObserver {
   };
 
   /** A task function starts: checks invariants 1 (one live runner), 2 (never after failing for good) and 3 (exact inputs). */
-  startRun(owner: RunOwner, sessionId: string | undefined, task: string, params: SimTaskParams, args: readonly unknown[]): RunRecord {
+  startRun(owner: RunOwner, currentSession: string | undefined, task: string, params: SimTaskParams, args: readonly unknown[]): RunRecord {
     const runs = this.runsByTask.get(task) ?? [];
     this.runsByTask.set(task, runs);
+    // A run owns the task only while the owner node is its process's current session's. When the claim's
+    // session expired before the function started (its reply came after the expiry), the run is no owner:
+    // its writes are fenced, so it does not count for invariant 1; the trace says so (its signal should be aborted).
+    const holder = this.server.stat(`${task}/owner`)?.ephemeralOwner;
+    const sessionId = holder !== undefined && holder === currentSession ? currentSession : undefined;
     const run: RunRecord = { id: ++this.runCount, task, owner, sessionId, number: runs.length + 1, ended: false };
-    this.note(`start ${task} run#${run.id} (${run.number}) by ${owner.name} session ${sessionId ?? '-'}`);
+    this.note(`start ${task} run#${run.id} (${run.number}) by ${owner.name} session ${currentSession ?? '-'}${sessionId === undefined ? ` WITHOUT OWNERSHIP (owner node: ${holder ?? 'none'})` : ''}`);
     for (const other of runs) {
       if (other.ended || other.owner.crashed || other.sessionId === undefined || !this.server.isAlive(other.sessionId)) continue;
       this.violate(`invariant 1: ${task} started (run#${run.id} by ${owner.name}) while run#${other.id} by ${other.owner.name} is still running under live session ${other.sessionId}`);

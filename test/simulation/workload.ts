@@ -54,7 +54,7 @@ export function drawWorkload(random: Prng): SimWorkload {
   const singleProcess = random.chance(0.3);
   const processLoops = singleProcess ? [random.int(1, 3)] : Array.from({ length: random.int(2, 3) }, () => random.int(1, 3));
   const writerCount = random.int(1, 2);
-  const writers = Array.from({ length: writerCount }, () => Array.from({ length: random.int(1, 2) }, () => drawPlan(random, singleProcess)));
+  const writers = Array.from({ length: writerCount }, () => Array.from({ length: random.chance(0.3) ? 2 : 1 }, () => drawPlan(random, singleProcess)));
   return {
     processLoops,
     sessionTimeoutMs: random.int(1_000, 4_000),
