@@ -631,6 +631,7 @@ describe('crash injection over the seam: a process dies right before any of its 
         if (!crashed) expect(reset).toEqual([flaky]);
         const { survivor, error } = await finishPlan(world, plan, async (next) => {
           // The retry command died: whoever sees the plan still failed runs it again.
+          if (process.env['CRASH_INJECTION_DEBUG']) console.log(victim.describe(), (await next.zkPlan.planStatus(plan)).state, world.server.dump(plan));
           if ((await next.zkPlan.planStatus(plan)).state === 'failed') await next.zkPlan.retryFailed(plan);
         });
         await expectCompleted(world, victim, survivor, plan, error);
