@@ -3,6 +3,10 @@ import { defineConfig } from 'vitest/config';
 /** Scales every wait in the integration tests on a slow machine (Curator's `Timing`): ZK_PLAN_TIMING=2 doubles them. */
 const timing = Number(process.env['ZK_PLAN_TIMING'] ?? '1');
 
+/** The engine's folders, and the share of their lines the unit tests alone (no ZooKeeper server) must run. */
+export const COVERED_FOLDERS = ['src/worker', 'src/plan', 'src/store'] as const;
+export const LINE_COVERAGE_FLOOR = 80;
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'integ/**/*.integ.test.ts'],
@@ -10,5 +14,14 @@ export default defineConfig({
     hookTimeout: 60_000 * timing,
     pool: 'forks',
     reporters: ['default', ['json', { outputFile: 'test-output/vitest-report.json' }]],
+    // Only with --coverage (scripts/test.sh runs the unit tests so): a folder under its floor fails the run.
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      exclude: ['src/testing/**'],
+      reportsDirectory: 'test-output/coverage',
+      reporter: ['text-summary', ['json-summary', { file: 'coverage-summary.json' }]],
+      thresholds: Object.fromEntries(COVERED_FOLDERS.map((folder) => [`${folder}/**`, { lines: LINE_COVERAGE_FLOOR }])),
+    },
   },
 });

@@ -55,7 +55,7 @@ describe('addTask', () => {
     const node = await zkPlan.zk.getData(c);
     // The definition, plus the stamp of the session and batch that added it (see deleteIfBuilderGone).
     expect(JSON.parse(node.data?.toString('utf8') ?? '')).toEqual({ json: { fn: 'list', params: [], builder: zkPlan.zk.session.id, batch: expect.any(String) } });
-    expect(decodeValue(b, (await zkPlan.zk.getData(b)).data)).toEqual({ fn: 'constant', params: [new Date(5)] });
+    expect(decodeValue(b, (await zkPlan.zk.getData(b)).data)).toEqual({ fn: 'constant', params: [new Date(5)], builder: zkPlan.zk.session.id, batch: expect.any(String) });
     const children = (await childrenOf(zkPlan.zk, c)) ?? [];
     const deps = children.filter((name) => name.startsWith('dep-'));
     expect(deps).toHaveLength(3);

@@ -481,11 +481,18 @@ describe('crash injection over the seam: a process dies right before any of its 
       });
     }
 
-    it('to a plan that is not ready yet', async () => {
+    // DEFECT (src/plan/plan-writer.ts, addTasks): the batch's `ready` nodes are created one per task
+    // (pipelined), so a builder that dies between two of them leaves part of the batch ready. The ready
+    // tasks run; the others, not ready and their builder gone, are deleted by the workers
+    // (deleteIfBuilderGone): the plan keeps part of the batch. Not ready yet: crash before write 18
+    // (task a ready; b and c deleted) and 19 (a and b ready; c deleted) of 19. Running plan: crash
+    // before write 20 and 21, the same. Remove `.fails` once a batch becomes ready all at once.
+    it.fails('to a plan that is not ready yet', async () => {
       expect(await addWithCrashes(false)).toBeGreaterThanOrEqual(10);
     });
 
-    it('to a running plan, a producer completed (kept result) and one running', async () => {
+    // DEFECT: as above (crash before write 20 and 21 of the running plan's batch).
+    it.fails('to a running plan, a producer completed (kept result) and one running', async () => {
       expect(await addWithCrashes(true)).toBeGreaterThanOrEqual(10);
     });
   });
@@ -631,7 +638,6 @@ describe('crash injection over the seam: a process dies right before any of its 
         if (!crashed) expect(reset).toEqual([flaky]);
         const { survivor, error } = await finishPlan(world, plan, async (next) => {
           // The retry command died: whoever sees the plan still failed runs it again.
-          if (process.env['CRASH_INJECTION_DEBUG']) console.log(victim.describe(), (await next.zkPlan.planStatus(plan)).state, world.server.dump(plan));
           if ((await next.zkPlan.planStatus(plan)).state === 'failed') await next.zkPlan.retryFailed(plan);
         });
         await expectCompleted(world, victim, survivor, plan, error);

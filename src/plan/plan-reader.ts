@@ -25,7 +25,7 @@ import { assertPositiveNumber } from '../config/options.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
-import { sleepUnless } from '../util/signals.js';
+import { MAX_TIMER_MS, linkSignals, sleepUnless } from '../util/signals.js';
 import { summarizePlan, unfedDeps, type PlanStatus, type TaskSnapshot } from './plan-status.js';
 
 /** Pause before retrying a read that failed because the connection or session was lost. */
@@ -57,33 +57,41 @@ export class PlanReader {
   async waitForCompletion(plan: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     assertValidPath('plan', plan);
     assertPositiveNumber('timeoutMs', timeoutMs);
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const giveUp = signal ? AbortSignal.any([deadline, signal]) : deadline;
+    // A timer and linked signals that are all released on return (AbortSignal.timeout/any keep theirs).
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), Math.min(timeoutMs, MAX_TIMER_MS));
+    const giveUp = linkSignals(deadline.signal, signal);
     let remaining = Number.NaN;
-    while (!giveUp.aborted) {
-      const changed = new AbortController();
-      const onChange: Watcher = () => changed.abort();
-      try {
-        const listing = await this.listPlan(plan, onChange);
-        remaining = listing.remaining;
-        if (remaining === 0) return;
-        if (listing.failed) {
-          // Each further failure rewrites the marker: its data watch wakes us when the last live task fails.
-          await this.zk.getData(childPath(plan, FAILED), onChange);
-          const status = await this.planStatus(plan);
-          if (status.state === 'failed') {
-            throw new PlanFailedError(plan, status.failed, status.blocked.map(({ task }) => task));
+    try {
+      while (!giveUp.signal.aborted) {
+        const changed = new AbortController();
+        const onChange: Watcher = () => changed.abort();
+        try {
+          const listing = await this.listPlan(plan, onChange);
+          remaining = listing.remaining;
+          if (remaining === 0) return;
+          if (listing.failed) {
+            // Each further failure rewrites the marker: its data watch wakes us when the last live task fails.
+            await this.zk.getData(childPath(plan, FAILED), onChange);
+            const status = await this.planStatus(plan);
+            if (status.state === 'failed') {
+              throw new PlanFailedError(plan, status.failed, status.blocked.map(({ task }) => task));
+            }
           }
+        } catch (error) {
+          if (!isZkError(error) || !error.isConnectionProblem) throw error;
+          const pause = new AbortController(); // drops the listener below once the pause is over
+          const pauseOver = linkSignals(giveUp.signal, pause.signal);
+          await Promise.race([sleepUnless(RETRY_PAUSE_MS, pauseOver.signal), once(this.zk, 'session:started', { signal: pauseOver.signal }).catch(() => undefined)]);
+          pause.abort();
+          pauseOver.dispose();
+          continue;
         }
-      } catch (error) {
-        if (!isZkError(error) || !error.isConnectionProblem) throw error;
-        const pause = new AbortController(); // drops the listener below once the pause is over
-        const pauseOver = AbortSignal.any([giveUp, pause.signal]);
-        await Promise.race([sleepUnless(RETRY_PAUSE_MS, pauseOver), once(this.zk, 'session:started', { signal: pauseOver }).catch(() => undefined)]);
-        pause.abort();
-        continue;
+        await sleepUnless(Number.POSITIVE_INFINITY, giveUp.signal, changed.signal);
       }
-      await sleepUnless(timeoutMs, giveUp, changed.signal);
+    } finally {
+      clearTimeout(timer);
+      giveUp.dispose();
     }
     if (signal?.aborted) throw signal.reason;
     throw new WaitTimeoutError(plan, timeoutMs, remaining);

@@ -82,7 +82,7 @@ export class SimObserver {
     const sessionId = holder !== undefined && holder === currentSession ? currentSession : undefined;
     const run: RunRecord = { id: ++this.runCount, task, owner, sessionId, number: runs.length + 1, ended: false };
     this.note(`start ${task} run#${run.id} (${run.number}) by ${owner.name} session ${currentSession ?? '-'}${sessionId === undefined ? ` WITHOUT OWNERSHIP (owner node: ${holder ?? 'none'})` : ''}`);
-    for (const other of runs) {
+    for (const other of sessionId === undefined ? [] : runs) {
       if (other.ended || other.owner.crashed || other.sessionId === undefined || !this.server.isAlive(other.sessionId)) continue;
       this.violate(`invariant 1: ${task} started (run#${run.id} by ${owner.name}) while run#${other.id} by ${other.owner.name} is still running under live session ${other.sessionId}`);
     }

@@ -13,7 +13,7 @@ import { reintroducedDefects } from '../../src/store/reintroduced-defects.js';
 import { SimProcess, SimWriter, PARENT, type SimPlan } from './cluster.js';
 import { SimObserver } from './observer.js';
 import { streamFor, type Prng } from './prng.js';
-import { drawWorkload, type SimWorkload } from './workload.js';
+import { drawWorkload, type SimWorkload, type WorkloadProfile } from './workload.js';
 
 /** Captured before any test installs fake timers: draining must never depend on fake time. */
 const realSetImmediate = globalThis.setImmediate;
@@ -24,6 +24,7 @@ export const END_WITHIN_MS = 10 * 60_000;
 /** After the last plan is deleted: time for watches to fire and memory to be let go. */
 const SETTLE_MS = 5_000;
 const MAX_STEPS = 400_000;
+const TASK_NODE = /\/task-\d{10}$/;
 const SIMULATION_EPOCH = Date.UTC(2030, 0, 1);
 /** Chance, per step with operations queued, that time moves on anyway. */
 const ADVANCE_WHILE_BUSY = 0.02;
@@ -47,7 +48,7 @@ type Defect = keyof typeof reintroducedDefects;
 export const FAKED_TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance'] as const;
 
 /** Runs one seed on fake timers (installed by the caller with FAKED_TIMERS). */
-export async function runSeed(seed: number): Promise<SimulationResult> {
+export async function runSeed(seed: number, profile: WorkloadProfile = 'default'): Promise<SimulationResult> {
   vi.clearAllTimers();
   // Simulated wall-clock time: the seed starts at the same instant, and moves only with the fake timers.
   const startedAt = performance.now();
@@ -57,7 +58,7 @@ export async function runSeed(seed: number): Promise<SimulationResult> {
   // The engine builds many expected errors (NO_NODE, NODE_EXISTS…); their stacks are never looked at here and cost a lot.
   const stackTraceLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
-  const simulation = new Simulation(seed, drawWorkload(streamFor(seed, 'workload')), streamFor(seed, 'schedule'));
+  const simulation = new Simulation(seed, drawWorkload(streamFor(seed, 'workload'), profile), streamFor(seed, 'schedule'));
   let simulatedMs = 0;
   try {
     await simulation.run();
@@ -190,12 +191,18 @@ class Simulation {
     if (Date.now() !== before) this.observer.note(`time +${Date.now() - before}`);
   }
 
-  /** Applies the head operation of one client; sometimes first expires the session of a process whose claim is about to land. */
+  /**
+   * Applies the head operation of one client. Sometimes first expires the session of a process at a
+   * point that matters: its claim is about to land (a claim that throws), or it is about to delete a
+   * task node (a deletion that stops at its very end, after the task's children are gone).
+   */
   private stepOne(clientName: string): void {
     const [head] = this.scheduler.queued(clientName);
     const process = this.processes.find((candidate) => candidate.name === clientName && !candidate.crashed);
-    if (head !== undefined && process !== undefined && this.inFaultWindow() && head.op === 'create' && head.path.endsWith('/owner') && this.random.chance(this.workload.faultRate * 5)) {
-      this.fault(`expire ${clientName} while its claim of ${head.path} is in flight`);
+    const claiming = head !== undefined && head.op === 'create' && head.path.endsWith('/owner');
+    const deletingTask = head !== undefined && head.op === 'delete' && TASK_NODE.test(head.path);
+    if (head !== undefined && process !== undefined && this.inFaultWindow() && (claiming || deletingTask) && this.random.chance(this.workload.faultRate * 5)) {
+      this.fault(`expire ${clientName} while its ${claiming ? 'claim' : 'deletion'} of ${head.path} is in flight`);
       process.client.expireSession();
       return;
     }

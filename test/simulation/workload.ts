@@ -50,9 +50,16 @@ export interface SimWorkload {
   readonly crashes: boolean;
 }
 
-export function drawWorkload(random: Prng): SimWorkload {
-  const singleProcess = random.chance(0.3);
-  const processLoops = singleProcess ? [random.int(1, 3)] : Array.from({ length: random.int(2, 3) }, () => random.int(1, 3));
+/**
+ * `default`: the seeds of the sim-*.test.ts files. `stress`: more processes racing for the same tasks and
+ * faults at least ten times as dense, for the self-test (a defect whose damage needs two faults in a row).
+ */
+export type WorkloadProfile = 'default' | 'stress';
+
+export function drawWorkload(random: Prng, profile: WorkloadProfile = 'default'): SimWorkload {
+  const stress = profile === 'stress';
+  const singleProcess = !stress && random.chance(0.3);
+  const processLoops = singleProcess ? [random.int(1, 3)] : Array.from({ length: stress ? random.int(3, 4) : random.int(2, 3) }, () => random.int(stress ? 2 : 1, 3));
   const writerCount = random.int(1, 2);
   const writers = Array.from({ length: writerCount }, () => Array.from({ length: random.chance(0.3) ? 2 : 1 }, () => drawPlan(random, singleProcess)));
   return {
@@ -60,7 +67,7 @@ export function drawWorkload(random: Prng): SimWorkload {
     sessionTimeoutMs: random.int(1_000, 4_000),
     writers,
     faultWindowMs: random.int(0, 8_000),
-    faultRate: random.pick([0, 0.002, 0.005, 0.01, 0.02]),
+    faultRate: stress ? random.pick([0.02, 0.05, 0.1]) : random.pick([0, 0.002, 0.005, 0.01, 0.02]),
     crashes: !singleProcess,
   };
 }

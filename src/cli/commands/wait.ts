@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { sleepUnless } from '../../util/signals.js';
 import { PlanFailedError } from '../../errors/plan-errors.js';
 import { WaitTimeoutError } from '../../errors/usage-errors.js';
 import { isZkError } from '../../errors/zk-error.js';
@@ -234,24 +235,11 @@ async function followProgress(zkPlan: ZkPlan, plan: string, tracker: ProgressTra
     } catch (error) {
       // The plan went away, or a read failed for good: progress stops there, waitForCompletion reports the outcome.
       if (stop.aborted || !isZkError(error) || !error.isConnectionProblem) return;
-      await pause(RETRY_PAUSE_MS, stop);
+      await sleepUnless(RETRY_PAUSE_MS, stop);
       continue;
     }
-    await pause(MIN_READ_INTERVAL_MS, stop);
-    await pause(Number.POSITIVE_INFINITY, AbortSignal.any([stop, changed.signal]));
+    await sleepUnless(MIN_READ_INTERVAL_MS, stop);
+    await sleepUnless(Number.POSITIVE_INFINITY, stop, changed.signal);
   }
 }
 
-/** Resolves after `ms` or once `signal` aborts, whichever comes first. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      if (timer !== undefined) clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
