@@ -13,13 +13,15 @@ export default defineConfig({
     testTimeout: 60_000 * timing,
     hookTimeout: 60_000 * timing,
     pool: 'forks',
-    reporters: ['default', ['json', { outputFile: 'test-output/vitest-report.json' }]],
+    // scripts/test.sh names one report per run (unit, integration); print-test-summary.mjs adds them up.
+    reporters: ['default', ['json', { outputFile: process.env['VITEST_JSON_REPORT'] ?? 'test-output/vitest-report.json' }]],
     // Only with --coverage (scripts/test.sh runs the unit tests so): a folder under its floor fails the run.
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],
       exclude: ['src/testing/**'],
       reportsDirectory: 'test-output/coverage',
+      reportOnFailure: true,
       reporter: ['text-summary', ['json-summary', { file: 'coverage-summary.json' }]],
       thresholds: Object.fromEntries(COVERED_FOLDERS.map((folder) => [`${folder}/**`, { lines: LINE_COVERAGE_FLOOR }])),
     },

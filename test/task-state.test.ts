@@ -74,6 +74,36 @@ describe('classifyTask', () => {
       expect(classifyTask([], 1)).toBe('abandoned');
       expect(classifyTask([], 12)).toBe('abandoned');
     });
+
+    it('is abandoned with only late prov-* children left after its deletion began (cversion > children)', () => {
+      // ready, result, owner… were deleted (cversion counts those changes) and an addTask's prov arrived late.
+      expect(classifyTask(['prov-0000000007'], 9)).toBe('abandoned');
+      expect(classifyTask(['prov-0000000007', 'prov-0000000008'], 3)).toBe('abandoned');
+    });
+
+    it('is still building with only prov-* children and nothing deleted yet (cversion = children)', () => {
+      expect(classifyTask(['prov-0000000001'], 1)).toBe('building');
+      expect(classifyTask(['prov-0000000001', 'prov-0000000002'], 2)).toBe('building');
+    });
+
+    it('is building, not abandoned, when anything but prov-* is left', () => {
+      expect(classifyTask(['prov-0000000001', 'dep-0000000002'], 9)).toBe('building');
+      expect(classifyTask(['prov-0000000001', 'arg-0000000002'], 9)).toBe('building');
+      expect(classifyTask(['prov-'], 9)).toBe('building'); // no serial: not a prov node
+    });
+
+    it('takes a result or an owner over leftover provs', () => {
+      expect(classifyTask(['prov-0000000001', 'result'], 9)).toBe('finishable');
+      expect(classifyTask(['prov-0000000001', 'owner'], 9)).toBe('owned');
+    });
+  });
+
+  describe('failed', () => {
+    it('is failed with a failed child, even while its last owner still holds it', () => {
+      expect(classifyTask(['ready', 'failed'], 3)).toBe('failed');
+      expect(classifyTask(['ready', 'failed', 'owner', 'attempts'], 5)).toBe('failed');
+      expect(classifyTask(['failed', 'result'], 5)).toBe('failed');
+    });
   });
 
   it('does not depend on the order of the children', () => {
@@ -85,7 +115,7 @@ describe('classifyTask', () => {
 
 describe('isClaimable', () => {
   it('holds only for runnable and finishable', () => {
-    const states: TaskState[] = ['runnable', 'finishable', 'owned', 'waiting', 'building', 'abandoned'];
+    const states: TaskState[] = ['runnable', 'finishable', 'owned', 'failed', 'waiting', 'building', 'abandoned'];
     expect(states.filter((state) => isClaimable(state))).toEqual(['runnable', 'finishable']);
   });
 });

@@ -48,6 +48,9 @@ export class TaskReader {
   /** No watch stands behind an entry, so dropping one costs a read, never a leak. */
   private readonly settingsCache = new Map<string, PlanSettings>();
 
+  /** Which plans' settings to keep: those followed by something that calls forgetPlan when they go. @defaultValue none */
+  remembers: (plan: string) => boolean = () => false;
+
   constructor(protected readonly zk: Zk) {}
 
   /** The plan's failure policy and retry policy (read once per plan, then remembered). */
@@ -66,7 +69,9 @@ export class TaskReader {
       stored = undefined; // a plan node written by another tool with a value of its own: defaults apply
     }
     const settings = planSettingsFrom(stored);
-    if (node === undefined) return settings; // no plan: nothing to remember
+    // Remembered only for plans someone forgets again when they are deleted (the workers' dispatcher);
+    // checked after the read, since the plan may have been deleted while it was under way.
+    if (node === undefined || !this.remembers(plan)) return settings;
     this.settingsCache.set(plan, settings);
     for (const oldest of this.settingsCache.keys()) {
       if (this.settingsCache.size <= SETTINGS_CACHE_SIZE) break;

@@ -64,6 +64,8 @@ export interface FinishPlan {
   readonly onRunnable?: (tasks: readonly string[]) => void;
   /** The record to keep in the plan's history (plans created with { history: true }). */
   readonly history?: TaskHistoryRecord;
+  /** The result was stored by a previous owner, who may have fed some dependents already (see giveInput). */
+  readonly refeed?: boolean;
 }
 
 const MAX_DELETE_ROUNDS = 10;
@@ -245,7 +247,7 @@ export class TaskStore extends TaskReader {
     const housekeeping = Promise.all([
       storing,
       plan.keepResult ? writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length }) : undefined,
-      this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),
+      reintroducedDefects.ownerFirstDelete ? undefined : this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),
       plan.history ? this.writeHistory(claim, plan.history) : undefined,
     ]);
     const links = plan.links ?? new Map<string, string>();
@@ -254,7 +256,7 @@ export class TaskStore extends TaskReader {
     if (stored !== undefined && !stored.equals(encoded)) throw new OwnershipLostError(claim.task, 'another result was stored for it meanwhile');
     plan.onRunnable?.(fed.filter((task): task is string => task !== undefined));
     // Listed after `ready` is gone: addTask records a dependency only on a task it sees ready, so no prov-* is missed.
-    await this.deleteTask(claim, encoded, new Set(links.keys()), plan.onRunnable);
+    await this.deleteTask(claim, encoded, new Set(links.keys()), plan.onRunnable, plan.refeed === true);
   }
 
   /** Keeps the record of a finished task in its plan's history (no history node: nothing to do). */
@@ -284,21 +286,29 @@ export class TaskStore extends TaskReader {
    * Writes the result as the dependent's arg-N and removes its dep-N: write first, so a crash never
    * loses the input. Resolves with the dependent when this made it runnable.
    */
-  async propagate(prov: string, encoded: Buffer, options: WriteOptions = {}): Promise<string | undefined> {
+  async propagate(prov: string, encoded: Buffer, options: WriteOptions = {}, refeed = false): Promise<string | undefined> {
     const dep = await this.readLink(prov);
-    return dep === undefined ? undefined : await this.giveInput(dep, encoded, options);
+    return dep === undefined ? undefined : await this.giveInput(dep, encoded, options, refeed);
   }
 
   /**
    * Satisfies one dep of a dependent: arg-N with the value (completing a half-written one), then
    * dep-N removed; then, if no dep is left, records the dependent as runnable. Of two producers
    * finishing together, the one whose delete comes last sees no dep left, so one of them does.
+   *
+   * `refeed`: a previous owner of the producer may have fed this dep already (it died while
+   * finishing). Then a dep that is gone was fed, and its arg may even have been consumed by a
+   * dependent that is being deleted: writing the arg again would leave a child in that dependent.
+   * So the dep is looked for first (nobody else removes it while it is there), and a dependent whose
+   * dep is gone is only indexed if it is runnable.
    */
-  async giveInput(dep: string, encoded: Buffer, options: WriteOptions = {}): Promise<string | undefined> {
+  async giveInput(dep: string, encoded: Buffer, options: WriteOptions = {}, refeed = false): Promise<string | undefined> {
     const dependent = parentOf(dep);
     let listing: { children: string[]; stat: ZkStat } | undefined;
     try {
-      if (encoded.length <= CHUNK_BYTES) {
+      if (refeed && (await this.zk.exists(dep)) === undefined) {
+        listing = await this.zk.tryGetChildren(dependent);
+      } else if (encoded.length <= CHUNK_BYTES) {
         // One round trip: the session keeps the order (arg, then dep removed, then the listing).
         [, , listing] = await Promise.all([
           writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, { ...options, maxBytes: encoded.length }),
@@ -331,6 +341,7 @@ export class TaskStore extends TaskReader {
     encoded: Buffer | undefined,
     propagated: ReadonlySet<string> = new Set(),
     onRunnable?: (tasks: readonly string[]) => void,
+    refeed = false,
   ): Promise<void> {
     const fence = this.fence(claim);
     for (let round = 0; round < MAX_DELETE_ROUNDS; round++) {
@@ -340,9 +351,12 @@ export class TaskStore extends TaskReader {
       // Without the result (its deletion had begun), every prov-* listed before was fed; a later one
       // belongs to an addTask that takes the kept result itself, so it is removed with the rest.
       const provs = encoded === undefined ? [] : children.filter((name) => hasSequentialName(name, PROV_PREFIX) && !propagated.has(name));
-      const fed = await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence)));
+      const fed = await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence, refeed)));
       onRunnable?.(fed.filter((task): task is string => task !== undefined));
-      if (reintroducedDefects.ownerFirstDelete && children.includes(OWNER)) await this.zk.deleteIfPresent(childPath(claim.task, OWNER), -1, fence);
+      if (reintroducedDefects.ownerFirstDelete) {
+        // The published order: owner first, then every other child as listed, ready and result included.
+        for (const name of [OWNER, ...children.filter((child) => child !== OWNER)]) await deleteValue(this.zk, childPath(claim.task, name), fence);
+      }
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
       // The index entry goes with the rest, not earlier: if this worker dies while finishing, the
       // entry leads other workers back to the task as soon as its owner node is gone.

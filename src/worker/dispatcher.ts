@@ -64,6 +64,7 @@ export class Dispatcher {
     private readonly wakeUp: WakeUp,
     private readonly random: () => number = Math.random,
   ) {
+    store.remembers = (plan) => this.plans.get(plan)?.loaded === true;
     // A new session has none of the old one's watches: look at everything again.
     zk.on('session:started', () => {
       this.sessionEpoch += 1;

@@ -58,7 +58,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   if (children.includes(RESULT)) {
     const stored = await readStoredResult(store, claim.task);
     if (stored !== undefined) {
-      await store.finish(claim, stored, { keepResult, ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}) });
+      await store.finish(claim, stored, { keepResult, refeed: true, ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}) });
       return 'finished-previous';
     }
     if (!children.includes(READY)) {

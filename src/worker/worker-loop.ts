@@ -102,6 +102,8 @@ async function runClaim(runtime: WorkerLoopRuntime, claim: Claim, taskController
     if (expired.generation === claim.session.generation) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
   };
   zk.on('session:expired', abortOnExpiry);
+  // A claim answered after its session expired (the event came before we listened) must not run either.
+  if (!zk.isCurrent(claim.session)) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
   const detachPlanStop = dispatcher.onPlanStop(claim.plan, (reason) => {
     if (reason === 'deleted') planGone = true;
     taskController.abort(reason === 'deleted' ? new PlanDeletedError(claim.plan, claim.task) : new PlanAbortedError(claim.plan, claim.task));

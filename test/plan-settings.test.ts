@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_PLAN_SETTINGS, planSettingsFrom, resolvePlanSettings } from '../src/config/plan-options.js';
+
+describe('planSettingsFrom: settings read back from a plan node, whatever it holds', () => {
+  it('reads what createPlan stored', () => {
+    const stored = resolvePlanSettings({ failurePolicy: 'failFast', maxAttempts: 5, initialDelayMs: 0, multiplier: 3, maxDelayMs: 10, history: true });
+    expect(planSettingsFrom(stored)).toEqual({ failurePolicy: 'failFast', history: true, retry: { maxAttempts: 5, initialDelayMs: 0, multiplier: 3, maxDelayMs: 10 } });
+  });
+
+  it.each<[string, unknown]>([
+    ['undefined', undefined],
+    ['null', null],
+    ['a number', 42],
+    ['NaN', Number.NaN],
+    ['a string', 'failFast'],
+    ['a boolean', true],
+    ['an array', ['failFast']],
+    ['an empty object', {}],
+    ['a function', () => 'failFast'],
+  ])('falls back to the defaults for %s', (_title, stored) => {
+    expect(planSettingsFrom(stored)).toEqual(DEFAULT_PLAN_SETTINGS);
+  });
+
+  it.each<[string, unknown]>([
+    ['an unknown failure policy', { failurePolicy: 'explode' }],
+    ['a failure policy of the wrong type', { failurePolicy: 1 }],
+    ['maxAttempts 0', { retry: { maxAttempts: 0 } }],
+    ['a fractional maxAttempts', { retry: { maxAttempts: 2.5 } }],
+    ['a NaN maxAttempts', { retry: { maxAttempts: Number.NaN } }],
+    ['a string maxAttempts', { retry: { maxAttempts: '3' } }],
+    ['a negative initialDelayMs', { retry: { initialDelayMs: -1 } }],
+    ['an initialDelayMs past the longest timer', { retry: { initialDelayMs: 2 ** 31 } }],
+    ['an infinite maxDelayMs', { retry: { maxDelayMs: Number.POSITIVE_INFINITY } }],
+    ['a huge maxDelayMs', { retry: { maxDelayMs: Number.MAX_VALUE } }],
+    ['a multiplier below 1', { retry: { multiplier: 0.5 } }],
+    ['a NaN multiplier', { retry: { multiplier: Number.NaN } }],
+    ['a null multiplier', { retry: { multiplier: null } }],
+  ])('falls back to the defaults as a whole for %s', (_title, stored) => {
+    expect(planSettingsFrom(stored)).toEqual(DEFAULT_PLAN_SETTINGS);
+  });
+
+  it('keeps a failure policy when the retry policy is missing or not an object', () => {
+    for (const retry of [undefined, null, 5, 'fast', true]) {
+      expect(planSettingsFrom({ failurePolicy: 'failFast', retry })).toEqual({ ...DEFAULT_PLAN_SETTINGS, failurePolicy: 'failFast' });
+    }
+  });
+
+  it('reads a retry array as no retry fields at all', () => {
+    expect(planSettingsFrom({ retry: [1, 2, 3] })).toEqual(DEFAULT_PLAN_SETTINGS);
+  });
+
+  it('ignores retry fields it does not know (another tool stored more)', () => {
+    expect(planSettingsFrom({ retry: { maxAttempts: 7, jitter: 'full', __proto__x: 1 } })).toEqual({ ...DEFAULT_PLAN_SETTINGS, retry: { ...DEFAULT_PLAN_SETTINGS.retry, maxAttempts: 7 } });
+  });
+
+  it('takes history only when it is exactly true', () => {
+    expect(planSettingsFrom({ history: true }).history).toBe(true);
+    for (const history of ['true', 1, {}, null]) expect(planSettingsFrom({ history }).history).toBe(false);
+  });
+
+  it('accepts the largest whole numbers the options allow', () => {
+    const settings = planSettingsFrom({ retry: { maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 2_147_483_647, maxDelayMs: 2_147_483_647, multiplier: 1e6 } });
+    expect(settings.retry).toEqual({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 2_147_483_647, maxDelayMs: 2_147_483_647, multiplier: 1e6 });
+  });
+});
