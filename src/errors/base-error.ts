@@ -16,6 +16,10 @@ export interface ZkPlanErrorDetails {
 export abstract class ZkPlanError extends Error {
   abstract readonly code: string;
   readonly path: string | undefined;
+  /** A task whose try fails with this error uses up one of its attempts (false: an infrastructure fault, a stop, a lost claim). */
+  readonly charged: boolean = false;
+  /** Trying the task again may give another outcome (false: the task can never succeed as it is). */
+  readonly retryable: boolean = true;
 
   constructor(message: string, details: ZkPlanErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });

@@ -3,6 +3,7 @@ import { ZkPlanError, named } from './base-error.js';
 /** Raised on a worker when a task names a function its registry does not have; the task is released for another worker. */
 export class UnknownFunctionError extends ZkPlanError {
   readonly code = 'UNKNOWN_FUNCTION';
+  override readonly charged = true;
   constructor(readonly functionName: string, task: string | undefined, known: readonly string[]) {
     super(
       `Function '${functionName}'${task ? ` used by task ${task}` : ''} is not registered` +
@@ -16,6 +17,7 @@ named(UnknownFunctionError, 'UnknownFunctionError');
 /** Raised on a worker when a task holds inline code but the worker was not started with `allowInline: true`. */
 export class InlineDisabledError extends ZkPlanError {
   readonly code = 'INLINE_DISABLED';
+  override readonly charged = true;
   constructor(task: string) {
     super(
       `Task ${task} holds an inline function, but this worker runs without allowInline: start workers with { allowInline: true } only if everyone who can write tasks may run code on them`,
@@ -28,6 +30,8 @@ named(InlineDisabledError, 'InlineDisabledError');
 /** Raised when a znode's value is not what zk-plan expects (not superjson, or missing required fields). */
 export class MalformedNodeError extends ZkPlanError {
   readonly code = 'MALFORMED_NODE';
+  override readonly charged = true;
+  override readonly retryable = false;
   constructor(path: string, problem: string, cause?: unknown) {
     super(`Znode ${path} is malformed: ${problem}`, { path, cause });
   }
@@ -37,6 +41,8 @@ named(MalformedNodeError, 'MalformedNodeError');
 /** Raised when a value cannot be stored as superjson (a function, a symbol, a class instance…). */
 export class UnserializableValueError extends ZkPlanError {
   readonly code = 'UNSERIALIZABLE_VALUE';
+  override readonly charged = true;
+  override readonly retryable = false;
   constructor(readonly where: string, problem: string, path?: string) {
     super(`${where} cannot be stored: ${problem}. Use plain data (objects, arrays, strings, numbers, bigint, Date, Map, Set, RegExp, URL, Error)`, {
       path,
@@ -48,6 +54,8 @@ named(UnserializableValueError, 'UnserializableValueError');
 /** Raised when an encoded value (a result, params, an input) is larger than one znode can hold. */
 export class ValueTooLargeError extends ZkPlanError {
   readonly code = 'VALUE_TOO_LARGE';
+  override readonly charged = true;
+  override readonly retryable = false;
   constructor(readonly where: string, readonly bytes: number, readonly limitBytes: number, path?: string) {
     super(
       `${where} is ${bytes} bytes once encoded, more than the ${limitBytes} bytes a znode holds (ZooKeeper's jute.maxbuffer): store large data elsewhere and pass a reference`,
@@ -60,6 +68,7 @@ named(ValueTooLargeError, 'ValueTooLargeError');
 /** Wraps what a task's function threw (or its timeout), with the task path; the worker releases the task. */
 export class TaskExecutionError extends ZkPlanError {
   readonly code = 'TASK_FAILED';
+  override readonly charged = true;
   constructor(task: string, message: string, cause: unknown) {
     super(`Task ${task} failed: ${message}`, { path: task, cause });
   }
@@ -91,6 +100,7 @@ named(PermanentError, 'PermanentError');
 /** Raised when a task's function did not settle within the task's `timeoutMs`; its signal is aborted. */
 export class TaskTimeoutError extends ZkPlanError {
   readonly code = 'TASK_TIMEOUT';
+  override readonly charged = true;
   constructor(task: string, readonly timeoutMs: number) {
     super(`Task ${task} did not finish within ${timeoutMs} ms: its signal was aborted; raise timeoutMs in addTask if it needs longer`, { path: task });
   }

@@ -16,6 +16,8 @@ named(IncompleteValueError, 'IncompleteValueError');
 /** Raised before anything is written when an encoded result (or input) is larger than the configured limit. */
 export class ResultTooLargeError extends ZkPlanError {
   readonly code = 'RESULT_TOO_LARGE';
+  override readonly charged = true;
+  override readonly retryable = false;
   constructor(readonly bytes: number, readonly limitBytes: number, path?: string) {
     super(
       `The value${path === undefined ? '' : ` for ${path}`} is ${bytes} bytes once encoded, more than the limit of ${limitBytes} bytes` +

@@ -25,29 +25,14 @@ export interface AttemptRecord {
   readonly lastFailure: TaskFailure;
 }
 
-/** Errors that say something about the task itself and so use up an attempt. */
-const CHARGED_CODES: ReadonlySet<string> = new Set([
-  'TASK_FAILED',
-  'TASK_TIMEOUT',
-  'UNKNOWN_FUNCTION',
-  'INLINE_DISABLED',
-  'UNSERIALIZABLE_VALUE',
-  'VALUE_TOO_LARGE',
-  'RESULT_TOO_LARGE',
-  'MALFORMED_NODE',
-]);
-
-/** Of those, the ones for which trying again cannot give another outcome. */
-const PERMANENT_CODES: ReadonlySet<string> = new Set(['UNSERIALIZABLE_VALUE', 'VALUE_TOO_LARGE', 'RESULT_TOO_LARGE', 'MALFORMED_NODE']);
-
 /**
- * Whether a failure is charged to the task, and whether it is permanent. ZooKeeper and session
- * faults, lost ownership and shutdown aborts are infrastructure: never charged to the task.
+ * Whether a failure is charged to the task, and whether it is permanent, as the error says of
+ * itself (`charged`, `retryable`; a PermanentError thrown by the function makes it permanent).
+ * ZooKeeper and session faults, lost ownership and shutdown aborts are infrastructure: never charged.
  */
 export function judgeFailure(error: unknown): { readonly charged: boolean; readonly permanent: boolean } {
-  if (!(error instanceof ZkPlanError)) return { charged: false, permanent: false };
-  if (!CHARGED_CODES.has(error.code)) return { charged: false, permanent: false };
-  return { charged: true, permanent: PERMANENT_CODES.has(error.code) || isPermanentError(error.cause) };
+  if (!(error instanceof ZkPlanError) || !error.charged) return { charged: false, permanent: false };
+  return { charged: true, permanent: !error.retryable || isPermanentError(error.cause) };
 }
 
 /** A PermanentError, also from another copy of zk-plan (matched by name). */
