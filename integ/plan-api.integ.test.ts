@@ -53,7 +53,7 @@ describe('addTask', () => {
     const b = await zkPlan.addTask(plan, call('constant', new Date(5)));
     const c = await zkPlan.addTask(plan, call('list'), [b, a, b]);
     const node = await zkPlan.zk.getData(c);
-    // The definition, plus the stamp of the session and batch that added it (see deleteIfBuilderGone).
+    // The definition, plus the stamp of the session and batch that added it (see settleOrphan).
     expect(JSON.parse(node.data?.toString('utf8') ?? '')).toEqual({ json: { fn: 'list', params: [], builder: zkPlan.zk.session.id, batch: expect.any(String) } });
     expect(decodeValue(b, (await zkPlan.zk.getData(b)).data)).toEqual({ fn: 'constant', params: [new Date(5)], builder: zkPlan.zk.session.id, batch: expect.any(String) });
     const children = (await childrenOf(zkPlan.zk, c)) ?? [];

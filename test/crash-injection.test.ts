@@ -481,18 +481,12 @@ describe('crash injection over the seam: a process dies right before any of its 
       });
     }
 
-    // DEFECT (src/plan/plan-writer.ts, addTasks): the batch's `ready` nodes are created one per task
-    // (pipelined), so a builder that dies between two of them leaves part of the batch ready. The ready
-    // tasks run; the others, not ready and their builder gone, are deleted by the workers
-    // (deleteIfBuilderGone): the plan keeps part of the batch. Not ready yet: crash before write 18
-    // (task a ready; b and c deleted) and 19 (a and b ready; c deleted) of 19. Running plan: crash
-    // before write 20 and 21, the same. Remove `.fails` once a batch becomes ready all at once.
-    it.fails('to a plan that is not ready yet', async () => {
+    // A crash before any write: before the batch's marker the batch is deleted, after it completed (by the workers).
+    it('to a plan that is not ready yet', async () => {
       expect(await addWithCrashes(false)).toBeGreaterThanOrEqual(10);
     });
 
-    // DEFECT: as above (crash before write 20 and 21 of the running plan's batch).
-    it.fails('to a running plan, a producer completed (kept result) and one running', async () => {
+    it('to a running plan, a producer completed (kept result) and one running', async () => {
       expect(await addWithCrashes(true)).toBeGreaterThanOrEqual(10);
     });
   });

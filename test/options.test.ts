@@ -160,11 +160,11 @@ describe('resolveWorkerOptions: inlineTimeoutMs must be usable by the sandbox', 
 
 describe('resolvePoolSize', () => {
   it('defaults to one worker and a 30 s drain timeout', () => {
-    expect(resolvePoolSize({})).toEqual({ count: 1, drainTimeoutMs: 30_000 });
+    expect(resolvePoolSize({})).toEqual({ count: 1, drainTimeoutMs: 30_000, retention: { maxAgeMs: 604_800_000, maxCount: 1_000, sweepIntervalMs: 60_000 } });
   });
 
   it('keeps a valid count and drain timeout (0 allowed)', () => {
-    expect(resolvePoolSize({ count: 4, drainTimeoutMs: 0 })).toEqual({ count: 4, drainTimeoutMs: 0 });
+    expect(resolvePoolSize({ count: 4, drainTimeoutMs: 0, retention: false })).toEqual({ count: 4, drainTimeoutMs: 0, retention: undefined });
   });
 
   it.each<[string, unknown]>([

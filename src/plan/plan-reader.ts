@@ -11,6 +11,7 @@ import {
   READY,
   TASK_PREFIX,
   assertSequentialPath,
+  batchMarkerName,
   builderNodeName,
   assertValidPath,
   childPath,
@@ -153,8 +154,9 @@ export class PlanReader {
     const children = listing.children;
     let state = classifyTask(children, listing.stat.cversion);
     if (state === 'building' && planChildren !== undefined) {
-      const builder = (await this.store.readStamp(task))?.builder;
-      if (builder !== undefined && !planChildren.includes(builderNodeName(builder))) state = 'abandoned';
+      // A dead builder's unfinished task is debris, unless its batch was committed (workers make it ready).
+      const stamp = await this.store.readStamp(task);
+      if (stamp !== undefined && !planChildren.includes(builderNodeName(stamp.builder)) && !planChildren.includes(batchMarkerName(stamp.batch))) state = 'abandoned';
     }
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
     const [feeds, failure, attempts] = await Promise.all([

@@ -8,7 +8,6 @@ import { assertDurationMs, assertKnownKeys } from '../config/options.js';
 import { ADD_TASK_OPTION_KEYS, DEFAULT_RETRY_POLICY, TASK_TO_ADD_KEYS, resolvePlanSettings, resolveRetryPolicy, type PlanOptions, type RetryPolicy } from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import type { BuilderStamp, TaskStore } from '../store/task-store.js';
-import { randomUUID } from 'node:crypto';
 import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
 import { classifyTask } from '../store/task-state.js';
 import {
@@ -22,6 +21,7 @@ import {
   RUNNABLE_INDEX,
   HISTORY,
   TASK_PREFIX,
+  batchMarkerName,
   builderNodeName,
   hasSequentialName,
   assertSequentialPath,
@@ -55,6 +55,7 @@ const BUILDER_CACHE_SIZE = 10_000;
 /** The ZooKeeper writes that build plans: plan and task nodes, dependencies, ready markers. */
 export class PlanWriter {
   private readonly builders = new Set<string>();
+  private batchSerial = 0;
 
   constructor(
     private readonly zk: Zk,
@@ -93,7 +94,8 @@ export class PlanWriter {
     if (!Array.isArray(tasks)) throw new InvalidArgumentError('tasks', 'expected an array of { task, args?, options? }');
     const session = this.zk.session;
     // Each task names its builder and batch: whoever finds it unfinished can tell whose it is and whether that one still lives.
-    const stamp: BuilderStamp = { builder: session.id, batch: randomUUID() };
+    // Unique across the ensemble: session ids are, and this session numbers its own batches.
+    const stamp: BuilderStamp = { builder: session.id, batch: `${session.id}-${++this.batchSerial}` };
     const prepared = tasks.map((entry, index) => this.prepare(plan, entry, index, stamp));
     const external = [...new Set(prepared.flatMap(({ args }) => args.filter((arg): arg is string => typeof arg === 'string')))];
     await Promise.all(external.map((arg) => this.assertArgTaskExists(arg)));
@@ -112,28 +114,44 @@ export class PlanWriter {
       if (isZkError(failure.reason, 'NO_NODE')) throw new PlanNotFoundError(plan);
       throw failure.reason;
     }
+    const links = prepared.flatMap(({ args }, index) =>
+      args.map((arg) => ({ dependent: paths[index] as string, producer: typeof arg === 'string' ? arg : (paths[arg] as string) })),
+    );
+    // A batch of several tasks is committed by one write, its marker, once every link is in place:
+    // before it a failure deletes the batch, after it the batch is completed (by us, or by workers
+    // if we die), so the plan never holds part of a batch. One task is committed by its `ready`.
+    const marker = paths.length > 1 ? childPath(plan, batchMarkerName(stamp.batch)) : undefined;
+    let satisfied: boolean[];
     try {
-      const links = prepared.flatMap(({ args }, index) =>
-        args.map((arg) => ({ dependent: paths[index] as string, producer: typeof arg === 'string' ? arg : (paths[arg] as string) })),
-      );
       // dep-* of one task are created in arg order (the session keeps order), so arg serials follow argTasks.
       const deps = await Promise.all(links.map(({ dependent }) => this.zk.create(childPath(dependent, DEP_PREFIX), null, 'persistent-sequential', fence)));
       const batch = new Set(paths);
-      const satisfied = await Promise.all(links.map(({ producer }, index) => this.linkProducer(producer, deps[index] as string, batch, fence)));
-      await Promise.all(paths.map((task) => this.zk.create(childPath(task, READY), null, 'persistent', fence)));
-      const unmet = new Set<string>();
-      links.forEach(({ dependent }, index) => {
-        if (!satisfied[index]) unmet.add(dependent);
-      });
-      await Promise.all(paths.filter((task) => !unmet.has(task)).map((task) => this.store.markRunnable(task, fence)));
-      // In a ready plan a producer may have finished before its dependent's `ready` existed: it then
-      // could not index the dependent (not ready), so look at each such dependent once more.
-      if (planReady) await Promise.all([...unmet].map((task) => this.indexIfRunnable(task, fence)));
+      satisfied = await Promise.all(links.map(({ producer }, index) => this.linkProducer(producer, deps[index] as string, batch, fence)));
+      if (marker !== undefined) await this.zk.createIfAbsent(marker, null, 'persistent', fence);
     } catch (error) {
       // Not ready yet, so no worker runs them meanwhile.
       await this.removeBatch(plan, stamp, paths);
       throw error;
     }
+    const unmet = new Set<string>();
+    links.forEach(({ dependent }, index) => {
+      if (!satisfied[index]) unmet.add(dependent);
+    });
+    try {
+      await Promise.all(paths.map((task) => this.zk.createIfAbsent(childPath(task, READY), null, 'persistent', fence)));
+    } catch (error) {
+      if (marker === undefined) {
+        await this.removeBatch(plan, stamp, paths);
+        throw error;
+      }
+      // Committed: finish it on whatever session this client has now (workers do the same if it has none).
+      await Promise.all(paths.map((task) => this.zk.createIfAbsent(childPath(task, READY))));
+    }
+    await Promise.all(paths.filter((task) => !unmet.has(task)).map((task) => this.store.markRunnable(task)));
+    // In a ready plan a producer may have finished before its dependent's `ready` existed: it then
+    // could not index the dependent (not ready), so look at each such dependent once more.
+    if (planReady) await Promise.all([...unmet].map((task) => this.indexIfRunnable(task, {})));
+    if (marker !== undefined) await this.zk.deleteIfPresent(marker).catch(() => undefined); // a marker left behind harms nothing
     return paths;
   }
 
@@ -161,6 +179,7 @@ export class PlanWriter {
    */
   private async removeBatch(plan: string, stamp: BuilderStamp, known: readonly string[]): Promise<void> {
     try {
+      await this.zk.deleteIfPresent(childPath(plan, batchMarkerName(stamp.batch))); // from now on workers delete, never complete, the batch
       const listing = await this.zk.tryGetChildren(plan);
       const unknown = (listing?.children ?? []).filter((name) => hasSequentialName(name, TASK_PREFIX)).map((name) => childPath(plan, name)).filter((task) => !known.includes(task));
       const strays = await Promise.all(unknown.map(async (task) => ((await this.store.readStamp(task))?.batch === stamp.batch ? task : undefined)));

@@ -20,6 +20,7 @@ import {
   historyEntryFor,
   runnableEntryFor,
   builderNodeName,
+  batchMarkerName,
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
 import { reintroducedDefects } from './reintroduced-defects.js';
@@ -156,19 +157,26 @@ export class TaskStore extends TaskReader {
   }
 
   /**
-   * Deletes a task that is not ready and whose builder is gone: its definition names the session
+   * Settles a task that is not ready and whose builder is gone: its definition names the session
    * that added it, whose ephemeral `builder-<session>` node is not among `planChildren` (listed
-   * before the task was looked at). That session died, or a reply to one of its creates was lost,
-   * while the task was being written; nothing else will ever make it ready. Its builder's writes
-   * are fenced by that session, so none of them can land afterwards.
+   * before the task was looked at). If its batch was committed (its `batch-<id>` marker is there),
+   * every link is in place: the task is made ready, as its builder would have. Otherwise nothing
+   * will ever make it ready: it is deleted. The builder's writes are fenced by its session, so none
+   * of them can land afterwards. Resolves what was done, or undefined when the task was left alone.
    */
-  async deleteIfBuilderGone(task: string, planChildren: readonly string[]): Promise<boolean> {
-    const builder = (await this.readStamp(task))?.builder;
-    if (builder === undefined || planChildren.includes(builderNodeName(builder))) return false;
+  async settleOrphan(task: string, planChildren: readonly string[]): Promise<'completed' | 'deleted' | undefined> {
+    const stamp = await this.readStamp(task);
+    if (stamp === undefined || planChildren.includes(builderNodeName(stamp.builder))) return undefined;
     const listing = await this.zk.tryGetChildren(task);
-    if (listing === undefined || listing.children.includes(READY)) return false;
+    if (listing === undefined || listing.children.includes(READY)) return undefined;
+    if (planChildren.includes(batchMarkerName(stamp.batch))) {
+      await this.zk.createIfAbsent(childPath(task, READY));
+      const after = await this.inspectTask(task);
+      if (after !== undefined && classifyTask(after.children, after.childVersion) === 'runnable') await this.markRunnable(task);
+      return 'completed';
+    }
     await this.zk.deleteRecursive(task);
-    return true;
+    return 'deleted';
   }
 
   /** Tries to take the task by creating its ephemeral owner node; undefined when another worker has it or it is gone. */

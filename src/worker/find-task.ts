@@ -69,7 +69,7 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker, co
       continue;
     }
     if (state === 'building' && listing.ready) {
-      await store.deleteIfBuilderGone(task, listing.children);
+      await store.settleOrphan(task, listing.children);
       continue;
     }
     if (state === 'owned') context.onOwned?.(task);

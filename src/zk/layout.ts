@@ -12,6 +12,7 @@
  *     task-NNNNNNNNNN             empty; created when the task's last input arrives, deleted when it is done
  *   result-NNNNNNNNNN             kept result of task-NNNNNNNNNN (keepResult), survives the task
  *   builder-<session>             EPHEMERAL; a session adding tasks to the plan (tasks name it as their builder)
+ *   batch-<id>                    a batch of tasks whose links are all in place: its tasks are made ready
  *   task-NNNNNNNNNN               persistent sequential; value = the task's function (and its builder's session)
  *     prov-NNNNNNNNNN             value = path of the matching dep node of a dependent task
  *     dep-NNNNNNNNNN              one per unmet input
@@ -39,6 +40,7 @@ export const RUNNABLE_INDEX = 'runnable';
 export const HISTORY = 'history';
 export const FAILED = 'failed';
 export const BUILDER_PREFIX = 'builder-';
+export const BATCH_PREFIX = 'batch-';
 /** Children of a parent whose names start with this are zk-plan's own, never plans. */
 export const RESERVED_PREFIX = 'zk-plan-';
 export const RETENTION_LOCK = `${RESERVED_PREFIX}retention`;
@@ -128,6 +130,11 @@ export function runnableEntryFor(taskPath: string): string {
 /** The name of the ephemeral node by which a session that adds tasks to a plan shows it is alive. */
 export function builderNodeName(sessionId: string): string {
   return `${BUILDER_PREFIX}${sessionId}`;
+}
+
+/** The marker of an addTasks batch that is committed (every link in place): its tasks are to be made ready. */
+export function batchMarkerName(batch: string): string {
+  return `${BATCH_PREFIX}${batch}`;
 }
 
 /** Where a finished task's record goes in its plan's history. */
