@@ -88,11 +88,11 @@ export async function runWorkerLoop(
 
 /**
  * Performs one claimed task and gives it back or lets it go, whatever happens: every listener is
- * called inside the `try`, so none can leave a claim held. Resolves false only when the task was
- * given back for a reason of its own (failed, not runnable).
+ * called inside the `try`, so none can leave a claim held. Resolves true when the round did useful
+ * work (the idle back-off starts again), false when the task failed or could not start.
  */
 async function runClaim(runtime: WorkerLoopRuntime, claim: Claim, taskController: AbortController, cooldown: FailureCooldown, hooks: WorkerLoopHooks): Promise<boolean> {
-  const { store, events, zk, dispatcher } = runtime;
+  const { events, zk, dispatcher } = runtime;
   const { workerId } = claim;
   const started = performance.now();
   let deleted = false;
