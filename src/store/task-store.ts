@@ -4,7 +4,7 @@ import { isZkError } from '../errors/zk-error.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import { encodeValue } from '../serialization/codec.js';
 import type { AttemptRecord, TaskFailure } from './failure-policy.js';
-import type { TaskHistoryRecord } from '../plan/plan-view.js';
+import type { TaskHistoryRecord } from './task-history.js';
 import {
   ATTEMPTS,
   FAILED,

@@ -7,7 +7,7 @@ import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '
 import { linkSignals } from '../util/signals.js';
 import { reintroducedDefects } from '../store/reintroduced-defects.js';
 import { retryPolicyFor } from './record-failure.js';
-import type { TaskHistoryRecord } from '../plan/plan-view.js';
+import type { TaskHistoryRecord } from '../store/task-history.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
 
 /** What performTask did with a claimed task. */
