@@ -257,10 +257,11 @@ export class Dispatcher {
   }
 
   private pick(seeker: Seeker): string | undefined {
+    // Plans stopped by failFast are rare: look a candidate's plan up only when there is one.
+    const stopped = new Set([...this.plans.keys()].filter((plan) => this.isStopped(plan)));
     const usable: string[] = [];
     for (const task of this.candidates) {
-      const plan = parentOf(task);
-      if (this.isStopped(plan)) {
+      if (stopped.size > 0 && stopped.has(parentOf(task))) {
         this.candidates.delete(task); // a failFast plan that failed: nothing of it starts
         continue;
       }
