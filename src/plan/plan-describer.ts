@@ -16,7 +16,7 @@ import {
   sortBySerial,
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
-import { countPlanTasks, planStateOf } from './plan-progress.js';
+import { countPlanTasks, countedState, planStateOf } from './plan-progress.js';
 import type { PlanStatus, TaskSnapshot } from './plan-status.js';
 import { readDecoded, type PlanReader } from './plan-reader.js';
 import type { PlanSummary, PlanView, TaskHistoryRecord, TaskView, TaskViewState } from './plan-view.js';
@@ -149,19 +149,8 @@ function inputsByTask(live: readonly LiveTask[], history: ReadonlyMap<string, Ta
 }
 
 function viewState(snapshot: TaskSnapshot, blocked: boolean): TaskViewState {
-  if (blocked) return 'blocked';
-  switch (snapshot.state) {
-    case 'owned':
-      return 'running';
-    case 'finishable':
-      return 'finishing';
-    case 'abandoned':
-      return 'building';
-    case 'runnable':
-      return snapshot.attempts && snapshot.attempts.notBefore.getTime() > Date.now() ? 'retrying' : 'runnable';
-    default:
-      return snapshot.state;
-  }
+  if (!blocked && snapshot.state === 'runnable' && snapshot.attempts && snapshot.attempts.notBefore.getTime() > Date.now()) return 'retrying';
+  return countedState(snapshot.state, blocked);
 }
 
 function liveView(task: LiveTask, blockedReason: string | undefined, inputs: readonly string[]): TaskView {

@@ -242,20 +242,11 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
     request: R,
     resend = true,
   ): Promise<MemoryResults[R['op']]> {
-    for (let retried = false; ; retried = true) {
-      try {
-        return await this.submitOnce(kind, fence, request);
-      } catch (error) {
-        if (!(error instanceof ZkError)) throw error;
-        error.retried = retried;
-        if (!resend || (error.code !== 'CONNECTION_LOSS' && error.code !== 'OPERATION_TIMEOUT')) throw error;
-        if (!(await this.reconnected())) throw error;
-      }
-    }
+    return await this.resending(resend, () => this.submitOnce(kind, fence, request));
   }
 
   /** Waits until connected again; false once closed. (No deadline: a double's connection only comes back when told.) */
-  private async reconnected(): Promise<boolean> {
+  protected override async reconnected(): Promise<boolean> {
     while (this.currentState !== 'connected') {
       if (this.currentState === 'closed') return false;
       await once(this, 'state');

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { isZkError } from '../errors/zk-error.js';
+import { ZkError, isZkError } from '../errors/zk-error.js';
 import { childPath, parentOf } from './layout.js';
 import type { ZkStat } from './native-client.js';
 import type { Zk } from './zk.js';
@@ -21,6 +21,27 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
   abstract getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }>;
   abstract setData(path: string, data: Buffer | null, version?: number, options?: WriteOptions): Promise<ZkStat>;
   abstract delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
+
+  /** Waits until the client is connected again; false when it will not be (closed, or given up). */
+  protected abstract reconnected(): Promise<boolean>;
+
+  /**
+   * Sends an operation with `attempt`; after a connection loss (the outcome unknown), waits for the
+   * connection to come back and sends it again, unless `resend` is false. `ZkError.retried` tells a
+   * caller that a NODE_EXISTS or NO_NODE may come from its own first try.
+   */
+  protected async resending<T>(resend: boolean, attempt: () => Promise<T>): Promise<T> {
+    for (let retried = false; ; retried = true) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!(error instanceof ZkError)) throw error;
+        error.retried = retried;
+        if (!resend || (error.code !== 'CONNECTION_LOSS' && error.code !== 'OPERATION_TIMEOUT')) throw error;
+        if (!(await this.reconnected())) throw error;
+      }
+    }
+  }
 
   async createIfAbsent(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<boolean> {
     try {

@@ -227,20 +227,11 @@ export class ZkClient extends ZkBase {
     start: (native: NativeZooKeeper, settle: (rc: number, value: T) => void) => number,
     resend = true,
   ): Promise<T> {
-    for (let retried = false; ; retried = true) {
-      try {
-        return await this.submitOnce(op, path, kind, fence, start);
-      } catch (error) {
-        if (!(error instanceof ZkError)) throw error;
-        error.retried = retried;
-        if (!resend || (error.code !== 'CONNECTION_LOSS' && error.code !== 'OPERATION_TIMEOUT')) throw error;
-        if (!(await this.reconnected())) throw error;
-      }
-    }
+    return await this.resending(resend, () => this.submitOnce(op, path, kind, fence, start));
   }
 
   /** Waits until the client is connected again; false when it closed, or did not reconnect within a session timeout plus a connect timeout. */
-  private async reconnected(): Promise<boolean> {
+  protected override async reconnected(): Promise<boolean> {
     const deadline = AbortSignal.timeout(this.options.sessionTimeoutMs + this.options.connectTimeoutMs);
     while (this.currentState !== 'connected') {
       if (this.currentState === 'closed') return false;
