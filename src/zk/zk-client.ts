@@ -173,11 +173,6 @@ export class ZkClient extends ZkBase {
     });
   }
 
-  /** Watchers waiting for an event (for leak checks). */
-  get pendingWatches(): number {
-    return this.watches.size;
-  }
-
   /**
    * Registers `watcher` (if any) for one try of a call; it is dropped again when the call was not
    * sent, or when its answer `rc` means ZooKeeper set no watch (`keeps(rc)` false).
