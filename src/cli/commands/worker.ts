@@ -17,6 +17,10 @@ interface WorkerCommandOptions extends ConnectionOptions {
   readonly allowInline: boolean;
   readonly sessionTimeoutMs?: number;
   readonly drainTimeoutMs?: number;
+  readonly retentionMaxAgeMs?: number;
+  readonly retentionMaxCount?: number;
+  /** commander's `--no-retention`: false when given. */
+  readonly retention: boolean;
   readonly metricsPort?: number;
   readonly metricsHost: string;
   readonly logLevel: string;
@@ -37,6 +41,9 @@ export function registerWorker(program: Command): void {
     .addOption(new Option('--allow-inline', 'run tasks holding inline source (vm2 sandbox): only when every task writer is trusted').default(false))
     .addOption(new Option('--session-timeout-ms <ms>', 'ZooKeeper session timeout: how long the tasks of a dead worker stay owned (default: 10000)').argParser(integer(1)))
     .addOption(new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running tasks may finish before they are released (default: 30000)').argParser(integer(0)))
+    .addOption(new Option('--retention-max-age-ms <ms>', 'delete finished plans created longer ago than this (default: 604800000, 7 days)').argParser(integer(0)))
+    .addOption(new Option('--retention-max-count <n>', 'keep at most this many finished plans under the parent, the newest (default: 1000)').argParser(integer(0)))
+    .addOption(new Option('--no-retention', 'keep finished plans for ever (until zk-plan rm)'))
     .addOption(new Option('--metrics-port <port>', 'serve Prometheus metrics at http://<metrics-host>:<port>/metrics (0: a free port)').argParser(integer(0, 65_535)))
     .addOption(new Option('--metrics-host <host>', 'address the metrics server listens on').default('127.0.0.1'))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
@@ -86,6 +93,10 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
     count: options.workers,
     allowInline: options.allowInline,
     ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+    retention: options.retention && {
+      ...(options.retentionMaxAgeMs !== undefined ? { maxAgeMs: options.retentionMaxAgeMs } : {}),
+      ...(options.retentionMaxCount !== undefined ? { maxCount: options.retentionMaxCount } : {}),
+    },
   });
   const names = functions.names();
   if (options.json) {
