@@ -23,7 +23,9 @@ if [ "$#" -gt 0 ]; then
 fi
 
 status=0
-VITEST_JSON_REPORT=test-output/unit-report.json npx vitest run test/ "${coverage[@]}" --passWithNoTests "$@" || status=1
+# The unit tests use every core: they are CPU-bound and need no server (the simulation alone runs
+# 2 000 seeds). The integration tests keep vitest's default: their fault tests time real processes.
+VITEST_JSON_REPORT=test-output/unit-report.json npx vitest run test/ --maxWorkers=100% "${coverage[@]}" --passWithNoTests "$@" || status=1
 VITEST_JSON_REPORT=test-output/integ-report.json npx vitest run integ/ --passWithNoTests "$@" || status=1
 node scripts/print-test-summary.mjs test-output/unit-report.json test-output/integ-report.json "${summary[@]}" || status=1
 exit "${status}"
