@@ -12,6 +12,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh || exit 1
 npx tsc --noEmit -p tsconfig.json || { echo "typecheck: 0 passed, 1 failed"; exit 1; }
+# Guard rails: promises neither awaited nor handled, promises where a callback's result is ignored,
+# type imports written as values (eslint.config.js); and no import cycle in src/, types included.
+npx eslint . || { echo "lint: 0 passed, 1 failed"; exit 1; }
+npx dpdm --no-warning --no-tree --exit-code circular:1 'src/**/*.ts' || { echo "import cycles: 0 passed, 1 failed"; exit 1; }
 mkdir -p test-output
 rm -f test-output/unit-report.json test-output/integ-report.json test-output/coverage/coverage-summary.json
 

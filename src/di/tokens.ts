@@ -4,7 +4,7 @@ import type { FunctionRegistry } from '../exec/function-registry.js';
 import type { ZkPlanSettings } from '../plan/zk-plan-settings.js';
 import type { ZkPlan } from '../plan/zk-plan.js';
 import type { WorkerPool } from '../worker/worker-pool.js';
-import type { ZkPlanModuleConfig } from './zk-plan-module.js';
+import type { ZkPlanModuleConfig } from './module-config.js';
 
 /** The module's configuration, as given to `zkPlanModule`. */
 export const ZK_PLAN_MODULE_CONFIG: InjectionToken<ZkPlanModuleConfig> = Symbol.for('zk-plan.module-config');

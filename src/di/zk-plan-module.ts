@@ -1,22 +1,16 @@
 import 'reflect-metadata';
-import { Lifecycle, type DependencyContainer } from 'tsyringe';
-import { resolveConnectOptions, type ConnectOptions, type WorkerPoolOptions } from '../config/options.js';
+import { instancePerContainerCachingFactory, type DependencyContainer } from 'tsyringe';
+import { resolveConnectOptions } from '../config/options.js';
 import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';
 import { ZkPlan } from '../plan/zk-plan.js';
 import { assertValidPath } from '../zk/layout.js';
 import { ZkClient } from '../zk/zk-client.js';
+import type { ZkPlanModuleConfig } from './module-config.js';
 import { FUNCTION_REGISTRY, WORKER_POOL, ZK_CLIENT, ZK_PLAN, ZK_PLAN_MODULE_CONFIG, ZK_PLAN_SETTINGS } from './tokens.js';
 
-/** Configuration of the DI module: the Clojure original's `zookeeper-config` and `zk-plan-config`. */
-export interface ZkPlanModuleConfig {
-  /** Coordinates of the ZooKeeper service, and the `auth` and `acl` of its sessions and nodes (as in `ZkPlan.connect`). */
-  readonly zookeeper: Pick<ConnectOptions, 'connect' | 'sessionTimeoutMs' | 'connectTimeoutMs' | 'auth' | 'acl'>;
-  /** When present, `startup` spawns `workers` worker loops on plans under `parent`. */
-  readonly zkPlan?: { readonly workers: number; readonly parent: string } & Omit<WorkerPoolOptions, 'count'>;
-  /** Functions the workers can run. @defaultValue the registry already registered under FUNCTION_REGISTRY, else a new empty one */
-  readonly functions?: FunctionRegistry;
-}
+export type { ZkPlanModuleConfig } from './module-config.js';
+
 
 /**
  * Registers zk-plan's providers in `container` under exported tokens: the configuration, the
@@ -37,7 +31,18 @@ export function zkPlanModule(container: DependencyContainer, config: ZkPlanModul
   if (config.functions !== undefined) container.register(FUNCTION_REGISTRY, { useValue: config.functions });
   else if (!container.isRegistered(FUNCTION_REGISTRY)) container.register(FUNCTION_REGISTRY, { useValue: new FunctionRegistry() });
   container.register(ZK_PLAN_SETTINGS, { useValue: { container } });
-  container.register(ZK_PLAN, { useClass: ZkPlan }, { lifecycle: Lifecycle.ContainerScoped });
+  registerZkPlan(container);
+}
+
+/**
+ * The ZkPlan of a container, built by a factory from its registered parts (no decorator metadata
+ * needed) and cached per container. Registered anew at each startup, so a restart after shutdown
+ * gets a ZkPlan on the new session.
+ */
+function registerZkPlan(container: DependencyContainer): void {
+  container.register(ZK_PLAN, {
+    useFactory: instancePerContainerCachingFactory((scope) => new ZkPlan(scope.resolve(ZK_CLIENT), scope.resolve(FUNCTION_REGISTRY), scope.resolve(ZK_PLAN_SETTINGS))),
+  });
 }
 
 /** Containers whose module is started, so startup and shutdown know where they stand. */
@@ -56,8 +61,7 @@ export async function startup(container: DependencyContainer): Promise<ZkPlan> {
     throw error;
   }
   container.register(ZK_CLIENT, { useValue: zk });
-  // Registered anew at each startup, so a restart after shutdown gets a ZkPlan on the new session.
-  container.register(ZK_PLAN, { useClass: ZkPlan }, { lifecycle: Lifecycle.ContainerScoped });
+  registerZkPlan(container);
   const zkPlan = container.resolve(ZK_PLAN);
   if (config.zkPlan !== undefined && config.zkPlan.workers > 0) {
     const { workers, parent, ...workerOptions } = config.zkPlan;

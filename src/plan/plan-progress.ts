@@ -5,8 +5,12 @@
  */
 import type { FailurePolicy } from '../config/plan-options.js';
 import type { TaskState } from '../store/task-state.js';
-import type { PlanState } from './plan-status.js';
-import type { TaskViewState } from './plan-view.js';
+
+/** Where a plan stands as a whole. */
+export type PlanState = 'building' | 'running' | 'completed' | 'failed';
+
+/** Where one task stands, as shown by `zk-plan show` and the web view. */
+export type TaskViewState = 'building' | 'waiting' | 'runnable' | 'retrying' | 'running' | 'finishing' | 'done' | 'failed' | 'blocked';
 
 /** A plan's tasks counted by where they stand. */
 export interface PlanCounts {

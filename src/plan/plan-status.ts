@@ -1,10 +1,9 @@
 import type { FailurePolicy } from '../config/plan-options.js';
 import type { AttemptRecord, TaskFailure } from '../store/failure-policy.js';
 import type { TaskState } from '../store/task-state.js';
-import { countPlanTasks, countedState, planStateOf, type PlanCounts } from './plan-progress.js';
+import { countPlanTasks, countedState, planStateOf, type PlanCounts, type PlanState } from './plan-progress.js';
 
-/** Where a plan stands as a whole. */
-export type PlanState = 'building' | 'running' | 'completed' | 'failed';
+export type { PlanState } from './plan-progress.js';
 
 /** One task as read for a status report. */
 export interface TaskSnapshot {

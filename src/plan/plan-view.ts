@@ -1,8 +1,9 @@
 import type { PlanStatus } from './plan-status.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 
-/** Where one task stands, as shown by `zk-plan show` and the web view. */
-export type TaskViewState = 'building' | 'waiting' | 'runnable' | 'retrying' | 'running' | 'finishing' | 'done' | 'failed' | 'blocked';
+import type { TaskViewState } from './plan-progress.js';
+
+export type { TaskViewState } from './plan-progress.js';
 
 /** One task of a plan, live or finished (from the plan's history). */
 export interface TaskView {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import { container as rootContainer, inject, injectable } from 'tsyringe';
+import { container as rootContainer } from 'tsyringe';
 import {
   resolveConnectOptions,
   resolvePoolSize,
@@ -13,7 +13,6 @@ import {
   type WorkerOptions,
   type WorkerPoolOptions,
 } from '../config/options.js';
-import { FUNCTION_REGISTRY, ZK_CLIENT, ZK_PLAN_SETTINGS } from '../di/tokens.js';
 import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';
 import type { TaskSpec } from '../exec/task-spec.js';
@@ -60,7 +59,6 @@ export type ZkPlanFootprint = ReturnType<Dispatcher['footprint']> & {
  * await zkPlan.close();
  * ```
  */
-@injectable()
 export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEvents> {
   private currentState: ZkPlanState = 'open';
   private readonly store: TaskStore;
@@ -73,9 +71,9 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly workerIdPrefix = `${hostname()}:${process.pid}`;
 
   constructor(
-    @inject(ZK_CLIENT) readonly zk: Client,
-    @inject(FUNCTION_REGISTRY) readonly functions: FunctionRegistry,
-    @inject(ZK_PLAN_SETTINGS) private readonly settings: ZkPlanSettings,
+    readonly zk: Client,
+    readonly functions: FunctionRegistry,
+    private readonly settings: ZkPlanSettings,
   ) {
     super();
     this.store = new TaskStore(zk);

@@ -9,7 +9,7 @@ import type { ZkStat } from '../zk/native-client.js';
 import { ZkBase } from '../zk/zk-base.js';
 import type { CreateMode, SessionState, Watcher, WriteOptions, ZkOperationCounts, ZkSession } from '../zk/zk-client-types.js';
 import { RC, isValidPath } from './memory-tree.js';
-import type { MemoryReply, MemoryRequest, MemoryResults, MemoryZooKeeper, SessionListener } from './memory-zookeeper.js';
+import type { MemoryReply, MemoryRequest, MemoryResults, MemoryServer, SessionListener } from './memory-protocol.js';
 import type { ScheduledOperation } from './scheduler.js';
 
 /** Picks which operation `loseNextReply` hits. */
@@ -65,7 +65,7 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
 
   /** Use `MemoryZooKeeper.connect`. */
   constructor(
-    private readonly server: MemoryZooKeeper,
+    private readonly server: MemoryServer,
     readonly name: string,
     readonly sessionTimeoutMs: number,
   ) {

@@ -5,7 +5,8 @@
  * runs the same cases against this and a real server.
  */
 import type { ZkStat } from '../zk/native-client.js';
-import type { CreateMode, WatchEvent } from '../zk/zk-client-types.js';
+import type { WatchEvent } from '../zk/zk-client-types.js';
+import type { MemoryReply, MemoryRequest, MemoryResults, MemoryServer, SessionListener, WatchDelivery } from './memory-protocol.js';
 import { MemoryTree, RC, ZnodeFailure, parentPathOf } from './memory-tree.js';
 import { MemoryZkClient } from './memory-zk-client.js';
 import { immediateScheduler, type OperationScheduler } from './scheduler.js';
@@ -43,32 +44,8 @@ export interface AppliedOperation {
   readonly rc?: number;
 }
 
-/** What a session's owner (the client) hears from the server. */
-export interface SessionListener {
-  /** The server expired the session: its ephemerals and watches are gone. */
-  sessionExpired(): void;
-}
 
-type WatchDelivery = (event: WatchEvent) => void;
-
-export type MemoryRequest =
-  | { readonly op: 'create'; readonly path: string; readonly data: Buffer | null; readonly mode: CreateMode }
-  | { readonly op: 'exists'; readonly path: string; readonly watch?: WatchDelivery }
-  | { readonly op: 'getData'; readonly path: string; readonly watch?: WatchDelivery }
-  | { readonly op: 'getChildren'; readonly path: string; readonly watch?: WatchDelivery }
-  | { readonly op: 'setData'; readonly path: string; readonly data: Buffer | null; readonly version: number }
-  | { readonly op: 'delete'; readonly path: string; readonly version: number };
-
-export interface MemoryResults {
-  create: string;
-  exists: ZkStat | undefined;
-  getData: { stat: ZkStat; data: Buffer | null };
-  getChildren: { children: string[]; stat: ZkStat };
-  setData: ZkStat;
-  delete: undefined;
-}
-
-export type MemoryReply<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly rc: number };
+export type { MemoryReply, MemoryRequest, MemoryResults, SessionListener } from './memory-protocol.js';
 
 export interface MemoryZooKeeperOptions {
   /** When operations land. @defaultValue `immediateScheduler` */
@@ -90,7 +67,7 @@ interface ServerSession {
 /** Session ids in the native client's format: unpadded lowercase hex, server id in the top byte. */
 const SESSION_ID_BASE = 1n << 56n;
 
-export class MemoryZooKeeper {
+export class MemoryZooKeeper implements MemoryServer {
   readonly scheduler: OperationScheduler;
   /** Called after every applied operation, e.g. to record which value a node got. Must not throw. */
   onApplied: ((event: AppliedOperation) => void) | undefined;

@@ -8,9 +8,16 @@
  * such children keep the open ACL.
  */
 import { ZkError, isZkError, zkErrorCodeOf } from '../errors/zk-error.js';
-import type { ZkAclEntry } from './native-client.js';
-import type { ZkSession } from './zk-client-types.js';
-import type { ZkClient } from './zk-client.js';
+import type { AclEntry } from './acl.js';
+import type { ZkAclEntry, ZkStat } from './native-client.js';
+import type { WriteOptions, ZkSession } from './zk-client-types.js';
+
+/** The few calls of its client the guard needs (so it does not depend on the client's class). */
+export interface AclGuardClient {
+  setNativeAcl(path: string, acl: readonly ZkAclEntry[], version: number, fence: ZkSession | undefined): Promise<void>;
+  getAcl(path: string): Promise<{ acl: AclEntry[]; stat: ZkStat }>;
+  delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
+}
 
 /**
  * Sets the configured ACL on a node this client has just created. After CONNECTION_LOSS or
@@ -21,7 +28,7 @@ import type { ZkClient } from './zk-client.js';
  * that failure's code; when that delete fails too (e.g. the session is gone), a persistent node
  * stays world-open, and the error says so.
  */
-export async function protectCreated(zk: ZkClient, path: string, acl: readonly ZkAclEntry[], fence: ZkSession | undefined): Promise<void> {
+export async function protectCreated(zk: AclGuardClient, path: string, acl: readonly ZkAclEntry[], fence: ZkSession | undefined): Promise<void> {
   try {
     await zk.setNativeAcl(path, acl, -1, fence);
   } catch (error) {
@@ -47,7 +54,7 @@ export async function protectCreated(zk: ZkClient, path: string, acl: readonly Z
  * was lost before its setACL was sent. Gives it the ACL when it still has the open one (best
  * effort: a node that went, or that this client may not change, is left alone).
  */
-export async function protectEcho(zk: ZkClient, path: string, acl: readonly ZkAclEntry[], fence: ZkSession | undefined): Promise<void> {
+export async function protectEcho(zk: AclGuardClient, path: string, acl: readonly ZkAclEntry[], fence: ZkSession | undefined): Promise<void> {
   try {
     const current = await zk.getAcl(path);
     if (current.acl.every((entry) => entry.scheme === 'world')) await zk.setNativeAcl(path, acl, -1, fence);

@@ -4,7 +4,7 @@ import { ZkError, isZkError } from '../errors/zk-error.js';
 import { fromNativeAcl, toNativeAcl, type AclEntry } from './acl.js';
 import { NATIVE, NATIVE_CREATE_MODE, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
 import { openNativeSession } from './native-session.js';
-import { protectCreated, protectEcho } from './acl-guard.js';
+import { protectCreated, protectEcho, type AclGuardClient } from './acl-guard.js';
 import { ZkBase } from './zk-base.js';
 import { WatchRegistry, type WatchKind } from './watch-registry.js';
 import type {
@@ -51,6 +51,12 @@ export class ZkClient extends ZkBase {
   private generations = 0;
   /** The configured ACL in the native client's shape, or undefined when nodes keep the open ACL. */
   private readonly nativeAcl: ZkAclEntry[] | undefined;
+  /** The calls the ACL guard of `create` makes (see acl-guard.ts). */
+  private readonly aclGuard: AclGuardClient = {
+    setNativeAcl: (path, acl, version, fence) => this.setNativeAcl(path, acl, version, fence),
+    getAcl: (path) => this.getAcl(path),
+    delete: (path, version, options) => this.delete(path, version, options),
+  };
   /** The watchers of this client's watches (see WatchRegistry for why they are not handed to the native client). */
   private readonly watches = new WatchRegistry();
   /** Why the client closed itself (a new session could not authenticate), for the errors of later calls. */
@@ -118,10 +124,10 @@ export class ZkClient extends ZkBase {
       );
     } catch (error) {
       // A resent create answers NODE_EXISTS when its lost first try did create the node, which then never got the ACL.
-      if (this.nativeAcl !== undefined && isZkError(error, 'NODE_EXISTS') && error.retried) await protectEcho(this, path, this.nativeAcl, options.fence);
+      if (this.nativeAcl !== undefined && isZkError(error, 'NODE_EXISTS') && error.retried) await protectEcho(this.aclGuard, path, this.nativeAcl, options.fence);
       throw error;
     }
-    if (this.nativeAcl !== undefined) await protectCreated(this, created, this.nativeAcl, options.fence);
+    if (this.nativeAcl !== undefined) await protectCreated(this.aclGuard, created, this.nativeAcl, options.fence);
     return created;
   }
 
@@ -204,7 +210,7 @@ export class ZkClient extends ZkBase {
   }
 
   /** Sets an ACL given in the native client's shape (the guard of `create` uses it). */
-  setNativeAcl(path: string, acl: readonly ZkAclEntry[], version: number, fence: ZkSession | undefined): Promise<void> {
+  private setNativeAcl(path: string, acl: readonly ZkAclEntry[], version: number, fence: ZkSession | undefined): Promise<void> {
     return this.submit<void>('setAcl', path, 'writes', fence, (native, settle) => native.a_set_acl(path, version, acl, (rc) => settle(rc, undefined)));
   }
 

@@ -1,0 +1,23 @@
+// Lint rules the type checker does not enforce: promises that are neither awaited nor handled
+// (a lost rejection kills nothing but hides a fault), promises passed where a callback's result is
+// ignored, and type-only imports written as such (no runtime import cycles through types).
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'test-output/**', 'coverage/**'] },
+  // Directives for rules of other configurations (no-control-regex, only-throw-error) stay where they are.
+  { linterOptions: { reportUnusedDisableDirectives: 'off' } },
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+);

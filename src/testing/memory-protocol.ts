@@ -1,0 +1,45 @@
+/**
+ * What the in-memory server and its clients say to each other: requests, replies, and the server's
+ * side of a session. In a file of its own so that the client depends on this, not on the server.
+ */
+import type { ZkStat } from '../zk/native-client.js';
+import type { CreateMode, WatchEvent } from '../zk/zk-client-types.js';
+import type { OperationScheduler } from './scheduler.js';
+
+/** What a session's owner (the client) hears from the server. */
+export interface SessionListener {
+  /** The server expired the session: its ephemerals and watches are gone. */
+  sessionExpired(): void;
+}
+
+export type WatchDelivery = (event: WatchEvent) => void;
+
+export type MemoryRequest =
+  | { readonly op: 'create'; readonly path: string; readonly data: Buffer | null; readonly mode: CreateMode }
+  | { readonly op: 'exists'; readonly path: string; readonly watch?: WatchDelivery }
+  | { readonly op: 'getData'; readonly path: string; readonly watch?: WatchDelivery }
+  | { readonly op: 'getChildren'; readonly path: string; readonly watch?: WatchDelivery }
+  | { readonly op: 'setData'; readonly path: string; readonly data: Buffer | null; readonly version: number }
+  | { readonly op: 'delete'; readonly path: string; readonly version: number };
+
+export interface MemoryResults {
+  create: string;
+  exists: ZkStat | undefined;
+  getData: { stat: ZkStat; data: Buffer | null };
+  getChildren: { children: string[]; stat: ZkStat };
+  setData: ZkStat;
+  delete: undefined;
+}
+
+export type MemoryReply<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly rc: number };
+
+/** The server as a client uses it. */
+export interface MemoryServer {
+  readonly scheduler: OperationScheduler;
+  openSession(clientName: string, listener: SessionListener): string;
+  closeSession(sessionId: string): void;
+  expireSession(sessionId: string): void;
+  isAlive(sessionId: string): boolean;
+  loseWatches(sessionId: string): void;
+  apply<R extends MemoryRequest>(sessionId: string, request: R): MemoryReply<MemoryResults[R['op']]>;
+}
