@@ -45,7 +45,7 @@ export const BATCH_PREFIX = 'batch-';
 export const RESERVED_PREFIX = 'zk-plan-';
 export const RETENTION_LOCK = `${RESERVED_PREFIX}retention`;
 
-/** True for a child of a parent that is a plan: any name but zk-plan's own (plans of other tools may have any name). */
+/** True for a child of a parent that is a plan: every name but zk-plan's own (plans written by other tools may be named freely). */
 export function isPlanName(name: string): boolean {
   return !name.startsWith(RESERVED_PREFIX);
 }

@@ -1,0 +1,256 @@
+import { isZkError } from '../errors/zk-error.js';
+import { planSettingsFrom } from '../config/plan-options.js';
+import { decodeValue } from '../serialization/codec.js';
+import type { TaskStore } from '../store/task-store.js';
+import { FAILED, READY, RUNNABLE_INDEX, childPath, isPlanName } from '../zk/layout.js';
+import type { WatchEvent } from '../zk/zk-client-types.js';
+import type { Zk } from '../zk/zk.js';
+
+/** Why the running tasks of a plan are stopped. */
+export type PlanStopReason = 'deleted' | 'failed';
+
+/** What this process knows of one plan under a followed parent, kept current by a data watch on the plan node. */
+interface TrackedPlan {
+  /** Grows with every reload; an answer of an older one is dropped. */
+  epoch: number;
+  loaded: boolean;
+  ready: boolean;
+  /** The plan has a runnable index (made by createPlan). */
+  indexed: boolean;
+  failed: boolean;
+  failFast: boolean;
+  /** The index changed since it was last listed (or was never listed). */
+  dirty: boolean;
+  /** A full scan found nothing that can change without an event this process hears (no task, or only failed and waiting ones). */
+  settled: boolean;
+}
+
+/** What the tracker tells its dispatcher. */
+export interface PlanTrackerHooks {
+  /** A plan's state changed (or it was first seen): work may be there. */
+  readonly changed: () => void;
+  /** A plan is gone: forget what is held for it. */
+  readonly dropped: (plan: string) => void;
+}
+
+/**
+ * The plans under the followed parents, as one worker process knows them: ready, indexed, failed,
+ * failFast, settled. One child watch per parent and one data watch per plan node, both on nodes
+ * that exist, so each fires, and is gone, at the latest when its node is deleted; every change of
+ * a plan's state (ready, failed, retried) touches the plan node, so one round trip tells every
+ * process. What is kept of a plan goes when its data watch reports the plan deleted, and its running
+ * tasks are stopped then (and when a failFast plan fails).
+ */
+export class PlanTracker {
+  private readonly plans = new Map<string, TrackedPlan>();
+  private readonly following = new Map<string, Promise<void>>();
+  /** Stops of running tasks, by plan: called when the plan is deleted, or fails while failFast. */
+  private readonly runningStops = new Map<string, Set<(reason: PlanStopReason) => void>>();
+  private sessionEpoch = 0;
+
+  constructor(
+    private readonly zk: Zk,
+    private readonly store: TaskStore,
+    private readonly hooks: PlanTrackerHooks,
+  ) {
+    store.remembers = (plan) => this.plans.get(plan)?.loaded === true;
+    // A new session has none of the old one's watches: look at everything again.
+    zk.on('session:started', () => {
+      this.sessionEpoch += 1;
+      this.following.clear();
+      // A plan deleted before the new session lists its parent is never tracked again, so never dropped: forget its settings now.
+      for (const plan of this.plans.keys()) this.store.forgetPlan(plan);
+      this.plans.clear();
+    });
+  }
+
+  /** Follows the plans under `parent` (idempotent; again after a new session). */
+  follow(parent: string): Promise<void> {
+    // Every loop waits for the same first look, so none scans a plan the index is about to cover.
+    let following = this.following.get(parent);
+    if (following === undefined) {
+      following = this.listParent(parent, this.sessionEpoch);
+      this.following.set(parent, following);
+      following.catch(() => {
+        if (this.following.get(parent) === following) this.following.delete(parent);
+      });
+    }
+    return following;
+  }
+
+  /** True while the plan is followed (it exists, as far as this process has heard). */
+  has(plan: string): boolean {
+    return this.plans.has(plan);
+  }
+
+  /** True when the plan is ready and has a runnable index this process follows. */
+  isIndexed(plan: string): boolean {
+    const tracked = this.plans.get(plan);
+    return tracked !== undefined && tracked.ready && tracked.indexed;
+  }
+
+  /** True when no task of the plan may start: it failed and its policy is failFast (as far as this process has heard). */
+  isStopped(plan: string): boolean {
+    const tracked = this.plans.get(plan);
+    return tracked !== undefined && tracked.failed && tracked.failFast;
+  }
+
+  /** True when a full scan of the plan is of no use until something changes in it (see TrackedPlan.settled). */
+  isSettled(plan: string): boolean {
+    return this.plans.get(plan)?.settled === true;
+  }
+
+  /** A full scan found nothing in the plan that can move without an event this process hears. */
+  markSettled(plan: string): void {
+    const tracked = this.plans.get(plan);
+    if (tracked?.loaded) tracked.settled = true;
+  }
+
+  /** The plan's index changed: list it again, and scan it again in full. */
+  markDirty(plan: string): void {
+    const tracked = this.plans.get(plan);
+    if (tracked === undefined) return;
+    tracked.dirty = true;
+    tracked.settled = false;
+  }
+
+  /** The plans whose index is to be listed (marked listed from now on), and the stopped ones. */
+  takeDirty(): string[] {
+    const dirty = [...this.plans].filter(([plan, tracked]) => tracked.dirty && this.isIndexed(plan) && !this.isStopped(plan)).map(([plan]) => plan);
+    for (const plan of dirty) (this.plans.get(plan) as TrackedPlan).dirty = false;
+    return dirty;
+  }
+
+  /** The plan's index is gone (the plan is being deleted): the scan covers what is left of it. */
+  indexGone(plan: string): void {
+    const tracked = this.plans.get(plan);
+    if (tracked) tracked.indexed = false;
+  }
+
+  /** The plans stopped by failFast (usually none). */
+  stoppedPlans(): Set<string> {
+    return new Set([...this.plans.keys()].filter((plan) => this.isStopped(plan)));
+  }
+
+  /**
+   * Registers the stop of a running task of `plan`, called when the plan is deleted, or fails
+   * while its policy is failFast; returns the function that unregisters it.
+   */
+  onPlanStop(plan: string, stop: (reason: PlanStopReason) => void): () => void {
+    let stops = this.runningStops.get(plan);
+    if (stops === undefined) {
+      stops = new Set();
+      this.runningStops.set(plan, stops);
+    }
+    stops.add(stop);
+    if (this.isStopped(plan)) stop('failed');
+    return () => {
+      stops.delete(stop);
+      if (stops.size === 0 && this.runningStops.get(plan) === stops) this.runningStops.delete(plan);
+    };
+  }
+
+  /** What it remembers, for leak checks. */
+  footprint(): { plans: number; runningStops: number; parents: number } {
+    return { plans: this.plans.size, runningStops: this.runningStops.size, parents: this.following.size };
+  }
+
+  private async listParent(parent: string, sessionEpoch: number): Promise<void> {
+    const listing = await this.zk.tryGetChildren(parent, (event) => this.onParentEvent(parent, sessionEpoch, event));
+    if (listing === undefined) {
+      // The parent does not exist yet: wait for it to be created (one watch per followed parent).
+      const created = await this.zk.exists(parent, (event) => this.onParentEvent(parent, sessionEpoch, event));
+      if (created !== undefined) await this.listParent(parent, sessionEpoch); // it was created in between
+      return;
+    }
+    await Promise.all(listing.children.filter(isPlanName).map((name) => this.trackPlan(childPath(parent, name))));
+  }
+
+  private onParentEvent(parent: string, sessionEpoch: number, event: WatchEvent): void {
+    if (sessionEpoch !== this.sessionEpoch) return; // the new session follows it afresh
+    if (event.type === 'session-lost' && this.zk.state === 'expired') return;
+    this.following.delete(parent);
+    void this.follow(parent).catch(() => undefined);
+    this.hooks.changed();
+  }
+
+  private async trackPlan(plan: string): Promise<void> {
+    if (this.plans.has(plan)) return;
+    const tracked: TrackedPlan = { epoch: 0, loaded: false, ready: false, indexed: false, failed: false, failFast: false, dirty: true, settled: false };
+    this.plans.set(plan, tracked);
+    await this.loadPlan(plan, tracked);
+  }
+
+  /** Reads the plan's state and (re-)arms the data watch on the plan node. */
+  private async loadPlan(plan: string, tracked: TrackedPlan): Promise<void> {
+    const epoch = ++tracked.epoch;
+    const sessionEpoch = this.sessionEpoch;
+    const current = (): boolean => this.plans.get(plan) === tracked && tracked.epoch === epoch && sessionEpoch === this.sessionEpoch;
+    let answers: [{ data: Buffer | null } | undefined, unknown, unknown, unknown];
+    try {
+      answers = await Promise.all([
+        this.zk.getData(plan, (event) => this.onPlanEvent(plan, tracked, epoch, sessionEpoch, event)).catch((error: unknown) => {
+          if (isZkError(error, 'NO_NODE')) return undefined;
+          throw error;
+        }),
+        this.zk.exists(childPath(plan, READY)),
+        this.zk.exists(childPath(plan, FAILED)),
+        this.zk.exists(childPath(plan, RUNNABLE_INDEX)),
+      ]);
+    } catch (error) {
+      if (current()) this.plans.delete(plan); // looked at again by the next listing of its parent
+      throw error;
+    }
+    if (!current()) return;
+    const [node, ready, failed, index] = answers;
+    if (node === undefined) {
+      this.dropPlan(plan);
+      return;
+    }
+    let stored: unknown;
+    try {
+      stored = node.data?.length ? decodeValue(plan, node.data) : undefined;
+    } catch {
+      stored = undefined; // another tool's plan value: the defaults apply
+    }
+    Object.assign(tracked, {
+      loaded: true,
+      ready: ready !== undefined,
+      indexed: index !== undefined,
+      failed: failed !== undefined,
+      failFast: planSettingsFrom(stored).failurePolicy === 'failFast',
+      dirty: true,
+      settled: false,
+    });
+    if (this.isStopped(plan)) this.stopRunning(plan, 'failed');
+    this.hooks.changed();
+  }
+
+  private onPlanEvent(plan: string, tracked: TrackedPlan, epoch: number, sessionEpoch: number, event: WatchEvent): void {
+    if (sessionEpoch !== this.sessionEpoch || this.plans.get(plan) !== tracked || tracked.epoch !== epoch) return;
+    if (event.type === 'deleted') {
+      this.dropPlan(plan);
+      return;
+    }
+    if (event.type === 'session-lost' && this.zk.state === 'expired') return; // the new session looks at everything again
+    void this.loadPlan(plan, tracked).catch(() => undefined);
+  }
+
+  /** The plan is gone: forget it, and stop its running tasks quietly. */
+  private dropPlan(plan: string): void {
+    this.plans.delete(plan);
+    this.store.forgetPlan(plan);
+    this.hooks.dropped(plan);
+    this.stopRunning(plan, 'deleted');
+  }
+
+  private stopRunning(plan: string, reason: PlanStopReason): void {
+    for (const stop of [...(this.runningStops.get(plan) ?? [])]) {
+      try {
+        stop(reason);
+      } catch {
+        // a stop only aborts a controller; nothing of it may break the tracker
+      }
+    }
+  }
+}
