@@ -43,6 +43,8 @@ export interface PlanTrackerHooks {
  */
 export class PlanTracker {
   private readonly plans = new Map<string, TrackedPlan>();
+  /** The plans stopped by failFast, kept as they change: the dispatcher asks at every pick. */
+  private readonly stopped = new Set<string>();
   private readonly following = new Map<string, Promise<void>>();
   /** Stops of running tasks, by plan: called when the plan is deleted, or fails while failFast. */
   private readonly runningStops = new Map<string, Set<(reason: PlanStopReason) => void>>();
@@ -61,6 +63,7 @@ export class PlanTracker {
       // A plan deleted before the new session lists its parent is never tracked again, so never dropped: forget its settings now.
       for (const plan of this.plans.keys()) this.store.forgetPlan(plan);
       this.plans.clear();
+      this.stopped.clear();
     });
   }
 
@@ -128,8 +131,8 @@ export class PlanTracker {
   }
 
   /** The plans stopped by failFast (usually none). */
-  stoppedPlans(): Set<string> {
-    return new Set([...this.plans.keys()].filter((plan) => this.isStopped(plan)));
+  stoppedPlans(): ReadonlySet<string> {
+    return this.stopped;
   }
 
   /**
@@ -198,7 +201,10 @@ export class PlanTracker {
         this.zk.exists(childPath(plan, RUNNABLE_INDEX)),
       ]);
     } catch (error) {
-      if (current()) this.plans.delete(plan); // looked at again by the next listing of its parent
+      if (current()) {
+        this.plans.delete(plan); // looked at again by the next listing of its parent
+        this.stopped.delete(plan);
+      }
       throw error;
     }
     if (!current()) return;
@@ -222,7 +228,12 @@ export class PlanTracker {
       dirty: true,
       settled: false,
     });
-    if (this.isStopped(plan)) this.stopRunning(plan, 'failed');
+    if (this.isStopped(plan)) {
+      this.stopped.add(plan);
+      this.stopRunning(plan, 'failed');
+    } else {
+      this.stopped.delete(plan);
+    }
     this.hooks.changed();
   }
 
@@ -239,6 +250,7 @@ export class PlanTracker {
   /** The plan is gone: forget it, and stop its running tasks quietly. */
   private dropPlan(plan: string): void {
     this.plans.delete(plan);
+    this.stopped.delete(plan);
     this.store.forgetPlan(plan);
     this.hooks.dropped(plan);
     this.stopRunning(plan, 'deleted');

@@ -206,7 +206,7 @@ async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seek
       // Its index entry may have gone with a worker that died during the delay: come back at its time.
       onWaitingForRetry: (task, at) => dispatcher.offerLater(task, at, true),
       // A stopped plan is still looked at by the full scan: its `failed` marker may be stale (see getTask).
-      skipPlan: (plan) => (dispatcher.isStopped(plan) && (!fullScan || dispatcher.isSettled(plan))) || (dispatcher.isIndexed(plan) && (!fullScan || dispatcher.isSettled(plan))),
+      skipPlan: (plan) => (dispatcher.isStopped(plan) || dispatcher.isIndexed(plan)) && (!fullScan || dispatcher.isSettled(plan)),
       onOwned: (task) => void dispatcher.watchOwner(task).catch(() => undefined),
       onSettled: (plan) => dispatcher.markSettled(plan),
     },
