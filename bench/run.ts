@@ -8,7 +8,8 @@
  */
 import 'reflect-metadata';
 import { cpus } from 'node:os';
-import { FunctionRegistry, ZkClient, ZkPlan, call, startZooKeeper, type TaskToAdd } from '../src/index.js';
+import { FunctionRegistry, ZkPlan, call, type TaskToAdd } from '../src/index.js';
+import { ZkClient, startZooKeeper } from '../src/testing/index.js';
 import { pickDistinct, prng } from '../examples/seeded-random.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);

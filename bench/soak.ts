@@ -7,7 +7,8 @@
  *   npm run soak        (SOAK_TASKS=20000 for more)
  */
 import 'reflect-metadata';
-import { FunctionRegistry, ZkPlan, call, startZooKeeper } from '../src/index.js';
+import { FunctionRegistry, ZkPlan, call } from '../src/index.js';
+import { startZooKeeper } from '../src/testing/index.js';
 
 const TOTAL = Number(process.env['SOAK_TASKS'] ?? 10_000);
 const PER_PLAN = 1_000;

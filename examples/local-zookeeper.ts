@@ -6,7 +6,7 @@
  * await withZooKeeper(async (connect) => { const zkPlan = await ZkPlan.connect({ connect }); … });
  * ```
  */
-import { startZooKeeper } from '../src/index.js';
+import { startZooKeeper } from '../src/testing/index.js';
 
 /** Runs `run` with a ZooKeeper connect string; stops the server it started (if any) whatever happens. */
 export async function withZooKeeper<T>(run: (connectString: string) => Promise<T>): Promise<T> {

@@ -1,25 +1,9 @@
-import 'reflect-metadata';
 import { once } from 'node:events';
-import { container as rootContainer } from 'tsyringe';
+import { rootContainer } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
-import {
-  FunctionRegistry,
-  InvalidArgumentError,
-  ZkAuthError,
-  ZkClient,
-  call,
-  creatorAllAcl,
-  digestAcl,
-  digestId,
-  layout,
-  shutdown,
-  startup,
-  zkPlanModule,
-  type AclEntry,
-  type ZkAuth,
-  type ZkSession,
-} from '../src/index.js';
-import { expireSession } from './support/expire-session.js';
+import { FunctionRegistry, InvalidArgumentError, ZkAuthError, call, creatorAllAcl, digestAcl, digestId, shutdown, startup, zkPlanModule, type AclEntry, type ZkAuth } from '../src/index.js';
+import { ZkClient, layout, type ZkSession } from '../src/testing/index.js';
+import { expireSession } from '../src/testing/expire-session.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('acl');

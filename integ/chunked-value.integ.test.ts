@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { IncompleteValueError, ResultTooLargeError } from '../src/errors/value-errors.js';
 import { ZkError } from '../src/errors/zk-error.js';
 import { encodeValue } from '../src/serialization/codec.js';
-import { CHUNK_BYTES, DEFAULT_MAX_RESULT_BYTES, deleteValue, readValue, writeValue, writeValueIfAbsent } from '../src/zk/chunked-value.js';
+import { CHUNK_BYTES, deleteValue, readValue, writeValue, writeValueIfAbsent } from '../src/zk/chunked-value.js';
+import { DEFAULTS } from '../src/config/defaults.js';
 import type { ZkClient } from '../src/zk/zk-client.js';
 import { useZooKeeper } from './support/zk-test-env.js';
 
@@ -79,7 +80,7 @@ describe('chunked storage of large values', () => {
     const root = env.root();
     await zk.ensurePath(root);
     await roundTrip(zk, `${root}/five`, encodedOfSize(5 * MiB));
-    const sixteen = encodedOfSize(DEFAULT_MAX_RESULT_BYTES); // the limit itself is allowed
+    const sixteen = encodedOfSize(DEFAULTS.maxResultBytes); // the limit itself is allowed
     const { writeMs, readMs } = await roundTrip(zk, `${root}/sixteen`, sixteen);
     console.log(`16 MiB value (${Math.ceil(sixteen.length / CHUNK_BYTES)} chunks): write ${writeMs.toFixed(0)} ms, read ${readMs.toFixed(0)} ms`);
   });
@@ -88,10 +89,10 @@ describe('chunked storage of large values', () => {
     const zk = await env.client();
     const root = env.root();
     await zk.ensurePath(root);
-    const tooLarge = Buffer.alloc(DEFAULT_MAX_RESULT_BYTES + 1, 0x61);
+    const tooLarge = Buffer.alloc(DEFAULTS.maxResultBytes + 1, 0x61);
     const error = await writeValue(zk, `${root}/huge`, tooLarge).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ResultTooLargeError);
-    expect(error).toMatchObject({ code: 'RESULT_TOO_LARGE', bytes: DEFAULT_MAX_RESULT_BYTES + 1, limitBytes: DEFAULT_MAX_RESULT_BYTES, path: `${root}/huge` });
+    expect(error).toMatchObject({ code: 'RESULT_TOO_LARGE', bytes: DEFAULTS.maxResultBytes + 1, limitBytes: DEFAULTS.maxResultBytes, path: `${root}/huge` });
     expect((error as Error).message).toContain('maxResultBytes');
     await expect(writeValueIfAbsent(zk, `${root}/huge`, tooLarge)).rejects.toBeInstanceOf(ResultTooLargeError);
     expect(await zk.exists(`${root}/huge`)).toBeUndefined();

@@ -1,7 +1,7 @@
-import 'reflect-metadata';
-import { container } from 'tsyringe';
+import { rootContainer as container } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, PermanentError, PlanFailedError, ZkError, call, encodeValue, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
+import { FunctionRegistry, PermanentError, PlanFailedError, ZkError, call, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
+import { encodeValue } from '../src/testing/index.js';
 import { performTask } from '../src/worker/perform-task.js';
 import { TaskStore } from '../src/store/task-store.js';
 import { fourLetterWord } from '../src/server/four-letter-word.js';

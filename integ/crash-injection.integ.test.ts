@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, ZkError, call, type ZkClient, type ZkPlan } from '../src/index.js';
+import { FunctionRegistry, ZkError, call, type ZkPlan } from '../src/index.js';
+import { type ZkClient } from '../src/testing/index.js';
 import { until, useZooKeeper } from './support/zk-test-env.js';
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, call, decodeValue, encodeValue, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
+import { FunctionRegistry, call, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
+import { decodeValue, encodeValue } from '../src/testing/index.js';
 import { childrenOf, put } from './support/raw-nodes.js';
 import { nextEvent, until, useZooKeeper } from './support/zk-test-env.js';
 
@@ -249,7 +250,7 @@ describe('values', () => {
 
 describe('session expiry of a worker', () => {
   it('aborts the running task, writes nothing for it, and the worker goes on on a new session', async () => {
-    const { expireSession } = await import('./support/expire-session.js');
+    const { expireSession } = await import('../src/testing/expire-session.js');
     let firstRunStarted: () => void = () => undefined;
     const started = new Promise<void>((resolve) => (firstRunStarted = resolve));
     const seenAbort: boolean[] = [];

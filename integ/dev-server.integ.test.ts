@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PortInUseError, startZooKeeper } from '../src/index.js';
+import { PortInUseError, startZooKeeper } from '../src/testing/index.js';
 import { ServerExitedEarlyError, waitUntilServing } from '../src/server/server-config.js';
 import { ServerProcess } from '../src/server/server-process.js';
 import { expectRejects } from '../test/support/expect-error.js';

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  FunctionRegistry,
-  PermanentError,
-  PlanFailedError,
-  call,
-  decodeValue,
-  encodeValue,
-  inline,
-  type TaskFailure,
-  type ZkPlan,
-  type ZkPlanEvents,
-} from '../src/index.js';
+import { FunctionRegistry, PermanentError, PlanFailedError, call, inline, type TaskFailure, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
+import { decodeValue, encodeValue } from '../src/testing/index.js';
 import { childrenOf, putTask } from './support/raw-nodes.js';
 import { nextEvent, until, useZooKeeper } from './support/zk-test-env.js';
 
@@ -126,7 +116,7 @@ describe('retries', () => {
   });
 
   it('infrastructure faults are not charged to the task (the session expiring under it)', async () => {
-    const { expireSession } = await import('./support/expire-session.js');
+    const { expireSession } = await import('../src/testing/expire-session.js');
     let release: () => void = () => undefined;
     let started: () => void = () => undefined;
     const running = new Promise<void>((resolve) => (started = resolve));

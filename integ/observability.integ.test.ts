@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, call, type ZkPlanEvents } from '../src/index.js';
 import { createLogger, logWorkerEvents } from '../src/observability/logger.js';
 import { startMetricsServer, type MetricsServer } from '../src/observability/metrics.js';
-import { expireSession } from './support/expire-session.js';
+import { expireSession } from '../src/testing/expire-session.js';
 import { TIMING, nextEvent, useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('observability');

@@ -1,21 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ArgTaskNotFoundError,
-  ForeignArgTaskError,
-  FunctionRegistry,
-  IllegalStateError,
-  InvalidArgumentError,
-  PlanNotFoundError,
-  ResultNotFoundError,
-  UnknownFunctionError,
-  UnserializableValueError,
-  ValueTooLargeError,
-  WaitTimeoutError,
-  ZkConnectTimeoutError,
-  ZkPlan,
-  call,
-  decodeValue,
-} from '../src/index.js';
+import { ArgTaskNotFoundError, ForeignArgTaskError, FunctionRegistry, IllegalStateError, InvalidArgumentError, PlanNotFoundError, ResultNotFoundError, UnknownFunctionError, UnserializableValueError, ValueTooLargeError, WaitTimeoutError, ZkConnectTimeoutError, ZkPlan, call } from '../src/index.js';
+import { decodeValue } from '../src/testing/index.js';
 import { childrenOf } from './support/raw-nodes.js';
 import { useZooKeeper } from './support/zk-test-env.js';
 

@@ -1,6 +1,7 @@
 import superjson from 'superjson';
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, type ZkClient } from '../src/index.js';
+import { FunctionRegistry } from '../src/index.js';
+import { type ZkClient } from '../src/testing/index.js';
 import { useZooKeeper } from './support/zk-test-env.js';
 
 /**

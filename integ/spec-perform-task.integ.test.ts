@@ -1,7 +1,7 @@
-import 'reflect-metadata';
-import { container } from 'tsyringe';
+import { rootContainer as container } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, decodeValue, encodeValue, type ZkClient } from '../src/index.js';
+import { FunctionRegistry } from '../src/index.js';
+import { decodeValue, encodeValue, type ZkClient } from '../src/testing/index.js';
 import { performTask } from '../src/worker/perform-task.js';
 import { TaskStore, type Claim } from '../src/store/task-store.js';
 import { childrenOf, put, putTask } from './support/raw-nodes.js';

@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { ZkClient, ZkConnectTimeoutError, ZkError, type ZkSession } from '../src/index.js';
-import { expireSession } from './support/expire-session.js';
+import { ZkConnectTimeoutError, ZkError } from '../src/index.js';
+import { ZkClient, type ZkSession } from '../src/testing/index.js';
+import { expireSession } from '../src/testing/expire-session.js';
 import { useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('zk-client');

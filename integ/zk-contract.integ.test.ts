@@ -1,6 +1,6 @@
-import type { ZkClient } from '../src/index.js';
+import type { ZkClient } from '../src/testing/index.js';
 import { defineZkContract } from '../test/support/zk-contract.js';
-import { expireSession } from './support/expire-session.js';
+import { expireSession } from '../src/testing/expire-session.js';
 import { until, useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('zk-contract');

@@ -1,5 +1,4 @@
-import 'reflect-metadata';
-import { container } from 'tsyringe';
+import { rootContainer as container } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, ZkPlan, call } from '../src/index.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';

@@ -1,5 +1,4 @@
-import 'reflect-metadata';
-import { container } from 'tsyringe';
+import { rootContainer as container } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
 import { InlineDisabledError, TaskExecutionError, UnknownFunctionError } from '../src/errors/task-errors.js';
 import { executeFunction, type ExecutionSettings } from '../src/exec/execute-function.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../src/config/defaults.js';
+import { MAX_TIMER_MS } from '../src/util/signals.js';
 import {
   DEFAULT_BACKOFF,
-  DEFAULTS,
-  MAX_TIMER_MS,
   assertDurationMs,
   resolveBackoff,
   resolveConnectOptions,

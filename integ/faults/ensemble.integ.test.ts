@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZkPlan, startEnsemble, type EnsembleMember, type ZooKeeperEnsemble } from '../../src/index.js';
+import { ZkPlan } from '../../src/index.js';
+import { startEnsemble, type EnsembleMember, type ZooKeeperEnsemble } from '../../src/testing/index.js';
 import { fourLetterWord } from '../../src/server/four-letter-word.js';
 import { CleanupStack, addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, finishedShare, printFigures, tasksRun } from '../support/fault-plan.js';
 import {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZkPlan, startZooKeeper, type ZooKeeperServer } from '../../src/index.js';
+import { ZkPlan } from '../../src/index.js';
+import { startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
 import { prng } from '../../examples/seeded-random.js';
 import { CleanupStack, addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, printFigures, tasksRun } from '../support/fault-plan.js';
 import {

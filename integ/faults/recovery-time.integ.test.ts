@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZkPlan, call, startZooKeeper, type ZooKeeperServer } from '../../src/index.js';
+import { ZkPlan, call } from '../../src/index.js';
+import { startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
 import { CleanupStack, printFigures } from '../support/fault-plan.js';
 import { WorkerFleet, createFaultWorkspace, readExecutionLog, waitFor, withDeadline, type FaultWorkspace, type LogEntry } from '../support/worker-process.js';
 import { TIMING } from '../support/zk-test-env.js';

@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ZkPlan, startZooKeeper, type ZooKeeperServer } from '../../src/index.js';
+import { ZkPlan } from '../../src/index.js';
+import { startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
 import { CleanupStack, addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, finishedShare, printFigures, tasksRun, type PlannedTask } from '../support/fault-plan.js';
 import {
   WorkerFleet,

@@ -1,4 +1,4 @@
-import { encodeValue, type ZkClient } from '../../src/index.js';
+import { encodeValue, type ZkClient } from '../../src/testing/index.js';
 
 /** Creates `path` with a superjson value (or empty), and its ancestors. */
 export async function put(zk: ZkClient, path: string, value?: unknown): Promise<string> {

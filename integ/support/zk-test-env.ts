@@ -1,7 +1,7 @@
-import 'reflect-metadata';
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { FunctionRegistry, ZkClient, ZkPlan, startZooKeeper, type ConnectOptions, type ZooKeeperServer } from '../../src/index.js';
+import { FunctionRegistry, ZkPlan, type ConnectOptions } from '../../src/index.js';
+import { ZkClient, startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
 
 /** Scales waits on slow machines (Curator's Timing): ZK_PLAN_TIMING=2 doubles every timeout. */
 export const TIMING = Number(process.env['ZK_PLAN_TIMING'] ?? '1');

@@ -4,7 +4,6 @@
  * `show`, `wait`, `rm` and `retry` inspect and act on plans; `dev-server` starts a local
  * ZooKeeper for development. Exit codes: src/cli/exit-codes.ts (and `zk-plan --help`).
  */
-import 'reflect-metadata';
 import { runCli } from './program.js';
 
 // A reader that went away (`zk-plan plans /p | head`) is no error.

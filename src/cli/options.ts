@@ -1,10 +1,10 @@
 import { InvalidArgumentError as CommanderArgumentError, Option, type Command } from 'commander';
 import { UsageError } from './exit-codes.js';
-import { MAX_TIMER_MS } from '../config/options.js';
+import { MAX_TIMER_MS } from '../util/signals.js';
 import { PLAN_PREFIX, assertSequentialPath, assertValidPath } from '../zk/layout.js';
 
 /** The longest timer Node accepts (about 24.8 days): "no limit" for waits. One value for the API and the CLI. */
-export { MAX_TIMER_MS } from '../config/options.js';
+export { MAX_TIMER_MS } from '../util/signals.js';
 
 /** Options every command that talks to ZooKeeper takes. */
 export interface ConnectionOptions {

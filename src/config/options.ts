@@ -1,5 +1,7 @@
 import type { DependencyContainer } from 'tsyringe';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { MAX_TIMER_MS } from '../util/signals.js';
+import { DEFAULTS } from './defaults.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { resolveAcl, resolveAuth, type AclEntry, type ZkAuth } from '../zk/acl.js';
 import type { ZkClientOptions } from '../zk/zk-client.js';
@@ -90,19 +92,8 @@ export interface ResolvedWorkerOptions {
   readonly maxResultBytes: number;
 }
 
-export const DEFAULT_BACKOFF = { initial: 100, increase: 1.5, max: 10_000 } as const satisfies ResolvedBackoff;
-
-export const DEFAULTS = {
-  sessionTimeoutMs: 10_000,
-  connectTimeoutMs: 15_000,
-  allowInline: false,
-  inlineTimeoutMs: 5_000,
-  maxResultBytes: 16 * 1024 * 1024,
-  workerCount: 1,
-  drainTimeoutMs: 30_000,
-  waitTimeoutMs: 60_000,
-  retention: { maxAgeMs: 7 * 24 * 60 * 60 * 1000, maxCount: 1_000, sweepIntervalMs: 60_000 },
-} as const satisfies Record<string, unknown> & { retention: ResolvedRetention };
+/** The spec's back-off of idle worker rounds (`DEFAULTS.backoff`). */
+export const DEFAULT_BACKOFF: ResolvedBackoff = DEFAULTS.backoff;
 
 /** The option names of each options object of the public API: anything else is refused (a misspelling would be ignored silently). */
 const BACKOFF_KEYS: Record<keyof BackoffOptions, true> = { initial: true, increase: true, max: true };
@@ -222,9 +213,6 @@ export function resolveWaitOptions(options: WaitOptions = {}): { timeoutMs: numb
   if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal');
   return { timeoutMs, ...(options.signal !== undefined ? { signal: options.signal } : {}) };
 }
-
-/** The longest delay a Node timer takes (2^31 − 1 ms, about 24.8 days); a longer one fires at once. */
-export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Checks a time option: a whole number of ms from 1 (0 with `allowZero`) to `max` (by default

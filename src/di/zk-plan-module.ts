@@ -1,5 +1,5 @@
-import 'reflect-metadata';
-import { instancePerContainerCachingFactory, type DependencyContainer } from 'tsyringe';
+import type { DependencyContainer } from 'tsyringe';
+import { instancePerContainerCachingFactory } from './container.js';
 import { resolveConnectOptions } from '../config/options.js';
 import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { PlanFailedError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
 import { WaitTimeoutError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
@@ -20,13 +19,14 @@ import {
   sortBySerial,
 } from '../zk/layout.js';
 import type { Watcher } from '../zk/zk-client.js';
+import { followWithWatches } from '../zk/watch-loop.js';
 import type { Zk } from '../zk/zk.js';
 import { readValue } from '../zk/chunked-value.js';
 import { assertPositiveNumber } from '../config/options.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
-import { MAX_TIMER_MS, linkSignals, sleepUnless } from '../util/signals.js';
+import { MAX_TIMER_MS, linkSignals } from '../util/signals.js';
 import { summarizePlan, unfedDeps, type PlanStatus, type TaskSnapshot } from './plan-status.js';
 
 /** Pause before retrying a read that failed because the connection or session was lost. */
@@ -64,32 +64,23 @@ export class PlanReader {
     const giveUp = linkSignals(deadline.signal, signal);
     let remaining = Number.NaN;
     try {
-      while (!giveUp.signal.aborted) {
-        const changed = new AbortController();
-        const onChange: Watcher = () => changed.abort();
-        try {
+      const completed = await followWithWatches(
+        this.zk,
+        async (onChange) => {
           const listing = await this.listPlan(plan, onChange);
           remaining = listing.remaining;
-          if (remaining === 0) return;
+          if (remaining === 0) return { done: true, value: true };
           if (listing.failed) {
             // Each further failure rewrites the marker: its data watch wakes us when the last live task fails.
             await this.zk.getData(childPath(plan, FAILED), onChange);
             const status = await this.planStatus(plan);
-            if (status.state === 'failed') {
-              throw new PlanFailedError(plan, status.failed, status.blocked.map(({ task }) => task));
-            }
+            if (status.state === 'failed') throw new PlanFailedError(plan, status.failed, status.blocked.map(({ task }) => task));
           }
-        } catch (error) {
-          if (!isZkError(error) || !error.isConnectionProblem) throw error;
-          const pause = new AbortController(); // drops the listener below once the pause is over
-          const pauseOver = linkSignals(giveUp.signal, pause.signal);
-          await Promise.race([sleepUnless(RETRY_PAUSE_MS, pauseOver.signal), once(this.zk, 'session:started', { signal: pauseOver.signal }).catch(() => undefined)]);
-          pause.abort();
-          pauseOver.dispose();
-          continue;
-        }
-        await sleepUnless(Number.POSITIVE_INFINITY, giveUp.signal, changed.signal);
-      }
+          return { done: false };
+        },
+        { stop: giveUp.signal, retryPauseMs: RETRY_PAUSE_MS },
+      );
+      if (completed) return;
     } finally {
       clearTimeout(timer);
       giveUp.dispose();

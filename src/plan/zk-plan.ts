@@ -1,7 +1,6 @@
-import 'reflect-metadata';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import { container as rootContainer } from 'tsyringe';
+import { rootContainer } from '../di/container.js';
 import {
   resolveConnectOptions,
   resolvePoolSize,

@@ -14,9 +14,6 @@ import type { ServerProcess } from './server-process.js';
 
 export const LOOPBACK = '127.0.0.1';
 export const LOG_FILE_NAME = 'zookeeper.log';
-export const DEFAULT_TICK_TIME_MS = 2000;
-export const DEFAULT_START_TIMEOUT_MS = 30_000;
-export const DEFAULT_HEAP_MB = 256;
 const MAX_SESSION_TIMEOUT_MS = 60_000;
 export const START_ATTEMPTS_WITH_FRESH_PORTS = 3;
 const READINESS_POLL_MS = 100;

@@ -2,14 +2,12 @@
  * Starts a small ensemble of real Apache ZooKeeper servers (QuorumPeerMain)
  * on 127.0.0.1 whose members can be stopped and restarted one by one.
  */
+import { DEFAULTS } from '../config/defaults.js';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findZooKeeperDistribution, type ZooKeeperDistribution } from './distribution.js';
 import {
   createTempDir,
-  DEFAULT_HEAP_MB,
-  DEFAULT_START_TIMEOUT_MS,
-  DEFAULT_TICK_TIME_MS,
   LOG_FILE_NAME,
   LOOPBACK,
   reserveLoopbackPorts,
@@ -74,9 +72,9 @@ export async function startEnsemble(size = 3, options: StartEnsembleOptions = {}
   const settings: EnsembleSettings = {
     distribution,
     baseDir,
-    tickTimeMs: options.tickTimeMs ?? DEFAULT_TICK_TIME_MS,
-    startTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
-    heapMb: options.heapMb ?? DEFAULT_HEAP_MB,
+    tickTimeMs: options.tickTimeMs ?? DEFAULTS.localServer.tickTimeMs,
+    startTimeoutMs: options.startTimeoutMs ?? DEFAULTS.localServer.startTimeoutMs,
+    heapMb: options.heapMb ?? DEFAULTS.localServer.heapMb,
   };
 
   for (let attempt = 1; ; attempt++) {

@@ -3,6 +3,7 @@
  * 127.0.0.1 for integration tests and examples, and makes sure none outlive
  * the Node process that started them.
  */
+import { DEFAULTS } from '../config/defaults.js';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findZooKeeperDistribution } from './distribution.js';
@@ -10,9 +11,6 @@ import { PortInUseError } from '../errors/server-errors.js';
 import {
   assertLoopbackPortFree,
   createTempDir,
-  DEFAULT_HEAP_MB,
-  DEFAULT_START_TIMEOUT_MS,
-  DEFAULT_TICK_TIME_MS,
   LOG_FILE_NAME,
   LOOPBACK,
   reserveLoopbackPorts,
@@ -90,9 +88,9 @@ export interface ZooKeeperServer {
  */
 export async function startZooKeeper(options: StartZooKeeperOptions = {}): Promise<ZooKeeperServer> {
   const distribution = findZooKeeperDistribution();
-  const tickTimeMs = options.tickTimeMs ?? DEFAULT_TICK_TIME_MS;
-  const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-  const heapMb = options.heapMb ?? DEFAULT_HEAP_MB;
+  const tickTimeMs = options.tickTimeMs ?? DEFAULTS.localServer.tickTimeMs;
+  const startTimeoutMs = options.startTimeoutMs ?? DEFAULTS.localServer.startTimeoutMs;
+  const heapMb = options.heapMb ?? DEFAULTS.localServer.heapMb;
   const ownsDataDir = options.dataDir === undefined;
   if (options.port !== undefined) await assertLoopbackPortFree(options.port); // before anything is created
   const dataDir = options.dataDir ?? (await createTempDir());

@@ -1,4 +1,23 @@
-/** The in-memory ZooKeeper double and its schedulers, for unit tests and seeded simulations. */
+/**
+ * `zk-plan/testing`: what users' own tests and development set-ups need. Local ZooKeeper servers
+ * and ensembles on free loopback ports; the in-memory ZooKeeper double and its schedulers for unit
+ * tests and seeded simulations; the raw client, the znode layout and the value codec to look at
+ * what zk-plan wrote; and fault helpers (expire a session the way a network partition would).
+ */
+export {
+  startZooKeeper,
+  startEnsemble,
+  findZooKeeperDistribution,
+  type StartZooKeeperOptions,
+  type ZooKeeperServer,
+  type ZooKeeperEnsemble,
+  type EnsembleMember,
+} from '../server/zookeeper-server.js';
+export { PortInUseError, ZooKeeperNotFoundError, ZooKeeperStartError } from '../errors/server-errors.js';
+export { ZkClient, type ZkClientOptions, type ZkSession, type SessionState, type CreateMode, type WatchEvent } from '../zk/zk-client.js';
+export * as layout from '../zk/layout.js';
+export { encodeValue, decodeValue, MAX_VALUE_BYTES } from '../serialization/codec.js';
+export { expireSession } from './expire-session.js';
 export { MemoryZooKeeper } from './memory-zookeeper.js';
 export type {
   AppliedOperation,

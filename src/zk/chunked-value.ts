@@ -42,15 +42,13 @@ import { IncompleteValueError, ResultTooLargeError } from '../errors/value-error
 import { ZkError, isZkError } from '../errors/zk-error.js';
 import { decodeValue } from '../serialization/codec.js';
 import { childPath } from './layout.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { NATIVE } from './native-client.js';
 import type { WriteOptions } from './zk-client.js';
 import type { Zk } from './zk.js';
 
 /** Payload per chunk node (and the largest value stored as a single plain node): under jute.maxbuffer with room for the path. */
 export const CHUNK_BYTES = 900_000;
-
-/** The default limit on one encoded value (result or input), `maxBytes` of writeValue. */
-export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024;
 
 /** Prefix of the chunk children of a chunked value's node. */
 export const CHUNK_PREFIX = 'chunk-';
@@ -66,7 +64,7 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 const LISTED_MISSING = 10;
 
 export interface ValueWriteOptions extends WriteOptions {
-  /** Largest encoded value accepted, in bytes; beyond it ResultTooLargeError is thrown before anything is written. @defaultValue DEFAULT_MAX_RESULT_BYTES */
+  /** Largest encoded value accepted, in bytes; beyond it ResultTooLargeError is thrown before anything is written. @defaultValue DEFAULTS.maxResultBytes */
   readonly maxBytes?: number;
 }
 
@@ -228,7 +226,7 @@ function parseHeader(path: string, data: Buffer | null): ChunkHeader | undefined
 
 /** Checks the size limit and decides how `encoded` is stored. */
 function layoutOf(path: string, encoded: Buffer, maxBytes: number | undefined): Layout {
-  const limit = maxBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  const limit = maxBytes ?? DEFAULTS.maxResultBytes;
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
     throw new InvalidArgumentError('maxBytes', `expected a positive integer number of bytes, got ${String(limit)}`, path);
   }

@@ -4,8 +4,7 @@
  * builds, retries and deletes plans). All run on fake timers; their operations reach the server
  * only when the driver steps them.
  */
-import 'reflect-metadata';
-import { container as rootContainer } from 'tsyringe';
+import { rootContainer } from '../../src/di/container.js';
 import { PermanentError } from '../../src/errors/task-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';

@@ -2,8 +2,7 @@
  * ZkPlan over the in-memory ZooKeeper (src/testing): a "process" is one client (one session) and
  * one ZkPlan on it, as `ZkPlan.connect` makes for real, with no server to start.
  */
-import 'reflect-metadata';
-import { container } from 'tsyringe';
+import { rootContainer as container } from '../../src/di/container.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { ZkPlan } from '../../src/plan/zk-plan.js';
 import type { MemoryZkClient, MemoryZooKeeper } from '../../src/testing/index.js';

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { DEFAULTS } from '../../config/defaults.js';
 import { formatPlanProgress } from '../../plan/plan-progress.js';
 import type { PlanSummary } from '../../plan/plan-view.js';
 import { setAction, withUsageHint } from '../action.js';
@@ -6,7 +7,6 @@ import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
 import { formatTable, printJson, terminalWidth } from '../output.js';
 
-export const READ_CONNECT_TIMEOUT_MS = 5_000;
 
 /** `zk-plan plans <parent>`: one line per plan, oldest first. */
 export function registerPlans(program: Command): void {
@@ -14,7 +14,7 @@ export function registerPlans(program: Command): void {
     .command('plans')
     .description('list the plans under a parent, oldest first: state, progress, failed tasks')
     .argument('<parent>', 'znode under which the plans are, e.g. /plans');
-  addConnectionOptions(command, READ_CONNECT_TIMEOUT_MS);
+  addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText(
     'after',
     `

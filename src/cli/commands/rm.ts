@@ -3,7 +3,7 @@ import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkPlanPath, type ConnectionOptions } from '../options.js';
 import { printJson } from '../output.js';
-import { READ_CONNECT_TIMEOUT_MS } from './plans.js';
+import { DEFAULTS } from '../../config/defaults.js';
 
 /** `zk-plan rm <plan>`: deletes a plan and everything below it. */
 export function registerRm(program: Command): void {
@@ -11,7 +11,7 @@ export function registerRm(program: Command): void {
     .command('rm')
     .description('delete a plan and everything below it (tasks, kept results, history)')
     .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003');
-  addConnectionOptions(command, READ_CONNECT_TIMEOUT_MS);
+  addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText('after', `\n--json prints { "plan": <path>, "removed": true }.`);
   withUsageHint(command);
   setAction(command, async (plan: string, options: ConnectionOptions) => {

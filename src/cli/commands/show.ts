@@ -4,7 +4,7 @@ import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkPlanPath, type ConnectionOptions } from '../options.js';
 import { formatCall, formatDuration, formatTable, formatTime, printJson, shortName, shortenPaths, terminalWidth, type Column } from '../output.js';
-import { READ_CONNECT_TIMEOUT_MS } from './plans.js';
+import { DEFAULTS } from '../../config/defaults.js';
 
 /** `zk-plan show <plan>`: every task with its state, inputs and attempts. */
 export function registerShow(program: Command): void {
@@ -12,7 +12,7 @@ export function registerShow(program: Command): void {
     .command('show')
     .description('show the tasks of a plan: state (and who runs it, why it failed or is blocked), inputs, attempts')
     .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003');
-  addConnectionOptions(command, READ_CONNECT_TIMEOUT_MS);
+  addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText(
     'after',
     `

@@ -3,7 +3,7 @@ import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, integer, type ConnectionOptions } from '../options.js';
 import { untilSignal } from '../signals.js';
-import { READ_CONNECT_TIMEOUT_MS } from './plans.js';
+import { DEFAULTS } from '../../config/defaults.js';
 
 interface UiOptions extends ConnectionOptions {
   readonly port: number;
@@ -18,7 +18,7 @@ export function registerUi(program: Command): void {
     .argument('<parent>', 'znode under which the plans are, e.g. /plans')
     .addOption(new Option('--port <port>', 'port to listen on (0: a free one)').argParser(integer(0, 65_535)).default(0))
     .addOption(new Option('--host <host>', 'loopback address to listen on (the view has no authentication)').default('127.0.0.1'));
-  addConnectionOptions(command, READ_CONNECT_TIMEOUT_MS);
+  addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText('after', `\nPrints the view's URL on stdout (--json: { "url": … }).`);
   withUsageHint(command);
   setAction(command, async (parent: string, options: UiOptions) => {

@@ -1,19 +1,19 @@
 import { Option, type Command } from 'commander';
-import { sleepUnless } from '../../util/signals.js';
 import { PlanFailedError } from '../../errors/plan-errors.js';
 import { WaitTimeoutError } from '../../errors/usage-errors.js';
-import { isZkError } from '../../errors/zk-error.js';
 import type { PlanCounts } from '../../plan/plan-progress.js';
 import type { PlanStatus } from '../../plan/plan-status.js';
 import type { ZkPlan } from '../../plan/zk-plan.js';
 import { FAILED, TASK_PREFIX, hasSequentialName } from '../../zk/layout.js';
+import type { Watcher } from '../../zk/zk-client-types.js';
+import { followWithWatches, type WatchRead } from '../../zk/watch-loop.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { MAX_TIMER_MS, addConnectionOptions, checkPlanPath, integer, type ConnectionOptions } from '../options.js';
 import { formatDuration, formatTable, printJson, shortName, shortenPaths, terminalWidth } from '../output.js';
 import { createProgressReporter, type Progress, type ProgressReporter } from '../progress.js';
-import { READ_CONNECT_TIMEOUT_MS } from './plans.js';
+import { DEFAULTS } from '../../config/defaults.js';
 
 interface WaitOptions extends ConnectionOptions {
   readonly timeoutMs?: number;
@@ -33,7 +33,7 @@ export function registerWait(program: Command): void {
     .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003')
     .addOption(new Option('--timeout-ms <ms>', 'give up (exit 3) after this long; default: no limit').argParser(integer(1)))
     .addOption(new Option('--no-progress', 'no progress bar or progress lines on stderr'));
-  addConnectionOptions(command, READ_CONNECT_TIMEOUT_MS);
+  addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText(
     'after',
     `
@@ -219,27 +219,17 @@ class ProgressTracker {
  * the failed count), or the whole plan view when it keeps a history.
  */
 async function followProgress(zkPlan: ZkPlan, plan: string, tracker: ProgressTracker, reporter: ProgressReporter | undefined, stop: AbortSignal): Promise<void> {
-  while (!stop.aborted) {
-    const changed = new AbortController();
-    try {
-      const { children } = await zkPlan.zk.getChildren(plan, () => changed.abort());
-      if (stop.aborted) return;
-      if (tracker.historyKept) {
-        tracker.update((await zkPlan.describePlan(plan)).status.counts);
-      } else {
-        tracker.remaining(children.filter((name) => hasSequentialName(name, TASK_PREFIX)).length);
-        tracker.failedCount(children.includes(FAILED) ? (await zkPlan.planStatus(plan)).counts.failed : 0);
-      }
-      if (stop.aborted) return;
-      reporter?.update(tracker.snapshot());
-    } catch (error) {
-      // The plan went away, or a read failed for good: progress stops there, waitForCompletion reports the outcome.
-      if (stop.aborted || !isZkError(error) || !error.isConnectionProblem) return;
-      await sleepUnless(RETRY_PAUSE_MS, stop);
-      continue;
+  const readProgress = async (onChange: Watcher): Promise<WatchRead<never>> => {
+    const { children } = await zkPlan.zk.getChildren(plan, onChange);
+    if (tracker.historyKept) {
+      tracker.update((await zkPlan.describePlan(plan)).status.counts);
+    } else {
+      tracker.remaining(children.filter((name) => hasSequentialName(name, TASK_PREFIX)).length);
+      tracker.failedCount(children.includes(FAILED) ? (await zkPlan.planStatus(plan)).counts.failed : 0);
     }
-    await sleepUnless(MIN_READ_INTERVAL_MS, stop);
-    await sleepUnless(Number.POSITIVE_INFINITY, stop, changed.signal);
-  }
+    if (!stop.aborted) reporter?.update(tracker.snapshot());
+    return { done: false };
+  };
+  // The plan went away, or a read failed for good: progress stops there, waitForCompletion reports the outcome.
+  await followWithWatches(zkPlan.zk, readProgress, { stop, retryPauseMs: RETRY_PAUSE_MS, minIntervalMs: MIN_READ_INTERVAL_MS }).catch(() => undefined);
 }
-

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { DEFAULTS } from '../../config/defaults.js';
 import type { MetricsServer } from '../../observability/metrics.js';
 import type { ZkPlan } from '../../plan/zk-plan.js';
 import { setAction, withUsageHint } from '../action.js';
@@ -27,7 +28,6 @@ interface WorkerCommandOptions extends ConnectionOptions {
   readonly logFormat?: LogFormat;
 }
 
-const WORKER_CONNECT_TIMEOUT_MS = 15_000;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** `zk-plan worker`: worker loops in this process until SIGTERM or SIGINT. */
@@ -54,7 +54,7 @@ export function registerWorker(program: Command): void {
         'json',
       ]),
     );
-  addConnectionOptions(command, WORKER_CONNECT_TIMEOUT_MS);
+  addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.worker);
   command.addHelpText(
     'after',
     `

@@ -1,5 +1,5 @@
-import { createNativeClient, NATIVE } from '../../src/zk/native-client.js';
-import type { ZkClient } from '../../src/index.js';
+import { createNativeClient, NATIVE } from '../zk/native-client.js';
+import type { ZkClient } from '../zk/zk-client.js';
 
 /**
  * Expires `client`'s session the way Curator's KillSession does: attach a second handle to the

@@ -1,0 +1,48 @@
+/**
+ * Every default of the public API and the CLI, in one place. Each options type documents its
+ * default with `@defaultValue`; this is where the value lives. `satisfies DefaultValues` keeps a
+ * key from being dropped or mistyped while `as const` keeps the literal values visible to callers.
+ */
+
+/** The types of the defaults (see the option of the same name for what each means). */
+export interface DefaultValues {
+  /** `ConnectOptions.sessionTimeoutMs`. */
+  readonly sessionTimeoutMs: number;
+  /** `ConnectOptions.connectTimeoutMs`. */
+  readonly connectTimeoutMs: number;
+  /** `WorkerOptions.allowInline`. */
+  readonly allowInline: boolean;
+  /** `WorkerOptions.inlineTimeoutMs`. */
+  readonly inlineTimeoutMs: number;
+  /** `WorkerOptions.maxResultBytes`, and the limit of a stored value when none is given. */
+  readonly maxResultBytes: number;
+  /** `WorkerPoolOptions.count`. */
+  readonly workerCount: number;
+  /** `WorkerPoolOptions.drainTimeoutMs`. */
+  readonly drainTimeoutMs: number;
+  /** `WaitOptions.timeoutMs`. */
+  readonly waitTimeoutMs: number;
+  /** `WorkerPoolOptions.retention`. */
+  readonly retention: { readonly maxAgeMs: number; readonly maxCount: number; readonly sweepIntervalMs: number };
+  /** `BackoffOptions` of idle worker rounds. */
+  readonly backoff: { readonly initial: number; readonly increase: number; readonly max: number };
+  /** `--connect-timeout-ms` of the CLI: a worker may wait for an ensemble that is still starting; a command that reads answers quickly or not at all. */
+  readonly cliConnectTimeoutMs: { readonly worker: number; readonly read: number };
+  /** `StartZooKeeperOptions` of the local servers started for development and tests. */
+  readonly localServer: { readonly tickTimeMs: number; readonly startTimeoutMs: number; readonly heapMb: number };
+}
+
+export const DEFAULTS = {
+  sessionTimeoutMs: 10_000,
+  connectTimeoutMs: 15_000,
+  allowInline: false,
+  inlineTimeoutMs: 5_000,
+  maxResultBytes: 16 * 1024 * 1024,
+  workerCount: 1,
+  drainTimeoutMs: 30_000,
+  waitTimeoutMs: 60_000,
+  retention: { maxAgeMs: 7 * 24 * 60 * 60 * 1000, maxCount: 1_000, sweepIntervalMs: 60_000 },
+  backoff: { initial: 100, increase: 1.5, max: 10_000 },
+  cliConnectTimeoutMs: { worker: 15_000, read: 5_000 },
+  localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
+} as const satisfies DefaultValues;

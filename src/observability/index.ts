@@ -1,0 +1,15 @@
+/**
+ * `zk-plan/metrics`: Prometheus metrics of a worker process (prom-client) and structured logs of
+ * its events (pino). Kept out of `zk-plan` so that users who want neither never load them.
+ */
+export {
+  createWorkerMetrics,
+  startMetricsServer,
+  METRIC_PREFIX,
+  type WorkerMetrics,
+  type WorkerMetricsOptions,
+  type MetricsServer,
+  type MetricsServerOptions,
+} from './metrics.js';
+export { createLogger, logWorkerEvents, serializeError, type CreateLoggerOptions, type LoggedError, type Logger } from './logger.js';
+export type { ObservedZkPlan, ObservedZkClient, ZkOperationListener } from './observed.js';

@@ -1,0 +1,3 @@
+/** `zk-plan/ui`: the live web view of the plans under a parent (see ui-server.ts). */
+export { startUiServer, isLoopbackHost, type UiServer, type UiServerOptions } from './ui-server.js';
+export type { FeedTiming } from './plan-feed.js';
