@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { DEFAULTS } from './defaults.js';
 import { assertDurationMs, assertKnownKeys } from './options.js';
 
 /** What a plan does when one of its tasks fails for good. */
@@ -37,9 +38,9 @@ export interface PlanSettings {
   readonly history: boolean;
 }
 
-export const DEFAULT_RETRY_POLICY = { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 } as const satisfies ResolvedRetryPolicy;
+export const DEFAULT_RETRY_POLICY: ResolvedRetryPolicy = DEFAULTS.plan.retry;
 
-export const DEFAULT_PLAN_SETTINGS: PlanSettings = { failurePolicy: 'continue', retry: DEFAULT_RETRY_POLICY, history: false };
+export const DEFAULT_PLAN_SETTINGS: PlanSettings = DEFAULTS.plan;
 
 const FAILURE_POLICIES: readonly FailurePolicy[] = ['continue', 'failFast'];
 
