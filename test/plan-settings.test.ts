@@ -3,8 +3,16 @@ import { DEFAULT_PLAN_SETTINGS, planSettingsFrom, resolvePlanSettings } from '..
 
 describe('planSettingsFrom: settings read back from a plan node, whatever it holds', () => {
   it('reads what createPlan stored', () => {
-    const stored = resolvePlanSettings({ failurePolicy: 'failFast', maxAttempts: 5, initialDelayMs: 0, multiplier: 3, maxDelayMs: 10, history: true });
-    expect(planSettingsFrom(stored)).toEqual({ failurePolicy: 'failFast', history: true, retry: { maxAttempts: 5, initialDelayMs: 0, multiplier: 3, maxDelayMs: 10 } });
+    const stored = resolvePlanSettings({ failurePolicy: 'failFast', maxAttempts: 5, initialDelayMs: 0, multiplier: 3, maxDelayMs: 10, history: true, priority: -3 });
+    expect(planSettingsFrom(stored)).toEqual({
+      failurePolicy: 'failFast',
+      history: true,
+      priority: -3,
+      taskPriorities: false,
+      retry: { maxAttempts: 5, initialDelayMs: 0, multiplier: 3, maxDelayMs: 10 },
+    });
+    expect(planSettingsFrom({ ...stored, taskPriorities: true }).taskPriorities).toBe(true);
+    expect(planSettingsFrom({ ...stored, priority: 2.5 }).priority).toBe(0); // not a whole number: the default
   });
 
   it.each<[string, unknown]>([

@@ -28,9 +28,10 @@ export interface DefaultValues {
   readonly backoff: { readonly initial: number; readonly increase: number; readonly max: number };
   /** `--connect-timeout-ms` of the CLI: a worker may wait for an ensemble that is still starting; a command that reads answers quickly or not at all. */
   readonly cliConnectTimeoutMs: { readonly worker: number; readonly read: number };
-  /** `PlanOptions` of `createPlan`: failure policy, retry policy (also `addTask`'s overrides) and history. */
+  /** `PlanOptions` of `createPlan`: failure policy, retry policy (also `addTask`'s overrides), history and priority. */
   readonly plan: {
     readonly failurePolicy: 'continue' | 'failFast';
+    readonly priority: number;
     readonly retry: { readonly maxAttempts: number; readonly initialDelayMs: number; readonly multiplier: number; readonly maxDelayMs: number };
     readonly history: boolean;
   };
@@ -50,6 +51,6 @@ export const DEFAULTS = {
   retention: { maxAgeMs: 7 * 24 * 60 * 60 * 1000, maxCount: 1_000, sweepIntervalMs: 60_000 },
   backoff: { initial: 100, increase: 1.5, max: 10_000 },
   cliConnectTimeoutMs: { worker: 15_000, read: 5_000 },
-  plan: { failurePolicy: 'continue', retry: { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 }, history: false },
+  plan: { failurePolicy: 'continue', priority: 0, retry: { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 }, history: false },
   localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
 } as const satisfies DefaultValues;

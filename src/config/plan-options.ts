@@ -29,6 +29,11 @@ export interface PlanOptions extends RetryPolicy {
   readonly failurePolicy?: FailurePolicy;
   /** Keep a record of each finished task (`<plan>/history`), for `zk-plan show` and the web view: one more write per task. @defaultValue false */
   readonly history?: boolean;
+  /**
+   * Among the tasks a worker process can take, those of higher priority go first, across plans
+   * (an integer; a task's own `priority` overrides its plan's). @defaultValue 0
+   */
+  readonly priority?: number;
 }
 
 /** A plan's settings as stored in its node (plans written by other tools have none: defaults apply). */
@@ -36,19 +41,22 @@ export interface PlanSettings {
   readonly failurePolicy: FailurePolicy;
   readonly retry: ResolvedRetryPolicy;
   readonly history: boolean;
+  readonly priority: number;
+  /** Some task of the plan has a priority of its own (workers then read each task's before picking). */
+  readonly taskPriorities: boolean;
 }
 
 export const DEFAULT_RETRY_POLICY: ResolvedRetryPolicy = DEFAULTS.plan.retry;
 
-export const DEFAULT_PLAN_SETTINGS: PlanSettings = DEFAULTS.plan;
+export const DEFAULT_PLAN_SETTINGS: PlanSettings = { ...DEFAULTS.plan, taskPriorities: false };
 
 const FAILURE_POLICIES: readonly FailurePolicy[] = ['continue', 'failFast'];
 
 const RETRY_KEYS: Record<keyof RetryPolicy, true> = { maxAttempts: true, initialDelayMs: true, multiplier: true, maxDelayMs: true };
-const PLAN_KEYS: Record<keyof PlanOptions, true> = { ...RETRY_KEYS, failurePolicy: true, history: true };
+const PLAN_KEYS: Record<keyof PlanOptions, true> = { ...RETRY_KEYS, failurePolicy: true, history: true, priority: true };
 
 /** The options of `addTask` (and of an `addTasks` entry's `options`): `AddTaskOptions` in src/plan/plan-writer.ts. */
-export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResult' | 'timeoutMs', true>> = { ...RETRY_KEYS, keepResult: true, timeoutMs: true };
+export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResult' | 'timeoutMs' | 'priority', true>> = { ...RETRY_KEYS, keepResult: true, timeoutMs: true, priority: true };
 /** The fields of an `addTasks` entry (`TaskToAdd`). */
 export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = { task: true, args: true, options: true };
 
@@ -62,7 +70,16 @@ export function resolvePlanSettings(options: PlanOptions = {}): PlanSettings {
   }
   const history = options.history ?? DEFAULT_PLAN_SETTINGS.history;
   if (typeof history !== 'boolean') throw new InvalidArgumentError('history', `expected a boolean, got ${typeof history}`);
-  return { failurePolicy, retry: resolveRetryPolicy(options, DEFAULT_RETRY_POLICY), history };
+  const priority = options.priority ?? DEFAULT_PLAN_SETTINGS.priority;
+  assertPriority('priority', priority);
+  return { failurePolicy, retry: resolveRetryPolicy(options, DEFAULT_RETRY_POLICY), history, priority, taskPriorities: false };
+}
+
+/** A priority is a whole number (negative ones go after the default 0). */
+export function assertPriority(argument: string, value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+    throw new InvalidArgumentError(argument, `expected a whole number (higher runs first, default 0), got ${typeof value === 'number' ? String(value) : typeof value}`);
+  }
 }
 
 /** Validates a retry policy (plan-wide or per task) over `base`. */
@@ -87,13 +104,15 @@ export function resolveRetryPolicy(policy: RetryPolicy, base: ResolvedRetryPolic
 /** Reads settings stored in a plan node; anything missing or unreadable falls back to the defaults. */
 export function planSettingsFrom(stored: unknown): PlanSettings {
   if (typeof stored !== 'object' || stored === null) return DEFAULT_PLAN_SETTINGS;
-  const record = stored as { failurePolicy?: unknown; retry?: unknown; history?: unknown };
+  const record = stored as { failurePolicy?: unknown; retry?: unknown; history?: unknown; priority?: unknown; taskPriorities?: unknown };
   try {
-    return resolvePlanSettings({
+    const settings = resolvePlanSettings({
       failurePolicy: record.failurePolicy as FailurePolicy | undefined,
       history: record.history === true,
+      ...(Number.isSafeInteger(record.priority) ? { priority: record.priority as number } : {}),
       ...(typeof record.retry === 'object' && record.retry !== null ? knownRetryFields(record.retry as Record<string, unknown>) : {}),
     });
+    return { ...settings, taskPriorities: record.taskPriorities === true };
   } catch {
     return DEFAULT_PLAN_SETTINGS;
   }

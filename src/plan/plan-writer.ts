@@ -5,7 +5,7 @@ import { isZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { assertTaskSpec, toDefinition, type TaskSettings, type TaskSpec } from '../exec/task-spec.js';
 import { assertDurationMs, assertKnownKeys } from '../config/options.js';
-import { ADD_TASK_OPTION_KEYS, DEFAULT_RETRY_POLICY, TASK_TO_ADD_KEYS, resolvePlanSettings, resolveRetryPolicy, type PlanOptions, type RetryPolicy } from '../config/plan-options.js';
+import { ADD_TASK_OPTION_KEYS, DEFAULT_RETRY_POLICY, assertPriority, planSettingsFrom, TASK_TO_ADD_KEYS, resolvePlanSettings, resolveRetryPolicy, type PlanOptions, type RetryPolicy } from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import type { BuilderStamp, TaskStore } from '../store/task-store.js';
 import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
@@ -47,6 +47,8 @@ export interface AddTaskOptions extends RetryPolicy {
   readonly keepResult?: boolean;
   /** Time limit of one run of the function, in ms: then its signal aborts and the try fails (TASK_TIMEOUT). @defaultValue none */
   readonly timeoutMs?: number;
+  /** The task's own priority (a whole number, higher first), over its plan's. @defaultValue its plan's `priority` */
+  readonly priority?: number;
 }
 
 /** How many (session, plan) pairs remember that their builder node exists. */
@@ -55,6 +57,8 @@ const BUILDER_CACHE_SIZE = 10_000;
 /** The ZooKeeper writes that build plans: plan and task nodes, dependencies, ready markers. */
 export class PlanWriter {
   private readonly builders = new Set<string>();
+  /** Plans whose settings are known to say that some task has its own priority. */
+  private readonly prioritizedPlans = new Set<string>();
   private batchSerial = 0;
 
   constructor(
@@ -102,7 +106,9 @@ export class PlanWriter {
     // Every write of the batch is fenced by this session: once it has expired (and its builder node
     // with it, so that others may delete its unfinished tasks), nothing of the batch lands any more.
     const fence = { fence: session };
-    const [, planReady] = await Promise.all([this.ensureBuilder(plan, session), this.store.isReady(plan)]);
+    const prioritized = tasks.some((entry) => entry.options?.priority !== undefined);
+    // Before any task of the batch exists: a worker that sees one of them also sees the flag (session order).
+    const [, planReady] = await Promise.all([this.ensureBuilder(plan, session), this.store.isReady(plan), prioritized ? this.flagTaskPriorities(plan) : undefined]);
 
     // Sequential creates are not resent after a connection loss, so one may have happened without
     // our knowing its name: on any failure the batch's unfinished tasks are found by their stamp.
@@ -170,6 +176,36 @@ export class PlanWriter {
     }
     if (this.builders.size >= BUILDER_CACHE_SIZE) this.builders.clear(); // only costs a createIfAbsent again
     this.builders.add(key);
+  }
+
+  /**
+   * Records in the plan's settings that some of its tasks have a priority of their own, so that
+   * workers read each task's before picking (plans without one never pay for that read). A
+   * versioned read-modify-write of the plan node, safe to repeat and against concurrent writers;
+   * the change of the node's data tells every worker (their data watch on the plan).
+   */
+  private async flagTaskPriorities(plan: string): Promise<void> {
+    if (this.prioritizedPlans.has(plan)) return;
+    for (;;) {
+      const node = await this.zk.tryGetData(plan);
+      if (node === undefined) throw new PlanNotFoundError(plan);
+      let stored: unknown;
+      try {
+        stored = node.data?.length ? decodeValue(plan, node.data) : undefined;
+      } catch {
+        stored = undefined; // another tool's plan value: zk-plan's settings replace it
+      }
+      const settings = planSettingsFrom(stored);
+      if (settings.taskPriorities) break;
+      try {
+        await this.zk.setData(plan, encodeValue({ ...settings, taskPriorities: true }, 'plan settings', plan), node.stat.version);
+        break;
+      } catch (error) {
+        if (!isZkError(error, 'BAD_VERSION')) throw error; // changed meanwhile (a touch): read it again
+      }
+    }
+    if (this.prioritizedPlans.size >= BUILDER_CACHE_SIZE) this.prioritizedPlans.clear(); // only costs a read again
+    this.prioritizedPlans.add(plan);
   }
 
   /**
@@ -325,12 +361,13 @@ export class PlanWriter {
 function taskSettings(options: AddTaskOptions): TaskSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
   assertKnownKeys('addTask', options, ADD_TASK_OPTION_KEYS);
-  const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs } = options;
+  const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs, priority } = options;
   if (typeof keepResult !== 'boolean') throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
   if (timeoutMs !== undefined) assertDurationMs('timeoutMs', timeoutMs);
+  if (priority !== undefined) assertPriority('priority', priority);
   const retry = Object.fromEntries(
     Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(([, value]) => value !== undefined),
   ) as RetryPolicy;
   resolveRetryPolicy(retry, DEFAULT_RETRY_POLICY); // validates
-  return { keepResult, retry, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+  return { keepResult, retry, ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(priority !== undefined ? { priority } : {}) };
 }

@@ -7,6 +7,7 @@ import type { Zk } from '../zk/zk.js';
 import { ClaimBook } from './claim-book.js';
 import type { Seeker } from './find-task.js';
 import { PlanTracker, type PlanStopReason } from './plan-tracker.js';
+import { pickHighest } from './priority.js';
 import type { WakeUp } from './wake-up.js';
 
 export type { PlanStopReason } from './plan-tracker.js';
@@ -28,6 +29,8 @@ const FULL_SCAN_INTERVAL_MS = 10_000;
 export class Dispatcher {
   readonly book = new ClaimBook();
   private readonly candidates = new Set<string>();
+  /** Own priorities of candidates of plans whose tasks may have one (null: none, its plan's applies). */
+  private readonly ownPriorities = new Map<string, number | null>();
   private readonly tracker: PlanTracker;
   private readonly offeredLater = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly watchedOwners = new Set<string>();
@@ -85,6 +88,7 @@ export class Dispatcher {
   /** A loop of this process is done with a task it held; `deleted`: the task node is gone (done). */
   letGo(task: string, deleted: boolean): void {
     this.book.release(task, deleted);
+    if (deleted) this.ownPriorities.delete(task);
   }
 
   /** See PlanTracker.onPlanStop. */
@@ -127,10 +131,11 @@ export class Dispatcher {
   async take(seeker: Seeker): Promise<Claim | undefined> {
     for (;;) {
       if (seeker.stop.aborted) return undefined;
-      if (this.candidates.size === 0) {
+      if (this.candidates.size === 0 || this.tracker.dirtyMayOutrank(this.bestPriority(seeker))) {
         await this.refresh();
         if (this.candidates.size > 1) this.wakeUp.wake(this.candidates.size - 1); // enough loops for what was found
       }
+      await this.loadOwnPriorities();
       const task = this.pick(seeker);
       if (task === undefined) return undefined;
       this.book.reserve(task); // from now on, before the claim's answer: a refresh must not offer it again
@@ -172,11 +177,12 @@ export class Dispatcher {
   }
 
   /** What this process remembers, for leak checks: plans, candidates, owner watches, timers, stops, held and done tasks. */
-  footprint(): { plans: number; candidates: number; watchedOwners: number; offeredLater: number; runningStops: number; held: number; done: number; parents: number } {
+  footprint(): { plans: number; candidates: number; ownPriorities: number; watchedOwners: number; offeredLater: number; runningStops: number; held: number; done: number; parents: number } {
     const { plans, runningStops, parents } = this.tracker.footprint();
     return {
       plans,
       candidates: this.candidates.size,
+      ownPriorities: this.ownPriorities.size,
       watchedOwners: this.watchedOwners.size,
       offeredLater: this.offeredLater.size,
       runningStops,
@@ -203,21 +209,54 @@ export class Dispatcher {
     }
   }
 
+  /** The highest priority first, at random among equals (src/worker/priority.ts). */
   private pick(seeker: Seeker): string | undefined {
+    const task = pickHighest(this.usableCandidates(seeker), (candidate) => this.priorityOf(candidate), this.random);
+    if (task !== undefined) this.candidates.delete(task);
+    return task;
+  }
+
+  /** The highest priority among the candidates a loop could take now; undefined when there is none. */
+  private bestPriority(seeker: Seeker): number | undefined {
+    let best: number | undefined;
+    for (const task of this.usableCandidates(seeker)) best = Math.max(best ?? Number.NEGATIVE_INFINITY, this.priorityOf(task));
+    return best;
+  }
+
+  private *usableCandidates(seeker: Seeker): Generator<string> {
     // Plans stopped by failFast are rare: look a candidate's plan up only when there is one.
     const stopped = this.tracker.stoppedPlans();
-    const usable: string[] = [];
     for (const task of this.candidates) {
       if (stopped.size > 0 && stopped.has(parentOf(task))) {
         this.candidates.delete(task); // a failFast plan that failed: nothing of it starts
         continue;
       }
-      if (!this.book.isHeld(task) && !seeker.skip?.(task)) usable.push(task);
+      if (!this.book.isHeld(task) && !seeker.skip?.(task)) yield task;
     }
-    if (usable.length === 0) return undefined;
-    const task = usable[Math.floor(this.random() * usable.length)] as string;
-    this.candidates.delete(task);
-    return task;
+  }
+
+  /** A task's effective priority: its own, else its plan's. */
+  private priorityOf(task: string): number {
+    return this.ownPriorities.get(task) ?? this.tracker.planPriority(parentOf(task));
+  }
+
+  /**
+   * Reads the own priority of the candidates of plans whose tasks may have one (their settings
+   * say so), once per task: plans without task priorities cost no read.
+   */
+  private async loadOwnPriorities(): Promise<void> {
+    if (this.ownPriorities.size > 0) {
+      // Kept only while the task may still be picked: a candidate, or held here (and then maybe given back).
+      for (const task of this.ownPriorities.keys()) if (!this.candidates.has(task) && !this.book.isHeld(task)) this.ownPriorities.delete(task);
+    }
+    const unknown = [...this.candidates].filter((task) => !this.ownPriorities.has(task) && this.tracker.hasTaskPriorities(parentOf(task)));
+    if (unknown.length === 0) return;
+    await Promise.all(
+      unknown.map(async (task) => {
+        const definition = await this.store.readDefinition(task).catch(() => undefined); // unreadable: the claim reports it
+        if (this.candidates.has(task)) this.ownPriorities.set(task, definition?.priority ?? null);
+      }),
+    );
   }
 
   /** Lists the indexes that changed (one listing at a time for the whole process). */
@@ -249,6 +288,7 @@ export class Dispatcher {
   private forgetPlan(plan: string): void {
     const prefix = `${plan}/`;
     for (const task of this.candidates) if (task.startsWith(prefix)) this.candidates.delete(task);
+    for (const task of this.ownPriorities.keys()) if (task.startsWith(prefix)) this.ownPriorities.delete(task);
     for (const [task, timer] of this.offeredLater) {
       if (!task.startsWith(prefix)) continue;
       clearTimeout(timer);

@@ -5,6 +5,7 @@ import type { TaskStore } from '../store/task-store.js';
 import { FAILED, READY, RUNNABLE_INDEX, childPath, isPlanName } from '../zk/layout.js';
 import type { WatchEvent } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
+import { mayOutrank } from './priority.js';
 
 /** Why the running tasks of a plan are stopped. */
 export type PlanStopReason = 'deleted' | 'failed';
@@ -19,6 +20,9 @@ interface TrackedPlan {
   indexed: boolean;
   failed: boolean;
   failFast: boolean;
+  /** The plan's priority, and whether some of its tasks have their own (its settings). */
+  priority: number;
+  taskPriorities: boolean;
   /** The index changed since it was last listed (or was never listed). */
   dirty: boolean;
   /** A full scan found nothing that can change without an event this process hears (no task, or only failed and waiting ones). */
@@ -45,6 +49,8 @@ export class PlanTracker {
   private readonly plans = new Map<string, TrackedPlan>();
   /** The plans stopped by failFast, kept as they change: the dispatcher asks at every pick. */
   private readonly stopped = new Set<string>();
+  /** The plans with a priority other than 0 or tasks with their own, kept as they change: usually none. */
+  private readonly prioritized = new Set<string>();
   private readonly following = new Map<string, Promise<void>>();
   /** Stops of running tasks, by plan: called when the plan is deleted, or fails while failFast. */
   private readonly runningStops = new Map<string, Set<(reason: PlanStopReason) => void>>();
@@ -64,6 +70,7 @@ export class PlanTracker {
       for (const plan of this.plans.keys()) this.store.forgetPlan(plan);
       this.plans.clear();
       this.stopped.clear();
+      this.prioritized.clear();
     });
   }
 
@@ -96,6 +103,29 @@ export class PlanTracker {
   isStopped(plan: string): boolean {
     const tracked = this.plans.get(plan);
     return tracked !== undefined && tracked.failed && tracked.failFast;
+  }
+
+  /** The plan's priority, as far as this process has heard (0 for a plan it does not follow). */
+  planPriority(plan: string): number {
+    return this.plans.get(plan)?.priority ?? 0;
+  }
+
+  /** True when some task of the plan has a priority of its own. */
+  hasTaskPriorities(plan: string): boolean {
+    return this.plans.get(plan)?.taskPriorities === true;
+  }
+
+  /**
+   * True when an index that changed and is not listed yet may hold a task above `best` (see
+   * mayOutrank). Looks only at prioritized plans unless `best` is below the default 0.
+   */
+  dirtyMayOutrank(best: number | undefined): boolean {
+    const plans = best === undefined || best < 0 ? this.plans.keys() : this.prioritized;
+    for (const plan of plans) {
+      const tracked = this.plans.get(plan);
+      if (tracked?.dirty && this.isIndexed(plan) && !this.isStopped(plan) && mayOutrank(tracked, best)) return true;
+    }
+    return false;
   }
 
   /** True when a full scan of the plan is of no use until something changes in it (see TrackedPlan.settled). */
@@ -179,7 +209,18 @@ export class PlanTracker {
 
   private async trackPlan(plan: string): Promise<void> {
     if (this.plans.has(plan)) return;
-    const tracked: TrackedPlan = { epoch: 0, loaded: false, ready: false, indexed: false, failed: false, failFast: false, dirty: true, settled: false };
+    const tracked: TrackedPlan = {
+      epoch: 0,
+      loaded: false,
+      ready: false,
+      indexed: false,
+      failed: false,
+      failFast: false,
+      priority: 0,
+      taskPriorities: false,
+      dirty: true,
+      settled: false,
+    };
     this.plans.set(plan, tracked);
     await this.loadPlan(plan, tracked);
   }
@@ -204,6 +245,7 @@ export class PlanTracker {
       if (current()) {
         this.plans.delete(plan); // looked at again by the next listing of its parent
         this.stopped.delete(plan);
+        this.prioritized.delete(plan);
       }
       throw error;
     }
@@ -219,15 +261,20 @@ export class PlanTracker {
     } catch {
       stored = undefined; // another tool's plan value: the defaults apply
     }
+    const settings = planSettingsFrom(stored);
     Object.assign(tracked, {
       loaded: true,
       ready: ready !== undefined,
       indexed: index !== undefined,
       failed: failed !== undefined,
-      failFast: planSettingsFrom(stored).failurePolicy === 'failFast',
+      failFast: settings.failurePolicy === 'failFast',
+      priority: settings.priority,
+      taskPriorities: settings.taskPriorities,
       dirty: true,
       settled: false,
     });
+    if (settings.priority !== 0 || settings.taskPriorities) this.prioritized.add(plan);
+    else this.prioritized.delete(plan);
     if (this.isStopped(plan)) {
       this.stopped.add(plan);
       this.stopRunning(plan, 'failed');
@@ -251,6 +298,7 @@ export class PlanTracker {
   private dropPlan(plan: string): void {
     this.plans.delete(plan);
     this.stopped.delete(plan);
+    this.prioritized.delete(plan);
     this.store.forgetPlan(plan);
     this.hooks.dropped(plan);
     this.stopRunning(plan, 'deleted');

@@ -136,12 +136,17 @@ export class SimWriter {
         initialDelayMs: spec.initialDelayMs,
         maxDelayMs: spec.maxDelayMs,
         multiplier: 2,
+        // Priorities from the spec, drawing nothing from the seed's streams: a plan's from its start time, some tasks' their own.
+        priority: (spec.startAtMs % 3) - 1,
       });
       plan.path = path;
       observer.note(`${this.name} created ${path}`);
       if (spec.withoutIndex) await this.client.delete(`${path}/runnable`);
       if (spec.readyFirst) await this.zkPlan.markAsReady(path);
-      const options = (params: SimTaskParams): { keepResult: boolean } => ({ keepResult: spec.readyFirst || params.label % 4 === 0 });
+      const options = (params: SimTaskParams): { keepResult: boolean; priority?: number } => ({
+        keepResult: spec.readyFirst || params.label % 4 === 0,
+        ...(params.label % 5 === 1 ? { priority: params.label % 3 } : {}),
+      });
       if (spec.batch) {
         await this.zkPlan.addTasks(
           path,

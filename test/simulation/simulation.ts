@@ -460,6 +460,7 @@ class Simulation {
       const left = {
         plans: footprint.plans,
         candidates: footprint.candidates,
+        ownPriorities: footprint.ownPriorities,
         watchedOwners: footprint.watchedOwners,
         offeredLater: footprint.offeredLater,
         runningStops: footprint.runningStops,
