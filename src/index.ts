@@ -35,6 +35,8 @@
 export { ZkPlan, type ZkPlanState, type ZkPlanFootprint } from './plan/zk-plan.js';
 export type { AddTaskOptions, TaskToAdd } from './plan/plan-writer.js';
 export type { PlanStatus, PlanState } from './plan/plan-status.js';
+export type { CancelOptions, PauseOptions, PauseOutcome } from './control/plan-control.js';
+export type { PlanControlRecord, PlanControlState } from './control/control-record.js';
 export type { PlanView, PlanSummary, TaskView, TaskViewState, TaskHistoryRecord } from './plan/plan-view.js';
 export type { TaskFailure, AttemptRecord } from './store/failure-policy.js';
 export { DEFAULT_RETRY_POLICY, type PlanOptions, type RetryPolicy, type FailurePolicy } from './config/plan-options.js';
@@ -70,6 +72,8 @@ export {
   ResultNotFoundError,
   PlanFailedError,
   PlanAbortedError,
+  PlanCancelledError,
+  PlanPausedError,
   type FailedTaskReport,
 } from './errors/plan-errors.js';
 export {

@@ -57,6 +57,36 @@ export class PlanDeletedError extends ZkPlanError {
 }
 named(PlanDeletedError, 'PlanDeletedError');
 
+/**
+ * A plan was cancelled (`cancelPlan`): `waitForCompletion` rejects with it, and a running task of
+ * the plan has its signal aborted with it. Terminal: the plan never runs again.
+ */
+export class PlanCancelledError extends ZkPlanError {
+  readonly code = 'PLAN_CANCELLED';
+  constructor(
+    readonly plan: string,
+    readonly reason: string | undefined,
+    task?: string,
+  ) {
+    super(
+      task === undefined
+        ? `Plan ${plan} was cancelled${reason ? `: ${reason}` : ''}; it does not run again (create a new plan to run its work)`
+        : `Task ${task} was aborted: its plan ${plan} was cancelled${reason ? `: ${reason}` : ''}`,
+      { path: task ?? plan },
+    );
+  }
+}
+named(PlanCancelledError, 'PlanCancelledError');
+
+/** The signal reason of a running task whose plan was paused with `{ abortRunning: true }`: given back uncharged, it runs again after resumePlan. */
+export class PlanPausedError extends ZkPlanError {
+  readonly code = 'PLAN_PAUSED';
+  constructor(plan: string, task: string) {
+    super(`Task ${task} was aborted: its plan ${plan} was paused (it runs again, uncharged, after resumePlan)`, { path: task });
+  }
+}
+named(PlanPausedError, 'PlanPausedError');
+
 /** A task of a plan's status report that failed for good, with the failure recorded in ZooKeeper. */
 export interface FailedTaskReport {
   readonly task: string;

@@ -7,7 +7,7 @@ import type { FailurePolicy } from '../config/plan-options.js';
 import type { TaskState } from '../store/task-state.js';
 
 /** Where a plan stands as a whole. */
-export type PlanState = 'building' | 'running' | 'completed' | 'failed';
+export type PlanState = 'building' | 'running' | 'paused' | 'cancelled' | 'completed' | 'failed';
 
 /** Where one task stands, as shown by `zk-plan show` and the web view. */
 export type TaskViewState = 'building' | 'waiting' | 'runnable' | 'retrying' | 'running' | 'finishing' | 'done' | 'failed' | 'blocked';
@@ -91,9 +91,11 @@ export function liveTasks(counts: PlanCounts): number {
  * for good and either the policy is failFast or nothing that can still run is left; building
  * until it is marked ready; else running.
  */
-export function planStateOf(counts: PlanCounts, ready: boolean, failurePolicy: FailurePolicy): PlanState {
+export function planStateOf(counts: PlanCounts, ready: boolean, failurePolicy: FailurePolicy, control?: 'paused' | 'cancelled'): PlanState {
+  if (control === 'cancelled') return 'cancelled'; // final, and its tasks are deleted: never "completed"
   if (counts.remaining === 0) return 'completed';
   if (counts.failed > 0 && (failurePolicy === 'failFast' || liveTasks(counts) === 0)) return 'failed';
+  if (control === 'paused') return 'paused';
   return ready ? 'running' : 'building';
 }
 

@@ -1,10 +1,12 @@
-import { PlanFailedError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
+import { PlanCancelledError, PlanFailedError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
+import { parseControlRecord } from '../control/control-record.js';
 import { WaitTimeoutError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { decodeValue } from '../serialization/codec.js';
 import {
   ATTEMPTS,
   DEP_PREFIX,
+  CONTROL,
   FAILED,
   PROV_PREFIX,
   READY,
@@ -36,6 +38,8 @@ const RETRY_PAUSE_MS = 200;
 interface PlanListing {
   readonly remaining: number;
   readonly failed: boolean;
+  /** The plan has a `control` node: paused or cancelled. */
+  readonly controlled: boolean;
 }
 
 /** The ZooKeeper reads that tell how far a plan is, and its kept results. */
@@ -69,6 +73,15 @@ export class PlanReader {
         async (onChange) => {
           const listing = await this.listPlan(plan, onChange);
           remaining = listing.remaining;
+          if (listing.controlled) {
+            // Paused or cancelled: a data watch too, since a pause turns into a cancel by a write to the node.
+            const control = await this.zk.getData(childPath(plan, CONTROL), onChange).catch((error: unknown) => {
+              if (isZkError(error, 'NO_NODE')) return undefined; // resumed meanwhile: the child watch tells
+              throw error;
+            });
+            const record = control && parseControlRecord(childPath(plan, CONTROL), control.data);
+            if (record?.state === 'cancelled') throw new PlanCancelledError(plan, record.reason);
+          }
           if (remaining === 0) return { done: true, value: true };
           if (listing.failed) {
             // Each further failure rewrites the marker: its data watch wakes us when the last live task fails.
@@ -105,12 +118,15 @@ export class PlanReader {
     // A dep nobody feeds may only look so because its producer finished while we were reading: check it again.
     const unfed = unfedDeps(snapshots);
     const stillThere = await Promise.all(unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)));
+    const controlPath = childPath(plan, CONTROL);
+    const control = planChildren.includes(CONTROL) ? await this.zk.tryGetData(controlPath) : undefined;
     return summarizePlan({
       plan,
       ready: planChildren.includes(READY),
       failurePolicy: settings.failurePolicy,
       tasks: snapshots,
       orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
+      ...(control !== undefined ? { control: parseControlRecord(controlPath, control.data) } : {}),
     });
   }
 
@@ -127,7 +143,7 @@ export class PlanReader {
     assertValidPath('plan', plan);
     try {
       const listing = await this.zk.getChildren(plan, watcher);
-      return { remaining: sortBySerial(listing.children, TASK_PREFIX).length, failed: listing.children.includes(FAILED) };
+      return { remaining: sortBySerial(listing.children, TASK_PREFIX).length, failed: listing.children.includes(FAILED), controlled: listing.children.includes(CONTROL) };
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(plan);
       throw error;

@@ -1,4 +1,5 @@
 import type { FailurePolicy } from '../config/plan-options.js';
+import type { PlanControlRecord } from '../control/control-record.js';
 import type { AttemptRecord, TaskFailure } from '../store/failure-policy.js';
 import type { TaskState } from '../store/task-state.js';
 import { countPlanTasks, countedState, planStateOf, type PlanCounts, type PlanState } from './plan-progress.js';
@@ -24,6 +25,8 @@ export interface PlanSnapshot {
   readonly tasks: readonly TaskSnapshot[];
   /** Deps with no producer in the snapshot that were checked again and still exist. */
   readonly orphanDeps: ReadonlySet<string>;
+  /** The plan's control record, while it is paused or cancelled. */
+  readonly control?: PlanControlRecord;
 }
 
 /** What `planStatus` reports. */
@@ -39,6 +42,8 @@ export interface PlanStatus {
   readonly blocked: readonly { readonly task: string; readonly reason: string }[];
   /** Tasks that failed before and will be tried again. */
   readonly retrying: readonly { readonly task: string; readonly failures: number; readonly nextTryAt: Date; readonly lastError: string }[];
+  /** Who paused or cancelled the plan, when and why (`pausePlan`, `cancelPlan`); absent while it runs. */
+  readonly control?: PlanControlRecord;
 }
 
 /** Dep paths whose producer is missing: a dep nobody feeds. Pure: the caller re-checks that they still exist. */
@@ -72,7 +77,7 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
   // debris a worker deletes on sight: it never runs, so it neither counts nor keeps the plan open.
   const tasks = snapshot.tasks.filter((task) => task.state !== 'abandoned');
   const counts = countPlanTasks(tasks.map((task) => ({ task: task.task, state: countedState(task.state, blockedReason.has(task.task)) })));
-  const state = planStateOf(counts, snapshot.ready, snapshot.failurePolicy);
+  const state = planStateOf(counts, snapshot.ready, snapshot.failurePolicy, snapshot.control?.state);
   return {
     plan: snapshot.plan,
     state,
@@ -85,6 +90,7 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
         ? [{ task: task.task, failures: task.attempts.failures, nextTryAt: task.attempts.notBefore, lastError: task.attempts.lastFailure.message }]
         : [],
     ),
+    ...(snapshot.control !== undefined ? { control: snapshot.control } : {}),
   };
 }
 

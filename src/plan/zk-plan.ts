@@ -25,6 +25,8 @@ import { assertValidPath } from '../zk/layout.js';
 import { ZkClient } from '../zk/zk-client.js';
 import type { Zk } from '../zk/zk.js';
 import { PlanReader } from './plan-reader.js';
+import { PlanControl, type CancelOptions, type PauseOptions, type PauseOutcome } from '../control/plan-control.js';
+import { PlanCancelledError } from '../errors/plan-errors.js';
 import { PlanWriter, type AddTaskOptions, type TaskToAdd } from './plan-writer.js';
 import type { PlanStatus } from './plan-status.js';
 import { PlanDescriber } from './plan-describer.js';
@@ -64,6 +66,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly writer: PlanWriter;
   private readonly reader: PlanReader;
   private readonly describer: PlanDescriber;
+  private readonly control: PlanControl;
   private readonly wakeUp = new WakeUp();
   private readonly dispatcher: Dispatcher;
   private readonly pools = new Set<WorkerPool>();
@@ -79,6 +82,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.writer = new PlanWriter(zk, this.store, functions);
     this.reader = new PlanReader(zk, this.store);
     this.describer = new PlanDescriber(zk, this.store, this.reader);
+    this.control = new PlanControl(zk, this.store);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
@@ -155,9 +159,39 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return this.describer.deletePlan(plan);
   }
 
+  /**
+   * Pauses the plan: no task of it starts anywhere until resumePlan; running tasks finish (or, with
+   * `abortRunning`, have their signal aborted and are given back uncharged). Resolves once the
+   * pause is in ZooKeeper, with the tasks held by workers at that moment (the only ones that may
+   * still start). Safe to repeat; a paused plan is neither completed nor failed.
+   */
+  pausePlan(plan: string, options: PauseOptions = {}): Promise<PauseOutcome> {
+    this.assertOpen();
+    return this.control.pause(plan, options);
+  }
+
+  /** Lets a paused plan run again (a plan that is not paused is left alone); PlanCancelledError for a cancelled one. */
+  async resumePlan(plan: string): Promise<void> {
+    this.assertOpen();
+    await this.control.resume(plan);
+    this.wakeUp.wake();
+  }
+
+  /**
+   * Cancels the plan for good: nothing of it starts any more, running tasks have their signal
+   * aborted, its tasks are deleted; the plan stays, `cancelled` with the reason, until deletePlan
+   * or retention removes it. waitForCompletion rejects with PlanCancelledError (PLAN_CANCELLED).
+   */
+  cancelPlan(plan: string, options: CancelOptions = {}): Promise<void> {
+    this.assertOpen();
+    return this.control.cancel(plan, options);
+  }
+
   /** Lets the plan's failed tasks (and so their dependents) run again, attempts reset; returns the tasks reset. */
   async retryFailed(plan: string): Promise<string[]> {
     this.assertOpen();
+    const control = await this.control.read(plan);
+    if (control?.state === 'cancelled') throw new PlanCancelledError(plan, control.reason);
     const reset = await this.writer.retryFailed(plan);
     this.wakeUp.wake();
     return reset;

@@ -6,6 +6,7 @@ import type { AttemptRecord } from './failure-policy.js';
 import {
   ARG_PREFIX,
   ATTEMPTS,
+  CONTROL,
   DEP_PREFIX,
   FAILED,
   OWNER,
@@ -135,6 +136,11 @@ export class TaskReader {
       ready: listing.children.includes(READY),
       failed: listing.children.includes(FAILED),
     };
+  }
+
+  /** True while the plan has a `control` node: paused or cancelled, so no task of it may start. */
+  async isPlanHalted(plan: string): Promise<boolean> {
+    return (await this.zk.exists(childPath(plan, CONTROL))) !== undefined;
   }
 
   /** The data version of the plan's `failed` marker; undefined when there is none. */

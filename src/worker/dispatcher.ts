@@ -91,6 +91,11 @@ export class Dispatcher {
     if (deleted) this.ownPriorities.delete(task);
   }
 
+  /** A claim found the plan paused or cancelled: read its state again (this process may have missed the watch). */
+  recheckPlan(plan: string): void {
+    this.tracker.reload(plan);
+  }
+
   /** See PlanTracker.onPlanStop. */
   onPlanStop(plan: string, stop: (reason: PlanStopReason) => void): () => void {
     return this.tracker.onPlanStop(plan, stop);

@@ -1,4 +1,4 @@
-import { ATTEMPTS } from '../zk/layout.js';
+import { ATTEMPTS, CONTROL } from '../zk/layout.js';
 import { isClaimable, classifyTask, type TaskState } from '../store/task-state.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
 import type { ClaimBook } from './claim-book.js';
@@ -40,6 +40,10 @@ const STILL: ReadonlySet<TaskState> = new Set<TaskState>(['failed', 'waiting']);
 export async function getTask(store: TaskStore, plan: string, seeker: Seeker, context: ScanContext = {}): Promise<Claim | undefined> {
   const listing = await store.listPlan(plan);
   if (listing === undefined) return undefined;
+  if (listing.children.includes(CONTROL)) {
+    context.onSettled?.(plan); // paused or cancelled: nothing starts until a resume (which touches the plan)
+    return undefined;
+  }
   // Read before the tasks: a failure written while we look rewrites the marker, so we never remove a fresh one.
   const markerVersion = listing.failed ? await store.planFailedMarkerVersion(plan) : undefined;
   if (markerVersion !== undefined && (await store.readPlanSettings(plan)).failurePolicy === 'failFast') {

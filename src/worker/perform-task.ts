@@ -25,7 +25,9 @@ export type PerformOutcome =
   /** It had failed for good already (this worker's claim came from a stale look): not run again. */
   | 'failed-already'
   /** Its plan is failFast and has failed: nothing of it starts any more. */
-  | 'plan-failed';
+  | 'plan-failed'
+  /** Its plan is paused or cancelled (read after the claim): given back, uncharged. */
+  | 'plan-halted';
 
 export interface PerformContext {
   readonly store: TaskStore;
@@ -80,8 +82,15 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
   }
   if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
-  const [args, links, settings] = await Promise.all([store.readArgs(claim.task, children), store.readLinks(claim.task, children), store.readPlanSettings(claim.plan)]);
+  const [args, links, settings, halted] = await Promise.all([
+    store.readArgs(claim.task, children),
+    store.readLinks(claim.task, children),
+    store.readPlanSettings(claim.plan),
+    store.isPlanHalted(claim.plan),
+  ]);
   if (args === undefined) return 'gone';
+  // Read after the claim (the session's order): a pause or cancel in place before the claim is seen, whatever the watch said.
+  if (halted) return 'plan-halted';
   // Read after the claim: a plan that failed before it is seen, whatever the process's watch said.
   if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan))) return 'plan-failed';
   const startedAt = new Date();

@@ -2,13 +2,14 @@ import { isZkError } from '../errors/zk-error.js';
 import { planSettingsFrom } from '../config/plan-options.js';
 import { decodeValue } from '../serialization/codec.js';
 import type { TaskStore } from '../store/task-store.js';
-import { FAILED, READY, RUNNABLE_INDEX, childPath, isPlanName } from '../zk/layout.js';
+import { CONTROL, FAILED, READY, RUNNABLE_INDEX, childPath, isPlanName } from '../zk/layout.js';
+import { parseControlRecord, type PlanControlRecord } from '../control/control-record.js';
 import type { WatchEvent } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import { mayOutrank } from './priority.js';
 
 /** Why the running tasks of a plan are stopped. */
-export type PlanStopReason = 'deleted' | 'failed';
+export type PlanStopReason = 'deleted' | 'failed' | 'paused' | 'cancelled';
 
 /** What this process knows of one plan under a followed parent, kept current by a data watch on the plan node. */
 interface TrackedPlan {
@@ -20,6 +21,8 @@ interface TrackedPlan {
   indexed: boolean;
   failed: boolean;
   failFast: boolean;
+  /** Present while the plan is paused or cancelled: nothing of it starts. */
+  control: PlanControlRecord | undefined;
   /** The plan's priority, and whether some of its tasks have their own (its settings). */
   priority: number;
   taskPriorities: boolean;
@@ -47,7 +50,7 @@ export interface PlanTrackerHooks {
  */
 export class PlanTracker {
   private readonly plans = new Map<string, TrackedPlan>();
-  /** The plans stopped by failFast, kept as they change: the dispatcher asks at every pick. */
+  /** The plans stopped (failFast, paused, cancelled), kept as they change: the dispatcher asks at every pick. */
   private readonly stopped = new Set<string>();
   /** The plans with a priority other than 0 or tasks with their own, kept as they change: usually none. */
   private readonly prioritized = new Set<string>();
@@ -99,10 +102,24 @@ export class PlanTracker {
     return tracked !== undefined && tracked.ready && tracked.indexed;
   }
 
-  /** True when no task of the plan may start: it failed and its policy is failFast (as far as this process has heard). */
+  /** True when no task of the plan may start: paused, cancelled, or failed with the failFast policy (as far as this process has heard). */
   isStopped(plan: string): boolean {
+    return this.stopReason(plan) !== undefined;
+  }
+
+  /** Why no task of the plan may start, if that is so; with `running`, only when its running tasks are to be aborted too. */
+  private stopReason(plan: string, running = false): PlanStopReason | undefined {
     const tracked = this.plans.get(plan);
-    return tracked !== undefined && tracked.failed && tracked.failFast;
+    if (tracked === undefined) return undefined;
+    if (tracked.control?.state === 'cancelled') return 'cancelled';
+    if (tracked.control?.state === 'paused' && (!running || tracked.control.abortRunning)) return 'paused';
+    return tracked.failed && tracked.failFast ? 'failed' : undefined;
+  }
+
+  /** Reads the plan's state again (a claim found it paused or cancelled before this process heard). */
+  reload(plan: string): void {
+    const tracked = this.plans.get(plan);
+    if (tracked?.loaded) void this.loadPlan(plan, tracked).catch(() => undefined);
   }
 
   /** The plan's priority, as far as this process has heard (0 for a plan it does not follow). */
@@ -160,7 +177,7 @@ export class PlanTracker {
     if (tracked) tracked.indexed = false;
   }
 
-  /** The plans stopped by failFast (usually none). */
+  /** The plans stopped: failed with failFast, paused or cancelled (usually none). */
   stoppedPlans(): ReadonlySet<string> {
     return this.stopped;
   }
@@ -176,7 +193,8 @@ export class PlanTracker {
       this.runningStops.set(plan, stops);
     }
     stops.add(stop);
-    if (this.isStopped(plan)) stop('failed');
+    const reason = this.stopReason(plan, true);
+    if (reason !== undefined) stop(reason);
     return () => {
       stops.delete(stop);
       if (stops.size === 0 && this.runningStops.get(plan) === stops) this.runningStops.delete(plan);
@@ -216,6 +234,7 @@ export class PlanTracker {
       indexed: false,
       failed: false,
       failFast: false,
+      control: undefined,
       priority: 0,
       taskPriorities: false,
       dirty: true,
@@ -230,7 +249,7 @@ export class PlanTracker {
     const epoch = ++tracked.epoch;
     const sessionEpoch = this.sessionEpoch;
     const current = (): boolean => this.plans.get(plan) === tracked && tracked.epoch === epoch && sessionEpoch === this.sessionEpoch;
-    let answers: [{ data: Buffer | null } | undefined, unknown, unknown, unknown];
+    let answers: [{ data: Buffer | null } | undefined, unknown, unknown, unknown, { data: Buffer | null } | undefined];
     try {
       answers = await Promise.all([
         this.zk.getData(plan, (event) => this.onPlanEvent(plan, tracked, epoch, sessionEpoch, event)).catch((error: unknown) => {
@@ -240,6 +259,7 @@ export class PlanTracker {
         this.zk.exists(childPath(plan, READY)),
         this.zk.exists(childPath(plan, FAILED)),
         this.zk.exists(childPath(plan, RUNNABLE_INDEX)),
+        this.zk.tryGetData(childPath(plan, CONTROL)),
       ]);
     } catch (error) {
       if (current()) {
@@ -250,7 +270,7 @@ export class PlanTracker {
       throw error;
     }
     if (!current()) return;
-    const [node, ready, failed, index] = answers;
+    const [node, ready, failed, index, control] = answers;
     if (node === undefined) {
       this.dropPlan(plan);
       return;
@@ -268,6 +288,7 @@ export class PlanTracker {
       indexed: index !== undefined,
       failed: failed !== undefined,
       failFast: settings.failurePolicy === 'failFast',
+      control: control === undefined ? undefined : parseControlRecord(childPath(plan, CONTROL), control.data),
       priority: settings.priority,
       taskPriorities: settings.taskPriorities,
       dirty: true,
@@ -275,12 +296,10 @@ export class PlanTracker {
     });
     if (settings.priority !== 0 || settings.taskPriorities) this.prioritized.add(plan);
     else this.prioritized.delete(plan);
-    if (this.isStopped(plan)) {
-      this.stopped.add(plan);
-      this.stopRunning(plan, 'failed');
-    } else {
-      this.stopped.delete(plan);
-    }
+    if (this.isStopped(plan)) this.stopped.add(plan);
+    else this.stopped.delete(plan);
+    const stopRunning = this.stopReason(plan, true);
+    if (stopRunning !== undefined) this.stopRunning(plan, stopRunning);
     this.hooks.changed();
   }
 

@@ -2,7 +2,8 @@ import type { ResolvedRetention } from '../config/options.js';
 import { isZkError } from '../errors/zk-error.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
-import { FAILED, READY, RETENTION_LOCK, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
+import { CONTROL, FAILED, READY, RETENTION_LOCK, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
+import { parseControlRecord } from '../control/control-record.js';
 import type { Zk } from '../zk/zk.js';
 
 /** A plan that has finished: no task left (completed), or failed with nothing left that can run. */
@@ -110,6 +111,11 @@ export class RetentionSweeper {
     if (listing === undefined) return undefined;
     const createdAt = listing.stat.ctime instanceof Date ? listing.stat.ctime.getTime() : Number(listing.stat.ctime);
     const tasks = listing.children.filter((name) => hasSequentialName(name, TASK_PREFIX));
+    if (listing.children.includes(CONTROL)) {
+      // Cancelled is final (whatever a cancel cut short left of its tasks); paused is not finished.
+      const control = await this.zk.tryGetData(childPath(plan, CONTROL));
+      return control !== undefined && parseControlRecord(childPath(plan, CONTROL), control.data).state === 'cancelled' ? { plan, createdAt } : undefined;
+    }
     if (!listing.children.includes(READY)) return undefined; // still being built
     if (tasks.length === 0) return { plan, createdAt };
     if (!listing.children.includes(FAILED)) return undefined;

@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { once } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
 import { OwnershipLostError } from '../errors/task-errors.js';
-import { PlanAbortedError, PlanDeletedError } from '../errors/plan-errors.js';
+import { PlanAbortedError, PlanCancelledError, PlanDeletedError, PlanPausedError } from '../errors/plan-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { onAbort } from '../util/signals.js';
 import { judgeFailure } from '../store/failure-policy.js';
@@ -10,7 +10,7 @@ import { recordChargedFailure, type FailureOutcome } from './record-failure.js';
 import type { ZkSession } from '../zk/zk-client.js';
 import type { Zk } from '../zk/zk.js';
 import { calcSleepTime } from './backoff.js';
-import type { Dispatcher } from './dispatcher.js';
+import type { Dispatcher, PlanStopReason } from './dispatcher.js';
 import { getTaskFromAnyPlan, type Seeker } from './find-task.js';
 import { FailureCooldown } from './failure-cooldown.js';
 import { performTask, type PerformContext } from './perform-task.js';
@@ -106,7 +106,7 @@ async function runClaim(runtime: WorkerLoopRuntime, claim: Claim, taskController
   if (!zk.isCurrent(claim.session)) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
   const detachPlanStop = dispatcher.onPlanStop(claim.plan, (reason) => {
     if (reason === 'deleted') planGone = true;
-    taskController.abort(reason === 'deleted' ? new PlanDeletedError(claim.plan, claim.task) : new PlanAbortedError(claim.plan, claim.task));
+    taskController.abort(planStopError(reason, claim));
   });
   try {
     dispatcher.hold(claim.task);
@@ -114,8 +114,9 @@ async function runClaim(runtime: WorkerLoopRuntime, claim: Claim, taskController
     emitSafely(events, 'task:claimed', { task: claim.task, plan: claim.plan, workerId });
     const outcome = await performTask(claim, runtime);
     deleted = outcome === 'completed' || outcome === 'finished-previous' || outcome === 'gone';
-    if (outcome === 'not-runnable' || outcome === 'failed' || outcome === 'failed-already' || outcome === 'plan-failed') {
+    if (outcome === 'not-runnable' || outcome === 'failed' || outcome === 'failed-already' || outcome === 'plan-failed' || outcome === 'plan-halted') {
       await releaseOrRetry(runtime, claim, workerId);
+      if (outcome === 'plan-halted') dispatcher.recheckPlan(claim.plan); // nothing of it is offered again until it resumes
       return outcome === 'not-runnable';
     }
     if (outcome !== 'gone') {
@@ -177,6 +178,20 @@ async function handleFailure(runtime: WorkerLoopRuntime, claim: Claim, taskContr
   cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
   if (outcome !== undefined) dispatcher.offerLater(claim.task, outcome.notBefore.getTime(), true);
   else if (!charged) dispatcher.offerLater(claim.task, cooldown.until(claim.task), false);
+}
+
+/** The reason a running task's signal is aborted with when its plan stops. */
+function planStopError(reason: PlanStopReason, claim: Claim): Error {
+  switch (reason) {
+    case 'deleted':
+      return new PlanDeletedError(claim.plan, claim.task);
+    case 'failed':
+      return new PlanAbortedError(claim.plan, claim.task);
+    case 'paused':
+      return new PlanPausedError(claim.plan, claim.task);
+    case 'cancelled':
+      return new PlanCancelledError(claim.plan, undefined, claim.task);
+  }
 }
 
 async function taskExists(runtime: WorkerLoopRuntime, task: string): Promise<boolean> {

@@ -1,0 +1,125 @@
+/**
+ * Pause, resume and cancel: the plan's `control` node, written by version so that concurrent
+ * calls (a pause racing a cancel) end in one state, then a touch of the plan node so that every
+ * worker process hears it through the data watch it keeps on the plan. Workers also read the
+ * control node after each claim, before a task starts: a worker that missed the watch (its
+ * session was reconnecting) still starts nothing of a paused or cancelled plan.
+ *
+ * Every call is safe to repeat, and a call cut short anywhere (a crash, a lost reply) is
+ * finished by calling it again: the record is written first, the touch and the clean-up follow.
+ */
+import { PlanCancelledError, PlanNotFoundError } from '../errors/plan-errors.js';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { isZkError } from '../errors/zk-error.js';
+import type { TaskStore } from '../store/task-store.js';
+import { assertKnownKeys } from '../config/options.js';
+import { CONTROL, OWNER, READY, RUNNABLE_INDEX, TASK_PREFIX, assertValidPath, childPath, sortBySerial } from '../zk/layout.js';
+import type { Zk } from '../zk/zk.js';
+import { decideControl, encodeControlRecord, parseControlRecord, type ControlRequest, type PlanControlRecord } from './control-record.js';
+
+/** Options of `pausePlan`. */
+export interface PauseOptions {
+  /** Abort the running tasks' signals too; they are given back uncharged and run again after resumePlan. @defaultValue false */
+  readonly abortRunning?: boolean;
+}
+
+/** Options of `cancelPlan`. */
+export interface CancelOptions {
+  /** Why, kept with the plan and reported by waitForCompletion's PlanCancelledError and planStatus. @defaultValue none */
+  readonly reason?: string;
+}
+
+/** What `pausePlan` reports once the pause is in ZooKeeper. */
+export interface PauseOutcome {
+  readonly plan: string;
+  /**
+   * Tasks held by a worker when the pause was in place: each may still be starting (its worker
+   * read the control node before the pause landed) or running. No other task of the plan starts
+   * until resumePlan.
+   */
+  readonly running: readonly string[];
+}
+
+const PAUSE_KEYS: Record<keyof PauseOptions, true> = { abortRunning: true };
+const CANCEL_KEYS: Record<keyof CancelOptions, true> = { reason: true };
+
+export class PlanControl {
+  constructor(
+    private readonly zk: Zk,
+    private readonly store: TaskStore,
+  ) {}
+
+  /** The plan's control record; undefined while it runs (or when the plan does not exist). */
+  async read(plan: string): Promise<PlanControlRecord | undefined> {
+    const path = childPath(plan, CONTROL);
+    const node = await this.zk.tryGetData(path);
+    return node === undefined ? undefined : parseControlRecord(path, node.data);
+  }
+
+  async pause(plan: string, options: PauseOptions = {}): Promise<PauseOutcome> {
+    assertValidPath('plan', plan);
+    assertOptionsObject(options);
+    assertKnownKeys('pausePlan', options, PAUSE_KEYS);
+    if (options.abortRunning !== undefined && typeof options.abortRunning !== 'boolean') throw new InvalidArgumentError('abortRunning', 'expected a boolean');
+    await this.apply(plan, { kind: 'pause', abortRunning: options.abortRunning === true, at: new Date() });
+    return { plan, running: await this.heldTasks(plan) };
+  }
+
+  async resume(plan: string): Promise<void> {
+    assertValidPath('plan', plan);
+    await this.apply(plan, { kind: 'resume' });
+  }
+
+  /**
+   * Cancels for good: the record first (from then on nothing of the plan starts, and running tasks
+   * are aborted), then the tasks are deleted so that no worker spends time on them; the plan node
+   * stays, with its control record, kept results and history, until deletePlan or retention.
+   */
+  async cancel(plan: string, options: CancelOptions = {}): Promise<void> {
+    assertValidPath('plan', plan);
+    assertOptionsObject(options);
+    assertKnownKeys('cancelPlan', options, CANCEL_KEYS);
+    if (options.reason !== undefined && typeof options.reason !== 'string') throw new InvalidArgumentError('reason', 'expected a string');
+    await this.apply(plan, { kind: 'cancel', reason: options.reason, at: new Date() });
+    const tasks = (await this.store.listTasks(plan)) ?? [];
+    // `ready` first, as deletePlan does: once owner nodes go with the delete, nothing may take a task again.
+    await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));
+    await Promise.all(tasks.map((task) => this.zk.deleteRecursive(task)));
+    const index = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX));
+    await Promise.all((index?.children ?? []).map((name) => this.zk.deleteIfPresent(childPath(childPath(plan, RUNNABLE_INDEX), name))));
+  }
+
+  /** Writes the transition the request makes (re-reading after a concurrent change), then touches the plan. */
+  private async apply(plan: string, request: ControlRequest): Promise<void> {
+    const path = childPath(plan, CONTROL);
+    for (;;) {
+      const node = await this.zk.tryGetData(path);
+      const decision = decideControl(node === undefined ? undefined : parseControlRecord(path, node.data), request);
+      try {
+        if (decision.kind === 'cancelled') throw new PlanCancelledError(plan, decision.reason);
+        if (decision.kind === 'write' && node === undefined) await this.zk.create(path, encodeControlRecord(decision.record, path));
+        else if (decision.kind === 'write' && node !== undefined) await this.zk.setData(path, encodeControlRecord(decision.record, path), node.stat.version);
+        else if (decision.kind === 'delete' && node !== undefined) await this.zk.delete(path, node.stat.version);
+        break;
+      } catch (error) {
+        if (isZkError(error, 'NO_NODE') && node === undefined) throw new PlanNotFoundError(plan);
+        // Changed meanwhile (or a resent write that had landed): read it again and decide again.
+        if (!isZkError(error, 'NODE_EXISTS', 'BAD_VERSION', 'NO_NODE')) throw error;
+      }
+    }
+    if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);
+    await this.store.touchPlan(plan);
+  }
+
+  /** Tasks with an owner now: those in the runnable index (every task that can run is there), or all tasks of a plan without one. */
+  private async heldTasks(plan: string): Promise<string[]> {
+    const index = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX));
+    const tasks = index === undefined ? ((await this.store.listTasks(plan)) ?? []) : sortBySerial(index.children, TASK_PREFIX).map((name) => childPath(plan, name));
+    const owned = await Promise.all(tasks.map(async (task) => ((await this.zk.exists(childPath(task, OWNER))) === undefined ? undefined : task)));
+    return owned.filter((task): task is string => task !== undefined);
+  }
+}
+
+function assertOptionsObject(options: unknown): asserts options is object {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
+}

@@ -1,0 +1,157 @@
+/**
+ * Pause, resume and cancel over the in-memory ZooKeeper, with real worker pools in two processes:
+ * what starts after a pause, what a cancel leaves, and a worker that never heard of a pause.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { PlanCancelledError, PlanPausedError } from '../src/errors/plan-errors.js';
+import { WaitTimeoutError } from '../src/errors/usage-errors.js';
+import { FunctionRegistry } from '../src/exec/function-registry.js';
+import type { TaskContext } from '../src/exec/task-context.js';
+import { call } from '../src/exec/task-spec.js';
+import { encodeControlRecord } from '../src/control/control-record.js';
+import { MemoryZooKeeper } from '../src/testing/index.js';
+import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from './support/memory-plan.js';
+import { expectRejects } from './support/expect-error.js';
+
+const PARENT = '/plans';
+
+interface Start {
+  readonly label: string;
+  readonly at: number;
+}
+
+/** `work(label, ms)`: waits ms (cut short by its signal) and returns label; every start and abort is recorded. */
+function workRegistry(starts: Start[], aborts: { label: string; reason: unknown }[]): FunctionRegistry {
+  return new FunctionRegistry().register('work', async (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => {
+    const label = String(ctx.params[0]);
+    starts.push({ label, at: performance.now() });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, Number(ctx.params[1]));
+      ctx.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          aborts.push({ label, reason: ctx.signal.reason });
+          reject(ctx.signal.reason as Error);
+        },
+        { once: true },
+      );
+    });
+    return [label, ...inputs].join('+');
+  });
+}
+
+describe('pausePlan, resumePlan, cancelPlan', () => {
+  const processes: MemoryProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
+  });
+
+  function cluster(server: MemoryZooKeeper, starts: Start[], aborts: { label: string; reason: unknown }[], count = 2): MemoryProcess[] {
+    const started = ['a', 'b'].map((name) => memoryProcess(server, name, workRegistry(starts, aborts)));
+    processes.push(...started);
+    for (const { zkPlan } of started) zkPlan.startWorkers(PARENT, { count, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 50 });
+    return started;
+  }
+
+  it('after a pause is acknowledged only the tasks it reported as held start; the plan waits, then resume completes it with the right results', async () => {
+    const server = new MemoryZooKeeper();
+    const starts: Start[] = [];
+    const [a] = cluster(server, starts, []);
+    const { zkPlan } = a as MemoryProcess;
+    const plan = await zkPlan.createPlan(PARENT);
+    const tasks = await zkPlan.addTasks(plan, Array.from({ length: 30 }, (_, index) => ({ task: call('work', `t${index}`, 15) })));
+    const total = await zkPlan.addTask(plan, call('work', 'total', 1), tasks.slice(0, 3), { keepResult: true });
+    await zkPlan.markAsReady(plan);
+    while (starts.length < 6) await pause(2);
+
+    const outcome = await zkPlan.pausePlan(plan);
+    const acknowledgedAt = performance.now();
+    await pause(150); // many task lengths: a worker that ignored the pause would have started several
+    const afterPause = starts.filter((start) => start.at > acknowledgedAt).map((start) => start.label);
+    const held = new Set(outcome.running.map((task) => tasks.indexOf(task)).map((index) => `t${index}`));
+    expect(afterPause.filter((label) => !held.has(label))).toEqual([]);
+    expect((await zkPlan.planStatus(plan)).state).toBe('paused');
+    expect((await zkPlan.planStatus(plan)).control).toMatchObject({ state: 'paused', abortRunning: false });
+    await expectRejects(() => zkPlan.waitForCompletion(plan, { timeoutMs: 50 }), WaitTimeoutError);
+    expect(await zkPlan.pausePlan(plan)).toMatchObject({ plan }); // repeating it is harmless
+
+    await zkPlan.resumePlan(plan);
+    await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    expect(await zkPlan.getResult(total)).toBe('total+t0+t1+t2');
+    expect(new Set(starts.map((start) => start.label)).size).toBe(31);
+  });
+
+  it('a pause with abortRunning aborts running tasks with PlanPausedError, uncharged, and they run again after resume', async () => {
+    const server = new MemoryZooKeeper();
+    const starts: Start[] = [];
+    const aborts: { label: string; reason: unknown }[] = [];
+    const [a] = cluster(server, starts, aborts, 1);
+    const { zkPlan } = a as MemoryProcess;
+    const plan = await zkPlan.createPlan(PARENT, { maxAttempts: 1 }); // a charged failure would fail it for good
+    await zkPlan.addTasks(plan, [{ task: call('work', 'long', 60_000) }, { task: call('work', 'long2', 60_000) }]);
+    await zkPlan.markAsReady(plan);
+    while (starts.length < 2) await pause(2);
+    await zkPlan.pausePlan(plan, { abortRunning: true });
+    while (aborts.length < 2) await pause(2);
+    expect(aborts.every(({ reason }) => reason instanceof PlanPausedError)).toBe(true);
+    const status = await zkPlan.planStatus(plan);
+    expect(status).toMatchObject({ state: 'paused', failed: [], retrying: [] });
+    await pause(50);
+    expect(starts).toHaveLength(2);
+    await zkPlan.resumePlan(plan);
+    while (starts.length < 4) await pause(2);
+    expect(starts.map((start) => start.label).sort()).toEqual(['long', 'long', 'long2', 'long2']);
+  });
+
+  it('cancel aborts running tasks, deletes the rest, and the plan ends cancelled: waitForCompletion rejects with PLAN_CANCELLED and its reason', async () => {
+    const server = new MemoryZooKeeper();
+    const starts: Start[] = [];
+    const aborts: { label: string; reason: unknown }[] = [];
+    const [a] = cluster(server, starts, aborts);
+    const { zkPlan } = a as MemoryProcess;
+    const plan = await zkPlan.createPlan(PARENT);
+    const tasks = await zkPlan.addTasks(plan, Array.from({ length: 10 }, (_, index) => ({ task: call('work', `t${index}`, 60_000) })));
+    await zkPlan.addTask(plan, call('work', 'after', 1), tasks.slice(0, 2));
+    await zkPlan.markAsReady(plan);
+    const waiting = zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    while (starts.length < 4) await pause(2);
+
+    await zkPlan.cancelPlan(plan, { reason: 'started by mistake' });
+    const error = await expectRejects(() => waiting, PlanCancelledError);
+    expect(error).toMatchObject({ code: 'PLAN_CANCELLED', reason: 'started by mistake', plan });
+    while (aborts.length < 4) await pause(2);
+    expect(aborts.every(({ reason }) => reason instanceof PlanCancelledError)).toBe(true);
+    expect(server.children(plan).filter((name) => name.startsWith('task-'))).toEqual([]);
+    const status = await zkPlan.planStatus(plan);
+    expect(status).toMatchObject({ state: 'cancelled', control: { state: 'cancelled', reason: 'started by mistake' } });
+    await zkPlan.cancelPlan(plan, { reason: 'again' }); // repeating it is harmless and keeps the first reason
+    expect((await zkPlan.planStatus(plan)).control?.reason).toBe('started by mistake');
+    await expectRejects(() => zkPlan.resumePlan(plan), PlanCancelledError);
+    await expectRejects(() => zkPlan.pausePlan(plan), PlanCancelledError);
+    await expectRejects(() => zkPlan.retryFailed(plan), PlanCancelledError);
+    await expectRejects(() => zkPlan.waitForCompletion(plan, { timeoutMs: 1_000 }), PlanCancelledError);
+    expect(starts.map((start) => start.label)).not.toContain('after');
+  });
+
+  it('a worker that never heard of a pause (no watch fired) still starts nothing: it reads the control node after each claim', async () => {
+    const server = new MemoryZooKeeper();
+    const starts: Start[] = [];
+    const writer = memoryProcess(server, 'writer', workRegistry(starts, []));
+    processes.push(writer);
+    const plan = await writer.zkPlan.createPlan(PARENT);
+    await writer.zkPlan.addTasks(plan, Array.from({ length: 5 }, (_, index) => ({ task: call('work', `t${index}`, 1) })));
+    await writer.zkPlan.markAsReady(plan);
+    // The control node only, without the touch of the plan node that tells the workers' watches.
+    const controlPath = `${plan}/control`;
+    await writer.zk.create(controlPath, encodeControlRecord({ state: 'paused', at: new Date(), abortRunning: false }, controlPath));
+    const worker = memoryProcess(server, 'worker', workRegistry(starts, []));
+    processes.push(worker);
+    worker.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
+    await pause(100);
+    expect(starts).toEqual([]);
+    await writer.zkPlan.resumePlan(plan);
+    await writer.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    expect(starts).toHaveLength(5);
+  });
+});
