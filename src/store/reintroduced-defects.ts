@@ -10,4 +10,6 @@ export const reintroducedDefects = {
   runFailedTask: false,
   /** A claim that throws in the scan keeps its reservation (defect 4: the task is never taken again in that process). */
   keepReservationOnClaimError: false,
+  /** performTask trusts the process's watch on the plan and does not read its `control` node after the claim (a paused plan starts tasks). */
+  skipControlCheckAfterClaim: false,
 };

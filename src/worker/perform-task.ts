@@ -90,9 +90,11 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   ]);
   if (args === undefined) return 'gone';
   // Read after the claim (the session's order): a pause or cancel in place before the claim is seen, whatever the watch said.
-  if (halted) return 'plan-halted';
+  if (halted && !reintroducedDefects.skipControlCheckAfterClaim) return 'plan-halted';
   // Read after the claim: a plan that failed before it is seen, whatever the process's watch said.
   if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan))) return 'plan-failed';
+  // The reads above may have waited out a reconnection in which the claim's session expired: never start on a lost claim.
+  if (claim.signal.aborted) throw claim.signal.reason;
   const startedAt = new Date();
   const value = await withTimeout(claim, definition.timeoutMs, (signal) =>
     executeFunction(

@@ -105,12 +105,12 @@ export interface SimPlan {
    * building → running (ready and complete) → ended (completed or failed, seen by the driver) → deleting → deleted;
    * abandoned: building failed (a fault), so the writer deletes what it made.
    */
-  phase: 'waiting' | 'building' | 'running' | 'retrying' | 'deleting' | 'deleted' | 'abandoned';
+  phase: 'waiting' | 'building' | 'running' | 'retrying' | 'pausing' | 'cancelling' | 'deleting' | 'deleted' | 'abandoned';
   /** The driver is asking planStatus about it. */
   checking: boolean;
   lastCheckAt: number;
   retriesLeft: number;
-  endedAs?: 'completed' | 'failed' | 'deleted-early' | 'abandoned';
+  endedAs?: 'completed' | 'failed' | 'cancelled' | 'deleted-early' | 'abandoned';
 }
 
 export class SimWriter {

@@ -1,5 +1,5 @@
 /**
- * The simulation's shared log and invariant checks 1–3: every applied ZooKeeper operation (via
+ * The simulation's shared log and invariant checks 1–3 and 6: every applied ZooKeeper operation (via
  * `server.onApplied`), every start and end of a task function, and what was first stored where.
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -27,6 +27,7 @@ export interface RunRecord {
 const TASK_NODE = /^(.*\/task-\d{10})$/;
 const TASK_CHILD = /^(.*\/task-\d{10})\/([a-z]+)$/;
 const PLAN_NODE = /^\/plans\/plan-\d{10}$/;
+const CONTROL_NODE = /^(\/plans\/plan-\d{10})\/control$/;
 
 export class SimObserver {
   readonly trace: string[] = [];
@@ -40,6 +41,12 @@ export class SimObserver {
   /** `plan#label` → task path, from the definitions the writers created. */
   private readonly taskByLabel = new Map<string, string>();
   private runCount = 0;
+  /**
+   * Plans with a control node (paused or cancelled), from the moment the server applied its
+   * creation: the tasks that had an owner then, each of which may still start once (its worker
+   * read the control node before it landed). Nothing else of the plan may start (invariant 6).
+   */
+  private readonly halted = new Map<string, Set<string>>();
 
   constructor(private readonly server: MemoryZooKeeper) {}
 
@@ -65,6 +72,9 @@ export class SimObserver {
       if (name === 'failed') this.failedForGood.add(task);
     }
     if (event.op === 'delete' && child !== null && child[2] === 'failed') this.failedForGood.delete(child[1] as string);
+    const control = CONTROL_NODE.exec(path);
+    if (control !== null && event.op === 'create') this.halted.set(control[1] as string, this.ownedTasks(control[1] as string));
+    if (control !== null && event.op === 'delete') this.halted.delete(control[1] as string);
     if (event.op === 'create' && TASK_NODE.test(path) && event.data) {
       const label = labelOf(path, event.data);
       if (label !== undefined) this.taskByLabel.set(`${planOf(path)}#${label}`, path);
@@ -87,9 +97,24 @@ export class SimObserver {
       this.violate(`invariant 1: ${task} started (run#${run.id} by ${owner.name}) while run#${other.id} by ${other.owner.name} is still running under live session ${other.sessionId}`);
     }
     if (this.failedForGood.has(task)) this.violate(`invariant 2: ${task} failed for good but started again (run#${run.id} by ${owner.name})`);
+    const allowed = this.halted.get(planOf(task));
+    if (allowed !== undefined && !allowed.delete(task)) {
+      this.violate(`invariant 6: ${task} started (run#${run.id} by ${owner.name}) while its plan is paused or cancelled, and it had no owner when that happened`);
+    }
     this.checkInputs(run, params, args);
     runs.push(run);
     return run;
+  }
+
+  /** Tasks of the plan with an owner node right now. */
+  private ownedTasks(plan: string): Set<string> {
+    return new Set(
+      this.server
+        .children(plan)
+        .filter((name) => name.startsWith('task-'))
+        .map((name) => `${plan}/${name}`)
+        .filter((task) => this.server.exists(`${task}/owner`)),
+    );
   }
 
   endRun(run: RunRecord, outcome: string): void {

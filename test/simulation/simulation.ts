@@ -231,7 +231,7 @@ class Simulation {
       ...this.writers.map((writer) => ({ name: writer.name, client: writer.client })),
     ];
     const target = this.random.pick(clients);
-    const kind = this.random.pick(['crash', 'expire', 'disconnect', 'lose-reply', 'lose-reply', 'retry-failed', 'delete-plan'] as const);
+    const kind = this.random.pick(['crash', 'expire', 'disconnect', 'lose-reply', 'lose-reply', 'retry-failed', 'delete-plan', 'pause', 'cancel'] as const);
     switch (kind) {
       case 'crash': {
         if (!this.workload.crashes || target.process === undefined) return;
@@ -288,6 +288,18 @@ class Simulation {
         if (plan.phase !== 'running' || plan.path === undefined) return;
         this.fault(`retryFailed(${plan.path}) while it runs`);
         this.retryFailed(plan);
+        return;
+      }
+      case 'pause': {
+        const plan = this.random.pick(this.plans);
+        if (plan.phase !== 'running' || plan.path === undefined) return;
+        this.pauseAndResume(plan, this.random.chance(0.5), this.random.int(0, 3_000));
+        return;
+      }
+      case 'cancel': {
+        const plan = this.random.pick(this.plans);
+        if (plan.phase !== 'running' || plan.path === undefined || !this.random.chance(0.3)) return;
+        this.cancel(plan);
         return;
       }
       case 'delete-plan': {
@@ -395,6 +407,50 @@ class Simulation {
       }
       if (plan.phase === 'retrying') plan.phase = 'running';
     });
+  }
+
+  /** Pauses a running plan, then resumes it after `pausedMs`; each call is repeated until it goes through, as a user would. */
+  private pauseAndResume(plan: SimPlan, abortRunning: boolean, pausedMs: number): void {
+    const path = plan.path as string;
+    plan.phase = 'pausing';
+    this.fault(`pausePlan(${path}${abortRunning ? ', abortRunning' : ''}) for ${pausedMs} ms`);
+    void this.act(async () => {
+      await this.repeat(`pausePlan(${path})`, async () => {
+        const { running } = await plan.writer.zkPlan.pausePlan(path, { abortRunning });
+        this.observer.note(`pausePlan(${path}) acknowledged; held: ${running.join(', ') || 'none'}`);
+      });
+      await sleep(pausedMs);
+      await this.repeat(`resumePlan(${path})`, () => plan.writer.zkPlan.resumePlan(path));
+      this.lastFaultAt = Date.now(); // the plan runs again: its time to end starts now
+      if (plan.phase === 'pausing') plan.phase = 'running';
+    });
+  }
+
+  /** Cancels a running plan (repeated until it goes through); the driver then deletes it. */
+  private cancel(plan: SimPlan): void {
+    const path = plan.path as string;
+    plan.phase = 'cancelling';
+    this.fault(`cancelPlan(${path})`);
+    void this.act(async () => {
+      await this.repeat(`cancelPlan(${path})`, () => plan.writer.zkPlan.cancelPlan(path, { reason: 'simulated' }));
+      const status = await this.checker.zkPlan.planStatus(path).catch(() => undefined);
+      if (status !== undefined && status.state !== 'cancelled') this.violate(`plan ${path} is ${status.state} after cancelPlan resolved, expected cancelled`);
+      plan.endedAs = 'cancelled';
+      this.deletePlan(plan);
+    });
+  }
+
+  private async repeat(what: string, call: () => Promise<void>): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      try {
+        await call();
+        return;
+      } catch (error) {
+        this.observer.note(`${what} threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
+        if (tries > 50) throw error;
+        await sleep(100);
+      }
+    }
   }
 
   private deletePlan(plan: SimPlan): void {
