@@ -27,6 +27,8 @@ import type { Zk } from '../zk/zk.js';
 import { PlanReader } from './plan-reader.js';
 import { PlanControl, type CancelOptions, type PauseOptions, type PauseOutcome } from '../control/plan-control.js';
 import { PlanCancelledError } from '../errors/plan-errors.js';
+import { listWorkers } from '../registry/worker-registry.js';
+import type { WorkerInfo } from '../registry/worker-info.js';
 import { PlanWriter, type AddTaskOptions, type TaskToAdd } from './plan-writer.js';
 import type { PlanStatus } from './plan-status.js';
 import { PlanDescriber } from './plan-describer.js';
@@ -209,6 +211,12 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
       .then(({ timeoutMs, signal }) => this.reader.waitForCompletion(plan, timeoutMs, signal));
   }
 
+  /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */
+  listWorkers(parent: string): Promise<WorkerInfo[]> {
+    this.assertOpen();
+    return listWorkers(this.zk, parent);
+  }
+
   /** The result of a task added with `{ keepResult: true }`, after it completed. */
   getResult(task: string): Promise<unknown> {
     this.assertOpen();
@@ -234,7 +242,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     const { count, drainTimeoutMs, retention } = resolvePoolSize(options);
     const resolved = resolveWorkerOptions(options, this.workerIdPrefix);
     const loops = Array.from({ length: count }, (_, index) => ({ ...resolved, workerId: `${resolved.workerId}/${index + 1}` }));
-    const pool = new WorkerPool(parent, loops, drainTimeoutMs, this.runtime(resolved), retention);
+    const pool = new WorkerPool(parent, resolved.workerId, loops, drainTimeoutMs, this.runtime(resolved), retention);
     this.pools.add(pool);
     return pool;
   }

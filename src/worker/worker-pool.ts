@@ -1,6 +1,7 @@
 import { getEventListeners, setMaxListeners } from 'node:events';
 import type { ResolvedRetention, ResolvedWorkerOptions } from '../config/options.js';
 import { RetentionSweeper } from './retention.js';
+import { WorkerRegistration } from '../registry/worker-registry.js';
 import type { Claim } from '../store/task-store.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
 import { sleepUnless } from '../util/signals.js';
@@ -24,9 +25,13 @@ export class WorkerPool {
   private stopping: Promise<void> | undefined;
   /** Deletes finished plans under `parent` past their retention (one process of the cluster at a time). */
   private readonly sweeper: RetentionSweeper | undefined;
+  /** The pool's node in the live worker registry. */
+  private readonly registration: WorkerRegistration;
 
   constructor(
     readonly parent: string,
+    /** The pool's worker id (its loops are `<poolId>/1`, …), and its name in the worker registry. */
+    readonly poolId: string,
     loopOptions: readonly ResolvedWorkerOptions[],
     private readonly drainTimeoutMs: number,
     private readonly runtime: WorkerLoopRuntime,
@@ -38,11 +43,23 @@ export class WorkerPool {
         runtime.events.emit('worker:error', { workerId: loopOptions[0]?.workerId ?? 'retention', error: error instanceof Error ? error : new Error(String(error)) }),
       );
     this.sweeper?.start();
+    const first = loopOptions[0];
+    this.registration = new WorkerRegistration(
+      runtime.zk,
+      parent,
+      { id: poolId, functions: runtime.execution.functions.names(), loops: loopOptions.length, allowInline: first?.allowInline ?? false },
+      (error) => runtime.events.emit('worker:error', { workerId: poolId, error: error instanceof Error ? error : new Error(String(error)) }),
+    );
+    this.registration.start();
     setMaxListeners(0, this.abortTasksController.signal, this.stopController.signal); // a listener per loop or running task
     this.loops = loopOptions.map((options, index) =>
       runWorkerLoop(parent, options, this.stopController.signal, runtime, {
         abortTasks: this.abortTasksController.signal,
-        onClaim: (claim) => (claim ? this.running.set(index, claim) : this.running.delete(index)),
+        onClaim: (claim) => {
+          if (claim) this.running.set(index, claim);
+          else this.running.delete(index);
+          this.registration.runningChanged(this.runningTasks);
+        },
       }).catch((error: unknown) => {
         runtime.events.emit('worker:error', { workerId: options.workerId, error: error instanceof Error ? error : new Error(String(error)) });
       }),
@@ -89,7 +106,7 @@ export class WorkerPool {
         await Promise.all(stillRunning.map((claim) => this.runtime.store.release(claim).catch(() => undefined)));
       }
     }
-    await sweeperStopped;
+    await Promise.all([sweeperStopped, this.registration.stop()]);
     this.currentState = 'stopped';
   }
 }

@@ -3,6 +3,8 @@
  *
  * ```
  * <parent>/zk-plan-retention      EPHEMERAL; held by the one process that deletes finished plans right now
+ * <parent>/zk-plan-workers        the live worker pools following this parent
+ *   <worker id>                   EPHEMERAL; { id, host, pid, version, functions, loops, running, startedAt, … }
  * <parent>/plan-NNNNNNNNNN        persistent sequential
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
@@ -46,6 +48,7 @@ export const BATCH_PREFIX = 'batch-';
 /** Children of a parent whose names start with this are zk-plan's own, never plans. */
 export const RESERVED_PREFIX = 'zk-plan-';
 export const RETENTION_LOCK = `${RESERVED_PREFIX}retention`;
+export const WORKER_REGISTRY = `${RESERVED_PREFIX}workers`;
 
 /** True for a child of a parent that is a plan: every name but zk-plan's own (plans written by other tools may be named freely). */
 export function isPlanName(name: string): boolean {
