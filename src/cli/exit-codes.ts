@@ -1,6 +1,6 @@
 import { CommanderError, type Command } from 'commander';
 import { ZkPlanError } from '../errors/base-error.js';
-import { PlanFailedError, PlanNotFoundError } from '../errors/plan-errors.js';
+import { PlanCancelledError, PlanFailedError, PlanNotFoundError } from '../errors/plan-errors.js';
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
 import { ZkConnectTimeoutError } from '../errors/zk-error.js';
 
@@ -18,6 +18,8 @@ export const ExitCode = {
   unreachable: 4,
   /** The plan does not exist. */
   notFound: 5,
+  /** The plan was cancelled (`wait`; `resume` or `pause` of a cancelled plan). */
+  cancelled: 6,
   /** Interrupted by SIGINT or SIGTERM (`wait`). */
   interrupted: 130,
 } as const;
@@ -31,6 +33,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   ${ExitCode.timeout}    wait: --timeout-ms ran out before the plan completed
   ${ExitCode.unreachable}    ZooKeeper unreachable within --connect-timeout-ms
   ${ExitCode.notFound}    no such plan
+  ${ExitCode.cancelled}    the plan was cancelled (wait; pause or resume of a cancelled plan)
   ${ExitCode.interrupted}  wait: interrupted by SIGINT or SIGTERM`;
 
 /** An error the CLI reports as it is, with its own exit code. */
@@ -61,6 +64,7 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
   if (error instanceof PlanNotFoundError) return ExitCode.notFound;
   if (error instanceof WaitTimeoutError) return ExitCode.timeout;
   if (error instanceof PlanFailedError) return ExitCode.failed;
+  if (error instanceof PlanCancelledError) return ExitCode.cancelled;
   return ExitCode.failed;
 }
 

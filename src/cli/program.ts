@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { actionOutcome, usageHint } from './action.js';
+import { registerControl } from './commands/control.js';
 import { registerDevServer } from './commands/dev-server.js';
 import { registerPlans } from './commands/plans.js';
 import { registerRetry } from './commands/retry.js';
@@ -9,6 +10,7 @@ import { registerShow } from './commands/show.js';
 import { registerUi } from './commands/ui.js';
 import { registerWait } from './commands/wait.js';
 import { registerWorker } from './commands/worker.js';
+import { registerWorkers } from './commands/workers.js';
 import { EXIT_CODES_HELP, ExitCode, UsageError, describeError, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
 import { printJson } from './output.js';
 
@@ -35,6 +37,8 @@ ${EXIT_CODES_HELP}`,
   registerWait(program);
   registerRm(program);
   registerRetry(program);
+  registerControl(program);
+  registerWorkers(program);
   registerUi(program);
   registerDevServer(program);
   program.commands.forEach((command) => command.addHelpText('after', `\n${EXIT_CODES_HELP}`));
