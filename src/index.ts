@@ -38,6 +38,7 @@ export type { PlanStatus, PlanState } from './plan/plan-status.js';
 export type { CancelOptions, PauseOptions, PauseOutcome } from './control/plan-control.js';
 export type { PlanControlRecord, PlanControlState } from './control/control-record.js';
 export type { WorkerInfo } from './registry/worker-info.js';
+export type { SlotRecord } from './limits/limit-record.js';
 export type { PlanView, PlanSummary, TaskView, TaskViewState, TaskHistoryRecord } from './plan/plan-view.js';
 export type { TaskFailure, AttemptRecord } from './store/failure-policy.js';
 export { DEFAULT_RETRY_POLICY, type PlanOptions, type RetryPolicy, type FailurePolicy } from './config/plan-options.js';

@@ -56,7 +56,13 @@ const RETRY_KEYS: Record<keyof RetryPolicy, true> = { maxAttempts: true, initial
 const PLAN_KEYS: Record<keyof PlanOptions, true> = { ...RETRY_KEYS, failurePolicy: true, history: true, priority: true };
 
 /** The options of `addTask` (and of an `addTasks` entry's `options`): `AddTaskOptions` in src/plan/plan-writer.ts. */
-export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResult' | 'timeoutMs' | 'priority', true>> = { ...RETRY_KEYS, keepResult: true, timeoutMs: true, priority: true };
+export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResult' | 'timeoutMs' | 'priority' | 'concurrencyKey', true>> = {
+  ...RETRY_KEYS,
+  keepResult: true,
+  timeoutMs: true,
+  priority: true,
+  concurrencyKey: true,
+};
 /** The fields of an `addTasks` entry (`TaskToAdd`). */
 export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = { task: true, args: true, options: true };
 

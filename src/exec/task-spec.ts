@@ -31,6 +31,8 @@ export interface TaskSettings {
   readonly timeoutMs?: number;
   /** The task's own priority (a whole number, higher first); without one, its plan's applies. */
   readonly priority?: number;
+  /** Runs only while a slot of this key's cluster-wide limit is free (`setConcurrencyLimit`). */
+  readonly concurrencyKey?: string;
 }
 
 /** What a task node's value holds (the wire format other programs may write too). */
@@ -99,6 +101,7 @@ export function toDefinition(spec: TaskSpec, settings: TaskSettings = {}): TaskD
     ...(settings.retry !== undefined && Object.keys(settings.retry).length > 0 ? { retry: settings.retry } : {}),
     ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
     ...(settings.priority !== undefined ? { priority: settings.priority } : {}),
+    ...(settings.concurrencyKey !== undefined ? { concurrencyKey: settings.concurrencyKey } : {}),
   };
 }
 
@@ -121,17 +124,19 @@ export function parseDefinition(task: string, value: unknown): TaskDefinition {
 }
 
 function parseSettings(task: string, record: Record<string, unknown>): TaskSettings {
-  const { keepResult, retry, timeoutMs, priority } = record;
+  const { keepResult, retry, timeoutMs, priority, concurrencyKey } = record;
   if (keepResult !== undefined && typeof keepResult !== 'boolean') throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
   if (retry !== undefined && (typeof retry !== 'object' || retry === null || Array.isArray(retry))) {
     throw new MalformedNodeError(task, 'retry must be an object { maxAttempts?, initialDelayMs?, multiplier?, maxDelayMs? } when present');
   }
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs > 0))) throw new MalformedNodeError(task, 'timeoutMs must be a number > 0 when present');
   if (priority !== undefined && !Number.isSafeInteger(priority)) throw new MalformedNodeError(task, 'priority must be a whole number when present');
+  if (concurrencyKey !== undefined && (typeof concurrencyKey !== 'string' || concurrencyKey === '')) throw new MalformedNodeError(task, 'concurrencyKey must be a non-empty string when present');
   return {
     ...(keepResult ? { keepResult } : {}),
     ...(retry !== undefined ? { retry: retry as RetryPolicy } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(priority !== undefined ? { priority: priority as number } : {}),
+    ...(concurrencyKey !== undefined ? { concurrencyKey: concurrencyKey as string } : {}),
   };
 }

@@ -32,6 +32,7 @@ import {
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { readValue } from '../zk/chunked-value.js';
+import { assertConcurrencyKey } from '../limits/limit-record.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 
 /** One task of an `addTasks` batch: its args are task paths, or indices of earlier tasks of the batch. */
@@ -49,6 +50,11 @@ export interface AddTaskOptions extends RetryPolicy {
   readonly timeoutMs?: number;
   /** The task's own priority (a whole number, higher first), over its plan's. @defaultValue its plan's `priority` */
   readonly priority?: number;
+  /**
+   * At most `setConcurrencyLimit(parent, key, n)` tasks with this key run at once across every
+   * worker and plan under the plan's parent (a key without a limit does not hold anything back). @defaultValue none
+   */
+  readonly concurrencyKey?: string;
 }
 
 /** How many (session, plan) pairs remember that their builder node exists. */
@@ -361,13 +367,14 @@ export class PlanWriter {
 function taskSettings(options: AddTaskOptions): TaskSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
   assertKnownKeys('addTask', options, ADD_TASK_OPTION_KEYS);
-  const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs, priority } = options;
+  const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs, priority, concurrencyKey } = options;
   if (typeof keepResult !== 'boolean') throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
   if (timeoutMs !== undefined) assertDurationMs('timeoutMs', timeoutMs);
   if (priority !== undefined) assertPriority('priority', priority);
+  if (concurrencyKey !== undefined) assertConcurrencyKey('concurrencyKey', concurrencyKey);
   const retry = Object.fromEntries(
     Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(([, value]) => value !== undefined),
   ) as RetryPolicy;
   resolveRetryPolicy(retry, DEFAULT_RETRY_POLICY); // validates
-  return { keepResult, retry, ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(priority !== undefined ? { priority } : {}) };
+  return { keepResult, retry, ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(priority !== undefined ? { priority } : {}), ...(concurrencyKey !== undefined ? { concurrencyKey } : {}) };
 }

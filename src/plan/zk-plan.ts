@@ -28,6 +28,8 @@ import { PlanReader } from './plan-reader.js';
 import { PlanControl, type CancelOptions, type PauseOptions, type PauseOutcome } from '../control/plan-control.js';
 import { PlanCancelledError } from '../errors/plan-errors.js';
 import { listWorkers } from '../registry/worker-registry.js';
+import { ConcurrencyLimits } from '../limits/concurrency-limits.js';
+import { assertConcurrencyKey, assertLimit, type SlotRecord } from '../limits/limit-record.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
 import { PlanWriter, type AddTaskOptions, type TaskToAdd } from './plan-writer.js';
 import type { PlanStatus } from './plan-status.js';
@@ -69,6 +71,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly reader: PlanReader;
   private readonly describer: PlanDescriber;
   private readonly control: PlanControl;
+  private readonly limits: ConcurrencyLimits;
   private readonly wakeUp = new WakeUp();
   private readonly dispatcher: Dispatcher;
   private readonly pools = new Set<WorkerPool>();
@@ -85,6 +88,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.reader = new PlanReader(zk, this.store);
     this.describer = new PlanDescriber(zk, this.store, this.reader);
     this.control = new PlanControl(zk, this.store);
+    this.limits = new ConcurrencyLimits(zk);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
@@ -211,6 +215,28 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
       .then(({ timeoutMs, signal }) => this.reader.waitForCompletion(plan, timeoutMs, signal));
   }
 
+  /**
+   * At most `limit` tasks added with `{ concurrencyKey: key }` run at once across every worker and
+   * plan under `parent`; changeable while they run (a lower limit takes effect as running tasks
+   * finish). A slot is held through an ephemeral node, so a crashed worker frees its slot when its
+   * session expires.
+   */
+  async setConcurrencyLimit(parent: string, key: string, limit: number): Promise<void> {
+    this.assertOpen();
+    assertValidPath('parent', parent);
+    assertConcurrencyKey('key', key);
+    assertLimit('limit', limit);
+    await this.limits.setLimit(parent, key, limit);
+  }
+
+  /** The limit of `key` under `parent` and the tasks holding its slots now; undefined when the key has no limit. */
+  getConcurrencyLimit(parent: string, key: string): Promise<{ limit: number; holders: SlotRecord[] } | undefined> {
+    this.assertOpen();
+    assertValidPath('parent', parent);
+    assertConcurrencyKey('key', key);
+    return this.limits.readLimit(parent, key);
+  }
+
   /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */
   listWorkers(parent: string): Promise<WorkerInfo[]> {
     this.assertOpen();
@@ -278,6 +304,9 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
       wakeUp: this.wakeUp,
       dispatcher: this.dispatcher,
       onRunnable: (tasks) => this.dispatcher.offer(tasks),
+      limits: this.limits,
+      onLimitFull: (task, limitPath) => this.dispatcher.waitForSlot(task, limitPath, this.limits),
+      onSlotFreed: (limitPath) => this.dispatcher.slotFreed(limitPath),
       container: this.settings.container,
       execution: {
         functions: this.functions,

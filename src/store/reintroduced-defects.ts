@@ -12,4 +12,6 @@ export const reintroducedDefects = {
   keepReservationOnClaimError: false,
   /** performTask trusts the process's watch on the plan and does not read its `control` node after the claim (a paused plan starts tasks). */
   skipControlCheckAfterClaim: false,
+  /** A task with a concurrency key starts even when every slot of the key is held (the limit is not enforced). */
+  startWhenLimitFull: false,
 };

@@ -8,6 +8,7 @@ import { ClaimBook } from './claim-book.js';
 import type { Seeker } from './find-task.js';
 import { PlanTracker, type PlanStopReason } from './plan-tracker.js';
 import { pickHighest } from './priority.js';
+import type { ConcurrencyLimits } from '../limits/concurrency-limits.js';
 import type { WakeUp } from './wake-up.js';
 
 export type { PlanStopReason } from './plan-tracker.js';
@@ -34,6 +35,9 @@ export class Dispatcher {
   private readonly tracker: PlanTracker;
   private readonly offeredLater = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly watchedOwners = new Set<string>();
+  /** Tasks that found every slot of their concurrency key held, by the key's limit node: offered again when it changes. */
+  private readonly slotWaits = new Map<string, Set<string>>();
+  private readonly waitingForSlot = new Set<string>();
   private refreshing: Promise<void> | undefined;
   private lastFullScan = 0;
 
@@ -89,6 +93,40 @@ export class Dispatcher {
   letGo(task: string, deleted: boolean): void {
     this.book.release(task, deleted);
     if (deleted) this.ownPriorities.delete(task);
+  }
+
+  /**
+   * The task found every slot of its key held: it is not offered again until the key's limit node
+   * changes (a slot freed, the limit raised), which one watch per key and process tells.
+   */
+  waitForSlot(task: string, limitPath: string, limits: ConcurrencyLimits): void {
+    this.waitingForSlot.add(task);
+    let waiting = this.slotWaits.get(limitPath);
+    if (waiting !== undefined) {
+      waiting.add(task);
+      return;
+    }
+    waiting = new Set([task]);
+    this.slotWaits.set(limitPath, waiting);
+    const fire = (): void => this.slotFreed(limitPath);
+    limits.watch(limitPath, fire).then(
+      (freeNow) => freeNow && fire(), // freed between the full look and the watch
+      fire, // the watch could not be set: look again rather than wait for ever
+    );
+  }
+
+  /** True while the task waits for a slot of its key (no loop of this process takes it meanwhile). */
+  isWaitingForSlot(task: string): boolean {
+    return this.waitingForSlot.has(task);
+  }
+
+  /** A slot under `limitPath` freed (a watch fired, or this process released one): its waiting tasks are candidates again. */
+  slotFreed(limitPath: string): void {
+    const waiting = this.slotWaits.get(limitPath);
+    if (waiting === undefined) return;
+    this.slotWaits.delete(limitPath);
+    for (const task of waiting) this.waitingForSlot.delete(task);
+    this.offer([...waiting]);
   }
 
   /** A claim found the plan paused or cancelled: read its state again (this process may have missed the watch). */
@@ -182,12 +220,13 @@ export class Dispatcher {
   }
 
   /** What this process remembers, for leak checks: plans, candidates, owner watches, timers, stops, held and done tasks. */
-  footprint(): { plans: number; candidates: number; ownPriorities: number; watchedOwners: number; offeredLater: number; runningStops: number; held: number; done: number; parents: number } {
+  footprint(): { plans: number; candidates: number; ownPriorities: number; waitingForSlot: number; watchedOwners: number; offeredLater: number; runningStops: number; held: number; done: number; parents: number } {
     const { plans, runningStops, parents } = this.tracker.footprint();
     return {
       plans,
       candidates: this.candidates.size,
       ownPriorities: this.ownPriorities.size,
+      waitingForSlot: this.waitingForSlot.size,
       watchedOwners: this.watchedOwners.size,
       offeredLater: this.offeredLater.size,
       runningStops,
@@ -236,7 +275,7 @@ export class Dispatcher {
         this.candidates.delete(task); // a failFast plan that failed: nothing of it starts
         continue;
       }
-      if (!this.book.isHeld(task) && !seeker.skip?.(task)) yield task;
+      if (!this.book.isHeld(task) && !this.waitingForSlot.has(task) && !seeker.skip?.(task)) yield task;
     }
   }
 
@@ -294,6 +333,14 @@ export class Dispatcher {
     const prefix = `${plan}/`;
     for (const task of this.candidates) if (task.startsWith(prefix)) this.candidates.delete(task);
     for (const task of this.ownPriorities.keys()) if (task.startsWith(prefix)) this.ownPriorities.delete(task);
+    for (const [limitPath, waiting] of this.slotWaits) {
+      for (const task of waiting) {
+        if (!task.startsWith(prefix)) continue;
+        waiting.delete(task);
+        this.waitingForSlot.delete(task);
+      }
+      if (waiting.size === 0) this.slotWaits.delete(limitPath); // its watch fires into nothing
+    }
     for (const [task, timer] of this.offeredLater) {
       if (!task.startsWith(prefix)) continue;
       clearTimeout(timer);

@@ -9,6 +9,8 @@ import { reintroducedDefects } from '../store/reintroduced-defects.js';
 import { retryPolicyFor } from './record-failure.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
+import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurrency-limits.js';
+import { parentOf } from '../zk/layout.js';
 
 /** What performTask did with a claimed task. */
 export type PerformOutcome =
@@ -27,7 +29,9 @@ export type PerformOutcome =
   /** Its plan is failFast and has failed: nothing of it starts any more. */
   | 'plan-failed'
   /** Its plan is paused or cancelled (read after the claim): given back, uncharged. */
-  | 'plan-halted';
+  | 'plan-halted'
+  /** Every slot of its concurrency key is held: given back, uncharged, and offered again when one frees. */
+  | 'limit-full';
 
 export interface PerformContext {
   readonly store: TaskStore;
@@ -35,6 +39,12 @@ export interface PerformContext {
   readonly container: DependencyContainer;
   /** Told of dependents that this task's result made runnable, so they are taken at once. */
   readonly onRunnable?: (tasks: readonly string[]) => void;
+  /** Cluster-wide concurrency limits; without it, concurrency keys hold nothing back. */
+  readonly limits?: ConcurrencyLimits;
+  /** Told of a task that found every slot of its key held (`limitPath`): offer it again when one frees. */
+  readonly onLimitFull?: (task: string, limitPath: string) => void;
+  /** Told that this process freed a slot under `limitPath`: a task waiting for it may start now. */
+  readonly onSlotFreed?: (limitPath: string) => void;
 }
 
 /**
@@ -93,17 +103,27 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   if (halted && !reintroducedDefects.skipControlCheckAfterClaim) return 'plan-halted';
   // Read after the claim: a plan that failed before it is seen, whatever the process's watch said.
   if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan))) return 'plan-failed';
-  // The reads above may have waited out a reconnection in which the claim's session expired: never start on a lost claim.
-  if (claim.signal.aborted) throw claim.signal.reason;
-  const startedAt = new Date();
-  const value = await withTimeout(claim, definition.timeoutMs, (signal) =>
-    executeFunction(
-      definition,
-      { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, signal },
-      args,
-      context.execution,
-    ),
-  );
+  // A slot of its key's limit, held from here until the function returns (src/limits).
+  const slot = definition.concurrencyKey === undefined ? undefined : await acquireSlot(claim, definition.concurrencyKey, context);
+  if (slot?.kind === 'full' && !reintroducedDefects.startWhenLimitFull) return 'limit-full';
+  const lease = slot?.kind === 'held' ? slot.lease : undefined;
+  let value: unknown;
+  let startedAt = new Date();
+  try {
+    // The reads above may have waited out a reconnection in which the claim's session expired: never start on a lost claim.
+    if (claim.signal.aborted) throw claim.signal.reason;
+    startedAt = new Date();
+    value = await withTimeout(claim, definition.timeoutMs, (signal) =>
+      executeFunction(
+        definition,
+        { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, signal },
+        args,
+        context.execution,
+      ),
+    );
+  } finally {
+    if (lease !== undefined) await releaseSlot(lease, context);
+  }
   const encoded = encodeValue(value, `The result of task ${claim.task}`, claim.task, Number.POSITIVE_INFINITY);
   const history: TaskHistoryRecord | undefined = settings.history
     ? {
@@ -126,6 +146,18 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     ...(history ? { history } : {}),
   });
   return 'completed';
+}
+
+async function acquireSlot(claim: Claim, key: string, context: PerformContext): Promise<Acquired | undefined> {
+  if (context.limits === undefined) return undefined;
+  const acquired = await context.limits.acquire(parentOf(claim.plan), key, { task: claim.task, workerId: claim.workerId, at: new Date() });
+  if (acquired.kind === 'full') context.onLimitFull?.(claim.task, acquired.limitPath);
+  return acquired;
+}
+
+/** Frees the slot as soon as the function returned (a lease retries a failed delete while its session lives). */
+async function releaseSlot(lease: SlotLease, context: PerformContext): Promise<void> {
+  if (await lease.release()) context.onSlotFreed?.(parentOf(lease.path));
 }
 
 /** The stored result, or undefined when its write (or deletion) stopped half-way. */

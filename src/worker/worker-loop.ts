@@ -13,7 +13,7 @@ import { calcSleepTime } from './backoff.js';
 import type { Dispatcher, PlanStopReason } from './dispatcher.js';
 import { getTaskFromAnyPlan, type Seeker } from './find-task.js';
 import { FailureCooldown } from './failure-cooldown.js';
-import { performTask, type PerformContext } from './perform-task.js';
+import { performTask, type PerformContext, type PerformOutcome } from './perform-task.js';
 import type { Claim } from '../store/task-store.js';
 import type { ZkPlanEvents } from './worker-events.js';
 import type { WakeUp } from './wake-up.js';
@@ -114,7 +114,8 @@ async function runClaim(runtime: WorkerLoopRuntime, claim: Claim, taskController
     emitSafely(events, 'task:claimed', { task: claim.task, plan: claim.plan, workerId });
     const outcome = await performTask(claim, runtime);
     deleted = outcome === 'completed' || outcome === 'finished-previous' || outcome === 'gone';
-    if (outcome === 'not-runnable' || outcome === 'failed' || outcome === 'failed-already' || outcome === 'plan-failed' || outcome === 'plan-halted') {
+    const givenBack: readonly PerformOutcome[] = ['not-runnable', 'failed', 'failed-already', 'plan-failed', 'plan-halted', 'limit-full'];
+    if (givenBack.includes(outcome)) {
       await releaseOrRetry(runtime, claim, workerId);
       if (outcome === 'plan-halted') dispatcher.recheckPlan(claim.plan); // nothing of it is offered again until it resumes
       return outcome === 'not-runnable';
@@ -215,7 +216,7 @@ async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seek
   return await getTaskFromAnyPlan(
     store,
     parent,
-    { ...seeker, skip: (task) => seeker.skip?.(task) === true || dispatcher.book.isHeldOrDone(task) },
+    { ...seeker, skip: (task) => seeker.skip?.(task) === true || dispatcher.book.isHeldOrDone(task) || dispatcher.isWaitingForSlot(task) },
     {
       book: dispatcher.book,
       // Its index entry may have gone with a worker that died during the delay: come back at its time.

@@ -5,6 +5,9 @@
  * <parent>/zk-plan-retention      EPHEMERAL; held by the one process that deletes finished plans right now
  * <parent>/zk-plan-workers        the live worker pools following this parent
  *   <worker id>                   EPHEMERAL; { id, host, pid, version, functions, loops, running, startedAt, … }
+ * <parent>/zk-plan-limits         concurrency limits of the tasks of the plans under this parent
+ *   <key>                         { limit }
+ *     slot-<i>                    EPHEMERAL; held by a running task with the key (i < limit): { task, workerId, at }
  * <parent>/plan-NNNNNNNNNN        persistent sequential
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
@@ -49,6 +52,7 @@ export const BATCH_PREFIX = 'batch-';
 export const RESERVED_PREFIX = 'zk-plan-';
 export const RETENTION_LOCK = `${RESERVED_PREFIX}retention`;
 export const WORKER_REGISTRY = `${RESERVED_PREFIX}workers`;
+export const LIMITS = `${RESERVED_PREFIX}limits`;
 
 /** True for a child of a parent that is a plan: every name but zk-plan's own (plans written by other tools may be named freely). */
 export function isPlanName(name: string): boolean {

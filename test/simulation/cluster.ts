@@ -143,9 +143,14 @@ export class SimWriter {
       observer.note(`${this.name} created ${path}`);
       if (spec.withoutIndex) await this.client.delete(`${path}/runnable`);
       if (spec.readyFirst) await this.zkPlan.markAsReady(path);
-      const options = (params: SimTaskParams): { keepResult: boolean; priority?: number } => ({
+      // A concurrency key whose name says its limit (the observer checks it: invariant 7), set before any task uses it.
+      const limit = 1 + (spec.startAtMs % 3);
+      const key = `k${limit}`;
+      await this.zkPlan.setConcurrencyLimit(PARENT, key, limit);
+      const options = (params: SimTaskParams): { keepResult: boolean; priority?: number; concurrencyKey?: string } => ({
         keepResult: spec.readyFirst || params.label % 4 === 0,
         ...(params.label % 5 === 1 ? { priority: params.label % 3 } : {}),
+        ...(params.label % 3 === 2 ? { concurrencyKey: key } : {}),
       });
       if (spec.batch) {
         await this.zkPlan.addTasks(

@@ -1,5 +1,5 @@
 /**
- * The simulation's shared log and invariant checks 1–3 and 6: every applied ZooKeeper operation (via
+ * The simulation's shared log and invariant checks 1–3, 6 and 7: every applied ZooKeeper operation (via
  * `server.onApplied`), every start and end of a task function, and what was first stored where.
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -47,6 +47,8 @@ export class SimObserver {
    * read the control node before it landed). Nothing else of the plan may start (invariant 6).
    */
   private readonly halted = new Map<string, Set<string>>();
+  /** Each task's concurrency key (`k<limit>`: the key names its limit), from the definitions the writers created. */
+  private readonly keyOf = new Map<string, string>();
 
   constructor(private readonly server: MemoryZooKeeper) {}
 
@@ -78,6 +80,8 @@ export class SimObserver {
     if (event.op === 'create' && TASK_NODE.test(path) && event.data) {
       const label = labelOf(path, event.data);
       if (label !== undefined) this.taskByLabel.set(`${planOf(path)}#${label}`, path);
+      const key = concurrencyKeyOf(path, event.data);
+      if (key !== undefined) this.keyOf.set(path, key);
     }
   };
 
@@ -103,7 +107,22 @@ export class SimObserver {
     }
     this.checkInputs(run, params, args);
     runs.push(run);
+    if (sessionId !== undefined) this.checkLimit(run);
     return run;
+  }
+
+  /** Invariant 7: no more live runs of a concurrency key at once than its limit. */
+  private checkLimit(run: RunRecord): void {
+    const key = this.keyOf.get(run.task);
+    if (key === undefined) return;
+    const limit = Number(key.slice(1));
+    const live = [...this.runsByTask.entries()]
+      .filter(([task]) => this.keyOf.get(task) === key)
+      .flatMap(([, runs]) => runs)
+      .filter((other) => !other.ended && !other.owner.crashed && other.sessionId !== undefined && this.server.isAlive(other.sessionId));
+    if (live.length > limit) {
+      this.violate(`invariant 7: ${live.length} runs of key ${key} (limit ${limit}) at once: ${live.map((other) => `${other.task} run#${other.id} by ${other.owner.name}`).join(', ')}`);
+    }
   }
 
   /** Tasks of the plan with an owner node right now. */
@@ -145,6 +164,16 @@ export class SimObserver {
 
 export function planOf(task: string): string {
   return task.slice(0, task.lastIndexOf('/'));
+}
+
+/** The concurrency key of a task's definition, if it has one. */
+function concurrencyKeyOf(task: string, data: Buffer): string | undefined {
+  try {
+    const key = (decodeValue(task, data) as { concurrencyKey?: unknown } | null)?.concurrencyKey;
+    return typeof key === 'string' ? key : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The label a writer put in a task's definition (`call('sim', { label, … })`). */

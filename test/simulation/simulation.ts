@@ -517,6 +517,7 @@ class Simulation {
         plans: footprint.plans,
         candidates: footprint.candidates,
         ownPriorities: footprint.ownPriorities,
+        waitingForSlot: footprint.waitingForSlot,
         watchedOwners: footprint.watchedOwners,
         offeredLater: footprint.offeredLater,
         runningStops: footprint.runningStops,

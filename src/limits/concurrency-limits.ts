@@ -1,0 +1,123 @@
+/**
+ * Cluster-wide concurrency limits per key, held through ZooKeeper like Curator's semaphore with
+ * leases: a task with a concurrency key runs only while its worker holds one of the key's
+ * ephemeral slot nodes (src/limits/limit-record.ts). A slot dies with its holder's session, so a
+ * crashed worker frees it at session expiry, and no step of a crash leaks one: a slot is created
+ * (ephemeral) right before the function starts and deleted right after it returns.
+ */
+import { isZkError } from '../errors/zk-error.js';
+import type { Watcher } from '../zk/zk-client-types.js';
+import { LIMITS, childPath } from '../zk/layout.js';
+import type { Zk } from '../zk/zk.js';
+import { decodeSlot, encodeLimit, encodeSlot, freeSlots, heldSlots, keyNodeName, parseLimit, slotName, type SlotRecord } from './limit-record.js';
+
+/** A slot held for one run. */
+export interface SlotLease {
+  readonly path: string;
+  /**
+   * Deletes the slot if this session still holds it; true once it is gone. A delete that fails
+   * (ZooKeeper unreachable) is tried again every second while the session lives: a slot left by a
+   * live session would hold a place of the limit until that session ends. Safe to call again.
+   */
+  release(): Promise<boolean>;
+}
+
+/** Pause between two tries of a slot delete that failed. */
+const RELEASE_RETRY_MS = 1_000;
+
+/** What acquiring for a task found. */
+export type Acquired = { readonly kind: 'unlimited' } | { readonly kind: 'held'; readonly lease: SlotLease } | { readonly kind: 'full'; readonly limitPath: string };
+
+export class ConcurrencyLimits {
+  constructor(
+    private readonly zk: Zk,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** Where the limit of `key` under `parent` lives. */
+  limitPath(parent: string, key: string): string {
+    return childPath(childPath(parent, LIMITS), keyNodeName(key));
+  }
+
+  /** Sets (or changes) the limit; waiting workers hear it through their watch on the limit node. */
+  async setLimit(parent: string, key: string, limit: number): Promise<void> {
+    const path = this.limitPath(parent, key);
+    await this.zk.ensurePath(childPath(parent, LIMITS));
+    if (!(await this.zk.createIfAbsent(path, encodeLimit(limit, path)))) await this.zk.setData(path, encodeLimit(limit, path));
+  }
+
+  /** The limit of `key` under `parent` and its holders; undefined when the key has no limit. */
+  async readLimit(parent: string, key: string): Promise<{ limit: number; holders: SlotRecord[] } | undefined> {
+    const path = this.limitPath(parent, key);
+    const node = await this.zk.tryGetData(path);
+    const limit = node === undefined ? undefined : parseLimit(path, node.data);
+    if (limit === undefined) return undefined;
+    const listing = await this.zk.tryGetChildren(path);
+    const slots = await Promise.all((listing?.children ?? []).map((name) => this.zk.tryGetData(childPath(path, name))));
+    const holders = slots.flatMap((slot) => (slot === undefined ? [] : [decodeSlot(path, slot.data)].filter((record): record is SlotRecord => record !== undefined)));
+    return { limit, holders };
+  }
+
+  /** Takes a free slot of the key for `record.task`, if the key has a limit; else says it is unlimited, or full. */
+  async acquire(parent: string, key: string, record: SlotRecord): Promise<Acquired> {
+    const limitPath = this.limitPath(parent, key);
+    const node = await this.zk.tryGetData(limitPath);
+    const limit = node === undefined ? undefined : parseLimit(limitPath, node.data);
+    if (limit === undefined) return { kind: 'unlimited' };
+    const listing = await this.zk.tryGetChildren(limitPath);
+    for (const index of freeSlots(listing?.children ?? [], limit, Math.floor(this.random() * Math.max(1, limit)))) {
+      const path = childPath(limitPath, slotName(index));
+      const session = this.zk.session;
+      try {
+        await this.zk.create(path, encodeSlot(record, path), 'ephemeral');
+        return { kind: 'held', lease: this.lease(path, session.id) };
+      } catch (error) {
+        if (isZkError(error, 'NO_NODE')) return { kind: 'unlimited' }; // the limit was removed meanwhile
+        if (!isZkError(error, 'NODE_EXISTS')) throw error;
+        // Taken by another worker, or by this very create whose first reply was lost (then it is ours).
+        const existing = await this.zk.tryGetData(path);
+        if (existing?.stat.ephemeralOwner === session.id && decodeSlot(path, existing.data)?.task === record.task) return { kind: 'held', lease: this.lease(path, session.id) };
+      }
+    }
+    return { kind: 'full', limitPath };
+  }
+
+  /**
+   * Watches the limit node (its slots and its value) once; resolves true when a slot is free
+   * right now, so that the caller does not wait for a change that already happened.
+   */
+  async watch(limitPath: string, watcher: Watcher): Promise<boolean> {
+    const [node, listing] = await Promise.all([this.zk.tryGetData(limitPath), this.zk.tryGetChildren(limitPath, watcher)]);
+    if (listing === undefined) return true; // no limit any more
+    await this.zk.exists(limitPath, watcher); // its value (a raised limit) too
+    const limit = node === undefined ? undefined : parseLimit(limitPath, node.data);
+    return limit === undefined || heldSlots(listing.children, limit) < limit;
+  }
+
+  private lease(path: string, sessionId: string): SlotLease {
+    const deleteIfMine = async (): Promise<void> => {
+      const slot = await this.zk.tryGetData(path);
+      // After an expiry the slot went with the session, and the name may be someone else's now.
+      if (slot === undefined || slot.stat.ephemeralOwner !== sessionId) return;
+      await this.zk.delete(path, slot.stat.version).catch((error: unknown) => {
+        if (!isZkError(error, 'NO_NODE', 'BAD_VERSION')) throw error;
+      });
+    };
+    const retryLater = (): void => {
+      if (this.zk.session.id !== sessionId || this.zk.state === 'closed') return;
+      setTimeout(() => void deleteIfMine().catch(retryLater), RELEASE_RETRY_MS).unref?.();
+    };
+    let released: Promise<boolean> | undefined;
+    return {
+      path,
+      release: () =>
+        (released ??= deleteIfMine().then(
+          () => true,
+          () => {
+            retryLater();
+            return false;
+          },
+        )),
+    };
+  }
+}

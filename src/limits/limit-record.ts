@@ -1,0 +1,89 @@
+/**
+ * Concurrency limits per key (src/limits/concurrency-limits.ts): the limit node's value, the
+ * slot names and which slot a worker tries. Pure.
+ *
+ * `<parent>/zk-plan-limits/<key>` holds `{ limit }`; a running task with that key holds one of the
+ * ephemeral children `slot-0` … `slot-<limit − 1>`. The names are bounded by the limit, so no more
+ * than `limit` slots can exist however many workers race (lowering the limit lets the slots above
+ * it run out: they are not taken again).
+ */
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { decodeValue, encodeValue } from '../serialization/codec.js';
+
+export const SLOT_PREFIX = 'slot-';
+/** The longest key accepted (it is a znode name, URI-encoded). */
+const MAX_KEY_LENGTH = 200;
+/** The highest limit accepted: each slot is a znode, each waiting process a watch. */
+export const MAX_LIMIT = 10_000;
+
+export interface SlotRecord {
+  readonly task: string;
+  readonly workerId: string;
+  readonly at: Date;
+}
+
+export function assertConcurrencyKey(argument: string, key: unknown): asserts key is string {
+  if (typeof key !== 'string' || key === '' || key.length > MAX_KEY_LENGTH) {
+    throw new InvalidArgumentError(argument, `expected a non-empty string of at most ${MAX_KEY_LENGTH} characters, got ${typeof key === 'string' ? JSON.stringify(key) : typeof key}`);
+  }
+}
+
+export function assertLimit(argument: string, limit: unknown): asserts limit is number {
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > MAX_LIMIT) {
+    throw new InvalidArgumentError(argument, `expected a whole number from 0 (nothing with the key runs) to ${MAX_LIMIT}, got ${String(limit)}`);
+  }
+}
+
+/** The znode name of a key. */
+export function keyNodeName(key: string): string {
+  return encodeURIComponent(key);
+}
+
+export function encodeLimit(limit: number, path: string): Buffer {
+  return encodeValue({ limit }, 'concurrency limit', path);
+}
+
+/** The limit a limit node holds; undefined when it holds none zk-plan can read (the key is then unlimited). */
+export function parseLimit(path: string, data: Buffer | null): number | undefined {
+  try {
+    const value = data?.length ? (decodeValue(path, data) as { limit?: unknown } | null) : undefined;
+    const limit = value?.limit;
+    return typeof limit === 'number' && Number.isInteger(limit) && limit >= 0 ? Math.min(limit, MAX_LIMIT) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function slotName(index: number): string {
+  return `${SLOT_PREFIX}${index}`;
+}
+
+/** The slot indices below `limit` that no child holds, in an order starting at `start` (spreads racing workers over the free slots). */
+export function freeSlots(children: readonly string[], limit: number, start: number): number[] {
+  const taken = new Set(children);
+  const free: number[] = [];
+  for (let offset = 0; offset < limit; offset++) {
+    const index = (start + offset) % limit;
+    if (!taken.has(slotName(index))) free.push(index);
+  }
+  return free;
+}
+
+/** How many slots below `limit` are held. */
+export function heldSlots(children: readonly string[], limit: number): number {
+  return children.filter((name) => name.startsWith(SLOT_PREFIX) && Number(name.slice(SLOT_PREFIX.length)) < limit).length;
+}
+
+export function encodeSlot(record: SlotRecord, path: string): Buffer {
+  return encodeValue(record, 'concurrency slot', path);
+}
+
+/** A slot's holder; undefined when the slot holds nothing zk-plan wrote. */
+export function decodeSlot(path: string, data: Buffer | null): SlotRecord | undefined {
+  try {
+    const value = data?.length ? (decodeValue(path, data) as Partial<SlotRecord> | null) : undefined;
+    return typeof value?.task === 'string' && typeof value.workerId === 'string' && value.at instanceof Date ? { task: value.task, workerId: value.workerId, at: value.at } : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * Concurrency limits over the in-memory ZooKeeper: the pure slot choice, and worker pools in two
+ * processes that never run more tasks of a key at once than its limit, whatever happens to them.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../src/errors/usage-errors.js';
+import { FunctionRegistry } from '../src/exec/function-registry.js';
+import type { TaskContext } from '../src/exec/task-context.js';
+import { call } from '../src/exec/task-spec.js';
+import { freeSlots, heldSlots, parseLimit, encodeLimit } from '../src/limits/limit-record.js';
+import { MemoryZooKeeper } from '../src/testing/index.js';
+import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from './support/memory-plan.js';
+import { expectRejects } from './support/expect-error.js';
+
+const PARENT = '/plans';
+
+describe('slots (pure)', () => {
+  it('a free slot is one below the limit that nobody holds, tried from a given start', () => {
+    expect(freeSlots(['slot-0', 'slot-2'], 4, 0)).toEqual([1, 3]);
+    expect(freeSlots(['slot-0', 'slot-2'], 4, 3)).toEqual([3, 1]);
+    expect(freeSlots(['slot-0', 'slot-1'], 2, 1)).toEqual([]);
+    expect(freeSlots([], 0, 0)).toEqual([]);
+    expect(heldSlots(['slot-0', 'slot-5', 'other'], 2)).toBe(1); // a slot above a lowered limit does not count
+  });
+
+  it('reads back a limit, and takes anything else for no limit', () => {
+    expect(parseLimit('/l', encodeLimit(3, '/l'))).toBe(3);
+    expect(parseLimit('/l', Buffer.from('x'))).toBeUndefined();
+    expect(parseLimit('/l', null)).toBeUndefined();
+  });
+});
+
+describe('concurrency limits over the in-memory ZooKeeper', () => {
+  const processes: MemoryProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
+  });
+
+  function gauge(): { functions: FunctionRegistry; max: () => number; running: () => number; runs: () => number } {
+    let running = 0;
+    let max = 0;
+    let runs = 0;
+    const functions = new FunctionRegistry().register('limited', async (ctx: TaskContext<unknown[]>) => {
+      running += 1;
+      runs += 1;
+      max = Math.max(max, running);
+      try {
+        await pause(Number(ctx.params[0]));
+      } finally {
+        running -= 1;
+      }
+      return runs;
+    });
+    return { functions, max: () => max, running: () => running, runs: () => runs };
+  }
+
+  it('never runs more tasks of a key at once than its limit, across processes and plans; tasks of other keys are not held back', async () => {
+    const server = new MemoryZooKeeper();
+    const { functions, max, runs } = gauge();
+    const procs = ['a', 'b'].map((name) => memoryProcess(server, name, functions));
+    processes.push(...procs);
+    const [first] = procs as [MemoryProcess];
+    await first.zkPlan.setConcurrencyLimit(PARENT, 'warehouse', 2);
+    const plans = await Promise.all([first.zkPlan.createPlan(PARENT), first.zkPlan.createPlan(PARENT)]);
+    for (const plan of plans) {
+      await first.zkPlan.addTasks(plan, Array.from({ length: 8 }, () => ({ task: call('limited', 15), options: { concurrencyKey: 'warehouse' } })));
+      await first.zkPlan.markAsReady(plan);
+    }
+    for (const { zkPlan } of procs) zkPlan.startWorkers(PARENT, { count: 4, backoff: FAST_BACKOFF, retention: false });
+    await Promise.all(plans.map((plan) => first.zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })));
+    expect(runs()).toBe(16);
+    expect(max()).toBe(2);
+    expect(await first.zkPlan.getConcurrencyLimit(PARENT, 'warehouse')).toEqual({ limit: 2, holders: [] });
+  });
+
+  it('a raised limit lets waiting tasks start at once; a key without a limit holds nothing back', async () => {
+    const server = new MemoryZooKeeper();
+    const { functions, max, running } = gauge();
+    const proc = memoryProcess(server, 'a', functions);
+    processes.push(proc);
+    await proc.zkPlan.setConcurrencyLimit(PARENT, 'api', 0); // nothing with the key runs
+    const plan = await proc.zkPlan.createPlan(PARENT);
+    await proc.zkPlan.addTasks(plan, [
+      ...Array.from({ length: 4 }, () => ({ task: call('limited', 200), options: { concurrencyKey: 'api' } })),
+      ...Array.from({ length: 3 }, () => ({ task: call('limited', 200), options: { concurrencyKey: 'no-limit-set' } })),
+    ]);
+    await proc.zkPlan.markAsReady(plan);
+    proc.zkPlan.startWorkers(PARENT, { count: 8, backoff: FAST_BACKOFF, retention: false });
+    while (running() < 3) await pause(2);
+    await pause(30);
+    expect(running()).toBe(3); // the unlimited key's three, none of the held ones
+    await proc.zkPlan.setConcurrencyLimit(PARENT, 'api', 3);
+    while (running() < 6) await pause(2);
+    await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    expect(max()).toBe(6);
+  });
+
+  it("a holder's slot comes back when its session expires, and its task runs again", async () => {
+    const server = new MemoryZooKeeper();
+    const { functions, runs } = gauge();
+    const [a, b] = ['a', 'b'].map((name) => memoryProcess(server, name, functions)) as [MemoryProcess, MemoryProcess];
+    processes.push(a, b);
+    await a.zkPlan.setConcurrencyLimit(PARENT, 'k', 1);
+    const plan = await a.zkPlan.createPlan(PARENT);
+    // The long one first (its priority): a's one loop holds the key's one slot with it.
+    await a.zkPlan.addTasks(plan, [
+      { task: call('limited', 100_000), options: { concurrencyKey: 'k', priority: 1 } },
+      { task: call('limited', 1), options: { concurrencyKey: 'k' } },
+    ]);
+    await a.zkPlan.markAsReady(plan);
+    a.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 10 });
+    while (runs() < 1) await pause(2);
+    expect((await b.zkPlan.getConcurrencyLimit(PARENT, 'k'))?.holders).toHaveLength(1);
+    b.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
+    await pause(50);
+    expect(runs()).toBe(1); // b waits: the one slot is a's
+    server.expireSession(a.zk.sessionId as string); // a is cut off: its owner node and its slot go
+    while (runs() < 2) await pause(2);
+    expect((await b.zkPlan.getConcurrencyLimit(PARENT, 'k'))?.holders.length).toBeLessThanOrEqual(1);
+  });
+
+  it('refuses a bad key or limit, naming the argument', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'a');
+    processes.push(proc);
+    expect((await expectRejects(() => proc.zkPlan.setConcurrencyLimit(PARENT, 'k', 1.5), InvalidArgumentError)).argument).toBe('limit');
+    expect((await expectRejects(() => proc.zkPlan.setConcurrencyLimit(PARENT, '', 1), InvalidArgumentError)).argument).toBe('key');
+    const plan = await proc.zkPlan.createPlan(PARENT);
+    expect((await expectRejects(() => proc.zkPlan.addTask(plan, call('x'), [], { concurrencyKey: '' }), InvalidArgumentError)).argument).toBe('concurrencyKey');
+  });
+});
