@@ -24,6 +24,16 @@ export interface WorkerInfo {
   readonly allowInline: boolean;
   /** The ZooKeeper session that keeps its node (the node goes when that session ends). */
   readonly sessionId: string;
+  /** That session's timeout: a silent worker's node and tasks stay this long after it last spoke. */
+  readonly sessionTimeoutMs: number;
+}
+
+/** How often a live pool rewrites its record even when nothing changed (`updatedAt` then tells a frozen or cut-off worker). */
+export const HEARTBEAT_MS = 5_000;
+
+/** True when the record has not been rewritten for three heartbeats: its worker is frozen or cut off from ZooKeeper. */
+export function isStale(info: WorkerInfo, now: number): boolean {
+  return now - info.updatedAt.getTime() > 3 * HEARTBEAT_MS;
 }
 
 export function encodeWorkerInfo(info: WorkerInfo, path: string): Buffer {
@@ -50,6 +60,7 @@ export function parseWorkerInfo(path: string, data: Buffer | null): WorkerInfo |
     typeof record['version'] !== 'string' ||
     typeof record['loops'] !== 'number' ||
     typeof record['sessionId'] !== 'string' ||
+    typeof record['sessionTimeoutMs'] !== 'number' ||
     !(record['startedAt'] instanceof Date) ||
     !(record['updatedAt'] instanceof Date) ||
     functions === undefined ||
@@ -69,5 +80,6 @@ export function parseWorkerInfo(path: string, data: Buffer | null): WorkerInfo |
     updatedAt: record['updatedAt'],
     allowInline: record['allowInline'] === true,
     sessionId: record['sessionId'],
+    sessionTimeoutMs: record['sessionTimeoutMs'],
   };
 }

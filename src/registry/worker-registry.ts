@@ -3,7 +3,7 @@
  * (`<parent>/zk-plan-workers/<id>`), so the node lives exactly as long as the pool's ZooKeeper
  * session does. It is created again after a new session replaces an expired one, its record is
  * rewritten at most once a second while the pool's running tasks change (so it costs no write per
- * task), and it is deleted when the pool stops.
+ * task) and every HEARTBEAT_MS anyway (so a frozen worker shows), and it is deleted when the pool stops.
  */
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
@@ -11,7 +11,7 @@ import { IllegalStateError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { WORKER_REGISTRY, assertValidPath, childPath } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
-import { encodeWorkerInfo, parseWorkerInfo, type WorkerInfo } from './worker-info.js';
+import { HEARTBEAT_MS, encodeWorkerInfo, parseWorkerInfo, type WorkerInfo } from './worker-info.js';
 
 /** Least time between two rewrites of a pool's record. */
 const UPDATE_INTERVAL_MS = 1_000;
@@ -33,7 +33,9 @@ export class WorkerRegistration {
   private readonly startedAt = new Date();
   private running: readonly string[] = [];
   private stopped = false;
+  private conflictReported = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
   private writing: Promise<void> = Promise.resolve();
   private readonly onSession = (): void => this.write();
 
@@ -50,6 +52,8 @@ export class WorkerRegistration {
   start(): void {
     this.zk.on('session:started', this.onSession);
     this.write();
+    this.heartbeat = setInterval(() => this.write(), HEARTBEAT_MS);
+    this.heartbeat.unref?.();
   }
 
   /** The pool's running tasks changed: rewrite the record soon (at most once per UPDATE_INTERVAL_MS). */
@@ -67,6 +71,7 @@ export class WorkerRegistration {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
     this.timer = undefined;
     this.zk.off('session:started', this.onSession);
     await this.writing;
@@ -76,27 +81,39 @@ export class WorkerRegistration {
   /** Creates the node when this session has none, else rewrites it; one write at a time, in order. */
   private write(): void {
     if (this.stopped) return;
-    this.writing = this.writing.then(async () => {
-      if (this.stopped) return;
-      const record = encodeWorkerInfo(
-        { ...this.info, host: hostname(), pid: process.pid, version: VERSION, running: this.running, startedAt: this.startedAt, updatedAt: new Date(), sessionId: this.zk.session.id },
-        this.path,
-      );
-      try {
-        const holder = (await this.zk.exists(this.path))?.ephemeralOwner;
-        if (holder === this.zk.session.id) {
-          await this.zk.setData(this.path, record);
-        } else if (holder === undefined) {
-          await this.zk.ensurePath(this.registry);
-          await this.zk.createIfAbsent(this.path, record, 'ephemeral');
-        } else {
-          this.onError(new IllegalStateError(`another live session (${holder}) holds ${this.path}: give each worker pool its own workerId`));
-        }
-      } catch (error) {
-        if (!isZkError(error) || !error.isConnectionProblem) this.onError(error);
-        // A connection problem: the next session:started (or change) writes it again.
-      }
+    this.writing = this.writing.then(() => this.writeOnce()).catch((error: unknown) => {
+      // A connection problem, or no session right now: the next session:started, change or heartbeat writes it again.
+      if (!isZkError(error) || !error.isConnectionProblem) this.onError(error);
     });
+  }
+
+  private async writeOnce(): Promise<void> {
+    if (this.stopped) return;
+    const session = this.zk.session;
+    const record = encodeWorkerInfo(
+      {
+        ...this.info,
+        host: hostname(),
+        pid: process.pid,
+        version: VERSION,
+        running: this.running,
+        startedAt: this.startedAt,
+        updatedAt: new Date(),
+        sessionId: session.id,
+        sessionTimeoutMs: this.zk.sessionTimeoutMs,
+      },
+      this.path,
+    );
+    const holder = (await this.zk.exists(this.path))?.ephemeralOwner;
+    if (holder === session.id) {
+      await this.zk.setData(this.path, record);
+    } else if (holder === undefined) {
+      await this.zk.ensurePath(this.registry);
+      await this.zk.createIfAbsent(this.path, record, 'ephemeral');
+    } else if (!this.conflictReported) {
+      this.conflictReported = true; // once: the heartbeat would repeat it every few seconds
+      this.onError(new IllegalStateError(`another live session (${holder}) holds ${this.path}: give each worker pool its own workerId`));
+    }
   }
 }
 

@@ -13,6 +13,7 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
   abstract readonly counts: ZkOperationCounts;
   abstract get state(): SessionState;
   abstract get session(): ZkSession;
+  abstract readonly sessionTimeoutMs: number;
   abstract isCurrent(session: ZkSession): boolean;
   abstract close(): void;
   abstract create(path: string, data?: Buffer | null, mode?: CreateMode, options?: WriteOptions): Promise<string>;

@@ -75,6 +75,10 @@ export class ZkClient extends ZkBase {
     return client;
   }
 
+  get sessionTimeoutMs(): number {
+    return this.options.sessionTimeoutMs;
+  }
+
   get state(): SessionState {
     return this.currentState;
   }

@@ -38,6 +38,8 @@ export interface Zk extends EventEmitter<ZkClientEvents> {
   readonly state: SessionState;
   /** The current session; throws SESSION_EXPIRED when there is none right now. */
   readonly session: ZkSession;
+  /** The session timeout this client asked for, in ms: how long the server keeps a silent session's ephemerals. */
+  readonly sessionTimeoutMs: number;
   /** True while `session` is the live session of this client. */
   isCurrent(session: ZkSession): boolean;
   /** Closes the session (its ephemeral nodes go at once); the client cannot be used afterwards. */
