@@ -39,6 +39,7 @@ export type { CancelOptions, PauseOptions, PauseOutcome } from './control/plan-c
 export type { PlanControlRecord, PlanControlState } from './control/control-record.js';
 export type { WorkerInfo } from './registry/worker-info.js';
 export type { SlotRecord } from './limits/limit-record.js';
+export type { Explanation, ExplanationCode, PlanExplanation } from './explain/explain-task.js';
 export type { PlanView, PlanSummary, TaskView, TaskViewState, TaskHistoryRecord } from './plan/plan-view.js';
 export type { TaskFailure, AttemptRecord } from './store/failure-policy.js';
 export { DEFAULT_RETRY_POLICY, type PlanOptions, type RetryPolicy, type FailurePolicy } from './config/plan-options.js';

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { DEFAULTS } from '../config/defaults.js';
 import { Command, CommanderError } from 'commander';
 import { actionOutcome, usageHint } from './action.js';
 import { registerControl } from './commands/control.js';
@@ -11,6 +12,7 @@ import { registerUi } from './commands/ui.js';
 import { registerWait } from './commands/wait.js';
 import { registerWorker } from './commands/worker.js';
 import { registerWorkers } from './commands/workers.js';
+import { registerWhy } from './commands/why.js';
 import { EXIT_CODES_HELP, ExitCode, UsageError, describeError, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
 import { printJson } from './output.js';
 
@@ -26,7 +28,7 @@ export function buildProgram(): Command {
       'after',
       `
 Every command that talks to ZooKeeper takes --connect (default: $ZOOKEEPER_CONNECT),
---connect-timeout-ms (5000 for plans, show, wait, rm, retry, ui; 15000 for worker) and --json
+--connect-timeout-ms (${DEFAULTS.cliConnectTimeoutMs.worker} for worker, ${DEFAULTS.cliConnectTimeoutMs.read} for the others) and --json
 (one JSON document on stdout). Plan paths are those createPlan returns: <parent>/plan-NNNNNNNNNN.
 
 ${EXIT_CODES_HELP}`,
@@ -39,6 +41,7 @@ ${EXIT_CODES_HELP}`,
   registerRetry(program);
   registerControl(program);
   registerWorkers(program);
+  registerWhy(program);
   registerUi(program);
   registerDevServer(program);
   program.commands.forEach((command) => command.addHelpText('after', `\n${EXIT_CODES_HELP}`));

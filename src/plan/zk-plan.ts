@@ -29,6 +29,8 @@ import { PlanControl, type CancelOptions, type PauseOptions, type PauseOutcome }
 import { PlanCancelledError } from '../errors/plan-errors.js';
 import { listWorkers } from '../registry/worker-registry.js';
 import { ConcurrencyLimits } from '../limits/concurrency-limits.js';
+import { Explainer } from '../explain/explainer.js';
+import type { Explanation, PlanExplanation } from '../explain/explain-task.js';
 import { assertConcurrencyKey, assertLimit, type SlotRecord } from '../limits/limit-record.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
 import { PlanWriter, type AddTaskOptions, type TaskToAdd } from './plan-writer.js';
@@ -72,6 +74,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly describer: PlanDescriber;
   private readonly control: PlanControl;
   private readonly limits: ConcurrencyLimits;
+  private readonly explainer: Explainer;
   private readonly wakeUp = new WakeUp();
   private readonly dispatcher: Dispatcher;
   private readonly pools = new Set<WorkerPool>();
@@ -89,6 +92,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.describer = new PlanDescriber(zk, this.store, this.reader);
     this.control = new PlanControl(zk, this.store);
     this.limits = new ConcurrencyLimits(zk);
+    this.explainer = new Explainer(zk, this.store, this.describer, this.control, this.limits);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
@@ -235,6 +239,21 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     assertValidPath('parent', parent);
     assertConcurrencyKey('key', key);
     return this.limits.readLimit(parent, key);
+  }
+
+  /**
+   * Why a task is not running (or that it is, or is done): a stable code (PLAN_PAUSED,
+   * WAITING_FOR_INPUTS, CONCURRENCY_LIMIT, NO_WORKER_FOR_FUNCTION, …), a sentence, and the data behind it.
+   */
+  explainTask(task: string): Promise<Explanation> {
+    this.assertOpen();
+    return this.explainer.explainTask(task);
+  }
+
+  /** Why a plan is not progressing: its state, and its unfinished tasks grouped by explanation code. */
+  explainPlan(plan: string): Promise<PlanExplanation> {
+    this.assertOpen();
+    return this.explainer.explainPlan(plan);
   }
 
   /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */

@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { DEFAULTS } from '../../config/defaults.js';
+import { MAX_LIMIT } from '../../limits/limit-record.js';
+import { PLAN_PREFIX, TASK_PREFIX, assertValidPath, hasSequentialName, nameOf } from '../../zk/layout.js';
+import { setAction, withUsageHint } from '../action.js';
+import { withZkPlan } from '../connection.js';
+import { UsageError } from '../exit-codes.js';
+import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
+import { printJson, shortName } from '../output.js';
+
+/** `zk-plan why <task|plan>` (explainTask, explainPlan) and `zk-plan limit <parent> <key> [n]` (concurrency limits). */
+export function registerWhy(program: Command): void {
+  const why = program
+    .command('why')
+    .description("say why a task is not running (a code, a sentence, the data behind it), or why a plan is not progressing")
+    .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007) or a plan path');
+  addConnectionOptions(why, DEFAULTS.cliConnectTimeoutMs.read);
+  why.addHelpText('after', `\n--json prints the explanation as explainTask or explainPlan returns it.`);
+  withUsageHint(why);
+  setAction(why, async (path: string, options: ConnectionOptions) => {
+    assertValidPath('path', path);
+    const name = nameOf(path);
+    if (hasSequentialName(name, TASK_PREFIX)) {
+      const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explainTask(path));
+      if (options.json) printJson(explanation);
+      else console.log(`${shortName(path)}: ${explanation.code}: ${explanation.message}`);
+      return;
+    }
+    if (!hasSequentialName(name, PLAN_PREFIX)) throw new UsageError(`${path} is neither a task-N nor a plan-N path`);
+    const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explainPlan(path));
+    if (options.json) {
+      printJson(explanation);
+      return;
+    }
+    console.log(`${shortName(path)}: ${explanation.message}`);
+    for (const reason of explanation.reasons) console.log(`  ${reason.code} (${reason.tasks.length}): ${reason.tasks.slice(0, 5).map(shortName).join(', ')}${reason.tasks.length > 5 ? ', …' : ''}: ${reason.message}`);
+  });
+
+  const limit = program
+    .command('limit')
+    .description('show or set the cluster-wide concurrency limit of a key: at most <n> tasks with it run at once under <parent>')
+    .argument('<parent>', 'parent path, e.g. /plans')
+    .argument('<key>', 'the concurrency key tasks are added with')
+    .argument('[n]', `the new limit (0 … ${MAX_LIMIT}); without it, the current limit and its holders are shown`);
+  addConnectionOptions(limit, DEFAULTS.cliConnectTimeoutMs.read);
+  withUsageHint(limit);
+  setAction(limit, async (parent: string, key: string, n: string | undefined, options: ConnectionOptions) => {
+    checkParentPath(parent);
+    if (n !== undefined) {
+      const value = Number(n);
+      if (n.trim() === '' || !Number.isInteger(value) || value < 0 || value > MAX_LIMIT) throw new UsageError(`the limit must be a whole number from 0 to ${MAX_LIMIT}, got '${n}'`);
+      await withZkPlan(options, (zkPlan) => zkPlan.setConcurrencyLimit(parent, key, value));
+      if (options.json) printJson({ parent, key, limit: value });
+      else console.log(`limit of "${key}" under ${parent}: ${value}`);
+      return;
+    }
+    const current = await withZkPlan(options, (zkPlan) => zkPlan.getConcurrencyLimit(parent, key));
+    if (options.json) printJson(current ?? null);
+    else if (current === undefined) console.log(`"${key}" has no limit under ${parent}`);
+    else console.log(`limit of "${key}" under ${parent}: ${current.holders.length}/${current.limit} held${current.holders.map((holder) => `\n  ${shortName(holder.task)} by ${holder.workerId}`).join('')}`);
+  });
+}

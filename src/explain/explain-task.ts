@@ -1,0 +1,164 @@
+/**
+ * "Why isn't this task running?": the decision, from what was read (src/explain/explainer.ts).
+ * Pure. The codes are a contract (README, `zk-plan why`, the web view): a stable code, a sentence,
+ * and the data behind it.
+ */
+import type { PlanControlRecord } from '../control/control-record.js';
+import type { SlotRecord } from '../limits/limit-record.js';
+import type { PlanView, TaskView } from '../plan/plan-view.js';
+import { isStale, type WorkerInfo } from '../registry/worker-info.js';
+
+export type ExplanationCode =
+  | 'PLAN_NOT_READY'
+  | 'PLAN_PAUSED'
+  | 'PLAN_CANCELLED'
+  | 'PLAN_FAILED'
+  | 'WAITING_FOR_INPUTS'
+  | 'RETRY_BACKOFF'
+  | 'FAILED'
+  | 'BLOCKED'
+  | 'CONCURRENCY_LIMIT'
+  | 'OWNED'
+  | 'OWNER_GONE'
+  | 'NO_WORKER_FOR_FUNCTION'
+  | 'WORKERS_BUSY'
+  | 'RUNNABLE'
+  | 'DONE';
+
+export interface Explanation {
+  readonly task: string;
+  readonly code: ExplanationCode;
+  readonly message: string;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+/** What explaining one task needs, read at one moment. */
+export interface TaskFacts {
+  readonly task: string;
+  readonly view: PlanView;
+  readonly control: PlanControlRecord | undefined;
+  /** The owner node's session, when the task has an owner. */
+  readonly ownerSession: string | undefined;
+  readonly concurrencyKey: string | undefined;
+  /** The key's limit and its holders, when it has one. */
+  readonly limit: { readonly limit: number; readonly holders: readonly SlotRecord[] } | undefined;
+  /** The live worker pools following the plan's parent. */
+  readonly workers: readonly WorkerInfo[];
+  readonly now: number;
+}
+
+export function explainTask(facts: TaskFacts): Explanation {
+  const { task, view, control } = facts;
+  const make = (code: ExplanationCode, message: string, details: Record<string, unknown> = {}): Explanation => ({ task, code, message, details });
+  const subject = view.tasks.find((candidate) => candidate.task === task);
+  if (control?.state === 'cancelled') return make('PLAN_CANCELLED', `its plan ${view.plan} was cancelled${control.reason ? `: ${control.reason}` : ''}; it never runs`, { reason: control.reason, at: control.at });
+  if (subject === undefined || subject.state === 'done') {
+    return make('DONE', subject?.finishedAt ? `it is done (finished ${subject.finishedAt.toISOString()} by ${subject.workerId ?? 'a worker'})` : 'it is done: its node is gone, as a finished task’s is', {
+      ...(subject?.finishedAt ? { finishedAt: subject.finishedAt, workerId: subject.workerId } : {}),
+    });
+  }
+  if (subject.state === 'failed') return make('FAILED', `it failed for good: ${subject.failure?.message ?? 'see its failure'}; retryFailed(plan) runs it again`, { failure: subject.failure });
+  if (view.status.state === 'failed' && view.status.failurePolicy === 'failFast') {
+    return make('PLAN_FAILED', `its failFast plan failed (${view.status.failed.map((failed) => failed.task).join(', ')}): nothing of it starts any more`, { failed: view.status.failed });
+  }
+  if (subject.state === 'blocked') return make('BLOCKED', `it can never run: ${subject.blockedReason ?? 'an input comes from a failed task'}`, { reason: subject.blockedReason });
+  if (control?.state === 'paused') return make('PLAN_PAUSED', `its plan is paused (since ${control.at.toISOString()}); resumePlan lets it run`, { at: control.at, abortRunning: control.abortRunning });
+  if (subject.state === 'building' || view.status.state === 'building') {
+    return make('PLAN_NOT_READY', subject.state === 'building' ? 'it is still being written (its `ready` node is missing)' : `its plan is not ready: markAsReady(${view.plan}) lets workers take its tasks`);
+  }
+  if (subject.state === 'waiting') return waitingForInputs(subject, view, make);
+  if (subject.state === 'running' || subject.state === 'finishing') return owned(subject, facts, make);
+  return runnable(subject, facts, make);
+}
+
+type Make = (code: ExplanationCode, message: string, details?: Record<string, unknown>) => Explanation;
+
+function waitingForInputs(subject: TaskView, view: PlanView, make: Make): Explanation {
+  const byTask = new Map(view.tasks.map((task) => [task.task, task]));
+  const pending = subject.inputs.filter((input) => byTask.has(input) && byTask.get(input)?.state !== 'done').map((input) => ({ task: input, state: byTask.get(input)?.state }));
+  const list = pending.map(({ task, state }) => `${task.slice(task.lastIndexOf('/') + 1)} (${state ?? '?'})`).join(', ');
+  return make('WAITING_FOR_INPUTS', `it waits for ${subject.pendingInputs} input(s)${list ? `: ${list}` : ''}`, { pendingInputs: subject.pendingInputs, inputs: pending });
+}
+
+function owned(subject: TaskView, facts: TaskFacts, make: Make): Explanation {
+  const worker = facts.workers.find((candidate) => candidate.sessionId === facts.ownerSession);
+  const since = subject.owner?.claimedAt;
+  const details = { workerId: subject.owner?.workerId, session: facts.ownerSession, since };
+  if (worker !== undefined && !isStale(worker, facts.now)) {
+    return make('OWNED', `it is running on ${subject.owner?.workerId ?? worker.id} (${worker.host}, pid ${worker.pid})${since ? ` since ${since.toISOString()}` : ''}`, { ...details, host: worker.host, pid: worker.pid });
+  }
+  // Its session still holds the owner node: the server ends it at most a session timeout after the worker last spoke.
+  const lastSeen = worker?.updatedAt;
+  const expiresBy = worker !== undefined ? new Date(worker.updatedAt.getTime() + worker.sessionTimeoutMs) : undefined;
+  return make(
+    'OWNER_GONE',
+    `its owner ${subject.owner?.workerId ?? 'a worker'} (session ${facts.ownerSession ?? '?'}) is not live${lastSeen ? ` (last heard ${lastSeen.toISOString()})` : ' in the registry'}; ` +
+      `another worker takes it when that session expires${expiresBy ? `, by ${expiresBy.toISOString()}` : ' (within its session timeout)'}`,
+    { ...details, lastSeen, expiresBy },
+  );
+}
+
+/** A task that may start (or will, after its retry delay): the first thing that holds it back, else who will take it. */
+function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation {
+  const { limit, concurrencyKey } = facts;
+  const live = facts.workers.filter((worker) => !isStale(worker, facts.now));
+  const able = live.filter((worker) => (subject.fn === 'inline' ? worker.allowInline : worker.functions.length === 0 || worker.functions.includes(subject.fn)));
+  // The root cause even while a retry delay runs: workers without the function fail it (UNKNOWN_FUNCTION) until its tries are used up.
+  if (able.length === 0) {
+    return make(
+      'NO_WORKER_FOR_FUNCTION',
+      live.length === 0 ? `no live worker follows ${parentOfPlan(facts.view.plan)}` : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (allowInline)' : `"${subject.fn}"`}`,
+      { fn: subject.fn, workers: live.map((worker) => ({ id: worker.id, functions: worker.functions })), ...(subject.attempts ? { attempts: subject.attempts } : {}) },
+    );
+  }
+  if (subject.attempts !== undefined && subject.attempts.nextTryAt.getTime() > facts.now) {
+    return make('RETRY_BACKOFF', `try ${subject.attempts.failures} failed (${subject.attempts.lastError}); the next may start at ${subject.attempts.nextTryAt.toISOString()}`, {
+      failures: subject.attempts.failures,
+      nextTryAt: subject.attempts.nextTryAt,
+      lastError: subject.attempts.lastError,
+    });
+  }
+  if (concurrencyKey !== undefined && limit !== undefined && limit.holders.length >= limit.limit) {
+    return make('CONCURRENCY_LIMIT', `every slot of its concurrency key "${concurrencyKey}" is held (${limit.holders.length}/${limit.limit})`, {
+      key: concurrencyKey,
+      limit: limit.limit,
+      holders: limit.holders,
+    });
+  }
+  const loops = able.reduce((sum, worker) => sum + worker.loops, 0);
+  const busy = able.reduce((sum, worker) => sum + Math.min(worker.loops, worker.running.length), 0);
+  if (busy >= loops) return make('WORKERS_BUSY', `every loop that can run it is busy (${busy}/${loops} on ${able.length} worker(s))`, { loops, busy, workers: able.map((worker) => worker.id) });
+  return make('RUNNABLE', `it can run now: ${loops - busy} of ${loops} loop(s) that can run it are free, so one takes it within moments`, { loops, busy });
+}
+
+function parentOfPlan(plan: string): string {
+  return plan.slice(0, plan.lastIndexOf('/')) || '/';
+}
+
+/** What explainPlan says: the plan's state and, for each reason its unfinished tasks have, which tasks. */
+export interface PlanExplanation {
+  readonly plan: string;
+  readonly state: PlanView['status']['state'];
+  readonly message: string;
+  readonly reasons: readonly { readonly code: ExplanationCode; readonly message: string; readonly tasks: readonly string[] }[];
+}
+
+/** Sums up why a plan is not progressing from its unfinished tasks' explanations (most tasks first). */
+export function explainPlanFrom(view: PlanView, explanations: readonly Explanation[]): PlanExplanation {
+  const byCode = new Map<ExplanationCode, Explanation[]>();
+  for (const explanation of explanations) {
+    if (explanation.code === 'DONE') continue;
+    byCode.set(explanation.code, [...(byCode.get(explanation.code) ?? []), explanation]);
+  }
+  const reasons = [...byCode.entries()]
+    .sort((a, b) => b[1].length - a[1].length)
+    .map(([code, list]) => ({ code, message: (list[0] as Explanation).message, tasks: list.map((explanation) => explanation.task) }));
+  const state = view.status.state;
+  const message =
+    state === 'completed'
+      ? 'it completed'
+      : reasons.length === 0
+        ? `it is ${state} with no task left to explain`
+        : `it is ${state}: ${reasons.map((reason) => `${reason.tasks.length} task(s) ${reason.code}`).join(', ')}`;
+  return { plan: view.plan, state, message, reasons };
+}

@@ -1,0 +1,114 @@
+/** The pure "why isn't this task running?" decision, on facts built by hand. */
+import { describe, expect, it } from 'vitest';
+import { explainPlanFrom, explainTask, type TaskFacts } from '../src/explain/explain-task.js';
+import type { PlanView, TaskView } from '../src/plan/plan-view.js';
+import type { PlanStatus } from '../src/plan/plan-status.js';
+import type { WorkerInfo } from '../src/registry/worker-info.js';
+
+const NOW = Date.parse('2026-11-24T12:00:00Z');
+const PLAN = '/plans/plan-0000000001';
+const TASK = `${PLAN}/task-0000000001`;
+
+function status(state: PlanStatus['state'], extra: Partial<PlanStatus> = {}): PlanStatus {
+  const counts = { building: 0, waiting: 0, runnable: 1, retrying: 0, running: 0, finishing: 0, failed: 0, blocked: 0, done: 0, remaining: 1, total: 1 };
+  return { plan: PLAN, state, failurePolicy: 'continue', counts, failed: [], blocked: [], retrying: [], ...extra } as PlanStatus;
+}
+
+function taskView(extra: Partial<TaskView> = {}): TaskView {
+  return { task: TASK, name: 'task-0000000001', state: 'runnable', fn: 'load', params: [], inputs: [], pendingInputs: 0, keepResult: false, ...extra };
+}
+
+function worker(extra: Partial<WorkerInfo> = {}): WorkerInfo {
+  return {
+    id: 'w1',
+    host: 'h',
+    pid: 1,
+    version: '0.1.0',
+    functions: ['load'],
+    loops: 2,
+    running: [],
+    startedAt: new Date(NOW - 60_000),
+    updatedAt: new Date(NOW - 1_000),
+    allowInline: false,
+    sessionId: 's1',
+    sessionTimeoutMs: 10_000,
+    ...extra,
+  };
+}
+
+function facts(extra: Partial<TaskFacts> = {}, view: Partial<PlanView> = {}, subject: Partial<TaskView> = {}): TaskFacts {
+  return {
+    task: TASK,
+    view: { plan: PLAN, status: status('running'), tasks: [taskView(subject)], done: 0, historyKept: false, ...view },
+    control: undefined,
+    ownerSession: undefined,
+    concurrencyKey: undefined,
+    limit: undefined,
+    workers: [worker()],
+    now: NOW,
+    ...extra,
+  };
+}
+
+describe('explainTask', () => {
+  it('RUNNABLE when a live worker with the function has a free loop, WORKERS_BUSY when none has', () => {
+    expect(explainTask(facts())).toMatchObject({ code: 'RUNNABLE', details: { loops: 2, busy: 0 } });
+    expect(explainTask(facts({ workers: [worker({ running: ['a', 'b'] })] }))).toMatchObject({ code: 'WORKERS_BUSY', details: { loops: 2, busy: 2 } });
+  });
+
+  it('NO_WORKER_FOR_FUNCTION when no live worker registers the function (a stale one does not count), even during a retry delay', () => {
+    expect(explainTask(facts({ workers: [worker({ functions: ['other'] })] })).code).toBe('NO_WORKER_FOR_FUNCTION');
+    expect(explainTask(facts({ workers: [worker({ updatedAt: new Date(NOW - 60_000) })] })).code).toBe('NO_WORKER_FOR_FUNCTION');
+    expect(explainTask(facts({ workers: [worker({ functions: [] })] })).code).toBe('RUNNABLE'); // an empty list runs anything
+    const attempts = { failures: 1, nextTryAt: new Date(NOW + 5_000), lastError: 'x' };
+    expect(explainTask(facts({ workers: [] }, {}, { state: 'retrying', attempts })).code).toBe('NO_WORKER_FOR_FUNCTION');
+    expect(explainTask(facts({}, {}, { state: 'retrying', attempts }))).toMatchObject({ code: 'RETRY_BACKOFF', details: { nextTryAt: attempts.nextTryAt } });
+  });
+
+  it('CONCURRENCY_LIMIT when every slot of its key is held', () => {
+    const holders = [{ task: 'other', workerId: 'w1/1', at: new Date(NOW) }];
+    expect(explainTask(facts({ concurrencyKey: 'api', limit: { limit: 1, holders } }))).toMatchObject({ code: 'CONCURRENCY_LIMIT', details: { key: 'api', limit: 1, holders } });
+    expect(explainTask(facts({ concurrencyKey: 'api', limit: { limit: 2, holders } })).code).toBe('RUNNABLE');
+  });
+
+  it('OWNED by a live worker; OWNER_GONE when its session is no fresh worker’s, with when that session expires at the latest', () => {
+    const owner = { workerId: 'w1/1', claimedAt: new Date(NOW - 5_000) };
+    expect(explainTask(facts({ ownerSession: 's1' }, {}, { state: 'running', owner })).code).toBe('OWNED');
+    const frozen = worker({ updatedAt: new Date(NOW - 20_000) });
+    expect(explainTask(facts({ ownerSession: 's1', workers: [frozen] }, {}, { state: 'running', owner }))).toMatchObject({
+      code: 'OWNER_GONE',
+      details: { expiresBy: new Date(NOW - 20_000 + 10_000) },
+    });
+    expect(explainTask(facts({ ownerSession: 's9' }, {}, { state: 'running', owner })).code).toBe('OWNER_GONE');
+  });
+
+  it('the plan comes first: cancelled, failFast failed, paused, not ready', () => {
+    const at = new Date(NOW);
+    expect(explainTask(facts({ control: { state: 'cancelled', reason: 'r', at, abortRunning: true } })).code).toBe('PLAN_CANCELLED');
+    expect(explainTask(facts({ control: { state: 'paused', at, abortRunning: false } })).code).toBe('PLAN_PAUSED');
+    expect(explainTask(facts({}, { status: status('failed', { failurePolicy: 'failFast' }) })).code).toBe('PLAN_FAILED');
+    expect(explainTask(facts({}, { status: status('building') })).code).toBe('PLAN_NOT_READY');
+  });
+
+  it('WAITING_FOR_INPUTS names its unfinished inputs; BLOCKED, FAILED, and DONE for a task no longer in the plan', () => {
+    const producer = taskView({ task: `${PLAN}/task-0000000000`, name: 'task-0000000000', state: 'running' });
+    const waiting = facts({}, { tasks: [producer, taskView({ state: 'waiting', inputs: [producer.task], pendingInputs: 1 })] });
+    expect(explainTask(waiting)).toMatchObject({ code: 'WAITING_FOR_INPUTS', details: { pendingInputs: 1, inputs: [{ task: producer.task, state: 'running' }] } });
+    expect(explainTask(facts({}, {}, { state: 'blocked', blockedReason: 'input from failed task-0' })).code).toBe('BLOCKED');
+    expect(explainTask(facts({}, {}, { state: 'failed' })).code).toBe('FAILED');
+    expect(explainTask(facts({}, { tasks: [] })).code).toBe('DONE');
+  });
+});
+
+describe('explainPlanFrom', () => {
+  it('groups the unfinished tasks by code, most tasks first', () => {
+    const view: PlanView = { plan: PLAN, status: status('running'), tasks: [], done: 0, historyKept: false };
+    const make = (task: string, code: 'RUNNABLE' | 'WORKERS_BUSY' | 'DONE') => ({ task, code, message: code, details: {} });
+    const summary = explainPlanFrom(view, [make('a', 'WORKERS_BUSY'), make('b', 'WORKERS_BUSY'), make('c', 'RUNNABLE'), make('d', 'DONE')]);
+    expect(summary.reasons).toEqual([
+      { code: 'WORKERS_BUSY', message: 'WORKERS_BUSY', tasks: ['a', 'b'] },
+      { code: 'RUNNABLE', message: 'RUNNABLE', tasks: ['c'] },
+    ]);
+    expect(summary.message).toBe('it is running: 2 task(s) WORKERS_BUSY, 1 task(s) RUNNABLE');
+  });
+});
