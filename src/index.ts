@@ -40,6 +40,9 @@ export type { PlanControlRecord, PlanControlState } from './control/control-reco
 export type { WorkerInfo } from './registry/worker-info.js';
 export type { SlotRecord } from './limits/limit-record.js';
 export type { Explanation, ExplanationCode, PlanExplanation } from './explain/explain-task.js';
+export type { PlanEvent, PlanEventKind } from './alerts/plan-events.js';
+export type { PlanEventListener } from './alerts/plan-event-watcher.js';
+export { webhookListener, type WebhookBody } from './alerts/webhook.js';
 export type { PlanView, PlanSummary, TaskView, TaskViewState, TaskHistoryRecord } from './plan/plan-view.js';
 export type { TaskFailure, AttemptRecord } from './store/failure-policy.js';
 export { DEFAULT_RETRY_POLICY, type PlanOptions, type RetryPolicy, type FailurePolicy } from './config/plan-options.js';
@@ -53,6 +56,7 @@ export { DEFAULTS, type DefaultValues } from './config/defaults.js';
 export type {
   BackoffOptions,
   ConnectOptions,
+  PlanEventOptions,
   RetentionOptions,
   WaitOptions,
   WorkerOptions,

@@ -35,6 +35,8 @@ export interface DefaultValues {
     readonly retry: { readonly maxAttempts: number; readonly initialDelayMs: number; readonly multiplier: number; readonly maxDelayMs: number };
     readonly history: boolean;
   };
+  /** `PlanEventOptions` of `onPlanEvent`, and the CLI's `--alert-webhook` timeout of one POST. */
+  readonly planEvents: { readonly maxAttempts: number; readonly retryDelayMs: number; readonly webhookTimeoutMs: number };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   readonly localServer: { readonly tickTimeMs: number; readonly startTimeoutMs: number; readonly heapMb: number };
 }
@@ -52,5 +54,6 @@ export const DEFAULTS = {
   backoff: { initial: 100, increase: 1.5, max: 10_000 },
   cliConnectTimeoutMs: { worker: 15_000, read: 5_000 },
   plan: { failurePolicy: 'continue', priority: 0, retry: { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 }, history: false },
+  planEvents: { maxAttempts: 5, retryDelayMs: 1_000, webhookTimeoutMs: 10_000 },
   localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
 } as const satisfies DefaultValues;

@@ -110,6 +110,7 @@ const WORKER_KEYS: Record<keyof WorkerOptions, true> = { backoff: true, allowInl
 const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = { ...WORKER_KEYS, count: true, drainTimeoutMs: true, retention: true };
 const RETENTION_KEYS: Record<keyof RetentionOptions, true> = { maxAgeMs: true, maxCount: true, sweepIntervalMs: true };
 const WAIT_KEYS: Record<keyof WaitOptions, true> = { timeoutMs: true, signal: true };
+const PLAN_EVENT_KEYS: Record<keyof PlanEventOptions, true> = { maxAttempts: true, retryDelayMs: true, onError: true };
 
 /** Validates back-off attributes and fills in the spec's defaults. */
 export function resolveBackoff(attrs: BackoffOptions = {}): ResolvedBackoff {
@@ -194,6 +195,28 @@ export function resolveRetention(options: RetentionOptions | false | undefined):
     throw new InvalidArgumentError('retention.maxCount', `expected a whole number ≥ 0, got ${String(resolved.maxCount)}`);
   }
   return resolved;
+}
+
+/** Options of `onPlanEvent`. */
+export interface PlanEventOptions {
+  /** Calls of a listener that throws (or rejects) before the event is given up, with doubling pauses. @defaultValue 5 */
+  readonly maxAttempts?: number;
+  /** Pause after the first failed call, in ms. @defaultValue 1000 */
+  readonly retryDelayMs?: number;
+  /** Told of a listener that failed for good (with the event's id), and of ZooKeeper trouble while following. @defaultValue none */
+  readonly onError?: (error: Error, eventId?: string) => void;
+}
+
+/** Validates onPlanEvent's options and fills in the defaults. */
+export function resolvePlanEventOptions(options: PlanEventOptions): Required<Pick<PlanEventOptions, 'maxAttempts' | 'retryDelayMs'>> & Pick<PlanEventOptions, 'onError'> {
+  assertObject('options', options);
+  assertKnownKeys('onPlanEvent', options, PLAN_EVENT_KEYS);
+  const maxAttempts = options.maxAttempts ?? DEFAULTS.planEvents.maxAttempts;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new InvalidArgumentError('maxAttempts', `expected a whole number ≥ 1, got ${String(maxAttempts)}`);
+  const retryDelayMs = options.retryDelayMs ?? DEFAULTS.planEvents.retryDelayMs;
+  assertDurationMs('retryDelayMs', retryDelayMs, { allowZero: true });
+  if (options.onError !== undefined && typeof options.onError !== 'function') throw new InvalidArgumentError('onError', 'expected a function');
+  return { maxAttempts, retryDelayMs, ...(options.onError ? { onError: options.onError } : {}) };
 }
 
 /** Options of `waitForCompletion`. */

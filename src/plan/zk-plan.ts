@@ -4,6 +4,7 @@ import { rootContainer } from '../di/container.js';
 import {
   resolveConnectOptions,
   resolvePoolSize,
+  resolvePlanEventOptions,
   resolveWaitOptions,
   resolveWorkerOptions,
   type ConnectOptions,
@@ -11,6 +12,7 @@ import {
   type WaitOptions,
   type WorkerOptions,
   type WorkerPoolOptions,
+  type PlanEventOptions,
 } from '../config/options.js';
 import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';
@@ -30,6 +32,7 @@ import { PlanCancelledError } from '../errors/plan-errors.js';
 import { listWorkers } from '../registry/worker-registry.js';
 import { ConcurrencyLimits } from '../limits/concurrency-limits.js';
 import { Explainer } from '../explain/explainer.js';
+import { PlanEventWatcher, type PlanEventListener } from '../alerts/plan-event-watcher.js';
 import type { Explanation, PlanExplanation } from '../explain/explain-task.js';
 import { assertConcurrencyKey, assertLimit, type SlotRecord } from '../limits/limit-record.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
@@ -75,6 +78,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly control: PlanControl;
   private readonly limits: ConcurrencyLimits;
   private readonly explainer: Explainer;
+  private readonly eventWatchers = new Set<PlanEventWatcher>();
   private readonly wakeUp = new WakeUp();
   private readonly dispatcher: Dispatcher;
   private readonly pools = new Set<WorkerPool>();
@@ -256,6 +260,28 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return this.explainer.explainPlan(plan);
   }
 
+  /**
+   * Calls `listener` when a task under `parent` fails for good, or a plan fails, is cancelled or
+   * completes: once per event across the cluster, however many processes listen (at least once if
+   * a listening process dies while delivering). A listener that throws is called again with
+   * doubling pauses, `maxAttempts` times. Returns the subscription; `close()` ends it.
+   */
+  onPlanEvent(parent: string, listener: PlanEventListener, options: PlanEventOptions = {}): { close(): Promise<void> } {
+    this.assertOpen();
+    assertValidPath('parent', parent);
+    if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'expected a function (event) => void | Promise<void>');
+    const resolved = resolvePlanEventOptions(options);
+    const watcher = new PlanEventWatcher(this.zk, (plan) => this.reader.planStatus(plan), parent, listener, resolved);
+    this.eventWatchers.add(watcher);
+    watcher.start();
+    return {
+      close: async () => {
+        this.eventWatchers.delete(watcher);
+        await watcher.close();
+      },
+    };
+  }
+
   /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */
   listWorkers(parent: string): Promise<WorkerInfo[]> {
     this.assertOpen();
@@ -310,7 +336,8 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   async close(): Promise<void> {
     if (this.currentState !== 'open') return;
     this.currentState = 'closing';
-    await Promise.all([...this.pools].map((pool) => pool.stop()));
+    await Promise.all([...[...this.pools].map((pool) => pool.stop()), ...[...this.eventWatchers].map((watcher) => watcher.close())]);
+    this.eventWatchers.clear();
     this.zk.close();
     this.currentState = 'closed';
   }

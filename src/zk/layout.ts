@@ -12,6 +12,9 @@
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
  *   control                       present while the plan is paused or cancelled (value: { state, reason?, at, abortRunning })
+ *   alerts                        events of the plan reported to onPlanEvent listeners, once across the cluster
+ *     <event id>                  { event, deliveredAt? | gaveUpAt? }
+ *       lock                      EPHEMERAL; held by the process delivering the event
  *   history                       (plans created with { history: true }) a record per finished task
  *     task-NNNNNNNNNN             { state, fn, params, outputs, startedAt, finishedAt, workerId, attempts }
  *   runnable                      index of tasks believed runnable (an optimisation; plans without it still run)
@@ -46,6 +49,7 @@ export const RUNNABLE_INDEX = 'runnable';
 export const HISTORY = 'history';
 export const FAILED = 'failed';
 export const CONTROL = 'control';
+export const ALERTS = 'alerts';
 export const BUILDER_PREFIX = 'builder-';
 export const BATCH_PREFIX = 'batch-';
 /** Children of a parent whose names start with this are zk-plan's own, never plans. */

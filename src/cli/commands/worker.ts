@@ -8,6 +8,7 @@ import { ExitCode, UsageError } from '../exit-codes.js';
 import { loadFunctions } from '../load-functions.js';
 import { addConnectionOptions, checkParentPath, integer, requireConnect, type ConnectionOptions } from '../options.js';
 import { untilSignal } from '../signals.js';
+import { webhookListener } from '../../alerts/webhook.js';
 
 type LogFormat = 'plain' | 'pretty' | 'json';
 
@@ -26,6 +27,8 @@ interface WorkerCommandOptions extends ConnectionOptions {
   readonly metricsHost: string;
   readonly logLevel: string;
   readonly logFormat?: LogFormat;
+  readonly alertWebhook?: string;
+  readonly alertTimeoutMs: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -46,6 +49,8 @@ export function registerWorker(program: Command): void {
     .addOption(new Option('--no-retention', 'keep finished plans for ever (until zk-plan rm)'))
     .addOption(new Option('--metrics-port <port>', 'serve Prometheus metrics at http://<metrics-host>:<port>/metrics (0: a free port)').argParser(integer(0, 65_535)))
     .addOption(new Option('--metrics-host <host>', 'address the metrics server listens on').default('127.0.0.1'))
+    .addOption(new Option('--alert-webhook <url>', 'POST a JSON body when a task fails for good or a plan fails, is cancelled or completes: once per event across all workers with the option'))
+    .addOption(new Option('--alert-timeout-ms <ms>', 'time limit of one webhook POST; a failed POST is tried again with doubling pauses').argParser(integer(1)).default(DEFAULTS.planEvents.webhookTimeoutMs))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addOption(
       new Option('--log-format <format>', 'logs on stderr: plain lines, pretty (pino-pretty) or json (pino JSON lines); default: pretty on a terminal, else plain; json with --json').choices([
@@ -74,6 +79,8 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
   if (!options.functions) throw new UsageError('--functions is required');
   const parent = checkParentPath(options.parent);
   const functions = await loadFunctions(options.functions);
+  // Checked before connecting: a bad URL is a usage error (exit 2).
+  const alertListener = options.alertWebhook === undefined ? undefined : webhookListener(options.alertWebhook, options.alertTimeoutMs);
   const format: LogFormat = options.logFormat ?? (options.json ? 'json' : process.stderr.isTTY ? 'pretty' : 'plain');
   const log = await createWorkerLog(format, options.logLevel);
   const zkPlan = await connectZkPlan(options, { functions, sessionTimeoutMs: options.sessionTimeoutMs });
@@ -98,6 +105,9 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
       ...(options.retentionMaxCount !== undefined ? { maxCount: options.retentionMaxCount } : {}),
     },
   });
+  if (alertListener !== undefined) {
+    zkPlan.onPlanEvent(parent, alertListener, { onError: (error, eventId) => log.info(`alert ${eventId ?? ''} not delivered: ${error.message}`) });
+  }
   const names = functions.names();
   if (options.json) {
     console.log(JSON.stringify({ event: 'started', loops: pool.size, parent, connect, functions: names, pid: process.pid, ...(metrics ? { metrics: metrics.url } : {}) }));

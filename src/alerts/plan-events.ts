@@ -1,0 +1,53 @@
+/**
+ * The events `onPlanEvent` reports (a task failed for good, a plan failed, was cancelled, or
+ * completed), derived from a plan's status. Pure. Each event has an id that names that very
+ * occurrence, so that the cluster can deliver it once (src/alerts/plan-event-watcher.ts): a task
+ * that fails again after retryFailed is a new event, the same failure seen twice is not.
+ */
+import type { PlanStatus } from '../plan/plan-status.js';
+import type { PlanCounts } from '../plan/plan-progress.js';
+import type { TaskFailure } from '../store/failure-policy.js';
+
+export type PlanEventKind = 'task:failed' | 'plan:failed' | 'plan:cancelled' | 'plan:completed';
+
+export interface PlanEvent {
+  /** Names the occurrence, e.g. `task-failed~task-0000000004~1764000000000`. */
+  readonly id: string;
+  readonly kind: PlanEventKind;
+  readonly plan: string;
+  /** The task, for `task:failed`. */
+  readonly task?: string;
+  /** The failure: of the task (`task:failed`), of the first failed task (`plan:failed`). */
+  readonly error?: Pick<TaskFailure, 'type' | 'message' | 'code' | 'attempts' | 'workerId' | 'at'>;
+  /** Why, for `plan:cancelled`. */
+  readonly reason?: string;
+  readonly counts: PlanCounts;
+  /** When it happened, as far as ZooKeeper's records tell. */
+  readonly at: Date;
+}
+
+/** The events a status shows (the caller keeps those already delivered apart by id). */
+export function planEventsOf(status: PlanStatus): PlanEvent[] {
+  const { plan, counts } = status;
+  const events: PlanEvent[] = [];
+  for (const { task, failure } of status.failed) {
+    if (failure === undefined) continue;
+    events.push({ id: `task-failed~${task.slice(task.lastIndexOf('/') + 1)}~${failure.at.getTime()}`, kind: 'task:failed', plan, task, error: errorOf(failure), counts, at: failure.at });
+  }
+  if (status.state === 'failed') {
+    const failures = status.failed.flatMap(({ failure }) => (failure ? [failure] : []));
+    const latest = failures.reduce<Date | undefined>((last, failure) => (last === undefined || failure.at > last ? failure.at : last), undefined);
+    const first = failures[0];
+    events.push({ id: `plan-failed~${latest?.getTime() ?? 0}`, kind: 'plan:failed', plan, ...(first ? { error: errorOf(first) } : {}), counts, at: latest ?? new Date() });
+  }
+  if (status.state === 'cancelled') {
+    const at = status.control?.at ?? new Date();
+    events.push({ id: `plan-cancelled~${at.getTime()}`, kind: 'plan:cancelled', plan, ...(status.control?.reason ? { reason: status.control.reason } : {}), counts, at });
+  }
+  if (status.state === 'completed') events.push({ id: 'plan-completed', kind: 'plan:completed', plan, counts, at: new Date() });
+  return events;
+}
+
+function errorOf(failure: TaskFailure): NonNullable<PlanEvent['error']> {
+  return { type: failure.type, message: failure.message, code: failure.code, attempts: failure.attempts, workerId: failure.workerId, at: failure.at };
+}
