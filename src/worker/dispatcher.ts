@@ -174,7 +174,8 @@ export class Dispatcher {
   async take(seeker: Seeker): Promise<Claim | undefined> {
     for (;;) {
       if (seeker.stop.aborted) return undefined;
-      if (this.candidates.size === 0 || this.tracker.dirtyMayOutrank(this.bestPriority(seeker))) {
+      // Without priorities every candidate ranks the same: then only an empty hand makes a loop list the indexes.
+      if (this.candidates.size === 0 || (this.tracker.anyPriorities() && this.tracker.dirtyMayOutrank(this.bestPriority(seeker)))) {
         await this.refresh();
         if (this.candidates.size > 1) this.wakeUp.wake(this.candidates.size - 1); // enough loops for what was found
       }
@@ -289,6 +290,7 @@ export class Dispatcher {
    * say so), once per task: plans without task priorities cost no read.
    */
   private async loadOwnPriorities(): Promise<void> {
+    if (this.ownPriorities.size === 0 && !this.tracker.anyTaskPriorities()) return; // the usual case: nothing to read, nothing to walk
     if (this.ownPriorities.size > 0) {
       // Kept only while the task may still be picked: a candidate, or held here (and then maybe given back).
       for (const task of this.ownPriorities.keys()) if (!this.candidates.has(task) && !this.book.isHeld(task)) this.ownPriorities.delete(task);

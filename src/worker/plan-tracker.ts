@@ -127,6 +127,17 @@ export class PlanTracker {
     return this.plans.get(plan)?.priority ?? 0;
   }
 
+  /** True when some followed plan has a priority other than 0 or tasks with their own (else every candidate ranks 0). */
+  anyPriorities(): boolean {
+    return this.prioritized.size > 0;
+  }
+
+  /** True when some followed plan's tasks have priorities of their own (usually none: then no candidate needs a read). */
+  anyTaskPriorities(): boolean {
+    for (const plan of this.prioritized) if (this.plans.get(plan)?.taskPriorities) return true;
+    return false;
+  }
+
   /** True when some task of the plan has a priority of its own. */
   hasTaskPriorities(plan: string): boolean {
     return this.plans.get(plan)?.taskPriorities === true;
