@@ -6,7 +6,6 @@
  *
  *   npm run bench                 (BENCH_RUNS=1 BENCH_ONLY=chain-200 for a quick look)
  */
-import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { FunctionRegistry, ZkPlan, call, type TaskToAdd } from '../src/index.js';
 import { ZkClient, startZooKeeper } from '../src/testing/index.js';

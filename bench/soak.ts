@@ -6,7 +6,6 @@
  *
  *   npm run soak        (SOAK_TASKS=20000 for more)
  */
-import 'reflect-metadata';
 import { FunctionRegistry, ZkPlan, call } from '../src/index.js';
 import { startZooKeeper } from '../src/testing/index.js';
 
