@@ -16,7 +16,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { ZkPlanError } from '../errors/base-error.js';
-import { PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
+import { PlanCancelledError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
+import { ActionRefused, actionOf, authorize, performAction, type UiAction } from './ui-actions.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { ZkPlan } from '../plan/zk-plan.js';
@@ -45,6 +46,11 @@ export interface UiServerOptions {
   readonly port: number;
   /** A loopback address or `localhost`: the view has no authentication. @defaultValue '127.0.0.1' */
   readonly host?: string;
+  /**
+   * Enables pause, resume, cancel and retry from the view (POST /api/actions/<action>?path=<plan>),
+   * for requests carrying `Authorization: Bearer <actionsToken>`. @defaultValue none: read-only
+   */
+  readonly actionsToken?: string;
   /** Coalescing, safety-refresh and linger times of the live feeds. @defaultValue 250 ms per plan, 1 s for the plans list, 15 s safety refresh, 30 s linger */
   readonly timing?: FeedTiming;
 }
@@ -208,6 +214,23 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     return detail;
   };
 
+  /** POST /api/actions/<action>?path=<plan>[&reason=…] with the bearer token. */
+  const handleAction = async (req: IncomingMessage, res: ServerResponse, url: URL, action: UiAction): Promise<void> => {
+    try {
+      if (req.method !== 'POST') throw new ActionRefused(405, 'METHOD_NOT_ALLOWED', 'actions are POST requests');
+      authorize(req, options.actionsToken);
+      const plan = requirePath(url, (path) => isPlanUnder(parent, path), 'plan');
+      sendJson(res, 200, await performAction(zkPlan, action, plan, url.searchParams.get('reason') ?? undefined));
+    } catch (error) {
+      if (error instanceof ActionRefused) {
+        sendJson(res, error.status, { error: { code: error.code, message: error.message } });
+        return;
+      }
+      const { status, code, message } = statusOf(error);
+      sendJson(res, error instanceof PlanCancelledError ? 409 : status, { error: { code, message } });
+    }
+  };
+
   // ---- Server-Sent Events -----------------------------------------------------------------
   const openStream = <M extends { type: string }>(req: IncomingMessage, res: ServerResponse, subscribe: (listener: (message: M) => void) => () => void): void => {
     res.writeHead(200, {
@@ -254,11 +277,16 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       send(res, 403, 'text/plain; charset=utf-8', 'Forbidden: the web view answers loopback host names only\n');
       return;
     }
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const action = actionOf(url.pathname);
+    if (action !== undefined) {
+      await handleAction(req, res, url, action);
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       send(res, 405, 'text/plain; charset=utf-8', 'Method Not Allowed\n', { Allow: 'GET, HEAD' });
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://localhost');
     const asset = ASSETS[url.pathname];
     if (asset !== undefined) {
       send(res, 200, asset.type, asset.body);
@@ -288,6 +316,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           return;
         case '/api/task':
           sendJson(res, 200, await apiTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
+          return;
+        case '/api/why':
+          sendJson(res, 200, await zkPlan.explainTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
+          return;
+        case '/api/cluster':
+          sendJson(res, 200, { workers: await zkPlan.listWorkers(parent), actions: options.actionsToken !== undefined });
           return;
         case '/api/events': {
           const plan = requirePath(url, (path) => isPlanUnder(parent, path), 'plan');

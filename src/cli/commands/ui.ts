@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
@@ -8,7 +9,11 @@ import { DEFAULTS } from '../../config/defaults.js';
 interface UiOptions extends ConnectionOptions {
   readonly port: number;
   readonly host: string;
+  readonly allowActions: boolean;
 }
+
+/** Where --allow-actions takes its bearer token from, when set (else one is made up and printed). */
+const TOKEN_ENV = 'ZK_PLAN_UI_TOKEN';
 
 /** `zk-plan ui <parent>`: the web view of the plans under a parent, until SIGTERM or SIGINT. */
 export function registerUi(program: Command): void {
@@ -17,17 +22,21 @@ export function registerUi(program: Command): void {
     .description('serve the web view of the plans under a parent (live graphs), until SIGTERM or SIGINT')
     .argument('<parent>', 'znode under which the plans are, e.g. /plans')
     .addOption(new Option('--port <port>', 'port to listen on (0: a free one)').argParser(integer(0, 65_535)).default(0))
-    .addOption(new Option('--host <host>', 'loopback address to listen on (the view has no authentication)').default('127.0.0.1'));
+    .addOption(new Option('--host <host>', 'loopback address to listen on').default('127.0.0.1'))
+    .addOption(new Option('--allow-actions', `let the view pause, resume, cancel and retry plans, for requests with the bearer token ($${TOKEN_ENV}, else a new one, printed in the URL's fragment)`).default(false));
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
-  command.addHelpText('after', `\nPrints the view's URL on stdout (--json: { "url": … }).`);
+  command.addHelpText('after', `\nPrints the view's URL on stdout (--json: { "url": … }); with --allow-actions the URL ends in #token=<token>, which the page keeps for its buttons.`);
   withUsageHint(command);
   setAction(command, async (parent: string, options: UiOptions) => {
     checkParentPath(parent);
     const { startUiServer } = await import('../../ui/ui-server.js'); // loaded when used: faster start-up of the other commands
     await withZkPlan(options, async (zkPlan) => {
-      const ui = await startUiServer({ zkPlan, parent, port: options.port, host: options.host });
-      if (options.json) console.log(JSON.stringify({ url: ui.url, parent }));
-      else console.log(ui.url);
+      const token = options.allowActions ? (process.env[TOKEN_ENV] || randomBytes(24).toString('base64url')) : undefined;
+      const ui = await startUiServer({ zkPlan, parent, port: options.port, host: options.host, ...(token !== undefined ? { actionsToken: token } : {}) });
+      // The token goes in the fragment, which browsers never send: the page reads it and keeps it for its requests.
+      const url = token === undefined ? ui.url : `${ui.url}#token=${encodeURIComponent(token)}`;
+      if (options.json) console.log(JSON.stringify({ url, parent, actions: token !== undefined }));
+      else console.log(url);
       console.error(`zk-plan ui: plans under ${parent} at ${ui.url}; stop with Ctrl-C`);
       await untilSignal();
       await ui.close();
