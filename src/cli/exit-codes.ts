@@ -3,6 +3,7 @@ import { ZkPlanError } from '../errors/base-error.js';
 import { PlanCancelledError, PlanFailedError, PlanNotFoundError } from '../errors/plan-errors.js';
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
 import { ZkConnectTimeoutError } from '../errors/zk-error.js';
+import { PlanSpecError } from '../errors/spec-errors.js';
 
 /** Every exit code of the `zk-plan` command, in one place (documented in `zk-plan --help`). */
 export const ExitCode = {
@@ -59,7 +60,7 @@ export class UsageError extends CliError {
 export function exitCodeFor(error: unknown): ExitCodeValue {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-  if (error instanceof InvalidArgumentError) return ExitCode.usage;
+  if (error instanceof InvalidArgumentError || error instanceof PlanSpecError) return ExitCode.usage;
   if (error instanceof ZkConnectTimeoutError) return ExitCode.unreachable;
   if (error instanceof PlanNotFoundError) return ExitCode.notFound;
   if (error instanceof WaitTimeoutError) return ExitCode.timeout;

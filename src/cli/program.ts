@@ -13,6 +13,7 @@ import { registerWait } from './commands/wait.js';
 import { registerWorker } from './commands/worker.js';
 import { registerWorkers } from './commands/workers.js';
 import { registerWhy } from './commands/why.js';
+import { registerSubmit } from './commands/submit.js';
 import { EXIT_CODES_HELP, ExitCode, UsageError, describeError, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
 import { printJson } from './output.js';
 
@@ -42,6 +43,7 @@ ${EXIT_CODES_HELP}`,
   registerControl(program);
   registerWorkers(program);
   registerWhy(program);
+  registerSubmit(program);
   registerUi(program);
   registerDevServer(program);
   program.commands.forEach((command) => command.addHelpText('after', `\n${EXIT_CODES_HELP}`));

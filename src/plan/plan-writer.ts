@@ -364,7 +364,8 @@ export class PlanWriter {
   }
 }
 
-function taskSettings(options: AddTaskOptions): TaskSettings {
+/** Validates addTask's options (InvalidArgumentError naming the option); the settings stored with the task. */
+export function taskSettings(options: AddTaskOptions): TaskSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
   assertKnownKeys('addTask', options, ADD_TASK_OPTION_KEYS);
   const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs, priority, concurrencyKey } = options;

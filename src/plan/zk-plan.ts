@@ -32,6 +32,8 @@ import { PlanCancelledError } from '../errors/plan-errors.js';
 import { listWorkers } from '../registry/worker-registry.js';
 import { ConcurrencyLimits } from '../limits/concurrency-limits.js';
 import { Explainer } from '../explain/explainer.js';
+import type { PlanSpec } from '../spec/plan-spec.js';
+import { buildCheckedSpec, checkSpecForSubmit, type SubmitOptions, type SubmittedPlan } from '../spec/submit-plan.js';
 import { PlanEventWatcher, type PlanEventListener } from '../alerts/plan-event-watcher.js';
 import type { Explanation, PlanExplanation } from '../explain/explain-task.js';
 import { assertConcurrencyKey, assertLimit, type SlotRecord } from '../limits/limit-record.js';
@@ -280,6 +282,20 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
         await watcher.close();
       },
     };
+  }
+
+  /**
+   * Builds and readies a plan from a declarative spec (`{ tasks: { [key]: { fn, params?, inputs?,
+   * options? } }, options? }`), with `{ $param: name }` placeholders filled from `params`. The spec
+   * is checked in full before anything is written: PlanSpecError naming the task key for an
+   * unknown input key, a cycle, a function neither registered here nor by any live worker, a
+   * value superjson cannot store, a missing param, or bad options. Returns the plan and each task's path by key.
+   */
+  async submitPlan(parent: string, spec: PlanSpec, options: SubmitOptions = {}): Promise<SubmittedPlan> {
+    this.assertOpen();
+    assertValidPath('parent', parent);
+    const checked = checkSpecForSubmit(spec, this.functions.names(), await listWorkers(this.zk, parent), options);
+    return await buildCheckedSpec(this, parent, checked);
   }
 
   /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */

@@ -1,0 +1,61 @@
+/** Plan specs on a real server: `zk-plan submit --wait` and `zk-plan validate`. */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FunctionRegistry, type TaskContext } from '../src/index.js';
+import { useZooKeeper } from './support/zk-test-env.js';
+
+const env = useZooKeeper('spec');
+const dir = mkdtempSync(join(tmpdir(), 'zk-plan-spec-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs the CLI without blocking this process (its worker pool runs the submitted plan). */
+async function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
+  const [status] = (await once(child, 'close')) as [number | null];
+  return { status, stdout, stderr };
+}
+
+describe('zk-plan submit and validate', () => {
+  it('submits a spec with a param, waits for it, and the results are those of the spec', async () => {
+    const functions = new FunctionRegistry()
+      .register('load', (ctx: TaskContext<unknown[]>) => `${String(ctx.params[0])}@${String(ctx.params[1])}`)
+      .register('join', (_ctx: TaskContext<unknown[]>, ...inputs: string[]) => inputs.join('+'));
+    const zkPlan = await env.zkPlan({ functions });
+    const parent = env.root();
+    zkPlan.startWorkers(parent, { count: 2, backoff: { initial: 10, max: 50 }, retention: false });
+    const file = join(dir, 'report.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        tasks: {
+          eu: { fn: 'load', params: ['eu', { $param: 'date' }] },
+          us: { fn: 'load', params: ['us', { $param: 'date' }] },
+          report: { fn: 'join', inputs: ['eu', 'us'], options: { keepResult: true } },
+        },
+      }),
+    );
+    const submitted = await cli(['submit', file, '--parent', parent, '--param', 'date=2026-11-22', '--wait', '--json']);
+    expect(submitted.status).toBe(0);
+    const { plan, tasks } = JSON.parse(submitted.stdout) as { plan: string; tasks: Record<string, string> };
+    expect((await zkPlan.planStatus(plan)).state).toBe('completed');
+    expect(await zkPlan.getResult(tasks['report'] as string)).toBe('eu@2026-11-22+us@2026-11-22');
+  });
+
+  it('validate exits 2 with the code and the task key of a problem, 0 for a good spec', async () => {
+    const file = join(dir, 'cycle.json');
+    writeFileSync(file, JSON.stringify({ tasks: { a: { fn: 'x', inputs: ['b'] }, b: { fn: 'x', inputs: ['a'] } } }));
+    const bad = await cli(['validate', file]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/task "(a|b)".*cycle.*\[SPEC_CYCLE\]/);
+    writeFileSync(file, JSON.stringify({ tasks: { a: { fn: 'x' }, b: { fn: 'x', inputs: ['a'] } } }));
+    expect(await cli(['validate', file, '--json'])).toMatchObject({ status: 0, stdout: expect.stringContaining('"order": [\n    "a",\n    "b"') });
+  });
+});

@@ -1,0 +1,101 @@
+import { readFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { DEFAULTS } from '../../config/defaults.js';
+import { checkPlanSpec } from '../../spec/plan-spec.js';
+import { setAction, withUsageHint } from '../action.js';
+import { withZkPlan } from '../connection.js';
+import { UsageError } from '../exit-codes.js';
+import { loadFunctions } from '../load-functions.js';
+import { addConnectionOptions, checkParentPath, integer, type ConnectionOptions } from '../options.js';
+import { printJson } from '../output.js';
+
+interface SubmitCliOptions extends ConnectionOptions {
+  readonly parent?: string;
+  readonly param: readonly string[];
+  readonly wait: boolean;
+  readonly timeoutMs?: number;
+}
+
+interface ValidateCliOptions {
+  readonly param: readonly string[];
+  readonly functions?: string;
+  readonly json?: boolean;
+}
+
+const collect = (value: string, previous: readonly string[]): string[] => [...previous, value];
+
+/** `zk-plan submit <spec.json>` and `zk-plan validate <spec.json>`: declarative plans (src/spec). */
+export function registerSubmit(program: Command): void {
+  const submit = program
+    .command('submit')
+    .description('build and ready a plan from a JSON spec { tasks: { [key]: { fn, params?, inputs?, options? } }, options? }, checked first')
+    .argument('<spec>', 'JSON file of the spec')
+    .addOption(new Option('--parent <path>', 'parent of the new plan (required)'))
+    .addOption(new Option('--param <name=value>', 'a value for { "$param": name } placeholders (repeatable; the value is JSON when it parses, else text)').default([]).argParser(collect))
+    .addOption(new Option('--wait', 'wait until the plan ends (exit codes as wait)').default(false))
+    .addOption(new Option('--timeout-ms <ms>', 'with --wait: give up after this long (exit 3)').argParser(integer(1)));
+  addConnectionOptions(submit, DEFAULTS.cliConnectTimeoutMs.read);
+  submit.addHelpText('after', `\nPrints the plan's path (--json: { "plan", "tasks": { key: path } }). A spec problem exits 2 with its code and task key.`);
+  withUsageHint(submit);
+  setAction(submit, async (file: string, options: SubmitCliOptions) => {
+    if (!options.parent) throw new UsageError('--parent is required');
+    const parent = checkParentPath(options.parent);
+    const spec = await readSpec(file);
+    const params = parseParams(options.param);
+    const submitted = await withZkPlan(options, async (zkPlan) => {
+      const result = await zkPlan.submitPlan(parent, spec as never, { params });
+      if (options.wait) await zkPlan.waitForCompletion(result.plan, { timeoutMs: options.timeoutMs ?? DEFAULTS.waitTimeoutMs });
+      return result;
+    });
+    if (options.json) printJson(submitted);
+    else console.log(submitted.plan);
+  });
+
+  const validate = program
+    .command('validate')
+    .description('check a JSON plan spec without connecting: shape, input keys, cycles, params, storable values (and function names with --functions)')
+    .argument('<spec>', 'JSON file of the spec')
+    .addOption(new Option('--param <name=value>', 'a value for { "$param": name } placeholders (repeatable)').default([]).argParser(collect))
+    .addOption(new Option('--functions <module>', 'also check function names against this module’s registry'))
+    .addOption(new Option('--json', 'print { "valid": true, "order": [keys] }'));
+  withUsageHint(validate);
+  setAction(validate, async (file: string, options: ValidateCliOptions) => {
+    const spec = await readSpec(file);
+    const registered = options.functions === undefined ? [] : (await loadFunctions(options.functions)).names();
+    const checked = checkPlanSpec(spec, { registered, params: parseParams(options.param) });
+    if (options.json) printJson({ valid: true, order: checked.order });
+    else console.log(`valid: ${checked.order.length} task(s), in order ${checked.order.join(', ')}`);
+  });
+}
+
+async function readSpec(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+/** `name=value` pairs; a value that parses as JSON is that JSON (`n=3` is a number), else the text itself. */
+function parseParams(pairs: readonly string[]): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new UsageError(`--param ${pair}: expected name=value`);
+    const text = pair.slice(at + 1);
+    let value: unknown = text;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // plain text
+    }
+    params[pair.slice(0, at)] = value;
+  }
+  return params;
+}

@@ -1,0 +1,96 @@
+/** Plan specs: every problem checked before anything is written, and a spec submitted and run over the in-memory ZooKeeper. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { PlanSpecError, type PlanSpecProblem } from '../src/errors/spec-errors.js';
+import { FunctionRegistry } from '../src/exec/function-registry.js';
+import type { TaskContext } from '../src/exec/task-context.js';
+import { checkPlanSpec, type PlanSpec } from '../src/spec/plan-spec.js';
+import { MemoryZooKeeper } from '../src/testing/index.js';
+import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from './support/memory-plan.js';
+import { expectRejects, expectThrows } from './support/expect-error.js';
+
+const PARENT = '/plans';
+const context = { registered: ['load', 'sum'], params: { date: '2026-11-22' } };
+
+function problem(spec: unknown, ctx = context): { code: PlanSpecProblem; key: string | undefined } {
+  const error = expectThrows(() => checkPlanSpec(spec, ctx), PlanSpecError);
+  return { code: error.code, key: error.key };
+}
+
+describe('checkPlanSpec', () => {
+  it('orders the tasks inputs first and fills $param placeholders at any depth', () => {
+    const checked = checkPlanSpec(
+      {
+        tasks: {
+          total: { fn: 'sum', inputs: ['a', 'b', 'a'] },
+          a: { fn: 'load', params: [{ $param: 'date' }, { nested: [{ $param: 'date' }] }] },
+          b: { fn: 'load', params: ['fixed'], options: { keepResult: true } },
+        },
+        options: { history: true },
+      },
+      context,
+    );
+    expect(checked.order).toEqual(['a', 'b', 'total']);
+    expect(checked.tasks.get('a')?.params).toEqual(['2026-11-22', { nested: ['2026-11-22'] }]);
+    expect(checked.options).toEqual({ history: true });
+  });
+
+  it('names the task and the problem, with a stable code for each', () => {
+    expect(problem({ tasks: { a: { fn: 'load', inputs: ['nope'] } } })).toEqual({ code: 'SPEC_UNKNOWN_INPUT', key: 'a' });
+    expect(problem({ tasks: { a: { fn: 'load', inputs: ['b'] }, b: { fn: 'load', inputs: ['c'] }, c: { fn: 'load', inputs: ['a'] }, d: { fn: 'sum', inputs: ['a'] } } }).code).toBe('SPEC_CYCLE');
+    expect(problem({ tasks: { a: { fn: 'missing' } } })).toEqual({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'a' });
+    expect(problem({ tasks: { a: { fn: 'load', params: [() => 1] } } })).toEqual({ code: 'SPEC_UNSERIALIZABLE', key: 'a' });
+    expect(problem({ tasks: { a: { fn: 'load', params: [{ $param: 'region' }] } } })).toEqual({ code: 'SPEC_MISSING_PARAM', key: 'a' });
+    expect(problem({ tasks: { a: { fn: 'load', extra: 1 } } })).toEqual({ code: 'SPEC_INVALID', key: 'a' });
+    expect(problem({ tasks: {} })).toEqual({ code: 'SPEC_INVALID', key: undefined });
+    expect(problem(null).code).toBe('SPEC_INVALID');
+  });
+
+  it('a cycle is reported as the keys that form it', () => {
+    const error = expectThrows(() => checkPlanSpec({ tasks: { x: { fn: 'load' }, a: { fn: 'load', inputs: ['x', 'b'] }, b: { fn: 'load', inputs: ['a'] }, c: { fn: 'sum', inputs: ['b'] } } }, context), PlanSpecError);
+    expect(error.message).toMatch(/cycle: (a ← b ← a|b ← a ← b)/);
+  });
+
+  it('checks function names against live workers when there are any', () => {
+    expect(problem({ tasks: { a: { fn: 'load' } } }, { ...context, registered: [], live: [['sum'], ['other']] } as never)).toEqual({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'a' });
+    expect(checkPlanSpec({ tasks: { a: { fn: 'load' } } }, { registered: [], live: [['sum'], []], params: {} }).order).toEqual(['a']); // [] runs anything
+  });
+});
+
+describe('submitPlan', () => {
+  const processes: MemoryProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
+  });
+
+  const functions = (): FunctionRegistry =>
+    new FunctionRegistry()
+      .register('load', (ctx: TaskContext<unknown[]>) => `${String(ctx.params[0])}:${String(ctx.params[1] ?? '')}`)
+      .register('join', (_ctx: TaskContext<unknown[]>, ...inputs: string[]) => inputs.join('|'));
+
+  it('builds, readies and runs the spec; returns each task path by key', async () => {
+    const proc = memoryProcess(new MemoryZooKeeper(), 'a', functions());
+    processes.push(proc);
+    proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
+    const spec: PlanSpec = {
+      tasks: {
+        report: { fn: 'join', inputs: ['eu', 'us', 'eu'], options: { keepResult: true } },
+        eu: { fn: 'load', params: ['eu', { $param: 'date' }] },
+        us: { fn: 'load', params: ['us', { $param: 'date' }] },
+      },
+    };
+    const { plan, tasks } = await proc.zkPlan.submitPlan(PARENT, spec, { params: { date: '2026-11-22' } });
+    expect(Object.keys(tasks).sort()).toEqual(['eu', 'report', 'us']);
+    await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    expect(await proc.zkPlan.getResult(tasks['report'] as string)).toBe('eu:2026-11-22|us:2026-11-22|eu:2026-11-22');
+  });
+
+  it('writes nothing when the spec has a problem (a bad option of one task included)', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'a', functions());
+    processes.push(proc);
+    await expectRejects(() => proc.zkPlan.submitPlan(PARENT, { tasks: { a: { fn: 'load', inputs: ['ghost'] } } }), PlanSpecError);
+    const bad = await expectRejects(() => proc.zkPlan.submitPlan(PARENT, { tasks: { a: { fn: 'load', options: { timeoutMs: 1.5 } } } }), PlanSpecError);
+    expect(bad).toMatchObject({ code: 'SPEC_INVALID', key: 'a' });
+    expect(server.exists(PARENT)).toBe(false);
+  });
+});
