@@ -44,7 +44,7 @@ export interface UiServerOptions {
   readonly parent: string;
   /** TCP port; 0 picks a free one (see `url`). */
   readonly port: number;
-  /** A loopback address or `localhost`: the view has no authentication. @defaultValue '127.0.0.1' */
+  /** A loopback address or `localhost`: reading needs no authentication, so the view stays on this machine. @defaultValue '127.0.0.1' */
   readonly host?: string;
   /**
    * Enables pause, resume, cancel and retry from the view (POST /api/actions/<action>?path=<plan>),
@@ -125,7 +125,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   assertValidPath('parent', parent);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidArgumentError('port', `expected an integer from 0 to 65535, got ${String(port)}`);
   if (!isLoopbackHost(host)) {
-    throw new InvalidArgumentError('host', `the web view has no authentication and listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`);
+    throw new InvalidArgumentError('host', `the web view needs no authentication to read and listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`);
   }
   const timing: FeedTiming = { lingerMs: 30_000, ...options.timing };
   const elkPath = createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js');
