@@ -4,9 +4,10 @@ import { FunctionRegistry, PermanentError, PlanFailedError, ZkError, call, type 
 import { encodeValue } from '../src/testing/index.js';
 import { performTask } from '../src/worker/perform-task.js';
 import { TaskStore } from '../src/store/task-store.js';
+import { Dispatcher } from '../src/worker/dispatcher.js';
 import { fourLetterWord } from '../src/server/four-letter-word.js';
 import { childrenOf, put, putTask } from './support/raw-nodes.js';
-import { nextEvent, useZooKeeper } from './support/zk-test-env.js';
+import { nextEvent, useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 /**
  * Regression tests of the defects an outside review found (issue 8), each against a real
@@ -408,20 +409,45 @@ describe('watches and memory', () => {
   });
 
   it('an idle worker process reads nothing per finished plan', async () => {
-    const functions = new FunctionRegistry().register('one', () => 1);
-    const zkPlan = await env.zkPlan({ functions });
-    const parent = env.root();
-    const pool = zkPlan.startWorkers(parent, { backoff: { initial: 10, max: 200 } });
-    const plans = await Promise.all(Array.from({ length: 100 }, () => zkPlan.createPlan(parent)));
-    await Promise.all(plans.map((plan) => zkPlan.addTask(plan, call('one'))));
-    await Promise.all(plans.map((plan) => zkPlan.markAsReady(plan)));
-    await Promise.all(plans.map((plan) => zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 })));
-    // Let one full scan (every 10 s) see every plan settled, then count what an idle period, one more full scan included, costs.
-    await new Promise((resolve) => setTimeout(resolve, 10_500));
-    const before = zkPlan.zk.counts.reads;
-    await new Promise((resolve) => setTimeout(resolve, 10_500));
-    const idleReads = zkPlan.zk.counts.reads - before;
-    await pool.stop();
-    expect(idleReads).toBeLessThan(plans.length);
+    // The loop scans every plan in full when Dispatcher.fullScanDue() says so (every 10 s); a round
+    // that finds nothing ends in worker:idle. Recording both in order shows when a full scan is over.
+    const rounds: ('full scan' | 'idle')[] = [];
+    const fullScanDue = Dispatcher.prototype.fullScanDue;
+    Dispatcher.prototype.fullScanDue = function (this: Dispatcher): boolean {
+      const due = fullScanDue.call(this);
+      if (due) rounds.push('full scan');
+      return due;
+    };
+    /** Resolves once a full scan that started after rounds[from] has ended; with the index to wait from next. */
+    const fullScanOver = (from: number): Promise<number> =>
+      waitFor(
+        'a full scan of the plans to end',
+        () => {
+          const scan = rounds.indexOf('full scan', from);
+          const end = scan < 0 ? -1 : rounds.indexOf('idle', scan);
+          return end < 0 ? undefined : end + 1;
+        },
+        { timeoutMs: 15_000 },
+      );
+    try {
+      const functions = new FunctionRegistry().register('one', () => 1);
+      const zkPlan = await env.zkPlan({ functions });
+      zkPlan.on('worker:idle', () => rounds.push('idle'));
+      const parent = env.root();
+      const pool = zkPlan.startWorkers(parent, { backoff: { initial: 10, max: 200 } });
+      const plans = await Promise.all(Array.from({ length: 100 }, () => zkPlan.createPlan(parent)));
+      await Promise.all(plans.map((plan) => zkPlan.addTask(plan, call('one'))));
+      await Promise.all(plans.map((plan) => zkPlan.markAsReady(plan)));
+      await Promise.all(plans.map((plan) => zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 })));
+      // One full scan sees every plan settled; then count what an idle period up to the end of the next full scan costs.
+      const settled = await fullScanOver(rounds.length);
+      const before = zkPlan.zk.counts.reads;
+      await fullScanOver(settled);
+      const idleReads = zkPlan.zk.counts.reads - before;
+      await pool.stop();
+      expect(idleReads).toBeLessThan(plans.length);
+    } finally {
+      Dispatcher.prototype.fullScanDue = fullScanDue;
+    }
   }, 60_000);
 });

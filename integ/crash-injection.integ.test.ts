@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, ZkError, call, type ZkPlan } from '../src/index.js';
 import { type ZkClient } from '../src/testing/index.js';
-import { until, useZooKeeper } from './support/zk-test-env.js';
+import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 /**
  * A worker that crashes between any two of its writes while performing a task (and handing its
@@ -81,7 +81,7 @@ describe('a crash between any two writes of performing a task', () => {
         stop.abort();
       });
       const doomedLoop = doomed.worker(parent, { backoff: { initial: 5, max: 20 } }, stop.signal);
-      await until(() => hook.crashed() || producerDone);
+      await waitFor('the doomed worker to crash or finish the producer', () => hook.crashed() || producerDone, { intervalMs: 5 });
       stop.abort();
       await doomedLoop;
       const completedWithoutCrash = !hook.crashed();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, call, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
 import { decodeValue, encodeValue } from '../src/testing/index.js';
 import { childrenOf, put } from './support/raw-nodes.js';
-import { nextEvent, until, useZooKeeper } from './support/zk-test-env.js';
+import { nextEvent, useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 /**
  * What a crash leaves at each step of performing a task, and that the next worker finishes it.
@@ -151,9 +151,12 @@ describe('a crash at any step leaves a state the next worker completes', () => {
     const claimed = nextEvent<Payload<'task:claimed'>>(doomed, 'task:claimed');
     doomed.startWorkers(parent, { backoff: { initial: 10 } });
     await claimed;
-    await until(() => started === 1);
+    await waitFor('the first run to start', () => started === 1);
+    let survivorIdleRounds = 0;
+    survivor.on('worker:idle', () => (survivorIdleRounds += 1));
     const survivorPool = survivor.startWorkers(parent, { backoff: { initial: 10, max: 50 } });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The survivor looks for work (its first round scans the plan) and finds the task owned: a few empty rounds.
+    await waitFor('3 idle rounds of the survivor', () => survivorIdleRounds >= 3);
     expect(started).toBe(1); // owned by the live doomed worker: nobody else runs it
     doomed.zk.close(); // the process "dies": its session, and so its owner node, are gone at once
     await survivor.waitForCompletion(plan, { timeoutMs: 10_000 });
@@ -218,7 +221,7 @@ describe('exclusive ownership while a session lives', () => {
     await first.addTask(plan, call('long'));
     await first.markAsReady(plan);
     const pools = [first.startWorkers(parent, { count: 3, backoff: { initial: 5, max: 20 } }), second.startWorkers(parent, { count: 3, backoff: { initial: 5, max: 20 } })];
-    await until(() => claims.length > 0);
+    await waitFor('the task to be claimed', () => claims.length > 0);
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // ~50 idle rounds per loop
     release();
     await first.waitForCompletion(plan, { timeoutMs: 10_000 });

@@ -1,7 +1,7 @@
 import { rootContainer } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_REGISTRY, FunctionRegistry, IllegalStateError, InvalidArgumentError, WORKER_POOL, ZK_CLIENT, ZK_PLAN, ZkPlan, call, shutdown, startup, zkPlanModule } from '../src/index.js';
-import { useZooKeeper } from './support/zk-test-env.js';
+import { useZooKeeper, waitFor, withDeadline } from './support/zk-test-env.js';
 
 const env = useZooKeeper('di-module');
 
@@ -50,8 +50,13 @@ describe('the DI module (tsyringe)', () => {
 
   it('shutdown lets a running task finish before closing the session', async () => {
     let finished = false;
+    let markRunning: () => void = () => undefined;
+    let release: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (markRunning = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
     const functions = new FunctionRegistry().register('slow', async () => {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      markRunning();
+      await released; // the test lets it finish only once shutdown has begun
       finished = true;
       return 'done';
     });
@@ -61,11 +66,13 @@ describe('the DI module (tsyringe)', () => {
     const zkPlan = await startup(container);
     const plan = await zkPlan.createPlan(parent);
     await zkPlan.addTask(plan, call('slow'));
-    const claimed = new Promise((resolve) => zkPlan.once('task:claimed', resolve));
     await zkPlan.markAsReady(plan);
-    await claimed;
+    await withDeadline(running, 10_000, () => 'the task did not start');
     const observer = await env.zkPlan();
-    await shutdown(container);
+    const closing = shutdown(container);
+    await waitFor('shutdown to start draining the pool', () => container.resolve(WORKER_POOL).state === 'stopping');
+    release();
+    await closing;
     expect(finished).toBe(true);
     expect(await observer.planCompleted(plan)).toBe(true);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, PermanentError, PlanFailedError, call, inline, type TaskFailure, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
 import { decodeValue, encodeValue } from '../src/testing/index.js';
 import { childrenOf, putTask } from './support/raw-nodes.js';
-import { nextEvent, until, useZooKeeper } from './support/zk-test-env.js';
+import { nextEvent, useZooKeeper, waitFor, withDeadline } from './support/zk-test-env.js';
 
 const env = useZooKeeper('failure-handling');
 
@@ -196,15 +196,18 @@ describe('failed tasks and failed plans', () => {
   it('failFast: once a task fails for good, running tasks are aborted and nothing new starts', async () => {
     const started: string[] = [];
     let sawAbort = false;
+    let longStarted: () => void = () => undefined;
+    const longRunning = new Promise<void>((resolve) => (longStarted = resolve));
     const functions = new FunctionRegistry()
       .register('long', async (ctx) => {
         started.push('long');
+        longStarted();
         await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
         sawAbort = ctx.signal.aborted;
         throw new Error('aborted');
       })
       .register('broken', async () => {
-        await new Promise((resolve) => setTimeout(resolve, 100)); // let 'long' start first
+        await withDeadline(longRunning, 10_000, () => "'long' did not start"); // fail only once 'long' runs, so there is a running task to abort
         throw new PermanentError('bad input');
       })
       .register('later', () => started.push('later'));
@@ -219,7 +222,7 @@ describe('failed tasks and failed plans', () => {
     zkPlan.on('task:failed', (event) => failures.push(event));
     const pool = zkPlan.startWorkers(parent, { count: 2, ...FAST });
     const error = await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 }).catch((caught: unknown) => caught);
-    await until(() => failures.some((event) => event.task === long));
+    await waitFor("the aborted 'long' to be reported failed", () => failures.some((event) => event.task === long));
     await pool.stop();
     expect(failures.find((event) => event.task === long)).toMatchObject({ charged: false, final: false });
     expect(error).toBeInstanceOf(PlanFailedError);

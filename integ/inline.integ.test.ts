@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, InlineDisabledError, call, inline, type ZkPlanEvents } from '../src/index.js';
 import { childrenOf } from './support/raw-nodes.js';
-import { nextEvent, until, useZooKeeper } from './support/zk-test-env.js';
+import { nextEvent, useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 const env = useZooKeeper('inline');
 
@@ -60,7 +60,7 @@ describe('inline functions', () => {
     zkPlan.on('task:failed', (event) => failures.set(event.task, event.error));
     const pool = zkPlan.startWorkers(parent, { allowInline: true, inlineTimeoutMs: 200, backoff: { initial: 10, max: 2_000 } });
     await nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === healthy);
-    await until(() => failures.size === 3); // tasks are taken in no particular order
+    await waitFor('the 3 tasks (escape, load, spin) to fail', () => failures.size === 3); // tasks are taken in no particular order
     await pool.stop();
     expect(failures.get(escape)?.message).toMatch(/process is not defined/);
     expect(failures.get(load)?.message).toMatch(/Code generation from strings disallowed/);

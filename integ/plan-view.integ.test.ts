@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, PermanentError, PlanNotFoundError, call } from '../src/index.js';
-import { useZooKeeper } from './support/zk-test-env.js';
+import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 const env = useZooKeeper('plan-view');
 
@@ -31,12 +31,10 @@ describe('describePlan, listPlans, deletePlan', () => {
     ])) as [string, string, string, string, string, string];
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 } });
-    const deadline = Date.now() + 10_000;
-    let view = await zkPlan.describePlan(plan);
-    while (Date.now() < deadline && !(view.tasks.find((task) => task.task === slow)?.state === 'running' && view.done === 2 && view.status.counts.failed === 1)) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      view = await zkPlan.describePlan(plan);
-    }
+    let view = await waitFor('slow running, a and b done, broken failed', async () => {
+      const current = await zkPlan.describePlan(plan);
+      return current.tasks.find((task) => task.task === slow)?.state === 'running' && current.done === 2 && current.status.counts.failed === 1 && current;
+    });
     const byTask = new Map(view.tasks.map((task) => [task.task, task]));
     expect(byTask.get(a)).toMatchObject({ state: 'done', fn: 'constant', params: [1], workerId: expect.any(String) });
     expect(byTask.get(b)?.state).toBe('done');

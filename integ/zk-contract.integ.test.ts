@@ -1,7 +1,7 @@
 import type { ZkClient } from '../src/testing/index.js';
 import { defineZkContract } from '../test/support/zk-contract.js';
 import { expireSession } from '../src/testing/expire-session.js';
-import { until, useZooKeeper } from './support/zk-test-env.js';
+import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 const env = useZooKeeper('zk-contract');
 
@@ -10,6 +10,6 @@ defineZkContract<ZkClient>('real ZooKeeper', {
   root: () => env.root(),
   async expire(client) {
     await expireSession(client);
-    await until(() => client.state === 'connected');
+    await waitFor('the client to connect on a new session', () => client.state === 'connected', { intervalMs: 5 });
   },
 });

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ZooKeeper from 'zookeeper';
 import { fourLetterWord } from '../src/server/four-letter-word.js';
@@ -10,6 +9,7 @@ import {
   type ZooKeeperEnsemble,
   type ZooKeeperServer,
 } from '../src/server/zookeeper-server.js';
+import { waitFor } from './support/zk-test-env.js';
 
 // Generous for a 2-core machine running three JVMs.
 const TEST_TIMEOUT_MS = 60_000;
@@ -83,16 +83,20 @@ function readNode(client: ZooKeeper, path: string): Promise<string> {
 
 /** Retries while the client is between servers (connection loss), until the session timeout. */
 async function untilReconnected<T>(operation: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + SESSION_TIMEOUT_MS;
   const transient = new Set([constants.ZCONNECTIONLOSS, constants.ZOPERATIONTIMEOUT]);
-  for (;;) {
-    try {
-      return await operation();
-    } catch (error) {
-      if (!(error instanceof ZkCallError) || !transient.has(error.rc) || Date.now() > deadline) throw error;
-      await delay(200);
-    }
-  }
+  const outcome = await waitFor(
+    'the client to reach a server again (an operation without connection loss)',
+    async () => {
+      try {
+        return { value: await operation() };
+      } catch (error) {
+        if (!(error instanceof ZkCallError) || !transient.has(error.rc)) throw error;
+        return undefined;
+      }
+    },
+    { timeoutMs: SESSION_TIMEOUT_MS, intervalMs: 200 },
+  );
+  return outcome.value;
 }
 
 /** A create retried after a connection loss may have succeeded the first time. */

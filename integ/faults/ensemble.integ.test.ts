@@ -1,20 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZkPlan } from '../../src/index.js';
-import { startEnsemble, type EnsembleMember, type ZooKeeperEnsemble } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import type { EnsembleMember, ZooKeeperEnsemble } from '../../src/testing/index.js';
 import { fourLetterWord } from '../../src/server/four-letter-word.js';
-import { CleanupStack, addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, finishedShare, printFigures, tasksRun } from '../support/fault-plan.js';
-import {
-  WorkerFleet,
-  createFaultWorkspace,
-  describeOverlap,
-  executionsOf,
-  overlapsOf,
-  readExecutionLog,
-  reExecutionCount,
-  waitFor,
-  type FaultWorkspace,
-} from '../support/worker-process.js';
-import { TIMING } from '../support/zk-test-env.js';
+import { describeOverlap, executionsOf, overlapsOf, reExecutionCount } from '../support/execution-log.js';
+import { useFaultEnv, type FaultEnv } from '../support/fault-env.js';
+import { addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, finishedShare, printFigures, tasksRun } from '../support/fault-plan.js';
+import { TIMING, waitFor } from '../support/zk-test-env.js';
 
 /**
  * Worker processes on a 3-server ensemble (loopback) run a plan while the leader is killed with
@@ -22,26 +12,12 @@ import { TIMING } from '../support/zk-test-env.js';
  * The plan must complete with every result right.
  *
  * The test's own client is closed while members are killed and restarted: a JVM spawned while it
- * is connected would inherit its socket (see the preload note in worker-process.ts).
+ * is connected would inherit its socket (see integ/support/close-inherited-sockets.mjs).
  */
 const TICK_MS = 500;
 const SESSION_TIMEOUT_MS = 6_000;
 
-const cleanup = new CleanupStack();
-let ensemble: ZooKeeperEnsemble;
-let workspace: FaultWorkspace;
-
-beforeEach(async () => {
-  ensemble = await startEnsemble(3, { tickTimeMs: TICK_MS });
-  cleanup.add('stop the ensemble', () => ensemble.stop());
-  for (const member of ensemble.members) cleanup.watchPid(member.pid);
-  workspace = await createFaultWorkspace('zk-plan-ensemble-');
-  cleanup.add('remove workspace', () => workspace.remove());
-});
-
-afterEach(async () => {
-  await cleanup.run();
-});
+const faults = useFaultEnv();
 
 async function modeOf(member: EnsembleMember): Promise<string | undefined> {
   if (!member.running) return undefined;
@@ -53,7 +29,7 @@ async function modeOf(member: EnsembleMember): Promise<string | undefined> {
 }
 
 /** The member in `mode` once every member serves as leader or follower. */
-async function memberIn(mode: 'leader' | 'follower'): Promise<EnsembleMember> {
+async function memberIn(ensemble: ZooKeeperEnsemble, mode: 'leader' | 'follower'): Promise<EnsembleMember> {
   return await waitFor(
     `a ${mode} in a healthy ensemble`,
     async () => {
@@ -66,57 +42,45 @@ async function memberIn(mode: 'leader' | 'follower'): Promise<EnsembleMember> {
 }
 
 /** kill -9 of a member, then start() again on its ports and data; resolves once it serves again. */
-async function killAndRestart(member: EnsembleMember): Promise<{ killedAt: number; servingAt: number }> {
+async function killAndRestart(env: FaultEnv, member: EnsembleMember): Promise<{ killedAt: number; servingAt: number }> {
   const pid = member.pid;
   if (pid === undefined) throw new Error(`member ${member.id} is not running`);
   const killedAt = Date.now();
   process.kill(pid, 'SIGKILL');
   await member.stop(); // reaps it; keeps its data dir
   await member.start();
-  cleanup.watchPid(member.pid);
+  env.watchPid(member.pid);
   return { killedAt, servingAt: Date.now() };
 }
 
 describe('a plan on a 3-server ensemble', () => {
   it('completes with right results while the leader, then a follower, are killed with -9 and restarted', { timeout: 180_000 * TIMING }, async () => {
     const seed = Number(process.env['FAULTS_SEED'] ?? Date.now() % 1_000_000);
-    const firstClient = await ZkPlan.connect({ connect: ensemble.connectString, sessionTimeoutMs: 10_000 });
-    cleanup.add('close the first test client', () => firstClient.close());
-    let zkPlan = firstClient;
-    const parent = '/faults/ensemble';
+    const env = await faults.start({ name: 'ensemble', tickTimeMs: TICK_MS, ensembleSize: 3, workers: { loops: 2, sessionTimeoutMs: SESSION_TIMEOUT_MS } });
+    const { ensemble, fleet } = env;
     // One attempt per task: failovers must never be charged to a task as failed tries.
-    const plan = await zkPlan.createPlan(parent, { maxAttempts: 1 });
-    const tasks = await addLayeredPlan(zkPlan, plan, { independent: 80, dependent: 90, fanIns: 30, msRange: [100, 300], seed });
-
-    const fleet = new WorkerFleet({ connect: ensemble.connectString, parent, workspace, loops: 2, sessionTimeoutMs: SESSION_TIMEOUT_MS });
-    cleanup.add('stop worker processes', async () => {
-      const alive = await fleet.stopAll();
-      if (alive.length > 0) throw new Error(`worker processes still alive: ${alive.join(', ')}`);
-    });
-    const workers = [fleet.spawn(), fleet.spawn(), fleet.spawn()];
-    for (const worker of workers) cleanup.watchPid(worker.pid);
-    await Promise.all(workers.map((worker) => worker.ready()));
-    await zkPlan.markAsReady(plan);
+    const plan = await env.zkPlan.createPlan(env.parent, { maxAttempts: 1 });
+    const tasks = await addLayeredPlan(env.zkPlan, plan, { independent: 80, dependent: 90, fanIns: 30, msRange: [100, 300], seed });
+    await env.startWorkers(3);
+    await env.zkPlan.markAsReady(plan);
     const startedAt = Date.now();
-    await zkPlan.close();
+    await env.disconnect();
 
-    const share = (): number => finishedShare(tasks, readExecutionLog(workspace.logFile));
+    const share = (): number => finishedShare(tasks, env.log());
     await waitFor('15% of the tasks to finish', () => share() >= 0.15, { timeoutMs: 60_000 });
-    const leader = await memberIn('leader');
+    const leader = await memberIn(ensemble, 'leader');
     const shareAtLeaderKill = share();
-    const leaderOutage = await killAndRestart(leader);
-    const follower = await memberIn('follower'); // all three serve again before the next kill
+    const leaderOutage = await killAndRestart(env, leader);
+    const follower = await memberIn(ensemble, 'follower'); // all three serve again before the next kill
     const shareAtFollowerKill = share();
-    const followerOutage = await killAndRestart(follower);
-    await memberIn('leader');
+    const followerOutage = await killAndRestart(env, follower);
+    await memberIn(ensemble, 'leader');
 
-    const secondClient = await ZkPlan.connect({ connect: ensemble.connectString, sessionTimeoutMs: 10_000 });
-    cleanup.add('close the second test client', () => secondClient.close());
-    zkPlan = secondClient;
-    await awaitPlanCompletion(zkPlan, plan, { logFile: workspace.logFile, timeoutMs: 60_000 * TIMING, context: () => fleet.outputs() });
+    const zkPlan = await env.connect();
+    await awaitPlanCompletion(zkPlan, plan, { logFile: env.logFile, timeoutMs: 60_000 * TIMING, context: () => fleet.outputs() });
     const makespanMs = Date.now() - startedAt;
 
-    const entries = readExecutionLog(workspace.logFile);
+    const entries = env.log();
     const executions = executionsOf(entries);
     const overlaps = overlapsOf(executions);
     const problems = await checkPlanOutcome(zkPlan, tasks, entries);

@@ -1,19 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZkPlan } from '../../src/index.js';
-import { startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
 import { prng } from '../../examples/seeded-random.js';
-import { CleanupStack, addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, printFigures, tasksRun } from '../support/fault-plan.js';
-import {
-  WorkerFleet,
-  createFaultWorkspace,
-  describeOverlap,
-  executionsOf,
-  overlapsOf,
-  readExecutionLog,
-  reExecutionCount,
-  type FaultWorkspace,
-  type WorkerProcess,
-} from '../support/worker-process.js';
+import { describeOverlap, executionsOf, overlapsOf, reExecutionCount } from '../support/execution-log.js';
+import { pauseUntil, useFaultEnv } from '../support/fault-env.js';
+import { addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, printFigures, tasksRun } from '../support/fault-plan.js';
+import type { WorkerProcess } from '../support/worker-process.js';
 import { TIMING } from '../support/zk-test-env.js';
 
 /**
@@ -32,65 +22,38 @@ const LOOPS = 3;
 const KILL_EVERY_MS = 2_000;
 const PLAN_DEADLINE_MS = 120_000 * TIMING;
 
-const cleanup = new CleanupStack();
-let server: ZooKeeperServer;
-let workspace: FaultWorkspace;
-
-beforeEach(async () => {
-  server = await startZooKeeper({ tickTimeMs: TICK_MS });
-  cleanup.add('stop ZooKeeper', () => server.stop());
-  cleanup.watchPid(server.pid);
-  workspace = await createFaultWorkspace('zk-plan-kill9-');
-  cleanup.add('remove workspace', () => workspace.remove());
-});
-
-afterEach(async () => {
-  await cleanup.run();
-});
+const faults = useFaultEnv();
 
 describe('kill -9 of worker processes during a plan', () => {
   it('completes a 300-task plan with right results while a random worker is killed every ~2 s and restarted', { timeout: 180_000 * TIMING }, async () => {
     const seed = Number(process.env['FAULTS_SEED'] ?? Date.now() % 1_000_000);
     const random = prng(seed);
-    const zkPlan = await ZkPlan.connect({ connect: server.connectString, sessionTimeoutMs: 10_000 });
-    cleanup.add('close the test client', () => zkPlan.close());
-    const parent = '/faults/kill-9';
+    const env = await faults.start({ name: 'kill-9', tickTimeMs: TICK_MS, workers: { loops: LOOPS, sessionTimeoutMs: SESSION_TIMEOUT_MS } });
+    const { zkPlan, fleet } = env;
     // One attempt per task: a kill -9 (or a lost session) must never be charged to a task as a failed try.
-    const plan = await zkPlan.createPlan(parent, { maxAttempts: 1 });
+    const plan = await zkPlan.createPlan(env.parent, { maxAttempts: 1 });
     const tasks = await addLayeredPlan(zkPlan, plan, { independent: 100, dependent: 150, fanIns: 50, msRange: [100, 300], seed });
-
-    const fleet = new WorkerFleet({ connect: server.connectString, parent, workspace, loops: LOOPS, sessionTimeoutMs: SESSION_TIMEOUT_MS });
-    cleanup.add('stop worker processes', async () => {
-      const alive = await fleet.stopAll();
-      if (alive.length > 0) throw new Error(`worker processes still alive: ${alive.join(', ')}`);
-    });
-    const slots: WorkerProcess[] = Array.from({ length: PROCESSES }, () => fleet.spawn());
-    for (const worker of slots) cleanup.watchPid(worker.pid);
-    await Promise.all(slots.map((worker) => worker.ready()));
+    const slots: WorkerProcess[] = await env.startWorkers(PROCESSES);
 
     await zkPlan.markAsReady(plan);
     const startedAt = Date.now();
-    let done = false;
-    const completion = awaitPlanCompletion(zkPlan, plan, { logFile: workspace.logFile, timeoutMs: PLAN_DEADLINE_MS, context: () => fleet.outputs() }).finally(
-      () => (done = true),
-    );
+    const done = new AbortController();
+    const completion = awaitPlanCompletion(zkPlan, plan, { logFile: env.logFile, timeoutMs: PLAN_DEADLINE_MS, context: () => fleet.outputs() }).finally(() => done.abort());
     completion.catch(() => undefined); // awaited below
 
-    // The chaos: every ~2 s (jittered), kill -9 a random worker that is up, and start a new one in its place.
+    // The chaos: every ~2 s (jittered) from the start, kill -9 a random worker that is up, and start a new one in its place.
     let kills = 0;
     const readyOnes = new Set<WorkerProcess>(slots);
     const chaos = (async () => {
-      for (let round = 1; !done; round++) {
-        const due = startedAt + round * KILL_EVERY_MS + Math.floor((random() - 0.5) * 600);
-        while (!done && Date.now() < due) await new Promise((resolve) => setTimeout(resolve, Math.min(50, due - Date.now())));
-        if (done) break;
+      for (let round = 1; !done.signal.aborted; round++) {
+        await pauseUntil(startedAt + round * KILL_EVERY_MS + Math.floor((random() - 0.5) * 600), done.signal); // the schedule, cut short by completion
+        if (done.signal.aborted) break;
         const candidates = slots.map((worker, index) => ({ worker, index })).filter(({ worker }) => readyOnes.has(worker));
         const victim = candidates[Math.floor(random() * candidates.length)];
         if (victim === undefined) continue;
         await victim.worker.kill9();
         kills += 1;
         const replacement = fleet.restart(victim.worker);
-        cleanup.watchPid(replacement.pid);
         slots[victim.index] = replacement;
         void replacement.ready().then(
           () => readyOnes.add(replacement),
@@ -102,7 +65,7 @@ describe('kill -9 of worker processes during a plan', () => {
     try {
       await completion;
     } finally {
-      done = true;
+      done.abort();
       await chaos;
     }
     const makespanMs = Date.now() - startedAt;
@@ -112,7 +75,7 @@ describe('kill -9 of worker processes during a plan', () => {
     const exits = await Promise.all(fleet.live.map((worker) => worker.terminate()));
     expect(exits.map((exit) => exit.code)).toEqual(exits.map(() => 0));
 
-    const entries = readExecutionLog(workspace.logFile);
+    const entries = env.log();
     const executions = executionsOf(entries, fleet.kills());
     const overlaps = overlapsOf(executions);
     const problems = await checkPlanOutcome(zkPlan, tasks, entries);

@@ -2,85 +2,41 @@
  * Plan control against real worker processes (`zk-plan worker`, 3 processes): a pause observed
  * from the functions' own start log, a cancel that aborts running tasks, a concurrency limit of 2
  * under 12 loops with its holder killed by SIGKILL, and webhook alerts delivered once per event.
- * Every start and end comes from integ/support/control-functions.ts's log, not from zk-plan.
+ * Every start and end comes from the execution log of integ/support/fault-functions.ts, not from zk-plan.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FunctionRegistry, PlanCancelledError, ZkPlan, call } from '../../src/index.js';
-import { startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { FunctionRegistry, PlanCancelledError, call } from '../../src/index.js';
+import type { LogEntry } from '../support/execution-log.js';
+import { useFaultEnv, type FaultEnv } from '../support/fault-env.js';
+import { waitFor } from '../support/zk-test-env.js';
 
 const TICK_MS = 500;
 const SESSION_TIMEOUT_MS = 2_000;
 
-interface LogLine {
-  readonly event: 'start' | 'end' | 'aborted';
-  readonly label: string;
-  readonly task: string;
-  readonly pid: number;
-  readonly at: number;
-}
+const faults = useFaultEnv();
 
-let server: ZooKeeperServer;
-let dir: string;
-let logFile: string;
-let zkPlan: ZkPlan;
-const workers: ChildProcess[] = [];
-
-beforeEach(async () => {
-  server = await startZooKeeper({ tickTimeMs: TICK_MS });
-  dir = mkdtempSync(join(tmpdir(), 'zk-plan-control-'));
-  logFile = join(dir, 'executions.jsonl');
-  // The test's own ZkPlan writes plans only; its registry names the functions the workers have.
-  zkPlan = await ZkPlan.connect({ connect: server.connectString, functions: new FunctionRegistry().register('step', () => null).register('fail', () => null) });
-});
-
-afterEach(async () => {
-  for (const worker of workers.splice(0)) if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
-  await zkPlan.close();
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-/** Starts `zk-plan worker` and resolves once its loops run. */
-async function startWorker(parent: string, loops: number, extra: string[] = []): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--parent', parent, '--functions', 'integ/support/control-functions.ts', '--workers', String(loops), '--session-timeout-ms', String(SESSION_TIMEOUT_MS), '--drain-timeout-ms', '200', '--no-retention', '--json', ...extra],
-    { env: { ...process.env, ZOOKEEPER_CONNECT: server.connectString, ZK_PLAN_CONTROL_LOG: logFile }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  workers.push(child);
-  let out = '';
-  let err = '';
-  child.stderr?.on('data', (chunk: Buffer) => (err += String(chunk)));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += String(chunk);
-      if (out.includes('"event":"started"')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it started: ${err.slice(-2_000)}`)));
+/** A server and a test client for plans under `parent`; the workers come with startWorkers(). */
+async function controlEnv(parent: string): Promise<FaultEnv> {
+  return await faults.start({
+    name: `control${parent.replaceAll('/', '-')}`,
+    parent,
+    tickTimeMs: TICK_MS,
+    // The test's own ZkPlan writes plans only; its registry names the functions the workers have.
+    client: { functions: new FunctionRegistry().register('step', () => null).register('fail', () => null) },
+    workers: { sessionTimeoutMs: SESSION_TIMEOUT_MS, drainTimeoutMs: 200, extraArgs: ['--no-retention', '--json'] },
   });
-  return child;
 }
 
-function readLog(): LogLine[] {
-  if (!existsSync(logFile)) return [];
-  return readFileSync(logFile, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as LogLine);
-}
+const labelOf = (line: LogEntry): string => line.label ?? '';
 
 /** The most runs of `label`-prefixed tasks at once, from the log (a killed run ends at `killedAt`). */
-function maxConcurrency(lines: readonly LogLine[], prefix: string, killed: ReadonlyMap<number, number> = new Map()): number {
+function maxConcurrency(lines: readonly LogEntry[], prefix: string, killed: ReadonlyMap<number, number> = new Map()): number {
   const runs = new Map<string, { start: number; end: number }>();
   for (const line of lines) {
-    if (!line.label.startsWith(prefix)) continue;
+    if (!labelOf(line).startsWith(prefix)) continue;
     const key = `${line.pid}:${line.task}`;
     if (line.event === 'start') runs.set(key, { start: line.at, end: killed.get(line.pid) ?? Number.POSITIVE_INFINITY });
     else {
@@ -101,13 +57,15 @@ function maxConcurrency(lines: readonly LogLine[], prefix: string, killed: Reado
 
 describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
   it('after pausePlan resolves no task starts but those it reported held; resume completes the plan with the right results; cancel aborts running tasks', async () => {
-    const parent = '/control';
-    await Promise.all([startWorker(parent, 2), startWorker(parent, 2), startWorker(parent, 2)]);
+    const env = await controlEnv('/control');
+    const { zkPlan, parent } = env;
+    const readLog = (): LogEntry[] => env.log();
+    await env.startWorkers(3, { loops: 2 });
     const plan = await zkPlan.createPlan(parent);
     const tasks = await zkPlan.addTasks(plan, Array.from({ length: 60 }, (_, index) => ({ task: call('step', `t${index}`, 100) })));
     const total = await zkPlan.addTask(plan, call('step', 'total', 1), tasks.slice(0, 2), { keepResult: true });
     await zkPlan.markAsReady(plan);
-    await expect.poll(() => readLog().filter((line) => line.event === 'start').length, { timeout: 20_000 }).toBeGreaterThanOrEqual(8);
+    await waitFor('8 tasks to start', () => readLog().filter((line) => line.event === 'start').length >= 8, { timeoutMs: 20_000 });
 
     const { running } = await zkPlan.pausePlan(plan);
     const acknowledgedAt = Date.now();
@@ -121,22 +79,24 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     await zkPlan.resumePlan(plan);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
     expect(await zkPlan.getResult(total)).toBe('total');
-    expect(new Set(readLog().filter((line) => line.event === 'end').map((line) => line.label)).size).toBe(61);
+    expect(new Set(readLog().filter((line) => line.event === 'end').map(labelOf)).size).toBe(61);
 
     const doomed = await zkPlan.createPlan(parent);
     await zkPlan.addTasks(doomed, Array.from({ length: 6 }, (_, index) => ({ task: call('step', `slow${index}`, 60_000) })));
     await zkPlan.markAsReady(doomed);
-    await expect.poll(() => readLog().filter((line) => line.event === 'start' && line.label.startsWith('slow')).length, { timeout: 20_000 }).toBe(6);
+    await waitFor('the 6 slow tasks to start', () => readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('slow')).length === 6, { timeoutMs: 20_000 });
     const waiting = zkPlan.waitForCompletion(doomed, { timeoutMs: 60_000 }).catch((error: unknown) => error);
     await zkPlan.cancelPlan(doomed, { reason: 'warehouse down' });
     expect(await waiting).toBeInstanceOf(PlanCancelledError);
-    await expect.poll(() => readLog().filter((line) => line.event === 'aborted' && line.label.startsWith('slow')).length, { timeout: 10_000 }).toBe(6);
+    await waitFor('the 6 slow tasks to see their signal abort', () => readLog().filter((line) => line.event === 'aborted' && labelOf(line).startsWith('slow')).length === 6, { timeoutMs: 10_000 });
   });
 
   it('40 tasks of 200 ms with a key limited to 2 on 3 × 4 loops: at most 2 at once, about 20 × 200 ms; a holder killed with SIGKILL frees its slot at session expiry', async () => {
-    const parent = '/limits';
+    const env = await controlEnv('/limits');
+    const { zkPlan, parent, fleet } = env;
+    const readLog = (): LogEntry[] => env.log();
     await zkPlan.setConcurrencyLimit(parent, 'warehouse', 2);
-    const [first] = await Promise.all([startWorker(parent, 4), startWorker(parent, 4), startWorker(parent, 4)]);
+    const [first] = await env.startWorkers(3, { loops: 4 });
     const plan = await zkPlan.createPlan(parent);
     await zkPlan.addTasks(plan, Array.from({ length: 40 }, (_, index) => ({ task: call('step', `w${index}`, 200), options: { concurrencyKey: 'warehouse' } })));
     const startedAt = Date.now();
@@ -153,16 +113,16 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     // Two long first runs take both slots (a rerun of one is quick); the short tasks come once they hold them.
     await zkPlan.addTasks(second, [0, 1].map((index) => ({ task: call('step', `k${index}`, 60_000, 200), options: { concurrencyKey: 'warehouse' } })));
     await zkPlan.markAsReady(second);
-    await expect.poll(() => readLog().filter((line) => line.event === 'start' && line.label.startsWith('k')).length, { timeout: 20_000 }).toBe(2);
+    await waitFor('k0 and k1 to start', () => readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('k')).length === 2, { timeoutMs: 20_000 });
     await zkPlan.addTasks(second, [2, 3, 4, 5].map((index) => ({ task: call('step', `k${index}`, 200), options: { concurrencyKey: 'warehouse' } })));
-    const holders = new Set(readLog().filter((line) => line.event === 'start' && line.label.startsWith('k')).map((line) => line.pid));
-    const victim = workers.find((worker) => holders.has(worker.pid as number)) ?? (first as ChildProcess);
-    const killedAt = Date.now();
-    victim.kill('SIGKILL');
-    await once(victim, 'exit');
-    await expect.poll(() => readLog().filter((line) => line.event === 'end' && line.label.startsWith('k') && Number(line.label.slice(1)) >= 2).length, { timeout: 30_000 }).toBe(4);
-    const freedAfterMs = Math.min(...readLog().filter((line) => line.event === 'start' && line.label.startsWith('k') && line.at > killedAt).map((line) => line.at)) - killedAt;
-    expect(maxConcurrency(readLog(), 'k', new Map([[victim.pid as number, killedAt]]))).toBeLessThanOrEqual(2);
+    const holders = new Set(readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('k')).map((line) => line.pid));
+    const victim = fleet.processes.find((worker) => holders.has(worker.pid)) ?? first!;
+    const killedAt = await victim.kill9();
+    await waitFor('k2 to k5 to end', () => readLog().filter((line) => line.event === 'end' && labelOf(line).startsWith('k') && Number(labelOf(line).slice(1)) >= 2).length === 4, {
+      timeoutMs: 30_000,
+    });
+    const freedAfterMs = Math.min(...readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('k') && line.at > killedAt).map((line) => line.at)) - killedAt;
+    expect(maxConcurrency(readLog(), 'k', new Map([[victim.pid, killedAt]]))).toBeLessThanOrEqual(2);
     // Nothing started while the dead holder's session lived (the server ends it some time within its timeout of the last ping).
     expect(freedAfterMs).toBeGreaterThanOrEqual(SESSION_TIMEOUT_MS / 2);
     printFigures('limit-kill', { freedAfterMs, sessionTimeoutMs: SESSION_TIMEOUT_MS });
@@ -183,8 +143,9 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     await once(receiver, 'listening');
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/alerts`;
     try {
-      const parent = '/alerts';
-      await Promise.all([0, 1, 2].map(() => startWorker(parent, 2, ['--alert-webhook', url])));
+      const env = await controlEnv('/alerts');
+      const { zkPlan, parent } = env;
+      await env.startWorkers(3, { loops: 2, extraArgs: ['--no-retention', '--json', '--alert-webhook', url] });
       const failing = await Promise.all([0, 1, 2].map(() => zkPlan.createPlan(parent, { maxAttempts: 1 })));
       for (const plan of failing) {
         await zkPlan.addTasks(plan, [{ task: call('fail', 'bad') }, { task: call('step', 'fine', 10) }]);
@@ -193,7 +154,7 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
       const fine = await zkPlan.createPlan(parent);
       await zkPlan.addTask(fine, call('step', 'ok', 10));
       await zkPlan.markAsReady(fine);
-      await expect.poll(() => posts.length, { timeout: 30_000 }).toBeGreaterThanOrEqual(7);
+      await waitFor('7 POSTs', () => posts.length >= 7, { timeoutMs: 30_000 });
       await new Promise((resolve) => setTimeout(resolve, 1_500)); // a negative check: no second POST of any event follows
       const perPlan = (event: string, plan: string): number => posts.filter((post) => post.event === event && post.plan === plan).length;
       for (const plan of failing) {

@@ -1,9 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZkPlan, call } from '../../src/index.js';
-import { startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
-import { CleanupStack, printFigures } from '../support/fault-plan.js';
-import { WorkerFleet, createFaultWorkspace, readExecutionLog, waitFor, withDeadline, type FaultWorkspace, type LogEntry } from '../support/worker-process.js';
-import { TIMING } from '../support/zk-test-env.js';
+import { describe, expect, it } from 'vitest';
+import { call } from '../../src/index.js';
+import { useFaultEnv } from '../support/fault-env.js';
+import { printFigures } from '../support/fault-plan.js';
+import { TIMING, waitFor, withDeadline } from '../support/zk-test-env.js';
 
 /**
  * How long a task waits after its worker process is killed with -9 before another process starts
@@ -19,43 +18,20 @@ import { TIMING } from '../support/zk-test-env.js';
 const TICK_MS = 500;
 const MARGIN_MS = 3_000 * TIMING; // ZK_PLAN_TIMING=2 on a slow machine
 
-const cleanup = new CleanupStack();
-let server: ZooKeeperServer;
-let workspace: FaultWorkspace;
-
-beforeEach(async () => {
-  server = await startZooKeeper({ tickTimeMs: TICK_MS });
-  cleanup.add('stop ZooKeeper', () => server.stop());
-  cleanup.watchPid(server.pid);
-  workspace = await createFaultWorkspace('zk-plan-recovery-');
-  cleanup.add('remove workspace', () => workspace.remove());
-});
-
-afterEach(async () => {
-  await cleanup.run();
-});
+const faults = useFaultEnv();
 
 describe('recovery time after kill -9 of the worker running a task', () => {
   it.each([2_000, 4_000])('with a session timeout of %i ms, the task starts again within the session timeout + 3 s', { timeout: 60_000 * TIMING }, async (sessionTimeoutMs) => {
-    const zkPlan = await ZkPlan.connect({ connect: server.connectString, sessionTimeoutMs: 10_000 });
-    cleanup.add('close the test client', () => zkPlan.close());
-    const parent = `/faults/recovery-${sessionTimeoutMs}`;
-    const plan = await zkPlan.createPlan(parent, { maxAttempts: 1 }); // losing a session must not use up the only attempt
+    const env = await faults.start({ name: `recovery-${sessionTimeoutMs}`, tickTimeMs: TICK_MS, workers: { loops: 1, sessionTimeoutMs } });
+    const { zkPlan, fleet } = env;
+    const plan = await zkPlan.createPlan(env.parent, { maxAttempts: 1 }); // losing a session must not use up the only attempt
     const long = await zkPlan.addTask(plan, call('marked', { label: 'long', firstRunMs: 120_000, rerunMs: 100 }), [], { keepResult: true });
 
-    const fleet = new WorkerFleet({ connect: server.connectString, parent, workspace, loops: 1, sessionTimeoutMs });
-    cleanup.add('stop worker processes', async () => {
-      const alive = await fleet.stopAll();
-      if (alive.length > 0) throw new Error(`worker processes still alive: ${alive.join(', ')}`);
-    });
-    const log = (): LogEntry[] => readExecutionLog(workspace.logFile);
     const victim = fleet.spawn('victim');
-    cleanup.watchPid(victim.pid);
     await victim.ready();
     await zkPlan.markAsReady(plan);
-    await waitFor('the victim to start the long task', () => log().find((e) => e.task === long && e.event === 'start' && e.pid === victim.pid), { timeoutMs: 20_000 });
+    await waitFor('the victim to start the long task', () => env.log().find((e) => e.task === long && e.event === 'start' && e.pid === victim.pid), { timeoutMs: 20_000 });
     const survivor = fleet.spawn('survivor');
-    cleanup.watchPid(survivor.pid);
     await survivor.ready();
 
     // Watch the owner node: its deletion is the moment the server expired the victim's session.
@@ -68,7 +44,7 @@ describe('recovery time after kill -9 of the worker running a task', () => {
     });
 
     const killedAt = await victim.kill9();
-    const rerun = await waitFor('the survivor to start the task again', () => log().find((e) => e.task === long && e.event === 'start' && e.pid === survivor.pid), {
+    const rerun = await waitFor('the survivor to start the task again', () => env.log().find((e) => e.task === long && e.event === 'start' && e.pid === survivor.pid), {
       timeoutMs: sessionTimeoutMs + 20_000,
     });
     await withDeadline(ownerGone, 5_000, () => 'no watch event for the owner node');

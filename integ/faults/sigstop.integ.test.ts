@@ -1,9 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZkPlan, call } from '../../src/index.js';
-import { startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
-import { CleanupStack, printFigures } from '../support/fault-plan.js';
-import { WorkerFleet, createFaultWorkspace, readExecutionLog, waitFor, type FaultWorkspace, type LogEntry } from '../support/worker-process.js';
-import { TIMING } from '../support/zk-test-env.js';
+import { describe, expect, it } from 'vitest';
+import { call } from '../../src/index.js';
+import type { LogEntry } from '../support/execution-log.js';
+import { pauseUntil, useFaultEnv } from '../support/fault-env.js';
+import { printFigures } from '../support/fault-plan.js';
+import { TIMING, waitFor } from '../support/zk-test-env.js';
 
 /**
  * A worker process frozen (SIGSTOP) in the middle of a long task for longer than its session
@@ -17,21 +17,7 @@ const RERUN_MS = 6_000; // long enough for the frozen process to wake up and ret
 /** The frozen run returns this long after its signal aborted, when its client already has a new session: the fence must refuse its write. */
 const LINGER_AFTER_ABORT_MS = 1_000;
 
-const cleanup = new CleanupStack();
-let server: ZooKeeperServer;
-let workspace: FaultWorkspace;
-
-beforeEach(async () => {
-  server = await startZooKeeper({ tickTimeMs: TICK_MS });
-  cleanup.add('stop ZooKeeper', () => server.stop());
-  cleanup.watchPid(server.pid);
-  workspace = await createFaultWorkspace('zk-plan-sigstop-');
-  cleanup.add('remove workspace', () => workspace.remove());
-});
-
-afterEach(async () => {
-  await cleanup.run();
-});
+const faults = useFaultEnv();
 
 const find =
   (entries: () => LogEntry[], match: (entry: LogEntry) => boolean) =>
@@ -40,39 +26,30 @@ const find =
 
 describe('a worker process frozen past its session timeout (SIGSTOP, then SIGCONT)', () => {
   it('loses its task to another process, is fenced when it wakes, and goes on on a new session', { timeout: 90_000 * TIMING }, async () => {
-    const zkPlan = await ZkPlan.connect({ connect: server.connectString, sessionTimeoutMs: 10_000 });
-    cleanup.add('close the test client', () => zkPlan.close());
-    const parent = '/faults/sigstop';
-    const plan = await zkPlan.createPlan(parent, { maxAttempts: 1 }); // losing a session must not use up the only attempt
+    const env = await faults.start({ name: 'sigstop', tickTimeMs: TICK_MS, workers: { loops: 1, sessionTimeoutMs: SESSION_TIMEOUT_MS } });
+    const { zkPlan, fleet } = env;
+    const plan = await zkPlan.createPlan(env.parent, { maxAttempts: 1 }); // losing a session must not use up the only attempt
     const long = await zkPlan.addTask(plan, call('marked', { label: 'long', firstRunMs: 120_000, rerunMs: RERUN_MS, lingerAfterAbortMs: LINGER_AFTER_ABORT_MS }), [], { keepResult: true });
     const after = await zkPlan.addTask(plan, call('marked', { label: 'after' }), [long], { keepResult: true });
 
-    const fleet = new WorkerFleet({ connect: server.connectString, parent, workspace, loops: 1, sessionTimeoutMs: SESSION_TIMEOUT_MS });
-    cleanup.add('stop worker processes', async () => {
-      const alive = await fleet.stopAll();
-      if (alive.length > 0) throw new Error(`worker processes still alive: ${alive.join(', ')}`);
-    });
-    const log = (): LogEntry[] => readExecutionLog(workspace.logFile);
+    const log = (): LogEntry[] => env.log();
     const frozen = fleet.spawn('frozen');
-    cleanup.watchPid(frozen.pid);
     await frozen.ready();
     await zkPlan.markAsReady(plan);
     await waitFor('the first run of the long task', find(log, (e) => e.task === long && e.event === 'start' && e.pid === frozen.pid), { timeoutMs: 20_000 });
 
     const other = fleet.spawn('other');
-    cleanup.watchPid(other.pid);
     await other.ready();
     const stoppedAt = frozen.suspend();
 
-    // The frozen process's session expires; the other process takes the task and starts it again.
+    // The frozen process's session expires (the server deletes its owner node); the other process takes the task and starts it again.
     const rerun = await waitFor('the re-run by the other process', find(log, (e) => e.task === long && e.event === 'start' && e.pid === other.pid), {
       timeoutMs: SESSION_TIMEOUT_MS + 15_000,
     });
-    // The fault lasts longer than the session timeout (the server may expire the session sooner: it
-    // was last touched by a ping up to a third of the timeout before the stop). Then continue the
-    // frozen process while the re-run still runs (it takes RERUN_MS).
-    const frozenUntil = stoppedAt + SESSION_TIMEOUT_MS + 250;
-    if (Date.now() < frozenUntil) await new Promise((resolve) => setTimeout(resolve, frozenUntil - Date.now()));
+    // The fault itself: the process stays frozen for longer than its session timeout, measured from
+    // the stop (the server may expire the session sooner: it was last touched by a ping up to a third
+    // of the timeout before the stop). Then continue it while the re-run still runs (it takes RERUN_MS).
+    await pauseUntil(stoppedAt + SESSION_TIMEOUT_MS + 250);
     const continuedAt = frozen.resume();
     const aborted = await waitFor('the frozen run to see its signal abort', find(log, (e) => e.task === long && e.event === 'aborted' && e.pid === frozen.pid), {
       timeoutMs: 15_000,

@@ -1,13 +1,13 @@
 /**
- * Plans, checks and clean-up shared by the fault tests (integ/faults): a seeded layered plan of
- * `work` tasks whose every result is known in advance, the checks run on the execution log, and a
- * clean-up stack that stops servers and processes whatever happened.
+ * Plans and checks shared by the fault tests (integ/faults): a seeded layered plan of `work` tasks
+ * whose every result is known in advance, the checks run on the execution log, the figures they
+ * print, and the wait for a plan's completion that tells a stuck plan early.
  */
 import { statSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { call, type ZkPlan } from '../../src/index.js';
 import { prng } from '../../examples/seeded-random.js';
-import { WORK_MODULUS, isProcessAlive, type Execution, type LogEntry } from './worker-process.js';
+import { WORK_MODULUS, type Execution, type LogEntry } from './execution-log.js';
+import { waitFor } from './zk-test-env.js';
 
 export interface PlannedTask {
   readonly path: string;
@@ -110,37 +110,6 @@ export function tasksRun(executions: readonly Execution[]): number {
   return new Set(executions.map((execution) => execution.task)).size;
 }
 
-/** Clean-up steps run in reverse order of registration, each even when an earlier one failed. */
-export class CleanupStack {
-  private readonly steps: { what: string; run: () => unknown }[] = [];
-  private readonly pids = new Set<number>();
-
-  add(what: string, run: () => unknown): void {
-    this.steps.push({ what, run });
-  }
-
-  /** A process that must be gone once the clean-up ran (a server JVM or a worker). */
-  watchPid(pid: number | undefined): void {
-    if (pid !== undefined) this.pids.add(pid);
-  }
-
-  /** Runs every step, then checks that no watched process is alive; throws what went wrong. */
-  async run(): Promise<void> {
-    const failures: string[] = [];
-    for (const step of this.steps.splice(0).reverse()) {
-      try {
-        await step.run();
-      } catch (error) {
-        failures.push(`${step.what}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-    const leftBehind = [...this.pids].filter(isProcessAlive);
-    this.pids.clear();
-    if (leftBehind.length > 0) failures.push(`processes left behind: ${leftBehind.join(', ')}`);
-    if (failures.length > 0) throw new Error(`clean-up failed:\n${failures.join('\n')}`);
-  }
-}
-
 /** Prints one summary line for a fault test, `[faults] <test>: key=value …`. */
 export function printFigures(test: string, figures: Record<string, string | number | boolean>): void {
   const text = Object.entries(figures)
@@ -171,7 +140,7 @@ export async function describeRemainingTasks(zkPlan: ZkPlan, plan: string, limit
 
 /**
  * Waits for the plan to complete (ZooKeeper watch), failing early when the execution log has not
- * grown for `stallMs` (no run started or ended: the plan is stuck) and at `timeoutMs` at the
+ * grown for `stallMs` × TIMING (no run started or ended: the plan is stuck) and at `timeoutMs` at the
  * latest. The error lists the tasks left (with their owners) and `context()` (e.g. worker output).
  */
 export async function awaitPlanCompletion(
@@ -181,18 +150,18 @@ export async function awaitPlanCompletion(
 ): Promise<void> {
   const done = new AbortController();
   const completion = zkPlan.waitForCompletion(plan, { timeoutMs, signal: done.signal });
+  // Each round waits for the log to grow: a round that times out is the stall.
   const stall = (async (): Promise<never> => {
-    let size = -1;
-    let changedAt = Date.now();
+    let size = statSync(logFile).size;
     for (;;) {
-      const now = statSync(logFile).size;
-      if (now !== size) {
-        size = now;
-        changedAt = Date.now();
-      } else if (Date.now() - changedAt > stallMs) {
-        throw new Error(`the plan is stalled: no task run started or ended for ${stallMs} ms`);
-      }
-      await sleep(250, undefined, { signal: done.signal });
+      size = await waitFor(
+        'a task run to start or end (the plan is stalled)',
+        () => {
+          const now = statSync(logFile).size;
+          return now !== size ? now : undefined;
+        },
+        { timeoutMs: stallMs, intervalMs: 250, signal: done.signal },
+      );
     }
   })();
   completion.catch(() => undefined);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { FunctionRegistry, ZkPlan, type ConnectOptions } from '../../src/index.js';
 import { ZkClient, startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
@@ -91,11 +92,41 @@ export function nextEvent<T>(
   });
 }
 
-/** Resolves once `condition()` holds, checking every few ms; rejects after `timeoutMs`. */
-export async function until(condition: () => boolean, timeoutMs = 10_000 * TIMING): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+/**
+ * Polls `probe` every `intervalMs` until it returns something other than undefined or false, and
+ * resolves with that value; rejects after `timeoutMs` × TIMING naming `what` was awaited, or with
+ * the signal's reason once `signal` aborts. The one helper integration tests wait on conditions with.
+ */
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  { timeoutMs = 10_000, intervalMs = 50, signal }: { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } = {},
+): Promise<T> {
+  const scaledMs = timeoutMs * TIMING;
+  const deadline = performance.now() + scaledMs;
+  for (;;) {
+    signal?.throwIfAborted();
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (performance.now() >= deadline) throw new Error(`timed out after ${scaledMs} ms waiting for ${what}`);
+    await sleep(intervalMs, undefined, { signal });
+  }
+}
+
+/**
+ * Resolves with `promise`, or rejects with `message()` when it has not settled within `timeoutMs` ×
+ * TIMING: a time limit on something already under way, where waitFor would poll a condition.
+ */
+export async function withDeadline<T>(promise: Promise<T>, timeoutMs: number, message: () => string): Promise<T> {
+  const timer = new AbortController();
+  const scaledMs = timeoutMs * TIMING;
+  const expired = sleep(scaledMs, undefined, { signal: timer.signal }).then(() => {
+    throw new Error(`after ${scaledMs} ms: ${message()}`);
+  });
+  expired.catch(() => undefined); // the abort below rejects it once the race is decided
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    timer.abort();
   }
 }
