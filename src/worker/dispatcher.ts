@@ -254,9 +254,14 @@ export class Dispatcher {
     }
   }
 
-  /** The highest priority first, at random among equals (src/worker/priority.ts). */
+  /**
+   * The highest priority first, at random among equals (src/worker/priority.ts). Without any
+   * priority every candidate ranks the same: then nothing is looked up per candidate.
+   */
   private pick(seeker: Seeker): string | undefined {
-    const task = pickHighest(this.usableCandidates(seeker), (candidate) => this.priorityOf(candidate), this.random);
+    const usable = this.usableCandidates(seeker);
+    const ranked = this.tracker.anyPriorities() || this.ownPriorities.size > 0;
+    const task = ranked ? pickHighest(usable, (candidate) => this.priorityOf(candidate), this.random) : usable[Math.floor(this.random() * usable.length)];
     if (task !== undefined) this.candidates.delete(task);
     return task;
   }
@@ -268,16 +273,18 @@ export class Dispatcher {
     return best;
   }
 
-  private *usableCandidates(seeker: Seeker): Generator<string> {
-    // Plans stopped by failFast are rare: look a candidate's plan up only when there is one.
+  private usableCandidates(seeker: Seeker): string[] {
+    // Plans stopped (failFast, paused, cancelled) are rare: look a candidate's plan up only when there is one.
     const stopped = this.tracker.stoppedPlans();
+    const usable: string[] = [];
     for (const task of this.candidates) {
       if (stopped.size > 0 && stopped.has(parentOf(task))) {
-        this.candidates.delete(task); // a failFast plan that failed: nothing of it starts
+        this.candidates.delete(task); // nothing of a stopped plan starts
         continue;
       }
-      if (!this.book.isHeld(task) && !this.waitingForSlot.has(task) && !seeker.skip?.(task)) yield task;
+      if (!this.book.isHeld(task) && (this.waitingForSlot.size === 0 || !this.waitingForSlot.has(task)) && !seeker.skip?.(task)) usable.push(task);
     }
+    return usable;
   }
 
   /** A task's effective priority: its own, else its plan's. */
