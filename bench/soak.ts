@@ -22,7 +22,10 @@ console.log('| tasks run | heap MiB | client listeners | pool signal listeners |
 console.log('| --- | --- | --- | --- | --- | --- | --- |');
 for (let run = PER_PLAN; run <= TOTAL; run += PER_PLAN) {
   const plan = await zkPlan.createPlan(parent);
-  await zkPlan.addTasks(plan, Array.from({ length: PER_PLAN }, () => ({ task: call('one') })));
+  await zkPlan.addTasks(
+    plan,
+    Array.from({ length: PER_PLAN }, () => ({ task: call('one') })),
+  );
   await zkPlan.markAsReady(plan);
   await zkPlan.waitForCompletion(plan, { timeoutMs: 120_000 });
   await zkPlan.deletePlan(plan);
@@ -30,7 +33,9 @@ for (let run = PER_PLAN; run <= TOTAL; run += PER_PLAN) {
   gc();
   const footprint = zkPlan.footprint();
   const heapMiB = (process.memoryUsage().heapUsed / 2 ** 20).toFixed(1);
-  console.log(`| ${run} | ${heapMiB} | ${footprint.clientListeners} | ${footprint.poolSignalListeners} | ${footprint.plans} | ${footprint.done} | ${footprint.rememberedSettings} |`);
+  console.log(
+    `| ${run} | ${heapMiB} | ${footprint.clientListeners} | ${footprint.poolSignalListeners} | ${footprint.plans} | ${footprint.done} | ${footprint.rememberedSettings} |`,
+  );
 }
 await pool.stop();
 await zkPlan.close();

@@ -30,8 +30,10 @@ await runMain('di-module', () =>
     const zkPlan = await startup(container);
     let plan: string | undefined;
     try {
-      console.log(`module started: ZK_PLAN resolves to the started ZkPlan: ${container.resolve(ZK_PLAN) === zkPlan}, ` +
-        `${container.resolve(WORKER_POOL).size} workers on /di-example`);
+      console.log(
+        `module started: ZK_PLAN resolves to the started ZkPlan: ${container.resolve(ZK_PLAN) === zkPlan}, ` +
+          `${container.resolve(WORKER_POOL).size} workers on /di-example`,
+      );
       plan = await zkPlan.createPlan('/di-example');
       const names = await Promise.all(['Ada', 'Grace', 'Edsger'].map((name) => zkPlan.addTask(plan as string, call('di.name', name))));
       const greetings = await zkPlan.addTask(plan, call('di.greet'), names);

@@ -124,7 +124,13 @@ await runMain('stress', async () => {
       const tasks: string[] = [];
       for (let i = 0; i < M; i++) {
         const ds = deps[i] ?? [];
-        tasks.push(await builder.addTask(plan, call('stress.task', i, ds), ds.map((d) => tasks[d] as string)));
+        tasks.push(
+          await builder.addTask(
+            plan,
+            call('stress.task', i, ds),
+            ds.map((d) => tasks[d] as string),
+          ),
+        );
       }
       console.log(`plan ${plan}: ${M} tasks, ${deps.flat().length} dependencies, built in ${Math.round(performance.now() - buildStarted)} ms`);
       console.log(`critical path ${criticalPath} tasks: makespan ≥ ${lowerBoundMs} ms`);
@@ -146,8 +152,10 @@ await runMain('stress', async () => {
 
       const neverRan = runs.filter((count) => count === 0).length;
       const duplicates = runs.reduce((sum, count) => sum + Math.max(0, count - 1), 0);
-      console.log(`\nmakespan ${Math.round(makespanMs)} ms (lower bound ${lowerBoundMs} ms, ×${(makespanMs / lowerBoundMs).toFixed(2)}); ` +
-        `at most ${maxRunning} tasks ran at once (N=${N})`);
+      console.log(
+        `\nmakespan ${Math.round(makespanMs)} ms (lower bound ${lowerBoundMs} ms, ×${(makespanMs / lowerBoundMs).toFixed(2)}); ` +
+          `at most ${maxRunning} tasks ran at once (N=${N})`,
+      );
       const checks: Array<[string, number, number]> = [
         ['tasks completed', completed.size, M],
         ['task:completed events', completions, M],

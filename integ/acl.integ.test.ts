@@ -1,7 +1,20 @@
 import { once } from 'node:events';
 import { rootContainer } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, InvalidArgumentError, ZkAuthError, call, creatorAllAcl, digestAcl, digestId, shutdown, startup, zkPlanModule, type AclEntry, type ZkAuth } from '../src/index.js';
+import {
+  FunctionRegistry,
+  InvalidArgumentError,
+  ZkAuthError,
+  call,
+  creatorAllAcl,
+  digestAcl,
+  digestId,
+  shutdown,
+  startup,
+  zkPlanModule,
+  type AclEntry,
+  type ZkAuth,
+} from '../src/index.js';
 import { ZkClient, layout, type ZkSession } from '../src/testing/index.js';
 import { expireSession } from '../src/testing/expire-session.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
@@ -14,9 +27,7 @@ const alice = { auth: aliceAuth, acl: [digestAcl('alice:secret')] };
 const aliceOnly: AclEntry[] = [{ perms: 31, scheme: 'digest', id: digestId('alice:secret') }];
 
 function arithmetic(): FunctionRegistry {
-  return new FunctionRegistry()
-    .register('constant', (ctx) => ctx.params[0])
-    .register('sum', (_ctx, ...inputs: number[]) => inputs.reduce((a, b) => a + b, 0));
+  return new FunctionRegistry().register('constant', (ctx) => ctx.params[0]).register('sum', (_ctx, ...inputs: number[]) => inputs.reduce((a, b) => a + b, 0));
 }
 
 /** `zk` may neither list, read, create under nor delete `node`. */
@@ -87,8 +98,12 @@ describe('ZooKeeper authentication and ACLs', () => {
     await expect(env.zkPlan({ acl: creatorAllAcl })).rejects.toThrow(/acl\[0\].*INVALID_ACL/);
     await expect(env.zkPlan({ ...alice, acl: [digestAcl('alice:secret', 'read')] })).rejects.toThrow(/read, create and delete/);
     await expect(env.zkPlan({ auth: aliceAuth, acl: [{ perms: ['all'], scheme: 'digest', id: 'alice:secret' }] })).rejects.toThrow(/acl\[0\]\.id.*digestAcl/);
-    await expect(env.zkPlan({ auth: aliceAuth, acl: [{ perms: ['everything' as 'all'], scheme: 'digest', id: digestId('alice:secret') }] })).rejects.toThrow(/acl\[0\]\.perms/);
-    expect(() => zkPlanModule(rootContainer.createChildContainer(), { zookeeper: { connect: env.connectString, acl: [digestAcl('alice:secret')] } })).toThrow(InvalidArgumentError);
+    await expect(env.zkPlan({ auth: aliceAuth, acl: [{ perms: ['everything' as 'all'], scheme: 'digest', id: digestId('alice:secret') }] })).rejects.toThrow(
+      /acl\[0\]\.perms/,
+    );
+    expect(() => zkPlanModule(rootContainer.createChildContainer(), { zookeeper: { connect: env.connectString, acl: [digestAcl('alice:secret')] } })).toThrow(
+      InvalidArgumentError,
+    );
 
     // A raw ZkClient does not check: ZooKeeper refuses the `auth`-scheme ACL of an unauthenticated
     // session with INVALID_ACL, and the node, world-open for one round trip, is deleted again.
@@ -121,7 +136,14 @@ describe('ZooKeeper authentication and ACLs', () => {
     const oldSession = zkPlan.zk.session;
     // A read issued the moment the new session is announced must already be authenticated.
     const readAtStart = new Promise<unknown>((resolve) => {
-      zkPlan.zk.once('session:started', () => resolve(zkPlan.zk.getChildren(plan).then(({ children }) => children, (error: unknown) => error)));
+      zkPlan.zk.once('session:started', () =>
+        resolve(
+          zkPlan.zk.getChildren(plan).then(
+            ({ children }) => children,
+            (error: unknown) => error,
+          ),
+        ),
+      );
     });
     const started = once(zkPlan.zk, 'session:started') as Promise<[ZkSession]>;
     await expireSession(zkPlan.zk);

@@ -6,14 +6,17 @@ import { useZooKeeper } from './support/zk-test-env.js';
 const env = useZooKeeper('api-options');
 
 describe('time options of the API are whole ms a Node timer can wait', () => {
-  it.each([1500.5, 5e9, 3e9])('waitForCompletion(plan, { timeoutMs: %d }) rejects with InvalidArgumentError, not a RangeError or an instant timeout', async (timeoutMs) => {
-    const zkPlan = await env.zkPlan();
-    const plan = await zkPlan.createPlan(env.root());
-    await zkPlan.addTask(plan, call('nothing'));
-    const error = await expectRejects(() => zkPlan.waitForCompletion(plan, { timeoutMs }), InvalidArgumentError);
-    expect(error.code).toBe('INVALID_ARGUMENT');
-    expect(error.message).toBe(`Invalid timeoutMs: expected a whole number of ms from 1 to 2147483647, got ${timeoutMs}`);
-  });
+  it.each([1500.5, 5e9, 3e9])(
+    'waitForCompletion(plan, { timeoutMs: %d }) rejects with InvalidArgumentError, not a RangeError or an instant timeout',
+    async (timeoutMs) => {
+      const zkPlan = await env.zkPlan();
+      const plan = await zkPlan.createPlan(env.root());
+      await zkPlan.addTask(plan, call('nothing'));
+      const error = await expectRejects(() => zkPlan.waitForCompletion(plan, { timeoutMs }), InvalidArgumentError);
+      expect(error.code).toBe('INVALID_ARGUMENT');
+      expect(error.message).toBe(`Invalid timeoutMs: expected a whole number of ms from 1 to 2147483647, got ${timeoutMs}`);
+    },
+  );
 
   it('addTask(…, { timeoutMs: 3e9 }) is refused before anything is written', async () => {
     const zkPlan = await env.zkPlan();
@@ -27,7 +30,9 @@ describe('time options of the API are whole ms a Node timer can wait', () => {
     const zkPlan = await env.zkPlan();
     expect((await expectRejects(() => zkPlan.createPlan(env.root(), { initialDelayMs: 0.5 }), InvalidArgumentError)).argument).toBe('initialDelayMs');
     expect((await expectRejects(() => zkPlan.createPlan(env.root(), { maxDelayMs: 3e9 }), InvalidArgumentError)).argument).toBe('maxDelayMs');
-    expect((await expectRejects(() => ZkPlan.connect({ connect: env.connectString, sessionTimeoutMs: 3e9 }), InvalidArgumentError)).argument).toBe('sessionTimeoutMs');
+    expect((await expectRejects(() => ZkPlan.connect({ connect: env.connectString, sessionTimeoutMs: 3e9 }), InvalidArgumentError)).argument).toBe(
+      'sessionTimeoutMs',
+    );
     expect(expectThrows(() => zkPlan.startWorkers(env.root(), { drainTimeoutMs: 1.5 }), InvalidArgumentError).argument).toBe('drainTimeoutMs');
     expect(expectThrows(() => zkPlan.startWorkers(env.root(), { backoff: { max: 3e9 } }), InvalidArgumentError).argument).toBe('backoff.max');
   });

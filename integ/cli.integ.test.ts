@@ -135,7 +135,11 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
     const zkPlan = await workerPlan();
     const parent = env.root();
     const done = await zkPlan.createPlan(parent, { history: true });
-    const [one, two] = (await zkPlan.addTasks(done, [{ task: call('constant', 1) }, { task: call('constant', 2) }, { task: call('sum'), args: [0, 1] }])) as [string, string, string];
+    const [one, two] = (await zkPlan.addTasks(done, [{ task: call('constant', 1) }, { task: call('constant', 2) }, { task: call('sum'), args: [0, 1] }])) as [
+      string,
+      string,
+      string,
+    ];
     await zkPlan.markAsReady(done);
     const failing = await zkPlan.createPlan(parent, { maxAttempts: 1 });
     const [boom, blocked, waiting] = (await zkPlan.addTasks(failing, [
@@ -243,7 +247,10 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
     const zkPlan = await workerPlan();
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent, { history: true });
-    await zkPlan.addTasks(plan, Array.from({ length: 10 }, () => ({ task: call('nap', 150) })));
+    await zkPlan.addTasks(
+      plan,
+      Array.from({ length: 10 }, () => ({ task: call('nap', 150) })),
+    );
     await zkPlan.markAsReady(plan);
     const command = `${process.execPath} ${CLI.join(' ')} wait ${plan} --connect ${env.connectString}`;
     const child = spawn('script', ['-qefc', command, '/dev/null'], { env: { ...process.env, COLUMNS: '120', LINES: '40' } });
@@ -324,12 +331,20 @@ describe('zk-plan worker with --json and --metrics-port, and ui', () => {
     const parent = env.root();
     const worker = cli(['worker', '--parent', parent, '--functions', tasks, '--metrics-port', '0', '--json'], { ZOOKEEPER_CONNECT: env.connectString });
     const started = JSON.parse(await output(worker, 'stdout', /\n/)) as { event: string; loops: number; metrics: string; functions: string[] };
-    expect(started).toMatchObject({ event: 'started', loops: 1, parent, functions: ['boom'], metrics: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/) });
+    expect(started).toMatchObject({
+      event: 'started',
+      loops: 1,
+      parent,
+      functions: ['boom'],
+      metrics: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/),
+    });
     const zkPlan = await env.zkPlan();
     const plan = await zkPlan.createPlan(parent, { maxAttempts: 1 });
     const task = await zkPlan.addTask(plan, call('boom'));
     await zkPlan.markAsReady(plan);
-    const logLine = JSON.parse((await output(worker, 'stderr', /"task:failed".*\n/)).split('\n').find((line) => line.includes('"task:failed"')) ?? '{}') as Record<string, unknown>;
+    const logLine = JSON.parse(
+      (await output(worker, 'stderr', /"task:failed".*\n/)).split('\n').find((line) => line.includes('"task:failed"')) ?? '{}',
+    ) as Record<string, unknown>;
     expect(logLine).toMatchObject({ event: 'task:failed', task, final: true, level: 50 });
     const metrics = await (await fetch(started.metrics)).text();
     expect(metrics).toMatch(/^zk_plan_/m);

@@ -73,7 +73,11 @@ describe('a task that failed for good', () => {
     const store = new TaskStore(second.zk);
     const claim = await store.claim(task, 'stale-worker', new AbortController().signal);
     expect(claim).toBeDefined();
-    const outcome = await performTask(claim!, { store, container: container.createChildContainer(), execution: { functions, allowInline: false, inlineTimeoutMs: 1_000, maxResultBytes: 1_000_000 } });
+    const outcome = await performTask(claim!, {
+      store,
+      container: container.createChildContainer(),
+      execution: { functions, allowInline: false, inlineTimeoutMs: 1_000, maxResultBytes: 1_000_000 },
+    });
     expect(outcome).toBe('failed-already');
     expect(runs).toBe(1);
     expect(await childrenOf(second.zk, task)).toContain('failed');
@@ -144,9 +148,11 @@ describe('a reply lost after the server created a task node', () => {
   });
 
   it('whose builder then died: workers delete the unfinished task and the plan completes, planStatus does not hide a failure', async () => {
-    const functions = new FunctionRegistry().register('one', () => 1).register('broken', () => {
-      throw new PermanentError('broken');
-    });
+    const functions = new FunctionRegistry()
+      .register('one', () => 1)
+      .register('broken', () => {
+        throw new PermanentError('broken');
+      });
     const builder = await env.zkPlan({ functions, sessionTimeoutMs: 4_000 });
     const parent = env.root();
     const plan = await builder.createPlan(parent);
@@ -167,7 +173,9 @@ describe('a reply lost after the server created a task node', () => {
     const status = await worker.planStatus(plan);
     expect(status).toMatchObject({ state: 'failed', counts: { remaining: 1, failed: 1 } }); // the orphan neither counts nor keeps the plan open
     // The next full scan (every 10 s) deletes it.
-    await expect.poll(async () => (await childrenOf(worker.zk, plan))!.filter((name) => name.startsWith('task-')).length, { timeout: 15_000, interval: 200 }).toBe(1);
+    await expect
+      .poll(async () => (await childrenOf(worker.zk, plan))!.filter((name) => name.startsWith('task-')).length, { timeout: 15_000, interval: 200 })
+      .toBe(1);
     await pool.stop();
   });
 });
@@ -202,10 +210,12 @@ describe('a claim that throws in the scan', () => {
 describe('a dependent added to a running plan', () => {
   it('is in the runnable index when addTask returns, even if its producer finished before its ready existed', async () => {
     const producerGate = gate();
-    const functions = new FunctionRegistry().register('slow', async () => {
-      await producerGate.wait();
-      return 41;
-    }).register('inc', (_ctx, value: number) => value + 1);
+    const functions = new FunctionRegistry()
+      .register('slow', async () => {
+        await producerGate.wait();
+        return 41;
+      })
+      .register('inc', (_ctx, value: number) => value + 1);
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
@@ -252,9 +262,11 @@ describe('a crash between a task failing for good and the plan being marked fail
 
 describe('a failFast plan that failed', () => {
   it('has no task claimed any more, from the index or the scan', async () => {
-    const functions = new FunctionRegistry().register('broken', () => {
-      throw new PermanentError('broken');
-    }).register('one', () => 1);
+    const functions = new FunctionRegistry()
+      .register('broken', () => {
+        throw new PermanentError('broken');
+      })
+      .register('one', () => 1);
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent, { failurePolicy: 'failFast' });
@@ -278,7 +290,10 @@ describe('an event listener that throws', () => {
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
-    await zkPlan.addTasks(plan, Array.from({ length: 5 }, () => ({ task: call('one') })));
+    await zkPlan.addTasks(
+      plan,
+      Array.from({ length: 5 }, () => ({ task: call('one') })),
+    );
     await zkPlan.markAsReady(plan);
     const errors: Error[] = [];
     zkPlan.on('worker:error', ({ error }) => errors.push(error));
@@ -364,8 +379,14 @@ describe('watches and memory', () => {
     const plans: string[] = [];
     for (let index = 0; index < 3; index++) {
       const plan = await a.createPlan(parent, index === 2 ? { failurePolicy: 'failFast' } : {});
-      const roots = await a.addTasks(plan, Array.from({ length: 50 }, () => ({ task: call('one') })));
-      await a.addTasks(plan, Array.from({ length: 50 }, (_, i) => ({ task: call('sum'), args: [roots[i]!, roots[(i + 1) % 50]!] })));
+      const roots = await a.addTasks(
+        plan,
+        Array.from({ length: 50 }, () => ({ task: call('one') })),
+      );
+      await a.addTasks(
+        plan,
+        Array.from({ length: 50 }, (_, i) => ({ task: call('sum'), args: [roots[i]!, roots[(i + 1) % 50]!] })),
+      );
       plans.push(plan);
     }
     await Promise.all(plans.map((plan) => a.markAsReady(plan)));
@@ -392,7 +413,10 @@ describe('watches and memory', () => {
     const pool = zkPlan.startWorkers(parent, { ...FAST, count: 4 });
     const measure = async (tasks: number): Promise<{ poolSignalListeners: number; clientListeners: number }> => {
       const plan = await zkPlan.createPlan(parent);
-      await zkPlan.addTasks(plan, Array.from({ length: tasks }, () => ({ task: call('one') })));
+      await zkPlan.addTasks(
+        plan,
+        Array.from({ length: tasks }, () => ({ task: call('one') })),
+      );
       await zkPlan.markAsReady(plan);
       await zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
       await zkPlan.deletePlan(plan);

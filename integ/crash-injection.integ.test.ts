@@ -52,13 +52,18 @@ function registry(counts: Counts): FunctionRegistry {
 async function buildPlan(zkPlan: ZkPlan, parent: string): Promise<{ plan: string; producer: string; consumers: string[] }> {
   const plan = await zkPlan.createPlan(parent);
   const producer = await zkPlan.addTask(plan, call('produce'), [], { keepResult: true });
-  const consumers = [await zkPlan.addTask(plan, call('consume', 1), [producer], { keepResult: true }), await zkPlan.addTask(plan, call('consume', 2), [producer], { keepResult: true })];
+  const consumers = [
+    await zkPlan.addTask(plan, call('consume', 1), [producer], { keepResult: true }),
+    await zkPlan.addTask(plan, call('consume', 2), [producer], { keepResult: true }),
+  ];
   return { plan, producer, consumers };
 }
 
 async function survivorView(zkPlan: ZkPlan, plan: string): Promise<string> {
   const tasks = ((await zkPlan.zk.tryGetChildren(plan))?.children ?? []).sort();
-  const rows = await Promise.all(tasks.map(async (name) => `${name}: ${((await zkPlan.zk.tryGetChildren(`${plan}/${name}`))?.children ?? []).sort().join(',')}`));
+  const rows = await Promise.all(
+    tasks.map(async (name) => `${name}: ${((await zkPlan.zk.tryGetChildren(`${plan}/${name}`))?.children ?? []).sort().join(',')}`),
+  );
   return rows.join(' | ');
 }
 

@@ -220,7 +220,10 @@ describe('exclusive ownership while a session lives', () => {
     const plan = await first.createPlan(parent);
     await first.addTask(plan, call('long'));
     await first.markAsReady(plan);
-    const pools = [first.startWorkers(parent, { count: 3, backoff: { initial: 5, max: 20 } }), second.startWorkers(parent, { count: 3, backoff: { initial: 5, max: 20 } })];
+    const pools = [
+      first.startWorkers(parent, { count: 3, backoff: { initial: 5, max: 20 } }),
+      second.startWorkers(parent, { count: 3, backoff: { initial: 5, max: 20 } }),
+    ];
     await waitFor('the task to be claimed', () => claims.length > 0);
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // ~50 idle rounds per loop
     release();

@@ -67,10 +67,13 @@ describe('startZooKeeper checks the server that answers is its own', () => {
     expect(error.code).toBe('PORT_IN_USE');
   });
 
-  it('does not take another server\'s answer on the port for its own: it waits until its process exits', async () => {
+  it("does not take another server's answer on the port for its own: it waits until its process exits", async () => {
     const notZooKeeper = new ServerProcess(spawn('sleep', ['1']));
     const started = Date.now();
-    await expectRejects(() => waitUntilServing(notZooKeeper, portOf(env.connectString), ['standalone'], Date.now() + 20_000, '/not/our/data/dir'), ServerExitedEarlyError);
+    await expectRejects(
+      () => waitUntilServing(notZooKeeper, portOf(env.connectString), ['standalone'], Date.now() + 20_000, '/not/our/data/dir'),
+      ServerExitedEarlyError,
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 });

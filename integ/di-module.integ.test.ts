@@ -1,6 +1,19 @@
 import { rootContainer } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
-import { FUNCTION_REGISTRY, FunctionRegistry, IllegalStateError, InvalidArgumentError, WORKER_POOL, ZK_CLIENT, ZK_PLAN, ZkPlan, call, shutdown, startup, zkPlanModule } from '../src/index.js';
+import {
+  FUNCTION_REGISTRY,
+  FunctionRegistry,
+  IllegalStateError,
+  InvalidArgumentError,
+  WORKER_POOL,
+  ZK_CLIENT,
+  ZK_PLAN,
+  ZkPlan,
+  call,
+  shutdown,
+  startup,
+  zkPlanModule,
+} from '../src/index.js';
 import { useZooKeeper, waitFor, withDeadline } from './support/zk-test-env.js';
 
 const env = useZooKeeper('di-module');

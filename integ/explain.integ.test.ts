@@ -73,14 +73,23 @@ describe('explainTask', () => {
       { task: call('flaky') },
     ]);
     await zkPlan.markAsReady(plan);
-    expect(await explained(zkPlan, running as string, 'OWNED')).toMatchObject({ details: expect.objectContaining({ workerId: expect.stringContaining('explain-pool/') }) });
-    expect(await explained(zkPlan, waiting as string, 'WAITING_FOR_INPUTS')).toMatchObject({ details: { pendingInputs: 1, inputs: [{ task: running, state: 'running' }] } });
+    expect(await explained(zkPlan, running as string, 'OWNED')).toMatchObject({
+      details: expect.objectContaining({ workerId: expect.stringContaining('explain-pool/') }),
+    });
+    expect(await explained(zkPlan, waiting as string, 'WAITING_FOR_INPUTS')).toMatchObject({
+      details: { pendingInputs: 1, inputs: [{ task: running, state: 'running' }] },
+    });
     expect((await explained(zkPlan, failed as string, 'FAILED')).message).toContain('no such customer');
     await explained(zkPlan, blocked as string, 'BLOCKED');
-    expect(await explained(zkPlan, retrying as string, 'RETRY_BACKOFF')).toMatchObject({ details: { failures: 1, lastError: expect.stringContaining('warehouse timeout') } });
+    expect(await explained(zkPlan, retrying as string, 'RETRY_BACKOFF')).toMatchObject({
+      details: { failures: 1, lastError: expect.stringContaining('warehouse timeout') },
+    });
 
     const fast = await zkPlan.createPlan(parent, { failurePolicy: 'failFast' });
-    const [, later] = await zkPlan.addTasks(fast, [{ task: call('fail'), options: { priority: 10 } }, { task: call('ok'), args: [0] }]);
+    const [, later] = await zkPlan.addTasks(fast, [
+      { task: call('fail'), options: { priority: 10 } },
+      { task: call('ok'), args: [0] },
+    ]);
     await zkPlan.markAsReady(fast);
     await explained(zkPlan, later as string, 'PLAN_FAILED');
     const summary = await zkPlan.explainPlan(plan);
@@ -120,7 +129,11 @@ describe('explainTask', () => {
     const stranger = await env.client();
     const ghost = await zkPlan.createPlan(parent);
     const held = await zkPlan.addTask(ghost, call('ok'));
-    await stranger.create(`${held}/owner`, Buffer.from(JSON.stringify({ json: { workerId: 'elsewhere:1/1', claimedAt: new Date().toISOString() }, meta: { values: { claimedAt: ['Date'] } } })), 'ephemeral');
+    await stranger.create(
+      `${held}/owner`,
+      Buffer.from(JSON.stringify({ json: { workerId: 'elsewhere:1/1', claimedAt: new Date().toISOString() }, meta: { values: { claimedAt: ['Date'] } } })),
+      'ephemeral',
+    );
     await zkPlan.markAsReady(ghost);
     expect(await explained(zkPlan, held, 'OWNER_GONE')).toMatchObject({ details: expect.objectContaining({ session: stranger.session.id }) });
 
@@ -132,12 +145,21 @@ describe('explainTask', () => {
     await explained(zkPlan, free, 'OWNED');
 
     // The command line says the same, for a task and for a plan.
-    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'why', limited, '--json'], { env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString }, encoding: 'utf8' });
+    const cli = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'why', limited, '--json'], {
+      env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString },
+      encoding: 'utf8',
+    });
     expect(cli.status).toBe(0);
     expect(JSON.parse(cli.stdout)).toMatchObject({ task: limited, code: 'CONCURRENCY_LIMIT' });
-    const planWhy = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'why', plan], { env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString }, encoding: 'utf8' });
+    const planWhy = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'why', plan], {
+      env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString },
+      encoding: 'utf8',
+    });
     expect(planWhy.stdout).toMatch(/CONCURRENCY_LIMIT \(1\)/);
-    const limitShown = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'limit', parent, 'warehouse', '--json'], { env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString }, encoding: 'utf8' });
+    const limitShown = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'limit', parent, 'warehouse', '--json'], {
+      env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString },
+      encoding: 'utf8',
+    });
     expect(JSON.parse(limitShown.stdout)).toEqual({ limit: 0, holders: [] });
     await idle.stop();
   });

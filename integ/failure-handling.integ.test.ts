@@ -264,7 +264,16 @@ describe('failed tasks and failed plans', () => {
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent, { maxAttempts: 2 });
     const task = await zkPlan.addTask(plan, call('f'));
-    const lastFailure = { type: 'Error', message: 'boom', code: 'TASK_FAILED', stack: undefined, retryable: true, attempts: 2, workerId: 'dead', at: new Date() };
+    const lastFailure = {
+      type: 'Error',
+      message: 'boom',
+      code: 'TASK_FAILED',
+      stack: undefined,
+      retryable: true,
+      attempts: 2,
+      workerId: 'dead',
+      at: new Date(),
+    };
     await zkPlan.zk.create(`${task}/attempts`, encodeValue({ failures: 2, notBefore: new Date(0), lastFailure }, 'attempts'));
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, FAST);
@@ -293,7 +302,12 @@ describe('bad input: a clear error, recorded, and the same worker then completes
       .register('returnsSymbol', () => Symbol('s'))
       .register('neverSettles', () => new Promise(() => undefined));
   const cases: Case[] = [
-    { name: 'an unknown function name', code: 'UNKNOWN_FUNCTION', message: /nobody-knows.*is not registered/, add: (z, p) => putTask(z.zk, `${p}/task-0000000000`, ['ready'], { fn: 'nobody-knows', params: [] }) },
+    {
+      name: 'an unknown function name',
+      code: 'UNKNOWN_FUNCTION',
+      message: /nobody-knows.*is not registered/,
+      add: (z, p) => putTask(z.zk, `${p}/task-0000000000`, ['ready'], { fn: 'nobody-knows', params: [] }),
+    },
     {
       name: 'a task value that is not superjson',
       code: 'MALFORMED_NODE',
@@ -304,34 +318,61 @@ describe('bad input: a clear error, recorded, and the same worker then completes
         return `${p}/task-0000000000`;
       },
     },
-    { name: 'a task value without fn or source', code: 'MALFORMED_NODE', message: /neither a string "fn"/, add: (z, p) => putTask(z.zk, `${p}/task-0000000000`, ['ready'], { params: [] }) },
+    {
+      name: 'a task value without fn or source',
+      code: 'MALFORMED_NODE',
+      message: /neither a string "fn"/,
+      add: (z, p) => putTask(z.zk, `${p}/task-0000000000`, ['ready'], { params: [] }),
+    },
     { name: 'a function that throws a non-Error', code: 'TASK_FAILED', message: /a plain string/, add: (z, p) => z.addTask(p, call('throwsString')) },
-    { name: 'a function that returns a function', code: 'UNSERIALIZABLE_VALUE', message: /is a function/, add: (z, p) => z.addTask(p, call('returnsFunction')) },
+    {
+      name: 'a function that returns a function',
+      code: 'UNSERIALIZABLE_VALUE',
+      message: /is a function/,
+      add: (z, p) => z.addTask(p, call('returnsFunction')),
+    },
     { name: 'a function that returns a symbol', code: 'UNSERIALIZABLE_VALUE', message: /is a symbol/, add: (z, p) => z.addTask(p, call('returnsSymbol')) },
-    { name: 'a function that never settles (timeoutMs)', code: 'TASK_TIMEOUT', message: /did not finish within 200 ms/, add: (z, p) => z.addTask(p, call('neverSettles'), [], { timeoutMs: 200 }) },
+    {
+      name: 'a function that never settles (timeoutMs)',
+      code: 'TASK_TIMEOUT',
+      message: /did not finish within 200 ms/,
+      add: (z, p) => z.addTask(p, call('neverSettles'), [], { timeoutMs: 200 }),
+    },
     {
       name: 'an inline function that reaches for process',
       code: 'TASK_FAILED',
       message: /process is not defined/,
-      add: (z, p) => z.addTask(p, inline(() => process.exit(1))),
+      add: (z, p) =>
+        z.addTask(
+          p,
+          inline(() => process.exit(1)),
+        ),
       options: { allowInline: true },
     },
     {
       name: 'an inline function that reaches for the host through constructors',
       code: 'TASK_FAILED',
       message: /Code generation from strings disallowed/,
-      add: (z, p) => z.addTask(p, inline(function (this: unknown) {
-        return (({}).constructor.constructor('return process')() as { pid: number }).pid;
-      })),
+      add: (z, p) =>
+        z.addTask(
+          p,
+          inline(function (this: unknown) {
+            return ({}.constructor.constructor('return process')() as { pid: number }).pid;
+          }),
+        ),
       options: { allowInline: true },
     },
     {
       name: 'an inline function that loops forever',
       code: 'TASK_FAILED',
       message: /timed out/,
-      add: (z, p) => z.addTask(p, inline(() => {
-        for (;;);
-      })),
+      add: (z, p) =>
+        z.addTask(
+          p,
+          inline(() => {
+            for (;;);
+          }),
+        ),
       options: { allowInline: true, inlineTimeoutMs: 200 },
     },
   ];

@@ -12,7 +12,10 @@ describe('inline functions', () => {
     const zkPlan = await env.zkPlan();
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
-    const task = await zkPlan.addTask(plan, inline(() => 1));
+    const task = await zkPlan.addTask(
+      plan,
+      inline(() => 1),
+    );
     await zkPlan.markAsReady(plan);
     const failed = nextEvent<Payload<'task:failed'>>(zkPlan, 'task:failed');
     const pool = zkPlan.startWorkers(parent, { backoff: { initial: 10, max: 50 } });
@@ -49,12 +52,26 @@ describe('inline functions', () => {
     const zkPlan = await env.zkPlan();
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
-    const escape = await zkPlan.addTask(plan, inline(() => process.pid));
-    const load = await zkPlan.addTask(plan, inline(() => (eval('require') as (id: string) => unknown)('fs')));
-    const spin = await zkPlan.addTask(plan, inline(() => {
-      for (;;);
-    }));
-    const healthy = await zkPlan.addTask(plan, inline(() => 'still working'), [], { keepResult: true });
+    const escape = await zkPlan.addTask(
+      plan,
+      inline(() => process.pid),
+    );
+    const load = await zkPlan.addTask(
+      plan,
+      inline(() => (eval('require') as (id: string) => unknown)('fs')),
+    );
+    const spin = await zkPlan.addTask(
+      plan,
+      inline(() => {
+        for (;;);
+      }),
+    );
+    const healthy = await zkPlan.addTask(
+      plan,
+      inline(() => 'still working'),
+      [],
+      { keepResult: true },
+    );
     await zkPlan.markAsReady(plan);
     const failures = new Map<string, Error>();
     zkPlan.on('task:failed', (event) => failures.set(event.task, event.error));

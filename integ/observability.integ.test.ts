@@ -52,7 +52,10 @@ describe('metrics server on a real ZooKeeper', () => {
     const parent = env.root();
     const server = await startMetricsServer(zkPlan, { port: 0 });
     const lines: Record<string, unknown>[] = [];
-    const stopLogging = logWorkerEvents(zkPlan, createLogger({ pretty: false, level: 'debug', destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } }));
+    const stopLogging = logWorkerEvents(
+      zkPlan,
+      createLogger({ pretty: false, level: 'debug', destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } }),
+    );
     try {
       expect(new URL(server.url).hostname).toBe('127.0.0.1');
       const claims: ZkPlanEvents['task:claimed'][0][] = [];
@@ -119,10 +122,19 @@ describe('metrics server on a real ZooKeeper', () => {
       const byEvent = (event: string): Record<string, unknown>[] => lines.filter((line) => line['event'] === event);
       expect(byEvent('task:completed')).toHaveLength(5);
       expect(byEvent('task:failed')).toEqual([
-        expect.objectContaining({ level: 40, plan, task: flaky, attempt: 1, charged: true, final: false, error: expect.objectContaining({ message: expect.stringContaining('first try fails') }) }),
+        expect.objectContaining({
+          level: 40,
+          plan,
+          task: flaky,
+          attempt: 1,
+          charged: true,
+          final: false,
+          error: expect.objectContaining({ message: expect.stringContaining('first try fails') }),
+        }),
       ]);
       expect(byEvent('task:claimed')).toHaveLength(claims.length);
-      for (const line of byEvent('task:completed')) expect(line).toMatchObject({ plan, workerId: expect.stringMatching(/\/[12]$/), durationMs: expect.any(Number) });
+      for (const line of byEvent('task:completed'))
+        expect(line).toMatchObject({ plan, workerId: expect.stringMatching(/\/[12]$/), durationMs: expect.any(Number) });
     } finally {
       stopLogging();
       await server.close();

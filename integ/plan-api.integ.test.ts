@@ -1,5 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { ArgTaskNotFoundError, ForeignArgTaskError, FunctionRegistry, IllegalStateError, InvalidArgumentError, PlanNotFoundError, ResultNotFoundError, UnknownFunctionError, UnserializableValueError, ValueTooLargeError, WaitTimeoutError, ZkConnectTimeoutError, ZkPlan, call } from '../src/index.js';
+import {
+  ArgTaskNotFoundError,
+  ForeignArgTaskError,
+  FunctionRegistry,
+  IllegalStateError,
+  InvalidArgumentError,
+  PlanNotFoundError,
+  ResultNotFoundError,
+  UnknownFunctionError,
+  UnserializableValueError,
+  ValueTooLargeError,
+  WaitTimeoutError,
+  ZkConnectTimeoutError,
+  ZkPlan,
+  call,
+} from '../src/index.js';
 import { decodeValue } from '../src/testing/index.js';
 import { childrenOf } from './support/raw-nodes.js';
 import { useZooKeeper } from './support/zk-test-env.js';
@@ -39,8 +54,15 @@ describe('addTask', () => {
     const c = await zkPlan.addTask(plan, call('list'), [b, a, b]);
     const node = await zkPlan.zk.getData(c);
     // The definition, plus the stamp of the session and batch that added it (see settleOrphan).
-    expect(JSON.parse(node.data?.toString('utf8') ?? '')).toEqual({ json: { fn: 'list', params: [], builder: zkPlan.zk.session.id, batch: expect.any(String) } });
-    expect(decodeValue(b, (await zkPlan.zk.getData(b)).data)).toEqual({ fn: 'constant', params: [new Date(5)], builder: zkPlan.zk.session.id, batch: expect.any(String) });
+    expect(JSON.parse(node.data?.toString('utf8') ?? '')).toEqual({
+      json: { fn: 'list', params: [], builder: zkPlan.zk.session.id, batch: expect.any(String) },
+    });
+    expect(decodeValue(b, (await zkPlan.zk.getData(b)).data)).toEqual({
+      fn: 'constant',
+      params: [new Date(5)],
+      builder: zkPlan.zk.session.id,
+      batch: expect.any(String),
+    });
     const children = (await childrenOf(zkPlan.zk, c)) ?? [];
     const deps = children.filter((name) => name.startsWith('dep-'));
     expect(deps).toHaveLength(3);

@@ -57,8 +57,14 @@ describe('priorities on a real server', () => {
     );
     const low = await zkPlan.createPlan(parent, { priority: -1 });
     const high = await zkPlan.createPlan(parent, { priority: 10 });
-    await zkPlan.addTasks(low, Array.from({ length: 5 }, (_, index) => ({ task: call('step', `low${index}`) })));
-    await zkPlan.addTasks(high, Array.from({ length: 5 }, (_, index) => ({ task: call('step', `high${index}`) })));
+    await zkPlan.addTasks(
+      low,
+      Array.from({ length: 5 }, (_, index) => ({ task: call('step', `low${index}`) })),
+    );
+    await zkPlan.addTasks(
+      high,
+      Array.from({ length: 5 }, (_, index) => ({ task: call('step', `high${index}`) })),
+    );
     await Promise.all([mixed, low, high].map((plan) => zkPlan.markAsReady(plan)));
     zkPlan.startWorkers(parent, { ...QUICK, count: 1 });
     await Promise.all([mixed, low, high].map((plan) => zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 })));
@@ -79,7 +85,10 @@ describe('pause, resume and cancel on a real server', () => {
     zkPlan.startWorkers(parent, { ...QUICK, count: 3, drainTimeoutMs: 100 });
 
     const paused = await zkPlan.createPlan(parent);
-    const tasks = await zkPlan.addTasks(paused, Array.from({ length: 40 }, (_, index) => ({ task: call('step', `t${index}`) })));
+    const tasks = await zkPlan.addTasks(
+      paused,
+      Array.from({ length: 40 }, (_, index) => ({ task: call('step', `t${index}`) })),
+    );
     await zkPlan.markAsReady(paused);
     await expect.poll(() => starts.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
     const { running } = await zkPlan.pausePlan(paused);
@@ -93,7 +102,10 @@ describe('pause, resume and cancel on a real server', () => {
     expect(new Set(starts.filter((label) => label.startsWith('t'))).size).toBe(40);
 
     const doomed = await zkPlan.createPlan(parent);
-    await zkPlan.addTasks(doomed, Array.from({ length: 3 }, (_, index) => ({ task: call('step', `slow${index}`) })));
+    await zkPlan.addTasks(
+      doomed,
+      Array.from({ length: 3 }, (_, index) => ({ task: call('step', `slow${index}`) })),
+    );
     await zkPlan.markAsReady(doomed);
     await expect.poll(() => starts.filter((label) => label.startsWith('slow')).length, { timeout: 10_000 }).toBe(3);
     const waiting = zkPlan.waitForCompletion(doomed, { timeoutMs: 30_000 }).catch((error: unknown) => error);
@@ -109,7 +121,10 @@ describe('pause, resume and cancel on a real server', () => {
     const parent = env.root();
     const pool = zkPlan.startWorkers(parent, { ...QUICK, count: 2, workerId: 'cli-pool' });
     const plan = await zkPlan.createPlan(parent);
-    await zkPlan.addTasks(plan, Array.from({ length: 20 }, (_, index) => ({ task: call('step', `t${index}`) })));
+    await zkPlan.addTasks(
+      plan,
+      Array.from({ length: 20 }, (_, index) => ({ task: call('step', `t${index}`) })),
+    );
 
     const paused = await cli(['pause', plan, '--json']);
     expect(paused.code).toBe(0);

@@ -34,7 +34,7 @@ const functions = new FunctionRegistry()
     throw new Error('the disk is full');
   });
 
-describe('a plan\'s progress numbers agree everywhere', () => {
+describe("a plan's progress numbers agree everywhere", () => {
   it('a 21-task plan with history: the API never reports more (or fewer) than 21 tasks while it runs, and 21/21 at the end', async () => {
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
@@ -74,7 +74,7 @@ describe('a plan\'s progress numbers agree everywhere', () => {
     expect(show.stdout).toMatch(/task-\d+\s+done\s+flaky\(\)\s+-\s+1\s+by /);
   });
 
-  it('wait\'s last progress line for a failing plan shows what was done at the end', async () => {
+  it("wait's last progress line for a failing plan shows what was done at the end", async () => {
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent, { history: true, maxAttempts: 1 });

@@ -57,7 +57,7 @@ describe('perform-task (spec behaviours on real znodes)', () => {
     expect(await zk.exists(task)).toBeUndefined();
   });
 
-  it("runs the function when there is no result, stores it, propagates it and deletes the task", async () => {
+  it('runs the function when there is no result, stores it, propagates it and deletes the task', async () => {
     const zk = await env.client();
     const plan = env.root();
     const seen: unknown[] = [];

@@ -38,7 +38,13 @@ describe('stress (the spec: N workers, M tasks, K random dependencies)', () => {
     const tasks: string[] = [];
     for (let index = 0; index < M; index++) {
       const selected = index < K ? [] : pickDistinct(index, K, next);
-      tasks.push(await zkPlan.addTask(plan, call('stressTask', index, selected), selected.map((dependency) => tasks[dependency]!)));
+      tasks.push(
+        await zkPlan.addTask(
+          plan,
+          call('stressTask', index, selected),
+          selected.map((dependency) => tasks[dependency]!),
+        ),
+      );
     }
     await zkPlan.markAsReady(plan);
     const started = performance.now();
@@ -46,7 +52,9 @@ describe('stress (the spec: N workers, M tasks, K random dependencies)', () => {
     await zkPlan.waitForCompletion(plan, { timeoutMs: 120_000 });
     const makespanMs = performance.now() - started;
     await pool.stop();
-    console.log(`stress seed=${seed} N=${N} M=${M} K=${K}: makespan ${Math.round(makespanMs)} ms, ${completed.size} tasks completed, ${problems.length} problems`);
+    console.log(
+      `stress seed=${seed} N=${N} M=${M} K=${K}: makespan ${Math.round(makespanMs)} ms, ${completed.size} tasks completed, ${problems.length} problems`,
+    );
     expect(problems).toEqual([]);
     expect(completed.size).toBe(M);
     expect(await zkPlan.planCompleted(plan)).toBe(true);

@@ -49,9 +49,22 @@ Module._resolveFilename = function (...args) {
 `,
   );
   const target = pathToFileURL(resolve(entry)).href;
-  execFileSync(process.execPath, ['--require', cjsHook, '--import', 'tsx', '--import', pathToFileURL(esmRegister).href, '-e', `(await import('node:fs')).appendFileSync(${JSON.stringify(record)}, '${START}\\n'); await import(${JSON.stringify(target)})`], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  execFileSync(
+    process.execPath,
+    [
+      '--require',
+      cjsHook,
+      '--import',
+      'tsx',
+      '--import',
+      pathToFileURL(esmRegister).href,
+      '-e',
+      `(await import('node:fs')).appendFileSync(${JSON.stringify(record)}, '${START}\\n'); await import(${JSON.stringify(target)})`,
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const packages = new Set();
   const lines = readFileSync(record, 'utf8').split('\n');
   for (const file of lines.slice(lines.indexOf(START) + 1)) {

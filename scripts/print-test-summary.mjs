@@ -73,7 +73,9 @@ function checkCoverage(file) {
     const pct = total === 0 ? 0 : (100 * covered) / total;
     figures.push(`${folder} ${pct.toFixed(2)}% (${covered}/${total})`);
     if (pct < LINE_COVERAGE_FLOOR) {
-      console.error(`coverage: ${folder} has ${pct.toFixed(2)}% of its lines run by the unit tests, under the floor of ${LINE_COVERAGE_FLOOR}%: add unit tests (test/) for it`);
+      console.error(
+        `coverage: ${folder} has ${pct.toFixed(2)}% of its lines run by the unit tests, under the floor of ${LINE_COVERAGE_FLOOR}%: add unit tests (test/) for it`,
+      );
       met = false;
     }
   }

@@ -56,15 +56,7 @@ export { calcSleepTime } from './worker/backoff.js';
 export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
 export type { ZkPlanEvents } from './worker/worker-events.js';
 export { DEFAULTS, type DefaultValues } from './config/defaults.js';
-export type {
-  BackoffOptions,
-  ConnectOptions,
-  PlanEventOptions,
-  RetentionOptions,
-  WaitOptions,
-  WorkerOptions,
-  WorkerPoolOptions,
-} from './config/options.js';
+export type { BackoffOptions, ConnectOptions, PlanEventOptions, RetentionOptions, WaitOptions, WorkerOptions, WorkerPoolOptions } from './config/options.js';
 export { zkPlanModule, startup, shutdown } from './di/zk-plan-module.js';
 export type { ZkPlanModuleConfig } from './di/module-config.js';
 export { ZK_CLIENT, ZK_PLAN, FUNCTION_REGISTRY, WORKER_POOL, ZK_PLAN_MODULE_CONFIG, ZK_PLAN_SETTINGS } from './di/tokens.js';

@@ -50,7 +50,11 @@ describe('resolveConnectOptions with auth and acl', () => {
     ['creatorAllAcl without auth', { acl: creatorAllAcl }, /^Invalid acl\[0\]: .*INVALID_ACL/],
     ['an empty acl', { auth: alice, acl: [] }, /^Invalid acl: .*non-empty array/],
     ['a password as digest id', { auth: alice, acl: [{ perms: ['all'], scheme: 'digest', id: 'alice:secret' }] }, /^Invalid acl\[0\]\.id: .*digestAcl/],
-    ['an unknown perm', { auth: alice, acl: [{ perms: ['rwx' as 'all'], scheme: 'world', id: 'anyone' }] }, /^Invalid acl\[0\]\.perms: unknown permission 'rwx'/],
+    [
+      'an unknown perm',
+      { auth: alice, acl: [{ perms: ['rwx' as 'all'], scheme: 'world', id: 'anyone' }] },
+      /^Invalid acl\[0\]\.perms: unknown permission 'rwx'/,
+    ],
     ['perms out of range', { auth: alice, acl: [{ perms: 64, scheme: 'world', id: 'anyone' }] }, /^Invalid acl\[0\]\.perms/],
     ['a world id other than anyone', { acl: [{ perms: 31, scheme: 'world', id: 'everyone' }] }, /^Invalid acl\[0\]\.id/],
     ['a second entry without scheme', { auth: alice, acl: [digestAcl('alice:secret'), { perms: 1, id: 'x' } as never] }, /^Invalid acl\[1\]\.scheme/],

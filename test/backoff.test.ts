@@ -45,7 +45,14 @@ describe('calcSleepTime', () => {
   });
 
   it('is monotonic non-decreasing over counts 0..50', () => {
-    const attrSets: BackoffOptions[] = [{}, { initial: 1, increase: 2 }, { initial: 0 }, { increase: 1 }, { max: 300 }, { initial: 7, increase: 1.01, max: 50 }];
+    const attrSets: BackoffOptions[] = [
+      {},
+      { initial: 1, increase: 2 },
+      { initial: 0 },
+      { increase: 1 },
+      { max: 300 },
+      { initial: 7, increase: 1.01, max: 50 },
+    ];
     for (const attrs of attrSets) {
       let previous = -Infinity;
       for (let count = 0; count <= 50; count++) {

@@ -72,7 +72,7 @@ describe('ClaimBook', () => {
     expect(book.isHeld(task(3))).toBe(true);
   });
 
-  it('forgetPlan does not take a plan for a prefix of another plan\'s name', () => {
+  it("forgetPlan does not take a plan for a prefix of another plan's name", () => {
     const book = new ClaimBook();
     book.release(`${PLAN}0/task-0000000001`, true);
     book.forgetPlan(PLAN);

@@ -111,12 +111,7 @@ describe('encodeValue / decodeValue round-trips', () => {
 
 describe('encodeValue output', () => {
   it('is exactly superjson.stringify(value) as UTF-8', () => {
-    const values: unknown[] = [
-      { name: 'héllo € 😀', when: new Date(42), ids: new Set([1n, 2n]) },
-      undefined,
-      [1, undefined, new Map([['k', /x/]])],
-      'plain',
-    ];
+    const values: unknown[] = [{ name: 'héllo € 😀', when: new Date(42), ids: new Set([1n, 2n]) }, undefined, [1, undefined, new Map([['k', /x/]])], 'plain'];
     for (const value of values) {
       const encoded = encodeValue(value, 'value');
       expect(Buffer.isBuffer(encoded)).toBe(true);
@@ -282,9 +277,11 @@ describe('non-finite numbers and -0 round-trip exactly, or are refused', () => {
     expect(expectThrows(() => assertSerializable(new Map([[Number.NaN, 1]]), 'params'), UnserializableValueError).message).toContain('params has NaN as a key');
   });
 
-  it('shows them as text, not null, in the CLI\'s JSON and call column', async () => {
+  it("shows them as text, not null, in the CLI's JSON and call column", async () => {
     const { formatCall, toJson } = await import('../src/cli/output.js');
-    expect(JSON.parse(toJson({ params: [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] }))).toEqual({ params: ['NaN', 'Infinity', '-Infinity'] });
+    expect(JSON.parse(toJson({ params: [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] }))).toEqual({
+      params: ['NaN', 'Infinity', '-Infinity'],
+    });
     expect(formatCall('f', [Number.NaN, Number.NEGATIVE_INFINITY])).toBe('f("NaN", "-Infinity")');
   });
 });

@@ -63,7 +63,10 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     await first.zkPlan.setConcurrencyLimit(PARENT, 'warehouse', 2);
     const plans = await Promise.all([first.zkPlan.createPlan(PARENT), first.zkPlan.createPlan(PARENT)]);
     for (const plan of plans) {
-      await first.zkPlan.addTasks(plan, Array.from({ length: 8 }, () => ({ task: call('limited', 15), options: { concurrencyKey: 'warehouse' } })));
+      await first.zkPlan.addTasks(
+        plan,
+        Array.from({ length: 8 }, () => ({ task: call('limited', 15), options: { concurrencyKey: 'warehouse' } })),
+      );
       await first.zkPlan.markAsReady(plan);
     }
     for (const { zkPlan } of procs) zkPlan.startWorkers(PARENT, { count: 4, backoff: FAST_BACKOFF, retention: false });

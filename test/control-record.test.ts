@@ -22,7 +22,10 @@ describe('decideControl: the transitions of pause, resume and cancel', () => {
 
   it('cancel is final: it replaces a pause, repeating it keeps the first reason, and pause or resume of a cancelled plan is refused', () => {
     expect(decideControl(paused, { kind: 'cancel', reason: 'started by mistake', at })).toEqual({ kind: 'write', record: cancelled });
-    expect(decideControl(undefined, { kind: 'cancel', reason: undefined, at })).toEqual({ kind: 'write', record: { state: 'cancelled', at, abortRunning: true } });
+    expect(decideControl(undefined, { kind: 'cancel', reason: undefined, at })).toEqual({
+      kind: 'write',
+      record: { state: 'cancelled', at, abortRunning: true },
+    });
     expect(decideControl(cancelled, { kind: 'cancel', reason: 'another reason', at: later })).toEqual({ kind: 'none' });
     expect(decideControl(cancelled, { kind: 'pause', abortRunning: false, at })).toEqual({ kind: 'cancelled', reason: 'started by mistake' });
     expect(decideControl(cancelled, { kind: 'resume' })).toEqual({ kind: 'cancelled', reason: 'started by mistake' });

@@ -183,7 +183,8 @@ class World {
     // A task failed for good must never run again: its `failed` node is looked at as the function starts.
     if (this.server.exists(`${ctx.task}/failed`)) this.violations.push(`${ctx.task} ran in ${process} although its failed node existed`);
     for (const input of inputs) {
-      if (typeof input === 'object' && input !== null && (input as BigValue).blob.length !== BIG_BYTES) this.violations.push(`${ctx.task} got a truncated big input`);
+      if (typeof input === 'object' && input !== null && (input as BigValue).blob.length !== BIG_BYTES)
+        this.violations.push(`${ctx.task} got a truncated big input`);
     }
     const run: Run = { process, task: ctx.task, label: String(ctx.params[0]), inputs: inputs.map(show), output: undefined };
     this.runs.push(run);
@@ -263,10 +264,7 @@ async function crashedDuring(victim: Victim, operation: Promise<unknown>): Promi
 }
 
 /** A pool of one worker on the doomed process, stopped as soon as `done` says so about one of its events. */
-function workUntil(
-  proc: MemoryProcess,
-  done: (event: { readonly kind: 'completed' | 'failed'; readonly task: string }) => boolean,
-): Promise<void> {
+function workUntil(proc: MemoryProcess, done: (event: { readonly kind: 'completed' | 'failed'; readonly task: string }) => boolean): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const pool = proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, workerId: proc.name, drainTimeoutMs: 2_000 });
     const check = (kind: 'completed' | 'failed', task: string): void => {
@@ -278,7 +276,11 @@ function workUntil(
 }
 
 /** The survivor: a new process with a pool of two workers, until the plan completes or fails. */
-async function finishPlan(world: World, plan: string, before?: (survivor: MemoryProcess) => Promise<void>): Promise<{ survivor: MemoryProcess; error: unknown }> {
+async function finishPlan(
+  world: World,
+  plan: string,
+  before?: (survivor: MemoryProcess) => Promise<void>,
+): Promise<{ survivor: MemoryProcess; error: unknown }> {
   const survivor = world.process('survivor');
   await before?.(survivor);
   const pool: WorkerPool = survivor.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, workerId: 'survivor', drainTimeoutMs: 2_000 });
@@ -327,7 +329,15 @@ interface Expected {
  * process stored its result first (then not again); each task's last run got, as inputs, the results
  * its producers stored (kept results where kept), in argument order.
  */
-async function expectSingleRun(world: World, victim: Victim, survivor: MemoryProcess, plan: string, doomed: string, tasks: readonly Expected[], retried: ReadonlySet<string> = new Set()): Promise<void> {
+async function expectSingleRun(
+  world: World,
+  victim: Victim,
+  survivor: MemoryProcess,
+  plan: string,
+  doomed: string,
+  tasks: readonly Expected[],
+  retried: ReadonlySet<string> = new Set(),
+): Promise<void> {
   const context = where(world, victim, plan);
   expect(world.violations, context).toEqual([]);
   const stored = new Map<string, string | undefined>();
@@ -376,7 +386,10 @@ describe('crash injection over the seam: a process dies right before any of its 
       const second = await setup.zkPlan.addTask(plan, call('step', 'c2'), [producer], { keepResult: true });
       await setup.zkPlan.markAsReady(plan);
       const { proc: doomed, victim } = world.doomed('doomed', crashAt);
-      const crashed = await crashedDuring(victim, workUntil(doomed, (event) => event.task === producer));
+      const crashed = await crashedDuring(
+        victim,
+        workUntil(doomed, (event) => event.task === producer),
+      );
       const { survivor, error } = await finishPlan(world, plan);
       await expectCompleted(world, victim, survivor, plan, error);
       await expectSingleRun(world, victim, survivor, plan, doomed.name, [
@@ -408,7 +421,10 @@ describe('crash injection over the seam: a process dies right before any of its 
       const [d1, d2, d3] = dependents as [string, string, string];
       await setup.zkPlan.markAsReady(plan);
       const { proc: doomed, victim } = world.doomed('doomed', crashAt);
-      const crashed = await crashedDuring(victim, workUntil(doomed, (event) => event.task === producer));
+      const crashed = await crashedDuring(
+        victim,
+        workUntil(doomed, (event) => event.task === producer),
+      );
       const { survivor, error } = await finishPlan(world, plan);
       await expectCompleted(world, victim, survivor, plan, error);
       await expectSingleRun(world, victim, survivor, plan, doomed.name, [
@@ -500,11 +516,17 @@ describe('crash injection over the seam: a process dies right before any of its 
       const dependent = await setup.zkPlan.addTask(plan, call('step', 'u'), [flaky], { keepResult: true });
       await setup.zkPlan.markAsReady(plan);
       const { proc: doomed, victim } = world.doomed('doomed', crashAt);
-      const crashed = await crashedDuring(victim, workUntil(doomed, (event) => event.task === flaky && event.kind === 'failed'));
+      const crashed = await crashedDuring(
+        victim,
+        workUntil(doomed, (event) => event.task === flaky && event.kind === 'failed'),
+      );
       const { survivor, error } = await finishPlan(world, plan);
       await expectCompleted(world, victim, survivor, plan, error);
       // Two failures, then the success: whether or not the doomed process lived to count its failure.
-      expect(world.runsOf(flaky).map((run) => run.output === undefined), where(world, victim, plan)).toEqual([true, true, false]);
+      expect(
+        world.runsOf(flaky).map((run) => run.output === undefined),
+        where(world, victim, plan),
+      ).toEqual([true, true, false]);
       await expectSingleRun(
         world,
         victim,
@@ -539,7 +561,10 @@ describe('crash injection over the seam: a process dies right before any of its 
         const blocked = await setup.zkPlan.addTask(plan, call('step', 'y'), [broken]);
         await setup.zkPlan.markAsReady(plan);
         const { proc: doomed, victim } = world.doomed('doomed', crashAt);
-        const crashed = await crashedDuring(victim, workUntil(doomed, (event) => event.task === broken));
+        const crashed = await crashedDuring(
+          victim,
+          workUntil(doomed, (event) => event.task === broken),
+        );
         const markerWritten = world.created(doomed.name, `${plan}/failed`);
         // An independent branch, added once the doomed process is gone.
         const [z1, z2] = (await setup.zkPlan.addTasks(plan, [
@@ -550,11 +575,17 @@ describe('crash injection over the seam: a process dies right before any of its 
         const context = where(world, victim, plan);
         expect(error, context).toBeInstanceOf(PlanFailedError);
         const failedError = error as PlanFailedError;
-        expect(failedError.failedTasks.map(({ task }) => task), context).toEqual([broken]);
+        expect(
+          failedError.failedTasks.map(({ task }) => task),
+          context,
+        ).toEqual([broken]);
         expect(failedError.blockedTasks, context).toContain(blocked);
         const status = await survivor.zkPlan.planStatus(plan);
         expect(status.state, context).toBe('failed');
-        expect(status.failed.map(({ task }) => task), context).toEqual([broken]);
+        expect(
+          status.failed.map(({ task }) => task),
+          context,
+        ).toEqual([broken]);
         expect(status.failed[0]?.failure?.message, context).toContain(kind === 'permanent' ? 'x cannot work' : 'x failed');
         expect(status.failed[0]?.failure?.retryable, context).toBe(kind !== 'permanent');
         expect(world.violations, context).toEqual([]);
@@ -598,7 +629,9 @@ describe('crash injection over the seam: a process dies right before any of its 
       const writesBefore = world.writes.filter((write) => write.client === doomed.name && write.ok).length;
       world.releaseHanging(); // the ignored signal's function returns at last
       await pause(SETTLE_MS);
-      expect(world.writes.filter((write) => write.client === doomed.name && write.ok).length, `the released claim wrote\n${where(world, victim, plan)}`).toBe(writesBefore);
+      expect(world.writes.filter((write) => write.client === doomed.name && write.ok).length, `the released claim wrote\n${where(world, victim, plan)}`).toBe(
+        writesBefore,
+      );
       await expectSingleRun(world, victim, survivor, plan, doomed.name, [
         { task: stubborn, producers: [], kept: true },
         { task: dependent, producers: [stubborn], kept: true },
@@ -635,7 +668,10 @@ describe('crash injection over the seam: a process dies right before any of its 
           if ((await next.zkPlan.planStatus(plan)).state === 'failed') await next.zkPlan.retryFailed(plan);
         });
         await expectCompleted(world, victim, survivor, plan, error);
-        expect(world.runsOf(flaky).map((run) => run.output === undefined), where(world, victim, plan)).toEqual([true, false]);
+        expect(
+          world.runsOf(flaky).map((run) => run.output === undefined),
+          where(world, victim, plan),
+        ).toEqual([true, false]);
         await expectSingleRun(
           world,
           victim,

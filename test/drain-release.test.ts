@@ -59,7 +59,11 @@ describe('a task given back by a drain', () => {
   it('is not given back while its result is being handed on: no other worker can take it mid-finish', async () => {
     const server = new MemoryZooKeeper();
     const firstClient = server.connect({ name: 'first' });
-    const first = new ZkPlan(firstClient, new FunctionRegistry().register('work', () => 'done'), { container: container.createChildContainer() });
+    const first = new ZkPlan(
+      firstClient,
+      new FunctionRegistry().register('work', () => 'done'),
+      { container: container.createChildContainer() },
+    );
     const parent = '/drain-finish';
     const plan = await first.createPlan(parent);
     const task = await first.addTask(plan, call('work'), [], { keepResult: true });
@@ -80,7 +84,11 @@ describe('a task given back by a drain', () => {
     const firstPool = first.startWorkers(parent, { backoff: { initial: 5, max: 20 }, drainTimeoutMs: 0 });
     await reached;
     const stopping = firstPool.stop({ drainTimeoutMs: 0 }); // its abort grace passes while the finish is held
-    const second = new ZkPlan(server.connect({ name: 'second' }), new FunctionRegistry().register('work', () => 'other'), { container: container.createChildContainer() });
+    const second = new ZkPlan(
+      server.connect({ name: 'second' }),
+      new FunctionRegistry().register('work', () => 'other'),
+      { container: container.createChildContainer() },
+    );
     const claimedBySecond: string[] = [];
     second.on('task:claimed', (event) => claimedBySecond.push(event.task));
     const secondPool = second.startWorkers(parent, { backoff: { initial: 5, max: 20 } });

@@ -44,7 +44,10 @@ describe('executeFunction with a registered function', () => {
   it('lets the function resolve services from ctx.container', async () => {
     const ctx = makeCtx();
     ctx.container.register('greeting', { useValue: 'hello' });
-    const functions = new FunctionRegistry().register('greet', (taskCtx: TaskContext<[string]>) => `${taskCtx.container.resolve<string>('greeting')} ${taskCtx.params[0]}`);
+    const functions = new FunctionRegistry().register(
+      'greet',
+      (taskCtx: TaskContext<[string]>) => `${taskCtx.container.resolve<string>('greeting')} ${taskCtx.params[0]}`,
+    );
     expect(await executeFunction({ fn: 'greet', params: ['world'] }, ctx, [], settings(functions))).toBe('hello world');
   });
 
@@ -186,12 +189,18 @@ describe('executeFunction with an inline function', () => {
   );
 
   it('wraps an error thrown by inline code in TaskExecutionError', async () => {
-    const error = await expectRejects(() => executeFunction({ source: '() => { throw new TypeError("inline broke"); }' }, makeCtx(), [], inlineSettings()), TaskExecutionError);
+    const error = await expectRejects(
+      () => executeFunction({ source: '() => { throw new TypeError("inline broke"); }' }, makeCtx(), [], inlineSettings()),
+      TaskExecutionError,
+    );
     expect(error.message).toContain('inline broke');
   });
 
   it('wraps a string thrown by inline code in TaskExecutionError with a readable message', async () => {
-    const error = await expectRejects(() => executeFunction({ source: '() => { throw "inline string"; }' }, makeCtx(), [], inlineSettings()), TaskExecutionError);
+    const error = await expectRejects(
+      () => executeFunction({ source: '() => { throw "inline string"; }' }, makeCtx(), [], inlineSettings()),
+      TaskExecutionError,
+    );
     expect(error.message).toContain('inline string');
   });
 

@@ -83,7 +83,12 @@ describe('overlapsOf', () => {
   });
 
   it('reports two runs of a task at once as live when neither saw its signal abort, with the overlap length', () => {
-    const executions = executionsOf([entry('/p/t1', '10:1', 'start', 100), entry('/p/t1', '11:1', 'start', 150), entry('/p/t1', '10:1', 'end', 230), entry('/p/t1', '11:1', 'end', 300)]);
+    const executions = executionsOf([
+      entry('/p/t1', '10:1', 'start', 100),
+      entry('/p/t1', '11:1', 'start', 150),
+      entry('/p/t1', '10:1', 'end', 230),
+      entry('/p/t1', '11:1', 'end', 300),
+    ]);
     const { live, fenced } = overlapsOf(executions);
     expect(fenced).toEqual([]);
     expect(live.map((o) => [o.task, o.first.run, o.second.run, o.overlapMs])).toEqual([['/p/t1', '10:1', '11:1', 80]]);
@@ -126,5 +131,4 @@ describe('re-executions and results', () => {
     expect(reExecutionCount(executions)).toBe(3);
     expect(reExecutionCount(executionsOf([entry('/p/t1', '10:1', 'start', 100), entry('/p/t2', '10:2', 'start', 110)]))).toBe(0);
   });
-
 });

@@ -67,7 +67,10 @@ describe('explainTask', () => {
 
   it('CONCURRENCY_LIMIT when every slot of its key is held', () => {
     const holders = [{ task: 'other', workerId: 'w1/1', at: new Date(NOW) }];
-    expect(explainTask(facts({ concurrencyKey: 'api', limit: { limit: 1, holders } }))).toMatchObject({ code: 'CONCURRENCY_LIMIT', details: { key: 'api', limit: 1, holders } });
+    expect(explainTask(facts({ concurrencyKey: 'api', limit: { limit: 1, holders } }))).toMatchObject({
+      code: 'CONCURRENCY_LIMIT',
+      details: { key: 'api', limit: 1, holders },
+    });
     expect(explainTask(facts({ concurrencyKey: 'api', limit: { limit: 2, holders } })).code).toBe('RUNNABLE');
   });
 
@@ -93,7 +96,10 @@ describe('explainTask', () => {
   it('WAITING_FOR_INPUTS names its unfinished inputs; BLOCKED, FAILED, and DONE for a task no longer in the plan', () => {
     const producer = taskView({ task: `${PLAN}/task-0000000000`, name: 'task-0000000000', state: 'running' });
     const waiting = facts({}, { tasks: [producer, taskView({ state: 'waiting', inputs: [producer.task], pendingInputs: 1 })] });
-    expect(explainTask(waiting)).toMatchObject({ code: 'WAITING_FOR_INPUTS', details: { pendingInputs: 1, inputs: [{ task: producer.task, state: 'running' }] } });
+    expect(explainTask(waiting)).toMatchObject({
+      code: 'WAITING_FOR_INPUTS',
+      details: { pendingInputs: 1, inputs: [{ task: producer.task, state: 'running' }] },
+    });
     expect(explainTask(facts({}, {}, { state: 'blocked', blockedReason: 'input from failed task-0' })).code).toBe('BLOCKED');
     expect(explainTask(facts({}, {}, { state: 'failed' })).code).toBe('FAILED');
     expect(explainTask(facts({}, { tasks: [] })).code).toBe('DONE');

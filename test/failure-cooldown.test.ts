@@ -33,7 +33,7 @@ describe('FailureCooldown (with a fake clock)', () => {
     expect(cooldown.isCoolingDown(TASK)).toBe(false);
   });
 
-  it('grows the cool-down with each failure, up to the back-off\'s max', () => {
+  it("grows the cool-down with each failure, up to the back-off's max", () => {
     const time = clock();
     const cooldown = new FailureCooldown(backoff, time.now);
     const lengths: number[] = [];

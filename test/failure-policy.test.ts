@@ -36,7 +36,10 @@ describe('judgeFailure: charged to the task, and permanent?', () => {
     ['a result over maxResultBytes', new ResultTooLargeError(20, 10)],
     ['a malformed node', new MalformedNodeError(`${TASK}/attempts`, 'not superjson')],
     ['a PermanentError thrown by the function', new TaskExecutionError(TASK, 'gone', new PermanentError('gone'))],
-    ['a PermanentError of another copy of zk-plan (matched by name)', new TaskExecutionError(TASK, 'gone', Object.assign(new Error('gone'), { name: 'PermanentError' }))],
+    [
+      'a PermanentError of another copy of zk-plan (matched by name)',
+      new TaskExecutionError(TASK, 'gone', Object.assign(new Error('gone'), { name: 'PermanentError' })),
+    ],
   ])('%s is charged and permanent', (_title, error) => {
     expect(judgeFailure(error)).toEqual({ charged: true, permanent: true });
   });
@@ -115,7 +118,7 @@ describe('retryDelayMs', () => {
 describe('describeFailure', () => {
   const at = new Date('2030-01-02T03:04:05Z');
 
-  it('records the function\'s own error: its class, message, code and stack', () => {
+  it("records the function's own error: its class, message, code and stack", () => {
     const original = Object.assign(new TypeError('bad input'), { code: 'E_BAD_INPUT' });
     const failure = describeFailure(new TaskExecutionError(TASK, 'bad input', original), false, 2, 'w1', at);
     expect(failure).toEqual({
@@ -130,14 +133,20 @@ describe('describeFailure', () => {
     });
   });
 
-  it('uses the zk-plan code when the function\'s error has none (or a non-string one)', () => {
+  it("uses the zk-plan code when the function's error has none (or a non-string one)", () => {
     const failure = describeFailure(new TaskExecutionError(TASK, 'x', Object.assign(new Error('x'), { code: 42 })), false, 1, 'w', at);
     expect(failure.code).toBe('TASK_FAILED');
     expect(failure.type).toBe('Error');
   });
 
-  it('keeps a PermanentError\'s code and marks it not retryable', () => {
-    const failure = describeFailure(new TaskExecutionError(TASK, 'no such customer', new PermanentError('no such customer', { code: 'NO_SUCH_CUSTOMER' })), true, 1, 'w', at);
+  it("keeps a PermanentError's code and marks it not retryable", () => {
+    const failure = describeFailure(
+      new TaskExecutionError(TASK, 'no such customer', new PermanentError('no such customer', { code: 'NO_SUCH_CUSTOMER' })),
+      true,
+      1,
+      'w',
+      at,
+    );
     expect(failure).toMatchObject({ type: 'PermanentError', code: 'NO_SUCH_CUSTOMER', retryable: false });
   });
 

@@ -103,14 +103,16 @@ describe('argPathForDep', () => {
     expect(argPathForDep('/plans/plan-0000000001/task-0000000007/dep-0000000012')).toBe('/plans/plan-0000000001/task-0000000007/arg-0000000012');
   });
 
-  it.each(['/plans/plan-0000000001/task-0000000007/arg-0000000012', '/plans/plan-0000000001/task-0000000007/dep-x', '/plans/plan-0000000001/task-0000000007', '/dep'])(
-    'rejects the non-dep path %s with InvalidArgumentError',
-    (path) => {
-      const error = expectThrows(() => argPathForDep(path), InvalidArgumentError);
-      expect(error.code).toBe('INVALID_ARGUMENT');
-      expect(error.path).toBe(path);
-    },
-  );
+  it.each([
+    '/plans/plan-0000000001/task-0000000007/arg-0000000012',
+    '/plans/plan-0000000001/task-0000000007/dep-x',
+    '/plans/plan-0000000001/task-0000000007',
+    '/dep',
+  ])('rejects the non-dep path %s with InvalidArgumentError', (path) => {
+    const error = expectThrows(() => argPathForDep(path), InvalidArgumentError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.path).toBe(path);
+  });
 });
 
 describe('keptResultPathFor', () => {

@@ -229,13 +229,7 @@ describe('MemoryZooKeeper: ManualScheduler', () => {
     scheduler.step('a');
     scheduler.step('a');
     await results;
-    expect(applied).toEqual([
-      'b:setData:/x:-101',
-      'a:create:/x:ok',
-      'b:delete:/x:-103',
-      'a:setData:/x:ok',
-      'a:setData:/x:ok',
-    ]);
+    expect(applied).toEqual(['b:setData:/x:-101', 'a:create:/x:ok', 'b:delete:/x:-103', 'a:setData:/x:ok', 'a:setData:/x:ok']);
     expect(server.getData('/x')?.toString()).toBe('a2');
   });
 

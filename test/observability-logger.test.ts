@@ -98,7 +98,16 @@ describe('logWorkerEvents', () => {
     plan.emit('task:completed', { task: TASK, plan: PLAN, workerId: 'host:1/1', durationMs: 12.34567, reusedResult: false });
     expect(lines).toEqual([
       expect.objectContaining({ level: LEVEL.debug, event: 'task:claimed', plan: PLAN, task: TASK, workerId: 'host:1/1', msg: 'task claimed' }),
-      expect.objectContaining({ level: LEVEL.info, event: 'task:completed', plan: PLAN, task: TASK, workerId: 'host:1/1', durationMs: 12.346, reusedResult: false, msg: 'task completed' }),
+      expect.objectContaining({
+        level: LEVEL.info,
+        event: 'task:completed',
+        plan: PLAN,
+        task: TASK,
+        workerId: 'host:1/1',
+        durationMs: 12.346,
+        reusedResult: false,
+        msg: 'task completed',
+      }),
     ]);
   });
 
@@ -129,7 +138,13 @@ describe('logWorkerEvents', () => {
     const { plan, lines } = setUp();
     plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error: new PermanentError('bad input'), charged: true, final: true, attempts: 3 });
     plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error: new Error('session expired'), charged: false, final: false });
-    expect(lines[0]).toMatchObject({ level: LEVEL.error, final: true, attempt: 3, error: { type: 'PermanentError', message: 'bad input' }, msg: 'task failed for good: bad input' });
+    expect(lines[0]).toMatchObject({
+      level: LEVEL.error,
+      final: true,
+      attempt: 3,
+      error: { type: 'PermanentError', message: 'bad input' },
+      msg: 'task failed for good: bad input',
+    });
     expect(lines[1]).toMatchObject({ level: LEVEL.warn, charged: false, final: false });
     expect(lines[1]).not.toHaveProperty('attempt');
     expect(lines[1]).not.toHaveProperty('nextTryAt');
@@ -140,7 +155,12 @@ describe('logWorkerEvents', () => {
     plan.emit('worker:idle', { workerId: 'w/2', round: 3, sleepMs: 337.5 });
     plan.emit('worker:error', { workerId: 'w/2', error: new ZkError('getChildren', -4, '/plans') });
     expect(lines[0]).toMatchObject({ level: LEVEL.debug, event: 'worker:idle', workerId: 'w/2', round: 3, sleepMs: 337.5 });
-    expect(lines[1]).toMatchObject({ level: LEVEL.error, event: 'worker:error', workerId: 'w/2', error: { type: 'ZkError', code: 'CONNECTION_LOSS', path: '/plans' } });
+    expect(lines[1]).toMatchObject({
+      level: LEVEL.error,
+      event: 'worker:error',
+      workerId: 'w/2',
+      error: { type: 'ZkError', code: 'CONNECTION_LOSS', path: '/plans' },
+    });
   });
 
   it('logs session state changes, starts and expiries', () => {

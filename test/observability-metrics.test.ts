@@ -40,8 +40,7 @@ async function value(registry: Registry, name: string, labels: Record<string, st
   const { values } = await metric.get();
   const found = values.find(
     (entry) =>
-      Object.entries(labels).every(([key, wanted]) => String(entry.labels[key]) === wanted) &&
-      Object.keys(entry.labels).length === Object.keys(labels).length,
+      Object.entries(labels).every(([key, wanted]) => String(entry.labels[key]) === wanted) && Object.keys(entry.labels).length === Object.keys(labels).length,
   );
   return found?.value;
 }
@@ -51,7 +50,9 @@ async function histogramCount(registry: Registry, name: string, labels: Record<s
   if (metric === undefined) return undefined;
   const { values } = await metric.get();
   const found = values.find(
-    (entry) => (entry as { metricName?: string }).metricName === `${name}_count` && Object.entries(labels).every(([key, wanted]) => String(entry.labels[key]) === wanted),
+    (entry) =>
+      (entry as { metricName?: string }).metricName === `${name}_count` &&
+      Object.entries(labels).every(([key, wanted]) => String(entry.labels[key]) === wanted),
   );
   return found?.value;
 }
@@ -321,8 +322,16 @@ describe('createWorkerMetrics with default metrics already in the registry', () 
     const { collectDefaultMetrics } = await import('prom-client');
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
-    const names = registry.getMetricsAsArray().map((metric) => metric.name).sort();
+    const names = registry
+      .getMetricsAsArray()
+      .map((metric) => metric.name)
+      .sort();
     expect(() => createWorkerMetrics(new FakeZkPlan(), registry, { defaultMetrics: true })).toThrow(/already been registered/);
-    expect(registry.getMetricsAsArray().map((metric) => metric.name).sort()).toEqual(names);
+    expect(
+      registry
+        .getMetricsAsArray()
+        .map((metric) => metric.name)
+        .sort(),
+    ).toEqual(names);
   });
 });

@@ -60,7 +60,10 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     const [a] = cluster(server, starts, []);
     const { zkPlan } = a as MemoryProcess;
     const plan = await zkPlan.createPlan(PARENT);
-    const tasks = await zkPlan.addTasks(plan, Array.from({ length: 30 }, (_, index) => ({ task: call('work', `t${index}`, 15) })));
+    const tasks = await zkPlan.addTasks(
+      plan,
+      Array.from({ length: 30 }, (_, index) => ({ task: call('work', `t${index}`, 15) })),
+    );
     const total = await zkPlan.addTask(plan, call('work', 'total', 1), tasks.slice(0, 3), { keepResult: true });
     await zkPlan.markAsReady(plan);
     while (starts.length < 6) await pause(2);
@@ -111,7 +114,10 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     const [a] = cluster(server, starts, aborts);
     const { zkPlan } = a as MemoryProcess;
     const plan = await zkPlan.createPlan(PARENT);
-    const tasks = await zkPlan.addTasks(plan, Array.from({ length: 10 }, (_, index) => ({ task: call('work', `t${index}`, 60_000) })));
+    const tasks = await zkPlan.addTasks(
+      plan,
+      Array.from({ length: 10 }, (_, index) => ({ task: call('work', `t${index}`, 60_000) })),
+    );
     await zkPlan.addTask(plan, call('work', 'after', 1), tasks.slice(0, 2));
     await zkPlan.markAsReady(plan);
     const waiting = zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
@@ -140,7 +146,10 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     const writer = memoryProcess(server, 'writer', workRegistry(starts, []));
     processes.push(writer);
     const plan = await writer.zkPlan.createPlan(PARENT);
-    await writer.zkPlan.addTasks(plan, Array.from({ length: 5 }, (_, index) => ({ task: call('work', `t${index}`, 1) })));
+    await writer.zkPlan.addTasks(
+      plan,
+      Array.from({ length: 5 }, (_, index) => ({ task: call('work', `t${index}`, 1) })),
+    );
     await writer.zkPlan.markAsReady(plan);
     // The control node only, without the touch of the plan node that tells the workers' watches.
     const controlPath = `${plan}/control`;

@@ -10,9 +10,11 @@ import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from './suppor
 const PARENT = '/plans';
 
 const functions = (): FunctionRegistry =>
-  new FunctionRegistry().register('ok', () => 1).register('fail', () => {
-    throw new PermanentError('no such customer');
-  });
+  new FunctionRegistry()
+    .register('ok', () => 1)
+    .register('fail', () => {
+      throw new PermanentError('no such customer');
+    });
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
@@ -50,7 +52,10 @@ describe('onPlanEvent', () => {
     await pause(300); // a negative check: no second delivery of any event follows
     const kinds = seen.map(({ event }) => `${event.kind} ${event.plan}`).sort();
     expect(kinds).toEqual([`plan:cancelled ${doomed}`, `plan:completed ${fine}`, `plan:failed ${failing}`, `task:failed ${failing}`].sort());
-    expect(seen.find(({ event }) => event.kind === 'task:failed')?.event).toMatchObject({ task: bad, error: { code: 'PERMANENT', message: expect.stringContaining('no such customer') } });
+    expect(seen.find(({ event }) => event.kind === 'task:failed')?.event).toMatchObject({
+      task: bad,
+      error: { code: 'PERMANENT', message: expect.stringContaining('no such customer') },
+    });
     expect(seen.find(({ event }) => event.kind === 'plan:cancelled')?.event.reason).toBe('not needed');
   });
 

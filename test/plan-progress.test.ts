@@ -31,7 +31,18 @@ describe('countPlanTasks: the one count of a plan', () => {
   });
 
   it('gives an empty plan zeros', () => {
-    expect(countPlanTasks([])).toEqual({ total: 0, done: 0, remaining: 0, runnable: 0, running: 0, waiting: 0, blocked: 0, failed: 0, finishing: 0, building: 0 });
+    expect(countPlanTasks([])).toEqual({
+      total: 0,
+      done: 0,
+      remaining: 0,
+      runnable: 0,
+      running: 0,
+      waiting: 0,
+      blocked: 0,
+      failed: 0,
+      finishing: 0,
+      building: 0,
+    });
   });
 });
 

@@ -3,7 +3,15 @@ import { DEFAULT_PLAN_SETTINGS, planSettingsFrom, resolvePlanSettings } from '..
 
 describe('planSettingsFrom: settings read back from a plan node, whatever it holds', () => {
   it('reads what createPlan stored', () => {
-    const stored = resolvePlanSettings({ failurePolicy: 'failFast', maxAttempts: 5, initialDelayMs: 0, multiplier: 3, maxDelayMs: 10, history: true, priority: -3 });
+    const stored = resolvePlanSettings({
+      failurePolicy: 'failFast',
+      maxAttempts: 5,
+      initialDelayMs: 0,
+      multiplier: 3,
+      maxDelayMs: 10,
+      history: true,
+      priority: -3,
+    });
     expect(planSettingsFrom(stored)).toEqual({
       failurePolicy: 'failFast',
       history: true,
@@ -58,7 +66,10 @@ describe('planSettingsFrom: settings read back from a plan node, whatever it hol
   });
 
   it('ignores retry fields it does not know (another tool stored more)', () => {
-    expect(planSettingsFrom({ retry: { maxAttempts: 7, jitter: 'full', __proto__x: 1 } })).toEqual({ ...DEFAULT_PLAN_SETTINGS, retry: { ...DEFAULT_PLAN_SETTINGS.retry, maxAttempts: 7 } });
+    expect(planSettingsFrom({ retry: { maxAttempts: 7, jitter: 'full', __proto__x: 1 } })).toEqual({
+      ...DEFAULT_PLAN_SETTINGS,
+      retry: { ...DEFAULT_PLAN_SETTINGS.retry, maxAttempts: 7 },
+    });
   });
 
   it('takes history only when it is exactly true', () => {
@@ -67,7 +78,9 @@ describe('planSettingsFrom: settings read back from a plan node, whatever it hol
   });
 
   it('accepts the largest whole numbers the options allow', () => {
-    const settings = planSettingsFrom({ retry: { maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 2_147_483_647, maxDelayMs: 2_147_483_647, multiplier: 1e6 } });
+    const settings = planSettingsFrom({
+      retry: { maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 2_147_483_647, maxDelayMs: 2_147_483_647, multiplier: 1e6 },
+    });
     expect(settings.retry).toEqual({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 2_147_483_647, maxDelayMs: 2_147_483_647, multiplier: 1e6 });
   });
 });

@@ -36,7 +36,11 @@ describe('checkPlanSpec', () => {
 
   it('names the task and the problem, with a stable code for each', () => {
     expect(problem({ tasks: { a: { fn: 'load', inputs: ['nope'] } } })).toEqual({ code: 'SPEC_UNKNOWN_INPUT', key: 'a' });
-    expect(problem({ tasks: { a: { fn: 'load', inputs: ['b'] }, b: { fn: 'load', inputs: ['c'] }, c: { fn: 'load', inputs: ['a'] }, d: { fn: 'sum', inputs: ['a'] } } }).code).toBe('SPEC_CYCLE');
+    expect(
+      problem({
+        tasks: { a: { fn: 'load', inputs: ['b'] }, b: { fn: 'load', inputs: ['c'] }, c: { fn: 'load', inputs: ['a'] }, d: { fn: 'sum', inputs: ['a'] } },
+      }).code,
+    ).toBe('SPEC_CYCLE');
     expect(problem({ tasks: { a: { fn: 'missing' } } })).toEqual({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'a' });
     expect(problem({ tasks: { a: { fn: 'load', params: [() => 1] } } })).toEqual({ code: 'SPEC_UNSERIALIZABLE', key: 'a' });
     expect(problem({ tasks: { a: { fn: 'load', params: [{ $param: 'region' }] } } })).toEqual({ code: 'SPEC_MISSING_PARAM', key: 'a' });
@@ -46,12 +50,22 @@ describe('checkPlanSpec', () => {
   });
 
   it('a cycle is reported as the keys that form it', () => {
-    const error = expectThrows(() => checkPlanSpec({ tasks: { x: { fn: 'load' }, a: { fn: 'load', inputs: ['x', 'b'] }, b: { fn: 'load', inputs: ['a'] }, c: { fn: 'sum', inputs: ['b'] } } }, context), PlanSpecError);
+    const error = expectThrows(
+      () =>
+        checkPlanSpec(
+          { tasks: { x: { fn: 'load' }, a: { fn: 'load', inputs: ['x', 'b'] }, b: { fn: 'load', inputs: ['a'] }, c: { fn: 'sum', inputs: ['b'] } } },
+          context,
+        ),
+      PlanSpecError,
+    );
     expect(error.message).toMatch(/cycle: (a ← b ← a|b ← a ← b)/);
   });
 
   it('checks function names against live workers when there are any', () => {
-    expect(problem({ tasks: { a: { fn: 'load' } } }, { ...context, registered: [], live: [['sum'], ['other']] } as never)).toEqual({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'a' });
+    expect(problem({ tasks: { a: { fn: 'load' } } }, { ...context, registered: [], live: [['sum'], ['other']] } as never)).toEqual({
+      code: 'SPEC_UNKNOWN_FUNCTION',
+      key: 'a',
+    });
     expect(checkPlanSpec({ tasks: { a: { fn: 'load' } } }, { registered: [], live: [['sum'], []], params: {} }).order).toEqual(['a']); // [] runs anything
   });
 });

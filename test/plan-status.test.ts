@@ -20,7 +20,14 @@ const failure: TaskFailure = {
 };
 
 function snap(n: number, state: TaskState, options: { deps?: string[]; feeds?: string[]; failure?: TaskFailure; attempts?: AttemptRecord } = {}): TaskSnapshot {
-  return { task: path(n), state, deps: options.deps ?? [], feeds: options.feeds ?? [], ...(options.failure ? { failure: options.failure } : {}), ...(options.attempts ? { attempts: options.attempts } : {}) };
+  return {
+    task: path(n),
+    state,
+    deps: options.deps ?? [],
+    feeds: options.feeds ?? [],
+    ...(options.failure ? { failure: options.failure } : {}),
+    ...(options.attempts ? { attempts: options.attempts } : {}),
+  };
 }
 
 function summary(tasks: TaskSnapshot[], failurePolicy: FailurePolicy = 'continue', orphanDeps: string[] = [], ready = true) {
@@ -67,7 +74,11 @@ describe('summarizePlan', () => {
       snap(2, 'waiting', { deps: [dep(2, 0)], feeds: [dep(3, 0)] }),
       snap(1, 'failed', { feeds: [dep(2, 0)] }),
     ];
-    expect(summary(tasks).blocked.map(({ task }) => task).sort()).toEqual([path(2), path(3), path(4)]);
+    expect(
+      summary(tasks)
+        .blocked.map(({ task }) => task)
+        .sort(),
+    ).toEqual([path(2), path(3), path(4)]);
     expect(summary(tasks).state).toBe('failed');
   });
 
@@ -104,7 +115,7 @@ describe('summarizePlan', () => {
     expect(status.failed.map(({ task }) => task)).toEqual([path(1), path(2)]);
   });
 
-  it('leaves abandoned tasks (half-deleted, or a dead builder\'s) out: debris neither counts nor keeps the plan open', () => {
+  it("leaves abandoned tasks (half-deleted, or a dead builder's) out: debris neither counts nor keeps the plan open", () => {
     const status = summary([snap(1, 'abandoned'), snap(2, 'building')]);
     expect(status.counts).toMatchObject({ building: 1, remaining: 1, total: 1 });
     expect(status.state).toBe('running');
@@ -128,7 +139,11 @@ describe('summarizePlan', () => {
 
 describe('unfedDeps', () => {
   it('lists the deps that no task feeds', () => {
-    const tasks = [snap(1, 'runnable', { feeds: [dep(2, 0)] }), snap(2, 'waiting', { deps: [dep(2, 0), dep(2, 1)] }), snap(3, 'waiting', { deps: [dep(3, 5)] })];
+    const tasks = [
+      snap(1, 'runnable', { feeds: [dep(2, 0)] }),
+      snap(2, 'waiting', { deps: [dep(2, 0), dep(2, 1)] }),
+      snap(3, 'waiting', { deps: [dep(3, 5)] }),
+    ];
     expect(unfedDeps(tasks)).toEqual([dep(2, 1), dep(3, 5)]);
   });
 

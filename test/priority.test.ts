@@ -23,10 +23,34 @@ describe('pickHighest', () => {
       { name: 'c', priority: 5 },
       { name: 'd', priority: -2 },
     ];
-    expect(pickHighest(items, (item) => item.priority, () => 0)?.name).toBe('b');
-    expect(pickHighest(items, (item) => item.priority, () => 0.99)?.name).toBe('c');
-    expect(pickHighest([], () => 0, () => 0)).toBeUndefined();
-    expect(pickHighest([{ name: 'only', priority: -7 }], (item) => item.priority, () => 0.5)?.name).toBe('only');
+    expect(
+      pickHighest(
+        items,
+        (item) => item.priority,
+        () => 0,
+      )?.name,
+    ).toBe('b');
+    expect(
+      pickHighest(
+        items,
+        (item) => item.priority,
+        () => 0.99,
+      )?.name,
+    ).toBe('c');
+    expect(
+      pickHighest(
+        [],
+        () => 0,
+        () => 0,
+      ),
+    ).toBeUndefined();
+    expect(
+      pickHighest(
+        [{ name: 'only', priority: -7 }],
+        (item) => item.priority,
+        () => 0.5,
+      )?.name,
+    ).toBe('only');
   });
 });
 
@@ -85,7 +109,10 @@ describe('priorities over the in-memory ZooKeeper', () => {
       ...Array.from({ length: 10 }, (_, index) => ({ task: call('record', `low${index}`) })),
       { task: call('record', 'urgent'), options: { priority: 100 } },
     ]);
-    await proc.zkPlan.addTasks(high, Array.from({ length: 10 }, (_, index) => ({ task: call('record', `high${index}`) })));
+    await proc.zkPlan.addTasks(
+      high,
+      Array.from({ length: 10 }, (_, index) => ({ task: call('record', `high${index}`) })),
+    );
     await Promise.all([proc.zkPlan.markAsReady(low), proc.zkPlan.markAsReady(high)]);
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
     await Promise.all([proc.zkPlan.waitForCompletion(low, { timeoutMs: 10_000 }), proc.zkPlan.waitForCompletion(high, { timeoutMs: 10_000 })]);
@@ -117,6 +144,8 @@ describe('priorities over the in-memory ZooKeeper', () => {
     processes.push(proc);
     expect((await expectRejects(() => proc.zkPlan.createPlan(PARENT, { priority: 1.5 }), InvalidArgumentError)).argument).toBe('priority');
     const plan = await proc.zkPlan.createPlan(PARENT);
-    expect((await expectRejects(() => proc.zkPlan.addTask(plan, call('record', 'x'), [], { priority: Number.NaN }), InvalidArgumentError)).argument).toBe('priority');
+    expect((await expectRejects(() => proc.zkPlan.addTask(plan, call('record', 'x'), [], { priority: Number.NaN }), InvalidArgumentError)).argument).toBe(
+      'priority',
+    );
   });
 });

@@ -170,7 +170,12 @@ describe('toDefinition', () => {
   });
 
   it('stores retry overrides and timeoutMs only when given', () => {
-    expect(toDefinition(call('sum'), { retry: { maxAttempts: 5 }, timeoutMs: 100 })).toEqual({ fn: 'sum', params: [], retry: { maxAttempts: 5 }, timeoutMs: 100 });
+    expect(toDefinition(call('sum'), { retry: { maxAttempts: 5 }, timeoutMs: 100 })).toEqual({
+      fn: 'sum',
+      params: [],
+      retry: { maxAttempts: 5 },
+      timeoutMs: 100,
+    });
     expect(toDefinition(call('sum'), { retry: {} })).toEqual({ fn: 'sum', params: [] });
   });
 
@@ -180,7 +185,10 @@ describe('toDefinition', () => {
   });
 
   it('round-trips through parseDefinition', () => {
-    for (const definition of [toDefinition(call('a.b', [1]), { keepResult: true, retry: { maxAttempts: 2 }, timeoutMs: 5 }), toDefinition({ kind: 'inline', source: '() => 2' })]) {
+    for (const definition of [
+      toDefinition(call('a.b', [1]), { keepResult: true, retry: { maxAttempts: 2 }, timeoutMs: 5 }),
+      toDefinition({ kind: 'inline', source: '() => 2' }),
+    ]) {
       expect(parseDefinition(TASK, definition)).toEqual(definition);
     }
   });

@@ -37,7 +37,16 @@ describe('worker registry', () => {
     const pool = proc.zkPlan.startWorkers(PARENT, { count: 3, backoff: FAST_BACKOFF, retention: false, workerId: 'etl-1' });
     await until(async () => (await proc.zkPlan.listWorkers(PARENT)).length === 1);
     const [info] = await proc.zkPlan.listWorkers(PARENT);
-    expect(info).toMatchObject({ id: 'etl-1', pid: process.pid, version: VERSION, functions: ['block', 'noop'], loops: 3, running: [], allowInline: false, sessionId: proc.zk.sessionId });
+    expect(info).toMatchObject({
+      id: 'etl-1',
+      pid: process.pid,
+      version: VERSION,
+      functions: ['block', 'noop'],
+      loops: 3,
+      running: [],
+      allowInline: false,
+      sessionId: proc.zk.sessionId,
+    });
 
     const plan = await proc.zkPlan.createPlan(PARENT);
     const task = await proc.zkPlan.addTask(plan, call('block'));

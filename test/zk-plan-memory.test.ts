@@ -4,7 +4,14 @@
  * worker pools, with no server.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ArgTaskNotFoundError, PlanAbortedError, PlanDeletedError, PlanFailedError, PlanNotFoundError, ResultNotFoundError } from '../src/errors/plan-errors.js';
+import {
+  ArgTaskNotFoundError,
+  PlanAbortedError,
+  PlanDeletedError,
+  PlanFailedError,
+  PlanNotFoundError,
+  ResultNotFoundError,
+} from '../src/errors/plan-errors.js';
 import { OwnershipLostError, PermanentError } from '../src/errors/task-errors.js';
 import { IllegalStateError, InvalidArgumentError, WaitTimeoutError } from '../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
@@ -156,7 +163,11 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     expect(error.blockedTasks).toEqual([dependent]);
     expect(await proc.zkPlan.getResult(other)).toBe(7); // continue: the other branch ran to the end
     const status = await proc.zkPlan.planStatus(plan);
-    expect(status).toMatchObject({ state: 'failed', failurePolicy: 'continue', blocked: [{ task: dependent, reason: `its input comes from failed task ${flaky}` }] });
+    expect(status).toMatchObject({
+      state: 'failed',
+      failurePolicy: 'continue',
+      blocked: [{ task: dependent, reason: `its input comes from failed task ${flaky}` }],
+    });
     expect(status.failed[0]?.failure).toMatchObject({ attempts: 2, retryable: true, message: expect.stringContaining('f: not yet') });
     const view = await proc.zkPlan.describePlan(plan);
     expect(view.tasks.map(({ task, state }) => [task, state])).toEqual([
@@ -259,7 +270,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     await expect(proc.zkPlan.waitForCompletion(plan, { timeoutMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 
-  it('describes a plan before it runs: each task\'s state, call, inputs and pending inputs', async () => {
+  it("describes a plan before it runs: each task's state, call, inputs and pending inputs", async () => {
     const proc = open(new MemoryZooKeeper(), 'p', registry(new Map()));
     const plan = await proc.zkPlan.createPlan(PARENT);
     const a = await proc.zkPlan.addTask(plan, call('value', 'a', 1));
@@ -268,7 +279,16 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     const view = await proc.zkPlan.describePlan(plan);
     expect(view.historyKept).toBe(false);
     expect(view.tasks).toEqual([
-      expect.objectContaining({ task: a, name: a.slice(plan.length + 1), state: 'runnable', fn: 'value', params: ['a', 1], inputs: [], pendingInputs: 0, keepResult: false }),
+      expect.objectContaining({
+        task: a,
+        name: a.slice(plan.length + 1),
+        state: 'runnable',
+        fn: 'value',
+        params: ['a', 1],
+        inputs: [],
+        pendingInputs: 0,
+        keepResult: false,
+      }),
       expect.objectContaining({ task: b, state: 'waiting', fn: 'sum', params: ['b'], inputs: [a, a], pendingInputs: 2, keepResult: true }),
     ]);
     expect(view.status.counts).toMatchObject({ runnable: 1, waiting: 1, remaining: 2 });
@@ -300,12 +320,18 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
 
   it('does not charge a task whose session expired while it ran: it runs again on the new session', async () => {
     const calls = new Map<string, number>();
-    const proc = open(new MemoryZooKeeper(), 'p', registry(calls, (r) => r.register('slowOnce', async (ctx: Ctx) => {
-      const n = (calls.get('s') ?? 0) + 1;
-      calls.set('s', n);
-      if (n === 1) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
-      return n;
-    })));
+    const proc = open(
+      new MemoryZooKeeper(),
+      'p',
+      registry(calls, (r) =>
+        r.register('slowOnce', async (ctx: Ctx) => {
+          const n = (calls.get('s') ?? 0) + 1;
+          calls.set('s', n);
+          if (n === 1) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+          return n;
+        }),
+      ),
+    );
     const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 1 });
     const task = await proc.zkPlan.addTask(plan, call('slowOnce', 's'), [], { keepResult: true });
     await proc.zkPlan.markAsReady(plan);
@@ -320,7 +346,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     expect(failures[0]?.error).toBeInstanceOf(OwnershipLostError);
   });
 
-  it('fails a try that exceeds the task\'s timeoutMs, aborting its signal', async () => {
+  it("fails a try that exceeds the task's timeoutMs, aborting its signal", async () => {
     const calls = new Map<string, number>();
     const proc = open(new MemoryZooKeeper(), 'p', registry(calls));
     const plan = await proc.zkPlan.createPlan(PARENT);
@@ -345,11 +371,17 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
 
   it('drains on stop: a running task finishes and its result is stored', async () => {
     const calls = new Map<string, number>();
-    const proc = open(new MemoryZooKeeper(), 'p', registry(calls, (r) => r.register('slow', async (ctx: Ctx) => {
-      calls.set('slow', 1);
-      await pause(30);
-      return ctx.params[0];
-    })));
+    const proc = open(
+      new MemoryZooKeeper(),
+      'p',
+      registry(calls, (r) =>
+        r.register('slow', async (ctx: Ctx) => {
+          calls.set('slow', 1);
+          await pause(30);
+          return ctx.params[0];
+        }),
+      ),
+    );
     const plan = await proc.zkPlan.createPlan(PARENT);
     const task = await proc.zkPlan.addTask(plan, call('slow', 'done'), [], { keepResult: true });
     await proc.zkPlan.markAsReady(plan);

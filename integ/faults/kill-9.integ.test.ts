@@ -38,7 +38,9 @@ describe('kill -9 of worker processes during a plan', () => {
     await zkPlan.markAsReady(plan);
     const startedAt = Date.now();
     const done = new AbortController();
-    const completion = awaitPlanCompletion(zkPlan, plan, { logFile: env.logFile, timeoutMs: PLAN_DEADLINE_MS, context: () => fleet.outputs() }).finally(() => done.abort());
+    const completion = awaitPlanCompletion(zkPlan, plan, { logFile: env.logFile, timeoutMs: PLAN_DEADLINE_MS, context: () => fleet.outputs() }).finally(() =>
+      done.abort(),
+    );
     completion.catch(() => undefined); // awaited below
 
     // The chaos: every ~2 s (jittered) from the start, kill -9 a random worker that is up, and start a new one in its place.

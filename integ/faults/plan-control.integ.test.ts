@@ -62,7 +62,10 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     const readLog = (): LogEntry[] => env.log();
     await env.startWorkers(3, { loops: 2 });
     const plan = await zkPlan.createPlan(parent);
-    const tasks = await zkPlan.addTasks(plan, Array.from({ length: 60 }, (_, index) => ({ task: call('step', `t${index}`, 100) })));
+    const tasks = await zkPlan.addTasks(
+      plan,
+      Array.from({ length: 60 }, (_, index) => ({ task: call('step', `t${index}`, 100) })),
+    );
     const total = await zkPlan.addTask(plan, call('step', 'total', 1), tasks.slice(0, 2), { keepResult: true });
     await zkPlan.markAsReady(plan);
     await waitFor('8 tasks to start', () => readLog().filter((line) => line.event === 'start').length >= 8, { timeoutMs: 20_000 });
@@ -74,21 +77,40 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     const startedAfter = readLog().filter((line) => line.event === 'start' && line.at > acknowledgedAt);
     expect(startedAfter.filter((line) => !held.has(line.task))).toEqual([]);
     expect((await zkPlan.planStatus(plan)).state).toBe('paused');
-    printFigures('pause', { heldAtPause: running.length, startedAfterAck: startedAfter.length, startedBeforePause: readLog().filter((line) => line.event === 'start' && line.at <= acknowledgedAt).length });
+    printFigures('pause', {
+      heldAtPause: running.length,
+      startedAfterAck: startedAfter.length,
+      startedBeforePause: readLog().filter((line) => line.event === 'start' && line.at <= acknowledgedAt).length,
+    });
 
     await zkPlan.resumePlan(plan);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
     expect(await zkPlan.getResult(total)).toBe('total');
-    expect(new Set(readLog().filter((line) => line.event === 'end').map(labelOf)).size).toBe(61);
+    expect(
+      new Set(
+        readLog()
+          .filter((line) => line.event === 'end')
+          .map(labelOf),
+      ).size,
+    ).toBe(61);
 
     const doomed = await zkPlan.createPlan(parent);
-    await zkPlan.addTasks(doomed, Array.from({ length: 6 }, (_, index) => ({ task: call('step', `slow${index}`, 60_000) })));
+    await zkPlan.addTasks(
+      doomed,
+      Array.from({ length: 6 }, (_, index) => ({ task: call('step', `slow${index}`, 60_000) })),
+    );
     await zkPlan.markAsReady(doomed);
-    await waitFor('the 6 slow tasks to start', () => readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('slow')).length === 6, { timeoutMs: 20_000 });
+    await waitFor('the 6 slow tasks to start', () => readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('slow')).length === 6, {
+      timeoutMs: 20_000,
+    });
     const waiting = zkPlan.waitForCompletion(doomed, { timeoutMs: 60_000 }).catch((error: unknown) => error);
     await zkPlan.cancelPlan(doomed, { reason: 'warehouse down' });
     expect(await waiting).toBeInstanceOf(PlanCancelledError);
-    await waitFor('the 6 slow tasks to see their signal abort', () => readLog().filter((line) => line.event === 'aborted' && labelOf(line).startsWith('slow')).length === 6, { timeoutMs: 10_000 });
+    await waitFor(
+      'the 6 slow tasks to see their signal abort',
+      () => readLog().filter((line) => line.event === 'aborted' && labelOf(line).startsWith('slow')).length === 6,
+      { timeoutMs: 10_000 },
+    );
   });
 
   it('40 tasks of 200 ms with a key limited to 2 on 3 × 4 loops: at most 2 at once, about 20 × 200 ms; a holder killed with SIGKILL frees its slot at session expiry', async () => {
@@ -98,7 +120,10 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     await zkPlan.setConcurrencyLimit(parent, 'warehouse', 2);
     const [first] = await env.startWorkers(3, { loops: 4 });
     const plan = await zkPlan.createPlan(parent);
-    await zkPlan.addTasks(plan, Array.from({ length: 40 }, (_, index) => ({ task: call('step', `w${index}`, 200), options: { concurrencyKey: 'warehouse' } })));
+    await zkPlan.addTasks(
+      plan,
+      Array.from({ length: 40 }, (_, index) => ({ task: call('step', `w${index}`, 200), options: { concurrencyKey: 'warehouse' } })),
+    );
     const startedAt = Date.now();
     await zkPlan.markAsReady(plan);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
@@ -111,17 +136,38 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     // A holder dies: its slot stays taken until its session expires, then the others go on.
     const second = await zkPlan.createPlan(parent);
     // Two long first runs take both slots (a rerun of one is quick); the short tasks come once they hold them.
-    await zkPlan.addTasks(second, [0, 1].map((index) => ({ task: call('step', `k${index}`, 60_000, 200), options: { concurrencyKey: 'warehouse' } })));
+    await zkPlan.addTasks(
+      second,
+      [0, 1].map((index) => ({ task: call('step', `k${index}`, 60_000, 200), options: { concurrencyKey: 'warehouse' } })),
+    );
     await zkPlan.markAsReady(second);
-    await waitFor('k0 and k1 to start', () => readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('k')).length === 2, { timeoutMs: 20_000 });
-    await zkPlan.addTasks(second, [2, 3, 4, 5].map((index) => ({ task: call('step', `k${index}`, 200), options: { concurrencyKey: 'warehouse' } })));
-    const holders = new Set(readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('k')).map((line) => line.pid));
+    await waitFor('k0 and k1 to start', () => readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('k')).length === 2, {
+      timeoutMs: 20_000,
+    });
+    await zkPlan.addTasks(
+      second,
+      [2, 3, 4, 5].map((index) => ({ task: call('step', `k${index}`, 200), options: { concurrencyKey: 'warehouse' } })),
+    );
+    const holders = new Set(
+      readLog()
+        .filter((line) => line.event === 'start' && labelOf(line).startsWith('k'))
+        .map((line) => line.pid),
+    );
     const victim = fleet.processes.find((worker) => holders.has(worker.pid)) ?? first!;
     const killedAt = await victim.kill9();
-    await waitFor('k2 to k5 to end', () => readLog().filter((line) => line.event === 'end' && labelOf(line).startsWith('k') && Number(labelOf(line).slice(1)) >= 2).length === 4, {
-      timeoutMs: 30_000,
-    });
-    const freedAfterMs = Math.min(...readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('k') && line.at > killedAt).map((line) => line.at)) - killedAt;
+    await waitFor(
+      'k2 to k5 to end',
+      () => readLog().filter((line) => line.event === 'end' && labelOf(line).startsWith('k') && Number(labelOf(line).slice(1)) >= 2).length === 4,
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    const freedAfterMs =
+      Math.min(
+        ...readLog()
+          .filter((line) => line.event === 'start' && labelOf(line).startsWith('k') && line.at > killedAt)
+          .map((line) => line.at),
+      ) - killedAt;
     expect(maxConcurrency(readLog(), 'k', new Map([[victim.pid, killedAt]]))).toBeLessThanOrEqual(2);
     // Nothing started while the dead holder's session lived (the server ends it some time within its timeout of the last ping).
     expect(freedAfterMs).toBeGreaterThanOrEqual(SESSION_TIMEOUT_MS / 2);
@@ -171,5 +217,9 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
 });
 
 function printFigures(test: string, figures: Record<string, number>): void {
-  console.log(`[plan-control ${test}] ${Object.entries(figures).map(([key, value]) => `${key}=${value}`).join(' ')}`);
+  console.log(
+    `[plan-control ${test}] ${Object.entries(figures)
+      .map(([key, value]) => `${key}=${value}`)
+      .join(' ')}`,
+  );
 }

@@ -19,42 +19,60 @@ const LINGER_AFTER_ABORT_MS = 1_000;
 
 const faults = useFaultEnv();
 
-const find =
-  (entries: () => LogEntry[], match: (entry: LogEntry) => boolean) =>
-  (): LogEntry | undefined =>
-    entries().find(match);
+const find = (entries: () => LogEntry[], match: (entry: LogEntry) => boolean) => (): LogEntry | undefined => entries().find(match);
 
 describe('a worker process frozen past its session timeout (SIGSTOP, then SIGCONT)', () => {
   it('loses its task to another process, is fenced when it wakes, and goes on on a new session', { timeout: 90_000 * TIMING }, async () => {
     const env = await faults.start({ name: 'sigstop', tickTimeMs: TICK_MS, workers: { loops: 1, sessionTimeoutMs: SESSION_TIMEOUT_MS } });
     const { zkPlan, fleet } = env;
     const plan = await zkPlan.createPlan(env.parent, { maxAttempts: 1 }); // losing a session must not use up the only attempt
-    const long = await zkPlan.addTask(plan, call('marked', { label: 'long', firstRunMs: 120_000, rerunMs: RERUN_MS, lingerAfterAbortMs: LINGER_AFTER_ABORT_MS }), [], { keepResult: true });
+    const long = await zkPlan.addTask(
+      plan,
+      call('marked', { label: 'long', firstRunMs: 120_000, rerunMs: RERUN_MS, lingerAfterAbortMs: LINGER_AFTER_ABORT_MS }),
+      [],
+      { keepResult: true },
+    );
     const after = await zkPlan.addTask(plan, call('marked', { label: 'after' }), [long], { keepResult: true });
 
     const log = (): LogEntry[] => env.log();
     const frozen = fleet.spawn('frozen');
     await frozen.ready();
     await zkPlan.markAsReady(plan);
-    await waitFor('the first run of the long task', find(log, (e) => e.task === long && e.event === 'start' && e.pid === frozen.pid), { timeoutMs: 20_000 });
+    await waitFor(
+      'the first run of the long task',
+      find(log, (e) => e.task === long && e.event === 'start' && e.pid === frozen.pid),
+      { timeoutMs: 20_000 },
+    );
 
     const other = fleet.spawn('other');
     await other.ready();
     const stoppedAt = frozen.suspend();
 
     // The frozen process's session expires (the server deletes its owner node); the other process takes the task and starts it again.
-    const rerun = await waitFor('the re-run by the other process', find(log, (e) => e.task === long && e.event === 'start' && e.pid === other.pid), {
-      timeoutMs: SESSION_TIMEOUT_MS + 15_000,
-    });
+    const rerun = await waitFor(
+      'the re-run by the other process',
+      find(log, (e) => e.task === long && e.event === 'start' && e.pid === other.pid),
+      {
+        timeoutMs: SESSION_TIMEOUT_MS + 15_000,
+      },
+    );
     // The fault itself: the process stays frozen for longer than its session timeout, measured from
     // the stop (the server may expire the session sooner: it was last touched by a ping up to a third
     // of the timeout before the stop). Then continue it while the re-run still runs (it takes RERUN_MS).
     await pauseUntil(stoppedAt + SESSION_TIMEOUT_MS + 250);
     const continuedAt = frozen.resume();
-    const aborted = await waitFor('the frozen run to see its signal abort', find(log, (e) => e.task === long && e.event === 'aborted' && e.pid === frozen.pid), {
-      timeoutMs: 15_000,
-    });
-    const staleEnd = await waitFor('the frozen run to return', find(log, (e) => e.task === long && e.event === 'end' && e.pid === frozen.pid), { timeoutMs: 15_000 });
+    const aborted = await waitFor(
+      'the frozen run to see its signal abort',
+      find(log, (e) => e.task === long && e.event === 'aborted' && e.pid === frozen.pid),
+      {
+        timeoutMs: 15_000,
+      },
+    );
+    const staleEnd = await waitFor(
+      'the frozen run to return',
+      find(log, (e) => e.task === long && e.event === 'end' && e.pid === frozen.pid),
+      { timeoutMs: 15_000 },
+    );
     await zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 });
     const rerunEnd = log().find((e) => e.task === long && e.event === 'end' && e.pid === other.pid);
 

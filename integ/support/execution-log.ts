@@ -150,6 +150,7 @@ export function reExecutionCount(executions: readonly Execution[]): number {
 
 /** A readable line for an overlap, for assertion messages. */
 export function describeOverlap({ task, first, second, overlapMs }: Overlap): string {
-  const side = (e: Execution): string => `pid ${e.pid} run ${e.run} [${e.startedAt}, ${e.endedAt}] (${e.ending}${e.abortedAt ? `, aborted at ${e.abortedAt}` : ''})`;
+  const side = (e: Execution): string =>
+    `pid ${e.pid} run ${e.run} [${e.startedAt}, ${e.endedAt}] (${e.ending}${e.abortedAt ? `, aborted at ${e.abortedAt}` : ''})`;
   return `${task}: ${side(first)} and ${side(second)} overlap by ${overlapMs} ms`;
 }

@@ -59,7 +59,12 @@ export async function addLayeredPlan(zkPlan: ZkPlan, plan: string, shape: Layere
   for (let start = 0; start < total; start += batch) {
     const added = await Promise.all(
       specs.slice(start, start + batch).map(({ label, inputs, ms, add }) =>
-        zkPlan.addTask(plan, call('work', { label, ms, add }), inputs.map((input) => paths[input]!), { keepResult: true }),
+        zkPlan.addTask(
+          plan,
+          call('work', { label, ms, add }),
+          inputs.map((input) => paths[input]!),
+          { keepResult: true },
+        ),
       ),
     );
     paths.push(...added);
@@ -87,7 +92,8 @@ export async function checkPlanOutcome(zkPlan: ZkPlan, tasks: readonly PlannedTa
       if (entry.event === 'start' && JSON.stringify(entry.args) !== expectedArgs) {
         problems.push(`${task.label}: run ${entry.run} got inputs ${JSON.stringify(entry.args)}, expected ${expectedArgs}`);
       }
-      if (entry.event === 'end' && entry.result !== task.expected) problems.push(`${task.label}: run ${entry.run} returned ${describe(entry.result)}, expected ${task.expected}`);
+      if (entry.event === 'end' && entry.result !== task.expected)
+        problems.push(`${task.label}: run ${entry.run} returned ${describe(entry.result)}, expected ${task.expected}`);
     }
   });
   const known = new Set(tasks.map((task) => task.path));

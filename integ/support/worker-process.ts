@@ -110,7 +110,9 @@ export class WorkerProcess {
         resolveReady();
       };
       child.stdout?.on('data', onData);
-      void this.exited.then((exit) => reject(new Error(`worker ${name} (pid ${this.pid}) exited before it was ready (${describeExit(exit)}):\n${this.output}`)));
+      void this.exited.then((exit) =>
+        reject(new Error(`worker ${name} (pid ${this.pid}) exited before it was ready (${describeExit(exit)}):\n${this.output}`)),
+      );
     });
     this.readyPromise.catch(() => undefined); // observed by ready(); never an unhandled rejection
   }
@@ -256,7 +258,9 @@ export class WorkerFleet {
 
   /** Every process's output, for a failure message. */
   outputs(): string {
-    return this.processes.map((worker) => `--- ${worker.name} pid ${worker.pid} (${worker.exit ? describeExit(worker.exit) : 'running'}) ---\n${worker.output.slice(-4000)}`).join('\n');
+    return this.processes
+      .map((worker) => `--- ${worker.name} pid ${worker.pid} (${worker.exit ? describeExit(worker.exit) : 'running'}) ---\n${worker.output.slice(-4000)}`)
+      .join('\n');
   }
 }
 

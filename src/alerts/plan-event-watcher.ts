@@ -21,7 +21,6 @@ import { planEventsOf, type PlanEvent } from './plan-events.js';
 
 export type PlanEventListener = (event: PlanEvent) => void | Promise<void>;
 
-
 interface Delivery {
   readonly event: PlanEvent;
   readonly deliveredAt?: Date;

@@ -32,17 +32,39 @@ export function planEventsOf(status: PlanStatus): PlanEvent[] {
   const events: PlanEvent[] = [];
   for (const { task, failure } of status.failed) {
     if (failure === undefined) continue;
-    events.push({ id: `task-failed~${task.slice(task.lastIndexOf('/') + 1)}~${failure.at.getTime()}`, kind: 'task:failed', plan, task, error: errorOf(failure), counts, at: failure.at });
+    events.push({
+      id: `task-failed~${task.slice(task.lastIndexOf('/') + 1)}~${failure.at.getTime()}`,
+      kind: 'task:failed',
+      plan,
+      task,
+      error: errorOf(failure),
+      counts,
+      at: failure.at,
+    });
   }
   if (status.state === 'failed') {
     const failures = status.failed.flatMap(({ failure }) => (failure ? [failure] : []));
     const latest = failures.reduce<Date | undefined>((last, failure) => (last === undefined || failure.at > last ? failure.at : last), undefined);
     const first = failures[0];
-    events.push({ id: `plan-failed~${latest?.getTime() ?? 0}`, kind: 'plan:failed', plan, ...(first ? { error: errorOf(first) } : {}), counts, at: latest ?? new Date() });
+    events.push({
+      id: `plan-failed~${latest?.getTime() ?? 0}`,
+      kind: 'plan:failed',
+      plan,
+      ...(first ? { error: errorOf(first) } : {}),
+      counts,
+      at: latest ?? new Date(),
+    });
   }
   if (status.state === 'cancelled') {
     const at = status.control?.at ?? new Date();
-    events.push({ id: `plan-cancelled~${at.getTime()}`, kind: 'plan:cancelled', plan, ...(status.control?.reason ? { reason: status.control.reason } : {}), counts, at });
+    events.push({
+      id: `plan-cancelled~${at.getTime()}`,
+      kind: 'plan:cancelled',
+      plan,
+      ...(status.control?.reason ? { reason: status.control.reason } : {}),
+      counts,
+      at,
+    });
   }
   if (status.state === 'completed') events.push({ id: 'plan-completed', kind: 'plan:completed', plan, counts, at: new Date() });
   return events;

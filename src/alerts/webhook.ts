@@ -40,7 +40,8 @@ export function webhookListener(url: string, timeoutMs: number): PlanEventListen
   } catch {
     throw new InvalidArgumentError('url', `expected an http or https URL, got ${JSON.stringify(url)}`);
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidArgumentError('url', `expected an http or https URL, got ${JSON.stringify(url)}`);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new InvalidArgumentError('url', `expected an http or https URL, got ${JSON.stringify(url)}`);
   assertDurationMs('timeoutMs', timeoutMs);
   return async (event) => {
     const response = await fetch(parsed, {

@@ -38,6 +38,9 @@ export async function loadFunctions(modulePath: string): Promise<FunctionRegistr
 function isRegistry(value: unknown): value is FunctionRegistry {
   return (
     value instanceof FunctionRegistry ||
-    (typeof value === 'object' && value !== null && typeof (value as FunctionRegistry).get === 'function' && typeof (value as FunctionRegistry).names === 'function')
+    (typeof value === 'object' &&
+      value !== null &&
+      typeof (value as FunctionRegistry).get === 'function' &&
+      typeof (value as FunctionRegistry).names === 'function')
   );
 }

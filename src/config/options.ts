@@ -208,11 +208,14 @@ export interface PlanEventOptions {
 }
 
 /** Validates onPlanEvent's options and fills in the defaults. */
-export function resolvePlanEventOptions(options: PlanEventOptions): Required<Pick<PlanEventOptions, 'maxAttempts' | 'retryDelayMs'>> & Pick<PlanEventOptions, 'onError'> {
+export function resolvePlanEventOptions(
+  options: PlanEventOptions,
+): Required<Pick<PlanEventOptions, 'maxAttempts' | 'retryDelayMs'>> & Pick<PlanEventOptions, 'onError'> {
   assertObject('options', options);
   assertKnownKeys('onPlanEvent', options, PLAN_EVENT_KEYS);
   const maxAttempts = options.maxAttempts ?? DEFAULTS.planEvents.maxAttempts;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new InvalidArgumentError('maxAttempts', `expected a whole number ≥ 1, got ${String(maxAttempts)}`);
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
+    throw new InvalidArgumentError('maxAttempts', `expected a whole number ≥ 1, got ${String(maxAttempts)}`);
   const retryDelayMs = options.retryDelayMs ?? DEFAULTS.planEvents.retryDelayMs;
   assertDurationMs('retryDelayMs', retryDelayMs, { allowZero: true });
   if (options.onError !== undefined && typeof options.onError !== 'function') throw new InvalidArgumentError('onError', 'expected a function');
@@ -241,7 +244,11 @@ export function resolveWaitOptions(options: WaitOptions = {}): { timeoutMs: numb
  * Checks a time option: a whole number of ms from 1 (0 with `allowZero`) to `max` (by default
  * MAX_TIMER_MS, the longest a Node timer waits). Throws InvalidArgumentError naming the option.
  */
-export function assertDurationMs(argument: string, value: unknown, { allowZero = false, max = MAX_TIMER_MS }: { allowZero?: boolean; max?: number } = {}): asserts value is number {
+export function assertDurationMs(
+  argument: string,
+  value: unknown,
+  { allowZero = false, max = MAX_TIMER_MS }: { allowZero?: boolean; max?: number } = {},
+): asserts value is number {
   const min = allowZero ? 0 : 1;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     const got = typeof value === 'number' ? String(value) : typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value;
@@ -284,7 +291,8 @@ export function assertPositiveNumber(argument: string, value: unknown, { allowZe
 }
 
 function assertObject(argument: string, value: unknown): void {
-  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(argument, `expected an object, got ${value === null ? 'null' : typeof value}`);
+  if (typeof value !== 'object' || value === null)
+    throw new InvalidArgumentError(argument, `expected an object, got ${value === null ? 'null' : typeof value}`);
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {

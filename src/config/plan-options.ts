@@ -84,7 +84,10 @@ export function resolvePlanSettings(options: PlanOptions = {}): PlanSettings {
 /** A priority is a whole number (negative ones go after the default 0). */
 export function assertPriority(argument: string, value: unknown): asserts value is number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
-    throw new InvalidArgumentError(argument, `expected a whole number (higher runs first, default 0), got ${typeof value === 'number' ? String(value) : typeof value}`);
+    throw new InvalidArgumentError(
+      argument,
+      `expected a whole number (higher runs first, default 0), got ${typeof value === 'number' ? String(value) : typeof value}`,
+    );
   }
 }
 

@@ -32,7 +32,8 @@ export function parseControlRecord(path: string, data: Buffer | null): PlanContr
   }
   const record = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
   const state: PlanControlState = record['state'] === 'cancelled' ? 'cancelled' : 'paused';
-  const reason = typeof record['reason'] === 'string' ? record['reason'] : record['state'] === undefined ? 'the control node holds no zk-plan record' : undefined;
+  const reason =
+    typeof record['reason'] === 'string' ? record['reason'] : record['state'] === undefined ? 'the control node holds no zk-plan record' : undefined;
   const at = record['at'] instanceof Date ? record['at'] : new Date(0);
   return { state, ...(reason !== undefined ? { reason } : {}), at, abortRunning: record['abortRunning'] === true };
 }
@@ -64,6 +65,9 @@ export function decideControl(current: PlanControlRecord | undefined, request: C
     case 'resume':
       return current === undefined ? { kind: 'none' } : { kind: 'delete' };
     case 'cancel':
-      return { kind: 'write', record: { state: 'cancelled', ...(request.reason !== undefined ? { reason: request.reason } : {}), at: request.at, abortRunning: true } };
+      return {
+        kind: 'write',
+        record: { state: 'cancelled', ...(request.reason !== undefined ? { reason: request.reason } : {}), at: request.at, abortRunning: true },
+      };
   }
 }

@@ -114,7 +114,8 @@ export class PlanControl {
   /** Tasks with an owner now: those in the runnable index (every task that can run is there), or all tasks of a plan without one. */
   private async heldTasks(plan: string): Promise<string[]> {
     const index = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX));
-    const tasks = index === undefined ? ((await this.store.listTasks(plan)) ?? []) : sortBySerial(index.children, TASK_PREFIX).map((name) => childPath(plan, name));
+    const tasks =
+      index === undefined ? ((await this.store.listTasks(plan)) ?? []) : sortBySerial(index.children, TASK_PREFIX).map((name) => childPath(plan, name));
     const owned = await Promise.all(tasks.map(async (task) => ((await this.zk.exists(childPath(task, OWNER))) === undefined ? undefined : task)));
     return owned.filter((task): task is string => task !== undefined);
   }

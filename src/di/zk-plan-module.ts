@@ -11,7 +11,6 @@ import { FUNCTION_REGISTRY, WORKER_POOL, ZK_CLIENT, ZK_PLAN, ZK_PLAN_MODULE_CONF
 
 export type { ZkPlanModuleConfig } from './module-config.js';
 
-
 /**
  * Registers zk-plan's providers in `container` under exported tokens: the configuration, the
  * function registry and the ZkPlan (available after `startup`). The composition root: no other
@@ -19,7 +18,8 @@ export type { ZkPlanModuleConfig } from './module-config.js';
  */
 export function zkPlanModule(container: DependencyContainer, config: ZkPlanModuleConfig): void {
   if (typeof container?.register !== 'function') throw new InvalidArgumentError('container', 'expected a tsyringe DependencyContainer');
-  if (typeof config !== 'object' || config === null) throw new InvalidArgumentError('config', 'expected { zookeeper: { connect }, zkPlan?: { workers, parent } }');
+  if (typeof config !== 'object' || config === null)
+    throw new InvalidArgumentError('config', 'expected { zookeeper: { connect }, zkPlan?: { workers, parent } }');
   resolveConnectOptions(config.zookeeper ?? ({} as { connect: string }));
   if (config.zkPlan !== undefined) {
     assertValidPath('zkPlan.parent', config.zkPlan.parent);
@@ -41,7 +41,9 @@ export function zkPlanModule(container: DependencyContainer, config: ZkPlanModul
  */
 function registerZkPlan(container: DependencyContainer): void {
   container.register(ZK_PLAN, {
-    useFactory: instancePerContainerCachingFactory((scope) => new ZkPlan(scope.resolve(ZK_CLIENT), scope.resolve(FUNCTION_REGISTRY), scope.resolve(ZK_PLAN_SETTINGS))),
+    useFactory: instancePerContainerCachingFactory(
+      (scope) => new ZkPlan(scope.resolve(ZK_CLIENT), scope.resolve(FUNCTION_REGISTRY), scope.resolve(ZK_PLAN_SETTINGS)),
+    ),
   });
 }
 

@@ -31,10 +31,9 @@ named(PlanNotFoundError, 'PlanNotFoundError');
 export class ResultNotFoundError extends ZkPlanError {
   readonly code = 'RESULT_NOT_FOUND';
   constructor(task: string, resultPath: string) {
-    super(
-      `No kept result for task ${task} at ${resultPath}: the task has not completed yet, or it was added without { keepResult: true }`,
-      { path: resultPath },
-    );
+    super(`No kept result for task ${task} at ${resultPath}: the task has not completed yet, or it was added without { keepResult: true }`, {
+      path: resultPath,
+    });
   }
 }
 named(ResultNotFoundError, 'ResultNotFoundError');
@@ -105,7 +104,9 @@ export class PlanFailedError extends ZkPlanError {
       `Plan ${plan} failed: ${failedTasks.length} task(s) failed for good (${failedTasks
         .slice(0, 3)
         .map(({ task, failure }) => `${task}: ${(failure as { message?: string } | undefined)?.message ?? 'unknown error'}`)
-        .join('; ')}${failedTasks.length > 3 ? '; …' : ''}), ${blockedTasks.length} blocked behind them. Fix the cause, then retryFailed(plan) to run them again`,
+        .join(
+          '; ',
+        )}${failedTasks.length > 3 ? '; …' : ''}), ${blockedTasks.length} blocked behind them. Fix the cause, then retryFailed(plan) to run them again`,
       { path: plan },
     );
   }

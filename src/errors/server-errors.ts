@@ -37,7 +37,10 @@ named(ZooKeeperStartError, 'ZooKeeperStartError');
 export class PortInUseError extends ZkPlanError {
   readonly code = 'PORT_IN_USE';
 
-  constructor(readonly port: number, options?: { cause?: unknown }) {
+  constructor(
+    readonly port: number,
+    options?: { cause?: unknown },
+  ) {
     super(`port ${port} on 127.0.0.1 is already in use: stop what listens there, or choose another port (or none, for a free one)`, { cause: options?.cause });
   }
 }

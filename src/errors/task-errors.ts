@@ -4,7 +4,11 @@ import { ZkPlanError, named } from './base-error.js';
 export class UnknownFunctionError extends ZkPlanError {
   readonly code = 'UNKNOWN_FUNCTION';
   override readonly charged = true;
-  constructor(readonly functionName: string, task: string | undefined, known: readonly string[]) {
+  constructor(
+    readonly functionName: string,
+    task: string | undefined,
+    known: readonly string[],
+  ) {
     super(
       `Function '${functionName}'${task ? ` used by task ${task}` : ''} is not registered` +
         ` (registered: ${known.length > 0 ? known.join(', ') : 'none'}): register it on every worker's FunctionRegistry`,
@@ -43,7 +47,11 @@ export class UnserializableValueError extends ZkPlanError {
   readonly code = 'UNSERIALIZABLE_VALUE';
   override readonly charged = true;
   override readonly retryable = false;
-  constructor(readonly where: string, problem: string, path?: string) {
+  constructor(
+    readonly where: string,
+    problem: string,
+    path?: string,
+  ) {
     super(`${where} cannot be stored: ${problem}. Use plain data (objects, arrays, strings, numbers, bigint, Date, Map, Set, RegExp, URL, Error)`, {
       path,
     });
@@ -56,7 +64,12 @@ export class ValueTooLargeError extends ZkPlanError {
   readonly code = 'VALUE_TOO_LARGE';
   override readonly charged = true;
   override readonly retryable = false;
-  constructor(readonly where: string, readonly bytes: number, readonly limitBytes: number, path?: string) {
+  constructor(
+    readonly where: string,
+    readonly bytes: number,
+    readonly limitBytes: number,
+    path?: string,
+  ) {
     super(
       `${where} is ${bytes} bytes once encoded, more than the ${limitBytes} bytes a znode holds (ZooKeeper's jute.maxbuffer): store large data elsewhere and pass a reference`,
       { path },
@@ -101,7 +114,10 @@ named(PermanentError, 'PermanentError');
 export class TaskTimeoutError extends ZkPlanError {
   readonly code = 'TASK_TIMEOUT';
   override readonly charged = true;
-  constructor(task: string, readonly timeoutMs: number) {
+  constructor(
+    task: string,
+    readonly timeoutMs: number,
+  ) {
     super(`Task ${task} did not finish within ${timeoutMs} ms: its signal was aborted; raise timeoutMs in addTask if it needs longer`, { path: task });
   }
 }

@@ -3,7 +3,11 @@ import { ZkPlanError, named } from './base-error.js';
 /** Thrown by any public function whose arguments are invalid; `argument` names the offending one. */
 export class InvalidArgumentError extends ZkPlanError {
   readonly code = 'INVALID_ARGUMENT';
-  constructor(readonly argument: string, message: string, path?: string) {
+  constructor(
+    readonly argument: string,
+    message: string,
+    path?: string,
+  ) {
     super(`Invalid ${argument}: ${message}`, { path });
   }
 }
@@ -21,7 +25,11 @@ named(IllegalStateError, 'IllegalStateError');
 /** Thrown by `waitForCompletion` when the plan still has tasks after the timeout. */
 export class WaitTimeoutError extends ZkPlanError {
   readonly code = 'WAIT_TIMEOUT';
-  constructor(path: string, readonly timeoutMs: number, readonly remainingTasks: number) {
+  constructor(
+    path: string,
+    readonly timeoutMs: number,
+    readonly remainingTasks: number,
+  ) {
     super(
       `Plan ${path} still has ${remainingTasks} task(s) after ${timeoutMs} ms: are workers running on its parent (startWorkers or the DI module), and do they know every function the plan uses?`,
       { path },

@@ -18,7 +18,11 @@ export class ResultTooLargeError extends ZkPlanError {
   readonly code = 'RESULT_TOO_LARGE';
   override readonly charged = true;
   override readonly retryable = false;
-  constructor(readonly bytes: number, readonly limitBytes: number, path?: string) {
+  constructor(
+    readonly bytes: number,
+    readonly limitBytes: number,
+    path?: string,
+  ) {
     super(
       `The value${path === undefined ? '' : ` for ${path}`} is ${bytes} bytes once encoded, more than the limit of ${limitBytes} bytes` +
         ` (${formatMiB(limitBytes)}): raise the limit with the worker option maxResultBytes, or store large data elsewhere and pass a reference`,

@@ -88,7 +88,10 @@ export function isZkError(error: unknown, ...codes: ZkErrorCode[]): error is ZkE
 /** Thrown by `ZkClient.connect` when no server answered within the connect timeout. */
 export class ZkConnectTimeoutError extends ZkPlanError {
   readonly code = 'CONNECT_TIMEOUT';
-  constructor(readonly connectString: string, readonly timeoutMs: number) {
+  constructor(
+    readonly connectString: string,
+    readonly timeoutMs: number,
+  ) {
     super(
       `Could not connect to ZooKeeper at ${connectString} within ${timeoutMs} ms: check the connect string and that a server is running (npm run demo starts one itself when ZOOKEEPER_CONNECT is unset)`,
     );

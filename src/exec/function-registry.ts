@@ -14,10 +14,7 @@ export class FunctionRegistry {
   private readonly functions = new Map<string, RegisteredFunction>();
 
   /** Registers `fn` under `name`; throws on an invalid or duplicate name. Returns the registry for chaining. */
-  register<Params extends readonly unknown[], Args extends readonly unknown[]>(
-    name: string,
-    fn: (ctx: TaskContext<Params>, ...args: Args) => unknown,
-  ): this {
+  register<Params extends readonly unknown[], Args extends readonly unknown[]>(name: string, fn: (ctx: TaskContext<Params>, ...args: Args) => unknown): this {
     assertFunctionName(name);
     if (typeof fn !== 'function') throw new InvalidArgumentError('fn', `function '${name}' must be a function, got ${typeof fn}`);
     if (this.functions.has(name)) {

@@ -36,9 +36,7 @@ export interface TaskSettings {
 }
 
 /** What a task node's value holds (the wire format other programs may write too). */
-export type TaskDefinition =
-  | ({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings)
-  | ({ readonly source: string } & TaskSettings);
+export type TaskDefinition = ({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings) | ({ readonly source: string } & TaskSettings);
 
 /** A task calling the registered function `fn` with `params` bound into `ctx.params`. */
 export function call(fn: string, ...params: unknown[]): CallSpec {
@@ -129,9 +127,11 @@ function parseSettings(task: string, record: Record<string, unknown>): TaskSetti
   if (retry !== undefined && (typeof retry !== 'object' || retry === null || Array.isArray(retry))) {
     throw new MalformedNodeError(task, 'retry must be an object { maxAttempts?, initialDelayMs?, multiplier?, maxDelayMs? } when present');
   }
-  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs > 0))) throw new MalformedNodeError(task, 'timeoutMs must be a number > 0 when present');
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs > 0)))
+    throw new MalformedNodeError(task, 'timeoutMs must be a number > 0 when present');
   if (priority !== undefined && !Number.isSafeInteger(priority)) throw new MalformedNodeError(task, 'priority must be a whole number when present');
-  if (concurrencyKey !== undefined && (typeof concurrencyKey !== 'string' || concurrencyKey === '')) throw new MalformedNodeError(task, 'concurrencyKey must be a non-empty string when present');
+  if (concurrencyKey !== undefined && (typeof concurrencyKey !== 'string' || concurrencyKey === ''))
+    throw new MalformedNodeError(task, 'concurrencyKey must be a non-empty string when present');
   return {
     ...(keepResult ? { keepResult } : {}),
     ...(retry !== undefined ? { retry: retry as RetryPolicy } : {}),

@@ -51,20 +51,45 @@ export function explainTask(facts: TaskFacts): Explanation {
   const { task, view, control } = facts;
   const make = (code: ExplanationCode, message: string, details: Record<string, unknown> = {}): Explanation => ({ task, code, message, details });
   const subject = view.tasks.find((candidate) => candidate.task === task);
-  if (control?.state === 'cancelled') return make('PLAN_CANCELLED', `its plan ${view.plan} was cancelled${control.reason ? `: ${control.reason}` : ''}; it never runs`, { reason: control.reason, at: control.at });
+  if (control?.state === 'cancelled')
+    return make('PLAN_CANCELLED', `its plan ${view.plan} was cancelled${control.reason ? `: ${control.reason}` : ''}; it never runs`, {
+      reason: control.reason,
+      at: control.at,
+    });
   if (subject === undefined || subject.state === 'done') {
-    return make('DONE', subject?.finishedAt ? `it is done (finished ${subject.finishedAt.toISOString()} by ${subject.workerId ?? 'a worker'})` : 'it is done: its node is gone, as a finished task’s is', {
-      ...(subject?.finishedAt ? { finishedAt: subject.finishedAt, workerId: subject.workerId } : {}),
+    return make(
+      'DONE',
+      subject?.finishedAt
+        ? `it is done (finished ${subject.finishedAt.toISOString()} by ${subject.workerId ?? 'a worker'})`
+        : 'it is done: its node is gone, as a finished task’s is',
+      {
+        ...(subject?.finishedAt ? { finishedAt: subject.finishedAt, workerId: subject.workerId } : {}),
+      },
+    );
+  }
+  if (subject.state === 'failed')
+    return make('FAILED', `it failed for good: ${subject.failure?.message ?? 'see its failure'}; retryFailed(plan) runs it again`, {
+      failure: subject.failure,
+    });
+  if (view.status.state === 'failed' && view.status.failurePolicy === 'failFast') {
+    return make('PLAN_FAILED', `its failFast plan failed (${view.status.failed.map((failed) => failed.task).join(', ')}): nothing of it starts any more`, {
+      failed: view.status.failed,
     });
   }
-  if (subject.state === 'failed') return make('FAILED', `it failed for good: ${subject.failure?.message ?? 'see its failure'}; retryFailed(plan) runs it again`, { failure: subject.failure });
-  if (view.status.state === 'failed' && view.status.failurePolicy === 'failFast') {
-    return make('PLAN_FAILED', `its failFast plan failed (${view.status.failed.map((failed) => failed.task).join(', ')}): nothing of it starts any more`, { failed: view.status.failed });
-  }
-  if (subject.state === 'blocked') return make('BLOCKED', `it can never run: ${subject.blockedReason ?? 'an input comes from a failed task'}`, { reason: subject.blockedReason });
-  if (control?.state === 'paused') return make('PLAN_PAUSED', `its plan is paused (since ${control.at.toISOString()}); resumePlan lets it run`, { at: control.at, abortRunning: control.abortRunning });
+  if (subject.state === 'blocked')
+    return make('BLOCKED', `it can never run: ${subject.blockedReason ?? 'an input comes from a failed task'}`, { reason: subject.blockedReason });
+  if (control?.state === 'paused')
+    return make('PLAN_PAUSED', `its plan is paused (since ${control.at.toISOString()}); resumePlan lets it run`, {
+      at: control.at,
+      abortRunning: control.abortRunning,
+    });
   if (subject.state === 'building' || view.status.state === 'building') {
-    return make('PLAN_NOT_READY', subject.state === 'building' ? 'it is still being written (its `ready` node is missing)' : `its plan is not ready: markAsReady(${view.plan}) lets workers take its tasks`);
+    return make(
+      'PLAN_NOT_READY',
+      subject.state === 'building'
+        ? 'it is still being written (its `ready` node is missing)'
+        : `its plan is not ready: markAsReady(${view.plan}) lets workers take its tasks`,
+    );
   }
   if (subject.state === 'waiting') return waitingForInputs(subject, view, make);
   if (subject.state === 'running' || subject.state === 'finishing') return owned(subject, facts, make);
@@ -75,9 +100,14 @@ type Make = (code: ExplanationCode, message: string, details?: Record<string, un
 
 function waitingForInputs(subject: TaskView, view: PlanView, make: Make): Explanation {
   const byTask = new Map(view.tasks.map((task) => [task.task, task]));
-  const pending = subject.inputs.filter((input) => byTask.has(input) && byTask.get(input)?.state !== 'done').map((input) => ({ task: input, state: byTask.get(input)?.state }));
+  const pending = subject.inputs
+    .filter((input) => byTask.has(input) && byTask.get(input)?.state !== 'done')
+    .map((input) => ({ task: input, state: byTask.get(input)?.state }));
   const list = pending.map(({ task, state }) => `${task.slice(task.lastIndexOf('/') + 1)} (${state ?? '?'})`).join(', ');
-  return make('WAITING_FOR_INPUTS', `it waits for ${subject.pendingInputs} input(s)${list ? `: ${list}` : ''}`, { pendingInputs: subject.pendingInputs, inputs: pending });
+  return make('WAITING_FOR_INPUTS', `it waits for ${subject.pendingInputs} input(s)${list ? `: ${list}` : ''}`, {
+    pendingInputs: subject.pendingInputs,
+    inputs: pending,
+  });
 }
 
 function owned(subject: TaskView, facts: TaskFacts, make: Make): Explanation {
@@ -85,7 +115,11 @@ function owned(subject: TaskView, facts: TaskFacts, make: Make): Explanation {
   const since = subject.owner?.claimedAt;
   const details = { workerId: subject.owner?.workerId, session: facts.ownerSession, since };
   if (worker !== undefined && !isStale(worker, facts.now)) {
-    return make('OWNED', `it is running on ${subject.owner?.workerId ?? worker.id} (${worker.host}, pid ${worker.pid})${since ? ` since ${since.toISOString()}` : ''}`, { ...details, host: worker.host, pid: worker.pid });
+    return make(
+      'OWNED',
+      `it is running on ${subject.owner?.workerId ?? worker.id} (${worker.host}, pid ${worker.pid})${since ? ` since ${since.toISOString()}` : ''}`,
+      { ...details, host: worker.host, pid: worker.pid },
+    );
   }
   // Its session still holds the owner node: the server ends it at most a session timeout after the worker last spoke.
   const lastSeen = worker?.updatedAt;
@@ -107,16 +141,26 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
   if (able.length === 0) {
     return make(
       'NO_WORKER_FOR_FUNCTION',
-      live.length === 0 ? `no live worker follows ${parentOfPlan(facts.view.plan)}` : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (allowInline)' : `"${subject.fn}"`}`,
-      { fn: subject.fn, workers: live.map((worker) => ({ id: worker.id, functions: worker.functions })), ...(subject.attempts ? { attempts: subject.attempts } : {}) },
+      live.length === 0
+        ? `no live worker follows ${parentOfPlan(facts.view.plan)}`
+        : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (allowInline)' : `"${subject.fn}"`}`,
+      {
+        fn: subject.fn,
+        workers: live.map((worker) => ({ id: worker.id, functions: worker.functions })),
+        ...(subject.attempts ? { attempts: subject.attempts } : {}),
+      },
     );
   }
   if (subject.attempts !== undefined && subject.attempts.nextTryAt.getTime() > facts.now) {
-    return make('RETRY_BACKOFF', `try ${subject.attempts.failures} failed (${subject.attempts.lastError}); the next may start at ${subject.attempts.nextTryAt.toISOString()}`, {
-      failures: subject.attempts.failures,
-      nextTryAt: subject.attempts.nextTryAt,
-      lastError: subject.attempts.lastError,
-    });
+    return make(
+      'RETRY_BACKOFF',
+      `try ${subject.attempts.failures} failed (${subject.attempts.lastError}); the next may start at ${subject.attempts.nextTryAt.toISOString()}`,
+      {
+        failures: subject.attempts.failures,
+        nextTryAt: subject.attempts.nextTryAt,
+        lastError: subject.attempts.lastError,
+      },
+    );
   }
   if (concurrencyKey !== undefined && limit !== undefined && limit.holders.length >= limit.limit) {
     return make('CONCURRENCY_LIMIT', `every slot of its concurrency key "${concurrencyKey}" is held (${limit.holders.length}/${limit.limit})`, {
@@ -127,7 +171,12 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
   }
   const loops = able.reduce((sum, worker) => sum + worker.loops, 0);
   const busy = able.reduce((sum, worker) => sum + Math.min(worker.loops, worker.running.length), 0);
-  if (busy >= loops) return make('WORKERS_BUSY', `every loop that can run it is busy (${busy}/${loops} on ${able.length} worker(s))`, { loops, busy, workers: able.map((worker) => worker.id) });
+  if (busy >= loops)
+    return make('WORKERS_BUSY', `every loop that can run it is busy (${busy}/${loops} on ${able.length} worker(s))`, {
+      loops,
+      busy,
+      workers: able.map((worker) => worker.id),
+    });
   return make('RUNNABLE', `it can run now: ${loops - busy} of ${loops} loop(s) that can run it are free, so one takes it within moments`, { loops, busy });
 }
 

@@ -26,7 +26,8 @@ export interface SlotLease {
 const RELEASE_RETRY_MS = 1_000;
 
 /** What acquiring for a task found. */
-export type Acquired = { readonly kind: 'unlimited' } | { readonly kind: 'held'; readonly lease: SlotLease } | { readonly kind: 'full'; readonly limitPath: string };
+export type Acquired =
+  { readonly kind: 'unlimited' } | { readonly kind: 'held'; readonly lease: SlotLease } | { readonly kind: 'full'; readonly limitPath: string };
 
 export class ConcurrencyLimits {
   constructor(
@@ -54,7 +55,9 @@ export class ConcurrencyLimits {
     if (limit === undefined) return undefined;
     const listing = await this.zk.tryGetChildren(path);
     const slots = await Promise.all((listing?.children ?? []).map((name) => this.zk.tryGetData(childPath(path, name))));
-    const holders = slots.flatMap((slot) => (slot === undefined ? [] : [decodeSlot(path, slot.data)].filter((record): record is SlotRecord => record !== undefined)));
+    const holders = slots.flatMap((slot) =>
+      slot === undefined ? [] : [decodeSlot(path, slot.data)].filter((record): record is SlotRecord => record !== undefined),
+    );
     return { limit, holders };
   }
 
@@ -76,7 +79,8 @@ export class ConcurrencyLimits {
         if (!isZkError(error, 'NODE_EXISTS')) throw error;
         // Taken by another worker, or by this very create whose first reply was lost (then it is ours).
         const existing = await this.zk.tryGetData(path);
-        if (existing?.stat.ephemeralOwner === session.id && decodeSlot(path, existing.data)?.task === record.task) return { kind: 'held', lease: this.lease(path, session.id) };
+        if (existing?.stat.ephemeralOwner === session.id && decodeSlot(path, existing.data)?.task === record.task)
+          return { kind: 'held', lease: this.lease(path, session.id) };
       }
     }
     return { kind: 'full', limitPath };

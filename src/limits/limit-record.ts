@@ -24,7 +24,10 @@ export interface SlotRecord {
 
 export function assertConcurrencyKey(argument: string, key: unknown): asserts key is string {
   if (typeof key !== 'string' || key === '' || key.length > MAX_KEY_LENGTH) {
-    throw new InvalidArgumentError(argument, `expected a non-empty string of at most ${MAX_KEY_LENGTH} characters, got ${typeof key === 'string' ? JSON.stringify(key) : typeof key}`);
+    throw new InvalidArgumentError(
+      argument,
+      `expected a non-empty string of at most ${MAX_KEY_LENGTH} characters, got ${typeof key === 'string' ? JSON.stringify(key) : typeof key}`,
+    );
   }
 }
 
@@ -82,7 +85,9 @@ export function encodeSlot(record: SlotRecord, path: string): Buffer {
 export function decodeSlot(path: string, data: Buffer | null): SlotRecord | undefined {
   try {
     const value = data?.length ? (decodeValue(path, data) as Partial<SlotRecord> | null) : undefined;
-    return typeof value?.task === 'string' && typeof value.workerId === 'string' && value.at instanceof Date ? { task: value.task, workerId: value.workerId, at: value.at } : undefined;
+    return typeof value?.task === 'string' && typeof value.workerId === 'string' && value.at instanceof Date
+      ? { task: value.task, workerId: value.workerId, at: value.at }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -52,7 +52,7 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
 
   const tasksStarted = new Counter({
     name: name('tasks_started_total'),
-    help: 'Tasks claimed by a worker of this process (task:claimed): the worker created the task\'s owner node and runs it, or hands on a result a previous owner stored.',
+    help: "Tasks claimed by a worker of this process (task:claimed): the worker created the task's owner node and runs it, or hands on a result a previous owner stored.",
     registers: [],
   });
   const tasksSucceeded = new Counter({
@@ -95,14 +95,14 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
   const taskWait = new Histogram({
     name: name('task_wait_seconds'),
     help:
-      'Time a task waited between becoming runnable and being claimed by this process, on ZooKeeper\'s clock: ctime of the task\'s owner node minus the later of the ctimes of the plan\'s ready node and of the task\'s entry in the plan\'s runnable index (created when the task was added without inputs, when its last input arrived, or when its retry delay ended). ' +
+      "Time a task waited between becoming runnable and being claimed by this process, on ZooKeeper's clock: ctime of the task's owner node minus the later of the ctimes of the plan's ready node and of the task's entry in the plan's runnable index (created when the task was added without inputs, when its last input arrived, or when its retry delay ended). " +
       'Read with exists() right after the claim; not observed when the entry is missing (plans written by other tools, a claim of a task that turned out not runnable).',
     buckets: TASK_WAIT_BUCKETS,
     registers: [],
   });
   const zkOperation = new Histogram({
     name: name('zookeeper_operation_seconds'),
-    help: 'Round trip of each ZooKeeper operation this process sent on the ZkPlan\'s session, by op (create, delete, exists, getData, getChildren, setData, …), answered OK or with an error.',
+    help: "Round trip of each ZooKeeper operation this process sent on the ZkPlan's session, by op (create, delete, exists, getData, getChildren, setData, …), answered OK or with an error.",
     labelNames: ['op'] as const,
     buckets: ZK_OPERATION_BUCKETS,
     registers: [],
@@ -161,7 +161,8 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
     zkWrites,
   ];
   const taken = ours.map(metricName).filter((metric) => registry.getSingleMetric(metric) !== undefined);
-  if (taken.length > 0) throw new Error(`The registry already has metrics named ${taken.join(', ')}: one registry per ZkPlan, or stop() the previous metrics first`);
+  if (taken.length > 0)
+    throw new Error(`The registry already has metrics named ${taken.join(', ')}: one registry per ZkPlan, or stop() the previous metrics first`);
   for (const metric of ours) registry.registerMetric(metric);
   for (const final of ['true', 'false']) for (const charged of ['true', 'false']) tasksFailed.inc({ final, charged }, 0);
 
@@ -172,10 +173,14 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
       collectDefaultMetrics({ register: registry });
     } catch (error) {
       // e.g. the registry has them already: leave it as it was
-      for (const metric of registry.getMetricsAsArray().map((entry) => entry.name)) if (!before.has(metric) || ours.some((own) => metricName(own) === metric)) registry.removeSingleMetric(metric);
+      for (const metric of registry.getMetricsAsArray().map((entry) => entry.name))
+        if (!before.has(metric) || ours.some((own) => metricName(own) === metric)) registry.removeSingleMetric(metric);
       throw error;
     }
-    defaultMetricNames = registry.getMetricsAsArray().map((metric) => metric.name).filter((metric) => !before.has(metric));
+    defaultMetricNames = registry
+      .getMetricsAsArray()
+      .map((metric) => metric.name)
+      .filter((metric) => !before.has(metric));
   }
 
   let stopped = false;
@@ -302,7 +307,9 @@ export async function startMetricsServer(zkPlan: ZkPlan | ObservedZkPlan, option
         response.end(request.method === 'HEAD' ? undefined : text);
       },
       (error: unknown) => {
-        response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`Collecting the metrics failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        response
+          .writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+          .end(`Collecting the metrics failed: ${error instanceof Error ? error.message : String(error)}\n`);
       },
     );
   });

@@ -2,19 +2,7 @@ import { PlanNotFoundError } from '../errors/plan-errors.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import type { AttemptRecord } from '../store/failure-policy.js';
 import type { TaskStore } from '../store/task-store.js';
-import {
-  DEP_PREFIX,
-  HISTORY,
-  PLAN_PREFIX,
-  READY,
-  TASK_PREFIX,
-  assertValidPath,
-  childPath,
-  nameOf,
-  parentOf,
-  serialOf,
-  sortBySerial,
-} from '../zk/layout.js';
+import { DEP_PREFIX, HISTORY, PLAN_PREFIX, READY, TASK_PREFIX, assertValidPath, childPath, nameOf, parentOf, serialOf, sortBySerial } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { countPlanTasks, countedState, planStateOf } from './plan-progress.js';
 import type { PlanStatus, TaskSnapshot } from './plan-status.js';
@@ -50,12 +38,18 @@ export class PlanDescriber {
       listing.children.includes(HISTORY) ? this.readHistory(plan) : Promise.resolve(new Map<string, TaskHistoryRecord>()),
     ]);
     const present = live.filter((task): task is LiveTask => task !== undefined);
-    const liveStatus = await this.reader.summarize(plan, listing.children, present.map(({ snapshot }) => snapshot));
+    const liveStatus = await this.reader.summarize(
+      plan,
+      listing.children,
+      present.map(({ snapshot }) => snapshot),
+    );
     const blocked = new Map(liveStatus.blocked.map(({ task, reason }) => [task, reason]));
     const inputs = inputsByTask(present, history);
     // A task read while its worker deletes it is done: its history record wins over what is left of it.
     const views: TaskView[] = [
-      ...present.filter(({ snapshot }) => !history.has(snapshot.task)).map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
+      ...present
+        .filter(({ snapshot }) => !history.has(snapshot.task))
+        .map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
       ...[...history].map(([task, record]) => doneView(task, record, inputs.get(task) ?? [])),
     ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const status = withHistory(liveStatus, views, history, listing.children.includes(READY));

@@ -87,7 +87,12 @@ export class PlanReader {
             // Each further failure rewrites the marker: its data watch wakes us when the last live task fails.
             await this.zk.getData(childPath(plan, FAILED), onChange);
             const status = await this.planStatus(plan);
-            if (status.state === 'failed') throw new PlanFailedError(plan, status.failed, status.blocked.map(({ task }) => task));
+            if (status.state === 'failed')
+              throw new PlanFailedError(
+                plan,
+                status.failed,
+                status.blocked.map(({ task }) => task),
+              );
           }
           return { done: false };
         },
@@ -109,7 +114,11 @@ export class PlanReader {
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const tasks = sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));
     const snapshots = await Promise.all(tasks.map((task) => this.snapshotTask(task, listing.children)));
-    return await this.summarize(plan, listing.children, snapshots.filter((snapshot): snapshot is TaskSnapshot => snapshot !== undefined));
+    return await this.summarize(
+      plan,
+      listing.children,
+      snapshots.filter((snapshot): snapshot is TaskSnapshot => snapshot !== undefined),
+    );
   }
 
   /** A plan's status from its children and its tasks' snapshots (shared with describePlan). */
@@ -143,7 +152,11 @@ export class PlanReader {
     assertValidPath('plan', plan);
     try {
       const listing = await this.zk.getChildren(plan, watcher);
-      return { remaining: sortBySerial(listing.children, TASK_PREFIX).length, failed: listing.children.includes(FAILED), controlled: listing.children.includes(CONTROL) };
+      return {
+        remaining: sortBySerial(listing.children, TASK_PREFIX).length,
+        failed: listing.children.includes(FAILED),
+        controlled: listing.children.includes(CONTROL),
+      };
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(plan);
       throw error;
@@ -163,7 +176,8 @@ export class PlanReader {
     if (state === 'building' && planChildren !== undefined) {
       // A dead builder's unfinished task is debris, unless its batch was committed (workers make it ready).
       const stamp = await this.store.readStamp(task);
-      if (stamp !== undefined && !planChildren.includes(builderNodeName(stamp.builder)) && !planChildren.includes(batchMarkerName(stamp.batch))) state = 'abandoned';
+      if (stamp !== undefined && !planChildren.includes(builderNodeName(stamp.builder)) && !planChildren.includes(batchMarkerName(stamp.batch)))
+        state = 'abandoned';
     }
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
     const [feeds, failure, attempts] = await Promise.all([

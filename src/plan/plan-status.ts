@@ -61,7 +61,7 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
   const producerOf = new Map<string, TaskSnapshot>();
   for (const task of snapshot.tasks) for (const dep of task.feeds) producerOf.set(dep, task);
   const blockedReason = new Map<string, string>();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const task of snapshot.tasks) {
       if (blockedReason.has(task.task) || task.state === 'failed') continue;

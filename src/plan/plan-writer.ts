@@ -5,7 +5,17 @@ import { isZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { assertTaskSpec, toDefinition, type TaskSettings, type TaskSpec } from '../exec/task-spec.js';
 import { assertDurationMs, assertKnownKeys } from '../config/options.js';
-import { ADD_TASK_OPTION_KEYS, DEFAULT_RETRY_POLICY, assertPriority, planSettingsFrom, TASK_TO_ADD_KEYS, resolvePlanSettings, resolveRetryPolicy, type PlanOptions, type RetryPolicy } from '../config/plan-options.js';
+import {
+  ADD_TASK_OPTION_KEYS,
+  DEFAULT_RETRY_POLICY,
+  assertPriority,
+  planSettingsFrom,
+  TASK_TO_ADD_KEYS,
+  resolvePlanSettings,
+  resolveRetryPolicy,
+  type PlanOptions,
+  type RetryPolicy,
+} from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import type { BuilderStamp, TaskStore } from '../store/task-store.js';
 import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
@@ -114,11 +124,17 @@ export class PlanWriter {
     const fence = { fence: session };
     const prioritized = tasks.some((entry) => entry.options?.priority !== undefined);
     // Before any task of the batch exists: a worker that sees one of them also sees the flag (session order).
-    const [, planReady] = await Promise.all([this.ensureBuilder(plan, session), this.store.isReady(plan), prioritized ? this.flagTaskPriorities(plan) : undefined]);
+    const [, planReady] = await Promise.all([
+      this.ensureBuilder(plan, session),
+      this.store.isReady(plan),
+      prioritized ? this.flagTaskPriorities(plan) : undefined,
+    ]);
 
     // Sequential creates are not resent after a connection loss, so one may have happened without
     // our knowing its name: on any failure the batch's unfinished tasks are found by their stamp.
-    const created = await Promise.allSettled(prepared.map(({ definition }) => this.zk.create(childPath(plan, TASK_PREFIX), definition, 'persistent-sequential', fence)));
+    const created = await Promise.allSettled(
+      prepared.map(({ definition }) => this.zk.create(childPath(plan, TASK_PREFIX), definition, 'persistent-sequential', fence)),
+    );
     const paths = created.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
     const failure = created.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
     if (failure !== undefined) {
@@ -223,7 +239,10 @@ export class PlanWriter {
     try {
       await this.zk.deleteIfPresent(childPath(plan, batchMarkerName(stamp.batch))); // from now on workers delete, never complete, the batch
       const listing = await this.zk.tryGetChildren(plan);
-      const unknown = (listing?.children ?? []).filter((name) => hasSequentialName(name, TASK_PREFIX)).map((name) => childPath(plan, name)).filter((task) => !known.includes(task));
+      const unknown = (listing?.children ?? [])
+        .filter((name) => hasSequentialName(name, TASK_PREFIX))
+        .map((name) => childPath(plan, name))
+        .filter((task) => !known.includes(task));
       const strays = await Promise.all(unknown.map(async (task) => ((await this.store.readStamp(task))?.batch === stamp.batch ? task : undefined)));
       const ours = [...known, ...strays.filter((task): task is string => task !== undefined)];
       await Promise.all(ours.map((task) => this.zk.deleteRecursive(task)));
@@ -331,7 +350,10 @@ export class PlanWriter {
     args.forEach((arg: unknown, position) => {
       if (typeof arg === 'number') {
         if (!Number.isInteger(arg) || arg < 0 || arg >= index) {
-          throw new InvalidArgumentError(`tasks[${index}].args[${position}]`, `a batch index must point at an earlier task of the batch (0…${index - 1}), got ${arg}`);
+          throw new InvalidArgumentError(
+            `tasks[${index}].args[${position}]`,
+            `a batch index must point at an earlier task of the batch (0…${index - 1}), got ${arg}`,
+          );
         }
         return;
       }
@@ -377,5 +399,11 @@ export function taskSettings(options: AddTaskOptions): TaskSettings {
     Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(([, value]) => value !== undefined),
   ) as RetryPolicy;
   resolveRetryPolicy(retry, DEFAULT_RETRY_POLICY); // validates
-  return { keepResult, retry, ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(priority !== undefined ? { priority } : {}), ...(concurrencyKey !== undefined ? { concurrencyKey } : {}) };
+  return {
+    keepResult,
+    retry,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(priority !== undefined ? { priority } : {}),
+    ...(concurrencyKey !== undefined ? { concurrencyKey } : {}),
+  };
 }

@@ -81,10 +81,12 @@ export class WorkerRegistration {
   /** Creates the node when this session has none, else rewrites it; one write at a time, in order. */
   private write(): void {
     if (this.stopped) return;
-    this.writing = this.writing.then(() => this.writeOnce()).catch((error: unknown) => {
-      // A connection problem, or no session right now: the next session:started, change or heartbeat writes it again.
-      if (!isZkError(error) || !error.isConnectionProblem) this.onError(error);
-    });
+    this.writing = this.writing
+      .then(() => this.writeOnce())
+      .catch((error: unknown) => {
+        // A connection problem, or no session right now: the next session:started, change or heartbeat writes it again.
+        if (!isZkError(error) || !error.isConnectionProblem) this.onError(error);
+      });
   }
 
   private async writeOnce(): Promise<void> {

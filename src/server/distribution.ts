@@ -84,7 +84,10 @@ function withLoggingBinding(classpath: string[]): string[] {
 function findJava(env: NodeJS.ProcessEnv): string | undefined {
   const candidates = [
     ...(env.JAVA_HOME ? [join(env.JAVA_HOME, 'bin', 'java')] : []),
-    ...(env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, 'java')),
+    ...(env.PATH ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, 'java')),
   ];
   return candidates.find(isExecutableFile);
 }

@@ -24,12 +24,7 @@ import { launchJava, STANDALONE_MAIN, type ServerProcess } from './server-proces
 
 // The rest of the public API lives in its own modules; importers keep using this one.
 export { findZooKeeperDistribution, type ZooKeeperDistribution } from './distribution.js';
-export {
-  startEnsemble,
-  type EnsembleMember,
-  type StartEnsembleOptions,
-  type ZooKeeperEnsemble,
-} from './zookeeper-ensemble.js';
+export { startEnsemble, type EnsembleMember, type StartEnsembleOptions, type ZooKeeperEnsemble } from './zookeeper-ensemble.js';
 
 // ---------------------------------------------------------------------------
 // Public API

@@ -36,7 +36,10 @@ export interface ParamPlaceholder {
 /** What checking a spec yields: its tasks in an order where inputs come first, params filled in. */
 export interface CheckedSpec {
   readonly order: readonly string[];
-  readonly tasks: ReadonlyMap<string, { readonly fn: string; readonly params: readonly unknown[]; readonly inputs: readonly string[]; readonly options: AddTaskOptions }>;
+  readonly tasks: ReadonlyMap<
+    string,
+    { readonly fn: string; readonly params: readonly unknown[]; readonly inputs: readonly string[]; readonly options: AddTaskOptions }
+  >;
   readonly options: PlanOptions;
 }
 
@@ -54,25 +57,36 @@ const ENTRY_KEYS = new Set(['fn', 'params', 'inputs', 'options']);
 
 /** Checks `spec` against `context`; throws PlanSpecError naming the task for the first problem. */
 export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec {
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new PlanSpecError('SPEC_INVALID', undefined, 'expected an object { tasks: { [key]: { fn, params?, inputs?, options? } }, options? }');
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
+    throw new PlanSpecError('SPEC_INVALID', undefined, 'expected an object { tasks: { [key]: { fn, params?, inputs?, options? } }, options? }');
   const { tasks, options } = spec as { tasks?: unknown; options?: unknown };
-  for (const key of Object.keys(spec)) if (key !== 'tasks' && key !== 'options') throw new PlanSpecError('SPEC_INVALID', undefined, `unknown field "${key}" (a spec has tasks and options)`);
+  for (const key of Object.keys(spec))
+    if (key !== 'tasks' && key !== 'options') throw new PlanSpecError('SPEC_INVALID', undefined, `unknown field "${key}" (a spec has tasks and options)`);
   if (typeof tasks !== 'object' || tasks === null || Array.isArray(tasks) || Object.keys(tasks).length === 0) {
     throw new PlanSpecError('SPEC_INVALID', undefined, '"tasks" must be an object with at least one task, by key');
   }
-  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) throw new PlanSpecError('SPEC_INVALID', undefined, '"options" must be an object of createPlan options');
+  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options)))
+    throw new PlanSpecError('SPEC_INVALID', undefined, '"options" must be an object of createPlan options');
   const entries = new Map<string, { fn: string; params: readonly unknown[]; inputs: readonly string[]; options: AddTaskOptions }>();
   for (const [key, raw] of Object.entries(tasks as Record<string, unknown>)) entries.set(key, checkEntry(key, raw, context));
   for (const [key, entry] of entries) {
-    for (const input of entry.inputs) if (!entries.has(input)) throw new PlanSpecError('SPEC_UNKNOWN_INPUT', key, `input "${input}" is not a task of the spec (its keys: ${[...entries.keys()].join(', ')})`);
+    for (const input of entry.inputs)
+      if (!entries.has(input))
+        throw new PlanSpecError('SPEC_UNKNOWN_INPUT', key, `input "${input}" is not a task of the spec (its keys: ${[...entries.keys()].join(', ')})`);
   }
   return { order: topologicalOrder(entries), tasks: entries, options: (options ?? {}) as PlanOptions };
 }
 
-function checkEntry(key: string, raw: unknown, context: SpecContext): { fn: string; params: readonly unknown[]; inputs: readonly string[]; options: AddTaskOptions } {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PlanSpecError('SPEC_INVALID', key, 'expected { fn, params?, inputs?, options? }');
+function checkEntry(
+  key: string,
+  raw: unknown,
+  context: SpecContext,
+): { fn: string; params: readonly unknown[]; inputs: readonly string[]; options: AddTaskOptions } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new PlanSpecError('SPEC_INVALID', key, 'expected { fn, params?, inputs?, options? }');
   const entry = raw as Record<string, unknown>;
-  for (const field of Object.keys(entry)) if (!ENTRY_KEYS.has(field)) throw new PlanSpecError('SPEC_INVALID', key, `unknown field "${field}" (a task has fn, params, inputs and options)`);
+  for (const field of Object.keys(entry))
+    if (!ENTRY_KEYS.has(field)) throw new PlanSpecError('SPEC_INVALID', key, `unknown field "${field}" (a task has fn, params, inputs and options)`);
   const { fn, params = [], inputs = [], options = {} } = entry;
   try {
     assertFunctionName(fn);
@@ -80,8 +94,10 @@ function checkEntry(key: string, raw: unknown, context: SpecContext): { fn: stri
     throw new PlanSpecError('SPEC_INVALID', key, (error as Error).message);
   }
   if (!Array.isArray(params)) throw new PlanSpecError('SPEC_INVALID', key, '"params" must be an array');
-  if (!Array.isArray(inputs) || inputs.some((input) => typeof input !== 'string')) throw new PlanSpecError('SPEC_INVALID', key, '"inputs" must be an array of task keys');
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of addTask options');
+  if (!Array.isArray(inputs) || inputs.some((input) => typeof input !== 'string'))
+    throw new PlanSpecError('SPEC_INVALID', key, '"inputs" must be an array of task keys');
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of addTask options');
   if (context.registered.length > 0 && !context.registered.includes(fn)) {
     throw new PlanSpecError('SPEC_UNKNOWN_FUNCTION', key, `function "${fn}" is not registered (registered: ${context.registered.join(', ')})`);
   }
@@ -106,7 +122,12 @@ function fillParams(key: string, params: readonly unknown[], values: Readonly<Re
     const record = value as Record<string, unknown>;
     if (Object.keys(record).length === 1 && typeof record['$param'] === 'string') {
       const name = record['$param'];
-      if (!Object.hasOwn(values, name)) throw new PlanSpecError('SPEC_MISSING_PARAM', key, `placeholder { $param: "${name}" } has no value: pass params: { ${name}: … } (--param ${name}=… on the command line)`);
+      if (!Object.hasOwn(values, name))
+        throw new PlanSpecError(
+          'SPEC_MISSING_PARAM',
+          key,
+          `placeholder { $param: "${name}" } has no value: pass params: { ${name}: … } (--param ${name}=… on the command line)`,
+        );
       return values[name];
     }
     return Object.fromEntries(Object.entries(record).map(([field, inner]) => [field, fill(inner)]));

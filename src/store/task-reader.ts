@@ -160,7 +160,6 @@ export class TaskReader {
     }
   }
 
-
   async inspectTask(task: string): Promise<TaskListing | undefined> {
     const listing = await this.zk.tryGetChildren(task);
     return listing && { children: listing.children, childVersion: listing.stat.cversion };

@@ -77,7 +77,6 @@ const MAX_DELETE_ROUNDS = 10;
  * they fail instead of landing through a newer session.
  */
 export class TaskStore extends TaskReader {
-
   /** Records a failed try under the claim (creates or replaces `attempts`). */
   async writeAttempts(claim: Claim, record: AttemptRecord): Promise<void> {
     const path = childPath(claim.task, ATTEMPTS);
@@ -193,14 +192,14 @@ export class TaskStore extends TaskReader {
       if (isZkError(error, 'NODE_EXISTS') && error.retried) {
         // Our first try may have created it before the connection dropped: then the task is ours.
         const owner = await this.readOwner(task);
-        if (owner?.sessionId === session.id && owner.workerId === workerId) return { task, plan: parentOf(task), workerId, session, signal, progress: { phase: 'running' } };
+        if (owner?.sessionId === session.id && owner.workerId === workerId)
+          return { task, plan: parentOf(task), workerId, session, signal, progress: { phase: 'running' } };
       }
       if (isZkError(error, 'NODE_EXISTS', 'NO_NODE')) return undefined;
       throw error;
     }
     return { task, plan: parentOf(task), workerId, session, signal, prefetched, progress: { phase: 'running' } };
   }
-
 
   /** Gives the task back by deleting our owner node, if it is still ours; from now on the claim writes nothing. */
   async release(claim: Claim): Promise<void> {
@@ -270,7 +269,12 @@ export class TaskStore extends TaskReader {
   /** Keeps the record of a finished task in its plan's history (no history node: nothing to do). */
   private async writeHistory(claim: Claim, record: TaskHistoryRecord): Promise<void> {
     try {
-      await this.zk.createIfAbsent(historyEntryFor(claim.task), encodeValue(record, 'task history', claim.task, Number.POSITIVE_INFINITY), 'persistent', this.fence(claim));
+      await this.zk.createIfAbsent(
+        historyEntryFor(claim.task),
+        encodeValue(record, 'task history', claim.task, Number.POSITIVE_INFINITY),
+        'persistent',
+        this.fence(claim),
+      );
     } catch (error) {
       if (!isZkError(error, 'NO_NODE')) throw error;
     }
@@ -387,5 +391,4 @@ export class TaskStore extends TaskReader {
     if (claim.signal.aborted && claim.progress.phase !== 'finishing') throw new OwnershipLostError(claim.task, 'the worker released it');
     return { fence: claim.session };
   }
-
 }

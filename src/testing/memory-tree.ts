@@ -25,7 +25,10 @@ export const PERSISTENT_OWNER = '0';
 
 /** An operation refused by the tree, with the result code the server would answer. */
 export class ZnodeFailure extends Error {
-  constructor(readonly rc: number, path: string) {
+  constructor(
+    readonly rc: number,
+    path: string,
+  ) {
     super(`znode operation on ${path} failed with rc ${rc}`);
   }
 }
@@ -202,7 +205,19 @@ export class MemoryTree {
   private newNode(data: Buffer, ephemeralOwner: string): Znode {
     const zxid = ++this.zxid;
     const now = this.clock();
-    return { data, version: 0, cversion: 0, childCreations: 0, czxid: zxid, mzxid: zxid, pzxid: zxid, ctime: now, mtime: now, ephemeralOwner, children: new Map() };
+    return {
+      data,
+      version: 0,
+      cversion: 0,
+      childCreations: 0,
+      czxid: zxid,
+      mzxid: zxid,
+      pzxid: zxid,
+      ctime: now,
+      mtime: now,
+      ephemeralOwner,
+      children: new Map(),
+    };
   }
 }
 
@@ -248,8 +263,7 @@ function scrambled(creationOrder: readonly string[]): string[] {
   const byHash = [...creationOrder].sort((a, b) => hashOf(a) - hashOf(b) || (a < b ? -1 : 1));
   if (creationOrder.length < 2) return byHash;
   const byName = [...creationOrder].sort();
-  const avoided = (order: readonly string[]): boolean =>
-    sameOrder(order, creationOrder) || (creationOrder.length >= 3 && sameOrder(order, byName));
+  const avoided = (order: readonly string[]): boolean => sameOrder(order, creationOrder) || (creationOrder.length >= 3 && sameOrder(order, byName));
   let order = byHash;
   // Rotations of distinct names differ from one another, so at most two turns avoid both orders.
   for (let turn = 0; turn < 2 && avoided(order); turn++) order = [...order.slice(1), ...order.slice(0, 1)];

@@ -44,7 +44,6 @@ export interface AppliedOperation {
   readonly rc?: number;
 }
 
-
 export type { MemoryReply, MemoryRequest, MemoryResults, SessionListener } from './memory-protocol.js';
 
 export interface MemoryZooKeeperOptions {
@@ -85,7 +84,8 @@ export class MemoryZooKeeper implements MemoryServer {
   /** A client with a new, connected session. `name` (unique) keys it in `ManualScheduler` and inspection. */
   connect(options: { readonly sessionTimeoutMs?: number; readonly name?: string } = {}): MemoryZkClient {
     let name = options.name;
-    for (let index = this.clientNames.size + 1; name === undefined || (options.name === undefined && this.clientNames.has(name)); index++) name = `client-${index}`;
+    for (let index = this.clientNames.size + 1; name === undefined || (options.name === undefined && this.clientNames.has(name)); index++)
+      name = `client-${index}`;
     if (this.clientNames.has(name)) throw new Error(`MemoryZooKeeper: a client named ${name} exists already`);
     this.clientNames.add(name);
     return new MemoryZkClient(this, name, options.sessionTimeoutMs ?? 10_000);
@@ -123,7 +123,9 @@ export class MemoryZooKeeper implements MemoryServer {
 
   /** How many watches are registered on `pathPrefix` or below it (all, without a prefix). */
   watchCount(pathPrefix?: string): number {
-    return this.watches().filter(({ path }) => pathPrefix === undefined || path === pathPrefix || path.startsWith(pathPrefix.endsWith('/') ? pathPrefix : `${pathPrefix}/`)).length;
+    return this.watches().filter(
+      ({ path }) => pathPrefix === undefined || path === pathPrefix || path.startsWith(pathPrefix.endsWith('/') ? pathPrefix : `${pathPrefix}/`),
+    ).length;
   }
 
   sessions(): SessionInfo[] {

@@ -155,12 +155,13 @@ export class Dispatcher {
    */
   offerLater(task: string, at: number, reindex: boolean): void {
     if (this.offeredLater.has(task)) return;
-    const timer = setTimeout(() => {
-      this.offeredLater.delete(task);
-      void (reindex ? this.store.markRunnable(task) : Promise.resolve())
-        .then(() => this.offer([task]))
-        .catch(() => undefined); // the full scan finds it anyway
-    }, Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS));
+    const timer = setTimeout(
+      () => {
+        this.offeredLater.delete(task);
+        void (reindex ? this.store.markRunnable(task) : Promise.resolve()).then(() => this.offer([task])).catch(() => undefined); // the full scan finds it anyway
+      },
+      Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS),
+    );
     timer.unref?.();
     this.offeredLater.set(task, timer);
   }
@@ -221,7 +222,18 @@ export class Dispatcher {
   }
 
   /** What this process remembers, for leak checks: plans, candidates, owner watches, timers, stops, held and done tasks. */
-  footprint(): { plans: number; candidates: number; ownPriorities: number; waitingForSlot: number; watchedOwners: number; offeredLater: number; runningStops: number; held: number; done: number; parents: number } {
+  footprint(): {
+    plans: number;
+    candidates: number;
+    ownPriorities: number;
+    waitingForSlot: number;
+    watchedOwners: number;
+    offeredLater: number;
+    runningStops: number;
+    held: number;
+    done: number;
+    parents: number;
+  } {
     const { plans, runningStops, parents } = this.tracker.footprint();
     return {
       plans,

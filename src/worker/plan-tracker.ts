@@ -263,10 +263,12 @@ export class PlanTracker {
     let answers: [{ data: Buffer | null } | undefined, unknown, unknown, unknown, { data: Buffer | null } | undefined];
     try {
       answers = await Promise.all([
-        this.zk.getData(plan, (event) => this.onPlanEvent(plan, tracked, epoch, sessionEpoch, event)).catch((error: unknown) => {
-          if (isZkError(error, 'NO_NODE')) return undefined;
-          throw error;
-        }),
+        this.zk
+          .getData(plan, (event) => this.onPlanEvent(plan, tracked, epoch, sessionEpoch, event))
+          .catch((error: unknown) => {
+            if (isZkError(error, 'NO_NODE')) return undefined;
+            throw error;
+          }),
         this.zk.exists(childPath(plan, READY)),
         this.zk.exists(childPath(plan, FAILED)),
         this.zk.exists(childPath(plan, RUNNABLE_INDEX)),

@@ -91,7 +91,13 @@ export async function runWorkerLoop(
  * called inside the `try`, so none can leave a claim held. Resolves true when the round did useful
  * work (the idle back-off starts again), false when the task failed or could not start.
  */
-async function runClaim(runtime: WorkerLoopRuntime, claim: Claim, taskController: AbortController, cooldown: FailureCooldown, hooks: WorkerLoopHooks): Promise<boolean> {
+async function runClaim(
+  runtime: WorkerLoopRuntime,
+  claim: Claim,
+  taskController: AbortController,
+  cooldown: FailureCooldown,
+  hooks: WorkerLoopHooks,
+): Promise<boolean> {
   const { events, zk, dispatcher } = runtime;
   const { workerId } = claim;
   const started = performance.now();
@@ -150,7 +156,13 @@ async function runClaim(runtime: WorkerLoopRuntime, claim: Claim, taskController
 }
 
 /** A try that threw: charges it to the task when it is the task's fault, reports it, and gives the task back. */
-async function handleFailure(runtime: WorkerLoopRuntime, claim: Claim, taskController: AbortController, cooldown: FailureCooldown, error: unknown): Promise<void> {
+async function handleFailure(
+  runtime: WorkerLoopRuntime,
+  claim: Claim,
+  taskController: AbortController,
+  cooldown: FailureCooldown,
+  error: unknown,
+): Promise<void> {
   const { store, events, dispatcher } = runtime;
   const { workerId } = claim;
   // Aborted by the worker (stop, session expiry, failFast): not the task's fault.

@@ -40,7 +40,10 @@ export class WorkerPool {
     this.sweeper =
       retention &&
       new RetentionSweeper(runtime.zk, runtime.store, parent, retention, (error) =>
-        runtime.events.emit('worker:error', { workerId: loopOptions[0]?.workerId ?? 'retention', error: error instanceof Error ? error : new Error(String(error)) }),
+        runtime.events.emit('worker:error', {
+          workerId: loopOptions[0]?.workerId ?? 'retention',
+          error: error instanceof Error ? error : new Error(String(error)),
+        }),
       );
     this.sweeper?.start();
     const first = loopOptions[0];

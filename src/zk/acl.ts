@@ -67,7 +67,8 @@ export function permsMask(perms: unknown, argument: string): number {
   let mask = 0;
   for (const name of perms as unknown[]) {
     const bits = typeof name === 'string' && Object.hasOwn(ACL_PERMS, name) ? ACL_PERMS[name as AclPermName] : undefined;
-    if (bits === undefined) throw new InvalidArgumentError(argument, `unknown permission ${describe(name)}: expected one of ${Object.keys(ACL_PERMS).join(', ')}`);
+    if (bits === undefined)
+      throw new InvalidArgumentError(argument, `unknown permission ${describe(name)}: expected one of ${Object.keys(ACL_PERMS).join(', ')}`);
     mask |= bits;
   }
   return mask;
@@ -88,9 +89,11 @@ export function resolveAuth(auth: unknown): readonly ZkAuth[] {
   const list: unknown[] = Array.isArray(auth) ? auth : [auth];
   return list.map((entry, index) => {
     const argument = Array.isArray(auth) ? `auth[${index}]` : 'auth';
-    if (typeof entry !== 'object' || entry === null) throw new InvalidArgumentError(argument, `expected { scheme, id } such as { scheme: 'digest', id: 'user:password' }, got ${describe(entry)}`);
+    if (typeof entry !== 'object' || entry === null)
+      throw new InvalidArgumentError(argument, `expected { scheme, id } such as { scheme: 'digest', id: 'user:password' }, got ${describe(entry)}`);
     const { scheme, id } = entry as Partial<ZkAuth>;
-    if (typeof scheme !== 'string' || scheme === '') throw new InvalidArgumentError(`${argument}.scheme`, `expected a ZooKeeper auth scheme such as 'digest', got ${describe(scheme)}`);
+    if (typeof scheme !== 'string' || scheme === '')
+      throw new InvalidArgumentError(`${argument}.scheme`, `expected a ZooKeeper auth scheme such as 'digest', got ${describe(scheme)}`);
     if (typeof id !== 'string') throw new InvalidArgumentError(`${argument}.id`, `expected a string, got ${typeof id}`);
     if (scheme === 'digest' && id.indexOf(':') < 1) throw new InvalidArgumentError(`${argument}.id`, "a digest id is 'user:password'");
     return { scheme, id };
@@ -120,11 +123,15 @@ export function resolveAcl(acl: unknown, auth: readonly ZkAuth[]): readonly AclE
     if (typeof entry !== 'object' || entry === null) throw new InvalidArgumentError(argument, `expected { perms, scheme, id }, got ${describe(entry)}`);
     const { perms, scheme, id } = entry as Partial<AclEntry>;
     permsMask(perms, `${argument}.perms`);
-    if (typeof scheme !== 'string' || scheme === '') throw new InvalidArgumentError(`${argument}.scheme`, `expected a ZooKeeper scheme such as 'digest', got ${describe(scheme)}`);
+    if (typeof scheme !== 'string' || scheme === '')
+      throw new InvalidArgumentError(`${argument}.scheme`, `expected a ZooKeeper scheme such as 'digest', got ${describe(scheme)}`);
     if (typeof id !== 'string') throw new InvalidArgumentError(`${argument}.id`, `expected a string, got ${typeof id}`);
     if (scheme === 'world' && id !== 'anyone') throw new InvalidArgumentError(`${argument}.id`, `the only world id is 'anyone', got '${id}'`);
     if (scheme === 'digest' && !/^[^:]+:[A-Za-z0-9+/]{27}=$/.test(id)) {
-      throw new InvalidArgumentError(`${argument}.id`, `a digest ACL id is 'user:' + base64(sha1('user:password')), not the password itself: build the entry with digestAcl('user:password')`);
+      throw new InvalidArgumentError(
+        `${argument}.id`,
+        `a digest ACL id is 'user:' + base64(sha1('user:password')), not the password itself: build the entry with digestAcl('user:password')`,
+      );
     }
     if (scheme === 'auth' && auth.length === 0) {
       throw new InvalidArgumentError(

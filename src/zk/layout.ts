@@ -64,13 +64,7 @@ export function isPlanName(name: string): boolean {
 }
 
 /** Sequential prefixes whose names end in ZooKeeper's 10-digit counter. */
-export type SequentialPrefix =
-  | typeof PLAN_PREFIX
-  | typeof TASK_PREFIX
-  | typeof PROV_PREFIX
-  | typeof DEP_PREFIX
-  | typeof ARG_PREFIX
-  | typeof KEPT_RESULT_PREFIX;
+export type SequentialPrefix = typeof PLAN_PREFIX | typeof TASK_PREFIX | typeof PROV_PREFIX | typeof DEP_PREFIX | typeof ARG_PREFIX | typeof KEPT_RESULT_PREFIX;
 
 const SERIAL_PATTERN = /^\d+$/;
 
@@ -106,9 +100,7 @@ export function serialOf(name: string, prefix: SequentialPrefix): string | undef
 
 /** Sorts sequential child names by serial: ZooKeeper returns children in no particular order. */
 export function sortBySerial(names: readonly string[], prefix: SequentialPrefix): string[] {
-  return names
-    .filter((name) => hasSequentialName(name, prefix))
-    .sort((a, b) => compareSerials(a.slice(prefix.length), b.slice(prefix.length)));
+  return names.filter((name) => hasSequentialName(name, prefix)).sort((a, b) => compareSerials(a.slice(prefix.length), b.slice(prefix.length)));
 }
 
 /** Compares serials numerically; ZooKeeper pads to 10 digits but counters past 2^31 wrap to a minus sign. */

@@ -40,7 +40,12 @@ export function openNativeSession(options: ZkClientOptions, events: NativeSessio
     const timer = setTimeout(() => {
       fail(
         connected
-          ? new ZkError('addAuth', -7, '/', `ZooKeeper at ${options.connect} accepted the session but did not answer add_auth within ${options.connectTimeoutMs} ms`)
+          ? new ZkError(
+              'addAuth',
+              -7,
+              '/',
+              `ZooKeeper at ${options.connect} accepted the session but did not answer add_auth within ${options.connectTimeoutMs} ms`,
+            )
           : new ZkConnectTimeoutError(options.connect, options.connectTimeoutMs),
       );
     }, options.connectTimeoutMs);

@@ -7,15 +7,7 @@ import { openNativeSession } from './native-session.js';
 import { protectCreated, protectEcho, type AclGuardClient } from './acl-guard.js';
 import { ZkBase } from './zk-base.js';
 import { WatchRegistry, type WatchKind } from './watch-registry.js';
-import type {
-  CreateMode,
-  SessionState,
-  Watcher,
-  WriteOptions,
-  ZkClientOptions,
-  ZkOperationCounts,
-  ZkSession,
-} from './zk-client-types.js';
+import type { CreateMode, SessionState, Watcher, WriteOptions, ZkClientOptions, ZkOperationCounts, ZkSession } from './zk-client-types.js';
 
 export type { ZkStat } from './native-client.js';
 export type {
@@ -128,7 +120,8 @@ export class ZkClient extends ZkBase {
       );
     } catch (error) {
       // A resent create answers NODE_EXISTS when its lost first try did create the node, which then never got the ACL.
-      if (this.nativeAcl !== undefined && isZkError(error, 'NODE_EXISTS') && error.retried) await protectEcho(this.aclGuard, path, this.nativeAcl, options.fence);
+      if (this.nativeAcl !== undefined && isZkError(error, 'NODE_EXISTS') && error.retried)
+        await protectEcho(this.aclGuard, path, this.nativeAcl, options.fence);
       throw error;
     }
     if (this.nativeAcl !== undefined) await protectCreated(this.aclGuard, created, this.nativeAcl, options.fence);
@@ -187,7 +180,12 @@ export class ZkClient extends ZkBase {
    * Registers `watcher` (if any) for one try of a call; it is dropped again when the call was not
    * sent, or when its answer `rc` means ZooKeeper set no watch (`keeps(rc)` false).
    */
-  private registerWatch(path: string, kind: WatchKind, watcher: Watcher | undefined, keeps: (rc: number) => boolean): { started: (rc: number) => number; settled: (rc: number) => void } {
+  private registerWatch(
+    path: string,
+    kind: WatchKind,
+    watcher: Watcher | undefined,
+    keeps: (rc: number) => boolean,
+  ): { started: (rc: number) => number; settled: (rc: number) => void } {
     if (watcher === undefined) return { started: (rc) => rc, settled: () => undefined };
     const registration = this.watches.add(path, kind, watcher);
     return {
@@ -208,9 +206,7 @@ export class ZkClient extends ZkBase {
   }
 
   delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
-    return this.submit<void>('delete', path, 'writes', options.fence, (native, settle) =>
-      native.a_delete_(path, version, (rc) => settle(rc, undefined)),
-    );
+    return this.submit<void>('delete', path, 'writes', options.fence, (native, settle) => native.a_delete_(path, version, (rc) => settle(rc, undefined)));
   }
 
   /** Sets an ACL given in the native client's shape (the guard of `create` uses it). */
@@ -261,7 +257,13 @@ export class ZkClient extends ZkBase {
         reject(
           this.authFailure === undefined
             ? new ZkError(op, NATIVE.ZCLOSING, path, `ZooKeeper ${op} of ${path}: this client is closed; create a new one`)
-            : new ZkError(op, NATIVE.ZAUTHFAILED, path, `ZooKeeper ${op} of ${path}: this client closed itself after its session expired, because the new session could not authenticate: ${this.authFailure.message}`, this.authFailure),
+            : new ZkError(
+                op,
+                NATIVE.ZAUTHFAILED,
+                path,
+                `ZooKeeper ${op} of ${path}: this client closed itself after its session expired, because the new session could not authenticate: ${this.authFailure.message}`,
+                this.authFailure,
+              ),
         );
         return;
       }

@@ -160,7 +160,14 @@ export class SimWriter {
       } else {
         const paths: string[] = [];
         for (const params of spec.tasks) {
-          paths.push(await this.zkPlan.addTask(path, call('sim', params), params.inputs.map((label) => paths[label] as string), options(params)));
+          paths.push(
+            await this.zkPlan.addTask(
+              path,
+              call('sim', params),
+              params.inputs.map((label) => paths[label] as string),
+              options(params),
+            ),
+          );
         }
       }
       if (!spec.readyFirst) await this.zkPlan.markAsReady(path);

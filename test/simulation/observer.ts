@@ -95,15 +95,21 @@ export class SimObserver {
     const holder = this.server.stat(`${task}/owner`)?.ephemeralOwner;
     const sessionId = holder !== undefined && holder === currentSession ? currentSession : undefined;
     const run: RunRecord = { id: ++this.runCount, task, owner, sessionId, number: runs.length + 1, ended: false };
-    this.note(`start ${task} run#${run.id} (${run.number}) by ${owner.name} session ${currentSession ?? '-'}${sessionId === undefined ? ` WITHOUT OWNERSHIP (owner node: ${holder ?? 'none'})` : ''}`);
+    this.note(
+      `start ${task} run#${run.id} (${run.number}) by ${owner.name} session ${currentSession ?? '-'}${sessionId === undefined ? ` WITHOUT OWNERSHIP (owner node: ${holder ?? 'none'})` : ''}`,
+    );
     for (const other of sessionId === undefined ? [] : runs) {
       if (other.ended || other.owner.crashed || other.sessionId === undefined || !this.server.isAlive(other.sessionId)) continue;
-      this.violate(`invariant 1: ${task} started (run#${run.id} by ${owner.name}) while run#${other.id} by ${other.owner.name} is still running under live session ${other.sessionId}`);
+      this.violate(
+        `invariant 1: ${task} started (run#${run.id} by ${owner.name}) while run#${other.id} by ${other.owner.name} is still running under live session ${other.sessionId}`,
+      );
     }
     if (this.failedForGood.has(task)) this.violate(`invariant 2: ${task} failed for good but started again (run#${run.id} by ${owner.name})`);
     const allowed = this.halted.get(planOf(task));
     if (allowed !== undefined && !allowed.delete(task)) {
-      this.violate(`invariant 6: ${task} started (run#${run.id} by ${owner.name}) while its plan is paused or cancelled, and it had no owner when that happened`);
+      this.violate(
+        `invariant 6: ${task} started (run#${run.id} by ${owner.name}) while its plan is paused or cancelled, and it had no owner when that happened`,
+      );
     }
     this.checkInputs(run, params, args);
     runs.push(run);
@@ -121,7 +127,9 @@ export class SimObserver {
       .flatMap(([, runs]) => runs)
       .filter((other) => !other.ended && !other.owner.crashed && other.sessionId !== undefined && this.server.isAlive(other.sessionId));
     if (live.length > limit) {
-      this.violate(`invariant 7: ${live.length} runs of key ${key} (limit ${limit}) at once: ${live.map((other) => `${other.task} run#${other.id} by ${other.owner.name}`).join(', ')}`);
+      this.violate(
+        `invariant 7: ${live.length} runs of key ${key} (limit ${limit}) at once: ${live.map((other) => `${other.task} run#${other.id} by ${other.owner.name}`).join(', ')}`,
+      );
     }
   }
 
@@ -151,12 +159,16 @@ export class SimObserver {
       const producer = this.taskByLabel.get(`${plan}#${label}`);
       const stored = producer === undefined ? undefined : this.firstResult.get(producer);
       if (producer === undefined || stored === undefined) {
-        this.violate(`invariant 3: ${run.task} run#${run.id} started before input ${index} (label ${label}, ${producer ?? 'unknown task'}) had a stored result`);
+        this.violate(
+          `invariant 3: ${run.task} run#${run.id} started before input ${index} (label ${label}, ${producer ?? 'unknown task'}) had a stored result`,
+        );
         return;
       }
       const expected = decodeValue(`${producer}/result`, stored);
       if (!isDeepStrictEqual(args[index], expected)) {
-        this.violate(`invariant 3: ${run.task} run#${run.id} input ${index} is ${JSON.stringify(args[index])}, but ${producer}/result was first stored as ${JSON.stringify(expected)}`);
+        this.violate(
+          `invariant 3: ${run.task} run#${run.id} input ${index} is ${JSON.stringify(args[index])}, but ${producer}/result was first stored as ${JSON.stringify(expected)}`,
+        );
       }
     });
   }

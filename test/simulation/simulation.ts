@@ -337,7 +337,9 @@ class Simulation {
       const built = await writer.build(plan, this.observer);
       if (built) {
         plan.phase = 'running';
-        this.observer.note(`${writer.name} built ${plan.path ?? '?'} (${plan.spec.tasks.length} tasks, ${plan.spec.failurePolicy}, ${plan.spec.withoutIndex ? 'no index' : 'indexed'})`);
+        this.observer.note(
+          `${writer.name} built ${plan.path ?? '?'} (${plan.spec.tasks.length} tasks, ${plan.spec.failurePolicy}, ${plan.spec.withoutIndex ? 'no index' : 'indexed'})`,
+        );
       } else {
         plan.phase = 'abandoned';
         plan.endedAs = 'abandoned';
@@ -496,8 +498,12 @@ class Simulation {
   /** Invariant 4 failed: say which plans are stuck and how they look. */
   private reportUnended(): void {
     const stuck = this.plans.filter((plan) => plan.phase !== 'deleted');
-    const details = stuck.map((plan) => `${plan.path ?? `plan #${plan.index}`} (${plan.phase})\n${plan.path && this.server.exists(plan.path) ? this.server.dump(plan.path) : ''}`);
-    this.violate(`invariant 4: ${stuck.length} plan(s) did not end within ${END_WITHIN_MS / 60_000} min of simulated time after the last fault:\n${details.join('\n')}`);
+    const details = stuck.map(
+      (plan) => `${plan.path ?? `plan #${plan.index}`} (${plan.phase})\n${plan.path && this.server.exists(plan.path) ? this.server.dump(plan.path) : ''}`,
+    );
+    this.violate(
+      `invariant 4: ${stuck.length} plan(s) did not end within ${END_WITHIN_MS / 60_000} min of simulated time after the last fault:\n${details.join('\n')}`,
+    );
   }
 
   /** Invariant 5: with every plan deleted, no live session watches their paths and no live process remembers them. */

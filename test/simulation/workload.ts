@@ -59,7 +59,9 @@ export type WorkloadProfile = 'default' | 'stress';
 export function drawWorkload(random: Prng, profile: WorkloadProfile = 'default'): SimWorkload {
   const stress = profile === 'stress';
   const singleProcess = !stress && random.chance(0.3);
-  const processLoops = singleProcess ? [random.int(1, 3)] : Array.from({ length: stress ? random.int(3, 4) : random.int(2, 3) }, () => random.int(stress ? 2 : 1, 3));
+  const processLoops = singleProcess
+    ? [random.int(1, 3)]
+    : Array.from({ length: stress ? random.int(3, 4) : random.int(2, 3) }, () => random.int(stress ? 2 : 1, 3));
   const writerCount = random.int(1, 2);
   const writers = Array.from({ length: writerCount }, () => Array.from({ length: random.chance(0.3) ? 2 : 1 }, () => drawPlan(random, singleProcess)));
   return {

@@ -38,6 +38,7 @@ export function registerDevServer(program: Command): void {
     console.error(`ZooKeeper serving on ${server.connectString} (pid ${server.pid}, log ${server.logFile}); stop with Ctrl-C`);
     const ended = await Promise.race([untilSignal().then(() => undefined), server.whenExited()]);
     await server.stop(); // removes the data dir
-    if (ended !== undefined) throw new CliError(`the ZooKeeper server on ${server.connectString} stopped on its own (${ended}); its data dir was removed`, ExitCode.failed);
+    if (ended !== undefined)
+      throw new CliError(`the ZooKeeper server on ${server.connectString} stopped on its own (${ended}); its data dir was removed`, ExitCode.failed);
   });
 }

@@ -7,7 +7,6 @@ import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
 import { formatTable, printJson, terminalWidth } from '../output.js';
 
-
 /** `zk-plan plans <parent>`: one line per plan, oldest first. */
 export function registerPlans(program: Command): void {
   const command = program

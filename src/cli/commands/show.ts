@@ -52,7 +52,8 @@ export function renderPlanView(view: PlanView, width?: number): string {
   const header = `${view.plan}: ${status.state}, ${view.historyKept ? counts.total : counts.remaining} task(s)${view.historyKept ? '' : ' left'}${parts.length ? `: ${parts.join(', ')}` : ''}${
     status.failurePolicy === 'failFast' ? ' (failFast)' : ''
   }`;
-  if (view.tasks.length === 0) return `${header}\n${view.historyKept ? 'no tasks' : 'no tasks left (finished tasks are listed only for plans created with { history: true })'}`;
+  if (view.tasks.length === 0)
+    return `${header}\n${view.historyKept ? 'no tasks' : 'no tasks left (finished tasks are listed only for plans created with { history: true })'}`;
   return `${header}\n${formatTable(view.tasks, taskColumns(view.plan), width)}`;
 }
 

@@ -31,7 +31,11 @@ export function registerSubmit(program: Command): void {
     .description('build and ready a plan from a JSON spec { tasks: { [key]: { fn, params?, inputs?, options? } }, options? }, checked first')
     .argument('<spec>', 'JSON file of the spec')
     .addOption(new Option('--parent <path>', 'parent of the new plan (required)'))
-    .addOption(new Option('--param <name=value>', 'a value for { "$param": name } placeholders (repeatable; the value is JSON when it parses, else text)').default([]).argParser(collect))
+    .addOption(
+      new Option('--param <name=value>', 'a value for { "$param": name } placeholders (repeatable; the value is JSON when it parses, else text)')
+        .default([])
+        .argParser(collect),
+    )
     .addOption(new Option('--wait', 'wait until the plan ends (exit codes as wait)').default(false))
     .addOption(new Option('--timeout-ms <ms>', 'with --wait: give up after this long (exit 3)').argParser(integer(1)));
   addConnectionOptions(submit, DEFAULTS.cliConnectTimeoutMs.read);

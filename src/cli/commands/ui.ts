@@ -23,15 +23,23 @@ export function registerUi(program: Command): void {
     .argument('<parent>', 'znode under which the plans are, e.g. /plans')
     .addOption(new Option('--port <port>', 'port to listen on (0: a free one)').argParser(integer(0, 65_535)).default(0))
     .addOption(new Option('--host <host>', 'loopback address to listen on').default('127.0.0.1'))
-    .addOption(new Option('--allow-actions', `let the view pause, resume, cancel and retry plans, for requests with the bearer token ($${TOKEN_ENV}, else a new one, printed in the URL's fragment)`).default(false));
+    .addOption(
+      new Option(
+        '--allow-actions',
+        `let the view pause, resume, cancel and retry plans, for requests with the bearer token ($${TOKEN_ENV}, else a new one, printed in the URL's fragment)`,
+      ).default(false),
+    );
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
-  command.addHelpText('after', `\nPrints the view's URL on stdout (--json: { "url": … }); with --allow-actions the URL ends in #token=<token>, which the page keeps for its buttons.`);
+  command.addHelpText(
+    'after',
+    `\nPrints the view's URL on stdout (--json: { "url": … }); with --allow-actions the URL ends in #token=<token>, which the page keeps for its buttons.`,
+  );
   withUsageHint(command);
   setAction(command, async (parent: string, options: UiOptions) => {
     checkParentPath(parent);
     const { startUiServer } = await import('../../ui/ui-server.js'); // loaded when used: faster start-up of the other commands
     await withZkPlan(options, async (zkPlan) => {
-      const token = options.allowActions ? (process.env[TOKEN_ENV] || randomBytes(24).toString('base64url')) : undefined;
+      const token = options.allowActions ? process.env[TOKEN_ENV] || randomBytes(24).toString('base64url') : undefined;
       const ui = await startUiServer({ zkPlan, parent, port: options.port, host: options.host, ...(token !== undefined ? { actionsToken: token } : {}) });
       // The token goes in the fragment, which browsers never send: the page reads it and keeps it for its requests.
       const url = token === undefined ? ui.url : `${ui.url}#token=${encodeURIComponent(token)}`;

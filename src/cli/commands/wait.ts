@@ -122,7 +122,8 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
       return;
     }
     case 'failed': {
-      const failed = status?.failed ?? outcome.error.failedTasks.map(({ task, failure }) => ({ task, failure: failure as PlanStatus['failed'][number]['failure'] }));
+      const failed =
+        status?.failed ?? outcome.error.failedTasks.map(({ task, failure }) => ({ task, failure: failure as PlanStatus['failed'][number]['failure'] }));
       const blocked = status?.blocked ?? outcome.error.blockedTasks.map((task) => ({ task, reason: '' }));
       console.log(`${plan} failed: ${failed.length} task(s) failed for good, ${blocked.length} blocked behind them`);
       console.log(
@@ -144,8 +145,12 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
     }
     case 'timeout': {
       const counts = status?.counts;
-      const detail = counts ? ` (${counts.running} running, ${counts.runnable} runnable, ${counts.waiting} waiting${status.retrying.length ? `, ${status.retrying.length} retrying` : ''})` : '';
-      console.error(`zk-plan: timed out after ${formatDuration(outcome.error.timeoutMs)}: ${plan} still has ${counts?.remaining ?? outcome.error.remainingTasks} task(s)${detail}`);
+      const detail = counts
+        ? ` (${counts.running} running, ${counts.runnable} runnable, ${counts.waiting} waiting${status.retrying.length ? `, ${status.retrying.length} retrying` : ''})`
+        : '';
+      console.error(
+        `zk-plan: timed out after ${formatDuration(outcome.error.timeoutMs)}: ${plan} still has ${counts?.remaining ?? outcome.error.remainingTasks} task(s)${detail}`,
+      );
       return;
     }
     case 'interrupted':
@@ -218,7 +223,13 @@ class ProgressTracker {
  * MIN_READ_INTERVAL_MS: the task-* count (and, once the plan has a `failed` marker, its status for
  * the failed count), or the whole plan view when it keeps a history.
  */
-async function followProgress(zkPlan: ZkPlan, plan: string, tracker: ProgressTracker, reporter: ProgressReporter | undefined, stop: AbortSignal): Promise<void> {
+async function followProgress(
+  zkPlan: ZkPlan,
+  plan: string,
+  tracker: ProgressTracker,
+  reporter: ProgressReporter | undefined,
+  stop: AbortSignal,
+): Promise<void> {
   const readProgress = async (onChange: Watcher): Promise<WatchRead<never>> => {
     const { children } = await zkPlan.zk.getChildren(plan, onChange);
     if (tracker.historyKept) {

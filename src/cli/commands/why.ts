@@ -12,7 +12,7 @@ import { printJson, shortName } from '../output.js';
 export function registerWhy(program: Command): void {
   const why = program
     .command('why')
-    .description("say why a task is not running (a code, a sentence, the data behind it), or why a plan is not progressing")
+    .description('say why a task is not running (a code, a sentence, the data behind it), or why a plan is not progressing')
     .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007) or a plan path');
   addConnectionOptions(why, DEFAULTS.cliConnectTimeoutMs.read);
   why.addHelpText('after', `\n--json prints the explanation as explainTask or explainPlan returns it.`);
@@ -33,7 +33,10 @@ export function registerWhy(program: Command): void {
       return;
     }
     console.log(`${shortName(path)}: ${explanation.message}`);
-    for (const reason of explanation.reasons) console.log(`  ${reason.code} (${reason.tasks.length}): ${reason.tasks.slice(0, 5).map(shortName).join(', ')}${reason.tasks.length > 5 ? ', …' : ''}: ${reason.message}`);
+    for (const reason of explanation.reasons)
+      console.log(
+        `  ${reason.code} (${reason.tasks.length}): ${reason.tasks.slice(0, 5).map(shortName).join(', ')}${reason.tasks.length > 5 ? ', …' : ''}: ${reason.message}`,
+      );
   });
 
   const limit = program
@@ -48,7 +51,8 @@ export function registerWhy(program: Command): void {
     checkParentPath(parent);
     if (n !== undefined) {
       const value = Number(n);
-      if (n.trim() === '' || !Number.isInteger(value) || value < 0 || value > MAX_LIMIT) throw new UsageError(`the limit must be a whole number from 0 to ${MAX_LIMIT}, got '${n}'`);
+      if (n.trim() === '' || !Number.isInteger(value) || value < 0 || value > MAX_LIMIT)
+        throw new UsageError(`the limit must be a whole number from 0 to ${MAX_LIMIT}, got '${n}'`);
       await withZkPlan(options, (zkPlan) => zkPlan.setConcurrencyLimit(parent, key, value));
       if (options.json) printJson({ parent, key, limit: value });
       else console.log(`limit of "${key}" under ${parent}: ${value}`);
@@ -57,6 +61,9 @@ export function registerWhy(program: Command): void {
     const current = await withZkPlan(options, (zkPlan) => zkPlan.getConcurrencyLimit(parent, key));
     if (options.json) printJson(current ?? null);
     else if (current === undefined) console.log(`"${key}" has no limit under ${parent}`);
-    else console.log(`limit of "${key}" under ${parent}: ${current.holders.length}/${current.limit} held${current.holders.map((holder) => `\n  ${shortName(holder.task)} by ${holder.workerId}`).join('')}`);
+    else
+      console.log(
+        `limit of "${key}" under ${parent}: ${current.holders.length}/${current.limit} held${current.holders.map((holder) => `\n  ${shortName(holder.task)} by ${holder.workerId}`).join('')}`,
+      );
   });
 }

@@ -42,22 +42,44 @@ export function registerWorker(program: Command): void {
     .addOption(new Option('--functions <module>', 'module exporting `functions` or a default export: a FunctionRegistry or an object of functions (required)'))
     .addOption(new Option('--workers <n>', 'worker loops sharing this process’s session').argParser(integer(1, 10_000)).default(1))
     .addOption(new Option('--allow-inline', 'run tasks holding inline source (vm2 sandbox): only when every task writer is trusted').default(false))
-    .addOption(new Option('--session-timeout-ms <ms>', 'ZooKeeper session timeout: how long the tasks of a dead worker stay owned (default: 10000)').argParser(integer(1)))
-    .addOption(new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running tasks may finish before they are released (default: 30000)').argParser(integer(0)))
-    .addOption(new Option('--retention-max-age-ms <ms>', 'delete finished plans created longer ago than this (default: 604800000, 7 days)').argParser(integer(0)))
-    .addOption(new Option('--retention-max-count <n>', 'keep at most this many finished plans under the parent, the newest (default: 1000)').argParser(integer(0)))
+    .addOption(
+      new Option('--session-timeout-ms <ms>', 'ZooKeeper session timeout: how long the tasks of a dead worker stay owned (default: 10000)').argParser(
+        integer(1),
+      ),
+    )
+    .addOption(
+      new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running tasks may finish before they are released (default: 30000)').argParser(
+        integer(0),
+      ),
+    )
+    .addOption(
+      new Option('--retention-max-age-ms <ms>', 'delete finished plans created longer ago than this (default: 604800000, 7 days)').argParser(integer(0)),
+    )
+    .addOption(
+      new Option('--retention-max-count <n>', 'keep at most this many finished plans under the parent, the newest (default: 1000)').argParser(integer(0)),
+    )
     .addOption(new Option('--no-retention', 'keep finished plans for ever (until zk-plan rm)'))
-    .addOption(new Option('--metrics-port <port>', 'serve Prometheus metrics at http://<metrics-host>:<port>/metrics (0: a free port)').argParser(integer(0, 65_535)))
+    .addOption(
+      new Option('--metrics-port <port>', 'serve Prometheus metrics at http://<metrics-host>:<port>/metrics (0: a free port)').argParser(integer(0, 65_535)),
+    )
     .addOption(new Option('--metrics-host <host>', 'address the metrics server listens on').default('127.0.0.1'))
-    .addOption(new Option('--alert-webhook <url>', 'POST a JSON body when a task fails for good or a plan fails, is cancelled or completes: once per event across all workers with the option'))
-    .addOption(new Option('--alert-timeout-ms <ms>', 'time limit of one webhook POST; a failed POST is tried again with doubling pauses').argParser(integer(1)).default(DEFAULTS.planEvents.webhookTimeoutMs))
+    .addOption(
+      new Option(
+        '--alert-webhook <url>',
+        'POST a JSON body when a task fails for good or a plan fails, is cancelled or completes: once per event across all workers with the option',
+      ),
+    )
+    .addOption(
+      new Option('--alert-timeout-ms <ms>', 'time limit of one webhook POST; a failed POST is tried again with doubling pauses')
+        .argParser(integer(1))
+        .default(DEFAULTS.planEvents.webhookTimeoutMs),
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addOption(
-      new Option('--log-format <format>', 'logs on stderr: plain lines, pretty (pino-pretty) or json (pino JSON lines); default: pretty on a terminal, else plain; json with --json').choices([
-        'plain',
-        'pretty',
-        'json',
-      ]),
+      new Option(
+        '--log-format <format>',
+        'logs on stderr: plain lines, pretty (pino-pretty) or json (pino JSON lines); default: pretty on a terminal, else plain; json with --json',
+      ).choices(['plain', 'pretty', 'json']),
     );
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.worker);
   command.addHelpText(
@@ -110,9 +132,13 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
   }
   const names = functions.names();
   if (options.json) {
-    console.log(JSON.stringify({ event: 'started', loops: pool.size, parent, connect, functions: names, pid: process.pid, ...(metrics ? { metrics: metrics.url } : {}) }));
+    console.log(
+      JSON.stringify({ event: 'started', loops: pool.size, parent, connect, functions: names, pid: process.pid, ...(metrics ? { metrics: metrics.url } : {}) }),
+    );
   } else {
-    console.log(`zk-plan worker: ${pool.size} loop(s) on ${parent} at ${connect}, functions: ${names.join(', ')}${metrics ? `, metrics at ${metrics.url}` : ''}`);
+    console.log(
+      `zk-plan worker: ${pool.size} loop(s) on ${parent} at ${connect}, functions: ${names.join(', ')}${metrics ? `, metrics at ${metrics.url}` : ''}`,
+    );
   }
   const signal = await untilSignal();
   log.info(`${signal}: stopping (running: ${pool.runningTasks.length})`);
