@@ -13,9 +13,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh || exit 1
 npx tsc --noEmit -p tsconfig.json || { echo "typecheck: 0 passed, 1 failed"; exit 1; }
 # Guard rails: promises neither awaited nor handled, promises where a callback's result is ignored,
-# type imports written as values (eslint.config.js); and no import cycle in src/, types included.
+# type imports written as values (eslint.config.js); no import cycle in src/, types included; and
+# the formatter's layout.
 npx eslint . || { echo "lint: 0 passed, 1 failed"; exit 1; }
 npx dpdm --no-warning --no-tree --exit-code circular:1 'src/**/*.ts' || { echo "import cycles: 0 passed, 1 failed"; exit 1; }
+# Formatting (prettier, .prettierrc.json): `npm run format` fixes what this reports.
+npx prettier --check --log-level warn . || { echo "format: 0 passed, 1 failed"; exit 1; }
 mkdir -p test-output
 rm -f test-output/unit-report.json test-output/integ-report.json test-output/coverage/coverage-summary.json
 
