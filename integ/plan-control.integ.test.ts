@@ -2,30 +2,15 @@
  * Plan control on a real ZooKeeper server: priorities, pause/resume/cancel through the API and the
  * `zk-plan pause|resume|cancel|workers` commands, and the live worker registry.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, PlanCancelledError, call, type TaskContext } from '../src/index.js';
+import { runCli, type CliRun } from './support/run-cli.js';
 import { useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('plan-control');
 const QUICK = { backoff: { initial: 10, max: 50 }, retention: false } as const;
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-async function cli(args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+const cli = (args: string[]): Promise<CliRun> => runCli(env.connectString, args);
 
 function recording(order: string[], msOf: (label: string) => number = () => 0): FunctionRegistry {
   return new FunctionRegistry().register('step', async (ctx: TaskContext<unknown[]>) => {

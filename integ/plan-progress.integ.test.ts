@@ -1,22 +1,12 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry, call, type PlanStatus, type PlanSummary } from '../src/index.js';
+import { runCli, type CliRun } from './support/run-cli.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('plan-progress');
 const QUICK = { backoff: { initial: 10, max: 50 } } as const;
 
-/** Runs the CLI against this file's server to the end. */
-async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
+const run = (args: string[]): Promise<CliRun> => runCli(env.connectString, args);
 
 const tries = new Map<string, number>();
 const functions = new FunctionRegistry()

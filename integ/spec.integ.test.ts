@@ -1,27 +1,20 @@
 /** Plan specs on a real server: `zk-plan submit --wait` and `zk-plan validate`. */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FunctionRegistry, type TaskContext } from '../src/index.js';
+import { runCli } from './support/run-cli.js';
 import { useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('spec');
 const dir = mkdtempSync(join(tmpdir(), 'zk-plan-spec-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs the CLI without blocking this process (its worker pool runs the submitted plan). */
-async function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString } });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
-  const [status] = (await once(child, 'close')) as [number | null];
-  return { status, stdout, stderr };
-}
+const cli = async (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> => {
+  const { code, stdout, stderr } = await runCli(env.connectString, args);
+  return { status: code, stdout, stderr };
+};
 
 describe('zk-plan submit and validate', () => {
   it('submits a spec with a param, waits for it, and the results are those of the spec', async () => {
