@@ -9,7 +9,16 @@ import { TIMING, useZooKeeper } from './support/zk-test-env.js';
 const env = useZooKeeper('ui');
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const WAIT_MS = 20_000 * TIMING;
 
 let browser: Browser | undefined;
@@ -222,66 +231,80 @@ describe('web view', () => {
     expect(await page.textContent('#panel')).toContain(`its input comes from failed task ${failed}`);
   });
 
-  it('renders a 1 000-task plan quickly, lays it out once, and recolours it in place as it runs', async () => {
-    const root = env.root();
-    const builder = await env.zkPlan({ functions: new FunctionRegistry().register('f', (ctx) => ctx.params[0]) });
-    const viewer = await env.zkPlan(); // the web view on a session of its own, as `zk-plan ui` would be
-    const plan = await builder.createPlan(root, { history: true });
-    const tasks: TaskToAdd[] = Array.from({ length: 1000 }, (_, i) => {
-      const layer = Math.floor(i / 100);
-      const args = layer === 0 ? [] : [...new Set([(layer - 1) * 100 + ((i * 7) % 100), (layer - 1) * 100 + ((i * 13 + 5) % 100)])];
-      return { task: call('f', i), args };
-    });
-    const built = performance.now();
-    await builder.addTasks(plan, tasks);
-    const buildMs = performance.now() - built;
-    const ui = await openUi(viewer, root);
+  it(
+    'renders a 1 000-task plan quickly, lays it out once, and recolours it in place as it runs',
+    async () => {
+      const root = env.root();
+      const builder = await env.zkPlan({ functions: new FunctionRegistry().register('f', (ctx) => ctx.params[0]) });
+      const viewer = await env.zkPlan(); // the web view on a session of its own, as `zk-plan ui` would be
+      const plan = await builder.createPlan(root, { history: true });
+      const tasks: TaskToAdd[] = Array.from({ length: 1000 }, (_, i) => {
+        const layer = Math.floor(i / 100);
+        const args = layer === 0 ? [] : [...new Set([(layer - 1) * 100 + ((i * 7) % 100), (layer - 1) * 100 + ((i * 13 + 5) % 100)])];
+        return { task: call('f', i), args };
+      });
+      const built = performance.now();
+      await builder.addTasks(plan, tasks);
+      const buildMs = performance.now() - built;
+      const ui = await openUi(viewer, root);
 
-    const page = await newPage(1600, 900);
-    // Main-thread tasks over 50 ms, to show the page is not frozen while ELK works.
-    await page.addInitScript(`
+      const page = await newPage(1600, 900);
+      // Main-thread tasks over 50 ms, to show the page is not frozen while ELK works.
+      await page.addInitScript(`
       window.longTasks = [];
       new PerformanceObserver((list) => { for (const entry of list.getEntries()) window.longTasks.push(entry.duration); })
         .observe({ type: 'longtask', buffered: true });
     `);
-    const started = performance.now();
-    await page.goto(planUrl(ui, plan));
-    await page.waitForFunction(() => {
-      const { document } = globalThis as unknown as PageGlobals;
-      return document.querySelectorAll('g.node').length === 1000 && document.documentElement.dataset['rendered'] === 'true';
-    }, undefined, {
-      timeout: 30_000 * TIMING,
-    });
-    const firstRenderMs = performance.now() - started;
-    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.documentElement.dataset['layout'] === 'elk', undefined, { timeout: 60_000 * TIMING });
-    const elkRenderMs = performance.now() - started;
-    const stats = await page.evaluate((): PageStats => {
-      const { zkPlanUi, longTasks, document } = globalThis as unknown as PageGlobals;
-      return { ...zkPlanUi, longestTask: Math.max(0, ...longTasks), edges: document.querySelectorAll('#edges path').length };
-    });
-    console.log(
-      `[ui] 1000-task plan: built in ${Math.round(buildMs)} ms; all 1000 nodes drawn ${Math.round(firstRenderMs)} ms after navigation ` +
-        `(page's clock: snapshot received at ${Math.round(stats.snapshotMs)} ms, drawn with a quick layering at ${Math.round(stats.firstRenderMs)} ms); ` +
-        `ELK layout in the ${stats.engine} took ${stats.elkMs} ms, applied ${Math.round(elkRenderMs)} ms after navigation; ${stats.edges} edges; ` +
-        `longest main-thread task ${Math.round(stats.longestTask)} ms`,
-    );
-    await mkdir('test-output', { recursive: true });
-    await page.screenshot({ path: 'test-output/ui-plan-1000.png' });
-    expect(stats.nodes).toBe(1000);
-    expect(stats.edges).toBe(tasks.reduce((count, task) => count + (task.args?.length ?? 0), 0));
-    expect(stats.engine).toBe('worker');
-    expect(firstRenderMs).toBeLessThan(10_000 * TIMING);
-    expect(stats.layouts).toBe(1);
+      const started = performance.now();
+      await page.goto(planUrl(ui, plan));
+      await page.waitForFunction(
+        () => {
+          const { document } = globalThis as unknown as PageGlobals;
+          return document.querySelectorAll('g.node').length === 1000 && document.documentElement.dataset['rendered'] === 'true';
+        },
+        undefined,
+        {
+          timeout: 30_000 * TIMING,
+        },
+      );
+      const firstRenderMs = performance.now() - started;
+      await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.documentElement.dataset['layout'] === 'elk', undefined, {
+        timeout: 60_000 * TIMING,
+      });
+      const elkRenderMs = performance.now() - started;
+      const stats = await page.evaluate((): PageStats => {
+        const { zkPlanUi, longTasks, document } = globalThis as unknown as PageGlobals;
+        return { ...zkPlanUi, longestTask: Math.max(0, ...longTasks), edges: document.querySelectorAll('#edges path').length };
+      });
+      console.log(
+        `[ui] 1000-task plan: built in ${Math.round(buildMs)} ms; all 1000 nodes drawn ${Math.round(firstRenderMs)} ms after navigation ` +
+          `(page's clock: snapshot received at ${Math.round(stats.snapshotMs)} ms, drawn with a quick layering at ${Math.round(stats.firstRenderMs)} ms); ` +
+          `ELK layout in the ${stats.engine} took ${stats.elkMs} ms, applied ${Math.round(elkRenderMs)} ms after navigation; ${stats.edges} edges; ` +
+          `longest main-thread task ${Math.round(stats.longestTask)} ms`,
+      );
+      await mkdir('test-output', { recursive: true });
+      await page.screenshot({ path: 'test-output/ui-plan-1000.png' });
+      expect(stats.nodes).toBe(1000);
+      expect(stats.edges).toBe(tasks.reduce((count, task) => count + (task.args?.length ?? 0), 0));
+      expect(stats.engine).toBe('worker');
+      expect(firstRenderMs).toBeLessThan(10_000 * TIMING);
+      expect(stats.layouts).toBe(1);
 
-    // Run it: colours change in place, the layout stays.
-    await builder.markAsReady(plan);
-    builder.startWorkers(root, { count: 8 });
-    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelectorAll('g.node[data-state="done"]').length === 1000, undefined, { timeout: 120_000 * TIMING });
-    await page.waitForSelector('#plan-state[data-state="completed"]');
-    const after = await page.evaluate(() => (globalThis as unknown as PageGlobals).zkPlanUi);
-    console.log(`[ui] 1000-task plan ran to completion in the page with ${after.diffs} pushed diffs, ${after.layouts} layout(s)`);
-    expect(after.layouts).toBe(1);
-    expect(after.structureChanges).toBe(1);
-    expect(await page.textContent('#progress-text')).toBe('1000/1000 done');
-  }, 240_000 * TIMING);
+      // Run it: colours change in place, the layout stays.
+      await builder.markAsReady(plan);
+      builder.startWorkers(root, { count: 8 });
+      await page.waitForFunction(
+        () => (globalThis as unknown as PageGlobals).document.querySelectorAll('g.node[data-state="done"]').length === 1000,
+        undefined,
+        { timeout: 120_000 * TIMING },
+      );
+      await page.waitForSelector('#plan-state[data-state="completed"]');
+      const after = await page.evaluate(() => (globalThis as unknown as PageGlobals).zkPlanUi);
+      console.log(`[ui] 1000-task plan ran to completion in the page with ${after.diffs} pushed diffs, ${after.layouts} layout(s)`);
+      expect(after.layouts).toBe(1);
+      expect(after.structureChanges).toBe(1);
+      expect(await page.textContent('#progress-text')).toBe('1000/1000 done');
+    },
+    240_000 * TIMING,
+  );
 });

@@ -19,7 +19,11 @@ describe('web view actions', () => {
   });
 
   async function setUp(actionsToken?: string): Promise<{ proc: MemoryProcess; ui: UiServer; plan: string }> {
-    const proc = memoryProcess(new MemoryZooKeeper(), 'a', new FunctionRegistry().register('ok', () => 1));
+    const proc = memoryProcess(
+      new MemoryZooKeeper(),
+      'a',
+      new FunctionRegistry().register('ok', () => 1),
+    );
     processes.push(proc);
     const ui = await startUiServer({ zkPlan: proc.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, ...(actionsToken ? { actionsToken } : {}) });
     servers.push(ui);
@@ -29,7 +33,10 @@ describe('web view actions', () => {
   }
 
   const post = (ui: UiServer, action: string, plan: string, token?: string, extra = ''): Promise<Response> =>
-    fetch(`${ui.url}api/actions/${action}?path=${encodeURIComponent(plan)}${extra}`, { method: 'POST', headers: token === undefined ? {} : { Authorization: `Bearer ${token}` } });
+    fetch(`${ui.url}api/actions/${action}?path=${encodeURIComponent(plan)}${extra}`, {
+      method: 'POST',
+      headers: token === undefined ? {} : { Authorization: `Bearer ${token}` },
+    });
 
   it('refuses every action without the token, with a wrong one, and on a read-only view', async () => {
     const { ui, plan, proc } = await setUp(TOKEN);

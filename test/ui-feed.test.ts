@@ -110,7 +110,8 @@ describe('PlanFeed', () => {
     expect(describePlan).toHaveBeenCalledTimes(1);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ type: 'snapshot', model: { nodes: [{ state: 'runnable' }, { state: 'waiting' }] } });
-    for (const path of [PLAN, `${PLAN}/history`, `${PLAN}/runnable`, `${PLAN}/failed`, `${PLAN}/task-0000000001/owner`]) expect(zk.watchCount(path), path).toBe(1);
+    for (const path of [PLAN, `${PLAN}/history`, `${PLAN}/runnable`, `${PLAN}/failed`, `${PLAN}/task-0000000001/owner`])
+      expect(zk.watchCount(path), path).toBe(1);
     expect(zk.watchCount(`${PLAN}/task-0000000002/owner`)).toBe(0); // waiting: no owner to expect yet
   });
 
@@ -242,7 +243,9 @@ describe('PlansFeed', () => {
     const messages: PlansFeedMessage[] = [];
     feed.subscribe((message) => messages.push(message));
     await vi.advanceTimersByTimeAsync(0);
-    expect(messages).toEqual([{ type: 'plans', plans: [expect.objectContaining({ plan: PLAN, name: 'plan-0000000001', state: 'running', historyKept: true })] }]);
+    expect(messages).toEqual([
+      { type: 'plans', plans: [expect.objectContaining({ plan: PLAN, name: 'plan-0000000001', state: 'running', historyKept: true })] },
+    ]);
     for (const path of [PARENT, PLAN, `${PLAN}/history`, `${PLAN}/failed`]) expect(zk.watchCount(path), path).toBe(1);
     zk.fire(PLAN);
     await vi.advanceTimersByTimeAsync(150);

@@ -51,7 +51,11 @@ function loadGraph(): ZkPlanGraph {
 
 const G = loadGraph();
 const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
-const t = (serial: number, inputs: number[] = [], fn = 'f'): GraphNode => ({ name: `task-${String(serial).padStart(10, '0')}`, fn, inputs: inputs.map((i) => `task-${String(i).padStart(10, '0')}`) });
+const t = (serial: number, inputs: number[] = [], fn = 'f'): GraphNode => ({
+  name: `task-${String(serial).padStart(10, '0')}`,
+  fn,
+  inputs: inputs.map((i) => `task-${String(i).padStart(10, '0')}`),
+});
 
 describe('graph helpers of the page', () => {
   it('labels tasks by serial', () => {
@@ -134,7 +138,13 @@ describe('graph helpers of the page', () => {
   });
 
   it('writes SVG path data', () => {
-    expect(G.pathData([[0, 0], [10.26, 5], [20, 5.04]])).toBe('M0 0 L10.3 5 L20 5');
+    expect(
+      G.pathData([
+        [0, 0],
+        [10.26, 5],
+        [20, 5.04],
+      ]),
+    ).toBe('M0 0 L10.3 5 L20 5');
   });
 });
 

@@ -132,10 +132,24 @@ describe('isPlanUnder and isTaskUnder', () => {
   });
 
   it('refuses anything else', () => {
-    for (const path of ['/other/plan-0000000001', '/plans/sub/plan-0000000001', '/plans/plan-x', '/plans', '/plans/plan-0000000001/', 'plans/plan-0000000001', '/plans/../plan-0000000001']) {
+    for (const path of [
+      '/other/plan-0000000001',
+      '/plans/sub/plan-0000000001',
+      '/plans/plan-x',
+      '/plans',
+      '/plans/plan-0000000001/',
+      'plans/plan-0000000001',
+      '/plans/../plan-0000000001',
+    ]) {
       expect(isPlanUnder('/plans', path), path).toBe(false);
     }
-    for (const path of [`${PLAN}`, `${PLAN}/ready`, `${PLAN}/task-0000000001/owner`, '/other/plan-0000000001/task-0000000001', `${PLAN}/history/task-0000000001`]) {
+    for (const path of [
+      `${PLAN}`,
+      `${PLAN}/ready`,
+      `${PLAN}/task-0000000001/owner`,
+      '/other/plan-0000000001/task-0000000001',
+      `${PLAN}/history/task-0000000001`,
+    ]) {
       expect(isTaskUnder('/plans', path), path).toBe(false);
     }
   });
@@ -228,7 +242,11 @@ describe('diffModels', () => {
 
 describe('planRow', () => {
   it('summarises a plan for the plans page', () => {
-    const summary: PlanSummary = { plan: PLAN, status: status({ total: 10, done: 4, remaining: 6, running: 1, finishing: 1, waiting: 2, runnable: 1, failed: 1 }), done: 4 };
+    const summary: PlanSummary = {
+      plan: PLAN,
+      status: status({ total: 10, done: 4, remaining: 6, running: 1, finishing: 1, waiting: 2, runnable: 1, failed: 1 }),
+      done: 4,
+    };
     expect(planRow({ ...summary, historyKept: false }).historyKept).toBe(false);
     expect(planRow({ ...summary, historyKept: true }, false).historyKept).toBe(false);
     expect(planRow(summary, true)).toEqual({
@@ -267,7 +285,15 @@ describe('taskDetail', () => {
       params: '[ { id: 42n, when: 2024-05-06T07:08:09.000Z } ]',
       inputs: [`${PLAN}/${n(3)}`],
       owner: { workerId: 'w/1', claimedAt: '2024-05-06T07:08:09.000Z' },
-      failure: { type: 'PermanentError', message: 'no such customer', code: 'NO_SUCH_CUSTOMER', retryable: false, attempts: 1, workerId: 'w/1', at: '2024-05-06T07:08:09.000Z' },
+      failure: {
+        type: 'PermanentError',
+        message: 'no such customer',
+        code: 'NO_SUCH_CUSTOMER',
+        retryable: false,
+        attempts: 1,
+        workerId: 'w/1',
+        at: '2024-05-06T07:08:09.000Z',
+      },
     });
     expect(detail.failure?.stack?.split('\n')).toHaveLength(11);
     expect(JSON.parse(JSON.stringify(detail))).toEqual(detail);
@@ -291,7 +317,10 @@ describe('taskDetail', () => {
 
 describe('progress numbers agree with the API (one count)', () => {
   it('a 21-task plan with 13 done shows 13/21, on the plan page and the plans page', () => {
-    const tasks = [...Array.from({ length: 13 }, (_, index) => task(index + 1, 'done')), ...Array.from({ length: 8 }, (_, index) => task(index + 14, 'waiting'))];
+    const tasks = [
+      ...Array.from({ length: 13 }, (_, index) => task(index + 1, 'done')),
+      ...Array.from({ length: 8 }, (_, index) => task(index + 14, 'waiting')),
+    ];
     const planView = view(tasks);
     expect(planView.status.counts).toMatchObject({ total: 21, done: 13, remaining: 8 });
     expect(buildModel(planView).status).toMatchObject({ done: 13, total: 21 });

@@ -49,7 +49,16 @@ const tasks: TaskView[] = [
     inputs: [`${PLAN}/task-0000000001`],
     pendingInputs: 0,
     keepResult: false,
-    failure: { type: 'PermanentError', message: 'no such customer', code: 'NO_SUCH_CUSTOMER', stack: 'PermanentError: no such customer\n    at x', retryable: false, attempts: 1, workerId: 'w/1', at },
+    failure: {
+      type: 'PermanentError',
+      message: 'no such customer',
+      code: 'NO_SUCH_CUSTOMER',
+      stack: 'PermanentError: no such customer\n    at x',
+      retryable: false,
+      attempts: 1,
+      workerId: 'w/1',
+      at,
+    },
   },
 ];
 
@@ -153,7 +162,12 @@ describe('startUiServer', () => {
     expect(page.status).toBe(400);
     expect(page.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(page.text).not.toContain('<script>alert');
-    for (const path of [`/api/plan?path=${encodeURIComponent('/elsewhere/plan-0000000001')}`, `/api/task?path=${encodeURIComponent(`${PLAN}/owner`)}`, '/api/events', '/api/plan']) {
+    for (const path of [
+      `/api/plan?path=${encodeURIComponent('/elsewhere/plan-0000000001')}`,
+      `/api/task?path=${encodeURIComponent(`${PLAN}/owner`)}`,
+      '/api/events',
+      '/api/plan',
+    ]) {
       const answer = await get(path);
       expect(answer.status, path).toBe(400);
       expect(JSON.parse(answer.text), path).toEqual({ error: { code: 'INVALID_ARGUMENT', message: expect.any(String) } });
@@ -204,7 +218,13 @@ describe('startUiServer', () => {
       text += decoder.decode(chunk.value);
     }
     const data = /event: snapshot\ndata: (.*)\n\n/.exec(text)?.[1];
-    expect(JSON.parse(data ?? 'null')).toMatchObject({ plan: PLAN, nodes: [{ name: 'task-0000000001', state: 'done' }, { name: 'task-0000000002', state: 'failed', inputs: ['task-0000000001'] }] });
+    expect(JSON.parse(data ?? 'null')).toMatchObject({
+      plan: PLAN,
+      nodes: [
+        { name: 'task-0000000001', state: 'done' },
+        { name: 'task-0000000002', state: 'failed', inputs: ['task-0000000001'] },
+      ],
+    });
     await server.close();
     ui = undefined;
     for (;;) {

@@ -24,9 +24,7 @@ export function plansPageHtml(parent: string): string {
 
 /** The plan page. */
 export function planPageHtml(plan: string): string {
-  const legend = TASK_VIEW_STATES.map(
-    (state) => `<span class="item" data-state="${state}"><i></i>${state} <b id="count-${state}">0</b></span>`,
-  ).join('');
+  const legend = TASK_VIEW_STATES.map((state) => `<span class="item" data-state="${state}"><i></i>${state} <b id="count-${state}">0</b></span>`).join('');
   const body =
     `<header><a href="/">Plans</a><span class="crumb">›</span><h1>${escapeHtml(plan)}</h1>` +
     `<span id="plan-state" class="badge">…</span>` +

@@ -31,7 +31,12 @@ export function actionOf(pathname: string): UiAction | undefined {
 
 /** Checks the request's bearer token against the view's (none configured: actions are off). */
 export function authorize(req: IncomingMessage, token: string | undefined): void {
-  if (token === undefined) throw new ActionRefused(403, 'ACTIONS_DISABLED', 'the web view is read-only: start it with --allow-actions (a bearer token) to pause, resume, cancel or retry');
+  if (token === undefined)
+    throw new ActionRefused(
+      403,
+      'ACTIONS_DISABLED',
+      'the web view is read-only: start it with --allow-actions (a bearer token) to pause, resume, cancel or retry',
+    );
   const header = req.headers.authorization ?? '';
   const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
   // Hashes first: equal lengths for timingSafeEqual, and nothing about the token's length leaks.

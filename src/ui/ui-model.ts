@@ -93,7 +93,12 @@ export function isPlanUnder(parent: string, path: string): boolean {
 
 /** True when `path` is a task of a plan under `parent` (`<parent>/plan-N/task-N`). */
 export function isTaskUnder(parent: string, path: string): boolean {
-  return typeof path === 'string' && hasSequentialName(nameOf(path), TASK_PREFIX) && isPlanUnder(parent, parentOf(path)) && path === childPath(parentOf(path), nameOf(path));
+  return (
+    typeof path === 'string' &&
+    hasSequentialName(nameOf(path), TASK_PREFIX) &&
+    isPlanUnder(parent, parentOf(path)) &&
+    path === childPath(parentOf(path), nameOf(path))
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

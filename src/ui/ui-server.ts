@@ -25,17 +25,7 @@ import type { PlanView } from '../plan/plan-view.js';
 import { HISTORY, assertValidPath, childPath, parentOf } from '../zk/layout.js';
 import { GRAPH_JS, LAYOUT_WORKER_JS, PLANS_JS, PLAN_JS, UI_CSS, planPageHtml, plansPageHtml } from './page.js';
 import { PlanFeed, PlansFeed, type FeedTiming, type PlanFeedMessage, type PlansFeedMessage } from './plan-feed.js';
-import {
-  escapeHtml,
-  formatValue,
-  goneTaskDetail,
-  isPlanUnder,
-  isTaskUnder,
-  planRow,
-  stringifySafe,
-  taskDetail,
-  type UiTaskDetail,
-} from './ui-model.js';
+import { escapeHtml, formatValue, goneTaskDetail, isPlanUnder, isTaskUnder, planRow, stringifySafe, taskDetail, type UiTaskDetail } from './ui-model.js';
 
 export interface UiServerOptions {
   /** The ZkPlan whose session the view reads through (and sets its watches on). */
@@ -125,7 +115,10 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   assertValidPath('parent', parent);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidArgumentError('port', `expected an integer from 0 to 65535, got ${String(port)}`);
   if (!isLoopbackHost(host)) {
-    throw new InvalidArgumentError('host', `the web view needs no authentication to read and listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`);
+    throw new InvalidArgumentError(
+      'host',
+      `the web view needs no authentication to read and listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`,
+    );
   }
   const timing: FeedTiming = { lingerMs: 30_000, ...options.timing };
   const elkPath = createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js');
@@ -160,11 +153,18 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
 
   // ---- answers ----------------------------------------------------------------------------
   const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}): void => {
-    res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': type, 'Content-Length': String(Buffer.byteLength(body)), 'Cache-Control': 'no-cache', ...headers });
+    res.writeHead(status, {
+      ...SECURITY_HEADERS,
+      'Content-Type': type,
+      'Content-Length': String(Buffer.byteLength(body)),
+      'Cache-Control': 'no-cache',
+      ...headers,
+    });
     res.end(res.req.method === 'HEAD' ? undefined : body);
   };
   const sendJson = (res: ServerResponse, status: number, value: unknown): void => send(res, status, 'application/json; charset=utf-8', stringifySafe(value));
-  const sendHtml = (res: ServerResponse, status: number, html: string): void => send(res, status, 'text/html; charset=utf-8', html, { 'Content-Security-Policy': HTML_CSP });
+  const sendHtml = (res: ServerResponse, status: number, html: string): void =>
+    send(res, status, 'text/html; charset=utf-8', html, { 'Content-Security-Policy': HTML_CSP });
   const errorPage = (status: number, message: string): string =>
     `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${status} · zk-plan</title><link rel="stylesheet" href="/ui.css"></head>` +
     `<body><header><a href="/">Plans</a></header><p class="empty">${escapeHtml(message)}</p></body></html>\n`;
@@ -232,7 +232,11 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
 
   // ---- Server-Sent Events -----------------------------------------------------------------
-  const openStream = <M extends { type: string }>(req: IncomingMessage, res: ServerResponse, subscribe: (listener: (message: M) => void) => () => void): void => {
+  const openStream = <M extends { type: string }>(
+    req: IncomingMessage,
+    res: ServerResponse,
+    subscribe: (listener: (message: M) => void) => () => void,
+  ): void => {
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -303,10 +307,16 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           return;
         case '/elk.js':
           elkSource ??= readFile(elkPath);
-          send(res, 200, 'text/javascript; charset=utf-8', await elkSource.catch((error: unknown) => {
-            elkSource = undefined;
-            throw error;
-          }), { 'Cache-Control': 'public, max-age=86400' });
+          send(
+            res,
+            200,
+            'text/javascript; charset=utf-8',
+            await elkSource.catch((error: unknown) => {
+              elkSource = undefined;
+              throw error;
+            }),
+            { 'Cache-Control': 'public, max-age=86400' },
+          );
           return;
         case '/api/plans':
           sendJson(res, 200, await apiPlans());
