@@ -28,11 +28,17 @@ async function closeSessionFromAnotherHandle(client: ZkClient): Promise<void> {
     resume: credentials,
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('could not attach to the session to expire it')), 10_000);
+    const timer = setTimeout(() => {
+      setImmediate(() => handle.close()); // a handle that never connected is closed too, not left retrying
+      reject(new Error('could not attach to the session to expire it'));
+    }, 10_000);
     handle.on('connect', () => {
       clearTimeout(timer);
-      handle.close();
-      resolve();
+      // Closed outside the addon's own callback: closing a handle from within its event is where a native crash can start.
+      setImmediate(() => {
+        handle.close();
+        resolve();
+      });
     });
     handle.init({});
   });
