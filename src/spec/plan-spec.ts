@@ -7,7 +7,7 @@
 import type { PlanOptions } from '../config/plan-options.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
 import { assertFunctionName } from '../exec/function-registry.js';
-import type { AddTaskOptions } from '../plan/plan-writer.js';
+import type { AddTaskOptions } from '../plan/task-options.js';
 import { assertSerializable } from '../serialization/codec.js';
 
 /** One task of a spec. */

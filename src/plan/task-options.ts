@@ -1,0 +1,53 @@
+/**
+ * What `addTask` and `addTasks` take besides the task itself: the option types, and their
+ * validation into the settings stored with the task (pure).
+ */
+import { assertDurationMs, assertKnownKeys } from '../config/options.js';
+import { ADD_TASK_OPTION_KEYS, DEFAULT_RETRY_POLICY, assertPriority, resolveRetryPolicy, type RetryPolicy } from '../config/plan-options.js';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+import type { TaskSettings, TaskSpec } from '../exec/task-spec.js';
+import { assertConcurrencyKey } from '../limits/limit-record.js';
+
+/** One task of an `addTasks` batch: its args are task paths, or indices of earlier tasks of the batch. */
+export interface TaskToAdd {
+  readonly task: TaskSpec;
+  readonly args?: readonly (string | number)[];
+  readonly options?: AddTaskOptions;
+}
+
+/** Options of `addTask`. */
+export interface AddTaskOptions extends RetryPolicy {
+  /** Keep the task's result in the plan after the task is done, for `getResult`. @defaultValue false */
+  readonly keepResult?: boolean;
+  /** Time limit of one run of the function, in ms: then its signal aborts and the try fails (TASK_TIMEOUT). @defaultValue none */
+  readonly timeoutMs?: number;
+  /** The task's own priority (a whole number, higher first), over its plan's. @defaultValue its plan's `priority` */
+  readonly priority?: number;
+  /**
+   * At most `setConcurrencyLimit(parent, key, n)` tasks with this key run at once across every
+   * worker and plan under the plan's parent (a key without a limit does not hold anything back). @defaultValue none
+   */
+  readonly concurrencyKey?: string;
+}
+
+/** Validates addTask's options (InvalidArgumentError naming the option); the settings stored with the task. */
+export function taskSettings(options: AddTaskOptions): TaskSettings {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
+  assertKnownKeys('addTask', options, ADD_TASK_OPTION_KEYS);
+  const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs, priority, concurrencyKey } = options;
+  if (typeof keepResult !== 'boolean') throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
+  if (timeoutMs !== undefined) assertDurationMs('timeoutMs', timeoutMs);
+  if (priority !== undefined) assertPriority('priority', priority);
+  if (concurrencyKey !== undefined) assertConcurrencyKey('concurrencyKey', concurrencyKey);
+  const retry = Object.fromEntries(
+    Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(([, value]) => value !== undefined),
+  ) as RetryPolicy;
+  resolveRetryPolicy(retry, DEFAULT_RETRY_POLICY); // validates
+  return {
+    keepResult,
+    retry,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(priority !== undefined ? { priority } : {}),
+    ...(concurrencyKey !== undefined ? { concurrencyKey } : {}),
+  };
+}
