@@ -11,7 +11,10 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh || exit 1
-npx tsc --noEmit -p tsconfig.json || { echo "typecheck: 0 passed, 1 failed"; exit 1; }
+# Three programs: the server side (Node), the web view's browser code and its tests (the DOM library).
+for project in tsconfig.json src/ui/browser/tsconfig.json test/browser/tsconfig.json; do
+  npx tsc --noEmit -p "${project}" || { echo "typecheck (${project}): 0 passed, 1 failed"; exit 1; }
+done
 # Guard rails: promises neither awaited nor handled, promises where a callback's result is ignored,
 # type imports written as values (eslint.config.js); no import cycle in src/, types included; and
 # the formatter's layout.

@@ -7,7 +7,7 @@ import { InvalidArgumentError } from '../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import type { TaskContext } from '../src/exec/task-context.js';
 import { call } from '../src/exec/task-spec.js';
-import { freeSlots, heldSlots, parseLimit, encodeLimit } from '../src/limits/limit-record.js';
+import { freeSlots, heldSlots, parseLimit, encodeLimit, encodeSlot } from '../src/limits/limit-record.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from './support/memory-plan.js';
 import { expectRejects } from './support/expect-error.js';
@@ -120,6 +120,24 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     server.expireSession(a.zk.sessionId as string); // a is cut off: its owner node and its slot go
     while (runs() < 2) await pause(2);
     expect((await b.zkPlan.getConcurrencyLimit(PARENT, 'k'))?.holders.length).toBeLessThanOrEqual(1);
+  });
+
+  it('lists every limit under a parent by key, with its holders, and skips nodes it did not write', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'a');
+    processes.push(proc);
+    expect(await proc.zkPlan.listConcurrencyLimits(PARENT)).toEqual([]);
+    await proc.zkPlan.setConcurrencyLimit(PARENT, 'warehouse/eu 1', 3);
+    await proc.zkPlan.setConcurrencyLimit(PARENT, 'api', 1);
+    await proc.zk.create(`${PARENT}/zk-plan-limits/%E0%A4%A`, Buffer.from('2')); // a malformed escape: not a key's node
+    const at = new Date('2026-11-24T10:00:00Z');
+    const slot = `${PARENT}/zk-plan-limits/api/slot-0`;
+    await proc.zk.create(slot, encodeSlot({ task: '/plans/plan-0000000001/task-0000000003', workerId: 'w1', at }, slot), 'ephemeral');
+    expect(await proc.zkPlan.listConcurrencyLimits(PARENT)).toEqual([
+      { key: 'api', limit: 1, holders: [{ task: '/plans/plan-0000000001/task-0000000003', workerId: 'w1', at }] },
+      { key: 'warehouse/eu 1', limit: 3, holders: [] },
+    ]);
+    expect((await expectRejects(() => proc.zkPlan.listConcurrencyLimits('plans'), InvalidArgumentError)).argument).toBe('parent');
   });
 
   it('refuses a bad key or limit, naming the argument', async () => {

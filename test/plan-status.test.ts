@@ -31,7 +31,7 @@ function snap(n: number, state: TaskState, options: { deps?: string[]; feeds?: s
 }
 
 function summary(tasks: TaskSnapshot[], failurePolicy: FailurePolicy = 'continue', orphanDeps: string[] = [], ready = true) {
-  return summarizePlan({ plan: PLAN, ready, failurePolicy, tasks, orphanDeps: new Set(orphanDeps) });
+  return summarizePlan({ plan: PLAN, ready, failurePolicy, priority: 0, tasks, orphanDeps: new Set(orphanDeps) });
 }
 
 describe('summarizePlan', () => {

@@ -70,6 +70,7 @@ function planView(tasks: TaskView[]): PlanView {
     plan: PLAN,
     state: live === 0 ? 'completed' : 'running',
     failurePolicy: 'continue',
+    priority: 0,
     counts: countPlanTasks(tasks),
     failed: [],
     blocked: [],

@@ -22,7 +22,7 @@ const PLAN = '/plans/plan-0000000001';
 
 function status(overrides: Partial<PlanStatus['counts']> = {}, state: PlanStatus['state'] = 'running'): PlanStatus {
   const counts = { total: 0, done: 0, remaining: 0, runnable: 0, running: 0, waiting: 0, blocked: 0, failed: 0, finishing: 0, building: 0, ...overrides };
-  return { plan: PLAN, state, failurePolicy: 'continue', counts, failed: [], blocked: [], retrying: [] };
+  return { plan: PLAN, state, failurePolicy: 'continue', priority: 0, counts, failed: [], blocked: [], retrying: [] };
 }
 
 function task(serial: number, state: TaskViewState, inputs: number[] = [], extra: Partial<TaskView> = {}): TaskView {

@@ -18,6 +18,7 @@ function status(plan: string, total: number): PlanStatus {
     plan,
     state: 'running',
     failurePolicy: 'continue',
+    priority: 0,
     counts: { total, done: 0, remaining: total, runnable: 0, running: 0, waiting: 0, blocked: 0, failed: 1, finishing: 0, building: 0 },
     failed: [],
     blocked: [],

@@ -9,7 +9,18 @@ import { isZkError } from '../errors/zk-error.js';
 import type { Watcher } from '../zk/zk-client-types.js';
 import { LIMITS, childPath } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
-import { decodeSlot, encodeLimit, encodeSlot, freeSlots, heldSlots, keyNodeName, parseLimit, slotName, type SlotRecord } from './limit-record.js';
+import {
+  decodeSlot,
+  encodeLimit,
+  encodeSlot,
+  freeSlots,
+  heldSlots,
+  keyNodeName,
+  keyOfNodeName,
+  parseLimit,
+  slotName,
+  type SlotRecord,
+} from './limit-record.js';
 
 /** A slot held for one run. */
 export interface SlotLease {
@@ -59,6 +70,14 @@ export class ConcurrencyLimits {
       slot === undefined ? [] : [decodeSlot(path, slot.data)].filter((record): record is SlotRecord => record !== undefined),
     );
     return { limit, holders };
+  }
+
+  /** Every key with a limit under `parent`, sorted by key, with its limit and holders now. */
+  async listLimits(parent: string): Promise<{ key: string; limit: number; holders: SlotRecord[] }[]> {
+    const listing = await this.zk.tryGetChildren(childPath(parent, LIMITS));
+    const keys = (listing?.children ?? []).flatMap((name) => [keyOfNodeName(name)].filter((key): key is string => key !== undefined)).sort();
+    const limits = await Promise.all(keys.map(async (key) => ({ key, read: await this.readLimit(parent, key) })));
+    return limits.flatMap(({ key, read }) => (read === undefined ? [] : [{ key, ...read }]));
   }
 
   /** Takes a free slot of the key for `record.task`, if the key has a limit; else says it is unlimited, or full. */

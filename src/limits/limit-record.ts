@@ -42,6 +42,16 @@ export function keyNodeName(key: string): string {
   return encodeURIComponent(key);
 }
 
+/** The key a limit node's name stands for; undefined for a name keyNodeName cannot have made. */
+export function keyOfNodeName(name: string): string | undefined {
+  try {
+    const key = decodeURIComponent(name);
+    return keyNodeName(key) === name ? key : undefined;
+  } catch {
+    return undefined; // a malformed escape: not a node of ours
+  }
+}
+
 export function encodeLimit(limit: number, path: string): Buffer {
   return encodeValue({ limit }, 'concurrency limit', path);
 }

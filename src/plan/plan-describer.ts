@@ -115,7 +115,7 @@ function withHistory(status: PlanStatus, views: readonly TaskView[], history: Re
   const live = <T extends { readonly task: string }>(list: readonly T[]): T[] => list.filter(({ task }) => !history.has(task));
   return {
     ...status,
-    state: planStateOf(counts, ready, status.failurePolicy),
+    state: planStateOf(counts, ready, status.failurePolicy, status.control?.state),
     counts,
     failed: live(status.failed),
     blocked: live(status.blocked),
@@ -159,6 +159,8 @@ function liveView(task: LiveTask, blockedReason: string | undefined, inputs: rea
     inputs,
     pendingInputs: snapshot.deps.length,
     keepResult: definition?.keepResult === true,
+    ...(definition?.priority !== undefined ? { priority: definition.priority } : {}),
+    ...(definition?.concurrencyKey !== undefined ? { concurrencyKey: definition.concurrencyKey } : {}),
     ...(task.owner ? { owner: task.owner } : {}),
     ...(attempts ? { attempts: { failures: attempts.failures, nextTryAt: attempts.notBefore, lastError: attempts.lastFailure.message } } : {}),
     ...(snapshot.failure || attempts ? { failedTries: snapshot.failure?.attempts ?? attempts?.failures } : {}),

@@ -5,12 +5,9 @@
  */
 import type { FailurePolicy } from '../config/plan-options.js';
 import type { TaskState } from '../store/task-state.js';
+import type { PlanState, TaskViewState } from './plan-states.js';
 
-/** Where a plan stands as a whole. */
-export type PlanState = 'building' | 'running' | 'paused' | 'cancelled' | 'completed' | 'failed';
-
-/** Where one task stands, as shown by `zk-plan show` and the web view. */
-export type TaskViewState = 'building' | 'waiting' | 'runnable' | 'retrying' | 'running' | 'finishing' | 'done' | 'failed' | 'blocked';
+export type { PlanState, TaskViewState };
 
 /** A plan's tasks counted by where they stand. */
 export interface PlanCounts {

@@ -133,6 +133,7 @@ export class PlanReader {
       plan,
       ready: planChildren.includes(READY),
       failurePolicy: settings.failurePolicy,
+      priority: settings.priority,
       tasks: snapshots,
       orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
       ...(control !== undefined ? { control: parseControlRecord(controlPath, control.data) } : {}),

@@ -22,6 +22,8 @@ export interface PlanSnapshot {
   readonly plan: string;
   readonly ready: boolean;
   readonly failurePolicy: FailurePolicy;
+  /** The plan's priority (its tasks' unless they have their own). */
+  readonly priority: number;
   readonly tasks: readonly TaskSnapshot[];
   /** Deps with no producer in the snapshot that were checked again and still exist. */
   readonly orphanDeps: ReadonlySet<string>;
@@ -34,6 +36,8 @@ export interface PlanStatus {
   readonly plan: string;
   readonly state: PlanState;
   readonly failurePolicy: FailurePolicy;
+  /** The plan's priority (`createPlan(parent, { priority })`); a task's own overrides it. */
+  readonly priority: number;
   /** Tasks per state, and done/remaining/total (see PlanCounts: `done` needs the plan's history, which planStatus does not read). */
   readonly counts: PlanCounts;
   /** Tasks that failed for good, with the failure recorded in ZooKeeper. */
@@ -82,6 +86,7 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
     plan: snapshot.plan,
     state,
     failurePolicy: snapshot.failurePolicy,
+    priority: snapshot.priority,
     counts,
     failed: failed.map((task) => ({ task: task.task, failure: task.failure })),
     blocked: [...blockedReason].map(([task, reason]) => ({ task, reason })),

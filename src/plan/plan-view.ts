@@ -35,6 +35,10 @@ export interface TaskView {
   readonly workerId?: string;
   /** Whether its result is kept (readable with getResult). */
   readonly keepResult: boolean;
+  /** Its own priority, when it has one (else its plan's applies). Live tasks only. */
+  readonly priority?: number;
+  /** The key of the cluster-wide limit it runs under (`addTask(…, { concurrencyKey })`). Live tasks only. */
+  readonly concurrencyKey?: string;
 }
 
 /** A plan with every task, for `zk-plan show` and the web view. */

@@ -247,6 +247,13 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return this.limits.readLimit(parent, key);
   }
 
+  /** Every concurrency limit under `parent` (sorted by key) with the tasks holding its slots now. */
+  listConcurrencyLimits(parent: string): Promise<{ key: string; limit: number; holders: SlotRecord[] }[]> {
+    this.assertOpen();
+    assertValidPath('parent', parent);
+    return this.limits.listLimits(parent);
+  }
+
   /**
    * Why a task is not running (or that it is, or is done): a stable code (PLAN_PAUSED,
    * WAITING_FOR_INPUTS, CONCURRENCY_LIMIT, NO_WORKER_FOR_FUNCTION, …), a sentence, and the data behind it.

@@ -17,8 +17,13 @@ function pageShell(title: string, bodyAttributes: string, body: string, scripts:
 export function plansPageHtml(parent: string): string {
   const body =
     `<header><h1>${escapeHtml(parent)}</h1><span class="crumb">zk-plan · plans</span><span id="live" class="live">connecting…</span></header>\n` +
-    `<table class="plans"><thead><tr><th>Plan</th><th>State</th><th>Progress</th><th>Running</th><th>Waiting</th><th>Failed</th><th>Blocked</th></tr></thead>` +
-    `<tbody id="plans"></tbody></table>\n<p id="empty" class="empty"></p>`;
+    `<table class="plans"><thead><tr><th>Plan</th><th>State</th><th>Priority</th><th>Progress</th><th>Running</th><th>Waiting</th><th>Failed</th><th>Blocked</th></tr></thead>` +
+    `<tbody id="plans"></tbody></table>\n<p id="empty" class="empty"></p>\n` +
+    `<section class="cluster"><p id="cluster-note" class="empty"></p>` +
+    `<h2>Live workers</h2><table class="cluster"><thead><tr><th>Worker</th><th>Host</th><th>Busy loops</th><th>Functions</th><th>Version</th><th>Started</th><th>Last seen</th></tr></thead>` +
+    `<tbody id="workers"></tbody></table><p id="workers-empty" class="empty"></p>` +
+    `<h2>Concurrency limits</h2><table class="cluster"><thead><tr><th>Key</th><th>Held</th><th>Held by</th></tr></thead>` +
+    `<tbody id="limits"></tbody></table><p id="limits-empty" class="empty"></p></section>`;
   return pageShell(`${parent} · zk-plan`, `class="plans-page" data-parent="${escapeHtml(parent)}"`, body, ['/plans.js']);
 }
 
@@ -27,9 +32,14 @@ export function planPageHtml(plan: string): string {
   const legend = TASK_VIEW_STATES.map((state) => `<span class="item" data-state="${state}"><i></i>${state} <b id="count-${state}">0</b></span>`).join('');
   const body =
     `<header><a href="/">Plans</a><span class="crumb">›</span><h1>${escapeHtml(plan)}</h1>` +
-    `<span id="plan-state" class="badge">…</span>` +
+    `<span id="plan-state" class="badge">…</span><span id="plan-priority" class="meta"></span><span id="plan-control" class="meta"></span>` +
     `<div class="progress"><div class="bar"><div id="progress-fill"></div></div><span id="progress-text"></span></div>` +
     `<span id="live" class="live">connecting…</span></header>\n` +
+    `<div id="actions" class="actions" hidden>` +
+    `<button id="action-pause" type="button" disabled>Pause</button><button id="action-resume" type="button" disabled>Resume</button>` +
+    `<input id="cancel-reason" type="text" maxlength="500" placeholder="reason for cancelling (optional)" disabled>` +
+    `<button id="action-cancel" type="button" disabled>Cancel</button><button id="action-retry" type="button" disabled>Retry failed</button>` +
+    `<span id="action-note"></span></div>\n` +
     `<div id="legend" class="legend">${legend}</div>\n` +
     `<main class="plan"><section id="canvas">` +
     `<svg id="graph" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="#8a94a6"></path></marker></defs>` +
@@ -37,10 +47,5 @@ export function planPageHtml(plan: string): string {
     `<div id="notice"></div>` +
     `<div class="toolbar"><button id="fit" type="button">Fit</button><button id="zoom-in" type="button">+</button><button id="zoom-out" type="button">−</button><span id="layout-info"></span></div>` +
     `</section>\n<aside id="panel"><p class="hint">Click a task to see its function, params, inputs, and its result or error.</p></aside></main>`;
-  return pageShell(
-    `${plan.slice(plan.lastIndexOf('/') + 1)} · zk-plan`,
-    `class="plan-page" data-plan="${escapeHtml(plan)}" data-states="${escapeHtml(JSON.stringify(TASK_VIEW_STATES))}"`,
-    body,
-    ['/graph.js', '/plan.js'],
-  );
+  return pageShell(`${plan.slice(plan.lastIndexOf('/') + 1)} · zk-plan`, `class="plan-page" data-plan="${escapeHtml(plan)}"`, body, ['/plan.js']);
 }

@@ -5,12 +5,23 @@
  */
 import { inspect } from 'node:util';
 import { countPlanTasks } from '../plan/plan-progress.js';
-import type { PlanState } from '../plan/plan-status.js';
+import type { PlanControlRecord } from '../control/control-record.js';
 import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../plan/plan-view.js';
 import { PLAN_PREFIX, TASK_PREFIX, childPath, hasSequentialName, nameOf, parentOf } from '../zk/layout.js';
+import {
+  TASK_VIEW_STATES,
+  type UiChange,
+  type UiControl,
+  type UiDiff,
+  type UiModel,
+  type UiNode,
+  type UiPlanRow,
+  type UiPlanStatus,
+  type UiTaskDetail,
+} from './ui-wire.js';
 
-/** Every task state, in the order of the legend (how far along a task is). */
-export const TASK_VIEW_STATES: readonly TaskViewState[] = ['building', 'waiting', 'runnable', 'retrying', 'running', 'finishing', 'done', 'failed', 'blocked'];
+export { TASK_VIEW_STATES };
+export type { UiChange, UiDiff, UiModel, UiNode, UiPlanRow, UiPlanStatus, UiTaskDetail };
 
 const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -104,58 +115,8 @@ export function isTaskUnder(parent: string, path: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // The graph model pushed to the page
 
-/** One node of the drawn graph: a task, keyed by its name (`task-N`) within the plan. */
-export interface UiNode {
-  readonly name: string;
-  readonly state: TaskViewState;
-  readonly fn: string;
-  /** Names of its input tasks, in argument order. */
-  readonly inputs: readonly string[];
-  /** The task node is gone and the plan keeps no record of it: shown as done, nothing more is known. */
-  readonly gone?: true;
-}
-
-/** A plan's headline: state and progress. */
-export interface UiPlanStatus {
-  readonly plan: string;
-  readonly state: PlanState;
-  /** Tasks done: from the history when kept; otherwise the finished tasks this view knows of (gone nodes). */
-  readonly done: number;
-  readonly total: number;
-  readonly historyKept: boolean;
-  /** Tasks per state, as drawn. */
-  readonly counts: Readonly<Record<TaskViewState, number>>;
-}
-
-export interface UiModel {
-  readonly plan: string;
-  readonly status: UiPlanStatus;
-  /** Ordered by name. */
-  readonly nodes: readonly UiNode[];
-}
-
-/** What changed between two models; `added`, `updated` (inputs) and `removed` change the drawn graph (the page lays it out again). */
-export interface UiDiff {
-  readonly status: UiPlanStatus;
-  /** `[name, state, gone, fn]` of nodes whose state, gone flag or function changed, not their inputs: recoloured in place. */
-  readonly changed: readonly (readonly [string, TaskViewState, boolean, string])[];
-  readonly added: readonly UiNode[];
-  readonly updated: readonly UiNode[];
-  readonly removed: readonly string[];
-}
-
-/** A row of the plans page. */
-export interface UiPlanRow {
-  readonly plan: string;
-  readonly name: string;
-  readonly state: PlanState;
-  readonly done: number;
-  readonly total: number;
-  readonly historyKept: boolean;
-  readonly running: number;
-  readonly failed: number;
-  readonly blocked: number;
-  readonly waiting: number;
+function controlOf(record: PlanControlRecord): UiControl {
+  return { state: record.state, ...(record.reason !== undefined ? { reason: record.reason } : {}), at: iso(record.at) ?? '' };
 }
 
 function byName(a: { name: string }, b: { name: string }): number {
@@ -220,6 +181,8 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
     status: {
       plan: view.plan,
       state: view.status.state,
+      priority: view.status.priority,
+      ...(view.status.control !== undefined ? { control: controlOf(view.status.control) } : {}),
       done,
       total,
       historyKept: view.historyKept,
@@ -236,7 +199,7 @@ function sameInputs(a: readonly string[], b: readonly string[]): boolean {
 /** What changed from `previous` to `next`. */
 export function diffModels(previous: UiModel, next: UiModel): UiDiff {
   const before = new Map(previous.nodes.map((node) => [node.name, node]));
-  const changed: [string, TaskViewState, boolean, string][] = [];
+  const changed: UiChange[] = [];
   const added: UiNode[] = [];
   const updated: UiNode[] = [];
   for (const node of next.nodes) {
@@ -257,6 +220,8 @@ export function isEmptyDiff(diff: UiDiff, previous: UiPlanStatus): boolean {
     diff.updated.length === 0 &&
     diff.removed.length === 0 &&
     diff.status.state === previous.state &&
+    diff.status.priority === previous.priority &&
+    diff.status.control?.reason === previous.control?.reason &&
     diff.status.done === previous.done &&
     diff.status.total === previous.total
   );
@@ -269,6 +234,7 @@ export function planRow(summary: PlanSummary, historyKept = summary.historyKept 
     plan: summary.plan,
     name: nameOf(summary.plan),
     state: summary.status.state,
+    priority: summary.status.priority,
     done: counts.done,
     total: counts.total,
     historyKept,
@@ -281,39 +247,6 @@ export function planRow(summary: PlanSummary, historyKept = summary.historyKept 
 
 // ---------------------------------------------------------------------------------------------
 // The side panel
-
-/** A task as the side panel shows it: plain JSON, values pre-formatted as text. */
-export interface UiTaskDetail {
-  readonly task: string;
-  readonly name: string;
-  readonly plan: string;
-  readonly state: TaskViewState;
-  readonly gone: boolean;
-  readonly fn: string;
-  readonly params: string;
-  readonly inputs: readonly string[];
-  readonly pendingInputs: number;
-  readonly keepResult: boolean;
-  readonly owner?: { readonly workerId: string; readonly claimedAt: string };
-  readonly attempts?: { readonly failures: number; readonly nextTryAt: string; readonly lastError: string };
-  readonly failure?: {
-    readonly type: string;
-    readonly message: string;
-    readonly code: string;
-    readonly stack?: string;
-    readonly retryable: boolean;
-    readonly attempts: number;
-    readonly workerId: string;
-    readonly at: string;
-  };
-  readonly blockedReason?: string;
-  readonly startedAt?: string;
-  readonly finishedAt?: string;
-  readonly durationMs?: number;
-  readonly workerId?: string;
-  /** The kept result as text, or why there is none to show. */
-  readonly result?: { readonly value: string } | { readonly unavailable: string };
-}
 
 function iso(date: Date | string | undefined): string | undefined {
   if (date === undefined) return undefined;
@@ -336,6 +269,8 @@ export function taskDetail(view: TaskView): UiTaskDetail {
     inputs: view.inputs,
     pendingInputs: view.pendingInputs,
     keepResult: view.keepResult,
+    ...(view.priority !== undefined ? { priority: view.priority } : {}),
+    ...(view.concurrencyKey !== undefined ? { concurrencyKey: view.concurrencyKey } : {}),
     ...(view.owner ? { owner: { workerId: view.owner.workerId, claimedAt: iso(view.owner.claimedAt) ?? '' } } : {}),
     ...(view.attempts
       ? { attempts: { failures: view.attempts.failures, nextTryAt: iso(view.attempts.nextTryAt) ?? '', lastError: view.attempts.lastError } }

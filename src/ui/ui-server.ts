@@ -1,6 +1,7 @@
 /**
  * The web view: a small node:http server on loopback that lists the plans under a parent and
- * draws a plan's graph, live. Pages and scripts are embedded (src/ui/page.ts); the graph is laid
+ * draws a plan's graph, live. The pages' HTML comes from src/ui/page-html.ts, their scripts and
+ * stylesheet from src/ui/browser/ (bundled by src/ui/ui-assets.ts); the graph is laid
  * out in the browser by elkjs, in a Web Worker; updates come over Server-Sent Events, pushed when
  * ZooKeeper watches fire (src/ui/plan-feed.ts), never polled.
  *
@@ -15,17 +16,31 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { ZkPlanError } from '../errors/base-error.js';
 import { PlanCancelledError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
 import { ActionRefused, actionOf, authorize, performAction, type UiAction } from './ui-actions.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
-import { isZkError } from '../errors/zk-error.js';
+import { ASSET_TYPES, HTML_CSP, HttpError, SECURITY_HEADERS, hostnameOf, isLoopbackHost, statusOf } from './http-rules.js';
 import type { ZkPlan } from '../plan/zk-plan.js';
 import type { PlanView } from '../plan/plan-view.js';
 import { HISTORY, assertValidPath, childPath, parentOf } from '../zk/layout.js';
-import { GRAPH_JS, LAYOUT_WORKER_JS, PLANS_JS, PLAN_JS, UI_CSS, planPageHtml, plansPageHtml } from './page.js';
+import { planPageHtml, plansPageHtml } from './page-html.js';
+import { loadUiAssets, type UiAssets } from './ui-assets.js';
 import { PlanFeed, PlansFeed, type FeedTiming, type PlanFeedMessage, type PlansFeedMessage } from './plan-feed.js';
-import { escapeHtml, formatValue, goneTaskDetail, isPlanUnder, isTaskUnder, planRow, stringifySafe, taskDetail, type UiTaskDetail } from './ui-model.js';
+import {
+  escapeHtml,
+  formatValue,
+  goneTaskDetail,
+  isPlanUnder,
+  isTaskUnder,
+  planRow,
+  stringifySafe,
+  taskDetail,
+  toJsonSafe,
+  type UiTaskDetail,
+} from './ui-model.js';
+import type { UiCluster } from './ui-wire.js';
+
+export { isLoopbackHost };
 
 export interface UiServerOptions {
   /** The ZkPlan whose session the view reads through (and sets its watches on). */
@@ -52,63 +67,10 @@ export interface UiServer {
   close(): Promise<void>;
 }
 
-/** True for loopback addresses and `localhost`. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || bare === '::ffff:127.0.0.1';
-}
-
-/** The host name of a Host header (`[::1]:8080` → `[::1]`, `localhost:80` → `localhost`). */
-function hostnameOf(header: string): string {
-  if (header.startsWith('[')) return header.slice(0, header.indexOf(']') + 1);
-  const colon = header.indexOf(':');
-  return colon === -1 ? header : header.slice(0, colon);
-}
-
 const SSE_MAX_BUFFER_BYTES = 8 * 1024 * 1024;
 const SSE_HEARTBEAT_MS = 20_000;
 const TASK_VIEW_FRESH_MS = 2_000;
 
-const SECURITY_HEADERS = {
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-};
-
-const HTML_CSP =
-  "default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-const ASSETS: Readonly<Record<string, { readonly type: string; readonly body: string }>> = {
-  '/ui.css': { type: 'text/css; charset=utf-8', body: UI_CSS },
-  '/graph.js': { type: 'text/javascript; charset=utf-8', body: GRAPH_JS },
-  '/plans.js': { type: 'text/javascript; charset=utf-8', body: PLANS_JS },
-  '/plan.js': { type: 'text/javascript; charset=utf-8', body: PLAN_JS },
-  '/layout-worker.js': { type: 'text/javascript; charset=utf-8', body: LAYOUT_WORKER_JS },
-};
-
-/** An error answered with a status and a JSON (or HTML) body. */
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function statusOf(error: unknown): { status: number; code: string; message: string } {
-  if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
-  const message = error instanceof Error ? error.message : String(error);
-  if (error instanceof PlanNotFoundError) return { status: 404, code: error.code, message };
-  if (error instanceof InvalidArgumentError) return { status: 400, code: error.code, message };
-  if (isZkError(error) && error.isConnectionProblem) return { status: 503, code: error.code, message };
-  if (error instanceof ZkPlanError) return { status: error.code === 'ILLEGAL_STATE' ? 503 : 500, code: error.code, message };
-  return { status: 500, code: 'INTERNAL', message };
-}
-
-/** Starts the web view; resolves once it listens. */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const { zkPlan, parent, port } = options;
   const host = options.host ?? '127.0.0.1';
@@ -123,6 +85,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const timing: FeedTiming = { lingerMs: 30_000, ...options.timing };
   const elkPath = createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js');
   let elkSource: Promise<Buffer> | undefined;
+  let assets: Promise<UiAssets> | undefined; // loaded (or bundled, from source) on first request
 
   const planFeeds = new Map<string, PlanFeed>();
   let plansFeed: PlansFeed | undefined;
@@ -188,6 +151,11 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
     const kept = await Promise.all(summaries.map(async (summary) => summary.historyKept ?? (await historyKept(summary.plan))));
     return summaries.map((summary, index) => ({ ...planRow(summary, kept[index] === true), status: summary.status }));
+  };
+
+  const apiCluster = async (): Promise<UiCluster> => {
+    const [workers, limits] = await Promise.all([zkPlan.listWorkers(parent), zkPlan.listConcurrencyLimits(parent)]);
+    return toJsonSafe({ actions: options.actionsToken !== undefined, workers, limits }) as UiCluster;
   };
 
   const apiTask = async (task: string): Promise<UiTaskDetail> => {
@@ -291,11 +259,6 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       send(res, 405, 'text/plain; charset=utf-8', 'Method Not Allowed\n', { Allow: 'GET, HEAD' });
       return;
     }
-    const asset = ASSETS[url.pathname];
-    if (asset !== undefined) {
-      send(res, 200, asset.type, asset.body);
-      return;
-    }
     const api = url.pathname.startsWith('/api/');
     try {
       switch (url.pathname) {
@@ -305,6 +268,22 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         case '/plan':
           sendHtml(res, 200, planPageHtml(requirePath(url, (path) => isPlanUnder(parent, path), 'plan')));
           return;
+        case '/ui.css':
+        case '/plans.js':
+        case '/plan.js':
+        case '/layout-worker.js': {
+          assets ??= loadUiAssets();
+          const name = url.pathname.slice(1);
+          const body = (
+            await assets.catch((error: unknown) => {
+              assets = undefined; // tried again on the next request
+              throw error;
+            })
+          ).get(name);
+          if (body === undefined) throw new HttpError(500, 'ASSET_MISSING', `the web view's ${name} is missing from its build: run npm run build`);
+          send(res, 200, ASSET_TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream', body);
+          return;
+        }
         case '/elk.js':
           elkSource ??= readFile(elkPath);
           send(
@@ -331,7 +310,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           sendJson(res, 200, await zkPlan.explainTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
           return;
         case '/api/cluster':
-          sendJson(res, 200, { workers: await zkPlan.listWorkers(parent), actions: options.actionsToken !== undefined });
+          sendJson(res, 200, await apiCluster());
           return;
         case '/api/events': {
           const plan = requirePath(url, (path) => isPlanUnder(parent, path), 'plan');

@@ -1,0 +1,191 @@
+/**
+ * Pure graph helpers of the plan page, shared by the page and the layout worker: edges, a quick
+ * layering, ELK's input and the reading of its output. No DOM: unit tests import them directly.
+ */
+import type { UiNode } from '../ui-wire.js';
+
+export const NODE_W = 160;
+export const NODE_H = 34;
+const GAP_X = 60;
+const GAP_Y = 14;
+
+/** What the helpers need of a node. */
+export type GraphNode = Pick<UiNode, 'name' | 'fn' | 'inputs' | 'gone'>;
+
+export interface Edge {
+  readonly id: string;
+  readonly source: string;
+  readonly target: string;
+}
+
+export type Point = readonly [number, number];
+
+/** Node positions and edge polylines, keyed by node name and edge id. */
+export interface Layout {
+  readonly positions: Readonly<Record<string, { readonly x: number; readonly y: number }>>;
+  readonly edges: Readonly<Record<string, readonly Point[]>>;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** The part of ELK's graph format the page writes. */
+export interface ElkInput {
+  readonly id: string;
+  readonly layoutOptions: Readonly<Record<string, string>>;
+  readonly children: readonly { readonly id: string; readonly width: number; readonly height: number }[];
+  readonly edges: readonly { readonly id: string; readonly sources: readonly string[]; readonly targets: readonly string[] }[];
+}
+
+/** The part of ELK's laid-out graph the page reads. */
+export interface ElkOutput {
+  readonly width?: number;
+  readonly height?: number;
+  readonly children?: readonly { readonly id: string; readonly x?: number; readonly y?: number }[];
+  readonly edges?: readonly {
+    readonly id: string;
+    readonly sections?: readonly { readonly startPoint: XY; readonly endPoint: XY; readonly bendPoints?: readonly XY[] }[];
+  }[];
+}
+interface XY {
+  readonly x: number;
+  readonly y: number;
+}
+
+/** 'task-0000000042' → '#42'. */
+export function shortLabel(name: string): string {
+  const match = /^task-0*(\d+)$/.exec(name);
+  return match ? `#${match[1]}` : name;
+}
+
+/** The text drawn in a node, within about 20 characters. */
+export function nodeText(node: GraphNode): string {
+  const text = shortLabel(node.name) + (node.fn ? ` ${node.fn}` : '');
+  return text.length > 21 ? `${text.slice(0, 20)}\u2026` : text;
+}
+
+/** One edge per distinct (input, task) pair whose both ends are nodes. */
+export function edgesOf(nodes: readonly GraphNode[]): Edge[] {
+  const known = new Set(nodes.map((node) => node.name));
+  const seen = new Set<string>();
+  const edges: Edge[] = [];
+  for (const node of nodes) {
+    for (const input of node.inputs) {
+      const id = `${input}>${node.name}`;
+      if (!known.has(input) || seen.has(id) || input === node.name) continue;
+      seen.add(id);
+      edges.push({ id, source: input, target: node.name });
+    }
+  }
+  return edges;
+}
+
+/** A key that changes when the drawn structure (nodes, edges) changes. */
+export function structureKey(nodes: readonly GraphNode[]): string {
+  return nodes.map((node) => `${node.name}<${node.inputs.join(',')}`).join(';');
+}
+
+/** A straight edge from the right side of one node to the left side of another. */
+export function straightEdge(from: { x: number; y: number }, to: { x: number; y: number }): Point[] {
+  return [
+    [from.x + NODE_W, from.y + NODE_H / 2],
+    [to.x, to.y + NODE_H / 2],
+  ];
+}
+
+/**
+ * A layering in O(nodes + edges): a node's column is the longest chain of inputs before it
+ * (Kahn's order; nodes on a cycle go after the rest), rows in node order. Straight edges.
+ */
+export function quickLayout(nodes: readonly GraphNode[], edges: readonly Edge[]): Layout {
+  const depth = new Map<string, number>();
+  const indegree = new Map<string, number>();
+  const outs = new Map<string, string[]>();
+  for (const node of nodes) {
+    depth.set(node.name, 0);
+    indegree.set(node.name, 0);
+    outs.set(node.name, []);
+  }
+  for (const edge of edges) {
+    outs.get(edge.source)?.push(edge.target);
+    indegree.set(edge.target, (indegree.get(edge.target) ?? 0) + 1);
+  }
+  const queue = nodes.filter((node) => indegree.get(node.name) === 0).map((node) => node.name);
+  for (let head = 0; head < queue.length; head++) {
+    const name = queue[head] as string;
+    for (const target of outs.get(name) ?? []) {
+      depth.set(target, Math.max(depth.get(target) ?? 0, (depth.get(name) ?? 0) + 1));
+      const left = (indegree.get(target) ?? 0) - 1;
+      indegree.set(target, left);
+      if (left === 0) queue.push(target);
+    }
+  }
+  const rows: number[] = [];
+  const positions: Record<string, { x: number; y: number }> = {};
+  let width = 0;
+  let height = 0;
+  for (const node of nodes) {
+    const column = depth.get(node.name) ?? 0;
+    const row = rows[column] ?? 0;
+    rows[column] = row + 1;
+    const x = column * (NODE_W + GAP_X);
+    const y = row * (NODE_H + GAP_Y);
+    positions[node.name] = { x, y };
+    width = Math.max(width, x + NODE_W);
+    height = Math.max(height, y + NODE_H);
+  }
+  const edgePoints: Record<string, Point[]> = {};
+  for (const edge of edges) {
+    const from = positions[edge.source];
+    const to = positions[edge.target];
+    if (from !== undefined && to !== undefined) edgePoints[edge.id] = straightEdge(from, to);
+  }
+  return { positions, edges: edgePoints, width, height };
+}
+
+/** ELK's input: layered, left to right; big graphs get the cheaper settings. */
+export function elkGraph(nodes: readonly GraphNode[], edges: readonly Edge[]): ElkInput {
+  const big = nodes.length > 300;
+  return {
+    id: 'root',
+    layoutOptions: {
+      'elk.algorithm': 'layered',
+      'elk.direction': 'RIGHT',
+      'elk.spacing.nodeNode': '14',
+      'elk.layered.spacing.nodeNodeBetweenLayers': '48',
+      'elk.spacing.componentComponent': '30',
+      'elk.edgeRouting': big ? 'POLYLINE' : 'ORTHOGONAL',
+      'elk.layered.thoroughness': big ? '1' : '7',
+      'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
+    },
+    children: nodes.map((node) => ({ id: node.name, width: NODE_W, height: NODE_H })),
+    edges: edges.map((edge) => ({ id: edge.id, sources: [edge.source], targets: [edge.target] })),
+  };
+}
+
+/** Positions and edge polylines from ELK's output, in the shape quickLayout returns. */
+export function readElk(graph: ElkOutput): Layout {
+  const positions: Record<string, { x: number; y: number }> = {};
+  const edgePoints: Record<string, Point[]> = {};
+  for (const child of graph.children ?? []) positions[child.id] = { x: child.x ?? 0, y: child.y ?? 0 };
+  for (const edge of graph.edges ?? []) {
+    const section = edge.sections?.[0];
+    if (section === undefined) continue;
+    edgePoints[edge.id] = [
+      [section.startPoint.x, section.startPoint.y],
+      ...(section.bendPoints ?? []).map((point): Point => [point.x, point.y]),
+      [section.endPoint.x, section.endPoint.y],
+    ];
+  }
+  return { positions, edges: edgePoints, width: graph.width ?? 0, height: graph.height ?? 0 };
+}
+
+/** SVG path data of a polyline. */
+export function pathData(points: readonly Point[]): string {
+  const round = (value: number): number => Math.round(value * 10) / 10;
+  return points.map((point, index) => `${index === 0 ? 'M' : 'L'}${round(point[0])} ${round(point[1])}`).join(' ');
+}
+
+/** Nodes in the order the server sends them: by name length, then name (serials sort as numbers). */
+export function byName(a: GraphNode, b: GraphNode): number {
+  return a.name.length - b.name.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}

@@ -1,0 +1,41 @@
+/** Timings and counters of the plan page, exposed as `window.zkPlanUi` for the browser test. */
+export interface PageStats {
+  readonly plan: string;
+  snapshotMs: number | null;
+  firstRenderMs: number | null;
+  elkMs: number | null;
+  elkAppliedMs: number | null;
+  layouts: number;
+  quickLayouts: number;
+  engine: 'worker' | 'page' | null;
+  snapshots: number;
+  diffs: number;
+  nodes: number;
+  structureChanges: number;
+}
+
+declare global {
+  interface Window {
+    zkPlanUi?: PageStats;
+  }
+}
+
+/** A fresh set of counters, published on `window`. */
+export function publishStats(plan: string): PageStats {
+  const stats: PageStats = {
+    plan,
+    snapshotMs: null,
+    firstRenderMs: null,
+    elkMs: null,
+    elkAppliedMs: null,
+    layouts: 0,
+    quickLayouts: 0,
+    engine: null,
+    snapshots: 0,
+    diffs: 0,
+    nodes: 0,
+    structureChanges: 0,
+  };
+  window.zkPlanUi = stats;
+  return stats;
+}

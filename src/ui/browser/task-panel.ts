@@ -1,0 +1,167 @@
+/**
+ * The plan page's side panel: the selected task's function, params, inputs, owner, attempts,
+ * error or result, and, for a task that is not done, why it is not running (`/api/why`).
+ */
+import type { UiExplanation, UiTaskDetail } from '../ui-wire.js';
+import { getJson } from './api.js';
+import { definition, h, when } from './dom.js';
+import { shortLabel } from './graph.js';
+
+/** How long the panel waits after a change of the selected task before reading it again (changes come in bursts). */
+const REFRESH_DELAY_MS = 100;
+
+export class TaskPanel {
+  private selected: string | undefined;
+  private seq = 0;
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly panel: HTMLElement,
+    private readonly plan: string,
+    /** Selects a task on the canvas too (an input's link in the panel). */
+    private readonly onSelectInput: (name: string) => void,
+  ) {}
+
+  get task(): string | undefined {
+    return this.selected;
+  }
+
+  show(name: string): void {
+    this.selected = name;
+    void this.load();
+  }
+
+  /** The selected task may have changed: read it again soon. */
+  refresh(): void {
+    if (this.selected === undefined) return;
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => void this.load(), REFRESH_DELAY_MS);
+  }
+
+  private async load(): Promise<void> {
+    const name = this.selected;
+    if (name === undefined) return;
+    const seq = ++this.seq;
+    const path = encodeURIComponent(`${this.plan}/${name}`);
+    try {
+      const detail = await getJson<UiTaskDetail>(`/api/task?path=${path}`);
+      if (seq !== this.seq) return; // a newer read is under way
+      this.render(detail);
+      if (detail.gone || detail.state === 'done') return;
+      const why = await getJson<UiExplanation>(`/api/why?path=${path}`).catch((error: unknown) => error as Error);
+      if (seq === this.seq) this.panel.appendChild(whySection(why));
+    } catch (error) {
+      if (seq === this.seq) this.problem(name, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  private problem(name: string, message: string): void {
+    this.panel.textContent = '';
+    this.panel.appendChild(h('h2', shortLabel(name)));
+    this.panel.appendChild(h('p', message, 'hint'));
+  }
+
+  private render(detail: UiTaskDetail): void {
+    const { panel } = this;
+    panel.textContent = '';
+    panel.dataset['task'] = detail.task;
+    const title = h('h2', shortLabel(detail.name));
+    title.appendChild(h('small', detail.name));
+    panel.appendChild(title);
+    const pill = h('span', detail.state + (detail.gone ? ' (no record kept)' : ''), 'pill');
+    pill.dataset['state'] = detail.state;
+    pill.id = 'detail-state';
+    panel.appendChild(pill);
+
+    const list = h('dl');
+    definition(list, 'Path', h('code', detail.task));
+    if (detail.gone) {
+      definition(list, 'Note', 'The task finished and its node is gone; this plan keeps no history (createPlan with { history: true }).');
+      panel.appendChild(list);
+    } else {
+      this.facts(list, detail);
+      panel.appendChild(list);
+      panel.appendChild(h('h3', 'Params'));
+      panel.appendChild(h('pre', detail.params, 'params'));
+    }
+    if (detail.failure) panel.appendChild(failureSection(detail.failure));
+    if (detail.result) {
+      const result = h('section', undefined, 'result');
+      result.id = 'detail-result';
+      result.appendChild(h('h3', 'Result'));
+      result.appendChild('value' in detail.result ? h('pre', detail.result.value, 'value') : h('p', detail.result.unavailable, 'hint'));
+      panel.appendChild(result);
+    }
+  }
+
+  private facts(list: HTMLDListElement, detail: UiTaskDetail): void {
+    definition(list, 'Function', h('code', detail.fn, 'fn'));
+    const inputs = h('ul', undefined, 'inputs');
+    for (const input of detail.inputs) {
+      const name = input.slice(input.lastIndexOf('/') + 1);
+      const link = h('a', `${shortLabel(name)} ${name}`);
+      link.href = '#';
+      link.addEventListener('click', (event) => {
+        event.preventDefault();
+        this.onSelectInput(name);
+      });
+      const item = h('li');
+      item.appendChild(link);
+      inputs.appendChild(item);
+    }
+    definition(list, 'Inputs', detail.inputs.length > 0 ? inputs : 'none');
+    if (detail.pendingInputs > 0) definition(list, 'Waiting for', `${detail.pendingInputs} input(s)`);
+    definition(list, 'Priority', detail.priority !== undefined ? `${detail.priority} (its own)` : "the plan's");
+    definition(list, 'Limit key', detail.concurrencyKey);
+    definition(list, 'Keeps result', detail.keepResult ? 'yes' : 'no');
+    if (detail.owner) definition(list, 'Running on', `${detail.owner.workerId} since ${when(detail.owner.claimedAt) ?? '?'}`);
+    if (detail.attempts && !detail.failure) {
+      definition(list, 'Attempts', `${detail.attempts.failures} failed; next try ${when(detail.attempts.nextTryAt) ?? '?'}`);
+      definition(list, 'Last error', detail.attempts.lastError);
+    }
+    definition(list, 'Started', when(detail.startedAt));
+    definition(list, 'Finished', when(detail.finishedAt));
+    if (detail.durationMs !== undefined) definition(list, 'Duration', `${detail.durationMs} ms`);
+    definition(list, 'Worker', detail.workerId);
+    definition(list, 'Blocked', detail.blockedReason);
+  }
+}
+
+function failureSection(failure: NonNullable<UiTaskDetail['failure']>): HTMLElement {
+  const section = h('section', undefined, 'error');
+  section.id = 'detail-error';
+  section.appendChild(h('h3', 'Error'));
+  const head = h('div');
+  head.appendChild(h('code', failure.code, 'code'));
+  head.appendChild(document.createTextNode(` ${failure.type}`));
+  section.appendChild(head);
+  section.appendChild(h('div', failure.message, 'message'));
+  const facts = h('dl');
+  definition(facts, 'Attempts', failure.attempts);
+  definition(facts, 'Retryable', failure.retryable ? 'yes' : 'no');
+  definition(facts, 'Worker', failure.workerId);
+  definition(facts, 'At', when(failure.at));
+  section.appendChild(facts);
+  if (failure.stack) {
+    section.appendChild(h('h3', 'Stack (excerpt)'));
+    section.appendChild(h('pre', failure.stack, 'stack'));
+  }
+  return section;
+}
+
+/** "Why isn't it running?": explainTask's code, sentence and the facts behind it. */
+export function whySection(why: UiExplanation | Error): HTMLElement {
+  const section = h('section', undefined, 'why');
+  section.id = 'detail-why';
+  section.appendChild(h('h3', 'Why is it not running?'));
+  if (why instanceof Error) {
+    section.appendChild(h('p', `Could not tell: ${why.message}`, 'hint'));
+    return section;
+  }
+  const code = h('code', why.code, 'code');
+  code.id = 'why-code';
+  section.appendChild(code);
+  section.appendChild(h('p', why.message, 'message'));
+  if (Object.keys(why.details).length > 0) section.appendChild(h('pre', JSON.stringify(why.details, null, 2), 'details'));
+  return section;
+}

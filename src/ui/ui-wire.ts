@@ -1,0 +1,155 @@
+/**
+ * What the web view's server sends its pages, as JSON: the one definition both sides compile
+ * against (src/ui/ui-model.ts builds these; src/ui/browser/ reads them). Dates travel as ISO-8601
+ * text. Types only, apart from the legend's order of task states, so that the browser bundle pulls
+ * in nothing of the server.
+ */
+import type { PlanState, TaskViewState } from '../plan/plan-states.js';
+
+export type { PlanState, TaskViewState };
+
+/** Every task state, in the order of the legend (how far along a task is). */
+export const TASK_VIEW_STATES: readonly TaskViewState[] = ['building', 'waiting', 'runnable', 'retrying', 'running', 'finishing', 'done', 'failed', 'blocked'];
+
+/** One node of the drawn graph: a task, keyed by its name (`task-N`) within the plan. */
+export interface UiNode {
+  readonly name: string;
+  readonly state: TaskViewState;
+  readonly fn: string;
+  /** Names of its input tasks, in argument order. */
+  readonly inputs: readonly string[];
+  /** The task node is gone and the plan keeps no record of it: shown as done, nothing more is known. */
+  readonly gone?: true;
+}
+
+/** Who paused or cancelled a plan, when and why. */
+export interface UiControl {
+  readonly state: 'paused' | 'cancelled';
+  readonly reason?: string;
+  readonly at: string;
+}
+
+/** A plan's headline: state, priority and progress. */
+export interface UiPlanStatus {
+  readonly plan: string;
+  readonly state: PlanState;
+  readonly priority: number;
+  /** Present while the plan is paused or cancelled. */
+  readonly control?: UiControl;
+  /** Tasks done: from the history when kept; otherwise the finished tasks this view knows of (gone nodes). */
+  readonly done: number;
+  readonly total: number;
+  readonly historyKept: boolean;
+  /** Tasks per state, as drawn. */
+  readonly counts: Readonly<Record<TaskViewState, number>>;
+}
+
+export interface UiModel {
+  readonly plan: string;
+  readonly status: UiPlanStatus;
+  /** Ordered by name. */
+  readonly nodes: readonly UiNode[];
+}
+
+/** A node whose state, gone flag or function changed, not its inputs: recoloured in place. A tuple, as big plans send thousands. */
+export type UiChange = readonly [name: string, state: TaskViewState, gone: boolean, fn: string];
+
+/** What changed between two models; `added`, `updated` (inputs) and `removed` change the drawn graph (the page lays it out again). */
+export interface UiDiff {
+  readonly status: UiPlanStatus;
+  readonly changed: readonly UiChange[];
+  readonly added: readonly UiNode[];
+  readonly updated: readonly UiNode[];
+  readonly removed: readonly string[];
+}
+
+/** A row of the plans page. */
+export interface UiPlanRow {
+  readonly plan: string;
+  readonly name: string;
+  readonly state: PlanState;
+  readonly priority: number;
+  readonly done: number;
+  readonly total: number;
+  readonly historyKept: boolean;
+  readonly running: number;
+  readonly failed: number;
+  readonly blocked: number;
+  readonly waiting: number;
+}
+
+/** A task as the side panel shows it: plain JSON, values pre-formatted as text. */
+export interface UiTaskDetail {
+  readonly task: string;
+  readonly name: string;
+  readonly plan: string;
+  readonly state: TaskViewState;
+  readonly gone: boolean;
+  readonly fn: string;
+  readonly params: string;
+  readonly inputs: readonly string[];
+  readonly pendingInputs: number;
+  readonly keepResult: boolean;
+  /** Its own priority, when it has one (else its plan's applies). */
+  readonly priority?: number;
+  readonly concurrencyKey?: string;
+  readonly owner?: { readonly workerId: string; readonly claimedAt: string };
+  readonly attempts?: { readonly failures: number; readonly nextTryAt: string; readonly lastError: string };
+  readonly failure?: {
+    readonly type: string;
+    readonly message: string;
+    readonly code: string;
+    readonly stack?: string;
+    readonly retryable: boolean;
+    readonly attempts: number;
+    readonly workerId: string;
+    readonly at: string;
+  };
+  readonly blockedReason?: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string;
+  readonly durationMs?: number;
+  readonly workerId?: string;
+  /** The kept result as text, or why there is none to show. */
+  readonly result?: { readonly value: string } | { readonly unavailable: string };
+}
+
+/** `GET /api/why?path=<task>`: why the task is not running (explainTask). */
+export interface UiExplanation {
+  readonly task: string;
+  readonly code: string;
+  readonly message: string;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+/** A live worker pool (listWorkers). */
+export interface UiWorker {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly version: string;
+  readonly functions: readonly string[];
+  readonly loops: number;
+  readonly running: readonly string[];
+  readonly startedAt: string;
+  readonly updatedAt: string;
+}
+
+/** A concurrency limit and the tasks holding its slots. */
+export interface UiLimit {
+  readonly key: string;
+  readonly limit: number;
+  readonly holders: readonly { readonly task: string; readonly workerId: string; readonly at: string }[];
+}
+
+/** `GET /api/cluster`: live workers, limits, and whether this view accepts actions. */
+export interface UiCluster {
+  readonly actions: boolean;
+  readonly workers: readonly UiWorker[];
+  readonly limits: readonly UiLimit[];
+}
+
+/** An error answer of the API. */
+export interface UiErrorBody {
+  readonly error: { readonly code: string; readonly message: string };
+}

@@ -1,0 +1,292 @@
+// @vitest-environment happy-dom
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { renderCluster } from '../../src/ui/browser/cluster-view.js';
+import { GraphCanvas } from '../../src/ui/browser/graph-canvas.js';
+import { publishStats } from '../../src/ui/browser/page-stats.js';
+import { PlanActions, allowedActions } from '../../src/ui/browser/plan-actions.js';
+import { TaskPanel } from '../../src/ui/browser/task-panel.js';
+import { planPageHtml, plansPageHtml } from '../../src/ui/page-html.js';
+import type { UiCluster, UiExplanation, UiNode, UiPlanStatus, UiTaskDetail } from '../../src/ui/ui-wire.js';
+
+const PLAN = '/plans/plan-0000000001';
+const EVIL = '<img src=x onerror="globalThis.pwned=1">';
+
+/** Loads a page's server-made HTML (the body only: its scripts are what these tests drive). */
+function loadPage(html: string): void {
+  const body = /<body ([^>]*)>([\s\S]*?)<script/.exec(html);
+  document.body.innerHTML = body?.[2] ?? '';
+  for (const [, name, value] of (body?.[1] ?? '').matchAll(/([a-z-]+)="([^"]*)"/g))
+    document.body.setAttribute(name as string, (value as string).replace(/&quot;/g, '"'));
+}
+
+interface Call {
+  readonly url: string;
+  readonly init: RequestInit | undefined;
+}
+/** Stubs fetch with answers by path; records each call. */
+function stubFetch(answers: Record<string, (url: URL) => unknown>): Call[] {
+  const calls: Call[] = [];
+  vi.stubGlobal('fetch', async (input: string, init?: RequestInit) => {
+    calls.push({ url: input, init });
+    const url = new URL(input, 'http://127.0.0.1/');
+    const answer = answers[url.pathname];
+    if (answer === undefined) return new Response(JSON.stringify({ error: { code: 'NOT_FOUND', message: `nothing at ${url.pathname}` } }), { status: 404 });
+    return new Response(JSON.stringify(answer(url)), { status: 200, headers: { 'Content-Type': 'application/json' } });
+  });
+  return calls;
+}
+
+const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+function status(state: UiPlanStatus['state'], failed = 0): UiPlanStatus {
+  const counts = { building: 0, waiting: 1, runnable: 0, retrying: 0, running: 1, finishing: 0, done: 0, failed, blocked: 0 };
+  return { plan: PLAN, state, priority: 0, done: 0, total: 2 + failed, historyKept: true, counts };
+}
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+  sessionStorage.clear();
+  document.body.innerHTML = '';
+});
+
+describe('the task panel', () => {
+  const detail = (state: UiTaskDetail['state']): UiTaskDetail => ({
+    task: `${PLAN}/task-0000000002`,
+    name: 'task-0000000002',
+    plan: PLAN,
+    state,
+    gone: false,
+    fn: EVIL,
+    params: `[ '${EVIL}' ]`,
+    inputs: [`${PLAN}/task-0000000001`],
+    pendingInputs: 1,
+    keepResult: false,
+    priority: 7,
+    concurrencyKey: 'warehouse',
+  });
+  const why: UiExplanation = { task: `${PLAN}/task-0000000002`, code: 'WAITING_FOR_INPUTS', message: `waits for #1 (${EVIL})`, details: { inputs: ['x'] } };
+
+  it('shows a task’s values as text, never as markup, and why it is not running', async () => {
+    loadPage(planPageHtml(PLAN));
+    stubFetch({ '/api/task': () => detail('waiting'), '/api/why': () => why });
+    const selected: string[] = [];
+    const panel = new TaskPanel(document.getElementById('panel') as HTMLElement, PLAN, (name) => selected.push(name));
+    panel.show('task-0000000002');
+    await vi.waitFor(() => expect(document.getElementById('why-code')?.textContent).toBe('WAITING_FOR_INPUTS'));
+    expect(document.querySelector('#panel img')).toBeNull();
+    expect(document.querySelector('#panel code.fn')?.textContent).toBe(EVIL);
+    expect(document.querySelector('#detail-why .message')?.textContent).toBe(`waits for #1 (${EVIL})`);
+    const text = document.getElementById('panel')?.textContent ?? '';
+    expect(text).toContain('7 (its own)');
+    expect(text).toContain('warehouse');
+    (document.querySelector('#panel ul.inputs a') as HTMLAnchorElement).click();
+    expect(selected).toEqual(['task-0000000001']);
+  });
+
+  it('asks no "why" for a task that is done, and shows a failed read as a hint', async () => {
+    loadPage(planPageHtml(PLAN));
+    const calls = stubFetch({ '/api/task': () => ({ ...detail('done'), pendingInputs: 0 }) });
+    const panel = new TaskPanel(document.getElementById('panel') as HTMLElement, PLAN, () => undefined);
+    panel.show('task-0000000002');
+    await vi.waitFor(() => expect(document.getElementById('detail-state')?.textContent).toBe('done'));
+    await settle();
+    expect(calls.map((call) => new URL(call.url, 'http://h/').pathname)).toEqual(['/api/task']);
+    expect(document.getElementById('detail-why')).toBeNull();
+    stubFetch({});
+    panel.show('task-0000000009');
+    await vi.waitFor(() => expect(document.querySelector('#panel p.hint')?.textContent).toContain('NOT_FOUND'));
+  });
+});
+
+describe('the cluster section', () => {
+  it('lists live workers and limits, marking a full one', () => {
+    loadPage(plansPageHtml('/plans'));
+    const cluster: UiCluster = {
+      actions: false,
+      workers: [
+        {
+          id: EVIL,
+          host: 'h1',
+          pid: 42,
+          version: '0.1.0',
+          functions: ['load', 'sum'],
+          loops: 4,
+          running: ['/p/t1'],
+          startedAt: '2026-11-24T10:00:00Z',
+          updatedAt: '2026-11-24T10:00:05Z',
+        },
+      ],
+      limits: [
+        { key: 'api', limit: 1, holders: [{ task: `${PLAN}/task-0000000003`, workerId: 'w1', at: '2026-11-24T10:00:00Z' }] },
+        { key: 'warehouse', limit: 2, holders: [] },
+      ],
+    };
+    const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
+    renderCluster(cluster, { workers: byId('workers'), limits: byId('limits'), workersEmpty: byId('workers-empty'), limitsEmpty: byId('limits-empty') });
+    const worker = document.querySelector('#workers tr') as HTMLTableRowElement;
+    expect(worker.dataset['worker']).toBe(EVIL);
+    expect(document.querySelector('#workers img')).toBeNull();
+    expect([...worker.cells].map((cell) => cell.textContent).slice(0, 4)).toEqual([EVIL, 'h1 (pid 42)', '1/4', 'load, sum']);
+    const limits = [...document.querySelectorAll<HTMLTableRowElement>('#limits tr')];
+    expect(limits.map((row) => [row.dataset['key'], row.dataset['full'], row.cells[1]?.textContent])).toEqual([
+      ['api', 'true', '1/1'],
+      ['warehouse', 'false', '0/2'],
+    ]);
+    expect(limits[0]?.cells[2]?.textContent).toBe('plan-0000000001/task-0000000003 on w1');
+    renderCluster(
+      { actions: false, workers: [], limits: [] },
+      { workers: byId('workers'), limits: byId('limits'), workersEmpty: byId('workers-empty'), limitsEmpty: byId('limits-empty') },
+    );
+    expect(document.querySelectorAll('#workers tr')).toHaveLength(0);
+    expect(byId('workers-empty').textContent).toContain('No live worker');
+  });
+});
+
+describe('the action buttons', () => {
+  beforeEach(() => {
+    history.replaceState(null, '', '/plan?path=x');
+  });
+
+  it('allow only what the plan’s state allows', () => {
+    expect([...allowedActions(status('running'))].sort()).toEqual(['cancel', 'pause']);
+    expect([...allowedActions(status('paused', 1))].sort()).toEqual(['cancel', 'resume', 'retry']);
+    expect([...allowedActions(status('failed', 1))].sort()).toEqual(['retry']);
+    expect([...allowedActions(status('cancelled', 1))]).toEqual([]);
+    expect([...allowedActions(status('completed'))]).toEqual([]);
+  });
+
+  it('stay hidden when the view is read-only', async () => {
+    loadPage(planPageHtml(PLAN));
+    stubFetch({ '/api/cluster': () => ({ actions: false, workers: [], limits: [] }) });
+    await new PlanActions(PLAN).start();
+    expect((document.getElementById('actions') as HTMLElement).hidden).toBe(true);
+  });
+
+  it('take the token from the URL’s fragment, send it as a bearer token, and ask twice before cancelling', async () => {
+    loadPage(planPageHtml(PLAN));
+    history.replaceState(null, '', '/plan?path=x#token=s3cret');
+    const calls = stubFetch({
+      '/api/cluster': () => ({ actions: true, workers: [], limits: [] }),
+      '/api/actions/pause': (url) => ({ plan: url.searchParams.get('path'), state: 'paused', running: 2 }),
+      '/api/actions/cancel': (url) => ({ plan: url.searchParams.get('path'), state: 'cancelled' }),
+    });
+    const actions = new PlanActions(PLAN);
+    await actions.start();
+    expect(location.hash).toBe('');
+    expect(sessionStorage.getItem('zk-plan-ui-token')).toBe('s3cret');
+    const button = (name: string): HTMLButtonElement => document.getElementById(`action-${name}`) as HTMLButtonElement;
+    expect((document.getElementById('actions') as HTMLElement).hidden).toBe(false);
+    expect(button('pause').disabled).toBe(true); // no state yet
+    actions.update(status('running'));
+    expect(['pause', 'resume', 'cancel', 'retry'].map((name) => button(name).disabled)).toEqual([false, true, false, true]);
+
+    button('pause').click();
+    await vi.waitFor(() => expect(document.getElementById('action-note')?.textContent).toContain('Paused'));
+    const pause = calls.find((call) => call.url.startsWith('/api/actions/pause'));
+    expect(pause?.init?.method).toBe('POST');
+    expect(new Headers(pause?.init?.headers).get('Authorization')).toBe('Bearer s3cret');
+    expect(new URL(pause?.url ?? '', 'http://h/').searchParams.get('path')).toBe(PLAN);
+
+    (document.getElementById('cancel-reason') as HTMLInputElement).value = ' started by mistake ';
+    button('cancel').click();
+    await settle();
+    expect(calls.some((call) => call.url.startsWith('/api/actions/cancel'))).toBe(false); // armed, not sent
+    expect(button('cancel').dataset['armed']).toBe('true');
+    button('cancel').click();
+    await vi.waitFor(() => expect(document.getElementById('action-note')?.textContent).toContain('Cancelled'));
+    const cancel = calls.find((call) => call.url.startsWith('/api/actions/cancel'));
+    expect(new URL(cancel?.url ?? '', 'http://h/').searchParams.get('reason')).toBe('started by mistake');
+  });
+
+  it('show a refused action’s error and say so when the tab has no token', async () => {
+    loadPage(planPageHtml(PLAN));
+    sessionStorage.setItem('zk-plan-ui-token', 'wrong');
+    vi.stubGlobal('fetch', async (input: string) =>
+      input === '/api/cluster'
+        ? new Response(JSON.stringify({ actions: true, workers: [], limits: [] }))
+        : new Response(JSON.stringify({ error: { code: 'UNAUTHORIZED', message: 'missing or wrong bearer token' } }), { status: 401 }),
+    );
+    const actions = new PlanActions(PLAN);
+    await actions.start();
+    actions.update(status('running'));
+    (document.getElementById('action-pause') as HTMLButtonElement).click();
+    await vi.waitFor(() => expect(document.getElementById('action-note')?.dataset['outcome']).toBe('error'));
+    expect(document.getElementById('action-note')?.textContent).toBe('pause failed: UNAUTHORIZED: missing or wrong bearer token');
+
+    sessionStorage.clear();
+    loadPage(planPageHtml(PLAN));
+    const without = new PlanActions(PLAN);
+    await without.start();
+    without.update(status('running'));
+    expect((document.getElementById('action-pause') as HTMLButtonElement).disabled).toBe(true);
+    expect(document.getElementById('action-note')?.textContent).toContain('need the token');
+  });
+});
+
+describe('the graph canvas', () => {
+  const node = (serial: number, state: UiNode['state'], inputs: number[] = []): UiNode => ({
+    name: `task-${String(serial).padStart(10, '0')}`,
+    state,
+    fn: serial === 3 ? EVIL : 'f',
+    inputs: inputs.map((input) => `task-${String(input).padStart(10, '0')}`),
+  });
+
+  it('draws a node per task coloured by state, recolours in place, and rebuilds when the structure changes', async () => {
+    loadPage(planPageHtml(PLAN));
+    // A layout worker that fails every request, as when ELK cannot load: the page falls back to its quick layering.
+    const requests: number[] = [];
+    vi.stubGlobal(
+      'Worker',
+      class {
+        onmessage: ((event: { data: unknown }) => void) | null = null;
+        postMessage(message: { id: number }): void {
+          requests.push(message.id);
+          setTimeout(() => this.onmessage?.({ data: { id: message.id, error: 'no ELK here' } }), 0);
+        }
+        terminate(): void {}
+      },
+    );
+    const stats = publishStats(PLAN);
+    const selected: string[] = [];
+    const get = <T extends Element>(id: string): T => document.getElementById(id) as unknown as T;
+    const canvas = new GraphCanvas(
+      { svg: get('graph'), viewport: get('viewport'), edges: get('edges'), nodes: get('nodes'), layoutInfo: get('layout-info') },
+      stats,
+      (name) => selected.push(name),
+    );
+    canvas.show([node(1, 'done'), node(2, 'running', [1]), node(3, 'waiting', [1, 2])]);
+    const drawn = (): string[][] =>
+      [...document.querySelectorAll('g.node')].map((el) => [el.getAttribute('data-task') ?? '', el.getAttribute('data-state') ?? '']);
+    expect(drawn()).toEqual([
+      ['task-0000000001', 'done'],
+      ['task-0000000002', 'running'],
+      ['task-0000000003', 'waiting'],
+    ]);
+    expect(document.querySelector('g.node[data-task="task-0000000003"] text')?.textContent).toBe(`#3 ${EVIL}`.slice(0, 20) + '\u2026');
+    expect(document.querySelector('#nodes img')).toBeNull();
+    const element = document.querySelector('g.node[data-task="task-0000000002"]') as SVGGElement;
+    expect(canvas.recolour(['task-0000000002', 'done', false, 'f'])).toBe(true);
+    expect(document.querySelector('g.node[data-task="task-0000000002"]')).toBe(element); // the same element, recoloured
+    expect(element.getAttribute('data-state')).toBe('done');
+    expect(canvas.recolour(['task-0000000099', 'done', false, 'f'])).toBe(false);
+    expect(stats.structureChanges).toBe(1);
+
+    canvas.show([node(1, 'done'), node(2, 'done', [1]), node(3, 'running', [1, 2])]); // same structure
+    expect(stats.structureChanges).toBe(1);
+    canvas.show([node(1, 'done'), node(3, 'running', [1])]);
+    expect(stats.structureChanges).toBe(2);
+    expect(drawn().map(([name]) => name)).toEqual(['task-0000000001', 'task-0000000003']);
+
+    (document.querySelector('g.node[data-task="task-0000000001"] rect') as SVGRectElement).dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    expect(selected).toEqual(['task-0000000001']);
+    canvas.select('task-0000000001');
+    expect(document.querySelector('g.node.selected')?.getAttribute('data-task')).toBe('task-0000000001');
+    await vi.waitFor(() => expect(document.querySelectorAll('#edges path')).toHaveLength(1));
+    expect(stats.engine).toBe('worker');
+    expect(requests).toEqual([1, 2]); // one layout per structure; the first answer came too late to be drawn
+    expect(document.getElementById('layout-info')?.textContent).toBe('layout failed: no ELK here');
+    expect(document.documentElement.dataset['layout']).toBe('quick');
+    expect(document.querySelector('g.node.related')?.getAttribute('data-task')).toBe('task-0000000003');
+    expect(document.querySelector('#edges path.hot')?.getAttribute('data-edge')).toBe('task-0000000001>task-0000000003');
+  });
+});
