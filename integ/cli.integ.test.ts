@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -367,5 +367,25 @@ describe('zk-plan worker with --json and --metrics-port, and ui', () => {
     ui.kill('SIGTERM');
     const [code] = (await once(ui, 'exit')) as [number | null];
     expect(code).toBe(0);
+  });
+
+  it('the built CLI (dist/, made by npm ci or npm run build) serves the web view’s bundled assets', async () => {
+    const built = await readFile('dist/ui/assets/plan.js', 'utf8').catch(() => {
+      throw new Error('dist/ui/assets/plan.js is missing: npm ci (its prepare step) or npm run build makes it');
+    });
+    const parent = env.root();
+    const plan = await (await env.zkPlan()).createPlan(parent);
+    const ui = spawn(process.execPath, ['dist/cli/main.js', 'ui', parent, '--port', '0'], { env: { ...process.env, ZOOKEEPER_CONNECT: env.connectString } });
+    children.push(ui);
+    const url = (await output(ui, 'stdout', /\n/)).trim();
+    const page = await (await fetch(`${url}plan?path=${encodeURIComponent(plan)}`)).text();
+    expect(page).toContain('<script src="/plan.js"></script>');
+    const script = await fetch(`${url}plan.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await script.text()).toBe(built);
+    for (const asset of ['plans.js', 'layout-worker.js', 'ui.css'])
+      expect(await (await fetch(`${url}${asset}`)).text()).toBe(await readFile(`dist/ui/assets/${asset}`, 'utf8'));
+    ui.kill('SIGTERM');
+    expect(((await once(ui, 'exit')) as [number | null])[0]).toBe(0);
   });
 });

@@ -67,8 +67,8 @@ function gatedFunctions(gates: Map<string, Gate>): FunctionRegistry {
     });
 }
 
-async function openUi(zkPlan: ZkPlan, parent: string): Promise<UiServer> {
-  const ui = await startUiServer({ zkPlan, parent, port: 0 });
+async function openUi(zkPlan: ZkPlan, parent: string, actionsToken?: string): Promise<UiServer> {
+  const ui = await startUiServer({ zkPlan, parent, port: 0, ...(actionsToken !== undefined ? { actionsToken } : {}) });
   cleanups.push(() => ui.close());
   return ui;
 }
@@ -229,6 +229,95 @@ describe('web view', () => {
     await page.click(node(report));
     await page.waitForSelector(`#panel[data-task="${report}"]`);
     expect(await page.textContent('#panel')).toContain(`its input comes from failed task ${failed}`);
+  });
+
+  it('steers a plan: priority, limits and live workers shown; pause, resume and cancel with the token; why a task waits', async () => {
+    const gates = new Map(['hold', 'queued', 'other'].map((name) => [name, gate()]));
+    const zkPlan = await env.zkPlan({ functions: gatedFunctions(gates) });
+    cleanups.push(async () => gates.forEach((entry) => entry.release()));
+    const root = env.root();
+    await zkPlan.setConcurrencyLimit(root, 'api', 1);
+    const plan = await zkPlan.createPlan(root, { priority: 5 });
+    // The first holds the key's one slot (its own priority puts it first); the second waits for it.
+    const [holder, queued] = (await zkPlan.addTasks(plan, [
+      { task: call('step', 'hold'), options: { concurrencyKey: 'api', priority: 9 } },
+      { task: call('step', 'queued'), options: { concurrencyKey: 'api' } },
+    ])) as [string, string];
+    await zkPlan.markAsReady(plan);
+    const other = await zkPlan.createPlan(root);
+    await zkPlan.addTask(other, call('step', 'other'));
+    await zkPlan.markAsReady(other);
+    zkPlan.startWorkers(root, { count: 3 });
+    const ui = await openUi(zkPlan, root, 'tok-123');
+
+    // The plans page: priorities, the live worker pool and the full limit; the token leaves the address bar.
+    const list = await newPage();
+    await list.goto(`${ui.url}#token=tok-123`);
+    await list.waitForSelector(`tr[data-plan="${plan}"]`);
+    expect(list.url()).toBe(ui.url);
+    expect(await list.locator(`tr[data-plan="${plan}"] td.num`).first().textContent()).toBe('5');
+    expect(await list.locator(`tr[data-plan="${other}"] td.num`).first().textContent()).toBe('0');
+    await list.waitForSelector('#limits tr[data-key="api"][data-full="true"]');
+    expect(await list.locator('#limits tr[data-key="api"] td').nth(2).textContent()).toContain(`${nameOf(holder)} on `);
+    await list.waitForSelector('#workers tr');
+    expect(await list.locator('#workers tr').count()).toBe(1);
+    // Its busy loops, as its record says (rewritten within a second of a change; the section is read every 5 s).
+    await list.locator('#workers tr td:nth-child(3)', { hasText: /^[12]\/3$/ }).waitFor();
+    await mkdir('test-output', { recursive: true });
+    await list.screenshot({ path: 'test-output/ui-cluster.png', fullPage: true });
+
+    // The plan page, in the same tab: the buttons come with the token kept for it.
+    await list.locator(`tr[data-plan="${plan}"] a`).click();
+    await list.waitForURL(/\/plan\?path=/);
+    const page = list;
+    await page.waitForSelector(node(holder, 'running'));
+    expect(await page.textContent('#plan-priority')).toBe('priority 5');
+    await page.waitForSelector('#actions:not([hidden]) #action-pause:not([disabled])');
+    expect(await page.isDisabled('#action-resume')).toBe(true);
+
+    // Why the second task is not running: the limit is full.
+    await page.click(node(queued));
+    await page.waitForSelector('#why-code');
+    expect(await page.textContent('#why-code')).toBe('CONCURRENCY_LIMIT');
+    expect(await page.textContent('#panel')).toContain('api');
+
+    // Pause: the badge says so (with who did it), and the plans page follows.
+    await page.click('#action-pause');
+    await page.waitForSelector('#plan-state[data-state="paused"]');
+    expect(await page.textContent('#action-note')).toBe('Paused: no new task starts; 1 running task(s) finish.');
+    await page.waitForSelector('#why-code:text("PLAN_PAUSED")'); // the panel follows the plan's state
+    expect(await page.textContent('#plan-control')).toMatch(/^paused /);
+    expect((await zkPlan.planStatus(plan)).state).toBe('paused');
+    await mkdir('test-output', { recursive: true });
+    await page.screenshot({ path: 'test-output/ui-plan-paused.png' });
+    await page.waitForSelector('#action-resume:not([disabled])');
+    expect(await page.isDisabled('#action-pause')).toBe(true);
+    await page.click('#action-resume');
+    await page.waitForSelector('#plan-state[data-state="running"]');
+
+    // Cancel asks twice and carries the reason; the plan ends cancelled, its running task aborted.
+    await page.fill('#cancel-reason', 'started by mistake');
+    await page.click('#action-cancel');
+    expect(await page.getAttribute('#action-cancel', 'data-armed')).toBe('true');
+    expect((await zkPlan.planStatus(plan)).state).toBe('running');
+    await page.click('#action-cancel');
+    await page.waitForSelector('#plan-state[data-state="cancelled"]');
+    expect(await page.textContent('#plan-control')).toMatch(/^cancelled .*: started by mistake$/);
+    expect((await zkPlan.planStatus(plan)).control?.reason).toBe('started by mistake');
+    for (const action of ['pause', 'resume', 'cancel', 'retry']) expect(await page.isDisabled(`#action-${action}`)).toBe(true);
+
+    // A view started without a token is read-only: no buttons, and the API refuses.
+    const readOnly = await openUi(zkPlan, root);
+    const view = await newPage();
+    await view.goto(planUrl(readOnly, other));
+    await view.waitForSelector('#plan-state[data-state="running"]');
+    await view.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelectorAll('g.node').length === 1);
+    expect(await view.isHidden('#actions')).toBe(true);
+    const refused = await fetch(`${readOnly.url}api/actions/pause?path=${encodeURIComponent(other)}`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer tok-123' },
+    });
+    expect(refused.status).toBe(403);
   });
 
   it(

@@ -140,6 +140,25 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     expect(starts.map((start) => start.label)).not.toContain('after');
   });
 
+  it('describePlan of a plan with history says paused and cancelled too, with the record, its priority and each task’s own', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'viewer');
+    processes.push(proc);
+    const { zkPlan } = proc;
+    const plan = await zkPlan.createPlan(PARENT, { history: true, priority: 4 });
+    await zkPlan.addTasks(plan, [{ task: call('work', 'a', 1) }, { task: call('work', 'b', 1), options: { priority: 9, concurrencyKey: 'api' } }]);
+    await zkPlan.markAsReady(plan);
+    await zkPlan.pausePlan(plan);
+    const paused = await zkPlan.describePlan(plan);
+    expect(paused.status).toMatchObject({ state: 'paused', priority: 4, control: { state: 'paused' } });
+    expect(paused.tasks.map(({ priority, concurrencyKey }) => ({ priority, concurrencyKey }))).toEqual([
+      { priority: undefined, concurrencyKey: undefined },
+      { priority: 9, concurrencyKey: 'api' },
+    ]);
+    await zkPlan.cancelPlan(plan, { reason: 'no longer needed' });
+    expect((await zkPlan.describePlan(plan)).status).toMatchObject({ state: 'cancelled', control: { reason: 'no longer needed' } });
+  });
+
   it('a worker that never heard of a pause (no watch fired) still starts nothing: it reads the control node after each claim', async () => {
     const server = new MemoryZooKeeper();
     const starts: Start[] = [];

@@ -233,6 +233,25 @@ describe('diffModels', () => {
     expect(isEmptyDiff(diffModels(before, finished), before.status)).toBe(false);
   });
 
+  it('carries the plan’s priority and control record, and a changed reason or priority is not an empty diff', () => {
+    const at = new Date('2026-11-24T10:00:00Z');
+    const plain = view([task(1, 'running')]);
+    const paused = (reason: string, priority = 0): PlanView => ({
+      ...plain,
+      status: { ...plain.status, state: 'paused', priority, control: { state: 'paused', reason, at, abortRunning: false } },
+    });
+    const before = buildModel(paused('warehouse down'));
+    expect(before.status).toMatchObject({
+      state: 'paused',
+      priority: 0,
+      control: { state: 'paused', reason: 'warehouse down', at: '2026-11-24T10:00:00.000Z' },
+    });
+    expect(buildModel(plain).status.control).toBeUndefined();
+    expect(isEmptyDiff(diffModels(before, buildModel(paused('warehouse down'), before)), before.status)).toBe(true);
+    expect(isEmptyDiff(diffModels(before, buildModel(paused('warehouse still down'), before)), before.status)).toBe(false);
+    expect(isEmptyDiff(diffModels(before, buildModel(paused('warehouse down', 3), before)), before.status)).toBe(false);
+  });
+
   it('reports removed nodes', () => {
     const before = buildModel(view([task(1, 'running'), task(2, 'running')]));
     const after = buildModel(view([task(2, 'running')]));
@@ -253,6 +272,7 @@ describe('planRow', () => {
       plan: PLAN,
       name: 'plan-0000000001',
       state: 'running',
+      priority: 0,
       done: 4,
       total: 10,
       historyKept: true,

@@ -148,7 +148,8 @@ describe('startUiServer', () => {
     const plan = await get(`/plan?path=${encodeURIComponent(PLAN)}`);
     expect(plan.status).toBe(200);
     expect(plan.text).toContain(`data-plan="${PLAN}"`);
-    for (const asset of ['/ui.css', '/graph.js', '/plan.js', '/plans.js', '/layout-worker.js', '/elk.js']) {
+    expect((await get('/graph.js')).status).toBe(404); // the graph helpers are bundled into plan.js and the worker
+    for (const asset of ['/ui.css', '/plan.js', '/plans.js', '/layout-worker.js', '/elk.js']) {
       const answer = await get(asset);
       expect(answer.status, asset).toBe(200);
       expect(answer.type, asset).toMatch(asset.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);

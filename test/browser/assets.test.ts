@@ -26,8 +26,9 @@ describe('the web view’s assets, bundled from src/ui/browser', () => {
 
   it('colour every task state and every plan state’s badge', () => {
     const css = assets.get('ui.css') ?? '';
-    for (const state of TASK_VIEW_STATES) expect(css).toMatch(new RegExp(`g\\.node\\[data-state="${state}"\\] > rect \\{ fill: #[0-9a-f]{6}; \\}`));
-    for (const state of ['running', 'paused', 'cancelled', 'completed', 'failed', 'building']) expect(css).toContain(`.badge[data-state="${state}"]`);
+    for (const state of TASK_VIEW_STATES) expect(css).toMatch(new RegExp(`g\\.node\\[data-state=["']${state}["']\\] > rect \\{\\s*fill: #[0-9a-f]{6};\\s*\\}`));
+    for (const state of ['running', 'paused', 'cancelled', 'completed', 'failed', 'building'])
+      expect(css).toMatch(new RegExp(`\\.badge\\[data-state=["']${state}["']\\] \\{\\s*background: #[0-9a-f]{6};`));
   });
 });
 

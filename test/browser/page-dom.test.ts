@@ -167,7 +167,7 @@ describe('the action buttons', () => {
     history.replaceState(null, '', '/plan?path=x#token=s3cret');
     const calls = stubFetch({
       '/api/cluster': () => ({ actions: true, workers: [], limits: [] }),
-      '/api/actions/pause': (url) => ({ plan: url.searchParams.get('path'), state: 'paused', running: 2 }),
+      '/api/actions/pause': (url) => ({ plan: url.searchParams.get('path'), state: 'paused', running: ['/t1', '/t2'] }),
       '/api/actions/cancel': (url) => ({ plan: url.searchParams.get('path'), state: 'cancelled' }),
     });
     const actions = new PlanActions(PLAN);
@@ -181,7 +181,7 @@ describe('the action buttons', () => {
     expect(['pause', 'resume', 'cancel', 'retry'].map((name) => button(name).disabled)).toEqual([false, true, false, true]);
 
     button('pause').click();
-    await vi.waitFor(() => expect(document.getElementById('action-note')?.textContent).toContain('Paused'));
+    await vi.waitFor(() => expect(document.getElementById('action-note')?.textContent).toBe('Paused: no new task starts; 2 running task(s) finish.'));
     const pause = calls.find((call) => call.url.startsWith('/api/actions/pause'));
     expect(pause?.init?.method).toBe('POST');
     expect(new Headers(pause?.init?.headers).get('Authorization')).toBe('Bearer s3cret');

@@ -95,12 +95,17 @@ export class PlanActions {
 function describe(action: PlanAction, answer: Record<string, unknown>): string {
   switch (action) {
     case 'pause':
-      return `Paused: no new task starts; ${String(answer['running'] ?? 0)} running task(s) finish.`;
+      return `Paused: no new task starts; ${count(answer['running'])} running task(s) finish.`;
     case 'resume':
       return 'Resumed.';
     case 'cancel':
       return 'Cancelled: running tasks were told to stop.';
     case 'retry':
-      return `Retrying ${Array.isArray(answer['reset']) ? answer['reset'].length : String(answer['reset'] ?? 0)} failed task(s).`;
+      return `Retrying ${count(answer['reset'])} failed task(s).`;
   }
+}
+
+/** How many tasks an answer's list names. */
+function count(tasks: unknown): number {
+  return Array.isArray(tasks) ? tasks.length : 0;
 }

@@ -36,8 +36,12 @@ function select(name: string): void {
   panel.show(name);
 }
 
+let shownState: UiPlanStatus['state'] | undefined;
+
 /** The headline: state (with who paused or cancelled it, and why), priority, progress, counts per state. */
 function setStatus(status: UiPlanStatus): void {
+  if (shownState !== undefined && status.state !== shownState) panel.refresh(); // a pause or cancel changes why a task waits
+  shownState = status.state;
   const badge = byId('plan-state');
   badge.textContent = status.state;
   badge.dataset['state'] = status.state;
