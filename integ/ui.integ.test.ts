@@ -248,11 +248,11 @@ describe('web view', () => {
     await zkPlan.addTask(other, call('step', 'other'));
     await zkPlan.markAsReady(other);
     zkPlan.startWorkers(root, { count: 3 });
-    const ui = await openUi(zkPlan, root, 'tok-123');
+    const ui = await openUi(zkPlan, root, 'tok-0123456789abcdef');
 
     // The plans page: priorities, the live worker pool and the full limit; the token leaves the address bar.
     const list = await newPage();
-    await list.goto(`${ui.url}#token=tok-123`);
+    await list.goto(`${ui.url}#token=tok-0123456789abcdef`);
     await list.waitForSelector(`tr[data-plan="${plan}"]`);
     expect(list.url()).toBe(ui.url);
     expect(await list.locator(`tr[data-plan="${plan}"] td.num`).first().textContent()).toBe('5');
@@ -305,6 +305,13 @@ describe('web view', () => {
     expect(await page.textContent('#plan-control')).toMatch(/^cancelled .*: started by mistake$/);
     expect((await zkPlan.planStatus(plan)).control?.reason).toBe('started by mistake');
     for (const action of ['pause', 'resume', 'cancel', 'retry']) expect(await page.isDisabled(`#action-${action}`)).toBe(true);
+    // Its deleted tasks stay drawn in their last state, marked cancelled, not counted done.
+    await page.waitForSelector(`${node(queued)}.cancelled`);
+    await page.waitForSelector(`${node(holder)}.cancelled`);
+    expect(await page.textContent('#progress-text')).toBe('0 finished seen, 2 left (no history kept)');
+    await page.click(node(queued));
+    await page.waitForSelector('#detail-state:text("cancelled")');
+    expect(await page.textContent('#panel')).toContain('The plan was cancelled');
 
     // A view started without a token is read-only: no buttons, and the API refuses.
     const readOnly = await openUi(zkPlan, root);
@@ -315,7 +322,7 @@ describe('web view', () => {
     expect(await view.isHidden('#actions')).toBe(true);
     const refused = await fetch(`${readOnly.url}api/actions/pause?path=${encodeURIComponent(other)}`, {
       method: 'POST',
-      headers: { Authorization: 'Bearer tok-123' },
+      headers: { Authorization: 'Bearer tok-0123456789abcdef' },
     });
     expect(refused.status).toBe(403);
   });

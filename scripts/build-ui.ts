@@ -8,7 +8,6 @@ import { bundleUiAssets } from '../src/ui/ui-assets.js';
 const outDir = new URL('../dist/ui/assets/', import.meta.url);
 await mkdir(outDir, { recursive: true });
 const assets = await bundleUiAssets();
-for (const [name, text] of assets) await writeFile(new URL(name, outDir), text);
-console.log(
-  `web view: ${assets.size} assets in dist/ui/assets (${[...assets].map(([name, text]) => `${name} ${Math.round(text.length / 1024)} KiB`).join(', ')})`,
-);
+const sizes = Object.entries(assets).map(([name, text]) => `${name} ${Math.round(text.length / 1024)} KiB`);
+for (const [name, text] of Object.entries(assets)) await writeFile(new URL(name, outDir), text);
+console.log(`web view: ${sizes.length} assets in dist/ui/assets (${sizes.join(', ')})`);

@@ -4,11 +4,13 @@ import { FunctionRegistry } from '../src/exec/function-registry.js';
 import { call } from '../src/exec/task-spec.js';
 import type { ZkPlan } from '../src/plan/zk-plan.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
+import { InvalidArgumentError } from '../src/errors/usage-errors.js';
 import { startUiServer, type UiServer } from '../src/ui/ui-server.js';
+import { expectRejects } from './support/expect-error.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from './support/memory-plan.js';
 
 const PARENT = '/plans';
-const TOKEN = 'sesame-123';
+const TOKEN = 'sesame-123-open-sesame';
 
 describe('web view actions', () => {
   const servers: UiServer[] = [];
@@ -50,6 +52,32 @@ describe('web view actions', () => {
     expect(await refused.json()).toMatchObject({ error: { code: 'ACTIONS_DISABLED' } });
   });
 
+  it('refuses a guessable token at start, and a request from another site’s page whatever it carries', async () => {
+    const { proc, ui, plan } = await setUp(TOKEN);
+    for (const weak of ['', 'x', '123456789012345']) {
+      const error = await expectRejects(
+        () => startUiServer({ zkPlan: proc.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, actionsToken: weak }),
+        InvalidArgumentError,
+      );
+      expect(error.argument).toBe('actionsToken');
+    }
+    const fromElsewhere = await fetch(`${ui.url}api/actions/cancel?path=${encodeURIComponent(plan)}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}`, Origin: 'https://evil.example' },
+    });
+    expect(fromElsewhere.status).toBe(403);
+    expect(await fromElsewhere.json()).toMatchObject({ error: { code: 'CROSS_ORIGIN' } });
+    expect((await proc.zkPlan.planStatus(plan)).control).toBeUndefined();
+    const own = await fetch(`${ui.url}api/actions/pause?path=${encodeURIComponent(plan)}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}`, Origin: ui.url.slice(0, -1) },
+    });
+    expect(own.status).toBe(200);
+    const long = await post(ui, 'cancel', plan, TOKEN, `&reason=${'x'.repeat(1_001)}`);
+    expect(long.status).toBe(400);
+    expect(await long.json()).toMatchObject({ error: { code: 'INVALID_ARGUMENT' } });
+  });
+
   it('pause, resume, cancel and retry with the token; an action on a cancelled plan is a conflict', async () => {
     const { ui, plan, proc } = await setUp(TOKEN);
     const paused = await post(ui, 'pause', plan, TOKEN);
@@ -71,7 +99,10 @@ describe('web view actions', () => {
     const { ui, plan, proc } = await setUp(TOKEN);
     proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false, workerId: 'view-pool' });
     await expect.poll(async () => ((await (await fetch(`${ui.url}api/cluster`)).json()) as { workers: unknown[] }).workers.length).toBe(1);
-    expect(await (await fetch(`${ui.url}api/cluster`)).json()).toMatchObject({ actions: true, workers: [{ id: 'view-pool', loops: 2 }] });
+    expect(await (await fetch(`${ui.url}api/cluster`)).json()).toMatchObject({ actions: true, workers: [{ id: 'view-pool', loops: 2 }], limits: [] });
+    const [worker] = ((await (await fetch(`${ui.url}api/cluster`)).json()) as { workers: Record<string, unknown>[] }).workers;
+    expect(Object.keys(worker ?? {}).sort()).toEqual(['functions', 'host', 'id', 'loops', 'pid', 'running', 'startedAt', 'updatedAt', 'version']);
+    expect(typeof worker?.['startedAt']).toBe('string');
     const [task] = (await proc.zkPlan.describePlan(plan)).tasks;
     const why = await (await fetch(`${ui.url}api/why?path=${encodeURIComponent(task?.task as string)}`)).json();
     expect(why).toMatchObject({ task: task?.task, code: 'PLAN_NOT_READY' });

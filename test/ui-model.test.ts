@@ -216,8 +216,8 @@ describe('diffModels', () => {
     const after = buildModel(view([task(1, 'done'), task(2, 'runnable', [1]), task(3, 'building', [2])], { done: 1 }), before);
     const diff = diffModels(before, after);
     expect(diff.changed).toEqual([
-      [n(1), 'done', false, 'f'],
-      [n(2), 'runnable', false, 'f'],
+      [n(1), 'done', false, 'f', false],
+      [n(2), 'runnable', false, 'f', false],
     ]);
     expect(diff.added).toEqual([{ name: n(3), state: 'building', fn: 'f', inputs: [n(2)] }]);
     expect(diff.updated).toEqual([]);
@@ -250,6 +250,24 @@ describe('diffModels', () => {
     expect(isEmptyDiff(diffModels(before, buildModel(paused('warehouse down'), before)), before.status)).toBe(true);
     expect(isEmptyDiff(diffModels(before, buildModel(paused('warehouse still down'), before)), before.status)).toBe(false);
     expect(isEmptyDiff(diffModels(before, buildModel(paused('warehouse down', 3), before)), before.status)).toBe(false);
+  });
+
+  it('keeps a cancelled plan’s deleted tasks in their last state, marked cancelled and not counted done', () => {
+    const before = buildModel(view([task(1, 'done'), task(2, 'running', [1]), task(3, 'runnable')], { historyKept: false }));
+    const after = buildModel(view([], { historyKept: false, state: 'cancelled' }), before);
+    expect(after.nodes.map(({ name, state, gone, cancelled }) => ({ name, state, gone, cancelled }))).toEqual([
+      { name: n(1), state: 'done', gone: true, cancelled: undefined }, // finished, then deleted: no history
+      { name: n(2), state: 'running', gone: undefined, cancelled: true },
+      { name: n(3), state: 'runnable', gone: undefined, cancelled: true },
+    ]);
+    expect(after.status).toMatchObject({ state: 'cancelled', done: 1, total: 3 });
+    expect(diffModels(before, after).changed).toEqual([
+      [n(1), 'done', true, 'f', false],
+      [n(2), 'running', false, 'f', true],
+      [n(3), 'runnable', false, 'f', true],
+    ]);
+    // Once marked, they stay so (the next read holds no more of them).
+    expect(buildModel(view([], { historyKept: false, state: 'cancelled' }), after).nodes.filter((node) => node.cancelled)).toHaveLength(2);
   });
 
   it('reports removed nodes', () => {
@@ -320,7 +338,9 @@ describe('taskDetail', () => {
   });
 
   it('says little about a task gone from a plan without history', () => {
+    expect(goneTaskDetail(`${PLAN}/${n(2)}`, 'cancelled')).toMatchObject({ state: 'cancelled', gone: true, goneReason: 'cancelled' });
     expect(goneTaskDetail(`${PLAN}/${n(2)}`)).toEqual({
+      goneReason: 'finished',
       task: `${PLAN}/${n(2)}`,
       name: n(2),
       plan: PLAN,

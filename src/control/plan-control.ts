@@ -42,6 +42,8 @@ export interface PauseOutcome {
 
 const PAUSE_KEYS: Record<keyof PauseOptions, true> = { abortRunning: true };
 const CANCEL_KEYS: Record<keyof CancelOptions, true> = { reason: true };
+/** The longest cancel reason kept: it is stored in the control node, read by every worker. */
+const MAX_CANCEL_REASON_LENGTH = 1_000;
 
 export class PlanControl {
   constructor(
@@ -79,7 +81,8 @@ export class PlanControl {
     assertValidPath('plan', plan);
     assertOptionsObject(options);
     assertKnownKeys('cancelPlan', options, CANCEL_KEYS);
-    if (options.reason !== undefined && typeof options.reason !== 'string') throw new InvalidArgumentError('reason', 'expected a string');
+    if (options.reason !== undefined && (typeof options.reason !== 'string' || options.reason.length > MAX_CANCEL_REASON_LENGTH))
+      throw new InvalidArgumentError('reason', `expected a string of at most ${MAX_CANCEL_REASON_LENGTH} characters`);
     await this.apply(plan, { kind: 'cancel', reason: options.reason, at: new Date() });
     const tasks = (await this.store.listTasks(plan)) ?? [];
     // `ready` first, as deletePlan does: once owner nodes go with the delete, nothing may take a task again.

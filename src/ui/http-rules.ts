@@ -54,5 +54,3 @@ export function statusOf(error: unknown): { status: number; code: string; messag
   if (error instanceof ZkPlanError) return { status: error.code === 'ILLEGAL_STATE' ? 503 : 500, code: error.code, message };
   return { status: 500, code: 'INTERNAL', message };
 }
-
-/** Starts the web view; resolves once it listens. */

@@ -27,8 +27,8 @@ export function plansPageHtml(parent: string): string {
   return pageShell(`${parent} · zk-plan`, `class="plans-page" data-parent="${escapeHtml(parent)}"`, body, ['/plans.js']);
 }
 
-/** The plan page. */
-export function planPageHtml(plan: string): string {
+/** The plan page; `actions`: the view accepts pause, resume, cancel and retry (with its token), so the page offers them. */
+export function planPageHtml(plan: string, actions = false): string {
   const legend = TASK_VIEW_STATES.map((state) => `<span class="item" data-state="${state}"><i></i>${state} <b id="count-${state}">0</b></span>`).join('');
   const body =
     `<header><a href="/">Plans</a><span class="crumb">›</span><h1>${escapeHtml(plan)}</h1>` +
@@ -47,5 +47,10 @@ export function planPageHtml(plan: string): string {
     `<div id="notice"></div>` +
     `<div class="toolbar"><button id="fit" type="button">Fit</button><button id="zoom-in" type="button">+</button><button id="zoom-out" type="button">−</button><span id="layout-info"></span></div>` +
     `</section>\n<aside id="panel"><p class="hint">Click a task to see its function, params, inputs, and its result or error.</p></aside></main>`;
-  return pageShell(`${plan.slice(plan.lastIndexOf('/') + 1)} · zk-plan`, `class="plan-page" data-plan="${escapeHtml(plan)}"`, body, ['/plan.js']);
+  return pageShell(
+    `${plan.slice(plan.lastIndexOf('/') + 1)} · zk-plan`,
+    `class="plan-page" data-plan="${escapeHtml(plan)}" data-actions="${String(actions)}"`,
+    body,
+    ['/plan.js'],
+  );
 }

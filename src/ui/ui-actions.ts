@@ -8,20 +8,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ZkPlan } from '../plan/zk-plan.js';
+import { HttpError } from './http-rules.js';
 
 export const ACTIONS = ['pause', 'resume', 'cancel', 'retry'] as const;
-export type UiAction = (typeof ACTIONS)[number];
 
-/** Why an action is refused: the status and code the view answers with. */
-export class ActionRefused extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** The shortest actions token accepted: a guessable one would let any local program or page steer plans. */
+export const MIN_ACTIONS_TOKEN_LENGTH = 16;
+export type UiAction = (typeof ACTIONS)[number];
 
 /** The action a path names (`/api/actions/pause` → `pause`), else undefined. */
 export function actionOf(pathname: string): UiAction | undefined {
@@ -29,18 +22,21 @@ export function actionOf(pathname: string): UiAction | undefined {
   return ACTIONS.find((action) => action === name);
 }
 
-/** Checks the request's bearer token against the view's (none configured: actions are off). */
+/**
+ * Checks the request's bearer token against the view's (none configured: actions are off), and
+ * that a browser sent it from the view's own pages: a request whose `Origin` is another site's is
+ * refused whatever it carries.
+ */
 export function authorize(req: IncomingMessage, token: string | undefined): void {
   if (token === undefined)
-    throw new ActionRefused(
-      403,
-      'ACTIONS_DISABLED',
-      'the web view is read-only: start it with --allow-actions (a bearer token) to pause, resume, cancel or retry',
-    );
+    throw new HttpError(403, 'ACTIONS_DISABLED', 'the web view is read-only: start it with --allow-actions (a bearer token) to pause, resume, cancel or retry');
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin !== `http://${req.headers.host ?? ''}`)
+    throw new HttpError(403, 'CROSS_ORIGIN', `actions are taken from the view's own pages only, not from ${origin}`);
   const header = req.headers.authorization ?? '';
   const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
   // Hashes first: equal lengths for timingSafeEqual, and nothing about the token's length leaks.
-  if (!timingSafeEqual(digest(given), digest(token))) throw new ActionRefused(401, 'UNAUTHORIZED', 'missing or wrong bearer token');
+  if (!timingSafeEqual(digest(given), digest(token))) throw new HttpError(401, 'UNAUTHORIZED', 'missing or wrong bearer token');
 }
 
 function digest(text: string): Buffer {

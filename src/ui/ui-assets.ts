@@ -9,22 +9,29 @@ import { access, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type * as Esbuild from 'esbuild';
 
-/** Served path → the browser module it is bundled from (the stylesheet is copied as it is). */
-const SCRIPT_ENTRIES: Readonly<Record<string, string>> = {
+/** Served file → the browser module it is bundled from (the stylesheet is copied as it is). */
+const SCRIPT_ENTRIES = {
   'plans.js': 'plans-page.ts',
   'plan.js': 'plan-page.ts',
   'layout-worker.js': 'layout-worker.ts',
-};
+} as const;
 const STYLESHEET = 'ui.css';
 
-/** Every asset the pages load, by file name. */
-export const UI_ASSET_NAMES: readonly string[] = [...Object.keys(SCRIPT_ENTRIES), STYLESHEET];
+type ScriptName = keyof typeof SCRIPT_ENTRIES;
+export type UiAssetName = ScriptName | typeof STYLESHEET;
+
+/** Every asset the pages load, by file name (served at `/<name>`). */
+export const UI_ASSET_NAMES: readonly UiAssetName[] = [...(Object.keys(SCRIPT_ENTRIES) as ScriptName[]), STYLESHEET];
+
+export function isUiAssetName(name: string): name is UiAssetName {
+  return (UI_ASSET_NAMES as readonly string[]).includes(name);
+}
 
 const BUILT_DIR = new URL('./assets/', import.meta.url);
 const SOURCE_DIR = new URL('./browser/', import.meta.url);
 
-/** Asset file name → its text. */
-export type UiAssets = ReadonlyMap<string, string>;
+/** Each asset's text. */
+export type UiAssets = Readonly<Record<UiAssetName, string>>;
 
 /** Bundles the browser code from src/ui/browser/ with esbuild (a development dependency). */
 export async function bundleUiAssets(): Promise<UiAssets> {
@@ -46,17 +53,38 @@ export async function bundleUiAssets(): Promise<UiAssets> {
     legalComments: 'none',
     logLevel: 'silent',
   });
-  const assets = new Map<string, string>(result.outputFiles.map((file) => [file.path.slice(file.path.lastIndexOf('/') + 1), file.text]));
-  assets.set(STYLESHEET, await readFile(new URL(STYLESHEET, SOURCE_DIR), 'utf8'));
-  return assets;
+  const bundled = new Map(result.outputFiles.map((file) => [file.path.slice(file.path.lastIndexOf('/') + 1), file.text]));
+  const script = (name: ScriptName): string => {
+    const text = bundled.get(name);
+    if (text === undefined) throw new Error(`esbuild wrote no ${name} (it wrote ${[...bundled.keys()].join(', ')})`);
+    return text;
+  };
+  return {
+    'plans.js': script('plans.js'),
+    'plan.js': script('plan.js'),
+    'layout-worker.js': script('layout-worker.js'),
+    [STYLESHEET]: await readFile(new URL(STYLESHEET, SOURCE_DIR), 'utf8'),
+  };
 }
 
-/** The built assets when this module runs from a build (dist/), else a fresh bundle of the sources. */
+/**
+ * A fresh bundle when this module runs from source (src/ui/browser/ is beside it), else the
+ * assets built beside it (dist/ui/assets/); a missing one is an error that names it.
+ */
 export async function loadUiAssets(): Promise<UiAssets> {
-  const built = await access(new URL(STYLESHEET, BUILT_DIR)).then(
+  const fromSource = await access(new URL(SCRIPT_ENTRIES['plan.js'], SOURCE_DIR)).then(
     () => true,
     () => false,
   );
-  if (!built) return bundleUiAssets();
-  return new Map(await Promise.all(UI_ASSET_NAMES.map(async (name) => [name, await readFile(new URL(name, BUILT_DIR), 'utf8')] as const)));
+  if (fromSource) return bundleUiAssets();
+  const read = async (name: UiAssetName): Promise<string> => {
+    const file = new URL(name, BUILT_DIR);
+    try {
+      return await readFile(file, 'utf8');
+    } catch (error) {
+      throw new Error(`the web view's ${fileURLToPath(file)} cannot be read (${String(error)}): npm run build makes it`);
+    }
+  };
+  const [plans, plan, worker, css] = await Promise.all([read('plans.js'), read('plan.js'), read('layout-worker.js'), read(STYLESHEET)]);
+  return { 'plans.js': plans, 'plan.js': plan, 'layout-worker.js': worker, [STYLESHEET]: css };
 }

@@ -10,6 +10,7 @@ import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../plan/pla
 import { PLAN_PREFIX, TASK_PREFIX, childPath, hasSequentialName, nameOf, parentOf } from '../zk/layout.js';
 import {
   TASK_VIEW_STATES,
+  byName,
   type UiChange,
   type UiControl,
   type UiDiff,
@@ -119,10 +120,6 @@ function controlOf(record: PlanControlRecord): UiControl {
   return { state: record.state, ...(record.reason !== undefined ? { reason: record.reason } : {}), at: iso(record.at) ?? '' };
 }
 
-function byName(a: { name: string }, b: { name: string }): number {
-  return a.name.length !== b.name.length ? a.name.length - b.name.length : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
 function countStates(nodes: readonly UiNode[]): Record<TaskViewState, number> {
   const counts = Object.fromEntries(TASK_VIEW_STATES.map((state) => [state, 0])) as Record<TaskViewState, number>;
   for (const node of nodes) counts[node.state] += 1;
@@ -154,7 +151,8 @@ function reconcile(fresh: UiNode, old: UiNode | undefined): UiNode {
  * The graph the page draws; inputs are distinct names (an input used twice is one edge).
  * Inputs that name a task the view does not hold (finished in a plan without history) become
  * `gone` nodes shown as done. With `previous` (the model pushed last), a task that vanished since
- * is kept as a `gone` node shown as done, so the drawing does not shrink as a plan without
+ * is kept as a `gone` node shown as done (as `cancelled`, in its last state, once the plan is
+ * cancelled: cancelPlan deletes unfinished tasks), so the drawing does not shrink as a plan without
  * history progresses, nor flicker when a read falls between a task's deletion and its history
  * record; and what is fixed once a task is built is kept (see reconcile).
  */
@@ -165,8 +163,12 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
     const fresh: UiNode = { name: task.name, state: task.state, fn: task.fn, inputs: distinct(task.inputs.map((input) => nameOf(input))) };
     nodes.set(task.name, reconcile(fresh, before.get(task.name)));
   }
+  // A cancelled plan's tasks are deleted unfinished: they keep their last state, marked cancelled, and are not counted done.
+  const cancelled = view.status.state === 'cancelled';
   for (const node of before.values()) {
-    if (!nodes.has(node.name)) nodes.set(node.name, { name: node.name, state: 'done', fn: node.fn, inputs: node.inputs, gone: true });
+    if (nodes.has(node.name)) continue;
+    const unfinished = cancelled && node.state !== 'done';
+    nodes.set(node.name, unfinished ? { ...node, cancelled: true } : { name: node.name, state: 'done', fn: node.fn, inputs: node.inputs, gone: true });
   }
   for (const node of [...nodes.values()]) {
     for (const input of node.inputs) {
@@ -207,7 +209,8 @@ export function diffModels(previous: UiModel, next: UiModel): UiDiff {
     before.delete(node.name);
     if (old === undefined) added.push(node);
     else if (!sameInputs(old.inputs, node.inputs)) updated.push(node);
-    else if (old.state !== node.state || old.gone !== node.gone || old.fn !== node.fn) changed.push([node.name, node.state, node.gone === true, node.fn]);
+    else if (old.state !== node.state || old.gone !== node.gone || old.fn !== node.fn || old.cancelled !== node.cancelled)
+      changed.push([node.name, node.state, node.gone === true, node.fn, node.cancelled === true]);
   }
   return { status: next.status, changed, added, updated, removed: [...before.keys()] };
 }
@@ -297,13 +300,14 @@ export function taskDetail(view: TaskView): UiTaskDetail {
   };
 }
 
-/** The panel's view of a task that is gone from a plan without history: done, nothing more recorded. */
-export function goneTaskDetail(task: string): UiTaskDetail {
+/** The panel's view of a task whose node is gone: done in a plan without history, or deleted by a cancel; nothing more recorded. */
+export function goneTaskDetail(task: string, reason: 'finished' | 'cancelled' = 'finished'): UiTaskDetail {
   return {
+    goneReason: reason,
     task,
     name: nameOf(task),
     plan: parentOf(task),
-    state: 'done',
+    state: reason === 'cancelled' ? 'cancelled' : 'done',
     gone: true,
     fn: '',
     params: '',

@@ -3,7 +3,8 @@
  * draws a plan's graph, live. The pages' HTML comes from src/ui/page-html.ts, their scripts and
  * stylesheet from src/ui/browser/ (bundled by src/ui/ui-assets.ts); the graph is laid
  * out in the browser by elkjs, in a Web Worker; updates come over Server-Sent Events, pushed when
- * ZooKeeper watches fire (src/ui/plan-feed.ts), never polled.
+ * ZooKeeper watches fire (src/ui/plan-feed.ts), not polled; only the plans page's section of
+ * live workers and limits is read every 5 s (workers rewrite their records that often).
  *
  * ```ts
  * const ui = await startUiServer({ zkPlan, parent: '/plans', port: 8080 });
@@ -17,14 +18,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { PlanCancelledError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
-import { ActionRefused, actionOf, authorize, performAction, type UiAction } from './ui-actions.js';
+import { MIN_ACTIONS_TOKEN_LENGTH, actionOf, authorize, performAction, type UiAction } from './ui-actions.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { ASSET_TYPES, HTML_CSP, HttpError, SECURITY_HEADERS, hostnameOf, isLoopbackHost, statusOf } from './http-rules.js';
 import type { ZkPlan } from '../plan/zk-plan.js';
 import type { PlanView } from '../plan/plan-view.js';
 import { HISTORY, assertValidPath, childPath, parentOf } from '../zk/layout.js';
 import { planPageHtml, plansPageHtml } from './page-html.js';
-import { loadUiAssets, type UiAssets } from './ui-assets.js';
+import { isUiAssetName, loadUiAssets, type UiAssets } from './ui-assets.js';
 import { PlanFeed, PlansFeed, type FeedTiming, type PlanFeedMessage, type PlansFeedMessage } from './plan-feed.js';
 import {
   escapeHtml,
@@ -71,6 +72,7 @@ const SSE_MAX_BUFFER_BYTES = 8 * 1024 * 1024;
 const SSE_HEARTBEAT_MS = 20_000;
 const TASK_VIEW_FRESH_MS = 2_000;
 
+/** Starts the web view; resolves once it listens. */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const { zkPlan, parent, port } = options;
   const host = options.host ?? '127.0.0.1';
@@ -80,6 +82,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     throw new InvalidArgumentError(
       'host',
       `the web view needs no authentication to read and listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`,
+    );
+  }
+  if (options.actionsToken !== undefined && (typeof options.actionsToken !== 'string' || options.actionsToken.length < MIN_ACTIONS_TOKEN_LENGTH)) {
+    throw new InvalidArgumentError(
+      'actionsToken',
+      `expected a secret of at least ${MIN_ACTIONS_TOKEN_LENGTH} characters (e.g. openssl rand -base64 24): with a guessable one any local program or page could pause or cancel plans`,
     );
   }
   const timing: FeedTiming = { lingerMs: 30_000, ...options.timing };
@@ -155,7 +163,19 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
 
   const apiCluster = async (): Promise<UiCluster> => {
     const [workers, limits] = await Promise.all([zkPlan.listWorkers(parent), zkPlan.listConcurrencyLimits(parent)]);
-    return toJsonSafe({ actions: options.actionsToken !== undefined, workers, limits }) as UiCluster;
+    // What the page shows, and nothing more (no session ids).
+    const shown = workers.map(({ id, host, pid, version, functions, loops, running, startedAt, updatedAt }) => ({
+      id,
+      host,
+      pid,
+      version,
+      functions,
+      loops,
+      running,
+      startedAt,
+      updatedAt,
+    }));
+    return toJsonSafe({ actions: options.actionsToken !== undefined, workers: shown, limits }) as UiCluster;
   };
 
   const apiTask = async (task: string): Promise<UiTaskDetail> => {
@@ -167,8 +187,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       view = await zkPlan.describePlan(plan);
       found = view.tasks.find((entry) => entry.task === task);
     }
-    if (found === undefined && view?.historyKept === true) throw new HttpError(404, 'TASK_NOT_FOUND', `${task} is not a task of ${plan}`);
-    const detail = found === undefined ? goneTaskDetail(task) : taskDetail(found);
+    const cancelled = view?.status.state === 'cancelled';
+    if (found === undefined && view?.historyKept === true && !cancelled) throw new HttpError(404, 'TASK_NOT_FOUND', `${task} is not a task of ${plan}`);
+    const detail = found === undefined ? goneTaskDetail(task, cancelled ? 'cancelled' : 'finished') : taskDetail(found);
     if (detail.state === 'done' && (detail.keepResult || detail.gone)) {
       try {
         return { ...detail, result: { value: formatValue(await zkPlan.getResult(task)) } };
@@ -185,15 +206,11 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   /** POST /api/actions/<action>?path=<plan>[&reason=…] with the bearer token. */
   const handleAction = async (req: IncomingMessage, res: ServerResponse, url: URL, action: UiAction): Promise<void> => {
     try {
-      if (req.method !== 'POST') throw new ActionRefused(405, 'METHOD_NOT_ALLOWED', 'actions are POST requests');
+      if (req.method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'actions are POST requests');
       authorize(req, options.actionsToken);
       const plan = requirePath(url, (path) => isPlanUnder(parent, path), 'plan');
       sendJson(res, 200, await performAction(zkPlan, action, plan, url.searchParams.get('reason') ?? undefined));
     } catch (error) {
-      if (error instanceof ActionRefused) {
-        sendJson(res, error.status, { error: { code: error.code, message: error.message } });
-        return;
-      }
       const { status, code, message } = statusOf(error);
       sendJson(res, error instanceof PlanCancelledError ? 409 : status, { error: { code, message } });
     }
@@ -266,24 +283,15 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           sendHtml(res, 200, plansPageHtml(parent));
           return;
         case '/plan':
-          sendHtml(res, 200, planPageHtml(requirePath(url, (path) => isPlanUnder(parent, path), 'plan')));
+          sendHtml(
+            res,
+            200,
+            planPageHtml(
+              requirePath(url, (path) => isPlanUnder(parent, path), 'plan'),
+              options.actionsToken !== undefined,
+            ),
+          );
           return;
-        case '/ui.css':
-        case '/plans.js':
-        case '/plan.js':
-        case '/layout-worker.js': {
-          assets ??= loadUiAssets();
-          const name = url.pathname.slice(1);
-          const body = (
-            await assets.catch((error: unknown) => {
-              assets = undefined; // tried again on the next request
-              throw error;
-            })
-          ).get(name);
-          if (body === undefined) throw new HttpError(500, 'ASSET_MISSING', `the web view's ${name} is missing from its build: run npm run build`);
-          send(res, 200, ASSET_TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream', body);
-          return;
-        }
         case '/elk.js':
           elkSource ??= readFile(elkPath);
           send(
@@ -322,8 +330,17 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           if (closing) throw new HttpError(503, 'CLOSING', 'the web view is closing');
           openStream<PlansFeedMessage>(req, res, (listener) => listPlansFeed().subscribe(listener));
           return;
-        default:
-          throw new HttpError(404, 'NOT_FOUND', `nothing at ${url.pathname}`);
+        default: {
+          const name = url.pathname.slice(1);
+          if (!isUiAssetName(name)) throw new HttpError(404, 'NOT_FOUND', `nothing at ${url.pathname}`);
+          assets ??= loadUiAssets();
+          const loaded = await assets.catch((error: unknown) => {
+            assets = undefined; // tried again on the next request
+            throw error;
+          });
+          send(res, 200, ASSET_TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream', loaded[name]);
+          return;
+        }
       }
     } catch (error) {
       if (res.headersSent) {

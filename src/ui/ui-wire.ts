@@ -1,8 +1,8 @@
 /**
  * What the web view's server sends its pages, as JSON: the one definition both sides compile
  * against (src/ui/ui-model.ts builds these; src/ui/browser/ reads them). Dates travel as ISO-8601
- * text. Types only, apart from the legend's order of task states, so that the browser bundle pulls
- * in nothing of the server.
+ * text. Types only, apart from the legend's order of task states and the nodes' order, so that the
+ * browser bundle pulls in nothing of the server.
  */
 import type { PlanState, TaskViewState } from '../plan/plan-states.js';
 
@@ -20,6 +20,8 @@ export interface UiNode {
   readonly inputs: readonly string[];
   /** The task node is gone and the plan keeps no record of it: shown as done, nothing more is known. */
   readonly gone?: true;
+  /** Deleted by cancelPlan before it finished (its last state is kept, not counted as done). */
+  readonly cancelled?: true;
 }
 
 /** Who paused or cancelled a plan, when and why. */
@@ -52,7 +54,7 @@ export interface UiModel {
 }
 
 /** A node whose state, gone flag or function changed, not its inputs: recoloured in place. A tuple, as big plans send thousands. */
-export type UiChange = readonly [name: string, state: TaskViewState, gone: boolean, fn: string];
+export type UiChange = readonly [name: string, state: TaskViewState, gone: boolean, fn: string, cancelled: boolean];
 
 /** What changed between two models; `added`, `updated` (inputs) and `removed` change the drawn graph (the page lays it out again). */
 export interface UiDiff {
@@ -61,6 +63,11 @@ export interface UiDiff {
   readonly added: readonly UiNode[];
   readonly updated: readonly UiNode[];
   readonly removed: readonly string[];
+}
+
+/** The order of nodes on the wire: by name length, then name (task serials sort as numbers). */
+export function byName(a: { readonly name: string }, b: { readonly name: string }): number {
+  return a.name.length - b.name.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 /** A row of the plans page. */
@@ -83,7 +90,8 @@ export interface UiTaskDetail {
   readonly task: string;
   readonly name: string;
   readonly plan: string;
-  readonly state: TaskViewState;
+  /** `cancelled`: its node was deleted by cancelPlan (whether it had run is not recorded). */
+  readonly state: TaskViewState | 'cancelled';
   readonly gone: boolean;
   readonly fn: string;
   readonly params: string;
@@ -112,6 +120,8 @@ export interface UiTaskDetail {
   readonly workerId?: string;
   /** The kept result as text, or why there is none to show. */
   readonly result?: { readonly value: string } | { readonly unavailable: string };
+  /** Why a gone task's node is gone: it finished in a plan without history, or the plan was cancelled. */
+  readonly goneReason?: 'finished' | 'cancelled';
 }
 
 /** `GET /api/why?path=<task>`: why the task is not running (explainTask). */

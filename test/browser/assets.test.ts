@@ -5,11 +5,11 @@ import { UI_ASSET_NAMES, bundleUiAssets } from '../../src/ui/ui-assets.js';
 import { TASK_VIEW_STATES } from '../../src/ui/ui-wire.js';
 
 const assets = await bundleUiAssets();
-const scripts = [...assets].filter(([name]) => name.endsWith('.js'));
+const scripts = Object.entries(assets).filter(([name]) => name.endsWith('.js'));
 
 describe('the web view’s assets, bundled from src/ui/browser', () => {
   it('are every asset the pages load, each a script that parses or the stylesheet', () => {
-    expect([...assets.keys()].sort()).toEqual([...UI_ASSET_NAMES].sort());
+    expect(Object.keys(assets).sort()).toEqual([...UI_ASSET_NAMES].sort());
     expect(scripts.map(([name]) => name).sort()).toEqual(['layout-worker.js', 'plan.js', 'plans.js']);
     for (const [name, source] of scripts) expect(() => new Script(source, { filename: name }), name).not.toThrow();
   });
@@ -25,7 +25,7 @@ describe('the web view’s assets, bundled from src/ui/browser', () => {
   });
 
   it('colour every task state and every plan state’s badge', () => {
-    const css = assets.get('ui.css') ?? '';
+    const css = assets['ui.css'];
     for (const state of TASK_VIEW_STATES) expect(css).toMatch(new RegExp(`g\\.node\\[data-state=["']${state}["']\\] > rect \\{\\s*fill: #[0-9a-f]{6};\\s*\\}`));
     for (const state of ['running', 'paused', 'cancelled', 'completed', 'failed', 'building'])
       expect(css).toMatch(new RegExp(`\\.badge\\[data-state=["']${state}["']\\] \\{\\s*background: #[0-9a-f]{6};`));
@@ -50,8 +50,8 @@ describe('the pages’ HTML', () => {
     const plan = planPageHtml('/p/plan-0000000001');
     const plans = plansPageHtml('/p');
     const lookups = (source: string): string[] => [...source.matchAll(/byId\(["'`]([a-z-]+)["'`]\)/g)].map(([, id]) => id as string);
-    const planIds = lookups(assets.get('plan.js') ?? '');
-    const plansIds = lookups(assets.get('plans.js') ?? '');
+    const planIds = lookups(assets['plan.js']);
+    const plansIds = lookups(assets['plans.js']);
     expect(planIds).toEqual(expect.arrayContaining(['graph', 'panel', 'actions', 'cancel-reason', 'plan-priority']));
     for (const action of ['pause', 'resume', 'cancel', 'retry']) expect(plan).toContain(`id="action-${action}"`); // looked up by a built name
     expect(plansIds).toEqual(expect.arrayContaining(['plans', 'workers', 'limits']));

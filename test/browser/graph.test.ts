@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import * as G from '../../src/ui/browser/graph.js';
 import type { ElkOutput, GraphNode } from '../../src/ui/browser/graph.js';
+import { byName } from '../../src/ui/ui-wire.js';
 
 const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 const t = (serial: number, inputs: number[] = [], fn = 'f'): GraphNode => ({
@@ -92,7 +93,7 @@ describe('graph helpers of the page', () => {
 
   it('sorts nodes as the server does: serials as numbers', () => {
     const names = ['task-10', 'task-9', 'task-100', 'task-11'].map((name) => ({ name, fn: '', inputs: [] }));
-    expect(names.sort(G.byName).map((node) => node.name)).toEqual(['task-9', 'task-10', 'task-11', 'task-100']);
+    expect(names.sort(byName).map((node) => node.name)).toEqual(['task-9', 'task-10', 'task-11', 'task-100']);
   });
 
   it('writes SVG path data', () => {

@@ -147,31 +147,38 @@ describe('the action buttons', () => {
     history.replaceState(null, '', '/plan?path=x');
   });
 
-  it('allow only what the plan’s state allows', () => {
-    expect([...allowedActions(status('running'))].sort()).toEqual(['cancel', 'pause']);
-    expect([...allowedActions(status('paused', 1))].sort()).toEqual(['cancel', 'resume', 'retry']);
-    expect([...allowedActions(status('failed', 1))].sort()).toEqual(['retry']);
-    expect([...allowedActions(status('cancelled', 1))]).toEqual([]);
-    expect([...allowedActions(status('completed'))]).toEqual([]);
+  const controlled = (state: UiPlanStatus['state'], control: 'paused' | 'cancelled' | undefined, failed = 0): UiPlanStatus => ({
+    ...status(state, failed),
+    ...(control !== undefined ? { control: { state: control, at: '2026-11-24T10:00:00Z' } } : {}),
   });
 
-  it('stay hidden when the view is read-only', async () => {
-    loadPage(planPageHtml(PLAN));
-    stubFetch({ '/api/cluster': () => ({ actions: false, workers: [], limits: [] }) });
-    await new PlanActions(PLAN).start();
+  it('allow what the server accepts: by the plan’s control record, not its state alone', () => {
+    const allowed = (plan: UiPlanStatus): string[] => [...allowedActions(plan)].sort();
+    expect(allowed(status('running'))).toEqual(['cancel', 'pause']);
+    expect(allowed(controlled('paused', 'paused', 1))).toEqual(['cancel', 'resume', 'retry']);
+    // A failFast plan that failed while paused: still resumable and cancellable.
+    expect(allowed(controlled('failed', 'paused', 1))).toEqual(['cancel', 'resume', 'retry']);
+    expect(allowed(status('failed', 1))).toEqual(['cancel', 'pause', 'retry']);
+    expect(allowed(controlled('cancelled', 'cancelled', 1))).toEqual([]);
+    expect(allowed(status('completed'))).toEqual([]);
+  });
+
+  it('stay hidden when the view is read-only, and make no request to learn it', () => {
+    loadPage(planPageHtml(PLAN, false));
+    const calls = stubFetch({});
+    new PlanActions(PLAN).update(status('running'));
     expect((document.getElementById('actions') as HTMLElement).hidden).toBe(true);
+    expect(calls).toEqual([]);
   });
 
   it('take the token from the URL’s fragment, send it as a bearer token, and ask twice before cancelling', async () => {
-    loadPage(planPageHtml(PLAN));
+    loadPage(planPageHtml(PLAN, true));
     history.replaceState(null, '', '/plan?path=x#token=s3cret');
     const calls = stubFetch({
-      '/api/cluster': () => ({ actions: true, workers: [], limits: [] }),
       '/api/actions/pause': (url) => ({ plan: url.searchParams.get('path'), state: 'paused', running: ['/t1', '/t2'] }),
       '/api/actions/cancel': (url) => ({ plan: url.searchParams.get('path'), state: 'cancelled' }),
     });
     const actions = new PlanActions(PLAN);
-    await actions.start();
     expect(location.hash).toBe('');
     expect(sessionStorage.getItem('zk-plan-ui-token')).toBe('s3cret');
     const button = (name: string): HTMLButtonElement => document.getElementById(`action-${name}`) as HTMLButtonElement;
@@ -196,27 +203,57 @@ describe('the action buttons', () => {
     await vi.waitFor(() => expect(document.getElementById('action-note')?.textContent).toContain('Cancelled'));
     const cancel = calls.find((call) => call.url.startsWith('/api/actions/cancel'));
     expect(new URL(cancel?.url ?? '', 'http://h/').searchParams.get('reason')).toBe('started by mistake');
+    expect((document.getElementById('cancel-reason') as HTMLInputElement).value).toBe('');
+    expect(button('cancel').dataset['armed']).toBeUndefined();
+
+    actions.setOffline(true); // the plan was deleted, or its stream is down
+    expect(['pause', 'resume', 'cancel', 'retry'].map((name) => button(name).disabled)).toEqual([true, true, true, true]);
   });
 
-  it('show a refused action’s error and say so when the tab has no token', async () => {
-    loadPage(planPageHtml(PLAN));
+  it('a cancel not confirmed in time is disarmed, and an old timer does not disarm a newer confirmation', async () => {
+    vi.useFakeTimers();
+    try {
+      loadPage(planPageHtml(PLAN, true));
+      sessionStorage.setItem('zk-plan-ui-token', 's3cret');
+      const calls = stubFetch({ '/api/actions/cancel': () => ({ state: 'cancelled' }) });
+      const actions = new PlanActions(PLAN);
+      actions.update(status('running'));
+      const cancel = document.getElementById('action-cancel') as HTMLButtonElement;
+      cancel.click();
+      vi.advanceTimersByTime(5_001);
+      expect(cancel.dataset['armed']).toBeUndefined();
+      cancel.click(); // armed again
+      vi.advanceTimersByTime(4_000);
+      expect(cancel.dataset['armed']).toBe('true');
+      expect(calls).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('show a refused action’s error, a non-JSON answer by its status, and say so when the tab has no token', async () => {
+    loadPage(planPageHtml(PLAN, true));
     sessionStorage.setItem('zk-plan-ui-token', 'wrong');
     vi.stubGlobal('fetch', async (input: string) =>
-      input === '/api/cluster'
-        ? new Response(JSON.stringify({ actions: true, workers: [], limits: [] }))
-        : new Response(JSON.stringify({ error: { code: 'UNAUTHORIZED', message: 'missing or wrong bearer token' } }), { status: 401 }),
+      input.startsWith('/api/actions/pause')
+        ? new Response(JSON.stringify({ error: { code: 'UNAUTHORIZED', message: 'missing or wrong bearer token' } }), { status: 401 })
+        : new Response('Forbidden: the web view answers loopback host names only\n', { status: 403 }),
     );
     const actions = new PlanActions(PLAN);
-    await actions.start();
+    actions.update(controlled('paused', 'paused', 1));
     actions.update(status('running'));
     (document.getElementById('action-pause') as HTMLButtonElement).click();
     await vi.waitFor(() => expect(document.getElementById('action-note')?.dataset['outcome']).toBe('error'));
     expect(document.getElementById('action-note')?.textContent).toBe('pause failed: UNAUTHORIZED: missing or wrong bearer token');
+    actions.update(status('failed', 1));
+    (document.getElementById('action-retry') as HTMLButtonElement).click();
+    await vi.waitFor(() =>
+      expect(document.getElementById('action-note')?.textContent).toBe('retry failed: 403 Forbidden: the web view answers loopback host names only'),
+    );
 
     sessionStorage.clear();
-    loadPage(planPageHtml(PLAN));
+    loadPage(planPageHtml(PLAN, true));
     const without = new PlanActions(PLAN);
-    await without.start();
     without.update(status('running'));
     expect((document.getElementById('action-pause') as HTMLButtonElement).disabled).toBe(true);
     expect(document.getElementById('action-note')?.textContent).toContain('need the token');
@@ -265,10 +302,13 @@ describe('the graph canvas', () => {
     expect(document.querySelector('g.node[data-task="task-0000000003"] text')?.textContent).toBe(`#3 ${EVIL}`.slice(0, 20) + '\u2026');
     expect(document.querySelector('#nodes img')).toBeNull();
     const element = document.querySelector('g.node[data-task="task-0000000002"]') as SVGGElement;
-    expect(canvas.recolour(['task-0000000002', 'done', false, 'f'])).toBe(true);
+    expect(canvas.recolour(['task-0000000002', 'done', false, 'f', false])).toBe(true);
     expect(document.querySelector('g.node[data-task="task-0000000002"]')).toBe(element); // the same element, recoloured
     expect(element.getAttribute('data-state')).toBe('done');
-    expect(canvas.recolour(['task-0000000099', 'done', false, 'f'])).toBe(false);
+    expect(canvas.recolour(['task-0000000099', 'done', false, 'f', false])).toBe(false);
+    expect(canvas.recolour(['task-0000000002', 'running', false, 'f', true])).toBe(true); // deleted by a cancel while running
+    expect(element.classList.contains('cancelled')).toBe(true);
+    expect(element.querySelector('title')?.textContent).toContain('(deleted by the cancel)');
     expect(stats.structureChanges).toBe(1);
 
     canvas.show([node(1, 'done'), node(2, 'done', [1]), node(3, 'running', [1, 2])]); // same structure

@@ -6,15 +6,21 @@ import type { UiErrorBody } from '../ui-wire.js';
 
 /** A JSON read; rejects with the server's message when it answers with an error. */
 export async function getJson<T>(url: string): Promise<T> {
-  const response = await fetch(url, { headers: { Accept: 'application/json' } });
-  const body = (await response.json()) as T | UiErrorBody;
-  if (!response.ok) throw new Error(errorMessage(body, response.status));
-  return body as T;
+  return (await readAnswer(await fetch(url, { headers: { Accept: 'application/json' } }))) as T;
 }
 
-function errorMessage(body: unknown, status: number): string {
+/** The JSON body of a successful answer; else an error with the server's code and message, or the status when the body is no JSON error. */
+async function readAnswer(response: Response): Promise<unknown> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(response.ok ? `the view answered something other than JSON (${response.status})` : `${response.status} ${text.trim().slice(0, 200)}`);
+  }
+  if (response.ok) return body;
   const error = (body as Partial<UiErrorBody> | null)?.error;
-  return error !== undefined ? `${error.code}: ${error.message}` : `request failed (${status})`;
+  throw new Error(error !== undefined ? `${error.code}: ${error.message}` : `request failed (${response.status})`);
 }
 
 /** The live indicator in a page's header. */
@@ -23,15 +29,24 @@ export function showLive(element: HTMLElement, live: boolean, text: string): voi
   element.textContent = text;
 }
 
-/** Opens an event stream and calls a handler per event type with its parsed data; the browser reconnects by itself. */
-export function subscribe(url: string, handlers: Readonly<Record<string, (data: unknown) => void>>, live: HTMLElement): EventSource {
+/** Opens an event stream and calls a handler per event type with its parsed data; the browser reconnects by itself. `onLive` hears it go down and up. */
+export function subscribe(
+  url: string,
+  handlers: Readonly<Record<string, (data: unknown) => void>>,
+  live: HTMLElement,
+  onLive: (up: boolean) => void = () => undefined,
+): EventSource {
   const source = new EventSource(url);
   for (const [type, handle] of Object.entries(handlers)) {
     source.addEventListener(type, (event) => handle(JSON.parse((event as MessageEvent<string>).data) as unknown));
   }
-  source.onopen = () => showLive(live, true, 'live');
+  source.onopen = () => {
+    showLive(live, true, 'live');
+    onLive(true);
+  };
   source.onerror = () => {
     if (source.readyState !== EventSource.CLOSED) showLive(live, false, 'reconnecting\u2026');
+    onLive(false);
   };
   return source;
 }
@@ -59,7 +74,5 @@ export async function postAction(action: PlanAction, plan: string, token: string
   const query = new URLSearchParams({ path: plan });
   if (reason !== undefined && reason !== '') query.set('reason', reason);
   const response = await fetch(`/api/actions/${action}?${query.toString()}`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
-  const body = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) throw new Error(errorMessage(body, response.status));
-  return body;
+  return (await readAnswer(response)) as Record<string, unknown>;
 }

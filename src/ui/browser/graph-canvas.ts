@@ -53,10 +53,6 @@ export class GraphCanvas {
     return Array.from(this.nodes.values(), (entry) => entry.data);
   }
 
-  node(name: string): UiNode | undefined {
-    return this.nodes.get(name)?.data;
-  }
-
   /** Draws `list`: rebuilds when nodes or edges changed, else recolours what changed. */
   show(list: readonly UiNode[]): void {
     if (structureKey(list) !== this.structure) {
@@ -65,16 +61,20 @@ export class GraphCanvas {
     }
     for (const data of list) {
       const entry = this.nodes.get(data.name);
-      if (entry && (entry.data.state !== data.state || !entry.data.gone !== !data.gone || entry.data.fn !== data.fn)) this.update(entry, data);
+      if (
+        entry &&
+        (entry.data.state !== data.state || !entry.data.gone !== !data.gone || entry.data.fn !== data.fn || !entry.data.cancelled !== !data.cancelled)
+      )
+        this.update(entry, data);
     }
   }
 
   /** Recolours one node in place (a diff's `changed`); false when it is not drawn. */
-  recolour([name, state, gone, fn]: UiChange): boolean {
+  recolour([name, state, gone, fn, cancelled]: UiChange): boolean {
     const entry = this.nodes.get(name);
     if (entry === undefined) return false;
-    const { gone: _previous, ...rest } = entry.data;
-    this.update(entry, { ...rest, state, fn, ...(gone ? { gone: true as const } : {}) });
+    const { name: _name, inputs } = entry.data;
+    this.update(entry, { name, inputs, state, fn, ...(gone ? { gone: true as const } : {}), ...(cancelled ? { cancelled: true as const } : {}) });
     return true;
   }
 
@@ -123,8 +123,10 @@ export class GraphCanvas {
     entry.data = data;
     entry.el.setAttribute('data-state', data.state);
     entry.el.classList.toggle('gone', data.gone === true);
+    entry.el.classList.toggle('cancelled', data.cancelled === true);
     entry.text.textContent = nodeText(data);
-    entry.title.textContent = `${data.name}${data.fn ? ` \u00b7 ${data.fn}` : ''} \u00b7 ${data.state}${data.gone ? ' (finished; no record kept)' : ''}`;
+    const note = data.cancelled ? ' (deleted by the cancel)' : data.gone ? ' (finished; no record kept)' : '';
+    entry.title.textContent = `${data.name}${data.fn ? ` \u00b7 ${data.fn}` : ''} \u00b7 ${data.state}${note}`;
   }
 
   private applyTransform(): void {

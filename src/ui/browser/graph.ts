@@ -184,8 +184,3 @@ export function pathData(points: readonly Point[]): string {
   const round = (value: number): number => Math.round(value * 10) / 10;
   return points.map((point, index) => `${index === 0 ? 'M' : 'L'}${round(point[0])} ${round(point[1])}`).join(' ');
 }
-
-/** Nodes in the order the server sends them: by name length, then name (serials sort as numbers). */
-export function byName(a: GraphNode, b: GraphNode): number {
-  return a.name.length - b.name.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-}

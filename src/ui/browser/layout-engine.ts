@@ -20,7 +20,8 @@ export type LayoutAnswer = { readonly id: number; readonly layout: Layout; reado
 
 export class LayoutEngine {
   private worker: Worker | undefined;
-  private pageElk: Elk | undefined;
+  /** ELK loaded into the page, once (when the worker is not there). */
+  private pageElk: Promise<Elk> | undefined;
   private latest = 0;
   /** The graph of the latest request, until it is answered: laid out again in the page if the worker dies. */
   private pending: ElkInput | undefined;
@@ -76,17 +77,15 @@ export class LayoutEngine {
   }
 
   private loadPageElk(): Promise<Elk> {
-    if (this.pageElk !== undefined) return Promise.resolve(this.pageElk);
-    return new Promise((resolve, reject) => {
+    this.pageElk ??= new Promise<Elk>((resolve, reject) => {
       const script = document.createElement('script');
       script.src = '/elk.js';
-      script.onload = () => {
-        if (window.ELK === undefined) return reject(new Error('elk.js defines no ELK'));
-        this.pageElk = new window.ELK();
-        resolve(this.pageElk);
-      };
+      script.onload = () => (window.ELK === undefined ? reject(new Error('elk.js defines no ELK')) : resolve(new window.ELK()));
       script.onerror = () => reject(new Error('elk.js did not load'));
       document.head.appendChild(script);
     });
+    // A failed load is tried again by the next layout.
+    this.pageElk.catch(() => (this.pageElk = undefined));
+    return this.pageElk;
   }
 }

@@ -3,11 +3,10 @@
  * snapshot, then diffs), the headline (state, priority, progress, counts), the side panel
  * (task-panel.ts) and the action buttons (plan-actions.ts).
  */
-import { TASK_VIEW_STATES, type UiDiff, type UiModel, type UiNode, type UiPlanStatus } from '../ui-wire.js';
+import { TASK_VIEW_STATES, byName, type UiDiff, type UiModel, type UiNode, type UiPlanStatus } from '../ui-wire.js';
 import { showLive, subscribe } from './api.js';
 import { byId, percentDone, when } from './dom.js';
 import { GraphCanvas } from './graph-canvas.js';
-import { byName } from './graph.js';
 import { publishStats } from './page-stats.js';
 import { PlanActions } from './plan-actions.js';
 import { TaskPanel } from './task-panel.js';
@@ -36,12 +35,13 @@ function select(name: string): void {
   panel.show(name);
 }
 
-let shownState: UiPlanStatus['state'] | undefined;
+let shown: UiPlanStatus | undefined;
 
-/** The headline: state (with who paused or cancelled it, and why), priority, progress, counts per state. */
+/** The headline: state (with when and why it was paused or cancelled), priority, progress, counts per state. */
 function setStatus(status: UiPlanStatus): void {
-  if (shownState !== undefined && status.state !== shownState) panel.refresh(); // a pause or cancel changes why a task waits
-  shownState = status.state;
+  // Why the selected task waits changes with the plan (a pause, a cancel, an input done): read it again.
+  if (shown !== undefined && (status.state !== shown.state || status.done !== shown.done || status.counts.running !== shown.counts.running)) panel.refresh();
+  shown = status;
   const badge = byId('plan-state');
   badge.textContent = status.state;
   badge.dataset['state'] = status.state;
@@ -100,6 +100,7 @@ const source = subscribe(
     },
     gone: () => {
       source.close();
+      actions.setOffline(true);
       const badge = byId('plan-state');
       badge.textContent = 'deleted';
       badge.dataset['state'] = 'gone';
@@ -108,7 +109,5 @@ const source = subscribe(
     },
   },
   live,
+  (up) => actions.setOffline(!up),
 );
-actions.start().catch((error: unknown) => {
-  byId('action-note').textContent = `Actions unavailable: ${error instanceof Error ? error.message : String(error)}`;
-});

@@ -68,7 +68,7 @@ export class TaskPanel {
     const title = h('h2', shortLabel(detail.name));
     title.appendChild(h('small', detail.name));
     panel.appendChild(title);
-    const pill = h('span', detail.state + (detail.gone ? ' (no record kept)' : ''), 'pill');
+    const pill = h('span', detail.state + (detail.gone && detail.goneReason !== 'cancelled' ? ' (no record kept)' : ''), 'pill');
     pill.dataset['state'] = detail.state;
     pill.id = 'detail-state';
     panel.appendChild(pill);
@@ -76,7 +76,13 @@ export class TaskPanel {
     const list = h('dl');
     definition(list, 'Path', h('code', detail.task));
     if (detail.gone) {
-      definition(list, 'Note', 'The task finished and its node is gone; this plan keeps no history (createPlan with { history: true }).');
+      definition(
+        list,
+        'Note',
+        detail.goneReason === 'cancelled'
+          ? 'The plan was cancelled: this task was deleted before it finished (whether it had started is not recorded).'
+          : 'The task finished and its node is gone; this plan keeps no history (createPlan with { history: true }).',
+      );
       panel.appendChild(list);
     } else {
       this.facts(list, detail);
