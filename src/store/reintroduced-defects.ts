@@ -12,6 +12,8 @@ export const reintroducedDefects = {
   keepReservationOnClaimError: false,
   /** performTask trusts the process's watch on the plan and does not read its `control` node after the claim (a paused plan starts tasks). */
   skipControlCheckAfterClaim: false,
+  /** The plan tracker keeps vouching that a plan is not paused after its plan watch fired, until its reload answers (a pause is missed by a claim's check in that window). */
+  trustStaleControlView: false,
   /** A task with a concurrency key starts even when every slot of the key is held (the limit is not enforced). */
   startWhenLimitFull: false,
 };

@@ -129,6 +129,11 @@ export class Dispatcher {
     this.offer([...waiting]);
   }
 
+  /** True when this process knows the plan has no pause or cancel that a claim answered now could miss (PlanTracker.knownUnhalted). */
+  knownUnhalted(plan: string): boolean {
+    return this.tracker.knownUnhalted(plan);
+  }
+
   /** A claim found the plan paused or cancelled: read its state again (this process may have missed the watch). */
   recheckPlan(plan: string): void {
     this.tracker.reload(plan);

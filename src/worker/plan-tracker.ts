@@ -2,6 +2,7 @@ import { isZkError } from '../errors/zk-error.js';
 import { planSettingsFrom } from '../config/plan-options.js';
 import { decodeValue } from '../serialization/codec.js';
 import type { TaskStore } from '../store/task-store.js';
+import { reintroducedDefects } from '../store/reintroduced-defects.js';
 import { CONTROL, FAILED, READY, RUNNABLE_INDEX, childPath, isPlanName } from '../zk/layout.js';
 import { parseControlRecord, type PlanControlRecord } from '../control/control-record.js';
 import type { WatchEvent } from '../zk/zk-client-types.js';
@@ -23,6 +24,14 @@ interface TrackedPlan {
   failFast: boolean;
   /** Present while the plan is paused or cancelled: nothing of it starts. */
   control: PlanControlRecord | undefined;
+  /**
+   * What was read is still so: the last read completed, its watch on the plan node is armed and
+   * has not fired, and the connection has not dropped since. Every pause and cancel touches the
+   * plan node after writing the control record, and ZooKeeper delivers that notification before
+   * the reply to any later request of this session: so a claim answered while this holds was
+   * made before any such touch (see knownUnhalted).
+   */
+  fresh: boolean;
   /** The plan's priority, and whether some of its tasks have their own (its settings). */
   priority: number;
   taskPriorities: boolean;
@@ -114,6 +123,17 @@ export class PlanTracker {
     if (tracked.control?.state === 'cancelled') return 'cancelled';
     if (tracked.control?.state === 'paused' && (!running || tracked.control.abortRunning)) return 'paused';
     return tracked.failed && tracked.failFast ? 'failed' : undefined;
+  }
+
+  /**
+   * True when no pause or cancel of the plan can have been acknowledged before a claim this
+   * process's session has been answered since: the plan has no control record as last read, and
+   * nothing of the plan node has changed since (fresh). A claim's post-claim check skips its read
+   * of the control node then; otherwise it reads it.
+   */
+  knownUnhalted(plan: string): boolean {
+    const tracked = this.plans.get(plan);
+    return tracked !== undefined && tracked.fresh && tracked.control === undefined;
   }
 
   /** Reads the plan's state again (a claim found it paused or cancelled before this process heard). */
@@ -246,6 +266,7 @@ export class PlanTracker {
       failed: false,
       failFast: false,
       control: undefined,
+      fresh: false,
       priority: 0,
       taskPriorities: false,
       dirty: true,
@@ -258,6 +279,7 @@ export class PlanTracker {
   /** Reads the plan's state and (re-)arms the data watch on the plan node. */
   private async loadPlan(plan: string, tracked: TrackedPlan): Promise<void> {
     const epoch = ++tracked.epoch;
+    if (!reintroducedDefects.trustStaleControlView) tracked.fresh = false; // until this read answers
     const sessionEpoch = this.sessionEpoch;
     const current = (): boolean => this.plans.get(plan) === tracked && tracked.epoch === epoch && sessionEpoch === this.sessionEpoch;
     let answers: [{ data: Buffer | null } | undefined, unknown, unknown, unknown, { data: Buffer | null } | undefined];
@@ -302,6 +324,7 @@ export class PlanTracker {
       failed: failed !== undefined,
       failFast: settings.failurePolicy === 'failFast',
       control: control === undefined ? undefined : parseControlRecord(childPath(plan, CONTROL), control.data),
+      fresh: true,
       priority: settings.priority,
       taskPriorities: settings.taskPriorities,
       dirty: true,
@@ -317,6 +340,8 @@ export class PlanTracker {
   }
 
   private onPlanEvent(plan: string, tracked: TrackedPlan, epoch: number, sessionEpoch: number, event: WatchEvent): void {
+    // Any event of the plan node, even one meant for an older read, or the connection dropping: what was read may have changed.
+    if (this.plans.get(plan) === tracked && !reintroducedDefects.trustStaleControlView) tracked.fresh = false;
     if (sessionEpoch !== this.sessionEpoch || this.plans.get(plan) !== tracked || tracked.epoch !== epoch) return;
     if (event.type === 'deleted') {
       this.dropPlan(plan);

@@ -42,11 +42,15 @@ export class SimObserver {
   private readonly taskByLabel = new Map<string, string>();
   private runCount = 0;
   /**
-   * Plans with a control node (paused or cancelled), from the moment the server applied its
-   * creation: the tasks that had an owner then, each of which may still start once (its worker
-   * read the control node before it landed). Nothing else of the plan may start (invariant 6).
+   * Plans paused or cancelled, from the first write of the plan node after the server applied the
+   * control node's creation (pausePlan and cancelPlan touch the plan right after; every process
+   * hears that touch before the answer to any later request, and pausePlan reports the tasks held
+   * after it): the tasks that had an owner then, each of which may still start once. Nothing
+   * else of the plan may start (invariant 6).
    */
   private readonly halted = new Map<string, Set<string>>();
+  /** Plans whose control node exists and whose plan node has not been written since. */
+  private readonly haltPending = new Set<string>();
   /** Each task's concurrency key (`k<limit>`: the key names its limit), from the definitions the writers created. */
   private readonly keyOf = new Map<string, string>();
 
@@ -75,8 +79,12 @@ export class SimObserver {
     }
     if (event.op === 'delete' && child !== null && child[2] === 'failed') this.failedForGood.delete(child[1] as string);
     const control = CONTROL_NODE.exec(path);
-    if (control !== null && event.op === 'create') this.halted.set(control[1] as string, this.ownedTasks(control[1] as string));
-    if (control !== null && event.op === 'delete') this.halted.delete(control[1] as string);
+    if (control !== null && event.op === 'create') this.haltPending.add(control[1] as string);
+    if (control !== null && event.op === 'delete') {
+      this.halted.delete(control[1] as string);
+      this.haltPending.delete(control[1] as string);
+    }
+    if (event.op === 'setData' && this.haltPending.delete(path)) this.halted.set(path, this.ownedTasks(path));
     if (event.op === 'create' && TASK_NODE.test(path) && event.data) {
       const label = labelOf(path, event.data);
       if (label !== undefined) this.taskByLabel.set(`${planOf(path)}#${label}`, path);

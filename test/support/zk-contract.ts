@@ -337,6 +337,23 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         expect(seen.events).toEqual([{ type: 'changed', path: root }]);
       });
 
+      it("fire for another session's change before the reply to any request the watching session sends after that change", async () => {
+        // What a worker's post-claim check relies on (PlanTracker.knownUnhalted): a touch of the plan
+        // node that landed before the claim is heard before the claim's reply, and before later ones.
+        const watching = await harness.client();
+        const writer = await harness.client();
+        const root = harness.root();
+        await watching.create(root);
+        for (let round = 0; round < 20; round++) {
+          const seen = recorder();
+          await watching.getData(root, seen.watcher);
+          await writer.setData(root, Buffer.from(String(round)));
+          const claim = `${root}/claim-${round}`;
+          await watching.create(claim, null, 'ephemeral');
+          expect(seen.events, `round ${round}`).toEqual([{ type: 'changed', path: root }]);
+        }
+      });
+
       it('of every kind on one node all fire for one change, each once', async () => {
         const watcher = await harness.client();
         const writer = await harness.client();
