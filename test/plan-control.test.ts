@@ -2,7 +2,7 @@
  * Pause, resume and cancel over the in-memory ZooKeeper, with real worker pools in two processes:
  * what starts after a pause, what a cancel leaves, and a worker that never heard of a pause.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PlanCancelledError, PlanPausedError } from '../src/errors/plan-errors.js';
 import { WaitTimeoutError } from '../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
@@ -157,6 +157,55 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     ]);
     await zkPlan.cancelPlan(plan, { reason: 'no longer needed' });
     expect((await zkPlan.describePlan(plan)).status).toMatchObject({ state: 'cancelled', control: { reason: 'no longer needed' } });
+  });
+
+  it('pausePlan reports every held task, one missing from the runnable index too (a retry waiting out its delay, a scan claims it)', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'one', workRegistry([], []));
+    processes.push(proc);
+    const plan = await proc.zkPlan.createPlan(PARENT);
+    const [indexed, unindexed, idle] = (await proc.zkPlan.addTasks(plan, [
+      { task: call('work', 'a', 1) },
+      { task: call('work', 'b', 1) },
+      { task: call('work', 'c', 1) },
+    ])) as [string, string, string];
+    await proc.zkPlan.markAsReady(plan);
+    // Claimed by some worker: an owner node each; the second is not in the index.
+    for (const task of [indexed, unindexed]) await proc.zk.create(`${task}/owner`, null, 'ephemeral');
+    await proc.zk.delete(`${plan}/runnable/${unindexed.slice(unindexed.lastIndexOf('/') + 1)}`);
+    const { running } = await proc.zkPlan.pausePlan(plan);
+    expect(running).toEqual([indexed, unindexed]);
+    expect(running).not.toContain(idle);
+  });
+
+  it('a pause cut short between its record and its touch holds within 10 s: a watch vouches for a plan that long at most', async () => {
+    const server = new MemoryZooKeeper();
+    const starts: Start[] = [];
+    const proc = memoryProcess(server, 'one', workRegistry(starts, []));
+    processes.push(proc);
+    const plan = await proc.zkPlan.createPlan(PARENT);
+    await proc.zkPlan.addTask(plan, call('work', 'a', 1));
+    await proc.zkPlan.markAsReady(plan);
+    proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
+    while (starts.length < 1) await pause(2);
+    const realNow = performance.now();
+    vi.useFakeTimers({ toFake: ['performance'] }); // only the clock the vouch is measured with (its fake starts anew)
+    try {
+      // The writer of a pause died after the record, before the touch: no watch fires.
+      const controlPath = `${plan}/control`;
+      await proc.zk.create(controlPath, encodeControlRecord({ state: 'paused', at: new Date(), abortRunning: false }, controlPath));
+      await proc.zkPlan.addTask(plan, call('work', 'b', 1));
+      while (starts.length < 2) await pause(2); // within the vouch, the view still says the plan runs
+      vi.advanceTimersByTime(realNow + 10_001); // past every vouch given before, whatever the fake clock started at
+      await proc.zkPlan.addTask(plan, call('work', 'c', 1));
+      await pause(200);
+      expect(starts.map(({ label }) => label)).toEqual(['a', 'b']); // the vouch ran out: the claim read the control node
+    } finally {
+      vi.useRealTimers();
+    }
+    await proc.zkPlan.resumePlan(plan);
+    await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    expect(starts.map(({ label }) => label)).toEqual(['a', 'b', 'c']);
   });
 
   it('a worker that never heard of a pause (no watch fired) still starts nothing: it reads the control node after each claim', async () => {

@@ -13,7 +13,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskStore } from '../store/task-store.js';
 import { assertKnownKeys } from '../config/options.js';
-import { CONTROL, OWNER, READY, RUNNABLE_INDEX, TASK_PREFIX, assertValidPath, childPath, sortBySerial } from '../zk/layout.js';
+import { CONTROL, OWNER, READY, RUNNABLE_INDEX, assertValidPath, childPath } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { decideControl, encodeControlRecord, parseControlRecord, type ControlRequest, type PlanControlRecord } from './control-record.js';
 
@@ -114,11 +114,13 @@ export class PlanControl {
     await this.store.touchPlan(plan);
   }
 
-  /** Tasks with an owner now: those in the runnable index (every task that can run is there), or all tasks of a plan without one. */
+  /**
+   * Tasks with an owner now, all of them: a runnable task may be missing from the runnable index (a
+   * retry waiting out its delay, a feeder that crashed before indexing it), and a scan claims it
+   * all the same.
+   */
   private async heldTasks(plan: string): Promise<string[]> {
-    const index = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX));
-    const tasks =
-      index === undefined ? ((await this.store.listTasks(plan)) ?? []) : sortBySerial(index.children, TASK_PREFIX).map((name) => childPath(plan, name));
+    const tasks = (await this.store.listTasks(plan)) ?? [];
     const owned = await Promise.all(tasks.map(async (task) => ((await this.zk.exists(childPath(task, OWNER))) === undefined ? undefined : task)));
     return owned.filter((task): task is string => task !== undefined);
   }

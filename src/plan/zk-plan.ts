@@ -376,7 +376,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
       limits: this.limits,
       onLimitFull: (task, limitPath) => this.dispatcher.waitForSlot(task, limitPath, this.limits),
       onSlotFreed: (limitPath) => this.dispatcher.slotFreed(limitPath),
-      knownUnhalted: (plan) => this.dispatcher.knownUnhalted(plan),
+      controlView: this.dispatcher,
       container: this.settings.container,
       execution: {
         functions: this.functions,

@@ -134,6 +134,11 @@ export class Dispatcher {
     return this.tracker.knownUnhalted(plan);
   }
 
+  /** A claim's read of the plan's control node, sent at `readAt`, found none (PlanTracker.controlAbsent). */
+  controlAbsent(plan: string, readAt: number): void {
+    this.tracker.controlAbsent(plan, readAt);
+  }
+
   /** A claim found the plan paused or cancelled: read its state again (this process may have missed the watch). */
   recheckPlan(plan: string): void {
     this.tracker.reload(plan);

@@ -45,8 +45,8 @@ export interface PerformContext {
   readonly onLimitFull?: (task: string, limitPath: string) => void;
   /** Told that this process freed a slot under `limitPath`: a task waiting for it may start now. */
   readonly onSlotFreed?: (limitPath: string) => void;
-  /** True when the process's watch on the plan vouches that it is neither paused nor cancelled (Dispatcher.knownUnhalted); else the control node is read. */
-  readonly knownUnhalted?: (plan: string) => boolean;
+  /** The process's view of plans' pause and cancel (Dispatcher): when it vouches for a plan, the control node is not read after a claim. */
+  readonly controlView?: { knownUnhalted(plan: string): boolean; controlAbsent(plan: string, readAt: number): void };
 }
 
 /**
@@ -94,18 +94,25 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
   }
   if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
-  const vouched = (): boolean => context.knownUnhalted?.(claim.plan) === true;
+  const vouched = (): boolean => context.controlView?.knownUnhalted(claim.plan) === true;
+  const readControl = async (): Promise<boolean> => {
+    const readAt = performance.now();
+    const halted = await store.isPlanHalted(claim.plan);
+    if (!halted) context.controlView?.controlAbsent(claim.plan, readAt);
+    return halted;
+  };
   const [args, links, settings, haltedRead] = await Promise.all([
     store.readArgs(claim.task, children),
     store.readLinks(claim.task, children),
     store.readPlanSettings(claim.plan),
-    vouched() ? undefined : store.isPlanHalted(claim.plan),
+    vouched() ? undefined : readControl(),
   ]);
   if (args === undefined) return 'gone';
   // A pause or cancel acknowledged before the claim is seen, whatever the watch said: either the control node is read after
-  // the claim (the session's order), or the process's plan watch has not fired since its last read, and ZooKeeper delivers
-  // the touch that ends every pause or cancel before the answers to these reads, sent after the claim.
-  const halted = haltedRead ?? (vouched() ? false : await store.isPlanHalted(claim.plan));
+  // the claim (the session's order), or the process's plan watch has not fired since its last read: every pause and cancel
+  // touches the plan node after its record, and ZooKeeper delivers that notification before the reply to the claim (a write
+  // ordered after the touch) and to what this session sent after it.
+  const halted = haltedRead ?? (vouched() ? false : await readControl());
   if (halted && !reintroducedDefects.skipControlCheckAfterClaim) return 'plan-halted';
   // Read after the claim: a plan that failed before it is seen, whatever the process's watch said.
   if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan))) return 'plan-failed';

@@ -12,6 +12,13 @@ import { mayOutrank } from './priority.js';
 /** Why the running tasks of a plan are stopped. */
 export type PlanStopReason = 'deleted' | 'failed' | 'paused' | 'cancelled';
 
+/**
+ * How long one read vouches that a plan is not paused (see TrackedPlan.vouchedUntil): the longest
+ * a pause or cancel cut short between its two writes goes unheeded, at the cost of one read of the
+ * control node per plan and process this often while its tasks run.
+ */
+const VOUCH_MS = 10_000;
+
 /** What this process knows of one plan under a followed parent, kept current by a data watch on the plan node. */
 interface TrackedPlan {
   /** Grows with every reload; an answer of an older one is dropped. */
@@ -32,6 +39,12 @@ interface TrackedPlan {
    * made before any such touch (see knownUnhalted).
    */
   fresh: boolean;
+  /**
+   * Until when (performance.now()) the view may vouch: a pause whose writer died between the
+   * control record and the touch is never announced, so a vouch lasts VOUCH_MS from the read
+   * behind it, and a claim's own read of the control node renews it.
+   */
+  vouchedUntil: number;
   /** The plan's priority, and whether some of its tasks have their own (its settings). */
   priority: number;
   taskPriorities: boolean;
@@ -133,7 +146,13 @@ export class PlanTracker {
    */
   knownUnhalted(plan: string): boolean {
     const tracked = this.plans.get(plan);
-    return tracked !== undefined && tracked.fresh && tracked.control === undefined;
+    return tracked !== undefined && tracked.fresh && tracked.control === undefined && performance.now() < tracked.vouchedUntil;
+  }
+
+  /** A read of the plan's control node sent at `readAt` found none: the view may vouch for VOUCH_MS from then, if nothing changed since. */
+  controlAbsent(plan: string, readAt: number): void {
+    const tracked = this.plans.get(plan);
+    if (tracked !== undefined && tracked.fresh && tracked.control === undefined) tracked.vouchedUntil = Math.max(tracked.vouchedUntil, readAt + VOUCH_MS);
   }
 
   /** Reads the plan's state again (a claim found it paused or cancelled before this process heard). */
@@ -267,6 +286,7 @@ export class PlanTracker {
       failFast: false,
       control: undefined,
       fresh: false,
+      vouchedUntil: 0,
       priority: 0,
       taskPriorities: false,
       dirty: true,
@@ -280,6 +300,7 @@ export class PlanTracker {
   private async loadPlan(plan: string, tracked: TrackedPlan): Promise<void> {
     const epoch = ++tracked.epoch;
     if (!reintroducedDefects.trustStaleControlView) tracked.fresh = false; // until this read answers
+    const readAt = performance.now();
     const sessionEpoch = this.sessionEpoch;
     const current = (): boolean => this.plans.get(plan) === tracked && tracked.epoch === epoch && sessionEpoch === this.sessionEpoch;
     let answers: [{ data: Buffer | null } | undefined, unknown, unknown, unknown, { data: Buffer | null } | undefined];
@@ -325,6 +346,7 @@ export class PlanTracker {
       failFast: settings.failurePolicy === 'failFast',
       control: control === undefined ? undefined : parseControlRecord(childPath(plan, CONTROL), control.data),
       fresh: true,
+      vouchedUntil: readAt + VOUCH_MS,
       priority: settings.priority,
       taskPriorities: settings.taskPriorities,
       dirty: true,

@@ -51,6 +51,12 @@ export class SimObserver {
   private readonly halted = new Map<string, Set<string>>();
   /** Plans whose control node exists and whose plan node has not been written since. */
   private readonly haltPending = new Set<string>();
+  /**
+   * The README's promise, checked as the caller sees it: from the moment pausePlan resolved (until
+   * resumePlan is sent), only the tasks it reported held may start, each once; from the moment
+   * cancelPlan resolved, only the tasks owned then (invariant 6 too).
+   */
+  private readonly acknowledged = new Map<string, { readonly call: string; readonly allowed: Set<string> }>();
   /** Each task's concurrency key (`k<limit>`: the key names its limit), from the definitions the writers created. */
   private readonly keyOf = new Map<string, string>();
 
@@ -93,6 +99,21 @@ export class SimObserver {
     }
   };
 
+  /** pausePlan resolved, reporting `held`. */
+  pauseAcknowledged(plan: string, held: readonly string[]): void {
+    this.acknowledged.set(plan, { call: 'pausePlan', allowed: new Set(held) });
+  }
+
+  /** cancelPlan resolved: the tasks owned now may still start (and are aborted). */
+  cancelAcknowledged(plan: string): void {
+    this.acknowledged.set(plan, { call: 'cancelPlan', allowed: this.ownedTasks(plan) });
+  }
+
+  /** resumePlan is about to be sent: the plan may run again. */
+  resumeSent(plan: string): void {
+    if (this.acknowledged.get(plan)?.call === 'pausePlan') this.acknowledged.delete(plan);
+  }
+
   /** A task function starts: checks invariants 1 (one live runner), 2 (never after failing for good) and 3 (exact inputs). */
   startRun(owner: RunOwner, currentSession: string | undefined, task: string, params: SimTaskParams, args: readonly unknown[]): RunRecord {
     const runs = this.runsByTask.get(task) ?? [];
@@ -113,6 +134,10 @@ export class SimObserver {
       );
     }
     if (this.failedForGood.has(task)) this.violate(`invariant 2: ${task} failed for good but started again (run#${run.id} by ${owner.name})`);
+    const promised = this.acknowledged.get(planOf(task));
+    if (promised !== undefined && !promised.allowed.delete(task)) {
+      this.violate(`invariant 6: ${task} started (run#${run.id} by ${owner.name}) after ${promised.call} resolved, and it was not held then`);
+    }
     const allowed = this.halted.get(planOf(task));
     if (allowed !== undefined && !allowed.delete(task)) {
       this.violate(

@@ -420,8 +420,10 @@ class Simulation {
       await this.repeat(`pausePlan(${path})`, async () => {
         const { running } = await plan.writer.zkPlan.pausePlan(path, { abortRunning });
         this.observer.note(`pausePlan(${path}) acknowledged; held: ${running.join(', ') || 'none'}`);
+        this.observer.pauseAcknowledged(path, running);
       });
       await sleep(pausedMs);
+      this.observer.resumeSent(path);
       await this.repeat(`resumePlan(${path})`, () => plan.writer.zkPlan.resumePlan(path));
       this.lastFaultAt = Date.now(); // the plan runs again: its time to end starts now
       if (plan.phase === 'pausing') plan.phase = 'running';
@@ -435,6 +437,7 @@ class Simulation {
     this.fault(`cancelPlan(${path})`);
     void this.act(async () => {
       await this.repeat(`cancelPlan(${path})`, () => plan.writer.zkPlan.cancelPlan(path, { reason: 'simulated' }));
+      this.observer.cancelAcknowledged(path);
       const status = await this.checker.zkPlan.planStatus(path).catch(() => undefined);
       if (status !== undefined && status.state !== 'cancelled') this.violate(`plan ${path} is ${status.state} after cancelPlan resolved, expected cancelled`);
       plan.endedAs = 'cancelled';

@@ -73,7 +73,7 @@ export class GraphCanvas {
   recolour([name, state, gone, fn, cancelled]: UiChange): boolean {
     const entry = this.nodes.get(name);
     if (entry === undefined) return false;
-    const { name: _name, inputs } = entry.data;
+    const { inputs } = entry.data;
     this.update(entry, { name, inputs, state, fn, ...(gone ? { gone: true as const } : {}), ...(cancelled ? { cancelled: true as const } : {}) });
     return true;
   }
