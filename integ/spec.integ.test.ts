@@ -51,4 +51,28 @@ describe('zk-plan submit and validate', () => {
     writeFileSync(file, JSON.stringify({ tasks: { a: { fn: 'x' }, b: { fn: 'x', inputs: ['a'] } } }));
     expect(await cli(['validate', file, '--json'])).toMatchObject({ status: 0, stdout: expect.stringContaining('"order": [\n    "a",\n    "b"') });
   });
+
+  it('reads a YAML spec (.yaml, .yml) as it reads JSON, and names the file of one that does not parse', async () => {
+    const yaml = join(dir, 'nightly.yaml');
+    writeFileSync(
+      yaml,
+      ['tasks:', '  a:', '    fn: x', '  b:', '    fn: x', '    inputs: [a]', '    params: [{ $param: date }]', '    options: { keepResult: true }', ''].join(
+        '\n',
+      ),
+    );
+    expect(await cli(['validate', yaml, '--param', 'date=2026-11-22', '--json'])).toMatchObject({
+      status: 0,
+      stdout: expect.stringContaining('"order": [\n    "a",\n    "b"'),
+    });
+    const cyclic = join(dir, 'cycle.yml');
+    writeFileSync(cyclic, 'tasks:\n  a: { fn: x, inputs: [b] }\n  b: { fn: x, inputs: [a] }\n');
+    const bad = await cli(['validate', cyclic]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('[SPEC_CYCLE]');
+    const broken = join(dir, 'broken.yaml');
+    writeFileSync(broken, 'tasks:\n  a: { fn: x\n');
+    const unparsed = await cli(['validate', broken]);
+    expect(unparsed.status).toBe(2);
+    expect(unparsed.stderr).toContain(`${broken} is not YAML`);
+  });
 });

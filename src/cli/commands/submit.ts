@@ -28,8 +28,8 @@ const collect = (value: string, previous: readonly string[]): string[] => [...pr
 export function registerSubmit(program: Command): void {
   const submit = program
     .command('submit')
-    .description('build and ready a plan from a JSON spec { tasks: { [key]: { fn, params?, inputs?, options? } }, options? }, checked first')
-    .argument('<spec>', 'JSON file of the spec')
+    .description('build and ready a plan from a JSON or YAML spec { tasks: { [key]: { fn, params?, inputs?, options? } }, options? }, checked first')
+    .argument('<spec>', 'the spec: a JSON file, or YAML when its name ends in .yaml or .yml')
     .addOption(new Option('--parent <path>', 'parent of the new plan (required)'))
     .addOption(
       new Option('--param <name=value>', 'a value for { "$param": name } placeholders (repeatable; the value is JSON when it parses, else text)')
@@ -57,8 +57,10 @@ export function registerSubmit(program: Command): void {
 
   const validate = program
     .command('validate')
-    .description('check a JSON plan spec without connecting: shape, input keys, cycles, params, storable values (and function names with --functions)')
-    .argument('<spec>', 'JSON file of the spec')
+    .description(
+      'check a plan spec (JSON or YAML) without connecting: shape, input keys, cycles, params, storable values (and function names with --functions)',
+    )
+    .argument('<spec>', 'the spec: a JSON file, or YAML when its name ends in .yaml or .yml')
     .addOption(new Option('--param <name=value>', 'a value for { "$param": name } placeholders (repeatable)').default([]).argParser(collect))
     .addOption(new Option('--functions <module>', 'also check function names against this module’s registry'))
     .addOption(new Option('--json', 'print { "valid": true, "order": [keys] }'));
@@ -79,10 +81,18 @@ async function readSpec(file: string): Promise<unknown> {
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
   }
+  if (/\.ya?ml$/i.test(file)) {
+    const { parse } = await import('yaml'); // only the CLI, and only for a YAML spec, loads it
+    try {
+      return parse(text) as unknown;
+    } catch (error) {
+      throw new UsageError(`${file} is not YAML: ${(error as Error).message}`);
+    }
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new UsageError(`${file} is not JSON: ${(error as Error).message}`);
+    throw new UsageError(`${file} is not JSON (a YAML spec's name ends in .yaml or .yml): ${(error as Error).message}`);
   }
 }
 
