@@ -114,7 +114,7 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     a.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 10 });
     while (runs() < 1) await pause(2);
     expect((await b.zkPlan.getConcurrencyLimit(PARENT, 'k'))?.holders).toHaveLength(1);
-    b.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
+    b.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 10 }); // it may take the long task on: close without waiting it out
     await pause(50);
     expect(runs()).toBe(1); // b waits: the one slot is a's
     server.expireSession(a.zk.sessionId as string); // a is cut off: its owner node and its slot go
