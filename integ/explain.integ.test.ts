@@ -117,8 +117,10 @@ describe('explainTask', () => {
     await explained(zkPlan, first as string, 'OWNED');
     expect(await explained(zkPlan, second as string, 'WORKERS_BUSY')).toMatchObject({ details: { loops: 1, busy: 1 } });
     await pool.stop();
+    // Held back before a free loop starts, so that it does not take one of its tasks (a claim made while
+    // pausePlan runs may still start: pausePlan reports it as held).
+    await zkPlan.pausePlan(busy);
     const idle = zkPlan.startWorkers(parent, { ...QUICK, count: 1, workerId: 'idle', drainTimeoutMs: 100 });
-    await zkPlan.pausePlan(busy); // held back, so that a free loop does not take it at once
     const other = await zkPlan.createPlan(parent);
     const waitingTask = await zkPlan.addTask(other, call('ok'));
     await zkPlan.pausePlan(other);
