@@ -50,6 +50,7 @@ export type { PlanView, PlanSummary, TaskView, TaskViewState, TaskHistoryRecord 
 export type { TaskFailure, AttemptRecord } from './store/failure-policy.js';
 export { DEFAULT_RETRY_POLICY, type PlanOptions, type RetryPolicy, type FailurePolicy } from './config/plan-options.js';
 export { FunctionRegistry, type RegisteredFunction } from './exec/function-registry.js';
+export type { FunctionSchemas, StandardSchemaV1 } from './exec/standard-schema.js';
 export { call, inline, type TaskSpec, type CallSpec, type InlineSpec, type TaskDefinition } from './exec/task-spec.js';
 export type { TaskContext, TaskFunction } from './exec/task-context.js';
 export { calcSleepTime } from './worker/backoff.js';
@@ -88,5 +89,6 @@ export {
   ValueTooLargeError,
   PermanentError,
   TaskTimeoutError,
+  SchemaMismatchError,
 } from './errors/task-errors.js';
 export { IncompleteValueError, ResultTooLargeError } from './errors/value-errors.js';

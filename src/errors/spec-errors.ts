@@ -13,7 +13,13 @@ export type PlanSpecProblem =
   /** A param or option superjson cannot store. */
   | 'SPEC_UNSERIALIZABLE'
   /** A `{ $param: name }` placeholder without a value among the submitted params. */
-  | 'SPEC_MISSING_PARAM';
+  | 'SPEC_MISSING_PARAM'
+  /** Not as many params or inputs as the function's schemas declare. */
+  | 'SPEC_ARITY'
+  /** A producer's result type is not one its consumer's input schema accepts (where both expose JSON Schema). */
+  | 'SPEC_EDGE_TYPE'
+  /** A param does not match the function's param schema. */
+  | 'SPEC_PARAM_INVALID';
 
 /** Thrown before anything is written when a plan spec cannot be submitted; `key` names the task (undefined: the spec as a whole). */
 export class PlanSpecError extends ZkPlanError {

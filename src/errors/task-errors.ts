@@ -122,3 +122,24 @@ export class TaskTimeoutError extends ZkPlanError {
   }
 }
 named(TaskTimeoutError, 'TaskTimeoutError');
+
+/**
+ * Raised when a task's param, input or result does not match the schema its function was
+ * registered with: before the function runs (params, inputs) or before the result is stored.
+ * Permanent: the same values would fail again.
+ */
+export class SchemaMismatchError extends ZkPlanError {
+  readonly code = 'SCHEMA_MISMATCH';
+  override readonly charged = true;
+  override readonly retryable = false;
+  constructor(
+    task: string,
+    readonly functionName: string,
+    /** `param 1`, `input 2`, `result`, or `inputs` / `params` for a wrong count. */
+    readonly edge: string,
+    problem: string,
+  ) {
+    super(`Task ${task} (function '${functionName}'): its ${edge} does not match the schema '${functionName}' was registered with: ${problem}`, { path: task });
+  }
+}
+named(SchemaMismatchError, 'SchemaMismatchError');

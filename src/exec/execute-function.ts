@@ -3,6 +3,7 @@ import type { FunctionRegistry } from './function-registry.js';
 import { runInline } from './inline-sandbox.js';
 import type { TaskContext } from './task-context.js';
 import type { TaskDefinition } from './task-spec.js';
+import { checkCall, checkResult } from './typed-call.js';
 
 export interface ExecutionSettings {
   readonly functions: FunctionRegistry;
@@ -15,7 +16,8 @@ export interface ExecutionSettings {
 /**
  * Runs a task's function with its arguments and returns its result. Whatever the function
  * throws (an Error or not) comes back as a TaskExecutionError naming the task; an unknown
- * function or a disabled inline task fails with its own typed error.
+ * function or a disabled inline task fails with its own typed error, and a param, input or
+ * result that does not match the function's schemas with a SchemaMismatchError.
  */
 export async function executeFunction(
   definition: TaskDefinition,
@@ -27,7 +29,11 @@ export async function executeFunction(
     const fn = settings.functions.get(definition.fn);
     if (fn === undefined) throw new UnknownFunctionError(definition.fn, ctx.task, settings.functions.names());
     const invoke = fn as (context: TaskContext<readonly unknown[]>, ...rest: unknown[]) => unknown;
-    return await guard(ctx.task, () => invoke({ ...ctx, params: [...definition.params] }, ...args));
+    const schemas = settings.functions.schemasOf(definition.fn);
+    if (schemas === undefined) return await guard(ctx.task, () => invoke({ ...ctx, params: [...definition.params] }, ...args));
+    const checked = await checkCall(ctx.task, definition.fn, schemas, definition.params, args);
+    const value = await guard(ctx.task, () => invoke({ ...ctx, params: checked.params }, ...checked.inputs));
+    return await checkResult(ctx.task, definition.fn, schemas, value);
   }
   if (!settings.allowInline) throw new InlineDisabledError(ctx.task);
   const inlineCtx = { params: [], task: ctx.task, plan: ctx.plan, workerId: ctx.workerId };

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { assertFunctionSchemas, type FunctionSchemas } from './standard-schema.js';
 import type { TaskContext } from './task-context.js';
 
 /** The form the registry stores; callers register functions with narrower types. */
@@ -12,16 +13,35 @@ const NAME_PATTERN = /^[A-Za-z_$][\w$.:/-]*$/;
  */
 export class FunctionRegistry {
   private readonly functions = new Map<string, RegisteredFunction>();
+  private readonly schemas = new Map<string, FunctionSchemas>();
 
-  /** Registers `fn` under `name`; throws on an invalid or duplicate name. Returns the registry for chaining. */
-  register<Params extends readonly unknown[], Args extends readonly unknown[]>(name: string, fn: (ctx: TaskContext<Params>, ...args: Args) => unknown): this {
+  /**
+   * Registers `fn` under `name`; throws on an invalid or duplicate name. Returns the registry for
+   * chaining. With `schemas` (Standard Schemas: zod, valibot, arktype…), a task's params and
+   * inputs are checked before the function runs and its result before it is stored; a mismatch
+   * fails the task for good (SCHEMA_MISMATCH), and submitPlan checks what it can before writing.
+   */
+  register<Params extends readonly unknown[], Args extends readonly unknown[]>(
+    name: string,
+    fn: (ctx: TaskContext<Params>, ...args: Args) => unknown,
+    schemas?: FunctionSchemas,
+  ): this {
     assertFunctionName(name);
     if (typeof fn !== 'function') throw new InvalidArgumentError('fn', `function '${name}' must be a function, got ${typeof fn}`);
     if (this.functions.has(name)) {
       throw new InvalidArgumentError('name', `function '${name}' is already registered; use another name or a new registry`);
     }
+    if (schemas !== undefined) {
+      assertFunctionSchemas(name, schemas);
+      this.schemas.set(name, schemas);
+    }
     this.functions.set(name, fn as unknown as RegisteredFunction);
     return this;
+  }
+
+  /** The schemas `name` was registered with, if any. */
+  schemasOf(name: string): FunctionSchemas | undefined {
+    return this.schemas.get(name);
   }
 
   get(name: string): RegisteredFunction | undefined {

@@ -301,7 +301,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   async submitPlan(parent: string, spec: PlanSpec, options: SubmitOptions = {}): Promise<SubmittedPlan> {
     this.assertOpen();
     assertValidPath('parent', parent);
-    const checked = checkSpecForSubmit(spec, this.functions.names(), await listWorkers(this.zk, parent), options);
+    const checked = await checkSpecForSubmit(spec, this.functions, await listWorkers(this.zk, parent), options);
     return await buildCheckedSpec(this, parent, checked);
   }
 

@@ -9,6 +9,7 @@ import { PlanSpecError } from '../errors/spec-errors.js';
 import { assertFunctionName } from '../exec/function-registry.js';
 import type { AddTaskOptions } from '../plan/task-options.js';
 import { assertSerializable } from '../serialization/codec.js';
+import { checkTypedEdges, type SchemasOf } from './typed-edges.js';
 
 /** One task of a spec. */
 export interface TaskSpecEntry {
@@ -51,6 +52,8 @@ export interface SpecContext {
   readonly live?: readonly (readonly string[])[];
   /** Values of `{ $param }` placeholders. */
   readonly params: Readonly<Record<string, unknown>>;
+  /** The schemas a function was registered with (typed edges: arity and edge types are checked). */
+  readonly schemasOf?: SchemasOf;
 }
 
 const ENTRY_KEYS = new Set(['fn', 'params', 'inputs', 'options']);
@@ -74,7 +77,9 @@ export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec 
       if (!entries.has(input))
         throw new PlanSpecError('SPEC_UNKNOWN_INPUT', key, `input "${input}" is not a task of the spec (its keys: ${[...entries.keys()].join(', ')})`);
   }
-  return { order: topologicalOrder(entries), tasks: entries, options: (options ?? {}) as PlanOptions };
+  const order = topologicalOrder(entries);
+  if (context.schemasOf !== undefined) checkTypedEdges(entries, context.schemasOf);
+  return { order, tasks: entries, options: (options ?? {}) as PlanOptions };
 }
 
 function checkEntry(

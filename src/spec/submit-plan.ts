@@ -9,7 +9,9 @@ import { PlanSpecError } from '../errors/spec-errors.js';
 import { call } from '../exec/task-spec.js';
 import { taskSettings, type TaskToAdd } from '../plan/task-options.js';
 import { isStale, type WorkerInfo } from '../registry/worker-info.js';
+import type { FunctionSchemas } from '../exec/standard-schema.js';
 import { checkPlanSpec, type CheckedSpec, type PlanSpec } from './plan-spec.js';
+import { checkSpecParams } from './typed-edges.js';
 
 /** Options of `submitPlan`. */
 export interface SubmitOptions {
@@ -30,15 +32,28 @@ export interface PlanBuilder {
   markAsReady(plan: string): Promise<void>;
 }
 
-/** Checks the spec against the registry and the live workers' functions; also the options each task and the plan carry. */
-export function checkSpecForSubmit(spec: PlanSpec, registered: readonly string[], workers: readonly WorkerInfo[], options: SubmitOptions): CheckedSpec {
+/** What a spec is checked against of the submitting process's registry: its names, and the schemas of typed functions. */
+export interface SpecRegistry {
+  names(): string[];
+  schemasOf(fn: string): FunctionSchemas | undefined;
+}
+
+/** Checks the spec against the registry (names, typed edges, params) and the live workers' functions; also the options each task and the plan carry. */
+export async function checkSpecForSubmit(
+  spec: PlanSpec,
+  functions: SpecRegistry,
+  workers: readonly WorkerInfo[],
+  options: SubmitOptions,
+): Promise<CheckedSpec> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected { params? }');
   const params = options.params ?? {};
   if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new InvalidArgumentError('params', 'expected an object of named values');
   const live = workers.filter((worker) => !isStale(worker, Date.now())).map((worker) => worker.functions);
-  const checked = checkPlanSpec(spec, { registered, ...(live.length > 0 ? { live } : {}), params });
+  const schemasOf = (fn: string): FunctionSchemas | undefined => functions.schemasOf(fn);
+  const checked = checkPlanSpec(spec, { registered: functions.names(), ...(live.length > 0 ? { live } : {}), params, schemasOf });
   asSpecError(undefined, () => resolvePlanSettings(checked.options));
   for (const key of checked.order) asSpecError(key, () => taskSettings(checked.tasks.get(key)?.options ?? {}));
+  await checkSpecParams(checked.tasks, schemasOf);
   return checked;
 }
 

@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import type { FunctionSchemas } from '../../exec/standard-schema.js';
+import { checkSpecParams } from '../../spec/typed-edges.js';
 import { Option, type Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
 import { checkPlanSpec } from '../../spec/plan-spec.js';
@@ -67,8 +69,10 @@ export function registerSubmit(program: Command): void {
   withUsageHint(validate);
   setAction(validate, async (file: string, options: ValidateCliOptions) => {
     const spec = await readSpec(file);
-    const registered = options.functions === undefined ? [] : (await loadFunctions(options.functions)).names();
-    const checked = checkPlanSpec(spec, { registered, params: parseParams(options.param) });
+    const functions = options.functions === undefined ? undefined : await loadFunctions(options.functions);
+    const schemasOf = (fn: string): FunctionSchemas | undefined => functions?.schemasOf(fn);
+    const checked = checkPlanSpec(spec, { registered: functions?.names() ?? [], params: parseParams(options.param), schemasOf });
+    await checkSpecParams(checked.tasks, schemasOf);
     if (options.json) printJson({ valid: true, order: checked.order });
     else console.log(`valid: ${checked.order.length} task(s), in order ${checked.order.join(', ')}`);
   });
