@@ -164,6 +164,32 @@ describe('typed edges', () => {
     expect(ran.filter((entry) => entry.startsWith('double') || entry.startsWith('shout'))).toEqual([]);
   });
 
+  it('a schema that throws is charged like a function that throws, and retried', async () => {
+    const ran: string[] = [];
+    const server = new MemoryZooKeeper();
+    const throwing = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (): never => {
+          throw new Error('schema bug');
+        },
+      },
+    };
+    const functions = new FunctionRegistry().register('f', () => ran.push('f'), { params: [throwing] });
+    const proc = memoryProcess(server, 'a', functions);
+    processes.push(proc);
+    const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 2, initialDelayMs: 1 });
+    const task = await proc.zkPlan.addTask(plan, call('f', 1));
+    await proc.zkPlan.markAsReady(plan);
+    proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
+    await expect(proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
+    const [failed] = (await proc.zkPlan.planStatus(plan)).failed;
+    expect(failed).toMatchObject({ task, failure: { code: 'TASK_FAILED', retryable: true, attempts: 2 } });
+    expect(failed?.failure?.message).toContain("the schema of its param 1 ('f') threw: schema bug");
+    expect(ran).toEqual([]);
+  });
+
   it('at run time a result that does not match fails its task before it is handed on; a schema that transforms hands on its output', async () => {
     const ran: string[] = [];
     const { zkPlan } = setUp(ran);

@@ -3,7 +3,7 @@
  * inputs before the function runs, the result before it is stored and handed on. Each value is
  * replaced by what its schema outputs (a schema may coerce or transform).
  */
-import { SchemaMismatchError } from '../errors/task-errors.js';
+import { SchemaMismatchError, TaskExecutionError } from '../errors/task-errors.js';
 import { validateWith, type FunctionSchemas, type StandardSchemaV1 } from './standard-schema.js';
 
 /** The params and inputs as the function is to get them; throws SchemaMismatchError naming the first that does not match. */
@@ -37,7 +37,13 @@ async function checkList(
 }
 
 async function checkOne(task: string, fn: string, edge: string, schema: StandardSchemaV1, value: unknown): Promise<unknown> {
-  const checked = await validateWith(schema, value);
+  let checked: Awaited<ReturnType<typeof validateWith>>;
+  try {
+    checked = await validateWith(schema, value);
+  } catch (error) {
+    // A schema that throws is a fault of the user's code, like a function that throws: charged, and tried again.
+    throw new TaskExecutionError(task, `the schema of its ${edge} ('${fn}') threw: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
   if ('problem' in checked) throw new SchemaMismatchError(task, fn, edge, checked.problem);
   return checked.value;
 }
