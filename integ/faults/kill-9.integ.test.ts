@@ -3,7 +3,7 @@ import { prng } from '../../examples/seeded-random.js';
 import { describeOverlap, executionsOf, overlapsOf, reExecutionCount } from '../support/execution-log.js';
 import { pauseUntil, useFaultEnv } from '../support/fault-env.js';
 import { addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, printFigures, tasksRun } from '../support/fault-plan.js';
-import type { WorkerProcess } from '../support/worker-process.js';
+import { describeExit, type WorkerProcess } from '../support/worker-process.js';
 import { TIMING } from '../support/zk-test-env.js';
 
 /**
@@ -74,8 +74,11 @@ describe('kill -9 of worker processes during a plan', () => {
 
     // Survivors drain and exit cleanly on SIGTERM (a replacement still starting up is let finish first).
     await Promise.all(fleet.live.map((worker) => worker.ready()));
-    const exits = await Promise.all(fleet.live.map((worker) => worker.terminate()));
-    expect(exits.map((exit) => exit.code)).toEqual(exits.map(() => 0));
+    const survivors = fleet.live;
+    const exits = await Promise.all(survivors.map((worker) => worker.terminate()));
+    expect(exits.map(describeExit), survivors.map((worker) => `${worker.name} (pid ${worker.pid}):\n${worker.output.slice(-2_000)}`).join('\n')).toEqual(
+      exits.map(() => 'exit code 0'),
+    );
 
     const entries = env.log();
     const executions = executionsOf(entries, fleet.kills());

@@ -280,6 +280,6 @@ export function isProcessAlive(pid: number): boolean {
   }
 }
 
-function describeExit(exit: ProcessExit): string {
+export function describeExit(exit: ProcessExit): string {
   return exit.signal === null ? `exit code ${exit.code}` : `signal ${exit.signal}`;
 }
