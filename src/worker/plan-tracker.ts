@@ -35,8 +35,8 @@ interface TrackedPlan {
    * What was read is still so: the last read completed, its watch on the plan node is armed and
    * has not fired, and the connection has not dropped since. Every pause and cancel touches the
    * plan node after writing the control record, and ZooKeeper delivers that notification before
-   * the reply to any later request of this session: so a claim answered while this holds was
-   * made before any such touch (see knownUnhalted).
+   * the reply to any write of this session ordered after the touch: so a claim answered while this
+   * holds was ordered before any such touch (see knownUnhalted).
    */
   fresh: boolean;
   /**
