@@ -10,7 +10,7 @@
 import { vi } from 'vitest';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { reintroducedDefects } from '../../src/store/reintroduced-defects.js';
-import { SimProcess, SimWriter, PARENT, type SimPlan } from './cluster.js';
+import { SimProcess, SimWriter, type SimPlan } from './cluster.js';
 import { SimObserver } from './observer.js';
 import { streamFor, type Prng } from './prng.js';
 import { drawWorkload, type SimWorkload, type WorkloadProfile } from './workload.js';
