@@ -164,6 +164,58 @@ describe('typed edges', () => {
     expect(ran.filter((entry) => entry.startsWith('double') || entry.startsWith('shout'))).toEqual([]);
   });
 
+  it('submit lets a coercing input take another type (z.coerce), and refuses a param schema that throws, naming the task', async () => {
+    const ran: string[] = [];
+    const never = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (): never => {
+          throw new Error('schema bug');
+        },
+      },
+    };
+    const functions = typedFunctions(ran)
+      .register('toNumber', (_ctx: TaskContext<[]>, n: number) => n + 1, { inputs: [z.coerce.number()], result: z.number() })
+      .register('broken', () => 1, { params: [never] });
+    const proc = memoryProcess(new MemoryZooKeeper(), 'a', functions);
+    processes.push(proc);
+    const { zkPlan } = proc;
+    const error = await expectRejects(() => zkPlan.submitPlan(PARENT, { tasks: { b: { fn: 'broken', params: [1] } } }), PlanSpecError);
+    expect(error).toMatchObject({ code: 'SPEC_PARAM_INVALID', key: 'b' });
+    expect(error.message).toContain('the schema of param 1 of "broken" failed: schema bug');
+    // 'region' returns a string; z.coerce.number() declares number but takes '41'.
+    const { plan, tasks } = await zkPlan.submitPlan(PARENT, {
+      tasks: { r: { fn: 'region', params: ['41'] }, n: { fn: 'toNumber', inputs: ['r'], options: { keepResult: true } } },
+    });
+    zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
+    await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    expect(await zkPlan.getResult(tasks['n'] as string)).toBe(42);
+  });
+
+  it('at run time a param that does not match, or the wrong number of them, fails the task for good; a schema that never settles is cut by the task timeout', async () => {
+    const ran: string[] = [];
+    const hanging = { '~standard': { version: 1 as const, vendor: 'test', validate: (): Promise<never> => new Promise<never>(() => undefined) } };
+    const functions = typedFunctions(ran).register('hangs', () => ran.push('hangs'), { params: [hanging] });
+    const proc = memoryProcess(new MemoryZooKeeper(), 'a', functions);
+    processes.push(proc);
+    const { zkPlan } = proc;
+    const plan = await zkPlan.createPlan(PARENT, { maxAttempts: 1 });
+    const short = await zkPlan.addTask(plan, call('region', 'x'));
+    const extra = await zkPlan.addTask(plan, call('count', 1, 2));
+    const hangs = await zkPlan.addTask(plan, call('hangs', 1), [], { timeoutMs: 100 });
+    await zkPlan.markAsReady(plan);
+    zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
+    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
+    const failures = new Map((await zkPlan.planStatus(plan)).failed.map(({ task, failure }) => [task, failure]));
+    expect(failures.get(short)).toMatchObject({ code: 'SCHEMA_MISMATCH', retryable: false });
+    expect(failures.get(short)?.message).toContain('its param 1 does not match');
+    expect(failures.get(extra)?.message).toContain('its params does not match');
+    expect(failures.get(extra)?.message).toContain('expected 1 param(s), got 2');
+    expect(failures.get(hangs)).toMatchObject({ code: 'TASK_TIMEOUT' });
+    expect(ran).toEqual([]);
+  });
+
   it('a schema that throws is charged like a function that throws, and retried', async () => {
     const ran: string[] = [];
     const server = new MemoryZooKeeper();

@@ -31,9 +31,9 @@ export async function executeFunction(
     const invoke = fn as (context: TaskContext<readonly unknown[]>, ...rest: unknown[]) => unknown;
     const schemas = settings.functions.schemasOf(definition.fn);
     if (schemas === undefined) return await guard(ctx.task, () => invoke({ ...ctx, params: [...definition.params] }, ...args));
-    const checked = await checkCall(ctx.task, definition.fn, schemas, definition.params, args);
+    const checked = await checkCall(ctx.task, definition.fn, schemas, definition.params, args, ctx.signal);
     const value = await guard(ctx.task, () => invoke({ ...ctx, params: checked.params }, ...checked.inputs));
-    return await checkResult(ctx.task, definition.fn, schemas, value);
+    return await checkResult(ctx.task, definition.fn, schemas, value, ctx.signal);
   }
   if (!settings.allowInline) throw new InlineDisabledError(ctx.task);
   const inlineCtx = { params: [], task: ctx.task, plan: ctx.plan, workerId: ctx.workerId };

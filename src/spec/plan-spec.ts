@@ -9,7 +9,7 @@ import { PlanSpecError } from '../errors/spec-errors.js';
 import { assertFunctionName } from '../exec/function-registry.js';
 import type { AddTaskOptions } from '../plan/task-options.js';
 import { assertSerializable } from '../serialization/codec.js';
-import { checkTypedEdges, type SchemasOf } from './typed-edges.js';
+import { checkArity, type SchemasOf } from './typed-edges.js';
 
 /** One task of a spec. */
 export interface TaskSpecEntry {
@@ -52,7 +52,7 @@ export interface SpecContext {
   readonly live?: readonly (readonly string[])[];
   /** Values of `{ $param }` placeholders. */
   readonly params: Readonly<Record<string, unknown>>;
-  /** The schemas a function was registered with (typed edges: arity and edge types are checked). */
+  /** The schemas a function was registered with (typed edges: arity is checked here; values and edge types by checkSpecValues). */
   readonly schemasOf?: SchemasOf;
 }
 
@@ -78,7 +78,7 @@ export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec 
         throw new PlanSpecError('SPEC_UNKNOWN_INPUT', key, `input "${input}" is not a task of the spec (its keys: ${[...entries.keys()].join(', ')})`);
   }
   const order = topologicalOrder(entries);
-  if (context.schemasOf !== undefined) checkTypedEdges(entries, context.schemasOf);
+  if (context.schemasOf !== undefined) checkArity(entries, context.schemasOf);
   return { order, tasks: entries, options: (options ?? {}) as PlanOptions };
 }
 

@@ -11,7 +11,7 @@ import { taskSettings, type TaskToAdd } from '../plan/task-options.js';
 import { isStale, type WorkerInfo } from '../registry/worker-info.js';
 import type { FunctionSchemas } from '../exec/standard-schema.js';
 import { checkPlanSpec, type CheckedSpec, type PlanSpec } from './plan-spec.js';
-import { checkSpecParams } from './typed-edges.js';
+import { checkSpecValues } from './typed-edges.js';
 
 /** Options of `submitPlan`. */
 export interface SubmitOptions {
@@ -53,7 +53,7 @@ export async function checkSpecForSubmit(
   const checked = checkPlanSpec(spec, { registered: functions.names(), ...(live.length > 0 ? { live } : {}), params, schemasOf });
   asSpecError(undefined, () => resolvePlanSettings(checked.options));
   for (const key of checked.order) asSpecError(key, () => taskSettings(checked.tasks.get(key)?.options ?? {}));
-  await checkSpecParams(checked.tasks, schemasOf);
+  await checkSpecValues(checked.tasks, schemasOf);
   return checked;
 }
 

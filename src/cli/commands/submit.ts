@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import type { FunctionSchemas } from '../../exec/standard-schema.js';
-import { checkSpecParams } from '../../spec/typed-edges.js';
 import { Option, type Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
-import { checkPlanSpec } from '../../spec/plan-spec.js';
+import { FunctionRegistry } from '../../exec/function-registry.js';
+import type { PlanSpec } from '../../spec/plan-spec.js';
+import { checkSpecForSubmit } from '../../spec/submit-plan.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { UsageError } from '../exit-codes.js';
@@ -12,6 +12,7 @@ import { addConnectionOptions, checkParentPath, integer, type ConnectionOptions 
 import { printJson } from '../output.js';
 
 interface SubmitCliOptions extends ConnectionOptions {
+  readonly functions?: string;
   readonly parent?: string;
   readonly param: readonly string[];
   readonly wait: boolean;
@@ -38,6 +39,7 @@ export function registerSubmit(program: Command): void {
         .default([])
         .argParser(collect),
     )
+    .addOption(new Option('--functions <module>', 'also check function names and typed edges (schemas) against this module’s registry'))
     .addOption(new Option('--wait', 'wait until the plan ends (exit codes as wait)').default(false))
     .addOption(new Option('--timeout-ms <ms>', 'with --wait: give up after this long (exit 3)').argParser(integer(1)));
   addConnectionOptions(submit, DEFAULTS.cliConnectTimeoutMs.read);
@@ -48,11 +50,16 @@ export function registerSubmit(program: Command): void {
     const parent = checkParentPath(options.parent);
     const spec = await readSpec(file);
     const params = parseParams(options.param);
-    const submitted = await withZkPlan(options, async (zkPlan) => {
-      const result = await zkPlan.submitPlan(parent, spec as never, { params });
-      if (options.wait) await zkPlan.waitForCompletion(result.plan, { timeoutMs: options.timeoutMs ?? DEFAULTS.waitTimeoutMs });
-      return result;
-    });
+    const functions = options.functions === undefined ? undefined : await loadFunctions(options.functions);
+    const submitted = await withZkPlan(
+      options,
+      async (zkPlan) => {
+        const result = await zkPlan.submitPlan(parent, spec as never, { params });
+        if (options.wait) await zkPlan.waitForCompletion(result.plan, { timeoutMs: options.timeoutMs ?? DEFAULTS.waitTimeoutMs });
+        return result;
+      },
+      functions === undefined ? {} : { functions },
+    );
     if (options.json) printJson(submitted);
     else console.log(submitted.plan);
   });
@@ -64,15 +71,14 @@ export function registerSubmit(program: Command): void {
     )
     .argument('<spec>', 'the spec: a JSON file, or YAML when its name ends in .yaml or .yml')
     .addOption(new Option('--param <name=value>', 'a value for { "$param": name } placeholders (repeatable)').default([]).argParser(collect))
-    .addOption(new Option('--functions <module>', 'also check function names against this module’s registry'))
+    .addOption(new Option('--functions <module>', 'also check function names and typed edges (schemas) against this module’s registry'))
     .addOption(new Option('--json', 'print { "valid": true, "order": [keys] }'));
   withUsageHint(validate);
   setAction(validate, async (file: string, options: ValidateCliOptions) => {
     const spec = await readSpec(file);
-    const functions = options.functions === undefined ? undefined : await loadFunctions(options.functions);
-    const schemasOf = (fn: string): FunctionSchemas | undefined => functions?.schemasOf(fn);
-    const checked = checkPlanSpec(spec, { registered: functions?.names() ?? [], params: parseParams(options.param), schemasOf });
-    await checkSpecParams(checked.tasks, schemasOf);
+    const functions = options.functions === undefined ? new FunctionRegistry() : await loadFunctions(options.functions);
+    // What submit checks, offline: no live workers to ask.
+    const checked = await checkSpecForSubmit(spec as PlanSpec, functions, [], { params: parseParams(options.param) });
     if (options.json) printJson({ valid: true, order: checked.order });
     else console.log(`valid: ${checked.order.length} task(s), in order ${checked.order.join(', ')}`);
   });
