@@ -210,7 +210,7 @@ describe('typed edges', () => {
     const failures = new Map((await zkPlan.planStatus(plan)).failed.map(({ task, failure }) => [task, failure]));
     expect(failures.get(short)).toMatchObject({ code: 'SCHEMA_MISMATCH', retryable: false });
     expect(failures.get(short)?.message).toContain('its param 1 does not match');
-    expect(failures.get(extra)?.message).toContain('its params does not match');
+    expect(failures.get(extra)?.message).toContain('its params do not match');
     expect(failures.get(extra)?.message).toContain('expected 1 param(s), got 2');
     expect(failures.get(hangs)).toMatchObject({ code: 'TASK_TIMEOUT' });
     expect(ran).toEqual([]);

@@ -139,7 +139,10 @@ export class SchemaMismatchError extends ZkPlanError {
     readonly edge: string,
     problem: string,
   ) {
-    super(`Task ${task} (function '${functionName}'): its ${edge} does not match the schema '${functionName}' was registered with: ${problem}`, { path: task });
+    const verb = edge === 'params' || edge === 'inputs' ? 'do' : 'does';
+    super(`Task ${task} (function '${functionName}'): its ${edge} ${verb} not match the schema '${functionName}' was registered with: ${problem}`, {
+      path: task,
+    });
   }
 }
 named(SchemaMismatchError, 'SchemaMismatchError');
