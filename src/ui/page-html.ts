@@ -2,7 +2,8 @@
  * The web view's HTML pages. The only markup built on the server; every value in it is escaped
  * with `escapeHtml`.
  */
-import { TASK_VIEW_STATES, escapeHtml } from './ui-model.js';
+import { escapeHtml } from './ui-model.js';
+import { TASK_VIEW_STATES } from './ui-wire.js';
 
 function pageShell(title: string, bodyAttributes: string, body: string, scripts: readonly string[]): string {
   return (

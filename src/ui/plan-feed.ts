@@ -9,7 +9,8 @@ import { isZkError } from '../errors/zk-error.js';
 import type { PlanSummary, PlanView } from '../plan/plan-view.js';
 import { FAILED, HISTORY, OWNER, RUNNABLE_INDEX, childPath, nameOf } from '../zk/layout.js';
 import { Feed, type FeedTiming } from './feed.js';
-import { buildModel, diffModels, isEmptyDiff, planRow, type UiDiff, type UiModel, type UiPlanRow } from './ui-model.js';
+import { buildModel, diffModels, isEmptyDiff, planRow } from './ui-model.js';
+import type { UiDiff, UiModel, UiPlanRow } from './ui-wire.js';
 import { watchChildren, type WatchClient } from './watch-set.js';
 
 export type { FeedTiming } from './feed.js';

@@ -21,9 +21,6 @@ import {
   type UiTaskDetail,
 } from './ui-wire.js';
 
-export { TASK_VIEW_STATES };
-export type { UiChange, UiDiff, UiModel, UiNode, UiPlanRow, UiPlanStatus, UiTaskDetail };
-
 const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Escapes text for HTML element content and quoted attribute values. */

@@ -27,19 +27,8 @@ import { HISTORY, assertValidPath, childPath, parentOf } from '../zk/layout.js';
 import { planPageHtml, plansPageHtml } from './page-html.js';
 import { isUiAssetName, loadUiAssets, type UiAssets } from './ui-assets.js';
 import { PlanFeed, PlansFeed, type FeedTiming, type PlanFeedMessage, type PlansFeedMessage } from './plan-feed.js';
-import {
-  escapeHtml,
-  formatValue,
-  goneTaskDetail,
-  isPlanUnder,
-  isTaskUnder,
-  planRow,
-  stringifySafe,
-  taskDetail,
-  toJsonSafe,
-  type UiTaskDetail,
-} from './ui-model.js';
-import type { UiCluster } from './ui-wire.js';
+import { escapeHtml, formatValue, goneTaskDetail, isPlanUnder, isTaskUnder, planRow, stringifySafe, taskDetail, toJsonSafe } from './ui-model.js';
+import type { UiCluster, UiTaskDetail } from './ui-wire.js';
 
 export { isLoopbackHost };
 
