@@ -36,7 +36,7 @@ export interface FunctionSchemas {
   readonly result?: StandardSchemaV1;
 }
 
-export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
+function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
   const standard = (value as { '~standard'?: { version?: unknown; validate?: unknown } })['~standard'];
   return typeof standard === 'object' && standard !== null && standard.version === 1 && typeof standard.validate === 'function';

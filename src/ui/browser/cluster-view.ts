@@ -6,7 +6,7 @@ import type { UiCluster, UiLimit, UiWorker } from '../ui-wire.js';
 import { cell, h, when } from './dom.js';
 
 /** Rows of the workers table, one per live worker pool. */
-export function workerRows(workers: readonly UiWorker[]): DocumentFragment {
+function workerRows(workers: readonly UiWorker[]): DocumentFragment {
   const fragment = document.createDocumentFragment();
   for (const worker of workers) {
     const row = h('tr');
@@ -25,7 +25,7 @@ export function workerRows(workers: readonly UiWorker[]): DocumentFragment {
 }
 
 /** Rows of the limits table, one per key. */
-export function limitRows(limits: readonly UiLimit[]): DocumentFragment {
+function limitRows(limits: readonly UiLimit[]): DocumentFragment {
   const fragment = document.createDocumentFragment();
   for (const limit of limits) {
     const row = h('tr');

@@ -156,7 +156,7 @@ function failureSection(failure: NonNullable<UiTaskDetail['failure']>): HTMLElem
 }
 
 /** "Why isn't it running?": explainTask's code, sentence and the facts behind it. */
-export function whySection(why: UiExplanation | Error): HTMLElement {
+function whySection(why: UiExplanation | Error): HTMLElement {
   const section = h('section', undefined, 'why');
   section.id = 'detail-why';
   section.appendChild(h('h3', 'Why is it not running?'));
