@@ -59,8 +59,28 @@ export class PlanWriter {
     const settings = resolvePlanSettings(options);
     await this.zk.ensurePath(parent);
     const plan = await this.zk.create(childPath(parent, PLAN_PREFIX), encodeValue(settings, 'plan settings'), 'persistent-sequential');
-    await Promise.all([this.zk.create(childPath(plan, RUNNABLE_INDEX)), settings.history ? this.zk.create(childPath(plan, HISTORY)) : undefined]);
+    await this.createPlanChildren(plan, settings.history, {});
     return plan;
+  }
+
+  /**
+   * A plan at a path chosen by the caller (a schedule's tick names its plan, so that a second
+   * firing of the tick finds it instead of making another). Fails with NODE_EXISTS if it exists.
+   */
+  async createPlanAt(plan: string, options: PlanOptions, writeOptions: WriteOptions): Promise<string> {
+    assertValidPath('plan', plan);
+    const settings = resolvePlanSettings(options);
+    await this.zk.ensurePath(parentOf(plan));
+    await this.zk.create(plan, encodeValue(settings, 'plan settings'), 'persistent', writeOptions);
+    await this.createPlanChildren(plan, settings.history, writeOptions);
+    return plan;
+  }
+
+  private async createPlanChildren(plan: string, history: boolean, options: WriteOptions): Promise<void> {
+    await Promise.all([
+      this.zk.create(childPath(plan, RUNNABLE_INDEX), null, 'persistent', options),
+      history ? this.zk.create(childPath(plan, HISTORY), null, 'persistent', options) : undefined,
+    ]);
   }
 
   /**
@@ -79,10 +99,11 @@ export class PlanWriter {
    * index) is sent at once on the session, which keeps ZooKeeper's order. An arg is the path of an
    * existing task of the plan, or the index of an earlier task of this batch. Returns the paths, in order.
    */
-  async addTasks(plan: string, tasks: readonly TaskToAdd[]): Promise<string[]> {
+  async addTasks(plan: string, tasks: readonly TaskToAdd[], claimSession?: ZkSession): Promise<string[]> {
     assertValidPath('plan', plan);
     if (!Array.isArray(tasks)) throw new InvalidArgumentError('tasks', 'expected an array of { task, args?, options? }');
-    const session = this.zk.session;
+    // A caller that holds a claim on its session (a schedule's tick) passes that session: nothing lands once it has expired.
+    const session = claimSession ?? this.zk.session;
     // Each task names its builder and batch: whoever finds it unfinished can tell whose it is and whether that one still lives.
     // Unique across the ensemble: session ids are, and this session numbers its own batches.
     const stamp: BuilderStamp = { builder: session.id, batch: `${session.id}-${++this.batchSerial}` };
@@ -142,10 +163,11 @@ export class PlanWriter {
         await this.removeBatch(plan, stamp, paths);
         throw error;
       }
-      // Committed: finish it on whatever session this client has now (workers do the same if it has none).
-      await Promise.all(paths.map((task) => this.zk.createIfAbsent(childPath(task, READY))));
+      // Committed: finish it on whatever session this client has now (workers do the same if it has none);
+      // a caller's own fence stays: whoever takes over its claim rebuilds the unready plan's tasks.
+      await Promise.all(paths.map((task) => this.zk.createIfAbsent(childPath(task, READY), null, 'persistent', claimSession === undefined ? {} : fence)));
     }
-    await Promise.all(paths.filter((task) => !unmet.has(task)).map((task) => this.store.markRunnable(task)));
+    await Promise.all(paths.filter((task) => !unmet.has(task)).map((task) => this.store.markRunnable(task, claimSession === undefined ? {} : fence)));
     // In a ready plan a producer may have finished before its dependent's `ready` existed: it then
     // could not index the dependent (not ready), so look at each such dependent once more.
     if (planReady) await Promise.all([...unmet].map((task) => this.indexIfRunnable(task, {})));
@@ -228,15 +250,15 @@ export class PlanWriter {
   }
 
   /** The spec's `mark-as-ready`: creates `ready` under a plan (or task), then touches the plan so watching workers look at once; idempotent. */
-  async markAsReady(path: string): Promise<void> {
+  async markAsReady(path: string, options: WriteOptions = {}): Promise<void> {
     assertValidPath('plan', path);
     try {
-      await this.zk.createIfAbsent(childPath(path, READY));
+      await this.zk.createIfAbsent(childPath(path, READY), null, 'persistent', options);
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(path);
       throw error;
     }
-    await this.store.touchPlan(path);
+    await this.store.touchPlan(path, options);
   }
 
   /**

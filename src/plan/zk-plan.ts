@@ -302,7 +302,9 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.assertOpen();
     assertValidPath('parent', parent);
     const checked = await checkSpecForSubmit(spec, this.functions, await listWorkers(this.zk, parent), options);
-    return await buildCheckedSpec(this, parent, checked);
+    const submitted = await buildCheckedSpec(this.writer, this.zk, checked, { spec, params: options.params ?? {} }, { parent });
+    this.wakeUp.wake();
+    return submitted;
   }
 
   /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */

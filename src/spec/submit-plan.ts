@@ -1,17 +1,21 @@
 /**
  * submitPlan: a spec checked in full (src/spec/plan-spec.ts), then built with one createPlan, one
- * addTasks batch (pipelined; a batch is never left half-built, see the Data model) and
- * markAsReady. Nothing is written before every check has passed.
+ * addTasks batch (pipelined; a batch is never left half-built, see the Data model), the spec
+ * record and markAsReady. Nothing is written before every check has passed.
  */
 import { resolvePlanSettings } from '../config/plan-options.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
 import { call } from '../exec/task-spec.js';
-import { taskSettings, type TaskToAdd } from '../plan/task-options.js';
+import { taskSettings } from '../plan/task-options.js';
 import { isStale, type WorkerInfo } from '../registry/worker-info.js';
 import type { FunctionSchemas } from '../exec/standard-schema.js';
 import { checkPlanSpec, type CheckedSpec, type PlanSpec } from './plan-spec.js';
 import { checkSpecValues } from './typed-edges.js';
+import { writeSpecRecord, type PlanOrigin } from './spec-record.js';
+import type { PlanWriter } from '../plan/plan-writer.js';
+import type { ZkSession } from '../zk/zk-client-types.js';
+import type { Zk } from '../zk/zk.js';
 
 /** Options of `submitPlan`. */
 export interface SubmitOptions {
@@ -23,13 +27,6 @@ export interface SubmitOptions {
 export interface SubmittedPlan {
   readonly plan: string;
   readonly tasks: Readonly<Record<string, string>>;
-}
-
-/** The ZkPlan calls submitting uses. */
-export interface PlanBuilder {
-  createPlan(parent: string, options: CheckedSpec['options']): Promise<string>;
-  addTasks(plan: string, tasks: readonly TaskToAdd[]): Promise<string[]>;
-  markAsReady(plan: string): Promise<void>;
 }
 
 /** What a spec is checked against of the submitting process's registry: its names, and the schemas of typed functions. */
@@ -57,18 +54,53 @@ export async function checkSpecForSubmit(
   return checked;
 }
 
-export async function buildCheckedSpec(builder: PlanBuilder, parent: string, checked: CheckedSpec): Promise<SubmittedPlan> {
-  const plan = await builder.createPlan(parent, checked.options);
+/** Where `buildCheckedSpec` puts the plan. */
+export type BuildTarget =
+  /** A new sequential plan under `parent`, on this client's session. */
+  | { readonly parent: string }
+  /** A plan at the fixed path `plan` (created here: NODE_EXISTS if it is there), every write fenced by `fence`: a schedule's tick. */
+  | { readonly plan: string; readonly fence: ZkSession; readonly origin: PlanOrigin };
+
+/**
+ * Builds a checked spec: the plan, one addTasks batch (pipelined), the spec record, then `ready`.
+ * The plan is not ready before its spec record exists, so every ready plan from a spec has one.
+ */
+export async function buildCheckedSpec(
+  writer: PlanWriter,
+  zk: Zk,
+  checked: CheckedSpec,
+  source: { readonly spec: PlanSpec; readonly params: Readonly<Record<string, unknown>> },
+  target: BuildTarget,
+): Promise<SubmittedPlan> {
+  const fenced = 'fence' in target ? { fence: target.fence } : {};
+  const plan = 'plan' in target ? await writer.createPlanAt(target.plan, checked.options, fenced) : await writer.createPlan(target.parent, checked.options);
+  return { plan, tasks: await fillPlan(writer, zk, plan, checked, source, target) };
+}
+
+/** Adds a checked spec's tasks and spec record to an existing, unready, empty plan, then readies it; resolves each key's path. */
+export async function fillPlan(
+  writer: PlanWriter,
+  zk: Zk,
+  plan: string,
+  checked: CheckedSpec,
+  source: { readonly spec: PlanSpec; readonly params: Readonly<Record<string, unknown>> },
+  target: BuildTarget,
+): Promise<Record<string, string>> {
+  const fenced = 'fence' in target ? { fence: target.fence } : {};
   const index = new Map(checked.order.map((key, position) => [key, position]));
-  const paths = await builder.addTasks(
+  const paths = await writer.addTasks(
     plan,
     checked.order.map((key) => {
       const task = checked.tasks.get(key) as NonNullable<ReturnType<CheckedSpec['tasks']['get']>>;
       return { task: call(task.fn, ...task.params), args: task.inputs.map((input) => index.get(input) as number), options: task.options };
     }),
+    'fence' in target ? target.fence : undefined,
   );
-  await builder.markAsReady(plan);
-  return { plan, tasks: Object.fromEntries(checked.order.map((key, position) => [key, paths[position] as string])) };
+  const tasks = Object.fromEntries(checked.order.map((key, position) => [key, paths[position] as string]));
+  const origin = 'origin' in target ? { origin: target.origin } : {};
+  await writeSpecRecord(zk, plan, { spec: source.spec, params: source.params, tasks, submittedAt: new Date().toISOString(), ...origin }, fenced);
+  await writer.markAsReady(plan, fenced);
+  return tasks;
 }
 
 /** An option problem, reported as the spec's, naming the task. */

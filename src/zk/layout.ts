@@ -11,6 +11,7 @@
  * <parent>/plan-NNNNNNNNNN        persistent sequential
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
+ *   spec                          (plans from submitPlan) { spec, params, tasks: { key: path }, submittedAt, origin? }
  *   control                       present while the plan is paused or cancelled (value: { state, reason?, at, abortRunning })
  *   alerts                        events of the plan reported to onPlanEvent listeners, once across the cluster
  *     <event id>                  { event, deliveredAt? | gaveUpAt? }
@@ -49,6 +50,7 @@ export const RUNNABLE_INDEX = 'runnable';
 export const HISTORY = 'history';
 export const FAILED = 'failed';
 export const CONTROL = 'control';
+export const SPEC_RECORD = 'spec';
 export const ALERTS = 'alerts';
 export const BUILDER_PREFIX = 'builder-';
 export const BATCH_PREFIX = 'batch-';
