@@ -37,6 +37,19 @@ export interface DefaultValues {
   };
   /** `PlanEventOptions` of `onPlanEvent`, and the CLI's `--alert-webhook` timeout of one POST. */
   readonly planEvents: { readonly maxAttempts: number; readonly retryDelayMs: number; readonly webhookTimeoutMs: number };
+  /** A schedule's options (`schedules(parent).put`) and the scheduler's (`startScheduler`). */
+  readonly schedule: {
+    readonly timezone: string;
+    readonly overlap: 'skip' | 'allow' | 'cancelPrevious';
+    readonly misfire: 'fireAll' | 'fireOnce' | 'skip';
+    readonly catchUpLimit: number;
+    readonly misfireGraceMs: number;
+    /** Tick records kept per schedule (recent runs); older ones go once they are also over `keepTicksMs` old. */
+    readonly keepTicks: number;
+    readonly keepTicksMs: number;
+    /** How often a scheduler looks at every schedule besides its timers and watches (finishing ticks whose firer died). */
+    readonly pollMs: number;
+  };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   readonly localServer: { readonly tickTimeMs: number; readonly startTimeoutMs: number; readonly heapMb: number };
 }
@@ -55,5 +68,15 @@ export const DEFAULTS = {
   cliConnectTimeoutMs: { worker: 15_000, read: 5_000 },
   plan: { failurePolicy: 'continue', priority: 0, retry: { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 }, history: false },
   planEvents: { maxAttempts: 5, retryDelayMs: 1_000, webhookTimeoutMs: 10_000 },
+  schedule: {
+    timezone: 'UTC',
+    overlap: 'skip',
+    misfire: 'fireOnce',
+    catchUpLimit: 10,
+    misfireGraceMs: 60_000,
+    keepTicks: 50,
+    keepTicksMs: 10 * 60_000,
+    pollMs: 1_000,
+  },
   localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
 } as const satisfies DefaultValues;

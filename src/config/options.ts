@@ -222,6 +222,23 @@ export function resolvePlanEventOptions(
   return { maxAttempts, retryDelayMs, ...(options.onError ? { onError: options.onError } : {}) };
 }
 
+/** Options of `startScheduler`. */
+export interface SchedulerOptions {
+  /** How often each schedule is looked at besides its ticks' timers and the watches (this is how a tick whose firer died is finished). @defaultValue 1000 */
+  readonly pollMs?: number;
+}
+
+const SCHEDULER_KEYS: Record<keyof SchedulerOptions, true> = { pollMs: true };
+
+/** Validates startScheduler's options and fills in the defaults. */
+export function resolveSchedulerOptions(options: SchedulerOptions): Required<SchedulerOptions> {
+  assertObject('options', options);
+  assertKnownKeys('startScheduler', options, SCHEDULER_KEYS);
+  const pollMs = options.pollMs ?? DEFAULTS.schedule.pollMs;
+  assertDurationMs('pollMs', pollMs);
+  return { pollMs };
+}
+
 /** Options of `waitForCompletion`. */
 export interface WaitOptions {
   /** Give up (WaitTimeoutError) after this long, in ms. @defaultValue 60000 */

@@ -44,6 +44,9 @@ import { PlanDescriber } from './plan-describer.js';
 import type { PlanSummary, PlanView } from './plan-view.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
+import { Scheduling } from '../schedule/scheduling.js';
+import type { Schedules } from '../schedule/schedules.js';
+import type { SchedulerOptions } from '../config/options.js';
 
 export type ZkPlanState = 'open' | 'closing' | 'closed';
 
@@ -81,6 +84,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly limits: ConcurrencyLimits;
   private readonly explainer: Explainer;
   private readonly eventWatchers = new Set<PlanEventWatcher>();
+  private readonly scheduling: Scheduling;
   private readonly wakeUp = new WakeUp();
   private readonly dispatcher: Dispatcher;
   private readonly pools = new Set<WorkerPool>();
@@ -100,6 +104,8 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.limits = new ConcurrencyLimits(zk);
     this.explainer = new Explainer(zk, this.store, this.describer, this.control, this.limits);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
+    const { writer, reader, control, workerIdPrefix: identity } = this;
+    this.scheduling = new Scheduling({ zk, writer, reader, control, functions, events: this, identity, wake: () => this.wakeUp.wake() });
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
   }
@@ -307,6 +313,21 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return submitted;
   }
 
+  /** The schedules under `parent`: put (cron, time zone, spec, overlap and misfire policies), pause, resume, trigger, remove, list. */
+  schedules(parent: string): Schedules {
+    this.assertOpen();
+    return this.scheduling.schedules(parent);
+  }
+
+  /**
+   * Fires the schedules under `parent` from this process until `stop()` (or close()). Any number
+   * of processes may run one: each tick makes exactly one plan across them (see src/schedule/).
+   */
+  startScheduler(parent: string, options: SchedulerOptions = {}): { stop(): Promise<void> } {
+    this.assertOpen();
+    return this.scheduling.start(parent, options);
+  }
+
   /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */
   listWorkers(parent: string): Promise<WorkerInfo[]> {
     this.assertOpen();
@@ -361,7 +382,11 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   async close(): Promise<void> {
     if (this.currentState !== 'open') return;
     this.currentState = 'closing';
-    await Promise.all([...[...this.pools].map((pool) => pool.stop()), ...[...this.eventWatchers].map((watcher) => watcher.close())]);
+    await Promise.all([
+      this.scheduling.stopAll(),
+      ...[...this.pools].map((pool) => pool.stop()),
+      ...[...this.eventWatchers].map((watcher) => watcher.close()),
+    ]);
     this.eventWatchers.clear();
     this.zk.close();
     this.currentState = 'closed';

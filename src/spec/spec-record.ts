@@ -35,7 +35,10 @@ export interface SpecRecord {
 export async function writeSpecRecord(zk: Zk, plan: string, record: SpecRecord, options: WriteOptions): Promise<void> {
   const path = childPath(plan, SPEC_RECORD);
   // A spec is as large as the plan it describes: no result-size limit applies (chunked past 900 kB).
-  await writeValue(zk, path, encodeValue(record, `the spec record of ${plan}`, path, Number.MAX_SAFE_INTEGER), { ...options, maxBytes: Number.MAX_SAFE_INTEGER });
+  await writeValue(zk, path, encodeValue(record, `the spec record of ${plan}`, path, Number.MAX_SAFE_INTEGER), {
+    ...options,
+    maxBytes: Number.MAX_SAFE_INTEGER,
+  });
 }
 
 /** The plan's spec record; undefined for a plan not built from a spec (or gone). */

@@ -23,6 +23,10 @@ export interface ZkPlanEvents {
   ];
   /** A worker found nothing to do and sleeps `sleepMs` (the spec's back-off, round `round`). */
   'worker:idle': [{ readonly workerId: string; readonly round: number; readonly sleepMs: number }];
+  /** A scheduler of this ZkPlan brought a tick to its final state: `fired` (its plan is ready), `skipped` or `failed` (`reason`). */
+  'schedule:tick': [{ readonly schedules: string; readonly schedule: string; readonly tick: string; readonly state: string; readonly plan: string }];
+  /** A scheduler pass hit a problem (ZooKeeper unreachable, a malformed node…) and carries on. */
+  'schedule:error': [{ readonly schedules: string; readonly error: Error }];
   /** A worker hit a problem outside any task (ZooKeeper unreachable, a malformed node…) and carries on. */
   'worker:error': [{ readonly workerId: string; readonly error: Error }];
 }

@@ -60,6 +60,22 @@ export const RETENTION_LOCK = `${RESERVED_PREFIX}retention`;
 export const WORKER_REGISTRY = `${RESERVED_PREFIX}workers`;
 export const LIMITS = `${RESERVED_PREFIX}limits`;
 
+export const SCHEDULE_CURSOR = 'cursor';
+export const SCHEDULE_TICKS = 'ticks';
+export const TICK_LOCK = 'lock';
+
+/** Where a schedule's nodes are. */
+export function scheduleNodes(schedules: string, name: string): { readonly node: string; readonly cursor: string; readonly ticks: string } {
+  const node = childPath(schedules, name);
+  return { node, cursor: childPath(node, SCHEDULE_CURSOR), ticks: childPath(node, SCHEDULE_TICKS) };
+}
+
+/** Where a tick's record and lock are. */
+export function tickNodes(schedules: string, name: string, tick: string): { readonly record: string; readonly lock: string } {
+  const record = childPath(scheduleNodes(schedules, name).ticks, tick);
+  return { record, lock: childPath(record, TICK_LOCK) };
+}
+
 /** True for a child of a parent that is a plan: every name but zk-plan's own (plans written by other tools may be named freely). */
 export function isPlanName(name: string): boolean {
   return !name.startsWith(RESERVED_PREFIX);

@@ -1,0 +1,54 @@
+/**
+ * Fire times of a cron expression in a time zone, through croner (5 fields, or 6 with seconds
+ * first; IANA zones, daylight-saving gaps and repeats as croner resolves them). Times are ms
+ * since the epoch; every query is exclusive of its bound.
+ */
+import { Cron } from 'croner';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+
+export interface CronTimes {
+  /** The first fire time after `after`; undefined when the expression never fires again. */
+  next(after: number): number | undefined;
+  /** The next `count` fire times after `after`. */
+  nextN(after: number, count: number): number[];
+  /**
+   * The latest (up to `limit`) fire times in (`after`, `until`], oldest first; `more` when there
+   * are earlier ones in the range beyond them.
+   */
+  latestIn(after: number, until: number, limit: number): { readonly ticks: number[]; readonly more: boolean };
+}
+
+/** Parses `cron` in `timezone`; InvalidArgumentError naming `where` (the schedule) for either being wrong. */
+export function cronTimes(cron: string, timezone: string, where: string): CronTimes {
+  if (typeof cron !== 'string' || cron.trim() === '') throw new InvalidArgumentError('cron', `${where}: expected a cron expression such as "0 0 2 * * *"`);
+  assertTimezone(timezone, where);
+  let pattern: Cron;
+  try {
+    pattern = new Cron(cron, { timezone, paused: true });
+    pattern.nextRun(new Date(0)); // croner checks some patterns only when it computes a time
+  } catch (error) {
+    throw new InvalidArgumentError('cron', `${where}: "${cron}" is not a cron expression croner accepts (${(error as Error).message})`);
+  }
+  const toMs = (date: Date | null): number | undefined => (date === null ? undefined : date.getTime());
+  return {
+    next: (after) => toMs(pattern.nextRun(new Date(after))),
+    nextN: (after, count) => pattern.nextRuns(count, new Date(after)).map((date) => date.getTime()),
+    latestIn(after, until, limit) {
+      if (until <= after || limit <= 0) return { ticks: [], more: false };
+      // previousRuns is exclusive of its reference: from one ms past `until`, so that a tick at `until` counts.
+      const newestFirst = pattern.previousRuns(limit + 1, new Date(until + 1)).map((date) => date.getTime());
+      const inRange = newestFirst.filter((tick) => tick > after);
+      return { ticks: inRange.slice(0, limit).reverse(), more: inRange.length > limit };
+    },
+  };
+}
+
+/** An IANA time zone name the runtime knows (`UTC`, `Europe/Berlin`). */
+export function assertTimezone(timezone: unknown, where: string): asserts timezone is string {
+  if (typeof timezone !== 'string' || timezone === '') throw new InvalidArgumentError('timezone', `${where}: expected an IANA time zone such as "UTC"`);
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+  } catch {
+    throw new InvalidArgumentError('timezone', `${where}: "${timezone}" is not an IANA time zone this runtime knows (e.g. "UTC", "Europe/Berlin")`);
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * A schedule as put by users and as stored in `<schedules>/<name>`: validated in full before it
+ * is written, defaults filled in from DEFAULTS.schedule.
+ */
+import { DEFAULTS } from '../config/defaults.js';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { MalformedNodeError } from '../errors/task-errors.js';
+import { checkPlanSpec, type PlanSpec } from '../spec/plan-spec.js';
+import { assertSerializable } from '../serialization/codec.js';
+import { RESERVED_PREFIX, assertValidPath, isPlanName } from '../zk/layout.js';
+import { cronTimes } from './cron-times.js';
+import type { MisfirePolicy, OverlapPolicy } from './tick-decisions.js';
+
+/** What `schedules(parent).put` takes. */
+export interface ScheduleInput {
+  /** Unique under the schedules' parent: letters, digits, `_`, `.`, `-` (up to 100). */
+  readonly name: string;
+  /** 5 fields, or 6 with seconds first (croner's syntax). */
+  readonly cron: string;
+  /** IANA time zone the cron expression is read in. @defaultValue DEFAULTS.schedule.timezone ('UTC') */
+  readonly timezone?: string;
+  /** The plan each tick builds; its `{ $param: 'firedAt' }` is the tick's time (ISO-8601). */
+  readonly spec: PlanSpec;
+  /** Named params of the spec besides `firedAt`. @defaultValue {} */
+  readonly params?: Readonly<Record<string, unknown>>;
+  /** Where the plans go (workers follow this parent). */
+  readonly planParent: string;
+  /** A tick while the previous run is unfinished: skip it, run both, or cancel the previous. @defaultValue 'skip' */
+  readonly overlap?: OverlapPolicy;
+  /** Ticks missed while no scheduler ran: fire each (up to catchUpLimit), fire once, or skip them. @defaultValue 'fireOnce' */
+  readonly misfire?: MisfirePolicy;
+  /** With `misfire: 'fireAll'`, at most this many missed ticks fire (the newest). @defaultValue 10 */
+  readonly catchUpLimit?: number;
+  /** A tick at most this late is on time, not missed. @defaultValue 60000 */
+  readonly misfireGraceMs?: number;
+  /** Put paused: no tick fires until resume. @defaultValue false */
+  readonly paused?: boolean;
+}
+
+/** A schedule as stored. */
+export interface StoredSchedule {
+  readonly name: string;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly spec: PlanSpec;
+  readonly params: Readonly<Record<string, unknown>>;
+  readonly planParent: string;
+  readonly overlap: OverlapPolicy;
+  readonly misfire: MisfirePolicy;
+  readonly catchUpLimit: number;
+  readonly misfireGraceMs: number;
+  readonly paused: boolean;
+  /** Ticks up to this (ms) never fire: set when the schedule is created, its timing changes, or it is resumed. */
+  readonly activeSince: number;
+  readonly updatedAt: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+const INPUT_KEYS = new Set(['name', 'cron', 'timezone', 'spec', 'params', 'planParent', 'overlap', 'misfire', 'catchUpLimit', 'misfireGraceMs', 'paused']);
+const OVERLAPS: readonly OverlapPolicy[] = ['skip', 'allow', 'cancelPrevious'];
+const MISFIRES: readonly MisfirePolicy[] = ['fireAll', 'fireOnce', 'skip'];
+
+export function assertScheduleName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !NAME.test(name) || !isPlanName(name))
+    throw new InvalidArgumentError(
+      'name',
+      `expected a schedule name of letters, digits, "_", "." and "-" (up to 100, not starting with "${RESERVED_PREFIX}"), got ${JSON.stringify(name)}`,
+    );
+}
+
+/**
+ * Validates `input` (the spec's shape and placeholders too: every `$param` must be `firedAt` or
+ * one of `params`) and resolves it against the stored version it replaces: `activeSince` moves to
+ * `now` when the schedule is new, its cron or time zone changes, or it goes from paused to active.
+ */
+export function resolveSchedule(input: ScheduleInput, previous: StoredSchedule | undefined, now: number, registered: readonly string[]): StoredSchedule {
+  if (typeof input !== 'object' || input === null) throw new InvalidArgumentError('schedule', 'expected { name, cron, spec, planParent, … }');
+  for (const key of Object.keys(input)) if (!INPUT_KEYS.has(key)) throw new InvalidArgumentError('schedule', `unknown field "${key}"`);
+  assertScheduleName(input.name);
+  const where = `schedule "${input.name}"`;
+  const timezone = input.timezone ?? DEFAULTS.schedule.timezone;
+  cronTimes(input.cron, timezone, where);
+  assertValidPath('planParent', input.planParent);
+  const params = input.params ?? {};
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    throw new InvalidArgumentError('params', `${where}: expected an object of named values`);
+  if (Object.hasOwn(params, 'firedAt')) throw new InvalidArgumentError('params', `${where}: "firedAt" is the tick's time, bound by the scheduler`);
+  assertSerializable(params, `params of ${where}`);
+  checkPlanSpec(input.spec, { registered, params: { ...params, firedAt: new Date(now).toISOString() } });
+  const overlap = oneOf('overlap', input.overlap ?? DEFAULTS.schedule.overlap, OVERLAPS, where);
+  const misfire = oneOf('misfire', input.misfire ?? DEFAULTS.schedule.misfire, MISFIRES, where);
+  const catchUpLimit = wholeNumber('catchUpLimit', input.catchUpLimit ?? DEFAULTS.schedule.catchUpLimit, 1, 10_000, where);
+  const misfireGraceMs = wholeNumber('misfireGraceMs', input.misfireGraceMs ?? DEFAULTS.schedule.misfireGraceMs, 0, 2 ** 31 - 1, where);
+  const paused = input.paused ?? false;
+  if (typeof paused !== 'boolean') throw new InvalidArgumentError('paused', `${where}: expected true or false`);
+  const timingChanged = previous === undefined || previous.cron !== input.cron || previous.timezone !== timezone || (previous.paused && !paused);
+  return {
+    name: input.name,
+    cron: input.cron,
+    timezone,
+    spec: input.spec,
+    params,
+    planParent: input.planParent,
+    overlap,
+    misfire,
+    catchUpLimit,
+    misfireGraceMs,
+    paused,
+    activeSince: timingChanged || previous === undefined ? now : previous.activeSince,
+    updatedAt: new Date(now).toISOString(),
+  };
+}
+
+/** A stored schedule read back; MalformedNodeError naming the node for anything else. */
+export function parseStoredSchedule(path: string, value: unknown): StoredSchedule {
+  const record = value as Partial<StoredSchedule> | null;
+  if (
+    typeof record !== 'object' ||
+    record === null ||
+    typeof record.name !== 'string' ||
+    typeof record.cron !== 'string' ||
+    typeof record.timezone !== 'string' ||
+    typeof record.planParent !== 'string' ||
+    typeof record.spec !== 'object' ||
+    typeof record.activeSince !== 'number' ||
+    typeof record.paused !== 'boolean' ||
+    !OVERLAPS.includes(record.overlap as OverlapPolicy) ||
+    !MISFIRES.includes(record.misfire as MisfirePolicy) ||
+    typeof record.catchUpLimit !== 'number' ||
+    typeof record.misfireGraceMs !== 'number'
+  )
+    throw new MalformedNodeError(path, 'expected a schedule { name, cron, timezone, spec, params, planParent, overlap, misfire, catchUpLimit, … }');
+  return record as StoredSchedule;
+}
+
+function oneOf<T extends string>(argument: string, value: unknown, allowed: readonly T[], where: string): T {
+  if (!allowed.includes(value as T))
+    throw new InvalidArgumentError(argument, `${where}: expected one of ${allowed.map((v) => `'${v}'`).join(', ')}, got ${JSON.stringify(value)}`);
+  return value as T;
+}
+
+function wholeNumber(argument: string, value: unknown, min: number, max: number, where: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new InvalidArgumentError(argument, `${where}: expected a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  return value;
+}

@@ -1,0 +1,195 @@
+/**
+ * ZooKeeper I/O of schedules (the layout is in src/zk/layout.ts): definitions, cursors, tick
+ * records and tick locks. Every write here is a create-if-absent, a versioned set or a delete,
+ * so each is safe to repeat; those of a firing are fenced by the session that holds its lock.
+ */
+import { isZkError } from '../errors/zk-error.js';
+import { decodeValue, encodeValue } from '../serialization/codec.js';
+import { isPlanName, scheduleNodes, tickNodes } from '../zk/layout.js';
+import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
+import type { Watcher } from '../zk/zk-client-types.js';
+import type { Zk } from '../zk/zk.js';
+import { parseStoredSchedule, type StoredSchedule } from './schedule-definition.js';
+import { parseTickRecord, sortTickIds, timeOfTickId, type TickRecord } from './tick-record.js';
+import { MalformedNodeError } from '../errors/task-errors.js';
+
+/** The newest tick handled, and how many missed ticks were passed over so far. */
+export interface ScheduleCursor {
+  readonly tick: number | undefined;
+  readonly skipped: number;
+}
+
+/** What one znode holds with room to spare (ZooKeeper's jute.maxbuffer is 1 MB). */
+const MAX_DEFINITION_BYTES = 1_000_000;
+
+export class ScheduleStore {
+  constructor(
+    private readonly zk: Zk,
+    readonly parent: string,
+  ) {}
+
+  /** The schedules' names, sorted; `watcher` fires once when one is put or removed. */
+  async names(watcher?: Watcher): Promise<string[]> {
+    await this.zk.ensurePath(this.parent);
+    const listing = await this.zk.tryGetChildren(this.parent, watcher);
+    return (listing?.children ?? []).filter(isPlanName).sort();
+  }
+
+  /** The schedule and the version of its node; undefined when there is none. `watcher` fires once when it changes or goes. */
+  async read(name: string, watcher?: Watcher): Promise<{ readonly schedule: StoredSchedule; readonly version: number } | undefined> {
+    const { node } = scheduleNodes(this.parent, name);
+    let read: { stat: { version: number }; data: Buffer | null };
+    try {
+      read = await this.zk.getData(node, watcher);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return undefined;
+      throw error;
+    }
+    return { schedule: parseStoredSchedule(node, decodeValue(node, read.data)), version: read.stat.version };
+  }
+
+  /**
+   * Creates the schedule (`version` undefined; false when it exists by then) or replaces the
+   * version read (false when it changed meanwhile): the caller reads again and retries.
+   */
+  async write(schedule: StoredSchedule, version: number | undefined): Promise<boolean> {
+    const { node, ticks } = scheduleNodes(this.parent, schedule.name);
+    // One node: a definition (with its spec) must fit in ZooKeeper's 1 MB, which ValueTooLargeError says before anything is written.
+    const encoded = encodeValue(schedule, `schedule "${schedule.name}"`, node, MAX_DEFINITION_BYTES);
+    await this.zk.ensurePath(this.parent);
+    try {
+      if (version === undefined) {
+        if (!(await this.zk.createIfAbsent(node, encoded))) return false;
+      } else await this.zk.setData(node, encoded, version);
+    } catch (error) {
+      if (isZkError(error, 'BAD_VERSION') || isZkError(error, 'NO_NODE')) return false;
+      throw error;
+    }
+    await this.zk.createIfAbsent(ticks);
+    return true;
+  }
+
+  /** Removes the schedule and its tick records (repeatable; its plans stay). */
+  remove(name: string): Promise<void> {
+    return this.zk.deleteRecursive(scheduleNodes(this.parent, name).node);
+  }
+
+  async cursor(name: string): Promise<ScheduleCursor & { readonly version: number | undefined }> {
+    const { cursor } = scheduleNodes(this.parent, name);
+    const node = await this.zk.tryGetData(cursor);
+    if (node === undefined) return { tick: undefined, skipped: 0, version: undefined };
+    const value = decodeValue(cursor, node.data) as Partial<ScheduleCursor> | null;
+    if (typeof value !== 'object' || value === null || (value.tick !== undefined && typeof value.tick !== 'number') || typeof value.skipped !== 'number')
+      throw new MalformedNodeError(cursor, 'expected { tick, skipped }');
+    return { tick: value.tick, skipped: value.skipped, version: node.stat.version };
+  }
+
+  /**
+   * Moves the cursor forward to `tick` (never back), adding `skipped`. A versioned write: two
+   * schedulers moving it at once both see the other's move, and the later tick wins.
+   */
+  async advanceCursor(name: string, tick: number, skipped: number): Promise<void> {
+    const { cursor } = scheduleNodes(this.parent, name);
+    for (;;) {
+      const current = await this.cursor(name);
+      if (current.tick !== undefined && current.tick >= tick) return;
+      const value = encodeValue({ tick, skipped: current.skipped + skipped, at: new Date().toISOString() }, 'schedule cursor', cursor);
+      try {
+        if (current.version === undefined) {
+          if (await this.zk.createIfAbsent(cursor, value)) return;
+        } else {
+          await this.zk.setData(cursor, value, current.version);
+          return;
+        }
+      } catch (error) {
+        if (isZkError(error, 'NO_NODE')) return; // the schedule was removed
+        if (!isZkError(error, 'BAD_VERSION')) throw error;
+      }
+    }
+  }
+
+  /** The schedule's tick ids, oldest first. */
+  async tickIds(name: string): Promise<string[]> {
+    return sortTickIds((await this.zk.tryGetChildren(scheduleNodes(this.parent, name).ticks))?.children ?? []);
+  }
+
+  async readTick(name: string, id: string): Promise<{ readonly record: TickRecord; readonly version: number } | undefined> {
+    const { record } = tickNodes(this.parent, name, id);
+    const node = await this.zk.tryGetData(record);
+    return node === undefined ? undefined : { record: parseTickRecord(record, decodeValue(record, node.data)), version: node.stat.version };
+  }
+
+  /** Creates the tick's record unless it exists (whoever created it first decided what the tick is). */
+  async createTick(name: string, id: string, record: TickRecord, options: WriteOptions = {}): Promise<boolean> {
+    const path = tickNodes(this.parent, name, id).record;
+    const encoded = encodeValue(record, 'tick record', path);
+    try {
+      return await this.zk.createIfAbsent(path, encoded, 'persistent', options);
+    } catch (error) {
+      if (!isZkError(error, 'NO_NODE')) throw error;
+    }
+    // No `ticks` yet (a put cut short after the schedule's node): make it, unless the schedule is gone.
+    try {
+      await this.zk.createIfAbsent(scheduleNodes(this.parent, name).ticks, null, 'persistent', options);
+      return await this.zk.createIfAbsent(path, encoded, 'persistent', options);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return false;
+      throw error;
+    }
+  }
+
+  /** Replaces the version read; throws BAD_VERSION when someone else changed it. */
+  async updateTick(name: string, id: string, record: TickRecord, version: number, options: WriteOptions): Promise<void> {
+    const path = tickNodes(this.parent, name, id).record;
+    await this.zk.setData(path, encodeValue(record, 'tick record', path), version, options);
+  }
+
+  /**
+   * Takes the tick's lock for `session` (ephemeral, so it goes with a process that dies): true if
+   * it is this session's now (also when a reply was lost and it already was), false if another's.
+   */
+  async lock(name: string, id: string, session: ZkSession, by: string): Promise<boolean> {
+    const { lock } = tickNodes(this.parent, name, id);
+    try {
+      if (await this.zk.createIfAbsent(lock, encodeValue(by, 'tick lock', lock), 'ephemeral', { fence: session })) return true;
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return false; // the record was pruned or the schedule removed
+      throw error;
+    }
+    return (await this.zk.exists(lock))?.ephemeralOwner === session.id;
+  }
+
+  /** Lets go of the tick's lock if `session` holds it. */
+  async unlock(name: string, id: string, session: ZkSession): Promise<void> {
+    const { lock } = tickNodes(this.parent, name, id);
+    const stat = await this.zk.exists(lock);
+    if (stat?.ephemeralOwner === session.id) await this.zk.deleteIfPresent(lock, stat.version, { fence: session });
+  }
+
+  /** Who holds the tick's lock (the `by` of its holder); undefined when nobody does. */
+  async lockHolder(name: string, id: string): Promise<string | undefined> {
+    const { lock } = tickNodes(this.parent, name, id);
+    const node = await this.zk.tryGetData(lock);
+    return node === undefined ? undefined : String(decodeValue(lock, node.data));
+  }
+
+  /**
+   * Deletes final tick records beyond the newest `keep` that are also over `keepMs` old and not
+   * after the cursor: a process that read an older cursor cannot be slow for that long and keep its session.
+   */
+  async prune(name: string, ids: readonly string[], keep: number, keepMs: number, now: number, cursorTick: number | undefined): Promise<number> {
+    if (cursorTick === undefined) return 0;
+    const candidates = ids.slice(0, Math.max(0, ids.length - keep)).filter((id) => {
+      const at = timeOfTickId(id) as number;
+      return at <= cursorTick && now - at > keepMs;
+    });
+    let pruned = 0;
+    for (const id of candidates) {
+      const tick = await this.readTick(name, id);
+      if (tick === undefined || tick.record.state === 'pending') continue;
+      await this.zk.deleteRecursive(tickNodes(this.parent, name, id).record);
+      pruned += 1;
+    }
+    return pruned;
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The scheduler loop one process runs for a schedules' parent (any number of processes may):
+ * every pass records the due ticks of each schedule and fires the pending ones in order.
+ *
+ * Recording a tick: the misfire policy (a pure decision, tick-decisions.ts) picks the ticks to
+ * fire from those after the schedule's cursor; each gets its record, created if absent, and only
+ * then does the cursor move past them. Two schedulers that decide at once create the same record
+ * (the first one counts) and move the cursor to the same tick; a crash between the two writes
+ * leaves records the next pass finds, and a cursor the next pass moves. A tick at or before the
+ * cursor is never looked at again, so a clock that jumps back fires nothing twice, and one that
+ * jumps forward only fires a tick early, once.
+ *
+ * Firing: tick-firing.ts. Ticks of a schedule fire oldest first; one held by another process (or
+ * pending after a crash, until the dead session's lock goes) holds back the later ones, which keeps
+ * the overlap policy's view of "the previous run" exact.
+ *
+ * The loop wakes at the next tick of any schedule, when schedules are put or removed (a watch),
+ * and every `pollMs` (to finish ticks whose firer died). A pass that fails (a connection problem)
+ * is reported to `onError` and the loop goes on.
+ */
+import { DEFAULTS } from '../config/defaults.js';
+import { MAX_TIMER_MS } from '../util/signals.js';
+import type { Watcher } from '../zk/zk-client-types.js';
+import { cronTimes, type CronTimes } from './cron-times.js';
+import type { StoredSchedule } from './schedule-definition.js';
+import { fireTick, type FiringContext } from './tick-firing.js';
+import { dueTicks } from './tick-decisions.js';
+import { cronTickId, isFinal, planPathForTick, type TickRecord } from './tick-record.js';
+
+export interface SchedulerRuntime {
+  readonly firing: FiringContext;
+  readonly pollMs: number;
+  /** The clock ticks are read by (injectable for tests and the simulation). */
+  now(): number;
+  onError(error: unknown): void;
+  /** A tick this process brought to a final state. */
+  onTick?(schedule: string, id: string, state: string, plan: string): void;
+}
+
+export class Scheduler {
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private wakeUp: (() => void) | undefined;
+  /** A watch fired during a pass: the next sleep is skipped. */
+  private changed = false;
+  private listArmed = false;
+  private readonly definitionArmed = new Set<string>();
+  private readonly timesCache = new Map<string, CronTimes>();
+  /** Tick ids known to be final, per schedule: final records never change, so they are not read again. */
+  private readonly finalTicks = new Map<string, Set<string>>();
+
+  constructor(private readonly runtime: SchedulerRuntime) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Ends the loop after the pass in progress (a firing under way finishes; its lock goes). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeUp?.();
+    await this.loop;
+  }
+
+  /** One pass over every schedule now (also what the loop does); resolves the earliest next tick. */
+  async pass(): Promise<number | undefined> {
+    const { store } = this.runtime.firing;
+    const names = await store.names(this.listArmed ? undefined : this.armed(() => (this.listArmed = false)));
+    this.listArmed = true;
+    for (const cached of [...this.finalTicks.keys()]) if (!names.includes(cached)) this.forget(cached);
+    let earliest: number | undefined;
+    for (const name of names) {
+      if (this.stopped) break;
+      try {
+        const next = await this.passSchedule(name);
+        if (next !== undefined) earliest = Math.min(earliest ?? next, next);
+      } catch (error) {
+        this.runtime.onError(error);
+      }
+    }
+    return earliest;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let next: number | undefined;
+      try {
+        next = await this.pass();
+      } catch (error) {
+        this.runtime.onError(error);
+      }
+      if (this.stopped) break;
+      const now = this.runtime.now();
+      await this.sleep(Math.min(this.runtime.pollMs, next === undefined ? Number.POSITIVE_INFINITY : Math.max(0, next - now)));
+    }
+  }
+
+  private async passSchedule(name: string): Promise<number | undefined> {
+    const { store } = this.runtime.firing;
+    const watch = this.definitionArmed.has(name) ? undefined : this.armed(() => this.definitionArmed.delete(name));
+    const read = await store.read(name, watch);
+    if (watch !== undefined) this.definitionArmed.add(name);
+    if (read === undefined) {
+      this.forget(name);
+      return undefined;
+    }
+    const schedule = read.schedule;
+    const times = this.timesOf(schedule);
+    if (!schedule.paused) await this.recordDueTicks(schedule, times);
+    await this.firePending(schedule);
+    return schedule.paused ? undefined : times.next(this.runtime.now());
+  }
+
+  private async recordDueTicks(schedule: StoredSchedule, times: CronTimes): Promise<void> {
+    const { store, zk, identity } = this.runtime.firing;
+    const cursor = await store.cursor(schedule.name);
+    const decision = dueTicks(times, { ...schedule, cursor: cursor.tick, now: this.runtime.now() });
+    if (decision.cursor === undefined) return;
+    const session = zk.session;
+    for (const tick of decision.fire) {
+      const id = cronTickId(tick);
+      const record: TickRecord = {
+        kind: 'cron',
+        tick,
+        firedAt: new Date(tick).toISOString(),
+        plan: planPathForTick(schedule.planParent, schedule.name, id),
+        state: 'pending',
+        by: identity,
+        updatedAt: new Date().toISOString(),
+      };
+      await store.createTick(schedule.name, id, record, { fence: session });
+    }
+    await store.advanceCursor(schedule.name, decision.cursor, decision.skipped);
+  }
+
+  private async firePending(schedule: StoredSchedule): Promise<void> {
+    const { store } = this.runtime.firing;
+    const known = this.finalTicks.get(schedule.name) ?? new Set<string>();
+    this.finalTicks.set(schedule.name, known);
+    const ids = await store.tickIds(schedule.name);
+    for (const id of ids) {
+      if (this.stopped) return;
+      if (known.has(id)) continue;
+      const { state, here } = await fireTick(this.runtime.firing, schedule, id);
+      if (state === 'gone') continue;
+      if (state === 'held-elsewhere' || !isFinal(state)) return; // later ticks wait for it
+      known.add(id);
+      if (here) this.runtime.onTick?.(schedule.name, id, state, planPathForTick(schedule.planParent, schedule.name, id));
+    }
+    for (const id of known) if (!ids.includes(id)) known.delete(id);
+    const cursor = await store.cursor(schedule.name);
+    await store.prune(schedule.name, ids, DEFAULTS.schedule.keepTicks, DEFAULTS.schedule.keepTicksMs, this.runtime.now(), cursor.tick);
+  }
+
+  private timesOf(schedule: StoredSchedule): CronTimes {
+    const key = `${schedule.cron}\u0000${schedule.timezone}`;
+    let times = this.timesCache.get(key);
+    if (times === undefined) {
+      times = cronTimes(schedule.cron, schedule.timezone, `schedule "${schedule.name}"`);
+      if (this.timesCache.size > 1_000) this.timesCache.clear();
+      this.timesCache.set(key, times);
+    }
+    return times;
+  }
+
+  private forget(name: string): void {
+    this.finalTicks.delete(name);
+  }
+
+  /** A one-shot watcher that re-arms nothing itself: it clears the flag and wakes the loop. */
+  private armed(clear: () => void): Watcher {
+    return () => {
+      clear();
+      this.changed = true;
+      this.wakeUp?.();
+    };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.changed) {
+      this.changed = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(finish, Math.min(ms, MAX_TIMER_MS));
+      function finish(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = undefined;
+        this.changed = false;
+        finish();
+      };
+    });
+  }
+}

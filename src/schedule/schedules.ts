@@ -1,0 +1,164 @@
+/**
+ * `zkPlan.schedules(parent)`: put, pause, resume, trigger, remove and list the schedules under
+ * one parent. Definitions are replaced with versioned writes (two processes putting at once both
+ * land, one after the other); triggers fire at once in the calling process, and a tick this
+ * process cannot finish is finished by any running scheduler.
+ */
+import { randomBytes } from 'node:crypto';
+import type { PlanState } from '../plan/plan-states.js';
+import { ScheduleNotFoundError } from '../errors/schedule-errors.js';
+import { scheduleNodes } from '../zk/layout.js';
+import { cronTimes } from './cron-times.js';
+import { assertScheduleName, resolveSchedule, type ScheduleInput, type StoredSchedule } from './schedule-definition.js';
+import { fireTick, type FiringContext, type FireOutcome } from './tick-firing.js';
+import { manualTickId, planPathForTick, type TickRecord } from './tick-record.js';
+
+/** A schedule's recent run, newest first in `list()`. */
+export interface ScheduleRun {
+  readonly tick: string;
+  readonly kind: TickRecord['kind'];
+  readonly firedAt: string;
+  /** The tick's state: pending, fired, skipped or failed. */
+  readonly state: TickRecord['state'];
+  readonly plan: string;
+  readonly reason?: string;
+  /** How the fired plan stands now (`deleted` once retention or a user removed it). */
+  readonly outcome?: PlanState | 'deleted';
+}
+
+export interface ScheduleSummary {
+  readonly schedule: StoredSchedule;
+  /** The next fire times (none while paused), ISO-8601. */
+  readonly nextFireTimes: readonly string[];
+  /** The newest tick handled, and missed ticks passed over so far. */
+  readonly lastTick?: string;
+  readonly skippedTicks: number;
+  readonly recentRuns: readonly ScheduleRun[];
+}
+
+/** Fire times and runs `list()` shows per schedule. */
+const LISTED_FIRE_TIMES = 5;
+const LISTED_RUNS = 10;
+
+export class Schedules {
+  constructor(
+    private readonly firing: FiringContext,
+    private readonly planStateOf: (plan: string) => Promise<PlanState | 'deleted'>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get parent(): string {
+    return this.firing.store.parent;
+  }
+
+  /**
+   * Creates or replaces a schedule (validated in full first, its spec too). Replacing keeps its
+   * ticks; a changed cron or time zone only fires ticks from now on.
+   */
+  async put(input: ScheduleInput): Promise<StoredSchedule> {
+    for (;;) {
+      const name = (input as { name?: unknown } | null)?.name;
+      assertScheduleName(name);
+      const current = await this.firing.store.read(name);
+      const stored = resolveSchedule(input, current?.schedule, this.now(), this.firing.functions.names());
+      if (await this.firing.store.write(stored, current?.version)) return stored;
+    }
+  }
+
+  /** The stored schedule; ScheduleNotFoundError when there is none. */
+  async get(name: string): Promise<StoredSchedule> {
+    assertScheduleName(name);
+    const current = await this.firing.store.read(name);
+    if (current === undefined) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+    return current.schedule;
+  }
+
+  /** No tick fires until resume (a tick already firing finishes). Safe to repeat. */
+  pause(name: string): Promise<StoredSchedule> {
+    return this.update(name, (schedule) => ({ ...schedule, paused: true }));
+  }
+
+  /** Fires again from the next tick on: ticks that passed while paused never fire. Safe to repeat. */
+  resume(name: string): Promise<StoredSchedule> {
+    return this.update(name, (schedule) => ({ ...schedule, paused: false }));
+  }
+
+  /**
+   * Runs the schedule now (also while paused, whatever the overlap policy): a manual tick with its
+   * own plan, built by this process. If this process cannot finish it (a crash, a lost session),
+   * a running scheduler does.
+   */
+  async trigger(name: string): Promise<{ readonly tick: string; readonly plan: string; readonly state: FireOutcome['state'] }> {
+    const schedule = await this.get(name);
+    const at = this.now();
+    const tick = manualTickId(at, randomBytes(4).toString('hex'));
+    const plan = planPathForTick(schedule.planParent, schedule.name, tick);
+    const record: TickRecord = {
+      kind: 'manual',
+      tick: at,
+      firedAt: new Date(at).toISOString(),
+      plan,
+      state: 'pending',
+      by: this.firing.identity,
+      updatedAt: new Date().toISOString(),
+    };
+    if (!(await this.firing.store.createTick(name, tick, record))) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+    return { tick, plan, state: (await fireTick(this.firing, schedule, tick)).state };
+  }
+
+  /** Removes the schedule and its tick records; the plans it made stay. Safe to repeat. */
+  async remove(name: string): Promise<void> {
+    assertScheduleName(name);
+    await this.firing.store.remove(name);
+  }
+
+  /** Every schedule (by name) with its next fire times and recent runs. */
+  async list(): Promise<ScheduleSummary[]> {
+    const names = await this.firing.store.names();
+    const summaries = await Promise.all(names.map((name) => this.summary(name)));
+    return summaries.filter((summary): summary is ScheduleSummary => summary !== undefined);
+  }
+
+  private async summary(name: string): Promise<ScheduleSummary | undefined> {
+    const { store } = this.firing;
+    const current = await store.read(name);
+    if (current === undefined) return undefined;
+    const { schedule } = current;
+    const [cursor, ids] = await Promise.all([store.cursor(name), store.tickIds(name)]);
+    const nextFireTimes = schedule.paused
+      ? []
+      : cronTimes(schedule.cron, schedule.timezone, `schedule "${name}"`)
+          .nextN(Math.max(this.now(), schedule.activeSince), LISTED_FIRE_TIMES)
+          .map((at) => new Date(at).toISOString());
+    const runs = await Promise.all(
+      ids
+        .slice(-LISTED_RUNS)
+        .reverse()
+        .map(async (id): Promise<ScheduleRun | undefined> => {
+          const tick = await store.readTick(name, id);
+          if (tick === undefined) return undefined;
+          const { kind, firedAt, state, plan, reason } = tick.record;
+          const outcome = state === 'fired' ? { outcome: await this.planStateOf(plan) } : {};
+          return { tick: id, kind, firedAt, state, plan, ...(reason === undefined ? {} : { reason }), ...outcome };
+        }),
+    );
+    return {
+      schedule,
+      nextFireTimes,
+      ...(cursor.tick === undefined ? {} : { lastTick: new Date(cursor.tick).toISOString() }),
+      skippedTicks: cursor.skipped,
+      recentRuns: runs.filter((run): run is ScheduleRun => run !== undefined),
+    };
+  }
+
+  private async update(name: string, change: (schedule: StoredSchedule) => StoredSchedule): Promise<StoredSchedule> {
+    assertScheduleName(name);
+    for (;;) {
+      const current = await this.firing.store.read(name);
+      if (current === undefined) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+      const { activeSince: _since, updatedAt: _at, ...input } = change(current.schedule);
+      const stored = resolveSchedule(input, current.schedule, this.now(), []);
+      if (await this.firing.store.write(stored, current.version)) return stored;
+    }
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * A schedule's tick: its id (the node name under `<schedule>/ticks`), the path of the plan it
+ * makes (fixed by the tick, so that a second firing of the tick finds the plan instead of making
+ * another), and its record.
+ */
+import { MalformedNodeError } from '../errors/task-errors.js';
+import { childPath } from '../zk/layout.js';
+
+export type TickKind = 'cron' | 'manual';
+
+/** `pending` until the plan is built and ready (`fired`), or the tick is passed over (`skipped`) or cannot build (`failed`). */
+export type TickState = 'pending' | 'fired' | 'skipped' | 'failed';
+
+export interface TickRecord {
+  readonly kind: TickKind;
+  /** The tick's time, ms since the epoch. */
+  readonly tick: number;
+  /** The same, ISO-8601: the spec parameter `firedAt`. */
+  readonly firedAt: string;
+  /** The plan the tick makes (or made). */
+  readonly plan: string;
+  readonly state: TickState;
+  /** Why it was skipped or failed. */
+  readonly reason?: string;
+  /** The process that last worked on it. */
+  readonly by?: string;
+  readonly updatedAt: string;
+}
+
+const TICK = /^tick-(\d{15})$/;
+const MANUAL = /^manual-(\d{15})-[0-9a-f]{8}$/;
+
+/** `tick-001764036000000`: ids sort by time as strings. */
+export function cronTickId(tick: number): string {
+  return `tick-${String(tick).padStart(15, '0')}`;
+}
+
+/** `manual-001764036000000-1a2b3c4d`: one per trigger call. */
+export function manualTickId(at: number, nonce: string): string {
+  return `manual-${String(at).padStart(15, '0')}-${nonce}`;
+}
+
+/** The time of a tick id; undefined for a name that is none. */
+export function timeOfTickId(id: string): number | undefined {
+  const match = TICK.exec(id) ?? MANUAL.exec(id);
+  return match === null ? undefined : Number(match[1]);
+}
+
+/** Tick ids (other names dropped) by time, then by name. */
+export function sortTickIds(names: readonly string[]): string[] {
+  return names
+    .filter((name) => timeOfTickId(name) !== undefined)
+    .sort((a, b) => (timeOfTickId(a) as number) - (timeOfTickId(b) as number) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** `<planParent>/<schedule>@20261125T020000.000Z` (manual: `…-manual-<nonce>`). */
+export function planPathForTick(planParent: string, schedule: string, id: string): string {
+  const at = timeOfTickId(id) as number;
+  const stamp = new Date(at).toISOString().replace(/[-:]/g, '');
+  const manual = MANUAL.test(id) ? `-manual-${id.slice(id.lastIndexOf('-') + 1)}` : '';
+  return childPath(planParent, `${schedule}@${stamp}${manual}`);
+}
+
+export function isFinal(state: TickState): boolean {
+  return state !== 'pending';
+}
+
+export function parseTickRecord(path: string, value: unknown): TickRecord {
+  const record = value as Partial<TickRecord> | null;
+  if (
+    typeof record !== 'object' ||
+    record === null ||
+    (record.kind !== 'cron' && record.kind !== 'manual') ||
+    typeof record.tick !== 'number' ||
+    typeof record.plan !== 'string' ||
+    !['pending', 'fired', 'skipped', 'failed'].includes(record.state as string)
+  )
+    throw new MalformedNodeError(path, 'expected a tick record { kind, tick, firedAt, plan, state, … }');
+  return record as TickRecord;
+}

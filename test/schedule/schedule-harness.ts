@@ -1,0 +1,74 @@
+/** Schedulers over the in-memory ZooKeeper, each on its own session and clock, driven pass by pass. */
+import { PlanControl } from '../../src/control/plan-control.js';
+import { FunctionRegistry } from '../../src/exec/function-registry.js';
+import type { TaskContext } from '../../src/exec/task-context.js';
+import { PlanReader } from '../../src/plan/plan-reader.js';
+import { PlanWriter } from '../../src/plan/plan-writer.js';
+import { Scheduler } from '../../src/schedule/scheduler.js';
+import { Scheduling } from '../../src/schedule/scheduling.js';
+import type { Schedules } from '../../src/schedule/schedules.js';
+import type { PlanSpec } from '../../src/spec/plan-spec.js';
+import { TaskStore } from '../../src/store/task-store.js';
+import type { MemoryZooKeeper } from '../../src/testing/index.js';
+import { memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
+import { isPlanName } from '../../src/zk/layout.js';
+
+export const SCHEDULES = '/schedules';
+export const PLANS = '/plans';
+export const T0 = Date.UTC(2026, 10, 25, 2, 0, 0);
+
+/** Two tasks, the second fed by the first; `firedAt` reaches both. */
+export const TICK_SPEC: PlanSpec = {
+  tasks: {
+    load: { fn: 'stamp', params: [{ $param: 'firedAt' }] },
+    report: { fn: 'stamp', params: ['report'], inputs: ['load'], options: { keepResult: true } },
+  },
+};
+
+export function tickFunctions(): FunctionRegistry {
+  return new FunctionRegistry().register('stamp', (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => [String(ctx.params[0]), ...inputs].join('<'));
+}
+
+export interface SchedulerProcess extends MemoryProcess {
+  readonly clock: { now: number };
+  readonly scheduler: Scheduler;
+  readonly schedules: Schedules;
+  readonly errors: unknown[];
+  readonly fired: string[];
+}
+
+export function schedulerProcess(server: MemoryZooKeeper, name: string, now: number = T0): SchedulerProcess {
+  const functions = tickFunctions();
+  const proc = memoryProcess(server, name, functions);
+  const { zk } = proc;
+  const store = new TaskStore(zk);
+  const clock = { now };
+  const scheduling = new Scheduling({
+    now: () => clock.now,
+    zk,
+    writer: new PlanWriter(zk, store, functions),
+    reader: new PlanReader(zk, store),
+    control: new PlanControl(zk, store),
+    functions,
+    events: proc.zkPlan,
+    identity: name,
+    wake: () => undefined,
+  });
+  const errors: unknown[] = [];
+  const fired: string[] = [];
+  const scheduler = new Scheduler({
+    firing: scheduling.firingContext(SCHEDULES),
+    pollMs: 1_000,
+    now: () => clock.now,
+    onError: (error) => errors.push(error),
+    onTick: (_schedule, id, state) => {
+      if (state === 'fired') fired.push(id);
+    },
+  });
+  return { ...proc, clock, scheduler, schedules: scheduling.schedules(SCHEDULES), errors, fired };
+}
+
+/** The plans under PLANS, sorted. */
+export function plansOn(server: MemoryZooKeeper): string[] {
+  return server.children(PLANS).filter(isPlanName).sort();
+}

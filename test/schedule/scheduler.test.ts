@@ -1,0 +1,194 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryZooKeeper } from '../../src/testing/index.js';
+import { readSpecRecord } from '../../src/spec/spec-record.js';
+import { cronTickId } from '../../src/schedule/tick-record.js';
+import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
+import { PLANS, T0, TICK_SPEC, plansOn, schedulerProcess, tickFunctions, type SchedulerProcess } from './schedule-harness.js';
+
+const open: MemoryProcess[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
+});
+
+function start(server: MemoryZooKeeper, name: string): SchedulerProcess {
+  const proc = schedulerProcess(server, name);
+  open.push(proc);
+  return proc;
+}
+
+function workers(server: MemoryZooKeeper): MemoryProcess {
+  const proc = memoryProcess(server, 'workers', tickFunctions());
+  open.push(proc);
+  proc.zkPlan.startWorkers(PLANS, { count: 2, backoff: FAST_BACKOFF, retention: false });
+  return proc;
+}
+
+const everySecond = {
+  name: 'pulse',
+  cron: '* * * * * *',
+  spec: TICK_SPEC,
+  planParent: PLANS,
+  misfire: 'fireAll',
+  misfireGraceMs: 500,
+  overlap: 'allow',
+} as const;
+
+describe('Scheduler', () => {
+  it('three schedulers passing at once make exactly one plan per tick, each readied and run', async () => {
+    const server = new MemoryZooKeeper();
+    const all = [start(server, 'a'), start(server, 'b'), start(server, 'c')];
+    await all[0]?.schedules.put(everySecond);
+    const runner = workers(server);
+    for (let second = 1; second <= 6; second++) {
+      for (const proc of all) proc.clock.now = T0 + second * 1000 + 20;
+      await Promise.all(all.map((proc) => proc.scheduler.pass()));
+    }
+    const plans = plansOn(server);
+    expect(plans).toEqual([1, 2, 3, 4, 5, 6].map((s) => `pulse@${new Date(T0 + s * 1000).toISOString().replace(/[-:]/g, '')}`));
+    expect(all.flatMap((proc) => proc.fired).sort()).toEqual([1, 2, 3, 4, 5, 6].map((s) => cronTickId(T0 + s * 1000)));
+    for (const name of plans) {
+      const plan = `${PLANS}/${name}`;
+      await runner.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+      const record = await readSpecRecord(runner.zk, plan);
+      expect(record?.origin).toMatchObject({ schedule: 'pulse', schedules: '/schedules' });
+      expect(await runner.zkPlan.getResult(record?.tasks['report'] as string)).toBe(`report<${record?.origin?.firedAt}`);
+    }
+    expect(all.flatMap((proc) => proc.errors)).toEqual([]);
+  });
+
+  it('a clock that jumps back fires nothing twice; one that jumps forward fires the ticks it passes once', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put(everySecond);
+    proc.clock.now = T0 + 3_020;
+    await proc.scheduler.pass();
+    proc.clock.now = T0 + 1_020; // back
+    await proc.scheduler.pass();
+    expect(plansOn(server)).toHaveLength(3);
+    proc.clock.now = T0 + 6_020; // forward
+    await proc.scheduler.pass();
+    await proc.scheduler.pass();
+    expect(plansOn(server)).toHaveLength(6);
+  });
+
+  it("overlap 'skip' records a tick as skipped while the previous run is unfinished", async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put({ ...everySecond, overlap: 'skip' }); // no workers: the first run never finishes
+    for (let second = 1; second <= 3; second++) {
+      proc.clock.now = T0 + second * 1000 + 20;
+      await proc.scheduler.pass();
+    }
+    const [summary] = await proc.schedules.list();
+    expect(summary?.recentRuns.map((run) => run.state)).toEqual(['skipped', 'skipped', 'fired']);
+    expect(summary?.recentRuns[0]?.reason).toMatch(/previous run .*pulse@.* has not finished/);
+    expect(plansOn(server)).toHaveLength(1);
+  });
+
+  it("misfire after 5 ticks with no scheduler: 'fireAll' fires each, 'fireOnce' one, 'skip' none", async () => {
+    for (const [misfire, expected] of [
+      ['fireAll', 5],
+      ['fireOnce', 1],
+      ['skip', 0],
+    ] as const) {
+      const server = new MemoryZooKeeper();
+      const proc = start(server, misfire);
+      await proc.schedules.put({ ...everySecond, misfire });
+      proc.clock.now = T0 + 5_900;
+      await proc.scheduler.pass();
+      expect(plansOn(server), misfire).toHaveLength(expected);
+      const [summary] = await proc.schedules.list();
+      expect(summary?.skippedTicks, misfire).toBe(5 - expected);
+    }
+  });
+
+  it('pause fires nothing; resume fires from the next tick on, not the ticks that passed', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put(everySecond);
+    await proc.schedules.pause('pulse');
+    proc.clock.now = T0 + 3_020;
+    await proc.scheduler.pass();
+    expect(plansOn(server)).toEqual([]);
+    await proc.schedules.resume('pulse');
+    proc.clock.now = T0 + 4_020;
+    await proc.scheduler.pass();
+    expect(plansOn(server)).toEqual([`pulse@${new Date(T0 + 4000).toISOString().replace(/[-:]/g, '')}`]);
+  });
+
+  it('trigger runs now, also while paused, and list shows the run with its outcome', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    const runner = workers(server);
+    await proc.schedules.put({ ...everySecond, paused: true });
+    const { plan, state } = await proc.schedules.trigger('pulse');
+    expect(state).toBe('fired');
+    await runner.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    const [summary] = await proc.schedules.list();
+    expect(summary?.nextFireTimes).toEqual([]);
+    expect(summary?.recentRuns[0]).toMatchObject({ kind: 'manual', state: 'fired', plan, outcome: 'completed' });
+  });
+});
+
+describe('Scheduler: a firer that dies or freezes at any write', () => {
+  /** How many writes one undisturbed firing of TICK_SPEC takes. */
+  async function writesOfOneFiring(): Promise<number> {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put(everySecond);
+    let writes = 0;
+    server.onApplied = (event) => {
+      if (event.clientName === 'a' && event.ok && ['create', 'setData', 'delete'].includes(event.op)) writes += 1;
+    };
+    proc.clock.now = T0 + 1_020;
+    await proc.scheduler.pass();
+    expect(plansOn(server)).toHaveLength(1);
+    await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
+    return writes;
+  }
+
+  // crash: dies, its session expires. freeze: cut off while its session expires, then back on a new
+  // one, going on where it stopped. expire: its session expires between two writes and it goes on at once on a new one.
+  for (const fault of ['crash', 'freeze', 'expire'] as const) {
+    it(`${fault} after each write: another scheduler finishes the tick with one whole plan, and the ${fault === 'crash' ? 'dead' : 'woken'} one adds nothing`, async () => {
+      const writes = await writesOfOneFiring();
+      expect(writes).toBeGreaterThan(15);
+      for (let n = 1; n <= writes; n++) {
+        const server = new MemoryZooKeeper();
+        const a = start(server, 'a');
+        const b = start(server, 'b');
+        await a.schedules.put(everySecond);
+        let seen = 0;
+        server.onApplied = (event) => {
+          if (event.clientName !== 'a' || !event.ok || !['create', 'setData', 'delete'].includes(event.op)) return;
+          seen += 1;
+          if (seen !== n) return;
+          if (fault === 'crash') a.zk.crash();
+          else if (fault === 'freeze') a.zk.disconnect();
+          server.expireSession(event.sessionId);
+        };
+        a.clock.now = b.clock.now = T0 + 1_020;
+        const aPass = a.scheduler.pass().catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await b.scheduler.pass();
+        await b.scheduler.pass();
+        if (fault === 'freeze') {
+          a.zk.reconnect(); // wakes on a new session and goes on where it stopped
+          await aPass;
+          await a.scheduler.pass();
+        }
+        const plans = plansOn(server);
+        expect(plans, `${fault} after write ${n}`).toHaveLength(1);
+        const plan = `${PLANS}/${plans[0]}`;
+        const tasks = server.children(plan).filter((child) => child.startsWith('task-'));
+        expect(tasks, `${fault} after write ${n}: ${server.dump(plan)}`).toHaveLength(2);
+        expect(server.exists(`${plan}/ready`), `${fault} after write ${n}`).toBe(true);
+        const runner = workers(server);
+        await runner.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+        const record = await readSpecRecord(runner.zk, plan);
+        expect(await runner.zkPlan.getResult(record?.tasks['report'] as string)).toBe(`report<${record?.origin?.firedAt}`);
+        await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
+      }
+    });
+  }
+});
