@@ -1,4 +1,5 @@
 import { CommanderError, type Command } from 'commander';
+import { ScheduleNotFoundError } from '../errors/schedule-errors.js';
 import { ZkPlanError } from '../errors/base-error.js';
 import { PlanCancelledError, PlanFailedError, PlanNotFoundError } from '../errors/plan-errors.js';
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
@@ -17,7 +18,7 @@ export const ExitCode = {
   timeout: 3,
   /** No ZooKeeper server answered within --connect-timeout-ms. */
   unreachable: 4,
-  /** The plan does not exist. */
+  /** The plan (or schedule) does not exist. */
   notFound: 5,
   /** The plan was cancelled (`wait`; `resume` or `pause` of a cancelled plan). */
   cancelled: 6,
@@ -33,7 +34,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   ${ExitCode.usage}    bad command line: unknown command or option, missing argument, invalid path or number, port in use
   ${ExitCode.timeout}    wait: --timeout-ms ran out before the plan completed
   ${ExitCode.unreachable}    ZooKeeper unreachable within --connect-timeout-ms
-  ${ExitCode.notFound}    no such plan
+  ${ExitCode.notFound}    no such plan (or schedule)
   ${ExitCode.cancelled}    the plan was cancelled (wait; pause or resume of a cancelled plan)
   ${ExitCode.interrupted}  wait: interrupted by SIGINT or SIGTERM`;
 
@@ -62,7 +63,7 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
   if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   if (error instanceof InvalidArgumentError || error instanceof PlanSpecError) return ExitCode.usage;
   if (error instanceof ZkConnectTimeoutError) return ExitCode.unreachable;
-  if (error instanceof PlanNotFoundError) return ExitCode.notFound;
+  if (error instanceof PlanNotFoundError || error instanceof ScheduleNotFoundError) return ExitCode.notFound;
   if (error instanceof WaitTimeoutError) return ExitCode.timeout;
   if (error instanceof PlanFailedError) return ExitCode.failed;
   if (error instanceof PlanCancelledError) return ExitCode.cancelled;

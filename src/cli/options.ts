@@ -1,7 +1,7 @@
 import { InvalidArgumentError as CommanderArgumentError, Option, type Command } from 'commander';
 import { UsageError } from './exit-codes.js';
 import { MAX_TIMER_MS } from '../util/signals.js';
-import { PLAN_PREFIX, assertSequentialPath, assertValidPath } from '../zk/layout.js';
+import { assertPlanPath, assertValidPath } from '../zk/layout.js';
 
 /** The longest timer Node accepts (about 24.8 days): "no limit" for waits. One value for the API and the CLI. */
 export { MAX_TIMER_MS } from '../util/signals.js';
@@ -43,9 +43,9 @@ export function requireConnect(options: { readonly connect?: string | undefined 
   return connect;
 }
 
-/** Checks a plan path before connecting: an absolute znode path ending in plan-<serial> (InvalidArgumentError, exit 2). */
+/** Checks a plan path before connecting: `<parent>/plan-<serial>` or a named plan such as a schedule's (InvalidArgumentError, exit 2). */
 export function checkPlanPath(plan: string): string {
-  assertSequentialPath('plan', plan, PLAN_PREFIX);
+  assertPlanPath('plan', plan);
   return plan;
 }
 

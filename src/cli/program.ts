@@ -14,6 +14,7 @@ import { registerWorker } from './commands/worker.js';
 import { registerWorkers } from './commands/workers.js';
 import { registerWhy } from './commands/why.js';
 import { registerSubmit } from './commands/submit.js';
+import { registerSchedule } from './commands/schedule.js';
 import { EXIT_CODES_HELP, ExitCode, UsageError, describeError, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
 import { printJson } from './output.js';
 
@@ -44,6 +45,7 @@ ${EXIT_CODES_HELP}`,
   registerWorkers(program);
   registerWhy(program);
   registerSubmit(program);
+  registerSchedule(program);
   registerUi(program);
   registerDevServer(program);
   program.commands.forEach((command) => command.addHelpText('after', `\n${EXIT_CODES_HELP}`));

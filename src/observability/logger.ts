@@ -137,6 +137,12 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
   const onWorkerError = ({ workerId, error }: ZkPlanEvents['worker:error'][0]): void => {
     logger.error({ event: 'worker:error', workerId, error: serializeError(error) }, `worker error: ${error.message}`);
   };
+  const onScheduleTick = ({ schedules, schedule, tick, state, plan }: ZkPlanEvents['schedule:tick'][0]): void => {
+    logger.info({ event: 'schedule:tick', schedules, schedule, tick, state, plan }, `schedule ${schedule}: tick ${tick} ${state}`);
+  };
+  const onScheduleError = ({ schedules, error }: ZkPlanEvents['schedule:error'][0]): void => {
+    logger.error({ event: 'schedule:error', schedules, error: serializeError(error) }, `scheduler error: ${error.message}`);
+  };
   const onState = (state: SessionState): void => {
     logger[STATE_LEVEL[state]]({ event: 'session:state', state, previous: previousState }, `ZooKeeper session ${state}`);
     previousState = state;
@@ -156,6 +162,8 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
   plan.on('task:failed', onFailed);
   plan.on('worker:idle', onIdle);
   plan.on('worker:error', onWorkerError);
+  plan.on('schedule:tick', onScheduleTick);
+  plan.on('schedule:error', onScheduleError);
   zk.on('state', onState);
   zk.on('session:started', onSessionStarted);
   zk.on('session:expired', onSessionExpired);
@@ -170,6 +178,8 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
     plan.off('task:failed', onFailed);
     plan.off('worker:idle', onIdle);
     plan.off('worker:error', onWorkerError);
+    plan.off('schedule:tick', onScheduleTick);
+    plan.off('schedule:error', onScheduleError);
     zk.off('state', onState);
     zk.off('session:started', onSessionStarted);
     zk.off('session:expired', onSessionExpired);

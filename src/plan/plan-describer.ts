@@ -2,7 +2,7 @@ import { PlanNotFoundError } from '../errors/plan-errors.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import type { AttemptRecord } from '../store/failure-policy.js';
 import type { TaskStore } from '../store/task-store.js';
-import { DEP_PREFIX, HISTORY, PLAN_PREFIX, READY, TASK_PREFIX, assertValidPath, childPath, nameOf, parentOf, serialOf, sortBySerial } from '../zk/layout.js';
+import { DEP_PREFIX, HISTORY, READY, TASK_PREFIX, assertValidPath, childPath, nameOf, parentOf, serialOf, sortBySerial, sortPlanNames } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { countPlanTasks, countedState, planStateOf } from './plan-progress.js';
 import type { PlanStatus, TaskSnapshot } from './plan-status.js';
@@ -61,7 +61,7 @@ export class PlanDescriber {
     assertValidPath('parent', parent);
     const listing = await this.zk.tryGetChildren(parent);
     if (listing === undefined) throw new PlanNotFoundError(parent);
-    const plans = sortBySerial(listing.children, PLAN_PREFIX).map((name) => childPath(parent, name));
+    const plans = sortPlanNames(listing.children).map((name) => childPath(parent, name));
     const views = await Promise.all(
       plans.map(async (plan): Promise<PlanSummary | undefined> => {
         try {

@@ -35,10 +35,17 @@ export function cronTimes(cron: string, timezone: string, where: string): CronTi
     nextN: (after, count) => pattern.nextRuns(count, new Date(after)).map((date) => date.getTime()),
     latestIn(after, until, limit) {
       if (until <= after || limit <= 0) return { ticks: [], more: false };
-      // previousRuns is exclusive of its reference: from one ms past `until`, so that a tick at `until` counts.
-      const newestFirst = pattern.previousRuns(limit + 1, new Date(until + 1)).map((date) => date.getTime());
-      const inRange = newestFirst.filter((tick) => tick > after);
-      return { ticks: inRange.slice(0, limit).reverse(), more: inRange.length > limit };
+      // Forward from `after` while the range is short (the usual case: a tick or two since the last pass)…
+      const forward: number[] = [];
+      for (let next = toMs(pattern.nextRun(new Date(after))); next !== undefined && next <= until; next = toMs(pattern.nextRun(new Date(next)))) {
+        if (forward.length === limit) {
+          // …else back from `until` (previousRuns is exclusive of its reference: from one ms past it).
+          const newestFirst = pattern.previousRuns(limit, new Date(until + 1)).map((date) => date.getTime());
+          return { ticks: newestFirst.reverse(), more: true };
+        }
+        forward.push(next);
+      }
+      return { ticks: forward, more: false };
     },
   };
 }

@@ -17,3 +17,11 @@ export const reintroducedDefects = {
   /** A task with a concurrency key starts even when every slot of the key is held (the limit is not enforced). */
   startWhenLimitFull: false,
 };
+
+/** The same for schedules (test/schedule/schedule-simulation's self-test). */
+export const reintroducedScheduleDefects = {
+  /** A scheduler that takes over a tick fills the half-built plan of a dead firer without deleting its tasks first (a plan with extra tasks). */
+  keepHalfBuiltTickPlan: false,
+  /** A scheduler fires a tick without its lock (two firers build one plan at once). */
+  fireTickWithoutLock: false,
+};

@@ -10,15 +10,14 @@ import {
   DEP_PREFIX,
   FAILED,
   OWNER,
-  PLAN_PREFIX,
   PROV_PREFIX,
   READY,
   RESULT,
   TASK_PREFIX,
   childPath,
   hasSequentialName,
-  isPlanName,
   sortBySerial,
+  sortPlanNames,
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { readValue } from '../zk/chunked-value.js';
@@ -106,10 +105,7 @@ export class TaskReader {
   async listPlans(parent: string): Promise<string[] | undefined> {
     const listing = await this.zk.tryGetChildren(parent);
     if (listing === undefined) return undefined;
-    // Plans made by createPlan sort by serial; other names (plans written by other tools) follow by name.
-    const sequential = sortBySerial(listing.children, PLAN_PREFIX);
-    const others = listing.children.filter((name) => !hasSequentialName(name, PLAN_PREFIX) && isPlanName(name)).sort();
-    return [...sequential, ...others].map((name) => childPath(parent, name));
+    return sortPlanNames(listing.children).map((name) => childPath(parent, name));
   }
 
   /** True when the plan carries the `failed` marker. */

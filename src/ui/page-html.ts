@@ -24,7 +24,9 @@ export function plansPageHtml(parent: string): string {
     `<h2>Live workers</h2><table class="cluster"><thead><tr><th>Worker</th><th>Host</th><th>Busy loops</th><th>Functions</th><th>Version</th><th>Started</th><th>Last seen</th></tr></thead>` +
     `<tbody id="workers"></tbody></table><p id="workers-empty" class="empty"></p>` +
     `<h2>Concurrency limits</h2><table class="cluster"><thead><tr><th>Key</th><th>Held</th><th>Held by</th></tr></thead>` +
-    `<tbody id="limits"></tbody></table><p id="limits-empty" class="empty"></p></section>`;
+    `<tbody id="limits"></tbody></table><p id="limits-empty" class="empty"></p>` +
+    `<h2>Schedules</h2><table class="cluster"><thead><tr><th>Schedule</th><th>Cron</th><th>Next</th><th>Recent runs</th></tr></thead>` +
+    `<tbody id="schedules"></tbody></table><p id="schedules-empty" class="empty"></p></section>`;
   return pageShell(`${parent} · zk-plan`, `class="plans-page" data-parent="${escapeHtml(parent)}"`, body, ['/plans.js']);
 }
 

@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { countPlanTasks } from '../plan/plan-progress.js';
 import type { PlanControlRecord } from '../control/control-record.js';
 import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../plan/plan-view.js';
-import { PLAN_PREFIX, TASK_PREFIX, childPath, hasSequentialName, nameOf, parentOf } from '../zk/layout.js';
+import { TASK_PREFIX, childPath, hasSequentialName, isPlanName, nameOf, parentOf } from '../zk/layout.js';
 import {
   TASK_VIEW_STATES,
   byName,
@@ -95,9 +95,9 @@ export function stackExcerpt(stack: string | undefined, lines = 10): string | un
 // ---------------------------------------------------------------------------------------------
 // Paths
 
-/** True when `path` is a plan directly under `parent` (`<parent>/plan-N`): the only plans the view serves. */
+/** True when `path` is a plan directly under `parent` (`<parent>/plan-N`, or a named plan such as a schedule's): the only plans the view serves. */
 export function isPlanUnder(parent: string, path: string): boolean {
-  return typeof path === 'string' && hasSequentialName(nameOf(path), PLAN_PREFIX) && path === childPath(parent, nameOf(path));
+  return typeof path === 'string' && isPlanName(nameOf(path)) && !hasSequentialName(nameOf(path), TASK_PREFIX) && path === childPath(parent, nameOf(path));
 }
 
 /** True when `path` is a task of a plan under `parent` (`<parent>/plan-N/task-N`). */

@@ -28,7 +28,8 @@ import { planPageHtml, plansPageHtml } from './page-html.js';
 import { isUiAssetName, loadUiAssets, type UiAssets } from './ui-assets.js';
 import { PlanFeed, PlansFeed, type FeedTiming, type PlanFeedMessage, type PlansFeedMessage } from './plan-feed.js';
 import { escapeHtml, formatValue, goneTaskDetail, isPlanUnder, isTaskUnder, planRow, stringifySafe, taskDetail, toJsonSafe } from './ui-model.js';
-import type { UiCluster, UiTaskDetail } from './ui-wire.js';
+import type { UiCluster, UiSchedule, UiTaskDetail } from './ui-wire.js';
+import type { ScheduleSummary } from '../schedule/schedules.js';
 
 export { isLoopbackHost };
 
@@ -46,6 +47,8 @@ export interface UiServerOptions {
    * for requests carrying `Authorization: Bearer <actionsToken>`. @defaultValue none: read-only
    */
   readonly actionsToken?: string;
+  /** A schedules' parent whose schedules the plans page lists, with links to their runs. @defaultValue none */
+  readonly schedules?: string;
   /** Coalescing, safety-refresh and linger times of the live feeds. @defaultValue 250 ms per plan, 1 s for the plans list, 15 s safety refresh, 30 s linger */
   readonly timing?: FeedTiming;
 }
@@ -66,6 +69,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const { zkPlan, parent, port } = options;
   const host = options.host ?? '127.0.0.1';
   assertValidPath('parent', parent);
+  if (options.schedules !== undefined) assertValidPath('schedules', options.schedules);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidArgumentError('port', `expected an integer from 0 to 65535, got ${String(port)}`);
   if (!isLoopbackHost(host)) {
     throw new InvalidArgumentError(
@@ -151,7 +155,11 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
 
   const apiCluster = async (): Promise<UiCluster> => {
-    const [workers, limits] = await Promise.all([zkPlan.listWorkers(parent), zkPlan.listConcurrencyLimits(parent)]);
+    const [workers, limits, schedules] = await Promise.all([
+      zkPlan.listWorkers(parent),
+      zkPlan.listConcurrencyLimits(parent),
+      options.schedules === undefined ? [] : zkPlan.schedules(options.schedules).list(),
+    ]);
     // What the page shows, and nothing more (no session ids).
     const shown = workers.map(({ id, host, pid, version, functions, loops, running, startedAt, updatedAt }) => ({
       id,
@@ -164,7 +172,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       startedAt,
       updatedAt,
     }));
-    return toJsonSafe({ actions: options.actionsToken !== undefined, workers: shown, limits }) as UiCluster;
+    return toJsonSafe({ actions: options.actionsToken !== undefined, workers: shown, limits, schedules: schedules.map((summary) => uiSchedule(summary, parent)) }) as UiCluster;
   };
 
   const apiTask = async (task: string): Promise<UiTaskDetail> => {
@@ -371,5 +379,25 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       server.closeAllConnections();
       await closed;
     },
+  };
+}
+
+/** What the page shows of a schedule. */
+function uiSchedule({ schedule, nextFireTimes, recentRuns }: ScheduleSummary, parent: string): UiSchedule {
+  return {
+    name: schedule.name,
+    cron: schedule.cron,
+    timezone: schedule.timezone,
+    paused: schedule.paused,
+    planParent: schedule.planParent,
+    nextFireTimes,
+    runs: recentRuns.map(({ firedAt, kind, state, plan, outcome, reason }) => ({
+      firedAt,
+      kind,
+      state,
+      plan,
+      ...(outcome !== undefined || reason !== undefined ? { detail: outcome ?? reason } : {}),
+      shown: isPlanUnder(parent, plan),
+    })),
   };
 }

@@ -153,10 +153,32 @@ export interface UiLimit {
 }
 
 /** `GET /api/cluster`: live workers, limits, and whether this view accepts actions. */
+/** A schedule (`zk-plan ui --schedules`): its timing, next fire times and recent runs, newest first. */
+export interface UiSchedule {
+  readonly name: string;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly paused: boolean;
+  readonly planParent: string;
+  readonly nextFireTimes: readonly string[];
+  readonly runs: readonly {
+    readonly firedAt: string;
+    readonly kind: string;
+    readonly state: string;
+    readonly plan: string;
+    /** The plan's state now (fired runs), or why the tick was skipped or failed. */
+    readonly detail?: string;
+    /** True when the plan is one this view serves (under its parent): the page links it. */
+    readonly shown: boolean;
+  }[];
+}
+
 export interface UiCluster {
   readonly actions: boolean;
   readonly workers: readonly UiWorker[];
   readonly limits: readonly UiLimit[];
+  /** Empty unless the view was started with a schedules' parent. */
+  readonly schedules: readonly UiSchedule[];
 }
 
 /** An error answer of the API. */

@@ -195,6 +195,20 @@ export function assertValidPath(argument: string, path: unknown): asserts path i
   }
 }
 
+/** Plan names among a parent's children: `plan-N` (createPlan) by serial, then named plans (a schedule's, another tool's) by name. */
+export function sortPlanNames(names: readonly string[]): string[] {
+  const named = names.filter((name) => !hasSequentialName(name, PLAN_PREFIX) && isPlanName(name)).sort();
+  return [...sortBySerial(names, PLAN_PREFIX), ...named];
+}
+
+/** Validates a plan path: `<parent>/plan-N`, or a named plan such as a schedule's `<parent>/<schedule>@<time>`. */
+export function assertPlanPath(argument: string, path: unknown): asserts path is string {
+  assertValidPath(argument, path);
+  const name = nameOf(path);
+  if (path === '/' || !isPlanName(name) || hasSequentialName(name, TASK_PREFIX))
+    throw new InvalidArgumentError(argument, `"${path}" is not a plan (use the path createPlan, submitPlan or a schedule made)`, path);
+}
+
 /** Validates a path whose last segment must be a sequential name with the given prefix. */
 export function assertSequentialPath(argument: string, path: unknown, prefix: SequentialPrefix): asserts path is string {
   assertValidPath(argument, path);

@@ -120,9 +120,10 @@ describe('the cluster section', () => {
         { key: 'api', limit: 1, holders: [{ task: `${PLAN}/task-0000000003`, workerId: 'w1', at: '2026-11-24T10:00:00Z' }] },
         { key: 'warehouse', limit: 2, holders: [] },
       ],
+      schedules: [],
     };
     const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
-    renderCluster(cluster, { workers: byId('workers'), limits: byId('limits'), workersEmpty: byId('workers-empty'), limitsEmpty: byId('limits-empty') });
+    renderCluster(cluster, tablesOf(byId));
     const worker = document.querySelector('#workers tr') as HTMLTableRowElement;
     expect(worker.dataset['worker']).toBe(EVIL);
     expect(document.querySelector('#workers img')).toBeNull();
@@ -133,14 +134,60 @@ describe('the cluster section', () => {
       ['warehouse', 'false', '0/2'],
     ]);
     expect(limits[0]?.cells[2]?.textContent).toBe('plan-0000000001/task-0000000003 on w1');
-    renderCluster(
-      { actions: false, workers: [], limits: [] },
-      { workers: byId('workers'), limits: byId('limits'), workersEmpty: byId('workers-empty'), limitsEmpty: byId('limits-empty') },
-    );
+    renderCluster({ actions: false, workers: [], limits: [], schedules: [] }, tablesOf(byId));
     expect(document.querySelectorAll('#workers tr')).toHaveLength(0);
     expect(byId('workers-empty').textContent).toContain('No live worker');
+    expect(byId('schedules-empty').textContent).toContain('--schedules');
+  });
+
+  it('lists schedules with their next fire times, linking the fired runs the view serves and showing the rest as text', () => {
+    loadPage(plansPageHtml('/plans'));
+    const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
+    const fired = '/plans/nightly@20261125T013000.000Z';
+    renderCluster(
+      {
+        actions: false,
+        workers: [],
+        limits: [],
+        schedules: [
+          {
+            name: EVIL,
+            cron: '0 30 2 * * *',
+            timezone: 'Europe/Berlin',
+            paused: true,
+            planParent: '/plans',
+            nextFireTimes: ['2026-11-26T01:30:00.000Z'],
+            runs: [
+              { firedAt: '2026-11-25T01:30:00.000Z', kind: 'cron', state: 'fired', plan: fired, detail: 'completed', shown: true },
+              { firedAt: '2026-11-24T01:30:00.000Z', kind: 'cron', state: 'skipped', plan: '/plans/x', detail: 'overlap', shown: true },
+              { firedAt: '2026-11-23T01:30:00.000Z', kind: 'manual', state: 'fired', plan: '/elsewhere/y', detail: 'failed', shown: false },
+            ],
+          },
+        ],
+      },
+      tablesOf(byId),
+    );
+    const row = document.querySelector('#schedules tr') as HTMLTableRowElement;
+    expect(row.dataset['schedule']).toBe(EVIL);
+    expect(document.querySelector('#schedules img')).toBeNull();
+    expect(row.cells[1]?.textContent).toBe('0 30 2 * * * (Europe/Berlin) · paused');
+    const links = [...row.querySelectorAll('a')];
+    expect(links.map((link) => link.getAttribute('href'))).toEqual([`/plan?path=${encodeURIComponent(fired)}`]);
+    expect([...row.querySelectorAll<HTMLElement>('div.run')].map((run) => run.dataset['state'])).toEqual(['fired', 'skipped', 'fired']);
+    expect(row.cells[3]?.textContent).toContain('(manual) fired: failed');
   });
 });
+
+function tablesOf(byId: (id: string) => HTMLElement): Parameters<typeof renderCluster>[1] {
+  return {
+    workers: byId('workers'),
+    limits: byId('limits'),
+    schedules: byId('schedules'),
+    workersEmpty: byId('workers-empty'),
+    limitsEmpty: byId('limits-empty'),
+    schedulesEmpty: byId('schedules-empty'),
+  };
+}
 
 describe('the action buttons', () => {
   beforeEach(() => {

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
 import { FunctionRegistry } from '../../exec/function-registry.js';
@@ -10,6 +9,7 @@ import { UsageError } from '../exit-codes.js';
 import { loadFunctions } from '../load-functions.js';
 import { addConnectionOptions, checkParentPath, integer, type ConnectionOptions } from '../options.js';
 import { printJson } from '../output.js';
+import { parseParams, readDocument } from '../documents.js';
 
 interface SubmitCliOptions extends ConnectionOptions {
   readonly functions?: string;
@@ -48,7 +48,7 @@ export function registerSubmit(program: Command): void {
   setAction(submit, async (file: string, options: SubmitCliOptions) => {
     if (!options.parent) throw new UsageError('--parent is required');
     const parent = checkParentPath(options.parent);
-    const spec = await readSpec(file);
+    const spec = await readDocument(file);
     const params = parseParams(options.param);
     const functions = options.functions === undefined ? undefined : await loadFunctions(options.functions);
     const submitted = await withZkPlan(
@@ -75,51 +75,11 @@ export function registerSubmit(program: Command): void {
     .addOption(new Option('--json', 'print { "valid": true, "order": [keys] }'));
   withUsageHint(validate);
   setAction(validate, async (file: string, options: ValidateCliOptions) => {
-    const spec = await readSpec(file);
+    const spec = await readDocument(file);
     const functions = options.functions === undefined ? new FunctionRegistry() : await loadFunctions(options.functions);
     // What submit checks, offline: no live workers to ask.
     const checked = await checkSpecForSubmit(spec as PlanSpec, functions, [], { params: parseParams(options.param) });
     if (options.json) printJson({ valid: true, order: checked.order });
     else console.log(`valid: ${checked.order.length} task(s), in order ${checked.order.join(', ')}`);
   });
-}
-
-async function readSpec(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`);
-  }
-  if (/\.ya?ml$/i.test(file)) {
-    const { parse } = await import('yaml'); // only the CLI, and only for a YAML spec, loads it
-    try {
-      return parse(text) as unknown;
-    } catch (error) {
-      throw new UsageError(`${file} is not YAML: ${(error as Error).message}`);
-    }
-  }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new UsageError(`${file} is not JSON (a YAML spec's name ends in .yaml or .yml): ${(error as Error).message}`);
-  }
-}
-
-/** `name=value` pairs; a value that parses as JSON is that JSON (`n=3` is a number), else the text itself. */
-function parseParams(pairs: readonly string[]): Record<string, unknown> {
-  const params: Record<string, unknown> = {};
-  for (const pair of pairs) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new UsageError(`--param ${pair}: expected name=value`);
-    const text = pair.slice(at + 1);
-    let value: unknown = text;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      // plain text
-    }
-    params[pair.slice(0, at)] = value;
-  }
-  return params;
 }

@@ -10,6 +10,7 @@ interface UiOptions extends ConnectionOptions {
   readonly port: number;
   readonly host: string;
   readonly allowActions: boolean;
+  readonly schedules?: string;
 }
 
 /** Where --allow-actions takes its bearer token from, when set (else one is made up and printed). */
@@ -23,6 +24,7 @@ export function registerUi(program: Command): void {
     .argument('<parent>', 'znode under which the plans are, e.g. /plans')
     .addOption(new Option('--port <port>', 'port to listen on (0: a free one)').argParser(integer(0, 65_535)).default(0))
     .addOption(new Option('--host <host>', 'loopback address to listen on').default('127.0.0.1'))
+    .addOption(new Option('--schedules <path>', 'also list the schedules under this parent, with their next fire times and runs'))
     .addOption(
       new Option(
         '--allow-actions',
@@ -37,10 +39,18 @@ export function registerUi(program: Command): void {
   withUsageHint(command);
   setAction(command, async (parent: string, options: UiOptions) => {
     checkParentPath(parent);
+    if (options.schedules !== undefined) checkParentPath(options.schedules);
     const { startUiServer } = await import('../../ui/ui-server.js'); // loaded when used: faster start-up of the other commands
     await withZkPlan(options, async (zkPlan) => {
       const token = options.allowActions ? process.env[TOKEN_ENV] || randomBytes(24).toString('base64url') : undefined;
-      const ui = await startUiServer({ zkPlan, parent, port: options.port, host: options.host, ...(token !== undefined ? { actionsToken: token } : {}) });
+      const ui = await startUiServer({
+        zkPlan,
+        parent,
+        port: options.port,
+        host: options.host,
+        ...(token !== undefined ? { actionsToken: token } : {}),
+        ...(options.schedules !== undefined ? { schedules: options.schedules } : {}),
+      });
       // The token goes in the fragment, which browsers never send: the page reads it and keeps it for its requests.
       const url = token === undefined ? ui.url : `${ui.url}#token=${encodeURIComponent(token)}`;
       if (options.json) console.log(JSON.stringify({ url, parent, actions: token !== undefined }));

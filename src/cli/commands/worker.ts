@@ -29,6 +29,7 @@ interface WorkerCommandOptions extends ConnectionOptions {
   readonly logFormat?: LogFormat;
   readonly alertWebhook?: string;
   readonly alertTimeoutMs: number;
+  readonly schedules?: string;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -74,6 +75,7 @@ export function registerWorker(program: Command): void {
         .argParser(integer(1))
         .default(DEFAULTS.planEvents.webhookTimeoutMs),
     )
+    .addOption(new Option('--schedules <path>', 'also fire the schedules under this parent (any number of workers may: one plan per tick)'))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addOption(
       new Option(
@@ -100,6 +102,7 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
   if (!options.parent) throw new UsageError('--parent is required');
   if (!options.functions) throw new UsageError('--functions is required');
   const parent = checkParentPath(options.parent);
+  const schedules = options.schedules === undefined ? undefined : checkParentPath(options.schedules);
   const functions = await loadFunctions(options.functions);
   // Checked before connecting: a bad URL is a usage error (exit 2).
   const alertListener = options.alertWebhook === undefined ? undefined : webhookListener(options.alertWebhook, options.alertTimeoutMs);
@@ -130,15 +133,14 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
   if (alertListener !== undefined) {
     zkPlan.onPlanEvent(parent, alertListener, { onError: (error, eventId) => log.info(`alert ${eventId ?? ''} not delivered: ${error.message}`) });
   }
+  if (schedules !== undefined) zkPlan.startScheduler(schedules);
   const names = functions.names();
   if (options.json) {
-    console.log(
-      JSON.stringify({ event: 'started', loops: pool.size, parent, connect, functions: names, pid: process.pid, ...(metrics ? { metrics: metrics.url } : {}) }),
-    );
+    const extra = { ...(metrics ? { metrics: metrics.url } : {}), ...(schedules ? { schedules } : {}) };
+    console.log(JSON.stringify({ event: 'started', loops: pool.size, parent, connect, functions: names, pid: process.pid, ...extra }));
   } else {
-    console.log(
-      `zk-plan worker: ${pool.size} loop(s) on ${parent} at ${connect}, functions: ${names.join(', ')}${metrics ? `, metrics at ${metrics.url}` : ''}`,
-    );
+    const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}`;
+    console.log(`zk-plan worker: ${pool.size} loop(s) on ${parent} at ${connect}, functions: ${names.join(', ')}${extra}`);
   }
   const signal = await untilSignal();
   log.info(`${signal}: stopping (running: ${pool.runningTasks.length})`);

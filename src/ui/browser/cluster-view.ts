@@ -2,7 +2,7 @@
  * The plans page's cluster section: the live worker pools (listWorkers) and the concurrency
  * limits with their holders (listConcurrencyLimits), read from `/api/cluster`.
  */
-import type { UiCluster, UiLimit, UiWorker } from '../ui-wire.js';
+import type { UiCluster, UiLimit, UiSchedule, UiWorker } from '../ui-wire.js';
 import { cell, h, when } from './dom.js';
 
 /** Rows of the workers table, one per live worker pool. */
@@ -44,10 +44,45 @@ function limitRows(limits: readonly UiLimit[]): DocumentFragment {
   return fragment;
 }
 
-/** Fills the two tables and their empty notes. */
+/** Rows of the schedules table: timing, next fire times, and the recent runs linked to their plans. */
+function scheduleRows(schedules: readonly UiSchedule[]): DocumentFragment {
+  const fragment = document.createDocumentFragment();
+  for (const schedule of schedules) {
+    const row = h('tr');
+    row.dataset['schedule'] = schedule.name;
+    row.dataset['paused'] = String(schedule.paused);
+    cell(row, schedule.name, 'mono').title = `plans under ${schedule.planParent}`;
+    cell(row, `${schedule.cron} (${schedule.timezone})${schedule.paused ? ' · paused' : ''}`, 'mono');
+    cell(row, schedule.nextFireTimes.slice(0, 2).map((at) => when(at) ?? at).join(', ') || '—');
+    const runs = cell(row);
+    for (const run of schedule.runs.slice(0, 5)) {
+      const line = h('div', undefined, 'run');
+      line.dataset['state'] = run.state;
+      const label = `${when(run.firedAt) ?? run.firedAt} ${run.kind === 'manual' ? '(manual) ' : ''}${run.state}${run.detail === undefined ? '' : `: ${run.detail}`}`;
+      if (run.shown && run.state === 'fired') {
+        const link = h('a', label);
+        link.setAttribute('href', `/plan?path=${encodeURIComponent(run.plan)}`);
+        line.appendChild(link);
+      } else line.textContent = label;
+      line.title = run.plan;
+      runs.appendChild(line);
+    }
+    fragment.appendChild(row);
+  }
+  return fragment;
+}
+
+/** Fills the three tables and their empty notes. */
 export function renderCluster(
   cluster: UiCluster,
-  tables: { workers: HTMLElement; limits: HTMLElement; workersEmpty: HTMLElement; limitsEmpty: HTMLElement },
+  tables: {
+    workers: HTMLElement;
+    limits: HTMLElement;
+    schedules: HTMLElement;
+    workersEmpty: HTMLElement;
+    limitsEmpty: HTMLElement;
+    schedulesEmpty: HTMLElement;
+  },
 ): void {
   tables.workers.textContent = '';
   tables.workers.appendChild(workerRows(cluster.workers));
@@ -55,4 +90,7 @@ export function renderCluster(
   tables.limits.textContent = '';
   tables.limits.appendChild(limitRows(cluster.limits));
   tables.limitsEmpty.textContent = cluster.limits.length === 0 ? 'No concurrency limit is set (zk-plan limit <parent> <key> <n>).' : '';
+  tables.schedules.textContent = '';
+  tables.schedules.appendChild(scheduleRows(cluster.schedules));
+  tables.schedulesEmpty.textContent = cluster.schedules.length === 0 ? 'No schedules shown (zk-plan ui --schedules <path> lists them).' : '';
 }

@@ -52,7 +52,14 @@ subscribe(
   live,
 );
 
-const tables = { workers: byId('workers'), limits: byId('limits'), workersEmpty: byId('workers-empty'), limitsEmpty: byId('limits-empty') };
+const tables = {
+  workers: byId('workers'),
+  limits: byId('limits'),
+  schedules: byId('schedules'),
+  workersEmpty: byId('workers-empty'),
+  limitsEmpty: byId('limits-empty'),
+  schedulesEmpty: byId('schedules-empty'),
+};
 const clusterNote = byId('cluster-note');
 async function refreshCluster(): Promise<void> {
   try {
