@@ -1,0 +1,77 @@
+/** `zk-plan schedule put|ls|pause|resume|trigger|rm` and `zk-plan show` of a schedule's plan, on a real server. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FunctionRegistry, type TaskContext } from '../src/index.js';
+import { runCli } from './support/run-cli.js';
+import { useZooKeeper } from './support/zk-test-env.js';
+
+const env = useZooKeeper('schedule-cli');
+const dir = mkdtempSync(join(tmpdir(), 'zk-plan-schedule-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const cli = async (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> => {
+  const { code, stdout, stderr } = await runCli(env.connectString, args);
+  return { status: code, stdout, stderr };
+};
+
+describe('zk-plan schedule', () => {
+  it('puts a YAML schedule, lists it, triggers a run that completes, pauses, resumes and removes it', async () => {
+    const functions = new FunctionRegistry().register('stamp', (ctx: TaskContext<unknown[]>) => `ran for ${String(ctx.params[0])}`);
+    const zkPlan = await env.zkPlan({ functions });
+    const parent = env.root();
+    const schedules = `${parent}-schedules`;
+    zkPlan.startWorkers(parent, { count: 1, backoff: { initial: 10, max: 50 }, retention: false });
+    const file = join(dir, 'nightly.yaml');
+    writeFileSync(
+      file,
+      [
+        'name: nightly',
+        "cron: '0 30 2 * * *'",
+        'timezone: Europe/Berlin',
+        `planParent: ${parent}`,
+        'spec:',
+        '  tasks:',
+        '    stamp: { fn: stamp, params: [{ $param: firedAt }], options: { keepResult: true } }',
+      ].join('\n'),
+    );
+    const put = await cli(['schedule', 'put', file, '--schedules', schedules]);
+    expect(put.status, put.stderr).toBe(0);
+    expect(put.stdout).toContain('put nightly: 0 30 2 * * * (Europe/Berlin)');
+
+    const listed = await cli(['schedule', 'ls', '--schedules', schedules, '--json']);
+    const [summary] = JSON.parse(listed.stdout) as [{ schedule: { name: string }; nextFireTimes: string[] }];
+    expect(summary.schedule.name).toBe('nightly');
+    expect(summary.nextFireTimes).toHaveLength(5);
+    expect(summary.nextFireTimes[0]).toMatch(/T01:30:00\.000Z$/); // 02:30 in Berlin's winter
+
+    const triggered = await cli(['schedule', 'trigger', 'nightly', '--schedules', schedules, '--json']);
+    expect(triggered.status, triggered.stderr).toBe(0);
+    const { plan, state } = JSON.parse(triggered.stdout) as { plan: string; state: string };
+    expect(state).toBe('fired');
+    expect(plan).toMatch(new RegExp(`^${parent}/nightly@\\d{8}T\\d{6}\\.\\d{3}Z-manual-[0-9a-f]{8}$`));
+    const waited = await cli(['wait', plan, '--timeout-ms', '30000']);
+    expect(waited.status, waited.stderr).toBe(0);
+    const shown = await cli(['show', plan, '--json']);
+    expect(shown.status, shown.stderr).toBe(0);
+
+    expect((await cli(['schedule', 'pause', 'nightly', '--schedules', schedules])).stdout).toContain('paused nightly');
+    const paused = JSON.parse((await cli(['schedule', 'ls', '--schedules', schedules, '--json'])).stdout) as [{ nextFireTimes: string[]; recentRuns: unknown[] }];
+    expect(paused[0].nextFireTimes).toEqual([]);
+    expect(paused[0].recentRuns).toMatchObject([{ kind: 'manual', state: 'fired', plan, outcome: 'completed' }]);
+    expect((await cli(['schedule', 'resume', 'nightly', '--schedules', schedules])).status).toBe(0);
+    expect((await cli(['schedule', 'rm', 'nightly', '--schedules', schedules])).status).toBe(0);
+    const gone = await cli(['schedule', 'trigger', 'nightly', '--schedules', schedules]);
+    expect(gone.status).toBe(5);
+    expect(gone.stderr).toContain('does not exist');
+  });
+
+  it('refuses a bad schedule with a coded error naming it, before writing anything', async () => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ name: 'bad', cron: 'every day', planParent: '/p', spec: { tasks: { a: { fn: 'x' } } } }));
+    const put = await cli(['schedule', 'put', file, '--schedules', `${env.root()}-schedules`]);
+    expect(put.status).toBe(2);
+    expect(put.stderr).toContain('schedule "bad": "every day" is not a cron expression');
+  });
+});
