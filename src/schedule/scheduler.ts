@@ -67,7 +67,7 @@ export class Scheduler {
     const { store } = this.runtime.firing;
     const names = await store.names(this.listArmed ? undefined : this.armed(() => (this.listArmed = false)));
     this.listArmed = true;
-    for (const cached of [...this.finalTicks.keys()]) if (!names.includes(cached)) this.forget(cached);
+    for (const cached of [...this.finalTicks.keys()]) if (!names.includes(cached)) this.finalTicks.delete(cached);
     let earliest: number | undefined;
     for (const name of names) {
       if (this.stopped) break;
@@ -99,11 +99,11 @@ export class Scheduler {
     const { store } = this.runtime.firing;
     const watch = this.definitionArmed.has(name) ? undefined : this.armed(() => this.definitionArmed.delete(name));
     const read = await store.read(name, watch);
-    if (watch !== undefined) this.definitionArmed.add(name);
     if (read === undefined) {
-      this.forget(name);
+      this.forget(name); // no node: no watch was set
       return undefined;
     }
+    if (watch !== undefined) this.definitionArmed.add(name);
     const schedule = read.schedule;
     const times = this.timesOf(schedule);
     if (!schedule.paused) await this.recordDueTicks(schedule, times);
@@ -165,6 +165,7 @@ export class Scheduler {
 
   private forget(name: string): void {
     this.finalTicks.delete(name);
+    this.definitionArmed.delete(name);
   }
 
   /** A one-shot watcher that re-arms nothing itself: it clears the flag and wakes the loop. */

@@ -102,7 +102,9 @@ export class Schedules {
       by: this.firing.identity,
       updatedAt: new Date().toISOString(),
     };
-    if (!(await this.firing.store.createTick(name, tick, record))) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+    // False: the schedule went, or the create landed and its reply was lost (the id is this call's own).
+    if (!(await this.firing.store.createTick(name, tick, record)) && (await this.firing.store.readTick(name, tick)) === undefined)
+      throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
     return { tick, plan, state: (await fireTick(this.firing, schedule, tick)).state };
   }
 

@@ -116,6 +116,21 @@ describe('Scheduler', () => {
     expect(plansOn(server)).toEqual([`pulse@${new Date(T0 + 4000).toISOString().replace(/[-:]/g, '')}`]);
   });
 
+  it('holds one watch on the schedules and one per schedule however many passes it makes (none after a removal)', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put(everySecond);
+    await proc.schedules.put({ ...everySecond, name: 'other' });
+    for (let second = 1; second <= 20; second++) {
+      proc.clock.now = T0 + second * 1000 + 20;
+      await proc.scheduler.pass();
+    }
+    expect(server.watchCount('/schedules')).toBe(3);
+    await proc.schedules.remove('other');
+    for (let pass = 0; pass < 5; pass++) await proc.scheduler.pass();
+    expect(server.watchCount('/schedules')).toBe(2);
+  });
+
   it('trigger runs now, also while paused, and list shows the run with its outcome', async () => {
     const server = new MemoryZooKeeper();
     const proc = start(server, 'a');
