@@ -126,6 +126,7 @@ describe('formatValue and stackExcerpt', () => {
 describe('isPlanUnder and isTaskUnder', () => {
   it('accepts plans and tasks directly under the parent', () => {
     expect(isPlanUnder('/plans', PLAN)).toBe(true);
+    expect(isPlanUnder('/plans', '/plans/nightly@20261125T013000.000Z')).toBe(true); // a schedule's named plan
     expect(isTaskUnder('/plans', `${PLAN}/task-0000000003`)).toBe(true);
     expect(isPlanUnder('/', '/plan-0000000001')).toBe(true);
     expect(isTaskUnder('/', '/plan-0000000001/task-0000000001')).toBe(true);
@@ -135,7 +136,8 @@ describe('isPlanUnder and isTaskUnder', () => {
     for (const path of [
       '/other/plan-0000000001',
       '/plans/sub/plan-0000000001',
-      '/plans/plan-x',
+      '/plans/zk-plan-workers',
+      '/plans/task-0000000001',
       '/plans',
       '/plans/plan-0000000001/',
       'plans/plan-0000000001',
