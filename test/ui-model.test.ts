@@ -136,8 +136,10 @@ describe('isPlanUnder and isTaskUnder', () => {
     for (const path of [
       '/other/plan-0000000001',
       '/plans/sub/plan-0000000001',
+      '/plans/plan-x',
       '/plans/zk-plan-workers',
       '/plans/task-0000000001',
+      '/plans/nightly@2026',
       '/plans',
       '/plans/plan-0000000001/',
       'plans/plan-0000000001',

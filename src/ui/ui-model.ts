@@ -7,7 +7,7 @@ import { inspect } from 'node:util';
 import { countPlanTasks } from '../plan/plan-progress.js';
 import type { PlanControlRecord } from '../control/control-record.js';
 import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../plan/plan-view.js';
-import { TASK_PREFIX, childPath, hasSequentialName, isPlanName, nameOf, parentOf } from '../zk/layout.js';
+import { TASK_PREFIX, childPath, hasSequentialName, isZkPlanPlanName, nameOf, parentOf } from '../zk/layout.js';
 import {
   TASK_VIEW_STATES,
   byName,
@@ -97,7 +97,7 @@ export function stackExcerpt(stack: string | undefined, lines = 10): string | un
 
 /** True when `path` is a plan directly under `parent` (`<parent>/plan-N`, or a named plan such as a schedule's): the only plans the view serves. */
 export function isPlanUnder(parent: string, path: string): boolean {
-  return typeof path === 'string' && isPlanName(nameOf(path)) && !hasSequentialName(nameOf(path), TASK_PREFIX) && path === childPath(parent, nameOf(path));
+  return typeof path === 'string' && isZkPlanPlanName(nameOf(path)) && path === childPath(parent, nameOf(path));
 }
 
 /** True when `path` is a task of a plan under `parent` (`<parent>/plan-N/task-N`). */

@@ -201,12 +201,19 @@ export function sortPlanNames(names: readonly string[]): string[] {
   return [...sortBySerial(names, PLAN_PREFIX), ...named];
 }
 
-/** Validates a plan path: `<parent>/plan-N`, or a named plan such as a schedule's `<parent>/<schedule>@<time>`. */
+/** A schedule tick's plan: `<schedule>@20261125T013000.000Z`, or `…-manual-<nonce>` for a trigger. */
+const TICK_PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}@\d{8}T\d{6}\.\d{3}Z(-manual-[0-9a-f]{8})?$/;
+
+/** The name of a plan zk-plan makes: `plan-N` (createPlan) or a schedule tick's `<schedule>@<time>`. */
+export function isZkPlanPlanName(name: string): boolean {
+  return hasSequentialName(name, PLAN_PREFIX) || TICK_PLAN_NAME.test(name);
+}
+
+/** Validates a plan path: `<parent>/plan-N`, or a schedule tick's `<parent>/<schedule>@<time>`. */
 export function assertPlanPath(argument: string, path: unknown): asserts path is string {
   assertValidPath(argument, path);
-  const name = nameOf(path);
-  if (path === '/' || !isPlanName(name) || hasSequentialName(name, TASK_PREFIX))
-    throw new InvalidArgumentError(argument, `"${path}" is not a plan (use the path createPlan, submitPlan or a schedule made)`, path);
+  if (!isZkPlanPlanName(nameOf(path)))
+    throw new InvalidArgumentError(argument, `"${path}" is not a plan path (<parent>/plan-N, or a schedule's <parent>/<name>@<time>)`, path);
 }
 
 /** Validates a path whose last segment must be a sequential name with the given prefix. */

@@ -3,6 +3,7 @@ import { cronTimes } from '../../src/schedule/cron-times.js';
 import { dueTicks, overlapDecision, type DueInput } from '../../src/schedule/tick-decisions.js';
 import { cronTickId, manualTickId, planPathForTick, sortTickIds, timeOfTickId } from '../../src/schedule/tick-record.js';
 import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
+import { isZkPlanPlanName, nameOf } from '../../src/zk/layout.js';
 
 const T0 = Date.UTC(2026, 10, 25, 2, 0, 0);
 const everySecond = cronTimes('* * * * * *', 'UTC', 'test');
@@ -70,5 +71,6 @@ describe('tick ids and plan paths', () => {
     expect(timeOfTickId(cronTickId(T0))).toBe(T0);
     expect(planPathForTick('/plans', 'nightly', cronTickId(T0))).toBe('/plans/nightly@20261125T020000.000Z');
     expect(planPathForTick('/plans', 'nightly', manualTickId(T0, '0a0b0c0d'))).toBe('/plans/nightly@20261125T020000.000Z-manual-0a0b0c0d');
+    for (const id of [cronTickId(T0), manualTickId(T0, '0a0b0c0d')]) expect(isZkPlanPlanName(nameOf(planPathForTick('/plans', 'a.b-c_9', id)))).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
 import { MAX_LIMIT } from '../../limits/limit-record.js';
-import { TASK_PREFIX, assertValidPath, hasSequentialName, isPlanName, nameOf } from '../../zk/layout.js';
+import { TASK_PREFIX, assertValidPath, hasSequentialName, isZkPlanPlanName, nameOf } from '../../zk/layout.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { UsageError } from '../exit-codes.js';
@@ -26,7 +26,7 @@ export function registerWhy(program: Command): void {
       else console.log(`${shortName(path)}: ${explanation.code}: ${explanation.message}`);
       return;
     }
-    if (!isPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);
+    if (!isZkPlanPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);
     const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explainPlan(path));
     if (options.json) {
       printJson(explanation);
