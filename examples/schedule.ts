@@ -15,7 +15,10 @@ const TICKS = 3;
 
 const functions = new FunctionRegistry()
   .register('snapshot', (ctx: TaskContext<[string]>) => ({ at: ctx.params[0], queueDepth: ctx.params[0].length % 7 }))
-  .register('alertIfDeep', (_ctx: TaskContext, depth: { at: string; queueDepth: number }) => `${depth.at}: depth ${depth.queueDepth}${depth.queueDepth > 5 ? ' ALERT' : ''}`);
+  .register(
+    'alertIfDeep',
+    (_ctx: TaskContext, depth: { at: string; queueDepth: number }) => `${depth.at}: depth ${depth.queueDepth}${depth.queueDepth > 5 ? ' ALERT' : ''}`,
+  );
 
 async function main(): Promise<void> {
   await withZooKeeper(async (connect) => {

@@ -57,7 +57,9 @@ describe('zk-plan schedule', () => {
     expect(shown.status, shown.stderr).toBe(0);
 
     expect((await cli(['schedule', 'pause', 'nightly', '--schedules', schedules])).stdout).toContain('paused nightly');
-    const paused = JSON.parse((await cli(['schedule', 'ls', '--schedules', schedules, '--json'])).stdout) as [{ nextFireTimes: string[]; recentRuns: unknown[] }];
+    const paused = JSON.parse((await cli(['schedule', 'ls', '--schedules', schedules, '--json'])).stdout) as [
+      { nextFireTimes: string[]; recentRuns: unknown[] },
+    ];
     expect(paused[0].nextFireTimes).toEqual([]);
     expect(paused[0].recentRuns).toMatchObject([{ kind: 'manual', state: 'fired', plan, outcome: 'completed' }]);
     expect((await cli(['schedule', 'resume', 'nightly', '--schedules', schedules])).status).toBe(0);

@@ -382,11 +382,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   async close(): Promise<void> {
     if (this.currentState !== 'open') return;
     this.currentState = 'closing';
-    await Promise.all([
-      this.scheduling.stopAll(),
-      ...[...this.pools].map((pool) => pool.stop()),
-      ...[...this.eventWatchers].map((watcher) => watcher.close()),
-    ]);
+    await Promise.all([this.scheduling.stopAll(), ...[...this.pools].map((pool) => pool.stop()), ...[...this.eventWatchers].map((watcher) => watcher.close())]);
     this.eventWatchers.clear();
     this.zk.close();
     this.currentState = 'closed';

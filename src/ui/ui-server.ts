@@ -172,7 +172,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       startedAt,
       updatedAt,
     }));
-    return toJsonSafe({ actions: options.actionsToken !== undefined, workers: shown, limits, schedules: schedules.map((summary) => uiSchedule(summary, parent)) }) as UiCluster;
+    return toJsonSafe({
+      actions: options.actionsToken !== undefined,
+      workers: shown,
+      limits,
+      schedules: schedules.map((summary) => uiSchedule(summary, parent)),
+    }) as UiCluster;
   };
 
   const apiTask = async (task: string): Promise<UiTaskDetail> => {

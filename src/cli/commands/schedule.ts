@@ -33,13 +33,20 @@ export function registerSchedule(program: Command): void {
     return sub;
   };
 
-  const put = command('put', 'create or replace a schedule from a JSON or YAML file { name, cron, timezone?, spec, params?, planParent, overlap?, misfire?, … }')
+  const put = command(
+    'put',
+    'create or replace a schedule from a JSON or YAML file { name, cron, timezone?, spec, params?, planParent, overlap?, misfire?, … }',
+  )
     .argument('<file>', 'the schedule: JSON, or YAML when its name ends in .yaml or .yml')
     .addOption(new Option('--functions <module>', 'also check the spec’s function names against this module’s registry'));
   setAction(put, async (file: string, options: ScheduleCliOptions) => {
     const input = (await readDocument(file)) as ScheduleInput;
     const functions = options.functions === undefined ? undefined : await loadFunctions(options.functions);
-    const stored = await withZkPlan(options, (zkPlan) => zkPlan.schedules(checkParentPath(options.schedules)).put(input), functions === undefined ? {} : { functions });
+    const stored = await withZkPlan(
+      options,
+      (zkPlan) => zkPlan.schedules(checkParentPath(options.schedules)).put(input),
+      functions === undefined ? {} : { functions },
+    );
     if (options.json) printJson(stored);
     else console.log(`put ${stored.name}: ${stored.cron} (${stored.timezone})${stored.paused ? ', paused' : ''}, plans under ${stored.planParent}`);
   });

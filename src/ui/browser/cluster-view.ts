@@ -53,7 +53,13 @@ function scheduleRows(schedules: readonly UiSchedule[]): DocumentFragment {
     row.dataset['paused'] = String(schedule.paused);
     cell(row, schedule.name, 'mono').title = `plans under ${schedule.planParent}`;
     cell(row, `${schedule.cron} (${schedule.timezone})${schedule.paused ? ' · paused' : ''}`, 'mono');
-    cell(row, schedule.nextFireTimes.slice(0, 2).map((at) => when(at) ?? at).join(', ') || '—');
+    cell(
+      row,
+      schedule.nextFireTimes
+        .slice(0, 2)
+        .map((at) => when(at) ?? at)
+        .join(', ') || '—',
+    );
     const runs = cell(row);
     for (const run of schedule.runs.slice(0, 5)) {
       const line = h('div', undefined, 'run');
