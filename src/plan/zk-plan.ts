@@ -19,7 +19,7 @@ import { FunctionRegistry } from '../exec/function-registry.js';
 import type { TaskSpec } from '../exec/task-spec.js';
 import { TaskStore } from '../store/task-store.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
-import { runWorkerLoop, type WorkerLoopRuntime } from '../worker/worker-loop.js';
+import { runWorkerLoop, workerLoopRuntime, type WorkerLoopRuntime } from '../worker/worker-loop.js';
 import { WorkerPool } from '../worker/worker-pool.js';
 import { WakeUp } from '../worker/wake-up.js';
 import { Dispatcher } from '../worker/dispatcher.js';
@@ -58,21 +58,8 @@ export type ZkPlanFootprint = ReturnType<Dispatcher['footprint']> & {
 };
 
 /**
- * The zk-plan API on one ZooKeeper session: build plans, run workers, follow plans to completion.
- *
- * ```ts
- * const functions = new FunctionRegistry().register('add', (ctx, ...args: number[]) => args.reduce((a, b) => a + b, 0));
- * const zkPlan = await ZkPlan.connect({ connect: '127.0.0.1:2181', functions });
- * const plan = await zkPlan.createPlan('/plans');
- * const a = await zkPlan.addTask(plan, call('add', 1), []);
- * const b = await zkPlan.addTask(plan, call('add'), [a, a], { keepResult: true });
- * await zkPlan.markAsReady(plan);
- * const pool = zkPlan.startWorkers('/plans', { count: 4 });
- * await zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
- * console.log(await zkPlan.getResult(b));
- * await pool.stop();
- * await zkPlan.close();
- * ```
+ * The zk-plan API on one ZooKeeper session: build plans (addTask, submitPlan, schedules), run
+ * workers and schedulers, follow and steer plans. A complete program: examples/quick-start.ts.
  */
 export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEvents> {
   private currentState: ZkPlanState = 'open';
@@ -389,25 +376,8 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   }
 
   private runtime(options: ResolvedWorkerOptions): WorkerLoopRuntime {
-    return {
-      zk: this.zk,
-      store: this.store,
-      events: this,
-      wakeUp: this.wakeUp,
-      dispatcher: this.dispatcher,
-      onRunnable: (tasks) => this.dispatcher.offer(tasks),
-      limits: this.limits,
-      onLimitFull: (task, limitPath) => this.dispatcher.waitForSlot(task, limitPath, this.limits),
-      onSlotFreed: (limitPath) => this.dispatcher.slotFreed(limitPath),
-      controlView: this.dispatcher,
-      container: this.settings.container,
-      execution: {
-        functions: this.functions,
-        allowInline: options.allowInline,
-        inlineTimeoutMs: options.inlineTimeoutMs,
-        maxResultBytes: options.maxResultBytes,
-      },
-    };
+    const { zk, store, wakeUp, dispatcher, limits, functions } = this;
+    return workerLoopRuntime({ zk, store, events: this, wakeUp, dispatcher, limits, functions, container: this.settings.container }, options);
   }
 
   private assertOpen(): void {

@@ -28,6 +28,42 @@ export interface WorkerLoopRuntime extends PerformContext {
   readonly dispatcher: Dispatcher;
 }
 
+/** What a process shares among its worker loops, for `workerLoopRuntime`. */
+export interface WorkerLoopParts {
+  readonly zk: Zk;
+  readonly store: PerformContext['store'];
+  readonly events: EventEmitter<ZkPlanEvents>;
+  readonly wakeUp: WakeUp;
+  readonly dispatcher: Dispatcher;
+  readonly limits: NonNullable<PerformContext['limits']>;
+  readonly container: PerformContext['container'];
+  readonly functions: PerformContext['execution']['functions'];
+}
+
+/** The runtime of one pool's loops: the process's shared parts wired together, and the pool's execution settings. */
+export function workerLoopRuntime(parts: WorkerLoopParts, options: ResolvedWorkerOptions): WorkerLoopRuntime {
+  const { dispatcher, limits } = parts;
+  return {
+    zk: parts.zk,
+    store: parts.store,
+    events: parts.events,
+    wakeUp: parts.wakeUp,
+    dispatcher,
+    onRunnable: (tasks) => dispatcher.offer(tasks),
+    limits,
+    onLimitFull: (task, limitPath) => dispatcher.waitForSlot(task, limitPath, limits),
+    onSlotFreed: (limitPath) => dispatcher.slotFreed(limitPath),
+    controlView: dispatcher,
+    container: parts.container,
+    execution: {
+      functions: parts.functions,
+      allowInline: options.allowInline,
+      inlineTimeoutMs: options.inlineTimeoutMs,
+      maxResultBytes: options.maxResultBytes,
+    },
+  };
+}
+
 /** Hooks a pool uses to see and abort the task a loop is running. */
 export interface WorkerLoopHooks {
   /** Aborted to abort the running task's signal (drain timeout). */
