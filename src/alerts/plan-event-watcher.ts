@@ -15,7 +15,8 @@ import { isZkError } from '../errors/zk-error.js';
 import type { PlanStatus } from '../plan/plan-status.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import { sleepUnless } from '../util/signals.js';
-import { ALERTS, CONTROL, FAILED, READY, TASK_PREFIX, childPath, hasSequentialName, isPlanName } from '../zk/layout.js';
+import { ALERTS, CONTROL, FAILED, READY, TASK_PREFIX, assertValidPath, childPath, hasSequentialName, isPlanName } from '../zk/layout.js';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { Zk } from '../zk/zk.js';
 import { planEventsOf, type PlanEvent } from './plan-events.js';
 
@@ -29,6 +30,31 @@ interface Delivery {
 
 /** Least time between two looks at one plan: a burst of changes costs one status read. */
 const MIN_LOOK_INTERVAL_MS = 200;
+
+/**
+ * Starts a watcher delivering the plan events under `parent` to `listener`, kept in `running`
+ * until the returned subscription's `close()` (or the owner closing everything in `running`).
+ */
+export function subscribePlanEvents(
+  zk: Zk,
+  planStatus: (plan: string) => Promise<PlanStatus>,
+  parent: string,
+  listener: PlanEventListener,
+  options: ConstructorParameters<typeof PlanEventWatcher>[4],
+  running: Set<PlanEventWatcher>,
+): { close(): Promise<void> } {
+  assertValidPath('parent', parent);
+  if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'expected a function (event) => void | Promise<void>');
+  const watcher = new PlanEventWatcher(zk, planStatus, parent, listener, options);
+  running.add(watcher);
+  watcher.start();
+  return {
+    close: async () => {
+      running.delete(watcher);
+      await watcher.close();
+    },
+  };
+}
 
 export class PlanEventWatcher {
   private readonly plans = new Map<string, { looking: boolean; again: boolean }>();

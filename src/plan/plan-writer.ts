@@ -31,11 +31,17 @@ import {
   parentOf,
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
-import { readValue } from '../zk/chunked-value.js';
+import { readValue, writeValue } from '../zk/chunked-value.js';
 import { taskSettings, type AddTaskOptions, type TaskToAdd } from './task-options.js';
 
 export type { AddTaskOptions, TaskToAdd } from './task-options.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
+
+/** What an imported task starts with (encoded values): its stored result (a worker hands it on without running the function), or its failure. */
+export interface TaskPreset {
+  readonly result?: Buffer;
+  readonly failure?: Buffer;
+}
 
 /** How many (session, plan) pairs remember that their builder node exists. */
 const BUILDER_CACHE_SIZE = 10_000;
@@ -99,7 +105,7 @@ export class PlanWriter {
    * index) is sent at once on the session, which keeps ZooKeeper's order. An arg is the path of an
    * existing task of the plan, or the index of an earlier task of this batch. Returns the paths, in order.
    */
-  async addTasks(plan: string, tasks: readonly TaskToAdd[], claimSession?: ZkSession): Promise<string[]> {
+  async addTasks(plan: string, tasks: readonly TaskToAdd[], claimSession?: ZkSession, presets?: ReadonlyMap<number, TaskPreset>): Promise<string[]> {
     assertValidPath('plan', plan);
     if (!Array.isArray(tasks)) throw new InvalidArgumentError('tasks', 'expected an array of { task, args?, options? }');
     // A caller that holds a claim on its session (a schedule's tick) passes that session: nothing lands once it has expired.
@@ -142,6 +148,8 @@ export class PlanWriter {
     const marker = paths.length > 1 ? childPath(plan, batchMarkerName(stamp.batch)) : undefined;
     let satisfied: boolean[];
     try {
+      // An imported task's stored result or failure, in place before anything makes it ready.
+      await Promise.all([...(presets ?? [])].map(([index, preset]) => this.writePreset(paths[index] as string, preset, fence)));
       // dep-* of one task are created in arg order (the session keeps order), so arg serials follow argTasks.
       const deps = await Promise.all(links.map(({ dependent }) => this.zk.create(childPath(dependent, DEP_PREFIX), null, 'persistent-sequential', fence)));
       const batch = new Set(paths);
@@ -241,6 +249,11 @@ export class PlanWriter {
     } catch {
       // see above: the workers finish the job
     }
+  }
+
+  private async writePreset(task: string, preset: TaskPreset, fence: WriteOptions): Promise<void> {
+    if (preset.result !== undefined) await writeValue(this.zk, childPath(task, RESULT), preset.result, { ...fence, maxBytes: Number.MAX_SAFE_INTEGER });
+    if (preset.failure !== undefined) await this.zk.createIfAbsent(childPath(task, FAILED), preset.failure, 'persistent', fence);
   }
 
   /** Indexes a dependent whose inputs all arrived while it was being added. */

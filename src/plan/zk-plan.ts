@@ -23,7 +23,7 @@ import { runWorkerLoop, workerLoopRuntime, type WorkerLoopRuntime } from '../wor
 import { WorkerPool } from '../worker/worker-pool.js';
 import { WakeUp } from '../worker/wake-up.js';
 import { Dispatcher } from '../worker/dispatcher.js';
-import { assertValidPath } from '../zk/layout.js';
+import { assertValidPath, parentOf } from '../zk/layout.js';
 import { ZkClient } from '../zk/zk-client.js';
 import type { Zk } from '../zk/zk.js';
 import { PlanReader } from './plan-reader.js';
@@ -34,7 +34,7 @@ import { ConcurrencyLimits } from '../limits/concurrency-limits.js';
 import { Explainer } from '../explain/explainer.js';
 import type { PlanSpec } from '../spec/plan-spec.js';
 import { buildCheckedSpec, checkSpecForSubmit, type SubmitOptions, type SubmittedPlan } from '../spec/submit-plan.js';
-import { PlanEventWatcher, type PlanEventListener } from '../alerts/plan-event-watcher.js';
+import { subscribePlanEvents, type PlanEventListener, type PlanEventWatcher } from '../alerts/plan-event-watcher.js';
 import type { Explanation, PlanExplanation } from '../explain/explain-task.js';
 import { assertConcurrencyKey, assertLimit, type SlotRecord } from '../limits/limit-record.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
@@ -45,17 +45,16 @@ import type { PlanSummary, PlanView } from './plan-view.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
 import { Scheduling } from '../schedule/scheduling.js';
+import { exportPlan } from '../snapshot/export-plan.js';
+import { importSnapshot, type ImportContext } from '../snapshot/import-plan.js';
+import type { PlanSnapshot } from '../snapshot/plan-snapshot.js';
+import { rerunFrom, rerunSnapshot } from '../snapshot/rerun.js';
+import { footprintOf, type ZkPlanFootprint } from './footprint.js';
 import type { Schedules } from '../schedule/schedules.js';
 import type { SchedulerOptions } from '../config/options.js';
 
 export type ZkPlanState = 'open' | 'closing' | 'closed';
-
-/** See `ZkPlan.footprint()`. */
-export type ZkPlanFootprint = ReturnType<Dispatcher['footprint']> & {
-  readonly rememberedSettings: number;
-  readonly clientListeners: number;
-  readonly poolSignalListeners: number;
-};
+export type { ZkPlanFootprint } from './footprint.js';
 
 /**
  * The zk-plan API on one ZooKeeper session: build plans (addTask, submitPlan, schedules), run
@@ -270,26 +269,12 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
    */
   onPlanEvent(parent: string, listener: PlanEventListener, options: PlanEventOptions = {}): { close(): Promise<void> } {
     this.assertOpen();
-    assertValidPath('parent', parent);
-    if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'expected a function (event) => void | Promise<void>');
-    const resolved = resolvePlanEventOptions(options);
-    const watcher = new PlanEventWatcher(this.zk, (plan) => this.reader.planStatus(plan), parent, listener, resolved);
-    this.eventWatchers.add(watcher);
-    watcher.start();
-    return {
-      close: async () => {
-        this.eventWatchers.delete(watcher);
-        await watcher.close();
-      },
-    };
+    return subscribePlanEvents(this.zk, (plan) => this.reader.planStatus(plan), parent, listener, resolvePlanEventOptions(options), this.eventWatchers);
   }
 
   /**
-   * Builds and readies a plan from a declarative spec (`{ tasks: { [key]: { fn, params?, inputs?,
-   * options? } }, options? }`), with `{ $param: name }` placeholders filled from `params`. The spec
-   * is checked in full before anything is written: PlanSpecError naming the task key for an
-   * unknown input key, a cycle, a function neither registered here nor by any live worker, a
-   * value superjson cannot store, a missing param, or bad options. Returns the plan and each task's path by key.
+   * Builds and readies a plan from a declarative spec (`{ tasks: { [key]: { fn, params?, inputs?, options? } }, options? }`),
+   * `{ $param: name }` filled from `params`; checked in full first (PlanSpecError naming the task key). Returns each task's path by key.
    */
   async submitPlan(parent: string, spec: PlanSpec, options: SubmitOptions = {}): Promise<SubmittedPlan> {
     this.assertOpen();
@@ -313,6 +298,31 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   startScheduler(parent: string, options: SchedulerOptions = {}): { stop(): Promise<void> } {
     this.assertOpen();
     return this.scheduling.start(parent, options);
+  }
+
+  /** A self-contained snapshot of a plan built from a spec: its spec, params, and each task's state, result or failure (src/snapshot). */
+  exportPlan(plan: string): Promise<PlanSnapshot> {
+    this.assertOpen();
+    return exportPlan(this.zk, this.store, plan);
+  }
+
+  /** Recreates a snapshot as a new plan under `parent` that goes on where it stood: done tasks are not run again. */
+  async importPlan(parent: string, snapshot: PlanSnapshot): Promise<SubmittedPlan> {
+    this.assertOpen();
+    const imported = await importSnapshot(this.importContext(), parent, snapshot);
+    this.wakeUp.wake();
+    return imported;
+  }
+
+  /** A new run of the plan's spec from `from` (a task key, or `'failed'`): it and its downstream run again, the rest reuse their results. */
+  async rerunPlan(plan: string, options: { readonly from: string }): Promise<SubmittedPlan> {
+    this.assertOpen();
+    const from = rerunFrom(plan, options);
+    const rerun = await importSnapshot(this.importContext(), parentOf(plan), rerunSnapshot(await exportPlan(this.zk, this.store, plan), from), {
+      rerunFrom: from,
+    });
+    this.wakeUp.wake();
+    return rerun;
   }
 
   /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */
@@ -351,18 +361,9 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return pool;
   }
 
-  /**
-   * What this ZkPlan's workers keep in memory and attach to shared emitters, for leak checks:
-   * tracked plans, candidates, owner watches, retry timers, plan stops, held and recently done
-   * tasks, remembered plan settings, and listeners on the client and on the pools' signals.
-   */
+  /** What this ZkPlan's workers keep in memory and attach to shared emitters, for leak checks (see ZkPlanFootprint). */
   footprint(): ZkPlanFootprint {
-    return {
-      ...this.dispatcher.footprint(),
-      rememberedSettings: this.store.rememberedPlans,
-      clientListeners: this.zk.eventNames().reduce((sum, name) => sum + this.zk.listenerCount(name), 0),
-      poolSignalListeners: [...this.pools].reduce((sum, pool) => sum + pool.signalListenerCount(), 0),
-    };
+    return footprintOf(this.dispatcher, this.store, this.zk, this.pools);
   }
 
   /** Stops every pool this ZkPlan started (draining running tasks), then closes the session. */
@@ -378,6 +379,10 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private runtime(options: ResolvedWorkerOptions): WorkerLoopRuntime {
     const { zk, store, wakeUp, dispatcher, limits, functions } = this;
     return workerLoopRuntime({ zk, store, events: this, wakeUp, dispatcher, limits, functions, container: this.settings.container }, options);
+  }
+
+  private importContext(): ImportContext {
+    return { zk: this.zk, writer: this.writer, store: this.store, functions: this.functions, listWorkers: (parent) => listWorkers(this.zk, parent) };
   }
 
   private assertOpen(): void {

@@ -92,7 +92,9 @@ export async function fillPlan(
     plan,
     checked.order.map((key) => {
       const task = checked.tasks.get(key) as NonNullable<ReturnType<CheckedSpec['tasks']['get']>>;
-      return { task: call(task.fn, ...task.params), args: task.inputs.map((input) => index.get(input) as number), options: task.options };
+      // Results are kept unless a task says otherwise: reruns and exports of the plan start from them.
+      const options = { keepResult: true, ...task.options };
+      return { task: call(task.fn, ...task.params), args: task.inputs.map((input) => index.get(input) as number), options };
     }),
     'fence' in target ? target.fence : undefined,
   );

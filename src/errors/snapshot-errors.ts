@@ -1,0 +1,30 @@
+import { ZkPlanError, named } from './base-error.js';
+
+export type SnapshotProblem =
+  /** Not a snapshot this version reads: `{ format: 'zk-plan-snapshot', version: 1, spec, params, tasks, … }`. */
+  | 'SNAPSHOT_INVALID'
+  /** The plan has no spec record (built with addTask, not submitPlan or a schedule): nothing to export or rerun from. */
+  | 'SNAPSHOT_NO_SPEC'
+  /** A finished task's result is needed (by a task still to run) and is no longer stored anywhere. */
+  | 'SNAPSHOT_RESULT_MISSING'
+  /** A cancelled plan's tasks are deleted: what they stood at is gone. */
+  | 'SNAPSHOT_PLAN_CANCELLED'
+  /** `rerunPlan`'s `from` is not a task key of the plan's spec. */
+  | 'RERUN_UNKNOWN_KEY'
+  /** `rerunPlan(plan, { from: 'failed' })` of a plan with no failed task. */
+  | 'RERUN_NOTHING_FAILED';
+
+/** Export, import or rerun cannot go on; `key` names the task where there is one. Nothing was written. */
+export class SnapshotError extends ZkPlanError {
+  readonly code: SnapshotProblem;
+  constructor(
+    problem: SnapshotProblem,
+    readonly key: string | undefined,
+    message: string,
+    path?: string,
+  ) {
+    super(`${key === undefined ? '' : `Task "${key}": `}${message}`, { path });
+    this.code = problem;
+  }
+}
+named(SnapshotError, 'SnapshotError');

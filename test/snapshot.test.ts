@@ -1,0 +1,163 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { FunctionRegistry, PermanentError, type TaskContext } from '../src/index.js';
+import { SnapshotError } from '../src/errors/snapshot-errors.js';
+import { MemoryZooKeeper } from '../src/testing/index.js';
+import type { PlanSpec } from '../src/spec/plan-spec.js';
+import { rerunSelection } from '../src/snapshot/rerun.js';
+import type { PlanSnapshot } from '../src/snapshot/plan-snapshot.js';
+import { expectRejects } from './support/expect-error.js';
+import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from './support/memory-plan.js';
+
+const PARENT = '/plans';
+
+/**
+ * extract → clean → report, and audit ← extract; `flaky` fails for good on the first server,
+ * `late` (fed by flaky) after it. `clean` waits on a gate, so a plan can be caught half-way.
+ */
+const SPEC: PlanSpec = {
+  tasks: {
+    extract: { fn: 'count', params: ['extract', 10] },
+    clean: { fn: 'gated', params: ['clean', 1], inputs: ['extract'] },
+    report: { fn: 'count', params: ['report', 100], inputs: ['clean', 'extract'] },
+    audit: { fn: 'count', params: ['audit', 1000], inputs: ['extract'] },
+    flaky: { fn: 'flaky', params: ['flaky', 5] },
+    late: { fn: 'count', params: ['late', 7], inputs: ['flaky'] },
+  },
+};
+
+interface Server {
+  readonly server: MemoryZooKeeper;
+  readonly runs: string[];
+  readonly proc: MemoryProcess;
+  readonly gate: { open: () => void };
+}
+
+const open: MemoryProcess[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
+});
+
+/** A server with one worker process; `flakyFails`: whether `flaky` fails for good there; `gated`: whether `clean` waits for gate.open(). */
+function server(name: string, options: { flakyFails: boolean; gated: boolean }): Server {
+  const runs: string[] = [];
+  let release: () => void = () => undefined;
+  const gateOpen = options.gated ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
+  const sum = (ctx: TaskContext<unknown[]>, inputs: number[]): number => {
+    runs.push(String(ctx.params[0]));
+    return (ctx.params[1] as number) + inputs.reduce((a, b) => a + b, 0);
+  };
+  const functions = new FunctionRegistry()
+    .register('count', (ctx: TaskContext<unknown[]>, ...inputs: number[]) => sum(ctx, inputs))
+    .register('gated', async (ctx: TaskContext<unknown[]>, ...inputs: number[]) => {
+      await gateOpen;
+      return sum(ctx, inputs);
+    })
+    .register('flaky', (ctx: TaskContext<unknown[]>, ...inputs: number[]) => {
+      if (options.flakyFails) {
+        runs.push('flaky (failed)');
+        throw new PermanentError('flaky fails here');
+      }
+      return sum(ctx, inputs);
+    });
+  const memory = new MemoryZooKeeper();
+  const proc = memoryProcess(memory, name, functions);
+  open.push(proc);
+  proc.zkPlan.startWorkers(PARENT, { count: 3, backoff: FAST_BACKOFF, retention: false });
+  return { server: memory, runs, proc, gate: { open: () => release() } };
+}
+
+async function results(proc: MemoryProcess, tasks: Record<string, string>): Promise<Record<string, unknown>> {
+  return Object.fromEntries(await Promise.all(Object.entries(tasks).map(async ([key, task]) => [key, await proc.zkPlan.getResult(task)] as const)));
+}
+
+describe('exportPlan and importPlan', () => {
+  it('moves a half-run plan (some tasks done, one failed) to another server, where the done tasks do not run again and the results equal an uninterrupted run', async () => {
+    const reference = server('reference', { flakyFails: false, gated: false });
+    const whole = await reference.proc.zkPlan.submitPlan(PARENT, SPEC);
+    await reference.proc.zkPlan.waitForCompletion(whole.plan, { timeoutMs: 10_000 });
+    const expected = await results(reference.proc, whole.tasks);
+
+    const first = server('first', { flakyFails: true, gated: true });
+    const { plan } = await first.proc.zkPlan.submitPlan(PARENT, SPEC);
+    await expect.poll(() => first.runs.sort()).toEqual(['audit', 'extract', 'flaky (failed)']);
+    const snapshot = await first.proc.zkPlan.exportPlan(plan);
+    expect(Object.fromEntries(Object.entries(snapshot.tasks).map(([key, task]) => [key, task.state]))).toEqual({
+      extract: 'done',
+      clean: 'pending', // running (waiting at the gate)
+      report: 'pending',
+      audit: 'done',
+      flaky: 'failed',
+      late: 'pending',
+    });
+    expect(snapshot.tasks['extract']).toMatchObject({ hasResult: true, result: 10 });
+    expect(snapshot.tasks['flaky']).toMatchObject({ failure: { code: 'PERMANENT', message: expect.stringContaining('flaky fails here') } });
+    first.gate.open();
+
+    const second = server('second', { flakyFails: false, gated: false });
+    const imported = await second.proc.zkPlan.importPlan(PARENT, structuredClone(snapshot));
+    expect((await second.proc.zkPlan.planStatus(imported.plan)).failed.map(({ task }) => task)).toEqual([imported.tasks['flaky']]);
+    expect(await second.proc.zkPlan.retryFailed(imported.plan)).toEqual([imported.tasks['flaky']]);
+    await second.proc.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
+    expect(second.runs.sort()).toEqual(['clean', 'flaky', 'late', 'report']);
+    expect(await results(second.proc, imported.tasks)).toEqual(expected);
+  });
+
+  it('refuses what it cannot import, naming the problem, and writes nothing', async () => {
+    const { proc, server: memory } = server('a', { flakyFails: false, gated: false });
+    const bad = await expectRejects(() => proc.zkPlan.importPlan(PARENT, { format: 'other' } as unknown as PlanSnapshot), SnapshotError);
+    expect(bad.code).toBe('SNAPSHOT_INVALID');
+    const snapshot: PlanSnapshot = {
+      format: 'zk-plan-snapshot',
+      version: 1,
+      exportedAt: new Date().toISOString(),
+      plan: '/elsewhere/plan-0000000001',
+      spec: { tasks: { a: { fn: 'count', params: ['a', 1] }, b: { fn: 'count', params: ['b', 2], inputs: ['a'] } } },
+      params: {},
+      options: {},
+      tasks: { a: { state: 'done', hasResult: false }, b: { state: 'pending', failures: 0 } },
+    };
+    const missing = await expectRejects(() => proc.zkPlan.importPlan(PARENT, snapshot), SnapshotError);
+    expect([missing.code, missing.key]).toEqual(['SNAPSHOT_RESULT_MISSING', 'a']);
+    const noState = await expectRejects(
+      () => proc.zkPlan.importPlan(PARENT, { ...snapshot, tasks: { a: snapshot.tasks['a'] } } as PlanSnapshot),
+      SnapshotError,
+    );
+    expect([noState.code, noState.key]).toEqual(['SNAPSHOT_INVALID', 'b']);
+    expect(memory.children(PARENT).filter((name) => name.startsWith('plan-'))).toEqual([]);
+    const built = await proc.zkPlan.createPlan(PARENT);
+    const noSpec = await expectRejects(() => proc.zkPlan.exportPlan(built), SnapshotError);
+    expect(noSpec.code).toBe('SNAPSHOT_NO_SPEC');
+  });
+});
+
+describe('rerunPlan', () => {
+  it('after completion, from a middle task: only it and its downstream run, and the results are the same', async () => {
+    const { proc, runs } = server('a', { flakyFails: false, gated: false });
+    const first = await proc.zkPlan.submitPlan(PARENT, SPEC);
+    await proc.zkPlan.waitForCompletion(first.plan, { timeoutMs: 10_000 });
+    const expected = await results(proc, first.tasks);
+    runs.length = 0;
+    const rerun = await proc.zkPlan.rerunPlan(first.plan, { from: 'clean' });
+    await proc.zkPlan.waitForCompletion(rerun.plan, { timeoutMs: 10_000 });
+    expect(runs.sort()).toEqual(['clean', 'report']);
+    expect(await results(proc, rerun.tasks)).toEqual(expected);
+    await expect(proc.zkPlan.rerunPlan(first.plan, { from: 'nope' })).rejects.toMatchObject({ code: 'RERUN_UNKNOWN_KEY' });
+    await expect(proc.zkPlan.rerunPlan(first.plan, { from: 'failed' })).rejects.toMatchObject({ code: 'RERUN_NOTHING_FAILED' });
+  });
+
+  it("from 'failed': the failed tasks and their downstream run again", async () => {
+    const { proc, runs } = server('a', { flakyFails: true, gated: false });
+    const first = await proc.zkPlan.submitPlan(PARENT, SPEC);
+    await expect(proc.zkPlan.waitForCompletion(first.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
+    runs.length = 0;
+    const rerun = await proc.zkPlan.rerunPlan(first.plan, { from: 'failed' });
+    await expect(proc.zkPlan.waitForCompletion(rerun.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
+    expect(runs).toEqual(['flaky (failed)']); // the rest reused: nothing else ran
+  });
+
+  it('selects the seeds and everything downstream of them (pure)', () => {
+    expect([...rerunSelection(SPEC, 'extract', [])].sort()).toEqual(['audit', 'clean', 'extract', 'report']);
+    expect([...rerunSelection(SPEC, 'clean', [])].sort()).toEqual(['clean', 'report']);
+    expect([...rerunSelection(SPEC, 'failed', ['flaky'])].sort()).toEqual(['flaky', 'late']);
+  });
+});
