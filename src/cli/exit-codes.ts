@@ -1,5 +1,6 @@
 import { CommanderError, type Command } from 'commander';
 import { ScheduleNotFoundError } from '../errors/schedule-errors.js';
+import { SnapshotError } from '../errors/snapshot-errors.js';
 import { ZkPlanError } from '../errors/base-error.js';
 import { PlanCancelledError, PlanFailedError, PlanNotFoundError } from '../errors/plan-errors.js';
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
@@ -61,7 +62,7 @@ export class UsageError extends CliError {
 export function exitCodeFor(error: unknown): ExitCodeValue {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-  if (error instanceof InvalidArgumentError || error instanceof PlanSpecError) return ExitCode.usage;
+  if (error instanceof InvalidArgumentError || error instanceof PlanSpecError || error instanceof SnapshotError) return ExitCode.usage;
   if (error instanceof ZkConnectTimeoutError) return ExitCode.unreachable;
   if (error instanceof PlanNotFoundError || error instanceof ScheduleNotFoundError) return ExitCode.notFound;
   if (error instanceof WaitTimeoutError) return ExitCode.timeout;
