@@ -85,6 +85,23 @@ describe('Scheduler', () => {
     expect(plansOn(server)).toHaveLength(1);
   });
 
+  it("overlap 'cancelPrevious' cancels the unfinished previous run, then fires", async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put({ ...everySecond, overlap: 'cancelPrevious' }); // no workers: a run never finishes by itself
+    for (let second = 1; second <= 2; second++) {
+      proc.clock.now = T0 + second * 1000 + 20;
+      await proc.scheduler.pass();
+    }
+    const [summary] = await proc.schedules.list();
+    expect(summary?.recentRuns.map((run) => [run.state, run.outcome])).toEqual([
+      ['fired', 'running'],
+      ['fired', 'cancelled'],
+    ]);
+    const status = await proc.zkPlan.planStatus(summary?.recentRuns[1]?.plan as string);
+    expect(status.control?.reason).toMatch(/overlap: .*pulse@.* fired by schedule "pulse"/);
+  });
+
   it("misfire after 5 ticks with no scheduler: 'fireAll' fires each, 'fireOnce' one, 'skip' none", async () => {
     for (const [misfire, expected] of [
       ['fireAll', 5],
