@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FunctionRegistry, PermanentError, ZkPlan, type PlanSpec, type TaskContext } from '../src/index.js';
+import { ZkPlan } from '../src/index.js';
+import { SNAPSHOT_SPEC, snapshotFunctions } from '../test/support/snapshot-fixture.js';
 import { startZooKeeper } from '../src/testing/index.js';
 import { runCli } from './support/run-cli.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
@@ -15,35 +16,6 @@ import { TIMING, useZooKeeper } from './support/zk-test-env.js';
 const env = useZooKeeper('snapshot');
 const dir = mkdtempSync(join(tmpdir(), 'zk-plan-snapshot-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const SPEC: PlanSpec = {
-  tasks: {
-    extract: { fn: 'count', params: ['extract', 10] },
-    clean: { fn: 'gated', params: ['clean', 1], inputs: ['extract'] },
-    report: { fn: 'count', params: ['report', 100], inputs: ['clean', 'extract'] },
-    audit: { fn: 'count', params: ['audit', 1000], inputs: ['extract'] },
-    flaky: { fn: 'flaky', params: ['flaky', 5] },
-    late: { fn: 'count', params: ['late', 7], inputs: ['flaky'] },
-  },
-};
-
-/** The functions of one server: `runs` records each call; `flaky` fails for good where `flakyFails`; `gated` waits for `gate`. */
-function functionsFor(runs: string[], flakyFails: boolean, gate: Promise<void>): FunctionRegistry {
-  const sum = (ctx: TaskContext<unknown[]>, inputs: number[]): number => {
-    runs.push(String(ctx.params[0]));
-    return (ctx.params[1] as number) + inputs.reduce((a, b) => a + b, 0);
-  };
-  return new FunctionRegistry()
-    .register('count', (ctx: TaskContext<unknown[]>, ...inputs: number[]) => sum(ctx, inputs))
-    .register('gated', async (ctx: TaskContext<unknown[]>, ...inputs: number[]) => {
-      await gate;
-      return sum(ctx, inputs);
-    })
-    .register('flaky', (ctx: TaskContext<unknown[]>, ...inputs: number[]) => {
-      if (flakyFails) throw new PermanentError('flaky fails on the first server');
-      return sum(ctx, inputs);
-    });
-}
 
 async function resultsOf(zkPlan: ZkPlan, tasks: Record<string, string>): Promise<Record<string, unknown>> {
   return Object.fromEntries(await Promise.all(Object.entries(tasks).map(async ([key, task]) => [key, await zkPlan.getResult(task)] as const)));
@@ -53,18 +25,18 @@ describe('export, import and rerun on real servers', () => {
   it('a plan exported half-way (done, failed, running) and imported into a second server runs there without the done tasks, to the results of an uninterrupted run', async () => {
     const parent = env.root();
     const referenceRuns: string[] = [];
-    const reference = await env.zkPlan({ functions: functionsFor(referenceRuns, false, Promise.resolve()) });
+    const reference = await env.zkPlan({ functions: snapshotFunctions(referenceRuns, false, Promise.resolve()) });
     reference.startWorkers(`${parent}-reference`, { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
-    const whole = await reference.submitPlan(`${parent}-reference`, SPEC);
+    const whole = await reference.submitPlan(`${parent}-reference`, SNAPSHOT_SPEC);
     await reference.waitForCompletion(whole.plan, { timeoutMs: 30_000 * TIMING });
     const expected = await resultsOf(reference, whole.tasks);
 
     let openGate: () => void = () => undefined;
     const firstRuns: string[] = [];
-    const first = await env.zkPlan({ functions: functionsFor(firstRuns, true, new Promise<void>((resolve) => (openGate = resolve))) });
+    const first = await env.zkPlan({ functions: snapshotFunctions(firstRuns, true, new Promise<void>((resolve) => (openGate = resolve))) });
     first.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
-    const { plan } = await first.submitPlan(parent, SPEC);
-    await expect.poll(() => [...firstRuns].sort(), { timeout: 20_000 * TIMING }).toEqual(['audit', 'extract']);
+    const { plan } = await first.submitPlan(parent, SNAPSHOT_SPEC);
+    await expect.poll(() => [...firstRuns].sort(), { timeout: 20_000 * TIMING }).toEqual(['audit', 'extract', 'flaky (failed)']);
     await expect.poll(async () => (await first.planStatus(plan)).failed.length, { timeout: 20_000 * TIMING }).toBe(1);
     const exported = await runCli(env.connectString, ['export', plan]);
     expect(exported.code, exported.stderr).toBe(0);
@@ -75,7 +47,7 @@ describe('export, import and rerun on real servers', () => {
     const second = await startZooKeeper();
     try {
       const secondRuns: string[] = [];
-      const there = await ZkPlan.connect({ connect: second.connectString, functions: functionsFor(secondRuns, false, Promise.resolve()) });
+      const there = await ZkPlan.connect({ connect: second.connectString, functions: snapshotFunctions(secondRuns, false, Promise.resolve()) });
       try {
         there.startWorkers('/imported', { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
         const imported = await runCli(second.connectString, ['import', '/imported', file, '--json']);
@@ -97,9 +69,9 @@ describe('export, import and rerun on real servers', () => {
   it('zk-plan rerun --from a middle task after completion runs only it and its downstream', async () => {
     const parent = env.root();
     const runs: string[] = [];
-    const zkPlan = await env.zkPlan({ functions: functionsFor(runs, false, Promise.resolve()) });
+    const zkPlan = await env.zkPlan({ functions: snapshotFunctions(runs, false, Promise.resolve()) });
     zkPlan.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
-    const first = await zkPlan.submitPlan(parent, SPEC);
+    const first = await zkPlan.submitPlan(parent, SNAPSHOT_SPEC);
     await zkPlan.waitForCompletion(first.plan, { timeoutMs: 30_000 * TIMING });
     const expected = await resultsOf(zkPlan, first.tasks);
     runs.length = 0;

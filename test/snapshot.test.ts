@@ -1,29 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FunctionRegistry, PermanentError, type TaskContext } from '../src/index.js';
 import { SnapshotError } from '../src/errors/snapshot-errors.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
-import type { PlanSpec } from '../src/spec/plan-spec.js';
 import { rerunSelection } from '../src/snapshot/rerun.js';
 import type { PlanSnapshot } from '../src/snapshot/plan-snapshot.js';
 import { expectRejects } from './support/expect-error.js';
+import { SNAPSHOT_SPEC, snapshotFunctions } from './support/snapshot-fixture.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from './support/memory-plan.js';
 
 const PARENT = '/plans';
-
-/**
- * extract → clean → report, and audit ← extract; `flaky` fails for good on the first server,
- * `late` (fed by flaky) after it. `clean` waits on a gate, so a plan can be caught half-way.
- */
-const SPEC: PlanSpec = {
-  tasks: {
-    extract: { fn: 'count', params: ['extract', 10] },
-    clean: { fn: 'gated', params: ['clean', 1], inputs: ['extract'] },
-    report: { fn: 'count', params: ['report', 100], inputs: ['clean', 'extract'] },
-    audit: { fn: 'count', params: ['audit', 1000], inputs: ['extract'] },
-    flaky: { fn: 'flaky', params: ['flaky', 5] },
-    late: { fn: 'count', params: ['late', 7], inputs: ['flaky'] },
-  },
-};
 
 interface Server {
   readonly server: MemoryZooKeeper;
@@ -42,23 +26,7 @@ function server(name: string, options: { flakyFails: boolean; gated: boolean }):
   const runs: string[] = [];
   let release: () => void = () => undefined;
   const gateOpen = options.gated ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
-  const sum = (ctx: TaskContext<unknown[]>, inputs: number[]): number => {
-    runs.push(String(ctx.params[0]));
-    return (ctx.params[1] as number) + inputs.reduce((a, b) => a + b, 0);
-  };
-  const functions = new FunctionRegistry()
-    .register('count', (ctx: TaskContext<unknown[]>, ...inputs: number[]) => sum(ctx, inputs))
-    .register('gated', async (ctx: TaskContext<unknown[]>, ...inputs: number[]) => {
-      await gateOpen;
-      return sum(ctx, inputs);
-    })
-    .register('flaky', (ctx: TaskContext<unknown[]>, ...inputs: number[]) => {
-      if (options.flakyFails) {
-        runs.push('flaky (failed)');
-        throw new PermanentError('flaky fails here');
-      }
-      return sum(ctx, inputs);
-    });
+  const functions = snapshotFunctions(runs, options.flakyFails, gateOpen);
   const memory = new MemoryZooKeeper();
   const proc = memoryProcess(memory, name, functions);
   open.push(proc);
@@ -73,12 +41,12 @@ async function results(proc: MemoryProcess, tasks: Record<string, string>): Prom
 describe('exportPlan and importPlan', () => {
   it('moves a half-run plan (some tasks done, one failed) to another server, where the done tasks do not run again and the results equal an uninterrupted run', async () => {
     const reference = server('reference', { flakyFails: false, gated: false });
-    const whole = await reference.proc.zkPlan.submitPlan(PARENT, SPEC);
+    const whole = await reference.proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await reference.proc.zkPlan.waitForCompletion(whole.plan, { timeoutMs: 10_000 });
     const expected = await results(reference.proc, whole.tasks);
 
     const first = server('first', { flakyFails: true, gated: true });
-    const { plan } = await first.proc.zkPlan.submitPlan(PARENT, SPEC);
+    const { plan } = await first.proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await expect.poll(() => first.runs.sort()).toEqual(['audit', 'extract', 'flaky (failed)']);
     const snapshot = await first.proc.zkPlan.exportPlan(plan);
     expect(Object.fromEntries(Object.entries(snapshot.tasks).map(([key, task]) => [key, task.state]))).toEqual({
@@ -133,7 +101,7 @@ describe('exportPlan and importPlan', () => {
 describe('rerunPlan', () => {
   it('after completion, from a middle task: only it and its downstream run, and the results are the same', async () => {
     const { proc, runs } = server('a', { flakyFails: false, gated: false });
-    const first = await proc.zkPlan.submitPlan(PARENT, SPEC);
+    const first = await proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await proc.zkPlan.waitForCompletion(first.plan, { timeoutMs: 10_000 });
     const expected = await results(proc, first.tasks);
     runs.length = 0;
@@ -147,7 +115,7 @@ describe('rerunPlan', () => {
 
   it("from 'failed': the failed tasks and their downstream run again", async () => {
     const { proc, runs } = server('a', { flakyFails: true, gated: false });
-    const first = await proc.zkPlan.submitPlan(PARENT, SPEC);
+    const first = await proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await expect(proc.zkPlan.waitForCompletion(first.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
     runs.length = 0;
     const rerun = await proc.zkPlan.rerunPlan(first.plan, { from: 'failed' });
@@ -156,8 +124,8 @@ describe('rerunPlan', () => {
   });
 
   it('selects the seeds and everything downstream of them (pure)', () => {
-    expect([...rerunSelection(SPEC, 'extract', [])].sort()).toEqual(['audit', 'clean', 'extract', 'report']);
-    expect([...rerunSelection(SPEC, 'clean', [])].sort()).toEqual(['clean', 'report']);
-    expect([...rerunSelection(SPEC, 'failed', ['flaky'])].sort()).toEqual(['flaky', 'late']);
+    expect([...rerunSelection(SNAPSHOT_SPEC, 'extract', [])].sort()).toEqual(['audit', 'clean', 'extract', 'report']);
+    expect([...rerunSelection(SNAPSHOT_SPEC, 'clean', [])].sort()).toEqual(['clean', 'report']);
+    expect([...rerunSelection(SNAPSHOT_SPEC, 'failed', ['flaky'])].sort()).toEqual(['flaky', 'late']);
   });
 });
