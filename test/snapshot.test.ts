@@ -129,3 +129,56 @@ describe('rerunPlan', () => {
     expect([...rerunSelection(SNAPSHOT_SPEC, 'failed', ['flaky'])].sort()).toEqual(['flaky', 'late']);
   });
 });
+
+describe('importPlan cut short', () => {
+  it('after any of its writes leaves a plan that runs nothing, and importing again runs to the same results', async () => {
+    const source = server('source', { flakyFails: false, gated: false });
+    const done = await source.proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
+    await source.proc.zkPlan.waitForCompletion(done.plan, { timeoutMs: 10_000 });
+    const expected = await results(source.proc, done.tasks);
+    const snapshot = await source.proc.zkPlan.exportPlan(done.plan);
+    const halfway = {
+      ...snapshot,
+      tasks: { ...snapshot.tasks, report: { state: 'pending' as const, failures: 0 }, late: { state: 'pending' as const, failures: 0 } },
+    };
+
+    // How many writes one import takes, undisturbed.
+    const probe = server('probe', { flakyFails: false, gated: false });
+    let writes = 0;
+    probe.server.onApplied = (event) => {
+      if (event.clientName === 'importer' && event.ok && ['create', 'setData', 'delete'].includes(event.op)) writes += 1;
+    };
+    const probeImporter = memoryProcess(probe.server, 'importer', snapshotFunctions([], false, Promise.resolve()));
+    open.push(probeImporter);
+    await probeImporter.zkPlan.importPlan(PARENT, halfway);
+    expect(writes).toBeGreaterThan(10);
+
+    for (let n = 1; n <= writes; n++) {
+      const target = server(`target-${n}`, { flakyFails: false, gated: false });
+      const importer = memoryProcess(target.server, 'importer', snapshotFunctions([], false, Promise.resolve()));
+      let seen = 0;
+      target.server.onApplied = (event) => {
+        if (event.clientName !== 'importer' || !event.ok || !['create', 'setData', 'delete'].includes(event.op)) return;
+        if (++seen === n) {
+          importer.zk.crash();
+          target.server.expireSession(event.sessionId);
+        }
+      };
+      void importer.zkPlan.importPlan(PARENT, halfway).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const plans = target.server.children(PARENT).filter((name) => name.startsWith('plan-'));
+      const readied = plans.filter((name) => target.server.exists(`${PARENT}/${name}/ready`));
+      if (readied.length === 0) {
+        expect(target.runs, `crash after write ${n}`).toEqual([]); // the half-made plan is not ready: nothing of it runs
+        const again = await target.proc.zkPlan.importPlan(PARENT, halfway);
+        await target.proc.zkPlan.waitForCompletion(again.plan, { timeoutMs: 10_000 });
+        expect(await results(target.proc, again.tasks), `crash after write ${n}`).toEqual(expected);
+      } else {
+        // Cut short after `ready`, its last write but the touch: the plan is whole and runs.
+        expect(readied, `crash after write ${n}`).toHaveLength(1);
+        await target.proc.zkPlan.waitForCompletion(`${PARENT}/${readied[0]}`, { timeoutMs: 10_000 });
+      }
+      expect(target.runs.sort(), `crash after write ${n}`).toEqual(['late', 'report']);
+    }
+  });
+});
