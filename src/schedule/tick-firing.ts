@@ -23,6 +23,7 @@ import { PlanSpecError } from '../errors/spec-errors.js';
 import type { PlanWriter } from '../plan/plan-writer.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
 import { fillPlan, buildCheckedSpec, checkSpecForSubmit, type SpecRegistry } from '../spec/submit-plan.js';
+import { readSpecRecord } from '../spec/spec-record.js';
 import { BATCH_PREFIX, READY, RUNNABLE_INDEX, SPEC_RECORD, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
 import type { CheckedSpec } from '../spec/plan-spec.js';
 import { deleteValue } from '../zk/chunked-value.js';
@@ -82,6 +83,15 @@ async function decideAndBuild(
   const { zk, writer } = context;
   const plan = record.plan;
   const existing = await zk.tryGetChildren(plan);
+  if (existing?.children.includes(SPEC_RECORD)) {
+    // The path is the tick's own unless another schedules' parent with a schedule of this name shares the plans' parent.
+    const origin = (await readSpecRecord(zk, plan))?.origin;
+    if (origin?.schedules !== context.store.parent || origin.tick !== id)
+      return {
+        state: 'failed',
+        reason: `plan path ${plan} is taken by ${origin === undefined ? 'a plan of no schedule' : `${origin.schedules}/${origin.schedule} tick ${origin.tick}`}`,
+      };
+  }
   if (existing?.children.includes(READY)) return { state: 'fired' };
   if (existing === undefined && record.kind === 'cron') {
     if (schedule.paused) return { state: 'skipped', reason: 'the schedule is paused' };

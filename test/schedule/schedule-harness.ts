@@ -37,7 +37,7 @@ export interface SchedulerProcess extends MemoryProcess {
   readonly fired: string[];
 }
 
-export function schedulerProcess(server: MemoryZooKeeper, name: string, now: number = T0): SchedulerProcess {
+export function schedulerProcess(server: MemoryZooKeeper, name: string, now: number = T0, schedules: string = SCHEDULES): SchedulerProcess {
   const functions = tickFunctions();
   const proc = memoryProcess(server, name, functions);
   const { zk } = proc;
@@ -57,7 +57,7 @@ export function schedulerProcess(server: MemoryZooKeeper, name: string, now: num
   const errors: unknown[] = [];
   const fired: string[] = [];
   const scheduler = new Scheduler({
-    firing: scheduling.firingContext(SCHEDULES),
+    firing: scheduling.firingContext(schedules),
     pollMs: 1_000,
     now: () => clock.now,
     onError: (error) => errors.push(error),
@@ -65,7 +65,7 @@ export function schedulerProcess(server: MemoryZooKeeper, name: string, now: num
       if (state === 'fired') fired.push(id);
     },
   });
-  return { ...proc, clock, scheduler, schedules: scheduling.schedules(SCHEDULES), errors, fired };
+  return { ...proc, clock, scheduler, schedules: scheduling.schedules(schedules), errors, fired };
 }
 
 /** The plans under PLANS, sorted. */

@@ -119,6 +119,22 @@ describe('Scheduler', () => {
     }
   });
 
+  it("a tick whose plan path another schedules' parent took is recorded failed, and that plan is left alone", async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    const other = schedulerProcess(server, 'b', T0, '/other-schedules');
+    open.push(other);
+    await proc.schedules.put(everySecond);
+    await other.schedules.put(everySecond);
+    other.clock.now = T0 + 1_020;
+    await other.scheduler.pass();
+    proc.clock.now = T0 + 1_020;
+    await proc.scheduler.pass();
+    const [summary] = await proc.schedules.list();
+    expect(summary?.recentRuns[0]).toMatchObject({ state: 'failed', reason: expect.stringContaining('is taken by /other-schedules/pulse') });
+    expect(plansOn(server)).toHaveLength(1);
+  });
+
   it('pause fires nothing; resume fires from the next tick on, not the ticks that passed', async () => {
     const server = new MemoryZooKeeper();
     const proc = start(server, 'a');
