@@ -24,6 +24,7 @@ import type { PlanWriter } from '../plan/plan-writer.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
 import { fillPlan, buildCheckedSpec, checkSpecForSubmit, type SpecRegistry } from '../spec/submit-plan.js';
 import { readSpecRecord } from '../spec/spec-record.js';
+import { IncompleteValueError } from '../errors/value-errors.js';
 import { BATCH_PREFIX, READY, RUNNABLE_INDEX, SPEC_RECORD, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
 import type { CheckedSpec } from '../spec/plan-spec.js';
 import { deleteValue } from '../zk/chunked-value.js';
@@ -85,7 +86,12 @@ async function decideAndBuild(
   const existing = await zk.tryGetChildren(plan);
   if (existing?.children.includes(SPEC_RECORD)) {
     // The path is the tick's own unless another schedules' parent with a schedule of this name shares the plans' parent.
-    const origin = (await readSpecRecord(zk, plan))?.origin;
+    // A record a dead firer left half-written is this tick's: it is cleared with the rest below.
+    const record = await readSpecRecord(zk, plan).catch((error: unknown) => {
+      if (error instanceof IncompleteValueError) return 'half-written' as const;
+      throw error;
+    });
+    const origin = record === 'half-written' ? { schedules: context.store.parent, schedule: schedule.name, tick: id } : record?.origin;
     if (origin?.schedules !== context.store.parent || origin.tick !== id)
       return {
         state: 'failed',
