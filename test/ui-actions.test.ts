@@ -5,6 +5,7 @@ import { call } from '../src/exec/task-spec.js';
 import type { ZkPlan } from '../src/plan/zk-plan.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
 import { InvalidArgumentError } from '../src/errors/usage-errors.js';
+import type { UiCluster } from '../src/ui/ui-wire.js';
 import { startUiServer, type UiServer } from '../src/ui/ui-server.js';
 import { expectRejects } from './support/expect-error.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from './support/memory-plan.js';
@@ -106,5 +107,31 @@ describe('web view actions', () => {
     const [task] = (await proc.zkPlan.describePlan(plan)).tasks;
     const why = await (await fetch(`${ui.url}api/why?path=${encodeURIComponent(task?.task as string)}`)).json();
     expect(why).toMatchObject({ task: task?.task, code: 'PLAN_NOT_READY' });
+  });
+
+  it('lists the schedules of --schedules with their next fire times and runs, marking the runs the view serves', async () => {
+    const proc = memoryProcess(
+      new MemoryZooKeeper(),
+      'a',
+      new FunctionRegistry().register('ok', () => 1),
+    );
+    processes.push(proc);
+    const ui = await startUiServer({ zkPlan: proc.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, schedules: '/schedules' });
+    servers.push(ui);
+    const schedules = proc.zkPlan.schedules('/schedules');
+    await schedules.put({ name: 'here', cron: '0 0 3 * * *', spec: { tasks: { a: { fn: 'ok' } } }, planParent: PARENT });
+    await schedules.put({ name: 'there', cron: '0 0 4 * * *', spec: { tasks: { a: { fn: 'ok' } } }, planParent: '/elsewhere', paused: true });
+    const { plan } = await schedules.trigger('here');
+    await schedules.trigger('there');
+    const cluster = (await (await fetch(`${ui.url}api/cluster`)).json()) as UiCluster;
+    expect(cluster.schedules.map(({ name, paused, nextFireTimes }) => [name, paused, nextFireTimes.length])).toEqual([
+      ['here', false, 5],
+      ['there', true, 0],
+    ]);
+    expect(cluster.schedules[0]?.runs).toMatchObject([{ kind: 'manual', state: 'fired', plan, shown: true }]);
+    expect(cluster.schedules[1]?.runs).toMatchObject([{ kind: 'manual', state: 'fired', shown: false }]);
+    const plain = await startUiServer({ zkPlan: proc.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0 });
+    servers.push(plain);
+    expect(((await (await fetch(`${plain.url}api/cluster`)).json()) as UiCluster).schedules).toEqual([]);
   });
 });
