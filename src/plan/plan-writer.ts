@@ -175,7 +175,9 @@ export class PlanWriter {
       // a caller's own fence stays: whoever takes over its claim rebuilds the unready plan's tasks.
       await Promise.all(paths.map((task) => this.zk.createIfAbsent(childPath(task, READY), null, 'persistent', claimSession === undefined ? {} : fence)));
     }
-    await Promise.all(paths.filter((task) => !unmet.has(task)).map((task) => this.store.markRunnable(task, claimSession === undefined ? {} : fence)));
+    const failedOnArrival = new Set([...(presets ?? [])].filter(([, preset]) => preset.failure !== undefined).map(([index]) => paths[index]));
+    const runnable = paths.filter((task) => !unmet.has(task) && !failedOnArrival.has(task));
+    await Promise.all(runnable.map((task) => this.store.markRunnable(task, claimSession === undefined ? {} : fence)));
     // In a ready plan a producer may have finished before its dependent's `ready` existed: it then
     // could not index the dependent (not ready), so look at each such dependent once more.
     if (planReady) await Promise.all([...unmet].map((task) => this.indexIfRunnable(task, {})));
