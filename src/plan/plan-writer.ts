@@ -71,13 +71,14 @@ export class PlanWriter {
 
   /**
    * A plan at a path chosen by the caller (a schedule's tick names its plan, so that a second
-   * firing of the tick finds it instead of making another). Fails with NODE_EXISTS if it exists.
+   * firing of the tick finds it instead of making another), its node naming its `origin` from the
+   * first write on. Fails with NODE_EXISTS if it exists.
    */
-  async createPlanAt(plan: string, options: PlanOptions, writeOptions: WriteOptions): Promise<string> {
+  async createPlanAt(plan: string, options: PlanOptions, writeOptions: WriteOptions, origin: unknown): Promise<string> {
     assertValidPath('plan', plan);
     const settings = resolvePlanSettings(options);
     await this.zk.ensurePath(parentOf(plan));
-    await this.zk.create(plan, encodeValue(settings, 'plan settings'), 'persistent', writeOptions);
+    await this.zk.create(plan, encodeValue({ ...settings, origin }, 'plan settings'), 'persistent', writeOptions);
     await this.createPlanChildren(plan, settings.history, writeOptions);
     return plan;
   }
@@ -222,7 +223,9 @@ export class PlanWriter {
       const settings = planSettingsFrom(stored);
       if (settings.taskPriorities) break;
       try {
-        await this.zk.setData(plan, encodeValue({ ...settings, taskPriorities: true }, 'plan settings', plan), node.stat.version);
+        // Fields zk-plan does not read (a schedule tick's origin, another tool's) are kept.
+        const kept = typeof stored === 'object' && stored !== null ? stored : {};
+        await this.zk.setData(plan, encodeValue({ ...kept, ...settings, taskPriorities: true }, 'plan settings', plan), node.stat.version);
         break;
       } catch (error) {
         if (!isZkError(error, 'BAD_VERSION')) throw error; // changed meanwhile (a touch): read it again

@@ -280,7 +280,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.assertOpen();
     assertValidPath('parent', parent);
     const checked = await checkSpecForSubmit(spec, this.functions, await listWorkers(this.zk, parent), options);
-    const submitted = await buildCheckedSpec(this.writer, this.zk, checked, { spec, params: options.params ?? {} }, { parent });
+    const submitted = await buildCheckedSpec(this.writer, this.zk, checked, { spec, params: options.params ?? {} }, parent);
     this.wakeUp.wake();
     return submitted;
   }

@@ -8,15 +8,20 @@ import { decodeValue, encodeValue } from '../serialization/codec.js';
 import { isPlanName, scheduleNodes, tickNodes } from '../zk/layout.js';
 import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
 import type { Watcher } from '../zk/zk-client-types.js';
+import type { ZkStat } from '../zk/native-client.js';
 import type { Zk } from '../zk/zk.js';
 import { parseStoredSchedule, type StoredSchedule } from './schedule-definition.js';
 import { parseTickRecord, sortTickIds, timeOfTickId, type TickRecord } from './tick-record.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 
-/** The newest tick handled, and how many missed ticks were passed over so far. */
+/**
+ * The newest tick handled, how many missed ticks were passed over so far, and the ticks the last
+ * decision fires (`fire`): their records are created after the decision lands, by whoever gets there.
+ */
 export interface ScheduleCursor {
   readonly tick: number | undefined;
   readonly skipped: number;
+  readonly fire: readonly number[];
 }
 
 /** What one znode holds with room to spare (ZooKeeper's jute.maxbuffer is 1 MB). */
@@ -77,34 +82,40 @@ export class ScheduleStore {
   async cursor(name: string): Promise<ScheduleCursor & { readonly version: number | undefined }> {
     const { cursor } = scheduleNodes(this.parent, name);
     const node = await this.zk.tryGetData(cursor);
-    if (node === undefined) return { tick: undefined, skipped: 0, version: undefined };
+    if (node === undefined) return { tick: undefined, skipped: 0, fire: [], version: undefined };
     const value = decodeValue(cursor, node.data) as Partial<ScheduleCursor> | null;
-    if (typeof value !== 'object' || value === null || (value.tick !== undefined && typeof value.tick !== 'number') || typeof value.skipped !== 'number')
-      throw new MalformedNodeError(cursor, 'expected { tick, skipped }');
-    return { tick: value.tick, skipped: value.skipped, version: node.stat.version };
+    if (
+      typeof value !== 'object' ||
+      value === null ||
+      (value.tick !== undefined && typeof value.tick !== 'number') ||
+      typeof value.skipped !== 'number' ||
+      (value.fire !== undefined && !Array.isArray(value.fire))
+    )
+      throw new MalformedNodeError(cursor, 'expected { tick, skipped, fire }');
+    return { tick: value.tick, skipped: value.skipped, fire: value.fire ?? [], version: node.stat.version };
   }
 
   /**
-   * Moves the cursor forward to `tick` (never back), adding `skipped`. A versioned write: two
-   * schedulers moving it at once both see the other's move, and the later tick wins.
+   * Commits a decision: the cursor moves from the version read to `tick`, naming the ticks that fire.
+   * A versioned write, so of two schedulers deciding from the same cursor only one lands (the other
+   * reads again); false when it did not land.
    */
-  async advanceCursor(name: string, tick: number, skipped: number): Promise<void> {
+  async commitDecision(
+    name: string,
+    read: { readonly version: number | undefined; readonly skipped: number },
+    tick: number,
+    fire: readonly number[],
+    skipped: number,
+  ): Promise<boolean> {
     const { cursor } = scheduleNodes(this.parent, name);
-    for (;;) {
-      const current = await this.cursor(name);
-      if (current.tick !== undefined && current.tick >= tick) return;
-      const value = encodeValue({ tick, skipped: current.skipped + skipped, at: new Date().toISOString() }, 'schedule cursor', cursor);
-      try {
-        if (current.version === undefined) {
-          if (await this.zk.createIfAbsent(cursor, value)) return;
-        } else {
-          await this.zk.setData(cursor, value, current.version);
-          return;
-        }
-      } catch (error) {
-        if (isZkError(error, 'NO_NODE')) return; // the schedule was removed
-        if (!isZkError(error, 'BAD_VERSION')) throw error;
-      }
+    const value = encodeValue({ tick, skipped: read.skipped + skipped, fire, at: new Date().toISOString() }, 'schedule cursor', cursor);
+    try {
+      if (read.version === undefined) return await this.zk.createIfAbsent(cursor, value);
+      await this.zk.setData(cursor, value, read.version);
+      return true;
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE') || isZkError(error, 'BAD_VERSION')) return false; // removed, or decided by another
+      throw error;
     }
   }
 
@@ -139,9 +150,9 @@ export class ScheduleStore {
   }
 
   /** Replaces the version read; throws BAD_VERSION when someone else changed it. */
-  async updateTick(name: string, id: string, record: TickRecord, version: number, options: WriteOptions): Promise<void> {
+  async updateTick(name: string, id: string, record: TickRecord, version: number, options: WriteOptions): Promise<ZkStat> {
     const path = tickNodes(this.parent, name, id).record;
-    await this.zk.setData(path, encodeValue(record, 'tick record', path), version, options);
+    return await this.zk.setData(path, encodeValue(record, 'tick record', path), version, options);
   }
 
   /**

@@ -19,6 +19,7 @@
  * is reported to `onError` and the loop goes on.
  */
 import { DEFAULTS } from '../config/defaults.js';
+import { MalformedNodeError } from '../errors/task-errors.js';
 import { MAX_TIMER_MS } from '../util/signals.js';
 import type { Watcher } from '../zk/zk-client-types.js';
 import { cronTimes, type CronTimes } from './cron-times.js';
@@ -46,8 +47,8 @@ export class Scheduler {
   private listArmed = false;
   private readonly definitionArmed = new Set<string>();
   private readonly timesCache = new Map<string, CronTimes>();
-  /** Tick ids known to be final, per schedule: final records never change, so they are not read again. */
-  private readonly finalTicks = new Map<string, Set<string>>();
+  /** Tick ids known to be final and their state, per schedule: final records never change, so they are not read again. */
+  private readonly finalTicks = new Map<string, Map<string, string>>();
 
   constructor(private readonly runtime: SchedulerRuntime) {}
 
@@ -64,6 +65,7 @@ export class Scheduler {
 
   /** One pass over every schedule now (also what the loop does); resolves the earliest next tick. */
   async pass(): Promise<number | undefined> {
+    this.changed = false; // what changed before now, this pass reads
     const { store } = this.runtime.firing;
     const names = await store.names(this.listArmed ? undefined : this.armed(() => (this.listArmed = false)));
     this.listArmed = true;
@@ -98,7 +100,10 @@ export class Scheduler {
   private async passSchedule(name: string): Promise<number | undefined> {
     const { store } = this.runtime.firing;
     const watch = this.definitionArmed.has(name) ? undefined : this.armed(() => this.definitionArmed.delete(name));
-    const read = await store.read(name, watch);
+    const read = await store.read(name, watch).catch((error: unknown) => {
+      if (watch !== undefined && error instanceof MalformedNodeError) this.definitionArmed.add(name); // read, so watched, but not a schedule
+      throw error;
+    });
     if (read === undefined) {
       this.forget(name); // no node: no watch was set
       return undefined;
@@ -111,13 +116,29 @@ export class Scheduler {
     return schedule.paused ? undefined : times.next(this.runtime.now());
   }
 
+  /**
+   * Decides which due ticks fire and commits the decision in the cursor (a versioned write from the
+   * cursor read: a decision made from a cursor another scheduler has moved meanwhile never lands),
+   * then creates the records of the ticks the cursor names, its own decision's or one a scheduler
+   * that died after committing left.
+   */
   private async recordDueTicks(schedule: StoredSchedule, times: CronTimes): Promise<void> {
-    const { store, zk, identity } = this.runtime.firing;
+    const { store } = this.runtime.firing;
     const cursor = await store.cursor(schedule.name);
+    // The records of the decision read first: a scheduler that committed it may have died before making them,
+    // and the commit below replaces its list. So every committed list has its records before it is replaced.
+    await this.createTickRecords(schedule, cursor.fire);
     const decision = dueTicks(times, { ...schedule, cursor: cursor.tick, now: this.runtime.now() });
     if (decision.cursor === undefined) return;
+    if (await store.commitDecision(schedule.name, cursor, decision.cursor, decision.fire, decision.skipped))
+      await this.createTickRecords(schedule, decision.fire);
+    else await this.createTickRecords(schedule, (await store.cursor(schedule.name)).fire); // another decided meanwhile
+  }
+
+  private async createTickRecords(schedule: StoredSchedule, ticks: readonly number[]): Promise<void> {
+    const { store, zk, identity } = this.runtime.firing;
     const session = zk.session;
-    for (const tick of decision.fire) {
+    for (const tick of ticks) {
       const id = cronTickId(tick);
       const record: TickRecord = {
         kind: 'cron',
@@ -130,12 +151,11 @@ export class Scheduler {
       };
       await store.createTick(schedule.name, id, record, { fence: session });
     }
-    await store.advanceCursor(schedule.name, decision.cursor, decision.skipped);
   }
 
   private async firePending(schedule: StoredSchedule): Promise<void> {
     const { store } = this.runtime.firing;
-    const known = this.finalTicks.get(schedule.name) ?? new Set<string>();
+    const known = this.finalTicks.get(schedule.name) ?? new Map<string, string>();
     this.finalTicks.set(schedule.name, known);
     const ids = await store.tickIds(schedule.name);
     for (const id of ids) {
@@ -144,12 +164,15 @@ export class Scheduler {
       const { state, here } = await fireTick(this.runtime.firing, schedule, id);
       if (state === 'gone') continue;
       if (state === 'held-elsewhere' || !isFinal(state)) return; // later ticks wait for it
-      known.add(id);
+      known.set(id, state);
       if (here) this.runtime.onTick?.(schedule.name, id, state, planPathForTick(schedule.planParent, schedule.name, id));
     }
-    for (const id of known) if (!ids.includes(id)) known.delete(id);
+    for (const id of known.keys()) if (!ids.includes(id)) known.delete(id);
+    // The newest fired tick's record stays whatever its age: it is "the previous run" of the overlap policy.
+    const newestFired = [...ids].reverse().find((id) => known.get(id) === 'fired');
     const cursor = await store.cursor(schedule.name);
-    await store.prune(schedule.name, ids, DEFAULTS.schedule.keepTicks, DEFAULTS.schedule.keepTicksMs, this.runtime.now(), cursor.tick);
+    const prunable = ids.filter((id) => id !== newestFired);
+    await store.prune(schedule.name, prunable, DEFAULTS.schedule.keepTicks, DEFAULTS.schedule.keepTicksMs, this.runtime.now(), cursor.tick);
   }
 
   private timesOf(schedule: StoredSchedule): CronTimes {
@@ -172,27 +195,21 @@ export class Scheduler {
   private armed(clear: () => void): Watcher {
     return () => {
       clear();
-      this.changed = true;
+      this.changed = true; // a pass under way misses it: the sleep after it is skipped
       this.wakeUp?.();
     };
   }
 
   private sleep(ms: number): Promise<void> {
-    if (this.changed) {
-      this.changed = false;
-      return Promise.resolve();
-    }
+    if (this.changed) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(finish, Math.min(ms, MAX_TIMER_MS));
-      function finish(): void {
+      const finish = (): void => {
         clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
         this.wakeUp = undefined;
-        this.changed = false;
-        finish();
+        resolve();
       };
+      const timer = setTimeout(finish, Math.min(ms, MAX_TIMER_MS));
+      this.wakeUp = finish;
     });
   }
 }

@@ -22,10 +22,12 @@
 import { PlanSpecError } from '../errors/spec-errors.js';
 import type { PlanWriter } from '../plan/plan-writer.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
-import { fillPlan, buildCheckedSpec, checkSpecForSubmit, type SpecRegistry } from '../spec/submit-plan.js';
-import { readSpecRecord } from '../spec/spec-record.js';
-import { IncompleteValueError } from '../errors/value-errors.js';
-import { BATCH_PREFIX, READY, RUNNABLE_INDEX, SPEC_RECORD, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
+import { fillPlan, checkSpecForSubmit, type SpecRegistry } from '../spec/submit-plan.js';
+import { isZkError } from '../errors/zk-error.js';
+import type { PlanOrigin } from '../spec/spec-record.js';
+import { decodeValue } from '../serialization/codec.js';
+import { BATCH_PREFIX, HISTORY, READY, RUNNABLE_INDEX, SPEC_RECORD, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
+import { resolvePlanSettings } from '../config/plan-options.js';
 import type { CheckedSpec } from '../spec/plan-spec.js';
 import { deleteValue } from '../zk/chunked-value.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
@@ -65,9 +67,9 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
     const tick = await store.readTick(schedule.name, id);
     if (tick === undefined) return { state: 'gone', here: false };
     if (isFinal(tick.record.state)) return { state: tick.record.state, here: false };
-    const outcome = await decideAndBuild(context, schedule, id, tick.record, session);
+    const { version, ...outcome } = await decideAndBuild(context, schedule, id, tick, session);
     const final: TickRecord = { ...tick.record, ...outcome, by: context.identity, updatedAt: new Date().toISOString() };
-    await store.updateTick(schedule.name, id, final, tick.version, { fence: session });
+    await writeTick(store, schedule.name, id, final, version, session);
     return { state: final.state, here: true };
   } finally {
     await store.unlock(schedule.name, id, session).catch(() => undefined); // else it goes with the session
@@ -78,31 +80,32 @@ async function decideAndBuild(
   context: FiringContext,
   schedule: StoredSchedule,
   id: string,
-  record: TickRecord,
+  tick: { readonly record: TickRecord; readonly version: number },
   session: ZkSession,
-): Promise<{ state: TickState; reason?: string }> {
+): Promise<{ state: TickState; reason?: string; version: number }> {
   const { zk, writer } = context;
+  const { record, version } = tick;
   const plan = record.plan;
   const existing = await zk.tryGetChildren(plan);
-  if (existing?.children.includes(SPEC_RECORD)) {
-    // The path is the tick's own unless another schedules' parent with a schedule of this name shares the plans' parent.
-    // A record a dead firer left half-written is this tick's: it is cleared with the rest below.
-    const record = await readSpecRecord(zk, plan).catch((error: unknown) => {
-      if (error instanceof IncompleteValueError) return 'half-written' as const;
-      throw error;
-    });
-    const origin = record === 'half-written' ? { schedules: context.store.parent, schedule: schedule.name, tick: id } : record?.origin;
-    if (origin?.schedules !== context.store.parent || origin.tick !== id)
+  if (existing !== undefined) {
+    // The plan node names the tick that made it from its first write on. Another tick's (a schedule of the same name under
+    // another schedules' parent, firing into the same plans' parent) is never adopted nor cleared.
+    const origin = await planOrigin(zk, plan);
+    if (origin?.schedules !== context.store.parent || origin.schedule !== schedule.name || origin.tick !== id)
       return {
         state: 'failed',
         reason: `plan path ${plan} is taken by ${origin === undefined ? 'a plan of no schedule' : `${origin.schedules}/${origin.schedule} tick ${origin.tick}`}`,
+        version,
       };
   }
-  if (existing?.children.includes(READY)) return { state: 'fired' };
+  if (existing?.children.includes(READY)) return { state: 'fired', version };
+  // Made, readied, run and deleted (retention, a user) while its firer was dead: never built twice.
+  if (existing === undefined && record.planCreated === true)
+    return { state: 'fired', reason: 'its plan was deleted before the tick was recorded fired', version };
   if (existing === undefined && record.kind === 'cron') {
-    if (schedule.paused) return { state: 'skipped', reason: 'the schedule is paused' };
+    if (schedule.paused) return { state: 'skipped', reason: 'the schedule is paused', version };
     const decision = overlapDecision(schedule.overlap, await previousRun(context, schedule, record));
-    if (decision.action === 'skip') return { state: 'skipped', reason: decision.reason };
+    if (decision.action === 'skip') return { state: 'skipped', reason: decision.reason, version };
     if (decision.action === 'cancelThenFire') await context.cancelPlan(decision.plan, `overlap: ${plan} fired by schedule "${schedule.name}"`);
   }
   const params = { ...schedule.params, firedAt: record.firedAt };
@@ -110,24 +113,31 @@ async function decideAndBuild(
   try {
     checked = await checkSpecForSubmit(schedule.spec, context.functions, await context.listWorkers(schedule.planParent), { params });
   } catch (error) {
-    if (error instanceof PlanSpecError) return { state: 'failed', reason: error.message };
-    throw error;
+    if (!(error instanceof PlanSpecError)) throw error;
+    // A dead firer's half-built plan does not stay: this tick makes no plan.
+    if (existing !== undefined) await zk.deleteRecursive(plan);
+    return { state: 'failed', reason: error.message, version };
   }
   const origin = { schedules: context.store.parent, schedule: schedule.name, tick: id, firedAt: record.firedAt };
   const target = { plan, fence: session, origin };
-  if (existing === undefined) await buildCheckedSpec(writer, zk, checked, { spec: schedule.spec, params }, target);
-  else {
-    if (!reintroducedScheduleDefects.keepHalfBuiltTickPlan) await clearHalfBuilt(zk, plan, existing.children, session);
-    await fillPlan(writer, zk, plan, checked, { spec: schedule.spec, params }, target);
+  let current = version;
+  if (existing === undefined) {
+    await writer.createPlanAt(plan, checked.options, { fence: session }, origin);
+    const marked: TickRecord = { ...record, planCreated: true, by: context.identity, updatedAt: new Date().toISOString() };
+    current = await writeTick(context.store, schedule.name, id, marked, version, session);
+  } else if (!reintroducedScheduleDefects.keepHalfBuiltTickPlan) {
+    await clearHalfBuilt(zk, plan, existing.children, session, resolvePlanSettings(checked.options).history);
   }
-  return { state: 'fired' };
+  await fillPlan(writer, zk, plan, checked, { spec: schedule.spec, params }, target);
+  return { state: 'fired', version: current };
 }
 
 /**
  * Deletes what a dead holder left in a plan it did not ready: its tasks, batch markers, index
- * entries and spec record. The plan node stays, so new task names continue its sequence.
+ * entries and spec record; and makes the children createPlanAt makes, if it died before them. The
+ * plan node stays, so new task names continue its sequence.
  */
-async function clearHalfBuilt(zk: Zk, plan: string, children: readonly string[], session: ZkSession): Promise<void> {
+async function clearHalfBuilt(zk: Zk, plan: string, children: readonly string[], session: ZkSession, history: boolean): Promise<void> {
   const index = childPath(plan, RUNNABLE_INDEX);
   const entries = (await zk.tryGetChildren(index))?.children ?? [];
   await Promise.all([
@@ -137,7 +147,43 @@ async function clearHalfBuilt(zk: Zk, plan: string, children: readonly string[],
     ...entries.map((name) => zk.deleteIfPresent(childPath(index, name), -1, { fence: session })),
     // The one name a new holder writes again: fenced, so a late delete from a dead holder cannot take the new one.
     children.includes(SPEC_RECORD) ? deleteValue(zk, childPath(plan, SPEC_RECORD), { fence: session }) : undefined,
+    zk.createIfAbsent(index, null, 'persistent', { fence: session }),
+    history ? zk.createIfAbsent(childPath(plan, HISTORY), null, 'persistent', { fence: session }) : undefined,
   ]);
+}
+
+/**
+ * Replaces the tick's record (the version read) under its lock; resolves the new version. A lost
+ * reply is resent and answered BAD_VERSION though the write landed: nobody else writes it under
+ * the lock, so a record that now reads as written is this write's.
+ */
+async function writeTick(store: ScheduleStore, name: string, id: string, record: TickRecord, version: number, session: ZkSession): Promise<number> {
+  try {
+    return (await store.updateTick(name, id, record, version, { fence: session })).version;
+  } catch (error) {
+    if (!isZkError(error, 'BAD_VERSION')) throw error;
+    const stored = await store.readTick(name, id);
+    if (
+      stored === undefined ||
+      stored.record.state !== record.state ||
+      stored.record.planCreated !== record.planCreated ||
+      stored.record.updatedAt !== record.updatedAt
+    )
+      throw error;
+    return stored.version;
+  }
+}
+
+/** The tick a plan node says made it; undefined for a plan of no schedule. */
+async function planOrigin(zk: Zk, plan: string): Promise<Partial<PlanOrigin> | undefined> {
+  const node = await zk.tryGetData(plan);
+  if (node === undefined || node.data === null || node.data.length === 0) return undefined;
+  try {
+    const { origin } = decodeValue(plan, node.data) as { origin?: Partial<PlanOrigin> };
+    return typeof origin === 'object' && origin !== null ? origin : undefined;
+  } catch {
+    return undefined; // another tool's plan value
+  }
 }
 
 /** The run of the newest fired tick before this one. */

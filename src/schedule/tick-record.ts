@@ -24,6 +24,8 @@ export interface TickRecord {
   readonly reason?: string;
   /** The process that last worked on it. */
   readonly by?: string;
+  /** Set once the plan's node exists (before any of its tasks): a tick whose plan is gone after that is not built again. */
+  readonly planCreated?: boolean;
   readonly updatedAt: string;
 }
 

@@ -54,27 +54,23 @@ export async function checkSpecForSubmit(
   return checked;
 }
 
-/** Where `buildCheckedSpec` puts the plan. */
-export type BuildTarget =
-  /** A new sequential plan under `parent`, on this client's session. */
-  | { readonly parent: string }
-  /** A plan at the fixed path `plan` (created here: NODE_EXISTS if it is there), every write fenced by `fence`: a schedule's tick. */
-  | { readonly plan: string; readonly fence: ZkSession; readonly origin: PlanOrigin };
+/** Whose plan `fillPlan` fills: a submitted one (on this client's session), or a schedule tick's (every write fenced by the session holding the tick's lock). */
+export type BuildTarget = { readonly parent: string } | { readonly plan: string; readonly fence: ZkSession; readonly origin: PlanOrigin };
 
 /**
- * Builds a checked spec: the plan, one addTasks batch (pipelined), the spec record, then `ready`.
- * The plan is not ready before its spec record exists, so every ready plan from a spec has one.
+ * Builds a checked spec: a new plan under `parent`, one addTasks batch (pipelined), the spec
+ * record, then `ready`. The plan is not ready before its spec record exists, so every ready plan
+ * from a spec has one.
  */
 export async function buildCheckedSpec(
   writer: PlanWriter,
   zk: Zk,
   checked: CheckedSpec,
   source: { readonly spec: PlanSpec; readonly params: Readonly<Record<string, unknown>> },
-  target: BuildTarget,
+  parent: string,
 ): Promise<SubmittedPlan> {
-  const fenced = 'fence' in target ? { fence: target.fence } : {};
-  const plan = 'plan' in target ? await writer.createPlanAt(target.plan, checked.options, fenced) : await writer.createPlan(target.parent, checked.options);
-  return { plan, tasks: await fillPlan(writer, zk, plan, checked, source, target) };
+  const plan = await writer.createPlan(parent, checked.options);
+  return { plan, tasks: await fillPlan(writer, zk, plan, checked, source, { parent }) };
 }
 
 /** Adds a checked spec's tasks and spec record to an existing, unready, empty plan, then readies it; resolves each key's path. */

@@ -37,8 +37,13 @@ export interface SchedulerProcess extends MemoryProcess {
   readonly fired: string[];
 }
 
-export function schedulerProcess(server: MemoryZooKeeper, name: string, now: number = T0, schedules: string = SCHEDULES): SchedulerProcess {
-  const functions = tickFunctions();
+export function schedulerProcess(
+  server: MemoryZooKeeper,
+  name: string,
+  now: number = T0,
+  schedules: string = SCHEDULES,
+  functions: FunctionRegistry = tickFunctions(),
+): SchedulerProcess {
   const proc = memoryProcess(server, name, functions);
   const { zk } = proc;
   const store = new TaskStore(zk);

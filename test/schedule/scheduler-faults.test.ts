@@ -1,0 +1,173 @@
+/**
+ * Faults an outside review found in the scheduler, each reproduced over the in-memory ZooKeeper
+ * (and fixed): a decision lost with its committer, a plan deleted before its tick was recorded, a
+ * takeover whose spec check fails, a lost reply on the final write, pruning under 'skip', a stale
+ * decision from a slow or skewed scheduler, a malformed definition.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { FunctionRegistry } from '../../src/exec/function-registry.js';
+import { encodeValue } from '../../src/serialization/codec.js';
+import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
+import { scheduleNodes } from '../../src/zk/layout.js';
+import type { MemoryProcess } from '../support/memory-plan.js';
+import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
+
+const open: MemoryProcess[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
+});
+
+function start(server: MemoryZooKeeper, name: string, functions?: FunctionRegistry): SchedulerProcess {
+  const proc = schedulerProcess(server, name, T0, SCHEDULES, functions);
+  open.push(proc);
+  return proc;
+}
+
+const PULSE = { name: 'pulse', cron: '* * * * * *', spec: TICK_SPEC, planParent: PLANS, overlap: 'allow', misfire: 'fireAll', misfireGraceMs: 500 } as const;
+const TICK_1 = 'tick-001795572001000';
+const PLAN_1 = `${PLANS}/pulse@20261125T020001.000Z`;
+const realSetImmediate = globalThis.setImmediate;
+const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
+
+/** Lets the given clients' operations land until none of theirs waits. */
+async function drain(manual: ManualScheduler, clients: readonly string[]): Promise<void> {
+  for (let step = 0; step < 100_000; step++) {
+    await flush();
+    await flush();
+    const next = manual.pending().find((client) => clients.includes(client));
+    if (next === undefined) return;
+    manual.step(next);
+  }
+}
+
+/** Steps `client` until it has sent `op` on `path` (applied). */
+async function stepUntil(manual: ManualScheduler, client: string, op: string, path: string): Promise<void> {
+  for (let step = 0; step < 10_000; step++) {
+    await flush();
+    await flush();
+    const applied = manual.step(client);
+    if (applied.op === op && applied.path === path) return;
+  }
+}
+
+/** Crashes `proc` (its session expires) right after its write that `matches`. */
+function crashAfter(server: MemoryZooKeeper, proc: SchedulerProcess, matches: (op: string, path: string) => boolean): void {
+  server.onApplied = (event) => {
+    if (event.clientName !== proc.name || !event.ok || !matches(event.op, event.path)) return;
+    proc.zk.crash();
+    server.expireSession(event.sessionId);
+  };
+}
+
+describe('scheduler faults', () => {
+  it('a scheduler that dies after committing a decision and before its records: the next one makes them (no tick lost)', async () => {
+    const server = new MemoryZooKeeper();
+    const [x, y] = [start(server, 'x'), start(server, 'y')];
+    await x.schedules.put(PULSE);
+    crashAfter(server, x, (op, path) => (op === 'create' || op === 'setData') && path === scheduleNodes(SCHEDULES, 'pulse').cursor);
+    x.clock.now = T0 + 1_020;
+    void x.scheduler.pass().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const second of [2, 3]) {
+      y.clock.now = T0 + second * 1000 + 20;
+      await y.scheduler.pass();
+    }
+    expect(server.children(scheduleNodes(SCHEDULES, 'pulse').ticks)).toContain(TICK_1);
+    expect(plansOn(server)).toHaveLength(3);
+  });
+
+  it('a firer that dies after readying, whose plan then runs and is deleted: the tick is not built again', async () => {
+    const server = new MemoryZooKeeper();
+    const [a, b] = [start(server, 'a'), start(server, 'b')];
+    await a.schedules.put(PULSE);
+    let creations = 0;
+    server.onApplied = (event) => {
+      if (event.op === 'create' && event.ok && event.path === PLAN_1) creations += 1;
+      if (event.clientName === 'a' && event.op === 'create' && event.ok && event.path === `${PLAN_1}/ready`) {
+        a.zk.crash();
+        server.expireSession(event.sessionId);
+      }
+    };
+    a.clock.now = b.clock.now = T0 + 1_020;
+    void a.scheduler.pass().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await b.zk.deleteRecursive(PLAN_1); // retention after a fast run, or zk-plan rm
+    await b.scheduler.pass();
+    expect(creations).toBe(1);
+    const [summary] = await b.schedules.list();
+    expect(summary?.recentRuns[0]).toMatchObject({ state: 'fired', outcome: 'deleted' });
+  });
+
+  it('a takeover whose spec check fails records the tick failed and leaves no half-built plan', async () => {
+    const server = new MemoryZooKeeper();
+    const a = start(server, 'a');
+    const b = start(
+      server,
+      'b',
+      new FunctionRegistry().register('other', () => 1),
+    );
+    await a.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
+    crashAfter(server, a, (op, path) => op === 'create' && path.startsWith(`${PLAN_1}/task-`) && path.endsWith('/ready'));
+    a.clock.now = b.clock.now = T0 + 1_020;
+    void a.scheduler.pass().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await b.scheduler.pass();
+    const [summary] = await b.schedules.list();
+    expect(summary?.recentRuns[0]).toMatchObject({ state: 'failed', reason: expect.stringContaining('stamp') });
+    expect(server.exists(PLAN_1)).toBe(false);
+  });
+
+  it('a lost reply on the final record write is no error, and the tick is reported once', async () => {
+    const server = new MemoryZooKeeper();
+    const a = start(server, 'a');
+    await a.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
+    a.zk.loseNextReply((op, path) => op === 'setData' && path === `${scheduleNodes(SCHEDULES, 'pulse').ticks}/${TICK_1}`);
+    a.clock.now = T0 + 1_020;
+    await a.scheduler.pass();
+    await a.scheduler.pass();
+    expect(a.errors).toEqual([]);
+    expect(a.fired).toEqual([TICK_1]);
+  });
+
+  it("with overlap 'skip', pruning old records never drops the record of the run still going (one run at a time)", async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put({ ...PULSE, cron: '*/15 * * * * *', overlap: 'skip', misfireGraceMs: 60_000 }); // no workers: the run never ends
+    for (let at = 15_000; at <= 52 * 15_000; at += 15_000) {
+      proc.clock.now = T0 + at + 20;
+      await proc.scheduler.pass();
+    }
+    expect(plansOn(server)).toHaveLength(1);
+  });
+
+  it("a decision made from a cursor another scheduler has moved never lands (misfire 'skip', clocks a second apart)", async () => {
+    const manual = new ManualScheduler();
+    const server = new MemoryZooKeeper({ scheduler: manual });
+    const [x, y] = [start(server, 'x'), start(server, 'y')];
+    const put = x.schedules.put({ ...PULSE, overlap: 'skip', misfire: 'skip' });
+    await drain(manual, ['x', 'y']);
+    await put;
+    y.clock.now = T0 + 1_020; // tick 1 on time for y
+    x.clock.now = T0 + 2_020; // for x, tick 1 was missed and tick 2 is on time
+    const yPass = y.scheduler.pass();
+    await stepUntil(manual, 'y', 'getData', scheduleNodes(SCHEDULES, 'pulse').cursor); // y has read the cursor
+    const xPass = x.scheduler.pass();
+    await drain(manual, ['x']);
+    await xPass;
+    await drain(manual, ['y']);
+    await yPass;
+    expect(server.children(scheduleNodes(SCHEDULES, 'pulse').ticks)).toEqual(['tick-001795572002000']);
+    expect(plansOn(server)).toHaveLength(1);
+  });
+
+  it('a malformed schedule node is reported each pass, with one watch on it however many passes', async () => {
+    const server = new MemoryZooKeeper();
+    const a = start(server, 'a');
+    await a.schedules.put(PULSE);
+    await a.zk.create(`${SCHEDULES}/bad`, encodeValue({ name: 'bad', cron: 42 }, 'test'));
+    for (let pass = 0; pass < 20; pass++) await a.scheduler.pass();
+    expect(server.watchCount(`${SCHEDULES}/bad`)).toBe(1);
+    expect(a.errors).toHaveLength(20);
+    expect(String(a.errors[0])).toContain(`${SCHEDULES}/bad`);
+  });
+});
