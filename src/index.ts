@@ -44,6 +44,20 @@ export type { PlanEvent, PlanEventKind } from './alerts/plan-events.js';
 export { checkPlanSpec, type PlanSpec, type TaskSpecEntry, type ParamPlaceholder, type CheckedSpec, type SpecContext } from './spec/plan-spec.js';
 export type { SubmitOptions, SubmittedPlan } from './spec/submit-plan.js';
 export { PlanSpecError, type PlanSpecProblem } from './errors/spec-errors.js';
+export {
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  UNKNOWN_FUNCTION,
+  assertPlanSnapshot,
+  type PlanSnapshot,
+  type SnapshotTask,
+  type ResultSource,
+  type UnfinishedState,
+} from './snapshot/plan-snapshot.js';
+export type { ImportedPlan } from './snapshot/import-plan.js';
+export type { RerunOptions } from './snapshot/rerun.js';
+export { rerunSelection, RERUN_FAILED, type RerunFrom } from './spec/rerun-selection.js';
+export { SnapshotError, type SnapshotProblem } from './errors/snapshot-errors.js';
 export type { PlanEventListener } from './alerts/plan-event-watcher.js';
 export { webhookListener, type WebhookBody } from './alerts/webhook.js';
 export type { PlanView, PlanSummary, TaskView, TaskViewState, TaskHistoryRecord } from './plan/plan-view.js';

@@ -1,7 +1,10 @@
+import superjson from 'superjson';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SnapshotError } from '../src/errors/snapshot-errors.js';
+import { PlanSpecError } from '../src/errors/spec-errors.js';
+import { InvalidArgumentError } from '../src/errors/usage-errors.js';
+import { FunctionRegistry, call, type TaskContext } from '../src/index.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
-import { rerunSelection } from '../src/snapshot/rerun.js';
 import type { PlanSnapshot } from '../src/snapshot/plan-snapshot.js';
 import { expectRejects } from './support/expect-error.js';
 import { SNAPSHOT_SPEC, snapshotFunctions } from './support/snapshot-fixture.js';
@@ -51,14 +54,16 @@ describe('exportPlan and importPlan', () => {
     const snapshot = await first.proc.zkPlan.exportPlan(plan);
     expect(Object.fromEntries(Object.entries(snapshot.tasks).map(([key, task]) => [key, task.state]))).toEqual({
       extract: 'done',
-      clean: 'pending', // running (waiting at the gate)
-      report: 'pending',
+      clean: 'running', // waiting at the gate
+      report: 'waiting',
       audit: 'done',
       flaky: 'failed',
-      late: 'pending',
+      late: 'waiting',
     });
-    expect(snapshot.tasks['extract']).toMatchObject({ hasResult: true, result: 10 });
-    expect(snapshot.tasks['flaky']).toMatchObject({ failure: { code: 'PERMANENT', message: expect.stringContaining('flaky fails here') } });
+    expect(snapshot.source).toBe('spec-record');
+    expect(snapshot.tasks['extract']).toMatchObject({ hasResult: true, result: 10, resultFrom: 'kept' });
+    expect(snapshot.tasks['clean']).toEqual({ state: 'running', failedTries: 0 });
+    expect(snapshot.tasks['flaky']).toMatchObject({ failedTries: 1, failure: { code: 'PERMANENT', message: expect.stringContaining('flaky fails here') } });
     first.gate.open();
 
     const second = server('second', { flakyFails: false, gated: false });
@@ -68,6 +73,54 @@ describe('exportPlan and importPlan', () => {
     await second.proc.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
     expect(second.runs.sort()).toEqual(['clean', 'flaky', 'late', 'report']);
     expect(await results(second.proc, imported.tasks)).toEqual(expected);
+    expect(imported.existing).toBe(false);
+  });
+
+  it('is safe to repeat: the same snapshot imported again under the same parent (also read back from superjson) returns the first plan', async () => {
+    const source = server('source', { flakyFails: false, gated: false });
+    const done = await source.proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
+    await source.proc.zkPlan.waitForCompletion(done.plan, { timeoutMs: 10_000 });
+    const snapshot = await source.proc.zkPlan.exportPlan(done.plan);
+    const halfway = { ...snapshot, tasks: { ...snapshot.tasks, report: { state: 'runnable' as const, failedTries: 0 } } };
+
+    const target = server('target', { flakyFails: false, gated: false });
+    const first = await target.proc.zkPlan.importPlan(PARENT, halfway);
+    await target.proc.zkPlan.waitForCompletion(first.plan, { timeoutMs: 10_000 });
+    const again = await target.proc.zkPlan.importPlan(PARENT, superjson.parse<PlanSnapshot>(superjson.stringify(halfway)));
+    expect(again).toEqual({ ...first, existing: true });
+    expect(target.server.children(PARENT).filter((name) => name.startsWith('plan-'))).toHaveLength(1);
+    expect(target.runs).toEqual(['report']);
+    // Under another parent it is another import.
+    target.proc.zkPlan.startWorkers('/elsewhere', { count: 1, backoff: FAST_BACKOFF, retention: false });
+    const elsewhere = await target.proc.zkPlan.importPlan('/elsewhere', halfway);
+    expect(elsewhere.existing).toBe(false);
+    await target.proc.zkPlan.waitForCompletion(elsewhere.plan, { timeoutMs: 10_000 });
+    expect(target.runs).toEqual(['report', 'report']);
+  });
+
+  it("needs no function of a done task where it is imported, and carries each state's tries", async () => {
+    const source = server('source', { flakyFails: false, gated: false });
+    const done = await source.proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
+    await source.proc.zkPlan.waitForCompletion(done.plan, { timeoutMs: 10_000 });
+    const snapshot = await source.proc.zkPlan.exportPlan(done.plan);
+    expect(Object.values(snapshot.tasks).every((task) => task.state === 'done' && task.hasResult && task.resultFrom === 'kept')).toBe(true);
+    // Only `gated` is registered there: every task but `clean` is done, so no other function is needed.
+    const runs: string[] = [];
+    const memory = new MemoryZooKeeper();
+    const gatedOnly = memoryProcess(
+      memory,
+      'gated-only',
+      new FunctionRegistry().register('gated', (_ctx: TaskContext, n: number) => (runs.push('clean'), n + 1)),
+    );
+    open.push(gatedOnly);
+    gatedOnly.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
+    const imported = await gatedOnly.zkPlan.importPlan(PARENT, {
+      ...snapshot,
+      tasks: { ...snapshot.tasks, clean: { state: 'retrying', failedTries: 2, lastError: 'x' } },
+    });
+    await gatedOnly.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
+    expect(runs).toEqual(['clean']); // its tries start afresh: the snapshot's count is for reading
+    expect(await gatedOnly.zkPlan.getResult(imported.tasks['clean'] as string)).toBe(11);
   });
 
   it('refuses what it cannot import, naming the problem, and writes nothing', async () => {
@@ -82,19 +135,44 @@ describe('exportPlan and importPlan', () => {
       spec: { tasks: { a: { fn: 'count', params: ['a', 1] }, b: { fn: 'count', params: ['b', 2], inputs: ['a'] } } },
       params: {},
       options: {},
-      tasks: { a: { state: 'done', hasResult: false }, b: { state: 'pending', failures: 0 } },
+      source: 'spec-record',
+      tasks: { a: { state: 'done', hasResult: false }, b: { state: 'waiting', failedTries: 0 } },
     };
     const missing = await expectRejects(() => proc.zkPlan.importPlan(PARENT, snapshot), SnapshotError);
     expect([missing.code, missing.key]).toEqual(['SNAPSHOT_RESULT_MISSING', 'a']);
+    expect(missing.message).toContain('export the plan again while the result is stored');
     const noState = await expectRejects(
       () => proc.zkPlan.importPlan(PARENT, { ...snapshot, tasks: { a: snapshot.tasks['a'] } } as PlanSnapshot),
       SnapshotError,
     );
     expect([noState.code, noState.key]).toEqual(['SNAPSHOT_INVALID', 'b']);
+    const spec = await expectRejects(
+      () => proc.zkPlan.importPlan(PARENT, { ...snapshot, spec: { tasks: { ...snapshot.spec.tasks, b: { fn: 'count', inputs: ['zz'] } } } }),
+      PlanSpecError,
+    );
+    expect([spec.code, spec.key]).toEqual(['SPEC_UNKNOWN_INPUT', 'b']);
+    const entry = await expectRejects(
+      () => proc.zkPlan.importPlan(PARENT, { ...snapshot, spec: { tasks: { ...snapshot.spec.tasks, a: null } } } as unknown as PlanSnapshot),
+      PlanSpecError,
+    );
+    expect([entry.code, entry.key]).toEqual(['SPEC_INVALID', 'a']);
     expect(memory.children(PARENT).filter((name) => name.startsWith('plan-'))).toEqual([]);
-    const built = await proc.zkPlan.createPlan(PARENT);
-    const noSpec = await expectRejects(() => proc.zkPlan.exportPlan(built), SnapshotError);
-    expect(noSpec.code).toBe('SNAPSHOT_NO_SPEC');
+  });
+
+  it('checks its arguments, naming the plan, and refuses a cancelled plan', async () => {
+    const { proc } = server('a', { flakyFails: false, gated: false });
+    await expect(proc.zkPlan.exportPlan('plans/plan-1')).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(proc.zkPlan.exportPlan('/plans/plan-0000000099')).rejects.toMatchObject({ code: 'PLAN_NOT_FOUND', path: '/plans/plan-0000000099' });
+    await expect(proc.zkPlan.importPlan('nowhere', {} as PlanSnapshot)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(proc.zkPlan.importPlan(PARENT, null as unknown as PlanSnapshot)).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
+    const { plan } = await proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
+    await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    await expect(proc.zkPlan.rerunPlan(plan, {} as { from: string })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', path: plan });
+    await expect(proc.zkPlan.rerunPlan(plan, { from: 'clean', form: 1 } as { from: string })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', path: plan });
+    await expect(proc.zkPlan.rerunPlan('/plans/plan-0000000099', { from: 'clean' })).rejects.toMatchObject({ code: 'PLAN_NOT_FOUND' });
+    const cancelled = await proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
+    await proc.zkPlan.cancelPlan(cancelled.plan);
+    await expect(proc.zkPlan.exportPlan(cancelled.plan)).rejects.toMatchObject({ code: 'SNAPSHOT_PLAN_CANCELLED', path: cancelled.plan });
   });
 });
 
@@ -109,8 +187,31 @@ describe('rerunPlan', () => {
     await proc.zkPlan.waitForCompletion(rerun.plan, { timeoutMs: 10_000 });
     expect(runs.sort()).toEqual(['clean', 'report']);
     expect(await results(proc, rerun.tasks)).toEqual(expected);
-    await expect(proc.zkPlan.rerunPlan(first.plan, { from: 'nope' })).rejects.toMatchObject({ code: 'RERUN_UNKNOWN_KEY' });
+    expect(rerun.existing).toBe(false);
+    await expect(proc.zkPlan.rerunPlan(first.plan, { from: 'nope' })).rejects.toMatchObject({ code: 'RERUN_UNKNOWN_KEY', key: 'nope' });
     await expect(proc.zkPlan.rerunPlan(first.plan, { from: 'failed' })).rejects.toMatchObject({ code: 'RERUN_NOTHING_FAILED' });
+    // A rerun of the rerun: the new plan has a spec record too.
+    runs.length = 0;
+    const again = await proc.zkPlan.rerunPlan(rerun.plan, { from: 'report' });
+    await proc.zkPlan.waitForCompletion(again.plan, { timeoutMs: 10_000 });
+    expect(runs).toEqual(['report']);
+    expect(await results(proc, again.tasks)).toEqual(expected);
+  });
+
+  it('refuses a plan without a spec record, and an upstream result that is gone, naming the task and what to do; nothing is written', async () => {
+    const { proc, server: memory } = server('a', { flakyFails: false, gated: false });
+    const built = await proc.zkPlan.createPlan(PARENT);
+    await proc.zkPlan.addTask(built, call('count', 'x', 1));
+    await proc.zkPlan.markAsReady(built);
+    await expect(proc.zkPlan.rerunPlan(built, { from: 'x' })).rejects.toMatchObject({ code: 'RERUN_NO_SPEC', path: built });
+    const spec = { tasks: { ...SNAPSHOT_SPEC.tasks, extract: { fn: 'count', params: ['extract', 10], options: { keepResult: false } } } };
+    const { plan } = await proc.zkPlan.submitPlan(PARENT, spec);
+    await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    const before = memory.children(PARENT).length;
+    const gone = await expectRejects(() => proc.zkPlan.rerunPlan(plan, { from: 'clean' }), SnapshotError);
+    expect([gone.code, gone.key, gone.path]).toEqual(['SNAPSHOT_RESULT_MISSING', 'extract', plan]);
+    expect(gone.message).toContain('rerun from "extract" instead');
+    expect(memory.children(PARENT)).toHaveLength(before);
   });
 
   it("from 'failed': the failed tasks and their downstream run again", async () => {
@@ -122,24 +223,18 @@ describe('rerunPlan', () => {
     await expect(proc.zkPlan.waitForCompletion(rerun.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
     expect(runs).toEqual(['flaky (failed)']); // the rest reused: nothing else ran
   });
-
-  it('selects the seeds and everything downstream of them (pure)', () => {
-    expect([...rerunSelection(SNAPSHOT_SPEC, 'extract', [])].sort()).toEqual(['audit', 'clean', 'extract', 'report']);
-    expect([...rerunSelection(SNAPSHOT_SPEC, 'clean', [])].sort()).toEqual(['clean', 'report']);
-    expect([...rerunSelection(SNAPSHOT_SPEC, 'failed', ['flaky'])].sort()).toEqual(['flaky', 'late']);
-  });
 });
 
 describe('importPlan cut short', () => {
-  it('after any of its writes leaves a plan that runs nothing, and importing again runs to the same results', async () => {
+  it('after any of its writes leaves a plan that runs nothing; importing again replaces it and runs to the same results, once', async () => {
     const source = server('source', { flakyFails: false, gated: false });
     const done = await source.proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await source.proc.zkPlan.waitForCompletion(done.plan, { timeoutMs: 10_000 });
     const expected = await results(source.proc, done.tasks);
     const snapshot = await source.proc.zkPlan.exportPlan(done.plan);
-    const halfway = {
+    const halfway: PlanSnapshot = {
       ...snapshot,
-      tasks: { ...snapshot.tasks, report: { state: 'pending' as const, failures: 0 }, late: { state: 'pending' as const, failures: 0 } },
+      tasks: { ...snapshot.tasks, report: { state: 'waiting', failedTries: 0 }, late: { state: 'runnable', failedTries: 0 } },
     };
 
     // How many writes one import takes, undisturbed.
@@ -166,18 +261,16 @@ describe('importPlan cut short', () => {
       };
       void importer.zkPlan.importPlan(PARENT, halfway).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 30));
-      const plans = target.server.children(PARENT).filter((name) => name.startsWith('plan-'));
-      const readied = plans.filter((name) => target.server.exists(`${PARENT}/${name}/ready`));
-      if (readied.length === 0) {
-        expect(target.runs, `crash after write ${n}`).toEqual([]); // the half-made plan is not ready: nothing of it runs
-        const again = await target.proc.zkPlan.importPlan(PARENT, halfway);
-        await target.proc.zkPlan.waitForCompletion(again.plan, { timeoutMs: 10_000 });
-        expect(await results(target.proc, again.tasks), `crash after write ${n}`).toEqual(expected);
-      } else {
-        // Cut short after `ready`, its last write but the touch: the plan is whole and runs.
-        expect(readied, `crash after write ${n}`).toHaveLength(1);
-        await target.proc.zkPlan.waitForCompletion(`${PARENT}/${readied[0]}`, { timeoutMs: 10_000 });
-      }
+      const plans = (): string[] => target.server.children(PARENT).filter((name) => name.startsWith('plan-'));
+      const readied = plans().filter((name) => target.server.exists(`${PARENT}/${name}/ready`));
+      expect(readied.length, `crash after write ${n}`).toBeLessThanOrEqual(1);
+      if (readied.length === 0) expect(target.runs, `crash after write ${n}`).toEqual([]); // the half-made plan is not ready: nothing of it runs
+      const again = await target.proc.zkPlan.importPlan(PARENT, halfway);
+      // Cut short after `ready` (its last write but the touch), the plan is whole: the repeat returns it.
+      expect(again.existing, `crash after write ${n}`).toBe(readied.length === 1);
+      expect(plans(), `crash after write ${n}`).toEqual([again.plan.slice(PARENT.length + 1)]);
+      await target.proc.zkPlan.waitForCompletion(again.plan, { timeoutMs: 10_000 });
+      expect(await results(target.proc, again.tasks), `crash after write ${n}`).toEqual(expected);
       expect(target.runs.sort(), `crash after write ${n}`).toEqual(['late', 'report']);
     }
   });

@@ -1,20 +1,23 @@
 import { ZkPlanError, named } from './base-error.js';
 
+/** What stops an export, an import or a rerun (the contract: these codes are stable). */
 export type SnapshotProblem =
-  /** Not a snapshot this version reads: `{ format: 'zk-plan-snapshot', version: 1, spec, params, tasks, … }`. */
+  /** Not a snapshot this version reads: `{ format: 'zk-plan-snapshot', version: 1, spec, params, tasks, … }`, or a task entry that is not one. */
   | 'SNAPSHOT_INVALID'
-  /** The plan has no spec record (built with addTask, not submitPlan or a schedule): nothing to export or rerun from. */
-  | 'SNAPSHOT_NO_SPEC'
+  /** A plan without a spec record whose tasks cannot be written as a spec (an inline task still to run, a malformed task node). */
+  | 'SNAPSHOT_UNDERIVABLE'
   /** A finished task's result is needed (by a task still to run) and is no longer stored anywhere. */
   | 'SNAPSHOT_RESULT_MISSING'
   /** A cancelled plan's tasks are deleted: what they stood at is gone. */
   | 'SNAPSHOT_PLAN_CANCELLED'
+  /** `rerunPlan` of a plan without a spec record (built with addTask): there is no spec to run again. */
+  | 'RERUN_NO_SPEC'
   /** `rerunPlan`'s `from` is not a task key of the plan's spec. */
   | 'RERUN_UNKNOWN_KEY'
   /** `rerunPlan(plan, { from: 'failed' })` of a plan with no failed task. */
   | 'RERUN_NOTHING_FAILED';
 
-/** Export, import or rerun cannot go on; `key` names the task where there is one. Nothing was written. */
+/** Export, import or rerun cannot go on; `key` names the task where there is one, `path` the plan. Nothing was written. */
 export class SnapshotError extends ZkPlanError {
   readonly code: SnapshotProblem;
   constructor(

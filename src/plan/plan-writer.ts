@@ -43,6 +43,8 @@ export interface TaskPreset {
   readonly failure?: Buffer;
 }
 
+type PreparedTask = { definition: Buffer; args: readonly (string | number)[] }; // a batch's task, encoded, with its args
+
 /** How many (session, plan) pairs remember that their builder node exists. */
 const BUILDER_CACHE_SIZE = 10_000;
 
@@ -59,12 +61,12 @@ export class PlanWriter {
     private readonly functions: FunctionRegistry,
   ) {}
 
-  /** The spec's `create-plan`: a new persistent sequential `plan-` node under `parent` (created if missing). */
-  async createPlan(parent: string, options: PlanOptions = {}): Promise<string> {
+  /** The spec's `create-plan`: a new persistent sequential `plan-` node under `parent` (created if missing); `marks` are stored beside its settings. */
+  async createPlan(parent: string, options: PlanOptions = {}, marks: Readonly<Record<string, unknown>> = {}): Promise<string> {
     assertValidPath('parent', parent);
     const settings = resolvePlanSettings(options);
     await this.zk.ensurePath(parent);
-    const plan = await this.zk.create(childPath(parent, PLAN_PREFIX), encodeValue(settings, 'plan settings'), 'persistent-sequential');
+    const plan = await this.zk.create(childPath(parent, PLAN_PREFIX), encodeValue({ ...marks, ...settings }, 'plan settings'), 'persistent-sequential');
     await this.createPlanChildren(plan, settings.history, {});
     return plan;
   }
@@ -114,7 +116,7 @@ export class PlanWriter {
     // Each task names its builder and batch: whoever finds it unfinished can tell whose it is and whether that one still lives.
     // Unique across the ensemble: session ids are, and this session numbers its own batches.
     const stamp: BuilderStamp = { builder: session.id, batch: `${session.id}-${++this.batchSerial}` };
-    const prepared = tasks.map((entry, index) => this.prepare(plan, entry, index, stamp));
+    const prepared = tasks.map((entry, index) => this.prepare(plan, entry, index, stamp, presets?.get(index)?.result !== undefined));
     const external = [...new Set(prepared.flatMap(({ args }) => args.filter((arg): arg is string => typeof arg === 'string')))];
     await Promise.all(external.map((arg) => this.assertArgTaskExists(arg)));
     // Every write of the batch is fenced by this session: once it has expired (and its builder node
@@ -351,7 +353,7 @@ export class PlanWriter {
     return failed;
   }
 
-  private prepare(plan: string, entry: TaskToAdd, index: number, stamp: BuilderStamp): { definition: Buffer; args: readonly (string | number)[] } {
+  private prepare(plan: string, entry: TaskToAdd, index: number, stamp: BuilderStamp, resultPreset = false): PreparedTask {
     if (typeof entry !== 'object' || entry === null) throw new InvalidArgumentError(`tasks[${index}]`, 'expected { task, args?, options? }');
     assertKnownKeys(`addTasks (tasks[${index}])`, entry, TASK_TO_ADD_KEYS);
     assertTaskSpec(entry.task);
@@ -370,8 +372,8 @@ export class PlanWriter {
       assertSequentialPath(`tasks[${index}].args[${position}]`, arg, TASK_PREFIX);
       if (parentOf(arg) !== plan) throw new ForeignArgTaskError(arg, plan);
     });
-    const spec = entry.task;
-    if (spec.kind === 'call' && this.functions.size > 0 && !this.functions.has(spec.fn)) {
+    const spec = entry.task; // a task whose result is preset (an import's done task) never calls its function: it need not be registered
+    if (spec.kind === 'call' && !resultPreset && this.functions.size > 0 && !this.functions.has(spec.fn)) {
       throw new UnknownFunctionError(spec.fn, undefined, this.functions.names());
     }
     const definition = encodeValue({ ...toDefinition(spec, taskSettings(entry.options ?? {})), ...stamp }, `The task definition for plan ${plan}`, plan);

@@ -23,7 +23,7 @@ import { runWorkerLoop, workerLoopRuntime, type WorkerLoopRuntime } from '../wor
 import { WorkerPool } from '../worker/worker-pool.js';
 import { WakeUp } from '../worker/wake-up.js';
 import { Dispatcher } from '../worker/dispatcher.js';
-import { assertValidPath, parentOf } from '../zk/layout.js';
+import { assertValidPath } from '../zk/layout.js';
 import { ZkClient } from '../zk/zk-client.js';
 import type { Zk } from '../zk/zk.js';
 import { PlanReader } from './plan-reader.js';
@@ -45,10 +45,10 @@ import type { PlanSummary, PlanView } from './plan-view.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
 import { Scheduling } from '../schedule/scheduling.js';
-import { exportPlan } from '../snapshot/export-plan.js';
-import { importSnapshot, type ImportContext } from '../snapshot/import-plan.js';
+import { PlanSnapshots } from '../snapshot/plan-snapshots.js';
+import type { ImportedPlan } from '../snapshot/import-plan.js';
 import type { PlanSnapshot } from '../snapshot/plan-snapshot.js';
-import { rerunFrom, rerunSnapshot } from '../snapshot/rerun.js';
+import type { RerunOptions } from '../snapshot/rerun.js';
 import { footprintOf, type ZkPlanFootprint } from './footprint.js';
 import type { Schedules } from '../schedule/schedules.js';
 import type { SchedulerOptions } from '../config/options.js';
@@ -71,6 +71,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly explainer: Explainer;
   private readonly eventWatchers = new Set<PlanEventWatcher>();
   private readonly scheduling: Scheduling;
+  private readonly snapshots: PlanSnapshots;
   private readonly wakeUp = new WakeUp();
   private readonly dispatcher: Dispatcher;
   private readonly pools = new Set<WorkerPool>();
@@ -92,6 +93,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
     const { writer, reader, control, workerIdPrefix: identity } = this;
     this.scheduling = new Scheduling({ zk, writer, reader, control, functions, events: this, identity, wake: () => this.wakeUp.wake() });
+    this.snapshots = new PlanSnapshots({ zk, writer, store: this.store, functions, listWorkers: (parent) => listWorkers(zk, parent) });
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
   }
@@ -285,6 +287,28 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return submitted;
   }
 
+  /** A self-contained, superjson-serialisable snapshot of the plan: spec (derived for a plan without one), params, each task's state, result or failure. */
+  exportPlan(plan: string): Promise<PlanSnapshot> {
+    this.assertOpen();
+    return this.snapshots.exportPlan(plan);
+  }
+
+  /** Recreates a snapshot as a new plan under `parent` that goes on where it stood (done tasks are not run again); safe to repeat. */
+  async importPlan(parent: string, snapshot: PlanSnapshot): Promise<ImportedPlan> {
+    this.assertOpen();
+    const imported = await this.snapshots.importPlan(parent, snapshot);
+    this.wakeUp.wake();
+    return imported;
+  }
+
+  /** A new run of the plan's spec from `from` (a task key, or `'failed'`): it and its downstream run again, the rest reuse their results. */
+  async rerunPlan(plan: string, options: RerunOptions): Promise<ImportedPlan> {
+    this.assertOpen();
+    const rerun = await this.snapshots.rerunPlan(plan, options);
+    this.wakeUp.wake();
+    return rerun;
+  }
+
   /** The schedules under `parent`: put (cron, time zone, spec, overlap and misfire policies), pause, resume, trigger, remove, list. */
   schedules(parent: string): Schedules {
     this.assertOpen();
@@ -298,31 +322,6 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   startScheduler(parent: string, options: SchedulerOptions = {}): { stop(): Promise<void> } {
     this.assertOpen();
     return this.scheduling.start(parent, options);
-  }
-
-  /** A self-contained snapshot of a plan built from a spec: its spec, params, and each task's state, result or failure (src/snapshot). */
-  exportPlan(plan: string): Promise<PlanSnapshot> {
-    this.assertOpen();
-    return exportPlan(this.zk, this.store, plan);
-  }
-
-  /** Recreates a snapshot as a new plan under `parent` that goes on where it stood: done tasks are not run again. */
-  async importPlan(parent: string, snapshot: PlanSnapshot): Promise<SubmittedPlan> {
-    this.assertOpen();
-    const imported = await importSnapshot(this.importContext(), parent, snapshot);
-    this.wakeUp.wake();
-    return imported;
-  }
-
-  /** A new run of the plan's spec from `from` (a task key, or `'failed'`): it and its downstream run again, the rest reuse their results. */
-  async rerunPlan(plan: string, options: { readonly from: string }): Promise<SubmittedPlan> {
-    this.assertOpen();
-    const from = rerunFrom(plan, options);
-    const rerun = await importSnapshot(this.importContext(), parentOf(plan), rerunSnapshot(await exportPlan(this.zk, this.store, plan), from), {
-      rerunFrom: from,
-    });
-    this.wakeUp.wake();
-    return rerun;
   }
 
   /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */
@@ -379,10 +378,6 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private runtime(options: ResolvedWorkerOptions): WorkerLoopRuntime {
     const { zk, store, wakeUp, dispatcher, limits, functions } = this;
     return workerLoopRuntime({ zk, store, events: this, wakeUp, dispatcher, limits, functions, container: this.settings.container }, options);
-  }
-
-  private importContext(): ImportContext {
-    return { zk: this.zk, writer: this.writer, store: this.store, functions: this.functions, listWorkers: (parent) => listWorkers(this.zk, parent) };
   }
 
   private assertOpen(): void {

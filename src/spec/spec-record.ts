@@ -30,8 +30,8 @@ export interface SpecRecord {
   readonly tasks: Readonly<Record<string, string>>;
   readonly submittedAt: string;
   readonly origin?: PlanOrigin;
-  /** For a plan made by importPlan or rerunPlan: the plan it continues (and the rerun's `from`). */
-  readonly continues?: { readonly plan: string; readonly exportedAt: string; readonly rerunFrom?: string };
+  /** For a plan made by importPlan or rerunPlan: the plan it continues (and the rerun's `from`, the snapshot's identity). */
+  readonly continues?: { readonly plan: string; readonly exportedAt: string; readonly rerunFrom?: string; readonly snapshot?: string };
 }
 
 export async function writeSpecRecord(zk: Zk, plan: string, record: SpecRecord, options: WriteOptions): Promise<void> {

@@ -9,6 +9,7 @@
  *   <key>                         { limit }
  *     slot-<i>                    EPHEMERAL; held by a running task with the key (i < limit): { task, workerId, at }
  * <parent>/plan-NNNNNNNNNN        persistent sequential
+ *                                 value: its settings; a plan from importPlan or rerunPlan also names its snapshot (importOf)
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
  *   spec                          (plans from submitPlan) { spec, params, tasks: { key: path }, submittedAt, origin? }

@@ -24,7 +24,7 @@ interface RerunCliOptions extends ImportCliOptions {
 export function registerSnapshot(program: Command): void {
   const exportCommand = program
     .command('export')
-    .description('print a snapshot of a plan built from a spec (spec, params, each task’s state, results, failures) as superjson')
+    .description('print a snapshot of a plan (its spec, or one derived from its tasks; params, each task’s state, results, failures) as superjson')
     .argument('<plan>', 'plan path');
   addConnectionOptions(exportCommand, DEFAULTS.cliConnectTimeoutMs.read);
   exportCommand.addHelpText('after', `\nzk-plan export /plans/plan-0000000003 > snap.json, then zk-plan import <parent> snap.json (on any ensemble).`);
@@ -37,12 +37,16 @@ export function registerSnapshot(program: Command): void {
 
   const importCommand = program
     .command('import')
-    .description('recreate a snapshot (zk-plan export) as a new plan under a parent; done tasks are not run again')
+    .description('recreate a snapshot (zk-plan export) as a new plan under a parent; done tasks are not run again; safe to repeat')
     .argument('<parent>', 'parent of the new plan')
     .argument('<file>', 'the snapshot')
     .addOption(new Option('--functions <module>', 'also check the spec’s function names against this module’s registry'));
   addConnectionOptions(importCommand, DEFAULTS.cliConnectTimeoutMs.read);
-  importCommand.addHelpText('after', `\nPrints the new plan's path (--json: { "plan", "tasks": { key: path } }).`);
+  importCommand.addHelpText(
+    'after',
+    `\nPrints the new plan's path (--json: { "plan", "tasks": { key: path }, "existing" }). Importing the same snapshot under the same parent again
+prints the plan the first import made ("existing": true), and replaces one that an import cut short had left unready.`,
+  );
   withUsageHint(importCommand);
   setAction(importCommand, async (parent: string, file: string, options: ImportCliOptions) => {
     checkParentPath(parent);
@@ -51,6 +55,8 @@ export function registerSnapshot(program: Command): void {
     const imported = await withZkPlan(options, (zkPlan) => zkPlan.importPlan(parent, snapshot), functions === undefined ? {} : { functions });
     if (options.json) printJson(imported);
     else console.log(imported.plan);
+    if (imported.existing && !options.json)
+      console.error(`zk-plan: ${file} was imported under ${parent} before: ${imported.plan} is that import (nothing new was made)`);
   });
 
   const rerun = program

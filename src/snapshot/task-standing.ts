@@ -1,0 +1,102 @@
+/**
+ * Where one task of a plan stands, read from its nodes for a snapshot (reads only), and where a
+ * finished task's result can still be found: the task's own `result` (finished, not yet
+ * deleted), its kept result (`result-N`), or an input it gave a task still to run (`arg-N`, found
+ * through its history record's outputs or its place among the dependent's inputs).
+ */
+import { IncompleteValueError } from '../errors/value-errors.js';
+import { decodeValue } from '../serialization/codec.js';
+import type { TaskFailure } from '../store/failure-policy.js';
+import type { TaskHistoryRecord } from '../store/task-history.js';
+import { classifyTask } from '../store/task-state.js';
+import type { TaskStore } from '../store/task-store.js';
+import { readValue } from '../zk/chunked-value.js';
+import { ATTEMPTS, FAILED, HISTORY, RESULT, TASK_PREFIX, argPathForDep, childPath, keptResultPathFor, sortBySerial } from '../zk/layout.js';
+import type { Zk } from '../zk/zk.js';
+import { readDecoded } from '../plan/plan-reader.js';
+import type { SnapshotTask } from './plan-snapshot.js';
+
+/** A task's standing and, while its node exists, its children (the inputs it holds are read from them). */
+export interface TaskStanding {
+  readonly standing: SnapshotTask;
+  readonly children: readonly string[] | undefined;
+}
+
+/**
+ * Reads one task. A task with a history record, or whose node is gone (or only the remains of its
+ * deletion), is done; one with `failed` failed; one with a complete `result` is done (a worker is
+ * handing it on); the rest are unfinished: running (owned), waiting (inputs missing, or not ready
+ * yet), retrying (a failed try's delay is not over) or runnable.
+ */
+export async function readTaskStanding(zk: Zk, store: TaskStore, task: string, history: TaskHistoryRecord | undefined): Promise<TaskStanding> {
+  const listing = await store.inspectTask(task);
+  const state = listing === undefined ? 'gone' : classifyTask(listing.children, listing.childVersion);
+  const children = listing?.children;
+  if (history !== undefined || state === 'gone' || state === 'abandoned') return { standing: await finished(zk, task, history?.failedTries), children };
+  if (state === 'failed') {
+    const failure = (await readDecoded(zk, childPath(task, FAILED))) as TaskFailure;
+    return { standing: { state: 'failed', failure, failedTries: failure.attempts }, children };
+  }
+  if (children?.includes(RESULT)) {
+    const result = await readComplete(zk, childPath(task, RESULT));
+    if (result !== undefined) return { standing: { state: 'done', hasResult: true, result: result.value, resultFrom: 'task' }, children };
+  }
+  const attempts = children?.includes(ATTEMPTS) ? await store.readAttempts(task) : undefined;
+  const tried = { failedTries: attempts?.failures ?? 0, ...(attempts !== undefined ? { lastError: attempts.lastFailure.message } : {}) };
+  if (state === 'owned') return { standing: { state: 'running', ...tried }, children };
+  if (state === 'runnable' || state === 'finishable') {
+    const retrying = attempts !== undefined && attempts.notBefore.getTime() > Date.now();
+    return { standing: { state: retrying ? 'retrying' : 'runnable', ...tried }, children };
+  }
+  return { standing: { state: 'waiting', ...tried }, children }; // inputs missing, or not ready yet
+}
+
+/** A done task with its kept result, when it has one. */
+async function finished(zk: Zk, task: string, failedTries: number | undefined): Promise<SnapshotTask> {
+  const tries = failedTries === undefined ? {} : { failedTries };
+  const kept = await readComplete(zk, keptResultPathFor(task));
+  return kept === undefined
+    ? { state: 'done', hasResult: false, ...tries }
+    : { state: 'done', hasResult: true, result: kept.value, resultFrom: 'kept', ...tries };
+}
+
+/** The done task with `value` as its result, found as an input a dependent holds. */
+export function withHeldResult(task: SnapshotTask, value: unknown): SnapshotTask {
+  const tries = task.failedTries === undefined ? {} : { failedTries: task.failedTries };
+  return { state: 'done', hasResult: true, result: value, resultFrom: 'input', ...tries };
+}
+
+/** A finished task's result from the inputs it gave (its history record's outputs), where a dependent still holds one. */
+export async function resultFromOutputs(zk: Zk, record: TaskHistoryRecord): Promise<{ value: unknown } | undefined> {
+  for (const dep of record.outputs) {
+    const held = await readComplete(zk, argPathForDep(dep));
+    if (held !== undefined) return held;
+  }
+  return undefined;
+}
+
+/** The decoded value at `path`; undefined when it is absent or its write (or deletion) stopped half-way. */
+export async function readComplete(zk: Zk, path: string): Promise<{ value: unknown } | undefined> {
+  try {
+    const data = await readValue(zk, path);
+    return data === undefined ? undefined : { value: decodeValue(path, data) };
+  } catch (error) {
+    if (error instanceof IncompleteValueError) return undefined;
+    throw error;
+  }
+}
+
+/** The plan's history records by task path (plans created with `{ history: true }`). */
+export async function readHistory(zk: Zk, plan: string): Promise<Map<string, TaskHistoryRecord>> {
+  const node = childPath(plan, HISTORY);
+  const listing = await zk.tryGetChildren(node);
+  const names = sortBySerial(listing?.children ?? [], TASK_PREFIX);
+  const records = await Promise.all(names.map((name) => readDecoded(zk, childPath(node, name))));
+  return new Map(names.flatMap((name, index) => (isHistoryRecord(records[index]) ? [[childPath(plan, name), records[index]] as const] : [])));
+}
+
+function isHistoryRecord(value: unknown): value is TaskHistoryRecord {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as TaskHistoryRecord).fn === 'string' && Array.isArray((value as TaskHistoryRecord).outputs)
+  );
+}
