@@ -9,6 +9,7 @@ import { UNKNOWN_FUNCTION } from '../src/snapshot/plan-snapshot.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
 import { nameOf } from '../src/zk/layout.js';
 import { expectRejects } from './support/expect-error.js';
+import { snapshotFunctions } from './support/snapshot-fixture.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from './support/memory-plan.js';
 
 const PARENT = '/plans';
@@ -17,22 +18,8 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
 });
 
-/** `count(label, base, ...inputs)` = base + Σ inputs; `gated` the same once `gate` resolves. Each run's label goes to `runs`. */
-function functions(runs: string[], gate: Promise<void>): FunctionRegistry {
-  const sum = (ctx: TaskContext<unknown[]>, inputs: number[]): number => {
-    runs.push(String(ctx.params[0]));
-    return (ctx.params[1] as number) + inputs.reduce((a, b) => a + b, 0);
-  };
-  return new FunctionRegistry()
-    .register('count', (ctx: TaskContext<unknown[]>, ...inputs: number[]) => sum(ctx, inputs))
-    .register('gated', async (ctx: TaskContext<unknown[]>, ...inputs: number[]) => {
-      await gate;
-      return sum(ctx, inputs);
-    });
-}
-
 function processOn(name: string, runs: string[], gate: Promise<void>): MemoryProcess {
-  const proc = memoryProcess(new MemoryZooKeeper(), name, functions(runs, gate));
+  const proc = memoryProcess(new MemoryZooKeeper(), name, snapshotFunctions(runs, false, gate));
   open.push(proc);
   proc.zkPlan.startWorkers(PARENT, { count: 3, backoff: FAST_BACKOFF, retention: false });
   return proc;
