@@ -28,8 +28,8 @@ import { planPageHtml, plansPageHtml } from './page-html.js';
 import { isUiAssetName, loadUiAssets, type UiAssets } from './ui-assets.js';
 import { PlanFeed, PlansFeed, type FeedTiming, type PlanFeedMessage, type PlansFeedMessage } from './plan-feed.js';
 import { escapeHtml, formatValue, goneTaskDetail, isPlanUnder, isTaskUnder, planRow, stringifySafe, taskDetail, toJsonSafe } from './ui-model.js';
-import type { UiCluster, UiSchedule, UiTaskDetail } from './ui-wire.js';
-import type { ScheduleSummary } from '../schedule/schedules.js';
+import type { UiTaskDetail } from './ui-wire.js';
+import { readCluster } from './ui-cluster.js';
 
 export { isLoopbackHost };
 
@@ -152,32 +152,6 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
     const kept = await Promise.all(summaries.map(async (summary) => summary.historyKept ?? (await historyKept(summary.plan))));
     return summaries.map((summary, index) => ({ ...planRow(summary, kept[index] === true), status: summary.status }));
-  };
-
-  const apiCluster = async (): Promise<UiCluster> => {
-    const [workers, limits, schedules] = await Promise.all([
-      zkPlan.listWorkers(parent),
-      zkPlan.listConcurrencyLimits(parent),
-      options.schedules === undefined ? [] : zkPlan.schedules(options.schedules).list(),
-    ]);
-    // What the page shows, and nothing more (no session ids).
-    const shown = workers.map(({ id, host, pid, version, functions, loops, running, startedAt, updatedAt }) => ({
-      id,
-      host,
-      pid,
-      version,
-      functions,
-      loops,
-      running,
-      startedAt,
-      updatedAt,
-    }));
-    return toJsonSafe({
-      actions: options.actionsToken !== undefined,
-      workers: shown,
-      limits,
-      schedules: schedules.map((summary) => uiSchedule(summary, parent)),
-    }) as UiCluster;
   };
 
   const apiTask = async (task: string): Promise<UiTaskDetail> => {
@@ -320,7 +294,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           sendJson(res, 200, await zkPlan.explainTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
           return;
         case '/api/cluster':
-          sendJson(res, 200, await apiCluster());
+          sendJson(res, 200, await readCluster(zkPlan, parent, options.actionsToken !== undefined, options.schedules));
           return;
         case '/api/events': {
           const plan = requirePath(url, (path) => isPlanUnder(parent, path), 'plan');
@@ -384,25 +358,5 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       server.closeAllConnections();
       await closed;
     },
-  };
-}
-
-/** What the page shows of a schedule. */
-function uiSchedule({ schedule, nextFireTimes, recentRuns }: ScheduleSummary, parent: string): UiSchedule {
-  return {
-    name: schedule.name,
-    cron: schedule.cron,
-    timezone: schedule.timezone,
-    paused: schedule.paused,
-    planParent: schedule.planParent,
-    nextFireTimes,
-    runs: recentRuns.map(({ firedAt, kind, state, plan, outcome, reason }) => ({
-      firedAt,
-      kind,
-      state,
-      plan,
-      ...(outcome !== undefined || reason !== undefined ? { detail: outcome ?? reason } : {}),
-      shown: isPlanUnder(parent, plan),
-    })),
   };
 }
