@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SnapshotError } from '../src/errors/snapshot-errors.js';
 import { FunctionRegistry, call, inline, type TaskContext } from '../src/index.js';
-import { UNKNOWN_FUNCTION } from '../src/snapshot/plan-snapshot.js';
+import { UNKNOWN_FUNCTION, type PlanSnapshot } from '../src/snapshot/plan-snapshot.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
 import { nameOf } from '../src/zk/layout.js';
 import { expectRejects } from './support/expect-error.js';
@@ -17,6 +17,20 @@ const open: MemoryProcess[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
 });
+
+/** Imports `snapshot` on a new server, runs it: only `three` and `four` run, and `four` comes to 11. */
+async function importAndRunElsewhere(
+  snapshot: PlanSnapshot,
+  four: string,
+): Promise<{ second: MemoryProcess; imported: { plan: string; tasks: Readonly<Record<string, string>> } }> {
+  const runs: string[] = [];
+  const second = processOn('second', runs, Promise.resolve());
+  const imported = await second.zkPlan.importPlan(PARENT, snapshot);
+  await second.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
+  expect(runs.sort()).toEqual(['four', 'three']);
+  expect(await second.zkPlan.getResult(imported.tasks[four] as string)).toBe(11);
+  return { second, imported };
+}
 
 function processOn(name: string, runs: string[], gate: Promise<void>): MemoryProcess {
   const proc = memoryProcess(new MemoryZooKeeper(), name, snapshotFunctions(runs, false, gate));
@@ -65,12 +79,7 @@ describe('exportPlan of a plan built with addTask', () => {
       [four]: { state: 'waiting', failedTries: 0 },
     });
 
-    const runs: string[] = [];
-    const second = processOn('second', runs, Promise.resolve());
-    const imported = await second.zkPlan.importPlan(PARENT, snapshot);
-    await second.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
-    expect(runs.sort()).toEqual(['four', 'three']);
-    expect(await second.zkPlan.getResult(imported.tasks[four] as string)).toBe(11);
+    const { second, imported } = await importAndRunElsewhere(snapshot, four);
     // The import has a spec record: it can be exported as it was submitted, and rerun.
     expect((await second.zkPlan.exportPlan(imported.plan)).source).toBe('spec-record');
   });
@@ -91,12 +100,7 @@ describe('exportPlan of a plan built with addTask', () => {
     expect(snapshot.gaps).toEqual([expect.stringContaining('the plan keeps no history')]);
 
     // Imported where `zk-plan:unknown` is not registered: done tasks are never called.
-    const runs: string[] = [];
-    const second = processOn('second', runs, Promise.resolve());
-    const imported = await second.zkPlan.importPlan(PARENT, snapshot);
-    await second.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
-    expect(runs.sort()).toEqual(['four', 'three']);
-    expect(await second.zkPlan.getResult(imported.tasks[four] as string)).toBe(11);
+    await importAndRunElsewhere(snapshot, four);
   });
 
   it('carries a kept result of a deleted task under its name, and refuses an inline task still to run (SNAPSHOT_UNDERIVABLE naming it)', async () => {

@@ -51,7 +51,7 @@ export function cronTimes(cron: string, timezone: string, where: string): CronTi
 }
 
 /** An IANA time zone name the runtime knows (`UTC`, `Europe/Berlin`). */
-export function assertTimezone(timezone: unknown, where: string): asserts timezone is string {
+function assertTimezone(timezone: unknown, where: string): asserts timezone is string {
   if (typeof timezone !== 'string' || timezone === '') throw new InvalidArgumentError('timezone', `${where}: expected an IANA time zone such as "UTC"`);
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });

@@ -177,13 +177,6 @@ export class ScheduleStore {
     if (stat?.ephemeralOwner === session.id) await this.zk.deleteIfPresent(lock, stat.version, { fence: session });
   }
 
-  /** Who holds the tick's lock (the `by` of its holder); undefined when nobody does. */
-  async lockHolder(name: string, id: string): Promise<string | undefined> {
-    const { lock } = tickNodes(this.parent, name, id);
-    const node = await this.zk.tryGetData(lock);
-    return node === undefined ? undefined : String(decodeValue(lock, node.data));
-  }
-
   /**
    * Deletes final tick records beyond the newest `keep` that are also over `keepMs` old and not
    * after the cursor: a process that read an older cursor cannot be slow for that long and keep its session.
