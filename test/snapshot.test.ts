@@ -225,6 +225,27 @@ describe('rerunPlan', () => {
   });
 });
 
+describe('rerunPlan beside a failed task', () => {
+  it('from a key of a failFast plan with a failed task outside the rerun: refused, naming it, nothing written; under continue it runs the rerun and the plan ends failed', async () => {
+    const { proc, runs, server: memory } = server('a', { flakyFails: true, gated: false });
+    const failFast = await proc.zkPlan.submitPlan(PARENT, { ...SNAPSHOT_SPEC, options: { failurePolicy: 'failFast' } });
+    await expect(proc.zkPlan.waitForCompletion(failFast.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
+    const before = memory.children(PARENT).length;
+    const blocked = await expectRejects(() => proc.zkPlan.rerunPlan(failFast.plan, { from: 'clean' }), SnapshotError);
+    expect([blocked.code, blocked.key, blocked.path]).toEqual(['RERUN_BLOCKED_BY_FAILED', 'clean', failFast.plan]);
+    expect(blocked.message).toContain('"flaky"');
+    expect(blocked.message).toContain("rerun from 'failed' first");
+    expect(memory.children(PARENT)).toHaveLength(before);
+
+    const continuing = await proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
+    await expect(proc.zkPlan.waitForCompletion(continuing.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
+    runs.length = 0;
+    const rerun = await proc.zkPlan.rerunPlan(continuing.plan, { from: 'clean' });
+    await expect(proc.zkPlan.waitForCompletion(rerun.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
+    expect(runs.sort()).toEqual(['clean', 'report']);
+  });
+});
+
 describe('importPlan cut short', () => {
   it('after any of its writes leaves a plan that runs nothing; importing again replaces it and runs to the same results, once', async () => {
     const source = server('source', { flakyFails: false, gated: false });

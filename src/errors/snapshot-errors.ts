@@ -15,7 +15,9 @@ export type SnapshotProblem =
   /** `rerunPlan`'s `from` is not a task key of the plan's spec. */
   | 'RERUN_UNKNOWN_KEY'
   /** `rerunPlan(plan, { from: 'failed' })` of a plan with no failed task. */
-  | 'RERUN_NOTHING_FAILED';
+  | 'RERUN_NOTHING_FAILED'
+  /** `rerunPlan` from a key of a failFast plan with a failed task outside the rerun: the new run would stop at once. */
+  | 'RERUN_BLOCKED_BY_FAILED';
 
 /** Export, import or rerun cannot go on; `key` names the task where there is one, `path` the plan. Nothing was written. */
 export class SnapshotError extends ZkPlanError {

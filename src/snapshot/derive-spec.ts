@@ -22,7 +22,20 @@ import type { AddTaskOptions } from '../plan/task-options.js';
 import type { TaskSpecEntry } from '../spec/plan-spec.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import type { TaskStore } from '../store/task-store.js';
-import { ARG_PREFIX, DEP_PREFIX, HISTORY, KEPT_RESULT_PREFIX, TASK_PREFIX, childPath, nameOf, parentOf, serialOf, sortBySerial } from '../zk/layout.js';
+import {
+  ARG_PREFIX,
+  DEP_PREFIX,
+  HISTORY,
+  KEPT_RESULT_PREFIX,
+  TASK_PREFIX,
+  childPath,
+  compareSerials,
+  inputSlotSerials,
+  nameOf,
+  parentOf,
+  serialOf,
+  sortBySerial,
+} from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { UNKNOWN_FUNCTION, type SnapshotBody, type SnapshotTask } from './plan-snapshot.js';
 import { readComplete, readTaskStanding, resultFromOutputs, withHeldResult } from './task-standing.js';
@@ -133,22 +146,14 @@ async function inputsOf(
   }
   for (const [name, task] of [...tasks]) {
     if (task.children === undefined) continue;
-    const serials = [
-      ...new Set(task.children.map((child) => serialOf(child, DEP_PREFIX) ?? serialOf(child, ARG_PREFIX)).filter((serial) => serial !== undefined)),
-    ];
     const slots: { serial: string; key: string }[] = [];
-    for (const serial of serials) {
+    for (const serial of inputSlotSerials(task.children)) {
       const known = producers.get(childPath(childPath(plan, name), `${DEP_PREFIX}${serial}`));
       slots.push({ serial, key: known ?? (await unknownProducer(zk, plan, name, serial, task.children, tasks, gaps)) });
     }
     inputs.set(name, slots);
   }
-  return new Map([...inputs].map(([name, slots]) => [name, [...slots].sort(bySerial).map(({ key }) => key)]));
-}
-
-/** ZooKeeper pads serials to 10 digits; a counter past 2^31 wraps to a minus sign and a longer serial. */
-function bySerial(a: { readonly serial: string }, b: { readonly serial: string }): number {
-  return a.serial.length - b.serial.length || (a.serial < b.serial ? -1 : a.serial > b.serial ? 1 : 0);
+  return new Map([...inputs].map(([name, slots]) => [name, [...slots].sort((a, b) => compareSerials(a.serial, b.serial)).map(({ key }) => key)]));
 }
 
 async function unknownProducer(

@@ -11,7 +11,7 @@ import { SnapshotError } from '../errors/snapshot-errors.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import type { TaskStore } from '../store/task-store.js';
 import { readSpecRecord, type SpecRecord } from '../spec/spec-record.js';
-import { ARG_PREFIX, CONTROL, DEP_PREFIX, HISTORY, assertValidPath, childPath, serialOf } from '../zk/layout.js';
+import { ARG_PREFIX, CONTROL, HISTORY, assertValidPath, childPath, inputSlotSerials } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { deriveSnapshot } from './derive-spec.js';
 import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type PlanSnapshot, type SnapshotBody, type SnapshotTask } from './plan-snapshot.js';
@@ -19,6 +19,17 @@ import { readComplete, readHistory, readTaskStanding, resultFromOutputs, withHel
 
 export async function exportPlan(zk: Zk, store: TaskStore, plan: string): Promise<PlanSnapshot> {
   assertValidPath('plan', plan);
+  const listing = await exportable(zk, plan);
+  const history = listing.children.includes(HISTORY) ? await readHistory(zk, plan) : new Map<string, TaskHistoryRecord>();
+  const record = await readSpecRecord(zk, plan);
+  const body = record === undefined ? await deriveSnapshot(zk, store, plan, listing.children, history) : await fromSpecRecord(zk, store, record, history);
+  // Read again after the tasks: a cancel or delete meanwhile removed tasks that would now look done.
+  await exportable(zk, plan);
+  return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, exportedAt: new Date().toISOString(), plan, ...body };
+}
+
+/** The plan's children, if it exists and was not cancelled. */
+async function exportable(zk: Zk, plan: string): Promise<{ readonly children: readonly string[] }> {
   const listing = await zk.tryGetChildren(plan);
   if (listing === undefined) throw new PlanNotFoundError(plan);
   if (listing.children.includes(CONTROL)) {
@@ -27,10 +38,7 @@ export async function exportPlan(zk: Zk, store: TaskStore, plan: string): Promis
     if (control !== undefined && parseControlRecord(childPath(plan, CONTROL), control.data).state === 'cancelled')
       throw new SnapshotError('SNAPSHOT_PLAN_CANCELLED', undefined, `plan ${plan} was cancelled: its tasks are deleted, so where they stood is gone`, plan);
   }
-  const history = listing.children.includes(HISTORY) ? await readHistory(zk, plan) : new Map<string, TaskHistoryRecord>();
-  const record = await readSpecRecord(zk, plan);
-  const body = record === undefined ? await deriveSnapshot(zk, store, plan, listing.children, history) : await fromSpecRecord(zk, store, record, history);
-  return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, exportedAt: new Date().toISOString(), plan, ...body };
+  return listing;
 }
 
 async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, history: ReadonlyMap<string, TaskHistoryRecord>): Promise<SnapshotBody> {
@@ -39,11 +47,10 @@ async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, hist
     keys.map(async (key) => {
       const task = record.tasks[key];
       // A key an import or rerun did not recreate was done before it (nobody needed its result, and it had none to keep).
-      if (task === undefined) return { key, standing: { state: 'done', hasResult: false } as SnapshotTask, children: undefined };
-      return { key, ...(await readTaskStanding(zk, store, task, history.get(task))) };
+      if (task === undefined) return { key, standing: { state: 'done', hasResult: false } as SnapshotTask };
+      return { key, standing: (await readTaskStanding(zk, store, task, history.get(task))).standing };
     }),
   );
-  const live = new Map(read.flatMap(({ key, children }) => (children !== undefined && children.length > 0 ? [[key, children] as const] : [])));
   const tasks = Object.fromEntries(read.map(({ key, standing }) => [key, standing]));
   // A done task whose result is stored nowhere else may still be an input that a task to run holds.
   await Promise.all(
@@ -51,27 +58,30 @@ async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, hist
       if (standing.state !== 'done' || standing.hasResult) return;
       const path = record.tasks[key];
       const outputs = path === undefined ? undefined : history.get(path);
-      const held = (outputs && (await resultFromOutputs(zk, outputs))) ?? (await heldInput(zk, record, live, key));
+      const held = (outputs && (await resultFromOutputs(zk, outputs))) ?? (await heldInput(zk, record, key));
       if (held !== undefined) tasks[key] = withHeldResult(standing, held.value);
     }),
   );
   return { source: 'spec-record', spec: record.spec, params: record.params, options: record.spec.options ?? {}, tasks };
 }
 
-/** `key`'s result as a live dependent holds it: the arg at the position of `key` among that dependent's inputs. */
-async function heldInput(zk: Zk, record: SpecRecord, live: ReadonlyMap<string, readonly string[]>, key: string): Promise<{ value: unknown } | undefined> {
-  for (const [dependent, children] of live) {
-    const inputs = record.spec.tasks[dependent]?.inputs ?? [];
-    // dep-N and arg-N share serials in input order: the i-th of them, by serial, is input i.
-    const slots = children
-      .map((name) => ({ name, serial: serialOf(name, DEP_PREFIX) ?? serialOf(name, ARG_PREFIX) }))
-      .filter((slot): slot is { name: string; serial: string } => slot.serial !== undefined)
-      .sort((a, b) => Number(a.serial) - Number(b.serial));
-    const bySerial = [...new Map(slots.map((slot) => [slot.serial, slot])).values()]; // an arg written beside its dep not yet removed: one input
+/**
+ * `key`'s result as a dependent holds it: the arg at the position of `key` among that dependent's
+ * inputs. dep-N and arg-N share serials in input order, so the i-th of them by serial is input i,
+ * but only while every slot is there: a dependent deleting its args (it finished) is passed over.
+ * Listed afresh, after `key` was found done: it hands its result on before its deletion begins.
+ */
+async function heldInput(zk: Zk, record: SpecRecord, key: string): Promise<{ value: unknown } | undefined> {
+  for (const [dependent, entry] of Object.entries(record.spec.tasks)) {
+    const inputs = entry.inputs ?? [];
+    const path = record.tasks[dependent];
+    if (path === undefined || !inputs.includes(key)) continue;
+    const listing = await zk.tryGetChildren(path);
+    const serials = inputSlotSerials(listing?.children ?? []);
+    if (serials.length !== inputs.length) continue;
     for (const [position, input] of inputs.entries()) {
-      const slot = bySerial[position];
-      if (input !== key || slot === undefined) continue;
-      const held = await readComplete(zk, childPath(record.tasks[dependent] as string, `${ARG_PREFIX}${slot.serial}`));
+      if (input !== key) continue;
+      const held = await readComplete(zk, childPath(path, `${ARG_PREFIX}${serials[position] as string}`));
       if (held !== undefined) return held;
     }
   }

@@ -12,8 +12,8 @@
  *
  * Nothing is written before the snapshot and its spec are checked in full (SnapshotError,
  * PlanSpecError, naming the task). Then: the plan node (naming the snapshot, earlier-imports.ts),
- * one addTasks batch, the failed marker, the spec record, and `ready` last, so
- * the plan runs nothing before it is whole. A crash part-way leaves an unready plan, which runs
+ * one addTasks batch, the failed marker, the spec record, and `ready` last, so the plan runs
+ * nothing before it is whole. A write that fails deletes the plan again; a crash part-way leaves an unready plan, which runs
  * nothing and is safe to delete; the import is safe to repeat: importing the same snapshot under
  * the same parent again deletes such a plan and imports afresh, and once an import finished,
  * returns its plan (`existing: true`) instead of making a second one. Two imports of one snapshot
@@ -57,6 +57,8 @@ interface ImportLayout {
   readonly order: readonly string[];
   readonly toAdd: readonly TaskToAdd[];
   readonly presets: ReadonlyMap<number, TaskPreset>;
+  /** The first failed task and when it failed: the plan's `failed` marker. */
+  readonly failed: { readonly key: string; readonly at: Date } | undefined;
 }
 
 export async function importSnapshot(context: ImportContext, parent: string, snapshot: unknown, purpose: ImportPurpose): Promise<ImportedPlan> {
@@ -70,20 +72,23 @@ export async function importSnapshot(context: ImportContext, parent: string, sna
   await Promise.all(earlier.cutShort.map((plan) => context.zk.deleteRecursive(plan)));
 
   const plan = await context.writer.createPlan(parent, layout.checked.options, { [IMPORT_MARK]: identity });
-  const paths = await context.writer.addTasks(plan, layout.toAdd, undefined, layout.presets);
-  const tasks = Object.fromEntries(layout.order.map((key, position) => [key, paths[position] as string]));
-  const failed = layout.order.find((key) => snapshot.tasks[key]?.state === 'failed');
-  if (failed !== undefined) {
-    const { failure } = snapshot.tasks[failed] as Extract<SnapshotTask, { state: 'failed' }>;
-    await context.store.markPlanFailed(plan, tasks[failed] as string, failure.at);
+  let tasks: Record<string, string>;
+  try {
+    const paths = await context.writer.addTasks(plan, layout.toAdd, undefined, layout.presets);
+    tasks = Object.fromEntries(layout.order.map((key, position) => [key, paths[position] as string]));
+    if (layout.failed !== undefined) await context.store.markPlanFailed(plan, tasks[layout.failed.key] as string, layout.failed.at);
+    const continues = {
+      plan: snapshot.plan,
+      exportedAt: snapshot.exportedAt,
+      snapshot: identity,
+      ...(purpose.kind === 'rerun' ? { rerunFrom: purpose.from } : {}),
+    };
+    await writeSpecRecord(context.zk, plan, { spec: snapshot.spec, params: snapshot.params, tasks, submittedAt: new Date().toISOString(), continues }, {});
+  } catch (error) {
+    // Not ready, so it ran nothing: removed where possible (a repeat of the import removes it otherwise).
+    await context.zk.deleteRecursive(plan).catch(() => undefined);
+    throw error;
   }
-  const continues = {
-    plan: snapshot.plan,
-    exportedAt: snapshot.exportedAt,
-    snapshot: identity,
-    ...(purpose.kind === 'rerun' ? { rerunFrom: purpose.from } : {}),
-  };
-  await writeSpecRecord(context.zk, plan, { spec: snapshot.spec, params: snapshot.params, tasks, submittedAt: new Date().toISOString(), continues }, {});
   await context.writer.markAsReady(plan);
   return { plan, tasks, existing: false };
 }
@@ -131,7 +136,10 @@ async function layOut(context: ImportContext, parent: string, snapshot: PlanSnap
     // Results are kept unless the spec says otherwise, as submitPlan does: the plan can be exported and rerun in turn.
     return { task: call(fn, ...params), args: inputs.map((input) => index.get(input) as number), options: { keepResult: true, ...options } };
   });
-  return { checked, order, toAdd, presets };
+  const firstFailed = order.find((key) => state(key).state === 'failed');
+  const failed =
+    firstFailed === undefined ? undefined : { key: firstFailed, at: (state(firstFailed) as Extract<SnapshotTask, { state: 'failed' }>).failure.at };
+  return { checked, order, toAdd, presets, failed };
 }
 
 /** A done task without a stored result that a task to run needs: what to do depends on how the snapshot came. */

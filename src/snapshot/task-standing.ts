@@ -11,7 +11,7 @@ import type { TaskHistoryRecord } from '../store/task-history.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
 import { readValue } from '../zk/chunked-value.js';
-import { ATTEMPTS, FAILED, HISTORY, RESULT, TASK_PREFIX, argPathForDep, childPath, keptResultPathFor, sortBySerial } from '../zk/layout.js';
+import { ATTEMPTS, FAILED, HISTORY, OWNER, READY, RESULT, TASK_PREFIX, argPathForDep, childPath, keptResultPathFor, sortBySerial } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { readDecoded } from '../plan/plan-reader.js';
 import type { SnapshotTask } from './plan-snapshot.js';
@@ -24,8 +24,8 @@ export interface TaskStanding {
 
 /**
  * Reads one task. A task with a history record, or whose node is gone (or only the remains of its
- * deletion), is done; one with `failed` failed; one with a complete `result` is done (a worker is
- * handing it on); the rest are unfinished: running (owned), waiting (inputs missing, or not ready
+ * deletion), is done; one with `failed` failed; one with a kept result, a complete `result` (a
+ * worker is handing it on) or whose deletion has begun is done; the rest are unfinished: running (owned), waiting (inputs missing, or not ready
  * yet), retrying (a failed try's delay is not over) or runnable.
  */
 export async function readTaskStanding(zk: Zk, store: TaskStore, task: string, history: TaskHistoryRecord | undefined): Promise<TaskStanding> {
@@ -37,10 +37,17 @@ export async function readTaskStanding(zk: Zk, store: TaskStore, task: string, h
     const failure = (await readDecoded(zk, childPath(task, FAILED))) as TaskFailure;
     return { standing: { state: 'failed', failure, failedTries: failure.attempts }, children };
   }
+  // Its function succeeded once a kept result exists, even if the node still looks owned (its deletion has begun).
+  const kept = await readComplete(zk, keptResultPathFor(task));
+  if (kept !== undefined) return { standing: { state: 'done', hasResult: true, result: kept.value, resultFrom: 'kept' }, children };
   if (children?.includes(RESULT)) {
     const result = await readComplete(zk, childPath(task, RESULT));
     if (result !== undefined) return { standing: { state: 'done', hasResult: true, result: result.value, resultFrom: 'task' }, children };
+    // Unreadable: a write that stopped half-way (it runs again), or gone with the deletion that follows a hand-on.
+    const now = await store.inspectTask(task);
+    if (now === undefined || !now.children.includes(READY)) return { standing: { state: 'done', hasResult: false }, children };
   }
+  if (isBeingDeleted(children ?? [])) return { standing: { state: 'done', hasResult: false }, children };
   const attempts = children?.includes(ATTEMPTS) ? await store.readAttempts(task) : undefined;
   const tried = { failedTries: attempts?.failures ?? 0, ...(attempts !== undefined ? { lastError: attempts.lastFailure.message } : {}) };
   if (state === 'owned') return { standing: { state: 'running', ...tried }, children };
@@ -49,6 +56,15 @@ export async function readTaskStanding(zk: Zk, store: TaskStore, task: string, h
     return { standing: { state: retrying ? 'retrying' : 'runnable', ...tried }, children };
   }
   return { standing: { state: 'waiting', ...tried }, children }; // inputs missing, or not ready yet
+}
+
+/**
+ * A finished task whose deletion has begun: `ready` is gone (a deletion removes it before `result`
+ * and `owner`) while `owner` or `result` is left. Only a finished task's deletion does that in a
+ * plan that is neither cancelled nor deleted (exportPlan checks both after reading the tasks).
+ */
+function isBeingDeleted(children: readonly string[]): boolean {
+  return !children.includes(READY) && (children.includes(OWNER) || children.includes(RESULT));
 }
 
 /** A done task with its kept result, when it has one. */

@@ -122,8 +122,17 @@ export function sortBySerial(names: readonly string[], prefix: SequentialPrefix)
   return names.filter((name) => hasSequentialName(name, prefix)).sort((a, b) => compareSerials(a.slice(prefix.length), b.slice(prefix.length)));
 }
 
+/**
+ * The serials of a task's input slots, in input order: dep-N until its input arrives, then arg-N
+ * (both for a moment, one input), created in argument order so their serials follow it.
+ */
+export function inputSlotSerials(children: readonly string[]): string[] {
+  const serials = new Set(children.map((name) => serialOf(name, DEP_PREFIX) ?? serialOf(name, ARG_PREFIX)).filter((serial) => serial !== undefined));
+  return [...serials].sort(compareSerials);
+}
+
 /** Compares serials numerically; ZooKeeper pads to 10 digits but counters past 2^31 wrap to a minus sign. */
-function compareSerials(a: string, b: string): number {
+export function compareSerials(a: string, b: string): number {
   return a.length === b.length ? (a < b ? -1 : a > b ? 1 : 0) : a.length - b.length;
 }
 
