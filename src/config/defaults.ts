@@ -50,6 +50,19 @@ export interface DefaultValues {
     /** How often a scheduler looks at every schedule besides its timers and watches (finishing ticks whose firer died). */
     readonly pollMs: number;
   };
+  /** `JobWorkerOptions` of `startJobWorker` (and `zk-plan worker --jobs`). */
+  readonly jobs: {
+    /** How long an item's lease lasts unless renewed (renewed every third of it). */
+    readonly leaseMs: number;
+    /** A holder that could not renew stops this long before its lease ends. */
+    readonly marginMs: number;
+    /** The most two hosts' wall clocks are assumed to differ: a new holder waits this long past the lease's end. */
+    readonly driftMs: number;
+    /** How often the manager and each worker look again besides their watches. */
+    readonly pollMs: number;
+    /** The pause before a job function runs again after it threw, or after a continuous run returned on its own. */
+    readonly restartDelayMs: number;
+  };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   readonly localServer: { readonly tickTimeMs: number; readonly startTimeoutMs: number; readonly heapMb: number };
 }
@@ -78,5 +91,6 @@ export const DEFAULTS = {
     keepTicksMs: 10 * 60_000,
     pollMs: 1_000,
   },
+  jobs: { leaseMs: 10_000, marginMs: 2_000, driftMs: 1_000, pollMs: 5_000, restartDelayMs: 1_000 },
   localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
 } as const satisfies DefaultValues;

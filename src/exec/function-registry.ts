@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { assertFunctionSchemas, type FunctionSchemas } from './standard-schema.js';
 import type { TaskContext } from './task-context.js';
+import type { JobFunction } from '../jobs/job-context.js';
 
 /** The form the registry stores; callers register functions with narrower types. */
 export type RegisteredFunction = (ctx: TaskContext<never[]>, ...args: never[]) => unknown;
@@ -14,6 +15,7 @@ const NAME_PATTERN = /^[A-Za-z_$][\w$.:/-]*$/;
 export class FunctionRegistry {
   private readonly functions = new Map<string, RegisteredFunction>();
   private readonly schemas = new Map<string, FunctionSchemas>();
+  private readonly jobs = new Map<string, JobFunction>();
 
   /**
    * Registers `fn` under `name`; throws on an invalid or duplicate name. Returns the registry for
@@ -37,6 +39,28 @@ export class FunctionRegistry {
     }
     this.functions.set(name, fn as unknown as RegisteredFunction);
     return this;
+  }
+
+  /**
+   * Registers a job function (`jobs(parent).define({ fn: name, … })`): called with a JobContext,
+   * its share of the job's work items. Job workers (`startJobWorker`) run only jobs whose function
+   * they registered. Job and task functions have separate names.
+   */
+  registerJob(name: string, fn: JobFunction): this {
+    assertFunctionName(name);
+    if (typeof fn !== 'function') throw new InvalidArgumentError('fn', `job function '${name}' must be a function, got ${typeof fn}`);
+    if (this.jobs.has(name)) throw new InvalidArgumentError('name', `job function '${name}' is already registered; use another name or a new registry`);
+    this.jobs.set(name, fn);
+    return this;
+  }
+
+  jobFunction(name: string): JobFunction | undefined {
+    return this.jobs.get(name);
+  }
+
+  /** Registered job function names, sorted. */
+  jobNames(): string[] {
+    return [...this.jobs.keys()].sort();
   }
 
   /** The schemas `name` was registered with, if any. */

@@ -45,6 +45,10 @@ import type { PlanSummary, PlanView } from './plan-view.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
 import { Scheduling } from '../schedule/scheduling.js';
+import { JobWiring } from '../jobs/job-wiring.js';
+import type { Jobs } from '../jobs/jobs.js';
+import type { JobWorkerHandle } from '../jobs/job-service.js';
+import type { JobWorkerOptions } from '../jobs/job-worker-options.js';
 import { PlanSnapshots } from '../snapshot/plan-snapshots.js';
 import type { ImportedPlan } from '../snapshot/import-plan.js';
 import type { PlanSnapshot } from '../snapshot/plan-snapshot.js';
@@ -71,6 +75,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly explainer: Explainer;
   private readonly eventWatchers = new Set<PlanEventWatcher>();
   private readonly scheduling: Scheduling;
+  private readonly jobWiring: JobWiring;
   private readonly snapshots: PlanSnapshots;
   private readonly wakeUp = new WakeUp();
   private readonly dispatcher: Dispatcher;
@@ -93,6 +98,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
     const { writer, reader, control, workerIdPrefix: identity } = this;
     this.scheduling = new Scheduling({ zk, writer, reader, control, functions, events: this, identity, wake: () => this.wakeUp.wake() });
+    this.jobWiring = new JobWiring({ zk, functions, events: this });
     this.snapshots = new PlanSnapshots({ zk, writer, store: this.store, functions, listWorkers: (parent) => listWorkers(zk, parent) });
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
@@ -324,6 +330,18 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return this.scheduling.start(parent, options);
   }
 
+  /** The jobs under `parent`: define (function, work pool, mode, strategy), setWorkPool, disable, enable, trigger, remove, list, assignment. */
+  jobs(parent: string): Jobs {
+    this.assertOpen();
+    return this.jobWiring.jobs(parent);
+  }
+
+  /** Runs this process's job functions (`registerJob`) on the jobs under `parent` until `stop()` (or close()); see src/jobs/. */
+  startJobWorker(parent: string, options: JobWorkerOptions = {}): JobWorkerHandle {
+    this.assertOpen();
+    return this.jobWiring.start(parent, options);
+  }
+
   /** The worker pools following `parent` right now, from the live registry (each pool's node lives as long as its session). */
   listWorkers(parent: string): Promise<WorkerInfo[]> {
     this.assertOpen();
@@ -369,7 +387,12 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   async close(): Promise<void> {
     if (this.currentState !== 'open') return;
     this.currentState = 'closing';
-    await Promise.all([this.scheduling.stopAll(), ...[...this.pools].map((pool) => pool.stop()), ...[...this.eventWatchers].map((watcher) => watcher.close())]);
+    await Promise.all([
+      this.scheduling.stopAll(),
+      this.jobWiring.stopAll(),
+      ...[...this.pools].map((pool) => pool.stop()),
+      ...[...this.eventWatchers].map((watcher) => watcher.close()),
+    ]);
     this.eventWatchers.clear();
     this.zk.close();
     this.currentState = 'closed';

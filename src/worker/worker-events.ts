@@ -27,6 +27,28 @@ export interface ZkPlanEvents {
   'schedule:tick': [{ readonly schedules: string; readonly schedule: string; readonly tick: string; readonly state: string; readonly plan: string }];
   /** A scheduler pass hit a problem (ZooKeeper unreachable, a malformed node…) and carries on. */
   'schedule:error': [{ readonly schedules: string; readonly error: Error }];
+  /**
+   * A job worker of this ZkPlan started an item (took its lease: `token`; `failover` when the
+   * previous holder's lease ran out instead of being released) or stopped one (`reason`).
+   */
+  'job:item': [
+    {
+      readonly jobs: string;
+      readonly job: string;
+      readonly item: string;
+      readonly workerId: string;
+      readonly state: 'started' | 'stopped';
+      readonly token?: number;
+      readonly failover?: boolean;
+      readonly reason?: string;
+    },
+  ];
+  /** The manager of this ZkPlan wrote a new assignment (`moved`: items that changed holder). */
+  'job:rebalance': [{ readonly jobs: string; readonly epoch: number; readonly moved: number }];
+  /** A job worker renewed its leases; `latencyMs` from sending the renewal to its answer. */
+  'job:lease-renewed': [{ readonly jobs: string; readonly workerId: string; readonly latencyMs: number }];
+  /** A job worker or manager hit a problem (a job function threw, ZooKeeper unreachable, a malformed node) and carries on. */
+  'job:error': [{ readonly jobs: string; readonly job?: string; readonly workerId: string; readonly error: Error }];
   /** A worker hit a problem outside any task (ZooKeeper unreachable, a malformed node…) and carries on. */
   'worker:error': [{ readonly workerId: string; readonly error: Error }];
 }

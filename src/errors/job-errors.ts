@@ -1,0 +1,28 @@
+import { ZkPlanError, named } from './base-error.js';
+
+/** No job of that name under the jobs' parent. */
+export class JobNotFoundError extends ZkPlanError {
+  readonly code = 'JOB_NOT_FOUND';
+  constructor(path: string) {
+    super(`Job ${path} does not exist: define it with jobs(parent).define({ name, fn, workPool, mode }) (list them with jobs(parent).list())`, { path });
+  }
+}
+named(JobNotFoundError, 'JobNotFoundError');
+
+/** What a jobs' call cannot do with the job as it is (the contract: these codes are stable). */
+export type JobProblem =
+  /** `setWorkPool` of a job whose pool is shards, not named items. */
+  | 'JOB_POOL_IS_SHARDS'
+  /** `trigger` of a continuous job (it runs all the time). */
+  | 'JOB_CONTINUOUS'
+  /** `remove` timed out with items still held (their workers have not given them back). */
+  | 'JOB_STILL_HELD';
+
+export class JobError extends ZkPlanError {
+  readonly code: JobProblem;
+  constructor(problem: JobProblem, message: string, path: string) {
+    super(message, { path });
+    this.code = problem;
+  }
+}
+named(JobError, 'JobError');

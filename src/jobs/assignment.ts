@@ -1,0 +1,63 @@
+/**
+ * The manager's decision (pure): each enabled job's items spread over the live workers that
+ * registered its function, by the job's strategy, starting from the current assignment so that
+ * strategies that can keep items where they are do. A job whose strategy is unknown here or fails
+ * keeps its current assignment (less the workers that are gone), with the problem recorded.
+ */
+import { poolItems, type StoredJob } from './job-definition.js';
+import type { AssignmentRecord, JobWorkerInfo } from './job-store.js';
+import type { Assignment, StrategyRegistry } from './strategies.js';
+
+export interface AssignmentDecision {
+  readonly jobs: Record<string, Assignment>;
+  readonly problems: Record<string, string>;
+}
+
+export function decideAssignment(
+  jobs: readonly StoredJob[],
+  workers: readonly JobWorkerInfo[],
+  current: AssignmentRecord | undefined,
+  strategies: StrategyRegistry,
+): AssignmentDecision {
+  const result: Record<string, Assignment> = {};
+  const problems: Record<string, string> = {};
+  for (const job of jobs) {
+    if (job.disabled) continue;
+    const eligible = workers.filter((worker) => worker.jobFunctions.includes(job.fn)).map((worker) => worker.id);
+    const items = poolItems(job.workPool).map((item) => item.id);
+    const held = current?.jobs[job.name] ?? {};
+    if (eligible.length === 0) {
+      problems[job.name] = `no live job worker registered the function "${job.fn}": its ${items.length} items wait for one`;
+      continue;
+    }
+    if (!strategies.has(job.strategy)) {
+      problems[job.name] = `strategy "${job.strategy}" is not registered on the manager: register it on every job worker (startJobWorker's strategies)`;
+      result[job.name] = keepLive(held, eligible);
+      continue;
+    }
+    try {
+      result[job.name] = strategies.assign(job.strategy, { items, workers: eligible, current: held });
+    } catch (error) {
+      problems[job.name] = (error as Error).message;
+      result[job.name] = keepLive(held, eligible);
+    }
+  }
+  return { jobs: result, problems };
+}
+
+/** True when two decisions give every job the same items per worker and the same problems. */
+export function sameAssignment(a: Pick<AssignmentRecord, 'jobs' | 'problems'>, b: AssignmentDecision): boolean {
+  return canonical(a.jobs) === canonical(b.jobs) && canonical(a.problems) === canonical(b.problems);
+}
+
+function keepLive(held: Readonly<Record<string, readonly string[]>>, live: readonly string[]): Assignment {
+  return Object.fromEntries(live.map((worker) => [worker, [...(held[worker] ?? [])]]));
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    typeof inner === 'object' && inner !== null && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
+}

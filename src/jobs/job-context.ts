@@ -1,0 +1,43 @@
+/**
+ * What a job's function is given: its share of the work pool, with a fencing token per item, and
+ * a signal aborted when the share changes or a lease is lost.
+ */
+
+/** One item of a worker's share. */
+export interface JobItem {
+  readonly id: string;
+  /** The shard's params (`workPool.params[i]`), if any. */
+  readonly params?: unknown;
+  /**
+   * The item's fencing token for this holder: greater than every earlier holder's token of any
+   * item of the ensemble (it comes from ZooKeeper's transaction id of the lease write that replaced
+   * the previous holder's). Hand it to a database or sink that can refuse writes with a lower one.
+   */
+  readonly token: number;
+}
+
+export interface JobContext {
+  readonly job: string;
+  /** The job worker running it. */
+  readonly workerId: string;
+  /** This worker's share: the items it holds a lease on, in id order. */
+  readonly items: readonly JobItem[];
+  /**
+   * Aborted when the share changes (an item is taken away or added), a lease is lost or runs out
+   * before it could be renewed, the worker stops, or its session expires. Stop then: the item's
+   * next holder starts only once this run has returned (or its lease has run out).
+   */
+  readonly signal: AbortSignal;
+  /**
+   * True while every lease of the share is still held, by this process's monotonic clock, right
+   * now (it also aborts `signal` once they are not). Timers of a process that was frozen may fire
+   * before the runtime's own: call this right before each side effect that must not overlap
+   * another holder's, or hand the tokens to the sink.
+   */
+  holding(): boolean;
+  /** The time this run was due (`everyMs` and cron modes, and triggers); undefined for continuous runs. */
+  readonly firedAt?: Date;
+}
+
+/** A job function: registered with `FunctionRegistry.registerJob`. Its result is ignored; a throw is reported (`job:error`) and the run is retried. */
+export type JobFunction = (ctx: JobContext) => unknown;

@@ -1,0 +1,115 @@
+/**
+ * The manager of a jobs' parent: whichever job worker leads the latch (leader-latch.ts). Each pass
+ * it reads the live workers, the job definitions and the current assignment, decides the new one
+ * (assignment.ts, pure) and writes it in one versioned set, fenced by its latch session: a manager
+ * that dies part-way leaves the old assignment or the new one, never a mix, and the next manager
+ * decides again from what it reads. It also deletes the leases of items no longer in their pool
+ * once those are released or have run out.
+ */
+import { MalformedNodeError } from '../errors/task-errors.js';
+import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
+import type { Zk } from '../zk/zk.js';
+import { decideAssignment, sameAssignment } from './assignment.js';
+import { poolItems, type StoredJob } from './job-definition.js';
+import type { AssignmentRecord, JobStore } from './job-store.js';
+import { LeaderLatch } from './leader-latch.js';
+import type { LeaseTiming } from './lease.js';
+import { assignmentMoves, type StrategyRegistry } from './strategies.js';
+
+export interface ManagerRuntime {
+  readonly zk: Zk;
+  readonly store: JobStore;
+  readonly strategies: StrategyRegistry;
+  readonly id: string;
+  readonly timing: LeaseTiming;
+  /** Wall clock (ms). */
+  now(): number;
+  /** Something the manager watches changed: run a pass. */
+  changed(): void;
+  /** A new assignment was written: its epoch and how many items changed holder. */
+  onRebalance(epoch: number, moved: number, assignment: AssignmentRecord): void;
+  onError(error: unknown, job?: string): void;
+}
+
+export class JobManager {
+  private readonly latch: LeaderLatch;
+  private readonly armed = new Set<string>();
+  private leading = false;
+
+  constructor(private readonly runtime: ManagerRuntime) {
+    this.latch = new LeaderLatch(runtime.zk, runtime.store.nodes.manager, runtime.changed);
+  }
+
+  /** True when this worker led at its last pass. */
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  async pass(): Promise<void> {
+    const session = await this.latch.lead();
+    this.leading = session !== undefined;
+    if (session === undefined) return;
+    const { store, strategies } = this.runtime;
+    const [names, workers, current] = await Promise.all([store.names(this.watch('names')), store.workers(this.watch('workers')), store.readAssignment()]);
+    const jobs: StoredJob[] = [];
+    for (const name of names) {
+      try {
+        const read = await store.read(name, this.watch(`job:${name}`));
+        if (read !== undefined) jobs.push(read.job);
+        else this.armed.delete(`job:${name}`); // removed meanwhile: no watch was set
+      } catch (error) {
+        if (!(error instanceof MalformedNodeError)) throw error;
+        this.runtime.onError(error, name); // left unassigned until defined again
+      }
+    }
+    const decision = decideAssignment(jobs, workers, current?.record, strategies);
+    if (current === undefined || !sameAssignment(current.record, decision)) {
+      const record: AssignmentRecord = {
+        epoch: (current?.record.epoch ?? 0) + 1,
+        jobs: decision.jobs,
+        problems: decision.problems,
+        manager: this.runtime.id,
+        writtenAt: new Date(this.runtime.now()).toISOString(),
+      };
+      if (await store.writeAssignment(record, current?.version, { fence: session })) {
+        const moved = Object.keys(decision.jobs).reduce(
+          (sum, job) => sum + assignmentMoves(current?.record.jobs[job] ?? {}, decision.jobs[job] ?? {}).moved,
+          0,
+        );
+        this.runtime.onRebalance(record.epoch, moved, record);
+      } else this.runtime.changed(); // another manager's write came first: decide again from it
+    }
+    await this.pruneLeases(jobs, session);
+  }
+
+  /** Leaves the election (a clean stop): the next candidate takes over at once. */
+  async leave(): Promise<void> {
+    this.leading = false;
+    await this.latch.leave();
+  }
+
+  /** Deletes leases of items that left their pool, once released or run out (their holder has stopped). */
+  private async pruneLeases(jobs: readonly StoredJob[], session: ZkSession): Promise<void> {
+    const { store, timing } = this.runtime;
+    for (const job of jobs) {
+      const pool = new Set(poolItems(job.workPool).map((item) => item.id));
+      for (const item of await store.leasedItems(job.name)) {
+        if (pool.has(item)) continue;
+        const lease = await store.readLease(job.name, item).catch(() => undefined);
+        if (lease === undefined) continue;
+        if (lease.record.released === true || lease.record.expiresAt + timing.driftMs < this.runtime.now())
+          await store.deleteLease(job.name, item, lease.version, { fence: session });
+      }
+    }
+  }
+
+  /** A watcher for `key`, or none while one is still armed (each wakes the manager once). */
+  private watch(key: string): Watcher | undefined {
+    if (this.armed.has(key)) return undefined;
+    this.armed.add(key);
+    return () => {
+      this.armed.delete(key);
+      this.runtime.changed();
+    };
+  }
+}

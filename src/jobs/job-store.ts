@@ -1,0 +1,243 @@
+/**
+ * ZooKeeper I/O of jobs (the layout is in src/zk/layout.ts): definitions, the one assignment node,
+ * the job workers' ephemeral nodes, and the items' leases. Every write is a create-if-absent, a
+ * versioned set or a delete, so each is safe to repeat. A versioned set whose reply was lost is
+ * settled by reading the node back: it landed exactly when the node holds the bytes written.
+ */
+import { MalformedNodeError } from '../errors/task-errors.js';
+import { isZkError } from '../errors/zk-error.js';
+import { decodeValue, encodeValue } from '../serialization/codec.js';
+import { RESERVED_PREFIX, childPath, jobNodes, jobsNodes } from '../zk/layout.js';
+import type { ZkStat } from '../zk/native-client.js';
+import type { Watcher, WriteOptions } from '../zk/zk-client-types.js';
+import type { Zk } from '../zk/zk.js';
+import { parseStoredJob, type StoredJob } from './job-definition.js';
+import type { LeaseRecord } from './lease.js';
+
+/** The manager's answer for every job: item ids by worker id, and why a job could not be assigned. */
+export interface AssignmentRecord {
+  /** One more with every write. */
+  readonly epoch: number;
+  readonly jobs: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>;
+  /** Jobs left as they were, and why (an unknown strategy, no worker with the function). */
+  readonly problems: Readonly<Record<string, string>>;
+  /** The manager that wrote it. */
+  readonly manager: string;
+  readonly writtenAt: string;
+}
+
+/** A live job worker, as its ephemeral node tells it. */
+export interface JobWorkerInfo {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  /** The job functions it registered: only jobs of these are assigned to it. */
+  readonly jobFunctions: readonly string[];
+  readonly leaseMs: number;
+  readonly startedAt: string;
+}
+
+/** A lease as read: its record, and the version and last-change zxid of its node. */
+export interface LeaseState {
+  readonly record: LeaseRecord;
+  readonly version: number;
+  readonly mzxid: number;
+}
+
+/** The placeholder a lease node is created with: released, so the first holder takes it at once. */
+const NO_HOLDER: LeaseRecord = { holder: '', token: 0, expiresAt: 0, released: true };
+
+export class JobStore {
+  readonly nodes: ReturnType<typeof jobsNodes>;
+
+  constructor(
+    private readonly zk: Zk,
+    readonly parent: string,
+  ) {
+    this.nodes = jobsNodes(parent);
+  }
+
+  /** The jobs' names, sorted; `watcher` fires once when one is defined or removed. */
+  async names(watcher?: Watcher): Promise<string[]> {
+    await this.zk.ensurePath(this.parent);
+    const listing = await this.zk.tryGetChildren(this.parent, watcher);
+    return (listing?.children ?? []).filter((name) => !name.startsWith(RESERVED_PREFIX)).sort();
+  }
+
+  /** The job and its node's version; undefined when there is none. `watcher` fires once when it changes or goes. */
+  async read(name: string, watcher?: Watcher): Promise<{ readonly job: StoredJob; readonly version: number } | undefined> {
+    const { node } = jobNodes(this.parent, name);
+    const read = await this.getData(node, watcher);
+    return read === undefined ? undefined : { job: parseStoredJob(node, decodeValue(node, read.data)), version: read.stat.version };
+  }
+
+  /** Creates the job (`version` undefined; false when it exists by then) or replaces the version read (false when it changed). */
+  async write(job: StoredJob, version: number | undefined): Promise<boolean> {
+    const { node } = jobNodes(this.parent, job.name);
+    const data = encodeValue(job, `job "${job.name}"`, node);
+    if (version === undefined) {
+      await this.zk.ensurePath(this.parent);
+      return this.zk.createIfAbsent(node, data, 'persistent');
+    }
+    try {
+      await this.zk.setData(node, data, version);
+      return true;
+    } catch (error) {
+      if (isZkError(error, 'BAD_VERSION', 'NO_NODE')) return false;
+      throw error;
+    }
+  }
+
+  async remove(name: string): Promise<void> {
+    await this.zk.deleteRecursive(jobNodes(this.parent, name).node);
+  }
+
+  /** Asks the job's workers for a run now: the trigger node's version goes up. */
+  async trigger(name: string): Promise<void> {
+    const { trigger } = jobNodes(this.parent, name);
+    const data = encodeValue({ at: new Date().toISOString() }, 'job trigger');
+    if (!(await this.zk.createIfAbsent(trigger, data, 'persistent'))) await this.zk.setData(trigger, data, -1);
+  }
+
+  /** How many times the job was triggered (the trigger node's writes); `watcher` fires at the next. */
+  async triggers(name: string, watcher?: Watcher): Promise<number> {
+    const { trigger } = jobNodes(this.parent, name);
+    const stat = await this.zk.exists(trigger, watcher);
+    return stat === undefined ? 0 : stat.version + 1;
+  }
+
+  /** The assignment and its node's version; undefined before the first manager wrote one. */
+  async readAssignment(watcher?: Watcher): Promise<{ readonly record: AssignmentRecord; readonly version: number } | undefined> {
+    const path = this.nodes.assignment;
+    const read = await this.getData(path, watcher);
+    if (read === undefined) {
+      // Not written yet: a watch that sees it appear (it will, once a manager is elected), unless it appeared meanwhile.
+      if (watcher !== undefined && (await this.zk.exists(path, watcher)) !== undefined) return this.readAssignment();
+      return undefined;
+    }
+    return { record: parseAssignment(path, decodeValue(path, read.data)), version: read.stat.version };
+  }
+
+  /** Writes the assignment over the version read (`undefined`: creates it); false when another write came first. */
+  async writeAssignment(record: AssignmentRecord, version: number | undefined, fence: WriteOptions): Promise<boolean> {
+    const path = this.nodes.assignment;
+    const data = encodeValue(record, 'job assignment', path);
+    if (version === undefined) return this.zk.createIfAbsent(path, data, 'persistent', fence);
+    return (await this.setIfVersion(path, data, version, fence)) !== undefined;
+  }
+
+  /** Registers this job worker for as long as `fence`'s session lives. */
+  async register(info: JobWorkerInfo, fence: WriteOptions): Promise<void> {
+    await this.zk.ensurePath(this.nodes.workers);
+    await this.zk.createIfAbsent(childPath(this.nodes.workers, info.id), encodeValue(info, 'job worker'), 'ephemeral', fence);
+  }
+
+  async unregister(id: string): Promise<void> {
+    await this.zk.deleteIfPresent(childPath(this.nodes.workers, id));
+  }
+
+  /** The live job workers, by id; `watcher` fires once when one comes or goes. A node that cannot be read is left out. */
+  async workers(watcher?: Watcher): Promise<JobWorkerInfo[]> {
+    await this.zk.ensurePath(this.nodes.workers);
+    const listing = await this.zk.tryGetChildren(this.nodes.workers, watcher);
+    const names = [...(listing?.children ?? [])].sort();
+    const read = await Promise.all(names.map((name) => this.getData(childPath(this.nodes.workers, name)).catch(() => undefined)));
+    return read.flatMap((node, index) => {
+      const info = node === undefined ? undefined : (safeDecode(node.data) as Partial<JobWorkerInfo> | undefined);
+      if (info === undefined || info.id !== names[index] || !Array.isArray(info.jobFunctions)) return [];
+      return [info as JobWorkerInfo];
+    });
+  }
+
+  /** An item's lease; undefined when it has none yet. `watcher` fires once when it changes. */
+  async readLease(job: string, item: string, watcher?: Watcher): Promise<LeaseState | undefined> {
+    const path = this.leasePath(job, item);
+    const read = await this.getData(path, watcher);
+    return read === undefined ? undefined : { record: parseLease(path, decodeValue(path, read.data)), version: read.stat.version, mzxid: read.stat.mzxid };
+  }
+
+  /** Creates the item's lease node, released, if it has none (so every takeover is a versioned set); the lease as it then is. */
+  async ensureLease(job: string, item: string, fence: WriteOptions): Promise<LeaseState> {
+    const path = this.leasePath(job, item);
+    await this.zk.ensurePath(jobNodes(this.parent, job).leases);
+    await this.zk.createIfAbsent(path, encodeValue(NO_HOLDER, 'lease'), 'persistent', fence);
+    const lease = await this.readLease(job, item);
+    if (lease === undefined) throw new MalformedNodeError(path, 'deleted right after it was created (the job was removed)');
+    return lease;
+  }
+
+  /** Writes `record` over lease `version`; the new state, or undefined when another write came first (or the lease is gone). */
+  async writeLease(job: string, item: string, record: LeaseRecord, version: number, fence: WriteOptions): Promise<LeaseState | undefined> {
+    const path = this.leasePath(job, item);
+    const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), version, fence);
+    return stat === undefined ? undefined : { record, version: stat.version, mzxid: stat.mzxid };
+  }
+
+  /** The items that have a lease node. */
+  async leasedItems(job: string): Promise<string[]> {
+    return ((await this.zk.tryGetChildren(jobNodes(this.parent, job).leases))?.children ?? []).sort();
+  }
+
+  /** Deletes a lease node if it is still the version read. */
+  async deleteLease(job: string, item: string, version: number, fence: WriteOptions): Promise<void> {
+    try {
+      await this.zk.delete(this.leasePath(job, item), version, fence);
+    } catch (error) {
+      if (!isZkError(error, 'BAD_VERSION', 'NO_NODE', 'NOT_EMPTY')) throw error;
+    }
+  }
+
+  leasePath(job: string, item: string): string {
+    return childPath(jobNodes(this.parent, job).leases, item);
+  }
+
+  /** A versioned set; after a lost reply (or its resend answered BAD_VERSION), landed exactly when the node holds `data`. */
+  private async setIfVersion(path: string, data: Buffer, version: number, fence: WriteOptions): Promise<ZkStat | undefined> {
+    try {
+      return await this.zk.setData(path, data, version, fence);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return undefined;
+      if (!isZkError(error, 'BAD_VERSION', 'CONNECTION_LOSS')) throw error;
+      const now = await this.getData(path);
+      return now !== undefined && now.data !== null && now.data.equals(data) ? now.stat : undefined;
+    }
+  }
+
+  private async getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null } | undefined> {
+    try {
+      return await this.zk.getData(path, watcher);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return undefined;
+      throw error;
+    }
+  }
+}
+
+function safeDecode(data: Buffer | null): unknown {
+  try {
+    return decodeValue('', data);
+  } catch {
+    return undefined;
+  }
+}
+
+function parseLease(path: string, value: unknown): LeaseRecord {
+  const lease = value as Partial<LeaseRecord> | null;
+  if (
+    typeof lease !== 'object' ||
+    lease === null ||
+    typeof lease.holder !== 'string' ||
+    !Number.isSafeInteger(lease.token) ||
+    typeof lease.expiresAt !== 'number' ||
+    (lease.released !== undefined && typeof lease.released !== 'boolean')
+  )
+    throw new MalformedNodeError(path, 'not a lease { holder, token, expiresAt, released? }: delete it (the item is then free at once)');
+  return lease as LeaseRecord;
+}
+
+function parseAssignment(path: string, value: unknown): AssignmentRecord {
+  const record = value as Partial<AssignmentRecord> | null;
+  if (typeof record !== 'object' || record === null || !Number.isSafeInteger(record.epoch) || typeof record.jobs !== 'object' || record.jobs === null)
+    throw new MalformedNodeError(path, 'not a job assignment { epoch, jobs, … }: delete it and the manager writes it again');
+  return { problems: {}, manager: '', writtenAt: '', ...record } as AssignmentRecord;
+}

@@ -1,0 +1,364 @@
+/**
+ * One job worker: it registers (an ephemeral node, for as long as its session lives), follows the
+ * assignment the manager writes, takes a lease on each item given to it, runs each job's function
+ * with its share (job-runner.ts), renews the leases, and gives items back when they are taken away.
+ *
+ * The lease protocol (arithmetic in lease.ts; every write a versioned set on the item's lease node):
+ * - **Take**: read the lease; wait until it is released, or has run out (`expiresAt + driftMs` by
+ *   this host's wall clock), unless it is this worker's own; then replace the version read with
+ *   `{ holder, token, expiresAt }`, where `token` is one more than the zxid of the version
+ *   replaced, so it is greater than every earlier holder's. A second taker's write fails (version).
+ * - **Renew** every `leaseMs / 3` over the version last written, fenced by the session the item was
+ *   taken on. A renewal that finds another version lost the item: its run is aborted at once.
+ * - **Stop on its own**: an item whose lease was last renewed (sent) `leaseMs − marginMs` ago by the
+ *   monotonic clock is dropped, its run aborted, without a write — a worker cut off from ZooKeeper,
+ *   frozen or stalled stops before its lease ends; `ctx.holding()` tells the function the same
+ *   synchronously. A session that expired drops every item the same way.
+ * - **Give back**: an item taken away is first left out of the share (the run is aborted), and only
+ *   once no run of it is left is its lease written released, so the next holder starts at once.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { isZkError } from '../errors/zk-error.js';
+import { MalformedNodeError } from '../errors/task-errors.js';
+import type { FunctionRegistry } from '../exec/function-registry.js';
+import { MAX_TIMER_MS } from '../util/signals.js';
+import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
+import type { Zk } from '../zk/zk.js';
+import type { JobItem } from './job-context.js';
+import { poolItems, type StoredJob } from './job-definition.js';
+import { JobRunner } from './job-runner.js';
+import type { JobStore } from './job-store.js';
+import { leaseFor, stopDeadline, takeOver, type LeaseTiming } from './lease.js';
+
+/** Wall clock (ms since the epoch, for lease ends other hosts read) and monotonic clock (ms, for this worker's own deadlines). */
+export interface JobClock {
+  wall(): number;
+  mono(): number;
+}
+
+export const SYSTEM_CLOCK: JobClock = { wall: () => Date.now(), mono: () => performance.now() };
+
+/** Why an item stopped on this worker. */
+export type ItemStopReason = 'released' | 'lease-lost' | 'lease-ran-out' | 'session-expired' | 'stopped';
+
+export interface JobWorkerEvents {
+  itemStarted(job: string, item: string, token: number, failover: boolean): void;
+  itemStopped(job: string, item: string, reason: ItemStopReason): void;
+  leaseRenewed(latencyMs: number): void;
+  error(error: unknown, job?: string): void;
+}
+
+export interface JobWorkerRuntime {
+  readonly zk: Zk;
+  readonly store: JobStore;
+  readonly functions: FunctionRegistry;
+  readonly id: string;
+  readonly timing: LeaseTiming;
+  readonly clock: JobClock;
+  readonly restartDelayMs: number;
+  readonly events: JobWorkerEvents;
+  /** Something this worker watches changed, or a run ended: run a pass. */
+  changed(): void;
+}
+
+interface Held {
+  readonly job: string;
+  readonly item: string;
+  readonly params: unknown;
+  readonly token: number;
+  readonly session: ZkSession;
+  version: number;
+  renewSentAt: number;
+  deadline: number;
+  /** Taken away: left out of the share, released once no run of it is left. */
+  releasing: boolean;
+}
+
+interface Wanted {
+  readonly job: string;
+  readonly item: string;
+  readonly params: unknown;
+}
+
+const key = (job: string, item: string): string => `${job}\u0000${item}`;
+
+/** A job worker's id: unique per start, so a restarted process never mistakes its predecessor's lease for its own. */
+export function newJobWorkerId(prefix?: string): string {
+  return `${prefix ?? `${hostname()}-${process.pid}`}-${randomUUID().slice(0, 8)}`;
+}
+
+export class JobWorker {
+  private readonly held = new Map<string, Held>();
+  private readonly runners = new Map<string, JobRunner>();
+  private readonly armed = new Set<string>();
+  private readonly triggersSeen = new Map<string, number>();
+  private registeredOn: string | undefined;
+  private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  private stopping = false;
+
+  constructor(private readonly runtime: JobWorkerRuntime) {}
+
+  /** Items held now, by job (what `zk-plan workers` and the metrics show). */
+  heldItems(): Record<string, string[]> {
+    const byJob: Record<string, string[]> = {};
+    for (const held of this.held.values()) if (!held.releasing) (byJob[held.job] ??= []).push(held.item);
+    for (const items of Object.values(byJob)) items.sort();
+    return byJob;
+  }
+
+  /** Whether every lease of `items` of `job` is held right now by the monotonic clock (drops those that ran out). */
+  holding(job: string, items: readonly JobItem[]): boolean {
+    this.expireOverdue();
+    return items.every((item) => {
+      const held = this.held.get(key(job, item.id));
+      return held !== undefined && !held.releasing && held.token === item.token;
+    });
+  }
+
+  /** Drops, without a write, every item whose lease was not renewed in time: its run is aborted now. */
+  expireOverdue(): void {
+    const now = this.runtime.clock.mono();
+    for (const held of [...this.held.values()]) if (now >= held.deadline) this.drop(held, 'lease-ran-out');
+  }
+
+  /** The session expired: every item is dropped at once, without a write (its lease may be another's by now). */
+  sessionExpired(): void {
+    for (const held of [...this.held.values()]) this.drop(held, 'session-expired');
+    this.registeredOn = undefined;
+    this.armed.clear();
+  }
+
+  /** One pass: register, read the assignment, renew, give back, take. Resolves how long until the next pass is due (ms). */
+  async pass(): Promise<number> {
+    const { store, zk, id, timing } = this.runtime;
+    this.expireOverdue();
+    const session = zk.session;
+    if (this.registeredOn !== session.id) {
+      await store.register(
+        {
+          id,
+          host: hostname(),
+          pid: process.pid,
+          jobFunctions: this.runtime.functions.jobNames(),
+          leaseMs: timing.leaseMs,
+          startedAt: new Date().toISOString(),
+        },
+        { fence: session },
+      );
+      this.registeredOn = session.id;
+    }
+    const wanted = await this.wanted();
+    await this.renewDue();
+    for (const held of this.held.values()) if (!wanted.has(key(held.job, held.item))) held.releasing = true;
+    this.shareOut();
+    await Promise.all([...this.held.values()].filter((held) => held.releasing && !this.runnerHas(held)).map((held) => this.release(held)));
+    let next = timing.leaseMs / 3;
+    for (const want of wanted.values()) {
+      if (this.stopping || this.held.has(key(want.job, want.item))) continue;
+      next = Math.min(next, await this.take(want, session));
+    }
+    this.shareOut();
+    await this.retireRunners(wanted);
+    this.armDeadline();
+    const oldest = Math.min(...[...this.held.values()].map((held) => held.renewSentAt + timing.leaseMs / 3 - this.runtime.clock.mono()));
+    return Math.max(0, Math.min(next, oldest));
+  }
+
+  /** Stops every run, gives every lease back and leaves the workers' list. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const held of this.held.values()) held.releasing = true;
+    await Promise.all([...this.runners.values()].map((runner) => runner.stop()));
+    this.runners.clear();
+    await Promise.all([...this.held.values()].map((held) => this.release(held).catch(() => undefined)));
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    await this.runtime.store.unregister(this.runtime.id).catch(() => undefined);
+  }
+
+  /** The items the assignment gives this worker that it can run (job defined, enabled, its function registered, item in the pool). */
+  private async wanted(): Promise<Map<string, Wanted>> {
+    const { store, functions, id } = this.runtime;
+    const assignment = await store.readAssignment(this.watch('assignment'));
+    const mine = Object.entries(assignment?.record.jobs ?? {}).filter(([, byWorker]) => (byWorker[id]?.length ?? 0) > 0);
+    const jobs = new Set([...mine.map(([job]) => job), ...this.runners.keys(), ...[...this.held.values()].map((held) => held.job)]);
+    const definitions = new Map<string, StoredJob>();
+    for (const job of jobs) {
+      try {
+        const read = await store.read(job, this.watch(`job:${job}`));
+        if (read === undefined) this.armed.delete(`job:${job}`);
+        else definitions.set(job, read.job);
+      } catch (error) {
+        if (!(error instanceof MalformedNodeError)) throw error;
+        this.runtime.events.error(error, job);
+      }
+    }
+    const wanted = new Map<string, Wanted>();
+    for (const [job, byWorker] of mine) {
+      const definition = definitions.get(job);
+      const fn = definition === undefined ? undefined : functions.jobFunction(definition.fn);
+      if (definition === undefined || definition.disabled || fn === undefined) continue;
+      this.runnerFor(definition, fn);
+      await this.followTriggers(job);
+      const pool = new Map(poolItems(definition.workPool).map((item) => [item.id, item]));
+      for (const item of byWorker[id] ?? []) if (pool.has(item)) wanted.set(key(job, item), { job, item, params: pool.get(item)?.params });
+    }
+    return wanted;
+  }
+
+  private runnerFor(definition: StoredJob, fn: NonNullable<ReturnType<FunctionRegistry['jobFunction']>>): void {
+    const existing = this.runners.get(definition.name);
+    if (existing !== undefined) {
+      existing.update(definition);
+      return;
+    }
+    this.runners.set(
+      definition.name,
+      new JobRunner(definition, fn, {
+        workerId: this.runtime.id,
+        now: () => this.runtime.clock.wall(),
+        holding: (job, items) => this.holding(job, items),
+        runEnded: () => this.runtime.changed(),
+        onError: (job, error) => this.runtime.events.error(error, job),
+        restartDelayMs: this.runtime.restartDelayMs,
+      }),
+    );
+  }
+
+  /** Runs the job now when its trigger node was written since the last look. */
+  private async followTriggers(job: string): Promise<void> {
+    const count = await this.runtime.store.triggers(job, this.watch(`trigger:${job}`));
+    const seen = this.triggersSeen.get(job);
+    this.triggersSeen.set(job, count);
+    if (seen !== undefined && count > seen) this.runners.get(job)?.trigger();
+  }
+
+  /** Each runner's share: the items of its job held and not being given back, in id order. */
+  private shareOut(): void {
+    for (const [job, runner] of this.runners) {
+      const items = [...this.held.values()]
+        .filter((held) => held.job === job && !held.releasing)
+        .sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : 0))
+        .map((held) => (held.params === undefined ? { id: held.item, token: held.token } : { id: held.item, params: held.params, token: held.token }));
+      runner.setShare(items);
+    }
+  }
+
+  private runnerHas(held: Held): boolean {
+    return this.runners.get(held.job)?.activeItems().has(held.item) === true;
+  }
+
+  /** Stops the runners of jobs this worker no longer holds or wants anything of. */
+  private async retireRunners(wanted: ReadonlyMap<string, Wanted>): Promise<void> {
+    const busy = new Set([...wanted.values(), ...this.held.values()].map((entry) => entry.job));
+    for (const [job, runner] of [...this.runners]) {
+      if (busy.has(job) || runner.running) continue;
+      this.runners.delete(job);
+      this.triggersSeen.delete(job);
+      await runner.stop();
+    }
+  }
+
+  /** Takes an item's lease if it is free; otherwise resolves how long until it runs out (its node is watched for a release). */
+  private async take(want: Wanted, session: ZkSession): Promise<number> {
+    const { store, clock, timing, id } = this.runtime;
+    const fence = { fence: session };
+    const lease =
+      (await store.readLease(want.job, want.item, this.watch(`lease:${key(want.job, want.item)}`))) ?? (await store.ensureLease(want.job, want.item, fence));
+    const { wait } = takeOver(lease.record, id, clock.wall(), timing);
+    if (wait > 0) return wait;
+    const token = lease.mzxid + 1;
+    const sentAt = clock.mono();
+    const written = await store.writeLease(want.job, want.item, leaseFor(id, token, clock.wall(), timing), lease.version, fence);
+    if (written === undefined) return timing.leaseMs / 10; // another write came first: look again
+    this.held.set(key(want.job, want.item), {
+      ...want,
+      token,
+      session,
+      version: written.version,
+      renewSentAt: sentAt,
+      deadline: stopDeadline(sentAt, timing),
+      releasing: false,
+    });
+    const failover = lease.record.holder !== '' && lease.record.holder !== id && lease.record.released !== true;
+    this.runtime.events.itemStarted(want.job, want.item, token, failover);
+    return timing.leaseMs / 3;
+  }
+
+  /** Renews every lease last renewed `leaseMs / 3` ago or more. */
+  private async renewDue(): Promise<void> {
+    const { clock, timing } = this.runtime;
+    const due = [...this.held.values()].filter((held) => clock.mono() - held.renewSentAt >= timing.leaseMs / 3);
+    await Promise.all(due.map((held) => this.renew(held)));
+  }
+
+  private async renew(held: Held): Promise<void> {
+    const { store, clock, timing, id, zk } = this.runtime;
+    if (clock.mono() >= held.deadline) return this.drop(held, 'lease-ran-out'); // never renew a lease this worker has stopped on
+    if (!zk.isCurrent(held.session)) return this.drop(held, 'session-expired');
+    const sentAt = clock.mono();
+    try {
+      const written = await store.writeLease(held.job, held.item, leaseFor(id, held.token, clock.wall(), timing), held.version, { fence: held.session });
+      if (this.held.get(key(held.job, held.item)) !== held) return; // dropped meanwhile
+      if (written === undefined) return this.drop(held, 'lease-lost');
+      held.version = written.version;
+      held.renewSentAt = sentAt;
+      held.deadline = stopDeadline(sentAt, timing);
+      this.runtime.events.leaseRenewed(clock.mono() - sentAt);
+    } catch (error) {
+      if (isZkError(error, 'SESSION_EXPIRED')) return this.drop(held, 'session-expired');
+      this.runtime.events.error(error, held.job); // unreachable for now: the deadline decides
+    }
+  }
+
+  /** Gives an item back: out of the held set first (its run has ended), then the lease written released. */
+  private async release(held: Held): Promise<void> {
+    const { store, clock, id } = this.runtime;
+    if (this.held.get(key(held.job, held.item)) !== held) return;
+    this.held.delete(key(held.job, held.item));
+    this.runtime.events.itemStopped(held.job, held.item, 'released');
+    if (!this.runtime.zk.isCurrent(held.session) || clock.mono() >= held.deadline) return; // it runs out on its own
+    try {
+      await store.writeLease(held.job, held.item, { holder: id, token: held.token, expiresAt: clock.wall(), released: true }, held.version, {
+        fence: held.session,
+      });
+    } catch (error) {
+      this.runtime.events.error(error, held.job); // not released: it runs out on its own
+    }
+  }
+
+  private drop(held: Held, reason: ItemStopReason): void {
+    if (this.held.get(key(held.job, held.item)) !== held) return;
+    this.held.delete(key(held.job, held.item));
+    if (this.runnerHas(held)) this.runners.get(held.job)?.abortRun(`item ${held.item}: ${reason}`);
+    this.runtime.events.itemStopped(held.job, held.item, reason);
+    this.shareOut();
+    this.runtime.changed();
+  }
+
+  /** A timer at the earliest deadline: an item is dropped when its lease runs out even while a pass waits on ZooKeeper. */
+  private armDeadline(): void {
+    if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = undefined;
+    if (this.held.size === 0) return;
+    const earliest = Math.min(...[...this.held.values()].map((held) => held.deadline));
+    this.deadlineTimer = setTimeout(
+      () => {
+        this.deadlineTimer = undefined;
+        this.expireOverdue();
+        this.armDeadline();
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(earliest - this.runtime.clock.mono()))),
+    );
+    this.deadlineTimer.unref?.();
+  }
+
+  private watch(name: string): Watcher | undefined {
+    if (this.armed.has(name)) return undefined;
+    this.armed.add(name);
+    return () => {
+      this.armed.delete(name);
+      this.runtime.changed();
+    };
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * `zkPlan.jobs(parent)`: define, change, trigger, remove and read the jobs of a jobs' parent. The
+ * job workers (`startJobWorker`) and their manager do the rest; this only writes definitions and
+ * reads what they wrote.
+ */
+import { DEFAULTS } from '../config/defaults.js';
+import { assertDurationMs } from '../config/options.js';
+import { JobError, JobNotFoundError } from '../errors/job-errors.js';
+import { jobNodes } from '../zk/layout.js';
+import { assertItems, assertJobName, poolItems, resolveJob, type JobDefinition, type StoredJob } from './job-definition.js';
+import type { AssignmentRecord, JobStore, JobWorkerInfo } from './job-store.js';
+
+/** An item's lease as `list()` shows it. */
+export interface ItemHolder {
+  readonly holder: string;
+  readonly token: number;
+  readonly expiresAt: Date;
+  readonly released: boolean;
+}
+
+/** One job as `list()` gives it. */
+export interface JobSummary extends StoredJob {
+  /** Item ids by worker id, as the manager last assigned them. */
+  readonly assignment: Readonly<Record<string, readonly string[]>>;
+  /** Items of the pool the assignment gives nobody. */
+  readonly unassigned: readonly string[];
+  /** Why the manager could not assign the job, if it could not. */
+  readonly problem?: string;
+  /** Each leased item's holder and fencing token. */
+  readonly leases: Readonly<Record<string, ItemHolder>>;
+}
+
+/** A live job worker and the items the assignment gives it, by job. */
+export interface JobWorkerSummary extends JobWorkerInfo {
+  readonly items: Readonly<Record<string, readonly string[]>>;
+  readonly manager: boolean;
+}
+
+export class Jobs {
+  constructor(
+    private readonly store: JobStore,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  get parent(): string {
+    return this.store.parent;
+  }
+
+  /** Creates or replaces a job (validated in full first); the manager assigns its items to the live workers. */
+  async define(definition: JobDefinition): Promise<StoredJob> {
+    const job = resolveJob(definition, new Date(this.now()));
+    for (;;) {
+      const existing = await this.store.read(job.name).catch(() => undefined); // a malformed node is replaced
+      if (await this.store.write(job, existing?.version)) return job;
+    }
+  }
+
+  /** Replaces the named work items of a job defined with `{ items }`. */
+  async setWorkPool(name: string, items: readonly string[]): Promise<StoredJob> {
+    assertJobName(name);
+    assertItems(name, items);
+    return this.change(name, (job) => {
+      if (!('items' in job.workPool))
+        throw new JobError(
+          'JOB_POOL_IS_SHARDS',
+          `Job "${name}" has ${job.workPool.shards} shards, not named items: define it again to change its pool`,
+          jobNodes(this.parent, name).node,
+        );
+      return { ...job, workPool: { items: [...items] } };
+    });
+  }
+
+  /** No item of the job is assigned (running ones stop and are given back) until `enable`. */
+  async disable(name: string): Promise<StoredJob> {
+    return this.change(name, (job) => ({ ...job, disabled: true }));
+  }
+
+  async enable(name: string): Promise<StoredJob> {
+    return this.change(name, (job) => ({ ...job, disabled: false }));
+  }
+
+  /** A run now on every worker holding items of the job (`everyMs` and cron jobs; a continuous one runs all the time). */
+  async trigger(name: string): Promise<void> {
+    const job = await this.get(name);
+    if (job.mode === 'continuous')
+      throw new JobError(
+        'JOB_CONTINUOUS',
+        `Job "${name}" is continuous: it runs all the time, so there is nothing to trigger`,
+        jobNodes(this.parent, name).node,
+      );
+    await this.store.trigger(name);
+  }
+
+  /**
+   * Disables the job, waits until every item's lease is released or has run out (no holder is
+   * left running it), then deletes it with its leases. JobError JOB_STILL_HELD after `timeoutMs`.
+   */
+  async remove(name: string, options: { readonly timeoutMs?: number } = {}): Promise<void> {
+    const timeoutMs = options.timeoutMs ?? DEFAULTS.waitTimeoutMs;
+    assertDurationMs('timeoutMs', timeoutMs);
+    await this.disable(name);
+    const until = this.now() + timeoutMs;
+    for (;;) {
+      const live = Object.entries(await this.leases(name)).filter(
+        ([, lease]) => !lease.released && lease.expiresAt.getTime() + DEFAULTS.jobs.driftMs >= this.now(),
+      );
+      if (live.length === 0) break;
+      if (this.now() >= until)
+        throw new JobError(
+          'JOB_STILL_HELD',
+          `Job "${name}" is disabled but items ${live.map(([item]) => item).join(', ')} are still held after ${timeoutMs} ms: are its workers running? Try again later`,
+          jobNodes(this.parent, name).node,
+        );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await this.store.remove(name);
+  }
+
+  async get(name: string): Promise<StoredJob> {
+    assertJobName(name);
+    const read = await this.store.read(name);
+    if (read === undefined) throw new JobNotFoundError(jobNodes(this.parent, name).node);
+    return read.job;
+  }
+
+  /** Item ids by worker id, as the manager last assigned the job. */
+  async assignment(name: string): Promise<Record<string, string[]>> {
+    await this.get(name);
+    const current = await this.store.readAssignment();
+    return Object.fromEntries(Object.entries(current?.record.jobs[name] ?? {}).map(([worker, items]) => [worker, [...items]]));
+  }
+
+  /** Every job with its assignment, unassigned items, problem and leases. */
+  async list(): Promise<JobSummary[]> {
+    const [names, current] = await Promise.all([this.store.names(), this.store.readAssignment()]);
+    const jobs = await Promise.all(names.map((name) => this.store.read(name).catch(() => undefined)));
+    return Promise.all(
+      jobs.flatMap((read) => (read === undefined ? [] : [read.job])).map(async (job) => this.summary(job, current?.record, await this.leases(job.name))),
+    );
+  }
+
+  /** The live job workers, each with its items by job and whether it manages. */
+  async workers(): Promise<JobWorkerSummary[]> {
+    const [workers, current] = await Promise.all([this.store.workers(), this.store.readAssignment()]);
+    return workers.map((worker) => ({
+      ...worker,
+      manager: current?.record.manager === worker.id,
+      items: Object.fromEntries(
+        Object.entries(current?.record.jobs ?? {}).flatMap(([job, byWorker]) =>
+          (byWorker[worker.id]?.length ?? 0) > 0 ? [[job, byWorker[worker.id] ?? []]] : [],
+        ),
+      ),
+    }));
+  }
+
+  private summary(job: StoredJob, current: AssignmentRecord | undefined, leases: Record<string, ItemHolder>): JobSummary {
+    const assignment = current?.jobs[job.name] ?? {};
+    const assigned = new Set(Object.values(assignment).flat());
+    const problem = current?.problems[job.name];
+    return {
+      ...job,
+      assignment,
+      unassigned: job.disabled
+        ? []
+        : poolItems(job.workPool)
+            .map((item) => item.id)
+            .filter((item) => !assigned.has(item)),
+      ...(problem === undefined ? {} : { problem }),
+      leases,
+    };
+  }
+
+  private async leases(name: string): Promise<Record<string, ItemHolder>> {
+    const items = await this.store.leasedItems(name);
+    const read = await Promise.all(items.map((item) => this.store.readLease(name, item).catch(() => undefined)));
+    return Object.fromEntries(
+      read.flatMap((lease, index) =>
+        lease === undefined || lease.record.holder === ''
+          ? []
+          : [
+              [
+                items[index] as string,
+                {
+                  holder: lease.record.holder,
+                  token: lease.record.token,
+                  expiresAt: new Date(lease.record.expiresAt),
+                  released: lease.record.released === true,
+                },
+              ],
+            ],
+      ),
+    );
+  }
+
+  private async change(name: string, edit: (job: StoredJob) => StoredJob): Promise<StoredJob> {
+    assertJobName(name);
+    for (;;) {
+      const read = await this.store.read(name);
+      if (read === undefined) throw new JobNotFoundError(jobNodes(this.parent, name).node);
+      const job = { ...edit(read.job), updatedAt: new Date(this.now()).toISOString() };
+      if (await this.store.write(job, read.version)) return job;
+    }
+  }
+}
