@@ -3,13 +3,15 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';
 import type { TaskContext } from '../exec/task-context.js';
+import type { JobFunction } from '../jobs/job-context.js';
 
 type AnyFunction = (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => unknown;
 
 /**
  * Loads the task functions a worker process runs from a module: its `functions` or default
- * export is either a FunctionRegistry or a plain object whose function-valued entries are
- * registered under their keys (`export default { add(ctx, ...xs) { … } }`).
+ * export is either a FunctionRegistry (task functions and, with `registerJob`, job functions) or a
+ * plain object whose function-valued entries are registered under their keys
+ * (`export default { add(ctx, ...xs) { … } }`); a `jobs` export's entries are registered as job functions.
  */
 export async function loadFunctions(modulePath: string): Promise<FunctionRegistry> {
   const url = pathToFileURL(resolve(modulePath)).href;
@@ -21,12 +23,16 @@ export async function loadFunctions(modulePath: string): Promise<FunctionRegistr
   }
   const exported = module['functions'] ?? module['default'];
   if (isRegistry(exported)) return exported;
-  if (typeof exported === 'object' && exported !== null) {
+  const jobs = module['jobs'];
+  if ((typeof exported === 'object' && exported !== null) || (typeof jobs === 'object' && jobs !== null)) {
     const registry = new FunctionRegistry();
-    for (const [name, value] of Object.entries(exported)) {
+    for (const [name, value] of Object.entries(exported ?? {})) {
       if (typeof value === 'function') registry.register(name, value as AnyFunction);
     }
-    if (registry.size > 0) return registry;
+    for (const [name, value] of Object.entries(jobs ?? {})) {
+      if (typeof value === 'function') registry.registerJob(name, value as JobFunction);
+    }
+    if (registry.size > 0 || registry.jobNames().length > 0) return registry;
   }
   throw new InvalidArgumentError(
     '--functions',

@@ -15,6 +15,7 @@ import { registerWorkers } from './commands/workers.js';
 import { registerWhy } from './commands/why.js';
 import { registerSubmit } from './commands/submit.js';
 import { registerSchedule } from './commands/schedule.js';
+import { registerJobs } from './commands/jobs.js';
 import { registerSnapshot } from './commands/snapshot.js';
 import { EXIT_CODES_HELP, ExitCode, UsageError, describeError, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
 import { printJson } from './output.js';
@@ -47,6 +48,7 @@ ${EXIT_CODES_HELP}`,
   registerWhy(program);
   registerSubmit(program);
   registerSchedule(program);
+  registerJobs(program);
   registerSnapshot(program);
   registerUi(program);
   registerDevServer(program);

@@ -30,6 +30,8 @@ interface WorkerCommandOptions extends ConnectionOptions {
   readonly alertWebhook?: string;
   readonly alertTimeoutMs: number;
   readonly schedules?: string;
+  readonly jobs?: string;
+  readonly leaseMs?: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -39,7 +41,7 @@ export function registerWorker(program: Command): void {
   const command = program
     .command('worker')
     .description('run worker loops on every plan under a parent until SIGTERM or SIGINT')
-    .addOption(new Option('--parent <path>', 'znode under which the plans are (required)'))
+    .addOption(new Option('--parent <path>', 'znode under which the plans are (required unless --jobs is given)'))
     .addOption(new Option('--functions <module>', 'module exporting `functions` or a default export: a FunctionRegistry or an object of functions (required)'))
     .addOption(new Option('--workers <n>', 'worker loops sharing this process’s session').argParser(integer(1, 10_000)).default(1))
     .addOption(new Option('--allow-inline', 'run tasks holding inline source (vm2 sandbox): only when every task writer is trusted').default(false))
@@ -76,6 +78,10 @@ export function registerWorker(program: Command): void {
         .default(DEFAULTS.planEvents.webhookTimeoutMs),
     )
     .addOption(new Option('--schedules <path>', 'also fire the schedules under this parent (any number of workers may: one plan per tick)'))
+    .addOption(new Option('--jobs <path>', 'also run the jobs under this parent whose functions the module registers (registerJob, or its `jobs` export)'))
+    .addOption(
+      new Option('--lease-ms <ms>', `with --jobs: how long an item's lease lasts unless renewed (default: ${DEFAULTS.jobs.leaseMs})`).argParser(integer(300)),
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addOption(
       new Option(
@@ -99,9 +105,11 @@ releases them, closes its session and exits 0. A second signal releases running 
 
 async function runWorker(options: WorkerCommandOptions): Promise<void> {
   const connect = requireConnect(options);
-  if (!options.parent) throw new UsageError('--parent is required');
+  if (!options.parent && !options.jobs) throw new UsageError('--parent is required (or --jobs, for a worker that runs jobs only)');
   if (!options.functions) throw new UsageError('--functions is required');
-  const parent = checkParentPath(options.parent);
+  const parent = options.parent === undefined ? undefined : checkParentPath(options.parent);
+  const jobs = options.jobs === undefined ? undefined : checkParentPath(options.jobs);
+  if (options.leaseMs !== undefined && jobs === undefined) throw new UsageError('--lease-ms goes with --jobs');
   const schedules = options.schedules === undefined ? undefined : checkParentPath(options.schedules);
   const functions = await loadFunctions(options.functions);
   // Checked before connecting: a bad URL is a usage error (exit 2).
@@ -121,29 +129,40 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
     await zkPlan.close();
     throw new UsageError(`--metrics-port ${options.metricsPort}: cannot serve metrics on ${options.metricsHost}: ${(error as Error).message}`);
   }
-  const pool = zkPlan.startWorkers(parent, {
-    count: options.workers,
-    allowInline: options.allowInline,
-    ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
-    retention: options.retention && {
-      ...(options.retentionMaxAgeMs !== undefined ? { maxAgeMs: options.retentionMaxAgeMs } : {}),
-      ...(options.retentionMaxCount !== undefined ? { maxCount: options.retentionMaxCount } : {}),
-    },
-  });
-  if (alertListener !== undefined) {
+  const pool =
+    parent === undefined
+      ? undefined
+      : zkPlan.startWorkers(parent, {
+          count: options.workers,
+          allowInline: options.allowInline,
+          ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+          retention: options.retention && {
+            ...(options.retentionMaxAgeMs !== undefined ? { maxAgeMs: options.retentionMaxAgeMs } : {}),
+            ...(options.retentionMaxCount !== undefined ? { maxCount: options.retentionMaxCount } : {}),
+          },
+        });
+  if (alertListener !== undefined && parent !== undefined) {
     zkPlan.onPlanEvent(parent, alertListener, { onError: (error, eventId) => log.info(`alert ${eventId ?? ''} not delivered: ${error.message}`) });
   }
   if (schedules !== undefined) zkPlan.startScheduler(schedules);
-  const names = functions.names();
+  const jobWorker = jobs === undefined ? undefined : zkPlan.startJobWorker(jobs, options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs });
+  const names = [...functions.names(), ...functions.jobNames()];
+  const loops = pool?.size ?? 0;
   if (options.json) {
-    const extra = { ...(metrics ? { metrics: metrics.url } : {}), ...(schedules ? { schedules } : {}) };
-    console.log(JSON.stringify({ event: 'started', loops: pool.size, parent, connect, functions: names, pid: process.pid, ...extra }));
+    const extra = {
+      ...(metrics ? { metrics: metrics.url } : {}),
+      ...(schedules ? { schedules } : {}),
+      ...(jobWorker ? { jobs, jobWorker: jobWorker.id } : {}),
+    };
+    console.log(JSON.stringify({ event: 'started', loops, parent, connect, functions: names, pid: process.pid, ...extra }));
   } else {
-    const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}`;
-    console.log(`zk-plan worker: ${pool.size} loop(s) on ${parent} at ${connect}, functions: ${names.join(', ')}${extra}`);
+    const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}${jobWorker ? `, job worker ${jobWorker.id} on ${jobs}` : ''}`;
+    console.log(`zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${extra}`);
   }
   const signal = await untilSignal();
-  log.info(`${signal}: stopping (running: ${pool.runningTasks.length})`);
+  log.info(
+    `${signal}: stopping (running: ${pool?.runningTasks.length ?? 0}${jobWorker ? `, job items: ${Object.values(jobWorker.held()).flat().length}` : ''})`,
+  );
   const force = (second: NodeJS.Signals): void => {
     log.info(`${second} again: releasing running tasks now`);
     zkPlan.zk.close();
