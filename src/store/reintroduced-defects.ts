@@ -25,3 +25,11 @@ export const reintroducedScheduleDefects = {
   /** A scheduler fires a tick without its lock (two firers build one plan at once). */
   fireTickWithoutLock: false,
 };
+
+/** The same for jobs (test/jobs/job-simulation's self-test). */
+export const reintroducedJobDefects = {
+  /** A worker takes an item as soon as it is assigned, without waiting for the previous holder's lease to be released or run out. */
+  takeBeforeLeaseEnds: false,
+  /** A worker that cannot renew keeps working on its items past its stop deadline (a detached worker does not stop on its own). */
+  workPastDeadline: false,
+};

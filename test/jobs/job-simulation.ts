@@ -1,0 +1,235 @@
+/**
+ * A seeded simulation of job workers: processes over the in-memory ZooKeeper, each a JobWorker and
+ * a JobManager on its own session and wall clock, whose operations land in an order a seeded PRNG
+ * picks (each client's own order kept), while the driver moves simulated time on and injects
+ * faults: a crash (the process dies; its session expires), a detach (its operations stop landing
+ * and its session expires, while its code and its job runs go on, as a worker cut off from
+ * ZooKeeper or a GC pause would; later it reconnects), a lost reply, a wall clock that moves
+ * (within the drift the leases assume), a clean stop, a new worker, and a work pool that changes.
+ *
+ * Invariant, checked after every operation that lands: no item is worked on by two live processes
+ * at once, where a process works on an item while a run of its job function holds it and
+ * `ctx.holding()` (what the function checks before each piece of work) says yes. At the end, once
+ * the faults stop: every item of the pool is worked on by exactly one process, the one the
+ * assignment names.
+ */
+import { FunctionRegistry } from '../../src/exec/function-registry.js';
+import type { JobContext } from '../../src/jobs/job-context.js';
+import { JobManager } from '../../src/jobs/job-manager.js';
+import { JobStore } from '../../src/jobs/job-store.js';
+import { JobWorker } from '../../src/jobs/job-worker.js';
+import { Jobs } from '../../src/jobs/jobs.js';
+import type { StoredJob } from '../../src/jobs/job-definition.js';
+import type { AssignmentRecord } from '../../src/jobs/job-store.js';
+import { decodeValue } from '../../src/serialization/codec.js';
+import { jobNodes, jobsNodes } from '../../src/zk/layout.js';
+import { StrategyRegistry } from '../../src/jobs/strategies.js';
+import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
+import { Prng } from '../simulation/prng.js';
+
+const realSetImmediate = globalThis.setImmediate;
+const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
+
+const JOBS = '/jobs';
+const T0 = Date.UTC(2026, 10, 25, 3, 0, 0);
+const TIMING = { leaseMs: 1_000, marginMs: 200, driftMs: 100 };
+const STEP_MS = 50;
+const WINDOW_MS = 15_000;
+const POOLS = [
+  ['a', 'b', 'c', 'd', 'e', 'f'],
+  ['a', 'b', 'c', 'g', 'h'],
+  ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'],
+];
+
+interface SimProcess {
+  readonly name: string;
+  readonly zk: MemoryZkClient;
+  readonly worker: JobWorker;
+  readonly manager: JobManager;
+  /** Its wall clock's offset from simulated time (kept within ±driftMs / 2, the assumption). */
+  skew: number;
+  state: 'running' | 'detached' | 'dead' | 'stopping';
+  busy: Promise<unknown> | undefined;
+  reattachAt?: number;
+  /** The runs of its job function now, by item. */
+  readonly active: Map<string, JobContext>;
+}
+
+export interface JobSimResult {
+  readonly seed: number;
+  readonly violation: string | undefined;
+  readonly faults: string[];
+}
+
+export async function runJobSeed(seed: number): Promise<JobSimResult> {
+  const random = new Prng(seed);
+  const manual = new ManualScheduler();
+  const server = new MemoryZooKeeper({ scheduler: manual });
+  const faults: string[] = [];
+  let now = T0;
+  let serial = 0;
+  let violation: string | undefined;
+  const processes: SimProcess[] = [];
+
+  const spawn = (): SimProcess => {
+    const name = `w${++serial}`;
+    const zk = server.connect({ name, sessionTimeoutMs: 2_000 });
+    const active = new Map<string, JobContext>();
+    const functions = new FunctionRegistry().registerJob('hold', async (ctx: JobContext) => {
+      for (const item of ctx.items) active.set(item.id, ctx);
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+      for (const item of ctx.items) if (active.get(item.id) === ctx) active.delete(item.id);
+    });
+    const proc: SimProcess = { name, zk, skew: 0, state: 'running', busy: undefined, active } as SimProcess;
+    const clock = { wall: () => now + proc.skew, mono: () => now };
+    const store = new JobStore(zk, JOBS);
+    const silent = { itemStarted: () => undefined, itemStopped: () => undefined, leaseRenewed: () => undefined, error: () => undefined };
+    Object.assign(proc, {
+      worker: new JobWorker({ zk, store, functions, id: name, timing: TIMING, clock, restartDelayMs: 10, events: silent, changed: () => undefined }),
+      manager: new JobManager({
+        zk,
+        store,
+        strategies: new StrategyRegistry(),
+        id: name,
+        timing: TIMING,
+        now: clock.wall,
+        changed: () => undefined,
+        onRebalance: () => undefined,
+        onError: () => undefined,
+      }),
+    });
+    zk.on('session:expired', () => proc.worker.sessionExpired());
+    processes.push(proc);
+    return proc;
+  };
+
+  const admin = server.connect({ name: 'admin' });
+  const jobs = new Jobs(new JobStore(admin, JOBS), () => now);
+  const detached = new Set<string>();
+
+  /** No item worked on by two live processes: the one invariant. */
+  const check = (): void => {
+    if (violation !== undefined) return;
+    const workers = new Map<string, string[]>();
+    for (const proc of processes) {
+      if (proc.state === 'dead') continue;
+      for (const [item, ctx] of proc.active) {
+        if (ctx.signal.aborted || !ctx.holding()) continue;
+        workers.set(item, [...(workers.get(item) ?? []), `${proc.name} (token ${ctx.items.find((entry) => entry.id === item)?.token})`]);
+      }
+    }
+    for (const [item, by] of workers) if (by.length > 1) violation = `${now - T0} ms: item ${item} worked on by ${by.join(' and ')}`;
+  };
+
+  const settle = async (faultRate: number): Promise<void> => {
+    for (let steps = 0; steps < 50_000; steps++) {
+      await flush();
+      check();
+      const pending = manual.pending().filter((name) => !detached.has(name));
+      if (pending.length === 0) return;
+      const client = random.pick(pending);
+      if (faultRate > 0 && random.chance(faultRate)) inject(client);
+      if (!manual.pending().includes(client) || detached.has(client)) continue;
+      manual.step(client);
+    }
+    throw new Error('operations still pending after 50 000 steps');
+  };
+
+  const inject = (client: string): void => {
+    const target = processes.find((proc) => proc.name === client && proc.state === 'running');
+    if (target === undefined) return;
+    const kind = random.pick(['crash', 'detach', 'lost-reply', 'clock', 'stop'] as const);
+    faults.push(`${now - T0} ms: ${kind} ${client}`);
+    if (kind === 'crash') {
+      const sessionId = target.zk.sessionId;
+      target.zk.crash();
+      target.state = 'dead';
+      if (sessionId !== undefined) server.expireSession(sessionId);
+    } else if (kind === 'detach') {
+      target.state = 'detached';
+      detached.add(client);
+      target.reattachAt = now + random.int(1, 5) * 500;
+      const sessionId = target.zk.sessionId;
+      target.zk.disconnect(); // cut off: it hears of the expiry only once it reconnects
+      if (sessionId !== undefined) server.expireSession(sessionId);
+    } else if (kind === 'lost-reply') target.zk.loseNextReply();
+    else if (kind === 'clock') target.skew = random.int(-TIMING.driftMs / 2, TIMING.driftMs / 2);
+    else {
+      target.state = 'stopping';
+      target.busy = (async () => {
+        await target.busy;
+        await target.worker.stop();
+        await target.manager.leave();
+        target.state = 'dead';
+        target.zk.close();
+      })().catch(() => (target.state = 'dead'));
+    }
+  };
+
+  const step = async (faultRate: number): Promise<void> => {
+    for (const proc of processes) {
+      if (proc.state === 'detached' && now >= (proc.reattachAt ?? 0)) {
+        proc.state = 'running';
+        detached.delete(proc.name);
+        proc.zk.reconnect();
+      }
+      if (proc.state === 'dead' || proc.state === 'stopping') continue;
+      proc.worker.expireOverdue(); // its deadline timer
+      if (proc.busy === undefined)
+        proc.busy = Promise.allSettled([proc.worker.pass(), proc.manager.pass()]).then(() => {
+          if (proc.state !== 'stopping') proc.busy = undefined;
+        });
+    }
+    await settle(faultRate);
+  };
+
+  try {
+    spawn();
+    spawn();
+    spawn();
+    const define = jobs.define({ name: 'mail', fn: 'hold', workPool: { items: POOLS[0] as string[] }, mode: 'continuous' });
+    await settle(0);
+    await define;
+    for (; now <= T0 + WINDOW_MS && violation === undefined; now += STEP_MS) {
+      if (processes.filter((proc) => proc.state !== 'dead').length < 3 || random.chance(0.01)) {
+        spawn();
+        faults.push(`${now - T0} ms: new worker w${serial}`);
+      }
+      if (random.chance(0.01)) {
+        const pool = random.pick(POOLS);
+        faults.push(`${now - T0} ms: pool ${pool.join(',')}`);
+        void jobs.setWorkPool('mail', pool).catch(() => undefined);
+      }
+      await step(0.004);
+    }
+    // Faults stop, clocks agree, every process is reattached; the workers settle.
+    for (const proc of processes) {
+      proc.skew = 0;
+      if (proc.state === 'detached') proc.reattachAt = now;
+    }
+    for (const end = now + 6_000; now <= end && violation === undefined; now += STEP_MS) await step(0);
+    return { seed, violation: violation ?? settledCheck(server, processes), faults };
+  } catch (error) {
+    return { seed, violation: violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`, faults };
+  } finally {
+    for (const proc of processes) if (proc.state !== 'dead') proc.zk.crash();
+    admin.crash();
+  }
+}
+
+/** Once settled: each item of the pool worked on by exactly the live process the assignment names. */
+function settledCheck(server: MemoryZooKeeper, processes: readonly SimProcess[]): string | undefined {
+  const { node } = jobNodes(JOBS, 'mail');
+  const { assignment: assignmentPath } = jobsNodes(JOBS);
+  const job = decodeValue(node, server.getData(node)) as StoredJob;
+  const assignment = decodeValue(assignmentPath, server.getData(assignmentPath)) as AssignmentRecord;
+  const byWorker = assignment.jobs['mail'] ?? {};
+  const pool = 'items' in job.workPool ? [...job.workPool.items] : [];
+  for (const item of pool) {
+    const by = processes.filter((proc) => proc.state === 'running' && proc.active.get(item)?.holding() === true).map((proc) => proc.name);
+    const assigned = Object.entries(byWorker).find(([, items]) => items.includes(item))?.[0];
+    if (by.length !== 1 || by[0] !== assigned)
+      return `after settling, item ${item} is worked on by [${by.join(', ')}] but assigned to ${assigned} (assignment ${JSON.stringify(byWorker)})`;
+  }
+  return undefined;
+}
