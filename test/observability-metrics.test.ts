@@ -127,6 +127,49 @@ describe('createWorkerMetrics', () => {
     expect(await value(registry, 'zk_plan_running_tasks')).toBe(0);
   });
 
+  it('job metrics: items held per job, rebalances written, lease renewal latency, failovers', async () => {
+    const plan = new FakeZkPlan();
+    const { registry } = metricsFor(plan, undefined, { taskWait: false });
+    const item = (
+      job: string,
+      id: string,
+      workerId: string,
+      state: 'started' | 'stopped',
+      more: { token?: number; failover?: boolean; reason?: string } = {},
+    ): void => {
+      plan.emit('job:item', { jobs: '/jobs', job, item: id, workerId, state, ...more });
+    };
+    item('mail', 'a', 'jw-1', 'started', { token: 5, failover: false });
+    item('mail', 'b', 'jw-1', 'started', { token: 6, failover: true });
+    item('mail', 'c', 'jw-2', 'started', { token: 7, failover: true });
+    item('backup', '0', 'jw-2', 'started', { token: 8, failover: false });
+    expect(await value(registry, 'zk_plan_job_items_held', { job: 'mail' })).toBe(3);
+    expect(await value(registry, 'zk_plan_job_items_held', { job: 'backup' })).toBe(1);
+    item('mail', 'a', 'jw-1', 'stopped', { reason: 'released' });
+    item('mail', 'b', 'jw-1', 'stopped', { reason: 'lease-lost' });
+    expect(await value(registry, 'zk_plan_job_items_held', { job: 'mail' })).toBe(1);
+    // A stop with no start seen (the metrics began after it) and a repeated start change nothing.
+    item('mail', 'z', 'jw-3', 'stopped', { reason: 'stopped' });
+    item('mail', 'c', 'jw-2', 'started', { token: 7, failover: false });
+    expect(await value(registry, 'zk_plan_job_items_held', { job: 'mail' })).toBe(1);
+    item('backup', '0', 'jw-2', 'stopped', { reason: 'session-expired' });
+    expect(await value(registry, 'zk_plan_job_items_held', { job: 'backup' })).toBe(0);
+    expect(await value(registry, 'zk_plan_job_failovers_total')).toBe(2);
+
+    plan.emit('job:rebalance', { jobs: '/jobs', epoch: 1, moved: 0 });
+    plan.emit('job:rebalance', { jobs: '/jobs', epoch: 2, moved: 3 });
+    expect(await value(registry, 'zk_plan_job_rebalances_total')).toBe(2);
+
+    plan.emit('job:lease-renewed', { jobs: '/jobs', workerId: 'jw-1', latencyMs: 4 });
+    plan.emit('job:lease-renewed', { jobs: '/jobs', workerId: 'jw-2', latencyMs: 250 });
+    expect(await histogramCount(registry, 'zk_plan_job_lease_renew_seconds')).toBe(2);
+    expect(await histogramSum(registry, 'zk_plan_job_lease_renew_seconds')).toBeCloseTo(0.254, 9);
+    const text = await registry.metrics();
+    expect(text).toMatch(/^# TYPE zk_plan_job_items_held gauge$/m);
+    expect(text).toMatch(/^zk_plan_job_lease_renew_seconds_bucket\{le="0.005"\} 1$/m);
+    expect(text).toMatch(/^zk_plan_job_lease_renew_seconds_bucket\{le="0.25"\} 2$/m);
+  });
+
   it('session_state is 1 for the current state only; session_reconnects_total counts sessions after the first', async () => {
     const plan = new FakeZkPlan();
     const { registry } = metricsFor(plan);
@@ -221,6 +264,9 @@ describe('createWorkerMetrics', () => {
     metrics.stop();
     expect(plan.listenerCount('task:claimed')).toBe(0);
     expect(plan.listenerCount('task:failed')).toBe(0);
+    expect(plan.listenerCount('job:item')).toBe(0);
+    expect(plan.listenerCount('job:rebalance')).toBe(0);
+    expect(plan.listenerCount('job:lease-renewed')).toBe(0);
     expect(plan.zk.listenerCount('session:started')).toBe(0);
     expect(registry.getMetricsAsArray()).toEqual([]);
     // Registrable again after stop.
@@ -246,6 +292,10 @@ describe('createWorkerMetrics', () => {
     expect(names.sort()).toEqual(
       [
         'zk_plan_idle_rounds_total',
+        'zk_plan_job_failovers_total',
+        'zk_plan_job_items_held',
+        'zk_plan_job_lease_renew_seconds',
+        'zk_plan_job_rebalances_total',
         'zk_plan_running_tasks',
         'zk_plan_session_reconnects_total',
         'zk_plan_session_state',

@@ -1,12 +1,16 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../src/errors/usage-errors.js';
+import { FunctionRegistry } from '../src/exec/function-registry.js';
 import { PlanNotFoundError, ResultNotFoundError } from '../src/errors/plan-errors.js';
 import type { PlanStatus } from '../src/plan/plan-status.js';
 import type { PlanSummary, PlanView, TaskView } from '../src/plan/plan-view.js';
 import type { ZkPlan } from '../src/plan/zk-plan.js';
+import { MemoryZooKeeper } from '../src/testing/index.js';
+import type { UiCluster } from '../src/ui/ui-wire.js';
 import type { Watcher, ZkStat } from '../src/zk/zk-client.js';
 import { isLoopbackHost, startUiServer, type UiServer } from '../src/ui/ui-server.js';
+import { memoryProcess, type MemoryProcess } from './support/memory-plan.js';
 
 const PARENT = '/plans';
 const PLAN = '/plans/plan-0000000001';
@@ -233,5 +237,94 @@ describe('startUiServer', () => {
       const chunk = await reader.read();
       if (chunk.done) break;
     }
+  });
+});
+
+describe('the jobs of --jobs', () => {
+  const processes: MemoryProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
+  });
+
+  /** A process running job workers of the function `hold`, which holds its items until they are taken away. */
+  const jobProcess = (server: MemoryZooKeeper, name: string): MemoryProcess => {
+    const functions = new FunctionRegistry().registerJob('hold', async (ctx) => {
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
+    });
+    const proc = memoryProcess(server, name, functions);
+    processes.push(proc);
+    return proc;
+  };
+  const cluster = async (server: UiServer): Promise<UiCluster> => (await (await fetch(new URL('/api/cluster', server.url))).json()) as UiCluster;
+  /** Each worker's items as the view shows them, with tokens: [worker, [item, token][]][]. */
+  const shares = async (server: UiServer): Promise<[string, [string, number | undefined][]][]> =>
+    ((await cluster(server)).jobs[0]?.assignment ?? []).map((share) => [share.workerId, share.items.map((item) => [item.id, item.token])]);
+
+  it('lists each job and each job worker’s items with the fencing tokens of their leases, following the assignment', async () => {
+    const server = new MemoryZooKeeper();
+    const view = jobProcess(server, 'view');
+    ui = await startUiServer({ zkPlan: view.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, jobs: '/jobs' });
+    expect(await cluster(ui)).toMatchObject({ jobsParent: '/jobs', jobs: [] });
+    expect(await view.zk.exists('/jobs')).toBeUndefined(); // the view reads; it does not create the parent
+    expect((await get('/')).text).toContain('<tbody id="job-assignment">');
+
+    const jobs = view.zkPlan.jobs('/jobs');
+    await jobs.define({ name: 'mail', fn: 'hold', workPool: { items: ['a', 'b', 'c'] }, mode: 'continuous' });
+    const first = jobProcess(server, 'a').zkPlan.startJobWorker('/jobs', { leaseMs: 600, pollMs: 200 });
+    await expect.poll(async () => (await view.zk.exists('/jobs/zk-plan-job-assignment')) !== undefined, { timeout: 5_000 }).toBe(true);
+    await expect.poll(async () => (await jobs.assignment('mail'))[first.id], { timeout: 5_000 }).toEqual(['a', 'b', 'c']);
+    await expect.poll(async () => (await shares(ui as UiServer))[0]?.[1].every(([, token]) => token !== undefined), { timeout: 5_000 }).toBe(true);
+    const leases = (await jobs.list())[0]?.leases ?? {};
+    const tokens = (items: readonly string[]): [string, number | undefined][] => items.map((item) => [item, leases[item]?.token]);
+    expect(await shares(ui)).toEqual([[first.id, tokens(['a', 'b', 'c'])]]);
+    expect((await cluster(ui)).jobs).toEqual([
+      {
+        name: 'mail',
+        fn: 'hold',
+        mode: 'continuous',
+        strategy: 'evenly',
+        disabled: false,
+        items: 3,
+        unassigned: [],
+        assignment: [{ workerId: first.id, live: true, manager: true, items: expect.any(Array) }],
+      },
+    ]);
+
+    // A second worker: the items are spread over both, each shown with the token of the lease its worker took.
+    const second = jobProcess(server, 'b').zkPlan.startJobWorker('/jobs', { leaseMs: 600, pollMs: 200 });
+    await expect
+      .poll(
+        async () => {
+          const now = await shares(ui as UiServer);
+          return now.length === 2 && now.every(([, items]) => items.length > 0 && items.every(([, token]) => token !== undefined));
+        },
+        { timeout: 5_000 },
+      )
+      .toBe(true);
+    const summary = (await jobs.list())[0];
+    const shown = await shares(ui);
+    expect(shown.map(([worker]) => worker).sort()).toEqual([first.id, second.id].sort());
+    expect(shown.flatMap(([, items]) => items.map(([item]) => item)).sort()).toEqual(['a', 'b', 'c']);
+    for (const [worker, items] of shown) {
+      expect(items.map(([item]) => item)).toEqual(summary?.assignment[worker]);
+      for (const [item, token] of items) expect(summary?.leases[item]).toMatchObject({ holder: worker, token, released: false });
+    }
+    const moved = shown.find(([worker]) => worker === second.id)?.[1] ?? [];
+    for (const [item, token] of moved) expect(token).toBeGreaterThan(leases[item]?.token ?? Infinity); // a new holder's token is greater
+
+    await jobs.disable('mail');
+    await expect.poll(async () => (await cluster(ui as UiServer)).jobs[0]?.disabled, { timeout: 5_000 }).toBe(true);
+  });
+
+  it('shows no jobs, and no jobs parent, without --jobs', async () => {
+    const view = jobProcess(new MemoryZooKeeper(), 'view');
+    await view.zkPlan.jobs('/jobs').define({ name: 'mail', fn: 'hold', workPool: { items: ['a'] }, mode: 'continuous' });
+    ui = await startUiServer({ zkPlan: view.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0 });
+    const answer = await cluster(ui);
+    expect(answer.jobs).toEqual([]);
+    expect(answer.jobsParent).toBeUndefined();
+    await expect(startUiServer({ zkPlan: view.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, jobs: 'jobs' })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
   });
 });

@@ -126,7 +126,14 @@ export function resolveJob(input: JobDefinition, now: Date): StoredJob {
   if (typeof input !== 'object' || input === null) throw new InvalidArgumentError('job', 'expected { name, fn, workPool, mode, strategy?, disabled? }');
   for (const key of Object.keys(input)) if (!DEFINITION_KEYS.has(key)) throw new InvalidArgumentError('job', `unknown field "${key}"`);
   assertJobName(input.name);
-  assertFunctionName(input.fn);
+  try {
+    assertFunctionName(input.fn);
+  } catch {
+    throw new InvalidArgumentError(
+      'fn',
+      `job "${input.name}": expected a name of a function registered with registerJob, such as "poll-mailbox", got ${JSON.stringify(input.fn)}`,
+    );
+  }
   assertWorkPool(input.name, input.workPool);
   assertMode(input.name, input.mode);
   const strategy = input.strategy ?? 'evenly';

@@ -59,7 +59,7 @@ export class JobStore {
 
   /** The jobs' names, sorted; `watcher` fires once when one is defined or removed. */
   async names(watcher?: Watcher): Promise<string[]> {
-    await this.zk.ensurePath(this.parent);
+    if (watcher !== undefined) await this.zk.ensurePath(this.parent); // a watch needs the node; a read alone creates nothing
     const listing = await this.zk.tryGetChildren(this.parent, watcher);
     return (listing?.children ?? []).filter((name) => !name.startsWith(RESERVED_PREFIX)).sort();
   }
@@ -69,6 +69,11 @@ export class JobStore {
     const { node } = jobNodes(this.parent, name);
     const read = await this.getData(node, watcher);
     return read === undefined ? undefined : { job: parseStoredJob(node, decodeValue(node, read.data)), version: read.stat.version };
+  }
+
+  /** The version of the job's node, whatever it holds; undefined when there is none. */
+  async version(name: string): Promise<number | undefined> {
+    return (await this.zk.exists(jobNodes(this.parent, name).node))?.version;
   }
 
   /** Creates the job (`version` undefined; false when it exists by then) or replaces the version read (false when it changed). */
@@ -138,7 +143,7 @@ export class JobStore {
 
   /** The live job workers, by id; `watcher` fires once when one comes or goes. A node that cannot be read is left out. */
   async workers(watcher?: Watcher): Promise<JobWorkerInfo[]> {
-    await this.zk.ensurePath(this.nodes.workers);
+    if (watcher !== undefined) await this.zk.ensurePath(this.nodes.workers);
     const listing = await this.zk.tryGetChildren(this.nodes.workers, watcher);
     const names = [...(listing?.children ?? [])].sort();
     const read = await Promise.all(names.map((name) => this.getData(childPath(this.nodes.workers, name)).catch(() => undefined)));

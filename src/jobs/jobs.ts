@@ -49,10 +49,7 @@ export class Jobs {
   /** Creates or replaces a job (validated in full first); the manager assigns its items to the live workers. */
   async define(definition: JobDefinition): Promise<StoredJob> {
     const job = resolveJob(definition, new Date(this.now()));
-    for (;;) {
-      const existing = await this.store.read(job.name).catch(() => undefined); // a malformed node is replaced
-      if (await this.store.write(job, existing?.version)) return job;
-    }
+    for (;;) if (await this.store.write(job, await this.store.version(job.name))) return job; // a malformed node is replaced too
   }
 
   /** Replaces the named work items of a job defined with `{ items }`. */

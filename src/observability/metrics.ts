@@ -16,6 +16,8 @@ const SESSION_STATES: readonly SessionState[] = ['connecting', 'connected', 'sus
 const TASK_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 const TASK_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 const ZK_OPERATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** A lease renewal is one versioned set; one that takes longer than a lease's margin loses the item. */
+const LEASE_RENEW_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** How many plans' `ready` times are remembered for `task_wait_seconds`. */
 const PLAN_READY_CACHE_SIZE = 1_000;
@@ -38,8 +40,9 @@ export interface WorkerMetrics {
 }
 
 /**
- * Prometheus metrics of a ZkPlan's workers and ZooKeeper session, kept up to date from its events
- * (`task:*`, `worker:*`), its client's events and state, and the client's per-operation hook.
+ * Prometheus metrics of a ZkPlan's workers, job workers and ZooKeeper session, kept up to date from
+ * its events (`task:*`, `worker:*`, `job:*`), its client's events and state, and the client's
+ * per-operation hook.
  * Every metric is named `zk_plan_…`; see the help texts below or the README. A registry is given
  * to one ZkPlan at a time: two would register the same names (an error).
  */
@@ -49,6 +52,8 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
   const name = (suffix: string): string => `${METRIC_PREFIX}${suffix}`;
   /** The task each worker loop holds: a loop runs one task at a time, so a new claim or an idle round ends the previous one. */
   const running = new Map<string, string>();
+  /** The items this process's job workers hold, by parent, job, item and worker: a stop counts only after its start. */
+  const heldItems = new Set<string>();
 
   const tasksStarted = new Counter({
     name: name('tasks_started_total'),
@@ -144,6 +149,29 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
     },
   });
 
+  const jobItemsHeld = new Gauge({
+    name: name('job_items_held'),
+    help: 'Work items of each job the job workers of this process hold right now (job:item): started (lease taken) and not yet stopped (released, lost, run out, session expired).',
+    labelNames: ['job'] as const,
+    registers: [],
+  });
+  const jobRebalances = new Counter({
+    name: name('job_rebalances_total'),
+    help: 'Job assignments written by this process as the manager of a jobs parent (job:rebalance): each a new epoch, after a job, its pool or the live job workers changed.',
+    registers: [],
+  });
+  const jobLeaseRenew = new Histogram({
+    name: name('job_lease_renew_seconds'),
+    help: "Time from sending a renewal of an item's lease to its answer, for the job workers of this process (job:lease-renewed).",
+    buckets: LEASE_RENEW_BUCKETS,
+    registers: [],
+  });
+  const jobFailovers = new Counter({
+    name: name('job_failovers_total'),
+    help: "Items a job worker of this process started after their previous holder's lease ran out instead of being released (job:item failover): the holder died, froze or was cut off.",
+    registers: [],
+  });
+
   const ours: Metric[] = [
     tasksStarted,
     tasksSucceeded,
@@ -159,6 +187,10 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
     sessionState,
     zkReads,
     zkWrites,
+    jobItemsHeld,
+    jobRebalances,
+    jobLeaseRenew,
+    jobFailovers,
   ];
   const taken = ours.map(metricName).filter((metric) => registry.getSingleMetric(metric) !== undefined);
   if (taken.length > 0)
@@ -226,6 +258,18 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
   const onWorkerError = (): void => {
     workerErrors.inc();
   };
+  const onJobItem = ({ jobs, job, item, workerId, state, failover }: ZkPlanEvents['job:item'][0]): void => {
+    const key = `${jobs}\u0000${job}\u0000${item}\u0000${workerId}`;
+    if (state === 'started') {
+      if (failover === true) jobFailovers.inc();
+      if (heldItems.has(key)) return;
+      heldItems.add(key);
+      jobItemsHeld.inc({ job });
+    } else if (heldItems.delete(key)) jobItemsHeld.dec({ job });
+  };
+  const onLeaseRenewed = ({ latencyMs }: ZkPlanEvents['job:lease-renewed'][0]): void => {
+    jobLeaseRenew.observe(Math.max(0, latencyMs) / 1000);
+  };
   const onSessionStarted = (session: ZkSession): void => {
     if (session.generation > 1) sessionReconnects.inc();
   };
@@ -237,11 +281,19 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
   };
   zk.onOperation = hook;
 
-  plan.on('task:claimed', onClaimed);
-  plan.on('task:completed', onCompleted);
-  plan.on('task:failed', onFailed);
-  plan.on('worker:idle', onIdle);
-  plan.on('worker:error', onWorkerError);
+  const unsubscribe: (() => void)[] = [];
+  const listen = <K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): void => {
+    plan.on(event, listener);
+    unsubscribe.push(() => plan.off(event, listener));
+  };
+  listen('task:claimed', onClaimed);
+  listen('task:completed', onCompleted);
+  listen('task:failed', onFailed);
+  listen('worker:idle', onIdle);
+  listen('worker:error', onWorkerError);
+  listen('job:item', onJobItem);
+  listen('job:rebalance', () => jobRebalances.inc());
+  listen('job:lease-renewed', onLeaseRenewed);
   zk.on('session:started', onSessionStarted);
 
   return {
@@ -249,17 +301,14 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
     stop() {
       if (stopped) return;
       stopped = true;
-      plan.off('task:claimed', onClaimed);
-      plan.off('task:completed', onCompleted);
-      plan.off('task:failed', onFailed);
-      plan.off('worker:idle', onIdle);
-      plan.off('worker:error', onWorkerError);
+      for (const off of unsubscribe.splice(0)) off();
       zk.off('session:started', onSessionStarted);
       // Hooks set after ours call ours through; then ours stays, as a pass-through.
       if (zk.onOperation === hook) zk.onOperation = previousHook;
       for (const metric of [...ours.map(metricName), ...defaultMetricNames]) registry.removeSingleMetric(metric);
       running.clear();
       planReady.clear();
+      heldItems.clear();
     },
   };
 }

@@ -26,7 +26,11 @@ export function plansPageHtml(parent: string): string {
     `<h2>Concurrency limits</h2><table class="cluster"><thead><tr><th>Key</th><th>Held</th><th>Held by</th></tr></thead>` +
     `<tbody id="limits"></tbody></table><p id="limits-empty" class="empty"></p>` +
     `<h2>Schedules</h2><table class="cluster"><thead><tr><th>Schedule</th><th>Cron</th><th>Next</th><th>Recent runs</th></tr></thead>` +
-    `<tbody id="schedules"></tbody></table><p id="schedules-empty" class="empty"></p></section>`;
+    `<tbody id="schedules"></tbody></table><p id="schedules-empty" class="empty"></p>` +
+    `<h2>Jobs</h2><table class="cluster"><thead><tr><th>Job</th><th>Function</th><th>Mode</th><th>Strategy</th><th>State</th><th>Assigned</th><th>Unassigned</th></tr></thead>` +
+    `<tbody id="jobs"></tbody></table><p id="jobs-empty" class="empty"></p>` +
+    `<h2>Job assignment</h2><table class="cluster"><thead><tr><th>Job</th><th>Worker</th><th>Items (fencing token)</th></tr></thead>` +
+    `<tbody id="job-assignment"></tbody></table></section>`;
   return pageShell(`${parent} · zk-plan`, `class="plans-page" data-parent="${escapeHtml(parent)}"`, body, ['/plans.js']);
 }
 

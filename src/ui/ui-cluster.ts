@@ -1,17 +1,26 @@
 /**
  * What `/api/cluster` answers: the live workers, the concurrency limits, whether actions are on,
- * and the schedules of a schedules' parent (when the view was given one), as the page shows them.
+ * the schedules of a schedules' parent and the jobs of a jobs' parent (when the view was given
+ * them), as the page shows them.
  */
 import type { ZkPlan } from '../plan/zk-plan.js';
 import type { ScheduleSummary } from '../schedule/schedules.js';
+import { readJobs } from './ui-jobs.js';
 import { isPlanUnder, toJsonSafe } from './ui-model.js';
 import type { UiCluster, UiSchedule } from './ui-wire.js';
 
-export async function readCluster(zkPlan: ZkPlan, parent: string, actions: boolean, schedulesParent: string | undefined): Promise<UiCluster> {
-  const [workers, limits, schedules] = await Promise.all([
+export async function readCluster(
+  zkPlan: ZkPlan,
+  parent: string,
+  actions: boolean,
+  schedulesParent: string | undefined,
+  jobsParent?: string,
+): Promise<UiCluster> {
+  const [workers, limits, schedules, jobs] = await Promise.all([
     zkPlan.listWorkers(parent),
     zkPlan.listConcurrencyLimits(parent),
     schedulesParent === undefined ? [] : zkPlan.schedules(schedulesParent).list(),
+    jobsParent === undefined ? [] : readJobs(zkPlan, jobsParent),
   ]);
   // What the page shows, and nothing more (no session ids).
   const shown = workers.map(({ id, host, pid, version, functions, loops, running, startedAt, updatedAt }) => ({
@@ -25,7 +34,14 @@ export async function readCluster(zkPlan: ZkPlan, parent: string, actions: boole
     startedAt,
     updatedAt,
   }));
-  return toJsonSafe({ actions, workers: shown, limits, schedules: schedules.map((summary) => uiSchedule(summary, parent)) }) as UiCluster;
+  return toJsonSafe({
+    actions,
+    workers: shown,
+    limits,
+    schedules: schedules.map((summary) => uiSchedule(summary, parent)),
+    ...(jobsParent === undefined ? {} : { jobsParent }),
+    jobs,
+  }) as UiCluster;
 }
 
 /** What the page shows of a schedule: its runs link only to plans this view serves. */

@@ -4,7 +4,7 @@
  * stylesheet from src/ui/browser/ (bundled by src/ui/ui-assets.ts); the graph is laid
  * out in the browser by elkjs, in a Web Worker; updates come over Server-Sent Events, pushed when
  * ZooKeeper watches fire (src/ui/plan-feed.ts), not polled; only the plans page's section of
- * live workers and limits is read every 5 s (workers rewrite their records that often).
+ * live workers, limits, schedules and jobs is read every 5 s (workers rewrite their records that often).
  *
  * ```ts
  * const ui = await startUiServer({ zkPlan, parent: '/plans', port: 8080 });
@@ -49,6 +49,8 @@ export interface UiServerOptions {
   readonly actionsToken?: string;
   /** A schedules' parent whose schedules the plans page lists, with links to their runs. @defaultValue none */
   readonly schedules?: string;
+  /** A jobs' parent (`zkPlan.jobs(parent)`) whose jobs the plans page lists, with each worker's items and their fencing tokens. @defaultValue none */
+  readonly jobs?: string;
   /** Coalescing, safety-refresh and linger times of the live feeds. @defaultValue 250 ms per plan, 1 s for the plans list, 15 s safety refresh, 30 s linger */
   readonly timing?: FeedTiming;
 }
@@ -70,6 +72,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const host = options.host ?? '127.0.0.1';
   assertValidPath('parent', parent);
   if (options.schedules !== undefined) assertValidPath('schedules', options.schedules);
+  if (options.jobs !== undefined) assertValidPath('jobs', options.jobs);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidArgumentError('port', `expected an integer from 0 to 65535, got ${String(port)}`);
   if (!isLoopbackHost(host)) {
     throw new InvalidArgumentError(
@@ -294,7 +297,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           sendJson(res, 200, await zkPlan.explainTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
           return;
         case '/api/cluster':
-          sendJson(res, 200, await readCluster(zkPlan, parent, options.actionsToken !== undefined, options.schedules));
+          sendJson(res, 200, await readCluster(zkPlan, parent, options.actionsToken !== undefined, options.schedules, options.jobs));
           return;
         case '/api/events': {
           const plan = requirePath(url, (path) => isPlanUnder(parent, path), 'plan');

@@ -152,7 +152,6 @@ export interface UiLimit {
   readonly holders: readonly { readonly task: string; readonly workerId: string; readonly at: string }[];
 }
 
-/** `GET /api/cluster`: live workers, limits, and whether this view accepts actions. */
 /** A schedule (`zk-plan ui --schedules`): its timing, next fire times and recent runs, newest first. */
 export interface UiSchedule {
   readonly name: string;
@@ -173,12 +172,49 @@ export interface UiSchedule {
   }[];
 }
 
+/** An item of a worker's share, with its lease as read: `token` when this worker holds it, `heldBy` while another's lease on it lasts. */
+export interface UiJobItem {
+  readonly id: string;
+  readonly token?: number;
+  readonly heldBy?: string;
+}
+
+/** A worker's share of a job, as the manager last assigned it. */
+export interface UiJobShare {
+  readonly workerId: string;
+  /** The worker is registered now (else the manager has not yet written it out of the assignment). */
+  readonly live: boolean;
+  /** It is the manager that wrote the assignment. */
+  readonly manager: boolean;
+  readonly items: readonly UiJobItem[];
+}
+
+/** A job (`zk-plan ui --jobs`): its definition, why it could not be assigned, its items nobody got, and each worker's share. */
+export interface UiJob {
+  readonly name: string;
+  readonly fn: string;
+  /** `continuous`, `every N ms` or `cron … (timezone)`. */
+  readonly mode: string;
+  readonly strategy: string;
+  readonly disabled: boolean;
+  readonly items: number;
+  readonly problem?: string;
+  readonly unassigned: readonly string[];
+  /** By worker id. */
+  readonly assignment: readonly UiJobShare[];
+}
+
+/** `GET /api/cluster`: live workers, limits, schedules, jobs, and whether this view accepts actions. */
 export interface UiCluster {
   readonly actions: boolean;
   readonly workers: readonly UiWorker[];
   readonly limits: readonly UiLimit[];
   /** Empty unless the view was started with a schedules' parent. */
   readonly schedules: readonly UiSchedule[];
+  /** The jobs' parent the view was started with (`--jobs`), if any. */
+  readonly jobsParent?: string;
+  /** Empty unless the view was started with a jobs' parent. */
+  readonly jobs: readonly UiJob[];
 }
 
 /** An error answer of the API. */

@@ -121,6 +121,7 @@ describe('the cluster section', () => {
         { key: 'warehouse', limit: 2, holders: [] },
       ],
       schedules: [],
+      jobs: [],
     };
     const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
     renderCluster(cluster, tablesOf(byId));
@@ -134,10 +135,11 @@ describe('the cluster section', () => {
       ['warehouse', 'false', '0/2'],
     ]);
     expect(limits[0]?.cells[2]?.textContent).toBe('plan-0000000001/task-0000000003 on w1');
-    renderCluster({ actions: false, workers: [], limits: [], schedules: [] }, tablesOf(byId));
+    renderCluster({ actions: false, workers: [], limits: [], schedules: [], jobs: [] }, tablesOf(byId));
     expect(document.querySelectorAll('#workers tr')).toHaveLength(0);
     expect(byId('workers-empty').textContent).toContain('No live worker');
     expect(byId('schedules-empty').textContent).toContain('--schedules');
+    expect(byId('jobs-empty').textContent).toContain('--jobs');
   });
 
   it('lists schedules with their next fire times, linking the fired runs the view serves and showing the rest as text', () => {
@@ -164,6 +166,7 @@ describe('the cluster section', () => {
             ],
           },
         ],
+        jobs: [],
       },
       tablesOf(byId),
     );
@@ -179,14 +182,14 @@ describe('the cluster section', () => {
 });
 
 function tablesOf(byId: (id: string) => HTMLElement): Parameters<typeof renderCluster>[1] {
-  return {
-    workers: byId('workers'),
-    limits: byId('limits'),
-    schedules: byId('schedules'),
+  const tables = { workers: byId('workers'), limits: byId('limits'), schedules: byId('schedules'), jobs: byId('jobs'), jobAssignment: byId('job-assignment') };
+  const empty = {
     workersEmpty: byId('workers-empty'),
     limitsEmpty: byId('limits-empty'),
     schedulesEmpty: byId('schedules-empty'),
+    jobsEmpty: byId('jobs-empty'),
   };
+  return { ...tables, ...empty };
 }
 
 describe('the action buttons', () => {

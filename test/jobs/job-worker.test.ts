@@ -56,7 +56,7 @@ function assertNoOverlap(spans: readonly Span[]): void {
 }
 
 describe('job workers', () => {
-  it('spread 12 items evenly over 3, then 4 workers, move a stopped one\'s items at once, and never run an item twice at a time', async () => {
+  it("spread 12 items evenly over 3, then 4 workers, move a stopped one's items at once, and never run an item twice at a time", async () => {
     const server = new MemoryZooKeeper();
     const spans: Span[] = [];
     const workers = [worker(server, 'a', spans), worker(server, 'b', spans), worker(server, 'c', spans)];
@@ -71,7 +71,11 @@ describe('job workers', () => {
     await expect.poll(() => counts(workers.map((w) => w.handle)), { timeout: 5_000 }).toEqual([4, 4, 4]);
     expect(performance.now() - stoppedAt).toBeLessThan(LEASE.leaseMs); // given back, not waited out
     const summary = (await admin.jobs(JOBS).list())[0];
-    expect(Object.values(summary?.assignment ?? {}).flat().sort()).toHaveLength(12);
+    expect(
+      Object.values(summary?.assignment ?? {})
+        .flat()
+        .sort(),
+    ).toHaveLength(12);
     expect(summary?.unassigned).toEqual([]);
     assertNoOverlap(spans);
   });

@@ -11,6 +11,7 @@ interface UiOptions extends ConnectionOptions {
   readonly host: string;
   readonly allowActions: boolean;
   readonly schedules?: string;
+  readonly jobs?: string;
 }
 
 /** Where --allow-actions takes its bearer token from, when set (else one is made up and printed). */
@@ -25,6 +26,7 @@ export function registerUi(program: Command): void {
     .addOption(new Option('--port <port>', 'port to listen on (0: a free one)').argParser(integer(0, 65_535)).default(0))
     .addOption(new Option('--host <host>', 'loopback address to listen on').default('127.0.0.1'))
     .addOption(new Option('--schedules <path>', 'also list the schedules under this parent, with their next fire times and runs'))
+    .addOption(new Option('--jobs <path>', "also list the jobs under this parent, with each job worker's items and their fencing tokens"))
     .addOption(
       new Option(
         '--allow-actions',
@@ -40,6 +42,7 @@ export function registerUi(program: Command): void {
   setAction(command, async (parent: string, options: UiOptions) => {
     checkParentPath(parent);
     if (options.schedules !== undefined) checkParentPath(options.schedules);
+    if (options.jobs !== undefined) checkParentPath(options.jobs);
     const { startUiServer } = await import('../../ui/ui-server.js'); // loaded when used: faster start-up of the other commands
     await withZkPlan(options, async (zkPlan) => {
       const token = options.allowActions ? process.env[TOKEN_ENV] || randomBytes(24).toString('base64url') : undefined;
@@ -50,6 +53,7 @@ export function registerUi(program: Command): void {
         host: options.host,
         ...(token !== undefined ? { actionsToken: token } : {}),
         ...(options.schedules !== undefined ? { schedules: options.schedules } : {}),
+        ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
       });
       // The token goes in the fragment, which browsers never send: the page reads it and keeps it for its requests.
       const url = token === undefined ? ui.url : `${ui.url}#token=${encodeURIComponent(token)}`;

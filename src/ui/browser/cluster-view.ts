@@ -1,9 +1,11 @@
 /**
- * The plans page's cluster section: the live worker pools (listWorkers) and the concurrency
- * limits with their holders (listConcurrencyLimits), read from `/api/cluster`.
+ * The plans page's cluster section: the live worker pools (listWorkers), the concurrency
+ * limits with their holders (listConcurrencyLimits), the schedules and the jobs (jobs-view.ts),
+ * read from `/api/cluster`.
  */
 import type { UiCluster, UiLimit, UiSchedule, UiWorker } from '../ui-wire.js';
 import { cell, h, when } from './dom.js';
+import { renderJobs } from './jobs-view.js';
 
 /** Rows of the workers table, one per live worker pool. */
 function workerRows(workers: readonly UiWorker[]): DocumentFragment {
@@ -78,16 +80,19 @@ function scheduleRows(schedules: readonly UiSchedule[]): DocumentFragment {
   return fragment;
 }
 
-/** Fills the three tables and their empty notes. */
+/** Fills the tables and their empty notes. */
 export function renderCluster(
   cluster: UiCluster,
   tables: {
     workers: HTMLElement;
     limits: HTMLElement;
     schedules: HTMLElement;
+    jobs: HTMLElement;
+    jobAssignment: HTMLElement;
     workersEmpty: HTMLElement;
     limitsEmpty: HTMLElement;
     schedulesEmpty: HTMLElement;
+    jobsEmpty: HTMLElement;
   },
 ): void {
   tables.workers.textContent = '';
@@ -99,4 +104,5 @@ export function renderCluster(
   tables.schedules.textContent = '';
   tables.schedules.appendChild(scheduleRows(cluster.schedules));
   tables.schedulesEmpty.textContent = cluster.schedules.length === 0 ? 'No schedules shown (zk-plan ui --schedules <path> lists them).' : '';
+  renderJobs(cluster.jobs, cluster.jobsParent, tables);
 }

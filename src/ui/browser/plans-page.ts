@@ -1,6 +1,7 @@
 /**
  * `/plans.js`: the plans page. One row per plan (state, priority, progress, counts) from the
- * plans stream; below it the live workers and the concurrency limits.
+ * plans stream; below it the live workers, the concurrency limits, the schedules and the jobs
+ * with each worker's items, read again every 5 s.
  */
 import type { UiCluster, UiPlanRow } from '../ui-wire.js';
 import { actionToken, getJson, subscribe } from './api.js';
@@ -56,9 +57,12 @@ const tables = {
   workers: byId('workers'),
   limits: byId('limits'),
   schedules: byId('schedules'),
+  jobs: byId('jobs'),
+  jobAssignment: byId('job-assignment'),
   workersEmpty: byId('workers-empty'),
   limitsEmpty: byId('limits-empty'),
   schedulesEmpty: byId('schedules-empty'),
+  jobsEmpty: byId('jobs-empty'),
 };
 const clusterNote = byId('cluster-note');
 async function refreshCluster(): Promise<void> {

@@ -1,0 +1,63 @@
+/**
+ * The jobs of a jobs' parent (`zk-plan ui --jobs <path>`) as `/api/cluster` sends them: each job's
+ * definition, problem and unassigned items, and each worker's share of it with the fencing token
+ * of every item it holds (from the items' leases). Reads only: a parent that does not exist, or
+ * has no job worker yet, is shown empty rather than created.
+ */
+import type { JobMode, WorkPool } from '../jobs/job-definition.js';
+import type { JobSummary, JobWorkerSummary } from '../jobs/jobs.js';
+import type { ZkPlan } from '../plan/zk-plan.js';
+import { jobsNodes } from '../zk/layout.js';
+import type { UiJob, UiJobItem, UiJobShare } from './ui-wire.js';
+
+/** The jobs under `jobsParent`, by name. */
+export async function readJobs(zkPlan: ZkPlan, jobsParent: string): Promise<UiJob[]> {
+  if ((await zkPlan.zk.exists(jobsParent)) === undefined) return [];
+  const jobs = zkPlan.jobs(jobsParent);
+  const [summaries, workers] = await Promise.all([
+    jobs.list(),
+    zkPlan.zk.exists(jobsNodes(jobsParent).workers).then((stat) => (stat === undefined ? [] : jobs.workers())),
+  ]);
+  return summaries.map((summary) => uiJob(summary, workers)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** A job's mode as one line of text. */
+export function describeMode(mode: JobMode): string {
+  if (mode === 'continuous') return 'continuous';
+  if ('everyMs' in mode) return `every ${mode.everyMs} ms`;
+  return `cron ${mode.cron} (${mode.timezone ?? 'UTC'})`;
+}
+
+function poolSize(pool: WorkPool): number {
+  return 'items' in pool ? pool.items.length : pool.shards;
+}
+
+function uiJob(summary: JobSummary, workers: readonly JobWorkerSummary[]): UiJob {
+  const live = new Map(workers.map((worker) => [worker.id, worker]));
+  const assignment: UiJobShare[] = Object.entries(summary.assignment)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([workerId, items]) => ({
+      workerId,
+      live: live.has(workerId),
+      manager: live.get(workerId)?.manager === true,
+      items: items.map((item) => uiItem(summary, workerId, item)),
+    }));
+  return {
+    name: summary.name,
+    fn: summary.fn,
+    mode: describeMode(summary.mode),
+    strategy: summary.strategy,
+    disabled: summary.disabled,
+    items: poolSize(summary.workPool),
+    ...(summary.problem === undefined ? {} : { problem: summary.problem }),
+    unassigned: [...summary.unassigned],
+    assignment,
+  };
+}
+
+/** An assigned item: its token when its lease is this worker's, or who else holds it still. */
+function uiItem(summary: JobSummary, workerId: string, id: string): UiJobItem {
+  const lease = summary.leases[id];
+  if (lease === undefined || lease.released) return { id };
+  return lease.holder === workerId ? { id, token: lease.token } : { id, heldBy: lease.holder };
+}

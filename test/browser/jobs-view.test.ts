@@ -1,0 +1,152 @@
+// @vitest-environment happy-dom
+/** The plans page's jobs section (`zk-plan ui --jobs`): the jobs table, each worker's share with its fencing tokens, and the 5 s refresh. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { renderCluster } from '../../src/ui/browser/cluster-view.js';
+import { plansPageHtml } from '../../src/ui/page-html.js';
+import type { UiCluster, UiJob } from '../../src/ui/ui-wire.js';
+
+const EVIL = '<img src=x onerror="globalThis.pwned=1">';
+
+/** Loads the plans page's server-made body (its script is what these tests drive). */
+function loadPage(): void {
+  const html = plansPageHtml('/plans');
+  document.body.innerHTML = /<body [^>]*>([\s\S]*?)<script/.exec(html)?.[1] ?? '';
+  document.body.dataset['parent'] = '/plans';
+}
+
+const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
+
+function tables(): Parameters<typeof renderCluster>[1] {
+  const names = { workers: 'workers', limits: 'limits', schedules: 'schedules', jobs: 'jobs', jobAssignment: 'job-assignment' };
+  const empty = { workersEmpty: 'workers-empty', limitsEmpty: 'limits-empty', schedulesEmpty: 'schedules-empty', jobsEmpty: 'jobs-empty' };
+  return Object.fromEntries(Object.entries({ ...names, ...empty }).map(([key, id]) => [key, byId(id)])) as Parameters<typeof renderCluster>[1];
+}
+
+/** `jobsParent` null: a view started without --jobs. */
+const cluster = (jobs: readonly UiJob[], jobsParent: string | null = '/jobs'): UiCluster => ({
+  actions: false,
+  workers: [],
+  limits: [],
+  schedules: [],
+  ...(jobsParent === null ? {} : { jobsParent }),
+  jobs,
+});
+
+const mail: UiJob = {
+  name: 'mail',
+  fn: 'hold',
+  mode: 'continuous',
+  strategy: 'evenly',
+  disabled: false,
+  items: 4,
+  unassigned: ['d'],
+  assignment: [
+    {
+      workerId: 'jw-1',
+      live: true,
+      manager: true,
+      items: [
+        { id: 'a', token: 12 },
+        { id: 'b', heldBy: 'jw-old' },
+      ],
+    },
+    { workerId: 'jw-2', live: false, manager: false, items: [{ id: 'c' }] },
+  ],
+};
+
+const assignmentRows = (): HTMLTableRowElement[] => [...document.querySelectorAll<HTMLTableRowElement>('#job-assignment tr')];
+const items = (row: HTMLTableRowElement | undefined): string[] =>
+  [...(row?.querySelectorAll<HTMLElement>('.job-item') ?? [])].map((item) => item.textContent ?? '');
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+  document.body.innerHTML = '';
+});
+
+describe('the jobs section', () => {
+  it('lists each job (function, mode, strategy, state, problem, unassigned) and each worker’s items with their fencing tokens', () => {
+    loadPage();
+    const stuck: UiJob = {
+      name: EVIL,
+      fn: 'report',
+      mode: 'cron 0 0 3 * * * (Europe/Berlin)',
+      strategy: 'mine',
+      disabled: true,
+      items: 2,
+      problem: `strategy "mine" is not registered ${EVIL}`,
+      unassigned: [],
+      assignment: [],
+    };
+    renderCluster(cluster([mail, stuck]), tables());
+    const rows = [...document.querySelectorAll<HTMLTableRowElement>('#jobs tr')];
+    expect(rows.map((row) => [row.dataset['job'], row.dataset['disabled']])).toEqual([
+      ['mail', 'false'],
+      [EVIL, 'true'],
+    ]);
+    expect([...(rows[0]?.cells ?? [])].map((cell) => cell.textContent)).toEqual(['mail', 'hold', 'continuous', 'evenly', 'enabled', '3/4', 'd']);
+    expect(rows[1]?.cells[2]?.textContent).toBe('cron 0 0 3 * * * (Europe/Berlin)');
+    expect(rows[1]?.cells[4]?.querySelector('.problem')?.textContent).toBe(`strategy "mine" is not registered ${EVIL}`);
+    expect(rows[1]?.cells[6]?.textContent).toBe('—');
+    expect(document.querySelector('section.cluster img')).toBeNull(); // names and problems are text, never markup
+
+    const shares = assignmentRows();
+    expect(shares.map((row) => [row.dataset['job'], row.dataset['worker'], row.dataset['live'], row.dataset['manager']])).toEqual([
+      ['mail', 'jw-1', 'true', 'true'],
+      ['mail', 'jw-2', 'false', 'false'],
+    ]);
+    expect(items(shares[0])).toEqual(['a #12', 'b (waits for jw-old)']);
+    expect(shares[0]?.querySelector<HTMLElement>('[data-item="a"]')?.dataset['token']).toBe('12');
+    expect(shares[0]?.cells[1]?.textContent).toBe('jw-1manager');
+    expect(items(shares[1])).toEqual(['c (not taken yet)']);
+    expect(shares[1]?.cells[1]?.textContent).toBe('jw-2gone');
+    expect(byId('jobs-empty').textContent).toBe('');
+  });
+
+  it('says why no job is shown: no --jobs, or no job under it', () => {
+    loadPage();
+    renderCluster(cluster([], null), tables());
+    expect(byId('jobs-empty').textContent).toContain('zk-plan ui --jobs <path>');
+    renderCluster(cluster([mail]), tables());
+    renderCluster(cluster([]), tables());
+    expect(document.querySelectorAll('#jobs tr, #job-assignment tr')).toHaveLength(0);
+    expect(byId('jobs-empty').textContent).toBe('No job is defined under /jobs.');
+  });
+
+  it('is read again every 5 s by the plans page: a new assignment shows without a reload', async () => {
+    vi.useFakeTimers();
+    try {
+      loadPage();
+      let answer = cluster([mail]);
+      const reads: string[] = [];
+      vi.stubGlobal('fetch', async (url: string) => {
+        reads.push(url);
+        return new Response(JSON.stringify(answer), { status: 200, headers: { 'Content-Type': 'application/json' } });
+      });
+      vi.stubGlobal(
+        'EventSource',
+        class {
+          static readonly CLOSED = 2;
+          readyState = 0;
+          onopen: (() => void) | null = null;
+          onerror: (() => void) | null = null;
+          addEventListener(): void {}
+        },
+      );
+      await import('../../src/ui/browser/plans-page.js');
+      await vi.advanceTimersByTimeAsync(0);
+      expect(reads).toEqual(['/api/cluster']);
+      expect(assignmentRows().map((row) => row.dataset['worker'])).toEqual(['jw-1', 'jw-2']);
+
+      answer = cluster([{ ...mail, unassigned: [], assignment: [{ workerId: 'jw-3', live: true, manager: true, items: [{ id: 'a', token: 40 }] }] }]);
+      await vi.advanceTimersByTimeAsync(4_000);
+      expect(reads).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(reads).toEqual(['/api/cluster', '/api/cluster']);
+      expect(assignmentRows().map((row) => row.dataset['worker'])).toEqual(['jw-3']);
+      expect(items(assignmentRows()[0])).toEqual(['a #40']);
+    } finally {
+      vi.clearAllTimers();
+      vi.useRealTimers();
+    }
+  });
+});
