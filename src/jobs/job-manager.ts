@@ -88,18 +88,24 @@ export class JobManager {
     await this.latch.leave();
   }
 
-  /** Deletes leases of items that left their pool, once released or run out (their holder has stopped). */
+  /** Deletes leases of items that left their pool (or whose job is gone), once released or run out: their holder has stopped. */
   private async pruneLeases(jobs: readonly StoredJob[], session: ZkSession): Promise<void> {
     const { store, timing } = this.runtime;
-    for (const job of jobs) {
-      const pool = new Set(poolItems(job.workPool).map((item) => item.id));
-      for (const item of await store.leasedItems(job.name)) {
-        if (pool.has(item)) continue;
-        const lease = await store.readLease(job.name, item).catch(() => undefined);
+    const pools = new Map(jobs.map((job) => [job.name, new Set(poolItems(job.workPool).map((item) => item.id))]));
+    for (const job of await store.leasedJobs()) {
+      const pool = pools.get(job);
+      const items = await store.leasedItems(job);
+      let left = items.length;
+      for (const item of items) {
+        if (pool?.has(item) === true) continue;
+        const lease = await store.readLease(job, item).catch(() => undefined);
         if (lease === undefined) continue;
-        if (lease.record.released === true || lease.record.expiresAt + timing.driftMs < this.runtime.now())
-          await store.deleteLease(job.name, item, lease.version, { fence: session });
+        if (lease.record.released === true || lease.record.expiresAt + timing.driftMs < this.runtime.now()) {
+          await store.deleteLease(job, item, lease.version, { fence: session });
+          left -= 1;
+        }
       }
+      if (pool === undefined && left === 0) await store.deleteLeasesOf(job);
     }
   }
 

@@ -178,6 +178,20 @@ export class JobStore {
     return stat === undefined ? undefined : { record, version: stat.version, mzxid: stat.mzxid };
   }
 
+  /** The jobs that have lease nodes (defined or not). */
+  async leasedJobs(): Promise<string[]> {
+    return ((await this.zk.tryGetChildren(this.nodes.leases))?.children ?? []).sort();
+  }
+
+  /** Deletes a job's (empty) leases node once its last lease is pruned. */
+  async deleteLeasesOf(job: string): Promise<void> {
+    try {
+      await this.zk.delete(jobNodes(this.parent, job).leases, -1);
+    } catch (error) {
+      if (!isZkError(error, 'NO_NODE', 'NOT_EMPTY')) throw error;
+    }
+  }
+
   /** The items that have a lease node. */
   async leasedItems(job: string): Promise<string[]> {
     return ((await this.zk.tryGetChildren(jobNodes(this.parent, job).leases))?.children ?? []).sort();

@@ -113,7 +113,7 @@ export class JobWorker {
     this.expireOverdue();
     return items.every((item) => {
       const held = this.held.get(key(job, item.id));
-      return held !== undefined && !held.releasing && held.token === item.token;
+      return held !== undefined && !held.releasing && held.token === item.token && this.runtime.zk.isCurrent(held.session);
     });
   }
 
@@ -273,6 +273,7 @@ export class JobWorker {
     const sentAt = clock.mono();
     const written = await store.writeLease(want.job, want.item, leaseFor(id, token, clock.wall(), timing), lease.version, fence);
     if (written === undefined) return timing.leaseMs / 10; // another write came first: look again
+    if (!this.runtime.zk.isCurrent(session)) return 0; // expired as the answer came: it runs out on its own
     this.held.set(key(want.job, want.item), {
       ...want,
       token,

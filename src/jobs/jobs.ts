@@ -90,7 +90,8 @@ export class Jobs {
 
   /**
    * Disables the job, waits until every item's lease is released or has run out (no holder is
-   * left running it), then deletes it with its leases. JobError JOB_STILL_HELD after `timeoutMs`.
+   * left running it), then deletes it (its leases stay until the manager prunes them, so a job
+   * defined again under the name waits for any holder it missed). JobError JOB_STILL_HELD after `timeoutMs`.
    */
   async remove(name: string, options: { readonly timeoutMs?: number } = {}): Promise<void> {
     const timeoutMs = options.timeoutMs ?? DEFAULTS.waitTimeoutMs;

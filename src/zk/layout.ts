@@ -65,23 +65,33 @@ export const SCHEDULE_CURSOR = 'cursor';
 export const SCHEDULE_TICKS = 'ticks';
 export const TICK_LOCK = 'lock';
 
-/** Under a jobs' parent (`zkPlan.jobs(parent)`): the live job workers' ephemeral nodes, the manager's latch, and the one assignment node. */
+/**
+ * Under a jobs' parent (`zkPlan.jobs(parent)`): the live job workers' ephemeral nodes, the
+ * manager's latch, the one assignment node, and the items' leases by job. Leases live apart from
+ * the job's node, so removing a job (or defining it again) never deletes a lease a worker may
+ * still hold: the manager prunes them once released or run out.
+ */
 export const JOB_WORKERS = `${RESERVED_PREFIX}job-workers`;
 export const JOB_MANAGER = `${RESERVED_PREFIX}job-manager`;
 export const JOB_ASSIGNMENT = `${RESERVED_PREFIX}job-assignment`;
-export const JOB_LEASES = 'leases';
+export const JOB_LEASES = `${RESERVED_PREFIX}job-leases`;
 export const JOB_TRIGGER = 'trigger';
 export const LATCH_PREFIX = 'latch-';
 
-/** Where a job's nodes are: its definition (the node's data), its items' leases, and its trigger. */
+/** Where a job's nodes are: its definition (the node's data), its trigger, and its items' leases. */
 export function jobNodes(jobs: string, name: string): { readonly node: string; readonly leases: string; readonly trigger: string } {
   const node = childPath(jobs, name);
-  return { node, leases: childPath(node, JOB_LEASES), trigger: childPath(node, JOB_TRIGGER) };
+  return { node, leases: childPath(childPath(jobs, JOB_LEASES), name), trigger: childPath(node, JOB_TRIGGER) };
 }
 
 /** Where the shared nodes of a jobs' parent are. */
-export function jobsNodes(jobs: string): { readonly workers: string; readonly manager: string; readonly assignment: string } {
-  return { workers: childPath(jobs, JOB_WORKERS), manager: childPath(jobs, JOB_MANAGER), assignment: childPath(jobs, JOB_ASSIGNMENT) };
+export function jobsNodes(jobs: string): { readonly workers: string; readonly manager: string; readonly assignment: string; readonly leases: string } {
+  return {
+    workers: childPath(jobs, JOB_WORKERS),
+    manager: childPath(jobs, JOB_MANAGER),
+    assignment: childPath(jobs, JOB_ASSIGNMENT),
+    leases: childPath(jobs, JOB_LEASES),
+  };
 }
 
 /** Where a schedule's nodes are. */
