@@ -158,7 +158,12 @@ export class JobWorker {
     let next = timing.leaseMs / 3;
     for (const want of wanted.values()) {
       if (this.stopping || this.held.has(key(want.job, want.item))) continue;
-      next = Math.min(next, await this.take(want, session));
+      try {
+        next = Math.min(next, await this.take(want, session));
+      } catch (error) {
+        if (!(error instanceof MalformedNodeError)) throw error;
+        this.runtime.events.error(error, want.job); // that item waits until its lease node is fixed or deleted; the others go on
+      }
     }
     this.shareOut();
     await this.retireRunners(wanted);
