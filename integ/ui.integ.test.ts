@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FunctionRegistry, PermanentError, call, type TaskToAdd, type ZkPlan } from '../src/index.js';
+import { FunctionRegistry, PermanentError, call, type JobContext, type TaskToAdd, type ZkPlan } from '../src/index.js';
 import { startUiServer, type UiServer } from '../src/ui/ui-server.js';
 import { nameOf } from '../src/zk/layout.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
@@ -67,8 +67,8 @@ function gatedFunctions(gates: Map<string, Gate>): FunctionRegistry {
     });
 }
 
-async function openUi(zkPlan: ZkPlan, parent: string, actionsToken?: string): Promise<UiServer> {
-  const ui = await startUiServer({ zkPlan, parent, port: 0, ...(actionsToken !== undefined ? { actionsToken } : {}) });
+async function openUi(zkPlan: ZkPlan, parent: string, actionsToken?: string, jobs?: string): Promise<UiServer> {
+  const ui = await startUiServer({ zkPlan, parent, port: 0, ...(actionsToken !== undefined ? { actionsToken } : {}), ...(jobs !== undefined ? { jobs } : {}) });
   cleanups.push(() => ui.close());
   return ui;
 }
@@ -325,6 +325,30 @@ describe('web view', () => {
       headers: { Authorization: 'Bearer tok-0123456789abcdef' },
     });
     expect(refused.status).toBe(403);
+  });
+
+  it("shows the jobs and each worker's items with their fencing tokens, and follows a rebalance live", async () => {
+    const root = env.root();
+    const jobsParent = `${root}-jobs`;
+    const hold = (): FunctionRegistry =>
+      new FunctionRegistry().registerJob('hold', async (ctx: JobContext) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+      });
+    const [first, second, viewer] = await Promise.all([env.zkPlan({ functions: hold() }), env.zkPlan({ functions: hold() }), env.zkPlan()]);
+    await viewer.jobs(jobsParent).define({ name: 'mailboxes', fn: 'hold', workPool: { items: ['t1', 't2', 't3', 't4'] }, mode: 'continuous' });
+    const a = first.startJobWorker(jobsParent, { leaseMs: 1_000, pollMs: 200 });
+    const ui = await openUi(viewer, root, undefined, jobsParent);
+    const page = await newPage();
+    await page.goto(ui.url);
+    await page.waitForSelector('#jobs tr[data-job="mailboxes"]');
+    const tokens = async (worker: string): Promise<string[]> =>
+      page.$$eval(`#job-assignment tr[data-worker="${worker}"] .job-item[data-token]`, (items) =>
+        items.map((item) => (item as unknown as { dataset: Record<string, string> }).dataset['item'] ?? ''),
+      );
+    await expect.poll(() => tokens(a.id), { timeout: WAIT_MS }).toEqual(['t1', 't2', 't3', 't4']);
+    const b = second.startJobWorker(jobsParent, { leaseMs: 1_000, pollMs: 200 });
+    await expect.poll(async () => [(await tokens(a.id)).length, (await tokens(b.id)).length], { timeout: WAIT_MS }).toEqual([2, 2]); // the next read of the section
+    expect(await page.textContent('#jobs tr[data-job="mailboxes"]')).toContain('4/4');
   });
 
   it(

@@ -5,6 +5,8 @@ import { startJobWorker, type JobServiceParts, type JobWorkerHandle } from './jo
 import type { JobWorkerOptions } from './job-worker-options.js';
 import { Jobs } from './jobs.js';
 
+export type { Jobs, JobWorkerHandle, JobWorkerOptions };
+
 export class JobWiring {
   private readonly running = new Set<JobWorkerHandle>();
 

@@ -13,6 +13,7 @@ import {
   type WorkerOptions,
   type WorkerPoolOptions,
   type PlanEventOptions,
+  type SchedulerOptions,
 } from '../config/options.js';
 import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';
@@ -45,17 +46,10 @@ import type { PlanSummary, PlanView } from './plan-view.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
 import { Scheduling } from '../schedule/scheduling.js';
-import { JobWiring } from '../jobs/job-wiring.js';
-import type { Jobs } from '../jobs/jobs.js';
-import type { JobWorkerHandle } from '../jobs/job-service.js';
-import type { JobWorkerOptions } from '../jobs/job-worker-options.js';
-import { PlanSnapshots } from '../snapshot/plan-snapshots.js';
-import type { ImportedPlan } from '../snapshot/import-plan.js';
-import type { PlanSnapshot } from '../snapshot/plan-snapshot.js';
-import type { RerunOptions } from '../snapshot/rerun.js';
+import { JobWiring, type Jobs, type JobWorkerHandle, type JobWorkerOptions } from '../jobs/job-wiring.js';
+import { PlanSnapshots, type ImportedPlan, type PlanSnapshot, type RerunOptions } from '../snapshot/plan-snapshots.js';
 import { footprintOf, type ZkPlanFootprint } from './footprint.js';
 import type { Schedules } from '../schedule/schedules.js';
-import type { SchedulerOptions } from '../config/options.js';
 
 export type ZkPlanState = 'open' | 'closing' | 'closed';
 export type { ZkPlanFootprint } from './footprint.js';
@@ -141,8 +135,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   /** Marks a plan ready: workers start taking its tasks. */
   async markAsReady(plan: string): Promise<void> {
     this.assertOpen();
-    await this.writer.markAsReady(plan);
-    this.wakeUp.wake();
+    this.woken(await this.writer.markAsReady(plan));
   }
 
   /** True once the plan has no task left. */
@@ -189,8 +182,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   /** Lets a paused plan run again (a plan that is not paused is left alone); PlanCancelledError for a cancelled one. */
   async resumePlan(plan: string): Promise<void> {
     this.assertOpen();
-    await this.control.resume(plan);
-    this.wakeUp.wake();
+    this.woken(await this.control.resume(plan));
   }
 
   /**
@@ -208,9 +200,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.assertOpen();
     const control = await this.control.read(plan);
     if (control?.state === 'cancelled') throw new PlanCancelledError(plan, control.reason);
-    const reset = await this.writer.retryFailed(plan);
-    this.wakeUp.wake();
-    return reset;
+    return this.woken(await this.writer.retryFailed(plan));
   }
 
   /**
@@ -288,9 +278,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.assertOpen();
     assertValidPath('parent', parent);
     const checked = await checkSpecForSubmit(spec, this.functions, await listWorkers(this.zk, parent), options);
-    const submitted = await buildCheckedSpec(this.writer, this.zk, checked, { spec, params: options.params ?? {} }, parent);
-    this.wakeUp.wake();
-    return submitted;
+    return this.woken(await buildCheckedSpec(this.writer, this.zk, checked, { spec, params: options.params ?? {} }, parent));
   }
 
   /** A self-contained, superjson-serialisable snapshot of the plan: spec (derived for a plan without one), params, each task's state, result or failure. */
@@ -302,17 +290,13 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   /** Recreates a snapshot as a new plan under `parent` that goes on where it stood (done tasks are not run again); safe to repeat. */
   async importPlan(parent: string, snapshot: PlanSnapshot): Promise<ImportedPlan> {
     this.assertOpen();
-    const imported = await this.snapshots.importPlan(parent, snapshot);
-    this.wakeUp.wake();
-    return imported;
+    return this.woken(await this.snapshots.importPlan(parent, snapshot));
   }
 
   /** A new run of the plan's spec from `from` (a task key, or `'failed'`): it and its downstream run again, the rest reuse their results. */
   async rerunPlan(plan: string, options: RerunOptions): Promise<ImportedPlan> {
     this.assertOpen();
-    const rerun = await this.snapshots.rerunPlan(plan, options);
-    this.wakeUp.wake();
-    return rerun;
+    return this.woken(await this.snapshots.rerunPlan(plan, options));
   }
 
   /** The schedules under `parent`: put (cron, time zone, spec, overlap and misfire policies), pause, resume, trigger, remove, list. */
@@ -321,10 +305,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return this.scheduling.schedules(parent);
   }
 
-  /**
-   * Fires the schedules under `parent` from this process until `stop()` (or close()). Any number
-   * of processes may run one: each tick makes exactly one plan across them (see src/schedule/).
-   */
+  /** Fires the schedules under `parent` from this process until `stop()` (or close()); each tick makes one plan across processes. */
   startScheduler(parent: string, options: SchedulerOptions = {}): { stop(): Promise<void> } {
     this.assertOpen();
     return this.scheduling.start(parent, options);
@@ -401,6 +382,12 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private runtime(options: ResolvedWorkerOptions): WorkerLoopRuntime {
     const { zk, store, wakeUp, dispatcher, limits, functions } = this;
     return workerLoopRuntime({ zk, store, events: this, wakeUp, dispatcher, limits, functions, container: this.settings.container }, options);
+  }
+
+  /** Tells this process's workers to look for work now (a plan was just readied or changed), and passes `value` through. */
+  private woken<T>(value: T): T {
+    this.wakeUp.wake();
+    return value;
   }
 
   private assertOpen(): void {

@@ -11,7 +11,9 @@ import { assertValidPath, parentOf } from '../zk/layout.js';
 import { exportPlan } from './export-plan.js';
 import { importSnapshot, type ImportContext, type ImportedPlan } from './import-plan.js';
 import type { PlanSnapshot } from './plan-snapshot.js';
-import { rerunFrom, rerunSnapshot } from './rerun.js';
+import { rerunFrom, rerunSnapshot, type RerunOptions } from './rerun.js';
+
+export type { ImportedPlan, PlanSnapshot, RerunOptions };
 
 export class PlanSnapshots {
   constructor(private readonly context: ImportContext) {}

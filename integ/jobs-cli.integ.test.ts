@@ -1,0 +1,70 @@
+/** `zk-plan jobs define|ls|show|disable|enable|trigger|rm` and `zk-plan workers --jobs`, on a real server. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FunctionRegistry, type JobContext, type JobSummary, type JobWorkerSummary } from '../src/index.js';
+import { runCli } from './support/run-cli.js';
+import { TIMING, useZooKeeper } from './support/zk-test-env.js';
+
+const env = useZooKeeper('jobs-cli');
+const dir = mkdtempSync(join(tmpdir(), 'zk-plan-jobs-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('zk-plan jobs', () => {
+  it('defines a YAML job, shows its assignment with tokens, triggers a run, disables, enables and removes it; workers --jobs shows the items', async () => {
+    const runs: string[][] = [];
+    const functions = new FunctionRegistry().registerJob('poll', (ctx: JobContext) => {
+      runs.push(ctx.items.map((item) => item.id));
+    });
+    const worker = await env.zkPlan({ functions });
+    const jobs = `${env.root()}-jobs`;
+    const handle = worker.startJobWorker(jobs, { leaseMs: 1_000, pollMs: 200 });
+    const cli = (args: string[]) => runCli(env.connectString, [...args, '--jobs', jobs]);
+    const file = join(dir, 'mailboxes.yaml');
+    writeFileSync(file, ['name: mailboxes', 'fn: poll', 'workPool: { shards: 3, params: [eu, us, ap] }', 'mode: { everyMs: 600000 }'].join('\n'));
+    const defined = await cli(['jobs', 'define', file]);
+    expect(defined.code, defined.stderr).toBe(0);
+    expect(defined.stdout).toContain('defined mailboxes: poll, every 600000 ms, evenly');
+    await expect.poll(() => handle.held()['mailboxes'], { timeout: 10_000 * TIMING }).toEqual(['0', '1', '2']);
+
+    const listed = await cli(['jobs', 'ls', '--json']);
+    const [summary] = JSON.parse(listed.stdout) as JobSummary[];
+    expect(summary?.assignment).toEqual({ [handle.id]: ['0', '1', '2'] });
+    expect(Object.values(summary?.leases ?? {}).every((lease) => lease.holder === handle.id && lease.token > 0)).toBe(true);
+    const shown = await cli(['jobs', 'show', 'mailboxes']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`${handle.id}: 0#\\d+ 1#\\d+ 2#\\d+`));
+
+    const triggered = await cli(['jobs', 'trigger', 'mailboxes']);
+    expect(triggered.stdout).toContain('triggered mailboxes');
+    await expect.poll(() => runs.length, { timeout: 10_000 * TIMING }).toBe(1);
+    expect(runs[0]).toEqual(['0', '1', '2']);
+
+    const workers = await runCli(env.connectString, ['workers', '--jobs', jobs, '--json']);
+    const { jobWorkers } = JSON.parse(workers.stdout) as { jobWorkers: JobWorkerSummary[] };
+    expect(jobWorkers.map((entry) => [entry.id, entry.manager, entry.items])).toEqual([[handle.id, true, { mailboxes: ['0', '1', '2'] }]]);
+    expect((await runCli(env.connectString, ['workers', '--jobs', jobs])).stdout).toContain('(manager)');
+
+    expect((await cli(['jobs', 'disable', 'mailboxes'])).stdout).toContain('disabled mailboxes');
+    await expect.poll(() => handle.held()['mailboxes'], { timeout: 10_000 * TIMING }).toBeUndefined();
+    expect((await cli(['jobs', 'enable', 'mailboxes'])).stdout).toContain('enabled mailboxes');
+    await expect.poll(() => handle.held()['mailboxes'], { timeout: 10_000 * TIMING }).toEqual(['0', '1', '2']);
+    const removed = await cli(['jobs', 'rm', 'mailboxes']);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect((await cli(['jobs', 'ls'])).stdout).toContain(`no jobs under ${jobs}`);
+    const missing = await cli(['jobs', 'show', 'mailboxes']);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain('JOB_NOT_FOUND');
+  });
+
+  it('refuses a bad definition with a clear error and writes nothing', async () => {
+    const jobs = `${env.root()}-jobs`;
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ name: 'bad', fn: 'poll', workPool: { shards: 0 }, mode: 'continuous' }));
+    const result = await runCli(env.connectString, ['jobs', 'define', file, '--jobs', jobs]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('workPool.shards');
+    expect((await runCli(env.connectString, ['jobs', 'ls', '--jobs', jobs])).stdout).toContain('no jobs');
+  });
+});
