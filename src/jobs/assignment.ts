@@ -45,6 +45,27 @@ export function decideAssignment(
   return { jobs: result, problems };
 }
 
+/** What the assignment of all jobs may take in its one node, below ZooKeeper's 1 MB (jute.maxbuffer) with room to spare. */
+export const ASSIGNMENT_BUDGET_BYTES = 900_000;
+
+/**
+ * A decision that fits in the assignment node: while it does not, the job with the most items is
+ * left unassigned, with the problem recorded, so that the other jobs are still assigned.
+ */
+export function fitAssignment(decision: AssignmentDecision, budgetBytes: number): AssignmentDecision {
+  const jobs = { ...decision.jobs };
+  const problems = { ...decision.problems };
+  const size = (): number => Buffer.byteLength(JSON.stringify({ jobs, problems }));
+  const itemsOf = (job: string): number => Object.values(jobs[job] ?? {}).reduce((sum, items) => sum + items.length, 0);
+  while (size() > budgetBytes && Object.keys(jobs).length > 0) {
+    const [largest] = Object.keys(jobs).sort((a, b) => itemsOf(b) - itemsOf(a) || (a < b ? -1 : 1)) as [string];
+    problems[largest] =
+      `left unassigned: the assignment of every job together would exceed ${budgetBytes} bytes, what one ZooKeeper node holds; make its pool (or others) smaller`;
+    delete jobs[largest];
+  }
+  return { jobs, problems };
+}
+
 /** True when two decisions give every job the same items per worker and the same problems. */
 export function sameAssignment(a: Pick<AssignmentRecord, 'jobs' | 'problems'>, b: AssignmentDecision): boolean {
   return canonical(a.jobs) === canonical(b.jobs) && canonical(a.problems) === canonical(b.problems);

@@ -9,9 +9,10 @@ export interface JobItem {
   /** The shard's params (`workPool.params[i]`), if any. */
   readonly params?: unknown;
   /**
-   * The item's fencing token for this holder: greater than every earlier holder's token of any
-   * item of the ensemble (it comes from ZooKeeper's transaction id of the lease write that replaced
-   * the previous holder's). Hand it to a database or sink that can refuse writes with a lower one.
+   * The item's fencing token for this holder: greater than every earlier holder's token of this
+   * item (one more than ZooKeeper's transaction id of the lease version it replaced), also after
+   * the item or the job was removed and added again. Tokens of different items are not ordered:
+   * a sink keeps the highest token it saw per item and refuses a write with a lower one.
    */
   readonly token: number;
 }

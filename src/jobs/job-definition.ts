@@ -48,6 +48,7 @@ export interface PoolItem {
 }
 
 export const MAX_POOL_ITEMS = 10_000;
+export const MAX_POOL_BYTES = 400_000;
 const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /** Item ids are znode names (a lease each): no "/" and nothing ZooKeeper or a shell would trip on. */
 const ITEM_ID = /^[A-Za-z0-9_][A-Za-z0-9_.:@=+-]{0,199}$/;
@@ -67,7 +68,9 @@ export function assertItems(job: string, items: unknown): asserts items is reado
   if (!Array.isArray(items)) throw new InvalidArgumentError('workPool.items', `job "${job}": expected an array of item ids`);
   if (items.length > MAX_POOL_ITEMS) throw new InvalidArgumentError('workPool.items', `job "${job}": at most ${MAX_POOL_ITEMS} items, got ${items.length}`);
   const seen = new Set<string>();
+  let bytes = 0;
   for (const item of items) {
+    bytes += typeof item === 'string' ? item.length + 3 : 0;
     if (typeof item !== 'string' || !ITEM_ID.test(item) || item === '.' || item === '..')
       throw new InvalidArgumentError(
         'workPool.items',
@@ -76,6 +79,12 @@ export function assertItems(job: string, items: unknown): asserts items is reado
     if (seen.has(item)) throw new InvalidArgumentError('workPool.items', `job "${job}": item "${item}" is listed twice`);
     seen.add(item);
   }
+  // The job's node and its share of the one assignment node must fit in a ZooKeeper node (1 MB).
+  if (bytes > MAX_POOL_BYTES)
+    throw new InvalidArgumentError(
+      'workPool.items',
+      `job "${job}": the item ids take ${bytes} bytes, at most ${MAX_POOL_BYTES}: use shorter ids or fewer items`,
+    );
 }
 
 function assertWorkPool(job: string, pool: unknown): asserts pool is WorkPool {

@@ -9,7 +9,7 @@
 import { MalformedNodeError } from '../errors/task-errors.js';
 import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
-import { decideAssignment, sameAssignment } from './assignment.js';
+import { ASSIGNMENT_BUDGET_BYTES, decideAssignment, fitAssignment, sameAssignment } from './assignment.js';
 import { poolItems, type StoredJob } from './job-definition.js';
 import type { AssignmentRecord, JobStore } from './job-store.js';
 import { LeaderLatch } from './leader-latch.js';
@@ -50,7 +50,7 @@ export class JobManager {
     this.leading = session !== undefined;
     if (session === undefined) return;
     const { store, strategies } = this.runtime;
-    const [names, workers, current] = await Promise.all([store.names(this.watch('names')), store.workers(this.watch('workers')), store.readAssignment()]);
+    const [names, workers, current] = await Promise.all([store.names(this.watch('names')), store.workers(this.watch('workers')), this.readCurrent()]);
     const jobs: StoredJob[] = [];
     for (const name of names) {
       try {
@@ -62,10 +62,10 @@ export class JobManager {
         this.runtime.onError(error, name); // left unassigned until defined again
       }
     }
-    const decision = decideAssignment(jobs, workers, current?.record, strategies);
-    if (current === undefined || !sameAssignment(current.record, decision)) {
+    const decision = fitAssignment(decideAssignment(jobs, workers, current?.record, strategies), ASSIGNMENT_BUDGET_BYTES);
+    if (current?.record === undefined || !sameAssignment(current.record, decision)) {
       const record: AssignmentRecord = {
-        epoch: (current?.record.epoch ?? 0) + 1,
+        epoch: (current?.record?.epoch ?? current?.version ?? 0) + 1,
         jobs: decision.jobs,
         problems: decision.problems,
         manager: this.runtime.id,
@@ -73,13 +73,26 @@ export class JobManager {
       };
       if (await store.writeAssignment(record, current?.version, { fence: session })) {
         const moved = Object.keys(decision.jobs).reduce(
-          (sum, job) => sum + assignmentMoves(current?.record.jobs[job] ?? {}, decision.jobs[job] ?? {}).moved,
+          (sum, job) => sum + assignmentMoves(current?.record?.jobs[job] ?? {}, decision.jobs[job] ?? {}).moved,
           0,
         );
         this.runtime.onRebalance(record.epoch, moved, record);
       } else this.runtime.changed(); // another manager's write came first: decide again from it
     }
-    await this.pruneLeases(jobs, session);
+    await this.pruneLeases(jobs, new Set(workers.map((worker) => worker.id)), session);
+  }
+
+  /** The assignment written last; a malformed one (reported) is decided afresh and written over. */
+  private async readCurrent(): Promise<{ readonly record: AssignmentRecord | undefined; readonly version: number } | undefined> {
+    const { store } = this.runtime;
+    try {
+      return await store.readAssignment();
+    } catch (error) {
+      if (!(error instanceof MalformedNodeError)) throw error;
+      this.runtime.onError(error);
+      const version = await store.assignmentVersion();
+      return version === undefined ? undefined : { record: undefined, version };
+    }
   }
 
   /** Leaves the election (a clean stop): the next candidate takes over at once. */
@@ -88,8 +101,15 @@ export class JobManager {
     await this.latch.leave();
   }
 
-  /** Deletes leases of items that left their pool (or whose job is gone), once released or run out: their holder has stopped. */
-  private async pruneLeases(jobs: readonly StoredJob[], session: ZkSession): Promise<void> {
+  /**
+   * Deletes leases of items that left their pool (or whose job is gone), once released or run out
+   * and their holder is no longer a live worker. A holder whose session lives may still have a
+   * write of that lease in flight, which its client sends again after a reconnect: on a node
+   * deleted and created again (its version back at 0) that write could land on the next holder's
+   * lease. Once the holder's node is gone its session is over (or it left cleanly, every write
+   * answered), so nothing of it can land any more.
+   */
+  private async pruneLeases(jobs: readonly StoredJob[], live: ReadonlySet<string>, session: ZkSession): Promise<void> {
     const { store, timing } = this.runtime;
     const pools = new Map(jobs.map((job) => [job.name, new Set(poolItems(job.workPool).map((item) => item.id))]));
     for (const job of await store.leasedJobs()) {
@@ -100,7 +120,8 @@ export class JobManager {
         if (pool?.has(item) === true) continue;
         const lease = await store.readLease(job, item).catch(() => undefined);
         if (lease === undefined) continue;
-        if (lease.record.released === true || lease.record.expiresAt + timing.driftMs < this.runtime.now()) {
+        const ended = lease.record.released === true || lease.record.expiresAt + timing.driftMs < this.runtime.now();
+        if (ended && !live.has(lease.record.holder)) {
           await store.deleteLease(job, item, lease.version, { fence: session });
           left -= 1;
         }

@@ -36,16 +36,21 @@ export class JobRunner {
 
   constructor(
     private job: StoredJob,
-    private readonly fn: JobFunction,
+    private fn: JobFunction,
     private readonly host: RunnerHost,
   ) {
     this.loop = this.run();
   }
 
-  /** The job's definition changed (its mode, its pool's params). */
-  update(job: StoredJob): void {
-    if (JSON.stringify(job.mode) !== JSON.stringify(this.job.mode)) this.nextDue = undefined;
+  /** The job's definition as read now: a new function or mode aborts the run in progress, and the next run uses them. */
+  update(job: StoredJob, fn: JobFunction): void {
+    const modeChanged = JSON.stringify(job.mode) !== JSON.stringify(this.job.mode);
+    const fnChanged = fn !== this.fn;
     this.job = job;
+    if (!modeChanged && !fnChanged) return;
+    this.fn = fn;
+    this.nextDue = undefined;
+    this.abortRun("the job's definition changed");
     this.wake();
   }
 
@@ -170,6 +175,10 @@ function nextDueTime(mode: Exclude<JobMode, 'continuous'>, after: number): numbe
   return cronTimes(mode.cron, mode.timezone ?? 'UTC', 'job').next(after);
 }
 
+/** Same items, tokens and params (a job defined again with new shard params changes the share). */
 function sameShare(a: readonly JobItem[], b: readonly JobItem[]): boolean {
-  return a.length === b.length && a.every((item, index) => item.id === b[index]?.id && item.token === b[index]?.token);
+  return (
+    a.length === b.length &&
+    a.every((item, index) => item.id === b[index]?.id && item.token === b[index]?.token && JSON.stringify(item.params) === JSON.stringify(b[index]?.params))
+  );
 }

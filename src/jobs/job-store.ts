@@ -123,6 +123,11 @@ export class JobStore {
     return { record: parseAssignment(path, decodeValue(path, read.data)), version: read.stat.version };
   }
 
+  /** The assignment node's version, whatever it holds; undefined before the first write. */
+  async assignmentVersion(): Promise<number | undefined> {
+    return (await this.zk.exists(this.nodes.assignment))?.version;
+  }
+
   /** Writes the assignment over the version read (`undefined`: creates it); false when another write came first. */
   async writeAssignment(record: AssignmentRecord, version: number | undefined, fence: WriteOptions): Promise<boolean> {
     const path = this.nodes.assignment;

@@ -66,7 +66,8 @@ export interface JobWorkerRuntime {
 interface Held {
   readonly job: string;
   readonly item: string;
-  readonly params: unknown;
+  /** The item's params as last read (a job defined again may change them). */
+  params: unknown;
   readonly token: number;
   readonly session: ZkSession;
   version: number;
@@ -133,6 +134,14 @@ export class JobWorker {
 
   /** One pass: register, read the assignment, renew, give back, take. Resolves how long until the next pass is due (ms). */
   async pass(): Promise<number> {
+    try {
+      return await this.passOnce();
+    } finally {
+      this.armDeadline(); // also when the pass failed part-way: items it took have their deadline
+    }
+  }
+
+  private async passOnce(): Promise<number> {
     const { store, zk, id, timing } = this.runtime;
     this.expireOverdue();
     const session = zk.session;
@@ -152,7 +161,12 @@ export class JobWorker {
     }
     const wanted = await this.wanted();
     await this.renewDue();
-    for (const held of this.held.values()) if (!wanted.has(key(held.job, held.item))) held.releasing = true;
+    if (wanted === undefined) return timing.leaseMs / 3; // the assignment cannot be read: keep what is held (renewed), take nothing
+    for (const held of this.held.values()) {
+      const want = wanted.get(key(held.job, held.item));
+      if (want === undefined) held.releasing = true;
+      else held.params = want.params;
+    }
     this.shareOut();
     await Promise.all([...this.held.values()].filter((held) => held.releasing && !this.runnerHas(held)).map((held) => this.release(held)));
     let next = timing.leaseMs / 3;
@@ -167,7 +181,6 @@ export class JobWorker {
     }
     this.shareOut();
     await this.retireRunners(wanted);
-    this.armDeadline();
     const oldest = Math.min(...[...this.held.values()].map((held) => held.renewSentAt + timing.leaseMs / 3 - this.runtime.clock.mono()));
     return Math.max(0, Math.min(next, oldest));
   }
@@ -183,10 +196,21 @@ export class JobWorker {
     await this.runtime.store.unregister(this.runtime.id).catch(() => undefined);
   }
 
-  /** The items the assignment gives this worker that it can run (job defined, enabled, its function registered, item in the pool). */
-  private async wanted(): Promise<Map<string, Wanted>> {
+  /**
+   * The items the assignment gives this worker that it can run (job defined, enabled, its function
+   * registered, item in the pool); undefined when the assignment node is malformed (reported; the
+   * manager writes it again).
+   */
+  private async wanted(): Promise<Map<string, Wanted> | undefined> {
     const { store, functions, id } = this.runtime;
-    const assignment = await store.readAssignment(this.watch('assignment'));
+    let assignment: Awaited<ReturnType<JobStore['readAssignment']>>;
+    try {
+      assignment = await store.readAssignment(this.watch('assignment'));
+    } catch (error) {
+      if (!(error instanceof MalformedNodeError)) throw error;
+      this.runtime.events.error(error);
+      return undefined;
+    }
     const mine = Object.entries(assignment?.record.jobs ?? {}).filter(([, byWorker]) => (byWorker[id]?.length ?? 0) > 0);
     const jobs = new Set([...mine.map(([job]) => job), ...this.runners.keys(), ...[...this.held.values()].map((held) => held.job)]);
     const definitions = new Map<string, StoredJob>();
@@ -216,7 +240,7 @@ export class JobWorker {
   private runnerFor(definition: StoredJob, fn: NonNullable<ReturnType<FunctionRegistry['jobFunction']>>): void {
     const existing = this.runners.get(definition.name);
     if (existing !== undefined) {
-      existing.update(definition);
+      existing.update(definition, fn);
       return;
     }
     this.runners.set(
@@ -270,8 +294,12 @@ export class JobWorker {
   private async take(want: Wanted, session: ZkSession): Promise<number> {
     const { store, clock, timing, id } = this.runtime;
     const fence = { fence: session };
-    const lease =
-      (await store.readLease(want.job, want.item, this.watch(`lease:${key(want.job, want.item)}`))) ?? (await store.ensureLease(want.job, want.item, fence));
+    const watchName = `lease:${key(want.job, want.item)}`;
+    let lease = await store.readLease(want.job, want.item, this.watch(watchName));
+    if (lease === undefined) {
+      this.armed.delete(watchName); // no node, so no watch was set
+      lease = await store.ensureLease(want.job, want.item, fence);
+    }
     const { wait } = takeOver(lease.record, id, clock.wall(), timing);
     if (wait > 0 && !reintroducedJobDefects.takeBeforeLeaseEnds) return wait;
     const token = lease.mzxid + 1;

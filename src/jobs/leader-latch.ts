@@ -11,9 +11,9 @@ import { LATCH_PREFIX, childPath } from '../zk/layout.js';
 import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 
-/** The serial of a latch node's name (the digits after the last `-`; ZooKeeper's counter may wrap to a minus sign). */
+/** The serial of a latch node's name: its last ten digits (the `-` before them separates, it is no sign). */
 function latchSerial(name: string): number {
-  const match = /(-?\d{10})$/.exec(name);
+  const match = /(\d{10})$/.exec(name);
   return match === null ? Number.POSITIVE_INFINITY : Number(match[1]);
 }
 

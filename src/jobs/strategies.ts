@@ -93,6 +93,10 @@ export class StrategyRegistry {
     } catch (error) {
       throw new InvalidArgumentError('strategy', `strategy "${name}" threw: ${error instanceof Error ? error.message : String(error)}`);
     }
+    if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
+      (answer as Promise<unknown>).then(undefined, () => undefined); // never an unhandled rejection
+      throw new InvalidArgumentError('strategy', `strategy "${name}" returned a promise: a strategy decides synchronously`);
+    }
     return checkAssignment(name, input, answer);
   }
 }

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { reintroducedJobDefects } from '../../src/store/reintroduced-defects.js';
 import { runJobSeed, type JobSimResult } from './job-simulation.js';
 
-const SEEDS = Number(process.env['JOB_SIM_SEEDS'] ?? 60);
+const SEEDS = Number(process.env['JOB_SIM_SEEDS'] ?? 80);
 type Defect = keyof typeof reintroducedJobDefects;
 
 function report(result: JobSimResult): string {
@@ -27,7 +27,7 @@ describe('job simulation', () => {
   });
 
   it(
-    `never has two live holders working on one item over ${seeds.length} seeds of crashes, detaches, lost replies, clock moves, stops, new workers and pool changes`,
+    `never has two live holders working on one item over ${seeds.length} seeds of crashes, detaches, blips, lost replies, clock moves, stops, new workers and pool changes`,
     { timeout: 900_000 },
     async () => {
       const failing = await firstViolation(seeds);

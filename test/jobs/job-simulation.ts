@@ -4,7 +4,8 @@
  * picks (each client's own order kept), while the driver moves simulated time on and injects
  * faults: a crash (the process dies; its session expires), a detach (its operations stop landing
  * and its session expires, while its code and its job runs go on, as a worker cut off from
- * ZooKeeper or a GC pause would; later it reconnects), a lost reply, a wall clock that moves
+ * ZooKeeper or a GC pause would; later it reconnects), a blip (disconnected for less than the
+ * session timeout: on reconnecting its client sends again what it had sent), a lost reply, a wall clock that moves
  * (within the drift the leases assume), a clean stop, a new worker, and a work pool that changes.
  *
  * Invariant, checked after every operation that lands: no item is worked on by two live processes
@@ -138,7 +139,7 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
   const inject = (client: string): void => {
     const target = processes.find((proc) => proc.name === client && proc.state === 'running');
     if (target === undefined) return;
-    const kind = random.pick(['crash', 'detach', 'lost-reply', 'clock', 'stop'] as const);
+    const kind = random.pick(['crash', 'detach', 'blip', 'lost-reply', 'clock', 'stop'] as const);
     faults.push(`${now - T0} ms: ${kind} ${client}`);
     if (kind === 'crash') {
       const sessionId = target.zk.sessionId;
@@ -152,6 +153,12 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
       const sessionId = target.zk.sessionId;
       target.zk.disconnect(); // cut off: it hears of the expiry only once it reconnects
       if (sessionId !== undefined) server.expireSession(sessionId);
+    } else if (kind === 'blip') {
+      // Disconnected for less than the session timeout: the session lives, and what it had sent is sent again on reconnecting.
+      target.state = 'detached';
+      detached.add(client);
+      target.reattachAt = now + random.int(2, 30) * STEP_MS;
+      target.zk.disconnect();
     } else if (kind === 'lost-reply') target.zk.loseNextReply();
     else if (kind === 'clock') target.skew = random.int(-TIMING.driftMs / 2, TIMING.driftMs / 2);
     else {
