@@ -34,6 +34,19 @@ async function startEnv(name: string, workers: number): Promise<{ env: FaultEnv;
   return { env, slots, logFile };
 }
 
+/** `startEnv`, then the continuous job `even` over ITEMS, settled over every worker. */
+async function startWithJob(name: string, workers: number): Promise<{ env: FaultEnv; slots: WorkerProcess[]; logFile: string }> {
+  const started = await startEnv(name, workers);
+  await started.env.zkPlan.jobs(JOBS).define({ name: 'even', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous' });
+  await settled(
+    started.env,
+    'even',
+    started.slots.map((worker) => worker.pid),
+    20_000 * TIMING,
+  );
+  return started;
+}
+
 function readLog(file: string): JobLogLine[] {
   let text = '';
   try {
@@ -154,14 +167,7 @@ describe('sharded jobs under faults (real job worker processes)', () => {
   );
 
   it('kill -9 of a worker: its items are held elsewhere within session timeout + lease', { timeout: 120_000 * TIMING }, async () => {
-    const { env, slots, logFile } = await startEnv('jobs-kill-9', 3);
-    await env.zkPlan.jobs(JOBS).define({ name: 'even', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous' });
-    await settled(
-      env,
-      'even',
-      slots.map((worker) => worker.pid),
-      20_000 * TIMING,
-    );
+    const { env, slots, logFile } = await startWithJob('jobs-kill-9', 3);
     const victim = slots[1]!;
     const killedAt = await victim.kill9();
     const rest = slots.filter((worker) => worker !== victim).map((worker) => worker.pid);
@@ -176,14 +182,7 @@ describe('sharded jobs under faults (real job worker processes)', () => {
     'SIGSTOP past the lease, then SIGCONT: no item worked on by two holders at once, the frozen one stops on waking without working, its tokens are lower',
     { timeout: 120_000 * TIMING },
     async () => {
-      const { env, slots, logFile } = await startEnv('jobs-sigstop', 3);
-      await env.zkPlan.jobs(JOBS).define({ name: 'even', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous' });
-      await settled(
-        env,
-        'even',
-        slots.map((worker) => worker.pid),
-        20_000 * TIMING,
-      );
+      const { env, slots, logFile } = await startWithJob('jobs-sigstop', 3);
       const frozen = slots[2]!;
       const frozenItems = new Set(
         readLog(logFile)
@@ -227,15 +226,8 @@ describe('sharded jobs under faults (real job worker processes)', () => {
   );
 
   it('kill -9 of the manager during a rebalance: a new manager finishes it, no item unassigned or assigned twice', { timeout: 120_000 * TIMING }, async () => {
-    const { env, slots, logFile } = await startEnv('jobs-manager', 3);
+    const { env, slots, logFile } = await startWithJob('jobs-manager', 3);
     const jobs = env.zkPlan.jobs(JOBS);
-    await jobs.define({ name: 'even', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous' });
-    await settled(
-      env,
-      'even',
-      slots.map((worker) => worker.pid),
-      20_000 * TIMING,
-    );
     const managerPid = (await jobs.workers()).find((worker) => worker.manager)?.pid;
     const manager = slots.find((worker) => worker.pid === managerPid);
     expect(manager, 'a manager among the workers').toBeDefined();
@@ -253,11 +245,8 @@ describe('sharded jobs under faults (real job worker processes)', () => {
     'a work pool that changes while running: removed items stop, added ones start, the assignment covers exactly the new pool',
     { timeout: 120_000 * TIMING },
     async () => {
-      const { env, slots, logFile } = await startEnv('jobs-pool', 2);
+      const { env, logFile } = await startWithJob('jobs-pool', 2);
       const jobs = env.zkPlan.jobs(JOBS);
-      await jobs.define({ name: 'even', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous' });
-      const pids = slots.map((worker) => worker.pid);
-      await settled(env, 'even', pids, 20_000 * TIMING);
       const next = [...ITEMS.slice(4), 'new1', 'new2', 'new3'];
       const changedAt = Date.now();
       await jobs.setWorkPool('even', next);
