@@ -183,3 +183,10 @@ export function poolItems(pool: WorkPool): PoolItem[] {
     pool.params?.[index] === undefined ? { id: String(index) } : { id: String(index), params: pool.params[index] },
   );
 }
+
+/** A job's mode as a phrase: `continuous`, `every 2000 ms`, or the cron expression and its time zone. */
+export function describeMode(mode: JobMode): string {
+  if (mode === 'continuous') return 'continuous';
+  if ('everyMs' in mode) return `every ${mode.everyMs} ms`;
+  return `cron "${mode.cron}" (${mode.timezone ?? 'UTC'})`;
+}

@@ -4,7 +4,7 @@
  * of every item it holds (from the items' leases). Reads only: a parent that does not exist, or
  * has no job worker yet, is shown empty rather than created.
  */
-import type { JobMode, WorkPool } from '../jobs/job-definition.js';
+import { describeMode, type WorkPool } from '../jobs/job-definition.js';
 import type { JobSummary, JobWorkerSummary } from '../jobs/jobs.js';
 import type { ZkPlan } from '../plan/zk-plan.js';
 import { jobsNodes } from '../zk/layout.js';
@@ -19,13 +19,6 @@ export async function readJobs(zkPlan: ZkPlan, jobsParent: string): Promise<UiJo
     zkPlan.zk.exists(jobsNodes(jobsParent).workers).then((stat) => (stat === undefined ? [] : jobs.workers())),
   ]);
   return summaries.map((summary) => uiJob(summary, workers)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-/** A job's mode as one line of text. */
-export function describeMode(mode: JobMode): string {
-  if (mode === 'continuous') return 'continuous';
-  if ('everyMs' in mode) return `every ${mode.everyMs} ms`;
-  return `cron ${mode.cron} (${mode.timezone ?? 'UTC'})`;
 }
 
 function poolSize(pool: WorkPool): number {

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
-import type { JobDefinition } from '../../jobs/job-definition.js';
+import { describeMode, type JobDefinition } from '../../jobs/job-definition.js';
 import type { JobSummary } from '../../jobs/jobs.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
@@ -35,7 +35,7 @@ export function registerJobs(program: Command): void {
     const input = (await readDocument(file)) as JobDefinition;
     const stored = await withZkPlan(options, (zkPlan) => zkPlan.jobs(checkParentPath(options.jobs)).define(input));
     if (options.json) printJson(stored);
-    else console.log(`defined ${stored.name}: ${stored.fn}, ${describeMode(stored)}, ${stored.strategy}${stored.disabled ? ', disabled' : ''}`);
+    else console.log(`defined ${stored.name}: ${stored.fn}, ${describeMode(stored.mode)}, ${stored.strategy}${stored.disabled ? ', disabled' : ''}`);
   });
 
   const ls = command('ls', 'list the jobs: mode, strategy, items assigned per worker, problems');
@@ -78,23 +78,18 @@ export function registerJobs(program: Command): void {
   }
 }
 
-function describeMode(job: Pick<JobSummary, 'mode'>): string {
-  if (job.mode === 'continuous') return 'continuous';
-  return 'everyMs' in job.mode ? `every ${job.mode.everyMs} ms` : `cron "${job.mode.cron}"${job.mode.timezone ? ` (${job.mode.timezone})` : ''}`;
-}
-
 function formatLine(job: JobSummary): string {
   const workers = Object.entries(job.assignment).filter(([, items]) => items.length > 0);
   const spread = workers.map(([worker, items]) => `${worker}:${items.length}`).join(' ');
   const state = job.disabled ? 'disabled' : job.problem !== undefined ? `problem: ${job.problem}` : `${workers.length} worker(s)`;
   const unassigned = job.unassigned.length > 0 ? `, ${job.unassigned.length} unassigned` : '';
-  return `${job.name}  ${job.fn}  ${describeMode(job)}  ${job.strategy}  ${state}${unassigned}${spread ? `  ${spread}` : ''}`;
+  return `${job.name}  ${job.fn}  ${describeMode(job.mode)}  ${job.strategy}  ${state}${unassigned}${spread ? `  ${spread}` : ''}`;
 }
 
 function formatShow(job: JobSummary): string {
   const pool = 'items' in job.workPool ? `${job.workPool.items.length} items` : `${job.workPool.shards} shards`;
   const lines = [
-    `${job.name}: ${job.fn}, ${describeMode(job)}, ${job.strategy}, ${pool}${job.disabled ? ', disabled' : ''}`,
+    `${job.name}: ${job.fn}, ${describeMode(job.mode)}, ${job.strategy}, ${pool}${job.disabled ? ', disabled' : ''}`,
     ...(job.problem !== undefined ? [`  problem: ${job.problem}`] : []),
   ];
   for (const [worker, items] of Object.entries(job.assignment).sort()) {
