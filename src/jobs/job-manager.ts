@@ -7,11 +7,12 @@
  * once those are released or have run out.
  */
 import { MalformedNodeError } from '../errors/task-errors.js';
-import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
+import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import { ASSIGNMENT_BUDGET_BYTES, decideAssignment, fitAssignment, sameAssignment } from './assignment.js';
 import { poolItems, type StoredJob } from './job-definition.js';
 import type { AssignmentRecord, JobStore } from './job-store.js';
+import { ArmedWatches } from './armed-watches.js';
 import { LeaderLatch } from './leader-latch.js';
 import type { LeaseTiming } from './lease.js';
 import { assignmentMoves, type StrategyRegistry } from './strategies.js';
@@ -33,11 +34,13 @@ export interface ManagerRuntime {
 
 export class JobManager {
   private readonly latch: LeaderLatch;
-  private readonly armed = new Set<string>();
   private leading = false;
+
+  private readonly watches: ArmedWatches;
 
   constructor(private readonly runtime: ManagerRuntime) {
     this.latch = new LeaderLatch(runtime.zk, runtime.store.nodes.manager, runtime.changed);
+    this.watches = new ArmedWatches(() => runtime.changed());
   }
 
   /** True when this worker led at its last pass. */
@@ -50,13 +53,17 @@ export class JobManager {
     this.leading = session !== undefined;
     if (session === undefined) return;
     const { store, strategies } = this.runtime;
-    const [names, workers, current] = await Promise.all([store.names(this.watch('names')), store.workers(this.watch('workers')), this.readCurrent()]);
+    const [names, workers, current] = await Promise.all([
+      store.names(this.watches.watch('names')),
+      store.workers(this.watches.watch('workers')),
+      this.readCurrent(),
+    ]);
     const jobs: StoredJob[] = [];
     for (const name of names) {
       try {
-        const read = await store.read(name, this.watch(`job:${name}`));
+        const read = await store.read(name, this.watches.watch(`job:${name}`));
         if (read !== undefined) jobs.push(read.job);
-        else this.armed.delete(`job:${name}`); // removed meanwhile: no watch was set
+        else this.watches.forget(`job:${name}`); // removed meanwhile: no watch was set
       } catch (error) {
         if (!(error instanceof MalformedNodeError)) throw error;
         this.runtime.onError(error, name); // left unassigned until defined again
@@ -128,15 +135,5 @@ export class JobManager {
       }
       if (pool === undefined && left === 0) await store.deleteLeasesOf(job);
     }
-  }
-
-  /** A watcher for `key`, or none while one is still armed (each wakes the manager once). */
-  private watch(key: string): Watcher | undefined {
-    if (this.armed.has(key)) return undefined;
-    this.armed.add(key);
-    return () => {
-      this.armed.delete(key);
-      this.runtime.changed();
-    };
   }
 }

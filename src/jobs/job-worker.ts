@@ -24,10 +24,11 @@ import { reintroducedJobDefects } from '../store/reintroduced-defects.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { MAX_TIMER_MS } from '../util/signals.js';
-import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
+import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import type { JobItem } from './job-context.js';
 import { poolItems, type StoredJob } from './job-definition.js';
+import { ArmedWatches } from './armed-watches.js';
 import { JobRunner } from './job-runner.js';
 import type { JobStore } from './job-store.js';
 import { leaseFor, stopDeadline, takeOver, type LeaseTiming } from './lease.js';
@@ -93,13 +94,16 @@ export function newJobWorkerId(prefix?: string): string {
 export class JobWorker {
   private readonly held = new Map<string, Held>();
   private readonly runners = new Map<string, JobRunner>();
-  private readonly armed = new Set<string>();
   private readonly triggersSeen = new Map<string, number>();
   private registeredOn: string | undefined;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private stopping = false;
 
-  constructor(private readonly runtime: JobWorkerRuntime) {}
+  private readonly watches: ArmedWatches;
+
+  constructor(private readonly runtime: JobWorkerRuntime) {
+    this.watches = new ArmedWatches(() => runtime.changed());
+  }
 
   /** Items held now, by job (what `zk-plan workers` and the metrics show). */
   heldItems(): Record<string, string[]> {
@@ -129,7 +133,7 @@ export class JobWorker {
   sessionExpired(): void {
     for (const held of [...this.held.values()]) this.drop(held, 'session-expired');
     this.registeredOn = undefined;
-    this.armed.clear();
+    this.watches.clear();
   }
 
   /** One pass: register, read the assignment, renew, give back, take. Resolves how long until the next pass is due (ms). */
@@ -205,7 +209,7 @@ export class JobWorker {
     const { store, functions, id } = this.runtime;
     let assignment: Awaited<ReturnType<JobStore['readAssignment']>>;
     try {
-      assignment = await store.readAssignment(this.watch('assignment'));
+      assignment = await store.readAssignment(this.watches.watch('assignment'));
     } catch (error) {
       if (!(error instanceof MalformedNodeError)) throw error;
       this.runtime.events.error(error);
@@ -216,8 +220,8 @@ export class JobWorker {
     const definitions = new Map<string, StoredJob>();
     for (const job of jobs) {
       try {
-        const read = await store.read(job, this.watch(`job:${job}`));
-        if (read === undefined) this.armed.delete(`job:${job}`);
+        const read = await store.read(job, this.watches.watch(`job:${job}`));
+        if (read === undefined) this.watches.forget(`job:${job}`);
         else definitions.set(job, read.job);
       } catch (error) {
         if (!(error instanceof MalformedNodeError)) throw error;
@@ -258,7 +262,7 @@ export class JobWorker {
 
   /** Runs the job now when its trigger node was written since the last look. */
   private async followTriggers(job: string): Promise<void> {
-    const count = await this.runtime.store.triggers(job, this.watch(`trigger:${job}`));
+    const count = await this.runtime.store.triggers(job, this.watches.watch(`trigger:${job}`));
     const seen = this.triggersSeen.get(job);
     this.triggersSeen.set(job, count);
     if (seen !== undefined && count > seen) this.runners.get(job)?.trigger();
@@ -295,9 +299,9 @@ export class JobWorker {
     const { store, clock, timing, id } = this.runtime;
     const fence = { fence: session };
     const watchName = `lease:${key(want.job, want.item)}`;
-    let lease = await store.readLease(want.job, want.item, this.watch(watchName));
+    let lease = await store.readLease(want.job, want.item, this.watches.watch(watchName));
     if (lease === undefined) {
-      this.armed.delete(watchName); // no node, so no watch was set
+      this.watches.forget(watchName); // no node, so no watch was set
       lease = await store.ensureLease(want.job, want.item, fence);
     }
     const { wait } = takeOver(lease.record, id, clock.wall(), timing);
@@ -387,14 +391,5 @@ export class JobWorker {
       Math.min(MAX_TIMER_MS, Math.max(0, Math.ceil(earliest - this.runtime.clock.mono()))),
     );
     this.deadlineTimer.unref?.();
-  }
-
-  private watch(name: string): Watcher | undefined {
-    if (this.armed.has(name)) return undefined;
-    this.armed.add(name);
-    return () => {
-      this.armed.delete(name);
-      this.runtime.changed();
-    };
   }
 }
