@@ -7,7 +7,7 @@
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import { RESERVED_PREFIX, childPath, jobNodes, jobsNodes } from '../zk/layout.js';
+import { JOB_TRIGGER, RESERVED_PREFIX, childPath, jobNodes, jobsNodes } from '../zk/layout.js';
 import type { ZkStat } from '../zk/native-client.js';
 import type { Watcher, WriteOptions } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
@@ -104,11 +104,23 @@ export class JobStore {
     if (!(await this.zk.createIfAbsent(trigger, data, 'persistent'))) await this.zk.setData(trigger, data, -1);
   }
 
-  /** How many times the job was triggered (the trigger node's writes); `watcher` fires at the next. */
-  async triggers(name: string, watcher?: Watcher): Promise<number> {
-    const { trigger } = jobNodes(this.parent, name);
-    const stat = await this.zk.exists(trigger, watcher);
-    return stat === undefined ? 0 : stat.version + 1;
+  /**
+   * How many times the job was triggered (the trigger node's writes), with `watcher` set to fire at
+   * the next; undefined when the job is gone, and then no watch is set. The watch is always on a
+   * node that exists (the trigger node, or before the first trigger the job's node, whose children
+   * it watches), so it fires at the latest when the job is removed: an exists watch on a trigger
+   * node that never appears would stay until the session ends.
+   */
+  async triggers(name: string, watcher?: Watcher): Promise<number | undefined> {
+    const { node, trigger } = jobNodes(this.parent, name);
+    const triggered = await this.getData(trigger, watcher);
+    if (triggered !== undefined) return triggered.stat.version + 1;
+    if (watcher === undefined) return 0;
+    const listing = await this.zk.tryGetChildren(node, watcher);
+    if (listing === undefined) return undefined;
+    // Triggered between the two reads: the next trigger is a write to that node, so watch it too.
+    if (listing.children.includes(JOB_TRIGGER)) return this.triggers(name, watcher);
+    return 0;
   }
 
   /** The assignment and its node's version; undefined before the first manager wrote one. */

@@ -262,7 +262,12 @@ export class JobWorker {
 
   /** Runs the job now when its trigger node was written since the last look. */
   private async followTriggers(job: string): Promise<void> {
-    const count = await this.runtime.store.triggers(job, this.watches.watch(`trigger:${job}`));
+    const watchName = `trigger:${job}`;
+    const count = await this.runtime.store.triggers(job, this.watches.watch(watchName));
+    if (count === undefined) {
+      this.watches.forget(watchName); // removed meanwhile: no watch was set
+      return;
+    }
     const seen = this.triggersSeen.get(job);
     this.triggersSeen.set(job, count);
     if (seen !== undefined && count > seen) this.runners.get(job)?.trigger();

@@ -183,3 +183,75 @@ describe('the manager election', () => {
     expect({ a: a.manager.isLeader, b: b.manager.isLeader }).toEqual({ a: true, b: false });
   });
 });
+
+describe('watches of a removed job', () => {
+  it.each([
+    ['never triggered', false],
+    ['triggered', true],
+  ])('%s: the workers hold no watch on its nodes once they have let it go', async (_name, triggered) => {
+    const world = new World();
+    const runs: string[] = [];
+    await world.jobs.define({ name: 'j', fn: 'f', workPool: { items: ['x'] }, mode: { everyMs: 60_000 } });
+    const a = world.spawn('a', { f: (ctx: JobContext) => void runs.push(ctx.firedAt?.toISOString() ?? '') });
+    expect(await rounds(world, [a])).toEqual([]);
+    expect(a.worker.heldItems()).toEqual({ j: ['x'] });
+    if (triggered) {
+      const before = runs.length;
+      await world.jobs.trigger('j');
+      await rounds(world, [a], 1);
+      await sleep(20);
+      expect(runs.length).toBeGreaterThan(before); // the watch that stays is the one that works
+    }
+    expect(world.server.watchCount(`${JOBS}/j`)).toBeGreaterThan(0);
+
+    // remove() disables the job and waits until its items are given back, which passes of the worker do.
+    let removed = false;
+    const removing = world.jobs.remove('j').then(() => (removed = true));
+    for (let i = 0; i < 50 && !removed; i++) {
+      expect(await rounds(world, [a], 1)).toEqual([]);
+      await sleep(50);
+    }
+    await removing;
+    expect(await rounds(world, [a])).toEqual([]);
+    expect(a.worker.heldItems()).toEqual({});
+    expect(world.server.watches().filter((watch) => watch.path.startsWith(`${JOBS}/j`))).toEqual([]);
+  });
+
+  it('a job triggered between the two reads of a pass: its trigger node is watched, and the next trigger runs it', async () => {
+    const world = new World();
+    let runs = 0;
+    await world.jobs.define({ name: 'j', fn: 'f', workPool: { items: ['x'] }, mode: { everyMs: 60_000 } });
+    const a = world.spawn('a', { f: () => void (runs += 1) });
+    // The first trigger lands between the worker's read of the trigger node and its listing of the job.
+    const store = a.store;
+    const triggers = store.triggers.bind(store);
+    let injected = false;
+    store.triggers = async (name, watcher) => {
+      if (!injected) {
+        injected = true;
+        const zk = a.zk;
+        const getData = zk.getData.bind(zk);
+        zk.getData = async (path, w) => {
+          try {
+            return await getData(path, w);
+          } finally {
+            if (path.endsWith('/trigger')) {
+              zk.getData = getData;
+              await world.jobs.trigger(name);
+            }
+          }
+        };
+      }
+      return triggers(name, watcher);
+    };
+    expect(await rounds(world, [a])).toEqual([]);
+    await sleep(20);
+    // The next trigger is a write to the trigger node: the worker hears of it through a watch there, not at its next poll.
+    expect(world.server.watches().filter((watch) => watch.path === `${JOBS}/j/trigger`)).toHaveLength(1);
+    const afterFirst = runs;
+    await world.jobs.trigger('j');
+    expect(await rounds(world, [a], 1)).toEqual([]);
+    await sleep(20);
+    expect(runs).toBeGreaterThan(afterFirst);
+  });
+});
