@@ -8,6 +8,9 @@ import type { WatchEvent, Watcher, ZkStat } from '../src/zk/zk-client.js';
 import { CoalescingRunner } from '../src/ui/coalescing-runner.js';
 import { PlanFeed, PlansFeed, type PlanFeedMessage, type PlansFeedMessage } from '../src/ui/plan-feed.js';
 import { WatchSet } from '../src/ui/watch-set.js';
+import { call } from '../src/exec/task-spec.js';
+import { MemoryZooKeeper } from '../src/testing/index.js';
+import { memoryProcess } from './support/memory-plan.js';
 
 const PARENT = '/plans';
 const PLAN = '/plans/plan-0000000001';
@@ -15,7 +18,7 @@ const NO_NODE = -101;
 
 /** Just enough of ZkClient: nodes that exist, and one-shot watches the test fires. */
 class FakeZk {
-  readonly existing = new Set<string>([PARENT, PLAN, `${PLAN}/history`, `${PLAN}/runnable`]);
+  readonly existing = new Set<string>([PARENT, PLAN, `${PLAN}/history`, `${PLAN}/runnable`, `${PLAN}/task-0000000001`, `${PLAN}/task-0000000002`]);
   private readonly watches = new Map<string, Watcher[]>();
 
   watchCount(path: string): number {
@@ -42,6 +45,12 @@ class FakeZk {
   async tryGetChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat } | undefined> {
     if (!this.existing.has(path)) return undefined;
     return this.getChildren(path, watcher);
+  }
+
+  async getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }> {
+    if (!this.existing.has(path)) throw new ZkError('getData', NO_NODE, path);
+    this.watch(path, watcher);
+    return { stat: {} as ZkStat, data: null };
   }
 
   async exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {
@@ -105,15 +114,23 @@ function openFeed(timing = {}): { feed: PlanFeed; messages: PlanFeedMessage[]; u
 }
 
 describe('PlanFeed', () => {
-  it('reads at once and sends a snapshot, with watches on the plan, its history, its runnable index, its failed marker and owners', async () => {
+  it('reads at once and sends a snapshot, with watches on the plan, its history, its runnable index, and on the nodes above a failed marker and owners not there yet', async () => {
     const { messages } = openFeed();
     await vi.advanceTimersByTimeAsync(0);
     expect(describePlan).toHaveBeenCalledTimes(1);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ type: 'snapshot', model: { nodes: [{ state: 'runnable' }, { state: 'waiting' }] } });
-    for (const path of [PLAN, `${PLAN}/history`, `${PLAN}/runnable`, `${PLAN}/failed`, `${PLAN}/task-0000000001/owner`])
-      expect(zk.watchCount(path), path).toBe(1);
-    expect(zk.watchCount(`${PLAN}/task-0000000002/owner`)).toBe(0); // waiting: no owner to expect yet
+    for (const path of [`${PLAN}/history`, `${PLAN}/runnable`, `${PLAN}/task-0000000001`]) expect(zk.watchCount(path), path).toBe(1);
+    expect(zk.watchCount(PLAN)).toBe(2); // its children, and the failed marker's appearance
+    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`]) expect(zk.watchCount(path), path).toBe(0); // not there: never watched itself
+    expect(zk.watchCount(`${PLAN}/task-0000000002`)).toBe(0); // waiting: no owner to expect yet
+    zk.existing.add(`${PLAN}/failed`);
+    zk.existing.add(`${PLAN}/task-0000000001/owner`);
+    zk.fire(PLAN);
+    zk.fire(`${PLAN}/task-0000000001`);
+    await vi.advanceTimersByTimeAsync(300);
+    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`]) expect(zk.watchCount(path), path).toBe(1); // there now: watched itself
+    expect(zk.watchCount(`${PLAN}/task-0000000001`)).toBe(0);
   });
 
   it('coalesces a burst of watch events into one read per 250 ms, and re-arms each watch once', async () => {
@@ -123,7 +140,7 @@ describe('PlanFeed', () => {
     for (let i = 0; i < 20; i++) {
       zk.fire(PLAN);
       zk.fire(`${PLAN}/runnable`);
-      zk.fire(`${PLAN}/task-0000000001/owner`);
+      zk.fire(`${PLAN}/task-0000000001`);
       await vi.advanceTimersByTimeAsync(10);
     }
     // 200 ms of events: the first read waits until 250 ms after the snapshot.
@@ -133,7 +150,8 @@ describe('PlanFeed', () => {
     expect(messages.at(-1)).toEqual({ type: 'diff', diff: expect.objectContaining({ changed: [['task-0000000001', 'running', false, 'f', false]] }) });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(describePlan).toHaveBeenCalledTimes(2); // nothing fired since
-    for (const path of [PLAN, `${PLAN}/runnable`, `${PLAN}/task-0000000001/owner`]) expect(zk.watchCount(path), path).toBe(1);
+    for (const path of [`${PLAN}/runnable`, `${PLAN}/task-0000000001`]) expect(zk.watchCount(path), path).toBe(1);
+    expect(zk.watchCount(PLAN)).toBe(2);
   });
 
   it('pushes nothing when a read shows no change', async () => {
@@ -196,7 +214,7 @@ describe('PlanFeed', () => {
     expect(again).toEqual([expect.objectContaining({ type: 'snapshot' })]);
     await vi.advanceTimersByTimeAsync(300);
     expect(describePlan).toHaveBeenCalledTimes(2);
-    expect(zk.watchCount(PLAN)).toBe(1);
+    expect(zk.watchCount(PLAN)).toBe(2); // armed again, once each: its children, the failed marker's appearance
     leave();
     await vi.advanceTimersByTimeAsync(4_900);
     expect(feed.isClosed).toBe(false);
@@ -247,7 +265,8 @@ describe('PlansFeed', () => {
     expect(messages).toEqual([
       { type: 'plans', plans: [expect.objectContaining({ plan: PLAN, name: 'plan-0000000001', state: 'running', historyKept: true })] },
     ]);
-    for (const path of [PARENT, PLAN, `${PLAN}/history`, `${PLAN}/failed`]) expect(zk.watchCount(path), path).toBe(1);
+    for (const path of [PARENT, `${PLAN}/history`]) expect(zk.watchCount(path), path).toBe(1);
+    expect(zk.watchCount(PLAN)).toBe(2); // its children, and the failed marker's appearance
     zk.fire(PLAN);
     await vi.advanceTimersByTimeAsync(150);
     expect(listPlans).toHaveBeenCalledTimes(2);
@@ -312,5 +331,36 @@ describe('WatchSet', () => {
     expect(watches.has('a')).toBe(false);
     await expect(watches.arm('b', async () => Promise.reject(new Error('no')))).rejects.toThrow('no');
     expect(watches.has('b')).toBe(false);
+  });
+});
+
+describe('the feeds over the in-memory ZooKeeper', () => {
+  it('leave no watch on a plan once it is deleted: nodes not there yet (failed marker, history, owners) are watched through the nodes above them', async () => {
+    vi.useRealTimers();
+    const server = new MemoryZooKeeper();
+    const { zk, zkPlan } = memoryProcess(server, 'ui');
+    const plan = await zkPlan.createPlan(PARENT);
+    const [first] = await zkPlan.addTasks(plan, [{ task: call('f') }, { task: call('f') }]);
+    await zkPlan.addTask(plan, call('f'), [first!]);
+    await zkPlan.markAsReady(plan);
+    const timing = { minIntervalMs: 10 };
+    const planFeed = new PlanFeed({ zk, describePlan: (path) => zkPlan.describePlan(path) }, plan, timing);
+    const plansFeed = new PlansFeed({ zk, listPlans: (parent) => zkPlan.listPlans(parent) }, PARENT, timing);
+    const planMessages: PlanFeedMessage[] = [];
+    const plansMessages: PlansFeedMessage[] = [];
+    planFeed.subscribe((message) => planMessages.push(message));
+    const unsubscribePlans = plansFeed.subscribe((message) => plansMessages.push(message));
+    await expect.poll(() => planMessages.length + plansMessages.length).toBeGreaterThanOrEqual(2);
+    const onPlan = (): string[] => server.watches().flatMap((watch) => (watch.path === plan || watch.path.startsWith(`${plan}/`) ? [`${watch.kind} ${watch.path}`] : []));
+    expect(onPlan().length).toBeGreaterThan(0);
+    expect(onPlan().filter((watch) => watch.startsWith('exists'))).toEqual([]);
+
+    await zkPlan.deletePlan(plan);
+    await expect.poll(() => planFeed.isClosed).toBe(true);
+    expect(planMessages.at(-1)).toEqual({ type: 'gone', plan });
+    await expect.poll(() => plansMessages.at(-1)).toEqual({ type: 'plans', plans: [] });
+    expect(onPlan()).toEqual([]);
+    unsubscribePlans();
+    zk.close();
   });
 });

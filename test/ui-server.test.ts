@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import { PlanNotFoundError, ResultNotFoundError } from '../src/errors/plan-errors.js';
+import { ZkError } from '../src/errors/zk-error.js';
 import type { PlanStatus } from '../src/plan/plan-status.js';
 import type { PlanSummary, PlanView, TaskView } from '../src/plan/plan-view.js';
 import type { ZkPlan } from '../src/plan/zk-plan.js';
@@ -73,6 +74,9 @@ function fakeZkPlan(): ZkPlan {
     getChildren: async (_path: string, _watcher?: Watcher) => ({ children: [], stat: {} as ZkStat }),
     tryGetChildren: async (_path: string, _watcher?: Watcher) => ({ children: [], stat: {} as ZkStat }),
     exists: async (path: string, _watcher?: Watcher) => (path === `${PLAN}/history` ? ({} as ZkStat) : undefined),
+    getData: async (path: string, _watcher?: Watcher) => {
+      throw new ZkError('getData', -101, path); // no failed marker, no owner
+    },
   };
   const views: Record<string, PlanView> = {
     [PLAN]: { plan: PLAN, status: status(PLAN, 1), tasks, done: 1, historyKept: true },

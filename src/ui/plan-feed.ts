@@ -11,7 +11,7 @@ import { FAILED, HISTORY, OWNER, RUNNABLE_INDEX, childPath, nameOf } from '../zk
 import { Feed, type FeedTiming } from './feed.js';
 import { buildModel, diffModels, isEmptyDiff, planRow } from './ui-model.js';
 import type { UiDiff, UiModel, UiPlanRow } from './ui-wire.js';
-import { watchChildren, type WatchClient } from './watch-set.js';
+import { watchChildren, watchNodeOrParent, type WatchClient } from './watch-set.js';
 
 export type { FeedTiming } from './feed.js';
 
@@ -28,8 +28,10 @@ const OWNER_WATCHED = new Set(['runnable', 'retrying', 'running', 'finishing']);
 /**
  * A plan's graph model, kept current from watches: a child watch on the plan (tasks added and
  * removed, `ready`, `failed`), on `<plan>/history` (tasks finished) and on `<plan>/runnable`
- * (tasks whose inputs all arrived), an existence watch on `<plan>/failed` (each failure rewrites
- * it), and one on the `owner` of each task that is runnable or running (claims and releases).
+ * (tasks whose inputs all arrived), a data watch on `<plan>/failed` (each failure rewrites it),
+ * and one on the `owner` of each task that is runnable or running (claims and releases). A node
+ * not there yet is watched through its parent's children (watchNodeOrParent), so that no watch
+ * outlives the plan.
  */
 export class PlanFeed extends Feed<PlanFeedMessage> {
   private model: UiModel | undefined;
@@ -64,9 +66,9 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
     try {
       await Promise.all([
         this.watches.arm('plan', (watcher) => this.zk.getChildren(plan, watcher)),
-        this.watches.arm('history', (watcher) => watchChildren(this.zk, childPath(plan, HISTORY), watcher)),
-        this.watches.arm('runnable', (watcher) => watchChildren(this.zk, childPath(plan, RUNNABLE_INDEX), watcher)),
-        this.watches.arm('failed', (watcher) => this.zk.exists(childPath(plan, FAILED), watcher)),
+        this.watches.arm('history', (watcher) => watchNodeOrParent(this.zk, childPath(plan, HISTORY), 'children', watcher)),
+        this.watches.arm('runnable', (watcher) => watchNodeOrParent(this.zk, childPath(plan, RUNNABLE_INDEX), 'children', watcher)),
+        this.watches.arm('failed', (watcher) => watchNodeOrParent(this.zk, childPath(plan, FAILED), 'data', watcher)),
       ]);
       const view = await this.source.describePlan(plan);
       if (this.closed) return;
@@ -88,7 +90,7 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
 
   private async armOwners(view: PlanView): Promise<void> {
     const live = view.tasks.filter((task) => OWNER_WATCHED.has(task.state));
-    await Promise.all(live.map((task) => this.watches.arm(`owner:${task.name}`, (watcher) => this.zk.exists(childPath(task.task, OWNER), watcher))));
+    await Promise.all(live.map((task) => this.watches.arm(`owner:${task.name}`, (watcher) => watchNodeOrParent(this.zk, childPath(task.task, OWNER), 'data', watcher))));
     // A task waiting for its next try becomes runnable with no ZooKeeper event: read again then.
     const nextTry = Math.min(...view.tasks.flatMap((task) => (task.state === 'retrying' && task.attempts ? [task.attempts.nextTryAt.getTime()] : [])));
     clearTimeout(this.retryAtTimer);
@@ -116,8 +118,8 @@ export type PlansFeedMessage = { readonly type: 'plans'; readonly plans: readonl
 
 /**
  * The plans under a parent with their state and progress, kept current from a child watch on the
- * parent and, per plan, child watches on the plan and its history and an existence watch on its
- * `failed` marker.
+ * parent and, per plan, child watches on the plan and its history and a data watch on its `failed`
+ * marker (each, while absent, on the node above it: see watchNodeOrParent).
  */
 export class PlansFeed extends Feed<PlansFeedMessage> {
   private rows: readonly UiPlanRow[] | undefined;
@@ -152,13 +154,19 @@ export class PlansFeed extends Feed<PlansFeedMessage> {
         summaries.map(async ({ plan }) => {
           const name = nameOf(plan);
           await Promise.all([
-            this.watches.arm(`plan:${name}`, (watcher) => watchChildren(this.zk, plan, watcher)),
-            this.watches.arm(`history:${name}`, async (watcher) => this.historyKept.set(plan, await watchChildren(this.zk, childPath(plan, HISTORY), watcher))),
-            this.watches.arm(`failed:${name}`, (watcher) => this.zk.exists(childPath(plan, FAILED), watcher)),
+            this.watches.arm(`plan:${name}`, (watcher) => watchNodeOrParent(this.zk, plan, 'children', watcher)),
+            this.watches.arm(`history:${name}`, async (watcher) => {
+              const kept = await watchNodeOrParent(this.zk, childPath(plan, HISTORY), 'children', watcher);
+              this.historyKept.set(plan, kept === true);
+              return kept;
+            }),
+            this.watches.arm(`failed:${name}`, (watcher) => watchNodeOrParent(this.zk, childPath(plan, FAILED), 'data', watcher)),
           ]);
         }),
       );
       if (this.closed) return;
+      const listed = new Set(summaries.map(({ plan }) => plan));
+      for (const plan of this.historyKept.keys()) if (!listed.has(plan)) this.historyKept.delete(plan); // deleted plans
       const rows = summaries.map((summary) => planRow(summary, summary.historyKept ?? this.historyKept.get(summary.plan) === true));
       const json = JSON.stringify(rows);
       this.rows = rows;

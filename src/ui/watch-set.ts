@@ -2,10 +2,15 @@
  * Arming of the web view feeds' ZooKeeper watches. Watches are one-shot: each is armed again
  * before the next read, so no change between the read and the re-arm is missed.
  */
+import { isZkError } from '../errors/zk-error.js';
+import { nameOf, parentOf } from '../zk/layout.js';
 import type { WatchEvent, Watcher, ZkClient } from '../zk/zk-client.js';
 
 /** The ZooKeeper calls the feeds set watches with. */
-export type WatchClient = Pick<ZkClient, 'getChildren' | 'tryGetChildren' | 'exists'>;
+export type WatchClient = Pick<ZkClient, 'getChildren' | 'tryGetChildren' | 'exists' | 'getData'>;
+
+/** What a setter given to `WatchSet.arm` resolves when it set no watch (nothing there to watch): its key is not armed then. */
+export const NO_WATCH: unique symbol = Symbol('no watch set');
 
 /** One-shot watches by key: a key is armed until its watch fires (or its arming fails). */
 export class WatchSet {
@@ -33,7 +38,7 @@ export class WatchSet {
       this.onFire(key, event);
     };
     try {
-      await set(watcher);
+      if ((await set(watcher)) === NO_WATCH && !fired) this.armed.delete(key);
     } catch (error) {
       if (!fired) this.armed.delete(key);
       throw error;
@@ -46,10 +51,41 @@ export class WatchSet {
   }
 }
 
-/** A child watch on `path`, or an existence watch when it does not exist; resolves whether it exists. */
+/**
+ * A child watch on `path`, or an existence watch when it does not exist; resolves whether it
+ * exists. Only for the root a feed shows (one watch per feed): below it, watchNodeOrParent.
+ */
 export async function watchChildren(zk: WatchClient, path: string, watcher: Watcher): Promise<boolean> {
   const listing = await zk.tryGetChildren(path, watcher);
   if (listing !== undefined) return true;
   await zk.exists(path, watcher); // sets a watch whether or not the node exists
   return false;
+}
+
+/**
+ * A watch on `path` while it exists (on its children or its data), else a child watch on its
+ * parent, whose children change when it appears. So every watch is on a node that exists and
+ * fires at the latest when that node is deleted: an existence watch on a node that never appears
+ * (the failed marker of a plan that succeeds, the owner of a task deleted before it ran) would
+ * stay until the session ends. Resolves whether `path` exists, or NO_WATCH when its parent is
+ * gone too.
+ */
+export async function watchNodeOrParent(zk: WatchClient, path: string, on: 'children' | 'data', watcher: Watcher): Promise<boolean | typeof NO_WATCH> {
+  for (;;) {
+    if (on === 'children' ? (await zk.tryGetChildren(path, watcher)) !== undefined : await dataWatched(zk, path, watcher)) return true;
+    const siblings = await zk.tryGetChildren(parentOf(path), watcher);
+    if (siblings === undefined) return NO_WATCH;
+    if (!siblings.children.includes(nameOf(path))) return false;
+    // It appeared between the two reads: watch it, not only its parent.
+  }
+}
+
+async function dataWatched(zk: WatchClient, path: string, watcher: Watcher): Promise<boolean> {
+  try {
+    await zk.getData(path, watcher);
+    return true;
+  } catch (error) {
+    if (isZkError(error, 'NO_NODE')) return false;
+    throw error;
+  }
 }
