@@ -351,7 +351,8 @@ describe('the feeds over the in-memory ZooKeeper', () => {
     planFeed.subscribe((message) => planMessages.push(message));
     const unsubscribePlans = plansFeed.subscribe((message) => plansMessages.push(message));
     await expect.poll(() => planMessages.length + plansMessages.length).toBeGreaterThanOrEqual(2);
-    const onPlan = (): string[] => server.watches().flatMap((watch) => (watch.path === plan || watch.path.startsWith(`${plan}/`) ? [`${watch.kind} ${watch.path}`] : []));
+    const onPlan = (): string[] =>
+      server.watches().flatMap((watch) => (watch.path === plan || watch.path.startsWith(`${plan}/`) ? [`${watch.kind} ${watch.path}`] : []));
     expect(onPlan().length).toBeGreaterThan(0);
     expect(onPlan().filter((watch) => watch.startsWith('exists'))).toEqual([]);
 

@@ -90,7 +90,9 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
 
   private async armOwners(view: PlanView): Promise<void> {
     const live = view.tasks.filter((task) => OWNER_WATCHED.has(task.state));
-    await Promise.all(live.map((task) => this.watches.arm(`owner:${task.name}`, (watcher) => watchNodeOrParent(this.zk, childPath(task.task, OWNER), 'data', watcher))));
+    await Promise.all(
+      live.map((task) => this.watches.arm(`owner:${task.name}`, (watcher) => watchNodeOrParent(this.zk, childPath(task.task, OWNER), 'data', watcher))),
+    );
     // A task waiting for its next try becomes runnable with no ZooKeeper event: read again then.
     const nextTry = Math.min(...view.tasks.flatMap((task) => (task.state === 'retrying' && task.attempts ? [task.attempts.nextTryAt.getTime()] : [])));
     clearTimeout(this.retryAtTimer);
