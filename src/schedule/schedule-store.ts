@@ -179,9 +179,18 @@ export class ScheduleStore {
 
   /**
    * Deletes final tick records beyond the newest `keep` that are also over `keepMs` old and not
-   * after the cursor: a process that read an older cursor cannot be slow for that long and keep its session.
+   * after the cursor (a process that read an older cursor cannot be slow for that long and keep its
+   * session), unless `stillNeeded` says a record is.
    */
-  async prune(name: string, ids: readonly string[], keep: number, keepMs: number, now: number, cursorTick: number | undefined): Promise<number> {
+  async prune(
+    name: string,
+    ids: readonly string[],
+    keep: number,
+    keepMs: number,
+    now: number,
+    cursorTick: number | undefined,
+    stillNeeded: (record: TickRecord) => Promise<boolean>,
+  ): Promise<number> {
     if (cursorTick === undefined) return 0;
     const candidates = ids.slice(0, Math.max(0, ids.length - keep)).filter((id) => {
       const at = timeOfTickId(id) as number;
@@ -190,7 +199,7 @@ export class ScheduleStore {
     let pruned = 0;
     for (const id of candidates) {
       const tick = await this.readTick(name, id);
-      if (tick === undefined || tick.record.state === 'pending') continue;
+      if (tick === undefined || tick.record.state === 'pending' || (await stillNeeded(tick.record))) continue;
       await this.zk.deleteRecursive(tickNodes(this.parent, name, id).record);
       pruned += 1;
     }

@@ -55,15 +55,22 @@ export function dueTicks(times: Pick<CronTimes, 'latestIn'>, input: DueInput): D
   };
 }
 
-/** What the run before a tick is doing, as far as overlap goes. */
-export type PreviousRun = { readonly plan: string; readonly finished: boolean } | undefined;
+/** A run fired before a tick, and whether it has finished. */
+export interface PreviousRun {
+  readonly plan: string;
+  readonly finished: boolean;
+}
 
 export type OverlapDecision =
-  { readonly action: 'fire' } | { readonly action: 'skip'; readonly reason: string } | { readonly action: 'cancelThenFire'; readonly plan: string };
+  { readonly action: 'fire' } | { readonly action: 'skip'; readonly reason: string } | { readonly action: 'cancelThenFire'; readonly plans: readonly string[] };
 
-/** Whether a cron tick fires given the schedule's previous run (manual triggers always fire). */
-export function overlapDecision(policy: OverlapPolicy, previous: PreviousRun): OverlapDecision {
-  if (previous === undefined || previous.finished || policy === 'allow') return { action: 'fire' };
-  if (policy === 'cancelPrevious') return { action: 'cancelThenFire', plan: previous.plan };
-  return { action: 'skip', reason: `overlap: the previous run ${previous.plan} has not finished` };
+/**
+ * Whether a cron tick fires given the schedule's earlier runs that it may overlap (the newest
+ * cron run and every manual one; manual triggers themselves always fire).
+ */
+export function overlapDecision(policy: OverlapPolicy, previous: readonly PreviousRun[]): OverlapDecision {
+  const unfinished = previous.filter((run) => !run.finished).map((run) => run.plan);
+  if (unfinished.length === 0 || policy === 'allow') return { action: 'fire' };
+  if (policy === 'cancelPrevious') return { action: 'cancelThenFire', plans: unfinished };
+  return { action: 'skip', reason: `overlap: the previous run ${unfinished.join(', ')} has not finished` };
 }

@@ -36,7 +36,7 @@ import { reintroducedScheduleDefects } from '../store/reintroduced-defects.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import type { ScheduleStore } from './schedule-store.js';
 import { overlapDecision, type PreviousRun } from './tick-decisions.js';
-import { isFinal, type TickRecord, type TickState } from './tick-record.js';
+import { isFinal, isManualTickId, type TickRecord, type TickState } from './tick-record.js';
 
 /** What firing needs besides ZooKeeper: how to check a spec, how plans stand, how to cancel one. */
 export interface FiringContext {
@@ -104,9 +104,10 @@ async function decideAndBuild(
     return { state: 'fired', reason: 'its plan was deleted before the tick was recorded fired', version };
   if (existing === undefined && record.kind === 'cron') {
     if (schedule.paused) return { state: 'skipped', reason: 'the schedule is paused', version };
-    const decision = overlapDecision(schedule.overlap, await previousRun(context, schedule, record));
+    const decision = overlapDecision(schedule.overlap, await previousRuns(context, schedule, id, record));
     if (decision.action === 'skip') return { state: 'skipped', reason: decision.reason, version };
-    if (decision.action === 'cancelThenFire') await context.cancelPlan(decision.plan, `overlap: ${plan} fired by schedule "${schedule.name}"`);
+    if (decision.action === 'cancelThenFire')
+      for (const previous of decision.plans) await context.cancelPlan(previous, `overlap: ${plan} fired by schedule "${schedule.name}"`);
   }
   const params = { ...schedule.params, firedAt: record.firedAt };
   let checked: CheckedSpec;
@@ -186,13 +187,21 @@ async function planOrigin(zk: Zk, plan: string): Promise<Partial<PlanOrigin> | u
   }
 }
 
-/** The run of the newest fired tick before this one. */
-async function previousRun(context: FiringContext, schedule: StoredSchedule, record: TickRecord): Promise<PreviousRun> {
-  const ids = await context.store.tickIds(schedule.name);
-  for (const id of ids.reverse()) {
-    const tick = await context.store.readTick(schedule.name, id);
-    if (tick === undefined || tick.record.tick > record.tick || tick.record.plan === record.plan || tick.record.state !== 'fired') continue;
-    return { plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) };
+/**
+ * The runs a cron tick may overlap: the newest fired cron tick before it (cron ticks fire oldest
+ * first, so under 'skip' the earlier ones had finished when it fired) and every fired manual
+ * tick, which fire whatever the policy, before or after this tick's time.
+ */
+async function previousRuns(context: FiringContext, schedule: StoredSchedule, id: string, record: TickRecord): Promise<PreviousRun[]> {
+  const runs: PreviousRun[] = [];
+  let cronFound = false;
+  for (const earlier of (await context.store.tickIds(schedule.name)).reverse()) {
+    const manual = isManualTickId(earlier);
+    if (earlier === id || (!manual && cronFound)) continue;
+    const tick = await context.store.readTick(schedule.name, earlier);
+    if (tick === undefined || tick.record.state !== 'fired' || (!manual && tick.record.tick > record.tick)) continue;
+    cronFound ||= !manual;
+    runs.push({ plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) });
   }
-  return undefined;
+  return runs;
 }

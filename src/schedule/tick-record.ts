@@ -42,6 +42,11 @@ export function manualTickId(at: number, nonce: string): string {
   return `manual-${String(at).padStart(15, '0')}-${nonce}`;
 }
 
+/** True for the id of a manual tick (a trigger). */
+export function isManualTickId(id: string): boolean {
+  return MANUAL.test(id);
+}
+
 /** The time of a tick id; undefined for a name that is none. */
 export function timeOfTickId(id: string): number | undefined {
   const match = TICK.exec(id) ?? MANUAL.exec(id);
@@ -59,7 +64,7 @@ export function sortTickIds(names: readonly string[]): string[] {
 export function planPathForTick(planParent: string, schedule: string, id: string): string {
   const at = timeOfTickId(id) as number;
   const stamp = new Date(at).toISOString().replace(/[-:]/g, '');
-  const manual = MANUAL.test(id) ? `-manual-${id.slice(id.lastIndexOf('-') + 1)}` : '';
+  const manual = isManualTickId(id) ? `-manual-${id.slice(id.lastIndexOf('-') + 1)}` : '';
   return childPath(planParent, `${schedule}@${stamp}${manual}`);
 }
 

@@ -2,8 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { readSpecRecord } from '../../src/spec/spec-record.js';
 import { cronTickId } from '../../src/schedule/tick-record.js';
+import { DEFAULTS } from '../../src/config/defaults.js';
+import { nameOf, scheduleNodes } from '../../src/zk/layout.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
-import { PLANS, T0, TICK_SPEC, plansOn, schedulerProcess, tickFunctions, type SchedulerProcess } from './schedule-harness.js';
+import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, tickFunctions, type SchedulerProcess } from './schedule-harness.js';
 
 const open: MemoryProcess[] = [];
 afterEach(async () => {
@@ -100,6 +102,58 @@ describe('Scheduler', () => {
     ]);
     const status = await proc.zkPlan.planStatus(summary?.recentRuns[1]?.plan as string);
     expect(status.control?.reason).toMatch(/overlap: .*pulse@.* fired by schedule "pulse"/);
+  });
+
+  it("overlap 'skip' counts manual runs: a finished manual run does not hide an unfinished cron run, and an unfinished manual run holds back cron ticks", async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put({ ...everySecond, overlap: 'skip' }); // no workers: no run finishes by itself
+    proc.clock.now = T0 + 1_020;
+    await proc.scheduler.pass(); // cron run 1, unfinished
+    proc.clock.now = T0 + 1_500;
+    const manual = await proc.schedules.trigger('pulse'); // fires whatever the policy
+    expect(manual.state).toBe('fired');
+    await proc.zkPlan.deletePlan(manual.plan); // the manual run is over: the newest run is finished, cron run 1 is not
+    proc.clock.now = T0 + 2_020;
+    await proc.scheduler.pass();
+    let [summary] = await proc.schedules.list();
+    expect(summary?.recentRuns.map((run) => [run.kind, run.state])).toEqual([
+      ['cron', 'skipped'],
+      ['manual', 'fired'],
+      ['cron', 'fired'],
+    ]);
+    const cronRun = summary?.recentRuns[2]?.plan as string;
+    expect(summary?.recentRuns[0]?.reason).toBe(`overlap: the previous run ${cronRun} has not finished`);
+
+    // Cron run 1 goes; a manual run that has not finished holds back the next tick, whenever it was triggered.
+    await proc.zkPlan.deletePlan(cronRun);
+    const unfinished = await proc.schedules.trigger('pulse');
+    proc.clock.now = T0 + 3_020;
+    await proc.scheduler.pass();
+    [summary] = await proc.schedules.list();
+    expect(summary?.recentRuns[0]).toMatchObject({ kind: 'cron', state: 'skipped', reason: `overlap: the previous run ${unfinished.plan} has not finished` });
+  });
+
+  it("keeps the record of a manual run still under way past the tick records' retention, so that it keeps holding back cron ticks", async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put({ ...everySecond, overlap: 'skip' }); // no workers: the manual run never finishes
+    proc.clock.now = T0 + 500;
+    const manual = await proc.schedules.trigger('pulse');
+    for (let second = 1; second <= DEFAULTS.schedule.keepTicks + 10; second++) {
+      proc.clock.now = T0 + second * 1000 + 20;
+      await proc.scheduler.pass();
+    }
+    proc.clock.now = T0 + DEFAULTS.schedule.keepTicksMs + 120_020; // older records are now beyond keepTicks and keepTicksMs
+    await proc.scheduler.pass();
+    await proc.scheduler.pass();
+    const { ticks } = scheduleNodes(SCHEDULES, 'pulse');
+    const records = server.children(ticks);
+    expect(records.length).toBeLessThan(DEFAULTS.schedule.keepTicks + 20); // pruning ran
+    expect(records).toContain(manual.tick);
+    const [summary] = await proc.schedules.list();
+    expect(summary?.recentRuns[0]).toMatchObject({ kind: 'cron', state: 'skipped', reason: `overlap: the previous run ${manual.plan} has not finished` });
+    expect(plansOn(server)).toEqual([nameOf(manual.plan)]);
   });
 
   it("misfire after 5 ticks with no scheduler: 'fireAll' fires each, 'fireOnce' one, 'skip' none", async () => {

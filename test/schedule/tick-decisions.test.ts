@@ -55,12 +55,16 @@ describe('dueTicks', () => {
 });
 
 describe('overlapDecision', () => {
-  it('fires when there is no unfinished previous run; else skips, fires anyway or cancels it first', () => {
-    expect(overlapDecision('skip', undefined)).toEqual({ action: 'fire' });
-    expect(overlapDecision('skip', { plan: '/p/a', finished: true })).toEqual({ action: 'fire' });
-    expect(overlapDecision('skip', { plan: '/p/a', finished: false })).toMatchObject({ action: 'skip' });
-    expect(overlapDecision('allow', { plan: '/p/a', finished: false })).toEqual({ action: 'fire' });
-    expect(overlapDecision('cancelPrevious', { plan: '/p/a', finished: false })).toEqual({ action: 'cancelThenFire', plan: '/p/a' });
+  it('fires when no earlier run is unfinished; else skips, fires anyway or cancels every unfinished one first', () => {
+    const a = { plan: '/p/a', finished: false };
+    const b = { plan: '/p/b', finished: false };
+    expect(overlapDecision('skip', [])).toEqual({ action: 'fire' });
+    expect(overlapDecision('skip', [{ ...a, finished: true }])).toEqual({ action: 'fire' });
+    expect(overlapDecision('skip', [a])).toMatchObject({ action: 'skip' });
+    // A finished newest run does not hide an unfinished older one (a manual run beside the cron runs).
+    expect(overlapDecision('skip', [{ ...b, finished: true }, a])).toEqual({ action: 'skip', reason: 'overlap: the previous run /p/a has not finished' });
+    expect(overlapDecision('allow', [a, b])).toEqual({ action: 'fire' });
+    expect(overlapDecision('cancelPrevious', [a, { plan: '/p/c', finished: true }, b])).toEqual({ action: 'cancelThenFire', plans: ['/p/a', '/p/b'] });
   });
 });
 
