@@ -3,6 +3,7 @@
  * records and tick locks. Every write here is a create-if-absent, a versioned set or a delete,
  * so each is safe to repeat; those of a firing are fenced by the session that holds its lock.
  */
+import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors/zk-error.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import { isPlanName, scheduleNodes, tickNodes } from '../zk/layout.js';
@@ -156,25 +157,39 @@ export class ScheduleStore {
   }
 
   /**
-   * Takes the tick's lock for `session` (ephemeral, so it goes with a process that dies): true if
-   * it is this session's now (also when a reply was lost and it already was), false if another's.
+   * Takes the tick's lock for one firing (ephemeral, so it goes with a process that dies): resolves
+   * the lock's token when it is this firing's now (also when a reply was lost and it already was),
+   * undefined when another holds it. The token, not the session, tells whose it is: two firings of
+   * one tick in one process (a trigger and the scheduler's pass) share a session.
    */
-  async lock(name: string, id: string, session: ZkSession, by: string): Promise<boolean> {
+  async lock(name: string, id: string, session: ZkSession, by: string): Promise<string | undefined> {
     const { lock } = tickNodes(this.parent, name, id);
+    const token = `${by}#${randomUUID()}`;
     try {
-      if (await this.zk.createIfAbsent(lock, encodeValue(by, 'tick lock', lock), 'ephemeral', { fence: session })) return true;
+      if (await this.zk.createIfAbsent(lock, encodeValue(token, 'tick lock', lock), 'ephemeral', { fence: session })) return token;
     } catch (error) {
-      if (isZkError(error, 'NO_NODE')) return false; // the record was pruned or the schedule removed
+      if (isZkError(error, 'NO_NODE')) return undefined; // the record was pruned or the schedule removed
       throw error;
     }
-    return (await this.zk.exists(lock))?.ephemeralOwner === session.id;
+    return (await this.lockHeld(lock, session))?.token === token ? token : undefined;
   }
 
-  /** Lets go of the tick's lock if `session` holds it. */
-  async unlock(name: string, id: string, session: ZkSession): Promise<void> {
+  /** Lets go of the tick's lock if the firing with `token` holds it. */
+  async unlock(name: string, id: string, session: ZkSession, token: string): Promise<void> {
     const { lock } = tickNodes(this.parent, name, id);
-    const stat = await this.zk.exists(lock);
-    if (stat?.ephemeralOwner === session.id) await this.zk.deleteIfPresent(lock, stat.version, { fence: session });
+    const held = await this.lockHeld(lock, session);
+    if (held?.token === token) await this.zk.deleteIfPresent(lock, held.version, { fence: session });
+  }
+
+  /** The token and version of a lock `session` holds; undefined when it is absent or another session's. */
+  private async lockHeld(lock: string, session: ZkSession): Promise<{ readonly token: unknown; readonly version: number } | undefined> {
+    const held = await this.zk.tryGetData(lock);
+    if (held === undefined || held.stat.ephemeralOwner !== session.id) return undefined;
+    try {
+      return { token: decodeValue(lock, held.data), version: held.stat.version };
+    } catch {
+      return undefined; // not a lock this version wrote: not this firing's
+    }
   }
 
   /**

@@ -55,10 +55,12 @@ export function dueTicks(times: Pick<CronTimes, 'latestIn'>, input: DueInput): D
   };
 }
 
-/** A run fired before a tick, and whether it has finished. */
+/** A run of the schedule before a tick, and whether it has finished. */
 export interface PreviousRun {
   readonly plan: string;
   readonly finished: boolean;
+  /** A manual run still being fired (its record pending): it will run whatever the policy, but there is nothing to cancel yet. */
+  readonly starting?: boolean;
 }
 
 export type OverlapDecision =
@@ -69,8 +71,11 @@ export type OverlapDecision =
  * cron run and every manual one; manual triggers themselves always fire).
  */
 export function overlapDecision(policy: OverlapPolicy, previous: readonly PreviousRun[]): OverlapDecision {
-  const unfinished = previous.filter((run) => !run.finished).map((run) => run.plan);
+  const unfinished = previous.filter((run) => !run.finished);
   if (unfinished.length === 0 || policy === 'allow') return { action: 'fire' };
-  if (policy === 'cancelPrevious') return { action: 'cancelThenFire', plans: unfinished };
-  return { action: 'skip', reason: `overlap: the previous run ${unfinished.join(', ')} has not finished` };
+  if (policy === 'cancelPrevious') {
+    const plans = unfinished.filter((run) => run.starting !== true).map((run) => run.plan);
+    return plans.length === 0 ? { action: 'fire' } : { action: 'cancelThenFire', plans };
+  }
+  return { action: 'skip', reason: `overlap: the previous run ${unfinished.map((run) => run.plan).join(', ')} has not finished` };
 }

@@ -4,9 +4,11 @@
  *
  * 1. The tick's record exists before any plan (whoever created it decided the tick; see
  *    scheduler.ts). It names the plan's path, fixed by the tick.
- * 2. A scheduler takes the tick's ephemeral lock; every write from then on is fenced by the
- *    session that holds it, so once that session has expired (and the lock with it) none of its
- *    writes lands any more, even from a process that wakes up from a freeze and goes on.
+ * 2. A scheduler takes the tick's ephemeral lock, with a token of its own in it (a trigger and a
+ *    scheduler's pass in one process share a session, so the session alone cannot tell them
+ *    apart); every write from then on is fenced by the session that holds it, so once that
+ *    session has expired (and the lock with it) none of its writes lands any more, even from a
+ *    process that wakes up from a freeze and goes on.
  * 3. Holding the lock, it reads the record again (final: nothing to do), then the plan: ready
  *    means a holder before it got that far, so only the record is left to write; present but not
  *    ready means a holder died while building it: its tasks are deleted and the plan is filled
@@ -61,8 +63,8 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
   const first = await store.readTick(schedule.name, id);
   if (first === undefined) return { state: 'gone', here: false };
   if (isFinal(first.record.state)) return { state: first.record.state, here: false };
-  if (!(await store.lock(schedule.name, id, session, context.identity)) && !reintroducedScheduleDefects.fireTickWithoutLock)
-    return { state: 'held-elsewhere', here: false };
+  const token = await store.lock(schedule.name, id, session, context.identity);
+  if (token === undefined && !reintroducedScheduleDefects.fireTickWithoutLock) return { state: 'held-elsewhere', here: false };
   try {
     const tick = await store.readTick(schedule.name, id);
     if (tick === undefined) return { state: 'gone', here: false };
@@ -72,7 +74,7 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
     await writeTick(store, schedule.name, id, final, version, session);
     return { state: final.state, here: true };
   } finally {
-    await store.unlock(schedule.name, id, session).catch(() => undefined); // else it goes with the session
+    if (token !== undefined) await store.unlock(schedule.name, id, session, token).catch(() => undefined); // else it goes with the session
   }
 }
 
@@ -86,11 +88,13 @@ async function decideAndBuild(
   const { zk, writer } = context;
   const { record, version } = tick;
   const plan = record.plan;
-  const existing = await zk.tryGetChildren(plan);
-  if (existing !== undefined) {
+  // The node first, then its children: a plan deleted between the two reads reads as absent, never as another's.
+  const node = await zk.tryGetData(plan);
+  const existing = node === undefined ? undefined : await zk.tryGetChildren(plan);
+  if (node !== undefined && existing !== undefined) {
     // The plan node names the tick that made it from its first write on. Another tick's (a schedule of the same name under
     // another schedules' parent, firing into the same plans' parent) is never adopted nor cleared.
-    const origin = await planOrigin(zk, plan);
+    const origin = planOrigin(plan, node.data);
     if (origin?.schedules !== context.store.parent || origin.schedule !== schedule.name || origin.tick !== id)
       return {
         state: 'failed',
@@ -175,12 +179,11 @@ async function writeTick(store: ScheduleStore, name: string, id: string, record:
   }
 }
 
-/** The tick a plan node says made it; undefined for a plan of no schedule. */
-async function planOrigin(zk: Zk, plan: string): Promise<Partial<PlanOrigin> | undefined> {
-  const node = await zk.tryGetData(plan);
-  if (node === undefined || node.data === null || node.data.length === 0) return undefined;
+/** The tick a plan node's value says made it; undefined for a plan of no schedule. */
+function planOrigin(plan: string, data: Buffer | null): Partial<PlanOrigin> | undefined {
+  if (data === null || data.length === 0) return undefined;
   try {
-    const { origin } = decodeValue(plan, node.data) as { origin?: Partial<PlanOrigin> };
+    const { origin } = decodeValue(plan, data) as { origin?: Partial<PlanOrigin> };
     return typeof origin === 'object' && origin !== null ? origin : undefined;
   } catch {
     return undefined; // another tool's plan value
@@ -189,8 +192,9 @@ async function planOrigin(zk: Zk, plan: string): Promise<Partial<PlanOrigin> | u
 
 /**
  * The runs a cron tick may overlap: the newest fired cron tick before it (cron ticks fire oldest
- * first, so under 'skip' the earlier ones had finished when it fired) and every fired manual
- * tick, which fire whatever the policy, before or after this tick's time.
+ * first, so under 'skip' the earlier ones had finished when it fired) and every manual tick
+ * triggered so far, before or after this tick's time, fired or still being fired (manual ticks
+ * fire whatever the policy).
  */
 async function previousRuns(context: FiringContext, schedule: StoredSchedule, id: string, record: TickRecord): Promise<PreviousRun[]> {
   const runs: PreviousRun[] = [];
@@ -199,9 +203,15 @@ async function previousRuns(context: FiringContext, schedule: StoredSchedule, id
     const manual = isManualTickId(earlier);
     if (earlier === id || (!manual && cronFound)) continue;
     const tick = await context.store.readTick(schedule.name, earlier);
-    if (tick === undefined || tick.record.state !== 'fired' || (!manual && tick.record.tick > record.tick)) continue;
+    if (tick === undefined || (!manual && tick.record.tick > record.tick)) continue;
+    if (manual && tick.record.state === 'pending' && !reintroducedScheduleDefects.overlapNewestRunOnly) {
+      runs.push({ plan: tick.record.plan, finished: false, starting: true });
+      continue;
+    }
+    if (tick.record.state !== 'fired') continue;
     cronFound ||= !manual;
     runs.push({ plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) });
+    if (reintroducedScheduleDefects.overlapNewestRunOnly) break;
   }
   return runs;
 }

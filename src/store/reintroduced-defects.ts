@@ -24,6 +24,8 @@ export const reintroducedScheduleDefects = {
   keepHalfBuiltTickPlan: false,
   /** A scheduler fires a tick without its lock (two firers build one plan at once). */
   fireTickWithoutLock: false,
+  /** Overlap looks only at the newest fired run, so a finished manual run hides an unfinished cron run. */
+  overlapNewestRunOnly: false,
 };
 
 /** The same for jobs (test/jobs/job-simulation's self-test). */

@@ -9,10 +9,16 @@
  * Invariants, checked at the end: every tick of the window is fired exactly once (fireAll), its
  * plan is the tick's path, ready, with exactly the spec's tasks and a spec record naming the
  * tick; no other plan exists; no record is left pending.
+ *
+ * With `overlap: 'skip'` the schedulers also trigger manual runs now and then, and a runner ends
+ * runs by deleting their plans (a plan that exists is a run not finished). Then each tick is
+ * fired or skipped, and after every operation that lands: no cron plan appears while another
+ * cron plan exists, nor while a manual run exists that was triggered before the cron tick's
+ * firer took its lock (a manual run triggered later may overlap: it fires whatever the policy).
  */
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import type { SpecRecord } from '../../src/spec/spec-record.js';
-import { cronTickId, planPathForTick, type TickRecord } from '../../src/schedule/tick-record.js';
+import { cronTickId, isManualTickId, planPathForTick, type TickRecord } from '../../src/schedule/tick-record.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
 import { Prng } from '../simulation/prng.js';
@@ -34,13 +40,18 @@ interface SimScheduler {
   thawAt?: number;
 }
 
+export interface ScheduleSimOptions {
+  readonly overlap: 'allow' | 'skip';
+}
+
 export interface ScheduleSimResult {
   readonly seed: number;
   readonly violation: string | undefined;
   readonly faults: string[];
 }
 
-export async function runScheduleSeed(seed: number): Promise<ScheduleSimResult> {
+export async function runScheduleSeed(seed: number, options: ScheduleSimOptions = { overlap: 'allow' }): Promise<ScheduleSimResult> {
+  const skipMode = options.overlap === 'skip';
   const random = new Prng(seed);
   const manual = new ManualScheduler();
   const server = new MemoryZooKeeper({ scheduler: manual });
@@ -50,8 +61,13 @@ export async function runScheduleSeed(seed: number): Promise<ScheduleSimResult> 
   const spawn = (): SimScheduler => ({ proc: schedulerProcess(server, `s${++serial}`, now), skew: 0, state: 'running', busy: undefined });
   const schedulers = [spawn(), spawn(), spawn()];
   const frozenClients = new Set<string>();
+  const runner = skipMode ? server.connect({ name: 'runner' }) : undefined;
+  const deleted = new Set<string>();
+  const overlaps = skipMode ? new OverlapWatch(server, deleted) : undefined;
+  let overlapViolation: string | undefined;
   const closeAll = async (): Promise<void> => {
     for (const s of schedulers) if (s.state !== 'dead') s.proc.zk.crash();
+    runner?.crash();
   };
 
   // Lets the operations of the running clients land in a seeded order until none is waiting.
@@ -64,6 +80,7 @@ export async function runScheduleSeed(seed: number): Promise<ScheduleSimResult> 
       if (faultRate > 0 && random.chance(faultRate)) injectFault(client);
       if (!manual.pending().includes(client) || frozenClients.has(client)) continue;
       manual.step(client);
+      overlapViolation ??= overlaps?.observe();
     }
     throw new Error('operations still pending after 20 000 steps');
   };
@@ -104,6 +121,16 @@ export async function runScheduleSeed(seed: number): Promise<ScheduleSimResult> 
           () => (s.busy = undefined),
           () => (s.busy = undefined),
         );
+      // Now and then a manual run, while the faults last (a trigger's outcome does not matter: a scheduler finishes its tick).
+      if (skipMode && faultRate > 0 && s.state === 'running' && random.chance(0.04)) void s.proc.schedules.trigger(NAME).catch(() => undefined);
+    }
+    if (runner !== undefined && random.chance(0.3)) {
+      const ready = plansOn(server).filter((name) => server.exists(`${PLANS}/${name}/ready`) && !deleted.has(`${PLANS}/${name}`));
+      if (ready.length > 0) {
+        const plan = `${PLANS}/${random.pick(ready)}`;
+        deleted.add(plan);
+        void runner.deleteRecursive(plan).catch(() => undefined);
+      }
     }
     await settle(faultRate);
   };
@@ -118,7 +145,7 @@ export async function runScheduleSeed(seed: number): Promise<ScheduleSimResult> 
       misfire: 'fireAll',
       catchUpLimit: 1_000,
       misfireGraceMs: 500,
-      overlap: 'allow',
+      overlap: options.overlap,
     });
     await settle(0);
     const stored = await put;
@@ -130,7 +157,7 @@ export async function runScheduleSeed(seed: number): Promise<ScheduleSimResult> 
     }
     const end = now + 3_000;
     for (; now <= end; now += STEP_MS) await tick(0);
-    return { seed, violation: check(server, stored.activeSince, T0 + WINDOW_MS), faults };
+    return { seed, violation: overlapViolation ?? check(server, stored.activeSince, T0 + WINDOW_MS, skipMode ? deleted : undefined), faults };
   } catch (error) {
     return { seed, violation: `the driver threw: ${(error as Error).message}`, faults };
   } finally {
@@ -138,7 +165,11 @@ export async function runScheduleSeed(seed: number): Promise<ScheduleSimResult> 
   }
 }
 
-function check(server: MemoryZooKeeper, activeSince: number, windowEnd: number): string | undefined {
+/**
+ * `deleted`: in skip mode, the plans the runner ended; then a tick may be skipped (or failed, a
+ * manual one whose plan was ended before it was recorded fired) and a fired tick's plan may be gone.
+ */
+function check(server: MemoryZooKeeper, activeSince: number, windowEnd: number, deleted?: ReadonlySet<string>): string | undefined {
   const ticks = server.children(scheduleNodes(SCHEDULES, NAME).ticks);
   const expected: string[] = [];
   for (let at = Math.floor(activeSince / 1000) * 1000 + 1000; at <= windowEnd; at += 1000) expected.push(cronTickId(at));
@@ -148,10 +179,12 @@ function check(server: MemoryZooKeeper, activeSince: number, windowEnd: number):
   for (const id of ticks) {
     const path = `${scheduleNodes(SCHEDULES, NAME).ticks}/${id}`;
     const record = decodeValue(path, server.getData(path)) as TickRecord;
+    if (deleted !== undefined && record.state === 'skipped') continue;
     if (record.state !== 'fired') return `tick ${id} is ${record.state} (${JSON.stringify(record)})`;
+    if (deleted?.has(record.plan) === true) continue;
     firedPlans.add(record.plan);
   }
-  for (const plan of plans) if (!firedPlans.has(plan)) return `plan ${plan} belongs to no fired tick`;
+  for (const plan of plans) if (!firedPlans.has(plan) && deleted?.has(plan) !== true) return `plan ${plan} belongs to no fired tick`;
   for (const plan of firedPlans) {
     if (!plans.includes(plan)) return `fired tick's plan ${plan} does not exist`;
     if (!server.exists(`${plan}/ready`)) return `plan ${plan} is not ready:\n${server.dump(plan)}`;
@@ -164,4 +197,59 @@ function check(server: MemoryZooKeeper, activeSince: number, windowEnd: number):
       return `plan ${plan}'s spec record names tasks it does not have`;
   }
   return undefined;
+}
+
+/**
+ * Follows, operation by operation, when tick records and their locks appear and when plans appear
+ * and go, and tells an overlap that 'skip' forbids as soon as the plan that makes it appears.
+ */
+class OverlapWatch {
+  private step = 0;
+  /** Tick id → the step its record was first seen. */
+  private readonly recordSeen = new Map<string, number>();
+  /** Tick id → the step its lock (its latest, by czxid) was first seen, and that czxid. */
+  private readonly lockSeen = new Map<string, { step: number; czxid: string }>();
+  /** Plan → its tick id and, for a cron tick, the step its firer's lock was taken (as seen when the plan appeared), while the plan exists. */
+  private readonly live = new Map<string, { readonly tick: string; readonly decided: number }>();
+
+  /** `ended`: plans whose deletion has begun, finished runs from then on (a plan being deleted reads as finished). */
+  constructor(
+    private readonly server: MemoryZooKeeper,
+    private readonly ended: ReadonlySet<string>,
+  ) {}
+
+  observe(): string | undefined {
+    this.step += 1;
+    const ticks = scheduleNodes(SCHEDULES, NAME).ticks;
+    for (const id of this.server.children(ticks)) {
+      if (!this.recordSeen.has(id)) this.recordSeen.set(id, this.step);
+      const lock = this.server.stat(`${ticks}/${id}/lock`);
+      if (lock !== undefined && this.lockSeen.get(id)?.czxid !== String(lock.czxid)) this.lockSeen.set(id, { step: this.step, czxid: String(lock.czxid) });
+    }
+    const plans = new Set(plansOn(this.server).map((name) => `${PLANS}/${name}`));
+    for (const plan of this.live.keys()) if (!plans.has(plan)) this.live.delete(plan);
+    for (const plan of plans) {
+      if (this.live.has(plan)) continue;
+      const { origin } = decodeValue(plan, this.server.getData(plan)) as { origin: { tick: string } };
+      const violation = this.appeared(plan, origin.tick);
+      this.live.set(plan, { tick: origin.tick, decided: this.lockSeen.get(origin.tick)?.step ?? 0 });
+      if (violation !== undefined) return violation;
+    }
+    return undefined;
+  }
+
+  private appeared(plan: string, tick: string): string | undefined {
+    for (const [other, { tick: otherTick, decided: otherDecided }] of this.live) {
+      if (this.ended.has(other)) continue;
+      const [cron, earlier] = isManualTickId(tick) ? [otherTick, tick] : [tick, otherTick];
+      if (isManualTickId(cron)) continue; // two manual runs may overlap
+      if (!isManualTickId(earlier)) return `cron plan ${plan} appeared at step ${this.step} while cron plan ${other} had not finished`;
+      // A manual run overlaps a cron run only when it was triggered after the cron tick's firer took its lock (and so decided).
+      const triggered = this.recordSeen.get(earlier) ?? this.step;
+      const decided = cron === tick ? (this.lockSeen.get(cron)?.step ?? 0) : otherDecided;
+      if (triggered < decided)
+        return `plan ${plan} appeared at step ${this.step} beside ${other}: manual tick ${earlier} (triggered at step ${triggered}) and cron tick ${cron} (decided after step ${decided}) overlap`;
+    }
+    return undefined;
+  }
 }

@@ -98,6 +98,39 @@ describe('scheduler faults', () => {
     expect(summary?.recentRuns[0]).toMatchObject({ state: 'fired', outcome: 'deleted' });
   });
 
+  it('a plan deleted while the next firer reads it is taken for deleted, never for a plan of no schedule', async () => {
+    const manual = new ManualScheduler();
+    const server = new MemoryZooKeeper({ scheduler: manual });
+    const [a, b] = [start(server, 'a'), start(server, 'b')];
+    const remover = server.connect({ name: 'remover' });
+    const put = a.schedules.put(PULSE);
+    await drain(manual, ['a']);
+    await put;
+    crashAfter(server, a, (op, path) => op === 'create' && path === `${PLAN_1}/ready`); // readied, not yet recorded fired
+    a.clock.now = b.clock.now = T0 + 1_020;
+    void a.scheduler.pass().catch(() => undefined);
+    await drain(manual, ['a']);
+    expect(server.exists(`${PLAN_1}/ready`)).toBe(true);
+    server.onApplied = undefined;
+    // b takes the tick over; right after its first read of the plan, the plan is deleted (retention after a fast run).
+    const bPass = b.scheduler.pass();
+    for (let step = 0; step < 10_000; step++) {
+      await flush();
+      await flush();
+      if (manual.step('b').path === PLAN_1) break;
+    }
+    const removing = remover.deleteRecursive(PLAN_1);
+    await drain(manual, ['remover']);
+    await removing;
+    await drain(manual, ['b']);
+    await bPass;
+    expect(b.errors).toEqual([]);
+    const listing = b.schedules.list();
+    await drain(manual, ['b']);
+    const [summary] = await listing;
+    expect(summary?.recentRuns[0]).toMatchObject({ state: 'fired', outcome: 'deleted' });
+  });
+
   it('a takeover whose spec check fails records the tick failed and leaves no half-built plan', async () => {
     const server = new MemoryZooKeeper();
     const a = start(server, 'a');

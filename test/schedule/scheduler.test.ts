@@ -156,6 +156,31 @@ describe('Scheduler', () => {
     expect(plansOn(server)).toEqual([nameOf(manual.plan)]);
   });
 
+  it("a trigger and the scheduler's pass in one process (one session) never fire one tick at once: each manual plan is whole", async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put({ ...everySecond, paused: true }); // only manual ticks
+    const outcomes: string[] = [];
+    for (let round = 0; round < 20; round++) {
+      // The pass finds the trigger's record pending and fires it too, on the same session, unless the lock tells the two apart.
+      const [triggered] = await Promise.all([proc.schedules.trigger('pulse'), proc.scheduler.pass(), proc.scheduler.pass()]);
+      outcomes.push(triggered.state);
+    }
+    await proc.scheduler.pass(); // finishes a tick the trigger found held by the pass
+    const plans = plansOn(server);
+    expect(plans).toHaveLength(20);
+    for (const name of plans) {
+      const plan = `${PLANS}/${name}`;
+      expect(server.exists(`${plan}/ready`), plan).toBe(true);
+      expect(
+        server.children(plan).filter((child) => child.startsWith('task-')),
+        plan,
+      ).toHaveLength(2);
+    }
+    expect(proc.errors).toEqual([]);
+    for (const state of outcomes) expect(['fired', 'held-elsewhere']).toContain(state);
+  });
+
   it("misfire after 5 ticks with no scheduler: 'fireAll' fires each, 'fireOnce' one, 'skip' none", async () => {
     for (const [misfire, expected] of [
       ['fireAll', 5],

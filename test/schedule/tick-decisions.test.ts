@@ -65,6 +65,11 @@ describe('overlapDecision', () => {
     expect(overlapDecision('skip', [{ ...b, finished: true }, a])).toEqual({ action: 'skip', reason: 'overlap: the previous run /p/a has not finished' });
     expect(overlapDecision('allow', [a, b])).toEqual({ action: 'fire' });
     expect(overlapDecision('cancelPrevious', [a, { plan: '/p/c', finished: true }, b])).toEqual({ action: 'cancelThenFire', plans: ['/p/a', '/p/b'] });
+    // A manual run still being fired holds back a tick under 'skip'; under 'cancelPrevious' there is nothing to cancel yet.
+    const starting = { plan: '/p/m', finished: false, starting: true };
+    expect(overlapDecision('skip', [starting])).toEqual({ action: 'skip', reason: 'overlap: the previous run /p/m has not finished' });
+    expect(overlapDecision('cancelPrevious', [starting])).toEqual({ action: 'fire' });
+    expect(overlapDecision('cancelPrevious', [starting, a])).toEqual({ action: 'cancelThenFire', plans: ['/p/a'] });
   });
 });
 
