@@ -59,6 +59,29 @@ describe('onPlanEvent', () => {
     expect(seen.find(({ event }) => event.kind === 'plan:cancelled')?.event.reason).toBe('not needed');
   });
 
+  it('two listeners in one process (one session): each event is told once, to one of them', async () => {
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'a', functions());
+    processes.push(proc);
+    const seen: string[] = [];
+    for (const listener of ['slack', 'pager'])
+      proc.zkPlan.onPlanEvent(PARENT, async (event) => {
+        await pause(20); // a listener that takes a moment, as a webhook call does
+        seen.push(`${event.kind} ${event.plan} to ${listener}`);
+      });
+    proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
+    const plans: string[] = [];
+    for (let index = 0; index < 5; index++) {
+      const plan = await proc.zkPlan.createPlan(PARENT);
+      await proc.zkPlan.addTask(plan, call('ok'));
+      await proc.zkPlan.markAsReady(plan);
+      plans.push(plan);
+    }
+    await until(() => seen.length >= 5);
+    await pause(300); // a negative check: no second delivery of any event follows
+    expect(seen.map((line) => line.replace(/ to \w+$/, '')).sort()).toEqual(plans.map((plan) => `plan:completed ${plan}`).sort());
+  });
+
   it('a listener that throws is called again; the event is delivered once it succeeds', async () => {
     const server = new MemoryZooKeeper();
     const proc = memoryProcess(server, 'a', functions());

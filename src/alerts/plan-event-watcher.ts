@@ -10,6 +10,7 @@
  * with its session: another process delivers it then. So each event is delivered at least once,
  * and exactly once unless a deliverer dies between its listener's end and the delivered mark.
  */
+import { randomUUID } from 'node:crypto';
 import type { PlanEventOptions } from '../config/options.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { PlanStatus } from '../plan/plan-status.js';
@@ -166,10 +167,12 @@ export class PlanEventWatcher {
     }
     const lock = childPath(path, 'lock');
     const session = this.zk.session;
+    // The token, not the session, tells whose the lock is: two listeners of one process share a session.
+    const token = encodeValue(randomUUID(), 'plan event lock', lock);
     for (;;) {
-      if (await this.zk.createIfAbsent(lock, null, 'ephemeral')) break;
-      const holder = await this.zk.exists(lock, changed); // its holder's end (done, or dead) brings us back
-      if (holder?.ephemeralOwner === session.id) break; // ours: a create whose reply was lost
+      if (await this.zk.createIfAbsent(lock, token, 'ephemeral')) break;
+      const holder = await this.lockHolder(lock, changed); // its holder's end (done, or dead) brings us back
+      if (holder?.ephemeralOwner === session.id && holder.data?.equals(token) === true) break; // ours: a create whose reply was lost
       if (holder !== undefined) return;
       // Gone in between: its holder finished or died; take it now.
     }
@@ -182,14 +185,25 @@ export class PlanEventWatcher {
       const outcome: Delivery = { event: delivery.event, ...(delivered ? { deliveredAt: new Date() } : { gaveUpAt: new Date() }) };
       await this.zk.setData(path, encodeValue(outcome, 'plan event', path), recorded.stat.version).catch(ignoreNoNode);
     } finally {
-      await this.unlock(lock, session.id).catch(() => undefined); // else it goes with the session
+      await this.unlock(lock, session.id, token).catch(() => undefined); // else it goes with the session
     }
   }
 
-  /** Deletes the lock if this session holds it (after an expiry it may be another process's). */
-  private async unlock(lock: string, sessionId: string): Promise<void> {
-    const stat = await this.zk.exists(lock);
-    if (stat?.ephemeralOwner === sessionId) await this.zk.delete(lock, stat.version).catch(ignoreNoNode);
+  /** The lock's owner session and token, with a watch for its end; undefined when it is gone (no watch then). */
+  private async lockHolder(lock: string, changed: () => void): Promise<{ readonly ephemeralOwner: string; readonly data: Buffer | null } | undefined> {
+    try {
+      const { stat, data } = await this.zk.getData(lock, changed);
+      return { ephemeralOwner: stat.ephemeralOwner, data };
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return undefined;
+      throw error;
+    }
+  }
+
+  /** Deletes the lock if this delivery holds it (after an expiry it may be another process's; another listener's of this one). */
+  private async unlock(lock: string, sessionId: string, token: Buffer): Promise<void> {
+    const held = await this.zk.tryGetData(lock);
+    if (held?.stat.ephemeralOwner === sessionId && held.data?.equals(token) === true) await this.zk.delete(lock, held.stat.version).catch(ignoreNoNode);
   }
 
   /** The listener, tried again after a throw with doubling pauses; false when it failed every time. */

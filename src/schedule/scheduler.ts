@@ -26,7 +26,7 @@ import { cronTimes, type CronTimes } from './cron-times.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import { fireTick, type FiringContext } from './tick-firing.js';
 import { dueTicks } from './tick-decisions.js';
-import { cronTickId, isFinal, isManualTickId, planPathForTick, type TickRecord } from './tick-record.js';
+import { cronTickId, firedAfterEarlierRuns, isFinal, isManualTickId, planPathForTick, type TickRecord } from './tick-record.js';
 
 export interface SchedulerRuntime {
   readonly firing: FiringContext;
@@ -168,13 +168,14 @@ export class Scheduler {
       if (here) this.runtime.onTick?.(schedule.name, id, state, planPathForTick(schedule.planParent, schedule.name, id));
     }
     for (const id of known.keys()) if (!ids.includes(id)) known.delete(id);
-    // The records the overlap policy reads stay whatever their age: the newest fired cron tick's, and
-    // those of manual runs still under way.
+    // The records the overlap policy reads stay whatever their age: the newest fired cron tick's and,
+    // under 'skip' or 'cancelPrevious', those of runs still under way that no later cron tick vouches
+    // for (manual runs, and cron runs fired under 'allow').
     const newestFiredCron = [...ids].reverse().find((id) => !isManualTickId(id) && known.get(id) === 'fired');
     const cursor = await store.cursor(schedule.name);
     const prunable = ids.filter((id) => id !== newestFiredCron);
     const stillNeeded = async (record: TickRecord): Promise<boolean> =>
-      record.kind === 'manual' && record.state === 'fired' && !(await this.runtime.firing.planFinished(record.plan));
+      schedule.overlap !== 'allow' && record.state === 'fired' && !firedAfterEarlierRuns(record) && !(await this.runtime.firing.planFinished(record.plan));
     await store.prune(schedule.name, prunable, DEFAULTS.schedule.keepTicks, DEFAULTS.schedule.keepTicksMs, this.runtime.now(), cursor.tick, stillNeeded);
   }
 

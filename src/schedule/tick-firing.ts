@@ -38,7 +38,7 @@ import { reintroducedScheduleDefects } from '../store/reintroduced-defects.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import type { ScheduleStore } from './schedule-store.js';
 import { overlapDecision, type PreviousRun } from './tick-decisions.js';
-import { isFinal, isManualTickId, type TickRecord, type TickState } from './tick-record.js';
+import { firedAfterEarlierRuns, isFinal, isManualTickId, type TickRecord, type TickState } from './tick-record.js';
 
 /** What firing needs besides ZooKeeper: how to check a spec, how plans stand, how to cancel one. */
 export interface FiringContext {
@@ -108,7 +108,8 @@ async function decideAndBuild(
     return { state: 'fired', reason: 'its plan was deleted before the tick was recorded fired', version };
   if (existing === undefined && record.kind === 'cron') {
     if (schedule.paused) return { state: 'skipped', reason: 'the schedule is paused', version };
-    const decision = overlapDecision(schedule.overlap, await previousRuns(context, schedule, id, record));
+    const decision =
+      schedule.overlap === 'allow' ? { action: 'fire' as const } : overlapDecision(schedule.overlap, await previousRuns(context, schedule, id, record));
     if (decision.action === 'skip') return { state: 'skipped', reason: decision.reason, version };
     if (decision.action === 'cancelThenFire')
       for (const previous of decision.plans) await context.cancelPlan(previous, `overlap: ${plan} fired by schedule "${schedule.name}"`);
@@ -128,7 +129,8 @@ async function decideAndBuild(
   let current = version;
   if (existing === undefined) {
     await writer.createPlanAt(plan, checked.options, { fence: session }, origin);
-    const marked: TickRecord = { ...record, planCreated: true, by: context.identity, updatedAt: new Date().toISOString() };
+    const policy = record.kind === 'cron' ? { overlap: schedule.overlap } : {};
+    const marked: TickRecord = { ...record, ...policy, planCreated: true, by: context.identity, updatedAt: new Date().toISOString() };
     current = await writeTick(context.store, schedule.name, id, marked, version, session);
   } else if (!reintroducedScheduleDefects.keepHalfBuiltTickPlan) {
     await clearHalfBuilt(zk, plan, existing.children, session, resolvePlanSettings(checked.options).history);
@@ -191,17 +193,17 @@ function planOrigin(plan: string, data: Buffer | null): Partial<PlanOrigin> | un
 }
 
 /**
- * The runs a cron tick may overlap: the newest fired cron tick before it (cron ticks fire oldest
- * first, so under 'skip' the earlier ones had finished when it fired) and every manual tick
- * triggered so far, before or after this tick's time, fired or still being fired (manual ticks
- * fire whatever the policy).
+ * The runs a cron tick may overlap: every manual tick triggered so far, before or after this
+ * tick's time, fired or still being fired (manual ticks fire whatever the policy), and the fired
+ * cron ticks before it, newest first, back to one made under 'skip' or 'cancelPrevious' (every
+ * run before that one had finished when it fired; ticks fired under 'allow' are walked past).
  */
 async function previousRuns(context: FiringContext, schedule: StoredSchedule, id: string, record: TickRecord): Promise<PreviousRun[]> {
   const runs: PreviousRun[] = [];
-  let cronFound = false;
+  let cronVouched = false;
   for (const earlier of (await context.store.tickIds(schedule.name)).reverse()) {
     const manual = isManualTickId(earlier);
-    if (earlier === id || (!manual && cronFound)) continue;
+    if (earlier === id || (!manual && cronVouched)) continue;
     const tick = await context.store.readTick(schedule.name, earlier);
     if (tick === undefined || (!manual && tick.record.tick > record.tick)) continue;
     if (manual && tick.record.state === 'pending' && !reintroducedScheduleDefects.overlapNewestRunOnly) {
@@ -209,7 +211,7 @@ async function previousRuns(context: FiringContext, schedule: StoredSchedule, id
       continue;
     }
     if (tick.record.state !== 'fired') continue;
-    cronFound ||= !manual;
+    cronVouched ||= firedAfterEarlierRuns(tick.record);
     runs.push({ plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) });
     if (reintroducedScheduleDefects.overlapNewestRunOnly) break;
   }

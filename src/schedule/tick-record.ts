@@ -5,6 +5,7 @@
  */
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { childPath } from '../zk/layout.js';
+import type { OverlapPolicy } from './tick-decisions.js';
 
 export type TickKind = 'cron' | 'manual';
 
@@ -26,7 +27,17 @@ export interface TickRecord {
   readonly by?: string;
   /** Set once the plan's node exists (before any of its tasks): a tick whose plan is gone after that is not built again. */
   readonly planCreated?: boolean;
+  /**
+   * The overlap policy a cron tick's plan was made under. Under 'skip' and 'cancelPrevious' every
+   * earlier run had finished (or was cancelled) then, so the overlap check looks no further back.
+   */
+  readonly overlap?: OverlapPolicy;
   readonly updatedAt: string;
+}
+
+/** True when a fired cron tick's record vouches that every run before it had finished when it fired. */
+export function firedAfterEarlierRuns(record: TickRecord): boolean {
+  return record.kind === 'cron' && (record.overlap === 'skip' || record.overlap === 'cancelPrevious');
 }
 
 const TICK = /^tick-(\d{15})$/;

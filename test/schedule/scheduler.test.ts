@@ -156,6 +156,32 @@ describe('Scheduler', () => {
     expect(plansOn(server)).toEqual([nameOf(manual.plan)]);
   });
 
+  it("keeps, under 'skip', the record of a run fired under 'allow' and still under way, though a newer run has finished", async () => {
+    const server = new MemoryZooKeeper();
+    const proc = start(server, 'a');
+    await proc.schedules.put({ ...everySecond, overlap: 'allow' }); // no workers: run 1 never finishes
+    for (let second = 1; second <= 2; second++) {
+      proc.clock.now = T0 + second * 1000 + 20;
+      await proc.scheduler.pass();
+    }
+    const [first, second] = plansOn(server) as [string, string];
+    await proc.zkPlan.deletePlan(`${PLANS}/${second}`); // the newest run is over; the first is not
+    await proc.schedules.put({ ...everySecond, overlap: 'skip' });
+    for (let tick = 3; tick <= DEFAULTS.schedule.keepTicks + 10; tick++) {
+      proc.clock.now = T0 + tick * 1000 + 20;
+      await proc.scheduler.pass();
+    }
+    proc.clock.now = T0 + DEFAULTS.schedule.keepTicksMs + 120_020; // run 1's record is now beyond keepTicks and keepTicksMs
+    await proc.scheduler.pass();
+    await proc.scheduler.pass();
+    const records = server.children(scheduleNodes(SCHEDULES, 'pulse').ticks);
+    expect(records.length).toBeLessThan(DEFAULTS.schedule.keepTicks + 20); // pruning ran
+    expect(records).toContain(cronTickId(T0 + 1_000));
+    const [summary] = await proc.schedules.list();
+    expect(summary?.recentRuns[0]).toMatchObject({ kind: 'cron', state: 'skipped', reason: `overlap: the previous run ${PLANS}/${first} has not finished` });
+    expect(plansOn(server)).toEqual([first]);
+  });
+
   it("a trigger and the scheduler's pass in one process (one session) never fire one tick at once: each manual plan is whole", async () => {
     const server = new MemoryZooKeeper();
     const proc = start(server, 'a');
