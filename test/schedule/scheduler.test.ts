@@ -3,7 +3,7 @@ import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { readSpecRecord } from '../../src/spec/spec-record.js';
 import { cronTickId } from '../../src/schedule/tick-record.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
-import { nameOf, scheduleNodes } from '../../src/zk/layout.js';
+import { READY, nameOf, scheduleNodes } from '../../src/zk/layout.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, tickFunctions, type SchedulerProcess } from './schedule-harness.js';
 
@@ -344,4 +344,67 @@ describe('Scheduler: a firer that dies or freezes at any write', () => {
       }
     });
   }
+});
+
+describe('overlap: the earlier runs a cron tick looks at', () => {
+  it('a manual run whose plan is ready but whose record is still pending (trigger in flight, or its process stalled) holds back a cron tick', async () => {
+    const server = new MemoryZooKeeper();
+    const a = start(server, 'a'); // the scheduler
+    const b = start(server, 'b'); // a `zk-plan schedule trigger` call
+    await a.schedules.put({ ...everySecond, overlap: 'skip' }); // no workers: no run finishes
+    // b's trigger readies its plan, then stalls before its record says `fired` (a lost reply being resent, a GC pause, a crash: its lock stays until its session goes).
+    const setData = b.zk.setData.bind(b.zk);
+    b.zk.setData = ((path: string, data: Buffer, ...rest: unknown[]) => {
+      if (path.includes('/ticks/manual-') && data.toString().includes('"fired"')) return new Promise(() => undefined);
+      return (setData as (...args: unknown[]) => unknown)(path, data, ...rest);
+    }) as typeof b.zk.setData;
+    b.clock.now = T0 + 1_010;
+    void b.schedules.trigger('pulse');
+    await expect
+      .poll(() =>
+        plansOn(server)
+          .flatMap((name) => server.children(`${PLANS}/${name}`))
+          .includes(READY),
+      )
+      .toBe(true);
+    const [manualPlan] = plansOn(server);
+    expect(manualPlan).toMatch(/manual/);
+    // The scheduler's pass for the tick at T0+1000 (due before the trigger, recorded after it).
+    a.clock.now = T0 + 1_020;
+    await a.scheduler.pass();
+    const [summary] = await a.schedules.list();
+    const cron = summary?.recentRuns.find((run) => run.kind === 'cron');
+    expect(plansOn(server)).toEqual([manualPlan]); // the manual run is under way: the cron run must not start
+    expect(cron).toMatchObject({ state: 'skipped' });
+  });
+
+  it('after a change from allow to skip, an older unfinished cron run (not the newest) still holds back cron ticks', async () => {
+    const server = new MemoryZooKeeper();
+    const a = start(server, 'a');
+    await a.schedules.put({ ...everySecond, overlap: 'allow' }); // no workers: no run finishes by itself
+    for (let second = 1; second <= 2; second++) {
+      a.clock.now = T0 + second * 1000 + 20;
+      await a.scheduler.pass();
+    }
+    const [first, second] = plansOn(server);
+    await a.zkPlan.deletePlan(`${PLANS}/${second}`); // the newest run is over; the first is not
+    await a.schedules.put({ ...everySecond, overlap: 'skip' });
+    a.clock.now = T0 + 3_020;
+    await a.scheduler.pass();
+    expect(plansOn(server)).toEqual([first]); // the first run is still under way: tick 3 must be skipped
+  });
+  it("under overlap 'allow' a cron tick reads no earlier run", async () => {
+    const server = new MemoryZooKeeper();
+    const a = start(server, 'a');
+    await a.schedules.put(everySecond); // overlap 'allow'
+    a.clock.now = T0 + 500;
+    for (let i = 0; i < 40; i++) await a.schedules.trigger('pulse');
+    const firing = (a.scheduler as unknown as { runtime: { firing: { planFinished(plan: string): Promise<boolean> } } }).runtime.firing;
+    const planFinished = firing.planFinished.bind(firing);
+    let calls = 0;
+    firing.planFinished = (plan) => ((calls += 1), planFinished(plan));
+    a.clock.now = T0 + 1_020;
+    await a.scheduler.pass();
+    expect(calls).toBe(0);
+  });
 });
