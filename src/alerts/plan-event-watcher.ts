@@ -10,7 +10,6 @@
  * with its session: another process delivers it then. So each event is delivered at least once,
  * and exactly once unless a deliverer dies between its listener's end and the delivered mark.
  */
-import { randomUUID } from 'node:crypto';
 import type { PlanEventOptions } from '../config/options.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { PlanStatus } from '../plan/plan-status.js';
@@ -18,6 +17,7 @@ import { decodeValue, encodeValue } from '../serialization/codec.js';
 import { sleepUnless } from '../util/signals.js';
 import { ALERTS, CONTROL, FAILED, READY, TASK_PREFIX, assertValidPath, childPath, hasSequentialName, isPlanName } from '../zk/layout.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { TokenLock } from '../zk/token-lock.js';
 import type { Zk } from '../zk/zk.js';
 import { planEventsOf, type PlanEvent } from './plan-events.js';
 
@@ -165,15 +165,12 @@ export class PlanEventWatcher {
       if (isZkError(error, 'NO_NODE')) return;
       throw error;
     }
-    const lock = childPath(path, 'lock');
-    const session = this.zk.session;
-    // The token, not the session, tells whose the lock is: two listeners of one process share a session.
-    const token = encodeValue(randomUUID(), 'plan event lock', lock);
+    // A token lock: two listeners of one process share a session.
+    const lock = new TokenLock(this.zk, childPath(path, 'lock'), this.zk.session);
     for (;;) {
-      if (await this.zk.createIfAbsent(lock, token, 'ephemeral')) break;
-      const holder = await this.lockHolder(lock, changed); // its holder's end (done, or dead) brings us back
-      if (holder?.ephemeralOwner === session.id && holder.data?.equals(token) === true) break; // ours: a create whose reply was lost
-      if (holder !== undefined) return;
+      const attempt = await lock.take(changed); // another holder's end (done, or dead) brings us back
+      if (attempt === 'taken') break;
+      if (attempt === 'held') return;
       // Gone in between: its holder finished or died; take it now.
     }
     try {
@@ -185,25 +182,8 @@ export class PlanEventWatcher {
       const outcome: Delivery = { event: delivery.event, ...(delivered ? { deliveredAt: new Date() } : { gaveUpAt: new Date() }) };
       await this.zk.setData(path, encodeValue(outcome, 'plan event', path), recorded.stat.version).catch(ignoreNoNode);
     } finally {
-      await this.unlock(lock, session.id, token).catch(() => undefined); // else it goes with the session
+      await lock.release().catch(() => undefined); // else it goes with the session
     }
-  }
-
-  /** The lock's owner session and token, with a watch for its end; undefined when it is gone (no watch then). */
-  private async lockHolder(lock: string, changed: () => void): Promise<{ readonly ephemeralOwner: string; readonly data: Buffer | null } | undefined> {
-    try {
-      const { stat, data } = await this.zk.getData(lock, changed);
-      return { ephemeralOwner: stat.ephemeralOwner, data };
-    } catch (error) {
-      if (isZkError(error, 'NO_NODE')) return undefined;
-      throw error;
-    }
-  }
-
-  /** Deletes the lock if this delivery holds it (after an expiry it may be another process's; another listener's of this one). */
-  private async unlock(lock: string, sessionId: string, token: Buffer): Promise<void> {
-    const held = await this.zk.tryGetData(lock);
-    if (held?.stat.ephemeralOwner === sessionId && held.data?.equals(token) === true) await this.zk.delete(lock, held.stat.version).catch(ignoreNoNode);
   }
 
   /** The listener, tried again after a throw with doubling pauses; false when it failed every time. */

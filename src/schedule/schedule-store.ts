@@ -3,13 +3,13 @@
  * records and tick locks. Every write here is a create-if-absent, a versioned set or a delete,
  * so each is safe to repeat; those of a firing are fenced by the session that holds its lock.
  */
-import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors/zk-error.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import { isPlanName, scheduleNodes, tickNodes } from '../zk/layout.js';
 import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
 import type { Watcher } from '../zk/zk-client-types.js';
 import type { ZkStat } from '../zk/native-client.js';
+import { TokenLock } from '../zk/token-lock.js';
 import type { Zk } from '../zk/zk.js';
 import { parseStoredSchedule, type StoredSchedule } from './schedule-definition.js';
 import { parseTickRecord, sortTickIds, timeOfTickId, type TickRecord } from './tick-record.js';
@@ -157,38 +157,17 @@ export class ScheduleStore {
   }
 
   /**
-   * Takes the tick's lock for one firing (ephemeral, so it goes with a process that dies): resolves
-   * the lock's token when it is this firing's now (also when a reply was lost and it already was),
-   * undefined when another holds it. The token, not the session, tells whose it is: two firings of
-   * one tick in one process (a trigger and the scheduler's pass) share a session.
+   * Takes the tick's lock for one firing (ephemeral, so it goes with a process that dies; its
+   * writes fenced by `session`): the lock when it is this firing's now (also when a reply was lost
+   * and it already was), undefined when another firing holds it, of this process or another.
    */
-  async lock(name: string, id: string, session: ZkSession, by: string): Promise<string | undefined> {
-    const { lock } = tickNodes(this.parent, name, id);
-    const token = `${by}#${randomUUID()}`;
+  async lock(name: string, id: string, session: ZkSession): Promise<TokenLock | undefined> {
+    const lock = new TokenLock(this.zk, tickNodes(this.parent, name, id).lock, session, true);
     try {
-      if (await this.zk.createIfAbsent(lock, encodeValue(token, 'tick lock', lock), 'ephemeral', { fence: session })) return token;
+      return (await lock.take()) === 'taken' ? lock : undefined;
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) return undefined; // the record was pruned or the schedule removed
       throw error;
-    }
-    return (await this.lockHeld(lock, session))?.token === token ? token : undefined;
-  }
-
-  /** Lets go of the tick's lock if the firing with `token` holds it. */
-  async unlock(name: string, id: string, session: ZkSession, token: string): Promise<void> {
-    const { lock } = tickNodes(this.parent, name, id);
-    const held = await this.lockHeld(lock, session);
-    if (held?.token === token) await this.zk.deleteIfPresent(lock, held.version, { fence: session });
-  }
-
-  /** The token and version of a lock `session` holds; undefined when it is absent or another session's. */
-  private async lockHeld(lock: string, session: ZkSession): Promise<{ readonly token: unknown; readonly version: number } | undefined> {
-    const held = await this.zk.tryGetData(lock);
-    if (held === undefined || held.stat.ephemeralOwner !== session.id) return undefined;
-    try {
-      return { token: decodeValue(lock, held.data), version: held.stat.version };
-    } catch {
-      return undefined; // not a lock this version wrote: not this firing's
     }
   }
 

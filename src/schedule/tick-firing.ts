@@ -63,8 +63,8 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
   const first = await store.readTick(schedule.name, id);
   if (first === undefined) return { state: 'gone', here: false };
   if (isFinal(first.record.state)) return { state: first.record.state, here: false };
-  const token = await store.lock(schedule.name, id, session, context.identity);
-  if (token === undefined && !reintroducedScheduleDefects.fireTickWithoutLock) return { state: 'held-elsewhere', here: false };
+  const lock = await store.lock(schedule.name, id, session);
+  if (lock === undefined && !reintroducedScheduleDefects.fireTickWithoutLock) return { state: 'held-elsewhere', here: false };
   try {
     const tick = await store.readTick(schedule.name, id);
     if (tick === undefined) return { state: 'gone', here: false };
@@ -74,7 +74,7 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
     await writeTick(store, schedule.name, id, final, version, session);
     return { state: final.state, here: true };
   } finally {
-    if (token !== undefined) await store.unlock(schedule.name, id, session, token).catch(() => undefined); // else it goes with the session
+    await lock?.release().catch(() => undefined); // else it goes with the session
   }
 }
 

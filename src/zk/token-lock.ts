@@ -1,0 +1,59 @@
+/**
+ * An ephemeral lock node whose holder is told apart by a token of its own, not by its session
+ * alone: two holders in one process (a trigger and a scheduler's pass, two listeners) share a
+ * session, and each must see the other's lock as taken. The lock goes with its holder's session.
+ */
+import { randomUUID } from 'node:crypto';
+import { isZkError } from '../errors/zk-error.js';
+import type { Watcher, WriteOptions, ZkSession } from './zk-client-types.js';
+import type { Zk } from './zk.js';
+
+/** What a try at the lock found: this holder's now, another's, or none (released between the create and the read). */
+export type LockAttempt = 'taken' | 'held' | 'gone';
+
+export class TokenLock {
+  private readonly token = Buffer.from(randomUUID());
+
+  /** `fence`: the lock's writes are refused once `session` has expired. */
+  constructor(
+    private readonly zk: Zk,
+    readonly path: string,
+    private readonly session: ZkSession,
+    private readonly fence = false,
+  ) {}
+
+  /**
+   * Creates the lock unless it exists (a create whose reply was lost and that landed counts as
+   * taken). `watcher` is set on another holder's lock and fires at its end. NO_NODE (the lock's
+   * parent is gone) is thrown to the caller.
+   */
+  async take(watcher?: Watcher): Promise<LockAttempt> {
+    if (await this.zk.createIfAbsent(this.path, this.token, 'ephemeral', this.writeOptions())) return 'taken';
+    const held = await this.read(watcher);
+    if (held === undefined) return 'gone';
+    return this.isMine(held) ? 'taken' : 'held';
+  }
+
+  /** Deletes the lock if this holder has it (after an expiry it may be another process's). */
+  async release(): Promise<void> {
+    const held = await this.read();
+    if (held !== undefined && this.isMine(held)) await this.zk.deleteIfPresent(this.path, held.stat.version, this.writeOptions());
+  }
+
+  private isMine(held: { readonly stat: { readonly ephemeralOwner: string }; readonly data: Buffer | null }): boolean {
+    return held.stat.ephemeralOwner === this.session.id && held.data?.equals(this.token) === true;
+  }
+
+  private writeOptions(): WriteOptions {
+    return this.fence ? { fence: this.session } : {};
+  }
+
+  private async read(watcher?: Watcher): Promise<Awaited<ReturnType<Zk['getData']>> | undefined> {
+    try {
+      return await this.zk.getData(this.path, watcher);
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return undefined;
+      throw error;
+    }
+  }
+}
