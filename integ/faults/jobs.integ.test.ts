@@ -54,7 +54,9 @@ function readLog(file: string): JobLogLine[] {
   } catch {
     return [];
   }
+  // The text after the last newline is an append still being written (the reader raced a writer): not a line yet.
   return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as JobLogLine);

@@ -161,8 +161,8 @@ export class ScheduleStore {
    * writes fenced by `session`): the lock when it is this firing's now (also when a reply was lost
    * and it already was), undefined when another firing holds it, of this process or another.
    */
-  async lock(name: string, id: string, session: ZkSession): Promise<TokenLock | undefined> {
-    const lock = new TokenLock(this.zk, tickNodes(this.parent, name, id).lock, session, true);
+  async lock(name: string, id: string, session: ZkSession, by: string): Promise<TokenLock | undefined> {
+    const lock = new TokenLock(this.zk, tickNodes(this.parent, name, id).lock, session, { holder: by, fence: true });
     try {
       return (await lock.take()) === 'taken' ? lock : undefined;
     } catch (error) {

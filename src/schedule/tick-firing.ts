@@ -63,7 +63,7 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
   const first = await store.readTick(schedule.name, id);
   if (first === undefined) return { state: 'gone', here: false };
   if (isFinal(first.record.state)) return { state: first.record.state, here: false };
-  const lock = await store.lock(schedule.name, id, session);
+  const lock = await store.lock(schedule.name, id, session, context.identity);
   if (lock === undefined && !reintroducedScheduleDefects.fireTickWithoutLock) return { state: 'held-elsewhere', here: false };
   try {
     const tick = await store.readTick(schedule.name, id);

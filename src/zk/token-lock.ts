@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors/zk-error.js';
+import { encodeValue } from '../serialization/codec.js';
 import type { Watcher, WriteOptions, ZkSession } from './zk-client-types.js';
 import type { Zk } from './zk.js';
 
@@ -12,15 +13,23 @@ import type { Zk } from './zk.js';
 export type LockAttempt = 'taken' | 'held' | 'gone';
 
 export class TokenLock {
-  private readonly token = Buffer.from(randomUUID());
+  private readonly token: Buffer;
+  private readonly fence: boolean;
 
-  /** `fence`: the lock's writes are refused once `session` has expired. */
+  /**
+   * `holder` names the holder in the lock's value (`<holder>#<token>`, for those who look, as the
+   * fault tests do to find the firing process); `fence`: the lock's writes are refused once
+   * `session` has expired.
+   */
   constructor(
     private readonly zk: Zk,
     readonly path: string,
     private readonly session: ZkSession,
-    private readonly fence = false,
-  ) {}
+    options: { readonly holder?: string; readonly fence?: boolean } = {},
+  ) {
+    this.token = encodeValue(options.holder === undefined ? randomUUID() : `${options.holder}#${randomUUID()}`, 'lock', path);
+    this.fence = options.fence === true;
+  }
 
   /**
    * Creates the lock unless it exists (a create whose reply was lost and that landed counts as
