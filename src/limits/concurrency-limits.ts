@@ -14,7 +14,6 @@ import {
   encodeLimit,
   encodeSlot,
   freeSlots,
-  heldSlots,
   keyNodeName,
   keyOfNodeName,
   parseLimit,
@@ -114,7 +113,7 @@ export class ConcurrencyLimits {
     if (listing === undefined) return true; // no limit any more
     await this.zk.exists(limitPath, watcher); // its value (a raised limit) too
     const limit = node === undefined ? undefined : parseLimit(limitPath, node.data);
-    return limit === undefined || heldSlots(listing.children, limit) < limit;
+    return limit === undefined || freeSlots(listing.children, limit, 0).length > 0;
   }
 
   private lease(path: string, sessionId: string): SlotLease {

@@ -4,8 +4,8 @@
  *
  * `<parent>/zk-plan-limits/<key>` holds `{ limit }`; a running task with that key holds one of the
  * ephemeral children `slot-0` … `slot-<limit − 1>`. The names are bounded by the limit, so no more
- * than `limit` slots can exist however many workers race (lowering the limit lets the slots above
- * it run out: they are not taken again).
+ * than `limit` slots can exist however many workers race. Lowering the limit lets the slots above
+ * it run out: they are not taken again, and nothing new starts until fewer than `limit` are held.
  */
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
@@ -71,8 +71,31 @@ export function slotName(index: number): string {
   return `${SLOT_PREFIX}${index}`;
 }
 
-/** The slot indices below `limit` that no child holds, in an order starting at `start` (spreads racing workers over the free slots). */
+/** The index a slot's name stands for; undefined for a child that is not a slot. */
+export function slotIndex(name: string): number | undefined {
+  if (!name.startsWith(SLOT_PREFIX)) return undefined;
+  const digits = name.slice(SLOT_PREFIX.length);
+  return /^(0|[1-9]\d{0,8})$/.test(digits) ? Number(digits) : undefined;
+}
+
+/** How many slots are held, whatever their index (a slot above a lowered limit still runs a task). */
+export function heldSlots(children: readonly string[]): number {
+  return children.filter((name) => slotIndex(name) !== undefined).length;
+}
+
+/** Whether a slot at or above `limit` is held: the limit was lowered while those tasks ran. */
+export function holdsAboveLimit(children: readonly string[], limit: number): boolean {
+  return children.some((name) => (slotIndex(name) ?? -1) >= limit);
+}
+
+/**
+ * The slot indices below `limit` that no child holds, in an order starting at `start` (spreads
+ * racing workers over the free slots); none while `limit` or more slots are held, counting those
+ * above a lowered limit: lowering a limit takes effect as running tasks end, and nothing new starts
+ * while the count is at or over it.
+ */
 export function freeSlots(children: readonly string[], limit: number, start: number): number[] {
+  if (heldSlots(children) >= limit) return [];
   const taken = new Set(children);
   const free: number[] = [];
   for (let offset = 0; offset < limit; offset++) {
@@ -82,9 +105,21 @@ export function freeSlots(children: readonly string[], limit: number, start: num
   return free;
 }
 
-/** How many slots below `limit` are held. */
-export function heldSlots(children: readonly string[], limit: number): number {
-  return children.filter((name) => name.startsWith(SLOT_PREFIX) && Number(name.slice(SLOT_PREFIX.length)) < limit).length;
+/** A slot and the zxid of its creation (which orders the slots across every session). */
+export interface SlotCreation {
+  readonly name: string;
+  readonly czxid: number;
+}
+
+/**
+ * After taking `mine` beside slots above a lowered limit: whether it may run. Two workers that each
+ * saw one place left under the limit can both take a slot below it, so the slots are ranked by
+ * creation and only the first `limit` run; each worker reads the slots after its own create, so it
+ * sees every slot created before it and both come to the same answer.
+ */
+export function keepsSlot(mine: SlotCreation, slots: readonly SlotCreation[], limit: number): boolean {
+  const earlier = slots.filter((slot) => slot.name !== mine.name && slotIndex(slot.name) !== undefined && slot.czxid < mine.czxid);
+  return earlier.length < limit;
 }
 
 export function encodeSlot(record: SlotRecord, path: string): Buffer {
