@@ -142,7 +142,7 @@ describe('MemoryZooKeeper: lost replies and connection loss', () => {
     expect(scheduler.pending()).toEqual([]);
   });
 
-  it('a connection drop fires session-lost on every watch of the session and drops them, but keeps the session', async () => {
+  it('a connection drop tells every watcher of the session session-lost; the server keeps the watches (set again on reconnect), which later fire into nothing', async () => {
     const server = new MemoryZooKeeper();
     const zk = server.connect();
     const other = server.connect();
@@ -155,15 +155,36 @@ describe('MemoryZooKeeper: lost replies and connection loss', () => {
     zk.disconnect();
     await flush();
     expect(events).toEqual([
-      { type: 'session-lost', path: '' },
-      { type: 'session-lost', path: '' },
+      { type: 'session-lost', path: '/absent' },
+      { type: 'session-lost', path: '/n' },
     ]);
-    expect(server.watches().map((watch) => watch.clientName)).toEqual([other.name]);
+    expect(server.watches().map((watch) => `${watch.clientName} ${watch.kind} ${watch.path}`)).toEqual([
+      `${zk.name} exists /absent`,
+      `${zk.name} data /n`,
+      `${other.name} data /n`,
+    ]);
     zk.reconnect();
     expect(zk.isCurrent(session)).toBe(true);
     await other.setData('/n', Buffer.from('x'));
     await flush();
-    expect(events).toHaveLength(2);
+    expect(events).toHaveLength(2); // told once only
+    expect(server.watches().map((watch) => `${watch.clientName} ${watch.kind} ${watch.path}`)).toEqual([`${zk.name} exists /absent`]); // until the session ends
+    zk.close();
+    expect(server.watches()).toEqual([]);
+  });
+
+  it('keeps one watch per session, path and kind however many calls set it, and tells every caller when it fires', async () => {
+    const server = new MemoryZooKeeper();
+    const zk = server.connect();
+    const heard: string[] = [];
+    await zk.exists('/later', () => heard.push('first'));
+    await zk.exists('/later', () => heard.push('second'));
+    await zk.getData('/n').catch(() => undefined);
+    expect(server.watchCount('/later')).toBe(1);
+    await zk.create('/later');
+    await flush();
+    expect(heard).toEqual(['first', 'second']);
+    expect(server.watchCount()).toBe(0);
   });
 
   it('a session expired while disconnected is found out on reconnect', async () => {
@@ -374,5 +395,91 @@ describe('MemoryZooKeeper: inspection', () => {
     await zk.create('/e', null, 'ephemeral');
     expect((await zk.exists('/e'))?.ephemeralOwner).toBe(zk.session.id);
     expect(() => server.connect({ name: zk.name })).toThrow(/exists already/);
+  });
+});
+
+describe('MemoryZooKeeper: followers that lag', () => {
+  it("a follower's session reads what its server has applied: another session's write only after catchUp or its own sync", async () => {
+    const server = new MemoryZooKeeper({ followers: 1 });
+    const onFollower = server.connect({ name: 'on-follower' }); // session 1: the follower
+    const onLeader = server.connect({ name: 'on-leader' }); // session 2: the leader
+    expect([server.serverOf(onFollower.session.id), server.serverOf(onLeader.session.id)]).toEqual([1, 0]);
+    await onLeader.create('/n', Buffer.from('1'));
+    expect(await onFollower.exists('/n')).toBeUndefined();
+    expect(server.lag(1)).toBe(1);
+    await onFollower.sync('/n');
+    expect((await onFollower.getData('/n')).data?.toString()).toBe('1');
+    await onLeader.setData('/n', Buffer.from('2'));
+    expect((await onFollower.getData('/n')).data?.toString()).toBe('1');
+    expect(server.catchUp(1)).toBe(1);
+    expect((await onFollower.getData('/n')).data?.toString()).toBe('2');
+  });
+
+  it("a session's own write is applied by its server before the reply, so it reads it back (with the stat the leader gave)", async () => {
+    const server = new MemoryZooKeeper({ followers: 1 });
+    const zk = server.connect();
+    expect(server.serverOf(zk.session.id)).toBe(1);
+    await zk.create('/own', Buffer.from('v'));
+    const stat = await zk.setData('/own', Buffer.from('w'));
+    expect(stat).toEqual(server.stat('/own'));
+    expect((await zk.getData('/own')).data?.toString()).toBe('w');
+    expect(server.lag(1)).toBe(0);
+  });
+
+  it("a write whose reply was lost may not be on the writer's server yet: a read shows the old state until a sync", async () => {
+    const server = new MemoryZooKeeper({ followers: 1 });
+    const zk = server.connect();
+    await zk.create('/n');
+    zk.loseNextReply((op) => op === 'delete', { reconnect: false });
+    const deleting = zk.delete('/n', 0).catch((error: unknown) => error);
+    await flush();
+    expect(server.exists('/n')).toBe(false); // the leader applied it
+    zk.reconnect();
+    expect(await deleting).toMatchObject({ code: 'NO_NODE', retried: true });
+    expect(await zk.exists('/n')).toBeDefined(); // its own server has not applied the delete yet
+    await zk.sync('/n');
+    expect(await zk.exists('/n')).toBeUndefined();
+  });
+
+  it("a follower fires its sessions' watches when it applies the change, not when the leader commits it", async () => {
+    const server = new MemoryZooKeeper({ followers: 1 });
+    const onFollower = server.connect();
+    const onLeader = server.connect();
+    const events: WatchEvent[] = [];
+    await onFollower.exists('/later', (event) => events.push(event));
+    await onLeader.create('/later');
+    await flush();
+    expect(events).toEqual([]);
+    server.catchUp();
+    await flush();
+    expect(events).toEqual([{ type: 'created', path: '/later' }]);
+  });
+});
+
+describe('MemoryZooKeeper: a frozen process', () => {
+  it('hears nothing while frozen, not even that its session expired; on waking it hears what came, then loses the session', async () => {
+    const server = new MemoryZooKeeper();
+    const zk = server.connect();
+    const other = server.connect();
+    await zk.create('/e', null, 'ephemeral');
+    const events: WatchEvent[] = [];
+    await zk.exists('/n', (event) => events.push(event));
+    const heard: string[] = [];
+    zk.on('session:expired', () => heard.push('expired'));
+    zk.freeze();
+    const reading = track(zk.getData('/e'));
+    await other.create('/n');
+    await flush();
+    expect(reading.settled).toBe(false);
+    expect(events).toEqual([]);
+    server.expireSession(zk.session.id);
+    await flush();
+    expect(heard).toEqual([]);
+    expect(zk.state).toBe('connected'); // it does not know yet
+    zk.thaw();
+    await flush();
+    expect(reading).toMatchObject({ settled: true });
+    expect(events).toEqual([{ type: 'created', path: '/n' }]);
+    expect(heard).toEqual(['expired']);
   });
 });

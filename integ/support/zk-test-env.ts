@@ -12,8 +12,8 @@ export interface ZkTestEnv {
   readonly connectString: string;
   /** A root znode of its own for the current test, derived from the file and the test's title. */
   root(): string;
-  /** A raw client on a new session, closed after the test. */
-  client(options?: { sessionTimeoutMs?: number }): Promise<ZkClient>;
+  /** A raw client on a new session (through `connect`, e.g. a proxy, when given), closed after the test. */
+  client(options?: { sessionTimeoutMs?: number; connect?: string }): Promise<ZkClient>;
   /** A ZkPlan on a new session, closed (with its pools) after the test. */
   zkPlan(options?: Partial<ConnectOptions>): Promise<ZkPlan>;
 }
@@ -22,14 +22,14 @@ export interface ZkTestEnv {
  * Starts a ZooKeeper server for this test file on a free loopback port with a fresh data dir,
  * gives each test its own root znode, and closes every client and ZkPlan the test opened.
  */
-export function useZooKeeper(fileName: string): ZkTestEnv {
+export function useZooKeeper(fileName: string, serverOptions: { readonly tickTimeMs?: number } = {}): ZkTestEnv {
   let server: ZooKeeperServer | undefined;
   const clients: ZkClient[] = [];
   const plans: ZkPlan[] = [];
   let rootIndex = 0;
 
   beforeAll(async () => {
-    server = await startZooKeeper();
+    server = await startZooKeeper(serverOptions);
   });
   afterEach(async () => {
     await Promise.all(plans.splice(0).map((plan) => plan.close()));
@@ -55,7 +55,7 @@ export function useZooKeeper(fileName: string): ZkTestEnv {
     },
     async client(options = {}) {
       const client = await ZkClient.connect({
-        connect: connectString(),
+        connect: options.connect ?? connectString(),
         sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
         connectTimeoutMs: 10_000 * TIMING,
       });

@@ -18,7 +18,14 @@ export type ZkErrorCode =
   | 'CLOSING'
   | 'INVALID_STATE'
   | 'MARSHALLING_ERROR'
+  | 'NODE_REPLACED'
   | 'UNKNOWN';
+
+/**
+ * zk-plan's own code, not ZooKeeper's: a setData guarded by `incarnation` landed on a node created
+ * after the one it was decided on (deleted and created again meanwhile). The write did land there.
+ */
+export const NODE_REPLACED_RC = -1001;
 
 const CODE_BY_RC: ReadonlyMap<number, ZkErrorCode> = new Map<number, ZkErrorCode>([
   [-101, 'NO_NODE'],
@@ -37,6 +44,7 @@ const CODE_BY_RC: ReadonlyMap<number, ZkErrorCode> = new Map<number, ZkErrorCode
   [-116, 'CLOSING'],
   [-9, 'INVALID_STATE'],
   [-5, 'MARSHALLING_ERROR'],
+  [NODE_REPLACED_RC, 'NODE_REPLACED'],
 ]);
 
 /** Translates a C-client return code into its stable name. */

@@ -4,7 +4,7 @@
  * (assignment.ts, pure) and writes it in one versioned set, fenced by its latch session: a manager
  * that dies part-way leaves the old assignment or the new one, never a mix, and the next manager
  * decides again from what it reads. It also deletes the leases of items no longer in their pool
- * once those are released or have run out.
+ * once those are released or have run out (whether their holder still lives or not).
  */
 import { MalformedNodeError } from '../errors/task-errors.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
@@ -14,7 +14,7 @@ import { poolItems, type StoredJob } from './job-definition.js';
 import type { AssignmentRecord, JobStore } from './job-store.js';
 import { ArmedWatches } from './armed-watches.js';
 import { LeaderLatch } from './leader-latch.js';
-import type { LeaseTiming } from './lease.js';
+import { effectiveLease, type LeaseTiming } from './lease.js';
 import { assignmentMoves, type StrategyRegistry } from './strategies.js';
 
 export interface ManagerRuntime {
@@ -86,7 +86,7 @@ export class JobManager {
         this.runtime.onRebalance(record.epoch, moved, record);
       } else this.runtime.changed(); // another manager's write came first: decide again from it
     }
-    await this.pruneLeases(jobs, new Set(workers.map((worker) => worker.id)), session);
+    await this.pruneLeases(jobs, session);
   }
 
   /** The assignment written last; a malformed one (reported) is decided afresh and written over. */
@@ -109,14 +109,14 @@ export class JobManager {
   }
 
   /**
-   * Deletes leases of items that left their pool (or whose job is gone), once released or run out
-   * and their holder is no longer a live worker. A holder whose session lives may still have a
-   * write of that lease in flight, which its client sends again after a reconnect: on a node
-   * deleted and created again (its version back at 0) that write could land on the next holder's
-   * lease. Once the holder's node is gone its session is over (or it left cleanly, every write
-   * answered), so nothing of it can land any more.
+   * Deletes leases of items that left their pool (or whose job is gone) once released or run out,
+   * so that lease nodes do not pile up while items come and go. A holder may still have a write of
+   * that lease in flight: sent again after a lost reply it checks the node is still the one it was
+   * decided on (`WriteOptions.incarnation`), and one that lands on the next node all the same is told
+   * apart by its token (lease.ts, `effectiveLease`), so neither a renewal nor a release of the old
+   * node counts on the new one.
    */
-  private async pruneLeases(jobs: readonly StoredJob[], live: ReadonlySet<string>, session: ZkSession): Promise<void> {
+  private async pruneLeases(jobs: readonly StoredJob[], session: ZkSession): Promise<void> {
     const { store, timing } = this.runtime;
     const pools = new Map(jobs.map((job) => [job.name, new Set(poolItems(job.workPool).map((item) => item.id))]));
     for (const job of await store.leasedJobs()) {
@@ -127,9 +127,9 @@ export class JobManager {
         if (pool?.has(item) === true) continue;
         const lease = await store.readLease(job, item).catch(() => undefined);
         if (lease === undefined) continue;
-        const ended = lease.record.released === true || lease.record.expiresAt + timing.driftMs < this.runtime.now();
-        if (ended && !live.has(lease.record.holder)) {
-          await store.deleteLease(job, item, lease.version, { fence: session });
+        const effective = effectiveLease(lease.record, lease, timing);
+        if (effective.released === true || effective.expiresAt + timing.driftMs < this.runtime.now()) {
+          await store.deleteLease(job, item, lease, { fence: session });
           left -= 1;
         }
       }

@@ -12,7 +12,7 @@ import type { ZkStat } from '../zk/native-client.js';
 import type { Watcher, WriteOptions } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import { parseStoredJob, type StoredJob } from './job-definition.js';
-import type { LeaseRecord } from './lease.js';
+import type { LeaseNode, LeaseRecord } from './lease.js';
 
 /** The manager's answer for every job: item ids by worker id, and why a job could not be assigned. */
 export interface AssignmentRecord {
@@ -37,11 +37,10 @@ export interface JobWorkerInfo {
   readonly startedAt: string;
 }
 
-/** A lease as read: its record, and the version and last-change zxid of its node. */
-export interface LeaseState {
+/** A lease as read: its record, and the version, zxids and last change time of its node. */
+export interface LeaseState extends LeaseNode {
   readonly record: LeaseRecord;
   readonly version: number;
-  readonly mzxid: number;
 }
 
 /** The placeholder a lease node is created with: released, so the first holder takes it at once. */
@@ -175,7 +174,7 @@ export class JobStore {
   async readLease(job: string, item: string, watcher?: Watcher): Promise<LeaseState | undefined> {
     const path = this.leasePath(job, item);
     const read = await this.getData(path, watcher);
-    return read === undefined ? undefined : { record: parseLease(path, decodeValue(path, read.data)), version: read.stat.version, mzxid: read.stat.mzxid };
+    return read === undefined ? undefined : leaseState(parseLease(path, decodeValue(path, read.data)), read.stat);
   }
 
   /** Creates the item's lease node, released, if it has none (so every takeover is a versioned set); the lease as it then is. */
@@ -188,11 +187,21 @@ export class JobStore {
     return lease;
   }
 
-  /** Writes `record` over lease `version`; the new state, or undefined when another write came first (or the lease is gone). */
-  async writeLease(job: string, item: string, record: LeaseRecord, version: number, fence: WriteOptions): Promise<LeaseState | undefined> {
+  /**
+   * Writes `record` over the version read of the lease node `read` (fenced as `fence` says); the new
+   * state, or undefined when another write came first, or the node was deleted (and perhaps created
+   * again) since it was read: then the record did not take on the node it was meant for.
+   */
+  async writeLease(
+    job: string,
+    item: string,
+    record: LeaseRecord,
+    read: { readonly version: number; readonly czxid: number },
+    fence: WriteOptions,
+  ): Promise<LeaseState | undefined> {
     const path = this.leasePath(job, item);
-    const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), version, fence);
-    return stat === undefined ? undefined : { record, version: stat.version, mzxid: stat.mzxid };
+    const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, { ...fence, incarnation: read.czxid });
+    return stat === undefined ? undefined : leaseState(record, stat);
   }
 
   /** The jobs that have lease nodes (defined or not). */
@@ -214,10 +223,10 @@ export class JobStore {
     return ((await this.zk.tryGetChildren(jobNodes(this.parent, job).leases))?.children ?? []).sort();
   }
 
-  /** Deletes a lease node if it is still the version read. */
-  async deleteLease(job: string, item: string, version: number, fence: WriteOptions): Promise<void> {
+  /** Deletes a lease node if it is still the node and version read (a resend after a lost reply never reaches a node created again since). */
+  async deleteLease(job: string, item: string, read: { readonly version: number; readonly czxid: number }, fence: WriteOptions): Promise<void> {
     try {
-      await this.zk.delete(this.leasePath(job, item), version, fence);
+      await this.zk.delete(this.leasePath(job, item), read.version, { ...fence, incarnation: read.czxid });
     } catch (error) {
       if (!isZkError(error, 'BAD_VERSION', 'NO_NODE', 'NOT_EMPTY')) throw error;
     }
@@ -227,15 +236,21 @@ export class JobStore {
     return childPath(jobNodes(this.parent, job).leases, item);
   }
 
-  /** A versioned set; after a lost reply (or its resend answered BAD_VERSION), landed exactly when the node holds `data`. */
-  private async setIfVersion(path: string, data: Buffer, version: number, fence: WriteOptions): Promise<ZkStat | undefined> {
+  /**
+   * A versioned set; after a lost reply (or its resend answered BAD_VERSION), landed exactly when the
+   * node, the one it was meant for when `options.incarnation` is given, holds `data` (read after a
+   * sync: the server may not have applied the first try yet). Undefined when it did not land there.
+   */
+  private async setIfVersion(path: string, data: Buffer, version: number, options: WriteOptions): Promise<ZkStat | undefined> {
     try {
-      return await this.zk.setData(path, data, version, fence);
+      return await this.zk.setData(path, data, version, options);
     } catch (error) {
-      if (isZkError(error, 'NO_NODE')) return undefined;
+      if (isZkError(error, 'NO_NODE', 'NODE_REPLACED')) return undefined;
       if (!isZkError(error, 'BAD_VERSION', 'CONNECTION_LOSS')) throw error;
+      await this.zk.sync(path);
       const now = await this.getData(path);
-      return now !== undefined && now.data !== null && now.data.equals(data) ? now.stat : undefined;
+      const sameNode = options.incarnation === undefined || now?.stat.czxid === options.incarnation;
+      return now !== undefined && sameNode && now.data !== null && now.data.equals(data) ? now.stat : undefined;
     }
   }
 
@@ -247,6 +262,10 @@ export class JobStore {
       throw error;
     }
   }
+}
+
+function leaseState(record: LeaseRecord, stat: ZkStat): LeaseState {
+  return { record, version: stat.version, czxid: stat.czxid, mzxid: stat.mzxid, mtime: stat.mtime.getTime() };
 }
 
 function safeDecode(data: Buffer | null): unknown {

@@ -8,6 +8,11 @@
  *   this host's wall clock), unless it is this worker's own; then replace the version read with
  *   `{ holder, token, expiresAt }`, where `token` is one more than the zxid of the version
  *   replaced, so it is greater than every earlier holder's. A second taker's write fails (version).
+ * - **One node**: the manager deletes the lease of an item that left its pool, and the node is
+ *   created again if the item comes back, its version back at 0. Every write names the node it was
+ *   decided on (its czxid, `WriteOptions.incarnation`), so a write sent again after a lost reply
+ *   never lands on the new node, and one that lands there all the same (decided on the old node just
+ *   before it went) counts as not written and is told apart by readers (lease.ts, `isStrayLease`).
  * - **Renew** every `leaseMs / 3` over the version last written, fenced by the session the item was
  *   taken on. A renewal that finds another version lost the item: its run is aborted at once.
  * - **Stop on its own**: an item whose lease was last renewed (sent) `leaseMs − marginMs` ago by the
@@ -31,7 +36,7 @@ import { poolItems, type StoredJob } from './job-definition.js';
 import { ArmedWatches } from './armed-watches.js';
 import { JobRunner } from './job-runner.js';
 import type { JobStore } from './job-store.js';
-import { leaseFor, stopDeadline, takeOver, type LeaseTiming } from './lease.js';
+import { effectiveLease, leaseFor, stopDeadline, takeOver, type LeaseTiming } from './lease.js';
 
 /** Wall clock (ms since the epoch, for lease ends other hosts read) and monotonic clock (ms, for this worker's own deadlines). */
 export interface JobClock {
@@ -71,6 +76,8 @@ interface Held {
   params: unknown;
   readonly token: number;
   readonly session: ZkSession;
+  /** The lease node it was taken on (its creation zxid): every later write names it. */
+  readonly czxid: number;
   version: number;
   renewSentAt: number;
   deadline: number;
@@ -309,23 +316,25 @@ export class JobWorker {
       this.watches.forget(watchName); // no node, so no watch was set
       lease = await store.ensureLease(want.job, want.item, fence);
     }
-    const { wait } = takeOver(lease.record, id, clock.wall(), timing);
+    const previous = effectiveLease(lease.record, lease, timing);
+    const { wait } = takeOver(previous, id, clock.wall(), timing);
     if (wait > 0 && !reintroducedJobDefects.takeBeforeLeaseEnds) return wait;
     const token = lease.mzxid + 1;
     const sentAt = clock.mono();
-    const written = await store.writeLease(want.job, want.item, leaseFor(id, token, clock.wall(), timing), lease.version, fence);
+    const written = await store.writeLease(want.job, want.item, leaseFor(id, token, clock.wall(), timing), lease, fence);
     if (written === undefined) return timing.leaseMs / 10; // another write came first: look again
     if (!this.runtime.zk.isCurrent(session)) return 0; // expired as the answer came: it runs out on its own
     this.held.set(key(want.job, want.item), {
       ...want,
       token,
       session,
+      czxid: written.czxid,
       version: written.version,
       renewSentAt: sentAt,
       deadline: stopDeadline(sentAt, timing),
       releasing: false,
     });
-    const failover = lease.record.holder !== '' && lease.record.holder !== id && lease.record.released !== true;
+    const failover = previous.holder !== '' && previous.holder !== id && previous.released !== true;
     this.runtime.events.itemStarted(want.job, want.item, token, failover);
     return timing.leaseMs / 3;
   }
@@ -343,7 +352,7 @@ export class JobWorker {
     if (!zk.isCurrent(held.session)) return this.drop(held, 'session-expired');
     const sentAt = clock.mono();
     try {
-      const written = await store.writeLease(held.job, held.item, leaseFor(id, held.token, clock.wall(), timing), held.version, { fence: held.session });
+      const written = await store.writeLease(held.job, held.item, leaseFor(id, held.token, clock.wall(), timing), held, { fence: held.session });
       if (this.held.get(key(held.job, held.item)) !== held) return; // dropped meanwhile
       if (written === undefined) return this.drop(held, 'lease-lost');
       held.version = written.version;
@@ -364,7 +373,7 @@ export class JobWorker {
     this.runtime.events.itemStopped(held.job, held.item, 'released');
     if (!this.runtime.zk.isCurrent(held.session) || clock.mono() >= held.deadline) return; // it runs out on its own
     try {
-      await store.writeLease(held.job, held.item, { holder: id, token: held.token, expiresAt: clock.wall(), released: true }, held.version, {
+      await store.writeLease(held.job, held.item, { holder: id, token: held.token, expiresAt: clock.wall(), released: true }, held, {
         fence: held.session,
       });
     } catch (error) {

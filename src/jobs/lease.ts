@@ -56,3 +56,35 @@ export function leaseProblem(timing: LeaseTiming): string | undefined {
   if (marginMs * 2 > leaseMs) return `marginMs (${marginMs}) must be at most half of leaseMs (${leaseMs})`;
   return undefined;
 }
+
+/** What a lease reader knows of the lease's node besides its record: its stat's zxids and last change time. */
+export interface LeaseNode {
+  /** The zxid that created the node: a node deleted and created again has a higher one. */
+  readonly czxid: number;
+  /** The zxid of the node's last write. */
+  readonly mzxid: number;
+  /** When the node was last written, by the ZooKeeper server's clock (ms since the epoch). */
+  readonly mtime: number;
+}
+
+/**
+ * Whether the record was written on an earlier node at the lease's path (deleted when its item left
+ * the pool, and created again since): a take, renewal or release decided on that node and landed
+ * late on this one. Every genuine record has a token above its node's creation zxid (the token is
+ * one more than the zxid of a version of this very node), but the placeholder a node is created
+ * with; a stray's token comes from the earlier node, whose every zxid is below this one's.
+ */
+export function isStrayLease(record: LeaseRecord, node: LeaseNode): boolean {
+  return node.mzxid !== node.czxid && record.token <= node.czxid;
+}
+
+/**
+ * The lease to go by. A stray overwrote whatever the holder of this node wrote, which may still be
+ * at work: its renewal fails at once (the version moved), but until then it has not stopped. It
+ * stops at the latest `leaseMs` after its last renewal, which came before the stray landed, so the
+ * stray counts as a lease of nobody known that ends `leaseMs` after it was written.
+ */
+export function effectiveLease(record: LeaseRecord, node: LeaseNode, timing: Pick<LeaseTiming, 'leaseMs'>): LeaseRecord {
+  if (!isStrayLease(record, node)) return record;
+  return { holder: '', token: record.token, expiresAt: node.mtime + timing.leaseMs };
+}

@@ -5,8 +5,9 @@
  * crashed worker frees it at session expiry, and no step of a crash leaks one: a slot is created
  * (ephemeral) right before the function starts and deleted right after it returns.
  */
+import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors/zk-error.js';
-import type { Watcher } from '../zk/zk-client-types.js';
+import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
 import { LIMITS, childPath } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import {
@@ -14,9 +15,12 @@ import {
   encodeLimit,
   encodeSlot,
   freeSlots,
+  holdsAboveLimit,
+  keepsSlot,
   keyNodeName,
   keyOfNodeName,
   parseLimit,
+  slotIndex,
   slotName,
   type SlotRecord,
 } from './limit-record.js';
@@ -79,29 +83,64 @@ export class ConcurrencyLimits {
     return limits.flatMap(({ key, read }) => (read === undefined ? [] : [{ key, ...read }]));
   }
 
-  /** Takes a free slot of the key for `record.task`, if the key has a limit; else says it is unlimited, or full. */
-  async acquire(parent: string, key: string, record: SlotRecord): Promise<Acquired> {
+  /**
+   * Takes a free slot of the key for `record.task`, for the claim on `session`, if the key has a
+   * limit; else says it is unlimited, or full. The slot is created fenced by that session: sent
+   * again after an expiry it would be held by the next session, which this run's lease does not
+   * know, and the key would stay blocked until the process ends.
+   */
+  async acquire(parent: string, key: string, record: SlotRecord, session: ZkSession): Promise<Acquired> {
     const limitPath = this.limitPath(parent, key);
     const node = await this.zk.tryGetData(limitPath);
     const limit = node === undefined ? undefined : parseLimit(limitPath, node.data);
     if (limit === undefined) return { kind: 'unlimited' };
-    const listing = await this.zk.tryGetChildren(limitPath);
-    for (const index of freeSlots(listing?.children ?? [], limit, Math.floor(this.random() * Math.max(1, limit)))) {
+    const children = (await this.zk.tryGetChildren(limitPath))?.children ?? [];
+    for (const index of freeSlots(children, limit, Math.floor(this.random() * Math.max(1, limit)))) {
       const path = childPath(limitPath, slotName(index));
-      const session = this.zk.session;
-      try {
-        await this.zk.create(path, encodeSlot(record, path), 'ephemeral');
-        return { kind: 'held', lease: this.lease(path, session.id) };
-      } catch (error) {
-        if (isZkError(error, 'NO_NODE')) return { kind: 'unlimited' }; // the limit was removed meanwhile
-        if (!isZkError(error, 'NODE_EXISTS')) throw error;
-        // Taken by another worker, or by this very create whose first reply was lost (then it is ours).
-        const existing = await this.zk.tryGetData(path);
-        if (existing?.stat.ephemeralOwner === session.id && decodeSlot(path, existing.data)?.task === record.task)
-          return { kind: 'held', lease: this.lease(path, session.id) };
+      // The lease id tells this run's slot from any other, of this session too (another loop, a later run of the task).
+      const bytes = encodeSlot({ ...record, lease: randomUUID() }, path);
+      const taken = await this.take(path, bytes, session);
+      if (taken === 'no-limit') return { kind: 'unlimited' };
+      if (taken === 'other') continue;
+      const lease = this.lease(path, bytes, session);
+      if (holdsAboveLimit(children, limit) && !(await this.mayRun(limitPath, path, limit))) {
+        await lease.release();
+        break;
       }
+      return { kind: 'held', lease };
     }
     return { kind: 'full', limitPath };
+  }
+
+  /** Creates the slot; 'taken' when it is this run's now (also when a lost reply's first try made it). */
+  private async take(path: string, bytes: Buffer, session: ZkSession): Promise<'taken' | 'other' | 'no-limit'> {
+    try {
+      await this.zk.create(path, bytes, 'ephemeral', { fence: session });
+      return 'taken';
+    } catch (error) {
+      if (isZkError(error, 'NO_NODE')) return 'no-limit'; // the limit was removed meanwhile
+      if (!isZkError(error, 'NODE_EXISTS')) throw error;
+      if (!error.retried) return 'other';
+    }
+    // Taken by another worker, or by this very create whose first reply was lost: the server this
+    // session reads from may not have applied that first try yet, so sync before reading it back.
+    await this.zk.sync(path);
+    const slot = await this.zk.tryGetData(path);
+    return slot?.stat.ephemeralOwner === session.id && slot.data?.equals(bytes) === true ? 'taken' : 'other';
+  }
+
+  /**
+   * Whether a slot just taken beside slots above a lowered limit may run: two workers that each saw
+   * one place left can both take one, so the slots are ranked by creation (see keepsSlot).
+   */
+  private async mayRun(limitPath: string, path: string, limit: number): Promise<boolean> {
+    // Listed after this session's create was answered, so every slot created before it is seen.
+    const names = ((await this.zk.tryGetChildren(limitPath))?.children ?? []).filter((name) => slotIndex(name) !== undefined);
+    if (names.length <= limit) return true;
+    const stats = await Promise.all(names.map(async (name) => ({ name, stat: await this.zk.exists(childPath(limitPath, name)) })));
+    const slots = stats.flatMap(({ name, stat }) => (stat === undefined ? [] : [{ name, czxid: stat.czxid }]));
+    const mine = slots.find((slot) => childPath(limitPath, slot.name) === path);
+    return mine !== undefined && keepsSlot(mine, slots, limit);
   }
 
   /**
@@ -116,17 +155,22 @@ export class ConcurrencyLimits {
     return limit === undefined || freeSlots(listing.children, limit, 0).length > 0;
   }
 
-  private lease(path: string, sessionId: string): SlotLease {
+  /**
+   * The lease of a slot this run took. Its delete is fenced by the session (a slot of an expired
+   * session went with it; its name may be another worker's now) and names the slot's incarnation:
+   * sent again after a lost reply, it is not resent once the slot it meant is gone, since another
+   * worker, or another loop of this very session, may hold a slot of that name by then.
+   */
+  private lease(path: string, bytes: Buffer, session: ZkSession): SlotLease {
     const deleteIfMine = async (): Promise<void> => {
       const slot = await this.zk.tryGetData(path);
-      // After an expiry the slot went with the session, and the name may be someone else's now.
-      if (slot === undefined || slot.stat.ephemeralOwner !== sessionId) return;
-      await this.zk.delete(path, slot.stat.version).catch((error: unknown) => {
-        if (!isZkError(error, 'NO_NODE', 'BAD_VERSION')) throw error;
+      if (slot === undefined || slot.stat.ephemeralOwner !== session.id || slot.data?.equals(bytes) !== true) return;
+      await this.zk.delete(path, slot.stat.version, { fence: session, incarnation: slot.stat.czxid }).catch((error: unknown) => {
+        if (!isZkError(error, 'NO_NODE', 'BAD_VERSION', 'SESSION_EXPIRED')) throw error;
       });
     };
     const retryLater = (): void => {
-      if (this.zk.session.id !== sessionId || this.zk.state === 'closed') return;
+      if (!this.zk.isCurrent(session) || this.zk.state === 'closed') return;
       setTimeout(() => void deleteIfMine().catch(retryLater), RELEASE_RETRY_MS).unref?.();
     };
     let released: Promise<boolean> | undefined;

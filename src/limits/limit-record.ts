@@ -20,6 +20,8 @@ export interface SlotRecord {
   readonly task: string;
   readonly workerId: string;
   readonly at: Date;
+  /** Tells this run's slot from any other of the same name, of the same session too. */
+  readonly lease?: string;
 }
 
 export function assertConcurrencyKey(argument: string, key: unknown): asserts key is string {

@@ -20,7 +20,8 @@ export type MemoryRequest =
   | { readonly op: 'getData'; readonly path: string; readonly watch?: WatchDelivery }
   | { readonly op: 'getChildren'; readonly path: string; readonly watch?: WatchDelivery }
   | { readonly op: 'setData'; readonly path: string; readonly data: Buffer | null; readonly version: number }
-  | { readonly op: 'delete'; readonly path: string; readonly version: number };
+  | { readonly op: 'delete'; readonly path: string; readonly version: number }
+  | { readonly op: 'sync'; readonly path: string };
 
 export interface MemoryResults {
   create: string;
@@ -29,9 +30,19 @@ export interface MemoryResults {
   getChildren: { children: string[]; stat: ZkStat };
   setData: ZkStat;
   delete: undefined;
+  sync: undefined;
 }
 
 export type MemoryReply<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly rc: number };
+
+/** How one operation is applied. */
+export interface ApplyOptions {
+  /**
+   * Its reply will be lost: the server the session is connected to need not have applied a write
+   * yet (on a real ensemble the connection may drop before the commit reaches that follower).
+   */
+  readonly replyLost?: boolean;
+}
 
 /** The server as a client uses it. */
 export interface MemoryServer {
@@ -40,6 +51,5 @@ export interface MemoryServer {
   closeSession(sessionId: string): void;
   expireSession(sessionId: string): void;
   isAlive(sessionId: string): boolean;
-  loseWatches(sessionId: string): void;
-  apply<R extends MemoryRequest>(sessionId: string, request: R): MemoryReply<MemoryResults[R['op']]>;
+  apply<R extends MemoryRequest>(sessionId: string, request: R, options?: ApplyOptions): MemoryReply<MemoryResults[R['op']]>;
 }

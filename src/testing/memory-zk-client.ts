@@ -1,19 +1,35 @@
 /**
  * A client of `MemoryZooKeeper`: the `Zk` seam with `ZkClient`'s behaviour (errors, resends after a
- * connection loss, fencing, session renewal, events), plus fault injection for tests: connection
- * loss, lost replies, session expiry and a crash of the process.
+ * connection loss through the same session or the next one, fencing, session renewal, watches
+ * told of a dropped connection, events), plus fault injection for tests: connection loss, lost
+ * replies (with or without an expiry before the reconnect), writes lost before they reach the
+ * server, session expiry, a process frozen for a while, and a crash of the process.
  */
 import { once } from 'node:events';
 import { ZkError } from '../errors/zk-error.js';
 import type { ZkStat } from '../zk/native-client.js';
 import { ZkBase } from '../zk/zk-base.js';
-import type { CreateMode, SessionState, Watcher, WriteOptions, ZkOperationCounts, ZkSession } from '../zk/zk-client-types.js';
+import type { CreateMode, SessionState, WatchEvent, Watcher, WriteOptions, ZkOperationCounts, ZkSession } from '../zk/zk-client-types.js';
 import { RC, isValidPath } from './memory-tree.js';
 import type { MemoryReply, MemoryRequest, MemoryResults, MemoryServer, SessionListener } from './memory-protocol.js';
 import type { ScheduledOperation } from './scheduler.js';
 
-/** Picks which operation `loseNextReply` hits. */
+/** Picks which operation `loseNextReply` or `failNextSend` hits. */
 export type OperationFilter = (op: string, path: string) => boolean;
+
+/** What happens after a lost reply or a lost send, before the client is connected again. */
+export interface ConnectionDropOptions {
+  /** The server expires the session while the client is cut off: it reconnects on a new session, through which it resends. @defaultValue false */
+  readonly expireSession?: boolean;
+  /** Reconnect on the next microtask; false: stay disconnected until `reconnect()`. @defaultValue true */
+  readonly reconnect?: boolean;
+}
+
+/** A fault armed for the next operation that passes its filter. */
+interface ArmedFault {
+  readonly filter: OperationFilter;
+  readonly options: ConnectionDropOptions;
+}
 
 /** One operation sent on a session and not answered yet. */
 class InFlightOperation implements ScheduledOperation {
@@ -60,8 +76,14 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
   private serverSessionId: string | undefined;
   private generations = 0;
   private crashed = false;
+  /** Frozen: nothing reaches the process until `thaw` (replies, watch events, news of an expiry wait). */
+  private frozen = false;
+  private readonly whileFrozen: (() => void)[] = [];
   private inFlight: InFlightOperation[] = [];
-  private lostReplyFilter: OperationFilter | undefined;
+  private lostReply: ArmedFault | undefined;
+  private lostSend: ArmedFault | undefined;
+  /** Watchers set through the current connection and not told anything yet, with the path each watches. */
+  private readonly pendingWatchers = new Map<(event: WatchEvent) => void, string>();
 
   /** Use `MemoryZooKeeper.connect`. */
   constructor(
@@ -100,6 +122,7 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
     const sessionId = this.serverSessionId;
     this.currentSession = undefined;
     this.serverSessionId = undefined;
+    this.pendingWatchers.clear();
     this.failInFlight(RC.CLOSING);
     if (sessionId !== undefined) this.server.closeSession(sessionId);
   }
@@ -111,43 +134,50 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
   }
 
   exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {
-    return this.submit('reads', undefined, { op: 'exists', path, ...this.watchOf(watcher) });
+    return this.submit('reads', undefined, { op: 'exists', path, ...this.watchOf(path, watcher) });
   }
 
   getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }> {
-    return this.submit('reads', undefined, { op: 'getData', path, ...this.watchOf(watcher) });
+    return this.submit('reads', undefined, { op: 'getData', path, ...this.watchOf(path, watcher) });
   }
 
   getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }> {
-    return this.submit('reads', undefined, { op: 'getChildren', path, ...this.watchOf(watcher) });
+    return this.submit('reads', undefined, { op: 'getChildren', path, ...this.watchOf(path, watcher) });
   }
 
   setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
-    return this.submit('writes', options.fence, { op: 'setData', path, data, version });
+    return this.resendingWrite('setData', path, options, () => this.submitOnce('writes', options.fence, { op: 'setData', path, data, version }));
   }
 
-  /** Not `async`: every primitive answers after the same number of microtask hops, so replies stay in FIFO order. */
   delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
-    return this.submit('writes', options.fence, { op: 'delete', path, version });
+    return this.resendingWrite('delete', path, options, () => this.submitOnce('writes', options.fence, { op: 'delete', path, version }));
+  }
+
+  sync(path: string): Promise<void> {
+    return this.submit('reads', undefined, { op: 'sync', path });
   }
 
   // ---- fault injection ----
 
   /**
    * The connection drops (the session lives on): operations in flight, and those sent until
-   * `reconnect`, fail with CONNECTION_LOSS unapplied (idempotent ones are resent after `reconnect`),
-   * state goes `suspended` and every watch of the session fires `session-lost`.
+   * `reconnect`, fail with CONNECTION_LOSS unapplied (they are resent after `reconnect`, but for
+   * sequential creates), state goes `suspended` and every watcher of the session hears
+   * `session-lost`. The server keeps the watches (a real client sets them again when it reconnects):
+   * they fire into nothing later, or go when the session ends.
    */
   disconnect(): void {
     if (this.crashed || this.currentState !== 'connected') return;
     this.setState('suspended');
     this.failInFlight(RC.CONNECTION_LOSS);
-    if (this.serverSessionId !== undefined) this.server.loseWatches(this.serverSessionId);
+    const told = [...this.pendingWatchers];
+    this.pendingWatchers.clear();
+    for (const [watcher, path] of told) this.deliver(() => watcher({ type: 'session-lost', path }));
   }
 
   /** The connection comes back; if the server expired the session meanwhile, a new session is opened. */
   reconnect(): void {
-    if (this.crashed || this.currentState !== 'suspended') return;
+    if (this.crashed || this.frozen || this.currentState !== 'suspended') return;
     if (this.serverSessionId === undefined || !this.server.isAlive(this.serverSessionId)) {
       this.sessionLost();
       return;
@@ -157,10 +187,20 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
 
   /**
    * The next operation that passes `filter` is applied, but its reply is lost: its caller gets
-   * CONNECTION_LOSS (after a resend, for an idempotent one) and the connection drops and comes back.
+   * CONNECTION_LOSS (after a resend, for all but sequential creates) and the connection drops and
+   * comes back. With `expireSession` the session expires while the client is cut off, so it
+   * reconnects on a new session and resends through it (a fenced write is refused then).
    */
-  loseNextReply(filter: OperationFilter = () => true): void {
-    this.lostReplyFilter = filter;
+  loseNextReply(filter: OperationFilter = () => true, options: ConnectionDropOptions = {}): void {
+    this.lostReply = { filter, options };
+  }
+
+  /**
+   * The next operation that passes `filter` never reaches the server: the connection drops as it is
+   * sent, and it is resent after the reconnect (on a new session, with `expireSession`).
+   */
+  failNextSend(filter: OperationFilter = () => true, options: ConnectionDropOptions = {}): void {
+    this.lostSend = { filter, options };
   }
 
   /** The server expires this client's session; it then opens a new one (`session:expired`, `session:started`). */
@@ -171,6 +211,23 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
   /** Same as `expireSession`, named for a crashed client whose server-side session outlives it. */
   expireSessionOnServer(): void {
     this.expireSession();
+  }
+
+  /**
+   * The process stops (SIGSTOP, a long pause): what it sent may still land, but it hears nothing,
+   * not even that its session expired, until `thaw`.
+   */
+  freeze(): void {
+    if (this.crashed) return;
+    this.frozen = true;
+  }
+
+  /** The process goes on: it hears what came while it was frozen, in order, then finds out whether its session lives. */
+  thaw(): void {
+    if (!this.frozen) return;
+    this.frozen = false;
+    for (const heard of this.whileFrozen.splice(0)) heard();
+    if (this.currentState === 'connected' && this.serverSessionId !== undefined && !this.server.isAlive(this.serverSessionId)) this.sessionLost();
   }
 
   /**
@@ -185,8 +242,8 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
 
   /** @internal The server expired the session. */
   sessionExpired(): void {
-    // Crashed: nobody hears. Disconnected: found out on reconnect.
-    if (this.crashed || this.currentState !== 'connected') return;
+    // Crashed: nobody hears. Disconnected: found out on reconnect. Frozen: found out on waking.
+    if (this.crashed || this.frozen || this.currentState !== 'connected') return;
     this.sessionLost();
   }
 
@@ -199,12 +256,15 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
     this.emit('session:started', this.currentSession);
   }
 
-  /** Like ZkClient.onSessionLost: pending operations fail, `expired`, then a new session. */
+  /** Like ZkClient.onSessionLost: pending operations fail, watchers hear `session-lost`, `expired`, then a new session. */
   private sessionLost(): void {
     const lost = this.currentSession;
     this.currentSession = undefined;
     this.serverSessionId = undefined;
     this.failInFlight(RC.SESSION_EXPIRED);
+    const told = [...this.pendingWatchers];
+    this.pendingWatchers.clear();
+    for (const [watcher, path] of told) queueMicrotask(() => watcher({ type: 'session-lost', path }));
     this.setState('expired');
     if (lost) this.emit('session:expired', lost);
     queueMicrotask(() => {
@@ -222,17 +282,28 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
     for (const operation of this.inFlight.splice(0)) operation.fail(rc);
   }
 
-  /** A watch that fires at most once, and never in a crashed process. */
-  private watchOf(watcher: Watcher | undefined): { watch?: Watcher } {
+  /** Runs what the process hears now, or when it wakes if it is frozen; never in a crashed process. */
+  private deliver(heard: () => void): void {
+    if (this.crashed) return;
+    if (this.frozen) this.whileFrozen.push(heard);
+    else heard();
+  }
+
+  /**
+   * A watch that fires at most once, never in a crashed process, and waits while it is frozen. It
+   * is told `session-lost` when the connection drops; the server's watch may fire later into nothing.
+   */
+  private watchOf(path: string, watcher: Watcher | undefined): { watch?: Watcher } {
     if (watcher === undefined) return {};
     let fired = false;
-    return {
-      watch: (event) => {
-        if (fired || this.crashed) return;
-        fired = true;
-        watcher(event);
-      },
+    const once = (event: WatchEvent): void => {
+      if (fired || this.crashed) return;
+      fired = true;
+      this.pendingWatchers.delete(once);
+      watcher(event);
     };
+    this.pendingWatchers.set(once, path);
+    return { watch: (event) => this.deliver(() => once(event)) };
   }
 
   /** As ZkClient.submit: after a connection loss, waits for the connection and sends again unless `resend` is false. */
@@ -252,6 +323,14 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
       await once(this, 'state');
     }
     return true;
+  }
+
+  /** The connection drops after an armed fault; the session may expire before the client is back. */
+  private dropConnection(options: ConnectionDropOptions): void {
+    const sessionId = this.serverSessionId;
+    this.disconnect();
+    if (options.expireSession === true && sessionId !== undefined) this.server.expireSession(sessionId);
+    if (options.reconnect !== false) queueMicrotask(() => this.reconnect());
   }
 
   private submitOnce<R extends MemoryRequest>(kind: keyof ZkOperationCounts, fence: ZkSession | undefined, request: R): Promise<MemoryResults[R['op']]> {
@@ -303,20 +382,29 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
           // The session may have expired, or the fence's session ended, while it waited in the queue.
           const fenceBroken = fence !== undefined && !this.isCurrent(fence);
           if (this.serverSessionId !== sessionId || fenceBroken) {
-            fail(RC.SESSION_EXPIRED);
+            this.deliver(() => fail(RC.SESSION_EXPIRED));
             return;
           }
-          const reply: MemoryReply<MemoryResults[R['op']]> = this.server.apply(sessionId, request);
-          if (this.lostReplyFilter?.(op, path)) {
-            this.lostReplyFilter = undefined;
+          if (this.lostSend?.filter(op, path) === true) {
+            const { options } = this.lostSend;
+            this.lostSend = undefined;
             fail(RC.CONNECTION_LOSS);
-            this.disconnect();
-            queueMicrotask(() => this.reconnect());
+            this.dropConnection(options);
             return;
           }
-          answer(reply.ok);
-          if (reply.ok) resolve(reply.value);
-          else refuse(reply.rc);
+          const lost = this.lostReply?.filter(op, path) === true ? this.lostReply : undefined;
+          const reply: MemoryReply<MemoryResults[R['op']]> = this.server.apply(sessionId, request, { replyLost: lost !== undefined });
+          if (lost !== undefined) {
+            this.lostReply = undefined;
+            fail(RC.CONNECTION_LOSS);
+            this.dropConnection(lost.options);
+            return;
+          }
+          this.deliver(() => {
+            answer(reply.ok);
+            if (reply.ok) resolve(reply.value);
+            else refuse(reply.rc);
+          });
         },
         fail,
       );

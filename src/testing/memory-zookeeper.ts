@@ -1,18 +1,22 @@
 /**
- * An in-memory ZooKeeper server for unit tests and seeded simulations: the znode tree, sessions,
+ * An in-memory ZooKeeper ensemble for unit tests and seeded simulations: the znode tree, sessions,
  * their ephemeral nodes and one-shot watches. Clients (`MemoryZkClient`, the `Zk` seam) come from
  * `connect`; when their operations land is up to the `OperationScheduler`. `test/zk-contract.ts`
  * runs the same cases against this and a real server.
+ *
+ * With `followers`, sessions are spread over the leader and that many followers (memory-view.ts):
+ * writes commit on the leader at once, a follower applies them when `catchUp` is called (or when
+ * one of its own sessions writes or syncs), and its sessions read what it has applied. Without
+ * followers every session reads the leader: reads are linearizable, as in most unit tests.
  */
 import type { ZkStat } from '../zk/native-client.js';
-import type { WatchEvent } from '../zk/zk-client-types.js';
-import type { MemoryReply, MemoryRequest, MemoryResults, MemoryServer, SessionListener, WatchDelivery } from './memory-protocol.js';
-import { MemoryTree, RC, ZnodeFailure, parentPathOf } from './memory-tree.js';
+import type { ApplyOptions, MemoryReply, MemoryRequest, MemoryResults, MemoryServer, SessionListener } from './memory-protocol.js';
+import { RC, ZnodeFailure } from './memory-tree.js';
+import { MemoryView, type CommittedWrite, type WatchKind } from './memory-view.js';
 import { MemoryZkClient } from './memory-zk-client.js';
 import { immediateScheduler, type OperationScheduler } from './scheduler.js';
 
-/** Which call set a watch: `exists` (also on an absent node), `getData` (`data`) or `getChildren` (`child`). */
-export type WatchKind = 'data' | 'exists' | 'child';
+export type { WatchKind } from './memory-view.js';
 
 export interface WatchInfo {
   readonly sessionId: string;
@@ -51,16 +55,19 @@ export interface MemoryZooKeeperOptions {
   readonly scheduler?: OperationScheduler;
   /** Milliseconds for ctime/mtime. @defaultValue Date.now */
   readonly clock?: () => number;
-}
-
-interface WatchRegistration extends WatchInfo {
-  readonly deliver: WatchDelivery;
+  /**
+   * Followers beside the leader; new sessions go to the leader and the followers in turn, and a
+   * follower's sessions read what it has applied (see `catchUp`). @defaultValue 0
+   */
+  readonly followers?: number;
 }
 
 interface ServerSession {
   readonly id: string;
   readonly clientName: string;
   readonly listener: SessionListener;
+  /** The server (index into the views; 0 is the leader) the session is connected to. */
+  readonly view: number;
 }
 
 /** Session ids in the native client's format: unpadded lowercase hex, server id in the top byte. */
@@ -70,15 +77,24 @@ export class MemoryZooKeeper implements MemoryServer {
   readonly scheduler: OperationScheduler;
   /** Called after every applied operation, e.g. to record which value a node got. Must not throw. */
   onApplied: ((event: AppliedOperation) => void) | undefined;
-  private readonly tree: MemoryTree;
+  /** The leader's view first, then the followers'. */
+  private readonly views: MemoryView[];
+  /** Writes committed so far, for the followers to apply (kept only while there are followers). */
+  private readonly committed: CommittedWrite[] = [];
   private readonly liveSessions = new Map<string, ServerSession>();
-  private readonly watchesByPath = new Map<string, WatchRegistration[]>();
   private readonly clientNames = new Set<string>();
+  private readonly clock: () => number;
   private sessionCount = 0;
 
   constructor(options: MemoryZooKeeperOptions = {}) {
     this.scheduler = options.scheduler ?? immediateScheduler;
-    this.tree = new MemoryTree(options.clock ?? Date.now);
+    this.clock = options.clock ?? Date.now;
+    const followers = options.followers ?? 0;
+    this.views = [new MemoryView(this.clock), ...Array.from({ length: followers }, () => new MemoryView())];
+  }
+
+  private get leader(): MemoryView {
+    return this.views[0] as MemoryView;
   }
 
   /** A client with a new, connected session. `name` (unique) keys it in `ManualScheduler` and inspection. */
@@ -91,34 +107,70 @@ export class MemoryZooKeeper implements MemoryServer {
     return new MemoryZkClient(this, name, options.sessionTimeoutMs ?? 10_000);
   }
 
-  // ---- inspection, for tests (no session, no watch, no scheduling) ----
+  // ---- followers ----
+
+  /** How many followers there are (server 0 is the leader, 1 … followers are the followers). */
+  get followerCount(): number {
+    return this.views.length - 1;
+  }
+
+  /** How many committed writes follower `server` has not applied yet (0 for the leader). */
+  lag(server: number): number {
+    return this.committed.length - this.viewAt(server).applied;
+  }
+
+  /**
+   * Follower `server` applies up to `writes` of the committed writes it lacks (all by default), in
+   * order, firing its sessions' watches; resolves how many it applied. Every follower when `server`
+   * is undefined.
+   */
+  catchUp(server?: number, writes = Number.POSITIVE_INFINITY): number {
+    if (server === undefined) return this.views.slice(1).reduce((sum, _view, index) => sum + this.catchUp(index + 1, writes), 0);
+    const view = this.viewAt(server);
+    let applied = 0;
+    while (applied < writes && view.applied < this.committed.length) {
+      view.replay(this.committed[view.applied] as CommittedWrite);
+      applied += 1;
+    }
+    return applied;
+  }
+
+  /** The server `sessionId` is connected to (0: the leader). */
+  serverOf(sessionId: string): number | undefined {
+    return this.liveSessions.get(sessionId)?.view;
+  }
+
+  // ---- inspection, for tests (no session, no watch, no scheduling; the leader's state) ----
 
   exists(path: string): boolean {
-    return this.tree.has(path);
+    return this.leader.tree.has(path);
   }
 
   /** The node's bytes, undefined when absent. */
   getData(path: string): Buffer | undefined {
-    return this.tree.has(path) ? this.tree.data(path) : undefined;
+    return this.leader.tree.has(path) ? this.leader.tree.data(path) : undefined;
   }
 
   stat(path: string): ZkStat | undefined {
-    return this.tree.has(path) ? this.tree.stat(path) : undefined;
+    return this.leader.tree.has(path) ? this.leader.tree.stat(path) : undefined;
   }
 
   /** Child names, sorted; [] when absent. */
   children(path: string): string[] {
-    return this.tree.has(path) ? this.tree.sortedChildNames(path) : [];
+    return this.leader.tree.has(path) ? this.leader.tree.sortedChildNames(path) : [];
   }
 
   /** The subtree at `path`, indented, for failure messages. */
   dump(path = '/'): string {
-    return this.tree.dump(path);
+    return this.leader.tree.dump(path);
   }
 
-  /** Watches still registered on the server (one entry per call that set one). */
+  /**
+   * Watches still registered on the servers: one per session, path and kind, however many calls
+   * set it (a real server keeps one watcher per connection and path, as `wchp` shows).
+   */
   watches(): WatchInfo[] {
-    return [...this.watchesByPath.values()].flat().map(({ sessionId, clientName, path, kind }) => ({ sessionId, clientName, path, kind }));
+    return this.views.flatMap((view) => view.registrations()).map(({ sessionId, clientName, path, kind }) => ({ sessionId, clientName, path, kind }));
   }
 
   /** How many watches are registered on `pathPrefix` or below it (all, without a prefix). */
@@ -132,7 +184,7 @@ export class MemoryZooKeeper implements MemoryServer {
     return [...this.liveSessions.values()].map(({ id, clientName }) => ({
       sessionId: id,
       clientName,
-      ephemerals: this.tree.ephemeralsOf(id).sort(),
+      ephemerals: this.leader.tree.ephemeralsOf(id).sort(),
       watches: this.watches().filter((watch) => watch.sessionId === id).length,
     }));
   }
@@ -140,30 +192,34 @@ export class MemoryZooKeeper implements MemoryServer {
   /**
    * Expires a session as the server does when it hears nothing within the timeout: its watches fire
    * `session-lost`, its ephemerals go (firing other sessions' watches), and its client is told
-   * (a crashed client never is; a disconnected one finds out when it reconnects).
+   * (a crashed client never is; a disconnected or frozen one finds out when it reconnects or wakes).
    */
   expireSession(sessionId: string): void {
     const session = this.liveSessions.get(sessionId);
     if (session === undefined) return;
     this.liveSessions.delete(sessionId);
-    this.loseWatches(sessionId);
+    for (const watch of this.viewAt(session.view).dropSession(sessionId))
+      for (const deliver of watch.deliveries) queueMicrotask(() => deliver({ type: 'session-lost', path: watch.path }));
     this.deleteEphemerals(sessionId);
     session.listener.sessionExpired();
   }
 
   // ---- the protocol, used by MemoryZkClient ----
 
-  /** @internal Opens a session and returns its id. */
+  /** @internal Opens a session on the next server in turn and returns its id. */
   openSession(clientName: string, listener: SessionListener): string {
-    const id = (SESSION_ID_BASE + BigInt(++this.sessionCount)).toString(16);
-    this.liveSessions.set(id, { id, clientName, listener });
+    const number = ++this.sessionCount;
+    const id = (SESSION_ID_BASE + BigInt(number)).toString(16);
+    this.liveSessions.set(id, { id, clientName, listener, view: number % this.views.length });
     return id;
   }
 
   /** @internal A client closed its session: ephemerals go at once, watches are dropped unfired. */
   closeSession(sessionId: string): void {
-    if (!this.liveSessions.delete(sessionId)) return;
-    this.dropWatches(sessionId);
+    const session = this.liveSessions.get(sessionId);
+    if (session === undefined) return;
+    this.liveSessions.delete(sessionId);
+    this.viewAt(session.view).dropSession(sessionId);
     this.deleteEphemerals(sessionId);
   }
 
@@ -172,18 +228,13 @@ export class MemoryZooKeeper implements MemoryServer {
     return this.liveSessions.has(sessionId);
   }
 
-  /** @internal The connection of a session dropped: each of its watches fires `session-lost` and is gone. */
-  loseWatches(sessionId: string): void {
-    for (const watch of this.dropWatches(sessionId)) queueMicrotask(() => watch.deliver({ type: 'session-lost', path: '' }));
-  }
-
   /** @internal Applies one operation for a live session and answers it. */
-  apply<R extends MemoryRequest>(sessionId: string, request: R): MemoryReply<MemoryResults[R['op']]> {
+  apply<R extends MemoryRequest>(sessionId: string, request: R, options: ApplyOptions = {}): MemoryReply<MemoryResults[R['op']]> {
     const session = this.liveSessions.get(sessionId);
     if (session === undefined) return { ok: false, rc: RC.SESSION_EXPIRED };
     let reply: MemoryReply<MemoryResults[R['op']]>;
     try {
-      reply = { ok: true, value: this.perform(session, request) as MemoryResults[R['op']] };
+      reply = { ok: true, value: this.perform(session, request, options) as MemoryResults[R['op']] };
     } catch (error) {
       if (!(error instanceof ZnodeFailure)) throw error;
       reply = { ok: false, rc: error.rc };
@@ -192,41 +243,69 @@ export class MemoryZooKeeper implements MemoryServer {
     return reply;
   }
 
-  private perform(session: ServerSession, request: MemoryRequest): MemoryResults[MemoryRequest['op']] {
+  private perform(session: ServerSession, request: MemoryRequest, options: ApplyOptions): MemoryResults[MemoryRequest['op']] {
     const { path } = request;
+    const view = this.viewAt(session.view);
     switch (request.op) {
-      case 'create': {
-        const created = this.tree.create(path, request.data, request.mode, session.id);
-        this.fire(created, ['exists', 'data'], 'created');
-        this.fire(parentPathOf(created), ['child'], 'child');
-        return created;
-      }
       case 'exists': {
         // On an absent node too: that watch waits for the node to appear.
-        if (request.watch) this.register(session, path, 'exists', request.watch);
-        return this.tree.has(path) ? this.tree.stat(path) : undefined;
+        if (request.watch) view.register(session.id, session.clientName, path, 'exists', request.watch);
+        return view.tree.has(path) ? view.tree.stat(path) : undefined;
       }
       case 'getData': {
-        const result = { stat: this.tree.stat(path), data: this.tree.data(path) };
-        if (request.watch) this.register(session, path, 'data', request.watch);
+        const result = { stat: view.tree.stat(path), data: view.tree.data(path) };
+        if (request.watch) view.register(session.id, session.clientName, path, 'data', request.watch);
         return result;
       }
       case 'getChildren': {
-        const result = { children: this.tree.childNames(path), stat: this.tree.stat(path) };
-        if (request.watch) this.register(session, path, 'child', request.watch);
+        const result = { children: view.tree.childNames(path), stat: view.tree.stat(path) };
+        if (request.watch) view.register(session.id, session.clientName, path, 'child', request.watch);
         return result;
       }
+      case 'sync':
+        if (session.view !== 0) this.catchUp(session.view);
+        return undefined;
+      case 'create': {
+        const created = this.leader.tree.create(path, request.data, request.mode, session.id);
+        this.leader.created(created);
+        const at = this.leader.tree.stat(created).ctime.getTime();
+        this.commit({ op: 'create', path, data: request.data, mode: request.mode, owner: session.id, at }, session, options);
+        return created;
+      }
       case 'setData': {
-        const stat = this.tree.setData(path, request.data, request.version);
-        this.fire(path, ['exists', 'data'], 'changed');
+        const stat = this.leader.tree.setData(path, request.data, request.version);
+        this.leader.changed(path);
+        this.commit({ op: 'setData', path, data: request.data, at: stat.mtime.getTime() }, session, options);
+        // The writer's own server has applied it before it answers: the stat is the same there.
         return stat;
       }
       case 'delete': {
-        this.tree.delete(path, request.version);
-        this.fireDeleted(path);
+        this.leader.tree.delete(path, request.version);
+        this.leader.deleted(path);
+        this.commit({ op: 'delete', path, at: this.clock() }, session, options);
         return undefined;
       }
     }
+  }
+
+  /**
+   * Records a write the leader applied, for the followers; the writer's own server applies it
+   * before the reply (unless the reply is lost: then it may not have yet).
+   */
+  private commit(write: CommittedWrite, writer: ServerSession | undefined, options: ApplyOptions = {}): void {
+    if (this.views.length === 1) {
+      this.leader.applied += 1;
+      return;
+    }
+    this.committed.push(write);
+    this.leader.applied = this.committed.length;
+    if (writer !== undefined && writer.view !== 0 && options.replyLost !== true) this.catchUp(writer.view);
+  }
+
+  private viewAt(server: number): MemoryView {
+    const view = this.views[server];
+    if (view === undefined) throw new Error(`MemoryZooKeeper: no server ${server} (followers: ${this.views.length - 1})`);
+    return view;
   }
 
   private tellApplied(session: ServerSession, request: MemoryRequest, reply: MemoryReply<unknown>): void {
@@ -246,43 +325,10 @@ export class MemoryZooKeeper implements MemoryServer {
   }
 
   private deleteEphemerals(sessionId: string): void {
-    for (const path of this.tree.ephemeralsOf(sessionId)) {
-      this.tree.delete(path, -1);
-      this.fireDeleted(path);
+    for (const path of this.leader.tree.ephemeralsOf(sessionId)) {
+      this.leader.tree.delete(path, -1);
+      this.leader.deleted(path);
+      this.commit({ op: 'delete', path, at: this.clock() }, undefined);
     }
-  }
-
-  private fireDeleted(path: string): void {
-    this.fire(path, ['exists', 'data', 'child'], 'deleted');
-    this.fire(parentPathOf(path), ['child'], 'child');
-  }
-
-  private register(session: ServerSession, path: string, kind: WatchKind, deliver: WatchDelivery): void {
-    const registration: WatchRegistration = { sessionId: session.id, clientName: session.clientName, path, kind, deliver };
-    const list = this.watchesByPath.get(path);
-    if (list === undefined) this.watchesByPath.set(path, [registration]);
-    else list.push(registration);
-  }
-
-  /** One-shot: the matching watches are removed now and told on a later microtask. */
-  private fire(path: string, kinds: readonly WatchKind[], type: WatchEvent['type']): void {
-    const list = this.watchesByPath.get(path);
-    if (list === undefined) return;
-    const fired = list.filter((watch) => kinds.includes(watch.kind));
-    const kept = list.filter((watch) => !kinds.includes(watch.kind));
-    if (kept.length === 0) this.watchesByPath.delete(path);
-    else this.watchesByPath.set(path, kept);
-    for (const watch of fired) queueMicrotask(() => watch.deliver({ type, path }));
-  }
-
-  private dropWatches(sessionId: string): WatchRegistration[] {
-    const dropped: WatchRegistration[] = [];
-    for (const [path, list] of this.watchesByPath) {
-      const kept = list.filter((watch) => watch.sessionId !== sessionId);
-      dropped.push(...list.filter((watch) => watch.sessionId === sessionId));
-      if (kept.length === 0) this.watchesByPath.delete(path);
-      else this.watchesByPath.set(path, kept);
-    }
-    return dropped;
   }
 }

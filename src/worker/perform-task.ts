@@ -163,7 +163,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
 
 async function acquireSlot(claim: Claim, key: string, context: PerformContext): Promise<Acquired | undefined> {
   if (context.limits === undefined) return undefined;
-  const acquired = await context.limits.acquire(parentOf(claim.plan), key, { task: claim.task, workerId: claim.workerId, at: new Date() });
+  const acquired = await context.limits.acquire(parentOf(claim.plan), key, { task: claim.task, workerId: claim.workerId, at: new Date() }, claim.session);
   if (acquired.kind === 'full') context.onLimitFull?.(claim.task, acquired.limitPath);
   return acquired;
 }

@@ -45,6 +45,8 @@ export interface NativeZooKeeper {
   aw_get_children2(path: string, watchCb: WatchCallback, cb: (rc: number, error: string, children: string[], stat: ZkStat) => void): number;
   a_set(path: string, data: Buffer | string | null, version: number, cb: (rc: number, error: string, stat: ZkStat) => void): number;
   a_delete_(path: string, version: number, cb: (rc: number, error: string) => void): number;
+  /** Asks the server this handle is connected to to catch up with the leader (ZooKeeper's sync). */
+  a_sync(path: string, cb: (rc: number, error: string, path: string) => void): number;
   add_auth(scheme: string, auth: string, cb: (rc: number, error: string) => void): number;
   /** Replaces the node's ACL; `version` -1 matches any. (The JS wrapper renames `perms` to the `perm` the addon reads.) */
   a_set_acl(path: string, version: number, acl: readonly ZkAclEntry[], cb: (rc: number, error: string) => void): number;

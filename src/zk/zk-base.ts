@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { ZkError, isZkError } from '../errors/zk-error.js';
+import { NODE_REPLACED_RC, ZkError, isZkError } from '../errors/zk-error.js';
 import { childPath, parentOf } from './layout.js';
 import type { ZkStat } from './native-client.js';
 import type { Zk } from './zk.js';
@@ -22,6 +22,7 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
   abstract getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }>;
   abstract setData(path: string, data: Buffer | null, version?: number, options?: WriteOptions): Promise<ZkStat>;
   abstract delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
+  abstract sync(path: string): Promise<void>;
 
   /** Waits until the client is connected again; false when it will not be (closed, or given up). */
   protected abstract reconnected(): Promise<boolean>;
@@ -30,9 +31,16 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
    * Sends an operation with `attempt`; after a connection loss (the outcome unknown), waits for the
    * connection to come back and sends it again, unless `resend` is false. `ZkError.retried` tells a
    * caller that a NODE_EXISTS or NO_NODE may come from its own first try.
+   *
+   * A write with a `target` (its node's incarnation, see `WriteOptions.incarnation`) is sent again
+   * only while that very node is still there: its first try may have landed, and the node may have
+   * been deleted and created again since (by another session, or by this one's next holder), back
+   * at version 0 where the repeated write would land. The check reads after a sync, since the server
+   * this client reconnected to may not have applied the first try yet.
    */
-  protected async resending<T>(resend: boolean, attempt: () => Promise<T>): Promise<T> {
+  protected async resending<T>(resend: boolean, attempt: () => Promise<T>, target?: ResendTarget): Promise<T> {
     for (let retried = false; ; retried = true) {
+      if (retried && target !== undefined) await this.assertStillThere(target);
       try {
         return await attempt();
       } catch (error) {
@@ -42,6 +50,48 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
         if (!(await this.reconnected())) throw error;
       }
     }
+  }
+
+  /**
+   * A setData or delete, guarded as `options` say (see `resending`); a setData with an incarnation
+   * that landed on another node than that one fails NODE_REPLACED (it happens only when the node was
+   * replaced between its caller's read and this write, at the same version).
+   */
+  protected async resendingWrite<T extends ZkStat | void>(
+    op: 'setData' | 'delete',
+    path: string,
+    options: WriteOptions,
+    attempt: () => Promise<T>,
+  ): Promise<T> {
+    const { incarnation, fence } = options;
+    const target = incarnation === undefined ? undefined : { op, path, incarnation, fence };
+    const value = await this.resending(true, attempt, target);
+    if (incarnation !== undefined && op === 'setData' && (value as ZkStat).czxid !== incarnation) {
+      throw new ZkError(
+        op,
+        NODE_REPLACED_RC,
+        path,
+        `ZooKeeper setData of ${path} landed on a node created after the one it was meant for (czxid ${incarnation}, now ${(value as ZkStat).czxid})`,
+      );
+    }
+    return value;
+  }
+
+  /** Throws NO_NODE (`retried` set) unless the node `target` was meant for is still at its path. */
+  private async assertStillThere(target: ResendTarget): Promise<void> {
+    // A fenced write whose session has ended is refused when sent: nothing to read for it.
+    if (target.fence !== undefined && !this.isCurrent(target.fence)) return;
+    await this.sync(target.path);
+    const stat = await this.exists(target.path);
+    if (stat !== undefined && stat.czxid === target.incarnation) return;
+    const error = new ZkError(
+      target.op,
+      -101,
+      target.path,
+      `ZooKeeper ${target.op} of ${target.path} not sent again: the node it was meant for (czxid ${target.incarnation}) is ${stat === undefined ? 'gone' : `replaced (czxid ${stat.czxid})`}`,
+    );
+    error.retried = true;
+    throw error;
   }
 
   async createIfAbsent(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<boolean> {
@@ -103,4 +153,12 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
       }
     }
   }
+}
+
+/** The node a guarded write was meant for. */
+interface ResendTarget {
+  readonly op: 'setData' | 'delete';
+  readonly path: string;
+  readonly incarnation: number;
+  readonly fence: WriteOptions['fence'];
 }

@@ -16,7 +16,7 @@ export interface ZkSession {
   readonly id: string;
 }
 
-/** What fired a one-shot watch; `session-lost` means the session expired before the watched change. */
+/** What fired a one-shot watch (`path` is the watched node); `session-lost` means the connection dropped or the session expired first. */
 export interface WatchEvent {
   readonly type: 'created' | 'deleted' | 'changed' | 'child' | 'session-lost';
   readonly path: string;
@@ -48,9 +48,18 @@ export interface ZkClientEvents {
   'auth:failed': [ZkAuthError];
 }
 
-/** Options of a write; `fence` makes it fail with SESSION_EXPIRED unless that session is still the current one. */
+/** Options of a write: what guards it against landing where its caller did not mean it to. */
 export interface WriteOptions {
+  /** The write fails with SESSION_EXPIRED unless this session is still the current one, also when it is sent again after a connection loss. */
   readonly fence?: ZkSession;
+  /**
+   * The czxid of the node a setData or delete was decided on (from the stat read before it). A node
+   * deleted and created again starts over at version 0, so a versioned write sent again after a lost
+   * reply could land on the new node; with `incarnation`, it is sent again only after a sync shows
+   * the same node still there (else it fails NO_NODE, `retried` set), and a setData that lands on
+   * another node fails NODE_REPLACED. See docs/design/writes.md.
+   */
+  readonly incarnation?: number;
 }
 
 /** Counts of operations sent, for benchmarks and metrics. */

@@ -23,6 +23,8 @@ export type {
 } from './zk-client-types.js';
 
 const RECONNECT_PAUSE_MS = 500;
+/** The C client's ZCONNECTIONLOSS. */
+const CONNECTION_LOSS_RC = -4;
 
 /**
  * The single adapter over the native ZooKeeper client: camelCase methods, typed results and
@@ -200,13 +202,22 @@ export class ZkClient extends ZkBase {
   }
 
   setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
-    return this.submit<ZkStat>('setData', path, 'writes', options.fence, (native, settle) =>
-      native.a_set(path, data, version, (rc, _error, stat) => settle(rc, stat)),
+    return this.resendingWrite('setData', path, options, () =>
+      this.submitOnce<ZkStat>('setData', path, 'writes', options.fence, (native, settle) =>
+        native.a_set(path, data, version, (rc, _error, stat) => settle(rc, stat)),
+      ),
     );
   }
 
   delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
-    return this.submit<void>('delete', path, 'writes', options.fence, (native, settle) => native.a_delete_(path, version, (rc) => settle(rc, undefined)));
+    return this.resendingWrite('delete', path, options, () =>
+      this.submitOnce<void>('delete', path, 'writes', options.fence, (native, settle) => native.a_delete_(path, version, (rc) => settle(rc, undefined))),
+    );
+  }
+
+  /** Makes the server this session is connected to catch up with the leader before it answers what this session sends next. */
+  sync(path: string): Promise<void> {
+    return this.submit<void>('sync', path, 'reads', undefined, (native, settle) => native.a_sync(path, (rc) => settle(rc, undefined)));
   }
 
   /** Sets an ACL given in the native client's shape (the guard of `create` uses it). */
@@ -283,7 +294,12 @@ export class ZkClient extends ZkBase {
         if (settled) return;
         settled = true;
         if (rc === NATIVE.ZOK) resolve(value);
-        else reject(new ZkError(op, rc, path));
+        else if (rc === NATIVE.ZCLOSING && this.currentState !== 'closed') {
+          // The handle closed under it because the session expired: the C client fails what it had
+          // queued (never sent while it reconnected) with ZCLOSING. Not applied, like a request sent
+          // into a dropped connection: sent again through the next session unless fenced.
+          reject(new ZkError(op, CONNECTION_LOSS_RC, path, `ZooKeeper ${op} of ${path}: the session expired before it was sent`));
+        } else reject(new ZkError(op, rc, path));
         if (sentAt !== undefined) {
           try {
             this.onOperation?.(op, performance.now() - sentAt, rc === NATIVE.ZOK);

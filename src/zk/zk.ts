@@ -8,9 +8,18 @@
  * - **Order.** Operations of one session are applied in the order they were sent and answered in
  *   that order (FIFO); after a connection loss a *prefix* of what was sent has been applied.
  * - **Lost replies.** An operation may fail with `CONNECTION_LOSS` although it was applied.
- *   Idempotent operations are sent again once the connection is back (a repeated create then
- *   answers `NODE_EXISTS` with `ZkError.retried` set, a repeated delete `NO_NODE`); sequential
- *   creates are never sent again, so their caller must find out what happened.
+ *   Operations are sent again once the connection is back, through the same session or, when it
+ *   expired meanwhile, through the next one (a repeated create then answers `NODE_EXISTS` with
+ *   `ZkError.retried` set, a repeated delete `NO_NODE`); sequential creates are never sent again,
+ *   so their caller must find out what happened. A write that must not land in a later session is
+ *   fenced (`WriteOptions.fence`); a setData or delete of a node that may be deleted and created
+ *   again names the node it was decided on (`WriteOptions.incarnation`). docs/design/writes.md
+ *   lists every write zk-plan makes and what guards it.
+ * - **Reads may lag.** A session reads from the server it is connected to, which may not have
+ *   applied another session's latest write yet, nor this session's own write whose reply was lost
+ *   (ZooKeeper promises a session never goes back in time, not that it sees every write at once).
+ *   Whoever reads back to settle a lost reply syncs first (`sync`); nothing may rely on reading
+ *   another session's write without a watch or a sync.
  * - **Sequential names** end in a ten-digit counter of the children ever created under the parent
  *   (deletions raise `cversion` but not the counter, so the two differ; sort by the name's serial).
  * - **Data** written as `null` reads back as the four bytes `null` (the native client's doing).
@@ -19,8 +28,10 @@
  *   closed, not when the connection drops. They cannot have children.
  * - **Watches are one-shot** and fire at most once: `created`/`deleted`/`changed` for `exists` and
  *   `getData`, `child`/`deleted` for `getChildren`. A watch set with `exists` on a node that never
- *   appears stays until the session ends. When the connection drops or the session expires every
- *   watch of the session fires `session-lost` (and never again): re-read, and re-arm, after it.
+ *   appears stays until the session ends. When the connection drops every watcher of the session
+ *   hears `session-lost` (and never again): re-read, and re-arm, after it. The server keeps those
+ *   watches all the same (the client sets them again when it reconnects), until they fire into
+ *   nothing or the session ends; at expiry they go.
  * - **Sessions.** When a session expires, `session:expired` is emitted, then a new session is opened
  *   (`session:started`, with a `generation` one higher). A write fenced by an expired session fails
  *   with `SESSION_EXPIRED` instead of landing through the new one.
@@ -63,6 +74,12 @@ export interface Zk extends EventEmitter<ZkClientEvents> {
   tryGetChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat } | undefined>;
   setData(path: string, data: Buffer | null, version?: number, options?: WriteOptions): Promise<ZkStat>;
   delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
+  /**
+   * Makes the server this session reads from catch up with the leader before it answers the next
+   * request: a read sent after it sees every write applied before the sync began, other sessions'
+   * and this session's own first try of a write whose reply was lost.
+   */
+  sync(path: string): Promise<void>;
   /** Deletes the node if present (version -1 matches any); true when this call deleted it. */
   deleteIfPresent(path: string, version?: number, options?: WriteOptions): Promise<boolean>;
   /** Deletes a node and everything below it, children first; safe against concurrent deleters. */

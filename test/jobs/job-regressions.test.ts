@@ -8,7 +8,7 @@ import { ASSIGNMENT_BUDGET_BYTES, fitAssignment } from '../../src/jobs/assignmen
 import type { JobContext } from '../../src/jobs/job-context.js';
 import { resolveJob } from '../../src/jobs/job-definition.js';
 import type { LeaseRecord } from '../../src/jobs/lease.js';
-import { StrategyRegistry } from '../../src/jobs/strategies.js';
+import { StrategyRegistry, type AssignmentStrategy } from '../../src/jobs/strategies.js';
 import { decodeValue, encodeValue } from '../../src/serialization/codec.js';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { jobsNodes } from '../../src/zk/layout.js';
@@ -29,8 +29,15 @@ async function rounds(world: World, procs: readonly Proc[], count = 3, stepMs = 
   return failures;
 }
 
+/** A strategy that gives every item to the worker whose id sorts last (so a test decides who gets what by naming). */
+const toLastNamed: AssignmentStrategy = ({ items, workers }) => {
+  const sorted = [...workers].sort();
+  const last = sorted.at(-1);
+  return Object.fromEntries(sorted.map((worker) => [worker, worker === last ? [...items].sort() : []]));
+};
+
 describe('a write of a live holder sent again after a reconnect', () => {
-  it("never lands on the next holder's lease: the lease node of an item that left the pool is kept while its holder lives", async () => {
+  it("never lands on the next holder's lease: the lease node of an item that left the pool is pruned while its holder lives, and the holder's late release stays off the new node", async () => {
     const manual = new ManualScheduler();
     const world = new World(new MemoryZooKeeper({ scheduler: manual }));
     const logs = { a: activity(), b: activity(), e: activity() };
@@ -58,12 +65,12 @@ describe('a write of a live holder sent again after a reconnect', () => {
       a.zk.disconnect();
       return true;
     });
-    // a's lease runs out; a is still a live worker, so its lease node is not pruned.
+    // a's lease runs out: its node is pruned, although a is still a live worker.
     world.advance(TIMING.leaseMs + TIMING.driftMs + 50);
     await run(manual, b.manager.pass());
-    expect(world.server.exists(leasePath)).toBe(true);
+    expect(world.server.exists(leasePath)).toBe(false);
 
-    // m comes back and goes to b, which takes it over a's run-out lease (a higher version).
+    // m comes back and goes to b, which takes it on a new lease node (version 0, then 1).
     await run(manual, world.jobs.setWorkPool('j', ['c', 'd', 'm', 'n']));
     await run(manual, b.manager.pass());
     await run(manual, b.worker.pass());
@@ -71,7 +78,7 @@ describe('a write of a live holder sent again after a reconnect', () => {
     expect(b.worker.heldItems()).toEqual({ j: ['d', 'm'] });
     const bToken = leaseOf().token;
 
-    // a reconnects: its old write is sent again and refused (version), b's lease stays b's.
+    // a reconnects: its old release is not sent again (its node is gone), b's lease stays b's.
     a.zk.reconnect();
     await run(manual, aPass);
     expect(leaseOf()).toMatchObject({ holder: 'b', token: bToken });
@@ -83,6 +90,75 @@ describe('a write of a live holder sent again after a reconnect', () => {
       await sleep(10);
       expect(workingOn(logs.b, 'm').length + workingOn(logs.e, 'm').length, 'workers on m').toBeLessThanOrEqual(1);
     }
+  });
+
+  it('a take whose send was lost, sent again in the same session after the lease node was pruned and made again, never lands on the new holder’s lease (defect 4)', async () => {
+    const manual = new ManualScheduler();
+    const world = new World(new MemoryZooKeeper({ scheduler: manual }));
+    const logs = { a: activity(), d: activity(), x: activity() };
+    const manager = world.spawn('mgr', {}, { strategies: { toLastNamed } }); // no job function: it only manages
+    const a = world.spawn('a', { hold: holder(logs.a) });
+    const x = world.spawn('x', { hold: holder(logs.x) });
+    const leasePath = a.store.leasePath('j', 'm');
+    const leaseOf = (): LeaseRecord => decodeValue(leasePath, world.server.getData(leasePath)) as LeaseRecord;
+    const passes = async (...procs: Proc[]): Promise<void> => {
+      for (const proc of procs) await run(manual, proc.worker.pass());
+      await run(manual, manager.manager.pass());
+      for (const proc of procs) await run(manual, proc.worker.pass());
+      await sleep(10);
+    };
+    await run(manual, world.jobs.define({ name: 'j', fn: 'hold', workPool: { items: ['m'] }, mode: 'continuous', strategy: 'toLastNamed' }));
+    await run(manual, manager.worker.pass());
+    await passes(a, x); // m goes to x, which takes it (version 1)
+    expect(x.worker.heldItems()).toEqual({ j: ['m'] });
+    await run(manual, x.worker.stop()); // x gives m back (version 2) and leaves
+    await run(manual, manager.manager.pass()); // m goes to a
+
+    // a reads the released lease (version 2) and sends its take, which never reaches the server.
+    a.zk.failNextSend((op, path) => op === 'setData' && path === leasePath, { reconnect: false });
+    const aPass = a.worker.pass();
+    await run(manual, aPass, () => a.zk.state === 'suspended');
+
+    // Meanwhile m leaves the pool (its released lease is pruned), comes back, and goes to d, which takes it and renews: version 2 again.
+    await run(manual, world.jobs.setWorkPool('j', ['n']));
+    await run(manual, manager.manager.pass());
+    expect(world.server.exists(leasePath)).toBe(false);
+    const d = world.spawn('d', { hold: holder(logs.d) });
+    await run(manual, world.jobs.setWorkPool('j', ['m']));
+    await run(manual, d.worker.pass());
+    await run(manual, manager.manager.pass());
+    await run(manual, d.worker.pass());
+    world.advance(TIMING.leaseMs / 3);
+    await run(manual, d.worker.pass());
+    await sleep(10);
+    expect(d.worker.heldItems()).toEqual({ j: ['m'] });
+    expect(world.server.stat(leasePath)?.version).toBe(2);
+    const dToken = leaseOf().token;
+
+    // a is back: its take is not sent again onto d's node; d keeps m, and its token has not gone down.
+    a.zk.reconnect();
+    await run(manual, aPass);
+    await sleep(10);
+    expect(a.worker.heldItems()).toEqual({});
+    expect(workingOn(logs.a, 'm').length + workingOn(logs.d, 'm').length).toBe(1);
+    expect(leaseOf()).toMatchObject({ holder: 'd', token: dToken });
+    world.advance(TIMING.leaseMs / 3);
+    await run(manual, d.worker.pass());
+    expect(d.worker.heldItems()).toEqual({ j: ['m'] });
+  });
+
+  it('lease nodes do not pile up while workers live and item ids come and go (defect 6)', async () => {
+    const world = new World();
+    const logs = { a: activity() };
+    const a = world.spawn('a', { hold: holder(logs.a) });
+    await world.jobs.define({ name: 'j', fn: 'hold', workPool: { items: ['item-0'] }, mode: 'continuous' });
+    await rounds(world, [a], 2);
+    for (let generation = 1; generation <= 6; generation++) {
+      await world.jobs.setWorkPool('j', [`item-${generation}`]);
+      await rounds(world, [a], 3);
+    }
+    expect(a.worker.heldItems()).toEqual({ j: ['item-6'] });
+    expect(world.server.children(`${JOBS}/zk-plan-job-leases/j`)).toEqual(['item-6']);
   });
 });
 
