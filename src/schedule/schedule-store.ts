@@ -12,7 +12,7 @@ import type { ZkStat } from '../zk/native-client.js';
 import { TokenLock } from '../zk/token-lock.js';
 import type { Zk } from '../zk/zk.js';
 import { parseStoredSchedule, type StoredSchedule } from './schedule-definition.js';
-import { parseTickRecord, sortTickIds, timeOfTickId, type TickRecord } from './tick-record.js';
+import { cronTickId, parseTickRecord, sortTickIds, timeOfTickId, type TickRecord } from './tick-record.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 
 /**
@@ -125,8 +125,14 @@ export class ScheduleStore {
     return sortTickIds((await this.zk.tryGetChildren(scheduleNodes(this.parent, name).ticks))?.children ?? []);
   }
 
-  async readTick(name: string, id: string): Promise<{ readonly record: TickRecord; readonly version: number } | undefined> {
+  /** The tick's record; `sync` first to see this session's own write whose reply was lost (the server may lag). */
+  async readTick(
+    name: string,
+    id: string,
+    options: { readonly sync?: boolean } = {},
+  ): Promise<{ readonly record: TickRecord; readonly version: number } | undefined> {
     const { record } = tickNodes(this.parent, name, id);
+    if (options.sync === true) await this.zk.sync(record);
     const node = await this.zk.tryGetData(record);
     return node === undefined ? undefined : { record: parseTickRecord(record, decodeValue(record, node.data)), version: node.stat.version };
   }
@@ -172,24 +178,23 @@ export class ScheduleStore {
   }
 
   /**
-   * Deletes final tick records beyond the newest `keep` that are also over `keepMs` old and not
-   * after the cursor (a process that read an older cursor cannot be slow for that long and keep its
-   * session), unless `stillNeeded` says a record is.
+   * Deletes the final records among `prunable` that are beyond the newest `keep` of `ids`, at or
+   * before the cursor and not named by it (every pass makes the records the cursor names if they
+   * are absent), unless `stillNeeded` says a record is.
    */
   async prune(
     name: string,
     ids: readonly string[],
+    prunable: readonly string[],
     keep: number,
-    keepMs: number,
-    now: number,
-    cursorTick: number | undefined,
+    cursor: ScheduleCursor,
     stillNeeded: (record: TickRecord) => Promise<boolean>,
   ): Promise<number> {
+    const cursorTick = cursor.tick;
     if (cursorTick === undefined) return 0;
-    const candidates = ids.slice(0, Math.max(0, ids.length - keep)).filter((id) => {
-      const at = timeOfTickId(id) as number;
-      return at <= cursorTick && now - at > keepMs;
-    });
+    const named = new Set(cursor.fire.map(cronTickId));
+    const old = new Set(ids.slice(0, Math.max(0, ids.length - keep)));
+    const candidates = prunable.filter((id) => old.has(id) && !named.has(id) && (timeOfTickId(id) as number) <= cursorTick);
     let pruned = 0;
     for (const id of candidates) {
       const tick = await this.readTick(name, id);

@@ -21,7 +21,7 @@
 import { DEFAULTS } from '../config/defaults.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { MAX_TIMER_MS } from '../util/signals.js';
-import type { Watcher } from '../zk/zk-client-types.js';
+import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
 import { cronTimes, type CronTimes } from './cron-times.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import { fireTick, type FiringContext } from './tick-firing.js';
@@ -49,6 +49,8 @@ export class Scheduler {
   private readonly timesCache = new Map<string, CronTimes>();
   /** Tick ids known to be final and their state, per schedule: final records never change, so they are not read again. */
   private readonly finalTicks = new Map<string, Map<string, string>>();
+  /** Per schedule, when this process first saw each tick record not named by the cursor (its clock). */
+  private readonly unnamedSince = new Map<string, Map<string, number>>();
 
   constructor(private readonly runtime: SchedulerRuntime) {}
 
@@ -70,6 +72,7 @@ export class Scheduler {
     const names = await store.names(this.listArmed ? undefined : this.armed(() => (this.listArmed = false)));
     this.listArmed = true;
     for (const cached of [...this.finalTicks.keys()]) if (!names.includes(cached)) this.finalTicks.delete(cached);
+    for (const cached of [...this.unnamedSince.keys()]) if (!names.includes(cached)) this.unnamedSince.delete(cached);
     let earliest: number | undefined;
     for (const name of names) {
       if (this.stopped) break;
@@ -123,21 +126,23 @@ export class Scheduler {
    * that died after committing left.
    */
   private async recordDueTicks(schedule: StoredSchedule, times: CronTimes): Promise<void> {
-    const { store } = this.runtime.firing;
+    const { store, zk } = this.runtime.firing;
+    // The records a cursor names are made fenced by the session that read it: a scheduler whose
+    // session expired while it held an old cursor (frozen, cut off) makes none of them late.
+    const session = zk.session;
     const cursor = await store.cursor(schedule.name);
     // The records of the decision read first: a scheduler that committed it may have died before making them,
     // and the commit below replaces its list. So every committed list has its records before it is replaced.
-    await this.createTickRecords(schedule, cursor.fire);
+    await this.createTickRecords(schedule, cursor.fire, session);
     const decision = dueTicks(times, { ...schedule, cursor: cursor.tick, now: this.runtime.now() });
     if (decision.cursor === undefined) return;
     if (await store.commitDecision(schedule.name, cursor, decision.cursor, decision.fire, decision.skipped))
-      await this.createTickRecords(schedule, decision.fire);
-    else await this.createTickRecords(schedule, (await store.cursor(schedule.name)).fire); // another decided meanwhile
+      await this.createTickRecords(schedule, decision.fire, session);
+    else await this.createTickRecords(schedule, (await store.cursor(schedule.name)).fire, session); // another decided meanwhile
   }
 
-  private async createTickRecords(schedule: StoredSchedule, ticks: readonly number[]): Promise<void> {
-    const { store, zk, identity } = this.runtime.firing;
-    const session = zk.session;
+  private async createTickRecords(schedule: StoredSchedule, ticks: readonly number[], session: ZkSession): Promise<void> {
+    const { store, identity } = this.runtime.firing;
     for (const tick of ticks) {
       const id = cronTickId(tick);
       const record: TickRecord = {
@@ -168,15 +173,32 @@ export class Scheduler {
       if (here) this.runtime.onTick?.(schedule.name, id, state, planPathForTick(schedule.planParent, schedule.name, id));
     }
     for (const id of known.keys()) if (!ids.includes(id)) known.delete(id);
-    // The records the overlap policy reads stay whatever their age: the newest fired cron tick's and,
-    // under 'skip' or 'cancelPrevious', those of runs still under way that no later cron tick vouches
-    // for (manual runs, and cron runs fired under 'allow').
-    const newestFiredCron = [...ids].reverse().find((id) => !isManualTickId(id) && known.get(id) === 'fired');
+    await this.prune(schedule, ids, known);
+  }
+
+  /**
+   * Deletes old final tick records. Kept whatever their age: the newest fired cron tick's and, under
+   * 'skip' or 'cancelPrevious', those of runs still under way that no later cron tick vouches for
+   * (manual runs, and cron runs fired under 'allow'), which the overlap policy reads; and those the
+   * cursor names, whose records every pass makes if absent. A record the cursor stopped naming goes
+   * only once this process has seen it unnamed for `keepTicksMs`: a scheduler that read an older
+   * cursor naming it makes its records within one pass, fenced by its session, and never stalls
+   * that long with its session alive, so a pruned record is never made again (and fired twice).
+   */
+  private async prune(schedule: StoredSchedule, ids: readonly string[], known: ReadonlyMap<string, string>): Promise<void> {
+    const { store } = this.runtime.firing;
     const cursor = await store.cursor(schedule.name);
-    const prunable = ids.filter((id) => id !== newestFiredCron);
+    const now = this.runtime.now();
+    const named = new Set(cursor.fire.map(cronTickId));
+    const seen = this.unnamedSince.get(schedule.name) ?? new Map<string, number>();
+    this.unnamedSince.set(schedule.name, seen);
+    for (const id of [...seen.keys()]) if (!ids.includes(id) || named.has(id)) seen.delete(id);
+    for (const id of ids) if (!named.has(id) && !seen.has(id)) seen.set(id, now);
+    const newestFiredCron = [...ids].reverse().find((id) => !isManualTickId(id) && known.get(id) === 'fired');
+    const prunable = ids.filter((id) => id !== newestFiredCron && now - (seen.get(id) ?? now) >= DEFAULTS.schedule.keepTicksMs);
     const stillNeeded = async (record: TickRecord): Promise<boolean> =>
       schedule.overlap !== 'allow' && record.state === 'fired' && !firedAfterEarlierRuns(record) && !(await this.runtime.firing.planFinished(record.plan));
-    await store.prune(schedule.name, prunable, DEFAULTS.schedule.keepTicks, DEFAULTS.schedule.keepTicksMs, this.runtime.now(), cursor.tick, stillNeeded);
+    await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, cursor, stillNeeded);
   }
 
   private timesOf(schedule: StoredSchedule): CronTimes {
@@ -192,6 +214,7 @@ export class Scheduler {
 
   private forget(name: string): void {
     this.finalTicks.delete(name);
+    this.unnamedSince.delete(name);
     this.definitionArmed.delete(name);
   }
 

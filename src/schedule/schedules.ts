@@ -103,7 +103,7 @@ export class Schedules {
       updatedAt: new Date().toISOString(),
     };
     // False: the schedule went, or the create landed and its reply was lost (the id is this call's own).
-    if (!(await this.firing.store.createTick(name, tick, record)) && (await this.firing.store.readTick(name, tick)) === undefined)
+    if (!(await this.firing.store.createTick(name, tick, record)) && (await this.firing.store.readTick(name, tick, { sync: true })) === undefined)
       throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
     return { tick, plan, state: (await fireTick(this.firing, schedule, tick)).state };
   }

@@ -120,9 +120,25 @@ async function decideAndBuild(
     checked = await checkSpecForSubmit(schedule.spec, context.functions, await context.listWorkers(schedule.planParent), { params });
   } catch (error) {
     if (!(error instanceof PlanSpecError)) throw error;
-    // A dead firer's half-built plan does not stay: this tick makes no plan.
-    if (existing !== undefined) await zk.deleteRecursive(plan);
-    return { state: 'failed', reason: error.message, version };
+    // A dead firer's half-built plan does not stay: this tick makes no plan. The record forgets the
+    // plan first: a holder that dies right after the delete leaves a pending record without
+    // `planCreated`, which the next holder decides afresh, never one that reads "made, then deleted".
+    let current = version;
+    if (existing !== undefined) {
+      if (record.planCreated === true) {
+        const { planCreated: _made, ...forgotten } = record;
+        current = await writeTick(
+          context.store,
+          schedule.name,
+          id,
+          { ...forgotten, by: context.identity, updatedAt: new Date().toISOString() },
+          version,
+          session,
+        );
+      }
+      await zk.deleteRecursive(plan);
+    }
+    return { state: 'failed', reason: error.message, version: current };
   }
   const origin = { schedules: context.store.parent, schedule: schedule.name, tick: id, firedAt: record.firedAt };
   const target = { plan, fence: session, origin };
@@ -169,7 +185,7 @@ async function writeTick(store: ScheduleStore, name: string, id: string, record:
     return (await store.updateTick(name, id, record, version, { fence: session })).version;
   } catch (error) {
     if (!isZkError(error, 'BAD_VERSION')) throw error;
-    const stored = await store.readTick(name, id);
+    const stored = await store.readTick(name, id, { sync: true });
     if (
       stored === undefined ||
       stored.record.state !== record.state ||

@@ -203,4 +203,77 @@ describe('scheduler faults', () => {
     expect(a.errors).toHaveLength(20);
     expect(String(a.errors[0])).toContain(`${SCHEDULES}/bad`);
   });
+
+  describe('pruned tick records are never made again (issue 19, defect 3)', () => {
+    const HOURLY_TICKS = `${scheduleNodes(SCHEDULES, 'hourly').ticks}`;
+
+    it("misfire 'fireAll' catching up on more ticks than the records kept: none is fired twice, even once its plan is gone", async () => {
+      const server = new MemoryZooKeeper();
+      const a = start(server, 'a');
+      await a.schedules.put({ ...PULSE, cron: '0 * * * * *', misfire: 'fireAll', catchUpLimit: 120, misfireGraceMs: 1_000 });
+      a.clock.now = T0 + 120 * 60_000 + 30_000; // two hours of missed minutes: 120 ticks to catch up on, one decision
+      await a.scheduler.pass();
+      expect(plansOn(server)).toHaveLength(120);
+      const builtOnce = new Set(plansOn(server));
+      for (const plan of builtOnce) await a.zk.deleteRecursive(`${PLANS}/${plan}`); // they ran; retention deleted them
+      for (const later of [1, 2, 15]) {
+        a.clock.now = T0 + 120 * 60_000 + 30_000 + later * 1_000;
+        await a.scheduler.pass();
+      }
+      const b = start(server, 'b'); // a scheduler started later has no cache to hide it
+      b.clock.now = a.clock.now;
+      await b.scheduler.pass();
+      expect(plansOn(server)).toEqual([]);
+    });
+
+    it('a skipped cron tick followed by 50 manual runs is not fired once its record would be old enough to prune', async () => {
+      const server = new MemoryZooKeeper();
+      const a = start(server, 'a');
+      await a.schedules.put({ ...PULSE, name: 'hourly', cron: '0 0 * * * *', overlap: 'skip', misfireGraceMs: 60_000 });
+      a.clock.now = T0 + 3_600_000 + 1_000; // 03:00: fires; its run never ends (no workers)
+      await a.scheduler.pass();
+      a.clock.now = T0 + 2 * 3_600_000 + 1_000; // 04:00: skipped, the 03:00 run is still going
+      await a.scheduler.pass();
+      const cronTicks = server.children(HOURLY_TICKS);
+      expect(cronTicks).toHaveLength(2);
+      for (let run = 0; run < 50; run++) await a.schedules.trigger('hourly');
+      for (const plan of plansOn(server)) await a.zk.deleteRecursive(`${PLANS}/${plan}`); // every run ended
+      for (const minutes of [11, 12, 20]) {
+        a.clock.now = T0 + 2 * 3_600_000 + minutes * 60_000;
+        await a.scheduler.pass();
+      }
+      const b = start(server, 'b');
+      b.clock.now = a.clock.now;
+      await b.scheduler.pass();
+      expect(plansOn(server)).toEqual([]);
+    });
+  });
+
+  it('a takeover whose spec check fails and that dies right after deleting the half-built plan never leaves a tick recorded fired with no plan (defect 7)', async () => {
+    const server = new MemoryZooKeeper();
+    const a = start(server, 'a');
+    const b = start(
+      server,
+      'b',
+      new FunctionRegistry().register('other', () => 1),
+    );
+    await a.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
+    // a dies mid-build, after its record says planCreated; b takes over, its spec check fails, and b dies right after deleting a's plan.
+    crashAfter(server, a, (op, path) => op === 'create' && path.startsWith(`${PLAN_1}/task-`) && path.endsWith('/ready'));
+    a.clock.now = b.clock.now = T0 + 1_020;
+    void a.scheduler.pass().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    crashAfter(server, b, (op, path) => op === 'delete' && path === PLAN_1);
+    void b.scheduler.pass().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.exists(PLAN_1)).toBe(false);
+    server.onApplied = undefined;
+    const c = start(server, 'c'); // has the spec's function
+    c.clock.now = T0 + 1_020;
+    await c.scheduler.pass();
+    const [summary] = await c.schedules.list();
+    const tick = summary?.recentRuns.find((run) => run.plan === PLAN_1);
+    expect(tick?.state).toBe('fired');
+    expect(server.exists(`${PLAN_1}/ready`)).toBe(true); // fired means a plan was made
+  });
 });
