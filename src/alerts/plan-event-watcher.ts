@@ -180,7 +180,8 @@ export class PlanEventWatcher {
       if (recorded === undefined || delivery === undefined || delivery.deliveredAt !== undefined || delivery.gaveUpAt !== undefined) return;
       const delivered = await this.callListener(delivery.event);
       const outcome: Delivery = { event: delivery.event, ...(delivered ? { deliveredAt: new Date() } : { gaveUpAt: new Date() }) };
-      await this.zk.setData(path, encodeValue(outcome, 'plan event', path), recorded.stat.version).catch(ignoreNoNode);
+      // Named by the record read: a resend never lands on the record of a plan deleted and made again at that path since.
+      await this.zk.setData(path, encodeValue(outcome, 'plan event', path), recorded.stat.version, { incarnation: recorded.stat.czxid }).catch(ignoreNoNode);
     } finally {
       await lock.release().catch(() => undefined); // else it goes with the session
     }
@@ -213,7 +214,7 @@ function rejectOnAbort(signal: AbortSignal): Promise<never> {
 }
 
 function ignoreNoNode(error: unknown): undefined {
-  if (isZkError(error, 'NO_NODE')) return undefined;
+  if (isZkError(error, 'NO_NODE', 'NODE_REPLACED')) return undefined;
   throw error;
 }
 

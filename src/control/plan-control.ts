@@ -101,13 +101,15 @@ export class PlanControl {
       try {
         if (decision.kind === 'cancelled') throw new PlanCancelledError(plan, decision.reason);
         if (decision.kind === 'write' && node === undefined) await this.zk.create(path, encodeControlRecord(decision.record, path));
-        else if (decision.kind === 'write' && node !== undefined) await this.zk.setData(path, encodeControlRecord(decision.record, path), node.stat.version);
-        else if (decision.kind === 'delete' && node !== undefined) await this.zk.delete(path, node.stat.version);
+        // Named by the node read: a resend after a lost reply never lands on a control node made again since (a later pause).
+        else if (decision.kind === 'write' && node !== undefined)
+          await this.zk.setData(path, encodeControlRecord(decision.record, path), node.stat.version, { incarnation: node.stat.czxid });
+        else if (decision.kind === 'delete' && node !== undefined) await this.zk.delete(path, node.stat.version, { incarnation: node.stat.czxid });
         break;
       } catch (error) {
         if (isZkError(error, 'NO_NODE') && node === undefined) throw new PlanNotFoundError(plan);
         // Changed meanwhile (or a resent write that had landed): read it again and decide again.
-        if (!isZkError(error, 'NODE_EXISTS', 'BAD_VERSION', 'NO_NODE')) throw error;
+        if (!isZkError(error, 'NODE_EXISTS', 'BAD_VERSION', 'NO_NODE', 'NODE_REPLACED')) throw error;
       }
     }
     if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);

@@ -37,6 +37,12 @@ export interface JobWorkerInfo {
   readonly startedAt: string;
 }
 
+/** A node as read before a write decided on it: the version to write over, and the node it is (its creation zxid). */
+export interface NodeRead {
+  readonly version: number;
+  readonly czxid: number;
+}
+
 /** A lease as read: its record, and the version, zxids and last change time of its node. */
 export interface LeaseState extends LeaseNode {
   readonly record: LeaseRecord;
@@ -63,31 +69,35 @@ export class JobStore {
     return (listing?.children ?? []).filter((name) => !name.startsWith(RESERVED_PREFIX)).sort();
   }
 
-  /** The job and its node's version; undefined when there is none. `watcher` fires once when it changes or goes. */
-  async read(name: string, watcher?: Watcher): Promise<{ readonly job: StoredJob; readonly version: number } | undefined> {
+  /** The job and its node as read; undefined when there is none. `watcher` fires once when it changes or goes. */
+  async read(name: string, watcher?: Watcher): Promise<({ readonly job: StoredJob } & NodeRead) | undefined> {
     const { node } = jobNodes(this.parent, name);
     const read = await this.getData(node, watcher);
-    return read === undefined ? undefined : { job: parseStoredJob(node, decodeValue(node, read.data)), version: read.stat.version };
+    return read === undefined ? undefined : { job: parseStoredJob(node, decodeValue(node, read.data)), version: read.stat.version, czxid: read.stat.czxid };
   }
 
-  /** The version of the job's node, whatever it holds; undefined when there is none. */
-  async version(name: string): Promise<number | undefined> {
-    return (await this.zk.exists(jobNodes(this.parent, name).node))?.version;
+  /** The job's node as read, whatever it holds; undefined when there is none. */
+  async node(name: string): Promise<NodeRead | undefined> {
+    const stat = await this.zk.exists(jobNodes(this.parent, name).node);
+    return stat === undefined ? undefined : { version: stat.version, czxid: stat.czxid };
   }
 
-  /** Creates the job (`version` undefined; false when it exists by then) or replaces the version read (false when it changed). */
-  async write(job: StoredJob, version: number | undefined): Promise<boolean> {
+  /**
+   * Creates the job (`read` undefined; false when it exists by then) or replaces the node read
+   * (false when it changed, or was removed and perhaps defined again, since).
+   */
+  async write(job: StoredJob, read: NodeRead | undefined): Promise<boolean> {
     const { node } = jobNodes(this.parent, job.name);
     const data = encodeValue(job, `job "${job.name}"`, node);
-    if (version === undefined) {
+    if (read === undefined) {
       await this.zk.ensurePath(this.parent);
       return this.zk.createIfAbsent(node, data, 'persistent');
     }
     try {
-      await this.zk.setData(node, data, version);
+      await this.zk.setData(node, data, read.version, { incarnation: read.czxid });
       return true;
     } catch (error) {
-      if (isZkError(error, 'BAD_VERSION', 'NO_NODE')) return false;
+      if (isZkError(error, 'BAD_VERSION', 'NO_NODE', 'NODE_REPLACED')) return false;
       throw error;
     }
   }

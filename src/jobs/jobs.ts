@@ -49,7 +49,7 @@ export class Jobs {
   /** Creates or replaces a job (validated in full first); the manager assigns its items to the live workers. */
   async define(definition: JobDefinition): Promise<StoredJob> {
     const job = resolveJob(definition, new Date(this.now()));
-    for (;;) if (await this.store.write(job, await this.store.version(job.name))) return job; // a malformed node is replaced too
+    for (;;) if (await this.store.write(job, await this.store.node(job.name))) return job; // a malformed node is replaced too
   }
 
   /** Replaces the named work items of a job defined with `{ items }`. */
@@ -196,7 +196,7 @@ export class Jobs {
       const read = await this.store.read(name);
       if (read === undefined) throw new JobNotFoundError(jobNodes(this.parent, name).node);
       const job = { ...edit(read.job), updatedAt: new Date(this.now()).toISOString() };
-      if (await this.store.write(job, read.version)) return job;
+      if (await this.store.write(job, read)) return job;
     }
   }
 }

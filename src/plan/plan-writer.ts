@@ -227,9 +227,12 @@ export class PlanWriter {
       try {
         // Fields zk-plan does not read (a schedule tick's origin, another tool's) are kept.
         const kept = typeof stored === 'object' && stored !== null ? stored : {};
-        await this.zk.setData(plan, encodeValue({ ...kept, ...settings, taskPriorities: true }, 'plan settings', plan), node.stat.version);
+        await this.zk.setData(plan, encodeValue({ ...kept, ...settings, taskPriorities: true }, 'plan settings', plan), node.stat.version, {
+          incarnation: node.stat.czxid,
+        });
         break;
       } catch (error) {
+        if (isZkError(error, 'NO_NODE', 'NODE_REPLACED')) throw new PlanNotFoundError(plan); // deleted (and perhaps made again) meanwhile
         if (!isZkError(error, 'BAD_VERSION')) throw error; // changed meanwhile (a touch): read it again
       }
     }
@@ -337,20 +340,28 @@ export class PlanWriter {
     assertValidPath('plan', plan);
     const tasks = await this.store.listTasks(plan);
     if (tasks === undefined) throw new PlanNotFoundError(plan);
-    const markerVersion = await this.store.planFailedMarkerVersion(plan);
+    const marker = await this.store.planFailedMarker(plan);
     const listings = await Promise.all(tasks.map(async (task) => ({ task, listing: await this.store.inspectTask(task) })));
     const failed = listings.filter(({ listing }) => listing?.children.includes(FAILED)).map(({ task }) => task);
     // attempts first: a crash in between leaves the task failed, and a second retryFailed finishes the job.
+    // Each delete names the node read: sent again after a lost reply, it never takes a failure (or a
+    // count of tries) that a run after the retry wrote since.
     await Promise.all(
       failed.map(async (task) => {
-        await this.zk.deleteIfPresent(childPath(task, ATTEMPTS));
-        await this.zk.deleteIfPresent(childPath(task, FAILED));
+        await this.deleteAsRead(childPath(task, ATTEMPTS));
+        await this.deleteAsRead(childPath(task, FAILED));
         await this.indexIfRunnable(task, {});
       }),
     );
     // Touches the plan either way: workers that stopped it (failFast) look at it again.
-    if (markerVersion === undefined || !(await this.store.clearPlanFailed(plan, markerVersion))) await this.store.touchPlan(plan);
+    if (marker === undefined || !(await this.store.clearPlanFailed(plan, marker))) await this.store.touchPlan(plan);
     return failed;
+  }
+
+  /** Deletes the node as it is now, if present; a resend after a lost reply never takes a node made again since. */
+  private async deleteAsRead(path: string): Promise<void> {
+    const stat = await this.zk.exists(path);
+    if (stat !== undefined) await this.zk.deleteIfPresent(path, -1, { incarnation: stat.czxid });
   }
 
   private prepare(plan: string, entry: TaskToAdd, index: number, stamp: BuilderStamp, resultPreset = false): PreparedTask {

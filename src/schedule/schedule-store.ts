@@ -28,6 +28,12 @@ export interface ScheduleCursor {
 /** What one znode holds with room to spare (ZooKeeper's jute.maxbuffer is 1 MB). */
 const MAX_DEFINITION_BYTES = 1_000_000;
 
+/** A node as read before a write decided on it: the version to write over, and the node it is (its creation zxid). */
+export interface NodeRead {
+  readonly version: number;
+  readonly czxid: number;
+}
+
 export class ScheduleStore {
   constructor(
     private readonly zk: Zk,
@@ -41,34 +47,35 @@ export class ScheduleStore {
     return (listing?.children ?? []).filter(isPlanName).sort();
   }
 
-  /** The schedule and the version of its node; undefined when there is none. `watcher` fires once when it changes or goes. */
-  async read(name: string, watcher?: Watcher): Promise<{ readonly schedule: StoredSchedule; readonly version: number } | undefined> {
+  /** The schedule and its node as read; undefined when there is none. `watcher` fires once when it changes or goes. */
+  async read(name: string, watcher?: Watcher): Promise<({ readonly schedule: StoredSchedule } & NodeRead) | undefined> {
     const { node } = scheduleNodes(this.parent, name);
-    let read: { stat: { version: number }; data: Buffer | null };
+    let read: { stat: ZkStat; data: Buffer | null };
     try {
       read = await this.zk.getData(node, watcher);
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) return undefined;
       throw error;
     }
-    return { schedule: parseStoredSchedule(node, decodeValue(node, read.data)), version: read.stat.version };
+    return { schedule: parseStoredSchedule(node, decodeValue(node, read.data)), version: read.stat.version, czxid: read.stat.czxid };
   }
 
   /**
-   * Creates the schedule (`version` undefined; false when it exists by then) or replaces the
-   * version read (false when it changed meanwhile): the caller reads again and retries.
+   * Creates the schedule (`read` undefined; false when it exists by then) or replaces the node read
+   * (false when it changed, or was removed and perhaps put again, meanwhile): the caller reads again
+   * and retries.
    */
-  async write(schedule: StoredSchedule, version: number | undefined): Promise<boolean> {
+  async write(schedule: StoredSchedule, read: NodeRead | undefined): Promise<boolean> {
     const { node, ticks } = scheduleNodes(this.parent, schedule.name);
     // One node: a definition (with its spec) must fit in ZooKeeper's 1 MB, which ValueTooLargeError says before anything is written.
     const encoded = encodeValue(schedule, `schedule "${schedule.name}"`, node, MAX_DEFINITION_BYTES);
     await this.zk.ensurePath(this.parent);
     try {
-      if (version === undefined) {
+      if (read === undefined) {
         if (!(await this.zk.createIfAbsent(node, encoded))) return false;
-      } else await this.zk.setData(node, encoded, version);
+      } else await this.zk.setData(node, encoded, read.version, { incarnation: read.czxid });
     } catch (error) {
-      if (isZkError(error, 'BAD_VERSION') || isZkError(error, 'NO_NODE')) return false;
+      if (isZkError(error, 'BAD_VERSION', 'NO_NODE', 'NODE_REPLACED')) return false;
       throw error;
     }
     await this.zk.createIfAbsent(ticks);
@@ -80,10 +87,11 @@ export class ScheduleStore {
     return this.zk.deleteRecursive(scheduleNodes(this.parent, name).node);
   }
 
-  async cursor(name: string): Promise<ScheduleCursor & { readonly version: number | undefined }> {
+  /** The cursor and its node as read (`node` undefined before the first decision). */
+  async cursor(name: string): Promise<ScheduleCursor & { readonly node: NodeRead | undefined }> {
     const { cursor } = scheduleNodes(this.parent, name);
     const node = await this.zk.tryGetData(cursor);
-    if (node === undefined) return { tick: undefined, skipped: 0, fire: [], version: undefined };
+    if (node === undefined) return { tick: undefined, skipped: 0, fire: [], node: undefined };
     const value = decodeValue(cursor, node.data) as Partial<ScheduleCursor> | null;
     if (
       typeof value !== 'object' ||
@@ -93,17 +101,18 @@ export class ScheduleStore {
       (value.fire !== undefined && !Array.isArray(value.fire))
     )
       throw new MalformedNodeError(cursor, 'expected { tick, skipped, fire }');
-    return { tick: value.tick, skipped: value.skipped, fire: value.fire ?? [], version: node.stat.version };
+    return { tick: value.tick, skipped: value.skipped, fire: value.fire ?? [], node: { version: node.stat.version, czxid: node.stat.czxid } };
   }
 
   /**
-   * Commits a decision: the cursor moves from the version read to `tick`, naming the ticks that fire.
+   * Commits a decision: the cursor moves from the node read to `tick`, naming the ticks that fire.
    * A versioned write, so of two schedulers deciding from the same cursor only one lands (the other
-   * reads again); false when it did not land.
+   * reads again), and one that names its node, so a resend never lands on the cursor of a schedule
+   * removed and put again since; false when it did not land.
    */
   async commitDecision(
     name: string,
-    read: { readonly version: number | undefined; readonly skipped: number },
+    read: { readonly node: NodeRead | undefined; readonly skipped: number },
     tick: number,
     fire: readonly number[],
     skipped: number,
@@ -111,11 +120,11 @@ export class ScheduleStore {
     const { cursor } = scheduleNodes(this.parent, name);
     const value = encodeValue({ tick, skipped: read.skipped + skipped, fire, at: new Date().toISOString() }, 'schedule cursor', cursor);
     try {
-      if (read.version === undefined) return await this.zk.createIfAbsent(cursor, value);
-      await this.zk.setData(cursor, value, read.version);
+      if (read.node === undefined) return await this.zk.createIfAbsent(cursor, value);
+      await this.zk.setData(cursor, value, read.node.version, { incarnation: read.node.czxid });
       return true;
     } catch (error) {
-      if (isZkError(error, 'NO_NODE') || isZkError(error, 'BAD_VERSION')) return false; // removed, or decided by another
+      if (isZkError(error, 'NO_NODE', 'BAD_VERSION', 'NODE_REPLACED')) return false; // removed, or decided by another
       throw error;
     }
   }
@@ -126,15 +135,13 @@ export class ScheduleStore {
   }
 
   /** The tick's record; `sync` first to see this session's own write whose reply was lost (the server may lag). */
-  async readTick(
-    name: string,
-    id: string,
-    options: { readonly sync?: boolean } = {},
-  ): Promise<{ readonly record: TickRecord; readonly version: number } | undefined> {
+  async readTick(name: string, id: string, options: { readonly sync?: boolean } = {}): Promise<({ readonly record: TickRecord } & NodeRead) | undefined> {
     const { record } = tickNodes(this.parent, name, id);
     if (options.sync === true) await this.zk.sync(record);
     const node = await this.zk.tryGetData(record);
-    return node === undefined ? undefined : { record: parseTickRecord(record, decodeValue(record, node.data)), version: node.stat.version };
+    return node === undefined
+      ? undefined
+      : { record: parseTickRecord(record, decodeValue(record, node.data)), version: node.stat.version, czxid: node.stat.czxid };
   }
 
   /** Creates the tick's record unless it exists (whoever created it first decided what the tick is). */
@@ -156,10 +163,10 @@ export class ScheduleStore {
     }
   }
 
-  /** Replaces the version read; throws BAD_VERSION when someone else changed it. */
-  async updateTick(name: string, id: string, record: TickRecord, version: number, options: WriteOptions): Promise<ZkStat> {
+  /** Replaces the record at `version` of the node read (`czxid`); throws BAD_VERSION when someone else changed it. */
+  async updateTick(name: string, id: string, record: TickRecord, read: NodeRead, options: WriteOptions): Promise<ZkStat> {
     const path = tickNodes(this.parent, name, id).record;
-    return await this.zk.setData(path, encodeValue(record, 'tick record', path), version, options);
+    return await this.zk.setData(path, encodeValue(record, 'tick record', path), read.version, { ...options, incarnation: read.czxid });
   }
 
   /**

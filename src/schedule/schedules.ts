@@ -61,7 +61,7 @@ export class Schedules {
       assertScheduleName(name);
       const current = await this.firing.store.read(name);
       const stored = resolveSchedule(input, current?.schedule, this.now(), this.firing.functions.names());
-      if (await this.firing.store.write(stored, current?.version)) return stored;
+      if (await this.firing.store.write(stored, current)) return stored;
     }
   }
 
@@ -160,7 +160,7 @@ export class Schedules {
       if (current === undefined) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
       const { activeSince: _since, updatedAt: _at, ...input } = change(current.schedule);
       const stored = resolveSchedule(input, current.schedule, this.now(), []);
-      if (await this.firing.store.write(stored, current.version)) return stored;
+      if (await this.firing.store.write(stored, current)) return stored;
     }
   }
 }

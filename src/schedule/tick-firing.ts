@@ -36,7 +36,7 @@ import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import { reintroducedScheduleDefects } from '../store/reintroduced-defects.js';
 import type { StoredSchedule } from './schedule-definition.js';
-import type { ScheduleStore } from './schedule-store.js';
+import type { NodeRead, ScheduleStore } from './schedule-store.js';
 import { overlapDecision, type PreviousRun } from './tick-decisions.js';
 import { firedAfterEarlierRuns, isFinal, isManualTickId, type TickRecord, type TickState } from './tick-record.js';
 
@@ -69,9 +69,9 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
     const tick = await store.readTick(schedule.name, id);
     if (tick === undefined) return { state: 'gone', here: false };
     if (isFinal(tick.record.state)) return { state: tick.record.state, here: false };
-    const { version, ...outcome } = await decideAndBuild(context, schedule, id, tick, session);
+    const { node, ...outcome } = await decideAndBuild(context, schedule, id, tick, session);
     const final: TickRecord = { ...tick.record, ...outcome, by: context.identity, updatedAt: new Date().toISOString() };
-    await writeTick(store, schedule.name, id, final, version, session);
+    await writeTick(store, schedule.name, id, final, node, session);
     return { state: final.state, here: true };
   } finally {
     await lock?.release().catch(() => undefined); // else it goes with the session
@@ -82,11 +82,12 @@ async function decideAndBuild(
   context: FiringContext,
   schedule: StoredSchedule,
   id: string,
-  tick: { readonly record: TickRecord; readonly version: number },
+  tick: { readonly record: TickRecord } & NodeRead,
   session: ZkSession,
-): Promise<{ state: TickState; reason?: string; version: number }> {
+): Promise<{ state: TickState; reason?: string; node: NodeRead }> {
   const { zk, writer } = context;
-  const { record, version } = tick;
+  const { record } = tick;
+  const read: NodeRead = { version: tick.version, czxid: tick.czxid };
   const plan = record.plan;
   // The node first, then its children: a plan deleted between the two reads reads as absent, never as another's.
   const node = await zk.tryGetData(plan);
@@ -99,18 +100,18 @@ async function decideAndBuild(
       return {
         state: 'failed',
         reason: `plan path ${plan} is taken by ${origin === undefined ? 'a plan of no schedule' : `${origin.schedules}/${origin.schedule} tick ${origin.tick}`}`,
-        version,
+        node: read,
       };
   }
-  if (existing?.children.includes(READY)) return { state: 'fired', version };
+  if (existing?.children.includes(READY)) return { state: 'fired', node: read };
   // Made, readied, run and deleted (retention, a user) while its firer was dead: never built twice.
   if (existing === undefined && record.planCreated === true)
-    return { state: 'fired', reason: 'its plan was deleted before the tick was recorded fired', version };
+    return { state: 'fired', reason: 'its plan was deleted before the tick was recorded fired', node: read };
   if (existing === undefined && record.kind === 'cron') {
-    if (schedule.paused) return { state: 'skipped', reason: 'the schedule is paused', version };
+    if (schedule.paused) return { state: 'skipped', reason: 'the schedule is paused', node: read };
     const decision =
       schedule.overlap === 'allow' ? { action: 'fire' as const } : overlapDecision(schedule.overlap, await previousRuns(context, schedule, id, record));
-    if (decision.action === 'skip') return { state: 'skipped', reason: decision.reason, version };
+    if (decision.action === 'skip') return { state: 'skipped', reason: decision.reason, node: read };
     if (decision.action === 'cancelThenFire')
       for (const previous of decision.plans) await context.cancelPlan(previous, `overlap: ${plan} fired by schedule "${schedule.name}"`);
   }
@@ -123,36 +124,29 @@ async function decideAndBuild(
     // A dead firer's half-built plan does not stay: this tick makes no plan. The record forgets the
     // plan first: a holder that dies right after the delete leaves a pending record without
     // `planCreated`, which the next holder decides afresh, never one that reads "made, then deleted".
-    let current = version;
+    let current = read;
     if (existing !== undefined) {
       if (record.planCreated === true) {
         const { planCreated: _made, ...forgotten } = record;
-        current = await writeTick(
-          context.store,
-          schedule.name,
-          id,
-          { ...forgotten, by: context.identity, updatedAt: new Date().toISOString() },
-          version,
-          session,
-        );
+        current = await writeTick(context.store, schedule.name, id, { ...forgotten, by: context.identity, updatedAt: new Date().toISOString() }, read, session);
       }
       await zk.deleteRecursive(plan);
     }
-    return { state: 'failed', reason: error.message, version: current };
+    return { state: 'failed', reason: error.message, node: current };
   }
   const origin = { schedules: context.store.parent, schedule: schedule.name, tick: id, firedAt: record.firedAt };
   const target = { plan, fence: session, origin };
-  let current = version;
+  let current = read;
   if (existing === undefined) {
     await writer.createPlanAt(plan, checked.options, { fence: session }, origin);
     const policy = record.kind === 'cron' ? { overlap: schedule.overlap } : {};
     const marked: TickRecord = { ...record, ...policy, planCreated: true, by: context.identity, updatedAt: new Date().toISOString() };
-    current = await writeTick(context.store, schedule.name, id, marked, version, session);
+    current = await writeTick(context.store, schedule.name, id, marked, read, session);
   } else if (!reintroducedScheduleDefects.keepHalfBuiltTickPlan) {
     await clearHalfBuilt(zk, plan, existing.children, session, resolvePlanSettings(checked.options).history);
   }
   await fillPlan(writer, zk, plan, checked, { spec: schedule.spec, params }, target);
-  return { state: 'fired', version: current };
+  return { state: 'fired', node: current };
 }
 
 /**
@@ -180,20 +174,21 @@ async function clearHalfBuilt(zk: Zk, plan: string, children: readonly string[],
  * reply is resent and answered BAD_VERSION though the write landed: nobody else writes it under
  * the lock, so a record that now reads as written is this write's.
  */
-async function writeTick(store: ScheduleStore, name: string, id: string, record: TickRecord, version: number, session: ZkSession): Promise<number> {
+async function writeTick(store: ScheduleStore, name: string, id: string, record: TickRecord, read: NodeRead, session: ZkSession): Promise<NodeRead> {
   try {
-    return (await store.updateTick(name, id, record, version, { fence: session })).version;
+    return { version: (await store.updateTick(name, id, record, read, { fence: session })).version, czxid: read.czxid };
   } catch (error) {
     if (!isZkError(error, 'BAD_VERSION')) throw error;
     const stored = await store.readTick(name, id, { sync: true });
     if (
       stored === undefined ||
+      stored.czxid !== read.czxid ||
       stored.record.state !== record.state ||
       stored.record.planCreated !== record.planCreated ||
       stored.record.updatedAt !== record.updatedAt
     )
       throw error;
-    return stored.version;
+    return { version: stored.version, czxid: read.czxid };
   }
 }
 

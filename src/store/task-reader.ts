@@ -23,6 +23,12 @@ import type { Zk } from '../zk/zk.js';
 import { readValue } from '../zk/chunked-value.js';
 
 /** What the owner node records about its holder. */
+/** A node as read before a write decided on it: the version to write over, and the node it is (its creation zxid). */
+export interface MarkerRead {
+  readonly version: number;
+  readonly czxid: number;
+}
+
 export interface OwnerRecord {
   readonly workerId: string;
   readonly claimedAt: Date;
@@ -139,9 +145,10 @@ export class TaskReader {
     return (await this.zk.exists(childPath(plan, CONTROL))) !== undefined;
   }
 
-  /** The data version of the plan's `failed` marker; undefined when there is none. */
-  async planFailedMarkerVersion(plan: string): Promise<number | undefined> {
-    return (await this.zk.exists(childPath(plan, FAILED)))?.version;
+  /** The plan's `failed` marker as read (its data version and the node it is); undefined when there is none. */
+  async planFailedMarker(plan: string): Promise<MarkerRead | undefined> {
+    const stat = await this.zk.exists(childPath(plan, FAILED));
+    return stat === undefined ? undefined : { version: stat.version, czxid: stat.czxid };
   }
 
   /** Who added the task and in which batch, from its definition; undefined for tasks written by other tools. */

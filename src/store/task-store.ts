@@ -24,9 +24,9 @@ import {
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
 import { reintroducedDefects } from './reintroduced-defects.js';
-import { TaskReader, type OwnerRecord, type TaskListing } from './task-reader.js';
+import { TaskReader, type MarkerRead, type OwnerRecord, type TaskListing } from './task-reader.js';
 
-export { TaskReader, type BuilderStamp, type OwnerRecord, type TaskListing } from './task-reader.js';
+export { TaskReader, type BuilderStamp, type MarkerRead, type OwnerRecord, type TaskListing } from './task-reader.js';
 import type { WriteOptions, ZkSession, ZkStat } from '../zk/zk-client.js';
 import { CHUNK_BYTES, deleteValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
@@ -107,12 +107,13 @@ export class TaskStore extends TaskReader {
   }
 
   /**
-   * Removes the plan's `failed` marker if it is still the one read with version `version`
-   * (a failure written meanwhile rewrites it and so survives), then touches the plan.
+   * Removes the plan's `failed` marker if it is still the one read (the same node, at the same
+   * version: a failure written meanwhile rewrites it, or makes it again, and so survives), then
+   * touches the plan.
    */
-  async clearPlanFailed(plan: string, version: number): Promise<boolean> {
+  async clearPlanFailed(plan: string, marker: MarkerRead): Promise<boolean> {
     try {
-      await this.zk.delete(childPath(plan, FAILED), version);
+      await this.zk.delete(childPath(plan, FAILED), marker.version, { incarnation: marker.czxid });
     } catch (error) {
       if (isZkError(error, 'NO_NODE', 'BAD_VERSION')) return false;
       throw error;
@@ -131,10 +132,11 @@ export class TaskStore extends TaskReader {
       const node = await this.zk.tryGetData(plan);
       if (node === undefined) return;
       try {
-        await this.zk.setData(plan, node.data, node.stat.version, options);
+        // The value read goes back to the node it was read from, never to a plan made again at that path.
+        await this.zk.setData(plan, node.data, node.stat.version, { ...options, incarnation: node.stat.czxid });
         return;
       } catch (error) {
-        if (isZkError(error, 'NO_NODE')) return;
+        if (isZkError(error, 'NO_NODE', 'NODE_REPLACED')) return;
         if (!isZkError(error, 'BAD_VERSION')) throw error; // changed meanwhile: touch it again
       }
     }
@@ -191,6 +193,8 @@ export class TaskStore extends TaskReader {
     } catch (error) {
       if (isZkError(error, 'NODE_EXISTS') && error.retried) {
         // Our first try may have created it before the connection dropped: then the task is ours.
+        // The server this session reads from may not have applied that try yet: sync first.
+        await this.zk.sync(childPath(task, OWNER));
         const owner = await this.readOwner(task);
         if (owner?.sessionId === session.id && owner.workerId === workerId)
           return { task, plan: parentOf(task), workerId, session, signal, progress: { phase: 'running' } };
@@ -210,7 +214,9 @@ export class TaskStore extends TaskReader {
     const record = this.decodeOwner(claim.task, owner.data);
     if (record?.workerId !== claim.workerId) return;
     try {
-      await this.zk.delete(childPath(claim.task, OWNER), owner.stat.version, { fence: claim.session });
+      // Named by its node: sent again after a lost reply, the delete never takes the owner node of a
+      // claim made since, by another worker or by another loop of this very session.
+      await this.zk.delete(childPath(claim.task, OWNER), owner.stat.version, { fence: claim.session, incarnation: owner.stat.czxid });
     } catch (error) {
       if (!isZkError(error, 'NO_NODE', 'BAD_VERSION')) throw error;
     }
@@ -224,6 +230,7 @@ export class TaskStore extends TaskReader {
   async storeResult(claim: Claim, encoded: Buffer, maxBytes: number): Promise<Buffer> {
     const outcome = await writeValue(this.zk, childPath(claim.task, RESULT), encoded, { ...this.fence(claim), maxBytes });
     if (outcome === 'created') return encoded;
+    await this.zk.sync(childPath(claim.task, RESULT)); // it may be this session's own first try, whose reply was lost
     const existing = await this.readEncodedResult(claim.task);
     if (existing === undefined) throw new OwnershipLostError(claim.task, 'its result vanished while this worker held it');
     return existing;

@@ -45,15 +45,15 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker, co
     return undefined;
   }
   // Read before the tasks: a failure written while we look rewrites the marker, so we never remove a fresh one.
-  const markerVersion = listing.failed ? await store.planFailedMarkerVersion(plan) : undefined;
-  if (markerVersion !== undefined && (await store.readPlanSettings(plan)).failurePolicy === 'failFast') {
+  const marker = listing.failed ? await store.planFailedMarker(plan) : undefined;
+  if (marker !== undefined && (await store.readPlanSettings(plan)).failurePolicy === 'failFast') {
     if (await hasFailedTask(store, listing.tasks)) {
       context.onSettled?.(plan);
       return undefined;
     }
     // A marker without a failed task (a retryFailed that raced a failure, or crashed part-way) stops the
     // plan in every process: remove it now (unless a failure rewrote it meanwhile), before claiming anything.
-    await store.clearPlanFailed(plan, markerVersion);
+    await store.clearPlanFailed(plan, marker);
   }
   let allStill = true;
   let failedTask: string | undefined;
@@ -97,8 +97,8 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker, co
     if (claim !== undefined) return claim;
   }
   if (seeker.stop.aborted) return undefined;
-  if (failedTask !== undefined && markerVersion === undefined) await store.markPlanFailed(plan, failedTask, new Date());
-  else if (failedTask === undefined && markerVersion !== undefined) await store.clearPlanFailed(plan, markerVersion);
+  if (failedTask !== undefined && marker === undefined) await store.markPlanFailed(plan, failedTask, new Date());
+  else if (failedTask === undefined && marker !== undefined) await store.clearPlanFailed(plan, marker);
   else if (allStill) context.onSettled?.(plan);
   return undefined;
 }

@@ -5,6 +5,7 @@ import type { TaskStore } from '../store/task-store.js';
 import { CONTROL, FAILED, READY, RETENTION_LOCK, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
 import { parseControlRecord } from '../control/control-record.js';
 import type { Zk } from '../zk/zk.js';
+import type { ZkSession } from '../zk/zk-client-types.js';
 
 /** A plan that has finished: no task left (completed), or failed with nothing left that can run. */
 export interface FinishedPlan {
@@ -101,8 +102,15 @@ export class RetentionSweeper {
       }
       return deleted;
     } finally {
-      await this.zk.deleteIfPresent(lock, -1, { fence: session }).catch(() => undefined);
+      await this.release(lock, session).catch(() => undefined);
     }
+  }
+
+  /** Deletes the lock if this session still holds it; a resend after a lost reply never takes another process's lock made since. */
+  private async release(lock: string, session: ZkSession): Promise<void> {
+    const stat = await this.zk.exists(lock);
+    if (stat !== undefined && stat.ephemeralOwner === session.id)
+      await this.zk.deleteIfPresent(lock, stat.version, { fence: session, incarnation: stat.czxid });
   }
 
   /** The plan as a finished one, or undefined while it can still move. */

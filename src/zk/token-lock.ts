@@ -37,16 +37,28 @@ export class TokenLock {
    * parent is gone) is thrown to the caller.
    */
   async take(watcher?: Watcher): Promise<LockAttempt> {
-    if (await this.zk.createIfAbsent(this.path, this.token, 'ephemeral', this.writeOptions())) return 'taken';
+    try {
+      await this.zk.create(this.path, this.token, 'ephemeral', this.writeOptions());
+      return 'taken';
+    } catch (error) {
+      if (!isZkError(error, 'NODE_EXISTS')) throw error;
+      // Maybe this take's own first try, whose reply was lost: the server may not have applied it yet.
+      if (error.retried) await this.zk.sync(this.path);
+    }
     const held = await this.read(watcher);
     if (held === undefined) return 'gone';
     return this.isMine(held) ? 'taken' : 'held';
   }
 
-  /** Deletes the lock if this holder has it (after an expiry it may be another process's). */
+  /**
+   * Deletes the lock if this holder has it (after an expiry it may be another process's). The delete
+   * names the lock node read: sent again after a lost reply, it never takes the lock of a holder
+   * that took it since, in another process or in this one.
+   */
   async release(): Promise<void> {
     const held = await this.read();
-    if (held !== undefined && this.isMine(held)) await this.zk.deleteIfPresent(this.path, held.stat.version, this.writeOptions());
+    if (held !== undefined && this.isMine(held))
+      await this.zk.deleteIfPresent(this.path, held.stat.version, { ...this.writeOptions(), incarnation: held.stat.czxid });
   }
 
   private isMine(held: { readonly stat: { readonly ephemeralOwner: string }; readonly data: Buffer | null }): boolean {
