@@ -1,34 +1,19 @@
 /**
- * Concurrency limits over the in-memory ZooKeeper: the pure slot choice, and worker pools in two
- * processes that never run more tasks of a key at once than its limit, whatever happens to them.
+ * Concurrency limits over the in-memory ZooKeeper: worker pools in two processes that never run
+ * more tasks of a key at once than its limit, whatever happens to them. The pure slot choice:
+ * limit-record.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import type { TaskContext } from '../src/exec/task-context.js';
 import { call } from '../src/exec/task-spec.js';
-import { freeSlots, heldSlots, parseLimit, encodeLimit, encodeSlot } from '../src/limits/limit-record.js';
+import { encodeSlot } from '../src/limits/limit-record.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from './support/memory-plan.js';
 import { expectRejects } from './support/expect-error.js';
 
 const PARENT = '/plans';
-
-describe('slots (pure)', () => {
-  it('a free slot is one below the limit that nobody holds, tried from a given start', () => {
-    expect(freeSlots(['slot-0', 'slot-2'], 4, 0)).toEqual([1, 3]);
-    expect(freeSlots(['slot-0', 'slot-2'], 4, 3)).toEqual([3, 1]);
-    expect(freeSlots(['slot-0', 'slot-1'], 2, 1)).toEqual([]);
-    expect(freeSlots([], 0, 0)).toEqual([]);
-    expect(heldSlots(['slot-0', 'slot-5', 'other'])).toBe(2); // a slot above a lowered limit still runs a task
-  });
-
-  it('reads back a limit, and takes anything else for no limit', () => {
-    expect(parseLimit('/l', encodeLimit(3, '/l'))).toBe(3);
-    expect(parseLimit('/l', Buffer.from('x'))).toBeUndefined();
-    expect(parseLimit('/l', null)).toBeUndefined();
-  });
-});
 
 describe('concurrency limits over the in-memory ZooKeeper', () => {
   const processes: MemoryProcess[] = [];

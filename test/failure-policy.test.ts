@@ -162,6 +162,19 @@ describe('describeFailure', () => {
     expect(failure.message).toContain('50 ms');
   });
 
+  it('describes an error that is not a task failure by itself, not by its cause', () => {
+    const syntax = Object.assign(new SyntaxError('Unexpected token'), { code: 'E_SYNTAX' });
+    const malformed = new MalformedNodeError(`${TASK}/attempts`, 'not superjson', syntax);
+    expect(describeFailure(malformed, true, 1, 'w', at)).toMatchObject({
+      type: 'MalformedNodeError',
+      code: 'MALFORMED_NODE',
+      stack: malformed.stack,
+      retryable: false,
+    });
+    const wrapped = new Error('could not read', { cause: syntax });
+    expect(describeFailure(wrapped, false, 1, 'w', at)).toMatchObject({ type: 'Error', message: 'could not read', code: 'ERROR', stack: wrapped.stack });
+  });
+
   it('describes anything else thrown as an ERROR', () => {
     expect(describeFailure('plain text', false, 1, 'w', at)).toMatchObject({ type: 'Error', message: 'plain text', code: 'ERROR' });
     expect(describeFailure(new RangeError('r'), false, 1, 'w', at)).toMatchObject({ type: 'RangeError', message: 'r', code: 'ERROR' });

@@ -1,11 +1,79 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
-import { assignmentMoves, evenly, rendezvous, StrategyRegistry, type Assignment } from '../../src/jobs/strategies.js';
+import { assignmentMoves, evenly, rendezvous, StrategyRegistry, type Assignment, type AssignmentInput } from '../../src/jobs/strategies.js';
 import { leaseFor, leaseProblem, stopDeadline, takeOver } from '../../src/jobs/lease.js';
+import { expectThrows } from '../support/expect-error.js';
 
 const ITEMS = Array.from({ length: 12 }, (_, index) => `mailbox-${String(index).padStart(2, '0')}`);
 const counts = (assignment: Assignment): number[] => Object.values(assignment).map((items) => items.length);
 const total = (assignment: Assignment): string[] => Object.values(assignment).flat().sort();
+
+/** A small seeded generator (mulberry32), so that a failing case comes back the same. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let mixed = Math.imul(state ^ (state >>> 15), 1 | state);
+    mixed = (mixed + Math.imul(mixed ^ (mixed >>> 7), 61 | mixed)) ^ mixed;
+    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function shuffled<T>(values: readonly T[], random: () => number): T[] {
+  const copy = [...values];
+  for (let index = copy.length - 1; index > 0; index--) {
+    const other = Math.floor(random() * (index + 1));
+    [copy[index], copy[other]] = [copy[other] as T, copy[index] as T];
+  }
+  return copy;
+}
+
+/**
+ * The same input as another manager may see it: the live workers (ZooKeeper lists children in no
+ * set order) and the pool's items in another order, the holders in another key order. Each
+ * holder's list is as stored in the one assignment node, the same for every manager.
+ */
+function reordered(input: AssignmentInput, random: () => number): AssignmentInput {
+  return {
+    items: shuffled(input.items, random),
+    workers: shuffled(input.workers, random),
+    current: Object.fromEntries(shuffled(Object.entries(input.current), random)),
+  };
+}
+
+/**
+ * The fewest items that must change holder for counts within one: those held by workers that are
+ * gone, and those a live worker holds above its quota, where the larger quotas (base + 1, one per
+ * item left over) go to workers holding more than the base.
+ */
+function fewestMoves({ items, workers, current }: AssignmentInput): number {
+  const pool = new Set(items);
+  const live = new Set(workers);
+  const base = Math.floor(items.length / workers.length);
+  const larger = items.length % workers.length;
+  let heldByGone = 0;
+  for (const [worker, held] of Object.entries(current)) if (!live.has(worker)) heldByGone += held.filter((item) => pool.has(item)).length;
+  const kept = workers.map((worker) => (current[worker] ?? []).filter((item) => pool.has(item)).length);
+  const aboveBase = kept.reduce((sum, count) => sum + Math.max(0, count - base), 0);
+  const overBase = kept.filter((count) => count > base).length;
+  return heldByGone + aboveBase - Math.min(larger, overBase);
+}
+
+/** A random membership change: a pool of up to 15 items (some gone from it), up to 5 live workers of 7 names, held at random. */
+function randomRebalance(random: () => number): AssignmentInput {
+  const names = ['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6'];
+  const workers = shuffled(names, random).slice(0, 1 + Math.floor(random() * 5));
+  const known = Array.from({ length: 18 }, (_, index) => `item-${String(index).padStart(2, '0')}`);
+  const items = known.filter(() => random() < 0.8).slice(0, 15);
+  const current: Record<string, string[]> = {};
+  for (const item of known) {
+    if (random() < 0.2) continue; // not held: new to the pool
+    const holder = names[Math.floor(random() * names.length)] as string;
+    (current[holder] ??= []).push(item);
+  }
+  return { items, workers, current };
+}
 
 describe('evenly', () => {
   it('gives 3 workers 4 items each, a 4th makes it 3 each moving only 3 items, and a worker leaving moves only its own', () => {
@@ -33,6 +101,47 @@ describe('evenly', () => {
       }
     }
   });
+
+  it('every manager computes the same assignment, to the byte, whatever order it sees the workers, the items and the holders in', () => {
+    const input: AssignmentInput = {
+      items: ITEMS,
+      workers: ['w3', 'w1', 'w5', 'w2', 'w4'],
+      current: { w4: ITEMS.slice(0, 5), gone: ITEMS.slice(5, 7), w2: ITEMS.slice(7, 8) },
+    };
+    const expected = JSON.stringify(evenly(input));
+    const random = seededRandom(1);
+    for (let round = 0; round < 30; round++) expect(JSON.stringify(evenly(reordered(input, random)))).toBe(expected);
+  });
+
+  it('keeps what each holds up to its quota, gives the larger quotas to those holding most, and deals the rest in order', () => {
+    // 7 items over 3 workers: quotas 3, 2, 2. b holds 4: it keeps 3 (the larger quota is its), the 4th and gone's item move.
+    const current = { b: ['i2', 'i5', 'i6', 'i7'], a: ['i1'], gone: ['i3'] };
+    const items = ['i1', 'i2', 'i3', 'i4', 'i5', 'i6', 'i7'];
+    const next = evenly({ items, workers: ['c', 'a', 'b'], current });
+    expect(next).toEqual({ a: ['i1', 'i3'], b: ['i2', 'i5', 'i6'], c: ['i4', 'i7'] });
+    expect(assignmentMoves(current, next).moved).toBe(2);
+    // Nobody holds anything: the items in order, the larger quotas to the workers first by name.
+    expect(evenly({ items: ['i5', 'i3', 'i1', 'i4', 'i2'], workers: ['c', 'b', 'a'], current: {} })).toEqual({ a: ['i1', 'i2'], b: ['i3', 'i4'], c: ['i5'] });
+  });
+
+  it("lists each worker's items in order, what it kept and what it was dealt together", () => {
+    expect(evenly({ items: ['i1', 'i2', 'i3', 'i4'], workers: ['a', 'b'], current: { a: ['i4'] } })).toEqual({ a: ['i1', 'i4'], b: ['i2', 'i3'] });
+  });
+
+  it('moves no more items than a rebalance must, for any pool, membership and holding', () => {
+    const random = seededRandom(7);
+    for (let round = 0; round < 300; round++) {
+      const input = randomRebalance(random);
+      const next = evenly(input);
+      expect(Math.max(...counts(next)) - Math.min(...counts(next))).toBeLessThanOrEqual(1);
+      expect(total(next)).toEqual([...input.items].sort());
+      expect(assignmentMoves(input.current, next).moved, JSON.stringify(input)).toBe(fewestMoves(input));
+    }
+  });
+
+  it('assigns nothing without a live worker', () => {
+    expect(evenly({ items: ITEMS, workers: [], current: { gone: ITEMS } })).toEqual({});
+  });
 });
 
 describe('rendezvous', () => {
@@ -49,6 +158,41 @@ describe('rendezvous', () => {
     expect(leaving.moved).toBe((four['c'] as string[]).length); // only c's items change hands
     expect(Object.values(leaving.start).flat().sort()).toEqual([...(four['c'] as string[])].sort());
   });
+
+  it('places each item on the worker with the highest sha256 of (item, NUL, worker), so any program can compute the same placement', () => {
+    const weight = (item: string, worker: string): string => createHash('sha256').update(`${item}\u0000${worker}`).digest('hex');
+    const items = Array.from({ length: 60 }, (_, index) => `tenant-${index}`);
+    const workers = ['a', 'b', 'c', 'd'];
+    const assignment = rendezvous({ items, workers, current: {} });
+    for (const item of items) {
+      const heaviest = [...workers].sort((x, y) => (weight(item, y) > weight(item, x) ? 1 : -1))[0] as string;
+      expect(assignment[heaviest], item).toContain(item);
+    }
+  });
+
+  it('every manager computes the same assignment, to the byte, whatever order it sees the workers and items in, and whoever holds what', () => {
+    const input: AssignmentInput = { items: ITEMS, workers: ['w3', 'w1', 'w2'], current: { w1: ITEMS.slice(0, 6) } };
+    const expected = JSON.stringify(rendezvous(input));
+    const random = seededRandom(2);
+    for (let round = 0; round < 20; round++) expect(JSON.stringify(rendezvous(reordered(input, random)))).toBe(expected);
+    expect(JSON.stringify(rendezvous({ ...input, current: {} }))).toBe(expected);
+  });
+
+  it('assigns nothing without a live worker', () => {
+    expect(rendezvous({ items: ITEMS, workers: [], current: {} })).toEqual({});
+  });
+});
+
+describe('assignmentMoves', () => {
+  it('tells each worker what to stop and start, and counts only the items that change holder', () => {
+    const before = { a: ['i1', 'i2'], b: ['i3'], c: ['i4', 'i9'] };
+    // c left, i9 left the pool, i5 is new; i2 goes from a to b.
+    const after = { a: ['i1'], b: ['i2', 'i3', 'i4', 'i5'] };
+    expect(assignmentMoves(before, after)).toEqual({ stop: { a: ['i2'], c: ['i4', 'i9'] }, start: { b: ['i2', 'i4', 'i5'] }, moved: 2 });
+    expect(assignmentMoves(after, after)).toEqual({ stop: {}, start: {}, moved: 0 });
+    expect(assignmentMoves({ a: ['i1', 'i9'] }, { a: ['i1'] })).toEqual({ stop: { a: ['i9'] }, start: {}, moved: 0 });
+    expect(assignmentMoves({}, after)).toEqual({ stop: {}, start: { a: ['i1'], b: ['i2', 'i3', 'i4', 'i5'] }, moved: 0 });
+  });
 });
 
 describe('StrategyRegistry', () => {
@@ -64,6 +208,92 @@ describe('StrategyRegistry', () => {
     expect(() => registry.assign('nope', { items: [], workers: [], current: {} })).toThrow(InvalidArgumentError);
     expect(() => registry.register('evenly', evenly)).toThrow(/already registered/);
   });
+
+  it('knows evenly and rendezvous by name', () => {
+    const registry = new StrategyRegistry();
+    const input = { items: ITEMS, workers: ['b', 'a', 'c'], current: {} };
+    expect(registry.has('evenly') && registry.has('rendezvous')).toBe(true);
+    expect(registry.has('by-tenant')).toBe(false);
+    expect(registry.assign('evenly', input)).toEqual(evenly(input));
+    expect(registry.assign('rendezvous', input)).toEqual(rendezvous(input));
+  });
+
+  it('registers a strategy under a name of a letter then up to 63 letters, digits, "_", "." or "-", and refuses any other name or a non-function', () => {
+    const registry = new StrategyRegistry();
+    for (const name of ['a', 'by-tenant_v2.1', `x${'y'.repeat(63)}`]) expect(registry.register(name, evenly).has(name)).toBe(true);
+    // A name that is not a string is refused even when it reads as a good one (['by-tenant'] becomes "by-tenant").
+    for (const name of ['', '9lives', '-x', 'by tenant', `x${'y'.repeat(64)}`, 42, ['by-tenant']]) {
+      const error = expectThrows(() => registry.register(name as string, evenly), InvalidArgumentError);
+      expect(error.argument).toBe('name');
+      expect(error.message).toBe(`Invalid name: expected a strategy name such as "by-tenant", got ${JSON.stringify(name)}`);
+    }
+    const notAFunction = expectThrows(() => registry.register('later', 'evenly' as never), InvalidArgumentError);
+    expect(notAFunction.argument).toBe('strategy');
+    expect(notAFunction.message).toBe('Invalid strategy: strategy "later": expected a function ({ items, workers, current }) => { [workerId]: itemIds[] }');
+    const again = expectThrows(() => registry.register('a', rendezvous), InvalidArgumentError);
+    expect(again.argument).toBe('name');
+    expect(again.message).toBe('Invalid name: strategy "a" is already registered');
+  });
+
+  it('names the registered strategies when asked for an unknown one', () => {
+    const registry = new StrategyRegistry().register('by-tenant', evenly);
+    const error = expectThrows(() => registry.assign('nope', { items: ['x'], workers: ['a'], current: {} }), InvalidArgumentError);
+    expect(error.argument).toBe('strategy');
+    expect(error.message).toBe('Invalid strategy: no strategy "nope" (registered: evenly, rendezvous, by-tenant)');
+  });
+
+  it('turns a strategy that throws, or answers with a promise, into an error naming it', async () => {
+    const input = { items: ['x'], workers: ['a'], current: {} };
+    const registry = new StrategyRegistry()
+      .register('throws', () => {
+        throw new Error('no tenants table');
+      })
+      .register('throws-text', () => {
+        throw 'no tenants table'; // eslint-disable-line @typescript-eslint/only-throw-error -- a strategy may throw anything
+      })
+      .register('async', (() => Promise.reject(new Error('late'))) as never); // what a JavaScript caller can register
+    expect(expectThrows(() => registry.assign('throws', input), InvalidArgumentError).message).toBe(
+      'Invalid strategy: strategy "throws" threw: no tenants table',
+    );
+    expect(expectThrows(() => registry.assign('throws-text', input), InvalidArgumentError).message).toBe(
+      'Invalid strategy: strategy "throws-text" threw: no tenants table',
+    );
+    let unhandled = 0;
+    const count = (): void => {
+      unhandled += 1;
+    };
+    process.on('unhandledRejection', count);
+    try {
+      expect(expectThrows(() => registry.assign('async', input), InvalidArgumentError).message).toBe(
+        'Invalid strategy: strategy "async" returned a promise: a strategy decides synchronously',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      process.off('unhandledRejection', count);
+    }
+    expect(unhandled).toBe(0);
+  });
+
+  it('refuses an answer that is not each item of the pool held by exactly one live worker, saying what is wrong', () => {
+    const input = { items: ['i1', 'i2', 'i3', 'i4', 'i5', 'i6', 'i7'], workers: ['a', 'b'], current: {} };
+    const problem = (answer: unknown): string => {
+      const registry = new StrategyRegistry().register('custom', () => answer as Assignment);
+      return expectThrows(() => registry.assign('custom', input), InvalidArgumentError).message.replace('Invalid strategy: strategy "custom" ', '');
+    };
+    for (const answer of [null, [], 'a', 42]) expect(problem(answer)).toBe('must return { [workerId]: itemIds[] }');
+    expect(problem({ a: 'i1' })).toBe('must give "a" an array of item ids');
+    expect(problem({ a: input.items, b: [42] })).toBe('gave "b" 42, which is not an item of the pool');
+    expect(problem({ a: input.items, b: ['i8'] })).toBe('gave "b" "i8", which is not an item of the pool');
+    expect(problem({ a: ['i1', 'i2'] })).toBe('left items unassigned: i3, i4, i5, i6, i7');
+    expect(problem({ a: ['i1'] })).toBe('left items unassigned: i2, i3, i4, i5, i6, …');
+  });
+
+  it('gives back every live worker in name order, each with its items in order, and accepts no items placed when no worker is live', () => {
+    const registry = new StrategyRegistry().register('unsorted', () => ({ c: ['y', 'x'], a: ['z'] }));
+    const checked = registry.assign('unsorted', { items: ['x', 'y', 'z'], workers: ['c', 'b', 'a'], current: {} });
+    expect(JSON.stringify(checked)).toBe('{"a":["z"],"b":[],"c":["x","y"]}');
+    expect(new StrategyRegistry().register('none', () => ({})).assign('none', { items: ['x'], workers: [], current: {} })).toEqual({});
+  });
 });
 
 describe('leases', () => {
@@ -77,6 +307,21 @@ describe('leases', () => {
     expect(takeOver(lease, 'b', 53_600, timing)).toEqual({ wait: 0 });
     expect(takeOver({ ...lease, released: true }, 'b', 50_001, timing)).toEqual({ wait: 0 });
     expect(takeOver(undefined, 'b', 0, timing)).toEqual({ wait: 0 });
+  });
+
+  it('lets the holder itself take its item again at once', () => {
+    const lease = leaseFor('a', 7, 50_000, timing);
+    expect(takeOver(lease, 'a', 50_001, timing)).toEqual({ wait: 0 });
+    expect(takeOver(lease, 'b', 50_001, timing)).toEqual({ wait: 3_499 });
+  });
+
+  it('accepts the edges: no margin or drift, a 300 ms lease, a margin of half the lease', () => {
+    expect(leaseProblem({ leaseMs: 3_000, marginMs: 0, driftMs: 0 })).toBeUndefined();
+    expect(leaseProblem({ leaseMs: 300, marginMs: 100, driftMs: 0 })).toBeUndefined();
+    expect(leaseProblem({ leaseMs: 3_000, marginMs: 1_500, driftMs: 500 })).toBeUndefined();
+    expect(leaseProblem({ leaseMs: 299, marginMs: 0, driftMs: 0 })).toBe('leaseMs must be at least 300 ms, got 299');
+    expect(leaseProblem({ leaseMs: 3_000, marginMs: 1_501, driftMs: 0 })).toBe('marginMs (1501) must be at most half of leaseMs (3000)');
+    expect(leaseProblem({ leaseMs: 3_000, marginMs: 0, driftMs: -1 })).toBe('leaseMs, marginMs and driftMs must be whole, non-negative ms');
   });
 
   it('refuses timing that leaves no room', () => {
