@@ -168,7 +168,7 @@ export class PlanWriter {
       if (!satisfied[index]) unmet.add(dependent);
     });
     try {
-      await Promise.all(paths.map((task) => this.zk.createIfAbsent(childPath(task, READY), null, 'persistent', fence)));
+      await Promise.all(paths.map((task) => this.store.makeReady(task, fence)));
     } catch (error) {
       if (marker === undefined) {
         await this.removeBatch(plan, stamp, paths);
@@ -176,7 +176,7 @@ export class PlanWriter {
       }
       // Committed: finish it on whatever session this client has now (workers do the same if it has none);
       // a caller's own fence stays: whoever takes over its claim rebuilds the unready plan's tasks.
-      await Promise.all(paths.map((task) => this.zk.createIfAbsent(childPath(task, READY), null, 'persistent', claimSession === undefined ? {} : fence)));
+      await Promise.all(paths.map((task) => this.store.makeReady(task, claimSession === undefined ? {} : fence)));
     }
     const failedOnArrival = new Set([...(presets ?? [])].filter(([, preset]) => preset.failure !== undefined).map(([index]) => paths[index]));
     const runnable = paths.filter((task) => !unmet.has(task) && !failedOnArrival.has(task));

@@ -175,7 +175,7 @@ export class ScheduleStore {
    * and it already was), undefined when another firing holds it, of this process or another.
    */
   async lock(name: string, id: string, session: ZkSession, by: string): Promise<TokenLock | undefined> {
-    const lock = new TokenLock(this.zk, tickNodes(this.parent, name, id).lock, session, { holder: by, fence: true });
+    const lock = new TokenLock(this.zk, tickNodes(this.parent, name, id).lock, session, { holder: by });
     try {
       return (await lock.take()) === 'taken' ? lock : undefined;
     } catch (error) {

@@ -171,13 +171,28 @@ export class TaskStore extends TaskReader {
     const listing = await this.zk.tryGetChildren(task);
     if (listing === undefined || listing.children.includes(READY)) return undefined;
     if (planChildren.includes(batchMarkerName(stamp.batch))) {
-      await this.zk.createIfAbsent(childPath(task, READY));
+      await this.makeReady(task);
       const after = await this.inspectTask(task);
       if (after !== undefined && classifyTask(after.children, after.childVersion) === 'runnable') await this.markRunnable(task);
       return 'completed';
     }
     await this.zk.deleteRecursive(task);
     return 'deleted';
+  }
+
+  /**
+   * Creates the task's `ready` unless it is there. Sent again after a lost reply only while the task
+   * is still being built: once it was made ready, ran and finished, its `ready` is deleted, and a
+   * second one would make the rest of it runnable (and run) again.
+   */
+  async makeReady(task: string, options: WriteOptions = {}): Promise<boolean> {
+    return this.zk.createIfAbsent(childPath(task, READY), null, 'persistent', { ...options, stillWanted: () => this.stillBuilding(task) });
+  }
+
+  /** True while the task is being built: not ready, and nothing says it was made ready (and ran) since. */
+  private async stillBuilding(task: string): Promise<boolean> {
+    const listing = await this.inspectTask(task);
+    return listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'building';
   }
 
   /** Tries to take the task by creating its ephemeral owner node; undefined when another worker has it or it is gone. */

@@ -130,7 +130,7 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
   create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
     // A sequential create sent twice could make two nodes: it is never resent after a connection loss.
     const resend = !mode.endsWith('sequential');
-    return this.submit('writes', options.fence, { op: 'create', path, data, mode }, resend);
+    return this.resendingCreate(path, options, resend, () => this.submitOnce('writes', options.fence, { op: 'create', path, data, mode }));
   }
 
   exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {

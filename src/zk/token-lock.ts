@@ -14,21 +14,20 @@ export type LockAttempt = 'taken' | 'held' | 'gone';
 
 export class TokenLock {
   private readonly token: Buffer;
-  private readonly fence: boolean;
 
   /**
    * `holder` names the holder in the lock's value (`<holder>#<token>`, for those who look, as the
-   * fault tests do to find the firing process); `fence`: the lock's writes are refused once
-   * `session` has expired.
+   * fault tests do to find the firing process). The lock's writes are fenced by `session`: a take
+   * sent again after an expiry would land in the next session, whose lock this holder would not
+   * know for its own, and nobody could take it until that session ends.
    */
   constructor(
     private readonly zk: Zk,
     readonly path: string,
     private readonly session: ZkSession,
-    options: { readonly holder?: string; readonly fence?: boolean } = {},
+    options: { readonly holder?: string } = {},
   ) {
     this.token = encodeValue(options.holder === undefined ? randomUUID() : `${options.holder}#${randomUUID()}`, 'lock', path);
-    this.fence = options.fence === true;
   }
 
   /**
@@ -66,7 +65,7 @@ export class TokenLock {
   }
 
   private writeOptions(): WriteOptions {
-    return this.fence ? { fence: this.session } : {};
+    return { fence: this.session };
   }
 
   private async read(watcher?: Watcher): Promise<Awaited<ReturnType<Zk['getData']>> | undefined> {

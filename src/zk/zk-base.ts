@@ -38,9 +38,9 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
    * at version 0 where the repeated write would land. The check reads after a sync, since the server
    * this client reconnected to may not have applied the first try yet.
    */
-  protected async resending<T>(resend: boolean, attempt: () => Promise<T>, target?: ResendTarget): Promise<T> {
+  protected async resending<T>(resend: boolean, attempt: () => Promise<T>, target?: ResendTarget | CreateTarget): Promise<T> {
     for (let retried = false; ; retried = true) {
-      if (retried && target !== undefined) await this.assertStillThere(target);
+      if (retried && target !== undefined) await ('incarnation' in target ? this.assertStillThere(target) : this.assertStillWanted(target));
       try {
         return await attempt();
       } catch (error) {
@@ -75,6 +75,30 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
       );
     }
     return value;
+  }
+
+  /**
+   * A create, sent again after a connection loss unless `resend` is false, or `options.stillWanted`
+   * says the state it was decided on has moved on (see `WriteOptions.stillWanted`).
+   */
+  protected async resendingCreate(path: string, options: WriteOptions, resend: boolean, attempt: () => Promise<string>): Promise<string> {
+    const { stillWanted, fence } = options;
+    return await this.resending(resend, attempt, stillWanted === undefined ? undefined : { path, stillWanted, fence });
+  }
+
+  /** Throws NODE_EXISTS (`retried` set) when a create is no longer wanted: its first try landed. */
+  private async assertStillWanted(target: CreateTarget): Promise<void> {
+    if (target.fence !== undefined && !this.isCurrent(target.fence)) return; // refused when sent
+    await this.sync(target.path);
+    if (await target.stillWanted()) return;
+    const error = new ZkError(
+      'create',
+      -110,
+      target.path,
+      `ZooKeeper create of ${target.path} not sent again: its first try landed and the state moved on since`,
+    );
+    error.retried = true;
+    throw error;
   }
 
   /** Throws NO_NODE (`retried` set) unless the node `target` was meant for is still at its path. */
@@ -153,6 +177,13 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
       }
     }
   }
+}
+
+/** A create guarded by `WriteOptions.stillWanted`. */
+interface CreateTarget {
+  readonly path: string;
+  readonly stillWanted: () => Promise<boolean>;
+  readonly fence: WriteOptions['fence'];
 }
 
 /** The node a guarded write was meant for. */

@@ -60,6 +60,13 @@ export interface WriteOptions {
    * another node fails NODE_REPLACED. See docs/design/writes.md.
    */
   readonly incarnation?: number;
+  /**
+   * For a create whose effect must not happen twice (a task's `ready`: a second one after the task
+   * ran and its `ready` was deleted would run it again): asked, after a sync, before the create is
+   * sent again after a connection loss. False when the state it was decided on has moved on, which
+   * means its first try landed: it is then not sent again, and fails NODE_EXISTS with `retried` set.
+   */
+  readonly stillWanted?: () => Promise<boolean>;
 }
 
 /** Counts of operations sent, for benchmarks and metrics. */

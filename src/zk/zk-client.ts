@@ -112,13 +112,10 @@ export class ZkClient extends ZkBase {
     const resend = !mode.endsWith('sequential');
     let created: string;
     try {
-      created = await this.submit<string>(
-        'create',
-        path,
-        'writes',
-        options.fence,
-        (native, settle) => native.a_create(path, data, NATIVE_CREATE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
-        resend,
+      created = await this.resendingCreate(path, options, resend, () =>
+        this.submitOnce<string>('create', path, 'writes', options.fence, (native, settle) =>
+          native.a_create(path, data, NATIVE_CREATE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
+        ),
       );
     } catch (error) {
       // A resent create answers NODE_EXISTS when its lost first try did create the node, which then never got the ACL.
