@@ -358,10 +358,15 @@ export class PlanWriter {
     return failed;
   }
 
-  /** Deletes the node as it is now, if present; a resend after a lost reply never takes a node made again since. */
+  /** Deletes the node as read now, if present: neither a change since nor a node made again since is taken, by a resend either. */
   private async deleteAsRead(path: string): Promise<void> {
     const stat = await this.zk.exists(path);
-    if (stat !== undefined) await this.zk.deleteIfPresent(path, -1, { incarnation: stat.czxid });
+    if (stat === undefined) return;
+    try {
+      await this.zk.delete(path, stat.version, { incarnation: stat.czxid });
+    } catch (error) {
+      if (!isZkError(error, 'NO_NODE', 'BAD_VERSION')) throw error; // gone, or written again since: a new failure stays
+    }
   }
 
   private prepare(plan: string, entry: TaskToAdd, index: number, stamp: BuilderStamp, resultPreset = false): PreparedTask {
