@@ -5,7 +5,7 @@ import { setAction, withUsageHint } from '../action.js';
 import { CliError, ExitCode, UsageError } from '../exit-codes.js';
 import { integer } from '../options.js';
 import { printJson } from '../output.js';
-import { untilSignal } from '../signals.js';
+import { StopSignals } from '../signals.js';
 
 interface DevServerOptions {
   readonly port?: number;
@@ -33,10 +33,13 @@ export function registerDevServer(program: Command): void {
       }
       throw error;
     }
+    // Listening before the connect string appears: a stop sent as soon as it is read stops the server and removes its data dir.
+    const stopSignals = new StopSignals();
     if (options.json) printJson({ connect: server.connectString, pid: server.pid, logFile: server.logFile });
     else console.log(server.connectString);
     console.error(`ZooKeeper serving on ${server.connectString} (pid ${server.pid}, log ${server.logFile}); stop with Ctrl-C`);
-    const ended = await Promise.race([untilSignal().then(() => undefined), server.whenExited()]);
+    const ended = await Promise.race([stopSignals.first.then(() => undefined), server.whenExited()]);
+    stopSignals.dispose();
     await server.stop(); // removes the data dir
     if (ended !== undefined)
       throw new CliError(`the ZooKeeper server on ${server.connectString} stopped on its own (${ended}); its data dir was removed`, ExitCode.failed);

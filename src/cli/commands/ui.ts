@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, integer, type ConnectionOptions } from '../options.js';
-import { untilSignal } from '../signals.js';
+import { StopSignals } from '../signals.js';
 import { DEFAULTS } from '../../config/defaults.js';
 
 interface UiOptions extends ConnectionOptions {
@@ -57,10 +57,13 @@ export function registerUi(program: Command): void {
       });
       // The token goes in the fragment, which browsers never send: the page reads it and keeps it for its requests.
       const url = token === undefined ? ui.url : `${ui.url}#token=${encodeURIComponent(token)}`;
+      // Listening before the URL appears: a stop sent as soon as it is read closes the view instead of killing the process.
+      const stopSignals = new StopSignals();
       if (options.json) console.log(JSON.stringify({ url, parent, actions: token !== undefined }));
       else console.log(url);
       console.error(`zk-plan ui: plans under ${parent} at ${ui.url}; stop with Ctrl-C`);
-      await untilSignal();
+      await stopSignals.first;
+      stopSignals.dispose();
       await ui.close();
     });
   });

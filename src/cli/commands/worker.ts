@@ -1,5 +1,7 @@
 import { Option, type Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
+import type { PlanEventListener } from '../../alerts/plan-event-watcher.js';
+import type { FunctionRegistry } from '../../exec/function-registry.js';
 import type { MetricsServer } from '../../observability/metrics.js';
 import type { ZkPlan } from '../../plan/zk-plan.js';
 import { setAction, withUsageHint } from '../action.js';
@@ -7,7 +9,7 @@ import { connectZkPlan } from '../connection.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { loadFunctions } from '../load-functions.js';
 import { addConnectionOptions, checkParentPath, integer, requireConnect, type ConnectionOptions } from '../options.js';
-import { untilSignal } from '../signals.js';
+import { StopSignals } from '../signals.js';
 import { webhookListener } from '../../alerts/webhook.js';
 
 type LogFormat = 'plain' | 'pretty' | 'json';
@@ -95,8 +97,9 @@ export function registerWorker(program: Command): void {
     `
 Prints one line on stdout once its loops run ("zk-plan worker: <n> loop(s) on …"; with --json a JSON
 document { event: "started", loops, parent, connect, functions, pid, metrics? }), logs on stderr.
-On SIGTERM or SIGINT it stops taking tasks, lets running ones finish (--drain-timeout-ms) or
-releases them, closes its session and exits 0. A second signal releases running tasks at once
+On SIGTERM or SIGINT (caught from the moment it is connected, so also right after the start line)
+it stops taking tasks, lets running ones finish (--drain-timeout-ms) or releases them, closes its
+session and exits 0. A second signal releases running tasks at once
 (exit ${ExitCode.interrupted}).`,
   );
   withUsageHint(command);
@@ -117,6 +120,37 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
   const format: LogFormat = options.logFormat ?? (options.json ? 'json' : process.stderr.isTTY ? 'pretty' : 'plain');
   const log = await createWorkerLog(format, options.logLevel);
   const zkPlan = await connectZkPlan(options, { functions, sessionTimeoutMs: options.sessionTimeoutMs });
+  // Caught from here on, before the loops start and long before the start line: a SIGTERM that
+  // arrives while the worker starts, or the moment it says it runs, must close the session (and drain
+  // the loops) like any other, not kill the process with tasks held. A second one stops at once.
+  const stopSignals = new StopSignals({
+    onRepeat: (second) => {
+      log.info(`${second} again: releasing running tasks now`);
+      zkPlan.zk.close();
+      process.exit(ExitCode.interrupted);
+    },
+  });
+  try {
+    await runConnectedWorker(zkPlan, log, stopSignals, { options, connect, parent, jobs, schedules, functions, alertListener });
+  } finally {
+    stopSignals.dispose();
+  }
+}
+
+/** What runWorker worked out from the command line before it connected. */
+interface WorkerSetup {
+  readonly options: WorkerCommandOptions;
+  readonly connect: string;
+  readonly parent: string | undefined;
+  readonly jobs: string | undefined;
+  readonly schedules: string | undefined;
+  readonly functions: FunctionRegistry;
+  readonly alertListener: PlanEventListener | undefined;
+}
+
+/** Starts the loops (and metrics, schedules, jobs), prints the start line, and stops cleanly on the first stop signal. */
+async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: StopSignals, setup: WorkerSetup): Promise<void> {
+  const { options, connect, parent, jobs, schedules, functions, alertListener } = setup;
   const stopLogging = log.follow(zkPlan);
   let metrics: MetricsServer | undefined;
   try {
@@ -159,16 +193,10 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
     const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}${jobWorker ? `, job worker ${jobWorker.id} on ${jobs}` : ''}`;
     console.log(`zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${extra}`);
   }
-  const signal = await untilSignal();
+  const signal = await stopSignals.first;
   log.info(
     `${signal}: stopping (running: ${pool?.runningTasks.length ?? 0}${jobWorker ? `, job items: ${Object.values(jobWorker.held()).flat().length}` : ''})`,
   );
-  const force = (second: NodeJS.Signals): void => {
-    log.info(`${second} again: releasing running tasks now`);
-    zkPlan.zk.close();
-    process.exit(ExitCode.interrupted);
-  };
-  process.once('SIGINT', force).once('SIGTERM', force);
   await zkPlan.close();
   await metrics?.close();
   log.info('stopped');
