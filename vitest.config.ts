@@ -1,4 +1,6 @@
 import { defineConfig } from 'vitest/config';
+import { mutantPlugin } from './test/mutants/mutant-plugin.js';
+import { MUTANTS } from './test/mutants/mutants.js';
 
 /** Scales every wait in the integration tests on a slow machine (Curator's `Timing`): ZK_PLAN_TIMING=2 doubles them. */
 const timing = Number(process.env['ZK_PLAN_TIMING'] ?? '1');
@@ -7,9 +9,20 @@ const timing = Number(process.env['ZK_PLAN_TIMING'] ?? '1');
 export const COVERED_FOLDERS = ['src/worker', 'src/plan', 'src/store'] as const;
 export const LINE_COVERAGE_FLOOR = 80;
 
+const ROOT = import.meta.dirname;
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'integ/**/*.integ.test.ts'],
+    // One project for the tests of the product as it is, and one per mutant (test/mutants/mutants.ts):
+    // each applies its patch to src/ in its own module graph and runs its self-test only.
+    projects: [
+      { extends: true as const, test: { name: 'zk-plan', include: ['test/**/*.test.ts', 'integ/**/*.integ.test.ts'], exclude: ['test/mutants/**'] } },
+      ...MUTANTS.map((mutant) => ({
+        extends: true as const,
+        plugins: [mutantPlugin(mutant, ROOT)],
+        test: { name: `mutant:${mutant.name}`, include: [`test/mutants/${mutant.name}.mutant.test.ts`] },
+      })),
+    ],
     testTimeout: 60_000 * timing,
     hookTimeout: 60_000 * timing,
     pool: 'forks',

@@ -219,7 +219,7 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
     await admin.zkPlan.addTask(plan, call('sum'), [one as string, two as string], { keepResult: true });
     await admin.zkPlan.addTasks(plan, [{ task: call('big'), options: { keepResult: true } }, { task: call('breaks') }, { task: call('flaky') }]);
     await admin.zkPlan.markAsReady(plan);
-    worker.zkPlan.startWorkers(PLANS, { count: 2, backoff: FAST_BACKOFF, retention: { maxAgeMs: 0, maxCount: 0, sweepIntervalMs: 50 } });
+    worker.zkPlan.startWorkers(PLANS, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await until(async () => (await admin.zkPlan.planStatus(plan)).state === 'failed', 'the plan to fail');
     await admin.zkPlan.retryFailed(plan);
     await admin.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
@@ -248,6 +248,10 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
     await admin.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
     await until(() => events.length > 0, 'a plan event');
     await admin.zkPlan.deletePlan(imported.plan);
+    // Retention, once no plan is used any more: it deletes every finished plan.
+    const sweeper = memoryProcess(server, 'sweeper', functions);
+    processes.push(sweeper);
+    sweeper.zkPlan.startWorkers(PLANS, { count: 1, backoff: FAST_BACKOFF, retention: { maxAgeMs: 0, maxCount: 0, sweepIntervalMs: 50 } });
     await until(() => server.children(PLANS).filter((name) => !name.startsWith('zk-plan-')).length === 0, 'retention to delete the finished plans');
     await listening.close();
   } finally {

@@ -53,6 +53,8 @@ export interface StoredSchedule {
   /** Ticks up to this (ms) never fire: set when the schedule is created, its timing changes, or it is resumed. */
   readonly activeSince: number;
   readonly updatedAt: string;
+  /** Set by `remove` before it deletes the schedule's nodes: no tick fires any more (see ScheduleStore.remove). */
+  readonly removing?: true;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;

@@ -82,9 +82,35 @@ export class ScheduleStore {
     return true;
   }
 
-  /** Removes the schedule and its tick records (repeatable; its plans stay). */
-  remove(name: string): Promise<void> {
-    return this.zk.deleteRecursive(scheduleNodes(this.parent, name).node);
+  /**
+   * Removes the schedule and its tick records (repeatable; its plans stay). The definition is marked
+   * `removing` first: a scheduler that read the schedule before may still make a record the delete
+   * below has just removed (its records are made on its own read of the cursor), but it reads the
+   * definition again under the tick's lock, sees the mark (written before anything was deleted), and
+   * fires nothing.
+   */
+  async remove(name: string): Promise<void> {
+    const { node } = scheduleNodes(this.parent, name);
+    for (;;) {
+      const read = await this.zk.tryGetData(node);
+      if (read === undefined) return;
+      let stored: StoredSchedule | undefined;
+      try {
+        stored = parseStoredSchedule(node, decodeValue(node, read.data));
+      } catch {
+        stored = undefined; // not a schedule zk-plan can read: nothing fires from it anyway
+      }
+      if (stored === undefined || stored.removing === true) break;
+      const marked = encodeValue({ ...stored, removing: true }, `schedule "${name}"`, node, MAX_DEFINITION_BYTES);
+      try {
+        await this.zk.setData(node, marked, read.stat.version, { incarnation: read.stat.czxid });
+        break;
+      } catch (error) {
+        if (isZkError(error, 'NO_NODE', 'NODE_REPLACED')) return; // removed meanwhile
+        if (!isZkError(error, 'BAD_VERSION')) throw error; // changed meanwhile: mark what it is now
+      }
+    }
+    await this.zk.deleteRecursive(node);
   }
 
   /** The cursor and its node as read (`node` undefined before the first decision). */

@@ -113,8 +113,14 @@ export class Scheduler {
     }
     if (watch !== undefined) this.definitionArmed.add(name);
     const schedule = read.schedule;
+    if (schedule.removing === true) {
+      // A removal that stopped part-way (its caller cut off): nothing fires from it, and any scheduler finishes it.
+      await this.runtime.firing.store.remove(name);
+      this.forget(name);
+      return undefined;
+    }
     const times = this.timesOf(schedule);
-    if (!schedule.paused) await this.recordDueTicks(schedule, times);
+    if (!schedule.paused) await this.recordDueTicks(schedule, read.czxid, times);
     await this.firePending(schedule);
     return schedule.paused ? undefined : times.next(this.runtime.now());
   }
@@ -125,7 +131,7 @@ export class Scheduler {
    * then creates the records of the ticks the cursor names, its own decision's or one a scheduler
    * that died after committing left.
    */
-  private async recordDueTicks(schedule: StoredSchedule, times: CronTimes): Promise<void> {
+  private async recordDueTicks(schedule: StoredSchedule, scheduleNode: number, times: CronTimes): Promise<void> {
     const { store, zk } = this.runtime.firing;
     // The records a cursor names are made fenced by the session that read it: a scheduler whose
     // session expired while it held an old cursor (frozen, cut off) makes none of them late.
@@ -133,15 +139,15 @@ export class Scheduler {
     const cursor = await store.cursor(schedule.name);
     // The records of the decision read first: a scheduler that committed it may have died before making them,
     // and the commit below replaces its list. So every committed list has its records before it is replaced.
-    await this.createTickRecords(schedule, cursor.fire, session);
+    await this.createTickRecords(schedule, scheduleNode, cursor.fire, session);
     const decision = dueTicks(times, { ...schedule, cursor: cursor.tick, now: this.runtime.now() });
     if (decision.cursor === undefined) return;
     if (await store.commitDecision(schedule.name, cursor, decision.cursor, decision.fire, decision.skipped))
-      await this.createTickRecords(schedule, decision.fire, session);
-    else await this.createTickRecords(schedule, (await store.cursor(schedule.name)).fire, session); // another decided meanwhile
+      await this.createTickRecords(schedule, scheduleNode, decision.fire, session);
+    else await this.createTickRecords(schedule, scheduleNode, (await store.cursor(schedule.name)).fire, session); // another decided meanwhile
   }
 
-  private async createTickRecords(schedule: StoredSchedule, ticks: readonly number[], session: ZkSession): Promise<void> {
+  private async createTickRecords(schedule: StoredSchedule, scheduleNode: number, ticks: readonly number[], session: ZkSession): Promise<void> {
     const { store, identity } = this.runtime.firing;
     for (const tick of ticks) {
       const id = cronTickId(tick);
@@ -153,6 +159,7 @@ export class Scheduler {
         state: 'pending',
         by: identity,
         updatedAt: new Date().toISOString(),
+        scheduleNode,
       };
       await store.createTick(schedule.name, id, record, { fence: session });
     }

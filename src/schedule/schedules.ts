@@ -69,7 +69,7 @@ export class Schedules {
   async get(name: string): Promise<StoredSchedule> {
     assertScheduleName(name);
     const current = await this.firing.store.read(name);
-    if (current === undefined) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+    if (current === undefined || current.schedule.removing === true) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
     return current.schedule;
   }
 

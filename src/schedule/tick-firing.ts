@@ -69,7 +69,22 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
     const tick = await store.readTick(schedule.name, id);
     if (tick === undefined) return { state: 'gone', here: false };
     if (isFinal(tick.record.state)) return { state: tick.record.state, here: false };
-    const { node, ...outcome } = await decideAndBuild(context, schedule, id, tick, session);
+    // The definition again, under the lock: a removal marks it before deleting anything, so a record made
+    // late by a scheduler that read an older cursor is never fired once the schedule is being removed.
+    const current = await store.read(schedule.name);
+    if (current === undefined || current.schedule.removing === true) return { state: 'gone', here: false };
+    if (tick.record.scheduleNode !== undefined && tick.record.scheduleNode !== current.czxid) {
+      const stray: TickRecord = {
+        ...tick.record,
+        state: 'skipped',
+        reason: 'decided for an earlier schedule of this name, removed since',
+        by: context.identity,
+        updatedAt: new Date().toISOString(),
+      };
+      await writeTick(store, schedule.name, id, stray, tick, session);
+      return { state: 'skipped', here: true };
+    }
+    const { node, ...outcome } = await decideAndBuild(context, current.schedule, id, tick, session);
     const final: TickRecord = { ...tick.record, ...outcome, by: context.identity, updatedAt: new Date().toISOString() };
     await writeTick(store, schedule.name, id, final, node, session);
     return { state: final.state, here: true };

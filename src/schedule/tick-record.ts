@@ -33,6 +33,11 @@ export interface TickRecord {
    */
   readonly overlap?: OverlapPolicy;
   readonly updatedAt: string;
+  /**
+   * The schedule node the tick was decided for (its czxid): a record made late for a schedule of the
+   * same name that was removed and put again since is not fired by the new one.
+   */
+  readonly scheduleNode?: number;
 }
 
 /** True when a fired cron tick's record vouches that every run before it had finished when it fired. */

@@ -23,6 +23,8 @@ export interface ConnectionDropOptions {
   readonly expireSession?: boolean;
   /** Reconnect on the next microtask; false: stay disconnected until `reconnect()`. @defaultValue true */
   readonly reconnect?: boolean;
+  /** Reconnect after this many ms (a timer of the caller's clock, fake or real) instead of at once. */
+  readonly reconnectAfterMs?: number;
 }
 
 /** A fault armed for the next operation that passes its filter. */
@@ -79,6 +81,8 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
   /** Frozen: nothing reaches the process until `thaw` (replies, watch events, news of an expiry wait). */
   private frozen = false;
   private readonly whileFrozen: (() => void)[] = [];
+  /** The connection came back while the process was frozen: it reconnects when it wakes. */
+  private reconnectOnThaw = false;
   private inFlight: InFlightOperation[] = [];
   private lostReply: ArmedFault | undefined;
   private lostSend: ArmedFault | undefined;
@@ -175,9 +179,13 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
     for (const [watcher, path] of told) this.deliver(() => watcher({ type: 'session-lost', path }));
   }
 
-  /** The connection comes back; if the server expired the session meanwhile, a new session is opened. */
+  /** The connection comes back (for a frozen process, when it wakes); if the server expired the session meanwhile, a new session is opened. */
   reconnect(): void {
-    if (this.crashed || this.frozen || this.currentState !== 'suspended') return;
+    if (this.frozen) {
+      this.reconnectOnThaw = true;
+      return;
+    }
+    if (this.crashed || this.currentState !== 'suspended') return;
     if (this.serverSessionId === undefined || !this.server.isAlive(this.serverSessionId)) {
       this.sessionLost();
       return;
@@ -227,6 +235,10 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
     if (!this.frozen) return;
     this.frozen = false;
     for (const heard of this.whileFrozen.splice(0)) heard();
+    if (this.reconnectOnThaw) {
+      this.reconnectOnThaw = false;
+      this.reconnect();
+    }
     if (this.currentState === 'connected' && this.serverSessionId !== undefined && !this.server.isAlive(this.serverSessionId)) this.sessionLost();
   }
 
@@ -330,7 +342,9 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
     const sessionId = this.serverSessionId;
     this.disconnect();
     if (options.expireSession === true && sessionId !== undefined) this.server.expireSession(sessionId);
-    if (options.reconnect !== false) queueMicrotask(() => this.reconnect());
+    if (options.reconnect === false) return;
+    if (options.reconnectAfterMs === undefined) queueMicrotask(() => this.reconnect());
+    else setTimeout(() => this.reconnect(), options.reconnectAfterMs);
   }
 
   private submitOnce<R extends MemoryRequest>(kind: keyof ZkOperationCounts, fence: ZkSession | undefined, request: R): Promise<MemoryResults[R['op']]> {

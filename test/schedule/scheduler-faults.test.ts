@@ -9,6 +9,14 @@ import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { encodeValue } from '../../src/serialization/codec.js';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
+import { ScheduleStore } from '../../src/schedule/schedule-store.js';
+
+/** The store of the test's schedules' parent over another client. */
+const ScheduleStoreOf = class extends ScheduleStore {
+  constructor(zk: ConstructorParameters<typeof ScheduleStore>[0]) {
+    super(zk, SCHEDULES);
+  }
+};
 import type { MemoryProcess } from '../support/memory-plan.js';
 import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
 
@@ -275,5 +283,103 @@ describe('scheduler faults', () => {
     const tick = summary?.recentRuns.find((run) => run.plan === PLAN_1);
     expect(tick?.state).toBe('fired');
     expect(server.exists(`${PLAN_1}/ready`)).toBe(true); // fired means a plan was made
+  });
+
+  describe('a schedule removed while a scheduler still acts on an older read of it (found by the long simulation)', () => {
+    const CURSOR = scheduleNodes(SCHEDULES, 'pulse').cursor;
+    const TICKS_NODE = scheduleNodes(SCHEDULES, 'pulse').ticks;
+
+    /** a reads the cursor naming TICK_1 and stops there; returns its pass, to be let go later. */
+    async function staleReader(manual: ManualScheduler, a: SchedulerProcess): Promise<{ readonly pass: Promise<unknown> }> {
+      a.clock.now = T0 + 1_020;
+      const aPass = a.scheduler.pass();
+      for (let step = 0; step < 10_000; step++) {
+        await flush();
+        await flush();
+        const applied = manual.step('a');
+        if (applied.op === 'getData' && applied.path === CURSOR) break;
+      }
+      return { pass: aPass };
+    }
+
+    it('a record made again while the removal runs is never fired: its plan is not built again', async () => {
+      const manual = new ManualScheduler();
+      const server = new MemoryZooKeeper({ scheduler: manual });
+      const [a, b] = [start(server, 'a'), start(server, 'b')];
+      const admin = server.connect({ name: 'admin' });
+      const put = b.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
+      await drain(manual, ['b']);
+      await put;
+      b.clock.now = T0 + 1_020;
+      const bPass = b.scheduler.pass(); // decides tick 1 and fires it
+      await drain(manual, ['b']);
+      await bPass;
+      expect(server.exists(PLAN_1)).toBe(true);
+      const runnerDelete = admin.deleteRecursive(PLAN_1); // the run ended
+      await drain(manual, ['admin']);
+      await runnerDelete;
+      const { pass: aPass } = await staleReader(manual, a); // a holds a cursor naming tick 1
+      // b removes the schedule, up to the delete of its ticks node; then a makes tick 1's record again.
+      const removing = b.schedules.remove('pulse');
+      for (let step = 0; step < 10_000; step++) {
+        await flush();
+        await flush();
+        const applied = manual.step('b');
+        if (applied.op === 'delete' && applied.path === TICKS_NODE) break;
+      }
+      await drain(manual, ['a']);
+      await aPass;
+      await drain(manual, ['a', 'b']);
+      await removing;
+      expect(server.exists(PLAN_1)).toBe(false);
+      expect(server.exists(scheduleNodes(SCHEDULES, 'pulse').node)).toBe(false);
+    });
+
+    it('a record made late for a schedule removed and put again is not fired by the new one', async () => {
+      const manual = new ManualScheduler();
+      const server = new MemoryZooKeeper({ scheduler: manual });
+      const [a, b] = [start(server, 'a'), start(server, 'b')];
+      const admin = server.connect({ name: 'admin' });
+      const put = b.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
+      await drain(manual, ['b']);
+      await put;
+      b.clock.now = T0 + 1_020;
+      const bPass = b.scheduler.pass();
+      await drain(manual, ['b']);
+      await bPass;
+      const runnerDelete = admin.deleteRecursive(PLAN_1);
+      await drain(manual, ['admin']);
+      await runnerDelete;
+      const { pass: aPass } = await staleReader(manual, a);
+      const removed = b.schedules.remove('pulse');
+      await drain(manual, ['b']);
+      await removed;
+      b.clock.now = T0 + 1_500;
+      const putAgain = b.schedules.put({ ...PULSE, misfireGraceMs: 5_000 }); // active from 1.5 s on: tick 1 is not its own
+      await drain(manual, ['b']);
+      await putAgain;
+      await drain(manual, ['a']);
+      await aPass; // a makes tick 1's record in the new schedule, from its old cursor
+      b.clock.now = T0 + 1_600;
+      const later = b.scheduler.pass();
+      await drain(manual, ['a', 'b']);
+      await later;
+      expect(server.exists(PLAN_1)).toBe(false);
+    });
+
+    it('a removal cut off after its mark is finished by a scheduler', async () => {
+      const server = new MemoryZooKeeper();
+      const a = start(server, 'a');
+      await a.schedules.put(PULSE);
+      const remover = server.connect({ name: 'remover' });
+      remover.failNextSend((op) => op === 'delete', { reconnect: false }); // marked, then cut off before any delete
+      void new ScheduleStoreOf(remover).remove('pulse').catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(server.exists(scheduleNodes(SCHEDULES, 'pulse').node)).toBe(true);
+      a.clock.now = T0 + 1_020;
+      await a.scheduler.pass();
+      expect(server.exists(scheduleNodes(SCHEDULES, 'pulse').node)).toBe(false);
+      expect(plansOn(server)).toEqual([]);
+    });
   });
 });

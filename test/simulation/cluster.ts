@@ -150,7 +150,8 @@ export class SimWriter {
       const options = (params: SimTaskParams): { keepResult: boolean; priority?: number; concurrencyKey?: string } => ({
         keepResult: spec.readyFirst || params.label % 4 === 0,
         ...(params.label % 5 === 1 ? { priority: params.label % 3 } : {}),
-        ...(params.label % 3 === 2 ? { concurrencyKey: key } : {}),
+        // One plan in four keys every task, so that its tasks queue for the key's slots (a slot changes hands often).
+        ...(params.label % 3 === 2 || spec.startAtMs % 4 === 0 ? { concurrencyKey: key } : {}),
       });
       if (spec.batch) {
         await this.zkPlan.addTasks(

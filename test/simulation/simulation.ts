@@ -25,6 +25,7 @@ export const END_WITHIN_MS = 10 * 60_000;
 const SETTLE_MS = 5_000;
 const MAX_STEPS = 400_000;
 const TASK_NODE = /\/task-\d{10}$/;
+const SLOT_NODE = /\/zk-plan-limits\/[^/]+\/slot-\d+$/;
 const SIMULATION_EPOCH = Date.UTC(2030, 0, 1);
 /** Chance, per step with operations queued, that time moves on anyway. */
 const ADVANCE_WHILE_BUSY = 0.02;
@@ -58,7 +59,9 @@ export async function runSeed(seed: number, profile: WorkloadProfile = 'default'
   // The engine builds many expected errors (NO_NODE, NODE_EXISTS…); their stacks are never looked at here and cost a lot.
   const stackTraceLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
-  const simulation = new Simulation(seed, drawWorkload(streamFor(seed, 'workload'), profile), streamFor(seed, 'schedule'));
+  const ensemble = streamFor(seed, 'ensemble');
+  const followers = ensemble.pick([0, 0, 1, 2]);
+  const simulation = new Simulation(seed, drawWorkload(streamFor(seed, 'workload'), profile), streamFor(seed, 'schedule'), followers);
   let simulatedMs = 0;
   try {
     await simulation.run();
@@ -82,8 +85,8 @@ export async function runSeed(seed: number, profile: WorkloadProfile = 'default'
 
 class Simulation {
   readonly scheduler = new ManualScheduler();
-  readonly server = new MemoryZooKeeper({ scheduler: this.scheduler });
-  readonly observer = new SimObserver(this.server);
+  readonly server: MemoryZooKeeper;
+  readonly observer: SimObserver;
   readonly processes: SimProcess[] = [];
   readonly writers: SimWriter[] = [];
   readonly plans: SimPlan[] = [];
@@ -94,12 +97,18 @@ class Simulation {
   private processSerial = 0;
   /** Actions of the driver still running (builds, retries, deletions, status checks). */
   private actions = 0;
+  /** Clients of processes frozen right now: nothing of theirs lands until they wake. */
+  private readonly frozen = new Set<string>();
 
   constructor(
     readonly seed: number,
     readonly workload: SimWorkload,
     readonly random: Prng,
+    /** Followers beside the leader (0–2): sessions spread over them read what their server has applied. */
+    readonly followers: number,
   ) {
+    this.server = new MemoryZooKeeper({ scheduler: this.scheduler, followers });
+    this.observer = new SimObserver(this.server);
     this.server.onApplied = this.observer.onApplied;
     this.checker = new SimWriter('checker', this.server, workload.sessionTimeoutMs);
     for (const loops of workload.processLoops) this.startProcess(loops);
@@ -112,7 +121,7 @@ class Simulation {
     });
     this.observer.note(
       `seed ${seed}: processes ${JSON.stringify(workload.processLoops)}, writers ${workload.writers.map((plans) => plans.length).join('+')}, ` +
-        `fault rate ${workload.faultRate} until ${workload.faultWindowMs} ms, session timeout ${workload.sessionTimeoutMs} ms`,
+        `fault rate ${workload.faultRate} until ${workload.faultWindowMs} ms, session timeout ${workload.sessionTimeoutMs} ms, followers ${followers}`,
     );
   }
 
@@ -131,23 +140,28 @@ class Simulation {
         return;
       }
       if (this.inFaultWindow() && this.random.chance(this.workload.faultRate)) this.injectFault();
-      const pending = this.scheduler.pending();
+      // Followers apply what the leader committed in their own time; a session reads what its server has.
+      if (this.followers > 0 && this.random.chance(0.3)) this.server.catchUp(this.random.int(1, this.followers), this.random.int(1, 4));
+      const pending = this.pendingClients();
       if (pending.length > 0 && !this.random.chance(ADVANCE_WHILE_BUSY)) {
         // A burst of a few operations before replies are let in (as if they crossed on the network):
         // a valid interleaving too, and draining after each one is what costs the most time.
         this.stepOne(this.random.pick(pending));
         for (let burst = this.random.int(0, 3); burst > 0; burst--) {
-          const waiting = this.scheduler.pending();
+          const waiting = this.pendingClients();
           if (waiting.length === 0) break;
           this.stepOne(this.random.pick(waiting));
         }
         continue;
       }
       if (pending.length === 0) {
+        this.server.catchUp(); // a quiet ensemble catches up
         this.lookAtPlans();
         await flush();
-        if (this.scheduler.pending().length > 0) continue;
-        if (this.allPlansGone() && this.actions === 0 && !this.inFaultWindow()) {
+        if (this.pendingClients().length > 0) continue;
+        // A frozen process has not heard of the deletions yet: the settling starts once the last one woke.
+        if (this.frozen.size > 0) settleUntil = undefined;
+        else if (this.allPlansGone() && this.actions === 0 && !this.inFaultWindow()) {
           if (!orphansDeleted) {
             orphansDeleted = true;
             this.deleteOrphans();
@@ -176,6 +190,11 @@ class Simulation {
     await flush();
     vi.clearAllTimers();
     await flush();
+  }
+
+  /** Clients with operations waiting that may land now (not those of frozen processes). */
+  private pendingClients(): string[] {
+    return this.scheduler.pending().filter((client) => !this.frozen.has(client));
   }
 
   private inFaultWindow(): boolean {
@@ -231,7 +250,19 @@ class Simulation {
       ...this.writers.map((writer) => ({ name: writer.name, client: writer.client })),
     ];
     const target = this.random.pick(clients);
-    const kind = this.random.pick(['crash', 'expire', 'disconnect', 'lose-reply', 'lose-reply', 'retry-failed', 'delete-plan', 'pause', 'cancel'] as const);
+    const kind = this.random.pick([
+      'crash',
+      'expire',
+      'disconnect',
+      'lose-reply',
+      'lose-reply',
+      'lose-send',
+      'freeze',
+      'retry-failed',
+      'delete-plan',
+      'pause',
+      'cancel',
+    ] as const);
     switch (kind) {
       case 'crash': {
         if (!this.workload.crashes || target.process === undefined) return;
@@ -264,10 +295,10 @@ class Simulation {
         }, downMs);
         return;
       }
-      case 'lose-reply': {
-        const which = this.random.pick(['any', 'sequential create', 'claim', 'result', 'delete'] as const);
-        this.fault(`lose the next reply (${which}) of ${target.name}`);
-        target.client.loseNextReply((op, path) => {
+      case 'lose-reply':
+      case 'lose-send': {
+        const which = this.random.pick(['any', 'sequential create', 'claim', 'release', 'result', 'delete', 'slot take', 'slot release'] as const);
+        const filter = (op: string, path: string): boolean => {
           switch (which) {
             case 'any':
               return true;
@@ -275,12 +306,44 @@ class Simulation {
               return op === 'create' && path.endsWith('-');
             case 'claim':
               return op === 'create' && path.endsWith('/owner');
+            case 'release':
+              return op === 'delete' && path.endsWith('/owner');
             case 'result':
               return op === 'create' && path.endsWith('/result');
             case 'delete':
               return op === 'delete';
+            case 'slot take':
+              return op === 'create' && SLOT_NODE.test(path);
+            case 'slot release':
+              return op === 'delete' && SLOT_NODE.test(path);
           }
-        });
+        };
+        // Cut off for a while (others go on meanwhile), and now and then for longer than the session lasts: the client
+        // then sends again through its next session what it had sent through the old one.
+        const expireSession = this.random.chance(0.3);
+        const options = { expireSession, reconnectAfterMs: this.random.int(0, expireSession ? this.workload.sessionTimeoutMs : 200) };
+        this.fault(
+          `${kind === 'lose-reply' ? 'lose the next reply' : 'lose the next request'} (${which}) of ${target.name}${expireSession ? ', its session expiring' : ''}`,
+        );
+        if (kind === 'lose-reply') target.client.loseNextReply(filter, options);
+        else target.client.failNextSend(filter, options);
+        return;
+      }
+      case 'freeze': {
+        if (this.frozen.has(target.name)) return;
+        const frozenMs = this.random.int(50, this.workload.sessionTimeoutMs * 2);
+        this.fault(`freeze ${target.name} for ${frozenMs} ms`);
+        const sessionId = target.client.sessionId;
+        this.frozen.add(target.name);
+        target.client.freeze();
+        // The server hears nothing from it: past the session timeout the session expires, which it learns only when it wakes.
+        if (frozenMs > this.workload.sessionTimeoutMs && sessionId !== undefined)
+          setTimeout(() => this.server.expireSession(sessionId), this.workload.sessionTimeoutMs);
+        setTimeout(() => {
+          this.observer.note(`${target.name} wakes`);
+          this.frozen.delete(target.name);
+          target.client.thaw();
+        }, frozenMs);
         return;
       }
       case 'retry-failed': {
