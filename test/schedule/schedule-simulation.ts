@@ -100,6 +100,7 @@ export async function runScheduleSeed(seed: number, options: ScheduleSimOptions 
       frozenClients.add(client);
       target.thawAt = now + random.int(1, 4) * 1_000;
       const sessionId = target.proc.zk.sessionId;
+      target.proc.zk.freeze();
       if (sessionId !== undefined) server.expireSession(sessionId); // it only hears of it when it wakes, as a frozen process would
     } else if (kind === 'lost-reply') target.proc.zk.loseNextReply();
     else target.skew += random.int(-3_000, 3_000);
@@ -114,6 +115,7 @@ export async function runScheduleSeed(seed: number, options: ScheduleSimOptions 
       if (s.state === 'frozen' && now >= (s.thawAt ?? 0)) {
         s.state = 'running';
         frozenClients.delete(s.proc.name);
+        s.proc.zk.thaw();
       }
       s.proc.clock.now = now + s.skew;
       if (s.state === 'running' && s.busy === undefined)
