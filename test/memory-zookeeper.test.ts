@@ -429,16 +429,26 @@ describe('MemoryZooKeeper: followers that lag', () => {
   it("a write whose reply was lost may not be on the writer's server yet: a read shows the old state until a sync", async () => {
     const server = new MemoryZooKeeper({ followers: 1 });
     const zk = server.connect();
-    await zk.create('/n');
-    zk.loseNextReply((op) => op === 'delete', { reconnect: false });
-    const deleting = zk.delete('/n', 0).catch((error: unknown) => error);
+    await zk.create('/plan');
+    zk.loseNextReply((op) => op === 'create', { reconnect: false });
+    const creating = zk.create('/plan/task-', null, 'persistent-sequential').catch((error: unknown) => error); // never sent again
     await flush();
-    expect(server.exists('/n')).toBe(false); // the leader applied it
+    expect(server.children('/plan')).toEqual(['task-0000000000']); // the leader applied it
     zk.reconnect();
-    expect(await deleting).toMatchObject({ code: 'NO_NODE', retried: true });
-    expect(await zk.exists('/n')).toBeDefined(); // its own server has not applied the delete yet
-    await zk.sync('/n');
-    expect(await zk.exists('/n')).toBeUndefined();
+    expect(await creating).toMatchObject({ code: 'CONNECTION_LOSS' });
+    expect((await zk.getChildren('/plan')).children).toEqual([]); // its own server has not applied it yet
+    await zk.sync('/plan');
+    expect((await zk.getChildren('/plan')).children).toEqual(['task-0000000000']);
+  });
+
+  it('a write refused by the leader still brings its session up to date: its server answers after applying what came before', async () => {
+    const server = new MemoryZooKeeper({ followers: 1 });
+    const onFollower = server.connect();
+    const onLeader = server.connect();
+    await onLeader.create('/n');
+    expect(await onFollower.exists('/n')).toBeUndefined();
+    await expect(onFollower.create('/n')).rejects.toMatchObject({ code: 'NODE_EXISTS' });
+    expect(await onFollower.exists('/n')).toBeDefined();
   });
 
   it("a follower fires its sessions' watches when it applies the change, not when the leader commits it", async () => {

@@ -103,7 +103,12 @@ export class ConcurrencyLimits {
       if (taken === 'no-limit') return { kind: 'unlimited' };
       if (taken === 'other') continue;
       const lease = this.lease(path, bytes, session);
-      if (holdsAboveLimit(children, limit) && !(await this.mayRun(limitPath, path, limit))) {
+      // The limit as it is now: read after this session's create was answered, it is at least as new as that create, so
+      // a lowering that was answered before this acquire began is seen even if the first read came from a lagging server.
+      const now = await this.zk.tryGetData(limitPath);
+      const current = now === undefined ? undefined : parseLimit(limitPath, now.data);
+      if (current === undefined) return { kind: 'held', lease }; // the limit went meanwhile: nothing to keep to
+      if ((current < limit || holdsAboveLimit(children, current)) && !(await this.mayRun(limitPath, path, current))) {
         await lease.release();
         break;
       }

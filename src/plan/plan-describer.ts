@@ -30,6 +30,7 @@ export class PlanDescriber {
 
   async describePlan(plan: string): Promise<PlanView> {
     assertValidPath('plan', plan);
+    await this.zk.sync(plan); // the server this session reads from may lag behind another process's change
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const names = sortBySerial(listing.children, TASK_PREFIX);

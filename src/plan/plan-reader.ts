@@ -51,6 +51,7 @@ export class PlanReader {
 
   /** The spec's `plan-completed?`: true once the plan has no task-* child left. */
   async planCompleted(plan: string): Promise<boolean> {
+    await this.zk.sync(plan); // see planStatus
     return (await this.listPlan(plan)).remaining === 0;
   }
 
@@ -110,6 +111,8 @@ export class PlanReader {
   /** Where the plan stands: its state, task counts, failed tasks with their errors, and tasks blocked forever. */
   async planStatus(plan: string): Promise<PlanStatus> {
     assertValidPath('plan', plan);
+    // The server this session reads from may lag: a change another process was answered before this call (a cancel, say) must show.
+    await this.zk.sync(plan);
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const tasks = sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));

@@ -23,6 +23,12 @@ export interface ScheduleCursor {
   readonly tick: number | undefined;
   readonly skipped: number;
   readonly fire: readonly number[];
+  /**
+   * The schedule node (its czxid) the decision was made for. A decision of a scheduler that still
+   * acted on a schedule removed and put again since can land on the new one's cursor (at the same
+   * version); it then names another node, and counts for nothing.
+   */
+  readonly scheduleNode?: number;
 }
 
 /** What one znode holds with room to spare (ZooKeeper's jute.maxbuffer is 1 MB). */
@@ -124,10 +130,17 @@ export class ScheduleStore {
       value === null ||
       (value.tick !== undefined && typeof value.tick !== 'number') ||
       typeof value.skipped !== 'number' ||
-      (value.fire !== undefined && !Array.isArray(value.fire))
+      (value.fire !== undefined && !Array.isArray(value.fire)) ||
+      (value.scheduleNode !== undefined && typeof value.scheduleNode !== 'number')
     )
       throw new MalformedNodeError(cursor, 'expected { tick, skipped, fire }');
-    return { tick: value.tick, skipped: value.skipped, fire: value.fire ?? [], node: { version: node.stat.version, czxid: node.stat.czxid } };
+    return {
+      tick: value.tick,
+      skipped: value.skipped,
+      fire: value.fire ?? [],
+      ...(value.scheduleNode === undefined ? {} : { scheduleNode: value.scheduleNode }),
+      node: { version: node.stat.version, czxid: node.stat.czxid },
+    };
   }
 
   /**
@@ -142,9 +155,10 @@ export class ScheduleStore {
     tick: number,
     fire: readonly number[],
     skipped: number,
+    scheduleNode: number,
   ): Promise<boolean> {
     const { cursor } = scheduleNodes(this.parent, name);
-    const value = encodeValue({ tick, skipped: read.skipped + skipped, fire, at: new Date().toISOString() }, 'schedule cursor', cursor);
+    const value = encodeValue({ tick, skipped: read.skipped + skipped, fire, scheduleNode, at: new Date().toISOString() }, 'schedule cursor', cursor);
     try {
       if (read.node === undefined) return await this.zk.createIfAbsent(cursor, value);
       await this.zk.setData(cursor, value, read.node.version, { incarnation: read.node.czxid });

@@ -22,6 +22,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { MAX_TIMER_MS } from '../util/signals.js';
 import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
+import { scheduleNodes } from '../zk/layout.js';
 import { cronTimes, type CronTimes } from './cron-times.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import { fireTick, type FiringContext } from './tick-firing.js';
@@ -136,15 +137,23 @@ export class Scheduler {
     // The records a cursor names are made fenced by the session that read it: a scheduler whose
     // session expired while it held an old cursor (frozen, cut off) makes none of them late.
     const session = zk.session;
-    const cursor = await store.cursor(schedule.name);
+    const read = await store.cursor(schedule.name);
+    // The schedule node again, after the cursor: a definition read before the schedule was removed and put again
+    // must not decide for the new one (the cursor read may be the new one's).
+    if ((await zk.exists(scheduleNodes(store.parent, schedule.name).node))?.czxid !== scheduleNode) return;
+    // A decision made for an earlier schedule of this name (landed late on this one's cursor) counts for nothing.
+    const cursor = read.scheduleNode === undefined || read.scheduleNode === scheduleNode ? read : { ...read, tick: undefined, fire: [] };
     // The records of the decision read first: a scheduler that committed it may have died before making them,
     // and the commit below replaces its list. So every committed list has its records before it is replaced.
     await this.createTickRecords(schedule, scheduleNode, cursor.fire, session);
     const decision = dueTicks(times, { ...schedule, cursor: cursor.tick, now: this.runtime.now() });
     if (decision.cursor === undefined) return;
-    if (await store.commitDecision(schedule.name, cursor, decision.cursor, decision.fire, decision.skipped))
+    if (await store.commitDecision(schedule.name, cursor, decision.cursor, decision.fire, decision.skipped, scheduleNode))
       await this.createTickRecords(schedule, scheduleNode, decision.fire, session);
-    else await this.createTickRecords(schedule, scheduleNode, (await store.cursor(schedule.name)).fire, session); // another decided meanwhile
+    else {
+      const now = await store.cursor(schedule.name); // another decided meanwhile
+      if (now.scheduleNode === undefined || now.scheduleNode === scheduleNode) await this.createTickRecords(schedule, scheduleNode, now.fire, session);
+    }
   }
 
   private async createTickRecords(schedule: StoredSchedule, scheduleNode: number, ticks: readonly number[], session: ZkSession): Promise<void> {

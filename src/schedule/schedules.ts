@@ -60,6 +60,11 @@ export class Schedules {
       const name = (input as { name?: unknown } | null)?.name;
       assertScheduleName(name);
       const current = await this.firing.store.read(name);
+      if (current?.schedule.removing === true) {
+        // A removal cut off part-way: finish it, and put the schedule anew (its old cursor and records are gone).
+        await this.firing.store.remove(name);
+        continue;
+      }
       const stored = resolveSchedule(input, current?.schedule, this.now(), this.firing.functions.names());
       if (await this.firing.store.write(stored, current)) return stored;
     }
@@ -157,7 +162,7 @@ export class Schedules {
     assertScheduleName(name);
     for (;;) {
       const current = await this.firing.store.read(name);
-      if (current === undefined) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+      if (current === undefined || current.schedule.removing === true) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
       const { activeSince: _since, updatedAt: _at, ...input } = change(current.schedule);
       const stored = resolveSchedule(input, current.schedule, this.now(), []);
       if (await this.firing.store.write(stored, current)) return stored;

@@ -222,8 +222,8 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
   }
 
   /**
-   * The process stops (SIGSTOP, a long pause): what it sent may still land, but it hears nothing,
-   * not even that its session expired, until `thaw`.
+   * The process stops (SIGSTOP, a long pause): what it sent before may still land, but it sends
+   * nothing more and hears nothing, not even that its session expired, until `thaw`.
    */
   freeze(): void {
     if (this.crashed) return;
@@ -348,6 +348,13 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
   }
 
   private submitOnce<R extends MemoryRequest>(kind: keyof ZkOperationCounts, fence: ZkSession | undefined, request: R): Promise<MemoryResults[R['op']]> {
+    // A frozen process sends nothing: what it issues while frozen goes out when it wakes.
+    if (this.frozen)
+      return new Promise((resolve, reject) => {
+        this.whileFrozen.push(() => {
+          this.submitOnce(kind, fence, request).then(resolve, reject);
+        });
+      });
     const { op, path } = request;
     return new Promise((resolve, reject) => {
       if (this.crashed) return; // a dead process hears nothing

@@ -70,6 +70,9 @@ interface ServerSession {
   readonly view: number;
 }
 
+/** The operations that go through the leader. */
+const WRITES: ReadonlySet<MemoryRequest['op']> = new Set(['create', 'setData', 'delete']);
+
 /** Session ids in the native client's format: unpadded lowercase hex, server id in the top byte. */
 const SESSION_ID_BASE = 1n << 56n;
 
@@ -238,6 +241,9 @@ export class MemoryZooKeeper implements MemoryServer {
     } catch (error) {
       if (!(error instanceof ZnodeFailure)) throw error;
       reply = { ok: false, rc: error.rc };
+      // A failed write still goes through the leader (an error transaction): the writer's server
+      // answers only once it has applied everything before it, so the writer reads at least that.
+      if (WRITES.has(request.op) && session.view !== 0 && options.replyLost !== true) this.catchUp(session.view);
     }
     this.tellApplied(session, request, reply);
     return reply;

@@ -29,6 +29,9 @@ export function plansToDelete(finished: readonly FinishedPlan[], now: number, re
  * (a process that dies holding it lets go at its session's end). Every step is a read or a
  * deletion that may be repeated, so a sweep cut short anywhere is finished by the next one.
  */
+/** Pause between two tries of a lock release that failed. */
+const RELEASE_RETRY_MS = 1_000;
+
 export class RetentionSweeper {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sweeping: Promise<number> | undefined;
@@ -102,8 +105,14 @@ export class RetentionSweeper {
       }
       return deleted;
     } finally {
-      await this.release(lock, session).catch(() => undefined);
+      await this.release(lock, session).catch(() => this.releaseLater(lock, session));
     }
+  }
+
+  /** A release that failed is tried again every second while the session lives: else no other process could sweep until it ends. */
+  private releaseLater(lock: string, session: ZkSession): void {
+    if (!this.zk.isCurrent(session) || this.zk.state === 'closed') return;
+    setTimeout(() => void this.release(lock, session).catch(() => this.releaseLater(lock, session)), RELEASE_RETRY_MS).unref?.();
   }
 
   /** Deletes the lock if this session still holds it; a resend after a lost reply never takes another process's lock made since. */

@@ -9,6 +9,9 @@ import { encodeValue } from '../serialization/codec.js';
 import type { Watcher, WriteOptions, ZkSession } from './zk-client-types.js';
 import type { Zk } from './zk.js';
 
+/** Pause between two tries of a release that failed. */
+const RELEASE_RETRY_MS = 1_000;
+
 /** What a try at the lock found: this holder's now, another's, or none (released between the create and the read). */
 export type LockAttempt = 'taken' | 'held' | 'gone';
 
@@ -52,12 +55,28 @@ export class TokenLock {
   /**
    * Deletes the lock if this holder has it (after an expiry it may be another process's). The delete
    * names the lock node read: sent again after a lost reply, it never takes the lock of a holder
-   * that took it since, in another process or in this one.
+   * that took it since, in another process or in this one. A release that fails (ZooKeeper
+   * unreachable for longer than the client waits) is tried again every second while the session
+   * lives: a lock left by a live session would hold back everyone else until that session ends.
    */
   async release(): Promise<void> {
+    try {
+      await this.releaseOnce();
+    } catch (error) {
+      this.retryLater();
+      throw error;
+    }
+  }
+
+  private async releaseOnce(): Promise<void> {
     const held = await this.read();
     if (held !== undefined && this.isMine(held))
       await this.zk.deleteIfPresent(this.path, held.stat.version, { ...this.writeOptions(), incarnation: held.stat.czxid });
+  }
+
+  private retryLater(): void {
+    if (!this.zk.isCurrent(this.session) || this.zk.state === 'closed') return;
+    setTimeout(() => void this.releaseOnce().catch(() => this.retryLater()), RELEASE_RETRY_MS).unref?.();
   }
 
   private isMine(held: { readonly stat: { readonly ephemeralOwner: string }; readonly data: Buffer | null }): boolean {

@@ -13,12 +13,12 @@
  *    simulation keep sending claims and heartbeats.
  */
 import { describe, expect, it } from 'vitest';
-import { JobStore } from '../../src/jobs/job-store.js';
-import { MemoryZooKeeper } from '../../src/testing/index.js';
+import { JobStore } from '../src/jobs/job-store.js';
+import { MemoryZooKeeper } from '../src/testing/index.js';
 
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-describe('review: MemoryZooKeeper followers', () => {
+describe('MemoryZooKeeper followers', () => {
   it('a session that got NODE_EXISTS reads the node (its server applied the error txn, after the create)', async () => {
     const server = new MemoryZooKeeper({ followers: 1 });
     const onFollower = server.connect({ name: 'f' });
@@ -50,7 +50,7 @@ describe('review: MemoryZooKeeper followers', () => {
   });
 });
 
-describe('review: MemoryZkClient.freeze', () => {
+describe('MemoryZkClient.freeze', () => {
   it('a frozen process sends nothing: a write it issues while frozen does not land before it wakes', async () => {
     const server = new MemoryZooKeeper();
     const zk = server.connect({ name: 'z' });

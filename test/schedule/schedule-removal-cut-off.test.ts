@@ -14,7 +14,7 @@ import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { ScheduleStore } from '../../src/schedule/schedule-store.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
 import type { MemoryProcess } from '../support/memory-plan.js';
-import { PLANS, SCHEDULES, T0, TICK_SPEC, schedulerProcess, type SchedulerProcess } from '../schedule/schedule-harness.js';
+import { PLANS, SCHEDULES, T0, TICK_SPEC, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
 
 const open: MemoryProcess[] = [];
 afterEach(async () => {
@@ -31,7 +31,7 @@ const PULSE = { name: 'pulse', cron: '* * * * * *', spec: TICK_SPEC, planParent:
 const NODES = scheduleNodes(SCHEDULES, 'pulse');
 const PLAN_1 = `${PLANS}/pulse@20261125T020001.000Z`;
 
-describe('review: a removal cut off part-way', () => {
+describe('a removal cut off part-way', () => {
   it('put over a half-removed schedule does not fire again a tick it fired before', async () => {
     const server = new MemoryZooKeeper();
     const a = start(server, 'a');

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
 import type { MemoryProcess } from '../support/memory-plan.js';
-import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, type SchedulerProcess } from '../schedule/schedule-harness.js';
+import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
 
 const open: MemoryProcess[] = [];
 afterEach(async () => {
@@ -55,7 +55,7 @@ async function stepUntil(manual: ManualScheduler, client: string, op: string, pa
 
 const planAt = (second: number): string => `${PLANS}/pulse@20261125T0200${String(second).padStart(2, '0')}.000Z`;
 
-describe('review: a scheduler acting on an older read of a schedule removed and put again', () => {
+describe('a scheduler acting on an older read of a schedule removed and put again', () => {
   it('a stale scheduler that reads the new cursor does not make the new schedule lose its tick', async () => {
     const manual = new ManualScheduler();
     const server = new MemoryZooKeeper({ scheduler: manual });
@@ -112,7 +112,8 @@ describe('review: a scheduler acting on an older read of a schedule removed and 
 
     a.clock.now = T0 + 5_020;
     const aPass = a.scheduler.pass();
-    await stepUntil(manual, 'a', 'getData', CURSOR); // a holds the old cursor at version 0 and the old (every second) definition
+    // a holds the old cursor at version 0 and the old (every second) definition, and has seen the old schedule node still there.
+    await stepUntil(manual, 'a', 'exists', scheduleNodes(SCHEDULES, 'pulse').node);
 
     const removed = b.schedules.remove('pulse');
     await drain(manual, ['b']);

@@ -6,9 +6,9 @@
  * slot: two run under a limit of 1.
  */
 import { describe, expect, it } from 'vitest';
-import { ConcurrencyLimits } from '../../src/limits/concurrency-limits.js';
-import type { SlotRecord } from '../../src/limits/limit-record.js';
-import { MemoryZooKeeper } from '../../src/testing/index.js';
+import { ConcurrencyLimits } from '../src/limits/concurrency-limits.js';
+import type { SlotRecord } from '../src/limits/limit-record.js';
+import { MemoryZooKeeper } from '../src/testing/index.js';
 
 const PARENT = '/plans';
 const SLOTS = `${PARENT}/zk-plan-limits/k`;
@@ -17,7 +17,7 @@ function record(task: string): SlotRecord {
   return { task: `${PARENT}/plan-0000000001/${task}`, workerId: task, at: new Date('2026-11-26T00:00:00Z') };
 }
 
-describe('review: a lowered limit read from a lagging follower', () => {
+describe('a lowered limit read from a lagging follower', () => {
   it('no task starts after setLimit(1) resolved while another task holds a slot', async () => {
     const server = new MemoryZooKeeper({ followers: 2 });
     const b = server.connect({ name: 'b' }); // follower 1

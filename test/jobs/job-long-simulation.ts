@@ -1,0 +1,362 @@
+/**
+ * A seeded simulation of job workers over hours of virtual time (the short one, job-simulation.ts,
+ * covers seconds), on fake timers: processes over the in-memory ZooKeeper (with lagging followers
+ * for some seeds), each a JobWorker and a JobManager with its own clocks: a wall clock off by up
+ * to ±driftMs / 2, and a monotonic clock running up to 10 % fast or slow (the leases assume at most
+ * marginMs / leaseMs = 20 %). The job is defined again and again while it runs (its function, its
+ * mode: continuous, every few seconds, cron; its shard params), its pool rotates (new item ids,
+ * old ones coming back: their lease nodes are pruned and made again), it is disabled, enabled,
+ * removed and defined again, and triggered. Faults: crashes, detaches (cut off until the session
+ * expired), freezes (the process hears nothing until it wakes), blips, lost replies and lost
+ * requests (sent again through the same session or the next one, after a while), clock moves,
+ * clean stops and new workers.
+ *
+ * Invariants, after every operation that lands and every timer: no item is worked on by two live
+ * processes at once (a run works on an item while it is not aborted and `ctx.holding()` says so),
+ * and no run starts on an item with a token lower than one an earlier run of that item had.
+ */
+import { vi } from 'vitest';
+import { FunctionRegistry } from '../../src/exec/function-registry.js';
+import type { JobContext } from '../../src/jobs/job-context.js';
+import type { JobMode } from '../../src/jobs/job-definition.js';
+import { JobManager } from '../../src/jobs/job-manager.js';
+import { JobStore } from '../../src/jobs/job-store.js';
+import { JobWorker } from '../../src/jobs/job-worker.js';
+import { Jobs } from '../../src/jobs/jobs.js';
+import { StrategyRegistry } from '../../src/jobs/strategies.js';
+import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
+import { streamFor } from '../simulation/prng.js';
+
+const realSetImmediate = globalThis.setImmediate;
+const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
+
+const JOBS = '/jobs';
+const NAME = 'sync';
+const T0 = Date.UTC(2026, 10, 26, 1, 0, 0);
+const TIMING = { leaseMs: 20_000, marginMs: 4_000, driftMs: 2_000 };
+const SESSION_TIMEOUT_MS = 15_000;
+const HOUR = 3_600_000;
+
+/** Timers faked for the simulation (Date is stubbed separately, see runLongJobSeed). */
+export const LONG_JOB_FAKED_TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance'] as const;
+
+interface LongProcess {
+  readonly name: string;
+  readonly zk: MemoryZkClient;
+  readonly worker: JobWorker;
+  readonly manager: JobManager;
+  /** Wall clock offset from simulated time (|skew| ≤ driftMs / 2). */
+  skew: number;
+  /** How fast its monotonic clock runs, and where it stood when the rate last changed. */
+  rate: number;
+  monoAt: { readonly sim: number; readonly mono: number };
+  state: 'running' | 'cut-off' | 'frozen' | 'dead' | 'stopping';
+  busy: Promise<unknown> | undefined;
+  backAt?: number;
+  /** The runs of the job's function now, by item. */
+  readonly active: Map<string, JobContext>;
+}
+
+export interface LongJobSimResult {
+  readonly seed: number;
+  readonly violation: string | undefined;
+  readonly events: string[];
+  readonly simulatedHours: number;
+}
+
+export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSimResult> {
+  const random = streamFor(seed, 'long-jobs');
+  const manual = new ManualScheduler();
+  const server = new MemoryZooKeeper({ scheduler: manual, followers: random.pick([0, 0, 1, 2]) });
+  const events: string[] = [];
+  const started = performance.now();
+  const now = (): number => T0 + Math.round(performance.now() - started);
+  const note = (what: string): void => void events.push(`${Math.round((now() - T0) / 1000)} s: ${what}`);
+  let violation: string | undefined;
+  let serial = 0;
+  const processes: LongProcess[] = [];
+  const highestToken = new Map<string, number>();
+  const cutOff = new Set<string>();
+
+  const work = (proc: () => LongProcess, finite: boolean) => async (ctx: JobContext) => {
+    for (const item of ctx.items) {
+      const before = highestToken.get(item.id) ?? 0;
+      if (item.token < before)
+        violation ??= `${Math.round((now() - T0) / 1000)} s: a run of ${proc().name} on ${item.id} has token ${item.token}, below ${before} of an earlier run`;
+      highestToken.set(item.id, Math.max(before, item.token));
+      proc().active.set(item.id, ctx);
+    }
+    await new Promise<void>((resolve) => {
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+      if (finite) setTimeout(resolve, random.int(1, 15) * 1_000);
+    });
+    for (const item of ctx.items) if (proc().active.get(item.id) === ctx) proc().active.delete(item.id);
+  };
+
+  const spawn = (): LongProcess => {
+    const name = `w${++serial}`;
+    const zk = server.connect({ name, sessionTimeoutMs: SESSION_TIMEOUT_MS });
+    const proc = {
+      name,
+      zk,
+      skew: 0,
+      rate: 1,
+      monoAt: { sim: now(), mono: now() },
+      state: 'running',
+      busy: undefined,
+      active: new Map(),
+    } as unknown as LongProcess;
+    const functions = new FunctionRegistry()
+      .registerJob(
+        'hold',
+        work(() => proc, false),
+      )
+      .registerJob(
+        'batch',
+        work(() => proc, true),
+      );
+    const clock = { wall: () => now() + proc.skew, mono: () => proc.monoAt.mono + (now() - proc.monoAt.sim) * proc.rate };
+    const store = new JobStore(zk, JOBS);
+    const silent = { itemStarted: () => undefined, itemStopped: () => undefined, leaseRenewed: () => undefined, error: () => undefined };
+    Object.assign(proc, {
+      worker: new JobWorker({ zk, store, functions, id: name, timing: TIMING, clock, restartDelayMs: 1_000, events: silent, changed: () => undefined }),
+      manager: new JobManager({
+        zk,
+        store,
+        strategies: new StrategyRegistry(),
+        id: name,
+        timing: TIMING,
+        now: clock.wall,
+        changed: () => undefined,
+        onRebalance: () => undefined,
+        onError: () => undefined,
+      }),
+    });
+    zk.on('session:expired', () => proc.worker.sessionExpired());
+    processes.push(proc);
+    return proc;
+  };
+
+  const admin = server.connect({ name: 'admin' });
+  const jobs = new Jobs(new JobStore(admin, JOBS), now);
+
+  /** No item worked on by two live processes at once. */
+  const check = (): void => {
+    if (violation !== undefined) return;
+    const workers = new Map<string, string[]>();
+    for (const proc of processes) {
+      if (proc.state === 'dead') continue;
+      for (const [item, ctx] of proc.active) {
+        if (ctx.signal.aborted || !ctx.holding()) continue;
+        workers.set(item, [...(workers.get(item) ?? []), `${proc.name} (token ${ctx.items.find((entry) => entry.id === item)?.token})`]);
+      }
+    }
+    for (const [item, by] of workers) if (by.length > 1) violation = `${Math.round((now() - T0) / 1000)} s: item ${item} worked on by ${by.join(' and ')}`;
+  };
+
+  const pending = (): string[] =>
+    manual.pending().filter((name) => !processes.some((proc) => proc.name === name && (proc.state === 'frozen' || proc.state === 'dead')));
+  const settle = async (faultRate: number): Promise<void> => {
+    for (let steps = 0; steps < 50_000; steps++) {
+      await flush();
+      check();
+      if (server.followerCount > 0 && random.chance(0.3)) server.catchUp(random.int(1, server.followerCount), random.int(1, 5));
+      const waiting = pending();
+      if (waiting.length === 0) {
+        server.catchUp();
+        await flush();
+        if (pending().length === 0) return;
+        continue;
+      }
+      const client = random.pick(waiting);
+      if (faultRate > 0 && random.chance(faultRate)) inject(client);
+      if (!pending().includes(client)) continue;
+      manual.step(client);
+    }
+    throw new Error('operations still pending after 50 000 steps');
+  };
+
+  const inject = (client: string): void => {
+    const target = processes.find((proc) => proc.name === client && proc.state === 'running');
+    if (target === undefined) return;
+    const kind = random.pick([
+      'crash',
+      'detach',
+      'freeze',
+      'blip',
+      'lost-reply',
+      'lost-reply-expired',
+      'lost-send',
+      'lease-take-lost',
+      'clock',
+      'stop',
+    ] as const);
+    note(`${kind} ${client}`);
+    const sessionId = target.zk.sessionId;
+    const back = now() + random.int(1, 60) * 1_000;
+    switch (kind) {
+      case 'crash':
+        target.zk.crash();
+        target.state = 'dead';
+        if (sessionId !== undefined) server.expireSession(sessionId);
+        return;
+      case 'detach':
+        target.state = 'cut-off';
+        target.backAt = back;
+        target.zk.disconnect(); // it hears of the expiry only once it reconnects
+        if (sessionId !== undefined) server.expireSession(sessionId);
+        return;
+      case 'freeze':
+        target.state = 'frozen';
+        target.backAt = back;
+        target.zk.freeze();
+        if (back - now() > SESSION_TIMEOUT_MS && sessionId !== undefined) server.expireSession(sessionId);
+        return;
+      case 'blip':
+        target.state = 'cut-off';
+        target.backAt = now() + random.int(1, 10) * 1_000;
+        target.zk.disconnect(); // the session lives: what it had sent is sent again on reconnecting
+        return;
+      case 'lost-reply':
+      case 'lost-reply-expired':
+      case 'lost-send':
+      case 'lease-take-lost': {
+        // Cut off from the lost reply (or request) on until a later step: other processes go on meanwhile.
+        const options = { expireSession: kind === 'lost-reply-expired', reconnect: false } as const;
+        // A take: a write of the lease of an item this worker does not hold yet.
+        const isTake = (op: string, path: string): boolean =>
+          op === 'setData' &&
+          path.startsWith(`${JOBS}/zk-plan-job-leases/`) &&
+          !(target.worker.heldItems()[NAME] ?? []).includes(path.slice(path.lastIndexOf('/') + 1));
+        const filter = kind === 'lease-take-lost' ? isTake : undefined;
+        cutOff.add(client);
+        target.backAt = kind === 'lease-take-lost' ? now() + random.int(20, 90) * 1_000 : back;
+        // Now and then an operator takes items out of the pool and puts them back while it is cut off.
+        if (kind === 'lease-take-lost' && random.chance(0.5)) setTimeout(() => change('flap'), random.int(1, 10) * 1_000);
+        if (kind === 'lost-send' || kind === 'lease-take-lost') target.zk.failNextSend(filter, options);
+        else target.zk.loseNextReply(filter, options);
+        return;
+      }
+      case 'clock':
+        target.monoAt = { sim: now(), mono: target.monoAt.mono + (now() - target.monoAt.sim) * target.rate };
+        target.rate = 1 + random.int(-100, 100) / 1_000;
+        target.skew = random.int(-TIMING.driftMs / 2, TIMING.driftMs / 2);
+        return;
+      case 'stop':
+        target.state = 'stopping';
+        target.busy = (async () => {
+          await target.busy;
+          await target.worker.stop();
+          await target.manager.leave();
+          target.state = 'dead';
+          target.zk.close();
+        })().catch(() => (target.state = 'dead'));
+        return;
+    }
+  };
+
+  const wakeUp = (): void => {
+    for (const proc of processes) {
+      if ((proc.state === 'cut-off' || proc.state === 'frozen') && now() >= (proc.backAt ?? 0)) {
+        if (proc.state === 'frozen') proc.zk.thaw();
+        else proc.zk.reconnect();
+        proc.state = 'running';
+      } else if (proc.state === 'running' && cutOff.has(proc.name) && now() >= (proc.backAt ?? 0)) {
+        cutOff.delete(proc.name);
+        proc.zk.reconnect();
+      }
+    }
+  };
+
+  const step = async (stepMs: number, faultRate: number): Promise<void> => {
+    vi.advanceTimersByTime(stepMs);
+    wakeUp();
+    for (const proc of processes) {
+      if (proc.state === 'dead' || proc.state === 'stopping' || proc.state === 'frozen') continue;
+      proc.worker.expireOverdue(); // its deadline timer
+      if (proc.busy === undefined)
+        proc.busy = Promise.allSettled([proc.worker.pass(), proc.manager.pass()]).then(() => {
+          if (proc.state !== 'stopping') proc.busy = undefined;
+        });
+    }
+    await settle(faultRate);
+  };
+
+  /** The job changes as an operator would change it; calls that a fault cuts short are left to finish later. */
+  let adminCall: Promise<unknown> | undefined;
+  let generation = 0;
+  let items = ['a', 'b', 'c', 'd', 'e'];
+  const mode = (): JobMode => random.pick<JobMode>(['continuous', { everyMs: random.int(5, 60) * 1_000 }, { cron: '*/20 * * * * *' }]);
+  const change = (chosen?: 'flap'): void => {
+    if (adminCall !== undefined) return;
+    const what = chosen ?? random.pick(['define', 'pool', 'pool', 'flap', 'flap', 'disable', 'enable', 'remove', 'trigger'] as const);
+    note(what);
+    const define = (): Promise<unknown> => jobs.define({ name: NAME, fn: random.pick(['hold', 'batch']), workPool: { items }, mode: mode() });
+    if (what === 'pool') {
+      generation += 1;
+      // New ids, and some of the old ones back: a lease node pruned while its item was away is made again.
+      items = [
+        ...new Set([
+          ...items.filter(() => random.chance(0.5)),
+          ...Array.from({ length: random.int(1, 4) }, (_, k) => `g${generation}-${k}`),
+          random.pick(['a', 'b', 'c']),
+        ]),
+      ];
+    }
+    adminCall = (async () => {
+      if (what === 'define') return define();
+      if (what === 'flap') {
+        // Items leave the pool for a while and come back (a change rolled back): their lease nodes are pruned meanwhile.
+        const kept = items.filter(() => random.chance(0.5));
+        await jobs.setWorkPool(NAME, kept.length > 0 ? kept : items.slice(0, 1));
+        await new Promise((resolve) => setTimeout(resolve, random.int(10, 60) * 1_000));
+        return jobs.setWorkPool(NAME, items).catch(define);
+      }
+      if (what === 'pool') return jobs.setWorkPool(NAME, items).catch(define);
+      if (what === 'disable') return jobs.disable(NAME);
+      if (what === 'enable') return jobs.enable(NAME);
+      if (what === 'remove') {
+        await jobs.remove(NAME, { timeoutMs: TIMING.leaseMs * 3 });
+        return define();
+      }
+      return jobs.trigger(NAME);
+    })()
+      .catch(() => undefined)
+      .finally(() => (adminCall = undefined));
+  };
+
+  const dateNow = vi.spyOn(Date, 'now').mockImplementation(now);
+  try {
+    spawn();
+    spawn();
+    spawn();
+    const defining = jobs.define({ name: NAME, fn: 'hold', workPool: { items }, mode: 'continuous' });
+    await settle(0);
+    await defining;
+    const end = T0 + hours * HOUR;
+    while (now() < end && violation === undefined) {
+      if (processes.filter((proc) => proc.state !== 'dead').length < 3 || random.chance(0.003)) {
+        spawn();
+        note(`new worker w${serial}`);
+      }
+      if (random.chance(0.02)) change();
+      await step(random.int(1, 6) * 1_000, 0.003);
+    }
+    // Faults stop, clocks agree, every process is back; the workers settle.
+    for (const proc of processes) {
+      proc.monoAt = { sim: now(), mono: proc.monoAt.mono + (now() - proc.monoAt.sim) * proc.rate };
+      proc.rate = 1;
+      proc.skew = 0;
+      proc.backAt = now();
+    }
+    for (let round = 0; round < 60 && violation === undefined; round++) await step(2_000, 0);
+    return { seed, violation, events, simulatedHours: (now() - T0) / HOUR };
+  } catch (error) {
+    return { seed, violation: violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`, events, simulatedHours: (now() - T0) / HOUR };
+  } finally {
+    dateNow.mockRestore();
+    for (const proc of processes) if (proc.state !== 'dead') proc.zk.crash();
+    admin.crash();
+    vi.clearAllTimers();
+  }
+}
