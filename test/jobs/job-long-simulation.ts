@@ -34,7 +34,8 @@ const JOBS = '/jobs';
 const NAME = 'sync';
 const T0 = Date.UTC(2026, 10, 26, 1, 0, 0);
 const TIMING = { leaseMs: 20_000, marginMs: 4_000, driftMs: 2_000 };
-const SESSION_TIMEOUT_MS = 15_000;
+/** ZooKeeper's longest by default (20 ticks of 2 s): a worker cut off for less keeps its session, and sends again what it had sent. */
+const SESSION_TIMEOUT_MS = 40_000;
 const HOUR = 3_600_000;
 
 /** Timers faked for the simulation (Date is stubbed separately, see runLongJobSeed). */
@@ -76,14 +77,21 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   let serial = 0;
   const processes: LongProcess[] = [];
   const highestToken = new Map<string, number>();
-  const cutOff = new Set<string>();
+  /** Some seeds have an operator who takes items out of the pool and back every few seconds: leases pruned and made again all the time. */
+  const flappy = random.chance(0.4);
+  /** Workers cut off since a take of theirs was lost: the lease node it was decided on, and when they come back at the latest. */
+  const lostTakes: { readonly proc: LongProcess; readonly path: string; readonly czxid: number; readonly version: number; readonly until: number }[] = [];
+
+  /** Tokens only grow: a take, or a run, with a token below one an earlier take or run of the item had breaks fencing. */
+  const checkToken = (worker: string, item: string, token: number, what: string): void => {
+    const before = highestToken.get(item) ?? 0;
+    if (token < before) violation ??= `${Math.round((now() - T0) / 1000)} s: ${worker} ${what} ${item} with token ${token}, below ${before} handed out before`;
+    highestToken.set(item, Math.max(before, token));
+  };
 
   const work = (proc: () => LongProcess, finite: boolean) => async (ctx: JobContext) => {
     for (const item of ctx.items) {
-      const before = highestToken.get(item.id) ?? 0;
-      if (item.token < before)
-        violation ??= `${Math.round((now() - T0) / 1000)} s: a run of ${proc().name} on ${item.id} has token ${item.token}, below ${before} of an earlier run`;
-      highestToken.set(item.id, Math.max(before, item.token));
+      checkToken(proc().name, item.id, item.token, 'ran');
       proc().active.set(item.id, ctx);
     }
     await new Promise<void>((resolve) => {
@@ -117,7 +125,13 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
       );
     const clock = { wall: () => now() + proc.skew, mono: () => proc.monoAt.mono + (now() - proc.monoAt.sim) * proc.rate };
     const store = new JobStore(zk, JOBS);
-    const silent = { itemStarted: () => undefined, itemStopped: () => undefined, leaseRenewed: () => undefined, error: () => undefined };
+    const silent = {
+      // A take hands out a token: never one lower than a token handed out before for that item.
+      itemStarted: (_job: string, item: string, token: number) => checkToken(name, item, token, 'took'),
+      itemStopped: () => undefined,
+      leaseRenewed: () => undefined,
+      error: () => undefined,
+    };
     Object.assign(proc, {
       worker: new JobWorker({ zk, store, functions, id: name, timing: TIMING, clock, restartDelayMs: 1_000, events: silent, changed: () => undefined }),
       manager: new JobManager({
@@ -188,6 +202,7 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
       'lost-reply-expired',
       'lost-send',
       'lease-take-lost',
+      'lease-take-lost',
       'clock',
       'stop',
     ] as const);
@@ -219,22 +234,39 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         return;
       case 'lost-reply':
       case 'lost-reply-expired':
-      case 'lost-send':
+      case 'lost-send': {
+        // Cut off from the lost reply (or request) on, for a while (on the process's own timers): other processes go on meanwhile.
+        const options = { expireSession: kind === 'lost-reply-expired', reconnectAfterMs: random.int(1, 60) * 1_000 };
+        if (kind === 'lost-send') target.zk.failNextSend(undefined, options);
+        else target.zk.loseNextReply(undefined, options);
+        return;
+      }
       case 'lease-take-lost': {
-        // Cut off from the lost reply (or request) on until a later step: other processes go on meanwhile.
-        const options = { expireSession: kind === 'lost-reply-expired', reconnect: false } as const;
-        // A take: a write of the lease of an item this worker does not hold yet.
-        const isTake = (op: string, path: string): boolean =>
-          op === 'setData' &&
-          path.startsWith(`${JOBS}/zk-plan-job-leases/`) &&
-          !(target.worker.heldItems()[NAME] ?? []).includes(path.slice(path.lastIndexOf('/') + 1));
-        const filter = kind === 'lease-take-lost' ? isTake : undefined;
-        cutOff.add(client);
-        target.backAt = kind === 'lease-take-lost' ? now() + random.int(20, 90) * 1_000 : back;
-        // Now and then an operator takes items out of the pool and puts them back while it is cut off.
-        if (kind === 'lease-take-lost' && random.chance(0.5)) setTimeout(() => change('flap'), random.int(1, 10) * 1_000);
-        if (kind === 'lost-send' || kind === 'lease-take-lost') target.zk.failNextSend(filter, options);
-        else target.zk.loseNextReply(filter, options);
+        if (target.manager.isLeader) return; // the manager must go on pruning meanwhile
+        // The next take of this worker (a write of the lease of an item it does not hold) never reaches the server, and the
+        // worker stays cut off (its session lives) while an operator takes that item out of the pool (its lease is pruned
+        // once it has ended) and back in; it comes back when the new lease node of that item is at the version its take
+        // was decided on (the moment a resend is most dangerous), or before its session would expire.
+        target.zk.failNextSend(
+          (op, path) => {
+            const item = path.slice(path.lastIndexOf('/') + 1);
+            if (op !== 'setData' || !path.startsWith(`${JOBS}/zk-plan-job-leases/`) || (target.worker.heldItems()[NAME] ?? []).includes(item)) return false;
+            const stat = server.stat(path);
+            if (stat === undefined) return false;
+            lostTakes.push({ proc: target, path, czxid: stat.czxid, version: stat.version, until: now() + SESSION_TIMEOUT_MS - 5_000 });
+            setTimeout(() => void flapOut(item), random.int(0, 3) * 1_000);
+            // And a worker joins meanwhile (the pool scaled out), among which the item is dealt out again.
+            setTimeout(
+              () => {
+                spawn();
+                note(`new worker w${serial}`);
+              },
+              random.int(0, 3) * 1_000,
+            );
+            return true;
+          },
+          { reconnect: false },
+        );
         return;
       }
       case 'clock':
@@ -256,14 +288,18 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   };
 
   const wakeUp = (): void => {
+    for (const lost of [...lostTakes]) {
+      const stat = server.stat(lost.path);
+      const aligned = stat !== undefined && stat.czxid !== lost.czxid && stat.version === lost.version;
+      if (!aligned && now() < lost.until) continue;
+      lostTakes.splice(lostTakes.indexOf(lost), 1);
+      lost.proc.zk.reconnect();
+    }
     for (const proc of processes) {
       if ((proc.state === 'cut-off' || proc.state === 'frozen') && now() >= (proc.backAt ?? 0)) {
         if (proc.state === 'frozen') proc.zk.thaw();
         else proc.zk.reconnect();
         proc.state = 'running';
-      } else if (proc.state === 'running' && cutOff.has(proc.name) && now() >= (proc.backAt ?? 0)) {
-        cutOff.delete(proc.name);
-        proc.zk.reconnect();
       }
     }
   };
@@ -309,7 +345,7 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         // Items leave the pool for a while and come back (a change rolled back): their lease nodes are pruned meanwhile.
         const kept = items.filter(() => random.chance(0.5));
         await jobs.setWorkPool(NAME, kept.length > 0 ? kept : items.slice(0, 1));
-        await new Promise((resolve) => setTimeout(resolve, random.int(10, 60) * 1_000));
+        await new Promise((resolve) => setTimeout(resolve, (flappy ? random.int(2, 15) : random.int(10, 60)) * 1_000));
         return jobs.setWorkPool(NAME, items).catch(define);
       }
       if (what === 'pool') return jobs.setWorkPool(NAME, items).catch(define);
@@ -323,6 +359,16 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
     })()
       .catch(() => undefined)
       .finally(() => (adminCall = undefined));
+  };
+
+  /** An operator takes one item out of the pool for a few seconds (while other changes may be under way). */
+  const flapOut = async (item: string): Promise<void> => {
+    note(`${item} out of the pool for a while`);
+    const others = items.filter((other) => other !== item);
+    if (others.length === 0) return;
+    await jobs.setWorkPool(NAME, others).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, random.int(2, 8) * 1_000));
+    await jobs.setWorkPool(NAME, items).catch(() => undefined);
   };
 
   const dateNow = vi.spyOn(Date, 'now').mockImplementation(now);
@@ -339,10 +385,11 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         spawn();
         note(`new worker w${serial}`);
       }
-      if (random.chance(0.02)) change();
+      if (random.chance(flappy ? 0.15 : 0.02)) change(flappy && random.chance(0.7) ? 'flap' : undefined);
       await step(random.int(1, 6) * 1_000, 0.003);
     }
     // Faults stop, clocks agree, every process is back; the workers settle.
+    for (const lost of lostTakes.splice(0)) lost.proc.zk.reconnect();
     for (const proc of processes) {
       proc.monoAt = { sim: now(), mono: proc.monoAt.mono + (now() - proc.monoAt.sim) * proc.rate };
       proc.rate = 1;
