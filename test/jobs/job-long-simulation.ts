@@ -19,13 +19,11 @@ import { vi } from 'vitest';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { JobContext } from '../../src/jobs/job-context.js';
 import type { JobMode } from '../../src/jobs/job-definition.js';
-import { JobManager } from '../../src/jobs/job-manager.js';
 import { JobStore } from '../../src/jobs/job-store.js';
-import { JobWorker } from '../../src/jobs/job-worker.js';
 import { Jobs } from '../../src/jobs/jobs.js';
-import { StrategyRegistry } from '../../src/jobs/strategies.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { streamFor } from '../simulation/prng.js';
+import { jobParticipants, type JobParticipants } from './support/job-participants.js';
 
 const realSetImmediate = globalThis.setImmediate;
 const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
@@ -44,8 +42,8 @@ export const LONG_JOB_FAKED_TIMERS = ['setTimeout', 'clearTimeout', 'setInterval
 interface LongProcess {
   readonly name: string;
   readonly zk: MemoryZkClient;
-  readonly worker: JobWorker;
-  readonly manager: JobManager;
+  readonly worker: JobParticipants['worker'];
+  readonly manager: JobParticipants['manager'];
   /** Wall clock offset from simulated time (|skew| ≤ driftMs / 2). */
   skew: number;
   /** How fast its monotonic clock runs, and where it stood when the rate last changed. */
@@ -124,29 +122,19 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         work(() => proc, true),
       );
     const clock = { wall: () => now() + proc.skew, mono: () => proc.monoAt.mono + (now() - proc.monoAt.sim) * proc.rate };
-    const store = new JobStore(zk, JOBS);
-    const silent = {
-      // A take hands out a token: never one lower than a token handed out before for that item.
-      itemStarted: (_job: string, item: string, token: number) => checkToken(name, item, token, 'took'),
-      itemStopped: () => undefined,
-      leaseRenewed: () => undefined,
-      error: () => undefined,
-    };
-    Object.assign(proc, {
-      worker: new JobWorker({ zk, store, functions, id: name, timing: TIMING, clock, restartDelayMs: 1_000, events: silent, changed: () => undefined }),
-      manager: new JobManager({
-        zk,
-        store,
-        strategies: new StrategyRegistry(),
+    Object.assign(
+      proc,
+      jobParticipants(zk, {
+        jobs: JOBS,
         id: name,
+        functions,
         timing: TIMING,
-        now: clock.wall,
-        changed: () => undefined,
-        onRebalance: () => undefined,
-        onError: () => undefined,
+        clock,
+        restartDelayMs: 1_000,
+        // A take hands out a token: never one lower than a token handed out before for that item.
+        events: { itemStarted: (_job, item, token) => checkToken(name, item, token, 'took') },
       }),
-    });
-    zk.on('session:expired', () => proc.worker.sessionExpired());
+    );
     processes.push(proc);
     return proc;
   };

@@ -16,17 +16,15 @@
  */
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { JobContext } from '../../src/jobs/job-context.js';
-import { JobManager } from '../../src/jobs/job-manager.js';
 import { JobStore } from '../../src/jobs/job-store.js';
-import { JobWorker } from '../../src/jobs/job-worker.js';
 import { Jobs } from '../../src/jobs/jobs.js';
 import type { StoredJob } from '../../src/jobs/job-definition.js';
 import type { AssignmentRecord } from '../../src/jobs/job-store.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { jobNodes, jobsNodes } from '../../src/zk/layout.js';
-import { StrategyRegistry } from '../../src/jobs/strategies.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { Prng } from '../simulation/prng.js';
+import { jobParticipants, type JobParticipants } from './support/job-participants.js';
 
 const realSetImmediate = globalThis.setImmediate;
 const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
@@ -45,8 +43,8 @@ const POOLS = [
 interface SimProcess {
   readonly name: string;
   readonly zk: MemoryZkClient;
-  readonly worker: JobWorker;
-  readonly manager: JobManager;
+  readonly worker: JobParticipants['worker'];
+  readonly manager: JobParticipants['manager'];
   /** Its wall clock's offset from simulated time (kept within ±driftMs / 2, the assumption). */
   skew: number;
   state: 'running' | 'detached' | 'dead' | 'stopping';
@@ -83,23 +81,7 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
     });
     const proc: SimProcess = { name, zk, skew: 0, state: 'running', busy: undefined, active } as SimProcess;
     const clock = { wall: () => now + proc.skew, mono: () => now };
-    const store = new JobStore(zk, JOBS);
-    const silent = { itemStarted: () => undefined, itemStopped: () => undefined, leaseRenewed: () => undefined, error: () => undefined };
-    Object.assign(proc, {
-      worker: new JobWorker({ zk, store, functions, id: name, timing: TIMING, clock, restartDelayMs: 10, events: silent, changed: () => undefined }),
-      manager: new JobManager({
-        zk,
-        store,
-        strategies: new StrategyRegistry(),
-        id: name,
-        timing: TIMING,
-        now: clock.wall,
-        changed: () => undefined,
-        onRebalance: () => undefined,
-        onError: () => undefined,
-      }),
-    });
-    zk.on('session:expired', () => proc.worker.sessionExpired());
+    Object.assign(proc, jobParticipants(zk, { jobs: JOBS, id: name, functions, timing: TIMING, clock, restartDelayMs: 10 }));
     processes.push(proc);
     return proc;
   };

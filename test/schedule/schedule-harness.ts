@@ -9,7 +9,8 @@ import { Scheduling } from '../../src/schedule/scheduling.js';
 import type { Schedules } from '../../src/schedule/schedules.js';
 import type { PlanSpec } from '../../src/spec/plan-spec.js';
 import { TaskStore } from '../../src/store/task-store.js';
-import type { MemoryZooKeeper } from '../../src/testing/index.js';
+import { afterEach } from 'vitest';
+import type { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 import { isPlanName } from '../../src/zk/layout.js';
 
@@ -76,4 +77,54 @@ export function schedulerProcess(
 /** The plans under PLANS, sorted. */
 export function plansOn(server: MemoryZooKeeper): string[] {
   return server.children(PLANS).filter(isPlanName).sort();
+}
+
+/** A schedule firing every second, every tick fired (the tests' usual one). */
+export const PULSE = {
+  name: 'pulse',
+  cron: '* * * * * *',
+  spec: TICK_SPEC,
+  planParent: PLANS,
+  overlap: 'allow',
+  misfire: 'fireAll',
+  misfireGraceMs: 500,
+} as const;
+
+const realSetImmediate = globalThis.setImmediate;
+/** Lets the replies and watch events already due arrive (the real setImmediate, whatever timers a test fakes). */
+export const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
+
+/** Scheduler processes a test starts under SCHEDULES, closed after each test of the file that calls this. */
+export function useSchedulerProcesses(): (server: MemoryZooKeeper, name: string, functions?: FunctionRegistry) => SchedulerProcess {
+  const open: MemoryProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
+  });
+  return (server, name, functions) => {
+    const proc = schedulerProcess(server, name, T0, SCHEDULES, functions);
+    open.push(proc);
+    return proc;
+  };
+}
+
+/** Lets the given clients' operations land until none of theirs waits. */
+export async function drain(manual: ManualScheduler, clients: readonly string[]): Promise<void> {
+  for (let step = 0; step < 100_000; step++) {
+    await flush();
+    await flush();
+    const next = manual.pending().find((client) => clients.includes(client));
+    if (next === undefined) return;
+    manual.step(next);
+  }
+}
+
+/** Steps `client` until it has sent `op` on `path` (applied). */
+export async function stepUntil(manual: ManualScheduler, client: string, op: string, path: string): Promise<void> {
+  for (let step = 0; step < 10_000; step++) {
+    await flush();
+    await flush();
+    const applied = manual.step(client);
+    if (applied.op === op && applied.path === path) return;
+  }
+  throw new Error(`${client} never sent ${op} ${path}`);
 }

@@ -9,23 +9,13 @@
  * 2. `pause`/`resume` of a marked definition throw InvalidArgumentError 'unknown field "removing"'
  *    (update() hands the stored fields back to resolveSchedule) instead of ScheduleNotFoundError.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { ScheduleStore } from '../../src/schedule/schedule-store.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
-import type { MemoryProcess } from '../support/memory-plan.js';
-import { PLANS, SCHEDULES, T0, TICK_SPEC, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
+import { PLANS, SCHEDULES, T0, TICK_SPEC, useSchedulerProcesses } from './schedule-harness.js';
 
-const open: MemoryProcess[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
-});
-
-function start(server: MemoryZooKeeper, name: string): SchedulerProcess {
-  const proc = schedulerProcess(server, name, T0, SCHEDULES);
-  open.push(proc);
-  return proc;
-}
+const start = useSchedulerProcesses();
 
 const PULSE = { name: 'pulse', cron: '* * * * * *', spec: TICK_SPEC, planParent: PLANS, overlap: 'allow', misfire: 'fireOnce', misfireGraceMs: 500 } as const;
 const NODES = scheduleNodes(SCHEDULES, 'pulse');

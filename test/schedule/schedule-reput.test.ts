@@ -9,49 +9,16 @@
  *    (the incarnation only guards a resend; NODE_REPLACED is reported after the write landed). The
  *    new schedule then fires ticks of the old cron, which are not its own.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
-import type { MemoryProcess } from '../support/memory-plan.js';
-import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
+import { PLANS, PULSE, SCHEDULES, T0, drain, plansOn, stepUntil, useSchedulerProcesses } from './schedule-harness.js';
 
-const open: MemoryProcess[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
-});
+const start = useSchedulerProcesses();
 
-function start(server: MemoryZooKeeper, name: string): SchedulerProcess {
-  const proc = schedulerProcess(server, name, T0, SCHEDULES);
-  open.push(proc);
-  return proc;
-}
-
-const PULSE = { name: 'pulse', cron: '* * * * * *', spec: TICK_SPEC, planParent: PLANS, overlap: 'allow', misfire: 'fireAll', misfireGraceMs: 500 } as const;
 const NODE = scheduleNodes(SCHEDULES, 'pulse').node;
 const CURSOR = scheduleNodes(SCHEDULES, 'pulse').cursor;
 const TICKS = scheduleNodes(SCHEDULES, 'pulse').ticks;
-const realSetImmediate = globalThis.setImmediate;
-const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
-
-async function drain(manual: ManualScheduler, clients: readonly string[]): Promise<void> {
-  for (let step = 0; step < 100_000; step++) {
-    await flush();
-    await flush();
-    const next = manual.pending().find((client) => clients.includes(client));
-    if (next === undefined) return;
-    manual.step(next);
-  }
-}
-
-async function stepUntil(manual: ManualScheduler, client: string, op: string, path: string): Promise<void> {
-  for (let step = 0; step < 10_000; step++) {
-    await flush();
-    await flush();
-    const applied = manual.step(client);
-    if (applied.op === op && applied.path === path) return;
-  }
-  throw new Error(`${client} never sent ${op} ${path}`);
-}
 
 const planAt = (second: number): string => `${PLANS}/pulse@20261125T0200${String(second).padStart(2, '0')}.000Z`;
 

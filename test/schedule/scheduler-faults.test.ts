@@ -4,7 +4,7 @@
  * takeover whose spec check fails, a lost reply on the final write, pruning under 'skip', a stale
  * decision from a slow or skewed scheduler, a malformed definition.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { encodeValue } from '../../src/serialization/codec.js';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
@@ -17,46 +17,12 @@ const ScheduleStoreOf = class extends ScheduleStore {
     super(zk, SCHEDULES);
   }
 };
-import type { MemoryProcess } from '../support/memory-plan.js';
-import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
+import { PLANS, PULSE, SCHEDULES, T0, drain, flush, plansOn, stepUntil, useSchedulerProcesses, type SchedulerProcess } from './schedule-harness.js';
 
-const open: MemoryProcess[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
-});
+const start = useSchedulerProcesses();
 
-function start(server: MemoryZooKeeper, name: string, functions?: FunctionRegistry): SchedulerProcess {
-  const proc = schedulerProcess(server, name, T0, SCHEDULES, functions);
-  open.push(proc);
-  return proc;
-}
-
-const PULSE = { name: 'pulse', cron: '* * * * * *', spec: TICK_SPEC, planParent: PLANS, overlap: 'allow', misfire: 'fireAll', misfireGraceMs: 500 } as const;
 const TICK_1 = 'tick-001795572001000';
 const PLAN_1 = `${PLANS}/pulse@20261125T020001.000Z`;
-const realSetImmediate = globalThis.setImmediate;
-const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
-
-/** Lets the given clients' operations land until none of theirs waits. */
-async function drain(manual: ManualScheduler, clients: readonly string[]): Promise<void> {
-  for (let step = 0; step < 100_000; step++) {
-    await flush();
-    await flush();
-    const next = manual.pending().find((client) => clients.includes(client));
-    if (next === undefined) return;
-    manual.step(next);
-  }
-}
-
-/** Steps `client` until it has sent `op` on `path` (applied). */
-async function stepUntil(manual: ManualScheduler, client: string, op: string, path: string): Promise<void> {
-  for (let step = 0; step < 10_000; step++) {
-    await flush();
-    await flush();
-    const applied = manual.step(client);
-    if (applied.op === op && applied.path === path) return;
-  }
-}
 
 /** Crashes `proc` (its session expires) right after its write that `matches`. */
 function crashAfter(server: MemoryZooKeeper, proc: SchedulerProcess, matches: (op: string, path: string) => boolean): void {

@@ -1,0 +1,46 @@
+/** A job worker and its manager on one client, as the job simulations run them (nothing reported, nothing woken). */
+import type { FunctionRegistry } from '../../../src/exec/function-registry.js';
+import { JobManager } from '../../../src/jobs/job-manager.js';
+import { JobStore } from '../../../src/jobs/job-store.js';
+import { JobWorker, type JobClock, type JobWorkerEvents } from '../../../src/jobs/job-worker.js';
+import type { LeaseTiming } from '../../../src/jobs/lease.js';
+import { StrategyRegistry } from '../../../src/jobs/strategies.js';
+import type { MemoryZkClient } from '../../../src/testing/index.js';
+
+const QUIET: JobWorkerEvents = { itemStarted: () => undefined, itemStopped: () => undefined, leaseRenewed: () => undefined, error: () => undefined };
+
+export interface JobParticipants {
+  readonly worker: JobWorker;
+  readonly manager: JobManager;
+}
+
+/** The worker drops its items when its session expires, as the job service wires it. */
+export function jobParticipants(
+  zk: MemoryZkClient,
+  options: {
+    readonly jobs: string;
+    readonly id: string;
+    readonly functions: FunctionRegistry;
+    readonly timing: LeaseTiming;
+    readonly clock: JobClock;
+    readonly restartDelayMs: number;
+    readonly events?: Partial<JobWorkerEvents>;
+  },
+): JobParticipants {
+  const { jobs, id, functions, timing, clock, restartDelayMs } = options;
+  const store = new JobStore(zk, jobs);
+  const worker = new JobWorker({ zk, store, functions, id, timing, clock, restartDelayMs, events: { ...QUIET, ...options.events }, changed: () => undefined });
+  const manager = new JobManager({
+    zk,
+    store,
+    strategies: new StrategyRegistry(),
+    id,
+    timing,
+    now: clock.wall,
+    changed: () => undefined,
+    onRebalance: () => undefined,
+    onError: () => undefined,
+  });
+  zk.on('session:expired', () => worker.sessionExpired());
+  return { worker, manager };
+}
