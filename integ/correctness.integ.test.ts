@@ -114,9 +114,9 @@ describe('retryFailed', () => {
     await put(zkPlan.zk, `${plan}/failed`, { task: failedTask, at: new Date() });
     // Another task fails for good while retryFailed runs: its worker rewrites the marker.
     const zk = zkPlan.zk;
-    const original = zk.deleteIfPresent.bind(zk);
+    const original = zk.delete.bind(zk);
     let rewritten = false;
-    zk.deleteIfPresent = async (...args: Parameters<typeof original>) => {
+    zk.delete = async (...args: Parameters<typeof original>) => {
       if (!rewritten && args[0] === `${failedTask}/failed`) {
         rewritten = true;
         await putTask(zk, `${plan}/task-0000000100`, ['ready', 'failed']);
@@ -125,6 +125,7 @@ describe('retryFailed', () => {
       return await original(...args);
     };
     await zkPlan.retryFailed(plan);
+    expect(rewritten).toBe(true);
     expect(await childrenOf(zk, plan)).toContain('failed');
   });
 });
