@@ -14,6 +14,8 @@ export interface Mutant {
   readonly patches: readonly { readonly find: string; readonly replace: string }[];
   /** The defect it puts back, and where it was first found. */
   readonly defect: string;
+  /** The seed its self-test's search starts at: the first that caught it when last searched from seed 1 (search-seeds.ts). */
+  readonly searchFrom: number;
 }
 
 export const MUTANTS: readonly Mutant[] = [
@@ -28,6 +30,7 @@ export const MUTANTS: readonly Mutant[] = [
     ],
     defect:
       "issue 19, defect 1: a slot's release, sent again after a lost reply (through the next session or the same one), deletes the slot another worker took meanwhile, and a limit of 1 runs two tasks at once",
+    searchFrom: 1679,
   },
   {
     name: 'slot-take-unfenced',
@@ -35,6 +38,7 @@ export const MUTANTS: readonly Mutant[] = [
     patches: [{ find: "await this.zk.create(path, bytes, 'ephemeral', { fence: session });", replace: "await this.zk.create(path, bytes, 'ephemeral');" }],
     defect:
       "issue 19, defect 2: a slot's take, sent again through the next session, makes a slot the next session holds that no lease knows: the key stays blocked until the process ends",
+    searchFrom: 260,
   },
   {
     name: 'tick-record-pruned-while-named',
@@ -52,6 +56,7 @@ export const MUTANTS: readonly Mutant[] = [
     ],
     defect:
       'issue 19, defect 3: tick records beyond the newest 50 are pruned once their tick is 10 minutes old, while the cursor still names them; every pass makes them again, pending, and they fire a second time',
+    searchFrom: 27,
   },
   {
     name: 'lease-write-resent',
@@ -64,5 +69,6 @@ export const MUTANTS: readonly Mutant[] = [
     ],
     defect:
       'issue 19, defect 4: a lease take sent again after a reconnect lands on the lease node of an item that left the pool and came back, taken since by another worker: two live holders, and a token that goes down',
+    searchFrom: 5,
   },
 ];
