@@ -45,6 +45,7 @@ export class Schedules {
     private readonly firing: FiringContext,
     private readonly planStateOf: (plan: string) => Promise<PlanState | 'deleted'>,
     private readonly now: () => number = Date.now,
+    private readonly tickNonce: () => string = () => randomBytes(4).toString('hex'),
   ) {}
 
   get parent(): string {
@@ -96,7 +97,7 @@ export class Schedules {
   async trigger(name: string): Promise<{ readonly tick: string; readonly plan: string; readonly state: FireOutcome['state'] }> {
     const schedule = await this.get(name);
     const at = this.now();
-    const tick = manualTickId(at, randomBytes(4).toString('hex'));
+    const tick = manualTickId(at, this.tickNonce());
     const plan = planPathForTick(schedule.planParent, schedule.name, tick);
     const record: TickRecord = {
       kind: 'manual',

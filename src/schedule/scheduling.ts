@@ -32,6 +32,12 @@ export interface SchedulingParts {
   wake(): void;
   /** The clock ticks are read by. @defaultValue Date.now */
   readonly now?: () => number;
+  /**
+   * The random part of a manual tick's id: 8 hex digits, telling apart the triggers of one
+   * millisecond. Simulations pass a seeded one, so that a seed replays the same ticks in the same
+   * order. @defaultValue 4 random bytes from node:crypto, in hex
+   */
+  readonly tickNonce?: () => string;
 }
 
 const FINISHED: ReadonlySet<PlanState> = new Set(['completed', 'failed', 'cancelled']);
@@ -47,7 +53,7 @@ export class Scheduling {
 
   schedules(parent: string): Schedules {
     assertValidPath('parent', parent);
-    return new Schedules(this.firingContext(parent), (plan) => this.planState(plan), this.now);
+    return new Schedules(this.firingContext(parent), (plan) => this.planState(plan), this.now, this.parts.tickNonce);
   }
 
   start(parent: string, options: SchedulerOptions): { stop(): Promise<void> } {

@@ -23,10 +23,8 @@ import { JobStore } from '../../src/jobs/job-store.js';
 import { Jobs } from '../../src/jobs/jobs.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { streamFor } from '../simulation/prng.js';
+import { settleOperations } from '../support/settle-operations.js';
 import { jobParticipants, type JobParticipants } from './support/job-participants.js';
-
-const realSetImmediate = globalThis.setImmediate;
-const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
 
 const JOBS = '/jobs';
 const NAME = 'sync';
@@ -158,25 +156,7 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
 
   const pending = (): string[] =>
     manual.pending().filter((name) => !processes.some((proc) => proc.name === name && (proc.state === 'frozen' || proc.state === 'dead')));
-  const settle = async (faultRate: number): Promise<void> => {
-    for (let steps = 0; steps < 50_000; steps++) {
-      await flush();
-      check();
-      if (server.followerCount > 0 && random.chance(0.3)) server.catchUp(random.int(1, server.followerCount), random.int(1, 5));
-      const waiting = pending();
-      if (waiting.length === 0) {
-        server.catchUp();
-        await flush();
-        if (pending().length === 0) return;
-        continue;
-      }
-      const client = random.pick(waiting);
-      if (faultRate > 0 && random.chance(faultRate)) inject(client);
-      if (!pending().includes(client)) continue;
-      manual.step(client);
-    }
-    throw new Error('operations still pending after 50 000 steps');
-  };
+  const settle = (faultRate: number): Promise<void> => settleOperations({ manual, server, random, pending, faultRate, inject, check });
 
   const inject = (client: string): void => {
     const target = processes.find((proc) => proc.name === client && proc.state === 'running');

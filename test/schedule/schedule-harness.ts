@@ -12,6 +12,7 @@ import { TaskStore } from '../../src/store/task-store.js';
 import { afterEach } from 'vitest';
 import type { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
+import { stableHash } from '../simulation/prng.js';
 import { isPlanName } from '../../src/zk/layout.js';
 
 export const SCHEDULES = '/schedules';
@@ -49,8 +50,11 @@ export function schedulerProcess(
   const { zk } = proc;
   const store = new TaskStore(zk);
   const clock = { now };
+  let triggers = 0;
   const scheduling = new Scheduling({
     now: () => clock.now,
+    // Manual tick ids from the process's name and a count, not from crypto: a seed then replays the same ticks.
+    tickNonce: () => stableHash(name, ++triggers).toString(16).padStart(8, '0'),
     zk,
     writer: new PlanWriter(zk, store, functions),
     reader: new PlanReader(zk, store),

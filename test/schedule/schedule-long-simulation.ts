@@ -21,10 +21,8 @@ import type { StoredSchedule } from '../../src/schedule/schedule-definition.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { isPlanName, scheduleNodes } from '../../src/zk/layout.js';
 import { type Prng, streamFor } from '../simulation/prng.js';
+import { settleOperations } from '../support/settle-operations.js';
 import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
-
-const realSetImmediate = globalThis.setImmediate;
-const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
 
 const HOUR = 3_600_000;
 const NAME = 'nightly';
@@ -56,6 +54,13 @@ export interface LongScheduleSimResult {
   readonly violation: string | undefined;
   readonly events: string[];
   readonly simulatedHours: number;
+  /** The tick records and plans left at the end, by name: what a replay of the seed must make again. */
+  readonly ticks: readonly string[];
+  readonly plans: readonly string[];
+}
+
+function whatIsLeft(server: MemoryZooKeeper): Pick<LongScheduleSimResult, 'ticks' | 'plans'> {
+  return { ticks: server.exists(TICKS) ? server.children(TICKS).sort() : [], plans: server.exists(PLANS) ? plansOn(server) : [] };
 }
 
 function drawPolicy(random: Prng): Policy {
@@ -148,25 +153,8 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
   };
 
   const pending = (): string[] => manual.pending().filter((name) => !frozen.has(name));
-  const settle = async (faultRate: number): Promise<void> => {
-    for (let steps = 0; steps < 50_000; steps++) {
-      await flush();
-      if (server.followerCount > 0 && random.chance(0.3)) server.catchUp(random.int(1, server.followerCount), random.int(1, 5));
-      const waiting = pending();
-      if (waiting.length === 0) {
-        server.catchUp();
-        await flush();
-        if (pending().length === 0) return;
-        continue;
-      }
-      const client = random.pick(waiting);
-      if (faultRate > 0 && random.chance(faultRate)) injectFault(client);
-      if (!pending().includes(client)) continue;
-      manual.step(client);
-      if (watch.violation !== undefined) return;
-    }
-    throw new Error('operations still pending after 50 000 steps');
-  };
+  const settle = (faultRate: number): Promise<void> =>
+    settleOperations({ manual, server, random, pending, faultRate, inject: injectFault, stop: () => watch.violation !== undefined });
 
   const injectFault = (client: string): void => {
     const target = schedulers.find((s) => s.proc.name === client && s.state === 'running');
@@ -301,9 +289,10 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
       (left.length > 0
         ? `tick records left pending after settling: ${left.map((id) => server.dump(`${TICKS}/${id}`)).join(', ')}; last errors: ${errors.join(' | ') || 'none'}`
         : undefined);
-    return { seed, violation, events, simulatedHours: (now - T0) / HOUR };
+    return { seed, violation, events, simulatedHours: (now - T0) / HOUR, ...whatIsLeft(server) };
   } catch (error) {
-    return { seed, violation: watch.violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`, events, simulatedHours: (now - T0) / HOUR };
+    const violation = watch.violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`;
+    return { seed, violation, events, simulatedHours: (now - T0) / HOUR, ...whatIsLeft(server) };
   } finally {
     for (const s of schedulers) if (s.state !== 'dead') s.proc.zk.crash();
     runner.crash();

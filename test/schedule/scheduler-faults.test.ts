@@ -10,6 +10,7 @@ import { encodeValue } from '../../src/serialization/codec.js';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
 import { ScheduleStore } from '../../src/schedule/schedule-store.js';
+import { PLANS, PULSE, SCHEDULES, T0, drain, flush, plansOn, stepUntil, useSchedulerProcesses, type SchedulerProcess } from './schedule-harness.js';
 
 /** The store of the test's schedules' parent over another client. */
 const ScheduleStoreOf = class extends ScheduleStore {
@@ -17,7 +18,6 @@ const ScheduleStoreOf = class extends ScheduleStore {
     super(zk, SCHEDULES);
   }
 };
-import { PLANS, PULSE, SCHEDULES, T0, drain, flush, plansOn, stepUntil, useSchedulerProcesses, type SchedulerProcess } from './schedule-harness.js';
 
 const start = useSchedulerProcesses();
 
@@ -31,6 +31,25 @@ function crashAfter(server: MemoryZooKeeper, proc: SchedulerProcess, matches: (o
     proc.zk.crash();
     server.expireSession(event.sessionId);
   };
+}
+
+/**
+ * Scheduler a dies while building the plan of the first tick, after its record says planCreated;
+ * b, whose registry lacks the spec's function (so its spec check fails), is about to take over.
+ */
+async function diesMidBuild(server: MemoryZooKeeper): Promise<{ readonly a: SchedulerProcess; readonly b: SchedulerProcess }> {
+  const a = start(server, 'a');
+  const b = start(
+    server,
+    'b',
+    new FunctionRegistry().register('other', () => 1),
+  );
+  await a.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
+  crashAfter(server, a, (op, path) => op === 'create' && path.startsWith(`${PLAN_1}/task-`) && path.endsWith('/ready'));
+  a.clock.now = b.clock.now = T0 + 1_020;
+  void a.scheduler.pass().catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  return { a, b };
 }
 
 describe('scheduler faults', () => {
@@ -107,17 +126,7 @@ describe('scheduler faults', () => {
 
   it('a takeover whose spec check fails records the tick failed and leaves no half-built plan', async () => {
     const server = new MemoryZooKeeper();
-    const a = start(server, 'a');
-    const b = start(
-      server,
-      'b',
-      new FunctionRegistry().register('other', () => 1),
-    );
-    await a.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
-    crashAfter(server, a, (op, path) => op === 'create' && path.startsWith(`${PLAN_1}/task-`) && path.endsWith('/ready'));
-    a.clock.now = b.clock.now = T0 + 1_020;
-    void a.scheduler.pass().catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    const { b } = await diesMidBuild(server);
     await b.scheduler.pass();
     const [summary] = await b.schedules.list();
     expect(summary?.recentRuns[0]).toMatchObject({ state: 'failed', reason: expect.stringContaining('stamp') });
@@ -225,18 +234,8 @@ describe('scheduler faults', () => {
 
   it('a takeover whose spec check fails and that dies right after deleting the half-built plan never leaves a tick recorded fired with no plan (defect 7)', async () => {
     const server = new MemoryZooKeeper();
-    const a = start(server, 'a');
-    const b = start(
-      server,
-      'b',
-      new FunctionRegistry().register('other', () => 1),
-    );
-    await a.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
-    // a dies mid-build, after its record says planCreated; b takes over, its spec check fails, and b dies right after deleting a's plan.
-    crashAfter(server, a, (op, path) => op === 'create' && path.startsWith(`${PLAN_1}/task-`) && path.endsWith('/ready'));
-    a.clock.now = b.clock.now = T0 + 1_020;
-    void a.scheduler.pass().catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // b takes over from a, its spec check fails, and b dies right after deleting a's plan.
+    const { b } = await diesMidBuild(server);
     crashAfter(server, b, (op, path) => op === 'delete' && path === PLAN_1);
     void b.scheduler.pass().catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,0 +1,51 @@
+/**
+ * Runs the operations a `ManualScheduler` holds back until none is left, the way the long-horizon
+ * simulations interleave their clients: one client's next operation at a time, picked at random
+ * among those that may run now, lagging followers catching up a few writes now and then, and a fault
+ * injected before a step at `faultRate`. When nothing may run, every follower catches up: a
+ * settled cluster has no lag left.
+ */
+import type { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
+import type { Prng } from '../simulation/prng.js';
+
+const realSetImmediate = globalThis.setImmediate;
+/** Lets every promise that can settle now settle (real timers, not the simulation's fake ones). */
+export const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
+
+export interface SettleOptions {
+  readonly manual: ManualScheduler;
+  readonly server: MemoryZooKeeper;
+  readonly random: Prng;
+  /** The clients whose operations may run now (not frozen, not dead). */
+  readonly pending: () => string[];
+  readonly faultRate: number;
+  readonly inject: (client: string) => void;
+  /** Called after every flush: the simulation's invariant check over the state between operations. */
+  readonly check?: () => void;
+  /** True once a violation is found: settling stops there. */
+  readonly stop?: () => boolean;
+}
+
+const MAX_STEPS = 50_000;
+
+export async function settleOperations(options: SettleOptions): Promise<void> {
+  const { manual, server, random, pending, faultRate, inject, check, stop } = options;
+  for (let steps = 0; steps < MAX_STEPS; steps++) {
+    await flush();
+    check?.();
+    if (server.followerCount > 0 && random.chance(0.3)) server.catchUp(random.int(1, server.followerCount), random.int(1, 5));
+    const waiting = pending();
+    if (waiting.length === 0) {
+      server.catchUp();
+      await flush();
+      if (pending().length === 0) return;
+      continue;
+    }
+    const client = random.pick(waiting);
+    if (faultRate > 0 && random.chance(faultRate)) inject(client);
+    if (!pending().includes(client)) continue;
+    manual.step(client);
+    if (stop?.() === true) return;
+  }
+  throw new Error(`operations still pending after ${MAX_STEPS} steps`);
+}
