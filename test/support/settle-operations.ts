@@ -27,9 +27,11 @@ export interface SettleOptions {
 }
 
 const MAX_STEPS = 50_000;
+const RECENT_SHOWN = 30;
 
 export async function settleOperations(options: SettleOptions): Promise<void> {
   const { manual, server, random, pending, faultRate, inject, check, stop } = options;
+  const recent: string[] = [];
   for (let steps = 0; steps < MAX_STEPS; steps++) {
     await flush();
     check?.();
@@ -44,8 +46,12 @@ export async function settleOperations(options: SettleOptions): Promise<void> {
     const client = random.pick(waiting);
     if (faultRate > 0 && random.chance(faultRate)) inject(client);
     if (!pending().includes(client)) continue;
+    const [next] = manual.queued(client);
+    if (next !== undefined) recent.push(`${client} ${next.op} ${next.path}`);
+    if (recent.length > RECENT_SHOWN) recent.shift();
     manual.step(client);
     if (stop?.() === true) return;
   }
-  throw new Error(`operations still pending after ${MAX_STEPS} steps`);
+  // Operations that never stop coming: name the last ones, since that is where the loop is.
+  throw new Error(`operations still pending after ${MAX_STEPS} steps; the last ones: ${recent.join(', ')}`);
 }
