@@ -267,7 +267,16 @@ describe('scheduler faults', () => {
       return { pass: aPass };
     }
 
-    it('a record made again while the removal runs is never fired: its plan is not built again', async () => {
+    /**
+     * b puts the schedule and fires tick 1, whose run ends (its plan is deleted); a has read the
+     * cursor naming tick 1 and stops there. Returns a's pass, to be let go later.
+     */
+    async function tickFiredAndEndedWhileAHoldsItsCursor(): Promise<{
+      readonly manual: ManualScheduler;
+      readonly server: MemoryZooKeeper;
+      readonly b: SchedulerProcess;
+      readonly aPass: Promise<unknown>;
+    }> {
       const manual = new ManualScheduler();
       const server = new MemoryZooKeeper({ scheduler: manual });
       const [a, b] = [start(server, 'a'), start(server, 'b')];
@@ -283,15 +292,15 @@ describe('scheduler faults', () => {
       const runnerDelete = admin.deleteRecursive(PLAN_1); // the run ended
       await drain(manual, ['admin']);
       await runnerDelete;
-      const { pass: aPass } = await staleReader(manual, a); // a holds a cursor naming tick 1
+      const { pass: aPass } = await staleReader(manual, a);
+      return { manual, server, b, aPass };
+    }
+
+    it('a record made again while the removal runs is never fired: its plan is not built again', async () => {
+      const { manual, server, b, aPass } = await tickFiredAndEndedWhileAHoldsItsCursor();
       // b removes the schedule, up to the delete of its ticks node; then a makes tick 1's record again.
       const removing = b.schedules.remove('pulse');
-      for (let step = 0; step < 10_000; step++) {
-        await flush();
-        await flush();
-        const applied = manual.step('b');
-        if (applied.op === 'delete' && applied.path === TICKS_NODE) break;
-      }
+      await stepUntil(manual, 'b', 'delete', TICKS_NODE);
       await drain(manual, ['a']);
       await aPass;
       await drain(manual, ['a', 'b']);
@@ -301,21 +310,7 @@ describe('scheduler faults', () => {
     });
 
     it('a record made late for a schedule removed and put again is not fired by the new one', async () => {
-      const manual = new ManualScheduler();
-      const server = new MemoryZooKeeper({ scheduler: manual });
-      const [a, b] = [start(server, 'a'), start(server, 'b')];
-      const admin = server.connect({ name: 'admin' });
-      const put = b.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
-      await drain(manual, ['b']);
-      await put;
-      b.clock.now = T0 + 1_020;
-      const bPass = b.scheduler.pass();
-      await drain(manual, ['b']);
-      await bPass;
-      const runnerDelete = admin.deleteRecursive(PLAN_1);
-      await drain(manual, ['admin']);
-      await runnerDelete;
-      const { pass: aPass } = await staleReader(manual, a);
+      const { manual, server, b, aPass } = await tickFiredAndEndedWhileAHoldsItsCursor();
       const removed = b.schedules.remove('pulse');
       await drain(manual, ['b']);
       await removed;
