@@ -24,7 +24,7 @@ import { Jobs } from '../../src/jobs/jobs.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { streamFor } from '../simulation/prng.js';
 import { settleOperations } from '../support/settle-operations.js';
-import { jobParticipants, type JobParticipants } from './support/job-participants.js';
+import { jobParticipants, type SimulatedJobProcess } from './support/job-participants.js';
 
 const JOBS = '/jobs';
 const NAME = 'sync';
@@ -37,21 +37,11 @@ const HOUR = 3_600_000;
 /** Timers faked for the simulation (Date is stubbed separately, see runLongJobSeed). */
 export const LONG_JOB_FAKED_TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance'] as const;
 
-interface LongProcess {
-  readonly name: string;
-  readonly zk: MemoryZkClient;
-  readonly worker: JobParticipants['worker'];
-  readonly manager: JobParticipants['manager'];
-  /** Wall clock offset from simulated time (|skew| ≤ driftMs / 2). */
-  skew: number;
+interface LongProcess extends SimulatedJobProcess<'running' | 'cut-off' | 'frozen' | 'dead' | 'stopping'> {
   /** How fast its monotonic clock runs, and where it stood when the rate last changed. */
   rate: number;
   monoAt: { readonly sim: number; readonly mono: number };
-  state: 'running' | 'cut-off' | 'frozen' | 'dead' | 'stopping';
-  busy: Promise<unknown> | undefined;
   backAt?: number;
-  /** The runs of the job's function now, by item. */
-  readonly active: Map<string, JobContext>;
 }
 
 export interface LongJobSimResult {

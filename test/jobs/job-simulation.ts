@@ -24,7 +24,7 @@ import { decodeValue } from '../../src/serialization/codec.js';
 import { jobNodes, jobsNodes } from '../../src/zk/layout.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { Prng } from '../simulation/prng.js';
-import { jobParticipants, type JobParticipants } from './support/job-participants.js';
+import { jobParticipants, type SimulatedJobProcess } from './support/job-participants.js';
 
 const realSetImmediate = globalThis.setImmediate;
 const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
@@ -40,18 +40,8 @@ const POOLS = [
   ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'],
 ];
 
-interface SimProcess {
-  readonly name: string;
-  readonly zk: MemoryZkClient;
-  readonly worker: JobParticipants['worker'];
-  readonly manager: JobParticipants['manager'];
-  /** Its wall clock's offset from simulated time (kept within ±driftMs / 2, the assumption). */
-  skew: number;
-  state: 'running' | 'detached' | 'dead' | 'stopping';
-  busy: Promise<unknown> | undefined;
+interface SimProcess extends SimulatedJobProcess<'running' | 'detached' | 'dead' | 'stopping'> {
   reattachAt?: number;
-  /** The runs of its job function now, by item. */
-  readonly active: Map<string, JobContext>;
 }
 
 export interface JobSimResult {

@@ -1,5 +1,6 @@
 /** A job worker and its manager on one client, as the job simulations run them (nothing reported, nothing woken). */
 import type { FunctionRegistry } from '../../../src/exec/function-registry.js';
+import type { JobContext } from '../../../src/jobs/job-context.js';
 import { JobManager } from '../../../src/jobs/job-manager.js';
 import { JobStore } from '../../../src/jobs/job-store.js';
 import { JobWorker, type JobClock, type JobWorkerEvents } from '../../../src/jobs/job-worker.js';
@@ -12,6 +13,19 @@ const QUIET: JobWorkerEvents = { itemStarted: () => undefined, itemStopped: () =
 export interface JobParticipants {
   readonly worker: JobWorker;
   readonly manager: JobManager;
+}
+
+/** What both job simulations keep of one simulated process; `State` is the states that simulation puts it in. */
+export interface SimulatedJobProcess<State extends string> extends JobParticipants {
+  readonly name: string;
+  readonly zk: MemoryZkClient;
+  /** Its wall clock's offset from simulated time (kept within ±driftMs / 2, the assumption). */
+  skew: number;
+  state: State;
+  /** The step of the simulation it is in the middle of, if any. */
+  busy: Promise<unknown> | undefined;
+  /** The runs of its job function now, by item. */
+  readonly active: Map<string, JobContext>;
 }
 
 /** The worker drops its items when its session expires, as the job service wires it. */
