@@ -24,7 +24,7 @@ import { Jobs } from '../../src/jobs/jobs.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { streamFor } from '../simulation/prng.js';
 import { settleOperations } from '../support/settle-operations.js';
-import { jobParticipants, type SimulatedJobProcess } from './support/job-participants.js';
+import { itemsWorkedByTwo, jobParticipants, type SimulatedJobProcess } from './support/job-participants.js';
 
 const JOBS = '/jobs';
 const NAME = 'sync';
@@ -133,15 +133,8 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   /** No item worked on by two live processes at once. */
   const check = (): void => {
     if (violation !== undefined) return;
-    const workers = new Map<string, string[]>();
-    for (const proc of processes) {
-      if (proc.state === 'dead') continue;
-      for (const [item, ctx] of proc.active) {
-        if (ctx.signal.aborted || !ctx.holding()) continue;
-        workers.set(item, [...(workers.get(item) ?? []), `${proc.name} (token ${ctx.items.find((entry) => entry.id === item)?.token})`]);
-      }
-    }
-    for (const [item, by] of workers) if (by.length > 1) violation = `${Math.round((now() - T0) / 1000)} s: item ${item} worked on by ${by.join(' and ')}`;
+    const twice = itemsWorkedByTwo(processes).at(-1);
+    if (twice !== undefined) violation = `${Math.round((now() - T0) / 1000)} s: item ${twice.item} worked on by ${twice.by.join(' and ')}`;
   };
 
   const pending = (): string[] =>

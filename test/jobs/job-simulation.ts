@@ -24,7 +24,7 @@ import { decodeValue } from '../../src/serialization/codec.js';
 import { jobNodes, jobsNodes } from '../../src/zk/layout.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { Prng } from '../simulation/prng.js';
-import { jobParticipants, type SimulatedJobProcess } from './support/job-participants.js';
+import { itemsWorkedByTwo, jobParticipants, type SimulatedJobProcess } from './support/job-participants.js';
 
 const realSetImmediate = globalThis.setImmediate;
 const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
@@ -83,15 +83,8 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
   /** No item worked on by two live processes: the one invariant. */
   const check = (): void => {
     if (violation !== undefined) return;
-    const workers = new Map<string, string[]>();
-    for (const proc of processes) {
-      if (proc.state === 'dead') continue;
-      for (const [item, ctx] of proc.active) {
-        if (ctx.signal.aborted || !ctx.holding()) continue;
-        workers.set(item, [...(workers.get(item) ?? []), `${proc.name} (token ${ctx.items.find((entry) => entry.id === item)?.token})`]);
-      }
-    }
-    for (const [item, by] of workers) if (by.length > 1) violation = `${now - T0} ms: item ${item} worked on by ${by.join(' and ')}`;
+    const twice = itemsWorkedByTwo(processes).at(-1);
+    if (twice !== undefined) violation = `${now - T0} ms: item ${twice.item} worked on by ${twice.by.join(' and ')}`;
   };
 
   const settle = async (faultRate: number): Promise<void> => {

@@ -58,3 +58,19 @@ export function jobParticipants(
   zk.on('session:expired', () => worker.sessionExpired());
   return { worker, manager };
 }
+
+/**
+ * The items more than one live process works on now (a run neither aborted nor past its lease),
+ * each with who works on it and with which token: what both job simulations check after every step.
+ */
+export function itemsWorkedByTwo(processes: readonly SimulatedJobProcess<string>[]): { readonly item: string; readonly by: string[] }[] {
+  const workers = new Map<string, string[]>();
+  for (const proc of processes) {
+    if (proc.state === 'dead') continue;
+    for (const [item, ctx] of proc.active) {
+      if (ctx.signal.aborted || !ctx.holding()) continue;
+      workers.set(item, [...(workers.get(item) ?? []), `${proc.name} (token ${ctx.items.find((entry) => entry.id === item)?.token})`]);
+    }
+  }
+  return [...workers].filter(([, by]) => by.length > 1).map(([item, by]) => ({ item, by }));
+}
