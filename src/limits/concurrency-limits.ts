@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors/zk-error.js';
 import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
 import { LIMITS, childPath } from '../zk/layout.js';
+import { retryReleaseWhileSessionLives } from '../zk/retry-release.js';
 import type { Zk } from '../zk/zk.js';
 import {
   decodeSlot,
@@ -35,9 +36,6 @@ export interface SlotLease {
    */
   release(): Promise<boolean>;
 }
-
-/** Pause between two tries of a slot delete that failed. */
-const RELEASE_RETRY_MS = 1_000;
 
 /** What acquiring for a task found. */
 export type Acquired =
@@ -174,10 +172,6 @@ export class ConcurrencyLimits {
         if (!isZkError(error, 'NO_NODE', 'BAD_VERSION', 'SESSION_EXPIRED')) throw error;
       });
     };
-    const retryLater = (): void => {
-      if (!this.zk.isCurrent(session) || this.zk.state === 'closed') return;
-      setTimeout(() => void deleteIfMine().catch(retryLater), RELEASE_RETRY_MS).unref?.();
-    };
     let released: Promise<boolean> | undefined;
     return {
       path,
@@ -185,7 +179,7 @@ export class ConcurrencyLimits {
         (released ??= deleteIfMine().then(
           () => true,
           () => {
-            retryLater();
+            retryReleaseWhileSessionLives(this.zk, session, deleteIfMine);
             return false;
           },
         )),

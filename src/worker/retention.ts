@@ -4,6 +4,7 @@ import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
 import { CONTROL, FAILED, READY, RETENTION_LOCK, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
 import { parseControlRecord } from '../control/control-record.js';
+import { retryReleaseWhileSessionLives } from '../zk/retry-release.js';
 import type { Zk } from '../zk/zk.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
 
@@ -29,9 +30,6 @@ export function plansToDelete(finished: readonly FinishedPlan[], now: number, re
  * (a process that dies holding it lets go at its session's end). Every step is a read or a
  * deletion that may be repeated, so a sweep cut short anywhere is finished by the next one.
  */
-/** Pause between two tries of a lock release that failed. */
-const RELEASE_RETRY_MS = 1_000;
-
 export class RetentionSweeper {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sweeping: Promise<number> | undefined;
@@ -105,14 +103,8 @@ export class RetentionSweeper {
       }
       return deleted;
     } finally {
-      await this.release(lock, session).catch(() => this.releaseLater(lock, session));
+      await this.release(lock, session).catch(() => retryReleaseWhileSessionLives(this.zk, session, () => this.release(lock, session)));
     }
-  }
-
-  /** A release that failed is tried again every second while the session lives: else no other process could sweep until it ends. */
-  private releaseLater(lock: string, session: ZkSession): void {
-    if (!this.zk.isCurrent(session) || this.zk.state === 'closed') return;
-    setTimeout(() => void this.release(lock, session).catch(() => this.releaseLater(lock, session)), RELEASE_RETRY_MS).unref?.();
   }
 
   /** Deletes the lock if this session still holds it; a resend after a lost reply never takes another process's lock made since. */

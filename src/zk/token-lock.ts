@@ -7,10 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors/zk-error.js';
 import { encodeValue } from '../serialization/codec.js';
 import type { Watcher, WriteOptions, ZkSession } from './zk-client-types.js';
+import { retryReleaseWhileSessionLives } from './retry-release.js';
 import type { Zk } from './zk.js';
-
-/** Pause between two tries of a release that failed. */
-const RELEASE_RETRY_MS = 1_000;
 
 /** What a try at the lock found: this holder's now, another's, or none (released between the create and the read). */
 export type LockAttempt = 'taken' | 'held' | 'gone';
@@ -63,7 +61,7 @@ export class TokenLock {
     try {
       await this.releaseOnce();
     } catch (error) {
-      this.retryLater();
+      retryReleaseWhileSessionLives(this.zk, this.session, () => this.releaseOnce());
       throw error;
     }
   }
@@ -72,11 +70,6 @@ export class TokenLock {
     const held = await this.read();
     if (held !== undefined && this.isMine(held))
       await this.zk.deleteIfPresent(this.path, held.stat.version, { ...this.writeOptions(), incarnation: held.stat.czxid });
-  }
-
-  private retryLater(): void {
-    if (!this.zk.isCurrent(this.session) || this.zk.state === 'closed') return;
-    setTimeout(() => void this.releaseOnce().catch(() => this.retryLater()), RELEASE_RETRY_MS).unref?.();
   }
 
   private isMine(held: { readonly stat: { readonly ephemeralOwner: string }; readonly data: Buffer | null }): boolean {
