@@ -24,7 +24,7 @@ import { Jobs } from '../../src/jobs/jobs.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { streamFor } from '../simulation/prng.js';
 import { settleOperations } from '../support/settle-operations.js';
-import { itemsWorkedByTwo, jobParticipants, type SimulatedJobProcess } from './support/job-participants.js';
+import { itemsWorkedByTwo, jobParticipants, stopCleanly, type SimulatedJobProcess } from './support/job-participants.js';
 
 const JOBS = '/jobs';
 const NAME = 'sync';
@@ -226,14 +226,7 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         target.skew = random.int(-TIMING.driftMs / 2, TIMING.driftMs / 2);
         return;
       case 'stop':
-        target.state = 'stopping';
-        target.busy = (async () => {
-          await target.busy;
-          await target.worker.stop();
-          await target.manager.leave();
-          target.state = 'dead';
-          target.zk.close();
-        })().catch(() => (target.state = 'dead'));
+        stopCleanly(target);
         return;
     }
   };

@@ -24,7 +24,7 @@ import { decodeValue } from '../../src/serialization/codec.js';
 import { jobNodes, jobsNodes } from '../../src/zk/layout.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { Prng } from '../simulation/prng.js';
-import { itemsWorkedByTwo, jobParticipants, type SimulatedJobProcess } from './support/job-participants.js';
+import { itemsWorkedByTwo, jobParticipants, stopCleanly, type SimulatedJobProcess } from './support/job-participants.js';
 
 const realSetImmediate = globalThis.setImmediate;
 const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
@@ -126,16 +126,7 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
       target.zk.disconnect();
     } else if (kind === 'lost-reply') target.zk.loseNextReply();
     else if (kind === 'clock') target.skew = random.int(-TIMING.driftMs / 2, TIMING.driftMs / 2);
-    else {
-      target.state = 'stopping';
-      target.busy = (async () => {
-        await target.busy;
-        await target.worker.stop();
-        await target.manager.leave();
-        target.state = 'dead';
-        target.zk.close();
-      })().catch(() => (target.state = 'dead'));
-    }
+    else stopCleanly(target);
   };
 
   const step = async (faultRate: number): Promise<void> => {

@@ -74,3 +74,15 @@ export function itemsWorkedByTwo(processes: readonly SimulatedJobProcess<string>
   }
   return [...workers].filter(([, by]) => by.length > 1).map(([item, by]) => ({ item, by }));
 }
+
+/** Stops a process as its service does on a clean shutdown (worker first, then its manager), after the step it is in. */
+export function stopCleanly(proc: SimulatedJobProcess<string>): void {
+  proc.state = 'stopping';
+  proc.busy = (async () => {
+    await proc.busy;
+    await proc.worker.stop();
+    await proc.manager.leave();
+    proc.state = 'dead';
+    proc.zk.close();
+  })().catch(() => (proc.state = 'dead'));
+}
