@@ -86,7 +86,7 @@ export { ZK_CLIENT, ZK_PLAN, FUNCTION_REGISTRY, WORKER_POOL, ZK_PLAN_MODULE_CONF
 export type { ZkClient } from './zk/zk-client.js';
 export { digestAcl, digestId, creatorAllAcl, openAcl, ACL_PERMS, type AclEntry, type AclPermName, type ZkAuth } from './zk/acl.js';
 export { ZkPlanError } from './errors/base-error.js';
-export { ZkError, ZkConnectTimeoutError, type ZkErrorCode } from './errors/zk-error.js';
+export { ZkError, ZkConnectTimeoutError, NativeClientUnpatchedError, type ZkErrorCode } from './errors/zk-error.js';
 export { ZkAuthError } from './errors/zk-auth-error.js';
 export { InvalidArgumentError, IllegalStateError, WaitTimeoutError } from './errors/usage-errors.js';
 export {

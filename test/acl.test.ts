@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConnectOptions, type ConnectOptions } from '../src/config/options.js';
 import { InvalidArgumentError } from '../src/errors/usage-errors.js';
-import { ACL_PERMS, creatorAllAcl, digestAcl, digestId, openAcl, permsMask, toNativeAcl } from '../src/zk/acl.js';
+import { ACL_PERMS, aclWithin, creatorAllAcl, describeAcl, digestAcl, digestId, openAcl, permsMask, toNativeAcl } from '../src/zk/acl.js';
 import { expectThrows } from './support/expect-error.js';
 
 const alice = { scheme: 'digest', id: 'alice:secret' } as const;
@@ -65,5 +65,31 @@ describe('resolveConnectOptions with auth and acl', () => {
     const error = expectThrows(() => resolveConnectOptions({ connect: 'a:1', ...options }), InvalidArgumentError);
     expect(error.message).toMatch(message);
     expect(error.message).not.toContain('secret');
+  });
+});
+
+describe('aclWithin: a node grants nothing beyond the configured acl', () => {
+  const aliceDigest = { perms: 31, scheme: 'digest', id: digestId('alice:secret') };
+
+  it('accepts the configured ACL itself and a narrower one', () => {
+    expect(aclWithin([aliceDigest], [digestAcl('alice:secret')], [alice])).toBe(true);
+    expect(aclWithin([{ ...aliceDigest, perms: ACL_PERMS.read }], [digestAcl('alice:secret')], [alice])).toBe(true);
+  });
+
+  it('refuses world-open nodes, other identities and extra permissions', () => {
+    expect(aclWithin([{ perms: 31, scheme: 'world', id: 'anyone' }], [digestAcl('alice:secret')], [alice])).toBe(false);
+    expect(aclWithin([aliceDigest, { perms: 1, scheme: 'digest', id: digestId('bob:x') }], [digestAcl('alice:secret')], [alice])).toBe(false);
+    expect(aclWithin([aliceDigest], [digestAcl('alice:secret', ['read', 'create', 'delete'])], [alice])).toBe(false);
+  });
+
+  it("expands 'auth' entries to the digest ids of the credentials, and cannot tell for other schemes", () => {
+    expect(aclWithin([aliceDigest], creatorAllAcl, [alice])).toBe(true);
+    expect(aclWithin([{ perms: 31, scheme: 'world', id: 'anyone' }], creatorAllAcl, [alice])).toBe(false);
+    expect(aclWithin([aliceDigest], creatorAllAcl, [{ scheme: 'x509', id: 'cn=alice' }])).toBeUndefined();
+  });
+
+  it('describes an ACL without secrets', () => {
+    expect(describeAcl([{ perms: 31, scheme: 'world', id: 'anyone' }])).toBe('world:anyone:cdrwa');
+    expect(describeAcl([{ perms: ['read', 'create'], scheme: 'digest', id: digestId('alice:secret') }])).toBe(`digest:${digestId('alice:secret')}:cr`);
   });
 });

@@ -39,8 +39,9 @@ export interface ConnectOptions {
   /**
    * ACL of every node this ZkPlan creates (plans, tasks, and the nodes its workers write), e.g.
    * `[digestAcl('user:password')]`. Needs an `auth` that the ACL grants read, create and delete,
-   * else `InvalidArgumentError`. Each node is world-open for the one round trip between its create
-   * and the setACL that follows (the native client cannot create with an ACL). @defaultValue none: the open ACL
+   * else `InvalidArgumentError`. The ACL travels in each create request (never a world-open
+   * moment); a parent, plan or task found with a wider ACL is refused (`ForeignAclError`). Needs the
+   * patched native client that `npm install` builds (else `NativeClientUnpatchedError`). @defaultValue none: the open ACL
    */
   readonly acl?: readonly AclEntry[];
 }

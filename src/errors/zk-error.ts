@@ -106,3 +106,45 @@ export class ZkConnectTimeoutError extends ZkPlanError {
   }
 }
 named(ZkConnectTimeoutError, 'ZkConnectTimeoutError');
+
+/**
+ * Thrown by `ZkClient.connect` when an `acl` is configured but the installed `zookeeper` addon
+ * cannot create a node with its ACL in the same request (patches/zookeeper+7.3.0.patch was not
+ * applied and compiled). The unpatched addon creates every node world-open and the ACL could only
+ * be set one round trip later, a window in which anyone may create children under the new node.
+ */
+export class NativeClientUnpatchedError extends ZkPlanError {
+  readonly code = 'NATIVE_CLIENT_UNPATCHED';
+  constructor() {
+    super(
+      'An acl is configured, but the installed zookeeper addon cannot create nodes with an ACL (it lacks a_create_acl): ' +
+        'run `npm install` in the project (its postinstall applies patches/zookeeper+7.3.0.patch and compiles the addon), or `npx patch-package && node scripts/build-native-client.cjs`',
+    );
+  }
+}
+named(NativeClientUnpatchedError, 'NativeClientUnpatchedError');
+
+/**
+ * A node that zk-plan would trust (a parent it creates plans under or follows, a plan, a task)
+ * grants more than the configured `acl`: whoever made it was not this cluster (it is world-open,
+ * created by another tool, or made before the ACL was configured), so anyone may have written
+ * below it. zk-plan refuses to create plans under it or to run what it holds.
+ */
+export class ForeignAclError extends ZkPlanError {
+  readonly code = 'FOREIGN_ACL';
+  /** A task held by such a node fails for good: running it again would run what an outsider wrote. */
+  override readonly charged = true;
+  override readonly retryable = false;
+  constructor(
+    path: string,
+    readonly acl: string,
+    readonly what: string,
+  ) {
+    super(
+      `${what} ${path} has the ACL ${acl}, wider than the configured acl: any client it grants may have created nodes under it, so zk-plan refuses it. ` +
+        `Fix: delete it (zkCli.sh deleteall ${path}) and let zk-plan create it again with the configured acl, or give it that ACL (zkCli.sh setAcl ${path} …) after checking what it holds`,
+      { path },
+    );
+  }
+}
+named(ForeignAclError, 'ForeignAclError');

@@ -59,6 +59,14 @@ export class TaskReader {
 
   constructor(protected readonly zk: Zk) {}
 
+  /**
+   * Resolves when the plan and the task were made by this cluster, as far as their ACLs tell
+   * (see Zk.assertOwnAcl); rejects with ForeignAclError before a task planted by an outsider runs.
+   */
+  async assertOwnAcls(plan: string, task: string): Promise<void> {
+    await Promise.all([this.zk.assertOwnAcl(plan, 'the plan'), this.zk.assertOwnAcl(task, 'the task')]);
+  }
+
   /** The plan's failure policy and retry policy (read once per plan, then remembered). */
   async readPlanSettings(plan: string): Promise<PlanSettings> {
     const cached = this.settingsCache.get(plan);

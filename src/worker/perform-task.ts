@@ -106,6 +106,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     store.readLinks(claim.task, children),
     store.readPlanSettings(claim.plan),
     vouched() ? undefined : readControl(),
+    store.assertOwnAcls(claim.plan, claim.task),
   ]);
   if (args === undefined) return 'gone';
   // A pause or cancel acknowledged before the claim is seen, whatever the watch said: either the control node is read after

@@ -264,6 +264,8 @@ export class PlanTracker {
       if (created !== undefined) await this.listParent(parent, sessionEpoch); // it was created in between
       return;
     }
+    // A parent anyone may create children under holds plans anyone may have planted: refused.
+    await this.zk.assertOwnAcl(parent, 'the parent of plans');
     await Promise.all(listing.children.filter(isPlanName).map((name) => this.trackPlan(childPath(parent, name))));
   }
 

@@ -166,3 +166,52 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : `an array of ${value.length}`;
   return typeof value === 'string' ? `'${value}'` : typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }
+
+/**
+ * True when `actual` (a node's ACL as ZooKeeper reports it) grants nothing beyond `configured`
+ * (the `acl` connect option, with its `auth` entries standing for the digest ids of `auth`, as
+ * ZooKeeper expands them at create). A node made by this cluster has exactly the configured ACL;
+ * one made world-open, by another tool or before the ACL was configured, fails this check.
+ * Undefined when it cannot be told (a configured `auth` entry with credentials of a scheme other
+ * than digest, whose ids ZooKeeper derives on the server).
+ */
+export function aclWithin(actual: readonly AclEntry[], configured: readonly AclEntry[], auth: readonly ZkAuth[]): boolean | undefined {
+  const granted = new Map<string, number>();
+  const grant = (scheme: string, id: string, perms: number): void => {
+    const key = `${scheme}:${id}`;
+    granted.set(key, (granted.get(key) ?? 0) | perms);
+  };
+  for (const entry of configured) {
+    const perms = permsMask(entry.perms, 'acl.perms');
+    if (entry.scheme !== 'auth') {
+      grant(entry.scheme, entry.id, perms);
+      continue;
+    }
+    for (const credential of auth) {
+      if (credential.scheme !== 'digest') return undefined;
+      grant('digest', digestId(credential.id), perms);
+    }
+  }
+  return actual.every((entry) => {
+    const perms = permsMask(entry.perms, 'acl.perms');
+    const allowed = granted.get(`${entry.scheme}:${entry.id}`) ?? 0;
+    return (perms & ~allowed) === 0;
+  });
+}
+
+/** A node's ACL for messages: `scheme:id:perms` entries (a digest id is a hash, never a password). */
+export function describeAcl(acl: readonly AclEntry[]): string {
+  const letters: ReadonlyArray<[number, string]> = [
+    [ACL_PERMS.create, 'c'],
+    [ACL_PERMS.delete, 'd'],
+    [ACL_PERMS.read, 'r'],
+    [ACL_PERMS.write, 'w'],
+    [ACL_PERMS.admin, 'a'],
+  ];
+  return acl
+    .map((entry) => {
+      const perms = typeof entry.perms === 'number' ? entry.perms : permsMask(entry.perms, 'acl.perms');
+      return `${entry.scheme}:${entry.id}:${letters.map(([bit, letter]) => (perms & bit ? letter : '')).join('')}`;
+    })
+    .join(', ');
+}

@@ -4,6 +4,7 @@
  * folds into message text. This is the only file that imports `zookeeper`.
  */
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 
 /** A znode's stat as the native client reports it (ids are hex strings). */
 export interface ZkStat {
@@ -37,6 +38,14 @@ export interface NativeZooKeeper {
   readonly client_password: string;
   readonly timeout: number;
   a_create(path: string, data: Buffer | string | null, flags: number, cb: (rc: number, error: string, path: string) => void): number;
+  /** Added by patches/zookeeper+7.3.0.patch: a create carrying `acl` in the same request. */
+  a_create_acl(
+    path: string,
+    data: Buffer | string | null,
+    flags: number,
+    acl: readonly ZkAclEntry[],
+    cb: (rc: number, error: string, path: string) => void,
+  ): number;
   a_exists(path: string, watch: boolean, cb: (rc: number, error: string, stat: ZkStat) => void): number;
   aw_exists(path: string, watchCb: WatchCallback, cb: (rc: number, error: string, stat: ZkStat) => void): number;
   a_get(path: string, watch: boolean, cb: (rc: number, error: string, stat: ZkStat, data: Buffer | null) => void): number;
@@ -84,6 +93,19 @@ export const NATIVE = {
   ZNONODE: -101,
   ZAUTHFAILED: -115,
 } as const;
+
+/**
+ * True when the installed addon has the patched create that takes an ACL (patches/, applied by
+ * `npm install`'s postinstall step). Without it a configured ACL cannot be given at creation.
+ */
+export function nativeCreatesWithAcl(): boolean {
+  // Both halves of the patch: the JavaScript wrapper's method and the compiled addon's.
+  const wrapper = (ZooKeeperClass as unknown as { prototype: Partial<NativeZooKeeper> }).prototype;
+  const requireFromAddon = createRequire(require.resolve('zookeeper'));
+  const addonDir = dirname(requireFromAddon.resolve('zookeeper/package.json'));
+  const compiled = (requireFromAddon('node-gyp-build') as (dir: string) => { ZooKeeper: { prototype: Record<string, unknown> } })(addonDir).ZooKeeper;
+  return typeof wrapper.a_create_acl === 'function' && typeof compiled.prototype['a_create_acl'] === 'function';
+}
 
 /** Creates an unconnected native client; `init` starts connecting. */
 export function createNativeClient(config: {

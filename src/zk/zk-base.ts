@@ -128,10 +128,20 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
     }
   }
 
-  async ensurePath(path: string): Promise<void> {
+  /** No ACLs to check here; ZkClient checks them when an `acl` is configured. */
+  assertOwnAcl(_path: string, _what: string): Promise<void> {
+    return Promise.resolve();
+  }
+
+  ensurePath(path: string): Promise<void> {
+    return this.createMissing(path);
+  }
+
+  /** Creates `path` and its missing ancestors (a subclass's ensurePath checks only the node it was asked for). */
+  private async createMissing(path: string): Promise<void> {
     if (path === '/') return;
     if (await this.exists(path)) return;
-    await this.ensurePath(parentOf(path));
+    await this.createMissing(parentOf(path));
     await this.createIfAbsent(path);
   }
 

@@ -1,10 +1,9 @@
 import { once } from 'node:events';
 import { ZkAuthError } from '../errors/zk-auth-error.js';
-import { ZkError, isZkError } from '../errors/zk-error.js';
-import { fromNativeAcl, toNativeAcl, type AclEntry } from './acl.js';
-import { NATIVE, NATIVE_CREATE_MODE, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
+import { ForeignAclError, NativeClientUnpatchedError, ZkError, isZkError } from '../errors/zk-error.js';
+import { aclWithin, describeAcl, fromNativeAcl, toNativeAcl, type AclEntry } from './acl.js';
+import { NATIVE, NATIVE_CREATE_MODE, nativeCreatesWithAcl, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
 import { openNativeSession } from './native-session.js';
-import { protectCreated, protectEcho, type AclGuardClient } from './acl-guard.js';
 import { ZkBase } from './zk-base.js';
 import { WatchRegistry, type WatchKind } from './watch-registry.js';
 import type { CreateMode, SessionState, Watcher, WriteOptions, ZkClientOptions, ZkOperationCounts, ZkSession } from './zk-client-types.js';
@@ -23,6 +22,8 @@ export type {
 } from './zk-client-types.js';
 
 const RECONNECT_PAUSE_MS = 500;
+/** How many checked paths `assertOwnAcl` remembers before it starts over. */
+const OWN_ACL_MEMORY = 10_000;
 /** The C client's ZCONNECTIONLOSS. */
 const CONNECTION_LOSS_RC = -4;
 
@@ -45,12 +46,8 @@ export class ZkClient extends ZkBase {
   private generations = 0;
   /** The configured ACL in the native client's shape, or undefined when nodes keep the open ACL. */
   private readonly nativeAcl: ZkAclEntry[] | undefined;
-  /** The calls the ACL guard of `create` makes (see acl-guard.ts). */
-  private readonly aclGuard: AclGuardClient = {
-    setNativeAcl: (path, acl, version, fence) => this.setNativeAcl(path, acl, version, fence),
-    getAcl: (path) => this.getAcl(path),
-    delete: (path, version, options) => this.delete(path, version, options),
-  };
+  /** Nodes whose ACL `assertOwnAcl` found to be the configured one. */
+  private readonly ownAclSeen = new Set<string>();
   /** The watchers of this client's watches (see WatchRegistry for why they are not handed to the native client). */
   private readonly watches = new WatchRegistry();
   /** Why the client closed itself (a new session could not authenticate), for the errors of later calls. */
@@ -60,6 +57,9 @@ export class ZkClient extends ZkBase {
     super();
     this.setMaxListeners(0); // every worker loop of a process listens for session expiry
     this.nativeAcl = options.acl === undefined ? undefined : toNativeAcl(options.acl);
+    // Without the patched addon a node could only be given its ACL one round trip after its
+    // create, a window in which anyone may create children under it: refuse rather than open it.
+    if (this.nativeAcl !== undefined && !nativeCreatesWithAcl()) throw new NativeClientUnpatchedError();
   }
 
   /** Connects and resolves once the first session is established; rejects with ZkConnectTimeoutError otherwise. */
@@ -106,25 +106,41 @@ export class ZkClient extends ZkBase {
     native?.close();
   }
 
-  /** Creates a node; resolves its path. With `acl` configured the node has that ACL when this resolves (see acl-guard.ts for the caveat). */
+  /**
+   * Creates a node; resolves its path. With `acl` configured the ACL travels in the create request
+   * itself (the patched addon's a_create_acl), so the node never exists with any other ACL.
+   */
   async create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
     // A sequential create sent twice could make two nodes: it is never resent after a connection loss.
     const resend = !mode.endsWith('sequential');
-    let created: string;
-    try {
-      created = await this.resendingCreate(path, options, resend, () =>
-        this.submitOnce<string>('create', path, 'writes', options.fence, (native, settle) =>
-          native.a_create(path, data, NATIVE_CREATE_MODE[mode], (rc, _error, createdPath) => settle(rc, createdPath)),
-        ),
-      );
-    } catch (error) {
-      // A resent create answers NODE_EXISTS when its lost first try did create the node, which then never got the ACL.
-      if (this.nativeAcl !== undefined && isZkError(error, 'NODE_EXISTS') && error.retried)
-        await protectEcho(this.aclGuard, path, this.nativeAcl, options.fence);
-      throw error;
-    }
-    if (this.nativeAcl !== undefined) await protectCreated(this.aclGuard, created, this.nativeAcl, options.fence);
-    return created;
+    const acl = this.nativeAcl;
+    const flags = NATIVE_CREATE_MODE[mode];
+    return await this.resendingCreate(path, options, resend, () =>
+      this.submitOnce<string>('create', path, 'writes', options.fence, (native, settle) => {
+        const answer = (rc: number, _error: string, createdPath: string): void => settle(rc, createdPath);
+        return acl === undefined ? native.a_create(path, data, flags, answer) : native.a_create_acl(path, data, flags, acl, answer);
+      }),
+    );
+  }
+
+  /**
+   * Creates `path` and its missing ancestors; with `acl` configured, `path` itself (a parent of
+   * plans, schedules, jobs or limits) must then have that ACL: one that existed world-open, made by
+   * another tool or squatted, would let anyone list and join what zk-plan creates under it.
+   */
+  override async ensurePath(path: string): Promise<void> {
+    await super.ensurePath(path);
+    await this.assertOwnAcl(path, 'the node');
+  }
+
+  override async assertOwnAcl(path: string, what: string): Promise<void> {
+    const configured = this.options.acl;
+    if (configured === undefined || this.ownAclSeen.has(path)) return;
+    const { acl } = await this.getAcl(path);
+    if (aclWithin(acl, configured, this.options.auth ?? []) === false) throw new ForeignAclError(path, describeAcl(acl), what);
+    // Parents and plans are checked again and again: remember them (bounded; forgetting only costs a read).
+    if (this.ownAclSeen.size >= OWN_ACL_MEMORY) this.ownAclSeen.clear();
+    this.ownAclSeen.add(path);
   }
 
   /** The node's ACL (perms as bits) and stat. */
@@ -136,7 +152,10 @@ export class ZkClient extends ZkBase {
 
   /** Replaces the node's ACL (ZooKeeper's setACL, which needs the admin permission). */
   setAcl(path: string, acl: readonly AclEntry[], version = -1, options: WriteOptions = {}): Promise<void> {
-    return this.setNativeAcl(path, toNativeAcl(acl), version, options.fence);
+    const nativeAcl = toNativeAcl(acl);
+    return this.submit<void>('setAcl', path, 'writes', options.fence, (native, settle) =>
+      native.a_set_acl(path, version, nativeAcl, (rc) => settle(rc, undefined)),
+    );
   }
 
   exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {
@@ -215,11 +234,6 @@ export class ZkClient extends ZkBase {
   /** Makes the server this session is connected to catch up with the leader before it answers what this session sends next. */
   sync(path: string): Promise<void> {
     return this.submit<void>('sync', path, 'reads', undefined, (native, settle) => native.a_sync(path, (rc) => settle(rc, undefined)));
-  }
-
-  /** Sets an ACL given in the native client's shape (the guard of `create` uses it). */
-  private setNativeAcl(path: string, acl: readonly ZkAclEntry[], version: number, fence: ZkSession | undefined): Promise<void> {
-    return this.submit<void>('setAcl', path, 'writes', fence, (native, settle) => native.a_set_acl(path, version, acl, (rc) => settle(rc, undefined)));
   }
 
   /**

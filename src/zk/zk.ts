@@ -84,4 +84,12 @@ export interface Zk extends EventEmitter<ZkClientEvents> {
   deleteIfPresent(path: string, version?: number, options?: WriteOptions): Promise<boolean>;
   /** Deletes a node and everything below it, children first; safe against concurrent deleters. */
   deleteRecursive(path: string): Promise<void>;
+  /**
+   * Resolves when `path`'s ACL grants nothing beyond the `acl` this client creates nodes with
+   * (at once when none is configured, and in memory, which has no ACLs); rejects with
+   * ForeignAclError naming `what` (e.g. 'the plan') otherwise. Defence in depth: with ACLs in the
+   * create request nobody else can make nodes under a protected parent, but a parent, plan or task
+   * made world-open before (another tool, an older zk-plan) is refused, not trusted.
+   */
+  assertOwnAcl(path: string, what: string): Promise<void>;
 }
