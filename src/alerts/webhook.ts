@@ -1,7 +1,7 @@
 /**
  * A PlanEventListener that POSTs each event as JSON to a URL (what `zk-plan worker --alert-webhook`
- * runs). A timeout, a network error or an answer other than 2xx throws, so onPlanEvent calls it
- * again with doubling pauses.
+ * runs). A timeout, a network error, a redirect (never followed) or an answer other than 2xx
+ * throws, so onPlanEvent calls it again with doubling pauses; the error names the URL's origin only.
  */
 import { assertDurationMs } from '../config/options.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
@@ -33,24 +33,55 @@ export function webhookBody(event: PlanEvent): WebhookBody {
   };
 }
 
+/**
+ * POSTs each event to `url`. The URL's path and query (where Slack-style webhooks keep their
+ * secret) and its user info never appear in an error: messages name the URL's origin only. A
+ * redirect is not followed (it would re-POST the event to wherever it points): it is a failed
+ * delivery, tried again like any other, and the error says to configure the URL it points to.
+ */
 export function webhookListener(url: string, timeoutMs: number): PlanEventListener {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new InvalidArgumentError('url', `expected an http or https URL, got ${JSON.stringify(url)}`);
+    throw new InvalidArgumentError('url', 'expected an http or https URL, got text that is not a URL'); // the text itself may hold the secret
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new InvalidArgumentError('url', `expected an http or https URL, got ${JSON.stringify(url)}`);
+    throw new InvalidArgumentError('url', `expected an http or https URL, got a URL with scheme ${JSON.stringify(parsed.protocol.slice(0, -1))}`);
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new InvalidArgumentError('url', 'a URL with user info (user:password@host) cannot be used: fetch refuses to send it');
   assertDurationMs('timeoutMs', timeoutMs);
+  const target = `the webhook at ${parsed.origin}`;
   return async (event) => {
-    const response = await fetch(parsed, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': `${event.plan}#${event.id}` },
-      body: JSON.stringify(webhookBody(event)),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+    const about = `${event.kind} of ${event.plan}`;
+    let response: Response;
+    try {
+      response = await fetch(parsed, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `${event.plan}#${event.id}` },
+        body: JSON.stringify(webhookBody(event)),
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'error',
+      });
+    } catch (error) {
+      throw new Error(`${target} did not take ${about}: ${redact(whyFetchFailed(error, timeoutMs), parsed)}`);
+    }
     await response.body?.cancel(); // the answer's body is not read: free the connection
-    if (!response.ok) throw new Error(`the webhook ${parsed.origin}${parsed.pathname} answered ${response.status} to ${event.kind} of ${event.plan}`);
+    if (!response.ok) throw new Error(`${target} answered ${response.status} to ${about}`);
   };
+}
+
+/** Why fetch threw, in a few words: the cause's code or message (undici's own message is only "fetch failed"). */
+function whyFetchFailed(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `no answer within ${timeoutMs} ms`;
+  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  const detail = typeof cause?.message === 'string' && cause.message !== '' ? cause.message : error instanceof Error ? error.message : String(error);
+  if (/redirect/i.test(detail)) return 'it answered with a redirect, which is not followed: configure the URL it points to';
+  return typeof cause?.code === 'string' && !detail.includes(cause.code) ? `${detail} (${cause.code})` : detail;
+}
+
+/** `text` without the URL's path, query or user info, should a lower layer have quoted them. */
+function redact(text: string, url: URL): string {
+  const secrets = [url.href, `${url.pathname}${url.search}`, url.search, url.username, url.password].filter((part) => part.length > 1);
+  return secrets.reduce((redacted, secret) => redacted.split(secret).join('…'), text);
 }

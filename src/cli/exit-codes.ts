@@ -4,7 +4,7 @@ import { SnapshotError } from '../errors/snapshot-errors.js';
 import { ZkPlanError } from '../errors/base-error.js';
 import { PlanCancelledError, PlanFailedError, PlanNotFoundError } from '../errors/plan-errors.js';
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
-import { ZkConnectTimeoutError } from '../errors/zk-error.js';
+import { ZkConnectTimeoutError, isZkError } from '../errors/zk-error.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
 
 /** Every exit code of the `zk-plan` command, in one place (documented in `zk-plan --help`). */
@@ -23,6 +23,8 @@ export const ExitCode = {
   notFound: 5,
   /** The plan was cancelled (`wait`; `resume` or `pause` of a cancelled plan). */
   cancelled: 6,
+  /** ZooKeeper refused: a node's ACL does not admit the command's credentials (NO_AUTH), or the credentials themselves (AUTH_FAILED). */
+  denied: 7,
   /** Interrupted by SIGINT or SIGTERM (`wait`). */
   interrupted: 130,
 } as const;
@@ -37,24 +39,26 @@ export const EXIT_CODES_HELP = `Exit codes:
   ${ExitCode.unreachable}    ZooKeeper unreachable within --connect-timeout-ms
   ${ExitCode.notFound}    no such plan (or schedule)
   ${ExitCode.cancelled}    the plan was cancelled (wait; pause or resume of a cancelled plan)
+  ${ExitCode.denied}    ZooKeeper refused access: NO_AUTH (set ZK_PLAN_AUTH or --auth-file) or AUTH_FAILED
   ${ExitCode.interrupted}  wait: interrupted by SIGINT or SIGTERM`;
 
-/** An error the CLI reports as it is, with its own exit code. */
+/** An error the CLI reports as it is, with its own exit code, and a code (printed as `[CODE]`, and in the --json error document) when it has one. */
 export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: ExitCodeValue,
+    readonly code?: string,
   ) {
     super(message);
   }
 }
 
-/** A bad command line found by a command itself (not by commander): printed with the command's usage, exit 2. */
+/** A bad command line (or configuration) found by a command itself (not by commander): printed with the command's usage, exit 2. */
 export class UsageError extends CliError {
   /** The command whose usage to print (set by the action wrapper). */
   command: Command | undefined;
-  constructor(message: string) {
-    super(message, ExitCode.usage);
+  constructor(message: string, code?: string) {
+    super(message, ExitCode.usage, code);
   }
 }
 
@@ -64,6 +68,7 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
   if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   if (error instanceof InvalidArgumentError || error instanceof PlanSpecError || error instanceof SnapshotError) return ExitCode.usage;
   if (error instanceof ZkConnectTimeoutError) return ExitCode.unreachable;
+  if (isZkError(error, 'NO_AUTH', 'AUTH_FAILED')) return ExitCode.denied;
   if (error instanceof PlanNotFoundError || error instanceof ScheduleNotFoundError) return ExitCode.notFound;
   if (error instanceof WaitTimeoutError) return ExitCode.timeout;
   if (error instanceof PlanFailedError) return ExitCode.failed;
@@ -81,6 +86,7 @@ export function describeError(error: unknown): string {
     return /\/plan-\d+$/.test(path) ? `no plan at ${path} (zk-plan plans <parent> lists the plans of a parent)` : `nothing at ${path}: no such parent`;
   }
   if (error instanceof InvalidArgumentError) return error.message;
+  if (error instanceof CliError && error.code !== undefined) return `${error.message} [${error.code}]`;
   if (error instanceof ZkPlanError) return `${error.message} [${error.code}]`;
   if (error instanceof Error) return error.message;
   return String(error);

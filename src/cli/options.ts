@@ -1,4 +1,5 @@
 import { InvalidArgumentError as CommanderArgumentError, Option, type Command } from 'commander';
+import { ACL_ENV, AUTH_ENV, AUTH_FILE_ENV } from './credentials.js';
 import { UsageError } from './exit-codes.js';
 import { MAX_TIMER_MS } from '../util/signals.js';
 import { assertPlanPath, assertValidPath } from '../zk/layout.js';
@@ -11,6 +12,10 @@ export interface ConnectionOptions {
   readonly connect?: string;
   readonly connectTimeoutMs: number;
   readonly json: boolean;
+  /** --auth-file, defaulting to $ZK_PLAN_AUTH_FILE (the credentials themselves may be in $ZK_PLAN_AUTH instead). */
+  readonly authFile?: string;
+  /** --acl, defaulting to $ZK_PLAN_ACL. */
+  readonly acl?: string;
 }
 
 /** Commander parser of a whole number within [min, max]. */
@@ -24,7 +29,12 @@ export function integer(min: number, max = MAX_TIMER_MS): (text: string) => numb
   };
 }
 
-/** Adds --connect (defaulting to $ZOOKEEPER_CONNECT), --connect-timeout-ms and --json. */
+/**
+ * Adds --connect (defaulting to $ZOOKEEPER_CONNECT), --connect-timeout-ms, --json, and the
+ * credentials and ACL of the connection (src/cli/credentials.ts): --auth-file (defaulting to
+ * $ZK_PLAN_AUTH_FILE; or the credentials in $ZK_PLAN_AUTH, never on the command line) and --acl
+ * (defaulting to $ZK_PLAN_ACL).
+ */
 export function addConnectionOptions(command: Command, defaultConnectTimeoutMs: number): Command {
   return command
     .addOption(new Option('--connect <hosts>', 'ZooKeeper connect string, host:port[,host:port…][/chroot]').env('ZOOKEEPER_CONNECT'))
@@ -33,7 +43,19 @@ export function addConnectionOptions(command: Command, defaultConnectTimeoutMs: 
         .argParser(integer(1))
         .default(defaultConnectTimeoutMs),
     )
-    .addOption(new Option('--json', 'machine-readable output: one JSON document on stdout').default(false));
+    .addOption(new Option('--json', 'machine-readable output: one JSON document on stdout').default(false))
+    .addOption(
+      new Option(
+        '--auth-file <path>',
+        `file with the ZooKeeper credentials, one scheme:id a line (digest:<user>:<password>), readable by its owner only (chmod 600); or put that line in $${AUTH_ENV}`,
+      ).env(AUTH_FILE_ENV),
+    )
+    .addOption(
+      new Option(
+        '--acl <acl>',
+        'ACL of the nodes the command creates: open (the default), creator (every permission for the credentials given), or scheme:id:perms entries, comma-separated (world:anyone:r, digest:<user>:<hashed id>:cdrwa)',
+      ).env(ACL_ENV),
+    );
 }
 
 /** The connect string, or a usage error naming both ways to give it. */

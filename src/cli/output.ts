@@ -1,4 +1,8 @@
-/** Output helpers shared by the commands: JSON documents, aligned tables, short names, durations. */
+/**
+ * Output helpers shared by the commands: what they print (every line through `print`, `printError`
+ * or `printJson`, which make it safe for a terminal), aligned tables, short names, durations.
+ */
+import { escapeJsonControls, printable } from '../util/printable.js';
 
 /** JSON.stringify with what superjson values may hold made printable (BigInt, Map, Set, RegExp, NaN and ±Infinity as text, not null). */
 export function toJson(value: unknown): string {
@@ -17,9 +21,34 @@ export function toJson(value: unknown): string {
   );
 }
 
-/** Prints one JSON document on stdout. */
+/**
+ * Prints one JSON document on stdout (indented), with DEL and the C1 controls escaped as well
+ * (src/util/printable.ts: JSON.stringify leaves them raw); a JSON reader gets the same value.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${toJson(value)}\n`);
+  process.stdout.write(`${escapeJsonControls(toJson(value))}\n`);
+}
+
+/** Prints one JSON document on one line of stdout (a long-running command's start line), escaped as printJson does. */
+export function printJsonLine(value: unknown): void {
+  process.stdout.write(`${escapeJsonControls(JSON.stringify(value))}\n`);
+}
+
+/**
+ * Prints text on stdout, and a line end. The one way the commands print text: values in it come
+ * from ZooKeeper (failure messages, reasons, worker and job ids…), where whoever may write could
+ * put terminal escape sequences, so every control character and escape sequence is removed
+ * (src/util/printable.ts). Line feeds and tabs stay: commands lay out several lines on purpose
+ * (a header and a table, a job and its workers), and the values inside a table are made one line
+ * by formatTable.
+ */
+export function print(text: string): void {
+  process.stdout.write(`${printable(text)}\n`);
+}
+
+/** As `print`, on stderr. */
+export function printError(text: string): void {
+  process.stderr.write(`${printable(text)}\n`);
 }
 
 export interface Column<Row> {
@@ -59,8 +88,9 @@ export function terminalWidth(): number | undefined {
   return process.stdout.isTTY ? process.stdout.columns : undefined;
 }
 
+/** A table cell: control characters removed, line breaks shown as ` ⏎ `, tabs as spaces. */
 function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ⏎ ');
+  return printable(text, { multiline: false });
 }
 
 /** `/plans/plan-0000000003/task-0000000012` → `task-12`; `/plans/plan-0000000003` → `plan-3`. */

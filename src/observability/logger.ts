@@ -7,6 +7,7 @@ import type { ZkPlanEvents } from '../worker/worker-events.js';
 import type { SessionState, ZkSession } from '../zk/zk-client.js';
 import type { ZkAuthError } from '../errors/zk-auth-error.js';
 import type { ObservedZkPlan } from './observed.js';
+import { escapeJsonControls, printableDeep } from '../util/printable.js';
 
 export type { Logger } from 'pino';
 
@@ -27,7 +28,9 @@ export interface CreateLoggerOptions {
 /**
  * A pino logger: JSON lines (pino's format: `level` as a number, `time` in ms since the epoch,
  * `pid`, `hostname`, `msg`), or pretty lines through the pino-pretty transport (a worker thread)
- * when `pretty`.
+ * when `pretty`. Safe on a terminal whatever the logged values hold: JSON lines have DEL and the
+ * C1 controls escaped too (`\u009b`, which JSON.stringify leaves as they are), pretty lines lose
+ * every control character and escape sequence (src/util/printable.ts).
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
@@ -35,7 +38,11 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     throw new RangeError(`level: expected one of ${Object.keys(pino.levels.values).join(', ')} or silent, got '${level}'`);
   }
   const pretty = options.pretty ?? process.stdout.isTTY === true;
-  const settings: LoggerOptions = { level, ...(options.base ? { base: { pid: process.pid, hostname: hostname(), ...options.base } } : {}) };
+  const settings: LoggerOptions = {
+    level,
+    ...(options.base ? { base: { pid: process.pid, hostname: hostname(), ...options.base } } : {}),
+    hooks: { streamWrite: pretty ? printableLine : escapeJsonControls },
+  };
   if (!pretty) return options.destination ? pino(settings, options.destination) : pino(settings);
   const prettyOptions = { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' };
   if (options.destination) {
@@ -46,6 +53,24 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     ...settings,
     transport: { target: 'pino-pretty', options: { ...prettyOptions, destination: 1, colorize: process.stdout.isTTY === true } },
   });
+}
+
+/**
+ * A JSON line made printable before pino-pretty lays it out: logged values come from ZooKeeper
+ * (failure messages, worker ids…), where a forged one could hold terminal escape sequences. Every
+ * string loses its control characters and escape sequences (src/util/printable.ts); the message,
+ * printed at the end of the line's header, is also made one line, so that it cannot start a
+ * line that looks like another entry. Other values keep their line breaks: pino-pretty prints
+ * them quoted (JSON), except a stack, which it lays out on several lines on purpose.
+ * (pino-pretty ≥ 13.2 removes control characters itself but leaves the rest of a sequence, `[2J`.)
+ * JSON lines need no such pass: see escapeJsonControls.
+ */
+function printableLine(line: string): string {
+  try {
+    return `${JSON.stringify(printableDeep(JSON.parse(line), (key) => key !== 'msg'))}\n`;
+  } catch {
+    return escapeJsonControls(line); // not one JSON document: leave it to pino-pretty
+  }
 }
 
 /** pino-pretty pipes into its destination: a bare `{ write }` object becomes a Writable. */

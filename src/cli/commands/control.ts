@@ -3,7 +3,7 @@ import { DEFAULTS } from '../../config/defaults.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkPlanPath, type ConnectionOptions } from '../options.js';
-import { printJson, shortName } from '../output.js';
+import { print, printJson, shortName } from '../output.js';
 
 interface PauseCliOptions extends ConnectionOptions {
   readonly abortRunning?: boolean;
@@ -27,7 +27,7 @@ export function registerControl(program: Command): void {
     checkPlanPath(plan);
     const { running } = await withZkPlan(options, (zkPlan) => zkPlan.pausePlan(plan, { abortRunning: options.abortRunning === true }));
     if (options.json) printJson({ plan, state: 'paused', running });
-    else console.log(`paused ${plan}${running.length > 0 ? `; still running: ${running.map(shortName).join(', ')}` : ''}`);
+    else print(`paused ${plan}${running.length > 0 ? `; still running: ${running.map(shortName).join(', ')}` : ''}`);
   });
 
   const resume = program.command('resume').description('let a paused plan run again').argument('<plan>', 'plan path');
@@ -38,7 +38,7 @@ export function registerControl(program: Command): void {
     checkPlanPath(plan);
     await withZkPlan(options, (zkPlan) => zkPlan.resumePlan(plan));
     if (options.json) printJson({ plan, state: 'running' });
-    else console.log(`resumed ${plan}`);
+    else print(`resumed ${plan}`);
   });
 
   const cancel = program
@@ -53,6 +53,6 @@ export function registerControl(program: Command): void {
     checkPlanPath(plan);
     await withZkPlan(options, (zkPlan) => zkPlan.cancelPlan(plan, options.reason !== undefined ? { reason: options.reason } : {}));
     if (options.json) printJson({ plan, state: 'cancelled', reason: options.reason ?? null });
-    else console.log(`cancelled ${plan}`);
+    else print(`cancelled ${plan}`);
   });
 }

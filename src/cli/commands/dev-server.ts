@@ -4,7 +4,7 @@ import { startZooKeeper, type ZooKeeperServer } from '../../server/zookeeper-ser
 import { setAction, withUsageHint } from '../action.js';
 import { CliError, ExitCode, UsageError } from '../exit-codes.js';
 import { integer } from '../options.js';
-import { printJson } from '../output.js';
+import { print, printError, printJson } from '../output.js';
 import { StopSignals } from '../signals.js';
 
 interface DevServerOptions {
@@ -36,8 +36,8 @@ export function registerDevServer(program: Command): void {
     // Listening before the connect string appears: a stop sent as soon as it is read stops the server and removes its data dir.
     const stopSignals = new StopSignals();
     if (options.json) printJson({ connect: server.connectString, pid: server.pid, logFile: server.logFile });
-    else console.log(server.connectString);
-    console.error(`ZooKeeper serving on ${server.connectString} (pid ${server.pid}, log ${server.logFile}); stop with Ctrl-C`);
+    else print(server.connectString);
+    printError(`ZooKeeper serving on ${server.connectString} (pid ${server.pid}, log ${server.logFile}); stop with Ctrl-C`);
     const ended = await Promise.race([stopSignals.first.then(() => undefined), server.whenExited()]);
     stopSignals.dispose();
     await server.stop(); // removes the data dir

@@ -6,7 +6,7 @@ import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { readDocument } from '../documents.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
-import { printJson } from '../output.js';
+import { print, printJson } from '../output.js';
 
 interface JobsCliOptions extends ConnectionOptions {
   readonly jobs: string;
@@ -35,15 +35,15 @@ export function registerJobs(program: Command): void {
     const input = (await readDocument(file)) as JobDefinition;
     const stored = await withZkPlan(options, (zkPlan) => zkPlan.jobs(checkParentPath(options.jobs)).define(input));
     if (options.json) printJson(stored);
-    else console.log(`defined ${stored.name}: ${stored.fn}, ${describeMode(stored.mode)}, ${stored.strategy}${stored.disabled ? ', disabled' : ''}`);
+    else print(`defined ${stored.name}: ${stored.fn}, ${describeMode(stored.mode)}, ${stored.strategy}${stored.disabled ? ', disabled' : ''}`);
   });
 
   const ls = command('ls', 'list the jobs: mode, strategy, items assigned per worker, problems');
   setAction(ls, async (options: JobsCliOptions) => {
     const summaries = await withZkPlan(options, (zkPlan) => zkPlan.jobs(checkParentPath(options.jobs)).list());
     if (options.json) printJson(summaries);
-    else if (summaries.length === 0) console.log(`no jobs under ${options.jobs}`);
-    else for (const summary of summaries) console.log(formatLine(summary));
+    else if (summaries.length === 0) print(`no jobs under ${options.jobs}`);
+    else for (const summary of summaries) print(formatLine(summary));
   });
 
   const show = command('show', 'one job: its definition, the assignment per worker with each item’s holder and fencing token').argument('<name>', 'the job');
@@ -54,7 +54,7 @@ export function registerJobs(program: Command): void {
       return (await all.list()).find((job) => job.name === name);
     });
     if (options.json) printJson(summary);
-    else if (summary !== undefined) console.log(formatShow(summary));
+    else if (summary !== undefined) print(formatShow(summary));
   });
 
   for (const [name, verb, description] of [
@@ -73,7 +73,7 @@ export function registerJobs(program: Command): void {
         else await all.remove(jobName);
       });
       if (options.json) printJson({ job: jobName, state: verb });
-      else console.log(`${verb} ${jobName}`);
+      else print(`${verb} ${jobName}`);
     });
   }
 }

@@ -5,7 +5,7 @@ import type { PlanSummary } from '../../plan/plan-view.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
-import { formatTable, printJson, terminalWidth } from '../output.js';
+import { formatTable, print, printJson, terminalWidth } from '../output.js';
 
 /** `zk-plan plans <parent>`: one line per plan, oldest first. */
 export function registerPlans(program: Command): void {
@@ -30,10 +30,10 @@ total (total = done + remaining; done counts only for plans with { history: true
       return;
     }
     if (plans.length === 0) {
-      console.log(`no plans under ${parent}`);
+      print(`no plans under ${parent}`);
       return;
     }
-    console.log(formatTable(plans, PLAN_COLUMNS, terminalWidth()));
+    print(formatTable(plans, PLAN_COLUMNS, terminalWidth()));
   });
 }
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkPlanPath, type ConnectionOptions } from '../options.js';
-import { printJson } from '../output.js';
+import { print, printJson } from '../output.js';
 import { DEFAULTS } from '../../config/defaults.js';
 
 /** `zk-plan retry <plan>`: lets the plan's failed tasks run again. */
@@ -22,10 +22,10 @@ export function registerRetry(program: Command): void {
       return;
     }
     if (reset.length === 0) {
-      console.log(`${plan}: no failed task to retry`);
+      print(`${plan}: no failed task to retry`);
       return;
     }
-    console.log(`${plan}: ${reset.length} failed task(s) reset; they, then their dependents, run again:`);
-    for (const task of reset) console.log(`  ${task}`);
+    print(`${plan}: ${reset.length} failed task(s) reset; they, then their dependents, run again:`);
+    for (const task of reset) print(`  ${task}`);
   });
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkPlanPath, type ConnectionOptions } from '../options.js';
-import { printJson } from '../output.js';
+import { print, printJson } from '../output.js';
 import { DEFAULTS } from '../../config/defaults.js';
 
 /** `zk-plan rm <plan>`: deletes a plan and everything below it. */
@@ -18,6 +18,6 @@ export function registerRm(program: Command): void {
     checkPlanPath(plan);
     await withZkPlan(options, (zkPlan) => zkPlan.deletePlan(plan)); // PlanNotFoundError (exit 5) when missing
     if (options.json) printJson({ plan, removed: true });
-    else console.log(`removed ${plan}`);
+    else print(`removed ${plan}`);
   });
 }

@@ -8,7 +8,7 @@ import { withZkPlan } from '../connection.js';
 import { readDocument } from '../documents.js';
 import { loadFunctions } from '../load-functions.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
-import { printJson } from '../output.js';
+import { print, printJson } from '../output.js';
 
 interface ScheduleCliOptions extends ConnectionOptions {
   readonly schedules: string;
@@ -48,15 +48,15 @@ export function registerSchedule(program: Command): void {
       functions === undefined ? {} : { functions },
     );
     if (options.json) printJson(stored);
-    else console.log(`put ${stored.name}: ${stored.cron} (${stored.timezone})${stored.paused ? ', paused' : ''}, plans under ${stored.planParent}`);
+    else print(`put ${stored.name}: ${stored.cron} (${stored.timezone})${stored.paused ? ', paused' : ''}, plans under ${stored.planParent}`);
   });
 
   const ls = command('ls', 'list the schedules with their next fire times and recent runs');
   setAction(ls, async (options: ScheduleCliOptions) => {
     const summaries = await withZkPlan(options, (zkPlan) => zkPlan.schedules(checkParentPath(options.schedules)).list());
     if (options.json) printJson(summaries);
-    else if (summaries.length === 0) console.log(`no schedules under ${options.schedules}`);
-    else for (const summary of summaries) console.log(formatSummary(summary));
+    else if (summaries.length === 0) print(`no schedules under ${options.schedules}`);
+    else for (const summary of summaries) print(formatSummary(summary));
   });
 
   for (const [name, verb, description] of [
@@ -68,7 +68,7 @@ export function registerSchedule(program: Command): void {
     setAction(sub, async (scheduleName: string, options: ScheduleCliOptions) => {
       await withZkPlan(options, (zkPlan) => change(zkPlan, options.schedules, name, scheduleName));
       if (options.json) printJson({ schedule: scheduleName, state: verb });
-      else console.log(`${verb} ${scheduleName}`);
+      else print(`${verb} ${scheduleName}`);
     });
   }
 
@@ -84,7 +84,7 @@ export function registerSchedule(program: Command): void {
       functions === undefined ? {} : { functions },
     );
     if (options.json) printJson(fired);
-    else console.log(fired.state === 'fired' ? fired.plan : `${fired.state}: ${fired.plan}`);
+    else print(fired.state === 'fired' ? fired.plan : `${fired.state}: ${fired.plan}`);
   });
 }
 

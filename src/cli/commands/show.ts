@@ -3,7 +3,7 @@ import type { PlanView, TaskView } from '../../plan/plan-view.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkPlanPath, type ConnectionOptions } from '../options.js';
-import { formatCall, formatDuration, formatTable, formatTime, printJson, shortName, shortenPaths, terminalWidth, type Column } from '../output.js';
+import { formatCall, formatDuration, formatTable, formatTime, print, printJson, shortName, shortenPaths, terminalWidth, type Column } from '../output.js';
 import { DEFAULTS } from '../../config/defaults.js';
 
 /** `zk-plan show <plan>`: every task with its state, inputs and attempts. */
@@ -30,7 +30,7 @@ Names are short: task-12 is <plan>/task-0000000012. ATTEMPTS counts failed tries
       printJson(view);
       return;
     }
-    console.log(renderPlanView(view, terminalWidth()));
+    print(renderPlanView(view, terminalWidth()));
   });
 }
 

@@ -8,7 +8,8 @@ import { withZkPlan } from '../connection.js';
 import { UsageError } from '../exit-codes.js';
 import { loadFunctions } from '../load-functions.js';
 import { addConnectionOptions, checkParentPath, checkPlanPath, integer, type ConnectionOptions } from '../options.js';
-import { printJson } from '../output.js';
+import { print, printError, printJson } from '../output.js';
+import { escapeJsonControls } from '../../util/printable.js';
 
 interface ImportCliOptions extends ConnectionOptions {
   readonly functions?: string;
@@ -32,7 +33,8 @@ export function registerSnapshot(program: Command): void {
   setAction(exportCommand, async (plan: string, options: ConnectionOptions) => {
     checkPlanPath(plan);
     const snapshot = await withZkPlan(options, (zkPlan) => zkPlan.exportPlan(plan));
-    process.stdout.write(`${superjson.stringify(snapshot)}\n`); // superjson: dates, maps and the like come back as they were
+    // superjson: dates, maps and the like come back as they were; C1 controls escaped as printJson does
+    process.stdout.write(`${escapeJsonControls(superjson.stringify(snapshot))}\n`);
   });
 
   const importCommand = program
@@ -54,9 +56,9 @@ prints the plan the first import made ("existing": true), and replaces one that 
     const functions = options.functions === undefined ? undefined : await loadFunctions(options.functions);
     const imported = await withZkPlan(options, (zkPlan) => zkPlan.importPlan(parent, snapshot), functions === undefined ? {} : { functions });
     if (options.json) printJson(imported);
-    else console.log(imported.plan);
+    else print(imported.plan);
     if (imported.existing && !options.json)
-      console.error(`zk-plan: ${file} was imported under ${parent} before: ${imported.plan} is that import (nothing new was made)`);
+      printError(`zk-plan: ${file} was imported under ${parent} before: ${imported.plan} is that import (nothing new was made)`);
   });
 
   const rerun = program
@@ -79,7 +81,7 @@ prints the plan the first import made ("existing": true), and replaces one that 
       return result;
     });
     if (options.json) printJson(made);
-    else console.log(made.plan);
+    else print(made.plan);
   });
 }
 

@@ -8,7 +8,7 @@ import { withZkPlan } from '../connection.js';
 import { UsageError } from '../exit-codes.js';
 import { loadFunctions } from '../load-functions.js';
 import { addConnectionOptions, checkParentPath, integer, type ConnectionOptions } from '../options.js';
-import { printJson } from '../output.js';
+import { print, printJson } from '../output.js';
 import { parseParams, readDocument } from '../documents.js';
 
 interface SubmitCliOptions extends ConnectionOptions {
@@ -61,7 +61,7 @@ export function registerSubmit(program: Command): void {
       functions === undefined ? {} : { functions },
     );
     if (options.json) printJson(submitted);
-    else console.log(submitted.plan);
+    else print(submitted.plan);
   });
 
   const validate = program
@@ -80,6 +80,6 @@ export function registerSubmit(program: Command): void {
     // What submit checks, offline: no live workers to ask.
     const checked = await checkSpecForSubmit(spec as PlanSpec, functions, [], { params: parseParams(options.param) });
     if (options.json) printJson({ valid: true, order: checked.order });
-    else console.log(`valid: ${checked.order.length} task(s), in order ${checked.order.join(', ')}`);
+    else print(`valid: ${checked.order.length} task(s), in order ${checked.order.join(', ')}`);
   });
 }

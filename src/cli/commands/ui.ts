@@ -5,6 +5,7 @@ import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, integer, type ConnectionOptions } from '../options.js';
 import { StopSignals } from '../signals.js';
 import { DEFAULTS } from '../../config/defaults.js';
+import { print, printError, printJsonLine } from '../output.js';
 
 interface UiOptions extends ConnectionOptions {
   readonly port: number;
@@ -59,9 +60,9 @@ export function registerUi(program: Command): void {
       const url = token === undefined ? ui.url : `${ui.url}#token=${encodeURIComponent(token)}`;
       // Listening before the URL appears: a stop sent as soon as it is read closes the view instead of killing the process.
       const stopSignals = new StopSignals();
-      if (options.json) console.log(JSON.stringify({ url, parent, actions: token !== undefined }));
-      else console.log(url);
-      console.error(`zk-plan ui: plans under ${parent} at ${ui.url}; stop with Ctrl-C`);
+      if (options.json) printJsonLine({ url, parent, actions: token !== undefined });
+      else print(url);
+      printError(`zk-plan ui: plans under ${parent} at ${ui.url}; stop with Ctrl-C`);
       await stopSignals.first;
       stopSignals.dispose();
       await ui.close();

@@ -11,7 +11,7 @@ import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import { MAX_TIMER_MS, addConnectionOptions, checkPlanPath, integer, type ConnectionOptions } from '../options.js';
-import { formatDuration, formatTable, printJson, shortName, shortenPaths, terminalWidth } from '../output.js';
+import { formatDuration, formatTable, print, printError, printJson, shortName, shortenPaths, terminalWidth } from '../output.js';
 import { createProgressReporter, type Progress, type ProgressReporter } from '../progress.js';
 import { DEFAULTS } from '../../config/defaults.js';
 
@@ -118,15 +118,15 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
   switch (outcome.kind) {
     case 'completed': {
       const done = tracker.historyKept ? `${tracker.total} task(s) done` : `${tracker.doneSinceStart} task(s) finished while waiting`;
-      console.log(`${plan} completed: ${done}, waited ${formatDuration(elapsedMs)}`);
+      print(`${plan} completed: ${done}, waited ${formatDuration(elapsedMs)}`);
       return;
     }
     case 'failed': {
       const failed =
         status?.failed ?? outcome.error.failedTasks.map(({ task, failure }) => ({ task, failure: failure as PlanStatus['failed'][number]['failure'] }));
       const blocked = status?.blocked ?? outcome.error.blockedTasks.map((task) => ({ task, reason: '' }));
-      console.log(`${plan} failed: ${failed.length} task(s) failed for good, ${blocked.length} blocked behind them`);
-      console.log(
+      print(`${plan} failed: ${failed.length} task(s) failed for good, ${blocked.length} blocked behind them`);
+      print(
         formatTable(
           failed,
           [
@@ -138,9 +138,9 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
         ),
       );
       if (blocked.length > 0) {
-        console.log(`  blocked: ${blocked.map(({ task, reason }) => `${shortName(task)}${reason ? ` (${shortenPaths(reason, plan)})` : ''}`).join(', ')}`);
+        print(`  blocked: ${blocked.map(({ task, reason }) => `${shortName(task)}${reason ? ` (${shortenPaths(reason, plan)})` : ''}`).join(', ')}`);
       }
-      console.log(`Fix the cause, then 'zk-plan retry ${plan}' runs the failed tasks again.`);
+      print(`Fix the cause, then 'zk-plan retry ${plan}' runs the failed tasks again.`);
       return;
     }
     case 'timeout': {
@@ -148,13 +148,13 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
       const detail = counts
         ? ` (${counts.running} running, ${counts.runnable} runnable, ${counts.waiting} waiting${status.retrying.length ? `, ${status.retrying.length} retrying` : ''})`
         : '';
-      console.error(
+      printError(
         `zk-plan: timed out after ${formatDuration(outcome.error.timeoutMs)}: ${plan} still has ${counts?.remaining ?? outcome.error.remainingTasks} task(s)${detail}`,
       );
       return;
     }
     case 'interrupted':
-      console.error(`zk-plan: ${outcome.signal}: ${plan} is ${status?.state ?? 'in an unknown state'}, ${status?.counts.remaining ?? '?'} task(s) left`);
+      printError(`zk-plan: ${outcome.signal}: ${plan} is ${status?.state ?? 'in an unknown state'}, ${status?.counts.remaining ?? '?'} task(s) left`);
       return;
   }
 }

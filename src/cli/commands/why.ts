@@ -6,7 +6,7 @@ import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { UsageError } from '../exit-codes.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
-import { printJson, shortName } from '../output.js';
+import { print, printJson, shortName } from '../output.js';
 
 /** `zk-plan why <task|plan>` (explainTask, explainPlan) and `zk-plan limit <parent> <key> [n]` (concurrency limits). */
 export function registerWhy(program: Command): void {
@@ -23,7 +23,7 @@ export function registerWhy(program: Command): void {
     if (hasSequentialName(name, TASK_PREFIX)) {
       const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explainTask(path));
       if (options.json) printJson(explanation);
-      else console.log(`${shortName(path)}: ${explanation.code}: ${explanation.message}`);
+      else print(`${shortName(path)}: ${explanation.code}: ${explanation.message}`);
       return;
     }
     if (!isZkPlanPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);
@@ -32,9 +32,9 @@ export function registerWhy(program: Command): void {
       printJson(explanation);
       return;
     }
-    console.log(`${shortName(path)}: ${explanation.message}`);
+    print(`${shortName(path)}: ${explanation.message}`);
     for (const reason of explanation.reasons)
-      console.log(
+      print(
         `  ${reason.code} (${reason.tasks.length}): ${reason.tasks.slice(0, 5).map(shortName).join(', ')}${reason.tasks.length > 5 ? ', …' : ''}: ${reason.message}`,
       );
   });
@@ -55,14 +55,14 @@ export function registerWhy(program: Command): void {
         throw new UsageError(`the limit must be a whole number from 0 to ${MAX_LIMIT}, got '${n}'`);
       await withZkPlan(options, (zkPlan) => zkPlan.setConcurrencyLimit(parent, key, value));
       if (options.json) printJson({ parent, key, limit: value });
-      else console.log(`limit of "${key}" under ${parent}: ${value}`);
+      else print(`limit of "${key}" under ${parent}: ${value}`);
       return;
     }
     const current = await withZkPlan(options, (zkPlan) => zkPlan.getConcurrencyLimit(parent, key));
     if (options.json) printJson(current ?? null);
-    else if (current === undefined) console.log(`"${key}" has no limit under ${parent}`);
+    else if (current === undefined) print(`"${key}" has no limit under ${parent}`);
     else
-      console.log(
+      print(
         `limit of "${key}" under ${parent}: ${current.holders.length}/${current.limit} held${current.holders.map((holder) => `\n  ${shortName(holder.task)} by ${holder.workerId}`).join('')}`,
       );
   });

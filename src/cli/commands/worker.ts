@@ -10,9 +10,11 @@ import { ExitCode, UsageError } from '../exit-codes.js';
 import { loadFunctions } from '../load-functions.js';
 import { addConnectionOptions, checkParentPath, integer, requireConnect, type ConnectionOptions } from '../options.js';
 import { StopSignals } from '../signals.js';
+import { createWorkerLog, logUndeliveredAlert, type LogFormat, type WorkerLog } from '../worker-log.js';
 import { webhookListener } from '../../alerts/webhook.js';
-
-type LogFormat = 'plain' | 'pretty' | 'json';
+import { InvalidArgumentError } from '../../errors/usage-errors.js';
+import { ALERT_WEBHOOK_ENV, readSecretFile, takeSecretEnv } from '../credentials.js';
+import { print, printJsonLine } from '../output.js';
 
 interface WorkerCommandOptions extends ConnectionOptions {
   readonly parent?: string;
@@ -30,6 +32,7 @@ interface WorkerCommandOptions extends ConnectionOptions {
   readonly logLevel: string;
   readonly logFormat?: LogFormat;
   readonly alertWebhook?: string;
+  readonly alertWebhookFile?: string;
   readonly alertTimeoutMs: number;
   readonly schedules?: string;
   readonly jobs?: string;
@@ -71,9 +74,10 @@ export function registerWorker(program: Command): void {
     .addOption(
       new Option(
         '--alert-webhook <url>',
-        'POST a JSON body when a task fails for good or a plan fails, is cancelled or completes: once per event across all workers with the option',
+        `POST a JSON body when a task fails for good or a plan fails, is cancelled or completes: once per event across all workers with the option. Every user of the machine sees it in ps: a URL holding a secret goes in $${ALERT_WEBHOOK_ENV} or --alert-webhook-file`,
       ),
     )
+    .addOption(new Option('--alert-webhook-file <path>', 'as --alert-webhook, the URL read from this file, readable by its owner only (chmod 600)'))
     .addOption(
       new Option('--alert-timeout-ms <ms>', 'time limit of one webhook POST; a failed POST is tried again with doubling pauses')
         .argParser(integer(1))
@@ -116,7 +120,7 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
   const schedules = options.schedules === undefined ? undefined : checkParentPath(options.schedules);
   const functions = await loadFunctions(options.functions);
   // Checked before connecting: a bad URL is a usage error (exit 2).
-  const alertListener = options.alertWebhook === undefined ? undefined : webhookListener(options.alertWebhook, options.alertTimeoutMs);
+  const alertListener = await alertWebhookListener(options);
   const format: LogFormat = options.logFormat ?? (options.json ? 'json' : process.stderr.isTTY ? 'pretty' : 'plain');
   const log = await createWorkerLog(format, options.logLevel);
   const zkPlan = await connectZkPlan(options, { functions, sessionTimeoutMs: options.sessionTimeoutMs });
@@ -134,6 +138,37 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
     await runConnectedWorker(zkPlan, log, stopSignals, { options, connect, parent, jobs, schedules, functions, alertListener });
   } finally {
     stopSignals.dispose();
+  }
+}
+
+/**
+ * The listener POSTing plan events to the alert webhook, whose URL comes from --alert-webhook (on
+ * the command line, which ps shows), --alert-webhook-file or $ZK_PLAN_ALERT_WEBHOOK: one of them.
+ * Slack-style webhooks keep their secret in the URL's path: messages name the URL's origin only.
+ */
+async function alertWebhookListener(options: WorkerCommandOptions): Promise<PlanEventListener | undefined> {
+  const fromEnv = takeSecretEnv(ALERT_WEBHOOK_ENV);
+  const sources = [
+    ...(options.alertWebhook !== undefined ? ['--alert-webhook'] : []),
+    ...(options.alertWebhookFile !== undefined ? ['--alert-webhook-file'] : []),
+    ...(fromEnv !== undefined ? [ALERT_WEBHOOK_ENV] : []),
+  ];
+  if (sources.length > 1) throw new UsageError(`the alert webhook is given twice, by ${sources.join(' and ')}: keep one`, 'ALERT_WEBHOOK_GIVEN_TWICE');
+  const [source] = sources;
+  if (source === undefined) return undefined;
+  const url =
+    options.alertWebhook ??
+    fromEnv ??
+    (await readSecretFile(options.alertWebhookFile ?? '', '--alert-webhook-file'))
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .find((line) => line !== '' && !line.startsWith('#')) ??
+    '';
+  try {
+    return webhookListener(url.trim(), options.alertTimeoutMs); // the URL's origin only in its messages
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw new UsageError(`${source}: ${error.message.replace(/^Invalid url: /, '')}`, 'INVALID_ALERT_WEBHOOK');
+    throw error;
   }
 }
 
@@ -176,7 +211,7 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
           },
         });
   if (alertListener !== undefined && parent !== undefined) {
-    zkPlan.onPlanEvent(parent, alertListener, { onError: (error, eventId) => log.info(`alert ${eventId ?? ''} not delivered: ${error.message}`) });
+    zkPlan.onPlanEvent(parent, alertListener, { onError: (error, eventId) => logUndeliveredAlert(log, error, eventId) });
   }
   if (schedules !== undefined) zkPlan.startScheduler(schedules);
   const jobWorker = jobs === undefined ? undefined : zkPlan.startJobWorker(jobs, options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs });
@@ -188,10 +223,10 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
       ...(schedules ? { schedules } : {}),
       ...(jobWorker ? { jobs, jobWorker: jobWorker.id } : {}),
     };
-    console.log(JSON.stringify({ event: 'started', loops, parent, connect, functions: names, pid: process.pid, ...extra }));
+    printJsonLine({ event: 'started', loops, parent, connect, functions: names, pid: process.pid, ...extra });
   } else {
     const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}${jobWorker ? `, job worker ${jobWorker.id} on ${jobs}` : ''}`;
-    console.log(`zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${extra}`);
+    print(`zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${extra}`);
   }
   const signal = await stopSignals.first;
   log.info(
@@ -202,51 +237,4 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
   log.info('stopped');
   stopLogging();
   log.flush();
-}
-
-interface WorkerLog {
-  /** Logs the ZkPlan's events; returns what stops that. */
-  follow(zkPlan: ZkPlan): () => void;
-  info(message: string): void;
-  flush(): void;
-}
-
-/** Structured logs (pino, through src/observability) or plain lines, on stderr. */
-async function createWorkerLog(format: LogFormat, level: string): Promise<WorkerLog> {
-  if (format === 'plain') return plainLog(level);
-  const [{ pino }, { createLogger, logWorkerEvents }] = await Promise.all([import('pino'), import('../../observability/logger.js')]);
-  const logger = createLogger({ level, pretty: format === 'pretty', destination: pino.destination({ dest: 2, sync: true }) });
-  return {
-    follow: (zkPlan) => logWorkerEvents(zkPlan, logger),
-    info: (message) => logger.info({ event: 'worker:lifecycle' }, message),
-    flush: () => logger.flush(),
-  };
-}
-
-const LEVEL_RANK: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Number.POSITIVE_INFINITY };
-
-/** One line per failure, worker error and lifecycle step: `zk-plan worker: task failed: <task> on <worker>: <message>`. */
-function plainLog(level: string): WorkerLog {
-  const threshold = LEVEL_RANK[level] ?? 30;
-  const write = (rank: number, message: string): void => {
-    if (rank >= threshold) console.error(`zk-plan worker: ${message}`);
-  };
-  return {
-    follow(zkPlan) {
-      const onFailed = ({ task, workerId, error, final }: { task: string; workerId: string; error: Error; final: boolean }): void =>
-        write(final ? 50 : 40, `task failed: ${task} on ${workerId}: ${error.message}${final ? ' (failed for good)' : ''}`);
-      const onError = ({ workerId, error }: { workerId: string; error: Error }): void => write(50, `worker error on ${workerId}: ${error.message}`);
-      const onExpired = (): void => write(40, 'ZooKeeper session expired; opening a new one');
-      zkPlan.on('task:failed', onFailed);
-      zkPlan.on('worker:error', onError);
-      zkPlan.zk.on('session:expired', onExpired);
-      return () => {
-        zkPlan.off('task:failed', onFailed);
-        zkPlan.off('worker:error', onError);
-        zkPlan.zk.off('session:expired', onExpired);
-      };
-    },
-    info: (message) => write(30, message),
-    flush: () => undefined,
-  };
 }

@@ -6,7 +6,7 @@ import { UsageError } from '../exit-codes.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
-import { formatDuration, formatTable, printJson, shortName, terminalWidth } from '../output.js';
+import { formatDuration, formatTable, print, printJson, shortName, terminalWidth } from '../output.js';
 
 interface WorkersOptions extends ConnectionOptions {
   readonly jobs?: string;
@@ -35,8 +35,8 @@ export function registerWorkers(program: Command): void {
       printJson(jobWorkers === undefined ? workers : { workers, jobWorkers });
       return;
     }
-    if (parent !== undefined) console.log(workers.length === 0 ? `no live worker pool follows ${parent}` : formatPools(workers));
-    if (jobWorkers !== undefined) console.log(jobWorkers.length === 0 ? `no live job worker under ${jobsParent}` : formatJobWorkers(jobWorkers));
+    if (parent !== undefined) print(workers.length === 0 ? `no live worker pool follows ${parent}` : formatPools(workers));
+    if (jobWorkers !== undefined) print(jobWorkers.length === 0 ? `no live job worker under ${jobsParent}` : formatJobWorkers(jobWorkers));
   });
 }
 
