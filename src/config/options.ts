@@ -44,6 +44,13 @@ export interface ConnectOptions {
    * patched native client that `npm install` builds (else `NativeClientUnpatchedError`). @defaultValue none: the open ACL
    */
   readonly acl?: readonly AclEntry[];
+  /**
+   * The largest stored value (encoded) this ZkPlan reads back: getResult, exportPlan and
+   * rerunPlan, the web view, and addTask on a finished producer's kept result. A chunked value
+   * whose header claims more is refused with MalformedNodeError (MALFORMED_NODE) before anything
+   * else is read. Also the default `maxResultBytes` of its workers. @defaultValue 16 MiB
+   */
+  readonly maxResultBytes?: number;
 }
 
 /** Options of one worker loop (`zkPlan.worker`) and of a pool (`startWorkers`). */
@@ -56,7 +63,11 @@ export interface WorkerOptions {
   readonly inlineTimeoutMs?: number;
   /** Identifies this worker in `owner` nodes and events. @defaultValue `<hostname>:<pid>:<n>` */
   readonly workerId?: string;
-  /** Largest result (encoded) a task may return; stored in chunks above ~900 kB; beyond it the task fails with RESULT_TOO_LARGE. @defaultValue 16 MiB */
+  /**
+   * Largest result (encoded) a task may return; stored in chunks above ~900 kB; beyond it the task
+   * fails with RESULT_TOO_LARGE. Also the largest input (or stored result) the worker reads: a
+   * stored value claiming more fails its task for good with MALFORMED_NODE. @defaultValue the ZkPlan's maxResultBytes (16 MiB)
+   */
   readonly maxResultBytes?: number;
 }
 
@@ -106,6 +117,7 @@ const CONNECT_KEYS: Record<keyof ConnectOptions, true> = {
   container: true,
   auth: true,
   acl: true,
+  maxResultBytes: true,
 };
 const WORKER_KEYS: Record<keyof WorkerOptions, true> = { backoff: true, allowInline: true, inlineTimeoutMs: true, workerId: true, maxResultBytes: true };
 const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = { ...WORKER_KEYS, count: true, drainTimeoutMs: true, retention: true };
@@ -125,6 +137,14 @@ export function resolveBackoff(attrs: BackoffOptions = {}): ResolvedBackoff {
   return resolved;
 }
 
+/** Checks a `maxResultBytes` (of ZkPlan.connect or of workers): a whole number of bytes ≥ 1. */
+export function resolveMaxResultBytes(maxResultBytes: unknown = DEFAULTS.maxResultBytes): number {
+  if (typeof maxResultBytes !== 'number' || !Number.isSafeInteger(maxResultBytes) || maxResultBytes < 1) {
+    throw new InvalidArgumentError('maxResultBytes', `expected a whole number of bytes ≥ 1, got ${String(maxResultBytes)}`);
+  }
+  return maxResultBytes;
+}
+
 export function resolveConnectOptions(options: ConnectOptions): ZkClientOptions {
   assertObject('options', options);
   assertKnownKeys('ZkPlan.connect', options, CONNECT_KEYS);
@@ -137,6 +157,7 @@ export function resolveConnectOptions(options: ConnectOptions): ZkClientOptions 
   assertDurationMs('connectTimeoutMs', connectTimeoutMs);
   const auth = options.auth === undefined ? [] : resolveAuth(options.auth);
   const acl = options.acl === undefined ? undefined : resolveAcl(options.acl, auth);
+  resolveMaxResultBytes(options.maxResultBytes);
   return { connect: options.connect.trim(), sessionTimeoutMs, connectTimeoutMs, ...(auth.length > 0 ? { auth } : {}), ...(acl ? { acl } : {}) };
 }
 
@@ -147,7 +168,11 @@ const MAX_VM_TIMEOUT_MS = 2 ** 32 - 1;
 /** Options objects that resolvePoolSize checked as pool options: resolveWorkerOptions then lets `count` and `drainTimeoutMs` through. */
 const checkedPoolOptions = new WeakSet<object>();
 
-export function resolveWorkerOptions(options: WorkerOptions = {}, defaultIdPrefix: string): ResolvedWorkerOptions {
+export function resolveWorkerOptions(
+  options: WorkerOptions = {},
+  defaultIdPrefix: string,
+  defaultMaxResultBytes: number = DEFAULTS.maxResultBytes,
+): ResolvedWorkerOptions {
   assertObject('worker options', options);
   assertKnownKeys(checkedPoolOptions.has(options) ? 'startWorkers' : 'worker', options, checkedPoolOptions.has(options) ? POOL_KEYS : WORKER_KEYS);
   const inlineTimeoutMs = options.inlineTimeoutMs ?? DEFAULTS.inlineTimeoutMs;
@@ -159,10 +184,7 @@ export function resolveWorkerOptions(options: WorkerOptions = {}, defaultIdPrefi
   if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId === '')) {
     throw new InvalidArgumentError('workerId', 'expected a non-empty string');
   }
-  const maxResultBytes = options.maxResultBytes ?? DEFAULTS.maxResultBytes;
-  if (!Number.isSafeInteger(maxResultBytes) || maxResultBytes < 1) {
-    throw new InvalidArgumentError('maxResultBytes', `expected a whole number of bytes ≥ 1, got ${String(maxResultBytes)}`);
-  }
+  const maxResultBytes = resolveMaxResultBytes(options.maxResultBytes ?? defaultMaxResultBytes);
   return {
     backoff: resolveBackoff(options.backoff),
     allowInline: options.allowInline ?? DEFAULTS.allowInline,

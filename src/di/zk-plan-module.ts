@@ -30,7 +30,8 @@ export function zkPlanModule(container: DependencyContainer, config: ZkPlanModul
   container.register(ZK_PLAN_MODULE_CONFIG, { useValue: config });
   if (config.functions !== undefined) container.register(FUNCTION_REGISTRY, { useValue: config.functions });
   else if (!container.isRegistered(FUNCTION_REGISTRY)) container.register(FUNCTION_REGISTRY, { useValue: new FunctionRegistry() });
-  container.register(ZK_PLAN_SETTINGS, { useValue: { container } });
+  const { maxResultBytes } = config.zookeeper;
+  container.register(ZK_PLAN_SETTINGS, { useValue: { container, ...(maxResultBytes !== undefined ? { maxResultBytes } : {}) } });
   registerZkPlan(container);
 }
 

@@ -2,8 +2,9 @@ import { ZkPlanError, named } from './base-error.js';
 
 /**
  * Raised when a chunked value (see src/zk/chunked-value.ts) cannot be read whole: its header is
- * there but chunks are missing, or the joined bytes do not match the header's size or sha256.
- * A writer crashed part-way (or is still writing): the value's owner may delete it and write it again.
+ * well-formed but chunks are missing, were deleted while being read, or the node was written again
+ * meanwhile. A writer crashed part-way (or is still writing): the value's owner may delete it and
+ * write it again. Not charged to a task. A header or chunks no writer makes are MalformedNodeError.
  */
 export class IncompleteValueError extends ZkPlanError {
   readonly code = 'INCOMPLETE_VALUE';

@@ -23,7 +23,6 @@ import {
 import type { Watcher } from '../zk/zk-client.js';
 import { followWithWatches } from '../zk/watch-loop.js';
 import type { Zk } from '../zk/zk.js';
-import { readValue } from '../zk/chunked-value.js';
 import { assertPositiveNumber } from '../config/options.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 import { classifyTask } from '../store/task-state.js';
@@ -147,7 +146,7 @@ export class PlanReader {
   async getResult(task: string): Promise<unknown> {
     assertSequentialPath('task', task, TASK_PREFIX);
     const resultPath = keptResultPathFor(task);
-    const kept = await readValue(this.zk, resultPath);
+    const kept = await this.store.readStoredValue(resultPath);
     if (kept === undefined) throw new ResultNotFoundError(task, resultPath);
     return decodeValue(resultPath, kept);
   }

@@ -31,7 +31,7 @@ import {
   parentOf,
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
-import { readValue, writeValue } from '../zk/chunked-value.js';
+import { writeValue } from '../zk/chunked-value.js';
 import { taskSettings, type AddTaskOptions, type TaskToAdd } from './task-options.js';
 
 export type { AddTaskOptions, TaskToAdd } from './task-options.js';
@@ -301,7 +301,7 @@ export class PlanWriter {
       return true;
     }
     if (batch.has(producer) || (await this.store.isReady(producer))) return false;
-    const finishing = await readValue(this.zk, childPath(producer, RESULT)).catch((error: unknown) => {
+    const finishing = await this.store.readStoredValue(childPath(producer, RESULT)).catch((error: unknown) => {
       if (error instanceof IncompleteValueError) return undefined; // being deleted: fall back to the kept result
       throw error;
     });
@@ -317,7 +317,7 @@ export class PlanWriter {
 
   /** Satisfies `dep` from the producer's kept result, or fails saying why the producer cannot serve as an input. */
   private async takeKeptResult(producer: string, dep: string, fence: WriteOptions): Promise<void> {
-    const kept = await readValue(this.zk, keptResultPathFor(producer));
+    const kept = await this.store.readStoredValue(keptResultPathFor(producer));
     if (kept === undefined) {
       throw new ArgTaskNotFoundError(
         producer,

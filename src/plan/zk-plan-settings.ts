@@ -4,4 +4,6 @@ import type { DependencyContainer } from 'tsyringe';
 export interface ZkPlanSettings {
   /** Handed to task functions as `ctx.container`. */
   readonly container: DependencyContainer;
+  /** `ConnectOptions.maxResultBytes`: the largest stored value its reads accept, and its workers' default. @defaultValue DEFAULTS.maxResultBytes */
+  readonly maxResultBytes?: number;
 }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { rootContainer } from '../di/container.js';
 import {
   resolveConnectOptions,
+  resolveMaxResultBytes,
   resolvePoolSize,
   resolvePlanEventOptions,
   resolveWaitOptions,
@@ -82,7 +83,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     private readonly settings: ZkPlanSettings,
   ) {
     super();
-    this.store = new TaskStore(zk);
+    this.store = new TaskStore(zk, resolveMaxResultBytes(settings.maxResultBytes));
     this.writer = new PlanWriter(zk, this.store, functions);
     this.reader = new PlanReader(zk, this.store);
     this.describer = new PlanDescriber(zk, this.store, this.reader);
@@ -104,7 +105,10 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     const functions = options.functions ?? new FunctionRegistry();
     if (!(functions instanceof FunctionRegistry)) throw new InvalidArgumentError('functions', 'expected a FunctionRegistry');
     const zk = await ZkClient.connect(resolved);
-    return new ZkPlan(zk, functions, { container: options.container ?? rootContainer.createChildContainer() });
+    return new ZkPlan(zk, functions, {
+      container: options.container ?? rootContainer.createChildContainer(),
+      ...(options.maxResultBytes !== undefined ? { maxResultBytes: options.maxResultBytes } : {}),
+    });
   }
 
   get state(): ZkPlanState {
@@ -343,7 +347,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.assertOpen();
     assertValidPath('parent', parent);
     if (!(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal that stops the loop');
-    const resolved = resolveWorkerOptions(attrs, this.workerIdPrefix);
+    const resolved = resolveWorkerOptions(attrs, this.workerIdPrefix, this.store.valueLimit);
     return runWorkerLoop(parent, resolved, signal, this.runtime(resolved));
   }
 
@@ -352,7 +356,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.assertOpen();
     assertValidPath('parent', parent);
     const { count, drainTimeoutMs, retention } = resolvePoolSize(options);
-    const resolved = resolveWorkerOptions(options, this.workerIdPrefix);
+    const resolved = resolveWorkerOptions(options, this.workerIdPrefix, this.store.valueLimit);
     const loops = Array.from({ length: count }, (_, index) => ({ ...resolved, workerId: `${resolved.workerId}/${index + 1}` }));
     const pool = new WorkerPool(parent, resolved.workerId, loops, drainTimeoutMs, this.runtime(resolved), retention);
     this.pools.add(pool);

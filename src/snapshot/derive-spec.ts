@@ -88,10 +88,10 @@ export async function deriveSnapshot(
   for (const [name, task] of tasks) {
     const record = history.get(childPath(plan, name));
     if (task.standing.state !== 'done' || task.standing.hasResult || record === undefined) continue;
-    const held = await resultFromOutputs(zk, record);
+    const held = await resultFromOutputs(store, record);
     if (held !== undefined) task.standing = withHeldResult(task.standing, held.value);
   }
-  const inputs = await inputsOf(zk, plan, tasks, producers, gaps);
+  const inputs = await inputsOf(store, plan, tasks, producers, gaps);
   // Task names sort by serial (10 digits), and an input carried as its own task (task-N/arg-M) right after its task.
   const keys = [...tasks.keys()].sort();
   const entries = keys.map((key) => {
@@ -130,7 +130,7 @@ function entryOf(
  * own holding the value (`<task>/arg-N`), or, when no value ever came (`<task>/dep-N`), one without a result.
  */
 async function inputsOf(
-  zk: Zk,
+  store: TaskStore,
   plan: string,
   tasks: Map<string, Derived>,
   producers: ReadonlyMap<string, string>,
@@ -149,7 +149,7 @@ async function inputsOf(
     const slots: { serial: string; key: string }[] = [];
     for (const serial of inputSlotSerials(task.children)) {
       const known = producers.get(childPath(childPath(plan, name), `${DEP_PREFIX}${serial}`));
-      slots.push({ serial, key: known ?? (await unknownProducer(zk, plan, name, serial, task.children, tasks, gaps)) });
+      slots.push({ serial, key: known ?? (await unknownProducer(store, plan, name, serial, task.children, tasks, gaps)) });
     }
     inputs.set(name, slots);
   }
@@ -157,7 +157,7 @@ async function inputsOf(
 }
 
 async function unknownProducer(
-  zk: Zk,
+  store: TaskStore,
   plan: string,
   name: string,
   serial: string,
@@ -166,7 +166,7 @@ async function unknownProducer(
   gaps: string[],
 ): Promise<string> {
   const arg = `${ARG_PREFIX}${serial}`;
-  const held = children.includes(arg) ? await readComplete(zk, childPath(childPath(plan, name), arg)) : undefined;
+  const held = children.includes(arg) ? await readComplete(store, childPath(childPath(plan, name), arg)) : undefined;
   if (held !== undefined) {
     const key = `${name}/${arg}`;
     tasks.set(key, {

@@ -58,7 +58,7 @@ async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, hist
       if (standing.state !== 'done' || standing.hasResult) return;
       const path = record.tasks[key];
       const outputs = path === undefined ? undefined : history.get(path);
-      const held = (outputs && (await resultFromOutputs(zk, outputs))) ?? (await heldInput(zk, record, key));
+      const held = (outputs && (await resultFromOutputs(store, outputs))) ?? (await heldInput(zk, store, record, key));
       if (held !== undefined) tasks[key] = withHeldResult(standing, held.value);
     }),
   );
@@ -71,7 +71,7 @@ async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, hist
  * but only while every slot is there: a dependent deleting its args (it finished) is passed over.
  * Listed afresh, after `key` was found done: it hands its result on before its deletion begins.
  */
-async function heldInput(zk: Zk, record: SpecRecord, key: string): Promise<{ value: unknown } | undefined> {
+async function heldInput(zk: Zk, store: TaskStore, record: SpecRecord, key: string): Promise<{ value: unknown } | undefined> {
   for (const [dependent, entry] of Object.entries(record.spec.tasks)) {
     const inputs = entry.inputs ?? [];
     const path = record.tasks[dependent];
@@ -81,7 +81,7 @@ async function heldInput(zk: Zk, record: SpecRecord, key: string): Promise<{ val
     if (serials.length !== inputs.length) continue;
     for (const [position, input] of inputs.entries()) {
       if (input !== key) continue;
-      const held = await readComplete(zk, childPath(path, `${ARG_PREFIX}${serials[position] as string}`));
+      const held = await readComplete(store, childPath(path, `${ARG_PREFIX}${serials[position] as string}`));
       if (held !== undefined) return held;
     }
   }

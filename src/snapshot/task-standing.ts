@@ -9,8 +9,8 @@ import { decodeValue } from '../serialization/codec.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { classifyTask } from '../store/task-state.js';
+import type { TaskReader } from '../store/task-reader.js';
 import type { TaskStore } from '../store/task-store.js';
-import { readValue } from '../zk/chunked-value.js';
 import { ATTEMPTS, FAILED, HISTORY, OWNER, READY, RESULT, TASK_PREFIX, argPathForDep, childPath, keptResultPathFor, sortBySerial } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { readDecoded } from '../plan/plan-reader.js';
@@ -32,16 +32,16 @@ export async function readTaskStanding(zk: Zk, store: TaskStore, task: string, h
   const listing = await store.inspectTask(task);
   const state = listing === undefined ? 'gone' : classifyTask(listing.children, listing.childVersion);
   const children = listing?.children;
-  if (history !== undefined || state === 'gone' || state === 'abandoned') return { standing: await finished(zk, task, history?.failedTries), children };
+  if (history !== undefined || state === 'gone' || state === 'abandoned') return { standing: await finished(store, task, history?.failedTries), children };
   if (state === 'failed') {
     const failure = (await readDecoded(zk, childPath(task, FAILED))) as TaskFailure;
     return { standing: { state: 'failed', failure, failedTries: failure.attempts }, children };
   }
   // Its function succeeded once a kept result exists, even if the node still looks owned (its deletion has begun).
-  const kept = await readComplete(zk, keptResultPathFor(task));
+  const kept = await readComplete(store, keptResultPathFor(task));
   if (kept !== undefined) return { standing: { state: 'done', hasResult: true, result: kept.value, resultFrom: 'kept' }, children };
   if (children?.includes(RESULT)) {
-    const result = await readComplete(zk, childPath(task, RESULT));
+    const result = await readComplete(store, childPath(task, RESULT));
     if (result !== undefined) return { standing: { state: 'done', hasResult: true, result: result.value, resultFrom: 'task' }, children };
     // Unreadable: a write that stopped half-way (it runs again), or gone with the deletion that follows a hand-on.
     const now = await store.inspectTask(task);
@@ -68,9 +68,9 @@ function isBeingDeleted(children: readonly string[]): boolean {
 }
 
 /** A done task with its kept result, when it has one. */
-async function finished(zk: Zk, task: string, failedTries: number | undefined): Promise<SnapshotTask> {
+async function finished(store: TaskReader, task: string, failedTries: number | undefined): Promise<SnapshotTask> {
   const tries = failedTries === undefined ? {} : { failedTries };
-  const kept = await readComplete(zk, keptResultPathFor(task));
+  const kept = await readComplete(store, keptResultPathFor(task));
   return kept === undefined
     ? { state: 'done', hasResult: false, ...tries }
     : { state: 'done', hasResult: true, result: kept.value, resultFrom: 'kept', ...tries };
@@ -83,18 +83,21 @@ export function withHeldResult(task: SnapshotTask, value: unknown): SnapshotTask
 }
 
 /** A finished task's result from the inputs it gave (its history record's outputs), where a dependent still holds one. */
-export async function resultFromOutputs(zk: Zk, record: TaskHistoryRecord): Promise<{ value: unknown } | undefined> {
+export async function resultFromOutputs(store: TaskReader, record: TaskHistoryRecord): Promise<{ value: unknown } | undefined> {
   for (const dep of record.outputs) {
-    const held = await readComplete(zk, argPathForDep(dep));
+    const held = await readComplete(store, argPathForDep(dep));
     if (held !== undefined) return held;
   }
   return undefined;
 }
 
-/** The decoded value at `path`; undefined when it is absent or its write (or deletion) stopped half-way. */
-export async function readComplete(zk: Zk, path: string): Promise<{ value: unknown } | undefined> {
+/**
+ * The decoded value at `path`; undefined when it is absent or its write (or deletion) stopped
+ * half-way. Read with the store's limit: a forged or oversized value is MalformedNodeError.
+ */
+export async function readComplete(store: TaskReader, path: string): Promise<{ value: unknown } | undefined> {
   try {
-    const data = await readValue(zk, path);
+    const data = await store.readStoredValue(path);
     return data === undefined ? undefined : { value: decodeValue(path, data) };
   } catch (error) {
     if (error instanceof IncompleteValueError) return undefined;

@@ -46,7 +46,9 @@ export async function writeSpecRecord(zk: Zk, plan: string, record: SpecRecord, 
 /** The plan's spec record; undefined for a plan not built from a spec (or gone). */
 export async function readSpecRecord(zk: Zk, plan: string): Promise<SpecRecord | undefined> {
   const path = childPath(plan, SPEC_RECORD);
-  const data = await readValue(zk, path);
+  // Written without a size limit, so read without one: the header is still checked, and its
+  // chunks listed before any is read, so a forged header costs no more than what is stored.
+  const data = await readValue(zk, path, { maxBytes: Number.MAX_SAFE_INTEGER });
   if (data === undefined) return undefined;
   const value = decodeValue(path, data);
   if (typeof value !== 'object' || value === null || typeof (value as SpecRecord).tasks !== 'object' || typeof (value as SpecRecord).spec !== 'object')

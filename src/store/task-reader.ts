@@ -21,6 +21,7 @@ import {
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { readValue } from '../zk/chunked-value.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** What the owner node records about its holder. */
 /** A node as read before a write decided on it: the version to write over, and the node it is (its creation zxid). */
@@ -57,7 +58,20 @@ export class TaskReader {
   /** Which plans' settings to keep: those followed by something that calls forgetPlan when they go. @defaultValue none */
   remembers: (plan: string) => boolean = () => false;
 
-  constructor(protected readonly zk: Zk) {}
+  /**
+   * @param valueLimit The largest stored value (encoded bytes) this reader reads back when no other
+   * limit is given: a chunked value whose header claims more is refused (MalformedNodeError, see
+   * src/zk/chunked-value.ts). ZkPlan passes its `maxResultBytes`; a worker passes its own.
+   */
+  constructor(
+    protected readonly zk: Zk,
+    readonly valueLimit: number = DEFAULTS.maxResultBytes,
+  ) {}
+
+  /** The stored value's encoded bytes at `path` (chunks joined); undefined when absent. Refuses a value over `maxBytes`. */
+  async readStoredValue(path: string, maxBytes: number = this.valueLimit): Promise<Buffer | undefined> {
+    return await readValue(this.zk, path, { maxBytes });
+  }
 
   /**
    * Resolves when the plan and the task were made by this cluster, as far as their ACLs tell
@@ -189,18 +203,25 @@ export class TaskReader {
     return node && parseDefinition(task, decodeValue(task, node.data));
   }
 
-  /** The task's propagated inputs in dependency order (arg-* by serial); undefined when the task vanished. */
-  async readArgs(task: string, children: readonly string[]): Promise<unknown[] | undefined> {
+  /**
+   * The task's propagated inputs in dependency order (arg-* by serial); undefined when the task
+   * vanished. `maxBytes` is the reader's limit per input (a worker's maxResultBytes).
+   */
+  async readArgs(task: string, children: readonly string[], maxBytes: number = this.valueLimit): Promise<unknown[] | undefined> {
     const paths = sortBySerial(children, ARG_PREFIX).map((name) => childPath(task, name));
-    const values = await Promise.all(paths.map((path) => readValue(this.zk, path)));
+    const values = await Promise.all(paths.map((path) => this.readStoredValue(path, maxBytes)));
     if (values.some((value) => value === undefined)) return undefined;
     return values.map((value, index) => decodeValue(paths[index] ?? task, value));
   }
 
-  /** The stored result's encoded bytes; undefined when there is none; IncompleteValueError when a write of it stopped half-way. */
-  async readEncodedResult(task: string): Promise<Buffer | undefined> {
+  /**
+   * The stored result's encoded bytes; undefined when there is none; IncompleteValueError when a
+   * write of it stopped half-way; MalformedNodeError when it is not a value a writer makes, or over
+   * `maxBytes` (a worker's maxResultBytes).
+   */
+  async readEncodedResult(task: string, maxBytes: number = this.valueLimit): Promise<Buffer | undefined> {
     const path = childPath(task, RESULT);
-    const stored = await readValue(this.zk, path);
+    const stored = await this.readStoredValue(path, maxBytes);
     if (stored !== undefined) decodeValue(path, stored); // reject a malformed result before propagating it
     return stored;
   }

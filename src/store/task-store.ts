@@ -246,7 +246,7 @@ export class TaskStore extends TaskReader {
     const outcome = await writeValue(this.zk, childPath(claim.task, RESULT), encoded, { ...this.fence(claim), maxBytes });
     if (outcome === 'created') return encoded;
     await this.zk.sync(childPath(claim.task, RESULT)); // it may be this session's own first try, whose reply was lost
-    const existing = await this.readEncodedResult(claim.task);
+    const existing = await this.readEncodedResult(claim.task, maxBytes);
     if (existing === undefined) throw new OwnershipLostError(claim.task, 'its result vanished while this worker held it');
     return existing;
   }

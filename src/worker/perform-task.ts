@@ -70,7 +70,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   const keepResult = !(definition instanceof PrefetchError) && definition.keepResult === true;
 
   if (children.includes(RESULT)) {
-    const stored = await readStoredResult(store, claim.task);
+    const stored = await readStoredResult(store, claim.task, context.execution.maxResultBytes);
     if (stored !== undefined) {
       await store.finish(claim, stored, { keepResult, refeed: true, ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}) });
       return 'finished-previous';
@@ -102,7 +102,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     return halted;
   };
   const [args, links, settings, haltedRead] = await Promise.all([
-    store.readArgs(claim.task, children),
+    store.readArgs(claim.task, children, context.execution.maxResultBytes),
     store.readLinks(claim.task, children),
     store.readPlanSettings(claim.plan),
     vouched() ? undefined : readControl(),
@@ -174,10 +174,13 @@ async function releaseSlot(lease: SlotLease, context: PerformContext): Promise<v
   if (await lease.release()) context.onSlotFreed?.(parentOf(lease.path));
 }
 
-/** The stored result, or undefined when its write (or deletion) stopped half-way. */
-async function readStoredResult(store: TaskStore, task: string): Promise<Buffer | undefined> {
+/**
+ * The stored result, or undefined when its write (or deletion) stopped half-way. A result that is
+ * not one a writer makes (MalformedNodeError) is thrown: the task fails for good, charged.
+ */
+async function readStoredResult(store: TaskStore, task: string, maxBytes: number): Promise<Buffer | undefined> {
   try {
-    return await store.readEncodedResult(task);
+    return await store.readEncodedResult(task, maxBytes);
   } catch (error) {
     if (error instanceof IncompleteValueError) return undefined;
     throw error;

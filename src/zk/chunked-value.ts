@@ -16,8 +16,33 @@
  *   index, persistent), each holding a raw slice of the text: chunk i holds bytes
  *   [i × CHUNK_BYTES, min((i + 1) × CHUNK_BYTES, bytes)). Joined in index order they are the value's
  *   superjson text. The header is created first, then the chunks (concurrently); a reader that
- *   finds chunks missing, or bytes whose length or sha256 differ from the header, reports
- *   IncompleteValueError.
+ *   finds chunks missing (or deleted while it reads them) reports IncompleteValueError.
+ *
+ * Reading a header an attacker (anyone who can write a plan's nodes) may have written: nothing is
+ * allocated, listed or read in proportion to a number the header states. The reader checks, before
+ * anything else, that the header is what a writer makes (`chunks === ceil(bytes / CHUNK_BYTES)`,
+ * `bytes ≥ 1`) and that `bytes` is within the reader's own limit (`maxBytes` of `readValue`, see
+ * below); then it lists the node's children and compares that real listing with the header before
+ * it reads a chunk, so the work is bounded by what ZooKeeper actually holds. What is permanent and
+ * what is transient:
+ *
+ * - MalformedNodeError (code MALFORMED_NODE: a worker charges it to the task and fails it for good,
+ *   never retries it): a header that no writer makes (fields of the wrong type, `chunks` not
+ *   `ceil(bytes / CHUNK_BYTES)`, a bad sha256), `bytes` over the reader's limit, a `chunk-N` child
+ *   with N ≥ `chunks`, and chunks whose lengths or sha256 do not match the header while the header
+ *   is still the same node (same czxid). Chunks are created once each, with their slice, and never
+ *   change, so none of this can come from a writer that is still at work or crashed part-way.
+ * - IncompleteValueError (code INCOMPLETE_VALUE, not charged: tried again later): a well-formed
+ *   header with chunks missing (a writer still creating them, or one that crashed part-way), chunks
+ *   deleted while being read, or a node deleted and written again between the reads.
+ *
+ * The reader's limit: `readValue(zk, path, { maxBytes })`, `DEFAULTS.maxResultBytes` (16 MiB) when
+ * not given. A worker reads its inputs and its task's result with its own `maxResultBytes` (the
+ * limit of what it writes); getResult, exportPlan/rerunPlan, the web view and addTask (taking a
+ * finished producer's kept result) read with the ZkPlan's `maxResultBytes` (`ZkPlan.connect`, which
+ * is also its workers' default). A cluster whose workers write larger values gives its readers at
+ * least the same limit. The spec record (`<plan>/spec`), written without a size limit, is read
+ * without one: the listing check still bounds the work by what is stored.
  *
  * A node is a header exactly when its data is at most MAX_HEADER_BYTES long, contains the text
  * `"zkPlanChunked"`, and decodes (superjson) to a plain object whose keys are exactly
@@ -62,9 +87,20 @@ const CHUNK_NAME = /^chunk-\d{10}$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** How many missing chunk indices an error message lists. */
 const LISTED_MISSING = 10;
+/** What a MalformedNodeError about a chunked value tells to do. */
+const FORGED =
+  'zk-plan never writes that, so the node was forged or corrupted: delete it with its chunk-* children and write the value again (a task that failed for it runs again after retryFailed)';
 
 export interface ValueWriteOptions extends WriteOptions {
   /** Largest encoded value accepted, in bytes; beyond it ResultTooLargeError is thrown before anything is written. @defaultValue DEFAULTS.maxResultBytes */
+  readonly maxBytes?: number;
+}
+
+export interface ValueReadOptions {
+  /**
+   * The reader's limit: the largest value (encoded bytes) it reads. A header claiming more is
+   * refused with MalformedNodeError before anything else is read. @defaultValue DEFAULTS.maxResultBytes
+   */
   readonly maxBytes?: number;
 }
 
@@ -115,7 +151,7 @@ export async function writeValueIfAbsent(zk: Zk, path: string, encoded: Buffer, 
   if (node === undefined) return; // deleted meanwhile (consumed by its reader): nothing to complete
   let existing: ChunkHeader | undefined;
   try {
-    existing = parseHeader(path, node.data);
+    existing = parseHeader(path, node.data, Number.MAX_SAFE_INTEGER); // only compared with ours, whose size is known
   } catch {
     return; // a malformed header: not ours to complete, readers report it
   }
@@ -137,31 +173,49 @@ export async function writeValueIfAbsent(zk: Zk, path: string, encoded: Buffer, 
 
 /**
  * Reads the bytes at `path`, joining chunks; undefined when the node is absent. Throws
- * IncompleteValueError when chunks are missing or the joined bytes do not match the header's
- * total or sha256, MalformedNodeError when the header itself is invalid.
+ * IncompleteValueError when chunks are missing (or deleted while reading), MalformedNodeError when
+ * the header is not one a writer makes, claims more than `maxBytes`, or does not match the chunks
+ * stored under it (see the file comment). Never allocates in proportion to what the header says:
+ * the real listing is compared with the header before any chunk is read.
  */
-export async function readValue(zk: Zk, path: string): Promise<Buffer | undefined> {
+export async function readValue(zk: Zk, path: string, options: ValueReadOptions = {}): Promise<Buffer | undefined> {
+  const limit = limitOf(path, options.maxBytes);
   const node = await zk.tryGetData(path);
   if (node === undefined) return undefined;
   const data = node.data ?? Buffer.alloc(0);
-  const header = parseHeader(path, data);
+  const header = parseHeader(path, data, limit);
   if (header === undefined) return data;
 
   const listing = await zk.tryGetChildren(path);
   if (listing === undefined) return undefined; // deleted since we read it
-  const present = new Set(listing.children);
-  const missing = range(header.chunks).filter((index) => !present.has(chunkName(index)));
-  if (missing.length > 0) throw new IncompleteValueError(path, `${describeIndices(missing)} of its ${header.chunks} chunks missing`);
+  if (listing.stat.czxid !== node.stat.czxid) throw new IncompleteValueError(path, 'it was deleted and written again while it was read');
+  const present = listedChunks(path, header, listing.children);
+  if (present.size < header.chunks) {
+    throw new IncompleteValueError(
+      path,
+      `${describeIndices(firstMissing(header.chunks, present), header.chunks - present.size)} of its ${header.chunks} chunks missing`,
+    );
+  }
 
+  // Every chunk the header names is listed: as many reads as ZooKeeper holds children.
   const parts = await Promise.all(range(header.chunks).map((index) => zk.tryGetData(childPath(path, chunkName(index)))));
   const vanished = parts.flatMap((part, index) => (part === undefined ? [index] : []));
-  if (vanished.length > 0) throw new IncompleteValueError(path, `${describeIndices(vanished)} of its ${header.chunks} chunks deleted while reading`);
-  const joined = Buffer.concat(parts.map((part) => part?.data ?? Buffer.alloc(0)));
-  if (joined.length !== header.bytes) {
-    throw new IncompleteValueError(path, `its ${header.chunks} chunks hold ${joined.length} bytes, the header says ${header.bytes}`);
+  if (vanished.length > 0)
+    throw new IncompleteValueError(path, `${describeIndices(vanished, vanished.length)} of its ${header.chunks} chunks deleted while reading`);
+  const datas = parts.map((part) => part?.data ?? Buffer.alloc(0));
+  const wrong = datas.findIndex((part, index) => part.length !== sliceLength(header.bytes, index));
+  if (wrong >= 0) {
+    const held = datas[wrong]?.length ?? 0;
+    return await notAsWritten(
+      zk,
+      path,
+      node.stat.czxid,
+      `its chunk ${wrong} holds ${held} bytes, where a value of ${header.bytes} bytes has ${sliceLength(header.bytes, wrong)}`,
+    );
   }
+  const joined = Buffer.concat(datas, header.bytes);
   const digest = sha256(joined);
-  if (digest !== header.sha256) throw new IncompleteValueError(path, `the sha256 of its chunks is ${digest}, the header says ${header.sha256}`);
+  if (digest !== header.sha256) return await notAsWritten(zk, path, node.stat.czxid, `the sha256 of its chunks is ${digest}, the header says ${header.sha256}`);
   return joined;
 }
 
@@ -207,29 +261,89 @@ function headerLike(data: Buffer | null | undefined): Record<string, unknown> | 
   return record['zkPlanChunked'] === 1 ? record : undefined;
 }
 
-/** The header stored in `data`, undefined when `data` is a plain value; MalformedNodeError when it is header-like but invalid. */
-function parseHeader(path: string, data: Buffer | null): ChunkHeader | undefined {
+/**
+ * The header stored in `data`, undefined when `data` is a plain value; MalformedNodeError when it is
+ * header-like but not a header a writer makes (`chunks === ceil(bytes / CHUNK_BYTES)`), or claims
+ * more than `limit` bytes. Checked before anything is read or allocated for the value.
+ */
+function parseHeader(path: string, data: Buffer | null, limit: number): ChunkHeader | undefined {
   const record = headerLike(data);
   if (record === undefined) return undefined;
   const { bytes, chunks, sha256: digest } = record;
-  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0) {
-    throw new MalformedNodeError(path, `its chunked-value header has bytes ${JSON.stringify(bytes)}, expected a non-negative integer`);
+  if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new MalformedNodeError(path, `its chunked-value header has bytes ${JSON.stringify(bytes)}, expected a positive integer; ${FORGED}`);
   }
-  if (typeof chunks !== 'number' || !Number.isSafeInteger(chunks) || chunks < 0 || chunks > Math.max(bytes, 1)) {
-    throw new MalformedNodeError(path, `its chunked-value header has chunks ${JSON.stringify(chunks)}, expected an integer from 0 to bytes`);
+  const expected = Math.ceil(bytes / CHUNK_BYTES);
+  if (chunks !== expected) {
+    throw new MalformedNodeError(
+      path,
+      `its chunked-value header has chunks ${JSON.stringify(chunks)}, but a value of ${bytes} bytes is stored in ${expected} chunk${expected === 1 ? '' : 's'} of ${CHUNK_BYTES} bytes; ${FORGED}`,
+    );
   }
   if (typeof digest !== 'string' || !SHA256_HEX.test(digest)) {
-    throw new MalformedNodeError(path, `its chunked-value header has sha256 ${JSON.stringify(digest)}, expected 64 lowercase hex digits`);
+    throw new MalformedNodeError(path, `its chunked-value header has sha256 ${JSON.stringify(digest)}, expected 64 lowercase hex digits; ${FORGED}`);
   }
-  return { zkPlanChunked: 1, bytes, chunks, sha256: digest };
+  if (bytes > limit) {
+    throw new MalformedNodeError(
+      path,
+      `its chunked-value header says the value is ${bytes} bytes, more than this reader's limit of ${limit} bytes: give the reader a maxResultBytes` +
+        ` at least as large as the writers' (a worker's option, or ZkPlan.connect's for getResult, exportPlan and the web view), or, if no writer has such a limit, the node was forged: delete it with its chunk-* children`,
+    );
+  }
+  return { zkPlanChunked: 1, bytes, chunks: expected, sha256: digest };
 }
 
-/** Checks the size limit and decides how `encoded` is stored. */
-function layoutOf(path: string, encoded: Buffer, maxBytes: number | undefined): Layout {
+/**
+ * The indices of the chunk children listed, all below the header's `chunks`; MalformedNodeError for
+ * a `chunk-N` child with N ≥ `chunks`, which no writer of that header creates. The listing is
+ * ZooKeeper's own, so the set is as large as what is stored, whatever the header says.
+ */
+function listedChunks(path: string, header: ChunkHeader, children: readonly string[]): Set<number> {
+  const present = new Set<number>();
+  for (const name of children) {
+    if (!CHUNK_NAME.test(name)) continue; // another child: deleteValue removes it, reads ignore it
+    const index = Number(name.slice(CHUNK_PREFIX.length));
+    if (index >= header.chunks) {
+      throw new MalformedNodeError(
+        path,
+        `it has a child ${name}, but its chunked-value header says it has ${header.chunks} chunk${header.chunks === 1 ? '' : 's'}; ${FORGED}`,
+      );
+    }
+    present.add(index);
+  }
+  return present;
+}
+
+/** Up to LISTED_MISSING of the indices below `chunks` not in `present`, in order; visits at most `present.size + LISTED_MISSING` indices. */
+function firstMissing(chunks: number, present: ReadonlySet<number>): number[] {
+  const missing: number[] = [];
+  for (let index = 0; index < chunks && missing.length < LISTED_MISSING; index++) if (!present.has(index)) missing.push(index);
+  return missing;
+}
+
+/**
+ * Chunks that do not hold the value their header describes. Each chunk is created once with its
+ * slice, so under the same header node that is permanent (MalformedNodeError); if the node was
+ * deleted or written again meanwhile, the chunks read may belong to another value (IncompleteValueError).
+ */
+async function notAsWritten(zk: Zk, path: string, czxid: number, problem: string): Promise<never> {
+  const now = await zk.exists(path);
+  if (now === undefined || now.czxid !== czxid) throw new IncompleteValueError(path, `${problem}, and it was deleted or written again while it was read`);
+  throw new MalformedNodeError(path, `${problem}; ${FORGED}`);
+}
+
+/** The reader's limit, checked like a writer's. */
+function limitOf(path: string, maxBytes: number | undefined): number {
   const limit = maxBytes ?? DEFAULTS.maxResultBytes;
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
     throw new InvalidArgumentError('maxBytes', `expected a positive integer number of bytes, got ${String(limit)}`, path);
   }
+  return limit;
+}
+
+/** Checks the size limit and decides how `encoded` is stored. */
+function layoutOf(path: string, encoded: Buffer, maxBytes: number | undefined): Layout {
+  const limit = limitOf(path, maxBytes);
   if (encoded.length > limit) throw new ResultTooLargeError(encoded.length, limit, path);
   if (encoded.length <= CHUNK_BYTES && !isHeaderLike(encoded)) return { kind: 'plain' };
   const header: ChunkHeader = {
@@ -276,6 +390,11 @@ function sliceOf(encoded: Buffer, index: number): Buffer {
   return encoded.subarray(index * CHUNK_BYTES, Math.min((index + 1) * CHUNK_BYTES, encoded.length));
 }
 
+/** The length of chunk `index` of a value of `bytes` bytes. */
+function sliceLength(bytes: number, index: number): number {
+  return Math.max(0, Math.min(CHUNK_BYTES, bytes - index * CHUNK_BYTES));
+}
+
 function range(count: number): number[] {
   return Array.from({ length: count }, (_, index) => index);
 }
@@ -284,7 +403,8 @@ function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-function describeIndices(indices: readonly number[]): string {
+/** `chunk 3`, `chunks 1, 4`, `chunks 0, 1, …, 9, … (N in all)`: the first indices of `total`. */
+function describeIndices(indices: readonly number[], total: number): string {
   const listed = indices.slice(0, LISTED_MISSING).join(', ');
-  return `chunk${indices.length === 1 ? '' : 's'} ${listed}${indices.length > LISTED_MISSING ? `, … (${indices.length} in all)` : ''}`;
+  return `chunk${total === 1 ? '' : 's'} ${listed}${total > LISTED_MISSING ? `, … (${total} in all)` : ''}`;
 }
