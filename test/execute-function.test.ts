@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InlineDisabledError, TaskExecutionError, UnknownFunctionError } from '../src/errors/task-errors.js';
 import { executeFunction, type ExecutionSettings } from '../src/exec/execute-function.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
+import { inlineThreadStats } from '../src/exec/inline-sandbox.js';
 import type { TaskContext } from '../src/exec/task-context.js';
 import type { TaskDefinition } from '../src/exec/task-spec.js';
 import { decodeValue, encodeValue } from '../src/serialization/codec.js';
@@ -148,15 +149,15 @@ describe('executeFunction with a registered function', () => {
 
 describe('executeFunction with an inline function', () => {
   it('throws InlineDisabledError when allowInline is false, without running the code', async () => {
-    const source = '(ctx, box) => { box.ran = true; return 1; }';
-    const box: { ran?: boolean } = {};
-    const error = await expectRejects(() => executeFunction({ source }, makeCtx(), [box], settings()), InlineDisabledError);
+    const source = '(ctx, box) => ({ ...box, ran: true })';
+    const jobs = inlineThreadStats().jobs;
+    const error = await expectRejects(() => executeFunction({ source }, makeCtx(), [{}], settings()), InlineDisabledError);
     expect(error.code).toBe('INLINE_DISABLED');
     expect(error.path).toBe(TASK);
-    expect(box.ran).toBeUndefined();
-    // The same source does reach the host object when inline code is allowed.
-    await executeFunction({ source }, makeCtx(), [box], inlineSettings());
-    expect(box.ran).toBe(true);
+    expect(inlineThreadStats().jobs).toBe(jobs); // nothing was sent to a sandbox thread
+    // The same source runs when inline code is allowed.
+    expect(await executeFunction({ source }, makeCtx(), [{}], inlineSettings())).toEqual({ ran: true });
+    expect(inlineThreadStats().jobs).toBe(jobs + 1);
   });
 
   it('runs the source with the args when allowInline is true', async () => {
@@ -209,12 +210,13 @@ describe('executeFunction with an inline function', () => {
   });
 
   it('stops an infinite loop after inlineTimeoutMs with TaskExecutionError', async () => {
+    await executeFunction({ source: '() => 0' }, makeCtx(), [], inlineSettings()); // a started thread: starting one is not part of the limit
     const started = Date.now();
     const error = await expectRejects(() => executeFunction({ source: '() => { while (true) {} }' }, makeCtx(), [], inlineSettings(100)), TaskExecutionError);
     expect(error.code).toBe('TASK_FAILED');
-    expect(error.message).toMatch(/timed out/i);
+    expect(error.message).toMatch(/timed out after 100 ms/i);
     expect(Date.now() - started).toBeLessThan(3000);
-  }, 5000);
+  }, 15_000);
 
   it('returns a Map and a Date that round-trip through encodeValue', async () => {
     const result = await executeFunction(

@@ -57,9 +57,9 @@ export interface ConnectOptions {
 export interface WorkerOptions {
   /** Back-off of idle rounds. */
   readonly backoff?: BackoffOptions;
-  /** Run tasks holding inline source, in a vm2 sandbox. Anyone who can write a task could run code: keep off unless trusted. @defaultValue false */
+  /** Run tasks holding inline source, in a vm2 sandbox inside a worker thread. Anyone who can write a task could run code: keep off unless trusted. @defaultValue false */
   readonly allowInline?: boolean;
-  /** Time limit of the synchronous part of an inline function, in ms. @defaultValue 5000 */
+  /** Time limit of a whole run of an inline function (synchronous part, promises, callbacks), in ms; past it its thread is terminated and the try fails. @defaultValue 5000 */
   readonly inlineTimeoutMs?: number;
   /** Identifies this worker in `owner` nodes and events. @defaultValue `<hostname>:<pid>:<n>` */
   readonly workerId?: string;
@@ -176,7 +176,7 @@ export function resolveWorkerOptions(
   assertObject('worker options', options);
   assertKnownKeys(checkedPoolOptions.has(options) ? 'startWorkers' : 'worker', options, checkedPoolOptions.has(options) ? POOL_KEYS : WORKER_KEYS);
   const inlineTimeoutMs = options.inlineTimeoutMs ?? DEFAULTS.inlineTimeoutMs;
-  // node:vm (under vm2) takes a whole number of ms that fits in 32 bits: the one time option not bound by Node's timers.
+  // The range vm2's own limit once took (32 bits): the one time option not bound by Node's timers (the sandbox's timer re-arms past them).
   assertDurationMs('inlineTimeoutMs', inlineTimeoutMs, { max: MAX_VM_TIMEOUT_MS });
   if (options.allowInline !== undefined && typeof options.allowInline !== 'boolean') {
     throw new InvalidArgumentError('allowInline', `expected a boolean, got ${typeof options.allowInline}`);

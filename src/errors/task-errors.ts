@@ -49,7 +49,8 @@ export class UnserializableValueError extends ZkPlanError {
   override readonly retryable = false;
   constructor(
     readonly where: string,
-    problem: string,
+    /** What is wrong and where it sits, e.g. `params[1].client is an instance of Pool, which would lose its class`. */
+    readonly problem: string,
     path?: string,
   ) {
     super(`${where} cannot be stored: ${problem}. Use plain data (objects, arrays, strings, numbers, bigint, Date, Map, Set, RegExp, URL, Error)`, {

@@ -1,4 +1,6 @@
-import { InlineDisabledError, TaskExecutionError, UnknownFunctionError } from '../errors/task-errors.js';
+import { InlineDisabledError, TaskExecutionError, UnknownFunctionError, UnserializableValueError } from '../errors/task-errors.js';
+import { ResultTooLargeError } from '../errors/value-errors.js';
+import { RESULT, childPath } from '../zk/layout.js';
 import type { FunctionRegistry } from './function-registry.js';
 import { runInline } from './inline-sandbox.js';
 import type { TaskContext } from './task-context.js';
@@ -36,8 +38,48 @@ export async function executeFunction(
     return await checkResult(ctx.task, definition.fn, schemas, value, ctx.signal);
   }
   if (!settings.allowInline) throw new InlineDisabledError(ctx.task);
-  const inlineCtx = { params: [], task: ctx.task, plan: ctx.plan, workerId: ctx.workerId };
-  return await guard(ctx.task, () => runInline(definition.source, inlineCtx, args, settings.inlineTimeoutMs));
+  return await executeInline(definition.source, ctx, args, settings);
+}
+
+/**
+ * Runs inline source in its thread (inline-sandbox.ts) and turns how it ended into the errors a
+ * registered function's run gives: what it threw, and running past `inlineTimeoutMs`, as
+ * TaskExecutionError; an unstorable or oversized result as UnserializableValueError or
+ * ResultTooLargeError (checked in the thread, so an oversized result never crosses). An aborted
+ * signal (the task's timeout, a stop past its drain, a lost session) terminates the thread and
+ * rejects with the signal's reason.
+ */
+async function executeInline(
+  source: string,
+  ctx: Omit<TaskContext<unknown[]>, 'params'>,
+  args: readonly unknown[],
+  settings: ExecutionSettings,
+): Promise<unknown> {
+  const { task } = ctx;
+  const outcome = await runInline({
+    source,
+    ctx: { task, plan: ctx.plan, workerId: ctx.workerId },
+    args,
+    timeoutMs: settings.inlineTimeoutMs,
+    maxResultBytes: settings.maxResultBytes,
+    signal: ctx.signal,
+  });
+  switch (outcome.kind) {
+    case 'returned':
+      return outcome.value;
+    case 'threw':
+      throw new TaskExecutionError(task, describeThrown(outcome.thrown), outcome.thrown);
+    case 'timed-out': {
+      const message = `the inline function timed out after ${settings.inlineTimeoutMs} ms (inlineTimeoutMs); its thread was stopped`;
+      throw new TaskExecutionError(task, message, new Error(message));
+    }
+    case 'thread-died':
+      throw new TaskExecutionError(task, `the inline function's thread ended under it: ${outcome.detail}`, new Error(outcome.detail));
+    case 'unserializable':
+      throw new UnserializableValueError(`The result of task ${task}`, outcome.problem, task);
+    case 'too-large':
+      throw new ResultTooLargeError(outcome.bytes, settings.maxResultBytes, childPath(task, RESULT));
+  }
 }
 
 async function guard(task: string, run: () => unknown): Promise<unknown> {

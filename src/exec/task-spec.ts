@@ -47,8 +47,9 @@ export function call(fn: string, ...params: unknown[]): CallSpec {
 
 /**
  * A task whose code travels in the plan: the function's source is stored and run in a vm2
- * sandbox (no `require`, no `process`, a time limit) by workers started with `allowInline: true`.
- * The function sees only its arguments and `ctx` (params, task, plan, workerId): no closure.
+ * sandbox (no `require`, no `process`, no timers) inside a worker thread, terminated at the time
+ * limit, by workers started with `allowInline: true`. The function sees only copies of its
+ * arguments and `ctx` (params, task, plan, workerId): no closure, no signal, no container.
  */
 export function inline(fn: TaskFunction<never[], never[]> | ((...args: never[]) => unknown)): InlineSpec {
   if (typeof fn !== 'function') throw new InvalidArgumentError('fn', `inline() takes a function, got ${typeof fn}`);

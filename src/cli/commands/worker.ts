@@ -49,7 +49,9 @@ export function registerWorker(program: Command): void {
     .addOption(new Option('--parent <path>', 'znode under which the plans are (required unless --jobs is given)'))
     .addOption(new Option('--functions <module>', 'module exporting `functions` or a default export: a FunctionRegistry or an object of functions (required)'))
     .addOption(new Option('--workers <n>', 'worker loops sharing this process’s session').argParser(integer(1, 10_000)).default(1))
-    .addOption(new Option('--allow-inline', 'run tasks holding inline source (vm2 sandbox): only when every task writer is trusted').default(false))
+    .addOption(
+      new Option('--allow-inline', 'run tasks holding inline source (vm2 sandbox in a worker thread): only when every task writer is trusted').default(false),
+    )
     .addOption(
       new Option('--session-timeout-ms <ms>', 'ZooKeeper session timeout: how long the tasks of a dead worker stay owned (default: 10000)').argParser(
         integer(1),
