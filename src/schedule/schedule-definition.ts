@@ -6,8 +6,8 @@ import { DEFAULTS } from '../config/defaults.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { checkPlanSpec, type PlanSpec } from '../spec/plan-spec.js';
-import { assertSerializable } from '../serialization/codec.js';
-import { RESERVED_PREFIX, assertValidPath, isPlanName } from '../zk/layout.js';
+import { assertSerializable, decodeValue } from '../serialization/codec.js';
+import { RESERVED_PREFIX, assertValidPath, isPlanName, nameOf, parentOf } from '../zk/layout.js';
 import { cronTimes } from './cron-times.js';
 import type { MisfirePolicy, OverlapPolicy } from './tick-decisions.js';
 
@@ -29,7 +29,7 @@ export interface ScheduleInput {
   readonly overlap?: OverlapPolicy;
   /** Ticks missed while no scheduler ran: fire each (up to catchUpLimit), fire once, or skip them. @defaultValue 'fireOnce' */
   readonly misfire?: MisfirePolicy;
-  /** With `misfire: 'fireAll'`, at most this many missed ticks fire (the newest). @defaultValue 10 */
+  /** With `misfire: 'fireAll'`, at most this many missed ticks fire (the newest); from 1 to MAX_CATCH_UP_LIMIT (10 000). @defaultValue 10 */
   readonly catchUpLimit?: number;
   /** A tick at most this late is on time, not missed. @defaultValue 60000 */
   readonly misfireGraceMs?: number;
@@ -57,7 +57,16 @@ export interface StoredSchedule {
   readonly removing?: true;
 }
 
+/** The most missed ticks one decision fires (`catchUpLimit`): with the on-time ticks, what bounds a scheduler's work on one schedule per pass. */
+export const MAX_CATCH_UP_LIMIT = 10_000;
+/** What a definition (with its spec and params) may take, encoded: one znode, with room to spare under ZooKeeper's 1 MB. */
+export const MAX_DEFINITION_BYTES = 1_000_000;
+/** The latest time a Date can hold (ms): `activeSince` is one. */
+const MAX_TIME = 8.64e15;
+
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+/** The fields every stored schedule has (those `put` may leave out are filled in before it is written). */
+const STORED_KEYS = ['name', 'cron', 'timezone', 'spec', 'params', 'planParent', 'overlap', 'misfire', 'catchUpLimit', 'misfireGraceMs', 'paused'] as const;
 const INPUT_KEYS = new Set(['name', 'cron', 'timezone', 'spec', 'params', 'planParent', 'overlap', 'misfire', 'catchUpLimit', 'misfireGraceMs', 'paused']);
 const OVERLAPS: readonly OverlapPolicy[] = ['skip', 'allow', 'cancelPrevious'];
 const MISFIRES: readonly MisfirePolicy[] = ['fireAll', 'fireOnce', 'skip'];
@@ -91,7 +100,7 @@ export function resolveSchedule(input: ScheduleInput, previous: StoredSchedule |
   checkPlanSpec(input.spec, { registered, params: { ...params, firedAt: new Date(now).toISOString() } });
   const overlap = oneOf('overlap', input.overlap ?? DEFAULTS.schedule.overlap, OVERLAPS, where);
   const misfire = oneOf('misfire', input.misfire ?? DEFAULTS.schedule.misfire, MISFIRES, where);
-  const catchUpLimit = wholeNumber('catchUpLimit', input.catchUpLimit ?? DEFAULTS.schedule.catchUpLimit, 1, 10_000, where);
+  const catchUpLimit = wholeNumber('catchUpLimit', input.catchUpLimit ?? DEFAULTS.schedule.catchUpLimit, 1, MAX_CATCH_UP_LIMIT, where);
   const misfireGraceMs = wholeNumber('misfireGraceMs', input.misfireGraceMs ?? DEFAULTS.schedule.misfireGraceMs, 0, 2 ** 31 - 1, where);
   const paused = input.paused ?? false;
   if (typeof paused !== 'boolean') throw new InvalidArgumentError('paused', `${where}: expected true or false`);
@@ -113,26 +122,56 @@ export function resolveSchedule(input: ScheduleInput, previous: StoredSchedule |
   };
 }
 
-/** A stored schedule read back; MalformedNodeError naming the node for anything else. */
+/**
+ * A stored schedule read back from its node's value: refused unless it fits in MAX_DEFINITION_BYTES
+ * and passes the whole validation `put` makes (resolveSchedule: name, cron and time zone, paths,
+ * spec and params, every limit), since anything may have written the node. Refused: a
+ * MalformedNodeError naming the node and what to do (refusedSchedule).
+ */
+export function decodeStoredSchedule(path: string, data: Buffer | null): StoredSchedule {
+  if (data !== null && data.length > MAX_DEFINITION_BYTES)
+    throw refusedSchedule(path, `it takes ${data.length} bytes, over the ${MAX_DEFINITION_BYTES} a schedule may take`);
+  let value: unknown;
+  try {
+    value = decodeValue(path, data);
+  } catch (error) {
+    throw refusedSchedule(path, 'its value is not superjson text', error);
+  }
+  return parseStoredSchedule(path, value);
+}
+
+/** A stored schedule, decoded, validated again in full as `put` validates it (see decodeStoredSchedule). */
 export function parseStoredSchedule(path: string, value: unknown): StoredSchedule {
-  const record = value as Partial<StoredSchedule> | null;
-  if (
-    typeof record !== 'object' ||
-    record === null ||
-    typeof record.name !== 'string' ||
-    typeof record.cron !== 'string' ||
-    typeof record.timezone !== 'string' ||
-    typeof record.planParent !== 'string' ||
-    typeof record.spec !== 'object' ||
-    typeof record.activeSince !== 'number' ||
-    typeof record.paused !== 'boolean' ||
-    !OVERLAPS.includes(record.overlap as OverlapPolicy) ||
-    !MISFIRES.includes(record.misfire as MisfirePolicy) ||
-    typeof record.catchUpLimit !== 'number' ||
-    typeof record.misfireGraceMs !== 'number'
-  )
-    throw new MalformedNodeError(path, 'expected a schedule { name, cron, timezone, spec, params, planParent, overlap, misfire, catchUpLimit, … }');
-  return record as StoredSchedule;
+  try {
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new Error('expected a schedule { name, cron, timezone, spec, params, planParent, overlap, misfire, catchUpLimit, … }');
+    const { activeSince, updatedAt, removing, ...input } = value as Record<string, unknown>;
+    for (const key of STORED_KEYS) if (!Object.hasOwn(input, key)) throw new Error(`it has no "${key}"`);
+    // Its name is its node's: a definition naming another schedule would act on that one's cursor and ticks.
+    if (input['name'] !== nameOf(path)) throw new Error(`its name ${JSON.stringify(input['name'])} is not its node's, "${nameOf(path)}"`);
+    if (typeof activeSince !== 'number' || !Number.isSafeInteger(activeSince) || activeSince < 0 || activeSince > MAX_TIME)
+      throw new Error(`activeSince: expected a time in ms from 0 to ${MAX_TIME}, got ${JSON.stringify(activeSince)}`);
+    if (typeof updatedAt !== 'string') throw new Error(`updatedAt: expected an ISO-8601 time, got ${JSON.stringify(updatedAt)}`);
+    if (removing !== undefined && removing !== true) throw new Error(`removing: expected true when present, got ${JSON.stringify(removing)}`);
+    // The same validation as put's, all limits included; `activeSince` is kept as stored.
+    const schedule = resolveSchedule(input as unknown as ScheduleInput, undefined, activeSince, []);
+    return { ...schedule, activeSince, updatedAt, ...(removing === true ? { removing } : {}) };
+  } catch (error) {
+    throw refusedSchedule(path, (error as Error).message, error);
+  }
+}
+
+/**
+ * Why the schedule at `path` is not run: a MalformedNodeError naming the node, the problem and what
+ * to do. No tick of it fires, and schedulers go on with the other schedules (reporting this one).
+ */
+export function refusedSchedule(path: string, problem: string, cause?: unknown): MalformedNodeError {
+  const [name, parent] = [nameOf(path), parentOf(path)];
+  return new MalformedNodeError(
+    path,
+    `not a schedule zk-plan runs (${problem}): no tick of it fires. Put the schedule again (zk-plan schedule put <file> --schedules ${parent}, or schedules('${parent}').put) or remove it (zk-plan schedule rm ${name} --schedules ${parent})`,
+    cause,
+  );
 }
 
 function oneOf<T extends string>(argument: string, value: unknown, allowed: readonly T[], where: string): T {

@@ -11,7 +11,8 @@ import type { Watcher } from '../zk/zk-client-types.js';
 import type { ZkStat } from '../zk/native-client.js';
 import { TokenLock } from '../zk/token-lock.js';
 import type { Zk } from '../zk/zk.js';
-import { parseStoredSchedule, type StoredSchedule } from './schedule-definition.js';
+import { MAX_CATCH_UP_LIMIT, MAX_DEFINITION_BYTES, decodeStoredSchedule, type StoredSchedule } from './schedule-definition.js';
+import { MAX_ON_TIME_TICKS } from './tick-decisions.js';
 import { cronTickId, parseTickRecord, sortTickIds, timeOfTickId, type TickRecord } from './tick-record.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 
@@ -31,8 +32,8 @@ export interface ScheduleCursor {
   readonly scheduleNode?: number;
 }
 
-/** What one znode holds with room to spare (ZooKeeper's jute.maxbuffer is 1 MB). */
-const MAX_DEFINITION_BYTES = 1_000_000;
+/** The most ticks one decision names: every missed tick `catchUpLimit` allows, and the on-time ones. */
+const MAX_TICKS_PER_DECISION = MAX_CATCH_UP_LIMIT + MAX_ON_TIME_TICKS;
 
 /** A node as read before a write decided on it: the version to write over, and the node it is (its creation zxid). */
 export interface NodeRead {
@@ -40,7 +41,17 @@ export interface NodeRead {
   readonly czxid: number;
 }
 
+/** Definitions validated by one store, kept by node: at most this many (then it starts again). */
+const MAX_VALIDATED = 1_000;
+
 export class ScheduleStore {
+  /**
+   * The last definition validated per schedule, with the node version it was read at: a node's
+   * value at a version never changes (a write moves the version, a delete and create the czxid), so
+   * the same version is not decoded and validated again at every pass and tick.
+   */
+  private readonly validated = new Map<string, { readonly czxid: number; readonly version: number; readonly schedule: StoredSchedule }>();
+
   constructor(
     private readonly zk: Zk,
     readonly parent: string,
@@ -53,7 +64,11 @@ export class ScheduleStore {
     return (listing?.children ?? []).filter(isPlanName).sort();
   }
 
-  /** The schedule and its node as read; undefined when there is none. `watcher` fires once when it changes or goes. */
+  /**
+   * The schedule and its node as read; undefined when there is none. `watcher` fires once when it
+   * changes or goes. A node that is not a valid schedule (validated in full, as `put` does) is
+   * refused: MalformedNodeError naming it and what to do (the watch is set all the same).
+   */
   async read(name: string, watcher?: Watcher): Promise<({ readonly schedule: StoredSchedule } & NodeRead) | undefined> {
     const { node } = scheduleNodes(this.parent, name);
     let read: { stat: ZkStat; data: Buffer | null };
@@ -63,7 +78,19 @@ export class ScheduleStore {
       if (isZkError(error, 'NO_NODE')) return undefined;
       throw error;
     }
-    return { schedule: parseStoredSchedule(node, decodeValue(node, read.data)), version: read.stat.version, czxid: read.stat.czxid };
+    const { version, czxid } = read.stat;
+    const known = this.validated.get(name);
+    if (known !== undefined && known.czxid === czxid && known.version === version) return { schedule: known.schedule, version, czxid };
+    const schedule = decodeStoredSchedule(node, read.data); // refused: not kept, so refused again at every read
+    if (this.validated.size >= MAX_VALIDATED) this.validated.clear();
+    this.validated.set(name, { czxid, version, schedule });
+    return { schedule, version, czxid };
+  }
+
+  /** The schedule's node as read, whatever it holds; undefined when there is none. */
+  async node(name: string): Promise<NodeRead | undefined> {
+    const stat = await this.zk.exists(scheduleNodes(this.parent, name).node);
+    return stat === undefined ? undefined : { version: stat.version, czxid: stat.czxid };
   }
 
   /**
@@ -102,7 +129,7 @@ export class ScheduleStore {
       if (read === undefined) return;
       let stored: StoredSchedule | undefined;
       try {
-        stored = parseStoredSchedule(node, decodeValue(node, read.data));
+        stored = decodeStoredSchedule(node, read.data);
       } catch {
         stored = undefined; // not a schedule zk-plan can read: nothing fires from it anyway
       }
@@ -125,18 +152,23 @@ export class ScheduleStore {
     const node = await this.zk.tryGetData(cursor);
     if (node === undefined) return { tick: undefined, skipped: 0, fire: [], node: undefined };
     const value = decodeValue(cursor, node.data) as Partial<ScheduleCursor> | null;
+    // Every tick it names gets a record each pass: at most what one decision fires, each a time in ms.
     if (
       typeof value !== 'object' ||
       value === null ||
-      (value.tick !== undefined && typeof value.tick !== 'number') ||
-      typeof value.skipped !== 'number' ||
-      (value.fire !== undefined && !Array.isArray(value.fire)) ||
+      (value.tick !== undefined && !Number.isSafeInteger(value.tick)) ||
+      !Number.isSafeInteger(value.skipped) ||
+      (value.fire !== undefined &&
+        (!Array.isArray(value.fire) || value.fire.length > MAX_TICKS_PER_DECISION || !value.fire.every((tick) => Number.isSafeInteger(tick) && tick >= 0))) ||
       (value.scheduleNode !== undefined && typeof value.scheduleNode !== 'number')
     )
-      throw new MalformedNodeError(cursor, 'expected { tick, skipped, fire }');
+      throw new MalformedNodeError(
+        cursor,
+        `expected { tick, skipped, fire } naming at most ${MAX_TICKS_PER_DECISION} ticks (times in ms): no tick of the schedule fires until it is removed (zk-plan schedule rm ${name} --schedules ${this.parent}) and put again`,
+      );
     return {
       tick: value.tick,
-      skipped: value.skipped,
+      skipped: value.skipped as number,
       fire: value.fire ?? [],
       ...(value.scheduleNode === undefined ? {} : { scheduleNode: value.scheduleNode }),
       node: { version: node.stat.version, czxid: node.stat.czxid },

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { PlanState } from '../plan/plan-states.js';
 import { ScheduleNotFoundError } from '../errors/schedule-errors.js';
+import { MalformedNodeError } from '../errors/task-errors.js';
 import { scheduleNodes } from '../zk/layout.js';
 import { cronTimes } from './cron-times.js';
 import { assertScheduleName, resolveSchedule, type ScheduleInput, type StoredSchedule } from './schedule-definition.js';
@@ -54,13 +55,22 @@ export class Schedules {
 
   /**
    * Creates or replaces a schedule (validated in full first, its spec too). Replacing keeps its
-   * ticks; a changed cron or time zone only fires ticks from now on.
+   * ticks; a changed cron or time zone only fires ticks from now on. A node refused on read (not
+   * a valid schedule) is replaced too, as a new schedule: only ticks from now on fire.
    */
   async put(input: ScheduleInput): Promise<StoredSchedule> {
     for (;;) {
       const name = (input as { name?: unknown } | null)?.name;
       assertScheduleName(name);
-      const current = await this.firing.store.read(name);
+      const current = await this.firing.store.read(name).catch(async (error: unknown) => {
+        if (!(error instanceof MalformedNodeError)) throw error;
+        return { refused: await this.firing.store.node(name) };
+      });
+      if (current !== undefined && 'refused' in current) {
+        const stored = resolveSchedule(input, undefined, this.now(), this.firing.functions.names());
+        if (await this.firing.store.write(stored, current.refused)) return stored;
+        continue;
+      }
       if (current?.schedule.removing === true) {
         // A removal cut off part-way: finish it, and put the schedule anew (its old cursor and records are gone).
         await this.firing.store.remove(name);
@@ -120,10 +130,20 @@ export class Schedules {
     await this.firing.store.remove(name);
   }
 
-  /** Every schedule (by name) with its next fire times and recent runs. */
+  /**
+   * Every schedule (by name) with its next fire times and recent runs. One refused on read (its
+   * definition or cursor not valid: MalformedNodeError, which schedulers report each pass) is left out.
+   */
   async list(): Promise<ScheduleSummary[]> {
     const names = await this.firing.store.names();
-    const summaries = await Promise.all(names.map((name) => this.summary(name)));
+    const summaries = await Promise.all(
+      names.map((name) =>
+        this.summary(name).catch((error: unknown) => {
+          if (error instanceof MalformedNodeError) return undefined;
+          throw error;
+        }),
+      ),
+    );
     return summaries.filter((summary): summary is ScheduleSummary => summary !== undefined);
   }
 

@@ -5,7 +5,7 @@
 import type { CronTimes } from './cron-times.js';
 
 /** At most this many on-time ticks fire in one pass (a cron firing every second with a grace of over 16 minutes has more; the older ones count as skipped). */
-const MAX_ON_TIME_TICKS = 1_000;
+export const MAX_ON_TIME_TICKS = 1_000;
 
 export type MisfirePolicy = 'fireAll' | 'fireOnce' | 'skip';
 export type OverlapPolicy = 'skip' | 'allow' | 'cancelPrevious';

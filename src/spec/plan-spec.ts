@@ -3,6 +3,8 @@
  * its params and the keys of its inputs in argument order; `{ $param: name }` in params is
  * replaced by a named parameter at submit. `checkPlanSpec` (pure) validates a spec completely
  * before anything is written and orders its tasks so that every input comes before its user.
+ * It takes time linear in the tasks and their inputs, whatever the graph's shape (a fan-out from
+ * one input, a long chain, a wide DAG): schedulers check a schedule's spec at every read and tick.
  */
 import type { PlanOptions } from '../config/plan-options.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
@@ -65,28 +67,46 @@ export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec 
   const { tasks, options } = spec as { tasks?: unknown; options?: unknown };
   for (const key of Object.keys(spec))
     if (key !== 'tasks' && key !== 'options') throw new PlanSpecError('SPEC_INVALID', undefined, `unknown field "${key}" (a spec has tasks and options)`);
-  if (typeof tasks !== 'object' || tasks === null || Array.isArray(tasks) || Object.keys(tasks).length === 0) {
-    throw new PlanSpecError('SPEC_INVALID', undefined, '"tasks" must be an object with at least one task, by key');
-  }
+  // Keys, then each value by key: cheaper than Object.entries (no pair per task) on an object of 100 000 keys.
+  const keys = typeof tasks === 'object' && tasks !== null && !Array.isArray(tasks) ? Object.keys(tasks) : [];
+  if (keys.length === 0) throw new PlanSpecError('SPEC_INVALID', undefined, '"tasks" must be an object with at least one task, by key');
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options)))
     throw new PlanSpecError('SPEC_INVALID', undefined, '"options" must be an object of createPlan options');
-  const entries = new Map<string, { fn: string; params: readonly unknown[]; inputs: readonly string[]; options: AddTaskOptions }>();
-  for (const [key, raw] of Object.entries(tasks as Record<string, unknown>)) entries.set(key, checkEntry(key, raw, context));
-  for (const [key, entry] of entries) {
-    for (const input of entry.inputs)
-      if (!entries.has(input))
-        throw new PlanSpecError('SPEC_UNKNOWN_INPUT', key, `input "${input}" is not a task of the spec (its keys: ${[...entries.keys()].join(', ')})`);
+  const functions = knownFunctions(context);
+  const entries = new Map<string, CheckedTask>();
+  const inputs: (readonly string[])[] = [];
+  for (const key of keys) {
+    const entry = checkEntry(key, (tasks as Record<string, unknown>)[key], context, functions);
+    entries.set(key, entry);
+    inputs.push(entry.inputs);
   }
-  const order = topologicalOrder(entries);
+  const order = topologicalOrder(inputGraph(keys, inputs));
   if (context.schemasOf !== undefined) checkArity(entries, context.schemasOf);
   return { order, tasks: entries, options: (options ?? {}) as PlanOptions };
 }
 
-function checkEntry(
-  key: string,
-  raw: unknown,
-  context: SpecContext,
-): { fn: string; params: readonly unknown[]; inputs: readonly string[]; options: AddTaskOptions } {
+type CheckedTask = { fn: string; params: readonly unknown[]; inputs: readonly string[]; options: AddTaskOptions };
+
+/**
+ * The registered names and the live workers' functions as sets, made once per spec: each task's
+ * function is then looked up in constant time, however many tasks, functions and workers.
+ */
+interface KnownFunctions {
+  /** Undefined: not checked (no registry given). */
+  readonly registered: ReadonlySet<string> | undefined;
+  /** Undefined: not checked (no live worker, or one that runs any function). */
+  readonly live: ReadonlySet<string> | undefined;
+}
+
+function knownFunctions(context: SpecContext): KnownFunctions {
+  const { registered, live } = context;
+  return {
+    registered: registered.length > 0 ? new Set(registered) : undefined,
+    live: live !== undefined && live.length > 0 && !live.some((functions) => functions.length === 0) ? new Set(live.flat()) : undefined,
+  };
+}
+
+function checkEntry(key: string, raw: unknown, context: SpecContext, functions: KnownFunctions): CheckedTask {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new PlanSpecError('SPEC_INVALID', key, 'expected { fn, params?, inputs?, options? }');
   const entry = raw as Record<string, unknown>;
@@ -103,16 +123,17 @@ function checkEntry(
     throw new PlanSpecError('SPEC_INVALID', key, '"inputs" must be an array of task keys');
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of addTask options');
-  if (context.registered.length > 0 && !context.registered.includes(fn)) {
+  if (functions.registered !== undefined && !functions.registered.has(fn)) {
     throw new PlanSpecError('SPEC_UNKNOWN_FUNCTION', key, `function "${fn}" is not registered (registered: ${context.registered.join(', ')})`);
   }
-  if (context.live !== undefined && context.live.length > 0 && !context.live.some((functions) => functions.length === 0 || functions.includes(fn))) {
+  if (functions.live !== undefined && !functions.live.has(fn)) {
     throw new PlanSpecError('SPEC_UNKNOWN_FUNCTION', key, `no live worker of the parent registers "${fn}"`);
   }
   const filled = fillParams(key, params, context.params);
   try {
-    assertSerializable(filled, `params of task "${key}"`);
-    assertSerializable(options, `options of task "${key}"`);
+    // No params (a new, plain array) and no options (the default {}) hold nothing to refuse: not walked.
+    if (filled.length > 0) assertSerializable(filled, `params of task "${key}"`);
+    if (entry['options'] !== undefined) assertSerializable(options, `options of task "${key}"`);
   } catch (error) {
     throw new PlanSpecError('SPEC_UNSERIALIZABLE', key, (error as Error).message);
   }
@@ -140,36 +161,110 @@ function fillParams(key: string, params: readonly unknown[], values: Readonly<Re
   return params.map(fill);
 }
 
-/** Kahn's order over the inputs, keys in spec order among equals; SPEC_CYCLE names a task on a cycle. */
-function topologicalOrder(entries: ReadonlyMap<string, { inputs: readonly string[] }>): string[] {
-  const pending = new Map([...entries].map(([key, entry]) => [key, new Set(entry.inputs).size]));
-  const users = new Map<string, string[]>();
-  for (const [key, entry] of entries) for (const input of new Set(entry.inputs)) users.set(input, [...(users.get(input) ?? []), key]);
-  const ready = [...entries.keys()].filter((key) => pending.get(key) === 0);
-  const order: string[] = [];
-  while (ready.length > 0) {
-    const key = ready.shift() as string;
-    order.push(key);
-    for (const user of users.get(key) ?? []) {
-      const left = (pending.get(user) as number) - 1;
-      pending.set(user, left);
-      if (left === 0) ready.push(user);
+/**
+ * The tasks as positions (spec order) and their inputs as positions, CSR-style: task t's inputs
+ * are `inputs[starts[t]]` … `inputs[starts[t + 1] - 1]`, in its order, repeats included.
+ * SPEC_UNKNOWN_INPUT names the first task (in spec order) with an input that is not a task.
+ */
+interface InputGraph {
+  readonly keys: readonly string[];
+  readonly starts: Int32Array;
+  readonly inputs: Int32Array;
+}
+
+/** `inputsOf[t]`: the input keys of the task `keys[t]`. */
+function inputGraph(keys: readonly string[], inputsOf: readonly (readonly string[])[]): InputGraph {
+  const position = new Map<string, number>();
+  let edgeCount = 0;
+  for (let task = 0; task < keys.length; task++) {
+    position.set(keys[task] as string, task);
+    edgeCount += (inputsOf[task] as readonly string[]).length;
+  }
+  const starts = new Int32Array(keys.length + 1);
+  const inputs = new Int32Array(edgeCount);
+  let edge = 0;
+  for (let task = 0; task < keys.length; task++) {
+    starts[task] = edge;
+    for (const input of inputsOf[task] as readonly string[]) {
+      const at = position.get(input);
+      if (at === undefined)
+        throw new PlanSpecError('SPEC_UNKNOWN_INPUT', keys[task], `input "${input}" is not a task of the spec (its keys: ${keys.join(', ')})`);
+      inputs[edge++] = at;
     }
   }
-  if (order.length < entries.size) {
-    const cycle = findCycle(entries, new Set(order));
+  starts[keys.length] = edge;
+  return { keys, starts, inputs };
+}
+
+/**
+ * Kahn's order over the inputs, keys in spec order among equals; SPEC_CYCLE names a task on a cycle.
+ * Linear in the tasks and inputs: positions and typed arrays (no array copied per edge, no key
+ * looked up again), each task's users laid out once, and the ready tasks a queue read by an index.
+ */
+function topologicalOrder({ keys, starts, inputs }: InputGraph): string[] {
+  const count = keys.length;
+  // An input repeated by one task counts once: `firstUse` marks each edge that is its task's first to that input.
+  const firstUse = new Uint8Array(inputs.length);
+  const lastUser = new Int32Array(count).fill(-1);
+  const pending = new Int32Array(count);
+  const userStarts = new Int32Array(count + 1);
+  for (let task = 0; task < count; task++)
+    for (let edge = starts[task] as number; edge < (starts[task + 1] as number); edge++) {
+      const input = inputs[edge] as number;
+      if (lastUser[input] === task) continue;
+      lastUser[input] = task;
+      firstUse[edge] = 1;
+      pending[task] = (pending[task] as number) + 1;
+      userStarts[input + 1] = (userStarts[input + 1] as number) + 1;
+    }
+  for (let task = 0; task < count; task++) userStarts[task + 1] = (userStarts[task + 1] as number) + (userStarts[task] as number);
+  // The users of each task, in spec order: those of task t are users[userStarts[t]] … users[userStarts[t + 1] - 1].
+  const users = new Int32Array(userStarts[count] as number);
+  const filled = userStarts.slice(0, count);
+  for (let task = 0; task < count; task++)
+    for (let edge = starts[task] as number; edge < (starts[task + 1] as number); edge++) {
+      if (firstUse[edge] === 0) continue;
+      const input = inputs[edge] as number;
+      users[filled[input] as number] = task;
+      filled[input] = (filled[input] as number) + 1;
+    }
+  // The queue: tasks before `next` are ordered and their users counted down, those from `next` to `end` are ready.
+  const queue = new Int32Array(count);
+  let end = 0;
+  for (let task = 0; task < count; task++) if (pending[task] === 0) queue[end++] = task;
+  for (let next = 0; next < end; next++) {
+    const task = queue[next] as number;
+    for (let at = userStarts[task] as number; at < (userStarts[task + 1] as number); at++) {
+      const user = users[at] as number;
+      pending[user] = (pending[user] as number) - 1;
+      if (pending[user] === 0) queue[end++] = user;
+    }
+  }
+  if (end < count) {
+    const cycle = findCycle({ keys, starts, inputs }, pending);
     throw new PlanSpecError('SPEC_CYCLE', cycle[0], `the inputs form a cycle: ${[...cycle, cycle[0]].join(' ← ')}`);
   }
+  const order = new Array<string>(count);
+  for (let at = 0; at < count; at++) order[at] = keys[queue[at] as number] as string;
   return order;
 }
 
-/** A cycle among the tasks not ordered: from any of them, inputs that are not ordered lead round (every one has such an input). */
-function findCycle(entries: ReadonlyMap<string, { inputs: readonly string[] }>, ordered: ReadonlySet<string>): string[] {
-  const path: string[] = [];
-  let current = [...entries.keys()].find((key) => !ordered.has(key)) as string;
-  while (!path.includes(current)) {
+/**
+ * A cycle among the tasks not ordered (those still `pending` an input): from the first of them in
+ * spec order, each one's first input not ordered leads round (every one has such an input). Each
+ * task is visited once: its place on the path is kept by position.
+ */
+function findCycle({ keys, starts, inputs }: InputGraph, pending: Int32Array): string[] {
+  const placeOnPath = new Int32Array(keys.length).fill(-1);
+  const path: number[] = [];
+  let current = pending.findIndex((left) => left > 0);
+  while (placeOnPath[current] === -1) {
+    placeOnPath[current] = path.length;
     path.push(current);
-    current = (entries.get(current) as { inputs: readonly string[] }).inputs.find((input) => !ordered.has(input)) as string;
+    let next = -1;
+    for (let edge = starts[current] as number; edge < (starts[current + 1] as number) && next === -1; edge++)
+      if ((pending[inputs[edge] as number] as number) > 0) next = inputs[edge] as number;
+    current = next;
   }
-  return path.slice(path.indexOf(current));
+  return path.slice(placeOnPath[current]).map((task) => keys[task] as string);
 }
