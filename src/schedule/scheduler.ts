@@ -16,7 +16,9 @@
  *
  * The loop wakes at the next tick of any schedule, when schedules are put or removed (a watch),
  * and every `pollMs` (to finish ticks whose firer died). A pass that fails (a connection problem)
- * is reported to `onError` and the loop goes on.
+ * is reported to `onError` and the loop goes on. So is a schedule refused on read (its node is
+ * validated in full at every read, as `put` validates it: see ScheduleStore.read): nothing of it is
+ * decided or fired, and the pass goes on with the other schedules.
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { MalformedNodeError } from '../errors/task-errors.js';

@@ -164,7 +164,6 @@ function fillParams(key: string, params: readonly unknown[], values: Readonly<Re
 /**
  * The tasks as positions (spec order) and their inputs as positions, CSR-style: task t's inputs
  * are `inputs[starts[t]]` … `inputs[starts[t + 1] - 1]`, in its order, repeats included.
- * SPEC_UNKNOWN_INPUT names the first task (in spec order) with an input that is not a task.
  */
 interface InputGraph {
   readonly keys: readonly string[];
@@ -172,7 +171,10 @@ interface InputGraph {
   readonly inputs: Int32Array;
 }
 
-/** `inputsOf[t]`: the input keys of the task `keys[t]`. */
+/**
+ * The graph of the tasks `keys`, `inputsOf[t]` being the input keys of `keys[t]`; SPEC_UNKNOWN_INPUT
+ * names the first task (in spec order) with an input that is not a task, as before.
+ */
 function inputGraph(keys: readonly string[], inputsOf: readonly (readonly string[])[]): InputGraph {
   const position = new Map<string, number>();
   let edgeCount = 0;
