@@ -30,7 +30,7 @@ export const MUTANTS: readonly Mutant[] = [
     ],
     defect:
       "issue 19, defect 1: a slot's release, sent again after a lost reply (through the next session or the same one), deletes the slot another worker took meanwhile, and a limit of 1 runs two tasks at once",
-    searchFrom: 1679,
+    searchFrom: 601,
   },
   {
     name: 'slot-take-unfenced',
