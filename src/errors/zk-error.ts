@@ -141,7 +141,7 @@ export class ForeignAclError extends ZkPlanError {
     readonly what: string,
   ) {
     super(
-      `${what} ${path} has the ACL ${acl}, wider than the configured acl: any client it grants may have created nodes under it, so zk-plan refuses it. ` +
+      `${what} ${path} has the ACL ${acl}, wider than the configured acl, so every client it grants may have created nodes under it, and zk-plan refuses it. ` +
         `Fix: delete it (zkCli.sh deleteall ${path}) and let zk-plan create it again with the configured acl, or give it that ACL (zkCli.sh setAcl ${path} …) after checking what it holds`,
       { path },
     );
