@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, as the README's test command and CI run it: set-up, type check, then the
+# The whole test suite, as the README's test command and CI run it: set-up, static checks, then the
 # unit tests (test/, in-memory ZooKeeper, with line coverage: src/worker, src/plan and src/store must
 # each stay at or above 80 %, see vitest.config.ts) and the integration tests against real
 # ZooKeeper servers (integ/). Each run writes its JSON report; print-test-summary.mjs adds them up
@@ -11,18 +11,37 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/setup.sh || exit 1
-# Three programs: the server side (Node), the web view's browser code and its tests (the DOM library).
-for project in tsconfig.json src/ui/browser/tsconfig.json test/browser/tsconfig.json; do
-  npx tsc --noEmit -p "${project}" || { echo "typecheck (${project}): 0 passed, 1 failed"; exit 1; }
-done
+
+# Static checks. Each tool runs on one core (its garbage collector aside), so they run in two lanes
+# at once on the two cores: the linter alone, which takes about as long as all the others one after
+# another. Each lane's output is kept and printed once both are done, the first lane's first.
+type_checks_cycles_format() {
+  # Three programs: the server side (Node), the web view's browser code and its tests (the DOM library).
+  for project in tsconfig.json src/ui/browser/tsconfig.json test/browser/tsconfig.json; do
+    npx tsc --noEmit -p "${project}" || { echo "typecheck (${project}): 0 passed, 1 failed"; return 1; }
+  done
+  # No import cycle in src/, types included.
+  npx dpdm --no-warning --no-tree --exit-code circular:1 'src/**/*.ts' || { echo "import cycles: 0 passed, 1 failed"; return 1; }
+  # Formatting (prettier, .prettierrc.json): `npm run format` fixes what this reports.
+  npx prettier --check --log-level warn . || { echo "format: 0 passed, 1 failed"; return 1; }
+}
 # Guard rails: promises neither awaited nor handled, promises where a callback's result is ignored,
-# type imports written as values (eslint.config.js); no import cycle in src/, types included; and
-# the formatter's layout.
-npx eslint . || { echo "lint: 0 passed, 1 failed"; exit 1; }
-npx dpdm --no-warning --no-tree --exit-code circular:1 'src/**/*.ts' || { echo "import cycles: 0 passed, 1 failed"; exit 1; }
-# Formatting (prettier, .prettierrc.json): `npm run format` fixes what this reports.
-npx prettier --check --log-level warn . || { echo "format: 0 passed, 1 failed"; exit 1; }
+# type imports written as values (eslint.config.js).
+lint() {
+  npx eslint . || { echo "lint: 0 passed, 1 failed"; return 1; }
+}
 mkdir -p test-output
+type_checks_cycles_format > test-output/static-checks.log 2>&1 &
+checks_pid=$!
+lint > test-output/lint.log 2>&1 &
+lint_pid=$!
+wait "${checks_pid}"
+checks_status=$?
+wait "${lint_pid}"
+lint_status=$?
+cat test-output/static-checks.log test-output/lint.log
+if [ "${checks_status}" -ne 0 ] || [ "${lint_status}" -ne 0 ]; then exit 1; fi
+
 rm -f test-output/unit-report.json test-output/integ-report.json test-output/coverage/coverage-summary.json
 
 coverage=(--coverage)
