@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite, as the README's test command and CI run it: set-up, type check, then the
+# The whole test suite, as the README's test command and CI run it: set-up, static checks, then the
 # unit tests (test/, in-memory ZooKeeper, with line coverage: src/worker, src/plan and src/store must
-# each stay at or above 80 %, see vitest.config.ts) and the integration tests against real
-# ZooKeeper servers (integ/). Each run writes its JSON report; print-test-summary.mjs adds them up
-# into the one closing line and checks the coverage floor.
+# each stay at or above 80 %, see vitest.config.ts), the seeded simulations (test/, in-memory
+# ZooKeeper, without coverage) and the integration tests against real ZooKeeper servers (integ/).
+# Each run writes its JSON report; print-test-summary.mjs adds them up into the one closing line and
+# checks the coverage floor.
 #
-# Arguments are passed to both vitest runs (e.g. a name filter: -t 'retry'); with arguments the
+# Arguments are passed to every vitest run (e.g. a name filter: -t 'retry'); with arguments the
 # coverage floor is not checked, since a filtered run covers only part of the code.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -42,7 +43,7 @@ for check in typecheck lint cycles format; do
 done
 [ "${checks_failed}" -eq 0 ] || exit 1
 mkdir -p test-output
-rm -f test-output/unit-report.json test-output/integ-report.json test-output/coverage/coverage-summary.json
+rm -f test-output/unit-report.json test-output/simulation-report.json test-output/integ-report.json test-output/coverage/coverage-summary.json
 
 coverage=(--coverage)
 summary=(--coverage-summary test-output/coverage/coverage-summary.json)
@@ -52,9 +53,12 @@ if [ "$#" -gt 0 ]; then
 fi
 
 status=0
-# The unit tests use every core: they are CPU-bound and need no server (the simulation alone runs
-# 2 000 seeds). The integration tests keep vitest's default: their fault tests time real processes.
-VITEST_JSON_REPORT=test-output/unit-report.json npx vitest run test/ --maxWorkers=100% "${coverage[@]}" --passWithNoTests "$@" || status=1
+# The unit tests and the simulations use every core: they are CPU-bound and need no server. The
+# coverage floor is measured on the unit tests alone; the simulations (the project `simulations`,
+# vitest.config.ts, and the mutants' self-tests) run apart without coverage, which slowed them by a
+# fifth to a third. The integration tests keep vitest's default: their fault tests time real processes.
+VITEST_JSON_REPORT=test-output/unit-report.json npx vitest run test/ --project zk-plan --maxWorkers=100% "${coverage[@]}" --passWithNoTests "$@" || status=1
+VITEST_JSON_REPORT=test-output/simulation-report.json npx vitest run test/ --project simulations --project 'mutant:*' --maxWorkers=100% --passWithNoTests "$@" || status=1
 VITEST_JSON_REPORT=test-output/integ-report.json npx vitest run integ/ --passWithNoTests "$@" || status=1
-node scripts/print-test-summary.mjs test-output/unit-report.json test-output/integ-report.json "${summary[@]}" || status=1
+node scripts/print-test-summary.mjs test-output/unit-report.json test-output/simulation-report.json test-output/integ-report.json "${summary[@]}" || status=1
 exit "${status}"

@@ -6,6 +6,9 @@
 import { Cron } from 'croner';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 
+/** The default zone, which every runtime knows. */
+const UTC = 'UTC';
+
 export interface CronTimes {
   /** The first fire time after `after`; undefined when the expression never fires again. */
   next(after: number): number | undefined;
@@ -29,7 +32,10 @@ export function cronTimes(cron: string, timezone: string, where: string): CronTi
   assertTimezone(timezone, where);
   let pattern: Cron;
   try {
-    pattern = new Cron(cron, { timezone, paused: true });
+    // UTC as a fixed offset of 0: the same times (UTC has no daylight saving), without croner
+    // formatting each candidate date through Intl in the zone, which made the default some 50 times slower.
+    const zone = timezone === UTC ? { utcOffset: 0 } : { timezone };
+    pattern = new Cron(cron, { ...zone, paused: true });
     pattern.nextRun(new Date(0)); // croner checks some patterns only when it computes a time
   } catch (error) {
     throw new InvalidArgumentError('cron', `${where}: "${cron}" is not a cron expression croner accepts (${(error as Error).message})`);
@@ -63,6 +69,8 @@ export function cronTimes(cron: string, timezone: string, where: string): CronTi
 /** An IANA time zone name the runtime knows (`UTC`, `Europe/Berlin`). */
 function assertTimezone(timezone: unknown, where: string): asserts timezone is string {
   if (typeof timezone !== 'string' || timezone === '') throw new InvalidArgumentError('timezone', `${where}: expected an IANA time zone such as "UTC"`);
+  // Job and schedule definitions are checked on every read: no Intl.DateTimeFormat built for the default.
+  if (timezone === UTC) return;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
   } catch {

@@ -316,18 +316,20 @@ export class MemoryZooKeeper implements MemoryServer {
 
   private tellApplied(session: ServerSession, request: MemoryRequest, reply: MemoryReply<unknown>): void {
     if (this.onApplied === undefined) return;
-    const createdPath = request.op === 'create' && reply.ok ? (reply.value as string) : undefined;
-    const data = request.op === 'create' || request.op === 'setData' ? request.data : undefined;
-    this.onApplied({
+    // Field by field, in the order of AppliedOperation, with no small objects spread: this runs for
+    // every operation of a simulation.
+    const event: { -readonly [K in keyof AppliedOperation]?: AppliedOperation[K] } = {
       clientName: session.clientName,
       sessionId: session.id,
       op: request.op,
       path: request.path,
-      ...(createdPath === undefined ? {} : { createdPath }),
-      ...(data === undefined ? {} : { data }),
-      ok: reply.ok,
-      ...(reply.ok ? {} : { rc: reply.rc }),
-    });
+    };
+    if (request.op === 'create' && reply.ok) event.createdPath = reply.value as string;
+    const data = request.op === 'create' || request.op === 'setData' ? request.data : undefined;
+    if (data !== undefined) event.data = data;
+    event.ok = reply.ok;
+    if (!reply.ok) event.rc = reply.rc;
+    this.onApplied(event as AppliedOperation);
   }
 
   private deleteEphemerals(sessionId: string): void {

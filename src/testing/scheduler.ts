@@ -40,7 +40,17 @@ export class ManualScheduler implements OperationScheduler {
 
   /** Names of the clients with operations waiting, in the order they first sent one. */
   pending(): string[] {
-    return [...this.queues.keys()].filter((clientName) => this.queued(clientName).length > 0);
+    // Called several times per step of a simulation: no copy of a queue unless it holds answered operations.
+    const names: string[] = [];
+    for (const [clientName, queue] of this.queues) {
+      if (queue.some((operation) => !operation.live))
+        this.queues.set(
+          clientName,
+          queue.filter((operation) => operation.live),
+        );
+      if (queue.some((operation) => operation.live)) names.push(clientName);
+    }
+    return names;
   }
 
   /** The operations of one client still waiting, head first. */

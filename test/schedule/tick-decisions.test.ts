@@ -21,6 +21,19 @@ describe('cronTimes', () => {
     expect(everySecond().latestIn(T0, T0 + 2000, 5)).toEqual({ ticks: [T0 + 1000, T0 + 2000], more: false });
   });
 
+  it('reads a UTC schedule in UTC whatever the zone the process runs in', () => {
+    const zone = process.env['TZ'];
+    process.env['TZ'] = 'Asia/Kolkata'; // UTC+05:30 all year
+    try {
+      const daily = cronTimes('0 30 2 * * *', 'UTC', 'test');
+      expect(new Date(daily.next(Date.UTC(2026, 10, 25)) as number).toISOString()).toBe('2026-11-25T02:30:00.000Z');
+      expect(daily.latestIn(Date.UTC(2026, 10, 25), Date.UTC(2026, 10, 27), 5).ticks).toEqual([Date.UTC(2026, 10, 25, 2, 30), Date.UTC(2026, 10, 26, 2, 30)]);
+    } finally {
+      if (zone === undefined) delete process.env['TZ'];
+      else process.env['TZ'] = zone;
+    }
+  });
+
   it('refuses a bad expression or time zone with a coded error naming the schedule', () => {
     expect(() => cronTimes('every day', 'UTC', 'schedule "x"')).toThrow(InvalidArgumentError);
     expect(() => cronTimes('* * * * *', 'Mars/Olympus', 'schedule "x"')).toThrow(/schedule "x": "Mars\/Olympus" is not an IANA time zone/);

@@ -31,7 +31,7 @@ const RECENT_SHOWN = 30;
 
 export async function settleOperations(options: SettleOptions): Promise<void> {
   const { manual, server, random, pending, faultRate, inject, check, stop } = options;
-  const recent: string[] = [];
+  const recent: { readonly client: string; readonly op: string; readonly path: string }[] = [];
   for (let steps = 0; steps < MAX_STEPS; steps++) {
     await flush();
     check?.();
@@ -46,12 +46,14 @@ export async function settleOperations(options: SettleOptions): Promise<void> {
     const client = random.pick(waiting);
     if (faultRate > 0 && random.chance(faultRate)) inject(client);
     if (!pending().includes(client)) continue;
-    const [next] = manual.queued(client);
-    if (next !== undefined) recent.push(`${client} ${next.op} ${next.path}`);
+    const next = manual.step(client);
+    // Kept as they are, put into words only if the loop never ends.
+    recent.push({ client, ...next });
     if (recent.length > RECENT_SHOWN) recent.shift();
-    manual.step(client);
     if (stop?.() === true) return;
   }
   // Operations that never stop coming: name the last ones, since that is where the loop is.
-  throw new Error(`operations still pending after ${MAX_STEPS} steps; the last ones: ${recent.join(', ')}`);
+  throw new Error(
+    `operations still pending after ${MAX_STEPS} steps; the last ones: ${recent.map(({ client, op, path }) => `${client} ${op} ${path}`).join(', ')}`,
+  );
 }

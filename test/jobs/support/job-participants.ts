@@ -64,15 +64,20 @@ export function jobParticipants(
  * each with who works on it and with which token: what both job simulations check after every step.
  */
 export function itemsWorkedByTwo(processes: readonly SimulatedJobProcess<string>[]): { readonly item: string; readonly by: string[] }[] {
-  const workers = new Map<string, string[]>();
+  // Who works on what first, and words only for an item with more than one worker: this runs after every step.
+  const workers = new Map<string, { readonly proc: SimulatedJobProcess<string>; readonly ctx: JobContext }[]>();
   for (const proc of processes) {
     if (proc.state === 'dead') continue;
     for (const [item, ctx] of proc.active) {
       if (ctx.signal.aborted || !ctx.holding()) continue;
-      workers.set(item, [...(workers.get(item) ?? []), `${proc.name} (token ${ctx.items.find((entry) => entry.id === item)?.token})`]);
+      const working = workers.get(item);
+      if (working === undefined) workers.set(item, [{ proc, ctx }]);
+      else working.push({ proc, ctx });
     }
   }
-  return [...workers].filter(([, by]) => by.length > 1).map(([item, by]) => ({ item, by }));
+  return [...workers]
+    .filter(([, working]) => working.length > 1)
+    .map(([item, working]) => ({ item, by: working.map(({ proc, ctx }) => `${proc.name} (token ${ctx.items.find((entry) => entry.id === item)?.token})`) }));
 }
 
 /** Stops a process as its service does on a clean shutdown (worker first, then its manager), after the step it is in. */
