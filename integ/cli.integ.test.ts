@@ -319,7 +319,9 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
     expect(badNumber.stderr).toContain('Usage: zk-plan wait [options] <plan>');
     expect(unreachable.code).toBe(4);
     expect(unreachable.stderr).toContain('zk-plan: cannot reach ZooKeeper at 127.0.0.1:1 within 1500 ms');
-    expect(unreachable.ms).toBeLessThan(1500 + 5_000); // the timeout, plus starting node and tsx
+    // The message names the timeout the command applied; the time only proves it gives up rather
+    // than hangs (four commands start under tsx at once here: on a loaded 2-core machine one took 7.6 s).
+    expect(unreachable.ms).toBeLessThan(1500 + 20_000);
   });
 });
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent project set-up, run before the examples and the tests:
-#   (a) npm dependencies (npm ci when node_modules is missing or older than package-lock.json),
+#   (a) npm dependencies (npm ci when node_modules is missing or older than package-lock.json or a
+#       patch in patches/),
 #   (b) an Apache ZooKeeper distribution ($ZOOKEEPER_HOME, else Debian's `zookeeper` package),
 #   (c) a working `java`,
 #   (d) Debian's chromium for the browser test.
@@ -31,7 +32,13 @@ npm_dependencies_stale() {
   # npm writes node_modules/.package-lock.json on every install; it is the best "installed at" stamp.
   local stamp=node_modules/.package-lock.json
   [[ -e ${stamp} ]] || stamp=node_modules
-  [[ package-lock.json -nt ${stamp} ]]
+  [[ package-lock.json -nt ${stamp} ]] && return 0
+  # A changed patch of a dependency (patches/, applied by postinstall) needs the install again too.
+  local patch
+  for patch in patches/*.patch; do
+    [[ ${patch} -nt ${stamp} ]] && return 0
+  done
+  return 1
 }
 
 if npm_dependencies_stale; then

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README's test command and CI run it: set-up, static checks, then the
 # unit tests (test/, in-memory ZooKeeper, with line coverage: src/worker, src/plan and src/store must
-# each stay at or above 80 %, see vitest.config.ts), the seeded simulations (test/, in-memory
-# ZooKeeper, without coverage) and the integration tests against real ZooKeeper servers (integ/).
+# each stay at or above 80 %, see vitest.config.ts), then the integration tests against real
+# ZooKeeper servers (integ/) with the seeded simulations (test/, in-memory ZooKeeper, without
+# coverage) running beside them.
 # Each run writes its JSON report; print-test-summary.mjs adds them up into the one closing line and
 # checks the coverage floor.
 #
@@ -53,12 +54,19 @@ if [ "$#" -gt 0 ]; then
 fi
 
 status=0
-# The unit tests and the simulations use every core: they are CPU-bound and need no server. The
-# coverage floor is measured on the unit tests alone; the simulations (the project `simulations`,
-# vitest.config.ts, and the mutants' self-tests) run apart without coverage, which slowed them by a
-# fifth to a third. The integration tests keep vitest's default: their fault tests time real processes.
+# The unit tests use every core: they are CPU-bound and need no server. The coverage floor is
+# measured on them alone.
 VITEST_JSON_REPORT=test-output/unit-report.json npx vitest run test/ --project zk-plan --maxWorkers=100% "${coverage[@]}" --passWithNoTests "$@" || status=1
-VITEST_JSON_REPORT=test-output/simulation-report.json npx vitest run test/ --project simulations --project 'mutant:*' --maxWorkers=100% --passWithNoTests "$@" || status=1
+# The integration tests run one file at a time, since their fault tests time real processes, and
+# spend most of that time waiting on servers and workers. The seeded simulations (the project
+# `simulations` in vitest.config.ts, and the mutants' self-tests; all on fake time, without
+# coverage) use that idle CPU meanwhile, at the lowest priority (nice 19) so that they never delay a
+# process an integration test times. Their output follows the integration tests'.
+echo "simulations: running beside the integration tests; their output follows"
+nice -n 19 env VITEST_JSON_REPORT=test-output/simulation-report.json npx vitest run test/ --project simulations --project 'mutant:*' --maxWorkers=100% --passWithNoTests "$@" >test-output/simulations.log 2>&1 &
+simulations_pid=$!
 VITEST_JSON_REPORT=test-output/integ-report.json npx vitest run integ/ --passWithNoTests "$@" || status=1
+wait "${simulations_pid}" || status=1
+cat test-output/simulations.log
 node scripts/print-test-summary.mjs test-output/unit-report.json test-output/simulation-report.json test-output/integ-report.json "${summary[@]}" || status=1
 exit "${status}"

@@ -130,7 +130,10 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     const makespanMs = Date.now() - startedAt;
     const log = readLog();
     expect(maxConcurrency(log, 'w')).toBe(2);
-    expect(makespanMs).toBeLessThanOrEqual(1.25 * 20 * 200);
+    // Both slots are kept busy: a freed slot is taken again at once through its watch. The bound sits
+    // between two at a time (20 × 200 ms) and one at a time (40 × 200 ms), leaving room for a loaded
+    // machine; how fast hand-overs are is the bench's measure, not this test's.
+    expect(makespanMs).toBeLessThan(1.75 * 20 * 200);
     printFigures('limit', { tasks: 40, limit: 2, loops: 12, maxConcurrency: maxConcurrency(log, 'w'), makespanMs, idealMs: 20 * 200 });
 
     // A holder dies: its slot stays taken until its session expires, then the others go on.

@@ -70,6 +70,18 @@ export class TcpProxy {
     for (const link of [...this.links]) this.end(link);
   }
 
+  /**
+   * Resets every open connection (TCP RST to the client, as from a server that crashed): the
+   * client's next send on it fails at once, where after `cut()` the first one may still succeed.
+   */
+  reset(): void {
+    for (const link of [...this.links]) {
+      if (!this.links.delete(link)) continue;
+      link.client.resetAndDestroy();
+      link.upstream.destroy();
+    }
+  }
+
   /** Cuts every connection and passes everything again: the client reconnects at once. */
   restore(): void {
     this.mode = 'pass';

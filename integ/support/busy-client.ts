@@ -1,0 +1,47 @@
+/**
+ * A ZooKeeper client process that keeps requests in flight from every turn of its event loop (five
+ * `exists` calls per setImmediate), the way a busy worker does, for integ/faults/connection-reset.
+ * Started with the connect string as its argument; prints `ready` once connected. On SIGTERM it
+ * waits for one request to succeed again, prints `answered <n> of <n> requests` and exits 0.
+ */
+import { ZkClient } from '../../src/testing/index.js';
+
+const connect = process.argv[2];
+if (connect === undefined) throw new Error('usage: busy-client.ts <connect string>');
+const client = await ZkClient.connect({ connect, sessionTimeoutMs: 4_000, connectTimeoutMs: 20_000 });
+let sent = 0;
+let answered = 0;
+let stopping = false;
+
+function burst(): void {
+  if (stopping) return;
+  for (let index = 0; index < 5; index++) {
+    sent += 1;
+    client.exists('/').then(
+      () => (answered += 1),
+      () => undefined, // connection losses are what the test causes
+    );
+  }
+  setImmediate(burst);
+}
+
+process.on('SIGTERM', () => {
+  stopping = true;
+  void (async () => {
+    for (const until = Date.now() + 20_000; Date.now() < until;) {
+      try {
+        await client.exists('/');
+        console.log(`answered ${answered} of ${sent} requests`);
+        client.close();
+        process.exit(0);
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    console.log(`no request succeeded within 20 s of SIGTERM (answered ${answered} of ${sent})`);
+    process.exit(1);
+  })();
+});
+
+console.log('ready');
+burst();
