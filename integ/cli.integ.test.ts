@@ -337,9 +337,15 @@ describe('zk-plan worker with --json and --metrics-port, and ui', () => {
       event: 'started',
       loops: 1,
       parent,
+      parentCreated: true,
       functions: ['boom'],
       metrics: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/),
     });
+    // The parent did not exist: a typo in --parent would leave the worker waiting where nobody writes plans.
+    const warning = JSON.parse(
+      (await output(worker, 'stderr', /did not exist.*\n/)).split('\n').find((line) => line.includes('did not exist')) ?? '{}',
+    ) as Record<string, unknown>;
+    expect(warning).toMatchObject({ level: 40, msg: expect.stringContaining(`${parent} did not exist: created it, and waiting for plans`) });
     const zkPlan = await env.zkPlan();
     const plan = await zkPlan.createPlan(parent, { maxAttempts: 1 });
     const task = await zkPlan.addTask(plan, call('boom'));

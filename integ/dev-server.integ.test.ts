@@ -9,7 +9,7 @@ import { PortInUseError, startZooKeeper } from '../src/testing/index.js';
 import { ServerExitedEarlyError, waitUntilServing } from '../src/server/server-config.js';
 import { ServerProcess } from '../src/server/server-process.js';
 import { expectRejects } from '../test/support/expect-error.js';
-import { useZooKeeper } from './support/zk-test-env.js';
+import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 const env = useZooKeeper('dev-server');
 const dirs: string[] = [];
@@ -58,6 +58,40 @@ describe('zk-plan dev-server --port on a port already in use', () => {
     } finally {
       holder.close();
     }
+  });
+});
+
+describe('zk-plan dev-server without --port', () => {
+  it('picks a free port, prints its connect string and a ready-to-paste export line, and stops on SIGTERM leaving nothing behind', async () => {
+    const temp = await mkdtemp(join(tmpdir(), 'zk-plan-devserver-test-'));
+    dirs.push(temp);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'dev-server'], { env: { ...process.env, TMPDIR: temp } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
+    const closed = once(child, 'close') as Promise<[number | null]>;
+    try {
+      await waitFor('the export line', () => stderr.includes('export ZOOKEEPER_CONNECT='), { timeoutMs: 60_000 });
+      const connect = stdout.trim();
+      expect(connect).toMatch(/^127\.0\.0\.1:\d+$/);
+      expect(stderr).toContain(`\n  export ZOOKEEPER_CONNECT=${connect}\n`);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect((await closed)[0]).toBe(0);
+    expect((await readdir(temp)).filter((name) => name.startsWith('zk-plan-zk-'))).toEqual([]);
+  });
+
+  it('--help says a free port is the default, and shows the export line', async () => {
+    const help = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'dev-server', '--help']);
+      let text = '';
+      child.stdout.on('data', (chunk: Buffer) => (text += String(chunk)));
+      child.on('close', () => resolve(text));
+    });
+    expect(help).toContain('without it: a free port, picked at start and printed');
+    expect(help).toContain('export ZOOKEEPER_CONNECT=127.0.0.1:<port>');
   });
 });
 

@@ -54,8 +54,13 @@ describe('zk-plan jobs', () => {
     expect(removed.code, removed.stderr).toBe(0);
     expect((await cli(['jobs', 'ls'])).stdout).toContain(`no jobs under ${jobs}`);
     const missing = await cli(['jobs', 'show', 'mailboxes']);
-    expect(missing.code).not.toBe(0);
-    expect(missing.stderr).toContain('JOB_NOT_FOUND');
+    expect(missing.code).toBe(5);
+    expect(missing.stderr).toBe(`zk-plan: no job "mailboxes" under ${jobs} (zk-plan jobs ls --jobs ${jobs} lists them) [JOB_NOT_FOUND]\n`);
+    // Removing a name that is not there is an error too, not a quiet "removed".
+    const again = await cli(['jobs', 'rm', 'mailboxes']);
+    expect(again.code).toBe(5);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toContain('[JOB_NOT_FOUND]');
   });
 
   it('refuses a bad definition with a clear error and writes nothing', async () => {

@@ -127,6 +127,12 @@ describe('pause, resume and cancel on a real server', () => {
     expect((await cli(['resume', plan])).code).toBe(0);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 });
     expect(starts).toHaveLength(20);
+    // A completed plan refuses both, and stays completed.
+    const late = await cli(['cancel', plan, '--reason', 'too late']);
+    expect(late.code).toBe(8);
+    expect(late.stderr).toBe(`zk-plan: plan ${plan} has already completed: there is nothing left to cancel [PLAN_FINISHED]\n`);
+    expect((await cli(['pause', plan])).code).toBe(8);
+    expect((await zkPlan.planStatus(plan)).state).toBe('completed');
 
     const second = await zkPlan.createPlan(parent);
     await zkPlan.addTask(second, call('step', 'never'));

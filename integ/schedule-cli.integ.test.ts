@@ -66,7 +66,14 @@ describe('zk-plan schedule', () => {
     expect((await cli(['schedule', 'rm', 'nightly', '--schedules', schedules])).status).toBe(0);
     const gone = await cli(['schedule', 'trigger', 'nightly', '--schedules', schedules]);
     expect(gone.status).toBe(5);
-    expect(gone.stderr).toContain('does not exist');
+    expect(gone.stderr).toBe(
+      `zk-plan: no schedule "nightly" under ${schedules} (zk-plan schedule ls --schedules ${schedules} lists them) [SCHEDULE_NOT_FOUND]\n`,
+    );
+    // Removing a name that is not there is an error too, not a quiet "removed".
+    const again = await cli(['schedule', 'rm', 'nightly', '--schedules', schedules]);
+    expect(again.status).toBe(5);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toContain('[SCHEDULE_NOT_FOUND]');
   });
 
   it('refuses a bad schedule with a coded error naming it, before writing anything', async () => {

@@ -97,6 +97,7 @@ export {
   PlanFailedError,
   PlanAbortedError,
   PlanCancelledError,
+  PlanFinishedError,
   PlanPausedError,
   type FailedTaskReport,
 } from './errors/plan-errors.js';

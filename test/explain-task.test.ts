@@ -93,6 +93,18 @@ describe('explainTask', () => {
     expect(explainTask(facts({}, { status: status('building') })).code).toBe('PLAN_NOT_READY');
   });
 
+  it('says what lets the task go on both as a call and as a zk-plan command, and keeps calls out of the message', () => {
+    const paused = explainTask(facts({ control: { state: 'paused', at: new Date(NOW), abortRunning: false } }));
+    expect(paused.remedy).toEqual({ api: `resumePlan(${PLAN}) lets it run`, cli: `zk-plan resume ${PLAN} lets it run` });
+    const failed = explainTask(facts({}, {}, { state: 'failed' }));
+    expect(failed.remedy).toEqual({ api: `retryFailed(${PLAN}) runs it again`, cli: `zk-plan retry ${PLAN} runs it again` });
+    const notReady = explainTask(facts({}, { status: status('building') }));
+    expect(notReady.remedy?.api).toBe(`markAsReady(${PLAN}) lets workers take its tasks`);
+    expect(notReady.remedy?.cli).toContain(`zk-plan rm ${PLAN}`);
+    for (const explanation of [paused, failed, notReady]) expect(explanation.message).not.toMatch(/[a-z][A-Za-z]*\(/);
+    expect(explainTask(facts({}, {}, { state: 'blocked' })).remedy).toBeUndefined();
+  });
+
   it('WAITING_FOR_INPUTS names its unfinished inputs; BLOCKED, FAILED, and DONE for a task no longer in the plan', () => {
     const producer = taskView({ task: `${PLAN}/task-0000000000`, name: 'task-0000000000', state: 'running' });
     const waiting = facts({}, { tasks: [producer, taskView({ state: 'waiting', inputs: [producer.task], pendingInputs: 1 })] });

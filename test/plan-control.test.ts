@@ -3,7 +3,7 @@
  * what starts after a pause, what a cancel leaves, and a worker that never heard of a pause.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PlanCancelledError, PlanPausedError } from '../src/errors/plan-errors.js';
+import { PlanCancelledError, PlanFinishedError, PlanPausedError } from '../src/errors/plan-errors.js';
 import { WaitTimeoutError } from '../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import type { TaskContext } from '../src/exec/task-context.js';
@@ -138,6 +138,41 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     await expectRejects(() => zkPlan.retryFailed(plan), PlanCancelledError);
     await expectRejects(() => zkPlan.waitForCompletion(plan, { timeoutMs: 1_000 }), PlanCancelledError);
     expect(starts.map((start) => start.label)).not.toContain('after');
+  });
+
+  it('a completed plan and a failed plan refuse pause and cancel with PLAN_FINISHED and keep their state; a plan still being built does not', async () => {
+    const server = new MemoryZooKeeper();
+    const [a] = cluster(server, [], []);
+    const { zkPlan } = a as MemoryProcess;
+    zkPlan.functions.register('boom', () => {
+      throw new Error('no luck');
+    });
+    const done = await zkPlan.createPlan(PARENT, { history: true });
+    await zkPlan.addTasks(done, [{ task: call('work', 'only', 1) }]);
+    await zkPlan.markAsReady(done);
+    await zkPlan.waitForCompletion(done, { timeoutMs: 10_000 });
+    const failed = await zkPlan.createPlan(PARENT);
+    await zkPlan.addTasks(failed, [{ task: call('boom'), options: { maxAttempts: 1 } }]);
+    await zkPlan.markAsReady(failed);
+    await expect(zkPlan.waitForCompletion(failed, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
+
+    for (const [plan, state] of [
+      [done, 'completed'],
+      [failed, 'failed'],
+    ] as const) {
+      const cancelled = await expectRejects(() => zkPlan.cancelPlan(plan, { reason: 'too late' }), PlanFinishedError);
+      expect(cancelled).toMatchObject({ code: 'PLAN_FINISHED', plan, state, action: 'cancel', path: plan });
+      expect(cancelled.message).toContain(`has already ${state}`);
+      expect(await expectRejects(() => zkPlan.pausePlan(plan), PlanFinishedError)).toMatchObject({ state, action: 'pause' });
+      const status = await zkPlan.planStatus(plan);
+      expect(status.state).toBe(state);
+      expect(status.control).toBeUndefined();
+    }
+    // No task yet and not marked ready: being built, not finished.
+    const building = await zkPlan.createPlan(PARENT);
+    await zkPlan.pausePlan(building);
+    await zkPlan.cancelPlan(building, { reason: 'builder gave up' });
+    expect((await zkPlan.planStatus(building)).state).toBe('cancelled');
   });
 
   it('describePlan of a plan with history says paused and cancelled too, with the record, its priority and each task’s own', async () => {

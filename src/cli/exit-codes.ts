@@ -1,8 +1,9 @@
 import { CommanderError, type Command } from 'commander';
+import { JobNotFoundError } from '../errors/job-errors.js';
 import { ScheduleNotFoundError } from '../errors/schedule-errors.js';
 import { SnapshotError } from '../errors/snapshot-errors.js';
 import { ZkPlanError } from '../errors/base-error.js';
-import { PlanCancelledError, PlanFailedError, PlanNotFoundError } from '../errors/plan-errors.js';
+import { PlanCancelledError, PlanFailedError, PlanFinishedError, PlanNotFoundError } from '../errors/plan-errors.js';
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
 import { ZkConnectTimeoutError, isZkError } from '../errors/zk-error.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
@@ -19,12 +20,14 @@ export const ExitCode = {
   timeout: 3,
   /** No ZooKeeper server answered within --connect-timeout-ms. */
   unreachable: 4,
-  /** The plan (or schedule) does not exist. */
+  /** The plan, schedule or job does not exist. */
   notFound: 5,
   /** The plan was cancelled (`wait`; `resume` or `pause` of a cancelled plan). */
   cancelled: 6,
   /** ZooKeeper refused: a node's ACL does not admit the command's credentials (NO_AUTH), or the credentials themselves (AUTH_FAILED). */
   denied: 7,
+  /** `pause` or `cancel` of a plan that has already completed or failed. */
+  finished: 8,
   /** Interrupted by SIGINT or SIGTERM (`wait`). */
   interrupted: 130,
 } as const;
@@ -37,9 +40,10 @@ export const EXIT_CODES_HELP = `Exit codes:
   ${ExitCode.usage}    bad command line: unknown command or option, missing argument, invalid path or number, port in use
   ${ExitCode.timeout}    wait: --timeout-ms ran out before the plan completed
   ${ExitCode.unreachable}    ZooKeeper unreachable within --connect-timeout-ms
-  ${ExitCode.notFound}    no such plan (or schedule)
+  ${ExitCode.notFound}    no such plan, schedule or job
   ${ExitCode.cancelled}    the plan was cancelled (wait; pause or resume of a cancelled plan)
   ${ExitCode.denied}    ZooKeeper refused access: NO_AUTH (set ZK_PLAN_AUTH or --auth-file) or AUTH_FAILED
+  ${ExitCode.finished}    pause or cancel of a plan that has already completed or failed
   ${ExitCode.interrupted}  wait: interrupted by SIGINT or SIGTERM`;
 
 /** An error the CLI reports as it is, with its own exit code, and a code (printed as `[CODE]`, and in the --json error document) when it has one. */
@@ -69,10 +73,11 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
   if (error instanceof InvalidArgumentError || error instanceof PlanSpecError || error instanceof SnapshotError) return ExitCode.usage;
   if (error instanceof ZkConnectTimeoutError) return ExitCode.unreachable;
   if (isZkError(error, 'NO_AUTH', 'AUTH_FAILED')) return ExitCode.denied;
-  if (error instanceof PlanNotFoundError || error instanceof ScheduleNotFoundError) return ExitCode.notFound;
+  if (error instanceof PlanNotFoundError || error instanceof ScheduleNotFoundError || error instanceof JobNotFoundError) return ExitCode.notFound;
   if (error instanceof WaitTimeoutError) return ExitCode.timeout;
   if (error instanceof PlanFailedError) return ExitCode.failed;
   if (error instanceof PlanCancelledError) return ExitCode.cancelled;
+  if (error instanceof PlanFinishedError) return ExitCode.finished;
   return ExitCode.failed;
 }
 
@@ -85,7 +90,18 @@ export function describeError(error: unknown): string {
     const path = error.path ?? '?';
     return /\/plan-\d+$/.test(path) ? `no plan at ${path} (zk-plan plans <parent> lists the plans of a parent)` : `nothing at ${path}: no such parent`;
   }
+  if (error instanceof ScheduleNotFoundError || error instanceof JobNotFoundError) {
+    const path = error.path ?? '?';
+    const [parent, name] = [path.slice(0, path.lastIndexOf('/')) || '/', path.slice(path.lastIndexOf('/') + 1)];
+    return error instanceof ScheduleNotFoundError
+      ? `no schedule "${name}" under ${parent} (zk-plan schedule ls --schedules ${parent} lists them) [${error.code}]`
+      : `no job "${name}" under ${parent} (zk-plan jobs ls --jobs ${parent} lists them) [${error.code}]`;
+  }
   if (error instanceof InvalidArgumentError) return error.message;
+  if (error instanceof PlanFinishedError) {
+    const retry = error.state === 'failed' ? ` (zk-plan retry ${error.plan} runs its failed tasks again)` : '';
+    return `plan ${error.plan} has already ${error.state}: there is nothing left to ${error.action}${retry} [${error.code}]`;
+  }
   if (error instanceof CliError && error.code !== undefined) return `${error.message} [${error.code}]`;
   if (error instanceof ZkPlanError) return `${error.message} [${error.code}]`;
   if (error instanceof Error) return error.message;

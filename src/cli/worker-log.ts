@@ -8,6 +8,7 @@ export interface WorkerLog {
   /** Logs the ZkPlan's events; returns what stops that. */
   follow(zkPlan: ZkPlan): () => void;
   info(message: string): void;
+  warn(message: string): void;
   flush(): void;
 }
 
@@ -22,6 +23,7 @@ export async function createWorkerLog(format: LogFormat, level: string): Promise
   return {
     follow: (zkPlan) => logWorkerEvents(zkPlan, logger),
     info: (message) => logger.info({ event: 'worker:lifecycle' }, message),
+    warn: (message) => logger.warn({ event: 'worker:lifecycle' }, message),
     flush: () => logger.flush(),
   };
 }
@@ -56,6 +58,7 @@ export function plainLog(level: string, writeLine: (line: string) => void = (lin
       };
     },
     info: (message) => write(30, message),
+    warn: (message) => write(40, message),
     flush: () => undefined,
   };
 }

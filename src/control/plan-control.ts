@@ -8,14 +8,18 @@
  * Every call is safe to repeat, and a call cut short anywhere (a crash, a lost reply) is
  * finished by calling it again: the record is written first, the touch and the clean-up follow.
  */
-import { PlanCancelledError, PlanNotFoundError } from '../errors/plan-errors.js';
+import { PlanCancelledError, PlanFinishedError, PlanNotFoundError } from '../errors/plan-errors.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskStore } from '../store/task-store.js';
 import { assertKnownKeys } from '../config/options.js';
 import { CONTROL, OWNER, READY, RUNNABLE_INDEX, assertValidPath, childPath } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
+import type { PlanState } from '../plan/plan-progress.js';
 import { decideControl, encodeControlRecord, parseControlRecord, type ControlRequest, type PlanControlRecord } from './control-record.js';
+
+/** Where a plan stands (`planStatus(plan).state`): read before a pause or cancel, which a finished plan refuses. */
+export type ReadPlanState = (plan: string) => Promise<PlanState>;
 
 /** Options of `pausePlan`. */
 export interface PauseOptions {
@@ -49,6 +53,7 @@ export class PlanControl {
   constructor(
     private readonly zk: Zk,
     private readonly store: TaskStore,
+    private readonly readPlanState: ReadPlanState,
   ) {}
 
   /** The plan's control record; undefined while it runs (or when the plan does not exist). */
@@ -63,6 +68,7 @@ export class PlanControl {
     assertOptionsObject(options);
     assertKnownKeys('pausePlan', options, PAUSE_KEYS);
     if (options.abortRunning !== undefined && typeof options.abortRunning !== 'boolean') throw new InvalidArgumentError('abortRunning', 'expected a boolean');
+    await this.refuseFinished(plan, 'pause');
     await this.apply(plan, { kind: 'pause', abortRunning: options.abortRunning === true, at: new Date() });
     return { plan, running: await this.heldTasks(plan) };
   }
@@ -83,6 +89,7 @@ export class PlanControl {
     assertKnownKeys('cancelPlan', options, CANCEL_KEYS);
     if (options.reason !== undefined && (typeof options.reason !== 'string' || options.reason.length > MAX_CANCEL_REASON_LENGTH))
       throw new InvalidArgumentError('reason', `expected a string of at most ${MAX_CANCEL_REASON_LENGTH} characters`);
+    await this.refuseFinished(plan, 'cancel');
     await this.apply(plan, { kind: 'cancel', reason: options.reason, at: new Date() });
     const tasks = (await this.store.listTasks(plan)) ?? [];
     // `ready` first, as deletePlan does: once owner nodes go with the delete, nothing may take a task again.
@@ -90,6 +97,21 @@ export class PlanControl {
     await Promise.all(tasks.map((task) => this.zk.deleteRecursive(task)));
     const index = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX));
     await Promise.all((index?.children ?? []).map((name) => this.zk.deleteIfPresent(childPath(childPath(plan, RUNNABLE_INDEX), name))));
+  }
+
+  /**
+   * A completed or failed plan keeps the state it ended in: pausing it would stop nothing, and a
+   * cancel would relabel work that finished as cancelled. A plan that finishes between this read
+   * and the write is paused or cancelled like one still running (there is no multi-op to tie the
+   * two together), which is harmless: its tasks are done either way. A cancelled plan is left to
+   * `apply`, which answers as before (a cancel again changes nothing, a pause is refused).
+   */
+  private async refuseFinished(plan: string, action: 'pause' | 'cancel'): Promise<void> {
+    const state = await this.readPlanState(plan);
+    // A plan with no task left that is not marked ready is still being built (or its builder died
+    // before adding any): it has finished nothing yet.
+    if (state === 'completed' && (await this.zk.exists(childPath(plan, READY))) === undefined) return;
+    if (state === 'completed' || state === 'failed') throw new PlanFinishedError(plan, state, action);
   }
 
   /** Writes the transition the request makes (re-reading after a concurrent change), then touches the plan. */

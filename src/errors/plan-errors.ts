@@ -57,6 +57,28 @@ export class PlanDeletedError extends ZkPlanError {
 named(PlanDeletedError, 'PlanDeletedError');
 
 /**
+ * `pausePlan` or `cancelPlan` of a plan that has already finished: it completed (no task left), or
+ * it failed (a task failed for good and nothing that can still run is left, or its policy is
+ * failFast). Nothing would be paused or cancelled, and a finished plan keeps the state it ended in.
+ */
+export class PlanFinishedError extends ZkPlanError {
+  readonly code = 'PLAN_FINISHED';
+  constructor(
+    readonly plan: string,
+    readonly state: 'completed' | 'failed',
+    readonly action: 'pause' | 'cancel',
+  ) {
+    super(
+      state === 'completed'
+        ? `Plan ${plan} has already completed: there is nothing left to ${action}`
+        : `Plan ${plan} has already failed: there is nothing left to ${action} (retry its failed tasks to run it again)`,
+      { path: plan },
+    );
+  }
+}
+named(PlanFinishedError, 'PlanFinishedError');
+
+/**
  * A plan was cancelled (`cancelPlan`): `waitForCompletion` rejects with it, and a running task of
  * the plan has its signal aborted with it. Terminal: the plan never runs again.
  */
@@ -81,7 +103,7 @@ named(PlanCancelledError, 'PlanCancelledError');
 export class PlanPausedError extends ZkPlanError {
   readonly code = 'PLAN_PAUSED';
   constructor(plan: string, task: string) {
-    super(`Task ${task} was aborted: its plan ${plan} was paused (it runs again, uncharged, after resumePlan)`, { path: task });
+    super(`Task ${task} was aborted: its plan ${plan} was paused (it runs again, uncharged, once the plan is resumed)`, { path: task });
   }
 }
 named(PlanPausedError, 'PlanPausedError');

@@ -25,10 +25,19 @@ export type ExplanationCode =
   | 'RUNNABLE'
   | 'DONE';
 
+/** What lets the task go on, said twice: as a call of the API and as a `zk-plan` command. */
+export interface Remedy {
+  readonly api: string;
+  readonly cli: string;
+}
+
 export interface Explanation {
   readonly task: string;
   readonly code: ExplanationCode;
+  /** What holds the task, as a sentence (without the remedy). */
   readonly message: string;
+  /** What lets it go on, where something would (FAILED, PLAN_PAUSED, PLAN_NOT_READY). */
+  readonly remedy?: Remedy;
   readonly details: Readonly<Record<string, unknown>>;
 }
 
@@ -49,7 +58,13 @@ export interface TaskFacts {
 
 export function explainTask(facts: TaskFacts): Explanation {
   const { task, view, control } = facts;
-  const make = (code: ExplanationCode, message: string, details: Record<string, unknown> = {}): Explanation => ({ task, code, message, details });
+  const make = (code: ExplanationCode, message: string, details: Record<string, unknown> = {}, remedy?: Remedy): Explanation => ({
+    task,
+    code,
+    message,
+    ...(remedy !== undefined ? { remedy } : {}),
+    details,
+  });
   const subject = view.tasks.find((candidate) => candidate.task === task);
   if (control?.state === 'cancelled')
     return make('PLAN_CANCELLED', `its plan ${view.plan} was cancelled${control.reason ? `: ${control.reason}` : ''}; it never runs`, {
@@ -68,9 +83,12 @@ export function explainTask(facts: TaskFacts): Explanation {
     );
   }
   if (subject.state === 'failed')
-    return make('FAILED', `it failed for good: ${subject.failure?.message ?? 'see its failure'}; retryFailed(plan) runs it again`, {
-      failure: subject.failure,
-    });
+    return make(
+      'FAILED',
+      `it failed for good: ${subject.failure?.message ?? 'see its failure'}`,
+      { failure: subject.failure },
+      { api: `retryFailed(${view.plan}) runs it again`, cli: `zk-plan retry ${view.plan} runs it again` },
+    );
   if (view.status.state === 'failed' && view.status.failurePolicy === 'failFast') {
     return make('PLAN_FAILED', `its failFast plan failed (${view.status.failed.map((failed) => failed.task).join(', ')}): nothing of it starts any more`, {
       failed: view.status.failed,
@@ -79,16 +97,22 @@ export function explainTask(facts: TaskFacts): Explanation {
   if (subject.state === 'blocked')
     return make('BLOCKED', `it can never run: ${subject.blockedReason ?? 'an input comes from a failed task'}`, { reason: subject.blockedReason });
   if (control?.state === 'paused')
-    return make('PLAN_PAUSED', `its plan is paused (since ${control.at.toISOString()}); resumePlan lets it run`, {
-      at: control.at,
-      abortRunning: control.abortRunning,
-    });
+    return make(
+      'PLAN_PAUSED',
+      `its plan is paused (since ${control.at.toISOString()})`,
+      { at: control.at, abortRunning: control.abortRunning },
+      { api: `resumePlan(${view.plan}) lets it run`, cli: `zk-plan resume ${view.plan} lets it run` },
+    );
   if (subject.state === 'building' || view.status.state === 'building') {
+    if (subject.state === 'building') return make('PLAN_NOT_READY', 'it is still being written (its `ready` node is missing)');
     return make(
       'PLAN_NOT_READY',
-      subject.state === 'building'
-        ? 'it is still being written (its `ready` node is missing)'
-        : `its plan is not ready: markAsReady(${view.plan}) lets workers take its tasks`,
+      'its plan is not ready: the program building it has not marked it ready',
+      {},
+      {
+        api: `markAsReady(${view.plan}) lets workers take its tasks`,
+        cli: `the program building it marks it ready when done (zk-plan submit does so itself); zk-plan rm ${view.plan} removes a plan whose builder died`,
+      },
     );
   }
   if (subject.state === 'waiting') return waitingForInputs(subject, view, make);
@@ -96,7 +120,7 @@ export function explainTask(facts: TaskFacts): Explanation {
   return runnable(subject, facts, make);
 }
 
-type Make = (code: ExplanationCode, message: string, details?: Record<string, unknown>) => Explanation;
+type Make = (code: ExplanationCode, message: string, details?: Record<string, unknown>, remedy?: Remedy) => Explanation;
 
 function waitingForInputs(subject: TaskView, view: PlanView, make: Make): Explanation {
   const byTask = new Map(view.tasks.map((task) => [task.task, task]));
@@ -189,7 +213,7 @@ export interface PlanExplanation {
   readonly plan: string;
   readonly state: PlanView['status']['state'];
   readonly message: string;
-  readonly reasons: readonly { readonly code: ExplanationCode; readonly message: string; readonly tasks: readonly string[] }[];
+  readonly reasons: readonly { readonly code: ExplanationCode; readonly message: string; readonly remedy?: Remedy; readonly tasks: readonly string[] }[];
 }
 
 /** Sums up why a plan is not progressing from its unfinished tasks' explanations (most tasks first). */
@@ -201,7 +225,10 @@ export function explainPlanFrom(view: PlanView, explanations: readonly Explanati
   }
   const reasons = [...byCode.entries()]
     .sort((a, b) => b[1].length - a[1].length)
-    .map(([code, list]) => ({ code, message: (list[0] as Explanation).message, tasks: list.map((explanation) => explanation.task) }));
+    .map(([code, list]) => {
+      const first = list[0] as Explanation;
+      return { code, message: first.message, ...(first.remedy ? { remedy: first.remedy } : {}), tasks: list.map((explanation) => explanation.task) };
+    });
   const state = view.status.state;
   const message =
     state === 'completed'

@@ -87,7 +87,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.writer = new PlanWriter(zk, this.store, functions);
     this.reader = new PlanReader(zk, this.store);
     this.describer = new PlanDescriber(zk, this.store, this.reader);
-    this.control = new PlanControl(zk, this.store);
+    this.control = new PlanControl(zk, this.store, async (plan) => (await this.reader.planStatus(plan)).state);
     this.limits = new ConcurrencyLimits(zk);
     this.explainer = new Explainer(zk, this.store, this.describer, this.control, this.limits);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);

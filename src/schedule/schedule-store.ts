@@ -120,13 +120,13 @@ export class ScheduleStore {
    * `removing` first: a scheduler that read the schedule before may still make a record the delete
    * below has just removed (its records are made on its own read of the cursor), but it reads the
    * definition again under the tick's lock, sees the mark (written before anything was deleted), and
-   * fires nothing.
+   * fires nothing. True when this call found the schedule (or what a removal cut short left of it).
    */
-  async remove(name: string): Promise<void> {
+  async remove(name: string): Promise<boolean> {
     const { node } = scheduleNodes(this.parent, name);
     for (;;) {
       const read = await this.zk.tryGetData(node);
-      if (read === undefined) return;
+      if (read === undefined) return false;
       let stored: StoredSchedule | undefined;
       try {
         stored = decodeStoredSchedule(node, read.data);
@@ -139,11 +139,12 @@ export class ScheduleStore {
         await this.zk.setData(node, marked, read.stat.version, { incarnation: read.stat.czxid });
         break;
       } catch (error) {
-        if (isZkError(error, 'NO_NODE', 'NODE_REPLACED')) return; // removed meanwhile
+        if (isZkError(error, 'NO_NODE', 'NODE_REPLACED')) return true; // removed meanwhile, by another call
         if (!isZkError(error, 'BAD_VERSION')) throw error; // changed meanwhile: mark what it is now
       }
     }
     await this.zk.deleteRecursive(node);
+    return true;
   }
 
   /** The cursor and its node as read (`node` undefined before the first decision). */

@@ -124,10 +124,15 @@ export class Schedules {
     return { tick, plan, state: (await fireTick(this.firing, schedule, tick)).state };
   }
 
-  /** Removes the schedule and its tick records; the plans it made stay. Safe to repeat. */
-  async remove(name: string): Promise<void> {
+  /**
+   * Removes the schedule and its tick records; the plans it made stay. Safe to repeat, and a removal
+   * cut short is finished by calling it again. Resolves true when this call found the schedule (or
+   * what a removal cut short left of it), false when there was none: after a lost reply, a repeat
+   * answers false for a removal that did land.
+   */
+  async remove(name: string): Promise<boolean> {
     assertScheduleName(name);
-    await this.firing.store.remove(name);
+    return await this.firing.store.remove(name);
   }
 
   /**

@@ -5,7 +5,7 @@
 import type { EventEmitter } from 'node:events';
 import { resolveSchedulerOptions, type SchedulerOptions } from '../config/options.js';
 import type { PlanControl } from '../control/plan-control.js';
-import { PlanNotFoundError } from '../errors/plan-errors.js';
+import { PlanFinishedError, PlanNotFoundError } from '../errors/plan-errors.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import type { PlanReader } from '../plan/plan-reader.js';
 import type { PlanState } from '../plan/plan-states.js';
@@ -102,7 +102,8 @@ export class Scheduling {
       },
       cancelPlan: async (plan, reason) => {
         await control.cancel(plan, { reason }).catch((error: unknown) => {
-          if (!(error instanceof PlanNotFoundError)) throw error; // gone: nothing left to cancel
+          // Gone, or finished meanwhile: nothing left to cancel.
+          if (!(error instanceof PlanNotFoundError || error instanceof PlanFinishedError)) throw error;
         });
       },
     };

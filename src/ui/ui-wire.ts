@@ -129,6 +129,8 @@ export interface UiExplanation {
   readonly task: string;
   readonly code: string;
   readonly message: string;
+  /** What lets the task go on, as a call and as a `zk-plan` command (FAILED, PLAN_PAUSED, PLAN_NOT_READY). */
+  readonly remedy?: { readonly api: string; readonly cli: string };
   readonly details: Readonly<Record<string, unknown>>;
 }
 

@@ -49,6 +49,7 @@ export function schedulerProcess(
   const proc = memoryProcess(server, name, functions);
   const { zk } = proc;
   const store = new TaskStore(zk);
+  const reader = new PlanReader(zk, store);
   const clock = { now };
   let triggers = 0;
   const scheduling = new Scheduling({
@@ -57,8 +58,8 @@ export function schedulerProcess(
     tickNonce: () => stableHash(name, ++triggers).toString(16).padStart(8, '0'),
     zk,
     writer: new PlanWriter(zk, store, functions),
-    reader: new PlanReader(zk, store),
-    control: new PlanControl(zk, store),
+    reader,
+    control: new PlanControl(zk, store, async (plan) => (await reader.planStatus(plan)).state),
     functions,
     events: proc.zkPlan,
     identity: name,

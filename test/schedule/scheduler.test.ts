@@ -264,7 +264,8 @@ describe('Scheduler', () => {
       await proc.scheduler.pass();
     }
     expect(server.watchCount('/schedules')).toBe(3);
-    await proc.schedules.remove('other');
+    expect(await proc.schedules.remove('other')).toBe(true);
+    expect(await proc.schedules.remove('other')).toBe(false); // nothing there any more: the CLI says SCHEDULE_NOT_FOUND
     for (let pass = 0; pass < 5; pass++) await proc.scheduler.pass();
     expect(server.watchCount('/schedules')).toBe(2);
   });

@@ -17,8 +17,16 @@ export function registerDevServer(program: Command): void {
   const command = program
     .command('dev-server')
     .description('start a local ZooKeeper on 127.0.0.1, print its connect string, stop it on SIGTERM or SIGINT')
-    .addOption(new Option('--port <port>', 'client port; default: a free one').argParser(integer(1, 65_535)))
+    .addOption(new Option('--port <port>', 'client port to listen on (without it: a free port, picked at start and printed)').argParser(integer(1, 65_535)))
     .addOption(new Option('--json', 'print { connect, pid, logFile } as JSON instead of the bare connect string').default(false));
+  command.addHelpText(
+    'after',
+    `
+Prints the connect string on stdout (127.0.0.1:<port>), and on stderr a line to paste into the
+shells that run the other commands:
+  export ZOOKEEPER_CONNECT=127.0.0.1:<port>
+The data lives in a temporary directory, removed when the server stops.`,
+  );
   withUsageHint(command);
   setAction(command, async (options: DevServerOptions) => {
     let server: ZooKeeperServer;
@@ -38,6 +46,7 @@ export function registerDevServer(program: Command): void {
     if (options.json) printJson({ connect: server.connectString, pid: server.pid, logFile: server.logFile });
     else print(server.connectString);
     printError(`ZooKeeper serving on ${server.connectString} (pid ${server.pid}, log ${server.logFile}); stop with Ctrl-C`);
+    printError(`In the shells that run zk-plan:\n  export ZOOKEEPER_CONNECT=${server.connectString}`);
     const ended = await Promise.race([stopSignals.first.then(() => undefined), server.whenExited()]);
     stopSignals.dispose();
     await server.stop(); // removes the data dir

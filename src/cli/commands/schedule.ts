@@ -1,8 +1,10 @@
 import { Option, type Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
+import { ScheduleNotFoundError } from '../../errors/schedule-errors.js';
 import type { ZkPlan } from '../../plan/zk-plan.js';
 import type { ScheduleInput } from '../../schedule/schedule-definition.js';
 import type { ScheduleSummary } from '../../schedule/schedules.js';
+import { scheduleNodes } from '../../zk/layout.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { readDocument } from '../documents.js';
@@ -92,7 +94,7 @@ async function change(zkPlan: ZkPlan, parent: string, action: 'pause' | 'resume'
   const schedules = zkPlan.schedules(checkParentPath(parent));
   if (action === 'pause') await schedules.pause(name);
   else if (action === 'resume') await schedules.resume(name);
-  else await schedules.remove(name);
+  else if (!(await schedules.remove(name))) throw new ScheduleNotFoundError(scheduleNodes(checkParentPath(parent), name).node);
 }
 
 function formatSummary({ schedule, nextFireTimes, recentRuns, skippedTicks }: ScheduleSummary): string {

@@ -23,7 +23,7 @@ export function registerWhy(program: Command): void {
     if (hasSequentialName(name, TASK_PREFIX)) {
       const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explainTask(path));
       if (options.json) printJson(explanation);
-      else print(`${shortName(path)}: ${explanation.code}: ${explanation.message}`);
+      else print(`${shortName(path)}: ${explanation.code}: ${explanation.message}${explanation.remedy ? `; ${explanation.remedy.cli}` : ''}`);
       return;
     }
     if (!isZkPlanPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);
@@ -35,7 +35,7 @@ export function registerWhy(program: Command): void {
     print(`${shortName(path)}: ${explanation.message}`);
     for (const reason of explanation.reasons)
       print(
-        `  ${reason.code} (${reason.tasks.length}): ${reason.tasks.slice(0, 5).map(shortName).join(', ')}${reason.tasks.length > 5 ? ', …' : ''}: ${reason.message}`,
+        `  ${reason.code} (${reason.tasks.length}): ${reason.tasks.slice(0, 5).map(shortName).join(', ')}${reason.tasks.length > 5 ? ', …' : ''}: ${reason.message}${reason.remedy ? `; ${reason.remedy.cli}` : ''}`,
       );
   });
 

@@ -200,6 +200,9 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
     await zkPlan.close();
     throw new UsageError(`--metrics-port ${options.metricsPort}: cannot serve metrics on ${options.metricsHost}: ${(error as Error).message}`);
   }
+  // The pool creates its parent when it is missing; a typo in --parent would then go unseen, the
+  // worker waiting for ever under a path nobody writes plans to.
+  const parentIsNew = parent !== undefined && (await zkPlan.zk.exists(parent)) === undefined;
   const pool =
     parent === undefined
       ? undefined
@@ -225,11 +228,15 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
       ...(schedules ? { schedules } : {}),
       ...(jobWorker ? { jobs, jobWorker: jobWorker.id } : {}),
     };
-    printJsonLine({ event: 'started', loops, parent, connect, functions: names, pid: process.pid, ...extra });
+    printJsonLine({ event: 'started', loops, parent, ...(parentIsNew ? { parentCreated: true } : {}), connect, functions: names, pid: process.pid, ...extra });
   } else {
     const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}${jobWorker ? `, job worker ${jobWorker.id} on ${jobs}` : ''}`;
     print(`zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${extra}`);
   }
+  if (parentIsNew)
+    log.warn(
+      `${parent} did not exist: created it, and waiting for plans under this new, empty parent (is the path right? zk-plan plans <parent> lists a parent's plans)`,
+    );
   const signal = await stopSignals.first;
   log.info(
     `${signal}: stopping (running: ${pool?.runningTasks.length ?? 0}${jobWorker ? `, job items: ${Object.values(jobWorker.held()).flat().length}` : ''})`,

@@ -22,7 +22,10 @@ export function registerWorkers(program: Command): void {
     .argument('[parent]', 'parent path of the plans, e.g. /plans')
     .addOption(new Option('--jobs <path>', 'also list the job workers of this jobs parent, each with its items per job'));
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
-  command.addHelpText('after', `\n--json prints { workers, jobWorkers? }: the registry records as listWorkers returns them, and jobs(parent).workers().`);
+  command.addHelpText(
+    'after',
+    `\n--json prints the live worker pools' registry records as a list; with --jobs, { workers, jobWorkers }: the pools, and the job workers with their items.`,
+  );
   withUsageHint(command);
   setAction(command, async (parent: string | undefined, options: WorkersOptions) => {
     if (parent === undefined && options.jobs === undefined) throw new UsageError('give a parent of plans, --jobs <path>, or both');

@@ -168,6 +168,7 @@ function whySection(why: UiExplanation | Error): HTMLElement {
   code.id = 'why-code';
   section.appendChild(code);
   section.appendChild(h('p', why.message, 'message'));
+  if (why.remedy !== undefined) section.appendChild(h('p', `To go on: ${why.remedy.cli}`, 'hint'));
   if (Object.keys(why.details).length > 0) section.appendChild(h('pre', JSON.stringify(why.details, null, 2), 'details'));
   return section;
 }
