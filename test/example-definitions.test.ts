@@ -1,0 +1,23 @@
+/**
+ * The YAML definitions the README shows (examples/definitions/) are valid as they are: read as the
+ * CLI reads them, then checked by what `schedule put` and `jobs define` check.
+ */
+import { describe, expect, it } from 'vitest';
+import { readDocument } from '../src/cli/documents.js';
+import { resolveJob } from '../src/jobs/job-definition.js';
+import type { JobDefinition } from '../src/jobs/job-definition.js';
+import { resolveSchedule, type ScheduleInput } from '../src/schedule/schedule-definition.js';
+
+describe('examples/definitions', () => {
+  it('nightly-report.yaml is a schedule that schedule put accepts', async () => {
+    const input = (await readDocument('examples/definitions/nightly-report.yaml')) as ScheduleInput;
+    const stored = resolveSchedule(input, undefined, Date.parse('2026-11-26T12:00:00Z'), ['extract', 'report']);
+    expect(stored).toMatchObject({ name: 'nightly-report', cron: '0 30 2 * * *', timezone: 'Europe/Berlin', overlap: 'skip', misfire: 'fireOnce' });
+    expect(Object.keys((stored.spec as { tasks: object }).tasks)).toEqual(['extract', 'report']);
+  });
+
+  it('mailboxes.yaml is a job that jobs define accepts', async () => {
+    const input = (await readDocument('examples/definitions/mailboxes.yaml')) as JobDefinition;
+    expect(resolveJob(input, new Date())).toMatchObject({ name: 'mailboxes', fn: 'poll-mailbox', mode: { everyMs: 60_000 }, strategy: 'evenly' });
+  });
+});
