@@ -1,5 +1,6 @@
-import { pathToFileURL } from 'node:url';
-import { resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { extname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';
 import type { TaskContext } from '../exec/task-context.js';
@@ -14,12 +15,12 @@ type AnyFunction = (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => unknow
  * (`export default { add(ctx, ...xs) { … } }`); a `jobs` export's entries are registered as job functions.
  */
 export async function loadFunctions(modulePath: string): Promise<FunctionRegistry> {
-  const url = pathToFileURL(resolve(modulePath)).href;
+  const file = resolve(modulePath);
   let module: Record<string, unknown>;
   try {
-    module = (await import(url)) as Record<string, unknown>;
+    module = await importModule(file);
   } catch (cause) {
-    throw new InvalidArgumentError('--functions', `cannot load ${modulePath}: ${(cause as Error).message}`);
+    throw new InvalidArgumentError('--functions', `cannot load ${modulePath}: ${describeLoadError(file, cause)}`);
   }
   const exported = module['functions'] ?? module['default'];
   if (isRegistry(exported)) return exported;
@@ -38,6 +39,62 @@ export async function loadFunctions(modulePath: string): Promise<FunctionRegistr
     '--functions',
     `${modulePath} must export \`functions\` (or a default export): a FunctionRegistry, or an object of functions such as { add(ctx, ...inputs) { … } }`,
   );
+}
+
+/** TypeScript modules are compiled on the fly (by tsx, as the tests and examples run); the rest Node imports itself. */
+const TYPESCRIPT_EXTENSIONS = new Set(['.ts', '.mts', '.cts']);
+
+async function importModule(file: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(file).href;
+  if (!TYPESCRIPT_EXTENSIONS.has(extname(file))) return (await import(url)) as Record<string, unknown>;
+  const { tsImport } = await import('tsx/esm/api');
+  const module = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+  // A .ts file outside an ESM package is compiled to CommonJS: its exports arrive as the default
+  // export ({ default, functions, jobs }); take them as the module's own.
+  const wrapped = module['default'];
+  const isCommonJsExports =
+    typeof wrapped === 'object' &&
+    wrapped !== null &&
+    !isRegistry(wrapped) &&
+    ['default', 'functions', 'jobs'].some((name) => typeof (wrapped as Record<string, unknown>)[name] === 'object');
+  return isCommonJsExports ? (wrapped as Record<string, unknown>) : module;
+}
+
+/**
+ * What went wrong, with file:line:column where it can be told. Node's SyntaxError for an ES module
+ * names no place, so the file is checked again with `node --check`, which prints it; tsx's names
+ * it in its message; an error thrown while the module runs has it in its stack.
+ */
+function describeLoadError(file: string, cause: unknown): string {
+  const error = cause instanceof Error ? cause : new Error(String(cause));
+  if (error.name === 'TransformError') {
+    // esbuild's columns count from 0; editors and Node's own messages count from 1.
+    return error.message
+      .replace(/^Transform failed with \d+ errors?:\n/, '')
+      .replace(/^(.+?):(\d+):(\d+): /gm, (_match, where: string, line: string, column: string) => `${where}:${line}:${Number(column) + 1}: `)
+      .trim();
+  }
+  if (error.name === 'SyntaxError' && !TYPESCRIPT_EXTENSIONS.has(extname(file))) {
+    const location = syntaxErrorLocation(file);
+    if (location !== undefined) return `${location}: ${error.message}`;
+  }
+  const url = pathToFileURL(file).href;
+  const frame = (error.stack ?? '').split('\n').find((line) => line.includes(url) || line.includes(file));
+  const place = frame === undefined ? undefined : /(file:\/\/[^\s()]+?|\/[^\s()]+?):(\d+):(\d+)/.exec(frame);
+  if (place === undefined || place === null) return error.message;
+  const [, where, line, column] = place;
+  const path = where?.startsWith('file:') ? fileURLToPath(where) : where;
+  return `${error.message} (at ${path}:${line}:${column})`;
+}
+
+/** `file:line:column` of the file's own syntax error, from `node --check` (undefined when the file itself parses). */
+function syntaxErrorLocation(file: string): string | undefined {
+  const check = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
+  const lines = (check.stderr ?? '').split('\n');
+  const line = /:(\d+)$/.exec(lines[0] ?? '')?.[1];
+  if (check.status === 0 || line === undefined) return undefined;
+  const caret = lines[2]?.indexOf('^') ?? -1;
+  return `${file}:${line}${caret >= 0 ? `:${caret + 1}` : ''}`;
 }
 
 /** Duck-typed, so a registry built with another copy of zk-plan is accepted too. */

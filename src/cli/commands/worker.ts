@@ -47,7 +47,12 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('run worker loops on every plan under a parent until SIGTERM or SIGINT')
     .addOption(new Option('--parent <path>', 'znode under which the plans are (required unless --jobs is given)'))
-    .addOption(new Option('--functions <module>', 'module exporting `functions` or a default export: a FunctionRegistry or an object of functions (required)'))
+    .addOption(
+      new Option(
+        '--functions <module>',
+        'module (.js, .mjs, or TypeScript: .ts, .mts, .cts) exporting `functions` or a default export: a FunctionRegistry or an object of functions (required)',
+      ),
+    )
     .addOption(new Option('--workers <n>', 'worker loops sharing this process’s session').argParser(integer(1, 10_000)).default(1))
     .addOption(
       new Option('--allow-inline', 'run tasks holding inline source (vm2 sandbox in a worker thread): only when every task writer is trusted').default(false),
