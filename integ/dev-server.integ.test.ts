@@ -90,7 +90,7 @@ describe('zk-plan dev-server without --port', () => {
       child.stdout.on('data', (chunk: Buffer) => (text += String(chunk)));
       child.on('close', () => resolve(text));
     });
-    expect(help).toContain('without it: a free port, picked at start and printed');
+    expect(help.replace(/\s+/g, ' ')).toContain('without it: a free port, picked at start and printed'); // wrapped to the terminal's width
     expect(help).toContain('export ZOOKEEPER_CONNECT=127.0.0.1:<port>');
   });
 });

@@ -43,7 +43,7 @@ describe('explainTask', () => {
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
     const task = await zkPlan.addTask(plan, call('ok'), [], { keepResult: true });
-    expect((await explained(zkPlan, task, 'PLAN_NOT_READY')).message).toContain('markAsReady');
+    expect(await explained(zkPlan, task, 'PLAN_NOT_READY')).toMatchObject({ remedy: { api: expect.stringContaining(`markAsReady(${plan})`) } });
     await zkPlan.markAsReady(plan);
     expect(await explained(zkPlan, task, 'NO_WORKER_FOR_FUNCTION')).toMatchObject({ message: `no live worker follows ${parent}` });
     await zkPlan.pausePlan(plan);
