@@ -281,6 +281,10 @@ describe('the jobs of --jobs', () => {
     const leases = (await jobs.list())[0]?.leases ?? {};
     const tokens = (items: readonly string[]): [string, number | undefined][] => items.map((item) => [item, leases[item]?.token]);
     expect(await shares(ui)).toEqual([[first.id, tokens(['a', 'b', 'c'])]]);
+    // The job worker is among the live workers too, with its items and as the manager.
+    expect((await cluster(ui)).jobWorkers).toEqual([
+      { id: first.id, host: expect.any(String), pid: process.pid, jobFunctions: ['hold'], items: 3, manager: true, startedAt: expect.any(String) },
+    ]);
     expect((await cluster(ui)).jobs).toEqual([
       {
         name: 'mail',

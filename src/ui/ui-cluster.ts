@@ -20,7 +20,7 @@ export async function readCluster(
     zkPlan.listWorkers(parent),
     zkPlan.listConcurrencyLimits(parent),
     schedulesParent === undefined ? [] : zkPlan.schedules(schedulesParent).list(),
-    jobsParent === undefined ? [] : readJobs(zkPlan, jobsParent),
+    jobsParent === undefined ? { jobs: [], workers: [] } : readJobs(zkPlan, jobsParent),
   ]);
   // What the page shows, and nothing more (no session ids).
   const shown = workers.map(({ id, host, pid, version, functions, loops, running, startedAt, updatedAt }) => ({
@@ -38,9 +38,11 @@ export async function readCluster(
     actions,
     workers: shown,
     limits,
+    ...(schedulesParent === undefined ? {} : { schedulesParent }),
     schedules: schedules.map((summary) => uiSchedule(summary, parent)),
     ...(jobsParent === undefined ? {} : { jobsParent }),
-    jobs,
+    jobs: jobs.jobs,
+    jobWorkers: jobs.workers,
   }) as UiCluster;
 }
 

@@ -147,6 +147,19 @@ export interface UiWorker {
   readonly updatedAt: string;
 }
 
+/** A live job worker (`zk-plan ui --jobs`): its job functions and how many items it holds now. */
+export interface UiJobWorker {
+  readonly id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly jobFunctions: readonly string[];
+  /** Items assigned to it, over all jobs. */
+  readonly items: number;
+  /** It is the job manager (decides the assignment). */
+  readonly manager: boolean;
+  readonly startedAt: string;
+}
+
 /** A concurrency limit and the tasks holding its slots. */
 export interface UiLimit {
   readonly key: string;
@@ -211,12 +224,16 @@ export interface UiCluster {
   readonly actions: boolean;
   readonly workers: readonly UiWorker[];
   readonly limits: readonly UiLimit[];
+  /** The schedules' parent the view was started with (`--schedules`), if any. */
+  readonly schedulesParent?: string;
   /** Empty unless the view was started with a schedules' parent. */
   readonly schedules: readonly UiSchedule[];
   /** The jobs' parent the view was started with (`--jobs`), if any. */
   readonly jobsParent?: string;
   /** Empty unless the view was started with a jobs' parent. */
   readonly jobs: readonly UiJob[];
+  /** The live job workers of the jobs' parent; empty without one. */
+  readonly jobWorkers: readonly UiJobWorker[];
 }
 
 /** An error answer of the API. */

@@ -30,6 +30,7 @@ const cluster = (jobs: readonly UiJob[], jobsParent: string | null = '/jobs'): U
   schedules: [],
   ...(jobsParent === null ? {} : { jobsParent }),
   jobs,
+  jobWorkers: [],
 });
 
 const mail: UiJob = {

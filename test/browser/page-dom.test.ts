@@ -122,6 +122,7 @@ describe('the cluster section', () => {
       ],
       schedules: [],
       jobs: [],
+      jobWorkers: [],
     };
     const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
     renderCluster(cluster, tablesOf(byId));
@@ -135,11 +136,52 @@ describe('the cluster section', () => {
       ['warehouse', 'false', '0/2'],
     ]);
     expect(limits[0]?.cells[2]?.textContent).toBe('plan-0000000001/task-0000000003 on w1');
-    renderCluster({ actions: false, workers: [], limits: [], schedules: [], jobs: [] }, tablesOf(byId));
+    renderCluster({ actions: false, workers: [], limits: [], schedules: [], jobs: [], jobWorkers: [] }, tablesOf(byId));
     expect(document.querySelectorAll('#workers tr')).toHaveLength(0);
     expect(byId('workers-empty').textContent).toContain('No live worker');
-    expect(byId('schedules-empty').textContent).toContain('--schedules');
+    expect(byId('schedules-empty').textContent).toBe('No schedules shown (zk-plan ui --schedules <path> lists them).');
     expect(byId('jobs-empty').textContent).toContain('--jobs');
+    // Started with --schedules and --jobs: an empty parent is said so, not "start it with --schedules".
+    renderCluster(
+      { actions: false, workers: [], limits: [], schedulesParent: '/schedules', schedules: [], jobsParent: '/jobs', jobs: [], jobWorkers: [] },
+      tablesOf(byId),
+    );
+    expect(byId('schedules-empty').textContent).toBe('No schedule is defined under /schedules (zk-plan schedule put <file> --schedules /schedules adds one).');
+    expect(byId('workers-empty').textContent).toBe('No live worker process is registered under this parent nor job worker under /jobs.');
+  });
+
+  it('lists the job workers of --jobs among the live workers, with their job functions, items and the manager', () => {
+    loadPage(plansPageHtml('/plans'));
+    const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
+    renderCluster(
+      {
+        actions: false,
+        workers: [],
+        limits: [],
+        schedules: [],
+        jobsParent: '/jobs',
+        jobs: [],
+        jobWorkers: [
+          { id: 'jw-1', host: 'h2', pid: 7, jobFunctions: ['poll', EVIL], items: 3, manager: true, startedAt: '2026-11-24T10:00:00Z' },
+          { id: 'jw-2', host: 'h3', pid: 8, jobFunctions: ['poll'], items: 0, manager: false, startedAt: '2026-11-24T10:00:00Z' },
+        ],
+      },
+      tablesOf(byId),
+    );
+    const rows = [...document.querySelectorAll<HTMLTableRowElement>('#workers tr')];
+    expect(rows.map((row) => [row.dataset['worker'], row.dataset['kind']])).toEqual([
+      ['jw-1', 'job'],
+      ['jw-2', 'job'],
+    ]);
+    expect([...(rows[0]?.cells ?? [])].map((cell) => cell.textContent).slice(0, 4)).toEqual([
+      'jw-1',
+      'h2 (pid 7)',
+      '3 item(s)',
+      `poll, ${EVIL} (job worker, manager)`,
+    ]);
+    expect(rows[1]?.cells[3]?.textContent).toBe('poll (job worker)');
+    expect(document.querySelector('#workers img')).toBeNull();
+    expect(byId('workers-empty').textContent).toBe('');
   });
 
   it('lists schedules with their next fire times, linking the fired runs the view serves and showing the rest as text', () => {
@@ -167,6 +209,7 @@ describe('the cluster section', () => {
           },
         ],
         jobs: [],
+        jobWorkers: [],
       },
       tablesOf(byId),
     );

@@ -3,7 +3,7 @@
  * limits with their holders (listConcurrencyLimits), the schedules and the jobs (jobs-view.ts),
  * read from `/api/cluster`.
  */
-import type { UiCluster, UiLimit, UiSchedule, UiWorker } from '../ui-wire.js';
+import type { UiCluster, UiJobWorker, UiLimit, UiSchedule, UiWorker } from '../ui-wire.js';
 import { cell, h, when } from './dom.js';
 import { renderJobs } from './jobs-view.js';
 
@@ -21,6 +21,26 @@ function workerRows(workers: readonly UiWorker[]): DocumentFragment {
     cell(row, worker.version);
     cell(row, when(worker.startedAt));
     cell(row, when(worker.updatedAt));
+    fragment.appendChild(row);
+  }
+  return fragment;
+}
+
+/** Rows of the workers table for the job workers (`zk-plan ui --jobs`), after the worker pools. */
+function jobWorkerRows(workers: readonly UiJobWorker[]): DocumentFragment {
+  const fragment = document.createDocumentFragment();
+  for (const worker of workers) {
+    const row = h('tr');
+    row.dataset['worker'] = worker.id;
+    row.dataset['kind'] = 'job';
+    cell(row, worker.id, 'mono');
+    cell(row, `${worker.host} (pid ${worker.pid})`);
+    cell(row, `${worker.items} item(s)`, 'num');
+    const functions = cell(row, `${worker.jobFunctions.join(', ')} (job worker${worker.manager ? ', manager' : ''})`, 'mono');
+    functions.title = worker.jobFunctions.join('\n');
+    cell(row, '');
+    cell(row, when(worker.startedAt));
+    cell(row, '');
     fragment.appendChild(row);
   }
   return fragment;
@@ -97,12 +117,21 @@ export function renderCluster(
 ): void {
   tables.workers.textContent = '';
   tables.workers.appendChild(workerRows(cluster.workers));
-  tables.workersEmpty.textContent = cluster.workers.length === 0 ? 'No live worker process is registered under this parent.' : '';
+  tables.workers.appendChild(jobWorkerRows(cluster.jobWorkers));
+  tables.workersEmpty.textContent =
+    cluster.workers.length + cluster.jobWorkers.length === 0
+      ? `No live worker process is registered under this parent${cluster.jobsParent === undefined ? '' : ` nor job worker under ${cluster.jobsParent}`}.`
+      : '';
   tables.limits.textContent = '';
   tables.limits.appendChild(limitRows(cluster.limits));
   tables.limitsEmpty.textContent = cluster.limits.length === 0 ? 'No concurrency limit is set (zk-plan limit <parent> <key> <n>).' : '';
   tables.schedules.textContent = '';
   tables.schedules.appendChild(scheduleRows(cluster.schedules));
-  tables.schedulesEmpty.textContent = cluster.schedules.length === 0 ? 'No schedules shown (zk-plan ui --schedules <path> lists them).' : '';
+  tables.schedulesEmpty.textContent =
+    cluster.schedules.length > 0
+      ? ''
+      : cluster.schedulesParent === undefined
+        ? 'No schedules shown (zk-plan ui --schedules <path> lists them).'
+        : `No schedule is defined under ${cluster.schedulesParent} (zk-plan schedule put <file> --schedules ${cluster.schedulesParent} adds one).`;
   renderJobs(cluster.jobs, cluster.jobsParent, tables);
 }
