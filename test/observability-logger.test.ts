@@ -2,7 +2,9 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { ZkError } from '../src/errors/zk-error.js';
 import { PermanentError } from '../src/errors/task-errors.js';
+import { plainLog } from '../src/cli/worker-log.js';
 import { createLogger, logWorkerEvents, serializeError } from '../src/observability/logger.js';
+import type { ZkPlan } from '../src/plan/zk-plan.js';
 import type { ObservedZkClient, ObservedZkPlan, ZkOperationListener } from '../src/observability/observed.js';
 import type { ZkPlanEvents } from '../src/worker/worker-events.js';
 import type { SessionState, ZkClientEvents, ZkOperationCounts } from '../src/zk/zk-client.js';
@@ -179,6 +181,40 @@ describe('logWorkerEvents', () => {
     ]);
   });
 
+  it('a job worker logs one line per item taken (a failover said so), given up or lost, per new assignment, and per job error', () => {
+    const { plan, lines } = setUp();
+    const item = { jobs: '/jobs', job: 'mail', workerId: 'jw-1' };
+    plan.emit('job:rebalance', { jobs: '/jobs', epoch: 4, moved: 2 });
+    plan.emit('job:item', { ...item, item: 'a', state: 'started', token: 7, failover: false });
+    plan.emit('job:item', { ...item, item: 'b', state: 'started', token: 9, failover: true });
+    plan.emit('job:item', { ...item, item: 'a', state: 'stopped', reason: 'released' });
+    plan.emit('job:item', { ...item, item: 'b', state: 'stopped', reason: 'lease-lost' });
+    plan.emit('job:error', { ...item, error: new Error('poll failed') });
+    expect(lines.map((line) => [line['level'], line['event'], line['msg']])).toEqual([
+      [LEVEL.info, 'job:rebalance', 'job manager: new assignment under /jobs (epoch 4, 2 item(s) moved)'],
+      [LEVEL.info, 'job:item', 'job mail item a taken (token 7)'],
+      [LEVEL.info, 'job:item', "job mail item b taken (token 9): failover, the previous holder's lease ran out"],
+      [LEVEL.info, 'job:item', 'job mail item a given up (released)'],
+      [LEVEL.warn, 'job:item', 'job mail item b lost: lease-lost; its run was aborted'],
+      [LEVEL.error, 'job:error', 'job mail: poll failed'],
+    ]);
+    expect(lines[2]).toMatchObject({ jobs: '/jobs', job: 'mail', item: 'b', workerId: 'jw-1', token: 9, failover: true });
+  });
+
+  it('the plain worker log has the same job lines', () => {
+    const plain: string[] = [];
+    const plan = new FakeZkPlan();
+    plainLog('info', (line) => plain.push(line)).follow(plan as unknown as ZkPlan);
+    plan.emit('job:item', { jobs: '/jobs', job: 'mail', workerId: 'jw-1', item: 'b', state: 'started', token: 9, failover: true });
+    plan.emit('job:item', { jobs: '/jobs', job: 'mail', workerId: 'jw-1', item: 'b', state: 'stopped', reason: 'session-expired' });
+    plan.emit('job:rebalance', { jobs: '/jobs', epoch: 5, moved: 1 });
+    expect(plain).toEqual([
+      "zk-plan worker: job mail item b taken (token 9): failover, the previous holder's lease ran out",
+      'zk-plan worker: job mail item b lost: session-expired; its run was aborted',
+      'zk-plan worker: job manager: new assignment under /jobs (epoch 5, 1 item(s) moved)',
+    ]);
+  });
+
   it('at level info, leaves out claims and idle rounds', () => {
     const { plan, lines } = setUp('info');
     plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'w/1' });
@@ -195,7 +231,8 @@ describe('logWorkerEvents', () => {
     plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'w/1' });
     plan.zk.setState('closed');
     expect(lines).toEqual([]);
-    for (const event of ['task:claimed', 'task:completed', 'task:failed', 'worker:idle', 'worker:error'] as const) expect(plan.listenerCount(event)).toBe(0);
+    for (const event of ['task:claimed', 'task:completed', 'task:failed', 'worker:idle', 'worker:error', 'job:item', 'job:rebalance', 'job:error'] as const)
+      expect(plan.listenerCount(event)).toBe(0);
     for (const event of ['state', 'session:started', 'session:expired', 'auth:failed'] as const) expect(plan.zk.listenerCount(event)).toBe(0);
   });
 });

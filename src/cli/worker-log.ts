@@ -1,5 +1,7 @@
 /** The logs of `zk-plan worker` on stderr: plain lines, pretty lines or JSON lines (--log-format). */
+import { LOST_ITEM_REASONS, describeJobItemStart } from '../observability/job-log-lines.js';
 import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlanEvents } from '../worker/worker-events.js';
 import { printable } from '../util/printable.js';
 
 export type LogFormat = 'plain' | 'pretty' | 'json';
@@ -48,12 +50,26 @@ export function plainLog(level: string, writeLine: (line: string) => void = (lin
         write(final ? 50 : 40, `task failed: ${task} on ${workerId}: ${error.message}${final ? ' (failed for good)' : ''}`);
       const onError = ({ workerId, error }: { workerId: string; error: Error }): void => write(50, `worker error on ${workerId}: ${error.message}`);
       const onExpired = (): void => write(40, 'ZooKeeper session expired; opening a new one');
+      const onJobItem = ({ job, item, state, token, failover, reason }: ZkPlanEvents['job:item'][0]): void => {
+        if (state === 'started') write(30, describeJobItemStart(job, item, token, failover === true));
+        else if (reason !== undefined && LOST_ITEM_REASONS.has(reason)) write(40, `job ${job} item ${item} lost: ${reason}; its run was aborted`);
+        else write(30, `job ${job} item ${item} given up (${reason ?? 'stopped'})`);
+      };
+      const onRebalance = ({ jobs, epoch, moved }: ZkPlanEvents['job:rebalance'][0]): void =>
+        write(30, `job manager: new assignment under ${jobs} (epoch ${epoch}, ${moved} item(s) moved)`);
+      const onJobError = ({ jobs, job, error }: ZkPlanEvents['job:error'][0]): void => write(50, `job ${job ?? jobs}: ${error.message}`);
       zkPlan.on('task:failed', onFailed);
       zkPlan.on('worker:error', onError);
+      zkPlan.on('job:item', onJobItem);
+      zkPlan.on('job:rebalance', onRebalance);
+      zkPlan.on('job:error', onJobError);
       zkPlan.zk.on('session:expired', onExpired);
       return () => {
         zkPlan.off('task:failed', onFailed);
         zkPlan.off('worker:error', onError);
+        zkPlan.off('job:item', onJobItem);
+        zkPlan.off('job:rebalance', onRebalance);
+        zkPlan.off('job:error', onJobError);
         zkPlan.zk.off('session:expired', onExpired);
       };
     },

@@ -8,6 +8,7 @@ import type { SessionState, ZkSession } from '../zk/zk-client.js';
 import type { ZkAuthError } from '../errors/zk-auth-error.js';
 import type { ObservedZkPlan } from './observed.js';
 import { escapeJsonControls, printableDeep } from '../util/printable.js';
+import { LOST_ITEM_REASONS, describeJobItemStart } from './job-log-lines.js';
 
 export type { Logger } from 'pino';
 
@@ -168,6 +169,31 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
   const onScheduleError = ({ schedules, error }: ZkPlanEvents['schedule:error'][0]): void => {
     logger.error({ event: 'schedule:error', schedules, error: serializeError(error) }, `scheduler error: ${error.message}`);
   };
+  // Job workers: one line per change of what this process works on, and per manager decision.
+  const onJobItem = ({ jobs, job, item, workerId, state, token, failover, reason }: ZkPlanEvents['job:item'][0]): void => {
+    const fields = {
+      event: 'job:item',
+      jobs,
+      job,
+      item,
+      workerId,
+      state,
+      ...(token === undefined ? {} : { token }),
+      ...(reason === undefined ? {} : { reason }),
+    };
+    if (state === 'started') logger.info({ ...fields, failover: failover === true }, describeJobItemStart(job, item, token, failover === true));
+    else if (reason !== undefined && LOST_ITEM_REASONS.has(reason)) logger.warn(fields, `job ${job} item ${item} lost: ${reason}; its run was aborted`);
+    else logger.info(fields, `job ${job} item ${item} given up (${reason ?? 'stopped'})`);
+  };
+  const onJobRebalance = ({ jobs, epoch, moved }: ZkPlanEvents['job:rebalance'][0]): void => {
+    logger.info({ event: 'job:rebalance', jobs, epoch, moved }, `job manager: new assignment under ${jobs} (epoch ${epoch}, ${moved} item(s) moved)`);
+  };
+  const onJobError = ({ jobs, job, workerId, error }: ZkPlanEvents['job:error'][0]): void => {
+    logger.error(
+      { event: 'job:error', jobs, ...(job === undefined ? {} : { job }), workerId, error: serializeError(error) },
+      `job ${job ?? jobs}: ${error.message}`,
+    );
+  };
   const onState = (state: SessionState): void => {
     logger[STATE_LEVEL[state]]({ event: 'session:state', state, previous: previousState }, `ZooKeeper session ${state}`);
     previousState = state;
@@ -189,6 +215,9 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
   plan.on('worker:error', onWorkerError);
   plan.on('schedule:tick', onScheduleTick);
   plan.on('schedule:error', onScheduleError);
+  plan.on('job:item', onJobItem);
+  plan.on('job:rebalance', onJobRebalance);
+  plan.on('job:error', onJobError);
   zk.on('state', onState);
   zk.on('session:started', onSessionStarted);
   zk.on('session:expired', onSessionExpired);
@@ -205,6 +234,9 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
     plan.off('worker:error', onWorkerError);
     plan.off('schedule:tick', onScheduleTick);
     plan.off('schedule:error', onScheduleError);
+    plan.off('job:item', onJobItem);
+    plan.off('job:rebalance', onJobRebalance);
+    plan.off('job:error', onJobError);
     zk.off('state', onState);
     zk.off('session:started', onSessionStarted);
     zk.off('session:expired', onSessionExpired);
