@@ -6,7 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { runLongScheduleSeed } from './schedule-long-simulation.js';
 
-const SEED = Number(process.env['SCHEDULE_LONG_SIM_SEED'] ?? 2);
+/**
+ * A seed whose run has a burst of manual triggers that leave tick records (checked below): 7 since
+ * pause and cancel read the plan's state first (more operations, so other interleavings); 2 before.
+ */
+const SEED = Number(process.env['SCHEDULE_LONG_SIM_SEED'] ?? 7);
 
 describe('schedule simulation over hours of virtual time: replay', () => {
   it('runs one seed twice with the same events, tick records and plans', { timeout: 120_000 }, async () => {

@@ -8,6 +8,7 @@
  * Requires vitest fake timers (see `runSeeds`), so that all engine time is simulated time.
  */
 import { vi } from 'vitest';
+import { PlanFinishedError } from '../../src/errors/plan-errors.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { reintroducedDefects } from '../../src/store/reintroduced-defects.js';
 import { SimProcess, SimWriter, type SimPlan } from './cluster.js';
@@ -483,11 +484,21 @@ class Simulation {
     plan.phase = 'pausing';
     this.fault(`pausePlan(${path}${abortRunning ? ', abortRunning' : ''}) for ${pausedMs} ms`);
     void this.act(async () => {
-      await this.repeat(`pausePlan(${path})`, async () => {
-        const { running } = await plan.writer.zkPlan.pausePlan(path, { abortRunning });
-        this.observer.note(`pausePlan(${path}) acknowledged; held: ${running.join(', ') || 'none'}`);
-        this.observer.pauseAcknowledged(path, running);
-      });
+      const refused = await this.repeat(
+        `pausePlan(${path})`,
+        async () => {
+          const { running } = await plan.writer.zkPlan.pausePlan(path, { abortRunning });
+          this.observer.note(`pausePlan(${path}) acknowledged; held: ${running.join(', ') || 'none'}`);
+          this.observer.pauseAcknowledged(path, running);
+        },
+        isPlanFinished,
+      );
+      if (refused !== undefined) {
+        // Finished before the pause: there is nothing to resume, and the plan must be finished indeed.
+        await this.checkFinished(path, refused);
+        if (plan.phase === 'pausing') plan.phase = 'running';
+        return;
+      }
       await sleep(pausedMs);
       this.observer.resumeSent(path);
       await this.repeat(`resumePlan(${path})`, () => plan.writer.zkPlan.resumePlan(path));
@@ -502,7 +513,13 @@ class Simulation {
     plan.phase = 'cancelling';
     this.fault(`cancelPlan(${path})`);
     void this.act(async () => {
-      await this.repeat(`cancelPlan(${path})`, () => plan.writer.zkPlan.cancelPlan(path, { reason: 'simulated' }));
+      const refused = await this.repeat(`cancelPlan(${path})`, () => plan.writer.zkPlan.cancelPlan(path, { reason: 'simulated' }), isPlanFinished);
+      if (refused !== undefined) {
+        // Finished before the cancel: it keeps the state it ended in, and the driver carries on with it.
+        await this.checkFinished(path, refused);
+        if (plan.phase === 'cancelling') plan.phase = 'running';
+        return;
+      }
       this.observer.cancelAcknowledged(path);
       const status = await this.checker.zkPlan.planStatus(path).catch(() => undefined);
       if (status !== undefined && status.state !== 'cancelled') this.violate(`plan ${path} is ${status.state} after cancelPlan resolved, expected cancelled`);
@@ -511,17 +528,30 @@ class Simulation {
     });
   }
 
-  private async repeat(what: string, call: () => Promise<void>): Promise<void> {
+  /**
+   * Calls until the call goes through (undefined) or answers with an error `isAnswer` takes as
+   * final (returned): as a user would, who tries again after a connection problem.
+   */
+  private async repeat<E>(what: string, call: () => Promise<void>, isAnswer: (error: unknown) => error is E = neverAnAnswer): Promise<E | undefined> {
     for (let tries = 0; ; tries++) {
       try {
         await call();
-        return;
+        return undefined;
       } catch (error) {
         this.observer.note(`${what} threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
+        if (isAnswer(error)) return error;
         if (tries > 50) throw error;
         await sleep(100);
       }
     }
+  }
+
+  /** A pause or cancel refused with PLAN_FINISHED: the plan is in the state the error names (a failed one may have been retried since). */
+  private async checkFinished(path: string, refused: PlanFinishedError): Promise<void> {
+    const status = await this.checker.zkPlan.planStatus(path).catch(() => undefined);
+    if (status === undefined || status.state === refused.state) return;
+    if (refused.state === 'failed' && status.state !== 'completed') return; // retried meanwhile: it may run again
+    this.violate(`${refused.action} of ${path} was refused as ${refused.state}, but the plan is ${status.state}`);
   }
 
   private deletePlan(plan: SimPlan): void {
@@ -608,6 +638,9 @@ class Simulation {
 }
 
 /** A pause in simulated time. */
+const isPlanFinished = (error: unknown): error is PlanFinishedError => error instanceof PlanFinishedError;
+const neverAnAnswer = (_error: unknown): _error is never => false;
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
