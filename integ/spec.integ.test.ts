@@ -42,6 +42,23 @@ describe('zk-plan submit and validate', () => {
     expect(await zkPlan.getResult(tasks['report'] as string)).toBe('eu@2026-11-22+us@2026-11-22');
   });
 
+  it('refuses a function no live worker registers unless --allow-unknown; wait then says within seconds that no worker can run it', async () => {
+    const parent = env.root();
+    const file = join(dir, 'orphan.json');
+    writeFileSync(file, JSON.stringify({ tasks: { report: { fn: 'report' } } }));
+    const refused = await cli(['submit', file, '--parent', parent]);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('task "report": nothing knows "report"');
+    expect(refused.stderr).toContain('[SPEC_UNKNOWN_FUNCTION]');
+    const allowed = await cli(['submit', file, '--parent', parent, '--allow-unknown']);
+    expect(allowed.status, allowed.stderr).toBe(0);
+    const plan = allowed.stdout.trim();
+    const waited = await cli(['wait', plan, '--timeout-ms', '8000', '--no-progress']);
+    expect(waited.status).toBe(3);
+    expect(waited.stderr).toContain(`zk-plan wait: 1 task(s) of ${plan} cannot start: no live worker follows ${parent}`);
+    expect(waited.stderr).toContain(`zk-plan worker --parent ${parent} --functions <module>`);
+  });
+
   it('validate exits 2 with the code and the task key of a problem, 0 for a good spec', async () => {
     const file = join(dir, 'cycle.json');
     writeFileSync(file, JSON.stringify({ tasks: { a: { fn: 'x', inputs: ['b'] }, b: { fn: 'x', inputs: ['a'] } } }));

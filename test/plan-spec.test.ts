@@ -1,6 +1,7 @@
 /** Plan specs: every problem checked before anything is written, and a spec submitted and run over the in-memory ZooKeeper. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PlanSpecError, type PlanSpecProblem } from '../src/errors/spec-errors.js';
+import { InvalidArgumentError } from '../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import type { TaskContext } from '../src/exec/task-context.js';
 import { checkPlanSpec, type PlanSpec } from '../src/spec/plan-spec.js';
@@ -106,5 +107,34 @@ describe('submitPlan', () => {
     const bad = await expectRejects(() => proc.zkPlan.submitPlan(PARENT, { tasks: { a: { fn: 'load', options: { timeoutMs: 1.5 } } } }), PlanSpecError);
     expect(bad).toMatchObject({ code: 'SPEC_INVALID', key: 'a' });
     expect(server.exists(PARENT)).toBe(false);
+  });
+
+  it('refuses a function nothing vouches for (no registry here, no live worker there) unless allowUnknownFunctions; a live worker vouches', async () => {
+    const server = new MemoryZooKeeper();
+    const submitter = memoryProcess(server, 'submitter'); // registers nothing
+    processes.push(submitter);
+    const spec = { tasks: { report: { fn: 'report' } } };
+    const refused = await expectRejects(() => submitter.zkPlan.submitPlan(PARENT, spec), PlanSpecError);
+    expect(refused).toMatchObject({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'report' });
+    expect(refused.message).toContain('nothing knows "report"');
+    expect(server.exists(PARENT)).toBe(false);
+    await expectRejects(() => submitter.zkPlan.submitPlan(PARENT, spec, { allowUnknownFunctions: 'yes' as never }), InvalidArgumentError);
+
+    const allowed = await submitter.zkPlan.submitPlan(PARENT, spec, { allowUnknownFunctions: true });
+    expect(Object.keys(allowed.tasks)).toEqual(['report']);
+
+    // A live worker of the parent that registers it vouches for it; one that does not refuses as before.
+    const worker = memoryProcess(
+      server,
+      'worker',
+      new FunctionRegistry().register('report', () => 'done'),
+    );
+    processes.push(worker);
+    worker.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
+    await vi.waitFor(async () => expect(await submitter.zkPlan.listWorkers(PARENT)).toHaveLength(1));
+    const vouched = await submitter.zkPlan.submitPlan(PARENT, spec);
+    await submitter.zkPlan.waitForCompletion(vouched.plan, { timeoutMs: 10_000 });
+    const other = await expectRejects(() => submitter.zkPlan.submitPlan(PARENT, { tasks: { load: { fn: 'load' } } }), PlanSpecError);
+    expect(other.message).toBe('Plan spec, task "load": no live worker of the parent registers "load"');
   });
 });

@@ -59,7 +59,8 @@ describe('zk-plan with ZooKeeper credentials and an ACL', () => {
     const parent = env.root();
     const fromFile = { ZK_PLAN_AUTH_FILE: credentials, ZK_PLAN_ACL: 'creator', ZK_PLAN_AUTH: undefined };
 
-    const submitted = await runCli(env.connectString, ['submit', spec, '--parent', parent, '--json'], fromFile);
+    // Checked against the workers' module: none is running yet to vouch for the functions.
+    const submitted = await runCli(env.connectString, ['submit', spec, '--parent', parent, '--functions', functions, '--json'], fromFile);
     expectNoSecret(submitted);
     expect(submitted.code, submitted.stderr).toBe(0);
     const { plan, tasks } = JSON.parse(submitted.stdout) as { plan: string; tasks: Record<string, string> };

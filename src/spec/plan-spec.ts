@@ -52,6 +52,11 @@ export interface SpecContext {
   readonly registered: readonly string[];
   /** Functions of the live workers of the parent; undefined when none is live (then not checked). */
   readonly live?: readonly (readonly string[])[];
+  /**
+   * Refuse a function nothing vouches for: with no registry to check against and no live worker,
+   * every function is unknown, and a plan of them would wait for ever unseen. @defaultValue false
+   */
+  readonly requireKnown?: boolean;
   /** Values of `{ $param }` placeholders. */
   readonly params: Readonly<Record<string, unknown>>;
   /** The schemas a function was registered with (typed edges: arity is checked here; values and edge types by checkSpecValues). */
@@ -96,6 +101,8 @@ interface KnownFunctions {
   readonly registered: ReadonlySet<string> | undefined;
   /** Undefined: not checked (no live worker, or one that runs any function). */
   readonly live: ReadonlySet<string> | undefined;
+  /** No registry was given and no worker is live, and unknown functions are refused: every function is unknown. */
+  readonly vouchedByNobody: boolean;
 }
 
 function knownFunctions(context: SpecContext): KnownFunctions {
@@ -103,6 +110,7 @@ function knownFunctions(context: SpecContext): KnownFunctions {
   return {
     registered: registered.length > 0 ? new Set(registered) : undefined,
     live: live !== undefined && live.length > 0 && !live.some((functions) => functions.length === 0) ? new Set(live.flat()) : undefined,
+    vouchedByNobody: context.requireKnown === true && registered.length === 0 && (live === undefined || live.length === 0),
   };
 }
 
@@ -128,6 +136,13 @@ function checkEntry(key: string, raw: unknown, context: SpecContext, functions: 
   }
   if (functions.live !== undefined && !functions.live.has(fn)) {
     throw new PlanSpecError('SPEC_UNKNOWN_FUNCTION', key, `no live worker of the parent registers "${fn}"`);
+  }
+  if (functions.vouchedByNobody) {
+    throw new PlanSpecError(
+      'SPEC_UNKNOWN_FUNCTION',
+      key,
+      `nothing knows "${fn}": no worker of the parent is live and no registry was given to check it against (start a worker that registers it, check against its module, or allow unknown functions)`,
+    );
   }
   const filled = fillParams(key, params, context.params);
   try {

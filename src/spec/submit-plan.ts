@@ -21,6 +21,13 @@ import type { Zk } from '../zk/zk.js';
 export interface SubmitOptions {
   /** Values of the spec's `{ $param: name }` placeholders. @defaultValue none */
   readonly params?: Readonly<Record<string, unknown>>;
+  /**
+   * Submit even when nothing vouches for a function: this process registers none and no worker of
+   * the parent is live (workers started later will run the plan). Without it such a spec is
+   * refused with SPEC_UNKNOWN_FUNCTION, since a plan of functions nobody has waits for ever.
+   * @defaultValue false
+   */
+  readonly allowUnknownFunctions?: boolean;
 }
 
 /** What `submitPlan` made: the plan and each task's path, by key. */
@@ -42,12 +49,20 @@ export async function checkSpecForSubmit(
   workers: readonly WorkerInfo[],
   options: SubmitOptions,
 ): Promise<CheckedSpec> {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected { params? }');
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected { params?, allowUnknownFunctions? }');
+  if (options.allowUnknownFunctions !== undefined && typeof options.allowUnknownFunctions !== 'boolean')
+    throw new InvalidArgumentError('allowUnknownFunctions', 'expected true or false');
   const params = options.params ?? {};
   if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new InvalidArgumentError('params', 'expected an object of named values');
   const live = workers.filter((worker) => !isStale(worker, Date.now())).map((worker) => worker.functions);
   const schemasOf = (fn: string): FunctionSchemas | undefined => functions.schemasOf(fn);
-  const checked = checkPlanSpec(spec, { registered: functions.names(), ...(live.length > 0 ? { live } : {}), params, schemasOf });
+  const checked = checkPlanSpec(spec, {
+    registered: functions.names(),
+    ...(live.length > 0 ? { live } : {}),
+    params,
+    schemasOf,
+    requireKnown: options.allowUnknownFunctions !== true,
+  });
   asSpecError(undefined, () => resolvePlanSettings(checked.options));
   for (const key of checked.order) asSpecError(key, () => taskSettings(checked.tasks.get(key)?.options ?? {}));
   await checkSpecValues(checked.tasks, schemasOf);

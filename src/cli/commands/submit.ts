@@ -15,6 +15,7 @@ interface SubmitCliOptions extends ConnectionOptions {
   readonly functions?: string;
   readonly parent?: string;
   readonly param: readonly string[];
+  readonly allowUnknown: boolean;
   readonly wait: boolean;
   readonly timeoutMs?: number;
 }
@@ -40,6 +41,9 @@ export function registerSubmit(program: Command): void {
         .argParser(collect),
     )
     .addOption(new Option('--functions <module>', 'also check function names and typed edges (schemas) against this module’s registry'))
+    .addOption(
+      new Option('--allow-unknown', 'submit even when no live worker of the parent registers the functions and --functions is not given').default(false),
+    )
     .addOption(new Option('--wait', 'wait until the plan ends (exit codes as wait)').default(false))
     .addOption(new Option('--timeout-ms <ms>', 'with --wait: give up after this long (exit 3)').argParser(integer(1)));
   addConnectionOptions(submit, DEFAULTS.cliConnectTimeoutMs.read);
@@ -54,7 +58,7 @@ export function registerSubmit(program: Command): void {
     const submitted = await withZkPlan(
       options,
       async (zkPlan) => {
-        const result = await zkPlan.submitPlan(parent, spec as never, { params });
+        const result = await zkPlan.submitPlan(parent, spec as never, { params, allowUnknownFunctions: options.allowUnknown });
         if (options.wait) await zkPlan.waitForCompletion(result.plan, { timeoutMs: options.timeoutMs ?? DEFAULTS.waitTimeoutMs });
         return result;
       },
@@ -78,7 +82,7 @@ export function registerSubmit(program: Command): void {
     const spec = await readDocument(file);
     const functions = options.functions === undefined ? new FunctionRegistry() : await loadFunctions(options.functions);
     // What submit checks, offline: no live workers to ask.
-    const checked = await checkSpecForSubmit(spec as PlanSpec, functions, [], { params: parseParams(options.param) });
+    const checked = await checkSpecForSubmit(spec as PlanSpec, functions, [], { params: parseParams(options.param), allowUnknownFunctions: true });
     if (options.json) printJson({ valid: true, order: checked.order });
     else print(`valid: ${checked.order.length} task(s), in order ${checked.order.join(', ')}`);
   });

@@ -24,6 +24,8 @@ interface WaitOptions extends ConnectionOptions {
 const MIN_READ_INTERVAL_MS = 500;
 /** Pause before reading again after a connection problem. */
 const RETRY_PAUSE_MS = 500;
+/** After this long, wait checks once whether the plan has tasks no live worker can run, and says so (else it would wait silently). */
+const NO_WORKER_CHECK_MS = 5_000;
 
 /** `zk-plan wait <plan>`: follows a plan to its end with a progress bar (a TTY) or progress lines. */
 export function registerWait(program: Command): void {
@@ -68,6 +70,7 @@ async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): 
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   const stopWatching = new AbortController();
   const watching = followProgress(zkPlan, plan, tracker, reporter, stopWatching.signal);
+  const noWorkerCheck = setTimeout(() => void warnIfNoWorker(zkPlan, plan, stopWatching.signal), NO_WORKER_CHECK_MS);
 
   let outcome: Outcome;
   try {
@@ -83,6 +86,7 @@ async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): 
       throw error;
     }
   } finally {
+    clearTimeout(noWorkerCheck);
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
   }
   stopWatching.abort();
@@ -216,6 +220,21 @@ class ProgressTracker {
     const elapsedMs = Date.now() - this.startedAt;
     return { done: this.done, total: this.total, failed: this.failed, doneSinceStart: this.doneSinceStart, elapsedMs };
   }
+}
+
+/**
+ * Says, once, that tasks of the plan wait for a worker nobody runs (explainPlan's
+ * NO_WORKER_FOR_FUNCTION): a plan of functions no live worker registers would otherwise be waited
+ * on in silence until the timeout. A read that fails says nothing: the wait goes on as it was.
+ */
+async function warnIfNoWorker(zkPlan: ZkPlan, plan: string, stop: AbortSignal): Promise<void> {
+  const explanation = await zkPlan.explainPlan(plan).catch(() => undefined);
+  const stuck = explanation?.reasons.find((reason) => reason.code === 'NO_WORKER_FOR_FUNCTION');
+  if (stuck === undefined || stop.aborted) return;
+  const parent = plan.slice(0, plan.lastIndexOf('/')) || '/';
+  printError(
+    `zk-plan wait: ${stuck.tasks.length} task(s) of ${plan} cannot start: ${stuck.message}; start one with zk-plan worker --parent ${parent} --functions <module> (zk-plan why ${plan} tells more)`,
+  );
 }
 
 /**
