@@ -133,7 +133,12 @@ async function decideAndBuild(
   const params = { ...schedule.params, firedAt: record.firedAt };
   let checked: CheckedSpec;
   try {
-    checked = await checkSpecForSubmit(schedule.spec, context.functions, await context.listWorkers(schedule.planParent), { params });
+    // A tick fires whether or not a worker is up yet (the schedule was checked when it was put;
+    // workers started later run its plans), so a function nothing vouches for is no reason to skip it.
+    checked = await checkSpecForSubmit(schedule.spec, context.functions, await context.listWorkers(schedule.planParent), {
+      params,
+      allowUnknownFunctions: true,
+    });
   } catch (error) {
     if (!(error instanceof PlanSpecError)) throw error;
     // A dead firer's half-built plan does not stay: this tick makes no plan. The record forgets the

@@ -110,7 +110,9 @@ async function layOut(context: ImportContext, parent: string, snapshot: PlanSnap
   const workers = (await context.listWorkers(parent)).map((worker) =>
     worker.functions.length === 0 ? worker : { ...worker, functions: [...worker.functions, ...doneFunctions] },
   );
-  const checked = await checkSpecForSubmit(snapshot.spec, registry, workers, { params: snapshot.params });
+  // An import (often into another ensemble, before its workers run) or a rerun is not refused for
+  // functions nothing vouches for yet; ones a registry or the live workers lack still are.
+  const checked = await checkSpecForSubmit(snapshot.spec, registry, workers, { params: snapshot.params, allowUnknownFunctions: true });
   const entry = (key: string): NonNullable<ReturnType<CheckedSpec['tasks']['get']>> =>
     checked.tasks.get(key) as NonNullable<ReturnType<CheckedSpec['tasks']['get']>>;
 
