@@ -13,7 +13,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskStore } from '../store/task-store.js';
 import { assertKnownKeys } from '../config/options.js';
-import { CONTROL, OWNER, READY, RUNNABLE_INDEX, assertValidPath, childPath } from '../zk/layout.js';
+import { CONTROL, FAILED, OWNER, READY, RUNNABLE_INDEX, TASK_PREFIX, assertValidPath, childPath, hasSequentialName } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import type { PlanState } from '../plan/plan-progress.js';
 import { decideControl, encodeControlRecord, parseControlRecord, type ControlRequest, type PlanControlRecord } from './control-record.js';
@@ -101,17 +101,21 @@ export class PlanControl {
 
   /**
    * A completed or failed plan keeps the state it ended in: pausing it would stop nothing, and a
-   * cancel would relabel work that finished as cancelled. A plan that finishes between this read
-   * and the write is paused or cancelled like one still running (there is no multi-op to tie the
-   * two together), which is harmless: its tasks are done either way. A cancelled plan is left to
-   * `apply`, which answers as before (a cancel again changes nothing, a pause is refused).
+   * cancel would relabel work that finished as cancelled. One listing of the plan tells a completed
+   * plan (ready, no task left) and whether it may have failed (its `failed` marker, written when a
+   * task fails for good); only then is its whole status read. A plan that finishes between this
+   * read and the write is paused or cancelled like one still running (there is no multi-op to tie
+   * the two together), which is harmless: its tasks are done either way. A cancelled plan is left
+   * to `apply`, which answers as before (a cancel again changes nothing, a pause is refused).
    */
   private async refuseFinished(plan: string, action: 'pause' | 'cancel'): Promise<void> {
-    const state = await this.readPlanState(plan);
-    // A plan with no task left that is not marked ready is still being built (or its builder died
-    // before adding any): it has finished nothing yet.
-    if (state === 'completed' && (await this.zk.exists(childPath(plan, READY))) === undefined) return;
-    if (state === 'completed' || state === 'failed') throw new PlanFinishedError(plan, state, action);
+    const listing = await this.zk.tryGetChildren(plan);
+    if (listing === undefined) return; // apply says PLAN_NOT_FOUND
+    const { children } = listing;
+    if (children.includes(CONTROL) && (await this.read(plan))?.state === 'cancelled') return;
+    // No task left and not marked ready: still being built (or its builder died before adding any).
+    if (children.includes(READY) && !children.some((name) => hasSequentialName(name, TASK_PREFIX))) throw new PlanFinishedError(plan, 'completed', action);
+    if (children.includes(FAILED) && (await this.readPlanState(plan)) === 'failed') throw new PlanFinishedError(plan, 'failed', action);
   }
 
   /** Writes the transition the request makes (re-reading after a concurrent change), then touches the plan. */
