@@ -349,6 +349,14 @@ describe('web view', () => {
     const b = second.startJobWorker(jobsParent, { leaseMs: 1_000, pollMs: 200 });
     await expect.poll(async () => [(await tokens(a.id)).length, (await tokens(b.id)).length], { timeout: WAIT_MS }).toEqual([2, 2]); // the next read of the section
     expect(await page.textContent('#jobs tr[data-job="mailboxes"]')).toContain('4/4');
+    // The job workers are among the live workers too, with their items; one of them is the manager.
+    await expect.poll(() => page.$$eval('#workers tr[data-kind="job"]', (rows) => rows.length), { timeout: WAIT_MS }).toBe(2);
+    const jobWorkerCells = await page.$$eval('#workers tr[data-kind="job"]', (rows) =>
+      rows.map((row) => Array.from((row as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells, (cell) => cell.textContent ?? '')),
+    );
+    expect(jobWorkerCells.map((cells) => cells[2])).toEqual(['2 item(s)', '2 item(s)']);
+    expect(jobWorkerCells.filter((cells) => cells[3]?.includes('manager'))).toHaveLength(1);
+    await page.screenshot({ path: 'test-output/ui-jobs.png', fullPage: true });
   });
 
   it(
