@@ -57,6 +57,14 @@ describe('zk-plan submit and validate', () => {
     expect(waited.status).toBe(3);
     expect(waited.stderr).toContain(`zk-plan wait: 1 task(s) of ${plan} cannot start: no live worker follows ${parent}`);
     expect(waited.stderr).toContain(`zk-plan worker --parent ${parent} --functions <module>`);
+    // The task is known by its key: show's KEY column, and why.
+    const shown = await cli(['show', plan]);
+    expect(shown.stdout.split('\n')[1]).toMatch(/^KEY\s+TASK\s+STATE/);
+    expect(shown.stdout.split('\n')[2]).toMatch(/^report\s+task-\d+\s+runnable/);
+    const { tasks } = JSON.parse((await cli(['show', plan, '--json'])).stdout) as { tasks: { key?: string; task: string }[] };
+    const task = tasks[0]?.task ?? '';
+    expect(tasks.map((entry) => entry.key)).toEqual(['report']);
+    expect((await cli(['why', task])).stdout).toMatch(/^report: NO_WORKER_FOR_FUNCTION: /);
   });
 
   it('validate exits 2 with the code and the task key of a problem, 0 for a good spec', async () => {

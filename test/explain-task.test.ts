@@ -93,6 +93,11 @@ describe('explainTask', () => {
     expect(explainTask(facts({}, { status: status('building') })).code).toBe('PLAN_NOT_READY');
   });
 
+  it('names the task by the key its spec gave it, when it has one', () => {
+    expect(explainTask(facts({}, {}, { state: 'blocked', key: 'report' }))).toMatchObject({ key: 'report', code: 'BLOCKED' });
+    expect(explainTask(facts({}, {}, { state: 'blocked' }))).not.toHaveProperty('key');
+  });
+
   it('says what lets the task go on both as a call and as a zk-plan command, and keeps calls out of the message', () => {
     const paused = explainTask(facts({ control: { state: 'paused', at: new Date(NOW), abortRunning: false } }));
     expect(paused.remedy).toEqual({ api: `resumePlan(${PLAN}) lets it run`, cli: `zk-plan resume ${PLAN} lets it run` });

@@ -33,6 +33,8 @@ export interface Remedy {
 
 export interface Explanation {
   readonly task: string;
+  /** The key its plan's spec gave the task, when it has one. */
+  readonly key?: string;
   readonly code: ExplanationCode;
   /** What holds the task, as a sentence (without the remedy). */
   readonly message: string;
@@ -58,14 +60,16 @@ export interface TaskFacts {
 
 export function explainTask(facts: TaskFacts): Explanation {
   const { task, view, control } = facts;
+  const subject = view.tasks.find((candidate) => candidate.task === task);
+  const key = subject?.key;
   const make = (code: ExplanationCode, message: string, details: Record<string, unknown> = {}, remedy?: Remedy): Explanation => ({
     task,
+    ...(key !== undefined ? { key } : {}),
     code,
     message,
     ...(remedy !== undefined ? { remedy } : {}),
     details,
   });
-  const subject = view.tasks.find((candidate) => candidate.task === task);
   if (control?.state === 'cancelled')
     return make('PLAN_CANCELLED', `its plan ${view.plan} was cancelled${control.reason ? `: ${control.reason}` : ''}; it never runs`, {
       reason: control.reason,

@@ -8,6 +8,7 @@ import { countPlanTasks, countedState, planStateOf } from './plan-progress.js';
 import type { PlanStatus, TaskSnapshot } from './plan-status.js';
 import { readDecoded, type PlanReader } from './plan-reader.js';
 import type { PlanSummary, PlanView, TaskHistoryRecord, TaskView, TaskViewState } from './plan-view.js';
+import { TaskKeys } from './task-keys.js';
 
 /** Everything read about one live task. */
 interface LiveTask {
@@ -22,11 +23,15 @@ interface LiveTask {
  * Costs a few reads per task; meant for operators, not for the workers' hot path.
  */
 export class PlanDescriber {
+  private readonly keys: TaskKeys;
+
   constructor(
     private readonly zk: Zk,
     private readonly store: TaskStore,
     private readonly reader: PlanReader,
-  ) {}
+  ) {
+    this.keys = new TaskKeys(zk);
+  }
 
   async describePlan(plan: string): Promise<PlanView> {
     assertValidPath('plan', plan);
@@ -34,9 +39,10 @@ export class PlanDescriber {
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const names = sortBySerial(listing.children, TASK_PREFIX);
-    const [live, history] = await Promise.all([
+    const [live, history, keys] = await Promise.all([
       Promise.all(names.map((name) => this.readLiveTask(childPath(plan, name)))),
       listing.children.includes(HISTORY) ? this.readHistory(plan) : Promise.resolve(new Map<string, TaskHistoryRecord>()),
+      this.keys.of(plan, listing.children),
     ]);
     const present = live.filter((task): task is LiveTask => task !== undefined);
     const liveStatus = await this.reader.summarize(
@@ -52,7 +58,9 @@ export class PlanDescriber {
         .filter(({ snapshot }) => !history.has(snapshot.task))
         .map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
       ...[...history].map(([task, record]) => doneView(task, record, inputs.get(task) ?? [])),
-    ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    ]
+      .map((view) => (keys.has(view.task) ? { ...view, key: keys.get(view.task) as string } : view))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const status = withHistory(liveStatus, views, history, listing.children.includes(READY));
     return { plan, status, tasks: views, done: status.counts.done, historyKept: listing.children.includes(HISTORY) };
   }

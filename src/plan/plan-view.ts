@@ -11,6 +11,8 @@ export interface TaskView {
   readonly task: string;
   /** `task-NNNNNNNNNN`. */
   readonly name: string;
+  /** The key its plan's spec gave it (`submitPlan`, a schedule, an import or rerun); absent for a task added by `addTask`. */
+  readonly key?: string;
   readonly state: TaskViewState;
   /** Registered function name, or `inline` for inline source. */
   readonly fn: string;

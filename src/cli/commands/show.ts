@@ -54,11 +54,20 @@ export function renderPlanView(view: PlanView, width?: number): string {
   }`;
   if (view.tasks.length === 0)
     return `${header}\n${view.historyKept ? 'no tasks' : 'no tasks left (finished tasks are listed only for plans created with { history: true })'}`;
-  return `${header}\n${formatTable(view.tasks, taskColumns(view.plan), width)}`;
+  return `${header}\n${formatTable(
+    view.tasks,
+    taskColumns(
+      view.plan,
+      view.tasks.some((task) => task.key !== undefined),
+    ),
+    width,
+  )}`;
 }
 
-function taskColumns(plan: string): Column<TaskView>[] {
+/** With `keys` (a plan from a spec): a KEY column first, the key its spec gave each task. */
+function taskColumns(plan: string, keys: boolean): Column<TaskView>[] {
   return [
+    ...(keys ? [{ header: 'KEY', value: (task: TaskView) => task.key ?? '-' }] : []),
     { header: 'TASK', value: (task) => shortName(task.name) },
     { header: 'STATE', value: (task) => task.state },
     { header: 'CALL', value: (task) => formatCall(task.fn, task.params, 32) },

@@ -23,7 +23,8 @@ export function registerWhy(program: Command): void {
     if (hasSequentialName(name, TASK_PREFIX)) {
       const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explainTask(path));
       if (options.json) printJson(explanation);
-      else print(`${shortName(path)}: ${explanation.code}: ${explanation.message}${explanation.remedy ? `; ${explanation.remedy.cli}` : ''}`);
+      else
+        print(`${explanation.key ?? shortName(path)}: ${explanation.code}: ${explanation.message}${explanation.remedy ? `; ${explanation.remedy.cli}` : ''}`);
       return;
     }
     if (!isZkPlanPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);
