@@ -1,5 +1,5 @@
 /** The logs of `zk-plan worker` on stderr: plain lines, pretty lines or JSON lines (--log-format). */
-import { LOST_ITEM_REASONS, describeJobItemStart } from '../observability/job-log-lines.js';
+import { describeJobItemStart, describeJobItemStop, describeRebalance, isLostItem } from '../observability/job-log-lines.js';
 import type { ZkPlan } from '../plan/zk-plan.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
 import { printable } from '../util/printable.js';
@@ -52,11 +52,9 @@ export function plainLog(level: string, writeLine: (line: string) => void = (lin
       const onExpired = (): void => write(40, 'ZooKeeper session expired; opening a new one');
       const onJobItem = ({ job, item, state, token, failover, reason }: ZkPlanEvents['job:item'][0]): void => {
         if (state === 'started') write(30, describeJobItemStart(job, item, token, failover === true));
-        else if (reason !== undefined && LOST_ITEM_REASONS.has(reason)) write(40, `job ${job} item ${item} lost: ${reason}; its run was aborted`);
-        else write(30, `job ${job} item ${item} given up (${reason ?? 'stopped'})`);
+        else write(isLostItem(reason) ? 40 : 30, describeJobItemStop(job, item, reason));
       };
-      const onRebalance = ({ jobs, epoch, moved }: ZkPlanEvents['job:rebalance'][0]): void =>
-        write(30, `job manager: new assignment under ${jobs} (epoch ${epoch}, ${moved} item(s) moved)`);
+      const onRebalance = ({ jobs, epoch, moved }: ZkPlanEvents['job:rebalance'][0]): void => write(30, describeRebalance(jobs, epoch, moved));
       const onJobError = ({ jobs, job, error }: ZkPlanEvents['job:error'][0]): void => write(50, `job ${job ?? jobs}: ${error.message}`);
       zkPlan.on('task:failed', onFailed);
       zkPlan.on('worker:error', onError);

@@ -11,3 +11,18 @@ export function describeJobItemStart(job: string, item: string, token: number | 
   const taken = `job ${job} item ${item} taken${token === undefined ? '' : ` (token ${token})`}`;
   return failover ? `${taken}: failover, the previous holder's lease ran out` : taken;
 }
+
+/** The line for an item a job worker stopped: a loss (LOST_ITEM_REASONS) says its run was aborted. */
+export function describeJobItemStop(job: string, item: string, reason: string | undefined): string {
+  return isLostItem(reason) ? `job ${job} item ${item} lost: ${reason}; its run was aborted` : `job ${job} item ${item} given up (${reason ?? 'stopped'})`;
+}
+
+/** Whether a stop was against the job worker's will: logged as a warning. */
+export function isLostItem(reason: string | undefined): boolean {
+  return reason !== undefined && LOST_ITEM_REASONS.has(reason);
+}
+
+/** The manager's line for a new assignment. */
+export function describeRebalance(jobs: string, epoch: number, moved: number): string {
+  return `job manager: new assignment under ${jobs} (epoch ${epoch}, ${moved} item(s) moved)`;
+}

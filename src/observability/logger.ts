@@ -8,7 +8,7 @@ import type { SessionState, ZkSession } from '../zk/zk-client.js';
 import type { ZkAuthError } from '../errors/zk-auth-error.js';
 import type { ObservedZkPlan } from './observed.js';
 import { escapeJsonControls, printableDeep } from '../util/printable.js';
-import { LOST_ITEM_REASONS, describeJobItemStart } from './job-log-lines.js';
+import { describeJobItemStart, describeJobItemStop, describeRebalance, isLostItem } from './job-log-lines.js';
 
 export type { Logger } from 'pino';
 
@@ -182,11 +182,11 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
       ...(reason === undefined ? {} : { reason }),
     };
     if (state === 'started') logger.info({ ...fields, failover: failover === true }, describeJobItemStart(job, item, token, failover === true));
-    else if (reason !== undefined && LOST_ITEM_REASONS.has(reason)) logger.warn(fields, `job ${job} item ${item} lost: ${reason}; its run was aborted`);
-    else logger.info(fields, `job ${job} item ${item} given up (${reason ?? 'stopped'})`);
+    else if (isLostItem(reason)) logger.warn(fields, describeJobItemStop(job, item, reason));
+    else logger.info(fields, describeJobItemStop(job, item, reason));
   };
   const onJobRebalance = ({ jobs, epoch, moved }: ZkPlanEvents['job:rebalance'][0]): void => {
-    logger.info({ event: 'job:rebalance', jobs, epoch, moved }, `job manager: new assignment under ${jobs} (epoch ${epoch}, ${moved} item(s) moved)`);
+    logger.info({ event: 'job:rebalance', jobs, epoch, moved }, describeRebalance(jobs, epoch, moved));
   };
   const onJobError = ({ jobs, job, workerId, error }: ZkPlanEvents['job:error'][0]): void => {
     logger.error(
