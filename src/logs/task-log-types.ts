@@ -1,0 +1,28 @@
+/**
+ * The shapes of a task's log: what a task function writes through `ctx.log` (or `console.*`
+ * while it runs), and what is kept of each attempt in ZooKeeper for `taskLog`, `followLog`,
+ * `zk-plan logs` and the web view.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+/** Extra structured values of a log line; kept as JSON (bounded, like the message). */
+export type LogFields = Readonly<Record<string, unknown>>;
+
+/** One line of a task's log. */
+export interface LogLine {
+  readonly time: Date;
+  readonly level: LogLevel;
+  readonly msg: string;
+  readonly fields?: LogFields;
+}
+
+/** `ctx.log` of a task function: each line goes to the task's log (and is echoed to the worker's output). */
+export interface TaskLogger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+}
