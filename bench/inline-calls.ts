@@ -8,15 +8,24 @@
 import { rootContainer } from '../src/di/container.js';
 import { executeFunction, type ExecutionSettings } from '../src/exec/execute-function.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
+import { echoTaskLogger } from '../src/logs/echo-task-logger.js';
 
 const N = Number(process.argv[2] ?? '1000');
-const settings: ExecutionSettings = { functions: new FunctionRegistry(), allowInline: true, inlineTimeoutMs: 5_000, maxResultBytes: 16 * 1024 * 1024 };
+const settings: ExecutionSettings = {
+  functions: new FunctionRegistry(),
+  allowInline: true,
+  inlineTimeoutMs: 5_000,
+  allowShell: false,
+  shellKillGraceMs: 5_000,
+  maxResultBytes: 16 * 1024 * 1024,
+};
 const ctx = {
   container: rootContainer,
   task: '/plans/plan-0000000001/task-0000000001',
   plan: '/plans/plan-0000000001',
   workerId: 'bench',
   signal: new AbortController().signal,
+  log: echoTaskLogger('/plans/plan-0000000001/task-0000000001', 'bench'),
 };
 const definition = { source: '(ctx, a, b) => ({ sum: a + b, task: ctx.task })' };
 

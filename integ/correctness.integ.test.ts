@@ -76,7 +76,7 @@ describe('a task that failed for good', () => {
     const outcome = await performTask(claim!, {
       store,
       container: container.createChildContainer(),
-      execution: { functions, allowInline: false, inlineTimeoutMs: 1_000, maxResultBytes: 1_000_000 },
+      execution: { functions, allowInline: false, inlineTimeoutMs: 1_000, allowShell: false, shellKillGraceMs: 1_000, maxResultBytes: 1_000_000 },
     });
     expect(outcome).toBe('failed-already');
     expect(runs).toBe(1);

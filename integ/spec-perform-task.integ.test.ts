@@ -13,7 +13,7 @@ function context(zk: ZkClient, functions = new FunctionRegistry()) {
   return {
     store: new TaskStore(zk),
     container: container.createChildContainer(),
-    execution: { functions, allowInline: false, inlineTimeoutMs: 1_000, maxResultBytes: 16 * 1024 * 1024 },
+    execution: { functions, allowInline: false, inlineTimeoutMs: 1_000, allowShell: false, shellKillGraceMs: 1_000, maxResultBytes: 16 * 1024 * 1024 },
   };
 }
 

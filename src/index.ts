@@ -114,3 +114,5 @@ export {
   SchemaMismatchError,
 } from './errors/task-errors.js';
 export { IncompleteValueError, ResultTooLargeError } from './errors/value-errors.js';
+export { ShellDisabledError, ShellExitError, ShellParamsError, ShellStartError } from './errors/shell-errors.js';
+export type { ShellParams, ShellResult } from './shell/shell-params.js';

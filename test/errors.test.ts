@@ -10,6 +10,7 @@ import {
   UnknownFunctionError,
   UnserializableValueError,
 } from '../src/errors/task-errors.js';
+import { ShellDisabledError, ShellExitError, ShellParamsError, ShellStartError } from '../src/errors/shell-errors.js';
 import { IllegalStateError, InvalidArgumentError, WaitTimeoutError } from '../src/errors/usage-errors.js';
 import { ZkConnectTimeoutError, ZkError, isZkError, zkErrorCodeOf, type ZkErrorCode } from '../src/errors/zk-error.js';
 
@@ -24,6 +25,10 @@ const ZK_PLAN_ERRORS: ReadonlyArray<[string, ZkPlanError, string]> = [
   ['ResultNotFoundError', new ResultNotFoundError(TASK, `${PLAN}/result-0000000002`), 'RESULT_NOT_FOUND'],
   ['UnknownFunctionError', new UnknownFunctionError('nope', TASK, ['sum']), 'UNKNOWN_FUNCTION'],
   ['InlineDisabledError', new InlineDisabledError(TASK), 'INLINE_DISABLED'],
+  ['ShellExitError', new ShellExitError(TASK, 'make', { exitCode: 2 }, ['boom']), 'SHELL_EXIT'],
+  ['ShellStartError', new ShellStartError(TASK, 'make', 'make does not exist', new Error('ENOENT')), 'SHELL_START_FAILED'],
+  ['ShellParamsError', new ShellParamsError(`task ${TASK}`, '"command" must be a non-empty string', TASK), 'SHELL_INVALID_PARAMS'],
+  ['ShellDisabledError', new ShellDisabledError(TASK), 'SHELL_DISABLED'],
   ['MalformedNodeError', new MalformedNodeError(TASK, 'bad'), 'MALFORMED_NODE'],
   ['UnserializableValueError', new UnserializableValueError('params', 'params[0] is a function'), 'UNSERIALIZABLE_VALUE'],
   ['TaskExecutionError', new TaskExecutionError(TASK, 'boom', new Error('boom')), 'TASK_FAILED'],

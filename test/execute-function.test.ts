@@ -1,10 +1,12 @@
 import { rootContainer as container } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
+import { ShellDisabledError, ShellExitError } from '../src/errors/shell-errors.js';
 import { InlineDisabledError, TaskExecutionError, UnknownFunctionError } from '../src/errors/task-errors.js';
 import { executeFunction, type ExecutionSettings } from '../src/exec/execute-function.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import { inlineThreadStats } from '../src/exec/inline-sandbox.js';
 import type { TaskContext } from '../src/exec/task-context.js';
+import { echoTaskLogger } from '../src/logs/echo-task-logger.js';
 import type { TaskDefinition } from '../src/exec/task-spec.js';
 import { decodeValue, encodeValue } from '../src/serialization/codec.js';
 import { expectRejects } from './support/expect-error.js';
@@ -13,11 +15,18 @@ const PLAN = '/plans/plan-0000000001';
 const TASK = `${PLAN}/task-0000000007`;
 
 function makeCtx(): Omit<TaskContext<unknown[]>, 'params'> {
-  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal: new AbortController().signal };
+  return {
+    container: container.createChildContainer(),
+    task: TASK,
+    plan: PLAN,
+    workerId: 'host:1:1',
+    signal: new AbortController().signal,
+    log: echoTaskLogger(TASK, 'host:1:1'),
+  };
 }
 
 function settings(functions = new FunctionRegistry(), overrides: Partial<ExecutionSettings> = {}): ExecutionSettings {
-  return { functions, allowInline: false, inlineTimeoutMs: 1000, maxResultBytes: 16 * 1024 * 1024, ...overrides };
+  return { functions, allowInline: false, inlineTimeoutMs: 1000, allowShell: false, shellKillGraceMs: 1000, maxResultBytes: 16 * 1024 * 1024, ...overrides };
 }
 
 const inlineSettings = (inlineTimeoutMs = 1000): ExecutionSettings => settings(new FunctionRegistry(), { allowInline: true, inlineTimeoutMs });
@@ -144,6 +153,27 @@ describe('executeFunction with a registered function', () => {
   it('says "none" when no function is registered', async () => {
     const error = await expectRejects(() => executeFunction({ fn: 'missing', params: [] }, makeCtx(), [], settings()), UnknownFunctionError);
     expect(error.message).toContain('registered: none');
+  });
+});
+
+describe('executeFunction with the built-in shell function', () => {
+  it('runs it on a worker with allowShell, whatever the registry holds; its own errors come through unwrapped', async () => {
+    const definition = { fn: 'shell', params: [{ command: 'echo "$1"', args: ['ok'], shell: true }] };
+    const shellOn = settings(
+      new FunctionRegistry().register('other', () => 0),
+      { allowShell: true },
+    );
+    expect(await executeFunction(definition, makeCtx(), [], shellOn)).toEqual({ exitCode: 0, stdout: 'ok\n' });
+    const error = await expectRejects(() => executeFunction({ fn: 'shell', params: [{ command: 'exit 4' }] }, makeCtx(), [], shellOn), ShellExitError);
+    expect(error.exitCode).toBe(4);
+  });
+
+  it('fails with SHELL_DISABLED, uncharged, on a worker without allowShell, naming the task and the way to enable it', async () => {
+    const error = await expectRejects(() => executeFunction({ fn: 'shell', params: [{ command: 'true' }] }, makeCtx(), [], settings()), ShellDisabledError);
+    expect(error.code).toBe('SHELL_DISABLED');
+    expect(error.charged).toBe(false);
+    expect(error.message).toContain(TASK);
+    expect(error.message).toContain('zk-plan worker --allow-shell');
   });
 });
 

@@ -30,6 +30,7 @@ function worker(extra: Partial<WorkerInfo> = {}): WorkerInfo {
     startedAt: new Date(NOW - 60_000),
     updatedAt: new Date(NOW - 1_000),
     allowInline: false,
+    allowShell: false,
     sessionId: 's1',
     sessionTimeoutMs: 10_000,
     ...extra,
@@ -63,6 +64,21 @@ describe('explainTask', () => {
     const attempts = { failures: 1, nextTryAt: new Date(NOW + 5_000), lastError: 'x' };
     expect(explainTask(facts({ workers: [] }, {}, { state: 'retrying', attempts })).code).toBe('NO_WORKER_FOR_FUNCTION');
     expect(explainTask(facts({}, {}, { state: 'retrying', attempts }))).toMatchObject({ code: 'RETRY_BACKOFF', details: { nextTryAt: attempts.nextTryAt } });
+  });
+
+  it('NO_WORKER_FOR_FUNCTION for a shell task while no live worker allows shell tasks, with how to start one; a worker that allows them runs it', () => {
+    const shellTask = { fn: 'shell', params: [{ command: 'true' }] };
+    const anyFunction = worker({ functions: [] }); // runs any registered function, but no shell task without allowShell
+    const explanation = explainTask(facts({ workers: [anyFunction] }, {}, shellTask));
+    expect(explanation).toMatchObject({
+      code: 'NO_WORKER_FOR_FUNCTION',
+      details: { fn: 'shell', workers: [{ id: 'w1', allowShell: false }] },
+      remedy: { cli: expect.stringContaining('zk-plan worker --parent /plans --functions <module> --allow-shell') as string },
+    });
+    expect(explanation.message).toContain('no live worker allows shell tasks');
+    expect(explanation.remedy?.api).toContain('allowShell: true');
+    expect(explainTask(facts({ workers: [worker({ functions: ['load'], allowShell: true })] }, {}, shellTask)).code).toBe('RUNNABLE');
+    expect(explainTask(facts({ workers: [] }, {}, shellTask))).toMatchObject({ code: 'NO_WORKER_FOR_FUNCTION', message: 'no live worker follows /plans' });
   });
 
   it('CONCURRENCY_LIMIT when every slot of its key is held', () => {

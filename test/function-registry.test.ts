@@ -43,6 +43,15 @@ describe('FunctionRegistry', () => {
     expect(registry.size).toBe(8);
   });
 
+  it("refuses 'shell', the built-in shell task function's name, with InvalidArgumentError saying so", () => {
+    const registry = new FunctionRegistry();
+    const error = expectThrows(() => registry.register('shell', () => 0), InvalidArgumentError);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain("'shell' is the built-in shell task function");
+    expect(registry.has('shell')).toBe(false);
+    expect(new FunctionRegistry().registerJob('shell', async () => undefined).jobNames()).toEqual(['shell']); // job functions have names of their own
+  });
+
   it('rejects a duplicate name with InvalidArgumentError and keeps the first function', () => {
     const first = () => 1;
     const registry = new FunctionRegistry().register('sum', first);

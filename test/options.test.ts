@@ -98,6 +98,8 @@ describe('resolveWorkerOptions', () => {
     const resolved = resolveWorkerOptions({}, 'host:1');
     expect(resolved.allowInline).toBe(false);
     expect(resolved.inlineTimeoutMs).toBe(5000);
+    expect(resolved.allowShell).toBe(false);
+    expect(resolved.shellKillGraceMs).toBe(5000);
     expect(resolved.backoff).toEqual({ initial: 100, increase: 1.5, max: 10_000 });
   });
 
@@ -116,12 +118,22 @@ describe('resolveWorkerOptions', () => {
 
   it('keeps given values', () => {
     const resolved = resolveWorkerOptions(
-      { allowInline: true, inlineTimeoutMs: 100, workerId: 'worker-a', backoff: { initial: 1, max: 2 }, maxResultBytes: 1_000 },
+      {
+        allowInline: true,
+        inlineTimeoutMs: 100,
+        allowShell: true,
+        shellKillGraceMs: 0,
+        workerId: 'worker-a',
+        backoff: { initial: 1, max: 2 },
+        maxResultBytes: 1_000,
+      },
       'ignored',
     );
     expect(resolved).toEqual({
       allowInline: true,
       inlineTimeoutMs: 100,
+      allowShell: true,
+      shellKillGraceMs: 0,
       workerId: 'worker-a',
       backoff: { initial: 1, increase: 1.5, max: 2 },
       maxResultBytes: 1_000,
@@ -135,6 +147,9 @@ describe('resolveWorkerOptions', () => {
     ['a string inlineTimeoutMs', { inlineTimeoutMs: '5000' }],
     ['a zero inlineTimeoutMs', { inlineTimeoutMs: 0 }],
     ['a negative inlineTimeoutMs', { inlineTimeoutMs: -1 }],
+    ['a string allowShell', { allowShell: 'true' }],
+    ['a negative shellKillGraceMs', { shellKillGraceMs: -1 }],
+    ['a fractional shellKillGraceMs', { shellKillGraceMs: 1.5 }],
     ['an empty workerId', { workerId: '' }],
     ['a numeric workerId', { workerId: 7 }],
     ['an invalid backoff', { backoff: { increase: 0.1 } }],

@@ -71,6 +71,28 @@ describe('checkPlanSpec', () => {
   });
 });
 
+describe('checkPlanSpec: the built-in shell function', () => {
+  const shellSpec = (params: unknown[]): unknown => ({ tasks: { dump: { fn: 'shell', params } } });
+
+  it('is known to every registry, and its params are checked once placeholders are filled', () => {
+    const checked = checkPlanSpec(shellSpec([{ command: 'pg_dump', args: [{ $param: 'db' }] }]), { registered: ['load'], params: { db: 'sales' } });
+    expect(checked.tasks.get('dump')).toMatchObject({ fn: 'shell', params: [{ command: 'pg_dump', args: ['sales'] }] });
+    const bad = expectThrows(() => checkPlanSpec(shellSpec([{ command: 'ls', args: [{ $param: 'n' }] }]), { registered: [], params: { n: 7 } }), PlanSpecError);
+    expect(bad).toMatchObject({ code: 'SPEC_PARAM_INVALID', key: 'dump' });
+    expect(bad.message).toContain('its shell call is invalid: "args" must be an array of strings');
+  });
+
+  it('is refused while live workers run but none allows shell tasks, and accepted once one does', () => {
+    const refused = expectThrows(
+      () => checkPlanSpec(shellSpec([{ command: 'ls' }]), { registered: [], live: [[]], liveShell: false, params: {} }),
+      PlanSpecError,
+    );
+    expect(refused).toMatchObject({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'dump' });
+    expect(refused.message).toContain('zk-plan worker --allow-shell');
+    expect(checkPlanSpec(shellSpec([{ command: 'ls' }]), { registered: [], live: [['load']], liveShell: true, params: {} }).order).toEqual(['dump']);
+  });
+});
+
 describe('submitPlan', () => {
   const processes: MemoryProcess[] = [];
   afterEach(async () => {

@@ -14,6 +14,15 @@ export interface DefaultValues {
   readonly allowInline: boolean;
   /** `WorkerOptions.inlineTimeoutMs`. */
   readonly inlineTimeoutMs: number;
+  /** `WorkerOptions.allowShell`. */
+  readonly allowShell: boolean;
+  /** The built-in `shell` task function (`call('shell', { command, … })`). */
+  readonly shell: {
+    /** `WorkerOptions.shellKillGraceMs`: after SIGTERM, how long a stopped command's process group has before SIGKILL. */
+    readonly killGraceMs: number;
+    /** The most of a command's stdout its result (`{ exitCode: 0, stdout }`) keeps, its first bytes; the task's log gets every line. Fixed. */
+    readonly maxStdoutBytes: number;
+  };
   /** `WorkerOptions.maxResultBytes`, and the limit of a stored value when none is given. */
   readonly maxResultBytes: number;
   /** `WorkerPoolOptions.count`. */
@@ -72,6 +81,8 @@ export const DEFAULTS = {
   connectTimeoutMs: 15_000,
   allowInline: false,
   inlineTimeoutMs: 5_000,
+  allowShell: false,
+  shell: { killGraceMs: 5_000, maxStdoutBytes: 64 * 1024 },
   maxResultBytes: 16 * 1024 * 1024,
   workerCount: 1,
   drainTimeoutMs: 30_000,

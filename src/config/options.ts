@@ -61,6 +61,17 @@ export interface WorkerOptions {
   readonly allowInline?: boolean;
   /** Time limit of a whole run of an inline function (synchronous part, promises, callbacks), in ms; past it its thread is terminated and the try fails. @defaultValue 5000 */
   readonly inlineTimeoutMs?: number;
+  /**
+   * Run shell tasks (`call('shell', { command, … })`): commands in a process group of their own,
+   * with the worker's rights. Anyone who can write a task could run commands: keep off unless
+   * trusted. A worker without it leaves shell tasks to one that has it. @defaultValue false
+   */
+  readonly allowShell?: boolean;
+  /**
+   * After SIGTERM to a stopped shell task's process group (its timeoutMs, a pause with abort, a
+   * cancel, a drain), how long before SIGKILL to what is left of it, in ms. @defaultValue 5000
+   */
+  readonly shellKillGraceMs?: number;
   /** Identifies this worker in `owner` nodes and events. @defaultValue `<hostname>:<pid>:<n>` */
   readonly workerId?: string;
   /**
@@ -100,6 +111,8 @@ export interface ResolvedWorkerOptions {
   readonly backoff: ResolvedBackoff;
   readonly allowInline: boolean;
   readonly inlineTimeoutMs: number;
+  readonly allowShell: boolean;
+  readonly shellKillGraceMs: number;
   readonly workerId: string;
   readonly maxResultBytes: number;
 }
@@ -119,7 +132,15 @@ const CONNECT_KEYS: Record<keyof ConnectOptions, true> = {
   acl: true,
   maxResultBytes: true,
 };
-const WORKER_KEYS: Record<keyof WorkerOptions, true> = { backoff: true, allowInline: true, inlineTimeoutMs: true, workerId: true, maxResultBytes: true };
+const WORKER_KEYS: Record<keyof WorkerOptions, true> = {
+  backoff: true,
+  allowInline: true,
+  inlineTimeoutMs: true,
+  allowShell: true,
+  shellKillGraceMs: true,
+  workerId: true,
+  maxResultBytes: true,
+};
 const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = { ...WORKER_KEYS, count: true, drainTimeoutMs: true, retention: true };
 const RETENTION_KEYS: Record<keyof RetentionOptions, true> = { maxAgeMs: true, maxCount: true, sweepIntervalMs: true };
 const WAIT_KEYS: Record<keyof WaitOptions, true> = { timeoutMs: true, signal: true };
@@ -181,6 +202,11 @@ export function resolveWorkerOptions(
   if (options.allowInline !== undefined && typeof options.allowInline !== 'boolean') {
     throw new InvalidArgumentError('allowInline', `expected a boolean, got ${typeof options.allowInline}`);
   }
+  if (options.allowShell !== undefined && typeof options.allowShell !== 'boolean') {
+    throw new InvalidArgumentError('allowShell', `expected a boolean, got ${typeof options.allowShell}`);
+  }
+  const shellKillGraceMs = options.shellKillGraceMs ?? DEFAULTS.shell.killGraceMs;
+  assertDurationMs('shellKillGraceMs', shellKillGraceMs, { allowZero: true });
   if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId === '')) {
     throw new InvalidArgumentError('workerId', 'expected a non-empty string');
   }
@@ -189,6 +215,8 @@ export function resolveWorkerOptions(
     backoff: resolveBackoff(options.backoff),
     allowInline: options.allowInline ?? DEFAULTS.allowInline,
     inlineTimeoutMs,
+    allowShell: options.allowShell ?? DEFAULTS.allowShell,
+    shellKillGraceMs,
     workerId: options.workerId ?? `${defaultIdPrefix}:${++workerSerial}`,
     maxResultBytes,
   };

@@ -1,5 +1,8 @@
+import { ShellDisabledError } from '../errors/shell-errors.js';
 import { InlineDisabledError, TaskExecutionError, UnknownFunctionError, UnserializableValueError } from '../errors/task-errors.js';
 import { ResultTooLargeError } from '../errors/value-errors.js';
+import { runShell } from '../shell/run-shell.js';
+import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { RESULT, childPath } from '../zk/layout.js';
 import type { FunctionRegistry } from './function-registry.js';
 import { runInline } from './inline-sandbox.js';
@@ -11,6 +14,10 @@ export interface ExecutionSettings {
   readonly functions: FunctionRegistry;
   readonly allowInline: boolean;
   readonly inlineTimeoutMs: number;
+  /** Runs the built-in `shell` function (src/shell); without it a shell task fails with SHELL_DISABLED. */
+  readonly allowShell: boolean;
+  /** After SIGTERM, how long a stopped shell command's process group has before SIGKILL. */
+  readonly shellKillGraceMs: number;
   /** Largest encoded result stored (in chunks); beyond it the try fails with RESULT_TOO_LARGE. */
   readonly maxResultBytes: number;
 }
@@ -18,8 +25,9 @@ export interface ExecutionSettings {
 /**
  * Runs a task's function with its arguments and returns its result. Whatever the function
  * throws (an Error or not) comes back as a TaskExecutionError naming the task; an unknown
- * function or a disabled inline task fails with its own typed error, and a param, input or
- * result that does not match the function's schemas with a SchemaMismatchError.
+ * function or a disabled inline or shell task fails with its own typed error, and a param, input or
+ * result that does not match the function's schemas with a SchemaMismatchError. The built-in
+ * `shell` fails with its own errors too (ShellExitError…), not wrapped.
  */
 export async function executeFunction(
   definition: TaskDefinition,
@@ -27,6 +35,10 @@ export async function executeFunction(
   args: readonly unknown[],
   settings: ExecutionSettings,
 ): Promise<unknown> {
+  if ('fn' in definition && definition.fn === SHELL_FUNCTION) {
+    if (!settings.allowShell) throw new ShellDisabledError(ctx.task);
+    return await runShell(ctx, definition.params, { killGraceMs: settings.shellKillGraceMs });
+  }
   if ('fn' in definition) {
     const fn = settings.functions.get(definition.fn);
     if (fn === undefined) throw new UnknownFunctionError(definition.fn, ctx.task, settings.functions.names());

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { assertFunctionSchemas, type FunctionSchemas } from './standard-schema.js';
 import type { TaskContext } from './task-context.js';
 import type { JobFunction } from '../jobs/job-context.js';
@@ -30,6 +31,12 @@ export class FunctionRegistry {
   ): this {
     assertFunctionName(name);
     if (typeof fn !== 'function') throw new InvalidArgumentError('fn', `function '${name}' must be a function, got ${typeof fn}`);
+    if (name === SHELL_FUNCTION) {
+      throw new InvalidArgumentError(
+        'name',
+        `'${SHELL_FUNCTION}' is the built-in shell task function (call('shell', { command, … }), run by workers started with allowShell: true): register yours under another name`,
+      );
+    }
     if (this.functions.has(name)) {
       throw new InvalidArgumentError('name', `function '${name}' is already registered; use another name or a new registry`);
     }

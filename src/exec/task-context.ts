@@ -1,4 +1,5 @@
 import type { DependencyContainer } from 'tsyringe';
+import type { TaskLogger } from '../logs/task-log-types.js';
 
 /** What a task function receives as its first argument (the Clojure original's `$`, and more). */
 export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
@@ -14,6 +15,8 @@ export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
   readonly workerId: string;
   /** Aborted when the worker stops past its drain timeout or loses the task: stop work and return. */
   readonly signal: AbortSignal;
+  /** The task's log: `ctx.log.info(msg, fields?)` (and debug, warn, error) adds a line to this try's log. */
+  readonly log: TaskLogger;
 }
 
 /** A function a plan's tasks can name: `args` are the results of the task's arg tasks, in `addTask` order. */

@@ -7,6 +7,7 @@ import type { PlanControlRecord } from '../control/control-record.js';
 import type { SlotRecord } from '../limits/limit-record.js';
 import type { PlanView, TaskView } from '../plan/plan-view.js';
 import { isStale, type WorkerInfo } from '../registry/worker-info.js';
+import { SHELL_FUNCTION } from '../shell/shell-params.js';
 
 export type ExplanationCode =
   | 'PLAN_NOT_READY'
@@ -164,19 +165,28 @@ function owned(subject: TaskView, facts: TaskFacts, make: Make): Explanation {
 function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation {
   const { limit, concurrencyKey } = facts;
   const live = facts.workers.filter((worker) => !isStale(worker, facts.now));
-  const able = live.filter((worker) => (subject.fn === 'inline' ? worker.allowInline : worker.functions.length === 0 || worker.functions.includes(subject.fn)));
+  const able = live.filter((worker) => canRun(worker, subject.fn));
   // The root cause even while a retry delay runs: workers without the function fail it (UNKNOWN_FUNCTION) until its tries are used up.
   if (able.length === 0) {
+    const shell = subject.fn === SHELL_FUNCTION && live.length > 0;
     return make(
       'NO_WORKER_FOR_FUNCTION',
       live.length === 0
         ? `no live worker follows ${parentOfPlan(facts.view.plan)}`
-        : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (allowInline)' : `"${subject.fn}"`}`,
+        : shell
+          ? 'no live worker allows shell tasks (each leaves them to one that does)'
+          : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (allowInline)' : `"${subject.fn}"`}`,
       {
         fn: subject.fn,
-        workers: live.map((worker) => ({ id: worker.id, functions: worker.functions })),
+        workers: live.map((worker) => ({ id: worker.id, functions: worker.functions, ...(shell ? { allowShell: worker.allowShell } : {}) })),
         ...(subject.attempts ? { attempts: subject.attempts } : {}),
       },
+      shell
+        ? {
+            api: `startWorkers('${parentOfPlan(facts.view.plan)}', { allowShell: true }) starts workers that run it`,
+            cli: `zk-plan worker --parent ${parentOfPlan(facts.view.plan)} --functions <module> --allow-shell starts a worker that runs it`,
+          }
+        : undefined,
     );
   }
   if (subject.attempts !== undefined && subject.attempts.nextTryAt.getTime() > facts.now) {
@@ -206,6 +216,13 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
       workers: able.map((worker) => worker.id),
     });
   return make('RUNNABLE', `it can run now: ${loops - busy} of ${loops} loop(s) that can run it are free, so one takes it within moments`, { loops, busy });
+}
+
+/** Whether a live worker runs tasks of `fn`: inline and shell tasks only when allowed, a registered function when it has it (or has none: it takes any). */
+function canRun(worker: WorkerInfo, fn: string): boolean {
+  if (fn === 'inline') return worker.allowInline;
+  if (fn === SHELL_FUNCTION) return worker.allowShell;
+  return worker.functions.length === 0 || worker.functions.includes(fn);
 }
 
 function parentOfPlan(plan: string): string {

@@ -1,5 +1,7 @@
 import { ArgTaskNotFoundError, ForeignArgTaskError, PlanNotFoundError } from '../errors/plan-errors.js';
 import { UnknownFunctionError } from '../errors/task-errors.js';
+import { ShellParamsError } from '../errors/shell-errors.js';
+import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
@@ -389,7 +391,10 @@ export class PlanWriter {
       if (parentOf(arg) !== plan) throw new ForeignArgTaskError(arg, plan);
     });
     const spec = entry.task; // a task whose result is preset (an import's done task) never calls its function: it need not be registered
-    if (spec.kind === 'call' && !resultPreset && this.functions.size > 0 && !this.functions.has(spec.fn)) {
+    if (spec.kind === 'call' && spec.fn === SHELL_FUNCTION) {
+      const problem = shellParamsProblem(spec.params);
+      if (problem !== undefined) throw new ShellParamsError(`a task added to plan ${plan} (tasks[${index}])`, problem, plan);
+    } else if (spec.kind === 'call' && !resultPreset && this.functions.size > 0 && !this.functions.has(spec.fn)) {
       throw new UnknownFunctionError(spec.fn, undefined, this.functions.names());
     }
     const definition = encodeValue({ ...toDefinition(spec, taskSettings(entry.options ?? {})), ...stamp }, `The task definition for plan ${plan}`, plan);

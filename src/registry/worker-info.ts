@@ -22,6 +22,8 @@ export interface WorkerInfo {
   readonly updatedAt: Date;
   /** Runs inline tasks. */
   readonly allowInline: boolean;
+  /** Runs shell tasks (`call('shell', …)`); false in records of versions before it. */
+  readonly allowShell: boolean;
   /** The ZooKeeper session that keeps its node (the node goes when that session ends). */
   readonly sessionId: string;
   /** That session's timeout: a silent worker's node and tasks stay this long after it last spoke. */
@@ -80,6 +82,7 @@ export function parseWorkerInfo(path: string, data: Buffer | null): WorkerInfo |
     startedAt: record['startedAt'],
     updatedAt: record['updatedAt'],
     allowInline: record['allowInline'] === true,
+    allowShell: record['allowShell'] === true,
     sessionId: record['sessionId'],
     sessionTimeoutMs: record['sessionTimeoutMs'],
   };

@@ -25,6 +25,7 @@ export interface RegistrationInfo {
   readonly functions: readonly string[];
   readonly loops: number;
   readonly allowInline: boolean;
+  readonly allowShell: boolean;
 }
 
 export class WorkerRegistration {

@@ -25,6 +25,7 @@ import type { PlanWriter, TaskPreset } from '../plan/plan-writer.js';
 import type { TaskToAdd } from '../plan/task-options.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
 import { encodeValue } from '../serialization/codec.js';
+import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import type { CheckedSpec, TaskSpecEntry } from '../spec/plan-spec.js';
 import { checkSpecForSubmit, type SpecRegistry, type SubmittedPlan } from '../spec/submit-plan.js';
 import { writeSpecRecord } from '../spec/spec-record.js';
@@ -107,9 +108,13 @@ async function layOut(context: ImportContext, parent: string, snapshot: PlanSnap
     names: () => (registered.length === 0 ? [] : [...registered, ...doneFunctions]),
     schemasOf: (fn) => context.functions.schemasOf(fn),
   };
-  const workers = (await context.listWorkers(parent)).map((worker) =>
-    worker.functions.length === 0 ? worker : { ...worker, functions: [...worker.functions, ...doneFunctions] },
-  );
+  // A done shell task is never run again either: it needs no worker that allows shell tasks.
+  const doneShell = doneFunctions.includes(SHELL_FUNCTION);
+  const workers = (await context.listWorkers(parent)).map((worker) => ({
+    ...worker,
+    functions: worker.functions.length === 0 ? worker.functions : [...worker.functions, ...doneFunctions],
+    allowShell: worker.allowShell || doneShell,
+  }));
   // An import (often into another ensemble, before its workers run) or a rerun is not refused for
   // functions nothing vouches for yet; ones a registry or the live workers lack still are.
   const checked = await checkSpecForSubmit(snapshot.spec, registry, workers, { params: snapshot.params, allowUnknownFunctions: true });

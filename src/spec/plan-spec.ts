@@ -11,6 +11,7 @@ import { PlanSpecError } from '../errors/spec-errors.js';
 import { assertFunctionName } from '../exec/function-registry.js';
 import type { AddTaskOptions } from '../plan/task-options.js';
 import { assertSerializable } from '../serialization/codec.js';
+import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
 import { checkArity, type SchemasOf } from './typed-edges.js';
 
 /** One task of a spec. */
@@ -52,6 +53,8 @@ export interface SpecContext {
   readonly registered: readonly string[];
   /** Functions of the live workers of the parent; undefined when none is live (then not checked). */
   readonly live?: readonly (readonly string[])[];
+  /** Whether a live worker of the parent allows shell tasks; undefined when none is live (then not checked). */
+  readonly liveShell?: boolean;
   /**
    * Refuse a function nothing vouches for: with no registry to check against and no live worker,
    * every function is unknown, and a plan of them would wait for ever unseen. @defaultValue false
@@ -131,10 +134,18 @@ function checkEntry(key: string, raw: unknown, context: SpecContext, functions: 
     throw new PlanSpecError('SPEC_INVALID', key, '"inputs" must be an array of task keys');
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of addTask options');
-  if (functions.registered !== undefined && !functions.registered.has(fn)) {
+  // The built-in shell function is every process's: what counts is whether a live worker allows it.
+  if (fn === SHELL_FUNCTION && context.liveShell === false) {
+    throw new PlanSpecError(
+      'SPEC_UNKNOWN_FUNCTION',
+      key,
+      'no live worker of the parent allows shell tasks: start one with zk-plan worker --allow-shell (startWorkers(parent, { allowShell: true }))',
+    );
+  }
+  if (fn !== SHELL_FUNCTION && functions.registered !== undefined && !functions.registered.has(fn)) {
     throw new PlanSpecError('SPEC_UNKNOWN_FUNCTION', key, `function "${fn}" is not registered (registered: ${context.registered.join(', ')})`);
   }
-  if (functions.live !== undefined && !functions.live.has(fn)) {
+  if (fn !== SHELL_FUNCTION && functions.live !== undefined && !functions.live.has(fn)) {
     throw new PlanSpecError('SPEC_UNKNOWN_FUNCTION', key, `no live worker of the parent registers "${fn}"`);
   }
   if (functions.vouchedByNobody) {
@@ -145,6 +156,8 @@ function checkEntry(key: string, raw: unknown, context: SpecContext, functions: 
     );
   }
   const filled = fillParams(key, params, context.params);
+  const shellProblem = fn === SHELL_FUNCTION ? shellParamsProblem(filled) : undefined;
+  if (shellProblem !== undefined) throw new PlanSpecError('SPEC_PARAM_INVALID', key, `its shell call is invalid: ${shellProblem}`);
   try {
     // No params (a new, plain array) and no options (the default {}) hold nothing to refuse: not walked.
     if (filled.length > 0) assertSerializable(filled, `params of task "${key}"`);

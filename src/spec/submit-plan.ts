@@ -54,11 +54,12 @@ export async function checkSpecForSubmit(
     throw new InvalidArgumentError('allowUnknownFunctions', 'expected true or false');
   const params = options.params ?? {};
   if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new InvalidArgumentError('params', 'expected an object of named values');
-  const live = workers.filter((worker) => !isStale(worker, Date.now())).map((worker) => worker.functions);
+  const liveWorkers = workers.filter((worker) => !isStale(worker, Date.now()));
+  const live = liveWorkers.map((worker) => worker.functions);
   const schemasOf = (fn: string): FunctionSchemas | undefined => functions.schemasOf(fn);
   const checked = checkPlanSpec(spec, {
     registered: functions.names(),
-    ...(live.length > 0 ? { live } : {}),
+    ...(live.length > 0 ? { live, liveShell: liveWorkers.some((worker) => worker.allowShell) } : {}),
     params,
     schemasOf,
     requireKnown: options.allowUnknownFunctions !== true,

@@ -191,7 +191,14 @@ export class Dispatcher {
         if (this.candidates.size > 1) this.wakeUp.wake(this.candidates.size - 1); // enough loops for what was found
       }
       await this.loadOwnPriorities();
-      const task = this.pick(seeker);
+      let task = this.pick(seeker);
+      if (task === undefined && this.candidates.size > 0) {
+        // Candidates this loop may not take (a shell task its pool leaves to others, one cooling down here) must not
+        // keep it from listing the indexes that changed: nothing else would until the next full scan.
+        await this.refresh();
+        await this.loadOwnPriorities();
+        task = this.pick(seeker);
+      }
       if (task === undefined) return undefined;
       this.book.reserve(task); // from now on, before the claim's answer: a refresh must not offer it again
       let claim: Claim | undefined;

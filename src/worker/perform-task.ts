@@ -2,6 +2,9 @@ import type { DependencyContainer } from 'tsyringe';
 import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
 import { encodeValue } from '../serialization/codec.js';
 import { TaskTimeoutError } from '../errors/task-errors.js';
+import { ShellDisabledError } from '../errors/shell-errors.js';
+import { echoTaskLogger } from '../logs/echo-task-logger.js';
+import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 import { linkSignals } from '../util/signals.js';
@@ -84,6 +87,8 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   }
   if (definition instanceof PrefetchError) throw definition.error;
   if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX))) return 'not-runnable';
+  // Given back before any input is read or slot taken, uncharged: the worker leaves it to one that allows shell tasks.
+  if ('fn' in definition && definition.fn === SHELL_FUNCTION && !context.execution.allowShell) throw new ShellDisabledError(claim.task);
 
   if (children.includes(ATTEMPTS)) {
     const attempts = await store.readAttempts(claim.task);
@@ -130,7 +135,14 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     value = await withTimeout(claim, definition.timeoutMs, (signal) =>
       executeFunction(
         definition,
-        { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, signal },
+        {
+          container: context.container,
+          task: claim.task,
+          plan: claim.plan,
+          workerId: claim.workerId,
+          signal,
+          log: echoTaskLogger(claim.task, claim.workerId),
+        },
         args,
         context.execution,
       ),

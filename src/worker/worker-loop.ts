@@ -13,6 +13,8 @@ import { calcSleepTime } from './backoff.js';
 import type { Dispatcher, PlanStopReason } from './dispatcher.js';
 import { getTaskFromAnyPlan, type Seeker } from './find-task.js';
 import { FailureCooldown } from './failure-cooldown.js';
+import { LeftTasks } from './left-tasks.js';
+import { ShellDisabledError } from '../errors/shell-errors.js';
 import { performTask, type PerformContext, type PerformOutcome } from './perform-task.js';
 import type { Claim } from '../store/task-store.js';
 import type { ZkPlanEvents } from './worker-events.js';
@@ -26,6 +28,8 @@ export interface WorkerLoopRuntime extends PerformContext {
   readonly events: EventEmitter<ZkPlanEvents>;
   readonly wakeUp: WakeUp;
   readonly dispatcher: Dispatcher;
+  /** Tasks this pool leaves to other workers (shell tasks, without allowShell): none of its loops takes them. */
+  readonly leftToOthers: LeftTasks;
 }
 
 /** What a process shares among its worker loops, for `workerLoopRuntime`. */
@@ -49,6 +53,7 @@ export function workerLoopRuntime(parts: WorkerLoopParts, options: ResolvedWorke
     events: parts.events,
     wakeUp: parts.wakeUp,
     dispatcher,
+    leftToOthers: new LeftTasks(),
     onRunnable: (tasks) => dispatcher.offer(tasks),
     limits,
     onLimitFull: (task, limitPath) => dispatcher.waitForSlot(task, limitPath, limits),
@@ -59,6 +64,8 @@ export function workerLoopRuntime(parts: WorkerLoopParts, options: ResolvedWorke
       functions: parts.functions,
       allowInline: options.allowInline,
       inlineTimeoutMs: options.inlineTimeoutMs,
+      allowShell: options.allowShell,
+      shellKillGraceMs: options.shellKillGraceMs,
       maxResultBytes: options.maxResultBytes,
     },
   };
@@ -88,7 +95,7 @@ export async function runWorkerLoop(
   const { workerId, backoff } = options;
   const { events, zk } = runtime;
   const cooldown = new FailureCooldown(backoff);
-  const skip = (task: string): boolean => cooldown.isCoolingDown(task);
+  const skip = (task: string): boolean => cooldown.isCoolingDown(task) || runtime.leftToOthers.isLeft(task);
   let idleRounds = 0;
   const rest = async (): Promise<void> => {
     const sleepMs = calcSleepTime(backoff, idleRounds);
@@ -224,6 +231,10 @@ async function handleFailure(
   });
   await releaseOrRetry(runtime, claim, workerId);
   if (outcome?.final === true || dispatcher.isStopped(claim.plan)) return; // failed for good, or its plan stopped: never offered again
+  if (error instanceof ShellDisabledError) {
+    runtime.leftToOthers.leave(claim.task); // for a worker that allows shell tasks: not offered to this pool's loops again
+    return;
+  }
   cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
   if (outcome !== undefined) dispatcher.offerLater(claim.task, outcome.notBefore.getTime(), true);
   else if (!charged) dispatcher.offerLater(claim.task, cooldown.until(claim.task), false);

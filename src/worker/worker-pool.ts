@@ -50,7 +50,13 @@ export class WorkerPool {
     this.registration = new WorkerRegistration(
       runtime.zk,
       parent,
-      { id: poolId, functions: runtime.execution.functions.names(), loops: loopOptions.length, allowInline: first?.allowInline ?? false },
+      {
+        id: poolId,
+        functions: runtime.execution.functions.names(),
+        loops: loopOptions.length,
+        allowInline: first?.allowInline ?? false,
+        allowShell: first?.allowShell ?? false,
+      },
       (error) => runtime.events.emit('worker:error', { workerId: poolId, error: error instanceof Error ? error : new Error(String(error)) }),
     );
     this.registration.start();

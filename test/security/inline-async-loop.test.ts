@@ -13,6 +13,7 @@ import { ResultTooLargeError } from '../../src/errors/value-errors.js';
 import { executeFunction, type ExecutionSettings } from '../../src/exec/execute-function.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { inlineThreadStats, stopIdleInlineThreads } from '../../src/exec/inline-sandbox.js';
+import { echoTaskLogger } from '../../src/logs/echo-task-logger.js';
 import { inline } from '../../src/exec/task-spec.js';
 import { encodeValue } from '../../src/serialization/codec.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
@@ -50,11 +51,18 @@ function watchMainLoop(): { stop: () => { ticks: number; maxGapMs: number } } {
 }
 
 function ctx(signal: AbortSignal = new AbortController().signal): Parameters<typeof executeFunction>[1] {
-  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal };
+  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal, log: echoTaskLogger(TASK, 'host:1:1') };
 }
 
 function settings(inlineTimeoutMs: number): ExecutionSettings {
-  return { functions: new FunctionRegistry(), allowInline: true, inlineTimeoutMs, maxResultBytes: 16 * 1024 * 1024 };
+  return {
+    functions: new FunctionRegistry(),
+    allowInline: true,
+    inlineTimeoutMs,
+    allowShell: false,
+    shellKillGraceMs: 1_000,
+    maxResultBytes: 16 * 1024 * 1024,
+  };
 }
 
 beforeEach(async () => {
