@@ -21,6 +21,8 @@ interface WorkerCommandOptions extends ConnectionOptions {
   readonly functions?: string;
   readonly workers: number;
   readonly allowInline: boolean;
+  readonly allowShell: boolean;
+  readonly shellKillGraceMs?: number;
   readonly sessionTimeoutMs?: number;
   readonly drainTimeoutMs?: number;
   readonly retentionMaxAgeMs?: number;
@@ -56,6 +58,18 @@ export function registerWorker(program: Command): void {
     .addOption(new Option('--workers <n>', 'worker loops sharing this process’s session').argParser(integer(1, 10_000)).default(1))
     .addOption(
       new Option('--allow-inline', 'run tasks holding inline source (vm2 sandbox in a worker thread): only when every task writer is trusted').default(false),
+    )
+    .addOption(
+      new Option(
+        '--allow-shell',
+        "run shell tasks (fn: shell, call('shell', { command, … })) as this process's user: only when every task writer may run commands here; without it, shell tasks are left to workers that have it",
+      ).default(false),
+    )
+    .addOption(
+      new Option(
+        '--shell-kill-grace-ms <ms>',
+        `with --allow-shell: after SIGTERM to a stopped shell task's process group (timeout, pause --abort-running, cancel, drain), how long before SIGKILL (default: ${DEFAULTS.shell.killGraceMs})`,
+      ).argParser(integer(0)),
     )
     .addOption(
       new Option('--session-timeout-ms <ms>', 'ZooKeeper session timeout: how long the tasks of a dead worker stay owned (default: 10000)').argParser(
@@ -107,7 +121,11 @@ export function registerWorker(program: Command): void {
     'after',
     `
 Prints one line on stdout once its loops run ("zk-plan worker: <n> loop(s) on …"; with --json a JSON
-document { event: "started", loops, parent, connect, functions, pid, metrics? }), logs on stderr.
+document { event: "started", loops, parent, connect, functions, pid, metrics?, allowShell? }), logs on stderr.
+With --allow-shell it also runs shell tasks: each command in a process group of its own, its stdout
+and stderr in the task's log line by line, its result { exitCode: 0, stdout } with stdout's first
+${DEFAULTS.shell.maxStdoutBytes / 1024} KiB (another exit fails the try: SHELL_EXIT), stopped with its group (SIGTERM, then SIGKILL
+after --shell-kill-grace-ms) on the task's timeout, a pause --abort-running, a cancel or a drain.
 On SIGTERM or SIGINT (caught from the moment it is connected, so also right after the start line)
 it stops taking tasks, lets running ones finish (--drain-timeout-ms) or releases them, closes its
 session and exits 0. A second signal releases running tasks at once
@@ -124,6 +142,7 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
   const parent = options.parent === undefined ? undefined : checkParentPath(options.parent);
   const jobs = options.jobs === undefined ? undefined : checkParentPath(options.jobs);
   if (options.leaseMs !== undefined && jobs === undefined) throw new UsageError('--lease-ms goes with --jobs');
+  if (options.shellKillGraceMs !== undefined && !options.allowShell) throw new UsageError('--shell-kill-grace-ms goes with --allow-shell');
   const schedules = options.schedules === undefined ? undefined : checkParentPath(options.schedules);
   const functions = await loadFunctions(options.functions);
   // Checked before connecting: a bad URL is a usage error (exit 2).
@@ -214,6 +233,8 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
       : zkPlan.startWorkers(parent, {
           count: options.workers,
           allowInline: options.allowInline,
+          allowShell: options.allowShell,
+          ...(options.shellKillGraceMs !== undefined ? { shellKillGraceMs: options.shellKillGraceMs } : {}),
           ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
           retention: options.retention && {
             ...(options.retentionMaxAgeMs !== undefined ? { maxAgeMs: options.retentionMaxAgeMs } : {}),
@@ -232,11 +253,13 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
       ...(metrics ? { metrics: metrics.url } : {}),
       ...(schedules ? { schedules } : {}),
       ...(jobWorker ? { jobs, jobWorker: jobWorker.id } : {}),
+      ...(options.allowShell ? { allowShell: true } : {}),
     };
     printJsonLine({ event: 'started', loops, parent, ...(parentIsNew ? { parentCreated: true } : {}), connect, functions: names, pid: process.pid, ...extra });
   } else {
     const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}${jobWorker ? `, job worker ${jobWorker.id} on ${jobs}` : ''}`;
-    print(`zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${extra}`);
+    const shell = options.allowShell ? ' (and shell tasks)' : '';
+    print(`zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${shell}${extra}`);
   }
   if (parentIsNew)
     log.warn(

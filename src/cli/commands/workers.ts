@@ -17,7 +17,7 @@ export function registerWorkers(program: Command): void {
   const command = program
     .command('workers')
     .description(
-      'list the live worker pools following a parent (host, pid, version, loops, running tasks, functions) and, with --jobs, the job workers with their items',
+      'list the live worker pools following a parent (host, pid, version, loops, running tasks, functions, +shell when it runs shell tasks) and, with --jobs, the job workers with their items',
     )
     .argument('[parent]', 'parent path of the plans, e.g. /plans')
     .addOption(new Option('--jobs <path>', 'also list the job workers of this jobs parent, each with its items per job'));
@@ -55,7 +55,7 @@ function formatPools(workers: readonly WorkerInfo[]): string {
       { header: 'BUSY', value: (worker) => `${worker.running.length}/${worker.loops}`, right: true },
       { header: 'UP', value: (worker) => formatDuration(now - worker.startedAt.getTime()) },
       { header: 'RUNNING', value: (worker) => worker.running.map(shortName).join(',') || '-' },
-      { header: 'FUNCTIONS', value: (worker) => worker.functions.join(',') || '(any)' },
+      { header: 'FUNCTIONS', value: (worker) => `${worker.functions.join(',') || '(any)'}${worker.allowShell ? ' +shell' : ''}` },
     ],
     terminalWidth(),
   );
