@@ -8,6 +8,7 @@
 import { rootContainer } from '../src/di/container.js';
 import { executeFunction, type ExecutionSettings } from '../src/exec/execute-function.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
+import { SILENT_LOGGER } from '../src/logs/task-log-types.js';
 
 const N = Number(process.argv[2] ?? '1000');
 const settings: ExecutionSettings = { functions: new FunctionRegistry(), allowInline: true, inlineTimeoutMs: 5_000, maxResultBytes: 16 * 1024 * 1024 };
@@ -17,6 +18,8 @@ const ctx = {
   plan: '/plans/plan-0000000001',
   workerId: 'bench',
   signal: new AbortController().signal,
+  log: SILENT_LOGGER,
+  attempt: 1,
 };
 const definition = { source: '(ctx, a, b) => ({ sum: a + b, task: ctx.task })' };
 

@@ -1,4 +1,5 @@
 import { rootContainer as container } from '../src/di/container.js';
+import { SILENT_LOGGER } from '../src/logs/task-log-types.js';
 import { describe, expect, it } from 'vitest';
 import { InlineDisabledError, TaskExecutionError, UnknownFunctionError } from '../src/errors/task-errors.js';
 import { executeFunction, type ExecutionSettings } from '../src/exec/execute-function.js';
@@ -13,7 +14,7 @@ const PLAN = '/plans/plan-0000000001';
 const TASK = `${PLAN}/task-0000000007`;
 
 function makeCtx(): Omit<TaskContext<unknown[]>, 'params'> {
-  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal: new AbortController().signal };
+  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal: new AbortController().signal, log: SILENT_LOGGER, attempt: 1 };
 }
 
 function settings(functions = new FunctionRegistry(), overrides: Partial<ExecutionSettings> = {}): ExecutionSettings {

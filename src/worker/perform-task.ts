@@ -10,7 +10,9 @@ import { retryPolicyFor } from './record-failure.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
 import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurrency-limits.js';
-import { parentOf } from '../zk/layout.js';
+import { nameOf, parentOf } from '../zk/layout.js';
+import type { TaskLogs } from '../logs/task-logs.js';
+import { SILENT_LOGGER } from '../logs/task-log-types.js';
 
 /** What performTask did with a claimed task. */
 export type PerformOutcome =
@@ -47,6 +49,8 @@ export interface PerformContext {
   readonly onSlotFreed?: (limitPath: string) => void;
   /** The process's view of plans' pause and cancel (Dispatcher): when it vouches for a plan, the control node is not read after a claim. */
   readonly controlView?: { knownUnhalted(plan: string): boolean; controlAbsent(plan: string, readAt: number): void };
+  /** Keeps what the task logs; without it, `ctx.log` lines go nowhere. */
+  readonly taskLogs?: TaskLogs;
 }
 
 /**
@@ -85,8 +89,10 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   if (definition instanceof PrefetchError) throw definition.error;
   if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX))) return 'not-runnable';
 
+  let failedTries = 0;
   if (children.includes(ATTEMPTS)) {
     const attempts = await store.readAttempts(claim.task);
+    failedTries = attempts?.failures ?? 0;
     if (attempts !== undefined && attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts) {
       await store.markFailed(claim, attempts.lastFailure);
       return 'failed';
@@ -123,20 +129,19 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   const lease = slot?.kind === 'held' ? slot.lease : undefined;
   let value: unknown;
   let startedAt = new Date();
+  const attempt = failedTries + 1;
+  const key = 'key' in definition && typeof definition.key === 'string' ? definition.key : undefined;
+  const log = context.taskLogs?.open({ plan: claim.plan, task: claim.task, ...(key ? { key } : {}), attempt, workerId: claim.workerId });
   try {
     // The reads above may have waited out a reconnection in which the claim's session expired: never start on a lost claim.
     if (claim.signal.aborted) throw claim.signal.reason;
     startedAt = new Date();
-    value = await withTimeout(claim, definition.timeoutMs, (signal) =>
-      executeFunction(
-        definition,
-        { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, signal },
-        args,
-        context.execution,
-      ),
-    );
+    const ctx = { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, log: log?.logger ?? SILENT_LOGGER, attempt };
+    const run = (signal: AbortSignal): Promise<unknown> => executeFunction(definition, { ...ctx, signal }, args, context.execution);
+    value = await withTimeout(claim, definition.timeoutMs, (signal) => (log ? log.run(() => run(signal)) : run(signal)));
   } finally {
     if (lease !== undefined) await releaseSlot(lease, context);
+    await log?.finish(); // the last lines are in ZooKeeper before the try's completion or failure is
   }
   const encoded = encodeValue(value, `The result of task ${claim.task}`, claim.task, Number.POSITIVE_INFINITY);
   const history: TaskHistoryRecord | undefined = settings.history
@@ -149,7 +154,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
         startedAt,
         finishedAt: new Date(),
         workerId: claim.workerId,
-        failedTries: children.includes(ATTEMPTS) ? ((await store.readAttempts(claim.task))?.failures ?? 0) : 0,
+        failedTries,
       }
     : undefined;
   await store.finish(claim, encoded, {

@@ -7,6 +7,7 @@
  * the main thread keeps ticking; no thread may be left behind.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SILENT_LOGGER } from '../../src/logs/task-log-types.js';
 import { rootContainer as container } from '../../src/di/container.js';
 import { TaskExecutionError, TaskTimeoutError } from '../../src/errors/task-errors.js';
 import { ResultTooLargeError } from '../../src/errors/value-errors.js';
@@ -50,7 +51,7 @@ function watchMainLoop(): { stop: () => { ticks: number; maxGapMs: number } } {
 }
 
 function ctx(signal: AbortSignal = new AbortController().signal): Parameters<typeof executeFunction>[1] {
-  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal };
+  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal, log: SILENT_LOGGER, attempt: 1 };
 }
 
 function settings(inlineTimeoutMs: number): ExecutionSettings {
