@@ -55,7 +55,7 @@ export class TaskLogStore {
   }
 
   /**
-   * Takes up to `bytes` of the plan's log budget (`<plan>/logs`' reservedBytes, at most
+   * Takes up to `bytes` of the plan's log budget (less as it runs low: see grantOf) (`<plan>/logs`' reservedBytes, at most
    * `maxBytesPerPlan`) and answers how many it got. A compare-and-set on the node's version keeps
    * two writers from taking the same bytes; a reservation whose reply was lost may be counted twice,
    * which errs on the side of less, never more, in ZooKeeper.
@@ -75,7 +75,7 @@ export class TaskLogStore {
         throw error;
       }
       const reserved = reservedBytesOf(read.data);
-      const granted = Math.max(0, Math.min(bytes, maxBytesPerPlan - reserved));
+      const granted = grantOf(bytes, maxBytesPerPlan - reserved);
       if (granted === 0) return 0;
       try {
         await this.zk.setData(logs, Buffer.from(JSON.stringify({ reservedBytes: reserved + granted })), read.stat.version);
@@ -114,6 +114,22 @@ export class TaskLogStore {
     const listing = await this.zk.tryGetChildren(childPath(plan, LOGS));
     return (listing?.children ?? []).filter((name) => hasSequentialName(name, TASK_PREFIX)).map((name) => childPath(plan, name));
   }
+}
+
+/** The smallest share a try gets while the budget lasts. */
+const MIN_GRANT_BYTES = 1_024;
+/** Once the budget runs low, a try gets at most this fraction of what is left, so that the last ones still keep their last lines. */
+const LOW_BUDGET_SHARE = 1 / 64;
+
+/**
+ * How much of `remaining` a try asking for `bytes` gets: all it asks while the budget is large, then
+ * a shrinking share of what is left (never below MIN_GRANT_BYTES while that much is left). A plan of
+ * many chatty tasks thus keeps a shorter tail for more of them instead of full tails for the first few.
+ */
+export function grantOf(bytes: number, remaining: number): number {
+  if (remaining <= 0 || bytes <= 0) return 0;
+  const share = Math.max(MIN_GRANT_BYTES, Math.floor(remaining * LOW_BUDGET_SHARE));
+  return Math.min(bytes, share, remaining);
 }
 
 function byAttemptThenStart(a: TaskLogAttempt, b: TaskLogAttempt): number {

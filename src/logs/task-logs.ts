@@ -40,7 +40,7 @@ export class TaskLogs {
   private readonly host = hostname();
 
   constructor(
-    zk: Zk,
+    private readonly zk: Zk,
     private readonly options: ResolvedTaskLogOptions | false,
     private readonly onError: (error: unknown) => void,
   ) {
@@ -71,9 +71,27 @@ export class TaskLogs {
     };
   }
 
-  /** Removes the sink's logs of plans that are gone (deleted, or removed by retention). */
-  async prune(planExists: (plan: string) => Promise<boolean>): Promise<void> {
-    await this.sink?.prune?.(planExists);
+  /**
+   * Removes the sink's logs of plans that are gone (deleted, or removed by retention) now and every
+   * `intervalMs`, until the returned function is called. Every pool prunes its own sink: the
+   * files are on its host, where the cluster's one retention sweeper may not run.
+   */
+  startPruning(intervalMs: number): () => void {
+    const prune = this.sink?.prune?.bind(this.sink);
+    if (prune === undefined) return () => undefined;
+    const planExists = async (plan: string): Promise<boolean> => (await this.zk.exists(plan)) !== undefined;
+    let running: Promise<void> | undefined;
+    const pass = (): void => {
+      running ??= prune(planExists)
+        .catch((error: unknown) => this.onError(error))
+        .finally(() => {
+          running = undefined;
+        });
+    };
+    pass();
+    const timer = setInterval(pass, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 }
 
