@@ -127,7 +127,14 @@ const CONNECT_KEYS: Record<keyof ConnectOptions, true> = {
   acl: true,
   maxResultBytes: true,
 };
-const WORKER_KEYS: Record<keyof WorkerOptions, true> = { backoff: true, allowInline: true, inlineTimeoutMs: true, workerId: true, maxResultBytes: true, taskLogs: true };
+const WORKER_KEYS: Record<keyof WorkerOptions, true> = {
+  backoff: true,
+  allowInline: true,
+  inlineTimeoutMs: true,
+  workerId: true,
+  maxResultBytes: true,
+  taskLogs: true,
+};
 const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = { ...WORKER_KEYS, count: true, drainTimeoutMs: true, retention: true };
 const RETENTION_KEYS: Record<keyof RetentionOptions, true> = { maxAgeMs: true, maxCount: true, sweepIntervalMs: true };
 const WAIT_KEYS: Record<keyof WaitOptions, true> = { timeoutMs: true, signal: true };

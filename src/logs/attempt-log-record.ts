@@ -71,7 +71,8 @@ export function encodeAttemptLog(record: TaskLogAttempt): Buffer {
 
 export function decodeAttemptLog(path: string, data: Buffer | null): TaskLogAttempt {
   if (data === null || data.length === 0) throw new MalformedNodeError(path, 'an attempt log record is empty');
-  if (data.length > MAX_RECORD_BYTES) throw new MalformedNodeError(path, `an attempt log record of ${data.length} bytes is over the ${MAX_RECORD_BYTES} bytes one can be`);
+  if (data.length > MAX_RECORD_BYTES)
+    throw new MalformedNodeError(path, `an attempt log record of ${data.length} bytes is over the ${MAX_RECORD_BYTES} bytes one can be`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(data.toString('utf8'));
@@ -114,7 +115,8 @@ function decodeLine(value: unknown, index: number, bad: (problem: string) => nev
   if (typeof line.t !== 'number' || !Number.isFinite(line.t)) bad(`has a line ${index} without a time`);
   if (!LOG_LEVELS.includes(line.l as LogLevel)) bad(`has a line ${index} with an unknown level`);
   if (typeof line.m !== 'string') bad(`has a line ${index} without a message`);
-  if (line.f !== undefined && (typeof line.f !== 'object' || line.f === null || Array.isArray(line.f))) bad(`has a line ${index} whose fields are not an object`);
+  if (line.f !== undefined && (typeof line.f !== 'object' || line.f === null || Array.isArray(line.f)))
+    bad(`has a line ${index} whose fields are not an object`);
   const base = { time: new Date(line.t as number), level: line.l as LogLevel, msg: line.m as string };
   return line.f === undefined ? base : { ...base, fields: line.f as LogFields };
 }

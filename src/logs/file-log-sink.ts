@@ -144,7 +144,11 @@ class FileTrySink implements TrySink {
     const stream = this.stream;
     if (stream === undefined || this.failed) return;
     if (this.leftOut > 0) {
-      const note = { time: new Date().toISOString(), level: 'warn', msg: `${this.leftOut} later line(s) left out: the file reached its cap of ${this.maxBytes} bytes` };
+      const note = {
+        time: new Date().toISOString(),
+        level: 'warn',
+        msg: `${this.leftOut} later line(s) left out: the file reached its cap of ${this.maxBytes} bytes`,
+      };
       stream.write(`${JSON.stringify(note)}\n`);
     }
     await new Promise<void>((resolve) => stream.end(resolve));

@@ -67,7 +67,12 @@ async function resolveTask(zkPlan: ZkPlan, path: string, key: string | undefined
   if (key === undefined) throw new UsageError(`give the task: zk-plan logs ${path} <key>, or a task path (zk-plan show ${path} lists them)`);
   const view = await zkPlan.describePlan(path);
   const found = view.tasks.find((task) => task.key === key);
-  if (found === undefined) throw new CliError(`plan ${shortName(path)} has no task with key "${key}": zk-plan show ${path} lists its tasks and keys`, ExitCode.notFound, 'TASK_KEY_NOT_FOUND');
+  if (found === undefined)
+    throw new CliError(
+      `plan ${shortName(path)} has no task with key "${key}": zk-plan show ${path} lists its tasks and keys`,
+      ExitCode.notFound,
+      'TASK_KEY_NOT_FOUND',
+    );
   return found.task;
 }
 
@@ -126,9 +131,19 @@ async function printFullLog(tries: readonly TaskLogAttempt[], task: string): Pro
       for (const line of record.lines) print(formatLine(line));
       continue;
     }
-    if (full.host !== here) throw new CliError(`the whole log of attempt ${record.attempt} is on host ${full.host} in ${full.location}: run zk-plan logs --full there`, ExitCode.notFound, 'TASK_LOG_ELSEWHERE');
+    if (full.host !== here)
+      throw new CliError(
+        `the whole log of attempt ${record.attempt} is on host ${full.host} in ${full.location}: run zk-plan logs --full there`,
+        ExitCode.notFound,
+        'TASK_LOG_ELSEWHERE',
+      );
     const text = await readFile(full.location, 'utf8').catch(() => undefined);
-    if (text === undefined) throw new CliError(`${full.location} is gone (pruned with its plan, or removed): the tail kept in ZooKeeper is what is left (zk-plan logs without --full)`, ExitCode.notFound, 'TASK_LOG_FILE_GONE');
+    if (text === undefined)
+      throw new CliError(
+        `${full.location} is gone (pruned with its plan, or removed): the tail kept in ZooKeeper is what is left (zk-plan logs without --full)`,
+        ExitCode.notFound,
+        'TASK_LOG_FILE_GONE',
+      );
     for (const entry of text.split('\n')) if (entry.trim() !== '') print(formatFileLine(entry));
   }
 }
