@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
 import type { TaskLogAttempt } from '../../logs/attempt-log-record.js';
-import type { LogLine } from '../../logs/task-log-types.js';
+import { logLineText, tryHeader } from '../../logs/log-text.js';
 import type { ZkPlan } from '../../plan/zk-plan.js';
 import { TASK_PREFIX, assertValidPath, hasSequentialName, isZkPlanPlanName, nameOf } from '../../zk/layout.js';
 import { setAction, withUsageHint } from '../action.js';
@@ -87,21 +87,8 @@ function printTries(tries: readonly TaskLogAttempt[], task: string, json: boolea
   }
   for (const record of tries) {
     print(tryHeader(record));
-    for (const line of record.lines) print(formatLine(line));
+    for (const line of record.lines) print(logLineText(line));
   }
-}
-
-function tryHeader(record: TaskLogAttempt): string {
-  const ended = record.finishedAt ? `, ended ${record.finishedAt.toISOString()}` : ', still running';
-  const cut = record.truncated
-    ? ` (${record.droppedLines} earlier line(s), ${record.droppedBytes} bytes, not kept here${record.planCapReached ? '; the plan reached its log cap' : ''}${record.fullLog ? `; all of it on ${record.fullLog.host} in ${record.fullLog.location}` : ''})`
-    : '';
-  return `── attempt ${record.attempt} on ${record.workerId}, started ${record.startedAt.toISOString()}${ended}${cut}`;
-}
-
-function formatLine(line: LogLine): string {
-  const fields = line.fields === undefined ? '' : ` ${JSON.stringify(line.fields)}`;
-  return `${line.time.toISOString()} ${line.level.toUpperCase().padEnd(5)} ${line.msg}${fields}`;
 }
 
 async function followTask(zkPlan: ZkPlan, task: string, attempt: number | undefined, json: boolean): Promise<void> {
@@ -112,7 +99,7 @@ async function followTask(zkPlan: ZkPlan, task: string, attempt: number | undefi
     for await (const line of zkPlan.followLog(task, { signal: interrupt.signal })) {
       if (attempt !== undefined && line.attempt !== attempt) continue;
       if (json) printJsonLine(line);
-      else print(`#${line.attempt} ${formatLine(line)}`);
+      else print(`#${line.attempt} ${logLineText(line)}`);
     }
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
@@ -128,7 +115,7 @@ async function printFullLog(tries: readonly TaskLogAttempt[], task: string): Pro
     const full = record.fullLog;
     if (full === undefined) {
       print('   (its worker keeps no log files: the lines above are all there is)');
-      for (const line of record.lines) print(formatLine(line));
+      for (const line of record.lines) print(logLineText(line));
       continue;
     }
     if (full.host !== here)
