@@ -8,7 +8,7 @@
 import { rootContainer } from '../src/di/container.js';
 import { executeFunction, type ExecutionSettings } from '../src/exec/execute-function.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
-import { echoTaskLogger } from '../src/logs/echo-task-logger.js';
+import { SILENT_LOGGER } from '../src/logs/task-log-types.js';
 
 const N = Number(process.argv[2] ?? '1000');
 const settings: ExecutionSettings = {
@@ -25,7 +25,8 @@ const ctx = {
   plan: '/plans/plan-0000000001',
   workerId: 'bench',
   signal: new AbortController().signal,
-  log: echoTaskLogger('/plans/plan-0000000001/task-0000000001', 'bench'),
+  log: SILENT_LOGGER,
+  attempt: 1,
 };
 const definition = { source: '(ctx, a, b) => ({ sum: a + b, task: ctx.task })' };
 

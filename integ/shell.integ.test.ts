@@ -68,12 +68,27 @@ async function expectGone(pid: number): Promise<void> {
 }
 
 describe('shell tasks', () => {
-  it('exit 0: the result is { exitCode: 0, stdout }', async () => {
+  it('exit 0: the result is { exitCode: 0, stdout }, and each output line is in the task’s log (stdout at info, stderr at warn)', async () => {
     const zkPlan = await env.zkPlan();
-    const [plan, task] = await shellPlan(zkPlan, { command: 'echo "hello from $1"; echo "a note" >&2', args: ['shell'], shell: true });
+    const [plan, task] = await shellPlan(zkPlan, { command: 'echo "hello from $1"; echo "a note" >&2; echo bye', args: ['shell'], shell: true });
     zkPlan.startWorkers(parentOf(plan), SHELL_WORKERS);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 * TIMING });
-    expect(await zkPlan.getResult(task)).toEqual({ exitCode: 0, stdout: 'hello from shell\n' });
+    expect(await zkPlan.getResult(task)).toEqual({ exitCode: 0, stdout: 'hello from shell\nbye\n' });
+    const [attempt] = await zkPlan.taskLog(task);
+    const output = attempt?.lines.filter((line) => line.fields?.['stream'] !== undefined).map(({ level, msg, fields }) => [level, msg, fields?.['stream']]);
+    expect(output).toHaveLength(3);
+    expect(output).toEqual(
+      expect.arrayContaining([
+        ['info', 'hello from shell', 'stdout'],
+        ['warn', 'a note', 'stderr'],
+        ['info', 'bye', 'stdout'],
+      ]),
+    );
+    expect(output?.filter(([, , stream]) => stream === 'stdout')).toEqual([
+      ['info', 'hello from shell', 'stdout'],
+      ['info', 'bye', 'stdout'],
+    ]);
+    expect(attempt?.lines.at(-1)?.msg).toMatch(/^exited with code 0 in \d+ ms$/);
   });
 
   it('exit 3: the try fails with SHELL_EXIT naming the task, the code and the last lines of stderr, charged', async () => {
@@ -87,6 +102,10 @@ describe('shell tasks', () => {
     const error = failure.error as ShellExitError;
     expect(error).toMatchObject({ code: 'SHELL_EXIT', exitCode: 3, stderrTail: ['cannot reach db'] });
     expect(error.message).toContain(task);
+    const [attempt] = await zkPlan.taskLog(task);
+    expect(attempt?.lines.map((line) => line.msg)).toEqual(
+      expect.arrayContaining(['working', 'cannot reach db', expect.stringMatching(/^exited with code 3 after/)]),
+    );
     const status = await zkPlan.planStatus(plan);
     expect(status.failed.map((failed) => failed.task)).toEqual([task]);
     expect(status.failed[0]?.failure).toMatchObject({ code: 'SHELL_EXIT', attempts: 1 });

@@ -231,6 +231,49 @@ describe('web view', () => {
     expect(await page.textContent('#panel')).toContain(`its input comes from failed task ${failed}`);
   });
 
+  it("shows a running task's log live in the panel, a line appearing as the task logs it, with a download", async () => {
+    const gates = new Map(['first', 'second'].map((name) => [name, gate()]));
+    const functions = new FunctionRegistry().register('talk', async (ctx) => {
+      ctx.log.info('loading 3 files', { files: 3 });
+      console.log('file a.csv: 120 rows');
+      await gates.get('first')?.promise;
+      ctx.log.warn('file b.csv: 2 rows skipped');
+      await gates.get('second')?.promise;
+      return 'ok';
+    });
+    const zkPlan = await env.zkPlan({ functions });
+    const root = env.root();
+    const plan = await zkPlan.createPlan(root);
+    const task = await zkPlan.addTask(plan, call('talk'));
+    await zkPlan.markAsReady(plan);
+    cleanups.push(async () => gates.forEach((entry) => entry.release()));
+    zkPlan.startWorkers(root, { taskLogs: { echo: false, sink: false, flushIntervalMs: 200 } });
+    const ui = await openUi(zkPlan, root);
+
+    const page = await newPage();
+    await page.goto(planUrl(ui, plan));
+    await page.waitForSelector(node(task, 'running'));
+    await page.click(node(task));
+    await page.waitForSelector('#detail-log pre:has-text("file a.csv: 120 rows")');
+    expect(await page.textContent('#detail-log pre')).toContain('loading 3 files {"files":3}');
+    expect(await page.textContent('#detail-log')).not.toContain('b.csv');
+    gates.get('first')?.release(); // the task logs its next line now: the open panel shows it without a click
+    await page.waitForSelector('#detail-log .level-warn');
+    expect(await page.textContent('#detail-log .level-warn')).toContain('file b.csv: 2 rows skipped');
+    expect(await page.textContent('#detail-log .try-head')).toMatch(/Attempt 1 on .+, running/);
+    await mkdir('test-output', { recursive: true });
+    await page.screenshot({ path: 'test-output/ui-task-log.png' });
+
+    const download = await page.request.get(`${ui.url}api/task-log.txt?path=${encodeURIComponent(task)}`);
+    expect(download.headers()['content-disposition']).toMatch(/attachment; filename="plan-\d+-task-\d+\.log"/);
+    expect(await download.text()).toMatch(
+      /── attempt 1 on .+\n.+INFO  loading 3 files \{"files":3\}\n.+INFO  file a\.csv: 120 rows\n.+WARN  file b\.csv: 2 rows skipped\n/,
+    );
+    gates.get('second')?.release();
+    await zkPlan.waitForCompletion(plan, { timeoutMs: WAIT_MS });
+    await page.waitForSelector('#detail-log .try-head:has-text("ended")'); // the panel stops following once the try has ended
+  });
+
   it('steers a plan: priority, limits and live workers shown; pause, resume and cancel with the token; why a task waits', async () => {
     const gates = new Map(['hold', 'queued', 'other'].map((name) => [name, gate()]));
     const zkPlan = await env.zkPlan({ functions: gatedFunctions(gates) });

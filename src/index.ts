@@ -74,6 +74,12 @@ export { FunctionRegistry, type RegisteredFunction } from './exec/function-regis
 export type { FunctionSchemas, StandardSchemaV1 } from './exec/standard-schema.js';
 export { call, inline, type TaskSpec, type CallSpec, type InlineSpec, type TaskDefinition } from './exec/task-spec.js';
 export type { TaskContext, TaskFunction } from './exec/task-context.js';
+export type { TaskLogger, LogLine, LogLevel, LogFields } from './logs/task-log-types.js';
+export type { TaskLogAttempt } from './logs/attempt-log-record.js';
+export type { TaskLogQuery, FollowLogOptions, FollowedLogLine } from './logs/task-log-reader.js';
+export type { LogSink, TrySink, TryIdentity } from './logs/log-sink.js';
+export { FileLogSink, type FileLogSinkOptions } from './logs/file-log-sink.js';
+export type { TaskLogOptions } from './config/task-log-options.js';
 export { calcSleepTime } from './worker/backoff.js';
 export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
 export type { ZkPlanEvents } from './worker/worker-events.js';

@@ -1,4 +1,5 @@
 import { rootContainer as container } from '../src/di/container.js';
+import { SILENT_LOGGER } from '../src/logs/task-log-types.js';
 import { describe, expect, it } from 'vitest';
 import { ShellDisabledError, ShellExitError } from '../src/errors/shell-errors.js';
 import { InlineDisabledError, TaskExecutionError, UnknownFunctionError } from '../src/errors/task-errors.js';
@@ -6,7 +7,6 @@ import { executeFunction, type ExecutionSettings } from '../src/exec/execute-fun
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import { inlineThreadStats } from '../src/exec/inline-sandbox.js';
 import type { TaskContext } from '../src/exec/task-context.js';
-import { echoTaskLogger } from '../src/logs/echo-task-logger.js';
 import type { TaskDefinition } from '../src/exec/task-spec.js';
 import { decodeValue, encodeValue } from '../src/serialization/codec.js';
 import { expectRejects } from './support/expect-error.js';
@@ -21,7 +21,8 @@ function makeCtx(): Omit<TaskContext<unknown[]>, 'params'> {
     plan: PLAN,
     workerId: 'host:1:1',
     signal: new AbortController().signal,
-    log: echoTaskLogger(TASK, 'host:1:1'),
+    log: SILENT_LOGGER,
+    attempt: 1,
   };
 }
 

@@ -126,6 +126,7 @@ describe('resolveWorkerOptions', () => {
         workerId: 'worker-a',
         backoff: { initial: 1, max: 2 },
         maxResultBytes: 1_000,
+        taskLogs: false,
       },
       'ignored',
     );
@@ -137,6 +138,7 @@ describe('resolveWorkerOptions', () => {
       workerId: 'worker-a',
       backoff: { initial: 1, increase: 1.5, max: 2 },
       maxResultBytes: 1_000,
+      taskLogs: false,
     });
   });
 

@@ -13,6 +13,7 @@ import { registerWait } from './commands/wait.js';
 import { registerWorker } from './commands/worker.js';
 import { registerWorkers } from './commands/workers.js';
 import { registerWhy } from './commands/why.js';
+import { registerLogs } from './commands/logs.js';
 import { registerSubmit } from './commands/submit.js';
 import { registerSchedule } from './commands/schedule.js';
 import { registerJobs } from './commands/jobs.js';
@@ -54,6 +55,7 @@ ${EXIT_CODES_HELP}`,
   registerControl(program);
   registerWorkers(program);
   registerWhy(program);
+  registerLogs(program);
   registerSubmit(program);
   registerSchedule(program);
   registerJobs(program);

@@ -44,6 +44,14 @@ export interface DefaultValues {
     readonly retry: { readonly maxAttempts: number; readonly initialDelayMs: number; readonly multiplier: number; readonly maxDelayMs: number };
     readonly history: boolean;
   };
+  /** `TaskLogOptions` of workers (`WorkerOptions.taskLogs`). */
+  readonly taskLogs: {
+    readonly captureConsole: boolean;
+    readonly echo: boolean;
+    readonly maxBytesPerAttempt: number;
+    readonly maxBytesPerPlan: number;
+    readonly flushIntervalMs: number;
+  };
   /** `PlanEventOptions` of `onPlanEvent`, and the CLI's `--alert-webhook` timeout of one POST. */
   readonly planEvents: { readonly maxAttempts: number; readonly retryDelayMs: number; readonly webhookTimeoutMs: number };
   /** A schedule's options (`schedules(parent).put`) and the scheduler's (`startScheduler`). */
@@ -91,6 +99,7 @@ export const DEFAULTS = {
   backoff: { initial: 100, increase: 1.5, max: 10_000 },
   cliConnectTimeoutMs: { worker: 15_000, read: 5_000 },
   plan: { failurePolicy: 'continue', priority: 0, retry: { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 }, history: false },
+  taskLogs: { captureConsole: true, echo: true, maxBytesPerAttempt: 8 * 1024, maxBytesPerPlan: 2 * 1024 * 1024, flushIntervalMs: 500 },
   planEvents: { maxAttempts: 5, retryDelayMs: 1_000, webhookTimeoutMs: 10_000 },
   schedule: {
     timezone: 'UTC',

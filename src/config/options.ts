@@ -5,6 +5,7 @@ import { DEFAULTS } from './defaults.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { resolveAcl, resolveAuth, type AclEntry, type ZkAuth } from '../zk/acl.js';
 import type { ZkClientOptions } from '../zk/zk-client.js';
+import { resolveTaskLogOptions, type ResolvedTaskLogOptions, type TaskLogOptions } from './task-log-options.js';
 
 /** The spec's back-off attributes for idle worker rounds: `initial × increase^count`, capped at `max`. */
 export interface BackoffOptions {
@@ -80,6 +81,12 @@ export interface WorkerOptions {
    * stored value claiming more fails its task for good with MALFORMED_NODE. @defaultValue the ZkPlan's maxResultBytes (16 MiB)
    */
   readonly maxResultBytes?: number;
+  /**
+   * What is kept of what task functions log (`ctx.log`, and `console.*` while they run): a bounded
+   * tail per try in ZooKeeper, the whole log in a sink, each line echoed to the worker's output.
+   * `false` keeps nothing (lines are only echoed). @defaultValue see TaskLogOptions
+   */
+  readonly taskLogs?: TaskLogOptions | false;
 }
 
 export interface WorkerPoolOptions extends WorkerOptions {
@@ -115,6 +122,7 @@ export interface ResolvedWorkerOptions {
   readonly shellKillGraceMs: number;
   readonly workerId: string;
   readonly maxResultBytes: number;
+  readonly taskLogs: ResolvedTaskLogOptions | false;
 }
 
 /** The spec's back-off of idle worker rounds (`DEFAULTS.backoff`). */
@@ -140,6 +148,7 @@ const WORKER_KEYS: Record<keyof WorkerOptions, true> = {
   shellKillGraceMs: true,
   workerId: true,
   maxResultBytes: true,
+  taskLogs: true,
 };
 const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = { ...WORKER_KEYS, count: true, drainTimeoutMs: true, retention: true };
 const RETENTION_KEYS: Record<keyof RetentionOptions, true> = { maxAgeMs: true, maxCount: true, sweepIntervalMs: true };
@@ -219,6 +228,7 @@ export function resolveWorkerOptions(
     shellKillGraceMs,
     workerId: options.workerId ?? `${defaultIdPrefix}:${++workerSerial}`,
     maxResultBytes,
+    taskLogs: resolveTaskLogOptions(options.taskLogs),
   };
 }
 

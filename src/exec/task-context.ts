@@ -15,8 +15,14 @@ export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
   readonly workerId: string;
   /** Aborted when the worker stops past its drain timeout or loses the task: stop work and return. */
   readonly signal: AbortSignal;
-  /** The task's log: `ctx.log.info(msg, fields?)` (and debug, warn, error) adds a line to this try's log. */
+  /**
+   * The task's log: lines kept with the task (the last ones in ZooKeeper, all in the worker's
+   * sink), read with `taskLog` / `zk-plan logs`, and shown on the worker's output. What the function
+   * writes with `console.*` while it runs goes there too.
+   */
   readonly log: TaskLogger;
+  /** Which try this is: 1, then n after n − 1 failures that counted against the task's attempts. */
+  readonly attempt: number;
 }
 
 /** A function a plan's tasks can name: `args` are the results of the task's arg tasks, in `addTask` order. */

@@ -26,3 +26,6 @@ export interface TaskLogger {
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
 }
+
+/** A logger that keeps nothing: ctx.log of a function run outside a worker's task logs (a test calling it directly). */
+export const SILENT_LOGGER: TaskLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -1,3 +1,5 @@
+import { TaskLogReader, type FollowLogOptions, type FollowedLogLine, type TaskLogQuery } from '../logs/task-log-reader.js';
+import type { TaskLogAttempt } from '../logs/attempt-log-record.js';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { rootContainer } from '../di/container.js';
@@ -64,6 +66,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly store: TaskStore;
   private readonly writer: PlanWriter;
   private readonly reader: PlanReader;
+  private readonly logReader: TaskLogReader;
   private readonly describer: PlanDescriber;
   private readonly control: PlanControl;
   private readonly limits: ConcurrencyLimits;
@@ -86,6 +89,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.store = new TaskStore(zk, resolveMaxResultBytes(settings.maxResultBytes));
     this.writer = new PlanWriter(zk, this.store, functions);
     this.reader = new PlanReader(zk, this.store);
+    this.logReader = new TaskLogReader(zk);
     this.describer = new PlanDescriber(zk, this.store, this.reader);
     this.control = new PlanControl(zk, this.store, async (plan) => (await this.reader.planStatus(plan)).state);
     this.limits = new ConcurrencyLimits(zk);
@@ -337,6 +341,22 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   getResult(task: string): Promise<unknown> {
     this.assertOpen();
     return this.reader.getResult(task);
+  }
+
+  /**
+   * What `task` logged (`ctx.log`, captured `console.*`): each try's last lines as kept in
+   * ZooKeeper, oldest try first, from any process, while the task runs and after it is done, until
+   * its plan is deleted. `attempt` picks one attempt's tries. A try that logged nothing has no record.
+   */
+  taskLog(task: string, query: TaskLogQuery = {}): Promise<TaskLogAttempt[]> {
+    this.assertOpen();
+    return this.logReader.taskLog(task, query);
+  }
+
+  /** The lines of `task`'s log as they are written (those kept so far first), until the task is done or has failed for good, or `signal` aborts. */
+  followLog(task: string, options: FollowLogOptions = {}): AsyncGenerator<FollowedLogLine, void, undefined> {
+    this.assertOpen();
+    return this.logReader.followLog(task, options);
   }
 
   /**

@@ -49,7 +49,7 @@ export class LineSplitter {
 
   private finishLine(): void {
     const line = this.current.endsWith('\r') ? this.current.slice(0, -1) : this.current;
-    this.emit(this.dropped > 0 ? `${line} … (${this.dropped} more characters)` : line);
+    this.emit(this.dropped > 0 ? `${line}… (${this.dropped} more characters cut)` : line);
     this.current = '';
     this.dropped = 0;
   }

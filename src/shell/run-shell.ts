@@ -9,12 +9,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { DEFAULTS } from '../config/defaults.js';
 import { ShellExitError, ShellParamsError, ShellStartError, type ShellEnd } from '../errors/shell-errors.js';
 import type { TaskContext } from '../exec/task-context.js';
+import { MAX_MESSAGE_CHARS } from '../logs/attempt-tail.js';
 import { LineSplitter } from './line-splitter.js';
 import { forgetGroup, groupHasLiveMember, terminateGroup, trackGroup, type Termination } from './process-group.js';
 import { shellInvocation, shellParamsProblem, type ShellInvocation, type ShellParams, type ShellResult } from './shell-params.js';
 
-/** Longest line written to the task's log; the rest of a longer one is counted, not kept. */
-const MAX_LOG_LINE_CHARS = 4_096;
+/** Longest line written to the task's log (the longest message its tail keeps); the rest of a longer one is counted, not kept. */
+const MAX_LOG_LINE_CHARS = MAX_MESSAGE_CHARS;
 /** Lines of stderr quoted in a ShellExitError, and the longest each may be: the error is stored with the task's failure. */
 const STDERR_TAIL_LINES = 10;
 const STDERR_TAIL_LINE_CHARS = 500;

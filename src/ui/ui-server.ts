@@ -23,7 +23,8 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { ASSET_TYPES, HTML_CSP, HttpError, SECURITY_HEADERS, hostnameOf, isLoopbackHost, statusOf } from './http-rules.js';
 import type { ZkPlan } from '../plan/zk-plan.js';
 import type { PlanView } from '../plan/plan-view.js';
-import { HISTORY, assertValidPath, childPath, parentOf } from '../zk/layout.js';
+import { HISTORY, assertValidPath, childPath, nameOf, parentOf } from '../zk/layout.js';
+import { taskLogText } from '../logs/log-text.js';
 import { planPageHtml, plansPageHtml } from './page-html.js';
 import { isUiAssetName, loadUiAssets, type UiAssets } from './ui-assets.js';
 import { PlanFeed, PlansFeed, type FeedTiming, type PlanFeedMessage, type PlansFeedMessage } from './plan-feed.js';
@@ -293,6 +294,15 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         case '/api/task':
           sendJson(res, 200, await apiTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
           return;
+        case '/api/task-log':
+          sendJson(res, 200, await zkPlan.taskLog(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
+          return;
+        case '/api/task-log.txt': {
+          const task = requirePath(url, (path) => isTaskUnder(parent, path), 'task');
+          const fileName = `${nameOf(parentOf(task))}-${nameOf(task)}.log`;
+          send(res, 200, 'text/plain; charset=utf-8', taskLogText(await zkPlan.taskLog(task)), { 'Content-Disposition': `attachment; filename="${fileName}"` });
+          return;
+        }
         case '/api/why':
           sendJson(res, 200, await zkPlan.explainTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
           return;

@@ -240,3 +240,17 @@ export interface UiCluster {
 export interface UiErrorBody {
   readonly error: { readonly code: string; readonly message: string };
 }
+
+/** One try's log as `/api/task-log` answers it (taskLog's records, times as ISO strings). */
+export interface UiTaskLogTry {
+  readonly attempt: number;
+  readonly workerId: string;
+  readonly startedAt: string;
+  readonly finishedAt?: string;
+  readonly truncated: boolean;
+  readonly droppedLines: number;
+  readonly droppedBytes: number;
+  readonly planCapReached: boolean;
+  readonly fullLog?: { readonly host: string; readonly location: string };
+  readonly lines: readonly { readonly time: string; readonly level: string; readonly msg: string; readonly fields?: Readonly<Record<string, unknown>> }[];
+}

@@ -3,7 +3,6 @@ import { executeFunction, type ExecutionSettings } from '../exec/execute-functio
 import { encodeValue } from '../serialization/codec.js';
 import { TaskTimeoutError } from '../errors/task-errors.js';
 import { ShellDisabledError } from '../errors/shell-errors.js';
-import { echoTaskLogger } from '../logs/echo-task-logger.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '../zk/layout.js';
@@ -13,7 +12,9 @@ import { retryPolicyFor } from './record-failure.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
 import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurrency-limits.js';
-import { parentOf } from '../zk/layout.js';
+import { nameOf, parentOf } from '../zk/layout.js';
+import type { TaskLogs } from '../logs/task-logs.js';
+import { SILENT_LOGGER } from '../logs/task-log-types.js';
 
 /** What performTask did with a claimed task. */
 export type PerformOutcome =
@@ -50,6 +51,8 @@ export interface PerformContext {
   readonly onSlotFreed?: (limitPath: string) => void;
   /** The process's view of plans' pause and cancel (Dispatcher): when it vouches for a plan, the control node is not read after a claim. */
   readonly controlView?: { knownUnhalted(plan: string): boolean; controlAbsent(plan: string, readAt: number): void };
+  /** Keeps what the task logs; without it, `ctx.log` lines go nowhere. */
+  readonly taskLogs?: TaskLogs;
 }
 
 /**
@@ -90,8 +93,10 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   // Given back before any input is read or slot taken, uncharged: the worker leaves it to one that allows shell tasks.
   if ('fn' in definition && definition.fn === SHELL_FUNCTION && !context.execution.allowShell) throw new ShellDisabledError(claim.task);
 
+  let failedTries = 0;
   if (children.includes(ATTEMPTS)) {
     const attempts = await store.readAttempts(claim.task);
+    failedTries = attempts?.failures ?? 0;
     if (attempts !== undefined && attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts) {
       await store.markFailed(claim, attempts.lastFailure);
       return 'failed';
@@ -128,27 +133,19 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   const lease = slot?.kind === 'held' ? slot.lease : undefined;
   let value: unknown;
   let startedAt = new Date();
+  const attempt = failedTries + 1;
+  const key = 'key' in definition && typeof definition.key === 'string' ? definition.key : undefined;
+  const log = context.taskLogs?.open({ plan: claim.plan, task: claim.task, ...(key ? { key } : {}), attempt, workerId: claim.workerId });
   try {
     // The reads above may have waited out a reconnection in which the claim's session expired: never start on a lost claim.
     if (claim.signal.aborted) throw claim.signal.reason;
     startedAt = new Date();
-    value = await withTimeout(claim, definition.timeoutMs, (signal) =>
-      executeFunction(
-        definition,
-        {
-          container: context.container,
-          task: claim.task,
-          plan: claim.plan,
-          workerId: claim.workerId,
-          signal,
-          log: echoTaskLogger(claim.task, claim.workerId),
-        },
-        args,
-        context.execution,
-      ),
-    );
+    const ctx = { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, log: log?.logger ?? SILENT_LOGGER, attempt };
+    const run = (signal: AbortSignal): Promise<unknown> => executeFunction(definition, { ...ctx, signal }, args, context.execution);
+    value = await withTimeout(claim, definition.timeoutMs, (signal) => (log ? log.run(() => run(signal)) : run(signal)));
   } finally {
     if (lease !== undefined) await releaseSlot(lease, context);
+    await log?.finish(); // the last lines are in ZooKeeper before the try's completion or failure is
   }
   const encoded = encodeValue(value, `The result of task ${claim.task}`, claim.task, Number.POSITIVE_INFINITY);
   const history: TaskHistoryRecord | undefined = settings.history
@@ -161,7 +158,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
         startedAt,
         finishedAt: new Date(),
         workerId: claim.workerId,
-        failedTries: children.includes(ATTEMPTS) ? ((await store.readAttempts(claim.task))?.failures ?? 0) : 0,
+        failedTries,
       }
     : undefined;
   await store.finish(claim, encoded, {

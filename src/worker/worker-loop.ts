@@ -19,11 +19,13 @@ import { performTask, type PerformContext, type PerformOutcome } from './perform
 import type { Claim } from '../store/task-store.js';
 import type { ZkPlanEvents } from './worker-events.js';
 import type { WakeUp } from './wake-up.js';
+import { TaskLogs } from '../logs/task-logs.js';
 
 const RELEASE_RETRIES = 120;
 const RELEASE_RETRY_MS = 1_000;
 
 export interface WorkerLoopRuntime extends PerformContext {
+  readonly taskLogs: TaskLogs;
   readonly zk: Zk;
   readonly events: EventEmitter<ZkPlanEvents>;
   readonly wakeUp: WakeUp;
@@ -68,6 +70,9 @@ export function workerLoopRuntime(parts: WorkerLoopParts, options: ResolvedWorke
       shellKillGraceMs: options.shellKillGraceMs,
       maxResultBytes: options.maxResultBytes,
     },
+    taskLogs: new TaskLogs(parts.zk, options.taskLogs, (error) =>
+      parts.events.emit('worker:error', { workerId: options.workerId, error: error instanceof Error ? error : new Error(String(error)) }),
+    ),
   };
 }
 

@@ -5,6 +5,7 @@ import { WorkerRegistration } from '../registry/worker-registry.js';
 import type { Claim } from '../store/task-store.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
 import { sleepUnless } from '../util/signals.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export type WorkerPoolState = 'running' | 'stopping' | 'stopped';
 
@@ -27,6 +28,8 @@ export class WorkerPool {
   private readonly sweeper: RetentionSweeper | undefined;
   /** The pool's node in the live worker registry. */
   private readonly registration: WorkerRegistration;
+  /** Stops removing the log sink's files of deleted plans. */
+  private readonly stopPruningLogs: () => void;
 
   constructor(
     readonly parent: string,
@@ -46,6 +49,7 @@ export class WorkerPool {
         }),
       );
     this.sweeper?.start();
+    this.stopPruningLogs = runtime.taskLogs.startPruning(retention?.sweepIntervalMs ?? DEFAULTS.retention.sweepIntervalMs);
     const first = loopOptions[0];
     this.registration = new WorkerRegistration(
       runtime.zk,
@@ -104,6 +108,7 @@ export class WorkerPool {
     this.currentState = 'stopping';
     this.stopController.abort();
     const sweeperStopped = this.sweeper?.stop();
+    this.stopPruningLogs();
     const allEnded = Promise.all(this.loops).then(() => true);
     if (!(await endsWithin(allEnded, drainTimeoutMs))) {
       this.abortTasksController.abort();

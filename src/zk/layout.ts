@@ -19,6 +19,9 @@
  *       lock                      EPHEMERAL; held by the process delivering the event
  *   history                       (plans created with { history: true }) a record per finished task
  *     task-NNNNNNNNNN             { state, fn, params, outputs, startedAt, finishedAt, workerId, attempts }
+ *   logs                          tasks' logs, kept past the task and the plan's end (value: { reservedBytes } of the plan's log budget)
+ *     task-NNNNNNNNNN             one per task that logged a line
+ *       try-<attempt>-<run id>    the last lines of one try: { attempt, workerId, startedAt, finishedAt?, dropped…, lines }
  *   runnable                      index of tasks believed runnable (an optimisation; plans without it still run)
  *     task-NNNNNNNNNN             empty; created when the task's last input arrives, deleted when it is done
  *   result-NNNNNNNNNN             kept result of task-NNNNNNNNNN (keepResult), survives the task
@@ -49,6 +52,8 @@ export const RESULT = 'result';
 export const ATTEMPTS = 'attempts';
 export const RUNNABLE_INDEX = 'runnable';
 export const HISTORY = 'history';
+export const LOGS = 'logs';
+export const LOG_TRY_PREFIX = 'try-';
 export const FAILED = 'failed';
 export const CONTROL = 'control';
 export const SPEC_RECORD = 'spec';

@@ -7,13 +7,13 @@
  * the main thread keeps ticking; no thread may be left behind.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SILENT_LOGGER } from '../../src/logs/task-log-types.js';
 import { rootContainer as container } from '../../src/di/container.js';
 import { TaskExecutionError, TaskTimeoutError } from '../../src/errors/task-errors.js';
 import { ResultTooLargeError } from '../../src/errors/value-errors.js';
 import { executeFunction, type ExecutionSettings } from '../../src/exec/execute-function.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { inlineThreadStats, stopIdleInlineThreads } from '../../src/exec/inline-sandbox.js';
-import { echoTaskLogger } from '../../src/logs/echo-task-logger.js';
 import { inline } from '../../src/exec/task-spec.js';
 import { encodeValue } from '../../src/serialization/codec.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
@@ -51,7 +51,7 @@ function watchMainLoop(): { stop: () => { ticks: number; maxGapMs: number } } {
 }
 
 function ctx(signal: AbortSignal = new AbortController().signal): Parameters<typeof executeFunction>[1] {
-  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal, log: echoTaskLogger(TASK, 'host:1:1') };
+  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal, log: SILENT_LOGGER, attempt: 1 };
 }
 
 function settings(inlineTimeoutMs: number): ExecutionSettings {

@@ -15,6 +15,7 @@ import { webhookListener } from '../../alerts/webhook.js';
 import { InvalidArgumentError } from '../../errors/usage-errors.js';
 import { ALERT_WEBHOOK_ENV, readSecretFile, takeSecretEnv } from '../credentials.js';
 import { print, printJsonLine } from '../output.js';
+import { FileLogSink } from '../../logs/file-log-sink.js';
 
 interface WorkerCommandOptions extends ConnectionOptions {
   readonly parent?: string;
@@ -39,6 +40,11 @@ interface WorkerCommandOptions extends ConnectionOptions {
   readonly schedules?: string;
   readonly jobs?: string;
   readonly leaseMs?: number;
+  readonly taskLogDir?: string;
+  /** commander's `--no-task-log-capture`: false when given. */
+  readonly taskLogCapture: boolean;
+  /** commander's `--no-task-log-echo`: false when given. */
+  readonly taskLogEcho: boolean;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -109,6 +115,9 @@ export function registerWorker(program: Command): void {
     .addOption(
       new Option('--lease-ms <ms>', `with --jobs: how long an item's lease lasts unless renewed (default: ${DEFAULTS.jobs.leaseMs})`).argParser(integer(300)),
     )
+    .addOption(new Option('--task-log-dir <dir>', "directory of the tasks' whole logs, one file per try (default: <tmpdir>/zk-plan-logs)"))
+    .addOption(new Option('--no-task-log-capture', 'do not capture what task functions write with console.* (ctx.log is still kept)'))
+    .addOption(new Option('--no-task-log-echo', "do not show task log lines on this worker's output"))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addOption(
       new Option(
@@ -235,6 +244,11 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
           allowInline: options.allowInline,
           allowShell: options.allowShell,
           ...(options.shellKillGraceMs !== undefined ? { shellKillGraceMs: options.shellKillGraceMs } : {}),
+          taskLogs: {
+            captureConsole: options.taskLogCapture,
+            echo: options.taskLogEcho,
+            ...(options.taskLogDir !== undefined ? { sink: new FileLogSink({ dir: options.taskLogDir }) } : {}),
+          },
           ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
           retention: options.retention && {
             ...(options.retentionMaxAgeMs !== undefined ? { maxAgeMs: options.retentionMaxAgeMs } : {}),

@@ -6,6 +6,7 @@ import type { UiExplanation, UiTaskDetail } from '../ui-wire.js';
 import { getJson } from './api.js';
 import { definition, h, when } from './dom.js';
 import { shortLabel } from './graph.js';
+import { TaskLogView } from './task-log-view.js';
 
 /** How long the panel waits after a change of the selected task before reading it again (changes come in bursts). */
 const REFRESH_DELAY_MS = 100;
@@ -14,6 +15,8 @@ export class TaskPanel {
   private selected: string | undefined;
   private seq = 0;
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The selected task's log, kept across the panel's re-renders (its polling and scroll with it). */
+  private logView: TaskLogView | undefined;
 
   constructor(
     private readonly panel: HTMLElement,
@@ -28,6 +31,8 @@ export class TaskPanel {
 
   show(name: string): void {
     this.selected = name;
+    this.logView?.stop();
+    this.logView = undefined;
     void this.load();
   }
 
@@ -47,12 +52,23 @@ export class TaskPanel {
       const detail = await getJson<UiTaskDetail>(`/api/task?path=${path}`);
       if (seq !== this.seq) return; // a newer read is under way
       this.render(detail);
+      this.showLog(detail);
       if (detail.gone || detail.state === 'done') return;
       const why = await getJson<UiExplanation>(`/api/why?path=${path}`).catch((error: unknown) => error as Error);
       if (seq === this.seq) this.panel.appendChild(whySection(why));
     } catch (error) {
       if (seq === this.seq) this.problem(name, error instanceof Error ? error.message : String(error));
     }
+  }
+
+  /** The log section under the facts: live while the task may still log (not done, not failed for good, not gone). */
+  private showLog(detail: UiTaskDetail): void {
+    if (this.logView?.task !== detail.task) {
+      this.logView?.stop();
+      this.logView = new TaskLogView(detail.task);
+    }
+    this.panel.appendChild(this.logView.element);
+    this.logView.setLive(!detail.gone && detail.state !== 'done' && detail.state !== 'failed' && detail.state !== 'cancelled');
   }
 
   private problem(name: string, message: string): void {

@@ -1,0 +1,146 @@
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import type { Command } from 'commander';
+import { DEFAULTS } from '../../config/defaults.js';
+import type { TaskLogAttempt } from '../../logs/attempt-log-record.js';
+import { logLineText, tryHeader } from '../../logs/log-text.js';
+import type { ZkPlan } from '../../plan/zk-plan.js';
+import { TASK_PREFIX, assertValidPath, hasSequentialName, isZkPlanPlanName, nameOf } from '../../zk/layout.js';
+import { setAction, withUsageHint } from '../action.js';
+import { withZkPlan } from '../connection.js';
+import { CliError, ExitCode, UsageError } from '../exit-codes.js';
+import { addConnectionOptions, type ConnectionOptions } from '../options.js';
+import { print, printJson, printJsonLine, shortName } from '../output.js';
+
+interface LogsOptions extends ConnectionOptions {
+  readonly attempt?: string;
+  readonly follow: boolean;
+  readonly full: boolean;
+}
+
+/** `zk-plan logs <task | plan key>`: a task's log, as kept in ZooKeeper (or whole, from this host's file sink), or followed live. */
+export function registerLogs(program: Command): void {
+  const logs = program
+    .command('logs')
+    .description("print a task's log: each try's last lines as kept in ZooKeeper (while it runs and after), or follow it live")
+    .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007), or a plan path followed by a task key')
+    .argument('[key]', "the task's key in its plan (a spec's key, or addTask's { key })")
+    .option('--attempt <n>', 'only the tries of attempt n (1 for the first)')
+    .option('-f, --follow', 'print lines as they are written, until the task is done (Ctrl-C stops)', false)
+    .option('--full', "print the whole log from the worker's log files instead of the tail kept in ZooKeeper (on the worker's host)", false);
+  addConnectionOptions(logs, DEFAULTS.cliConnectTimeoutMs.read);
+  logs.addHelpText(
+    'after',
+    `\nZooKeeper keeps each try's last lines (8 KiB by default); a try that was cut says how many lines it lost.
+The whole log is in the worker's log files; --full reads them when run on that worker's host.
+--json prints the tries as taskLog returns them; with --follow, one JSON line per log line.`,
+  );
+  withUsageHint(logs);
+  setAction(logs, async (path: string, key: string | undefined, options: LogsOptions) => {
+    assertValidPath('path', path);
+    const attempt = parseAttempt(options.attempt);
+    if (options.follow && options.full) throw new UsageError('--follow and --full cannot be combined: --follow reads the tail kept in ZooKeeper');
+    await withZkPlan(options, async (zkPlan) => {
+      const task = await resolveTask(zkPlan, path, key);
+      if (options.follow) await followTask(zkPlan, task, attempt, options.json);
+      else if (options.full) await printFullLog(await zkPlan.taskLog(task, attempt === undefined ? {} : { attempt }), task);
+      else printTries(await zkPlan.taskLog(task, attempt === undefined ? {} : { attempt }), task, options.json);
+    });
+  });
+}
+
+function parseAttempt(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isSafeInteger(value) || value < 1) throw new UsageError(`--attempt must be a whole number ≥ 1, got '${text}'`);
+  return value;
+}
+
+/** The task a path names: a task path as it is, or a plan path and a key looked up among the plan's tasks. */
+async function resolveTask(zkPlan: ZkPlan, path: string, key: string | undefined): Promise<string> {
+  const name = nameOf(path);
+  if (hasSequentialName(name, TASK_PREFIX)) {
+    if (key !== undefined) throw new UsageError(`${path} is a task path: give a key only after a plan path`);
+    return path;
+  }
+  if (!isZkPlanPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);
+  if (key === undefined) throw new UsageError(`give the task: zk-plan logs ${path} <key>, or a task path (zk-plan show ${path} lists them)`);
+  const view = await zkPlan.describePlan(path);
+  const found = view.tasks.find((task) => task.key === key);
+  if (found === undefined)
+    throw new CliError(
+      `plan ${shortName(path)} has no task with key "${key}": zk-plan show ${path} lists its tasks and keys`,
+      ExitCode.notFound,
+      'TASK_KEY_NOT_FOUND',
+    );
+  return found.task;
+}
+
+function printTries(tries: readonly TaskLogAttempt[], task: string, json: boolean): void {
+  if (json) {
+    printJson(tries);
+    return;
+  }
+  if (tries.length === 0) {
+    print(`${shortName(task)}: no log kept (it has not logged a line yet, or its worker keeps no task logs)`);
+    return;
+  }
+  for (const record of tries) {
+    print(tryHeader(record));
+    for (const line of record.lines) print(logLineText(line));
+  }
+}
+
+async function followTask(zkPlan: ZkPlan, task: string, attempt: number | undefined, json: boolean): Promise<void> {
+  const interrupt = new AbortController();
+  const onSignal = (): void => interrupt.abort();
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  try {
+    for await (const line of zkPlan.followLog(task, { signal: interrupt.signal })) {
+      if (attempt !== undefined && line.attempt !== attempt) continue;
+      if (json) printJsonLine(line);
+      else print(`#${line.attempt} ${logLineText(line)}`);
+    }
+  } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+  }
+}
+
+/** The whole log of each try from the file sink, when its files are on this host. */
+async function printFullLog(tries: readonly TaskLogAttempt[], task: string): Promise<void> {
+  if (tries.length === 0) throw new CliError(`${shortName(task)}: no log kept, so no file is known`, ExitCode.notFound, 'TASK_LOG_NOT_FOUND');
+  const here = hostname();
+  for (const record of tries) {
+    print(tryHeader(record));
+    const full = record.fullLog;
+    if (full === undefined) {
+      print('   (its worker keeps no log files: the lines above are all there is)');
+      for (const line of record.lines) print(logLineText(line));
+      continue;
+    }
+    if (full.host !== here)
+      throw new CliError(
+        `the whole log of attempt ${record.attempt} is on host ${full.host} in ${full.location}: run zk-plan logs --full there`,
+        ExitCode.notFound,
+        'TASK_LOG_ELSEWHERE',
+      );
+    const text = await readFile(full.location, 'utf8').catch(() => undefined);
+    if (text === undefined)
+      throw new CliError(
+        `${full.location} is gone (pruned with its plan, or removed): the tail kept in ZooKeeper is what is left (zk-plan logs without --full)`,
+        ExitCode.notFound,
+        'TASK_LOG_FILE_GONE',
+      );
+    for (const entry of text.split('\n')) if (entry.trim() !== '') print(formatFileLine(entry));
+  }
+}
+
+function formatFileLine(entry: string): string {
+  try {
+    const parsed = JSON.parse(entry) as { time?: unknown; level?: unknown; msg?: unknown; fields?: unknown };
+    const fields = parsed.fields === undefined ? '' : ` ${JSON.stringify(parsed.fields)}`;
+    return `${String(parsed.time)} ${String(parsed.level).toUpperCase().padEnd(5)} ${String(parsed.msg)}${fields}`;
+  } catch {
+    return entry;
+  }
+}
