@@ -6,6 +6,7 @@
  * `finish`, which the worker awaits before it records the try's completion or failure: a log read
  * right after `waitForCompletion` is whole. A try that logs nothing writes nothing.
  */
+import { ZkError } from '../errors/zk-error.js';
 import { AttemptTail } from './attempt-tail.js';
 import type { TaskLogAttempt } from './attempt-log-record.js';
 import type { ConsoleTarget } from './console-capture.js';
@@ -15,6 +16,11 @@ import type { LogFields, LogLevel, LogLine, TaskLogger } from './task-log-types.
 
 /** Bytes of a record besides its lines (attempt, worker id, times, counts, full log location), reserved with them. */
 export const RECORD_OVERHEAD_BYTES = 512;
+/** Writes of a try's last lines tried before its outcome is recorded anyway (a session that expires under the write, a reconnection). */
+export const FINAL_WRITE_TRIES = 5;
+/** Pause before the next try of a failed write, times the number of tries so far. */
+export const WRITE_RETRY_MS = 100;
+
 /** A try takes the plan's log budget in steps of this many bytes, so that a plan's quiet tries leave room for its chatty ones. */
 export const RESERVE_STEP_BYTES = 2_048;
 
@@ -48,6 +54,7 @@ export class TryLog implements ConsoleTarget {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private writes: Promise<void> = Promise.resolve();
+  private lastWriteFailedOnConnection = false;
 
   constructor(private readonly parts: TryLogParts) {
     this.tail = new AttemptTail(parts.settings.maxBytesPerAttempt - RECORD_OVERHEAD_BYTES);
@@ -68,9 +75,17 @@ export class TryLog implements ConsoleTarget {
     this.finishedAt = new Date();
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.created || this.dirty) {
+    // Any line at all means a last write, with finishedAt; it is chained behind a write in flight, so
+    // it is awaited even when that one took every line already.
+    if (this.tail.appendedLines > 0) {
       this.dirty = true;
-      await this.flush();
+      // The last lines matter most (a reader right after completion must see them): a write that
+      // failed on the connection (a session expiring under it) is sent again, on the next session.
+      for (let tries = 1; ; tries++) {
+        await this.flush();
+        if (!this.dirty || this.stopped || tries >= FINAL_WRITE_TRIES || !this.lastWriteFailedOnConnection) break;
+        await new Promise((resolve) => setTimeout(resolve, WRITE_RETRY_MS * tries));
+      }
     }
     await this.parts.sink?.close().catch((error: unknown) => this.parts.onError(error));
   }
@@ -81,13 +96,16 @@ export class TryLog implements ConsoleTarget {
     if (this.finishedAt !== undefined) return; // a stray callback of a task that has returned: shown, not kept
     this.parts.sink?.write(line);
     this.dirty = true;
-    if (this.timer === undefined && !this.stopped) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        void this.flush();
-      }, this.parts.settings.flushIntervalMs);
-      this.timer.unref();
-    }
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.timer !== undefined || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, this.parts.settings.flushIntervalMs);
+    this.timer.unref();
   }
 
   /** Writes are chained: one at a time, each with the tail as it is when its turn comes. */
@@ -114,8 +132,12 @@ export class TryLog implements ConsoleTarget {
       this.created = true;
     } catch (error) {
       this.dirty = true; // kept for the next flush (or finish)
+      this.lastWriteFailedOnConnection = error instanceof ZkError && error.isConnectionProblem;
       this.parts.onError(error);
+      if (this.finishedAt === undefined) this.scheduleFlush(); // no new line may come to carry these
+      return;
     }
+    this.lastWriteFailedOnConnection = false;
   }
 
   /** Makes the try's share of the plan's budget cover `bytes`, cutting the tail to what it got when the budget ran out. */

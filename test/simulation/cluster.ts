@@ -63,10 +63,14 @@ export class SimProcess {
     const functions = new FunctionRegistry().register('sim', async (ctx: TaskContext<[SimTaskParams]>, ...args: unknown[]) => {
       const params = ctx.params[0];
       const run = observer.startRun(this, this.client.sessionId, ctx.task, params, args);
+      ctx.log.info(`run ${run.id} starts`);
       try {
         await simulatedWork(params.durationMs + (run.number % 3) * 7, ctx.signal);
+        console.log(`run ${run.id} works`); // captured for this task only, though other tasks of the process log meanwhile
         if (run.number === params.permanentOnRun) throw new PermanentError(`permanent failure of ${ctx.task} on run ${run.number}`);
         if (run.number <= params.plainFailures) throw new Error(`plain failure of ${ctx.task} on run ${run.number}`);
+        ctx.log.info(`run ${run.id} ends`);
+        run.returned = true;
         observer.endRun(run, 'returned');
         // Encodes the run: a re-run returns a different value, so a dependent fed by it is caught.
         return { task: ctx.task, run: run.id, inputs: digestOf(args) };
@@ -85,7 +89,7 @@ export class SimProcess {
       if (stableHash(seed, 'completed', task) % 7 === 0) throw new Error(`listener of ${name} throws on completing ${task}`);
     });
     this.zkPlan.on('worker:error', ({ workerId, error }) => observer.note(`worker:error ${workerId}: ${error.message.slice(0, 160)}`));
-    this.pool = this.zkPlan.startWorkers(PARENT, { count: loops, backoff: BACKOFF, workerId: name });
+    this.pool = this.zkPlan.startWorkers(PARENT, { count: loops, backoff: BACKOFF, workerId: name, taskLogs: { echo: false, sink: false, flushIntervalMs: 50 } });
   }
 
   /** The process dies: its session lives on in the server until the driver expires it. */

@@ -2,6 +2,8 @@
  * The simulation's shared log and invariant checks 1–3, 6 and 7: every applied ZooKeeper operation (via
  * `server.onApplied`), every start and end of a task function, and what was first stored where.
  */
+import { decodeAttemptLog } from '../../src/logs/attempt-log-record.js';
+import { taskLogsPath } from '../../src/logs/task-log-store.js';
 import { isDeepStrictEqual } from 'node:util';
 import { decodeValue } from '../../src/serialization/codec.js';
 import type { AppliedOperation, MemoryZooKeeper } from '../../src/testing/index.js';
@@ -22,6 +24,8 @@ export interface RunRecord {
   /** 1 for the task's first start, across all processes. */
   readonly number: number;
   ended: boolean;
+  /** The function returned (its result may or may not have been stored). */
+  returned?: boolean;
 }
 
 const TASK_NODE = /^(.*\/task-\d{10})$/;
@@ -112,6 +116,33 @@ export class SimObserver {
   /** resumePlan is about to be sent: the plan may run again. */
   resumeSent(plan: string): void {
     if (this.acknowledged.get(plan)?.call === 'pausePlan') this.acknowledged.delete(plan);
+  }
+
+  /**
+   * Invariant 8, when a plan completed: every log line kept under a task was written by a run of
+   * that task (console capture and ctx.log never cross tasks), and every task kept the last line
+   * of a run that returned (a try's lines are written before its completion is).
+   */
+  checkLogs(plan: string): void {
+    for (const [task, runs] of this.runsByTask) {
+      if (!task.startsWith(`${plan}/`)) continue;
+      const dir = taskLogsPath(task);
+      const ids = new Set(runs.map(({ id }) => id));
+      let ended = false;
+      for (const name of this.server.exists(dir) ? this.server.children(dir) : []) {
+        const path = `${dir}/${name}`;
+        const record = decodeAttemptLog(path, this.server.getData(path) ?? null);
+        for (const { msg } of record.lines) {
+          const match = /^run (\d+) (starts|works|ends)$/.exec(msg);
+          if (match === null || !ids.has(Number(match[1]))) {
+            this.violate(`invariant 8: the log of ${task} (${name}) holds "${msg}", not a line of one of its runs (${[...ids].join(', ')})`);
+            return;
+          }
+          if (match[2] === 'ends') ended = true;
+        }
+      }
+      if (!ended && runs.some((run) => run.returned)) this.violate(`invariant 8: ${task} completed but no kept log has the last line of a run that returned`);
+    }
   }
 
   /** A task function starts: checks invariants 1 (one live runner), 2 (never after failing for good) and 3 (exact inputs). */

@@ -430,6 +430,7 @@ class Simulation {
       if (!children.some((name) => name.startsWith('task-'))) {
         plan.endedAs = 'completed';
         this.observer.note(`${path} completed`);
+        this.observer.checkLogs(path);
         this.deletePlan(plan);
         continue;
       }
