@@ -90,11 +90,57 @@ describe('the task panel', () => {
     panel.show('task-0000000002');
     await vi.waitFor(() => expect(document.getElementById('detail-state')?.textContent).toBe('done'));
     await settle();
-    expect(calls.map((call) => new URL(call.url, 'http://h/').pathname)).toEqual(['/api/task']);
+    // Its log is read once (it is done: no polling), its "why" never.
+    expect(calls.map((call) => new URL(call.url, 'http://h/').pathname)).toEqual(['/api/task', '/api/task-log']);
     expect(document.getElementById('detail-why')).toBeNull();
     stubFetch({});
     panel.show('task-0000000009');
     await vi.waitFor(() => expect(document.querySelector('#panel p.hint')?.textContent).toContain('NOT_FOUND'));
+  });
+
+  it('shows each try as text, never as markup, says what was cut and where the whole log is, and links the download', async () => {
+    loadPage(planPageHtml(PLAN));
+    const line = (msg: string, level = 'info'): Record<string, unknown> => ({ time: '2026-11-26T19:00:00.123Z', level, msg });
+    stubFetch({
+      '/api/task': () => ({ ...detail('done'), pendingInputs: 0 }),
+      '/api/task-log': () => [
+        {
+          attempt: 1,
+          workerId: EVIL,
+          startedAt: '2026-11-26T18:59:00.000Z',
+          finishedAt: '2026-11-26T18:59:01.000Z',
+          truncated: false,
+          droppedLines: 0,
+          droppedBytes: 0,
+          planCapReached: false,
+          lines: [line('first try', 'error')],
+        },
+        {
+          attempt: 2,
+          workerId: 'w2',
+          startedAt: '2026-11-26T19:00:00.000Z',
+          finishedAt: '2026-11-26T19:00:01.000Z',
+          truncated: true,
+          droppedLines: 40,
+          droppedBytes: 9_000,
+          planCapReached: false,
+          fullLog: { host: 'h2', location: '/tmp/zk-plan-logs/x.jsonl' },
+          lines: [line(EVIL), { ...line('with fields', 'warn'), fields: { rows: 3 } }],
+        },
+      ],
+    });
+    const panel = new TaskPanel(document.getElementById('panel') as HTMLElement, PLAN, () => undefined);
+    panel.show('task-0000000002');
+    await vi.waitFor(() => expect(document.querySelectorAll('#detail-log .try')).toHaveLength(2));
+    const log = document.getElementById('detail-log') as HTMLElement;
+    expect(log.querySelector('img')).toBeNull();
+    expect(log.textContent).toContain(EVIL);
+    expect(log.querySelector('.try[data-attempt="1"] .level-error')?.textContent).toContain('first try');
+    expect(log.querySelector('.try[data-attempt="2"] .level-warn')?.textContent).toContain('with fields {"rows":3}');
+    expect(log.querySelector('.try[data-attempt="2"] p.hint')?.textContent).toBe(
+      '40 earlier line(s) (9000 bytes) are not kept here. The whole log is on h2 in /tmp/zk-plan-logs/x.jsonl (zk-plan logs --full there).',
+    );
+    expect(log.querySelector('a.download')?.getAttribute('href')).toBe(`/api/task-log.txt?path=${encodeURIComponent(`${PLAN}/task-0000000002`)}`);
   });
 });
 
