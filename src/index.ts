@@ -76,7 +76,7 @@ export { call, inline, type TaskSpec, type CallSpec, type InlineSpec, type TaskD
 export type { TaskContext, TaskFunction } from './exec/task-context.js';
 export { calcSleepTime } from './worker/backoff.js';
 export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
-export type { ZkPlanEvents } from './worker/worker-events.js';
+export type { ZkPlanEvents, TaskEventLabels, TaskGivenBackReason } from './worker/worker-events.js';
 export { DEFAULTS, type DefaultValues } from './config/defaults.js';
 export type { BackoffOptions, ConnectOptions, PlanEventOptions, RetentionOptions, WaitOptions, WorkerOptions, WorkerPoolOptions } from './config/options.js';
 export { zkPlanModule, startup, shutdown } from './di/zk-plan-module.js';
@@ -108,6 +108,7 @@ export {
   UnserializableValueError,
   TaskExecutionError,
   OwnershipLostError,
+  DrainTimeoutError,
   ValueTooLargeError,
   PermanentError,
   TaskTimeoutError,

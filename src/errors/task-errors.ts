@@ -83,8 +83,13 @@ named(ValueTooLargeError, 'ValueTooLargeError');
 export class TaskExecutionError extends ZkPlanError {
   readonly code = 'TASK_FAILED';
   override readonly charged = true;
-  constructor(task: string, message: string, cause: unknown) {
-    super(`Task ${task} failed: ${message}`, { path: task, cause });
+  constructor(
+    task: string,
+    /** What the function threw, said without the task (the worker's log lines name the task apart). */
+    readonly detail: string,
+    cause: unknown,
+  ) {
+    super(`Task ${task} failed: ${detail}`, { path: task, cause });
   }
 }
 named(TaskExecutionError, 'TaskExecutionError');
@@ -97,6 +102,18 @@ export class OwnershipLostError extends ZkPlanError {
   }
 }
 named(OwnershipLostError, 'OwnershipLostError');
+
+/**
+ * The signal reason of the tasks a stopping worker still runs when its drain timeout has passed:
+ * each is given back, uncharged, for another worker (the worker's log says `released on drain`).
+ */
+export class DrainTimeoutError extends ZkPlanError {
+  readonly code = 'DRAIN_TIMEOUT';
+  constructor(readonly drainTimeoutMs: number) {
+    super(`The worker is stopping and its drain timeout (${drainTimeoutMs} ms) has passed: its running tasks are given back, uncharged, for another worker`);
+  }
+}
+named(DrainTimeoutError, 'DrainTimeoutError');
 
 /**
  * Thrown by a task function to say that trying again cannot help (bad input, a missing record):

@@ -6,7 +6,10 @@ import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 import { linkSignals } from '../util/signals.js';
 import { reintroducedDefects } from '../store/reintroduced-defects.js';
-import { retryPolicyFor } from './record-failure.js';
+import { retryPolicyFor, retryPolicyOf } from './record-failure.js';
+import type { PlanSettings } from '../config/plan-options.js';
+import type { TaskDefinition } from '../exec/task-spec.js';
+import type { TaskEventLabels } from './worker-events.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
 import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurrency-limits.js';
@@ -49,12 +52,16 @@ export interface PerformContext {
   readonly controlView?: { knownUnhalted(plan: string): boolean; controlAbsent(plan: string, readAt: number): void };
 }
 
+/** What a worker knows of a try as its function starts: for its `task:started` event and the lines that follow. */
+export type TryStart = TaskEventLabels & { readonly fn: string; readonly attempt: number };
+
 /**
  * The spec's `perform-task`, on a task this worker owns: reuse a stored result if there is one,
  * otherwise run the function on the task's arguments and store its result; then propagate the
- * result to every dependent and delete the task.
+ * result to every dependent and delete the task. `onStart` is told when the function starts, with
+ * what was read to run it (no read of its own).
  */
-export async function performTask(claim: Claim, context: PerformContext): Promise<PerformOutcome> {
+export async function performTask(claim: Claim, context: PerformContext, onStart?: (start: TryStart) => void): Promise<PerformOutcome> {
   const { store } = context;
   // Two independent reads, sent together.
   const [listing, definition] = await (claim.prefetched ??
@@ -85,8 +92,10 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   if (definition instanceof PrefetchError) throw definition.error;
   if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX))) return 'not-runnable';
 
+  let failuresSoFar = 0;
   if (children.includes(ATTEMPTS)) {
     const attempts = await store.readAttempts(claim.task);
+    failuresSoFar = attempts?.failures ?? 0;
     if (attempts !== undefined && attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts) {
       await store.markFailed(claim, attempts.lastFailure);
       return 'failed';
@@ -127,6 +136,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     // The reads above may have waited out a reconnection in which the claim's session expired: never start on a lost claim.
     if (claim.signal.aborted) throw claim.signal.reason;
     startedAt = new Date();
+    onStart?.(tryStart(definition, settings, failuresSoFar));
     value = await withTimeout(claim, definition.timeoutMs, (signal) =>
       executeFunction(
         definition,
@@ -160,6 +170,26 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     ...(history ? { history } : {}),
   });
   return 'completed';
+}
+
+/** The try about to start: its function, key, plan name and number, out of what performTask read. */
+function tryStart(definition: TaskDefinition, settings: PlanSettings, failuresSoFar: number): TryStart {
+  return {
+    fn: 'fn' in definition ? definition.fn : 'inline',
+    ...(definition.key === undefined ? {} : { key: definition.key }),
+    ...(settings.name === undefined ? {} : { planName: settings.name }),
+    attempt: failuresSoFar + 1,
+    ...maxAttemptsOf(settings, definition),
+  };
+}
+
+/** The tries the task's policy allows; none when its own retry policy is malformed (the run goes on: the failure path reports it). */
+function maxAttemptsOf(settings: PlanSettings, definition: TaskDefinition): { maxAttempts?: number } {
+  try {
+    return { maxAttempts: retryPolicyOf(settings, definition).maxAttempts };
+  } catch {
+    return {};
+  }
 }
 
 async function acquireSlot(claim: Claim, key: string, context: PerformContext): Promise<Acquired | undefined> {
