@@ -10,6 +10,8 @@ import type { ZkPlan } from '../src/plan/zk-plan.js';
 import { decodeValue, encodeValue } from '../src/serialization/codec.js';
 import { MemoryZooKeeper, type MemoryZkClient } from '../src/testing/index.js';
 import type { ZkPlanEvents } from '../src/worker/worker-events.js';
+import { refusedSchedule } from '../src/schedule/schedule-definition.js';
+import { API_CALL } from './support/api-call-names.js';
 import { FAST_BACKOFF, memoryProcess } from './support/memory-plan.js';
 
 const PLAN = '/etl/plan-0000000001';
@@ -119,6 +121,20 @@ describe('the worker log for a person (plain and pretty)', () => {
     const own = new Error('malformed');
     own.stack = `Error: malformed\n    at parse (${ROOT}/src/exec/task-spec.ts:1:1)`;
     expect(stackLines(own)).toEqual([]);
+  });
+
+  it('says worker, scheduler and job errors in the words of the command (zk-plan schedule put, not schedules(parent).put)', () => {
+    const { plan, lines } = follow('info');
+    const refused = refusedSchedule('/schedules/nightly', 'its cron is not one');
+    plan.emit('schedule:error', { schedules: '/schedules', error: refused });
+    plan.emit('worker:error', { workerId: 'w', error: refused });
+    plan.emit('job:error', { jobs: '/jobs', job: 'mail', workerId: 'w', error: refused });
+    expect(refused.message).toMatch(API_CALL);
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      expect(line).not.toMatch(API_CALL);
+      expect(line).toContain('(zk-plan schedule put <file> --schedules /schedules) or remove it (zk-plan schedule rm nightly --schedules /schedules)');
+    }
   });
 
   it('pretty lines start with the time and the level, coloured only when asked', () => {

@@ -99,7 +99,7 @@ export function terminalLog(level: string, options: TerminalLogOptions = {}): Wo
       const onFailed = (event: ZkPlanEvents['task:failed'][0]): void =>
         write(RANK_OF[taskFailureLevel(event)], describeTaskFailed(event, now().getTime()), showsStack(event, debug) ? stackLines(event.error) : []);
       const onError = ({ workerId, error }: ZkPlanEvents['worker:error'][0]): void =>
-        write(ERROR, `worker error on ${workerId}: ${error.message}`, debug ? framesOf(error) : []);
+        write(ERROR, `worker error on ${workerId}: ${inCliWords(error)}`, debug ? framesOf(error) : []);
       const onExpired = (): void => write(WARN, 'ZooKeeper session expired; opening a new one');
       let previousState: SessionState = zkPlan.zk.state;
       const onState = (state: SessionState): void => {
@@ -109,13 +109,13 @@ export function terminalLog(level: string, options: TerminalLogOptions = {}): Wo
       };
       const onAuthFailed = (error: Error): void => write(ERROR, `ZooKeeper authentication failed, client closed: ${error.message}`);
       const onTick = ({ schedule, tick, state }: ZkPlanEvents['schedule:tick'][0]): void => write(INFO, `schedule ${schedule}: tick ${tick} ${state}`);
-      const onScheduleError = ({ error }: ZkPlanEvents['schedule:error'][0]): void => write(ERROR, `scheduler error: ${error.message}`);
+      const onScheduleError = ({ error }: ZkPlanEvents['schedule:error'][0]): void => write(ERROR, `scheduler error: ${inCliWords(error)}`);
       const onJobItem = ({ job, item, state, token, failover, reason }: ZkPlanEvents['job:item'][0]): void => {
         if (state === 'started') write(INFO, describeJobItemStart(job, item, token, failover === true));
         else write(isLostItem(reason) ? WARN : INFO, describeJobItemStop(job, item, reason));
       };
       const onRebalance = ({ jobs, epoch, moved }: ZkPlanEvents['job:rebalance'][0]): void => write(INFO, describeRebalance(jobs, epoch, moved));
-      const onJobError = ({ jobs, job, error }: ZkPlanEvents['job:error'][0]): void => write(ERROR, `job ${job ?? jobs}: ${error.message}`);
+      const onJobError = ({ jobs, job, error }: ZkPlanEvents['job:error'][0]): void => write(ERROR, `job ${job ?? jobs}: ${inCliWords(error)}`);
       zkPlan.on('task:claimed', onClaimed);
       zkPlan.on('task:started', onStarted);
       zkPlan.on('task:completed', onCompleted);
@@ -162,6 +162,12 @@ function prettyPrefix(rank: number, at: Date, colors: boolean): string {
   const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
   const time = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}.${pad(at.getMilliseconds(), 3)}`;
   return `[${time}] ${colors ? `\x1b[${color}m${label}\x1b[39m` : label} `;
+}
+
+/** An error's message as the `zk-plan` command says it (ZkPlanError's cliMessage), else as it is. */
+function inCliWords(error: Error): string {
+  const { cliMessage } = error as { cliMessage?: unknown };
+  return typeof cliMessage === 'string' ? cliMessage : error.message;
 }
 
 /** Every frame of a worker error's stack: an error of zk-plan itself, for whoever debugs it. */

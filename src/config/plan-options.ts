@@ -68,10 +68,10 @@ export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResu
 /** The fields of an `addTasks` entry (`TaskToAdd`). */
 export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = { task: true, args: true, options: true };
 
-/** Validates createPlan options and fills in defaults. */
-export function resolvePlanSettings(options: PlanOptions = {}): PlanSettings {
+/** Validates createPlan options and fills in defaults; `where` names what holds them in a message about an unknown one. */
+export function resolvePlanSettings(options: PlanOptions = {}, where = 'createPlan'): PlanSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('plan options', 'expected an object');
-  assertKnownKeys('createPlan', options, PLAN_KEYS);
+  assertKnownKeys(where, options, PLAN_KEYS);
   const failurePolicy = options.failurePolicy ?? DEFAULT_PLAN_SETTINGS.failurePolicy;
   if (!FAILURE_POLICIES.includes(failurePolicy)) {
     throw new InvalidArgumentError('failurePolicy', `expected one of ${FAILURE_POLICIES.join(', ')}, got ${JSON.stringify(failurePolicy)}`);

@@ -171,7 +171,7 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
       'NO_WORKER_FOR_FUNCTION',
       live.length === 0
         ? `no live worker follows ${parentOfPlan(facts.view.plan)}`
-        : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (allowInline)' : `"${subject.fn}"`}`,
+        : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (none allows inline functions: zk-plan worker --allow-inline, the worker option allowInline)' : `"${subject.fn}"`}`,
       {
         fn: subject.fn,
         workers: live.map((worker) => ({ id: worker.id, functions: worker.functions })),

@@ -76,7 +76,7 @@ export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec 
   const keys = typeof tasks === 'object' && tasks !== null && !Array.isArray(tasks) ? Object.keys(tasks) : [];
   if (keys.length === 0) throw new PlanSpecError('SPEC_INVALID', undefined, '"tasks" must be an object with at least one task, by key');
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options)))
-    throw new PlanSpecError('SPEC_INVALID', undefined, '"options" must be an object of createPlan options');
+    throw new PlanSpecError('SPEC_INVALID', undefined, '"options" must be an object of plan options (failurePolicy, maxAttempts, history, priority…)');
   const functions = knownFunctions(context);
   const entries = new Map<string, CheckedTask>();
   const inputs: (readonly string[])[] = [];
@@ -130,7 +130,7 @@ function checkEntry(key: string, raw: unknown, context: SpecContext, functions: 
   if (!Array.isArray(inputs) || inputs.some((input) => typeof input !== 'string'))
     throw new PlanSpecError('SPEC_INVALID', key, '"inputs" must be an array of task keys');
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of addTask options');
+    throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of task options (keepResult, timeoutMs, maxAttempts, concurrencyKey…)');
   if (functions.registered !== undefined && !functions.registered.has(fn)) {
     throw new PlanSpecError('SPEC_UNKNOWN_FUNCTION', key, `function "${fn}" is not registered (registered: ${context.registered.join(', ')})`);
   }
