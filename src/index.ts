@@ -82,7 +82,7 @@ export { FileLogSink, type FileLogSinkOptions } from './logs/file-log-sink.js';
 export type { TaskLogOptions } from './config/task-log-options.js';
 export { calcSleepTime } from './worker/backoff.js';
 export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
-export type { ZkPlanEvents } from './worker/worker-events.js';
+export type { ZkPlanEvents, TaskEventLabels, TaskGivenBackReason } from './worker/worker-events.js';
 export { DEFAULTS, type DefaultValues } from './config/defaults.js';
 export type { BackoffOptions, ConnectOptions, PlanEventOptions, RetentionOptions, WaitOptions, WorkerOptions, WorkerPoolOptions } from './config/options.js';
 export { zkPlanModule, startup, shutdown } from './di/zk-plan-module.js';
@@ -114,6 +114,7 @@ export {
   UnserializableValueError,
   TaskExecutionError,
   OwnershipLostError,
+  DrainTimeoutError,
   ValueTooLargeError,
   PermanentError,
   TaskTimeoutError,

@@ -3,6 +3,7 @@ import { ZkPlanError } from '../src/errors/base-error.js';
 import { ArgTaskNotFoundError, ForeignArgTaskError, PlanNotFoundError, ResultNotFoundError } from '../src/errors/plan-errors.js';
 import { ZooKeeperNotFoundError, ZooKeeperStartError } from '../src/errors/server-errors.js';
 import {
+  DrainTimeoutError,
   InlineDisabledError,
   MalformedNodeError,
   OwnershipLostError,
@@ -33,6 +34,7 @@ const ZK_PLAN_ERRORS: ReadonlyArray<[string, ZkPlanError, string]> = [
   ['UnserializableValueError', new UnserializableValueError('params', 'params[0] is a function'), 'UNSERIALIZABLE_VALUE'],
   ['TaskExecutionError', new TaskExecutionError(TASK, 'boom', new Error('boom')), 'TASK_FAILED'],
   ['OwnershipLostError', new OwnershipLostError(TASK, 'session expired'), 'OWNERSHIP_LOST'],
+  ['DrainTimeoutError', new DrainTimeoutError(30_000), 'DRAIN_TIMEOUT'],
   ['InvalidArgumentError', new InvalidArgumentError('count', 'must be ≥ 1'), 'INVALID_ARGUMENT'],
   ['IllegalStateError', new IllegalStateError('closed'), 'ILLEGAL_STATE'],
   ['WaitTimeoutError', new WaitTimeoutError(PLAN, 1000, 3), 'WAIT_TIMEOUT'],

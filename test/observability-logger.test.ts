@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { ZkError } from '../src/errors/zk-error.js';
-import { PermanentError } from '../src/errors/task-errors.js';
+import { PermanentError, TaskExecutionError } from '../src/errors/task-errors.js';
 import { plainLog } from '../src/cli/worker-log.js';
 import { createLogger, logWorkerEvents, serializeError } from '../src/observability/logger.js';
 import type { ZkPlan } from '../src/plan/zk-plan.js';
@@ -94,62 +94,114 @@ describe('logWorkerEvents', () => {
     return { plan, lines: destination.lines, stop };
   }
 
-  it('logs a claim at debug and a completion at info, with plan, task, workerId and durationMs', () => {
+  it('logs a claim at debug, a start and a completion at info, each with plan, plan name, task, key, fn, attempt, workerId (and durationMs)', () => {
     const { plan, lines } = setUp();
+    const labels = { planName: 'nightly', key: 'eu', fn: 'load', attempt: 2, maxAttempts: 3 };
     plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'host:1/1' });
-    plan.emit('task:completed', { task: TASK, plan: PLAN, workerId: 'host:1/1', durationMs: 12.34567, reusedResult: false });
+    plan.emit('task:started', { task: TASK, plan: PLAN, workerId: 'host:1/1', ...labels });
+    plan.emit('task:completed', { task: TASK, plan: PLAN, workerId: 'host:1/1', durationMs: 12.34567, reusedResult: false, ...labels });
+    const named = `${TASK} (key eu, fn load, plan nightly)`;
     expect(lines).toEqual([
-      expect.objectContaining({ level: LEVEL.debug, event: 'task:claimed', plan: PLAN, task: TASK, workerId: 'host:1/1', msg: 'task claimed' }),
+      expect.objectContaining({ level: LEVEL.debug, event: 'task:claimed', plan: PLAN, task: TASK, workerId: 'host:1/1', msg: `task claimed: ${TASK}` }),
+      expect.objectContaining({
+        level: LEVEL.info,
+        event: 'task:started',
+        plan: PLAN,
+        task: TASK,
+        workerId: 'host:1/1',
+        ...labels,
+        msg: `task started: ${named}, attempt 2/3`,
+      }),
       expect.objectContaining({
         level: LEVEL.info,
         event: 'task:completed',
         plan: PLAN,
         task: TASK,
         workerId: 'host:1/1',
+        ...labels,
         durationMs: 12.346,
         reusedResult: false,
-        msg: 'task completed',
+        msg: `task completed: ${named} in 12 ms`,
       }),
     ]);
   });
 
-  it('logs a failure that will be retried at warn, with attempt, nextTryAt and the error', () => {
-    const { plan, lines } = setUp();
-    const nextTryAt = new Date('2030-01-02T03:04:05.006Z');
+  it('logs a failure that will be retried at warn, with attempt n/max, nextTryAt and the error, its stack left out above debug level', () => {
+    const nextTryAt = new Date(Date.now() + 2_000);
     const error = Object.assign(new Error('flaky'), { code: 'E_FLAKY' });
-    plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error, charged: true, final: false, attempts: 1, nextTryAt });
-    expect(lines).toHaveLength(1);
-    const line = lines[0] as Record<string, unknown>;
-    expect(line).toMatchObject({
-      level: LEVEL.warn,
-      event: 'task:failed',
-      plan: PLAN,
+    const failure = {
       task: TASK,
+      plan: PLAN,
       workerId: 'w/1',
-      attempt: 1,
+      fn: 'load',
+      error,
       charged: true,
       final: false,
-      nextTryAt: '2030-01-02T03:04:05.006Z',
-      error: { type: 'Error', message: 'flaky', code: 'E_FLAKY' },
-      msg: 'task failed, will be tried again: flaky',
-    });
-    expect((line['error'] as { stack: string }).stack).toContain('flaky');
+      attempts: 1,
+      attempt: 1,
+      maxAttempts: 3,
+      nextTryAt,
+    };
+    for (const level of ['info', 'debug']) {
+      const { plan, lines } = setUp(level);
+      plan.emit('task:failed', failure);
+      expect(lines).toHaveLength(1);
+      const line = lines[0] as Record<string, unknown>;
+      expect(line).toMatchObject({
+        level: LEVEL.warn,
+        event: 'task:failed',
+        plan: PLAN,
+        task: TASK,
+        fn: 'load',
+        workerId: 'w/1',
+        attempt: 1,
+        maxAttempts: 3,
+        charged: true,
+        final: false,
+        nextTryAt: nextTryAt.toISOString(),
+        error: { type: 'Error', message: 'flaky', code: 'E_FLAKY' },
+        msg: expect.stringMatching(
+          new RegExp(`^task failed: ${TASK} \\(fn load\\), attempt 1/3, retrying at \\d\\d:\\d\\d:\\d\\d \\(in [12]\\.\\d s\\): flaky$`),
+        ),
+      });
+      const stack = (line['error'] as { stack?: string }).stack;
+      if (level === 'info') expect(stack).toBeUndefined();
+      else expect(stack).toMatch(/^Error: flaky\n {4}at .*observability-logger\.test\.ts/);
+    }
   });
 
-  it('logs a final failure at error, an uncharged one at warn without attempt', () => {
-    const { plan, lines } = setUp();
-    plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error: new PermanentError('bad input'), charged: true, final: true, attempts: 3 });
-    plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error: new Error('session expired'), charged: false, final: false });
+  it('logs a final failure at error with the stack of the task code only; the message of a TaskExecutionError once, without the task path again', () => {
+    const { plan, lines } = setUp('info');
+    const thrown = new PermanentError('bad input');
+    const error = new TaskExecutionError(TASK, 'bad input', thrown);
+    plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error, charged: true, final: true, attempts: 1, attempt: 1, maxAttempts: 3 });
     expect(lines[0]).toMatchObject({
       level: LEVEL.error,
       final: true,
-      attempt: 3,
-      error: { type: 'PermanentError', message: 'bad input' },
-      msg: 'task failed for good: bad input',
+      attempt: 1,
+      error: { type: 'PermanentError', message: 'bad input', code: 'PERMANENT' },
+      msg: `task failed for good: ${TASK}, attempt 1/3, not retried (a permanent error): bad input`,
     });
-    expect(lines[1]).toMatchObject({ level: LEVEL.warn, charged: false, final: false });
-    expect(lines[1]).not.toHaveProperty('attempt');
-    expect(lines[1]).not.toHaveProperty('nextTryAt');
+    expect(lines[0]).not.toHaveProperty('nextTryAt');
+    const stack = (lines[0]?.['error'] as { stack: string }).stack;
+    expect(stack).toMatch(/observability-logger\.test\.ts/); // the test is the task's code here
+    expect(stack).not.toMatch(/[/\\]src[/\\]|node:internal/); // no frame of zk-plan itself, none of Node's
+  });
+
+  it('logs a try given back uncharged at warn, saying why, and one aborted by a pause or cancel at info', () => {
+    const { plan, lines } = setUp();
+    const base = { task: TASK, plan: PLAN, workerId: 'w/1', charged: false, final: false, attempt: 1, maxAttempts: 3 };
+    plan.emit('task:failed', { ...base, error: new Error('aborted'), givenBack: 'drain' });
+    plan.emit('task:failed', { ...base, error: new Error('aborted'), givenBack: 'paused' });
+    plan.emit('task:failed', { ...base, error: new ZkError('getData', -4, TASK), givenBack: 'given-back' });
+    expect(lines.map((line) => [line['level'], line['givenBack'], line['attempt']])).toEqual([
+      [LEVEL.warn, 'drain', 1],
+      [LEVEL.info, 'paused', 1],
+      [LEVEL.warn, 'given-back', 1],
+    ]);
+    expect(lines[0]?.['msg']).toMatch(/^task released on drain: /);
+    expect(lines[1]?.['msg']).toMatch(/^task aborted, plan paused: /);
+    expect(lines[2]?.['msg']).toMatch(/^task given back, not charged: .*: ZooKeeper/);
   });
 
   it('logs idle rounds at debug and worker errors at error', () => {

@@ -23,6 +23,14 @@ describe('planSettingsFrom: settings read back from a plan node, whatever it hol
     expect(planSettingsFrom({ ...stored, priority: 2.5 }).priority).toBe(0); // not a whole number: the default
   });
 
+  it('carries the plan name when the node holds one (worker logs show it), and none when it is not a non-empty string', () => {
+    const stored = resolvePlanSettings({});
+    expect(planSettingsFrom({ ...stored, name: 'nightly' }).name).toBe('nightly');
+    expect(planSettingsFrom(stored)).not.toHaveProperty('name');
+    expect(planSettingsFrom({ ...stored, name: '' })).not.toHaveProperty('name');
+    expect(planSettingsFrom({ ...stored, name: 42 })).not.toHaveProperty('name');
+  });
+
   it.each<[string, unknown]>([
     ['undefined', undefined],
     ['null', null],

@@ -125,6 +125,11 @@ describe('parseDefinition', () => {
     expect(parseDefinition(TASK, { source: '() => 1', keepResult: true })).toEqual({ source: '() => 1', keepResult: true });
   });
 
+  it('keeps the task key (how people know the task) for fn and source definitions', () => {
+    expect(parseDefinition(TASK, { fn: 'sum', params: [], key: 'load-eu' })).toEqual({ fn: 'sum', params: [], key: 'load-eu' });
+    expect(parseDefinition(TASK, { source: '() => 1', key: 'eu' })).toEqual({ source: '() => 1', key: 'eu' });
+  });
+
   it('drops keepResult: false', () => {
     const definition = parseDefinition(TASK, { fn: 'sum', params: [], keepResult: false });
     expect(definition).toEqual({ fn: 'sum', params: [] });
@@ -144,6 +149,8 @@ describe('parseDefinition', () => {
     ['a non-array params (object)', { fn: 'sum', params: { 0: 1 } }],
     ['a non-boolean keepResult', { fn: 'sum', params: [], keepResult: 'yes' }],
     ['a numeric keepResult', { source: '() => 1', keepResult: 1 }],
+    ['a non-string key', { fn: 'sum', params: [], key: 7 }],
+    ['an empty key', { fn: 'sum', params: [], key: '' }],
   ])('rejects %s with MalformedNodeError naming the task', (_title, value) => {
     const error = expectThrows(() => parseDefinition(TASK, value), MalformedNodeError);
     expect(error.code).toBe('MALFORMED_NODE');

@@ -94,7 +94,7 @@ describe('a worker process frozen past its session timeout (SIGSTOP, then SIGCON
     await zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 });
     expect(await zkPlan.getResult(healthy)).toEqual({ by: frozen.pid, run: 1 });
     expect(frozen.alive).toBe(true);
-    expect(frozen.output).toMatch(new RegExp(`task failed: ${long}`)); // its late write was refused (OwnershipLostError)
+    expect(frozen.output).toMatch(new RegExp(`task given up, session expired: ${long}`)); // its late write was refused (OwnershipLostError)
 
     const runsOfLong = log().filter((e) => e.task === long && e.event === 'start').length;
     const stored = (await zkPlan.getResult(long)) as { by: number };

@@ -97,13 +97,14 @@ export function describeError(error: unknown): string {
       ? `no schedule "${name}" under ${parent} (zk-plan schedule ls --schedules ${parent} lists them) [${error.code}]`
       : `no job "${name}" under ${parent} (zk-plan jobs ls --jobs ${parent} lists them) [${error.code}]`;
   }
-  if (error instanceof InvalidArgumentError) return error.message;
+  if (error instanceof InvalidArgumentError) return error.cliMessage;
   if (error instanceof PlanFinishedError) {
     const retry = error.state === 'failed' ? ` (zk-plan retry ${error.plan} runs its failed tasks again)` : '';
     return `plan ${error.plan} has already ${error.state}: there is nothing left to ${error.action}${retry} [${error.code}]`;
   }
   if (error instanceof CliError && error.code !== undefined) return `${error.message} [${error.code}]`;
-  if (error instanceof ZkPlanError) return `${error.message} [${error.code}]`;
+  // In the command's words (zk-plan retry <plan>, not retryFailed(plan)); an error of another copy of zk-plan may have none.
+  if (error instanceof ZkPlanError) return `${(error as { cliMessage?: string }).cliMessage ?? error.message} [${error.code}]`;
   if (error instanceof Error) return error.message;
   return String(error);
 }

@@ -36,7 +36,8 @@ export function buildProgram(): Command {
       `
 Every command that talks to ZooKeeper takes --connect (default: $ZOOKEEPER_CONNECT),
 --connect-timeout-ms (${DEFAULTS.cliConnectTimeoutMs.worker} for worker, ${DEFAULTS.cliConnectTimeoutMs.read} for the others) and --json
-(one JSON document on stdout). Plan paths are those createPlan returns: <parent>/plan-NNNNNNNNNN.
+(one JSON document on stdout). Plan paths are those zk-plan submit prints and zk-plan plans <parent>
+lists: <parent>/plan-NNNNNNNNNN.
 
 ZooKeeper credentials never go on the command line (ps shows it to everyone): put them in
 $ZK_PLAN_AUTH, or in a file only its owner may read named by --auth-file or $ZK_PLAN_AUTH_FILE,

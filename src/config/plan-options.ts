@@ -44,6 +44,8 @@ export interface PlanSettings {
   readonly priority: number;
   /** Some task of the plan has a priority of its own (workers then read each task's before picking). */
   readonly taskPriorities: boolean;
+  /** The plan's name, for people (worker logs), when it was given one. */
+  readonly name?: string;
 }
 
 export const DEFAULT_RETRY_POLICY: ResolvedRetryPolicy = DEFAULTS.plan.retry;
@@ -66,10 +68,10 @@ export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResu
 /** The fields of an `addTasks` entry (`TaskToAdd`). */
 export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = { task: true, args: true, options: true };
 
-/** Validates createPlan options and fills in defaults. */
-export function resolvePlanSettings(options: PlanOptions = {}): PlanSettings {
+/** Validates createPlan options and fills in defaults; `where` names what holds them in a message about an unknown one. */
+export function resolvePlanSettings(options: PlanOptions = {}, where = 'createPlan'): PlanSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('plan options', 'expected an object');
-  assertKnownKeys('createPlan', options, PLAN_KEYS);
+  assertKnownKeys(where, options, PLAN_KEYS);
   const failurePolicy = options.failurePolicy ?? DEFAULT_PLAN_SETTINGS.failurePolicy;
   if (!FAILURE_POLICIES.includes(failurePolicy)) {
     throw new InvalidArgumentError('failurePolicy', `expected one of ${FAILURE_POLICIES.join(', ')}, got ${JSON.stringify(failurePolicy)}`);
@@ -113,7 +115,7 @@ export function resolveRetryPolicy(policy: RetryPolicy, base: ResolvedRetryPolic
 /** Reads settings stored in a plan node; anything missing or unreadable falls back to the defaults. */
 export function planSettingsFrom(stored: unknown): PlanSettings {
   if (typeof stored !== 'object' || stored === null) return DEFAULT_PLAN_SETTINGS;
-  const record = stored as { failurePolicy?: unknown; retry?: unknown; history?: unknown; priority?: unknown; taskPriorities?: unknown };
+  const record = stored as { failurePolicy?: unknown; retry?: unknown; history?: unknown; priority?: unknown; taskPriorities?: unknown; name?: unknown };
   try {
     const settings = resolvePlanSettings({
       failurePolicy: record.failurePolicy as FailurePolicy | undefined,
@@ -121,7 +123,11 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
       ...(Number.isSafeInteger(record.priority) ? { priority: record.priority as number } : {}),
       ...(typeof record.retry === 'object' && record.retry !== null ? knownRetryFields(record.retry as Record<string, unknown>) : {}),
     });
-    return { ...settings, taskPriorities: record.taskPriorities === true };
+    return {
+      ...settings,
+      taskPriorities: record.taskPriorities === true,
+      ...(typeof record.name === 'string' && record.name !== '' ? { name: record.name } : {}),
+    };
   } catch {
     return DEFAULT_PLAN_SETTINGS;
   }

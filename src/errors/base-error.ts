@@ -10,6 +10,8 @@ export interface ZkPlanErrorDetails {
   readonly path?: string;
   /** The underlying error. */
   readonly cause?: unknown;
+  /** The message as the `zk-plan` command says it, when `message` names API calls that have a command of their own. */
+  readonly cliMessage?: string;
 }
 
 /** Base class of every error zk-plan throws; branch on the stable `code`, never on the message. */
@@ -20,11 +22,18 @@ export abstract class ZkPlanError extends Error {
   readonly charged: boolean = false;
   /** Trying the task again may give another outcome (false: the task can never succeed as it is). */
   readonly retryable: boolean = true;
+  /**
+   * The message in the words of the `zk-plan` command: `zk-plan retry <plan>` where `message` says
+   * `retryFailed(plan)`. The same as `message` for an error whose message names no API call.
+   */
+  declare readonly cliMessage: string;
 
   constructor(message: string, details: ZkPlanErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.path = details.path;
     Object.defineProperty(this, ZK_PLAN_ERROR_MARKER, { value: true });
+    // Not enumerable: an error compared or logged field by field shows its message once.
+    Object.defineProperty(this, 'cliMessage', { value: details.cliMessage ?? message, enumerable: false });
   }
 
   static override [Symbol.hasInstance](instance: unknown): boolean {

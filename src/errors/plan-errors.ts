@@ -122,15 +122,11 @@ export class PlanFailedError extends ZkPlanError {
     readonly failedTasks: readonly FailedTaskReport[],
     readonly blockedTasks: readonly string[],
   ) {
-    super(
-      `Plan ${plan} failed: ${failedTasks.length} task(s) failed for good (${failedTasks
-        .slice(0, 3)
-        .map(({ task, failure }) => `${task}: ${(failure as { message?: string } | undefined)?.message ?? 'unknown error'}`)
-        .join(
-          '; ',
-        )}${failedTasks.length > 3 ? '; …' : ''}), ${blockedTasks.length} blocked behind them. Fix the cause, then retryFailed(plan) to run them again`,
-      { path: plan },
-    );
+    const what = `Plan ${plan} failed: ${failedTasks.length} task(s) failed for good (${failedTasks
+      .slice(0, 3)
+      .map(({ task, failure }) => `${task}: ${(failure as { message?: string } | undefined)?.message ?? 'unknown error'}`)
+      .join('; ')}${failedTasks.length > 3 ? '; …' : ''}), ${blockedTasks.length} blocked behind them. Fix the cause, then`;
+    super(`${what} retryFailed(plan) to run them again`, { path: plan, cliMessage: `${what} zk-plan retry ${plan} runs them again` });
   }
 }
 named(PlanFailedError, 'PlanFailedError');

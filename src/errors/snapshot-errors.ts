@@ -27,8 +27,11 @@ export class SnapshotError extends ZkPlanError {
     readonly key: string | undefined,
     message: string,
     path?: string,
+    /** The message in the words of the `zk-plan` command, when `message` names API calls. */
+    cliMessage?: string,
   ) {
-    super(`${key === undefined ? '' : `Task "${key}": `}${message}`, { path });
+    const task = key === undefined ? '' : `Task "${key}": `;
+    super(`${task}${message}`, { path, ...(cliMessage === undefined ? {} : { cliMessage: `${task}${cliMessage}` }) });
     this.code = problem;
   }
 }

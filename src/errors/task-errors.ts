@@ -11,7 +11,7 @@ export class UnknownFunctionError extends ZkPlanError {
   ) {
     super(
       `Function '${functionName}'${task ? ` used by task ${task}` : ''} is not registered` +
-        ` (registered: ${known.length > 0 ? known.join(', ') : 'none'}): register it on every worker's FunctionRegistry`,
+        ` (registered: ${known.length > 0 ? known.join(', ') : 'none'}): every worker of the plan's parent must register it (export it from the --functions module of zk-plan worker, or register it on the worker's FunctionRegistry)`,
       { path: task },
     );
   }
@@ -24,7 +24,7 @@ export class InlineDisabledError extends ZkPlanError {
   override readonly charged = true;
   constructor(task: string) {
     super(
-      `Task ${task} holds an inline function, but this worker runs without allowInline: start workers with { allowInline: true } only if everyone who can write tasks may run code on them`,
+      `Task ${task} holds an inline function, but this worker does not run inline functions: allow them (zk-plan worker --allow-inline, or the worker option allowInline: true) only if everyone who can write tasks may run code on them`,
       { path: task },
     );
   }
@@ -36,8 +36,13 @@ export class MalformedNodeError extends ZkPlanError {
   readonly code = 'MALFORMED_NODE';
   override readonly charged = true;
   override readonly retryable = false;
-  constructor(path: string, problem: string, cause?: unknown) {
-    super(`Znode ${path} is malformed: ${problem}`, { path, cause });
+  /** `cliProblem`: the problem in the words of the `zk-plan` command, when `problem` names API calls. */
+  constructor(path: string, problem: string, cause?: unknown, cliProblem?: string) {
+    super(`Znode ${path} is malformed: ${problem}`, {
+      path,
+      cause,
+      ...(cliProblem === undefined ? {} : { cliMessage: `Znode ${path} is malformed: ${cliProblem}` }),
+    });
   }
 }
 named(MalformedNodeError, 'MalformedNodeError');
@@ -83,8 +88,13 @@ named(ValueTooLargeError, 'ValueTooLargeError');
 export class TaskExecutionError extends ZkPlanError {
   readonly code = 'TASK_FAILED';
   override readonly charged = true;
-  constructor(task: string, message: string, cause: unknown) {
-    super(`Task ${task} failed: ${message}`, { path: task, cause });
+  constructor(
+    task: string,
+    /** What the function threw, said without the task (the worker's log lines name the task apart). */
+    readonly detail: string,
+    cause: unknown,
+  ) {
+    super(`Task ${task} failed: ${detail}`, { path: task, cause });
   }
 }
 named(TaskExecutionError, 'TaskExecutionError');
@@ -97,6 +107,18 @@ export class OwnershipLostError extends ZkPlanError {
   }
 }
 named(OwnershipLostError, 'OwnershipLostError');
+
+/**
+ * The signal reason of the tasks a stopping worker still runs when its drain timeout has passed:
+ * each is given back, uncharged, for another worker (the worker's log says `released on drain`).
+ */
+export class DrainTimeoutError extends ZkPlanError {
+  readonly code = 'DRAIN_TIMEOUT';
+  constructor(readonly drainTimeoutMs: number) {
+    super(`The worker is stopping and its drain timeout (${drainTimeoutMs} ms) has passed: its running tasks are given back, uncharged, for another worker`);
+  }
+}
+named(DrainTimeoutError, 'DrainTimeoutError');
 
 /**
  * Thrown by a task function to say that trying again cannot help (bad input, a missing record):
@@ -119,7 +141,7 @@ export class TaskTimeoutError extends ZkPlanError {
     task: string,
     readonly timeoutMs: number,
   ) {
-    super(`Task ${task} did not finish within ${timeoutMs} ms: its signal was aborted; raise timeoutMs in addTask if it needs longer`, { path: task });
+    super(`Task ${task} did not finish within ${timeoutMs} ms: its signal was aborted; raise the task's timeoutMs option if it needs longer`, { path: task });
   }
 }
 named(TaskTimeoutError, 'TaskTimeoutError');

@@ -35,8 +35,15 @@ export interface TaskSettings {
   readonly concurrencyKey?: string;
 }
 
+/** How people know a task, stored with its definition so that a worker names it without another read. */
+export interface TaskLabel {
+  /** The task's key within its plan (a spec's task key), shown in worker logs. */
+  readonly key?: string;
+}
+
 /** What a task node's value holds (the wire format other programs may write too). */
-export type TaskDefinition = ({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings) | ({ readonly source: string } & TaskSettings);
+export type TaskDefinition = (({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings) | ({ readonly source: string } & TaskSettings)) &
+  TaskLabel;
 
 /** A task calling the registered function `fn` with `params` bound into `ctx.params`. */
 export function call(fn: string, ...params: unknown[]): CallSpec {
@@ -122,8 +129,8 @@ export function parseDefinition(task: string, value: unknown): TaskDefinition {
   throw new MalformedNodeError(task, 'its value has neither a string "fn" (registered function) nor a string "source" (inline function)');
 }
 
-function parseSettings(task: string, record: Record<string, unknown>): TaskSettings {
-  const { keepResult, retry, timeoutMs, priority, concurrencyKey } = record;
+function parseSettings(task: string, record: Record<string, unknown>): TaskSettings & TaskLabel {
+  const { keepResult, retry, timeoutMs, priority, concurrencyKey, key } = record;
   if (keepResult !== undefined && typeof keepResult !== 'boolean') throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
   if (retry !== undefined && (typeof retry !== 'object' || retry === null || Array.isArray(retry))) {
     throw new MalformedNodeError(task, 'retry must be an object { maxAttempts?, initialDelayMs?, multiplier?, maxDelayMs? } when present');
@@ -133,11 +140,13 @@ function parseSettings(task: string, record: Record<string, unknown>): TaskSetti
   if (priority !== undefined && !Number.isSafeInteger(priority)) throw new MalformedNodeError(task, 'priority must be a whole number when present');
   if (concurrencyKey !== undefined && (typeof concurrencyKey !== 'string' || concurrencyKey === ''))
     throw new MalformedNodeError(task, 'concurrencyKey must be a non-empty string when present');
+  if (key !== undefined && (typeof key !== 'string' || key === '')) throw new MalformedNodeError(task, 'key must be a non-empty string when present');
   return {
     ...(keepResult ? { keepResult } : {}),
     ...(retry !== undefined ? { retry: retry as RetryPolicy } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(priority !== undefined ? { priority: priority as number } : {}),
     ...(concurrencyKey !== undefined ? { concurrencyKey: concurrencyKey as string } : {}),
+    ...(key !== undefined ? { key: key as string } : {}),
   };
 }

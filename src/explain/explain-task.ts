@@ -175,7 +175,7 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
         ? `no live worker follows ${parentOfPlan(facts.view.plan)}`
         : shell
           ? 'no live worker allows shell tasks (each leaves them to one that does)'
-          : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (allowInline)' : `"${subject.fn}"`}`,
+          : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (none allows inline functions: zk-plan worker --allow-inline, the worker option allowInline)' : `"${subject.fn}"`}`,
       {
         fn: subject.fn,
         workers: live.map((worker) => ({ id: worker.id, functions: worker.functions, ...(shell ? { allowShell: worker.allowShell } : {}) })),

@@ -31,7 +31,8 @@ export function decideAssignment(
       continue;
     }
     if (!strategies.has(job.strategy)) {
-      problems[job.name] = `strategy "${job.strategy}" is not registered on the manager: register it on every job worker (startJobWorker's strategies)`;
+      problems[job.name] =
+        `strategy "${job.strategy}" is not registered on the manager: use evenly or rendezvous, or register it on every job worker (the job worker option strategies)`;
       result[job.name] = keepLive(held, eligible);
       continue;
     }

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ResolvedTaskLogOptions } from '../config/task-log-options.js';
 import { nameOf } from '../zk/layout.js';
+import { printable } from '../util/printable.js';
 import type { Zk } from '../zk/zk.js';
 import { installConsoleCapture, originalConsole, runCaptured } from './console-capture.js';
 import { FileLogSink } from './file-log-sink.js';
@@ -21,6 +22,8 @@ export interface TryStart {
   readonly task: string;
   /** The task's key, for the echoed label (the task's node name when it has none). */
   readonly key?: string;
+  /** The plan's name, for the echoed label (the plan's node name when it has none). */
+  readonly planName?: string;
   readonly attempt: number;
   readonly workerId: string;
 }
@@ -50,10 +53,11 @@ export class TaskLogs {
   }
 
   open(start: TryStart): OpenTryLog {
-    const label = `[${nameOf(start.plan)} ${start.key ?? nameOf(start.task)} #${start.attempt}]`;
+    // The plan's name and the task's key come from ZooKeeper: made printable before they reach a terminal.
+    const label = printable(`[${start.planName ?? nameOf(start.plan)} ${start.key ?? nameOf(start.task)} #${start.attempt}]`, { multiline: false });
     const echo = this.options === false || this.options.echo ? (line: LogLine): void => echoLine(label, line) : undefined;
     if (this.options === false) return echoOnly(echo);
-    const identity = { ...start, tryName: tryNodeName(start.attempt, randomBytes(6).toString('hex')) };
+    const identity = { plan: start.plan, task: start.task, attempt: start.attempt, workerId: start.workerId, tryName: tryNodeName(start.attempt, randomBytes(6).toString('hex')) };
     const log = new TryLog({
       identity,
       store: this.store,

@@ -9,6 +9,17 @@ import type { ZkAuthError } from '../errors/zk-auth-error.js';
 import type { ObservedZkPlan } from './observed.js';
 import { escapeJsonControls, printableDeep } from '../util/printable.js';
 import { describeJobItemStart, describeJobItemStop, describeRebalance, isLostItem } from './job-log-lines.js';
+import {
+  describeTaskClaimed,
+  describeTaskCompleted,
+  describeTaskFailed,
+  describeTaskStarted,
+  showsStack,
+  taskFailure,
+  taskFailureLevel,
+  userStack,
+  type TaskLineFields,
+} from './task-log-lines.js';
 
 export type { Logger } from 'pino';
 
@@ -110,6 +121,49 @@ export function serializeError(error: unknown, depth = 0): LoggedError | string 
   };
 }
 
+/**
+ * A failed try's `error` field: what the function threw (not the TaskExecutionError around it, whose
+ * message repeats the task path; its code when the thrown error has none), with causes a few levels
+ * deep; the stacks (without zk-plan's frames, see task-log-lines.ts) only when `withStack`.
+ */
+export function serializeFailure(error: Error, withStack: boolean): LoggedError {
+  const failure = taskFailure(error);
+  const logged = loggedFailure(failure, withStack, 0);
+  return logged.code === undefined && failure !== error ? { ...logged, ...codeOf(error) } : logged;
+}
+
+function loggedFailure(error: Error, withStack: boolean, depth: number): LoggedError {
+  const cause = (error as { cause?: unknown }).cause;
+  const { path } = error as { path?: unknown };
+  return {
+    type: error.name,
+    message: error.message,
+    ...codeOf(error),
+    ...(typeof path === 'string' ? { path } : {}),
+    ...(withStack ? { stack: userStack(error) } : {}),
+    ...(cause === undefined || depth >= 3 ? {} : { cause: cause instanceof Error ? loggedFailure(cause, withStack, depth + 1) : String(cause) }),
+  };
+}
+
+function codeOf(error: Error): { code?: string } {
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' || typeof code === 'number' ? { code: String(code) } : {};
+}
+
+/** The fields every task line carries: plan, plan name, task, key, function, try, worker (those the event knows). */
+function taskFields(event: TaskLineFields & { readonly workerId: string }): Record<string, unknown> {
+  return {
+    plan: event.plan,
+    ...(event.planName === undefined ? {} : { planName: event.planName }),
+    task: event.task,
+    ...(event.key === undefined ? {} : { key: event.key }),
+    ...(event.fn === undefined ? {} : { fn: event.fn }),
+    ...(event.attempt === undefined ? {} : { attempt: event.attempt }),
+    ...(event.maxAttempts === undefined ? {} : { maxAttempts: event.maxAttempts }),
+    workerId: event.workerId,
+  };
+}
+
 const STATE_LEVEL: Record<SessionState, Level> = {
   connecting: 'debug',
   connected: 'info',
@@ -120,42 +174,45 @@ const STATE_LEVEL: Record<SessionState, Level> = {
 
 /**
  * Logs every event of the ZkPlan and of its ZooKeeper client as structured fields (`event`,
- * `plan`, `task`, `workerId`, `attempt`, `durationMs`, `error` {type, message, code, path,
- * stack, cause}, …). Levels: debug for claims and idle rounds, info for completions and session
- * starts, warn for failures that will be retried (or were not the task's fault) and for a session
- * suspended or expired, error for tasks failed for good, worker errors and refused credentials.
- * Returns what stops the logging.
+ * `plan`, `planName`, `task`, `key`, `fn`, `attempt`, `maxAttempts`, `workerId`, `durationMs`,
+ * `error` {type, message, code, stack, cause}, …), each with a message that says it all in one
+ * line (task-log-lines.ts). Levels: debug for claims and idle rounds, info for starts, completions,
+ * tasks aborted by a pause or cancel and session starts, warn for failures that will be retried
+ * (or were not the task's fault) and for a session suspended or expired, error for tasks failed for
+ * good, worker errors and refused credentials. A failure's stack (without zk-plan's frames) goes
+ * with a task failed for good, and with every failure at debug level. Returns what stops the logging.
  */
 export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger): () => void {
   const plan: ObservedZkPlan = zkPlan;
   const zk = plan.zk;
   let previousState: SessionState = zk.state;
 
-  const onClaimed = ({ plan: taskPlan, task, workerId }: ZkPlanEvents['task:claimed'][0]): void => {
-    logger.debug({ event: 'task:claimed', plan: taskPlan, task, workerId }, 'task claimed');
+  const onClaimed = (event: ZkPlanEvents['task:claimed'][0]): void => {
+    logger.debug({ event: 'task:claimed', ...taskFields(event) }, describeTaskClaimed(event));
   };
-  const onCompleted = ({ plan: taskPlan, task, workerId, durationMs, reusedResult }: ZkPlanEvents['task:completed'][0]): void => {
+  const onStarted = (event: ZkPlanEvents['task:started'][0]): void => {
+    logger.info({ event: 'task:started', ...taskFields(event) }, describeTaskStarted(event));
+  };
+  const onCompleted = (event: ZkPlanEvents['task:completed'][0]): void => {
+    const { durationMs, reusedResult } = event;
     logger.info(
-      { event: 'task:completed', plan: taskPlan, task, workerId, durationMs: Math.round(durationMs * 1000) / 1000, reusedResult },
-      reusedResult ? 'task completed with the result a previous owner stored' : 'task completed',
+      { event: 'task:completed', ...taskFields(event), durationMs: Math.round(durationMs * 1000) / 1000, reusedResult },
+      describeTaskCompleted(event),
     );
   };
-  const onFailed = (payload: ZkPlanEvents['task:failed'][0]): void => {
-    const { plan: taskPlan, task, workerId, error, charged, final, attempts, nextTryAt } = payload;
+  const onFailed = (event: ZkPlanEvents['task:failed'][0]): void => {
+    const { error, charged, final, nextTryAt, givenBack, durationMs } = event;
     const fields = {
       event: 'task:failed',
-      plan: taskPlan,
-      task,
-      workerId,
-      ...(attempts === undefined ? {} : { attempt: attempts }),
+      ...taskFields(event),
+      ...(durationMs === undefined ? {} : { durationMs: Math.round(durationMs * 1000) / 1000 }),
       charged,
       final,
-      ...(nextTryAt === undefined ? {} : { nextTryAt: nextTryAt.toISOString() }),
-      error: serializeError(error),
+      ...(givenBack === undefined ? {} : { givenBack }),
+      ...(nextTryAt === undefined || final ? {} : { nextTryAt: nextTryAt.toISOString() }),
+      error: serializeFailure(error, showsStack(event, logger.isLevelEnabled('debug'))),
     };
-    if (final) logger.error(fields, `task failed for good: ${error.message}`);
-    else if (charged) logger.warn(fields, `task failed, will be tried again: ${error.message}`);
-    else logger.warn(fields, `task given back, not charged: ${error.message}`);
+    logger[taskFailureLevel(event)](fields, describeTaskFailed(event));
   };
   const onIdle = ({ workerId, round, sleepMs }: ZkPlanEvents['worker:idle'][0]): void => {
     logger.debug({ event: 'worker:idle', workerId, round, sleepMs }, 'worker idle');
@@ -209,6 +266,7 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
   };
 
   plan.on('task:claimed', onClaimed);
+  plan.on('task:started', onStarted);
   plan.on('task:completed', onCompleted);
   plan.on('task:failed', onFailed);
   plan.on('worker:idle', onIdle);
@@ -228,6 +286,7 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
     if (stopped) return;
     stopped = true;
     plan.off('task:claimed', onClaimed);
+    plan.off('task:started', onStarted);
     plan.off('task:completed', onCompleted);
     plan.off('task:failed', onFailed);
     plan.off('worker:idle', onIdle);

@@ -30,10 +30,13 @@ export interface AddTaskOptions extends RetryPolicy {
   readonly concurrencyKey?: string;
 }
 
-/** Validates addTask's options (InvalidArgumentError naming the option); the settings stored with the task. */
-export function taskSettings(options: AddTaskOptions): TaskSettings {
+/**
+ * Validates addTask's options (InvalidArgumentError naming the option); the settings stored with the
+ * task. `where` names what holds them in a message about an unknown one.
+ */
+export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
-  assertKnownKeys('addTask', options, ADD_TASK_OPTION_KEYS);
+  assertKnownKeys(where, options, ADD_TASK_OPTION_KEYS);
   const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs, priority, concurrencyKey } = options;
   if (typeof keepResult !== 'boolean') throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
   if (timeoutMs !== undefined) assertDurationMs('timeoutMs', timeoutMs);

@@ -167,10 +167,12 @@ export function parseStoredSchedule(path: string, value: unknown): StoredSchedul
  */
 export function refusedSchedule(path: string, problem: string, cause?: unknown): MalformedNodeError {
   const [name, parent] = [nameOf(path), parentOf(path)];
+  const refused = `not a schedule zk-plan runs (${problem}): no tick of it fires. Put the schedule again`;
   return new MalformedNodeError(
     path,
-    `not a schedule zk-plan runs (${problem}): no tick of it fires. Put the schedule again (zk-plan schedule put <file> --schedules ${parent}, or schedules('${parent}').put) or remove it (zk-plan schedule rm ${name} --schedules ${parent})`,
+    `${refused} (zk-plan schedule put <file> --schedules ${parent}, or schedules('${parent}').put) or remove it (zk-plan schedule rm ${name} --schedules ${parent})`,
     cause,
+    `${refused} (zk-plan schedule put <file> --schedules ${parent}) or remove it (zk-plan schedule rm ${name} --schedules ${parent})`,
   );
 }
 

@@ -121,6 +121,9 @@ function entryOf(
       ? 'its node holds no readable task definition, so no spec can name its function'
       : 'runs an inline function, and a spec names registered functions only: let it finish first, or register the function and build the plan with submitPlan',
     task,
+    definition === undefined
+      ? undefined
+      : 'runs an inline function, and a spec names registered functions only: let it finish first, or register the function and build the plan from a spec (zk-plan submit)',
   );
 }
 

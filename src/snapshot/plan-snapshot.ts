@@ -59,7 +59,8 @@ export type SnapshotBody = Pick<PlanSnapshot, 'source' | 'spec' | 'params' | 'op
 
 /** Checks the envelope and every task entry against the spec's keys; SnapshotError (SNAPSHOT_INVALID) naming the task or field. */
 export function assertPlanSnapshot(value: unknown): asserts value is PlanSnapshot {
-  if (!isRecord(value)) throw invalid('expected a snapshot object from exportPlan (zk-plan export)');
+  if (!isRecord(value))
+    throw invalid('expected a snapshot object from exportPlan (zk-plan export)', undefined, 'expected a snapshot object, as zk-plan export writes it');
   if (value['format'] !== SNAPSHOT_FORMAT) throw invalid(`expected format "${SNAPSHOT_FORMAT}", got ${JSON.stringify(value['format'])}`);
   if (value['version'] !== SNAPSHOT_VERSION) {
     const newer = typeof value['version'] === 'number' && value['version'] > SNAPSHOT_VERSION ? ' (written by a newer zk-plan)' : '';
@@ -111,8 +112,8 @@ function assertCount(key: string, field: string, value: unknown): void {
     throw invalid(`"${field}" must be a whole number ≥ 0, got ${JSON.stringify(value)}`, key);
 }
 
-function invalid(message: string, key?: string): SnapshotError {
-  return new SnapshotError('SNAPSHOT_INVALID', key, message);
+function invalid(message: string, key?: string, cliMessage?: string): SnapshotError {
+  return new SnapshotError('SNAPSHOT_INVALID', key, message, undefined, cliMessage);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

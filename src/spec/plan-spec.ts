@@ -79,7 +79,7 @@ export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec 
   const keys = typeof tasks === 'object' && tasks !== null && !Array.isArray(tasks) ? Object.keys(tasks) : [];
   if (keys.length === 0) throw new PlanSpecError('SPEC_INVALID', undefined, '"tasks" must be an object with at least one task, by key');
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options)))
-    throw new PlanSpecError('SPEC_INVALID', undefined, '"options" must be an object of createPlan options');
+    throw new PlanSpecError('SPEC_INVALID', undefined, '"options" must be an object of plan options (failurePolicy, maxAttempts, history, priority…)');
   const functions = knownFunctions(context);
   const entries = new Map<string, CheckedTask>();
   const inputs: (readonly string[])[] = [];
@@ -133,7 +133,7 @@ function checkEntry(key: string, raw: unknown, context: SpecContext, functions: 
   if (!Array.isArray(inputs) || inputs.some((input) => typeof input !== 'string'))
     throw new PlanSpecError('SPEC_INVALID', key, '"inputs" must be an array of task keys');
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of addTask options');
+    throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of task options (keepResult, timeoutMs, maxAttempts, concurrencyKey…)');
   // The built-in shell function is every process's: what counts is whether a live worker allows it.
   if (fn === SHELL_FUNCTION && context.liveShell === false) {
     throw new PlanSpecError(

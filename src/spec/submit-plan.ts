@@ -64,8 +64,9 @@ export async function checkSpecForSubmit(
     schemasOf,
     requireKnown: options.allowUnknownFunctions !== true,
   });
-  asSpecError(undefined, () => resolvePlanSettings(checked.options));
-  for (const key of checked.order) asSpecError(key, () => taskSettings(checked.tasks.get(key)?.options ?? {}));
+  // Named after the spec's own fields: the same document goes to submitPlan and to zk-plan submit.
+  asSpecError(undefined, () => resolvePlanSettings(checked.options, 'the plan ("options")'));
+  for (const key of checked.order) asSpecError(key, () => taskSettings(checked.tasks.get(key)?.options ?? {}, 'the task ("options")'));
   await checkSpecValues(checked.tasks, schemasOf);
   return checked;
 }

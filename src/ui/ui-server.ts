@@ -179,7 +179,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       }
     }
     if (detail.keepResult) return { ...detail, result: { unavailable: 'The result is kept once the task is done.' } };
-    if (detail.state === 'done') return { ...detail, result: { unavailable: 'Not kept: add the task with { keepResult: true } to read its result here.' } };
+    if (detail.state === 'done')
+      return { ...detail, result: { unavailable: 'Not kept: a task keeps its result to read here only with the option keepResult: true.' } };
     return detail;
   };
 

@@ -8,7 +8,10 @@ import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 import { linkSignals } from '../util/signals.js';
 import { reintroducedDefects } from '../store/reintroduced-defects.js';
-import { retryPolicyFor } from './record-failure.js';
+import { retryPolicyFor, retryPolicyOf } from './record-failure.js';
+import type { PlanSettings } from '../config/plan-options.js';
+import type { TaskDefinition } from '../exec/task-spec.js';
+import type { TaskEventLabels } from './worker-events.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
 import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurrency-limits.js';
@@ -55,12 +58,16 @@ export interface PerformContext {
   readonly taskLogs?: TaskLogs;
 }
 
+/** What a worker knows of a try as its function starts: for its `task:started` event and the lines that follow. */
+export type TryStart = TaskEventLabels & { readonly fn: string; readonly attempt: number };
+
 /**
  * The spec's `perform-task`, on a task this worker owns: reuse a stored result if there is one,
  * otherwise run the function on the task's arguments and store its result; then propagate the
- * result to every dependent and delete the task.
+ * result to every dependent and delete the task. `onStart` is told when the function starts, with
+ * what was read to run it (no read of its own).
  */
-export async function performTask(claim: Claim, context: PerformContext): Promise<PerformOutcome> {
+export async function performTask(claim: Claim, context: PerformContext, onStart?: (start: TryStart) => void): Promise<PerformOutcome> {
   const { store } = context;
   // Two independent reads, sent together.
   const [listing, definition] = await (claim.prefetched ??
@@ -134,12 +141,19 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
   let value: unknown;
   let startedAt = new Date();
   const attempt = failedTries + 1;
-  const key = 'key' in definition && typeof definition.key === 'string' ? definition.key : undefined;
-  const log = context.taskLogs?.open({ plan: claim.plan, task: claim.task, ...(key ? { key } : {}), attempt, workerId: claim.workerId });
+  const log = context.taskLogs?.open({
+    plan: claim.plan,
+    task: claim.task,
+    ...(definition.key === undefined ? {} : { key: definition.key }),
+    ...(settings.name === undefined ? {} : { planName: settings.name }),
+    attempt,
+    workerId: claim.workerId,
+  });
   try {
     // The reads above may have waited out a reconnection in which the claim's session expired: never start on a lost claim.
     if (claim.signal.aborted) throw claim.signal.reason;
     startedAt = new Date();
+    onStart?.(tryStart(definition, settings, failedTries));
     const ctx = { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, log: log?.logger ?? SILENT_LOGGER, attempt };
     const run = (signal: AbortSignal): Promise<unknown> => executeFunction(definition, { ...ctx, signal }, args, context.execution);
     value = await withTimeout(claim, definition.timeoutMs, (signal) => (log ? log.run(() => run(signal)) : run(signal)));
@@ -169,6 +183,26 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
     ...(history ? { history } : {}),
   });
   return 'completed';
+}
+
+/** The try about to start: its function, key, plan name and number, out of what performTask read. */
+function tryStart(definition: TaskDefinition, settings: PlanSettings, failedTries: number): TryStart {
+  return {
+    fn: 'fn' in definition ? definition.fn : 'inline',
+    ...(definition.key === undefined ? {} : { key: definition.key }),
+    ...(settings.name === undefined ? {} : { planName: settings.name }),
+    attempt: failedTries + 1,
+    ...maxAttemptsOf(settings, definition),
+  };
+}
+
+/** The tries the task's policy allows; none when its own retry policy is malformed (the run goes on: the failure path reports it). */
+function maxAttemptsOf(settings: PlanSettings, definition: TaskDefinition): { maxAttempts?: number } {
+  try {
+    return { maxAttempts: retryPolicyOf(settings, definition).maxAttempts };
+  } catch {
+    return {};
+  }
 }
 
 async function acquireSlot(claim: Claim, key: string, context: PerformContext): Promise<Acquired | undefined> {

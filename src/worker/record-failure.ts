@@ -1,4 +1,4 @@
-import { resolveRetryPolicy, type ResolvedRetryPolicy } from '../config/plan-options.js';
+import { resolveRetryPolicy, type PlanSettings, type ResolvedRetryPolicy } from '../config/plan-options.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import { decideAfterFailure, describeFailure, type TaskFailure } from '../store/failure-policy.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
@@ -10,11 +10,17 @@ export interface FailureOutcome {
   readonly final: boolean;
   /** When the next try may start (when not final). */
   readonly notBefore: Date;
+  /** How many tries the task's retry policy allows in all. */
+  readonly maxAttempts: number;
 }
 
 /** The retry policy of a task: its own overrides over its plan's. */
 export async function retryPolicyFor(store: TaskStore, plan: string, definition: TaskDefinition | undefined): Promise<ResolvedRetryPolicy> {
-  const settings = await store.readPlanSettings(plan);
+  return retryPolicyOf(await store.readPlanSettings(plan), definition);
+}
+
+/** The retry policy of a task out of its plan's settings, read already. Throws InvalidArgumentError when the task's own is malformed. */
+export function retryPolicyOf(settings: PlanSettings, definition: TaskDefinition | undefined): ResolvedRetryPolicy {
   return definition?.retry ? resolveRetryPolicy(definition.retry, settings.retry) : settings.retry;
 }
 
@@ -45,5 +51,5 @@ export async function recordChargedFailure(store: TaskStore, claim: Claim, error
   await store.writeAttempts(claim, { failures: decision.failures, notBefore, lastFailure: failure });
   if (decision.failTask) await store.markFailed(claim, failure);
   else await store.unmarkRunnable(claim.task, { fence: claim.session }); // back in the index once its delay is over
-  return { failure, final: decision.failTask, notBefore };
+  return { failure, final: decision.failTask, notBefore, maxAttempts: policy.maxAttempts };
 }

@@ -1,13 +1,47 @@
+/**
+ * What a worker's task events say about the task besides its path: how people know it (the plan's
+ * name, the task's key), its function, and which try this is. Taken from what the worker already
+ * read to run the task; absent when it has not read them (a failure before the function started).
+ */
+export interface TaskEventLabels {
+  /** The plan's name (its settings' `name`), when it has one. */
+  readonly planName?: string;
+  /** The task's key within its plan (its definition's `key`), when it has one. */
+  readonly key?: string;
+  /** The registered function the task calls; `inline` for an inline task. */
+  readonly fn?: string;
+  /** The number of this try, 1 for the first (earlier tries charged to the task, plus one). */
+  readonly attempt?: number;
+  /** How many tries the task's retry policy allows in all. */
+  readonly maxAttempts?: number;
+}
+
+/**
+ * Why a running task was given back uncharged: the worker stopped and its drain timeout passed
+ * (`drain`), its plan was paused, cancelled or failed (failFast), or the worker's ZooKeeper
+ * session expired (another worker may run it); `given-back` for any other fault that is not the
+ * task's (a lost connection, a malformed node).
+ */
+export type TaskGivenBackReason = 'drain' | 'paused' | 'cancelled' | 'plan-failed' | 'session-expired' | 'given-back';
+
 /** Events a ZkPlan emits about its workers; tests and metrics listen to these instead of sleeping. */
 export interface ZkPlanEvents {
   /** A worker took a task (created its owner node). */
   'task:claimed': [{ readonly task: string; readonly plan: string; readonly workerId: string }];
+  /** A worker starts the task's function (the try number `attempt`). */
+  'task:started': [
+    { readonly task: string; readonly plan: string; readonly workerId: string; readonly fn: string; readonly attempt: number } & TaskEventLabels,
+  ];
   /** A task's result is stored and handed to its dependents, and the task node is deleted. `reusedResult`: a previous owner had stored it. */
-  'task:completed': [{ readonly task: string; readonly plan: string; readonly workerId: string; readonly durationMs: number; readonly reusedResult: boolean }];
+  'task:completed': [
+    { readonly task: string; readonly plan: string; readonly workerId: string; readonly durationMs: number; readonly reusedResult: boolean } & TaskEventLabels,
+  ];
   /**
    * A task's run failed and its owner node was removed. `charged`: the failure counts against the
-   * task's attempts (infrastructure faults and aborts by the worker do not); `final`: the task has
-   * now failed for good; otherwise it may be tried again from `nextTryAt`.
+   * task's attempts (infrastructure faults and aborts by the worker do not; `givenBack` says why
+   * one was not charged); `final`: the task has now failed for good; otherwise it may be tried
+   * again from `nextTryAt`. `attempts`: the charged failures so far, this one included (the
+   * number of the try that failed).
    */
   'task:failed': [
     {
@@ -19,7 +53,10 @@ export interface ZkPlanEvents {
       readonly final: boolean;
       readonly attempts?: number;
       readonly nextTryAt?: Date;
-    },
+      readonly givenBack?: TaskGivenBackReason;
+      /** From the claim to the failure, in ms. */
+      readonly durationMs?: number;
+    } & TaskEventLabels,
   ];
   /** A worker found nothing to do and sleeps `sleepMs` (the spec's back-off, round `round`). */
   'worker:idle': [{ readonly workerId: string; readonly round: number; readonly sleepMs: number }];

@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { once } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
-import { OwnershipLostError } from '../errors/task-errors.js';
+import { DrainTimeoutError, OwnershipLostError } from '../errors/task-errors.js';
 import { PlanAbortedError, PlanCancelledError, PlanDeletedError, PlanPausedError } from '../errors/plan-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { onAbort } from '../util/signals.js';
@@ -15,9 +15,9 @@ import { getTaskFromAnyPlan, type Seeker } from './find-task.js';
 import { FailureCooldown } from './failure-cooldown.js';
 import { LeftTasks } from './left-tasks.js';
 import { ShellDisabledError } from '../errors/shell-errors.js';
-import { performTask, type PerformContext, type PerformOutcome } from './perform-task.js';
+import { performTask, type PerformContext, type PerformOutcome, type TryStart } from './perform-task.js';
 import type { Claim } from '../store/task-store.js';
-import type { ZkPlanEvents } from './worker-events.js';
+import type { TaskGivenBackReason, ZkPlanEvents } from './worker-events.js';
 import type { WakeUp } from './wake-up.js';
 import { TaskLogs } from '../logs/task-logs.js';
 
@@ -151,6 +151,12 @@ async function runClaim(
   const started = performance.now();
   let deleted = false;
   let planGone = false;
+  // What the function's start said (key, function, try): the lines after it carry the same.
+  let thisTry: TryStart | undefined;
+  const onStart = (start: TryStart): void => {
+    thisTry = start;
+    emitSafely(events, 'task:started', { task: claim.task, plan: claim.plan, workerId, ...start });
+  };
   // The owner node went with the session: another worker may take the task, so stop this run.
   const abortOnExpiry = (expired: ZkSession): void => {
     if (expired.generation === claim.session.generation) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
@@ -166,7 +172,7 @@ async function runClaim(
     dispatcher.hold(claim.task);
     hooks.onClaim?.(claim);
     emitSafely(events, 'task:claimed', { task: claim.task, plan: claim.plan, workerId });
-    const outcome = await performTask(claim, runtime);
+    const outcome = await performTask(claim, runtime, onStart);
     deleted = outcome === 'completed' || outcome === 'finished-previous' || outcome === 'gone';
     const givenBack: readonly PerformOutcome[] = ['not-runnable', 'failed', 'failed-already', 'plan-failed', 'plan-halted', 'limit-full'];
     if (givenBack.includes(outcome)) {
@@ -176,7 +182,14 @@ async function runClaim(
     }
     if (outcome !== 'gone') {
       const durationMs = performance.now() - started;
-      emitSafely(events, 'task:completed', { task: claim.task, plan: claim.plan, workerId, durationMs, reusedResult: outcome === 'finished-previous' });
+      emitSafely(events, 'task:completed', {
+        task: claim.task,
+        plan: claim.plan,
+        workerId,
+        durationMs,
+        reusedResult: outcome === 'finished-previous',
+        ...thisTry,
+      });
       // Indexed plans announce runnable dependents themselves (offer, watches); others need a look.
       if (!dispatcher.isIndexed(claim.plan)) runtime.wakeUp.wake(1);
     }
@@ -189,7 +202,7 @@ async function runClaim(
       deleted = true;
       return true;
     }
-    await handleFailure(runtime, claim, taskController, cooldown, error);
+    await handleFailure(runtime, claim, taskController, cooldown, error, { ...thisTry, durationMs: performance.now() - started });
     return false;
   } finally {
     zk.off('session:expired', abortOnExpiry);
@@ -210,6 +223,7 @@ async function handleFailure(
   taskController: AbortController,
   cooldown: FailureCooldown,
   error: unknown,
+  thisTry: Partial<TryStart> & { readonly durationMs: number },
 ): Promise<void> {
   const { store, events, dispatcher } = runtime;
   const { workerId } = claim;
@@ -224,6 +238,8 @@ async function handleFailure(
       return undefined;
     });
   }
+  // Read before the abort below, which would hide why the worker gave the task up.
+  const givenBack = charged ? undefined : givenBackReason(abortedByWorker ? claim.signal.reason : error);
   taskController.abort(); // the function's leftovers must stop; and no more writes under this claim
   emitSafely(events, 'task:failed', {
     task: claim.task,
@@ -232,7 +248,11 @@ async function handleFailure(
     error: asError(error),
     charged,
     final: outcome?.final ?? false,
-    ...(outcome ? { attempts: outcome.failure.attempts, nextTryAt: outcome.notBefore } : {}),
+    ...thisTry,
+    ...(outcome
+      ? { attempts: outcome.failure.attempts, attempt: outcome.failure.attempts, maxAttempts: outcome.maxAttempts, nextTryAt: outcome.notBefore }
+      : {}),
+    ...(givenBack === undefined ? {} : { givenBack }),
   });
   await releaseOrRetry(runtime, claim, workerId);
   if (outcome?.final === true || dispatcher.isStopped(claim.plan)) return; // failed for good, or its plan stopped: never offered again
@@ -243,6 +263,16 @@ async function handleFailure(
   cooldown.recordFailure(claim.task); // left alone here for a while, so it cannot hold up the tasks behind it
   if (outcome !== undefined) dispatcher.offerLater(claim.task, outcome.notBefore.getTime(), true);
   else if (!charged) dispatcher.offerLater(claim.task, cooldown.until(claim.task), false);
+}
+
+/** Why the worker gave up a task uncharged, out of the reason its signal was aborted with (or what the try threw). */
+function givenBackReason(reason: unknown): TaskGivenBackReason {
+  if (reason instanceof DrainTimeoutError) return 'drain';
+  if (reason instanceof PlanPausedError) return 'paused';
+  if (reason instanceof PlanCancelledError) return 'cancelled';
+  if (reason instanceof PlanAbortedError) return 'plan-failed';
+  if (reason instanceof OwnershipLostError) return 'session-expired';
+  return 'given-back';
 }
 
 /** The reason a running task's signal is aborted with when its plan stops. */

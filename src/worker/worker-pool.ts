@@ -6,6 +6,7 @@ import type { Claim } from '../store/task-store.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
 import { sleepUnless } from '../util/signals.js';
 import { DEFAULTS } from '../config/defaults.js';
+import { DrainTimeoutError } from '../errors/task-errors.js';
 
 export type WorkerPoolState = 'running' | 'stopping' | 'stopped';
 
@@ -111,7 +112,7 @@ export class WorkerPool {
     this.stopPruningLogs();
     const allEnded = Promise.all(this.loops).then(() => true);
     if (!(await endsWithin(allEnded, drainTimeoutMs))) {
-      this.abortTasksController.abort();
+      this.abortTasksController.abort(new DrainTimeoutError(drainTimeoutMs));
       if (!(await endsWithin(allEnded, ABORT_GRACE_MS))) {
         // Functions that ignore their signal: give their tasks back; a claim given back writes nothing more.
         // One already storing and handing on its result is left to complete: giving it back could let

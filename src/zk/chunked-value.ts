@@ -89,7 +89,7 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 const LISTED_MISSING = 10;
 /** What a MalformedNodeError about a chunked value tells to do. */
 const FORGED =
-  'zk-plan never writes that, so the node was forged or corrupted: delete it with its chunk-* children and write the value again (a task that failed for it runs again after retryFailed)';
+  'zk-plan never writes that, so the node was forged or corrupted: delete it with its chunk-* children and write the value again (a task that failed for it runs again once the failed tasks of its plan are retried)';
 
 export interface ValueWriteOptions extends WriteOptions {
   /** Largest encoded value accepted, in bytes; beyond it ResultTooLargeError is thrown before anything is written. @defaultValue DEFAULTS.maxResultBytes */
@@ -287,7 +287,7 @@ function parseHeader(path: string, data: Buffer | null, limit: number): ChunkHea
     throw new MalformedNodeError(
       path,
       `its chunked-value header says the value is ${bytes} bytes, more than this reader's limit of ${limit} bytes: give the reader a maxResultBytes` +
-        ` at least as large as the writers' (a worker's option, or ZkPlan.connect's for getResult, exportPlan and the web view), or, if no writer has such a limit, the node was forged: delete it with its chunk-* children`,
+        ` at least as large as the writers' (the workers' option, and that of the client that reads results, exports plans or serves the web view), or, if no writer has such a limit, the node was forged: delete it with its chunk-* children`,
     );
   }
   return { zkPlanChunked: 1, bytes, chunks: expected, sha256: digest };

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { renderPlanView } from '../../src/cli/commands/show.js';
 import { formatTable, print, printJson } from '../../src/cli/output.js';
-import { plainLog } from '../../src/cli/worker-log.js';
+import { terminalLog } from '../../src/cli/worker-log.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
 import { createLogger, logWorkerEvents } from '../../src/observability/logger.js';
@@ -113,21 +113,32 @@ describe('what the CLI prints', () => {
     expect(JSON.parse(written[1] ?? '')).toEqual({ failure: { message: FORGED } }); // JSON keeps the exact value, escaped
   });
 
-  it('the plain worker log: one line per event, the forged message as its visible text', () => {
-    const lines: string[] = [];
-    const zkPlan = Object.assign(new EventEmitter(), { zk: new EventEmitter() });
-    const log = plainLog('info', (line) => lines.push(line));
-    const stop = log.follow(zkPlan as unknown as ZkPlan);
-    zkPlan.emit('task:failed', { task: '/plans/plan-0000000001/task-0000000002', workerId: 'host:1:1', error: new Error(FORGED), final: true });
-    zkPlan.emit('worker:error', { workerId: 'evil\x1b[2J', error: new Error('two\nlines') });
-    stop();
-    expect(lines).toEqual([
-      `zk-plan worker: task failed: /plans/plan-0000000001/task-0000000002 on host:1:1: ${VISIBLE} (failed for good)`,
-      'zk-plan worker: worker error on evil: two ⏎ lines',
-    ]);
+  it('the plain and pretty worker logs: one line per event, forged messages, keys and names as their visible text', () => {
+    for (const format of ['plain', 'pretty'] as const) {
+      const lines: string[] = [];
+      const zkPlan = Object.assign(new EventEmitter(), { zk: new EventEmitter() });
+      const log = terminalLog('info', { format, writeLine: (line) => lines.push(line) });
+      const stop = log.follow(zkPlan as unknown as ZkPlan);
+      const task = '/plans/plan-0000000001/task-0000000002';
+      const error = new Error(FORGED);
+      error.stack = `Error: ${FORGED}\n    at job (/app/${FORGED}.js:1:2)`;
+      const labels = { key: `eu${FORGED}`, fn: 'load', planName: `nightly\n${FORGED}` };
+      zkPlan.emit('task:started', { task, plan: '/plans/plan-0000000001', workerId: 'host:1:1', attempt: 1, ...labels });
+      zkPlan.emit('task:failed', { task, plan: '/plans/plan-0000000001', workerId: 'host:1:1', error, charged: true, final: true, attempt: 1, ...labels });
+      zkPlan.emit('worker:error', { workerId: 'evil\x1b[2J', error: new Error('two\nlines') });
+      stop();
+      const prefix = format === 'plain' ? 'zk-plan worker: ' : '';
+      const named = `${task} (key eu${VISIBLE}, fn load, plan nightly ⏎ ${VISIBLE})`;
+      expect(lines.map((line) => (format === 'plain' ? line : line.replace(/^\[\d\d:\d\d:\d\d\.\d{3}\] (INFO |ERROR) /, '')))).toEqual([
+        `${prefix}task started: ${named}, attempt 1`,
+        `${prefix}task failed for good: ${named}, attempt 1: ${VISIBLE}\n    at job (/app/${VISIBLE}.js:1:2)`,
+        `${prefix}worker error on evil: two ⏎ lines`,
+      ]);
+      for (const line of lines) expect(line).not.toMatch(CONTROL);
+    }
   });
 
-  it('the pretty worker log prints the visible text; JSON logs keep the exact value with every control escaped', async () => {
+  it('a pretty structured log (createLogger) prints the visible text; JSON logs keep the exact value with every control escaped', async () => {
     const logged = (pretty: boolean): Promise<string> => {
       let text = '';
       const destination = new Writable({
@@ -146,12 +157,12 @@ describe('what the CLI prints', () => {
     };
     const pretty = await logged(true);
     expect(pretty).not.toMatch(CONTROL);
-    expect(pretty).toContain(`task failed for good: ${VISIBLE}`);
+    expect(pretty).toContain(`task failed for good: /plans/plan-1/task-2: ${VISIBLE}`);
 
     const json = await logged(false);
     expect(json).not.toMatch(CONTROL);
     const line = JSON.parse(json) as { msg: string; error: { message: string } };
-    expect(line.msg).toBe(`task failed for good: ${FORGED}`);
+    expect(line.msg).toBe(`task failed for good: /plans/plan-1/task-2: ${FORGED}`);
     expect(line.error.message).toBe(FORGED);
   });
 });

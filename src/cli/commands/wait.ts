@@ -42,8 +42,9 @@ export function registerWait(program: Command): void {
 Progress goes to stderr: a bar (done/total, rate, ETA) when stderr is a terminal, else a line at most
 once a second and a last one at the end. done/total counts all tasks for plans created with
 { history: true }, else the tasks finished since wait started out of those seen.
-The outcome goes to stdout; --json prints the plan's final status (as describePlan returns it: its
-counts include the done tasks of a plan with { history: true }) whatever the outcome.`,
+The outcome goes to stdout; --json prints the plan's final status whatever the outcome: { plan,
+state, counts, failed, blocked, retrying, … }, its counts including the done tasks of a plan with
+{ history: true }.`,
   );
   withUsageHint(command);
   setAction(command, (plan: string, options: WaitOptions) => {

@@ -15,7 +15,10 @@ export function registerWhy(program: Command): void {
     .description('say why a task is not running (a code, a sentence, the data behind it), or why a plan is not progressing')
     .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007) or a plan path');
   addConnectionOptions(why, DEFAULTS.cliConnectTimeoutMs.read);
-  why.addHelpText('after', `\n--json prints the explanation as explainTask or explainPlan returns it.`);
+  why.addHelpText(
+    'after',
+    `\n--json prints the explanation as a JSON document: a task's { task, key?, code, message, remedy?, details }, a plan's { plan, state, message, reasons: [{ code, message, remedy?, tasks }] }; remedy is { api, cli }.`,
+  );
   withUsageHint(why);
   setAction(why, async (path: string, options: ConnectionOptions) => {
     assertValidPath('path', path);

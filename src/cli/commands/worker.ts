@@ -122,7 +122,7 @@ export function registerWorker(program: Command): void {
     .addOption(
       new Option(
         '--log-format <format>',
-        'logs on stderr: plain lines, pretty (pino-pretty) or json (pino JSON lines); default: pretty on a terminal, else plain; json with --json',
+        'logs on stderr, one line per event: plain lines, pretty (time and level first) or json (pino JSON lines); default: pretty on a terminal, else plain; json with --json',
       ).choices(['plain', 'pretty', 'json']),
     );
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.worker);
