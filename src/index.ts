@@ -114,3 +114,4 @@ export {
   SchemaMismatchError,
 } from './errors/task-errors.js';
 export { IncompleteValueError, ResultTooLargeError } from './errors/value-errors.js';
+export { DuplicateTaskKeyError, TaskKeyNotFoundError } from './errors/task-key-errors.js';

@@ -5,6 +5,7 @@ import { assertSerializable } from '../serialization/codec.js';
 import { assertFunctionName } from './function-registry.js';
 import type { TaskFunction } from './task-context.js';
 import type { RetryPolicy } from '../config/plan-options.js';
+import { taskKeyProblem } from '../plan/names.js';
 
 /** A task that calls a registered function with bound params: built by `call()`. */
 export interface CallSpec {
@@ -33,6 +34,11 @@ export interface TaskSettings {
   readonly priority?: number;
   /** Runs only while a slot of this key's cluster-wide limit is free (`setConcurrencyLimit`). */
   readonly concurrencyKey?: string;
+  /**
+   * The task's key within its plan (its spec's key, or `addTask(…, { key })`): stored with the
+   * definition, so that whoever reads the task (a worker, `show`, the web view) knows it at once.
+   */
+  readonly key?: string;
 }
 
 /** What a task node's value holds (the wire format other programs may write too). */
@@ -101,6 +107,7 @@ export function toDefinition(spec: TaskSpec, settings: TaskSettings = {}): TaskD
     ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
     ...(settings.priority !== undefined ? { priority: settings.priority } : {}),
     ...(settings.concurrencyKey !== undefined ? { concurrencyKey: settings.concurrencyKey } : {}),
+    ...(settings.key !== undefined ? { key: settings.key } : {}),
   };
 }
 
@@ -123,7 +130,7 @@ export function parseDefinition(task: string, value: unknown): TaskDefinition {
 }
 
 function parseSettings(task: string, record: Record<string, unknown>): TaskSettings {
-  const { keepResult, retry, timeoutMs, priority, concurrencyKey } = record;
+  const { keepResult, retry, timeoutMs, priority, concurrencyKey, key } = record;
   if (keepResult !== undefined && typeof keepResult !== 'boolean') throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
   if (retry !== undefined && (typeof retry !== 'object' || retry === null || Array.isArray(retry))) {
     throw new MalformedNodeError(task, 'retry must be an object { maxAttempts?, initialDelayMs?, multiplier?, maxDelayMs? } when present');
@@ -139,5 +146,7 @@ function parseSettings(task: string, record: Record<string, unknown>): TaskSetti
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(priority !== undefined ? { priority: priority as number } : {}),
     ...(concurrencyKey !== undefined ? { concurrencyKey: concurrencyKey as string } : {}),
+    // A key is a label: one that is not a valid key (another tool's value) is left out, never a reason to fail the task.
+    ...(taskKeyProblem(key) === undefined ? { key: key as string } : {}),
   };
 }

@@ -195,5 +195,11 @@ function optionsOfTask(definition: TaskDefinition): AddTaskOptions {
 }
 
 function optionsOf(settings: Awaited<ReturnType<TaskStore['readPlanSettings']>>): PlanOptions {
-  return { failurePolicy: settings.failurePolicy, ...settings.retry, history: settings.history, priority: settings.priority };
+  return {
+    failurePolicy: settings.failurePolicy,
+    ...settings.retry,
+    history: settings.history,
+    priority: settings.priority,
+    ...(settings.name !== undefined ? { name: settings.name } : {}),
+  };
 }
