@@ -3,7 +3,17 @@ export interface ZkPlanEvents {
   /** A worker took a task (created its owner node). */
   'task:claimed': [{ readonly task: string; readonly plan: string; readonly workerId: string }];
   /** A task's result is stored and handed to its dependents, and the task node is deleted. `reusedResult`: a previous owner had stored it. */
-  'task:completed': [{ readonly task: string; readonly plan: string; readonly workerId: string; readonly durationMs: number; readonly reusedResult: boolean }];
+  'task:completed': [
+    {
+      readonly task: string;
+      readonly plan: string;
+      readonly workerId: string;
+      readonly durationMs: number;
+      readonly reusedResult: boolean;
+      /** The task's function, when this worker registers it (`inline` for inline source). */
+      readonly fn?: string;
+    },
+  ];
   /**
    * A task's run failed and its owner node was removed. `charged`: the failure counts against the
    * task's attempts (infrastructure faults and aborts by the worker do not); `final`: the task has
@@ -19,6 +29,8 @@ export interface ZkPlanEvents {
       readonly final: boolean;
       readonly attempts?: number;
       readonly nextTryAt?: Date;
+      /** The task's function, when this worker registers it (`inline` for inline source). */
+      readonly fn?: string;
     },
   ];
   /** A worker found nothing to do and sleeps `sleepMs` (the spec's back-off, round `round`). */

@@ -14,6 +14,7 @@ import type { Dispatcher, PlanStopReason } from './dispatcher.js';
 import { getTaskFromAnyPlan, type Seeker } from './find-task.js';
 import { FailureCooldown } from './failure-cooldown.js';
 import { performTask, type PerformContext, type PerformOutcome } from './perform-task.js';
+import { claimedFunction } from './claimed-function.js';
 import type { Claim } from '../store/task-store.js';
 import type { ZkPlanEvents } from './worker-events.js';
 import type { WakeUp } from './wake-up.js';
@@ -164,7 +165,15 @@ async function runClaim(
     }
     if (outcome !== 'gone') {
       const durationMs = performance.now() - started;
-      emitSafely(events, 'task:completed', { task: claim.task, plan: claim.plan, workerId, durationMs, reusedResult: outcome === 'finished-previous' });
+      const fn = await claimedFunction(claim, runtime.execution.functions);
+      emitSafely(events, 'task:completed', {
+        task: claim.task,
+        plan: claim.plan,
+        workerId,
+        durationMs,
+        reusedResult: outcome === 'finished-previous',
+        ...(fn !== undefined ? { fn } : {}),
+      });
       // Indexed plans announce runnable dependents themselves (offer, watches); others need a look.
       if (!dispatcher.isIndexed(claim.plan)) runtime.wakeUp.wake(1);
     }
@@ -213,6 +222,7 @@ async function handleFailure(
     });
   }
   taskController.abort(); // the function's leftovers must stop; and no more writes under this claim
+  const fn = await claimedFunction(claim, runtime.execution.functions);
   emitSafely(events, 'task:failed', {
     task: claim.task,
     plan: claim.plan,
@@ -221,6 +231,7 @@ async function handleFailure(
     charged,
     final: outcome?.final ?? false,
     ...(outcome ? { attempts: outcome.failure.attempts, nextTryAt: outcome.notBefore } : {}),
+    ...(fn !== undefined ? { fn } : {}),
   });
   await releaseOrRetry(runtime, claim, workerId);
   if (outcome?.final === true || dispatcher.isStopped(claim.plan)) return; // failed for good, or its plan stopped: never offered again

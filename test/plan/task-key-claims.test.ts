@@ -34,6 +34,8 @@ function process(server: MemoryZooKeeper, name: string): MemoryProcess {
   return proc;
 }
 
+const nameOfTask = (task: string): string => task.slice(task.lastIndexOf('/') + 1);
+
 /** The plan's task nodes, by path. */
 function tasksOf(server: MemoryZooKeeper, plan: string): string[] {
   return server
@@ -161,6 +163,21 @@ describe('addTask with a key', () => {
       expect(await proc.zkPlan.taskOfKey(plan, key)).toBe(task);
     }
     expect(new Set((await proc.zkPlan.describePlan(plan)).tasks.map((task) => task.key))).toEqual(new Set(['.', '..', 'a/b', 'ü ü', '%41']));
+  });
+
+  it('an export keys its derived spec by the tasks’ keys, so the imported plan knows them too', async () => {
+    const proc = process(new MemoryZooKeeper(), 'a');
+    const plan = await proc.zkPlan.createPlan(PARENT, { history: true });
+    const eu = await proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
+    await proc.zkPlan.addTask(plan, call('join'), [eu], { key: 'report' });
+    const unkeyed = await proc.zkPlan.addTask(plan, call('load', 'plain'));
+    const snapshot = await proc.zkPlan.exportPlan(plan);
+    expect(Object.keys(snapshot.spec.tasks).sort()).toEqual(['load-eu', nameOfTask(unkeyed), 'report'].sort());
+    expect(snapshot.spec.tasks['report']?.inputs).toEqual(['load-eu']);
+    const imported = await proc.zkPlan.importPlan('/copies', snapshot);
+    expect(await proc.zkPlan.taskOfKey(imported.plan, 'report')).toBe(imported.tasks['report']);
+    const view = await proc.zkPlan.describePlan(imported.plan);
+    expect(view.tasks.map((task) => task.key).sort()).toEqual(['load-eu', nameOfTask(unkeyed), 'report'].sort());
   });
 
   it('taskOfKey: TASK_KEY_NOT_FOUND for a key no task has', async () => {
