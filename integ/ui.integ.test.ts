@@ -181,6 +181,68 @@ describe('web view', () => {
     await list.screenshot({ path: 'test-output/ui-plans.png' });
   });
 
+  it('names tasks by key (a spec plan, and addTask { key }) on nodes and in the panel, and plans by name; saves a screenshot', async () => {
+    const gates = new Map(['eu', 'us'].map((name) => [name, gate()]));
+    const zkPlan = await env.zkPlan({ functions: gatedFunctions(gates) });
+    const root = env.root();
+    cleanups.push(async () => gates.forEach((entry) => entry.release()));
+    const spec = await zkPlan.submitPlan(root, {
+      name: 'daily report',
+      tasks: {
+        'load-eu': { fn: 'step', params: ['eu'] },
+        'load-us': { fn: 'step', params: ['us'] },
+        report: { fn: 'constant', params: ['report'], inputs: ['load-eu', 'load-us'] },
+      },
+      options: { history: true },
+    });
+    const keyed = await zkPlan.createPlan(root, { name: 'regions' });
+    const eu = await zkPlan.addTask(keyed, call('constant', 'eu'), [], { key: 'eu' });
+    await zkPlan.addTask(keyed, call('constant', 'total'), [eu], { key: 'total' });
+    zkPlan.startWorkers(root, { count: 2 });
+    const ui = await openUi(zkPlan, root);
+
+    // The plans page names both plans.
+    const list = await newPage();
+    await list.goto(ui.url);
+    await list.waitForSelector(`tr[data-plan="${keyed}"]`);
+    expect(await list.textContent(`tr[data-plan="${spec.plan}"] td.plan-name`)).toBe('daily report');
+    expect(await list.textContent(`tr[data-plan="${keyed}"] td.plan-name`)).toBe('regions');
+
+    const page = await newPage();
+    await page.goto(planUrl(ui, spec.plan));
+    const report = spec.tasks['report'] as string;
+    await page.waitForSelector(node(spec.tasks['load-eu'] as string, 'running'));
+    expect(await page.textContent('#plan-name')).toBe('daily report');
+    expect(await page.textContent(`${node(spec.tasks['load-eu'] as string)} text`)).toBe('load-eu step');
+    expect(await page.getAttribute(node(report), 'data-key')).toBe('report');
+    await page.click(node(report));
+    await page.waitForSelector('#panel code.key');
+    expect(await page.textContent('#panel code.key')).toBe('report');
+    expect(await page.locator('#panel ul.inputs li').allTextContents()).toEqual([
+      `load-eu ${nameOf(spec.tasks['load-eu'] as string)}`,
+      `load-us ${nameOf(spec.tasks['load-us'] as string)}`,
+    ]);
+    await mkdir('test-output', { recursive: true });
+    await page.screenshot({ path: 'test-output/ui-plan-keys.png' });
+    gates.forEach((entry) => entry.release());
+    await page.waitForSelector(node(report, 'done'));
+    expect(await page.textContent(`${node(report)} text`)).toBe('report constant');
+
+    // A plan built with addTask's { key }: labelled by key, and still once done and gone (no history kept).
+    const other = await newPage();
+    await other.goto(planUrl(ui, keyed));
+    await other.waitForSelector(node(eu, 'runnable'));
+    expect(await other.textContent('#plan-name')).toBe('regions');
+    expect(await other.textContent(`${node(eu)} text`)).toBe('eu constant');
+    await zkPlan.markAsReady(keyed);
+    await other.waitForSelector('#plan-state[data-state="completed"]');
+    await other.waitForSelector(`${node(eu, 'done')}.gone`);
+    expect(await other.textContent(`${node(eu)} text`)).toBe('eu constant');
+    await other.click(node(eu));
+    await other.waitForSelector('#detail-title');
+    expect(await other.textContent('#detail-title')).toBe(`eu#${Number(nameOf(eu).slice('task-'.length))} ${nameOf(eu)}`);
+  });
+
   it('shows a failed task with its error, its blocked dependents, and saves a screenshot', async () => {
     const gates = new Map(['slow-1', 'slow-2'].map((name) => [name, gate()]));
     const zkPlan = await env.zkPlan({ functions: gatedFunctions(gates) });

@@ -123,3 +123,4 @@ export {
 export { IncompleteValueError, ResultTooLargeError } from './errors/value-errors.js';
 export { ShellDisabledError, ShellExitError, ShellParamsError, ShellStartError } from './errors/shell-errors.js';
 export type { ShellParams, ShellResult } from './shell/shell-params.js';
+export { DuplicateTaskKeyError, TaskKeyNotFoundError } from './errors/task-key-errors.js';

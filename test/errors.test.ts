@@ -13,6 +13,7 @@ import {
 } from '../src/errors/task-errors.js';
 import { ShellDisabledError, ShellExitError, ShellParamsError, ShellStartError } from '../src/errors/shell-errors.js';
 import { IllegalStateError, InvalidArgumentError, WaitTimeoutError } from '../src/errors/usage-errors.js';
+import { DuplicateTaskKeyError, TaskKeyNotFoundError } from '../src/errors/task-key-errors.js';
 import { ZkConnectTimeoutError, ZkError, isZkError, zkErrorCodeOf, type ZkErrorCode } from '../src/errors/zk-error.js';
 
 const PLAN = '/plans/plan-0000000001';
@@ -38,6 +39,8 @@ const ZK_PLAN_ERRORS: ReadonlyArray<[string, ZkPlanError, string]> = [
   ['InvalidArgumentError', new InvalidArgumentError('count', 'must be ≥ 1'), 'INVALID_ARGUMENT'],
   ['IllegalStateError', new IllegalStateError('closed'), 'ILLEGAL_STATE'],
   ['WaitTimeoutError', new WaitTimeoutError(PLAN, 1000, 3), 'WAIT_TIMEOUT'],
+  ['DuplicateTaskKeyError', new DuplicateTaskKeyError(PLAN, 'load-eu', TASK), 'TASK_KEY_TAKEN'],
+  ['TaskKeyNotFoundError', new TaskKeyNotFoundError(PLAN, 'load-eu'), 'TASK_KEY_NOT_FOUND'],
   ['ZkError', new ZkError('get', -101, TASK), 'NO_NODE'],
   ['ZkConnectTimeoutError', new ZkConnectTimeoutError('127.0.0.1:2181', 500), 'CONNECT_TIMEOUT'],
 ];

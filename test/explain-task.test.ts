@@ -112,6 +112,13 @@ describe('explainTask', () => {
   it('names the task by the key its spec gave it, when it has one', () => {
     expect(explainTask(facts({}, {}, { state: 'blocked', key: 'report' }))).toMatchObject({ key: 'report', code: 'BLOCKED' });
     expect(explainTask(facts({}, {}, { state: 'blocked' }))).not.toHaveProperty('key');
+    // Its inputs too.
+    const producer = taskView({ task: `${PLAN}/task-0000000000`, name: 'task-0000000000', state: 'running', key: 'load-eu' });
+    const waiting = facts({}, { tasks: [producer, taskView({ state: 'waiting', inputs: [producer.task], pendingInputs: 1 })] });
+    expect(explainTask(waiting)).toMatchObject({
+      message: 'it waits for 1 input(s): load-eu (running)',
+      details: { inputs: [{ task: producer.task, key: 'load-eu', state: 'running' }] },
+    });
   });
 
   it('says what lets the task go on both as a call and as a zk-plan command, and keeps calls out of the message', () => {

@@ -105,6 +105,24 @@ describe('createWorkerMetrics', () => {
     expect(await value(registry, 'zk_plan_running_tasks')).toBe(0);
   });
 
+  it('labels task outcomes by function (when the worker named it), never by task key, path or plan', async () => {
+    const plan = new FakeZkPlan();
+    const { registry } = metricsFor(plan, undefined, { taskWait: false });
+    const error = new Error('boom');
+    plan.emit('task:completed', { task: task(1), plan: PLAN, workerId: 'w/1', durationMs: 500, reusedResult: false, fn: 'load' });
+    plan.emit('task:completed', { task: task(2), plan: PLAN, workerId: 'w/1', durationMs: 700, reusedResult: false, fn: 'load' });
+    plan.emit('task:completed', { task: task(3), plan: PLAN, workerId: 'w/1', durationMs: 100, reusedResult: false });
+    plan.emit('task:failed', { task: task(4), plan: PLAN, workerId: 'w/1', error, charged: true, final: true, attempts: 1, fn: 'report' });
+    expect(await value(registry, 'zk_plan_tasks_succeeded_total', { fn: 'load' })).toBe(2);
+    expect(await value(registry, 'zk_plan_tasks_succeeded_total')).toBe(1); // a function the worker did not name: no fn label
+    expect(await value(registry, 'zk_plan_tasks_failed_total', { final: 'true', charged: 'true', fn: 'report' })).toBe(1);
+    expect(await histogramCount(registry, 'zk_plan_task_duration_seconds', { fn: 'load' })).toBe(2);
+    const labels = new Set<string>();
+    for (const metric of await registry.getMetricsAsJSON()) for (const entry of metric.values) for (const label of Object.keys(entry.labels)) labels.add(label);
+    expect([...labels].filter((label) => ['key', 'task', 'plan', 'planName'].includes(label))).toEqual([]);
+    expect(labels.has('fn')).toBe(true);
+  });
+
   it('running_tasks: claimed minus finished, one task per worker loop; an idle round or a new claim ends a claim that ended silently', async () => {
     const plan = new FakeZkPlan();
     const { registry } = metricsFor(plan, undefined, { taskWait: false });

@@ -1,6 +1,7 @@
 /** onPlanEvent over the in-memory ZooKeeper: each event once across listening processes, retries, and a deliverer that dies. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PlanEvent } from '../src/alerts/plan-events.js';
+import { webhookBody } from '../src/alerts/webhook.js';
 import { PermanentError } from '../src/errors/task-errors.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import { call } from '../src/exec/task-spec.js';
@@ -57,6 +58,22 @@ describe('onPlanEvent', () => {
       error: { code: 'PERMANENT', message: expect.stringContaining('no such customer') },
     });
     expect(seen.find(({ event }) => event.kind === 'plan:cancelled')?.event.reason).toBe('not needed');
+  });
+
+  it('events carry the plan name and the failed task key, in the listener and in the webhook body', async () => {
+    const proc = memoryProcess(new MemoryZooKeeper(), 'a', functions());
+    processes.push(proc);
+    const seen: PlanEvent[] = [];
+    proc.zkPlan.onPlanEvent(PARENT, (event) => void seen.push(event));
+    proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, retention: false });
+    const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 1, name: 'nightly billing' });
+    const bad = await proc.zkPlan.addTask(plan, call('fail'), [], { key: 'charge-eu' });
+    await proc.zkPlan.markAsReady(plan);
+    await until(() => seen.length >= 2);
+    const taskFailed = seen.find((event) => event.kind === 'task:failed');
+    expect(taskFailed).toMatchObject({ plan, planName: 'nightly billing', task: bad, key: 'charge-eu' });
+    expect(seen.find((event) => event.kind === 'plan:failed')).toMatchObject({ plan, planName: 'nightly billing', key: 'charge-eu' });
+    expect(webhookBody(taskFailed as PlanEvent)).toMatchObject({ plan, planName: 'nightly billing', task: bad, key: 'charge-eu' });
   });
 
   it('two listeners in one process (one session): each event is told once, to one of them', async () => {

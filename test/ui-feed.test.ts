@@ -147,7 +147,7 @@ describe('PlanFeed', () => {
     expect(describePlan).toHaveBeenCalledTimes(1);
     await vi.advanceTimersByTimeAsync(60);
     expect(describePlan).toHaveBeenCalledTimes(2);
-    expect(messages.at(-1)).toEqual({ type: 'diff', diff: expect.objectContaining({ changed: [['task-0000000001', 'running', false, 'f', false]] }) });
+    expect(messages.at(-1)).toEqual({ type: 'diff', diff: expect.objectContaining({ changed: [['task-0000000001', 'running', false, 'f', false, '']] }) });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(describePlan).toHaveBeenCalledTimes(2); // nothing fired since
     for (const path of [`${PLAN}/runnable`, `${PLAN}/task-0000000001`]) expect(zk.watchCount(path), path).toBe(1);

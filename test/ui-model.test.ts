@@ -214,14 +214,45 @@ describe('buildModel', () => {
   });
 });
 
+describe('task keys and the plan name in the web view', () => {
+  it('labels nodes by key, keeps a key a later read misses, and sends a key that arrives as a change', () => {
+    const first = buildModel(view([task(1, 'running'), task(2, 'building', [1])]));
+    expect(first.nodes.map((node) => node.key)).toEqual([undefined, undefined]);
+    // The spec record (with the keys) is written after the tasks: the next read knows them.
+    const second = buildModel(view([task(1, 'running', [], { key: 'load-eu' }), task(2, 'waiting', [1], { key: 'report' })]), first);
+    expect(second.nodes.map((node) => node.key)).toEqual(['load-eu', 'report']);
+    expect(diffModels(first, second).changed).toEqual([
+      [n(1), 'running', false, 'f', false, 'load-eu'],
+      [n(2), 'waiting', false, 'f', false, 'report'],
+    ]);
+    // Task 1 caught half-deleted (no definition): its key stays, as do its function and state.
+    const third = buildModel(view([task(1, 'building', [], { fn: '?' }), task(2, 'waiting', [1], { key: 'report' })]), second);
+    expect(third.nodes[0]).toEqual({ name: n(1), key: 'load-eu', state: 'running', fn: 'f', inputs: [] });
+    // Gone (finished without history): still labelled by its key.
+    const fourth = buildModel(view([task(2, 'runnable', [1], { key: 'report' })], { historyKept: false }), third);
+    expect(fourth.nodes[0]).toEqual({ name: n(1), key: 'load-eu', state: 'done', fn: 'f', inputs: [], gone: true });
+  });
+
+  it('carries the plan name in the headline and the plans row, and the key in the panel', () => {
+    const named: PlanView = { ...view([task(1, 'running', [], { key: 'load-eu' })]), status: { ...status(), name: 'nightly' } };
+    const model = buildModel(named);
+    expect(model.status.name).toBe('nightly');
+    expect(isEmptyDiff(diffModels(model, buildModel(view([task(1, 'running', [], { key: 'load-eu' })]), model)), model.status)).toBe(false);
+    expect(planRow({ plan: PLAN, status: named.status, done: 0, historyKept: true }).planName).toBe('nightly');
+    expect(planRow({ plan: PLAN, status: status(), done: 0, historyKept: true })).not.toHaveProperty('planName');
+    expect(taskDetail(task(1, 'running', [], { key: 'load-eu' })).key).toBe('load-eu');
+    expect(goneTaskDetail(`${PLAN}/${n(1)}`, 'finished', 'load-eu').key).toBe('load-eu');
+  });
+});
+
 describe('diffModels', () => {
   it('reports state changes compactly and structure changes in full', () => {
     const before = buildModel(view([task(1, 'running'), task(2, 'waiting', [1])]));
     const after = buildModel(view([task(1, 'done'), task(2, 'runnable', [1]), task(3, 'building', [2])], { done: 1 }), before);
     const diff = diffModels(before, after);
     expect(diff.changed).toEqual([
-      [n(1), 'done', false, 'f', false],
-      [n(2), 'runnable', false, 'f', false],
+      [n(1), 'done', false, 'f', false, ''],
+      [n(2), 'runnable', false, 'f', false, ''],
     ]);
     expect(diff.added).toEqual([{ name: n(3), state: 'building', fn: 'f', inputs: [n(2)] }]);
     expect(diff.updated).toEqual([]);
@@ -266,9 +297,9 @@ describe('diffModels', () => {
     ]);
     expect(after.status).toMatchObject({ state: 'cancelled', done: 1, total: 3 });
     expect(diffModels(before, after).changed).toEqual([
-      [n(1), 'done', true, 'f', false],
-      [n(2), 'running', false, 'f', true],
-      [n(3), 'runnable', false, 'f', true],
+      [n(1), 'done', true, 'f', false, ''],
+      [n(2), 'running', false, 'f', true, ''],
+      [n(3), 'runnable', false, 'f', true, ''],
     ]);
     // Once marked, they stay so (the next read holds no more of them).
     expect(buildModel(view([], { historyKept: false, state: 'cancelled' }), after).nodes.filter((node) => node.cancelled)).toHaveLength(2);

@@ -70,6 +70,8 @@ const NODES: readonly (readonly [RegExp, string])[] = (
     [`${PLAN}/failed`, 'plan failed marker'],
     [`${PLAN}/spec`, 'spec record'],
     [`${PLAN}/spec/${CHUNK}`, 'spec record chunk'],
+    [`${PLAN}/keys`, 'task keys'],
+    [`${PLAN}/keys/key-[^/]+`, 'key claim'],
     [`${PLAN}/control`, 'control'],
     [`${PLAN}/alerts`, 'plan events'],
     [`${PLAN}/alerts/[^/]+`, 'plan event'],
@@ -218,6 +220,17 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
     ]);
     await admin.zkPlan.addTask(plan, call('sum'), [one as string, two as string], { keepResult: true });
     await admin.zkPlan.addTasks(plan, [{ task: call('big'), options: { keepResult: true } }, { task: call('breaks') }, { task: call('flaky') }]);
+    // Keys: one claimed, and a batch refused for a key already taken (the claim it made for its other task is freed).
+    await admin.zkPlan.addTask(plan, call('value', 4), [], { key: 'four' });
+    await admin.zkPlan
+      .addTasks(plan, [
+        { task: call('value', 5), options: { key: 'five' } },
+        { task: call('value', 4), options: { key: 'four' } },
+      ])
+      .then(
+        () => Promise.reject(new Error('a second task with the key "four" was added')),
+        () => undefined,
+      );
     await admin.zkPlan.markAsReady(plan);
     worker.zkPlan.startWorkers(PLANS, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await until(async () => (await admin.zkPlan.planStatus(plan)).state === 'failed', 'the plan to fail');

@@ -15,8 +15,12 @@ export interface PlanEvent {
   readonly id: string;
   readonly kind: PlanEventKind;
   readonly plan: string;
+  /** The plan's name (`createPlan(parent, { name })`, a spec's `name`, a schedule's), when it has one. */
+  readonly planName?: string;
   /** The task, for `task:failed`. */
   readonly task?: string;
+  /** The task's key (its spec's, or addTask's `{ key }`), for `task:failed` and, naming its first failed task, `plan:failed`. */
+  readonly key?: string;
   /** The failure: of the task (`task:failed`), of the first failed task (`plan:failed`). */
   readonly error?: Pick<TaskFailure, 'type' | 'message' | 'code' | 'attempts' | 'workerId' | 'at'>;
   /** Why, for `plan:cancelled`. */
@@ -29,28 +33,33 @@ export interface PlanEvent {
 /** The events a status shows (the caller keeps those already delivered apart by id). */
 export function planEventsOf(status: PlanStatus): PlanEvent[] {
   const { plan, counts } = status;
+  const planName = status.name !== undefined ? { planName: status.name } : {};
   const events: PlanEvent[] = [];
-  for (const { task, failure } of status.failed) {
+  for (const { task, key, failure } of status.failed) {
     if (failure === undefined) continue;
     events.push({
       id: `task-failed~${task.slice(task.lastIndexOf('/') + 1)}~${failure.at.getTime()}`,
       kind: 'task:failed',
       plan,
+      ...planName,
       task,
+      ...(key !== undefined ? { key } : {}),
       error: errorOf(failure),
       counts,
       at: failure.at,
     });
   }
   if (status.state === 'failed') {
-    const failures = status.failed.flatMap(({ failure }) => (failure ? [failure] : []));
-    const latest = failures.reduce<Date | undefined>((last, failure) => (last === undefined || failure.at > last ? failure.at : last), undefined);
+    const failures = status.failed.flatMap(({ key, failure }) => (failure ? [{ key, failure }] : []));
+    const latest = failures.reduce<Date | undefined>((last, { failure }) => (last === undefined || failure.at > last ? failure.at : last), undefined);
     const first = failures[0];
     events.push({
       id: `plan-failed~${latest?.getTime() ?? 0}`,
       kind: 'plan:failed',
       plan,
-      ...(first ? { error: errorOf(first) } : {}),
+      ...planName,
+      ...(first?.key !== undefined ? { key: first.key } : {}),
+      ...(first ? { error: errorOf(first.failure) } : {}),
       counts,
       at: latest ?? new Date(),
     });
@@ -61,12 +70,13 @@ export function planEventsOf(status: PlanStatus): PlanEvent[] {
       id: `plan-cancelled~${at.getTime()}`,
       kind: 'plan:cancelled',
       plan,
+      ...planName,
       ...(status.control?.reason ? { reason: status.control.reason } : {}),
       counts,
       at,
     });
   }
-  if (status.state === 'completed') events.push({ id: 'plan-completed', kind: 'plan:completed', plan, counts, at: new Date() });
+  if (status.state === 'completed') events.push({ id: 'plan-completed', kind: 'plan:completed', plan, ...planName, counts, at: new Date() });
   return events;
 }
 

@@ -13,7 +13,11 @@ export interface WebhookBody {
   readonly event: PlanEvent['kind'];
   readonly id: string;
   readonly plan: string;
+  /** The plan's name, when it has one. */
+  readonly planName: string | null;
   readonly task: string | null;
+  /** The task's key, when it has one (`task:failed`; `plan:failed`: of its first failed task). */
+  readonly key: string | null;
   readonly error: PlanEvent['error'] | null;
   readonly reason: string | null;
   readonly counts: PlanEvent['counts'];
@@ -25,7 +29,9 @@ export function webhookBody(event: PlanEvent): WebhookBody {
     event: event.kind,
     id: event.id,
     plan: event.plan,
+    planName: event.planName ?? null,
     task: event.task ?? null,
+    key: event.key ?? null,
     error: event.error ?? null,
     reason: event.reason ?? null,
     counts: event.counts,

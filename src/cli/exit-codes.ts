@@ -7,6 +7,7 @@ import { PlanCancelledError, PlanFailedError, PlanFinishedError, PlanNotFoundErr
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
 import { ZkConnectTimeoutError, isZkError } from '../errors/zk-error.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
+import { TaskKeyNotFoundError } from '../errors/task-key-errors.js';
 
 /** Every exit code of the `zk-plan` command, in one place (documented in `zk-plan --help`). */
 export const ExitCode = {
@@ -20,7 +21,7 @@ export const ExitCode = {
   timeout: 3,
   /** No ZooKeeper server answered within --connect-timeout-ms. */
   unreachable: 4,
-  /** The plan, schedule or job does not exist. */
+  /** The plan, schedule or job does not exist, or the plan has no task with the key given. */
   notFound: 5,
   /** The plan was cancelled (`wait`; `resume` or `pause` of a cancelled plan). */
   cancelled: 6,
@@ -40,7 +41,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   ${ExitCode.usage}    bad command line: unknown command or option, missing argument, invalid path or number, port in use
   ${ExitCode.timeout}    wait: --timeout-ms ran out before the plan completed
   ${ExitCode.unreachable}    ZooKeeper unreachable within --connect-timeout-ms
-  ${ExitCode.notFound}    no such plan, schedule or job
+  ${ExitCode.notFound}    no such plan, schedule, job, or task key in the plan
   ${ExitCode.cancelled}    the plan was cancelled (wait; pause or resume of a cancelled plan)
   ${ExitCode.denied}    ZooKeeper refused access: NO_AUTH (set ZK_PLAN_AUTH or --auth-file) or AUTH_FAILED
   ${ExitCode.finished}    pause or cancel of a plan that has already completed or failed
@@ -73,7 +74,13 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
   if (error instanceof InvalidArgumentError || error instanceof PlanSpecError || error instanceof SnapshotError) return ExitCode.usage;
   if (error instanceof ZkConnectTimeoutError) return ExitCode.unreachable;
   if (isZkError(error, 'NO_AUTH', 'AUTH_FAILED')) return ExitCode.denied;
-  if (error instanceof PlanNotFoundError || error instanceof ScheduleNotFoundError || error instanceof JobNotFoundError) return ExitCode.notFound;
+  if (
+    error instanceof PlanNotFoundError ||
+    error instanceof ScheduleNotFoundError ||
+    error instanceof JobNotFoundError ||
+    error instanceof TaskKeyNotFoundError
+  )
+    return ExitCode.notFound;
   if (error instanceof WaitTimeoutError) return ExitCode.timeout;
   if (error instanceof PlanFailedError) return ExitCode.failed;
   if (error instanceof PlanCancelledError) return ExitCode.cancelled;
@@ -98,6 +105,8 @@ export function describeError(error: unknown): string {
       : `no job "${name}" under ${parent} (zk-plan jobs ls --jobs ${parent} lists them) [${error.code}]`;
   }
   if (error instanceof InvalidArgumentError) return error.cliMessage;
+  if (error instanceof TaskKeyNotFoundError)
+    return `plan ${error.plan} has no task with the key ${JSON.stringify(error.key)} (zk-plan show ${error.plan} lists its tasks with their keys) [${error.code}]`;
   if (error instanceof PlanFinishedError) {
     const retry = error.state === 'failed' ? ` (zk-plan retry ${error.plan} runs its failed tasks again)` : '';
     return `plan ${error.plan} has already ${error.state}: there is nothing left to ${error.action}${retry} [${error.code}]`;

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { DEFAULTS } from './defaults.js';
 import { assertDurationMs, assertKnownKeys } from './options.js';
+import { assertPlanName, planNameProblem } from '../plan/names.js';
 
 /** What a plan does when one of its tasks fails for good. */
 export type FailurePolicy =
@@ -34,6 +35,12 @@ export interface PlanOptions extends RetryPolicy {
    * (an integer; a task's own `priority` overrides its plan's). @defaultValue 0
    */
   readonly priority?: number;
+  /**
+   * A name for people, shown by `zk-plan plans` and `show`, the web view, alerts and worker logs
+   * beside the plan's path (at most 200 characters, no control characters; names need not be
+   * unique). A spec's `name` and a schedule's name give their plans one. @defaultValue none
+   */
+  readonly name?: string;
 }
 
 /** A plan's settings as stored in its node (plans written by other tools have none: defaults apply). */
@@ -44,7 +51,7 @@ export interface PlanSettings {
   readonly priority: number;
   /** Some task of the plan has a priority of its own (workers then read each task's before picking). */
   readonly taskPriorities: boolean;
-  /** The plan's name, for people (worker logs), when it was given one. */
+  /** The plan's name (`createPlan(parent, { name })`), when it has one. */
   readonly name?: string;
 }
 
@@ -55,15 +62,16 @@ export const DEFAULT_PLAN_SETTINGS: PlanSettings = { ...DEFAULTS.plan, taskPrior
 const FAILURE_POLICIES: readonly FailurePolicy[] = ['continue', 'failFast'];
 
 const RETRY_KEYS: Record<keyof RetryPolicy, true> = { maxAttempts: true, initialDelayMs: true, multiplier: true, maxDelayMs: true };
-const PLAN_KEYS: Record<keyof PlanOptions, true> = { ...RETRY_KEYS, failurePolicy: true, history: true, priority: true };
+const PLAN_KEYS: Record<keyof PlanOptions, true> = { ...RETRY_KEYS, failurePolicy: true, history: true, priority: true, name: true };
 
 /** The options of `addTask` (and of an `addTasks` entry's `options`): `AddTaskOptions` in src/plan/plan-writer.ts. */
-export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResult' | 'timeoutMs' | 'priority' | 'concurrencyKey', true>> = {
+export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResult' | 'timeoutMs' | 'priority' | 'concurrencyKey' | 'key', true>> = {
   ...RETRY_KEYS,
   keepResult: true,
   timeoutMs: true,
   priority: true,
   concurrencyKey: true,
+  key: true,
 };
 /** The fields of an `addTasks` entry (`TaskToAdd`). */
 export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = { task: true, args: true, options: true };
@@ -80,7 +88,15 @@ export function resolvePlanSettings(options: PlanOptions = {}, where = 'createPl
   if (typeof history !== 'boolean') throw new InvalidArgumentError('history', `expected a boolean, got ${typeof history}`);
   const priority = options.priority ?? DEFAULT_PLAN_SETTINGS.priority;
   assertPriority('priority', priority);
-  return { failurePolicy, retry: resolveRetryPolicy(options, DEFAULT_RETRY_POLICY), history, priority, taskPriorities: false };
+  if (options.name !== undefined) assertPlanName('name', options.name);
+  return {
+    failurePolicy,
+    retry: resolveRetryPolicy(options, DEFAULT_RETRY_POLICY),
+    history,
+    priority,
+    taskPriorities: false,
+    ...(options.name !== undefined ? { name: options.name } : {}),
+  };
 }
 
 /** A priority is a whole number (negative ones go after the default 0). */
@@ -118,6 +134,8 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
   const record = stored as { failurePolicy?: unknown; retry?: unknown; history?: unknown; priority?: unknown; taskPriorities?: unknown; name?: unknown };
   try {
     const settings = resolvePlanSettings({
+      // A name that is not one (another tool's value, or a forged one) is left out: the plan keeps its other settings.
+      ...(planNameProblem(record.name) === undefined ? { name: record.name as string } : {}),
       failurePolicy: record.failurePolicy as FailurePolicy | undefined,
       history: record.history === true,
       ...(Number.isSafeInteger(record.priority) ? { priority: record.priority as number } : {}),

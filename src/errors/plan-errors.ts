@@ -111,6 +111,8 @@ named(PlanPausedError, 'PlanPausedError');
 /** A task of a plan's status report that failed for good, with the failure recorded in ZooKeeper. */
 export interface FailedTaskReport {
   readonly task: string;
+  /** The task's key, when it has one. */
+  readonly key?: string;
   readonly failure: unknown;
 }
 
@@ -124,7 +126,7 @@ export class PlanFailedError extends ZkPlanError {
   ) {
     const what = `Plan ${plan} failed: ${failedTasks.length} task(s) failed for good (${failedTasks
       .slice(0, 3)
-      .map(({ task, failure }) => `${task}: ${(failure as { message?: string } | undefined)?.message ?? 'unknown error'}`)
+      .map(({ task, key, failure }) => `${key === undefined ? task : `${key} (${task})`}: ${(failure as { message?: string } | undefined)?.message ?? 'unknown error'}`)
       .join('; ')}${failedTasks.length > 3 ? '; …' : ''}), ${blockedTasks.length} blocked behind them. Fix the cause, then`;
     super(`${what} retryFailed(plan) to run them again`, { path: plan, cliMessage: `${what} zk-plan retry ${plan} runs them again` });
   }

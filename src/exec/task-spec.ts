@@ -5,6 +5,7 @@ import { assertSerializable } from '../serialization/codec.js';
 import { assertFunctionName } from './function-registry.js';
 import type { TaskFunction } from './task-context.js';
 import type { RetryPolicy } from '../config/plan-options.js';
+import { taskKeyProblem } from '../plan/names.js';
 
 /** A task that calls a registered function with bound params: built by `call()`. */
 export interface CallSpec {
@@ -33,17 +34,15 @@ export interface TaskSettings {
   readonly priority?: number;
   /** Runs only while a slot of this key's cluster-wide limit is free (`setConcurrencyLimit`). */
   readonly concurrencyKey?: string;
-}
-
-/** How people know a task, stored with its definition so that a worker names it without another read. */
-export interface TaskLabel {
-  /** The task's key within its plan (a spec's task key), shown in worker logs. */
+  /**
+   * The task's key within its plan (its spec's key, or `addTask(…, { key })`): stored with the
+   * definition, so that whoever reads the task (a worker, `show`, the web view) knows it at once.
+   */
   readonly key?: string;
 }
 
 /** What a task node's value holds (the wire format other programs may write too). */
-export type TaskDefinition = (({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings) | ({ readonly source: string } & TaskSettings)) &
-  TaskLabel;
+export type TaskDefinition = ({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings) | ({ readonly source: string } & TaskSettings);
 
 /** A task calling the registered function `fn` with `params` bound into `ctx.params`. */
 export function call(fn: string, ...params: unknown[]): CallSpec {
@@ -108,6 +107,7 @@ export function toDefinition(spec: TaskSpec, settings: TaskSettings = {}): TaskD
     ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
     ...(settings.priority !== undefined ? { priority: settings.priority } : {}),
     ...(settings.concurrencyKey !== undefined ? { concurrencyKey: settings.concurrencyKey } : {}),
+    ...(settings.key !== undefined ? { key: settings.key } : {}),
   };
 }
 
@@ -129,7 +129,7 @@ export function parseDefinition(task: string, value: unknown): TaskDefinition {
   throw new MalformedNodeError(task, 'its value has neither a string "fn" (registered function) nor a string "source" (inline function)');
 }
 
-function parseSettings(task: string, record: Record<string, unknown>): TaskSettings & TaskLabel {
+function parseSettings(task: string, record: Record<string, unknown>): TaskSettings {
   const { keepResult, retry, timeoutMs, priority, concurrencyKey, key } = record;
   if (keepResult !== undefined && typeof keepResult !== 'boolean') throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
   if (retry !== undefined && (typeof retry !== 'object' || retry === null || Array.isArray(retry))) {
@@ -147,6 +147,7 @@ function parseSettings(task: string, record: Record<string, unknown>): TaskSetti
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(priority !== undefined ? { priority: priority as number } : {}),
     ...(concurrencyKey !== undefined ? { concurrencyKey: concurrencyKey as string } : {}),
-    ...(key !== undefined ? { key: key as string } : {}),
+    // A key is a label: one that is not a valid key (another tool's value) is left out, never a reason to fail the task.
+    ...(taskKeyProblem(key) === undefined ? { key: key as string } : {}),
   };
 }

@@ -95,9 +95,13 @@ export function explainTask(facts: TaskFacts): Explanation {
       { api: `retryFailed(${view.plan}) runs it again`, cli: `zk-plan retry ${view.plan} runs it again` },
     );
   if (view.status.state === 'failed' && view.status.failurePolicy === 'failFast') {
-    return make('PLAN_FAILED', `its failFast plan failed (${view.status.failed.map((failed) => failed.task).join(', ')}): nothing of it starts any more`, {
-      failed: view.status.failed,
-    });
+    return make(
+      'PLAN_FAILED',
+      `its failFast plan failed (${view.status.failed.map((failed) => failed.key ?? failed.task).join(', ')}): nothing of it starts any more`,
+      {
+        failed: view.status.failed,
+      },
+    );
   }
   if (subject.state === 'blocked')
     return make('BLOCKED', `it can never run: ${subject.blockedReason ?? 'an input comes from a failed task'}`, { reason: subject.blockedReason });
@@ -131,8 +135,9 @@ function waitingForInputs(subject: TaskView, view: PlanView, make: Make): Explan
   const byTask = new Map(view.tasks.map((task) => [task.task, task]));
   const pending = subject.inputs
     .filter((input) => byTask.has(input) && byTask.get(input)?.state !== 'done')
-    .map((input) => ({ task: input, state: byTask.get(input)?.state }));
-  const list = pending.map(({ task, state }) => `${task.slice(task.lastIndexOf('/') + 1)} (${state ?? '?'})`).join(', ');
+    .map((input) => ({ task: input, ...(byTask.get(input)?.key !== undefined ? { key: byTask.get(input)?.key } : {}), state: byTask.get(input)?.state }));
+  // Inputs are named by their keys where they have one, as the task itself is.
+  const list = pending.map(({ task, key, state }) => `${key ?? task.slice(task.lastIndexOf('/') + 1)} (${state ?? '?'})`).join(', ');
   return make('WAITING_FOR_INPUTS', `it waits for ${subject.pendingInputs} input(s)${list ? `: ${list}` : ''}`, {
     pendingInputs: subject.pendingInputs,
     inputs: pending,

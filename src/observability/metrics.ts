@@ -1,3 +1,4 @@
+import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
@@ -18,6 +19,23 @@ const TASK_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2
 const ZK_OPERATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** A lease renewal is one versioned set; one that takes longer than a lease's margin loses the item. */
 const LEASE_RENEW_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Series of task outcomes are labelled by function, never by task key or path: a function is one of
+ * the worker's registered names (so few), while keys and paths grow with every plan.
+ */
+const FN_LABEL_HELP =
+  'fn: the function, when this worker registers it ("inline" for inline source); absent otherwise (a task of a function this worker lacks). Tasks are never labelled by key or path.';
+
+/**
+ * The `fn` label of an event's function, or none (a label left out, not an empty one: a scrape would
+ * see the same series twice). Events name the function a task's definition names, which whoever can
+ * write a task chooses: only names the worker registers (and the built-in `inline` and `shell`)
+ * become label values, so the series stay bounded by the registry whatever the plans hold.
+ */
+function fnLabeller(functions: { has(name: string): boolean } | undefined): (fn: string | undefined) => { fn?: string } {
+  return (fn) => (fn !== undefined && (fn === 'inline' || fn === SHELL_FUNCTION || functions?.has(fn) === true) ? { fn } : {});
+}
 
 /** How many plans' `ready` times are remembered for `task_wait_seconds`. */
 const PLAN_READY_CACHE_SIZE = 1_000;
@@ -49,6 +67,7 @@ export interface WorkerMetrics {
 export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: Registry = new Registry(), options: WorkerMetricsOptions = {}): WorkerMetrics {
   const plan: ObservedZkPlan = zkPlan;
   const zk = plan.zk;
+  const fnLabel = fnLabeller(plan.functions);
   const name = (suffix: string): string => `${METRIC_PREFIX}${suffix}`;
   /** The task each worker loop holds: a loop runs one task at a time, so a new claim or an idle round ends the previous one. */
   const running = new Map<string, string>();
@@ -62,13 +81,14 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
   });
   const tasksSucceeded = new Counter({
     name: name('tasks_succeeded_total'),
-    help: 'Tasks completed by a worker of this process (task:completed): result stored, handed to the dependents, task deleted. Includes results a previous owner had stored (reusedResult).',
+    help: `Tasks completed by a worker of this process (task:completed): result stored, handed to the dependents, task deleted. Includes results a previous owner had stored (reusedResult). ${FN_LABEL_HELP}`,
+    labelNames: ['fn'] as const,
     registers: [],
   });
   const tasksFailed = new Counter({
     name: name('tasks_failed_total'),
-    help: 'Failed tries of tasks run by this process (task:failed). final="true": the task failed for good; charged="true": the failure counts against the task\'s attempts (charged="false": infrastructure fault or aborted by the worker, not the task\'s fault).',
-    labelNames: ['final', 'charged'] as const,
+    help: `Failed tries of tasks run by this process (task:failed). final="true": the task failed for good; charged="true": the failure counts against the task's attempts (charged="false": infrastructure fault or aborted by the worker, not the task's fault). ${FN_LABEL_HELP}`,
+    labelNames: ['final', 'charged', 'fn'] as const,
     registers: [],
   });
   const tasksRetried = new Counter({
@@ -93,7 +113,8 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
   });
   const taskDuration = new Histogram({
     name: name('task_duration_seconds'),
-    help: 'Time from the claim of a task to its completion (task:completed durationMs): reading the inputs, running the function, storing the result, handing it on and deleting the task.',
+    help: `Time from the claim of a task to its completion (task:completed durationMs): reading the inputs, running the function, storing the result, handing it on and deleting the task. ${FN_LABEL_HELP}`,
+    labelNames: ['fn'] as const,
     buckets: TASK_DURATION_BUCKETS,
     registers: [],
   });
@@ -241,13 +262,13 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
     running.set(workerId, task);
     if (options.taskWait !== false) void measureWait(task, taskPlan).catch(() => undefined);
   };
-  const onCompleted = ({ task, workerId, durationMs }: ZkPlanEvents['task:completed'][0]): void => {
-    tasksSucceeded.inc();
-    taskDuration.observe(durationMs / 1000);
+  const onCompleted = ({ task, workerId, durationMs, fn }: ZkPlanEvents['task:completed'][0]): void => {
+    tasksSucceeded.inc(fnLabel(fn));
+    taskDuration.observe(fnLabel(fn), durationMs / 1000);
     if (running.get(workerId) === task) running.delete(workerId);
   };
-  const onFailed = ({ task, workerId, final, charged }: ZkPlanEvents['task:failed'][0]): void => {
-    tasksFailed.inc({ final: String(final), charged: String(charged) });
+  const onFailed = ({ task, workerId, final, charged, fn }: ZkPlanEvents['task:failed'][0]): void => {
+    tasksFailed.inc({ final: String(final), charged: String(charged), ...fnLabel(fn) });
     if (charged && !final) tasksRetried.inc();
     if (running.get(workerId) === task) running.delete(workerId);
   };

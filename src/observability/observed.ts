@@ -21,6 +21,8 @@ export interface ObservedZkClient {
 /** What metrics and logs need of a ZkPlan: a `ZkPlan` is one. */
 export interface ObservedZkPlan {
   readonly zk: ObservedZkClient;
+  /** The functions its workers register: metrics label series only by these (and `inline`, `shell`). Without it, by none. */
+  readonly functions?: { has(name: string): boolean };
   on<K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): unknown;
   off<K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): unknown;
 }

@@ -8,7 +8,7 @@ import { countPlanTasks, countedState, planStateOf } from './plan-progress.js';
 import type { PlanStatus, TaskSnapshot } from './plan-status.js';
 import { readDecoded, type PlanReader } from './plan-reader.js';
 import type { PlanSummary, PlanView, TaskHistoryRecord, TaskView, TaskViewState } from './plan-view.js';
-import { TaskKeys } from './task-keys.js';
+import type { TaskKeys } from './task-keys.js';
 
 /** Everything read about one live task. */
 interface LiveTask {
@@ -30,7 +30,7 @@ export class PlanDescriber {
     private readonly store: TaskStore,
     private readonly reader: PlanReader,
   ) {
-    this.keys = new TaskKeys(zk);
+    this.keys = reader.keys;
   }
 
   async describePlan(plan: string): Promise<PlanView> {
@@ -59,6 +59,7 @@ export class PlanDescriber {
         .map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
       ...[...history].map(([task, record]) => doneView(task, record, inputs.get(task) ?? [])),
     ]
+      // The key recorded for the plan (spec record, key claims), else the one in a live task's definition (a spec plan whose record is not written yet).
       .map((view) => (keys.has(view.task) ? { ...view, key: keys.get(view.task) as string } : view))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const status = withHistory(liveStatus, views, history, listing.children.includes(READY));
@@ -168,6 +169,7 @@ function liveView(task: LiveTask, blockedReason: string | undefined, inputs: rea
     inputs,
     pendingInputs: snapshot.deps.length,
     keepResult: definition?.keepResult === true,
+    ...(definition?.key !== undefined ? { key: definition.key } : {}),
     ...(definition?.priority !== undefined ? { priority: definition.priority } : {}),
     ...(definition?.concurrencyKey !== undefined ? { concurrencyKey: definition.concurrencyKey } : {}),
     ...(task.owner ? { owner: task.owner } : {}),

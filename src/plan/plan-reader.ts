@@ -1,6 +1,7 @@
 import { PlanCancelledError, PlanFailedError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
 import { parseControlRecord } from '../control/control-record.js';
-import { WaitTimeoutError } from '../errors/usage-errors.js';
+import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
+import { TaskKeyNotFoundError } from '../errors/task-key-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { decodeValue } from '../serialization/codec.js';
 import {
@@ -29,6 +30,7 @@ import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
 import { MAX_TIMER_MS, linkSignals } from '../util/signals.js';
 import { summarizePlan, unfedDeps, type PlanStatus, type TaskSnapshot } from './plan-status.js';
+import { TaskKeys } from './task-keys.js';
 
 /** Pause before retrying a read that failed because the connection or session was lost. */
 const RETRY_PAUSE_MS = 200;
@@ -43,10 +45,15 @@ interface PlanListing {
 
 /** The ZooKeeper reads that tell how far a plan is, and its kept results. */
 export class PlanReader {
+  /** The keys of the plans' tasks, for reports; shared with the describer and the writer (one cache per ZkPlan). */
+  readonly keys: TaskKeys;
+
   constructor(
     private readonly zk: Zk,
     private readonly store: TaskStore,
-  ) {}
+  ) {
+    this.keys = new TaskKeys(zk);
+  }
 
   /** The spec's `plan-completed?`: true once the plan has no task-* child left. */
   async planCompleted(plan: string): Promise<boolean> {
@@ -131,7 +138,7 @@ export class PlanReader {
     const stillThere = await Promise.all(unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)));
     const controlPath = childPath(plan, CONTROL);
     const control = planChildren.includes(CONTROL) ? await this.zk.tryGetData(controlPath) : undefined;
-    return summarizePlan({
+    const status = summarizePlan({
       plan,
       ready: planChildren.includes(READY),
       failurePolicy: settings.failurePolicy,
@@ -140,6 +147,25 @@ export class PlanReader {
       orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
       ...(control !== undefined ? { control: parseControlRecord(controlPath, control.data) } : {}),
     });
+    const named = settings.name !== undefined ? { ...status, name: settings.name } : status;
+    if (status.failed.length === 0 && status.blocked.length === 0) return named;
+    // Failed and blocked tasks are what people read a status for (wait, alerts): named by their keys.
+    const keys = await this.keys.of(plan, planChildren);
+    if (keys.size === 0) return named;
+    const keyOf = <T extends { readonly task: string }>(entry: T): T => (keys.has(entry.task) ? { ...entry, key: keys.get(entry.task) as string } : entry);
+    return { ...named, failed: named.failed.map(keyOf), blocked: named.blocked.map(keyOf) };
+  }
+
+  /** The task of the plan known by `key` (it may have finished since); TaskKeyNotFoundError when no task of the plan has it. */
+  async taskOfKey(plan: string, key: string): Promise<string> {
+    assertValidPath('plan', plan);
+    if (typeof key !== 'string' || key === '')
+      throw new InvalidArgumentError('key', "expected the key of a task of the plan (a spec key, or addTask's { key })");
+    await this.zk.sync(plan); // a plan or task made by another process just before must show
+    if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);
+    const task = await this.keys.taskOf(plan, key);
+    if (task === undefined) throw new TaskKeyNotFoundError(plan, key);
+    return task;
   }
 
   /** The kept result of a task added with `{ keepResult: true }`, once it completed. */

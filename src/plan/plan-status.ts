@@ -34,16 +34,18 @@ export interface PlanSnapshot {
 /** What `planStatus` reports. */
 export interface PlanStatus {
   readonly plan: string;
+  /** The plan's name (`createPlan(parent, { name })`, a spec's `name`, a schedule's), when it has one. */
+  readonly name?: string;
   readonly state: PlanState;
   readonly failurePolicy: FailurePolicy;
   /** The plan's priority (`createPlan(parent, { priority })`); a task's own overrides it. */
   readonly priority: number;
   /** Tasks per state, and done/remaining/total (see PlanCounts: `done` needs the plan's history, which planStatus does not read). */
   readonly counts: PlanCounts;
-  /** Tasks that failed for good, with the failure recorded in ZooKeeper. */
-  readonly failed: readonly { readonly task: string; readonly failure: TaskFailure | undefined }[];
+  /** Tasks that failed for good, with the failure recorded in ZooKeeper (and the task's key, when it has one). */
+  readonly failed: readonly { readonly task: string; readonly key?: string; readonly failure: TaskFailure | undefined }[];
   /** Tasks that can never run: an input comes from a failed (or itself blocked) task, or from no task at all. */
-  readonly blocked: readonly { readonly task: string; readonly reason: string }[];
+  readonly blocked: readonly { readonly task: string; readonly key?: string; readonly reason: string }[];
   /** Tasks that failed before and will be tried again. */
   readonly retrying: readonly { readonly task: string; readonly failures: number; readonly nextTryAt: Date; readonly lastError: string }[];
   /** Who paused or cancelled the plan, when and why (`pausePlan`, `cancelPlan`); absent while it runs. */

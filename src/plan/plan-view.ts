@@ -11,7 +11,7 @@ export interface TaskView {
   readonly task: string;
   /** `task-NNNNNNNNNN`. */
   readonly name: string;
-  /** The key its plan's spec gave it (`submitPlan`, a schedule, an import or rerun); absent for a task added by `addTask`. */
+  /** The key the task is known by: its spec's (`submitPlan`, a schedule, an import or rerun), or `addTask(…, { key })`'s; absent when it has none. */
   readonly key?: string;
   readonly state: TaskViewState;
   /** Registered function name, or `inline` for inline source. */

@@ -9,7 +9,10 @@ import { assertTaskSpec, toDefinition, type TaskSpec } from '../exec/task-spec.j
 import { assertKnownKeys } from '../config/options.js';
 import { planSettingsFrom, TASK_TO_ADD_KEYS, resolvePlanSettings, type PlanOptions } from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import type { BuilderStamp, TaskStore } from '../store/task-store.js';
+import type { BuilderStamp, TaskStamp, TaskStore } from '../store/task-store.js';
+import { DuplicateTaskKeyError } from '../errors/task-key-errors.js';
+import { TaskKeyClaims } from './task-key-claims.js';
+import { TaskKeys } from './task-keys.js';
 import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
 import { classifyTask } from '../store/task-state.js';
 import {
@@ -22,6 +25,7 @@ import {
   RESULT,
   RUNNABLE_INDEX,
   HISTORY,
+  TASK_KEYS,
   TASK_PREFIX,
   batchMarkerName,
   builderNodeName,
@@ -45,7 +49,18 @@ export interface TaskPreset {
   readonly failure?: Buffer;
 }
 
-type PreparedTask = { definition: Buffer; args: readonly (string | number)[] }; // a batch's task, encoded, with its args
+/** A batch's task, encoded, with its args, its key and whether it has a priority of its own. */
+type PreparedTask = { definition: Buffer; args: readonly (string | number)[]; key: string | undefined; prioritized: boolean };
+
+/** How zk-plan's own callers build a batch (submitPlan, a schedule's tick, importPlan); `addTasks` of the API passes nothing. */
+export interface BatchContext {
+  /** The session of a claim the caller holds (a schedule's tick): every write of the batch is fenced by it, so nothing lands once it has expired. */
+  readonly claimSession?: ZkSession;
+  /** What imported tasks start with, by their index in the batch. */
+  readonly presets?: ReadonlyMap<number, TaskPreset>;
+  /** The tasks' keys are their spec's (unique by the spec, recorded in the spec record): not claimed one by one. */
+  readonly specKeys?: boolean;
+}
 
 /** How many (session, plan) pairs remember that their builder node exists. */
 const BUILDER_CACHE_SIZE = 10_000;
@@ -56,12 +71,18 @@ export class PlanWriter {
   /** Plans whose settings are known to say that some task has its own priority. */
   private readonly prioritizedPlans = new Set<string>();
   private batchSerial = 0;
+  /** The batches this writer is writing right now: a task of one of them holding a key is not a leftover. */
+  private readonly building = new Set<string>();
+  private readonly keyClaims: TaskKeyClaims;
 
   constructor(
     private readonly zk: Zk,
     private readonly store: TaskStore,
     private readonly functions: FunctionRegistry,
-  ) {}
+    keys: TaskKeys = new TaskKeys(zk),
+  ) {
+    this.keyClaims = new TaskKeyClaims(zk, store, keys);
+  }
 
   /** The spec's `create-plan`: a new persistent sequential `plan-` node under `parent` (created if missing); `marks` are stored beside its settings. */
   async createPlan(parent: string, options: PlanOptions = {}, marks: Readonly<Record<string, unknown>> = {}): Promise<string> {
@@ -110,21 +131,50 @@ export class PlanWriter {
    * index) is sent at once on the session, which keeps ZooKeeper's order. An arg is the path of an
    * existing task of the plan, or the index of an earlier task of this batch. Returns the paths, in order.
    */
-  async addTasks(plan: string, tasks: readonly TaskToAdd[], claimSession?: ZkSession, presets?: ReadonlyMap<number, TaskPreset>): Promise<string[]> {
+  async addTasks(plan: string, tasks: readonly TaskToAdd[], context: BatchContext = {}): Promise<string[]> {
     assertValidPath('plan', plan);
     if (!Array.isArray(tasks)) throw new InvalidArgumentError('tasks', 'expected an array of { task, args?, options? }');
+    const { claimSession, presets } = context;
     // A caller that holds a claim on its session (a schedule's tick) passes that session: nothing lands once it has expired.
     const session = claimSession ?? this.zk.session;
     // Each task names its builder and batch: whoever finds it unfinished can tell whose it is and whether that one still lives.
     // Unique across the ensemble: session ids are, and this session numbers its own batches.
     const stamp: BuilderStamp = { builder: session.id, batch: `${session.id}-${++this.batchSerial}` };
     const prepared = tasks.map((entry, index) => this.prepare(plan, entry, index, stamp, presets?.get(index)?.result !== undefined));
+    // Keys of a spec's tasks are unique by the spec and recorded in its spec record; others are claimed one by one.
+    const keyed = context.specKeys === true ? [] : prepared.flatMap(({ key }, index) => (key === undefined ? [] : [{ key, index }]));
+    assertDistinctKeys(plan, keyed);
     const external = [...new Set(prepared.flatMap(({ args }) => args.filter((arg): arg is string => typeof arg === 'string')))];
-    await Promise.all(external.map((arg) => this.assertArgTaskExists(arg)));
+    await Promise.all([
+      ...external.map((arg) => this.assertArgTaskExists(arg)),
+      keyed.length > 0
+        ? this.keyClaims.assertNotInSpec(
+            plan,
+            keyed.map(({ key }) => key),
+          )
+        : undefined,
+    ]);
+    this.building.add(stamp.batch);
+    try {
+      return await this.writeBatch(plan, prepared, keyed, stamp, session, context);
+    } finally {
+      this.building.delete(stamp.batch);
+    }
+  }
+
+  /** addTasks once every check passed: the writes, in phases. */
+  private async writeBatch(
+    plan: string,
+    prepared: readonly PreparedTask[],
+    keyed: readonly { key: string; index: number }[],
+    stamp: BuilderStamp,
+    session: ZkSession,
+    { claimSession, presets }: BatchContext,
+  ): Promise<string[]> {
     // Every write of the batch is fenced by this session: once it has expired (and its builder node
     // with it, so that others may delete its unfinished tasks), nothing of the batch lands any more.
     const fence = { fence: session };
-    const prioritized = tasks.some((entry) => entry.options?.priority !== undefined);
+    const prioritized = prepared.some(({ prioritized }) => prioritized);
     // Before any task of the batch exists: a worker that sees one of them also sees the flag (session order).
     const [, planReady] = await Promise.all([
       this.ensureBuilder(plan, session),
@@ -153,6 +203,17 @@ export class PlanWriter {
     const marker = paths.length > 1 ? childPath(plan, batchMarkerName(stamp.batch)) : undefined;
     let satisfied: boolean[];
     try {
+      // Keys before the commit (the marker, or the one task's `ready`): a task never runs under a key it does not hold.
+      const claiming = {
+        session,
+        fence,
+        building: (batch: string) => this.building.has(batch),
+        removeBatch: (own: TaskStamp) => this.removeBatch(plan, own, []),
+      };
+      // Settled one and all before a failure is handled: the clean-up must see every claim this batch made.
+      const claims = await Promise.allSettled(keyed.map(({ key, index }) => this.keyClaims.claim(plan, key, paths[index] as string, claiming)));
+      const refused = claims.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+      if (refused !== undefined) throw refused.reason;
       // An imported task's stored result or failure, in place before anything makes it ready.
       await Promise.all([...(presets ?? [])].map(([index, preset]) => this.writePreset(paths[index] as string, preset, fence)));
       // dep-* of one task are created in arg order (the session keeps order), so arg serials follow argTasks.
@@ -251,13 +312,19 @@ export class PlanWriter {
     try {
       await this.zk.deleteIfPresent(childPath(plan, batchMarkerName(stamp.batch))); // from now on workers delete, never complete, the batch
       const listing = await this.zk.tryGetChildren(plan);
-      const unknown = (listing?.children ?? [])
-        .filter((name) => hasSequentialName(name, TASK_PREFIX))
-        .map((name) => childPath(plan, name))
-        .filter((task) => !known.includes(task));
-      const strays = await Promise.all(unknown.map(async (task) => ((await this.store.readStamp(task))?.batch === stamp.batch ? task : undefined)));
-      const ours = [...known, ...strays.filter((task): task is string => task !== undefined)];
-      await Promise.all(ours.map((task) => this.zk.deleteRecursive(task)));
+      const tasks = (listing?.children ?? []).filter((name) => hasSequentialName(name, TASK_PREFIX)).map((name) => childPath(plan, name));
+      const stamps = await Promise.all(tasks.map((task) => this.store.readStamp(task)));
+      const ours = tasks.filter((task, index) => known.includes(task) || stamps[index]?.batch === stamp.batch);
+      const keys = new Map(tasks.flatMap((task, index) => (stamps[index]?.key === undefined ? [] : [[task, stamps[index]?.key as string] as const])));
+      const claimed = listing?.children.includes(TASK_KEYS) === true;
+      // Each task's key first, as settleOrphan does: a claim never outlives its unfinished task.
+      await Promise.all(
+        ours.map(async (task) => {
+          const key = keys.get(task);
+          if (claimed && key !== undefined) await this.store.releaseKeyClaim(plan, key, task);
+          await this.zk.deleteRecursive(task);
+        }),
+      );
     } catch {
       // see above: the workers finish the job
     }
@@ -397,8 +464,9 @@ export class PlanWriter {
     } else if (spec.kind === 'call' && !resultPreset && this.functions.size > 0 && !this.functions.has(spec.fn)) {
       throw new UnknownFunctionError(spec.fn, undefined, this.functions.names());
     }
-    const definition = encodeValue({ ...toDefinition(spec, taskSettings(entry.options ?? {})), ...stamp }, `The task definition for plan ${plan}`, plan);
-    return { definition, args };
+    const settings = taskSettings(entry.options ?? {});
+    const definition = encodeValue({ ...toDefinition(spec, settings), ...stamp }, `The task definition for plan ${plan}`, plan);
+    return { definition, args, key: settings.key, prioritized: settings.priority !== undefined };
   }
 
   private assertArgTasks(plan: string, argTasks: readonly string[]): void {
@@ -416,5 +484,14 @@ export class PlanWriter {
       arg,
       'does not exist: pass paths returned by addTask for this plan (a task that already completed can be an input only if it was added with { keepResult: true })',
     );
+  }
+}
+
+/** Refuses a batch that gives one key to two of its tasks (before anything is written). */
+function assertDistinctKeys(plan: string, keyed: readonly { key: string; index: number }[]): void {
+  const seen = new Set<string>();
+  for (const { key } of keyed) {
+    if (seen.has(key)) throw new DuplicateTaskKeyError(plan, key);
+    seen.add(key);
   }
 }

@@ -7,6 +7,7 @@ import { ADD_TASK_OPTION_KEYS, DEFAULT_RETRY_POLICY, assertPriority, resolveRetr
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { TaskSettings, TaskSpec } from '../exec/task-spec.js';
 import { assertConcurrencyKey } from '../limits/limit-record.js';
+import { assertTaskKey } from './names.js';
 
 /** One task of an `addTasks` batch: its args are task paths, or indices of earlier tasks of the batch. */
 export interface TaskToAdd {
@@ -28,6 +29,13 @@ export interface AddTaskOptions extends RetryPolicy {
    * worker and plan under the plan's parent (a key without a limit does not hold anything back). @defaultValue none
    */
   readonly concurrencyKey?: string;
+  /**
+   * The task's key, unique within its plan (DuplicateTaskKeyError, TASK_KEY_TAKEN, otherwise): shown
+   * by `zk-plan show`, `why`, `wait`, the web view and alerts, and accepted wherever a task is named
+   * (`zkPlan.taskOfKey(plan, key)`, `zk-plan why <plan> <key>`). At most 200 characters, no control
+   * characters, as a spec's keys. @defaultValue none
+   */
+  readonly key?: string;
 }
 
 /**
@@ -37,11 +45,12 @@ export interface AddTaskOptions extends RetryPolicy {
 export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
   assertKnownKeys(where, options, ADD_TASK_OPTION_KEYS);
-  const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs, priority, concurrencyKey } = options;
+  const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs, priority, concurrencyKey, key } = options;
   if (typeof keepResult !== 'boolean') throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
   if (timeoutMs !== undefined) assertDurationMs('timeoutMs', timeoutMs);
   if (priority !== undefined) assertPriority('priority', priority);
   if (concurrencyKey !== undefined) assertConcurrencyKey('concurrencyKey', concurrencyKey);
+  if (key !== undefined) assertTaskKey('key', key);
   const retry = Object.fromEntries(
     Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(([, value]) => value !== undefined),
   ) as RetryPolicy;
@@ -52,5 +61,6 @@ export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSe
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     ...(priority !== undefined ? { priority } : {}),
     ...(concurrencyKey !== undefined ? { concurrencyKey } : {}),
+    ...(key !== undefined ? { key } : {}),
   };
 }

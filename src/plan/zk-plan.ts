@@ -87,9 +87,9 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   ) {
     super();
     this.store = new TaskStore(zk, resolveMaxResultBytes(settings.maxResultBytes));
-    this.writer = new PlanWriter(zk, this.store, functions);
     this.reader = new PlanReader(zk, this.store);
     this.logReader = new TaskLogReader(zk);
+    this.writer = new PlanWriter(zk, this.store, functions, this.reader.keys);
     this.describer = new PlanDescriber(zk, this.store, this.reader);
     this.control = new PlanControl(zk, this.store, async (plan) => (await this.reader.planStatus(plan)).state);
     this.limits = new ConcurrencyLimits(zk);
@@ -335,6 +335,15 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   listWorkers(parent: string): Promise<WorkerInfo[]> {
     this.assertOpen();
     return listWorkers(this.zk, parent);
+  }
+
+  /**
+   * The path of the plan's task known by `key` (its spec's key, or addTask's `{ key }`), also once it
+   * has finished; TaskKeyNotFoundError (TASK_KEY_NOT_FOUND) when no task of the plan has the key.
+   */
+  taskOfKey(plan: string, key: string): Promise<string> {
+    this.assertOpen();
+    return this.reader.taskOfKey(plan, key);
   }
 
   /** The result of a task added with `{ keepResult: true }`, after it completed. */

@@ -158,7 +158,8 @@ async function decideAndBuild(
   const target = { plan, fence: session, origin };
   let current = read;
   if (existing === undefined) {
-    await writer.createPlanAt(plan, checked.options, { fence: session }, origin);
+    // A schedule's plans are named after it, unless its spec names them itself.
+    await writer.createPlanAt(plan, { name: schedule.name, ...checked.options }, { fence: session }, origin);
     const policy = record.kind === 'cron' ? { overlap: schedule.overlap } : {};
     const marked: TickRecord = { ...record, ...policy, planCreated: true, by: context.identity, updatedAt: new Date().toISOString() };
     current = await writeTick(context.store, schedule.name, id, marked, read, session);

@@ -1,6 +1,7 @@
 /**
  * The snapshot of a plan without a spec record (built with addTask): a spec derived from its task
- * graph, keyed by task name (`task-0000000003`).
+ * graph, keyed by the keys its tasks were added with (`addTask(…, { key })`), else by task name
+ * (`task-0000000003`).
  *
  * What is derived: every live task (function, params, options from its node; inputs in argument
  * order from its dep-N/arg-N slots, each traced to its producer by the producer's prov-* link or
@@ -19,6 +20,7 @@ import type { PlanOptions } from '../config/plan-options.js';
 import { SnapshotError } from '../errors/snapshot-errors.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import type { AddTaskOptions } from '../plan/task-options.js';
+import { TaskKeys } from '../plan/task-keys.js';
 import type { TaskSpecEntry } from '../spec/plan-spec.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import type { TaskStore } from '../store/task-store.js';
@@ -92,16 +94,29 @@ export async function deriveSnapshot(
     if (held !== undefined) task.standing = withHeldResult(task.standing, held.value);
   }
   const inputs = await inputsOf(store, plan, tasks, producers, gaps);
+  const keyOf = await keysByName(zk, plan, planChildren, [...tasks.keys()]);
   // Task names sort by serial (10 digits), and an input carried as its own task (task-N/arg-M) right after its task.
-  const keys = [...tasks.keys()].sort();
-  const entries = keys.map((key) => {
-    const { entry } = tasks.get(key) as Derived;
-    const taken = inputs.get(key) ?? [];
-    return [key, taken.length > 0 ? { ...entry, inputs: taken } : entry] as const;
+  const names = [...tasks.keys()].sort();
+  const entries = names.map((name) => {
+    const { entry } = tasks.get(name) as Derived;
+    const taken = (inputs.get(name) ?? []).map(keyOf);
+    return [keyOf(name), taken.length > 0 ? { ...entry, inputs: taken } : entry] as const;
   });
   const options = optionsOf(await store.readPlanSettings(plan));
-  const standings = keys.map((key) => [key, (tasks.get(key) as Derived).standing] as const);
+  const standings = names.map((name) => [keyOf(name), (tasks.get(name) as Derived).standing] as const);
   return { source: 'task-graph', spec: { tasks: Object.fromEntries(entries), options }, params: {}, options, tasks: Object.fromEntries(standings), gaps };
+}
+
+/**
+ * Each derived task's spec key: the key it was added with (`addTask(…, { key })`), else its name, so
+ * that an import or rerun knows its tasks by the same keys. Names are kept for all when a key would
+ * stand for two tasks (a key that is another task's name).
+ */
+async function keysByName(zk: Zk, plan: string, planChildren: readonly string[], names: readonly string[]): Promise<(name: string) => string> {
+  const byTask = await new TaskKeys(zk).of(plan, planChildren);
+  const byName = new Map(names.flatMap((name) => (byTask.has(childPath(plan, name)) ? [[name, byTask.get(childPath(plan, name)) as string] as const] : [])));
+  const keyOf = (name: string): string => byName.get(name) ?? name;
+  return new Set(names.map(keyOf)).size === names.length ? keyOf : (name) => name;
 }
 
 /** A task's spec entry: from its node, else its history record; a done task whose function cannot be named gets UNKNOWN_FUNCTION. */
@@ -198,5 +213,11 @@ function optionsOfTask(definition: TaskDefinition): AddTaskOptions {
 }
 
 function optionsOf(settings: Awaited<ReturnType<TaskStore['readPlanSettings']>>): PlanOptions {
-  return { failurePolicy: settings.failurePolicy, ...settings.retry, history: settings.history, priority: settings.priority };
+  return {
+    failurePolicy: settings.failurePolicy,
+    ...settings.retry,
+    history: settings.history,
+    priority: settings.priority,
+    ...(settings.name !== undefined ? { name: settings.name } : {}),
+  };
 }

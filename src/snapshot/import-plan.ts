@@ -75,7 +75,7 @@ export async function importSnapshot(context: ImportContext, parent: string, sna
   const plan = await context.writer.createPlan(parent, layout.checked.options, { [IMPORT_MARK]: identity });
   let tasks: Record<string, string>;
   try {
-    const paths = await context.writer.addTasks(plan, layout.toAdd, undefined, layout.presets);
+    const paths = await context.writer.addTasks(plan, layout.toAdd, { presets: layout.presets, specKeys: true });
     tasks = Object.fromEntries(layout.order.map((key, position) => [key, paths[position] as string]));
     if (layout.failed !== undefined) await context.store.markPlanFailed(plan, tasks[layout.failed.key] as string, layout.failed.at);
     const continues = {
@@ -137,11 +137,11 @@ async function layOut(context: ImportContext, parent: string, snapshot: PlanSnap
     const task = state(key);
     if (task.state === 'done' && task.hasResult) {
       presets.set(position, { result: encodeValue(task.result, `the result of task "${key}"`, undefined, Number.MAX_SAFE_INTEGER) });
-      return { task: call(fn, ...params), args: [], options: { ...options, keepResult: true } };
+      return { task: call(fn, ...params), args: [], options: { ...options, keepResult: true, key } };
     }
     if (task.state === 'failed') presets.set(position, { failure: encodeValue(task.failure, `the failure of task "${key}"`) });
     // Results are kept unless the spec says otherwise, as submitPlan does: the plan can be exported and rerun in turn.
-    return { task: call(fn, ...params), args: inputs.map((input) => index.get(input) as number), options: { keepResult: true, ...options } };
+    return { task: call(fn, ...params), args: inputs.map((input) => index.get(input) as number), options: { keepResult: true, ...options, key } };
   });
   const firstFailed = order.find((key) => state(key).state === 'failed');
   const failed =

@@ -12,6 +12,7 @@ import { assertFunctionName } from '../exec/function-registry.js';
 import type { AddTaskOptions } from '../plan/task-options.js';
 import { assertSerializable } from '../serialization/codec.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
+import { planNameProblem, taskKeyProblem } from '../plan/names.js';
 import { checkArity, type SchemasOf } from './typed-edges.js';
 
 /** One task of a spec. */
@@ -28,8 +29,11 @@ export interface TaskSpecEntry {
 
 /** A serialisable plan definition: written in TypeScript, or as JSON for the CLI. */
 export interface PlanSpec {
+  /** Each task by its key (at most 200 characters, no control characters): how `show`, `why`, `wait`, the web view and alerts name it. */
   readonly tasks: Readonly<Record<string, TaskSpecEntry>>;
   readonly options?: PlanOptions;
+  /** The name of the plans made from the spec (as `createPlan`'s `name` option). @defaultValue none (a schedule's plans: the schedule's name) */
+  readonly name?: string;
 }
 
 /** A placeholder in params: replaced at submit by the named parameter. */
@@ -44,6 +48,7 @@ export interface CheckedSpec {
     string,
     { readonly fn: string; readonly params: readonly unknown[]; readonly inputs: readonly string[]; readonly options: AddTaskOptions }
   >;
+  /** The plan's options, its `name` among them when the spec has one. */
   readonly options: PlanOptions;
 }
 
@@ -67,19 +72,21 @@ export interface SpecContext {
 }
 
 const ENTRY_KEYS = new Set(['fn', 'params', 'inputs', 'options']);
+const SPEC_KEYS = new Set(['tasks', 'options', 'name']);
 
 /** Checks `spec` against `context`; throws PlanSpecError naming the task for the first problem. */
 export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
-    throw new PlanSpecError('SPEC_INVALID', undefined, 'expected an object { tasks: { [key]: { fn, params?, inputs?, options? } }, options? }');
-  const { tasks, options } = spec as { tasks?: unknown; options?: unknown };
+    throw new PlanSpecError('SPEC_INVALID', undefined, 'expected an object { tasks: { [key]: { fn, params?, inputs?, options? } }, options?, name? }');
+  const { tasks, options, name } = spec as { tasks?: unknown; options?: unknown; name?: unknown };
   for (const key of Object.keys(spec))
-    if (key !== 'tasks' && key !== 'options') throw new PlanSpecError('SPEC_INVALID', undefined, `unknown field "${key}" (a spec has tasks and options)`);
+    if (!SPEC_KEYS.has(key)) throw new PlanSpecError('SPEC_INVALID', undefined, `unknown field "${key}" (a spec has tasks, options and name)`);
   // Keys, then each value by key: cheaper than Object.entries (no pair per task) on an object of 100 000 keys.
   const keys = typeof tasks === 'object' && tasks !== null && !Array.isArray(tasks) ? Object.keys(tasks) : [];
   if (keys.length === 0) throw new PlanSpecError('SPEC_INVALID', undefined, '"tasks" must be an object with at least one task, by key');
   if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options)))
     throw new PlanSpecError('SPEC_INVALID', undefined, '"options" must be an object of plan options (failurePolicy, maxAttempts, history, priority…)');
+  const named = checkName(name, options as { name?: unknown } | undefined);
   const functions = knownFunctions(context);
   const entries = new Map<string, CheckedTask>();
   const inputs: (readonly string[])[] = [];
@@ -90,7 +97,21 @@ export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec 
   }
   const order = topologicalOrder(inputGraph(keys, inputs));
   if (context.schemasOf !== undefined) checkArity(entries, context.schemasOf);
-  return { order, tasks: entries, options: (options ?? {}) as PlanOptions };
+  return { order, tasks: entries, options: { ...((options ?? {}) as PlanOptions), ...named } };
+}
+
+/** The spec's `name` as a createPlan option; given once, in `name` or in `options.name` (createPlan checks the latter). */
+function checkName(name: unknown, options: { name?: unknown } | undefined): { name?: string } {
+  if (name === undefined) return {};
+  const problem = planNameProblem(name);
+  if (problem !== undefined) throw new PlanSpecError('SPEC_INVALID', undefined, `"name": ${problem}`);
+  if (options?.name !== undefined) throw new PlanSpecError('SPEC_INVALID', undefined, 'the plan\'s name is given twice: keep "name" and drop "options.name"');
+  return { name: name as string };
+}
+
+/** A task key as an error may quote it: at most 40 characters, as JSON text. */
+function quotedKey(key: string): string {
+  return JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key);
 }
 
 type CheckedTask = { fn: string; params: readonly unknown[]; inputs: readonly string[]; options: AddTaskOptions };
@@ -118,6 +139,8 @@ function knownFunctions(context: SpecContext): KnownFunctions {
 }
 
 function checkEntry(key: string, raw: unknown, context: SpecContext, functions: KnownFunctions): CheckedTask {
+  const keyProblem = taskKeyProblem(key);
+  if (keyProblem !== undefined) throw new PlanSpecError('SPEC_INVALID', undefined, `the task key ${quotedKey(key)} cannot be used: ${keyProblem}`);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new PlanSpecError('SPEC_INVALID', key, 'expected { fn, params?, inputs?, options? }');
   const entry = raw as Record<string, unknown>;
@@ -134,6 +157,8 @@ function checkEntry(key: string, raw: unknown, context: SpecContext, functions: 
     throw new PlanSpecError('SPEC_INVALID', key, '"inputs" must be an array of task keys');
   if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of task options (keepResult, timeoutMs, maxAttempts, concurrencyKey…)');
+  if ((options as { key?: unknown }).key !== undefined)
+    throw new PlanSpecError('SPEC_INVALID', key, '"options.key" cannot be given: a spec\'s task is known by its key in "tasks"');
   // The built-in shell function is every process's: what counts is whether a live worker allows it.
   if (fn === SHELL_FUNCTION && context.liveShell === false) {
     throw new PlanSpecError(

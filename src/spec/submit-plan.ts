@@ -106,10 +106,11 @@ export async function fillPlan(
     checked.order.map((key) => {
       const task = checked.tasks.get(key) as NonNullable<ReturnType<CheckedSpec['tasks']['get']>>;
       // Results are kept unless a task says otherwise: reruns and exports of the plan start from them.
-      const options = { keepResult: true, ...task.options };
+      // The key goes into the task's definition, so that a worker (and anyone reading the task) knows it.
+      const options = { keepResult: true, ...task.options, key };
       return { task: call(task.fn, ...task.params), args: task.inputs.map((input) => index.get(input) as number), options };
     }),
-    'fence' in target ? target.fence : undefined,
+    { ...('fence' in target ? { claimSession: target.fence } : {}), specKeys: true },
   );
   const tasks = Object.fromEntries(checked.order.map((key, position) => [key, paths[position] as string]));
   const origin = 'origin' in target ? { origin: target.origin } : {};

@@ -16,9 +16,12 @@ import {
   TASK_PREFIX,
   childPath,
   hasSequentialName,
+  keyClaimPath,
   sortBySerial,
   sortPlanNames,
 } from '../zk/layout.js';
+import { taskKeyProblem } from '../plan/names.js';
+import { parseKeyClaim } from './key-claim.js';
 import type { Zk } from '../zk/zk.js';
 import { readValue } from '../zk/chunked-value.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -39,6 +42,11 @@ export interface OwnerRecord {
 export interface BuilderStamp {
   readonly builder: string;
   readonly batch: string;
+}
+
+/** What readStamp tells of a task: its builder stamp, and its key when it has one (whose claim goes with an unfinished batch). */
+export interface TaskStamp extends BuilderStamp {
+  readonly key?: string;
 }
 
 /** A task node's children and child version, as read in one call. */
@@ -173,16 +181,28 @@ export class TaskReader {
     return stat === undefined ? undefined : { version: stat.version, czxid: stat.czxid };
   }
 
-  /** Who added the task and in which batch, from its definition; undefined for tasks written by other tools. */
-  async readStamp(task: string): Promise<BuilderStamp | undefined> {
+  /** Who added the task and in which batch, and its key, from its definition; undefined for tasks written by other tools. */
+  async readStamp(task: string): Promise<TaskStamp | undefined> {
     const node = await this.zk.tryGetData(task);
     if (node === undefined) return undefined;
     try {
-      const value = decodeValue(task, node.data) as Partial<BuilderStamp> | null;
-      return typeof value?.builder === 'string' && typeof value.batch === 'string' ? { builder: value.builder, batch: value.batch } : undefined;
+      const value = decodeValue(task, node.data) as (Partial<BuilderStamp> & { key?: unknown }) | null;
+      if (typeof value?.builder !== 'string' || typeof value.batch !== 'string') return undefined;
+      return { builder: value.builder, batch: value.batch, ...(taskKeyProblem(value.key) === undefined ? { key: value.key as string } : {}) };
     } catch {
       return undefined; // a malformed definition: performTask reports it once the task is ready
     }
+  }
+
+  /**
+   * The task that holds `key` in the plan by a claim (addTask's `{ key }`), and the claim's node as
+   * read; undefined when no task claimed it. MalformedNodeError for a claim zk-plan does not write.
+   */
+  async readKeyClaim(plan: string, key: string): Promise<{ task: string; node: MarkerRead } | undefined> {
+    const path = keyClaimPath(plan, key);
+    const node = await this.zk.tryGetData(path);
+    if (node === undefined) return undefined;
+    return { task: parseKeyClaim(plan, path, node.data), node: { version: node.stat.version, czxid: node.stat.czxid } };
   }
 
   async inspectTask(task: string): Promise<TaskListing | undefined> {

@@ -1,4 +1,4 @@
-import { OwnershipLostError } from '../errors/task-errors.js';
+import { MalformedNodeError, OwnershipLostError } from '../errors/task-errors.js';
 import { ResultTooLargeError } from '../errors/value-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
@@ -21,12 +21,14 @@ import {
   runnableEntryFor,
   builderNodeName,
   batchMarkerName,
+  keyClaimPath,
+  TASK_KEYS,
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
 import { reintroducedDefects } from './reintroduced-defects.js';
 import { TaskReader, type MarkerRead, type OwnerRecord, type TaskListing } from './task-reader.js';
 
-export { TaskReader, type BuilderStamp, type MarkerRead, type OwnerRecord, type TaskListing } from './task-reader.js';
+export { TaskReader, type BuilderStamp, type MarkerRead, type OwnerRecord, type TaskListing, type TaskStamp } from './task-reader.js';
 import type { WriteOptions, ZkSession, ZkStat } from '../zk/zk-client.js';
 import { CHUNK_BYTES, deleteValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
@@ -176,8 +178,31 @@ export class TaskStore extends TaskReader {
       if (after !== undefined && classifyTask(after.children, after.childVersion) === 'runnable') await this.markRunnable(task);
       return 'completed';
     }
+    // Its key goes first: a crash in between leaves the task, which the next look deletes; the other
+    // way round would leave a claim naming a task that never ran, and the key taken for ever.
+    if (stamp.key !== undefined && planChildren.includes(TASK_KEYS)) await this.releaseKeyClaim(parentOf(task), stamp.key, task);
     await this.zk.deleteRecursive(task);
     return 'deleted';
+  }
+
+  /**
+   * Frees `key` if its claim names `task` (a task of an unfinished batch being deleted): deleted as
+   * read, so that a resend never takes a claim another task made since.
+   */
+  async releaseKeyClaim(plan: string, key: string, task: string): Promise<void> {
+    let claim: Awaited<ReturnType<TaskStore['readKeyClaim']>>;
+    try {
+      claim = await this.readKeyClaim(plan, key);
+    } catch (error) {
+      if (error instanceof MalformedNodeError) return; // not one zk-plan wrote: it names no task of ours
+      throw error;
+    }
+    if (claim?.task !== task) return;
+    try {
+      await this.zk.delete(keyClaimPath(plan, key), claim.node.version, { incarnation: claim.node.czxid });
+    } catch (error) {
+      if (!isZkError(error, 'NO_NODE', 'BAD_VERSION')) throw error; // gone already
+    }
   }
 
   /**

@@ -18,7 +18,7 @@ function pageShell(title: string, bodyAttributes: string, body: string, scripts:
 export function plansPageHtml(parent: string): string {
   const body =
     `<header><h1>${escapeHtml(parent)}</h1><span class="crumb">zk-plan · plans</span><span id="live" class="live">connecting…</span></header>\n` +
-    `<table class="plans"><thead><tr><th>Plan</th><th>State</th><th>Priority</th><th>Progress</th><th>Running</th><th>Waiting</th><th>Failed</th><th>Blocked</th></tr></thead>` +
+    `<table class="plans"><thead><tr><th>Plan</th><th>Name</th><th>State</th><th>Priority</th><th>Progress</th><th>Running</th><th>Waiting</th><th>Failed</th><th>Blocked</th></tr></thead>` +
     `<tbody id="plans"></tbody></table>\n<p id="empty" class="empty"></p>\n` +
     `<section class="cluster"><p id="cluster-note" class="empty"></p>` +
     `<h2>Live workers</h2><table class="cluster"><thead><tr><th>Worker</th><th>Host</th><th>Busy loops</th><th>Functions</th><th>Version</th><th>Started</th><th>Last seen</th></tr></thead>` +
@@ -38,7 +38,7 @@ export function plansPageHtml(parent: string): string {
 export function planPageHtml(plan: string, actions = false): string {
   const legend = TASK_VIEW_STATES.map((state) => `<span class="item" data-state="${state}"><i></i>${state} <b id="count-${state}">0</b></span>`).join('');
   const body =
-    `<header><a href="/">Plans</a><span class="crumb">›</span><h1>${escapeHtml(plan)}</h1>` +
+    `<header><a href="/">Plans</a><span class="crumb">›</span><h1>${escapeHtml(plan)}</h1><span id="plan-name" class="plan-name"></span>` +
     `<span id="plan-state" class="badge">…</span><span id="plan-priority" class="meta"></span><span id="plan-control" class="meta"></span>` +
     `<div class="progress"><div class="bar"><div id="progress-fill"></div></div><span id="progress-text"></span></div>` +
     `<span id="live" class="live">connecting…</span></header>\n` +

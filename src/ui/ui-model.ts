@@ -141,7 +141,9 @@ function reconcile(fresh: UiNode, old: UiNode | undefined): UiNode {
   const fn = fresh.fn === '?' && old.fn !== '' ? old.fn : fresh.fn;
   const inputs = distinct([...old.inputs, ...fresh.inputs]);
   const state = fresh.state === 'building' && old.state !== 'building' ? old.state : fresh.state;
-  return { name: fresh.name, state, fn, inputs: inputs.length === old.inputs.length ? old.inputs : inputs };
+  // A key never changes once known; a read that caught the task half-deleted (no definition) does not lose it.
+  const key = fresh.key ?? old.key;
+  return { name: fresh.name, ...(key !== undefined ? { key } : {}), state, fn, inputs: inputs.length === old.inputs.length ? old.inputs : inputs };
 }
 
 /**
@@ -157,7 +159,13 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
   const before = new Map((previous?.nodes ?? []).map((node) => [node.name, node]));
   const nodes = new Map<string, UiNode>();
   for (const task of view.tasks) {
-    const fresh: UiNode = { name: task.name, state: task.state, fn: task.fn, inputs: distinct(task.inputs.map((input) => nameOf(input))) };
+    const fresh: UiNode = {
+      name: task.name,
+      ...(task.key !== undefined ? { key: task.key } : {}),
+      state: task.state,
+      fn: task.fn,
+      inputs: distinct(task.inputs.map((input) => nameOf(input))),
+    };
     nodes.set(task.name, reconcile(fresh, before.get(task.name)));
   }
   // A cancelled plan's tasks are deleted unfinished: they keep their last state, marked cancelled, and are not counted done.
@@ -165,7 +173,8 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
   for (const node of before.values()) {
     if (nodes.has(node.name)) continue;
     const unfinished = cancelled && node.state !== 'done';
-    nodes.set(node.name, unfinished ? { ...node, cancelled: true } : { name: node.name, state: 'done', fn: node.fn, inputs: node.inputs, gone: true });
+    const key = node.key !== undefined ? { key: node.key } : {};
+    nodes.set(node.name, unfinished ? { ...node, cancelled: true } : { name: node.name, ...key, state: 'done', fn: node.fn, inputs: node.inputs, gone: true });
   }
   for (const node of [...nodes.values()]) {
     for (const input of node.inputs) {
@@ -179,6 +188,7 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
     plan: view.plan,
     status: {
       plan: view.plan,
+      ...(view.status.name !== undefined ? { name: view.status.name } : {}),
       state: view.status.state,
       priority: view.status.priority,
       ...(view.status.control !== undefined ? { control: controlOf(view.status.control) } : {}),
@@ -206,8 +216,8 @@ export function diffModels(previous: UiModel, next: UiModel): UiDiff {
     before.delete(node.name);
     if (old === undefined) added.push(node);
     else if (!sameInputs(old.inputs, node.inputs)) updated.push(node);
-    else if (old.state !== node.state || old.gone !== node.gone || old.fn !== node.fn || old.cancelled !== node.cancelled)
-      changed.push([node.name, node.state, node.gone === true, node.fn, node.cancelled === true]);
+    else if (old.state !== node.state || old.gone !== node.gone || old.fn !== node.fn || old.cancelled !== node.cancelled || old.key !== node.key)
+      changed.push([node.name, node.state, node.gone === true, node.fn, node.cancelled === true, node.key ?? '']);
   }
   return { status: next.status, changed, added, updated, removed: [...before.keys()] };
 }
@@ -220,6 +230,7 @@ export function isEmptyDiff(diff: UiDiff, previous: UiPlanStatus): boolean {
     diff.updated.length === 0 &&
     diff.removed.length === 0 &&
     diff.status.state === previous.state &&
+    diff.status.name === previous.name &&
     diff.status.priority === previous.priority &&
     diff.status.control?.reason === previous.control?.reason &&
     diff.status.done === previous.done &&
@@ -233,6 +244,7 @@ export function planRow(summary: PlanSummary, historyKept = summary.historyKept 
   return {
     plan: summary.plan,
     name: nameOf(summary.plan),
+    ...(summary.status.name !== undefined ? { planName: summary.status.name } : {}),
     state: summary.status.state,
     priority: summary.status.priority,
     done: counts.done,
@@ -261,6 +273,7 @@ export function taskDetail(view: TaskView): UiTaskDetail {
   return {
     task: view.task,
     name: view.name,
+    ...(view.key !== undefined ? { key: view.key } : {}),
     plan: parentOf(view.task),
     state: view.state,
     gone: false,
@@ -298,11 +311,12 @@ export function taskDetail(view: TaskView): UiTaskDetail {
 }
 
 /** The panel's view of a task whose node is gone: done in a plan without history, or deleted by a cancel; nothing more recorded. */
-export function goneTaskDetail(task: string, reason: 'finished' | 'cancelled' = 'finished'): UiTaskDetail {
+export function goneTaskDetail(task: string, reason: 'finished' | 'cancelled' = 'finished', key?: string): UiTaskDetail {
   return {
     goneReason: reason,
     task,
     name: nameOf(task),
+    ...(key !== undefined ? { key } : {}),
     plan: parentOf(task),
     state: reason === 'cancelled' ? 'cancelled' : 'done',
     gone: true,

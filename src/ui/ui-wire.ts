@@ -14,6 +14,8 @@ export const TASK_VIEW_STATES: readonly TaskViewState[] = ['building', 'waiting'
 /** One node of the drawn graph: a task, keyed by its name (`task-N`) within the plan. */
 export interface UiNode {
   readonly name: string;
+  /** The task's key (its spec's, or addTask's `{ key }`), when it has one: the node's label. */
+  readonly key?: string;
   readonly state: TaskViewState;
   readonly fn: string;
   /** Names of its input tasks, in argument order. */
@@ -34,6 +36,8 @@ export interface UiControl {
 /** A plan's headline: state, priority and progress. */
 export interface UiPlanStatus {
   readonly plan: string;
+  /** The plan's name, when it has one (`createPlan(parent, { name })`, a spec's, a schedule's). */
+  readonly name?: string;
   readonly state: PlanState;
   readonly priority: number;
   /** Present while the plan is paused or cancelled. */
@@ -53,8 +57,11 @@ export interface UiModel {
   readonly nodes: readonly UiNode[];
 }
 
-/** A node whose state, gone flag or function changed, not its inputs: recoloured in place. A tuple, as big plans send thousands. */
-export type UiChange = readonly [name: string, state: TaskViewState, gone: boolean, fn: string, cancelled: boolean];
+/**
+ * A node whose state, gone flag, function or key changed, not its inputs: recoloured (and relabelled)
+ * in place. A tuple, as big plans send thousands; `key` is '' for a task without one.
+ */
+export type UiChange = readonly [name: string, state: TaskViewState, gone: boolean, fn: string, cancelled: boolean, key: string];
 
 /** What changed between two models; `added`, `updated` (inputs) and `removed` change the drawn graph (the page lays it out again). */
 export interface UiDiff {
@@ -73,7 +80,10 @@ export function byName(a: { readonly name: string }, b: { readonly name: string 
 /** A row of the plans page. */
 export interface UiPlanRow {
   readonly plan: string;
+  /** The plan node's name (`plan-0000000003`, or a schedule's `<schedule>@<time>`). */
   readonly name: string;
+  /** The plan's own name, when it has one (`createPlan(parent, { name })`, a spec's, a schedule's). */
+  readonly planName?: string;
   readonly state: PlanState;
   readonly priority: number;
   readonly done: number;
@@ -89,6 +99,8 @@ export interface UiPlanRow {
 export interface UiTaskDetail {
   readonly task: string;
   readonly name: string;
+  /** The task's key, when it has one. */
+  readonly key?: string;
   readonly plan: string;
   /** `cancelled`: its node was deleted by cancelPlan (whether it had run is not recorded). */
   readonly state: TaskViewState | 'cancelled';

@@ -13,6 +13,9 @@
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
  *   spec                          (plans from submitPlan) { spec, params, tasks: { key: path }, submittedAt, origin? }
+ *   keys                          (plans with tasks added with { key }) the keys taken in the plan
+ *     key-<URI-encoded key>       { task }: the task that holds the key; made once the task exists, before it is
+ *                                 ready; removed only when its unfinished batch is (the key is then free again)
  *   control                       present while the plan is paused or cancelled (value: { state, reason?, at, abortRunning })
  *   alerts                        events of the plan reported to onPlanEvent listeners, once across the cluster
  *     <event id>                  { event, deliveredAt? | gaveUpAt? }
@@ -27,7 +30,8 @@
  *   result-NNNNNNNNNN             kept result of task-NNNNNNNNNN (keepResult), survives the task
  *   builder-<session>             EPHEMERAL; a session adding tasks to the plan (tasks name it as their builder)
  *   batch-<id>                    a batch of tasks whose links are all in place: its tasks are made ready
- *   task-NNNNNNNNNN               persistent sequential; value = the task's function (and its builder's session)
+ *   task-NNNNNNNNNN               persistent sequential; value = the task's definition: function, settings, key,
+ *                                 and its builder's session and batch
  *     prov-NNNNNNNNNN             value = path of the matching dep node of a dependent task
  *     dep-NNNNNNNNNN              one per unmet input
  *     arg-NNNNNNNNNN              a propagated input; same serial as the dep it replaced
@@ -57,6 +61,8 @@ export const LOG_TRY_PREFIX = 'try-';
 export const FAILED = 'failed';
 export const CONTROL = 'control';
 export const SPEC_RECORD = 'spec';
+export const TASK_KEYS = 'keys';
+export const KEY_CLAIM_PREFIX = 'key-';
 export const ALERTS = 'alerts';
 export const BUILDER_PREFIX = 'builder-';
 export const BATCH_PREFIX = 'batch-';
@@ -202,6 +208,26 @@ export function builderNodeName(sessionId: string): string {
 /** The marker of an addTasks batch that is committed (every link in place): its tasks are to be made ready. */
 export function batchMarkerName(batch: string): string {
   return `${BATCH_PREFIX}${batch}`;
+}
+
+/**
+ * Where the claim of a task key goes: `<plan>/keys/key-<URI-encoded key>`. The prefix keeps a key
+ * such as `.` or `..` from making a name ZooKeeper refuses; the encoding, one with `/`.
+ */
+export function keyClaimPath(plan: string, key: string): string {
+  return childPath(childPath(plan, TASK_KEYS), `${KEY_CLAIM_PREFIX}${encodeURIComponent(key)}`);
+}
+
+/** The key a claim's node name stands for; undefined for a name keyClaimPath cannot have made. */
+export function keyOfClaimName(name: string): string | undefined {
+  if (!name.startsWith(KEY_CLAIM_PREFIX)) return undefined;
+  const encoded = name.slice(KEY_CLAIM_PREFIX.length);
+  try {
+    const key = decodeURIComponent(encoded);
+    return encodeURIComponent(key) === encoded ? key : undefined;
+  } catch {
+    return undefined; // a malformed escape: not a node of ours
+  }
 }
 
 /** Where a finished task's record goes in its plan's history. */

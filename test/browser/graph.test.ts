@@ -18,6 +18,8 @@ describe('graph helpers of the page', () => {
     expect(G.shortLabel('odd')).toBe('odd');
     expect(G.nodeText(t(7, [], 'sum'))).toBe('#7 sum');
     expect(G.nodeText(t(7, [], 'a-very-long-function-name'))).toBe('#7 a-very-long-funct…');
+    expect(G.nodeText({ ...t(7, [], 'sum'), key: 'load-eu' })).toBe('load-eu sum');
+    expect(G.nodeText({ ...t(7, [], 'sum'), key: 'a-key-of-thirty-characters-xx' })).toBe('a-key-of-thirty-char…');
   });
 
   it('makes one edge per distinct input whose producer is drawn', () => {

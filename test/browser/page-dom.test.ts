@@ -83,6 +83,23 @@ describe('the task panel', () => {
     expect(selected).toEqual(['task-0000000001']);
   });
 
+  it('names a task by its key, and its inputs by theirs', async () => {
+    loadPage(planPageHtml(PLAN));
+    stubFetch({ '/api/task': () => ({ ...detail('done'), key: 'report', pendingInputs: 0 }) });
+    const keys: Record<string, string> = { 'task-0000000001': 'load-eu' };
+    const panel = new TaskPanel(
+      document.getElementById('panel') as HTMLElement,
+      PLAN,
+      () => undefined,
+      (name) => keys[name],
+    );
+    panel.show('task-0000000002');
+    await vi.waitFor(() => expect(document.getElementById('detail-title')?.firstChild?.textContent).toBe('report'));
+    expect(document.querySelector('#detail-title small')?.textContent).toBe('#2 task-0000000002');
+    expect(document.querySelector('#panel code.key')?.textContent).toBe('report');
+    expect(document.querySelector('#panel ul.inputs a')?.textContent).toBe('load-eu task-0000000001');
+  });
+
   it('asks no "why" for a task that is done, and shows a failed read as a hint', async () => {
     loadPage(planPageHtml(PLAN));
     const calls = stubFetch({ '/api/task': () => ({ ...detail('done'), pendingInputs: 0 }) });
@@ -441,11 +458,16 @@ describe('the graph canvas', () => {
     expect(document.querySelector('g.node[data-task="task-0000000003"] text')?.textContent).toBe(`#3 ${EVIL}`.slice(0, 20) + '\u2026');
     expect(document.querySelector('#nodes img')).toBeNull();
     const element = document.querySelector('g.node[data-task="task-0000000002"]') as SVGGElement;
-    expect(canvas.recolour(['task-0000000002', 'done', false, 'f', false])).toBe(true);
+    expect(canvas.recolour(['task-0000000002', 'done', false, 'f', false, ''])).toBe(true);
     expect(document.querySelector('g.node[data-task="task-0000000002"]')).toBe(element); // the same element, recoloured
     expect(element.getAttribute('data-state')).toBe('done');
-    expect(canvas.recolour(['task-0000000099', 'done', false, 'f', false])).toBe(false);
-    expect(canvas.recolour(['task-0000000002', 'running', false, 'f', true])).toBe(true); // deleted by a cancel while running
+    // A key that arrives later (a spec's record is written after its tasks) relabels the node in place.
+    expect(canvas.recolour(['task-0000000002', 'done', false, 'f', false, 'load-eu'])).toBe(true);
+    expect(element.querySelector('text')?.textContent).toBe('load-eu f');
+    expect(element.getAttribute('data-key')).toBe('load-eu');
+    expect(canvas.keyOf('task-0000000002')).toBe('load-eu');
+    expect(canvas.recolour(['task-0000000099', 'done', false, 'f', false, ''])).toBe(false);
+    expect(canvas.recolour(['task-0000000002', 'running', false, 'f', true, 'load-eu'])).toBe(true); // deleted by a cancel while running
     expect(element.classList.contains('cancelled')).toBe(true);
     expect(element.querySelector('title')?.textContent).toContain('(deleted by the cancel)');
     expect(stats.structureChanges).toBe(1);

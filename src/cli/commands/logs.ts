@@ -5,9 +5,9 @@ import { DEFAULTS } from '../../config/defaults.js';
 import type { TaskLogAttempt } from '../../logs/attempt-log-record.js';
 import { logLineText, tryHeader } from '../../logs/log-text.js';
 import type { ZkPlan } from '../../plan/zk-plan.js';
-import { TASK_PREFIX, assertValidPath, hasSequentialName, isZkPlanPlanName, nameOf } from '../../zk/layout.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
+import { resolveTaskArgument, taskArgument } from '../task-argument.js';
 import { CliError, ExitCode, UsageError } from '../exit-codes.js';
 import { addConnectionOptions, type ConnectionOptions } from '../options.js';
 import { print, printJson, printJsonLine, shortName } from '../output.js';
@@ -37,11 +37,11 @@ The whole log is in the worker's log files; --full reads them when run on that w
   );
   withUsageHint(logs);
   setAction(logs, async (path: string, key: string | undefined, options: LogsOptions) => {
-    assertValidPath('path', path);
+    const argument = taskArgument(path, key);
     const attempt = parseAttempt(options.attempt);
     if (options.follow && options.full) throw new UsageError('--follow and --full cannot be combined: --follow reads the tail kept in ZooKeeper');
     await withZkPlan(options, async (zkPlan) => {
-      const task = await resolveTask(zkPlan, path, key);
+      const task = await resolveTaskArgument(zkPlan, argument);
       if (options.follow) await followTask(zkPlan, task, attempt, options.json);
       else if (options.full) await printFullLog(await zkPlan.taskLog(task, attempt === undefined ? {} : { attempt }), task);
       else printTries(await zkPlan.taskLog(task, attempt === undefined ? {} : { attempt }), task, options.json);
@@ -54,26 +54,6 @@ function parseAttempt(text: string | undefined): number | undefined {
   const value = Number(text);
   if (text.trim() === '' || !Number.isSafeInteger(value) || value < 1) throw new UsageError(`--attempt must be a whole number ≥ 1, got '${text}'`);
   return value;
-}
-
-/** The task a path names: a task path as it is, or a plan path and a key looked up among the plan's tasks. */
-async function resolveTask(zkPlan: ZkPlan, path: string, key: string | undefined): Promise<string> {
-  const name = nameOf(path);
-  if (hasSequentialName(name, TASK_PREFIX)) {
-    if (key !== undefined) throw new UsageError(`${path} is a task path: give a key only after a plan path`);
-    return path;
-  }
-  if (!isZkPlanPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);
-  if (key === undefined) throw new UsageError(`give the task: zk-plan logs ${path} <key>, or a task path (zk-plan show ${path} lists them)`);
-  const view = await zkPlan.describePlan(path);
-  const found = view.tasks.find((task) => task.key === key);
-  if (found === undefined)
-    throw new CliError(
-      `plan ${shortName(path)} has no task with key "${key}": zk-plan show ${path} lists its tasks and keys`,
-      ExitCode.notFound,
-      'TASK_KEY_NOT_FOUND',
-    );
-  return found.task;
 }
 
 function printTries(tries: readonly TaskLogAttempt[], task: string, json: boolean): void {

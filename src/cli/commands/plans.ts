@@ -5,7 +5,7 @@ import type { PlanSummary } from '../../plan/plan-view.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
-import { formatTable, print, printJson, terminalWidth } from '../output.js';
+import { formatTable, print, printJson, terminalWidth, type Column } from '../output.js';
 
 /** `zk-plan plans <parent>`: one line per plan, oldest first. */
 export function registerPlans(program: Command): void {
@@ -18,8 +18,10 @@ export function registerPlans(program: Command): void {
     'after',
     `
 PROGRESS is done/total for plans created with { history: true }, else the number of tasks left.
---json prints an array of { plan, status, done, historyKept }; status.counts has done, remaining and
-total (total = done + remaining; done counts only for plans with { history: true }).`,
+NAME is the plan's name, when one has a name (createPlan's { name }, a spec's name, a schedule's).
+--json prints an array of { plan, status, done, historyKept }; status.name is the plan's name, and
+status.counts has done, remaining and total (total = done + remaining; done counts only for plans
+with { history: true }).`,
   );
   withUsageHint(command);
   setAction(command, async (parent: string, options: ConnectionOptions) => {
@@ -33,7 +35,7 @@ total (total = done + remaining; done counts only for plans with { history: true
       print(`no plans under ${parent}`);
       return;
     }
-    print(formatTable(plans, PLAN_COLUMNS, terminalWidth()));
+    print(formatTable(plans, planColumns(plans), terminalWidth()));
   });
 }
 
@@ -42,9 +44,13 @@ export function formatProgress(summary: PlanSummary): string {
   return formatPlanProgress(summary.status.counts, summary.historyKept === true);
 }
 
-const PLAN_COLUMNS = [
-  { header: 'PLAN', value: (row: PlanSummary) => row.plan },
-  { header: 'STATE', value: (row: PlanSummary) => row.status.state },
-  { header: 'PROGRESS', value: formatProgress, right: true },
-  { header: 'FAILED', value: (row: PlanSummary) => String(row.status.counts.failed), right: true },
-];
+/** The table's columns; NAME only when some plan has a name (`createPlan(parent, { name })`, a spec's, a schedule's). */
+export function planColumns(plans: readonly PlanSummary[]): Column<PlanSummary>[] {
+  return [
+    { header: 'PLAN', value: (row) => row.plan },
+    ...(plans.some((row) => row.status.name !== undefined) ? [{ header: 'NAME', value: (row: PlanSummary) => row.status.name ?? '-' }] : []),
+    { header: 'STATE', value: (row) => row.status.state },
+    { header: 'PROGRESS', value: formatProgress, right: true },
+    { header: 'FAILED', value: (row) => String(row.status.counts.failed), right: true },
+  ];
+}

@@ -19,7 +19,8 @@ export function registerShow(program: Command): void {
 Task states: building (being written), waiting (for inputs), runnable, retrying (after a failed try),
 running (and by whom), finishing (result stored, being handed on), done (plans with { history: true }),
 failed (with its error), blocked (can never run, with the reason).
-Names are short: task-12 is <plan>/task-0000000012. ATTEMPTS counts failed tries.
+Names are short: task-12 is <plan>/task-0000000012. KEY is the task's key (its spec's, or addTask's
+{ key }), when tasks have keys. The plan's name, when it has one, follows its path. ATTEMPTS counts failed tries.
 --json prints the plan view: { plan, status, tasks, done, historyKept }.`,
   );
   withUsageHint(command);
@@ -49,7 +50,7 @@ export function renderPlanView(view: PlanView, width?: number): string {
     counts.failed ? `${counts.failed} failed` : undefined,
     counts.blocked ? `${counts.blocked} blocked` : undefined,
   ].filter((part): part is string => part !== undefined);
-  const header = `${view.plan}: ${status.state}, ${view.historyKept ? counts.total : counts.remaining} task(s)${view.historyKept ? '' : ' left'}${parts.length ? `: ${parts.join(', ')}` : ''}${
+  const header = `${view.plan}${status.name !== undefined ? ` (${status.name})` : ''}: ${status.state}, ${view.historyKept ? counts.total : counts.remaining} task(s)${view.historyKept ? '' : ' left'}${parts.length ? `: ${parts.join(', ')}` : ''}${
     status.failurePolicy === 'failFast' ? ' (failFast)' : ''
   }`;
   if (view.tasks.length === 0)
@@ -64,7 +65,7 @@ export function renderPlanView(view: PlanView, width?: number): string {
   )}`;
 }
 
-/** With `keys` (a plan from a spec): a KEY column first, the key its spec gave each task. */
+/** With `keys` (a plan from a spec, or tasks added with keys): a KEY column first, each task's key. */
 function taskColumns(plan: string, keys: boolean): Column<TaskView>[] {
   return [
     ...(keys ? [{ header: 'KEY', value: (task: TaskView) => task.key ?? '-' }] : []),

@@ -127,15 +127,23 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
       return;
     }
     case 'failed': {
-      const failed =
-        status?.failed ?? outcome.error.failedTasks.map(({ task, failure }) => ({ task, failure: failure as PlanStatus['failed'][number]['failure'] }));
-      const blocked = status?.blocked ?? outcome.error.blockedTasks.map((task) => ({ task, reason: '' }));
+      const failed: PlanStatus['failed'] =
+        status?.failed ??
+        outcome.error.failedTasks.map(({ task, key, failure }) => ({
+          task,
+          ...(key !== undefined ? { key } : {}),
+          failure: failure as PlanStatus['failed'][number]['failure'],
+        }));
+      const blocked: PlanStatus['blocked'] = status?.blocked ?? outcome.error.blockedTasks.map((task) => ({ task, reason: '' }));
       print(`${plan} failed: ${failed.length} task(s) failed for good, ${blocked.length} blocked behind them`);
+      // Tasks with keys (a spec's, or addTask's { key }) are named by them first, as `show` does.
+      const keyed = failed.some(({ key }) => key !== undefined);
       print(
         formatTable(
           failed,
           [
-            { header: '  TASK', value: ({ task }) => `  ${shortName(task)}` },
+            ...(keyed ? [{ header: '  KEY', value: ({ key }: PlanStatus['failed'][number]) => `  ${key ?? '-'}` }] : []),
+            { header: keyed ? 'TASK' : '  TASK', value: ({ task }) => `${keyed ? '' : '  '}${shortName(task)}` },
             { header: 'ATTEMPTS', value: ({ failure }) => String(failure?.attempts ?? ''), right: true },
             { header: 'ERROR', value: ({ failure }) => (failure ? shortenPaths(`${failure.type}: ${failure.message}`, plan) : 'no failure recorded') },
           ],
@@ -143,7 +151,9 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
         ),
       );
       if (blocked.length > 0) {
-        print(`  blocked: ${blocked.map(({ task, reason }) => `${shortName(task)}${reason ? ` (${shortenPaths(reason, plan)})` : ''}`).join(', ')}`);
+        print(
+          `  blocked: ${blocked.map(({ task, key, reason }) => `${key ?? shortName(task)}${reason ? ` (${shortenPaths(reason, plan)})` : ''}`).join(', ')}`,
+        );
       }
       print(`Fix the cause, then 'zk-plan retry ${plan}' runs the failed tasks again.`);
       return;

@@ -7,27 +7,34 @@ import { withZkPlan } from '../connection.js';
 import { UsageError } from '../exit-codes.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
 import { print, printJson, shortName } from '../output.js';
+import { resolveTaskArgument, taskArgument } from '../task-argument.js';
 
-/** `zk-plan why <task|plan>` (explainTask, explainPlan) and `zk-plan limit <parent> <key> [n]` (concurrency limits). */
+/** `zk-plan why <task|plan> [key]` (explainTask, explainPlan) and `zk-plan limit <parent> <key> [n]` (concurrency limits). */
 export function registerWhy(program: Command): void {
   const why = program
     .command('why')
     .description('say why a task is not running (a code, a sentence, the data behind it), or why a plan is not progressing')
-    .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007) or a plan path');
+    .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007), or a plan path')
+    .argument('[key]', "with a plan path: the task of the plan known by this key (its spec's, or addTask's { key })");
   addConnectionOptions(why, DEFAULTS.cliConnectTimeoutMs.read);
   why.addHelpText(
     'after',
-    `\n--json prints the explanation as a JSON document: a task's { task, key?, code, message, remedy?, details }, a plan's { plan, state, message, reasons: [{ code, message, remedy?, tasks }] }; remedy is { api, cli }.`,
+    `
+  zk-plan why /plans/plan-0000000003 report   the task with the key "report"
+--json prints the explanation as a JSON document: a task's { task, key?, code, message, remedy?, details }, a plan's { plan, state, message, reasons: [{ code, message, remedy?, tasks }] }; remedy is { api, cli }.`,
   );
   withUsageHint(why);
-  setAction(why, async (path: string, options: ConnectionOptions) => {
+  setAction(why, async (path: string, key: string | undefined, options: ConnectionOptions) => {
     assertValidPath('path', path);
     const name = nameOf(path);
-    if (hasSequentialName(name, TASK_PREFIX)) {
-      const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explainTask(path));
+    if (hasSequentialName(name, TASK_PREFIX) || key !== undefined) {
+      const task = taskArgument(path, key);
+      const explanation = await withZkPlan(options, async (zkPlan) => zkPlan.explainTask(await resolveTaskArgument(zkPlan, task)));
       if (options.json) printJson(explanation);
       else
-        print(`${explanation.key ?? shortName(path)}: ${explanation.code}: ${explanation.message}${explanation.remedy ? `; ${explanation.remedy.cli}` : ''}`);
+        print(
+          `${explanation.key ?? shortName(explanation.task)}: ${explanation.code}: ${explanation.message}${explanation.remedy ? `; ${explanation.remedy.cli}` : ''}`,
+        );
       return;
     }
     if (!isZkPlanPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);

@@ -63,19 +63,36 @@ export class GraphCanvas {
       const entry = this.nodes.get(data.name);
       if (
         entry &&
-        (entry.data.state !== data.state || !entry.data.gone !== !data.gone || entry.data.fn !== data.fn || !entry.data.cancelled !== !data.cancelled)
+        (entry.data.state !== data.state ||
+          !entry.data.gone !== !data.gone ||
+          entry.data.fn !== data.fn ||
+          !entry.data.cancelled !== !data.cancelled ||
+          entry.data.key !== data.key)
       )
         this.update(entry, data);
     }
   }
 
-  /** Recolours one node in place (a diff's `changed`); false when it is not drawn. */
-  recolour([name, state, gone, fn, cancelled]: UiChange): boolean {
+  /** Recolours (and relabels) one node in place (a diff's `changed`); false when it is not drawn. */
+  recolour([name, state, gone, fn, cancelled, key]: UiChange): boolean {
     const entry = this.nodes.get(name);
     if (entry === undefined) return false;
     const { inputs } = entry.data;
-    this.update(entry, { name, inputs, state, fn, ...(gone ? { gone: true as const } : {}), ...(cancelled ? { cancelled: true as const } : {}) });
+    this.update(entry, {
+      name,
+      ...(key !== '' ? { key } : {}),
+      inputs,
+      state,
+      fn,
+      ...(gone ? { gone: true as const } : {}),
+      ...(cancelled ? { cancelled: true as const } : {}),
+    });
     return true;
+  }
+
+  /** The key of a drawn task, when it has one. */
+  keyOf(name: string): string | undefined {
+    return this.nodes.get(name)?.data.key;
   }
 
   /** Marks a node and its neighbours; undefined clears the selection. */
@@ -109,6 +126,7 @@ export class GraphCanvas {
   // ---- drawing ------------------------------------------------------------------------------
   private make(data: UiNode): DrawnNode {
     const el = svgEl('g', { class: 'node', 'data-task': data.name, 'data-state': data.state });
+    if (data.key !== undefined) el.dataset['key'] = data.key;
     el.appendChild(svgEl('rect', { width: NODE_W, height: NODE_H, rx: 6 }));
     const text = svgEl('text', { x: 10, y: NODE_H / 2 + 4 });
     el.appendChild(text);
@@ -124,9 +142,11 @@ export class GraphCanvas {
     entry.el.setAttribute('data-state', data.state);
     entry.el.classList.toggle('gone', data.gone === true);
     entry.el.classList.toggle('cancelled', data.cancelled === true);
+    if (data.key !== undefined) entry.el.dataset['key'] = data.key;
     entry.text.textContent = nodeText(data);
     const note = data.cancelled ? ' (deleted by the cancel)' : data.gone ? ' (finished; no record kept)' : '';
-    entry.title.textContent = `${data.name}${data.fn ? ` \u00b7 ${data.fn}` : ''} \u00b7 ${data.state}${note}`;
+    const key = data.key !== undefined ? `${data.key} \u00b7 ` : '';
+    entry.title.textContent = `${key}${data.name}${data.fn ? ` \u00b7 ${data.fn}` : ''} \u00b7 ${data.state}${note}`;
   }
 
   private applyTransform(): void {

@@ -10,7 +10,7 @@ const GAP_X = 60;
 const GAP_Y = 14;
 
 /** What the helpers need of a node. */
-export type GraphNode = Pick<UiNode, 'name' | 'fn' | 'inputs' | 'gone'>;
+export type GraphNode = Pick<UiNode, 'name' | 'key' | 'fn' | 'inputs' | 'gone'>;
 
 export interface Edge {
   readonly id: string;
@@ -57,9 +57,9 @@ export function shortLabel(name: string): string {
   return match ? `#${match[1]}` : name;
 }
 
-/** The text drawn in a node, within about 20 characters. */
+/** The text drawn in a node, within about 20 characters: its key when it has one (else `#42`), then its function. */
 export function nodeText(node: GraphNode): string {
-  const text = shortLabel(node.name) + (node.fn ? ` ${node.fn}` : '');
+  const text = (node.key ?? shortLabel(node.name)) + (node.fn ? ` ${node.fn}` : '');
   return text.length > 21 ? `${text.slice(0, 20)}\u2026` : text;
 }
 

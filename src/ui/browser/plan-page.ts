@@ -28,7 +28,12 @@ const canvas = new GraphCanvas(
   stats,
   (name) => select(name),
 );
-const panel = new TaskPanel(byId('panel'), plan, (name) => select(name));
+const panel = new TaskPanel(
+  byId('panel'),
+  plan,
+  (name) => select(name),
+  (name) => canvas.keyOf(name),
+);
 
 function select(name: string): void {
   canvas.select(name);
@@ -42,6 +47,7 @@ function setStatus(status: UiPlanStatus): void {
   // Why the selected task waits changes with the plan (a pause, a cancel, an input done): read it again.
   if (shown !== undefined && (status.state !== shown.state || status.done !== shown.done || status.counts.running !== shown.counts.running)) panel.refresh();
   shown = status;
+  byId('plan-name').textContent = status.name ?? '';
   const badge = byId('plan-state');
   badge.textContent = status.state;
   badge.dataset['state'] = status.state;

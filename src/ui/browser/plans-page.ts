@@ -24,6 +24,7 @@ function planRow(plan: UiPlanRow): HTMLTableRowElement {
   const link = h('a', plan.name);
   link.href = `/plan?path=${encodeURIComponent(plan.plan)}`;
   cell(row).appendChild(link);
+  cell(row, plan.planName ?? '', 'plan-name');
   const badge = h('span', plan.state, 'badge');
   badge.dataset['state'] = plan.state;
   cell(row).appendChild(badge);

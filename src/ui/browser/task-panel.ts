@@ -23,6 +23,8 @@ export class TaskPanel {
     private readonly plan: string,
     /** Selects a task on the canvas too (an input's link in the panel). */
     private readonly onSelectInput: (name: string) => void,
+    /** The key of a task drawn on the canvas (the panel's inputs, and a gone task, are named by it). */
+    private readonly keyOf: (name: string) => string | undefined = () => undefined,
   ) {}
 
   get task(): string | undefined {
@@ -73,7 +75,7 @@ export class TaskPanel {
 
   private problem(name: string, message: string): void {
     this.panel.textContent = '';
-    this.panel.appendChild(h('h2', shortLabel(name)));
+    this.panel.appendChild(h('h2', this.keyOf(name) ?? shortLabel(name)));
     this.panel.appendChild(h('p', message, 'hint'));
   }
 
@@ -81,8 +83,11 @@ export class TaskPanel {
     const { panel } = this;
     panel.textContent = '';
     panel.dataset['task'] = detail.task;
-    const title = h('h2', shortLabel(detail.name));
-    title.appendChild(h('small', detail.name));
+    // Known by its key when it has one (its spec's, or addTask's { key }); the node name beside it.
+    const key = detail.key ?? this.keyOf(detail.name);
+    const title = h('h2', key ?? shortLabel(detail.name));
+    title.id = 'detail-title';
+    title.appendChild(h('small', key !== undefined ? `${shortLabel(detail.name)} ${detail.name}` : detail.name));
     panel.appendChild(title);
     const pill = h('span', detail.state + (detail.gone && detail.goneReason !== 'cancelled' ? ' (no record kept)' : ''), 'pill');
     pill.dataset['state'] = detail.state;
@@ -90,6 +95,7 @@ export class TaskPanel {
     panel.appendChild(pill);
 
     const list = h('dl');
+    if (key !== undefined) definition(list, 'Key', h('code', key, 'key'));
     definition(list, 'Path', h('code', detail.task));
     if (detail.gone) {
       definition(
@@ -121,7 +127,7 @@ export class TaskPanel {
     const inputs = h('ul', undefined, 'inputs');
     for (const input of detail.inputs) {
       const name = input.slice(input.lastIndexOf('/') + 1);
-      const link = h('a', `${shortLabel(name)} ${name}`);
+      const link = h('a', `${this.keyOf(name) ?? shortLabel(name)} ${name}`);
       link.href = '#';
       link.addEventListener('click', (event) => {
         event.preventDefault();
