@@ -126,7 +126,10 @@ export class PlanFailedError extends ZkPlanError {
   ) {
     const what = `Plan ${plan} failed: ${failedTasks.length} task(s) failed for good (${failedTasks
       .slice(0, 3)
-      .map(({ task, key, failure }) => `${key === undefined ? task : `${key} (${task})`}: ${(failure as { message?: string } | undefined)?.message ?? 'unknown error'}`)
+      .map(
+        ({ task, key, failure }) =>
+          `${key === undefined ? task : `${key} (${task})`}: ${(failure as { message?: string } | undefined)?.message ?? 'unknown error'}`,
+      )
       .join('; ')}${failedTasks.length > 3 ? '; …' : ''}), ${blockedTasks.length} blocked behind them. Fix the cause, then`;
     super(`${what} retryFailed(plan) to run them again`, { path: plan, cliMessage: `${what} zk-plan retry ${plan} runs them again` });
   }
