@@ -29,6 +29,8 @@ class FakeZk extends EventEmitter<ZkClientEvents> implements ObservedZkClient {
 /** Stands in for a ZkPlan: the worker events and its client. */
 class FakeZkPlan extends EventEmitter<ZkPlanEvents> implements ObservedZkPlan {
   readonly zk = new FakeZk();
+  /** The functions its workers register: only these label series. */
+  readonly functions = { has: (name: string): boolean => ['load', 'report'].includes(name) };
 }
 
 const PLAN = '/plans/plan-0000000001';
@@ -113,6 +115,9 @@ describe('createWorkerMetrics', () => {
     plan.emit('task:completed', { task: task(2), plan: PLAN, workerId: 'w/1', durationMs: 700, reusedResult: false, fn: 'load' });
     plan.emit('task:completed', { task: task(3), plan: PLAN, workerId: 'w/1', durationMs: 100, reusedResult: false });
     plan.emit('task:failed', { task: task(4), plan: PLAN, workerId: 'w/1', error, charged: true, final: true, attempts: 1, fn: 'report' });
+    // A function named in a task node that no worker registers (anyone who can write a task picks it): no label value of its own.
+    plan.emit('task:failed', { task: task(5), plan: PLAN, workerId: 'w/1', error, charged: true, final: true, attempts: 1, fn: 'attacker-chosen-1' });
+    expect(await value(registry, 'zk_plan_tasks_failed_total', { final: 'true', charged: 'true', fn: 'attacker-chosen-1' })).toBeUndefined();
     expect(await value(registry, 'zk_plan_tasks_succeeded_total', { fn: 'load' })).toBe(2);
     expect(await value(registry, 'zk_plan_tasks_succeeded_total')).toBe(1); // a function the worker did not name: no fn label
     expect(await value(registry, 'zk_plan_tasks_failed_total', { final: 'true', charged: 'true', fn: 'report' })).toBe(1);

@@ -144,7 +144,6 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
     return {
       ...settings,
       taskPriorities: record.taskPriorities === true,
-      ...(typeof record.name === 'string' && record.name !== '' ? { name: record.name } : {}),
     };
   } catch {
     return DEFAULT_PLAN_SETTINGS;

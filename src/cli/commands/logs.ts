@@ -24,7 +24,7 @@ export function registerLogs(program: Command): void {
     .command('logs')
     .description("print a task's log: each try's last lines as kept in ZooKeeper (while it runs and after), or follow it live")
     .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007), or a plan path followed by a task key')
-    .argument('[key]', "the task's key in its plan (a spec's key, or addTask's { key })")
+    .argument('[key]', "the task's key in its plan (a spec's key, or the key it was added with)")
     .option('--attempt <n>', 'only the tries of attempt n (1 for the first)')
     .option('-f, --follow', 'print lines as they are written, until the task is done (Ctrl-C stops)', false)
     .option('--full', "print the whole log from the worker's log files instead of the tail kept in ZooKeeper (on the worker's host)", false);

@@ -18,7 +18,7 @@ export function registerPlans(program: Command): void {
     'after',
     `
 PROGRESS is done/total for plans created with { history: true }, else the number of tasks left.
-NAME is the plan's name, when one has a name (createPlan's { name }, a spec's name, a schedule's).
+NAME is the plan's name, when it has one (given when it was created, a spec's name, or its schedule's).
 --json prints an array of { plan, status, done, historyKept }; status.name is the plan's name, and
 status.counts has done, remaining and total (total = done + remaining; done counts only for plans
 with { history: true }).`,

@@ -19,8 +19,8 @@ export function registerShow(program: Command): void {
 Task states: building (being written), waiting (for inputs), runnable, retrying (after a failed try),
 running (and by whom), finishing (result stored, being handed on), done (plans with { history: true }),
 failed (with its error), blocked (can never run, with the reason).
-Names are short: task-12 is <plan>/task-0000000012. KEY is the task's key (its spec's, or addTask's
-{ key }), when tasks have keys. The plan's name, when it has one, follows its path. ATTEMPTS counts failed tries.
+Names are short: task-12 is <plan>/task-0000000012. KEY is the task's key (its spec's, or the key it
+was added with), when tasks have keys. The plan's name, when it has one, follows its path. ATTEMPTS counts failed tries.
 --json prints the plan view: { plan, status, tasks, done, historyKept }.`,
   );
   withUsageHint(command);

@@ -15,7 +15,7 @@ export function registerWhy(program: Command): void {
     .command('why')
     .description('say why a task is not running (a code, a sentence, the data behind it), or why a plan is not progressing')
     .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007), or a plan path')
-    .argument('[key]', "with a plan path: the task of the plan known by this key (its spec's, or addTask's { key })");
+    .argument('[key]', "with a plan path: the task of the plan known by this key (its spec's, or the key it was added with)");
   addConnectionOptions(why, DEFAULTS.cliConnectTimeoutMs.read);
   why.addHelpText(
     'after',
