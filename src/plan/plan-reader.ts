@@ -1,5 +1,4 @@
 import { PlanCancelledError, PlanFailedError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
-import { parseControlRecord } from '../control/control-record.js';
 import { WaitTimeoutError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { decodeValue } from '../serialization/codec.js';
@@ -8,6 +7,7 @@ import {
   DEP_PREFIX,
   CONTROL,
   FAILED,
+  HISTORY,
   PROV_PREFIX,
   READY,
   TASK_PREFIX,
@@ -28,7 +28,9 @@ import type { TaskFailure } from '../store/failure-policy.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
 import { MAX_TIMER_MS, linkSignals } from '../util/signals.js';
-import { summarizePlan, unfedDeps, type PlanStatus, type TaskSnapshot } from './plan-status.js';
+import type { TaskHistoryRecord } from '../store/task-history.js';
+import { parseControlRecord, type PlanControlRecord } from '../control/control-record.js';
+import { summarizePlan, unfedDeps, type PlanStatus, type RecordedTask, type TaskSnapshot } from './plan-status.js';
 
 /** Pause before retrying a read that failed because the connection or session was lost. */
 const RETRY_PAUSE_MS = 200;
@@ -107,7 +109,7 @@ export class PlanReader {
     throw new WaitTimeoutError(plan, timeoutMs, remaining);
   }
 
-  /** Where the plan stands: its state, task counts, failed tasks with their errors, and tasks blocked forever. */
+  /** Where the plan stands: its state, task counts (done ones from its history), failed tasks with their errors, and tasks blocked forever. */
   async planStatus(plan: string): Promise<PlanStatus> {
     assertValidPath('plan', plan);
     // The server this session reads from may lag: a change another process was answered before this call (a cancel, say) must show.
@@ -116,30 +118,56 @@ export class PlanReader {
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const tasks = sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));
     const snapshots = await Promise.all(tasks.map((task) => this.snapshotTask(task, listing.children)));
+    // Only the names of the history: every record is `done` until a cancel, which writes its records
+    // after its control record. So the control node is read after the names, and when it is there the
+    // records themselves are read.
+    const names = listing.children.includes(HISTORY) ? await this.historyNames(plan) : [];
+    const control = await this.readControl(plan);
+    const recorded = control === undefined ? names.map((task): RecordedTask => ({ task, state: 'done' })) : recordedTasks(await this.store.readHistory(plan));
     return await this.summarize(
       plan,
       listing.children,
       snapshots.filter((snapshot): snapshot is TaskSnapshot => snapshot !== undefined),
+      recorded,
+      control,
     );
   }
 
-  /** A plan's status from its children and its tasks' snapshots (shared with describePlan). */
-  async summarize(plan: string, planChildren: readonly string[], snapshots: readonly TaskSnapshot[]): Promise<PlanStatus> {
+  /** A plan's status from its tasks' snapshots, its history and its control record (shared with describePlan). */
+  async summarize(
+    plan: string,
+    planChildren: readonly string[],
+    snapshots: readonly TaskSnapshot[],
+    recorded: readonly RecordedTask[],
+    control: PlanControlRecord | undefined,
+  ): Promise<PlanStatus> {
     const settings = await this.store.readPlanSettings(plan);
     // A dep nobody feeds may only look so because its producer finished while we were reading: check it again.
     const unfed = unfedDeps(snapshots);
     const stillThere = await Promise.all(unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)));
-    const controlPath = childPath(plan, CONTROL);
-    const control = planChildren.includes(CONTROL) ? await this.zk.tryGetData(controlPath) : undefined;
     return summarizePlan({
       plan,
       ready: planChildren.includes(READY),
       failurePolicy: settings.failurePolicy,
       priority: settings.priority,
       tasks: snapshots,
+      recorded,
       orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
-      ...(control !== undefined ? { control: parseControlRecord(controlPath, control.data) } : {}),
+      ...(control !== undefined ? { control } : {}),
     });
+  }
+
+  /** The plan's control record (paused or cancelled); undefined while it runs. */
+  async readControl(plan: string): Promise<PlanControlRecord | undefined> {
+    const path = childPath(plan, CONTROL);
+    const node = await this.zk.tryGetData(path);
+    return node === undefined ? undefined : parseControlRecord(path, node.data);
+  }
+
+  /** The tasks the plan's history names (by task path, oldest first); their records are not read. */
+  private async historyNames(plan: string): Promise<string[]> {
+    const listing = await this.zk.tryGetChildren(childPath(plan, HISTORY));
+    return sortBySerial(listing?.children ?? [], TASK_PREFIX).map((name) => childPath(plan, name));
   }
 
   /** The kept result of a task added with `{ keepResult: true }`, once it completed. */
@@ -197,6 +225,11 @@ export class PlanReader {
       ...(attempts !== undefined ? { attempts } : {}),
     };
   }
+}
+
+/** What a status counts of the plan's history records: each task's final state, and a failed one's failure. */
+export function recordedTasks(history: ReadonlyMap<string, TaskHistoryRecord>): RecordedTask[] {
+  return [...history].map(([task, record]) => ({ task, state: record.state, ...(record.state === 'failed' ? { failure: record.failure } : {}) }));
 }
 
 /** A node's decoded value; undefined when it is gone or unreadable (a report says what it can). */

@@ -43,6 +43,7 @@ import type { WorkerInfo } from '../registry/worker-info.js';
 import { PlanWriter, type AddTaskOptions, type TaskToAdd } from './plan-writer.js';
 import type { PlanStatus } from './plan-status.js';
 import { PlanDescriber } from './plan-describer.js';
+import { CancelHistory } from './cancel-history.js';
 import type { PlanSummary, PlanView } from './plan-view.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
@@ -87,7 +88,13 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.writer = new PlanWriter(zk, this.store, functions);
     this.reader = new PlanReader(zk, this.store);
     this.describer = new PlanDescriber(zk, this.store, this.reader);
-    this.control = new PlanControl(zk, this.store, async (plan) => (await this.reader.planStatus(plan)).state);
+    const cancelHistory = new CancelHistory(zk, this.store, this.describer);
+    this.control = new PlanControl(
+      zk,
+      this.store,
+      async (plan) => (await this.reader.planStatus(plan)).state,
+      (plan, cancelledAt) => cancelHistory.record(plan, cancelledAt),
+    );
     this.limits = new ConcurrencyLimits(zk);
     this.explainer = new Explainer(zk, this.store, this.describer, this.control, this.limits);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);

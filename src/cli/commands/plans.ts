@@ -17,9 +17,10 @@ export function registerPlans(program: Command): void {
   command.addHelpText(
     'after',
     `
-PROGRESS is done/total for plans created with { history: true }, else the number of tasks left.
+PROGRESS is done/total, every task of the plan counted (from its history, which every plan keeps
+unless created with { history: false }; for such a plan, the number of tasks left).
 --json prints an array of { plan, status, done, historyKept }; status.counts has done, remaining and
-total (total = done + remaining; done counts only for plans with { history: true }).`,
+total (total = done + remaining), as planStatus, zk-plan wait and the web view count them.`,
   );
   withUsageHint(command);
   setAction(command, async (parent: string, options: ConnectionOptions) => {
@@ -37,7 +38,7 @@ total (total = done + remaining; done counts only for plans with { history: true
   });
 }
 
-/** `7/10` when the plan keeps a history (even before anything is done), else `3 left`. */
+/** `7/10` when the plan keeps a history (even before anything is done), else `3 left` (a plan created with { history: false }). */
 export function formatProgress(summary: PlanSummary): string {
   return formatPlanProgress(summary.status.counts, summary.historyKept === true);
 }
