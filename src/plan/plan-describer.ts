@@ -116,7 +116,9 @@ export class PlanDescriber {
       this.store.readOwner(task).catch(() => undefined),
     ]);
     if (snapshot === undefined) return undefined;
-    return { snapshot, definition, owner: owner && { workerId: owner.workerId, claimedAt: owner.claimedAt } };
+    // An owner record without a real time (not one a worker writes) is shown as no owner: its time is formatted.
+    const claimed = owner !== undefined && owner.claimedAt instanceof Date && !Number.isNaN(owner.claimedAt.getTime());
+    return { snapshot, definition, owner: claimed ? { workerId: owner.workerId, claimedAt: owner.claimedAt } : undefined };
   }
 }
 

@@ -24,7 +24,7 @@ import type { Watcher } from '../zk/zk-client.js';
 import { followWithWatches } from '../zk/watch-loop.js';
 import type { Zk } from '../zk/zk.js';
 import { assertPositiveNumber } from '../config/options.js';
-import type { TaskFailure } from '../store/failure-policy.js';
+import { parseTaskFailure } from '../store/failure-policy.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
 import { MAX_TIMER_MS, linkSignals } from '../util/signals.js';
@@ -211,17 +211,19 @@ export class PlanReader {
         state = 'abandoned';
     }
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
-    const [feeds, failure, attempts] = await Promise.all([
+    const [feeds, storedFailure, attempts] = await Promise.all([
       Promise.all(provs.map((name) => readDecoded(this.zk, childPath(task, name)))),
       children.includes(FAILED) ? readDecoded(this.zk, childPath(task, FAILED)) : undefined,
       children.includes(ATTEMPTS) ? this.store.readAttempts(task).catch(() => undefined) : undefined,
     ]);
+    // Checked field by field: anyone may have written the node, and its fields are shown and its time formatted.
+    const failure = parseTaskFailure(storedFailure);
     return {
       task,
       state,
       deps: children.filter((name) => hasSequentialName(name, DEP_PREFIX)).map((name) => childPath(task, name)),
       feeds: feeds.filter((dep): dep is string => typeof dep === 'string'),
-      ...(failure !== undefined ? { failure: failure as TaskFailure } : {}),
+      ...(failure !== undefined ? { failure } : {}),
       ...(attempts !== undefined ? { attempts } : {}),
     };
   }

@@ -161,7 +161,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return this.reader.planStatus(plan);
   }
 
-  /** Every task of the plan with its state, function, inputs, owner, attempts and failure (finished ones too, with `{ history: true }`). */
+  /** Every task of the plan with its state, function, inputs, owner, attempts, failure, worker and times (ended ones from its history, kept unless `{ history: false }`). */
   describePlan(plan: string): Promise<PlanView> {
     this.assertOpen();
     return this.describer.describePlan(plan);

@@ -17,8 +17,9 @@
  *   alerts                        events of the plan reported to onPlanEvent listeners, once across the cluster
  *     <event id>                  { event, deliveredAt? | gaveUpAt? }
  *       lock                      EPHEMERAL; held by the process delivering the event
- *   history                       (plans created with { history: true }) a record per finished task
- *     task-NNNNNNNNNN             { state, fn, params, outputs, startedAt, finishedAt, workerId, attempts }
+ *   history                       (every plan but those created with { history: false }) a record per ended task
+ *     task-NNNNNNNNNN             { state: done|failed|cancelled|unstarted, fn, params, outputs, failedTries, workerId?, … }
+ *                                 (src/store/task-history.ts): written before the task is deleted, never rewritten
  *   runnable                      index of tasks believed runnable (an optimisation; plans without it still run)
  *     task-NNNNNNNNNN             empty; created when the task's last input arrives, deleted when it is done
  *   result-NNNNNNNNNN             kept result of task-NNNNNNNNNN (keepResult), survives the task
