@@ -46,7 +46,7 @@ function estimateMs(progress: Progress): number | undefined {
   return rate > 0 ? (left / rate) * 1000 : undefined;
 }
 
-/** `3/10 30%`, or for a plan without history `7 left (3 finished while waiting)`. */
+/** `3/10 done (30%)`, or for a plan without history `7 left (3 finished while waiting)`. */
 function formatCount(progress: Progress): string {
   if (!progress.totalKnown) return `${progress.total - progress.done} left (${progress.doneSinceStart} finished while waiting)`;
   const percent = progress.total > 0 ? Math.floor((progress.done * 100) / progress.total) : 100;
