@@ -169,7 +169,7 @@ export async function performTask(claim: Claim, context: PerformContext): Promis
 }
 
 /** What a history record keeps of a task's definition: its function, params, whether its result is kept, and its key. */
-export function recordedDefinition(definition: TaskDefinition): { fn: string; params: readonly unknown[]; keepResult: boolean; key?: string } {
+function recordedDefinition(definition: TaskDefinition): { fn: string; params: readonly unknown[]; keepResult: boolean; key?: string } {
   return {
     fn: 'fn' in definition ? definition.fn : 'inline',
     params: 'fn' in definition ? definition.params : [],
