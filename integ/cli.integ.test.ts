@@ -163,7 +163,7 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
     const lines = plans.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^PLAN\s+STATE\s+PROGRESS\s+FAILED$/);
     expect(lines[1]).toMatch(new RegExp(`^${done}\\s+completed\\s+3/3\\s+0$`));
-    expect(lines[2]).toMatch(new RegExp(`^${failing}\\s+failed\\s+3 left\\s+1$`));
+    expect(lines[2]).toMatch(new RegExp(`^${failing}\\s+failed\\s+0/3\\s+1$`));
     expect(plansJson.code).toBe(0);
     const summaries = JSON.parse(plansJson.stdout) as PlanSummary[];
     expect(summaries.map(({ plan, done: finished, status }) => [plan, finished, status.state, status.counts.failed])).toEqual([
@@ -173,10 +173,15 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
 
     expect(show.code).toBe(0);
     const short = (path: string): string => `task-${Number(path.slice(path.lastIndexOf('-') + 1))}`;
-    expect(show.stdout).toContain(`${failing}: failed, 3 task(s) left: 1 failed, 2 blocked`);
-    expect(show.stdout).toMatch(/TASK\s+STATE\s+CALL\s+INPUTS\s+ATTEMPTS\s+DETAIL/);
-    expect(show.stdout).toMatch(new RegExp(`${short(boom)}\\s+failed\\s+boom\\(\\)\\s+-\\s+1\\s+Error: .*the disk is full`));
-    expect(show.stdout).toMatch(new RegExp(`${short(blocked)}\\s+blocked\\s+sum\\(\\)\\s+${short(boom)}\\s+its input comes from failed task ${short(boom)}`));
+    expect(show.stdout).toContain(`${failing}: failed, 3 task(s): 0 done, 1 failed, 2 blocked`);
+    expect(show.stdout).toMatch(/TASK\s+STATE\s+CALL\s+INPUTS\s+ATTEMPTS\s+WORKER\s+STARTED\s+ENDED\s+TOOK\s+DETAIL/);
+    // A failed task: who failed it and when, then its error.
+    expect(show.stdout).toMatch(
+      new RegExp(`${short(boom)}\\s+failed\\s+boom\\(\\)\\s+-\\s+1\\s+\\S+/\\d+\\s+-\\s+\\d\\d:\\d\\d:\\d\\d\\s+-\\s+Error: .*the disk is full`),
+    );
+    expect(show.stdout).toMatch(
+      new RegExp(`${short(blocked)}\\s+blocked\\s+sum\\(\\)\\s+${short(boom)}\\s+-\\s+-\\s+-\\s+-\\s+its input comes from failed task ${short(boom)}`),
+    );
     expect(show.stdout).toMatch(new RegExp(`${short(waiting)}\\s+blocked\\s+sum\\("x"\\)\\s+${short(boom)},${short(blocked)}\\s`));
     expect(showJson.code).toBe(0);
     const view = JSON.parse(showJson.stdout) as PlanView;
@@ -189,8 +194,10 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
 
     expect(showDone.code).toBe(0);
     expect(showDone.stdout).toContain(`${done}: completed, 3 task(s): 3 done`);
-    expect(showDone.stdout).toMatch(new RegExp(`${short(one)}\\s+done\\s+constant\\(1\\)\\s+-\\s+by \\S+ in \\d`));
-    expect(showDone.stdout).toMatch(new RegExp(`sum\\(\\)\\s+${short(one)},${short(two)}\\s+by `));
+    // Done tasks: the worker that ran each, when it started and ended, how long it took.
+    const ran = `\\S+/\\d+\\s+\\d\\d:\\d\\d:\\d\\d\\s+\\d\\d:\\d\\d:\\d\\d\\s+\\d[\\d.]*m?s`;
+    expect(showDone.stdout).toMatch(new RegExp(`${short(one)}\\s+done\\s+constant\\(1\\)\\s+-\\s+${ran}`));
+    expect(showDone.stdout).toMatch(new RegExp(`sum\\(\\)\\s+${short(one)},${short(two)}\\s+${ran}`));
   });
 
   it('wait follows a plan to completion: exit 0, progress lines (at most one a second), the final status with --json', async () => {
@@ -206,13 +213,13 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
     zkPlan.startWorkers(parent, { count: 2, ...QUICK });
     const [waited, waitedJson] = await Promise.all([human.result, json.result]);
     expect(waited.code).toBe(0);
-    expect(waited.stdout).toMatch(new RegExp(`^${plan} completed: 6 task\\(s\\) finished while waiting, waited \\d`));
+    expect(waited.stdout).toMatch(new RegExp(`^${plan} completed: 6 task\\(s\\) done, waited \\d`));
     const progress = waited.stderr.trim().split('\n');
     expect(progress[0]).toMatch(/^plan-\d+: 0\/6 done \(0%\)/);
     expect(progress.at(-1)).toMatch(/^plan-\d+: 6\/6 done \(100%\), [\d.]+ tasks\/s, ETA 0s, 0 failed$/);
     expect(progress.length).toBeLessThanOrEqual(Math.ceil(waited.ms / 1000) + 1);
     expect(waitedJson.code).toBe(0);
-    expect(JSON.parse(waitedJson.stdout)).toMatchObject({ plan, state: 'completed', counts: { total: 0 } });
+    expect(JSON.parse(waitedJson.stdout)).toMatchObject({ plan, state: 'completed', counts: { total: 6, done: 6 } });
   });
 
   it('wait exits 1 when the plan fails, with its failed tasks and their errors; 3 on timeout', async () => {
@@ -257,14 +264,14 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
     children.push(child as ChildProcessWithoutNullStreams);
     let text = '';
     child.stdout.on('data', (chunk: Buffer) => (text += String(chunk)));
-    await output(child as ChildProcessWithoutNullStreams, 'stdout', /0\/10/);
+    await output(child as ChildProcessWithoutNullStreams, 'stdout', /0\/10 done/);
     zkPlan.startWorkers(parent, { count: 2, ...QUICK });
     const [code] = (await once(child, 'close')) as [number | null];
     expect(code).toBe(0);
     const frames = text.split(/\r|\n|\u001b\[1G/).filter((frame) => /\d+\/10/.test(frame));
-    expect(frames[0]).toMatch(/plan-\d+ [█░]{24} 0\/10 0% \| [\d.]+ tasks\/s \| ETA \S+ \| 0 failed/);
-    expect(frames.some((frame) => /[█░]{24} [1-9]\/10 /.test(frame))).toBe(true); // an intermediate state
-    expect(frames.at(-1)).toMatch(/█{24} 10\/10 100% \| [\d.]+ tasks\/s \| ETA 0s \| 0 failed/);
+    expect(frames[0]).toMatch(/plan-\d+ [█░]{24} 0\/10 done \(0%\) \| [\d.]+ tasks\/s \| ETA \S+ \| 0 failed/);
+    expect(frames.some((frame) => /[█░]{24} [1-9]\/10 done /.test(frame))).toBe(true); // an intermediate state
+    expect(frames.at(-1)).toMatch(/█{24} 10\/10 done \(100%\) \| [\d.]+ tasks\/s \| ETA 0s \| 0 failed/);
     expect(text).toContain(`${plan} completed: 10 task(s) done`);
   });
 

@@ -103,7 +103,7 @@ describe('addTask', () => {
     expect(error).toBeInstanceOf(ArgTaskNotFoundError);
     expect((error as ArgTaskNotFoundError).code).toBe('ARG_TASK_NOT_FOUND');
     expect((error as ArgTaskNotFoundError).path).toBe(`${plan}/task-0000000042`);
-    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['runnable']);
+    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['history', 'runnable']);
   });
 
   it('rejects an input task of another plan', async () => {
@@ -112,7 +112,7 @@ describe('addTask', () => {
     const other = await zkPlan.createPlan(env.root());
     const foreign = await zkPlan.addTask(other, call('constant', 1));
     await expect(zkPlan.addTask(plan, call('list'), [foreign])).rejects.toBeInstanceOf(ForeignArgTaskError);
-    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['runnable']);
+    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['history', 'runnable']);
   });
 
   it('rejects a function name the local registry does not know', async () => {
@@ -138,14 +138,14 @@ describe('addTask', () => {
     expect(error).toBeInstanceOf(UnserializableValueError);
     expect((error as Error).message).toContain('[1].client');
     expect(() => call('f', () => 1)).toThrow(UnserializableValueError);
-    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['runnable']);
+    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['history', 'runnable']);
   });
 
   it('rejects params larger than a znode holds, before writing anything', async () => {
     const zkPlan = await env.zkPlan();
     const plan = await zkPlan.createPlan(env.root());
     await expect(zkPlan.addTask(plan, call('f', 'x'.repeat(1_100_000)))).rejects.toBeInstanceOf(ValueTooLargeError);
-    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['runnable']);
+    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['history', 'runnable']);
   });
 
   it('rejects a missing plan, bad arguments and a bad task spec', async () => {
@@ -205,7 +205,7 @@ describe('markAsReady, planCompleted, waitForCompletion, getResult', () => {
     const plan = await zkPlan.createPlan(env.root());
     await zkPlan.markAsReady(plan);
     await zkPlan.markAsReady(plan);
-    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['ready', 'runnable']);
+    expect(await childrenOf(zkPlan.zk, plan)).toEqual(['history', 'ready', 'runnable']);
     await expect(zkPlan.markAsReady(`${env.root()}/plan-0000000099`)).rejects.toBeInstanceOf(PlanNotFoundError);
   });
 

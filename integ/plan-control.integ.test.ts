@@ -97,7 +97,9 @@ describe('pause, resume and cancel on a real server', () => {
     await zkPlan.cancelPlan(doomed, { reason: 'warehouse down' });
     expect(await waiting).toBeInstanceOf(PlanCancelledError);
     expect(await waiting).toMatchObject({ code: 'PLAN_CANCELLED', reason: 'warehouse down' });
-    expect(await zkPlan.planStatus(doomed)).toMatchObject({ state: 'cancelled', counts: { remaining: 0 } });
+    // Its tasks are deleted; its history says each was cancelled (running, or given back and ready to run again), none done.
+    expect(await zkPlan.planStatus(doomed)).toMatchObject({ state: 'cancelled', counts: { total: 3, done: 0, remaining: 3, cancelled: 3 } });
+    expect(await zkPlan.planCompleted(doomed)).toBe(true); // no task-* node left
   });
 
   it('zk-plan pause, resume, cancel and workers', async () => {

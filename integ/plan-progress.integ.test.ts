@@ -61,7 +61,7 @@ describe("a plan's progress numbers agree everywhere", () => {
     expect((JSON.parse(plansJson.stdout) as PlanSummary[])[0]?.status.counts).toMatchObject({ total: 21, done: 21, remaining: 0 });
     expect(show.stdout).toContain(`${plan}: completed, 21 task(s): 21 done`);
     // The task that failed once, then succeeded, shows its failed try in ATTEMPTS.
-    expect(show.stdout).toMatch(/task-\d+\s+done\s+flaky\(\)\s+-\s+1\s+by /);
+    expect(show.stdout).toMatch(/task-\d+\s+done\s+flaky\(\)\s+-\s+1\s+\S+\/\d+\s+\d\d:\d\d:\d\d\s/);
   });
 
   it("wait's last progress line for a failing plan shows what was done at the end", async () => {

@@ -410,13 +410,18 @@ describe('web view', () => {
     expect(await page.textContent('#plan-control')).toMatch(/^cancelled .*: started by mistake$/);
     expect((await zkPlan.planStatus(plan)).control?.reason).toBe('started by mistake');
     for (const action of ['pause', 'resume', 'cancel', 'retry']) expect(await page.isDisabled(`#action-${action}`)).toBe(true);
-    // Its deleted tasks stay drawn in their last state, marked cancelled, not counted done.
-    await page.waitForSelector(`${node(queued)}.cancelled`);
-    await page.waitForSelector(`${node(holder)}.cancelled`);
-    expect(await page.textContent('#progress-text')).toBe('0 finished seen, 2 left (no history kept)');
-    await page.click(node(queued));
+    // Its deleted tasks stay, from its history: cancelled, where each stood, and not counted done.
+    await page.waitForSelector(node(queued, 'cancelled'));
+    await page.waitForSelector(node(holder, 'cancelled'));
+    await page.waitForSelector('#progress-text:text("0/2 done")');
+    expect(await page.textContent('#count-cancelled')).toBe('2');
+    await page.click(node(holder));
     await page.waitForSelector('#detail-state:text("cancelled")');
-    expect(await page.textContent('#panel')).toContain('The plan was cancelled');
+    expect(await page.textContent('#panel')).toMatch(/Cancelled.*while running/);
+    expect(await page.textContent('#panel')).toMatch(/Worker.*\/\d/);
+    await page.click(node(queued));
+    await page.waitForSelector('#panel:has-text("while runnable")');
+    await page.screenshot({ path: 'test-output/ui-plan-cancelled.png' });
 
     // A view started without a token is read-only: no buttons, and the API refuses.
     const readOnly = await openUi(zkPlan, root);

@@ -42,7 +42,7 @@ function facts(extra: Partial<TaskFacts> = {}, view: Partial<PlanView> = {}, sub
     task: TASK,
     view: { plan: PLAN, status: status('running'), tasks: [taskView(subject)], done: 0, historyKept: false, ...view },
     control: undefined,
-    ownerSession: undefined,
+    owner: undefined,
     concurrencyKey: undefined,
     limit: undefined,
     workers: [worker()],
@@ -92,13 +92,26 @@ describe('explainTask', () => {
 
   it('OWNED by a live worker; OWNER_GONE when its session is no fresh worker’s, with when that session expires at the latest', () => {
     const owner = { workerId: 'w1/1', claimedAt: new Date(NOW - 5_000) };
-    expect(explainTask(facts({ ownerSession: 's1' }, {}, { state: 'running', owner })).code).toBe('OWNED');
+    expect(explainTask(facts({ owner: { workerId: 'w1/1', session: 's1' } }, {}, { state: 'running', owner })).code).toBe('OWNED');
     const frozen = worker({ updatedAt: new Date(NOW - 20_000) });
-    expect(explainTask(facts({ ownerSession: 's1', workers: [frozen] }, {}, { state: 'running', owner }))).toMatchObject({
+    expect(explainTask(facts({ owner: { workerId: 'w1/1', session: 's1' }, workers: [frozen] }, {}, { state: 'running', owner }))).toMatchObject({
       code: 'OWNER_GONE',
       details: { expiresBy: new Date(NOW - 20_000 + 10_000) },
     });
-    expect(explainTask(facts({ ownerSession: 's9' }, {}, { state: 'running', owner })).code).toBe('OWNER_GONE');
+    expect(explainTask(facts({ owner: { workerId: 'x/1', session: 's9' } }, {}, { state: 'running', owner }))).toMatchObject({
+      code: 'OWNER_GONE',
+      details: { registered: false, session: 's9' },
+    });
+  });
+
+  it('never calls an owner gone without an owner node: a finishing task nobody holds, or an owner that let go while it was read', () => {
+    const owner = { workerId: 'w1/1', claimedAt: new Date(NOW - 5_000) };
+    // The view said running, the owner node read after it was gone (the task finished meanwhile): the pool is live in the registry.
+    const movedOn = explainTask(facts({ owner: undefined }, {}, { state: 'running', owner }));
+    expect(movedOn.code).not.toBe('OWNER_GONE');
+    expect(movedOn.message).toContain('let go of it while it was being read');
+    const finishing = explainTask(facts({ owner: undefined }, {}, { state: 'finishing' }));
+    expect(finishing).toMatchObject({ code: 'RUNNABLE', details: { finishing: true } });
   });
 
   it('the plan comes first: cancelled, failFast failed, paused, not ready', () => {

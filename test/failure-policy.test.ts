@@ -14,7 +14,7 @@ import {
 } from '../src/errors/task-errors.js';
 import { ResultTooLargeError } from '../src/errors/value-errors.js';
 import { ZkError } from '../src/errors/zk-error.js';
-import { decideAfterFailure, describeFailure, isPermanentError, judgeFailure } from '../src/store/failure-policy.js';
+import { decideAfterFailure, describeFailure, isPermanentError, judgeFailure, parseTaskFailure } from '../src/store/failure-policy.js';
 
 const TASK = '/plans/plan-0000000001/task-0000000002';
 const policy = (overrides: Partial<ResolvedRetryPolicy> = {}): ResolvedRetryPolicy => ({ ...DEFAULT_RETRY_POLICY, ...overrides });
@@ -178,5 +178,37 @@ describe('describeFailure', () => {
   it('describes anything else thrown as an ERROR', () => {
     expect(describeFailure('plain text', false, 1, 'w', at)).toMatchObject({ type: 'Error', message: 'plain text', code: 'ERROR' });
     expect(describeFailure(new RangeError('r'), false, 1, 'w', at)).toMatchObject({ type: 'RangeError', message: 'r', code: 'ERROR' });
+  });
+});
+
+describe('parseTaskFailure: a stored failure, checked field by field', () => {
+  const at = new Date('2026-11-26T10:00:00Z');
+  const stored = { type: 'Error', message: 'disk full', code: 'DISK_FULL', stack: 'Error: disk full', retryable: true, attempts: 2, workerId: 'w/1', at };
+
+  it('reads back what describeFailure records, and a failure without a stack', () => {
+    expect(parseTaskFailure(stored)).toEqual(stored);
+    expect(parseTaskFailure(describeFailure(new Error('x'), true, 1, 'w/2', at))).toMatchObject({ message: 'x', retryable: false, attempts: 1 });
+    expect(parseTaskFailure({ ...stored, stack: undefined })).toEqual({ ...stored, stack: undefined });
+  });
+
+  it('takes retryable only when it is exactly true', () => {
+    expect(parseTaskFailure({ ...stored, retryable: 'yes' })?.retryable).toBe(false);
+    expect(parseTaskFailure({ ...stored, retryable: false })?.retryable).toBe(false);
+  });
+
+  it.each<[string, unknown]>([
+    ['null', null],
+    ['a string', 'disk full'],
+    ['a type that is not text', { ...stored, type: 1 }],
+    ['a message that is not text', { ...stored, message: null }],
+    ['a code that is not text', { ...stored, code: 7 }],
+    ['a worker id that is not text', { ...stored, workerId: ['w'] }],
+    ['a stack that is not text', { ...stored, stack: 3 }],
+    ['attempts that are not a whole number', { ...stored, attempts: 1.5 }],
+    ['attempts as text', { ...stored, attempts: '2' }],
+    ['a time that is not a date', { ...stored, at: '2026-11-26' }],
+    ['an invalid date', { ...stored, at: new Date(Number.NaN) }],
+  ])('refuses %s', (_title, value) => {
+    expect(parseTaskFailure(value)).toBeUndefined();
   });
 });

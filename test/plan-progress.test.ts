@@ -19,7 +19,25 @@ describe('countPlanTasks: the one count of a plan', () => {
       task(9, 'failed'),
       task(10, 'blocked'),
     ]);
-    expect(counts).toEqual({ total: 10, done: 2, remaining: 8, runnable: 2, running: 1, waiting: 1, blocked: 1, failed: 1, finishing: 1, building: 1 });
+    expect(counts).toEqual({
+      total: 10,
+      done: 2,
+      remaining: 8,
+      runnable: 2,
+      running: 1,
+      waiting: 1,
+      blocked: 1,
+      failed: 1,
+      finishing: 1,
+      building: 1,
+      cancelled: 0,
+      unstarted: 0,
+    });
+  });
+
+  it('counts the tasks of a cancelled plan from its history: a record wins over what is left of the task, and they are not done', () => {
+    const counts = countPlanTasks([task(1, 'done'), task(2, 'running'), task(2, 'cancelled'), task(3, 'unstarted'), task(3, 'waiting'), task(4, 'failed')]);
+    expect(counts).toMatchObject({ total: 4, done: 1, remaining: 3, cancelled: 1, unstarted: 1, failed: 1, running: 0, waiting: 0 });
   });
 
   it('counts a task read both live (finishing) and in the history once, as done: the totals of 22 and 23 for 21 tasks', () => {
@@ -42,6 +60,8 @@ describe('countPlanTasks: the one count of a plan', () => {
       failed: 0,
       finishing: 0,
       building: 0,
+      cancelled: 0,
+      unstarted: 0,
     });
   });
 });

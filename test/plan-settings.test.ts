@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PLAN_SETTINGS, planSettingsFrom, resolvePlanSettings } from '../src/config/plan-options.js';
+import { DEFAULT_PLAN_SETTINGS, FOREIGN_PLAN_SETTINGS, planSettingsFrom, resolvePlanSettings } from '../src/config/plan-options.js';
 
 describe('planSettingsFrom: settings read back from a plan node, whatever it holds', () => {
   it('reads what createPlan stored', () => {
@@ -41,8 +41,8 @@ describe('planSettingsFrom: settings read back from a plan node, whatever it hol
     ['an array', ['failFast']],
     ['an empty object', {}],
     ['a function', () => 'failFast'],
-  ])('falls back to the defaults for %s', (_title, stored) => {
-    expect(planSettingsFrom(stored)).toEqual(DEFAULT_PLAN_SETTINGS);
+  ])('falls back to the defaults (without history) for %s', (_title, stored) => {
+    expect(planSettingsFrom(stored)).toEqual(FOREIGN_PLAN_SETTINGS);
   });
 
   it.each<[string, unknown]>([
@@ -59,30 +59,37 @@ describe('planSettingsFrom: settings read back from a plan node, whatever it hol
     ['a multiplier below 1', { retry: { multiplier: 0.5 } }],
     ['a NaN multiplier', { retry: { multiplier: Number.NaN } }],
     ['a null multiplier', { retry: { multiplier: null } }],
-  ])('falls back to the defaults as a whole for %s', (_title, stored) => {
-    expect(planSettingsFrom(stored)).toEqual(DEFAULT_PLAN_SETTINGS);
+  ])('falls back to the defaults as a whole (without history) for %s', (_title, stored) => {
+    expect(planSettingsFrom(stored)).toEqual(FOREIGN_PLAN_SETTINGS);
   });
 
   it('keeps a failure policy when the retry policy is missing or not an object', () => {
     for (const retry of [undefined, null, 5, 'fast', true]) {
-      expect(planSettingsFrom({ failurePolicy: 'failFast', retry })).toEqual({ ...DEFAULT_PLAN_SETTINGS, failurePolicy: 'failFast' });
+      expect(planSettingsFrom({ failurePolicy: 'failFast', retry })).toEqual({ ...FOREIGN_PLAN_SETTINGS, failurePolicy: 'failFast' });
     }
   });
 
   it('reads a retry array as no retry fields at all', () => {
-    expect(planSettingsFrom({ retry: [1, 2, 3] })).toEqual(DEFAULT_PLAN_SETTINGS);
+    expect(planSettingsFrom({ retry: [1, 2, 3] })).toEqual(FOREIGN_PLAN_SETTINGS);
   });
 
   it('ignores retry fields it does not know (another tool stored more)', () => {
     expect(planSettingsFrom({ retry: { maxAttempts: 7, jitter: 'full', __proto__x: 1 } })).toEqual({
-      ...DEFAULT_PLAN_SETTINGS,
-      retry: { ...DEFAULT_PLAN_SETTINGS.retry, maxAttempts: 7 },
+      ...FOREIGN_PLAN_SETTINGS,
+      retry: { ...FOREIGN_PLAN_SETTINGS.retry, maxAttempts: 7 },
     });
   });
 
-  it('takes history only when it is exactly true', () => {
+  it('takes history only when it is exactly true: a plan node another tool wrote has no history node to write to', () => {
     expect(planSettingsFrom({ history: true }).history).toBe(true);
-    for (const history of ['true', 1, {}, null]) expect(planSettingsFrom({ history }).history).toBe(false);
+    for (const history of ['true', 1, {}, null, undefined]) expect(planSettingsFrom({ history }).history).toBe(false);
+    expect(FOREIGN_PLAN_SETTINGS).toEqual({ ...DEFAULT_PLAN_SETTINGS, history: false });
+  });
+
+  it('createPlan keeps a history unless told { history: false }', () => {
+    expect(resolvePlanSettings({}).history).toBe(true);
+    expect(resolvePlanSettings({ history: false }).history).toBe(false);
+    expect(() => resolvePlanSettings({ history: 'no' as unknown as boolean })).toThrow(/history/);
   });
 
   it('accepts the largest whole numbers the options allow', () => {

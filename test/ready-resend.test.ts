@@ -42,7 +42,7 @@ describe("a task's ready sent again after a lost reply", () => {
       throw new Error(`${client} never applied the awaited operation`);
     };
     const creating = builder.zkPlan.createPlan(PARENT);
-    await step('builder', (op, path) => op === 'create' && path.endsWith('/runnable'));
+    await step('builder', (op, path) => op === 'create' && path.endsWith('/history')); // the plan's last child (after `runnable`)
     const plan = await creating;
     const readying = builder.zkPlan.markAsReady(plan);
     await step('builder', (op) => op === 'setData');

@@ -106,7 +106,7 @@ describe('exportPlan of a plan built with addTask', () => {
   it('carries a kept result of a deleted task under its name, and refuses an inline task still to run (SNAPSHOT_UNDERIVABLE naming it)', async () => {
     const runs: string[] = [];
     const proc = processOn('first', runs, Promise.resolve());
-    const plan = await proc.zkPlan.createPlan(PARENT);
+    const plan = await proc.zkPlan.createPlan(PARENT, { history: false });
     const kept = await proc.zkPlan.addTask(plan, call('count', 'kept', 5), [], { keepResult: true });
     await proc.zkPlan.markAsReady(plan);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });

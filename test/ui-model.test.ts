@@ -21,7 +21,21 @@ import { countPlanTasks } from '../src/plan/plan-progress.js';
 const PLAN = '/plans/plan-0000000001';
 
 function status(overrides: Partial<PlanStatus['counts']> = {}, state: PlanStatus['state'] = 'running'): PlanStatus {
-  const counts = { total: 0, done: 0, remaining: 0, runnable: 0, running: 0, waiting: 0, blocked: 0, failed: 0, finishing: 0, building: 0, ...overrides };
+  const counts = {
+    total: 0,
+    done: 0,
+    remaining: 0,
+    runnable: 0,
+    running: 0,
+    waiting: 0,
+    blocked: 0,
+    failed: 0,
+    finishing: 0,
+    building: 0,
+    cancelled: 0,
+    unstarted: 0,
+    ...overrides,
+  };
   return { plan: PLAN, state, failurePolicy: 'continue', priority: 0, counts, failed: [], blocked: [], retrying: [] };
 }
 

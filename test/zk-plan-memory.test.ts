@@ -173,6 +173,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     expect(view.tasks.map(({ task, state }) => [task, state])).toEqual([
       [flaky, 'failed'],
       [dependent, 'blocked'],
+      [other, 'done'], // from the plan's history, kept by default
     ]);
     expect(view.tasks[0]).toMatchObject({ failedTries: 2, failure: { attempts: 2 } });
     expect(view.tasks[1]).toMatchObject({ inputs: [flaky], pendingInputs: 1, blockedReason: expect.stringContaining(flaky) });
@@ -272,7 +273,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
 
   it("describes a plan before it runs: each task's state, call, inputs and pending inputs", async () => {
     const proc = open(new MemoryZooKeeper(), 'p', registry(new Map()));
-    const plan = await proc.zkPlan.createPlan(PARENT);
+    const plan = await proc.zkPlan.createPlan(PARENT, { history: false });
     const a = await proc.zkPlan.addTask(plan, call('value', 'a', 1));
     const b = await proc.zkPlan.addTask(plan, call('sum', 'b'), [a, a], { keepResult: true });
     await proc.zkPlan.markAsReady(plan);
@@ -292,7 +293,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
       expect.objectContaining({ task: b, state: 'waiting', fn: 'sum', params: ['b'], inputs: [a, a], pendingInputs: 2, keepResult: true }),
     ]);
     expect(view.status.counts).toMatchObject({ runnable: 1, waiting: 1, remaining: 2 });
-    const second = await proc.zkPlan.createPlan(PARENT, { history: true });
+    const second = await proc.zkPlan.createPlan(PARENT); // history by default
     await proc.zkPlan.addTask(second, call('value', 'z', 0)); // not marked ready: building
     expect((await proc.zkPlan.listPlans(PARENT)).map(({ plan: path, status, historyKept }) => [path, status.state, historyKept])).toEqual([
       [plan, 'running', false],

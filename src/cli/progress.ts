@@ -9,6 +9,11 @@ export interface Progress {
   /** Tasks done since `wait` started, for the rate. */
   readonly doneSinceStart: number;
   readonly elapsedMs: number;
+  /**
+   * `total` is every task of the plan (done from its history); false for a plan without history,
+   * where only the tasks left are known: progress then says how many are left, not done/total.
+   */
+  readonly totalKnown: boolean;
 }
 
 export interface ProgressReporter {
@@ -41,9 +46,16 @@ function estimateMs(progress: Progress): number | undefined {
   return rate > 0 ? (left / rate) * 1000 : undefined;
 }
 
+/** `3/10 done (30%)`, or for a plan without history `7 left (3 finished while waiting)`. */
+function formatCount(progress: Progress): string {
+  if (!progress.totalKnown) return `${progress.total - progress.done} left (${progress.doneSinceStart} finished while waiting)`;
+  const percent = progress.total > 0 ? Math.floor((progress.done * 100) / progress.total) : 100;
+  return `${progress.done}/${progress.total} done (${percent}%)`;
+}
+
 /**
- * The cli-progress bar: `plan-3 ████░░░░ 3/10 30% | 1.5 tasks/s | ETA 5s | 1 failed`. Rate and ETA
- * come from the payload (tasks done since wait started), not from cli-progress's own estimate.
+ * The cli-progress bar: `plan-3 ████░░░░ 3/10 done (30%) | 1.5 tasks/s | ETA 5s | 1 failed`. Rate and
+ * ETA come from the payload (tasks done since wait started), not from cli-progress's own estimate.
  */
 class BarReporter implements ProgressReporter {
   private readonly bar: cliProgress.SingleBar;
@@ -52,7 +64,7 @@ class BarReporter implements ProgressReporter {
   constructor(label: string, stream: NodeJS.WriteStream) {
     this.bar = new cliProgress.SingleBar(
       {
-        format: `${label} {bar} {value}/{total} {percentage}% | {rate} tasks/s | ETA {etaText} | {failed} failed`,
+        format: `${label} {bar} {count} | {rate} tasks/s | ETA {etaText} | {failed} failed`,
         stream,
         barsize: 24,
         hideCursor: true,
@@ -65,7 +77,7 @@ class BarReporter implements ProgressReporter {
   }
 
   update(progress: Progress): void {
-    const payload = { rate: formatRate(progress), etaText: formatEta(progress), failed: progress.failed };
+    const payload = { count: formatCount(progress), rate: formatRate(progress), etaText: formatEta(progress), failed: progress.failed };
     const total = progress.total; // 0 (an empty plan) shows as complete
     if (!this.started) {
       this.bar.start(total, progress.done, payload);
@@ -125,7 +137,6 @@ class LineReporter implements ProgressReporter {
   }
 
   private format(progress: Progress): string {
-    const percent = progress.total > 0 ? Math.floor((progress.done * 100) / progress.total) : 100;
-    return `${this.label}: ${progress.done}/${progress.total} done (${percent}%), ${formatRate(progress)} tasks/s, ETA ${formatEta(progress)}, ${progress.failed} failed`;
+    return `${this.label}: ${formatCount(progress)}, ${formatRate(progress)} tasks/s, ETA ${formatEta(progress)}, ${progress.failed} failed`;
   }
 }

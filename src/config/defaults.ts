@@ -98,7 +98,7 @@ export const DEFAULTS = {
   retention: { maxAgeMs: 7 * 24 * 60 * 60 * 1000, maxCount: 1_000, sweepIntervalMs: 60_000 },
   backoff: { initial: 100, increase: 1.5, max: 10_000 },
   cliConnectTimeoutMs: { worker: 15_000, read: 5_000 },
-  plan: { failurePolicy: 'continue', priority: 0, retry: { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 }, history: false },
+  plan: { failurePolicy: 'continue', priority: 0, retry: { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 }, history: true },
   taskLogs: { captureConsole: true, echo: true, maxBytesPerAttempt: 8 * 1024, maxBytesPerPlan: 2 * 1024 * 1024, flushIntervalMs: 500 },
   planEvents: { maxAttempts: 5, retryDelayMs: 1_000, webhookTimeoutMs: 10_000 },
   schedule: {

@@ -28,7 +28,12 @@ export type ResolvedRetryPolicy = Required<RetryPolicy>;
 export interface PlanOptions extends RetryPolicy {
   /** @defaultValue 'continue' */
   readonly failurePolicy?: FailurePolicy;
-  /** Keep a record of each finished task (`<plan>/history`), for `zk-plan show` and the web view: one more write per task. @defaultValue false */
+  /**
+   * Keep a record of each task once its node is gone (`<plan>/history`): done, and in a cancelled
+   * plan cancelled, unstarted or failed; read by `zk-plan show`, `wait`, `plans`, the web view and
+   * `planStatus` (done/total). One more write per task, and its record stays in ZooKeeper as long
+   * as the plan (see README, Performance). `false` keeps none. @defaultValue true
+   */
   readonly history?: boolean;
   /**
    * Among the tasks a worker process can take, those of higher priority go first, across plans
@@ -58,6 +63,12 @@ export interface PlanSettings {
 export const DEFAULT_RETRY_POLICY: ResolvedRetryPolicy = DEFAULTS.plan.retry;
 
 export const DEFAULT_PLAN_SETTINGS: PlanSettings = { ...DEFAULTS.plan, taskPriorities: false };
+
+/**
+ * The settings of a plan node that holds none zk-plan can read (written by another tool): the
+ * defaults, but no history, which only a plan made by createPlan has a `history` node for.
+ */
+export const FOREIGN_PLAN_SETTINGS: PlanSettings = { ...DEFAULT_PLAN_SETTINGS, history: false };
 
 const FAILURE_POLICIES: readonly FailurePolicy[] = ['continue', 'failFast'];
 
@@ -128,9 +139,12 @@ export function resolveRetryPolicy(policy: RetryPolicy, base: ResolvedRetryPolic
   return resolved;
 }
 
-/** Reads settings stored in a plan node; anything missing or unreadable falls back to the defaults. */
+/**
+ * Reads settings stored in a plan node; anything missing or unreadable falls back to the defaults,
+ * but history only when the node says so (`history: true`, which createPlan always writes out).
+ */
 export function planSettingsFrom(stored: unknown): PlanSettings {
-  if (typeof stored !== 'object' || stored === null) return DEFAULT_PLAN_SETTINGS;
+  if (typeof stored !== 'object' || stored === null) return FOREIGN_PLAN_SETTINGS;
   const record = stored as { failurePolicy?: unknown; retry?: unknown; history?: unknown; priority?: unknown; taskPriorities?: unknown; name?: unknown };
   try {
     const settings = resolvePlanSettings({
@@ -146,7 +160,7 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
       taskPriorities: record.taskPriorities === true,
     };
   } catch {
-    return DEFAULT_PLAN_SETTINGS;
+    return FOREIGN_PLAN_SETTINGS;
   }
 }
 

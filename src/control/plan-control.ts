@@ -21,6 +21,12 @@ import { decideControl, encodeControlRecord, parseControlRecord, type ControlReq
 /** Where a plan stands (`planStatus(plan).state`): read before a pause or cancel, which a finished plan refuses. */
 export type ReadPlanState = (plan: string) => Promise<PlanState>;
 
+/**
+ * Writes a history record of every task of a cancelled plan that has none yet, where it stood
+ * (src/plan/cancel-history.ts); `cancelledAt` is the time of the cancel's control record.
+ */
+export type RecordCancelledTasks = (plan: string, cancelledAt: Date) => Promise<void>;
+
 /** Options of `pausePlan`. */
 export interface PauseOptions {
   /** Abort the running tasks' signals too; they are given back uncharged and run again after resumePlan. @defaultValue false */
@@ -54,6 +60,7 @@ export class PlanControl {
     private readonly zk: Zk,
     private readonly store: TaskStore,
     private readonly readPlanState: ReadPlanState,
+    private readonly recordCancelledTasks: RecordCancelledTasks,
   ) {}
 
   /** The plan's control record; undefined while it runs (or when the plan does not exist). */
@@ -79,9 +86,12 @@ export class PlanControl {
   }
 
   /**
-   * Cancels for good: the record first (from then on nothing of the plan starts, and running tasks
-   * are aborted), then the tasks are deleted so that no worker spends time on them; the plan node
-   * stays, with its control record, kept results and history, until deletePlan or retention.
+   * Cancels for good: the control record first (from then on nothing of the plan starts, and
+   * running tasks are aborted), then a history record of each task where it stood (cancelled,
+   * unstarted or failed; plans that keep a history), all of them before any task is deleted, then
+   * the tasks are deleted so that no worker spends time on them; the plan node stays, with its
+   * control record, kept results and history, until deletePlan or retention. Cut short anywhere,
+   * the call again writes what is missing and deletes what is left; the first record of a task stays.
    */
   async cancel(plan: string, options: CancelOptions = {}): Promise<void> {
     assertValidPath('plan', plan);
@@ -91,6 +101,9 @@ export class PlanControl {
       throw new InvalidArgumentError('reason', `expected a string of at most ${MAX_CANCEL_REASON_LENGTH} characters`);
     await this.refuseFinished(plan, 'cancel');
     await this.apply(plan, { kind: 'cancel', reason: options.reason, at: new Date() });
+    // The time of the cancel that landed first (a repeated call keeps its record).
+    const cancelledAt = (await this.read(plan))?.at ?? new Date();
+    await this.recordCancelledTasks(plan, cancelledAt);
     const tasks = (await this.store.listTasks(plan)) ?? [];
     // `ready` first, as deletePlan does: once owner nodes go with the delete, nothing may take a task again.
     await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));

@@ -49,14 +49,25 @@ export interface TaskFacts {
   readonly task: string;
   readonly view: PlanView;
   readonly control: PlanControlRecord | undefined;
-  /** The owner node's session, when the task has an owner. */
-  readonly ownerSession: string | undefined;
+  /** Who holds the task's owner node (read after the view), when it has one. */
+  readonly owner: TaskOwner | undefined;
   readonly concurrencyKey: string | undefined;
   /** The key's limit and its holders, when it has one. */
   readonly limit: { readonly limit: number; readonly holders: readonly SlotRecord[] } | undefined;
   /** The live worker pools following the plan's parent. */
   readonly workers: readonly WorkerInfo[];
   readonly now: number;
+}
+
+/** A task's owner node as read: the worker loop it names, and the session that holds it. */
+export interface TaskOwner {
+  readonly workerId: string;
+  readonly session: string;
+}
+
+/** The registry record of the pool whose session holds the owner node, if any. */
+export function ownerOf(owner: TaskOwner, workers: readonly WorkerInfo[]): WorkerInfo | undefined {
+  return workers.find((candidate) => candidate.sessionId === owner.session);
 }
 
 export function explainTask(facts: TaskFacts): Explanation {
@@ -145,24 +156,44 @@ function waitingForInputs(subject: TaskView, view: PlanView, make: Make): Explan
 }
 
 function owned(subject: TaskView, facts: TaskFacts, make: Make): Explanation {
-  const worker = facts.workers.find((candidate) => candidate.sessionId === facts.ownerSession);
-  const since = subject.owner?.claimedAt;
-  const details = { workerId: subject.owner?.workerId, session: facts.ownerSession, since };
-  if (worker !== undefined && !isStale(worker, facts.now)) {
+  const { owner } = facts;
+  if (owner === undefined) {
+    // Nobody holds it: its result is stored and the worker that ran it stopped while handing it on,
+    // or (after reads that kept disagreeing) its owner let go of it while it was being read.
     return make(
-      'OWNED',
-      `it is running on ${subject.owner?.workerId ?? worker.id} (${worker.host}, pid ${worker.pid})${since ? ` since ${since.toISOString()}` : ''}`,
-      { ...details, host: worker.host, pid: worker.pid },
+      'RUNNABLE',
+      subject.state === 'finishing'
+        ? 'its result is stored and no worker holds it (the worker that ran it stopped while handing it on): the next worker that looks hands it on'
+        : 'its owner let go of it while it was being read (it finished, failed or was given back): ask again',
+      { finishing: subject.state === 'finishing' },
     );
   }
-  // Its session still holds the owner node: the server ends it at most a session timeout after the worker last spoke.
-  const lastSeen = worker?.updatedAt;
-  const expiresBy = worker !== undefined ? new Date(worker.updatedAt.getTime() + worker.sessionTimeoutMs) : undefined;
+  const worker = ownerOf(owner, facts.workers);
+  const since = subject.owner?.claimedAt;
+  const details = { workerId: owner.workerId, session: owner.session, since };
+  if (worker !== undefined && !isStale(worker, facts.now)) {
+    return make('OWNED', `it is running on ${owner.workerId} (${worker.host}, pid ${worker.pid})${since ? ` since ${since.toISOString()}` : ''}`, {
+      ...details,
+      host: worker.host,
+      pid: worker.pid,
+    });
+  }
+  if (worker !== undefined) {
+    // Its session still holds the owner node: the server ends it at most a session timeout after the worker last spoke.
+    const expiresBy = new Date(worker.updatedAt.getTime() + worker.sessionTimeoutMs);
+    return make(
+      'OWNER_GONE',
+      `its owner ${owner.workerId} (${worker.host}, pid ${worker.pid}) has not rewritten its registry record since ${worker.updatedAt.toISOString()}: ` +
+        `it is frozen or cut off from ZooKeeper; another worker takes the task when its session ends, by ${expiresBy.toISOString()}`,
+      { ...details, lastSeen: worker.updatedAt, expiresBy },
+    );
+  }
+  // The registry was read after the owner node: a pool's record lives as long as the session that holds the owner node.
   return make(
     'OWNER_GONE',
-    `its owner ${subject.owner?.workerId ?? 'a worker'} (session ${facts.ownerSession ?? '?'}) is not live${lastSeen ? ` (last heard ${lastSeen.toISOString()})` : ' in the registry'}; ` +
-      `another worker takes it when that session expires${expiresBy ? `, by ${expiresBy.toISOString()}` : ' (within its session timeout)'}`,
-    { ...details, lastSeen, expiresBy },
+    `its owner ${owner.workerId} (session ${owner.session}) is in no live worker pool's registry record ` +
+      `(a worker of another tool, or a single worker loop started through the API, does not register); another worker takes it when that session ends (within its session timeout)`,
+    { ...details, registered: false },
   );
 }
 

@@ -4,9 +4,9 @@ import type { AttemptRecord } from '../store/failure-policy.js';
 import type { TaskStore } from '../store/task-store.js';
 import { DEP_PREFIX, HISTORY, READY, TASK_PREFIX, assertValidPath, childPath, nameOf, parentOf, serialOf, sortBySerial, sortPlanNames } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
-import { countPlanTasks, countedState, planStateOf } from './plan-progress.js';
-import type { PlanStatus, TaskSnapshot } from './plan-status.js';
-import { readDecoded, type PlanReader } from './plan-reader.js';
+import { countedState } from './plan-progress.js';
+import type { TaskSnapshot } from './plan-status.js';
+import { recordedTasks, type PlanReader } from './plan-reader.js';
 import type { PlanSummary, PlanView, TaskHistoryRecord, TaskView, TaskViewState } from './plan-view.js';
 import type { TaskKeys } from './task-keys.js';
 
@@ -34,6 +34,14 @@ export class PlanDescriber {
   }
 
   async describePlan(plan: string): Promise<PlanView> {
+    return (await this.readPlan(plan)).view;
+  }
+
+  /**
+   * The plan's view, and its live tasks that have no history record yet, each with the dep-* nodes
+   * it feeds (what cancelPlan records as the task's outputs before it deletes the task).
+   */
+  async readPlan(plan: string): Promise<{ view: PlanView; unrecorded: ReadonlyMap<string, readonly string[]> }> {
     assertValidPath('plan', plan);
     await this.zk.sync(plan); // the server this session reads from may lag behind another process's change
     const listing = await this.zk.tryGetChildren(plan);
@@ -41,29 +49,33 @@ export class PlanDescriber {
     const names = sortBySerial(listing.children, TASK_PREFIX);
     const [live, history, keys] = await Promise.all([
       Promise.all(names.map((name) => this.readLiveTask(childPath(plan, name)))),
-      listing.children.includes(HISTORY) ? this.readHistory(plan) : Promise.resolve(new Map<string, TaskHistoryRecord>()),
+      listing.children.includes(HISTORY) ? this.store.readHistory(plan) : Promise.resolve(new Map<string, TaskHistoryRecord>()),
       this.keys.of(plan, listing.children),
     ]);
     const present = live.filter((task): task is LiveTask => task !== undefined);
-    const liveStatus = await this.reader.summarize(
+    // Read after the history: a cancel writes its control record before any record of its own.
+    const control = await this.reader.readControl(plan);
+    const status = await this.reader.summarize(
       plan,
       listing.children,
       present.map(({ snapshot }) => snapshot),
+      recordedTasks(history),
+      control,
     );
-    const blocked = new Map(liveStatus.blocked.map(({ task, reason }) => [task, reason]));
+    const blocked = new Map(status.blocked.map(({ task, reason }) => [task, reason]));
     const inputs = inputsByTask(present, history);
-    // A task read while its worker deletes it is done: its history record wins over what is left of it.
+    // A task read while its worker (or a cancel) deletes it has ended: its history record wins over what is left of it.
     const views: TaskView[] = [
       ...present
         .filter(({ snapshot }) => !history.has(snapshot.task))
         .map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
-      ...[...history].map(([task, record]) => doneView(task, record, inputs.get(task) ?? [])),
+      ...[...history].map(([task, record]) => recordedView(task, record, inputs.get(task) ?? [])),
     ]
-      // The key recorded for the plan (spec record, key claims), else the one in a live task's definition (a spec plan whose record is not written yet).
-      .map((view) => (keys.has(view.task) ? { ...view, key: keys.get(view.task) as string } : view))
+      .map((view) => withKey(view, keys.get(view.task) ?? history.get(view.task)?.key))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const status = withHistory(liveStatus, views, history, listing.children.includes(READY));
-    return { plan, status, tasks: views, done: status.counts.done, historyKept: listing.children.includes(HISTORY) };
+    const view = { plan, status, tasks: views, done: status.counts.done, historyKept: listing.children.includes(HISTORY) };
+    const unrecorded = present.filter(({ snapshot }) => !history.has(snapshot.task)).map(({ snapshot }) => [snapshot.task, snapshot.feeds] as const);
+    return { view, unrecorded: new Map(unrecorded) };
   }
 
   /** The plans under `parent`, oldest first, with their status. */
@@ -104,33 +116,10 @@ export class PlanDescriber {
       this.store.readOwner(task).catch(() => undefined),
     ]);
     if (snapshot === undefined) return undefined;
-    return { snapshot, definition, owner: owner && { workerId: owner.workerId, claimedAt: owner.claimedAt } };
+    // An owner record without a real time (not one a worker writes) is shown as no owner: its time is formatted.
+    const claimed = owner !== undefined && owner.claimedAt instanceof Date && !Number.isNaN(owner.claimedAt.getTime());
+    return { snapshot, definition, owner: claimed ? { workerId: owner.workerId, claimedAt: owner.claimedAt } : undefined };
   }
-
-  private async readHistory(plan: string): Promise<Map<string, TaskHistoryRecord>> {
-    const listing = await this.zk.tryGetChildren(childPath(plan, HISTORY));
-    const names = sortBySerial(listing?.children ?? [], TASK_PREFIX);
-    const records = await Promise.all(names.map((name) => readDecoded(this.zk, childPath(childPath(plan, HISTORY), name))));
-    return new Map(names.flatMap((name, index) => (records[index] === undefined ? [] : [[childPath(plan, name), records[index] as TaskHistoryRecord]])));
-  }
-}
-
-/**
- * The plan's status with its finished tasks counted: the counts come from the views (each task
- * once, as done when its history record was read, even if its node was read too), and a task
- * that is done is no longer listed as failed, blocked or retrying.
- */
-function withHistory(status: PlanStatus, views: readonly TaskView[], history: ReadonlyMap<string, TaskHistoryRecord>, ready: boolean): PlanStatus {
-  const counts = countPlanTasks(views);
-  const live = <T extends { readonly task: string }>(list: readonly T[]): T[] => list.filter(({ task }) => !history.has(task));
-  return {
-    ...status,
-    state: planStateOf(counts, ready, status.failurePolicy, status.control?.state),
-    counts,
-    failed: live(status.failed),
-    blocked: live(status.blocked),
-    retrying: live(status.retrying),
-  };
 }
 
 /** Each task's inputs in argument order, from the producers' side: live prov-* links and finished tasks' outputs. */
@@ -157,9 +146,14 @@ function viewState(snapshot: TaskSnapshot, blocked: boolean): TaskViewState {
   return countedState(snapshot.state, blocked);
 }
 
+function withKey(view: TaskView, key: string | undefined): TaskView {
+  return key === undefined ? view : { ...view, key };
+}
+
 function liveView(task: LiveTask, blockedReason: string | undefined, inputs: readonly string[]): TaskView {
-  const { snapshot, definition } = task;
+  const { snapshot, definition, owner } = task;
   const attempts: AttemptRecord | undefined = snapshot.attempts;
+  const failure = snapshot.failure;
   return {
     task: snapshot.task,
     name: nameOf(snapshot.task),
@@ -172,28 +166,49 @@ function liveView(task: LiveTask, blockedReason: string | undefined, inputs: rea
     ...(definition?.key !== undefined ? { key: definition.key } : {}),
     ...(definition?.priority !== undefined ? { priority: definition.priority } : {}),
     ...(definition?.concurrencyKey !== undefined ? { concurrencyKey: definition.concurrencyKey } : {}),
-    ...(task.owner ? { owner: task.owner } : {}),
+    ...(owner ? { owner, workerId: owner.workerId, startedAt: owner.claimedAt } : {}),
     ...(attempts ? { attempts: { failures: attempts.failures, nextTryAt: attempts.notBefore, lastError: attempts.lastFailure.message } } : {}),
-    ...(snapshot.failure || attempts ? { failedTries: snapshot.failure?.attempts ?? attempts?.failures } : {}),
-    ...(snapshot.failure ? { failure: snapshot.failure } : {}),
+    ...(failure || attempts ? { failedTries: failure?.attempts ?? attempts?.failures } : {}),
+    ...(failure ? { failure, workerId: failure.workerId, finishedAt: failure.at } : {}),
     ...(blockedReason ? { blockedReason } : {}),
   };
 }
 
-function doneView(task: string, record: TaskHistoryRecord, inputs: readonly string[]): TaskView {
-  return {
+/** A task from its history record: done, failed, cancelled or unstarted (the last three in a cancelled plan). */
+function recordedView(task: string, record: TaskHistoryRecord, inputs: readonly string[]): TaskView {
+  const common = {
     task,
     name: nameOf(task),
-    state: 'done',
+    state: record.state,
     fn: record.fn,
-    params: record.params,
+    params: record.params ?? [],
     inputs,
     pendingInputs: 0,
     keepResult: record.keepResult,
-    startedAt: record.startedAt,
-    finishedAt: record.finishedAt,
-    durationMs: record.finishedAt.getTime() - record.startedAt.getTime(),
-    workerId: record.workerId,
     ...(record.failedTries > 0 ? { failedTries: record.failedTries } : {}),
+    ...(record.omitted ? { omitted: true as const } : {}),
   };
+  switch (record.state) {
+    case 'done':
+      return {
+        ...common,
+        ...(record.workerId !== undefined ? { workerId: record.workerId } : {}),
+        ...(record.startedAt !== undefined ? { startedAt: record.startedAt, durationMs: record.finishedAt.getTime() - record.startedAt.getTime() } : {}),
+        finishedAt: record.finishedAt,
+      };
+    case 'failed':
+      return { ...common, failure: record.failure, failedTries: record.failure.attempts, workerId: record.failure.workerId, finishedAt: record.failure.at };
+    case 'cancelled':
+      return {
+        ...common,
+        cancelledAt: record.cancelledAt,
+        was: record.was,
+        ...(record.workerId !== undefined ? { workerId: record.workerId } : {}),
+        ...(record.startedAt !== undefined
+          ? { startedAt: record.startedAt, finishedAt: record.cancelledAt, durationMs: record.cancelledAt.getTime() - record.startedAt.getTime() }
+          : {}),
+      };
+    case 'unstarted':
+      return { ...common, cancelledAt: record.cancelledAt, was: record.was };
+  }
 }

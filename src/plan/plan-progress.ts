@@ -12,14 +12,14 @@ export type { PlanState, TaskViewState };
 /** A plan's tasks counted by where they stand. */
 export interface PlanCounts {
   /**
-   * Every task of the plan that is known: `done + remaining`. Finished tasks are known only for
-   * plans created with `{ history: true }` (and to a view that saw them go); otherwise `done` is 0
-   * and `total` is the tasks left.
+   * Every task of the plan that is known: `done + remaining`. Finished tasks are known from the
+   * plan's history, which plans keep unless created with `{ history: false }` (and to a view that
+   * saw them go); in a plan without history `done` is 0 and `total` is the tasks left.
    */
   readonly total: number;
-  /** Tasks finished (from the plan's history, when kept). */
+  /** Tasks finished (from the plan's history). */
   readonly done: number;
-  /** Tasks still in the plan: every state below, failed and blocked ones included. */
+  /** Tasks not done: every state below, failed, blocked and (in a cancelled plan) cancelled and unstarted ones included. */
   readonly remaining: number;
   /** Ready to run, or waiting for their next try. */
   readonly runnable: number;
@@ -33,6 +33,10 @@ export interface PlanCounts {
   readonly finishing: number;
   /** Being written (or a deletion that stopped half-way). */
   readonly building: number;
+  /** In a cancelled plan: cancelled while running or ready to run (from its history). */
+  readonly cancelled: number;
+  /** In a cancelled plan: cancelled before they could start (from its history). */
+  readonly unstarted: number;
 }
 
 /** A task to count: its path (or name), the key that makes it count once, and where it stands. */
@@ -56,17 +60,34 @@ export function countedState(state: TaskState, blocked: boolean): TaskViewState 
   }
 }
 
+/** States only a history record gives: once read, they are where the task ended. */
+const FINAL_STATES: ReadonlySet<TaskViewState> = new Set(['done', 'cancelled', 'unstarted']);
+
 /**
  * Counts a plan's tasks. A read of a plan is not atomic: a task that finishes meanwhile can be
  * read both live and in the history (a worker writes the history record before it deletes the
- * task). Each task counts once, by its path: as done when any read says so.
+ * task, and so does a cancel). Each task counts once, by its path: as done (or cancelled, or
+ * unstarted) when any read says so.
  */
 export function countPlanTasks(tasks: Iterable<CountedTask>): PlanCounts {
   const states = new Map<string, TaskViewState>();
   for (const { task, state } of tasks) {
-    if (!states.has(task) || state === 'done') states.set(task, state);
+    if (!states.has(task) || FINAL_STATES.has(state)) states.set(task, state);
   }
-  const counts = { total: states.size, done: 0, remaining: 0, runnable: 0, running: 0, waiting: 0, blocked: 0, failed: 0, finishing: 0, building: 0 };
+  const counts = {
+    total: states.size,
+    done: 0,
+    remaining: 0,
+    runnable: 0,
+    running: 0,
+    waiting: 0,
+    blocked: 0,
+    failed: 0,
+    finishing: 0,
+    building: 0,
+    cancelled: 0,
+    unstarted: 0,
+  };
   for (const state of states.values()) {
     if (state === 'done') {
       counts.done += 1;
@@ -96,7 +117,7 @@ export function planStateOf(counts: PlanCounts, ready: boolean, failurePolicy: F
   return ready ? 'running' : 'building';
 }
 
-/** `7/10` for a plan that keeps a history (done out of all), else `3 left`, as `zk-plan plans` shows it. */
+/** `7/10` for a plan that keeps a history (done out of all), else `3 left`, as `zk-plan plans` shows it (and `wait`). */
 export function formatPlanProgress(counts: PlanCounts, historyKept: boolean): string {
   return historyKept ? `${counts.done}/${counts.total}` : `${counts.remaining} left`;
 }

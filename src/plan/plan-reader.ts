@@ -1,5 +1,4 @@
 import { PlanCancelledError, PlanFailedError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
-import { parseControlRecord } from '../control/control-record.js';
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
 import { TaskKeyNotFoundError } from '../errors/task-key-errors.js';
 import { isZkError } from '../errors/zk-error.js';
@@ -9,6 +8,7 @@ import {
   DEP_PREFIX,
   CONTROL,
   FAILED,
+  HISTORY,
   PROV_PREFIX,
   READY,
   TASK_PREFIX,
@@ -25,11 +25,13 @@ import type { Watcher } from '../zk/zk-client.js';
 import { followWithWatches } from '../zk/watch-loop.js';
 import type { Zk } from '../zk/zk.js';
 import { assertPositiveNumber } from '../config/options.js';
-import type { TaskFailure } from '../store/failure-policy.js';
+import { parseTaskFailure } from '../store/failure-policy.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
 import { MAX_TIMER_MS, linkSignals } from '../util/signals.js';
-import { summarizePlan, unfedDeps, type PlanStatus, type TaskSnapshot } from './plan-status.js';
+import type { TaskHistoryRecord } from '../store/task-history.js';
+import { parseControlRecord, type PlanControlRecord } from '../control/control-record.js';
+import { summarizePlan, unfedDeps, type PlanStatus, type RecordedTask, type TaskSnapshot } from './plan-status.js';
 import { TaskKeys } from './task-keys.js';
 
 /** Pause before retrying a read that failed because the connection or session was lost. */
@@ -114,7 +116,7 @@ export class PlanReader {
     throw new WaitTimeoutError(plan, timeoutMs, remaining);
   }
 
-  /** Where the plan stands: its state, task counts, failed tasks with their errors, and tasks blocked forever. */
+  /** Where the plan stands: its state, task counts (done ones from its history), failed tasks with their errors, and tasks blocked forever. */
   async planStatus(plan: string): Promise<PlanStatus> {
     assertValidPath('plan', plan);
     // The server this session reads from may lag: a change another process was answered before this call (a cancel, say) must show.
@@ -123,29 +125,42 @@ export class PlanReader {
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const tasks = sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));
     const snapshots = await Promise.all(tasks.map((task) => this.snapshotTask(task, listing.children)));
+    // Only the names of the history: every record is `done` until a cancel, which writes its records
+    // after its control record. So the control node is read after the names, and when it is there the
+    // records themselves are read.
+    const names = listing.children.includes(HISTORY) ? await this.historyNames(plan) : [];
+    const control = await this.readControl(plan);
+    const recorded = control === undefined ? names.map((task): RecordedTask => ({ task, state: 'done' })) : recordedTasks(await this.store.readHistory(plan));
     return await this.summarize(
       plan,
       listing.children,
       snapshots.filter((snapshot): snapshot is TaskSnapshot => snapshot !== undefined),
+      recorded,
+      control,
     );
   }
 
-  /** A plan's status from its children and its tasks' snapshots (shared with describePlan). */
-  async summarize(plan: string, planChildren: readonly string[], snapshots: readonly TaskSnapshot[]): Promise<PlanStatus> {
+  /** A plan's status from its tasks' snapshots, its history and its control record (shared with describePlan). */
+  async summarize(
+    plan: string,
+    planChildren: readonly string[],
+    snapshots: readonly TaskSnapshot[],
+    recorded: readonly RecordedTask[],
+    control: PlanControlRecord | undefined,
+  ): Promise<PlanStatus> {
     const settings = await this.store.readPlanSettings(plan);
     // A dep nobody feeds may only look so because its producer finished while we were reading: check it again.
     const unfed = unfedDeps(snapshots);
     const stillThere = await Promise.all(unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)));
-    const controlPath = childPath(plan, CONTROL);
-    const control = planChildren.includes(CONTROL) ? await this.zk.tryGetData(controlPath) : undefined;
     const status = summarizePlan({
       plan,
       ready: planChildren.includes(READY),
       failurePolicy: settings.failurePolicy,
       priority: settings.priority,
       tasks: snapshots,
+      recorded,
       orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
-      ...(control !== undefined ? { control: parseControlRecord(controlPath, control.data) } : {}),
+      ...(control !== undefined ? { control } : {}),
     });
     const named = settings.name !== undefined ? { ...status, name: settings.name } : status;
     if (status.failed.length === 0 && status.blocked.length === 0) return named;
@@ -166,6 +181,19 @@ export class PlanReader {
     const task = await this.keys.taskOf(plan, key);
     if (task === undefined) throw new TaskKeyNotFoundError(plan, key);
     return task;
+  }
+
+  /** The plan's control record (paused or cancelled); undefined while it runs. */
+  async readControl(plan: string): Promise<PlanControlRecord | undefined> {
+    const path = childPath(plan, CONTROL);
+    const node = await this.zk.tryGetData(path);
+    return node === undefined ? undefined : parseControlRecord(path, node.data);
+  }
+
+  /** The tasks the plan's history names (by task path, oldest first); their records are not read. */
+  private async historyNames(plan: string): Promise<string[]> {
+    const listing = await this.zk.tryGetChildren(childPath(plan, HISTORY));
+    return sortBySerial(listing?.children ?? [], TASK_PREFIX).map((name) => childPath(plan, name));
   }
 
   /** The kept result of a task added with `{ keepResult: true }`, once it completed. */
@@ -209,20 +237,27 @@ export class PlanReader {
         state = 'abandoned';
     }
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
-    const [feeds, failure, attempts] = await Promise.all([
+    const [feeds, storedFailure, attempts] = await Promise.all([
       Promise.all(provs.map((name) => readDecoded(this.zk, childPath(task, name)))),
       children.includes(FAILED) ? readDecoded(this.zk, childPath(task, FAILED)) : undefined,
       children.includes(ATTEMPTS) ? this.store.readAttempts(task).catch(() => undefined) : undefined,
     ]);
+    // Checked field by field: anyone may have written the node, and its fields are shown and its time formatted.
+    const failure = parseTaskFailure(storedFailure);
     return {
       task,
       state,
       deps: children.filter((name) => hasSequentialName(name, DEP_PREFIX)).map((name) => childPath(task, name)),
       feeds: feeds.filter((dep): dep is string => typeof dep === 'string'),
-      ...(failure !== undefined ? { failure: failure as TaskFailure } : {}),
+      ...(failure !== undefined ? { failure } : {}),
       ...(attempts !== undefined ? { attempts } : {}),
     };
   }
+}
+
+/** What a status counts of the plan's history records: each task's final state, and a failed one's failure. */
+export function recordedTasks(history: ReadonlyMap<string, TaskHistoryRecord>): RecordedTask[] {
+  return [...history].map(([task, record]) => ({ task, state: record.state, ...(record.state === 'failed' ? { failure: record.failure } : {}) }));
 }
 
 /** A node's decoded value; undefined when it is gone or unreadable (a report says what it can). */

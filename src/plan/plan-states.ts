@@ -6,5 +6,10 @@
 /** Where a plan stands as a whole. */
 export type PlanState = 'building' | 'running' | 'paused' | 'cancelled' | 'completed' | 'failed';
 
-/** Where one task stands, as shown by `zk-plan show` and the web view. */
-export type TaskViewState = 'building' | 'waiting' | 'runnable' | 'retrying' | 'running' | 'finishing' | 'done' | 'failed' | 'blocked';
+/**
+ * Where one task stands, as shown by `zk-plan show` and the web view. `cancelled` and `unstarted`
+ * are tasks of a cancelled plan, from its history: cancelled while running or ready to run, or
+ * before they could start (waiting for inputs, blocked, or still being written).
+ */
+export type TaskViewState =
+  'building' | 'waiting' | 'runnable' | 'retrying' | 'running' | 'finishing' | 'done' | 'failed' | 'blocked' | 'cancelled' | 'unstarted';

@@ -18,6 +18,14 @@ export interface TaskSnapshot {
   readonly attempts?: AttemptRecord;
 }
 
+/** A task as its plan's history records it: its node is gone (or going), and the record is final. */
+export interface RecordedTask {
+  readonly task: string;
+  readonly state: 'done' | 'failed' | 'cancelled' | 'unstarted';
+  /** Its failure, when it is recorded failed. */
+  readonly failure?: TaskFailure;
+}
+
 export interface PlanSnapshot {
   readonly plan: string;
   readonly ready: boolean;
@@ -25,6 +33,8 @@ export interface PlanSnapshot {
   /** The plan's priority (its tasks' unless they have their own). */
   readonly priority: number;
   readonly tasks: readonly TaskSnapshot[];
+  /** The tasks of the plan's history (none for a plan without one); a task read both live and here counts as recorded. */
+  readonly recorded?: readonly RecordedTask[];
   /** Deps with no producer in the snapshot that were checked again and still exist. */
   readonly orphanDeps: ReadonlySet<string>;
   /** The plan's control record, while it is paused or cancelled. */
@@ -40,9 +50,9 @@ export interface PlanStatus {
   readonly failurePolicy: FailurePolicy;
   /** The plan's priority (`createPlan(parent, { priority })`); a task's own overrides it. */
   readonly priority: number;
-  /** Tasks per state, and done/remaining/total (see PlanCounts: `done` needs the plan's history, which planStatus does not read). */
+  /** Tasks per state, and done/remaining/total: from the live tasks and the plan's history (see PlanCounts). */
   readonly counts: PlanCounts;
-  /** Tasks that failed for good, with the failure recorded in ZooKeeper (and the task's key, when it has one). */
+  /** Tasks that failed for good, with the failure recorded in ZooKeeper (in the task, or in the history of a cancelled plan), and the task's key when it has one. */
   readonly failed: readonly { readonly task: string; readonly key?: string; readonly failure: TaskFailure | undefined }[];
   /** Tasks that can never run: an input comes from a failed (or itself blocked) task, or from no task at all. */
   readonly blocked: readonly { readonly task: string; readonly key?: string; readonly reason: string }[];
@@ -78,11 +88,17 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
       }
     }
   }
-  const failed = snapshot.tasks.filter((task) => task.state === 'failed');
+  const recorded = snapshot.recorded ?? [];
+  const recordedPaths = new Set(recorded.map(({ task }) => task));
+  // A task read live and in the history is finishing, or being deleted by a cancel: its record says where it ended.
+  const live = snapshot.tasks.filter((task) => !recordedPaths.has(task.task));
   // What is left of a deletion that stopped half-way, or of a dead builder's unfinished batch, is
   // debris a worker deletes on sight: it never runs, so it neither counts nor keeps the plan open.
-  const tasks = snapshot.tasks.filter((task) => task.state !== 'abandoned');
-  const counts = countPlanTasks(tasks.map((task) => ({ task: task.task, state: countedState(task.state, blockedReason.has(task.task)) })));
+  const counted = live.filter((task) => task.state !== 'abandoned');
+  const counts = countPlanTasks([
+    ...counted.map((task) => ({ task: task.task, state: countedState(task.state, blockedReason.has(task.task)) })),
+    ...recorded.map(({ task, state }) => ({ task, state })),
+  ]);
   const state = planStateOf(counts, snapshot.ready, snapshot.failurePolicy, snapshot.control?.state);
   return {
     plan: snapshot.plan,
@@ -90,9 +106,12 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
     failurePolicy: snapshot.failurePolicy,
     priority: snapshot.priority,
     counts,
-    failed: failed.map((task) => ({ task: task.task, failure: task.failure })),
-    blocked: [...blockedReason].map(([task, reason]) => ({ task, reason })),
-    retrying: snapshot.tasks.flatMap((task) =>
+    failed: [
+      ...live.filter((task) => task.state === 'failed').map((task) => ({ task: task.task, failure: task.failure })),
+      ...recorded.filter((task) => task.state === 'failed').map((task) => ({ task: task.task, failure: task.failure })),
+    ],
+    blocked: [...blockedReason].filter(([task]) => !recordedPaths.has(task)).map(([task, reason]) => ({ task, reason })),
+    retrying: live.flatMap((task) =>
       task.state !== 'failed' && task.attempts
         ? [{ task: task.task, failures: task.attempts.failures, nextTryAt: task.attempts.notBefore, lastError: task.attempts.lastFailure.message }]
         : [],

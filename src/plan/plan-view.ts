@@ -5,7 +5,7 @@ import type { TaskViewState } from './plan-progress.js';
 
 export type { TaskViewState } from './plan-progress.js';
 
-/** One task of a plan, live or finished (from the plan's history). */
+/** One task of a plan, live or ended (from the plan's history: done, or failed, cancelled or unstarted in a cancelled plan). */
 export interface TaskView {
   /** Path of the task node (gone once done). */
   readonly task: string;
@@ -16,12 +16,13 @@ export interface TaskView {
   readonly state: TaskViewState;
   /** Registered function name, or `inline` for inline source. */
   readonly fn: string;
+  /** Its bound params (empty when its history record was too large to keep them: `omitted`). */
   readonly params: readonly unknown[];
   /** Paths of its input tasks, in argument order (when recorded: tasks added by zk-plan ≥ this version). */
   readonly inputs: readonly string[];
   /** Inputs still missing (unmet dep-* nodes). */
   readonly pendingInputs: number;
-  /** Who runs it, while running. */
+  /** Who runs it, while running (also `workerId` and `startedAt`). */
   readonly owner?: { readonly workerId: string; readonly claimedAt: Date };
   /** Failed tries so far and when the next may start. */
   readonly attempts?: { readonly failures: number; readonly nextTryAt: Date; readonly lastError: string };
@@ -30,11 +31,20 @@ export interface TaskView {
   readonly failure?: TaskFailure;
   /** Why it can never run, when blocked. */
   readonly blockedReason?: string;
-  /** Finished tasks (history): when its last run started and ended, and by whom. */
+  /**
+   * The worker loop that ran it (done), runs it (running), failed it for good (failed) or held it
+   * when its plan was cancelled (cancelled); when its last try started (done, running, cancelled
+   * while running), when it ended (done, failed, cancelled while running), and how long it took.
+   */
+  readonly workerId?: string;
   readonly startedAt?: Date;
   readonly finishedAt?: Date;
   readonly durationMs?: number;
-  readonly workerId?: string;
+  /** Cancelled and unstarted tasks: when the plan was cancelled, and where the task stood then. */
+  readonly cancelledAt?: Date;
+  readonly was?: 'running' | 'finishing' | 'runnable' | 'retrying' | 'waiting' | 'blocked' | 'building';
+  /** Its history record was too large for one znode: its params and inputs were not kept. */
+  readonly omitted?: true;
   /** Whether its result is kept (readable with getResult). */
   readonly keepResult: boolean;
   /** Its own priority, when it has one (else its plan's applies). Live tasks only. */
@@ -47,10 +57,11 @@ export interface TaskView {
 export interface PlanView {
   readonly plan: string;
   readonly status: PlanStatus;
-  /** Live tasks and, when the plan keeps a history, finished ones; ordered by task name. */
+  /** Live tasks and, when the plan keeps a history, ended ones; ordered by task name. */
   readonly tasks: readonly TaskView[];
   /** Tasks done (from the history, when kept): `status.counts.done`. */
   readonly done: number;
+  /** Whether the plan keeps a history (every plan unless created with `{ history: false }`). */
   readonly historyKept: boolean;
 }
 

@@ -45,6 +45,7 @@ import type { WorkerInfo } from '../registry/worker-info.js';
 import { PlanWriter, type AddTaskOptions, type TaskToAdd } from './plan-writer.js';
 import type { PlanStatus } from './plan-status.js';
 import { PlanDescriber } from './plan-describer.js';
+import { CancelHistory } from './cancel-history.js';
 import type { PlanSummary, PlanView } from './plan-view.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import type { ZkPlanSettings } from './zk-plan-settings.js';
@@ -91,7 +92,13 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.logReader = new TaskLogReader(zk);
     this.writer = new PlanWriter(zk, this.store, functions, this.reader.keys);
     this.describer = new PlanDescriber(zk, this.store, this.reader);
-    this.control = new PlanControl(zk, this.store, async (plan) => (await this.reader.planStatus(plan)).state);
+    const cancelHistory = new CancelHistory(zk, this.store, this.describer);
+    this.control = new PlanControl(
+      zk,
+      this.store,
+      async (plan) => (await this.reader.planStatus(plan)).state,
+      (plan, cancelledAt) => cancelHistory.record(plan, cancelledAt),
+    );
     this.limits = new ConcurrencyLimits(zk);
     this.explainer = new Explainer(zk, this.store, this.describer, this.control, this.limits);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
@@ -158,7 +165,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return this.reader.planStatus(plan);
   }
 
-  /** Every task of the plan with its state, function, inputs, owner, attempts and failure (finished ones too, with `{ history: true }`). */
+  /** Every task of the plan with its state, function, inputs, owner, attempts, failure, worker and times (ended ones from its history, kept unless `{ history: false }`). */
   describePlan(plan: string): Promise<PlanView> {
     this.assertOpen();
     return this.describer.describePlan(plan);

@@ -22,7 +22,7 @@ import type { TaskDefinition } from '../exec/task-spec.js';
 import type { AddTaskOptions } from '../plan/task-options.js';
 import { TaskKeys } from '../plan/task-keys.js';
 import type { TaskSpecEntry } from '../spec/plan-spec.js';
-import type { TaskHistoryRecord } from '../store/task-history.js';
+import type { DoneRecord } from '../store/task-history.js';
 import type { TaskStore } from '../store/task-store.js';
 import {
   ARG_PREFIX,
@@ -57,7 +57,7 @@ export async function deriveSnapshot(
   store: TaskStore,
   plan: string,
   planChildren: readonly string[],
-  history: ReadonlyMap<string, TaskHistoryRecord>,
+  history: ReadonlyMap<string, DoneRecord>,
 ): Promise<SnapshotBody> {
   const gaps: string[] = planChildren.includes(HISTORY) ? [] : [NO_HISTORY_GAP];
   const tasks = new Map<string, Derived>();
@@ -75,6 +75,8 @@ export async function deriveSnapshot(
     }),
   );
   for (const [task, record] of history) {
+    if (record.omitted)
+      gaps.push(`${nameOf(task)}: its history record was too large for one znode, so its params and outputs were not kept; it is carried as a done task`);
     for (const dep of record.outputs) producers.set(dep, nameOf(task));
     if (tasks.has(nameOf(task))) continue;
     const { standing } = await readTaskStanding(zk, store, task, record);
@@ -119,15 +121,10 @@ async function keysByName(zk: Zk, plan: string, planChildren: readonly string[],
   return new Set(names.map(keyOf)).size === names.length ? keyOf : (name) => name;
 }
 
-/** A task's spec entry: from its node, else its history record; a done task whose function cannot be named gets UNKNOWN_FUNCTION. */
-function entryOf(
-  task: string,
-  definition: TaskDefinition | undefined,
-  record: TaskHistoryRecord | undefined,
-  standing: SnapshotTask,
-): Omit<TaskSpecEntry, 'inputs'> {
+/** A task's spec entry: from its node, else its history record (one that kept its params); a done task whose call cannot be named gets UNKNOWN_FUNCTION. */
+function entryOf(task: string, definition: TaskDefinition | undefined, record: DoneRecord | undefined, standing: SnapshotTask): Omit<TaskSpecEntry, 'inputs'> {
   if (definition !== undefined && 'fn' in definition) return { fn: definition.fn, params: definition.params, options: optionsOfTask(definition) };
-  if (record !== undefined) return { fn: record.fn, params: record.params, options: { keepResult: record.keepResult } };
+  if (record?.params !== undefined) return { fn: record.fn, params: record.params, options: { keepResult: record.keepResult } };
   if (standing.state === 'done') return { fn: UNKNOWN_FUNCTION, params: [], ...(definition !== undefined ? { options: optionsOfTask(definition) } : {}) };
   throw new SnapshotError(
     'SNAPSHOT_UNDERIVABLE',

@@ -8,7 +8,7 @@
 import { parseControlRecord } from '../control/control-record.js';
 import { PlanNotFoundError } from '../errors/plan-errors.js';
 import { SnapshotError } from '../errors/snapshot-errors.js';
-import type { TaskHistoryRecord } from '../store/task-history.js';
+import type { DoneRecord } from '../store/task-history.js';
 import type { TaskStore } from '../store/task-store.js';
 import { readSpecRecord, type SpecRecord } from '../spec/spec-record.js';
 import { ARG_PREFIX, CONTROL, HISTORY, assertValidPath, childPath, inputSlotSerials } from '../zk/layout.js';
@@ -20,7 +20,7 @@ import { readComplete, readHistory, readTaskStanding, resultFromOutputs, withHel
 export async function exportPlan(zk: Zk, store: TaskStore, plan: string): Promise<PlanSnapshot> {
   assertValidPath('plan', plan);
   const listing = await exportable(zk, plan);
-  const history = listing.children.includes(HISTORY) ? await readHistory(zk, plan) : new Map<string, TaskHistoryRecord>();
+  const history = listing.children.includes(HISTORY) ? await readHistory(store, plan) : new Map<string, DoneRecord>();
   const record = await readSpecRecord(zk, plan);
   const body = record === undefined ? await deriveSnapshot(zk, store, plan, listing.children, history) : await fromSpecRecord(zk, store, record, history);
   // Read again after the tasks: a cancel or delete meanwhile removed tasks that would now look done.
@@ -41,7 +41,7 @@ async function exportable(zk: Zk, plan: string): Promise<{ readonly children: re
   return listing;
 }
 
-async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, history: ReadonlyMap<string, TaskHistoryRecord>): Promise<SnapshotBody> {
+async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, history: ReadonlyMap<string, DoneRecord>): Promise<SnapshotBody> {
   const keys = Object.keys(record.spec.tasks);
   const read = await Promise.all(
     keys.map(async (key) => {

@@ -7,11 +7,11 @@
 import { IncompleteValueError } from '../errors/value-errors.js';
 import { decodeValue } from '../serialization/codec.js';
 import type { TaskFailure } from '../store/failure-policy.js';
-import type { TaskHistoryRecord } from '../store/task-history.js';
+import type { DoneRecord } from '../store/task-history.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskReader } from '../store/task-reader.js';
 import type { TaskStore } from '../store/task-store.js';
-import { ATTEMPTS, FAILED, HISTORY, OWNER, READY, RESULT, TASK_PREFIX, argPathForDep, childPath, keptResultPathFor, sortBySerial } from '../zk/layout.js';
+import { ATTEMPTS, FAILED, OWNER, READY, RESULT, argPathForDep, childPath, keptResultPathFor } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { readDecoded } from '../plan/plan-reader.js';
 import type { SnapshotTask } from './plan-snapshot.js';
@@ -28,7 +28,7 @@ export interface TaskStanding {
  * worker is handing it on) or whose deletion has begun is done; the rest are unfinished: running (owned), waiting (inputs missing, or not ready
  * yet), retrying (a failed try's delay is not over) or runnable.
  */
-export async function readTaskStanding(zk: Zk, store: TaskStore, task: string, history: TaskHistoryRecord | undefined): Promise<TaskStanding> {
+export async function readTaskStanding(zk: Zk, store: TaskStore, task: string, history: DoneRecord | undefined): Promise<TaskStanding> {
   const listing = await store.inspectTask(task);
   const state = listing === undefined ? 'gone' : classifyTask(listing.children, listing.childVersion);
   const children = listing?.children;
@@ -83,7 +83,7 @@ export function withHeldResult(task: SnapshotTask, value: unknown): SnapshotTask
 }
 
 /** A finished task's result from the inputs it gave (its history record's outputs), where a dependent still holds one. */
-export async function resultFromOutputs(store: TaskReader, record: TaskHistoryRecord): Promise<{ value: unknown } | undefined> {
+export async function resultFromOutputs(store: TaskReader, record: DoneRecord): Promise<{ value: unknown } | undefined> {
   for (const dep of record.outputs) {
     const held = await readComplete(store, argPathForDep(dep));
     if (held !== undefined) return held;
@@ -105,17 +105,11 @@ export async function readComplete(store: TaskReader, path: string): Promise<{ v
   }
 }
 
-/** The plan's history records by task path (plans created with `{ history: true }`). */
-export async function readHistory(zk: Zk, plan: string): Promise<Map<string, TaskHistoryRecord>> {
-  const node = childPath(plan, HISTORY);
-  const listing = await zk.tryGetChildren(node);
-  const names = sortBySerial(listing?.children ?? [], TASK_PREFIX);
-  const records = await Promise.all(names.map((name) => readDecoded(zk, childPath(node, name))));
-  return new Map(names.flatMap((name, index) => (isHistoryRecord(records[index]) ? [[childPath(plan, name), records[index]] as const] : [])));
-}
-
-function isHistoryRecord(value: unknown): value is TaskHistoryRecord {
-  return (
-    typeof value === 'object' && value !== null && typeof (value as TaskHistoryRecord).fn === 'string' && Array.isArray((value as TaskHistoryRecord).outputs)
-  );
+/**
+ * The plan's done records by task path (a plan that keeps a history). A record of another kind
+ * belongs to a cancelled plan, which is not exported.
+ */
+export async function readHistory(store: TaskReader, plan: string): Promise<Map<string, DoneRecord>> {
+  const records = await store.readHistory(plan);
+  return new Map([...records].flatMap(([task, record]) => (record.state === 'done' ? [[task, record] as const] : [])));
 }

@@ -25,6 +25,16 @@ export interface AttemptRecord {
   readonly lastFailure: TaskFailure;
 }
 
+/** A stored failure (`task/failed`, a history record's), checked field by field; undefined when it is not one zk-plan writes. */
+export function parseTaskFailure(value: unknown): TaskFailure | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { type, message, code, stack, retryable, attempts, workerId, at } = value as Record<string, unknown>;
+  if (typeof type !== 'string' || typeof message !== 'string' || typeof code !== 'string' || typeof workerId !== 'string') return undefined;
+  if (stack !== undefined && typeof stack !== 'string') return undefined;
+  if (!Number.isSafeInteger(attempts) || !(at instanceof Date) || Number.isNaN(at.getTime())) return undefined;
+  return { type, message, code, stack, retryable: retryable === true, attempts: attempts as number, workerId, at };
+}
+
 /**
  * Whether a failure is charged to the task, and whether it is permanent, as the error says of
  * itself (`charged`, `retryable`; a PermanentError thrown by the function makes it permanent).

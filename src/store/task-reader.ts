@@ -3,12 +3,14 @@ import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
 import { decodeValue } from '../serialization/codec.js';
 import { planSettingsFrom, type PlanSettings } from '../config/plan-options.js';
 import type { AttemptRecord } from './failure-policy.js';
+import { parseHistoryRecord, type TaskHistoryRecord } from './task-history.js';
 import {
   ARG_PREFIX,
   ATTEMPTS,
   CONTROL,
   DEP_PREFIX,
   FAILED,
+  HISTORY,
   OWNER,
   PROV_PREFIX,
   READY,
@@ -151,6 +153,26 @@ export class TaskReader {
 
   async isReady(path: string): Promise<boolean> {
     return (await this.zk.exists(childPath(path, READY))) !== undefined;
+  }
+
+  /**
+   * The plan's history records by task path (see src/store/task-history.ts); a node that holds no
+   * record zk-plan writes is left out. Each record is checked for its size before it is decoded.
+   */
+  async readHistory(plan: string): Promise<Map<string, TaskHistoryRecord>> {
+    const node = childPath(plan, HISTORY);
+    const names = sortBySerial((await this.zk.tryGetChildren(node))?.children ?? [], TASK_PREFIX);
+    const records = await Promise.all(
+      names.map(async (name) => {
+        const stored = await this.zk.tryGetData(childPath(node, name));
+        return stored === undefined ? undefined : parseHistoryRecord(childPath(node, name), stored.data);
+      }),
+    );
+    const entries = names.flatMap((name, index) => {
+      const record = records[index];
+      return record === undefined ? [] : [[childPath(plan, name), record] as const];
+    });
+    return new Map(entries);
   }
 
   /** The plan's task-* children, oldest first; undefined when the plan does not exist. */

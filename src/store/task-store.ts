@@ -4,7 +4,7 @@ import { isZkError } from '../errors/zk-error.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import { encodeValue } from '../serialization/codec.js';
 import type { AttemptRecord, TaskFailure } from './failure-policy.js';
-import type { TaskHistoryRecord } from './task-history.js';
+import { encodeHistoryRecord, type TaskHistoryRecord } from './task-history.js';
 import {
   ATTEMPTS,
   FAILED,
@@ -65,7 +65,7 @@ export interface FinishPlan {
   readonly links?: ReadonlyMap<string, string>;
   /** Told of dependents made runnable as soon as they are, before the task is deleted. */
   readonly onRunnable?: (tasks: readonly string[]) => void;
-  /** The record to keep in the plan's history (plans created with { history: true }). */
+  /** The record to keep in the plan's history (plans that keep one: the default). */
   readonly history?: TaskHistoryRecord;
   /** The result was stored by a previous owner, who may have fed some dependents already (see giveInput). */
   readonly refeed?: boolean;
@@ -298,11 +298,13 @@ export class TaskStore extends TaskReader {
     // The rest is sent at once: the session applies requests in order, and after a crash a prefix of
     // them has been applied, so no input is handed on before the result is stored, nor `ready` removed.
     const storing = plan.storeMaxBytes !== undefined && small ? this.storeResult(claim, encoded, plan.storeMaxBytes) : undefined;
+    // The history record goes before `ready`: a task whose deletion has begun has its record, so a
+    // worker that finishes what a dead one began (refeed) need not write it.
     const housekeeping = Promise.all([
       storing,
       plan.keepResult ? writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length }) : undefined,
+      plan.history ? this.keepHistory(claim.task, plan.history, fence) : undefined,
       reintroducedDefects.ownerFirstDelete ? undefined : this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),
-      plan.history ? this.writeHistory(claim, plan.history) : undefined,
     ]);
     const links = plan.links ?? new Map<string, string>();
     const feeding = Promise.all([...links.values()].map((dep) => this.giveInput(dep, encoded, fence)));
@@ -313,17 +315,17 @@ export class TaskStore extends TaskReader {
     await this.deleteTask(claim, encoded, new Set(links.keys()), plan.onRunnable, plan.refeed === true);
   }
 
-  /** Keeps the record of a finished task in its plan's history (no history node: nothing to do). */
-  private async writeHistory(claim: Claim, record: TaskHistoryRecord): Promise<void> {
+  /**
+   * Keeps the record of a task in its plan's history unless it has one (the first record wins);
+   * false when the plan keeps no history (no `history` node) or is gone.
+   */
+  async keepHistory(task: string, record: TaskHistoryRecord, options: WriteOptions = {}): Promise<boolean> {
     try {
-      await this.zk.createIfAbsent(
-        historyEntryFor(claim.task),
-        encodeValue(record, 'task history', claim.task, Number.POSITIVE_INFINITY),
-        'persistent',
-        this.fence(claim),
-      );
+      await this.zk.createIfAbsent(historyEntryFor(task), encodeHistoryRecord(record, historyEntryFor(task)), 'persistent', options);
+      return true;
     } catch (error) {
-      if (!isZkError(error, 'NO_NODE')) throw error;
+      if (isZkError(error, 'NO_NODE')) return false;
+      throw error;
     }
   }
 

@@ -168,7 +168,7 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
     };
     nodes.set(task.name, reconcile(fresh, before.get(task.name)));
   }
-  // A cancelled plan's tasks are deleted unfinished: they keep their last state, marked cancelled, and are not counted done.
+  // A cancel deletes the unfinished tasks of a plan without history: they keep their last state, marked cancelled, and are not counted done.
   const cancelled = view.status.state === 'cancelled';
   for (const node of before.values()) {
     if (nodes.has(node.name)) continue;
@@ -307,10 +307,13 @@ export function taskDetail(view: TaskView): UiTaskDetail {
     ...(view.finishedAt ? { finishedAt: iso(view.finishedAt) } : {}),
     ...(view.durationMs !== undefined ? { durationMs: view.durationMs } : {}),
     ...(view.workerId !== undefined ? { workerId: view.workerId } : {}),
+    ...(view.cancelledAt ? { cancelledAt: iso(view.cancelledAt) } : {}),
+    ...(view.was !== undefined ? { was: view.was } : {}),
+    ...(view.omitted ? { omitted: true as const } : {}),
   };
 }
 
-/** The panel's view of a task whose node is gone: done in a plan without history, or deleted by a cancel; nothing more recorded. */
+/** The panel's view of a task whose node is gone and that its plan keeps no record of (created with { history: false }): done, or deleted by a cancel. */
 export function goneTaskDetail(task: string, reason: 'finished' | 'cancelled' = 'finished', key?: string): UiTaskDetail {
   return {
     goneReason: reason,

@@ -9,7 +9,19 @@ import type { PlanState, TaskViewState } from '../plan/plan-states.js';
 export type { PlanState, TaskViewState };
 
 /** Every task state, in the order of the legend (how far along a task is). */
-export const TASK_VIEW_STATES: readonly TaskViewState[] = ['building', 'waiting', 'runnable', 'retrying', 'running', 'finishing', 'done', 'failed', 'blocked'];
+export const TASK_VIEW_STATES: readonly TaskViewState[] = [
+  'building',
+  'waiting',
+  'runnable',
+  'retrying',
+  'running',
+  'finishing',
+  'done',
+  'failed',
+  'blocked',
+  'cancelled',
+  'unstarted',
+];
 
 /** One node of the drawn graph: a task, keyed by its name (`task-N`) within the plan. */
 export interface UiNode {
@@ -22,7 +34,7 @@ export interface UiNode {
   readonly inputs: readonly string[];
   /** The task node is gone and the plan keeps no record of it: shown as done, nothing more is known. */
   readonly gone?: true;
-  /** Deleted by cancelPlan before it finished (its last state is kept, not counted as done). */
+  /** Deleted by cancelPlan before it finished, in a plan without history (its last state as this view saw it is kept, not counted as done). */
   readonly cancelled?: true;
 }
 
@@ -102,8 +114,8 @@ export interface UiTaskDetail {
   /** The task's key, when it has one. */
   readonly key?: string;
   readonly plan: string;
-  /** `cancelled`: its node was deleted by cancelPlan (whether it had run is not recorded). */
-  readonly state: TaskViewState | 'cancelled';
+  /** `cancelled` and `unstarted`: from a cancelled plan's history; also `cancelled` for a task a cancel deleted in a plan without history (`gone`). */
+  readonly state: TaskViewState;
   readonly gone: boolean;
   readonly fn: string;
   readonly params: string;
@@ -130,6 +142,11 @@ export interface UiTaskDetail {
   readonly finishedAt?: string;
   readonly durationMs?: number;
   readonly workerId?: string;
+  /** A task of a cancelled plan: when the plan was cancelled, and where the task stood then (running, runnable, waiting, …). */
+  readonly cancelledAt?: string;
+  readonly was?: string;
+  /** Its history record was too large for one znode: params and inputs were not kept. */
+  readonly omitted?: true;
   /** The kept result as text, or why there is none to show. */
   readonly result?: { readonly value: string } | { readonly unavailable: string };
   /** Why a gone task's node is gone: it finished in a plan without history, or the plan was cancelled. */

@@ -1,5 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
 import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
+import type { TaskDefinition } from '../exec/task-spec.js';
 import { encodeValue } from '../serialization/codec.js';
 import { TaskTimeoutError } from '../errors/task-errors.js';
 import { ShellDisabledError } from '../errors/shell-errors.js';
@@ -10,7 +11,6 @@ import { linkSignals } from '../util/signals.js';
 import { reintroducedDefects } from '../store/reintroduced-defects.js';
 import { retryPolicyFor, retryPolicyOf } from './record-failure.js';
 import type { PlanSettings } from '../config/plan-options.js';
-import type { TaskDefinition } from '../exec/task-spec.js';
 import type { TaskEventLabels } from './worker-events.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
@@ -85,7 +85,14 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
   if (children.includes(RESULT)) {
     const stored = await readStoredResult(store, claim.task, context.execution.maxResultBytes);
     if (stored !== undefined) {
-      await store.finish(claim, stored, { keepResult, refeed: true, ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}) });
+      // Its `ready` is still there, so its history record may not be (the record goes before `ready`): kept now, as far as it is known.
+      const history = children.includes(READY) && !(definition instanceof PrefetchError) ? await handedOnRecord(store, claim, children, definition) : undefined;
+      await store.finish(claim, stored, {
+        keepResult,
+        refeed: true,
+        ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}),
+        ...(history ? { history } : {}),
+      });
       return 'finished-previous';
     }
     if (!children.includes(READY)) {
@@ -165,10 +172,8 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
   const history: TaskHistoryRecord | undefined = settings.history
     ? {
         state: 'done',
-        fn: 'fn' in definition ? definition.fn : 'inline',
-        params: 'fn' in definition ? definition.params : [],
+        ...recordedDefinition(definition),
         outputs: [...links.values()],
-        keepResult,
         startedAt,
         finishedAt: new Date(),
         workerId: claim.workerId,
@@ -203,6 +208,30 @@ function maxAttemptsOf(settings: PlanSettings, definition: TaskDefinition): { ma
   } catch {
     return {};
   }
+}
+
+/** What a history record keeps of a task's definition: its function, params, whether its result is kept, and its key. */
+function recordedDefinition(definition: TaskDefinition): { fn: string; params: readonly unknown[]; keepResult: boolean; key?: string } {
+  return {
+    fn: 'fn' in definition ? definition.fn : 'inline',
+    params: 'fn' in definition ? definition.params : [],
+    keepResult: definition.keepResult === true,
+    ...('key' in definition && typeof definition.key === 'string' ? { key: definition.key } : {}),
+  };
+}
+
+/**
+ * The record of a task whose result a worker that died had stored, now handed on by this one: who
+ * ran it and when it started went with that worker; it finished (for the plan) now. Undefined when
+ * the plan keeps no history.
+ */
+async function handedOnRecord(store: TaskStore, claim: Claim, children: readonly string[], definition: TaskDefinition): Promise<TaskHistoryRecord | undefined> {
+  if (!(await store.readPlanSettings(claim.plan)).history) return undefined;
+  const [links, attempts] = await Promise.all([
+    store.readLinks(claim.task, children),
+    children.includes(ATTEMPTS) ? store.readAttempts(claim.task).catch(() => undefined) : undefined,
+  ]);
+  return { state: 'done', ...recordedDefinition(definition), outputs: [...links.values()], finishedAt: new Date(), failedTries: attempts?.failures ?? 0 };
 }
 
 async function acquireSlot(claim: Claim, key: string, context: PerformContext): Promise<Acquired | undefined> {

@@ -20,8 +20,9 @@
  *   alerts                        events of the plan reported to onPlanEvent listeners, once across the cluster
  *     <event id>                  { event, deliveredAt? | gaveUpAt? }
  *       lock                      EPHEMERAL; held by the process delivering the event
- *   history                       (plans created with { history: true }) a record per finished task
- *     task-NNNNNNNNNN             { state, fn, params, outputs, startedAt, finishedAt, workerId, attempts }
+ *   history                       (every plan but those created with { history: false }) a record per ended task
+ *     task-NNNNNNNNNN             { state: done|failed|cancelled|unstarted, fn, params, outputs, failedTries, workerId?, … }
+ *                                 (src/store/task-history.ts): written before the task is deleted, never rewritten
  *   logs                          tasks' logs, kept past the task and the plan's end (value: { reservedBytes } of the plan's log budget)
  *     task-NNNNNNNNNN             one per task that logged a line
  *       try-<attempt>-<run id>    the last lines of one try: { attempt, workerId, startedAt, finishedAt?, dropped…, lines }

@@ -39,7 +39,7 @@ function stubFetch(answers: Record<string, (url: URL) => unknown>): Call[] {
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
 function status(state: UiPlanStatus['state'], failed = 0): UiPlanStatus {
-  const counts = { building: 0, waiting: 1, runnable: 0, retrying: 0, running: 1, finishing: 0, done: 0, failed, blocked: 0 };
+  const counts = { building: 0, waiting: 1, runnable: 0, retrying: 0, running: 1, finishing: 0, done: 0, failed, blocked: 0, cancelled: 0, unstarted: 0 };
   return { plan: PLAN, state, priority: 0, done: 0, total: 2 + failed, historyKept: true, counts };
 }
 

@@ -3,6 +3,8 @@ import { PlanControl } from '../../src/control/plan-control.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
 import { PlanReader } from '../../src/plan/plan-reader.js';
+import { PlanDescriber } from '../../src/plan/plan-describer.js';
+import { CancelHistory } from '../../src/plan/cancel-history.js';
 import { PlanWriter } from '../../src/plan/plan-writer.js';
 import { Scheduler } from '../../src/schedule/scheduler.js';
 import { Scheduling } from '../../src/schedule/scheduling.js';
@@ -50,6 +52,7 @@ export function schedulerProcess(
   const { zk } = proc;
   const store = new TaskStore(zk);
   const reader = new PlanReader(zk, store);
+  const cancelHistory = new CancelHistory(zk, store, new PlanDescriber(zk, store, reader));
   const clock = { now };
   let triggers = 0;
   const scheduling = new Scheduling({
@@ -59,7 +62,12 @@ export function schedulerProcess(
     zk,
     writer: new PlanWriter(zk, store, functions),
     reader,
-    control: new PlanControl(zk, store, async (plan) => (await reader.planStatus(plan)).state),
+    control: new PlanControl(
+      zk,
+      store,
+      async (plan) => (await reader.planStatus(plan)).state,
+      (plan, cancelledAt) => cancelHistory.record(plan, cancelledAt),
+    ),
     functions,
     events: proc.zkPlan,
     identity: name,

@@ -38,7 +38,20 @@ const event: PlanEvent = {
   id: 'plan-failed~1',
   kind: 'plan:failed',
   plan: '/plans/plan-0000000003',
-  counts: { total: 1, done: 0, remaining: 1, runnable: 0, running: 0, waiting: 0, blocked: 0, failed: 1, finishing: 0, building: 0 },
+  counts: {
+    total: 1,
+    done: 0,
+    remaining: 1,
+    runnable: 0,
+    running: 0,
+    waiting: 0,
+    blocked: 0,
+    failed: 1,
+    finishing: 0,
+    building: 0,
+    cancelled: 0,
+    unstarted: 0,
+  },
   at: new Date(0),
 };
 

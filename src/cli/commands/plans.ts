@@ -17,11 +17,11 @@ export function registerPlans(program: Command): void {
   command.addHelpText(
     'after',
     `
-PROGRESS is done/total for plans created with { history: true }, else the number of tasks left.
+PROGRESS is done/total, every task of the plan counted (from its history, which every plan keeps
+unless created with { history: false }; for such a plan, the number of tasks left).
 NAME is the plan's name, when it has one (given when it was created, a spec's name, or its schedule's).
---json prints an array of { plan, status, done, historyKept }; status.name is the plan's name, and
-status.counts has done, remaining and total (total = done + remaining; done counts only for plans
-with { history: true }).`,
+--json prints an array of { plan, status, done, historyKept }; status.name is the plan's name, and status.counts has done, remaining and
+total (total = done + remaining), as planStatus, zk-plan wait and the web view count them.`,
   );
   withUsageHint(command);
   setAction(command, async (parent: string, options: ConnectionOptions) => {
@@ -39,7 +39,7 @@ with { history: true }).`,
   });
 }
 
-/** `7/10` when the plan keeps a history (even before anything is done), else `3 left`. */
+/** `7/10` when the plan keeps a history (even before anything is done), else `3 left` (a plan created with { history: false }). */
 export function formatProgress(summary: PlanSummary): string {
   return formatPlanProgress(summary.status.counts, summary.historyKept === true);
 }

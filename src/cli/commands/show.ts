@@ -17,10 +17,13 @@ export function registerShow(program: Command): void {
     'after',
     `
 Task states: building (being written), waiting (for inputs), runnable, retrying (after a failed try),
-running (and by whom), finishing (result stored, being handed on), done (plans with { history: true }),
-failed (with its error), blocked (can never run, with the reason).
+running (and by whom), finishing (result stored, being handed on), done, failed (with its error),
+blocked (can never run, with the reason); in a cancelled plan also cancelled (it was running or
+ready to run) and unstarted (it never started). Done, cancelled and unstarted tasks come from the
+plan's history, which every plan keeps unless created with { history: false }.
 Names are short: task-12 is <plan>/task-0000000012. KEY is the task's key (its spec's, or the key it
-was added with), when tasks have keys. The plan's name, when it has one, follows its path. ATTEMPTS counts failed tries.
+was added with), when tasks have keys. The plan's name, when it has one, follows its path. ATTEMPTS counts failed tries. WORKER, STARTED,
+ENDED and TOOK: who ran (or runs) the task's last try, when it started and ended, how long it took.
 --json prints the plan view: { plan, status, tasks, done, historyKept }.`,
   );
   withUsageHint(command);
@@ -49,12 +52,14 @@ export function renderPlanView(view: PlanView, width?: number): string {
     status.retrying.length ? `${status.retrying.length} retrying` : undefined,
     counts.failed ? `${counts.failed} failed` : undefined,
     counts.blocked ? `${counts.blocked} blocked` : undefined,
+    counts.cancelled ? `${counts.cancelled} cancelled` : undefined,
+    counts.unstarted ? `${counts.unstarted} unstarted` : undefined,
   ].filter((part): part is string => part !== undefined);
   const header = `${view.plan}${status.name !== undefined ? ` (${status.name})` : ''}: ${status.state}, ${view.historyKept ? counts.total : counts.remaining} task(s)${view.historyKept ? '' : ' left'}${parts.length ? `: ${parts.join(', ')}` : ''}${
     status.failurePolicy === 'failFast' ? ' (failFast)' : ''
   }`;
   if (view.tasks.length === 0)
-    return `${header}\n${view.historyKept ? 'no tasks' : 'no tasks left (finished tasks are listed only for plans created with { history: true })'}`;
+    return `${header}\n${view.historyKept ? 'no tasks' : 'no tasks left (the plan was created with { history: false }: finished tasks are not listed)'}`;
   return `${header}\n${formatTable(
     view.tasks,
     taskColumns(
@@ -74,6 +79,10 @@ function taskColumns(plan: string, keys: boolean): Column<TaskView>[] {
     { header: 'CALL', value: (task) => formatCall(task.fn, task.params, 32) },
     { header: 'INPUTS', value: (task) => (task.inputs.length ? task.inputs.map(shortName).join(',') : '-') },
     { header: 'ATTEMPTS', value: (task) => String(task.failedTries ?? ''), right: true },
+    { header: 'WORKER', value: (task) => task.workerId ?? '-' },
+    { header: 'STARTED', value: (task) => (task.startedAt ? formatTime(task.startedAt) : '-') },
+    { header: 'ENDED', value: (task) => (task.finishedAt ? formatTime(task.finishedAt) : '-') },
+    { header: 'TOOK', value: (task) => (task.durationMs !== undefined ? formatDuration(task.durationMs) : '-'), right: true },
     { header: 'DETAIL', value: (task) => shortenPaths(detailOf(task), plan) },
   ];
 }
@@ -95,15 +104,34 @@ export function detailOf(task: TaskView, now = Date.now()): string {
       return task.owner ? `by ${task.owner.workerId} for ${formatDuration(now - task.owner.claimedAt.getTime())}` : 'running';
     case 'finishing':
       return 'result stored, being handed on';
-    case 'done': {
-      const by = task.workerId ? `by ${task.workerId}` : '';
-      const took = task.durationMs !== undefined ? ` in ${formatDuration(task.durationMs)}` : '';
-      const at = task.finishedAt ? ` at ${formatTime(task.finishedAt)}` : '';
-      return `${by}${took}${at}`.trim() || 'done';
-    }
+    case 'done':
+      return withOmitted(task, task.workerId === undefined ? 'its worker stopped after storing the result; another handed it on' : '-');
     case 'failed':
-      return task.failure ? `${task.failure.type}: ${task.failure.message}` : 'failed (no failure recorded)';
+      return withOmitted(task, task.failure ? `${task.failure.type}: ${task.failure.message}` : 'failed (no failure recorded)');
     case 'blocked':
       return task.blockedReason ?? 'blocked';
+    case 'cancelled':
+      return withOmitted(task, `cancelled while ${CANCELLED_WHILE[task.was ?? 'runnable'] ?? 'it could run'}${cancelledAt(task)}`);
+    case 'unstarted':
+      return withOmitted(task, `never started: ${CANCELLED_WHILE[task.was ?? 'waiting'] ?? 'it waited'} when its plan was cancelled${cancelledAt(task)}`);
   }
+}
+
+/** Where a task of a cancelled plan stood, in words. */
+const CANCELLED_WHILE: Readonly<Record<string, string>> = {
+  running: 'running',
+  finishing: 'handing on its stored result',
+  runnable: 'ready to run',
+  retrying: 'waiting for its next try',
+  waiting: 'it waited for inputs',
+  blocked: 'it could never run (an input failed)',
+  building: 'it was still being written',
+};
+
+function cancelledAt(task: TaskView): string {
+  return task.cancelledAt ? ` (at ${formatTime(task.cancelledAt)})` : '';
+}
+
+function withOmitted(task: TaskView, detail: string): string {
+  return task.omitted ? `${detail}; params and inputs not kept (its record was over one znode)` : detail;
 }

@@ -40,11 +40,12 @@ export function registerWait(program: Command): void {
     'after',
     `
 Progress goes to stderr: a bar (done/total, rate, ETA) when stderr is a terminal, else a line at most
-once a second and a last one at the end. done/total counts all tasks for plans created with
-{ history: true }, else the tasks finished since wait started out of those seen.
-The outcome goes to stdout; --json prints the plan's final status whatever the outcome: { plan,
-state, counts, failed, blocked, retrying, … }, its counts including the done tasks of a plan with
-{ history: true }.`,
+once a second and a last one at the end. done/total counts every task of the plan, those done before
+wait started included, as zk-plan plans and the web view do (from the plan's history, which every
+plan keeps unless created with { history: false }); for a plan without history it shows the tasks
+left and those finished while waiting.
+The outcome goes to stdout; --json prints the plan's final status (as describePlan returns it: its
+counts include the done tasks) whatever the outcome.`,
   );
   withUsageHint(command);
   setAction(command, (plan: string, options: WaitOptions) => {
@@ -122,7 +123,7 @@ async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): 
 function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undefined, tracker: ProgressTracker, elapsedMs: number): void {
   switch (outcome.kind) {
     case 'completed': {
-      const done = tracker.historyKept ? `${tracker.total} task(s) done` : `${tracker.doneSinceStart} task(s) finished while waiting`;
+      const done = tracker.historyKept ? `${tracker.total} task(s) done` : `${tracker.doneSinceStart} task(s) finished while waiting (a plan without history)`;
       print(`${plan} completed: ${done}, waited ${formatDuration(elapsedMs)}`);
       return;
     }
@@ -174,7 +175,11 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
   }
 }
 
-/** Done/total as seen by `wait`: from the plan's history when kept, else from the tasks that went away while it watched. */
+/**
+ * Done/total as seen by `wait`: the plan's counts (planStatus), done ones from its history, so a
+ * plan joined late shows what was done before; without history, only the tasks left are known, and
+ * those that went away while it watched.
+ */
 class ProgressTracker {
   private readonly startedAt = Date.now();
   private readonly startDone: number;
@@ -229,7 +234,7 @@ class ProgressTracker {
 
   snapshot(): Progress {
     const elapsedMs = Date.now() - this.startedAt;
-    return { done: this.done, total: this.total, failed: this.failed, doneSinceStart: this.doneSinceStart, elapsedMs };
+    return { done: this.done, total: this.total, failed: this.failed, doneSinceStart: this.doneSinceStart, elapsedMs, totalKnown: this.historyKept };
   }
 }
 
@@ -250,8 +255,9 @@ async function warnIfNoWorker(zkPlan: ZkPlan, plan: string, stop: AbortSignal): 
 
 /**
  * Re-arms a child watch on the plan and reads its progress after each change, at most every
- * MIN_READ_INTERVAL_MS: the task-* count (and, once the plan has a `failed` marker, its status for
- * the failed count), or the whole plan view when it keeps a history.
+ * MIN_READ_INTERVAL_MS: its status (counts with the done tasks of its history), or for a plan
+ * without history the task-* count (and, once the plan has a `failed` marker, its status for the
+ * failed count).
  */
 async function followProgress(
   zkPlan: ZkPlan,
@@ -263,7 +269,7 @@ async function followProgress(
   const readProgress = async (onChange: Watcher): Promise<WatchRead<never>> => {
     const { children } = await zkPlan.zk.getChildren(plan, onChange);
     if (tracker.historyKept) {
-      tracker.update((await zkPlan.describePlan(plan)).status.counts);
+      tracker.update((await zkPlan.planStatus(plan)).counts);
     } else {
       tracker.remaining(children.filter((name) => hasSequentialName(name, TASK_PREFIX)).length);
       tracker.failedCount(children.includes(FAILED) ? (await zkPlan.planStatus(plan)).counts.failed : 0);

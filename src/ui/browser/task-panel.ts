@@ -103,7 +103,7 @@ export class TaskPanel {
         'Note',
         detail.goneReason === 'cancelled'
           ? 'The plan was cancelled: this task was deleted before it finished (whether it had started is not recorded).'
-          : 'The task finished and its node is gone; this plan keeps no history (createPlan with { history: true }).',
+          : 'The task finished and its node is gone; this plan keeps no history (it was created with { history: false }).',
       );
       panel.appendChild(list);
     } else {
@@ -147,6 +147,8 @@ export class TaskPanel {
       definition(list, 'Attempts', `${detail.attempts.failures} failed; next try ${when(detail.attempts.nextTryAt) ?? '?'}`);
       definition(list, 'Last error', detail.attempts.lastError);
     }
+    if (detail.cancelledAt !== undefined) definition(list, 'Cancelled', `${when(detail.cancelledAt) ?? '?'}, while ${detail.was ?? '?'}`);
+    if (detail.omitted) definition(list, 'Note', 'Its params and inputs were not kept: its history record would have been larger than a znode may be.');
     definition(list, 'Started', when(detail.startedAt));
     definition(list, 'Finished', when(detail.finishedAt));
     if (detail.durationMs !== undefined) definition(list, 'Duration', `${detail.durationMs} ms`);
