@@ -45,7 +45,7 @@ describe('plan names', () => {
     expect(await proc.zkPlan.planStatus(unnamed)).not.toHaveProperty('name');
     const view = await proc.zkPlan.describePlan(named);
     expect(view.status.name).toBe('nightly billing (eu)');
-    expect(renderPlanView(view, 200).split('\n')[0]).toMatch(new RegExp(`^${named} \\(nightly billing \\(eu\\)\\): building, 1 task\\(s\\) left`));
+    expect(renderPlanView(view, 200).split('\n')[0]).toMatch(new RegExp(`^${named} \\(nightly billing \\(eu\\)\\): building, 1 task\\(s\\)`));
     expect(renderPlanView(await proc.zkPlan.describePlan(unnamed), 200).split('\n')[0]).toMatch(new RegExp(`^${unnamed}: `));
 
     const plans = await proc.zkPlan.listPlans(PARENT);

@@ -44,7 +44,7 @@ once a second and a last one at the end. done/total counts every task of the pla
 wait started included, as zk-plan plans and the web view do (from the plan's history, which every
 plan keeps unless created with { history: false }); for a plan without history it shows the tasks
 left and those finished while waiting.
-The outcome goes to stdout; --json prints the plan's final status (as describePlan returns it: its
+The outcome goes to stdout; --json prints the plan's final status (the status of zk-plan show --json: its
 counts include the done tasks) whatever the outcome.`,
   );
   withUsageHint(command);
