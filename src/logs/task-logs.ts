@@ -57,7 +57,13 @@ export class TaskLogs {
     const label = printable(`[${start.planName ?? nameOf(start.plan)} ${start.key ?? nameOf(start.task)} #${start.attempt}]`, { multiline: false });
     const echo = this.options === false || this.options.echo ? (line: LogLine): void => echoLine(label, line) : undefined;
     if (this.options === false) return echoOnly(echo);
-    const identity = { plan: start.plan, task: start.task, attempt: start.attempt, workerId: start.workerId, tryName: tryNodeName(start.attempt, randomBytes(6).toString('hex')) };
+    const identity = {
+      plan: start.plan,
+      task: start.task,
+      attempt: start.attempt,
+      workerId: start.workerId,
+      tryName: tryNodeName(start.attempt, randomBytes(6).toString('hex')),
+    };
     const log = new TryLog({
       identity,
       store: this.store,

@@ -89,7 +89,12 @@ export class SimProcess {
       if (stableHash(seed, 'completed', task) % 7 === 0) throw new Error(`listener of ${name} throws on completing ${task}`);
     });
     this.zkPlan.on('worker:error', ({ workerId, error }) => observer.note(`worker:error ${workerId}: ${error.message.slice(0, 160)}`));
-    this.pool = this.zkPlan.startWorkers(PARENT, { count: loops, backoff: BACKOFF, workerId: name, taskLogs: { echo: false, sink: false, flushIntervalMs: 50 } });
+    this.pool = this.zkPlan.startWorkers(PARENT, {
+      count: loops,
+      backoff: BACKOFF,
+      workerId: name,
+      taskLogs: { echo: false, sink: false, flushIntervalMs: 50 },
+    });
   }
 
   /** The process dies: its session lives on in the server until the driver expires it. */
