@@ -76,7 +76,8 @@ describe('task logs across processes', () => {
     const plan = await zkPlan.createPlan(parent);
     const task = await zkPlan.addTask(plan, call('ticker', { lines: 6, everyMs: 300 }));
     await zkPlan.markAsReady(plan);
-    await startWorker(parent);
+    const worker = await startWorker(parent, ['--task-log-port', '0']);
+    expect(worker.output).toMatch(/task logs at http:\/\/127\.0\.0\.1:\d+\/logs\//);
     await waitFor('a first log record', async () => (await zkPlan.taskLog(task)).length === 1, { timeoutMs: 20_000 });
 
     const follower = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'logs', task, '--follow'], { env: cliEnv(env.connectString) });
@@ -96,6 +97,11 @@ describe('task logs across processes', () => {
     expect(JSON.parse(json.stdout)).toMatchObject([
       { attempt: 1, truncated: false, lines: expect.arrayContaining([expect.objectContaining({ msg: 'tick 1' })]) },
     ]);
+    // The whole log, served by the worker that wrote it (--task-log-port), at the URL its record names.
+    const [record] = await zkPlan.taskLog(task);
+    const url = record?.fullLog?.url ?? '';
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/logs\/.+\.jsonl$/);
+    expect((await (await fetch(url)).text()).trim().split('\n')).toHaveLength(6);
     const full = await runCli(env.connectString, ['logs', task, '--full']);
     expect(full.code, full.stderr).toBe(0);
     expect(full.stdout).toContain('INFO  tick 6');

@@ -79,6 +79,7 @@ export type { TaskLogAttempt } from './logs/attempt-log-record.js';
 export type { TaskLogQuery, FollowLogOptions, FollowedLogLine } from './logs/task-log-reader.js';
 export type { LogSink, TrySink, TryIdentity } from './logs/log-sink.js';
 export { FileLogSink, type FileLogSinkOptions } from './logs/file-log-sink.js';
+export { startLogServer, type LogServer, type LogServerOptions } from './logs/log-server.js';
 export type { TaskLogOptions } from './config/task-log-options.js';
 export { calcSleepTime } from './worker/backoff.js';
 export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';

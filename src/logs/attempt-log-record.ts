@@ -27,7 +27,7 @@ export interface TaskLogAttempt {
   /** True when the plan's log budget (`maxBytesPerPlan`) ran out and the tail was cut shorter than `maxBytesPerAttempt`. */
   readonly planCapReached: boolean;
   /** Where the worker's sink keeps the whole log (a file path on that worker's host), when it keeps one. */
-  readonly fullLog?: { readonly host: string; readonly location: string };
+  readonly fullLog?: { readonly host: string; readonly location: string; readonly url?: string };
   readonly lines: readonly LogLine[];
 }
 
@@ -48,7 +48,7 @@ interface StoredRecord {
   droppedBytes: number;
   firstIndex: number;
   planCapReached?: true;
-  fullLog?: { host: string; location: string };
+  fullLog?: { host: string; location: string; url?: string };
   lines: StoredLine[];
 }
 
@@ -121,11 +121,15 @@ function decodeLine(value: unknown, index: number, bad: (problem: string) => nev
   return line.f === undefined ? base : { ...base, fields: line.f as LogFields };
 }
 
-function decodeFullLog(value: unknown, bad: (problem: string) => never): { host: string; location: string } {
-  const fullLog = value as { host?: unknown; location?: unknown };
+function decodeFullLog(value: unknown, bad: (problem: string) => never): { host: string; location: string; url?: string } {
+  const fullLog = value as { host?: unknown; location?: unknown; url?: unknown };
   if (typeof fullLog !== 'object' || fullLog === null || typeof fullLog.host !== 'string' || typeof fullLog.location !== 'string') {
-    return bad('has a fullLog that is not { host, location }');
+    return bad('has a fullLog that is not { host, location, url? }');
   }
   if (fullLog.host.length > 1_000 || fullLog.location.length > 4_000) return bad('has a fullLog over its bounds');
-  return { host: fullLog.host, location: fullLog.location };
+  if (fullLog.url === undefined) return { host: fullLog.host, location: fullLog.location };
+  // A reader fetches this URL (zk-plan logs --full) or links it (the web view): an http(s) URL only, bounded.
+  if (typeof fullLog.url !== 'string' || fullLog.url.length > 4_000 || !/^https?:\/\//.test(fullLog.url))
+    return bad('has a fullLog url that is not an http(s) URL');
+  return { host: fullLog.host, location: fullLog.location, url: fullLog.url };
 }

@@ -31,6 +31,7 @@ export class FileLogSink implements LogSink {
   readonly dir: string;
   private readonly maxBytesPerTry: number;
   private readonly maxBytesTotal: number;
+  private urlOf: ((file: string) => string) | undefined;
 
   constructor(options: FileLogSinkOptions = {}) {
     this.dir = options.dir ?? defaultLogDir();
@@ -48,7 +49,13 @@ export class FileLogSink implements LogSink {
   }
 
   open(identity: TryIdentity): TrySink {
-    return new FileTrySink(this.fileOf(identity), this.maxBytesPerTry);
+    const file = this.fileOf(identity);
+    return new FileTrySink(file, this.maxBytesPerTry, this.urlOf?.(file));
+  }
+
+  /** Set by a log server (startLogServer) while it serves this sink's files: the URL of a file, stored in its try's record. */
+  serveAt(urlOf: ((file: string) => string) | undefined): void {
+    this.urlOf = urlOf;
   }
 
   async prune(planExists: (plan: string) => Promise<boolean>): Promise<void> {
@@ -112,6 +119,7 @@ class FileTrySink implements TrySink {
   constructor(
     readonly location: string,
     private readonly maxBytes: number,
+    readonly url: string | undefined,
   ) {
     this.ready = mkdir(join(location, '..'), { recursive: true }).then(
       () => {

@@ -30,6 +30,8 @@ export interface LogSink {
 export interface TrySink {
   /** Where the whole log is, as a reader on the worker's host would find it (a file path). */
   readonly location: string;
+  /** Where a reader on another host gets the whole log, when the worker serves it (startLogServer). */
+  readonly url?: string | undefined;
   write(line: LogLine): void;
   close(): Promise<void>;
 }

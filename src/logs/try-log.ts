@@ -165,7 +165,7 @@ export class TryLog implements ConsoleTarget {
       droppedBytes: this.tail.droppedBytes,
       firstIndex: this.tail.firstIndex,
       planCapReached: this.planCapReached,
-      ...(sink ? { fullLog: { host, location: sink.location } } : {}),
+      ...(sink ? { fullLog: { host, location: sink.location, ...(sink.url === undefined ? {} : { url: sink.url }) } } : {}),
       lines: this.tail.lines,
     };
   }

@@ -280,6 +280,6 @@ export interface UiTaskLogTry {
   readonly droppedLines: number;
   readonly droppedBytes: number;
   readonly planCapReached: boolean;
-  readonly fullLog?: { readonly host: string; readonly location: string };
+  readonly fullLog?: { readonly host: string; readonly location: string; readonly url?: string };
   readonly lines: readonly { readonly time: string; readonly level: string; readonly msg: string; readonly fields?: Readonly<Record<string, unknown>> }[];
 }

@@ -133,6 +133,28 @@ describe('the task panel', () => {
           lines: [line('first try', 'error')],
         },
         {
+          attempt: 3,
+          workerId: 'w3',
+          startedAt: '2026-11-26T19:01:00.000Z',
+          truncated: true,
+          droppedLines: 2,
+          droppedBytes: 300,
+          planCapReached: false,
+          fullLog: { host: 'h3', location: '/tmp/zk-plan-logs/y.jsonl', url: 'http://10.0.0.3:9464/logs/y.jsonl' },
+          lines: [line('served')],
+        },
+        {
+          attempt: 4,
+          workerId: 'w4',
+          startedAt: '2026-11-26T19:02:00.000Z',
+          truncated: true,
+          droppedLines: 1,
+          droppedBytes: 100,
+          planCapReached: false,
+          fullLog: { host: 'h4', location: '/z.jsonl', url: 'javascript:globalThis.pwned=1' },
+          lines: [line('forged url')],
+        },
+        {
           attempt: 2,
           workerId: 'w2',
           startedAt: '2026-11-26T19:00:00.000Z',
@@ -148,7 +170,7 @@ describe('the task panel', () => {
     });
     const panel = new TaskPanel(document.getElementById('panel') as HTMLElement, PLAN, () => undefined);
     panel.show('task-0000000002');
-    await vi.waitFor(() => expect(document.querySelectorAll('#detail-log .try')).toHaveLength(2));
+    await vi.waitFor(() => expect(document.querySelectorAll('#detail-log .try')).toHaveLength(4));
     const log = document.getElementById('detail-log') as HTMLElement;
     expect(log.querySelector('img')).toBeNull();
     expect(log.textContent).toContain(EVIL);
@@ -157,6 +179,11 @@ describe('the task panel', () => {
     expect(log.querySelector('.try[data-attempt="2"] p.hint')?.textContent).toBe(
       '40 earlier line(s) (9000 bytes) are not kept here. The whole log is on h2 in /tmp/zk-plan-logs/x.jsonl (zk-plan logs --full there).',
     );
+    // Served by its worker: a link to the whole log; a URL that is not http(s) (forged in ZooKeeper) is never a link.
+    const served = log.querySelector('.try[data-attempt="3"] a.full-log');
+    expect(served?.getAttribute('href')).toBe('http://10.0.0.3:9464/logs/y.jsonl');
+    expect(served?.getAttribute('rel')).toBe('noopener noreferrer');
+    expect(log.querySelector('.try[data-attempt="4"] a.full-log')).toBeNull();
     expect(log.querySelector('a.download')?.getAttribute('href')).toBe(`/api/task-log.txt?path=${encodeURIComponent(`${PLAN}/task-0000000002`)}`);
   });
 });

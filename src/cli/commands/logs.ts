@@ -86,7 +86,7 @@ async function followTask(zkPlan: ZkPlan, task: string, attempt: number | undefi
   }
 }
 
-/** The whole log of each try from the file sink, when its files are on this host. */
+/** The whole log of each try: from its worker's log server when it serves it, else from the file sink when its files are on this host. */
 async function printFullLog(tries: readonly TaskLogAttempt[], task: string): Promise<void> {
   if (tries.length === 0) throw new CliError(`${shortName(task)}: no log kept, so no file is known`, ExitCode.notFound, 'TASK_LOG_NOT_FOUND');
   const here = hostname();
@@ -98,9 +98,18 @@ async function printFullLog(tries: readonly TaskLogAttempt[], task: string): Pro
       for (const line of record.lines) print(logLineText(line));
       continue;
     }
+    if (full.url !== undefined) {
+      const served = await readServedLog(full.url);
+      if (served !== undefined) {
+        for (const entry of served.split('\n')) if (entry.trim() !== '') print(formatFileLine(entry));
+        continue;
+      }
+    }
     if (full.host !== here)
       throw new CliError(
-        `the whole log of attempt ${record.attempt} is on host ${full.host} in ${full.location}: run zk-plan logs --full there`,
+        full.url !== undefined
+          ? `the whole log of attempt ${record.attempt} was served at ${full.url}, which does not answer (its worker stopped?); it is on host ${full.host} in ${full.location}`
+          : `the whole log of attempt ${record.attempt} is on host ${full.host} in ${full.location}: run zk-plan logs --full there, or start workers with --task-log-port to serve it`,
         ExitCode.notFound,
         'TASK_LOG_ELSEWHERE',
       );
@@ -112,6 +121,29 @@ async function printFullLog(tries: readonly TaskLogAttempt[], task: string): Pro
         'TASK_LOG_FILE_GONE',
       );
     for (const entry of text.split('\n')) if (entry.trim() !== '') print(formatFileLine(entry));
+  }
+}
+
+/** The most of a served log read: twice the file sink's default cap per try. The URL comes from ZooKeeper, where anyone who may write could point it at an endless answer. */
+const MAX_SERVED_LOG_BYTES = 32 * 1024 * 1024;
+
+/** The whole log as its worker serves it (startLogServer), undefined when the server does not answer with it. */
+async function readServedLog(url: string): Promise<string | undefined> {
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'error' });
+    if (!response.ok || response.body === null) return undefined;
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of response.body) {
+      bytes += chunk.length;
+      if (bytes > MAX_SERVED_LOG_BYTES)
+        throw new CliError(`${url} answered more than ${MAX_SERVED_LOG_BYTES} bytes: not a log zk-plan serves`, ExitCode.failed, 'TASK_LOG_TOO_LARGE');
+      chunks.push(Buffer.from(chunk));
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    return undefined;
   }
 }
 

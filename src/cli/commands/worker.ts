@@ -16,6 +16,7 @@ import { InvalidArgumentError } from '../../errors/usage-errors.js';
 import { ALERT_WEBHOOK_ENV, readSecretFile, takeSecretEnv } from '../credentials.js';
 import { print, printJsonLine } from '../output.js';
 import { FileLogSink } from '../../logs/file-log-sink.js';
+import { startLogServer, type LogServer } from '../../logs/log-server.js';
 
 interface WorkerCommandOptions extends ConnectionOptions {
   readonly parent?: string;
@@ -41,6 +42,8 @@ interface WorkerCommandOptions extends ConnectionOptions {
   readonly jobs?: string;
   readonly leaseMs?: number;
   readonly taskLogDir?: string;
+  readonly taskLogPort?: number;
+  readonly taskLogHost: string;
   /** commander's `--no-task-log-capture`: false when given. */
   readonly taskLogCapture: boolean;
   /** commander's `--no-task-log-echo`: false when given. */
@@ -116,6 +119,13 @@ export function registerWorker(program: Command): void {
       new Option('--lease-ms <ms>', `with --jobs: how long an item's lease lasts unless renewed (default: ${DEFAULTS.jobs.leaseMs})`).argParser(integer(300)),
     )
     .addOption(new Option('--task-log-dir <dir>', "directory of the tasks' whole logs, one file per try (default: <tmpdir>/zk-plan-logs)"))
+    .addOption(
+      new Option(
+        '--task-log-port <port>',
+        "serve the tasks' whole logs this worker writes at http://<task-log-host>:<port>/logs/ (0: a free port), for zk-plan logs --full and the web view",
+      ).argParser(integer(0, 65_535)),
+    )
+    .addOption(new Option('--task-log-host <host>', 'address the task log server listens on').default('127.0.0.1'))
     .addOption(new Option('--no-task-log-capture', 'do not capture what task functions write with console.* (ctx.log is still kept)'))
     .addOption(new Option('--no-task-log-echo', "do not show task log lines on this worker's output"))
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
@@ -223,6 +233,15 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
   const { options, connect, parent, jobs, schedules, functions, alertListener } = setup;
   const stopLogging = log.follow(zkPlan);
   let metrics: MetricsServer | undefined;
+  const logSink = new FileLogSink(options.taskLogDir !== undefined ? { dir: options.taskLogDir } : {});
+  let logServer: LogServer | undefined;
+  try {
+    if (options.taskLogPort !== undefined) logServer = await startLogServer(logSink, { port: options.taskLogPort, host: options.taskLogHost });
+  } catch (error) {
+    stopLogging();
+    await zkPlan.close();
+    throw new UsageError(`--task-log-port ${options.taskLogPort}: cannot serve task logs on ${options.taskLogHost}: ${(error as Error).message}`);
+  }
   try {
     if (options.metricsPort !== undefined) {
       const { startMetricsServer } = await import('../../observability/metrics.js'); // loaded when used: faster start-up of the other commands
@@ -247,7 +266,7 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
           taskLogs: {
             captureConsole: options.taskLogCapture,
             echo: options.taskLogEcho,
-            ...(options.taskLogDir !== undefined ? { sink: new FileLogSink({ dir: options.taskLogDir }) } : {}),
+            sink: logSink,
           },
           ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
           retention: options.retention && {
@@ -265,13 +284,14 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
   if (options.json) {
     const extra = {
       ...(metrics ? { metrics: metrics.url } : {}),
+      ...(logServer ? { taskLogs: logServer.url } : {}),
       ...(schedules ? { schedules } : {}),
       ...(jobWorker ? { jobs, jobWorker: jobWorker.id } : {}),
       ...(options.allowShell ? { allowShell: true } : {}),
     };
     printJsonLine({ event: 'started', loops, parent, ...(parentIsNew ? { parentCreated: true } : {}), connect, functions: names, pid: process.pid, ...extra });
   } else {
-    const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}${jobWorker ? `, job worker ${jobWorker.id} on ${jobs}` : ''}`;
+    const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${logServer ? `, task logs at ${logServer.url}/logs/` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}${jobWorker ? `, job worker ${jobWorker.id} on ${jobs}` : ''}`;
     const shell = options.allowShell ? ' (and shell tasks)' : '';
     print(`zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${shell}${extra}`);
   }
@@ -285,6 +305,7 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
   );
   await zkPlan.close();
   await metrics?.close();
+  await logServer?.close();
   log.info('stopped');
   stopLogging();
   log.flush();

@@ -82,9 +82,21 @@ function tryPart(entry: UiTaskLogTry): HTMLElement {
   const ended = entry.finishedAt ? `ended ${when(entry.finishedAt) ?? ''}` : 'running';
   part.appendChild(h('div', `Attempt ${entry.attempt} on ${entry.workerId}, started ${when(entry.startedAt) ?? ''}, ${ended}`, 'try-head'));
   if (entry.truncated) {
-    const where = entry.fullLog ? ` The whole log is on ${entry.fullLog.host} in ${entry.fullLog.location} (zk-plan logs --full there).` : '';
+    const served = entry.fullLog?.url !== undefined && /^https?:\/\//.test(entry.fullLog.url);
+    const where = entry.fullLog && !served ? ` The whole log is on ${entry.fullLog.host} in ${entry.fullLog.location} (zk-plan logs --full there).` : '';
     const cap = entry.planCapReached ? ' The plan reached its log cap.' : '';
-    part.appendChild(h('p', `${entry.droppedLines} earlier line(s) (${entry.droppedBytes} bytes) are not kept here.${cap}${where}`, 'hint'));
+    const hint = h('p', `${entry.droppedLines} earlier line(s) (${entry.droppedBytes} bytes) are not kept here.${cap}${where}`, 'hint');
+    if (served && entry.fullLog?.url !== undefined) {
+      // Served by the worker that wrote it (zk-plan worker --task-log-port), while it lives.
+      const link = h('a', 'the whole log', 'full-log');
+      link.href = entry.fullLog.url;
+      link.target = '_blank';
+      link.rel = 'noopener noreferrer';
+      hint.appendChild(document.createTextNode(' Read '));
+      hint.appendChild(link);
+      hint.appendChild(document.createTextNode(` from ${entry.fullLog.host}.`));
+    }
+    part.appendChild(hint);
   }
   const pre = h('pre', undefined, 'log-lines');
   for (const line of entry.lines) {
