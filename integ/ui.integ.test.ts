@@ -195,7 +195,7 @@ describe('web view', () => {
       },
       options: { history: true },
     });
-    const keyed = await zkPlan.createPlan(root, { name: 'regions' });
+    const keyed = await zkPlan.createPlan(root, { name: 'regions', history: false });
     const eu = await zkPlan.addTask(keyed, call('constant', 'eu'), [], { key: 'eu' });
     await zkPlan.addTask(keyed, call('constant', 'total'), [eu], { key: 'total' });
     zkPlan.startWorkers(root, { count: 2 });
