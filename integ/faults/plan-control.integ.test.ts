@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, PlanCancelledError, call } from '../../src/index.js';
+import { FunctionRegistry, PlanCancelledError, PlanFinishedError, call } from '../../src/index.js';
 import type { LogEntry } from '../support/execution-log.js';
 import { useFaultEnv, type FaultEnv } from '../support/fault-env.js';
 import { waitFor } from '../support/zk-test-env.js';
@@ -175,7 +175,10 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     // Nothing started while the dead holder's session lived (the server ends it some time within its timeout of the last ping).
     expect(freedAfterMs).toBeGreaterThanOrEqual(SESSION_TIMEOUT_MS / 2);
     printFigures('limit-kill', { freedAfterMs, sessionTimeoutMs: SESSION_TIMEOUT_MS });
-    await zkPlan.cancelPlan(second);
+    // The long k0 and k1 run on when another process held them; when the victim held both, their quick reruns finished the plan.
+    await zkPlan.cancelPlan(second).catch((error: unknown) => {
+      if (!(error instanceof PlanFinishedError)) throw error;
+    });
   });
 
   it('--alert-webhook on 3 workers: exactly one POST per failed plan, per failed task and per completed plan', async () => {
