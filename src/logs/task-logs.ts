@@ -3,7 +3,7 @@
  * settings, runs the task function with its console captured, echoes lines to the worker's own
  * output, and prunes the sink of plans that no longer exist.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ResolvedTaskLogOptions } from '../config/task-log-options.js';
 import { nameOf } from '../zk/layout.js';
@@ -26,6 +26,8 @@ export interface TryStart {
   readonly planName?: string;
   readonly attempt: number;
   readonly workerId: string;
+  /** The id of the ZooKeeper session that claimed the task: with the worker id and a counter, it names this run's log node. */
+  readonly sessionId: string;
 }
 
 /** A try's logger, and how to end it. */
@@ -41,6 +43,8 @@ export class TaskLogs {
   private readonly store: TaskLogStore;
   private readonly sink: LogSink | undefined;
   private readonly host = hostname();
+  /** Runs opened so far by this pool: part of each run's id. */
+  private runs = 0;
 
   constructor(
     private readonly zk: Zk,
@@ -57,13 +61,11 @@ export class TaskLogs {
     const label = printable(`[${start.planName ?? nameOf(start.plan)} ${start.key ?? nameOf(start.task)} #${start.attempt}]`, { multiline: false });
     const echo = this.options === false || this.options.echo ? (line: LogLine): void => echoLine(label, line) : undefined;
     if (this.options === false) return echoOnly(echo);
-    const identity = {
-      plan: start.plan,
-      task: start.task,
-      attempt: start.attempt,
-      workerId: start.workerId,
-      tryName: tryNodeName(start.attempt, randomBytes(6).toString('hex')),
-    };
+    // The run's id: unique (a session is the cluster's only once, a worker id its process's, the counter this pool's) and
+    // derived from them, not drawn at random, so that a seeded simulation writes the same nodes on every replay.
+    this.runs += 1;
+    const runId = createHash('sha1').update(`${start.sessionId}\u0000${start.workerId}\u0000${this.runs}`).digest('hex').slice(0, 12);
+    const identity = { plan: start.plan, task: start.task, attempt: start.attempt, workerId: start.workerId, tryName: tryNodeName(start.attempt, runId) };
     const log = new TryLog({
       identity,
       store: this.store,

@@ -155,6 +155,7 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
     ...(settings.name === undefined ? {} : { planName: settings.name }),
     attempt,
     workerId: claim.workerId,
+    sessionId: claim.session.id,
   });
   try {
     // The reads above may have waited out a reconnection in which the claim's session expired: never start on a lost claim.
