@@ -111,6 +111,9 @@ export class Scheduling {
 
   private async planState(plan: string): Promise<PlanState | 'deleted'> {
     try {
+      // A cancelled plan is finished, said by its control record alone: its status would read every task's history record
+      // (the cancel writes one per task), and a scheduler asks this of each earlier tick's plan on every pass.
+      if ((await this.parts.reader.readControl(plan))?.state === 'cancelled') return 'cancelled';
       return (await this.parts.reader.planStatus(plan)).state;
     } catch (error) {
       if (error instanceof PlanNotFoundError) return 'deleted';
