@@ -147,6 +147,8 @@ export class SimWriter {
         multiplier: 2,
         // Priorities from the spec, drawing nothing from the seed's streams: a plan's from its start time, some tasks' their own.
         priority: (spec.startAtMs % 3) - 1,
+        // Every other plan keeps its history (drawn from the spec, not the seed's streams): both kinds run side by side.
+        history: spec.startAtMs % 2 === 0,
       });
       plan.path = path;
       observer.note(`${this.name} created ${path}`);
