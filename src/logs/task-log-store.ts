@@ -6,7 +6,7 @@
  * NO_NODE, and the writer stops.
  */
 import { isZkError } from '../errors/zk-error.js';
-import { LOGS, LOG_TRY_PREFIX, TASK_PREFIX, childPath, hasSequentialName, nameOf, parentOf } from '../zk/layout.js';
+import { LOGS, LOG_TRY_PREFIX, childPath, nameOf, parentOf } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { decodeAttemptLog, encodeAttemptLog, type TaskLogAttempt } from './attempt-log-record.js';
 
@@ -107,12 +107,6 @@ export class TaskLogStore {
   async readTry(path: string): Promise<TaskLogAttempt | undefined> {
     const read = await this.zk.tryGetData(path);
     return read === undefined ? undefined : decodeAttemptLog(path, read.data);
-  }
-
-  /** The tasks of a plan that have logs (names `task-N`). */
-  async tasksWithLogs(plan: string): Promise<string[]> {
-    const listing = await this.zk.tryGetChildren(childPath(plan, LOGS));
-    return (listing?.children ?? []).filter((name) => hasSequentialName(name, TASK_PREFIX)).map((name) => childPath(plan, name));
   }
 }
 
