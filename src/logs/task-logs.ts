@@ -11,7 +11,7 @@ import { printable } from '../util/printable.js';
 import type { Zk } from '../zk/zk.js';
 import { installConsoleCapture, originalConsole, runCaptured } from './console-capture.js';
 import { FileLogSink } from './file-log-sink.js';
-import type { LogSink } from './log-sink.js';
+import type { LogSink, TryIdentity, TrySink } from './log-sink.js';
 import { TaskLogStore, tryNodeName } from './task-log-store.js';
 import type { LogLine, TaskLogger } from './task-log-types.js';
 import { TryLog } from './try-log.js';
@@ -70,7 +70,7 @@ export class TaskLogs {
       identity,
       store: this.store,
       settings: this.options,
-      ...(this.sink ? { sink: this.sink.open(identity) } : {}),
+      ...(this.sink ? { sink: openOnFirstUse(this.sink, identity) } : {}),
       host: this.host,
       ...(echo ? { echo } : {}),
       onError: this.onError,
@@ -105,6 +105,25 @@ export class TaskLogs {
     timer.unref();
     return () => clearInterval(timer);
   }
+}
+
+/**
+ * The sink's log of a try, opened when its first line comes: most tries log nothing, and opening a
+ * file (a directory made, a stream opened) for each of them cost a third of a hop's time.
+ */
+function openOnFirstUse(sink: LogSink, identity: TryIdentity): TrySink {
+  let opened: TrySink | undefined;
+  const open = (): TrySink => (opened ??= sink.open(identity));
+  return {
+    get location() {
+      return open().location;
+    },
+    get url() {
+      return open().url;
+    },
+    write: (line) => open().write(line),
+    close: async () => await opened?.close(),
+  };
 }
 
 /** With `taskLogs: false`: ctx.log still shows on the worker's output, nothing is kept. */
