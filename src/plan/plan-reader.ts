@@ -94,9 +94,12 @@ export class PlanReader {
           if (remaining === 0) return { done: true, value: true };
           if (listing.failed) {
             // Each further failure rewrites the marker: its data watch wakes us when the last live task fails.
-            await this.zk.getData(childPath(plan, FAILED), onChange);
-            const status = await this.planStatus(plan);
-            if (status.state === 'failed')
+            const marker = await this.zk.getData(childPath(plan, FAILED), onChange).catch((error: unknown) => {
+              if (isZkError(error, 'NO_NODE')) return undefined; // retried meanwhile (retryFailed deleted it): the child watch tells
+              throw error;
+            });
+            const status = marker === undefined ? undefined : await this.planStatus(plan);
+            if (status?.state === 'failed')
               throw new PlanFailedError(
                 plan,
                 status.failed,
