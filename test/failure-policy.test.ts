@@ -198,7 +198,9 @@ describe('parseTaskFailure: a stored failure, checked field by field', () => {
 
   it.each<[string, unknown]>([
     ['null', null],
+    ['undefined', undefined],
     ['a string', 'disk full'],
+    ['a number', 42],
     ['a type that is not text', { ...stored, type: 1 }],
     ['a message that is not text', { ...stored, message: null }],
     ['a code that is not text', { ...stored, code: 7 }],

@@ -27,7 +27,8 @@ export interface AttemptRecord {
 
 /** A stored failure (`task/failed`, a history record's), checked field by field; undefined when it is not one zk-plan writes. */
 export function parseTaskFailure(value: unknown): TaskFailure | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
+  // Anything else but null and undefined can be taken apart: a string or a number has none of the fields, and is refused below.
+  if (value === null || value === undefined) return undefined;
   const { type, message, code, stack, retryable, attempts, workerId, at } = value as Record<string, unknown>;
   if (typeof type !== 'string' || typeof message !== 'string' || typeof code !== 'string' || typeof workerId !== 'string') return undefined;
   if (stack !== undefined && typeof stack !== 'string') return undefined;
