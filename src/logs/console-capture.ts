@@ -4,6 +4,12 @@
  * replaced once, by dispatchers that ask AsyncLocalStorage which task (if any) the call comes from:
  * the store follows each task's own chain of callbacks and promises, so two tasks logging at the
  * same time never get each other's lines, and code outside any task prints as before.
+ *
+ * AsyncLocalStorage costs something on every promise of the process while it is enabled (Node 20
+ * tracks the store through promise hooks): a third of a worker's CPU in the fan-in benchmark. So it
+ * is enabled only while at least one task function runs, and disabled when the last one settles.
+ * A line a task prints from a stray callback after its function has settled is printed on the
+ * worker's output like any line outside a task, whether or not other tasks still run.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { format } from 'node:util';
@@ -28,8 +34,16 @@ export const originalConsole: Readonly<Record<ConsoleMethod, (...args: unknown[]
   trace: console.trace.bind(console),
 };
 
-const storage = new AsyncLocalStorage<ConsoleTarget>();
+/** A task's target while its function runs; closed once the function has settled. */
+interface Capture {
+  readonly target: ConsoleTarget;
+  open: boolean;
+}
+
+const storage = new AsyncLocalStorage<Capture>();
 let installed = false;
+/** Task functions running captured right now: the storage is disabled when this comes back to 0. */
+let running = 0;
 
 /** Replaces the console methods by the dispatchers (once per process; later calls do nothing). */
 export function installConsoleCapture(): void {
@@ -37,20 +51,31 @@ export function installConsoleCapture(): void {
   installed = true;
   for (const method of Object.keys(LEVEL_OF) as ConsoleMethod[]) {
     console[method] = (...args: unknown[]): void => {
-      const target = storage.getStore();
-      if (target === undefined) {
+      const capture = storage.getStore();
+      if (capture === undefined || !capture.open) {
         originalConsole[method](...args);
         return;
       }
       const text = method === 'trace' ? `Trace: ${format(...args)}\n${traceOf()}` : format(...args);
-      target.consoleLine(LEVEL_OF[method], text);
+      capture.target.consoleLine(LEVEL_OF[method], text);
     };
   }
 }
 
-/** Runs `run` with console calls made in it (and in everything it starts) sent to `target`. */
-export function runCaptured<T>(target: ConsoleTarget, run: () => T): T {
-  return storage.run(target, run);
+/**
+ * Runs the task function `run` with console calls made in it (and in everything it starts) sent to
+ * `target`, until the promise it returns settles.
+ */
+export async function runCaptured<T>(target: ConsoleTarget, run: () => Promise<T>): Promise<T> {
+  const capture: Capture = { target, open: true };
+  running += 1;
+  try {
+    return await storage.run(capture, run);
+  } finally {
+    capture.open = false;
+    running -= 1;
+    if (running === 0) storage.disable();
+  }
 }
 
 function traceOf(): string {

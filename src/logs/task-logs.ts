@@ -34,7 +34,7 @@ export interface TryStart {
 export interface OpenTryLog {
   readonly logger: TaskLogger;
   /** Runs the task function: its console calls go to this try's log (when the pool captures them). */
-  run<T>(fn: () => T): T;
+  run<T>(fn: () => Promise<T>): Promise<T>;
   /** Writes the last lines (awaited before the try's outcome is recorded). */
   finish(): Promise<void>;
 }
