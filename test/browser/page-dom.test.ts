@@ -43,7 +43,17 @@ function status(state: UiPlanStatus['state'], failed = 0): UiPlanStatus {
   return { plan: PLAN, state, priority: 0, done: 0, total: 2 + failed, historyKept: true, counts };
 }
 
+/** Panels a test opened: closed before fetch is unstubbed, so that no poll of theirs outlives the test. */
+const panels: TaskPanel[] = [];
+
+function openPanel(...args: ConstructorParameters<typeof TaskPanel>): TaskPanel {
+  const panel = new TaskPanel(...args);
+  panels.push(panel);
+  return panel;
+}
+
 afterEach(() => {
+  for (const panel of panels.splice(0)) panel.close();
   vi.unstubAllGlobals();
   sessionStorage.clear();
   document.body.innerHTML = '';
@@ -70,7 +80,7 @@ describe('the task panel', () => {
     loadPage(planPageHtml(PLAN));
     stubFetch({ '/api/task': () => detail('waiting'), '/api/why': () => why });
     const selected: string[] = [];
-    const panel = new TaskPanel(document.getElementById('panel') as HTMLElement, PLAN, (name) => selected.push(name));
+    const panel = openPanel(document.getElementById('panel') as HTMLElement, PLAN, (name) => selected.push(name));
     panel.show('task-0000000002');
     await vi.waitFor(() => expect(document.getElementById('why-code')?.textContent).toBe('WAITING_FOR_INPUTS'));
     expect(document.querySelector('#panel img')).toBeNull();
@@ -87,7 +97,7 @@ describe('the task panel', () => {
     loadPage(planPageHtml(PLAN));
     stubFetch({ '/api/task': () => ({ ...detail('done'), key: 'report', pendingInputs: 0 }) });
     const keys: Record<string, string> = { 'task-0000000001': 'load-eu' };
-    const panel = new TaskPanel(
+    const panel = openPanel(
       document.getElementById('panel') as HTMLElement,
       PLAN,
       () => undefined,
@@ -103,7 +113,7 @@ describe('the task panel', () => {
   it('asks no "why" for a task that is done, and shows a failed read as a hint', async () => {
     loadPage(planPageHtml(PLAN));
     const calls = stubFetch({ '/api/task': () => ({ ...detail('done'), pendingInputs: 0 }) });
-    const panel = new TaskPanel(document.getElementById('panel') as HTMLElement, PLAN, () => undefined);
+    const panel = openPanel(document.getElementById('panel') as HTMLElement, PLAN, () => undefined);
     panel.show('task-0000000002');
     await vi.waitFor(() => expect(document.getElementById('detail-state')?.textContent).toBe('done'));
     await settle();
@@ -168,7 +178,7 @@ describe('the task panel', () => {
         },
       ],
     });
-    const panel = new TaskPanel(document.getElementById('panel') as HTMLElement, PLAN, () => undefined);
+    const panel = openPanel(document.getElementById('panel') as HTMLElement, PLAN, () => undefined);
     panel.show('task-0000000002');
     await vi.waitFor(() => expect(document.querySelectorAll('#detail-log .try')).toHaveLength(4));
     const log = document.getElementById('detail-log') as HTMLElement;

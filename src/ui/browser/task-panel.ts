@@ -38,6 +38,15 @@ export class TaskPanel {
     void this.load();
   }
 
+  /** Stops reading: the pending refresh and the log's polling end, and a read under way is ignored. */
+  close(): void {
+    clearTimeout(this.refreshTimer);
+    this.logView?.stop();
+    this.logView = undefined;
+    this.selected = undefined;
+    this.seq += 1;
+  }
+
   /** The selected task may have changed: read it again soon. */
   refresh(): void {
     if (this.selected === undefined) return;
