@@ -28,7 +28,7 @@ for (let run = PER_PLAN; run <= TOTAL; run += PER_PLAN) {
   );
   await zkPlan.markAsReady(plan);
   await zkPlan.waitForCompletion(plan, { timeoutMs: 120_000 });
-  await zkPlan.deletePlan(plan);
+  await zkPlan.plans.delete(plan);
   await new Promise((resolve) => setTimeout(resolve, 200)); // the plan's watches report the deletion
   gc();
   const footprint = zkPlan.footprint();

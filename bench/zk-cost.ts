@@ -12,7 +12,7 @@ import { rootContainer } from '../src/di/container.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import type { TaskContext } from '../src/exec/task-context.js';
 import { call } from '../src/exec/task-spec.js';
-import { ZkPlan } from '../src/plan/zk-plan.js';
+import { ZkPlan } from '../src/zk-plan.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string', default: '200' } } });

@@ -76,7 +76,7 @@ describe('non-finite numbers in params and results', () => {
     expect(Object.is(result[3], -0)).toBe(true);
     expect((result[4] as { nested: Map<string, number> }).nested.get('k')).toBe(Number.NEGATIVE_INFINITY);
     // Its history record keeps them exactly too.
-    const [done] = (await zkPlan.describePlan(plan)).tasks;
+    const [done] = (await zkPlan.plans.describe(plan)).tasks;
     expect(done?.state).toBe('done');
     expect(done?.params).toEqual([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0]);
     expect(Object.is(done?.params[3], -0)).toBe(true);

@@ -79,7 +79,7 @@ describe('the CLI says its own commands where the library names API calls', () =
     const plan = await zkPlan.createPlan(env.root());
     const task = await zkPlan.addTask(plan, call('anything'));
     await zkPlan.markAsReady(plan);
-    await zkPlan.pausePlan(plan);
+    await zkPlan.control.pause(plan);
     const why = await zkPlanCli(['why', task]);
     expect(why.stdout).toContain(`PLAN_PAUSED: its plan is paused`);
     expect(why.stdout).toContain(`zk-plan resume ${plan} lets it run`);

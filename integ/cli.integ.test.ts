@@ -294,7 +294,7 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
     expect(retried.stdout).toBe(`${first.plan}: 1 failed task(s) reset; they, then their dependents, run again:\n  ${first.task}\n`);
     expect(retriedJson.code).toBe(0);
     expect(JSON.parse(retriedJson.stdout)).toEqual({ plan: second.plan, reset: [second.task] });
-    expect((await zkPlan.planStatus(first.plan)).counts).toMatchObject({ failed: 0, runnable: 1 });
+    expect((await zkPlan.plans.status(first.plan)).counts).toMatchObject({ failed: 0, runnable: 1 });
     expect(missingShow.code).toBe(5);
     expect(missingShow.stderr).toBe(`zk-plan: no plan at ${missing} (zk-plan plans <parent> lists the plans of a parent)\n`);
     expect(missingJson.code).toBe(5);

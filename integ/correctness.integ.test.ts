@@ -99,7 +99,7 @@ describe('retryFailed', () => {
     const pool = zkPlan.startWorkers(parent, { ...FAST, count: 2 });
     await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
     fixed = true;
-    expect(await zkPlan.retryFailed(plan)).toEqual([task]);
+    expect(await zkPlan.control.retryFailed(plan)).toEqual([task]);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 });
     await pool.stop();
     expect(await zkPlan.getResult(task)).toBe(20);
@@ -124,7 +124,7 @@ describe('retryFailed', () => {
       }
       return await original(...args);
     };
-    await zkPlan.retryFailed(plan);
+    await zkPlan.control.retryFailed(plan);
     expect(rewritten).toBe(true);
     expect(await childrenOf(zk, plan)).toContain('failed');
   });
@@ -171,7 +171,7 @@ describe('a reply lost after the server created a task node', () => {
     const worker = await env.zkPlan({ functions });
     const pool = worker.startWorkers(parent, FAST);
     await expect(worker.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
-    const status = await worker.planStatus(plan);
+    const status = await worker.plans.status(plan);
     expect(status).toMatchObject({ state: 'failed', counts: { remaining: 1, failed: 1 } }); // the orphan neither counts nor keeps the plan open
     // The next full scan (every 10 s) deletes it.
     await expect
@@ -363,7 +363,7 @@ describe('deleting a running plan', () => {
     zkPlan.on('worker:error', (event) => reports.push(`worker:error ${event.error.message}`));
     const pool = zkPlan.startWorkers(parent, FAST);
     await running.entered;
-    await zkPlan.deletePlan(plan);
+    await zkPlan.plans.delete(plan);
     await expect.poll(() => aborted, { timeout: 10_000 }).toBe(true);
     running.open();
     await pool.stop();
@@ -393,7 +393,7 @@ describe('watches and memory', () => {
     await Promise.all(plans.map((plan) => a.markAsReady(plan)));
     const pools = [a.startWorkers(parent, { ...FAST, count: 3 }), b.startWorkers(parent, { ...FAST, count: 3 })];
     await Promise.all(plans.map((plan) => a.waitForCompletion(plan, { timeoutMs: 30_000 })));
-    await Promise.all(plans.map((plan) => a.deletePlan(plan)));
+    await Promise.all(plans.map((plan) => a.plans.delete(plan)));
     // Wait until both processes heard of the deletions (their plan watches fire on it).
     await expect.poll(() => a.footprint().plans + b.footprint().plans, { timeout: 10_000 }).toBe(0);
     // A look that was under way when the plans went (a claim that lost, an owner read after a scan)
@@ -420,7 +420,7 @@ describe('watches and memory', () => {
       );
       await zkPlan.markAsReady(plan);
       await zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
-      await zkPlan.deletePlan(plan);
+      await zkPlan.plans.delete(plan);
       const { poolSignalListeners, clientListeners } = zkPlan.footprint();
       return { poolSignalListeners, clientListeners };
     };

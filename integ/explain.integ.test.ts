@@ -28,7 +28,7 @@ async function explained(zkPlan: ZkPlan, task: string, code: ExplanationCode, ti
   await expect
     .poll(
       async () => {
-        last = await zkPlan.explainTask(task);
+        last = await zkPlan.explain.task(task);
         return (last as { code: string }).code;
       },
       { timeout: timeoutMs },
@@ -46,15 +46,15 @@ describe('explainTask', () => {
     expect(await explained(zkPlan, task, 'PLAN_NOT_READY')).toMatchObject({ remedy: { api: expect.stringContaining(`markAsReady(${plan})`) } });
     await zkPlan.markAsReady(plan);
     expect(await explained(zkPlan, task, 'NO_WORKER_FOR_FUNCTION')).toMatchObject({ message: `no live worker follows ${parent}` });
-    await zkPlan.pausePlan(plan);
+    await zkPlan.control.pause(plan);
     await explained(zkPlan, task, 'PLAN_PAUSED');
     const pool = zkPlan.startWorkers(parent, { ...QUICK, count: 1 });
-    await zkPlan.resumePlan(plan);
+    await zkPlan.control.resume(plan);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await explained(zkPlan, task, 'DONE');
     const second = await zkPlan.createPlan(parent);
     const never = await zkPlan.addTask(second, call('block'));
-    await zkPlan.cancelPlan(second, { reason: 'not needed' });
+    await zkPlan.control.cancel(second, { reason: 'not needed' });
     expect((await explained(zkPlan, never, 'PLAN_CANCELLED')).message).toContain('not needed');
     await pool.stop();
   });
@@ -92,7 +92,7 @@ describe('explainTask', () => {
     ]);
     await zkPlan.markAsReady(fast);
     await explained(zkPlan, later as string, 'PLAN_FAILED');
-    const summary = await zkPlan.explainPlan(plan);
+    const summary = await zkPlan.explain.plan(plan);
     expect(summary.reasons.map((reason) => reason.code).sort()).toEqual(['BLOCKED', 'FAILED', 'OWNED', 'RETRY_BACKOFF', 'WAITING_FOR_INPUTS']);
     await pool.stop();
   });
@@ -100,7 +100,7 @@ describe('explainTask', () => {
   it('CONCURRENCY_LIMIT, WORKERS_BUSY, RUNNABLE, NO_WORKER_FOR_FUNCTION (a function nobody registers) and OWNER_GONE', async () => {
     const zkPlan = await env.zkPlan({ functions: functions() });
     const parent = env.root();
-    await zkPlan.setConcurrencyLimit(parent, 'warehouse', 0);
+    await zkPlan.limits(parent).set('warehouse', 0);
     const pool = zkPlan.startWorkers(parent, { ...QUICK, count: 1, drainTimeoutMs: 100 });
 
     const plan = await zkPlan.createPlan(parent);
@@ -119,11 +119,11 @@ describe('explainTask', () => {
     await pool.stop();
     // Held back before a free loop starts, so that it does not take one of its tasks (a claim made while
     // pausePlan runs may still start: pausePlan reports it as held).
-    await zkPlan.pausePlan(busy);
+    await zkPlan.control.pause(busy);
     const idle = zkPlan.startWorkers(parent, { ...QUICK, count: 1, workerId: 'idle', drainTimeoutMs: 100 });
     const other = await zkPlan.createPlan(parent);
     const waitingTask = await zkPlan.addTask(other, call('ok'));
-    await zkPlan.pausePlan(other);
+    await zkPlan.control.pause(other);
     await zkPlan.markAsReady(other);
     await explained(zkPlan, waitingTask, 'PLAN_PAUSED');
 
@@ -143,7 +143,7 @@ describe('explainTask', () => {
     const runnablePlan = await zkPlan.createPlan(parent);
     const free = await zkPlan.addTask(runnablePlan, call('block'));
     await zkPlan.markAsReady(runnablePlan);
-    expect(['RUNNABLE', 'OWNED']).toContain((await zkPlan.explainTask(free)).code);
+    expect(['RUNNABLE', 'OWNED']).toContain((await zkPlan.explain.task(free)).code);
     await explained(zkPlan, free, 'OWNED');
 
     // The command line says the same, for a task and for a plan.

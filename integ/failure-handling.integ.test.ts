@@ -186,7 +186,7 @@ describe('failed tasks and failed plans', () => {
     expect(ran.filter((name) => name.startsWith('branch'))).toEqual(['branch-0', 'branch-1', 'branch-2', 'branch-3', 'branch-4']);
     expect(ran).not.toContain('after-broken');
     expect(claims.filter((task) => task === broken)).toHaveLength(2);
-    const status = await zkPlan.planStatus(plan);
+    const status = await zkPlan.plans.status(plan);
     // The 5 done branch tasks are counted from the plan's history.
     expect(status).toMatchObject({ state: 'failed', counts: { total: 8, done: 5, failed: 1, blocked: 2, runnable: 0, running: 0, waiting: 0 } });
     expect(status.blocked.find(({ task }) => task === afterBroken)?.reason).toContain(broken);
@@ -229,7 +229,7 @@ describe('failed tasks and failed plans', () => {
     expect(error).toBeInstanceOf(PlanFailedError);
     expect(sawAbort).toBe(true);
     expect(started).toEqual(['long']);
-    const status = await zkPlan.planStatus(plan);
+    const status = await zkPlan.plans.status(plan);
     expect(status.state).toBe('failed');
     expect(status.counts.failed).toBe(1); // the aborted task was not charged: it is not failed, just not run
   });
@@ -251,7 +251,7 @@ describe('failed tasks and failed plans', () => {
     const pool = zkPlan.startWorkers(parent, FAST);
     await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
     fixed = true;
-    expect(await zkPlan.retryFailed(plan)).toEqual([fetch]);
+    expect(await zkPlan.control.retryFailed(plan)).toEqual([fetch]);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 });
     await pool.stop();
     expect(await zkPlan.getResult(result)).toBe(21);
@@ -412,7 +412,7 @@ describe('bad input: a clear error, recorded, and the same worker then completes
     const plan = await zkPlan.createPlan(parent);
     const orphan = await putTask(zkPlan.zk, `${plan}/task-0000000000`, ['ready', 'dep-0000000007'], { fn: 'f', params: [] });
     await zkPlan.markAsReady(plan);
-    const status = await zkPlan.planStatus(plan);
+    const status = await zkPlan.plans.status(plan);
     expect(status.state).toBe('running');
     expect(status.blocked).toEqual([{ task: orphan, reason: expect.stringContaining(`${orphan}/dep-0000000007 has no producer`) }]);
     expect(status.counts).toMatchObject({ total: 1, blocked: 1, waiting: 0 });

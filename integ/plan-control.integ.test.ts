@@ -76,13 +76,13 @@ describe('pause, resume and cancel on a real server', () => {
     );
     await zkPlan.markAsReady(paused);
     await expect.poll(() => starts.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
-    const { running } = await zkPlan.pausePlan(paused);
+    const { running } = await zkPlan.control.pause(paused);
     const startedBefore = starts.length;
-    await expect.poll(async () => (await zkPlan.planStatus(paused)).state, { timeout: 5_000 }).toBe('paused');
+    await expect.poll(async () => (await zkPlan.plans.status(paused)).state, { timeout: 5_000 }).toBe('paused');
     await new Promise((resolve) => setTimeout(resolve, 500)); // a negative check: 25 task lengths in which nothing new may start
     const held = new Set(running.map((task) => `t${tasks.indexOf(task)}`));
     expect(starts.slice(startedBefore).filter((label) => !held.has(label))).toEqual([]);
-    await zkPlan.resumePlan(paused);
+    await zkPlan.control.resume(paused);
     await zkPlan.waitForCompletion(paused, { timeoutMs: 30_000 });
     expect(new Set(starts.filter((label) => label.startsWith('t'))).size).toBe(40);
 
@@ -94,11 +94,11 @@ describe('pause, resume and cancel on a real server', () => {
     await zkPlan.markAsReady(doomed);
     await expect.poll(() => starts.filter((label) => label.startsWith('slow')).length, { timeout: 10_000 }).toBe(3);
     const waiting = zkPlan.waitForCompletion(doomed, { timeoutMs: 30_000 }).catch((error: unknown) => error);
-    await zkPlan.cancelPlan(doomed, { reason: 'warehouse down' });
+    await zkPlan.control.cancel(doomed, { reason: 'warehouse down' });
     expect(await waiting).toBeInstanceOf(PlanCancelledError);
     expect(await waiting).toMatchObject({ code: 'PLAN_CANCELLED', reason: 'warehouse down' });
     // Its tasks are deleted; its history says each was cancelled (running, or given back and ready to run again), none done.
-    expect(await zkPlan.planStatus(doomed)).toMatchObject({ state: 'cancelled', counts: { total: 3, done: 0, remaining: 3, cancelled: 3 } });
+    expect(await zkPlan.plans.status(doomed)).toMatchObject({ state: 'cancelled', counts: { total: 3, done: 0, remaining: 3, cancelled: 3 } });
     expect(await zkPlan.planCompleted(doomed)).toBe(true); // no task-* node left
   });
 
@@ -134,7 +134,7 @@ describe('pause, resume and cancel on a real server', () => {
     expect(late.code).toBe(8);
     expect(late.stderr).toBe(`zk-plan: plan ${plan} has already completed: there is nothing left to cancel [PLAN_FINISHED]\n`);
     expect((await cli(['pause', plan])).code).toBe(8);
-    expect((await zkPlan.planStatus(plan)).state).toBe('completed');
+    expect((await zkPlan.plans.status(plan)).state).toBe('completed');
 
     const second = await zkPlan.createPlan(parent);
     await zkPlan.addTask(second, call('step', 'never'));

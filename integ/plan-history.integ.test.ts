@@ -71,12 +71,12 @@ describe('a finished plan remembers what ran', () => {
       { task: call('value', 6), args: [1] },
     ])) as [string, string, string];
     await zkPlan.markAsReady(cancelled);
-    await waitFor('the held task to run', async () => stateOf(await zkPlan.describePlan(cancelled), held)?.state === 'running');
-    await zkPlan.cancelPlan(cancelled, { reason: 'enough' });
+    await waitFor('the held task to run', async () => stateOf(await zkPlan.plans.describe(cancelled), held)?.state === 'running');
+    await zkPlan.control.cancel(cancelled, { reason: 'enough' });
     release();
     await pool.stop();
 
-    for (const view of [await zkPlan.describePlan(completed), await shownJson(completed)]) {
+    for (const view of [await zkPlan.plans.describe(completed), await shownJson(completed)]) {
       expect(view.tasks.map(({ task, state, fn }) => [task, state, fn])).toEqual([
         [one, 'done', 'value'],
         [two, 'done', 'value'],
@@ -84,7 +84,7 @@ describe('a finished plan remembers what ran', () => {
       expect(stateOf(view, two)).toMatchObject({ params: [2], inputs: [one], workerId: expect.stringMatching(/\/\d+$/), startedAt: expect.anything() });
       expect(view.status.counts).toMatchObject({ total: 2, done: 2 });
     }
-    for (const view of [await zkPlan.describePlan(failed), await shownJson(failed)]) {
+    for (const view of [await zkPlan.plans.describe(failed), await shownJson(failed)]) {
       expect(view.tasks.map(({ task, state }) => [task, state])).toEqual([
         [ok, 'done'],
         [boom, 'failed'],
@@ -93,7 +93,7 @@ describe('a finished plan remembers what ran', () => {
       expect(stateOf(view, boom)).toMatchObject({ failedTries: 1, failure: { code: 'DISK_FULL', attempts: 1 }, workerId: expect.any(String) });
       expect(view.status).toMatchObject({ state: 'failed', counts: { total: 3, done: 1, failed: 1, blocked: 1 } });
     }
-    for (const view of [await zkPlan.describePlan(cancelled), await shownJson(cancelled)]) {
+    for (const view of [await zkPlan.plans.describe(cancelled), await shownJson(cancelled)]) {
       expect(view.tasks.map(({ task, state, was }) => [task, state, was])).toEqual([
         [first, 'done', undefined],
         [held, 'cancelled', 'running'],
@@ -124,9 +124,9 @@ describe('a finished plan remembers what ran', () => {
     await zkPlan.addTasks(plan, [...quick, { task: call('hold') }, ...behind]);
     await zkPlan.markAsReady(plan);
     zkPlan.startWorkers(parent, { count: 2, ...QUICK });
-    await waitFor('the first 10 tasks to be done', async () => (await zkPlan.planStatus(plan)).counts.done === 10);
+    await waitFor('the first 10 tasks to be done', async () => (await zkPlan.plans.status(plan)).counts.done === 10);
 
-    const [plans, plansJson, status] = await Promise.all([run(['plans', parent]), run(['plans', parent, '--json']), zkPlan.planStatus(plan)]);
+    const [plans, plansJson, status] = await Promise.all([run(['plans', parent]), run(['plans', parent, '--json']), zkPlan.plans.status(plan)]);
     expect(plans.stdout).toMatch(new RegExp(`${plan}\\s+running\\s+10/29\\s+0`));
     expect((JSON.parse(plansJson.stdout) as PlanSummary[])[0]?.status.counts).toEqual(status.counts);
     expect(status.counts).toMatchObject({ total: 29, done: 10, remaining: 19 });
@@ -144,7 +144,7 @@ describe('a finished plan remembers what ran', () => {
     expect(code).toBe(0);
     expect(stderr.trim().split('\n').at(-1)).toMatch(/^plan-\d+: 29\/29 done \(100%\), /);
     expect(stdout).toContain(`${plan} completed: 29 task(s) done`);
-    const [after, finalStatus] = await Promise.all([run(['plans', parent]), zkPlan.planStatus(plan)]);
+    const [after, finalStatus] = await Promise.all([run(['plans', parent]), zkPlan.plans.status(plan)]);
     expect(after.stdout).toMatch(new RegExp(`${plan}\\s+completed\\s+29/29\\s+0`));
     expect(finalStatus.counts).toMatchObject({ total: 29, done: 29, remaining: 0 });
   });
@@ -167,7 +167,7 @@ describe('a finished plan remembers what ran', () => {
     expect(waited.stderr).not.toMatch(/\d+\/\d+ done/);
     expect(waited.stdout).toMatch(/completed: \d task\(s\) finished while waiting \(a plan without history\)/);
     expect(await zkPlan.getResult(first)).toBe(1);
-    const view = await zkPlan.describePlan(plan);
+    const view = await zkPlan.plans.describe(plan);
     expect(view).toMatchObject({ historyKept: false, tasks: [], status: { state: 'completed', counts: { total: 0, done: 0 } } });
     expect((await run(['show', plan])).stdout).toContain('no tasks left (the plan was created with { history: false }');
   });

@@ -32,7 +32,7 @@ describe("a plan's progress numbers agree everywhere", () => {
     await zkPlan.addTasks(plan, [...Array.from({ length: 20 }, () => ({ task: call('nap', 20) })), { task: call('flaky') }]);
 
     // Not started yet: 0/21, in the API, the `plans` command and the web view's row.
-    const [notStarted] = await zkPlan.listPlans(parent);
+    const [notStarted] = await zkPlan.plans.list(parent);
     expect(notStarted?.status.counts).toMatchObject({ total: 21, done: 0, remaining: 21 });
     const plans = await run(['plans', parent]);
     expect(plans.stdout).toMatch(new RegExp(`${plan}\\s+building\\s+0/21\\s+0`));
@@ -44,7 +44,7 @@ describe("a plan's progress numbers agree everywhere", () => {
     void finished.finally(() => (settled = true)).catch(() => undefined);
     const seen: string[] = [];
     while (!settled) {
-      const [view, summaries] = await Promise.all([zkPlan.describePlan(plan), zkPlan.listPlans(parent)]);
+      const [view, summaries] = await Promise.all([zkPlan.plans.describe(plan), zkPlan.plans.list(parent)]);
       for (const counts of [view.status.counts, summaries[0]?.status.counts]) {
         seen.push(`${counts?.done}+${counts?.remaining}=${counts?.total}`);
         expect(counts?.total).toBe(21);
@@ -73,7 +73,7 @@ describe("a plan's progress numbers agree everywhere", () => {
     zkPlan.startWorkers(parent, { count: 4, ...QUICK });
     const waited = await run(['wait', plan]);
     expect(waited.code).toBe(1);
-    const status = (await zkPlan.describePlan(plan)).status as PlanStatus;
+    const status = (await zkPlan.plans.describe(plan)).status as PlanStatus;
     expect(status.counts).toMatchObject({ total: 21, done: 20, failed: 1 });
     expect(waited.stderr.trim().split('\n').at(-1)).toMatch(/^plan-\d+: 20\/21 done \(95%\), .*, 1 failed$/);
   });

@@ -32,7 +32,7 @@ describe('describePlan, listPlans, deletePlan', () => {
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 } });
     let view = await waitFor('slow running, a and b done, broken failed', async () => {
-      const current = await zkPlan.describePlan(plan);
+      const current = await zkPlan.plans.describe(plan);
       return current.tasks.find((task) => task.task === slow)?.state === 'running' && current.done === 2 && current.status.counts.failed === 1 && current;
     });
     const byTask = new Map(view.tasks.map((task) => [task.task, task]));
@@ -43,16 +43,16 @@ describe('describePlan, listPlans, deletePlan', () => {
     expect(byTask.get(after)).toMatchObject({ state: 'blocked', inputs: [broken], blockedReason: expect.stringContaining(broken) });
     expect(byTask.get(sum)).toMatchObject({ state: 'waiting', inputs: [b, slow, a], pendingInputs: 1, keepResult: true });
     expect(view).toMatchObject({ done: 2, historyKept: true });
-    const [summary] = await zkPlan.listPlans(parent);
+    const [summary] = await zkPlan.plans.list(parent);
     expect(summary).toMatchObject({ plan, done: 2, status: { state: 'running', counts: { failed: 1, blocked: 1 } } });
     release();
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 }).catch(() => undefined); // fails: the broken branch
-    view = await zkPlan.describePlan(plan);
+    view = await zkPlan.plans.describe(plan);
     expect(view.status.state).toBe('failed');
     expect(new Map(view.tasks.map((task) => [task.task, task.state])).get(sum)).toBe('done');
     await pool.stop();
-    await zkPlan.deletePlan(plan);
-    await expect(zkPlan.describePlan(plan)).rejects.toBeInstanceOf(PlanNotFoundError);
-    await expect(zkPlan.deletePlan(plan)).rejects.toBeInstanceOf(PlanNotFoundError);
+    await zkPlan.plans.delete(plan);
+    await expect(zkPlan.plans.describe(plan)).rejects.toBeInstanceOf(PlanNotFoundError);
+    await expect(zkPlan.plans.delete(plan)).rejects.toBeInstanceOf(PlanNotFoundError);
   });
 });

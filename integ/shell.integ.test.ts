@@ -74,7 +74,7 @@ describe('shell tasks', () => {
     zkPlan.startWorkers(parentOf(plan), SHELL_WORKERS);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 * TIMING });
     expect(await zkPlan.getResult(task)).toEqual({ exitCode: 0, stdout: 'hello from shell\nbye\n' });
-    const [attempt] = await zkPlan.taskLog(task);
+    const [attempt] = await zkPlan.logs.read(task);
     const output = attempt?.lines.filter((line) => line.fields?.['stream'] !== undefined).map(({ level, msg, fields }) => [level, msg, fields?.['stream']]);
     expect(output).toHaveLength(3);
     expect(output).toEqual(
@@ -102,11 +102,11 @@ describe('shell tasks', () => {
     const error = failure.error as ShellExitError;
     expect(error).toMatchObject({ code: 'SHELL_EXIT', exitCode: 3, stderrTail: ['cannot reach db'] });
     expect(error.message).toContain(task);
-    const [attempt] = await zkPlan.taskLog(task);
+    const [attempt] = await zkPlan.logs.read(task);
     expect(attempt?.lines.map((line) => line.msg)).toEqual(
       expect.arrayContaining(['working', 'cannot reach db', expect.stringMatching(/^exited with code 3 after/)]),
     );
-    const status = await zkPlan.planStatus(plan);
+    const status = await zkPlan.plans.status(plan);
     expect(status.failed.map((failed) => failed.task)).toEqual([task]);
     expect(status.failed[0]?.failure).toMatchObject({ code: 'SHELL_EXIT', attempts: 1 });
     expect(status.failed[0]?.failure?.message).toContain('exited with code 3; last lines of stderr:\ncannot reach db');
@@ -133,7 +133,7 @@ describe('shell tasks', () => {
     const failed = nextEvent<Failed>(zkPlan, 'task:failed', (event) => event.task === task);
     zkPlan.startWorkers(parentOf(plan), SHELL_WORKERS);
     const grandchild = await pidWrittenTo(pidFile);
-    await zkPlan.cancelPlan(plan, { reason: 'shell test' });
+    await zkPlan.control.cancel(plan, { reason: 'shell test' });
     const failure = await failed;
     expect(failure.error).toBeInstanceOf(PlanCancelledError);
     expect(failure.charged).toBe(false);
@@ -151,9 +151,9 @@ describe('shell tasks', () => {
     expect(failures[0]?.error.message).toContain('zk-plan worker --allow-shell');
     expect(failures[0]?.charged).toBe(false);
     expect(await plain.zk.exists(`${task}/attempts`)).toBeUndefined();
-    const explanation = await plain.explainTask(task);
+    const explanation = await plain.explain.task(task);
     expect(explanation).toMatchObject({ code: 'NO_WORKER_FOR_FUNCTION', remedy: { cli: expect.stringContaining('--allow-shell') as string } });
-    expect((await plain.explainPlan(plan)).reasons[0]?.remedy?.cli).toContain('--allow-shell');
+    expect((await plain.explain.plan(plan)).reasons[0]?.remedy?.cli).toContain('--allow-shell');
     const why = await runCli(env.connectString, ['why', plan]);
     expect(why.code).toBe(0);
     expect(why.stdout).toContain('NO_WORKER_FOR_FUNCTION (1)');

@@ -45,7 +45,7 @@ describe('export, import and rerun on real servers', () => {
     first.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
     const { plan } = await first.submitPlan(parent, SNAPSHOT_SPEC);
     await expect.poll(() => [...firstRuns].sort(), { timeout: 20_000 * TIMING }).toEqual(['audit', 'extract', 'flaky (failed)']);
-    await expect.poll(async () => (await first.planStatus(plan)).failed.length, { timeout: 20_000 * TIMING }).toBe(1);
+    await expect.poll(async () => (await first.plans.status(plan)).failed.length, { timeout: 20_000 * TIMING }).toBe(1);
     const exported = await runCli(env.connectString, ['export', plan]);
     expect(exported.code, exported.stderr).toBe(0);
     openGate();
@@ -62,8 +62,8 @@ describe('export, import and rerun on real servers', () => {
         expect(imported.code, imported.stderr).toBe(0);
         const made = JSON.parse(imported.stdout) as { plan: string; tasks: Record<string, string>; existing: boolean };
         expect(made.existing).toBe(false);
-        expect((await there.planStatus(made.plan)).failed.map(({ task }) => task)).toEqual([made.tasks['flaky']]); // as it stood: failed for good
-        expect(await there.retryFailed(made.plan)).toEqual([made.tasks['flaky']]);
+        expect((await there.plans.status(made.plan)).failed.map(({ task }) => task)).toEqual([made.tasks['flaky']]); // as it stood: failed for good
+        expect(await there.control.retryFailed(made.plan)).toEqual([made.tasks['flaky']]);
         await there.waitForCompletion(made.plan, { timeoutMs: 30_000 * TIMING });
         // extract and audit finished on the first server: they never run here; each other task runs once.
         expect(executions(secondRuns)).toEqual({ clean: 1, flaky: 1, late: 1, report: 1 });

@@ -38,7 +38,7 @@ describe('zk-plan submit and validate', () => {
     const submitted = await cli(['submit', file, '--parent', parent, '--param', 'date=2026-11-22', '--wait', '--json']);
     expect(submitted.status).toBe(0);
     const { plan, tasks } = JSON.parse(submitted.stdout) as { plan: string; tasks: Record<string, string> };
-    expect((await zkPlan.planStatus(plan)).state).toBe('completed');
+    expect((await zkPlan.plans.status(plan)).state).toBe('completed');
     expect(await zkPlan.getResult(tasks['report'] as string)).toBe('eu@2026-11-22+us@2026-11-22');
   });
 

@@ -50,12 +50,12 @@ describe('task logs across processes', () => {
     // The marker is logged a second after the six lines: once it is readable, everything before it was flushed.
     await waitFor(
       'the marker in the log',
-      async () => (await zkPlan.taskLog(task)).flatMap((attempt) => attempt.lines.map(({ msg }) => msg)).includes('first marker'),
+      async () => (await zkPlan.logs.read(task)).flatMap((attempt) => attempt.lines.map(({ msg }) => msg)).includes('first marker'),
       { timeoutMs: 20_000 },
     );
     expect(first.output).toMatch(/\[plan-\d+ task-\d+ #1\] first line 2/); // echoed, labelled
     await first.kill9();
-    const [killed] = await zkPlan.taskLog(task);
+    const [killed] = await zkPlan.logs.read(task);
     expect(killed?.lines.map(({ msg }) => msg)).toEqual([...Array.from({ length: 6 }, (_, i) => `first line ${i + 1}`), 'first marker']);
     expect(killed?.lines[0]?.fields).toEqual({ i: 1 });
     expect(killed?.finishedAt).toBeUndefined(); // it never ended: the process died
@@ -63,11 +63,11 @@ describe('task logs across processes', () => {
 
     // Another worker takes the task once the dead one's session expires; its try is a second record of attempt 1 (a kill is not charged).
     await startWorker(parent);
-    await waitFor('a second try', async () => (await zkPlan.taskLog(task)).length === 2, { timeoutMs: 30_000 });
-    const tries = await zkPlan.taskLog(task);
+    await waitFor('a second try', async () => (await zkPlan.logs.read(task)).length === 2, { timeoutMs: 30_000 });
+    const tries = await zkPlan.logs.read(task);
     expect(tries.map(({ attempt }) => attempt)).toEqual([1, 1]);
     expect(new Set(tries.map(({ workerId }) => workerId)).size).toBe(2);
-    await zkPlan.cancelPlan(plan);
+    await zkPlan.control.cancel(plan);
   });
 
   it('zk-plan logs prints a task log, follows a running task to its end, and reads --json', { timeout: 90_000 * TIMING }, async () => {
@@ -78,7 +78,7 @@ describe('task logs across processes', () => {
     await zkPlan.markAsReady(plan);
     const worker = await startWorker(parent, ['--task-log-port', '0']);
     expect(worker.output).toMatch(/task logs at http:\/\/127\.0\.0\.1:\d+\/logs\//);
-    await waitFor('a first log record', async () => (await zkPlan.taskLog(task)).length === 1, { timeoutMs: 20_000 });
+    await waitFor('a first log record', async () => (await zkPlan.logs.read(task)).length === 1, { timeoutMs: 20_000 });
 
     const follower = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'logs', task, '--follow'], { env: cliEnv(env.connectString) });
     let followed = '';
@@ -98,7 +98,7 @@ describe('task logs across processes', () => {
       { attempt: 1, truncated: false, lines: expect.arrayContaining([expect.objectContaining({ msg: 'tick 1' })]) },
     ]);
     // The whole log, served by the worker that wrote it (--task-log-port), at the URL its record names.
-    const [record] = await zkPlan.taskLog(task);
+    const [record] = await zkPlan.logs.read(task);
     const url = record?.fullLog?.url ?? '';
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/logs\/.+\.jsonl$/);
     expect((await (await fetch(url)).text()).trim().split('\n')).toHaveLength(6);

@@ -341,7 +341,7 @@ describe('web view', () => {
     const zkPlan = await env.zkPlan({ functions: gatedFunctions(gates) });
     cleanups.push(async () => gates.forEach((entry) => entry.release()));
     const root = env.root();
-    await zkPlan.setConcurrencyLimit(root, 'api', 1);
+    await zkPlan.limits(root).set('api', 1);
     const plan = await zkPlan.createPlan(root, { priority: 5 });
     // The first holds the key's one slot (its own priority puts it first); the second waits for it.
     const [holder, queued] = (await zkPlan.addTasks(plan, [
@@ -392,7 +392,7 @@ describe('web view', () => {
     expect(await page.textContent('#action-note')).toBe('Paused: no new task starts; 1 running task(s) finish.');
     await page.waitForSelector('#why-code:text("PLAN_PAUSED")'); // the panel follows the plan's state
     expect(await page.textContent('#plan-control')).toMatch(/^paused /);
-    expect((await zkPlan.planStatus(plan)).state).toBe('paused');
+    expect((await zkPlan.plans.status(plan)).state).toBe('paused');
     await mkdir('test-output', { recursive: true });
     await page.screenshot({ path: 'test-output/ui-plan-paused.png' });
     await page.waitForSelector('#action-resume:not([disabled])');
@@ -404,11 +404,11 @@ describe('web view', () => {
     await page.fill('#cancel-reason', 'started by mistake');
     await page.click('#action-cancel');
     expect(await page.getAttribute('#action-cancel', 'data-armed')).toBe('true');
-    expect((await zkPlan.planStatus(plan)).state).toBe('running');
+    expect((await zkPlan.plans.status(plan)).state).toBe('running');
     await page.click('#action-cancel');
     await page.waitForSelector('#plan-state[data-state="cancelled"]');
     expect(await page.textContent('#plan-control')).toMatch(/^cancelled .*: started by mistake$/);
-    expect((await zkPlan.planStatus(plan)).control?.reason).toBe('started by mistake');
+    expect((await zkPlan.plans.status(plan)).control?.reason).toBe('started by mistake');
     for (const action of ['pause', 'resume', 'cancel', 'retry']) expect(await page.isDisabled(`#action-${action}`)).toBe(true);
     // Its deleted tasks stay, from its history: cancelled, where each stood, and not counted done.
     await page.waitForSelector(node(queued, 'cancelled'));

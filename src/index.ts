@@ -32,7 +32,7 @@
  *
  * @packageDocumentation
  */
-export { ZkPlan, type ZkPlanState, type ZkPlanFootprint } from './plan/zk-plan.js';
+export { ZkPlan, type ZkPlanState, type ZkPlanFootprint } from './zk-plan.js';
 export type { AddTaskOptions, TaskToAdd } from './plan/plan-writer.js';
 export type { PlanStatus, PlanState } from './plan/plan-status.js';
 export type { CancelOptions, PauseOptions, PauseOutcome } from './control/plan-control.js';

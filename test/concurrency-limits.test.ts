@@ -45,7 +45,7 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     const procs = ['a', 'b'].map((name) => memoryProcess(server, name, functions));
     processes.push(...procs);
     const [first] = procs as [MemoryProcess];
-    await first.zkPlan.setConcurrencyLimit(PARENT, 'warehouse', 2);
+    await first.zkPlan.limits(PARENT).set('warehouse', 2);
     const plans = await Promise.all([first.zkPlan.createPlan(PARENT), first.zkPlan.createPlan(PARENT)]);
     for (const plan of plans) {
       await first.zkPlan.addTasks(
@@ -58,7 +58,7 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     await Promise.all(plans.map((plan) => first.zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })));
     expect(runs()).toBe(16);
     expect(max()).toBe(2);
-    expect(await first.zkPlan.getConcurrencyLimit(PARENT, 'warehouse')).toEqual({ limit: 2, holders: [] });
+    expect(await first.zkPlan.limits(PARENT).get('warehouse')).toEqual({ limit: 2, holders: [] });
   });
 
   it('a raised limit lets waiting tasks start at once; a key without a limit holds nothing back', async () => {
@@ -66,7 +66,7 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     const { functions, max, running } = gauge();
     const proc = memoryProcess(server, 'a', functions);
     processes.push(proc);
-    await proc.zkPlan.setConcurrencyLimit(PARENT, 'api', 0); // nothing with the key runs
+    await proc.zkPlan.limits(PARENT).set('api', 0); // nothing with the key runs
     const plan = await proc.zkPlan.createPlan(PARENT);
     await proc.zkPlan.addTasks(plan, [
       ...Array.from({ length: 4 }, () => ({ task: call('limited', 200), options: { concurrencyKey: 'api' } })),
@@ -77,7 +77,7 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     while (running() < 3) await pause(2);
     await pause(30);
     expect(running()).toBe(3); // the unlimited key's three, none of the held ones
-    await proc.zkPlan.setConcurrencyLimit(PARENT, 'api', 3);
+    await proc.zkPlan.limits(PARENT).set('api', 3);
     while (running() < 6) await pause(2);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     expect(max()).toBe(6);
@@ -88,7 +88,7 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     const { functions, runs } = gauge();
     const [a, b] = ['a', 'b'].map((name) => memoryProcess(server, name, functions)) as [MemoryProcess, MemoryProcess];
     processes.push(a, b);
-    await a.zkPlan.setConcurrencyLimit(PARENT, 'k', 1);
+    await a.zkPlan.limits(PARENT).set('k', 1);
     const plan = await a.zkPlan.createPlan(PARENT);
     // The long one first (its priority): a's one loop holds the key's one slot with it.
     await a.zkPlan.addTasks(plan, [
@@ -98,39 +98,39 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     await a.zkPlan.markAsReady(plan);
     a.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 10 });
     while (runs() < 1) await pause(2);
-    expect((await b.zkPlan.getConcurrencyLimit(PARENT, 'k'))?.holders).toHaveLength(1);
+    expect((await b.zkPlan.limits(PARENT).get('k'))?.holders).toHaveLength(1);
     b.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 10 }); // it may take the long task on: close without waiting it out
     await pause(50);
     expect(runs()).toBe(1); // b waits: the one slot is a's
     server.expireSession(a.zk.sessionId as string); // a is cut off: its owner node and its slot go
     while (runs() < 2) await pause(2);
-    expect((await b.zkPlan.getConcurrencyLimit(PARENT, 'k'))?.holders.length).toBeLessThanOrEqual(1);
+    expect((await b.zkPlan.limits(PARENT).get('k'))?.holders.length).toBeLessThanOrEqual(1);
   });
 
   it('lists every limit under a parent by key, with its holders, and skips nodes it did not write', async () => {
     const server = new MemoryZooKeeper();
     const proc = memoryProcess(server, 'a');
     processes.push(proc);
-    expect(await proc.zkPlan.listConcurrencyLimits(PARENT)).toEqual([]);
-    await proc.zkPlan.setConcurrencyLimit(PARENT, 'warehouse/eu 1', 3);
-    await proc.zkPlan.setConcurrencyLimit(PARENT, 'api', 1);
+    expect(await proc.zkPlan.limits(PARENT).list()).toEqual([]);
+    await proc.zkPlan.limits(PARENT).set('warehouse/eu 1', 3);
+    await proc.zkPlan.limits(PARENT).set('api', 1);
     await proc.zk.create(`${PARENT}/zk-plan-limits/%E0%A4%A`, Buffer.from('2')); // a malformed escape: not a key's node
     const at = new Date('2026-11-24T10:00:00Z');
     const slot = `${PARENT}/zk-plan-limits/api/slot-0`;
     await proc.zk.create(slot, encodeSlot({ task: '/plans/plan-0000000001/task-0000000003', workerId: 'w1', at }, slot), 'ephemeral');
-    expect(await proc.zkPlan.listConcurrencyLimits(PARENT)).toEqual([
+    expect(await proc.zkPlan.limits(PARENT).list()).toEqual([
       { key: 'api', limit: 1, holders: [{ task: '/plans/plan-0000000001/task-0000000003', workerId: 'w1', at }] },
       { key: 'warehouse/eu 1', limit: 3, holders: [] },
     ]);
-    expect((await expectRejects(() => proc.zkPlan.listConcurrencyLimits('plans'), InvalidArgumentError)).argument).toBe('parent');
+    expect((await expectRejects(() => proc.zkPlan.limits('plans').list(), InvalidArgumentError)).argument).toBe('parent');
   });
 
   it('refuses a bad key or limit, naming the argument', async () => {
     const server = new MemoryZooKeeper();
     const proc = memoryProcess(server, 'a');
     processes.push(proc);
-    expect((await expectRejects(() => proc.zkPlan.setConcurrencyLimit(PARENT, 'k', 1.5), InvalidArgumentError)).argument).toBe('limit');
-    expect((await expectRejects(() => proc.zkPlan.setConcurrencyLimit(PARENT, '', 1), InvalidArgumentError)).argument).toBe('key');
+    expect((await expectRejects(() => proc.zkPlan.limits(PARENT).set('k', 1.5), InvalidArgumentError)).argument).toBe('limit');
+    expect((await expectRejects(() => proc.zkPlan.limits(PARENT).set('', 1), InvalidArgumentError)).argument).toBe('key');
     const plan = await proc.zkPlan.createPlan(PARENT);
     expect((await expectRejects(() => proc.zkPlan.addTask(plan, call('x'), [], { concurrencyKey: '' }), InvalidArgumentError)).argument).toBe('concurrencyKey');
   });

@@ -309,7 +309,7 @@ function where(world: World, victim: Victim, plan: string): string {
 /** The plan completed and nothing of it is left: no task, no index entry, no builder node. */
 async function expectCompleted(world: World, victim: Victim, survivor: MemoryProcess, plan: string, error: unknown): Promise<void> {
   expect(error, where(world, victim, plan)).toBeUndefined();
-  expect((await survivor.zkPlan.planStatus(plan)).state, where(world, victim, plan)).toBe('completed');
+  expect((await survivor.zkPlan.plans.status(plan)).state, where(world, victim, plan)).toBe('completed');
   // Builder nodes of live sessions (the set-up process) may stay; those of dead ones went with their session.
   const live = new Set(world.server.sessions().map(({ sessionId }) => `builder-${sessionId}`));
   const left = world.server.children(plan).filter((name) => name.startsWith('task-') || (name.startsWith('builder-') && !live.has(name)));
@@ -580,7 +580,7 @@ describe('crash injection over the seam: a process dies right before any of its 
           context,
         ).toEqual([broken]);
         expect(failedError.blockedTasks, context).toContain(blocked);
-        const status = await survivor.zkPlan.planStatus(plan);
+        const status = await survivor.zkPlan.plans.status(plan);
         expect(status.state, context).toBe('failed');
         expect(
           status.failed.map(({ task }) => task),
@@ -658,14 +658,14 @@ describe('crash injection over the seam: a process dies right before any of its 
         let reset: string[] = [];
         const crashed = await crashedDuring(
           victim,
-          doomed.zkPlan.retryFailed(plan).then((tasks) => {
+          doomed.zkPlan.control.retryFailed(plan).then((tasks) => {
             reset = tasks;
           }),
         );
         if (!crashed) expect(reset).toEqual([flaky]);
         const { survivor, error } = await finishPlan(world, plan, async (next) => {
           // The retry command died: whoever sees the plan still failed runs it again.
-          if ((await next.zkPlan.planStatus(plan)).state === 'failed') await next.zkPlan.retryFailed(plan);
+          if ((await next.zkPlan.plans.status(plan)).state === 'failed') await next.zkPlan.control.retryFailed(plan);
         });
         await expectCompleted(world, victim, survivor, plan, error);
         expect(

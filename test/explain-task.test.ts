@@ -136,7 +136,7 @@ describe('explainTask', () => {
 
   it('says what lets the task go on both as a call and as a zk-plan command, and keeps calls out of the message', () => {
     const paused = explainTask(facts({ control: { state: 'paused', at: new Date(NOW), abortRunning: false } }));
-    expect(paused.remedy).toEqual({ api: `resumePlan(${PLAN}) lets it run`, cli: `zk-plan resume ${PLAN} lets it run` });
+    expect(paused.remedy).toEqual({ api: `control.resume(${PLAN}) lets it run`, cli: `zk-plan resume ${PLAN} lets it run` });
     const failed = explainTask(facts({}, {}, { state: 'failed' }));
     expect(failed.remedy).toEqual({ api: `retryFailed(${PLAN}) runs it again`, cli: `zk-plan retry ${PLAN} runs it again` });
     const notReady = explainTask(facts({}, { status: status('building') }));

@@ -4,7 +4,7 @@ import { ZkError } from '../src/errors/zk-error.js';
 import { PermanentError, TaskExecutionError } from '../src/errors/task-errors.js';
 import { plainLog } from '../src/cli/worker-log.js';
 import { createLogger, logWorkerEvents, serializeError } from '../src/observability/logger.js';
-import type { ZkPlan } from '../src/plan/zk-plan.js';
+import type { ZkPlan } from '../src/zk-plan.js';
 import type { ObservedZkClient, ObservedZkPlan, ZkOperationListener } from '../src/observability/observed.js';
 import type { ZkPlanEvents } from '../src/worker/worker-events.js';
 import type { SessionState, ZkClientEvents, ZkOperationCounts } from '../src/zk/zk-client.js';

@@ -68,18 +68,18 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     await zkPlan.markAsReady(plan);
     while (starts.length < 6) await pause(2);
 
-    const outcome = await zkPlan.pausePlan(plan);
+    const outcome = await zkPlan.control.pause(plan);
     const acknowledgedAt = performance.now();
     await pause(150); // many task lengths: a worker that ignored the pause would have started several
     const afterPause = starts.filter((start) => start.at > acknowledgedAt).map((start) => start.label);
     const held = new Set(outcome.running.map((task) => tasks.indexOf(task)).map((index) => `t${index}`));
     expect(afterPause.filter((label) => !held.has(label))).toEqual([]);
-    expect((await zkPlan.planStatus(plan)).state).toBe('paused');
-    expect((await zkPlan.planStatus(plan)).control).toMatchObject({ state: 'paused', abortRunning: false });
+    expect((await zkPlan.plans.status(plan)).state).toBe('paused');
+    expect((await zkPlan.plans.status(plan)).control).toMatchObject({ state: 'paused', abortRunning: false });
     await expectRejects(() => zkPlan.waitForCompletion(plan, { timeoutMs: 50 }), WaitTimeoutError);
-    expect(await zkPlan.pausePlan(plan)).toMatchObject({ plan }); // repeating it is harmless
+    expect(await zkPlan.control.pause(plan)).toMatchObject({ plan }); // repeating it is harmless
 
-    await zkPlan.resumePlan(plan);
+    await zkPlan.control.resume(plan);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     expect(await zkPlan.getResult(total)).toBe('total+t0+t1+t2');
     expect(new Set(starts.map((start) => start.label)).size).toBe(31);
@@ -95,14 +95,14 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     await zkPlan.addTasks(plan, [{ task: call('work', 'long', 60_000) }, { task: call('work', 'long2', 60_000) }]);
     await zkPlan.markAsReady(plan);
     while (starts.length < 2) await pause(2);
-    await zkPlan.pausePlan(plan, { abortRunning: true });
+    await zkPlan.control.pause(plan, { abortRunning: true });
     while (aborts.length < 2) await pause(2);
     expect(aborts.every(({ reason }) => reason instanceof PlanPausedError)).toBe(true);
-    const status = await zkPlan.planStatus(plan);
+    const status = await zkPlan.plans.status(plan);
     expect(status).toMatchObject({ state: 'paused', failed: [], retrying: [] });
     await pause(50);
     expect(starts).toHaveLength(2);
-    await zkPlan.resumePlan(plan);
+    await zkPlan.control.resume(plan);
     while (starts.length < 4) await pause(2);
     expect(starts.map((start) => start.label).sort()).toEqual(['long', 'long', 'long2', 'long2']);
   });
@@ -123,19 +123,19 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     const waiting = zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     while (starts.length < 4) await pause(2);
 
-    await zkPlan.cancelPlan(plan, { reason: 'started by mistake' });
+    await zkPlan.control.cancel(plan, { reason: 'started by mistake' });
     const error = await expectRejects(() => waiting, PlanCancelledError);
     expect(error).toMatchObject({ code: 'PLAN_CANCELLED', reason: 'started by mistake', plan });
     while (aborts.length < 4) await pause(2);
     expect(aborts.every(({ reason }) => reason instanceof PlanCancelledError)).toBe(true);
     expect(server.children(plan).filter((name) => name.startsWith('task-'))).toEqual([]);
-    const status = await zkPlan.planStatus(plan);
+    const status = await zkPlan.plans.status(plan);
     expect(status).toMatchObject({ state: 'cancelled', control: { state: 'cancelled', reason: 'started by mistake' } });
-    await zkPlan.cancelPlan(plan, { reason: 'again' }); // repeating it is harmless and keeps the first reason
-    expect((await zkPlan.planStatus(plan)).control?.reason).toBe('started by mistake');
-    await expectRejects(() => zkPlan.resumePlan(plan), PlanCancelledError);
-    await expectRejects(() => zkPlan.pausePlan(plan), PlanCancelledError);
-    await expectRejects(() => zkPlan.retryFailed(plan), PlanCancelledError);
+    await zkPlan.control.cancel(plan, { reason: 'again' }); // repeating it is harmless and keeps the first reason
+    expect((await zkPlan.plans.status(plan)).control?.reason).toBe('started by mistake');
+    await expectRejects(() => zkPlan.control.resume(plan), PlanCancelledError);
+    await expectRejects(() => zkPlan.control.pause(plan), PlanCancelledError);
+    await expectRejects(() => zkPlan.control.retryFailed(plan), PlanCancelledError);
     await expectRejects(() => zkPlan.waitForCompletion(plan, { timeoutMs: 1_000 }), PlanCancelledError);
     expect(starts.map((start) => start.label)).not.toContain('after');
   });
@@ -160,19 +160,19 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
       [done, 'completed'],
       [failed, 'failed'],
     ] as const) {
-      const cancelled = await expectRejects(() => zkPlan.cancelPlan(plan, { reason: 'too late' }), PlanFinishedError);
+      const cancelled = await expectRejects(() => zkPlan.control.cancel(plan, { reason: 'too late' }), PlanFinishedError);
       expect(cancelled).toMatchObject({ code: 'PLAN_FINISHED', plan, state, action: 'cancel', path: plan });
       expect(cancelled.message).toContain(`has already ${state}`);
-      expect(await expectRejects(() => zkPlan.pausePlan(plan), PlanFinishedError)).toMatchObject({ state, action: 'pause' });
-      const status = await zkPlan.planStatus(plan);
+      expect(await expectRejects(() => zkPlan.control.pause(plan), PlanFinishedError)).toMatchObject({ state, action: 'pause' });
+      const status = await zkPlan.plans.status(plan);
       expect(status.state).toBe(state);
       expect(status.control).toBeUndefined();
     }
     // No task yet and not marked ready: being built, not finished.
     const building = await zkPlan.createPlan(PARENT);
-    await zkPlan.pausePlan(building);
-    await zkPlan.cancelPlan(building, { reason: 'builder gave up' });
-    expect((await zkPlan.planStatus(building)).state).toBe('cancelled');
+    await zkPlan.control.pause(building);
+    await zkPlan.control.cancel(building, { reason: 'builder gave up' });
+    expect((await zkPlan.plans.status(building)).state).toBe('cancelled');
   });
 
   it('describePlan of a plan with history says paused and cancelled too, with the record, its priority and each task’s own', async () => {
@@ -183,15 +183,15 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     const plan = await zkPlan.createPlan(PARENT, { history: true, priority: 4 });
     await zkPlan.addTasks(plan, [{ task: call('work', 'a', 1) }, { task: call('work', 'b', 1), options: { priority: 9, concurrencyKey: 'api' } }]);
     await zkPlan.markAsReady(plan);
-    await zkPlan.pausePlan(plan);
-    const paused = await zkPlan.describePlan(plan);
+    await zkPlan.control.pause(plan);
+    const paused = await zkPlan.plans.describe(plan);
     expect(paused.status).toMatchObject({ state: 'paused', priority: 4, control: { state: 'paused' } });
     expect(paused.tasks.map(({ priority, concurrencyKey }) => ({ priority, concurrencyKey }))).toEqual([
       { priority: undefined, concurrencyKey: undefined },
       { priority: 9, concurrencyKey: 'api' },
     ]);
-    await zkPlan.cancelPlan(plan, { reason: 'no longer needed' });
-    expect((await zkPlan.describePlan(plan)).status).toMatchObject({ state: 'cancelled', control: { reason: 'no longer needed' } });
+    await zkPlan.control.cancel(plan, { reason: 'no longer needed' });
+    expect((await zkPlan.plans.describe(plan)).status).toMatchObject({ state: 'cancelled', control: { reason: 'no longer needed' } });
   });
 
   it('pausePlan reports every held task, one missing from the runnable index too (a retry waiting out its delay, a scan claims it)', async () => {
@@ -208,7 +208,7 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     // Claimed by some worker: an owner node each; the second is not in the index.
     for (const task of [indexed, unindexed]) await proc.zk.create(`${task}/owner`, null, 'ephemeral');
     await proc.zk.delete(`${plan}/runnable/${unindexed.slice(unindexed.lastIndexOf('/') + 1)}`);
-    const { running } = await proc.zkPlan.pausePlan(plan);
+    const { running } = await proc.zkPlan.control.pause(plan);
     expect(running).toEqual([indexed, unindexed]);
     expect(running).not.toContain(idle);
   });
@@ -238,7 +238,7 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     } finally {
       vi.useRealTimers();
     }
-    await proc.zkPlan.resumePlan(plan);
+    await proc.zkPlan.control.resume(plan);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     expect(starts.map(({ label }) => label)).toEqual(['a', 'b', 'c']);
   });
@@ -262,7 +262,7 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     worker.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await pause(100);
     expect(starts).toEqual([]);
-    await writer.zkPlan.resumePlan(plan);
+    await writer.zkPlan.control.resume(plan);
     await writer.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     expect(starts).toHaveLength(5);
   });

@@ -37,7 +37,7 @@ describe('onPlanEvent', () => {
     processes.push(...procs);
     const seen: { by: string; event: PlanEvent }[] = [];
     for (const proc of procs) {
-      proc.zkPlan.onPlanEvent(PARENT, (event) => void seen.push({ by: proc.name, event }));
+      proc.zkPlan.alerts.subscribe(PARENT, (event) => void seen.push({ by: proc.name, event }));
       proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     }
     const [a] = procs as [MemoryProcess];
@@ -47,7 +47,7 @@ describe('onPlanEvent', () => {
     await a.zkPlan.addTasks(fine, [{ task: call('ok') }, { task: call('ok') }]);
     const doomed = await a.zkPlan.createPlan(PARENT);
     await a.zkPlan.addTask(doomed, call('ok'));
-    await a.zkPlan.cancelPlan(doomed, { reason: 'not needed' });
+    await a.zkPlan.control.cancel(doomed, { reason: 'not needed' });
     await Promise.all([failing, fine].map((plan) => a.zkPlan.markAsReady(plan)));
     await until(() => seen.length >= 4);
     await pause(300); // a negative check: no second delivery of any event follows
@@ -64,7 +64,7 @@ describe('onPlanEvent', () => {
     const proc = memoryProcess(new MemoryZooKeeper(), 'a', functions());
     processes.push(proc);
     const seen: PlanEvent[] = [];
-    proc.zkPlan.onPlanEvent(PARENT, (event) => void seen.push(event));
+    proc.zkPlan.alerts.subscribe(PARENT, (event) => void seen.push(event));
     proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, retention: false });
     const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 1, name: 'nightly billing' });
     const bad = await proc.zkPlan.addTask(plan, call('fail'), [], { key: 'charge-eu' });
@@ -82,7 +82,7 @@ describe('onPlanEvent', () => {
     processes.push(proc);
     const seen: string[] = [];
     for (const listener of ['slack', 'pager'])
-      proc.zkPlan.onPlanEvent(PARENT, async (event) => {
+      proc.zkPlan.alerts.subscribe(PARENT, async (event) => {
         await pause(20); // a listener that takes a moment, as a webhook call does
         seen.push(`${event.kind} ${event.plan} to ${listener}`);
       });
@@ -104,7 +104,7 @@ describe('onPlanEvent', () => {
     const proc = memoryProcess(server, 'a', functions());
     processes.push(proc);
     let calls = 0;
-    proc.zkPlan.onPlanEvent(
+    proc.zkPlan.alerts.subscribe(
       PARENT,
       () => {
         calls += 1;
@@ -127,7 +127,7 @@ describe('onPlanEvent', () => {
     processes.push(a, b);
     const byA: PlanEvent[] = [];
     const byB: PlanEvent[] = [];
-    a.zkPlan.onPlanEvent(PARENT, (event) => {
+    a.zkPlan.alerts.subscribe(PARENT, (event) => {
       byA.push(event);
       return new Promise<void>(() => undefined); // hangs: its process dies meanwhile
     });
@@ -136,7 +136,7 @@ describe('onPlanEvent', () => {
     await a.zkPlan.markAsReady(plan);
     a.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 10 });
     await until(() => byA.length === 1);
-    b.zkPlan.onPlanEvent(PARENT, (event) => void byB.push(event));
+    b.zkPlan.alerts.subscribe(PARENT, (event) => void byB.push(event));
     await pause(100);
     expect(byB).toEqual([]); // a holds the event's lock
     a.zk.crash(); // a dies: it does nothing more, and the server ends its session (and its lock) at the timeout

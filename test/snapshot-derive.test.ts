@@ -25,7 +25,7 @@ async function importAndRunElsewhere(
 ): Promise<{ second: MemoryProcess; imported: { plan: string; tasks: Readonly<Record<string, string>> } }> {
   const runs: string[] = [];
   const second = processOn('second', runs, Promise.resolve());
-  const imported = await second.zkPlan.importPlan(PARENT, snapshot);
+  const imported = await second.zkPlan.snapshots.import(PARENT, snapshot);
   await second.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
   expect(runs.sort()).toEqual(['four', 'three']);
   expect(await second.zkPlan.getResult(imported.tasks[four] as string)).toBe(11);
@@ -50,7 +50,7 @@ async function halfRunPlan(history: boolean): Promise<{ proc: MemoryProcess; run
   const three = await proc.zkPlan.addTask(plan, call('gated', 'three', 3), [two, one], { timeoutMs: 60_000 });
   const four = await proc.zkPlan.addTask(plan, call('count', 'four', 4), [three], { keepResult: true, priority: 2 });
   await proc.zkPlan.markAsReady(plan);
-  await expect.poll(async () => (await proc.zkPlan.describePlan(plan)).tasks.find((task) => task.task === three)?.state).toBe('running');
+  await expect.poll(async () => (await proc.zkPlan.plans.describe(plan)).tasks.find((task) => task.task === three)?.state).toBe('running');
   return { proc, runs, plan, names: [one, two, three, four].map(nameOf), release };
 }
 
@@ -58,7 +58,7 @@ describe('exportPlan of a plan built with addTask', () => {
   it('with history: every task, done ones included, keyed by task name, with inputs, options and results; imported, only the unfinished run', async () => {
     const first = await halfRunPlan(true);
     const [one, two, three, four] = first.names as [string, string, string, string];
-    const snapshot = await first.proc.zkPlan.exportPlan(first.plan);
+    const snapshot = await first.proc.zkPlan.snapshots.export(first.plan);
     first.release();
     expect(snapshot.source).toBe('task-graph');
     expect(snapshot.gaps).toEqual([]);
@@ -81,13 +81,13 @@ describe('exportPlan of a plan built with addTask', () => {
 
     const { second, imported } = await importAndRunElsewhere(snapshot, four);
     // The import has a spec record: it can be exported as it was submitted, and rerun.
-    expect((await second.zkPlan.exportPlan(imported.plan)).source).toBe('spec-record');
+    expect((await second.zkPlan.snapshots.export(imported.plan)).source).toBe('spec-record');
   });
 
   it('without history: what finished and was deleted is carried as what it left (inputs a live task holds), named in gaps', async () => {
     const first = await halfRunPlan(false);
     const [, , three, four] = first.names as [string, string, string, string];
-    const snapshot = await first.proc.zkPlan.exportPlan(first.plan);
+    const snapshot = await first.proc.zkPlan.snapshots.export(first.plan);
     first.release();
     const [twoInput, oneInput] = (snapshot.spec.tasks[three]?.inputs ?? []) as [string, string];
     expect(twoInput).toMatch(new RegExp(`^${three}/arg-\\d{10}$`));
@@ -110,7 +110,7 @@ describe('exportPlan of a plan built with addTask', () => {
     const kept = await proc.zkPlan.addTask(plan, call('count', 'kept', 5), [], { keepResult: true });
     await proc.zkPlan.markAsReady(plan);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-    const snapshot = await proc.zkPlan.exportPlan(plan);
+    const snapshot = await proc.zkPlan.snapshots.export(plan);
     expect(snapshot.spec.tasks).toEqual({ [nameOf(kept)]: { fn: UNKNOWN_FUNCTION, params: [] } });
     expect(snapshot.tasks).toEqual({ [nameOf(kept)]: { state: 'done', hasResult: true, result: 5, resultFrom: 'kept' } });
 
@@ -121,7 +121,7 @@ describe('exportPlan of a plan built with addTask', () => {
       inline(() => 1),
     );
     await proc.zkPlan.markAsReady(withInline);
-    const error = await expectRejects(() => proc.zkPlan.exportPlan(withInline), SnapshotError);
+    const error = await expectRejects(() => proc.zkPlan.snapshots.export(withInline), SnapshotError);
     expect([error.code, error.key]).toEqual(['SNAPSHOT_UNDERIVABLE', nameOf(sandboxed)]);
   });
 });

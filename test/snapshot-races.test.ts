@@ -7,7 +7,7 @@ import superjson from 'superjson';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rootContainer as container } from '../src/di/container.js';
 import { FunctionRegistry } from '../src/index.js';
-import { ZkPlan } from '../src/plan/zk-plan.js';
+import { ZkPlan } from '../src/zk-plan.js';
 import { encodeValue } from '../src/serialization/codec.js';
 import type { PlanSpec } from '../src/spec/plan-spec.js';
 import { MemoryZooKeeper, type MemoryZkClient } from '../src/testing/index.js';
@@ -105,7 +105,7 @@ async function runElsewhere(snapshot: unknown): Promise<{ runs: string[]; result
   const proc = memoryProcess(new MemoryZooKeeper(), 'elsewhere', snapshotFunctions(runs, false, Promise.resolve()));
   open.push(proc.zkPlan);
   proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
-  const imported = await proc.zkPlan.importPlan(PARENT, superjson.parse(superjson.stringify(snapshot)));
+  const imported = await proc.zkPlan.snapshots.import(PARENT, superjson.parse(superjson.stringify(snapshot)));
   await proc.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
   const results = Object.fromEntries(
     await Promise.all(Object.entries(imported.tasks).map(async ([key, task]) => [key, await proc.zkPlan.getResult(task)] as const)),
@@ -133,7 +133,7 @@ describe('exportPlan of a task whose deletion has begun', () => {
     await writeOwner(b, 'd');
     await b.hand.zk.delete(childPath(b.tasks['d'] as string, READY));
 
-    const snapshot = await b.hand.zkPlan.exportPlan(b.plan);
+    const snapshot = await b.hand.zkPlan.snapshots.export(b.plan);
     expect(snapshot.tasks).toEqual({
       p1: { state: 'done', hasResult: true, result: 4000, resultFrom: 'input' },
       p2: { state: 'done', hasResult: true, result: 20, resultFrom: 'input' },
@@ -166,7 +166,7 @@ describe('exportPlan of a task whose deletion has begun', () => {
       raced = true;
       await deleteAllBut(b, 'p2', [OWNER]);
     });
-    const snapshot = await exporter.exportPlan(b.plan);
+    const snapshot = await exporter.snapshots.export(b.plan);
     expect(raced).toBe(true);
     expect(snapshot.tasks['p1']).toEqual({ state: 'running', failedTries: 0 });
     expect(snapshot.tasks['p2']).toEqual({ state: 'done', hasResult: true, result: 20, resultFrom: 'input' });
@@ -191,7 +191,7 @@ describe('exportPlan of an input held by a dependent', () => {
     await b.hand.zk.delete(childPath(b.tasks['d'] as string, first));
     await b.hand.zk.delete(childPath(b.tasks['d'] as string, READY));
 
-    const snapshot = await b.hand.zkPlan.exportPlan(b.plan);
+    const snapshot = await b.hand.zkPlan.snapshots.export(b.plan);
     expect(snapshot.tasks['p1']).toEqual({ state: 'done', hasResult: true, result: 4000, resultFrom: 'input' });
     expect(snapshot.tasks['p2']).toEqual({ state: 'done', hasResult: true, result: 20, resultFrom: 'input' });
     const elsewhere = await runElsewhere(snapshot);
@@ -202,8 +202,8 @@ describe('exportPlan of an input held by a dependent', () => {
 
 describe('exportPlan of a plan removed while it is read', () => {
   it.each([
-    ['cancelled', (b: Bench) => b.hand.zkPlan.cancelPlan(b.plan), 'SNAPSHOT_PLAN_CANCELLED'],
-    ['deleted', (b: Bench) => b.hand.zkPlan.deletePlan(b.plan), 'PLAN_NOT_FOUND'],
+    ['cancelled', (b: Bench) => b.hand.zkPlan.control.cancel(b.plan), 'SNAPSHOT_PLAN_CANCELLED'],
+    ['deleted', (b: Bench) => b.hand.zkPlan.plans.delete(b.plan), 'PLAN_NOT_FOUND'],
   ] as const)('refuses a plan %s after its first task was read, instead of giving never-run tasks as done', async (_what, remove, code) => {
     const b = await bench();
     let removed = false;
@@ -212,7 +212,7 @@ describe('exportPlan of a plan removed while it is read', () => {
       removed = true;
       await remove(b);
     });
-    await expect(exporter.exportPlan(b.plan)).rejects.toMatchObject({ code, path: b.plan });
+    await expect(exporter.snapshots.export(b.plan)).rejects.toMatchObject({ code, path: b.plan });
     expect(removed).toBe(true);
   });
 });
@@ -220,16 +220,16 @@ describe('exportPlan of a plan removed while it is read', () => {
 describe('importPlan whose write fails', () => {
   it('deletes the unready plan it began, and a repeat imports it whole', async () => {
     const source = await bench();
-    const snapshot = await source.hand.zkPlan.exportPlan(source.plan);
+    const snapshot = await source.hand.zkPlan.snapshots.export(source.plan);
     const target = new MemoryZooKeeper();
     const runs: string[] = [];
     const importer = memoryProcess(target, 'importer', snapshotFunctions(runs, false, Promise.resolve()));
     open.push(importer.zkPlan);
     importer.zk.loseNextReply((op, path) => op === 'create' && path.includes('/task-') && path.endsWith(`/${DEP_PREFIX}`));
-    await expect(importer.zkPlan.importPlan(PARENT, snapshot)).rejects.toMatchObject({ code: 'CONNECTION_LOSS' });
+    await expect(importer.zkPlan.snapshots.import(PARENT, snapshot)).rejects.toMatchObject({ code: 'CONNECTION_LOSS' });
     expect(target.children(PARENT)).toEqual([]);
     importer.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
-    const imported = await importer.zkPlan.importPlan(PARENT, snapshot);
+    const imported = await importer.zkPlan.snapshots.import(PARENT, snapshot);
     await importer.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
     expect(runs.sort()).toEqual(['d', 'e', 'f', 'p1', 'p2']);
     expect(target.children(PARENT).filter((name) => name.startsWith('plan-'))).toEqual([imported.plan.slice(PARENT.length + 1)]);

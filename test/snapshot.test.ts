@@ -53,11 +53,11 @@ describe('exportPlan and importPlan', () => {
     await expect.poll(() => first.runs.sort()).toEqual(['audit', 'extract', 'flaky (failed)']);
     // A function that returned is not yet a task done: its result, history record and hand-on follow (longer on a loaded machine).
     const states = async (): Promise<string[]> => {
-      const { tasks } = await first.proc.zkPlan.exportPlan(plan);
+      const { tasks } = await first.proc.zkPlan.snapshots.export(plan);
       return [tasks['audit']?.state ?? '', tasks['flaky']?.state ?? ''];
     };
     await expect.poll(states).toEqual(['done', 'failed']);
-    const snapshot = await first.proc.zkPlan.exportPlan(plan);
+    const snapshot = await first.proc.zkPlan.snapshots.export(plan);
     expect(Object.fromEntries(Object.entries(snapshot.tasks).map(([key, task]) => [key, task.state]))).toEqual({
       extract: 'done',
       clean: 'running', // waiting at the gate
@@ -73,9 +73,9 @@ describe('exportPlan and importPlan', () => {
     first.gate.open();
 
     const second = server('second', { flakyFails: false, gated: false });
-    const imported = await second.proc.zkPlan.importPlan(PARENT, structuredClone(snapshot));
-    expect((await second.proc.zkPlan.planStatus(imported.plan)).failed.map(({ task }) => task)).toEqual([imported.tasks['flaky']]);
-    expect(await second.proc.zkPlan.retryFailed(imported.plan)).toEqual([imported.tasks['flaky']]);
+    const imported = await second.proc.zkPlan.snapshots.import(PARENT, structuredClone(snapshot));
+    expect((await second.proc.zkPlan.plans.status(imported.plan)).failed.map(({ task }) => task)).toEqual([imported.tasks['flaky']]);
+    expect(await second.proc.zkPlan.control.retryFailed(imported.plan)).toEqual([imported.tasks['flaky']]);
     await second.proc.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
     expect(second.runs.sort()).toEqual(['clean', 'flaky', 'late', 'report']);
     expect(await results(second.proc, imported.tasks)).toEqual(expected);
@@ -86,19 +86,19 @@ describe('exportPlan and importPlan', () => {
     const source = server('source', { flakyFails: false, gated: false });
     const done = await source.proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await source.proc.zkPlan.waitForCompletion(done.plan, { timeoutMs: 10_000 });
-    const snapshot = await source.proc.zkPlan.exportPlan(done.plan);
+    const snapshot = await source.proc.zkPlan.snapshots.export(done.plan);
     const halfway = { ...snapshot, tasks: { ...snapshot.tasks, report: { state: 'runnable' as const, failedTries: 0 } } };
 
     const target = server('target', { flakyFails: false, gated: false });
-    const first = await target.proc.zkPlan.importPlan(PARENT, halfway);
+    const first = await target.proc.zkPlan.snapshots.import(PARENT, halfway);
     await target.proc.zkPlan.waitForCompletion(first.plan, { timeoutMs: 10_000 });
-    const again = await target.proc.zkPlan.importPlan(PARENT, superjson.parse<PlanSnapshot>(superjson.stringify(halfway)));
+    const again = await target.proc.zkPlan.snapshots.import(PARENT, superjson.parse<PlanSnapshot>(superjson.stringify(halfway)));
     expect(again).toEqual({ ...first, existing: true });
     expect(target.server.children(PARENT).filter((name) => name.startsWith('plan-'))).toHaveLength(1);
     expect(target.runs).toEqual(['report']);
     // Under another parent it is another import.
     target.proc.zkPlan.startWorkers('/elsewhere', { count: 1, backoff: FAST_BACKOFF, retention: false });
-    const elsewhere = await target.proc.zkPlan.importPlan('/elsewhere', halfway);
+    const elsewhere = await target.proc.zkPlan.snapshots.import('/elsewhere', halfway);
     expect(elsewhere.existing).toBe(false);
     await target.proc.zkPlan.waitForCompletion(elsewhere.plan, { timeoutMs: 10_000 });
     expect(target.runs).toEqual(['report', 'report']);
@@ -108,7 +108,7 @@ describe('exportPlan and importPlan', () => {
     const source = server('source', { flakyFails: false, gated: false });
     const done = await source.proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await source.proc.zkPlan.waitForCompletion(done.plan, { timeoutMs: 10_000 });
-    const snapshot = await source.proc.zkPlan.exportPlan(done.plan);
+    const snapshot = await source.proc.zkPlan.snapshots.export(done.plan);
     expect(Object.values(snapshot.tasks).every((task) => task.state === 'done' && task.hasResult && task.resultFrom === 'kept')).toBe(true);
     // Only `gated` is registered there: every task but `clean` is done, so no other function is needed.
     const runs: string[] = [];
@@ -120,7 +120,7 @@ describe('exportPlan and importPlan', () => {
     );
     open.push(gatedOnly);
     gatedOnly.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
-    const imported = await gatedOnly.zkPlan.importPlan(PARENT, {
+    const imported = await gatedOnly.zkPlan.snapshots.import(PARENT, {
       ...snapshot,
       tasks: { ...snapshot.tasks, clean: { state: 'retrying', failedTries: 2, lastError: 'x' } },
     });
@@ -131,7 +131,7 @@ describe('exportPlan and importPlan', () => {
 
   it('refuses what it cannot import, naming the problem, and writes nothing', async () => {
     const { proc, server: memory } = server('a', { flakyFails: false, gated: false });
-    const bad = await expectRejects(() => proc.zkPlan.importPlan(PARENT, { format: 'other' } as unknown as PlanSnapshot), SnapshotError);
+    const bad = await expectRejects(() => proc.zkPlan.snapshots.import(PARENT, { format: 'other' } as unknown as PlanSnapshot), SnapshotError);
     expect(bad.code).toBe('SNAPSHOT_INVALID');
     const snapshot: PlanSnapshot = {
       format: 'zk-plan-snapshot',
@@ -144,21 +144,21 @@ describe('exportPlan and importPlan', () => {
       source: 'spec-record',
       tasks: { a: { state: 'done', hasResult: false }, b: { state: 'waiting', failedTries: 0 } },
     };
-    const missing = await expectRejects(() => proc.zkPlan.importPlan(PARENT, snapshot), SnapshotError);
+    const missing = await expectRejects(() => proc.zkPlan.snapshots.import(PARENT, snapshot), SnapshotError);
     expect([missing.code, missing.key]).toEqual(['SNAPSHOT_RESULT_MISSING', 'a']);
     expect(missing.message).toContain('export the plan again while the result is stored');
     const noState = await expectRejects(
-      () => proc.zkPlan.importPlan(PARENT, { ...snapshot, tasks: { a: snapshot.tasks['a'] } } as PlanSnapshot),
+      () => proc.zkPlan.snapshots.import(PARENT, { ...snapshot, tasks: { a: snapshot.tasks['a'] } } as PlanSnapshot),
       SnapshotError,
     );
     expect([noState.code, noState.key]).toEqual(['SNAPSHOT_INVALID', 'b']);
     const spec = await expectRejects(
-      () => proc.zkPlan.importPlan(PARENT, { ...snapshot, spec: { tasks: { ...snapshot.spec.tasks, b: { fn: 'count', inputs: ['zz'] } } } }),
+      () => proc.zkPlan.snapshots.import(PARENT, { ...snapshot, spec: { tasks: { ...snapshot.spec.tasks, b: { fn: 'count', inputs: ['zz'] } } } }),
       PlanSpecError,
     );
     expect([spec.code, spec.key]).toEqual(['SPEC_UNKNOWN_INPUT', 'b']);
     const entry = await expectRejects(
-      () => proc.zkPlan.importPlan(PARENT, { ...snapshot, spec: { tasks: { ...snapshot.spec.tasks, a: null } } } as unknown as PlanSnapshot),
+      () => proc.zkPlan.snapshots.import(PARENT, { ...snapshot, spec: { tasks: { ...snapshot.spec.tasks, a: null } } } as unknown as PlanSnapshot),
       PlanSpecError,
     );
     expect([entry.code, entry.key]).toEqual(['SPEC_INVALID', 'a']);
@@ -167,18 +167,21 @@ describe('exportPlan and importPlan', () => {
 
   it('checks its arguments, naming the plan, and refuses a cancelled plan', async () => {
     const { proc } = server('a', { flakyFails: false, gated: false });
-    await expect(proc.zkPlan.exportPlan('plans/plan-1')).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(proc.zkPlan.exportPlan('/plans/plan-0000000099')).rejects.toMatchObject({ code: 'PLAN_NOT_FOUND', path: '/plans/plan-0000000099' });
-    await expect(proc.zkPlan.importPlan('nowhere', {} as PlanSnapshot)).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(proc.zkPlan.importPlan(PARENT, null as unknown as PlanSnapshot)).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
+    await expect(proc.zkPlan.snapshots.export('plans/plan-1')).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(proc.zkPlan.snapshots.export('/plans/plan-0000000099')).rejects.toMatchObject({ code: 'PLAN_NOT_FOUND', path: '/plans/plan-0000000099' });
+    await expect(proc.zkPlan.snapshots.import('nowhere', {} as PlanSnapshot)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(proc.zkPlan.snapshots.import(PARENT, null as unknown as PlanSnapshot)).rejects.toMatchObject({ code: 'SNAPSHOT_INVALID' });
     const { plan } = await proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-    await expect(proc.zkPlan.rerunPlan(plan, {} as { from: string })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', path: plan });
-    await expect(proc.zkPlan.rerunPlan(plan, { from: 'clean', form: 1 } as { from: string })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', path: plan });
-    await expect(proc.zkPlan.rerunPlan('/plans/plan-0000000099', { from: 'clean' })).rejects.toMatchObject({ code: 'PLAN_NOT_FOUND' });
+    await expect(proc.zkPlan.snapshots.rerun(plan, {} as { from: string })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', path: plan });
+    await expect(proc.zkPlan.snapshots.rerun(plan, { from: 'clean', form: 1 } as { from: string })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      path: plan,
+    });
+    await expect(proc.zkPlan.snapshots.rerun('/plans/plan-0000000099', { from: 'clean' })).rejects.toMatchObject({ code: 'PLAN_NOT_FOUND' });
     const cancelled = await proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
-    await proc.zkPlan.cancelPlan(cancelled.plan);
-    await expect(proc.zkPlan.exportPlan(cancelled.plan)).rejects.toMatchObject({ code: 'SNAPSHOT_PLAN_CANCELLED', path: cancelled.plan });
+    await proc.zkPlan.control.cancel(cancelled.plan);
+    await expect(proc.zkPlan.snapshots.export(cancelled.plan)).rejects.toMatchObject({ code: 'SNAPSHOT_PLAN_CANCELLED', path: cancelled.plan });
   });
 });
 
@@ -189,16 +192,16 @@ describe('rerunPlan', () => {
     await proc.zkPlan.waitForCompletion(first.plan, { timeoutMs: 10_000 });
     const expected = await results(proc, first.tasks);
     runs.length = 0;
-    const rerun = await proc.zkPlan.rerunPlan(first.plan, { from: 'clean' });
+    const rerun = await proc.zkPlan.snapshots.rerun(first.plan, { from: 'clean' });
     await proc.zkPlan.waitForCompletion(rerun.plan, { timeoutMs: 10_000 });
     expect(runs.sort()).toEqual(['clean', 'report']);
     expect(await results(proc, rerun.tasks)).toEqual(expected);
     expect(rerun.existing).toBe(false);
-    await expect(proc.zkPlan.rerunPlan(first.plan, { from: 'nope' })).rejects.toMatchObject({ code: 'RERUN_UNKNOWN_KEY', key: 'nope' });
-    await expect(proc.zkPlan.rerunPlan(first.plan, { from: 'failed' })).rejects.toMatchObject({ code: 'RERUN_NOTHING_FAILED' });
+    await expect(proc.zkPlan.snapshots.rerun(first.plan, { from: 'nope' })).rejects.toMatchObject({ code: 'RERUN_UNKNOWN_KEY', key: 'nope' });
+    await expect(proc.zkPlan.snapshots.rerun(first.plan, { from: 'failed' })).rejects.toMatchObject({ code: 'RERUN_NOTHING_FAILED' });
     // A rerun of the rerun: the new plan has a spec record too.
     runs.length = 0;
-    const again = await proc.zkPlan.rerunPlan(rerun.plan, { from: 'report' });
+    const again = await proc.zkPlan.snapshots.rerun(rerun.plan, { from: 'report' });
     await proc.zkPlan.waitForCompletion(again.plan, { timeoutMs: 10_000 });
     expect(runs).toEqual(['report']);
     expect(await results(proc, again.tasks)).toEqual(expected);
@@ -209,12 +212,12 @@ describe('rerunPlan', () => {
     const built = await proc.zkPlan.createPlan(PARENT);
     await proc.zkPlan.addTask(built, call('count', 'x', 1));
     await proc.zkPlan.markAsReady(built);
-    await expect(proc.zkPlan.rerunPlan(built, { from: 'x' })).rejects.toMatchObject({ code: 'RERUN_NO_SPEC', path: built });
+    await expect(proc.zkPlan.snapshots.rerun(built, { from: 'x' })).rejects.toMatchObject({ code: 'RERUN_NO_SPEC', path: built });
     const spec = { tasks: { ...SNAPSHOT_SPEC.tasks, extract: { fn: 'count', params: ['extract', 10], options: { keepResult: false } } } };
     const { plan } = await proc.zkPlan.submitPlan(PARENT, spec);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     const before = memory.children(PARENT).length;
-    const gone = await expectRejects(() => proc.zkPlan.rerunPlan(plan, { from: 'clean' }), SnapshotError);
+    const gone = await expectRejects(() => proc.zkPlan.snapshots.rerun(plan, { from: 'clean' }), SnapshotError);
     expect([gone.code, gone.key, gone.path]).toEqual(['SNAPSHOT_RESULT_MISSING', 'extract', plan]);
     expect(gone.message).toContain('rerun from "extract" instead');
     expect(memory.children(PARENT)).toHaveLength(before);
@@ -225,7 +228,7 @@ describe('rerunPlan', () => {
     const first = await proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await expect(proc.zkPlan.waitForCompletion(first.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
     runs.length = 0;
-    const rerun = await proc.zkPlan.rerunPlan(first.plan, { from: 'failed' });
+    const rerun = await proc.zkPlan.snapshots.rerun(first.plan, { from: 'failed' });
     await expect(proc.zkPlan.waitForCompletion(rerun.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
     expect(runs).toEqual(['flaky (failed)']); // the rest reused: nothing else ran
   });
@@ -237,7 +240,7 @@ describe('rerunPlan beside a failed task', () => {
     const failFast = await proc.zkPlan.submitPlan(PARENT, { ...SNAPSHOT_SPEC, options: { failurePolicy: 'failFast' } });
     await expect(proc.zkPlan.waitForCompletion(failFast.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
     const before = memory.children(PARENT).length;
-    const blocked = await expectRejects(() => proc.zkPlan.rerunPlan(failFast.plan, { from: 'clean' }), SnapshotError);
+    const blocked = await expectRejects(() => proc.zkPlan.snapshots.rerun(failFast.plan, { from: 'clean' }), SnapshotError);
     expect([blocked.code, blocked.key, blocked.path]).toEqual(['RERUN_BLOCKED_BY_FAILED', 'clean', failFast.plan]);
     expect(blocked.message).toContain('"flaky"');
     expect(blocked.message).toContain("rerun from 'failed' first");
@@ -246,7 +249,7 @@ describe('rerunPlan beside a failed task', () => {
     const continuing = await proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await expect(proc.zkPlan.waitForCompletion(continuing.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
     runs.length = 0;
-    const rerun = await proc.zkPlan.rerunPlan(continuing.plan, { from: 'clean' });
+    const rerun = await proc.zkPlan.snapshots.rerun(continuing.plan, { from: 'clean' });
     await expect(proc.zkPlan.waitForCompletion(rerun.plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
     expect(runs.sort()).toEqual(['clean', 'report']);
   });
@@ -258,7 +261,7 @@ describe('importPlan cut short', () => {
     const done = await source.proc.zkPlan.submitPlan(PARENT, SNAPSHOT_SPEC);
     await source.proc.zkPlan.waitForCompletion(done.plan, { timeoutMs: 10_000 });
     const expected = await results(source.proc, done.tasks);
-    const snapshot = await source.proc.zkPlan.exportPlan(done.plan);
+    const snapshot = await source.proc.zkPlan.snapshots.export(done.plan);
     const halfway: PlanSnapshot = {
       ...snapshot,
       tasks: { ...snapshot.tasks, report: { state: 'waiting', failedTries: 0 }, late: { state: 'runnable', failedTries: 0 } },
@@ -272,7 +275,7 @@ describe('importPlan cut short', () => {
     };
     const probeImporter = memoryProcess(probe.server, 'importer', snapshotFunctions([], false, Promise.resolve()));
     open.push(probeImporter);
-    await probeImporter.zkPlan.importPlan(PARENT, halfway);
+    await probeImporter.zkPlan.snapshots.import(PARENT, halfway);
     expect(writes).toBeGreaterThan(10);
 
     for (let n = 1; n <= writes; n++) {
@@ -286,13 +289,13 @@ describe('importPlan cut short', () => {
           target.server.expireSession(event.sessionId);
         }
       };
-      void importer.zkPlan.importPlan(PARENT, halfway).catch(() => undefined);
+      void importer.zkPlan.snapshots.import(PARENT, halfway).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 30));
       const plans = (): string[] => target.server.children(PARENT).filter((name) => name.startsWith('plan-'));
       const readied = plans().filter((name) => target.server.exists(`${PARENT}/${name}/ready`));
       expect(readied.length, `crash after write ${n}`).toBeLessThanOrEqual(1);
       if (readied.length === 0) expect(target.runs, `crash after write ${n}`).toEqual([]); // the half-made plan is not ready: nothing of it runs
-      const again = await target.proc.zkPlan.importPlan(PARENT, halfway);
+      const again = await target.proc.zkPlan.snapshots.import(PARENT, halfway);
       // Cut short after `ready` (its last write but the touch), the plan is whole: the repeat returns it.
       expect(again.existing, `crash after write ${n}`).toBe(readied.length === 1);
       expect(plans(), `crash after write ${n}`).toEqual([again.plan.slice(PARENT.length + 1)]);

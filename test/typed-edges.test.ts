@@ -132,7 +132,7 @@ describe('typed edges', () => {
       key: 'd',
       message: expect.stringContaining('input 1 comes from "r", whose function "region" returns string, but "double" takes number there'),
     });
-    expect(await zkPlan.listPlans(PARENT).catch(() => [])).toEqual([]);
+    expect(await zkPlan.plans.list(PARENT).catch(() => [])).toEqual([]);
     expect(zk.counts.writes).toBe(0);
     // An integer result fits a number input.
     const ok = await zkPlan.submitPlan(PARENT, {
@@ -155,7 +155,7 @@ describe('typed edges', () => {
     await zkPlan.markAsReady(plan);
     zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
-    const status = await zkPlan.planStatus(plan);
+    const status = await zkPlan.plans.status(plan);
     const failures = new Map(status.failed.map(({ task, failure }) => [task, failure]));
     expect(failures.get(doubled)).toMatchObject({ code: 'SCHEMA_MISMATCH', retryable: false, attempts: 1 });
     expect(failures.get(doubled)?.message).toContain('its input 1 does not match');
@@ -207,7 +207,7 @@ describe('typed edges', () => {
     await zkPlan.markAsReady(plan);
     zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
-    const failures = new Map((await zkPlan.planStatus(plan)).failed.map(({ task, failure }) => [task, failure]));
+    const failures = new Map((await zkPlan.plans.status(plan)).failed.map(({ task, failure }) => [task, failure]));
     expect(failures.get(short)).toMatchObject({ code: 'SCHEMA_MISMATCH', retryable: false });
     expect(failures.get(short)?.message).toContain('its param 1 does not match');
     expect(failures.get(extra)?.message).toContain('its params do not match');
@@ -236,7 +236,7 @@ describe('typed edges', () => {
     await proc.zkPlan.markAsReady(plan);
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
     await expect(proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
-    const [failed] = (await proc.zkPlan.planStatus(plan)).failed;
+    const [failed] = (await proc.zkPlan.plans.status(plan)).failed;
     expect(failed).toMatchObject({ task, failure: { code: 'TASK_FAILED', retryable: true, attempts: 2 } });
     expect(failed?.failure?.message).toContain("the schema of its param 1 ('f') threw: schema bug");
     expect(ran).toEqual([]);
@@ -253,7 +253,7 @@ describe('typed edges', () => {
     await zkPlan.markAsReady(plan);
     zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
-    const status = await zkPlan.planStatus(plan);
+    const status = await zkPlan.plans.status(plan);
     expect(status.failed).toEqual([{ task: lying, failure: expect.objectContaining({ code: 'SCHEMA_MISMATCH' }) }]);
     expect(status.failed[0]?.failure?.message).toContain('its result does not match');
     expect(status.blocked.map(({ task }) => task)).toEqual([after]);

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import { call } from '../src/exec/task-spec.js';
-import type { ZkPlan } from '../src/plan/zk-plan.js';
+import type { ZkPlan } from '../src/zk-plan.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
 import { InvalidArgumentError } from '../src/errors/usage-errors.js';
 import type { UiCluster } from '../src/ui/ui-wire.js';
@@ -46,7 +46,7 @@ describe('web view actions', () => {
     expect((await post(ui, 'pause', plan)).status).toBe(401);
     expect((await post(ui, 'pause', plan, 'guess')).status).toBe(401);
     expect((await fetch(`${ui.url}api/actions/pause?path=${plan}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(405);
-    expect((await proc.zkPlan.planStatus(plan)).control).toBeUndefined(); // nothing happened
+    expect((await proc.zkPlan.plans.status(plan)).control).toBeUndefined(); // nothing happened
     const readOnly = await setUp();
     const refused = await post(readOnly.ui, 'pause', readOnly.plan, TOKEN);
     expect(refused.status).toBe(403);
@@ -68,7 +68,7 @@ describe('web view actions', () => {
     });
     expect(fromElsewhere.status).toBe(403);
     expect(await fromElsewhere.json()).toMatchObject({ error: { code: 'CROSS_ORIGIN' } });
-    expect((await proc.zkPlan.planStatus(plan)).control).toBeUndefined();
+    expect((await proc.zkPlan.plans.status(plan)).control).toBeUndefined();
     const own = await fetch(`${ui.url}api/actions/pause?path=${encodeURIComponent(plan)}`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${TOKEN}`, Origin: ui.url.slice(0, -1) },
@@ -84,12 +84,12 @@ describe('web view actions', () => {
     const paused = await post(ui, 'pause', plan, TOKEN);
     expect(paused.status).toBe(200);
     expect(await paused.json()).toEqual({ plan, state: 'paused', running: [] });
-    expect((await proc.zkPlan.planStatus(plan)).control?.state).toBe('paused');
+    expect((await proc.zkPlan.plans.status(plan)).control?.state).toBe('paused');
     expect((await post(ui, 'resume', plan, TOKEN)).status).toBe(200);
-    expect((await proc.zkPlan.planStatus(plan)).control).toBeUndefined();
+    expect((await proc.zkPlan.plans.status(plan)).control).toBeUndefined();
     expect(await (await post(ui, 'retry', plan, TOKEN)).json()).toEqual({ plan, reset: [] });
     expect((await post(ui, 'cancel', plan, TOKEN, '&reason=from%20the%20view')).status).toBe(200);
-    expect((await proc.zkPlan.planStatus(plan)).control).toMatchObject({ state: 'cancelled', reason: 'from the view' });
+    expect((await proc.zkPlan.plans.status(plan)).control).toMatchObject({ state: 'cancelled', reason: 'from the view' });
     const conflict = await post(ui, 'resume', plan, TOKEN);
     expect(conflict.status).toBe(409);
     expect(await conflict.json()).toMatchObject({ error: { code: 'PLAN_CANCELLED' } });
@@ -104,7 +104,7 @@ describe('web view actions', () => {
     const [worker] = ((await (await fetch(`${ui.url}api/cluster`)).json()) as { workers: Record<string, unknown>[] }).workers;
     expect(Object.keys(worker ?? {}).sort()).toEqual(['functions', 'host', 'id', 'loops', 'pid', 'running', 'startedAt', 'updatedAt', 'version']);
     expect(typeof worker?.['startedAt']).toBe('string');
-    const [task] = (await proc.zkPlan.describePlan(plan)).tasks;
+    const [task] = (await proc.zkPlan.plans.describe(plan)).tasks;
     const why = await (await fetch(`${ui.url}api/why?path=${encodeURIComponent(task?.task as string)}`)).json();
     expect(why).toMatchObject({ task: task?.task, code: 'PLAN_NOT_READY' });
   });

@@ -105,7 +105,7 @@ afterEach(() => {
 
 function openFeed(timing = {}): { feed: PlanFeed; messages: PlanFeedMessage[]; unsubscribe: () => void; idle: () => boolean } {
   let idle = false;
-  const feed = new PlanFeed({ zk, describePlan }, PLAN, timing, () => {
+  const feed = new PlanFeed({ zk, plans: { describe: describePlan } }, PLAN, timing, () => {
     idle = true;
   });
   const messages: PlanFeedMessage[] = [];
@@ -258,7 +258,7 @@ describe('PlansFeed', () => {
   it('lists plans, watching the parent and each plan, and pushes only changes', async () => {
     let summaries: PlanSummary[] = [{ plan: PLAN, status: planView([task(1, 'running')]).status, done: 0 }];
     const listPlans = vi.fn(async () => summaries);
-    const feed = new PlansFeed({ zk, listPlans }, PARENT, { minIntervalMs: 100 });
+    const feed = new PlansFeed({ zk, plans: { list: listPlans } }, PARENT, { minIntervalMs: 100 });
     const messages: PlansFeedMessage[] = [];
     feed.subscribe((message) => messages.push(message));
     await vi.advanceTimersByTimeAsync(0);
@@ -280,7 +280,7 @@ describe('PlansFeed', () => {
 
   it('shows no plans while the parent does not exist, and watches for it', async () => {
     zk.existing.delete(PARENT);
-    const feed = new PlansFeed({ zk, listPlans: vi.fn(async () => Promise.reject(new PlanNotFoundError(PARENT))) }, PARENT);
+    const feed = new PlansFeed({ zk, plans: { list: vi.fn(async () => Promise.reject(new PlanNotFoundError(PARENT))) } }, PARENT);
     const messages: PlansFeedMessage[] = [];
     feed.subscribe((message) => messages.push(message));
     await vi.advanceTimersByTimeAsync(0);
@@ -344,8 +344,8 @@ describe('the feeds over the in-memory ZooKeeper', () => {
     await zkPlan.addTask(plan, call('f'), [first!]);
     await zkPlan.markAsReady(plan);
     const timing = { minIntervalMs: 10 };
-    const planFeed = new PlanFeed({ zk, describePlan: (path) => zkPlan.describePlan(path) }, plan, timing);
-    const plansFeed = new PlansFeed({ zk, listPlans: (parent) => zkPlan.listPlans(parent) }, PARENT, timing);
+    const planFeed = new PlanFeed({ zk, plans: zkPlan.plans }, plan, timing);
+    const plansFeed = new PlansFeed({ zk, plans: zkPlan.plans }, PARENT, timing);
     const planMessages: PlanFeedMessage[] = [];
     const plansMessages: PlansFeedMessage[] = [];
     planFeed.subscribe((message) => planMessages.push(message));
@@ -356,7 +356,7 @@ describe('the feeds over the in-memory ZooKeeper', () => {
     expect(onPlan().length).toBeGreaterThan(0);
     expect(onPlan().filter((watch) => watch.startsWith('exists'))).toEqual([]);
 
-    await zkPlan.deletePlan(plan);
+    await zkPlan.plans.delete(plan);
     await expect.poll(() => planFeed.isClosed).toBe(true);
     expect(planMessages.at(-1)).toEqual({ type: 'gone', plan });
     await expect.poll(() => plansMessages.at(-1)).toEqual({ type: 'plans', plans: [] });

@@ -6,7 +6,7 @@ import { PlanNotFoundError, ResultNotFoundError } from '../src/errors/plan-error
 import { ZkError } from '../src/errors/zk-error.js';
 import type { PlanStatus } from '../src/plan/plan-status.js';
 import type { PlanSummary, PlanView, TaskView } from '../src/plan/plan-view.js';
-import type { ZkPlan } from '../src/plan/zk-plan.js';
+import type { ZkPlan } from '../src/zk-plan.js';
 import { MemoryZooKeeper } from '../src/testing/index.js';
 import type { UiCluster } from '../src/ui/ui-wire.js';
 import type { Watcher, ZkStat } from '../src/zk/zk-client.js';

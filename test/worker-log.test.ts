@@ -6,7 +6,7 @@ import { FunctionRegistry } from '../src/exec/function-registry.js';
 import { call } from '../src/exec/task-spec.js';
 import { createLogger, logWorkerEvents } from '../src/observability/logger.js';
 import { stackLines } from '../src/observability/task-log-lines.js';
-import type { ZkPlan } from '../src/plan/zk-plan.js';
+import type { ZkPlan } from '../src/zk-plan.js';
 import { decodeValue, encodeValue } from '../src/serialization/codec.js';
 import { MemoryZooKeeper, type MemoryZkClient } from '../src/testing/index.js';
 import type { ZkPlanEvents } from '../src/worker/worker-events.js';

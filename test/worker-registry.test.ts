@@ -58,7 +58,7 @@ describe('worker registry', () => {
 
     await pool.stop();
     expect(await proc.zkPlan.listWorkers(PARENT)).toEqual([]);
-    expect(await proc.zkPlan.listPlans(PARENT)).toHaveLength(1); // the registry is not a plan
+    expect(await proc.zkPlan.plans.list(PARENT)).toHaveLength(1); // the registry is not a plan
   });
 
   it('the node goes with its session and comes back on the next one', async () => {

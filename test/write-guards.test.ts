@@ -211,8 +211,8 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
   const processes: MemoryProcess[] = [admin, worker];
   try {
     const events: string[] = [];
-    const listening = worker.zkPlan.onPlanEvent(PLANS, (event) => void events.push(event.kind));
-    await admin.zkPlan.setConcurrencyLimit(PLANS, 'k', 1);
+    const listening = worker.zkPlan.alerts.subscribe(PLANS, (event) => void events.push(event.kind));
+    await admin.zkPlan.limits(PLANS).set('k', 1);
     const plan = await admin.zkPlan.createPlan(PLANS, { history: true, maxAttempts: 3, initialDelayMs: 1, failurePolicy: 'continue' });
     const [one, two] = await admin.zkPlan.addTasks(plan, [
       { task: call('value', 1), options: { keepResult: true, priority: 2 } },
@@ -233,8 +233,8 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
       );
     await admin.zkPlan.markAsReady(plan);
     worker.zkPlan.startWorkers(PLANS, { count: 2, backoff: FAST_BACKOFF, retention: false });
-    await until(async () => (await admin.zkPlan.planStatus(plan)).state === 'failed', 'the plan to fail');
-    await admin.zkPlan.retryFailed(plan);
+    await until(async () => (await admin.zkPlan.plans.status(plan)).state === 'failed', 'the plan to fail');
+    await admin.zkPlan.control.retryFailed(plan);
     await admin.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     // A dependency on a finished producer's kept result.
     const later = await admin.zkPlan.createPlan(PLANS);
@@ -246,21 +246,21 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
     // Pause, resume, cancel.
     const controlled = await admin.zkPlan.createPlan(PLANS);
     await admin.zkPlan.addTasks(controlled, [{ task: call('slow') }, { task: call('slow') }]);
-    await admin.zkPlan.pausePlan(controlled);
+    await admin.zkPlan.control.pause(controlled);
     await admin.zkPlan.markAsReady(controlled);
-    await admin.zkPlan.resumePlan(controlled);
-    await admin.zkPlan.pausePlan(controlled);
-    await admin.zkPlan.cancelPlan(controlled, { reason: 'test' }); // over the pause: the control node is rewritten
+    await admin.zkPlan.control.resume(controlled);
+    await admin.zkPlan.control.pause(controlled);
+    await admin.zkPlan.control.cancel(controlled, { reason: 'test' }); // over the pause: the control node is rewritten
     // A spec, its export and import.
     const submitted = await admin.zkPlan.submitPlan(PLANS, {
       tasks: { a: { fn: 'value', params: [5] }, b: { fn: 'sum', inputs: ['a'] } },
       options: { history: true },
     });
     await admin.zkPlan.waitForCompletion(submitted.plan, { timeoutMs: 10_000 });
-    const imported = await admin.zkPlan.importPlan(PLANS, await admin.zkPlan.exportPlan(submitted.plan));
+    const imported = await admin.zkPlan.snapshots.import(PLANS, await admin.zkPlan.snapshots.export(submitted.plan));
     await admin.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
     await until(() => events.length > 0, 'a plan event');
-    await admin.zkPlan.deletePlan(imported.plan);
+    await admin.zkPlan.plans.delete(imported.plan);
     // Retention, once no plan is used any more: it deletes every finished plan.
     const sweeper = memoryProcess(server, 'sweeper', functions);
     processes.push(sweeper);

@@ -93,7 +93,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     const c = await proc.zkPlan.addTask(plan, call('value', 'c', 10));
     const d = await proc.zkPlan.addTask(plan, call('sum', 'd'), [b, c, a], { keepResult: true });
     expect(await proc.zkPlan.planCompleted(plan)).toBe(false);
-    expect((await proc.zkPlan.planStatus(plan)).state).toBe('building');
+    expect((await proc.zkPlan.plans.status(plan)).state).toBe('building');
     await proc.zkPlan.markAsReady(plan);
     const completed = record(proc, 'task:completed');
     const pool = proc.zkPlan.startWorkers(PARENT, { count: 3, backoff: FAST_BACKOFF });
@@ -105,7 +105,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     expect(Object.fromEntries(calls)).toEqual({ a: 1, b: 1, c: 1, d: 1 });
     expect(completed.map(({ task }) => task).sort()).toEqual([a, b, c, d].sort());
     expect(await proc.zkPlan.planCompleted(plan)).toBe(true);
-    expect((await proc.zkPlan.planStatus(plan)).state).toBe('completed');
+    expect((await proc.zkPlan.plans.status(plan)).state).toBe('completed');
     await expectRejects(() => proc.zkPlan.getResult(a), ResultNotFoundError); // not kept
     expect(proc.zkPlan.footprint()).toMatchObject({ held: 0, runningStops: 0, poolSignalListeners: 0 });
   });
@@ -142,7 +142,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
       { charged: true, final: false, attempts: 2 },
     ]);
     // The history keeps the finished task with the failed tries before its success.
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view.historyKept).toBe(true);
     expect(view.tasks).toEqual([expect.objectContaining({ task: flaky, state: 'done', fn: 'flaky', params: ['f', 2], failedTries: 2, keepResult: true })]);
     expect(view.status.state).toBe('completed');
@@ -162,14 +162,14 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     expect(error.failedTasks.map(({ task }) => task)).toEqual([flaky]);
     expect(error.blockedTasks).toEqual([dependent]);
     expect(await proc.zkPlan.getResult(other)).toBe(7); // continue: the other branch ran to the end
-    const status = await proc.zkPlan.planStatus(plan);
+    const status = await proc.zkPlan.plans.status(plan);
     expect(status).toMatchObject({
       state: 'failed',
       failurePolicy: 'continue',
       blocked: [{ task: dependent, reason: `its input comes from failed task ${flaky}` }],
     });
     expect(status.failed[0]?.failure).toMatchObject({ attempts: 2, retryable: true, message: expect.stringContaining('f: not yet') });
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view.tasks.map(({ task, state }) => [task, state])).toEqual([
       [flaky, 'failed'],
       [dependent, 'blocked'],
@@ -177,16 +177,16 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     ]);
     expect(view.tasks[0]).toMatchObject({ failedTries: 2, failure: { attempts: 2 } });
     expect(view.tasks[1]).toMatchObject({ inputs: [flaky], pendingInputs: 1, blockedReason: expect.stringContaining(flaky) });
-    const [summary] = await proc.zkPlan.listPlans(PARENT);
+    const [summary] = await proc.zkPlan.plans.list(PARENT);
     expect(summary).toMatchObject({ plan, status: { state: 'failed' } });
 
-    expect(await proc.zkPlan.retryFailed(plan)).toEqual([flaky]);
+    expect(await proc.zkPlan.control.retryFailed(plan)).toEqual([flaky]);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
     expect(await proc.zkPlan.getResult(flaky)).toBe(100);
     expect(await proc.zkPlan.getResult(dependent)).toBe(100);
     expect(Object.fromEntries(calls)).toEqual({ f: 3, g: 1, o: 1 });
-    expect(await proc.zkPlan.retryFailed(plan)).toEqual([]); // nothing failed any more
+    expect(await proc.zkPlan.control.retryFailed(plan)).toEqual([]); // nothing failed any more
   });
 
   it('fails a PermanentError at its first try, recording its code', async () => {
@@ -201,7 +201,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     await pool.stop();
     expect(calls.get('x')).toBe(1);
     expect(failures).toEqual([expect.objectContaining({ task, charged: true, final: true, attempts: 1 })]);
-    expect((await proc.zkPlan.planStatus(plan)).failed[0]?.failure).toMatchObject({ type: 'PermanentError', code: 'NO_SUCH_CUSTOMER', retryable: false });
+    expect((await proc.zkPlan.plans.status(plan)).failed[0]?.failure).toMatchObject({ type: 'PermanentError', code: 'NO_SUCH_CUSTOMER', retryable: false });
   });
 
   it('with failFast, aborts the running tasks of the plan when one fails, and starts nothing more', async () => {
@@ -224,7 +224,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     await pool.stop();
     // The aborted task is not charged: it stays in the plan to run after a retryFailed.
     expect(failures.find(({ task }) => task === waiting)).toMatchObject({ charged: false, final: false });
-    const status = await proc.zkPlan.planStatus(plan);
+    const status = await proc.zkPlan.plans.status(plan);
     expect(status.state).toBe('failed');
     expect(status.counts.runnable).toBe(2);
     expect(status.failed.map(({ task }) => task)).toEqual([broken]);
@@ -241,21 +241,21 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     const failures = record(proc, 'task:failed');
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
     while (!calls.has('w')) await pause(1);
-    await proc.zkPlan.deletePlan(plan);
+    await proc.zkPlan.plans.delete(plan);
     while (aborts.length === 0) await pause(1);
     expect(aborts[0]).toBeInstanceOf(PlanDeletedError);
     await pause(10);
     await pool.stop();
     expect(failures).toEqual([]);
     expect(errors).toEqual([]);
-    await expectRejects(() => proc.zkPlan.planStatus(plan), PlanNotFoundError);
-    await expectRejects(() => proc.zkPlan.describePlan(plan), PlanNotFoundError);
-    await expectRejects(() => proc.zkPlan.deletePlan(plan), PlanNotFoundError);
-    await expectRejects(() => proc.zkPlan.retryFailed(plan), PlanNotFoundError);
+    await expectRejects(() => proc.zkPlan.plans.status(plan), PlanNotFoundError);
+    await expectRejects(() => proc.zkPlan.plans.describe(plan), PlanNotFoundError);
+    await expectRejects(() => proc.zkPlan.plans.delete(plan), PlanNotFoundError);
+    await expectRejects(() => proc.zkPlan.control.retryFailed(plan), PlanNotFoundError);
     await expectRejects(() => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 1_000 }), PlanNotFoundError);
     await expectRejects(() => proc.zkPlan.addTask(plan, call('value', 'v', 1)), PlanNotFoundError);
-    expect(await proc.zkPlan.listPlans(PARENT)).toEqual([]);
-    await expectRejects(() => proc.zkPlan.listPlans('/nowhere'), PlanNotFoundError);
+    expect(await proc.zkPlan.plans.list(PARENT)).toEqual([]);
+    await expectRejects(() => proc.zkPlan.plans.list('/nowhere'), PlanNotFoundError);
   });
 
   it('waitForCompletion times out with the tasks left, or gives up when its signal aborts', async () => {
@@ -277,7 +277,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     const a = await proc.zkPlan.addTask(plan, call('value', 'a', 1));
     const b = await proc.zkPlan.addTask(plan, call('sum', 'b'), [a, a], { keepResult: true });
     await proc.zkPlan.markAsReady(plan);
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view.historyKept).toBe(false);
     expect(view.tasks).toEqual([
       expect.objectContaining({
@@ -295,7 +295,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     expect(view.status.counts).toMatchObject({ runnable: 1, waiting: 1, remaining: 2 });
     const second = await proc.zkPlan.createPlan(PARENT); // history by default
     await proc.zkPlan.addTask(second, call('value', 'z', 0)); // not marked ready: building
-    expect((await proc.zkPlan.listPlans(PARENT)).map(({ plan: path, status, historyKept }) => [path, status.state, historyKept])).toEqual([
+    expect((await proc.zkPlan.plans.list(PARENT)).map(({ plan: path, status, historyKept }) => [path, status.state, historyKept])).toEqual([
       [plan, 'running', false],
       [second, 'building', true],
     ]);
@@ -401,7 +401,7 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
     await proc.zkPlan.close();
     expect(proc.zkPlan.state).toBe('closed');
-    expect(() => proc.zkPlan.planStatus(plan)).toThrow(IllegalStateError);
+    expect(() => proc.zkPlan.plans.status(plan)).toThrow(IllegalStateError);
     expect(() => proc.zkPlan.startWorkers(PARENT)).toThrow(IllegalStateError);
     await proc.zkPlan.close(); // idempotent
   });

@@ -70,20 +70,20 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     await zkPlan.markAsReady(plan);
     await waitFor('8 tasks to start', () => readLog().filter((line) => line.event === 'start').length >= 8, { timeoutMs: 20_000 });
 
-    const { running } = await zkPlan.pausePlan(plan);
+    const { running } = await zkPlan.control.pause(plan);
     const acknowledgedAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // a negative check: 15 task lengths in which nothing new may start
     const held = new Set(running);
     const startedAfter = readLog().filter((line) => line.event === 'start' && line.at > acknowledgedAt);
     expect(startedAfter.filter((line) => !held.has(line.task))).toEqual([]);
-    expect((await zkPlan.planStatus(plan)).state).toBe('paused');
+    expect((await zkPlan.plans.status(plan)).state).toBe('paused');
     printFigures('pause', {
       heldAtPause: running.length,
       startedAfterAck: startedAfter.length,
       startedBeforePause: readLog().filter((line) => line.event === 'start' && line.at <= acknowledgedAt).length,
     });
 
-    await zkPlan.resumePlan(plan);
+    await zkPlan.control.resume(plan);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
     expect(await zkPlan.getResult(total)).toBe('total');
     expect(
@@ -104,7 +104,7 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
       timeoutMs: 20_000,
     });
     const waiting = zkPlan.waitForCompletion(doomed, { timeoutMs: 60_000 }).catch((error: unknown) => error);
-    await zkPlan.cancelPlan(doomed, { reason: 'warehouse down' });
+    await zkPlan.control.cancel(doomed, { reason: 'warehouse down' });
     expect(await waiting).toBeInstanceOf(PlanCancelledError);
     await waitFor(
       'the 6 slow tasks to see their signal abort',
@@ -117,7 +117,7 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     const env = await controlEnv('/limits');
     const { zkPlan, parent, fleet } = env;
     const readLog = (): LogEntry[] => env.log();
-    await zkPlan.setConcurrencyLimit(parent, 'warehouse', 2);
+    await zkPlan.limits(parent).set('warehouse', 2);
     const [first] = await env.startWorkers(3, { loops: 4 });
     const plan = await zkPlan.createPlan(parent);
     await zkPlan.addTasks(
@@ -176,7 +176,7 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     expect(freedAfterMs).toBeGreaterThanOrEqual(SESSION_TIMEOUT_MS / 2);
     printFigures('limit-kill', { freedAfterMs, sessionTimeoutMs: SESSION_TIMEOUT_MS });
     // The long k0 and k1 run on when another process held them; when the victim held both, their quick reruns finished the plan.
-    await zkPlan.cancelPlan(second).catch((error: unknown) => {
+    await zkPlan.control.cancel(second).catch((error: unknown) => {
       if (!(error instanceof PlanFinishedError)) throw error;
     });
   });

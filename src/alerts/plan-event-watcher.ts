@@ -1,5 +1,5 @@
 /**
- * onPlanEvent: tells a listener when a task fails for good or a plan fails, is cancelled or
+ * alerts.subscribe: tells a listener when a task fails for good or a plan fails, is cancelled or
  * completes, once per event across the cluster however many processes listen. Every listening
  * process follows the plans under the parent by watches (on the parent's and each plan's
  * children, and on the `failed` and `control` nodes while they exist: only on nodes that exist,

@@ -1,5 +1,5 @@
 /**
- * The events `onPlanEvent` reports (a task failed for good, a plan failed, was cancelled, or
+ * The events `alerts.subscribe` reports (a task failed for good, a plan failed, was cancelled, or
  * completed), derived from a plan's status. Pure. Each event has an id that names that very
  * occurrence, so that the cluster can deliver it once (src/alerts/plan-event-watcher.ts): a task
  * that fails again after retryFailed is a new event, the same failure seen twice is not.

@@ -1,7 +1,7 @@
 /**
  * A PlanEventListener that POSTs each event as JSON to a URL (what `zk-plan worker --alert-webhook`
  * runs). A timeout, a network error, a redirect (never followed) or an answer other than 2xx
- * throws, so onPlanEvent calls it again with doubling pauses; the error names the URL's origin only.
+ * throws, so alerts.subscribe calls it again with doubling pauses; the error names the URL's origin only.
  */
 import { assertDurationMs } from '../config/options.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';

@@ -1,7 +1,7 @@
 import { ZkAuthError } from '../errors/zk-auth-error.js';
 import { ZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
-import { ZkPlan } from '../plan/zk-plan.js';
+import { ZkPlan } from '../zk-plan.js';
 import type { ZkAuth } from '../zk/acl.js';
 import { AUTH_ENV, AUTH_FILE_ENV, describeAuth, resolveCliSecurity } from './credentials.js';
 import { CliError, ExitCode } from './exit-codes.js';

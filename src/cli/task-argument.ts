@@ -4,7 +4,7 @@
  * gave it. Checked before connecting; the key is looked up once connected (TASK_KEY_NOT_FOUND, exit 5,
  * when the plan has no task with it).
  */
-import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlan } from '../zk-plan.js';
 import { TASK_PREFIX, assertPlanPath, assertSequentialPath } from '../zk/layout.js';
 
 /** A task as the command line named it. */
@@ -22,5 +22,5 @@ export function taskArgument(pathOrPlan: string, key: string | undefined): TaskA
 
 /** The task's path: as given, or the task of the plan known by the key (TaskKeyNotFoundError when none is). */
 export async function resolveTaskArgument(zkPlan: ZkPlan, argument: TaskArgument): Promise<string> {
-  return 'task' in argument ? argument.task : await zkPlan.taskOfKey(argument.plan, argument.key);
+  return 'task' in argument ? argument.task : await zkPlan.plans.taskOfKey(argument.plan, argument.key);
 }

@@ -9,7 +9,7 @@ import {
   stackLines,
   taskFailureLevel,
 } from '../observability/task-log-lines.js';
-import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlan } from '../zk-plan.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
 import type { SessionState } from '../zk/zk-client.js';
 import { printable } from '../util/printable.js';

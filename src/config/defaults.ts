@@ -52,7 +52,7 @@ export interface DefaultValues {
     readonly maxBytesPerPlan: number;
     readonly flushIntervalMs: number;
   };
-  /** `PlanEventOptions` of `onPlanEvent`, and the CLI's `--alert-webhook` timeout of one POST. */
+  /** `PlanEventOptions` of `alerts.subscribe`, and the CLI's `--alert-webhook` timeout of one POST. */
   readonly planEvents: { readonly maxAttempts: number; readonly retryDelayMs: number; readonly webhookTimeoutMs: number };
   /** A schedule's options (`schedules(parent).put`) and the scheduler's (`startScheduler`). */
   readonly schedule: {

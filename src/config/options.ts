@@ -46,8 +46,8 @@ export interface ConnectOptions {
    */
   readonly acl?: readonly AclEntry[];
   /**
-   * The largest stored value (encoded) this ZkPlan reads back: getResult, exportPlan and
-   * rerunPlan, the web view, and addTask on a finished producer's kept result. A chunked value
+   * The largest stored value (encoded) this ZkPlan reads back: getResult, snapshots.export and
+   * snapshots.rerun, the web view, and addTask on a finished producer's kept result. A chunked value
    * whose header claims more is refused with MalformedNodeError (MALFORMED_NODE) before anything
    * else is read. Also the default `maxResultBytes` of its workers. @defaultValue 16 MiB
    */
@@ -258,7 +258,7 @@ export function resolveRetention(options: RetentionOptions | false | undefined):
   return resolved;
 }
 
-/** Options of `onPlanEvent`. */
+/** Options of `alerts.subscribe`. */
 export interface PlanEventOptions {
   /** Calls of a listener that throws (or rejects) before the event is given up, with doubling pauses. @defaultValue 5 */
   readonly maxAttempts?: number;
@@ -268,12 +268,12 @@ export interface PlanEventOptions {
   readonly onError?: (error: Error, eventId?: string) => void;
 }
 
-/** Validates onPlanEvent's options and fills in the defaults. */
+/** Validates alerts.subscribe's options and fills in the defaults. */
 export function resolvePlanEventOptions(
   options: PlanEventOptions,
 ): Required<Pick<PlanEventOptions, 'maxAttempts' | 'retryDelayMs'>> & Pick<PlanEventOptions, 'onError'> {
   assertObject('options', options);
-  assertKnownKeys('onPlanEvent', options, PLAN_EVENT_KEYS);
+  assertKnownKeys('alerts.subscribe', options, PLAN_EVENT_KEYS);
   const maxAttempts = options.maxAttempts ?? DEFAULTS.planEvents.maxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
     throw new InvalidArgumentError('maxAttempts', `expected a whole number ≥ 1, got ${String(maxAttempts)}`);

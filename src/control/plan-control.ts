@@ -18,7 +18,7 @@ import type { Zk } from '../zk/zk.js';
 import type { PlanState } from '../plan/plan-progress.js';
 import { decideControl, encodeControlRecord, parseControlRecord, type ControlRequest, type PlanControlRecord } from './control-record.js';
 
-/** Where a plan stands (`planStatus(plan).state`): read before a pause or cancel, which a finished plan refuses. */
+/** Where a plan stands (`plans.status(plan).state`): read before a pause or cancel, which a finished plan refuses. */
 export type ReadPlanState = (plan: string) => Promise<PlanState>;
 
 /**
@@ -27,25 +27,25 @@ export type ReadPlanState = (plan: string) => Promise<PlanState>;
  */
 export type RecordCancelledTasks = (plan: string, cancelledAt: Date) => Promise<void>;
 
-/** Options of `pausePlan`. */
+/** Options of `control.pause`. */
 export interface PauseOptions {
-  /** Abort the running tasks' signals too; they are given back uncharged and run again after resumePlan. @defaultValue false */
+  /** Abort the running tasks' signals too; they are given back uncharged and run again after control.resume. @defaultValue false */
   readonly abortRunning?: boolean;
 }
 
-/** Options of `cancelPlan`. */
+/** Options of `control.cancel`. */
 export interface CancelOptions {
-  /** Why, kept with the plan and reported by waitForCompletion's PlanCancelledError and planStatus. @defaultValue none */
+  /** Why, kept with the plan and reported by waitForCompletion's PlanCancelledError and plans.status. @defaultValue none */
   readonly reason?: string;
 }
 
-/** What `pausePlan` reports once the pause is in ZooKeeper. */
+/** What `control.pause` reports once the pause is in ZooKeeper. */
 export interface PauseOutcome {
   readonly plan: string;
   /**
    * Tasks held by a worker when the pause was in place: each may still be starting (its worker
    * read the control node before the pause landed) or running. No other task of the plan starts
-   * until resumePlan.
+   * until control.resume.
    */
   readonly running: readonly string[];
 }
@@ -73,7 +73,7 @@ export class PlanControl {
   async pause(plan: string, options: PauseOptions = {}): Promise<PauseOutcome> {
     assertValidPath('plan', plan);
     assertOptionsObject(options);
-    assertKnownKeys('pausePlan', options, PAUSE_KEYS);
+    assertKnownKeys('control.pause', options, PAUSE_KEYS);
     if (options.abortRunning !== undefined && typeof options.abortRunning !== 'boolean') throw new InvalidArgumentError('abortRunning', 'expected a boolean');
     await this.refuseFinished(plan, 'pause');
     await this.apply(plan, { kind: 'pause', abortRunning: options.abortRunning === true, at: new Date() });
@@ -90,13 +90,13 @@ export class PlanControl {
    * running tasks are aborted), then a history record of each task where it stood (cancelled,
    * unstarted or failed; plans that keep a history), all of them before any task is deleted, then
    * the tasks are deleted so that no worker spends time on them; the plan node stays, with its
-   * control record, kept results and history, until deletePlan or retention. Cut short anywhere,
+   * control record, kept results and history, until plans.delete or retention. Cut short anywhere,
    * the call again writes what is missing and deletes what is left; the first record of a task stays.
    */
   async cancel(plan: string, options: CancelOptions = {}): Promise<void> {
     assertValidPath('plan', plan);
     assertOptionsObject(options);
-    assertKnownKeys('cancelPlan', options, CANCEL_KEYS);
+    assertKnownKeys('control.cancel', options, CANCEL_KEYS);
     if (options.reason !== undefined && (typeof options.reason !== 'string' || options.reason.length > MAX_CANCEL_REASON_LENGTH))
       throw new InvalidArgumentError('reason', `expected a string of at most ${MAX_CANCEL_REASON_LENGTH} characters`);
     await this.refuseFinished(plan, 'cancel');
@@ -105,7 +105,7 @@ export class PlanControl {
     const cancelledAt = (await this.read(plan))?.at ?? new Date();
     await this.recordCancelledTasks(plan, cancelledAt);
     const tasks = (await this.store.listTasks(plan)) ?? [];
-    // `ready` first, as deletePlan does: once owner nodes go with the delete, nothing may take a task again.
+    // `ready` first, as plans.delete does: once owner nodes go with the delete, nothing may take a task again.
     await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));
     await Promise.all(tasks.map((task) => this.zk.deleteRecursive(task)));
     const index = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX));

@@ -2,7 +2,7 @@ import type { InjectionToken } from 'tsyringe';
 import type { ZkClient } from '../zk/zk-client.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import type { ZkPlanSettings } from '../plan/zk-plan-settings.js';
-import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlan } from '../zk-plan.js';
 import type { WorkerPool } from '../worker/worker-pool.js';
 import type { ZkPlanModuleConfig } from './module-config.js';
 

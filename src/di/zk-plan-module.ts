@@ -3,7 +3,7 @@ import { instancePerContainerCachingFactory } from './container.js';
 import { resolveConnectOptions } from '../config/options.js';
 import { IllegalStateError, InvalidArgumentError } from '../errors/usage-errors.js';
 import { FunctionRegistry } from '../exec/function-registry.js';
-import { ZkPlan } from '../plan/zk-plan.js';
+import { ZkPlan } from '../zk-plan.js';
 import { assertValidPath } from '../zk/layout.js';
 import { ZkClient } from '../zk/zk-client.js';
 import type { ZkPlanModuleConfig } from './module-config.js';

@@ -57,7 +57,7 @@ export class PlanDeletedError extends ZkPlanError {
 named(PlanDeletedError, 'PlanDeletedError');
 
 /**
- * `pausePlan` or `cancelPlan` of a plan that has already finished: it completed (no task left), or
+ * `control.pause` or `control.cancel` of a plan that has already finished: it completed (no task left), or
  * it failed (a task failed for good and nothing that can still run is left, or its policy is
  * failFast). Nothing would be paused or cancelled, and a finished plan keeps the state it ended in.
  */
@@ -79,7 +79,7 @@ export class PlanFinishedError extends ZkPlanError {
 named(PlanFinishedError, 'PlanFinishedError');
 
 /**
- * A plan was cancelled (`cancelPlan`): `waitForCompletion` rejects with it, and a running task of
+ * A plan was cancelled (`control.cancel`): `waitForCompletion` rejects with it, and a running task of
  * the plan has its signal aborted with it. Terminal: the plan never runs again.
  */
 export class PlanCancelledError extends ZkPlanError {
@@ -99,7 +99,7 @@ export class PlanCancelledError extends ZkPlanError {
 }
 named(PlanCancelledError, 'PlanCancelledError');
 
-/** The signal reason of a running task whose plan was paused with `{ abortRunning: true }`: given back uncharged, it runs again after resumePlan. */
+/** The signal reason of a running task whose plan was paused with `{ abortRunning: true }`: given back uncharged, it runs again after control.resume. */
 export class PlanPausedError extends ZkPlanError {
   readonly code = 'PLAN_PAUSED';
   constructor(plan: string, task: string) {

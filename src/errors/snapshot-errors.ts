@@ -10,13 +10,13 @@ export type SnapshotProblem =
   | 'SNAPSHOT_RESULT_MISSING'
   /** A cancelled plan's tasks are deleted: what they stood at is gone. */
   | 'SNAPSHOT_PLAN_CANCELLED'
-  /** `rerunPlan` of a plan without a spec record (built with addTask): there is no spec to run again. */
+  /** `snapshots.rerun` of a plan without a spec record (built with addTask): there is no spec to run again. */
   | 'RERUN_NO_SPEC'
-  /** `rerunPlan`'s `from` is not a task key of the plan's spec. */
+  /** `snapshots.rerun`'s `from` is not a task key of the plan's spec. */
   | 'RERUN_UNKNOWN_KEY'
-  /** `rerunPlan(plan, { from: 'failed' })` of a plan with no failed task. */
+  /** `snapshots.rerun(plan, { from: 'failed' })` of a plan with no failed task. */
   | 'RERUN_NOTHING_FAILED'
-  /** `rerunPlan` from a key of a failFast plan with a failed task outside the rerun: the new run would stop at once. */
+  /** `snapshots.rerun` from a key of a failFast plan with a failed task outside the rerun: the new run would stop at once. */
   | 'RERUN_BLOCKED_BY_FAILED';
 
 /** Export, import or rerun cannot go on; `key` names the task where there is one, `path` the plan. Nothing was written. */

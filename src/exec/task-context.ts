@@ -17,7 +17,7 @@ export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
   readonly signal: AbortSignal;
   /**
    * The task's log: lines kept with the task (the last ones in ZooKeeper, all in the worker's
-   * sink), read with `taskLog` / `zk-plan logs`, and shown on the worker's output. What the function
+   * sink), read with `logs.read` / `zk-plan logs`, and shown on the worker's output. What the function
    * writes with `console.*` while it runs goes there too.
    */
   readonly log: TaskLogger;

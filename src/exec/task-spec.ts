@@ -32,7 +32,7 @@ export interface TaskSettings {
   readonly timeoutMs?: number;
   /** The task's own priority (a whole number, higher first); without one, its plan's applies. */
   readonly priority?: number;
-  /** Runs only while a slot of this key's cluster-wide limit is free (`setConcurrencyLimit`). */
+  /** Runs only while a slot of this key's cluster-wide limit is free (`limits(parent).set`). */
   readonly concurrencyKey?: string;
   /**
    * The task's key within its plan (its spec's key, or `addTask(…, { key })`): stored with the

@@ -121,7 +121,7 @@ export function explainTask(facts: TaskFacts): Explanation {
       'PLAN_PAUSED',
       `its plan is paused (since ${control.at.toISOString()})`,
       { at: control.at, abortRunning: control.abortRunning },
-      { api: `resumePlan(${view.plan}) lets it run`, cli: `zk-plan resume ${view.plan} lets it run` },
+      { api: `control.resume(${view.plan}) lets it run`, cli: `zk-plan resume ${view.plan} lets it run` },
     );
   if (subject.state === 'building' || view.status.state === 'building') {
     if (subject.state === 'building') return make('PLAN_NOT_READY', 'it is still being written (its `ready` node is missing)');
@@ -265,7 +265,7 @@ function parentOfPlan(plan: string): string {
   return plan.slice(0, plan.lastIndexOf('/')) || '/';
 }
 
-/** What explainPlan says: the plan's state and, for each reason its unfinished tasks have, which tasks. */
+/** What explain.plan says: the plan's state and, for each reason its unfinished tasks have, which tasks. */
 export interface PlanExplanation {
   readonly plan: string;
   readonly state: PlanView['status']['state'];

@@ -1,5 +1,5 @@
 /**
- * The reads behind explainTask and explainPlan: the plan's view (every task with its state), its
+ * The reads behind explain.task and explain.plan: the plan's view (every task with its state), its
  * control record, the task's owner and concurrency key, the key's limit, and the live workers of
  * the plan's parent. The decision itself is src/explain/explain-task.ts.
  *

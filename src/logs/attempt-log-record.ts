@@ -1,6 +1,6 @@
 /**
  * What ZooKeeper keeps of one attempt's log (`<plan>/logs/task-N/try-…`), and its encoding. The
- * record is read by any process (`taskLog`, `followLog`, `zk-plan logs`, the web view), and anyone
+ * record is read by any process (`logs.read`, `logs.follow`, `zk-plan logs`, the web view), and anyone
  * who can write a znode can write one: decoding checks the size before parsing and every field's
  * type and bound after, and answers MalformedNodeError naming the node otherwise.
  */

@@ -1,6 +1,6 @@
 /**
- * Reading tasks' logs from ZooKeeper, from any process: `zkPlan.taskLog` (every try's record, or
- * one attempt's) and `zkPlan.followLog` (the lines as they are flushed, until the task is done).
+ * Reading tasks' logs from ZooKeeper, from any process: `zkPlan.logs.read` (every try's record, or
+ * one attempt's) and `zkPlan.logs.follow` (the lines as they are flushed, until the task is done).
  */
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { PlanNotFoundError } from '../errors/plan-errors.js';
@@ -23,7 +23,7 @@ export interface FollowLogOptions {
   readonly pollMs?: number;
 }
 
-/** A line yielded by `followLog`: the line, which try it belongs to, and its number in that try. */
+/** A line yielded by `logs.follow`: the line, which try it belongs to, and its number in that try. */
 export interface FollowedLogLine extends LogLine {
   readonly attempt: number;
   readonly workerId: string;

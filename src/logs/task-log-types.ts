@@ -1,6 +1,6 @@
 /**
  * The shapes of a task's log: what a task function writes through `ctx.log` (or `console.*`
- * while it runs), and what is kept of each attempt in ZooKeeper for `taskLog`, `followLog`,
+ * while it runs), and what is kept of each attempt in ZooKeeper for `logs.read`, `logs.follow`,
  * `zk-plan logs` and the web view.
  */
 

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { Writable } from 'node:stream';
 import { pino, type DestinationStream, type Level, type Logger, type LoggerOptions } from 'pino';
 import pinoPretty from 'pino-pretty';
-import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlan } from '../zk-plan.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
 import type { SessionState, ZkSession } from '../zk/zk-client.js';
 import type { ZkAuthError } from '../errors/zk-auth-error.js';

@@ -2,7 +2,7 @@ import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlan } from '../zk-plan.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
 import { OWNER, READY, childPath, runnableEntryFor } from '../zk/layout.js';
 import type { SessionState, ZkSession } from '../zk/zk-client.js';

@@ -1,7 +1,7 @@
 /**
- * What cancelPlan keeps of the tasks it deletes: a history record for each (src/store/task-history.ts),
+ * What control.cancel keeps of the tasks it deletes: a history record for each (src/store/task-history.ts),
  * from where the task stood as read after the cancel's control record. Every record is written
- * before cancelPlan deletes any task, and a record is never rewritten, so a cancel cut short at any
+ * before control.cancel deletes any task, and a record is never rewritten, so a cancel cut short at any
  * step and called again (or a second process cancelling the same plan) finds the records of what
  * was deleted and writes only the missing ones. A plan without history gets none.
  */

@@ -39,7 +39,7 @@ export class PlanDescriber {
 
   /**
    * The plan's view, and its live tasks that have no history record yet, each with the dep-* nodes
-   * it feeds (what cancelPlan records as the task's outputs before it deletes the task).
+   * it feeds (what control.cancel records as the task's outputs before it deletes the task).
    */
   async readPlan(plan: string): Promise<{ view: PlanView; unrecorded: ReadonlyMap<string, readonly string[]> }> {
     assertValidPath('plan', plan);

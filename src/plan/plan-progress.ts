@@ -1,6 +1,6 @@
 /**
- * The one place a plan's progress numbers are computed (a pure function): `planStatus`,
- * `describePlan` and `listPlans`, the `plans`, `show` and `wait` commands and the web view all
+ * The one place a plan's progress numbers are computed (a pure function): `plans.status`,
+ * `plans.describe` and `plans.list`, the `plans`, `show` and `wait` commands and the web view all
  * count through `countPlanTasks`, so they cannot disagree.
  */
 import type { FailurePolicy } from '../config/plan-options.js';

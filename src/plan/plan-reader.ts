@@ -59,7 +59,7 @@ export class PlanReader {
 
   /** The spec's `plan-completed?`: true once the plan has no task-* child left. */
   async planCompleted(plan: string): Promise<boolean> {
-    await this.zk.sync(plan); // see planStatus
+    await this.zk.sync(plan); // see plans.status
     return (await this.listPlan(plan)).remaining === 0;
   }
 
@@ -143,7 +143,7 @@ export class PlanReader {
     );
   }
 
-  /** A plan's status from its tasks' snapshots, its history and its control record (shared with describePlan). */
+  /** A plan's status from its tasks' snapshots, its history and its control record (shared with plans.describe). */
   async summarize(
     plan: string,
     planChildren: readonly string[],

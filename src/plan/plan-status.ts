@@ -41,7 +41,7 @@ export interface PlanSnapshot {
   readonly control?: PlanControlRecord;
 }
 
-/** What `planStatus` reports. */
+/** What `plans.status` reports. */
 export interface PlanStatus {
   readonly plan: string;
   /** The plan's name (`createPlan(parent, { name })`, a spec's `name`, a schedule's), when it has one. */
@@ -58,7 +58,7 @@ export interface PlanStatus {
   readonly blocked: readonly { readonly task: string; readonly key?: string; readonly reason: string }[];
   /** Tasks that failed before and will be tried again. */
   readonly retrying: readonly { readonly task: string; readonly failures: number; readonly nextTryAt: Date; readonly lastError: string }[];
-  /** Who paused or cancelled the plan, when and why (`pausePlan`, `cancelPlan`); absent while it runs. */
+  /** Who paused or cancelled the plan, when and why (`control.pause`, `control.cancel`); absent while it runs. */
   readonly control?: PlanControlRecord;
 }
 

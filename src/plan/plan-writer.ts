@@ -52,7 +52,7 @@ export interface TaskPreset {
 /** A batch's task, encoded, with its args, its key and whether it has a priority of its own. */
 type PreparedTask = { definition: Buffer; args: readonly (string | number)[]; key: string | undefined; prioritized: boolean };
 
-/** How zk-plan's own callers build a batch (submitPlan, a schedule's tick, importPlan); `addTasks` of the API passes nothing. */
+/** How zk-plan's own callers build a batch (submitPlan, a schedule's tick, snapshots.import); `addTasks` of the API passes nothing. */
 export interface BatchContext {
   /** The session of a claim the caller holds (a schedule's tick): every write of the batch is fenced by it, so nothing lands once it has expired. */
   readonly claimSession?: ZkSession;

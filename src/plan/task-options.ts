@@ -25,7 +25,7 @@ export interface AddTaskOptions extends RetryPolicy {
   /** The task's own priority (a whole number, higher first), over its plan's. @defaultValue its plan's `priority` */
   readonly priority?: number;
   /**
-   * At most `setConcurrencyLimit(parent, key, n)` tasks with this key run at once across every
+   * At most `limits(parent).set(parent, key, n)` tasks with this key run at once across every
    * worker and plan under the plan's parent (a key without a limit does not hold anything back). @defaultValue none
    */
   readonly concurrencyKey?: string;

@@ -1,5 +1,5 @@
 /**
- * What makes `importPlan` safe to repeat: an imported plan's node names the snapshot it recreates
+ * What makes `snapshots.import` safe to repeat: an imported plan's node names the snapshot it recreates
  * (`importOf`: a hash of the snapshot's content) from its very first write, the create that makes
  * it, beside its settings (a later write of the settings keeps fields it does not read). So a
  * later import of the same snapshot under the same parent finds every plan an earlier one made,
@@ -16,7 +16,7 @@ import type { PlanSnapshot } from './plan-snapshot.js';
 /** The field of the plan node's value that names the snapshot. */
 export const IMPORT_MARK = 'importOf';
 
-/** What importPlan finds of earlier imports of a snapshot under a parent. */
+/** What snapshots.import finds of earlier imports of a snapshot under a parent. */
 export interface EarlierImports {
   /** A plan an import finished (ready): the import is done, with these task paths by key. */
   readonly whole?: { readonly plan: string; readonly tasks: Readonly<Record<string, string>> };

@@ -1,5 +1,5 @@
 /**
- * `exportPlan`: a plan read into a snapshot. A plan built from a spec (submitPlan, a schedule, an
+ * `snapshots.export`: a plan read into a snapshot. A plan built from a spec (submitPlan, a schedule, an
  * import, a rerun) is exported with the spec of its record; any other plan (built with addTask)
  * with a spec derived from its task nodes (derive-spec.ts). Each task's standing and stored result
  * comes from task-standing.ts. Reads only: a plan that changes meanwhile gives a snapshot of some

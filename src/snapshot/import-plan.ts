@@ -1,5 +1,5 @@
 /**
- * `importPlan`: a snapshot recreated as a new plan that goes on where the snapshot stood.
+ * `snapshots.import`: a snapshot recreated as a new plan that goes on where the snapshot stood.
  *
  * - Unfinished tasks (waiting, runnable, retrying, running) run, with fresh tries.
  * - Failed tasks are recreated failed, with their failure (and the plan marked failed): they stay
@@ -47,7 +47,7 @@ export interface ImportContext {
 /** Why a snapshot is imported: as it is, or as a rerun of its plan (which words its errors, and is recorded). */
 export type ImportPurpose = { readonly kind: 'import' } | { readonly kind: 'rerun'; readonly from: string };
 
-/** What importPlan and rerunPlan made: the plan and each key's task path; `existing` when an earlier import of the snapshot had made it. */
+/** What snapshots.import and snapshots.rerun made: the plan and each key's task path; `existing` when an earlier import of the snapshot had made it. */
 export interface ImportedPlan extends SubmittedPlan {
   readonly existing: boolean;
 }

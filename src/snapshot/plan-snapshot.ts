@@ -1,5 +1,5 @@
 /**
- * A plan's snapshot (`exportPlan`): its spec and params, and where each task of the spec stood:
+ * A plan's snapshot (`snapshots.export`): its spec and params, and where each task of the spec stood:
  * done (with its result, when one is still stored), failed (with the failure), or unfinished
  * (waiting, runnable, retrying or running: it runs after an import). Self-contained and
  * superjson-serialisable, so it moves between ensembles (`zk-plan export` / `zk-plan import`), and

@@ -1,5 +1,5 @@
 /**
- * exportPlan, importPlan and rerunPlan, as ZkPlan offers them (src/plan/zk-plan.ts delegates
+ * snapshots.export, snapshots.import and snapshots.rerun, as ZkPlan offers them (src/plan/zk-plan.ts delegates
  * here): export-plan.ts reads a plan into a snapshot, import-plan.ts recreates a snapshot as a new
  * plan, rerun.ts (with src/spec/rerun-selection.ts) turns a plan's snapshot into the one a rerun
  * imports.
@@ -37,7 +37,7 @@ export class PlanSnapshots {
       throw new SnapshotError(
         'RERUN_NO_SPEC',
         undefined,
-        `plan ${plan} has no spec record (it was built with addTask): only plans from submitPlan, a schedule, importPlan or rerunPlan can be rerun. exportPlan derives a spec from its tasks; importPlan of that snapshot makes a plan that can be`,
+        `plan ${plan} has no spec record (it was built with addTask): only plans from submitPlan, a schedule, snapshots.import or snapshots.rerun can be rerun. snapshots.export derives a spec from its tasks; snapshots.import of that snapshot makes a plan that can be`,
         plan,
         `plan ${plan} has no spec record (it was built task by task, not from a spec): only plans from zk-plan submit, a schedule, zk-plan import or zk-plan rerun can be rerun. zk-plan export ${plan} derives a spec from its tasks; zk-plan import of that snapshot makes a plan that can be`,
       );

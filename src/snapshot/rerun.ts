@@ -1,5 +1,5 @@
 /**
- * `rerunPlan(plan, { from })`: a new run of a plan's spec in which `from` (a task key, or every
+ * `snapshots.rerun(plan, { from })`: a new run of a plan's spec in which `from` (a task key, or every
  * failed task with `'failed'`) and everything downstream of it run again (src/spec/rerun-selection.ts),
  * and every other task is as the plan has it: done ones reuse their stored results, failed ones
  * stay failed (so a failFast plan with a failed task outside the rerun is refused:
@@ -13,13 +13,13 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { rerunSelection, type RerunFrom } from '../spec/rerun-selection.js';
 import type { PlanSnapshot, SnapshotTask } from './plan-snapshot.js';
 
-/** Options of `rerunPlan`. */
+/** Options of `snapshots.rerun`. */
 export interface RerunOptions {
   /** The task key to start from, or `'failed'`: every failed task. */
   readonly from: RerunFrom;
 }
 
-/** `rerunPlan`'s options, checked: InvalidArgumentError naming the plan. */
+/** `snapshots.rerun`'s options, checked: InvalidArgumentError naming the plan. */
 export function rerunFrom(plan: string, options: unknown): RerunFrom {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', "expected { from: <task key> | 'failed' }", plan);
   for (const key of Object.keys(options)) if (key !== 'from') throw new InvalidArgumentError(key, 'unknown option of rerunPlan; its one option is from', plan);

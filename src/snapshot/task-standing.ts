@@ -61,7 +61,7 @@ export async function readTaskStanding(zk: Zk, store: TaskStore, task: string, h
 /**
  * A finished task whose deletion has begun: `ready` is gone (a deletion removes it before `result`
  * and `owner`) while `owner` or `result` is left. Only a finished task's deletion does that in a
- * plan that is neither cancelled nor deleted (exportPlan checks both after reading the tasks).
+ * plan that is neither cancelled nor deleted (snapshots.export checks both after reading the tasks).
  */
 function isBeingDeleted(children: readonly string[]): boolean {
   return !children.includes(READY) && (children.includes(OWNER) || children.includes(RESULT));

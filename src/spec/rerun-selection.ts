@@ -7,7 +7,7 @@
 import { SnapshotError } from '../errors/snapshot-errors.js';
 import type { PlanSpec } from './plan-spec.js';
 
-/** `rerunPlan`'s `from`: a task key, or every failed task. */
+/** `snapshots.rerun`'s `from`: a task key, or every failed task. */
 export type RerunFrom = string;
 
 export const RERUN_FAILED = 'failed';

@@ -30,7 +30,7 @@ export interface SpecRecord {
   readonly tasks: Readonly<Record<string, string>>;
   readonly submittedAt: string;
   readonly origin?: PlanOrigin;
-  /** For a plan made by importPlan or rerunPlan: the plan it continues (and the rerun's `from`, the snapshot's identity). */
+  /** For a plan made by snapshots.import or snapshots.rerun: the plan it continues (and the rerun's `from`, the snapshot's identity). */
   readonly continues?: { readonly plan: string; readonly exportedAt: string; readonly rerunFrom?: string; readonly snapshot?: string };
 }
 

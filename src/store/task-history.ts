@@ -5,7 +5,7 @@
  *
  * - The worker that completes a task writes its `done` record before it deletes the task's
  *   `ready` (src/store/task-store.ts): a task whose deletion has begun always has its record.
- * - cancelPlan writes a record for every task it is about to delete (src/plan/cancel-history.ts):
+ * - control.cancel writes a record for every task it is about to delete (src/plan/cancel-history.ts):
  *   `cancelled` (it was running, or ready to run), `unstarted` (it waited for inputs that never
  *   came, or was still being written), or `failed` (it had failed for good), all before it deletes
  *   any task, so a cancel cut short and called again finds the records of what it deleted.

@@ -39,7 +39,7 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
   private retryAtTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly source: { describePlan(plan: string): Promise<PlanView>; readonly zk: WatchClient },
+    private readonly source: { readonly plans: { describe(plan: string): Promise<PlanView> }; readonly zk: WatchClient },
     readonly plan: string,
     timing: FeedTiming = {},
     onIdle: () => void = () => undefined,
@@ -70,7 +70,7 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
         this.watches.arm('runnable', (watcher) => watchNodeOrParent(this.zk, childPath(plan, RUNNABLE_INDEX), 'children', watcher)),
         this.watches.arm('failed', (watcher) => watchNodeOrParent(this.zk, childPath(plan, FAILED), 'data', watcher)),
       ]);
-      const view = await this.source.describePlan(plan);
+      const view = await this.source.plans.describe(plan);
       if (this.closed) return;
       await this.armOwners(view);
       if (this.closed) return;
@@ -129,7 +129,7 @@ export class PlansFeed extends Feed<PlansFeedMessage> {
   private readonly historyKept = new Map<string, boolean>();
 
   constructor(
-    private readonly source: { listPlans(parent: string): Promise<PlanSummary[]>; readonly zk: WatchClient },
+    private readonly source: { readonly plans: { list(parent: string): Promise<PlanSummary[]> }; readonly zk: WatchClient },
     readonly parent: string,
     timing: FeedTiming = {},
     onIdle: () => void = () => undefined,
@@ -147,7 +147,7 @@ export class PlansFeed extends Feed<PlansFeedMessage> {
       await this.watches.arm('parent', (watcher) => watchChildren(this.zk, parent, watcher));
       let summaries: PlanSummary[];
       try {
-        summaries = await this.source.listPlans(parent);
+        summaries = await this.source.plans.list(parent);
       } catch (error) {
         if (!(error instanceof PlanNotFoundError)) throw error;
         summaries = []; // no parent yet: its existence watch tells when it comes

@@ -7,7 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlan } from '../zk-plan.js';
 import { HttpError } from './http-rules.js';
 
 export const ACTIONS = ['pause', 'resume', 'cancel', 'retry'] as const;
@@ -47,16 +47,16 @@ function digest(text: string): Buffer {
 export async function performAction(zkPlan: ZkPlan, action: UiAction, plan: string, reason: string | undefined): Promise<Record<string, unknown>> {
   switch (action) {
     case 'pause': {
-      const { running } = await zkPlan.pausePlan(plan);
+      const { running } = await zkPlan.control.pause(plan);
       return { plan, state: 'paused', running };
     }
     case 'resume':
-      await zkPlan.resumePlan(plan);
+      await zkPlan.control.resume(plan);
       return { plan, state: 'running' };
     case 'cancel':
-      await zkPlan.cancelPlan(plan, reason !== undefined ? { reason } : {});
+      await zkPlan.control.cancel(plan, reason !== undefined ? { reason } : {});
       return { plan, state: 'cancelled' };
     case 'retry':
-      return { plan, reset: await zkPlan.retryFailed(plan) };
+      return { plan, reset: await zkPlan.control.retryFailed(plan) };
   }
 }

@@ -3,7 +3,7 @@
  * the schedules of a schedules' parent and the jobs of a jobs' parent (when the view was given
  * them), as the page shows them.
  */
-import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlan } from '../zk-plan.js';
 import type { ScheduleSummary } from '../schedule/schedules.js';
 import { readJobs } from './ui-jobs.js';
 import { isPlanUnder, toJsonSafe } from './ui-model.js';
@@ -18,7 +18,7 @@ export async function readCluster(
 ): Promise<UiCluster> {
   const [workers, limits, schedules, jobs] = await Promise.all([
     zkPlan.listWorkers(parent),
-    zkPlan.listConcurrencyLimits(parent),
+    zkPlan.limits(parent).list(),
     schedulesParent === undefined ? [] : zkPlan.schedules(schedulesParent).list(),
     jobsParent === undefined ? { jobs: [], workers: [] } : readJobs(zkPlan, jobsParent),
   ]);

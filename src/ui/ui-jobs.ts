@@ -6,7 +6,7 @@
  */
 import { describeMode, type WorkPool } from '../jobs/job-definition.js';
 import type { JobSummary, JobWorkerSummary } from '../jobs/jobs.js';
-import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlan } from '../zk-plan.js';
 import { jobsNodes } from '../zk/layout.js';
 import type { UiJob, UiJobItem, UiJobShare, UiJobWorker } from './ui-wire.js';
 

@@ -151,7 +151,7 @@ function reconcile(fresh: UiNode, old: UiNode | undefined): UiNode {
  * Inputs that name a task the view does not hold (finished in a plan without history) become
  * `gone` nodes shown as done. With `previous` (the model pushed last), a task that vanished since
  * is kept as a `gone` node shown as done (as `cancelled`, in its last state, once the plan is
- * cancelled: cancelPlan deletes unfinished tasks), so the drawing does not shrink as a plan without
+ * cancelled: control.cancel deletes unfinished tasks), so the drawing does not shrink as a plan without
  * history progresses, nor flicker when a read falls between a task's deletion and its history
  * record; and what is fixed once a task is built is kept (see reconcile).
  */

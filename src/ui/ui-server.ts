@@ -21,7 +21,7 @@ import { PlanCancelledError, PlanNotFoundError, ResultNotFoundError } from '../e
 import { MIN_ACTIONS_TOKEN_LENGTH, actionOf, authorize, performAction, type UiAction } from './ui-actions.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { ASSET_TYPES, HTML_CSP, HttpError, SECURITY_HEADERS, hostnameOf, isLoopbackHost, statusOf } from './http-rules.js';
-import type { ZkPlan } from '../plan/zk-plan.js';
+import type { ZkPlan } from '../zk-plan.js';
 import type { PlanView } from '../plan/plan-view.js';
 import { HISTORY, assertValidPath, childPath, nameOf, parentOf } from '../zk/layout.js';
 import { taskLogText } from '../logs/log-text.js';
@@ -149,7 +149,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const apiPlans = async (): Promise<unknown> => {
     let summaries;
     try {
-      summaries = await zkPlan.listPlans(parent);
+      summaries = await zkPlan.plans.list(parent);
     } catch (error) {
       if (error instanceof PlanNotFoundError) return [];
       throw error;
@@ -164,7 +164,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     let view: PlanView | undefined = cached !== undefined && Date.now() - cached.at < TASK_VIEW_FRESH_MS ? cached.view : undefined;
     let found = view?.tasks.find((entry) => entry.task === task);
     if (found === undefined) {
-      view = await zkPlan.describePlan(plan);
+      view = await zkPlan.plans.describe(plan);
       found = view.tasks.find((entry) => entry.task === task);
     }
     const cancelled = view?.status.state === 'cancelled';
@@ -290,22 +290,24 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           sendJson(res, 200, await apiPlans());
           return;
         case '/api/plan':
-          sendJson(res, 200, await zkPlan.describePlan(requirePath(url, (path) => isPlanUnder(parent, path), 'plan')));
+          sendJson(res, 200, await zkPlan.plans.describe(requirePath(url, (path) => isPlanUnder(parent, path), 'plan')));
           return;
         case '/api/task':
           sendJson(res, 200, await apiTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
           return;
         case '/api/task-log':
-          sendJson(res, 200, await zkPlan.taskLog(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
+          sendJson(res, 200, await zkPlan.logs.read(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
           return;
         case '/api/task-log.txt': {
           const task = requirePath(url, (path) => isTaskUnder(parent, path), 'task');
           const fileName = `${nameOf(parentOf(task))}-${nameOf(task)}.log`;
-          send(res, 200, 'text/plain; charset=utf-8', taskLogText(await zkPlan.taskLog(task)), { 'Content-Disposition': `attachment; filename="${fileName}"` });
+          send(res, 200, 'text/plain; charset=utf-8', taskLogText(await zkPlan.logs.read(task)), {
+            'Content-Disposition': `attachment; filename="${fileName}"`,
+          });
           return;
         }
         case '/api/why':
-          sendJson(res, 200, await zkPlan.explainTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
+          sendJson(res, 200, await zkPlan.explain.task(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
           return;
         case '/api/cluster':
           sendJson(res, 200, await readCluster(zkPlan, parent, options.actionsToken !== undefined, options.schedules, options.jobs));

@@ -34,7 +34,7 @@ export interface UiNode {
   readonly inputs: readonly string[];
   /** The task node is gone and the plan keeps no record of it: shown as done, nothing more is known. */
   readonly gone?: true;
-  /** Deleted by cancelPlan before it finished, in a plan without history (its last state as this view saw it is kept, not counted as done). */
+  /** Deleted by control.cancel before it finished, in a plan without history (its last state as this view saw it is kept, not counted as done). */
   readonly cancelled?: true;
 }
 
@@ -153,7 +153,7 @@ export interface UiTaskDetail {
   readonly goneReason?: 'finished' | 'cancelled';
 }
 
-/** `GET /api/why?path=<task>`: why the task is not running (explainTask). */
+/** `GET /api/why?path=<task>`: why the task is not running (explain.task). */
 export interface UiExplanation {
   readonly task: string;
   readonly code: string;
@@ -270,7 +270,7 @@ export interface UiErrorBody {
   readonly error: { readonly code: string; readonly message: string };
 }
 
-/** One try's log as `/api/task-log` answers it (taskLog's records, times as ISO strings). */
+/** One try's log as `/api/task-log` answers it (logs.read's records, times as ISO strings). */
 export interface UiTaskLogTry {
   readonly attempt: number;
   readonly workerId: string;

@@ -38,7 +38,7 @@
  *
  * The reader's limit: `readValue(zk, path, { maxBytes })`, `DEFAULTS.maxResultBytes` (16 MiB) when
  * not given. A worker reads its inputs and its task's result with its own `maxResultBytes` (the
- * limit of what it writes); getResult, exportPlan/rerunPlan, the web view and addTask (taking a
+ * limit of what it writes); getResult, snapshots.export/snapshots.rerun, the web view and addTask (taking a
  * finished producer's kept result) read with the ZkPlan's `maxResultBytes` (`ZkPlan.connect`, which
  * is also its workers' default). A cluster whose workers write larger values gives its readers at
  * least the same limit. The spec record (`<plan>/spec`), written without a size limit, is read

@@ -9,7 +9,7 @@
  *   <key>                         { limit }
  *     slot-<i>                    EPHEMERAL; held by a running task with the key (i < limit): { task, workerId, at }
  * <parent>/plan-NNNNNNNNNN        persistent sequential
- *                                 value: its settings; a plan from importPlan or rerunPlan also names its snapshot (importOf)
+ *                                 value: its settings; a plan from snapshots.import or snapshots.rerun also names its snapshot (importOf)
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
  *   spec                          (plans from submitPlan) { spec, params, tasks: { key: path }, submittedAt, origin? }
@@ -17,7 +17,7 @@
  *     key-<URI-encoded key>       { task }: the task that holds the key; made once the task exists, before it is
  *                                 ready; removed only when its unfinished batch is (the key is then free again)
  *   control                       present while the plan is paused or cancelled (value: { state, reason?, at, abortRunning })
- *   alerts                        events of the plan reported to onPlanEvent listeners, once across the cluster
+ *   alerts                        events of the plan reported to alerts.subscribe listeners, once across the cluster
  *     <event id>                  { event, deliveredAt? | gaveUpAt? }
  *       lock                      EPHEMERAL; held by the process delivering the event
  *   history                       (every plan but those created with { history: false }) a record per ended task

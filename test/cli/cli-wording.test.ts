@@ -81,7 +81,7 @@ describe('the CLI speaks in CLI commands', () => {
     const plan = await zkPlan.createPlan('/r');
     await zkPlan.addTask(plan, call('x'));
     await zkPlan.markAsReady(plan);
-    const rerun = await thrownBy(() => zkPlan.rerunPlan(plan, { from: 'failed' }));
+    const rerun = await thrownBy(() => zkPlan.snapshots.rerun(plan, { from: 'failed' }));
     await zkPlan.close();
     expect(rerun).toMatchObject({ code: 'RERUN_NO_SPEC' });
     expect((rerun as Error).message).toMatch(API_CALL);

@@ -45,7 +45,7 @@ describe('explainTask reads the owner after the view and the registry after the 
     const task = await asker.zkPlan.addTask(plan, call('block'));
     await asker.zkPlan.markAsReady(plan);
     await until(async () => (await asker.zk.exists(`${task}/owner`)) !== undefined, 'the task to be claimed');
-    expect((await asker.zkPlan.explainTask(task)).code).toBe('OWNED');
+    expect((await asker.zkPlan.explain.task(task)).code).toBe('OWNED');
 
     // The first read of the owner node comes after the task finished: the view read before it still shows it running.
     const read = asker.zk.tryGetData.bind(asker.zk);
@@ -58,7 +58,7 @@ describe('explainTask reads the owner after the view and the registry after the 
       }
       return await read(path, ...rest);
     });
-    const explanation = await asker.zkPlan.explainTask(task);
+    const explanation = await asker.zkPlan.explain.task(task);
     expect(raced).toBe(true);
     expect(explanation.code).toBe('DONE');
     // The registry it read shows the worker live all along.
@@ -88,7 +88,7 @@ describe('explainTask reads the owner after the view and the registry after the 
       return await list(path, ...rest);
     });
     try {
-      const explanation = await asker.zkPlan.explainTask(task);
+      const explanation = await asker.zkPlan.explain.task(task);
       expect(started).toBe(true);
       expect(explanation).toMatchObject({ code: 'OWNED', details: { session: worker.zk.session.id } });
     } finally {

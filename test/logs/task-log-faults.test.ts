@@ -65,7 +65,7 @@ function loseReplyOf(proc: MemoryProcess, matches: (op: string, path: string) =>
 const TASK_LOGS = { echo: false, sink: false, flushIntervalMs: 20 } as const;
 
 async function messages(proc: MemoryProcess, task: string): Promise<string[][]> {
-  return (await proc.zkPlan.taskLog(task)).map((attempt) => attempt.lines.map(({ msg }) => msg));
+  return (await proc.zkPlan.logs.read(task)).map((attempt) => attempt.lines.map(({ msg }) => msg));
 }
 
 describe('the task-log protocol under faults', () => {
@@ -93,7 +93,7 @@ describe('the task-log protocol under faults', () => {
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
     expect(lost.hits()).toBe(1);
-    const [attempt] = await proc.zkPlan.taskLog(task);
+    const [attempt] = await proc.zkPlan.logs.read(task);
     expect(attempt?.lines.map(({ msg }) => msg)).toEqual(['first 1', 'first 2', 'first 3', 'second 1', 'second 2', 'second 3']);
     expect(attempt?.finishedAt).toBeInstanceOf(Date);
   });
@@ -108,7 +108,7 @@ describe('the task-log protocol under faults', () => {
     await pool.stop();
     expect(lost.hits()).toBe(1);
     const reserved = (JSON.parse(String(server.getData(childPath(plan, LOGS)))) as { reservedBytes: number }).reservedBytes;
-    const [attempt] = await proc.zkPlan.taskLog(task);
+    const [attempt] = await proc.zkPlan.logs.read(task);
     if (attempt === undefined) throw new Error('no log kept');
     expect(attempt.lines).toHaveLength(6);
     expect(reserved).toBeGreaterThanOrEqual(encodeAttemptLog(attempt).length);
@@ -135,7 +135,7 @@ describe('the task-log protocol under faults', () => {
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
     expect(server.children(taskLogsPath(task))).toHaveLength(2);
-    const tries = await proc.zkPlan.taskLog(task);
+    const tries = await proc.zkPlan.logs.read(task);
     expect(tries.map((attempt) => attempt.lines.map(({ msg }) => msg)).sort()).toEqual([
       ['run 1 begins', 'run 1 ends'],
       ['run 2 begins', 'run 2 ends'],
@@ -148,7 +148,7 @@ describe('the task-log protocol under faults', () => {
     const { proc, server, plan, task } = await setUp(talking(between));
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: TASK_LOGS });
     await expect.poll(() => messages(proc, task)).toEqual([['first 1', 'first 2', 'first 3']]);
-    await proc.zkPlan.deletePlan(plan);
+    await proc.zkPlan.plans.delete(plan);
     between.open(); // it logs three more lines and its last flush finds no plan
     await pause(100);
     await pool.stop();

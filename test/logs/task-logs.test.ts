@@ -80,7 +80,7 @@ describe('task logs', () => {
       [a, 'a'],
       [b, 'b'],
     ] as const) {
-      const [attempt, ...others] = await proc.zkPlan.taskLog(task);
+      const [attempt, ...others] = await proc.zkPlan.logs.read(task);
       expect(others).toEqual([]);
       expect(attempt).toMatchObject({ attempt: 1, truncated: false, droppedLines: 0 });
       expect(attempt?.finishedAt).toBeInstanceOf(Date);
@@ -110,14 +110,14 @@ describe('task logs', () => {
     let lines: string[] = [];
     while (lines.length === 0 && Date.now() - started < 5_000) {
       await pause(20);
-      lines = (await proc.zkPlan.taskLog(task)).flatMap((attempt) => attempt.lines.map(({ msg }) => msg));
+      lines = (await proc.zkPlan.logs.read(task)).flatMap((attempt) => attempt.lines.map(({ msg }) => msg));
     }
     expect(lines).toEqual(['started']);
     expect(Date.now() - started).toBeLessThan(1_000); // flushIntervalMs 300, in memory: well within ~1 s
-    expect((await proc.zkPlan.taskLog(task))[0]?.finishedAt).toBeUndefined();
+    expect((await proc.zkPlan.logs.read(task))[0]?.finishedAt).toBeUndefined();
     release.open();
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
-    const [attempt] = await proc.zkPlan.taskLog(task); // read right after completion: whole
+    const [attempt] = await proc.zkPlan.logs.read(task); // read right after completion: whole
     expect(attempt?.lines.map(({ msg }) => msg)).toEqual(['started', 'last words']);
     expect(attempt?.finishedAt).toBeInstanceOf(Date);
     await pool.stop();
@@ -137,7 +137,7 @@ describe('task logs', () => {
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: { echo: false, sink: false } });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await pool.stop();
-    const [attempt] = await proc.zkPlan.taskLog(task);
+    const [attempt] = await proc.zkPlan.logs.read(task);
     if (attempt === undefined) throw new Error('no log kept');
     expect(attempt.truncated).toBe(true);
     expect(attempt.lines.at(-1)?.msg).toBe('the end');
@@ -167,7 +167,7 @@ describe('task logs', () => {
     let stored = 0;
     let withTail = 0;
     for (const task of tasks) {
-      for (const attempt of await proc.zkPlan.taskLog(task)) {
+      for (const attempt of await proc.zkPlan.logs.read(task)) {
         stored += encodeAttemptLog(attempt).length;
         if (attempt.lines.length > 0) withTail += 1;
       }
@@ -197,7 +197,7 @@ describe('task logs', () => {
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: { echo: false, sink: false, flushIntervalMs: 50 } });
     const seen: FollowedLogLine[] = [];
     const following = (async () => {
-      for await (const line of proc.zkPlan.followLog(task, { pollMs: 20 })) {
+      for await (const line of proc.zkPlan.logs.follow(task, { pollMs: 20 })) {
         seen.push(line);
         if (line.msg === 'try 2 begins') step[0]?.open();
       }
@@ -227,8 +227,8 @@ describe('task logs', () => {
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: false });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
-    expect(await proc.zkPlan.taskLog(talk)).toEqual([]);
-    expect(await proc.zkPlan.taskLog(quiet)).toEqual([]);
+    expect(await proc.zkPlan.logs.read(talk)).toEqual([]);
+    expect(await proc.zkPlan.logs.read(quiet)).toEqual([]);
     expect(await proc.zk.exists(childPath(plan, LOGS))).toBeUndefined();
   });
 
@@ -246,7 +246,7 @@ describe('task logs', () => {
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: { echo: false, sink } });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
-    const [attempt] = await proc.zkPlan.taskLog(task);
+    const [attempt] = await proc.zkPlan.logs.read(task);
     expect(attempt?.truncated).toBe(true); // 100 lines of ~250 bytes: over the 8 KiB tail
     const location = attempt?.fullLog?.location ?? '';
     const whole = (await readFile(location, 'utf8')).trim().split('\n');
@@ -254,7 +254,7 @@ describe('task logs', () => {
     expect(JSON.parse(whole[0] ?? '{}')).toMatchObject({ level: 'info', msg: expect.stringMatching(/^line 0 /) });
     await sink.prune(async (path) => (await proc.zk.exists(path)) !== undefined);
     expect(await readFile(location, 'utf8')).not.toBe('');
-    await proc.zkPlan.deletePlan(plan);
+    await proc.zkPlan.plans.delete(plan);
     await sink.prune(async (path) => (await proc.zk.exists(path)) !== undefined);
     expect(await readdir(dir, { recursive: true })).toEqual([encodeURIComponent(PARENT)]);
   });
@@ -262,9 +262,9 @@ describe('task logs', () => {
   it('refuses a path that is not a task and an attempt below 1 with coded errors', async () => {
     const proc = open(new MemoryZooKeeper(), new FunctionRegistry());
     const plan = await proc.zkPlan.createPlan(PARENT);
-    await expectRejects(() => proc.zkPlan.taskLog(plan), InvalidArgumentError);
-    await expectRejects(() => proc.zkPlan.taskLog(`${plan}/task-0000000001`, { attempt: 0 }), InvalidArgumentError);
-    expect(await proc.zkPlan.taskLog(`${plan}/task-0000000001`)).toEqual([]);
+    await expectRejects(() => proc.zkPlan.logs.read(plan), InvalidArgumentError);
+    await expectRejects(() => proc.zkPlan.logs.read(`${plan}/task-0000000001`, { attempt: 0 }), InvalidArgumentError);
+    expect(await proc.zkPlan.logs.read(`${plan}/task-0000000001`)).toEqual([]);
     expect(() => proc.zkPlan.startWorkers(PARENT, { taskLogs: { maxBytesPerAttempt: 10 } })).toThrow(InvalidArgumentError);
     expect(() => proc.zkPlan.startWorkers(PARENT, { taskLogs: { flushIntervalMs: 0.5 } })).toThrow(InvalidArgumentError);
     expect(() => proc.zkPlan.startWorkers(PARENT, { taskLogs: { bogus: true } as never })).toThrow(InvalidArgumentError);

@@ -69,7 +69,7 @@ async function planInEveryState(builder: MemoryProcess, ghost: MemoryProcess): P
   await builder.zkPlan.markAsReady(plan);
   const pool = builder.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
   for (let tries = 0; tries < 1_000; tries++) {
-    const view = await builder.zkPlan.describePlan(plan);
+    const view = await builder.zkPlan.plans.describe(plan);
     if (view.status.counts.done === 1 && view.status.counts.failed === 1) break;
     await pause(2);
   }
@@ -114,10 +114,10 @@ describe('cancelPlan keeps where each task stood', () => {
     const fixture = await planInEveryState(open(server, 'builder'), open(server, 'ghost'));
     const asker = open(server, 'asker');
     const cancelledAt = Date.now();
-    await asker.zkPlan.cancelPlan(fixture.plan, { reason: 'test' });
+    await asker.zkPlan.control.cancel(fixture.plan, { reason: 'test' });
 
     expect(server.children(fixture.plan).filter((name) => name.startsWith('task-'))).toEqual([]);
-    const view = await asker.zkPlan.describePlan(fixture.plan);
+    const view = await asker.zkPlan.plans.describe(fixture.plan);
     expect(standings(view)).toEqual(expected(fixture));
     const byTask = new Map(view.tasks.map((task) => [task.task, task]));
     expect(byTask.get(fixture.tasks.done)).toMatchObject({
@@ -141,8 +141,8 @@ describe('cancelPlan keeps where each task stood', () => {
     expect(view.status).toMatchObject({ state: 'cancelled', counts: { total: 6, done: 1, remaining: 5, failed: 1, cancelled: 2, unstarted: 2 } });
     expect(view.status.failed.map(({ task }) => task)).toEqual([fixture.tasks.failed]);
     // planStatus and listPlans count as describePlan does.
-    expect((await asker.zkPlan.planStatus(fixture.plan)).counts).toEqual(view.status.counts);
-    expect((await asker.zkPlan.listPlans(PARENT))[0]?.status.counts).toEqual(view.status.counts);
+    expect((await asker.zkPlan.plans.status(fixture.plan)).counts).toEqual(view.status.counts);
+    expect((await asker.zkPlan.plans.list(PARENT))[0]?.status.counts).toEqual(view.status.counts);
   });
 
   it('a cancel that dies right before any one of its writes, called again by another process, ends with the same records and no task left', async () => {
@@ -166,7 +166,7 @@ describe('cancelPlan keeps where each task stood', () => {
           if (session !== undefined) server.expireSession(session);
         },
       };
-      const cancelling = victim.zkPlan.cancelPlan(fixture.plan);
+      const cancelling = victim.zkPlan.control.cancel(fixture.plan);
       await Promise.race([cancelling, until(() => crashed)]);
       if (!crashed) {
         finished = true;
@@ -175,13 +175,13 @@ describe('cancelPlan keeps where each task stood', () => {
       processes.splice(processes.indexOf(victim), 1); // its session is gone: closing it would wait for nothing
 
       const again = open(server, `again-${crashAt}`);
-      if (crashed) await again.zkPlan.cancelPlan(fixture.plan);
+      if (crashed) await again.zkPlan.control.cancel(fixture.plan);
       expect(
         server.children(fixture.plan).filter((name) => name.startsWith('task-')),
         `crash before write ${crashAt}`,
       ).toEqual([]);
       expect(server.children(`${fixture.plan}/history`)).toHaveLength(6);
-      expect(standings(await again.zkPlan.describePlan(fixture.plan)), `crash before write ${crashAt}`).toEqual(expected(fixture));
+      expect(standings(await again.zkPlan.plans.describe(fixture.plan)), `crash before write ${crashAt}`).toEqual(expected(fixture));
       await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
     }
     // Its writes: the control record, the touch, 4 records, then the deletes (ready, and each task's nodes).
@@ -192,9 +192,9 @@ describe('cancelPlan keeps where each task stood', () => {
     const server = new MemoryZooKeeper();
     const fixture = await planInEveryState(open(server, 'builder'), open(server, 'ghost'));
     const [first, second] = [open(server, 'first'), open(server, 'second')];
-    await Promise.all([first.zkPlan.cancelPlan(fixture.plan), second.zkPlan.cancelPlan(fixture.plan)]);
+    await Promise.all([first.zkPlan.control.cancel(fixture.plan), second.zkPlan.control.cancel(fixture.plan)]);
     expect(server.children(`${fixture.plan}/history`)).toHaveLength(6);
-    expect(standings(await first.zkPlan.describePlan(fixture.plan))).toEqual(expected(fixture));
+    expect(standings(await first.zkPlan.plans.describe(fixture.plan))).toEqual(expected(fixture));
   });
 
   it('a plan created with { history: false } keeps no record: its tasks are deleted and it shows none', async () => {
@@ -203,9 +203,9 @@ describe('cancelPlan keeps where each task stood', () => {
     const plan = await proc.zkPlan.createPlan(PARENT, { history: false });
     await proc.zkPlan.addTask(plan, call('ok', 1));
     await proc.zkPlan.markAsReady(plan);
-    await proc.zkPlan.cancelPlan(plan);
+    await proc.zkPlan.control.cancel(plan);
     expect(server.children(plan).filter((name) => name.startsWith('task-') || name === 'history')).toEqual([]);
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view).toMatchObject({ historyKept: false, tasks: [], status: { state: 'cancelled', counts: { total: 0 } } });
   });
 });

@@ -49,7 +49,7 @@ describe('the history of a finished plan', () => {
     proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
 
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view.historyKept).toBe(true);
     expect(view.tasks.map(({ task, state, fn, params, inputs }) => [task, state, fn, params, inputs])).toEqual([
       [a, 'done', 'value', [1], []],
@@ -62,8 +62,8 @@ describe('the history of a finished plan', () => {
       expect(task.durationMs).toBe((task.finishedAt?.getTime() ?? 0) - (task.startedAt?.getTime() ?? 0));
     }
     expect(view.status.counts).toMatchObject({ total: 3, done: 3, remaining: 0 });
-    expect((await proc.zkPlan.planStatus(plan)).counts).toEqual(view.status.counts);
-    expect((await proc.zkPlan.listPlans(PARENT))[0]).toMatchObject({ done: 3, historyKept: true, status: { counts: view.status.counts } });
+    expect((await proc.zkPlan.plans.status(plan)).counts).toEqual(view.status.counts);
+    expect((await proc.zkPlan.plans.list(PARENT))[0]).toMatchObject({ done: 3, historyKept: true, status: { counts: view.status.counts } });
   });
 
   it('a failed plan shows its failed task with its error and attempts, the blocked one, and the done ones', async () => {
@@ -77,7 +77,7 @@ describe('the history of a finished plan', () => {
     await proc.zkPlan.markAsReady(plan);
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
     await expect(proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow(/failed/);
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     const byTask = new Map(view.tasks.map((task) => [task.task, task]));
     expect(byTask.get(ok)).toMatchObject({ state: 'done', workerId: expect.any(String) });
     expect(byTask.get(failing)).toMatchObject({
@@ -89,7 +89,7 @@ describe('the history of a finished plan', () => {
     });
     expect(byTask.get(blocked)).toMatchObject({ state: 'blocked', inputs: [failing] });
     expect(view.status).toMatchObject({ state: 'failed', counts: { total: 3, done: 1, failed: 1, blocked: 1 } });
-    expect((await proc.zkPlan.planStatus(plan)).counts).toEqual(view.status.counts);
+    expect((await proc.zkPlan.plans.status(plan)).counts).toEqual(view.status.counts);
   });
 
   it('a task whose worker died right before any one of its writes, finished by another worker, has its done record', async () => {
@@ -130,7 +130,7 @@ describe('the history of a finished plan', () => {
       const survivor = crashed ? undefined : victim;
       victim = undefined; // no crash from here on: a survivor's later writes (its registry, its stop) go through
       await finished;
-      const view = await builder.zkPlan.describePlan(plan);
+      const view = await builder.zkPlan.plans.describe(plan);
       expect(
         view.tasks.map(({ task, state }) => [task, state]),
         `crash before write ${crashAt}`,
@@ -150,7 +150,7 @@ describe('the history of a finished plan', () => {
     await proc.zkPlan.markAsReady(plan);
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view).toMatchObject({ historyKept: false, tasks: [], status: { state: 'completed', counts: { total: 0, done: 0 } } });
     expect(await proc.zk.exists(`${plan}/history`)).toBeUndefined();
   });
@@ -165,7 +165,7 @@ describe('the history of a finished plan', () => {
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await proc.zk.create(`${plan}/history/task-0000000099`, encodeValue({ state: 'done', fn: 'x', outputs: 'not a list', finishedAt: 'yesterday' }, 'forged'));
     await proc.zk.create(`${plan}/history/task-0000000098`, Buffer.from('{not json'));
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view.tasks.map(({ task: path, state }) => [path, state])).toEqual([[task, 'done']]);
     expect(view.status.counts).toMatchObject({ total: 1, done: 1 });
   });

@@ -41,14 +41,14 @@ describe('plan names', () => {
     const unnamed = await proc.zkPlan.createPlan(PARENT);
     await proc.zkPlan.addTask(named, call('load', 'eu'));
     expect((decodeValue(named, proc.server.getData(named) ?? null) as { name?: string }).name).toBe('nightly billing (eu)');
-    expect((await proc.zkPlan.planStatus(named)).name).toBe('nightly billing (eu)');
-    expect(await proc.zkPlan.planStatus(unnamed)).not.toHaveProperty('name');
-    const view = await proc.zkPlan.describePlan(named);
+    expect((await proc.zkPlan.plans.status(named)).name).toBe('nightly billing (eu)');
+    expect(await proc.zkPlan.plans.status(unnamed)).not.toHaveProperty('name');
+    const view = await proc.zkPlan.plans.describe(named);
     expect(view.status.name).toBe('nightly billing (eu)');
     expect(renderPlanView(view, 200).split('\n')[0]).toMatch(new RegExp(`^${named} \\(nightly billing \\(eu\\)\\): building, 1 task\\(s\\)`));
-    expect(renderPlanView(await proc.zkPlan.describePlan(unnamed), 200).split('\n')[0]).toMatch(new RegExp(`^${unnamed}: `));
+    expect(renderPlanView(await proc.zkPlan.plans.describe(unnamed), 200).split('\n')[0]).toMatch(new RegExp(`^${unnamed}: `));
 
-    const plans = await proc.zkPlan.listPlans(PARENT);
+    const plans = await proc.zkPlan.plans.list(PARENT);
     expect(plans.map((summary) => summary.status.name)).toEqual(['nightly billing (eu)', undefined]);
     const table = formatTable(plans, planColumns(plans), 200).split('\n');
     expect(table[0]).toMatch(/^PLAN\s+NAME\s+STATE\s+PROGRESS\s+FAILED$/);
@@ -84,7 +84,7 @@ describe('plan names', () => {
     const plan = await proc.zkPlan.createPlan(PARENT, { failurePolicy: 'failFast' });
     for (const forged of ['\u001b[2Jwiped', 'x'.repeat(10_000)]) {
       await proc.zk.setData(plan, encodeValue({ ...(decodeValue(plan, proc.server.getData(plan) ?? null) as object), name: forged }, 'plan'));
-      const status = await proc.zkPlan.planStatus(plan);
+      const status = await proc.zkPlan.plans.status(plan);
       expect(status).not.toHaveProperty('name');
       expect(status.failurePolicy).toBe('failFast');
     }
@@ -94,15 +94,15 @@ describe('plan names', () => {
     const proc = process();
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, retention: false });
     const { plan } = await proc.zkPlan.submitPlan(PARENT, { name: 'daily report', tasks: { eu: { fn: 'load', params: ['eu'] } } });
-    expect((await proc.zkPlan.planStatus(plan)).name).toBe('daily report');
+    expect((await proc.zkPlan.plans.status(plan)).name).toBe('daily report');
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-    const imported = await proc.zkPlan.importPlan('/elsewhere', await proc.zkPlan.exportPlan(plan));
-    expect((await proc.zkPlan.planStatus(imported.plan)).name).toBe('daily report');
+    const imported = await proc.zkPlan.snapshots.import('/elsewhere', await proc.zkPlan.snapshots.export(plan));
+    expect((await proc.zkPlan.plans.status(imported.plan)).name).toBe('daily report');
 
     const built = await proc.zkPlan.createPlan(PARENT, { name: 'by hand' });
     await proc.zkPlan.addTask(built, call('load', 'x'), [], { key: 'x', keepResult: true });
-    const copy = await proc.zkPlan.importPlan('/copies', await proc.zkPlan.exportPlan(built));
-    expect((await proc.zkPlan.planStatus(copy.plan)).name).toBe('by hand');
+    const copy = await proc.zkPlan.snapshots.import('/copies', await proc.zkPlan.snapshots.export(built));
+    expect((await proc.zkPlan.plans.status(copy.plan)).name).toBe('by hand');
     await pool.stop();
   });
 
@@ -130,8 +130,8 @@ describe('plan names', () => {
     processes.push(scheduler);
     await scheduler.schedules.put({ name: 'pulse', cron: '0 0 * * * *', spec: TICK_SPEC, planParent: PLANS });
     const { plan } = await scheduler.schedules.trigger('pulse');
-    expect((await scheduler.zkPlan.planStatus(plan)).name).toBe('pulse');
+    expect((await scheduler.zkPlan.plans.status(plan)).name).toBe('pulse');
     await scheduler.schedules.put({ name: 'named', cron: '0 0 * * * *', spec: { ...TICK_SPEC, name: 'its own name' }, planParent: PLANS });
-    expect((await scheduler.zkPlan.planStatus((await scheduler.schedules.trigger('named')).plan)).name).toBe('its own name');
+    expect((await scheduler.zkPlan.plans.status((await scheduler.schedules.trigger('named')).plan)).name).toBe('its own name');
   });
 });

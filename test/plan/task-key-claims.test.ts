@@ -62,7 +62,7 @@ describe('addTask with a key', () => {
     const unkeyed = await proc.zkPlan.addTask(plan, call('load', 'plain'));
 
     expect(parseDefinition(eu, decodeValue(eu, server.getData(eu) ?? null)).key).toBe('load-eu');
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view.tasks.map((task) => [task.task, task.key])).toEqual([
       [eu, 'load-eu'],
       [us, 'load-us'],
@@ -72,15 +72,15 @@ describe('addTask with a key', () => {
     const table = renderPlanView(view, 200).split('\n');
     expect(table[1]).toMatch(/^KEY\s+TASK\s+STATE/);
     expect(table.slice(2).map((line) => line.split(/\s+/)[0])).toEqual(['load-eu', 'load-us', 'report', '-']);
-    expect(await proc.zkPlan.taskOfKey(plan, 'report')).toBe(report);
+    expect(await proc.zkPlan.plans.taskOfKey(plan, 'report')).toBe(report);
 
     await proc.zkPlan.markAsReady(plan);
     const pool = proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await pool.stop();
     // The task nodes are gone; their claims stay, so the keys still name them.
-    expect(await proc.zkPlan.taskOfKey(plan, 'report')).toBe(report);
-    expect(await proc.zkPlan.getResult(await proc.zkPlan.taskOfKey(plan, 'report'))).toBe('eu+us');
+    expect(await proc.zkPlan.plans.taskOfKey(plan, 'report')).toBe(report);
+    expect(await proc.zkPlan.getResult(await proc.zkPlan.plans.taskOfKey(plan, 'report'))).toBe('eu+us');
     const error = await expectRejects(() => proc.zkPlan.addTask(plan, call('load', 'again'), [], { key: 'load-eu' }), DuplicateTaskKeyError);
     expect(error.holder).toBe(eu);
   });
@@ -93,7 +93,7 @@ describe('addTask with a key', () => {
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, retention: false });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await pool.stop();
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view.tasks.map((task) => [task.key, task.state])).toEqual([['load-eu', 'done']]);
   });
 
@@ -134,8 +134,8 @@ describe('addTask with a key', () => {
     const error = await expectRejects(() => proc.zkPlan.addTask(plan, call('load', 'x'), [], { key: 'eu' }), DuplicateTaskKeyError);
     expect(error.holder).toBe(tasks['eu']);
     const extra = await proc.zkPlan.addTask(plan, call('load', 'x'), [], { key: 'extra' });
-    expect(await proc.zkPlan.taskOfKey(plan, 'eu')).toBe(tasks['eu']);
-    expect(await proc.zkPlan.taskOfKey(plan, 'extra')).toBe(extra);
+    expect(await proc.zkPlan.plans.taskOfKey(plan, 'eu')).toBe(tasks['eu']);
+    expect(await proc.zkPlan.plans.taskOfKey(plan, 'extra')).toBe(extra);
   });
 
   it.each([
@@ -160,9 +160,9 @@ describe('addTask with a key', () => {
     const plan = await proc.zkPlan.createPlan(PARENT);
     for (const key of ['.', '..', 'a/b', 'ü ü', '%41']) {
       const task = await proc.zkPlan.addTask(plan, call('load', key), [], { key });
-      expect(await proc.zkPlan.taskOfKey(plan, key)).toBe(task);
+      expect(await proc.zkPlan.plans.taskOfKey(plan, key)).toBe(task);
     }
-    expect(new Set((await proc.zkPlan.describePlan(plan)).tasks.map((task) => task.key))).toEqual(new Set(['.', '..', 'a/b', 'ü ü', '%41']));
+    expect(new Set((await proc.zkPlan.plans.describe(plan)).tasks.map((task) => task.key))).toEqual(new Set(['.', '..', 'a/b', 'ü ü', '%41']));
   });
 
   it('an export keys its derived spec by the tasks’ keys, so the imported plan knows them too', async () => {
@@ -171,19 +171,19 @@ describe('addTask with a key', () => {
     const eu = await proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
     await proc.zkPlan.addTask(plan, call('join'), [eu], { key: 'report' });
     const unkeyed = await proc.zkPlan.addTask(plan, call('load', 'plain'));
-    const snapshot = await proc.zkPlan.exportPlan(plan);
+    const snapshot = await proc.zkPlan.snapshots.export(plan);
     expect(Object.keys(snapshot.spec.tasks).sort()).toEqual(['load-eu', nameOfTask(unkeyed), 'report'].sort());
     expect(snapshot.spec.tasks['report']?.inputs).toEqual(['load-eu']);
-    const imported = await proc.zkPlan.importPlan('/copies', snapshot);
-    expect(await proc.zkPlan.taskOfKey(imported.plan, 'report')).toBe(imported.tasks['report']);
-    const view = await proc.zkPlan.describePlan(imported.plan);
+    const imported = await proc.zkPlan.snapshots.import('/copies', snapshot);
+    expect(await proc.zkPlan.plans.taskOfKey(imported.plan, 'report')).toBe(imported.tasks['report']);
+    const view = await proc.zkPlan.plans.describe(imported.plan);
     expect(view.tasks.map((task) => task.key).sort()).toEqual(['load-eu', nameOfTask(unkeyed), 'report'].sort());
   });
 
   it('taskOfKey: TASK_KEY_NOT_FOUND for a key no task has', async () => {
     const proc = process(new MemoryZooKeeper(), 'a');
     const plan = await proc.zkPlan.createPlan(PARENT);
-    const error = await expectRejects(() => proc.zkPlan.taskOfKey(plan, 'nope'), TaskKeyNotFoundError);
+    const error = await expectRejects(() => proc.zkPlan.plans.taskOfKey(plan, 'nope'), TaskKeyNotFoundError);
     expect([error.code, error.plan, error.key]).toEqual(['TASK_KEY_NOT_FOUND', plan, 'nope']);
   });
 });

@@ -27,7 +27,7 @@ describe('task keys', () => {
       tasks: { eu: { fn: 'load', params: ['eu'] }, us: { fn: 'load', params: ['us'] }, report: { fn: 'join', inputs: ['eu', 'us'] } },
       options: { history: true },
     });
-    const before = await proc.zkPlan.describePlan(plan);
+    const before = await proc.zkPlan.plans.describe(plan);
     expect(Object.fromEntries(before.tasks.map((task) => [task.key, task.task]))).toEqual(tasks);
     const table = renderPlanView(before, 200).split('\n');
     expect(table[1]).toMatch(/^KEY\s+TASK\s+STATE/);
@@ -36,7 +36,7 @@ describe('task keys', () => {
     const pool = proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await pool.stop();
-    const after = await proc.zkPlan.describePlan(plan);
+    const after = await proc.zkPlan.plans.describe(plan);
     expect(after.tasks.map((task) => [task.key, task.state])).toEqual([
       ['eu', 'done'],
       ['us', 'done'],
@@ -49,7 +49,7 @@ describe('task keys', () => {
     processes.push(proc);
     const plan = await proc.zkPlan.createPlan(PARENT);
     await proc.zkPlan.addTask(plan, call('load', 'eu'));
-    const view = await proc.zkPlan.describePlan(plan);
+    const view = await proc.zkPlan.plans.describe(plan);
     expect(view.tasks.map((task) => task.key)).toEqual([undefined]);
     expect(renderPlanView(view, 200).split('\n')[1]).toMatch(/^TASK\s+STATE/);
   });

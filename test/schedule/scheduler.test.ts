@@ -100,7 +100,7 @@ describe('Scheduler', () => {
       ['fired', 'running'],
       ['fired', 'cancelled'],
     ]);
-    const status = await proc.zkPlan.planStatus(summary?.recentRuns[1]?.plan as string);
+    const status = await proc.zkPlan.plans.status(summary?.recentRuns[1]?.plan as string);
     expect(status.control?.reason).toMatch(/overlap: .*pulse@.* fired by schedule "pulse"/);
   });
 
@@ -113,7 +113,7 @@ describe('Scheduler', () => {
     proc.clock.now = T0 + 1_500;
     const manual = await proc.schedules.trigger('pulse'); // fires whatever the policy
     expect(manual.state).toBe('fired');
-    await proc.zkPlan.deletePlan(manual.plan); // the manual run is over: the newest run is finished, cron run 1 is not
+    await proc.zkPlan.plans.delete(manual.plan); // the manual run is over: the newest run is finished, cron run 1 is not
     proc.clock.now = T0 + 2_020;
     await proc.scheduler.pass();
     let [summary] = await proc.schedules.list();
@@ -126,7 +126,7 @@ describe('Scheduler', () => {
     expect(summary?.recentRuns[0]?.reason).toBe(`overlap: the previous run ${cronRun} has not finished`);
 
     // Cron run 1 goes; a manual run that has not finished holds back the next tick, whenever it was triggered.
-    await proc.zkPlan.deletePlan(cronRun);
+    await proc.zkPlan.plans.delete(cronRun);
     const unfinished = await proc.schedules.trigger('pulse');
     proc.clock.now = T0 + 3_020;
     await proc.scheduler.pass();
@@ -165,7 +165,7 @@ describe('Scheduler', () => {
       await proc.scheduler.pass();
     }
     const [first, second] = plansOn(server) as [string, string];
-    await proc.zkPlan.deletePlan(`${PLANS}/${second}`); // the newest run is over; the first is not
+    await proc.zkPlan.plans.delete(`${PLANS}/${second}`); // the newest run is over; the first is not
     await proc.schedules.put({ ...everySecond, overlap: 'skip' });
     for (let tick = 3; tick <= DEFAULTS.schedule.keepTicks + 10; tick++) {
       proc.clock.now = T0 + tick * 1000 + 20;
@@ -388,7 +388,7 @@ describe('overlap: the earlier runs a cron tick looks at', () => {
       await a.scheduler.pass();
     }
     const [first, second] = plansOn(server);
-    await a.zkPlan.deletePlan(`${PLANS}/${second}`); // the newest run is over; the first is not
+    await a.zkPlan.plans.delete(`${PLANS}/${second}`); // the newest run is over; the first is not
     await a.schedules.put({ ...everySecond, overlap: 'skip' });
     a.clock.now = T0 + 3_020;
     await a.scheduler.pass();

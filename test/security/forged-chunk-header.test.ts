@@ -20,7 +20,7 @@ import { MalformedNodeError } from '../../src/errors/task-errors.js';
 import { IncompleteValueError } from '../../src/errors/value-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
-import { ZkPlan } from '../../src/plan/zk-plan.js';
+import { ZkPlan } from '../../src/zk-plan.js';
 import { encodeValue } from '../../src/serialization/codec.js';
 import type { TaskFailure } from '../../src/store/failure-policy.js';
 import { MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
@@ -336,7 +336,7 @@ describe('a worker loop given a forged input', () => {
     expect(failure).toMatchObject({ code: 'MALFORMED_NODE', retryable: false, attempts: 1 });
     expect(failure.message).toContain(`more than this reader's limit of ${CHUNK_BYTES} bytes`);
 
-    await builder.zkPlan.retryFailed(plan);
+    await builder.zkPlan.control.retryFailed(plan);
     const large = open(server, 'large', functions());
     const second = large.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, retention: false, maxResultBytes: 4 * CHUNK_BYTES });
     try {
@@ -418,7 +418,7 @@ describe('the other readers of stored values', () => {
       [holding, childPath(holder, 'arg-0000000000')],
       [specced, childPath(specced, SPEC_RECORD)],
     ] as const) {
-      const { error, ms } = await timed(() => proc.zkPlan.exportPlan(plan));
+      const { error, ms } = await timed(() => proc.zkPlan.snapshots.export(plan));
       expect(error, path).toMatchObject({ path });
       expect(['MALFORMED_NODE', 'INCOMPLETE_VALUE'], path).toContain((error as { code?: string }).code);
       expect(ms, path).toBeLessThan(PROMPT_MS * 2);
@@ -430,7 +430,7 @@ describe('the other readers of stored values', () => {
     const plan = await proc.zkPlan.createPlan(PARENT);
     const bytes = 9e15;
     await proc.zk.create(childPath(plan, SPEC_RECORD), header(bytes, Math.ceil(bytes / CHUNK_BYTES)));
-    for (const read of [() => proc.zkPlan.exportPlan(plan), () => proc.zkPlan.rerunPlan(plan, { from: 'failed' })]) {
+    for (const read of [() => proc.zkPlan.snapshots.export(plan), () => proc.zkPlan.snapshots.rerun(plan, { from: 'failed' })]) {
       const { error, ms } = await timed(read);
       expect(error).toBeInstanceOf(IncompleteValueError);
       expect(ms).toBeLessThan(PROMPT_MS);

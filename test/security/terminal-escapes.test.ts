@@ -13,7 +13,7 @@ import { terminalLog } from '../../src/cli/worker-log.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
 import { createLogger, logWorkerEvents } from '../../src/observability/logger.js';
-import type { ZkPlan } from '../../src/plan/zk-plan.js';
+import type { ZkPlan } from '../../src/zk-plan.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { escapeJsonControls, hasControlCharacters, printable } from '../../src/util/printable.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
@@ -86,7 +86,7 @@ describe('what the CLI prints', () => {
     worker.zkPlan.startWorkers('/plans', { backoff: FAST_BACKOFF, retention: false });
     await expect(worker.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
 
-    const view = await worker.zkPlan.describePlan(plan);
+    const view = await worker.zkPlan.plans.describe(plan);
     expect(view.tasks[0]?.failure?.message).toContain(FORGED); // stored as thrown
     const shown = renderPlanView(view, 400);
     expect(shown).not.toMatch(CONTROL);

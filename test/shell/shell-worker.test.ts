@@ -56,7 +56,7 @@ describe('shell tasks among workers', () => {
     expect(failures).toHaveLength(1);
     expect(server.exists(`${task}/attempts`)).toBe(false);
     expect(server.exists(`${task}/owner`)).toBe(false);
-    const explanation = await plain.zkPlan.explainTask(task);
+    const explanation = await plain.zkPlan.explain.task(task);
     expect(explanation.code).toBe('NO_WORKER_FOR_FUNCTION');
     expect(explanation.message).toContain('no live worker allows shell tasks');
 

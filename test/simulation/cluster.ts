@@ -9,7 +9,7 @@ import { PermanentError } from '../../src/errors/task-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
-import { ZkPlan } from '../../src/plan/zk-plan.js';
+import { ZkPlan } from '../../src/zk-plan.js';
 import type { MemoryZkClient, MemoryZooKeeper } from '../../src/testing/index.js';
 import type { WorkerPool } from '../../src/worker/worker-pool.js';
 import type { SimObserver } from './observer.js';
@@ -157,7 +157,7 @@ export class SimWriter {
       // A concurrency key whose name says its limit (the observer checks it: invariant 7), set before any task uses it.
       const limit = 1 + (spec.startAtMs % 3);
       const key = `k${limit}`;
-      await this.zkPlan.setConcurrencyLimit(PARENT, key, limit);
+      await this.zkPlan.limits(PARENT).set(key, limit);
       const options = (params: SimTaskParams): { keepResult: boolean; priority?: number; concurrencyKey?: string } => ({
         keepResult: spec.readyFirst || params.label % 4 === 0,
         ...(params.label % 5 === 1 ? { priority: params.label % 3 } : {}),

@@ -439,7 +439,7 @@ class Simulation {
       plan.lastCheckAt = Date.now();
       void this.act(async () => {
         try {
-          const status = await this.checker.zkPlan.planStatus(path);
+          const status = await this.checker.zkPlan.plans.status(path);
           if (status.state !== 'failed' || plan.phase !== 'running') return;
           this.observer.note(`${path} failed: ${status.failed.map(({ task }) => task).join(', ')}`);
           if (plan.retriesLeft > 0 && this.random.chance(0.6)) {
@@ -466,7 +466,7 @@ class Simulation {
     void this.act(async () => {
       for (let tries = 0; ; tries++) {
         try {
-          const reset = await plan.writer.zkPlan.retryFailed(path);
+          const reset = await plan.writer.zkPlan.control.retryFailed(path);
           this.observer.note(`retryFailed(${path}) reset ${reset.join(', ') || 'nothing'}`);
           break;
         } catch (error) {
@@ -488,7 +488,7 @@ class Simulation {
       const refused = await this.repeat(
         `pausePlan(${path})`,
         async () => {
-          const { running } = await plan.writer.zkPlan.pausePlan(path, { abortRunning });
+          const { running } = await plan.writer.zkPlan.control.pause(path, { abortRunning });
           this.observer.note(`pausePlan(${path}) acknowledged; held: ${running.join(', ') || 'none'}`);
           this.observer.pauseAcknowledged(path, running);
         },
@@ -502,7 +502,7 @@ class Simulation {
       }
       await sleep(pausedMs);
       this.observer.resumeSent(path);
-      await this.repeat(`resumePlan(${path})`, () => plan.writer.zkPlan.resumePlan(path));
+      await this.repeat(`resumePlan(${path})`, () => plan.writer.zkPlan.control.resume(path));
       this.lastFaultAt = Date.now(); // the plan runs again: its time to end starts now
       if (plan.phase === 'pausing') plan.phase = 'running';
     });
@@ -514,7 +514,7 @@ class Simulation {
     plan.phase = 'cancelling';
     this.fault(`cancelPlan(${path})`);
     void this.act(async () => {
-      const refused = await this.repeat(`cancelPlan(${path})`, () => plan.writer.zkPlan.cancelPlan(path, { reason: 'simulated' }), isPlanFinished);
+      const refused = await this.repeat(`cancelPlan(${path})`, () => plan.writer.zkPlan.control.cancel(path, { reason: 'simulated' }), isPlanFinished);
       if (refused !== undefined) {
         // Finished before the cancel: it keeps the state it ended in, and the driver carries on with it.
         await this.checkFinished(path, refused);
@@ -522,7 +522,7 @@ class Simulation {
         return;
       }
       this.observer.cancelAcknowledged(path);
-      const status = await this.checker.zkPlan.planStatus(path).catch(() => undefined);
+      const status = await this.checker.zkPlan.plans.status(path).catch(() => undefined);
       if (status !== undefined && status.state !== 'cancelled') this.violate(`plan ${path} is ${status.state} after cancelPlan resolved, expected cancelled`);
       plan.endedAs = 'cancelled';
       this.deletePlan(plan);
@@ -549,7 +549,7 @@ class Simulation {
 
   /** A pause or cancel refused with PLAN_FINISHED: the plan is in the state the error names (a failed one may have been retried since). */
   private async checkFinished(path: string, refused: PlanFinishedError): Promise<void> {
-    const status = await this.checker.zkPlan.planStatus(path).catch(() => undefined);
+    const status = await this.checker.zkPlan.plans.status(path).catch(() => undefined);
     if (status === undefined || status.state === refused.state) return;
     if (refused.state === 'failed' && status.state !== 'completed') return; // retried meanwhile: it may run again
     this.violate(`${refused.action} of ${path} was refused as ${refused.state}, but the plan is ${status.state}`);
@@ -568,7 +568,7 @@ class Simulation {
   private async deleteWithRetries(writer: SimWriter, path: string): Promise<void> {
     for (let tries = 0; this.server.exists(path); tries++) {
       try {
-        await writer.zkPlan.deletePlan(path);
+        await writer.zkPlan.plans.delete(path);
       } catch (error) {
         this.observer.note(`deletePlan(${path}) threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
         if (tries > 50) throw error;

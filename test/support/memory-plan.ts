@@ -4,7 +4,7 @@
  */
 import { rootContainer as container } from '../../src/di/container.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
-import { ZkPlan } from '../../src/plan/zk-plan.js';
+import { ZkPlan } from '../../src/zk-plan.js';
 import type { MemoryZkClient, MemoryZooKeeper } from '../../src/testing/index.js';
 
 /** Idle back-off short enough that an in-memory plan runs in milliseconds. */

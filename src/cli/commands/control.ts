@@ -25,7 +25,7 @@ export function registerControl(program: Command): void {
   withUsageHint(pause);
   setAction(pause, async (plan: string, options: PauseCliOptions) => {
     checkPlanPath(plan);
-    const { running } = await withZkPlan(options, (zkPlan) => zkPlan.pausePlan(plan, { abortRunning: options.abortRunning === true }));
+    const { running } = await withZkPlan(options, (zkPlan) => zkPlan.control.pause(plan, { abortRunning: options.abortRunning === true }));
     if (options.json) printJson({ plan, state: 'paused', running });
     else print(`paused ${plan}${running.length > 0 ? `; still running: ${running.map(shortName).join(', ')}` : ''}`);
   });
@@ -36,7 +36,7 @@ export function registerControl(program: Command): void {
   withUsageHint(resume);
   setAction(resume, async (plan: string, options: ConnectionOptions) => {
     checkPlanPath(plan);
-    await withZkPlan(options, (zkPlan) => zkPlan.resumePlan(plan));
+    await withZkPlan(options, (zkPlan) => zkPlan.control.resume(plan));
     if (options.json) printJson({ plan, state: 'running' });
     else print(`resumed ${plan}`);
   });
@@ -51,7 +51,7 @@ export function registerControl(program: Command): void {
   withUsageHint(cancel);
   setAction(cancel, async (plan: string, options: CancelCliOptions) => {
     checkPlanPath(plan);
-    await withZkPlan(options, (zkPlan) => zkPlan.cancelPlan(plan, options.reason !== undefined ? { reason: options.reason } : {}));
+    await withZkPlan(options, (zkPlan) => zkPlan.control.cancel(plan, options.reason !== undefined ? { reason: options.reason } : {}));
     if (options.json) printJson({ plan, state: 'cancelled', reason: options.reason ?? null });
     else print(`cancelled ${plan}`);
   });

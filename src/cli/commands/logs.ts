@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
 import type { TaskLogAttempt } from '../../logs/attempt-log-record.js';
 import { logLineText, tryHeader } from '../../logs/log-text.js';
-import type { ZkPlan } from '../../plan/zk-plan.js';
+import type { ZkPlan } from '../../zk-plan.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { resolveTaskArgument, taskArgument } from '../task-argument.js';
@@ -43,8 +43,8 @@ The whole log is in the worker's log files; --full reads them when run on that w
     await withZkPlan(options, async (zkPlan) => {
       const task = await resolveTaskArgument(zkPlan, argument);
       if (options.follow) await followTask(zkPlan, task, attempt, options.json);
-      else if (options.full) await printFullLog(await zkPlan.taskLog(task, attempt === undefined ? {} : { attempt }), task);
-      else printTries(await zkPlan.taskLog(task, attempt === undefined ? {} : { attempt }), task, options.json);
+      else if (options.full) await printFullLog(await zkPlan.logs.read(task, attempt === undefined ? {} : { attempt }), task);
+      else printTries(await zkPlan.logs.read(task, attempt === undefined ? {} : { attempt }), task, options.json);
     });
   });
 }
@@ -76,7 +76,7 @@ async function followTask(zkPlan: ZkPlan, task: string, attempt: number | undefi
   const onSignal = (): void => interrupt.abort();
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   try {
-    for await (const line of zkPlan.followLog(task, { signal: interrupt.signal })) {
+    for await (const line of zkPlan.logs.follow(task, { signal: interrupt.signal })) {
       if (attempt !== undefined && line.attempt !== attempt) continue;
       if (json) printJsonLine(line);
       else print(`#${line.attempt} ${logLineText(line)}`);

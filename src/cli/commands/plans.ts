@@ -26,7 +26,7 @@ total (total = done + remaining), as zk-plan wait and the web view count them.`,
   withUsageHint(command);
   setAction(command, async (parent: string, options: ConnectionOptions) => {
     checkParentPath(parent);
-    const plans = await withZkPlan(options, (zkPlan) => zkPlan.listPlans(parent));
+    const plans = await withZkPlan(options, (zkPlan) => zkPlan.plans.list(parent));
     if (options.json) {
       printJson(plans);
       return;

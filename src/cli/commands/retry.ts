@@ -16,7 +16,7 @@ export function registerRetry(program: Command): void {
   withUsageHint(command);
   setAction(command, async (plan: string, options: ConnectionOptions) => {
     checkPlanPath(plan);
-    const reset = await withZkPlan(options, (zkPlan) => zkPlan.retryFailed(plan));
+    const reset = await withZkPlan(options, (zkPlan) => zkPlan.control.retryFailed(plan));
     if (options.json) {
       printJson({ plan, reset });
       return;

@@ -16,7 +16,7 @@ export function registerRm(program: Command): void {
   withUsageHint(command);
   setAction(command, async (plan: string, options: ConnectionOptions) => {
     checkPlanPath(plan);
-    await withZkPlan(options, (zkPlan) => zkPlan.deletePlan(plan)); // PlanNotFoundError (exit 5) when missing
+    await withZkPlan(options, (zkPlan) => zkPlan.plans.delete(plan)); // PlanNotFoundError (exit 5) when missing
     if (options.json) printJson({ plan, removed: true });
     else print(`removed ${plan}`);
   });

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
 import { ScheduleNotFoundError } from '../../errors/schedule-errors.js';
-import type { ZkPlan } from '../../plan/zk-plan.js';
+import type { ZkPlan } from '../../zk-plan.js';
 import type { ScheduleInput } from '../../schedule/schedule-definition.js';
 import type { ScheduleSummary } from '../../schedule/schedules.js';
 import { scheduleNodes } from '../../zk/layout.js';

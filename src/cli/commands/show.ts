@@ -29,7 +29,7 @@ ENDED and TOOK: who ran (or runs) the task's last try, when it started and ended
   withUsageHint(command);
   setAction(command, async (plan: string, options: ConnectionOptions) => {
     checkPlanPath(plan);
-    const view = await withZkPlan(options, (zkPlan) => zkPlan.describePlan(plan));
+    const view = await withZkPlan(options, (zkPlan) => zkPlan.plans.describe(plan));
     if (options.json) {
       printJson(view);
       return;

@@ -32,7 +32,7 @@ export function registerSnapshot(program: Command): void {
   withUsageHint(exportCommand);
   setAction(exportCommand, async (plan: string, options: ConnectionOptions) => {
     checkPlanPath(plan);
-    const snapshot = await withZkPlan(options, (zkPlan) => zkPlan.exportPlan(plan));
+    const snapshot = await withZkPlan(options, (zkPlan) => zkPlan.snapshots.export(plan));
     // superjson: dates, maps and the like come back as they were; C1 controls escaped as printJson does
     process.stdout.write(`${escapeJsonControls(superjson.stringify(snapshot))}\n`);
   });
@@ -54,7 +54,7 @@ prints the plan the first import made ("existing": true), and replaces one that 
     checkParentPath(parent);
     const snapshot = await readSnapshot(file);
     const functions = options.functions === undefined ? undefined : await loadFunctions(options.functions);
-    const imported = await withZkPlan(options, (zkPlan) => zkPlan.importPlan(parent, snapshot), functions === undefined ? {} : { functions });
+    const imported = await withZkPlan(options, (zkPlan) => zkPlan.snapshots.import(parent, snapshot), functions === undefined ? {} : { functions });
     if (options.json) printJson(imported);
     else print(imported.plan);
     if (imported.existing && !options.json)
@@ -76,7 +76,7 @@ prints the plan the first import made ("existing": true), and replaces one that 
     if (!options.from) throw new UsageError('--from <key|failed> is required');
     const from = options.from;
     const made = await withZkPlan(options, async (zkPlan) => {
-      const result = await zkPlan.rerunPlan(plan, { from });
+      const result = await zkPlan.snapshots.rerun(plan, { from });
       if (options.wait) await zkPlan.waitForCompletion(result.plan, { timeoutMs: options.timeoutMs ?? DEFAULTS.waitTimeoutMs });
       return result;
     });

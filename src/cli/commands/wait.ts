@@ -3,7 +3,7 @@ import { PlanFailedError } from '../../errors/plan-errors.js';
 import { WaitTimeoutError } from '../../errors/usage-errors.js';
 import type { PlanCounts } from '../../plan/plan-progress.js';
 import type { PlanStatus } from '../../plan/plan-status.js';
-import type { ZkPlan } from '../../plan/zk-plan.js';
+import type { ZkPlan } from '../../zk-plan.js';
 import { FAILED, TASK_PREFIX, hasSequentialName } from '../../zk/layout.js';
 import type { Watcher } from '../../zk/zk-client-types.js';
 import { followWithWatches, type WatchRead } from '../../zk/watch-loop.js';
@@ -62,7 +62,7 @@ type Outcome =
 
 async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): Promise<ExitCodeValue> {
   const startedAt = Date.now();
-  const first = await zkPlan.describePlan(plan); // PlanNotFoundError (exit 5) before anything is shown
+  const first = await zkPlan.plans.describe(plan); // PlanNotFoundError (exit 5) before anything is shown
   const tracker = new ProgressTracker(first.historyKept, first.status.counts);
   const reporter = options.progress ? createProgressReporter(shortName(plan), process.stderr) : undefined;
   reporter?.update(tracker.snapshot());
@@ -95,7 +95,7 @@ async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): 
   await watching;
 
   // The last frame from a fresh read: the watch-driven reads above may be up to MIN_READ_INTERVAL_MS behind.
-  const status = (await zkPlan.describePlan(plan).catch(() => undefined))?.status;
+  const status = (await zkPlan.plans.describe(plan).catch(() => undefined))?.status;
   if (status) tracker.update(status.counts);
   if (outcome.kind === 'completed') tracker.completed();
   if (reporter) {
@@ -176,7 +176,7 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
 }
 
 /**
- * Done/total as seen by `wait`: the plan's counts (planStatus), done ones from its history, so a
+ * Done/total as seen by `wait`: the plan's counts (plans.status), done ones from its history, so a
  * plan joined late shows what was done before; without history, only the tasks left are known, and
  * those that went away while it watched.
  */
@@ -197,7 +197,7 @@ class ProgressTracker {
     this.startDone = this.done;
   }
 
-  /** From the plan's counts (planStatus or a plan view). */
+  /** From the plan's counts (plans.status or a plan view). */
   update(counts: PlanCounts): void {
     if (this.historyKept) this.fromView(counts.done, counts.total, counts.failed);
     else {
@@ -239,12 +239,12 @@ class ProgressTracker {
 }
 
 /**
- * Says, once, that tasks of the plan wait for a worker nobody runs (explainPlan's
+ * Says, once, that tasks of the plan wait for a worker nobody runs (explain.plan's
  * NO_WORKER_FOR_FUNCTION): a plan of functions no live worker registers would otherwise be waited
  * on in silence until the timeout. A read that fails says nothing: the wait goes on as it was.
  */
 async function warnIfNoWorker(zkPlan: ZkPlan, plan: string, stop: AbortSignal): Promise<void> {
-  const explanation = await zkPlan.explainPlan(plan).catch(() => undefined);
+  const explanation = await zkPlan.explain.plan(plan).catch(() => undefined);
   const stuck = explanation?.reasons.find((reason) => reason.code === 'NO_WORKER_FOR_FUNCTION');
   if (stuck === undefined || stop.aborted) return;
   const parent = plan.slice(0, plan.lastIndexOf('/')) || '/';
@@ -269,10 +269,10 @@ async function followProgress(
   const readProgress = async (onChange: Watcher): Promise<WatchRead<never>> => {
     const { children } = await zkPlan.zk.getChildren(plan, onChange);
     if (tracker.historyKept) {
-      tracker.update((await zkPlan.planStatus(plan)).counts);
+      tracker.update((await zkPlan.plans.status(plan)).counts);
     } else {
       tracker.remaining(children.filter((name) => hasSequentialName(name, TASK_PREFIX)).length);
-      tracker.failedCount(children.includes(FAILED) ? (await zkPlan.planStatus(plan)).counts.failed : 0);
+      tracker.failedCount(children.includes(FAILED) ? (await zkPlan.plans.status(plan)).counts.failed : 0);
     }
     if (!stop.aborted) reporter?.update(tracker.snapshot());
     return { done: false };

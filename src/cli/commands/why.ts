@@ -9,7 +9,7 @@ import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '.
 import { print, printJson, shortName } from '../output.js';
 import { resolveTaskArgument, taskArgument } from '../task-argument.js';
 
-/** `zk-plan why <task|plan> [key]` (explainTask, explainPlan) and `zk-plan limit <parent> <key> [n]` (concurrency limits). */
+/** `zk-plan why <task|plan> [key]` (explain.task, explain.plan) and `zk-plan limit <parent> <key> [n]` (concurrency limits). */
 export function registerWhy(program: Command): void {
   const why = program
     .command('why')
@@ -29,7 +29,7 @@ export function registerWhy(program: Command): void {
     const name = nameOf(path);
     if (hasSequentialName(name, TASK_PREFIX) || key !== undefined) {
       const task = taskArgument(path, key);
-      const explanation = await withZkPlan(options, async (zkPlan) => zkPlan.explainTask(await resolveTaskArgument(zkPlan, task)));
+      const explanation = await withZkPlan(options, async (zkPlan) => zkPlan.explain.task(await resolveTaskArgument(zkPlan, task)));
       if (options.json) printJson(explanation);
       else
         print(
@@ -38,7 +38,7 @@ export function registerWhy(program: Command): void {
       return;
     }
     if (!isZkPlanPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);
-    const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explainPlan(path));
+    const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explain.plan(path));
     if (options.json) {
       printJson(explanation);
       return;
@@ -64,12 +64,12 @@ export function registerWhy(program: Command): void {
       const value = Number(n);
       if (n.trim() === '' || !Number.isInteger(value) || value < 0 || value > MAX_LIMIT)
         throw new UsageError(`the limit must be a whole number from 0 to ${MAX_LIMIT}, got '${n}'`);
-      await withZkPlan(options, (zkPlan) => zkPlan.setConcurrencyLimit(parent, key, value));
+      await withZkPlan(options, (zkPlan) => zkPlan.limits(parent).set(key, value));
       if (options.json) printJson({ parent, key, limit: value });
       else print(`limit of "${key}" under ${parent}: ${value}`);
       return;
     }
-    const current = await withZkPlan(options, (zkPlan) => zkPlan.getConcurrencyLimit(parent, key));
+    const current = await withZkPlan(options, (zkPlan) => zkPlan.limits(parent).get(key));
     if (options.json) printJson(current ?? null);
     else if (current === undefined) print(`"${key}" has no limit under ${parent}`);
     else

@@ -3,7 +3,7 @@ import { DEFAULTS } from '../../config/defaults.js';
 import type { PlanEventListener } from '../../alerts/plan-event-watcher.js';
 import type { FunctionRegistry } from '../../exec/function-registry.js';
 import type { MetricsServer } from '../../observability/metrics.js';
-import type { ZkPlan } from '../../plan/zk-plan.js';
+import type { ZkPlan } from '../../zk-plan.js';
 import { setAction, withUsageHint } from '../action.js';
 import { connectZkPlan } from '../connection.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
@@ -275,7 +275,7 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
           },
         });
   if (alertListener !== undefined && parent !== undefined) {
-    zkPlan.onPlanEvent(parent, alertListener, { onError: (error, eventId) => logUndeliveredAlert(log, error, eventId) });
+    zkPlan.alerts.subscribe(parent, alertListener, { onError: (error, eventId) => logUndeliveredAlert(log, error, eventId) });
   }
   if (schedules !== undefined) zkPlan.startScheduler(schedules);
   const jobWorker = jobs === undefined ? undefined : zkPlan.startJobWorker(jobs, options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs });
