@@ -82,6 +82,10 @@ export interface DefaultValues {
   };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   readonly localServer: { readonly tickTimeMs: number; readonly startTimeoutMs: number; readonly heapMb: number };
+  /** `FileLogSinkOptions`: the file sink's cap per try (the rest of a try's lines are dropped) and in all (the oldest plans' files go first). */
+  readonly fileLogSink: { readonly maxBytesPerTry: number; readonly maxBytesTotal: number };
+  /** The CLI's `--schedules` and `--jobs`: the parents its schedule and jobs commands use when none is given. */
+  readonly cliParents: { readonly schedules: string; readonly jobs: string };
 }
 
 export const DEFAULTS = {
@@ -113,4 +117,6 @@ export const DEFAULTS = {
   },
   jobs: { leaseMs: 10_000, marginMs: 2_000, driftMs: 1_000, pollMs: 5_000, restartDelayMs: 1_000 },
   localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
+  fileLogSink: { maxBytesPerTry: 16 * 1024 * 1024, maxBytesTotal: 1024 * 1024 * 1024 },
+  cliParents: { schedules: '/schedules', jobs: '/jobs' },
 } as const satisfies DefaultValues;

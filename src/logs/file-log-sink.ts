@@ -4,6 +4,7 @@
  * last line says how much was left out), the whole directory capped too (the oldest plans go first),
  * and plans that no longer exist in ZooKeeper removed by `prune`.
  */
+import { DEFAULTS } from '../config/defaults.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,8 +22,6 @@ export interface FileLogSinkOptions {
   readonly maxBytesTotal?: number;
 }
 
-export const FILE_SINK_DEFAULTS = { maxBytesPerTry: 16 * 1024 * 1024, maxBytesTotal: 1024 * 1024 * 1024 } as const;
-
 export function defaultLogDir(): string {
   return join(tmpdir(), 'zk-plan-logs');
 }
@@ -35,8 +34,8 @@ export class FileLogSink implements LogSink {
 
   constructor(options: FileLogSinkOptions = {}) {
     this.dir = options.dir ?? defaultLogDir();
-    this.maxBytesPerTry = options.maxBytesPerTry ?? FILE_SINK_DEFAULTS.maxBytesPerTry;
-    this.maxBytesTotal = options.maxBytesTotal ?? FILE_SINK_DEFAULTS.maxBytesTotal;
+    this.maxBytesPerTry = options.maxBytesPerTry ?? DEFAULTS.fileLogSink.maxBytesPerTry;
+    this.maxBytesTotal = options.maxBytesTotal ?? DEFAULTS.fileLogSink.maxBytesTotal;
   }
 
   /** The file of a try (the layout above). */

@@ -12,16 +12,13 @@ interface JobsCliOptions extends ConnectionOptions {
   readonly jobs: string;
 }
 
-/** The jobs' parent when --jobs is not given. */
-export const DEFAULT_JOBS_PARENT = '/jobs';
-
 /** `zk-plan jobs define|ls|show|disable|enable|trigger|rm`: sharded jobs and work pools (src/jobs). */
 export function registerJobs(program: Command): void {
   const jobs = program
     .command('jobs')
     .description('sharded jobs and work pools: define, list, show, disable, enable, trigger and remove jobs (run them with zk-plan worker --jobs)');
   const command = (name: string, description: string): Command => {
-    const sub = jobs.command(name).description(description).addOption(new Option('--jobs <path>', 'parent of the jobs').default(DEFAULT_JOBS_PARENT));
+    const sub = jobs.command(name).description(description).addOption(new Option('--jobs <path>', 'parent of the jobs').default(DEFAULTS.cliParents.jobs));
     addConnectionOptions(sub, DEFAULTS.cliConnectTimeoutMs.read);
     withUsageHint(sub);
     return sub;

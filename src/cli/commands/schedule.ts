@@ -17,9 +17,6 @@ interface ScheduleCliOptions extends ConnectionOptions {
   readonly functions?: string;
 }
 
-/** The schedules' parent when --schedules is not given. */
-export const DEFAULT_SCHEDULES_PARENT = '/schedules';
-
 /** `zk-plan schedule put|ls|pause|resume|trigger|rm`: cron-timed plans (src/schedule). */
 export function registerSchedule(program: Command): void {
   const schedule = program
@@ -29,7 +26,7 @@ export function registerSchedule(program: Command): void {
     const sub = schedule
       .command(name)
       .description(description)
-      .addOption(new Option('--schedules <path>', 'parent of the schedules').default(DEFAULT_SCHEDULES_PARENT));
+      .addOption(new Option('--schedules <path>', 'parent of the schedules').default(DEFAULTS.cliParents.schedules));
     addConnectionOptions(sub, DEFAULTS.cliConnectTimeoutMs.read);
     withUsageHint(sub);
     return sub;
