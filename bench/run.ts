@@ -18,7 +18,7 @@ import { pickDistinct, prng } from '../examples/seeded-random.js';
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 const ONLY = process.env['BENCH_ONLY']?.split(',');
 const HISTORY = process.env['BENCH_HISTORY'] !== 'off';
-/** 10 writes per independent task (see README, Performance), and its history record. */
+/** 10 writes per independent task (see docs/performance.md), and its history record. */
 const WRITES_PER_INDEPENDENT_TASK = HISTORY ? 11 : 10;
 
 interface Workload {

@@ -1,5 +1,5 @@
 /**
- * The YAML definitions the README shows (examples/definitions/) are valid as they are: read as the
+ * The YAML definitions the README and the guide link (examples/definitions/) are valid as they are: read as the
  * CLI reads them, then checked by what `schedule put`, `submit` and `jobs define` check.
  */
 import { describe, expect, it } from 'vitest';

@@ -32,7 +32,7 @@ export interface PlanOptions extends RetryPolicy {
    * Keep a record of each task once its node is gone (`<plan>/history`): done, and in a cancelled
    * plan cancelled, unstarted or failed; read by `zk-plan show`, `wait`, `plans`, the web view and
    * `plans.status` (done/total). One more write per task, and its record stays in ZooKeeper as long
-   * as the plan (see README, Performance). `false` keeps none. @defaultValue true
+   * as the plan (see docs/performance.md). `false` keeps none. @defaultValue true
    */
   readonly history?: boolean;
   /**

@@ -1,6 +1,6 @@
 /**
  * "Why isn't this task running?": the decision, from what was read (src/explain/explainer.ts).
- * Pure. The codes are a contract (README, `zk-plan why`, the web view): a stable code, a sentence,
+ * Pure. The codes are a contract (docs/guide/control.md, `zk-plan why`, the web view): a stable code, a sentence,
  * and the data behind it.
  */
 import type { PlanControlRecord } from '../control/control-record.js';

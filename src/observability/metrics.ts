@@ -61,7 +61,7 @@ export interface WorkerMetrics {
  * Prometheus metrics of a ZkPlan's workers, job workers and ZooKeeper session, kept up to date from
  * its events (`task:*`, `worker:*`, `job:*`), its client's events and state, and the client's
  * per-operation hook.
- * Every metric is named `zk_plan_…`; see the help texts below or the README. A registry is given
+ * Every metric is named `zk_plan_…`; see the help texts below or docs/guide/metrics-and-logs.md. A registry is given
  * to one ZkPlan at a time: two would register the same names (an error).
  */
 export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: Registry = new Registry(), options: WorkerMetricsOptions = {}): WorkerMetrics {

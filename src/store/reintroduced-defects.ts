@@ -1,7 +1,7 @@
 /**
  * Test-only switches that put known defects back, so the seeded simulation's self-test can show
  * that it catches each of them (test/simulation). Never set outside that self-test: every switch
- * breaks a guarantee of the README on purpose.
+ * breaks a guarantee of docs/guide/plans-and-workers.md on purpose.
  */
 export const reintroducedDefects = {
   /** The published Clojure deletion order: `owner` before the task's other children (a half-deleted task can be taken and run again). */

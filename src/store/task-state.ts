@@ -1,7 +1,7 @@
 import { DEP_PREFIX, FAILED, OWNER, PROV_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 
 /**
- * Where a task stands, judged from its children alone (a pure decision; see README "Data model"):
+ * Where a task stands, judged from its children alone (a pure decision; see docs/reference/znodes.md, "Task states"):
  * - `runnable`: ready, no unmet dep-*, nobody owns it: run its function.
  * - `finishable`: has a result but nobody owns it (a worker died after storing the result, or
  *   while deleting the task): propagate the result again and delete the task.

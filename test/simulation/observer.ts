@@ -56,7 +56,7 @@ export class SimObserver {
   /** Plans whose control node exists and whose plan node has not been written since. */
   private readonly haltPending = new Set<string>();
   /**
-   * The README's promise, checked as the caller sees it: from the moment pausePlan resolved (until
+   * The promise of docs/guide/control.md (Guarantees), checked as the caller sees it: from the moment pausePlan resolved (until
    * resumePlan is sent), only the tasks it reported held may start, each once; from the moment
    * cancelPlan resolved, only the tasks owned then (invariant 6 too).
    */
