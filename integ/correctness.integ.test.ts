@@ -5,7 +5,7 @@ import { encodeValue } from '../src/testing/index.js';
 import { performTask } from '../src/worker/perform-task.js';
 import { TaskStore } from '../src/store/task-store.js';
 import { Dispatcher } from '../src/worker/dispatcher.js';
-import { fourLetterWord } from '../src/server/four-letter-word.js';
+import { fourLetterWord } from '../src/local-zookeeper/four-letter-word.js';
 import { childrenOf, put, putTask } from './support/raw-nodes.js';
 import { nextEvent, useZooKeeper, waitFor } from './support/zk-test-env.js';
 

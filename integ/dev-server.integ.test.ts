@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PortInUseError, startZooKeeper } from '../src/testing/index.js';
-import { ServerExitedEarlyError, waitUntilServing } from '../src/server/server-config.js';
-import { ServerProcess } from '../src/server/server-process.js';
+import { ServerExitedEarlyError, waitUntilServing } from '../src/local-zookeeper/server-config.js';
+import { ServerProcess } from '../src/local-zookeeper/server-process.js';
 import { expectRejects } from '../test/support/expect-error.js';
 import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 

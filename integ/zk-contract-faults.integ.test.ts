@@ -5,7 +5,7 @@
  * by black-holing the client for longer than its session timeout (the server hears no ping).
  */
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { fourLetterWord } from '../src/server/four-letter-word.js';
+import { fourLetterWord } from '../src/local-zookeeper/four-letter-word.js';
 import type { ZkClient } from '../src/testing/index.js';
 import { defineZkFaultContract, outcomeOf, type FaultScenario, type WriteOutcome } from '../test/support/zk-contract-faults.js';
 import { TcpProxy } from './support/tcp-proxy.js';

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ZooKeeper from 'zookeeper';
-import { fourLetterWord } from '../src/server/four-letter-word.js';
-import { startEnsemble, startZooKeeper, type EnsembleMember, type ZooKeeperEnsemble, type ZooKeeperServer } from '../src/server/zookeeper-server.js';
+import { fourLetterWord } from '../src/local-zookeeper/four-letter-word.js';
+import { startEnsemble, startZooKeeper, type EnsembleMember, type ZooKeeperEnsemble, type ZooKeeperServer } from '../src/local-zookeeper/zookeeper-server.js';
 import { waitFor } from './support/zk-test-env.js';
 
 // Generous for a 2-core machine running three JVMs.

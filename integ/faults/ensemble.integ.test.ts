@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EnsembleMember, ZooKeeperEnsemble } from '../../src/testing/index.js';
-import { fourLetterWord } from '../../src/server/four-letter-word.js';
+import { fourLetterWord } from '../../src/local-zookeeper/four-letter-word.js';
 import { describeOverlap, executionsOf, overlapsOf, reExecutionCount } from '../support/execution-log.js';
 import { useFaultEnv, type FaultEnv } from '../support/fault-env.js';
 import { addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, finishedShare, printFigures, tasksRun } from '../support/fault-plan.js';

@@ -12,7 +12,7 @@ export {
   type ZooKeeperServer,
   type ZooKeeperEnsemble,
   type EnsembleMember,
-} from '../server/zookeeper-server.js';
+} from '../local-zookeeper/zookeeper-server.js';
 export { PortInUseError, ZooKeeperNotFoundError, ZooKeeperStartError } from '../errors/server-errors.js';
 export { ZkClient, type ZkClientOptions, type ZkSession, type SessionState, type CreateMode, type WatchEvent } from '../zk/zk-client.js';
 export * as layout from '../zk/layout.js';

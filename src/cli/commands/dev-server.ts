@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { PortInUseError } from '../../errors/server-errors.js';
-import { startZooKeeper, type ZooKeeperServer } from '../../server/zookeeper-server.js';
+import { startZooKeeper, type ZooKeeperServer } from '../../local-zookeeper/zookeeper-server.js';
 import { setAction, withUsageHint } from '../action.js';
 import { CliError, ExitCode, UsageError } from '../exit-codes.js';
 import { integer } from '../options.js';
