@@ -49,7 +49,7 @@ if npm_dependencies_stale; then
 fi
 
 # --- (b) ZooKeeper distribution ----------------------------------------------
-# Same rules as findZooKeeperDistribution() in src/local-zookeeper/zookeeper-server.ts.
+# Same rules as findZooKeeperDistribution() in src/local-zookeeper/distribution.ts.
 zookeeper_home_valid() {
   local home=${ZOOKEEPER_HOME:-}
   [[ -n ${home} && -d ${home} ]] || return 1
