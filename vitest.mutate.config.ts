@@ -8,11 +8,11 @@ import { defineConfig } from 'vitest/config';
  */
 const MUTATION_TEST_FILES = [
   'test/schedule/tick-decisions.test.ts',
-  'test/task-state.test.ts',
-  'test/failure-policy.test.ts',
+  'test/store/task-state.test.ts',
+  'test/store/failure-policy.test.ts',
   'test/jobs/strategies.test.ts',
   'test/jobs/assignment.test.ts',
-  'test/limit-record.test.ts',
+  'test/limits/limit-record.test.ts',
 ] as const;
 
 export default defineConfig({

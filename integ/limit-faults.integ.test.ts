@@ -3,7 +3,7 @@
  * with worker A behind a loopback proxy that loses the reply of A's slot delete or create and then
  * black-holes A: its session expires, and its client sends the write again through the next
  * session (or, for the delete, through the same one after a short cut). B and C talk to the server
- * directly. test/concurrency-limit-faults.test.ts has the same cases over the in-memory ZooKeeper.
+ * directly. test/limits/concurrency-limit-faults.test.ts has the same cases over the in-memory ZooKeeper.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConcurrencyLimits, type SlotLease } from '../src/limits/concurrency-limits.js';

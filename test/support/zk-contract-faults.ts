@@ -1,6 +1,6 @@
 /**
  * The ZooKeeper semantics of faults (see src/zk/zk.ts), as one suite of cases run against the
- * in-memory double (test/zk-contract-faults.test.ts, through its fault injection) and a real
+ * in-memory double (test/zk/zk-contract-faults.test.ts, through its fault injection) and a real
  * server (integ/zk-contract-faults.integ.test.ts, through a loopback TCP proxy): a reply lost after
  * the server applied the request, sent again through the same session or, after an expiry, through
  * the next one; a request lost before it reached the server; watches across a dropped connection;

@@ -1,6 +1,6 @@
 /**
  * The ZooKeeper semantics zk-plan relies on (see src/zk/zk.ts), as one suite of cases run against
- * every implementation of `Zk`: the in-memory double (test/zk-contract.test.ts) and a real server
+ * every implementation of `Zk`: the in-memory double (test/zk/zk-contract.test.ts) and a real server
  * (integ/zk-contract.integ.test.ts). Where the double and the server disagree, the double is wrong.
  */
 import { describe, expect, it } from 'vitest';
