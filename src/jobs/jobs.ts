@@ -36,7 +36,17 @@ export interface JobWorkerSummary extends JobWorkerInfo {
   readonly manager: boolean;
 }
 
+/**
+ * The jobs under one parent, as `zkPlan.jobs(parent)` gives them: define a job (function, work
+ * pool, mode, assignment strategy), change its pool, disable, enable, trigger or remove it, and
+ * read each job with its assignment and leases, and the live job workers.
+ */
 export class Jobs {
+  /**
+   * Made by `zkPlan.jobs(parent)` on the ZkPlan's session; the job store it takes is not public API.
+   *
+   * @internal
+   */
   constructor(
     private readonly store: JobStore,
     private readonly now: () => number = () => Date.now(),

@@ -175,7 +175,7 @@ const STATE_LEVEL: Record<SessionState, Level> = {
 /**
  * Logs every event of the ZkPlan and of its ZooKeeper client as structured fields (`event`,
  * `plan`, `planName`, `task`, `key`, `fn`, `attempt`, `maxAttempts`, `workerId`, `durationMs`,
- * `error` {type, message, code, stack, cause}, …), each with a message that says it all in one
+ * `error` `{ type, message, code, stack, cause }`, …), each with a message that says it all in one
  * line (task-log-lines.ts). Levels: debug for claims and idle rounds, info for starts, completions,
  * tasks aborted by a pause or cancel and session starts, warn for failures that will be retried
  * (or were not the task's fault) and for a session suspended or expired, error for tasks failed for

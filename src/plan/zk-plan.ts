@@ -399,7 +399,12 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return pool;
   }
 
-  /** What this ZkPlan's workers keep in memory and attach to shared emitters, for leak checks (see ZkPlanFootprint). */
+  /**
+   * What this ZkPlan's workers keep in memory and attach to shared emitters, for the leak checks of
+   * the tests and the soak benchmark (see ZkPlanFootprint); its fields follow the implementation.
+   *
+   * @internal
+   */
   footprint(): ZkPlanFootprint {
     return footprintOf(this.dispatcher, this.store, this.zk, this.pools);
   }

@@ -12,7 +12,12 @@ export type RerunFrom = string;
 
 export const RERUN_FAILED = 'failed';
 
-/** The keys that run again; RERUN_UNKNOWN_KEY for a `from` that is not a key, RERUN_NOTHING_FAILED for `'failed'` with no failed task. */
+/**
+ * The keys that run again; RERUN_UNKNOWN_KEY for a `from` that is not a key, RERUN_NOTHING_FAILED
+ * for `'failed'` with no failed task. `rerunPlan` applies it; users pass only `from`.
+ *
+ * @internal
+ */
 export function rerunSelection(spec: PlanSpec, from: RerunFrom, failed: readonly string[]): Set<string> {
   const keys = Object.keys(spec.tasks);
   let seeds: readonly string[];

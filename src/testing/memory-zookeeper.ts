@@ -10,7 +10,7 @@
  * followers every session reads the leader: reads are linearizable, as in most unit tests.
  */
 import type { ZkStat } from '../zk/native-client.js';
-import type { ApplyOptions, MemoryReply, MemoryRequest, MemoryResults, MemoryServer, SessionListener } from './memory-protocol.js';
+import type { ApplyOptions, MemoryReply, MemoryRequest, MemoryResults, SessionListener } from './memory-protocol.js';
 import { RC, ZnodeFailure } from './memory-tree.js';
 import { MemoryView, type CommittedWrite, type WatchKind } from './memory-view.js';
 import { MemoryZkClient } from './memory-zk-client.js';
@@ -76,7 +76,16 @@ const WRITES: ReadonlySet<MemoryRequest['op']> = new Set(['create', 'setData', '
 /** Session ids in the native client's format: unpadded lowercase hex, server id in the top byte. */
 const SESSION_ID_BASE = 1n << 56n;
 
-export class MemoryZooKeeper implements MemoryServer {
+/**
+ * An in-memory ZooKeeper for unit tests and seeded simulations: one tree (a leader and, optionally,
+ * followers that lag until they catch up), sessions that expire on demand, watches, and an
+ * operation scheduler that decides when each operation lands. `connect` gives a MemoryZkClient.
+ *
+ * Its clients reach it through the MemoryServer protocol, checked where it hands itself to a client
+ * (`new MemoryZkClient(this, …)`) rather than by an implements clause, so that the published
+ * declaration names no internal protocol type.
+ */
+export class MemoryZooKeeper {
   readonly scheduler: OperationScheduler;
   /** Called after every applied operation, e.g. to record which value a node got. Must not throw. */
   onApplied: ((event: AppliedOperation) => void) | undefined;

@@ -32,6 +32,12 @@ export class WorkerPool {
   /** Stops removing the log sink's files of deleted plans. */
   private readonly stopPruningLogs: () => void;
 
+  /**
+   * Made by `zkPlan.startWorkers(parent, options)`, which resolves the options and shares the
+   * ZkPlan's runtime; neither is public API.
+   *
+   * @internal
+   */
   constructor(
     readonly parent: string,
     /** The pool's worker id (its loops are `<poolId>/1`, …), and its name in the worker registry. */
