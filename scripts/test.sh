@@ -19,7 +19,11 @@ bash scripts/setup.sh || exit 1
 # - eslint's guard rails: promises neither awaited nor handled, promises where a callback's result
 #   is ignored, type imports written as values (eslint.config.js);
 # - dpdm: no import cycle in src/, types included;
-# - prettier: the formatter's layout (.prettierrc.json; `npm run format` fixes what it reports).
+# - prettier: the formatter's layout (.prettierrc.json; `npm run format` fixes what it reports);
+# - api: the API reports of the entry points (api/*.api.md, API Extractor) match the exports, so a
+#   changed export is a visible diff (`npm run api` rewrites them) and an unexpected one fails;
+# - docs: the API reference builds (TypeDoc, docs/api/) with every export documented and every
+#   {@link} resolved.
 checks_dir=$(mktemp -d)
 trap 'rm -rf "${checks_dir}"' EXIT
 typecheck() {
@@ -28,14 +32,14 @@ typecheck() {
     npx tsc --noEmit -p "${project}" || { echo "typecheck (${project}) failed"; return 1; }
   done
 }
-declare -A check_names=([typecheck]=typecheck [lint]='npx eslint .' [cycles]="npx dpdm --no-warning --no-tree --exit-code circular:1 'src/**/*.ts'" [format]='npx prettier --check --log-level warn .')
+declare -A check_names=([typecheck]=typecheck [lint]='npx eslint .' [cycles]="npx dpdm --no-warning --no-tree --exit-code circular:1 'src/**/*.ts'" [format]='npx prettier --check --log-level warn .' [api]='npx tsx scripts/api-report.ts' [docs]='npx typedoc --logLevel Warn')
 declare -A check_pids=()
-for check in typecheck lint cycles format; do
+for check in typecheck lint cycles format api docs; do
   bash -c "$(declare -f typecheck); ${check_names[${check}]}" >"${checks_dir}/${check}.log" 2>&1 &
   check_pids[${check}]=$!
 done
 checks_failed=0
-for check in typecheck lint cycles format; do
+for check in typecheck lint cycles format api docs; do
   if ! wait "${check_pids[${check}]}"; then
     cat "${checks_dir}/${check}.log"
     echo "${check}: 0 passed, 1 failed"

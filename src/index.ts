@@ -38,6 +38,7 @@
  * elkjs, prom-client, pino, cli-progress or commander (test/entry-points.test.ts).
  *
  * @packageDocumentation
+ * @module zk-plan
  */
 
 // ---------------------------------------------------------------------------------------------

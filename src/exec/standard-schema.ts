@@ -26,6 +26,7 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly '~standard': {
     readonly version: 1;
     readonly vendor: string;
+    /** Checks a value: its (possibly transformed) value, or the issues found. */
     readonly validate: (value: unknown) => StandardResult<Output> | Promise<StandardResult<Output>>;
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
     /** Standard JSON Schema, where the library offers it. */

@@ -52,6 +52,7 @@ export class Jobs {
     private readonly now: () => number = () => Date.now(),
   ) {}
 
+  /** The parent the jobs live under. */
   get parent(): string {
     return this.store.parent;
   }
@@ -82,6 +83,7 @@ export class Jobs {
     return this.change(name, (job) => ({ ...job, disabled: true }));
   }
 
+  /** Lets the job's items be assigned again after `disable`. Safe to repeat. */
   async enable(name: string): Promise<StoredJob> {
     return this.change(name, (job) => ({ ...job, disabled: false }));
   }
@@ -124,6 +126,7 @@ export class Jobs {
     await this.store.remove(name);
   }
 
+  /** The job as stored; JobNotFoundError when there is none. */
   async get(name: string): Promise<StoredJob> {
     assertJobName(name);
     const read = await this.store.read(name);

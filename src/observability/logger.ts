@@ -23,6 +23,7 @@ import {
 
 export type { Logger } from 'pino';
 
+/** Options of createLogger: level, layout (pretty or JSON lines), destination. */
 export interface CreateLoggerOptions {
   /** pino level: trace, debug, info, warn, error, fatal, silent. @defaultValue 'info' */
   readonly level?: string;

@@ -55,6 +55,7 @@ import { PlanSnapshots, type ImportedPlan, type PlanSnapshot, type RerunOptions 
 import { footprintOf, type ZkPlanFootprint } from './footprint.js';
 import type { Schedules } from '../schedule/schedules.js';
 
+/** A ZkPlan's lifecycle: `open` until `close()` is called, `closing` while its pools drain, then `closed` (every call fails with IllegalStateError). */
 export type ZkPlanState = 'open' | 'closing' | 'closed';
 export type { ZkPlanFootprint } from './footprint.js';
 
@@ -81,8 +82,15 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly pools = new Set<WorkerPool>();
   private readonly workerIdPrefix = `${hostname()}:${process.pid}`;
 
+  /**
+   * A ZkPlan on a client that is already connected: for the in-memory ZooKeeper of
+   * `zk-plan/testing` (`new ZkPlan(memory.connect(), functions, { container })`) or a client
+   * shared with other code. `ZkPlan.connect` is the usual way in.
+   */
   constructor(
+    /** The ZooKeeper client of this ZkPlan's session (a ZkClient, or a MemoryZkClient in tests); shared by everything the ZkPlan starts. */
     readonly zk: Client,
+    /** The functions this process's workers run, by name. */
     readonly functions: FunctionRegistry,
     private readonly settings: ZkPlanSettings,
   ) {
@@ -122,6 +130,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     });
   }
 
+  /** Where this ZkPlan is in its lifecycle (see ZkPlanState). */
   get state(): ZkPlanState {
     return this.currentState;
   }
@@ -280,7 +289,14 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
    * a listening process dies while delivering). A listener that throws is called again with
    * doubling pauses, `maxAttempts` times. Returns the subscription; `close()` ends it.
    */
-  onPlanEvent(parent: string, listener: PlanEventListener, options: PlanEventOptions = {}): { close(): Promise<void> } {
+  onPlanEvent(
+    parent: string,
+    listener: PlanEventListener,
+    options: PlanEventOptions = {},
+  ): {
+    /** Ends the subscription; resolves once the work it had started (deliveries included) is done. */
+    close(): Promise<void>;
+  } {
     this.assertOpen();
     return subscribePlanEvents(this.zk, (plan) => this.reader.planStatus(plan), parent, listener, resolvePlanEventOptions(options), this.eventWatchers);
   }
@@ -321,7 +337,13 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   }
 
   /** Fires the schedules under `parent` from this process until `stop()` (or close()); each tick makes one plan across processes. */
-  startScheduler(parent: string, options: SchedulerOptions = {}): { stop(): Promise<void> } {
+  startScheduler(
+    parent: string,
+    options: SchedulerOptions = {},
+  ): {
+    /** Stops firing; resolves once the scheduler's current pass (a tick being fired included) is done. */
+    stop(): Promise<void>;
+  } {
     this.assertOpen();
     return this.scheduling.start(parent, options);
   }

@@ -71,6 +71,7 @@ export class Schedules {
     private readonly tickNonce: () => string = () => randomBytes(4).toString('hex'),
   ) {}
 
+  /** The parent the schedules live under. */
   get parent(): string {
     return this.firing.store.parent;
   }

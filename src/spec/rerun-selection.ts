@@ -10,6 +10,7 @@ import type { PlanSpec } from './plan-spec.js';
 /** `rerunPlan`'s `from`: a task key, or every failed task. */
 export type RerunFrom = string;
 
+/** `rerunPlan(plan, { from: RERUN_FAILED })`: rerun every failed task of the plan and what depends on them. */
 export const RERUN_FAILED = 'failed';
 
 /**

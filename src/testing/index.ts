@@ -3,6 +3,8 @@
  * and ensembles on free loopback ports; the in-memory ZooKeeper double and its schedulers for unit
  * tests and seeded simulations; the raw client, the znode layout and the value codec to look at
  * what zk-plan wrote; and fault helpers (expire a session the way a network partition would).
+ *
+ * @module zk-plan/testing
  */
 export {
   startZooKeeper,

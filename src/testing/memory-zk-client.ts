@@ -112,6 +112,7 @@ export class MemoryZkClient extends ZkBase {
     this.openSession();
   }
 
+  /** The connection state (see SessionState). */
   get state(): SessionState {
     return this.currentState;
   }
@@ -161,10 +162,12 @@ export class MemoryZkClient extends ZkBase {
     return this.submit('reads', undefined, { op: 'getChildren', path, ...this.watchOf(path, watcher) });
   }
 
+  /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. Sent again after a connection loss, guarded as `options` say. */
   setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
     return this.resendingWrite('setData', path, options, () => this.submitOnce('writes', options.fence, { op: 'setData', path, data, version }));
   }
 
+  /** Deletes the node if its version is `version` (-1: any); it must have no children. Sent again after a connection loss, guarded as `options` say. */
   delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
     return this.resendingWrite('delete', path, options, () => this.submitOnce('writes', options.fence, { op: 'delete', path, version }));
   }

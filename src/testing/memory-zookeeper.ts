@@ -18,6 +18,7 @@ import { immediateScheduler, type OperationScheduler } from './scheduler.js';
 
 export type { WatchKind } from './memory-view.js';
 
+/** A watch the server holds: whose, on which path, of which kind. */
 export interface WatchInfo {
   readonly sessionId: string;
   readonly clientName: string;
@@ -25,6 +26,7 @@ export interface WatchInfo {
   readonly kind: WatchKind;
 }
 
+/** A live session as `sessions()` shows it. */
 export interface SessionInfo {
   readonly sessionId: string;
   readonly clientName: string;
@@ -50,6 +52,7 @@ export interface AppliedOperation {
 
 export type { MemoryReply, MemoryRequest, MemoryResults, SessionListener } from './memory-protocol.js';
 
+/** Options of a MemoryZooKeeper: when operations land, its clock, and how many followers it has. */
 export interface MemoryZooKeeperOptions {
   /** When operations land. @defaultValue `immediateScheduler` */
   readonly scheduler?: OperationScheduler;
@@ -154,6 +157,7 @@ export class MemoryZooKeeper {
 
   // ---- inspection, for tests (no session, no watch, no scheduling; the leader's state) ----
 
+  /** Whether a node exists in the leader's tree, for a test to look (no session, no watch, no scheduling). */
   exists(path: string): boolean {
     return this.leader.tree.has(path);
   }
@@ -163,6 +167,7 @@ export class MemoryZooKeeper {
     return this.leader.tree.has(path) ? this.leader.tree.data(path) : undefined;
   }
 
+  /** The stat of a node in the leader's tree, undefined when absent (no session, no watch, no scheduling). */
   stat(path: string): ZkStat | undefined {
     return this.leader.tree.has(path) ? this.leader.tree.stat(path) : undefined;
   }
@@ -192,6 +197,7 @@ export class MemoryZooKeeper {
     ).length;
   }
 
+  /** The live sessions with their ephemeral nodes and watch counts, for a test to look. */
   sessions(): SessionInfo[] {
     return [...this.liveSessions.values()].map(({ id, clientName }) => ({
       sessionId: id,

@@ -11,6 +11,7 @@ import type { CreateMode, SessionState, Watcher, WriteOptions, ZkClientEvents, Z
  */
 export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk {
   abstract readonly counts: ZkOperationCounts;
+  /** The connection state (see SessionState). */
   abstract get state(): SessionState;
   abstract get session(): ZkSession;
   abstract readonly sessionTimeoutMs: number;
@@ -20,7 +21,9 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
   abstract exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined>;
   abstract getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }>;
   abstract getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }>;
+  /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. */
   abstract setData(path: string, data: Buffer | null, version?: number, options?: WriteOptions): Promise<ZkStat>;
+  /** Deletes the node if its version is `version` (-1: any); it must have no children. */
   abstract delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
   abstract sync(path: string): Promise<void>;
 
