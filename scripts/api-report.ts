@@ -99,7 +99,8 @@ for (const [index, entry] of entries.entries()) {
     message.logLevel = ExtractorLogLevel.None;
     message.handled = true;
   };
-  const result = Extractor.invoke(config, { localBuild: local, compilerState, messageCallback });
+  // A check prints the difference, so that the log of a failed run shows which exports changed.
+  const result = Extractor.invoke(config, { localBuild: local, compilerState, messageCallback, printApiReportDiff: !local });
   const from = forgottenElsewhere.length === 0 ? '' : ` (from zk-plan: ${[...new Set(forgottenElsewhere)].sort().join(', ')})`;
   console.log(`api: ${entry.subpath} → api/${entry.reportName}.api.md${result.apiReportChanged ? ' changed' : ''}${from}`);
   if (!result.succeeded) failed += 1;
