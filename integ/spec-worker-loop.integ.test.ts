@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  FunctionRegistry,
-  MalformedNodeError,
-  TaskExecutionError,
-  UnknownFunctionError,
-  ResultTooLargeError,
-  call,
-  calcSleepTime,
-  type ZkPlanEvents,
-} from '../src/index.js';
+import { FunctionRegistry, MalformedNodeError, TaskExecutionError, UnknownFunctionError, ResultTooLargeError, call, type ZkPlanEvents } from '../src/index.js';
+import { calcSleepTime } from '../src/worker/backoff.js';
 import { childrenOf, put, putTask } from './support/raw-nodes.js';
 import { nextEvent, useZooKeeper } from './support/zk-test-env.js';
 

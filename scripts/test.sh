@@ -21,7 +21,11 @@ bash scripts/setup.sh || exit 1
 # - dpdm: no import cycle in src/, types included;
 # - prettier: the formatter's layout (.prettierrc.json; `npm run format` fixes what it reports);
 # - docs: every relative link and #anchor of README.md, CONTRIBUTING.md and docs/ resolves
-#   (scripts/check-docs.mjs; it reads files only, so it costs well under a second).
+#   (scripts/check-docs.mjs; it reads files only, so it costs well under a second);
+# - api: the API reports of the entry points (api/*.api.md, API Extractor) match the exports, so a
+#   changed export is a visible diff (`npm run api` rewrites them) and an unexpected one fails;
+# - apidocs: the API reference builds (TypeDoc, docs/api/) with every export documented and every
+#   {@link} resolved.
 checks_dir=$(mktemp -d)
 trap 'rm -rf "${checks_dir}"' EXIT
 typecheck() {
@@ -30,14 +34,14 @@ typecheck() {
     npx tsc --noEmit -p "${project}" || { echo "typecheck (${project}) failed"; return 1; }
   done
 }
-declare -A check_names=([typecheck]=typecheck [lint]='npx eslint .' [cycles]="npx dpdm --no-warning --no-tree --exit-code circular:1 'src/**/*.ts'" [format]='npx prettier --check --log-level warn .' [docs]='node scripts/check-docs.mjs')
+declare -A check_names=([typecheck]=typecheck [lint]='npx eslint .' [cycles]="npx dpdm --no-warning --no-tree --exit-code circular:1 'src/**/*.ts'" [format]='npx prettier --check --log-level warn .' [docs]='node scripts/check-docs.mjs' [api]='npx tsx scripts/api-report.ts' [apidocs]='npx typedoc --logLevel Warn')
 declare -A check_pids=()
-for check in typecheck lint cycles format docs; do
+for check in typecheck lint cycles format docs api apidocs; do
   bash -c "$(declare -f typecheck); ${check_names[${check}]}" >"${checks_dir}/${check}.log" 2>&1 &
   check_pids[${check}]=$!
 done
 checks_failed=0
-for check in typecheck lint cycles format docs; do
+for check in typecheck lint cycles format docs api apidocs; do
   if ! wait "${check_pids[${check}]}"; then
     cat "${checks_dir}/${check}.log"
     echo "${check}: 0 passed, 1 failed"

@@ -25,25 +25,100 @@
  * await server.stop();
  * ```
  *
+ * The exports below are grouped the way a program meets them: plans and tasks, their status, the
+ * workers that run them, control (pause, cancel), concurrency limits, explanations, plan events and
+ * alerts, declarative specs, snapshots, schedules, jobs, task logs, configuration (options,
+ * defaults, ACLs, dependency injection), the ZooKeeper client's types, and the errors. Everything
+ * here is public API: api/zk-plan.api.md records it, and `npm run api:check` fails when it changes
+ * unnoticed.
+ *
  * The other entry points keep what most users never load: `zk-plan/testing` (local servers and
  * ensembles, the in-memory ZooKeeper, the raw client and layout, fault helpers), `zk-plan/metrics`
  * (Prometheus metrics and pino logs) and `zk-plan/ui` (the web view). This one loads none of
  * elkjs, prom-client, pino, cli-progress or commander (test/entry-points.test.ts).
  *
  * @packageDocumentation
+ * @module zk-plan
  */
-export { ZkPlan, type ZkPlanState, type ZkPlanFootprint } from './zk-plan.js';
+
+// ---------------------------------------------------------------------------------------------
+// Plans and tasks: connect, register the functions workers may run, build a plan task by task,
+// ready it, wait for it and read its results.
+// ---------------------------------------------------------------------------------------------
+export { ZkPlan, type ZkPlanState } from './zk-plan.js';
+export type { ZkPlanSettings } from './plan/zk-plan-settings.js';
+export { FunctionRegistry, type RegisteredFunction } from './exec/function-registry.js';
+export type { FunctionSchemas, StandardSchemaV1, StandardResult, StandardIssue, JsonSchemaOf } from './exec/standard-schema.js';
+export { call, inline, type TaskSpec, type CallSpec, type InlineSpec } from './exec/task-spec.js';
+export type { TaskContext, TaskFunction } from './exec/task-context.js';
 export type { AddTaskOptions, TaskToAdd } from './plan/plan-writer.js';
+export { DEFAULT_RETRY_POLICY, type PlanOptions, type RetryPolicy, type FailurePolicy } from './config/plan-options.js';
+export type { WaitOptions } from './config/options.js';
+export type { ShellParams, ShellResult } from './shell/shell-params.js';
+
+// ---------------------------------------------------------------------------------------------
+// The facade's sub-APIs: `zkPlan.plans`, `zkPlan.control`, `zkPlan.limits(parent)`,
+// `zkPlan.explain`, `zkPlan.snapshots`, `zkPlan.logs` and `zkPlan.alerts` (made by ZkPlan only).
+// ---------------------------------------------------------------------------------------------
+export type { PlansApi } from './api/plans-api.js';
+export type { ControlApi } from './api/control-api.js';
+export type { LimitsApi, LimitState } from './api/limits-api.js';
+export type { ExplainApi } from './api/explain-api.js';
+export type { SnapshotsApi } from './api/snapshots-api.js';
+export type { LogsApi } from './api/logs-api.js';
+export type { AlertsApi, AlertSubscription } from './api/alerts-api.js';
+
+// ---------------------------------------------------------------------------------------------
+// Plan status and views: where a plan stands, every task with its history, failures and attempts.
+// ---------------------------------------------------------------------------------------------
 export type { PlanStatus, PlanState } from './plan/plan-status.js';
+export type { PlanCounts } from './plan/plan-progress.js';
+export type { PlanView, PlanSummary, TaskView, TaskViewState } from './plan/plan-view.js';
+export type { TaskFailure } from './store/failure-policy.js';
+
+// ---------------------------------------------------------------------------------------------
+// Workers: pools of worker loops that claim and run tasks, the live registry of workers, and the
+// events a ZkPlan emits as its workers go.
+// ---------------------------------------------------------------------------------------------
+export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
+export type { BackoffOptions, WorkerOptions, WorkerPoolOptions, RetentionOptions } from './config/options.js';
+export type { WorkerInfo } from './registry/worker-info.js';
+export type { ZkPlanEvents, TaskEventLabels, TaskGivenBackReason } from './worker/worker-events.js';
+
+// ---------------------------------------------------------------------------------------------
+// Control: pause, resume and cancel a plan across the cluster.
+// ---------------------------------------------------------------------------------------------
 export type { CancelOptions, PauseOptions, PauseOutcome } from './control/plan-control.js';
 export type { PlanControlRecord, PlanControlState } from './control/control-record.js';
-export type { WorkerInfo } from './registry/worker-info.js';
+
+// ---------------------------------------------------------------------------------------------
+// Limits: cluster-wide concurrency limits by key (`zkPlan.limits(parent)`).
+// ---------------------------------------------------------------------------------------------
 export type { SlotRecord } from './limits/limit-record.js';
-export type { Explanation, ExplanationCode, PlanExplanation } from './explain/explain-task.js';
+
+// ---------------------------------------------------------------------------------------------
+// Explain: why a task is not running, why a plan is not progressing.
+// ---------------------------------------------------------------------------------------------
+export type { Explanation, ExplanationCode, PlanExplanation, Remedy } from './explain/explain-task.js';
+
+// ---------------------------------------------------------------------------------------------
+// Events and alerts: tasks that fail for good and plans that end, delivered once per event across
+// the cluster (`zkPlan.alerts.subscribe`), and a listener that posts them to a webhook.
+// ---------------------------------------------------------------------------------------------
 export type { PlanEvent, PlanEventKind } from './alerts/plan-events.js';
-export { checkPlanSpec, type PlanSpec, type TaskSpecEntry, type ParamPlaceholder, type CheckedSpec, type SpecContext } from './spec/plan-spec.js';
+export type { PlanEventListener } from './alerts/plan-event-watcher.js';
+export type { PlanEventOptions } from './config/options.js';
+export { webhookListener, type WebhookBody } from './alerts/webhook.js';
+
+// ---------------------------------------------------------------------------------------------
+// Specs: a plan written as data (tasks by key, `{ $param }` placeholders), submitted in one call.
+// ---------------------------------------------------------------------------------------------
+export type { PlanSpec, TaskSpecEntry, ParamPlaceholder } from './spec/plan-spec.js';
 export type { SubmitOptions, SubmittedPlan } from './spec/submit-plan.js';
-export { PlanSpecError, type PlanSpecProblem } from './errors/spec-errors.js';
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots: export a plan as a self-contained value, import it elsewhere, rerun part of it.
+// ---------------------------------------------------------------------------------------------
 export {
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
@@ -56,24 +131,33 @@ export {
 } from './snapshot/plan-snapshot.js';
 export type { ImportedPlan } from './snapshot/import-plan.js';
 export type { RerunOptions } from './snapshot/rerun.js';
-export { rerunSelection, RERUN_FAILED, type RerunFrom } from './spec/rerun-selection.js';
-export { SnapshotError, type SnapshotProblem } from './errors/snapshot-errors.js';
-export type { JobContext, JobFunction, JobItem } from './jobs/job-context.js';
-export type { JobDefinition, JobMode, StoredJob, WorkPool } from './jobs/job-definition.js';
+export { RERUN_FAILED, type RerunFrom } from './spec/rerun-selection.js';
+
+// ---------------------------------------------------------------------------------------------
+// Schedules: cron schedules that make a plan from a spec at each tick, fired by `startScheduler`.
+// ---------------------------------------------------------------------------------------------
+export type { Schedules, ScheduleSummary, ScheduleRun, TriggeredTick } from './schedule/schedules.js';
+export type { FireState } from './schedule/tick-firing.js';
+export type { ScheduleInput, StoredSchedule } from './schedule/schedule-definition.js';
+export type { MisfirePolicy, OverlapPolicy } from './schedule/tick-decisions.js';
+export type { TickKind, TickState } from './schedule/tick-record.js';
+export type { SchedulerOptions } from './config/options.js';
+
+// ---------------------------------------------------------------------------------------------
+// Jobs: long-running work split into items (shards or named items) that the live job workers share.
+// ---------------------------------------------------------------------------------------------
 export type { Jobs, JobSummary, JobWorkerSummary, ItemHolder } from './jobs/jobs.js';
+export type { JobDefinition, JobMode, StoredJob, WorkPool } from './jobs/job-definition.js';
+export type { JobWorkerInfo } from './jobs/job-store.js';
+export type { JobContext, JobFunction, JobItem } from './jobs/job-context.js';
 export type { JobWorkerHandle } from './jobs/job-service.js';
 export type { JobWorkerOptions } from './jobs/job-worker-options.js';
 export { evenly, rendezvous, type AssignmentStrategy, type AssignmentInput, type Assignment } from './jobs/strategies.js';
-export { JobError, JobNotFoundError, type JobProblem } from './errors/job-errors.js';
-export type { PlanEventListener } from './alerts/plan-event-watcher.js';
-export { webhookListener, type WebhookBody } from './alerts/webhook.js';
-export type { PlanView, PlanSummary, TaskView, TaskViewState, TaskHistoryRecord } from './plan/plan-view.js';
-export type { TaskFailure, AttemptRecord } from './store/failure-policy.js';
-export { DEFAULT_RETRY_POLICY, type PlanOptions, type RetryPolicy, type FailurePolicy } from './config/plan-options.js';
-export { FunctionRegistry, type RegisteredFunction } from './exec/function-registry.js';
-export type { FunctionSchemas, StandardSchemaV1 } from './exec/standard-schema.js';
-export { call, inline, type TaskSpec, type CallSpec, type InlineSpec, type TaskDefinition } from './exec/task-spec.js';
-export type { TaskContext, TaskFunction } from './exec/task-context.js';
+
+// ---------------------------------------------------------------------------------------------
+// Logs: what task functions log (`ctx.log`, captured `console.*`), kept in ZooKeeper per try, read
+// back or followed; sinks that keep every line elsewhere, and a server that serves them.
+// ---------------------------------------------------------------------------------------------
 export type { TaskLogger, LogLine, LogLevel, LogFields } from './logs/task-log-types.js';
 export type { TaskLogAttempt } from './logs/attempt-log-record.js';
 export type { TaskLogQuery, FollowLogOptions, FollowedLogLine } from './logs/task-log-reader.js';
@@ -81,21 +165,45 @@ export type { LogSink, TrySink, TryIdentity } from './logs/log-sink.js';
 export { FileLogSink, type FileLogSinkOptions } from './logs/file-log-sink.js';
 export { startLogServer, type LogServer, type LogServerOptions } from './logs/log-server.js';
 export type { TaskLogOptions } from './config/task-log-options.js';
-export { calcSleepTime } from './worker/backoff.js';
-export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
-export type { ZkPlanEvents, TaskEventLabels, TaskGivenBackReason } from './worker/worker-events.js';
+
+// ---------------------------------------------------------------------------------------------
+// Configuration: connecting, the defaults of every option, ACLs and credentials, and the tsyringe
+// module that wires a ZkPlan into a dependency-injection container.
+// ---------------------------------------------------------------------------------------------
+export type { ConnectOptions } from './config/options.js';
 export { DEFAULTS, type DefaultValues } from './config/defaults.js';
-export type { BackoffOptions, ConnectOptions, PlanEventOptions, RetentionOptions, WaitOptions, WorkerOptions, WorkerPoolOptions } from './config/options.js';
+export { digestAcl, digestId, creatorAllAcl, openAcl, ACL_PERMS, type AclEntry, type AclPermName, type ZkAuth } from './zk/acl.js';
 export { zkPlanModule, startup, shutdown } from './di/zk-plan-module.js';
 export type { ZkPlanModuleConfig } from './di/module-config.js';
-export { ZK_CLIENT, ZK_PLAN, FUNCTION_REGISTRY, WORKER_POOL, ZK_PLAN_MODULE_CONFIG, ZK_PLAN_SETTINGS } from './di/tokens.js';
-/** The raw client's type, as registered under ZK_CLIENT; the class is in `zk-plan/testing`. */
+export { ZK_CLIENT, ZK_PLAN, FUNCTION_REGISTRY, WORKER_POOL, ZK_PLAN_MODULE_CONFIG } from './di/tokens.js';
+
+// ---------------------------------------------------------------------------------------------
+// The ZooKeeper client's types: the client a ZkPlan runs on (`zkPlan.zk`, the ZK_CLIENT token).
+// The class itself, and the in-memory double, are in `zk-plan/testing`.
+// ---------------------------------------------------------------------------------------------
+export type { Zk } from './zk/zk.js';
+export type { ZkBase } from './zk/zk-base.js';
 export type { ZkClient } from './zk/zk-client.js';
-export { digestAcl, digestId, creatorAllAcl, openAcl, ACL_PERMS, type AclEntry, type AclPermName, type ZkAuth } from './zk/acl.js';
-export { ZkPlanError } from './errors/base-error.js';
-export { ZkError, ZkConnectTimeoutError, NativeClientUnpatchedError, type ZkErrorCode } from './errors/zk-error.js';
-export { ZkAuthError } from './errors/zk-auth-error.js';
+export type {
+  CreateMode,
+  SessionState,
+  WatchEvent,
+  Watcher,
+  WriteOptions,
+  ZkClientEvents,
+  ZkClientOptions,
+  ZkOperationCounts,
+  ZkSession,
+} from './zk/zk-client-types.js';
+export type { ZkStat } from './zk/native-client.js';
+
+// ---------------------------------------------------------------------------------------------
+// Errors: every error zk-plan throws extends ZkPlanError and carries a stable `code`.
+// ---------------------------------------------------------------------------------------------
+export { ZkPlanError, type ZkPlanErrorDetails } from './errors/base-error.js';
 export { InvalidArgumentError, IllegalStateError, WaitTimeoutError } from './errors/usage-errors.js';
+export { ZkError, ZkConnectTimeoutError, NativeClientUnpatchedError, ForeignAclError, type ZkErrorCode } from './errors/zk-error.js';
+export { ZkAuthError } from './errors/zk-auth-error.js';
 export {
   ArgTaskNotFoundError,
   ForeignArgTaskError,
@@ -104,6 +212,7 @@ export {
   PlanFailedError,
   PlanAbortedError,
   PlanCancelledError,
+  PlanDeletedError,
   PlanFinishedError,
   PlanPausedError,
   type FailedTaskReport,
@@ -122,6 +231,9 @@ export {
   SchemaMismatchError,
 } from './errors/task-errors.js';
 export { IncompleteValueError, ResultTooLargeError } from './errors/value-errors.js';
-export { ShellDisabledError, ShellExitError, ShellParamsError, ShellStartError } from './errors/shell-errors.js';
-export type { ShellParams, ShellResult } from './shell/shell-params.js';
+export { ShellDisabledError, ShellExitError, ShellParamsError, ShellStartError, type ShellEnd } from './errors/shell-errors.js';
 export { DuplicateTaskKeyError, TaskKeyNotFoundError } from './errors/task-key-errors.js';
+export { PlanSpecError, type PlanSpecProblem } from './errors/spec-errors.js';
+export { SnapshotError, type SnapshotProblem } from './errors/snapshot-errors.js';
+export { JobError, JobNotFoundError, type JobProblem } from './errors/job-errors.js';
+export { ScheduleNotFoundError } from './errors/schedule-errors.js';

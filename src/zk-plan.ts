@@ -55,6 +55,7 @@ import { assertValidPath } from './zk/layout.js';
 import { ZkClient } from './zk/zk-client.js';
 import type { Zk } from './zk/zk.js';
 
+/** A ZkPlan's lifecycle: `open` until `close()` is called, `closing` while its pools drain, then `closed` (every call fails with IllegalStateError). */
 export type ZkPlanState = 'open' | 'closing' | 'closed';
 export type { ZkPlanFootprint } from './plan/footprint.js';
 
@@ -97,8 +98,15 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     wakeWorkers: () => this.wakeUp.wake(),
   };
 
+  /**
+   * A ZkPlan on a client that is already connected: for the in-memory ZooKeeper of
+   * `zk-plan/testing` (`new ZkPlan(memory.connect(), functions, { container })`) or a client
+   * shared with other code. `ZkPlan.connect` is the usual way in.
+   */
   constructor(
+    /** The ZooKeeper client of this ZkPlan's session (a ZkClient, or a MemoryZkClient in tests); shared by everything the ZkPlan starts. */
     readonly zk: Client,
+    /** The functions this process's workers run, by name. */
     readonly functions: FunctionRegistry,
     private readonly settings: ZkPlanSettings,
   ) {
@@ -143,7 +151,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     });
   }
 
-  /** `open` until `close()` is called, then `closing` while pools drain, then `closed`. */
+  /** Where this ZkPlan is in its lifecycle (see ZkPlanState). */
   get state(): ZkPlanState {
     return this.currentState;
   }
@@ -230,7 +238,13 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   }
 
   /** Fires the schedules under `parent` from this process until `stop()` (or close()); each tick makes one plan across processes. */
-  startScheduler(parent: string, options: SchedulerOptions = {}): { stop(): Promise<void> } {
+  startScheduler(
+    parent: string,
+    options: SchedulerOptions = {},
+  ): {
+    /** Stops firing; resolves once the scheduler's current pass (a tick being fired included) is done. */
+    stop(): Promise<void>;
+  } {
     this.assertOpen();
     return this.scheduling.start(parent, options);
   }
@@ -277,7 +291,12 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return pool;
   }
 
-  /** What this ZkPlan's workers keep in memory and attach to shared emitters, for leak checks (see ZkPlanFootprint). */
+  /**
+   * What this ZkPlan's workers keep in memory and attach to shared emitters, for the leak checks of
+   * the tests and the soak benchmark (see ZkPlanFootprint); its fields follow the implementation.
+   *
+   * @internal
+   */
   footprint(): ZkPlanFootprint {
     return footprintOf(this.dispatcher, this.store, this.zk, this.pools);
   }

@@ -21,6 +21,7 @@ import { TokenLock } from '../zk/token-lock.js';
 import type { Zk } from '../zk/zk.js';
 import { planEventsOf, type PlanEvent } from './plan-events.js';
 
+/** Called with each event of `onPlanEvent`; a listener that throws (or rejects) is called again with doubling pauses, up to `maxAttempts` times. */
 export type PlanEventListener = (event: PlanEvent) => void | Promise<void>;
 
 interface Delivery {

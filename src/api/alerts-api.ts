@@ -11,6 +11,7 @@ import type { FacadeState } from './facade-state.js';
 
 /** A subscription of `alerts.subscribe`; `close()` ends it. */
 export interface AlertSubscription {
+  /** Ends the subscription; resolves once the work it had started (deliveries included) is done. */
   close(): Promise<void>;
 }
 

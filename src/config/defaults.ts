@@ -88,6 +88,10 @@ export interface DefaultValues {
   readonly cliParents: { readonly schedules: string; readonly jobs: string };
 }
 
+/**
+ * The default of every option of the API and the CLI, by the option's name (e.g.
+ * `DEFAULTS.sessionTimeoutMs`, `DEFAULTS.plan.retry`): what applies when an option is left out.
+ */
 export const DEFAULTS = {
   sessionTimeoutMs: 10_000,
   connectTimeoutMs: 15_000,

@@ -60,7 +60,11 @@ export interface PlanSettings {
   readonly name?: string;
 }
 
-export const DEFAULT_RETRY_POLICY: ResolvedRetryPolicy = DEFAULTS.plan.retry;
+/**
+ * The retry policy of a plan created without one, and of its tasks: how many tries a task gets and
+ * how long workers wait between them (the `plan.retry` part of DEFAULTS).
+ */
+export const DEFAULT_RETRY_POLICY: Required<RetryPolicy> = DEFAULTS.plan.retry;
 
 export const DEFAULT_PLAN_SETTINGS: PlanSettings = { ...DEFAULTS.plan, taskPriorities: false };
 

@@ -4,8 +4,10 @@
  */
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 
+/** What a plan's control record says: the plan is paused (until resumePlan) or cancelled (for good). */
 export type PlanControlState = 'paused' | 'cancelled';
 
+/** A paused or cancelled plan's control record, as planStatus and describePlan show it: the state, why, since when. */
 export interface PlanControlRecord {
   readonly state: PlanControlState;
   /** Why it was cancelled (or paused), as the caller said. */

@@ -12,7 +12,12 @@ export const ZK_PLAN_MODULE_CONFIG: InjectionToken<ZkPlanModuleConfig> = Symbol.
 export const ZK_CLIENT: InjectionToken<ZkClient> = Symbol.for('zk-plan.zk-client');
 /** The functions workers of this process can run. */
 export const FUNCTION_REGISTRY: InjectionToken<FunctionRegistry> = Symbol.for('zk-plan.function-registry');
-/** Settings of the ZkPlan instance. */
+/**
+ * Settings of the ZkPlan instance, which `zkPlanModule` registers from the module's configuration;
+ * nothing outside the module resolves them.
+ *
+ * @internal
+ */
 export const ZK_PLAN_SETTINGS: InjectionToken<ZkPlanSettings> = Symbol.for('zk-plan.settings');
 /** The ZkPlan API (registered by `zkPlanModule`, usable after `startup`). */
 export const ZK_PLAN: InjectionToken<ZkPlan> = Symbol.for('zk-plan.zk-plan');

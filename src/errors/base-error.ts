@@ -16,7 +16,9 @@ export interface ZkPlanErrorDetails {
 
 /** Base class of every error zk-plan throws; branch on the stable `code`, never on the message. */
 export abstract class ZkPlanError extends Error {
+  /** The stable code of the error (PLAN_NOT_FOUND, CONNECTION_LOSS, …): what to branch on. */
   abstract readonly code: string;
+  /** The znode the failure is about, when there is one. */
   readonly path: string | undefined;
   /** A task whose try fails with this error uses up one of its attempts (false: an infrastructure fault, a stop, a lost claim). */
   readonly charged: boolean = false;
@@ -36,6 +38,10 @@ export abstract class ZkPlanError extends Error {
     Object.defineProperty(this, 'cliMessage', { value: details.cliMessage ?? message, enumerable: false });
   }
 
+  /**
+   * `error instanceof ZkPlanError` holds for zk-plan's errors from another realm (a vm2 sandbox) or
+   * another copy of the package too; `instanceof` a subclass checks the prototype chain as usual.
+   */
   static override [Symbol.hasInstance](instance: unknown): boolean {
     if (typeof instance !== 'object' || instance === null) return false;
     // For subclasses, fall back to the prototype chain so `x instanceof ZkError` stays specific.

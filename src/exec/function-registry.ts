@@ -61,6 +61,7 @@ export class FunctionRegistry {
     return this;
   }
 
+  /** The job function registered under `name` (registerJob), if any. */
   jobFunction(name: string): JobFunction | undefined {
     return this.jobs.get(name);
   }
@@ -75,10 +76,12 @@ export class FunctionRegistry {
     return this.schemas.get(name);
   }
 
+  /** The task function registered under `name`, with its schemas, if any. */
   get(name: string): RegisteredFunction | undefined {
     return this.functions.get(name);
   }
 
+  /** Whether a task function is registered under `name`. */
   has(name: string): boolean {
     return this.functions.has(name);
   }
@@ -88,6 +91,7 @@ export class FunctionRegistry {
     return [...this.functions.keys()].sort();
   }
 
+  /** How many task functions are registered. */
   get size(): number {
     return this.functions.size;
   }

@@ -6,19 +6,27 @@
  */
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 
+/** One problem a Standard Schema found in a value: its message and where in the value it is. */
 export interface StandardIssue {
   readonly message: string;
   readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
 }
 
+/** What a Standard Schema's `validate` gives: the (possibly transformed) value, or the issues found. */
 export type StandardResult<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: readonly StandardIssue[] };
 
-type JsonSchemaOf = (options: { readonly target: string }) => Record<string, unknown>;
+/** Standard JSON Schema: the JSON Schema of a schema's input or output, for the `target` draft asked for. */
+export type JsonSchemaOf = (options: { readonly target: string }) => Record<string, unknown>;
 
+/**
+ * A schema of any library that implements Standard Schema v1 (zod, valibot, arktype…), as
+ * `FunctionRegistry.register` takes it to check a function's params, inputs and result.
+ */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly '~standard': {
     readonly version: 1;
     readonly vendor: string;
+    /** Checks a value: its (possibly transformed) value, or the issues found. */
     readonly validate: (value: unknown) => StandardResult<Output> | Promise<StandardResult<Output>>;
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
     /** Standard JSON Schema, where the library offers it. */

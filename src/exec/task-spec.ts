@@ -20,6 +20,7 @@ export interface InlineSpec {
   readonly source: string;
 }
 
+/** What a task runs: a registered function with its params (`call`), or an inline function's source (`inline`). */
 export type TaskSpec = CallSpec | InlineSpec;
 
 /** Per-task settings stored with the definition; all optional. */

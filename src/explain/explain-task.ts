@@ -9,6 +9,10 @@ import type { PlanView, TaskView } from '../plan/plan-view.js';
 import { isStale, type WorkerInfo } from '../registry/worker-info.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 
+/**
+ * The stable code of an explanation (`explainTask`, `zk-plan why`): what holds a task back, or that
+ * it runs or is done. Branch on it; the message may change.
+ */
 export type ExplanationCode =
   | 'PLAN_NOT_READY'
   | 'PLAN_PAUSED'
@@ -32,6 +36,10 @@ export interface Remedy {
   readonly cli: string;
 }
 
+/**
+ * Why a task is not running (or that it is, or is done), as `explainTask` answers: a stable code, a
+ * sentence, the remedy where one helps, and the data behind it.
+ */
 export interface Explanation {
   readonly task: string;
   /** The key its plan's spec gave the task, when it has one. */

@@ -17,7 +17,13 @@ export interface JobItem {
   readonly token: number;
 }
 
+/**
+ * What a job function gets on each run: the job, its worker, the items this worker holds leases on,
+ * a signal that aborts when the share changes, and `holding()` to check the leases before a side
+ * effect.
+ */
 export interface JobContext {
+  /** The job's name. */
   readonly job: string;
   /** The job worker running it. */
   readonly workerId: string;

@@ -5,6 +5,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { leaseProblem, type LeaseTiming } from './lease.js';
 import type { AssignmentStrategy } from './strategies.js';
 
+/** Options of `startJobWorker`: the worker's name, lease timing, polling, restarts, the manager election and extra assignment strategies. */
 export interface JobWorkerOptions {
   /** Prefix of the worker's id (a random suffix makes it unique per start). @defaultValue `<host>-<pid>` */
   readonly name?: string;

@@ -36,12 +36,23 @@ export interface JobWorkerSummary extends JobWorkerInfo {
   readonly manager: boolean;
 }
 
+/**
+ * The jobs under one parent, as `zkPlan.jobs(parent)` gives them: define a job (function, work
+ * pool, mode, assignment strategy), change its pool, disable, enable, trigger or remove it, and
+ * read each job with its assignment and leases, and the live job workers.
+ */
 export class Jobs {
+  /**
+   * Made by `zkPlan.jobs(parent)` on the ZkPlan's session; the job store it takes is not public API.
+   *
+   * @internal
+   */
   constructor(
     private readonly store: JobStore,
     private readonly now: () => number = () => Date.now(),
   ) {}
 
+  /** The parent the jobs live under. */
   get parent(): string {
     return this.store.parent;
   }
@@ -72,6 +83,7 @@ export class Jobs {
     return this.change(name, (job) => ({ ...job, disabled: true }));
   }
 
+  /** Lets the job's items be assigned again after `disable`. Safe to repeat. */
   async enable(name: string): Promise<StoredJob> {
     return this.change(name, (job) => ({ ...job, disabled: false }));
   }
@@ -114,6 +126,7 @@ export class Jobs {
     await this.store.remove(name);
   }
 
+  /** The job as stored; JobNotFoundError when there is none. */
   async get(name: string): Promise<StoredJob> {
     assertJobName(name);
     const read = await this.store.read(name);

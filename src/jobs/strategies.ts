@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 
+/** What an assignment strategy decides from: the pool's items, the live workers, and who holds what now. */
 export interface AssignmentInput {
   /** The work pool's item ids. */
   readonly items: readonly string[];
@@ -21,6 +22,11 @@ export interface AssignmentInput {
 /** Item ids by worker id; every live worker has an entry (possibly empty). */
 export type Assignment = Record<string, string[]>;
 
+/**
+ * How the manager deals a job's items to the live job workers; `evenly` and `rendezvous` ship,
+ * others are registered by name (`JobWorkerOptions.strategies`). It must be deterministic: every
+ * job worker may become the manager.
+ */
 export type AssignmentStrategy = (input: AssignmentInput) => Assignment;
 
 /** Counts differ by at most one; a worker keeps what it holds up to its quota, the rest is dealt to those below theirs. */

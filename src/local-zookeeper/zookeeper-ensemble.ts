@@ -19,6 +19,7 @@ import {
 } from './server-config.js';
 import { launchJava, QUORUM_MAIN, type ServerProcess } from './server-process.js';
 
+/** One server of a ZooKeeperEnsemble; stop and start it to test how a cluster rides out the loss of a member. */
 export interface EnsembleMember {
   /** The member's `myid`, 1-based. */
   readonly id: number;
@@ -32,6 +33,7 @@ export interface EnsembleMember {
   start(): Promise<void>;
 }
 
+/** An ensemble that startEnsemble started: its connect string, its members, and `stop()`. */
 export interface ZooKeeperEnsemble {
   /** Every member's client address, comma-separated. */
   readonly connectString: string;
@@ -40,6 +42,7 @@ export interface ZooKeeperEnsemble {
   stop(): Promise<void>;
 }
 
+/** Options of startEnsemble: base directory, tick, start timeout and heap of each member. */
 export interface StartEnsembleOptions {
   /** Parent of the members' data dirs (`member-<id>`); default: a fresh `zk-plan-zk-*` dir under os.tmpdir(), removed by stop(). */
   baseDir?: string;

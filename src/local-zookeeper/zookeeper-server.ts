@@ -30,6 +30,7 @@ export { startEnsemble, type EnsembleMember, type StartEnsembleOptions, type Zoo
 // Public API
 // ---------------------------------------------------------------------------
 
+/** Options of startZooKeeper: port, data directory, tick, start timeout, heap, and whether to fsync. */
 export interface StartZooKeeperOptions {
   /** Client port on 127.0.0.1; default: a free port chosen by the OS. */
   port?: number;
@@ -51,6 +52,7 @@ export interface StartZooKeeperOptions {
   keepDataDirOnFailure?: boolean;
 }
 
+/** A standalone ZooKeeper server that startZooKeeper started: where to connect, its process and log, and `stop()`. */
 export interface ZooKeeperServer {
   /** `127.0.0.1:<port>`, to hand to a client. */
   readonly connectString: string;

@@ -13,6 +13,7 @@ import { childPath, isPlanName, nameOf, parentOf } from '../zk/layout.js';
 import type { LogSink, TryIdentity, TrySink } from './log-sink.js';
 import type { LogLine } from './task-log-types.js';
 
+/** Options of FileLogSink: where the files go and how much they may take. */
 export interface FileLogSinkOptions {
   /** Directory of the files. @defaultValue `<os tmpdir>/zk-plan-logs` */
   readonly dir?: string;
@@ -26,7 +27,13 @@ export function defaultLogDir(): string {
   return join(tmpdir(), 'zk-plan-logs');
 }
 
+/**
+ * The LogSink workers use by default (`zk-plan worker --log-dir`): one file of JSON lines per try
+ * under `dir`, each file and the whole directory capped, the files of deleted plans pruned. Serve
+ * them to other hosts with startLogServer.
+ */
 export class FileLogSink implements LogSink {
+  /** The directory of the files. */
   readonly dir: string;
   private readonly maxBytesPerTry: number;
   private readonly maxBytesTotal: number;
@@ -43,6 +50,7 @@ export class FileLogSink implements LogSink {
     return join(this.planDir(identity.plan), nameOf(identity.task), `${identity.tryName}.jsonl`);
   }
 
+  /** The directory of a plan's files. */
   planDir(plan: string): string {
     return join(this.dir, encodeURIComponent(parentOf(plan)), nameOf(plan));
   }

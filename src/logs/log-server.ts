@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { relative, resolve, sep } from 'node:path';
 import type { FileLogSink } from './file-log-sink.js';
 
+/** Options of startLogServer: where it listens. */
 export interface LogServerOptions {
   /** Port to listen on; 0 picks a free one. */
   readonly port: number;
@@ -20,9 +21,11 @@ export interface LogServerOptions {
   readonly host?: string;
 }
 
+/** A running log server (startLogServer): its URL, and `close()` to stop it. */
 export interface LogServer {
   /** Base URL, e.g. `http://127.0.0.1:43121`. */
   readonly url: string;
+  /** Stops listening; resolves once the server is closed. */
   close(): Promise<void>;
 }
 

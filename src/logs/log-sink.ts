@@ -27,11 +27,14 @@ export interface LogSink {
   prune?(planExists: (plan: string) => Promise<boolean>): Promise<void>;
 }
 
+/** The whole log of one try, as a LogSink opened it: lines go in with `write` until `close`. */
 export interface TrySink {
   /** Where the whole log is, as a reader on the worker's host would find it (a file path). */
   readonly location: string;
   /** Where a reader on another host gets the whole log, when the worker serves it (startLogServer). */
   readonly url?: string | undefined;
+  /** Keeps one line (synchronously queued; a sink must not throw). */
   write(line: LogLine): void;
+  /** Ends the try's log once every line is written. */
   close(): Promise<void>;
 }

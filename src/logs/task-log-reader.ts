@@ -11,11 +11,13 @@ import type { TaskLogAttempt } from './attempt-log-record.js';
 import { TaskLogStore } from './task-log-store.js';
 import type { LogLine } from './task-log-types.js';
 
+/** Which tries of a task `taskLog` returns. */
 export interface TaskLogQuery {
   /** Only this attempt's tries (1 for the first). @defaultValue every attempt */
   readonly attempt?: number;
 }
 
+/** Options of `followLog`: when to stop, and how often to read again. */
 export interface FollowLogOptions {
   /** Ends the iteration (it then returns quietly). */
   readonly signal?: AbortSignal;

@@ -21,9 +21,13 @@ export interface LogLine {
 
 /** `ctx.log` of a task function: each line goes to the task's log (and is echoed to the worker's output). */
 export interface TaskLogger {
+  /** A line at debug level, with optional structured fields. */
   debug(msg: string, fields?: LogFields): void;
+  /** A line at info level, with optional structured fields. */
   info(msg: string, fields?: LogFields): void;
+  /** A line at warn level, with optional structured fields. */
   warn(msg: string, fields?: LogFields): void;
+  /** A line at error level, with optional structured fields. */
   error(msg: string, fields?: LogFields): void;
 }
 

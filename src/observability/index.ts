@@ -1,6 +1,8 @@
 /**
  * `zk-plan/metrics`: Prometheus metrics of a worker process (prom-client) and structured logs of
  * its events (pino). Kept out of `zk-plan` so that users who want neither never load them.
+ *
+ * @module zk-plan/metrics
  */
 export {
   createWorkerMetrics,

@@ -23,6 +23,7 @@ import {
 
 export type { Logger } from 'pino';
 
+/** Options of createLogger: level, layout (pretty or JSON lines), destination. */
 export interface CreateLoggerOptions {
   /** pino level: trace, debug, info, warn, error, fatal, silent. @defaultValue 'info' */
   readonly level?: string;
@@ -175,7 +176,7 @@ const STATE_LEVEL: Record<SessionState, Level> = {
 /**
  * Logs every event of the ZkPlan and of its ZooKeeper client as structured fields (`event`,
  * `plan`, `planName`, `task`, `key`, `fn`, `attempt`, `maxAttempts`, `workerId`, `durationMs`,
- * `error` {type, message, code, stack, cause}, …), each with a message that says it all in one
+ * `error` `{ type, message, code, stack, cause }`, …), each with a message that says it all in one
  * line (task-log-lines.ts). Levels: debug for claims and idle rounds, info for starts, completions,
  * tasks aborted by a pause or cancel and session starts, warn for failures that will be retried
  * (or were not the task's fault) and for a session suspended or expired, error for tasks failed for

@@ -40,6 +40,7 @@ function fnLabeller(functions: { has(name: string): boolean } | undefined): (fn:
 /** How many plans' `ready` times are remembered for `task_wait_seconds`. */
 const PLAN_READY_CACHE_SIZE = 1_000;
 
+/** Options of createWorkerMetrics: whether to add prom-client's default metrics, and whether to measure how long claimed tasks waited. */
 export interface WorkerMetricsOptions {
   /** Also register prom-client's default metrics (`process_*`, `nodejs_*`) in the registry. @defaultValue false */
   readonly defaultMetrics?: boolean;
@@ -50,6 +51,7 @@ export interface WorkerMetricsOptions {
   readonly taskWait?: boolean;
 }
 
+/** The metrics createWorkerMetrics keeps up to date: their registry, and `stop()` to remove them. */
 export interface WorkerMetrics {
   /** The registry holding the metrics (the one given, or a new one). */
   readonly registry: Registry;
@@ -334,6 +336,7 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
   };
 }
 
+/** Options of startMetricsServer: where it listens, the registry it serves, and the metrics' own options. */
 export interface MetricsServerOptions extends WorkerMetricsOptions {
   /** 0 picks a free port; `url` tells which. */
   readonly port: number;
@@ -343,6 +346,7 @@ export interface MetricsServerOptions extends WorkerMetricsOptions {
   readonly registry?: Registry;
 }
 
+/** A running metrics server (startMetricsServer): the URL Prometheus scrapes, its registry, and `close()`. */
 export interface MetricsServer {
   /** Where the metrics are, e.g. `http://127.0.0.1:9464/metrics`. */
   readonly url: string;

@@ -12,7 +12,9 @@ export interface ObservedZkClient {
   readonly state: SessionState;
   readonly counts: Readonly<ZkOperationCounts>;
   onOperation?: ZkOperationListener | undefined;
+  /** Listens to one of the client's events. */
   on<K extends keyof ZkClientEvents>(event: K, listener: (...args: ZkClientEvents[K]) => void): unknown;
+  /** Stops listening. */
   off<K extends keyof ZkClientEvents>(event: K, listener: (...args: ZkClientEvents[K]) => void): unknown;
   /** Used to time how long a claimed task waited (see `zk_plan_task_wait_seconds`). */
   exists?(path: string): Promise<ZkStat | undefined>;
@@ -22,7 +24,12 @@ export interface ObservedZkClient {
 export interface ObservedZkPlan {
   readonly zk: ObservedZkClient;
   /** The functions its workers register: metrics label series only by these (and `inline`, `shell`). Without it, by none. */
-  readonly functions?: { has(name: string): boolean };
+  readonly functions?: {
+    /** Whether a function of this name is registered. */
+    has(name: string): boolean;
+  };
+  /** Listens to one of the ZkPlan's events. */
   on<K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): unknown;
+  /** Stops listening. */
   off<K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): unknown;
 }

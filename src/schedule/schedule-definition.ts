@@ -21,7 +21,7 @@ export interface ScheduleInput {
   readonly timezone?: string;
   /** The plan each tick builds; its `{ $param: 'firedAt' }` is the tick's time (ISO-8601). */
   readonly spec: PlanSpec;
-  /** Named params of the spec besides `firedAt`. @defaultValue {} */
+  /** Named params of the spec besides `firedAt`. @defaultValue `{}` */
   readonly params?: Readonly<Record<string, unknown>>;
   /** Where the plans go (workers follow this parent). */
   readonly planParent: string;

@@ -11,22 +11,27 @@ import { MalformedNodeError } from '../errors/task-errors.js';
 import { scheduleNodes } from '../zk/layout.js';
 import { cronTimes } from './cron-times.js';
 import { assertScheduleName, resolveSchedule, type ScheduleInput, type StoredSchedule } from './schedule-definition.js';
-import { fireTick, type FiringContext, type FireOutcome } from './tick-firing.js';
-import { manualTickId, planPathForTick, type TickRecord } from './tick-record.js';
+import { fireTick, type FiringContext, type FireState } from './tick-firing.js';
+import { manualTickId, planPathForTick, type TickKind, type TickRecord, type TickState } from './tick-record.js';
 
 /** A schedule's recent run, newest first in `list()`. */
 export interface ScheduleRun {
+  /** The tick's id (the node name under the schedule's ticks). */
   readonly tick: string;
-  readonly kind: TickRecord['kind'];
+  readonly kind: TickKind;
+  /** The tick's time, ISO-8601: the spec parameter `firedAt`. */
   readonly firedAt: string;
   /** The tick's state: pending, fired, skipped or failed. */
-  readonly state: TickRecord['state'];
+  readonly state: TickState;
+  /** The path of the plan the tick makes (or made). */
   readonly plan: string;
+  /** Why the tick was skipped or failed. */
   readonly reason?: string;
   /** How the fired plan stands now (`deleted` once retention or a user removed it). */
   readonly outcome?: PlanState | 'deleted';
 }
 
+/** One schedule as `list()` gives it: its definition, next fire times and recent runs. */
 export interface ScheduleSummary {
   readonly schedule: StoredSchedule;
   /** The next fire times (none while paused), ISO-8601. */
@@ -37,11 +42,28 @@ export interface ScheduleSummary {
   readonly recentRuns: readonly ScheduleRun[];
 }
 
+/** What `trigger` made: the manual tick, the plan it builds, and how far the tick got. */
+export interface TriggeredTick {
+  readonly tick: string;
+  readonly plan: string;
+  readonly state: FireState;
+}
+
 /** Fire times and runs `list()` shows per schedule. */
 const LISTED_FIRE_TIMES = 5;
 const LISTED_RUNS = 10;
 
+/**
+ * The schedules under one parent, as `zkPlan.schedules(parent)` gives them: put a schedule (cron,
+ * time zone, spec, overlap and misfire policies), pause, resume, trigger or remove it, and list
+ * each with its next fire times and recent runs. `zkPlan.startScheduler(parent)` fires them.
+ */
 export class Schedules {
+  /**
+   * Made by `zkPlan.schedules(parent)` on the ZkPlan's session; the firing context it takes is not public API.
+   *
+   * @internal
+   */
   constructor(
     private readonly firing: FiringContext,
     private readonly planStateOf: (plan: string) => Promise<PlanState | 'deleted'>,
@@ -49,6 +71,7 @@ export class Schedules {
     private readonly tickNonce: () => string = () => randomBytes(4).toString('hex'),
   ) {}
 
+  /** The parent the schedules live under. */
   get parent(): string {
     return this.firing.store.parent;
   }
@@ -104,7 +127,7 @@ export class Schedules {
    * own plan, built by this process. If this process cannot finish it (a crash, a lost session),
    * a running scheduler does.
    */
-  async trigger(name: string): Promise<{ readonly tick: string; readonly plan: string; readonly state: FireOutcome['state'] }> {
+  async trigger(name: string): Promise<TriggeredTick> {
     const schedule = await this.get(name);
     const at = this.now();
     const tick = manualTickId(at, this.tickNonce());

@@ -54,8 +54,14 @@ export interface FiringContext {
   readonly identity: string;
 }
 
+/**
+ * Where a try at a tick left it: a final or pending state, or why this process could not take it
+ * (`held-elsewhere`: another process is firing it; `gone`: the tick or its schedule was removed).
+ */
+export type FireState = TickState | 'held-elsewhere' | 'gone';
+
 /** What a try at a tick came to: its final state (`here`: this call made it final), or why it is not final yet. */
-export type FireOutcome = { readonly state: TickState; readonly here: boolean } | { readonly state: 'held-elsewhere' | 'gone'; readonly here: false };
+export type FireOutcome = { readonly state: TickState; readonly here: boolean } | { readonly state: Exclude<FireState, TickState>; readonly here: false };
 
 export async function fireTick(context: FiringContext, schedule: StoredSchedule, id: string): Promise<FireOutcome> {
   const { store } = context;

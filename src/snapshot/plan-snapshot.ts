@@ -10,7 +10,9 @@ import { SnapshotError } from '../errors/snapshot-errors.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 import type { PlanSpec } from '../spec/plan-spec.js';
 
+/** The `format` field of every snapshot, so that a file can be told apart from other JSON. */
 export const SNAPSHOT_FORMAT = 'zk-plan-snapshot';
+/** The snapshot format's version that `exportPlan` writes and `importPlan` reads. */
 export const SNAPSHOT_VERSION = 1;
 
 /**
@@ -35,6 +37,12 @@ export type SnapshotTask =
   | { readonly state: 'failed'; readonly failure: TaskFailure; readonly failedTries: number }
   | { readonly state: UnfinishedState; readonly failedTries: number; readonly lastError?: string };
 
+/**
+ * A plan as `exportPlan` takes it and `importPlan` recreates it: its spec (recorded, or derived
+ * from its tasks), params, options, and each task's state with its result or failure.
+ * Self-contained and superjson-serialisable, so it can be stored as a file and imported into
+ * another ensemble.
+ */
 export interface PlanSnapshot {
   readonly format: typeof SNAPSHOT_FORMAT;
   readonly version: typeof SNAPSHOT_VERSION;

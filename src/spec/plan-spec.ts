@@ -74,7 +74,12 @@ export interface SpecContext {
 const ENTRY_KEYS = new Set(['fn', 'params', 'inputs', 'options']);
 const SPEC_KEYS = new Set(['tasks', 'options', 'name']);
 
-/** Checks `spec` against `context`; throws PlanSpecError naming the task for the first problem. */
+/**
+ * Checks `spec` against `context`; throws PlanSpecError naming the task for the first problem.
+ * `submitPlan`, schedules and imports call it with what they know of the cluster; users submit.
+ *
+ * @internal
+ */
 export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
     throw new PlanSpecError('SPEC_INVALID', undefined, 'expected an object { tasks: { [key]: { fn, params?, inputs?, options? } }, options?, name? }');

@@ -10,9 +10,15 @@ import type { PlanSpec } from './plan-spec.js';
 /** `snapshots.rerun`'s `from`: a task key, or every failed task. */
 export type RerunFrom = string;
 
+/** `rerunPlan(plan, { from: RERUN_FAILED })`: rerun every failed task of the plan and what depends on them. */
 export const RERUN_FAILED = 'failed';
 
-/** The keys that run again; RERUN_UNKNOWN_KEY for a `from` that is not a key, RERUN_NOTHING_FAILED for `'failed'` with no failed task. */
+/**
+ * The keys that run again; RERUN_UNKNOWN_KEY for a `from` that is not a key, RERUN_NOTHING_FAILED
+ * for `'failed'` with no failed task. `rerunPlan` applies it; users pass only `from`.
+ *
+ * @internal
+ */
 export function rerunSelection(spec: PlanSpec, from: RerunFrom, failed: readonly string[]): Set<string> {
   const keys = Object.keys(spec.tasks);
   let seeds: readonly string[];

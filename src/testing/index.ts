@@ -3,6 +3,8 @@
  * and ensembles on free loopback ports; the in-memory ZooKeeper double and its schedulers for unit
  * tests and seeded simulations; the raw client, the znode layout and the value codec to look at
  * what zk-plan wrote; and fault helpers (expire a session the way a network partition would).
+ *
+ * @module zk-plan/testing
  */
 export {
   startZooKeeper,
@@ -12,6 +14,8 @@ export {
   type ZooKeeperServer,
   type ZooKeeperEnsemble,
   type EnsembleMember,
+  type StartEnsembleOptions,
+  type ZooKeeperDistribution,
 } from '../local-zookeeper/zookeeper-server.js';
 export { PortInUseError, ZooKeeperNotFoundError, ZooKeeperStartError } from '../errors/server-errors.js';
 export { ZkClient, type ZkClientOptions, type ZkSession, type SessionState, type CreateMode, type WatchEvent } from '../zk/zk-client.js';
@@ -19,6 +23,7 @@ export * as layout from '../zk/layout.js';
 export { encodeValue, decodeValue, MAX_VALUE_BYTES } from '../serialization/codec.js';
 export { expireSession } from './expire-session.js';
 export { MemoryZooKeeper } from './memory-zookeeper.js';
+export type { WatchDelivery } from './memory-protocol.js';
 export type {
   AppliedOperation,
   MemoryReply,
@@ -29,6 +34,6 @@ export type {
   WatchInfo,
   WatchKind,
 } from './memory-zookeeper.js';
-export { MemoryZkClient, type OperationFilter } from './memory-zk-client.js';
+export { MemoryZkClient, type OperationFilter, type ConnectionDropOptions } from './memory-zk-client.js';
 export { ManualScheduler, immediateScheduler, type OperationScheduler, type ScheduledOperation } from './scheduler.js';
 export { PERSISTENT_OWNER } from './memory-tree.js';

@@ -12,8 +12,10 @@ export interface SessionListener {
   sessionExpired(): void;
 }
 
+/** How the server delivers a watch's event to the client that set it. */
 export type WatchDelivery = (event: WatchEvent) => void;
 
+/** An operation a client sends the in-memory server, as `onApplied` and the schedulers see it. */
 export type MemoryRequest =
   | { readonly op: 'create'; readonly path: string; readonly data: Buffer | null; readonly mode: CreateMode }
   | { readonly op: 'exists'; readonly path: string; readonly watch?: WatchDelivery }
@@ -23,6 +25,7 @@ export type MemoryRequest =
   | { readonly op: 'delete'; readonly path: string; readonly version: number }
   | { readonly op: 'sync'; readonly path: string };
 
+/** What each operation of MemoryRequest answers when it succeeds, by its `op`. */
 export interface MemoryResults {
   create: string;
   exists: ZkStat | undefined;
@@ -33,6 +36,7 @@ export interface MemoryResults {
   sync: undefined;
 }
 
+/** The server's answer to one operation: its result, or ZooKeeper's result code when it failed. */
 export type MemoryReply<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly rc: number };
 
 /** How one operation is applied. */

@@ -11,7 +11,7 @@ import type { ZkStat } from '../zk/native-client.js';
 import { ZkBase } from '../zk/zk-base.js';
 import type { CreateMode, SessionState, WatchEvent, Watcher, WriteOptions, ZkOperationCounts, ZkSession } from '../zk/zk-client-types.js';
 import { RC, isValidPath } from './memory-tree.js';
-import type { MemoryReply, MemoryRequest, MemoryResults, MemoryServer, SessionListener } from './memory-protocol.js';
+import type { MemoryReply, MemoryRequest, MemoryResults, MemoryServer } from './memory-protocol.js';
 import type { ScheduledOperation } from './scheduler.js';
 
 /** Picks which operation `loseNextReply` or `failNextSend` hits. */
@@ -68,7 +68,15 @@ class InFlightOperation implements ScheduledOperation {
   }
 }
 
-export class MemoryZkClient extends ZkBase implements SessionListener {
+/**
+ * A client of a MemoryZooKeeper (made by its `connect`): the raw client's operations on the
+ * in-memory tree, with the faults a test injects (lost replies and sends, disconnects, expiries,
+ * frozen and crashed processes). A ZkPlan runs on it as on a ZkClient.
+ *
+ * It is the server's SessionListener, checked where it registers (`openSession(name, this)`) rather
+ * than by an implements clause, so that the published declaration names no internal protocol type.
+ */
+export class MemoryZkClient extends ZkBase {
   readonly counts: ZkOperationCounts = { reads: 0, writes: 0 };
   /** Like `ZkClient.onOperation` (round trips are 0 ms here). Must not throw. */
   onOperation: ((op: string, ms: number, ok: boolean) => void) | undefined;
@@ -89,7 +97,11 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
   /** Watchers set through the current connection and not told anything yet, with the path each watches. */
   private readonly pendingWatchers = new Map<(event: WatchEvent) => void, string>();
 
-  /** Use `MemoryZooKeeper.connect`. */
+  /**
+   * Use `MemoryZooKeeper.connect`: the server protocol this takes is not public API.
+   *
+   * @internal
+   */
   constructor(
     private readonly server: MemoryServer,
     readonly name: string,
@@ -100,6 +112,7 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
     this.openSession();
   }
 
+  /** The connection state (see SessionState). */
   get state(): SessionState {
     return this.currentState;
   }
@@ -149,10 +162,12 @@ export class MemoryZkClient extends ZkBase implements SessionListener {
     return this.submit('reads', undefined, { op: 'getChildren', path, ...this.watchOf(path, watcher) });
   }
 
+  /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. Sent again after a connection loss, guarded as `options` say. */
   setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
     return this.resendingWrite('setData', path, options, () => this.submitOnce('writes', options.fence, { op: 'setData', path, data, version }));
   }
 
+  /** Deletes the node if its version is `version` (-1: any); it must have no children. Sent again after a connection loss, guarded as `options` say. */
   delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
     return this.resendingWrite('delete', path, options, () => this.submitOnce('writes', options.fence, { op: 'delete', path, version }));
   }

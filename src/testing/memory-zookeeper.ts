@@ -10,7 +10,7 @@
  * followers every session reads the leader: reads are linearizable, as in most unit tests.
  */
 import type { ZkStat } from '../zk/native-client.js';
-import type { ApplyOptions, MemoryReply, MemoryRequest, MemoryResults, MemoryServer, SessionListener } from './memory-protocol.js';
+import type { ApplyOptions, MemoryReply, MemoryRequest, MemoryResults, SessionListener } from './memory-protocol.js';
 import { RC, ZnodeFailure } from './memory-tree.js';
 import { MemoryView, type CommittedWrite, type WatchKind } from './memory-view.js';
 import { MemoryZkClient } from './memory-zk-client.js';
@@ -18,6 +18,7 @@ import { immediateScheduler, type OperationScheduler } from './scheduler.js';
 
 export type { WatchKind } from './memory-view.js';
 
+/** A watch the server holds: whose, on which path, of which kind. */
 export interface WatchInfo {
   readonly sessionId: string;
   readonly clientName: string;
@@ -25,6 +26,7 @@ export interface WatchInfo {
   readonly kind: WatchKind;
 }
 
+/** A live session as `sessions()` shows it. */
 export interface SessionInfo {
   readonly sessionId: string;
   readonly clientName: string;
@@ -50,6 +52,7 @@ export interface AppliedOperation {
 
 export type { MemoryReply, MemoryRequest, MemoryResults, SessionListener } from './memory-protocol.js';
 
+/** Options of a MemoryZooKeeper: when operations land, its clock, and how many followers it has. */
 export interface MemoryZooKeeperOptions {
   /** When operations land. @defaultValue `immediateScheduler` */
   readonly scheduler?: OperationScheduler;
@@ -76,7 +79,16 @@ const WRITES: ReadonlySet<MemoryRequest['op']> = new Set(['create', 'setData', '
 /** Session ids in the native client's format: unpadded lowercase hex, server id in the top byte. */
 const SESSION_ID_BASE = 1n << 56n;
 
-export class MemoryZooKeeper implements MemoryServer {
+/**
+ * An in-memory ZooKeeper for unit tests and seeded simulations: one tree (a leader and, optionally,
+ * followers that lag until they catch up), sessions that expire on demand, watches, and an
+ * operation scheduler that decides when each operation lands. `connect` gives a MemoryZkClient.
+ *
+ * Its clients reach it through the MemoryServer protocol, checked where it hands itself to a client
+ * (`new MemoryZkClient(this, …)`) rather than by an implements clause, so that the published
+ * declaration names no internal protocol type.
+ */
+export class MemoryZooKeeper {
   readonly scheduler: OperationScheduler;
   /** Called after every applied operation, e.g. to record which value a node got. Must not throw. */
   onApplied: ((event: AppliedOperation) => void) | undefined;
@@ -145,6 +157,7 @@ export class MemoryZooKeeper implements MemoryServer {
 
   // ---- inspection, for tests (no session, no watch, no scheduling; the leader's state) ----
 
+  /** Whether a node exists in the leader's tree, for a test to look (no session, no watch, no scheduling). */
   exists(path: string): boolean {
     return this.leader.tree.has(path);
   }
@@ -154,6 +167,7 @@ export class MemoryZooKeeper implements MemoryServer {
     return this.leader.tree.has(path) ? this.leader.tree.data(path) : undefined;
   }
 
+  /** The stat of a node in the leader's tree, undefined when absent (no session, no watch, no scheduling). */
   stat(path: string): ZkStat | undefined {
     return this.leader.tree.has(path) ? this.leader.tree.stat(path) : undefined;
   }
@@ -183,6 +197,7 @@ export class MemoryZooKeeper implements MemoryServer {
     ).length;
   }
 
+  /** The live sessions with their ephemeral nodes and watch counts, for a test to look. */
   sessions(): SessionInfo[] {
     return [...this.liveSessions.values()].map(({ id, clientName }) => ({
       sessionId: id,

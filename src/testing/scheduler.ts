@@ -16,6 +16,7 @@ export interface ScheduledOperation {
   apply(): void;
 }
 
+/** Decides when each operation a MemoryZooKeeper's clients send lands: at once (immediateScheduler), or when a test says (ManualScheduler). */
 export interface OperationScheduler {
   /** Called once per operation sent; must apply the operations of one client in the order given. */
   enqueue(operation: ScheduledOperation): void;

@@ -34,6 +34,7 @@ import { readCluster } from './ui-cluster.js';
 
 export { isLoopbackHost };
 
+/** Options of startUiServer: the ZkPlan it reads through, the parent it shows, where it listens, and what else it lists. */
 export interface UiServerOptions {
   /** The ZkPlan whose session the view reads through (and sets its watches on). */
   readonly zkPlan: ZkPlan;
@@ -56,6 +57,7 @@ export interface UiServerOptions {
   readonly timing?: FeedTiming;
 }
 
+/** A running web view (startUiServer): its URL, and `close()` to stop it. */
 export interface UiServer {
   /** Base URL, e.g. `http://127.0.0.1:43125/`. */
   readonly url: string;

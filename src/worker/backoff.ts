@@ -3,7 +3,10 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 
 /**
  * The spec's `calc-sleep-time`: how long an idle worker sleeps after `count` empty rounds,
- * `initial × increase^count` capped at `max`.
+ * `initial × increase^count` capped at `max`. Users set the back-off through WorkerOptions; the
+ * worker loop computes it.
+ *
+ * @internal
  */
 export function calcSleepTime(attrs: BackoffOptions = {}, count: number): number {
   if (!Number.isInteger(count) || count < 0) throw new InvalidArgumentError('count', `expected a whole number ≥ 0, got ${String(count)}`);

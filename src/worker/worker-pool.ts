@@ -8,6 +8,7 @@ import { sleepUnless } from '../util/signals.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { DrainTimeoutError } from '../errors/task-errors.js';
 
+/** A pool's lifecycle: `running` until `stop()`, `stopping` while running tasks drain, then `stopped`. */
 export type WorkerPoolState = 'running' | 'stopping' | 'stopped';
 
 /** After the drain timeout aborts tasks, how long their functions get to notice before their claims are released anyway. */
@@ -32,7 +33,14 @@ export class WorkerPool {
   /** Stops removing the log sink's files of deleted plans. */
   private readonly stopPruningLogs: () => void;
 
+  /**
+   * Made by `zkPlan.startWorkers(parent, options)`, which resolves the options and shares the
+   * ZkPlan's runtime; neither is public API.
+   *
+   * @internal
+   */
   constructor(
+    /** The parent whose plans the pool's loops take tasks from. */
     readonly parent: string,
     /** The pool's worker id (its loops are `<poolId>/1`, …), and its name in the worker registry. */
     readonly poolId: string,
@@ -80,6 +88,7 @@ export class WorkerPool {
     );
   }
 
+  /** Where the pool is in its lifecycle (see WorkerPoolState). */
   get state(): WorkerPoolState {
     return this.currentState;
   }

@@ -45,36 +45,64 @@
  */
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 
+/** Name prefix of a plan node under its parent (`plan-NNNNNNNNNN`, persistent sequential). */
 export const PLAN_PREFIX = 'plan-';
+/** Name prefix of a task node under its plan (`task-NNNNNNNNNN`), and of its history and log records. */
 export const TASK_PREFIX = 'task-';
+/** Name prefix of a task's provider links: each names the dep node of a dependent task its result feeds. */
 export const PROV_PREFIX = 'prov-';
+/** Name prefix of a task's unmet inputs, one node per input still missing. */
 export const DEP_PREFIX = 'dep-';
+/** Name prefix of a task's propagated inputs; an arg keeps the serial of the dep it replaced, which orders the arguments. */
 export const ARG_PREFIX = 'arg-';
+/** Name prefix of a plan's kept results (`result-NNNNNNNNNN`, for tasks added with `keepResult`), which outlive their tasks. */
 export const KEPT_RESULT_PREFIX = 'result-';
+/** The `ready` child: of a plan, marked ready; of a task, fully defined. */
 export const READY = 'ready';
+/** A task's `owner` child: the ephemeral node of the worker loop running it. */
 export const OWNER = 'owner';
+/** A task's `result` child: its result, until its dependents have it. */
 export const RESULT = 'result';
+/** A task's `attempts` child: its failed tries so far, when the next may start, and the last failure. */
 export const ATTEMPTS = 'attempts';
+/** A plan's `runnable` child: the index of its tasks believed runnable (an optimisation; a plan without it still runs). */
 export const RUNNABLE_INDEX = 'runnable';
+/** A plan's `history` child: one record per ended task (unless the plan was created with `{ history: false }`). */
 export const HISTORY = 'history';
+/** A plan's `logs` child: each task's log, a record per try. */
 export const LOGS = 'logs';
+/** Name prefix of a try's log record under a task's logs (`try-<attempt>-<run id>`). */
 export const LOG_TRY_PREFIX = 'try-';
+/** The `failed` child: of a plan, a task of it failed for good; of a task, it failed for good (the failure). */
 export const FAILED = 'failed';
+/** A plan's `control` child: present while the plan is paused or cancelled (PlanControlRecord). */
 export const CONTROL = 'control';
+/** A plan's `spec` child: the spec, params and task paths of a plan made by submitPlan, a schedule, an import or a rerun. */
 export const SPEC_RECORD = 'spec';
+/** A plan's `keys` child: the task keys taken in the plan. */
 export const TASK_KEYS = 'keys';
+/** Name prefix of a key's claim under a plan's keys (`key-<URI-encoded key>`), naming the task that holds it. */
 export const KEY_CLAIM_PREFIX = 'key-';
+/** A plan's `alerts` child: the events reported to onPlanEvent listeners, each delivered once across the cluster. */
 export const ALERTS = 'alerts';
+/** Name prefix of the ephemeral node of a session adding tasks to a plan (`builder-<session>`). */
 export const BUILDER_PREFIX = 'builder-';
+/** Name prefix of a batch of tasks whose links are all in place (`batch-<id>`): its tasks are made ready. */
 export const BATCH_PREFIX = 'batch-';
 /** Children of a parent whose names start with this are zk-plan's own, never plans. */
 export const RESERVED_PREFIX = 'zk-plan-';
+/** Under a parent: the ephemeral node of the one process deleting finished plans past their retention. */
 export const RETENTION_LOCK = `${RESERVED_PREFIX}retention`;
+/** Under a parent: the live worker pools following it, one ephemeral node each (WorkerInfo). */
 export const WORKER_REGISTRY = `${RESERVED_PREFIX}workers`;
+/** Under a parent: the concurrency limits by key, each with the ephemeral slots its running tasks hold. */
 export const LIMITS = `${RESERVED_PREFIX}limits`;
 
+/** A schedule's `cursor` child: the newest tick handled. */
 export const SCHEDULE_CURSOR = 'cursor';
+/** A schedule's `ticks` child: a record per tick, with the plan it makes. */
 export const SCHEDULE_TICKS = 'ticks';
+/** A tick's `lock` child: the ephemeral node of the process firing it (an alert's lock has the same name). */
 export const TICK_LOCK = 'lock';
 
 /**
@@ -84,10 +112,15 @@ export const TICK_LOCK = 'lock';
  * still hold: the manager prunes them once released or run out.
  */
 export const JOB_WORKERS = `${RESERVED_PREFIX}job-workers`;
+/** Under a jobs' parent: the manager election's latch nodes. */
 export const JOB_MANAGER = `${RESERVED_PREFIX}job-manager`;
+/** Under a jobs' parent: the one assignment node, items by worker for every job. */
 export const JOB_ASSIGNMENT = `${RESERVED_PREFIX}job-assignment`;
+/** Under a jobs' parent: the items' leases by job, apart from the jobs' nodes so that removing a job never deletes a lease still held. */
 export const JOB_LEASES = `${RESERVED_PREFIX}job-leases`;
+/** A job's `trigger` child: a run requested now (`jobs.trigger`). */
 export const JOB_TRIGGER = 'trigger';
+/** Name prefix of a candidate's node in the job manager's election (`latch-NNNNNNNNNN`). */
 export const LATCH_PREFIX = 'latch-';
 
 /** Where a job's nodes are: its definition (the node's data), its trigger, and its items' leases. */

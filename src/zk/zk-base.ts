@@ -11,6 +11,7 @@ import type { CreateMode, SessionState, Watcher, WriteOptions, ZkClientEvents, Z
  */
 export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk {
   abstract readonly counts: ZkOperationCounts;
+  /** The connection state (see SessionState). */
   abstract get state(): SessionState;
   abstract get session(): ZkSession;
   abstract readonly sessionTimeoutMs: number;
@@ -20,7 +21,9 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
   abstract exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined>;
   abstract getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }>;
   abstract getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }>;
+  /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. */
   abstract setData(path: string, data: Buffer | null, version?: number, options?: WriteOptions): Promise<ZkStat>;
+  /** Deletes the node if its version is `version` (-1: any); it must have no children. */
   abstract delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
   abstract sync(path: string): Promise<void>;
 
@@ -37,6 +40,8 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
    * been deleted and created again since (by another session, or by this one's next holder), back
    * at version 0 where the repeated write would land. The check reads after a sync, since the server
    * this client reconnected to may not have applied the first try yet.
+   *
+   * @internal
    */
   protected async resending<T>(resend: boolean, attempt: () => Promise<T>, target?: ResendTarget | CreateTarget): Promise<T> {
     for (let retried = false; ; retried = true) {
@@ -56,6 +61,8 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
    * A setData or delete, guarded as `options` say (see `resending`); a setData with an incarnation
    * that landed on another node than that one fails NODE_REPLACED (it happens only when the node was
    * replaced between its caller's read and this write, at the same version).
+   *
+   * @internal
    */
   protected async resendingWrite<T extends ZkStat | void>(
     op: 'setData' | 'delete',
@@ -80,6 +87,8 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
   /**
    * A create, sent again after a connection loss unless `resend` is false, or `options.stillWanted`
    * says the state it was decided on has moved on (see `WriteOptions.stillWanted`).
+   *
+   * @internal
    */
   protected async resendingCreate(path: string, options: WriteOptions, resend: boolean, attempt: () => Promise<string>): Promise<string> {
     const { stillWanted, fence } = options;

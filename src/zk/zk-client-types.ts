@@ -22,11 +22,14 @@ export interface WatchEvent {
   readonly path: string;
 }
 
+/** Called once when a watch fires (ZooKeeper's watches are one-shot). */
 export type Watcher = (event: WatchEvent) => void;
 
+/** What a ZkClient connects with: servers, timeouts, credentials and the ACL of the nodes it creates (ConnectOptions resolved). */
 export interface ZkClientOptions {
   /** Comma-separated host:port list. */
   readonly connect: string;
+  /** The session timeout asked of the servers, in ms. */
   readonly sessionTimeoutMs: number;
   /** How long `connect` (and each reconnect after expiry) may wait for a server. */
   readonly connectTimeoutMs: number;
@@ -40,6 +43,7 @@ export interface ZkClientOptions {
   readonly acl?: readonly AclEntry[];
 }
 
+/** The events a ZooKeeper client emits: its connection state, and each session it starts or loses. */
 export interface ZkClientEvents {
   state: [SessionState];
   'session:started': [ZkSession];

@@ -73,6 +73,7 @@ export class ZkClient extends ZkBase {
     return this.options.sessionTimeoutMs;
   }
 
+  /** The connection state (see SessionState). */
   get state(): SessionState {
     return this.currentState;
   }
@@ -217,6 +218,7 @@ export class ZkClient extends ZkBase {
     };
   }
 
+  /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. Sent again after a connection loss, guarded as `options` say. */
   setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
     return this.resendingWrite('setData', path, options, () =>
       this.submitOnce<ZkStat>('setData', path, 'writes', options.fence, (native, settle) =>
@@ -225,6 +227,7 @@ export class ZkClient extends ZkBase {
     );
   }
 
+  /** Deletes the node if its version is `version` (-1: any); it must have no children. Sent again after a connection loss, guarded as `options` say. */
   delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
     return this.resendingWrite('delete', path, options, () =>
       this.submitOnce<void>('delete', path, 'writes', options.fence, (native, settle) => native.a_delete_(path, version, (rc) => settle(rc, undefined))),
