@@ -15,6 +15,7 @@ export interface AlertSubscription {
   close(): Promise<void>;
 }
 
+/** `zkPlan.alerts`: listeners called once per plan event across the cluster. */
 export class AlertsApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.alerts`. */
   constructor(

@@ -7,6 +7,7 @@ import { PlanCancelledError } from '../errors/plan-errors.js';
 import type { PlanWriter } from '../plan/plan-writer.js';
 import type { FacadeState } from './facade-state.js';
 
+/** `zkPlan.control`: pause, resume and cancel a plan across the cluster, and let its failed tasks run again. */
 export class ControlApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.control`. */
   constructor(

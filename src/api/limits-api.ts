@@ -13,6 +13,7 @@ export interface LimitState {
   readonly holders: SlotRecord[];
 }
 
+/** `zkPlan.limits(parent)`: the concurrency limits shared by every worker and plan under one parent. */
 export class LimitsApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.limits(parent)`. */
   constructor(
