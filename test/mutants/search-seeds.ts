@@ -8,12 +8,18 @@
  * minutes). If the simulation changes and that seed no longer catches the mutant, the search goes on
  * to the suite's last seed, so a self-test still fails only when none of the suite's seeds catches it.
  * `MUTANT_SEARCH_FROM=1 npx vitest run --project 'mutant:*'` searches from seed 1 and prints, per
- * mutant, the seed to record.
+ * mutant, the seed to record. (The 'plan-stress' mutants run only their recorded seed unless
+ * MUTANT_SEARCH_FROM is set: plan-sim-catch.ts says why.)
  */
 import { MUTANTS } from './mutants.js';
 
-export function searchSeeds(mutant: string, suiteSeeds: readonly number[]): number[] {
+/** The seed MUTANT_SEARCH_FROM names, when it is set: a search anew from that seed, whatever was recorded. */
+export function searchOverride(): number | undefined {
   const override = process.env['MUTANT_SEARCH_FROM'];
-  const from = override !== undefined && override !== '' ? Number(override) : (MUTANTS.find((candidate) => candidate.name === mutant)?.searchFrom ?? 1);
+  return override !== undefined && override !== '' ? Number(override) : undefined;
+}
+
+export function searchSeeds(mutant: string, suiteSeeds: readonly number[]): number[] {
+  const from = searchOverride() ?? MUTANTS.find((candidate) => candidate.name === mutant)?.searchFrom ?? 1;
   return suiteSeeds.filter((seed) => seed >= from);
 }
