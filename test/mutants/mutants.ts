@@ -63,7 +63,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "issue 19, defect 1: a slot's release, sent again after a lost reply (through the next session or the same one), deletes the slot another worker took meanwhile, and a limit of 1 runs two tasks at once",
     simulation: 'plan',
-    searchFrom: 601,
+    searchFrom: 735,
   },
   {
     name: 'slot-take-unfenced',
@@ -76,7 +76,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "issue 19, defect 2: a slot's take, sent again through the next session, makes a slot the next session holds that no lease knows: the key stays blocked until the process ends",
     simulation: 'plan',
-    searchFrom: 260,
+    searchFrom: 161,
   },
   {
     name: 'tick-record-pruned-while-named',
@@ -99,7 +99,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'issue 19, defect 3: tick records beyond the newest 50 are pruned once their tick is 10 minutes old, while the cursor still names them; every pass makes them again, pending, and they fire a second time',
     simulation: 'long-schedule',
-    searchFrom: 27,
+    searchFrom: 2,
   },
   {
     name: 'lease-write-resent',
