@@ -25,7 +25,6 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors/zk-error.js';
-import { reintroducedJobDefects } from '../store/reintroduced-defects.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { MAX_TIMER_MS } from '../util/signals.js';
@@ -131,7 +130,6 @@ export class JobWorker {
 
   /** Drops, without a write, every item whose lease was not renewed in time: its run is aborted now. */
   expireOverdue(): void {
-    if (reintroducedJobDefects.workPastDeadline) return;
     const now = this.runtime.clock.mono();
     for (const held of [...this.held.values()]) if (now >= held.deadline) this.drop(held, 'lease-ran-out');
   }
@@ -318,7 +316,7 @@ export class JobWorker {
     }
     const previous = effectiveLease(lease.record, lease, timing);
     const { wait } = takeOver(previous, id, clock.wall(), timing);
-    if (wait > 0 && !reintroducedJobDefects.takeBeforeLeaseEnds) return wait;
+    if (wait > 0) return wait;
     const token = lease.mzxid + 1;
     const sentAt = clock.mono();
     const written = await store.writeLease(want.job, want.item, leaseFor(id, token, clock.wall(), timing), lease, fence);
@@ -348,7 +346,7 @@ export class JobWorker {
 
   private async renew(held: Held): Promise<void> {
     const { store, clock, timing, id, zk } = this.runtime;
-    if (clock.mono() >= held.deadline && !reintroducedJobDefects.workPastDeadline) return this.drop(held, 'lease-ran-out'); // never renew a lease this worker has stopped on
+    if (clock.mono() >= held.deadline) return this.drop(held, 'lease-ran-out'); // never renew a lease this worker has stopped on
     if (!zk.isCurrent(held.session)) return this.drop(held, 'session-expired');
     const sentAt = clock.mono();
     try {

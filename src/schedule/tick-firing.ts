@@ -34,7 +34,6 @@ import type { CheckedSpec } from '../spec/plan-spec.js';
 import { deleteValue } from '../zk/chunked-value.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
-import { reintroducedScheduleDefects } from '../store/reintroduced-defects.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import type { NodeRead, ScheduleStore } from './schedule-store.js';
 import { overlapDecision, type PreviousRun } from './tick-decisions.js';
@@ -70,7 +69,7 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
   if (first === undefined) return { state: 'gone', here: false };
   if (isFinal(first.record.state)) return { state: first.record.state, here: false };
   const lock = await store.lock(schedule.name, id, session, context.identity);
-  if (lock === undefined && !reintroducedScheduleDefects.fireTickWithoutLock) return { state: 'held-elsewhere', here: false };
+  if (lock === undefined) return { state: 'held-elsewhere', here: false };
   try {
     const tick = await store.readTick(schedule.name, id);
     if (tick === undefined) return { state: 'gone', here: false };
@@ -95,7 +94,7 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
     await writeTick(store, schedule.name, id, final, node, session);
     return { state: final.state, here: true };
   } finally {
-    await lock?.release().catch(() => undefined); // else it goes with the session
+    await lock.release().catch(() => undefined); // else it goes with the session
   }
 }
 
@@ -169,7 +168,7 @@ async function decideAndBuild(
     const policy = record.kind === 'cron' ? { overlap: schedule.overlap } : {};
     const marked: TickRecord = { ...record, ...policy, planCreated: true, by: context.identity, updatedAt: new Date().toISOString() };
     current = await writeTick(context.store, schedule.name, id, marked, read, session);
-  } else if (!reintroducedScheduleDefects.keepHalfBuiltTickPlan) {
+  } else {
     await clearHalfBuilt(zk, plan, existing.children, session, resolvePlanSettings(checked.options).history);
   }
   await fillPlan(writer, zk, plan, checked, { spec: schedule.spec, params }, target);
@@ -244,14 +243,13 @@ async function previousRuns(context: FiringContext, schedule: StoredSchedule, id
     if (earlier === id || (!manual && cronVouched)) continue;
     const tick = await context.store.readTick(schedule.name, earlier);
     if (tick === undefined || (!manual && tick.record.tick > record.tick)) continue;
-    if (manual && tick.record.state === 'pending' && !reintroducedScheduleDefects.overlapNewestRunOnly) {
+    if (manual && tick.record.state === 'pending') {
       runs.push({ plan: tick.record.plan, finished: false, starting: true });
       continue;
     }
     if (tick.record.state !== 'fired') continue;
     cronVouched ||= firedAfterEarlierRuns(tick.record);
     runs.push({ plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) });
-    if (reintroducedScheduleDefects.overlapNewestRunOnly) break;
   }
   return runs;
 }

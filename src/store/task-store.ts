@@ -25,7 +25,6 @@ import {
   TASK_KEYS,
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
-import { reintroducedDefects } from './reintroduced-defects.js';
 import { TaskReader, type MarkerRead, type OwnerRecord, type TaskListing } from './task-reader.js';
 
 export { TaskReader, type BuilderStamp, type MarkerRead, type OwnerRecord, type TaskListing, type TaskStamp } from './task-reader.js';
@@ -304,7 +303,7 @@ export class TaskStore extends TaskReader {
       storing,
       plan.keepResult ? writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length }) : undefined,
       plan.history ? this.keepHistory(claim.task, plan.history, fence) : undefined,
-      reintroducedDefects.ownerFirstDelete ? undefined : this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),
+      this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),
     ]);
     const links = plan.links ?? new Map<string, string>();
     const feeding = Promise.all([...links.values()].map((dep) => this.giveInput(dep, encoded, fence)));
@@ -414,10 +413,6 @@ export class TaskStore extends TaskReader {
       const provs = encoded === undefined ? [] : children.filter((name) => hasSequentialName(name, PROV_PREFIX) && !propagated.has(name));
       const fed = await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence, refeed)));
       onRunnable?.(fed.filter((task): task is string => task !== undefined));
-      if (reintroducedDefects.ownerFirstDelete) {
-        // The published order: owner first, then every other child as listed, ready and result included.
-        for (const name of [OWNER, ...children.filter((child) => child !== OWNER)]) await deleteValue(this.zk, childPath(claim.task, name), fence);
-      }
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
       // The index entry goes with the rest, not earlier: if this worker dies while finishing, the
       // entry leads other workers back to the task as soon as its owner node is gone.

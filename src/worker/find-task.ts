@@ -2,7 +2,6 @@ import { ATTEMPTS, CONTROL } from '../zk/layout.js';
 import { isClaimable, classifyTask, type TaskState } from '../store/task-state.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
 import type { ClaimBook } from './claim-book.js';
-import { reintroducedDefects } from '../store/reintroduced-defects.js';
 
 /** Who is looking for a task: `stop` ends the search, `taskSignal` becomes the claimed task's signal. */
 export interface Seeker {
@@ -87,12 +86,10 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker, co
     }
     if (context.book && !context.book.reserve(task)) continue;
     let claim: Claim | undefined;
-    let threw = true;
     try {
       claim = await store.claim(task, seeker.workerId, seeker.taskSignal);
-      threw = false;
     } finally {
-      if (claim === undefined && !(threw && reintroducedDefects.keepReservationOnClaimError)) context.book?.release(task);
+      if (claim === undefined) context.book?.release(task);
     }
     if (claim !== undefined) return claim;
   }

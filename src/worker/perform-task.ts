@@ -8,7 +8,6 @@ import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '../zk/layout.js';
 import { linkSignals } from '../util/signals.js';
-import { reintroducedDefects } from '../store/reintroduced-defects.js';
 import { retryPolicyFor, retryPolicyOf } from './record-failure.js';
 import type { PlanSettings } from '../config/plan-options.js';
 import type { TaskEventLabels } from './worker-events.js';
@@ -74,7 +73,7 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
     Promise.all([store.inspectTask(claim.task), store.readDefinition(claim.task).catch((error: unknown) => new PrefetchError(error))]));
   if (listing === undefined) return 'gone';
   const children = listing.children;
-  if (children.includes(FAILED) && !reintroducedDefects.runFailedTask) return 'failed-already'; // read behind the claim: no run can follow a failure for good
+  if (children.includes(FAILED)) return 'failed-already'; // read behind the claim: no run can follow a failure for good
   if (definition instanceof PrefetchError) {
     // A malformed definition matters only if the function must run; a stored result can still be handed on.
     if (!children.includes(RESULT)) throw definition.error;
@@ -138,12 +137,12 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
   // touches the plan node after its record, and ZooKeeper delivers that notification before the reply to the claim (a write
   // ordered after the touch) and to what this session sent after it.
   const halted = haltedRead ?? (vouched() ? false : await readControl());
-  if (halted && !reintroducedDefects.skipControlCheckAfterClaim) return 'plan-halted';
+  if (halted) return 'plan-halted';
   // Read after the claim: a plan that failed before it is seen, whatever the process's watch said.
   if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan))) return 'plan-failed';
   // A slot of its key's limit, held from here until the function returns (src/limits).
   const slot = definition.concurrencyKey === undefined ? undefined : await acquireSlot(claim, definition.concurrencyKey, context);
-  if (slot?.kind === 'full' && !reintroducedDefects.startWhenLimitFull) return 'limit-full';
+  if (slot?.kind === 'full') return 'limit-full';
   const lease = slot?.kind === 'held' ? slot.lease : undefined;
   let value: unknown;
   let startedAt = new Date();

@@ -2,7 +2,6 @@ import { isZkError } from '../errors/zk-error.js';
 import { planSettingsFrom } from '../config/plan-options.js';
 import { decodeValue } from '../serialization/codec.js';
 import type { TaskStore } from '../store/task-store.js';
-import { reintroducedDefects } from '../store/reintroduced-defects.js';
 import { CONTROL, FAILED, READY, RUNNABLE_INDEX, childPath, isPlanName } from '../zk/layout.js';
 import { parseControlRecord, type PlanControlRecord } from '../control/control-record.js';
 import type { WatchEvent } from '../zk/zk-client-types.js';
@@ -301,7 +300,7 @@ export class PlanTracker {
   /** Reads the plan's state and (re-)arms the data watch on the plan node. */
   private async loadPlan(plan: string, tracked: TrackedPlan): Promise<void> {
     const epoch = ++tracked.epoch;
-    if (!reintroducedDefects.trustStaleControlView) tracked.fresh = false; // until this read answers
+    tracked.fresh = false; // until this read answers
     const readAt = performance.now();
     const sessionEpoch = this.sessionEpoch;
     const current = (): boolean => this.plans.get(plan) === tracked && tracked.epoch === epoch && sessionEpoch === this.sessionEpoch;
@@ -365,7 +364,7 @@ export class PlanTracker {
 
   private onPlanEvent(plan: string, tracked: TrackedPlan, epoch: number, sessionEpoch: number, event: WatchEvent): void {
     // Any event of the plan node, even one meant for an older read, or the connection dropping: what was read may have changed.
-    if (this.plans.get(plan) === tracked && !reintroducedDefects.trustStaleControlView) tracked.fresh = false;
+    if (this.plans.get(plan) === tracked) tracked.fresh = false;
     if (sessionEpoch !== this.sessionEpoch || this.plans.get(plan) !== tracked || tracked.epoch !== epoch) return;
     if (event.type === 'deleted') {
       this.dropPlan(plan);

@@ -1,74 +1,299 @@
 /**
- * Known defects, kept outside the product: each mutant is a text patch that the vitest project of
- * the same name applies to one module of src/ as it loads (vitest.config.ts, `mutantPlugin`), for
- * the simulation self-tests in test/mutants/*.mutant.test.ts. Nothing in src/ can switch a defect
- * back on. A patch whose text is no longer in its file fails the load, naming the mutant, so a
- * refactor cannot quietly turn a self-test into one that tests nothing.
+ * Known defects, kept outside the product: each mutant is a set of text patches that the vitest
+ * project of the same name applies to modules of src/ as they load (vitest.config.ts,
+ * `mutantPlugin`), for the simulation self-tests in test/mutants/*.mutant.test.ts. Nothing in src/
+ * can switch a defect back on. A patch whose text is no longer in its file fails the load, naming
+ * the mutant, so a refactor cannot quietly turn a self-test into one that tests nothing.
  */
+export interface Patch {
+  /** A text of the module, found there exactly once. */
+  readonly find: string;
+  /** What it becomes in the mutant. */
+  readonly replace: string;
+}
+
+export interface MutantFile {
+  /** The module the patches apply to, relative to the repository. */
+  readonly file: string;
+  /** Applied in order, each to the text the one before it left. */
+  readonly patches: readonly Patch[];
+}
+
+/**
+ * The seeds a mutant's `searchFrom` is one of. 'plan' is the plan simulation's default profile, whose
+ * seeds test/simulation/sim-*.test.ts run on the product; 'plan-stress' its `stress` profile, which
+ * only test/simulation/stress-baseline.test.ts runs on the product, and only at the seeds recorded
+ * here (plan-sim-catch.ts says why that is enough). 'schedule' and 'schedule-skip' are the schedule
+ * simulation's seeds with overlap 'allow' and 'skip' (schedule-seeds.ts), 'job' the job simulation's
+ * (job-seeds.ts), 'long-schedule' and 'long-job' the long-horizon simulations'.
+ */
+export type MutantSimulation = 'plan' | 'plan-stress' | 'schedule' | 'schedule-skip' | 'job' | 'long-schedule' | 'long-job';
+
 export interface Mutant {
   /** The project's and the self-test file's name: test/mutants/<name>.mutant.test.ts. */
   readonly name: string;
-  /** The module the patches apply to, relative to the repository. */
-  readonly file: string;
-  /** Each replaces a text of that module (found exactly once) with another. */
-  readonly patches: readonly { readonly find: string; readonly replace: string }[];
+  /** The modules it patches: one for most defects, more for a defect that spans modules. */
+  readonly files: readonly MutantFile[];
   /** The defect it puts back, and where it was first found. */
   readonly defect: string;
-  /** The seed its self-test's search starts at: the first that caught it when last searched from seed 1 (search-seeds.ts). */
+  /** The simulation whose seeds catch it. */
+  readonly simulation: MutantSimulation;
+  /**
+   * The seed its self-test's search starts at: the first that caught it when last searched from seed
+   * 1 (search-seeds.ts). For 'plan-stress', the one seed its self-test runs: the first that catches it
+   * and passes without it (test/simulation/stress-baseline.test.ts; plan-sim-catch.ts says why).
+   */
   readonly searchFrom: number;
 }
 
 export const MUTANTS: readonly Mutant[] = [
   {
     name: 'slot-release-resent',
-    file: 'src/limits/concurrency-limits.ts',
-    patches: [
+    files: [
       {
-        find: 'await this.zk.delete(path, slot.stat.version, { fence: session, incarnation: slot.stat.czxid })',
-        replace: 'await this.zk.delete(path, slot.stat.version)',
+        file: 'src/limits/concurrency-limits.ts',
+        patches: [
+          {
+            find: 'await this.zk.delete(path, slot.stat.version, { fence: session, incarnation: slot.stat.czxid })',
+            replace: 'await this.zk.delete(path, slot.stat.version)',
+          },
+        ],
       },
     ],
     defect:
       "issue 19, defect 1: a slot's release, sent again after a lost reply (through the next session or the same one), deletes the slot another worker took meanwhile, and a limit of 1 runs two tasks at once",
-    searchFrom: 601,
+    simulation: 'plan',
+    searchFrom: 735,
   },
   {
     name: 'slot-take-unfenced',
-    file: 'src/limits/concurrency-limits.ts',
-    patches: [{ find: "await this.zk.create(path, bytes, 'ephemeral', { fence: session });", replace: "await this.zk.create(path, bytes, 'ephemeral');" }],
+    files: [
+      {
+        file: 'src/limits/concurrency-limits.ts',
+        patches: [{ find: "await this.zk.create(path, bytes, 'ephemeral', { fence: session });", replace: "await this.zk.create(path, bytes, 'ephemeral');" }],
+      },
+    ],
     defect:
       "issue 19, defect 2: a slot's take, sent again through the next session, makes a slot the next session holds that no lease knows: the key stays blocked until the process ends",
-    searchFrom: 260,
+    simulation: 'plan',
+    searchFrom: 161,
   },
   {
     name: 'tick-record-pruned-while-named',
-    file: 'src/schedule/scheduler.ts',
-    patches: [
-      { find: 'const named = new Set(cursor.fire.map(cronTickId));', replace: 'const named = new Set<string>();' },
+    files: [
       {
-        find: 'now - (seen.get(id) ?? now) >= DEFAULTS.schedule.keepTicksMs',
-        replace: "now - Number(id.split('-')[1]) > DEFAULTS.schedule.keepTicksMs",
-      },
-      {
-        find: 'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, cursor, stillNeeded);',
-        replace: 'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, { ...cursor, fire: [] }, stillNeeded);',
+        file: 'src/schedule/scheduler.ts',
+        patches: [
+          { find: 'const named = new Set(cursor.fire.map(cronTickId));', replace: 'const named = new Set<string>();' },
+          {
+            find: 'now - (seen.get(id) ?? now) >= DEFAULTS.schedule.keepTicksMs',
+            replace: "now - Number(id.split('-')[1]) > DEFAULTS.schedule.keepTicksMs",
+          },
+          {
+            find: 'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, cursor, stillNeeded);',
+            replace: 'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, { ...cursor, fire: [] }, stillNeeded);',
+          },
+        ],
       },
     ],
     defect:
       'issue 19, defect 3: tick records beyond the newest 50 are pruned once their tick is 10 minutes old, while the cursor still names them; every pass makes them again, pending, and they fire a second time',
-    searchFrom: 27,
+    simulation: 'long-schedule',
+    searchFrom: 2,
   },
   {
     name: 'lease-write-resent',
-    file: 'src/jobs/job-store.ts',
-    patches: [
+    files: [
       {
-        find: "const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, { ...fence, incarnation: read.czxid });",
-        replace: "const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, fence);",
+        file: 'src/jobs/job-store.ts',
+        patches: [
+          {
+            find: "const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, { ...fence, incarnation: read.czxid });",
+            replace: "const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, fence);",
+          },
+        ],
       },
     ],
     defect:
       'issue 19, defect 4: a lease take sent again after a reconnect lands on the lease node of an item that left the pool and came back, taken since by another worker: two live holders, and a token that goes down',
+    simulation: 'long-job',
     searchFrom: 5,
+  },
+  {
+    name: 'owner-first-delete',
+    files: [
+      {
+        file: 'src/store/task-store.ts',
+        patches: [
+          // finish() no longer removes `ready` before the inputs are handed on: deleteTask removes it, after `owner`.
+          {
+            find: 'plan.history ? this.keepHistory(claim.task, plan.history, fence) : undefined,\n      this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),',
+            replace: 'plan.history ? this.keepHistory(claim.task, plan.history, fence) : undefined,\n      undefined,',
+          },
+          {
+            find: 'const rest = children.filter((name) => name !== RESULT && name !== OWNER);',
+            replace:
+              'for (const name of [OWNER, ...children.filter((child) => child !== OWNER)]) await deleteValue(this.zk, childPath(claim.task, name), fence);\n      const rest = children.filter((name) => name !== RESULT && name !== OWNER);',
+          },
+        ],
+      },
+    ],
+    defect:
+      "the published Clojure deletion order: a finished task's `owner` is deleted before its other children, `ready` and `result` included, so a half-deleted task can be taken and run again, and its dependents get their inputs twice or too few",
+    simulation: 'plan-stress',
+    searchFrom: 1,
+  },
+  {
+    name: 'run-failed-task',
+    files: [
+      {
+        file: 'src/worker/perform-task.ts',
+        patches: [
+          { find: "if (children.includes(FAILED)) return 'failed-already'; // read behind the claim: no run can follow a failure for good", replace: '' },
+        ],
+      },
+    ],
+    defect:
+      "performTask runs a claimed task without looking for its `failed` child (the first review's defect 1, regression tests in 2fda092): a task failed for good runs again",
+    simulation: 'plan-stress',
+    searchFrom: 34,
+  },
+  {
+    name: 'keep-reservation-on-claim-error',
+    files: [
+      {
+        file: 'src/worker/find-task.ts',
+        patches: [
+          {
+            find: 'try {\n      claim = await store.claim(task, seeker.workerId, seeker.taskSignal);\n    } finally {\n      if (claim === undefined) context.book?.release(task);\n    }',
+            replace: 'claim = await store.claim(task, seeker.workerId, seeker.taskSignal);\n    if (claim === undefined) context.book?.release(task);',
+          },
+        ],
+      },
+    ],
+    defect:
+      "a claim that throws in the scan keeps its reservation in the claim book (the first review's defect 4, regression tests in 2fda092): the task is never taken again in that process, which also remembers the plan after it is deleted",
+    simulation: 'plan-stress',
+    searchFrom: 11,
+  },
+  {
+    name: 'skip-control-check-after-claim',
+    files: [
+      {
+        file: 'src/worker/perform-task.ts',
+        patches: [{ find: "if (halted) return 'plan-halted';", replace: '' }],
+      },
+    ],
+    defect:
+      "performTask trusts the process's watch on the plan and does not act on its `control` node after the claim: a task of a paused or cancelled plan starts",
+    simulation: 'plan-stress',
+    searchFrom: 7,
+  },
+  {
+    name: 'trust-stale-control-view',
+    files: [
+      {
+        file: 'src/worker/plan-tracker.ts',
+        patches: [
+          { find: 'tracked.fresh = false; // until this read answers', replace: '' },
+          { find: 'if (this.plans.get(plan) === tracked) tracked.fresh = false;', replace: '' },
+        ],
+      },
+    ],
+    defect:
+      'the plan tracker keeps vouching that a plan is not paused after its plan watch fired, until its reload answers: a claim made in that window misses the pause and its task starts',
+    simulation: 'plan-stress',
+    searchFrom: 19,
+  },
+  {
+    name: 'start-when-limit-full',
+    files: [
+      {
+        file: 'src/worker/perform-task.ts',
+        patches: [{ find: "if (slot?.kind === 'full') return 'limit-full';", replace: '' }],
+      },
+    ],
+    defect: 'a task with a concurrency key starts even when every slot of the key is held: the limit is not enforced',
+    simulation: 'plan-stress',
+    searchFrom: 1,
+  },
+  {
+    name: 'keep-half-built-tick-plan',
+    files: [
+      {
+        file: 'src/schedule/tick-firing.ts',
+        patches: [{ find: 'await clearHalfBuilt(zk, plan, existing.children, session, resolvePlanSettings(checked.options).history);', replace: '' }],
+      },
+    ],
+    defect: 'a scheduler that takes over a tick fills the half-built plan of a dead firer without deleting its tasks first: a plan with extra tasks',
+    simulation: 'schedule',
+    searchFrom: 7,
+  },
+  {
+    name: 'fire-tick-without-lock',
+    files: [
+      {
+        file: 'src/schedule/tick-firing.ts',
+        patches: [
+          { find: "if (lock === undefined) return { state: 'held-elsewhere', here: false };", replace: '' },
+          { find: 'await lock.release().catch(() => undefined);', replace: 'await lock?.release().catch(() => undefined);' },
+        ],
+      },
+    ],
+    defect: 'a scheduler fires a tick without its lock: two firers build one plan at once',
+    simulation: 'schedule',
+    searchFrom: 1,
+  },
+  {
+    name: 'overlap-newest-run-only',
+    files: [
+      {
+        file: 'src/schedule/tick-firing.ts',
+        patches: [
+          {
+            find: "if (manual && tick.record.state === 'pending') {\n      runs.push({ plan: tick.record.plan, finished: false, starting: true });\n      continue;\n    }",
+            replace: '',
+          },
+          {
+            find: 'runs.push({ plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) });',
+            replace: 'runs.push({ plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) });\n    break;',
+          },
+        ],
+      },
+    ],
+    defect:
+      "overlap looks only at the newest fired run, so a finished manual run hides an unfinished cron run (and a manual run still being fired is not looked at): under 'skip', a cron run starts beside an unfinished one",
+    simulation: 'schedule-skip',
+    searchFrom: 2,
+  },
+  {
+    name: 'take-before-lease-ends',
+    files: [
+      {
+        file: 'src/jobs/job-worker.ts',
+        patches: [{ find: 'if (wait > 0) return wait;', replace: '' }],
+      },
+    ],
+    defect: "a job worker takes an item as soon as it is assigned, without waiting for the previous holder's lease to be given back or run out",
+    simulation: 'job',
+    searchFrom: 1,
+  },
+  {
+    name: 'work-past-deadline',
+    files: [
+      {
+        file: 'src/jobs/job-worker.ts',
+        patches: [
+          { find: 'expireOverdue(): void {', replace: 'expireOverdue(): void {\n    return;' },
+          {
+            find: "if (clock.mono() >= held.deadline) return this.drop(held, 'lease-ran-out'); // never renew a lease this worker has stopped on",
+            replace: '',
+          },
+        ],
+      },
+    ],
+    defect: 'a job worker that cannot renew keeps working on its items past its stop deadline: a detached worker does not stop on its own',
+    simulation: 'job',
+    searchFrom: 1,
   },
 ];

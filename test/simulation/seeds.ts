@@ -5,6 +5,7 @@
  */
 import { vi } from 'vitest';
 import { FAKED_TIMERS, runSeed, type SimulationResult } from './simulation.js';
+import type { WorkloadProfile } from './workload.js';
 
 export const DEFAULT_SEEDS = 2_000;
 /** How many sim-*.test.ts files share the seeds. */
@@ -21,13 +22,12 @@ export function seedsOfFile(fileIndex: number): number[] {
   return seeds;
 }
 
-/** Runs seeds on fake timers until one violates an invariant; returns that one's result, or undefined. */
-export async function firstViolation(seeds: readonly number[], onEach?: (result: SimulationResult) => void): Promise<SimulationResult | undefined> {
+/** Runs seeds of a workload profile on fake timers until one violates an invariant; returns that one's result, or undefined. */
+export async function firstViolation(seeds: readonly number[], profile: WorkloadProfile = 'default'): Promise<SimulationResult | undefined> {
   vi.useFakeTimers({ toFake: [...FAKED_TIMERS] });
   try {
     for (const seed of seeds) {
-      const result = await runSeed(seed);
-      onEach?.(result);
+      const result = await runSeed(seed, profile);
       if (result.violation !== undefined) return result;
     }
     return undefined;
@@ -36,11 +36,11 @@ export async function firstViolation(seeds: readonly number[], onEach?: (result:
   }
 }
 
-/** The message a failing seed prints: the seed, how to replay it, the violation and the end of its trace. */
-export function report(result: SimulationResult): string {
+/** The message a failing seed prints: the seed, how to replay it (a default-profile seed unless told), the violation and the end of its trace. */
+export function report(result: SimulationResult, replay = `SIM_SEED=${result.seed} npx vitest run test/simulation/`): string {
   return [
     `seed ${result.seed} violated an invariant after ${result.steps} steps, ${result.simulatedMs} ms of simulated time`,
-    `replay: SIM_SEED=${result.seed} npx vitest run test/simulation/`,
+    `replay: ${replay}`,
     result.violation ?? '',
     `--- last ${TRACE_TAIL} trace entries ---`,
     ...result.trace.slice(-TRACE_TAIL),

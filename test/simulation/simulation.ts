@@ -10,7 +10,6 @@
 import { vi } from 'vitest';
 import { PlanFinishedError } from '../../src/errors/plan-errors.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
-import { reintroducedDefects } from '../../src/store/reintroduced-defects.js';
 import { SimProcess, SimWriter, type SimPlan } from './cluster.js';
 import { SimObserver } from './observer.js';
 import { streamFor, type Prng } from './prng.js';
@@ -38,8 +37,6 @@ export interface SimulationResult {
   readonly steps: number;
   readonly simulatedMs: number;
 }
-
-type Defect = keyof typeof reintroducedDefects;
 
 /**
  * Timers faked for the simulation. `Date` is not among them: the fake Date's instances have their own
@@ -644,9 +641,4 @@ const neverAnAnswer = (_error: unknown): _error is never => false;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-export function describeDefects(): string {
-  const on = (Object.keys(reintroducedDefects) as Defect[]).filter((name) => reintroducedDefects[name]);
-  return on.length === 0 ? 'none' : on.join(', ');
 }

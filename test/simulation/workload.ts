@@ -52,7 +52,8 @@ export interface SimWorkload {
 
 /**
  * `default`: the seeds of the sim-*.test.ts files. `stress`: more processes racing for the same tasks and
- * faults at least ten times as dense, for the self-test (a defect whose damage needs two faults in a row).
+ * faults at least ten times as dense, for the self-tests of the mutants that need it (a defect whose damage
+ * needs two faults in a row; see test/mutants/plan-sim-catch.ts).
  */
 export type WorkloadProfile = 'default' | 'stress';
 

@@ -1,0 +1,20 @@
+/**
+ * The plan simulation's `stress` profile finds the mutant keep-reservation-on-claim-error
+ * (test/mutants/mutants.ts) at the seed recorded for it. That seed passes without the mutant
+ * (test/simulation/stress-baseline.test.ts, on the product in the project `simulations`), and this
+ * test passes only if that same seed is the one that catches the mutant, so the catch is the
+ * mutant's doing (plan-sim-catch.ts says more).
+ */
+import { describe, it } from 'vitest';
+import { MUTANTS } from './mutants.js';
+import { expectStressSeedCatches } from './plan-sim-catch.js';
+
+describe('mutant keep-reservation-on-claim-error', () => {
+  it(
+    `the plan simulation's stress seeds find it: ${MUTANTS.find((mutant) => mutant.name === 'keep-reservation-on-claim-error')?.defect ?? '?'}`,
+    { timeout: 600_000 },
+    async () => {
+      await expectStressSeedCatches('keep-reservation-on-claim-error');
+    },
+  );
+});
