@@ -14,10 +14,10 @@ import type { PlanEventOptions } from '../config/options.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { PlanStatus } from '../plan/plan-status.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import { sleepUnless } from '../util/signals.js';
+import { sleepUnless } from '../util/abort-signals.js';
 import { ALERTS, CONTROL, FAILED, READY, TASK_PREFIX, assertValidPath, childPath, hasSequentialName, isPlanName } from '../zk/layout.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
-import { TokenLock } from '../zk/token-lock.js';
+import { TokenLock } from '../zk/recipes/token-lock.js';
 import type { Zk } from '../zk/zk.js';
 import { planEventsOf, type PlanEvent } from './plan-events.js';
 

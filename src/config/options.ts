@@ -1,6 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
-import { MAX_TIMER_MS } from '../util/signals.js';
+import { MAX_TIMER_MS } from '../util/abort-signals.js';
 import { DEFAULTS } from './defaults.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { resolveAcl, resolveAuth, type AclEntry, type ZkAuth } from '../zk/acl.js';

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { LogSink } from '../logs/log-sink.js';
 import { MAX_RECORD_BYTES } from '../logs/attempt-log-record.js';
 import { RECORD_OVERHEAD_BYTES } from '../logs/try-log.js';
-import { MAX_TIMER_MS } from '../util/signals.js';
+import { MAX_TIMER_MS } from '../util/abort-signals.js';
 import { DEFAULTS } from './defaults.js';
 
 /** What a worker keeps of its tasks' logs (`WorkerOptions.taskLogs`). */

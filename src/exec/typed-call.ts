@@ -4,7 +4,7 @@
  * replaced by what its schema outputs (a schema may coerce or transform).
  */
 import { SchemaMismatchError, TaskExecutionError } from '../errors/task-errors.js';
-import { onAbort } from '../util/signals.js';
+import { onAbort } from '../util/abort-signals.js';
 import { validateWith, type FunctionSchemas, type StandardSchemaV1 } from './standard-schema.js';
 
 /** The params and inputs as the function is to get them; throws SchemaMismatchError naming the first that does not match. */

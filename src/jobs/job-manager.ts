@@ -12,8 +12,8 @@ import type { Zk } from '../zk/zk.js';
 import { ASSIGNMENT_BUDGET_BYTES, decideAssignment, fitAssignment, sameAssignment } from './assignment.js';
 import { poolItems, type StoredJob } from './job-definition.js';
 import type { AssignmentRecord, JobStore } from './job-store.js';
-import { ArmedWatches } from './armed-watches.js';
-import { LeaderLatch } from './leader-latch.js';
+import { ArmedWatches } from '../zk/recipes/armed-watches.js';
+import { LeaderLatch } from '../zk/recipes/leader-latch.js';
 import { effectiveLease, type LeaseTiming } from './lease.js';
 import { assignmentMoves, type StrategyRegistry } from './strategies.js';
 

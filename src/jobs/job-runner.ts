@@ -5,7 +5,7 @@
  * change of share aborts the run in progress, and the next starts only after it has returned, so
  * the worker releases an item only once no run of it is left (`activeItems`).
  */
-import { sleepUnless } from '../util/signals.js';
+import { sleepUnless } from '../util/abort-signals.js';
 import { cronTimes } from '../schedule/cron-times.js';
 import type { JobContext, JobFunction, JobItem } from './job-context.js';
 import type { JobMode, StoredJob } from './job-definition.js';

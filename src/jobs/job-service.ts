@@ -5,7 +5,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { FunctionRegistry } from '../exec/function-registry.js';
-import { sleepUnless } from '../util/signals.js';
+import { sleepUnless } from '../util/abort-signals.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
 import type { Zk } from '../zk/zk.js';
 import { JobManager } from './job-manager.js';

@@ -6,7 +6,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { PlanNotFoundError } from '../errors/plan-errors.js';
 import { FAILED, TASK_PREFIX, assertValidPath, hasSequentialName, nameOf, parentOf } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
-import { sleepUnless } from '../util/signals.js';
+import { sleepUnless } from '../util/abort-signals.js';
 import type { TaskLogAttempt } from './attempt-log-record.js';
 import { TaskLogStore } from './task-log-store.js';
 import type { LogLine } from './task-log-types.js';

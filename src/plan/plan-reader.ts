@@ -22,13 +22,13 @@ import {
   sortBySerial,
 } from '../zk/layout.js';
 import type { Watcher } from '../zk/zk-client.js';
-import { followWithWatches } from '../zk/watch-loop.js';
+import { followWithWatches } from '../zk/recipes/watch-loop.js';
 import type { Zk } from '../zk/zk.js';
 import { assertPositiveNumber } from '../config/options.js';
 import { parseTaskFailure } from '../store/failure-policy.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
-import { MAX_TIMER_MS, linkSignals } from '../util/signals.js';
+import { MAX_TIMER_MS, linkSignals } from '../util/abort-signals.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { parseControlRecord, type PlanControlRecord } from '../control/control-record.js';
 import { summarizePlan, unfedDeps, type PlanStatus, type RecordedTask, type TaskSnapshot } from './plan-status.js';

@@ -9,7 +9,7 @@ import { isPlanName, scheduleNodes, tickNodes } from '../zk/layout.js';
 import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
 import type { Watcher } from '../zk/zk-client-types.js';
 import type { ZkStat } from '../zk/native-client.js';
-import { TokenLock } from '../zk/token-lock.js';
+import { TokenLock } from '../zk/recipes/token-lock.js';
 import type { Zk } from '../zk/zk.js';
 import { MAX_CATCH_UP_LIMIT, MAX_DEFINITION_BYTES, decodeStoredSchedule, type StoredSchedule } from './schedule-definition.js';
 import { MAX_ON_TIME_TICKS } from './tick-decisions.js';

@@ -22,7 +22,7 @@
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
-import { MAX_TIMER_MS } from '../util/signals.js';
+import { MAX_TIMER_MS } from '../util/abort-signals.js';
 import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
 import { scheduleNodes } from '../zk/layout.js';
 import { cronTimes, type CronTimes } from './cron-times.js';

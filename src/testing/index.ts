@@ -35,5 +35,5 @@ export type {
   WatchKind,
 } from './memory-zookeeper.js';
 export { MemoryZkClient, type OperationFilter, type ConnectionDropOptions } from './memory-zk-client.js';
-export { ManualScheduler, immediateScheduler, type OperationScheduler, type ScheduledOperation } from './scheduler.js';
+export { ManualScheduler, immediateScheduler, type OperationScheduler, type ScheduledOperation } from './operation-scheduler.js';
 export { PERSISTENT_OWNER } from './memory-tree.js';

@@ -4,7 +4,7 @@
  */
 import type { ZkStat } from '../zk/native-client.js';
 import type { CreateMode, WatchEvent } from '../zk/zk-client-types.js';
-import type { OperationScheduler } from './scheduler.js';
+import type { OperationScheduler } from './operation-scheduler.js';
 
 /** What a session's owner (the client) hears from the server. */
 export interface SessionListener {

@@ -12,7 +12,7 @@ import { ZkBase } from '../zk/zk-base.js';
 import type { CreateMode, SessionState, WatchEvent, Watcher, WriteOptions, ZkOperationCounts, ZkSession } from '../zk/zk-client-types.js';
 import { RC, isValidPath } from './memory-tree.js';
 import type { MemoryReply, MemoryRequest, MemoryResults, MemoryServer } from './memory-protocol.js';
-import type { ScheduledOperation } from './scheduler.js';
+import type { ScheduledOperation } from './operation-scheduler.js';
 
 /** Picks which operation `loseNextReply` or `failNextSend` hits. */
 export type OperationFilter = (op: string, path: string) => boolean;

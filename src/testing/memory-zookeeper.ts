@@ -14,7 +14,7 @@ import type { ApplyOptions, MemoryReply, MemoryRequest, MemoryResults, SessionLi
 import { RC, ZnodeFailure } from './memory-tree.js';
 import { MemoryView, type CommittedWrite, type WatchKind } from './memory-view.js';
 import { MemoryZkClient } from './memory-zk-client.js';
-import { immediateScheduler, type OperationScheduler } from './scheduler.js';
+import { immediateScheduler, type OperationScheduler } from './operation-scheduler.js';
 
 export type { WatchKind } from './memory-view.js';
 

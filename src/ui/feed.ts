@@ -3,7 +3,7 @@
  * on each watch that fires (coalesced) and a slow safety refresh, retries after failures.
  */
 import { CoalescingRunner } from './coalescing-runner.js';
-import { WatchSet, type WatchClient } from './watch-set.js';
+import { WatchSet, type WatchClient } from '../zk/recipes/watch-set.js';
 
 /** Timing of a feed. */
 export interface FeedTiming {

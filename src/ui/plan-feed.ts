@@ -11,7 +11,7 @@ import { FAILED, HISTORY, OWNER, RUNNABLE_INDEX, childPath, nameOf } from '../zk
 import { Feed, type FeedTiming } from './feed.js';
 import { buildModel, diffModels, isEmptyDiff, planRow } from './ui-model.js';
 import type { UiDiff, UiModel, UiPlanRow } from './ui-wire.js';
-import { watchChildren, watchNodeOrParent, type WatchClient } from './watch-set.js';
+import { watchChildren, watchNodeOrParent, type WatchClient } from '../zk/recipes/watch-set.js';
 
 export type { FeedTiming } from './feed.js';
 

@@ -1,7 +1,7 @@
 import { isZkError } from '../errors/zk-error.js';
 import { classifyTask, isClaimable } from '../store/task-state.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
-import { MAX_TIMER_MS } from '../util/signals.js';
+import { MAX_TIMER_MS } from '../util/abort-signals.js';
 import { OWNER, RUNNABLE_INDEX, childPath, parentOf } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { ClaimBook } from './claim-book.js';

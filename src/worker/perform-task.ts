@@ -7,7 +7,7 @@ import { ShellDisabledError } from '../errors/shell-errors.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '../zk/layout.js';
-import { linkSignals } from '../util/signals.js';
+import { linkSignals } from '../util/abort-signals.js';
 import { retryPolicyFor, retryPolicyOf } from './record-failure.js';
 import type { PlanSettings } from '../config/plan-options.js';
 import type { TaskEventLabels } from './worker-events.js';

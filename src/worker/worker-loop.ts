@@ -4,7 +4,7 @@ import type { ResolvedWorkerOptions } from '../config/options.js';
 import { DrainTimeoutError, OwnershipLostError } from '../errors/task-errors.js';
 import { PlanAbortedError, PlanCancelledError, PlanDeletedError, PlanPausedError } from '../errors/plan-errors.js';
 import { isZkError } from '../errors/zk-error.js';
-import { onAbort } from '../util/signals.js';
+import { onAbort } from '../util/abort-signals.js';
 import { judgeFailure } from '../store/failure-policy.js';
 import { recordChargedFailure, type FailureOutcome } from './record-failure.js';
 import type { ZkSession } from '../zk/zk-client.js';

@@ -4,7 +4,7 @@ import { RetentionSweeper } from './retention.js';
 import { WorkerRegistration } from '../registry/worker-registry.js';
 import type { Claim } from '../store/task-store.js';
 import { runWorkerLoop, type WorkerLoopRuntime } from './worker-loop.js';
-import { sleepUnless } from '../util/signals.js';
+import { sleepUnless } from '../util/abort-signals.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { DrainTimeoutError } from '../errors/task-errors.js';
 

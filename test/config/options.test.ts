@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
-import { MAX_TIMER_MS } from '../../src/util/signals.js';
+import { MAX_TIMER_MS } from '../../src/util/abort-signals.js';
 import {
   DEFAULT_BACKOFF,
   assertDurationMs,

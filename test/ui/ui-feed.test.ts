@@ -7,7 +7,7 @@ import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../../src/p
 import type { WatchEvent, Watcher, ZkStat } from '../../src/zk/zk-client.js';
 import { CoalescingRunner } from '../../src/ui/coalescing-runner.js';
 import { PlanFeed, PlansFeed, type PlanFeedMessage, type PlansFeedMessage } from '../../src/ui/plan-feed.js';
-import { WatchSet } from '../../src/ui/watch-set.js';
+import { WatchSet } from '../../src/zk/recipes/watch-set.js';
 import { call } from '../../src/exec/task-spec.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { memoryProcess } from '../support/memory-plan.js';

@@ -5,7 +5,7 @@ import { setAction, withUsageHint } from '../action.js';
 import { CliError, ExitCode, UsageError } from '../exit-codes.js';
 import { integer } from '../options.js';
 import { print, printError, printJson } from '../output.js';
-import { StopSignals } from '../signals.js';
+import { StopSignals } from '../stop-signals.js';
 
 interface DevServerOptions {
   readonly port?: number;

@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, integer, type ConnectionOptions } from '../options.js';
-import { StopSignals } from '../signals.js';
+import { StopSignals } from '../stop-signals.js';
 import { DEFAULTS } from '../../config/defaults.js';
 import { print, printError, printJsonLine } from '../output.js';
 

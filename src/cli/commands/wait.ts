@@ -6,7 +6,7 @@ import type { PlanStatus } from '../../plan/plan-status.js';
 import type { ZkPlan } from '../../zk-plan.js';
 import { FAILED, TASK_PREFIX, hasSequentialName } from '../../zk/layout.js';
 import type { Watcher } from '../../zk/zk-client-types.js';
-import { followWithWatches, type WatchRead } from '../../zk/watch-loop.js';
+import { followWithWatches, type WatchRead } from '../../zk/recipes/watch-loop.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';

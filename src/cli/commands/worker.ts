@@ -9,7 +9,7 @@ import { connectZkPlan } from '../connection.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { loadFunctions } from '../load-functions.js';
 import { addConnectionOptions, checkParentPath, integer, requireConnect, type ConnectionOptions } from '../options.js';
-import { StopSignals } from '../signals.js';
+import { StopSignals } from '../stop-signals.js';
 import { createWorkerLog, logUndeliveredAlert, type LogFormat, type WorkerLog } from '../worker-log.js';
 import { webhookListener } from '../../alerts/webhook.js';
 import { InvalidArgumentError } from '../../errors/usage-errors.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ZkError } from '../../src/errors/zk-error.js';
-import { MemoryZooKeeper } from '../../src/testing/index.js';
-import { NATIVE } from '../../src/zk/native-client.js';
-import { followWithWatches } from '../../src/zk/watch-loop.js';
+import { ZkError } from '../../../src/errors/zk-error.js';
+import { MemoryZooKeeper } from '../../../src/testing/index.js';
+import { NATIVE } from '../../../src/zk/native-client.js';
+import { followWithWatches } from '../../../src/zk/recipes/watch-loop.js';
 
 const CONNECTION_LOSS = -4; // ZooKeeper's ZCONNECTIONLOSS
 

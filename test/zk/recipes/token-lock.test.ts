@@ -1,8 +1,8 @@
-/** The token lock (src/zk/token-lock.ts): a release that fails is tried again while the session lives. */
+/** The token lock (src/zk/recipes/token-lock.ts): a release that fails is tried again while the session lives. */
 import { describe, expect, it, vi } from 'vitest';
-import { ZkError } from '../../src/errors/zk-error.js';
-import { MemoryZooKeeper } from '../../src/testing/index.js';
-import { TokenLock } from '../../src/zk/token-lock.js';
+import { ZkError } from '../../../src/errors/zk-error.js';
+import { MemoryZooKeeper } from '../../../src/testing/index.js';
+import { TokenLock } from '../../../src/zk/recipes/token-lock.js';
 
 describe('TokenLock', () => {
   it('a release that fails (ZooKeeper out of reach longer than the client waits) is tried again until the lock is gone', async () => {

@@ -5,10 +5,10 @@
  * coalesce their reads: src/ui/feed.ts.)
  */
 import { once } from 'node:events';
-import { isZkError } from '../errors/zk-error.js';
-import { linkSignals, sleepUnless } from '../util/signals.js';
-import type { Watcher } from './zk-client-types.js';
-import type { Zk } from './zk.js';
+import { isZkError } from '../../errors/zk-error.js';
+import { linkSignals, sleepUnless } from '../../util/abort-signals.js';
+import type { Watcher } from '../zk-client-types.js';
+import type { Zk } from '../zk.js';
 
 export interface WatchLoopOptions {
   /** Ends the loop (it then resolves `undefined`); also ends a pause or a wait for the watch. */

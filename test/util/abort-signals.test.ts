@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { MAX_TIMER_MS, linkSignals, onAbort, sleepUnless } from '../../src/util/signals.js';
+import { MAX_TIMER_MS, linkSignals, onAbort, sleepUnless } from '../../src/util/abort-signals.js';
 
 const listeners = (signal: AbortSignal): number => getEventListeners(signal, 'abort').length;
 

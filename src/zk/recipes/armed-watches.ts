@@ -2,7 +2,7 @@
  * One-shot ZooKeeper watches by name for a pass-driven loop (the job worker, the manager): a watch
  * is set only while none of that name is armed, and each one that fires wakes the loop once.
  */
-import type { Watcher } from '../zk/zk-client-types.js';
+import type { Watcher } from '../zk-client-types.js';
 
 export class ArmedWatches {
   private readonly armed = new Set<string>();

@@ -4,11 +4,11 @@
  * session, and each must see the other's lock as taken. The lock goes with its holder's session.
  */
 import { randomUUID } from 'node:crypto';
-import { isZkError } from '../errors/zk-error.js';
-import { encodeValue } from '../serialization/codec.js';
-import type { Watcher, WriteOptions, ZkSession } from './zk-client-types.js';
-import { retryReleaseWhileSessionLives } from './retry-release.js';
-import type { Zk } from './zk.js';
+import { isZkError } from '../../errors/zk-error.js';
+import { encodeValue } from '../../serialization/codec.js';
+import type { Watcher, WriteOptions, ZkSession } from '../zk-client-types.js';
+import { retryReleaseWhileSessionLives } from '../retry-release.js';
+import type { Zk } from '../zk.js';
 
 /** What a try at the lock found: this holder's now, another's, or none (released between the create and the read). */
 export type LockAttempt = 'taken' | 'held' | 'gone';

@@ -2,9 +2,9 @@
  * Arming of the web view feeds' ZooKeeper watches. Watches are one-shot: each is armed again
  * before the next read, so no change between the read and the re-arm is missed.
  */
-import { isZkError } from '../errors/zk-error.js';
-import { nameOf, parentOf } from '../zk/layout.js';
-import type { WatchEvent, Watcher, ZkClient } from '../zk/zk-client.js';
+import { isZkError } from '../../errors/zk-error.js';
+import { nameOf, parentOf } from '../layout.js';
+import type { WatchEvent, Watcher, ZkClient } from '../zk-client.js';
 
 /** The ZooKeeper calls the feeds set watches with. */
 export type WatchClient = Pick<ZkClient, 'getChildren' | 'tryGetChildren' | 'exists' | 'getData'>;

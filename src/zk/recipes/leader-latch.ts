@@ -6,10 +6,10 @@
  * that session has expired (and the node with it), nothing it sends lands, so two leaders never
  * write at once even when one of them is frozen or cut off.
  */
-import { isZkError } from '../errors/zk-error.js';
-import { LATCH_PREFIX, childPath } from '../zk/layout.js';
-import type { Watcher, ZkSession } from '../zk/zk-client-types.js';
-import type { Zk } from '../zk/zk.js';
+import { isZkError } from '../../errors/zk-error.js';
+import { LATCH_PREFIX, childPath } from '../layout.js';
+import type { Watcher, ZkSession } from '../zk-client-types.js';
+import type { Zk } from '../zk.js';
 
 /** The serial of a latch node's name: its last ten digits (the `-` before them separates, it is no sign). */
 function latchSerial(name: string): number {
