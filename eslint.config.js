@@ -1,6 +1,7 @@
 // Lint rules the type checker does not enforce: promises that are neither awaited nor handled
 // (a lost rejection kills nothing but hides a fault), promises passed where a callback's result is
-// ignored, and type-only imports written as such (no runtime import cycles through types).
+// ignored, type-only imports written as such (no runtime import cycles through types), and one
+// statement per line.
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -18,6 +19,8 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      // One statement per line: a line that holds two is read as one.
+      'max-statements-per-line': ['error', { max: 1 }],
     },
   },
 );

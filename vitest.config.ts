@@ -35,20 +35,33 @@ export default defineConfig({
     projects: [
       {
         extends: true as const,
-        test: { name: 'zk-plan', include: ['test/**/*.test.ts', 'integ/**/*.integ.test.ts'], exclude: ['test/mutants/**', ...SIMULATION_TESTS] },
+        test: {
+          name: 'zk-plan',
+          include: ['test/**/*.test.ts', 'integ/**/*.integ.test.ts'],
+          exclude: ['test/mutants/**', ...SIMULATION_TESTS],
+        },
       },
       { extends: true as const, test: { name: 'simulations', include: [...SIMULATION_TESTS] } },
       ...MUTANTS.map((mutant) => ({
         extends: true as const,
         plugins: [mutantPlugin(mutant, ROOT)],
-        test: { name: `mutant:${mutant.name}`, include: [`test/mutants/${mutant.name}.mutant.test.ts`] },
+        test: {
+          name: `mutant:${mutant.name}`,
+          include: [`test/mutants/${mutant.name}.mutant.test.ts`],
+        },
       })),
     ],
     testTimeout: 60_000 * timing,
     hookTimeout: 60_000 * timing,
     pool: 'forks',
     // scripts/test.sh names one report per run (unit, simulations, integration); print-test-summary.mjs adds them up.
-    reporters: ['default', ['json', { outputFile: process.env['VITEST_JSON_REPORT'] ?? 'test-output/vitest-report.json' }]],
+    reporters: [
+      'default',
+      [
+        'json',
+        { outputFile: process.env['VITEST_JSON_REPORT'] ?? 'test-output/vitest-report.json' },
+      ],
+    ],
     // Only with --coverage (scripts/test.sh runs the unit tests so): a folder under its floor fails the run.
     coverage: {
       provider: 'v8',
@@ -57,7 +70,9 @@ export default defineConfig({
       reportsDirectory: 'test-output/coverage',
       reportOnFailure: true,
       reporter: ['text-summary', ['json-summary', { file: 'coverage-summary.json' }]],
-      thresholds: Object.fromEntries(COVERED_FOLDERS.map((folder) => [`${folder}/**`, { lines: LINE_COVERAGE_FLOOR }])),
+      thresholds: Object.fromEntries(
+        COVERED_FOLDERS.map((folder) => [`${folder}/**`, { lines: LINE_COVERAGE_FLOOR }]),
+      ),
     },
   },
 });

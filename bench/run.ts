@@ -39,8 +39,21 @@ const WORKLOADS: Workload[] = [
       return Array.from({ length: 100 }, (_, i) => (i < 10 ? [] : pickDistinct(i, 10, random)));
     },
   },
-  { name: 'chain-200', workers: 4, taskMs: 0, build: () => Array.from({ length: 200 }, (_, i) => (i === 0 ? [] : [i - 1])) },
-  { name: 'fanin-1000', workers: 32, taskMs: 0, build: () => [...Array.from({ length: 1000 }, () => []), Array.from({ length: 1000 }, (_, i) => i)] },
+  {
+    name: 'chain-200',
+    workers: 4,
+    taskMs: 0,
+    build: () => Array.from({ length: 200 }, (_, i) => (i === 0 ? [] : [i - 1])),
+  },
+  {
+    name: 'fanin-1000',
+    workers: 32,
+    taskMs: 0,
+    build: () => [
+      ...Array.from({ length: 1000 }, () => []),
+      Array.from({ length: 1000 }, (_, i) => i),
+    ],
+  },
   {
     name: 'dag-500-k3',
     workers: 32,
@@ -50,7 +63,12 @@ const WORKLOADS: Workload[] = [
       return Array.from({ length: 500 }, (_, i) => (i < 3 ? [] : pickDistinct(i, 3, random)));
     },
   },
-  { name: 'wide-10000', workers: 32, taskMs: 0, build: () => Array.from({ length: 10_000 }, () => []) },
+  {
+    name: 'wide-10000',
+    workers: 32,
+    taskMs: 0,
+    build: () => Array.from({ length: 10_000 }, () => []),
+  },
 ];
 
 interface Sample {
@@ -68,10 +86,18 @@ interface Sample {
 }
 
 /** The data bytes and the znodes of a subtree (its root included). */
-async function subtreeSize(zk: ZkPlan['zk'], path: string): Promise<{ bytes: number; nodes: number }> {
+async function subtreeSize(
+  zk: ZkPlan['zk'],
+  path: string,
+): Promise<{ bytes: number; nodes: number }> {
   const [node, listing] = await Promise.all([zk.getData(path), zk.getChildren(path)]);
-  const below = await Promise.all(listing.children.map((child) => subtreeSize(zk, `${path}/${child}`)));
-  return below.reduce((sum, part) => ({ bytes: sum.bytes + part.bytes, nodes: sum.nodes + part.nodes }), { bytes: node.data?.length ?? 0, nodes: 1 });
+  const below = await Promise.all(
+    listing.children.map((child) => subtreeSize(zk, `${path}/${child}`)),
+  );
+  return below.reduce(
+    (sum, part) => ({ bytes: sum.bytes + part.bytes, nodes: sum.nodes + part.nodes }),
+    { bytes: node.data?.length ?? 0, nodes: 1 },
+  );
 }
 
 function quantile(values: readonly number[], q: number): number {
@@ -80,8 +106,14 @@ function quantile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
 }
 
-async function measureCeiling(connect: string): Promise<{ serialP50: number; serialP99: number; pipelinedPerSecond: number }> {
-  const zk = await ZkClient.connect({ connect, sessionTimeoutMs: 10_000, connectTimeoutMs: 10_000 });
+async function measureCeiling(
+  connect: string,
+): Promise<{ serialP50: number; serialP99: number; pipelinedPerSecond: number }> {
+  const zk = await ZkClient.connect({
+    connect,
+    sessionTimeoutMs: 10_000,
+    connectTimeoutMs: 10_000,
+  });
   try {
     await zk.ensurePath('/ceiling');
     const latencies: number[] = [];
@@ -92,10 +124,16 @@ async function measureCeiling(connect: string): Promise<{ serialP50: number; ser
     }
     const count = 5_000;
     const started = performance.now();
-    await Promise.all(Array.from({ length: count }, (_, i) => zk.create(`/ceiling/pipelined-${i}`)));
+    await Promise.all(
+      Array.from({ length: count }, (_, i) => zk.create(`/ceiling/pipelined-${i}`)),
+    );
     const pipelinedPerSecond = count / ((performance.now() - started) / 1000);
     await zk.deleteRecursive('/ceiling');
-    return { serialP50: quantile(latencies, 0.5), serialP99: quantile(latencies, 0.99), pipelinedPerSecond };
+    return {
+      serialP50: quantile(latencies, 0.5),
+      serialP99: quantile(latencies, 0.99),
+      pipelinedPerSecond,
+    };
   } finally {
     zk.close();
   }
@@ -104,11 +142,18 @@ async function measureCeiling(connect: string): Promise<{ serialP50: number; ser
 /** Longest chain of tasks, in tasks. */
 function criticalPath(args: readonly number[][]): number {
   const depth: number[] = [];
-  args.forEach((inputs, i) => (depth[i] = 1 + Math.max(0, ...inputs.map((input) => depth[input] ?? 0))));
+  args.forEach(
+    (inputs, i) => (depth[i] = 1 + Math.max(0, ...inputs.map((input) => depth[input] ?? 0))),
+  );
   return Math.max(...depth);
 }
 
-async function runOnce(connect: string, workload: Workload, ceiling: number, run: number): Promise<Sample> {
+async function runOnce(
+  connect: string,
+  workload: Workload,
+  ceiling: number,
+  run: number,
+): Promise<Sample> {
   const args = workload.build();
   const starts = new Map<number, number>();
   const ends = new Map<number, number>();
@@ -136,14 +181,22 @@ async function runOnce(connect: string, workload: Workload, ceiling: number, run
     await zkPlan.waitForCompletion(plan, { timeoutMs: 300_000 });
     const makespanMs = performance.now() - started;
     await pool.stop();
-    const writes = afterBuild.writes - before.writes + (zkPlan.zk.counts.writes - afterReady.writes);
+    const writes =
+      afterBuild.writes - before.writes + (zkPlan.zk.counts.writes - afterReady.writes);
     const reads = afterBuild.reads - before.reads + (zkPlan.zk.counts.reads - afterReady.reads);
-    const hops = args.flatMap((inputs, i) => (inputs.length === 0 ? [] : [(starts.get(i) ?? 0) - Math.max(...inputs.map((input) => ends.get(input) ?? 0))]));
+    const hops = args.flatMap((inputs, i) =>
+      inputs.length === 0
+        ? []
+        : [(starts.get(i) ?? 0) - Math.max(...inputs.map((input) => ends.get(input) ?? 0))],
+    );
     const tasks = args.length;
     const writesPerTask = writes / tasks;
     const ideal =
       workload.taskMs > 0
-        ? Math.max(criticalPath(args) * workload.taskMs, (tasks * workload.taskMs) / workload.workers)
+        ? Math.max(
+            criticalPath(args) * workload.taskMs,
+            (tasks * workload.taskMs) / workload.workers,
+          )
         : ((writesPerTask * tasks) / ceiling) * 1000;
     const kept = await subtreeSize(zkPlan.zk, plan);
     await zkPlan.zk.deleteRecursive(parent);
@@ -173,15 +226,20 @@ const server = await startZooKeeper({ fsync: true, heapMb: 1024 });
 try {
   const connect = server.connectString;
   const ceiling = await measureCeiling(connect);
-  console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, standalone ZooKeeper 3.8 with fsync on`);
+  console.log(
+    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, standalone ZooKeeper 3.8 with fsync on`,
+  );
   console.log(
     `ceiling: serial create p50 ${ceiling.serialP50.toFixed(2)} ms, p99 ${ceiling.serialP99.toFixed(2)} ms; pipelined ${Math.round(ceiling.pipelinedPerSecond)} creates/s`,
   );
-  console.log(`plans ${HISTORY ? 'keep their history (the default)' : 'created with { history: false } (BENCH_HISTORY=off)'}\n`);
+  console.log(
+    `plans ${HISTORY ? 'keep their history (the default)' : 'created with { history: false } (BENCH_HISTORY=off)'}\n`,
+  );
   const results = new Map<string, Sample[]>();
   for (const workload of WORKLOADS.filter((w) => !ONLY || ONLY.includes(w.name))) {
     const samples: Sample[] = [];
-    for (let run = 0; run < RUNS; run++) samples.push(await runOnce(connect, workload, ceiling.pipelinedPerSecond, run));
+    for (let run = 0; run < RUNS; run++)
+      samples.push(await runOnce(connect, workload, ceiling.pipelinedPerSecond, run));
     results.set(workload.name, samples);
     process.stderr.write(`${workload.name}: done\n`);
   }
@@ -191,33 +249,59 @@ try {
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const [name, samples] of results) {
     const workload = WORKLOADS.find((w) => w.name === name) as Workload;
-    const col = (pick: (sample: Sample) => number, digits = 0): string => summary(samples.map(pick), digits);
+    const col = (pick: (sample: Sample) => number, digits = 0): string =>
+      summary(samples.map(pick), digits);
     console.log(
       `| ${name} | ${workload.workers} | ${col((s) => s.buildMs)} | ${col((s) => s.makespanMs)} | ${col((s) => s.tasksPerSecond)} | ${col((s) => s.hopP50, 1)} | ${col((s) => s.hopP99, 1)} | ${col((s) => s.writesPerTask, 2)} | ${col((s) => s.readsPerTask, 2)} | ${col((s) => s.ratio, 2)} | ${col((s) => s.keptBytesPerTask)} | ${col((s) => s.keptNodesPerTask, 2)} |`,
     );
   }
-  const median = (name: string, pick: (sample: Sample) => number): number => quantile((results.get(name) ?? []).map(pick), 0.5);
+  const median = (name: string, pick: (sample: Sample) => number): number =>
+    quantile((results.get(name) ?? []).map(pick), 0.5);
   const checks: [string, boolean | undefined][] = [
-    ['seed-stress makespan ≤ 1.10 × ideal', results.has('seed-stress') ? median('seed-stress', (s) => s.ratio) <= 1.1 : undefined],
-    ['chain-200 makespan ≤ 1200 ms', results.has('chain-200') ? median('chain-200', (s) => s.makespanMs) <= 1200 : undefined],
-    ['chain-200 hop p50 ≤ 4 × serial create p50', results.has('chain-200') ? median('chain-200', (s) => s.hopP50) <= 4 * ceiling.serialP50 : undefined],
-    ['fanin-1000 makespan ≤ 3000 ms', results.has('fanin-1000') ? median('fanin-1000', (s) => s.makespanMs) <= 3000 : undefined],
-    ['fanin-1000 build ≤ 1000 ms', results.has('fanin-1000') ? median('fanin-1000', (s) => s.buildMs) <= 1000 : undefined],
-    ['dag-500-k3 makespan ≤ 3500 ms', results.has('dag-500-k3') ? median('dag-500-k3', (s) => s.makespanMs) <= 3500 : undefined],
+    [
+      'seed-stress makespan ≤ 1.10 × ideal',
+      results.has('seed-stress') ? median('seed-stress', (s) => s.ratio) <= 1.1 : undefined,
+    ],
+    [
+      'chain-200 makespan ≤ 1200 ms',
+      results.has('chain-200') ? median('chain-200', (s) => s.makespanMs) <= 1200 : undefined,
+    ],
+    [
+      'chain-200 hop p50 ≤ 4 × serial create p50',
+      results.has('chain-200')
+        ? median('chain-200', (s) => s.hopP50) <= 4 * ceiling.serialP50
+        : undefined,
+    ],
+    [
+      'fanin-1000 makespan ≤ 3000 ms',
+      results.has('fanin-1000') ? median('fanin-1000', (s) => s.makespanMs) <= 3000 : undefined,
+    ],
+    [
+      'fanin-1000 build ≤ 1000 ms',
+      results.has('fanin-1000') ? median('fanin-1000', (s) => s.buildMs) <= 1000 : undefined,
+    ],
+    [
+      'dag-500-k3 makespan ≤ 3500 ms',
+      results.has('dag-500-k3') ? median('dag-500-k3', (s) => s.makespanMs) <= 3500 : undefined,
+    ],
     [
       'wide-10000 tasks/s ≥ 80 % of fanin-1000',
       results.has('wide-10000') && results.has('fanin-1000')
-        ? median('wide-10000', (s) => s.tasksPerSecond) >= 0.8 * median('fanin-1000', (s) => s.tasksPerSecond)
+        ? median('wide-10000', (s) => s.tasksPerSecond) >=
+          0.8 * median('fanin-1000', (s) => s.tasksPerSecond)
         : undefined,
     ],
     [
       // With history, one write more per task: its record.
       `writes per independent task (wide-10000: ${results.has('wide-10000') ? median('wide-10000', (s) => s.writesPerTask).toFixed(4) : '?'}) ≤ ${WRITES_PER_INDEPENDENT_TASK}`,
-      results.has('wide-10000') ? median('wide-10000', (s) => s.writesPerTask) <= WRITES_PER_INDEPENDENT_TASK : undefined,
+      results.has('wide-10000')
+        ? median('wide-10000', (s) => s.writesPerTask) <= WRITES_PER_INDEPENDENT_TASK
+        : undefined,
     ],
   ];
   console.log('\ntargets:');
-  for (const [target, met] of checks) if (met !== undefined) console.log(`  ${met ? 'met    ' : 'NOT MET'}  ${target}`);
+  for (const [target, met] of checks)
+    if (met !== undefined) console.log(`  ${met ? 'met    ' : 'NOT MET'}  ${target}`);
 } finally {
   await server.stop();
 }

@@ -15,10 +15,15 @@ const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc (npm run soak does)');
 
 const server = await startZooKeeper();
-const zkPlan = await ZkPlan.connect({ connect: server.connectString, functions: new FunctionRegistry().register('one', () => 1) });
+const zkPlan = await ZkPlan.connect({
+  connect: server.connectString,
+  functions: new FunctionRegistry().register('one', () => 1),
+});
 const parent = '/soak';
 const pool = zkPlan.startWorkers(parent, { count: 4 });
-console.log('| tasks run | heap MiB | client listeners | pool signal listeners | tracked plans | done remembered | settings remembered |');
+console.log(
+  '| tasks run | heap MiB | client listeners | pool signal listeners | tracked plans | done remembered | settings remembered |',
+);
 console.log('| --- | --- | --- | --- | --- | --- | --- |');
 for (let run = PER_PLAN; run <= TOTAL; run += PER_PLAN) {
   const plan = await zkPlan.createPlan(parent);

@@ -35,7 +35,9 @@ const WORKLOADS: readonly Workload[] = [
   { name: '200 lines of 100 chars, history on', history: true, lines: 200, lineChars: 100 },
 ];
 
-async function measure(workload: Workload): Promise<{ writes: number; bytes: number; stored: number }> {
+async function measure(
+  workload: Workload,
+): Promise<{ writes: number; bytes: number; stored: number }> {
   const server = new MemoryZooKeeper();
   let writes = 0;
   let bytes = 0;
@@ -45,10 +47,14 @@ async function measure(workload: Workload): Promise<{ writes: number; bytes: num
     writes += 1;
     bytes += event.data?.length ?? 0;
   };
-  const functions = new FunctionRegistry().register('work', (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => {
-    for (let i = 0; i < workload.lines; i++) ctx.log.info(`${i} ${'x'.repeat(workload.lineChars)}`);
-    return inputs.length;
-  });
+  const functions = new FunctionRegistry().register(
+    'work',
+    (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => {
+      for (let i = 0; i < workload.lines; i++)
+        ctx.log.info(`${i} ${'x'.repeat(workload.lineChars)}`);
+      return inputs.length;
+    },
+  );
   const zk = server.connect({ name: 'cost' });
   const zkPlan = new ZkPlan(zk, functions, { container: rootContainer.createChildContainer() });
   const plan = await zkPlan.createPlan(PARENT, { history: workload.history });
@@ -59,7 +65,12 @@ async function measure(workload: Workload): Promise<{ writes: number; bytes: num
   );
   await zkPlan.markAsReady(plan);
   counting = true;
-  const pool = zkPlan.startWorkers(PARENT, { count: 4, backoff: { initial: 1, max: 5 }, retention: false, taskLogs: { echo: false, sink: false } });
+  const pool = zkPlan.startWorkers(PARENT, {
+    count: 4,
+    backoff: { initial: 1, max: 5 },
+    retention: false,
+    taskLogs: { echo: false, sink: false },
+  });
   await zkPlan.waitForCompletion(plan, { timeoutMs: 120_000 });
   await pool.stop();
   counting = false;
@@ -70,12 +81,27 @@ async function measure(workload: Workload): Promise<{ writes: number; bytes: num
 
 /** Bytes of node data left under the plan once it completed. */
 function storedBytes(server: MemoryZooKeeper, path: string): number {
-  return (server.getData(path)?.length ?? 0) + server.children(path).reduce((sum, child) => sum + storedBytes(server, `${path}/${child}`), 0);
+  return (
+    (server.getData(path)?.length ?? 0) +
+    server.children(path).reduce((sum, child) => sum + storedBytes(server, `${path}/${child}`), 0)
+  );
 }
 
-console.log(`${TASKS} tasks in a chain, 4 loops, per task (running the plan; building it not counted):`);
-console.log('workload'.padEnd(38), 'writes'.padStart(7), 'bytes written'.padStart(14), 'bytes kept'.padStart(11));
+console.log(
+  `${TASKS} tasks in a chain, 4 loops, per task (running the plan; building it not counted):`,
+);
+console.log(
+  'workload'.padEnd(38),
+  'writes'.padStart(7),
+  'bytes written'.padStart(14),
+  'bytes kept'.padStart(11),
+);
 for (const workload of WORKLOADS) {
   const cost = await measure(workload);
-  console.log(workload.name.padEnd(38), cost.writes.toFixed(1).padStart(7), cost.bytes.toFixed(0).padStart(14), cost.stored.toFixed(0).padStart(11));
+  console.log(
+    workload.name.padEnd(38),
+    cost.writes.toFixed(1).padStart(7),
+    cost.bytes.toFixed(0).padStart(14),
+    cost.stored.toFixed(0).padStart(11),
+  );
 }

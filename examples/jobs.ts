@@ -11,7 +11,10 @@ import { FunctionRegistry, ZkPlan, type JobContext, type JobWorkerHandle } from 
 import { runMain, withZooKeeper } from './local-zookeeper.js';
 
 const JOBS = '/demo/jobs';
-const TENANTS = Array.from({ length: 12 }, (_, index) => `tenant-${String(index + 1).padStart(2, '0')}`);
+const TENANTS = Array.from(
+  { length: 12 },
+  (_, index) => `tenant-${String(index + 1).padStart(2, '0')}`,
+);
 
 /** Every poll: which worker, which mailbox, with which token, when. */
 const polls: { worker: string; mailbox: string; token: number; at: number }[] = [];
@@ -25,18 +28,38 @@ const functions = new FunctionRegistry().registerJob('pollMailbox', (ctx: JobCon
 
 async function main(): Promise<void> {
   await withZooKeeper(async (connect) => {
-    const processes = await Promise.all([1, 2, 3, 4].map(() => ZkPlan.connect({ connect, functions })));
+    const processes = await Promise.all(
+      [1, 2, 3, 4].map(() => ZkPlan.connect({ connect, functions })),
+    );
     const [admin] = processes as [ZkPlan, ...ZkPlan[]];
     try {
       const jobs = admin.jobs(JOBS);
-      await jobs.define({ name: 'mailboxes', fn: 'pollMailbox', workPool: { items: TENANTS }, mode: { everyMs: 2_000 }, strategy: 'evenly' });
-      const start = (zkPlan: ZkPlan, name: string): JobWorkerHandle => zkPlan.startJobWorker(JOBS, { name, leaseMs: 3_000 });
-      const handles = processes.slice(0, 3).map((zkPlan, index) => start(zkPlan, `worker-${index + 1}`));
+      await jobs.define({
+        name: 'mailboxes',
+        fn: 'pollMailbox',
+        workPool: { items: TENANTS },
+        mode: { everyMs: 2_000 },
+        strategy: 'evenly',
+      });
+      const start = (zkPlan: ZkPlan, name: string): JobWorkerHandle =>
+        zkPlan.startJobWorker(JOBS, { name, leaseMs: 3_000 });
+      const handles = processes
+        .slice(0, 3)
+        .map((zkPlan, index) => start(zkPlan, `worker-${index + 1}`));
       const spread = async (count: number): Promise<void> => {
-        for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+        for (
+          const deadline = Date.now() + 20_000;
+          Date.now() < deadline;
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        ) {
           const held = handles.map((handle) => handle.held()['mailboxes'] ?? []);
-          if (held.filter((items) => items.length > 0).length === count && held.flat().length === TENANTS.length) {
-            console.log(`  ${count} workers: ${held.map((items) => items.length).join(' / ')} mailboxes`);
+          if (
+            held.filter((items) => items.length > 0).length === count &&
+            held.flat().length === TENANTS.length
+          ) {
+            console.log(
+              `  ${count} workers: ${held.map((items) => items.length).join(' / ')} mailboxes`,
+            );
             return;
           }
         }
@@ -52,11 +75,15 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       const [summary] = await jobs.list();
       for (const [worker, mailboxes] of Object.entries(summary?.assignment ?? {}))
-        console.log(`  ${worker}: ${mailboxes.map((mailbox) => `${mailbox}#${summary?.leases[mailbox]?.token ?? '?'}`).join(' ')}`);
+        console.log(
+          `  ${worker}: ${mailboxes.map((mailbox) => `${mailbox}#${summary?.leases[mailbox]?.token ?? '?'}`).join(' ')}`,
+        );
       checkPolls();
       await Promise.all(handles.map((handle) => handle.stop()));
       await jobs.remove('mailboxes');
-      console.log(`jobs: verified (${polls.length} polls, every mailbox polled, none by two workers within a round)`);
+      console.log(
+        `jobs: verified (${polls.length} polls, every mailbox polled, none by two workers within a round)`,
+      );
     } finally {
       await Promise.all(processes.map((zkPlan) => zkPlan.close()));
     }
@@ -71,9 +98,13 @@ function checkPolls(): void {
     for (let index = 1; index < own.length; index++) {
       const [before, after] = [own[index - 1], own[index]] as const;
       if (before && after && after.worker !== before.worker && after.at - before.at < 1_500)
-        throw new Error(`${tenant} polled by ${before.worker} and ${after.worker} ${after.at - before.at} ms apart`);
+        throw new Error(
+          `${tenant} polled by ${before.worker} and ${after.worker} ${after.at - before.at} ms apart`,
+        );
       if (before && after && after.worker !== before.worker && after.token <= before.token)
-        throw new Error(`${tenant}: ${after.worker}'s token ${after.token} is not greater than ${before.worker}'s ${before.token}`);
+        throw new Error(
+          `${tenant}: ${after.worker}'s token ${after.token} is not greater than ${before.worker}'s ${before.token}`,
+        );
     }
   }
 }

@@ -36,8 +36,11 @@ export async function runMain(name: string, main: () => Promise<void>): Promise<
   try {
     await main();
   } catch (error) {
-    console.error(`\n${name}: FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    if (error instanceof Error && error.cause !== undefined) console.error('caused by:', error.cause);
+    console.error(
+      `\n${name}: FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+    if (error instanceof Error && error.cause !== undefined)
+      console.error('caused by:', error.cause);
     process.exitCode = 1;
   }
 }

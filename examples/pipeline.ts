@@ -43,7 +43,12 @@ const REGIONS: ReadonlyArray<readonly [region: string, currency: string]> = [
   ['ap-northeast', 'JPY'],
 ];
 
-const SHARDS: readonly ShardSpec[] = REGIONS.map(([region, currency], index) => ({ index, region, currency, seed: SEED + 7919 * index }));
+const SHARDS: readonly ShardSpec[] = REGIONS.map(([region, currency], index) => ({
+  index,
+  region,
+  currency,
+  seed: SEED + 7919 * index,
+}));
 
 /** Catalog: sku → name and list price in EUR. */
 const CATALOG: ReadonlyMap<string, { readonly name: string; readonly priceEur: number }> = new Map(
@@ -68,7 +73,10 @@ const CATALOG: ReadonlyMap<string, { readonly name: string; readonly priceEur: n
     ['Gift box', 39.0],
     ['Biscotti 200 g', 4.2],
     ['Syrup, vanilla', 7.9],
-  ].map(([name, price], i) => [`SKU-${String(i + 1).padStart(3, '0')}`, { name: name as string, priceEur: price as number }]),
+  ].map(([name, price], i) => [
+    `SKU-${String(i + 1).padStart(3, '0')}`,
+    { name: name as string, priceEur: price as number },
+  ]),
 );
 const SKUS = [...CATALOG.keys()];
 
@@ -82,7 +90,8 @@ interface SaleRow {
   readonly currency: string;
 }
 
-type RejectReason = 'missing-sku' | 'unknown-sku' | 'bad-quantity' | 'bad-price' | 'unknown-currency';
+type RejectReason =
+  'missing-sku' | 'unknown-sku' | 'bad-quantity' | 'bad-price' | 'unknown-currency';
 
 interface CleanShard {
   readonly shard: number;
@@ -126,8 +135,21 @@ interface Report {
   readonly rejectedByReason: Record<string, number>;
   readonly units: number;
   readonly revenueEur: number;
-  readonly topProducts: ReadonlyArray<{ rank: number; sku: string; name: string; units: number; orders: number; revenueEur: number; share: number }>;
-  readonly regions: ReadonlyArray<{ region: string; orders: number; revenueEur: number; share: number }>;
+  readonly topProducts: ReadonlyArray<{
+    rank: number;
+    sku: string;
+    name: string;
+    units: number;
+    orders: number;
+    revenueEur: number;
+    share: number;
+  }>;
+  readonly regions: ReadonlyArray<{
+    region: string;
+    orders: number;
+    revenueEur: number;
+    share: number;
+  }>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -185,7 +207,10 @@ function extractShard(spec: ShardSpec): SaleRow[] {
   const favourite = Math.floor(random() * SKUS.length);
   const rows: SaleRow[] = [];
   for (let id = 1; id <= count; id++) {
-    const sku = random() < 0.3 ? (SKUS[(favourite + Math.floor(random() * 3)) % SKUS.length] as string) : pick(SKUS);
+    const sku =
+      random() < 0.3
+        ? (SKUS[(favourite + Math.floor(random() * 3)) % SKUS.length] as string)
+        : pick(SKUS);
     const listEur = CATALOG.get(sku)?.priceEur ?? 0;
     let row: SaleRow = {
       id,
@@ -206,7 +231,10 @@ function extractShard(spec: ShardSpec): SaleRow[] {
   return rows;
 }
 
-function rejectReason(row: SaleRow, known: (currency: string) => boolean): RejectReason | undefined {
+function rejectReason(
+  row: SaleRow,
+  known: (currency: string) => boolean,
+): RejectReason | undefined {
   if (row.sku === null || row.sku === '') return 'missing-sku';
   if (!CATALOG.has(row.sku)) return 'unknown-sku';
   if (!Number.isInteger(row.qty) || row.qty <= 0) return 'bad-quantity';
@@ -215,7 +243,11 @@ function rejectReason(row: SaleRow, known: (currency: string) => boolean): Rejec
   return undefined;
 }
 
-function cleanShard(spec: ShardSpec, rows: readonly SaleRow[], currencies: CurrencyRates): CleanShard {
+function cleanShard(
+  spec: ShardSpec,
+  rows: readonly SaleRow[],
+  currencies: CurrencyRates,
+): CleanShard {
   const valid: SaleRow[] = [];
   const rejected = new Map<RejectReason, number>();
   for (const row of rows) {
@@ -259,7 +291,8 @@ function mergeAggregates(aggregates: readonly ShardAggregate[]): Merged {
   for (const shard of aggregates) {
     rowsRead += shard.rowsRead;
     rowsAccepted += shard.rowsAccepted;
-    for (const [reason, count] of shard.rejected) rejected.set(reason, (rejected.get(reason) ?? 0) + count);
+    for (const [reason, count] of shard.rejected)
+      rejected.set(reason, (rejected.get(reason) ?? 0) + count);
     for (const [sku, totals] of shard.products) {
       const merged = products.get(sku) ?? { units: 0, orders: 0, revenueEur: 0 };
       merged.units += totals.units;
@@ -278,14 +311,18 @@ function mergeAggregates(aggregates: readonly ShardAggregate[]): Merged {
 function buildReport(merged: Merged, generatedAt: Date, top = 10): Report {
   const revenueEur = [...merged.products.values()].reduce((sum, p) => sum + p.revenueEur, 0);
   const units = [...merged.products.values()].reduce((sum, p) => sum + p.units, 0);
-  const ranked = [...merged.products].sort(([skuA, a], [skuB, b]) => b.revenueEur - a.revenueEur || skuA.localeCompare(skuB));
+  const ranked = [...merged.products].sort(
+    ([skuA, a], [skuB, b]) => b.revenueEur - a.revenueEur || skuA.localeCompare(skuB),
+  );
   return {
     generatedAt,
     shards: merged.shards,
     rowsRead: merged.rowsRead,
     rowsAccepted: merged.rowsAccepted,
     rowsRejected: merged.rowsRead - merged.rowsAccepted,
-    rejectedByReason: Object.fromEntries([...merged.rejected].sort(([a], [b]) => a.localeCompare(b))),
+    rejectedByReason: Object.fromEntries(
+      [...merged.rejected].sort(([a], [b]) => a.localeCompare(b)),
+    ),
     units,
     revenueEur: round2(revenueEur),
     topProducts: ranked.slice(0, top).map(([sku, p], i) => ({
@@ -299,13 +336,20 @@ function buildReport(merged: Merged, generatedAt: Date, top = 10): Report {
     })),
     regions: [...merged.regions]
       .sort(([, a], [, b]) => b.revenueEur - a.revenueEur)
-      .map(([region, r]) => ({ region, orders: r.orders, revenueEur: round2(r.revenueEur), share: r.revenueEur / revenueEur })),
+      .map(([region, r]) => ({
+        region,
+        orders: r.orders,
+        revenueEur: round2(r.revenueEur),
+        share: r.revenueEur / revenueEur,
+      })),
   };
 }
 
 /** The same pipeline, in this process, without zk-plan: the reference the distributed run must match. */
 function singleProcessReport(generatedAt: Date): Report {
-  const aggregates = SHARDS.map((spec) => aggregateShard(cleanShard(spec, extractShard(spec), rates), rates));
+  const aggregates = SHARDS.map((spec) =>
+    aggregateShard(cleanShard(spec, extractShard(spec), rates), rates),
+  );
   return buildReport(mergeAggregates(aggregates), generatedAt);
 }
 
@@ -313,7 +357,8 @@ function singleProcessReport(generatedAt: Date): Report {
 // The tasks: the steps, plus simulated I/O latency that honours ctx.signal
 // ---------------------------------------------------------------------------------------------
 
-const latency = (spec: ShardSpec, base: number, spread: number): number => base + Math.floor(prng(spec.seed ^ base)() * spread);
+const latency = (spec: ShardSpec, base: number, spread: number): number =>
+  base + Math.floor(prng(spec.seed ^ base)() * spread);
 
 const functions = new FunctionRegistry()
   .register('etl.extract', async (ctx: TaskContext<[ShardSpec]>) => {
@@ -343,19 +388,35 @@ const functions = new FunctionRegistry()
 // Printing
 // ---------------------------------------------------------------------------------------------
 
-const eur = (x: number): string => x.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const eur = (x: number): string =>
+  x.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 const int = (x: number): string => x.toLocaleString('en-US');
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 
-function table(headers: readonly string[], rows: ReadonlyArray<readonly string[]>, rightAligned: ReadonlySet<number>): string {
+function table(
+  headers: readonly string[],
+  rows: ReadonlyArray<readonly string[]>,
+  rightAligned: ReadonlySet<number>,
+): string {
   const widths = headers.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
   const line = (cells: readonly string[]): string =>
-    '  ' + cells.map((cell, c) => (rightAligned.has(c) ? cell.padStart(widths[c] ?? 0) : cell.padEnd(widths[c] ?? 0))).join('  ');
-  return [line(headers), '  ' + widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+    '  ' +
+    cells
+      .map((cell, c) =>
+        rightAligned.has(c) ? cell.padStart(widths[c] ?? 0) : cell.padEnd(widths[c] ?? 0),
+      )
+      .join('  ');
+  return [
+    line(headers),
+    '  ' + widths.map((w) => '-'.repeat(w)).join('  '),
+    ...rows.map(line),
+  ].join('\n');
 }
 
 function printReport(report: Report): void {
-  console.log(`\nSales report (generated ${report.generatedAt.toISOString()}, ${report.shards} shards)`);
+  console.log(
+    `\nSales report (generated ${report.generatedAt.toISOString()}, ${report.shards} shards)`,
+  );
   console.log(
     `  rows read ${int(report.rowsRead)}, accepted ${int(report.rowsAccepted)}, rejected ${int(report.rowsRejected)} ` +
       `(${Object.entries(report.rejectedByReason)
@@ -366,7 +427,15 @@ function printReport(report: Report): void {
   console.log(
     table(
       ['#', 'sku', 'product', 'units', 'orders', 'revenue EUR', 'share'],
-      report.topProducts.map((p) => [String(p.rank), p.sku, p.name, int(p.units), int(p.orders), eur(p.revenueEur), pct(p.share)]),
+      report.topProducts.map((p) => [
+        String(p.rank),
+        p.sku,
+        p.name,
+        int(p.units),
+        int(p.orders),
+        eur(p.revenueEur),
+        pct(p.share),
+      ]),
       new Set([0, 3, 4, 5, 6]),
     ),
   );
@@ -381,7 +450,12 @@ function printReport(report: Report): void {
 }
 
 function isReport(value: unknown): value is Report {
-  return typeof value === 'object' && value !== null && 'generatedAt' in value && (value as Report).generatedAt instanceof Date;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'generatedAt' in value &&
+    (value as Report).generatedAt instanceof Date
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -404,7 +478,13 @@ await runMain('pipeline', () =>
     try {
       const plan = await zkPlan.createPlan(parent);
       console.log(`plan: ${plan}`);
-      const add = async (label: string, fn: string, params: unknown[], args: string[] = [], keepResult = false): Promise<string> => {
+      const add = async (
+        label: string,
+        fn: string,
+        params: unknown[],
+        args: string[] = [],
+        keepResult = false,
+      ): Promise<string> => {
         const task = await zkPlan.addTask(plan, call(fn, ...params), args, { keepResult });
         labels.set(task, { fn, label });
         return task;
@@ -418,11 +498,14 @@ await runMain('pipeline', () =>
       }
       const merged = await add('merge', 'etl.merge', [], aggregates);
       const report = await add('report', 'etl.report', [], [merged], true);
-      console.log(`${labels.size} tasks: ${SHARDS.length}× extract → clean → aggregate, merge (fan-in of ${aggregates.length}), report\n`);
+      console.log(
+        `${labels.size} tasks: ${SHARDS.length}× extract → clean → aggregate, merge (fan-in of ${aggregates.length}), report\n`,
+      );
 
       const started = performance.now();
       let busyMs = 0;
-      const since = (): string => `${((performance.now() - started) / 1000).toFixed(2).padStart(5)} s`;
+      const since = (): string =>
+        `${((performance.now() - started) / 1000).toFixed(2).padStart(5)} s`;
       zkPlan.on('task:completed', ({ task, workerId, durationMs, reusedResult }) => {
         busyMs += durationMs;
         const info = labels.get(task);
@@ -434,7 +517,9 @@ await runMain('pipeline', () =>
       });
       zkPlan.on('task:failed', ({ task, workerId, error }) => {
         failures += 1;
-        console.error(`  ${since()}  FAILED ${labels.get(task)?.label ?? task} on ${workerId}: ${error.message}`);
+        console.error(
+          `  ${since()}  FAILED ${labels.get(task)?.label ?? task} on ${workerId}: ${error.message}`,
+        );
       });
       zkPlan.on('worker:error', ({ workerId, error }) => {
         failures += 1;
@@ -447,7 +532,8 @@ await runMain('pipeline', () =>
       const makespanMs = performance.now() - started;
 
       const result = await zkPlan.getResult(report);
-      if (!isReport(result)) throw new Error(`the report task returned ${JSON.stringify(result)}, not a report`);
+      if (!isReport(result))
+        throw new Error(`the report task returned ${JSON.stringify(result)}, not a report`);
       printReport(result);
 
       console.log(
@@ -459,13 +545,18 @@ await runMain('pipeline', () =>
       const expected = singleProcessReport(result.generatedAt);
       if (!isDeepStrictEqual(result, expected)) {
         console.error('expected (single process):', JSON.stringify(expected, null, 2));
-        throw new Error('verification failed: the distributed report differs from a single-process run');
+        throw new Error(
+          'verification failed: the distributed report differs from a single-process run',
+        );
       }
-      if (result.rowsAccepted + result.rowsRejected !== result.rowsRead) throw new Error('verification failed: accepted + rejected ≠ read');
+      if (result.rowsAccepted + result.rowsRejected !== result.rowsRead)
+        throw new Error('verification failed: accepted + rejected ≠ read');
       console.log('verified: results match a single-process run');
     } finally {
       await pool?.stop();
-      await zkPlan.zk.deleteRecursive(parent).catch((error: unknown) => console.error(`could not remove ${parent}: ${String(error)}`));
+      await zkPlan.zk
+        .deleteRecursive(parent)
+        .catch((error: unknown) => console.error(`could not remove ${parent}: ${String(error)}`));
       await zkPlan.close();
     }
   }),

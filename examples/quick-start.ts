@@ -19,7 +19,9 @@ await runMain('quick-start', () =>
       const one = await zkPlan.addTask(plan, call('constant', 1));
       const two = await zkPlan.addTask(plan, call('constant', 2));
       const three = await zkPlan.addTask(plan, call('constant', 3));
-      const total = await zkPlan.addTask(plan, call('sum'), [one, two, three], { keepResult: true });
+      const total = await zkPlan.addTask(plan, call('sum'), [one, two, three], {
+        keepResult: true,
+      });
       await zkPlan.markAsReady(plan);
 
       const pool = zkPlan.startWorkers('/quick-start', { count: 2 });

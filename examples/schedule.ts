@@ -14,15 +14,21 @@ const PLANS = '/demo/scheduled-plans';
 const TICKS = 3;
 
 const functions = new FunctionRegistry()
-  .register('snapshot', (ctx: TaskContext<[string]>) => ({ at: ctx.params[0], queueDepth: ctx.params[0].length % 7 }))
+  .register('snapshot', (ctx: TaskContext<[string]>) => ({
+    at: ctx.params[0],
+    queueDepth: ctx.params[0].length % 7,
+  }))
   .register(
     'alertIfDeep',
-    (_ctx: TaskContext, depth: { at: string; queueDepth: number }) => `${depth.at}: depth ${depth.queueDepth}${depth.queueDepth > 5 ? ' ALERT' : ''}`,
+    (_ctx: TaskContext, depth: { at: string; queueDepth: number }) =>
+      `${depth.at}: depth ${depth.queueDepth}${depth.queueDepth > 5 ? ' ALERT' : ''}`,
   );
 
 async function main(): Promise<void> {
   await withZooKeeper(async (connect) => {
-    const processes = await Promise.all([1, 2, 3].map(() => ZkPlan.connect({ connect, functions })));
+    const processes = await Promise.all(
+      [1, 2, 3].map(() => ZkPlan.connect({ connect, functions })),
+    );
     try {
       const [admin] = processes as [ZkPlan, ...ZkPlan[]];
       const pool = admin.startWorkers(PLANS, { count: 2 });
@@ -40,18 +46,24 @@ async function main(): Promise<void> {
           },
         },
       });
-      console.log(`schedule ${schedule.name}: "${schedule.cron}" in ${schedule.timezone}; three schedulers start`);
+      console.log(
+        `schedule ${schedule.name}: "${schedule.cron}" in ${schedule.timezone}; three schedulers start`,
+      );
       const fired: string[] = [];
-      for (const zkPlan of processes) zkPlan.on('schedule:tick', ({ state, plan }) => state === 'fired' && fired.push(plan));
+      for (const zkPlan of processes)
+        zkPlan.on('schedule:tick', ({ state, plan }) => state === 'fired' && fired.push(plan));
       const schedulers = processes.map((zkPlan) => zkPlan.startScheduler(SCHEDULES));
       const deadline = Date.now() + 30_000;
-      while (fired.length < TICKS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (fired.length < TICKS && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       await Promise.all(schedulers.map((scheduler) => scheduler.stop()));
       if (fired.length < TICKS) throw new Error(`only ${fired.length} tick(s) fired in 30 s`);
-      if (new Set(fired).size !== fired.length) throw new Error(`a tick fired twice: ${fired.join(', ')}`);
+      if (new Set(fired).size !== fired.length)
+        throw new Error(`a tick fired twice: ${fired.join(', ')}`);
       for (const plan of fired) await admin.waitForCompletion(plan, { timeoutMs: 30_000 });
       const [summary] = await admin.schedules(SCHEDULES).list();
-      for (const run of summary?.recentRuns ?? []) console.log(`  ${run.firedAt}  ${run.state}  ${run.outcome ?? ''}  ${run.plan}`);
+      for (const run of summary?.recentRuns ?? [])
+        console.log(`  ${run.firedAt}  ${run.state}  ${run.outcome ?? ''}  ${run.plan}`);
       console.log(`  next: ${summary?.nextFireTimes.slice(0, 2).join(', ') ?? '—'}`);
       await admin.schedules(SCHEDULES).remove('queue-check');
       await pool.stop();

@@ -21,7 +21,8 @@ function intFromEnv(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be a whole number ≥ ${min}, got ${JSON.stringify(raw)}`);
+  if (!Number.isSafeInteger(value) || value < min)
+    throw new Error(`${name} must be a whole number ≥ ${min}, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -32,11 +33,15 @@ await runMain('stress', async () => {
   const sessions = Math.min(intFromEnv('SESSIONS', 2, 1), N);
   const sleepMs = intFromEnv('SLEEP_MS', 100, 0);
   const seed = intFromEnv('SEED', Math.floor(Math.random() * 2 ** 31), 0);
-  console.log(`stress: N=${N} workers over ${sessions} session(s), M=${M} tasks, K=${K} dependencies, ${sleepMs} ms per task, SEED=${seed}`);
+  console.log(
+    `stress: N=${N} workers over ${sessions} session(s), M=${M} tasks, K=${K} dependencies, ${sleepMs} ms per task, SEED=${seed}`,
+  );
 
   // The plan's shape, decided up front from the seed.
   const random = prng(seed);
-  const deps: number[][] = Array.from({ length: M }, (_, i) => (i < K ? [] : pickDistinct(i, K, random)));
+  const deps: number[][] = Array.from({ length: M }, (_, i) =>
+    i < K ? [] : pickDistinct(i, K, random),
+  );
   const depth: number[] = [];
   deps.forEach((ds, i) => (depth[i] = 1 + Math.max(0, ...ds.map((d) => depth[d] ?? 0))));
   const criticalPath = Math.max(...depth);
@@ -57,39 +62,47 @@ await runMain('stress', async () => {
     if (problems.length < 10) problems.push(problem);
   };
 
-  const functions = new FunctionRegistry().register('stress.task', async (ctx: TaskContext<[number, number[]]>, ...args: number[]) => {
-    const [i, expected] = ctx.params;
-    // (a) one run at a time per task. Violations are counted, not thrown: a throw would make the task run again.
-    inFlight[i] = (inFlight[i] ?? 0) + 1;
-    runs[i] = (runs[i] ?? 0) + 1;
-    running += 1;
-    maxRunning = Math.max(maxRunning, running);
-    startedAt[i] = performance.now();
-    try {
-      if (inFlight[i] !== 1) {
-        overlaps += 1;
-        note(`task ${i} started on ${ctx.workerId} while ${(inFlight[i] ?? 0) - 1} other run(s) of it were in flight`);
-      }
-      // (b) args = results of the dependencies, in addTask order (checked against the params and our own table).
-      const local = deps[i] ?? [];
-      if (args.length !== expected.length || args.some((arg, j) => arg !== expected[j] || arg !== local[j])) {
-        argMismatches += 1;
-        note(`task ${i}: args ${JSON.stringify(args)}, expected ${JSON.stringify(expected)}`);
-      }
-      for (const d of local) {
-        if (!(finishedAt[d]! <= startedAt[i]!)) {
-          orderViolations += 1;
-          note(`task ${i} started before its dependency ${d} finished`);
+  const functions = new FunctionRegistry().register(
+    'stress.task',
+    async (ctx: TaskContext<[number, number[]]>, ...args: number[]) => {
+      const [i, expected] = ctx.params;
+      // (a) one run at a time per task. Violations are counted, not thrown: a throw would make the task run again.
+      inFlight[i] = (inFlight[i] ?? 0) + 1;
+      runs[i] = (runs[i] ?? 0) + 1;
+      running += 1;
+      maxRunning = Math.max(maxRunning, running);
+      startedAt[i] = performance.now();
+      try {
+        if (inFlight[i] !== 1) {
+          overlaps += 1;
+          note(
+            `task ${i} started on ${ctx.workerId} while ${(inFlight[i] ?? 0) - 1} other run(s) of it were in flight`,
+          );
         }
+        // (b) args = results of the dependencies, in addTask order (checked against the params and our own table).
+        const local = deps[i] ?? [];
+        if (
+          args.length !== expected.length ||
+          args.some((arg, j) => arg !== expected[j] || arg !== local[j])
+        ) {
+          argMismatches += 1;
+          note(`task ${i}: args ${JSON.stringify(args)}, expected ${JSON.stringify(expected)}`);
+        }
+        for (const d of local) {
+          if (!(finishedAt[d]! <= startedAt[i]!)) {
+            orderViolations += 1;
+            note(`task ${i} started before its dependency ${d} finished`);
+          }
+        }
+        await sleep(sleepMs, undefined, { signal: ctx.signal });
+        return i;
+      } finally {
+        finishedAt[i] = performance.now();
+        inFlight[i] = (inFlight[i] ?? 1) - 1;
+        running -= 1;
       }
-      await sleep(sleepMs, undefined, { signal: ctx.signal });
-      return i;
-    } finally {
-      finishedAt[i] = performance.now();
-      inFlight[i] = (inFlight[i] ?? 1) - 1;
-      running -= 1;
-    }
-  });
+    },
+  );
 
   await withZooKeeper(async (connect) => {
     const zkPlans: ZkPlan[] = [];
@@ -132,7 +145,9 @@ await runMain('stress', async () => {
           ),
         );
       }
-      console.log(`plan ${plan}: ${M} tasks, ${deps.flat().length} dependencies, built in ${Math.round(performance.now() - buildStarted)} ms`);
+      console.log(
+        `plan ${plan}: ${M} tasks, ${deps.flat().length} dependencies, built in ${Math.round(performance.now() - buildStarted)} ms`,
+      );
       console.log(`critical path ${criticalPath} tasks: makespan ≥ ${lowerBoundMs} ms`);
 
       const started = performance.now();
@@ -146,7 +161,9 @@ await runMain('stress', async () => {
       try {
         await builder.waitForCompletion(plan, { timeoutMs });
       } catch (error) {
-        console.error(`plan did not complete: ${error instanceof Error ? error.message : String(error)}`);
+        console.error(
+          `plan did not complete: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       const makespanMs = performance.now() - started;
 
@@ -168,18 +185,25 @@ await runMain('stress', async () => {
         ['worker errors', workerErrors, 0],
       ];
       for (const [label, actual, expected] of checks) {
-        console.log(`  ${actual === expected ? 'ok  ' : 'FAIL'}  ${label.padEnd(38)} ${String(actual).padStart(5)}  (expected ${expected})`);
+        console.log(
+          `  ${actual === expected ? 'ok  ' : 'FAIL'}  ${label.padEnd(38)} ${String(actual).padStart(5)}  (expected ${expected})`,
+        );
       }
       const planDone = await builder.planCompleted(plan);
       console.log(`  ${planDone ? 'ok  ' : 'FAIL'}  plan completed`);
       for (const problem of problems) console.error(`  ${problem}`);
-      const failedChecks = checks.filter(([, actual, expected]) => actual !== expected).map(([label]) => label);
+      const failedChecks = checks
+        .filter(([, actual, expected]) => actual !== expected)
+        .map(([label]) => label);
       if (!planDone) failedChecks.push('plan completed');
-      if (failedChecks.length > 0) throw new Error(`stress test failed (SEED=${seed}): ${failedChecks.join(', ')}`);
+      if (failedChecks.length > 0)
+        throw new Error(`stress test failed (SEED=${seed}): ${failedChecks.join(', ')}`);
       console.log(`stress test passed (SEED=${seed})`);
     } finally {
       await Promise.all(pools.map((pool) => pool.stop()));
-      await zkPlans[0]?.zk.deleteRecursive(parent).catch((error: unknown) => console.error(`could not remove ${parent}: ${String(error)}`));
+      await zkPlans[0]?.zk
+        .deleteRecursive(parent)
+        .catch((error: unknown) => console.error(`could not remove ${parent}: ${String(error)}`));
       await Promise.all(zkPlans.map((zkPlan) => zkPlan.close()));
     }
   });

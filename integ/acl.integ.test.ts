@@ -27,7 +27,9 @@ const alice = { auth: aliceAuth, acl: [digestAcl('alice:secret')] };
 const aliceOnly: AclEntry[] = [{ perms: 31, scheme: 'digest', id: digestId('alice:secret') }];
 
 function arithmetic(): FunctionRegistry {
-  return new FunctionRegistry().register('constant', (ctx) => ctx.params[0]).register('sum', (_ctx, ...inputs: number[]) => inputs.reduce((a, b) => a + b, 0));
+  return new FunctionRegistry()
+    .register('constant', (ctx) => ctx.params[0])
+    .register('sum', (_ctx, ...inputs: number[]) => inputs.reduce((a, b) => a + b, 0));
 }
 
 /** `zk` may neither list, read, create under nor delete `node`. */
@@ -43,8 +45,16 @@ async function expectNoAuth(zk: ZkClient, node: string): Promise<void> {
  * with the client's own reconnection: when the client re-attaches to its session before the
  * helper's handle closes it, the close is refused (the session moved back) and nothing expires.
  */
-function rawClient(options: { auth?: readonly ZkAuth[]; acl?: readonly AclEntry[] }): Promise<ZkClient> {
-  return ZkClient.connect({ connect: env.connectString, sessionTimeoutMs: 10_000, connectTimeoutMs: 10_000 * TIMING, ...options });
+function rawClient(options: {
+  auth?: readonly ZkAuth[];
+  acl?: readonly AclEntry[];
+}): Promise<ZkClient> {
+  return ZkClient.connect({
+    connect: env.connectString,
+    sessionTimeoutMs: 10_000,
+    connectTimeoutMs: 10_000 * TIMING,
+    ...options,
+  });
 }
 
 describe('ZooKeeper authentication and ACLs', () => {
@@ -55,7 +65,8 @@ describe('ZooKeeper authentication and ACLs', () => {
     const one = await builder.addTask(plan, call('constant', 1));
     const two = await builder.addTask(plan, call('constant', 2));
     const total = await builder.addTask(plan, call('sum'), [one, two], { keepResult: true });
-    for (const node of [parent, plan, one, total]) expect((await builder.zk.getAcl(node)).acl).toEqual(aliceOnly);
+    for (const node of [parent, plan, one, total])
+      expect((await builder.zk.getAcl(node)).acl).toEqual(aliceOnly);
 
     const anonymous = await env.client();
     for (const node of [plan, one, total]) await expectNoAuth(anonymous, node);
@@ -91,26 +102,46 @@ describe('ZooKeeper authentication and ACLs', () => {
 
   it('refuses, before connecting, an acl that would not grant the connection itself', async () => {
     const parent = env.root();
-    const noAuth = await env.zkPlan({ acl: [digestAcl('alice:secret')] }).catch((error: unknown) => error);
+    const noAuth = await env
+      .zkPlan({ acl: [digestAcl('alice:secret')] })
+      .catch((error: unknown) => error);
     expect(noAuth).toBeInstanceOf(InvalidArgumentError);
     expect((noAuth as Error).message).toMatch(/no `auth` is configured/);
-    await expect(env.zkPlan({ auth: { scheme: 'digest', id: 'bob:other' }, acl: [digestAcl('alice:secret')] })).rejects.toThrow(/digest user 'bob'/);
+    await expect(
+      env.zkPlan({ auth: { scheme: 'digest', id: 'bob:other' }, acl: [digestAcl('alice:secret')] }),
+    ).rejects.toThrow(/digest user 'bob'/);
     await expect(env.zkPlan({ acl: creatorAllAcl })).rejects.toThrow(/acl\[0\].*INVALID_ACL/);
-    await expect(env.zkPlan({ ...alice, acl: [digestAcl('alice:secret', 'read')] })).rejects.toThrow(/read, create and delete/);
-    await expect(env.zkPlan({ auth: aliceAuth, acl: [{ perms: ['all'], scheme: 'digest', id: 'alice:secret' }] })).rejects.toThrow(/acl\[0\]\.id.*digestAcl/);
-    await expect(env.zkPlan({ auth: aliceAuth, acl: [{ perms: ['everything' as 'all'], scheme: 'digest', id: digestId('alice:secret') }] })).rejects.toThrow(
-      /acl\[0\]\.perms/,
-    );
-    expect(() => zkPlanModule(rootContainer.createChildContainer(), { zookeeper: { connect: env.connectString, acl: [digestAcl('alice:secret')] } })).toThrow(
-      InvalidArgumentError,
-    );
+    await expect(
+      env.zkPlan({ ...alice, acl: [digestAcl('alice:secret', 'read')] }),
+    ).rejects.toThrow(/read, create and delete/);
+    await expect(
+      env.zkPlan({
+        auth: aliceAuth,
+        acl: [{ perms: ['all'], scheme: 'digest', id: 'alice:secret' }],
+      }),
+    ).rejects.toThrow(/acl\[0\]\.id.*digestAcl/);
+    await expect(
+      env.zkPlan({
+        auth: aliceAuth,
+        acl: [{ perms: ['everything' as 'all'], scheme: 'digest', id: digestId('alice:secret') }],
+      }),
+    ).rejects.toThrow(/acl\[0\]\.perms/);
+    expect(() =>
+      zkPlanModule(rootContainer.createChildContainer(), {
+        zookeeper: { connect: env.connectString, acl: [digestAcl('alice:secret')] },
+      }),
+    ).toThrow(InvalidArgumentError);
 
     // A raw ZkClient does not check: ZooKeeper refuses the `auth`-scheme ACL of an unauthenticated
     // session with INVALID_ACL, and the node, world-open for one round trip, is deleted again.
     const anonymous = await env.client();
     const raw = await rawClient({ acl: creatorAllAcl });
     try {
-      await expect(raw.create(parent)).rejects.toMatchObject({ code: 'INVALID_ACL', op: 'create', path: parent });
+      await expect(raw.create(parent)).rejects.toMatchObject({
+        code: 'INVALID_ACL',
+        op: 'create',
+        path: parent,
+      });
       expect(await anonymous.exists(parent)).toBeUndefined();
     } finally {
       raw.close();
@@ -123,7 +154,9 @@ describe('ZooKeeper authentication and ACLs', () => {
 
   it('fails connect with ZkAuthError when the server refuses the credentials, without reconnecting for ever', async () => {
     const started = performance.now();
-    const error = await env.zkPlan({ auth: { scheme: 'no-such-scheme', id: 'user:hunter2' } }).catch((caught: unknown) => caught);
+    const error = await env
+      .zkPlan({ auth: { scheme: 'no-such-scheme', id: 'user:hunter2' } })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ZkAuthError);
     expect(error).toMatchObject({ code: 'AUTH_FAILED', scheme: 'no-such-scheme' });
     expect((error as Error).message).not.toContain('hunter2');
@@ -165,7 +198,8 @@ describe('ZooKeeper authentication and ACLs', () => {
       const owner = await zk.create(`${root}/a/owner`, null, 'ephemeral');
       expect(zk.counts.writes - writes).toBe(1);
       const sequential = await zk.create(`${root}/a/n-`, null, 'persistent-sequential');
-      for (const node of [root, `${root}/a`, owner, sequential]) expect((await zk.getAcl(node)).acl).toEqual(aliceOnly);
+      for (const node of [root, `${root}/a`, owner, sequential])
+        expect((await zk.getAcl(node)).acl).toEqual(aliceOnly);
       expect(await zk.createIfAbsent(`${root}/a/owner`)).toBe(false);
     } finally {
       zk.close();

@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { IncompleteValueError, ResultTooLargeError } from '../src/errors/value-errors.js';
 import { ZkError } from '../src/errors/zk-error.js';
 import { encodeValue } from '../src/serialization/codec.js';
-import { CHUNK_BYTES, deleteValue, readValue, writeValue, writeValueIfAbsent } from '../src/zk/chunked-value.js';
+import {
+  CHUNK_BYTES,
+  deleteValue,
+  readValue,
+  writeValue,
+  writeValueIfAbsent,
+} from '../src/zk/chunked-value.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 import type { ZkClient } from '../src/zk/zk-client.js';
 import { useZooKeeper } from './support/zk-test-env.js';
@@ -33,15 +39,26 @@ async function childrenOf(zk: ZkClient, path: string): Promise<string[]> {
   return ((await zk.tryGetChildren(path))?.children ?? []).sort();
 }
 
-async function roundTrip(zk: ZkClient, path: string, encoded: Buffer): Promise<{ writeMs: number; readMs: number }> {
+async function roundTrip(
+  zk: ZkClient,
+  path: string,
+  encoded: Buffer,
+): Promise<{ writeMs: number; readMs: number }> {
   const writeStarted = performance.now();
   expect(await writeValue(zk, path, encoded)).toBe('created');
   const writeMs = performance.now() - writeStarted;
 
   const chunks = Math.ceil(encoded.length / CHUNK_BYTES);
-  expect(await childrenOf(zk, path)).toEqual(Array.from({ length: chunks }, (_, index) => chunkName(index)));
+  expect(await childrenOf(zk, path)).toEqual(
+    Array.from({ length: chunks }, (_, index) => chunkName(index)),
+  );
   const header = superjson.parse((await zk.getData(path)).data?.toString('utf8') ?? '');
-  expect(header).toEqual({ zkPlanChunked: 1, bytes: encoded.length, chunks, sha256: createHash('sha256').update(encoded).digest('hex') });
+  expect(header).toEqual({
+    zkPlanChunked: 1,
+    bytes: encoded.length,
+    chunks,
+    sha256: createHash('sha256').update(encoded).digest('hex'),
+  });
 
   const readStarted = performance.now();
   const read = await readValue(zk, path);
@@ -82,7 +99,9 @@ describe('chunked storage of large values', () => {
     await roundTrip(zk, `${root}/five`, encodedOfSize(5 * MiB));
     const sixteen = encodedOfSize(DEFAULTS.maxResultBytes); // the limit itself is allowed
     const { writeMs, readMs } = await roundTrip(zk, `${root}/sixteen`, sixteen);
-    console.log(`16 MiB value (${Math.ceil(sixteen.length / CHUNK_BYTES)} chunks): write ${writeMs.toFixed(0)} ms, read ${readMs.toFixed(0)} ms`);
+    console.log(
+      `16 MiB value (${Math.ceil(sixteen.length / CHUNK_BYTES)} chunks): write ${writeMs.toFixed(0)} ms, read ${readMs.toFixed(0)} ms`,
+    );
   });
 
   it('refuses a value over the limit before writing anything, and honours a custom maxBytes', async () => {
@@ -92,18 +111,31 @@ describe('chunked storage of large values', () => {
     const tooLarge = Buffer.alloc(DEFAULTS.maxResultBytes + 1, 0x61);
     const error = await writeValue(zk, `${root}/huge`, tooLarge).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ResultTooLargeError);
-    expect(error).toMatchObject({ code: 'RESULT_TOO_LARGE', bytes: DEFAULTS.maxResultBytes + 1, limitBytes: DEFAULTS.maxResultBytes, path: `${root}/huge` });
+    expect(error).toMatchObject({
+      code: 'RESULT_TOO_LARGE',
+      bytes: DEFAULTS.maxResultBytes + 1,
+      limitBytes: DEFAULTS.maxResultBytes,
+      path: `${root}/huge`,
+    });
     expect((error as Error).message).toContain('maxResultBytes');
-    await expect(writeValueIfAbsent(zk, `${root}/huge`, tooLarge)).rejects.toBeInstanceOf(ResultTooLargeError);
+    await expect(writeValueIfAbsent(zk, `${root}/huge`, tooLarge)).rejects.toBeInstanceOf(
+      ResultTooLargeError,
+    );
     expect(await zk.exists(`${root}/huge`)).toBeUndefined();
 
     const twoMiB = encodedOfSize(2 * MiB);
-    await expect(writeValue(zk, `${root}/custom`, twoMiB, { maxBytes: MiB })).rejects.toMatchObject({ code: 'RESULT_TOO_LARGE', limitBytes: MiB });
-    await expect(writeValue(zk, `${root}/custom`, encodeValue('x'.repeat(100), 'small'), { maxBytes: 50 })).rejects.toBeInstanceOf(ResultTooLargeError);
+    await expect(writeValue(zk, `${root}/custom`, twoMiB, { maxBytes: MiB })).rejects.toMatchObject(
+      { code: 'RESULT_TOO_LARGE', limitBytes: MiB },
+    );
+    await expect(
+      writeValue(zk, `${root}/custom`, encodeValue('x'.repeat(100), 'small'), { maxBytes: 50 }),
+    ).rejects.toBeInstanceOf(ResultTooLargeError);
     expect(await zk.exists(`${root}/custom`)).toBeUndefined();
     expect(await writeValue(zk, `${root}/custom`, twoMiB, { maxBytes: 2 * MiB })).toBe('created');
     expect((await readValue(zk, `${root}/custom`))?.equals(twoMiB)).toBe(true);
-    await expect(writeValue(zk, `${root}/bad`, twoMiB, { maxBytes: -1 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(writeValue(zk, `${root}/bad`, twoMiB, { maxBytes: -1 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
   });
 
   it('reports a header with a missing chunk as incomplete; writeValueIfAbsent completes it', async () => {
@@ -141,7 +173,10 @@ describe('chunked storage of large values', () => {
     const zk = await env.client();
     const root = env.root();
     await zk.ensurePath(root);
-    const lookalike = encodeValue({ zkPlanChunked: 1, bytes: 3, chunks: 1, sha256: 'a'.repeat(64) }, 'lookalike');
+    const lookalike = encodeValue(
+      { zkPlanChunked: 1, bytes: 3, chunks: 1, sha256: 'a'.repeat(64) },
+      'lookalike',
+    );
     expect(await writeValue(zk, `${root}/lookalike`, lookalike)).toBe('created');
     expect(await childrenOf(zk, `${root}/lookalike`)).toEqual([chunkName(0)]);
     expect((await zk.getData(`${root}/lookalike`)).data?.equals(lookalike)).toBe(false);
@@ -190,13 +225,19 @@ describe('chunked storage of large values', () => {
     const small = encodeValue(1, 'small');
 
     for (const encoded of [small, large]) {
-      await expect(writeValue(zk, `${root}/fenced`, encoded, { fence: stale })).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
-      await expect(writeValueIfAbsent(zk, `${root}/fenced`, encoded, { fence: stale })).rejects.toBeInstanceOf(ZkError);
+      await expect(
+        writeValue(zk, `${root}/fenced`, encoded, { fence: stale }),
+      ).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
+      await expect(
+        writeValueIfAbsent(zk, `${root}/fenced`, encoded, { fence: stale }),
+      ).rejects.toBeInstanceOf(ZkError);
       expect(await zk.exists(`${root}/fenced`)).toBeUndefined();
     }
 
     expect(await writeValue(zk, `${root}/current`, large, { fence: zk.session })).toBe('created');
-    await expect(deleteValue(zk, `${root}/current`, { fence: stale })).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
+    await expect(deleteValue(zk, `${root}/current`, { fence: stale })).rejects.toMatchObject({
+      code: 'SESSION_EXPIRED',
+    });
     expect((await readValue(zk, `${root}/current`))?.equals(large)).toBe(true);
     await deleteValue(zk, `${root}/current`, { fence: zk.session });
     expect(await zk.exists(`${root}/current`)).toBeUndefined();

@@ -26,7 +26,10 @@ afterAll(async () => {
 async function zkPlanCli(args: readonly string[]): Promise<CliRun & { readonly text: string }> {
   const run = await runCli(env.connectString, args);
   const text = `${run.stdout}${run.stderr}`;
-  expect({ args, apiCalls: text.split('\n').filter((line) => API_CALL.test(line)) }).toEqual({ args, apiCalls: [] });
+  expect({ args, apiCalls: text.split('\n').filter((line) => API_CALL.test(line)) }).toEqual({
+    args,
+    apiCalls: [],
+  });
   return { ...run, text };
 }
 
@@ -51,8 +54,19 @@ describe('the CLI says its own commands where the library names API calls', () =
   it('a plan that fails under submit --wait, wait and why: zk-plan retry <plan>', async () => {
     const parent = env.root();
     await failingWorker(parent);
-    const spec = await file('fail.json', { tasks: { audit: { fn: 'boom' } }, options: { maxAttempts: 1 } });
-    const submitted = await zkPlanCli(['submit', spec, '--parent', parent, '--wait', '--timeout-ms', '30000']);
+    const spec = await file('fail.json', {
+      tasks: { audit: { fn: 'boom' } },
+      options: { maxAttempts: 1 },
+    });
+    const submitted = await zkPlanCli([
+      'submit',
+      spec,
+      '--parent',
+      parent,
+      '--wait',
+      '--timeout-ms',
+      '30000',
+    ]);
     expect(submitted.code).toBe(1);
     const plan = /Plan (\S+) failed/.exec(submitted.stderr)?.[1] ?? '';
     expect(submitted.stderr).toContain(`zk-plan retry ${plan} runs them again [PLAN_FAILED]`);
@@ -68,7 +82,16 @@ describe('the CLI says its own commands where the library names API calls', () =
   it('a wait that times out: zk-plan worker and zk-plan why, not startWorkers', async () => {
     const parent = env.root();
     const spec = await file('lonely.json', { tasks: { a: { fn: 'nobody-runs-this' } } });
-    const run = await zkPlanCli(['submit', spec, '--parent', parent, '--allow-unknown', '--wait', '--timeout-ms', '1000']);
+    const run = await zkPlanCli([
+      'submit',
+      spec,
+      '--parent',
+      parent,
+      '--allow-unknown',
+      '--wait',
+      '--timeout-ms',
+      '1000',
+    ]);
     expect(run.code).toBe(3);
     expect(run.stderr).toContain(`(zk-plan worker --parent ${parent} --functions <module>)`);
     expect(run.stderr).toMatch(/zk-plan why \S+ tells what holds its tasks\) \[WAIT_TIMEOUT\]/);
@@ -98,7 +121,13 @@ describe('the CLI says its own commands where the library names API calls', () =
     const imported = await zkPlanCli(['import', parent, await file('hello.json', { hello: 1 })]);
     expect(imported.code).toBe(2);
 
-    const options = await zkPlanCli(['submit', await file('options.json', { tasks: { a: { fn: 'f' } }, options: 3 }), '--parent', parent, '--allow-unknown']);
+    const options = await zkPlanCli([
+      'submit',
+      await file('options.json', { tasks: { a: { fn: 'f' } }, options: 3 }),
+      '--parent',
+      parent,
+      '--allow-unknown',
+    ]);
     expect(options.code).toBe(2);
     expect(options.stderr).toContain('"options" must be an object of plan options');
   });

@@ -1,6 +1,14 @@
 import { rootContainer as container } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, PermanentError, PlanFailedError, ZkError, call, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
+import {
+  FunctionRegistry,
+  PermanentError,
+  PlanFailedError,
+  ZkError,
+  call,
+  type ZkPlan,
+  type ZkPlanEvents,
+} from '../src/index.js';
 import { encodeValue } from '../src/testing/index.js';
 import { performTask } from '../src/worker/perform-task.js';
 import { TaskStore } from '../src/store/task-store.js';
@@ -37,7 +45,10 @@ function gate(): { wait: () => Promise<void>; open: () => void; entered: Promise
 }
 
 /** Makes the next call of `zk.create` for a path that `matches` happen on the server but answer CONNECTION_LOSS (a lost reply). */
-function loseReplyOfCreate(zkPlan: ZkPlan, matches: (path: string) => boolean): { readonly lost: () => string | undefined } {
+function loseReplyOfCreate(
+  zkPlan: ZkPlan,
+  matches: (path: string) => boolean,
+): { readonly lost: () => string | undefined } {
   const zk = zkPlan.zk;
   const original = zk.create.bind(zk);
   let lost: string | undefined;
@@ -45,7 +56,12 @@ function loseReplyOfCreate(zkPlan: ZkPlan, matches: (path: string) => boolean): 
     const created = await original(...args);
     if (lost === undefined && matches(args[0])) {
       lost = created;
-      throw new ZkError('create', -4, args[0], 'injected: the reply was lost after the server created the node');
+      throw new ZkError(
+        'create',
+        -4,
+        args[0],
+        'injected: the reply was lost after the server created the node',
+      );
     }
     return created;
   };
@@ -65,7 +81,9 @@ describe('a task that failed for good', () => {
     const task = await first.addTask(plan, call('broken'));
     await first.markAsReady(plan);
     const pool = first.startWorkers(parent, FAST);
-    await expect(first.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    await expect(first.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     await pool.stop();
     expect(runs).toBe(1);
     // A second process that still believes the task runnable claims it: the claim succeeds (no owner), the run must not.
@@ -76,7 +94,14 @@ describe('a task that failed for good', () => {
     const outcome = await performTask(claim!, {
       store,
       container: container.createChildContainer(),
-      execution: { functions, allowInline: false, inlineTimeoutMs: 1_000, allowShell: false, shellKillGraceMs: 1_000, maxResultBytes: 1_000_000 },
+      execution: {
+        functions,
+        allowInline: false,
+        inlineTimeoutMs: 1_000,
+        allowShell: false,
+        shellKillGraceMs: 1_000,
+        maxResultBytes: 1_000_000,
+      },
     });
     expect(outcome).toBe('failed-already');
     expect(runs).toBe(1);
@@ -97,7 +122,9 @@ describe('retryFailed', () => {
     const task = await zkPlan.addTask(plan, call('fetch'), [], { keepResult: true });
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, { ...FAST, count: 2 });
-    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     fixed = true;
     expect(await zkPlan.control.retryFailed(plan)).toEqual([task]);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 });
@@ -120,7 +147,10 @@ describe('retryFailed', () => {
       if (!rewritten && args[0] === `${failedTask}/failed`) {
         rewritten = true;
         await putTask(zk, `${plan}/task-0000000100`, ['ready', 'failed']);
-        await zk.setData(`${plan}/failed`, encodeValue({ task: `${plan}/task-0000000100`, at: new Date() }, 'marker'));
+        await zk.setData(
+          `${plan}/failed`,
+          encodeValue({ task: `${plan}/task-0000000100`, at: new Date() }, 'marker'),
+        );
       }
       return await original(...args);
     };
@@ -139,9 +169,13 @@ describe('a reply lost after the server created a task node', () => {
     const kept = await zkPlan.addTask(plan, call('one'), [], { keepResult: true });
     await zkPlan.markAsReady(plan);
     const injection = loseReplyOfCreate(zkPlan, (path) => path === `${plan}/task-`);
-    await expect(zkPlan.addTask(plan, call('one'))).rejects.toMatchObject({ code: 'CONNECTION_LOSS' });
+    await expect(zkPlan.addTask(plan, call('one'))).rejects.toMatchObject({
+      code: 'CONNECTION_LOSS',
+    });
     expect(injection.lost()).toBeDefined();
-    expect(await childrenOf(zkPlan.zk, plan)).not.toContain(injection.lost()!.slice(plan.length + 1));
+    expect(await childrenOf(zkPlan.zk, plan)).not.toContain(
+      injection.lost()!.slice(plan.length + 1),
+    );
     const pool = zkPlan.startWorkers(parent, FAST);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 });
     await pool.stop();
@@ -170,12 +204,18 @@ describe('a reply lost after the server created a task node', () => {
     await expect(builder.addTask(plan, call('one'))).rejects.toBeDefined();
     const worker = await env.zkPlan({ functions });
     const pool = worker.startWorkers(parent, FAST);
-    await expect(worker.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    await expect(worker.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     const status = await worker.plans.status(plan);
     expect(status).toMatchObject({ state: 'failed', counts: { remaining: 1, failed: 1 } }); // the orphan neither counts nor keeps the plan open
     // The next full scan (every 10 s) deletes it.
     await expect
-      .poll(async () => (await childrenOf(worker.zk, plan))!.filter((name) => name.startsWith('task-')).length, { timeout: 15_000, interval: 200 })
+      .poll(
+        async () =>
+          (await childrenOf(worker.zk, plan))!.filter((name) => name.startsWith('task-')).length,
+        { timeout: 15_000, interval: 200 },
+      )
       .toBe(1);
     await pool.stop();
   });
@@ -228,8 +268,16 @@ describe('a dependent added to a running plan', () => {
     const zk = zkPlan.zk;
     const original = zk.create.bind(zk);
     zk.create = async (...args: Parameters<typeof original>) => {
-      if (args[0].endsWith('/ready') && args[0] !== `${plan}/ready` && args[0] !== `${producer}/ready`) {
-        const completed = nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === producer);
+      if (
+        args[0].endsWith('/ready') &&
+        args[0] !== `${plan}/ready` &&
+        args[0] !== `${producer}/ready`
+      ) {
+        const completed = nextEvent<Payload<'task:completed'>>(
+          zkPlan,
+          'task:completed',
+          (event) => event.task === producer,
+        );
         producerGate.open();
         await completed;
       }
@@ -255,7 +303,9 @@ describe('a crash between a task failing for good and the plan being marked fail
     await putTask(zkPlan.zk, `${plan}/task-0000000050`, ['ready', 'failed']);
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, FAST);
-    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     await pool.stop();
     expect(await childrenOf(zkPlan.zk, plan)).toContain('failed');
   });
@@ -274,7 +324,9 @@ describe('a failFast plan that failed', () => {
     await zkPlan.addTask(plan, call('broken'));
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, { ...FAST, count: 2 });
-    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     const claimed: string[] = [];
     zkPlan.on('task:claimed', (event) => claimed.push(event.task));
     const late = await zkPlan.addTask(plan, call('one')); // indexed: a worker that ignored failFast would take it
@@ -330,7 +382,9 @@ describe('what a deletion that stopped half-way leaves', () => {
 
   it('a result that looks like a chunk header reaches its dependent as it was returned', async () => {
     const headerLike = { zkPlanChunked: 1, bytes: 10, chunks: 1, sha256: 'a'.repeat(64) };
-    const functions = new FunctionRegistry().register('tricky', () => headerLike).register('echo', (_ctx, value: unknown) => value);
+    const functions = new FunctionRegistry()
+      .register('tricky', () => headerLike)
+      .register('echo', (_ctx, value: unknown) => value);
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
@@ -373,7 +427,9 @@ describe('deleting a running plan', () => {
 
 describe('watches and memory', () => {
   it('a worker process that ran 300 tasks on two processes holds no watch on the plans once they are deleted', async () => {
-    const functions = new FunctionRegistry().register('one', () => 1).register('sum', (_ctx, ...inputs: number[]) => inputs.reduce((a, b) => a + b, 0));
+    const functions = new FunctionRegistry()
+      .register('one', () => 1)
+      .register('sum', (_ctx, ...inputs: number[]) => inputs.reduce((a, b) => a + b, 0));
     const a = await env.zkPlan({ functions });
     const b = await env.zkPlan({ functions });
     const parent = env.root();
@@ -386,23 +442,41 @@ describe('watches and memory', () => {
       );
       await a.addTasks(
         plan,
-        Array.from({ length: 50 }, (_, i) => ({ task: call('sum'), args: [roots[i]!, roots[(i + 1) % 50]!] })),
+        Array.from({ length: 50 }, (_, i) => ({
+          task: call('sum'),
+          args: [roots[i]!, roots[(i + 1) % 50]!],
+        })),
       );
       plans.push(plan);
     }
     await Promise.all(plans.map((plan) => a.markAsReady(plan)));
-    const pools = [a.startWorkers(parent, { ...FAST, count: 3 }), b.startWorkers(parent, { ...FAST, count: 3 })];
+    const pools = [
+      a.startWorkers(parent, { ...FAST, count: 3 }),
+      b.startWorkers(parent, { ...FAST, count: 3 }),
+    ];
     await Promise.all(plans.map((plan) => a.waitForCompletion(plan, { timeoutMs: 30_000 })));
     await Promise.all(plans.map((plan) => a.plans.delete(plan)));
     // Wait until both processes heard of the deletions (their plan watches fire on it).
     await expect.poll(() => a.footprint().plans + b.footprint().plans, { timeout: 10_000 }).toBe(0);
     // A look that was under way when the plans went (a claim that lost, an owner read after a scan)
     // ends within a round trip or two, under CI load a little later; a leak stays for good.
-    const forgotten = { plans: 0, candidates: 0, watchedOwners: 0, offeredLater: 0, runningStops: 0, held: 0, done: 0, rememberedSettings: 0 };
-    for (const zkPlan of [a, b]) await expect.poll(() => zkPlan.footprint(), { timeout: 5_000 }).toMatchObject(forgotten);
+    const forgotten = {
+      plans: 0,
+      candidates: 0,
+      watchedOwners: 0,
+      offeredLater: 0,
+      runningStops: 0,
+      held: 0,
+      done: 0,
+      rememberedSettings: 0,
+    };
+    for (const zkPlan of [a, b])
+      await expect.poll(() => zkPlan.footprint(), { timeout: 5_000 }).toMatchObject(forgotten);
     const [host, port] = env.connectString.split(':') as [string, string];
     const watches = await fourLetterWord(host, Number(port), 'wchp', 5_000);
-    const onPlans = watches.split('\n').filter((line) => plans.some((plan) => line.startsWith(plan)));
+    const onPlans = watches
+      .split('\n')
+      .filter((line) => plans.some((plan) => line.startsWith(plan)));
     expect(onPlans).toEqual([]);
     await Promise.all(pools.map((pool) => pool.stop()));
   });
@@ -412,7 +486,9 @@ describe('watches and memory', () => {
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const pool = zkPlan.startWorkers(parent, { ...FAST, count: 4 });
-    const measure = async (tasks: number): Promise<{ poolSignalListeners: number; clientListeners: number }> => {
+    const measure = async (
+      tasks: number,
+    ): Promise<{ poolSignalListeners: number; clientListeners: number }> => {
       const plan = await zkPlan.createPlan(parent);
       await zkPlan.addTasks(
         plan,

@@ -49,7 +49,10 @@ function registry(counts: Counts): FunctionRegistry {
     });
 }
 
-async function buildPlan(zkPlan: ZkPlan, parent: string): Promise<{ plan: string; producer: string; consumers: string[] }> {
+async function buildPlan(
+  zkPlan: ZkPlan,
+  parent: string,
+): Promise<{ plan: string; producer: string; consumers: string[] }> {
   const plan = await zkPlan.createPlan(parent);
   const producer = await zkPlan.addTask(plan, call('produce'), [], { keepResult: true });
   const consumers = [
@@ -62,7 +65,10 @@ async function buildPlan(zkPlan: ZkPlan, parent: string): Promise<{ plan: string
 async function survivorView(zkPlan: ZkPlan, plan: string): Promise<string> {
   const tasks = ((await zkPlan.zk.tryGetChildren(plan))?.children ?? []).sort();
   const rows = await Promise.all(
-    tasks.map(async (name) => `${name}: ${((await zkPlan.zk.tryGetChildren(`${plan}/${name}`))?.children ?? []).sort().join(',')}`),
+    tasks.map(
+      async (name) =>
+        `${name}: ${((await zkPlan.zk.tryGetChildren(`${plan}/${name}`))?.children ?? []).sort().join(',')}`,
+    ),
   );
   return rows.join(' | ');
 }
@@ -86,20 +92,32 @@ describe('a crash between any two writes of performing a task', () => {
         stop.abort();
       });
       const doomedLoop = doomed.worker(parent, { backoff: { initial: 5, max: 20 } }, stop.signal);
-      await waitFor('the doomed worker to crash or finish the producer', () => hook.crashed() || producerDone, { intervalMs: 5 });
+      await waitFor(
+        'the doomed worker to crash or finish the producer',
+        () => hook.crashed() || producerDone,
+        { intervalMs: 5 },
+      );
       stop.abort();
       await doomedLoop;
       const completedWithoutCrash = !hook.crashed();
-      if (process.env['CRASH_INJECTION_DEBUG']) console.log(`crash point ${crashAt}: crashed=${hook.crashed()}`, await survivorView(builder, plan));
+      if (process.env['CRASH_INJECTION_DEBUG'])
+        console.log(
+          `crash point ${crashAt}: crashed=${hook.crashed()}`,
+          await survivorView(builder, plan),
+        );
       const survivor = await env.zkPlan({ functions: registry(counts) });
       const pool = survivor.startWorkers(parent, { backoff: { initial: 5, max: 20 } });
       await survivor.waitForCompletion(plan, { timeoutMs: 20_000 });
       await pool.stop();
       expect(await survivor.getResult(producer)).toEqual({ value: 42, at: new Date(1_000) });
-      expect(await Promise.all(consumers.map((task) => survivor.getResult(task)))).toEqual([1_043, 1_044]);
+      expect(await Promise.all(consumers.map((task) => survivor.getResult(task)))).toEqual([
+        1_043, 1_044,
+      ]);
       expect(counts.consume).toBe(2); // each dependent ran once: its input was handed over exactly once
       expect(counts.produce).toBeGreaterThanOrEqual(1);
-      outcomes.push(`crash before write ${crashAt}: producer ran ${counts.produce}×, consumers ran ${counts.consume}×`);
+      outcomes.push(
+        `crash before write ${crashAt}: producer ran ${counts.produce}×, consumers ran ${counts.consume}×`,
+      );
       await Promise.all([builder.close(), doomed.close(), survivor.close()]);
       if (completedWithoutCrash) break;
     }

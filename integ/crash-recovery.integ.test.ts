@@ -40,7 +40,10 @@ async function scenario(): Promise<Scenario> {
   const plan = await zkPlan.createPlan(parent);
   const producer = await zkPlan.addTask(plan, call('produce'), [], { keepResult: true });
   const dependents = [];
-  for (const addend of [1, 2, 3]) dependents.push(await zkPlan.addTask(plan, call('plus', addend), [producer], { keepResult: true }));
+  for (const addend of [1, 2, 3])
+    dependents.push(
+      await zkPlan.addTask(plan, call('plus', addend), [producer], { keepResult: true }),
+    );
   return { zkPlan, parent, plan, producer, dependents, runs };
 }
 
@@ -53,7 +56,9 @@ async function runToCompletion({ zkPlan, parent, plan }: Scenario): Promise<void
 
 async function expectCorrectOutcome(s: Scenario, expectedProducerRuns: number): Promise<void> {
   expect(await s.zkPlan.planCompleted(s.plan)).toBe(true);
-  expect(await Promise.all(s.dependents.map((task) => s.zkPlan.getResult(task)))).toEqual([41, 42, 43]);
+  expect(await Promise.all(s.dependents.map((task) => s.zkPlan.getResult(task)))).toEqual([
+    41, 42, 43,
+  ]);
   expect(await s.zkPlan.getResult(s.producer)).toBe(40);
   expect(s.runs.get('produce') ?? 0).toBe(expectedProducerRuns);
   expect(s.runs.get('plus')).toBe(3);
@@ -67,7 +72,11 @@ describe('a crash at any step leaves a state the next worker completes', () => {
   it('crash while running the function (owner gone with the session): the task runs again', async () => {
     const s = await scenario();
     const dead = await env.client();
-    await dead.create(`${s.producer}/owner`, encodeValue({ workerId: 'dead', claimedAt: new Date() }, 'owner'), 'ephemeral');
+    await dead.create(
+      `${s.producer}/owner`,
+      encodeValue({ workerId: 'dead', claimedAt: new Date() }, 'owner'),
+      'ephemeral',
+    );
     dead.close(); // the session ends: its ephemeral owner node goes with it
     await runToCompletion(s);
     await expectCorrectOutcome(s, 1);
@@ -115,7 +124,9 @@ describe('a crash at any step leaves a state the next worker completes', () => {
       await zk.create(`${dependent}/arg-${dep!.slice(4)}`, encodeValue(40, 'arg'));
       await zk.delete(`${dependent}/${dep}`);
     }
-    const provs = ((await childrenOf(zk, s.producer)) ?? []).filter((name) => name.startsWith('prov-'));
+    const provs = ((await childrenOf(zk, s.producer)) ?? []).filter((name) =>
+      name.startsWith('prov-'),
+    );
     await zk.delete(`${s.producer}/${provs[0]}`);
     await put(zk, `${s.plan}/result-${s.producer.slice(-10)}`, 40);
     await runToCompletion(s);
@@ -235,8 +246,16 @@ describe('exclusive ownership while a session lives', () => {
 
 describe('values', () => {
   it('results travel between tasks as superjson (Date, Map, Set, BigInt, undefined survive)', async () => {
-    const value = { when: new Date(0), tally: new Map([['a', 1n]]), tags: new Set(['x']), missing: undefined, nested: [{ deep: new Date(1) }] };
-    const functions = new FunctionRegistry().register('make', () => value).register('echo', (_ctx, input: unknown) => input);
+    const value = {
+      when: new Date(0),
+      tally: new Map([['a', 1n]]),
+      tags: new Set(['x']),
+      missing: undefined,
+      nested: [{ deep: new Date(1) }],
+    };
+    const functions = new FunctionRegistry()
+      .register('make', () => value)
+      .register('echo', (_ctx, input: unknown) => input);
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
@@ -266,7 +285,9 @@ describe('session expiry of a worker', () => {
         runs += 1;
         if (runs > 1) return `run ${runs}`;
         firstRunStarted();
-        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await new Promise<void>((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
         seenAbort.push(ctx.signal.aborted);
         return 'stale';
       })

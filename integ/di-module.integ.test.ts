@@ -23,12 +23,19 @@ const GREETING = Symbol('greeting');
 describe('the DI module (tsyringe)', () => {
   it('startup connects, spawns the configured worker loops, and tasks resolve services from the container', async () => {
     const functions = new FunctionRegistry()
-      .register('greet', (ctx) => `${ctx.container.resolve<string>(GREETING)}, ${String(ctx.params[0])}`)
+      .register(
+        'greet',
+        (ctx) => `${ctx.container.resolve<string>(GREETING)}, ${String(ctx.params[0])}`,
+      )
       .register('join', (_ctx, ...parts: string[]) => parts.join(' / '));
     const container = rootContainer.createChildContainer();
     container.register(GREETING, { useValue: 'hello' });
     const parent = env.root();
-    zkPlanModule(container, { zookeeper: { connect: env.connectString }, zkPlan: { workers: 3, parent, backoff: { initial: 10, max: 100 } }, functions });
+    zkPlanModule(container, {
+      zookeeper: { connect: env.connectString },
+      zkPlan: { workers: 3, parent, backoff: { initial: 10, max: 100 } },
+      functions,
+    });
     const zkPlan = await startup(container);
     try {
       expect(zkPlan).toBeInstanceOf(ZkPlan);
@@ -75,7 +82,11 @@ describe('the DI module (tsyringe)', () => {
     });
     const container = rootContainer.createChildContainer();
     const parent = env.root();
-    zkPlanModule(container, { zookeeper: { connect: env.connectString }, zkPlan: { workers: 1, parent, backoff: { initial: 10 } }, functions });
+    zkPlanModule(container, {
+      zookeeper: { connect: env.connectString },
+      zkPlan: { workers: 1, parent, backoff: { initial: 10 } },
+      functions,
+    });
     const zkPlan = await startup(container);
     const plan = await zkPlan.createPlan(parent);
     await zkPlan.addTask(plan, call('slow'));
@@ -83,7 +94,10 @@ describe('the DI module (tsyringe)', () => {
     await withDeadline(running, 10_000, () => 'the task did not start');
     const observer = await env.zkPlan();
     const closing = shutdown(container);
-    await waitFor('shutdown to start draining the pool', () => container.resolve(WORKER_POOL).state === 'stopping');
+    await waitFor(
+      'shutdown to start draining the pool',
+      () => container.resolve(WORKER_POOL).state === 'stopping',
+    );
     release();
     await closing;
     expect(finished).toBe(true);
@@ -108,9 +122,14 @@ describe('the DI module (tsyringe)', () => {
   it('reports misuse clearly', async () => {
     const container = rootContainer.createChildContainer();
     await expect(startup(container)).rejects.toBeInstanceOf(IllegalStateError);
-    expect(() => zkPlanModule(container, { zookeeper: { connect: '' } })).toThrow(InvalidArgumentError);
-    expect(() => zkPlanModule(container, { zookeeper: { connect: env.connectString }, zkPlan: { workers: 2, parent: 'relative' } })).toThrow(
+    expect(() => zkPlanModule(container, { zookeeper: { connect: '' } })).toThrow(
       InvalidArgumentError,
     );
+    expect(() =>
+      zkPlanModule(container, {
+        zookeeper: { connect: env.connectString },
+        zkPlan: { workers: 2, parent: 'relative' },
+      }),
+    ).toThrow(InvalidArgumentError);
   });
 });

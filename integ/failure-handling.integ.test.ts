@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, PermanentError, PlanFailedError, call, inline, type TaskFailure, type ZkPlan, type ZkPlanEvents } from '../src/index.js';
+import {
+  FunctionRegistry,
+  PermanentError,
+  PlanFailedError,
+  call,
+  inline,
+  type TaskFailure,
+  type ZkPlan,
+  type ZkPlanEvents,
+} from '../src/index.js';
 import { decodeValue, encodeValue } from '../src/testing/index.js';
 import { childrenOf, putTask } from './support/raw-nodes.js';
 import { nextEvent, useZooKeeper, waitFor, withDeadline } from './support/zk-test-env.js';
@@ -27,19 +36,32 @@ describe('retries', () => {
     });
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
-    const plan = await zkPlan.createPlan(parent, { maxAttempts: 3, initialDelayMs: 200, multiplier: 2 });
+    const plan = await zkPlan.createPlan(parent, {
+      maxAttempts: 3,
+      initialDelayMs: 200,
+      multiplier: 2,
+    });
     const task = await zkPlan.addTask(plan, call('flaky'), [], { keepResult: true });
     await zkPlan.markAsReady(plan);
     const failures: Payload<'task:failed'>[] = [];
     zkPlan.on('task:failed', (event) => failures.push(event));
     const pool = zkPlan.startWorkers(parent, FAST);
     await nextEvent(zkPlan, 'task:failed');
-    const attempts = await readNode<{ failures: number; notBefore: Date; lastFailure: TaskFailure }>(zkPlan, `${task}/attempts`);
+    const attempts = await readNode<{
+      failures: number;
+      notBefore: Date;
+      lastFailure: TaskFailure;
+    }>(zkPlan, `${task}/attempts`);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 });
     await pool.stop();
     expect(await zkPlan.getResult(task)).toBe('third time lucky');
     expect(attempts.failures).toBe(1);
-    expect(attempts.lastFailure).toMatchObject({ message: expect.stringContaining('failure 1'), code: 'TASK_FAILED', retryable: true, attempts: 1 });
+    expect(attempts.lastFailure).toMatchObject({
+      message: expect.stringContaining('failure 1'),
+      code: 'TASK_FAILED',
+      retryable: true,
+      attempts: 1,
+    });
     expect(failures.map((failure) => [failure.charged, failure.final, failure.attempts])).toEqual([
       [true, false, 1],
       [true, false, 2],
@@ -60,7 +82,9 @@ describe('retries', () => {
     const task = await zkPlan.addTask(plan, call('broken'), [], { maxAttempts: 2 });
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, FAST);
-    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     await pool.stop();
     expect(calls).toBe(2);
     expect((await failureOf(zkPlan, task)).attempts).toBe(2);
@@ -100,7 +124,9 @@ describe('retries', () => {
     const task = await zkPlan.addTask(plan, call('validate'));
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, FAST);
-    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     await pool.stop();
     expect(calls).toBe(1);
     expect(await failureOf(zkPlan, task)).toMatchObject({
@@ -171,24 +197,38 @@ describe('failed tasks and failed plans', () => {
     const afterBroken = await zkPlan.addTask(plan, call('step', 'after-broken'), [broken]);
     const twoAfter = await zkPlan.addTask(plan, call('step', 'two-after'), [afterBroken]);
     let previous = await zkPlan.addTask(plan, call('step', 'branch-0'));
-    for (let index = 1; index < 5; index++) previous = await zkPlan.addTask(plan, call('step', `branch-${index}`), [previous]);
+    for (let index = 1; index < 5; index++)
+      previous = await zkPlan.addTask(plan, call('step', `branch-${index}`), [previous]);
     await zkPlan.markAsReady(plan);
     const claims: string[] = [];
     zkPlan.on('task:claimed', (event) => claims.push(event.task));
     const pool = zkPlan.startWorkers(parent, { count: 2, ...FAST });
-    const error = await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 }).catch((caught: unknown) => caught);
+    const error = await zkPlan
+      .waitForCompletion(plan, { timeoutMs: 20_000 })
+      .catch((caught: unknown) => caught);
     await new Promise((resolve) => setTimeout(resolve, 300)); // idle rounds: the failed task must not be claimed again
     await pool.stop();
     expect(error).toBeInstanceOf(PlanFailedError);
     expect((error as PlanFailedError).failedTasks.map(({ task }) => task)).toEqual([broken]);
-    expect([...(error as PlanFailedError).blockedTasks].sort()).toEqual([afterBroken, twoAfter].sort());
+    expect([...(error as PlanFailedError).blockedTasks].sort()).toEqual(
+      [afterBroken, twoAfter].sort(),
+    );
     expect((error as Error).message).toContain('disk full');
-    expect(ran.filter((name) => name.startsWith('branch'))).toEqual(['branch-0', 'branch-1', 'branch-2', 'branch-3', 'branch-4']);
+    expect(ran.filter((name) => name.startsWith('branch'))).toEqual([
+      'branch-0',
+      'branch-1',
+      'branch-2',
+      'branch-3',
+      'branch-4',
+    ]);
     expect(ran).not.toContain('after-broken');
     expect(claims.filter((task) => task === broken)).toHaveLength(2);
     const status = await zkPlan.plans.status(plan);
     // The 5 done branch tasks are counted from the plan's history.
-    expect(status).toMatchObject({ state: 'failed', counts: { total: 8, done: 5, failed: 1, blocked: 2, runnable: 0, running: 0, waiting: 0 } });
+    expect(status).toMatchObject({
+      state: 'failed',
+      counts: { total: 8, done: 5, failed: 1, blocked: 2, runnable: 0, running: 0, waiting: 0 },
+    });
     expect(status.blocked.find(({ task }) => task === afterBroken)?.reason).toContain(broken);
     expect(status.failed[0]?.failure?.message).toContain('disk full');
     expect(await childrenOf(zkPlan.zk, plan)).toContain('failed');
@@ -203,7 +243,9 @@ describe('failed tasks and failed plans', () => {
       .register('long', async (ctx) => {
         started.push('long');
         longStarted();
-        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await new Promise<void>((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
         sawAbort = ctx.signal.aborted;
         throw new Error('aborted');
       })
@@ -222,10 +264,17 @@ describe('failed tasks and failed plans', () => {
     const failures: Payload<'task:failed'>[] = [];
     zkPlan.on('task:failed', (event) => failures.push(event));
     const pool = zkPlan.startWorkers(parent, { count: 2, ...FAST });
-    const error = await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 }).catch((caught: unknown) => caught);
-    await waitFor("the aborted 'long' to be reported failed", () => failures.some((event) => event.task === long));
+    const error = await zkPlan
+      .waitForCompletion(plan, { timeoutMs: 20_000 })
+      .catch((caught: unknown) => caught);
+    await waitFor("the aborted 'long' to be reported failed", () =>
+      failures.some((event) => event.task === long),
+    );
     await pool.stop();
-    expect(failures.find((event) => event.task === long)).toMatchObject({ charged: false, final: false });
+    expect(failures.find((event) => event.task === long)).toMatchObject({
+      charged: false,
+      final: false,
+    });
     expect(error).toBeInstanceOf(PlanFailedError);
     expect(sawAbort).toBe(true);
     expect(started).toEqual(['long']);
@@ -249,7 +298,9 @@ describe('failed tasks and failed plans', () => {
     const result = await zkPlan.addTask(plan, call('addOne'), [fetch], { keepResult: true });
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, FAST);
-    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     fixed = true;
     expect(await zkPlan.control.retryFailed(plan)).toEqual([fetch]);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 });
@@ -275,10 +326,15 @@ describe('failed tasks and failed plans', () => {
       workerId: 'dead',
       at: new Date(),
     };
-    await zkPlan.zk.create(`${task}/attempts`, encodeValue({ failures: 2, notBefore: new Date(0), lastFailure }, 'attempts'));
+    await zkPlan.zk.create(
+      `${task}/attempts`,
+      encodeValue({ failures: 2, notBefore: new Date(0), lastFailure }, 'attempts'),
+    );
     await zkPlan.markAsReady(plan);
     const pool = zkPlan.startWorkers(parent, FAST);
-    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     await pool.stop();
     expect(calls).toBe(0);
     expect((await failureOf(zkPlan, task)).message).toBe('boom');
@@ -307,7 +363,8 @@ describe('bad input: a clear error, recorded, and the same worker then completes
       name: 'an unknown function name',
       code: 'UNKNOWN_FUNCTION',
       message: /nobody-knows.*is not registered/,
-      add: (z, p) => putTask(z.zk, `${p}/task-0000000000`, ['ready'], { fn: 'nobody-knows', params: [] }),
+      add: (z, p) =>
+        putTask(z.zk, `${p}/task-0000000000`, ['ready'], { fn: 'nobody-knows', params: [] }),
     },
     {
       name: 'a task value that is not superjson',
@@ -325,14 +382,24 @@ describe('bad input: a clear error, recorded, and the same worker then completes
       message: /neither a string "fn"/,
       add: (z, p) => putTask(z.zk, `${p}/task-0000000000`, ['ready'], { params: [] }),
     },
-    { name: 'a function that throws a non-Error', code: 'TASK_FAILED', message: /a plain string/, add: (z, p) => z.addTask(p, call('throwsString')) },
+    {
+      name: 'a function that throws a non-Error',
+      code: 'TASK_FAILED',
+      message: /a plain string/,
+      add: (z, p) => z.addTask(p, call('throwsString')),
+    },
     {
       name: 'a function that returns a function',
       code: 'UNSERIALIZABLE_VALUE',
       message: /is a function/,
       add: (z, p) => z.addTask(p, call('returnsFunction')),
     },
-    { name: 'a function that returns a symbol', code: 'UNSERIALIZABLE_VALUE', message: /is a symbol/, add: (z, p) => z.addTask(p, call('returnsSymbol')) },
+    {
+      name: 'a function that returns a symbol',
+      code: 'UNSERIALIZABLE_VALUE',
+      message: /is a symbol/,
+      add: (z, p) => z.addTask(p, call('returnsSymbol')),
+    },
     {
       name: 'a function that never settles (timeoutMs)',
       code: 'TASK_TIMEOUT',
@@ -387,7 +454,11 @@ describe('bad input: a clear error, recorded, and the same worker then completes
       const healthy = await zkPlan.addTask(plan, call('healthy'), [], { keepResult: true });
       await zkPlan.markAsReady(plan);
       const failed = nextEvent<Payload<'task:failed'>>(zkPlan, 'task:failed');
-      const completed = nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === healthy);
+      const completed = nextEvent<Payload<'task:completed'>>(
+        zkPlan,
+        'task:completed',
+        (event) => event.task === healthy,
+      );
       const stop = new AbortController();
       const loop = zkPlan.worker(parent, { ...FAST, ...testCase.options }, stop.signal);
       const failure = await failed;
@@ -410,11 +481,18 @@ describe('bad input: a clear error, recorded, and the same worker then completes
     const zkPlan = await env.zkPlan();
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
-    const orphan = await putTask(zkPlan.zk, `${plan}/task-0000000000`, ['ready', 'dep-0000000007'], { fn: 'f', params: [] });
+    const orphan = await putTask(
+      zkPlan.zk,
+      `${plan}/task-0000000000`,
+      ['ready', 'dep-0000000007'],
+      { fn: 'f', params: [] },
+    );
     await zkPlan.markAsReady(plan);
     const status = await zkPlan.plans.status(plan);
     expect(status.state).toBe('running');
-    expect(status.blocked).toEqual([{ task: orphan, reason: expect.stringContaining(`${orphan}/dep-0000000007 has no producer`) }]);
+    expect(status.blocked).toEqual([
+      { task: orphan, reason: expect.stringContaining(`${orphan}/dep-0000000007 has no producer`) },
+    ]);
     expect(status.counts).toMatchObject({ total: 1, blocked: 1, waiting: 0 });
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, InlineDisabledError, call, inline, type ZkPlanEvents } from '../src/index.js';
+import {
+  FunctionRegistry,
+  InlineDisabledError,
+  call,
+  inline,
+  type ZkPlanEvents,
+} from '../src/index.js';
 import { childrenOf } from './support/raw-nodes.js';
 import { nextEvent, useZooKeeper, waitFor } from './support/zk-test-env.js';
 
@@ -37,15 +43,24 @@ describe('inline functions', () => {
     const b = await zkPlan.addTask(plan, call('constant', 7));
     const product = await zkPlan.addTask(
       plan,
-      inline((ctx: { task: string }, x: number, y: number) => ({ product: x * y, tagged: new Map([['task', ctx.task]]) })),
+      inline((ctx: { task: string }, x: number, y: number) => ({
+        product: x * y,
+        tagged: new Map([['task', ctx.task]]),
+      })),
       [a, b],
       { keepResult: true },
     );
     await zkPlan.markAsReady(plan);
-    const pool = zkPlan.startWorkers(parent, { allowInline: true, backoff: { initial: 10, max: 50 } });
+    const pool = zkPlan.startWorkers(parent, {
+      allowInline: true,
+      backoff: { initial: 10, max: 50 },
+    });
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await pool.stop();
-    expect(await zkPlan.getResult(product)).toEqual({ product: 42, tagged: new Map([['task', product]]) });
+    expect(await zkPlan.getResult(product)).toEqual({
+      product: 42,
+      tagged: new Map([['task', product]]),
+    });
   });
 
   it('cannot reach process or require, and an endless loop is stopped by the time limit; the worker carries on', async () => {
@@ -75,8 +90,16 @@ describe('inline functions', () => {
     await zkPlan.markAsReady(plan);
     const failures = new Map<string, Error>();
     zkPlan.on('task:failed', (event) => failures.set(event.task, event.error));
-    const pool = zkPlan.startWorkers(parent, { allowInline: true, inlineTimeoutMs: 200, backoff: { initial: 10, max: 2_000 } });
-    await nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === healthy);
+    const pool = zkPlan.startWorkers(parent, {
+      allowInline: true,
+      inlineTimeoutMs: 200,
+      backoff: { initial: 10, max: 2_000 },
+    });
+    await nextEvent<Payload<'task:completed'>>(
+      zkPlan,
+      'task:completed',
+      (event) => event.task === healthy,
+    );
     await waitFor('the 3 tasks (escape, load, spin) to fail', () => failures.size === 3); // tasks are taken in no particular order
     await pool.stop();
     expect(failures.get(escape)?.message).toMatch(/process is not defined/);

@@ -3,7 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FunctionRegistry, type JobContext, type JobSummary, type JobWorkerSummary } from '../src/index.js';
+import {
+  FunctionRegistry,
+  type JobContext,
+  type JobSummary,
+  type JobWorkerSummary,
+} from '../src/index.js';
 import { runCli } from './support/run-cli.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
 
@@ -22,16 +27,30 @@ describe('zk-plan jobs', () => {
     const handle = worker.startJobWorker(jobs, { leaseMs: 1_000, pollMs: 200 });
     const cli = (args: string[]) => runCli(env.connectString, [...args, '--jobs', jobs]);
     const file = join(dir, 'mailboxes.yaml');
-    writeFileSync(file, ['name: mailboxes', 'fn: poll', 'workPool: { shards: 3, params: [eu, us, ap] }', 'mode: { everyMs: 600000 }'].join('\n'));
+    writeFileSync(
+      file,
+      [
+        'name: mailboxes',
+        'fn: poll',
+        'workPool: { shards: 3, params: [eu, us, ap] }',
+        'mode: { everyMs: 600000 }',
+      ].join('\n'),
+    );
     const defined = await cli(['jobs', 'define', file]);
     expect(defined.code, defined.stderr).toBe(0);
     expect(defined.stdout).toContain('defined mailboxes: poll, every 600000 ms, evenly');
-    await expect.poll(() => handle.held()['mailboxes'], { timeout: 10_000 * TIMING }).toEqual(['0', '1', '2']);
+    await expect
+      .poll(() => handle.held()['mailboxes'], { timeout: 10_000 * TIMING })
+      .toEqual(['0', '1', '2']);
 
     const listed = await cli(['jobs', 'ls', '--json']);
     const [summary] = JSON.parse(listed.stdout) as JobSummary[];
     expect(summary?.assignment).toEqual({ [handle.id]: ['0', '1', '2'] });
-    expect(Object.values(summary?.leases ?? {}).every((lease) => lease.holder === handle.id && lease.token > 0)).toBe(true);
+    expect(
+      Object.values(summary?.leases ?? {}).every(
+        (lease) => lease.holder === handle.id && lease.token > 0,
+      ),
+    ).toBe(true);
     const shown = await cli(['jobs', 'show', 'mailboxes']);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(new RegExp(`${handle.id}: 0#\\d+ 1#\\d+ 2#\\d+`));
@@ -43,19 +62,29 @@ describe('zk-plan jobs', () => {
 
     const workers = await runCli(env.connectString, ['workers', '--jobs', jobs, '--json']);
     const { jobWorkers } = JSON.parse(workers.stdout) as { jobWorkers: JobWorkerSummary[] };
-    expect(jobWorkers.map((entry) => [entry.id, entry.manager, entry.items])).toEqual([[handle.id, true, { mailboxes: ['0', '1', '2'] }]]);
-    expect((await runCli(env.connectString, ['workers', '--jobs', jobs])).stdout).toContain('(manager)');
+    expect(jobWorkers.map((entry) => [entry.id, entry.manager, entry.items])).toEqual([
+      [handle.id, true, { mailboxes: ['0', '1', '2'] }],
+    ]);
+    expect((await runCli(env.connectString, ['workers', '--jobs', jobs])).stdout).toContain(
+      '(manager)',
+    );
 
     expect((await cli(['jobs', 'disable', 'mailboxes'])).stdout).toContain('disabled mailboxes');
-    await expect.poll(() => handle.held()['mailboxes'], { timeout: 10_000 * TIMING }).toBeUndefined();
+    await expect
+      .poll(() => handle.held()['mailboxes'], { timeout: 10_000 * TIMING })
+      .toBeUndefined();
     expect((await cli(['jobs', 'enable', 'mailboxes'])).stdout).toContain('enabled mailboxes');
-    await expect.poll(() => handle.held()['mailboxes'], { timeout: 10_000 * TIMING }).toEqual(['0', '1', '2']);
+    await expect
+      .poll(() => handle.held()['mailboxes'], { timeout: 10_000 * TIMING })
+      .toEqual(['0', '1', '2']);
     const removed = await cli(['jobs', 'rm', 'mailboxes']);
     expect(removed.code, removed.stderr).toBe(0);
     expect((await cli(['jobs', 'ls'])).stdout).toContain(`no jobs under ${jobs}`);
     const missing = await cli(['jobs', 'show', 'mailboxes']);
     expect(missing.code).toBe(5);
-    expect(missing.stderr).toBe(`zk-plan: no job "mailboxes" under ${jobs} (zk-plan jobs ls --jobs ${jobs} lists them) [JOB_NOT_FOUND]\n`);
+    expect(missing.stderr).toBe(
+      `zk-plan: no job "mailboxes" under ${jobs} (zk-plan jobs ls --jobs ${jobs} lists them) [JOB_NOT_FOUND]\n`,
+    );
     // Removing a name that is not there is an error too, not a quiet "removed".
     const again = await cli(['jobs', 'rm', 'mailboxes']);
     expect(again.code).toBe(5);
@@ -66,10 +95,15 @@ describe('zk-plan jobs', () => {
   it('refuses a bad definition with a clear error and writes nothing', async () => {
     const jobs = `${env.root()}-jobs`;
     const file = join(dir, 'bad.json');
-    writeFileSync(file, JSON.stringify({ name: 'bad', fn: 'poll', workPool: { shards: 0 }, mode: 'continuous' }));
+    writeFileSync(
+      file,
+      JSON.stringify({ name: 'bad', fn: 'poll', workPool: { shards: 0 }, mode: 'continuous' }),
+    );
     const result = await runCli(env.connectString, ['jobs', 'define', file, '--jobs', jobs]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('workPool.shards');
-    expect((await runCli(env.connectString, ['jobs', 'ls', '--jobs', jobs])).stdout).toContain('no jobs');
+    expect((await runCli(env.connectString, ['jobs', 'ls', '--jobs', jobs])).stdout).toContain(
+      'no jobs',
+    );
   });
 });

@@ -33,14 +33,29 @@ function record(task: string): SlotRecord {
 }
 
 async function held(zk: ZkClient, parent: string, task: string): Promise<SlotLease> {
-  const acquired = await new ConcurrencyLimits(zk, () => 0).acquire(parent, 'k', record(task), zk.session);
+  const acquired = await new ConcurrencyLimits(zk, () => 0).acquire(
+    parent,
+    'k',
+    record(task),
+    zk.session,
+  );
   if (acquired.kind !== 'held') throw new Error(`${task}: expected a slot, got ${acquired.kind}`);
   return acquired.lease;
 }
 
-async function setUp(): Promise<{ parent: string; slot: string; a: ZkClient; b: ZkClient; c: ZkClient }> {
+async function setUp(): Promise<{
+  parent: string;
+  slot: string;
+  a: ZkClient;
+  b: ZkClient;
+  c: ZkClient;
+}> {
   const parent = env.root();
-  const [a, b, c] = [await env.client({ connect: theProxy().connectString, sessionTimeoutMs: 2_000 }), await env.client(), await env.client()];
+  const [a, b, c] = [
+    await env.client({ connect: theProxy().connectString, sessionTimeoutMs: 2_000 }),
+    await env.client(),
+    await env.client(),
+  ];
   await new ConcurrencyLimits(b).setLimit(parent, 'k', 1);
   return { parent, slot: `${parent}/zk-plan-limits/k/slot-0`, a, b, c };
 }
@@ -58,37 +73,59 @@ describe('concurrency limits on a real server, with a lost reply and a session c
       const leaseA = await held(a, parent, 'one');
       theProxy().loseRepliesFrom(OP_CODE.delete);
       const releasing = leaseA.release();
-      await waitFor("A's delete to land", async () => (await b.exists(slot)) === undefined, { intervalMs: 5 });
+      await waitFor("A's delete to land", async () => (await b.exists(slot)) === undefined, {
+        intervalMs: 5,
+      });
       theProxy().setMode('blackhole');
       theProxy().cut();
-      if (expire) await waitFor("A's session to expire", async () => (await b.exists(marker)) === undefined, { timeoutMs: 20_000 });
+      if (expire)
+        await waitFor("A's session to expire", async () => (await b.exists(marker)) === undefined, {
+          timeoutMs: 20_000,
+        });
       await held(b, parent, 'two');
       theProxy().restore();
       await releasing;
       await waitFor('A to be connected again', () => a.state === 'connected');
       await a.exists('/'); // a round trip on A after whatever it resent
       expect((await b.exists(slot))?.ephemeralOwner).toBe(b.session.id);
-      expect((await new ConcurrencyLimits(c).acquire(parent, 'k', record('three'), c.session)).kind).toBe('full');
+      expect(
+        (await new ConcurrencyLimits(c).acquire(parent, 'k', record('three'), c.session)).kind,
+      ).toBe('full');
     },
   );
 
-  it('a slot take sent again through the next session is refused: no slot is left behind and the key is not blocked', { timeout: 60_000 }, async () => {
-    const { parent, slot, a, b } = await setUp();
-    const session = a.session;
-    theProxy().loseRepliesFrom(OP_CODE.create);
-    const acquiring = new ConcurrencyLimits(a, () => 0).acquire(parent, 'k', record('one'), session).then(
-      (acquired) => acquired,
-      (error: unknown) => error,
-    );
-    await waitFor("A's create to land", async () => (await b.exists(slot)) !== undefined, { intervalMs: 5 });
-    theProxy().setMode('blackhole');
-    theProxy().cut();
-    await waitFor("A's session to expire (its slot goes with it)", async () => (await b.exists(slot)) === undefined, { timeoutMs: 20_000 });
-    theProxy().restore();
-    expect(await acquiring).toMatchObject({ code: 'SESSION_EXPIRED' });
-    await waitFor('A to be on a new session', () => a.state === 'connected' && !a.isCurrent(session));
-    await a.exists('/');
-    expect(await b.exists(slot)).toBeUndefined();
-    await held(b, parent, 'two');
-  });
+  it(
+    'a slot take sent again through the next session is refused: no slot is left behind and the key is not blocked',
+    { timeout: 60_000 },
+    async () => {
+      const { parent, slot, a, b } = await setUp();
+      const session = a.session;
+      theProxy().loseRepliesFrom(OP_CODE.create);
+      const acquiring = new ConcurrencyLimits(a, () => 0)
+        .acquire(parent, 'k', record('one'), session)
+        .then(
+          (acquired) => acquired,
+          (error: unknown) => error,
+        );
+      await waitFor("A's create to land", async () => (await b.exists(slot)) !== undefined, {
+        intervalMs: 5,
+      });
+      theProxy().setMode('blackhole');
+      theProxy().cut();
+      await waitFor(
+        "A's session to expire (its slot goes with it)",
+        async () => (await b.exists(slot)) === undefined,
+        { timeoutMs: 20_000 },
+      );
+      theProxy().restore();
+      expect(await acquiring).toMatchObject({ code: 'SESSION_EXPIRED' });
+      await waitFor(
+        'A to be on a new session',
+        () => a.state === 'connected' && !a.isCurrent(session),
+      );
+      await a.exists('/');
+      expect(await b.exists(slot)).toBeUndefined();
+      await held(b, parent, 'two');
+    },
+  );
 });

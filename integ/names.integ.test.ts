@@ -28,7 +28,11 @@ function functions(): FunctionRegistry {
 
 interface ShownPlan {
   readonly status: { readonly name?: string; readonly state: string };
-  readonly tasks: readonly { readonly task: string; readonly key?: string; readonly state: string }[];
+  readonly tasks: readonly {
+    readonly task: string;
+    readonly key?: string;
+    readonly state: string;
+  }[];
 }
 
 describe('names in the CLI', () => {
@@ -40,14 +44,21 @@ describe('names in the CLI', () => {
       file,
       JSON.stringify({
         name: 'daily report',
-        tasks: { eu: { fn: 'load', params: ['eu'] }, us: { fn: 'load', params: ['us'] }, report: { fn: 'join', inputs: ['eu', 'us'] } },
+        tasks: {
+          eu: { fn: 'load', params: ['eu'] },
+          us: { fn: 'load', params: ['us'] },
+          report: { fn: 'join', inputs: ['eu', 'us'] },
+        },
         options: { history: true },
       }),
     );
     // No worker yet: `why` is asked while the tasks wait for one.
     const submitted = await cli(['submit', file, '--parent', parent, '--allow-unknown', '--json']);
     expect(submitted.code, submitted.stderr).toBe(0);
-    const { plan, tasks } = JSON.parse(submitted.stdout) as { plan: string; tasks: Record<string, string> };
+    const { plan, tasks } = JSON.parse(submitted.stdout) as {
+      plan: string;
+      tasks: Record<string, string>;
+    };
 
     // Independent commands, run side by side.
     const [shownJson, shownTable, listed, why, whyJson, unknown, notAPlan] = await Promise.all([
@@ -107,7 +118,9 @@ describe('names in the CLI', () => {
     expect(waited.code, waited.stderr).toBe(1);
     const lines = waited.stdout.split('\n');
     expect(lines[1]).toMatch(/^\s+KEY\s+TASK\s+ATTEMPTS\s+ERROR/);
-    expect(lines[2]).toMatch(/^\s+load-mars\s+task-\d+\s+1\s+PermanentError: .*no such region: mars/);
+    expect(lines[2]).toMatch(
+      /^\s+load-mars\s+task-\d+\s+1\s+PermanentError: .*no such region: mars/,
+    );
     expect(waited.stdout).toContain('blocked: report');
   });
 });

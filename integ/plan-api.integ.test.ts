@@ -24,7 +24,9 @@ const env = useZooKeeper('plan-api');
 const arithmetic = () =>
   new FunctionRegistry()
     .register('constant', (ctx) => ctx.params[0])
-    .register('add', (ctx, ...args: number[]) => args.reduce((a, b) => a + b, (ctx.params[0] as number | undefined) ?? 0))
+    .register('add', (ctx, ...args: number[]) =>
+      args.reduce((a, b) => a + b, (ctx.params[0] as number | undefined) ?? 0),
+    )
     .register('list', (_ctx, ...args: unknown[]) => args);
 
 describe('createPlan', () => {
@@ -35,7 +37,9 @@ describe('createPlan', () => {
     const second = await zkPlan.createPlan(parent);
     expect(first).toMatch(new RegExp(`^${parent}/plan-\\d{10}$`));
     expect(second > first).toBe(true);
-    expect(await childrenOf(zkPlan.zk, parent)).toEqual([first, second].map((path) => path.slice(parent.length + 1)));
+    expect(await childrenOf(zkPlan.zk, parent)).toEqual(
+      [first, second].map((path) => path.slice(parent.length + 1)),
+    );
   });
 
   it('rejects a path that is not an absolute znode path', async () => {
@@ -71,7 +75,9 @@ describe('addTask', () => {
       Promise.all(
         ((await childrenOf(zkPlan.zk, task)) ?? [])
           .filter((name) => name.startsWith('prov-'))
-          .map(async (name) => decodeValue(name, (await zkPlan.zk.getData(`${task}/${name}`)).data)),
+          .map(async (name) =>
+            decodeValue(name, (await zkPlan.zk.getData(`${task}/${name}`)).data),
+          ),
       );
     expect(await provsOf(a)).toEqual([`${c}/${deps[1]}`]);
     expect(await provsOf(b)).toEqual([`${c}/${deps[0]}`, `${c}/${deps[2]}`]);
@@ -82,7 +88,8 @@ describe('addTask', () => {
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
     const tasks = [];
-    for (const value of ['a', 'b', 'c']) tasks.push(await zkPlan.addTask(plan, call('constant', value)));
+    for (const value of ['a', 'b', 'c'])
+      tasks.push(await zkPlan.addTask(plan, call('constant', value)));
     const [a, b, c] = tasks as [string, string, string];
     const list = await zkPlan.addTask(plan, call('list'), [c, a, b, a], { keepResult: true });
     const sum = await zkPlan.addTask(plan, call('add', 10), [], { keepResult: true });
@@ -93,13 +100,17 @@ describe('addTask', () => {
     expect(await zkPlan.getResult(list)).toEqual(['c', 'a', 'b', 'a']);
     expect(await zkPlan.getResult(sum)).toBe(10);
     expect(await zkPlan.planCompleted(plan)).toBe(true);
-    expect((await childrenOf(zkPlan.zk, plan))?.filter((name) => name.startsWith('task-'))).toEqual([]);
+    expect((await childrenOf(zkPlan.zk, plan))?.filter((name) => name.startsWith('task-'))).toEqual(
+      [],
+    );
   });
 
   it('rejects an input task that does not exist, and leaves nothing behind', async () => {
     const zkPlan = await env.zkPlan({ functions: arithmetic() });
     const plan = await zkPlan.createPlan(env.root());
-    const error = await zkPlan.addTask(plan, call('list'), [`${plan}/task-0000000042`]).catch((caught: unknown) => caught);
+    const error = await zkPlan
+      .addTask(plan, call('list'), [`${plan}/task-0000000042`])
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ArgTaskNotFoundError);
     expect((error as ArgTaskNotFoundError).code).toBe('ARG_TASK_NOT_FOUND');
     expect((error as ArgTaskNotFoundError).path).toBe(`${plan}/task-0000000042`);
@@ -111,14 +122,18 @@ describe('addTask', () => {
     const plan = await zkPlan.createPlan(env.root());
     const other = await zkPlan.createPlan(env.root());
     const foreign = await zkPlan.addTask(other, call('constant', 1));
-    await expect(zkPlan.addTask(plan, call('list'), [foreign])).rejects.toBeInstanceOf(ForeignArgTaskError);
+    await expect(zkPlan.addTask(plan, call('list'), [foreign])).rejects.toBeInstanceOf(
+      ForeignArgTaskError,
+    );
     expect(await childrenOf(zkPlan.zk, plan)).toEqual(['history', 'runnable']);
   });
 
   it('rejects a function name the local registry does not know', async () => {
     const zkPlan = await env.zkPlan({ functions: arithmetic() });
     const plan = await zkPlan.createPlan(env.root());
-    const error = await zkPlan.addTask(plan, call('multiply', 2)).catch((caught: unknown) => caught);
+    const error = await zkPlan
+      .addTask(plan, call('multiply', 2))
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UnknownFunctionError);
     expect((error as Error).message).toContain('add, constant, list');
   });
@@ -126,7 +141,9 @@ describe('addTask', () => {
   it('accepts any function name when the registry is empty (a client that only builds plans)', async () => {
     const zkPlan = await env.zkPlan();
     const plan = await zkPlan.createPlan(env.root());
-    await expect(zkPlan.addTask(plan, call('defined-on-the-workers'))).resolves.toMatch(/task-\d{10}$/);
+    await expect(zkPlan.addTask(plan, call('defined-on-the-workers'))).resolves.toMatch(
+      /task-\d{10}$/,
+    );
   });
 
   it('rejects params superjson cannot store, naming where they are', async () => {
@@ -144,18 +161,30 @@ describe('addTask', () => {
   it('rejects params larger than a znode holds, before writing anything', async () => {
     const zkPlan = await env.zkPlan();
     const plan = await zkPlan.createPlan(env.root());
-    await expect(zkPlan.addTask(plan, call('f', 'x'.repeat(1_100_000)))).rejects.toBeInstanceOf(ValueTooLargeError);
+    await expect(zkPlan.addTask(plan, call('f', 'x'.repeat(1_100_000)))).rejects.toBeInstanceOf(
+      ValueTooLargeError,
+    );
     expect(await childrenOf(zkPlan.zk, plan)).toEqual(['history', 'runnable']);
   });
 
   it('rejects a missing plan, bad arguments and a bad task spec', async () => {
     const zkPlan = await env.zkPlan();
-    await expect(zkPlan.addTask(`${env.root()}/plan-0000000000`, call('f'))).rejects.toBeInstanceOf(PlanNotFoundError);
+    await expect(zkPlan.addTask(`${env.root()}/plan-0000000000`, call('f'))).rejects.toBeInstanceOf(
+      PlanNotFoundError,
+    );
     const plan = await zkPlan.createPlan(env.root());
-    await expect(zkPlan.addTask(plan, call('f'), 'not-an-array' as unknown as string[])).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(zkPlan.addTask(plan, call('f'), ['relative/task-0000000001'])).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(zkPlan.addTask(plan, { kind: 'shell', command: 'rm' } as never)).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(zkPlan.addTask(plan, call('f'), [], { keepResult: 'yes' as unknown as boolean })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(
+      zkPlan.addTask(plan, call('f'), 'not-an-array' as unknown as string[]),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(
+      zkPlan.addTask(plan, call('f'), ['relative/task-0000000001']),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(
+      zkPlan.addTask(plan, { kind: 'shell', command: 'rm' } as never),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(
+      zkPlan.addTask(plan, call('f'), [], { keepResult: 'yes' as unknown as boolean }),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 
   it('can add a task depending on a completed task whose result was kept', async () => {
@@ -169,7 +198,9 @@ describe('addTask', () => {
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     const later = await zkPlan.addTask(plan, call('add', 1), [first], { keepResult: true });
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-    const error = await zkPlan.addTask(plan, call('add'), [lost]).catch((caught: unknown) => caught);
+    const error = await zkPlan
+      .addTask(plan, call('add'), [lost])
+      .catch((caught: unknown) => caught);
     await pool.stop();
     expect(await zkPlan.getResult(later)).toBe(21);
     expect(error).toBeInstanceOf(ArgTaskNotFoundError);
@@ -189,8 +220,12 @@ describe('addTask', () => {
     const pool = zkPlan.startWorkers(parent, { count: 4, backoff: { initial: 5, max: 20 } });
     const sums: { task: string; expected: number }[] = [];
     for (let round = 0; round < 20; round++) {
-      const producer = await zkPlan.addTask(plan, call('slowConstant', round, round % 4), [], { keepResult: true });
-      const dependent = await zkPlan.addTask(plan, call('add', 100), [producer], { keepResult: true });
+      const producer = await zkPlan.addTask(plan, call('slowConstant', round, round % 4), [], {
+        keepResult: true,
+      });
+      const dependent = await zkPlan.addTask(plan, call('add', 100), [producer], {
+        keepResult: true,
+      });
       sums.push({ task: dependent, expected: 100 + round });
     }
     await zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 });
@@ -206,7 +241,9 @@ describe('markAsReady, planCompleted, waitForCompletion, getResult', () => {
     await zkPlan.markAsReady(plan);
     await zkPlan.markAsReady(plan);
     expect(await childrenOf(zkPlan.zk, plan)).toEqual(['history', 'ready', 'runnable']);
-    await expect(zkPlan.markAsReady(`${env.root()}/plan-0000000099`)).rejects.toBeInstanceOf(PlanNotFoundError);
+    await expect(zkPlan.markAsReady(`${env.root()}/plan-0000000099`)).rejects.toBeInstanceOf(
+      PlanNotFoundError,
+    );
   });
 
   it('planCompleted is true with no task-* child and false with one; ignores other children', async () => {
@@ -217,7 +254,9 @@ describe('markAsReady, planCompleted, waitForCompletion, getResult', () => {
     expect(await zkPlan.planCompleted(plan)).toBe(true);
     await zkPlan.addTask(plan, call('f'));
     expect(await zkPlan.planCompleted(plan)).toBe(false);
-    await expect(zkPlan.planCompleted(`${env.root()}/plan-0000000099`)).rejects.toBeInstanceOf(PlanNotFoundError);
+    await expect(zkPlan.planCompleted(`${env.root()}/plan-0000000099`)).rejects.toBeInstanceOf(
+      PlanNotFoundError,
+    );
   });
 
   it('waitForCompletion rejects with WaitTimeoutError saying how many tasks remain when no worker runs', async () => {
@@ -225,7 +264,9 @@ describe('markAsReady, planCompleted, waitForCompletion, getResult', () => {
     const plan = await zkPlan.createPlan(env.root());
     await zkPlan.addTask(plan, call('f'));
     await zkPlan.addTask(plan, call('f'));
-    const error = await zkPlan.waitForCompletion(plan, { timeoutMs: 300 }).catch((caught: unknown) => caught);
+    const error = await zkPlan
+      .waitForCompletion(plan, { timeoutMs: 300 })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(WaitTimeoutError);
     expect((error as WaitTimeoutError).remainingTasks).toBe(2);
     expect((error as Error).message).toContain(plan);
@@ -273,12 +314,16 @@ describe('lifecycle', () => {
 
   it('connect fails within the connect timeout when no server answers', async () => {
     const started = performance.now();
-    await expect(ZkPlan.connect({ connect: '127.0.0.1:1', connectTimeoutMs: 500 })).rejects.toBeInstanceOf(ZkConnectTimeoutError);
+    await expect(
+      ZkPlan.connect({ connect: '127.0.0.1:1', connectTimeoutMs: 500 }),
+    ).rejects.toBeInstanceOf(ZkConnectTimeoutError);
     expect(performance.now() - started).toBeLessThan(3_000);
   });
 
   it('connect validates its options', async () => {
     await expect(ZkPlan.connect({ connect: '' })).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(ZkPlan.connect({ connect: env.connectString, sessionTimeoutMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(
+      ZkPlan.connect({ connect: env.connectString, sessionTimeoutMs: -1 }),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });

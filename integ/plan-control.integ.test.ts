@@ -52,9 +52,16 @@ describe('priorities on a real server', () => {
     );
     await Promise.all([mixed, low, high].map((plan) => zkPlan.markAsReady(plan)));
     zkPlan.startWorkers(parent, { ...QUICK, count: 1 });
-    await Promise.all([mixed, low, high].map((plan) => zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 })));
+    await Promise.all(
+      [mixed, low, high].map((plan) => zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 })),
+    );
     // high (10) first, then the mixed plan by its tasks' own priorities (6…-6; a plan's own 0 does not apply to them), low (-1) among them.
-    const rank = (label: string): number => (label.startsWith('high') ? 10 : label.startsWith('low') ? -1 : (priorityOf.get(label) as number));
+    const rank = (label: string): number =>
+      label.startsWith('high')
+        ? 10
+        : label.startsWith('low')
+          ? -1
+          : (priorityOf.get(label) as number);
     const ranks = order.map(rank);
     expect(ranks).toHaveLength(60);
     expect(ranks).toEqual([...ranks].sort((a, b) => b - a));
@@ -78,7 +85,9 @@ describe('pause, resume and cancel on a real server', () => {
     await expect.poll(() => starts.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
     const { running } = await zkPlan.control.pause(paused);
     const startedBefore = starts.length;
-    await expect.poll(async () => (await zkPlan.plans.status(paused)).state, { timeout: 5_000 }).toBe('paused');
+    await expect
+      .poll(async () => (await zkPlan.plans.status(paused)).state, { timeout: 5_000 })
+      .toBe('paused');
     await new Promise((resolve) => setTimeout(resolve, 500)); // a negative check: 25 task lengths in which nothing new may start
     const held = new Set(running.map((task) => `t${tasks.indexOf(task)}`));
     expect(starts.slice(startedBefore).filter((label) => !held.has(label))).toEqual([]);
@@ -92,13 +101,20 @@ describe('pause, resume and cancel on a real server', () => {
       Array.from({ length: 3 }, (_, index) => ({ task: call('step', `slow${index}`) })),
     );
     await zkPlan.markAsReady(doomed);
-    await expect.poll(() => starts.filter((label) => label.startsWith('slow')).length, { timeout: 10_000 }).toBe(3);
-    const waiting = zkPlan.waitForCompletion(doomed, { timeoutMs: 30_000 }).catch((error: unknown) => error);
+    await expect
+      .poll(() => starts.filter((label) => label.startsWith('slow')).length, { timeout: 10_000 })
+      .toBe(3);
+    const waiting = zkPlan
+      .waitForCompletion(doomed, { timeoutMs: 30_000 })
+      .catch((error: unknown) => error);
     await zkPlan.control.cancel(doomed, { reason: 'warehouse down' });
     expect(await waiting).toBeInstanceOf(PlanCancelledError);
     expect(await waiting).toMatchObject({ code: 'PLAN_CANCELLED', reason: 'warehouse down' });
     // Its tasks are deleted; its history says each was cancelled (running, or given back and ready to run again), none done.
-    expect(await zkPlan.plans.status(doomed)).toMatchObject({ state: 'cancelled', counts: { total: 3, done: 0, remaining: 3, cancelled: 3 } });
+    expect(await zkPlan.plans.status(doomed)).toMatchObject({
+      state: 'cancelled',
+      counts: { total: 3, done: 0, remaining: 3, cancelled: 3 },
+    });
     expect(await zkPlan.planCompleted(doomed)).toBe(true); // no task-* node left
   });
 
@@ -123,7 +139,9 @@ describe('pause, resume and cancel on a real server', () => {
 
     const workers = await cli(['workers', parent, '--json']);
     expect(workers.code).toBe(0);
-    expect(JSON.parse(workers.stdout)).toEqual([expect.objectContaining({ id: 'cli-pool', loops: 2, functions: ['step'], pid: process.pid })]);
+    expect(JSON.parse(workers.stdout)).toEqual([
+      expect.objectContaining({ id: 'cli-pool', loops: 2, functions: ['step'], pid: process.pid }),
+    ]);
     expect((await cli(['workers', parent])).stdout).toMatch(/cli-pool .* 0\/2 /);
 
     expect((await cli(['resume', plan])).code).toBe(0);
@@ -132,7 +150,9 @@ describe('pause, resume and cancel on a real server', () => {
     // A completed plan refuses both, and stays completed.
     const late = await cli(['cancel', plan, '--reason', 'too late']);
     expect(late.code).toBe(8);
-    expect(late.stderr).toBe(`zk-plan: plan ${plan} has already completed: there is nothing left to cancel [PLAN_FINISHED]\n`);
+    expect(late.stderr).toBe(
+      `zk-plan: plan ${plan} has already completed: there is nothing left to cancel [PLAN_FINISHED]\n`,
+    );
     expect((await cli(['pause', plan])).code).toBe(8);
     expect((await zkPlan.plans.status(plan)).state).toBe('completed');
 

@@ -29,7 +29,10 @@ describe("a plan's progress numbers agree everywhere", () => {
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent, { history: true, initialDelayMs: 10 });
-    await zkPlan.addTasks(plan, [...Array.from({ length: 20 }, () => ({ task: call('nap', 20) })), { task: call('flaky') }]);
+    await zkPlan.addTasks(plan, [
+      ...Array.from({ length: 20 }, () => ({ task: call('nap', 20) })),
+      { task: call('flaky') },
+    ]);
 
     // Not started yet: 0/21, in the API, the `plans` command and the web view's row.
     const [notStarted] = await zkPlan.plans.list(parent);
@@ -44,7 +47,10 @@ describe("a plan's progress numbers agree everywhere", () => {
     void finished.finally(() => (settled = true)).catch(() => undefined);
     const seen: string[] = [];
     while (!settled) {
-      const [view, summaries] = await Promise.all([zkPlan.plans.describe(plan), zkPlan.plans.list(parent)]);
+      const [view, summaries] = await Promise.all([
+        zkPlan.plans.describe(plan),
+        zkPlan.plans.list(parent),
+      ]);
       for (const counts of [view.status.counts, summaries[0]?.status.counts]) {
         seen.push(`${counts?.done}+${counts?.remaining}=${counts?.total}`);
         expect(counts?.total).toBe(21);
@@ -56,25 +62,43 @@ describe("a plan's progress numbers agree everywhere", () => {
     await finished;
     expect(seen.length).toBeGreaterThan(2);
 
-    const [waitJson, show, plansJson] = await Promise.all([run(['wait', plan, '--json']), run(['show', plan]), run(['plans', parent, '--json'])]);
-    expect(JSON.parse(waitJson.stdout)).toMatchObject({ state: 'completed', counts: { total: 21, done: 21, remaining: 0 } });
-    expect((JSON.parse(plansJson.stdout) as PlanSummary[])[0]?.status.counts).toMatchObject({ total: 21, done: 21, remaining: 0 });
+    const [waitJson, show, plansJson] = await Promise.all([
+      run(['wait', plan, '--json']),
+      run(['show', plan]),
+      run(['plans', parent, '--json']),
+    ]);
+    expect(JSON.parse(waitJson.stdout)).toMatchObject({
+      state: 'completed',
+      counts: { total: 21, done: 21, remaining: 0 },
+    });
+    expect((JSON.parse(plansJson.stdout) as PlanSummary[])[0]?.status.counts).toMatchObject({
+      total: 21,
+      done: 21,
+      remaining: 0,
+    });
     expect(show.stdout).toContain(`${plan}: completed, 21 task(s): 21 done`);
     // The task that failed once, then succeeded, shows its failed try in ATTEMPTS.
-    expect(show.stdout).toMatch(/task-\d+\s+done\s+flaky\(\)\s+-\s+1\s+\S+\/\d+\s+\d\d:\d\d:\d\d\s/);
+    expect(show.stdout).toMatch(
+      /task-\d+\s+done\s+flaky\(\)\s+-\s+1\s+\S+\/\d+\s+\d\d:\d\d:\d\d\s/,
+    );
   });
 
   it("wait's last progress line for a failing plan shows what was done at the end", async () => {
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent, { history: true, maxAttempts: 1 });
-    await zkPlan.addTasks(plan, [...Array.from({ length: 20 }, () => ({ task: call('nap', 5) })), { task: call('boom') }]);
+    await zkPlan.addTasks(plan, [
+      ...Array.from({ length: 20 }, () => ({ task: call('nap', 5) })),
+      { task: call('boom') },
+    ]);
     await zkPlan.markAsReady(plan);
     zkPlan.startWorkers(parent, { count: 4, ...QUICK });
     const waited = await run(['wait', plan]);
     expect(waited.code).toBe(1);
     const status = (await zkPlan.plans.describe(plan)).status as PlanStatus;
     expect(status.counts).toMatchObject({ total: 21, done: 20, failed: 1 });
-    expect(waited.stderr.trim().split('\n').at(-1)).toMatch(/^plan-\d+: 20\/21 done \(95%\), .*, 1 failed$/);
+    expect(waited.stderr.trim().split('\n').at(-1)).toMatch(
+      /^plan-\d+: 20\/21 done \(95%\), .*, 1 failed$/,
+    );
   });
 });

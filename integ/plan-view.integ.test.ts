@@ -33,18 +33,48 @@ describe('describePlan, listPlans, deletePlan', () => {
     const pool = zkPlan.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 } });
     let view = await waitFor('slow running, a and b done, broken failed', async () => {
       const current = await zkPlan.plans.describe(plan);
-      return current.tasks.find((task) => task.task === slow)?.state === 'running' && current.done === 2 && current.status.counts.failed === 1 && current;
+      return (
+        current.tasks.find((task) => task.task === slow)?.state === 'running' &&
+        current.done === 2 &&
+        current.status.counts.failed === 1 &&
+        current
+      );
     });
     const byTask = new Map(view.tasks.map((task) => [task.task, task]));
-    expect(byTask.get(a)).toMatchObject({ state: 'done', fn: 'constant', params: [1], workerId: expect.any(String) });
+    expect(byTask.get(a)).toMatchObject({
+      state: 'done',
+      fn: 'constant',
+      params: [1],
+      workerId: expect.any(String),
+    });
     expect(byTask.get(b)?.state).toBe('done');
-    expect(byTask.get(slow)).toMatchObject({ state: 'running', inputs: [a], owner: { workerId: expect.any(String) } });
-    expect(byTask.get(broken)).toMatchObject({ state: 'failed', failure: { message: expect.stringContaining('bad row 7') } });
-    expect(byTask.get(after)).toMatchObject({ state: 'blocked', inputs: [broken], blockedReason: expect.stringContaining(broken) });
-    expect(byTask.get(sum)).toMatchObject({ state: 'waiting', inputs: [b, slow, a], pendingInputs: 1, keepResult: true });
+    expect(byTask.get(slow)).toMatchObject({
+      state: 'running',
+      inputs: [a],
+      owner: { workerId: expect.any(String) },
+    });
+    expect(byTask.get(broken)).toMatchObject({
+      state: 'failed',
+      failure: { message: expect.stringContaining('bad row 7') },
+    });
+    expect(byTask.get(after)).toMatchObject({
+      state: 'blocked',
+      inputs: [broken],
+      blockedReason: expect.stringContaining(broken),
+    });
+    expect(byTask.get(sum)).toMatchObject({
+      state: 'waiting',
+      inputs: [b, slow, a],
+      pendingInputs: 1,
+      keepResult: true,
+    });
     expect(view).toMatchObject({ done: 2, historyKept: true });
     const [summary] = await zkPlan.plans.list(parent);
-    expect(summary).toMatchObject({ plan, done: 2, status: { state: 'running', counts: { failed: 1, blocked: 1 } } });
+    expect(summary).toMatchObject({
+      plan,
+      done: 2,
+      status: { state: 'running', counts: { failed: 1, blocked: 1 } },
+    });
     release();
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 }).catch(() => undefined); // fails: the broken branch
     view = await zkPlan.plans.describe(plan);

@@ -12,7 +12,12 @@ const env = useZooKeeper('raw-layout');
 
 const text = (value: unknown) => Buffer.from(superjson.stringify(value), 'utf8');
 
-async function writeTask(zk: ZkClient, plan: string, definition: unknown, inputs: string[]): Promise<string> {
+async function writeTask(
+  zk: ZkClient,
+  plan: string,
+  definition: unknown,
+  inputs: string[],
+): Promise<string> {
   const task = await zk.create(`${plan}/task-`, text(definition), 'persistent-sequential');
   for (const input of inputs) {
     const dep = await zk.create(`${task}/dep-`, null, 'persistent-sequential');
@@ -26,9 +31,15 @@ describe('a plan written directly in the zk-plan layout', () => {
   it('is executed by the workers with the right results', async () => {
     const functions = new FunctionRegistry()
       .register('load', (ctx) => ctx.params[0])
-      .register('scale', (ctx, values: number[]) => values.map((value) => value * (ctx.params[0] as number)))
+      .register('scale', (ctx, values: number[]) =>
+        values.map((value) => value * (ctx.params[0] as number)),
+      )
       .register('concat', (_ctx, ...lists: number[][]) => lists.flat())
-      .register('summary', (_ctx, values: number[]) => ({ count: values.length, total: values.reduce((a, b) => a + b, 0), at: new Date(0) }));
+      .register('summary', (_ctx, values: number[]) => ({
+        count: values.length,
+        total: values.reduce((a, b) => a + b, 0),
+        at: new Date(0),
+      }));
     const raw = await env.client();
     const parent = env.root();
     await raw.ensurePath(parent);
@@ -37,8 +48,14 @@ describe('a plan written directly in the zk-plan layout', () => {
     const load2 = await writeTask(raw, plan, { fn: 'load', params: [[10, 20]] }, []);
     const scaled1 = await writeTask(raw, plan, { fn: 'scale', params: [2] }, [load1]);
     const scaled2 = await writeTask(raw, plan, { fn: 'scale', params: [3] }, [load2]);
-    const all = await writeTask(raw, plan, { fn: 'concat', params: [] }, [scaled2, scaled1, scaled2]);
-    const summary = await writeTask(raw, plan, { fn: 'summary', params: [], keepResult: true }, [all]);
+    const all = await writeTask(raw, plan, { fn: 'concat', params: [] }, [
+      scaled2,
+      scaled1,
+      scaled2,
+    ]);
+    const summary = await writeTask(raw, plan, { fn: 'summary', params: [], keepResult: true }, [
+      all,
+    ]);
     await raw.create(`${plan}/ready`);
 
     const zkPlan = await env.zkPlan({ functions });
@@ -46,17 +63,31 @@ describe('a plan written directly in the zk-plan layout', () => {
     await zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 });
     await pool.stop();
 
-    expect(await zkPlan.getResult(summary)).toEqual({ count: 7, total: 30 + 60 + 12 + 30 + 60, at: new Date(0) });
-    expect((await raw.getChildren(plan)).children.sort()).toEqual(['ready', `result-${summary.slice(-10)}`]);
+    expect(await zkPlan.getResult(summary)).toEqual({
+      count: 7,
+      total: 30 + 60 + 12 + 30 + 60,
+      at: new Date(0),
+    });
+    expect((await raw.getChildren(plan)).children.sort()).toEqual([
+      'ready',
+      `result-${summary.slice(-10)}`,
+    ]);
   });
 
   it('accepts a task value without params, and plain superjson written by hand', async () => {
-    const functions = new FunctionRegistry().register('hello', (ctx) => `hello ${ctx.params.length}`);
+    const functions = new FunctionRegistry().register(
+      'hello',
+      (ctx) => `hello ${ctx.params.length}`,
+    );
     const raw = await env.client();
     const parent = env.root();
     await raw.ensurePath(parent);
     const plan = await raw.create(`${parent}/plan-`, null, 'persistent-sequential');
-    const task = await raw.create(`${plan}/task-`, Buffer.from('{"json":{"fn":"hello","keepResult":true}}'), 'persistent-sequential');
+    const task = await raw.create(
+      `${plan}/task-`,
+      Buffer.from('{"json":{"fn":"hello","keepResult":true}}'),
+      'persistent-sequential',
+    );
     await raw.create(`${task}/ready`);
     await raw.create(`${plan}/ready`);
     const zkPlan = await env.zkPlan({ functions });

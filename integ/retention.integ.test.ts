@@ -31,11 +31,28 @@ describe('retention of finished plans', () => {
     await zkPlan.addTask(running, call('never'));
     await zkPlan.markAsReady(running);
     const building = await zkPlan.createPlan(parent); // not ready: still being built
-    const pool = zkPlan.startWorkers(parent, { ...FAST, count: 3, drainTimeoutMs: 0, retention: { maxCount: 2, sweepIntervalMs: 200 } });
-    await Promise.all(finished.map((plan) => zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 }).catch(() => undefined)));
-    await expect(zkPlan.waitForCompletion(failed, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(PlanFailedError);
+    const pool = zkPlan.startWorkers(parent, {
+      ...FAST,
+      count: 3,
+      drainTimeoutMs: 0,
+      retention: { maxCount: 2, sweepIntervalMs: 200 },
+    });
+    await Promise.all(
+      finished.map((plan) =>
+        zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 }).catch(() => undefined),
+      ),
+    );
+    await expect(zkPlan.waitForCompletion(failed, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(
+      PlanFailedError,
+    );
     // Finished: 4 completed and 1 failed; the newest 2 of them stay (the last completed one and the failed one).
-    await expect.poll(async () => (await childrenOf(zkPlan.zk, parent))?.filter((name) => name.startsWith('plan-')).length, { timeout: 10_000 }).toBe(4);
+    await expect
+      .poll(
+        async () =>
+          (await childrenOf(zkPlan.zk, parent))?.filter((name) => name.startsWith('plan-')).length,
+        { timeout: 10_000 },
+      )
+      .toBe(4);
     const left = (await childrenOf(zkPlan.zk, parent))!.map((name) => `${parent}/${name}`);
     expect(left).toEqual(expect.arrayContaining([finished[3], failed, running, building]));
     expect(left).not.toContain(`${parent}/zk-plan-retention`); // the sweeper let go of its lock
@@ -53,14 +70,25 @@ describe('retention of finished plans', () => {
       await zkPlan.markAsReady(plan);
     }
     await other.create(`${parent}/zk-plan-retention`, null, 'ephemeral');
-    const pool = zkPlan.startWorkers(parent, { ...FAST, retention: { maxCount: 0, sweepIntervalMs: 100 } });
+    const pool = zkPlan.startWorkers(parent, {
+      ...FAST,
+      retention: { maxCount: 0, sweepIntervalMs: 100 },
+    });
     await Promise.all(plans.map((plan) => zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })));
     const errors: Error[] = [];
     zkPlan.on('worker:error', ({ error }) => errors.push(error));
     await new Promise((resolve) => setTimeout(resolve, 600)); // several sweep intervals pass while the lock is held elsewhere
-    expect((await childrenOf(zkPlan.zk, parent))?.filter((name) => name.startsWith('plan-'))).toHaveLength(2);
+    expect(
+      (await childrenOf(zkPlan.zk, parent))?.filter((name) => name.startsWith('plan-')),
+    ).toHaveLength(2);
     other.close(); // the holder's session ends: its lock goes, and this process sweeps
-    await expect.poll(async () => (await childrenOf(zkPlan.zk, parent))?.filter((name) => name.startsWith('plan-')).length, { timeout: 10_000 }).toBe(0);
+    await expect
+      .poll(
+        async () =>
+          (await childrenOf(zkPlan.zk, parent))?.filter((name) => name.startsWith('plan-')).length,
+        { timeout: 10_000 },
+      )
+      .toBe(0);
     await pool.stop();
     expect(errors).toEqual([]);
   });

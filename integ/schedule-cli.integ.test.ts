@@ -11,14 +11,19 @@ const env = useZooKeeper('schedule-cli');
 const dir = mkdtempSync(join(tmpdir(), 'zk-plan-schedule-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const cli = async (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> => {
+const cli = async (
+  args: string[],
+): Promise<{ status: number | null; stdout: string; stderr: string }> => {
   const { code, stdout, stderr } = await runCli(env.connectString, args);
   return { status: code, stdout, stderr };
 };
 
 describe('zk-plan schedule', () => {
   it('puts a YAML schedule, lists it, triggers a run that completes, pauses, resumes and removes it', async () => {
-    const functions = new FunctionRegistry().register('stamp', (ctx: TaskContext<unknown[]>) => `ran for ${String(ctx.params[0])}`);
+    const functions = new FunctionRegistry().register(
+      'stamp',
+      (ctx: TaskContext<unknown[]>) => `ran for ${String(ctx.params[0])}`,
+    );
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const schedules = `${parent}-schedules`;
@@ -41,27 +46,42 @@ describe('zk-plan schedule', () => {
     expect(put.stdout).toContain('put nightly: 0 30 2 * * * (Europe/Berlin)');
 
     const listed = await cli(['schedule', 'ls', '--schedules', schedules, '--json']);
-    const [summary] = JSON.parse(listed.stdout) as [{ schedule: { name: string }; nextFireTimes: string[] }];
+    const [summary] = JSON.parse(listed.stdout) as [
+      { schedule: { name: string }; nextFireTimes: string[] },
+    ];
     expect(summary.schedule.name).toBe('nightly');
     expect(summary.nextFireTimes).toHaveLength(5);
     expect(summary.nextFireTimes[0]).toMatch(/T01:30:00\.000Z$/); // 02:30 in Berlin's winter
 
-    const triggered = await cli(['schedule', 'trigger', 'nightly', '--schedules', schedules, '--json']);
+    const triggered = await cli([
+      'schedule',
+      'trigger',
+      'nightly',
+      '--schedules',
+      schedules,
+      '--json',
+    ]);
     expect(triggered.status, triggered.stderr).toBe(0);
     const { plan, state } = JSON.parse(triggered.stdout) as { plan: string; state: string };
     expect(state).toBe('fired');
-    expect(plan).toMatch(new RegExp(`^${parent}/nightly@\\d{8}T\\d{6}\\.\\d{3}Z-manual-[0-9a-f]{8}$`));
+    expect(plan).toMatch(
+      new RegExp(`^${parent}/nightly@\\d{8}T\\d{6}\\.\\d{3}Z-manual-[0-9a-f]{8}$`),
+    );
     const waited = await cli(['wait', plan, '--timeout-ms', '30000']);
     expect(waited.status, waited.stderr).toBe(0);
     const shown = await cli(['show', plan, '--json']);
     expect(shown.status, shown.stderr).toBe(0);
 
-    expect((await cli(['schedule', 'pause', 'nightly', '--schedules', schedules])).stdout).toContain('paused nightly');
-    const paused = JSON.parse((await cli(['schedule', 'ls', '--schedules', schedules, '--json'])).stdout) as [
-      { nextFireTimes: string[]; recentRuns: unknown[] },
-    ];
+    expect(
+      (await cli(['schedule', 'pause', 'nightly', '--schedules', schedules])).stdout,
+    ).toContain('paused nightly');
+    const paused = JSON.parse(
+      (await cli(['schedule', 'ls', '--schedules', schedules, '--json'])).stdout,
+    ) as [{ nextFireTimes: string[]; recentRuns: unknown[] }];
     expect(paused[0].nextFireTimes).toEqual([]);
-    expect(paused[0].recentRuns).toMatchObject([{ kind: 'manual', state: 'fired', plan, outcome: 'completed' }]);
+    expect(paused[0].recentRuns).toMatchObject([
+      { kind: 'manual', state: 'fired', plan, outcome: 'completed' },
+    ]);
     expect((await cli(['schedule', 'resume', 'nightly', '--schedules', schedules])).status).toBe(0);
     expect((await cli(['schedule', 'rm', 'nightly', '--schedules', schedules])).status).toBe(0);
     const gone = await cli(['schedule', 'trigger', 'nightly', '--schedules', schedules]);
@@ -78,7 +98,15 @@ describe('zk-plan schedule', () => {
 
   it('refuses a bad schedule with a coded error naming it, before writing anything', async () => {
     const file = join(dir, 'bad.json');
-    writeFileSync(file, JSON.stringify({ name: 'bad', cron: 'every day', planParent: '/p', spec: { tasks: { a: { fn: 'x' } } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'bad',
+        cron: 'every day',
+        planParent: '/p',
+        spec: { tasks: { a: { fn: 'x' } } },
+      }),
+    );
     const put = await cli(['schedule', 'put', file, '--schedules', `${env.root()}-schedules`]);
     expect(put.status).toBe(2);
     expect(put.stderr).toContain('schedule "bad": "every day" is not a cron expression');

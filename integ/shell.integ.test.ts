@@ -39,9 +39,16 @@ afterEach(async () => {
 });
 
 /** A plan under a new parent holding one shell task; returns the plan and the task. */
-async function shellPlan(zkPlan: ZkPlan, params: ShellParams, options: { timeoutMs?: number; maxAttempts?: number } = {}): Promise<[string, string]> {
+async function shellPlan(
+  zkPlan: ZkPlan,
+  params: ShellParams,
+  options: { timeoutMs?: number; maxAttempts?: number } = {},
+): Promise<[string, string]> {
   const plan = await zkPlan.createPlan(env.root());
-  const task = await zkPlan.addTask(plan, call('shell', params), [], { keepResult: true, ...options });
+  const task = await zkPlan.addTask(plan, call('shell', params), [], {
+    keepResult: true,
+    ...options,
+  });
   await zkPlan.markAsReady(plan);
   return [plan, task];
 }
@@ -64,18 +71,29 @@ function grandchildCommand(file: string): ShellParams {
 }
 
 async function expectGone(pid: number): Promise<void> {
-  await waitFor(`process ${pid} to be gone`, async () => !(await processIsRunning(pid)), { timeoutMs: 5_000 });
+  await waitFor(`process ${pid} to be gone`, async () => !(await processIsRunning(pid)), {
+    timeoutMs: 5_000,
+  });
 }
 
 describe('shell tasks', () => {
   it('exit 0: the result is { exitCode: 0, stdout }, and each output line is in the task’s log (stdout at info, stderr at warn)', async () => {
     const zkPlan = await env.zkPlan();
-    const [plan, task] = await shellPlan(zkPlan, { command: 'echo "hello from $1"; echo "a note" >&2; echo bye', args: ['shell'], shell: true });
+    const [plan, task] = await shellPlan(zkPlan, {
+      command: 'echo "hello from $1"; echo "a note" >&2; echo bye',
+      args: ['shell'],
+      shell: true,
+    });
     zkPlan.startWorkers(parentOf(plan), SHELL_WORKERS);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 * TIMING });
-    expect(await zkPlan.getResult(task)).toEqual({ exitCode: 0, stdout: 'hello from shell\nbye\n' });
+    expect(await zkPlan.getResult(task)).toEqual({
+      exitCode: 0,
+      stdout: 'hello from shell\nbye\n',
+    });
     const [attempt] = await zkPlan.logs.read(task);
-    const output = attempt?.lines.filter((line) => line.fields?.['stream'] !== undefined).map(({ level, msg, fields }) => [level, msg, fields?.['stream']]);
+    const output = attempt?.lines
+      .filter((line) => line.fields?.['stream'] !== undefined)
+      .map(({ level, msg, fields }) => [level, msg, fields?.['stream']]);
     expect(output).toHaveLength(3);
     expect(output).toEqual(
       expect.arrayContaining([
@@ -93,29 +111,46 @@ describe('shell tasks', () => {
 
   it('exit 3: the try fails with SHELL_EXIT naming the task, the code and the last lines of stderr, charged', async () => {
     const zkPlan = await env.zkPlan();
-    const [plan, task] = await shellPlan(zkPlan, { command: 'echo working; echo "cannot reach db" >&2; exit 3' }, { maxAttempts: 1 });
+    const [plan, task] = await shellPlan(
+      zkPlan,
+      { command: 'echo working; echo "cannot reach db" >&2; exit 3' },
+      { maxAttempts: 1 },
+    );
     const failed = nextEvent<Failed>(zkPlan, 'task:failed', (event) => event.task === task);
     zkPlan.startWorkers(parentOf(plan), SHELL_WORKERS);
     const failure = await failed;
     expect(failure.error).toBeInstanceOf(ShellExitError);
     expect(failure).toMatchObject({ charged: true, final: true });
     const error = failure.error as ShellExitError;
-    expect(error).toMatchObject({ code: 'SHELL_EXIT', exitCode: 3, stderrTail: ['cannot reach db'] });
+    expect(error).toMatchObject({
+      code: 'SHELL_EXIT',
+      exitCode: 3,
+      stderrTail: ['cannot reach db'],
+    });
     expect(error.message).toContain(task);
     const [attempt] = await zkPlan.logs.read(task);
     expect(attempt?.lines.map((line) => line.msg)).toEqual(
-      expect.arrayContaining(['working', 'cannot reach db', expect.stringMatching(/^exited with code 3 after/)]),
+      expect.arrayContaining([
+        'working',
+        'cannot reach db',
+        expect.stringMatching(/^exited with code 3 after/),
+      ]),
     );
     const status = await zkPlan.plans.status(plan);
     expect(status.failed.map((failed) => failed.task)).toEqual([task]);
     expect(status.failed[0]?.failure).toMatchObject({ code: 'SHELL_EXIT', attempts: 1 });
-    expect(status.failed[0]?.failure?.message).toContain('exited with code 3; last lines of stderr:\ncannot reach db');
+    expect(status.failed[0]?.failure?.message).toContain(
+      'exited with code 3; last lines of stderr:\ncannot reach db',
+    );
   });
 
   it('a timeout stops the whole process group: the grandchild is gone, the try fails with TASK_TIMEOUT', async () => {
     const zkPlan = await env.zkPlan();
     const pidFile = join(dir, 'timeout.pid');
-    const [plan, task] = await shellPlan(zkPlan, grandchildCommand(pidFile), { timeoutMs: 1_500 * TIMING, maxAttempts: 1 });
+    const [plan, task] = await shellPlan(zkPlan, grandchildCommand(pidFile), {
+      timeoutMs: 1_500 * TIMING,
+      maxAttempts: 1,
+    });
     const failed = nextEvent<Failed>(zkPlan, 'task:failed', (event) => event.task === task);
     zkPlan.startWorkers(parentOf(plan), SHELL_WORKERS);
     const grandchild = await pidWrittenTo(pidFile);
@@ -152,12 +187,17 @@ describe('shell tasks', () => {
     expect(failures[0]?.charged).toBe(false);
     expect(await plain.zk.exists(`${task}/attempts`)).toBeUndefined();
     const explanation = await plain.explain.task(task);
-    expect(explanation).toMatchObject({ code: 'NO_WORKER_FOR_FUNCTION', remedy: { cli: expect.stringContaining('--allow-shell') as string } });
+    expect(explanation).toMatchObject({
+      code: 'NO_WORKER_FOR_FUNCTION',
+      remedy: { cli: expect.stringContaining('--allow-shell') as string },
+    });
     expect((await plain.explain.plan(plan)).reasons[0]?.remedy?.cli).toContain('--allow-shell');
     const why = await runCli(env.connectString, ['why', plan]);
     expect(why.code).toBe(0);
     expect(why.stdout).toContain('NO_WORKER_FOR_FUNCTION (1)');
-    expect(why.stdout).toContain(`no live worker allows shell tasks (each leaves them to one that does); zk-plan worker --parent ${parentOf(plan)}`);
+    expect(why.stdout).toContain(
+      `no live worker allows shell tasks (each leaves them to one that does); zk-plan worker --parent ${parentOf(plan)}`,
+    );
     expect(why.stdout).toContain('--allow-shell starts a worker that runs it');
 
     const shellWorker = await env.zkPlan();
@@ -184,7 +224,14 @@ describe('shell tasks', () => {
       logFile: join(dir, 'executions.log'),
       loops: 2,
       drainTimeoutMs: 200,
-      extraArgs: ['--allow-shell', '--shell-kill-grace-ms', '300', '--no-retention', '--log-format', 'plain'],
+      extraArgs: [
+        '--allow-shell',
+        '--shell-kill-grace-ms',
+        '300',
+        '--no-retention',
+        '--log-format',
+        'plain',
+      ],
     });
     try {
       await worker.ready();

@@ -25,27 +25,54 @@ function executions(runs: readonly string[]): Record<string, number> {
   return counts;
 }
 
-async function resultsOf(zkPlan: ZkPlan, tasks: Record<string, string>): Promise<Record<string, unknown>> {
-  return Object.fromEntries(await Promise.all(Object.entries(tasks).map(async ([key, task]) => [key, await zkPlan.getResult(task)] as const)));
+async function resultsOf(
+  zkPlan: ZkPlan,
+  tasks: Record<string, string>,
+): Promise<Record<string, unknown>> {
+  return Object.fromEntries(
+    await Promise.all(
+      Object.entries(tasks).map(
+        async ([key, task]) => [key, await zkPlan.getResult(task)] as const,
+      ),
+    ),
+  );
 }
 
 describe('export, import and rerun on real servers', () => {
   it('a plan exported half-way (done, failed, running) and imported into a second server runs there without the done tasks, to the results of an uninterrupted run', async () => {
     const parent = env.root();
     const referenceRuns: string[] = [];
-    const reference = await env.zkPlan({ functions: snapshotFunctions(referenceRuns, false, Promise.resolve()) });
-    reference.startWorkers(`${parent}-reference`, { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
+    const reference = await env.zkPlan({
+      functions: snapshotFunctions(referenceRuns, false, Promise.resolve()),
+    });
+    reference.startWorkers(`${parent}-reference`, {
+      count: 3,
+      backoff: { initial: 10, max: 50 },
+      retention: false,
+    });
     const whole = await reference.submitPlan(`${parent}-reference`, SNAPSHOT_SPEC);
     await reference.waitForCompletion(whole.plan, { timeoutMs: 30_000 * TIMING });
     const expected = await resultsOf(reference, whole.tasks);
 
     let openGate: () => void = () => undefined;
     const firstRuns: string[] = [];
-    const first = await env.zkPlan({ functions: snapshotFunctions(firstRuns, true, new Promise<void>((resolve) => (openGate = resolve))) });
+    const first = await env.zkPlan({
+      functions: snapshotFunctions(
+        firstRuns,
+        true,
+        new Promise<void>((resolve) => (openGate = resolve)),
+      ),
+    });
     first.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
     const { plan } = await first.submitPlan(parent, SNAPSHOT_SPEC);
-    await expect.poll(() => [...firstRuns].sort(), { timeout: 20_000 * TIMING }).toEqual(['audit', 'extract', 'flaky (failed)']);
-    await expect.poll(async () => (await first.plans.status(plan)).failed.length, { timeout: 20_000 * TIMING }).toBe(1);
+    await expect
+      .poll(() => [...firstRuns].sort(), { timeout: 20_000 * TIMING })
+      .toEqual(['audit', 'extract', 'flaky (failed)']);
+    await expect
+      .poll(async () => (await first.plans.status(plan)).failed.length, {
+        timeout: 20_000 * TIMING,
+      })
+      .toBe(1);
     const exported = await runCli(env.connectString, ['export', plan]);
     expect(exported.code, exported.stderr).toBe(0);
     openGate();
@@ -55,21 +82,44 @@ describe('export, import and rerun on real servers', () => {
     const second = await startZooKeeper();
     try {
       const secondRuns: string[] = [];
-      const there = await ZkPlan.connect({ connect: second.connectString, functions: snapshotFunctions(secondRuns, false, Promise.resolve()) });
+      const there = await ZkPlan.connect({
+        connect: second.connectString,
+        functions: snapshotFunctions(secondRuns, false, Promise.resolve()),
+      });
       try {
-        there.startWorkers('/imported', { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
-        const imported = await runCli(second.connectString, ['import', '/imported', file, '--json']);
+        there.startWorkers('/imported', {
+          count: 3,
+          backoff: { initial: 10, max: 50 },
+          retention: false,
+        });
+        const imported = await runCli(second.connectString, [
+          'import',
+          '/imported',
+          file,
+          '--json',
+        ]);
         expect(imported.code, imported.stderr).toBe(0);
-        const made = JSON.parse(imported.stdout) as { plan: string; tasks: Record<string, string>; existing: boolean };
+        const made = JSON.parse(imported.stdout) as {
+          plan: string;
+          tasks: Record<string, string>;
+          existing: boolean;
+        };
         expect(made.existing).toBe(false);
-        expect((await there.plans.status(made.plan)).failed.map(({ task }) => task)).toEqual([made.tasks['flaky']]); // as it stood: failed for good
+        expect((await there.plans.status(made.plan)).failed.map(({ task }) => task)).toEqual([
+          made.tasks['flaky'],
+        ]); // as it stood: failed for good
         expect(await there.control.retryFailed(made.plan)).toEqual([made.tasks['flaky']]);
         await there.waitForCompletion(made.plan, { timeoutMs: 30_000 * TIMING });
         // extract and audit finished on the first server: they never run here; each other task runs once.
         expect(executions(secondRuns)).toEqual({ clean: 1, flaky: 1, late: 1, report: 1 });
         expect(await resultsOf(there, made.tasks)).toEqual(expected);
         // The same file imported again (a repeat after a lost reply) makes nothing new.
-        const repeated = await runCli(second.connectString, ['import', '/imported', file, '--json']);
+        const repeated = await runCli(second.connectString, [
+          'import',
+          '/imported',
+          file,
+          '--json',
+        ]);
         expect(repeated.code, repeated.stderr).toBe(0);
         expect(JSON.parse(repeated.stdout)).toEqual({ ...made, existing: true });
         expect(executions(secondRuns)).toEqual({ clean: 1, flaky: 1, late: 1, report: 1 });
@@ -84,13 +134,22 @@ describe('export, import and rerun on real servers', () => {
   it('zk-plan rerun --from a middle task after completion runs only it and its downstream', async () => {
     const parent = env.root();
     const runs: string[] = [];
-    const zkPlan = await env.zkPlan({ functions: snapshotFunctions(runs, false, Promise.resolve()) });
+    const zkPlan = await env.zkPlan({
+      functions: snapshotFunctions(runs, false, Promise.resolve()),
+    });
     zkPlan.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
     const first = await zkPlan.submitPlan(parent, SNAPSHOT_SPEC);
     await zkPlan.waitForCompletion(first.plan, { timeoutMs: 30_000 * TIMING });
     const expected = await resultsOf(zkPlan, first.tasks);
     runs.length = 0;
-    const rerun = await runCli(env.connectString, ['rerun', first.plan, '--from', 'clean', '--wait', '--json']);
+    const rerun = await runCli(env.connectString, [
+      'rerun',
+      first.plan,
+      '--from',
+      'clean',
+      '--wait',
+      '--json',
+    ]);
     expect(rerun.code, rerun.stderr).toBe(0);
     const made = JSON.parse(rerun.stdout) as { plan: string; tasks: Record<string, string> };
     expect(executions(runs)).toEqual({ clean: 1, report: 1 }); // extract, audit, flaky and late reuse their results
@@ -105,12 +164,20 @@ describe('export, import and rerun on real servers', () => {
     const parent = env.root();
     const runs: string[] = [];
     let openGate: () => void = () => undefined;
-    const zkPlan = await env.zkPlan({ functions: snapshotFunctions(runs, false, new Promise<void>((resolve) => (openGate = resolve))) });
+    const zkPlan = await env.zkPlan({
+      functions: snapshotFunctions(
+        runs,
+        false,
+        new Promise<void>((resolve) => (openGate = resolve)),
+      ),
+    });
     zkPlan.startWorkers(parent, { count: 3, backoff: { initial: 10, max: 50 }, retention: false });
     const plan = await zkPlan.createPlan(parent, { history: true });
     const extract = await zkPlan.addTask(plan, call('count', 'extract', 10));
     const clean = await zkPlan.addTask(plan, call('gated', 'clean', 1), [extract]);
-    const report = await zkPlan.addTask(plan, call('count', 'report', 100), [clean, extract], { keepResult: true });
+    const report = await zkPlan.addTask(plan, call('count', 'report', 100), [clean, extract], {
+      keepResult: true,
+    });
     await zkPlan.markAsReady(plan);
     await expect.poll(() => [...runs], { timeout: 20_000 * TIMING }).toEqual(['extract']);
     const exported = await runCli(env.connectString, ['export', plan]);
@@ -124,9 +191,13 @@ describe('export, import and rerun on real servers', () => {
     const imported = await runCli(env.connectString, ['import', parent, file, '--json']);
     expect(imported.code, imported.stderr).toBe(0);
     const made = JSON.parse(imported.stdout) as { plan: string; tasks: Record<string, string> };
-    expect(Object.keys(made.tasks).sort()).toEqual([extract, clean, report].map((task) => task.slice(plan.length + 1)).sort());
+    expect(Object.keys(made.tasks).sort()).toEqual(
+      [extract, clean, report].map((task) => task.slice(plan.length + 1)).sort(),
+    );
     await zkPlan.waitForCompletion(made.plan, { timeoutMs: 30_000 * TIMING });
     expect(executions(runs)).toEqual({ clean: 1, report: 1 });
-    expect(await zkPlan.getResult(made.tasks[report.slice(plan.length + 1)] as string)).toBe(await zkPlan.getResult(report));
+    expect(await zkPlan.getResult(made.tasks[report.slice(plan.length + 1)] as string)).toBe(
+      await zkPlan.getResult(report),
+    );
   });
 });

@@ -57,7 +57,9 @@ describe('get-task (spec behaviours on real znodes)', () => {
     const owner = await zk.exists(`${plan}/task-0000001234/owner`);
     expect(claim?.task).toBe(`${plan}/task-0000001234`);
     expect(owner?.ephemeralOwner).toBe(zk.session.id);
-    expect((await new TaskStore(zk).readOwner(`${plan}/task-0000001234`))?.workerId).toBe('worker-a');
+    expect((await new TaskStore(zk).readOwner(`${plan}/task-0000001234`))?.workerId).toBe(
+      'worker-a',
+    );
   });
 
   it('moves to the next task when it loses the ownership race', async () => {
@@ -66,7 +68,11 @@ describe('get-task (spec behaviours on real znodes)', () => {
     const plan = await put(zk, `${env.root()}/plan-0000000001`);
     await putTask(zk, `${plan}/task-0000001234`, ['ready']);
     await putTask(zk, `${plan}/task-0000002345`, ['ready']);
-    const rivalClaim = await new TaskStore(rival).claim(`${plan}/task-0000001234`, 'rival', new AbortController().signal);
+    const rivalClaim = await new TaskStore(rival).claim(
+      `${plan}/task-0000001234`,
+      'rival',
+      new AbortController().signal,
+    );
     expect(rivalClaim).toBeDefined();
     const claim = await getTask(new TaskStore(zk), plan, seeker());
     expect(claim?.task).toBe(`${plan}/task-0000002345`);
@@ -76,7 +82,9 @@ describe('get-task (spec behaviours on real znodes)', () => {
     const clients = await Promise.all(Array.from({ length: 5 }, () => env.client()));
     const plan = await put(clients[0]!, `${env.root()}/plan-0000000001`);
     await putTask(clients[0]!, `${plan}/task-0000000001`, ['ready']);
-    const claims = await Promise.all(clients.map((zk, index) => getTask(new TaskStore(zk), plan, seeker(`w${index}`))));
+    const claims = await Promise.all(
+      clients.map((zk, index) => getTask(new TaskStore(zk), plan, seeker(`w${index}`))),
+    );
     expect(claims.filter((claim) => claim !== undefined)).toHaveLength(1);
   });
 
@@ -146,7 +154,9 @@ describe('get-task (spec behaviours on real znodes)', () => {
 
   it('returns nothing when the plan does not exist', async () => {
     const zk = await env.client();
-    expect(await getTask(new TaskStore(zk), `${env.root()}/plan-0000000009`, seeker())).toBeUndefined();
+    expect(
+      await getTask(new TaskStore(zk), `${env.root()}/plan-0000000009`, seeker()),
+    ).toBeUndefined();
   });
 });
 
@@ -159,7 +169,9 @@ describe('get-task-from-any-plan (spec behaviours on real znodes)', () => {
 
   it('returns nothing when the parent does not exist', async () => {
     const zk = await env.client();
-    expect(await getTaskFromAnyPlan(new TaskStore(zk), `${env.root()}/missing`, seeker())).toBeUndefined();
+    expect(
+      await getTaskFromAnyPlan(new TaskStore(zk), `${env.root()}/missing`, seeker()),
+    ).toBeUndefined();
   });
 
   it('takes a task from a ready plan', async () => {

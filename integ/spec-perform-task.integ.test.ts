@@ -13,7 +13,14 @@ function context(zk: ZkClient, functions = new FunctionRegistry()) {
   return {
     store: new TaskStore(zk),
     container: container.createChildContainer(),
-    execution: { functions, allowInline: false, inlineTimeoutMs: 1_000, allowShell: false, shellKillGraceMs: 1_000, maxResultBytes: 16 * 1024 * 1024 },
+    execution: {
+      functions,
+      allowInline: false,
+      inlineTimeoutMs: 1_000,
+      allowShell: false,
+      shellKillGraceMs: 1_000,
+      maxResultBytes: 16 * 1024 * 1024,
+    },
   };
 }
 
@@ -35,7 +42,9 @@ describe('perform-task (spec behaviours on real znodes)', () => {
     const functions = new FunctionRegistry().register('f', () => (ran = true));
     const task = await putTask(zk, `${plan}/task-0000001234`, ['ready'], { fn: 'f', params: [] });
     await zk.create(`${task}/result`, encodeValue(123, 'result'));
-    expect(await performTask(await claimed(zk, task), context(zk, functions))).toBe('finished-previous');
+    expect(await performTask(await claimed(zk, task), context(zk, functions))).toBe(
+      'finished-previous',
+    );
     expect(await zk.exists(task)).toBeUndefined();
     expect(ran).toBe(false);
   });
@@ -46,7 +55,11 @@ describe('perform-task (spec behaviours on real znodes)', () => {
     const task = await putTask(zk, `${plan}/task-0000001234`, ['ready']);
     await zk.create(`${task}/result`, encodeValue(3.1415, 'result'));
     const first = await putTask(zk, `${plan}/task-0000002000`, ['ready', 'dep-0000000007']);
-    const second = await putTask(zk, `${plan}/task-0000003000`, ['ready', 'dep-0000000001', 'dep-0000000002']);
+    const second = await putTask(zk, `${plan}/task-0000003000`, [
+      'ready',
+      'dep-0000000001',
+      'dep-0000000002',
+    ]);
     await put(zk, `${task}/prov-0000000000`, `${first}/dep-0000000007`);
     await put(zk, `${task}/prov-0000000001`, `${second}/dep-0000000002`);
     await performTask(await claimed(zk, task), context(zk));
@@ -65,7 +78,10 @@ describe('perform-task (spec behaviours on real znodes)', () => {
       seen.push({ params: ctx.params, args, task: ctx.task, plan: ctx.plan });
       return (ctx.params[0] as number) * args.reduce((a, b) => a + b, 0);
     });
-    const task = await putTask(zk, `${plan}/task-0000001234`, ['ready'], { fn: 'mul', params: [10] });
+    const task = await putTask(zk, `${plan}/task-0000001234`, ['ready'], {
+      fn: 'mul',
+      params: [10],
+    });
     await put(zk, `${task}/arg-0000000002`, 2);
     await put(zk, `${task}/arg-0000000001`, 1);
     const dependent = await putTask(zk, `${plan}/task-0000002000`, ['ready', 'dep-0000000005']);
@@ -79,9 +95,16 @@ describe('perform-task (spec behaviours on real znodes)', () => {
   it('passes arguments in arg serial order, whatever order ZooKeeper lists them in', async () => {
     const zk = await env.client();
     const functions = new FunctionRegistry().register('list', (_ctx, ...args: unknown[]) => args);
-    const task = await putTask(zk, `${env.root()}/task-0000001234`, ['ready'], { fn: 'list', params: [] });
-    for (const serial of ['0000000010', '0000000002', '0000000001', '0000000100']) await put(zk, `${task}/arg-${serial}`, Number(serial));
-    const dependent = await putTask(zk, `${env.root()}/task-0000002000`, ['ready', 'dep-0000000001']);
+    const task = await putTask(zk, `${env.root()}/task-0000001234`, ['ready'], {
+      fn: 'list',
+      params: [],
+    });
+    for (const serial of ['0000000010', '0000000002', '0000000001', '0000000100'])
+      await put(zk, `${task}/arg-${serial}`, Number(serial));
+    const dependent = await putTask(zk, `${env.root()}/task-0000002000`, [
+      'ready',
+      'dep-0000000001',
+    ]);
     await put(zk, `${task}/prov-0000000000`, `${dependent}/dep-0000000001`);
     await performTask(await claimed(zk, task), context(zk, functions));
     expect(await valueAt(zk, `${dependent}/arg-0000000001`)).toEqual([1, 2, 10, 100]);
@@ -102,7 +125,10 @@ describe('perform-task (spec behaviours on real znodes)', () => {
     const zk = await env.client();
     let ran = false;
     const functions = new FunctionRegistry().register('f', () => (ran = true));
-    const task = await putTask(zk, `${env.root()}/task-0000001234`, ['ready'], { fn: 'f', params: [] });
+    const task = await putTask(zk, `${env.root()}/task-0000001234`, ['ready'], {
+      fn: 'f',
+      params: [],
+    });
     await put(zk, `${task}/arg-0000000001`, 1);
     const claim = await claimed(zk, task);
     const ctx = context(zk, functions);
@@ -120,7 +146,11 @@ describe('perform-task (spec behaviours on real znodes)', () => {
     const zk = await env.client();
     const plan = env.root();
     const functions = new FunctionRegistry().register('answer', () => new Map([['answer', 42]]));
-    const task = await putTask(zk, `${plan}/task-0000000007`, ['ready'], { fn: 'answer', params: [], keepResult: true });
+    const task = await putTask(zk, `${plan}/task-0000000007`, ['ready'], {
+      fn: 'answer',
+      params: [],
+      keepResult: true,
+    });
     await performTask(await claimed(zk, task), context(zk, functions));
     expect(await zk.exists(task)).toBeUndefined();
     expect(await valueAt(zk, `${plan}/result-0000000007`)).toEqual(new Map([['answer', 42]]));

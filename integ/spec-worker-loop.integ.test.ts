@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, MalformedNodeError, TaskExecutionError, UnknownFunctionError, ResultTooLargeError, call, type ZkPlanEvents } from '../src/index.js';
+import {
+  FunctionRegistry,
+  MalformedNodeError,
+  TaskExecutionError,
+  UnknownFunctionError,
+  ResultTooLargeError,
+  call,
+  type ZkPlanEvents,
+} from '../src/index.js';
 import { calcSleepTime } from '../src/worker/backoff.js';
 import { childrenOf, put, putTask } from './support/raw-nodes.js';
 import { nextEvent, useZooKeeper } from './support/zk-test-env.js';
@@ -34,7 +42,9 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     await nextEvent<Payload<'worker:idle'>>(zkPlan, 'worker:idle', (event) => event.round === 5);
     stop.abort();
     await loop;
-    expect(idle.slice(0, 6).map((event) => event.sleepMs)).toEqual([0, 1, 2, 3, 4, 5].map((round) => calcSleepTime(attrs.backoff, round)));
+    expect(idle.slice(0, 6).map((event) => event.sleepMs)).toEqual(
+      [0, 1, 2, 3, 4, 5].map((round) => calcSleepTime(attrs.backoff, round)),
+    );
     expect(idle.slice(0, 6).map((event) => event.sleepMs)).toEqual([5, 10, 20, 40, 40, 40]);
   });
 
@@ -45,7 +55,11 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     const idle: Payload<'worker:idle'>[] = [];
     zkPlan.on('worker:idle', (event) => idle.push(event));
     const stop = new AbortController();
-    const loop = zkPlan.worker(parent, { backoff: { initial: 5, increase: 2, max: 20 } }, stop.signal);
+    const loop = zkPlan.worker(
+      parent,
+      { backoff: { initial: 5, increase: 2, max: 20 } },
+      stop.signal,
+    );
     await nextEvent<Payload<'worker:idle'>>(zkPlan, 'worker:idle', (event) => event.round === 4);
     const plan = await zkPlan.createPlan(parent);
     await zkPlan.addTask(plan, call('noop'));
@@ -121,14 +135,21 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     const malformed = `${plan}/task-0000000000`;
     await zkPlan.zk.create(malformed, Buffer.from('not superjson'));
     await zkPlan.zk.create(`${malformed}/ready`);
-    const unknown = await putTask(zkPlan.zk, `${plan}/task-0000000001`, ['ready'], { fn: 'nobody-registered-this', params: [] });
+    const unknown = await putTask(zkPlan.zk, `${plan}/task-0000000001`, ['ready'], {
+      fn: 'nobody-registered-this',
+      params: [],
+    });
     const healthy = await zkPlan.addTask(plan, call('healthy'), [], { keepResult: true });
     await zkPlan.markAsReady(plan);
     const failures = new Map<string, Error>();
     zkPlan.on('task:failed', (event) => failures.set(event.task, event.error));
     const stop = new AbortController();
     const loop = zkPlan.worker(parent, { backoff: { initial: 10, max: 50 } }, stop.signal);
-    await nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === healthy);
+    await nextEvent<Payload<'task:completed'>>(
+      zkPlan,
+      'task:completed',
+      (event) => event.task === healthy,
+    );
     stop.abort();
     await loop;
     expect(await zkPlan.getResult(healthy)).toBe('ok');
@@ -162,7 +183,9 @@ describe('worker loop (spec behaviours on real znodes)', () => {
   });
 
   it('refuses a result over maxResultBytes (RESULT_TOO_LARGE, not retried), and goes on', async () => {
-    const functions = new FunctionRegistry().register('huge', () => 'x'.repeat(1_100_000)).register('small', () => 'small');
+    const functions = new FunctionRegistry()
+      .register('huge', () => 'x'.repeat(1_100_000))
+      .register('small', () => 'small');
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);
@@ -170,9 +193,17 @@ describe('worker loop (spec behaviours on real znodes)', () => {
     const small = await zkPlan.addTask(plan, call('small'), [], { keepResult: true });
     await zkPlan.markAsReady(plan);
     const failed = nextEvent<Payload<'task:failed'>>(zkPlan, 'task:failed');
-    const smallDone = nextEvent<Payload<'task:completed'>>(zkPlan, 'task:completed', (event) => event.task === small);
+    const smallDone = nextEvent<Payload<'task:completed'>>(
+      zkPlan,
+      'task:completed',
+      (event) => event.task === small,
+    );
     const stop = new AbortController();
-    const loop = zkPlan.worker(parent, { backoff: { initial: 10, max: 50 }, maxResultBytes: 1_000_000 }, stop.signal);
+    const loop = zkPlan.worker(
+      parent,
+      { backoff: { initial: 10, max: 50 }, maxResultBytes: 1_000_000 },
+      stop.signal,
+    );
     const failure = await failed;
     await smallDone;
     stop.abort();

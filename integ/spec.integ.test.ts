@@ -11,7 +11,9 @@ const env = useZooKeeper('spec');
 const dir = mkdtempSync(join(tmpdir(), 'zk-plan-spec-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const cli = async (args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> => {
+const cli = async (
+  args: string[],
+): Promise<{ status: number | null; stdout: string; stderr: string }> => {
   const { code, stdout, stderr } = await runCli(env.connectString, args);
   return { status: code, stdout, stderr };
 };
@@ -19,7 +21,10 @@ const cli = async (args: string[]): Promise<{ status: number | null; stdout: str
 describe('zk-plan submit and validate', () => {
   it('submits a spec with a param, waits for it, and the results are those of the spec', async () => {
     const functions = new FunctionRegistry()
-      .register('load', (ctx: TaskContext<unknown[]>) => `${String(ctx.params[0])}@${String(ctx.params[1])}`)
+      .register(
+        'load',
+        (ctx: TaskContext<unknown[]>) => `${String(ctx.params[0])}@${String(ctx.params[1])}`,
+      )
       .register('join', (_ctx: TaskContext<unknown[]>, ...inputs: string[]) => inputs.join('+'));
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
@@ -35,9 +40,21 @@ describe('zk-plan submit and validate', () => {
         },
       }),
     );
-    const submitted = await cli(['submit', file, '--parent', parent, '--param', 'date=2026-11-22', '--wait', '--json']);
+    const submitted = await cli([
+      'submit',
+      file,
+      '--parent',
+      parent,
+      '--param',
+      'date=2026-11-22',
+      '--wait',
+      '--json',
+    ]);
     expect(submitted.status).toBe(0);
-    const { plan, tasks } = JSON.parse(submitted.stdout) as { plan: string; tasks: Record<string, string> };
+    const { plan, tasks } = JSON.parse(submitted.stdout) as {
+      plan: string;
+      tasks: Record<string, string>;
+    };
     expect((await zkPlan.plans.status(plan)).state).toBe('completed');
     expect(await zkPlan.getResult(tasks['report'] as string)).toBe('eu@2026-11-22+us@2026-11-22');
   });
@@ -55,13 +72,17 @@ describe('zk-plan submit and validate', () => {
     const plan = allowed.stdout.trim();
     const waited = await cli(['wait', plan, '--timeout-ms', '8000', '--no-progress']);
     expect(waited.status).toBe(3);
-    expect(waited.stderr).toContain(`zk-plan wait: 1 task(s) of ${plan} cannot start: no live worker follows ${parent}`);
+    expect(waited.stderr).toContain(
+      `zk-plan wait: 1 task(s) of ${plan} cannot start: no live worker follows ${parent}`,
+    );
     expect(waited.stderr).toContain(`zk-plan worker --parent ${parent} --functions <module>`);
     // The task is known by its key: show's KEY column, and why.
     const shown = await cli(['show', plan]);
     expect(shown.stdout.split('\n')[1]).toMatch(/^KEY\s+TASK\s+STATE/);
     expect(shown.stdout.split('\n')[2]).toMatch(/^report\s+task-\d+\s+runnable/);
-    const { tasks } = JSON.parse((await cli(['show', plan, '--json'])).stdout) as { tasks: { key?: string; task: string }[] };
+    const { tasks } = JSON.parse((await cli(['show', plan, '--json'])).stdout) as {
+      tasks: { key?: string; task: string }[];
+    };
     const task = tasks[0]?.task ?? '';
     expect(tasks.map((entry) => entry.key)).toEqual(['report']);
     expect((await cli(['why', task])).stdout).toMatch(/^report: NO_WORKER_FOR_FUNCTION: /);
@@ -69,21 +90,38 @@ describe('zk-plan submit and validate', () => {
 
   it('validate exits 2 with the code and the task key of a problem, 0 for a good spec', async () => {
     const file = join(dir, 'cycle.json');
-    writeFileSync(file, JSON.stringify({ tasks: { a: { fn: 'x', inputs: ['b'] }, b: { fn: 'x', inputs: ['a'] } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ tasks: { a: { fn: 'x', inputs: ['b'] }, b: { fn: 'x', inputs: ['a'] } } }),
+    );
     const bad = await cli(['validate', file]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/task "(a|b)".*cycle.*\[SPEC_CYCLE\]/);
-    writeFileSync(file, JSON.stringify({ tasks: { a: { fn: 'x' }, b: { fn: 'x', inputs: ['a'] } } }));
-    expect(await cli(['validate', file, '--json'])).toMatchObject({ status: 0, stdout: expect.stringContaining('"order": [\n    "a",\n    "b"') });
+    writeFileSync(
+      file,
+      JSON.stringify({ tasks: { a: { fn: 'x' }, b: { fn: 'x', inputs: ['a'] } } }),
+    );
+    expect(await cli(['validate', file, '--json'])).toMatchObject({
+      status: 0,
+      stdout: expect.stringContaining('"order": [\n    "a",\n    "b"'),
+    });
   });
 
   it('reads a YAML spec (.yaml, .yml) as it reads JSON, and names the file of one that does not parse', async () => {
     const yaml = join(dir, 'nightly.yaml');
     writeFileSync(
       yaml,
-      ['tasks:', '  a:', '    fn: x', '  b:', '    fn: x', '    inputs: [a]', '    params: [{ $param: date }]', '    options: { keepResult: true }', ''].join(
-        '\n',
-      ),
+      [
+        'tasks:',
+        '  a:',
+        '    fn: x',
+        '  b:',
+        '    fn: x',
+        '    inputs: [a]',
+        '    params: [{ $param: date }]',
+        '    options: { keepResult: true }',
+        '',
+      ].join('\n'),
     );
     expect(await cli(['validate', yaml, '--param', 'date=2026-11-22', '--json'])).toMatchObject({
       status: 0,

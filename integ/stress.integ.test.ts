@@ -22,16 +22,23 @@ describe('stress (the spec: N workers, M tasks, K random dependencies)', () => {
     const inFlight = new Array<number>(M).fill(0);
     const completed = new Set<number>();
     const problems: string[] = [];
-    const functions = new FunctionRegistry().register('stressTask', async (ctx, ...args: number[]) => {
-      const [index, expected] = ctx.params as [number, number[]];
-      inFlight[index] = (inFlight[index] ?? 0) + 1;
-      if (inFlight[index] !== 1) problems.push(`task ${index}: ${inFlight[index]} workers at once`);
-      if (JSON.stringify(args) !== JSON.stringify(expected)) problems.push(`task ${index}: args ${JSON.stringify(args)}, expected ${JSON.stringify(expected)}`);
-      await new Promise((resolve) => setTimeout(resolve, TASK_MS));
-      completed.add(index);
-      inFlight[index] = (inFlight[index] ?? 1) - 1;
-      return index;
-    });
+    const functions = new FunctionRegistry().register(
+      'stressTask',
+      async (ctx, ...args: number[]) => {
+        const [index, expected] = ctx.params as [number, number[]];
+        inFlight[index] = (inFlight[index] ?? 0) + 1;
+        if (inFlight[index] !== 1)
+          problems.push(`task ${index}: ${inFlight[index]} workers at once`);
+        if (JSON.stringify(args) !== JSON.stringify(expected))
+          problems.push(
+            `task ${index}: args ${JSON.stringify(args)}, expected ${JSON.stringify(expected)}`,
+          );
+        await new Promise((resolve) => setTimeout(resolve, TASK_MS));
+        completed.add(index);
+        inFlight[index] = (inFlight[index] ?? 1) - 1;
+        return index;
+      },
+    );
     const zkPlan = await env.zkPlan({ functions });
     const parent = env.root();
     const plan = await zkPlan.createPlan(parent);

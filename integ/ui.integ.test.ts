@@ -1,7 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FunctionRegistry, PermanentError, call, type JobContext, type TaskToAdd, type ZkPlan } from '../src/index.js';
+import {
+  FunctionRegistry,
+  PermanentError,
+  call,
+  type JobContext,
+  type TaskToAdd,
+  type ZkPlan,
+} from '../src/index.js';
 import { startUiServer, type UiServer } from '../src/ui/ui-server.js';
 import { nameOf } from '../src/zk/layout.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
@@ -63,12 +70,25 @@ function gatedFunctions(gates: Map<string, Gate>): FunctionRegistry {
     })
     .register('constant', (ctx) => ctx.params[0])
     .register('explode', (ctx) => {
-      throw new PermanentError(`no such customer: ${String(ctx.params[0])}`, { code: 'NO_SUCH_CUSTOMER' });
+      throw new PermanentError(`no such customer: ${String(ctx.params[0])}`, {
+        code: 'NO_SUCH_CUSTOMER',
+      });
     });
 }
 
-async function openUi(zkPlan: ZkPlan, parent: string, actionsToken?: string, jobs?: string): Promise<UiServer> {
-  const ui = await startUiServer({ zkPlan, parent, port: 0, ...(actionsToken !== undefined ? { actionsToken } : {}), ...(jobs !== undefined ? { jobs } : {}) });
+async function openUi(
+  zkPlan: ZkPlan,
+  parent: string,
+  actionsToken?: string,
+  jobs?: string,
+): Promise<UiServer> {
+  const ui = await startUiServer({
+    zkPlan,
+    parent,
+    port: 0,
+    ...(actionsToken !== undefined ? { actionsToken } : {}),
+    ...(jobs !== undefined ? { jobs } : {}),
+  });
   cleanups.push(() => ui.close());
   return ui;
 }
@@ -116,7 +136,8 @@ interface PageStats {
   readonly edges: number;
 }
 
-const node = (task: string, state?: string): string => `g.node[data-task="${nameOf(task)}"]${state ? `[data-state="${state}"]` : ''}`;
+const node = (task: string, state?: string): string =>
+  `g.node[data-task="${nameOf(task)}"]${state ? `[data-state="${state}"]` : ''}`;
 
 describe('web view', () => {
   it('lists plans and shows a running plan turn done, live, with kept results in the panel', async () => {
@@ -171,8 +192,12 @@ describe('web view', () => {
     expect(await page.textContent('#detail-result pre')).toBe("'d ok'");
     expect(await page.textContent('#panel .fn')).toBe('step');
     expect(await page.textContent('#panel pre.params')).toBe("[ 'd' ]");
-    const label = (task: string): string => `#${Number(nameOf(task).slice('task-'.length))} ${nameOf(task)}`;
-    expect(await page.locator('#panel ul.inputs li').allTextContents()).toEqual([label(b), label(c)]);
+    const label = (task: string): string =>
+      `#${Number(nameOf(task).slice('task-'.length))} ${nameOf(task)}`;
+    expect(await page.locator('#panel ul.inputs li').allTextContents()).toEqual([
+      label(b),
+      label(c),
+    ]);
 
     // The plans page followed along without a reload.
     await list.waitForSelector(`tr[data-plan="${plan}"][data-state="completed"]`);
@@ -205,7 +230,9 @@ describe('web view', () => {
     const list = await newPage();
     await list.goto(ui.url);
     await list.waitForSelector(`tr[data-plan="${keyed}"]`);
-    expect(await list.textContent(`tr[data-plan="${spec.plan}"] td.plan-name`)).toBe('daily report');
+    expect(await list.textContent(`tr[data-plan="${spec.plan}"] td.plan-name`)).toBe(
+      'daily report',
+    );
     expect(await list.textContent(`tr[data-plan="${keyed}"] td.plan-name`)).toBe('regions');
 
     const page = await newPage();
@@ -213,7 +240,9 @@ describe('web view', () => {
     const report = spec.tasks['report'] as string;
     await page.waitForSelector(node(spec.tasks['load-eu'] as string, 'running'));
     expect(await page.textContent('#plan-name')).toBe('daily report');
-    expect(await page.textContent(`${node(spec.tasks['load-eu'] as string)} text`)).toBe('load-eu step');
+    expect(await page.textContent(`${node(spec.tasks['load-eu'] as string)} text`)).toBe(
+      'load-eu step',
+    );
     expect(await page.getAttribute(node(report), 'data-key')).toBe('report');
     await page.click(node(report));
     await page.waitForSelector('#panel code.key');
@@ -240,7 +269,9 @@ describe('web view', () => {
     expect(await other.textContent(`${node(eu)} text`)).toBe('eu constant');
     await other.click(node(eu));
     await other.waitForSelector('#detail-title');
-    expect(await other.textContent('#detail-title')).toBe(`eu#${Number(nameOf(eu).slice('task-'.length))} ${nameOf(eu)}`);
+    expect(await other.textContent('#detail-title')).toBe(
+      `eu#${Number(nameOf(eu).slice('task-'.length))} ${nameOf(eu)}`,
+    );
   });
 
   it('shows a failed task with its error, its blocked dependents, and saves a screenshot', async () => {
@@ -266,7 +297,17 @@ describe('web view', () => {
 
     const page = await newPage();
     await page.goto(planUrl(ui, plan));
-    const [, loaded, , failed, report, slow1, slow2, sum, final] = paths as [string, string, string, string, string, string, string, string, string];
+    const [, loaded, , failed, report, slow1, slow2, sum, final] = paths as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     await page.waitForSelector(node(failed, 'failed'));
     await page.waitForSelector(node(report, 'blocked'));
     await page.waitForSelector(node(final, 'blocked'));
@@ -280,7 +321,9 @@ describe('web view', () => {
     expect(await page.textContent('#detail-error .code')).toBe('NO_SUCH_CUSTOMER');
     expect(await page.textContent('#detail-error .message')).toContain('no such customer: 42');
     expect(await page.textContent('#detail-error')).toContain('PermanentError');
-    expect(await page.textContent('#detail-error pre.stack')).toMatch(/PermanentError: no such customer: 42\n\s+at /);
+    expect(await page.textContent('#detail-error pre.stack')).toMatch(
+      /PermanentError: no such customer: 42\n\s+at /,
+    );
     expect(await page.textContent('#detail-state')).toBe('failed');
     expect(await page.textContent('#panel .fn')).toBe('explode');
 
@@ -290,7 +333,9 @@ describe('web view', () => {
     // A blocked task says why.
     await page.click(node(report));
     await page.waitForSelector(`#panel[data-task="${report}"]`);
-    expect(await page.textContent('#panel')).toContain(`its input comes from failed task ${failed}`);
+    expect(await page.textContent('#panel')).toContain(
+      `its input comes from failed task ${failed}`,
+    );
   });
 
   it("shows a running task's log live in the panel, a line appearing as the task logs it, with a download", async () => {
@@ -321,13 +366,19 @@ describe('web view', () => {
     expect(await page.textContent('#detail-log')).not.toContain('b.csv');
     gates.get('first')?.release(); // the task logs its next line now: the open panel shows it without a click
     await page.waitForSelector('#detail-log .level-warn');
-    expect(await page.textContent('#detail-log .level-warn')).toContain('file b.csv: 2 rows skipped');
+    expect(await page.textContent('#detail-log .level-warn')).toContain(
+      'file b.csv: 2 rows skipped',
+    );
     expect(await page.textContent('#detail-log .try-head')).toMatch(/Attempt 1 on .+, running/);
     await mkdir('test-output', { recursive: true });
     await page.screenshot({ path: 'test-output/ui-task-log.png' });
 
-    const download = await page.request.get(`${ui.url}api/task-log.txt?path=${encodeURIComponent(task)}`);
-    expect(download.headers()['content-disposition']).toMatch(/attachment; filename="plan-\d+-task-\d+\.log"/);
+    const download = await page.request.get(
+      `${ui.url}api/task-log.txt?path=${encodeURIComponent(task)}`,
+    );
+    expect(download.headers()['content-disposition']).toMatch(
+      /attachment; filename="plan-\d+-task-\d+\.log"/,
+    );
     expect(await download.text()).toMatch(
       /── attempt 1 on .+\n.+INFO  loading 3 files \{"files":3\}\n.+INFO  file a\.csv: 120 rows\n.+WARN  file b\.csv: 2 rows skipped\n/,
     );
@@ -363,7 +414,9 @@ describe('web view', () => {
     expect(await list.locator(`tr[data-plan="${plan}"] td.num`).first().textContent()).toBe('5');
     expect(await list.locator(`tr[data-plan="${other}"] td.num`).first().textContent()).toBe('0');
     await list.waitForSelector('#limits tr[data-key="api"][data-full="true"]');
-    expect(await list.locator('#limits tr[data-key="api"] td').nth(2).textContent()).toContain(`${nameOf(holder)} on `);
+    expect(await list.locator('#limits tr[data-key="api"] td').nth(2).textContent()).toContain(
+      `${nameOf(holder)} on `,
+    );
     await list.waitForSelector('#workers tr');
     expect(await list.locator('#workers tr').count()).toBe(1);
     // Its busy loops, as its record says (rewritten within a second of a change; the section is read every 5 s).
@@ -389,7 +442,9 @@ describe('web view', () => {
     // Pause: the badge says so (with who did it), and the plans page follows.
     await page.click('#action-pause');
     await page.waitForSelector('#plan-state[data-state="paused"]');
-    expect(await page.textContent('#action-note')).toBe('Paused: no new task starts; 1 running task(s) finish.');
+    expect(await page.textContent('#action-note')).toBe(
+      'Paused: no new task starts; 1 running task(s) finish.',
+    );
     await page.waitForSelector('#why-code:text("PLAN_PAUSED")'); // the panel follows the plan's state
     expect(await page.textContent('#plan-control')).toMatch(/^paused /);
     expect((await zkPlan.plans.status(plan)).state).toBe('paused');
@@ -409,7 +464,8 @@ describe('web view', () => {
     await page.waitForSelector('#plan-state[data-state="cancelled"]');
     expect(await page.textContent('#plan-control')).toMatch(/^cancelled .*: started by mistake$/);
     expect((await zkPlan.plans.status(plan)).control?.reason).toBe('started by mistake');
-    for (const action of ['pause', 'resume', 'cancel', 'retry']) expect(await page.isDisabled(`#action-${action}`)).toBe(true);
+    for (const action of ['pause', 'resume', 'cancel', 'retry'])
+      expect(await page.isDisabled(`#action-${action}`)).toBe(true);
     // Its deleted tasks stay, from its history: cancelled, where each stood, and not counted done.
     await page.waitForSelector(node(queued, 'cancelled'));
     await page.waitForSelector(node(holder, 'cancelled'));
@@ -428,12 +484,17 @@ describe('web view', () => {
     const view = await newPage();
     await view.goto(planUrl(readOnly, other));
     await view.waitForSelector('#plan-state[data-state="running"]');
-    await view.waitForFunction(() => (globalThis as unknown as PageGlobals).document.querySelectorAll('g.node').length === 1);
+    await view.waitForFunction(
+      () => (globalThis as unknown as PageGlobals).document.querySelectorAll('g.node').length === 1,
+    );
     expect(await view.isHidden('#actions')).toBe(true);
-    const refused = await fetch(`${readOnly.url}api/actions/pause?path=${encodeURIComponent(other)}`, {
-      method: 'POST',
-      headers: { Authorization: 'Bearer tok-0123456789abcdef' },
-    });
+    const refused = await fetch(
+      `${readOnly.url}api/actions/pause?path=${encodeURIComponent(other)}`,
+      {
+        method: 'POST',
+        headers: { Authorization: 'Bearer tok-0123456789abcdef' },
+      },
+    );
     expect(refused.status).toBe(403);
   });
 
@@ -442,10 +503,21 @@ describe('web view', () => {
     const jobsParent = `${root}-jobs`;
     const hold = (): FunctionRegistry =>
       new FunctionRegistry().registerJob('hold', async (ctx: JobContext) => {
-        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        await new Promise<void>((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
       });
-    const [first, second, viewer] = await Promise.all([env.zkPlan({ functions: hold() }), env.zkPlan({ functions: hold() }), env.zkPlan()]);
-    await viewer.jobs(jobsParent).define({ name: 'mailboxes', fn: 'hold', workPool: { items: ['t1', 't2', 't3', 't4'] }, mode: 'continuous' });
+    const [first, second, viewer] = await Promise.all([
+      env.zkPlan({ functions: hold() }),
+      env.zkPlan({ functions: hold() }),
+      env.zkPlan(),
+    ]);
+    await viewer.jobs(jobsParent).define({
+      name: 'mailboxes',
+      fn: 'hold',
+      workPool: { items: ['t1', 't2', 't3', 't4'] },
+      mode: 'continuous',
+    });
     const a = first.startJobWorker(jobsParent, { leaseMs: 1_000, pollMs: 200 });
     const ui = await openUi(viewer, root, undefined, jobsParent);
     const page = await newPage();
@@ -453,16 +525,31 @@ describe('web view', () => {
     await page.waitForSelector('#jobs tr[data-job="mailboxes"]');
     const tokens = async (worker: string): Promise<string[]> =>
       page.$$eval(`#job-assignment tr[data-worker="${worker}"] .job-item[data-token]`, (items) =>
-        items.map((item) => (item as unknown as { dataset: Record<string, string> }).dataset['item'] ?? ''),
+        items.map(
+          (item) => (item as unknown as { dataset: Record<string, string> }).dataset['item'] ?? '',
+        ),
       );
     await expect.poll(() => tokens(a.id), { timeout: WAIT_MS }).toEqual(['t1', 't2', 't3', 't4']);
     const b = second.startJobWorker(jobsParent, { leaseMs: 1_000, pollMs: 200 });
-    await expect.poll(async () => [(await tokens(a.id)).length, (await tokens(b.id)).length], { timeout: WAIT_MS }).toEqual([2, 2]); // the next read of the section
+    await expect
+      .poll(async () => [(await tokens(a.id)).length, (await tokens(b.id)).length], {
+        timeout: WAIT_MS,
+      })
+      .toEqual([2, 2]); // the next read of the section
     expect(await page.textContent('#jobs tr[data-job="mailboxes"]')).toContain('4/4');
     // The job workers are among the live workers too, with their items; one of them is the manager.
-    await expect.poll(() => page.$$eval('#workers tr[data-kind="job"]', (rows) => rows.length), { timeout: WAIT_MS }).toBe(2);
+    await expect
+      .poll(() => page.$$eval('#workers tr[data-kind="job"]', (rows) => rows.length), {
+        timeout: WAIT_MS,
+      })
+      .toBe(2);
     const jobWorkerCells = await page.$$eval('#workers tr[data-kind="job"]', (rows) =>
-      rows.map((row) => Array.from((row as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells, (cell) => cell.textContent ?? '')),
+      rows.map((row) =>
+        Array.from(
+          (row as unknown as { cells: ArrayLike<{ textContent: string | null }> }).cells,
+          (cell) => cell.textContent ?? '',
+        ),
+      ),
     );
     expect(jobWorkerCells.map((cells) => cells[2])).toEqual(['2 item(s)', '2 item(s)']);
     expect(jobWorkerCells.filter((cells) => cells[3]?.includes('manager'))).toHaveLength(1);
@@ -473,12 +560,22 @@ describe('web view', () => {
     'renders a 1 000-task plan quickly, lays it out once, and recolours it in place as it runs',
     async () => {
       const root = env.root();
-      const builder = await env.zkPlan({ functions: new FunctionRegistry().register('f', (ctx) => ctx.params[0]) });
+      const builder = await env.zkPlan({
+        functions: new FunctionRegistry().register('f', (ctx) => ctx.params[0]),
+      });
       const viewer = await env.zkPlan(); // the web view on a session of its own, as `zk-plan ui` would be
       const plan = await builder.createPlan(root, { history: true });
       const tasks: TaskToAdd[] = Array.from({ length: 1000 }, (_, i) => {
         const layer = Math.floor(i / 100);
-        const args = layer === 0 ? [] : [...new Set([(layer - 1) * 100 + ((i * 7) % 100), (layer - 1) * 100 + ((i * 13 + 5) % 100)])];
+        const args =
+          layer === 0
+            ? []
+            : [
+                ...new Set([
+                  (layer - 1) * 100 + ((i * 7) % 100),
+                  (layer - 1) * 100 + ((i * 13 + 5) % 100),
+                ]),
+              ];
         return { task: call('f', i), args };
       });
       const built = performance.now();
@@ -498,7 +595,10 @@ describe('web view', () => {
       await page.waitForFunction(
         () => {
           const { document } = globalThis as unknown as PageGlobals;
-          return document.querySelectorAll('g.node').length === 1000 && document.documentElement.dataset['rendered'] === 'true';
+          return (
+            document.querySelectorAll('g.node').length === 1000 &&
+            document.documentElement.dataset['rendered'] === 'true'
+          );
         },
         undefined,
         {
@@ -506,13 +606,23 @@ describe('web view', () => {
         },
       );
       const firstRenderMs = performance.now() - started;
-      await page.waitForFunction(() => (globalThis as unknown as PageGlobals).document.documentElement.dataset['layout'] === 'elk', undefined, {
-        timeout: 60_000 * TIMING,
-      });
+      await page.waitForFunction(
+        () =>
+          (globalThis as unknown as PageGlobals).document.documentElement.dataset['layout'] ===
+          'elk',
+        undefined,
+        {
+          timeout: 60_000 * TIMING,
+        },
+      );
       const elkRenderMs = performance.now() - started;
       const stats = await page.evaluate((): PageStats => {
         const { zkPlanUi, longTasks, document } = globalThis as unknown as PageGlobals;
-        return { ...zkPlanUi, longestTask: Math.max(0, ...longTasks), edges: document.querySelectorAll('#edges path').length };
+        return {
+          ...zkPlanUi,
+          longestTask: Math.max(0, ...longTasks),
+          edges: document.querySelectorAll('#edges path').length,
+        };
       });
       console.log(
         `[ui] 1000-task plan: built in ${Math.round(buildMs)} ms; all 1000 nodes drawn ${Math.round(firstRenderMs)} ms after navigation ` +
@@ -532,13 +642,18 @@ describe('web view', () => {
       await builder.markAsReady(plan);
       builder.startWorkers(root, { count: 8 });
       await page.waitForFunction(
-        () => (globalThis as unknown as PageGlobals).document.querySelectorAll('g.node[data-state="done"]').length === 1000,
+        () =>
+          (globalThis as unknown as PageGlobals).document.querySelectorAll(
+            'g.node[data-state="done"]',
+          ).length === 1000,
         undefined,
         { timeout: 120_000 * TIMING },
       );
       await page.waitForSelector('#plan-state[data-state="completed"]');
       const after = await page.evaluate(() => (globalThis as unknown as PageGlobals).zkPlanUi);
-      console.log(`[ui] 1000-task plan ran to completion in the page with ${after.diffs} pushed diffs, ${after.layouts} layout(s)`);
+      console.log(
+        `[ui] 1000-task plan ran to completion in the page with ${after.diffs} pushed diffs, ${after.layouts} layout(s)`,
+      );
       expect(after.layouts).toBe(1);
       expect(after.structureChanges).toBe(1);
       expect(await page.textContent('#progress-text')).toBe('1000/1000 done');

@@ -30,13 +30,30 @@ export default {
 `;
 
 /** `zk-plan worker` on `parent` with `args`; `stderr()` is what it logged so far. */
-async function startWorker(parent: string, args: readonly string[]): Promise<{ child: ChildProcessWithoutNullStreams; stderr: () => string }> {
+async function startWorker(
+  parent: string,
+  args: readonly string[],
+): Promise<{ child: ChildProcessWithoutNullStreams; stderr: () => string }> {
   dir = await mkdtemp(join(tmpdir(), 'zk-plan-worker-log-'));
   const tasks = join(dir, 'tasks.mjs');
   await writeFile(tasks, TASKS);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--parent', parent, '--functions', tasks, ...args], {
-    env: cliEnv(env.connectString),
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'worker',
+      '--parent',
+      parent,
+      '--functions',
+      tasks,
+      ...args,
+    ],
+    {
+      env: cliEnv(env.connectString),
+    },
+  );
   children.push(child);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
@@ -47,13 +64,28 @@ async function startWorker(parent: string, args: readonly string[]): Promise<{ c
 }
 
 /** Adds `fields` to a node's value, as the writers of plan names and task keys store them. */
-async function addToValue(zkPlan: ZkPlan, path: string, fields: Record<string, unknown>): Promise<void> {
+async function addToValue(
+  zkPlan: ZkPlan,
+  path: string,
+  fields: Record<string, unknown>,
+): Promise<void> {
   const { data } = await zkPlan.zk.getData(path);
-  await zkPlan.zk.setData(path, encodeValue({ ...(decodeValue(path, data) as Record<string, unknown>), ...fields }, 'test value', path));
+  await zkPlan.zk.setData(
+    path,
+    encodeValue(
+      { ...(decodeValue(path, data) as Record<string, unknown>), ...fields },
+      'test value',
+      path,
+    ),
+  );
 }
 
 /** A plan named `nightly` under `parent` whose tasks (by key) call the given functions; tried twice. */
-async function namedPlan(zkPlan: ZkPlan, parent: string, tasks: Readonly<Record<string, string>>): Promise<{ plan: string; paths: Record<string, string> }> {
+async function namedPlan(
+  zkPlan: ZkPlan,
+  parent: string,
+  tasks: Readonly<Record<string, string>>,
+): Promise<{ plan: string; paths: Record<string, string> }> {
   const plan = await zkPlan.createPlan(parent, { maxAttempts: 2, initialDelayMs: 100 });
   await addToValue(zkPlan, plan, { name: 'nightly' });
   const paths: Record<string, string> = {};
@@ -75,7 +107,13 @@ describe('zk-plan worker logs', () => {
   it('--json: every task line carries plan, planName, task, key, fn, attempt, maxAttempts and workerId; a started event; a drain release says so', async () => {
     const parent = env.root();
     const zkPlan = await env.zkPlan();
-    const { child, stderr } = await startWorker(parent, ['--json', '--workers', '2', '--drain-timeout-ms', '200']);
+    const { child, stderr } = await startWorker(parent, [
+      '--json',
+      '--workers',
+      '2',
+      '--drain-timeout-ms',
+      '200',
+    ]);
     const { plan, paths } = await namedPlan(zkPlan, parent, { eu: 'flaky', us: 'slow' });
     const lines = (): Record<string, unknown>[] =>
       stderr()
@@ -101,14 +139,33 @@ describe('zk-plan worker logs', () => {
     );
     for (const line of taskLines) {
       const fn = line['key'] === 'eu' ? 'flaky' : 'slow';
-      expect(line).toMatchObject({ plan, planName: 'nightly', task: paths[String(line['key'])], fn, maxAttempts: 2, workerId: expect.any(String) });
+      expect(line).toMatchObject({
+        plan,
+        planName: 'nightly',
+        task: paths[String(line['key'])],
+        fn,
+        maxAttempts: 2,
+        workerId: expect.any(String),
+      });
       if (line['event'] !== 'task:started') expect(line['durationMs']).toEqual(expect.any(Number));
     }
-    const retried = taskLines.find((line) => line['event'] === 'task:failed' && line['key'] === 'eu');
-    expect(retried).toMatchObject({ level: 40, charged: true, final: false, nextTryAt: expect.any(String), error: { message: 'the disk is busy' } });
-    expect(retried?.['msg']).toMatch(/^task failed: .* \(key eu, fn flaky, plan nightly\), attempt 1\/2, retrying at /);
+    const retried = taskLines.find(
+      (line) => line['event'] === 'task:failed' && line['key'] === 'eu',
+    );
+    expect(retried).toMatchObject({
+      level: 40,
+      charged: true,
+      final: false,
+      nextTryAt: expect.any(String),
+      error: { message: 'the disk is busy' },
+    });
+    expect(retried?.['msg']).toMatch(
+      /^task failed: .* \(key eu, fn flaky, plan nightly\), attempt 1\/2, retrying at /,
+    );
     expect(retried?.['error']).not.toHaveProperty('stack'); // a failure to be retried has no stack above debug level
-    const released = taskLines.find((line) => line['event'] === 'task:failed' && line['key'] === 'us');
+    const released = taskLines.find(
+      (line) => line['event'] === 'task:failed' && line['key'] === 'us',
+    );
     expect(released).toMatchObject({ level: 40, charged: false, final: false, givenBack: 'drain' });
     expect(released?.['msg']).toMatch(/^task released on drain: /);
   });
@@ -127,13 +184,19 @@ describe('zk-plan worker logs', () => {
     expect(entries).toEqual([
       `zk-plan worker: task started: ${named}, attempt 1/2`,
       expect.stringMatching(
-        new RegExp(`^zk-plan worker: task failed: ${escape(named)}, attempt 1/2, retrying at \\d\\d:\\d\\d:\\d\\d \\(in \\d+ ms\\): the disk is full$`),
+        new RegExp(
+          `^zk-plan worker: task failed: ${escape(named)}, attempt 1/2, retrying at \\d\\d:\\d\\d:\\d\\d \\(in \\d+ ms\\): the disk is full$`,
+        ),
       ),
       `zk-plan worker: task started: ${named}, attempt 2/2`,
       `zk-plan worker: task failed for good: ${named}, attempt 2/2: the disk is full`,
     ]);
-    const stack = lines.slice(lines.indexOf(entries[3] ?? '') + 1).filter((line) => line.startsWith('    at '));
-    expect(stack).toEqual([expect.stringMatching(/^ {4}at broken \(file:\/\/.*tasks\.mjs:\d+:\d+\)$/)]);
+    const stack = lines
+      .slice(lines.indexOf(entries[3] ?? '') + 1)
+      .filter((line) => line.startsWith('    at '));
+    expect(stack).toEqual([
+      expect.stringMatching(/^ {4}at broken \(file:\/\/.*tasks\.mjs:\d+:\d+\)$/),
+    ]);
   });
 });
 

@@ -13,11 +13,18 @@ describe('ZkClient, the adapter over the native client', () => {
     const root = env.root();
     const error = await zk.getData(`${root}/missing`).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ZkError);
-    expect(error).toMatchObject({ code: 'NO_NODE', rc: -101, op: 'getData', path: `${root}/missing` });
+    expect(error).toMatchObject({
+      code: 'NO_NODE',
+      rc: -101,
+      op: 'getData',
+      path: `${root}/missing`,
+    });
     await zk.ensurePath(`${root}/a/b`);
     await expect(zk.create(`${root}/a`)).rejects.toMatchObject({ code: 'NODE_EXISTS' });
     await expect(zk.delete(`${root}/a`)).rejects.toMatchObject({ code: 'NOT_EMPTY' });
-    await expect(zk.setData(`${root}/a`, Buffer.from('x'), 7)).rejects.toMatchObject({ code: 'BAD_VERSION' });
+    await expect(zk.setData(`${root}/a`, Buffer.from('x'), 7)).rejects.toMatchObject({
+      code: 'BAD_VERSION',
+    });
   });
 
   it('treats NODE_EXISTS and NO_NODE as outcomes in createIfAbsent, deleteIfPresent and the try- reads', async () => {
@@ -53,7 +60,9 @@ describe('ZkClient, the adapter over the native client', () => {
 
   it('gives up connecting after the connect timeout', async () => {
     const started = performance.now();
-    await expect(ZkClient.connect({ connect: '127.0.0.1:1', sessionTimeoutMs: 4_000, connectTimeoutMs: 400 })).rejects.toBeInstanceOf(ZkConnectTimeoutError);
+    await expect(
+      ZkClient.connect({ connect: '127.0.0.1:1', sessionTimeoutMs: 4_000, connectTimeoutMs: 400 }),
+    ).rejects.toBeInstanceOf(ZkConnectTimeoutError);
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 
@@ -74,8 +83,12 @@ describe('ZkClient, the adapter over the native client', () => {
     expect(zk.state).toBe('connected');
     expect(zk.isCurrent(oldSession)).toBe(false);
     expect(await zk.exists(`${root}/owner`)).toBeUndefined();
-    await expect(zk.create(`${root}/late-write`, null, 'persistent', { fence: oldSession })).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
+    await expect(
+      zk.create(`${root}/late-write`, null, 'persistent', { fence: oldSession }),
+    ).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
     expect(await zk.exists(`${root}/late-write`)).toBeUndefined();
-    expect(await zk.createIfAbsent(`${root}/fresh`, null, 'persistent', { fence: newSession })).toBe(true);
+    expect(
+      await zk.createIfAbsent(`${root}/fresh`, null, 'persistent', { fence: newSession }),
+    ).toBe(true);
   });
 });

@@ -7,7 +7,12 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { fourLetterWord } from '../src/local-zookeeper/four-letter-word.js';
 import type { ZkClient } from '../src/testing/index.js';
-import { defineZkFaultContract, outcomeOf, type FaultScenario, type WriteOutcome } from '../test/support/zk-contract-faults.js';
+import {
+  defineZkFaultContract,
+  outcomeOf,
+  type FaultScenario,
+  type WriteOutcome,
+} from '../test/support/zk-contract-faults.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
@@ -55,14 +60,19 @@ async function cutOff<T>(
   theProxy().setMode('blackhole');
   theProxy().cut();
   if (marker !== undefined)
-    await waitFor(`the session of ${marker} to expire`, async () => (await watcher.exists(marker)) === undefined, { timeoutMs: 20_000 });
+    await waitFor(
+      `the session of ${marker} to expire`,
+      async () => (await watcher.exists(marker)) === undefined,
+      { timeoutMs: 20_000 },
+    );
   await scenario.meanwhile?.();
   theProxy().restore();
   return await outcome;
 }
 
 defineZkFaultContract<ZkClient>('real ZooKeeper behind a proxy', {
-  faulty: () => env.client({ connect: theProxy().connectString, sessionTimeoutMs: SESSION_TIMEOUT_MS }),
+  faulty: () =>
+    env.client({ connect: theProxy().connectString, sessionTimeoutMs: SESSION_TIMEOUT_MS }),
   observer: theObserver,
   root: () => env.root(),
   async replyLost(client, scenario) {
@@ -70,7 +80,8 @@ defineZkFaultContract<ZkClient>('real ZooKeeper behind a proxy', {
     theProxy().setMode('drop-replies');
     const outcome = outcomeOf(scenario.write());
     const landed = scenario.landed;
-    if (landed === undefined) throw new Error('a lost reply needs a way to see that the write landed');
+    if (landed === undefined)
+      throw new Error('a lost reply needs a way to see that the write landed');
     await waitFor('the write to land on the server', landed, { intervalMs: 10 });
     return cutOff(client, scenario, outcome, marker);
   },
@@ -95,7 +106,8 @@ defineZkFaultContract<ZkClient>('real ZooKeeper behind a proxy', {
     let current: string | undefined;
     for (const line of listing.split('\n')) {
       if (line.startsWith('/')) current = line.trim();
-      else if (current === path && line.trim().startsWith('0x')) watches.push(`${line.trim().slice(2)} ${path}`);
+      else if (current === path && line.trim().startsWith('0x'))
+        watches.push(`${line.trim().slice(2)} ${path}`);
     }
     return watches;
   },

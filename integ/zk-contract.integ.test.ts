@@ -10,6 +10,8 @@ defineZkContract<ZkClient>('real ZooKeeper', {
   root: () => env.root(),
   async expire(client) {
     await expireSession(client);
-    await waitFor('the client to connect on a new session', () => client.state === 'connected', { intervalMs: 5 });
+    await waitFor('the client to connect on a new session', () => client.state === 'connected', {
+      intervalMs: 5,
+    });
   },
 });

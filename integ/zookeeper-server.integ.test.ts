@@ -2,7 +2,13 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ZooKeeper from 'zookeeper';
 import { fourLetterWord } from '../src/local-zookeeper/four-letter-word.js';
-import { startEnsemble, startZooKeeper, type EnsembleMember, type ZooKeeperEnsemble, type ZooKeeperServer } from '../src/local-zookeeper/zookeeper-server.js';
+import {
+  startEnsemble,
+  startZooKeeper,
+  type EnsembleMember,
+  type ZooKeeperEnsemble,
+  type ZooKeeperServer,
+} from '../src/local-zookeeper/zookeeper-server.js';
 import { waitFor } from './support/zk-test-env.js';
 
 // Generous for a 2-core machine running three JVMs.
@@ -101,7 +107,8 @@ async function createNodeOnce(client: ZooKeeper, path: string, data: string): Pr
     try {
       await createNode(client, path, data);
     } catch (error) {
-      const alreadyCreatedByUs = error instanceof ZkCallError && error.rc === constants.ZNODEEXISTS && attempts > 1;
+      const alreadyCreatedByUs =
+        error instanceof ZkCallError && error.rc === constants.ZNODEEXISTS && attempts > 1;
       if (!alreadyCreatedByUs) throw error;
     }
   });
@@ -170,7 +177,8 @@ describe('startEnsemble', () => {
 
   afterAll(async () => {
     for (const client of clients) client.close();
-    const pids = ensemble?.members.flatMap((member) => (member.pid === undefined ? [] : [member.pid])) ?? [];
+    const pids =
+      ensemble?.members.flatMap((member) => (member.pid === undefined ? [] : [member.pid])) ?? [];
     await ensemble?.stop();
     for (const pid of pids) expect(isRunning(pid)).toBe(false);
   }, TEST_TIMEOUT_MS);
@@ -187,7 +195,9 @@ describe('startEnsemble', () => {
     async () => {
       const members = ensemble!.members;
       expect(members).toHaveLength(3);
-      expect(ensemble!.connectString.split(',')).toEqual(members.map((member) => `127.0.0.1:${member.clientPort}`));
+      expect(ensemble!.connectString.split(',')).toEqual(
+        members.map((member) => `127.0.0.1:${member.clientPort}`),
+      );
       for (const member of members) {
         expect(member.running).toBe(true);
         expect(['leader', 'follower']).toContain(await modeOf(member.clientPort));
@@ -226,7 +236,9 @@ describe('startEnsemble', () => {
       // It caught up with what was written while it was down.
       const directClient = await connectClient(`127.0.0.1:${oldLeader.clientPort}`);
       clients.push(directClient);
-      expect(await untilReconnected(() => readNode(directClient, '/after-failover'))).toBe('second');
+      expect(await untilReconnected(() => readNode(directClient, '/after-failover'))).toBe(
+        'second',
+      );
     },
     TEST_TIMEOUT_MS,
   );

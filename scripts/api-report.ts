@@ -20,7 +20,13 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { CompilerState, Extractor, ExtractorConfig, ExtractorLogLevel, type ExtractorMessage } from '@microsoft/api-extractor';
+import {
+  CompilerState,
+  Extractor,
+  ExtractorConfig,
+  ExtractorLogLevel,
+  type ExtractorMessage,
+} from '@microsoft/api-extractor';
 import type { Program } from 'typescript';
 
 const local = process.argv.includes('--local');
@@ -40,12 +46,19 @@ interface EntryPoint {
 
 /** The entry points of package.json that have declarations, the root entry first. */
 function entryPoints(): EntryPoint[] {
-  const manifest = JSON.parse(readFileSync(packageJsonPath, 'utf8')) as { exports: Record<string, { types?: string } | string> };
+  const manifest = JSON.parse(readFileSync(packageJsonPath, 'utf8')) as {
+    exports: Record<string, { types?: string } | string>;
+  };
   const entries: EntryPoint[] = [];
   for (const [subpath, target] of Object.entries(manifest.exports)) {
     if (typeof target !== 'object' || target.types === undefined) continue;
-    const reportName = subpath === '.' ? 'zk-plan' : `zk-plan-${subpath.replace(/^\.\//, '').replaceAll('/', '-')}`;
-    entries.push({ subpath, reportName, dts: resolve(dtsDir, target.types.replace(/^\.\/dist\//, '')) });
+    const reportName =
+      subpath === '.' ? 'zk-plan' : `zk-plan-${subpath.replace(/^\.\//, '').replaceAll('/', '-')}`;
+    entries.push({
+      subpath,
+      reportName,
+      dts: resolve(dtsDir, target.types.replace(/^\.\/dist\//, '')),
+    });
   }
   return entries.sort((a, b) => Number(b.subpath === '.') - Number(a.subpath === '.'));
 }
@@ -54,18 +67,39 @@ function entryPoints(): EntryPoint[] {
 function emitDeclarations(): void {
   rmSync(dtsDir, { recursive: true, force: true });
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--emitDeclarationOnly', '--sourceMap', 'false', '--outDir', dtsDir], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    process.execPath,
+    [
+      tsc,
+      '-p',
+      'tsconfig.build.json',
+      '--emitDeclarationOnly',
+      '--sourceMap',
+      'false',
+      '--outDir',
+      dtsDir,
+    ],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
 }
 
 /** The configuration of one entry point: api-extractor.json with this entry's declarations and report name. */
 function configFor(entry: EntryPoint): ExtractorConfig {
   const configObject = ExtractorConfig.loadFile(configPath);
   configObject.mainEntryPointFilePath = entry.dts;
-  configObject.apiReport = { ...configObject.apiReport, enabled: true, reportFileName: entry.reportName };
-  return ExtractorConfig.prepare({ configObject, configObjectFullPath: configPath, packageJsonFullPath: packageJsonPath });
+  configObject.apiReport = {
+    ...configObject.apiReport,
+    enabled: true,
+    reportFileName: entry.reportName,
+  };
+  return ExtractorConfig.prepare({
+    configObject,
+    configObjectFullPath: configPath,
+    packageJsonFullPath: packageJsonPath,
+  });
 }
 
 /** The names a declaration file exports, as the shared program sees them. */
@@ -83,8 +117,11 @@ emitDeclarations();
 const entries = entryPoints();
 const configs = entries.map(configFor);
 const [rootEntry, rootConfig] = [entries[0], configs[0]];
-if (rootEntry?.subpath !== '.' || rootConfig === undefined) throw new Error('api-report: package.json exports no root entry "."');
-const compilerState = CompilerState.create(rootConfig, { additionalEntryPoints: entries.slice(1).map((entry) => entry.dts) });
+if (rootEntry?.subpath !== '.' || rootConfig === undefined)
+  throw new Error('api-report: package.json exports no root entry "."');
+const compilerState = CompilerState.create(rootConfig, {
+  additionalEntryPoints: entries.slice(1).map((entry) => entry.dts),
+});
 const rootNames = exportedNames(compilerState, rootEntry.dts);
 
 let failed = 0;
@@ -100,9 +137,19 @@ for (const [index, entry] of entries.entries()) {
     message.handled = true;
   };
   // A check prints the difference, so that the log of a failed run shows which exports changed.
-  const result = Extractor.invoke(config, { localBuild: local, compilerState, messageCallback, printApiReportDiff: !local });
-  const from = forgottenElsewhere.length === 0 ? '' : ` (from zk-plan: ${[...new Set(forgottenElsewhere)].sort().join(', ')})`;
-  console.log(`api: ${entry.subpath} → api/${entry.reportName}.api.md${result.apiReportChanged ? ' changed' : ''}${from}`);
+  const result = Extractor.invoke(config, {
+    localBuild: local,
+    compilerState,
+    messageCallback,
+    printApiReportDiff: !local,
+  });
+  const from =
+    forgottenElsewhere.length === 0
+      ? ''
+      : ` (from zk-plan: ${[...new Set(forgottenElsewhere)].sort().join(', ')})`;
+  console.log(
+    `api: ${entry.subpath} → api/${entry.reportName}.api.md${result.apiReportChanged ? ' changed' : ''}${from}`,
+  );
   if (!result.succeeded) failed += 1;
 }
 if (failed > 0) {

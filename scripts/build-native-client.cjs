@@ -31,10 +31,23 @@ if (addonIsPatched()) process.exit(0);
 
 // npm passes its own node-gyp to install scripts; outside npm, use the one npm ships with.
 const nodeGyp =
-  process.env.npm_config_node_gyp || join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+  process.env.npm_config_node_gyp ||
+  join(
+    dirname(process.execPath),
+    '..',
+    'lib',
+    'node_modules',
+    'npm',
+    'node_modules',
+    'node-gyp',
+    'bin',
+    'node-gyp.js',
+  );
 console.error('zk-plan: compiling the patched zookeeper addon');
 execFileSync(process.execPath, [nodeGyp, 'build'], { cwd: addonDir, stdio: 'inherit' });
 if (!addonIsPatched()) {
-  console.error(`zk-plan: the zookeeper addon is not at patch level ${PATCH_LEVEL} after the build: is patches/zookeeper+7.3.0.patch applied?`);
+  console.error(
+    `zk-plan: the zookeeper addon is not at patch level ${PATCH_LEVEL} after the build: is patches/zookeeper+7.3.0.patch applied?`,
+  );
   process.exit(1);
 }

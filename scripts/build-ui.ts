@@ -8,6 +8,8 @@ import { bundleUiAssets } from '../src/ui/ui-assets.js';
 const outDir = new URL('../dist/ui/assets/', import.meta.url);
 await mkdir(outDir, { recursive: true });
 const assets = await bundleUiAssets();
-const sizes = Object.entries(assets).map(([name, text]) => `${name} ${Math.round(text.length / 1024)} KiB`);
+const sizes = Object.entries(assets).map(
+  ([name, text]) => `${name} ${Math.round(text.length / 1024)} KiB`,
+);
 for (const [name, text] of Object.entries(assets)) await writeFile(new URL(name, outDir), text);
 console.log(`web view: ${sizes.length} assets in dist/ui/assets (${sizes.join(', ')})`);

@@ -21,7 +21,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The documentation: the two top-level pages and everything under docs/. */
 function documentationFiles() {
-  const files = ['README.md', 'CONTRIBUTING.md'].map((name) => join(root, name)).filter((file) => existsSync(file));
+  const files = ['README.md', 'CONTRIBUTING.md']
+    .map((name) => join(root, name))
+    .filter((file) => existsSync(file));
   const walk = (dir) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -44,7 +46,13 @@ function proseLines(text) {
   text.split('\n').forEach((line, index) => {
     const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
     if (fence !== undefined) {
-      if (marker && marker[1][0] === fence[0] && marker[1].length >= fence.length && line.trim() === marker[1].trim()) fence = undefined;
+      if (
+        marker &&
+        marker[1][0] === fence[0] &&
+        marker[1].length >= fence.length &&
+        line.trim() === marker[1].trim()
+      )
+        fence = undefined;
       return;
     }
     if (marker) {
@@ -103,7 +111,8 @@ function anchorsOf(file) {
       !line.includes('|')
     )
       add(slug(headingText(line)));
-    for (const match of line.matchAll(/<a\s[^>]*(?:id|name)\s*=\s*["']([^"']+)["']/gi)) anchors.add(match[1]);
+    for (const match of line.matchAll(/<a\s[^>]*(?:id|name)\s*=\s*["']([^"']+)["']/gi))
+      anchors.add(match[1]);
   });
   anchorCache.set(file, anchors);
   return anchors;
@@ -115,11 +124,14 @@ function linksOf(file) {
   for (const { number, line } of proseLines(readFileSync(file, 'utf8'))) {
     const prose = line.replace(/`+[^`]*`+/g, (span) => ' '.repeat(span.length));
     // [label](target) or ![alt](target), the target optionally followed by a "title"; <target> allowed.
-    for (const match of prose.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>]*>|[^\s)]+)(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/g))
+    for (const match of prose.matchAll(
+      /!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>]*>|[^\s)]+)(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/g,
+    ))
       links.push({ number, target: match[1].replace(/^<|>$/g, '') });
     const definition = /^\s{0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)/.exec(prose);
     if (definition) links.push({ number, target: definition[1].replace(/^<|>$/g, '') });
-    for (const match of prose.matchAll(/\s(?:href|src)\s*=\s*["']([^"']+)["']/gi)) links.push({ number, target: match[1] });
+    for (const match of prose.matchAll(/\s(?:href|src)\s*=\s*["']([^"']+)["']/gi))
+      links.push({ number, target: match[1] });
   }
   return links;
 }
@@ -137,7 +149,8 @@ function problemOf(file, target) {
     return 'not a valid URL path';
   }
   // GitHub reads a leading / as the repository's root.
-  const resolved = path === '' ? file : path.startsWith('/') ? join(root, path) : resolve(dirname(file), path);
+  const resolved =
+    path === '' ? file : path.startsWith('/') ? join(root, path) : resolve(dirname(file), path);
   const inside = relative(root, resolved);
   if (inside.startsWith('..') || inside.startsWith(sep)) return 'points outside the repository';
   if (!existsSync(resolved)) return `${relative(root, resolved) || '.'} does not exist`;
@@ -145,13 +158,18 @@ function problemOf(file, target) {
   if (statSync(resolved).isDirectory()) return `#${anchor}: a folder has no anchors`;
   if (!resolved.endsWith('.md')) {
     // GitHub's line anchors of a source file: #L12 or #L12-L20.
-    return /^L\d+(-L\d+)?$/.test(anchor) ? undefined : `#${anchor}: only #L<line> anchors exist in ${relative(root, resolved)}`;
+    return /^L\d+(-L\d+)?$/.test(anchor)
+      ? undefined
+      : `#${anchor}: only #L<line> anchors exist in ${relative(root, resolved)}`;
   }
   if (anchorsOf(resolved).has(anchor)) return undefined;
   return `#${anchor} is not a heading of ${relative(root, resolved)}`;
 }
 
-const files = process.argv.length > 2 ? process.argv.slice(2).map((file) => resolve(file)) : documentationFiles();
+const files =
+  process.argv.length > 2
+    ? process.argv.slice(2).map((file) => resolve(file))
+    : documentationFiles();
 let broken = 0;
 let checked = 0;
 for (const file of files) {
@@ -167,15 +185,23 @@ for (const file of files) {
 // docs/README.md is the index of every page: a page it does not link is one nobody finds.
 const index = join(root, 'docs', 'README.md');
 if (process.argv.length <= 2 && existsSync(index)) {
-  const indexed = new Set(linksOf(index).map(({ target }) => resolve(dirname(index), decodeURIComponent(target.split('#')[0]))));
-  for (const file of files.filter((file) => file.startsWith(join(root, 'docs') + sep) && file !== index)) {
+  const indexed = new Set(
+    linksOf(index).map(({ target }) =>
+      resolve(dirname(index), decodeURIComponent(target.split('#')[0])),
+    ),
+  );
+  for (const file of files.filter(
+    (file) => file.startsWith(join(root, 'docs') + sep) && file !== index,
+  )) {
     if (indexed.has(file)) continue;
     broken += 1;
     console.error(`docs/README.md: ${relative(root, file)} is not in the index`);
   }
 }
 if (broken > 0) {
-  console.error(`docs: ${broken} problem(s); ${checked} link(s) checked in ${files.length} file(s)`);
+  console.error(
+    `docs: ${broken} problem(s); ${checked} link(s) checked in ${files.length} file(s)`,
+  );
   process.exit(1);
 }
 console.log(`docs: ${checked} link(s) in ${files.length} file(s), all resolve`);

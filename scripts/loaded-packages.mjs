@@ -35,7 +35,10 @@ export async function resolve(specifier, context, next) {
 }
 `,
   );
-  writeFileSync(esmRegister, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(esmHook).href)});\n`);
+  writeFileSync(
+    esmRegister,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(esmHook).href)});\n`,
+  );
   writeFileSync(
     cjsHook,
     `const Module = require('node:module');

@@ -48,11 +48,22 @@
 export { ZkPlan, type ZkPlanState } from './zk-plan.js';
 export type { ZkPlanSettings } from './plan/zk-plan-settings.js';
 export { FunctionRegistry, type RegisteredFunction } from './exec/function-registry.js';
-export type { FunctionSchemas, StandardSchemaV1, StandardResult, StandardIssue, JsonSchemaOf } from './exec/standard-schema.js';
+export type {
+  FunctionSchemas,
+  StandardSchemaV1,
+  StandardResult,
+  StandardIssue,
+  JsonSchemaOf,
+} from './exec/standard-schema.js';
 export { call, inline, type TaskSpec, type CallSpec, type InlineSpec } from './exec/task-spec.js';
 export type { TaskContext, TaskFunction } from './exec/task-context.js';
 export type { AddTaskOptions, TaskToAdd } from './plan/plan-writer.js';
-export { DEFAULT_RETRY_POLICY, type PlanOptions, type RetryPolicy, type FailurePolicy } from './config/plan-options.js';
+export {
+  DEFAULT_RETRY_POLICY,
+  type PlanOptions,
+  type RetryPolicy,
+  type FailurePolicy,
+} from './config/plan-options.js';
 export type { WaitOptions } from './config/options.js';
 export type { ShellParams, ShellResult } from './shell/shell-params.js';
 
@@ -81,7 +92,12 @@ export type { TaskFailure } from './store/failure-policy.js';
 // events a ZkPlan emits as its workers go.
 // ---------------------------------------------------------------------------------------------
 export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
-export type { BackoffOptions, WorkerOptions, WorkerPoolOptions, RetentionOptions } from './config/options.js';
+export type {
+  BackoffOptions,
+  WorkerOptions,
+  WorkerPoolOptions,
+  RetentionOptions,
+} from './config/options.js';
 export type { WorkerInfo } from './registry/worker-info.js';
 export type { ZkPlanEvents, TaskEventLabels, TaskGivenBackReason } from './worker/worker-events.js';
 
@@ -99,7 +115,12 @@ export type { SlotRecord } from './limits/limit-record.js';
 // ---------------------------------------------------------------------------------------------
 // Explain: why a task is not running, why a plan is not progressing.
 // ---------------------------------------------------------------------------------------------
-export type { Explanation, ExplanationCode, PlanExplanation, Remedy } from './explain/explain-task.js';
+export type {
+  Explanation,
+  ExplanationCode,
+  PlanExplanation,
+  Remedy,
+} from './explain/explain-task.js';
 
 // ---------------------------------------------------------------------------------------------
 // Events and alerts: tasks that fail for good and plans that end, delivered once per event across
@@ -136,7 +157,12 @@ export { RERUN_FAILED, type RerunFrom } from './spec/rerun-selection.js';
 // ---------------------------------------------------------------------------------------------
 // Schedules: cron schedules that make a plan from a spec at each tick, fired by `startScheduler`.
 // ---------------------------------------------------------------------------------------------
-export type { Schedules, ScheduleSummary, ScheduleRun, TriggeredTick } from './schedule/schedules.js';
+export type {
+  Schedules,
+  ScheduleSummary,
+  ScheduleRun,
+  TriggeredTick,
+} from './schedule/schedules.js';
 export type { FireState } from './schedule/tick-firing.js';
 export type { ScheduleInput, StoredSchedule } from './schedule/schedule-definition.js';
 export type { MisfirePolicy, OverlapPolicy } from './schedule/tick-decisions.js';
@@ -152,7 +178,13 @@ export type { JobWorkerInfo } from './jobs/job-store.js';
 export type { JobContext, JobFunction, JobItem } from './jobs/job-context.js';
 export type { JobWorkerHandle } from './jobs/job-service.js';
 export type { JobWorkerOptions } from './jobs/job-worker-options.js';
-export { evenly, rendezvous, type AssignmentStrategy, type AssignmentInput, type Assignment } from './jobs/strategies.js';
+export {
+  evenly,
+  rendezvous,
+  type AssignmentStrategy,
+  type AssignmentInput,
+  type Assignment,
+} from './jobs/strategies.js';
 
 // ---------------------------------------------------------------------------------------------
 // Logs: what task functions log (`ctx.log`, captured `console.*`), kept in ZooKeeper per try, read
@@ -172,10 +204,25 @@ export type { TaskLogOptions } from './config/task-log-options.js';
 // ---------------------------------------------------------------------------------------------
 export type { ConnectOptions } from './config/options.js';
 export { DEFAULTS, type DefaultValues } from './config/defaults.js';
-export { digestAcl, digestId, creatorAllAcl, openAcl, ACL_PERMS, type AclEntry, type AclPermName, type ZkAuth } from './zk/acl.js';
+export {
+  digestAcl,
+  digestId,
+  creatorAllAcl,
+  openAcl,
+  ACL_PERMS,
+  type AclEntry,
+  type AclPermName,
+  type ZkAuth,
+} from './zk/acl.js';
 export { zkPlanModule, startup, shutdown } from './di/zk-plan-module.js';
 export type { ZkPlanModuleConfig } from './di/module-config.js';
-export { ZK_CLIENT, ZK_PLAN, FUNCTION_REGISTRY, WORKER_POOL, ZK_PLAN_MODULE_CONFIG } from './di/tokens.js';
+export {
+  ZK_CLIENT,
+  ZK_PLAN,
+  FUNCTION_REGISTRY,
+  WORKER_POOL,
+  ZK_PLAN_MODULE_CONFIG,
+} from './di/tokens.js';
 
 // ---------------------------------------------------------------------------------------------
 // The ZooKeeper client's types: the client a ZkPlan runs on (`zkPlan.zk`, the ZK_CLIENT token).
@@ -201,8 +248,18 @@ export type { ZkStat } from './zk/native-client.js';
 // Errors: every error zk-plan throws extends ZkPlanError and carries a stable `code`.
 // ---------------------------------------------------------------------------------------------
 export { ZkPlanError, type ZkPlanErrorDetails } from './errors/base-error.js';
-export { InvalidArgumentError, IllegalStateError, WaitTimeoutError } from './errors/usage-errors.js';
-export { ZkError, ZkConnectTimeoutError, NativeClientUnpatchedError, ForeignAclError, type ZkErrorCode } from './errors/zk-error.js';
+export {
+  InvalidArgumentError,
+  IllegalStateError,
+  WaitTimeoutError,
+} from './errors/usage-errors.js';
+export {
+  ZkError,
+  ZkConnectTimeoutError,
+  NativeClientUnpatchedError,
+  ForeignAclError,
+  type ZkErrorCode,
+} from './errors/zk-error.js';
 export { ZkAuthError } from './errors/zk-auth-error.js';
 export {
   ArgTaskNotFoundError,
@@ -231,7 +288,13 @@ export {
   SchemaMismatchError,
 } from './errors/task-errors.js';
 export { IncompleteValueError, ResultTooLargeError } from './errors/value-errors.js';
-export { ShellDisabledError, ShellExitError, ShellParamsError, ShellStartError, type ShellEnd } from './errors/shell-errors.js';
+export {
+  ShellDisabledError,
+  ShellExitError,
+  ShellParamsError,
+  ShellStartError,
+  type ShellEnd,
+} from './errors/shell-errors.js';
 export { DuplicateTaskKeyError, TaskKeyNotFoundError } from './errors/task-key-errors.js';
 export { PlanSpecError, type PlanSpecProblem } from './errors/spec-errors.js';
 export { SnapshotError, type SnapshotProblem } from './errors/snapshot-errors.js';

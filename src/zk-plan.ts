@@ -29,7 +29,12 @@ import { IllegalStateError, InvalidArgumentError } from './errors/usage-errors.j
 import { FunctionRegistry } from './exec/function-registry.js';
 import type { TaskSpec } from './exec/task-spec.js';
 import { Explainer } from './explain/explainer.js';
-import { JobWiring, type JobWorkerHandle, type JobWorkerOptions, type Jobs } from './jobs/job-wiring.js';
+import {
+  JobWiring,
+  type JobWorkerHandle,
+  type JobWorkerOptions,
+  type Jobs,
+} from './jobs/job-wiring.js';
 import { ConcurrencyLimits } from './limits/concurrency-limits.js';
 import { TaskLogReader } from './logs/task-log-reader.js';
 import { CancelHistory } from './plan/cancel-history.js';
@@ -44,7 +49,12 @@ import type { Schedules } from './schedule/schedules.js';
 import { Scheduling } from './schedule/scheduling.js';
 import { PlanSnapshots } from './snapshot/plan-snapshots.js';
 import type { PlanSpec } from './spec/plan-spec.js';
-import { buildCheckedSpec, checkSpecForSubmit, type SubmitOptions, type SubmittedPlan } from './spec/submit-plan.js';
+import {
+  buildCheckedSpec,
+  checkSpecForSubmit,
+  type SubmitOptions,
+  type SubmittedPlan,
+} from './spec/submit-plan.js';
 import { TaskStore } from './store/task-store.js';
 import { Dispatcher } from './worker/dispatcher.js';
 import { WakeUp } from './worker/wake-up.js';
@@ -57,7 +67,6 @@ import type { Zk } from './zk/zk.js';
 
 /** A ZkPlan's lifecycle: `open` until `close()` is called, `closing` while its pools drain, then `closed` (every call fails with IllegalStateError). */
 export type ZkPlanState = 'open' | 'closing' | 'closed';
-export type { ZkPlanFootprint } from './plan/footprint.js';
 
 /**
  * The zk-plan API on one ZooKeeper session. The calls of the original zk-plan stay on it (createPlan,
@@ -126,15 +135,35 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     const explainer = new Explainer(zk, this.store, describer, control, this.concurrencyLimits);
     this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
     const { writer, reader, workerIdPrefix: identity } = this;
-    this.scheduling = new Scheduling({ zk, writer, reader, control, functions, events: this, identity, wake: () => this.wakeUp.wake() });
+    this.scheduling = new Scheduling({
+      zk,
+      writer,
+      reader,
+      control,
+      functions,
+      events: this,
+      identity,
+      wake: () => this.wakeUp.wake(),
+    });
     this.jobWiring = new JobWiring({ zk, functions, events: this });
-    const snapshots = new PlanSnapshots({ zk, writer, store: this.store, functions, listWorkers: (parent) => listWorkers(zk, parent) });
+    const snapshots = new PlanSnapshots({
+      zk,
+      writer,
+      store: this.store,
+      functions,
+      listWorkers: (parent) => listWorkers(zk, parent),
+    });
     this.plans = new PlansApi(this.facade, reader, describer);
     this.control = new ControlApi(this.facade, control, writer);
     this.explain = new ExplainApi(this.facade, explainer);
     this.snapshots = new SnapshotsApi(this.facade, snapshots);
     this.logs = new LogsApi(this.facade, new TaskLogReader(zk));
-    this.alerts = new AlertsApi(this.facade, zk, (plan) => reader.planStatus(plan), this.eventWatchers);
+    this.alerts = new AlertsApi(
+      this.facade,
+      zk,
+      (plan) => reader.planStatus(plan),
+      this.eventWatchers,
+    );
     // Without a listener, an 'error'-like event would be lost silently; worker errors are events, never crashes.
     this.setMaxListeners(0);
   }
@@ -143,7 +172,8 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   static async connect(options: ConnectOptions): Promise<ZkPlan> {
     const resolved = resolveConnectOptions(options);
     const functions = options.functions ?? new FunctionRegistry();
-    if (!(functions instanceof FunctionRegistry)) throw new InvalidArgumentError('functions', 'expected a FunctionRegistry');
+    if (!(functions instanceof FunctionRegistry))
+      throw new InvalidArgumentError('functions', 'expected a FunctionRegistry');
     const zk = await ZkClient.connect(resolved);
     return new ZkPlan(zk, functions, {
       container: options.container ?? rootContainer.createChildContainer(),
@@ -163,7 +193,12 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   }
 
   /** Adds a task to `plan` whose inputs are the results of `argTasks`, in that order; returns the task's path. */
-  addTask(plan: string, task: TaskSpec, argTasks: readonly string[] = [], options: AddTaskOptions = {}): Promise<string> {
+  addTask(
+    plan: string,
+    task: TaskSpec,
+    argTasks: readonly string[] = [],
+    options: AddTaskOptions = {},
+  ): Promise<string> {
     this.assertOpen();
     return this.writer.addTask(plan, task, argTasks, options);
   }
@@ -212,11 +247,26 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
    * Builds and readies a plan from a declarative spec (`{ tasks: { [key]: { fn, params?, inputs?, options? } }, options? }`),
    * `{ $param: name }` filled from `params`; checked in full first (PlanSpecError naming the task key). Returns each task's path by key.
    */
-  async submitPlan(parent: string, spec: PlanSpec, options: SubmitOptions = {}): Promise<SubmittedPlan> {
+  async submitPlan(
+    parent: string,
+    spec: PlanSpec,
+    options: SubmitOptions = {},
+  ): Promise<SubmittedPlan> {
     this.assertOpen();
     assertValidPath('parent', parent);
-    const checked = await checkSpecForSubmit(spec, this.functions, await listWorkers(this.zk, parent), options);
-    const submitted = await buildCheckedSpec(this.writer, this.zk, checked, { spec, params: options.params ?? {} }, parent);
+    const checked = await checkSpecForSubmit(
+      spec,
+      this.functions,
+      await listWorkers(this.zk, parent),
+      options,
+    );
+    const submitted = await buildCheckedSpec(
+      this.writer,
+      this.zk,
+      checked,
+      { spec, params: options.params ?? {} },
+      parent,
+    );
     this.wakeUp.wake();
     return submitted;
   }
@@ -274,7 +324,8 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   worker(parent: string, attrs: WorkerOptions = {}, signal: AbortSignal): Promise<void> {
     this.assertOpen();
     assertValidPath('parent', parent);
-    if (!(signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal that stops the loop');
+    if (!(signal instanceof AbortSignal))
+      throw new InvalidArgumentError('signal', 'expected an AbortSignal that stops the loop');
     const resolved = resolveWorkerOptions(attrs, this.workerIdPrefix, this.store.valueLimit);
     return runWorkerLoop(parent, resolved, signal, this.runtime(resolved));
   }
@@ -285,8 +336,18 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     assertValidPath('parent', parent);
     const { count, drainTimeoutMs, retention } = resolvePoolSize(options);
     const resolved = resolveWorkerOptions(options, this.workerIdPrefix, this.store.valueLimit);
-    const loops = Array.from({ length: count }, (_, index) => ({ ...resolved, workerId: `${resolved.workerId}/${index + 1}` }));
-    const pool = new WorkerPool(parent, resolved.workerId, loops, drainTimeoutMs, this.runtime(resolved), retention);
+    const loops = Array.from({ length: count }, (_, index) => ({
+      ...resolved,
+      workerId: `${resolved.workerId}/${index + 1}`,
+    }));
+    const pool = new WorkerPool(
+      parent,
+      resolved.workerId,
+      loops,
+      drainTimeoutMs,
+      this.runtime(resolved),
+      retention,
+    );
     this.pools.add(pool);
     return pool;
   }
@@ -319,10 +380,25 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private runtime(options: ResolvedWorkerOptions): WorkerLoopRuntime {
     const { zk, store, wakeUp, dispatcher, functions } = this;
     const limits = this.concurrencyLimits;
-    return workerLoopRuntime({ zk, store, events: this, wakeUp, dispatcher, limits, functions, container: this.settings.container }, options);
+    return workerLoopRuntime(
+      {
+        zk,
+        store,
+        events: this,
+        wakeUp,
+        dispatcher,
+        limits,
+        functions,
+        container: this.settings.container,
+      },
+      options,
+    );
   }
 
   private assertOpen(): void {
-    if (this.currentState !== 'open') throw new IllegalStateError(`This ZkPlan is ${this.currentState}: connect a new one with ZkPlan.connect()`);
+    if (this.currentState !== 'open')
+      throw new IllegalStateError(
+        `This ZkPlan is ${this.currentState}: connect a new one with ZkPlan.connect()`,
+      );
   }
 }

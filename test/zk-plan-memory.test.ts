@@ -13,7 +13,11 @@ import {
   ResultNotFoundError,
 } from '../src/errors/plan-errors.js';
 import { OwnershipLostError, PermanentError } from '../src/errors/task-errors.js';
-import { IllegalStateError, InvalidArgumentError, WaitTimeoutError } from '../src/errors/usage-errors.js';
+import {
+  IllegalStateError,
+  InvalidArgumentError,
+  WaitTimeoutError,
+} from '../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../src/exec/function-registry.js';
 import type { TaskContext } from '../src/exec/task-context.js';
 import { call } from '../src/exec/task-spec.js';
@@ -27,7 +31,10 @@ const PARENT = '/plans';
 type Ctx = TaskContext<unknown[]>;
 
 /** Functions whose calls are counted by task label (params[0]). */
-function registry(calls: Map<string, number>, extra: (registry: FunctionRegistry) => FunctionRegistry = (r) => r): FunctionRegistry {
+function registry(
+  calls: Map<string, number>,
+  extra: (registry: FunctionRegistry) => FunctionRegistry = (r) => r,
+): FunctionRegistry {
   const count = (ctx: Ctx): number => {
     const label = String(ctx.params[0]);
     const n = (calls.get(label) ?? 0) + 1;
@@ -46,7 +53,8 @@ function registry(calls: Map<string, number>, extra: (registry: FunctionRegistry
       })
       // fails (plain Error) on its first params[1] calls
       .register('flaky', (ctx: Ctx, ...inputs: number[]) => {
-        if (count(ctx) <= Number(ctx.params[1])) throw new Error(`${String(ctx.params[0])}: not yet`);
+        if (count(ctx) <= Number(ctx.params[1]))
+          throw new Error(`${String(ctx.params[0])}: not yet`);
         return inputs.reduce((a, b) => a + b, 100);
       })
       .register('permanent', (ctx: Ctx) => {
@@ -56,7 +64,11 @@ function registry(calls: Map<string, number>, extra: (registry: FunctionRegistry
       // resolves when its signal aborts, with the reason recorded
       .register('waitForAbort', async (ctx: Ctx) => {
         count(ctx);
-        aborts.push(await new Promise<unknown>((resolve) => ctx.signal.addEventListener('abort', () => resolve(ctx.signal.reason), { once: true })));
+        aborts.push(
+          await new Promise<unknown>((resolve) =>
+            ctx.signal.addEventListener('abort', () => resolve(ctx.signal.reason), { once: true }),
+          ),
+        );
         throw ctx.signal.reason;
       }),
   );
@@ -74,7 +86,10 @@ function open(server: MemoryZooKeeper, name: string, functions: FunctionRegistry
 /** Collects a ZkPlan's events of one kind. */
 function record<K extends keyof ZkPlanEvents>(proc: MemoryProcess, name: K): ZkPlanEvents[K][0][] {
   const seen: ZkPlanEvents[K][0][] = [];
-  (proc.zkPlan.on as (name: K, listener: (event: ZkPlanEvents[K][0]) => void) => unknown)(name, (event) => seen.push(event));
+  (proc.zkPlan.on as (name: K, listener: (event: ZkPlanEvents[K][0]) => void) => unknown)(
+    name,
+    (event) => seen.push(event),
+  );
   return seen;
 }
 
@@ -107,7 +122,11 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     expect(await proc.zkPlan.planCompleted(plan)).toBe(true);
     expect((await proc.zkPlan.plans.status(plan)).state).toBe('completed');
     await expectRejects(() => proc.zkPlan.getResult(a), ResultNotFoundError); // not kept
-    expect(proc.zkPlan.footprint()).toMatchObject({ held: 0, runningStops: 0, poolSignalListeners: 0 });
+    expect(proc.zkPlan.footprint()).toMatchObject({
+      held: 0,
+      runningStops: 0,
+      poolSignalListeners: 0,
+    });
   });
 
   it('runs a plan with a single worker loop until its signal aborts', async () => {
@@ -122,13 +141,19 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     stop.abort();
     await loop;
     expect(await proc.zkPlan.getResult(a)).toBe(5);
-    expect(() => proc.zkPlan.worker(PARENT, {}, 'no signal' as unknown as AbortSignal)).toThrow(InvalidArgumentError);
+    expect(() => proc.zkPlan.worker(PARENT, {}, 'no signal' as unknown as AbortSignal)).toThrow(
+      InvalidArgumentError,
+    );
   });
 
   it('retries a failing task after its delay, counting each failure, until it succeeds', async () => {
     const calls = new Map<string, number>();
     const proc = open(new MemoryZooKeeper(), 'p', registry(calls));
-    const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 3, initialDelayMs: 0, history: true });
+    const plan = await proc.zkPlan.createPlan(PARENT, {
+      maxAttempts: 3,
+      initialDelayMs: 0,
+      history: true,
+    });
     const flaky = await proc.zkPlan.addTask(plan, call('flaky', 'f', 2), [], { keepResult: true });
     await proc.zkPlan.markAsReady(plan);
     const failures = record(proc, 'task:failed');
@@ -144,7 +169,16 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     // The history keeps the finished task with the failed tries before its success.
     const view = await proc.zkPlan.plans.describe(plan);
     expect(view.historyKept).toBe(true);
-    expect(view.tasks).toEqual([expect.objectContaining({ task: flaky, state: 'done', fn: 'flaky', params: ['f', 2], failedTries: 2, keepResult: true })]);
+    expect(view.tasks).toEqual([
+      expect.objectContaining({
+        task: flaky,
+        state: 'done',
+        fn: 'flaky',
+        params: ['f', 2],
+        failedTries: 2,
+        keepResult: true,
+      }),
+    ]);
     expect(view.status.state).toBe('completed');
     expect(view.done).toBe(1);
   });
@@ -154,11 +188,16 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     const proc = open(new MemoryZooKeeper(), 'p', registry(calls));
     const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 2, initialDelayMs: 0 });
     const flaky = await proc.zkPlan.addTask(plan, call('flaky', 'f', 2), [], { keepResult: true });
-    const dependent = await proc.zkPlan.addTask(plan, call('sum', 'g'), [flaky], { keepResult: true });
+    const dependent = await proc.zkPlan.addTask(plan, call('sum', 'g'), [flaky], {
+      keepResult: true,
+    });
     const other = await proc.zkPlan.addTask(plan, call('value', 'o', 7), [], { keepResult: true });
     await proc.zkPlan.markAsReady(plan);
     const pool = proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF });
-    const error = await expectRejects(() => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }), PlanFailedError);
+    const error = await expectRejects(
+      () => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }),
+      PlanFailedError,
+    );
     expect(error.failedTasks.map(({ task }) => task)).toEqual([flaky]);
     expect(error.blockedTasks).toEqual([dependent]);
     expect(await proc.zkPlan.getResult(other)).toBe(7); // continue: the other branch ran to the end
@@ -168,7 +207,11 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
       failurePolicy: 'continue',
       blocked: [{ task: dependent, reason: `its input comes from failed task ${flaky}` }],
     });
-    expect(status.failed[0]?.failure).toMatchObject({ attempts: 2, retryable: true, message: expect.stringContaining('f: not yet') });
+    expect(status.failed[0]?.failure).toMatchObject({
+      attempts: 2,
+      retryable: true,
+      message: expect.stringContaining('f: not yet'),
+    });
     const view = await proc.zkPlan.plans.describe(plan);
     expect(view.tasks.map(({ task, state }) => [task, state])).toEqual([
       [flaky, 'failed'],
@@ -176,7 +219,11 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
       [other, 'done'], // from the plan's history, kept by default
     ]);
     expect(view.tasks[0]).toMatchObject({ failedTries: 2, failure: { attempts: 2 } });
-    expect(view.tasks[1]).toMatchObject({ inputs: [flaky], pendingInputs: 1, blockedReason: expect.stringContaining(flaky) });
+    expect(view.tasks[1]).toMatchObject({
+      inputs: [flaky],
+      pendingInputs: 1,
+      blockedReason: expect.stringContaining(flaky),
+    });
     const [summary] = await proc.zkPlan.plans.list(PARENT);
     expect(summary).toMatchObject({ plan, status: { state: 'failed' } });
 
@@ -197,11 +244,20 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     await proc.zkPlan.markAsReady(plan);
     const failures = record(proc, 'task:failed');
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
-    await expectRejects(() => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }), PlanFailedError);
+    await expectRejects(
+      () => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }),
+      PlanFailedError,
+    );
     await pool.stop();
     expect(calls.get('x')).toBe(1);
-    expect(failures).toEqual([expect.objectContaining({ task, charged: true, final: true, attempts: 1 })]);
-    expect((await proc.zkPlan.plans.status(plan)).failed[0]?.failure).toMatchObject({ type: 'PermanentError', code: 'NO_SUCH_CUSTOMER', retryable: false });
+    expect(failures).toEqual([
+      expect.objectContaining({ task, charged: true, final: true, attempts: 1 }),
+    ]);
+    expect((await proc.zkPlan.plans.status(plan)).failed[0]?.failure).toMatchObject({
+      type: 'PermanentError',
+      code: 'NO_SUCH_CUSTOMER',
+      retryable: false,
+    });
   });
 
   it('with failFast, aborts the running tasks of the plan when one fails, and starts nothing more', async () => {
@@ -214,7 +270,10 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     while (!calls.has('w')) await pause(1);
     const broken = await proc.zkPlan.addTask(plan, call('permanent', 'x'));
     const failures = record(proc, 'task:failed');
-    const error = await expectRejects(() => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }), PlanFailedError);
+    const error = await expectRejects(
+      () => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }),
+      PlanFailedError,
+    );
     expect(error.failedTasks.map(({ task }) => task)).toEqual([broken]);
     while (aborts.length === 0) await pause(1);
     expect(aborts[0]).toBeInstanceOf(PlanAbortedError);
@@ -223,12 +282,17 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     expect(calls.has('late')).toBe(false);
     await pool.stop();
     // The aborted task is not charged: it stays in the plan to run after a retryFailed.
-    expect(failures.find(({ task }) => task === waiting)).toMatchObject({ charged: false, final: false });
+    expect(failures.find(({ task }) => task === waiting)).toMatchObject({
+      charged: false,
+      final: false,
+    });
     const status = await proc.zkPlan.plans.status(plan);
     expect(status.state).toBe('failed');
     expect(status.counts.runnable).toBe(2);
     expect(status.failed.map(({ task }) => task)).toEqual([broken]);
-    expect([waiting, late].every((task) => status.failed.every((failed) => failed.task !== task))).toBe(true);
+    expect(
+      [waiting, late].every((task) => status.failed.every((failed) => failed.task !== task)),
+    ).toBe(true);
   });
 
   it('deletePlan under a running task aborts it quietly; the plan is then gone for every call', async () => {
@@ -252,7 +316,10 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     await expectRejects(() => proc.zkPlan.plans.describe(plan), PlanNotFoundError);
     await expectRejects(() => proc.zkPlan.plans.delete(plan), PlanNotFoundError);
     await expectRejects(() => proc.zkPlan.control.retryFailed(plan), PlanNotFoundError);
-    await expectRejects(() => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 1_000 }), PlanNotFoundError);
+    await expectRejects(
+      () => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 1_000 }),
+      PlanNotFoundError,
+    );
     await expectRejects(() => proc.zkPlan.addTask(plan, call('value', 'v', 1)), PlanNotFoundError);
     expect(await proc.zkPlan.plans.list(PARENT)).toEqual([]);
     await expectRejects(() => proc.zkPlan.plans.list('/nowhere'), PlanNotFoundError);
@@ -262,13 +329,21 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     const proc = open(new MemoryZooKeeper(), 'p', registry(new Map()));
     const plan = await proc.zkPlan.createPlan(PARENT);
     await proc.zkPlan.addTask(plan, call('value', 'v', 1));
-    const timeout = await expectRejects(() => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 20 }), WaitTimeoutError);
+    const timeout = await expectRejects(
+      () => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 20 }),
+      WaitTimeoutError,
+    );
     expect(timeout.remainingTasks).toBe(1);
     const giveUp = new AbortController();
-    const waiting = proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000, signal: giveUp.signal });
+    const waiting = proc.zkPlan.waitForCompletion(plan, {
+      timeoutMs: 5_000,
+      signal: giveUp.signal,
+    });
     giveUp.abort(new Error('not any more'));
     await expect(waiting).rejects.toThrow('not any more');
-    await expect(proc.zkPlan.waitForCompletion(plan, { timeoutMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(proc.zkPlan.waitForCompletion(plan, { timeoutMs: -1 })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
   });
 
   it("describes a plan before it runs: each task's state, call, inputs and pending inputs", async () => {
@@ -290,12 +365,26 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
         pendingInputs: 0,
         keepResult: false,
       }),
-      expect.objectContaining({ task: b, state: 'waiting', fn: 'sum', params: ['b'], inputs: [a, a], pendingInputs: 2, keepResult: true }),
+      expect.objectContaining({
+        task: b,
+        state: 'waiting',
+        fn: 'sum',
+        params: ['b'],
+        inputs: [a, a],
+        pendingInputs: 2,
+        keepResult: true,
+      }),
     ]);
     expect(view.status.counts).toMatchObject({ runnable: 1, waiting: 1, remaining: 2 });
     const second = await proc.zkPlan.createPlan(PARENT); // history by default
     await proc.zkPlan.addTask(second, call('value', 'z', 0)); // not marked ready: building
-    expect((await proc.zkPlan.plans.list(PARENT)).map(({ plan: path, status, historyKept }) => [path, status.state, historyKept])).toEqual([
+    expect(
+      (await proc.zkPlan.plans.list(PARENT)).map(({ plan: path, status, historyKept }) => [
+        path,
+        status.state,
+        historyKept,
+      ]),
+    ).toEqual([
       [plan, 'running', false],
       [second, 'building', true],
     ]);
@@ -310,10 +399,15 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     await proc.zkPlan.markAsReady(plan);
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
-    const late = await proc.zkPlan.addTask(plan, call('sum', 'late'), [kept, kept], { keepResult: true });
+    const late = await proc.zkPlan.addTask(plan, call('sum', 'late'), [kept, kept], {
+      keepResult: true,
+    });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     expect(await proc.zkPlan.getResult(late)).toBe(8);
-    await expectRejects(() => proc.zkPlan.addTask(plan, call('sum', 'never'), [dropped]), ArgTaskNotFoundError);
+    await expectRejects(
+      () => proc.zkPlan.addTask(plan, call('sum', 'never'), [dropped]),
+      ArgTaskNotFoundError,
+    );
     await pool.stop();
     expect(calls.has('never')).toBe(false);
     expect(await proc.zkPlan.planCompleted(plan)).toBe(true);
@@ -328,7 +422,10 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
         r.register('slowOnce', async (ctx: Ctx) => {
           const n = (calls.get('s') ?? 0) + 1;
           calls.set('s', n);
-          if (n === 1) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+          if (n === 1)
+            await new Promise((resolve) =>
+              ctx.signal.addEventListener('abort', resolve, { once: true }),
+            );
           return n;
         }),
       ),
@@ -351,12 +448,23 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     const calls = new Map<string, number>();
     const proc = open(new MemoryZooKeeper(), 'p', registry(calls));
     const plan = await proc.zkPlan.createPlan(PARENT);
-    const task = await proc.zkPlan.addTask(plan, call('waitForAbort', 'w'), [], { timeoutMs: 10, maxAttempts: 1 });
+    const task = await proc.zkPlan.addTask(plan, call('waitForAbort', 'w'), [], {
+      timeoutMs: 10,
+      maxAttempts: 1,
+    });
     await proc.zkPlan.markAsReady(plan);
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
-    const error = await expectRejects(() => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }), PlanFailedError);
+    const error = await expectRejects(
+      () => proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }),
+      PlanFailedError,
+    );
     await pool.stop();
-    expect(error.failedTasks).toEqual([{ task, failure: expect.objectContaining({ code: 'TASK_TIMEOUT', type: 'TaskTimeoutError' }) }]);
+    expect(error.failedTasks).toEqual([
+      {
+        task,
+        failure: expect.objectContaining({ code: 'TASK_TIMEOUT', type: 'TaskTimeoutError' }),
+      },
+    ]);
   });
 
   it('charges a task that names a function the worker does not have, and fails it when its tries are used up', async () => {
@@ -365,9 +473,14 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     const task = await builder.zkPlan.addTask(plan, call('nowhere'));
     await builder.zkPlan.markAsReady(plan);
     const pool = builder.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
-    const error = await expectRejects(() => builder.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }), PlanFailedError);
+    const error = await expectRejects(
+      () => builder.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }),
+      PlanFailedError,
+    );
     await pool.stop();
-    expect(error.failedTasks).toEqual([{ task, failure: expect.objectContaining({ code: 'UNKNOWN_FUNCTION', attempts: 2 }) }]);
+    expect(error.failedTasks).toEqual([
+      { task, failure: expect.objectContaining({ code: 'UNKNOWN_FUNCTION', attempts: 2 }) },
+    ]);
   });
 
   it('drains on stop: a running task finishes and its result is stored', async () => {

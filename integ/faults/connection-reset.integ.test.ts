@@ -34,23 +34,38 @@ describe('a busy client under connection resets', () => {
     `lives through ${RESETS} resets ${RESET_EVERY_MS} ms apart with requests in flight from every turn, then answers again`,
     { timeout: 120_000 * TIMING },
     async () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', BUSY_CLIENT, proxy!.connectString], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', BUSY_CLIENT, proxy!.connectString],
+        { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += String(chunk)));
       child.stderr.on('data', (chunk: Buffer) => (output += String(chunk)));
       const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
       try {
-        await waitFor('the busy client to connect', () => output.includes('ready'), { timeoutMs: 30_000 });
-        for (let reset = 0; reset < RESETS && child.exitCode === null && child.signalCode === null; reset++) {
+        await waitFor('the busy client to connect', () => output.includes('ready'), {
+          timeoutMs: 30_000,
+        });
+        for (
+          let reset = 0;
+          reset < RESETS && child.exitCode === null && child.signalCode === null;
+          reset++
+        ) {
           proxy!.reset();
           await new Promise((resolveWait) => setTimeout(resolveWait, RESET_EVERY_MS));
         }
-        expect(child.signalCode, `the busy client died during the resets:\n${output.slice(-2_000)}`).toBeNull();
+        expect(
+          child.signalCode,
+          `the busy client died during the resets:\n${output.slice(-2_000)}`,
+        ).toBeNull();
         child.kill('SIGTERM');
         const [code, signal] = await exited;
         expect({ code, signal }, output.slice(-2_000)).toEqual({ code: 0, signal: null });
         expect(output).toMatch(/answered \d+ of \d+ requests/);
-        console.log(`connection reset: ${RESETS} resets; busy client ${/answered \d+ of \d+ requests/.exec(output)?.[0]}`);
+        console.log(
+          `connection reset: ${RESETS} resets; busy client ${/answered \d+ of \d+ requests/.exec(output)?.[0]}`,
+        );
       } finally {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       }

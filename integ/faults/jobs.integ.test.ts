@@ -22,11 +22,19 @@ const ITEMS = Array.from({ length: 12 }, (_, index) => `box${String(index).padSt
 
 const faults = useFaultEnv();
 
-async function startEnv(name: string, workers: number): Promise<{ env: FaultEnv; slots: WorkerProcess[]; logFile: string }> {
+async function startEnv(
+  name: string,
+  workers: number,
+): Promise<{ env: FaultEnv; slots: WorkerProcess[]; logFile: string }> {
   const env = await faults.start({
     name,
     tickTimeMs: 500,
-    workers: { loops: 1, sessionTimeoutMs: SESSION_TIMEOUT_MS, functionsModule: JOB_FUNCTIONS, extraArgs: ['--jobs', JOBS, '--lease-ms', String(LEASE_MS)] },
+    workers: {
+      loops: 1,
+      sessionTimeoutMs: SESSION_TIMEOUT_MS,
+      functionsModule: JOB_FUNCTIONS,
+      extraArgs: ['--jobs', JOBS, '--lease-ms', String(LEASE_MS)],
+    },
   });
   const logFile = join(env.dir, 'jobs.jsonl');
   process.env[JOB_LOG_ENV] = logFile; // inherited by the workers
@@ -35,9 +43,14 @@ async function startEnv(name: string, workers: number): Promise<{ env: FaultEnv;
 }
 
 /** `startEnv`, then the continuous job `even` over ITEMS, settled over every worker. */
-async function startWithJob(name: string, workers: number): Promise<{ env: FaultEnv; slots: WorkerProcess[]; logFile: string }> {
+async function startWithJob(
+  name: string,
+  workers: number,
+): Promise<{ env: FaultEnv; slots: WorkerProcess[]; logFile: string }> {
   const started = await startEnv(name, workers);
-  await started.env.zkPlan.jobs(JOBS).define({ name: 'even', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous' });
+  await started.env.zkPlan
+    .jobs(JOBS)
+    .define({ name: 'even', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous' });
   await settled(
     started.env,
     'even',
@@ -69,11 +82,19 @@ async function summary(env: FaultEnv, job: string): Promise<JobSummary> {
 }
 
 /** Item counts per worker pid once the assignment covers the pool over exactly `pids` and every item's lease is held by its assigned worker. */
-async function settled(env: FaultEnv, job: string, pids: readonly number[], timeoutMs: number): Promise<{ byPid: Map<number, string[]>; at: number }> {
+async function settled(
+  env: FaultEnv,
+  job: string,
+  pids: readonly number[],
+  timeoutMs: number,
+): Promise<{ byPid: Map<number, string[]>; at: number }> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
-    const [current, workers] = await Promise.all([summary(env, job), env.zkPlan.jobs(JOBS).workers()]);
+    const [current, workers] = await Promise.all([
+      summary(env, job),
+      env.zkPlan.jobs(JOBS).workers(),
+    ]);
     const pidOf = new Map(workers.map((worker) => [worker.id, worker.pid]));
     const byPid = new Map<number, string[]>();
     let whole = current.unassigned.length === 0;
@@ -86,13 +107,26 @@ async function settled(env: FaultEnv, job: string, pids: readonly number[], time
       byPid.set(pid, [...items]);
       for (const item of items) {
         const lease = current.leases[item];
-        whole &&= lease !== undefined && lease.holder === worker && !lease.released && lease.expiresAt.getTime() > Date.now();
+        whole &&=
+          lease !== undefined &&
+          lease.holder === worker &&
+          !lease.released &&
+          lease.expiresAt.getTime() > Date.now();
       }
     }
-    whole &&= pids.every((pid) => byPid.has(pid)) && [...byPid.values()].flat().sort().join() === ITEMS.join();
+    whole &&=
+      pids.every((pid) => byPid.has(pid)) &&
+      [...byPid.values()].flat().sort().join() === ITEMS.join();
     if (whole) return { byPid, at: Date.now() };
-    last = JSON.stringify({ assignment: current.assignment, unassigned: current.unassigned, problem: current.problem });
-    if (Date.now() > deadline) throw new Error(`job ${job} not settled over pids ${pids.join(',')} in ${timeoutMs} ms: ${last}\n${env.fleet.outputs()}`);
+    last = JSON.stringify({
+      assignment: current.assignment,
+      unassigned: current.unassigned,
+      problem: current.problem,
+    });
+    if (Date.now() > deadline)
+      throw new Error(
+        `job ${job} not settled over pids ${pids.join(',')} in ${timeoutMs} ms: ${last}\n${env.fleet.outputs()}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -103,12 +137,20 @@ function assertNoOverlap(lines: readonly JobLogLine[]): { runs: number } {
   for (const line of lines) {
     if (line.event === 'stop') continue;
     const id = `${line.job}/${line.item}/${line.worker}/${line.token}`;
-    const run = runs.get(id) ?? { worker: line.worker, token: line.token, first: line.at, last: line.at };
+    const run = runs.get(id) ?? {
+      worker: line.worker,
+      token: line.token,
+      first: line.at,
+      last: line.at,
+    };
     run.first = Math.min(run.first, line.at);
     run.last = Math.max(run.last, line.at);
     runs.set(id, run);
   }
-  const byItem = new Map<string, { worker: string; token: number; first: number; last: number }[]>();
+  const byItem = new Map<
+    string,
+    { worker: string; token: number; first: number; last: number }[]
+  >();
   for (const [id, run] of runs) {
     const item = id.split('/').slice(0, 2).join('/');
     byItem.set(item, [...(byItem.get(item) ?? []), run]);
@@ -136,8 +178,20 @@ describe('sharded jobs under faults (real job worker processes)', () => {
     async () => {
       const { env, slots, logFile } = await startEnv('jobs-spread', 3);
       const jobs = env.zkPlan.jobs(JOBS);
-      await jobs.define({ name: 'even', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous', strategy: 'evenly' });
-      await jobs.define({ name: 'hash', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous', strategy: 'rendezvous' });
+      await jobs.define({
+        name: 'even',
+        fn: 'hold',
+        workPool: { items: ITEMS },
+        mode: 'continuous',
+        strategy: 'evenly',
+      });
+      await jobs.define({
+        name: 'hash',
+        fn: 'hold',
+        workPool: { items: ITEMS },
+        mode: 'continuous',
+        strategy: 'rendezvous',
+      });
       const three = slots.map((worker) => worker.pid);
       const even3 = await settled(env, 'even', three, 20_000 * TIMING);
       expect([...even3.byPid.values()].map((items) => items.length)).toEqual([4, 4, 4]);
@@ -148,9 +202,15 @@ describe('sharded jobs under faults (real job worker processes)', () => {
       const even4 = await settled(env, 'even', four, 20_000 * TIMING);
       expect([...even4.byPid.values()].map((items) => items.length)).toEqual([3, 3, 3, 3]);
       const hash4 = await settled(env, 'hash', four, 20_000 * TIMING);
-      const holderBefore = new Map([...hash3.byPid].flatMap(([pid, items]) => items.map((item) => [item, pid] as const)));
-      const moved = [...hash4.byPid].flatMap(([pid, items]) => items.filter((item) => holderBefore.get(item) !== pid));
-      console.log(`rendezvous, 3 → 4 workers: ${moved.length} of 12 items moved (${moved.join(', ')}), all to the new worker`);
+      const holderBefore = new Map(
+        [...hash3.byPid].flatMap(([pid, items]) => items.map((item) => [item, pid] as const)),
+      );
+      const moved = [...hash4.byPid].flatMap(([pid, items]) =>
+        items.filter((item) => holderBefore.get(item) !== pid),
+      );
+      console.log(
+        `rendezvous, 3 → 4 workers: ${moved.length} of 12 items moved (${moved.join(', ')}), all to the new worker`,
+      );
       expect(moved.sort()).toEqual([...(hash4.byPid.get(fourth!.pid) ?? [])].sort()); // only the new worker's items moved
       expect(moved.length).toBeLessThan(12);
 
@@ -160,7 +220,9 @@ describe('sharded jobs under faults (real job worker processes)', () => {
       expect(exit.code).toBe(0);
       const rest = four.filter((pid) => pid !== leaving.pid);
       const after = await settled(env, 'even', rest, 20_000 * TIMING);
-      console.log(`clean stop (SIGTERM) → its items held elsewhere after ${after.at - stoppedAt} ms (lease ${LEASE_MS} ms)`);
+      console.log(
+        `clean stop (SIGTERM) → its items held elsewhere after ${after.at - stoppedAt} ms (lease ${LEASE_MS} ms)`,
+      );
       expect(after.at - stoppedAt).toBeLessThan(LEASE_MS); // given back, not waited out
       expect([...after.byPid.values()].map((items) => items.length)).toEqual([4, 4, 4]);
       const { runs } = assertNoOverlap(readLog(logFile));
@@ -168,17 +230,23 @@ describe('sharded jobs under faults (real job worker processes)', () => {
     },
   );
 
-  it('kill -9 of a worker: its items are held elsewhere within session timeout + lease', { timeout: 120_000 * TIMING }, async () => {
-    const { env, slots, logFile } = await startWithJob('jobs-kill-9', 3);
-    const victim = slots[1]!;
-    const killedAt = await victim.kill9();
-    const rest = slots.filter((worker) => worker !== victim).map((worker) => worker.pid);
-    const after = await settled(env, 'even', rest, 30_000 * TIMING);
-    const took = after.at - killedAt;
-    console.log(`kill -9 → items held elsewhere after ${took} ms (session timeout ${SESSION_TIMEOUT_MS} ms + lease ${LEASE_MS} ms + drift ${DRIFT_MS} ms)`);
-    expect(took).toBeLessThan(SESSION_TIMEOUT_MS + LEASE_MS + DRIFT_MS + 1_500 * TIMING);
-    assertNoOverlap(readLog(logFile));
-  });
+  it(
+    'kill -9 of a worker: its items are held elsewhere within session timeout + lease',
+    { timeout: 120_000 * TIMING },
+    async () => {
+      const { env, slots, logFile } = await startWithJob('jobs-kill-9', 3);
+      const victim = slots[1]!;
+      const killedAt = await victim.kill9();
+      const rest = slots.filter((worker) => worker !== victim).map((worker) => worker.pid);
+      const after = await settled(env, 'even', rest, 30_000 * TIMING);
+      const took = after.at - killedAt;
+      console.log(
+        `kill -9 → items held elsewhere after ${took} ms (session timeout ${SESSION_TIMEOUT_MS} ms + lease ${LEASE_MS} ms + drift ${DRIFT_MS} ms)`,
+      );
+      expect(took).toBeLessThan(SESSION_TIMEOUT_MS + LEASE_MS + DRIFT_MS + 1_500 * TIMING);
+      assertNoOverlap(readLog(logFile));
+    },
+  );
 
   it(
     'SIGSTOP past the lease, then SIGCONT: no item worked on by two holders at once, the frozen one stops on waking without working, its tokens are lower',
@@ -194,7 +262,9 @@ describe('sharded jobs under faults (real job worker processes)', () => {
       const stoppedAt = frozen.suspend();
       const rest = slots.filter((worker) => worker !== frozen).map((worker) => worker.pid);
       await settled(env, 'even', rest, 30_000 * TIMING);
-      await pauseUntil(Math.max(Date.now() + 500, stoppedAt + SESSION_TIMEOUT_MS + LEASE_MS + 1_000)); // well past the lease and the session
+      await pauseUntil(
+        Math.max(Date.now() + 500, stoppedAt + SESSION_TIMEOUT_MS + LEASE_MS + 1_000),
+      ); // well past the lease and the session
       const continuedAt = frozen.resume();
       await settled(
         env,
@@ -206,11 +276,20 @@ describe('sharded jobs under faults (real job worker processes)', () => {
       const lines = readLog(logFile);
       assertNoOverlap(lines);
       const frozenId = lines.find((line) => line.pid === frozen.pid)?.worker;
-      const wokeUp = lines.filter((line) => line.pid === frozen.pid && line.at >= continuedAt && frozenItems.has(line.item));
-      const workedAfterWaking = wokeUp.filter((line) => line.event === 'tick' && line.worker === frozenId);
-      const firstStartAfter = Math.min(...wokeUp.filter((line) => line.event === 'start').map((line) => line.at));
+      const wokeUp = lines.filter(
+        (line) => line.pid === frozen.pid && line.at >= continuedAt && frozenItems.has(line.item),
+      );
+      const workedAfterWaking = wokeUp.filter(
+        (line) => line.event === 'tick' && line.worker === frozenId,
+      );
+      const firstStartAfter = Math.min(
+        ...wokeUp.filter((line) => line.event === 'start').map((line) => line.at),
+      );
       // Any work on waking belongs to a run it started afresh (a new lease), never to the run that was frozen.
-      for (const line of workedAfterWaking) expect(line.at, `tick of ${line.item} at ${line.at}`).toBeGreaterThanOrEqual(firstStartAfter);
+      for (const line of workedAfterWaking)
+        expect(line.at, `tick of ${line.item} at ${line.at}`).toBeGreaterThanOrEqual(
+          firstStartAfter,
+        );
       const stops = wokeUp.filter((line) => line.event === 'stop');
       expect(stops.length, 'the frozen run logged its stop on waking').toBeGreaterThan(0);
       console.log(
@@ -218,30 +297,43 @@ describe('sharded jobs under faults (real job worker processes)', () => {
       );
       expect(Math.min(...stops.map((line) => line.at)) - continuedAt).toBeLessThan(1_000 * TIMING);
       for (const item of frozenItems) {
-        const tokens = lines.filter((line) => line.item === item && line.event === 'start' && line.job === 'even');
-        const frozenToken = Math.max(...tokens.filter((line) => line.pid === frozen.pid && line.at < stoppedAt).map((line) => line.token));
+        const tokens = lines.filter(
+          (line) => line.item === item && line.event === 'start' && line.job === 'even',
+        );
+        const frozenToken = Math.max(
+          ...tokens
+            .filter((line) => line.pid === frozen.pid && line.at < stoppedAt)
+            .map((line) => line.token),
+        );
         const next = tokens.filter((line) => line.at > stoppedAt && line.pid !== frozen.pid);
         expect(next.length, `${item} was taken over`).toBeGreaterThan(0);
-        for (const line of next) expect(line.token, `${item}: the new holder's token`).toBeGreaterThan(frozenToken);
+        for (const line of next)
+          expect(line.token, `${item}: the new holder's token`).toBeGreaterThan(frozenToken);
       }
     },
   );
 
-  it('kill -9 of the manager during a rebalance: a new manager finishes it, no item unassigned or assigned twice', { timeout: 120_000 * TIMING }, async () => {
-    const { env, slots, logFile } = await startWithJob('jobs-manager', 3);
-    const jobs = env.zkPlan.jobs(JOBS);
-    const managerPid = (await jobs.workers()).find((worker) => worker.manager)?.pid;
-    const manager = slots.find((worker) => worker.pid === managerPid);
-    expect(manager, 'a manager among the workers').toBeDefined();
-    const [fourth] = await env.startWorkers(1); // membership changes: the manager starts a rebalance…
-    await manager!.kill9(); // …and dies in it
-    const live = [...slots.filter((worker) => worker !== manager), fourth!].map((worker) => worker.pid);
-    const after = await settled(env, 'even', live, 30_000 * TIMING);
-    expect([...after.byPid.values()].map((items) => items.length)).toEqual([4, 4, 4]);
-    const newManager = (await jobs.workers()).find((worker) => worker.manager);
-    expect(live).toContain(newManager?.pid);
-    assertNoOverlap(readLog(logFile));
-  });
+  it(
+    'kill -9 of the manager during a rebalance: a new manager finishes it, no item unassigned or assigned twice',
+    { timeout: 120_000 * TIMING },
+    async () => {
+      const { env, slots, logFile } = await startWithJob('jobs-manager', 3);
+      const jobs = env.zkPlan.jobs(JOBS);
+      const managerPid = (await jobs.workers()).find((worker) => worker.manager)?.pid;
+      const manager = slots.find((worker) => worker.pid === managerPid);
+      expect(manager, 'a manager among the workers').toBeDefined();
+      const [fourth] = await env.startWorkers(1); // membership changes: the manager starts a rebalance…
+      await manager!.kill9(); // …and dies in it
+      const live = [...slots.filter((worker) => worker !== manager), fourth!].map(
+        (worker) => worker.pid,
+      );
+      const after = await settled(env, 'even', live, 30_000 * TIMING);
+      expect([...after.byPid.values()].map((items) => items.length)).toEqual([4, 4, 4]);
+      const newManager = (await jobs.workers()).find((worker) => worker.manager);
+      expect(live).toContain(newManager?.pid);
+      assertNoOverlap(readLog(logFile));
+    },
+  );
 
   it(
     'a work pool that changes while running: removed items stop, added ones start, the assignment covers exactly the new pool',
@@ -258,14 +350,21 @@ describe('sharded jobs under faults (real job worker processes)', () => {
         const held = Object.entries(current.leases)
           .filter(([, lease]) => !lease.released && lease.expiresAt.getTime() > Date.now())
           .map(([item]) => item);
-        if (assigned.join() === [...next].sort().join() && held.sort().join() === [...next].sort().join()) break;
-        if (Date.now() > deadline) throw new Error(`pool change not applied: ${JSON.stringify({ assigned, held })}`);
+        if (
+          assigned.join() === [...next].sort().join() &&
+          held.sort().join() === [...next].sort().join()
+        )
+          break;
+        if (Date.now() > deadline)
+          throw new Error(`pool change not applied: ${JSON.stringify({ assigned, held })}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       await new Promise((resolve) => setTimeout(resolve, 300));
       const lines = readLog(logFile);
       for (const removed of ITEMS.slice(0, 4)) {
-        const after = lines.filter((line) => line.item === removed && line.at > changedAt + 1_000 && line.event === 'tick');
+        const after = lines.filter(
+          (line) => line.item === removed && line.at > changedAt + 1_000 && line.event === 'tick',
+        );
         expect(after, `${removed} left the pool but is still worked on`).toEqual([]);
       }
       for (const added of ['new1', 'new2', 'new3'])

@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../examples/seeded-random.js';
-import { describeOverlap, executionsOf, overlapsOf, reExecutionCount } from '../support/execution-log.js';
+import {
+  describeOverlap,
+  executionsOf,
+  overlapsOf,
+  reExecutionCount,
+} from '../support/execution-log.js';
 import { pauseUntil, useFaultEnv } from '../support/fault-env.js';
-import { addLayeredPlan, awaitPlanCompletion, checkPlanOutcome, printFigures, tasksRun } from '../support/fault-plan.js';
+import {
+  addLayeredPlan,
+  awaitPlanCompletion,
+  checkPlanOutcome,
+  printFigures,
+  tasksRun,
+} from '../support/fault-plan.js';
 import { describeExit, type WorkerProcess } from '../support/worker-process.js';
 import { TIMING } from '../support/zk-test-env.js';
 
@@ -25,84 +36,108 @@ const PLAN_DEADLINE_MS = 120_000 * TIMING;
 const faults = useFaultEnv();
 
 describe('kill -9 of worker processes during a plan', () => {
-  it('completes a 300-task plan with right results while a random worker is killed every ~2 s and restarted', { timeout: 180_000 * TIMING }, async () => {
-    const seed = Number(process.env['FAULTS_SEED'] ?? Date.now() % 1_000_000);
-    const random = prng(seed);
-    const env = await faults.start({ name: 'kill-9', tickTimeMs: TICK_MS, workers: { loops: LOOPS, sessionTimeoutMs: SESSION_TIMEOUT_MS } });
-    const { zkPlan, fleet } = env;
-    // One attempt per task: a kill -9 (or a lost session) must never be charged to a task as a failed try.
-    const plan = await zkPlan.createPlan(env.parent, { maxAttempts: 1 });
-    const tasks = await addLayeredPlan(zkPlan, plan, { independent: 100, dependent: 150, fanIns: 50, msRange: [100, 300], seed });
-    const slots: WorkerProcess[] = await env.startWorkers(PROCESSES);
+  it(
+    'completes a 300-task plan with right results while a random worker is killed every ~2 s and restarted',
+    { timeout: 180_000 * TIMING },
+    async () => {
+      const seed = Number(process.env['FAULTS_SEED'] ?? Date.now() % 1_000_000);
+      const random = prng(seed);
+      const env = await faults.start({
+        name: 'kill-9',
+        tickTimeMs: TICK_MS,
+        workers: { loops: LOOPS, sessionTimeoutMs: SESSION_TIMEOUT_MS },
+      });
+      const { zkPlan, fleet } = env;
+      // One attempt per task: a kill -9 (or a lost session) must never be charged to a task as a failed try.
+      const plan = await zkPlan.createPlan(env.parent, { maxAttempts: 1 });
+      const tasks = await addLayeredPlan(zkPlan, plan, {
+        independent: 100,
+        dependent: 150,
+        fanIns: 50,
+        msRange: [100, 300],
+        seed,
+      });
+      const slots: WorkerProcess[] = await env.startWorkers(PROCESSES);
 
-    await zkPlan.markAsReady(plan);
-    const startedAt = Date.now();
-    const done = new AbortController();
-    const completion = awaitPlanCompletion(zkPlan, plan, { logFile: env.logFile, timeoutMs: PLAN_DEADLINE_MS, context: () => fleet.outputs() }).finally(() =>
-      done.abort(),
-    );
-    completion.catch(() => undefined); // awaited below
+      await zkPlan.markAsReady(plan);
+      const startedAt = Date.now();
+      const done = new AbortController();
+      const completion = awaitPlanCompletion(zkPlan, plan, {
+        logFile: env.logFile,
+        timeoutMs: PLAN_DEADLINE_MS,
+        context: () => fleet.outputs(),
+      }).finally(() => done.abort());
+      completion.catch(() => undefined); // awaited below
 
-    // The chaos: every ~2 s (jittered) from the start, kill -9 a random worker that is up, and start a new one in its place.
-    let kills = 0;
-    const readyOnes = new Set<WorkerProcess>(slots);
-    const chaos = (async () => {
-      for (let round = 1; !done.signal.aborted; round++) {
-        await pauseUntil(startedAt + round * KILL_EVERY_MS + Math.floor((random() - 0.5) * 600), done.signal); // the schedule, cut short by completion
-        if (done.signal.aborted) break;
-        const candidates = slots.map((worker, index) => ({ worker, index })).filter(({ worker }) => readyOnes.has(worker));
-        const victim = candidates[Math.floor(random() * candidates.length)];
-        if (victim === undefined) continue;
-        await victim.worker.kill9();
-        kills += 1;
-        const replacement = fleet.restart(victim.worker);
-        slots[victim.index] = replacement;
-        void replacement.ready().then(
-          () => readyOnes.add(replacement),
-          () => undefined,
-        );
+      // The chaos: every ~2 s (jittered) from the start, kill -9 a random worker that is up, and start a new one in its place.
+      let kills = 0;
+      const readyOnes = new Set<WorkerProcess>(slots);
+      const chaos = (async () => {
+        for (let round = 1; !done.signal.aborted; round++) {
+          await pauseUntil(
+            startedAt + round * KILL_EVERY_MS + Math.floor((random() - 0.5) * 600),
+            done.signal,
+          ); // the schedule, cut short by completion
+          if (done.signal.aborted) break;
+          const candidates = slots
+            .map((worker, index) => ({ worker, index }))
+            .filter(({ worker }) => readyOnes.has(worker));
+          const victim = candidates[Math.floor(random() * candidates.length)];
+          if (victim === undefined) continue;
+          await victim.worker.kill9();
+          kills += 1;
+          const replacement = fleet.restart(victim.worker);
+          slots[victim.index] = replacement;
+          void replacement.ready().then(
+            () => readyOnes.add(replacement),
+            () => undefined,
+          );
+        }
+      })();
+
+      try {
+        await completion;
+      } finally {
+        done.abort();
+        await chaos;
       }
-    })();
+      const makespanMs = Date.now() - startedAt;
 
-    try {
-      await completion;
-    } finally {
-      done.abort();
-      await chaos;
-    }
-    const makespanMs = Date.now() - startedAt;
+      // Survivors drain and exit cleanly on SIGTERM (a replacement still starting up is let finish first).
+      await Promise.all(fleet.live.map((worker) => worker.ready()));
+      const survivors = fleet.live;
+      const exits = await Promise.all(survivors.map((worker) => worker.terminate()));
+      expect(
+        exits.map(describeExit),
+        survivors
+          .map((worker) => `${worker.name} (pid ${worker.pid}):\n${worker.output.slice(-2_000)}`)
+          .join('\n'),
+      ).toEqual(exits.map(() => 'exit code 0'));
 
-    // Survivors drain and exit cleanly on SIGTERM (a replacement still starting up is let finish first).
-    await Promise.all(fleet.live.map((worker) => worker.ready()));
-    const survivors = fleet.live;
-    const exits = await Promise.all(survivors.map((worker) => worker.terminate()));
-    expect(exits.map(describeExit), survivors.map((worker) => `${worker.name} (pid ${worker.pid}):\n${worker.output.slice(-2_000)}`).join('\n')).toEqual(
-      exits.map(() => 'exit code 0'),
-    );
+      const entries = env.log();
+      const executions = executionsOf(entries, fleet.kills());
+      const overlaps = overlapsOf(executions);
+      const problems = await checkPlanOutcome(zkPlan, tasks, entries);
+      const killedRuns = executions.filter((execution) => execution.ending === 'killed').length;
+      printFigures('kill-9', {
+        seed,
+        tasks: tasks.length,
+        tasksRun: tasksRun(executions),
+        executions: executions.length,
+        reExecutions: reExecutionCount(executions),
+        runsCutByKill: killedRuns,
+        kills,
+        processes: fleet.processes.length,
+        fencedOverlaps: overlaps.fenced.length,
+        liveOverlaps: overlaps.live.length,
+        makespanMs,
+      });
 
-    const entries = env.log();
-    const executions = executionsOf(entries, fleet.kills());
-    const overlaps = overlapsOf(executions);
-    const problems = await checkPlanOutcome(zkPlan, tasks, entries);
-    const killedRuns = executions.filter((execution) => execution.ending === 'killed').length;
-    printFigures('kill-9', {
-      seed,
-      tasks: tasks.length,
-      tasksRun: tasksRun(executions),
-      executions: executions.length,
-      reExecutions: reExecutionCount(executions),
-      runsCutByKill: killedRuns,
-      kills,
-      processes: fleet.processes.length,
-      fencedOverlaps: overlaps.fenced.length,
-      liveOverlaps: overlaps.live.length,
-      makespanMs,
-    });
-
-    expect(await zkPlan.planCompleted(plan)).toBe(true);
-    expect(problems).toEqual([]);
-    expect(tasksRun(executions)).toBe(tasks.length);
-    expect(overlaps.live.map(describeOverlap)).toEqual([]);
-    expect(kills).toBeGreaterThanOrEqual(2); // the plan ran long enough to be hit
-  });
+      expect(await zkPlan.planCompleted(plan)).toBe(true);
+      expect(problems).toEqual([]);
+      expect(tasksRun(executions)).toBe(tasks.length);
+      expect(overlaps.live.map(describeOverlap)).toEqual([]);
+      expect(kills).toBeGreaterThanOrEqual(2); // the plan ran long enough to be hit
+    },
+  );
 });

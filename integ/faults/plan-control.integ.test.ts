@@ -25,20 +25,31 @@ async function controlEnv(parent: string): Promise<FaultEnv> {
     parent,
     tickTimeMs: TICK_MS,
     // The test's own ZkPlan writes plans only; its registry names the functions the workers have.
-    client: { functions: new FunctionRegistry().register('step', () => null).register('fail', () => null) },
-    workers: { sessionTimeoutMs: SESSION_TIMEOUT_MS, drainTimeoutMs: 200, extraArgs: ['--no-retention', '--json'] },
+    client: {
+      functions: new FunctionRegistry().register('step', () => null).register('fail', () => null),
+    },
+    workers: {
+      sessionTimeoutMs: SESSION_TIMEOUT_MS,
+      drainTimeoutMs: 200,
+      extraArgs: ['--no-retention', '--json'],
+    },
   });
 }
 
 const labelOf = (line: LogEntry): string => line.label ?? '';
 
 /** The most runs of `label`-prefixed tasks at once, from the log (a killed run ends at `killedAt`). */
-function maxConcurrency(lines: readonly LogEntry[], prefix: string, killed: ReadonlyMap<number, number> = new Map()): number {
+function maxConcurrency(
+  lines: readonly LogEntry[],
+  prefix: string,
+  killed: ReadonlyMap<number, number> = new Map(),
+): number {
   const runs = new Map<string, { start: number; end: number }>();
   for (const line of lines) {
     if (!labelOf(line).startsWith(prefix)) continue;
     const key = `${line.pid}:${line.task}`;
-    if (line.event === 'start') runs.set(key, { start: line.at, end: killed.get(line.pid) ?? Number.POSITIVE_INFINITY });
+    if (line.event === 'start')
+      runs.set(key, { start: line.at, end: killed.get(line.pid) ?? Number.POSITIVE_INFINITY });
     else {
       const run = runs.get(key);
       if (run) run.end = line.at;
@@ -66,21 +77,31 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
       plan,
       Array.from({ length: 60 }, (_, index) => ({ task: call('step', `t${index}`, 100) })),
     );
-    const total = await zkPlan.addTask(plan, call('step', 'total', 1), tasks.slice(0, 2), { keepResult: true });
+    const total = await zkPlan.addTask(plan, call('step', 'total', 1), tasks.slice(0, 2), {
+      keepResult: true,
+    });
     await zkPlan.markAsReady(plan);
-    await waitFor('8 tasks to start', () => readLog().filter((line) => line.event === 'start').length >= 8, { timeoutMs: 20_000 });
+    await waitFor(
+      '8 tasks to start',
+      () => readLog().filter((line) => line.event === 'start').length >= 8,
+      { timeoutMs: 20_000 },
+    );
 
     const { running } = await zkPlan.control.pause(plan);
     const acknowledgedAt = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 1_500)); // a negative check: 15 task lengths in which nothing new may start
     const held = new Set(running);
-    const startedAfter = readLog().filter((line) => line.event === 'start' && line.at > acknowledgedAt);
+    const startedAfter = readLog().filter(
+      (line) => line.event === 'start' && line.at > acknowledgedAt,
+    );
     expect(startedAfter.filter((line) => !held.has(line.task))).toEqual([]);
     expect((await zkPlan.plans.status(plan)).state).toBe('paused');
     printFigures('pause', {
       heldAtPause: running.length,
       startedAfterAck: startedAfter.length,
-      startedBeforePause: readLog().filter((line) => line.event === 'start' && line.at <= acknowledgedAt).length,
+      startedBeforePause: readLog().filter(
+        (line) => line.event === 'start' && line.at <= acknowledgedAt,
+      ).length,
     });
 
     await zkPlan.control.resume(plan);
@@ -100,15 +121,25 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
       Array.from({ length: 6 }, (_, index) => ({ task: call('step', `slow${index}`, 60_000) })),
     );
     await zkPlan.markAsReady(doomed);
-    await waitFor('the 6 slow tasks to start', () => readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('slow')).length === 6, {
-      timeoutMs: 20_000,
-    });
-    const waiting = zkPlan.waitForCompletion(doomed, { timeoutMs: 60_000 }).catch((error: unknown) => error);
+    await waitFor(
+      'the 6 slow tasks to start',
+      () =>
+        readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('slow'))
+          .length === 6,
+      {
+        timeoutMs: 20_000,
+      },
+    );
+    const waiting = zkPlan
+      .waitForCompletion(doomed, { timeoutMs: 60_000 })
+      .catch((error: unknown) => error);
     await zkPlan.control.cancel(doomed, { reason: 'warehouse down' });
     expect(await waiting).toBeInstanceOf(PlanCancelledError);
     await waitFor(
       'the 6 slow tasks to see their signal abort',
-      () => readLog().filter((line) => line.event === 'aborted' && labelOf(line).startsWith('slow')).length === 6,
+      () =>
+        readLog().filter((line) => line.event === 'aborted' && labelOf(line).startsWith('slow'))
+          .length === 6,
       { timeoutMs: 10_000 },
     );
   });
@@ -122,7 +153,10 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     const plan = await zkPlan.createPlan(parent);
     await zkPlan.addTasks(
       plan,
-      Array.from({ length: 40 }, (_, index) => ({ task: call('step', `w${index}`, 200), options: { concurrencyKey: 'warehouse' } })),
+      Array.from({ length: 40 }, (_, index) => ({
+        task: call('step', `w${index}`, 200),
+        options: { concurrencyKey: 'warehouse' },
+      })),
     );
     const startedAt = Date.now();
     await zkPlan.markAsReady(plan);
@@ -134,22 +168,41 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     // between two at a time (20 × 200 ms) and one at a time (40 × 200 ms), leaving room for a loaded
     // machine; how fast hand-overs are is the bench's measure, not this test's.
     expect(makespanMs).toBeLessThan(1.75 * 20 * 200);
-    printFigures('limit', { tasks: 40, limit: 2, loops: 12, maxConcurrency: maxConcurrency(log, 'w'), makespanMs, idealMs: 20 * 200 });
+    printFigures('limit', {
+      tasks: 40,
+      limit: 2,
+      loops: 12,
+      maxConcurrency: maxConcurrency(log, 'w'),
+      makespanMs,
+      idealMs: 20 * 200,
+    });
 
     // A holder dies: its slot stays taken until its session expires, then the others go on.
     const second = await zkPlan.createPlan(parent);
     // Two long first runs take both slots (a rerun of one is quick); the short tasks come once they hold them.
     await zkPlan.addTasks(
       second,
-      [0, 1].map((index) => ({ task: call('step', `k${index}`, 60_000, 200), options: { concurrencyKey: 'warehouse' } })),
+      [0, 1].map((index) => ({
+        task: call('step', `k${index}`, 60_000, 200),
+        options: { concurrencyKey: 'warehouse' },
+      })),
     );
     await zkPlan.markAsReady(second);
-    await waitFor('k0 and k1 to start', () => readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('k')).length === 2, {
-      timeoutMs: 20_000,
-    });
+    await waitFor(
+      'k0 and k1 to start',
+      () =>
+        readLog().filter((line) => line.event === 'start' && labelOf(line).startsWith('k'))
+          .length === 2,
+      {
+        timeoutMs: 20_000,
+      },
+    );
     await zkPlan.addTasks(
       second,
-      [2, 3, 4, 5].map((index) => ({ task: call('step', `k${index}`, 200), options: { concurrencyKey: 'warehouse' } })),
+      [2, 3, 4, 5].map((index) => ({
+        task: call('step', `k${index}`, 200),
+        options: { concurrencyKey: 'warehouse' },
+      })),
     );
     const holders = new Set(
       readLog()
@@ -160,7 +213,13 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     const killedAt = await victim.kill9();
     await waitFor(
       'k2 to k5 to end',
-      () => readLog().filter((line) => line.event === 'end' && labelOf(line).startsWith('k') && Number(labelOf(line).slice(1)) >= 2).length === 4,
+      () =>
+        readLog().filter(
+          (line) =>
+            line.event === 'end' &&
+            labelOf(line).startsWith('k') &&
+            Number(labelOf(line).slice(1)) >= 2,
+        ).length === 4,
       {
         timeoutMs: 30_000,
       },
@@ -168,10 +227,14 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     const freedAfterMs =
       Math.min(
         ...readLog()
-          .filter((line) => line.event === 'start' && labelOf(line).startsWith('k') && line.at > killedAt)
+          .filter(
+            (line) => line.event === 'start' && labelOf(line).startsWith('k') && line.at > killedAt,
+          )
           .map((line) => line.at),
       ) - killedAt;
-    expect(maxConcurrency(readLog(), 'k', new Map([[victim.pid, killedAt]]))).toBeLessThanOrEqual(2);
+    expect(maxConcurrency(readLog(), 'k', new Map([[victim.pid, killedAt]]))).toBeLessThanOrEqual(
+      2,
+    );
     // Nothing started while the dead holder's session lived (the server ends it some time within its timeout of the last ping).
     expect(freedAfterMs).toBeGreaterThanOrEqual(SESSION_TIMEOUT_MS / 2);
     printFigures('limit-kill', { freedAfterMs, sessionTimeoutMs: SESSION_TIMEOUT_MS });
@@ -197,10 +260,18 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
     try {
       const env = await controlEnv('/alerts');
       const { zkPlan, parent } = env;
-      await env.startWorkers(3, { loops: 2, extraArgs: ['--no-retention', '--json', '--alert-webhook', url] });
-      const failing = await Promise.all([0, 1, 2].map(() => zkPlan.createPlan(parent, { maxAttempts: 1 })));
+      await env.startWorkers(3, {
+        loops: 2,
+        extraArgs: ['--no-retention', '--json', '--alert-webhook', url],
+      });
+      const failing = await Promise.all(
+        [0, 1, 2].map(() => zkPlan.createPlan(parent, { maxAttempts: 1 })),
+      );
       for (const plan of failing) {
-        await zkPlan.addTasks(plan, [{ task: call('fail', 'bad') }, { task: call('step', 'fine', 10) }]);
+        await zkPlan.addTasks(plan, [
+          { task: call('fail', 'bad') },
+          { task: call('step', 'fine', 10) },
+        ]);
         await zkPlan.markAsReady(plan);
       }
       const fine = await zkPlan.createPlan(parent);
@@ -208,7 +279,8 @@ describe('plan control with 3 worker processes', { timeout: 120_000 }, () => {
       await zkPlan.markAsReady(fine);
       await waitFor('7 POSTs', () => posts.length >= 7, { timeoutMs: 30_000 });
       await new Promise((resolve) => setTimeout(resolve, 1_500)); // a negative check: no second POST of any event follows
-      const perPlan = (event: string, plan: string): number => posts.filter((post) => post.event === event && post.plan === plan).length;
+      const perPlan = (event: string, plan: string): number =>
+        posts.filter((post) => post.event === event && post.plan === plan).length;
       for (const plan of failing) {
         expect(perPlan('plan:failed', plan)).toBe(1);
         expect(perPlan('task:failed', plan)).toBe(1);

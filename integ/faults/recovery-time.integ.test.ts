@@ -25,17 +25,30 @@ describe('recovery time after kill -9 of the worker running a task', () => {
     'with a session timeout of %i ms, the task starts again within the session timeout + 3 s',
     { timeout: 60_000 * TIMING },
     async (sessionTimeoutMs) => {
-      const env = await faults.start({ name: `recovery-${sessionTimeoutMs}`, tickTimeMs: TICK_MS, workers: { loops: 1, sessionTimeoutMs } });
+      const env = await faults.start({
+        name: `recovery-${sessionTimeoutMs}`,
+        tickTimeMs: TICK_MS,
+        workers: { loops: 1, sessionTimeoutMs },
+      });
       const { zkPlan, fleet } = env;
       const plan = await zkPlan.createPlan(env.parent, { maxAttempts: 1 }); // losing a session must not use up the only attempt
-      const long = await zkPlan.addTask(plan, call('marked', { label: 'long', firstRunMs: 120_000, rerunMs: 100 }), [], { keepResult: true });
+      const long = await zkPlan.addTask(
+        plan,
+        call('marked', { label: 'long', firstRunMs: 120_000, rerunMs: 100 }),
+        [],
+        { keepResult: true },
+      );
 
       const victim = fleet.spawn('victim');
       await victim.ready();
       await zkPlan.markAsReady(plan);
-      await waitFor('the victim to start the long task', () => env.log().find((e) => e.task === long && e.event === 'start' && e.pid === victim.pid), {
-        timeoutMs: 20_000,
-      });
+      await waitFor(
+        'the victim to start the long task',
+        () => env.log().find((e) => e.task === long && e.event === 'start' && e.pid === victim.pid),
+        {
+          timeoutMs: 20_000,
+        },
+      );
       const survivor = fleet.spawn('survivor');
       await survivor.ready();
 
@@ -53,7 +66,8 @@ describe('recovery time after kill -9 of the worker running a task', () => {
       const killedAt = await victim.kill9();
       const rerun = await waitFor(
         'the survivor to start the task again',
-        () => env.log().find((e) => e.task === long && e.event === 'start' && e.pid === survivor.pid),
+        () =>
+          env.log().find((e) => e.task === long && e.event === 'start' && e.pid === survivor.pid),
         {
           timeoutMs: sessionTimeoutMs + 20_000,
         },

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { prng } from '../../examples/seeded-random.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { readSpecRecord } from '../../src/spec/spec-record.js';
-import { cronTickId, planPathForTick, sortTickIds, timeOfTickId } from '../../src/schedule/tick-record.js';
+import {
+  cronTickId,
+  planPathForTick,
+  sortTickIds,
+  timeOfTickId,
+} from '../../src/schedule/tick-record.js';
 import type { ScheduleInput } from '../../src/schedule/schedule-definition.js';
 import { scheduleNodes, tickNodes, isPlanName } from '../../src/zk/layout.js';
 import type { ZkPlan } from '../../src/index.js';
@@ -34,7 +39,12 @@ function pulse(planParent: string, overrides: Partial<ScheduleInput> = {}): Sche
     spec: {
       tasks: {
         load: { fn: 'work', params: [{ label: { $param: 'firedAt' }, ms: 30, add: 1 }] },
-        report: { fn: 'work', params: [{ label: 'report', ms: 30, add: 2 }], inputs: ['load'], options: { keepResult: true } },
+        report: {
+          fn: 'work',
+          params: [{ label: 'report', ms: 30, add: 2 }],
+          inputs: ['load'],
+          options: { keepResult: true },
+        },
       },
     },
     ...overrides,
@@ -47,7 +57,9 @@ async function startSchedulers(env: FaultEnv, count: number): Promise<WorkerProc
 
 /** The pid in a tick lock's `by` (`host:pid/scheduler`), for the newest tick whose lock is held. */
 async function firingPid(zkPlan: ZkPlan): Promise<number | undefined> {
-  const ids = sortTickIds((await zkPlan.zk.tryGetChildren(scheduleNodes(SCHEDULES, NAME).ticks))?.children ?? []);
+  const ids = sortTickIds(
+    (await zkPlan.zk.tryGetChildren(scheduleNodes(SCHEDULES, NAME).ticks))?.children ?? [],
+  );
   for (const id of ids.slice(-3).reverse()) {
     const lock = await zkPlan.zk.tryGetData(tickNodes(SCHEDULES, NAME, id).lock);
     if (lock === undefined) continue;
@@ -58,12 +70,19 @@ async function firingPid(zkPlan: ZkPlan): Promise<number | undefined> {
 }
 
 /** Waits until every tick up to `until` (of the every-second schedule) is final; returns them by tick. */
-async function settledTicks(zkPlan: ZkPlan, after: number, deadline: number): Promise<Map<number, { state: string; plan: string }>> {
+async function settledTicks(
+  zkPlan: ZkPlan,
+  after: number,
+  deadline: number,
+): Promise<Map<number, { state: string; plan: string }>> {
   const until = Math.floor(after / 1000) * 1000;
   for (;;) {
-    const ids = sortTickIds((await zkPlan.zk.tryGetChildren(scheduleNodes(SCHEDULES, NAME).ticks))?.children ?? []);
+    const ids = sortTickIds(
+      (await zkPlan.zk.tryGetChildren(scheduleNodes(SCHEDULES, NAME).ticks))?.children ?? [],
+    );
     const cursor = await zkPlan.zk.tryGetData(scheduleNodes(SCHEDULES, NAME).cursor);
-    const cursorTick = cursor === undefined ? 0 : (decodeValue('cursor', cursor.data) as { tick: number }).tick;
+    const cursorTick =
+      cursor === undefined ? 0 : (decodeValue('cursor', cursor.data) as { tick: number }).tick;
     const records = await Promise.all(
       ids
         .filter((id) => (timeOfTickId(id) as number) <= until)
@@ -72,16 +91,26 @@ async function settledTicks(zkPlan: ZkPlan, after: number, deadline: number): Pr
           return decodeValue(id, node.data) as { tick: number; state: string; plan: string };
         }),
     );
-    if (cursorTick >= until && records.every((record) => record.state !== 'pending')) return new Map(records.map((record) => [record.tick, record]));
+    if (cursorTick >= until && records.every((record) => record.state !== 'pending'))
+      return new Map(records.map((record) => [record.tick, record]));
     if (Date.now() > deadline)
-      throw new Error(`ticks up to ${new Date(until).toISOString()} not settled: ${JSON.stringify(records.filter((r) => r.state === 'pending'))}`);
+      throw new Error(
+        `ticks up to ${new Date(until).toISOString()} not settled: ${JSON.stringify(records.filter((r) => r.state === 'pending'))}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
 /** Every plan under the parent is a tick's, with exactly the spec's two tasks' results, and completes. */
-async function checkPlans(zkPlan: ZkPlan, parent: string, expected: readonly string[], deadlineMs: number): Promise<void> {
-  const plans = ((await zkPlan.zk.tryGetChildren(parent))?.children ?? []).filter(isPlanName).map((name) => `${parent}/${name}`);
+async function checkPlans(
+  zkPlan: ZkPlan,
+  parent: string,
+  expected: readonly string[],
+  deadlineMs: number,
+): Promise<void> {
+  const plans = ((await zkPlan.zk.tryGetChildren(parent))?.children ?? [])
+    .filter(isPlanName)
+    .map((name) => `${parent}/${name}`);
   for (const plan of expected) expect(plans, `no plan ${plan}`).toContain(plan);
   for (const plan of expected) {
     await zkPlan.waitForCompletion(plan, { timeoutMs: deadlineMs });
@@ -98,7 +127,11 @@ describe('schedules under faults (real scheduler processes)', () => {
     async () => {
       const seed = Number(process.env['FAULTS_SEED'] ?? Date.now() % 1_000_000);
       const random = prng(seed);
-      const env = await faults.start({ name: 'schedule-kill-9', tickTimeMs: TICK_MS, workers: { loops: 2, sessionTimeoutMs: SESSION_TIMEOUT_MS } });
+      const env = await faults.start({
+        name: 'schedule-kill-9',
+        tickTimeMs: TICK_MS,
+        workers: { loops: 2, sessionTimeoutMs: SESSION_TIMEOUT_MS },
+      });
       const slots = await startSchedulers(env, 3);
       const stored = await env.zkPlan.schedules(SCHEDULES).put(pulse(env.parent));
       const windowEnd = stored.activeSince + 30_000;
@@ -119,10 +152,17 @@ describe('schedules under faults (real scheduler processes)', () => {
       }
       const ticks = await settledTicks(env.zkPlan, windowEnd, Date.now() + 30_000 * TIMING);
       const expectedTicks: number[] = [];
-      for (let tick = Math.floor(stored.activeSince / 1000) * 1000 + 1000; tick <= windowEnd; tick += 1000) expectedTicks.push(tick);
+      for (
+        let tick = Math.floor(stored.activeSince / 1000) * 1000 + 1000;
+        tick <= windowEnd;
+        tick += 1000
+      )
+        expectedTicks.push(tick);
       expect([...ticks.keys()].sort((a, b) => a - b)).toEqual(expectedTicks);
       expect([...ticks.values()].filter((record) => record.state !== 'fired')).toEqual([]);
-      const expectedPlans = expectedTicks.map((tick) => planPathForTick(env.parent, NAME, cronTickId(tick)));
+      const expectedPlans = expectedTicks.map((tick) =>
+        planPathForTick(env.parent, NAME, cronTickId(tick)),
+      );
       expect([...ticks.values()].map((record) => record.plan)).toEqual(expectedPlans);
       await checkPlans(env.zkPlan, env.parent, expectedPlans, 60_000 * TIMING);
       await env.zkPlan.schedules(SCHEDULES).remove(NAME);
@@ -137,7 +177,11 @@ describe('schedules under faults (real scheduler processes)', () => {
     'a scheduler frozen with SIGSTOP past its session timeout while firing, then resumed, makes no plan for a tick another fired',
     { timeout: 120_000 * TIMING },
     async () => {
-      const env = await faults.start({ name: 'schedule-sigstop', tickTimeMs: TICK_MS, workers: { loops: 2, sessionTimeoutMs: SESSION_TIMEOUT_MS } });
+      const env = await faults.start({
+        name: 'schedule-sigstop',
+        tickTimeMs: TICK_MS,
+        workers: { loops: 2, sessionTimeoutMs: SESSION_TIMEOUT_MS },
+      });
       const slots = await startSchedulers(env, 3);
       const stored = await env.zkPlan.schedules(SCHEDULES).put(pulse(env.parent));
       let frozen: WorkerProcess | undefined;
@@ -154,21 +198,40 @@ describe('schedules under faults (real scheduler processes)', () => {
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       await env.zkPlan.schedules(SCHEDULES).pause(NAME); // then every tick recorded so far settles, and no new one comes
       const [summary] = await env.zkPlan.schedules(SCHEDULES).list();
-      const ticks = await settledTicks(env.zkPlan, Date.parse(summary?.lastTick ?? ''), Date.now() + 30_000 * TIMING);
+      const ticks = await settledTicks(
+        env.zkPlan,
+        Date.parse(summary?.lastTick ?? ''),
+        Date.now() + 30_000 * TIMING,
+      );
       // fireAll: every whole second from the schedule's start to its last tick has its plan, whatever
       // the machine's load made that last tick (the freeze and the wait after it span 8 s).
       const lastTick = Math.floor(Date.parse(summary?.lastTick ?? '') / 1000) * 1000;
       const expectedTicks: number[] = [];
-      for (let tick = Math.floor(stored.activeSince / 1000) * 1000 + 1000; tick <= lastTick; tick += 1000) expectedTicks.push(tick);
-      expect(expectedTicks.length, 'the schedule ran for fewer than 5 ticks').toBeGreaterThanOrEqual(5);
+      for (
+        let tick = Math.floor(stored.activeSince / 1000) * 1000 + 1000;
+        tick <= lastTick;
+        tick += 1000
+      )
+        expectedTicks.push(tick);
+      expect(
+        expectedTicks.length,
+        'the schedule ran for fewer than 5 ticks',
+      ).toBeGreaterThanOrEqual(5);
       expect([...ticks.keys()].sort((a, b) => a - b)).toEqual(expectedTicks);
-      const fired = [...ticks.values()].filter((record) => record.state === 'fired').map((record) => record.plan);
+      const fired = [...ticks.values()]
+        .filter((record) => record.state === 'fired')
+        .map((record) => record.plan);
       expect(fired.length).toBe(expectedTicks.length);
       await checkPlans(env.zkPlan, env.parent, fired, 60_000 * TIMING);
       // The plans under the parent are exactly the fired ticks' (a woken firer would add one of its own, or tasks to one).
-      const plans = ((await env.zkPlan.zk.tryGetChildren(env.parent))?.children ?? []).filter(isPlanName).map((name) => `${env.parent}/${name}`);
+      const plans = ((await env.zkPlan.zk.tryGetChildren(env.parent))?.children ?? [])
+        .filter(isPlanName)
+        .map((name) => `${env.parent}/${name}`);
       expect(plans.sort()).toEqual(fired.sort());
-      expect(frozen!.alive, `the resumed scheduler exited (${JSON.stringify(frozen!.exit)}); it printed:\n${frozen!.output}`).toBe(true);
+      expect(
+        frozen!.alive,
+        `the resumed scheduler exited (${JSON.stringify(frozen!.exit)}); it printed:\n${frozen!.output}`,
+      ).toBe(true);
       await env.zkPlan.schedules(SCHEDULES).remove(NAME);
       console.log(
         `schedule SIGSTOP: froze pid ${frozen!.pid} while firing, ${frozenAt - stored.activeSince} ms in, for ${SESSION_TIMEOUT_MS + 3_000} ms; ${fired.length} ticks fired, one plan each`,
@@ -176,51 +239,83 @@ describe('schedules under faults (real scheduler processes)', () => {
     },
   );
 
-  it("overlap 'skip': a plan longer than the period makes the ticks while it runs skipped, and runs never overlap", { timeout: 60_000 * TIMING }, async () => {
-    const env = await faults.start({ name: 'schedule-overlap', tickTimeMs: TICK_MS, workers: { loops: 2, sessionTimeoutMs: SESSION_TIMEOUT_MS } });
-    await startSchedulers(env, 2);
-    const slow = pulse(env.parent, { overlap: 'skip' });
-    const spec = { tasks: { ...slow.spec.tasks, load: { fn: 'work', params: [{ label: { $param: 'firedAt' }, ms: 2_300, add: 1 }] } } };
-    const stored = await env.zkPlan.schedules(SCHEDULES).put({ ...slow, spec });
-    await new Promise((resolve) => setTimeout(resolve, 8_500));
-    await env.zkPlan.schedules(SCHEDULES).pause(NAME);
-    const ticks = await settledTicks(env.zkPlan, stored.activeSince + 8_000, Date.now() + 30_000 * TIMING);
-    const states = [...ticks.values()].map((record) => record.state);
-    expect(states.filter((state) => state === 'fired').length).toBeGreaterThanOrEqual(2);
-    expect(states.filter((state) => state === 'skipped').length).toBeGreaterThanOrEqual(3);
-    // From the functions' own log: no run of a plan starts before the previous plan's last run ended.
-    const runs = env.log().filter((entry) => entry.event === 'start' || entry.event === 'end');
-    const byPlan = new Map<string, { first: number; last: number }>();
-    for (const entry of runs) {
-      const plan = entry.task.slice(0, entry.task.lastIndexOf('/'));
-      const span = byPlan.get(plan) ?? { first: entry.at, last: entry.at };
-      byPlan.set(plan, { first: Math.min(span.first, entry.at), last: Math.max(span.last, entry.at) });
-    }
-    const spans = [...byPlan.values()].sort((a, b) => a.first - b.first);
-    for (let index = 1; index < spans.length; index++) expect(spans[index]!.first).toBeGreaterThanOrEqual(spans[index - 1]!.last);
-    console.log(`overlap skip: ticks ${states.join(' ')}`);
-  });
+  it(
+    "overlap 'skip': a plan longer than the period makes the ticks while it runs skipped, and runs never overlap",
+    { timeout: 60_000 * TIMING },
+    async () => {
+      const env = await faults.start({
+        name: 'schedule-overlap',
+        tickTimeMs: TICK_MS,
+        workers: { loops: 2, sessionTimeoutMs: SESSION_TIMEOUT_MS },
+      });
+      await startSchedulers(env, 2);
+      const slow = pulse(env.parent, { overlap: 'skip' });
+      const spec = {
+        tasks: {
+          ...slow.spec.tasks,
+          load: { fn: 'work', params: [{ label: { $param: 'firedAt' }, ms: 2_300, add: 1 }] },
+        },
+      };
+      const stored = await env.zkPlan.schedules(SCHEDULES).put({ ...slow, spec });
+      await new Promise((resolve) => setTimeout(resolve, 8_500));
+      await env.zkPlan.schedules(SCHEDULES).pause(NAME);
+      const ticks = await settledTicks(
+        env.zkPlan,
+        stored.activeSince + 8_000,
+        Date.now() + 30_000 * TIMING,
+      );
+      const states = [...ticks.values()].map((record) => record.state);
+      expect(states.filter((state) => state === 'fired').length).toBeGreaterThanOrEqual(2);
+      expect(states.filter((state) => state === 'skipped').length).toBeGreaterThanOrEqual(3);
+      // From the functions' own log: no run of a plan starts before the previous plan's last run ended.
+      const runs = env.log().filter((entry) => entry.event === 'start' || entry.event === 'end');
+      const byPlan = new Map<string, { first: number; last: number }>();
+      for (const entry of runs) {
+        const plan = entry.task.slice(0, entry.task.lastIndexOf('/'));
+        const span = byPlan.get(plan) ?? { first: entry.at, last: entry.at };
+        byPlan.set(plan, {
+          first: Math.min(span.first, entry.at),
+          last: Math.max(span.last, entry.at),
+        });
+      }
+      const spans = [...byPlan.values()].sort((a, b) => a.first - b.first);
+      for (let index = 1; index < spans.length; index++)
+        expect(spans[index]!.first).toBeGreaterThanOrEqual(spans[index - 1]!.last);
+      console.log(`overlap skip: ticks ${states.join(' ')}`);
+    },
+  );
 
   for (const [misfire, fired] of [
     ['fireAll', 5],
     ['fireOnce', 1],
     ['skip', 0],
   ] as const) {
-    it(`misfire '${misfire}' after every scheduler was down for 5 ticks: ${fired} of them fire`, { timeout: 60_000 * TIMING }, async () => {
-      const env = await faults.start({ name: `schedule-misfire-${misfire}`, tickTimeMs: TICK_MS });
-      const stored = await env.zkPlan.schedules(SCHEDULES).put(pulse(env.parent, { misfire, misfireGraceMs: 200 }));
-      const fifth = Math.floor(stored.activeSince / 1000) * 1000 + 5_000;
-      await pauseUntil(fifth + 600); // no scheduler runs through ticks 1…5
-      const scheduler = env.zkPlan.startScheduler(SCHEDULES);
-      try {
-        const ticks = await settledTicks(env.zkPlan, fifth, Date.now() + 20_000 * TIMING);
-        const states = [...ticks.entries()].filter(([tick]) => tick <= fifth).map(([, record]) => record.state);
-        expect(states.filter((state) => state === 'fired')).toHaveLength(fired);
-        const [summary] = await env.zkPlan.schedules(SCHEDULES).list();
-        expect(summary?.skippedTicks).toBeGreaterThanOrEqual(5 - fired);
-      } finally {
-        await scheduler.stop();
-      }
-    });
+    it(
+      `misfire '${misfire}' after every scheduler was down for 5 ticks: ${fired} of them fire`,
+      { timeout: 60_000 * TIMING },
+      async () => {
+        const env = await faults.start({
+          name: `schedule-misfire-${misfire}`,
+          tickTimeMs: TICK_MS,
+        });
+        const stored = await env.zkPlan
+          .schedules(SCHEDULES)
+          .put(pulse(env.parent, { misfire, misfireGraceMs: 200 }));
+        const fifth = Math.floor(stored.activeSince / 1000) * 1000 + 5_000;
+        await pauseUntil(fifth + 600); // no scheduler runs through ticks 1…5
+        const scheduler = env.zkPlan.startScheduler(SCHEDULES);
+        try {
+          const ticks = await settledTicks(env.zkPlan, fifth, Date.now() + 20_000 * TIMING);
+          const states = [...ticks.entries()]
+            .filter(([tick]) => tick <= fifth)
+            .map(([, record]) => record.state);
+          expect(states.filter((state) => state === 'fired')).toHaveLength(fired);
+          const [summary] = await env.zkPlan.schedules(SCHEDULES).list();
+          expect(summary?.skippedTicks).toBeGreaterThanOrEqual(5 - fired);
+        } finally {
+          await scheduler.stop();
+        }
+      },
+    );
   }
 });

@@ -17,20 +17,36 @@ const AT_ONCE = 2;
 const faults = useFaultEnv();
 
 describe('SIGTERM the moment a worker reports itself started', () => {
-  it('drains every time: a "SIGTERM: stopping" line, then exit code 0', { timeout: 120_000 * TIMING }, async () => {
-    const env = await faults.start({ name: 'sigterm-at-start', tickTimeMs: 500, workers: { loops: 3, sessionTimeoutMs: 3_000 } });
-    const outcomes: { worker: WorkerProcess; exit: ProcessExit }[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const workers = Array.from({ length: AT_ONCE }, () => env.fleet.spawn());
-      const exits = await Promise.all(
-        workers.map(async (worker) => {
-          await worker.ready();
-          return await worker.terminate();
-        }),
+  it(
+    'drains every time: a "SIGTERM: stopping" line, then exit code 0',
+    { timeout: 120_000 * TIMING },
+    async () => {
+      const env = await faults.start({
+        name: 'sigterm-at-start',
+        tickTimeMs: 500,
+        workers: { loops: 3, sessionTimeoutMs: 3_000 },
+      });
+      const outcomes: { worker: WorkerProcess; exit: ProcessExit }[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const workers = Array.from({ length: AT_ONCE }, () => env.fleet.spawn());
+        const exits = await Promise.all(
+          workers.map(async (worker) => {
+            await worker.ready();
+            return await worker.terminate();
+          }),
+        );
+        exits.forEach((exit, index) => outcomes.push({ worker: workers[index]!, exit }));
+      }
+      const wrong = outcomes.filter(
+        ({ worker, exit }) =>
+          describeExit(exit) !== 'exit code 0' || !worker.output.includes('SIGTERM: stopping'),
       );
-      exits.forEach((exit, index) => outcomes.push({ worker: workers[index]!, exit }));
-    }
-    const wrong = outcomes.filter(({ worker, exit }) => describeExit(exit) !== 'exit code 0' || !worker.output.includes('SIGTERM: stopping'));
-    expect(wrong.map(({ worker, exit }) => `${worker.name} (pid ${worker.pid}): ${describeExit(exit)}\n${worker.output.slice(-1_000)}`)).toEqual([]);
-  });
+      expect(
+        wrong.map(
+          ({ worker, exit }) =>
+            `${worker.name} (pid ${worker.pid}): ${describeExit(exit)}\n${worker.output.slice(-1_000)}`,
+        ),
+      ).toEqual([]);
+    },
+  );
 });

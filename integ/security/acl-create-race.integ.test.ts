@@ -7,7 +7,14 @@
  * request: no node under a protected plan is ever world-open, and no planted task runs.
  */
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, call, digestAcl, digestId, type AclEntry, type ZkAuth } from '../../src/index.js';
+import {
+  FunctionRegistry,
+  call,
+  digestAcl,
+  digestId,
+  type AclEntry,
+  type ZkAuth,
+} from '../../src/index.js';
 import { encodeValue } from '../../src/serialization/codec.js';
 import type { ZkClient } from '../../src/testing/index.js';
 import { TIMING, useZooKeeper } from '../support/zk-test-env.js';
@@ -32,7 +39,11 @@ async function subtree(reader: ZkClient, path: string): Promise<string[]> {
  * its cversion, and keeps creating a `ready` node and a planted task under them, many at a time,
  * until `done`. Returns the nodes it managed to create.
  */
-async function plantUnderNextPlans(attacker: ZkClient, parent: string, done: () => boolean): Promise<string[]> {
+async function plantUnderNextPlans(
+  attacker: ZkClient,
+  parent: string,
+  done: () => boolean,
+): Promise<string[]> {
   const planted: string[] = [];
   const payload = encodeValue({ fn: 'planted', params: ['attacker'] }, 'planted task');
   const attempt = async (path: string, data: Buffer | null): Promise<boolean> => {
@@ -47,11 +58,14 @@ async function plantUnderNextPlans(attacker: ZkClient, parent: string, done: () 
   while (!done()) {
     const stat = await attacker.exists(parent);
     if (stat === undefined) continue;
-    const guesses = [0, 1, 2].map((ahead) => `${parent}/plan-${String(stat.cversion + ahead).padStart(10, '0')}`);
+    const guesses = [0, 1, 2].map(
+      (ahead) => `${parent}/plan-${String(stat.cversion + ahead).padStart(10, '0')}`,
+    );
     await Promise.all(
       guesses.map(async (plan) => {
         await attempt(`${plan}/ready`, null);
-        if (await attempt(`${plan}/${PLANTED_TASK}`, payload)) await attempt(`${plan}/${PLANTED_TASK}/ready`, null);
+        if (await attempt(`${plan}/${PLANTED_TASK}`, payload))
+          await attempt(`${plan}/${PLANTED_TASK}/ready`, null);
       }),
     );
   }
@@ -88,7 +102,9 @@ describe('security: creating a protected plan races an unauthenticated client', 
 
     // What the attacker could leave behind: nodes it made, and any node not under alice's ACL.
     const nodes = (await Promise.all(plans.map((plan) => subtree(builder.zk, plan)))).flat();
-    const acls = await Promise.all(nodes.map(async (node) => ({ node, acl: (await builder.zk.getAcl(node)).acl })));
+    const acls = await Promise.all(
+      nodes.map(async (node) => ({ node, acl: (await builder.zk.getAcl(node)).acl })),
+    );
     expect(acls.filter(({ acl }) => JSON.stringify(acl) !== JSON.stringify(aliceOnly))).toEqual([]);
     expect(planted).toEqual([]);
 
@@ -96,7 +112,8 @@ describe('security: creating a protected plan races an unauthenticated client', 
     const pool = builder.startWorkers(parent, { count: 2, backoff: { initial: 10, max: 100 } });
     try {
       await Promise.all(plans.map((plan) => builder.markAsReady(plan)));
-      for (const plan of plans) await builder.waitForCompletion(plan, { timeoutMs: 20_000 * TIMING });
+      for (const plan of plans)
+        await builder.waitForCompletion(plan, { timeoutMs: 20_000 * TIMING });
     } finally {
       await pool.stop();
     }

@@ -34,15 +34,28 @@ let functions: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'zk-plan-cli-auth-'));
   credentials = join(dir, 'zk-credentials');
-  await writeFile(credentials, `# alice, for the plans under /secure\n${CREDENTIAL}\n`, { mode: 0o600 });
+  await writeFile(credentials, `# alice, for the plans under /secure\n${CREDENTIAL}\n`, {
+    mode: 0o600,
+  });
   await chmod(credentials, 0o600); // whatever the umask
   openCredentials = join(dir, 'zk-credentials-0644');
   await writeFile(openCredentials, `${CREDENTIAL}\n`);
   await chmod(openCredentials, 0o644);
   spec = join(dir, 'spec.json');
-  await writeFile(spec, JSON.stringify({ tasks: { one: { fn: 'constant', params: [20] }, two: { fn: 'plus', params: [1], inputs: ['one'] } } }));
+  await writeFile(
+    spec,
+    JSON.stringify({
+      tasks: {
+        one: { fn: 'constant', params: [20] },
+        two: { fn: 'plus', params: [1], inputs: ['one'] },
+      },
+    }),
+  );
   functions = join(dir, 'tasks.mjs');
-  await writeFile(functions, 'export default { constant: (ctx) => ctx.params[0], plus: (ctx, x) => x + ctx.params[0] };\n');
+  await writeFile(
+    functions,
+    'export default { constant: (ctx) => ctx.params[0], plus: (ctx, x) => x + ctx.params[0] };\n',
+  );
 });
 
 afterAll(async () => {
@@ -57,24 +70,53 @@ function expectNoSecret(run: CliRun): void {
 describe('zk-plan with ZooKeeper credentials and an ACL', () => {
   it('a plan submitted with credentials from a file is protected, worked by zk-plan worker and shown by zk-plan show; without them NO_AUTH', async () => {
     const parent = env.root();
-    const fromFile = { ZK_PLAN_AUTH_FILE: credentials, ZK_PLAN_ACL: 'creator', ZK_PLAN_AUTH: undefined };
+    const fromFile = {
+      ZK_PLAN_AUTH_FILE: credentials,
+      ZK_PLAN_ACL: 'creator',
+      ZK_PLAN_AUTH: undefined,
+    };
 
     // Checked against the workers' module: none is running yet to vouch for the functions.
-    const submitted = await runCli(env.connectString, ['submit', spec, '--parent', parent, '--functions', functions, '--json'], fromFile);
+    const submitted = await runCli(
+      env.connectString,
+      ['submit', spec, '--parent', parent, '--functions', functions, '--json'],
+      fromFile,
+    );
     expectNoSecret(submitted);
     expect(submitted.code, submitted.stderr).toBe(0);
-    const { plan, tasks } = JSON.parse(submitted.stdout) as { plan: string; tasks: Record<string, string> };
+    const { plan, tasks } = JSON.parse(submitted.stdout) as {
+      plan: string;
+      tasks: Record<string, string>;
+    };
 
     const alice = await env.zkPlan({ auth: aliceAuth });
     const two = tasks['two'] ?? '';
-    for (const node of [parent, plan, tasks['one'] ?? '', two]) expect((await alice.zk.getAcl(node)).acl, node).toEqual(aliceOnly);
+    for (const node of [parent, plan, tasks['one'] ?? '', two])
+      expect((await alice.zk.getAcl(node)).acl, node).toEqual(aliceOnly);
     const anonymous = await env.client();
     await expect(anonymous.getChildren(plan)).rejects.toMatchObject({ code: 'NO_AUTH' });
 
     // The worker takes the credentials from the environment, the same ACL for what it writes.
-    const worker = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--parent', parent, '--functions', functions], {
-      env: cliEnv(env.connectString, { ZK_PLAN_AUTH: CREDENTIAL, ZK_PLAN_ACL: 'creator', ZK_PLAN_AUTH_FILE: undefined }),
-    });
+    const worker = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'worker',
+        '--parent',
+        parent,
+        '--functions',
+        functions,
+      ],
+      {
+        env: cliEnv(env.connectString, {
+          ZK_PLAN_AUTH: CREDENTIAL,
+          ZK_PLAN_ACL: 'creator',
+          ZK_PLAN_AUTH_FILE: undefined,
+        }),
+      },
+    );
     let workerOutput = '';
     worker.stdout.on('data', (chunk: Buffer) => (workerOutput += String(chunk)));
     worker.stderr.on('data', (chunk: Buffer) => (workerOutput += String(chunk)));
@@ -84,7 +126,11 @@ describe('zk-plan with ZooKeeper credentials and an ACL', () => {
     } finally {
       worker.kill('SIGTERM');
     }
-    const [workerCode] = await withDeadline(exited, 10_000 * TIMING, () => `the worker did not stop on SIGTERM: ${workerOutput}`);
+    const [workerCode] = await withDeadline(
+      exited,
+      10_000 * TIMING,
+      () => `the worker did not stop on SIGTERM: ${workerOutput}`,
+    );
     expect(workerCode, workerOutput).toBe(0);
     expect(workerOutput).not.toContain(PASSWORD);
     expect(await alice.getResult(two)).toBe(21);
@@ -92,8 +138,15 @@ describe('zk-plan with ZooKeeper credentials and an ACL', () => {
 
     const [shown, denied, refused] = await Promise.all([
       runCli(env.connectString, ['show', plan, '--json'], fromFile),
-      runCli(env.connectString, ['show', plan], { ZK_PLAN_AUTH: undefined, ZK_PLAN_AUTH_FILE: undefined, ZK_PLAN_ACL: undefined }),
-      runCli(env.connectString, ['show', plan, '--json'], { ...fromFile, ZK_PLAN_AUTH_FILE: openCredentials }),
+      runCli(env.connectString, ['show', plan], {
+        ZK_PLAN_AUTH: undefined,
+        ZK_PLAN_AUTH_FILE: undefined,
+        ZK_PLAN_ACL: undefined,
+      }),
+      runCli(env.connectString, ['show', plan, '--json'], {
+        ...fromFile,
+        ZK_PLAN_AUTH_FILE: openCredentials,
+      }),
     ]);
     for (const run of [shown, denied, refused]) expectNoSecret(run);
 
@@ -108,8 +161,12 @@ describe('zk-plan with ZooKeeper credentials and an ACL', () => {
     expect(denied.stderr).toMatch(/\[NO_AUTH\]\n$/);
 
     expect(refused.code, refused.stderr).toBe(2);
-    expect(refused.stderr).toContain(`${openCredentials} is open to its group or others (mode 0644)`);
+    expect(refused.stderr).toContain(
+      `${openCredentials} is open to its group or others (mode 0644)`,
+    );
     expect(refused.stderr).toContain(`chmod 600 ${openCredentials}`);
-    expect(JSON.parse(refused.stdout)).toMatchObject({ error: { code: 'INSECURE_SECRET_FILE', exitCode: 2 } });
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      error: { code: 'INSECURE_SECRET_FILE', exitCode: 2 },
+    });
   });
 });

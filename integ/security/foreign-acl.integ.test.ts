@@ -32,19 +32,27 @@ describe('security: nodes wider than the configured acl are refused', () => {
     const squatted = `${parent}/plan-0000000000`;
     await squatter.create(squatted);
     await squatter.create(`${squatted}/ready`);
-    const task = await squatter.create(`${squatted}/task-0000000000`, encodeValue({ fn: 'planted', params: ['squatter'] }, 'planted task'));
+    const task = await squatter.create(
+      `${squatted}/task-0000000000`,
+      encodeValue({ fn: 'planted', params: ['squatter'] }, 'planted task'),
+    );
     await squatter.create(`${task}/ready`);
 
     const runs: unknown[] = [];
     const zkPlan = await env.zkPlan({ ...alice, functions: registry(runs) });
-    await expect(zkPlan.createPlan(parent)).rejects.toMatchObject({ code: 'FOREIGN_ACL', path: parent });
+    await expect(zkPlan.createPlan(parent)).rejects.toMatchObject({
+      code: 'FOREIGN_ACL',
+      path: parent,
+    });
 
     const refused = once(zkPlan, 'worker:error');
     const pool = zkPlan.startWorkers(parent, { count: 1, backoff: { initial: 10, max: 50 } });
     try {
       const [{ error }] = (await refused) as [{ error: { code: string; message: string } }];
       expect(error).toMatchObject({ code: 'FOREIGN_ACL' });
-      expect(error.message).toContain(`the parent of plans ${parent} has the ACL world:anyone:cdrwa`);
+      expect(error.message).toContain(
+        `the parent of plans ${parent} has the ACL world:anyone:cdrwa`,
+      );
       // Several more rounds of the worker loop: still nothing of the squatted plan runs.
       for (let round = 0; round < 3; round++) await once(zkPlan, 'worker:error');
     } finally {
@@ -74,7 +82,10 @@ describe('security: nodes wider than the configured acl are refused', () => {
       await pool.stop();
     }
     expect(runs).toEqual([]);
-    expect(failures.map(({ task, error }) => ({ task, code: error.code }))).toContainEqual({ task: foreign, code: 'FOREIGN_ACL' });
+    expect(failures.map(({ task, error }) => ({ task, code: error.code }))).toContainEqual({
+      task: foreign,
+      code: 'FOREIGN_ACL',
+    });
     expect(await zkPlan.getResult(fine)).toBe(7);
   });
 });

@@ -8,7 +8,11 @@ import { ZkClient } from '../../src/testing/index.js';
 
 const connect = process.argv[2];
 if (connect === undefined) throw new Error('usage: busy-client.ts <connect string>');
-const client = await ZkClient.connect({ connect, sessionTimeoutMs: 4_000, connectTimeoutMs: 20_000 });
+const client = await ZkClient.connect({
+  connect,
+  sessionTimeoutMs: 4_000,
+  connectTimeoutMs: 20_000,
+});
 let sent = 0;
 let answered = 0;
 let stopping = false;

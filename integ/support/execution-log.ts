@@ -68,7 +68,10 @@ export interface Execution {
 }
 
 /** Pairs each `start` with its `end` (same `run`); a run of a killed pid without `end` ends at the kill. */
-export function executionsOf(entries: readonly LogEntry[], kills: ReadonlyMap<number, number> = new Map()): Execution[] {
+export function executionsOf(
+  entries: readonly LogEntry[],
+  kills: ReadonlyMap<number, number> = new Map(),
+): Execution[] {
   const byRun = new Map<string, { start?: LogEntry; end?: LogEntry; aborted?: LogEntry }>();
   for (const entry of entries) {
     const slot = byRun.get(entry.run) ?? {};
@@ -122,7 +125,10 @@ export interface Overlap {
  * the task: exclusive ownership was broken. `fenced`: one of them had lost its session (its signal
  * aborted), so its writes were refused: allowed, reported.
  */
-export function overlapsOf(executions: readonly Execution[]): { live: Overlap[]; fenced: Overlap[] } {
+export function overlapsOf(executions: readonly Execution[]): {
+  live: Overlap[];
+  fenced: Overlap[];
+} {
   const live: Overlap[] = [];
   const fenced: Overlap[] = [];
   for (const [task, runs] of executionsPerTask(executions)) {
@@ -130,7 +136,8 @@ export function overlapsOf(executions: readonly Execution[]): { live: Overlap[];
       for (let j = i + 1; j < runs.length; j++) {
         const first = runs[i]!;
         const second = runs[j]!;
-        const overlapMs = Math.min(first.endedAt, second.endedAt) - Math.max(first.startedAt, second.startedAt);
+        const overlapMs =
+          Math.min(first.endedAt, second.endedAt) - Math.max(first.startedAt, second.startedAt);
         if (overlapMs <= 0) continue;
         const overlap = { task, first, second, overlapMs };
         if (first.abortedAt !== undefined || second.abortedAt !== undefined) fenced.push(overlap);

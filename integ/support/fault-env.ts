@@ -11,9 +11,19 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach } from 'vitest';
 import { ZkPlan, type ConnectOptions } from '../../src/index.js';
-import { startEnsemble, startZooKeeper, type ZooKeeperEnsemble, type ZooKeeperServer } from '../../src/testing/index.js';
+import {
+  startEnsemble,
+  startZooKeeper,
+  type ZooKeeperEnsemble,
+  type ZooKeeperServer,
+} from '../../src/testing/index.js';
 import { readExecutionLog, type LogEntry } from './execution-log.js';
-import { WorkerFleet, isProcessAlive, type WorkerProcess, type WorkerSpec } from './worker-process.js';
+import {
+  WorkerFleet,
+  isProcessAlive,
+  type WorkerProcess,
+  type WorkerSpec,
+} from './worker-process.js';
 
 /** Clean-up steps run in reverse order of registration, each even when an earlier one failed. */
 export class CleanupStack {
@@ -78,7 +88,12 @@ export class FaultEnv {
   ) {
     this.parent = options.parent ?? `/faults/${options.name}`;
     this.logFile = join(dir, 'executions.jsonl');
-    this.fleet = new WorkerFleet({ ...options.workers, connect: cluster.connectString, parent: this.parent, logFile: this.logFile });
+    this.fleet = new WorkerFleet({
+      ...options.workers,
+      connect: cluster.connectString,
+      parent: this.parent,
+      logFile: this.logFile,
+    });
   }
 
   /** Sets up in order, registering each part with `cleanup` as soon as it exists. */
@@ -87,13 +102,20 @@ export class FaultEnv {
     cleanup.add('remove the temp dir', () => rm(dir, { recursive: true, force: true }));
     const servers: ZooKeeperServer[] = [];
     let ensemble: ZooKeeperEnsemble | undefined;
-    cleanup.add('stop ZooKeeper', () => Promise.all([ensemble?.stop(), ...servers.map((server) => server.stop())]));
+    cleanup.add('stop ZooKeeper', () =>
+      Promise.all([ensemble?.stop(), ...servers.map((server) => server.stop())]),
+    );
     // Data dirs of our own inside the temp dir: a restarted server finds its data (and sessions) there.
     if (options.ensembleSize === undefined) {
-      servers.push(await startZooKeeper({ tickTimeMs: options.tickTimeMs, dataDir: join(dir, 'zookeeper') }));
+      servers.push(
+        await startZooKeeper({ tickTimeMs: options.tickTimeMs, dataDir: join(dir, 'zookeeper') }),
+      );
       cleanup.watchPid(servers[0]?.pid);
     } else {
-      ensemble = await startEnsemble(options.ensembleSize, { tickTimeMs: options.tickTimeMs, baseDir: join(dir, 'ensemble') });
+      ensemble = await startEnsemble(options.ensembleSize, {
+        tickTimeMs: options.tickTimeMs,
+        baseDir: join(dir, 'ensemble'),
+      });
       for (const member of ensemble.members) cleanup.watchPid(member.pid);
     }
     const env = new FaultEnv(options, dir, servers, ensemble ?? servers[0]!, cleanup);
@@ -115,12 +137,14 @@ export class FaultEnv {
   /** The standalone server (the restarted one after restartServer). */
   get server(): ZooKeeperServer {
     const server = this.servers.at(-1);
-    if (server === undefined) throw new Error('this fault environment runs an ensemble, not a standalone server');
+    if (server === undefined)
+      throw new Error('this fault environment runs an ensemble, not a standalone server');
     return server;
   }
 
   get ensemble(): ZooKeeperEnsemble {
-    if (!('members' in this.cluster)) throw new Error('this fault environment runs a standalone server, not an ensemble');
+    if (!('members' in this.cluster))
+      throw new Error('this fault environment runs a standalone server, not an ensemble');
     return this.cluster;
   }
 
@@ -133,7 +157,11 @@ export class FaultEnv {
   /** Connects a new test client (the previous one must be closed). */
   async connect(): Promise<ZkPlan> {
     if (this.client !== undefined) throw new Error('the test client is connected already');
-    this.client = await ZkPlan.connect({ connect: this.connectString, sessionTimeoutMs: 10_000, ...this.options.client });
+    this.client = await ZkPlan.connect({
+      connect: this.connectString,
+      sessionTimeoutMs: 10_000,
+      ...this.options.client,
+    });
     return this.client;
   }
 
@@ -165,7 +193,9 @@ export class FaultEnv {
    * Closes the test client, stops the standalone server, lets `downFor` decide how long it stays
    * down, starts it again on the same port and data dir, and connects a new test client.
    */
-  async restartServer(downFor: (stoppedAt: number) => Promise<void>): Promise<{ stoppedAt: number; servingAt: number }> {
+  async restartServer(
+    downFor: (stoppedAt: number) => Promise<void>,
+  ): Promise<{ stoppedAt: number; servingAt: number }> {
     const { port, dataDir } = this.server;
     await this.disconnect();
     const stoppedAt = Date.now();

@@ -40,7 +40,10 @@ interface MarkedParams {
 
 let serial = 0;
 
-function record(run: RunIdentity, entry: Pick<LogEntry, 'event'> & Partial<Pick<LogEntry, 'args' | 'result' | 'reason'>>): void {
+function record(
+  run: RunIdentity,
+  entry: Pick<LogEntry, 'event'> & Partial<Pick<LogEntry, 'args' | 'result' | 'reason'>>,
+): void {
   const line: LogEntry = { ...run, pid: process.pid, at: Date.now(), ...entry };
   appendFileSync(logFile, `${JSON.stringify(line)}\n`);
 }
@@ -64,12 +67,25 @@ function pause(ms: number, signal: AbortSignal): Promise<boolean> {
 }
 
 /** Runs `body`, recording `start`, `aborted` when the signal fires meanwhile, and `end` when it returns. */
-async function execution<T>(ctx: Context, label: string | undefined, args: unknown[], body: () => Promise<T>): Promise<T> {
-  const run: RunIdentity = { task: ctx.task, label, workerId: ctx.workerId, run: `${process.pid}:${++serial}` };
+async function execution<T>(
+  ctx: Context,
+  label: string | undefined,
+  args: unknown[],
+  body: () => Promise<T>,
+): Promise<T> {
+  const run: RunIdentity = {
+    task: ctx.task,
+    label,
+    workerId: ctx.workerId,
+    run: `${process.pid}:${++serial}`,
+  };
   record(run, { event: 'start', args });
   const onAbort = (): void => {
     const reason: unknown = ctx.signal.reason;
-    record(run, { event: 'aborted', reason: String(reason instanceof Error ? reason.message : reason) });
+    record(run, {
+      event: 'aborted',
+      reason: String(reason instanceof Error ? reason.message : reason),
+    });
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   try {
@@ -83,7 +99,9 @@ async function execution<T>(ctx: Context, label: string | undefined, args: unkno
 
 /** Starts of `task` in the log so far (this run's own start is not written yet when it is asked). */
 function earlierStarts(task: string): number {
-  return parseExecutionLog(readFileSync(logFile, 'utf8')).filter((entry) => entry.task === task && entry.event === 'start').length;
+  return parseExecutionLog(readFileSync(logFile, 'utf8')).filter(
+    (entry) => entry.task === task && entry.event === 'start',
+  ).length;
 }
 
 export default {
@@ -96,11 +114,17 @@ export default {
   },
 
   async marked(ctx: Context, ...inputs: unknown[]): Promise<{ by: number; run: number }> {
-    const { label, firstRunMs = 0, rerunMs = 0, lingerAfterAbortMs = 0 } = (ctx.params[0] ?? {}) as MarkedParams;
+    const {
+      label,
+      firstRunMs = 0,
+      rerunMs = 0,
+      lingerAfterAbortMs = 0,
+    } = (ctx.params[0] ?? {}) as MarkedParams;
     const run = earlierStarts(ctx.task) + 1;
     return await execution(ctx, label, inputs, async () => {
       const full = await pause(run === 1 ? firstRunMs : rerunMs, ctx.signal);
-      if (!full && lingerAfterAbortMs > 0) await new Promise((resolve) => setTimeout(resolve, lingerAfterAbortMs)); // the run's own work, not a wait
+      if (!full && lingerAfterAbortMs > 0)
+        await new Promise((resolve) => setTimeout(resolve, lingerAfterAbortMs)); // the run's own work, not a wait
       return { by: process.pid, run };
     });
   },
@@ -115,6 +139,8 @@ export default {
   },
 
   async fail(ctx: Context): Promise<never> {
-    return await execution(ctx, String(ctx.params[0]), [], () => Promise.reject(new PermanentError(`task ${String(ctx.params[0])} cannot succeed`)));
+    return await execution(ctx, String(ctx.params[0]), [], () =>
+      Promise.reject(new PermanentError(`task ${String(ctx.params[0])} cannot succeed`)),
+    );
   },
 };

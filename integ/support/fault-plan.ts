@@ -37,13 +37,19 @@ export interface LayeredPlanShape {
  * Adds a layered plan of `work` tasks (all with keepResult, so every result can be checked):
  * independent ones, then dependents of 2–3 earlier tasks, then fan-ins. Returns the tasks in order.
  */
-export async function addLayeredPlan(zkPlan: ZkPlan, plan: string, shape: LayeredPlanShape): Promise<PlannedTask[]> {
+export async function addLayeredPlan(
+  zkPlan: ZkPlan,
+  plan: string,
+  shape: LayeredPlanShape,
+): Promise<PlannedTask[]> {
   const random = prng(shape.seed);
-  const between = (low: number, high: number): number => low + Math.floor(random() * (high - low + 1));
+  const between = (low: number, high: number): number =>
+    low + Math.floor(random() * (high - low + 1));
   const batch = shape.batch ?? 25;
   const [fanLow, fanHigh] = shape.fanInWidth ?? [5, 10];
   const total = shape.independent + shape.dependent + shape.fanIns;
-  const specs: { label: string; inputs: number[]; ms: number; add: number; expected: number }[] = [];
+  const specs: { label: string; inputs: number[]; ms: number; add: number; expected: number }[] =
+    [];
   for (let index = 0; index < total; index++) {
     const available = Math.floor(index / batch) * batch; // inputs only from earlier batches
     let width = 0;
@@ -52,8 +58,15 @@ export async function addLayeredPlan(zkPlan: ZkPlan, plan: string, shape: Layere
     width = Math.min(width, available);
     const inputs = Array.from({ length: width }, () => between(0, available - 1)); // repeats allowed, like the API
     const add = between(1, 1000);
-    const expected = (add + inputs.reduce((sum, input) => sum + specs[input]!.expected, 0)) % WORK_MODULUS;
-    specs.push({ label: `t${index}`, inputs, ms: between(shape.msRange[0], shape.msRange[1]), add, expected });
+    const expected =
+      (add + inputs.reduce((sum, input) => sum + specs[input]!.expected, 0)) % WORK_MODULUS;
+    specs.push({
+      label: `t${index}`,
+      inputs,
+      ms: between(shape.msRange[0], shape.msRange[1]),
+      add,
+      expected,
+    });
   }
   const paths: string[] = [];
   for (let start = 0; start < total; start += batch) {
@@ -69,7 +82,12 @@ export async function addLayeredPlan(zkPlan: ZkPlan, plan: string, shape: Layere
     );
     paths.push(...added);
   }
-  return specs.map(({ label, inputs, expected }, index) => ({ path: paths[index]!, label, inputs, expected }));
+  return specs.map(({ label, inputs, expected }, index) => ({
+    path: paths[index]!,
+    label,
+    inputs,
+    expected,
+  }));
 }
 
 /**
@@ -77,27 +95,42 @@ export async function addLayeredPlan(zkPlan: ZkPlan, plan: string, shape: Layere
  * each task ran at least once to its end, and every run (re-runs too) got the expected inputs
  * in order and returned the expected value. Returns the problems found (empty when all is right).
  */
-export async function checkPlanOutcome(zkPlan: ZkPlan, tasks: readonly PlannedTask[], entries: readonly LogEntry[]): Promise<string[]> {
+export async function checkPlanOutcome(
+  zkPlan: ZkPlan,
+  tasks: readonly PlannedTask[],
+  entries: readonly LogEntry[],
+): Promise<string[]> {
   const problems: string[] = [];
-  const kept = await Promise.all(tasks.map((task) => zkPlan.getResult(task.path).catch((error: unknown) => error)));
+  const kept = await Promise.all(
+    tasks.map((task) => zkPlan.getResult(task.path).catch((error: unknown) => error)),
+  );
   const byTask = new Map<string, LogEntry[]>();
   for (const entry of entries) byTask.set(entry.task, [...(byTask.get(entry.task) ?? []), entry]);
   tasks.forEach((task, index) => {
     const value = kept[index];
-    if (value !== task.expected) problems.push(`${task.label} (${task.path}): kept result ${describe(value)}, expected ${task.expected}`);
+    if (value !== task.expected)
+      problems.push(
+        `${task.label} (${task.path}): kept result ${describe(value)}, expected ${task.expected}`,
+      );
     const runs = byTask.get(task.path) ?? [];
-    if (!runs.some((entry) => entry.event === 'end')) problems.push(`${task.label}: no run of it reached its end (task lost?)`);
+    if (!runs.some((entry) => entry.event === 'end'))
+      problems.push(`${task.label}: no run of it reached its end (task lost?)`);
     const expectedArgs = JSON.stringify(task.inputs.map((input) => tasks[input]!.expected));
     for (const entry of runs) {
       if (entry.event === 'start' && JSON.stringify(entry.args) !== expectedArgs) {
-        problems.push(`${task.label}: run ${entry.run} got inputs ${JSON.stringify(entry.args)}, expected ${expectedArgs}`);
+        problems.push(
+          `${task.label}: run ${entry.run} got inputs ${JSON.stringify(entry.args)}, expected ${expectedArgs}`,
+        );
       }
       if (entry.event === 'end' && entry.result !== task.expected)
-        problems.push(`${task.label}: run ${entry.run} returned ${describe(entry.result)}, expected ${task.expected}`);
+        problems.push(
+          `${task.label}: run ${entry.run} returned ${describe(entry.result)}, expected ${task.expected}`,
+        );
     }
   });
   const known = new Set(tasks.map((task) => task.path));
-  for (const entry of entries) if (!known.has(entry.task)) problems.push(`a run of an unknown task ${entry.task}`);
+  for (const entry of entries)
+    if (!known.has(entry.task)) problems.push(`a run of an unknown task ${entry.task}`);
   return problems.slice(0, 50);
 }
 
@@ -107,7 +140,9 @@ function describe(value: unknown): string {
 
 /** The share of `tasks` whose function has returned at least once, from the log. */
 export function finishedShare(tasks: readonly PlannedTask[], entries: readonly LogEntry[]): number {
-  const ended = new Set(entries.filter((entry) => entry.event === 'end').map((entry) => entry.task));
+  const ended = new Set(
+    entries.filter((entry) => entry.event === 'end').map((entry) => entry.task),
+  );
   return tasks.filter((task) => ended.has(task.path)).length / tasks.length;
 }
 
@@ -117,7 +152,10 @@ export function tasksRun(executions: readonly Execution[]): number {
 }
 
 /** Prints one summary line for a fault test, `[faults] <test>: key=value …`. */
-export function printFigures(test: string, figures: Record<string, string | number | boolean>): void {
+export function printFigures(
+  test: string,
+  figures: Record<string, string | number | boolean>,
+): void {
   const text = Object.entries(figures)
     .map(([key, value]) => `${key}=${value}`)
     .join(' ');
@@ -128,7 +166,11 @@ export function printFigures(test: string, figures: Record<string, string | numb
  * What is left of a plan that did not complete: each remaining task with its children and, when
  * it has an `owner`, the owner's worker id and session; for a failure message.
  */
-export async function describeRemainingTasks(zkPlan: ZkPlan, plan: string, limit = 20): Promise<string> {
+export async function describeRemainingTasks(
+  zkPlan: ZkPlan,
+  plan: string,
+  limit = 20,
+): Promise<string> {
   const listing = await zkPlan.zk.tryGetChildren(plan);
   if (listing === undefined) return `${plan} does not exist`;
   const tasks = listing.children.filter((name) => name.startsWith('task-')).sort();
@@ -136,8 +178,13 @@ export async function describeRemainingTasks(zkPlan: ZkPlan, plan: string, limit
     tasks.slice(0, limit).map(async (name) => {
       const task = `${plan}/${name}`;
       const children = (await zkPlan.zk.tryGetChildren(task))?.children.sort() ?? [];
-      const owner = children.includes('owner') ? await zkPlan.zk.tryGetData(`${task}/owner`) : undefined;
-      const holder = owner === undefined ? '' : ` owner=${owner.data?.toString('utf8') ?? ''} session=0x${owner.stat.ephemeralOwner}`;
+      const owner = children.includes('owner')
+        ? await zkPlan.zk.tryGetData(`${task}/owner`)
+        : undefined;
+      const holder =
+        owner === undefined
+          ? ''
+          : ` owner=${owner.data?.toString('utf8') ?? ''} session=0x${owner.stat.ephemeralOwner}`;
       return `  ${name}: [${children.join(', ')}]${holder}`;
     }),
   );
@@ -152,7 +199,12 @@ export async function describeRemainingTasks(zkPlan: ZkPlan, plan: string, limit
 export async function awaitPlanCompletion(
   zkPlan: ZkPlan,
   plan: string,
-  { logFile, timeoutMs, stallMs = 20_000, context = () => '' }: { logFile: string; timeoutMs: number; stallMs?: number; context?: () => string },
+  {
+    logFile,
+    timeoutMs,
+    stallMs = 20_000,
+    context = () => '',
+  }: { logFile: string; timeoutMs: number; stallMs?: number; context?: () => string },
 ): Promise<void> {
   const done = new AbortController();
   const completion = zkPlan.waitForCompletion(plan, { timeoutMs, signal: done.signal });
@@ -175,8 +227,12 @@ export async function awaitPlanCompletion(
   try {
     await Promise.race([completion, stall]);
   } catch (error) {
-    const remaining = await describeRemainingTasks(zkPlan, plan).catch((listError: unknown) => `(could not list the tasks left: ${String(listError)})`);
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${remaining}\n${context()}`);
+    const remaining = await describeRemainingTasks(zkPlan, plan).catch(
+      (listError: unknown) => `(could not list the tasks left: ${String(listError)})`,
+    );
+    throw new Error(
+      `${error instanceof Error ? error.message : String(error)}\n${remaining}\n${context()}`,
+    );
   } finally {
     done.abort();
   }

@@ -28,7 +28,17 @@ const logFile = process.env[JOB_LOG_ENV] ?? '';
 function log(ctx: JobContext, event: JobLogLine['event']): void {
   if (logFile === '') throw new Error(`${JOB_LOG_ENV} is not set`);
   const at = Date.now();
-  const lines = ctx.items.map((item) => JSON.stringify({ pid: process.pid, worker: ctx.workerId, job: ctx.job, item: item.id, token: item.token, event, at }));
+  const lines = ctx.items.map((item) =>
+    JSON.stringify({
+      pid: process.pid,
+      worker: ctx.workerId,
+      job: ctx.job,
+      item: item.id,
+      token: item.token,
+      event,
+      at,
+    }),
+  );
   if (lines.length > 0) appendFileSync(logFile, `${lines.join('\n')}\n`);
 }
 
@@ -38,7 +48,9 @@ export const jobs = {
     while (!ctx.signal.aborted) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, TICK_MS);
-        ctx.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        ctx.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), {
+          once: true,
+        });
       });
       if (!ctx.holding()) break; // checked right before the work: a frozen process's timers may fire before the runtime's
       log(ctx, 'tick');

@@ -43,7 +43,9 @@ export async function chatter(ctx: Context): Promise<string> {
   }
   await sleep(1_000, ctx.signal);
   ctx.log.warn(`${label} marker`);
-  await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+  await new Promise<void>((resolve) =>
+    ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
   return label;
 }
 

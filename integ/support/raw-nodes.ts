@@ -7,7 +7,12 @@ export async function put(zk: ZkClient, path: string, value?: unknown): Promise<
 }
 
 /** Creates a task node holding `definition` and the given plain children (e.g. 'ready', 'dep-0000000001'). */
-export async function putTask(zk: ZkClient, task: string, children: readonly string[], definition: unknown = { fn: 'noop', params: [] }): Promise<string> {
+export async function putTask(
+  zk: ZkClient,
+  task: string,
+  children: readonly string[],
+  definition: unknown = { fn: 'noop', params: [] },
+): Promise<string> {
   await put(zk, task, definition);
   for (const child of children) await zk.create(`${task}/${child}`);
   return task;

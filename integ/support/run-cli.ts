@@ -13,8 +13,14 @@ export interface CliRun {
  * blocking this process (its worker pools go on meanwhile); `env` adds to (or, undefined, removes
  * from) its environment.
  */
-export async function runCli(connectString: string, args: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { env: cliEnv(connectString, env) });
+export async function runCli(
+  connectString: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<CliRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    env: cliEnv(connectString, env),
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
@@ -24,7 +30,10 @@ export async function runCli(connectString: string, args: readonly string[], env
 }
 
 /** The environment of a `zk-plan` process: this one's, ZOOKEEPER_CONNECT set, `env` applied (an undefined value removes the variable). */
-export function cliEnv(connectString: string, env: Readonly<Record<string, string | undefined>> = {}): NodeJS.ProcessEnv {
+export function cliEnv(
+  connectString: string,
+  env: Readonly<Record<string, string | undefined>> = {},
+): NodeJS.ProcessEnv {
   const merged: NodeJS.ProcessEnv = { ...process.env, ZOOKEEPER_CONNECT: connectString };
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];

@@ -11,7 +11,15 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export type ProxyMode = 'pass' | 'drop-replies' | 'blackhole';
 
 /** ZooKeeper's request types (OpCode in the Java server), for `loseRepliesFrom`. */
-export const OP_CODE = { create: 1, delete: 2, exists: 3, getData: 4, setData: 5, sync: 9, getChildren2: 12 } as const;
+export const OP_CODE = {
+  create: 1,
+  delete: 2,
+  exists: 3,
+  getData: 4,
+  setData: 5,
+  sync: 9,
+  getChildren2: 12,
+} as const;
 
 interface Link {
   readonly client: Socket;
@@ -42,7 +50,8 @@ export class TcpProxy {
       server.listen(0, '127.0.0.1', () => resolve());
     });
     const address = server.address();
-    if (address === null || typeof address === 'string') throw new Error('the proxy has no TCP address');
+    if (address === null || typeof address === 'string')
+      throw new Error('the proxy has no TCP address');
     proxy = new TcpProxy(server, address.port);
     return proxy;
   }

@@ -62,7 +62,8 @@ let exitHookInstalled = false;
 function killEveryChildNow(): void {
   for (const child of everyChild) {
     try {
-      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+        process.kill(child.pid, 'SIGKILL');
     } catch {
       // already gone
     }
@@ -111,7 +112,11 @@ export class WorkerProcess {
       };
       child.stdout?.on('data', onData);
       void this.exited.then((exit) =>
-        reject(new Error(`worker ${name} (pid ${this.pid}) exited before it was ready (${describeExit(exit)}):\n${this.output}`)),
+        reject(
+          new Error(
+            `worker ${name} (pid ${this.pid}) exited before it was ready (${describeExit(exit)}):\n${this.output}`,
+          ),
+        ),
       );
     });
     this.readyPromise.catch(() => undefined); // observed by ready(); never an unhandled rejection
@@ -135,12 +140,18 @@ export class WorkerProcess {
       spec.functionsModule ?? FAULT_FUNCTIONS_MODULE,
       '--workers',
       String(spec.loops ?? 1),
-      ...(spec.sessionTimeoutMs === undefined ? [] : ['--session-timeout-ms', String(spec.sessionTimeoutMs)]),
-      ...(spec.drainTimeoutMs === undefined ? [] : ['--drain-timeout-ms', String(spec.drainTimeoutMs)]),
+      ...(spec.sessionTimeoutMs === undefined
+        ? []
+        : ['--session-timeout-ms', String(spec.sessionTimeoutMs)]),
+      ...(spec.drainTimeoutMs === undefined
+        ? []
+        : ['--drain-timeout-ms', String(spec.drainTimeoutMs)]),
       ...(spec.extraArgs ?? []),
     ];
     const [command, argv] =
-      PARENT_DEATH_WRAPPER === undefined ? [process.execPath, args] : [PARENT_DEATH_WRAPPER, ['--pdeathsig', 'KILL', '--', process.execPath, ...args]];
+      PARENT_DEATH_WRAPPER === undefined
+        ? [process.execPath, args]
+        : [PARENT_DEATH_WRAPPER, ['--pdeathsig', 'KILL', '--', process.execPath, ...args]];
     const child = spawn(command, argv, {
       cwd: REPO_ROOT,
       env: { ...process.env, [FAULT_LOG_ENV]: spec.logFile, ZOOKEEPER_CONNECT: '' },
@@ -152,7 +163,11 @@ export class WorkerProcess {
 
   /** Resolves once the process has connected and started its loops (it printed its banner). */
   async ready(timeoutMs = 30_000): Promise<void> {
-    await withDeadline(this.readyPromise, timeoutMs, () => `worker ${this.name} (pid ${this.pid}) not ready:\n${this.output}`);
+    await withDeadline(
+      this.readyPromise,
+      timeoutMs,
+      () => `worker ${this.name} (pid ${this.pid}) not ready:\n${this.output}`,
+    );
   }
 
   get alive(): boolean {
@@ -170,7 +185,8 @@ export class WorkerProcess {
 
   /** kill -9; records the kill time; resolves once the process is gone. */
   async kill9(): Promise<number> {
-    if (this.exitInfo !== undefined) throw new Error(`worker ${this.name} (pid ${this.pid}) already exited`);
+    if (this.exitInfo !== undefined)
+      throw new Error(`worker ${this.name} (pid ${this.pid}) already exited`);
     const at = Date.now();
     this.killedAt = at;
     process.kill(this.pid, 'SIGKILL');
@@ -199,7 +215,11 @@ export class WorkerProcess {
   async terminate(timeoutMs = 30_000): Promise<ProcessExit> {
     if (this.exitInfo !== undefined) return this.exitInfo;
     process.kill(this.pid, 'SIGTERM');
-    return await withDeadline(this.exited, timeoutMs, () => `worker ${this.name} (pid ${this.pid}) did not exit on SIGTERM:\n${this.output}`);
+    return await withDeadline(
+      this.exited,
+      timeoutMs,
+      () => `worker ${this.name} (pid ${this.pid}) did not exit on SIGTERM:\n${this.output}`,
+    );
   }
 
   /** SIGCONT + SIGKILL if still running; resolves once it is gone. Never throws. */
@@ -212,7 +232,9 @@ export class WorkerProcess {
         // already gone
       }
     }
-    await withDeadline(this.exited, 10_000, () => `worker ${this.pid} survived SIGKILL`).catch(() => undefined);
+    await withDeadline(this.exited, 10_000, () => `worker ${this.pid} survived SIGKILL`).catch(
+      () => undefined,
+    );
   }
 }
 
@@ -242,7 +264,11 @@ export class WorkerFleet {
 
   /** pid → kill time, for every process this fleet killed with -9. */
   kills(): Map<number, number> {
-    return new Map(this.processes.flatMap((worker) => (worker.killedAt === undefined ? [] : [[worker.pid, worker.killedAt] as const])));
+    return new Map(
+      this.processes.flatMap((worker) =>
+        worker.killedAt === undefined ? [] : [[worker.pid, worker.killedAt] as const],
+      ),
+    );
   }
 
   /** Kills every process still running; resolves with the pids that are (still) alive afterwards: none, normally. */
@@ -253,13 +279,19 @@ export class WorkerFleet {
 
   /** Lines matching `pattern` in the output of every process (e.g. the native client's ZOO_ERROR lines: connection trouble). */
   countOutputLines(pattern: RegExp): number {
-    return this.processes.reduce((sum, worker) => sum + worker.output.split('\n').filter((line) => pattern.test(line)).length, 0);
+    return this.processes.reduce(
+      (sum, worker) => sum + worker.output.split('\n').filter((line) => pattern.test(line)).length,
+      0,
+    );
   }
 
   /** Every process's output, for a failure message. */
   outputs(): string {
     return this.processes
-      .map((worker) => `--- ${worker.name} pid ${worker.pid} (${worker.exit ? describeExit(worker.exit) : 'running'}) ---\n${worker.output.slice(-4000)}`)
+      .map(
+        (worker) =>
+          `--- ${worker.name} pid ${worker.pid} (${worker.exit ? describeExit(worker.exit) : 'running'}) ---\n${worker.output.slice(-4000)}`,
+      )
       .join('\n');
   }
 }

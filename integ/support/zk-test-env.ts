@@ -22,7 +22,10 @@ export interface ZkTestEnv {
  * Starts a ZooKeeper server for this test file on a free loopback port with a fresh data dir,
  * gives each test its own root znode, and closes every client and ZkPlan the test opened.
  */
-export function useZooKeeper(fileName: string, serverOptions: { readonly tickTimeMs?: number } = {}): ZkTestEnv {
+export function useZooKeeper(
+  fileName: string,
+  serverOptions: { readonly tickTimeMs?: number } = {},
+): ZkTestEnv {
   let server: ZooKeeperServer | undefined;
   const clients: ZkClient[] = [];
   const plans: ZkPlan[] = [];
@@ -40,7 +43,8 @@ export function useZooKeeper(fileName: string, serverOptions: { readonly tickTim
   });
 
   const connectString = (): string => {
-    if (server === undefined) throw new Error('ZooKeeper server not started: call useZooKeeper() at the top of the file');
+    if (server === undefined)
+      throw new Error('ZooKeeper server not started: call useZooKeeper() at the top of the file');
     return server.connectString;
   };
 
@@ -50,7 +54,10 @@ export function useZooKeeper(fileName: string, serverOptions: { readonly tickTim
     },
     root() {
       const title = expect.getState().currentTestName ?? 'outside-test';
-      const digest = createHash('sha1').update(`${fileName}\u0000${title}`).digest('hex').slice(0, 10);
+      const digest = createHash('sha1')
+        .update(`${fileName}\u0000${title}`)
+        .digest('hex')
+        .slice(0, 10);
       return `/t-${digest}-${++rootIndex}`;
     },
     async client(options = {}) {
@@ -63,7 +70,11 @@ export function useZooKeeper(fileName: string, serverOptions: { readonly tickTim
       return client;
     },
     async zkPlan(options = {}) {
-      const zkPlan = await ZkPlan.connect({ connect: connectString(), functions: new FunctionRegistry(), ...options });
+      const zkPlan = await ZkPlan.connect({
+        connect: connectString(),
+        functions: new FunctionRegistry(),
+        ...options,
+      });
       plans.push(zkPlan);
       return zkPlan;
     },
@@ -72,7 +83,10 @@ export function useZooKeeper(fileName: string, serverOptions: { readonly tickTim
 
 /** Resolves with the first event `name` whose payload passes `accept`, or rejects after `timeoutMs`. */
 export function nextEvent<T>(
-  emitter: { on(name: string, listener: (payload: T) => void): unknown; off(name: string, listener: (payload: T) => void): unknown },
+  emitter: {
+    on(name: string, listener: (payload: T) => void): unknown;
+    off(name: string, listener: (payload: T) => void): unknown;
+  },
   name: string,
   accept: (payload: T) => boolean = () => true,
   timeoutMs = 10_000 * TIMING,
@@ -100,7 +114,11 @@ export function nextEvent<T>(
 export async function waitFor<T>(
   what: string,
   probe: () => T | undefined | false | Promise<T | undefined | false>,
-  { timeoutMs = 10_000, intervalMs = 50, signal }: { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } = {},
+  {
+    timeoutMs = 10_000,
+    intervalMs = 50,
+    signal,
+  }: { timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } = {},
 ): Promise<T> {
   const scaledMs = timeoutMs * TIMING;
   const deadline = performance.now() + scaledMs;
@@ -108,7 +126,8 @@ export async function waitFor<T>(
     signal?.throwIfAborted();
     const value = await probe();
     if (value !== undefined && value !== false) return value;
-    if (performance.now() >= deadline) throw new Error(`timed out after ${scaledMs} ms waiting for ${what}`);
+    if (performance.now() >= deadline)
+      throw new Error(`timed out after ${scaledMs} ms waiting for ${what}`);
     await sleep(intervalMs, undefined, { signal });
   }
 }
@@ -117,7 +136,11 @@ export async function waitFor<T>(
  * Resolves with `promise`, or rejects with `message()` when it has not settled within `timeoutMs` ×
  * TIMING: a time limit on something already under way, where waitFor would poll a condition.
  */
-export async function withDeadline<T>(promise: Promise<T>, timeoutMs: number, message: () => string): Promise<T> {
+export async function withDeadline<T>(
+  promise: Promise<T>,
+  timeoutMs: number,
+  message: () => string,
+): Promise<T> {
   const timer = new AbortController();
   const scaledMs = timeoutMs * TIMING;
   const expired = sleep(scaledMs, undefined, { signal: timer.signal }).then(() => {

@@ -15,7 +15,17 @@ import { isZkError } from '../errors/zk-error.js';
 import type { PlanStatus } from '../plan/plan-status.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import { sleepUnless } from '../util/abort-signals.js';
-import { ALERTS, CONTROL, FAILED, READY, TASK_PREFIX, assertValidPath, childPath, hasSequentialName, isPlanName } from '../zk/layout.js';
+import {
+  ALERTS,
+  CONTROL,
+  FAILED,
+  READY,
+  TASK_PREFIX,
+  assertValidPath,
+  childPath,
+  hasSequentialName,
+  isPlanName,
+} from '../zk/layout.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { TokenLock } from '../zk/recipes/token-lock.js';
 import type { Zk } from '../zk/zk.js';
@@ -46,7 +56,11 @@ export function subscribePlanEvents(
   running: Set<PlanEventWatcher>,
 ): { close(): Promise<void> } {
   assertValidPath('parent', parent);
-  if (typeof listener !== 'function') throw new InvalidArgumentError('listener', 'expected a function (event) => void | Promise<void>');
+  if (typeof listener !== 'function')
+    throw new InvalidArgumentError(
+      'listener',
+      'expected a function (event) => void | Promise<void>',
+    );
   const watcher = new PlanEventWatcher(zk, planStatus, parent, listener, options);
   running.add(watcher);
   watcher.start();
@@ -69,7 +83,8 @@ export class PlanEventWatcher {
     private readonly statusOf: (plan: string) => Promise<PlanStatus>,
     private readonly parent: string,
     private readonly listener: PlanEventListener,
-    private readonly options: Required<Pick<PlanEventOptions, 'maxAttempts' | 'retryDelayMs'>> & Pick<PlanEventOptions, 'onError'>,
+    private readonly options: Required<Pick<PlanEventOptions, 'maxAttempts' | 'retryDelayMs'>> &
+      Pick<PlanEventOptions, 'onError'>,
   ) {}
 
   start(): void {
@@ -87,7 +102,8 @@ export class PlanEventWatcher {
 
   private track(work: Promise<void>): void {
     const tracked = work.catch((error: unknown) => {
-      if (!this.stop.signal.aborted && !(isZkError(error) && error.isConnectionProblem)) this.options.onError?.(asError(error));
+      if (!this.stop.signal.aborted && !(isZkError(error) && error.isConnectionProblem))
+        this.options.onError?.(asError(error));
     });
     this.running.add(tracked);
     void tracked.finally(() => this.running.delete(tracked));
@@ -95,14 +111,18 @@ export class PlanEventWatcher {
 
   private async followParent(): Promise<void> {
     if (this.stop.signal.aborted) return;
-    const listing = await this.zk.tryGetChildren(this.parent, () => this.track(this.followParent()));
+    const listing = await this.zk.tryGetChildren(this.parent, () =>
+      this.track(this.followParent()),
+    );
     if (listing === undefined) {
       // No parent yet: the parent's creation shows as a change of its own parent's children.
       const created = await this.zk.exists(this.parent, () => this.track(this.followParent()));
       if (created !== undefined) await this.followParent();
       return;
     }
-    const plans = new Set(listing.children.filter(isPlanName).map((name) => childPath(this.parent, name)));
+    const plans = new Set(
+      listing.children.filter(isPlanName).map((name) => childPath(this.parent, name)),
+    );
     for (const plan of this.plans.keys()) if (!plans.has(plan)) this.plans.delete(plan);
     for (const plan of plans) if (!this.plans.has(plan)) this.look(plan);
   }
@@ -147,10 +167,16 @@ export class PlanEventWatcher {
     }
     const { children } = listing;
     // A further failure rewrites `failed`, a cancel rewrites `control`: data watches on them while they exist.
-    if (children.includes(FAILED)) await this.zk.getData(childPath(plan, FAILED), changed).catch(ignoreNoNode);
-    if (children.includes(CONTROL)) await this.zk.getData(childPath(plan, CONTROL), changed).catch(ignoreNoNode);
+    if (children.includes(FAILED))
+      await this.zk.getData(childPath(plan, FAILED), changed).catch(ignoreNoNode);
+    if (children.includes(CONTROL))
+      await this.zk.getData(childPath(plan, CONTROL), changed).catch(ignoreNoNode);
     const tasksLeft = children.some((name) => hasSequentialName(name, TASK_PREFIX));
-    if (!children.includes(CONTROL) && (!children.includes(READY) || (tasksLeft && !children.includes(FAILED)))) return; // nothing to report yet (an empty plan being built is not complete)
+    if (
+      !children.includes(CONTROL) &&
+      (!children.includes(READY) || (tasksLeft && !children.includes(FAILED)))
+    )
+      return; // nothing to report yet (an empty plan being built is not complete)
     const status = await this.statusOf(plan);
     for (const event of planEventsOf(status)) await this.deliver(plan, event, changed);
   }
@@ -161,7 +187,10 @@ export class PlanEventWatcher {
     const path = childPath(alerts, encodeURIComponent(event.id));
     try {
       await this.zk.createIfAbsent(alerts); // NO_NODE once the plan is gone: nothing to deliver then
-      await this.zk.createIfAbsent(path, encodeValue({ event } satisfies Delivery, 'plan event', path));
+      await this.zk.createIfAbsent(
+        path,
+        encodeValue({ event } satisfies Delivery, 'plan event', path),
+      );
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) return;
       throw error;
@@ -177,12 +206,27 @@ export class PlanEventWatcher {
     try {
       // Read under the lock: a delivery that ended before we took it is seen here.
       const recorded = await this.zk.tryGetData(path);
-      const delivery = recorded?.data?.length ? (decodeValue(path, recorded.data) as Delivery) : undefined;
-      if (recorded === undefined || delivery === undefined || delivery.deliveredAt !== undefined || delivery.gaveUpAt !== undefined) return;
+      const delivery = recorded?.data?.length
+        ? (decodeValue(path, recorded.data) as Delivery)
+        : undefined;
+      if (
+        recorded === undefined ||
+        delivery === undefined ||
+        delivery.deliveredAt !== undefined ||
+        delivery.gaveUpAt !== undefined
+      )
+        return;
       const delivered = await this.callListener(delivery.event);
-      const outcome: Delivery = { event: delivery.event, ...(delivered ? { deliveredAt: new Date() } : { gaveUpAt: new Date() }) };
+      const outcome: Delivery = {
+        event: delivery.event,
+        ...(delivered ? { deliveredAt: new Date() } : { gaveUpAt: new Date() }),
+      };
       // Named by the record read: a resend never lands on the record of a plan deleted and made again at that path since.
-      await this.zk.setData(path, encodeValue(outcome, 'plan event', path), recorded.stat.version, { incarnation: recorded.stat.czxid }).catch(ignoreNoNode);
+      await this.zk
+        .setData(path, encodeValue(outcome, 'plan event', path), recorded.stat.version, {
+          incarnation: recorded.stat.czxid,
+        })
+        .catch(ignoreNoNode);
     } finally {
       await lock.release().catch(() => undefined); // else it goes with the session
     }
@@ -193,7 +237,10 @@ export class PlanEventWatcher {
     for (let attempt = 1; ; attempt++) {
       try {
         // A listener that hangs must not hold up close(): the event stays undelivered, and its lock goes below.
-        await Promise.race([Promise.resolve().then(() => this.listener(event)), rejectOnAbort(this.stop.signal)]);
+        await Promise.race([
+          Promise.resolve().then(() => this.listener(event)),
+          rejectOnAbort(this.stop.signal),
+        ]);
         return true;
       } catch (error) {
         if (this.stop.signal.aborted) throw error; // closed: leave the event to another process

@@ -55,8 +55,13 @@ export function planEventsOf(status: PlanStatus): PlanEvent[] {
     });
   }
   if (status.state === 'failed') {
-    const failures = status.failed.flatMap(({ key, failure }) => (failure ? [{ key, failure }] : []));
-    const latest = failures.reduce<Date | undefined>((last, { failure }) => (last === undefined || failure.at > last ? failure.at : last), undefined);
+    const failures = status.failed.flatMap(({ key, failure }) =>
+      failure ? [{ key, failure }] : [],
+    );
+    const latest = failures.reduce<Date | undefined>(
+      (last, { failure }) => (last === undefined || failure.at > last ? failure.at : last),
+      undefined,
+    );
     const first = failures[0];
     events.push({
       id: `plan-failed~${latest?.getTime() ?? 0}`,
@@ -81,10 +86,25 @@ export function planEventsOf(status: PlanStatus): PlanEvent[] {
       at,
     });
   }
-  if (status.state === 'completed') events.push({ id: 'plan-completed', kind: 'plan:completed', plan, ...planName, counts, at: new Date() });
+  if (status.state === 'completed')
+    events.push({
+      id: 'plan-completed',
+      kind: 'plan:completed',
+      plan,
+      ...planName,
+      counts,
+      at: new Date(),
+    });
   return events;
 }
 
 function errorOf(failure: TaskFailure): NonNullable<PlanEvent['error']> {
-  return { type: failure.type, message: failure.message, code: failure.code, attempts: failure.attempts, workerId: failure.workerId, at: failure.at };
+  return {
+    type: failure.type,
+    message: failure.message,
+    code: failure.code,
+    attempts: failure.attempts,
+    workerId: failure.workerId,
+    at: failure.at,
+  };
 }

@@ -50,12 +50,21 @@ export function webhookListener(url: string, timeoutMs: number): PlanEventListen
   try {
     parsed = new URL(url);
   } catch {
-    throw new InvalidArgumentError('url', 'expected an http or https URL, got text that is not a URL'); // the text itself may hold the secret
+    throw new InvalidArgumentError(
+      'url',
+      'expected an http or https URL, got text that is not a URL',
+    ); // the text itself may hold the secret
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new InvalidArgumentError('url', `expected an http or https URL, got a URL with scheme ${JSON.stringify(parsed.protocol.slice(0, -1))}`);
+    throw new InvalidArgumentError(
+      'url',
+      `expected an http or https URL, got a URL with scheme ${JSON.stringify(parsed.protocol.slice(0, -1))}`,
+    );
   if (parsed.username !== '' || parsed.password !== '')
-    throw new InvalidArgumentError('url', 'a URL with user info (user:password@host) cannot be used: fetch refuses to send it');
+    throw new InvalidArgumentError(
+      'url',
+      'a URL with user info (user:password@host) cannot be used: fetch refuses to send it',
+    );
   assertDurationMs('timeoutMs', timeoutMs);
   const target = `the webhook at ${parsed.origin}`;
   return async (event) => {
@@ -64,13 +73,18 @@ export function webhookListener(url: string, timeoutMs: number): PlanEventListen
     try {
       response = await fetch(parsed, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': `${event.plan}#${event.id}` },
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': `${event.plan}#${event.id}`,
+        },
         body: JSON.stringify(webhookBody(event)),
         signal: AbortSignal.timeout(timeoutMs),
         redirect: 'error',
       });
     } catch (error) {
-      throw new Error(`${target} did not take ${about}: ${redact(whyFetchFailed(error, timeoutMs), parsed)}`);
+      throw new Error(
+        `${target} did not take ${about}: ${redact(whyFetchFailed(error, timeoutMs), parsed)}`,
+      );
     }
     await response.body?.cancel(); // the answer's body is not read: free the connection
     if (!response.ok) throw new Error(`${target} answered ${response.status} to ${about}`);
@@ -79,15 +93,33 @@ export function webhookListener(url: string, timeoutMs: number): PlanEventListen
 
 /** Why fetch threw, in a few words: the cause's code or message (undici's own message is only "fetch failed"). */
 function whyFetchFailed(error: unknown, timeoutMs: number): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `no answer within ${timeoutMs} ms`;
-  const cause = error instanceof Error ? (error.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
-  const detail = typeof cause?.message === 'string' && cause.message !== '' ? cause.message : error instanceof Error ? error.message : String(error);
-  if (/redirect/i.test(detail)) return 'it answered with a redirect, which is not followed: configure the URL it points to';
-  return typeof cause?.code === 'string' && !detail.includes(cause.code) ? `${detail} (${cause.code})` : detail;
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+    return `no answer within ${timeoutMs} ms`;
+  const cause =
+    error instanceof Error
+      ? (error.cause as { code?: unknown; message?: unknown } | undefined)
+      : undefined;
+  const detail =
+    typeof cause?.message === 'string' && cause.message !== ''
+      ? cause.message
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  if (/redirect/i.test(detail))
+    return 'it answered with a redirect, which is not followed: configure the URL it points to';
+  return typeof cause?.code === 'string' && !detail.includes(cause.code)
+    ? `${detail} (${cause.code})`
+    : detail;
 }
 
 /** `text` without the URL's path, query or user info, should a lower layer have quoted them. */
 function redact(text: string, url: URL): string {
-  const secrets = [url.href, `${url.pathname}${url.search}`, url.search, url.username, url.password].filter((part) => part.length > 1);
+  const secrets = [
+    url.href,
+    `${url.pathname}${url.search}`,
+    url.search,
+    url.username,
+    url.password,
+  ].filter((part) => part.length > 1);
   return secrets.reduce((redacted, secret) => redacted.split(secret).join('…'), text);
 }

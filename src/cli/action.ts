@@ -11,7 +11,10 @@ export const actionOutcome: { exitCode: ExitCodeValue } = { exitCode: ExitCode.o
  * Sets `handler` as the command's action: commander calls it with the arguments, the options and
  * the command; its exit code is recorded, and a UsageError learns which command's usage to print.
  */
-export function setAction<Args extends unknown[]>(command: Command, handler: (...args: Args) => ActionResult): Command {
+export function setAction<Args extends unknown[]>(
+  command: Command,
+  handler: (...args: Args) => ActionResult,
+): Command {
   return command.action(async (...args: unknown[]) => {
     try {
       actionOutcome.exitCode = (await handler(...(args as Args))) ?? ExitCode.ok;
@@ -25,7 +28,8 @@ export function setAction<Args extends unknown[]>(command: Command, handler: (..
 /** The lines printed after a usage error: the command's usage and where to read more. */
 export function usageHint(command: Command): string {
   const path: string[] = [];
-  for (let current: Command | null = command; current; current = current.parent) path.unshift(current.name());
+  for (let current: Command | null = command; current; current = current.parent)
+    path.unshift(current.name());
   const name = path.join(' ');
   return `Usage: ${name} ${command.usage()}\nRun '${name} --help' for details.`;
 }

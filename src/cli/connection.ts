@@ -17,7 +17,11 @@ interface ConnectExtra {
  * session whatever happens. A NO_AUTH from ZooKeeper while `use` runs ends the command with exit 7
  * and a message saying which credentials (none, or which user) the node's ACL did not admit.
  */
-export async function withZkPlan<T>(options: ConnectionOptions, use: (zkPlan: ZkPlan) => Promise<T>, extra: ConnectExtra = {}): Promise<T> {
+export async function withZkPlan<T>(
+  options: ConnectionOptions,
+  use: (zkPlan: ZkPlan) => Promise<T>,
+  extra: ConnectExtra = {},
+): Promise<T> {
   const { zkPlan, auth } = await connect(options, extra);
   try {
     return await use(zkPlan);
@@ -34,11 +38,17 @@ export async function withZkPlan<T>(options: ConnectionOptions, use: (zkPlan: Zk
  * ZK_PLAN_ACL) given to every node created (src/cli/credentials.ts). Credentials ZooKeeper refuses
  * end the command with exit 7 (AUTH_FAILED).
  */
-export async function connectZkPlan(options: ConnectionOptions, extra: ConnectExtra = {}): Promise<ZkPlan> {
+export async function connectZkPlan(
+  options: ConnectionOptions,
+  extra: ConnectExtra = {},
+): Promise<ZkPlan> {
   return (await connect(options, extra)).zkPlan;
 }
 
-async function connect(options: ConnectionOptions, extra: ConnectExtra): Promise<{ zkPlan: ZkPlan; auth: readonly ZkAuth[] }> {
+async function connect(
+  options: ConnectionOptions,
+  extra: ConnectExtra,
+): Promise<{ zkPlan: ZkPlan; auth: readonly ZkAuth[] }> {
   const connectString = requireConnect(options);
   const { auth, acl } = await resolveCliSecurity(options);
   try {
@@ -68,10 +78,21 @@ export class AccessDeniedError extends CliError {
 
 /** A CliError (exit 7) for a NO_AUTH or AUTH_FAILED anywhere in `error`'s causes, else undefined. */
 function accessDenied(error: unknown, auth: readonly ZkAuth[]): CliError | undefined {
-  const given = auth.length === 0 ? `it has no credentials: set ${AUTH_ENV}, or --auth-file (${AUTH_FILE_ENV})` : `its credentials are ${describeAuth(auth)}`;
-  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+  const given =
+    auth.length === 0
+      ? `it has no credentials: set ${AUTH_ENV}, or --auth-file (${AUTH_FILE_ENV})`
+      : `its credentials are ${describeAuth(auth)}`;
+  for (
+    let cause: unknown = error, depth = 0;
+    cause instanceof Error && depth < 5;
+    cause = cause.cause, depth += 1
+  ) {
     if (cause instanceof ZkAuthError)
-      return new CliError(`${cause.message} (the credentials of ${AUTH_ENV} or --auth-file / ${AUTH_FILE_ENV})`, ExitCode.denied, 'AUTH_FAILED');
+      return new CliError(
+        `${cause.message} (the credentials of ${AUTH_ENV} or --auth-file / ${AUTH_FILE_ENV})`,
+        ExitCode.denied,
+        'AUTH_FAILED',
+      );
     if (cause instanceof ZkError && cause.code === 'NO_AUTH') {
       return new AccessDeniedError(
         `ZooKeeper refused ${cause.op === '' ? 'access' : cause.op} of ${cause.path ?? 'a node'}: the node's ACL does not admit this command, and ${given}`,

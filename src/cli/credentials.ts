@@ -115,23 +115,45 @@ export function parseAuth(text: string, source: string): ZkAuth[] {
     if (line === '' || line.startsWith('#')) return;
     const where = `${source}, line ${index + 1}`;
     const match = /^([A-Za-z0-9_.-]+):(.*)$/.exec(line);
-    if (!match) throw configError(`${where}: expected scheme:id, such as digest:<user>:<password>`, CredentialErrorCode.invalidAuth);
+    if (!match)
+      throw configError(
+        `${where}: expected scheme:id, such as digest:<user>:<password>`,
+        CredentialErrorCode.invalidAuth,
+      );
     const [, scheme = '', id = ''] = match;
     if (scheme === 'digest' && id.indexOf(':') < 1)
-      throw configError(`${where}: a digest credential is digest:<user>:<password>`, CredentialErrorCode.invalidAuth);
+      throw configError(
+        `${where}: a digest credential is digest:<user>:<password>`,
+        CredentialErrorCode.invalidAuth,
+      );
     auth.push({ scheme, id });
   });
   if (auth.length === 0)
-    throw configError(`${source} holds no credentials (one scheme:id a line, such as digest:<user>:<password>)`, CredentialErrorCode.invalidAuth);
+    throw configError(
+      `${source} holds no credentials (one scheme:id a line, such as digest:<user>:<password>)`,
+      CredentialErrorCode.invalidAuth,
+    );
   return auth;
 }
 
 /** `user` of a digest credential, or the scheme: how messages name an identity without its secret. */
 export function describeAuth(auth: readonly ZkAuth[]): string {
-  return auth.map((entry) => (entry.scheme === 'digest' ? `digest user '${entry.id.slice(0, entry.id.indexOf(':'))}'` : `scheme '${entry.scheme}'`)).join(', ');
+  return auth
+    .map((entry) =>
+      entry.scheme === 'digest'
+        ? `digest user '${entry.id.slice(0, entry.id.indexOf(':'))}'`
+        : `scheme '${entry.scheme}'`,
+    )
+    .join(', ');
 }
 
-const PERM_LETTERS: Readonly<Record<string, AclPermName>> = { c: 'create', d: 'delete', r: 'read', w: 'write', a: 'admin' };
+const PERM_LETTERS: Readonly<Record<string, AclPermName>> = {
+  c: 'create',
+  d: 'delete',
+  r: 'read',
+  w: 'write',
+  a: 'admin',
+};
 const ALL: readonly AclPermName[] = ['all'];
 /** zkCli's digest id: the user, a colon, base64 of a SHA-1 (28 characters). */
 const DIGEST_ID = /^[^:]+:[A-Za-z0-9+/]{27}=$/;
@@ -149,13 +171,22 @@ export function parseAcl(text: string, auth: readonly ZkAuth[], source = ACL_SOU
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '');
-  if (items.length === 0) throw configError(`${source} is empty: expected open, creator or scheme:id:perms entries`, CredentialErrorCode.invalidAcl);
-  const entries = items.map((item, index) => parseAclEntry(item, `${source}, entry ${index + 1}`, auth));
+  if (items.length === 0)
+    throw configError(
+      `${source} is empty: expected open, creator or scheme:id:perms entries`,
+      CredentialErrorCode.invalidAcl,
+    );
+  const entries = items.map((item, index) =>
+    parseAclEntry(item, `${source}, entry ${index + 1}`, auth),
+  );
   try {
     resolveAcl(entries, auth); // the library's own check: the ACL leaves the command able to use its own nodes
   } catch (error) {
     if (!(error instanceof InvalidArgumentError)) throw error;
-    const who = auth.length === 0 ? 'the command, which has no credentials' : `the command's credentials (${describeAuth(auth)})`;
+    const who =
+      auth.length === 0
+        ? 'the command, which has no credentials'
+        : `the command's credentials (${describeAuth(auth)})`;
     throw configError(
       `${source} does not grant ${who} read, create and delete on the nodes it creates, so it could not use them: ` +
         `use --acl creator${auth.length === 0 ? ` and ${HOW_TO_AUTHENTICATE}` : ', or add an entry for the same user'}`,
@@ -174,7 +205,11 @@ function parseAclEntry(item: string, where: string, auth: readonly ZkAuth[]): Ac
     item === 'creator'
       ? { scheme: 'auth', id: '', letters: 'cdrwa' }
       : first > 0 && last > first
-        ? { scheme: item.slice(0, first), id: item.slice(first + 1, last), letters: item.slice(last + 1) }
+        ? {
+            scheme: item.slice(0, first),
+            id: item.slice(first + 1, last),
+            letters: item.slice(last + 1),
+          }
         : undefined;
   if (entry === undefined) {
     throw configError(
@@ -190,7 +225,8 @@ function parseAclEntry(item: string, where: string, auth: readonly ZkAuth[]): Ac
       CredentialErrorCode.invalidAcl,
     );
   }
-  if (entry.scheme === 'world' && entry.id !== 'anyone') throw configError(`${named}: the only world id is anyone`, CredentialErrorCode.invalidAcl);
+  if (entry.scheme === 'world' && entry.id !== 'anyone')
+    throw configError(`${named}: the only world id is anyone`, CredentialErrorCode.invalidAcl);
   if (entry.scheme === 'digest' && !DIGEST_ID.test(entry.id)) {
     throw configError(
       `${named}: a digest id is <user>:<base64 of the SHA-1 of user:password>, never the password itself ` +
@@ -217,11 +253,17 @@ export interface CliSecurity {
  * The credentials (ZK_PLAN_AUTH, or the file of --auth-file / ZK_PLAN_AUTH_FILE: one of them) and
  * the ACL (--acl / ZK_PLAN_ACL) of a command's connection.
  */
-export async function resolveCliSecurity(options: { readonly authFile?: string | undefined; readonly acl?: string | undefined }): Promise<CliSecurity> {
+export async function resolveCliSecurity(options: {
+  readonly authFile?: string | undefined;
+  readonly acl?: string | undefined;
+}): Promise<CliSecurity> {
   const inline = takeSecretEnv(AUTH_ENV);
   const authFile = options.authFile?.trim() || undefined;
   if (inline !== undefined && authFile !== undefined) {
-    throw configError(`the credentials are given twice, in ${AUTH_ENV} and by ${AUTH_FILE_SOURCE}: keep one`, CredentialErrorCode.authTwice);
+    throw configError(
+      `the credentials are given twice, in ${AUTH_ENV} and by ${AUTH_FILE_SOURCE}: keep one`,
+      CredentialErrorCode.authTwice,
+    );
   }
   const auth =
     inline !== undefined

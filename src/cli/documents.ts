@@ -20,7 +20,9 @@ export async function readDocument(file: string): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new UsageError(`${file} is not JSON (a YAML file's name ends in .yaml or .yml): ${(error as Error).message}`);
+    throw new UsageError(
+      `${file} is not JSON (a YAML file's name ends in .yaml or .yml): ${(error as Error).message}`,
+    );
   }
 }
 

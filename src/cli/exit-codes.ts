@@ -3,7 +3,12 @@ import { JobNotFoundError } from '../errors/job-errors.js';
 import { ScheduleNotFoundError } from '../errors/schedule-errors.js';
 import { SnapshotError } from '../errors/snapshot-errors.js';
 import { ZkPlanError } from '../errors/base-error.js';
-import { PlanCancelledError, PlanFailedError, PlanFinishedError, PlanNotFoundError } from '../errors/plan-errors.js';
+import {
+  PlanCancelledError,
+  PlanFailedError,
+  PlanFinishedError,
+  PlanNotFoundError,
+} from '../errors/plan-errors.js';
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
 import { ZkConnectTimeoutError, isZkError } from '../errors/zk-error.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
@@ -71,7 +76,12 @@ export class UsageError extends CliError {
 export function exitCodeFor(error: unknown): ExitCodeValue {
   if (error instanceof CliError) return error.exitCode;
   if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-  if (error instanceof InvalidArgumentError || error instanceof PlanSpecError || error instanceof SnapshotError) return ExitCode.usage;
+  if (
+    error instanceof InvalidArgumentError ||
+    error instanceof PlanSpecError ||
+    error instanceof SnapshotError
+  )
+    return ExitCode.usage;
   if (error instanceof ZkConnectTimeoutError) return ExitCode.unreachable;
   if (isZkError(error, 'NO_AUTH', 'AUTH_FAILED')) return ExitCode.denied;
   if (
@@ -95,11 +105,16 @@ export function describeError(error: unknown): string {
   }
   if (error instanceof PlanNotFoundError) {
     const path = error.path ?? '?';
-    return /\/plan-\d+$/.test(path) ? `no plan at ${path} (zk-plan plans <parent> lists the plans of a parent)` : `nothing at ${path}: no such parent`;
+    return /\/plan-\d+$/.test(path)
+      ? `no plan at ${path} (zk-plan plans <parent> lists the plans of a parent)`
+      : `nothing at ${path}: no such parent`;
   }
   if (error instanceof ScheduleNotFoundError || error instanceof JobNotFoundError) {
     const path = error.path ?? '?';
-    const [parent, name] = [path.slice(0, path.lastIndexOf('/')) || '/', path.slice(path.lastIndexOf('/') + 1)];
+    const [parent, name] = [
+      path.slice(0, path.lastIndexOf('/')) || '/',
+      path.slice(path.lastIndexOf('/') + 1),
+    ];
     return error instanceof ScheduleNotFoundError
       ? `no schedule "${name}" under ${parent} (zk-plan schedule ls --schedules ${parent} lists them) [${error.code}]`
       : `no job "${name}" under ${parent} (zk-plan jobs ls --jobs ${parent} lists them) [${error.code}]`;
@@ -108,12 +123,15 @@ export function describeError(error: unknown): string {
   if (error instanceof TaskKeyNotFoundError)
     return `plan ${error.plan} has no task with the key ${JSON.stringify(error.key)} (zk-plan show ${error.plan} lists its tasks with their keys) [${error.code}]`;
   if (error instanceof PlanFinishedError) {
-    const retry = error.state === 'failed' ? ` (zk-plan retry ${error.plan} runs its failed tasks again)` : '';
+    const retry =
+      error.state === 'failed' ? ` (zk-plan retry ${error.plan} runs its failed tasks again)` : '';
     return `plan ${error.plan} has already ${error.state}: there is nothing left to ${error.action}${retry} [${error.code}]`;
   }
-  if (error instanceof CliError && error.code !== undefined) return `${error.message} [${error.code}]`;
+  if (error instanceof CliError && error.code !== undefined)
+    return `${error.message} [${error.code}]`;
   // In the command's words (zk-plan retry <plan>, not retryFailed(plan)); an error of another copy of zk-plan may have none.
-  if (error instanceof ZkPlanError) return `${(error as { cliMessage?: string }).cliMessage ?? error.message} [${error.code}]`;
+  if (error instanceof ZkPlanError)
+    return `${(error as { cliMessage?: string }).cliMessage ?? error.message} [${error.code}]`;
   if (error instanceof Error) return error.message;
   return String(error);
 }

@@ -20,12 +20,18 @@ export async function loadFunctions(modulePath: string): Promise<FunctionRegistr
   try {
     module = await importModule(file);
   } catch (cause) {
-    throw new InvalidArgumentError('--functions', `cannot load ${modulePath}: ${describeLoadError(file, cause)}`);
+    throw new InvalidArgumentError(
+      '--functions',
+      `cannot load ${modulePath}: ${describeLoadError(file, cause)}`,
+    );
   }
   const exported = module['functions'] ?? module['default'];
   if (isRegistry(exported)) return exported;
   const jobs = module['jobs'];
-  if ((typeof exported === 'object' && exported !== null) || (typeof jobs === 'object' && jobs !== null)) {
+  if (
+    (typeof exported === 'object' && exported !== null) ||
+    (typeof jobs === 'object' && jobs !== null)
+  ) {
     const registry = new FunctionRegistry();
     for (const [name, value] of Object.entries(exported ?? {})) {
       if (typeof value === 'function') registry.register(name, value as AnyFunction);
@@ -46,7 +52,8 @@ const TYPESCRIPT_EXTENSIONS = new Set(['.ts', '.mts', '.cts']);
 
 async function importModule(file: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(file).href;
-  if (!TYPESCRIPT_EXTENSIONS.has(extname(file))) return (await import(url)) as Record<string, unknown>;
+  if (!TYPESCRIPT_EXTENSIONS.has(extname(file)))
+    return (await import(url)) as Record<string, unknown>;
   const { tsImport } = await import('tsx/esm/api');
   const module = (await tsImport(url, import.meta.url)) as Record<string, unknown>;
   // A .ts file outside an ESM package is compiled to CommonJS: its exports arrive as the default
@@ -56,7 +63,9 @@ async function importModule(file: string): Promise<Record<string, unknown>> {
     typeof wrapped === 'object' &&
     wrapped !== null &&
     !isRegistry(wrapped) &&
-    ['default', 'functions', 'jobs'].some((name) => typeof (wrapped as Record<string, unknown>)[name] === 'object');
+    ['default', 'functions', 'jobs'].some(
+      (name) => typeof (wrapped as Record<string, unknown>)[name] === 'object',
+    );
   return isCommonJsExports ? (wrapped as Record<string, unknown>) : module;
 }
 
@@ -71,7 +80,11 @@ function describeLoadError(file: string, cause: unknown): string {
     // esbuild's columns count from 0; editors and Node's own messages count from 1.
     return error.message
       .replace(/^Transform failed with \d+ errors?:\n/, '')
-      .replace(/^(.+?):(\d+):(\d+): /gm, (_match, where: string, line: string, column: string) => `${where}:${line}:${Number(column) + 1}: `)
+      .replace(
+        /^(.+?):(\d+):(\d+): /gm,
+        (_match, where: string, line: string, column: string) =>
+          `${where}:${line}:${Number(column) + 1}: `,
+      )
       .trim();
   }
   if (error.name === 'SyntaxError' && !TYPESCRIPT_EXTENSIONS.has(extname(file))) {
@@ -79,8 +92,11 @@ function describeLoadError(file: string, cause: unknown): string {
     if (location !== undefined) return `${location}: ${error.message}`;
   }
   const url = pathToFileURL(file).href;
-  const frame = (error.stack ?? '').split('\n').find((line) => line.includes(url) || line.includes(file));
-  const place = frame === undefined ? undefined : /(file:\/\/[^\s()]+?|\/[^\s()]+?):(\d+):(\d+)/.exec(frame);
+  const frame = (error.stack ?? '')
+    .split('\n')
+    .find((line) => line.includes(url) || line.includes(file));
+  const place =
+    frame === undefined ? undefined : /(file:\/\/[^\s()]+?|\/[^\s()]+?):(\d+):(\d+)/.exec(frame);
   if (place === undefined || place === null) return error.message;
   const [, where, line, column] = place;
   const path = where?.startsWith('file:') ? fileURLToPath(where) : where;
@@ -89,7 +105,10 @@ function describeLoadError(file: string, cause: unknown): string {
 
 /** `file:line:column` of the file's own syntax error, from `node --check` (undefined when the file itself parses). */
 function syntaxErrorLocation(file: string): string | undefined {
-  const check = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8', timeout: 10_000 });
+  const check = spawnSync(process.execPath, ['--check', file], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   const lines = (check.stderr ?? '').split('\n');
   const line = /:(\d+)$/.exec(lines[0] ?? '')?.[1];
   if (check.status === 0 || line === undefined) return undefined;

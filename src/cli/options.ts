@@ -23,7 +23,9 @@ export function integer(min: number, max = MAX_TIMER_MS): (text: string) => numb
   return (text) => {
     const value = Number(text);
     if (text.trim() === '' || !Number.isInteger(value) || value < min || value > max) {
-      throw new CommanderArgumentError(`expected a whole number from ${min} to ${max}, got '${text}'`);
+      throw new CommanderArgumentError(
+        `expected a whole number from ${min} to ${max}, got '${text}'`,
+      );
     }
     return value;
   };
@@ -37,13 +39,23 @@ export function integer(min: number, max = MAX_TIMER_MS): (text: string) => numb
  */
 export function addConnectionOptions(command: Command, defaultConnectTimeoutMs: number): Command {
   return command
-    .addOption(new Option('--connect <hosts>', 'ZooKeeper connect string, host:port[,host:port…][/chroot]').env('ZOOKEEPER_CONNECT'))
     .addOption(
-      new Option('--connect-timeout-ms <ms>', 'give up (exit 4) when no server answers within this time')
+      new Option(
+        '--connect <hosts>',
+        'ZooKeeper connect string, host:port[,host:port…][/chroot]',
+      ).env('ZOOKEEPER_CONNECT'),
+    )
+    .addOption(
+      new Option(
+        '--connect-timeout-ms <ms>',
+        'give up (exit 4) when no server answers within this time',
+      )
         .argParser(integer(1))
         .default(defaultConnectTimeoutMs),
     )
-    .addOption(new Option('--json', 'machine-readable output: one JSON document on stdout').default(false))
+    .addOption(
+      new Option('--json', 'machine-readable output: one JSON document on stdout').default(false),
+    )
     .addOption(
       new Option(
         '--auth-file <path>',

@@ -11,10 +11,16 @@ export function toJson(value: unknown): string {
     (_key, entry: unknown) => {
       if (typeof entry === 'bigint') return entry.toString();
       if (typeof entry === 'number' && !Number.isFinite(entry)) return String(entry);
-      if (entry instanceof Map) return Object.fromEntries([...entry].map(([key, item]) => [String(key), item]));
+      if (entry instanceof Map)
+        return Object.fromEntries([...entry].map(([key, item]) => [String(key), item]));
       if (entry instanceof Set) return [...entry];
       if (entry instanceof RegExp) return entry.toString();
-      if (entry instanceof Error) return { name: entry.name, message: entry.message, ...('code' in entry ? { code: entry.code } : {}) };
+      if (entry instanceof Error)
+        return {
+          name: entry.name,
+          message: entry.message,
+          ...('code' in entry ? { code: entry.code } : {}),
+        };
       return entry;
     },
     2,
@@ -62,9 +68,15 @@ export interface Column<Row> {
  * An aligned table, two spaces between columns. With `width` (a terminal's), the last column is
  * cut to fit, ending in `…`.
  */
-export function formatTable<Row>(rows: readonly Row[], columns: readonly Column<Row>[], width?: number): string {
+export function formatTable<Row>(
+  rows: readonly Row[],
+  columns: readonly Column<Row>[],
+  width?: number,
+): string {
   const cells = rows.map((row) => columns.map((column) => oneLine(column.value(row))));
-  const widths = columns.map((column, index) => Math.max(column.header.length, ...cells.map((row) => (row[index] ?? '').length)));
+  const widths = columns.map((column, index) =>
+    Math.max(column.header.length, ...cells.map((row) => (row[index] ?? '').length)),
+  );
   const lines = [columns.map((column) => column.header), ...cells].map((row) =>
     row
       .map((cell, index) => {
@@ -75,7 +87,9 @@ export function formatTable<Row>(rows: readonly Row[], columns: readonly Column<
       .join('  ')
       .trimEnd(),
   );
-  return lines.map((line) => (width !== undefined && width > 20 ? truncate(line, width) : line)).join('\n');
+  return lines
+    .map((line) => (width !== undefined && width > 20 ? truncate(line, width) : line))
+    .join('\n');
 }
 
 /** Cuts `text` to `width` characters, ending in `…` when cut. */
@@ -103,7 +117,10 @@ export function shortName(path: string): string {
 /** Replaces the full paths of nodes of `plan` in a message by their short names. */
 export function shortenPaths(text: string, plan: string): string {
   const prefix = `${plan}/`;
-  return text.replace(new RegExp(`${escapeRegExp(prefix)}([a-z]+-\\d+)(/[\\w-]+)*`, 'g'), (_whole, name: string) => shortName(name));
+  return text.replace(
+    new RegExp(`${escapeRegExp(prefix)}([a-z]+-\\d+)(/[\\w-]+)*`, 'g'),
+    (_whole, name: string) => shortName(name),
+  );
 }
 
 function escapeRegExp(text: string): string {
@@ -119,7 +136,9 @@ export function formatDuration(ms: number): string {
   const hours = Math.floor(totalSeconds / 3600);
   const minutes = Math.floor((totalSeconds % 3600) / 60);
   const seconds = totalSeconds % 60;
-  return hours > 0 ? `${hours}h${String(minutes).padStart(2, '0')}m` : `${minutes}m${String(seconds).padStart(2, '0')}s`;
+  return hours > 0
+    ? `${hours}h${String(minutes).padStart(2, '0')}m`
+    : `${minutes}m${String(seconds).padStart(2, '0')}s`;
 }
 
 /** A local wall-clock time, `HH:MM:SS`. */
@@ -132,7 +151,10 @@ export function formatCall(fn: string, params: readonly unknown[], width = 40): 
   const shown = params.map((param) => {
     let text: string;
     try {
-      text = typeof param === 'string' ? JSON.stringify(param) : (toJson(param)?.replace(/\s+/g, ' ') ?? 'undefined');
+      text =
+        typeof param === 'string'
+          ? JSON.stringify(param)
+          : (toJson(param)?.replace(/\s+/g, ' ') ?? 'undefined');
     } catch {
       text = '…';
     }

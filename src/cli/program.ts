@@ -18,7 +18,14 @@ import { registerSubmit } from './commands/submit.js';
 import { registerSchedule } from './commands/schedule.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerSnapshot } from './commands/snapshot.js';
-import { EXIT_CODES_HELP, ExitCode, UsageError, describeError, exitCodeFor, type ExitCodeValue } from './exit-codes.js';
+import {
+  EXIT_CODES_HELP,
+  ExitCode,
+  UsageError,
+  describeError,
+  exitCodeFor,
+  type ExitCodeValue,
+} from './exit-codes.js';
 import { ALERT_WEBHOOK_ENV, AUTH_ENV, takeSecretEnv } from './credentials.js';
 import { printError, printJson } from './output.js';
 import { printable } from '../util/printable.js';
@@ -27,9 +34,13 @@ import { printable } from '../util/printable.js';
 export function buildProgram(): Command {
   const program = new Command('zk-plan')
     .version(packageVersion(), '-V, --version')
-    .description('Run and inspect zk-plan plans: worker processes, plan listings, progress, retries.')
+    .description(
+      'Run and inspect zk-plan plans: worker processes, plan listings, progress, retries.',
+    )
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(printable(`zk-plan: ${text.replace(/^error: /, '')}`)) })
+    .configureOutput({
+      outputError: (text, write) => write(printable(`zk-plan: ${text.replace(/^error: /, '')}`)),
+    })
     .showHelpAfterError("Run 'zk-plan --help' for the commands.")
     .addHelpText(
       'after',
@@ -112,6 +123,9 @@ function errorDocument(error: unknown, exitCode: ExitCodeValue): Record<string, 
       : exitCode === ExitCode.usage
         ? 'USAGE'
         : 'ERROR';
-  const path = typeof error === 'object' && error !== null && 'path' in error && typeof error.path === 'string' ? { path: error.path } : {};
+  const path =
+    typeof error === 'object' && error !== null && 'path' in error && typeof error.path === 'string'
+      ? { path: error.path }
+      : {};
   return { code, message: describeError(error), exitCode, ...path };
 }

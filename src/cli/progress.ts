@@ -26,7 +26,10 @@ export interface ProgressReporter {
 const LINE_INTERVAL_MS = 1_000;
 
 /** A cli-progress bar when `stream` is a terminal, else plain lines at most once a second. */
-export function createProgressReporter(label: string, stream: NodeJS.WriteStream): ProgressReporter {
+export function createProgressReporter(
+  label: string,
+  stream: NodeJS.WriteStream,
+): ProgressReporter {
   return stream.isTTY ? new BarReporter(label, stream) : new LineReporter(label, stream);
 }
 
@@ -48,7 +51,8 @@ function estimateMs(progress: Progress): number | undefined {
 
 /** `3/10 done (30%)`, or for a plan without history `7 left (3 finished while waiting)`. */
 function formatCount(progress: Progress): string {
-  if (!progress.totalKnown) return `${progress.total - progress.done} left (${progress.doneSinceStart} finished while waiting)`;
+  if (!progress.totalKnown)
+    return `${progress.total - progress.done} left (${progress.doneSinceStart} finished while waiting)`;
   const percent = progress.total > 0 ? Math.floor((progress.done * 100) / progress.total) : 100;
   return `${progress.done}/${progress.total} done (${percent}%)`;
 }
@@ -77,7 +81,12 @@ class BarReporter implements ProgressReporter {
   }
 
   update(progress: Progress): void {
-    const payload = { count: formatCount(progress), rate: formatRate(progress), etaText: formatEta(progress), failed: progress.failed };
+    const payload = {
+      count: formatCount(progress),
+      rate: formatRate(progress),
+      etaText: formatEta(progress),
+      failed: progress.failed,
+    };
     const total = progress.total; // 0 (an empty plan) shows as complete
     if (!this.started) {
       this.bar.start(total, progress.done, payload);

@@ -8,7 +8,8 @@ import type { ZkPlan } from '../zk-plan.js';
 import { TASK_PREFIX, assertPlanPath, assertSequentialPath } from '../zk/layout.js';
 
 /** A task as the command line named it. */
-export type TaskArgument = { readonly task: string } | { readonly plan: string; readonly key: string };
+export type TaskArgument =
+  { readonly task: string } | { readonly plan: string; readonly key: string };
 
 /** The task a command's `<task>` argument, or its `<plan> <key>` arguments, name (InvalidArgumentError, exit 2, for a malformed path). */
 export function taskArgument(pathOrPlan: string, key: string | undefined): TaskArgument {
@@ -22,5 +23,7 @@ export function taskArgument(pathOrPlan: string, key: string | undefined): TaskA
 
 /** The task's path: as given, or the task of the plan known by the key (TaskKeyNotFoundError when none is). */
 export async function resolveTaskArgument(zkPlan: ZkPlan, argument: TaskArgument): Promise<string> {
-  return 'task' in argument ? argument.task : await zkPlan.plans.taskOfKey(argument.plan, argument.key);
+  return 'task' in argument
+    ? argument.task
+    : await zkPlan.plans.taskOfKey(argument.plan, argument.key);
 }

@@ -1,5 +1,10 @@
 /** The logs of `zk-plan worker` on stderr: plain lines, pretty lines or JSON lines (--log-format). */
-import { describeJobItemStart, describeJobItemStop, describeRebalance, isLostItem } from '../observability/job-log-lines.js';
+import {
+  describeJobItemStart,
+  describeJobItemStop,
+  describeRebalance,
+  isLostItem,
+} from '../observability/job-log-lines.js';
 import {
   describeTaskClaimed,
   describeTaskCompleted,
@@ -30,9 +35,22 @@ export interface WorkerLog {
  */
 export async function createWorkerLog(format: LogFormat, level: string): Promise<WorkerLog> {
   if (format !== 'json')
-    return terminalLog(level, { format, colors: format === 'pretty' && process.stderr.isTTY === true && process.env['NO_COLOR'] === undefined });
-  const [{ pino }, { createLogger, logWorkerEvents }] = await Promise.all([import('pino'), import('../observability/logger.js')]);
-  const logger = createLogger({ level, pretty: false, destination: pino.destination({ dest: 2, sync: true }) });
+    return terminalLog(level, {
+      format,
+      colors:
+        format === 'pretty' &&
+        process.stderr.isTTY === true &&
+        process.env['NO_COLOR'] === undefined,
+    });
+  const [{ pino }, { createLogger, logWorkerEvents }] = await Promise.all([
+    import('pino'),
+    import('../observability/logger.js'),
+  ]);
+  const logger = createLogger({
+    level,
+    pretty: false,
+    destination: pino.destination({ dest: 2, sync: true }),
+  });
   return {
     follow: (zkPlan) => logWorkerEvents(zkPlan, logger),
     info: (message) => logger.info({ event: 'worker:lifecycle' }, message),
@@ -41,7 +59,15 @@ export async function createWorkerLog(format: LogFormat, level: string): Promise
   };
 }
 
-const LEVEL_RANK: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Number.POSITIVE_INFINITY };
+const LEVEL_RANK: Readonly<Record<string, number>> = {
+  trace: 10,
+  debug: 20,
+  info: 30,
+  warn: 40,
+  error: 50,
+  fatal: 60,
+  silent: Number.POSITIVE_INFINITY,
+};
 const DEBUG = 20;
 const INFO = 30;
 const WARN = 40;
@@ -84,38 +110,74 @@ export function terminalLog(level: string, options: TerminalLogOptions = {}): Wo
   const threshold = LEVEL_RANK[level] ?? INFO;
   const debug = threshold <= DEBUG;
   const now = options.now ?? ((): Date => new Date());
-  const writeLine = options.writeLine ?? ((line: string): void => void process.stderr.write(`${line}\n`));
-  const prefix = (rank: number): string => (options.format === 'pretty' ? prettyPrefix(rank, now(), options.colors === true) : 'zk-plan worker: ');
+  const writeLine =
+    options.writeLine ?? ((line: string): void => void process.stderr.write(`${line}\n`));
+  const prefix = (rank: number): string =>
+    options.format === 'pretty'
+      ? prettyPrefix(rank, now(), options.colors === true)
+      : 'zk-plan worker: ';
   const write = (rank: number, message: string, stack: readonly string[] = []): void => {
     if (rank < threshold) return;
-    const lines = [`${prefix(rank)}${printable(message, { multiline: false })}`, ...stack.map((line) => printable(line, { multiline: false }))];
+    const lines = [
+      `${prefix(rank)}${printable(message, { multiline: false })}`,
+      ...stack.map((line) => printable(line, { multiline: false })),
+    ];
     writeLine(lines.join('\n'));
   };
   return {
     follow(zkPlan) {
-      const onClaimed = (event: ZkPlanEvents['task:claimed'][0]): void => write(DEBUG, describeTaskClaimed(event));
-      const onStarted = (event: ZkPlanEvents['task:started'][0]): void => write(INFO, describeTaskStarted(event));
-      const onCompleted = (event: ZkPlanEvents['task:completed'][0]): void => write(INFO, describeTaskCompleted(event));
+      const onClaimed = (event: ZkPlanEvents['task:claimed'][0]): void =>
+        write(DEBUG, describeTaskClaimed(event));
+      const onStarted = (event: ZkPlanEvents['task:started'][0]): void =>
+        write(INFO, describeTaskStarted(event));
+      const onCompleted = (event: ZkPlanEvents['task:completed'][0]): void =>
+        write(INFO, describeTaskCompleted(event));
       const onFailed = (event: ZkPlanEvents['task:failed'][0]): void =>
-        write(RANK_OF[taskFailureLevel(event)], describeTaskFailed(event, now().getTime()), showsStack(event, debug) ? stackLines(event.error) : []);
+        write(
+          RANK_OF[taskFailureLevel(event)],
+          describeTaskFailed(event, now().getTime()),
+          showsStack(event, debug) ? stackLines(event.error) : [],
+        );
       const onError = ({ workerId, error }: ZkPlanEvents['worker:error'][0]): void =>
-        write(ERROR, `worker error on ${workerId}: ${inCliWords(error)}`, debug ? framesOf(error) : []);
+        write(
+          ERROR,
+          `worker error on ${workerId}: ${inCliWords(error)}`,
+          debug ? framesOf(error) : [],
+        );
       const onExpired = (): void => write(WARN, 'ZooKeeper session expired; opening a new one');
       let previousState: SessionState = zkPlan.zk.state;
       const onState = (state: SessionState): void => {
-        if (state === 'suspended') write(WARN, 'ZooKeeper connection lost; reconnecting (running tasks go on while the session lives)');
-        else if (state === 'connected' && previousState === 'suspended') write(INFO, 'ZooKeeper connection back, same session');
+        if (state === 'suspended')
+          write(
+            WARN,
+            'ZooKeeper connection lost; reconnecting (running tasks go on while the session lives)',
+          );
+        else if (state === 'connected' && previousState === 'suspended')
+          write(INFO, 'ZooKeeper connection back, same session');
         previousState = state;
       };
-      const onAuthFailed = (error: Error): void => write(ERROR, `ZooKeeper authentication failed, client closed: ${error.message}`);
-      const onTick = ({ schedule, tick, state }: ZkPlanEvents['schedule:tick'][0]): void => write(INFO, `schedule ${schedule}: tick ${tick} ${state}`);
-      const onScheduleError = ({ error }: ZkPlanEvents['schedule:error'][0]): void => write(ERROR, `scheduler error: ${inCliWords(error)}`);
-      const onJobItem = ({ job, item, state, token, failover, reason }: ZkPlanEvents['job:item'][0]): void => {
-        if (state === 'started') write(INFO, describeJobItemStart(job, item, token, failover === true));
+      const onAuthFailed = (error: Error): void =>
+        write(ERROR, `ZooKeeper authentication failed, client closed: ${error.message}`);
+      const onTick = ({ schedule, tick, state }: ZkPlanEvents['schedule:tick'][0]): void =>
+        write(INFO, `schedule ${schedule}: tick ${tick} ${state}`);
+      const onScheduleError = ({ error }: ZkPlanEvents['schedule:error'][0]): void =>
+        write(ERROR, `scheduler error: ${inCliWords(error)}`);
+      const onJobItem = ({
+        job,
+        item,
+        state,
+        token,
+        failover,
+        reason,
+      }: ZkPlanEvents['job:item'][0]): void => {
+        if (state === 'started')
+          write(INFO, describeJobItemStart(job, item, token, failover === true));
         else write(isLostItem(reason) ? WARN : INFO, describeJobItemStop(job, item, reason));
       };
-      const onRebalance = ({ jobs, epoch, moved }: ZkPlanEvents['job:rebalance'][0]): void => write(INFO, describeRebalance(jobs, epoch, moved));
-      const onJobError = ({ jobs, job, error }: ZkPlanEvents['job:error'][0]): void => write(ERROR, `job ${job ?? jobs}: ${inCliWords(error)}`);
+      const onRebalance = ({ jobs, epoch, moved }: ZkPlanEvents['job:rebalance'][0]): void =>
+        write(INFO, describeRebalance(jobs, epoch, moved));
+      const onJobError = ({ jobs, job, error }: ZkPlanEvents['job:error'][0]): void =>
+        write(ERROR, `job ${job ?? jobs}: ${inCliWords(error)}`);
       zkPlan.on('task:claimed', onClaimed);
       zkPlan.on('task:started', onStarted);
       zkPlan.on('task:completed', onCompleted);
@@ -179,6 +241,10 @@ function framesOf(error: Error): string[] {
 }
 
 /** The worker's line for an alert the webhook did not take (the webhook's errors name its origin only, never its secret path). */
-export function logUndeliveredAlert(log: Pick<WorkerLog, 'info'>, error: Error, eventId: string | undefined): void {
+export function logUndeliveredAlert(
+  log: Pick<WorkerLog, 'info'>,
+  error: Error,
+  eventId: string | undefined,
+): void {
   log.info(`alert ${eventId ?? ''} not delivered: ${error.message}`);
 }

@@ -32,7 +32,11 @@ export interface DefaultValues {
   /** `WaitOptions.timeoutMs`. */
   readonly waitTimeoutMs: number;
   /** `WorkerPoolOptions.retention`. */
-  readonly retention: { readonly maxAgeMs: number; readonly maxCount: number; readonly sweepIntervalMs: number };
+  readonly retention: {
+    readonly maxAgeMs: number;
+    readonly maxCount: number;
+    readonly sweepIntervalMs: number;
+  };
   /** `BackoffOptions` of idle worker rounds. */
   readonly backoff: { readonly initial: number; readonly increase: number; readonly max: number };
   /** `--connect-timeout-ms` of the CLI: a worker may wait for an ensemble that is still starting; a command that reads answers quickly or not at all. */
@@ -41,7 +45,12 @@ export interface DefaultValues {
   readonly plan: {
     readonly failurePolicy: 'continue' | 'failFast';
     readonly priority: number;
-    readonly retry: { readonly maxAttempts: number; readonly initialDelayMs: number; readonly multiplier: number; readonly maxDelayMs: number };
+    readonly retry: {
+      readonly maxAttempts: number;
+      readonly initialDelayMs: number;
+      readonly multiplier: number;
+      readonly maxDelayMs: number;
+    };
     readonly history: boolean;
   };
   /** `TaskLogOptions` of workers (`WorkerOptions.taskLogs`). */
@@ -53,7 +62,11 @@ export interface DefaultValues {
     readonly flushIntervalMs: number;
   };
   /** `PlanEventOptions` of `alerts.subscribe`, and the CLI's `--alert-webhook` timeout of one POST. */
-  readonly planEvents: { readonly maxAttempts: number; readonly retryDelayMs: number; readonly webhookTimeoutMs: number };
+  readonly planEvents: {
+    readonly maxAttempts: number;
+    readonly retryDelayMs: number;
+    readonly webhookTimeoutMs: number;
+  };
   /** A schedule's options (`schedules(parent).put`) and the scheduler's (`startScheduler`). */
   readonly schedule: {
     readonly timezone: string;
@@ -81,7 +94,11 @@ export interface DefaultValues {
     readonly restartDelayMs: number;
   };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
-  readonly localServer: { readonly tickTimeMs: number; readonly startTimeoutMs: number; readonly heapMb: number };
+  readonly localServer: {
+    readonly tickTimeMs: number;
+    readonly startTimeoutMs: number;
+    readonly heapMb: number;
+  };
   /** `FileLogSinkOptions`: the file sink's cap per try (the rest of a try's lines are dropped) and in all (the oldest plans' files go first). */
   readonly fileLogSink: { readonly maxBytesPerTry: number; readonly maxBytesTotal: number };
   /** The CLI's `--schedules` and `--jobs`: the parents its schedule and jobs commands use when none is given. */
@@ -106,8 +123,19 @@ export const DEFAULTS = {
   retention: { maxAgeMs: 7 * 24 * 60 * 60 * 1000, maxCount: 1_000, sweepIntervalMs: 60_000 },
   backoff: { initial: 100, increase: 1.5, max: 10_000 },
   cliConnectTimeoutMs: { worker: 15_000, read: 5_000 },
-  plan: { failurePolicy: 'continue', priority: 0, retry: { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 }, history: true },
-  taskLogs: { captureConsole: true, echo: true, maxBytesPerAttempt: 8 * 1024, maxBytesPerPlan: 2 * 1024 * 1024, flushIntervalMs: 500 },
+  plan: {
+    failurePolicy: 'continue',
+    priority: 0,
+    retry: { maxAttempts: 3, initialDelayMs: 1_000, multiplier: 2, maxDelayMs: 60_000 },
+    history: true,
+  },
+  taskLogs: {
+    captureConsole: true,
+    echo: true,
+    maxBytesPerAttempt: 8 * 1024,
+    maxBytesPerPlan: 2 * 1024 * 1024,
+    flushIntervalMs: 500,
+  },
   planEvents: { maxAttempts: 5, retryDelayMs: 1_000, webhookTimeoutMs: 10_000 },
   schedule: {
     timezone: 'UTC',

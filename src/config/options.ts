@@ -5,7 +5,11 @@ import { DEFAULTS } from './defaults.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { resolveAcl, resolveAuth, type AclEntry, type ZkAuth } from '../zk/acl.js';
 import type { ZkClientOptions } from '../zk/zk-client.js';
-import { resolveTaskLogOptions, type ResolvedTaskLogOptions, type TaskLogOptions } from './task-log-options.js';
+import {
+  resolveTaskLogOptions,
+  type ResolvedTaskLogOptions,
+  type TaskLogOptions,
+} from './task-log-options.js';
 
 /** The spec's back-off attributes for idle worker rounds: `initial × increase^count`, capped at `max`. */
 export interface BackoffOptions {
@@ -129,7 +133,11 @@ export interface ResolvedWorkerOptions {
 export const DEFAULT_BACKOFF: ResolvedBackoff = DEFAULTS.backoff;
 
 /** The option names of each options object of the public API: anything else is refused (a misspelling would be ignored silently). */
-const BACKOFF_KEYS: Record<keyof BackoffOptions, true> = { initial: true, increase: true, max: true };
+const BACKOFF_KEYS: Record<keyof BackoffOptions, true> = {
+  initial: true,
+  increase: true,
+  max: true,
+};
 const CONNECT_KEYS: Record<keyof ConnectOptions, true> = {
   connect: true,
   functions: true,
@@ -150,10 +158,23 @@ const WORKER_KEYS: Record<keyof WorkerOptions, true> = {
   maxResultBytes: true,
   taskLogs: true,
 };
-const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = { ...WORKER_KEYS, count: true, drainTimeoutMs: true, retention: true };
-const RETENTION_KEYS: Record<keyof RetentionOptions, true> = { maxAgeMs: true, maxCount: true, sweepIntervalMs: true };
+const POOL_KEYS: Record<keyof WorkerPoolOptions, true> = {
+  ...WORKER_KEYS,
+  count: true,
+  drainTimeoutMs: true,
+  retention: true,
+};
+const RETENTION_KEYS: Record<keyof RetentionOptions, true> = {
+  maxAgeMs: true,
+  maxCount: true,
+  sweepIntervalMs: true,
+};
 const WAIT_KEYS: Record<keyof WaitOptions, true> = { timeoutMs: true, signal: true };
-const PLAN_EVENT_KEYS: Record<keyof PlanEventOptions, true> = { maxAttempts: true, retryDelayMs: true, onError: true };
+const PLAN_EVENT_KEYS: Record<keyof PlanEventOptions, true> = {
+  maxAttempts: true,
+  retryDelayMs: true,
+  onError: true,
+};
 
 /** Validates back-off attributes and fills in the spec's defaults. */
 export function resolveBackoff(attrs: BackoffOptions = {}): ResolvedBackoff {
@@ -162,15 +183,26 @@ export function resolveBackoff(attrs: BackoffOptions = {}): ResolvedBackoff {
   const resolved = { ...DEFAULT_BACKOFF, ...withoutUndefined(attrs) };
   assertDurationMs('backoff.initial', resolved.initial, { allowZero: true });
   assertPositiveNumber('backoff.increase', resolved.increase);
-  if (resolved.increase < 1) throw new InvalidArgumentError('backoff.increase', `must be at least 1, got ${resolved.increase}`);
+  if (resolved.increase < 1)
+    throw new InvalidArgumentError(
+      'backoff.increase',
+      `must be at least 1, got ${resolved.increase}`,
+    );
   assertDurationMs('backoff.max', resolved.max, { allowZero: true });
   return resolved;
 }
 
 /** Checks a `maxResultBytes` (of ZkPlan.connect or of workers): a whole number of bytes ≥ 1. */
 export function resolveMaxResultBytes(maxResultBytes: unknown = DEFAULTS.maxResultBytes): number {
-  if (typeof maxResultBytes !== 'number' || !Number.isSafeInteger(maxResultBytes) || maxResultBytes < 1) {
-    throw new InvalidArgumentError('maxResultBytes', `expected a whole number of bytes ≥ 1, got ${String(maxResultBytes)}`);
+  if (
+    typeof maxResultBytes !== 'number' ||
+    !Number.isSafeInteger(maxResultBytes) ||
+    maxResultBytes < 1
+  ) {
+    throw new InvalidArgumentError(
+      'maxResultBytes',
+      `expected a whole number of bytes ≥ 1, got ${String(maxResultBytes)}`,
+    );
   }
   return maxResultBytes;
 }
@@ -179,7 +211,10 @@ export function resolveConnectOptions(options: ConnectOptions): ZkClientOptions 
   assertObject('options', options);
   assertKnownKeys('ZkPlan.connect', options, CONNECT_KEYS);
   if (typeof options.connect !== 'string' || options.connect.trim() === '') {
-    throw new InvalidArgumentError('connect', 'expected a ZooKeeper connect string such as "127.0.0.1:2181"');
+    throw new InvalidArgumentError(
+      'connect',
+      'expected a ZooKeeper connect string such as "127.0.0.1:2181"',
+    );
   }
   const sessionTimeoutMs = options.sessionTimeoutMs ?? DEFAULTS.sessionTimeoutMs;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
@@ -188,7 +223,13 @@ export function resolveConnectOptions(options: ConnectOptions): ZkClientOptions 
   const auth = options.auth === undefined ? [] : resolveAuth(options.auth);
   const acl = options.acl === undefined ? undefined : resolveAcl(options.acl, auth);
   resolveMaxResultBytes(options.maxResultBytes);
-  return { connect: options.connect.trim(), sessionTimeoutMs, connectTimeoutMs, ...(auth.length > 0 ? { auth } : {}), ...(acl ? { acl } : {}) };
+  return {
+    connect: options.connect.trim(),
+    sessionTimeoutMs,
+    connectTimeoutMs,
+    ...(auth.length > 0 ? { auth } : {}),
+    ...(acl ? { acl } : {}),
+  };
 }
 
 let workerSerial = 0;
@@ -204,19 +245,32 @@ export function resolveWorkerOptions(
   defaultMaxResultBytes: number = DEFAULTS.maxResultBytes,
 ): ResolvedWorkerOptions {
   assertObject('worker options', options);
-  assertKnownKeys(checkedPoolOptions.has(options) ? 'startWorkers' : 'worker', options, checkedPoolOptions.has(options) ? POOL_KEYS : WORKER_KEYS);
+  assertKnownKeys(
+    checkedPoolOptions.has(options) ? 'startWorkers' : 'worker',
+    options,
+    checkedPoolOptions.has(options) ? POOL_KEYS : WORKER_KEYS,
+  );
   const inlineTimeoutMs = options.inlineTimeoutMs ?? DEFAULTS.inlineTimeoutMs;
   // The range vm2's own limit once took (32 bits): the one time option not bound by Node's timers (the sandbox's timer re-arms past them).
   assertDurationMs('inlineTimeoutMs', inlineTimeoutMs, { max: MAX_VM_TIMEOUT_MS });
   if (options.allowInline !== undefined && typeof options.allowInline !== 'boolean') {
-    throw new InvalidArgumentError('allowInline', `expected a boolean, got ${typeof options.allowInline}`);
+    throw new InvalidArgumentError(
+      'allowInline',
+      `expected a boolean, got ${typeof options.allowInline}`,
+    );
   }
   if (options.allowShell !== undefined && typeof options.allowShell !== 'boolean') {
-    throw new InvalidArgumentError('allowShell', `expected a boolean, got ${typeof options.allowShell}`);
+    throw new InvalidArgumentError(
+      'allowShell',
+      `expected a boolean, got ${typeof options.allowShell}`,
+    );
   }
   const shellKillGraceMs = options.shellKillGraceMs ?? DEFAULTS.shell.killGraceMs;
   assertDurationMs('shellKillGraceMs', shellKillGraceMs, { allowZero: true });
-  if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId === '')) {
+  if (
+    options.workerId !== undefined &&
+    (typeof options.workerId !== 'string' || options.workerId === '')
+  ) {
     throw new InvalidArgumentError('workerId', 'expected a non-empty string');
   }
   const maxResultBytes = resolveMaxResultBytes(options.maxResultBytes ?? defaultMaxResultBytes);
@@ -232,19 +286,26 @@ export function resolveWorkerOptions(
   };
 }
 
-export function resolvePoolSize(options: WorkerPoolOptions): { count: number; drainTimeoutMs: number; retention: ResolvedRetention | undefined } {
+export function resolvePoolSize(options: WorkerPoolOptions): {
+  count: number;
+  drainTimeoutMs: number;
+  retention: ResolvedRetention | undefined;
+} {
   assertObject('options', options);
   assertKnownKeys('startWorkers', options, POOL_KEYS);
   checkedPoolOptions.add(options);
   const count = options.count ?? DEFAULTS.workerCount;
-  if (!Number.isInteger(count) || count < 1) throw new InvalidArgumentError('count', `expected a whole number ≥ 1, got ${String(count)}`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new InvalidArgumentError('count', `expected a whole number ≥ 1, got ${String(count)}`);
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs;
   assertDurationMs('drainTimeoutMs', drainTimeoutMs, { allowZero: true });
   return { count, drainTimeoutMs, retention: resolveRetention(options.retention) };
 }
 
 /** Validates the retention of finished plans; undefined when plans are kept for ever. */
-export function resolveRetention(options: RetentionOptions | false | undefined): ResolvedRetention | undefined {
+export function resolveRetention(
+  options: RetentionOptions | false | undefined,
+): ResolvedRetention | undefined {
   if (options === false) return undefined;
   const given = options ?? {};
   assertObject('retention', given);
@@ -253,7 +314,10 @@ export function resolveRetention(options: RetentionOptions | false | undefined):
   assertDurationMs('retention.maxAgeMs', resolved.maxAgeMs, { allowZero: true });
   assertDurationMs('retention.sweepIntervalMs', resolved.sweepIntervalMs);
   if (!Number.isSafeInteger(resolved.maxCount) || resolved.maxCount < 0) {
-    throw new InvalidArgumentError('retention.maxCount', `expected a whole number ≥ 0, got ${String(resolved.maxCount)}`);
+    throw new InvalidArgumentError(
+      'retention.maxCount',
+      `expected a whole number ≥ 0, got ${String(resolved.maxCount)}`,
+    );
   }
   return resolved;
 }
@@ -271,15 +335,20 @@ export interface PlanEventOptions {
 /** Validates alerts.subscribe's options and fills in the defaults. */
 export function resolvePlanEventOptions(
   options: PlanEventOptions,
-): Required<Pick<PlanEventOptions, 'maxAttempts' | 'retryDelayMs'>> & Pick<PlanEventOptions, 'onError'> {
+): Required<Pick<PlanEventOptions, 'maxAttempts' | 'retryDelayMs'>> &
+  Pick<PlanEventOptions, 'onError'> {
   assertObject('options', options);
   assertKnownKeys('alerts.subscribe', options, PLAN_EVENT_KEYS);
   const maxAttempts = options.maxAttempts ?? DEFAULTS.planEvents.maxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1)
-    throw new InvalidArgumentError('maxAttempts', `expected a whole number ≥ 1, got ${String(maxAttempts)}`);
+    throw new InvalidArgumentError(
+      'maxAttempts',
+      `expected a whole number ≥ 1, got ${String(maxAttempts)}`,
+    );
   const retryDelayMs = options.retryDelayMs ?? DEFAULTS.planEvents.retryDelayMs;
   assertDurationMs('retryDelayMs', retryDelayMs, { allowZero: true });
-  if (options.onError !== undefined && typeof options.onError !== 'function') throw new InvalidArgumentError('onError', 'expected a function');
+  if (options.onError !== undefined && typeof options.onError !== 'function')
+    throw new InvalidArgumentError('onError', 'expected a function');
   return { maxAttempts, retryDelayMs, ...(options.onError ? { onError: options.onError } : {}) };
 }
 
@@ -309,12 +378,16 @@ export interface WaitOptions {
 }
 
 /** Validates waitForCompletion's options and fills in the default timeout. */
-export function resolveWaitOptions(options: WaitOptions = {}): { timeoutMs: number; signal?: AbortSignal } {
+export function resolveWaitOptions(options: WaitOptions = {}): {
+  timeoutMs: number;
+  signal?: AbortSignal;
+} {
   assertObject('options', options);
   assertKnownKeys('waitForCompletion', options, WAIT_KEYS);
   const timeoutMs = options.timeoutMs ?? DEFAULTS.waitTimeoutMs;
   assertDurationMs('timeoutMs', timeoutMs);
-  if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal');
+  if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+    throw new InvalidArgumentError('signal', 'expected an AbortSignal');
   return { timeoutMs, ...(options.signal !== undefined ? { signal: options.signal } : {}) };
 }
 
@@ -329,8 +402,18 @@ export function assertDurationMs(
 ): asserts value is number {
   const min = allowZero ? 0 : 1;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    const got = typeof value === 'number' ? String(value) : typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : typeof value;
-    throw new InvalidArgumentError(argument, `expected a whole number of ms from ${min} to ${max}, got ${got}`);
+    const got =
+      typeof value === 'number'
+        ? String(value)
+        : typeof value === 'string'
+          ? JSON.stringify(value)
+          : value === null
+            ? 'null'
+            : typeof value;
+    throw new InvalidArgumentError(
+      argument,
+      `expected a whole number of ms from ${min} to ${max}, got ${got}`,
+    );
   }
 }
 
@@ -338,7 +421,11 @@ export function assertDurationMs(
  * Refuses option names that `known` does not hold (a misspelled option would otherwise be ignored
  * silently): InvalidArgumentError naming the key, the closest known name, and all known names.
  */
-export function assertKnownKeys(where: string, options: object, known: Readonly<Record<string, true>>): void {
+export function assertKnownKeys(
+  where: string,
+  options: object,
+  known: Readonly<Record<string, true>>,
+): void {
   const names = Object.keys(known);
   for (const key of Object.keys(options)) {
     if (Object.hasOwn(known, key)) continue;
@@ -355,24 +442,45 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current[j] = Math.min(
+        (previous[j] as number) + 1,
+        (current[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     previous = current;
   }
   return previous[b.length] as number;
 }
 
-export function assertPositiveNumber(argument: string, value: unknown, { allowZero = false } = {}): asserts value is number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new InvalidArgumentError(argument, `expected a finite number ${allowZero ? '≥ 0' : '> 0'}, got ${String(value)}`);
+export function assertPositiveNumber(
+  argument: string,
+  value: unknown,
+  { allowZero = false } = {},
+): asserts value is number {
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < 0 ||
+    (!allowZero && value === 0)
+  ) {
+    throw new InvalidArgumentError(
+      argument,
+      `expected a finite number ${allowZero ? '≥ 0' : '> 0'}, got ${String(value)}`,
+    );
   }
 }
 
 function assertObject(argument: string, value: unknown): void {
   if (typeof value !== 'object' || value === null)
-    throw new InvalidArgumentError(argument, `expected an object, got ${value === null ? 'null' : typeof value}`);
+    throw new InvalidArgumentError(
+      argument,
+      `expected an object, got ${value === null ? 'null' : typeof value}`,
+    );
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
-  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>;
+  return Object.fromEntries(
+    Object.entries(value).filter(([, entry]) => entry !== undefined),
+  ) as Partial<T>;
 }

@@ -76,11 +76,27 @@ export const FOREIGN_PLAN_SETTINGS: PlanSettings = { ...DEFAULT_PLAN_SETTINGS, h
 
 const FAILURE_POLICIES: readonly FailurePolicy[] = ['continue', 'failFast'];
 
-const RETRY_KEYS: Record<keyof RetryPolicy, true> = { maxAttempts: true, initialDelayMs: true, multiplier: true, maxDelayMs: true };
-const PLAN_KEYS: Record<keyof PlanOptions, true> = { ...RETRY_KEYS, failurePolicy: true, history: true, priority: true, name: true };
+const RETRY_KEYS: Record<keyof RetryPolicy, true> = {
+  maxAttempts: true,
+  initialDelayMs: true,
+  multiplier: true,
+  maxDelayMs: true,
+};
+const PLAN_KEYS: Record<keyof PlanOptions, true> = {
+  ...RETRY_KEYS,
+  failurePolicy: true,
+  history: true,
+  priority: true,
+  name: true,
+};
 
 /** The options of `addTask` (and of an `addTasks` entry's `options`): `AddTaskOptions` in src/plan/plan-writer.ts. */
-export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResult' | 'timeoutMs' | 'priority' | 'concurrencyKey' | 'key', true>> = {
+export const ADD_TASK_OPTION_KEYS: Readonly<
+  Record<
+    keyof RetryPolicy | 'keepResult' | 'timeoutMs' | 'priority' | 'concurrencyKey' | 'key',
+    true
+  >
+> = {
   ...RETRY_KEYS,
   keepResult: true,
   timeoutMs: true,
@@ -89,18 +105,27 @@ export const ADD_TASK_OPTION_KEYS: Readonly<Record<keyof RetryPolicy | 'keepResu
   key: true,
 };
 /** The fields of an `addTasks` entry (`TaskToAdd`). */
-export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = { task: true, args: true, options: true };
+export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = {
+  task: true,
+  args: true,
+  options: true,
+};
 
 /** Validates createPlan options and fills in defaults; `where` names what holds them in a message about an unknown one. */
 export function resolvePlanSettings(options: PlanOptions = {}, where = 'createPlan'): PlanSettings {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('plan options', 'expected an object');
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('plan options', 'expected an object');
   assertKnownKeys(where, options, PLAN_KEYS);
   const failurePolicy = options.failurePolicy ?? DEFAULT_PLAN_SETTINGS.failurePolicy;
   if (!FAILURE_POLICIES.includes(failurePolicy)) {
-    throw new InvalidArgumentError('failurePolicy', `expected one of ${FAILURE_POLICIES.join(', ')}, got ${JSON.stringify(failurePolicy)}`);
+    throw new InvalidArgumentError(
+      'failurePolicy',
+      `expected one of ${FAILURE_POLICIES.join(', ')}, got ${JSON.stringify(failurePolicy)}`,
+    );
   }
   const history = options.history ?? DEFAULT_PLAN_SETTINGS.history;
-  if (typeof history !== 'boolean') throw new InvalidArgumentError('history', `expected a boolean, got ${typeof history}`);
+  if (typeof history !== 'boolean')
+    throw new InvalidArgumentError('history', `expected a boolean, got ${typeof history}`);
   const priority = options.priority ?? DEFAULT_PLAN_SETTINGS.priority;
   assertPriority('priority', priority);
   if (options.name !== undefined) assertPlanName('name', options.name);
@@ -125,7 +150,10 @@ export function assertPriority(argument: string, value: unknown): asserts value 
 }
 
 /** Validates a retry policy (plan-wide or per task) over `base`. */
-export function resolveRetryPolicy(policy: RetryPolicy, base: ResolvedRetryPolicy): ResolvedRetryPolicy {
+export function resolveRetryPolicy(
+  policy: RetryPolicy,
+  base: ResolvedRetryPolicy,
+): ResolvedRetryPolicy {
   const resolved = {
     maxAttempts: policy.maxAttempts ?? base.maxAttempts,
     initialDelayMs: policy.initialDelayMs ?? base.initialDelayMs,
@@ -133,12 +161,22 @@ export function resolveRetryPolicy(policy: RetryPolicy, base: ResolvedRetryPolic
     maxDelayMs: policy.maxDelayMs ?? base.maxDelayMs,
   };
   if (!Number.isInteger(resolved.maxAttempts) || resolved.maxAttempts < 1) {
-    throw new InvalidArgumentError('maxAttempts', `expected a whole number ≥ 1, got ${String(resolved.maxAttempts)}`);
+    throw new InvalidArgumentError(
+      'maxAttempts',
+      `expected a whole number ≥ 1, got ${String(resolved.maxAttempts)}`,
+    );
   }
   assertDurationMs('initialDelayMs', resolved.initialDelayMs, { allowZero: true });
   assertDurationMs('maxDelayMs', resolved.maxDelayMs, { allowZero: true });
-  if (typeof resolved.multiplier !== 'number' || !Number.isFinite(resolved.multiplier) || resolved.multiplier < 1) {
-    throw new InvalidArgumentError('multiplier', `expected a number ≥ 1, got ${String(resolved.multiplier)}`);
+  if (
+    typeof resolved.multiplier !== 'number' ||
+    !Number.isFinite(resolved.multiplier) ||
+    resolved.multiplier < 1
+  ) {
+    throw new InvalidArgumentError(
+      'multiplier',
+      `expected a number ≥ 1, got ${String(resolved.multiplier)}`,
+    );
   }
   return resolved;
 }
@@ -149,7 +187,14 @@ export function resolveRetryPolicy(policy: RetryPolicy, base: ResolvedRetryPolic
  */
 export function planSettingsFrom(stored: unknown): PlanSettings {
   if (typeof stored !== 'object' || stored === null) return FOREIGN_PLAN_SETTINGS;
-  const record = stored as { failurePolicy?: unknown; retry?: unknown; history?: unknown; priority?: unknown; taskPriorities?: unknown; name?: unknown };
+  const record = stored as {
+    failurePolicy?: unknown;
+    retry?: unknown;
+    history?: unknown;
+    priority?: unknown;
+    taskPriorities?: unknown;
+    name?: unknown;
+  };
   try {
     const settings = resolvePlanSettings({
       // A name that is not one (another tool's value, or a forged one) is left out: the plan keeps its other settings.
@@ -157,7 +202,9 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
       failurePolicy: record.failurePolicy as FailurePolicy | undefined,
       history: record.history === true,
       ...(Number.isSafeInteger(record.priority) ? { priority: record.priority as number } : {}),
-      ...(typeof record.retry === 'object' && record.retry !== null ? knownRetryFields(record.retry as Record<string, unknown>) : {}),
+      ...(typeof record.retry === 'object' && record.retry !== null
+        ? knownRetryFields(record.retry as Record<string, unknown>)
+        : {}),
     });
     return {
       ...settings,
@@ -170,10 +217,15 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
 
 /** The retry fields of a stored policy (another tool may have stored more). */
 function knownRetryFields(stored: Record<string, unknown>): RetryPolicy {
-  return Object.fromEntries(Object.entries(stored).filter(([key]) => Object.hasOwn(RETRY_KEYS, key))) as RetryPolicy;
+  return Object.fromEntries(
+    Object.entries(stored).filter(([key]) => Object.hasOwn(RETRY_KEYS, key)),
+  ) as RetryPolicy;
 }
 
 /** Wait before try number `attempt + 1`, after `attempt` failed tries (attempt ≥ 1). */
 export function retryDelayMs(policy: ResolvedRetryPolicy, failedAttempts: number): number {
-  return Math.min(policy.initialDelayMs * policy.multiplier ** Math.max(0, failedAttempts - 1), policy.maxDelayMs);
+  return Math.min(
+    policy.initialDelayMs * policy.multiplier ** Math.max(0, failedAttempts - 1),
+    policy.maxDelayMs,
+  );
 }

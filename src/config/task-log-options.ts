@@ -44,12 +44,19 @@ const TASK_LOG_KEYS: Record<keyof TaskLogOptions, true> = {
 };
 
 /** Validates `taskLogs` and fills in the defaults; `false` keeps no log in ZooKeeper (ctx.log still shows on the worker's output). */
-export function resolveTaskLogOptions(options: TaskLogOptions | false | undefined): ResolvedTaskLogOptions | false {
+export function resolveTaskLogOptions(
+  options: TaskLogOptions | false | undefined,
+): ResolvedTaskLogOptions | false {
   if (options === false) return false;
   const given = options ?? {};
-  if (typeof given !== 'object' || given === null) throw new InvalidArgumentError('taskLogs', 'expected an object of task log options, or false');
+  if (typeof given !== 'object' || given === null)
+    throw new InvalidArgumentError('taskLogs', 'expected an object of task log options, or false');
   for (const key of Object.keys(given)) {
-    if (!(key in TASK_LOG_KEYS)) throw new InvalidArgumentError(`taskLogs.${key}`, `not a task log option (known: ${Object.keys(TASK_LOG_KEYS).join(', ')})`);
+    if (!(key in TASK_LOG_KEYS))
+      throw new InvalidArgumentError(
+        `taskLogs.${key}`,
+        `not a task log option (known: ${Object.keys(TASK_LOG_KEYS).join(', ')})`,
+      );
   }
   const defaults = DEFAULTS.taskLogs;
   const resolved = {
@@ -61,23 +68,55 @@ export function resolveTaskLogOptions(options: TaskLogOptions | false | undefine
     sink: given.sink,
   };
   for (const name of ['captureConsole', 'echo'] as const) {
-    if (typeof resolved[name] !== 'boolean') throw new InvalidArgumentError(`taskLogs.${name}`, `expected a boolean, got ${typeof resolved[name]}`);
+    if (typeof resolved[name] !== 'boolean')
+      throw new InvalidArgumentError(
+        `taskLogs.${name}`,
+        `expected a boolean, got ${typeof resolved[name]}`,
+      );
   }
-  assertBytes('taskLogs.maxBytesPerAttempt', resolved.maxBytesPerAttempt, RECORD_OVERHEAD_BYTES * 2, MAX_RECORD_BYTES / 2);
-  assertBytes('taskLogs.maxBytesPerPlan', resolved.maxBytesPerPlan, resolved.maxBytesPerAttempt, Number.MAX_SAFE_INTEGER);
+  assertBytes(
+    'taskLogs.maxBytesPerAttempt',
+    resolved.maxBytesPerAttempt,
+    RECORD_OVERHEAD_BYTES * 2,
+    MAX_RECORD_BYTES / 2,
+  );
+  assertBytes(
+    'taskLogs.maxBytesPerPlan',
+    resolved.maxBytesPerPlan,
+    resolved.maxBytesPerAttempt,
+    Number.MAX_SAFE_INTEGER,
+  );
   const interval = resolved.flushIntervalMs;
-  if (typeof interval !== 'number' || !Number.isInteger(interval) || interval < 1 || interval > MAX_TIMER_MS) {
-    throw new InvalidArgumentError('taskLogs.flushIntervalMs', `expected a whole number of ms from 1 to ${MAX_TIMER_MS}, got ${String(interval)}`);
+  if (
+    typeof interval !== 'number' ||
+    !Number.isInteger(interval) ||
+    interval < 1 ||
+    interval > MAX_TIMER_MS
+  ) {
+    throw new InvalidArgumentError(
+      'taskLogs.flushIntervalMs',
+      `expected a whole number of ms from 1 to ${MAX_TIMER_MS}, got ${String(interval)}`,
+    );
   }
   const sink = resolved.sink;
-  if (sink !== undefined && sink !== false && (typeof sink !== 'object' || sink === null || typeof sink.open !== 'function')) {
-    throw new InvalidArgumentError('taskLogs.sink', 'expected a LogSink (an object with open(identity)), or false');
+  if (
+    sink !== undefined &&
+    sink !== false &&
+    (typeof sink !== 'object' || sink === null || typeof sink.open !== 'function')
+  ) {
+    throw new InvalidArgumentError(
+      'taskLogs.sink',
+      'expected a LogSink (an object with open(identity)), or false',
+    );
   }
   return resolved;
 }
 
 function assertBytes(name: string, value: unknown, min: number, max: number): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(name, `expected a whole number of bytes from ${min} to ${max}, got ${String(value)}`);
+    throw new InvalidArgumentError(
+      name,
+      `expected a whole number of bytes from ${min} to ${max}, got ${String(value)}`,
+    );
   }
 }

@@ -32,12 +32,24 @@ export function parseControlRecord(path: string, data: Buffer | null): PlanContr
   } catch {
     value = undefined;
   }
-  const record = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const record = (typeof value === 'object' && value !== null ? value : {}) as Record<
+    string,
+    unknown
+  >;
   const state: PlanControlState = record['state'] === 'cancelled' ? 'cancelled' : 'paused';
   const reason =
-    typeof record['reason'] === 'string' ? record['reason'] : record['state'] === undefined ? 'the control node holds no zk-plan record' : undefined;
+    typeof record['reason'] === 'string'
+      ? record['reason']
+      : record['state'] === undefined
+        ? 'the control node holds no zk-plan record'
+        : undefined;
   const at = record['at'] instanceof Date ? record['at'] : new Date(0);
-  return { state, ...(reason !== undefined ? { reason } : {}), at, abortRunning: record['abortRunning'] === true };
+  return {
+    state,
+    ...(reason !== undefined ? { reason } : {}),
+    at,
+    abortRunning: record['abortRunning'] === true,
+  };
 }
 
 /** What a call asks for, against what the node holds now. */
@@ -57,19 +69,38 @@ export type ControlRequest =
   | { readonly kind: 'cancel'; readonly reason: string | undefined; readonly at: Date };
 
 /** The transition a request makes from the current record (undefined: the plan runs). Cancel is final; repeating a call changes nothing. */
-export function decideControl(current: PlanControlRecord | undefined, request: ControlRequest): ControlDecision {
-  if (current?.state === 'cancelled') return request.kind === 'cancel' ? { kind: 'none' } : { kind: 'cancelled', reason: current.reason };
+export function decideControl(
+  current: PlanControlRecord | undefined,
+  request: ControlRequest,
+): ControlDecision {
+  if (current?.state === 'cancelled')
+    return request.kind === 'cancel'
+      ? { kind: 'none' }
+      : { kind: 'cancelled', reason: current.reason };
   switch (request.kind) {
     case 'pause':
       // Asking again with abortRunning where the first pause had none aborts the running tasks now.
-      if (current !== undefined && (current.abortRunning || !request.abortRunning)) return { kind: 'none' };
-      return { kind: 'write', record: { state: 'paused', at: current?.at ?? request.at, abortRunning: request.abortRunning } };
+      if (current !== undefined && (current.abortRunning || !request.abortRunning))
+        return { kind: 'none' };
+      return {
+        kind: 'write',
+        record: {
+          state: 'paused',
+          at: current?.at ?? request.at,
+          abortRunning: request.abortRunning,
+        },
+      };
     case 'resume':
       return current === undefined ? { kind: 'none' } : { kind: 'delete' };
     case 'cancel':
       return {
         kind: 'write',
-        record: { state: 'cancelled', ...(request.reason !== undefined ? { reason: request.reason } : {}), at: request.at, abortRunning: true },
+        record: {
+          state: 'cancelled',
+          ...(request.reason !== undefined ? { reason: request.reason } : {}),
+          at: request.at,
+          abortRunning: true,
+        },
       };
   }
 }

@@ -13,10 +13,26 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskStore } from '../store/task-store.js';
 import { assertKnownKeys } from '../config/options.js';
-import { CONTROL, FAILED, OWNER, READY, RUNNABLE_INDEX, TASK_PREFIX, assertValidPath, childPath, hasSequentialName } from '../zk/layout.js';
+import {
+  CONTROL,
+  FAILED,
+  OWNER,
+  READY,
+  RUNNABLE_INDEX,
+  TASK_PREFIX,
+  assertValidPath,
+  childPath,
+  hasSequentialName,
+} from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import type { PlanState } from '../plan/plan-progress.js';
-import { decideControl, encodeControlRecord, parseControlRecord, type ControlRequest, type PlanControlRecord } from './control-record.js';
+import {
+  decideControl,
+  encodeControlRecord,
+  parseControlRecord,
+  type ControlRequest,
+  type PlanControlRecord,
+} from './control-record.js';
 
 /** Where a plan stands (`plans.status(plan).state`): read before a pause or cancel, which a finished plan refuses. */
 export type ReadPlanState = (plan: string) => Promise<PlanState>;
@@ -74,9 +90,14 @@ export class PlanControl {
     assertValidPath('plan', plan);
     assertOptionsObject(options);
     assertKnownKeys('control.pause', options, PAUSE_KEYS);
-    if (options.abortRunning !== undefined && typeof options.abortRunning !== 'boolean') throw new InvalidArgumentError('abortRunning', 'expected a boolean');
+    if (options.abortRunning !== undefined && typeof options.abortRunning !== 'boolean')
+      throw new InvalidArgumentError('abortRunning', 'expected a boolean');
     await this.refuseFinished(plan, 'pause');
-    await this.apply(plan, { kind: 'pause', abortRunning: options.abortRunning === true, at: new Date() });
+    await this.apply(plan, {
+      kind: 'pause',
+      abortRunning: options.abortRunning === true,
+      at: new Date(),
+    });
     return { plan, running: await this.heldTasks(plan) };
   }
 
@@ -97,8 +118,14 @@ export class PlanControl {
     assertValidPath('plan', plan);
     assertOptionsObject(options);
     assertKnownKeys('control.cancel', options, CANCEL_KEYS);
-    if (options.reason !== undefined && (typeof options.reason !== 'string' || options.reason.length > MAX_CANCEL_REASON_LENGTH))
-      throw new InvalidArgumentError('reason', `expected a string of at most ${MAX_CANCEL_REASON_LENGTH} characters`);
+    if (
+      options.reason !== undefined &&
+      (typeof options.reason !== 'string' || options.reason.length > MAX_CANCEL_REASON_LENGTH)
+    )
+      throw new InvalidArgumentError(
+        'reason',
+        `expected a string of at most ${MAX_CANCEL_REASON_LENGTH} characters`,
+      );
     await this.refuseFinished(plan, 'cancel');
     await this.apply(plan, { kind: 'cancel', reason: options.reason, at: new Date() });
     // The time of the cancel that landed first (a repeated call keeps its record).
@@ -109,7 +136,11 @@ export class PlanControl {
     await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));
     await Promise.all(tasks.map((task) => this.zk.deleteRecursive(task)));
     const index = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX));
-    await Promise.all((index?.children ?? []).map((name) => this.zk.deleteIfPresent(childPath(childPath(plan, RUNNABLE_INDEX), name))));
+    await Promise.all(
+      (index?.children ?? []).map((name) =>
+        this.zk.deleteIfPresent(childPath(childPath(plan, RUNNABLE_INDEX), name)),
+      ),
+    );
   }
 
   /**
@@ -127,8 +158,10 @@ export class PlanControl {
     const { children } = listing;
     if (children.includes(CONTROL) && (await this.read(plan))?.state === 'cancelled') return;
     // No task left and not marked ready: still being built (or its builder died before adding any).
-    if (children.includes(READY) && !children.some((name) => hasSequentialName(name, TASK_PREFIX))) throw new PlanFinishedError(plan, 'completed', action);
-    if (children.includes(FAILED) && (await this.readPlanState(plan)) === 'failed') throw new PlanFinishedError(plan, 'failed', action);
+    if (children.includes(READY) && !children.some((name) => hasSequentialName(name, TASK_PREFIX)))
+      throw new PlanFinishedError(plan, 'completed', action);
+    if (children.includes(FAILED) && (await this.readPlanState(plan)) === 'failed')
+      throw new PlanFinishedError(plan, 'failed', action);
   }
 
   /** Writes the transition the request makes (re-reading after a concurrent change), then touches the plan. */
@@ -136,19 +169,30 @@ export class PlanControl {
     const path = childPath(plan, CONTROL);
     for (;;) {
       const node = await this.zk.tryGetData(path);
-      const decision = decideControl(node === undefined ? undefined : parseControlRecord(path, node.data), request);
+      const decision = decideControl(
+        node === undefined ? undefined : parseControlRecord(path, node.data),
+        request,
+      );
       try {
         if (decision.kind === 'cancelled') throw new PlanCancelledError(plan, decision.reason);
-        if (decision.kind === 'write' && node === undefined) await this.zk.create(path, encodeControlRecord(decision.record, path));
+        if (decision.kind === 'write' && node === undefined)
+          await this.zk.create(path, encodeControlRecord(decision.record, path));
         // Named by the node read: a resend after a lost reply never lands on a control node made again since (a later pause).
         else if (decision.kind === 'write' && node !== undefined)
-          await this.zk.setData(path, encodeControlRecord(decision.record, path), node.stat.version, { incarnation: node.stat.czxid });
-        else if (decision.kind === 'delete' && node !== undefined) await this.zk.delete(path, node.stat.version, { incarnation: node.stat.czxid });
+          await this.zk.setData(
+            path,
+            encodeControlRecord(decision.record, path),
+            node.stat.version,
+            { incarnation: node.stat.czxid },
+          );
+        else if (decision.kind === 'delete' && node !== undefined)
+          await this.zk.delete(path, node.stat.version, { incarnation: node.stat.czxid });
         break;
       } catch (error) {
         if (isZkError(error, 'NO_NODE') && node === undefined) throw new PlanNotFoundError(plan);
         // Changed meanwhile (or a resent write that had landed): read it again and decide again.
-        if (!isZkError(error, 'NODE_EXISTS', 'BAD_VERSION', 'NO_NODE', 'NODE_REPLACED')) throw error;
+        if (!isZkError(error, 'NODE_EXISTS', 'BAD_VERSION', 'NO_NODE', 'NODE_REPLACED'))
+          throw error;
       }
     }
     if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);
@@ -162,11 +206,16 @@ export class PlanControl {
    */
   private async heldTasks(plan: string): Promise<string[]> {
     const tasks = (await this.store.listTasks(plan)) ?? [];
-    const owned = await Promise.all(tasks.map(async (task) => ((await this.zk.exists(childPath(task, OWNER))) === undefined ? undefined : task)));
+    const owned = await Promise.all(
+      tasks.map(async (task) =>
+        (await this.zk.exists(childPath(task, OWNER))) === undefined ? undefined : task,
+      ),
+    );
     return owned.filter((task): task is string => task !== undefined);
   }
 }
 
 function assertOptionsObject(options: unknown): asserts options is object {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'expected an object');
 }

@@ -7,11 +7,14 @@ import type { WorkerPool } from '../worker/worker-pool.js';
 import type { ZkPlanModuleConfig } from './module-config.js';
 
 /** The module's configuration, as given to `zkPlanModule`. */
-export const ZK_PLAN_MODULE_CONFIG: InjectionToken<ZkPlanModuleConfig> = Symbol.for('zk-plan.module-config');
+export const ZK_PLAN_MODULE_CONFIG: InjectionToken<ZkPlanModuleConfig> =
+  Symbol.for('zk-plan.module-config');
 /** The connected ZooKeeper client (registered by `startup`). */
 export const ZK_CLIENT: InjectionToken<ZkClient> = Symbol.for('zk-plan.zk-client');
 /** The functions workers of this process can run. */
-export const FUNCTION_REGISTRY: InjectionToken<FunctionRegistry> = Symbol.for('zk-plan.function-registry');
+export const FUNCTION_REGISTRY: InjectionToken<FunctionRegistry> = Symbol.for(
+  'zk-plan.function-registry',
+);
 /**
  * Settings of the ZkPlan instance, which `zkPlanModule` registers from the module's configuration;
  * nothing outside the module resolves them.

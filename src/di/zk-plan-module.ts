@@ -7,7 +7,14 @@ import { ZkPlan } from '../zk-plan.js';
 import { assertValidPath } from '../zk/layout.js';
 import { ZkClient } from '../zk/zk-client.js';
 import type { ZkPlanModuleConfig } from './module-config.js';
-import { FUNCTION_REGISTRY, WORKER_POOL, ZK_CLIENT, ZK_PLAN, ZK_PLAN_MODULE_CONFIG, ZK_PLAN_SETTINGS } from './tokens.js';
+import {
+  FUNCTION_REGISTRY,
+  WORKER_POOL,
+  ZK_CLIENT,
+  ZK_PLAN,
+  ZK_PLAN_MODULE_CONFIG,
+  ZK_PLAN_SETTINGS,
+} from './tokens.js';
 
 export type { ZkPlanModuleConfig } from './module-config.js';
 
@@ -17,21 +24,32 @@ export type { ZkPlanModuleConfig } from './module-config.js';
  * file of zk-plan resolves from a container.
  */
 export function zkPlanModule(container: DependencyContainer, config: ZkPlanModuleConfig): void {
-  if (typeof container?.register !== 'function') throw new InvalidArgumentError('container', 'expected a tsyringe DependencyContainer');
+  if (typeof container?.register !== 'function')
+    throw new InvalidArgumentError('container', 'expected a tsyringe DependencyContainer');
   if (typeof config !== 'object' || config === null)
-    throw new InvalidArgumentError('config', 'expected { zookeeper: { connect }, zkPlan?: { workers, parent } }');
+    throw new InvalidArgumentError(
+      'config',
+      'expected { zookeeper: { connect }, zkPlan?: { workers, parent } }',
+    );
   resolveConnectOptions(config.zookeeper ?? ({} as { connect: string }));
   if (config.zkPlan !== undefined) {
     assertValidPath('zkPlan.parent', config.zkPlan.parent);
     if (!Number.isInteger(config.zkPlan.workers) || config.zkPlan.workers < 0) {
-      throw new InvalidArgumentError('zkPlan.workers', `expected a whole number ≥ 0, got ${String(config.zkPlan.workers)}`);
+      throw new InvalidArgumentError(
+        'zkPlan.workers',
+        `expected a whole number ≥ 0, got ${String(config.zkPlan.workers)}`,
+      );
     }
   }
   container.register(ZK_PLAN_MODULE_CONFIG, { useValue: config });
-  if (config.functions !== undefined) container.register(FUNCTION_REGISTRY, { useValue: config.functions });
-  else if (!container.isRegistered(FUNCTION_REGISTRY)) container.register(FUNCTION_REGISTRY, { useValue: new FunctionRegistry() });
+  if (config.functions !== undefined)
+    container.register(FUNCTION_REGISTRY, { useValue: config.functions });
+  else if (!container.isRegistered(FUNCTION_REGISTRY))
+    container.register(FUNCTION_REGISTRY, { useValue: new FunctionRegistry() });
   const { maxResultBytes } = config.zookeeper;
-  container.register(ZK_PLAN_SETTINGS, { useValue: { container, ...(maxResultBytes !== undefined ? { maxResultBytes } : {}) } });
+  container.register(ZK_PLAN_SETTINGS, {
+    useValue: { container, ...(maxResultBytes !== undefined ? { maxResultBytes } : {}) },
+  });
   registerZkPlan(container);
 }
 
@@ -43,7 +61,12 @@ export function zkPlanModule(container: DependencyContainer, config: ZkPlanModul
 function registerZkPlan(container: DependencyContainer): void {
   container.register(ZK_PLAN, {
     useFactory: instancePerContainerCachingFactory(
-      (scope) => new ZkPlan(scope.resolve(ZK_CLIENT), scope.resolve(FUNCTION_REGISTRY), scope.resolve(ZK_PLAN_SETTINGS)),
+      (scope) =>
+        new ZkPlan(
+          scope.resolve(ZK_CLIENT),
+          scope.resolve(FUNCTION_REGISTRY),
+          scope.resolve(ZK_PLAN_SETTINGS),
+        ),
     ),
   });
 }
@@ -54,7 +77,10 @@ const started = new WeakSet<DependencyContainer>();
 /** Connects to ZooKeeper, creates the ZkPlan and, when configured, starts the worker loops. Returns the ZkPlan. */
 export async function startup(container: DependencyContainer): Promise<ZkPlan> {
   const config = moduleConfig(container);
-  if (started.has(container)) throw new IllegalStateError('zk-plan module already started in this container: call shutdown(container) first');
+  if (started.has(container))
+    throw new IllegalStateError(
+      'zk-plan module already started in this container: call shutdown(container) first',
+    );
   started.add(container);
   let zk: ZkClient;
   try {
@@ -68,7 +94,9 @@ export async function startup(container: DependencyContainer): Promise<ZkPlan> {
   const zkPlan = container.resolve(ZK_PLAN);
   if (config.zkPlan !== undefined && config.zkPlan.workers > 0) {
     const { workers, parent, ...workerOptions } = config.zkPlan;
-    container.register(WORKER_POOL, { useValue: zkPlan.startWorkers(parent, { ...workerOptions, count: workers }) });
+    container.register(WORKER_POOL, {
+      useValue: zkPlan.startWorkers(parent, { ...workerOptions, count: workers }),
+    });
   }
   return zkPlan;
 }
@@ -84,7 +112,9 @@ export async function shutdown(container: DependencyContainer): Promise<void> {
 
 function moduleConfig(container: DependencyContainer): ZkPlanModuleConfig {
   if (!container.isRegistered(ZK_PLAN_MODULE_CONFIG)) {
-    throw new IllegalStateError('zk-plan module is not registered in this container: call zkPlanModule(container, config) first');
+    throw new IllegalStateError(
+      'zk-plan module is not registered in this container: call zkPlanModule(container, config) first',
+    );
   }
   return container.resolve(ZK_PLAN_MODULE_CONFIG);
 }

@@ -35,7 +35,10 @@ export abstract class ZkPlanError extends Error {
     this.path = details.path;
     Object.defineProperty(this, ZK_PLAN_ERROR_MARKER, { value: true });
     // Not enumerable: an error compared or logged field by field shows its message once.
-    Object.defineProperty(this, 'cliMessage', { value: details.cliMessage ?? message, enumerable: false });
+    Object.defineProperty(this, 'cliMessage', {
+      value: details.cliMessage ?? message,
+      enumerable: false,
+    });
   }
 
   /**
@@ -51,7 +54,14 @@ export abstract class ZkPlanError extends Error {
 }
 
 /** Sets `name` on the prototype, so stack traces and logs show the concrete class. */
-export function named<T extends abstract new (...args: never[]) => Error>(ctor: T, name: string): T {
-  Object.defineProperty(ctor.prototype, 'name', { value: name, enumerable: false, configurable: true });
+export function named<T extends abstract new (...args: never[]) => Error>(
+  ctor: T,
+  name: string,
+): T {
+  Object.defineProperty(ctor.prototype, 'name', {
+    value: name,
+    enumerable: false,
+    configurable: true,
+  });
   return ctor;
 }

@@ -4,7 +4,10 @@ import { ZkPlanError, named } from './base-error.js';
 export class JobNotFoundError extends ZkPlanError {
   readonly code = 'JOB_NOT_FOUND';
   constructor(path: string) {
-    super(`Job ${path} does not exist: define it with jobs(parent).define({ name, fn, workPool, mode }) (list them with jobs(parent).list())`, { path });
+    super(
+      `Job ${path} does not exist: define it with jobs(parent).define({ name, fn, workPool, mode }) (list them with jobs(parent).list())`,
+      { path },
+    );
   }
 }
 named(JobNotFoundError, 'JobNotFoundError');

@@ -13,7 +13,10 @@ named(ArgTaskNotFoundError, 'ArgTaskNotFoundError');
 export class ForeignArgTaskError extends ZkPlanError {
   readonly code = 'ARG_TASK_IN_OTHER_PLAN';
   constructor(argTask: string, plan: string) {
-    super(`Arg task ${argTask} is not in plan ${plan}: a task can only depend on tasks of its own plan`, { path: argTask });
+    super(
+      `Arg task ${argTask} is not in plan ${plan}: a task can only depend on tasks of its own plan`,
+      { path: argTask },
+    );
   }
 }
 named(ForeignArgTaskError, 'ForeignArgTaskError');
@@ -22,7 +25,10 @@ named(ForeignArgTaskError, 'ForeignArgTaskError');
 export class PlanNotFoundError extends ZkPlanError {
   readonly code = 'PLAN_NOT_FOUND';
   constructor(plan: string) {
-    super(`Plan ${plan} does not exist: create it with createPlan(parent) and use the path it returns`, { path: plan });
+    super(
+      `Plan ${plan} does not exist: create it with createPlan(parent) and use the path it returns`,
+      { path: plan },
+    );
   }
 }
 named(PlanNotFoundError, 'PlanNotFoundError');
@@ -31,9 +37,12 @@ named(PlanNotFoundError, 'PlanNotFoundError');
 export class ResultNotFoundError extends ZkPlanError {
   readonly code = 'RESULT_NOT_FOUND';
   constructor(task: string, resultPath: string) {
-    super(`No kept result for task ${task} at ${resultPath}: the task has not completed yet, or it was added without { keepResult: true }`, {
-      path: resultPath,
-    });
+    super(
+      `No kept result for task ${task} at ${resultPath}: the task has not completed yet, or it was added without { keepResult: true }`,
+      {
+        path: resultPath,
+      },
+    );
   }
 }
 named(ResultNotFoundError, 'ResultNotFoundError');
@@ -42,7 +51,9 @@ named(ResultNotFoundError, 'ResultNotFoundError');
 export class PlanAbortedError extends ZkPlanError {
   readonly code = 'PLAN_ABORTED';
   constructor(plan: string, task: string) {
-    super(`Task ${task} was aborted: its plan ${plan} failed and its failure policy is failFast`, { path: task });
+    super(`Task ${task} was aborted: its plan ${plan} failed and its failure policy is failFast`, {
+      path: task,
+    });
   }
 }
 named(PlanAbortedError, 'PlanAbortedError');
@@ -103,7 +114,10 @@ named(PlanCancelledError, 'PlanCancelledError');
 export class PlanPausedError extends ZkPlanError {
   readonly code = 'PLAN_PAUSED';
   constructor(plan: string, task: string) {
-    super(`Task ${task} was aborted: its plan ${plan} was paused (it runs again, uncharged, once the plan is resumed)`, { path: task });
+    super(
+      `Task ${task} was aborted: its plan ${plan} was paused (it runs again, uncharged, once the plan is resumed)`,
+      { path: task },
+    );
   }
 }
 named(PlanPausedError, 'PlanPausedError');
@@ -130,8 +144,13 @@ export class PlanFailedError extends ZkPlanError {
         ({ task, key, failure }) =>
           `${key === undefined ? task : `${key} (${task})`}: ${(failure as { message?: string } | undefined)?.message ?? 'unknown error'}`,
       )
-      .join('; ')}${failedTasks.length > 3 ? '; …' : ''}), ${blockedTasks.length} blocked behind them. Fix the cause, then`;
-    super(`${what} retryFailed(plan) to run them again`, { path: plan, cliMessage: `${what} zk-plan retry ${plan} runs them again` });
+      .join(
+        '; ',
+      )}${failedTasks.length > 3 ? '; …' : ''}), ${blockedTasks.length} blocked behind them. Fix the cause, then`;
+    super(`${what} retryFailed(plan) to run them again`, {
+      path: plan,
+      cliMessage: `${what} zk-plan retry ${plan} runs them again`,
+    });
   }
 }
 named(PlanFailedError, 'PlanFailedError');

@@ -4,7 +4,10 @@ import { ZkPlanError, named } from './base-error.js';
 export class ScheduleNotFoundError extends ZkPlanError {
   readonly code = 'SCHEDULE_NOT_FOUND';
   constructor(path: string) {
-    super(`Schedule ${path} does not exist: put it with schedules(parent).put({ name, … }) (list them with schedules(parent).list())`, { path });
+    super(
+      `Schedule ${path} does not exist: put it with schedules(parent).put({ name, … }) (list them with schedules(parent).list())`,
+      { path },
+    );
   }
 }
 named(ScheduleNotFoundError, 'ScheduleNotFoundError');

@@ -41,7 +41,10 @@ export class PortInUseError extends ZkPlanError {
     readonly port: number,
     options?: { cause?: unknown },
   ) {
-    super(`port ${port} on 127.0.0.1 is already in use: stop what listens there, or choose another port (or none, for a free one)`, { cause: options?.cause });
+    super(
+      `port ${port} on 127.0.0.1 is already in use: stop what listens there, or choose another port (or none, for a free one)`,
+      { cause: options?.cause },
+    );
   }
 }
 named(PortInUseError, 'PortInUseError');

@@ -1,7 +1,9 @@
 import { ZkPlanError, named } from './base-error.js';
 
 /** How a shell task's command ended when it did not exit 0: an exit code, or the signal that killed it. */
-export type ShellEnd = { readonly exitCode: number; readonly signal?: undefined } | { readonly exitCode?: undefined; readonly signal: NodeJS.Signals };
+export type ShellEnd =
+  | { readonly exitCode: number; readonly signal?: undefined }
+  | { readonly exitCode?: undefined; readonly signal: NodeJS.Signals };
 
 /**
  * A shell task's command exited with a code other than 0, or was killed by a signal nobody in
@@ -20,9 +22,15 @@ export class ShellExitError extends ZkPlanError {
     /** Its last lines of stderr, oldest first (each one bounded). */
     readonly stderrTail: readonly string[],
   ) {
-    const how = end.signal !== undefined ? `was killed by ${end.signal}` : `exited with code ${end.exitCode}`;
-    const tail = stderrTail.length > 0 ? `; last lines of stderr:\n${stderrTail.join('\n')}` : '; it wrote nothing on stderr';
-    super(`Task ${task}: shell command ${JSON.stringify(shorten(command))} ${how}${tail}`, { path: task });
+    const how =
+      end.signal !== undefined ? `was killed by ${end.signal}` : `exited with code ${end.exitCode}`;
+    const tail =
+      stderrTail.length > 0
+        ? `; last lines of stderr:\n${stderrTail.join('\n')}`
+        : '; it wrote nothing on stderr';
+    super(`Task ${task}: shell command ${JSON.stringify(shorten(command))} ${how}${tail}`, {
+      path: task,
+    });
     this.exitCode = end.exitCode;
     this.signal = end.signal;
   }
@@ -37,7 +45,10 @@ export class ShellStartError extends ZkPlanError {
   readonly code = 'SHELL_START_FAILED';
   override readonly charged = true;
   constructor(task: string, command: string, detail: string, cause: unknown) {
-    super(`Task ${task}: shell command ${JSON.stringify(shorten(command))} could not be started: ${detail}`, { path: task, cause });
+    super(
+      `Task ${task}: shell command ${JSON.stringify(shorten(command))} could not be started: ${detail}`,
+      { path: task, cause },
+    );
   }
 }
 named(ShellStartError, 'ShellStartError');
@@ -57,7 +68,10 @@ export class ShellParamsError extends ZkPlanError {
     problem: string,
     path?: string,
   ) {
-    super(`The shell call of ${subject} is invalid: ${problem}; pass call('shell', { command, args?, cwd?, env?, shell? })`, { path });
+    super(
+      `The shell call of ${subject} is invalid: ${problem}; pass call('shell', { command, args?, cwd?, env?, shell? })`,
+      { path },
+    );
   }
 }
 named(ShellParamsError, 'ShellParamsError');
@@ -82,5 +96,7 @@ named(ShellDisabledError, 'ShellDisabledError');
 const COMMAND_IN_MESSAGE_CHARS = 200;
 
 function shorten(command: string): string {
-  return command.length <= COMMAND_IN_MESSAGE_CHARS ? command : `${command.slice(0, COMMAND_IN_MESSAGE_CHARS)}…`;
+  return command.length <= COMMAND_IN_MESSAGE_CHARS
+    ? command
+    : `${command.slice(0, COMMAND_IN_MESSAGE_CHARS)}…`;
 }

@@ -31,7 +31,10 @@ export class SnapshotError extends ZkPlanError {
     cliMessage?: string,
   ) {
     const task = key === undefined ? '' : `Task "${key}": `;
-    super(`${task}${message}`, { path, ...(cliMessage === undefined ? {} : { cliMessage: `${task}${cliMessage}` }) });
+    super(`${task}${message}`, {
+      path,
+      ...(cliMessage === undefined ? {} : { cliMessage: `${task}${cliMessage}` }),
+    });
     this.code = problem;
   }
 }

@@ -41,7 +41,9 @@ export class MalformedNodeError extends ZkPlanError {
     super(`Znode ${path} is malformed: ${problem}`, {
       path,
       cause,
-      ...(cliProblem === undefined ? {} : { cliMessage: `Znode ${path} is malformed: ${cliProblem}` }),
+      ...(cliProblem === undefined
+        ? {}
+        : { cliMessage: `Znode ${path} is malformed: ${cliProblem}` }),
     });
   }
 }
@@ -58,9 +60,12 @@ export class UnserializableValueError extends ZkPlanError {
     readonly problem: string,
     path?: string,
   ) {
-    super(`${where} cannot be stored: ${problem}. Use plain data (objects, arrays, strings, numbers, bigint, Date, Map, Set, RegExp, URL, Error)`, {
-      path,
-    });
+    super(
+      `${where} cannot be stored: ${problem}. Use plain data (objects, arrays, strings, numbers, bigint, Date, Map, Set, RegExp, URL, Error)`,
+      {
+        path,
+      },
+    );
   }
 }
 named(UnserializableValueError, 'UnserializableValueError');
@@ -103,7 +108,10 @@ named(TaskExecutionError, 'TaskExecutionError');
 export class OwnershipLostError extends ZkPlanError {
   readonly code = 'OWNERSHIP_LOST';
   constructor(task: string, detail: string) {
-    super(`Lost ownership of task ${task}: ${detail}; its results are dropped and another worker will run it`, { path: task });
+    super(
+      `Lost ownership of task ${task}: ${detail}; its results are dropped and another worker will run it`,
+      { path: task },
+    );
   }
 }
 named(OwnershipLostError, 'OwnershipLostError');
@@ -115,7 +123,9 @@ named(OwnershipLostError, 'OwnershipLostError');
 export class DrainTimeoutError extends ZkPlanError {
   readonly code = 'DRAIN_TIMEOUT';
   constructor(readonly drainTimeoutMs: number) {
-    super(`The worker is stopping and its drain timeout (${drainTimeoutMs} ms) has passed: its running tasks are given back, uncharged, for another worker`);
+    super(
+      `The worker is stopping and its drain timeout (${drainTimeoutMs} ms) has passed: its running tasks are given back, uncharged, for another worker`,
+    );
   }
 }
 named(DrainTimeoutError, 'DrainTimeoutError');
@@ -141,7 +151,10 @@ export class TaskTimeoutError extends ZkPlanError {
     task: string,
     readonly timeoutMs: number,
   ) {
-    super(`Task ${task} did not finish within ${timeoutMs} ms: its signal was aborted; raise the task's timeoutMs option if it needs longer`, { path: task });
+    super(
+      `Task ${task} did not finish within ${timeoutMs} ms: its signal was aborted; raise the task's timeoutMs option if it needs longer`,
+      { path: task },
+    );
   }
 }
 named(TaskTimeoutError, 'TaskTimeoutError');
@@ -163,9 +176,12 @@ export class SchemaMismatchError extends ZkPlanError {
     problem: string,
   ) {
     const verb = edge === 'params' || edge === 'inputs' ? 'do' : 'does';
-    super(`Task ${task} (function '${functionName}'): its ${edge} ${verb} not match the schema '${functionName}' was registered with: ${problem}`, {
-      path: task,
-    });
+    super(
+      `Task ${task} (function '${functionName}'): its ${edge} ${verb} not match the schema '${functionName}' was registered with: ${problem}`,
+      {
+        path: task,
+      },
+    );
   }
 }
 named(SchemaMismatchError, 'SchemaMismatchError');

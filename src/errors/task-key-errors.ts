@@ -27,7 +27,10 @@ export class TaskKeyNotFoundError extends ZkPlanError {
     readonly plan: string,
     readonly key: string,
   ) {
-    super(`Plan ${plan} has no task with the key "${key}": describePlan(plan) lists each task with its key`, { path: plan });
+    super(
+      `Plan ${plan} has no task with the key "${key}": describePlan(plan) lists each task with its key`,
+      { path: plan },
+    );
   }
 }
 named(TaskKeyNotFoundError, 'TaskKeyNotFoundError');

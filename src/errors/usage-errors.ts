@@ -32,10 +32,13 @@ export class WaitTimeoutError extends ZkPlanError {
   ) {
     const what = `Plan ${path} still has ${remainingTasks} task(s) after ${timeoutMs} ms: are workers running on its parent`;
     const parent = path.slice(0, path.lastIndexOf('/')) || '/';
-    super(`${what} (startWorkers or the DI module), and do they know every function the plan uses?`, {
-      path,
-      cliMessage: `${what} (zk-plan worker --parent ${parent} --functions <module>), and do they know every function the plan uses? (zk-plan why ${path} tells what holds its tasks)`,
-    });
+    super(
+      `${what} (startWorkers or the DI module), and do they know every function the plan uses?`,
+      {
+        path,
+        cliMessage: `${what} (zk-plan worker --parent ${parent} --functions <module>), and do they know every function the plan uses? (zk-plan why ${path} tells what holds its tasks)`,
+      },
+    );
   }
 }
 named(WaitTimeoutError, 'WaitTimeoutError');

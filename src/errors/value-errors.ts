@@ -9,7 +9,10 @@ import { ZkPlanError, named } from './base-error.js';
 export class IncompleteValueError extends ZkPlanError {
   readonly code = 'INCOMPLETE_VALUE';
   constructor(path: string, problem: string) {
-    super(`The value stored at ${path} is incomplete: ${problem}; its writer stopped part-way, so delete it and write it again`, { path });
+    super(
+      `The value stored at ${path} is incomplete: ${problem}; its writer stopped part-way, so delete it and write it again`,
+      { path },
+    );
   }
 }
 named(IncompleteValueError, 'IncompleteValueError');

@@ -15,7 +15,12 @@ export class ZkAuthError extends ZkError {
     readonly connectString: string,
     detail: string,
   ) {
-    super('addAuth', AUTH_FAILED_RC, '/', `ZooKeeper at ${connectString} refused the ${scheme} credentials: ${detail}`);
+    super(
+      'addAuth',
+      AUTH_FAILED_RC,
+      '/',
+      `ZooKeeper at ${connectString} refused the ${scheme} credentials: ${detail}`,
+    );
   }
 }
 named(ZkAuthError, 'ZkAuthError');

@@ -1,5 +1,10 @@
 import { ShellDisabledError } from '../errors/shell-errors.js';
-import { InlineDisabledError, TaskExecutionError, UnknownFunctionError, UnserializableValueError } from '../errors/task-errors.js';
+import {
+  InlineDisabledError,
+  TaskExecutionError,
+  UnknownFunctionError,
+  UnserializableValueError,
+} from '../errors/task-errors.js';
 import { ResultTooLargeError } from '../errors/value-errors.js';
 import { runShell } from '../shell/run-shell.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
@@ -41,12 +46,25 @@ export async function executeFunction(
   }
   if ('fn' in definition) {
     const fn = settings.functions.get(definition.fn);
-    if (fn === undefined) throw new UnknownFunctionError(definition.fn, ctx.task, settings.functions.names());
+    if (fn === undefined)
+      throw new UnknownFunctionError(definition.fn, ctx.task, settings.functions.names());
     const invoke = fn as (context: TaskContext<readonly unknown[]>, ...rest: unknown[]) => unknown;
     const schemas = settings.functions.schemasOf(definition.fn);
-    if (schemas === undefined) return await guard(ctx.task, () => invoke({ ...ctx, params: [...definition.params] }, ...args));
-    const checked = await checkCall(ctx.task, definition.fn, schemas, definition.params, args, ctx.signal);
-    const value = await guard(ctx.task, () => invoke({ ...ctx, params: checked.params }, ...checked.inputs));
+    if (schemas === undefined)
+      return await guard(ctx.task, () =>
+        invoke({ ...ctx, params: [...definition.params] }, ...args),
+      );
+    const checked = await checkCall(
+      ctx.task,
+      definition.fn,
+      schemas,
+      definition.params,
+      args,
+      ctx.signal,
+    );
+    const value = await guard(ctx.task, () =>
+      invoke({ ...ctx, params: checked.params }, ...checked.inputs),
+    );
     return await checkResult(ctx.task, definition.fn, schemas, value, ctx.signal);
   }
   if (!settings.allowInline) throw new InlineDisabledError(ctx.task);
@@ -86,11 +104,19 @@ async function executeInline(
       throw new TaskExecutionError(task, message, new Error(message));
     }
     case 'thread-died':
-      throw new TaskExecutionError(task, `the inline function's thread ended under it: ${outcome.detail}`, new Error(outcome.detail));
+      throw new TaskExecutionError(
+        task,
+        `the inline function's thread ended under it: ${outcome.detail}`,
+        new Error(outcome.detail),
+      );
     case 'unserializable':
       throw new UnserializableValueError(`The result of task ${task}`, outcome.problem, task);
     case 'too-large':
-      throw new ResultTooLargeError(outcome.bytes, settings.maxResultBytes, childPath(task, RESULT));
+      throw new ResultTooLargeError(
+        outcome.bytes,
+        settings.maxResultBytes,
+        childPath(task, RESULT),
+      );
   }
 }
 
@@ -104,7 +130,13 @@ async function guard(task: string, run: () => unknown): Promise<unknown> {
 
 function describeThrown(thrown: unknown): string {
   if (thrown instanceof Error) return thrown.message;
-  if (typeof thrown === 'object' && thrown !== null && 'message' in thrown && typeof thrown.message === 'string') return thrown.message;
+  if (
+    typeof thrown === 'object' &&
+    thrown !== null &&
+    'message' in thrown &&
+    typeof thrown.message === 'string'
+  )
+    return thrown.message;
   try {
     return `threw a non-Error value: ${JSON.stringify(thrown) ?? String(thrown)}`;
   } catch {

@@ -30,7 +30,11 @@ export class FunctionRegistry {
     schemas?: FunctionSchemas,
   ): this {
     assertFunctionName(name);
-    if (typeof fn !== 'function') throw new InvalidArgumentError('fn', `function '${name}' must be a function, got ${typeof fn}`);
+    if (typeof fn !== 'function')
+      throw new InvalidArgumentError(
+        'fn',
+        `function '${name}' must be a function, got ${typeof fn}`,
+      );
     if (name === SHELL_FUNCTION) {
       throw new InvalidArgumentError(
         'name',
@@ -38,7 +42,10 @@ export class FunctionRegistry {
       );
     }
     if (this.functions.has(name)) {
-      throw new InvalidArgumentError('name', `function '${name}' is already registered; use another name or a new registry`);
+      throw new InvalidArgumentError(
+        'name',
+        `function '${name}' is already registered; use another name or a new registry`,
+      );
     }
     if (schemas !== undefined) {
       assertFunctionSchemas(name, schemas);
@@ -55,8 +62,16 @@ export class FunctionRegistry {
    */
   registerJob(name: string, fn: JobFunction): this {
     assertFunctionName(name);
-    if (typeof fn !== 'function') throw new InvalidArgumentError('fn', `job function '${name}' must be a function, got ${typeof fn}`);
-    if (this.jobs.has(name)) throw new InvalidArgumentError('name', `job function '${name}' is already registered; use another name or a new registry`);
+    if (typeof fn !== 'function')
+      throw new InvalidArgumentError(
+        'fn',
+        `job function '${name}' must be a function, got ${typeof fn}`,
+      );
+    if (this.jobs.has(name))
+      throw new InvalidArgumentError(
+        'name',
+        `job function '${name}' is already registered; use another name or a new registry`,
+      );
     this.jobs.set(name, fn);
     return this;
   }

@@ -25,7 +25,13 @@ export interface InlineJob {
 /** What an inline function threw, as it can cross to the main thread. */
 export type ThrownReport =
   /** An Error (of the sandbox or not): its name, message, stack and string `code` survive. */
-  | { readonly kind: 'error'; readonly name: string; readonly message: string; readonly stack?: string; readonly code?: string }
+  | {
+      readonly kind: 'error';
+      readonly name: string;
+      readonly message: string;
+      readonly stack?: string;
+      readonly code?: string;
+    }
   /** Anything else superjson could encode, as superjson text. */
   | { readonly kind: 'value'; readonly encoded: string }
   /** A value that could not even be encoded: its String() (or a note that it had none). */

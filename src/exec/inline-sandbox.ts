@@ -68,8 +68,20 @@ export async function runInline(run: InlineRun): Promise<InlineOutcome> {
 }
 
 /** Threads of this process: live (started, not exited), busy with a run, idle in the pool; jobs and threads started so far. */
-export function inlineThreadStats(): { live: number; busy: number; idle: number; jobs: number; spawned: number } {
-  return { live: live.size, busy: live.size - idle.length, idle: idle.length, jobs: jobSerial, spawned };
+export function inlineThreadStats(): {
+  live: number;
+  busy: number;
+  idle: number;
+  jobs: number;
+  spawned: number;
+} {
+  return {
+    live: live.size,
+    busy: live.size - idle.length,
+    idle: idle.length,
+    jobs: jobSerial,
+    spawned,
+  };
 }
 
 /** Terminates the idle threads (each also ends on its own after IDLE_MS) and resolves once they are gone. */
@@ -115,7 +127,11 @@ class InlineThread {
         live.delete(this);
         removeIdle(this);
         clearTimeout(this.idleTimer);
-        this.onDeath?.(this.lastError === undefined ? `its thread exited with code ${code}` : `its thread failed: ${this.lastError.message}`);
+        this.onDeath?.(
+          this.lastError === undefined
+            ? `its thread exited with code ${code}`
+            : `its thread failed: ${this.lastError.message}`,
+        );
         resolve();
       });
     });
@@ -128,7 +144,13 @@ class InlineThread {
           this.onMessage?.(message);
         }
       });
-      void this.exited.then(() => reject(new Error(`could not start a thread for inline code: ${this.lastError?.message ?? 'it exited'}`)));
+      void this.exited.then(() =>
+        reject(
+          new Error(
+            `could not start a thread for inline code: ${this.lastError?.message ?? 'it exited'}`,
+          ),
+        ),
+      );
     });
     this.ready.catch(() => undefined); // observed by started()
     this.worker.on('error', (error) => {
@@ -157,7 +179,12 @@ class InlineThread {
    * Runs `job` on this ready thread. 'not-picked-up' when `pickupMs` is given and the thread did
    * not take the job within it (the thread is then terminated, and the job never ran).
    */
-  run(job: InlineJob, timeoutMs: number, signal: AbortSignal | undefined, pickupMs: number | undefined): Promise<InlineOutcome | 'not-picked-up'> {
+  run(
+    job: InlineJob,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    pickupMs: number | undefined,
+  ): Promise<InlineOutcome | 'not-picked-up'> {
     clearTimeout(this.idleTimer);
     this.worker.ref();
     return new Promise((resolve, reject) => {
@@ -189,8 +216,23 @@ class InlineThread {
         settle(() => resolve(outcome), true);
       };
       // A reused thread that dies before it took the job (left to die by its previous run): the job goes to a new one.
-      this.onDeath = (detail) => settle(() => resolve(!picked && pickupMs !== undefined ? 'not-picked-up' : { kind: 'thread-died', detail }), false);
-      timers.push(later(timeoutMs, () => settle(() => resolve(picked || pickupMs === undefined ? { kind: 'timed-out' } : 'not-picked-up'), false)));
+      this.onDeath = (detail) =>
+        settle(
+          () =>
+            resolve(
+              !picked && pickupMs !== undefined ? 'not-picked-up' : { kind: 'thread-died', detail },
+            ),
+          false,
+        );
+      timers.push(
+        later(timeoutMs, () =>
+          settle(
+            () =>
+              resolve(picked || pickupMs === undefined ? { kind: 'timed-out' } : 'not-picked-up'),
+            false,
+          ),
+        ),
+      );
       if (pickupMs !== undefined && pickupMs < timeoutMs) {
         timers.push(
           later(pickupMs, () => {
@@ -237,13 +279,18 @@ function removeIdle(thread: InlineThread): void {
 function later(ms: number, run: () => void): () => void {
   let timer: NodeJS.Timeout;
   const arm = (left: number): void => {
-    timer = setTimeout(() => (left > MAX_TIMER_MS ? arm(left - MAX_TIMER_MS) : run()), Math.min(left, MAX_TIMER_MS));
+    timer = setTimeout(
+      () => (left > MAX_TIMER_MS ? arm(left - MAX_TIMER_MS) : run()),
+      Math.min(left, MAX_TIMER_MS),
+    );
   };
   arm(ms);
   return () => clearTimeout(timer);
 }
 
-function toOutcome(message: Exclude<ThreadMessage, { type: 'ready' } | { type: 'started' }>): InlineOutcome {
+function toOutcome(
+  message: Exclude<ThreadMessage, { type: 'ready' } | { type: 'started' }>,
+): InlineOutcome {
   switch (message.type) {
     case 'returned':
       return { kind: 'returned', value: superjson.parse(message.encoded) };
@@ -260,7 +307,12 @@ function rebuild(report: ThrownReport): unknown {
   switch (report.kind) {
     case 'error': {
       const error = new Error(report.message) as Error & { code?: string };
-      Object.defineProperty(error, 'name', { value: report.name, enumerable: false, configurable: true, writable: true });
+      Object.defineProperty(error, 'name', {
+        value: report.name,
+        enumerable: false,
+        configurable: true,
+        writable: true,
+      });
       if (report.stack !== undefined) error.stack = report.stack;
       if (report.code !== undefined) error.code = report.code;
       return error;
@@ -278,9 +330,18 @@ function rebuild(report: ThrownReport): unknown {
  */
 function startWorker(): Worker {
   const options = { execArgv: [] };
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./inline-thread.js', import.meta.url), options);
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL('./inline-thread.js', import.meta.url), options);
   // tsx/esm/api's ESM build (`tsx/esm` registers on the main thread only; a require() of the API resolves to its CJS build).
-  const tsxApi = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'esm', 'api', 'index.mjs')).href;
+  const tsxApi = pathToFileURL(
+    join(
+      dirname(createRequire(import.meta.url).resolve('tsx/package.json')),
+      'dist',
+      'esm',
+      'api',
+      'index.mjs',
+    ),
+  ).href;
   const entry = new URL('./inline-thread.ts', import.meta.url).href;
   const bootstrap = `import(${JSON.stringify(tsxApi)}).then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
   return new Worker(bootstrap, { ...options, eval: true });

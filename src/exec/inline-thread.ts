@@ -13,7 +13,8 @@ import { encodeValue } from '../serialization/codec.js';
 import type { InlineJob, ThreadMessage, ThrownReport } from './inline-protocol.js';
 
 const port = parentPort;
-if (port === null) throw new Error('src/exec/inline-thread runs only as a worker thread (see inline-sandbox.ts)');
+if (port === null)
+  throw new Error('src/exec/inline-thread runs only as a worker thread (see inline-sandbox.ts)');
 
 // A promise the inline code rejects and never handles is its own affair: it must not end the thread (Node's default).
 process.on('unhandledRejection', () => undefined);
@@ -33,17 +34,32 @@ async function run(job: InlineJob): Promise<ThreadMessage> {
       allowAsync: true,
       eval: false,
       wasm: false,
-      sandbox: { __zkPlanCtx: { params: [], task: ctx.task, plan: ctx.plan, workerId: ctx.workerId }, __zkPlanArgs: superjson.parse<unknown[]>(job.args) },
+      sandbox: {
+        __zkPlanCtx: { params: [], task: ctx.task, plan: ctx.plan, workerId: ctx.workerId },
+        __zkPlanArgs: superjson.parse<unknown[]>(job.args),
+      },
     });
-    value = await (vm.run(`"use strict"; (${job.source})(__zkPlanCtx, ...__zkPlanArgs)`) as unknown);
+    value = await (vm.run(
+      `"use strict"; (${job.source})(__zkPlanCtx, ...__zkPlanArgs)`,
+    ) as unknown);
   } catch (thrown) {
     return { type: 'threw', id, thrown: report(thrown) };
   }
   try {
     // The checks and the message perform-task would give; the text crosses only within the limit.
-    return { type: 'returned', id, encoded: encodeValue(value, `The result of task ${ctx.task}`, ctx.task, job.maxResultBytes).toString('utf8') };
+    return {
+      type: 'returned',
+      id,
+      encoded: encodeValue(
+        value,
+        `The result of task ${ctx.task}`,
+        ctx.task,
+        job.maxResultBytes,
+      ).toString('utf8'),
+    };
   } catch (error) {
-    if (error instanceof UnserializableValueError) return { type: 'unserializable', id, problem: error.problem };
+    if (error instanceof UnserializableValueError)
+      return { type: 'unserializable', id, problem: error.problem };
     if (error instanceof ValueTooLargeError) return { type: 'too-large', id, bytes: error.bytes };
     return { type: 'threw', id, thrown: report(error) }; // e.g. a getter of the result that throws
   }

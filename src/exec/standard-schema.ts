@@ -13,7 +13,9 @@ export interface StandardIssue {
 }
 
 /** What a Standard Schema's `validate` gives: the (possibly transformed) value, or the issues found. */
-export type StandardResult<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: readonly StandardIssue[] };
+export type StandardResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: readonly StandardIssue[] };
 
 /** Standard JSON Schema: the JSON Schema of a schema's input or output, for the `target` draft asked for. */
 export type JsonSchemaOf = (options: { readonly target: string }) => Record<string, unknown>;
@@ -30,7 +32,8 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
     readonly validate: (value: unknown) => StandardResult<Output> | Promise<StandardResult<Output>>;
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
     /** Standard JSON Schema, where the library offers it. */
-    readonly jsonSchema?: { readonly input?: JsonSchemaOf; readonly output?: JsonSchemaOf } | undefined;
+    readonly jsonSchema?:
+      { readonly input?: JsonSchemaOf; readonly output?: JsonSchemaOf } | undefined;
   };
 }
 
@@ -46,35 +49,63 @@ export interface FunctionSchemas {
 
 function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
-  const standard = (value as { '~standard'?: { version?: unknown; validate?: unknown } })['~standard'];
-  return typeof standard === 'object' && standard !== null && standard.version === 1 && typeof standard.validate === 'function';
+  const standard = (value as { '~standard'?: { version?: unknown; validate?: unknown } })[
+    '~standard'
+  ];
+  return (
+    typeof standard === 'object' &&
+    standard !== null &&
+    standard.version === 1 &&
+    typeof standard.validate === 'function'
+  );
 }
 
 /** Checks the shape of `schemas` (what register accepts); throws InvalidArgumentError naming the function. */
-export function assertFunctionSchemas(name: string, schemas: unknown): asserts schemas is FunctionSchemas {
+export function assertFunctionSchemas(
+  name: string,
+  schemas: unknown,
+): asserts schemas is FunctionSchemas {
   if (typeof schemas !== 'object' || schemas === null || Array.isArray(schemas))
-    throw new InvalidArgumentError('schemas', `function '${name}': expected { params?, inputs?, result? } of Standard Schemas (zod, valibot, arktype…)`);
+    throw new InvalidArgumentError(
+      'schemas',
+      `function '${name}': expected { params?, inputs?, result? } of Standard Schemas (zod, valibot, arktype…)`,
+    );
   for (const [field, value] of Object.entries(schemas)) {
     if (field === 'result') {
-      if (!isStandardSchema(value)) throw new InvalidArgumentError('schemas.result', `function '${name}': expected a Standard Schema`);
+      if (!isStandardSchema(value))
+        throw new InvalidArgumentError(
+          'schemas.result',
+          `function '${name}': expected a Standard Schema`,
+        );
     } else if (field === 'params' || field === 'inputs') {
       if (!Array.isArray(value) || !value.every(isStandardSchema))
-        throw new InvalidArgumentError(`schemas.${field}`, `function '${name}': expected an array of Standard Schemas, one per ${field.slice(0, -1)}`);
+        throw new InvalidArgumentError(
+          `schemas.${field}`,
+          `function '${name}': expected an array of Standard Schemas, one per ${field.slice(0, -1)}`,
+        );
     } else {
-      throw new InvalidArgumentError('schemas', `function '${name}': unknown field "${field}" (params, inputs, result)`);
+      throw new InvalidArgumentError(
+        'schemas',
+        `function '${name}': unknown field "${field}" (params, inputs, result)`,
+      );
     }
   }
 }
 
 /** Validates `value`; the schema's output (it may transform) or the issues as one line. */
-export async function validateWith(schema: StandardSchemaV1, value: unknown): Promise<{ readonly value: unknown } | { readonly problem: string }> {
+export async function validateWith(
+  schema: StandardSchemaV1,
+  value: unknown,
+): Promise<{ readonly value: unknown } | { readonly problem: string }> {
   const result = await schema['~standard'].validate(value);
   if (result.issues === undefined) return { value: result.value };
   return { problem: result.issues.map(describeIssue).join('; ') };
 }
 
 function describeIssue(issue: StandardIssue): string {
-  const path = (issue.path ?? []).map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.');
+  const path = (issue.path ?? [])
+    .map((segment) => String(typeof segment === 'object' ? segment.key : segment))
+    .join('.');
   return path === '' ? issue.message : `${path}: ${issue.message}`;
 }
 

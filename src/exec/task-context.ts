@@ -26,7 +26,8 @@ export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
 }
 
 /** A function a plan's tasks can name: `args` are the results of the task's arg tasks, in `addTask` order. */
-export type TaskFunction<Params extends readonly unknown[] = never[], Args extends readonly unknown[] = never[], Result = unknown> = (
-  ctx: TaskContext<Params>,
-  ...args: Args
-) => Result | Promise<Result>;
+export type TaskFunction<
+  Params extends readonly unknown[] = never[],
+  Args extends readonly unknown[] = never[],
+  Result = unknown,
+> = (ctx: TaskContext<Params>, ...args: Args) => Result | Promise<Result>;

@@ -43,7 +43,9 @@ export interface TaskSettings {
 }
 
 /** What a task node's value holds (the wire format other programs may write too). */
-export type TaskDefinition = ({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings) | ({ readonly source: string } & TaskSettings);
+export type TaskDefinition =
+  | ({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings)
+  | ({ readonly source: string } & TaskSettings);
 
 /** A task calling the registered function `fn` with `params` bound into `ctx.params`. */
 export function call(fn: string, ...params: unknown[]): CallSpec {
@@ -58,8 +60,11 @@ export function call(fn: string, ...params: unknown[]): CallSpec {
  * limit, by workers started with `allowInline: true`. The function sees only copies of its
  * arguments and `ctx` (params, task, plan, workerId): no closure, no signal, no container.
  */
-export function inline(fn: TaskFunction<never[], never[]> | ((...args: never[]) => unknown)): InlineSpec {
-  if (typeof fn !== 'function') throw new InvalidArgumentError('fn', `inline() takes a function, got ${typeof fn}`);
+export function inline(
+  fn: TaskFunction<never[], never[]> | ((...args: never[]) => unknown),
+): InlineSpec {
+  if (typeof fn !== 'function')
+    throw new InvalidArgumentError('fn', `inline() takes a function, got ${typeof fn}`);
   const source = fn.toString();
   assertFunctionExpression(source);
   return { kind: 'inline', source };
@@ -88,23 +93,31 @@ export function assertTaskSpec(spec: unknown): asserts spec is TaskSpec {
   const candidate = spec as { kind: unknown; fn?: unknown; params?: unknown; source?: unknown };
   if (candidate.kind === 'call') {
     assertFunctionName(candidate.fn);
-    if (!Array.isArray(candidate.params)) throw new InvalidArgumentError('task', 'call spec needs a params array');
+    if (!Array.isArray(candidate.params))
+      throw new InvalidArgumentError('task', 'call spec needs a params array');
     return;
   }
   if (candidate.kind === 'inline') {
-    if (typeof candidate.source !== 'string' || candidate.source === '') throw new InvalidArgumentError('task', 'inline spec needs source text');
+    if (typeof candidate.source !== 'string' || candidate.source === '')
+      throw new InvalidArgumentError('task', 'inline spec needs source text');
     return;
   }
-  throw new InvalidArgumentError('task', `unknown task kind ${JSON.stringify(candidate.kind)}; use call() or inline()`);
+  throw new InvalidArgumentError(
+    'task',
+    `unknown task kind ${JSON.stringify(candidate.kind)}; use call() or inline()`,
+  );
 }
 
 /** The value stored in a task node for a spec; settings left at their defaults are not stored. */
 export function toDefinition(spec: TaskSpec, settings: TaskSettings = {}): TaskDefinition {
-  const base = spec.kind === 'call' ? { fn: spec.fn, params: spec.params } : { source: spec.source };
+  const base =
+    spec.kind === 'call' ? { fn: spec.fn, params: spec.params } : { source: spec.source };
   return {
     ...base,
     ...(settings.keepResult ? { keepResult: true } : {}),
-    ...(settings.retry !== undefined && Object.keys(settings.retry).length > 0 ? { retry: settings.retry } : {}),
+    ...(settings.retry !== undefined && Object.keys(settings.retry).length > 0
+      ? { retry: settings.retry }
+      : {}),
     ...(settings.timeoutMs !== undefined ? { timeoutMs: settings.timeoutMs } : {}),
     ...(settings.priority !== undefined ? { priority: settings.priority } : {}),
     ...(settings.concurrencyKey !== undefined ? { concurrencyKey: settings.concurrencyKey } : {}),
@@ -127,21 +140,33 @@ export function parseDefinition(task: string, value: unknown): TaskDefinition {
   if (typeof record['source'] === 'string') {
     return { source: record['source'], ...settings };
   }
-  throw new MalformedNodeError(task, 'its value has neither a string "fn" (registered function) nor a string "source" (inline function)');
+  throw new MalformedNodeError(
+    task,
+    'its value has neither a string "fn" (registered function) nor a string "source" (inline function)',
+  );
 }
 
 function parseSettings(task: string, record: Record<string, unknown>): TaskSettings {
   const { keepResult, retry, timeoutMs, priority, concurrencyKey, key } = record;
-  if (keepResult !== undefined && typeof keepResult !== 'boolean') throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
-  if (retry !== undefined && (typeof retry !== 'object' || retry === null || Array.isArray(retry))) {
-    throw new MalformedNodeError(task, 'retry must be an object { maxAttempts?, initialDelayMs?, multiplier?, maxDelayMs? } when present');
+  if (keepResult !== undefined && typeof keepResult !== 'boolean')
+    throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
+  if (
+    retry !== undefined &&
+    (typeof retry !== 'object' || retry === null || Array.isArray(retry))
+  ) {
+    throw new MalformedNodeError(
+      task,
+      'retry must be an object { maxAttempts?, initialDelayMs?, multiplier?, maxDelayMs? } when present',
+    );
   }
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !(timeoutMs > 0)))
     throw new MalformedNodeError(task, 'timeoutMs must be a number > 0 when present');
-  if (priority !== undefined && !Number.isSafeInteger(priority)) throw new MalformedNodeError(task, 'priority must be a whole number when present');
+  if (priority !== undefined && !Number.isSafeInteger(priority))
+    throw new MalformedNodeError(task, 'priority must be a whole number when present');
   if (concurrencyKey !== undefined && (typeof concurrencyKey !== 'string' || concurrencyKey === ''))
     throw new MalformedNodeError(task, 'concurrencyKey must be a non-empty string when present');
-  if (key !== undefined && (typeof key !== 'string' || key === '')) throw new MalformedNodeError(task, 'key must be a non-empty string when present');
+  if (key !== undefined && (typeof key !== 'string' || key === ''))
+    throw new MalformedNodeError(task, 'key must be a non-empty string when present');
   return {
     ...(keepResult ? { keepResult } : {}),
     ...(retry !== undefined ? { retry: retry as RetryPolicy } : {}),

@@ -17,14 +17,28 @@ export async function checkCall(
   signal: AbortSignal,
 ): Promise<{ params: unknown[]; inputs: unknown[] }> {
   return {
-    params: schemas.params === undefined ? [...params] : await checkList(task, fn, 'param', schemas.params, params, signal),
-    inputs: schemas.inputs === undefined ? [...inputs] : await checkList(task, fn, 'input', schemas.inputs, inputs, signal),
+    params:
+      schemas.params === undefined
+        ? [...params]
+        : await checkList(task, fn, 'param', schemas.params, params, signal),
+    inputs:
+      schemas.inputs === undefined
+        ? [...inputs]
+        : await checkList(task, fn, 'input', schemas.inputs, inputs, signal),
   };
 }
 
 /** The result as stored; throws SchemaMismatchError when it does not match. */
-export async function checkResult(task: string, fn: string, schemas: FunctionSchemas, value: unknown, signal: AbortSignal): Promise<unknown> {
-  return schemas.result === undefined ? value : await checkOne(task, fn, 'result', schemas.result, value, signal);
+export async function checkResult(
+  task: string,
+  fn: string,
+  schemas: FunctionSchemas,
+  value: unknown,
+  signal: AbortSignal,
+): Promise<unknown> {
+  return schemas.result === undefined
+    ? value
+    : await checkOne(task, fn, 'result', schemas.result, value, signal);
 }
 
 /** In order, so that the first value that does not match is the one reported. */
@@ -36,14 +50,36 @@ async function checkList(
   values: readonly unknown[],
   signal: AbortSignal,
 ): Promise<unknown[]> {
-  if (values.length !== schemas.length) throw new SchemaMismatchError(task, fn, `${kind}s`, `expected ${schemas.length} ${kind}(s), got ${values.length}`);
+  if (values.length !== schemas.length)
+    throw new SchemaMismatchError(
+      task,
+      fn,
+      `${kind}s`,
+      `expected ${schemas.length} ${kind}(s), got ${values.length}`,
+    );
   const checked: unknown[] = [];
   for (const [index, value] of values.entries())
-    checked.push(await checkOne(task, fn, `${kind} ${index + 1}`, schemas[index] as StandardSchemaV1, value, signal));
+    checked.push(
+      await checkOne(
+        task,
+        fn,
+        `${kind} ${index + 1}`,
+        schemas[index] as StandardSchemaV1,
+        value,
+        signal,
+      ),
+    );
   return checked;
 }
 
-async function checkOne(task: string, fn: string, edge: string, schema: StandardSchemaV1, value: unknown, signal: AbortSignal): Promise<unknown> {
+async function checkOne(
+  task: string,
+  fn: string,
+  edge: string,
+  schema: StandardSchemaV1,
+  value: unknown,
+  signal: AbortSignal,
+): Promise<unknown> {
   let checked: Awaited<ReturnType<typeof validateWith>>;
   let detach = (): void => undefined;
   try {
@@ -55,7 +91,11 @@ async function checkOne(task: string, fn: string, edge: string, schema: Standard
   } catch (error) {
     if (signal.aborted) throw error;
     // A schema that throws is a fault of the user's code, like a function that throws: charged, and tried again.
-    throw new TaskExecutionError(task, `the schema of its ${edge} ('${fn}') threw: ${error instanceof Error ? error.message : String(error)}`, error);
+    throw new TaskExecutionError(
+      task,
+      `the schema of its ${edge} ('${fn}') threw: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
   } finally {
     detach();
   }

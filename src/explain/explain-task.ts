@@ -82,7 +82,12 @@ export function explainTask(facts: TaskFacts): Explanation {
   const { task, view, control } = facts;
   const subject = view.tasks.find((candidate) => candidate.task === task);
   const key = subject?.key;
-  const make = (code: ExplanationCode, message: string, details: Record<string, unknown> = {}, remedy?: Remedy): Explanation => ({
+  const make = (
+    code: ExplanationCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    remedy?: Remedy,
+  ): Explanation => ({
     task,
     ...(key !== undefined ? { key } : {}),
     code,
@@ -91,10 +96,14 @@ export function explainTask(facts: TaskFacts): Explanation {
     details,
   });
   if (control?.state === 'cancelled')
-    return make('PLAN_CANCELLED', `its plan ${view.plan} was cancelled${control.reason ? `: ${control.reason}` : ''}; it never runs`, {
-      reason: control.reason,
-      at: control.at,
-    });
+    return make(
+      'PLAN_CANCELLED',
+      `its plan ${view.plan} was cancelled${control.reason ? `: ${control.reason}` : ''}; it never runs`,
+      {
+        reason: control.reason,
+        at: control.at,
+      },
+    );
   if (subject === undefined || subject.state === 'done') {
     return make(
       'DONE',
@@ -102,7 +111,9 @@ export function explainTask(facts: TaskFacts): Explanation {
         ? `it is done (finished ${subject.finishedAt.toISOString()} by ${subject.workerId ?? 'a worker'})`
         : 'it is done: its node is gone, as a finished task’s is',
       {
-        ...(subject?.finishedAt ? { finishedAt: subject.finishedAt, workerId: subject.workerId } : {}),
+        ...(subject?.finishedAt
+          ? { finishedAt: subject.finishedAt, workerId: subject.workerId }
+          : {}),
       },
     );
   }
@@ -111,7 +122,10 @@ export function explainTask(facts: TaskFacts): Explanation {
       'FAILED',
       `it failed for good: ${subject.failure?.message ?? 'see its failure'}`,
       { failure: subject.failure },
-      { api: `retryFailed(${view.plan}) runs it again`, cli: `zk-plan retry ${view.plan} runs it again` },
+      {
+        api: `retryFailed(${view.plan}) runs it again`,
+        cli: `zk-plan retry ${view.plan} runs it again`,
+      },
     );
   if (view.status.state === 'failed' && view.status.failurePolicy === 'failFast') {
     return make(
@@ -123,16 +137,24 @@ export function explainTask(facts: TaskFacts): Explanation {
     );
   }
   if (subject.state === 'blocked')
-    return make('BLOCKED', `it can never run: ${subject.blockedReason ?? 'an input comes from a failed task'}`, { reason: subject.blockedReason });
+    return make(
+      'BLOCKED',
+      `it can never run: ${subject.blockedReason ?? 'an input comes from a failed task'}`,
+      { reason: subject.blockedReason },
+    );
   if (control?.state === 'paused')
     return make(
       'PLAN_PAUSED',
       `its plan is paused (since ${control.at.toISOString()})`,
       { at: control.at, abortRunning: control.abortRunning },
-      { api: `control.resume(${view.plan}) lets it run`, cli: `zk-plan resume ${view.plan} lets it run` },
+      {
+        api: `control.resume(${view.plan}) lets it run`,
+        cli: `zk-plan resume ${view.plan} lets it run`,
+      },
     );
   if (subject.state === 'building' || view.status.state === 'building') {
-    if (subject.state === 'building') return make('PLAN_NOT_READY', 'it is still being written (its `ready` node is missing)');
+    if (subject.state === 'building')
+      return make('PLAN_NOT_READY', 'it is still being written (its `ready` node is missing)');
     return make(
       'PLAN_NOT_READY',
       'its plan is not ready: the program building it has not marked it ready',
@@ -144,23 +166,41 @@ export function explainTask(facts: TaskFacts): Explanation {
     );
   }
   if (subject.state === 'waiting') return waitingForInputs(subject, view, make);
-  if (subject.state === 'running' || subject.state === 'finishing') return owned(subject, facts, make);
+  if (subject.state === 'running' || subject.state === 'finishing')
+    return owned(subject, facts, make);
   return runnable(subject, facts, make);
 }
 
-type Make = (code: ExplanationCode, message: string, details?: Record<string, unknown>, remedy?: Remedy) => Explanation;
+type Make = (
+  code: ExplanationCode,
+  message: string,
+  details?: Record<string, unknown>,
+  remedy?: Remedy,
+) => Explanation;
 
 function waitingForInputs(subject: TaskView, view: PlanView, make: Make): Explanation {
   const byTask = new Map(view.tasks.map((task) => [task.task, task]));
   const pending = subject.inputs
     .filter((input) => byTask.has(input) && byTask.get(input)?.state !== 'done')
-    .map((input) => ({ task: input, ...(byTask.get(input)?.key !== undefined ? { key: byTask.get(input)?.key } : {}), state: byTask.get(input)?.state }));
+    .map((input) => ({
+      task: input,
+      ...(byTask.get(input)?.key !== undefined ? { key: byTask.get(input)?.key } : {}),
+      state: byTask.get(input)?.state,
+    }));
   // Inputs are named by their keys where they have one, as the task itself is.
-  const list = pending.map(({ task, key, state }) => `${key ?? task.slice(task.lastIndexOf('/') + 1)} (${state ?? '?'})`).join(', ');
-  return make('WAITING_FOR_INPUTS', `it waits for ${subject.pendingInputs} input(s)${list ? `: ${list}` : ''}`, {
-    pendingInputs: subject.pendingInputs,
-    inputs: pending,
-  });
+  const list = pending
+    .map(
+      ({ task, key, state }) => `${key ?? task.slice(task.lastIndexOf('/') + 1)} (${state ?? '?'})`,
+    )
+    .join(', ');
+  return make(
+    'WAITING_FOR_INPUTS',
+    `it waits for ${subject.pendingInputs} input(s)${list ? `: ${list}` : ''}`,
+    {
+      pendingInputs: subject.pendingInputs,
+      inputs: pending,
+    },
+  );
 }
 
 function owned(subject: TaskView, facts: TaskFacts, make: Make): Explanation {
@@ -180,11 +220,15 @@ function owned(subject: TaskView, facts: TaskFacts, make: Make): Explanation {
   const since = subject.owner?.claimedAt;
   const details = { workerId: owner.workerId, session: owner.session, since };
   if (worker !== undefined && !isStale(worker, facts.now)) {
-    return make('OWNED', `it is running on ${owner.workerId} (${worker.host}, pid ${worker.pid})${since ? ` since ${since.toISOString()}` : ''}`, {
-      ...details,
-      host: worker.host,
-      pid: worker.pid,
-    });
+    return make(
+      'OWNED',
+      `it is running on ${owner.workerId} (${worker.host}, pid ${worker.pid})${since ? ` since ${since.toISOString()}` : ''}`,
+      {
+        ...details,
+        host: worker.host,
+        pid: worker.pid,
+      },
+    );
   }
   if (worker !== undefined) {
     // Its session still holds the owner node: the server ends it at most a session timeout after the worker last spoke.
@@ -222,7 +266,11 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
           : `no live worker can run ${subject.fn === 'inline' ? 'inline tasks (none allows inline functions: zk-plan worker --allow-inline, the worker option allowInline)' : `"${subject.fn}"`}`,
       {
         fn: subject.fn,
-        workers: live.map((worker) => ({ id: worker.id, functions: worker.functions, ...(shell ? { allowShell: worker.allowShell } : {}) })),
+        workers: live.map((worker) => ({
+          id: worker.id,
+          functions: worker.functions,
+          ...(shell ? { allowShell: worker.allowShell } : {}),
+        })),
         ...(subject.attempts ? { attempts: subject.attempts } : {}),
       },
       shell
@@ -245,21 +293,33 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
     );
   }
   if (concurrencyKey !== undefined && limit !== undefined && limit.holders.length >= limit.limit) {
-    return make('CONCURRENCY_LIMIT', `every slot of its concurrency key "${concurrencyKey}" is held (${limit.holders.length}/${limit.limit})`, {
-      key: concurrencyKey,
-      limit: limit.limit,
-      holders: limit.holders,
-    });
+    return make(
+      'CONCURRENCY_LIMIT',
+      `every slot of its concurrency key "${concurrencyKey}" is held (${limit.holders.length}/${limit.limit})`,
+      {
+        key: concurrencyKey,
+        limit: limit.limit,
+        holders: limit.holders,
+      },
+    );
   }
   const loops = able.reduce((sum, worker) => sum + worker.loops, 0);
   const busy = able.reduce((sum, worker) => sum + Math.min(worker.loops, worker.running.length), 0);
   if (busy >= loops)
-    return make('WORKERS_BUSY', `every loop that can run it is busy (${busy}/${loops} on ${able.length} worker(s))`, {
-      loops,
-      busy,
-      workers: able.map((worker) => worker.id),
-    });
-  return make('RUNNABLE', `it can run now: ${loops - busy} of ${loops} loop(s) that can run it are free, so one takes it within moments`, { loops, busy });
+    return make(
+      'WORKERS_BUSY',
+      `every loop that can run it is busy (${busy}/${loops} on ${able.length} worker(s))`,
+      {
+        loops,
+        busy,
+        workers: able.map((worker) => worker.id),
+      },
+    );
+  return make(
+    'RUNNABLE',
+    `it can run now: ${loops - busy} of ${loops} loop(s) that can run it are free, so one takes it within moments`,
+    { loops, busy },
+  );
 }
 
 /** Whether a live worker runs tasks of `fn`: inline and shell tasks only when allowed, a registered function when it has it (or has none: it takes any). */
@@ -278,11 +338,19 @@ export interface PlanExplanation {
   readonly plan: string;
   readonly state: PlanView['status']['state'];
   readonly message: string;
-  readonly reasons: readonly { readonly code: ExplanationCode; readonly message: string; readonly remedy?: Remedy; readonly tasks: readonly string[] }[];
+  readonly reasons: readonly {
+    readonly code: ExplanationCode;
+    readonly message: string;
+    readonly remedy?: Remedy;
+    readonly tasks: readonly string[];
+  }[];
 }
 
 /** Sums up why a plan is not progressing from its unfinished tasks' explanations (most tasks first). */
-export function explainPlanFrom(view: PlanView, explanations: readonly Explanation[]): PlanExplanation {
+export function explainPlanFrom(
+  view: PlanView,
+  explanations: readonly Explanation[],
+): PlanExplanation {
   const byCode = new Map<ExplanationCode, Explanation[]>();
   for (const explanation of explanations) {
     if (explanation.code === 'DONE') continue;
@@ -292,7 +360,12 @@ export function explainPlanFrom(view: PlanView, explanations: readonly Explanati
     .sort((a, b) => b[1].length - a[1].length)
     .map(([code, list]) => {
       const first = list[0] as Explanation;
-      return { code, message: first.message, ...(first.remedy ? { remedy: first.remedy } : {}), tasks: list.map((explanation) => explanation.task) };
+      return {
+        code,
+        message: first.message,
+        ...(first.remedy ? { remedy: first.remedy } : {}),
+        tasks: list.map((explanation) => explanation.task),
+      };
     });
   const state = view.status.state;
   const message =

@@ -17,11 +17,26 @@ import type { PlanDescriber } from '../plan/plan-describer.js';
 import type { PlanView } from '../plan/plan-view.js';
 import { listWorkers } from '../registry/worker-registry.js';
 import type { TaskStore } from '../store/task-store.js';
-import { TASK_PREFIX, WORKER_REGISTRY, assertSequentialPath, assertValidPath, childPath, parentOf } from '../zk/layout.js';
+import {
+  TASK_PREFIX,
+  WORKER_REGISTRY,
+  assertSequentialPath,
+  assertValidPath,
+  childPath,
+  parentOf,
+} from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
 import type { PlanControlRecord } from '../control/control-record.js';
-import { explainPlanFrom, explainTask, ownerOf, type Explanation, type PlanExplanation, type TaskFacts, type TaskOwner } from './explain-task.js';
+import {
+  explainPlanFrom,
+  explainTask,
+  ownerOf,
+  type Explanation,
+  type PlanExplanation,
+  type TaskFacts,
+  type TaskOwner,
+} from './explain-task.js';
 
 /** How many times a task is read in all when its reads disagree (the view says running, its owner node is gone). */
 const MAX_READS = 3;
@@ -54,7 +69,8 @@ export class Explainer {
       const context = await this.planContext(plan);
       const reads = await this.readTask(task, context);
       const workers = await this.readWorkers(plan, [reads.owner]);
-      if (read >= MAX_READS || !movedOn(task, context.view, reads.owner)) return explainTask(this.facts(task, context, reads, workers));
+      if (read >= MAX_READS || !movedOn(task, context.view, reads.owner))
+        return explainTask(this.facts(task, context, reads, workers));
     }
   }
 
@@ -80,16 +96,29 @@ export class Explainer {
 
   private async planContext(plan: string): Promise<PlanContext> {
     if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);
-    const [view, control] = await Promise.all([this.describer.describePlan(plan), this.control.read(plan)]);
+    const [view, control] = await Promise.all([
+      this.describer.describePlan(plan),
+      this.control.read(plan),
+    ]);
     return { view, control };
   }
 
   /** The task's owner (read after the view), definition and limit. */
   private async readTask(task: string, context: PlanContext): Promise<TaskReads> {
-    const [owner, definition] = await Promise.all([this.store.readOwner(task).catch(() => undefined), this.store.readDefinition(task).catch(() => undefined)]);
+    const [owner, definition] = await Promise.all([
+      this.store.readOwner(task).catch(() => undefined),
+      this.store.readDefinition(task).catch(() => undefined),
+    ]);
     const concurrencyKey = definition?.concurrencyKey;
-    const limit = concurrencyKey === undefined ? undefined : await this.limits.readLimit(parentOf(context.view.plan), concurrencyKey);
-    return { owner: owner && { workerId: owner.workerId, session: owner.sessionId }, concurrencyKey, limit };
+    const limit =
+      concurrencyKey === undefined
+        ? undefined
+        : await this.limits.readLimit(parentOf(context.view.plan), concurrencyKey);
+    return {
+      owner: owner && { workerId: owner.workerId, session: owner.sessionId },
+      concurrencyKey,
+      limit,
+    };
   }
 
   /**
@@ -97,21 +126,34 @@ export class Explainer {
    * is synced and read once more: a pool writes its record right after it starts (and after a new
    * session), and that write may still have been on its way.
    */
-  private async readWorkers(plan: string, owners: readonly (TaskOwner | undefined)[]): Promise<WorkerInfo[]> {
+  private async readWorkers(
+    plan: string,
+    owners: readonly (TaskOwner | undefined)[],
+  ): Promise<WorkerInfo[]> {
     const parent = parentOf(plan);
     const workers = await listWorkers(this.zk, parent);
-    const unregistered = owners.some((owner) => owner !== undefined && ownerOf(owner, workers) === undefined);
+    const unregistered = owners.some(
+      (owner) => owner !== undefined && ownerOf(owner, workers) === undefined,
+    );
     if (!unregistered) return workers;
     await this.zk.sync(childPath(parent, WORKER_REGISTRY));
     return await listWorkers(this.zk, parent);
   }
 
-  private facts(task: string, context: PlanContext, reads: TaskReads, workers: readonly WorkerInfo[]): TaskFacts {
+  private facts(
+    task: string,
+    context: PlanContext,
+    reads: TaskReads,
+    workers: readonly WorkerInfo[],
+  ): TaskFacts {
     return { task, ...context, ...reads, workers, now: Date.now() };
   }
 }
 
 /** The view says the task runs, but its owner node, read after, is gone: it finished, failed or was given back meanwhile. */
 function movedOn(task: string, view: PlanView, owner: TaskOwner | undefined): boolean {
-  return owner === undefined && view.tasks.some((candidate) => candidate.task === task && candidate.state === 'running');
+  return (
+    owner === undefined &&
+    view.tasks.some((candidate) => candidate.task === task && candidate.state === 'running')
+  );
 }

@@ -23,11 +23,14 @@ export function decideAssignment(
   const problems: Record<string, string> = {};
   for (const job of jobs) {
     if (job.disabled) continue;
-    const eligible = workers.filter((worker) => worker.jobFunctions.includes(job.fn)).map((worker) => worker.id);
+    const eligible = workers
+      .filter((worker) => worker.jobFunctions.includes(job.fn))
+      .map((worker) => worker.id);
     const items = poolItems(job.workPool).map((item) => item.id);
     const held = current?.jobs[job.name] ?? {};
     if (eligible.length === 0) {
-      problems[job.name] = `no live job worker registered the function "${job.fn}": its ${items.length} items wait for one`;
+      problems[job.name] =
+        `no live job worker registered the function "${job.fn}": its ${items.length} items wait for one`;
       continue;
     }
     if (!strategies.has(job.strategy)) {
@@ -37,7 +40,11 @@ export function decideAssignment(
       continue;
     }
     try {
-      result[job.name] = strategies.assign(job.strategy, { items, workers: eligible, current: held });
+      result[job.name] = strategies.assign(job.strategy, {
+        items,
+        workers: eligible,
+        current: held,
+      });
     } catch (error) {
       problems[job.name] = (error as Error).message;
       result[job.name] = keepLive(held, eligible);
@@ -53,13 +60,19 @@ export const ASSIGNMENT_BUDGET_BYTES = 900_000;
  * A decision that fits in the assignment node: while it does not, the job with the most items is
  * left unassigned, with the problem recorded, so that the other jobs are still assigned.
  */
-export function fitAssignment(decision: AssignmentDecision, budgetBytes: number): AssignmentDecision {
+export function fitAssignment(
+  decision: AssignmentDecision,
+  budgetBytes: number,
+): AssignmentDecision {
   const jobs = { ...decision.jobs };
   const problems = { ...decision.problems };
   const size = (): number => Buffer.byteLength(JSON.stringify({ jobs, problems }));
-  const itemsOf = (job: string): number => Object.values(jobs[job] ?? {}).reduce((sum, items) => sum + items.length, 0);
+  const itemsOf = (job: string): number =>
+    Object.values(jobs[job] ?? {}).reduce((sum, items) => sum + items.length, 0);
   while (size() > budgetBytes && Object.keys(jobs).length > 0) {
-    const [largest] = Object.keys(jobs).sort((a, b) => itemsOf(b) - itemsOf(a) || (a < b ? -1 : 1)) as [string];
+    const [largest] = Object.keys(jobs).sort(
+      (a, b) => itemsOf(b) - itemsOf(a) || (a < b ? -1 : 1),
+    ) as [string];
     problems[largest] =
       `left unassigned: the assignment of every job together would exceed ${budgetBytes} bytes, what one ZooKeeper node holds; make its pool (or others) smaller`;
     delete jobs[largest];
@@ -68,18 +81,28 @@ export function fitAssignment(decision: AssignmentDecision, budgetBytes: number)
 }
 
 /** True when two decisions give every job the same items per worker and the same problems. */
-export function sameAssignment(a: Pick<AssignmentRecord, 'jobs' | 'problems'>, b: AssignmentDecision): boolean {
+export function sameAssignment(
+  a: Pick<AssignmentRecord, 'jobs' | 'problems'>,
+  b: AssignmentDecision,
+): boolean {
   return canonical(a.jobs) === canonical(b.jobs) && canonical(a.problems) === canonical(b.problems);
 }
 
-function keepLive(held: Readonly<Record<string, readonly string[]>>, live: readonly string[]): Assignment {
+function keepLive(
+  held: Readonly<Record<string, readonly string[]>>,
+  live: readonly string[],
+): Assignment {
   return Object.fromEntries(live.map((worker) => [worker, [...(held[worker] ?? [])]]));
 }
 
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) =>
     typeof inner === 'object' && inner !== null && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(inner as Record<string, unknown>).sort(([a], [b]) =>
+            a < b ? -1 : a > b ? 1 : 0,
+          ),
+        )
       : inner,
   );
 }

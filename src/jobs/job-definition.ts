@@ -11,10 +11,15 @@ import { RESERVED_PREFIX } from '../zk/layout.js';
 import { cronTimes } from '../schedule/cron-times.js';
 
 /** `{ shards: n, params? }`: items `'0'` … `'n-1'`, item i with `params[i]`; or `{ items }`: named items, replaceable with `setWorkPool`. */
-export type WorkPool = { readonly shards: number; readonly params?: readonly unknown[] } | { readonly items: readonly string[] };
+export type WorkPool =
+  | { readonly shards: number; readonly params?: readonly unknown[] }
+  | { readonly items: readonly string[] };
 
 /** `'continuous'`: the function runs for as long as it holds its share; `{ everyMs }`: a run every everyMs; `{ cron, timezone? }`: a run at each tick. */
-export type JobMode = 'continuous' | { readonly everyMs: number } | { readonly cron: string; readonly timezone?: string };
+export type JobMode =
+  | 'continuous'
+  | { readonly everyMs: number }
+  | { readonly cron: string; readonly timezone?: string };
 
 /** What `jobs(parent).define` takes. */
 export interface JobDefinition {
@@ -65,8 +70,13 @@ export function assertJobName(name: unknown): asserts name is string {
 
 /** Checks named work items: each a valid id, no repeats, at most MAX_POOL_ITEMS. */
 export function assertItems(job: string, items: unknown): asserts items is readonly string[] {
-  if (!Array.isArray(items)) throw new InvalidArgumentError('workPool.items', `job "${job}": expected an array of item ids`);
-  if (items.length > MAX_POOL_ITEMS) throw new InvalidArgumentError('workPool.items', `job "${job}": at most ${MAX_POOL_ITEMS} items, got ${items.length}`);
+  if (!Array.isArray(items))
+    throw new InvalidArgumentError('workPool.items', `job "${job}": expected an array of item ids`);
+  if (items.length > MAX_POOL_ITEMS)
+    throw new InvalidArgumentError(
+      'workPool.items',
+      `job "${job}": at most ${MAX_POOL_ITEMS} items, got ${items.length}`,
+    );
   const seen = new Set<string>();
   let bytes = 0;
   for (const item of items) {
@@ -76,7 +86,11 @@ export function assertItems(job: string, items: unknown): asserts items is reado
         'workPool.items',
         `job "${job}": item ${JSON.stringify(item)} is not an item id (letters, digits and _ . : @ = + -, up to 200, not starting with a sign)`,
       );
-    if (seen.has(item)) throw new InvalidArgumentError('workPool.items', `job "${job}": item "${item}" is listed twice`);
+    if (seen.has(item))
+      throw new InvalidArgumentError(
+        'workPool.items',
+        `job "${job}": item "${item}" is listed twice`,
+      );
     seen.add(item);
   }
   // The job's node and its share of the one assignment node must fit in a ZooKeeper node (1 MB).
@@ -89,23 +103,40 @@ export function assertItems(job: string, items: unknown): asserts items is reado
 
 function assertWorkPool(job: string, pool: unknown): asserts pool is WorkPool {
   if (typeof pool !== 'object' || pool === null || Array.isArray(pool))
-    throw new InvalidArgumentError('workPool', `job "${job}": expected { shards: n, params? } or { items: [ids] }`);
+    throw new InvalidArgumentError(
+      'workPool',
+      `job "${job}": expected { shards: n, params? } or { items: [ids] }`,
+    );
   const keys = Object.keys(pool);
   if ('items' in pool) {
-    if (keys.length !== 1) throw new InvalidArgumentError('workPool', `job "${job}": { items } takes no other field (got ${keys.join(', ')})`);
+    if (keys.length !== 1)
+      throw new InvalidArgumentError(
+        'workPool',
+        `job "${job}": { items } takes no other field (got ${keys.join(', ')})`,
+      );
     assertItems(job, pool.items);
     return;
   }
   const { shards, params } = pool as { shards?: unknown; params?: unknown };
-  for (const key of keys) if (key !== 'shards' && key !== 'params') throw new InvalidArgumentError('workPool', `job "${job}": unknown field "${key}"`);
-  if (typeof shards !== 'number' || !Number.isSafeInteger(shards) || shards < 1 || shards > MAX_POOL_ITEMS)
+  for (const key of keys)
+    if (key !== 'shards' && key !== 'params')
+      throw new InvalidArgumentError('workPool', `job "${job}": unknown field "${key}"`);
+  if (
+    typeof shards !== 'number' ||
+    !Number.isSafeInteger(shards) ||
+    shards < 1 ||
+    shards > MAX_POOL_ITEMS
+  )
     throw new InvalidArgumentError(
       'workPool.shards',
       `job "${job}": expected a whole number of shards from 1 to ${MAX_POOL_ITEMS}, got ${JSON.stringify(shards)}`,
     );
   if (params !== undefined) {
     if (!Array.isArray(params) || params.length > shards)
-      throw new InvalidArgumentError('workPool.params', `job "${job}": expected an array of at most ${shards} per-shard params (shard i gets params[i])`);
+      throw new InvalidArgumentError(
+        'workPool.params',
+        `job "${job}": expected an array of at most ${shards} per-shard params (shard i gets params[i])`,
+      );
     assertSerializable(params, `the shard params of job "${job}"`);
   }
 }
@@ -114,7 +145,13 @@ function assertMode(job: string, mode: unknown): asserts mode is JobMode {
   if (mode === 'continuous') return;
   if (typeof mode === 'object' && mode !== null && 'everyMs' in mode) {
     const { everyMs } = mode as { everyMs: unknown };
-    if (Object.keys(mode).length !== 1 || typeof everyMs !== 'number' || !Number.isSafeInteger(everyMs) || everyMs < 10 || everyMs > 2_147_483_647)
+    if (
+      Object.keys(mode).length !== 1 ||
+      typeof everyMs !== 'number' ||
+      !Number.isSafeInteger(everyMs) ||
+      everyMs < 10 ||
+      everyMs > 2_147_483_647
+    )
       throw new InvalidArgumentError(
         'mode.everyMs',
         `job "${job}": expected { everyMs } with a whole number of ms from 10 to 2147483647, got ${JSON.stringify(everyMs)}`,
@@ -123,17 +160,29 @@ function assertMode(job: string, mode: unknown): asserts mode is JobMode {
   }
   if (typeof mode === 'object' && mode !== null && 'cron' in mode) {
     const { cron, timezone, ...rest } = mode as { cron: unknown; timezone?: unknown };
-    if (Object.keys(rest).length > 0) throw new InvalidArgumentError('mode', `job "${job}": { cron, timezone? } takes no other field`);
+    if (Object.keys(rest).length > 0)
+      throw new InvalidArgumentError(
+        'mode',
+        `job "${job}": { cron, timezone? } takes no other field`,
+      );
     cronTimes(cron as string, (timezone ?? 'UTC') as string, `job "${job}"`);
     return;
   }
-  throw new InvalidArgumentError('mode', `job "${job}": expected 'continuous', { everyMs } or { cron, timezone? }, got ${JSON.stringify(mode)}`);
+  throw new InvalidArgumentError(
+    'mode',
+    `job "${job}": expected 'continuous', { everyMs } or { cron, timezone? }, got ${JSON.stringify(mode)}`,
+  );
 }
 
 /** Validates a definition and gives it as stored. */
 export function resolveJob(input: JobDefinition, now: Date): StoredJob {
-  if (typeof input !== 'object' || input === null) throw new InvalidArgumentError('job', 'expected { name, fn, workPool, mode, strategy?, disabled? }');
-  for (const key of Object.keys(input)) if (!DEFINITION_KEYS.has(key)) throw new InvalidArgumentError('job', `unknown field "${key}"`);
+  if (typeof input !== 'object' || input === null)
+    throw new InvalidArgumentError(
+      'job',
+      'expected { name, fn, workPool, mode, strategy?, disabled? }',
+    );
+  for (const key of Object.keys(input))
+    if (!DEFINITION_KEYS.has(key)) throw new InvalidArgumentError('job', `unknown field "${key}"`);
   assertJobName(input.name);
   try {
     assertFunctionName(input.fn);
@@ -172,7 +221,11 @@ export function parseStoredJob(path: string, value: unknown): StoredJob {
     if (typeof updatedAt !== 'string') throw new Error('no updatedAt');
     return { ...job, updatedAt };
   } catch (error) {
-    throw new MalformedNodeError(path, `not a job definition (${(error as Error).message}): define the job again`, error);
+    throw new MalformedNodeError(
+      path,
+      `not a job definition (${(error as Error).message}): define the job again`,
+      error,
+    );
   }
 }
 
@@ -180,7 +233,9 @@ export function parseStoredJob(path: string, value: unknown): StoredJob {
 export function poolItems(pool: WorkPool): PoolItem[] {
   if ('items' in pool) return pool.items.map((id) => ({ id }));
   return Array.from({ length: pool.shards }, (_, index) =>
-    pool.params?.[index] === undefined ? { id: String(index) } : { id: String(index), params: pool.params[index] },
+    pool.params?.[index] === undefined
+      ? { id: String(index) }
+      : { id: String(index), params: pool.params[index] },
   );
 }
 

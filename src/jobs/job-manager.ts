@@ -9,7 +9,12 @@
 import { MalformedNodeError } from '../errors/task-errors.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
-import { ASSIGNMENT_BUDGET_BYTES, decideAssignment, fitAssignment, sameAssignment } from './assignment.js';
+import {
+  ASSIGNMENT_BUDGET_BYTES,
+  decideAssignment,
+  fitAssignment,
+  sameAssignment,
+} from './assignment.js';
 import { poolItems, type StoredJob } from './job-definition.js';
 import type { AssignmentRecord, JobStore } from './job-store.js';
 import { ArmedWatches } from '../zk/recipes/armed-watches.js';
@@ -69,7 +74,10 @@ export class JobManager {
         this.runtime.onError(error, name); // left unassigned until defined again
       }
     }
-    const decision = fitAssignment(decideAssignment(jobs, workers, current?.record, strategies), ASSIGNMENT_BUDGET_BYTES);
+    const decision = fitAssignment(
+      decideAssignment(jobs, workers, current?.record, strategies),
+      ASSIGNMENT_BUDGET_BYTES,
+    );
     if (current?.record === undefined || !sameAssignment(current.record, decision)) {
       const record: AssignmentRecord = {
         epoch: (current?.record?.epoch ?? current?.version ?? 0) + 1,
@@ -80,7 +88,8 @@ export class JobManager {
       };
       if (await store.writeAssignment(record, current?.version, { fence: session })) {
         const moved = Object.keys(decision.jobs).reduce(
-          (sum, job) => sum + assignmentMoves(current?.record?.jobs[job] ?? {}, decision.jobs[job] ?? {}).moved,
+          (sum, job) =>
+            sum + assignmentMoves(current?.record?.jobs[job] ?? {}, decision.jobs[job] ?? {}).moved,
           0,
         );
         this.runtime.onRebalance(record.epoch, moved, record);
@@ -90,7 +99,9 @@ export class JobManager {
   }
 
   /** The assignment written last; a malformed one (reported) is decided afresh and written over. */
-  private async readCurrent(): Promise<{ readonly record: AssignmentRecord | undefined; readonly version: number } | undefined> {
+  private async readCurrent(): Promise<
+    { readonly record: AssignmentRecord | undefined; readonly version: number } | undefined
+  > {
     const { store } = this.runtime;
     try {
       return await store.readAssignment();
@@ -118,7 +129,9 @@ export class JobManager {
    */
   private async pruneLeases(jobs: readonly StoredJob[], session: ZkSession): Promise<void> {
     const { store, timing } = this.runtime;
-    const pools = new Map(jobs.map((job) => [job.name, new Set(poolItems(job.workPool).map((item) => item.id))]));
+    const pools = new Map(
+      jobs.map((job) => [job.name, new Set(poolItems(job.workPool).map((item) => item.id))]),
+    );
     for (const job of await store.leasedJobs()) {
       const pool = pools.get(job);
       const items = await store.leasedItems(job);
@@ -128,7 +141,10 @@ export class JobManager {
         const lease = await store.readLease(job, item).catch(() => undefined);
         if (lease === undefined) continue;
         const effective = effectiveLease(lease.record, lease, timing);
-        if (effective.released === true || effective.expiresAt + timing.driftMs < this.runtime.now()) {
+        if (
+          effective.released === true ||
+          effective.expiresAt + timing.driftMs < this.runtime.now()
+        ) {
           await store.deleteLease(job, item, lease, { fence: session });
           left -= 1;
         }

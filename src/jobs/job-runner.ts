@@ -27,7 +27,8 @@ type RunOutcome = 'aborted' | 'returned' | 'threw';
 
 export class JobRunner {
   private share: readonly JobItem[] = [];
-  private current: { readonly controller: AbortController; readonly items: readonly JobItem[] } | undefined;
+  private current:
+    { readonly controller: AbortController; readonly items: readonly JobItem[] } | undefined;
   private wakeUp = new AbortController();
   private stopped = false;
   private triggers = 0;
@@ -58,7 +59,8 @@ export class JobRunner {
   setShare(items: readonly JobItem[]): void {
     if (sameShare(items, this.share)) return;
     this.share = items;
-    if (this.current !== undefined && !sameShare(items, this.current.items)) this.current.controller.abort(new Error('the share of items changed'));
+    if (this.current !== undefined && !sameShare(items, this.current.items))
+      this.current.controller.abort(new Error('the share of items changed'));
     this.wake();
   }
 
@@ -179,6 +181,11 @@ function nextDueTime(mode: Exclude<JobMode, 'continuous'>, after: number): numbe
 function sameShare(a: readonly JobItem[], b: readonly JobItem[]): boolean {
   return (
     a.length === b.length &&
-    a.every((item, index) => item.id === b[index]?.id && item.token === b[index]?.token && JSON.stringify(item.params) === JSON.stringify(b[index]?.params))
+    a.every(
+      (item, index) =>
+        item.id === b[index]?.id &&
+        item.token === b[index]?.token &&
+        JSON.stringify(item.params) === JSON.stringify(b[index]?.params),
+    )
   );
 }

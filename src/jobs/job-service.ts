@@ -39,7 +39,11 @@ class PassLoop {
   private stopped = false;
   private readonly done: Promise<void>;
 
-  constructor(pass: () => Promise<number | undefined>, onError: (error: unknown) => void, pollMs: number) {
+  constructor(
+    pass: () => Promise<number | undefined>,
+    onError: (error: unknown) => void,
+    pollMs: number,
+  ) {
     this.done = (async () => {
       while (!this.stopped) {
         if (this.wakeUp.signal.aborted) this.wakeUp = new AbortController();
@@ -66,18 +70,29 @@ class PassLoop {
   }
 }
 
-export function startJobWorker(parts: JobServiceParts, parent: string, options: JobWorkerOptions): JobWorkerHandle {
+export function startJobWorker(
+  parts: JobServiceParts,
+  parent: string,
+  options: JobWorkerOptions,
+): JobWorkerHandle {
   const resolved = resolveJobWorkerOptions(options);
   const { zk, functions, events } = parts;
   const clock = parts.clock ?? SYSTEM_CLOCK;
   const id = newJobWorkerId(resolved.name);
   const store = new JobStore(zk, parent);
-  const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+  const asError = (error: unknown): Error =>
+    error instanceof Error ? error : new Error(String(error));
   const report = (error: unknown, job?: string): void => {
-    events.emit('job:error', { jobs: parent, workerId: id, error: asError(error), ...(job === undefined ? {} : { job }) });
+    events.emit('job:error', {
+      jobs: parent,
+      workerId: id,
+      error: asError(error),
+      ...(job === undefined ? {} : { job }),
+    });
   };
   const strategies = new StrategyRegistry();
-  for (const [name, strategy] of Object.entries(resolved.strategies)) strategies.register(name, strategy);
+  for (const [name, strategy] of Object.entries(resolved.strategies))
+    strategies.register(name, strategy);
   let loops: { worker: PassLoop; manager: PassLoop | undefined } | undefined;
   const worker = new JobWorker({
     zk,
@@ -89,9 +104,27 @@ export function startJobWorker(parts: JobServiceParts, parent: string, options: 
     restartDelayMs: resolved.restartDelayMs,
     changed: () => loops?.worker.wake(),
     events: {
-      itemStarted: (job, item, token, failover) => events.emit('job:item', { jobs: parent, job, item, workerId: id, state: 'started', token, failover }),
-      itemStopped: (job, item, reason) => events.emit('job:item', { jobs: parent, job, item, workerId: id, state: 'stopped', reason }),
-      leaseRenewed: (latencyMs) => events.emit('job:lease-renewed', { jobs: parent, workerId: id, latencyMs }),
+      itemStarted: (job, item, token, failover) =>
+        events.emit('job:item', {
+          jobs: parent,
+          job,
+          item,
+          workerId: id,
+          state: 'started',
+          token,
+          failover,
+        }),
+      itemStopped: (job, item, reason) =>
+        events.emit('job:item', {
+          jobs: parent,
+          job,
+          item,
+          workerId: id,
+          state: 'stopped',
+          reason,
+        }),
+      leaseRenewed: (latencyMs) =>
+        events.emit('job:lease-renewed', { jobs: parent, workerId: id, latencyMs }),
       error: report,
     },
   });
@@ -116,7 +149,10 @@ export function startJobWorker(parts: JobServiceParts, parent: string, options: 
   zk.on('session:expired', onExpired);
   loops = {
     worker: new PassLoop(() => worker.pass(), report, resolved.pollMs),
-    manager: manager === undefined ? undefined : new PassLoop(async () => (await manager.pass(), undefined), report, resolved.pollMs),
+    manager:
+      manager === undefined
+        ? undefined
+        : new PassLoop(async () => (await manager.pass(), undefined), report, resolved.pollMs),
   };
   let stopping: Promise<void> | undefined;
   return {

@@ -70,10 +70,19 @@ export class JobStore {
   }
 
   /** The job and its node as read; undefined when there is none. `watcher` fires once when it changes or goes. */
-  async read(name: string, watcher?: Watcher): Promise<({ readonly job: StoredJob } & NodeRead) | undefined> {
+  async read(
+    name: string,
+    watcher?: Watcher,
+  ): Promise<({ readonly job: StoredJob } & NodeRead) | undefined> {
     const { node } = jobNodes(this.parent, name);
     const read = await this.getData(node, watcher);
-    return read === undefined ? undefined : { job: parseStoredJob(node, decodeValue(node, read.data)), version: read.stat.version, czxid: read.stat.czxid };
+    return read === undefined
+      ? undefined
+      : {
+          job: parseStoredJob(node, decodeValue(node, read.data)),
+          version: read.stat.version,
+          czxid: read.stat.czxid,
+        };
   }
 
   /** The job's node as read, whatever it holds; undefined when there is none. */
@@ -110,7 +119,8 @@ export class JobStore {
   async trigger(name: string): Promise<void> {
     const { trigger } = jobNodes(this.parent, name);
     const data = encodeValue({ at: new Date().toISOString() }, 'job trigger');
-    if (!(await this.zk.createIfAbsent(trigger, data, 'persistent'))) await this.zk.setData(trigger, data, -1);
+    if (!(await this.zk.createIfAbsent(trigger, data, 'persistent')))
+      await this.zk.setData(trigger, data, -1);
   }
 
   /**
@@ -133,15 +143,21 @@ export class JobStore {
   }
 
   /** The assignment and its node's version; undefined before the first manager wrote one. */
-  async readAssignment(watcher?: Watcher): Promise<{ readonly record: AssignmentRecord; readonly version: number } | undefined> {
+  async readAssignment(
+    watcher?: Watcher,
+  ): Promise<{ readonly record: AssignmentRecord; readonly version: number } | undefined> {
     const path = this.nodes.assignment;
     const read = await this.getData(path, watcher);
     if (read === undefined) {
       // Not written yet: a watch that sees it appear (it will, once a manager is elected), unless it appeared meanwhile.
-      if (watcher !== undefined && (await this.zk.exists(path, watcher)) !== undefined) return this.readAssignment();
+      if (watcher !== undefined && (await this.zk.exists(path, watcher)) !== undefined)
+        return this.readAssignment();
       return undefined;
     }
-    return { record: parseAssignment(path, decodeValue(path, read.data)), version: read.stat.version };
+    return {
+      record: parseAssignment(path, decodeValue(path, read.data)),
+      version: read.stat.version,
+    };
   }
 
   /** The assignment node's version, whatever it holds; undefined before the first write. */
@@ -150,7 +166,11 @@ export class JobStore {
   }
 
   /** Writes the assignment over the version read (`undefined`: creates it); false when another write came first. */
-  async writeAssignment(record: AssignmentRecord, version: number | undefined, fence: WriteOptions): Promise<boolean> {
+  async writeAssignment(
+    record: AssignmentRecord,
+    version: number | undefined,
+    fence: WriteOptions,
+  ): Promise<boolean> {
     const path = this.nodes.assignment;
     const data = encodeValue(record, 'job assignment', path);
     if (version === undefined) return this.zk.createIfAbsent(path, data, 'persistent', fence);
@@ -160,7 +180,12 @@ export class JobStore {
   /** Registers this job worker for as long as `fence`'s session lives. */
   async register(info: JobWorkerInfo, fence: WriteOptions): Promise<void> {
     await this.zk.ensurePath(this.nodes.workers);
-    await this.zk.createIfAbsent(childPath(this.nodes.workers, info.id), encodeValue(info, 'job worker'), 'ephemeral', fence);
+    await this.zk.createIfAbsent(
+      childPath(this.nodes.workers, info.id),
+      encodeValue(info, 'job worker'),
+      'ephemeral',
+      fence,
+    );
   }
 
   async unregister(id: string): Promise<void> {
@@ -172,10 +197,16 @@ export class JobStore {
     if (watcher !== undefined) await this.zk.ensurePath(this.nodes.workers);
     const listing = await this.zk.tryGetChildren(this.nodes.workers, watcher);
     const names = [...(listing?.children ?? [])].sort();
-    const read = await Promise.all(names.map((name) => this.getData(childPath(this.nodes.workers, name)).catch(() => undefined)));
+    const read = await Promise.all(
+      names.map((name) => this.getData(childPath(this.nodes.workers, name)).catch(() => undefined)),
+    );
     return read.flatMap((node, index) => {
-      const info = node === undefined ? undefined : (safeDecode(node.data) as Partial<JobWorkerInfo> | undefined);
-      if (info === undefined || info.id !== names[index] || !Array.isArray(info.jobFunctions)) return [];
+      const info =
+        node === undefined
+          ? undefined
+          : (safeDecode(node.data) as Partial<JobWorkerInfo> | undefined);
+      if (info === undefined || info.id !== names[index] || !Array.isArray(info.jobFunctions))
+        return [];
       return [info as JobWorkerInfo];
     });
   }
@@ -184,7 +215,9 @@ export class JobStore {
   async readLease(job: string, item: string, watcher?: Watcher): Promise<LeaseState | undefined> {
     const path = this.leasePath(job, item);
     const read = await this.getData(path, watcher);
-    return read === undefined ? undefined : leaseState(parseLease(path, decodeValue(path, read.data)), read.stat);
+    return read === undefined
+      ? undefined
+      : leaseState(parseLease(path, decodeValue(path, read.data)), read.stat);
   }
 
   /** Creates the item's lease node, released, if it has none (so every takeover is a versioned set); the lease as it then is. */
@@ -193,7 +226,11 @@ export class JobStore {
     await this.zk.ensurePath(jobNodes(this.parent, job).leases);
     await this.zk.createIfAbsent(path, encodeValue(NO_HOLDER, 'lease'), 'persistent', fence);
     const lease = await this.readLease(job, item);
-    if (lease === undefined) throw new MalformedNodeError(path, 'deleted right after it was created (the job was removed)');
+    if (lease === undefined)
+      throw new MalformedNodeError(
+        path,
+        'deleted right after it was created (the job was removed)',
+      );
     return lease;
   }
 
@@ -210,7 +247,10 @@ export class JobStore {
     fence: WriteOptions,
   ): Promise<LeaseState | undefined> {
     const path = this.leasePath(job, item);
-    const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, { ...fence, incarnation: read.czxid });
+    const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, {
+      ...fence,
+      incarnation: read.czxid,
+    });
     return stat === undefined ? undefined : leaseState(record, stat);
   }
 
@@ -230,13 +270,23 @@ export class JobStore {
 
   /** The items that have a lease node. */
   async leasedItems(job: string): Promise<string[]> {
-    return ((await this.zk.tryGetChildren(jobNodes(this.parent, job).leases))?.children ?? []).sort();
+    return (
+      (await this.zk.tryGetChildren(jobNodes(this.parent, job).leases))?.children ?? []
+    ).sort();
   }
 
   /** Deletes a lease node if it is still the node and version read (a resend after a lost reply never reaches a node created again since). */
-  async deleteLease(job: string, item: string, read: { readonly version: number; readonly czxid: number }, fence: WriteOptions): Promise<void> {
+  async deleteLease(
+    job: string,
+    item: string,
+    read: { readonly version: number; readonly czxid: number },
+    fence: WriteOptions,
+  ): Promise<void> {
     try {
-      await this.zk.delete(this.leasePath(job, item), read.version, { ...fence, incarnation: read.czxid });
+      await this.zk.delete(this.leasePath(job, item), read.version, {
+        ...fence,
+        incarnation: read.czxid,
+      });
     } catch (error) {
       if (!isZkError(error, 'BAD_VERSION', 'NO_NODE', 'NOT_EMPTY')) throw error;
     }
@@ -251,7 +301,12 @@ export class JobStore {
    * node, the one it was meant for when `options.incarnation` is given, holds `data` (read after a
    * sync: the server may not have applied the first try yet). Undefined when it did not land there.
    */
-  private async setIfVersion(path: string, data: Buffer, version: number, options: WriteOptions): Promise<ZkStat | undefined> {
+  private async setIfVersion(
+    path: string,
+    data: Buffer,
+    version: number,
+    options: WriteOptions,
+  ): Promise<ZkStat | undefined> {
     try {
       return await this.zk.setData(path, data, version, options);
     } catch (error) {
@@ -260,11 +315,16 @@ export class JobStore {
       await this.zk.sync(path);
       const now = await this.getData(path);
       const sameNode = options.incarnation === undefined || now?.stat.czxid === options.incarnation;
-      return now !== undefined && sameNode && now.data !== null && now.data.equals(data) ? now.stat : undefined;
+      return now !== undefined && sameNode && now.data !== null && now.data.equals(data)
+        ? now.stat
+        : undefined;
     }
   }
 
-  private async getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null } | undefined> {
+  private async getData(
+    path: string,
+    watcher?: Watcher,
+  ): Promise<{ stat: ZkStat; data: Buffer | null } | undefined> {
     try {
       return await this.zk.getData(path, watcher);
     } catch (error) {
@@ -275,7 +335,13 @@ export class JobStore {
 }
 
 function leaseState(record: LeaseRecord, stat: ZkStat): LeaseState {
-  return { record, version: stat.version, czxid: stat.czxid, mzxid: stat.mzxid, mtime: stat.mtime.getTime() };
+  return {
+    record,
+    version: stat.version,
+    czxid: stat.czxid,
+    mzxid: stat.mzxid,
+    mtime: stat.mtime.getTime(),
+  };
 }
 
 function safeDecode(data: Buffer | null): unknown {
@@ -296,13 +362,25 @@ function parseLease(path: string, value: unknown): LeaseRecord {
     typeof lease.expiresAt !== 'number' ||
     (lease.released !== undefined && typeof lease.released !== 'boolean')
   )
-    throw new MalformedNodeError(path, 'not a lease { holder, token, expiresAt, released? }: delete it (the item is then free at once)');
+    throw new MalformedNodeError(
+      path,
+      'not a lease { holder, token, expiresAt, released? }: delete it (the item is then free at once)',
+    );
   return lease as LeaseRecord;
 }
 
 function parseAssignment(path: string, value: unknown): AssignmentRecord {
   const record = value as Partial<AssignmentRecord> | null;
-  if (typeof record !== 'object' || record === null || !Number.isSafeInteger(record.epoch) || typeof record.jobs !== 'object' || record.jobs === null)
-    throw new MalformedNodeError(path, 'not a job assignment { epoch, jobs, … }: delete it and the manager writes it again');
+  if (
+    typeof record !== 'object' ||
+    record === null ||
+    !Number.isSafeInteger(record.epoch) ||
+    typeof record.jobs !== 'object' ||
+    record.jobs === null
+  )
+    throw new MalformedNodeError(
+      path,
+      'not a job assignment { epoch, jobs, … }: delete it and the manager writes it again',
+    );
   return { problems: {}, manager: '', writtenAt: '', ...record } as AssignmentRecord;
 }

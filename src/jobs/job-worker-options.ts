@@ -46,7 +46,8 @@ const KEYS: Record<keyof JobWorkerOptions, true> = {
 };
 
 export function resolveJobWorkerOptions(options: JobWorkerOptions): ResolvedJobWorkerOptions {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object of job worker options');
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'expected an object of job worker options');
   assertKnownKeys('startJobWorker', options, KEYS);
   const defaults = DEFAULTS.jobs;
   const leaseMs = options.leaseMs ?? defaults.leaseMs;
@@ -63,10 +64,25 @@ export function resolveJobWorkerOptions(options: JobWorkerOptions): ResolvedJobW
   assertDurationMs('pollMs', pollMs);
   const restartDelayMs = options.restartDelayMs ?? defaults.restartDelayMs;
   assertDurationMs('restartDelayMs', restartDelayMs, { allowZero: true });
-  if (options.manager !== undefined && typeof options.manager !== 'boolean') throw new InvalidArgumentError('manager', 'expected true or false');
-  if (options.name !== undefined && (typeof options.name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/.test(options.name)))
-    throw new InvalidArgumentError('name', `expected letters, digits and _ . : - (up to 64), got ${JSON.stringify(options.name)}`);
+  if (options.manager !== undefined && typeof options.manager !== 'boolean')
+    throw new InvalidArgumentError('manager', 'expected true or false');
+  if (
+    options.name !== undefined &&
+    (typeof options.name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$/.test(options.name))
+  )
+    throw new InvalidArgumentError(
+      'name',
+      `expected letters, digits and _ . : - (up to 64), got ${JSON.stringify(options.name)}`,
+    );
   const strategies = options.strategies ?? {};
-  if (typeof strategies !== 'object' || strategies === null) throw new InvalidArgumentError('strategies', 'expected { [name]: strategy function }');
-  return { name: options.name, timing, pollMs, restartDelayMs, manager: options.manager ?? true, strategies };
+  if (typeof strategies !== 'object' || strategies === null)
+    throw new InvalidArgumentError('strategies', 'expected { [name]: strategy function }');
+  return {
+    name: options.name,
+    timing,
+    pollMs,
+    restartDelayMs,
+    manager: options.manager ?? true,
+    strategies,
+  };
 }

@@ -46,7 +46,8 @@ export interface JobClock {
 export const SYSTEM_CLOCK: JobClock = { wall: () => Date.now(), mono: () => performance.now() };
 
 /** Why an item stopped on this worker. */
-export type ItemStopReason = 'released' | 'lease-lost' | 'lease-ran-out' | 'session-expired' | 'stopped';
+export type ItemStopReason =
+  'released' | 'lease-lost' | 'lease-ran-out' | 'session-expired' | 'stopped';
 
 export interface JobWorkerEvents {
   itemStarted(job: string, item: string, token: number, failover: boolean): void;
@@ -114,7 +115,8 @@ export class JobWorker {
   /** Items held now, by job (what `zk-plan workers` and the metrics show). */
   heldItems(): Record<string, string[]> {
     const byJob: Record<string, string[]> = {};
-    for (const held of this.held.values()) if (!held.releasing) (byJob[held.job] ??= []).push(held.item);
+    for (const held of this.held.values())
+      if (!held.releasing) (byJob[held.job] ??= []).push(held.item);
     for (const items of Object.values(byJob)) items.sort();
     return byJob;
   }
@@ -124,14 +126,20 @@ export class JobWorker {
     this.expireOverdue();
     return items.every((item) => {
       const held = this.held.get(key(job, item.id));
-      return held !== undefined && !held.releasing && held.token === item.token && this.runtime.zk.isCurrent(held.session);
+      return (
+        held !== undefined &&
+        !held.releasing &&
+        held.token === item.token &&
+        this.runtime.zk.isCurrent(held.session)
+      );
     });
   }
 
   /** Drops, without a write, every item whose lease was not renewed in time: its run is aborted now. */
   expireOverdue(): void {
     const now = this.runtime.clock.mono();
-    for (const held of [...this.held.values()]) if (now >= held.deadline) this.drop(held, 'lease-ran-out');
+    for (const held of [...this.held.values()])
+      if (now >= held.deadline) this.drop(held, 'lease-ran-out');
   }
 
   /** The session expired: every item is dropped at once, without a write (its lease may be another's by now). */
@@ -177,7 +185,11 @@ export class JobWorker {
       else held.params = want.params;
     }
     this.shareOut();
-    await Promise.all([...this.held.values()].filter((held) => held.releasing && !this.runnerHas(held)).map((held) => this.release(held)));
+    await Promise.all(
+      [...this.held.values()]
+        .filter((held) => held.releasing && !this.runnerHas(held))
+        .map((held) => this.release(held)),
+    );
     let next = timing.leaseMs / 3;
     for (const want of wanted.values()) {
       if (this.stopping || this.held.has(key(want.job, want.item))) continue;
@@ -190,7 +202,11 @@ export class JobWorker {
     }
     this.shareOut();
     await this.retireRunners(wanted);
-    const oldest = Math.min(...[...this.held.values()].map((held) => held.renewSentAt + timing.leaseMs / 3 - this.runtime.clock.mono()));
+    const oldest = Math.min(
+      ...[...this.held.values()].map(
+        (held) => held.renewSentAt + timing.leaseMs / 3 - this.runtime.clock.mono(),
+      ),
+    );
     return Math.max(0, Math.min(next, oldest));
   }
 
@@ -200,7 +216,9 @@ export class JobWorker {
     for (const held of this.held.values()) held.releasing = true;
     await Promise.all([...this.runners.values()].map((runner) => runner.stop()));
     this.runners.clear();
-    await Promise.all([...this.held.values()].map((held) => this.release(held).catch(() => undefined)));
+    await Promise.all(
+      [...this.held.values()].map((held) => this.release(held).catch(() => undefined)),
+    );
     if (this.deadlineTimer !== undefined) clearTimeout(this.deadlineTimer);
     await this.runtime.store.unregister(this.runtime.id).catch(() => undefined);
   }
@@ -220,8 +238,14 @@ export class JobWorker {
       this.runtime.events.error(error);
       return undefined;
     }
-    const mine = Object.entries(assignment?.record.jobs ?? {}).filter(([, byWorker]) => (byWorker[id]?.length ?? 0) > 0);
-    const jobs = new Set([...mine.map(([job]) => job), ...this.runners.keys(), ...[...this.held.values()].map((held) => held.job)]);
+    const mine = Object.entries(assignment?.record.jobs ?? {}).filter(
+      ([, byWorker]) => (byWorker[id]?.length ?? 0) > 0,
+    );
+    const jobs = new Set([
+      ...mine.map(([job]) => job),
+      ...this.runners.keys(),
+      ...[...this.held.values()].map((held) => held.job),
+    ]);
     const definitions = new Map<string, StoredJob>();
     for (const job of jobs) {
       try {
@@ -241,12 +265,17 @@ export class JobWorker {
       this.runnerFor(definition, fn);
       await this.followTriggers(job);
       const pool = new Map(poolItems(definition.workPool).map((item) => [item.id, item]));
-      for (const item of byWorker[id] ?? []) if (pool.has(item)) wanted.set(key(job, item), { job, item, params: pool.get(item)?.params });
+      for (const item of byWorker[id] ?? [])
+        if (pool.has(item))
+          wanted.set(key(job, item), { job, item, params: pool.get(item)?.params });
     }
     return wanted;
   }
 
-  private runnerFor(definition: StoredJob, fn: NonNullable<ReturnType<FunctionRegistry['jobFunction']>>): void {
+  private runnerFor(
+    definition: StoredJob,
+    fn: NonNullable<ReturnType<FunctionRegistry['jobFunction']>>,
+  ): void {
     const existing = this.runners.get(definition.name);
     if (existing !== undefined) {
       existing.update(definition, fn);
@@ -284,7 +313,11 @@ export class JobWorker {
       const items = [...this.held.values()]
         .filter((held) => held.job === job && !held.releasing)
         .sort((a, b) => (a.item < b.item ? -1 : a.item > b.item ? 1 : 0))
-        .map((held) => (held.params === undefined ? { id: held.item, token: held.token } : { id: held.item, params: held.params, token: held.token }));
+        .map((held) =>
+          held.params === undefined
+            ? { id: held.item, token: held.token }
+            : { id: held.item, params: held.params, token: held.token },
+        );
       runner.setShare(items);
     }
   }
@@ -319,7 +352,13 @@ export class JobWorker {
     if (wait > 0) return wait;
     const token = lease.mzxid + 1;
     const sentAt = clock.mono();
-    const written = await store.writeLease(want.job, want.item, leaseFor(id, token, clock.wall(), timing), lease, fence);
+    const written = await store.writeLease(
+      want.job,
+      want.item,
+      leaseFor(id, token, clock.wall(), timing),
+      lease,
+      fence,
+    );
     if (written === undefined) return timing.leaseMs / 10; // another write came first: look again
     if (!this.runtime.zk.isCurrent(session)) return 0; // expired as the answer came: it runs out on its own
     this.held.set(key(want.job, want.item), {
@@ -340,7 +379,9 @@ export class JobWorker {
   /** Renews every lease last renewed `leaseMs / 3` ago or more. */
   private async renewDue(): Promise<void> {
     const { clock, timing } = this.runtime;
-    const due = [...this.held.values()].filter((held) => clock.mono() - held.renewSentAt >= timing.leaseMs / 3);
+    const due = [...this.held.values()].filter(
+      (held) => clock.mono() - held.renewSentAt >= timing.leaseMs / 3,
+    );
     await Promise.all(due.map((held) => this.renew(held)));
   }
 
@@ -350,7 +391,13 @@ export class JobWorker {
     if (!zk.isCurrent(held.session)) return this.drop(held, 'session-expired');
     const sentAt = clock.mono();
     try {
-      const written = await store.writeLease(held.job, held.item, leaseFor(id, held.token, clock.wall(), timing), held, { fence: held.session });
+      const written = await store.writeLease(
+        held.job,
+        held.item,
+        leaseFor(id, held.token, clock.wall(), timing),
+        held,
+        { fence: held.session },
+      );
       if (this.held.get(key(held.job, held.item)) !== held) return; // dropped meanwhile
       if (written === undefined) return this.drop(held, 'lease-lost');
       held.version = written.version;
@@ -371,9 +418,15 @@ export class JobWorker {
     this.runtime.events.itemStopped(held.job, held.item, 'released');
     if (!this.runtime.zk.isCurrent(held.session) || clock.mono() >= held.deadline) return; // it runs out on its own
     try {
-      await store.writeLease(held.job, held.item, { holder: id, token: held.token, expiresAt: clock.wall(), released: true }, held, {
-        fence: held.session,
-      });
+      await store.writeLease(
+        held.job,
+        held.item,
+        { holder: id, token: held.token, expiresAt: clock.wall(), released: true },
+        held,
+        {
+          fence: held.session,
+        },
+      );
     } catch (error) {
       this.runtime.events.error(error, held.job); // not released: it runs out on its own
     }

@@ -7,7 +7,14 @@ import { DEFAULTS } from '../config/defaults.js';
 import { assertDurationMs } from '../config/options.js';
 import { JobError, JobNotFoundError } from '../errors/job-errors.js';
 import { jobNodes } from '../zk/layout.js';
-import { assertItems, assertJobName, poolItems, resolveJob, type JobDefinition, type StoredJob } from './job-definition.js';
+import {
+  assertItems,
+  assertJobName,
+  poolItems,
+  resolveJob,
+  type JobDefinition,
+  type StoredJob,
+} from './job-definition.js';
 import type { AssignmentRecord, JobStore, JobWorkerInfo } from './job-store.js';
 
 /** An item's lease as `list()` shows it. */
@@ -112,7 +119,8 @@ export class Jobs {
     const until = this.now() + timeoutMs;
     for (;;) {
       const live = Object.entries(await this.leases(name)).filter(
-        ([, lease]) => !lease.released && lease.expiresAt.getTime() + DEFAULTS.jobs.driftMs >= this.now(),
+        ([, lease]) =>
+          !lease.released && lease.expiresAt.getTime() + DEFAULTS.jobs.driftMs >= this.now(),
       );
       if (live.length === 0) break;
       if (this.now() >= until)
@@ -138,21 +146,33 @@ export class Jobs {
   async assignment(name: string): Promise<Record<string, string[]>> {
     await this.get(name);
     const current = await this.store.readAssignment();
-    return Object.fromEntries(Object.entries(current?.record.jobs[name] ?? {}).map(([worker, items]) => [worker, [...items]]));
+    return Object.fromEntries(
+      Object.entries(current?.record.jobs[name] ?? {}).map(([worker, items]) => [
+        worker,
+        [...items],
+      ]),
+    );
   }
 
   /** Every job with its assignment, unassigned items, problem and leases. */
   async list(): Promise<JobSummary[]> {
     const [names, current] = await Promise.all([this.store.names(), this.store.readAssignment()]);
-    const jobs = await Promise.all(names.map((name) => this.store.read(name).catch(() => undefined)));
+    const jobs = await Promise.all(
+      names.map((name) => this.store.read(name).catch(() => undefined)),
+    );
     return Promise.all(
-      jobs.flatMap((read) => (read === undefined ? [] : [read.job])).map(async (job) => this.summary(job, current?.record, await this.leases(job.name))),
+      jobs
+        .flatMap((read) => (read === undefined ? [] : [read.job]))
+        .map(async (job) => this.summary(job, current?.record, await this.leases(job.name))),
     );
   }
 
   /** The live job workers, each with its items by job and whether it manages. */
   async workers(): Promise<JobWorkerSummary[]> {
-    const [workers, current] = await Promise.all([this.store.workers(), this.store.readAssignment()]);
+    const [workers, current] = await Promise.all([
+      this.store.workers(),
+      this.store.readAssignment(),
+    ]);
     return workers.map((worker) => ({
       ...worker,
       manager: current?.record.manager === worker.id,
@@ -164,7 +184,11 @@ export class Jobs {
     }));
   }
 
-  private summary(job: StoredJob, current: AssignmentRecord | undefined, leases: Record<string, ItemHolder>): JobSummary {
+  private summary(
+    job: StoredJob,
+    current: AssignmentRecord | undefined,
+    leases: Record<string, ItemHolder>,
+  ): JobSummary {
     const assignment = current?.jobs[job.name] ?? {};
     const assigned = new Set(Object.values(assignment).flat());
     const problem = current?.problems[job.name];
@@ -183,7 +207,9 @@ export class Jobs {
 
   private async leases(name: string): Promise<Record<string, ItemHolder>> {
     const items = await this.store.leasedItems(name);
-    const read = await Promise.all(items.map((item) => this.store.readLease(name, item).catch(() => undefined)));
+    const read = await Promise.all(
+      items.map((item) => this.store.readLease(name, item).catch(() => undefined)),
+    );
     return Object.fromEntries(
       read.flatMap((lease, index) =>
         lease === undefined || lease.record.holder === ''

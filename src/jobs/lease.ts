@@ -31,18 +31,32 @@ export interface LeaseTiming {
 }
 
 /** When a holder must have stopped, by its monotonic clock, given when it sent its last successful renewal. */
-export function stopDeadline(lastRenewalSentAt: number, timing: Pick<LeaseTiming, 'leaseMs' | 'marginMs'>): number {
+export function stopDeadline(
+  lastRenewalSentAt: number,
+  timing: Pick<LeaseTiming, 'leaseMs' | 'marginMs'>,
+): number {
   return lastRenewalSentAt + timing.leaseMs - timing.marginMs;
 }
 
 /** Whether a new holder may start the item now, or how long it must wait first. */
-export function takeOver(lease: LeaseRecord | undefined, newHolder: string, now: number, timing: Pick<LeaseTiming, 'driftMs'>): { readonly wait: number } {
-  if (lease === undefined || lease.released === true || lease.holder === newHolder) return { wait: 0 };
+export function takeOver(
+  lease: LeaseRecord | undefined,
+  newHolder: string,
+  now: number,
+  timing: Pick<LeaseTiming, 'driftMs'>,
+): { readonly wait: number } {
+  if (lease === undefined || lease.released === true || lease.holder === newHolder)
+    return { wait: 0 };
   return { wait: Math.max(0, lease.expiresAt + timing.driftMs - now) };
 }
 
 /** The lease a holder writes when it takes or renews an item. */
-export function leaseFor(holder: string, token: number, now: number, timing: Pick<LeaseTiming, 'leaseMs'>): LeaseRecord {
+export function leaseFor(
+  holder: string,
+  token: number,
+  now: number,
+  timing: Pick<LeaseTiming, 'leaseMs'>,
+): LeaseRecord {
   return { holder, token, expiresAt: now + timing.leaseMs };
 }
 
@@ -53,7 +67,8 @@ export function leaseProblem(timing: LeaseTiming): string | undefined {
     return 'leaseMs, marginMs and driftMs must be whole, non-negative ms';
   if (leaseMs < 300) return `leaseMs must be at least 300 ms, got ${leaseMs}`;
   // At most half: a renewal every leaseMs / 3 then always comes before the holder has to stop.
-  if (marginMs * 2 > leaseMs) return `marginMs (${marginMs}) must be at most half of leaseMs (${leaseMs})`;
+  if (marginMs * 2 > leaseMs)
+    return `marginMs (${marginMs}) must be at most half of leaseMs (${leaseMs})`;
   return undefined;
 }
 
@@ -84,7 +99,11 @@ export function isStrayLease(record: LeaseRecord, node: LeaseNode): boolean {
  * stops at the latest `leaseMs` after its last renewal, which came before the stray landed, so the
  * stray counts as a lease of nobody known that ends `leaseMs` after it was written.
  */
-export function effectiveLease(record: LeaseRecord, node: LeaseNode, timing: Pick<LeaseTiming, 'leaseMs'>): LeaseRecord {
+export function effectiveLease(
+  record: LeaseRecord,
+  node: LeaseNode,
+  timing: Pick<LeaseTiming, 'leaseMs'>,
+): LeaseRecord {
   if (!isStrayLease(record, node)) return record;
   return { holder: '', token: record.token, expiresAt: node.mtime + timing.leaseMs };
 }

@@ -31,37 +31,61 @@ export type AssignmentStrategy = (input: AssignmentInput) => Assignment;
 
 /** Counts differ by at most one; a worker keeps what it holds up to its quota, the rest is dealt to those below theirs. */
 export const evenly: AssignmentStrategy = ({ items, workers, current }) => {
-  const result: Assignment = Object.fromEntries([...workers].sort().map((worker) => [worker, [] as string[]]));
+  const result: Assignment = Object.fromEntries(
+    [...workers].sort().map((worker) => [worker, [] as string[]]),
+  );
   if (workers.length === 0) return result;
   const pool = new Set(items);
-  const kept = new Map([...workers].sort().map((worker) => [worker, (current[worker] ?? []).filter((item) => pool.has(item))]));
+  const kept = new Map(
+    [...workers]
+      .sort()
+      .map((worker) => [worker, (current[worker] ?? []).filter((item) => pool.has(item))]),
+  );
   // The larger quotas go to those holding most, so fewer items move.
-  const order = [...kept.keys()].sort((a, b) => (kept.get(b) as string[]).length - (kept.get(a) as string[]).length || (a < b ? -1 : 1));
+  const order = [...kept.keys()].sort(
+    (a, b) =>
+      (kept.get(b) as string[]).length - (kept.get(a) as string[]).length || (a < b ? -1 : 1),
+  );
   const base = Math.floor(items.length / workers.length);
-  const quota = new Map(order.map((worker, index) => [worker, base + (index < items.length % workers.length ? 1 : 0)]));
+  const quota = new Map(
+    order.map((worker, index) => [worker, base + (index < items.length % workers.length ? 1 : 0)]),
+  );
   const placed = new Set<string>();
   for (const worker of order) {
     for (const item of kept.get(worker) as string[]) {
-      if ((result[worker] as string[]).length >= (quota.get(worker) as number) || placed.has(item)) continue;
+      if ((result[worker] as string[]).length >= (quota.get(worker) as number) || placed.has(item))
+        continue;
       (result[worker] as string[]).push(item);
       placed.add(item);
     }
   }
   const rest = [...items].sort().filter((item) => !placed.has(item));
   for (const worker of order)
-    while ((result[worker] as string[]).length < (quota.get(worker) as number) && rest.length > 0) (result[worker] as string[]).push(rest.shift() as string);
+    while ((result[worker] as string[]).length < (quota.get(worker) as number) && rest.length > 0)
+      (result[worker] as string[]).push(rest.shift() as string);
   for (const list of Object.values(result)) list.sort();
   return result;
 };
 
 /** Highest random weight: each item to the worker with the highest sha256(item, worker). */
 export const rendezvous: AssignmentStrategy = ({ items, workers }) => {
-  const result: Assignment = Object.fromEntries([...workers].sort().map((worker) => [worker, [] as string[]]));
+  const result: Assignment = Object.fromEntries(
+    [...workers].sort().map((worker) => [worker, [] as string[]]),
+  );
   for (const item of [...items].sort()) {
     let best: { worker: string; weight: string } | undefined;
     for (const worker of workers) {
-      const weight = createHash('sha256').update(item).update('\u0000').update(worker).digest('hex');
-      if (best === undefined || weight > best.weight || (weight === best.weight && worker < best.worker)) best = { worker, weight };
+      const weight = createHash('sha256')
+        .update(item)
+        .update('\u0000')
+        .update(worker)
+        .digest('hex');
+      if (
+        best === undefined ||
+        weight > best.weight ||
+        (weight === best.weight && worker < best.worker)
+      )
+        best = { worker, weight };
     }
     if (best !== undefined) (result[best.worker] as string[]).push(item);
   }
@@ -77,10 +101,17 @@ export class StrategyRegistry {
 
   register(name: string, strategy: AssignmentStrategy): this {
     if (typeof name !== 'string' || !/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(name))
-      throw new InvalidArgumentError('name', `expected a strategy name such as "by-tenant", got ${JSON.stringify(name)}`);
+      throw new InvalidArgumentError(
+        'name',
+        `expected a strategy name such as "by-tenant", got ${JSON.stringify(name)}`,
+      );
     if (typeof strategy !== 'function')
-      throw new InvalidArgumentError('strategy', `strategy "${name}": expected a function ({ items, workers, current }) => { [workerId]: itemIds[] }`);
-    if (this.strategies.has(name)) throw new InvalidArgumentError('name', `strategy "${name}" is already registered`);
+      throw new InvalidArgumentError(
+        'strategy',
+        `strategy "${name}": expected a function ({ items, workers, current }) => { [workerId]: itemIds[] }`,
+      );
+    if (this.strategies.has(name))
+      throw new InvalidArgumentError('name', `strategy "${name}" is already registered`);
     this.strategies.set(name, strategy);
     return this;
   }
@@ -92,16 +123,26 @@ export class StrategyRegistry {
   /** Runs strategy `name` and checks its answer; InvalidArgumentError naming the strategy for a wrong one. */
   assign(name: string, input: AssignmentInput): Assignment {
     const strategy = this.strategies.get(name);
-    if (strategy === undefined) throw new InvalidArgumentError('strategy', `no strategy "${name}" (registered: ${[...this.strategies.keys()].join(', ')})`);
+    if (strategy === undefined)
+      throw new InvalidArgumentError(
+        'strategy',
+        `no strategy "${name}" (registered: ${[...this.strategies.keys()].join(', ')})`,
+      );
     let answer: unknown;
     try {
       answer = strategy(input);
     } catch (error) {
-      throw new InvalidArgumentError('strategy', `strategy "${name}" threw: ${error instanceof Error ? error.message : String(error)}`);
+      throw new InvalidArgumentError(
+        'strategy',
+        `strategy "${name}" threw: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     if (typeof (answer as { then?: unknown } | null)?.then === 'function') {
       (answer as Promise<unknown>).then(undefined, () => undefined); // never an unhandled rejection
-      throw new InvalidArgumentError('strategy', `strategy "${name}" returned a promise: a strategy decides synchronously`);
+      throw new InvalidArgumentError(
+        'strategy',
+        `strategy "${name}" returned a promise: a strategy decides synchronously`,
+      );
     }
     return checkAssignment(name, input, answer);
   }
@@ -109,24 +150,32 @@ export class StrategyRegistry {
 
 /** Each item of the pool held by exactly one live worker, and nothing else. */
 export function checkAssignment(name: string, input: AssignmentInput, answer: unknown): Assignment {
-  const wrong = (problem: string): InvalidArgumentError => new InvalidArgumentError('strategy', `strategy "${name}" ${problem}`);
-  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw wrong('must return { [workerId]: itemIds[] }');
+  const wrong = (problem: string): InvalidArgumentError =>
+    new InvalidArgumentError('strategy', `strategy "${name}" ${problem}`);
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+    throw wrong('must return { [workerId]: itemIds[] }');
   const live = new Set(input.workers);
   const pool = new Set(input.items);
   const seen = new Set<string>();
-  const result: Assignment = Object.fromEntries([...input.workers].sort().map((worker) => [worker, [] as string[]]));
+  const result: Assignment = Object.fromEntries(
+    [...input.workers].sort().map((worker) => [worker, [] as string[]]),
+  );
   for (const [worker, held] of Object.entries(answer as Record<string, unknown>)) {
     if (!live.has(worker)) throw wrong(`gave items to "${worker}", which is not a live worker`);
     if (!Array.isArray(held)) throw wrong(`must give "${worker}" an array of item ids`);
     for (const item of held) {
-      if (typeof item !== 'string' || !pool.has(item)) throw wrong(`gave "${worker}" ${JSON.stringify(item)}, which is not an item of the pool`);
+      if (typeof item !== 'string' || !pool.has(item))
+        throw wrong(`gave "${worker}" ${JSON.stringify(item)}, which is not an item of the pool`);
       if (seen.has(item)) throw wrong(`gave item "${item}" to two workers`);
       seen.add(item);
       (result[worker] as string[]).push(item);
     }
   }
   const missing = input.items.filter((item) => !seen.has(item));
-  if (missing.length > 0 && input.workers.length > 0) throw wrong(`left items unassigned: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
+  if (missing.length > 0 && input.workers.length > 0)
+    throw wrong(
+      `left items unassigned: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`,
+    );
   for (const list of Object.values(result)) list.sort();
   return result;
 }
@@ -140,7 +189,11 @@ export function assignmentMoves(
   readonly start: Record<string, string[]>;
   readonly moved: number;
 } {
-  const holderBefore = new Map(Object.entries(before).flatMap(([worker, items]) => items.map((item) => [item, worker] as const)));
+  const holderBefore = new Map(
+    Object.entries(before).flatMap(([worker, items]) =>
+      items.map((item) => [item, worker] as const),
+    ),
+  );
   const stop: Record<string, string[]> = {};
   const start: Record<string, string[]> = {};
   let moved = 0;

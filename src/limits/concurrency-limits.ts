@@ -39,7 +39,9 @@ export interface SlotLease {
 
 /** What acquiring for a task found. */
 export type Acquired =
-  { readonly kind: 'unlimited' } | { readonly kind: 'held'; readonly lease: SlotLease } | { readonly kind: 'full'; readonly limitPath: string };
+  | { readonly kind: 'unlimited' }
+  | { readonly kind: 'held'; readonly lease: SlotLease }
+  | { readonly kind: 'full'; readonly limitPath: string };
 
 export class ConcurrencyLimits {
   constructor(
@@ -56,28 +58,44 @@ export class ConcurrencyLimits {
   async setLimit(parent: string, key: string, limit: number): Promise<void> {
     const path = this.limitPath(parent, key);
     await this.zk.ensurePath(childPath(parent, LIMITS));
-    if (!(await this.zk.createIfAbsent(path, encodeLimit(limit, path)))) await this.zk.setData(path, encodeLimit(limit, path));
+    if (!(await this.zk.createIfAbsent(path, encodeLimit(limit, path))))
+      await this.zk.setData(path, encodeLimit(limit, path));
   }
 
   /** The limit of `key` under `parent` and its holders; undefined when the key has no limit. */
-  async readLimit(parent: string, key: string): Promise<{ limit: number; holders: SlotRecord[] } | undefined> {
+  async readLimit(
+    parent: string,
+    key: string,
+  ): Promise<{ limit: number; holders: SlotRecord[] } | undefined> {
     const path = this.limitPath(parent, key);
     const node = await this.zk.tryGetData(path);
     const limit = node === undefined ? undefined : parseLimit(path, node.data);
     if (limit === undefined) return undefined;
     const listing = await this.zk.tryGetChildren(path);
-    const slots = await Promise.all((listing?.children ?? []).map((name) => this.zk.tryGetData(childPath(path, name))));
+    const slots = await Promise.all(
+      (listing?.children ?? []).map((name) => this.zk.tryGetData(childPath(path, name))),
+    );
     const holders = slots.flatMap((slot) =>
-      slot === undefined ? [] : [decodeSlot(path, slot.data)].filter((record): record is SlotRecord => record !== undefined),
+      slot === undefined
+        ? []
+        : [decodeSlot(path, slot.data)].filter(
+            (record): record is SlotRecord => record !== undefined,
+          ),
     );
     return { limit, holders };
   }
 
   /** Every key with a limit under `parent`, sorted by key, with its limit and holders now. */
-  async listLimits(parent: string): Promise<{ key: string; limit: number; holders: SlotRecord[] }[]> {
+  async listLimits(
+    parent: string,
+  ): Promise<{ key: string; limit: number; holders: SlotRecord[] }[]> {
     const listing = await this.zk.tryGetChildren(childPath(parent, LIMITS));
-    const keys = (listing?.children ?? []).flatMap((name) => [keyOfNodeName(name)].filter((key): key is string => key !== undefined)).sort();
-    const limits = await Promise.all(keys.map(async (key) => ({ key, read: await this.readLimit(parent, key) })));
+    const keys = (listing?.children ?? [])
+      .flatMap((name) => [keyOfNodeName(name)].filter((key): key is string => key !== undefined))
+      .sort();
+    const limits = await Promise.all(
+      keys.map(async (key) => ({ key, read: await this.readLimit(parent, key) })),
+    );
     return limits.flatMap(({ key, read }) => (read === undefined ? [] : [{ key, ...read }]));
   }
 
@@ -87,13 +105,22 @@ export class ConcurrencyLimits {
    * again after an expiry it would be held by the next session, which this run's lease does not
    * know, and the key would stay blocked until the process ends.
    */
-  async acquire(parent: string, key: string, record: SlotRecord, session: ZkSession): Promise<Acquired> {
+  async acquire(
+    parent: string,
+    key: string,
+    record: SlotRecord,
+    session: ZkSession,
+  ): Promise<Acquired> {
     const limitPath = this.limitPath(parent, key);
     const node = await this.zk.tryGetData(limitPath);
     const limit = node === undefined ? undefined : parseLimit(limitPath, node.data);
     if (limit === undefined) return { kind: 'unlimited' };
     const children = (await this.zk.tryGetChildren(limitPath))?.children ?? [];
-    for (const index of freeSlots(children, limit, Math.floor(this.random() * Math.max(1, limit)))) {
+    for (const index of freeSlots(
+      children,
+      limit,
+      Math.floor(this.random() * Math.max(1, limit)),
+    )) {
       const path = childPath(limitPath, slotName(index));
       // The lease id tells this run's slot from any other, of this session too (another loop, a later run of the task).
       const bytes = encodeSlot({ ...record, lease: randomUUID() }, path);
@@ -106,7 +133,10 @@ export class ConcurrencyLimits {
       const now = await this.zk.tryGetData(limitPath);
       const current = now === undefined ? undefined : parseLimit(limitPath, now.data);
       if (current === undefined) return { kind: 'held', lease }; // the limit went meanwhile: nothing to keep to
-      if ((current < limit || holdsAboveLimit(children, current)) && !(await this.mayRun(limitPath, path, current))) {
+      if (
+        (current < limit || holdsAboveLimit(children, current)) &&
+        !(await this.mayRun(limitPath, path, current))
+      ) {
         await lease.release();
         break;
       }
@@ -116,7 +146,11 @@ export class ConcurrencyLimits {
   }
 
   /** Creates the slot; 'taken' when it is this run's now (also when a lost reply's first try made it). */
-  private async take(path: string, bytes: Buffer, session: ZkSession): Promise<'taken' | 'other' | 'no-limit'> {
+  private async take(
+    path: string,
+    bytes: Buffer,
+    session: ZkSession,
+  ): Promise<'taken' | 'other' | 'no-limit'> {
     try {
       await this.zk.create(path, bytes, 'ephemeral', { fence: session });
       return 'taken';
@@ -129,7 +163,9 @@ export class ConcurrencyLimits {
     // session reads from may not have applied that first try yet, so sync before reading it back.
     await this.zk.sync(path);
     const slot = await this.zk.tryGetData(path);
-    return slot?.stat.ephemeralOwner === session.id && slot.data?.equals(bytes) === true ? 'taken' : 'other';
+    return slot?.stat.ephemeralOwner === session.id && slot.data?.equals(bytes) === true
+      ? 'taken'
+      : 'other';
   }
 
   /**
@@ -138,10 +174,16 @@ export class ConcurrencyLimits {
    */
   private async mayRun(limitPath: string, path: string, limit: number): Promise<boolean> {
     // Listed after this session's create was answered, so every slot created before it is seen.
-    const names = ((await this.zk.tryGetChildren(limitPath))?.children ?? []).filter((name) => slotIndex(name) !== undefined);
+    const names = ((await this.zk.tryGetChildren(limitPath))?.children ?? []).filter(
+      (name) => slotIndex(name) !== undefined,
+    );
     if (names.length <= limit) return true;
-    const stats = await Promise.all(names.map(async (name) => ({ name, stat: await this.zk.exists(childPath(limitPath, name)) })));
-    const slots = stats.flatMap(({ name, stat }) => (stat === undefined ? [] : [{ name, czxid: stat.czxid }]));
+    const stats = await Promise.all(
+      names.map(async (name) => ({ name, stat: await this.zk.exists(childPath(limitPath, name)) })),
+    );
+    const slots = stats.flatMap(({ name, stat }) =>
+      stat === undefined ? [] : [{ name, czxid: stat.czxid }],
+    );
     const mine = slots.find((slot) => childPath(limitPath, slot.name) === path);
     return mine !== undefined && keepsSlot(mine, slots, limit);
   }
@@ -151,7 +193,10 @@ export class ConcurrencyLimits {
    * right now, so that the caller does not wait for a change that already happened.
    */
   async watch(limitPath: string, watcher: Watcher): Promise<boolean> {
-    const [node, listing] = await Promise.all([this.zk.tryGetData(limitPath), this.zk.tryGetChildren(limitPath, watcher)]);
+    const [node, listing] = await Promise.all([
+      this.zk.tryGetData(limitPath),
+      this.zk.tryGetChildren(limitPath, watcher),
+    ]);
     if (listing === undefined) return true; // no limit any more
     await this.zk.exists(limitPath, watcher); // its value (a raised limit) too
     const limit = node === undefined ? undefined : parseLimit(limitPath, node.data);
@@ -167,10 +212,17 @@ export class ConcurrencyLimits {
   private lease(path: string, bytes: Buffer, session: ZkSession): SlotLease {
     const deleteIfMine = async (): Promise<void> => {
       const slot = await this.zk.tryGetData(path);
-      if (slot === undefined || slot.stat.ephemeralOwner !== session.id || slot.data?.equals(bytes) !== true) return;
-      await this.zk.delete(path, slot.stat.version, { fence: session, incarnation: slot.stat.czxid }).catch((error: unknown) => {
-        if (!isZkError(error, 'NO_NODE', 'BAD_VERSION', 'SESSION_EXPIRED')) throw error;
-      });
+      if (
+        slot === undefined ||
+        slot.stat.ephemeralOwner !== session.id ||
+        slot.data?.equals(bytes) !== true
+      )
+        return;
+      await this.zk
+        .delete(path, slot.stat.version, { fence: session, incarnation: slot.stat.czxid })
+        .catch((error: unknown) => {
+          if (!isZkError(error, 'NO_NODE', 'BAD_VERSION', 'SESSION_EXPIRED')) throw error;
+        });
     };
     let released: Promise<boolean> | undefined;
     return {

@@ -36,7 +36,10 @@ export function assertConcurrencyKey(argument: string, key: unknown): asserts ke
 
 export function assertLimit(argument: string, limit: unknown): asserts limit is number {
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 0 || limit > MAX_LIMIT) {
-    throw new InvalidArgumentError(argument, `expected a whole number from 0 (nothing with the key runs) to ${MAX_LIMIT}, got ${String(limit)}`);
+    throw new InvalidArgumentError(
+      argument,
+      `expected a whole number from 0 (nothing with the key runs) to ${MAX_LIMIT}, got ${String(limit)}`,
+    );
   }
 }
 
@@ -62,9 +65,13 @@ export function encodeLimit(limit: number, path: string): Buffer {
 /** The limit a limit node holds; undefined when it holds none zk-plan can read (the key is then unlimited). */
 export function parseLimit(path: string, data: Buffer | null): number | undefined {
   try {
-    const value = data?.length ? (decodeValue(path, data) as { limit?: unknown } | null) : undefined;
+    const value = data?.length
+      ? (decodeValue(path, data) as { limit?: unknown } | null)
+      : undefined;
     const limit = value?.limit;
-    return typeof limit === 'number' && Number.isInteger(limit) && limit >= 0 ? Math.min(limit, MAX_LIMIT) : undefined;
+    return typeof limit === 'number' && Number.isInteger(limit) && limit >= 0
+      ? Math.min(limit, MAX_LIMIT)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -120,8 +127,15 @@ export interface SlotCreation {
  * creation and only the first `limit` run; each worker reads the slots after its own create, so it
  * sees every slot created before it and both come to the same answer.
  */
-export function keepsSlot(mine: SlotCreation, slots: readonly SlotCreation[], limit: number): boolean {
-  const earlier = slots.filter((slot) => slot.name !== mine.name && slotIndex(slot.name) !== undefined && slot.czxid < mine.czxid);
+export function keepsSlot(
+  mine: SlotCreation,
+  slots: readonly SlotCreation[],
+  limit: number,
+): boolean {
+  const earlier = slots.filter(
+    (slot) =>
+      slot.name !== mine.name && slotIndex(slot.name) !== undefined && slot.czxid < mine.czxid,
+  );
   return earlier.length < limit;
 }
 
@@ -132,8 +146,12 @@ export function encodeSlot(record: SlotRecord, path: string): Buffer {
 /** A slot's holder; undefined when the slot holds nothing zk-plan wrote. */
 export function decodeSlot(path: string, data: Buffer | null): SlotRecord | undefined {
   try {
-    const value = data?.length ? (decodeValue(path, data) as Partial<SlotRecord> | null) : undefined;
-    return typeof value?.task === 'string' && typeof value.workerId === 'string' && value.at instanceof Date
+    const value = data?.length
+      ? (decodeValue(path, data) as Partial<SlotRecord> | null)
+      : undefined;
+    return typeof value?.task === 'string' &&
+      typeof value.workerId === 'string' &&
+      value.at instanceof Date
       ? { task: value.task, workerId: value.workerId, at: value.at }
       : undefined;
   } catch {

@@ -28,7 +28,9 @@ export interface ZooKeeperDistribution {
  * @param env - environment to read; default `process.env`
  * @throws ZooKeeperNotFoundError saying how to install what is missing
  */
-export function findZooKeeperDistribution(env: NodeJS.ProcessEnv = process.env): ZooKeeperDistribution {
+export function findZooKeeperDistribution(
+  env: NodeJS.ProcessEnv = process.env,
+): ZooKeeperDistribution {
   const javaExecutable = findJava(env);
   const classpath = zookeeperHomeClasspath(env.ZOOKEEPER_HOME) ?? debianClasspath();
   if (classpath === undefined) {
@@ -54,7 +56,8 @@ const JAVA_MISSING =
   '(installing the `zookeeper` package brings it in too).';
 
 const ZOOKEEPER_JAR = /^zookeeper(-\d[\w.-]*)?\.jar$/;
-const SLF4J_BINDING_JAR = /^(logback-classic|slf4j-(simple|log4j12|reload4j|jdk14|nop))[\w.-]*\.jar$/;
+const SLF4J_BINDING_JAR =
+  /^(logback-classic|slf4j-(simple|log4j12|reload4j|jdk14|nop))[\w.-]*\.jar$/;
 
 function zookeeperHomeClasspath(home: string | undefined): string[] | undefined {
   if (home === undefined || home === '' || !isDirectory(home)) return undefined;
@@ -67,7 +70,9 @@ function zookeeperHomeClasspath(home: string | undefined): string[] | undefined 
 
 function debianClasspath(): string[] | undefined {
   // The Debian jar's manifest Class-Path lists its dependencies in /usr/share/java.
-  return existsSync(DEBIAN_ZOOKEEPER_JAR) ? [DEBIAN_ZOOKEEPER_CONF, DEBIAN_ZOOKEEPER_JAR] : undefined;
+  return existsSync(DEBIAN_ZOOKEEPER_JAR)
+    ? [DEBIAN_ZOOKEEPER_CONF, DEBIAN_ZOOKEEPER_JAR]
+    : undefined;
 }
 
 function describeZooKeeperHome(home: string | undefined): string {

@@ -15,7 +15,12 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
  * @param timeoutMs - rejects when the whole exchange takes longer than this
  * @throws Error when the host is not loopback, the connection fails or the timeout passes
  */
-export function fourLetterWord(host: string, port: number, cmd: string, timeoutMs: number): Promise<string> {
+export function fourLetterWord(
+  host: string,
+  port: number,
+  cmd: string,
+  timeoutMs: number,
+): Promise<string> {
   if (!LOOPBACK_HOSTS.has(host)) {
     return Promise.reject(new Error(`fourLetterWord only talks to loopback hosts, not ${host}`));
   }
@@ -27,7 +32,9 @@ export function fourLetterWord(host: string, port: number, cmd: string, timeoutM
     const socket = connect({ host, port });
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`four-letter word "${cmd}" to ${host}:${port} timed out after ${timeoutMs} ms`));
+      reject(
+        new Error(`four-letter word "${cmd}" to ${host}:${port} timed out after ${timeoutMs} ms`),
+      );
     }, timeoutMs);
     socket.on('connect', () => socket.write(cmd));
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));

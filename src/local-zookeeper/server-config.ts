@@ -8,7 +8,11 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { PortInUseError, ZooKeeperNotFoundError, ZooKeeperStartError } from '../errors/server-errors.js';
+import {
+  PortInUseError,
+  ZooKeeperNotFoundError,
+  ZooKeeperStartError,
+} from '../errors/server-errors.js';
 import { fourLetterWord } from './four-letter-word.js';
 import type { ServerProcess } from './server-process.js';
 
@@ -29,11 +33,14 @@ export async function reserveLoopbackPorts(count: number): Promise<number[]> {
     for (let i = 0; i < count; i++) servers.push(await listenOnFreeLoopbackPort());
     return servers.map((server) => {
       const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('could not read a reserved port');
+      if (address === null || typeof address === 'string')
+        throw new Error('could not read a reserved port');
       return address.port;
     });
   } finally {
-    await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+    await Promise.all(
+      servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+    );
   }
 }
 
@@ -51,7 +58,8 @@ export async function assertLoopbackPortFree(port: number): Promise<void> {
   try {
     server = await listenOnFreeLoopbackPort(port);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(port, { cause: error });
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new PortInUseError(port, { cause: error });
     throw error;
   }
   await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -88,8 +96,14 @@ export function zooCfg({ dataDir, clientPort, tickTimeMs, peers }: ZooCfgSetting
     'maxClientCnxns=0',
   ];
   if (peers !== undefined) {
-    lines.push('initLimit=10', 'syncLimit=5', 'quorumListenOnAllIPs=false', 'reconfigEnabled=false');
-    for (const peer of peers) lines.push(`server.${peer.id}=${LOOPBACK}:${peer.peerPort}:${peer.electionPort}`);
+    lines.push(
+      'initLimit=10',
+      'syncLimit=5',
+      'quorumListenOnAllIPs=false',
+      'reconfigEnabled=false',
+    );
+    for (const peer of peers)
+      lines.push(`server.${peer.id}=${LOOPBACK}:${peer.peerPort}:${peer.electionPort}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -110,19 +124,32 @@ export class ServerExitedEarlyError extends Error {
  * passes. With `dataDir`, the answering server must also be ours: its `conf` names that data dir (a
  * server someone else runs on the port answers too, while ours fails to bind and exits).
  */
-export async function waitUntilServing(server: ServerProcess, port: number, modes: readonly string[], deadline: number, dataDir?: string): Promise<void> {
+export async function waitUntilServing(
+  server: ServerProcess,
+  port: number,
+  modes: readonly string[],
+  deadline: number,
+  dataDir?: string,
+): Promise<void> {
   let lastAnswer = 'no answer yet';
   for (;;) {
     if (server.hasExited) throw new ServerExitedEarlyError(server.howItExited ?? 'unknown');
     const remainingMs = deadline - Date.now();
-    if (remainingMs <= 0) throw new Error(`the server did not serve in time (last srvr answer: ${lastAnswer})`);
+    if (remainingMs <= 0)
+      throw new Error(`the server did not serve in time (last srvr answer: ${lastAnswer})`);
     try {
       const answer = await fourLetterWord(LOOPBACK, port, 'srvr', Math.min(1000, remainingMs));
       const mode = /^Mode: (\w+)/m.exec(answer)?.[1];
       if (mode !== undefined && modes.includes(mode)) {
         if (dataDir === undefined) return;
-        const conf = await fourLetterWord(LOOPBACK, port, 'conf', Math.max(1, Math.min(1000, deadline - Date.now())));
-        if (/^dataDir=(.*)$/m.exec(conf)?.[1]?.startsWith(dataDir) === true && !server.hasExited) return;
+        const conf = await fourLetterWord(
+          LOOPBACK,
+          port,
+          'conf',
+          Math.max(1, Math.min(1000, deadline - Date.now())),
+        );
+        if (/^dataDir=(.*)$/m.exec(conf)?.[1]?.startsWith(dataDir) === true && !server.hasExited)
+          return;
         lastAnswer = `a server that is not ours answers on port ${port} (its conf: ${/^dataDir=.*$/m.exec(conf)?.[0] ?? 'no dataDir'})`;
       } else {
         lastAnswer = answer.trim().split('\n')[0] ?? '';
@@ -134,20 +161,41 @@ export async function waitUntilServing(server: ServerProcess, port: number, mode
   }
 }
 
-export async function startError(what: string, error: unknown, ...logFiles: string[]): Promise<Error> {
+export async function startError(
+  what: string,
+  error: unknown,
+  ...logFiles: string[]
+): Promise<Error> {
   return startErrorWith(what, error, logFiles, true);
 }
 
 /** startError, saying whether the data dir is kept (else the log's tail is all that is left of it). */
-export async function startErrorWith(what: string, error: unknown, logFiles: readonly string[], dataDirKept: boolean): Promise<Error> {
-  if (error instanceof ZooKeeperNotFoundError || error instanceof ZooKeeperStartError || error instanceof PortInUseError) return error;
+export async function startErrorWith(
+  what: string,
+  error: unknown,
+  logFiles: readonly string[],
+  dataDirKept: boolean,
+): Promise<Error> {
+  if (
+    error instanceof ZooKeeperNotFoundError ||
+    error instanceof ZooKeeperStartError ||
+    error instanceof PortInUseError
+  )
+    return error;
   const reason = error instanceof Error ? error.message : String(error);
-  const tails = await Promise.all(logFiles.map(async (logFile) => `--- tail of ${logFile} ---\n${await logTail(logFile)}`));
-  const kept = dataDirKept ? 'The data dir is kept for inspection; see the log below.' : 'The data dir was removed; the tail of its log is below.';
-  return new ZooKeeperStartError(`${what} failed to start: ${reason}. ${kept}\n${tails.join('\n')}`, {
-    ...(dataDirKept ? { logFile: logFiles[0] } : {}),
-    cause: error,
-  });
+  const tails = await Promise.all(
+    logFiles.map(async (logFile) => `--- tail of ${logFile} ---\n${await logTail(logFile)}`),
+  );
+  const kept = dataDirKept
+    ? 'The data dir is kept for inspection; see the log below.'
+    : 'The data dir was removed; the tail of its log is below.';
+  return new ZooKeeperStartError(
+    `${what} failed to start: ${reason}. ${kept}\n${tails.join('\n')}`,
+    {
+      ...(dataDirKept ? { logFile: logFiles[0] } : {}),
+      cause: error,
+    },
+  );
 }
 
 async function logTail(logFile: string, lineCount = 30): Promise<string> {

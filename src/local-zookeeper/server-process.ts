@@ -56,7 +56,10 @@ export class ServerProcess {
   private async terminate(): Promise<void> {
     if (this.hasExited) return;
     this.child.kill('SIGTERM');
-    const exitedInTime = await Promise.race([this.exited.then(() => true), delay(STOP_GRACE_MS, false, { ref: false })]);
+    const exitedInTime = await Promise.race([
+      this.exited.then(() => true),
+      delay(STOP_GRACE_MS, false, { ref: false }),
+    ]);
     if (!exitedInTime) {
       this.child.kill('SIGKILL');
       await this.exited;
@@ -74,11 +77,20 @@ export function launchJava(
   heapMb: number,
   fsync: boolean,
 ): ServerProcess {
-  const javaArgs = [...jvmFlags(heapMb, fsync), '-cp', distribution.classpath.join(':'), mainClass, configFile];
+  const javaArgs = [
+    ...jvmFlags(heapMb, fsync),
+    '-cp',
+    distribution.classpath.join(':'),
+    mainClass,
+    configFile,
+  ];
   const [command, args] =
     PARENT_DEATH_WRAPPER === undefined
       ? [distribution.javaExecutable, javaArgs]
-      : [PARENT_DEATH_WRAPPER, ['--pdeathsig', 'KILL', '--', distribution.javaExecutable, ...javaArgs]];
+      : [
+          PARENT_DEATH_WRAPPER,
+          ['--pdeathsig', 'KILL', '--', distribution.javaExecutable, ...javaArgs],
+        ];
   const logFd = openSync(logFile, 'a');
   try {
     const child = spawn(command, args, { stdio: ['ignore', logFd, logFd], detached: false });
@@ -87,7 +99,10 @@ export function launchJava(
     killOnExit(child);
     return server;
   } catch (error) {
-    throw new ZooKeeperStartError(`Could not run ${distribution.javaExecutable}: ${String(error)}`, { logFile, cause: error });
+    throw new ZooKeeperStartError(
+      `Could not run ${distribution.javaExecutable}: ${String(error)}`,
+      { logFile, cause: error },
+    );
   } finally {
     closeSync(logFd); // the child has its own copy
   }

@@ -67,8 +67,12 @@ export interface StartEnsembleOptions {
  * @throws ZooKeeperNotFoundError when ZooKeeper or Java is not installed
  * @throws ZooKeeperStartError (with the logs' tails) when the ensemble does not serve in time
  */
-export async function startEnsemble(size = 3, options: StartEnsembleOptions = {}): Promise<ZooKeeperEnsemble> {
-  if (!Number.isInteger(size) || size < 1) throw new RangeError(`ensemble size must be a positive integer, not ${size}`);
+export async function startEnsemble(
+  size = 3,
+  options: StartEnsembleOptions = {},
+): Promise<ZooKeeperEnsemble> {
+  if (!Number.isInteger(size) || size < 1)
+    throw new RangeError(`ensemble size must be a positive integer, not ${size}`);
   const distribution = findZooKeeperDistribution();
   const ownsBaseDir = options.baseDir === undefined;
   const baseDir = options.baseDir ?? (await createTempDir());
@@ -87,8 +91,13 @@ export async function startEnsemble(size = 3, options: StartEnsembleOptions = {}
       return new Ensemble(members, baseDir, ownsBaseDir);
     } catch (error) {
       await Promise.all(members.map((member) => member.stop()));
-      if (error instanceof ServerExitedEarlyError && attempt < START_ATTEMPTS_WITH_FRESH_PORTS) continue;
-      throw await startError(`ZooKeeper ensemble in ${baseDir}`, error, ...members.map((m) => m.logFile));
+      if (error instanceof ServerExitedEarlyError && attempt < START_ATTEMPTS_WITH_FRESH_PORTS)
+        continue;
+      throw await startError(
+        `ZooKeeper ensemble in ${baseDir}`,
+        error,
+        ...members.map((m) => m.logFile),
+      );
     }
   }
 }
@@ -109,7 +118,11 @@ async function prepareMembers(size: number, settings: EnsembleSettings): Promise
   const ports = await reserveLoopbackPorts(3 * size);
   const portAt = (index: number): number => ports[index]!;
   const ids = Array.from({ length: size }, (_, index) => index + 1);
-  const peers = ids.map((id) => ({ id, peerPort: portAt(3 * (id - 1) + 1), electionPort: portAt(3 * (id - 1) + 2) }));
+  const peers = ids.map((id) => ({
+    id,
+    peerPort: portAt(3 * (id - 1) + 1),
+    electionPort: portAt(3 * (id - 1) + 2),
+  }));
   const acceptedModes = size === 1 ? ['standalone', 'leader'] : ['leader', 'follower'];
   return Promise.all(
     ids.map(async (id) => {
@@ -118,7 +131,10 @@ async function prepareMembers(size: number, settings: EnsembleSettings): Promise
       await mkdir(dataDir, { recursive: true });
       await writeFile(join(dataDir, 'myid'), `${id}\n`);
       const configFile = join(dataDir, 'zoo.cfg');
-      await writeFile(configFile, zooCfg({ dataDir, clientPort, tickTimeMs: settings.tickTimeMs, peers }));
+      await writeFile(
+        configFile,
+        zooCfg({ dataDir, clientPort, tickTimeMs: settings.tickTimeMs, peers }),
+      );
       return new Member(id, clientPort, dataDir, configFile, acceptedModes, settings);
     }),
   );
@@ -128,8 +144,12 @@ async function prepareMembers(size: number, settings: EnsembleSettings): Promise
 async function startAllMembers(members: readonly Member[], startTimeoutMs: number): Promise<void> {
   const deadline = Date.now() + startTimeoutMs;
   for (const member of members) member.launch();
-  const results = await Promise.allSettled(members.map((member) => member.waitUntilServing(deadline)));
-  const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+  const results = await Promise.allSettled(
+    members.map((member) => member.waitUntilServing(deadline)),
+  );
+  const failures = results.flatMap((result) =>
+    result.status === 'rejected' ? [result.reason as unknown] : [],
+  );
   const exitedEarly = failures.find((failure) => failure instanceof ServerExitedEarlyError);
   if (exitedEarly !== undefined) throw exitedEarly;
   if (failures.length > 0) throw failures[0];
@@ -161,7 +181,14 @@ class Member implements EnsembleMember {
   launch(): void {
     if (this.running) return;
     const { distribution, heapMb } = this.settings;
-    this.server = launchJava(distribution, QUORUM_MAIN, this.configFile, this.logFile, heapMb, false);
+    this.server = launchJava(
+      distribution,
+      QUORUM_MAIN,
+      this.configFile,
+      this.logFile,
+      heapMb,
+      false,
+    );
   }
 
   async waitUntilServing(deadline: number): Promise<void> {
@@ -176,7 +203,11 @@ class Member implements EnsembleMember {
       await this.waitUntilServing(Date.now() + this.settings.startTimeoutMs);
     } catch (error) {
       await this.stop();
-      throw await startError(`ZooKeeper ensemble member ${this.id} (${LOOPBACK}:${this.clientPort})`, error, this.logFile);
+      throw await startError(
+        `ZooKeeper ensemble member ${this.id} (${LOOPBACK}:${this.clientPort})`,
+        error,
+        this.logFile,
+      );
     }
   }
 

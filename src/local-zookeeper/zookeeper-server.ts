@@ -24,7 +24,12 @@ import { launchJava, STANDALONE_MAIN, type ServerProcess } from './server-proces
 
 // The rest of the public API lives in its own modules; importers keep using this one.
 export { findZooKeeperDistribution, type ZooKeeperDistribution } from './distribution.js';
-export { startEnsemble, type EnsembleMember, type StartEnsembleOptions, type ZooKeeperEnsemble } from './zookeeper-ensemble.js';
+export {
+  startEnsemble,
+  type EnsembleMember,
+  type StartEnsembleOptions,
+  type ZooKeeperEnsemble,
+} from './zookeeper-ensemble.js';
 
 // ---------------------------------------------------------------------------
 // Public API
@@ -83,7 +88,9 @@ export interface ZooKeeperServer {
  * @throws PortInUseError when the `port` asked for is taken (the data dir is removed)
  * @throws ZooKeeperStartError (with the log's tail) when the server does not serve in time
  */
-export async function startZooKeeper(options: StartZooKeeperOptions = {}): Promise<ZooKeeperServer> {
+export async function startZooKeeper(
+  options: StartZooKeeperOptions = {},
+): Promise<ZooKeeperServer> {
   const distribution = findZooKeeperDistribution();
   const tickTimeMs = options.tickTimeMs ?? DEFAULTS.localServer.tickTimeMs;
   const startTimeoutMs = options.startTimeoutMs ?? DEFAULTS.localServer.startTimeoutMs;
@@ -99,7 +106,14 @@ export async function startZooKeeper(options: StartZooKeeperOptions = {}): Promi
     const port = options.port ?? (await reserveLoopbackPorts(1))[0]!;
     const configFile = join(dataDir, 'zoo.cfg');
     await writeFile(configFile, zooCfg({ dataDir, clientPort: port, tickTimeMs }));
-    const server = launchJava(distribution, STANDALONE_MAIN, configFile, logFile, heapMb, options.fsync ?? false);
+    const server = launchJava(
+      distribution,
+      STANDALONE_MAIN,
+      configFile,
+      logFile,
+      heapMb,
+      options.fsync ?? false,
+    );
     try {
       await waitUntilServing(server, port, ['standalone'], Date.now() + startTimeoutMs, dataDir);
       return new StandaloneServer(server, port, dataDir, logFile, ownsDataDir);
@@ -107,9 +121,19 @@ export async function startZooKeeper(options: StartZooKeeperOptions = {}): Promi
       await server.stop();
       if (error instanceof ServerExitedEarlyError && attempt < attempts) continue;
       // Taken meanwhile (or by a server that does not accept our bind test's address): say so.
-      const taken = options.port !== undefined && error instanceof ServerExitedEarlyError ? await portTaken(options.port) : undefined;
+      const taken =
+        options.port !== undefined && error instanceof ServerExitedEarlyError
+          ? await portTaken(options.port)
+          : undefined;
       const keep = ownsDataDir && taken === undefined && options.keepDataDirOnFailure !== false;
-      const failure = taken ?? (await startErrorWith(`ZooKeeper on ${LOOPBACK}:${port}`, error, [logFile], !ownsDataDir || keep));
+      const failure =
+        taken ??
+        (await startErrorWith(
+          `ZooKeeper on ${LOOPBACK}:${port}`,
+          error,
+          [logFile],
+          !ownsDataDir || keep,
+        ));
       if (ownsDataDir && !keep) await rm(dataDir, { recursive: true, force: true });
       throw failure;
     }

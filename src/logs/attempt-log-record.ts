@@ -64,15 +64,24 @@ export function encodeAttemptLog(record: TaskLogAttempt): Buffer {
     firstIndex: record.firstIndex,
     ...(record.planCapReached ? { planCapReached: true as const } : {}),
     ...(record.fullLog ? { fullLog: record.fullLog } : {}),
-    lines: record.lines.map((line) => ({ t: line.time.getTime(), l: line.level, m: line.msg, ...(line.fields ? { f: line.fields } : {}) })),
+    lines: record.lines.map((line) => ({
+      t: line.time.getTime(),
+      l: line.level,
+      m: line.msg,
+      ...(line.fields ? { f: line.fields } : {}),
+    })),
   };
   return Buffer.from(JSON.stringify(stored));
 }
 
 export function decodeAttemptLog(path: string, data: Buffer | null): TaskLogAttempt {
-  if (data === null || data.length === 0) throw new MalformedNodeError(path, 'an attempt log record is empty');
+  if (data === null || data.length === 0)
+    throw new MalformedNodeError(path, 'an attempt log record is empty');
   if (data.length > MAX_RECORD_BYTES)
-    throw new MalformedNodeError(path, `an attempt log record of ${data.length} bytes is over the ${MAX_RECORD_BYTES} bytes one can be`);
+    throw new MalformedNodeError(
+      path,
+      `an attempt log record of ${data.length} bytes is over the ${MAX_RECORD_BYTES} bytes one can be`,
+    );
   let parsed: unknown;
   try {
     parsed = JSON.parse(data.toString('utf8'));
@@ -82,14 +91,18 @@ export function decodeAttemptLog(path: string, data: Buffer | null): TaskLogAtte
   const bad = (problem: string): never => {
     throw new MalformedNodeError(path, `an attempt log record ${problem}`);
   };
-  if (typeof parsed !== 'object' || parsed === null || (parsed as { v?: unknown }).v !== 1) return bad('is not a version 1 record');
+  if (typeof parsed !== 'object' || parsed === null || (parsed as { v?: unknown }).v !== 1)
+    return bad('is not a version 1 record');
   const stored = parsed as Partial<Record<keyof StoredRecord, unknown>>;
   const count = (name: string, value: unknown): number =>
-    typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : bad(`has no valid ${name}`);
+    typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+      ? value
+      : bad(`has no valid ${name}`);
   const time = (name: string, value: unknown): Date => new Date(count(name, value));
   const attempt = count('attempt', stored.attempt);
   if (attempt < 1) bad('has an attempt below 1');
-  if (typeof stored.workerId !== 'string' || stored.workerId.length > 1_000) bad('has no valid workerId');
+  if (typeof stored.workerId !== 'string' || stored.workerId.length > 1_000)
+    bad('has no valid workerId');
   if (!Array.isArray(stored.lines)) bad('has no lines');
   const lines = (stored.lines as unknown[]).map((line, index) => decodeLine(line, index, bad));
   const fullLog = stored.fullLog === undefined ? undefined : decodeFullLog(stored.fullLog, bad);
@@ -98,7 +111,9 @@ export function decodeAttemptLog(path: string, data: Buffer | null): TaskLogAtte
     attempt,
     workerId: stored.workerId as string,
     startedAt: time('startedAt', stored.startedAt),
-    ...(stored.finishedAt === undefined ? {} : { finishedAt: time('finishedAt', stored.finishedAt) }),
+    ...(stored.finishedAt === undefined
+      ? {}
+      : { finishedAt: time('finishedAt', stored.finishedAt) }),
     truncated: droppedLines > 0 || stored.planCapReached === true,
     droppedLines,
     droppedBytes: count('droppedBytes', stored.droppedBytes),
@@ -110,26 +125,48 @@ export function decodeAttemptLog(path: string, data: Buffer | null): TaskLogAtte
 }
 
 function decodeLine(value: unknown, index: number, bad: (problem: string) => never): LogLine {
-  if (typeof value !== 'object' || value === null) return bad(`has a line ${index} that is not an object`);
+  if (typeof value !== 'object' || value === null)
+    return bad(`has a line ${index} that is not an object`);
   const line = value as Partial<Record<keyof StoredLine, unknown>>;
-  if (typeof line.t !== 'number' || !Number.isFinite(line.t)) bad(`has a line ${index} without a time`);
+  if (typeof line.t !== 'number' || !Number.isFinite(line.t))
+    bad(`has a line ${index} without a time`);
   if (!LOG_LEVELS.includes(line.l as LogLevel)) bad(`has a line ${index} with an unknown level`);
   if (typeof line.m !== 'string') bad(`has a line ${index} without a message`);
-  if (line.f !== undefined && (typeof line.f !== 'object' || line.f === null || Array.isArray(line.f)))
+  if (
+    line.f !== undefined &&
+    (typeof line.f !== 'object' || line.f === null || Array.isArray(line.f))
+  )
     bad(`has a line ${index} whose fields are not an object`);
-  const base = { time: new Date(line.t as number), level: line.l as LogLevel, msg: line.m as string };
+  const base = {
+    time: new Date(line.t as number),
+    level: line.l as LogLevel,
+    msg: line.m as string,
+  };
   return line.f === undefined ? base : { ...base, fields: line.f as LogFields };
 }
 
-function decodeFullLog(value: unknown, bad: (problem: string) => never): { host: string; location: string; url?: string } {
+function decodeFullLog(
+  value: unknown,
+  bad: (problem: string) => never,
+): { host: string; location: string; url?: string } {
   const fullLog = value as { host?: unknown; location?: unknown; url?: unknown };
-  if (typeof fullLog !== 'object' || fullLog === null || typeof fullLog.host !== 'string' || typeof fullLog.location !== 'string') {
+  if (
+    typeof fullLog !== 'object' ||
+    fullLog === null ||
+    typeof fullLog.host !== 'string' ||
+    typeof fullLog.location !== 'string'
+  ) {
     return bad('has a fullLog that is not { host, location, url? }');
   }
-  if (fullLog.host.length > 1_000 || fullLog.location.length > 4_000) return bad('has a fullLog over its bounds');
+  if (fullLog.host.length > 1_000 || fullLog.location.length > 4_000)
+    return bad('has a fullLog over its bounds');
   if (fullLog.url === undefined) return { host: fullLog.host, location: fullLog.location };
   // A reader fetches this URL (zk-plan logs --full) or links it (the web view): an http(s) URL only, bounded.
-  if (typeof fullLog.url !== 'string' || fullLog.url.length > 4_000 || !/^https?:\/\//.test(fullLog.url))
+  if (
+    typeof fullLog.url !== 'string' ||
+    fullLog.url.length > 4_000 ||
+    !/^https?:\/\//.test(fullLog.url)
+  )
     return bad('has a fullLog url that is not an http(s) URL');
   return { host: fullLog.host, location: fullLog.location, url: fullLog.url };
 }

@@ -84,11 +84,21 @@ export function lineBytes(line: LogLine): number {
 }
 
 /** A line with its message and fields cut to their bounds: a task that logs a 10 MB string keeps a bounded line. */
-function boundedLine(level: LogLevel, msg: string, fields: LogFields | undefined, time: Date): LogLine {
+function boundedLine(
+  level: LogLevel,
+  msg: string,
+  fields: LogFields | undefined,
+  time: Date,
+): LogLine {
   const text = typeof msg === 'string' ? msg : String(msg);
-  const message = text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}… (${text.length - MAX_MESSAGE_CHARS} more characters cut)` : text;
+  const message =
+    text.length > MAX_MESSAGE_CHARS
+      ? `${text.slice(0, MAX_MESSAGE_CHARS)}… (${text.length - MAX_MESSAGE_CHARS} more characters cut)`
+      : text;
   const kept = boundedFields(fields);
-  return kept === undefined ? { time, level, msg: message } : { time, level, msg: message, fields: kept };
+  return kept === undefined
+    ? { time, level, msg: message }
+    : { time, level, msg: message, fields: kept };
 }
 
 function boundedFields(fields: LogFields | undefined): LogFields | undefined {
@@ -101,6 +111,7 @@ function boundedFields(fields: LogFields | undefined): LogFields | undefined {
   }
   if (json === undefined) return undefined;
   const bytes = Buffer.byteLength(json);
-  if (bytes > MAX_FIELDS_BYTES) return { fieldsDropped: `${bytes} bytes of fields (over ${MAX_FIELDS_BYTES})` };
+  if (bytes > MAX_FIELDS_BYTES)
+    return { fieldsDropped: `${bytes} bytes of fields (over ${MAX_FIELDS_BYTES})` };
   return JSON.parse(json) as LogFields; // a copy: the task may change its object after logging it
 }

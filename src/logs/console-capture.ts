@@ -22,7 +22,14 @@ export interface ConsoleTarget {
 
 type ConsoleMethod = 'log' | 'info' | 'debug' | 'warn' | 'error' | 'trace';
 
-const LEVEL_OF: Readonly<Record<ConsoleMethod, LogLevel>> = { log: 'info', info: 'info', debug: 'debug', warn: 'warn', error: 'error', trace: 'debug' };
+const LEVEL_OF: Readonly<Record<ConsoleMethod, LogLevel>> = {
+  log: 'info',
+  info: 'info',
+  debug: 'debug',
+  warn: 'warn',
+  error: 'error',
+  trace: 'debug',
+};
 
 /** The console methods as they were before capture: the worker echoes task lines through these. */
 export const originalConsole: Readonly<Record<ConsoleMethod, (...args: unknown[]) => void>> = {

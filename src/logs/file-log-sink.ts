@@ -95,7 +95,8 @@ export class FileLogSink implements LogSink {
       }
       if (!parent.startsWith('/')) continue;
       const names = await readdir(join(this.dir, encoded)).catch(() => [] as string[]);
-      for (const name of names.filter(isPlanName)) plans.push({ plan: childPath(parent, name), dir: join(this.dir, encoded, name) });
+      for (const name of names.filter(isPlanName))
+        plans.push({ plan: childPath(parent, name), dir: join(this.dir, encoded, name) });
     }
     return plans;
   }

@@ -32,7 +32,10 @@ export interface LogServer {
 const LOGS_PREFIX = '/logs/';
 
 /** Starts serving the sink's files, and makes the sink name their URLs in the records it is asked for. */
-export async function startLogServer(sink: FileLogSink, options: LogServerOptions): Promise<LogServer> {
+export async function startLogServer(
+  sink: FileLogSink,
+  options: LogServerOptions,
+): Promise<LogServer> {
   const root = resolve(sink.dir);
   const server = createServer((request, response) => {
     serve(root, request, response).catch(() => response.destroy());
@@ -47,7 +50,10 @@ export async function startLogServer(sink: FileLogSink, options: LogServerOption
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  sink.serveAt((file) => `${url}${LOGS_PREFIX}${relative(root, file).split(sep).map(encodeURIComponent).join('/')}`);
+  sink.serveAt(
+    (file) =>
+      `${url}${LOGS_PREFIX}${relative(root, file).split(sep).map(encodeURIComponent).join('/')}`,
+  );
   return {
     url,
     close: () =>
@@ -59,9 +65,16 @@ export async function startLogServer(sink: FileLogSink, options: LogServerOption
   };
 }
 
-async function serve(root: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
+async function serve(
+  root: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
   const answer = (status: number, text: string): void => {
-    response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+    response.writeHead(status, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'X-Content-Type-Options': 'nosniff',
+    });
     response.end(`${text}\n`);
   };
   if (request.method !== 'GET' && request.method !== 'HEAD') return answer(405, 'only GET');
@@ -69,15 +82,27 @@ async function serve(root: string, request: IncomingMessage, response: ServerRes
   if (!pathname.startsWith(LOGS_PREFIX)) return answer(404, 'nothing here: logs are under /logs/');
   let wanted: string;
   try {
-    wanted = resolve(root, ...pathname.slice(LOGS_PREFIX.length).split('/').map(decodeURIComponent));
+    wanted = resolve(
+      root,
+      ...pathname.slice(LOGS_PREFIX.length).split('/').map(decodeURIComponent),
+    );
   } catch {
     return answer(400, 'a malformed path');
   }
   // Only the sink's own files: nothing outside its directory (`..`, an absolute path), and only its JSON-lines files.
-  if (!wanted.startsWith(`${root}${sep}`) || !wanted.endsWith('.jsonl')) return answer(404, 'not a log file of this worker');
+  if (!wanted.startsWith(`${root}${sep}`) || !wanted.endsWith('.jsonl'))
+    return answer(404, 'not a log file of this worker');
   const info = await stat(wanted).catch(() => undefined);
-  if (info === undefined || !info.isFile()) return answer(404, 'no such log (its plan was deleted and the file pruned, or it is on another worker)');
-  response.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'Content-Length': String(info.size), 'X-Content-Type-Options': 'nosniff' });
+  if (info === undefined || !info.isFile())
+    return answer(
+      404,
+      'no such log (its plan was deleted and the file pruned, or it is on another worker)',
+    );
+  response.writeHead(200, {
+    'Content-Type': 'application/x-ndjson; charset=utf-8',
+    'Content-Length': String(info.size),
+    'X-Content-Type-Options': 'nosniff',
+  });
   if (request.method === 'HEAD') {
     response.end();
     return;

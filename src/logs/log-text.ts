@@ -7,10 +7,16 @@ import type { TaskLogAttempt } from './attempt-log-record.js';
 import type { LogLine } from './task-log-types.js';
 
 export function tryHeader(record: TaskLogAttempt): string {
-  const ended = record.finishedAt ? `, ended ${record.finishedAt.toISOString()}` : ', still running';
-  const where = record.fullLog ? `; all of it on ${record.fullLog.host} in ${record.fullLog.location}` : '';
+  const ended = record.finishedAt
+    ? `, ended ${record.finishedAt.toISOString()}`
+    : ', still running';
+  const where = record.fullLog
+    ? `; all of it on ${record.fullLog.host} in ${record.fullLog.location}`
+    : '';
   const capped = record.planCapReached ? '; the plan reached its log cap' : '';
-  const cut = record.truncated ? ` (${record.droppedLines} earlier line(s), ${record.droppedBytes} bytes, not kept here${capped}${where})` : '';
+  const cut = record.truncated
+    ? ` (${record.droppedLines} earlier line(s), ${record.droppedBytes} bytes, not kept here${capped}${where})`
+    : '';
   return `── attempt ${record.attempt} on ${record.workerId}, started ${record.startedAt.toISOString()}${ended}${cut}`;
 }
 
@@ -21,5 +27,8 @@ export function logLineText(line: LogLine): string {
 
 /** Every try's header and lines, one text. */
 export function taskLogText(tries: readonly TaskLogAttempt[]): string {
-  return tries.flatMap((record) => [tryHeader(record), ...record.lines.map(logLineText)]).join('\n') + (tries.length > 0 ? '\n' : '');
+  return (
+    tries.flatMap((record) => [tryHeader(record), ...record.lines.map(logLineText)]).join('\n') +
+    (tries.length > 0 ? '\n' : '')
+  );
 }

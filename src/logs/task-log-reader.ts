@@ -4,7 +4,14 @@
  */
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { PlanNotFoundError } from '../errors/plan-errors.js';
-import { FAILED, TASK_PREFIX, assertValidPath, hasSequentialName, nameOf, parentOf } from '../zk/layout.js';
+import {
+  FAILED,
+  TASK_PREFIX,
+  assertValidPath,
+  hasSequentialName,
+  nameOf,
+  parentOf,
+} from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { sleepUnless } from '../util/abort-signals.js';
 import type { TaskLogAttempt } from './attempt-log-record.js';
@@ -56,11 +63,19 @@ export class TaskLogReader {
    * task is done (its node gone: completed, or its plan deleted) or has failed for good, or
    * `signal` aborts.
    */
-  async *followLog(task: string, options: FollowLogOptions = {}): AsyncGenerator<FollowedLogLine, void, undefined> {
+  async *followLog(
+    task: string,
+    options: FollowLogOptions = {},
+  ): AsyncGenerator<FollowedLogLine, void, undefined> {
     assertTaskPath(task);
     const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
-    if (!Number.isInteger(pollMs) || pollMs < 10) throw new InvalidArgumentError('pollMs', `expected a whole number of ms ≥ 10, got ${String(pollMs)}`);
-    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidArgumentError('signal', 'expected an AbortSignal');
+    if (!Number.isInteger(pollMs) || pollMs < 10)
+      throw new InvalidArgumentError(
+        'pollMs',
+        `expected a whole number of ms ≥ 10, got ${String(pollMs)}`,
+      );
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal))
+      throw new InvalidArgumentError('signal', 'expected an AbortSignal');
     await this.assertPlanExists(task);
     const seen = new Map<string, number>(); // try name → number of the next line to yield
     for (;;) {
@@ -72,7 +87,8 @@ export class TaskLogReader {
         const next = seen.get(tryName) ?? 0;
         record.lines.forEach((line, offset) => {
           const index = record.firstIndex + offset;
-          if (index >= next) pending.push({ ...line, attempt: record.attempt, workerId: record.workerId, index });
+          if (index >= next)
+            pending.push({ ...line, attempt: record.attempt, workerId: record.workerId, index });
         });
         seen.set(tryName, record.firstIndex + record.lines.length);
       }
@@ -96,15 +112,23 @@ export class TaskLogReader {
 function assertTaskPath(task: unknown): asserts task is string {
   assertValidPath('task', task);
   if (!hasSequentialName(nameOf(task), TASK_PREFIX)) {
-    throw new InvalidArgumentError('task', `"${task}" is not a task path (…/plan-N/task-N); zk-plan show <plan> lists a plan's tasks`, task);
+    throw new InvalidArgumentError(
+      'task',
+      `"${task}" is not a task path (…/plan-N/task-N); zk-plan show <plan> lists a plan's tasks`,
+      task,
+    );
   }
 }
 
 function checkedAttempt(query: TaskLogQuery): number | undefined {
-  if (typeof query !== 'object' || query === null) throw new InvalidArgumentError('options', 'expected { attempt? }');
+  if (typeof query !== 'object' || query === null)
+    throw new InvalidArgumentError('options', 'expected { attempt? }');
   const { attempt } = query;
   if (attempt !== undefined && (!Number.isSafeInteger(attempt) || attempt < 1)) {
-    throw new InvalidArgumentError('attempt', `expected a whole number ≥ 1, got ${String(attempt)}`);
+    throw new InvalidArgumentError(
+      'attempt',
+      `expected a whole number ≥ 1, got ${String(attempt)}`,
+    );
   }
   return attempt;
 }

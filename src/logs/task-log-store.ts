@@ -35,7 +35,12 @@ export class TaskLogStore {
    * Writes a try's record: the first write creates the nodes on the way (never the plan), a later
    * one sets the data. `created` says the node is known to exist (the caller's previous write).
    */
-  async write(task: string, tryName: string, record: TaskLogAttempt, created: boolean): Promise<LogWrite> {
+  async write(
+    task: string,
+    tryName: string,
+    record: TaskLogAttempt,
+    created: boolean,
+  ): Promise<LogWrite> {
     const path = childPath(taskLogsPath(task), tryName);
     const data = encodeAttemptLog(record);
     try {
@@ -78,7 +83,11 @@ export class TaskLogStore {
       const granted = grantOf(bytes, maxBytesPerPlan - reserved);
       if (granted === 0) return 0;
       try {
-        await this.zk.setData(logs, Buffer.from(JSON.stringify({ reservedBytes: reserved + granted })), read.stat.version);
+        await this.zk.setData(
+          logs,
+          Buffer.from(JSON.stringify({ reservedBytes: reserved + granted })),
+          read.stat.version,
+        );
         return granted;
       } catch (error) {
         if (isZkError(error, 'NO_NODE')) return 0;
@@ -89,7 +98,9 @@ export class TaskLogStore {
   }
 
   /** Every try's record of a task with its node name, oldest first (by attempt, then start); empty when it never logged. */
-  async read(task: string): Promise<{ readonly tryName: string; readonly record: TaskLogAttempt }[]> {
+  async read(
+    task: string,
+  ): Promise<{ readonly tryName: string; readonly record: TaskLogAttempt }[]> {
     const dir = taskLogsPath(task);
     const listing = await this.zk.tryGetChildren(dir);
     if (listing === undefined) return [];
@@ -100,7 +111,9 @@ export class TaskLogStore {
         return record === undefined ? undefined : { tryName, record };
       }),
     );
-    return tries.filter((read) => read !== undefined).sort((a, b) => byAttemptThenStart(a.record, b.record));
+    return tries
+      .filter((read) => read !== undefined)
+      .sort((a, b) => byAttemptThenStart(a.record, b.record));
   }
 
   /** One try's record, undefined when it is gone (the plan was deleted meanwhile). */
@@ -136,7 +149,9 @@ function reservedBytesOf(data: Buffer | null): number {
   if (data.length > 100) return Number.MAX_SAFE_INTEGER;
   try {
     const value = (JSON.parse(data.toString('utf8')) as { reservedBytes?: unknown }).reservedBytes;
-    return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : Number.MAX_SAFE_INTEGER;
+    return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+      ? value
+      : Number.MAX_SAFE_INTEGER;
   } catch {
     return Number.MAX_SAFE_INTEGER;
   }

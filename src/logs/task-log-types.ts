@@ -32,4 +32,9 @@ export interface TaskLogger {
 }
 
 /** A logger that keeps nothing: ctx.log of a function run outside a worker's task logs (a test calling it directly). */
-export const SILENT_LOGGER: TaskLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+export const SILENT_LOGGER: TaskLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};

@@ -52,20 +52,36 @@ export class TaskLogs {
     private readonly onError: (error: unknown) => void,
   ) {
     this.store = new TaskLogStore(zk);
-    this.sink = options === false || options.sink === false ? undefined : (options.sink ?? new FileLogSink());
+    this.sink =
+      options === false || options.sink === false ? undefined : (options.sink ?? new FileLogSink());
     if (options !== false && options.captureConsole) installConsoleCapture();
   }
 
   open(start: TryStart): OpenTryLog {
     // The plan's name and the task's key come from ZooKeeper: made printable before they reach a terminal.
-    const label = printable(`[${start.planName ?? nameOf(start.plan)} ${start.key ?? nameOf(start.task)} #${start.attempt}]`, { multiline: false });
-    const echo = this.options === false || this.options.echo ? (line: LogLine): void => echoLine(label, line) : undefined;
+    const label = printable(
+      `[${start.planName ?? nameOf(start.plan)} ${start.key ?? nameOf(start.task)} #${start.attempt}]`,
+      { multiline: false },
+    );
+    const echo =
+      this.options === false || this.options.echo
+        ? (line: LogLine): void => echoLine(label, line)
+        : undefined;
     if (this.options === false) return echoOnly(echo);
     // The run's id: unique (a session is the cluster's only once, a worker id its process's, the counter this pool's) and
     // derived from them, not drawn at random, so that a seeded simulation writes the same nodes on every replay.
     this.runs += 1;
-    const runId = createHash('sha1').update(`${start.sessionId}\u0000${start.workerId}\u0000${this.runs}`).digest('hex').slice(0, 12);
-    const identity = { plan: start.plan, task: start.task, attempt: start.attempt, workerId: start.workerId, tryName: tryNodeName(start.attempt, runId) };
+    const runId = createHash('sha1')
+      .update(`${start.sessionId}\u0000${start.workerId}\u0000${this.runs}`)
+      .digest('hex')
+      .slice(0, 12);
+    const identity = {
+      plan: start.plan,
+      task: start.task,
+      attempt: start.attempt,
+      workerId: start.workerId,
+      tryName: tryNodeName(start.attempt, runId),
+    };
     const log = new TryLog({
       identity,
       store: this.store,
@@ -91,7 +107,8 @@ export class TaskLogs {
   startPruning(intervalMs: number): () => void {
     const prune = this.sink?.prune?.bind(this.sink);
     if (prune === undefined) return () => undefined;
-    const planExists = async (plan: string): Promise<boolean> => (await this.zk.exists(plan)) !== undefined;
+    const planExists = async (plan: string): Promise<boolean> =>
+      (await this.zk.exists(plan)) !== undefined;
     let running: Promise<void> | undefined;
     const pass = (): void => {
       running ??= prune(planExists)
@@ -132,7 +149,11 @@ function echoOnly(echo: ((line: LogLine) => void) | undefined): OpenTryLog {
     (level: LogLine['level']) =>
     (msg: string, fields?: LogLine['fields']): void =>
       echo?.({ time: new Date(), level, msg, ...(fields ? { fields } : {}) });
-  return { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, run: (fn) => fn(), finish: async () => undefined };
+  return {
+    logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
+    run: (fn) => fn(),
+    finish: async () => undefined,
+  };
 }
 
 function echoLine(label: string, line: LogLine): void {

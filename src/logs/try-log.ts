@@ -83,7 +83,13 @@ export class TryLog implements ConsoleTarget {
       // failed on the connection (a session expiring under it) is sent again, on the next session.
       for (let tries = 1; ; tries++) {
         await this.flush();
-        if (!this.dirty || this.stopped || tries >= FINAL_WRITE_TRIES || !this.lastWriteFailedOnConnection) break;
+        if (
+          !this.dirty ||
+          this.stopped ||
+          tries >= FINAL_WRITE_TRIES ||
+          !this.lastWriteFailedOnConnection
+        )
+          break;
         await new Promise((resolve) => setTimeout(resolve, WRITE_RETRY_MS * tries));
       }
     }
@@ -124,7 +130,12 @@ export class TryLog implements ConsoleTarget {
         return;
       }
       const { identity, store } = this.parts;
-      const written = await store.write(identity.task, identity.tryName, this.record(), this.created);
+      const written = await store.write(
+        identity.task,
+        identity.tryName,
+        this.record(),
+        this.created,
+      );
       if (written === 'plan-gone') {
         this.stopped = true; // the plan was deleted under its running task: nothing to keep
         return;
@@ -145,8 +156,15 @@ export class TryLog implements ConsoleTarget {
     const { maxBytesPerAttempt, maxBytesPerPlan } = this.parts.settings;
     const wanted = Math.min(bytes, maxBytesPerAttempt);
     if (wanted <= this.reserved) return;
-    const step = Math.min(Math.ceil((wanted - this.reserved) / RESERVE_STEP_BYTES) * RESERVE_STEP_BYTES, maxBytesPerAttempt - this.reserved);
-    this.reserved += await this.parts.store.reserve(this.parts.identity.plan, step, maxBytesPerPlan);
+    const step = Math.min(
+      Math.ceil((wanted - this.reserved) / RESERVE_STEP_BYTES) * RESERVE_STEP_BYTES,
+      maxBytesPerAttempt - this.reserved,
+    );
+    this.reserved += await this.parts.store.reserve(
+      this.parts.identity.plan,
+      step,
+      maxBytesPerPlan,
+    );
     if (this.reserved < wanted) {
       this.planCapReached = true;
       this.tail.limitTo(Math.max(0, this.reserved - RECORD_OVERHEAD_BYTES));
@@ -165,7 +183,15 @@ export class TryLog implements ConsoleTarget {
       droppedBytes: this.tail.droppedBytes,
       firstIndex: this.tail.firstIndex,
       planCapReached: this.planCapReached,
-      ...(sink ? { fullLog: { host, location: sink.location, ...(sink.url === undefined ? {} : { url: sink.url }) } } : {}),
+      ...(sink
+        ? {
+            fullLog: {
+              host,
+              location: sink.location,
+              ...(sink.url === undefined ? {} : { url: sink.url }),
+            },
+          }
+        : {}),
       lines: this.tail.lines,
     };
   }

@@ -13,5 +13,12 @@ export {
   type MetricsServer,
   type MetricsServerOptions,
 } from './metrics.js';
-export { createLogger, logWorkerEvents, serializeError, type CreateLoggerOptions, type LoggedError, type Logger } from './logger.js';
+export {
+  createLogger,
+  logWorkerEvents,
+  serializeError,
+  type CreateLoggerOptions,
+  type LoggedError,
+  type Logger,
+} from './logger.js';
 export type { ObservedZkPlan, ObservedZkClient, ZkOperationListener } from './observed.js';

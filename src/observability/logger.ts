@@ -8,7 +8,12 @@ import type { SessionState, ZkSession } from '../zk/zk-client.js';
 import type { ZkAuthError } from '../errors/zk-auth-error.js';
 import type { ObservedZkPlan } from './observed.js';
 import { escapeJsonControls, printableDeep } from '../util/printable.js';
-import { describeJobItemStart, describeJobItemStop, describeRebalance, isLostItem } from './job-log-lines.js';
+import {
+  describeJobItemStart,
+  describeJobItemStop,
+  describeRebalance,
+  isLostItem,
+} from './job-log-lines.js';
 import {
   describeTaskClaimed,
   describeTaskCompleted,
@@ -48,7 +53,9 @@ export interface CreateLoggerOptions {
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   if (level !== 'silent' && !(level in pino.levels.values)) {
-    throw new RangeError(`level: expected one of ${Object.keys(pino.levels.values).join(', ')} or silent, got '${level}'`);
+    throw new RangeError(
+      `level: expected one of ${Object.keys(pino.levels.values).join(', ')} or silent, got '${level}'`,
+    );
   }
   const pretty = options.pretty ?? process.stdout.isTTY === true;
   const settings: LoggerOptions = {
@@ -60,11 +67,21 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const prettyOptions = { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' };
   if (options.destination) {
     // A stream cannot be handed to a transport's worker thread: pino-pretty runs in this thread then.
-    return pino(settings, pinoPretty({ ...prettyOptions, colorize: false, destination: asWritable(options.destination) }));
+    return pino(
+      settings,
+      pinoPretty({
+        ...prettyOptions,
+        colorize: false,
+        destination: asWritable(options.destination),
+      }),
+    );
   }
   return pino({
     ...settings,
-    transport: { target: 'pino-pretty', options: { ...prettyOptions, destination: 1, colorize: process.stdout.isTTY === true } },
+    transport: {
+      target: 'pino-pretty',
+      options: { ...prettyOptions, destination: 1, colorize: process.stdout.isTTY === true },
+    },
   });
 }
 
@@ -142,7 +159,12 @@ function loggedFailure(error: Error, withStack: boolean, depth: number): LoggedE
     ...codeOf(error),
     ...(typeof path === 'string' ? { path } : {}),
     ...(withStack ? { stack: userStack(error) } : {}),
-    ...(cause === undefined || depth >= 3 ? {} : { cause: cause instanceof Error ? loggedFailure(cause, withStack, depth + 1) : String(cause) }),
+    ...(cause === undefined || depth >= 3
+      ? {}
+      : {
+          cause:
+            cause instanceof Error ? loggedFailure(cause, withStack, depth + 1) : String(cause),
+        }),
   };
 }
 
@@ -152,7 +174,9 @@ function codeOf(error: Error): { code?: string } {
 }
 
 /** The fields every task line carries: plan, plan name, task, key, function, try, worker (those the event knows). */
-function taskFields(event: TaskLineFields & { readonly workerId: string }): Record<string, unknown> {
+function taskFields(
+  event: TaskLineFields & { readonly workerId: string },
+): Record<string, unknown> {
   return {
     plan: event.plan,
     ...(event.planName === undefined ? {} : { planName: event.planName }),
@@ -197,7 +221,12 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
   const onCompleted = (event: ZkPlanEvents['task:completed'][0]): void => {
     const { durationMs, reusedResult } = event;
     logger.info(
-      { event: 'task:completed', ...taskFields(event), durationMs: Math.round(durationMs * 1000) / 1000, reusedResult },
+      {
+        event: 'task:completed',
+        ...taskFields(event),
+        durationMs: Math.round(durationMs * 1000) / 1000,
+        reusedResult,
+      },
       describeTaskCompleted(event),
     );
   };
@@ -219,16 +248,40 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
     logger.debug({ event: 'worker:idle', workerId, round, sleepMs }, 'worker idle');
   };
   const onWorkerError = ({ workerId, error }: ZkPlanEvents['worker:error'][0]): void => {
-    logger.error({ event: 'worker:error', workerId, error: serializeError(error) }, `worker error: ${error.message}`);
+    logger.error(
+      { event: 'worker:error', workerId, error: serializeError(error) },
+      `worker error: ${error.message}`,
+    );
   };
-  const onScheduleTick = ({ schedules, schedule, tick, state, plan }: ZkPlanEvents['schedule:tick'][0]): void => {
-    logger.info({ event: 'schedule:tick', schedules, schedule, tick, state, plan }, `schedule ${schedule}: tick ${tick} ${state}`);
+  const onScheduleTick = ({
+    schedules,
+    schedule,
+    tick,
+    state,
+    plan,
+  }: ZkPlanEvents['schedule:tick'][0]): void => {
+    logger.info(
+      { event: 'schedule:tick', schedules, schedule, tick, state, plan },
+      `schedule ${schedule}: tick ${tick} ${state}`,
+    );
   };
   const onScheduleError = ({ schedules, error }: ZkPlanEvents['schedule:error'][0]): void => {
-    logger.error({ event: 'schedule:error', schedules, error: serializeError(error) }, `scheduler error: ${error.message}`);
+    logger.error(
+      { event: 'schedule:error', schedules, error: serializeError(error) },
+      `scheduler error: ${error.message}`,
+    );
   };
   // Job workers: one line per change of what this process works on, and per manager decision.
-  const onJobItem = ({ jobs, job, item, workerId, state, token, failover, reason }: ZkPlanEvents['job:item'][0]): void => {
+  const onJobItem = ({
+    jobs,
+    job,
+    item,
+    workerId,
+    state,
+    token,
+    failover,
+    reason,
+  }: ZkPlanEvents['job:item'][0]): void => {
     const fields = {
       event: 'job:item',
       jobs,
@@ -239,31 +292,56 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
       ...(token === undefined ? {} : { token }),
       ...(reason === undefined ? {} : { reason }),
     };
-    if (state === 'started') logger.info({ ...fields, failover: failover === true }, describeJobItemStart(job, item, token, failover === true));
+    if (state === 'started')
+      logger.info(
+        { ...fields, failover: failover === true },
+        describeJobItemStart(job, item, token, failover === true),
+      );
     else if (isLostItem(reason)) logger.warn(fields, describeJobItemStop(job, item, reason));
     else logger.info(fields, describeJobItemStop(job, item, reason));
   };
   const onJobRebalance = ({ jobs, epoch, moved }: ZkPlanEvents['job:rebalance'][0]): void => {
-    logger.info({ event: 'job:rebalance', jobs, epoch, moved }, describeRebalance(jobs, epoch, moved));
+    logger.info(
+      { event: 'job:rebalance', jobs, epoch, moved },
+      describeRebalance(jobs, epoch, moved),
+    );
   };
   const onJobError = ({ jobs, job, workerId, error }: ZkPlanEvents['job:error'][0]): void => {
     logger.error(
-      { event: 'job:error', jobs, ...(job === undefined ? {} : { job }), workerId, error: serializeError(error) },
+      {
+        event: 'job:error',
+        jobs,
+        ...(job === undefined ? {} : { job }),
+        workerId,
+        error: serializeError(error),
+      },
       `job ${job ?? jobs}: ${error.message}`,
     );
   };
   const onState = (state: SessionState): void => {
-    logger[STATE_LEVEL[state]]({ event: 'session:state', state, previous: previousState }, `ZooKeeper session ${state}`);
+    logger[STATE_LEVEL[state]](
+      { event: 'session:state', state, previous: previousState },
+      `ZooKeeper session ${state}`,
+    );
     previousState = state;
   };
   const onSessionStarted = (session: ZkSession): void => {
-    logger.info({ event: 'session:started', sessionId: session.id, generation: session.generation }, 'ZooKeeper session started');
+    logger.info(
+      { event: 'session:started', sessionId: session.id, generation: session.generation },
+      'ZooKeeper session started',
+    );
   };
   const onSessionExpired = (session: ZkSession): void => {
-    logger.warn({ event: 'session:expired', sessionId: session.id, generation: session.generation }, 'ZooKeeper session expired; opening a new one');
+    logger.warn(
+      { event: 'session:expired', sessionId: session.id, generation: session.generation },
+      'ZooKeeper session expired; opening a new one',
+    );
   };
   const onAuthFailed = (error: ZkAuthError): void => {
-    logger.error({ event: 'auth:failed', error: serializeError(error) }, `ZooKeeper authentication failed, client closed: ${error.message}`);
+    logger.error(
+      { event: 'auth:failed', error: serializeError(error) },
+      `ZooKeeper authentication failed, client closed: ${error.message}`,
+    );
   };
 
   plan.on('task:claimed', onClaimed);

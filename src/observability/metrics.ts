@@ -1,7 +1,14 @@
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  collectDefaultMetrics,
+  type Metric,
+} from 'prom-client';
 import type { ZkPlan } from '../zk-plan.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
 import { OWNER, READY, childPath, runnableEntryFor } from '../zk/layout.js';
@@ -11,14 +18,28 @@ import type { ObservedZkPlan, ZkOperationListener } from './observed.js';
 /** Prefix of every metric of this module. */
 export const METRIC_PREFIX = 'zk_plan_';
 
-const SESSION_STATES: readonly SessionState[] = ['connecting', 'connected', 'suspended', 'expired', 'closed'];
+const SESSION_STATES: readonly SessionState[] = [
+  'connecting',
+  'connected',
+  'suspended',
+  'expired',
+  'closed',
+];
 
 /** Tasks last from milliseconds to hours. */
-const TASK_DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
-const TASK_WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
-const ZK_OPERATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const TASK_DURATION_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600,
+];
+const TASK_WAIT_BUCKETS = [
+  0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600,
+];
+const ZK_OPERATION_BUCKETS = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 /** A lease renewal is one versioned set; one that takes longer than a lease's margin loses the item. */
-const LEASE_RENEW_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const LEASE_RENEW_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 
 /**
  * Series of task outcomes are labelled by function, never by task key or path: a function is one of
@@ -33,8 +54,13 @@ const FN_LABEL_HELP =
  * write a task chooses: only names the worker registers (and the built-in `inline` and `shell`)
  * become label values, so the series stay bounded by the registry whatever the plans hold.
  */
-function fnLabeller(functions: { has(name: string): boolean } | undefined): (fn: string | undefined) => { fn?: string } {
-  return (fn) => (fn !== undefined && (fn === 'inline' || fn === SHELL_FUNCTION || functions?.has(fn) === true) ? { fn } : {});
+function fnLabeller(
+  functions: { has(name: string): boolean } | undefined,
+): (fn: string | undefined) => { fn?: string } {
+  return (fn) =>
+    fn !== undefined && (fn === 'inline' || fn === SHELL_FUNCTION || functions?.has(fn) === true)
+      ? { fn }
+      : {};
 }
 
 /** How many plans' `ready` times are remembered for `task_wait_seconds`. */
@@ -66,7 +92,11 @@ export interface WorkerMetrics {
  * Every metric is named `zk_plan_…`; see the help texts below or docs/guide/metrics-and-logs.md. A registry is given
  * to one ZkPlan at a time: two would register the same names (an error).
  */
-export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: Registry = new Registry(), options: WorkerMetricsOptions = {}): WorkerMetrics {
+export function createWorkerMetrics(
+  zkPlan: ZkPlan | ObservedZkPlan,
+  registry: Registry = new Registry(),
+  options: WorkerMetricsOptions = {},
+): WorkerMetrics {
   const plan: ObservedZkPlan = zkPlan;
   const zk = plan.zk;
   const fnLabel = fnLabeller(plan.functions);
@@ -215,11 +245,16 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
     jobLeaseRenew,
     jobFailovers,
   ];
-  const taken = ours.map(metricName).filter((metric) => registry.getSingleMetric(metric) !== undefined);
+  const taken = ours
+    .map(metricName)
+    .filter((metric) => registry.getSingleMetric(metric) !== undefined);
   if (taken.length > 0)
-    throw new Error(`The registry already has metrics named ${taken.join(', ')}: one registry per ZkPlan, or stop() the previous metrics first`);
+    throw new Error(
+      `The registry already has metrics named ${taken.join(', ')}: one registry per ZkPlan, or stop() the previous metrics first`,
+    );
   for (const metric of ours) registry.registerMetric(metric);
-  for (const final of ['true', 'false']) for (const charged of ['true', 'false']) tasksFailed.inc({ final, charged }, 0);
+  for (const final of ['true', 'false'])
+    for (const charged of ['true', 'false']) tasksFailed.inc({ final, charged }, 0);
 
   let defaultMetricNames: string[] = [];
   if (options.defaultMetrics === true) {
@@ -229,7 +264,8 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
     } catch (error) {
       // e.g. the registry has them already: leave it as it was
       for (const metric of registry.getMetricsAsArray().map((entry) => entry.name))
-        if (!before.has(metric) || ours.some((own) => metricName(own) === metric)) registry.removeSingleMetric(metric);
+        if (!before.has(metric) || ours.some((own) => metricName(own) === metric))
+          registry.removeSingleMetric(metric);
       throw error;
     }
     defaultMetricNames = registry
@@ -248,12 +284,15 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
     const [owner, entry, ready] = await Promise.all([
       exists(childPath(task, OWNER)),
       exists(runnableEntryFor(task)),
-      knownReady === undefined ? exists(childPath(taskPlan, READY)).then((stat) => stat?.ctime) : knownReady,
+      knownReady === undefined
+        ? exists(childPath(taskPlan, READY)).then((stat) => stat?.ctime)
+        : knownReady,
     ]);
     if (stopped || owner === undefined || entry === undefined || ready === undefined) return;
     if (knownReady === undefined) {
       planReady.set(taskPlan, ready);
-      if (planReady.size > PLAN_READY_CACHE_SIZE) planReady.delete(planReady.keys().next().value as string);
+      if (planReady.size > PLAN_READY_CACHE_SIZE)
+        planReady.delete(planReady.keys().next().value as string);
     }
     const runnableSince = Math.max(entry.ctime.getTime(), ready.getTime());
     taskWait.observe(Math.max(0, owner.ctime.getTime() - runnableSince) / 1000);
@@ -264,12 +303,23 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
     running.set(workerId, task);
     if (options.taskWait !== false) void measureWait(task, taskPlan).catch(() => undefined);
   };
-  const onCompleted = ({ task, workerId, durationMs, fn }: ZkPlanEvents['task:completed'][0]): void => {
+  const onCompleted = ({
+    task,
+    workerId,
+    durationMs,
+    fn,
+  }: ZkPlanEvents['task:completed'][0]): void => {
     tasksSucceeded.inc(fnLabel(fn));
     taskDuration.observe(fnLabel(fn), durationMs / 1000);
     if (running.get(workerId) === task) running.delete(workerId);
   };
-  const onFailed = ({ task, workerId, final, charged, fn }: ZkPlanEvents['task:failed'][0]): void => {
+  const onFailed = ({
+    task,
+    workerId,
+    final,
+    charged,
+    fn,
+  }: ZkPlanEvents['task:failed'][0]): void => {
     tasksFailed.inc({ final: String(final), charged: String(charged), ...fnLabel(fn) });
     if (charged && !final) tasksRetried.inc();
     if (running.get(workerId) === task) running.delete(workerId);
@@ -281,7 +331,14 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
   const onWorkerError = (): void => {
     workerErrors.inc();
   };
-  const onJobItem = ({ jobs, job, item, workerId, state, failover }: ZkPlanEvents['job:item'][0]): void => {
+  const onJobItem = ({
+    jobs,
+    job,
+    item,
+    workerId,
+    state,
+    failover,
+  }: ZkPlanEvents['job:item'][0]): void => {
     const key = `${jobs}\u0000${job}\u0000${item}\u0000${workerId}`;
     if (state === 'started') {
       if (failover === true) jobFailovers.inc();
@@ -305,7 +362,10 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
   zk.onOperation = hook;
 
   const unsubscribe: (() => void)[] = [];
-  const listen = <K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): void => {
+  const listen = <K extends keyof ZkPlanEvents>(
+    event: K,
+    listener: (...args: ZkPlanEvents[K]) => void,
+  ): void => {
     plan.on(event, listener);
     unsubscribe.push(() => plan.off(event, listener));
   };
@@ -328,7 +388,8 @@ export function createWorkerMetrics(zkPlan: ZkPlan | ObservedZkPlan, registry: R
       zk.off('session:started', onSessionStarted);
       // Hooks set after ours call ours through; then ours stays, as a pass-through.
       if (zk.onOperation === hook) zk.onOperation = previousHook;
-      for (const metric of [...ours.map(metricName), ...defaultMetricNames]) registry.removeSingleMetric(metric);
+      for (const metric of [...ours.map(metricName), ...defaultMetricNames])
+        registry.removeSingleMetric(metric);
       running.clear();
       planReady.clear();
       heldItems.clear();
@@ -359,31 +420,44 @@ export interface MetricsServer {
  * Serves `createWorkerMetrics(zkPlan)` over HTTP: `GET /metrics` answers the Prometheus text
  * format; other paths 404, other methods on /metrics 405.
  */
-export async function startMetricsServer(zkPlan: ZkPlan | ObservedZkPlan, options: MetricsServerOptions): Promise<MetricsServer> {
+export async function startMetricsServer(
+  zkPlan: ZkPlan | ObservedZkPlan,
+  options: MetricsServerOptions,
+): Promise<MetricsServer> {
   const { port, host = '127.0.0.1' } = options;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new RangeError(`port: expected an integer from 0 to 65535, got ${String(port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new RangeError(`port: expected an integer from 0 to 65535, got ${String(port)}`);
   const metrics = createWorkerMetrics(zkPlan, options.registry, options);
   const { registry } = metrics;
 
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (path !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found: the metrics are at /metrics\n');
+      response
+        .writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
+        .end('Not found: the metrics are at /metrics\n');
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
-      response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('Method not allowed\n');
+      response
+        .writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' })
+        .end('Method not allowed\n');
       return;
     }
     registry.metrics().then(
       (text) => {
-        response.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
+        response.writeHead(200, {
+          'content-type': registry.contentType,
+          'cache-control': 'no-store',
+        });
         response.end(request.method === 'HEAD' ? undefined : text);
       },
       (error: unknown) => {
         response
           .writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
-          .end(`Collecting the metrics failed: ${error instanceof Error ? error.message : String(error)}\n`);
+          .end(
+            `Collecting the metrics failed: ${error instanceof Error ? error.message : String(error)}\n`,
+          );
       },
     );
   });
@@ -402,7 +476,10 @@ export async function startMetricsServer(zkPlan: ZkPlan | ObservedZkPlan, option
   }
 
   const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' || address.address.includes(':') ? `[${address.address}]` : address.address;
+  const shownHost =
+    address.family === 'IPv6' || address.address.includes(':')
+      ? `[${address.address}]`
+      : address.address;
   let closing: Promise<void> | undefined;
   return {
     url: `http://${shownHost}:${address.port}/metrics`,

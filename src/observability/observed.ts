@@ -13,9 +13,15 @@ export interface ObservedZkClient {
   readonly counts: Readonly<ZkOperationCounts>;
   onOperation?: ZkOperationListener | undefined;
   /** Listens to one of the client's events. */
-  on<K extends keyof ZkClientEvents>(event: K, listener: (...args: ZkClientEvents[K]) => void): unknown;
+  on<K extends keyof ZkClientEvents>(
+    event: K,
+    listener: (...args: ZkClientEvents[K]) => void,
+  ): unknown;
   /** Stops listening. */
-  off<K extends keyof ZkClientEvents>(event: K, listener: (...args: ZkClientEvents[K]) => void): unknown;
+  off<K extends keyof ZkClientEvents>(
+    event: K,
+    listener: (...args: ZkClientEvents[K]) => void,
+  ): unknown;
   /** Used to time how long a claimed task waited (see `zk_plan_task_wait_seconds`). */
   exists?(path: string): Promise<ZkStat | undefined>;
 }
@@ -31,5 +37,8 @@ export interface ObservedZkPlan {
   /** Listens to one of the ZkPlan's events. */
   on<K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): unknown;
   /** Stops listening. */
-  off<K extends keyof ZkPlanEvents>(event: K, listener: (...args: ZkPlanEvents[K]) => void): unknown;
+  off<K extends keyof ZkPlanEvents>(
+    event: K,
+    listener: (...args: ZkPlanEvents[K]) => void,
+  ): unknown;
 }

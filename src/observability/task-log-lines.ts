@@ -8,7 +8,11 @@
 import { sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ZkPlanError } from '../errors/base-error.js';
-import type { TaskEventLabels, TaskGivenBackReason, ZkPlanEvents } from '../worker/worker-events.js';
+import type {
+  TaskEventLabels,
+  TaskGivenBackReason,
+  ZkPlanEvents,
+} from '../worker/worker-events.js';
 
 /** Longest key, function or plan name a line shows; a longer one (anyone who can write a znode chose it) ends in `…`. */
 const MAX_LABEL_CHARS = 100;
@@ -41,17 +45,26 @@ export function describeTaskCompleted(event: ZkPlanEvents['task:completed'][0]):
  * good, released on drain, aborted because its plan was paused, cancelled or failed, given up on
  * an expired session, or given back after a fault that is not the task's. `now` places the retry.
  */
-export function describeTaskFailed(event: ZkPlanEvents['task:failed'][0], now: number = Date.now()): string {
+export function describeTaskFailed(
+  event: ZkPlanEvents['task:failed'][0],
+  now: number = Date.now(),
+): string {
   const label = taskLabel(event);
-  const attempt = event.attempt === undefined ? '' : `, ${attemptText(event.attempt, event.maxAttempts)}`;
+  const attempt =
+    event.attempt === undefined ? '' : `, ${attemptText(event.attempt, event.maxAttempts)}`;
   const message = failureMessage(event.error);
   if (event.charged && event.final) {
-    const early = event.attempt !== undefined && event.maxAttempts !== undefined && event.attempt < event.maxAttempts;
+    const early =
+      event.attempt !== undefined &&
+      event.maxAttempts !== undefined &&
+      event.attempt < event.maxAttempts;
     return `task failed for good: ${label}${attempt}${early ? ', not retried (a permanent error)' : ''}: ${message}`;
   }
   if (event.charged) {
     const retry =
-      event.nextTryAt === undefined ? 'retrying later' : `retrying at ${clockTime(event.nextTryAt)} (in ${durationText(event.nextTryAt.getTime() - now)})`;
+      event.nextTryAt === undefined
+        ? 'retrying later'
+        : `retrying at ${clockTime(event.nextTryAt)} (in ${durationText(event.nextTryAt.getTime() - now)})`;
     return `task failed: ${label}${attempt}, ${retry}: ${message}`;
   }
   return givenBackLine(event.givenBack ?? 'given-back', `${label}${attempt}`, message);
@@ -60,7 +73,8 @@ export function describeTaskFailed(event: ZkPlanEvents['task:failed'][0], now: n
 /** How bad a failure is for the log: an error when the task failed for good, a warning when it is retried or interrupted, info for a pause or cancel someone asked for. */
 export function taskFailureLevel(event: ZkPlanEvents['task:failed'][0]): 'info' | 'warn' | 'error' {
   if (event.charged && event.final) return 'error';
-  if (!event.charged && (event.givenBack === 'paused' || event.givenBack === 'cancelled')) return 'info';
+  if (!event.charged && (event.givenBack === 'paused' || event.givenBack === 'cancelled'))
+    return 'info';
   return 'warn';
 }
 
@@ -149,7 +163,8 @@ export function stackLines(error: Error): string[] {
   let current: unknown = taskFailure(error);
   for (let depth = 0; current instanceof Error && depth <= MAX_CAUSES; depth += 1) {
     const frames = userFrames(current.stack);
-    if (depth > 0) lines.push(`caused by ${current.name}: ${bounded(current.message, MAX_MESSAGE_CHARS)}`);
+    if (depth > 0)
+      lines.push(`caused by ${current.name}: ${bounded(current.message, MAX_MESSAGE_CHARS)}`);
     lines.push(...frames);
     current = (current as { cause?: unknown }).cause;
   }
@@ -167,7 +182,10 @@ const OWN_CODE: readonly string[] = ownCodeLocations();
 function ownCodeLocations(): string[] {
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const rootUrl = pathToFileURL(root).href.replace(/\/?$/, '/');
-  return ['src', 'dist', 'node_modules'].flatMap((folder) => [`${root}${folder}${sep}`, `${rootUrl}${folder}/`]);
+  return ['src', 'dist', 'node_modules'].flatMap((folder) => [
+    `${root}${folder}${sep}`,
+    `${rootUrl}${folder}/`,
+  ]);
 }
 
 /** The frames (`    at …` lines) of `stack` that are the task's own code: with a source position, not zk-plan's, not Node's (`node:…`). */
@@ -180,7 +198,8 @@ function userFrames(stack: string | undefined): string[] {
 }
 
 function isUserFrame(frame: string): boolean {
-  const location = /\(([^()]*)\)\s*$/.exec(frame)?.[1] ?? frame.replace(/^\s*at\s+(?:async\s+)?/, '');
+  const location =
+    /\(([^()]*)\)\s*$/.exec(frame)?.[1] ?? frame.replace(/^\s*at\s+(?:async\s+)?/, '');
   if (!/:\d+(?::\d+)?$/.test(location)) return false; // no source position: `<anonymous>`, `index 0`, native code
   if (location.startsWith('node:')) return false;
   return !OWN_CODE.some((prefix) => location.startsWith(prefix));

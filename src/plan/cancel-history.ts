@@ -27,7 +27,9 @@ export class CancelHistory {
     if (!view.historyKept) return;
     await Promise.all(
       view.tasks.map(async (task) => {
-        const record = unrecorded.has(task.task) ? cancelRecord(task, unrecorded.get(task.task) ?? [], cancelledAt) : undefined;
+        const record = unrecorded.has(task.task)
+          ? cancelRecord(task, unrecorded.get(task.task) ?? [], cancelledAt)
+          : undefined;
         if (record !== undefined) await this.store.keepHistory(task.task, record, fence);
       }),
     );
@@ -38,7 +40,11 @@ export class CancelHistory {
  * The record of a live task of a cancelled plan, from its view: cancelled (it ran or could run),
  * unstarted, or failed; undefined for a view that comes from a record already.
  */
-export function cancelRecord(task: TaskView, outputs: readonly string[], cancelledAt: Date): TaskHistoryRecord | undefined {
+export function cancelRecord(
+  task: TaskView,
+  outputs: readonly string[],
+  cancelledAt: Date,
+): TaskHistoryRecord | undefined {
   const base = {
     fn: task.fn,
     params: task.params,
@@ -54,14 +60,20 @@ export function cancelRecord(task: TaskView, outputs: readonly string[], cancell
         state: 'cancelled',
         was: 'running',
         cancelledAt,
-        ...(task.owner !== undefined ? { workerId: task.owner.workerId, startedAt: task.owner.claimedAt } : {}),
+        ...(task.owner !== undefined
+          ? { workerId: task.owner.workerId, startedAt: task.owner.claimedAt }
+          : {}),
       };
     case 'finishing':
     case 'runnable':
     case 'retrying':
       return { ...base, state: 'cancelled', was: task.state, cancelledAt };
     case 'failed':
-      return { ...base, state: 'failed', failure: task.failure ?? unreadableFailure(task, cancelledAt) };
+      return {
+        ...base,
+        state: 'failed',
+        failure: task.failure ?? unreadableFailure(task, cancelledAt),
+      };
     case 'waiting':
     case 'blocked':
     case 'building':

@@ -14,7 +14,12 @@ export type ZkPlanFootprint = ReturnType<Dispatcher['footprint']> & {
   readonly poolSignalListeners: number;
 };
 
-export function footprintOf(dispatcher: Dispatcher, store: TaskStore, zk: Zk, pools: Iterable<WorkerPool>): ZkPlanFootprint {
+export function footprintOf(
+  dispatcher: Dispatcher,
+  store: TaskStore,
+  zk: Zk,
+  pools: Iterable<WorkerPool>,
+): ZkPlanFootprint {
   return {
     ...dispatcher.footprint(),
     rememberedSettings: store.rememberedPlans,

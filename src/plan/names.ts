@@ -41,10 +41,14 @@ export function assertPlanName(argument: string, value: unknown): asserts value 
 }
 
 function textProblem(value: unknown, maxLength: number, what: string): string | undefined {
-  if (typeof value !== 'string') return `${what} is a string, got ${value === null ? 'null' : typeof value}`;
+  if (typeof value !== 'string')
+    return `${what} is a string, got ${value === null ? 'null' : typeof value}`;
   if (value.trim() === '') return `${what} must not be empty or blank`;
-  if (value.length > maxLength) return `${what} has at most ${maxLength} characters, got ${value.length}`;
-  if (CONTROL.test(value)) return `${what} must not hold control characters (line breaks, tabs, escapes), got ${JSON.stringify(value)}`;
-  if (LONE_SURROGATE.test(value)) return `${what} must be well-formed text (it holds half of a surrogate pair)`;
+  if (value.length > maxLength)
+    return `${what} has at most ${maxLength} characters, got ${value.length}`;
+  if (CONTROL.test(value))
+    return `${what} must not hold control characters (line breaks, tabs, escapes), got ${JSON.stringify(value)}`;
+  if (LONE_SURROGATE.test(value))
+    return `${what} must be well-formed text (it holds half of a surrogate pair)`;
   return undefined;
 }

@@ -2,12 +2,30 @@ import { PlanNotFoundError } from '../errors/plan-errors.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import type { AttemptRecord } from '../store/failure-policy.js';
 import type { TaskStore } from '../store/task-store.js';
-import { DEP_PREFIX, HISTORY, READY, TASK_PREFIX, assertValidPath, childPath, nameOf, parentOf, serialOf, sortBySerial, sortPlanNames } from '../zk/layout.js';
+import {
+  DEP_PREFIX,
+  HISTORY,
+  READY,
+  TASK_PREFIX,
+  assertValidPath,
+  childPath,
+  nameOf,
+  parentOf,
+  serialOf,
+  sortBySerial,
+  sortPlanNames,
+} from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { countedState } from './plan-progress.js';
 import type { TaskSnapshot } from './plan-status.js';
 import { recordedTasks, type PlanReader } from './plan-reader.js';
-import type { PlanSummary, PlanView, TaskHistoryRecord, TaskView, TaskViewState } from './plan-view.js';
+import type {
+  PlanSummary,
+  PlanView,
+  TaskHistoryRecord,
+  TaskView,
+  TaskViewState,
+} from './plan-view.js';
 import type { TaskKeys } from './task-keys.js';
 
 /** Everything read about one live task. */
@@ -41,7 +59,9 @@ export class PlanDescriber {
    * The plan's view, and its live tasks that have no history record yet, each with the dep-* nodes
    * it feeds (what control.cancel records as the task's outputs before it deletes the task).
    */
-  async readPlan(plan: string): Promise<{ view: PlanView; unrecorded: ReadonlyMap<string, readonly string[]> }> {
+  async readPlan(
+    plan: string,
+  ): Promise<{ view: PlanView; unrecorded: ReadonlyMap<string, readonly string[]> }> {
     assertValidPath('plan', plan);
     await this.zk.sync(plan); // the server this session reads from may lag behind another process's change
     const listing = await this.zk.tryGetChildren(plan);
@@ -49,7 +69,9 @@ export class PlanDescriber {
     const names = sortBySerial(listing.children, TASK_PREFIX);
     const [live, history, keys] = await Promise.all([
       Promise.all(names.map((name) => this.readLiveTask(childPath(plan, name)))),
-      listing.children.includes(HISTORY) ? this.store.readHistory(plan) : Promise.resolve(new Map<string, TaskHistoryRecord>()),
+      listing.children.includes(HISTORY)
+        ? this.store.readHistory(plan)
+        : Promise.resolve(new Map<string, TaskHistoryRecord>()),
       this.keys.of(plan, listing.children),
     ]);
     const present = live.filter((task): task is LiveTask => task !== undefined);
@@ -68,13 +90,23 @@ export class PlanDescriber {
     const views: TaskView[] = [
       ...present
         .filter(({ snapshot }) => !history.has(snapshot.task))
-        .map((task) => liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? [])),
+        .map((task) =>
+          liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? []),
+        ),
       ...[...history].map(([task, record]) => recordedView(task, record, inputs.get(task) ?? [])),
     ]
       .map((view) => withKey(view, keys.get(view.task) ?? history.get(view.task)?.key))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const view = { plan, status, tasks: views, done: status.counts.done, historyKept: listing.children.includes(HISTORY) };
-    const unrecorded = present.filter(({ snapshot }) => !history.has(snapshot.task)).map(({ snapshot }) => [snapshot.task, snapshot.feeds] as const);
+    const view = {
+      plan,
+      status,
+      tasks: views,
+      done: status.counts.done,
+      historyKept: listing.children.includes(HISTORY),
+    };
+    const unrecorded = present
+      .filter(({ snapshot }) => !history.has(snapshot.task))
+      .map(({ snapshot }) => [snapshot.task, snapshot.feeds] as const);
     return { view, unrecorded: new Map(unrecorded) };
   }
 
@@ -117,16 +149,30 @@ export class PlanDescriber {
     ]);
     if (snapshot === undefined) return undefined;
     // An owner record without a real time (not one a worker writes) is shown as no owner: its time is formatted.
-    const claimed = owner !== undefined && owner.claimedAt instanceof Date && !Number.isNaN(owner.claimedAt.getTime());
-    return { snapshot, definition, owner: claimed ? { workerId: owner.workerId, claimedAt: owner.claimedAt } : undefined };
+    const claimed =
+      owner !== undefined &&
+      owner.claimedAt instanceof Date &&
+      !Number.isNaN(owner.claimedAt.getTime());
+    return {
+      snapshot,
+      definition,
+      owner: claimed ? { workerId: owner.workerId, claimedAt: owner.claimedAt } : undefined,
+    };
   }
 }
 
 /** Each task's inputs in argument order, from the producers' side: live prov-* links and finished tasks' outputs. */
-function inputsByTask(live: readonly LiveTask[], history: ReadonlyMap<string, TaskHistoryRecord>): Map<string, string[]> {
+function inputsByTask(
+  live: readonly LiveTask[],
+  history: ReadonlyMap<string, TaskHistoryRecord>,
+): Map<string, string[]> {
   const edges: { producer: string; dep: string }[] = [
-    ...live.flatMap(({ snapshot }) => snapshot.feeds.map((dep) => ({ producer: snapshot.task, dep }))),
-    ...[...history].flatMap(([producer, record]) => record.outputs.map((dep) => ({ producer, dep }))),
+    ...live.flatMap(({ snapshot }) =>
+      snapshot.feeds.map((dep) => ({ producer: snapshot.task, dep })),
+    ),
+    ...[...history].flatMap(([producer, record]) =>
+      record.outputs.map((dep) => ({ producer, dep })),
+    ),
   ];
   const byDependent = new Map<string, { producer: string; serial: string }[]>();
   const seen = new Set<string>(); // a producer read while finishing shows its links live and in its history
@@ -138,11 +184,22 @@ function inputsByTask(live: readonly LiveTask[], history: ReadonlyMap<string, Ta
     list.push({ producer, serial: serialOf(nameOf(dep), DEP_PREFIX) ?? '' });
     byDependent.set(dependent, list);
   }
-  return new Map([...byDependent].map(([dependent, list]) => [dependent, list.sort((a, b) => (a.serial < b.serial ? -1 : 1)).map(({ producer }) => producer)]));
+  return new Map(
+    [...byDependent].map(([dependent, list]) => [
+      dependent,
+      list.sort((a, b) => (a.serial < b.serial ? -1 : 1)).map(({ producer }) => producer),
+    ]),
+  );
 }
 
 function viewState(snapshot: TaskSnapshot, blocked: boolean): TaskViewState {
-  if (!blocked && snapshot.state === 'runnable' && snapshot.attempts && snapshot.attempts.notBefore.getTime() > Date.now()) return 'retrying';
+  if (
+    !blocked &&
+    snapshot.state === 'runnable' &&
+    snapshot.attempts &&
+    snapshot.attempts.notBefore.getTime() > Date.now()
+  )
+    return 'retrying';
   return countedState(snapshot.state, blocked);
 }
 
@@ -150,7 +207,11 @@ function withKey(view: TaskView, key: string | undefined): TaskView {
   return key === undefined ? view : { ...view, key };
 }
 
-function liveView(task: LiveTask, blockedReason: string | undefined, inputs: readonly string[]): TaskView {
+function liveView(
+  task: LiveTask,
+  blockedReason: string | undefined,
+  inputs: readonly string[],
+): TaskView {
   const { snapshot, definition, owner } = task;
   const attempts: AttemptRecord | undefined = snapshot.attempts;
   const failure = snapshot.failure;
@@ -165,9 +226,19 @@ function liveView(task: LiveTask, blockedReason: string | undefined, inputs: rea
     keepResult: definition?.keepResult === true,
     ...(definition?.key !== undefined ? { key: definition.key } : {}),
     ...(definition?.priority !== undefined ? { priority: definition.priority } : {}),
-    ...(definition?.concurrencyKey !== undefined ? { concurrencyKey: definition.concurrencyKey } : {}),
+    ...(definition?.concurrencyKey !== undefined
+      ? { concurrencyKey: definition.concurrencyKey }
+      : {}),
     ...(owner ? { owner, workerId: owner.workerId, startedAt: owner.claimedAt } : {}),
-    ...(attempts ? { attempts: { failures: attempts.failures, nextTryAt: attempts.notBefore, lastError: attempts.lastFailure.message } } : {}),
+    ...(attempts
+      ? {
+          attempts: {
+            failures: attempts.failures,
+            nextTryAt: attempts.notBefore,
+            lastError: attempts.lastFailure.message,
+          },
+        }
+      : {}),
     ...(failure || attempts ? { failedTries: failure?.attempts ?? attempts?.failures } : {}),
     ...(failure ? { failure, workerId: failure.workerId, finishedAt: failure.at } : {}),
     ...(blockedReason ? { blockedReason } : {}),
@@ -175,7 +246,11 @@ function liveView(task: LiveTask, blockedReason: string | undefined, inputs: rea
 }
 
 /** A task from its history record: done, failed, cancelled or unstarted (the last three in a cancelled plan). */
-function recordedView(task: string, record: TaskHistoryRecord, inputs: readonly string[]): TaskView {
+function recordedView(
+  task: string,
+  record: TaskHistoryRecord,
+  inputs: readonly string[],
+): TaskView {
   const common = {
     task,
     name: nameOf(task),
@@ -193,11 +268,22 @@ function recordedView(task: string, record: TaskHistoryRecord, inputs: readonly 
       return {
         ...common,
         ...(record.workerId !== undefined ? { workerId: record.workerId } : {}),
-        ...(record.startedAt !== undefined ? { startedAt: record.startedAt, durationMs: record.finishedAt.getTime() - record.startedAt.getTime() } : {}),
+        ...(record.startedAt !== undefined
+          ? {
+              startedAt: record.startedAt,
+              durationMs: record.finishedAt.getTime() - record.startedAt.getTime(),
+            }
+          : {}),
         finishedAt: record.finishedAt,
       };
     case 'failed':
-      return { ...common, failure: record.failure, failedTries: record.failure.attempts, workerId: record.failure.workerId, finishedAt: record.failure.at };
+      return {
+        ...common,
+        failure: record.failure,
+        failedTries: record.failure.attempts,
+        workerId: record.failure.workerId,
+        finishedAt: record.failure.at,
+      };
     case 'cancelled':
       return {
         ...common,
@@ -205,7 +291,11 @@ function recordedView(task: string, record: TaskHistoryRecord, inputs: readonly 
         was: record.was,
         ...(record.workerId !== undefined ? { workerId: record.workerId } : {}),
         ...(record.startedAt !== undefined
-          ? { startedAt: record.startedAt, finishedAt: record.cancelledAt, durationMs: record.cancelledAt.getTime() - record.startedAt.getTime() }
+          ? {
+              startedAt: record.startedAt,
+              finishedAt: record.cancelledAt,
+              durationMs: record.cancelledAt.getTime() - record.startedAt.getTime(),
+            }
           : {}),
       };
     case 'unstarted':

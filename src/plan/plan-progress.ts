@@ -109,10 +109,16 @@ export function liveTasks(counts: PlanCounts): number {
  * for good and either the policy is failFast or nothing that can still run is left; building
  * until it is marked ready; else running.
  */
-export function planStateOf(counts: PlanCounts, ready: boolean, failurePolicy: FailurePolicy, control?: 'paused' | 'cancelled'): PlanState {
+export function planStateOf(
+  counts: PlanCounts,
+  ready: boolean,
+  failurePolicy: FailurePolicy,
+  control?: 'paused' | 'cancelled',
+): PlanState {
   if (control === 'cancelled') return 'cancelled'; // final, and its tasks are deleted: never "completed"
   if (counts.remaining === 0) return 'completed';
-  if (counts.failed > 0 && (failurePolicy === 'failFast' || liveTasks(counts) === 0)) return 'failed';
+  if (counts.failed > 0 && (failurePolicy === 'failFast' || liveTasks(counts) === 0))
+    return 'failed';
   if (control === 'paused') return 'paused';
   return ready ? 'running' : 'building';
 }

@@ -1,4 +1,9 @@
-import { PlanCancelledError, PlanFailedError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
+import {
+  PlanCancelledError,
+  PlanFailedError,
+  PlanNotFoundError,
+  ResultNotFoundError,
+} from '../errors/plan-errors.js';
 import { InvalidArgumentError, WaitTimeoutError } from '../errors/usage-errors.js';
 import { TaskKeyNotFoundError } from '../errors/task-key-errors.js';
 import { isZkError } from '../errors/zk-error.js';
@@ -31,7 +36,13 @@ import type { TaskStore } from '../store/task-store.js';
 import { MAX_TIMER_MS, linkSignals } from '../util/abort-signals.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { parseControlRecord, type PlanControlRecord } from '../control/control-record.js';
-import { summarizePlan, unfedDeps, type PlanStatus, type RecordedTask, type TaskSnapshot } from './plan-status.js';
+import {
+  summarizePlan,
+  unfedDeps,
+  type PlanStatus,
+  type RecordedTask,
+  type TaskSnapshot,
+} from './plan-status.js';
 import { TaskKeys } from './task-keys.js';
 
 /** Pause before retrying a read that failed because the connection or session was lost. */
@@ -84,20 +95,24 @@ export class PlanReader {
           remaining = listing.remaining;
           if (listing.controlled) {
             // Paused or cancelled: a data watch too, since a pause turns into a cancel by a write to the node.
-            const control = await this.zk.getData(childPath(plan, CONTROL), onChange).catch((error: unknown) => {
-              if (isZkError(error, 'NO_NODE')) return undefined; // resumed meanwhile: the child watch tells
-              throw error;
-            });
+            const control = await this.zk
+              .getData(childPath(plan, CONTROL), onChange)
+              .catch((error: unknown) => {
+                if (isZkError(error, 'NO_NODE')) return undefined; // resumed meanwhile: the child watch tells
+                throw error;
+              });
             const record = control && parseControlRecord(childPath(plan, CONTROL), control.data);
             if (record?.state === 'cancelled') throw new PlanCancelledError(plan, record.reason);
           }
           if (remaining === 0) return { done: true, value: true };
           if (listing.failed) {
             // Each further failure rewrites the marker: its data watch wakes us when the last live task fails.
-            const marker = await this.zk.getData(childPath(plan, FAILED), onChange).catch((error: unknown) => {
-              if (isZkError(error, 'NO_NODE')) return undefined; // retried meanwhile (retryFailed deleted it): the child watch tells
-              throw error;
-            });
+            const marker = await this.zk
+              .getData(childPath(plan, FAILED), onChange)
+              .catch((error: unknown) => {
+                if (isZkError(error, 'NO_NODE')) return undefined; // retried meanwhile (retryFailed deleted it): the child watch tells
+                throw error;
+              });
             const status = marker === undefined ? undefined : await this.planStatus(plan);
             if (status?.state === 'failed')
               throw new PlanFailedError(
@@ -127,13 +142,18 @@ export class PlanReader {
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const tasks = sortBySerial(listing.children, TASK_PREFIX).map((name) => childPath(plan, name));
-    const snapshots = await Promise.all(tasks.map((task) => this.snapshotTask(task, listing.children)));
+    const snapshots = await Promise.all(
+      tasks.map((task) => this.snapshotTask(task, listing.children)),
+    );
     // Only the names of the history: every record is `done` until a cancel, which writes its records
     // after its control record. So the control node is read after the names, and when it is there the
     // records themselves are read.
     const names = listing.children.includes(HISTORY) ? await this.historyNames(plan) : [];
     const control = await this.readControl(plan);
-    const recorded = control === undefined ? names.map((task): RecordedTask => ({ task, state: 'done' })) : recordedTasks(await this.store.readHistory(plan));
+    const recorded =
+      control === undefined
+        ? names.map((task): RecordedTask => ({ task, state: 'done' }))
+        : recordedTasks(await this.store.readHistory(plan));
     return await this.summarize(
       plan,
       listing.children,
@@ -154,7 +174,9 @@ export class PlanReader {
     const settings = await this.store.readPlanSettings(plan);
     // A dep nobody feeds may only look so because its producer finished while we were reading: check it again.
     const unfed = unfedDeps(snapshots);
-    const stillThere = await Promise.all(unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)));
+    const stillThere = await Promise.all(
+      unfed.map(async (dep) => ((await this.zk.exists(dep)) ? dep : undefined)),
+    );
     const status = summarizePlan({
       plan,
       ready: planChildren.includes(READY),
@@ -170,7 +192,8 @@ export class PlanReader {
     // Failed and blocked tasks are what people read a status for (wait, alerts): named by their keys.
     const keys = await this.keys.of(plan, planChildren);
     if (keys.size === 0) return named;
-    const keyOf = <T extends { readonly task: string }>(entry: T): T => (keys.has(entry.task) ? { ...entry, key: keys.get(entry.task) as string } : entry);
+    const keyOf = <T extends { readonly task: string }>(entry: T): T =>
+      keys.has(entry.task) ? { ...entry, key: keys.get(entry.task) as string } : entry;
     return { ...named, failed: named.failed.map(keyOf), blocked: named.blocked.map(keyOf) };
   }
 
@@ -178,7 +201,10 @@ export class PlanReader {
   async taskOfKey(plan: string, key: string): Promise<string> {
     assertValidPath('plan', plan);
     if (typeof key !== 'string' || key === '')
-      throw new InvalidArgumentError('key', "expected the key of a task of the plan (a spec key, or addTask's { key })");
+      throw new InvalidArgumentError(
+        'key',
+        "expected the key of a task of the plan (a spec key, or addTask's { key })",
+      );
     await this.zk.sync(plan); // a plan or task made by another process just before must show
     if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);
     const task = await this.keys.taskOf(plan, key);
@@ -228,7 +254,10 @@ export class PlanReader {
    * task that is not ready and whose builder's session is gone counts as `abandoned` (it will be
    * deleted, never run), so it does not keep the plan open.
    */
-  async snapshotTask(task: string, planChildren?: readonly string[]): Promise<TaskSnapshot | undefined> {
+  async snapshotTask(
+    task: string,
+    planChildren?: readonly string[],
+  ): Promise<TaskSnapshot | undefined> {
     const listing = await this.zk.tryGetChildren(task);
     if (listing === undefined) return undefined;
     const children = listing.children;
@@ -236,21 +265,29 @@ export class PlanReader {
     if (state === 'building' && planChildren !== undefined) {
       // A dead builder's unfinished task is debris, unless its batch was committed (workers make it ready).
       const stamp = await this.store.readStamp(task);
-      if (stamp !== undefined && !planChildren.includes(builderNodeName(stamp.builder)) && !planChildren.includes(batchMarkerName(stamp.batch)))
+      if (
+        stamp !== undefined &&
+        !planChildren.includes(builderNodeName(stamp.builder)) &&
+        !planChildren.includes(batchMarkerName(stamp.batch))
+      )
         state = 'abandoned';
     }
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
     const [feeds, storedFailure, attempts] = await Promise.all([
       Promise.all(provs.map((name) => readDecoded(this.zk, childPath(task, name)))),
       children.includes(FAILED) ? readDecoded(this.zk, childPath(task, FAILED)) : undefined,
-      children.includes(ATTEMPTS) ? this.store.readAttempts(task).catch(() => undefined) : undefined,
+      children.includes(ATTEMPTS)
+        ? this.store.readAttempts(task).catch(() => undefined)
+        : undefined,
     ]);
     // Checked field by field: anyone may have written the node, and its fields are shown and its time formatted.
     const failure = parseTaskFailure(storedFailure);
     return {
       task,
       state,
-      deps: children.filter((name) => hasSequentialName(name, DEP_PREFIX)).map((name) => childPath(task, name)),
+      deps: children
+        .filter((name) => hasSequentialName(name, DEP_PREFIX))
+        .map((name) => childPath(task, name)),
       feeds: feeds.filter((dep): dep is string => typeof dep === 'string'),
       ...(failure !== undefined ? { failure } : {}),
       ...(attempts !== undefined ? { attempts } : {}),
@@ -260,7 +297,11 @@ export class PlanReader {
 
 /** What a status counts of the plan's history records: each task's final state, and a failed one's failure. */
 export function recordedTasks(history: ReadonlyMap<string, TaskHistoryRecord>): RecordedTask[] {
-  return [...history].map(([task, record]) => ({ task, state: record.state, ...(record.state === 'failed' ? { failure: record.failure } : {}) }));
+  return [...history].map(([task, record]) => ({
+    task,
+    state: record.state,
+    ...(record.state === 'failed' ? { failure: record.failure } : {}),
+  }));
 }
 
 /** A node's decoded value; undefined when it is gone or unreadable (a report says what it can). */

@@ -12,4 +12,14 @@ export type PlanState = 'building' | 'running' | 'paused' | 'cancelled' | 'compl
  * before they could start (waiting for inputs, blocked, or still being written).
  */
 export type TaskViewState =
-  'building' | 'waiting' | 'runnable' | 'retrying' | 'running' | 'finishing' | 'done' | 'failed' | 'blocked' | 'cancelled' | 'unstarted';
+  | 'building'
+  | 'waiting'
+  | 'runnable'
+  | 'retrying'
+  | 'running'
+  | 'finishing'
+  | 'done'
+  | 'failed'
+  | 'blocked'
+  | 'cancelled'
+  | 'unstarted';

@@ -2,7 +2,13 @@ import type { FailurePolicy } from '../config/plan-options.js';
 import type { PlanControlRecord } from '../control/control-record.js';
 import type { AttemptRecord, TaskFailure } from '../store/failure-policy.js';
 import type { TaskState } from '../store/task-state.js';
-import { countPlanTasks, countedState, planStateOf, type PlanCounts, type PlanState } from './plan-progress.js';
+import {
+  countPlanTasks,
+  countedState,
+  planStateOf,
+  type PlanCounts,
+  type PlanState,
+} from './plan-progress.js';
 
 export type { PlanState } from './plan-progress.js';
 
@@ -53,11 +59,24 @@ export interface PlanStatus {
   /** Tasks per state, and done/remaining/total: from the live tasks and the plan's history (see PlanCounts). */
   readonly counts: PlanCounts;
   /** Tasks that failed for good, with the failure recorded in ZooKeeper (in the task, or in the history of a cancelled plan), and the task's key when it has one. */
-  readonly failed: readonly { readonly task: string; readonly key?: string; readonly failure: TaskFailure | undefined }[];
+  readonly failed: readonly {
+    readonly task: string;
+    readonly key?: string;
+    readonly failure: TaskFailure | undefined;
+  }[];
   /** Tasks that can never run: an input comes from a failed (or itself blocked) task, or from no task at all. */
-  readonly blocked: readonly { readonly task: string; readonly key?: string; readonly reason: string }[];
+  readonly blocked: readonly {
+    readonly task: string;
+    readonly key?: string;
+    readonly reason: string;
+  }[];
   /** Tasks that failed before and will be tried again. */
-  readonly retrying: readonly { readonly task: string; readonly failures: number; readonly nextTryAt: Date; readonly lastError: string }[];
+  readonly retrying: readonly {
+    readonly task: string;
+    readonly failures: number;
+    readonly nextTryAt: Date;
+    readonly lastError: string;
+  }[];
   /** Who paused or cancelled the plan, when and why (`control.pause`, `control.cancel`); absent while it runs. */
   readonly control?: PlanControlRecord;
 }
@@ -96,10 +115,18 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
   // debris a worker deletes on sight: it never runs, so it neither counts nor keeps the plan open.
   const counted = live.filter((task) => task.state !== 'abandoned');
   const counts = countPlanTasks([
-    ...counted.map((task) => ({ task: task.task, state: countedState(task.state, blockedReason.has(task.task)) })),
+    ...counted.map((task) => ({
+      task: task.task,
+      state: countedState(task.state, blockedReason.has(task.task)),
+    })),
     ...recorded.map(({ task, state }) => ({ task, state })),
   ]);
-  const state = planStateOf(counts, snapshot.ready, snapshot.failurePolicy, snapshot.control?.state);
+  const state = planStateOf(
+    counts,
+    snapshot.ready,
+    snapshot.failurePolicy,
+    snapshot.control?.state,
+  );
   return {
     plan: snapshot.plan,
     state,
@@ -107,13 +134,26 @@ export function summarizePlan(snapshot: PlanSnapshot): PlanStatus {
     priority: snapshot.priority,
     counts,
     failed: [
-      ...live.filter((task) => task.state === 'failed').map((task) => ({ task: task.task, failure: task.failure })),
-      ...recorded.filter((task) => task.state === 'failed').map((task) => ({ task: task.task, failure: task.failure })),
+      ...live
+        .filter((task) => task.state === 'failed')
+        .map((task) => ({ task: task.task, failure: task.failure })),
+      ...recorded
+        .filter((task) => task.state === 'failed')
+        .map((task) => ({ task: task.task, failure: task.failure })),
     ],
-    blocked: [...blockedReason].filter(([task]) => !recordedPaths.has(task)).map(([task, reason]) => ({ task, reason })),
+    blocked: [...blockedReason]
+      .filter(([task]) => !recordedPaths.has(task))
+      .map(([task, reason]) => ({ task, reason })),
     retrying: live.flatMap((task) =>
       task.state !== 'failed' && task.attempts
-        ? [{ task: task.task, failures: task.attempts.failures, nextTryAt: task.attempts.notBefore, lastError: task.attempts.lastFailure.message }]
+        ? [
+            {
+              task: task.task,
+              failures: task.attempts.failures,
+              nextTryAt: task.attempts.notBefore,
+              lastError: task.attempts.lastFailure.message,
+            },
+          ]
         : [],
     ),
     ...(snapshot.control !== undefined ? { control: snapshot.control } : {}),
@@ -129,11 +169,13 @@ function reasonBlocked(
   for (const dep of task.deps) {
     const producer = producerOf.get(dep);
     if (producer === undefined) {
-      if (orphanDeps.has(dep)) return `its input ${dep} has no producer: no task's prov-* points at it`;
+      if (orphanDeps.has(dep))
+        return `its input ${dep} has no producer: no task's prov-* points at it`;
       continue;
     }
     if (producer.state === 'failed') return `its input comes from failed task ${producer.task}`;
-    if (blockedReason.has(producer.task)) return `its input comes from blocked task ${producer.task}`;
+    if (blockedReason.has(producer.task))
+      return `its input comes from blocked task ${producer.task}`;
   }
   return undefined;
 }

@@ -25,7 +25,11 @@ export interface TaskView {
   /** Who runs it, while running (also `workerId` and `startedAt`). */
   readonly owner?: { readonly workerId: string; readonly claimedAt: Date };
   /** Failed tries so far and when the next may start. */
-  readonly attempts?: { readonly failures: number; readonly nextTryAt: Date; readonly lastError: string };
+  readonly attempts?: {
+    readonly failures: number;
+    readonly nextTryAt: Date;
+    readonly lastError: string;
+  };
   /** Failed tries of the task: so far (live), all of them (failed), or before the try that succeeded (done). Absent when none is recorded. */
   readonly failedTries?: number;
   readonly failure?: TaskFailure;
@@ -42,7 +46,8 @@ export interface TaskView {
   readonly durationMs?: number;
   /** Cancelled and unstarted tasks: when the plan was cancelled, and where the task stood then. */
   readonly cancelledAt?: Date;
-  readonly was?: 'running' | 'finishing' | 'runnable' | 'retrying' | 'waiting' | 'blocked' | 'building';
+  readonly was?:
+    'running' | 'finishing' | 'runnable' | 'retrying' | 'waiting' | 'blocked' | 'building';
   /** Its history record was too large for one znode: its params and inputs were not kept. */
   readonly omitted?: true;
   /** Whether its result is kept (readable with getResult). */

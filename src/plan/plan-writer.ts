@@ -1,4 +1,8 @@
-import { ArgTaskNotFoundError, ForeignArgTaskError, PlanNotFoundError } from '../errors/plan-errors.js';
+import {
+  ArgTaskNotFoundError,
+  ForeignArgTaskError,
+  PlanNotFoundError,
+} from '../errors/plan-errors.js';
 import { UnknownFunctionError } from '../errors/task-errors.js';
 import { ShellParamsError } from '../errors/shell-errors.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
@@ -7,7 +11,12 @@ import { isZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { assertTaskSpec, toDefinition, type TaskSpec } from '../exec/task-spec.js';
 import { assertKnownKeys } from '../config/options.js';
-import { planSettingsFrom, TASK_TO_ADD_KEYS, resolvePlanSettings, type PlanOptions } from '../config/plan-options.js';
+import {
+  planSettingsFrom,
+  TASK_TO_ADD_KEYS,
+  resolvePlanSettings,
+  type PlanOptions,
+} from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import type { BuilderStamp, TaskStamp, TaskStore } from '../store/task-store.js';
 import { DuplicateTaskKeyError } from '../errors/task-key-errors.js';
@@ -50,7 +59,12 @@ export interface TaskPreset {
 }
 
 /** A batch's task, encoded, with its args, its key and whether it has a priority of its own. */
-type PreparedTask = { definition: Buffer; args: readonly (string | number)[]; key: string | undefined; prioritized: boolean };
+type PreparedTask = {
+  definition: Buffer;
+  args: readonly (string | number)[];
+  key: string | undefined;
+  prioritized: boolean;
+};
 
 /** How zk-plan's own callers build a batch (submitPlan, a schedule's tick, snapshots.import); `addTasks` of the API passes nothing. */
 export interface BatchContext {
@@ -85,11 +99,19 @@ export class PlanWriter {
   }
 
   /** The spec's `create-plan`: a new persistent sequential `plan-` node under `parent` (created if missing); `marks` are stored beside its settings. */
-  async createPlan(parent: string, options: PlanOptions = {}, marks: Readonly<Record<string, unknown>> = {}): Promise<string> {
+  async createPlan(
+    parent: string,
+    options: PlanOptions = {},
+    marks: Readonly<Record<string, unknown>> = {},
+  ): Promise<string> {
     assertValidPath('parent', parent);
     const settings = resolvePlanSettings(options);
     await this.zk.ensurePath(parent);
-    const plan = await this.zk.create(childPath(parent, PLAN_PREFIX), encodeValue({ ...marks, ...settings }, 'plan settings'), 'persistent-sequential');
+    const plan = await this.zk.create(
+      childPath(parent, PLAN_PREFIX),
+      encodeValue({ ...marks, ...settings }, 'plan settings'),
+      'persistent-sequential',
+    );
     await this.createPlanChildren(plan, settings.history, {});
     return plan;
   }
@@ -99,16 +121,30 @@ export class PlanWriter {
    * firing of the tick finds it instead of making another), its node naming its `origin` from the
    * first write on. Fails with NODE_EXISTS if it exists.
    */
-  async createPlanAt(plan: string, options: PlanOptions, writeOptions: WriteOptions, origin: unknown): Promise<string> {
+  async createPlanAt(
+    plan: string,
+    options: PlanOptions,
+    writeOptions: WriteOptions,
+    origin: unknown,
+  ): Promise<string> {
     assertValidPath('plan', plan);
     const settings = resolvePlanSettings(options);
     await this.zk.ensurePath(parentOf(plan));
-    await this.zk.create(plan, encodeValue({ ...settings, origin }, 'plan settings'), 'persistent', writeOptions);
+    await this.zk.create(
+      plan,
+      encodeValue({ ...settings, origin }, 'plan settings'),
+      'persistent',
+      writeOptions,
+    );
     await this.createPlanChildren(plan, settings.history, writeOptions);
     return plan;
   }
 
-  private async createPlanChildren(plan: string, history: boolean, options: WriteOptions): Promise<void> {
+  private async createPlanChildren(
+    plan: string,
+    history: boolean,
+    options: WriteOptions,
+  ): Promise<void> {
     await Promise.all([
       this.zk.create(childPath(plan, RUNNABLE_INDEX), null, 'persistent', options),
       history ? this.zk.create(childPath(plan, HISTORY), null, 'persistent', options) : undefined,
@@ -120,7 +156,12 @@ export class PlanWriter {
    * dependency per arg task (in order: their results become the function's arguments in that
    * order), then `ready`. On failure nothing half-built is left that a worker could run.
    */
-  async addTask(plan: string, spec: TaskSpec, argTasks: readonly string[] = [], options: AddTaskOptions = {}): Promise<string> {
+  async addTask(
+    plan: string,
+    spec: TaskSpec,
+    argTasks: readonly string[] = [],
+    options: AddTaskOptions = {},
+  ): Promise<string> {
     this.assertArgTasks(plan, argTasks);
     const [task] = await this.addTasks(plan, [{ task: spec, args: argTasks, options }]);
     return task as string;
@@ -131,20 +172,39 @@ export class PlanWriter {
    * index) is sent at once on the session, which keeps ZooKeeper's order. An arg is the path of an
    * existing task of the plan, or the index of an earlier task of this batch. Returns the paths, in order.
    */
-  async addTasks(plan: string, tasks: readonly TaskToAdd[], context: BatchContext = {}): Promise<string[]> {
+  async addTasks(
+    plan: string,
+    tasks: readonly TaskToAdd[],
+    context: BatchContext = {},
+  ): Promise<string[]> {
     assertValidPath('plan', plan);
-    if (!Array.isArray(tasks)) throw new InvalidArgumentError('tasks', 'expected an array of { task, args?, options? }');
+    if (!Array.isArray(tasks))
+      throw new InvalidArgumentError('tasks', 'expected an array of { task, args?, options? }');
     const { claimSession, presets } = context;
     // A caller that holds a claim on its session (a schedule's tick) passes that session: nothing lands once it has expired.
     const session = claimSession ?? this.zk.session;
     // Each task names its builder and batch: whoever finds it unfinished can tell whose it is and whether that one still lives.
     // Unique across the ensemble: session ids are, and this session numbers its own batches.
-    const stamp: BuilderStamp = { builder: session.id, batch: `${session.id}-${++this.batchSerial}` };
-    const prepared = tasks.map((entry, index) => this.prepare(plan, entry, index, stamp, presets?.get(index)?.result !== undefined));
+    const stamp: BuilderStamp = {
+      builder: session.id,
+      batch: `${session.id}-${++this.batchSerial}`,
+    };
+    const prepared = tasks.map((entry, index) =>
+      this.prepare(plan, entry, index, stamp, presets?.get(index)?.result !== undefined),
+    );
     // Keys of a spec's tasks are unique by the spec and recorded in its spec record; others are claimed one by one.
-    const keyed = context.specKeys === true ? [] : prepared.flatMap(({ key }, index) => (key === undefined ? [] : [{ key, index }]));
+    const keyed =
+      context.specKeys === true
+        ? []
+        : prepared.flatMap(({ key }, index) => (key === undefined ? [] : [{ key, index }]));
     assertDistinctKeys(plan, keyed);
-    const external = [...new Set(prepared.flatMap(({ args }) => args.filter((arg): arg is string => typeof arg === 'string')))];
+    const external = [
+      ...new Set(
+        prepared.flatMap(({ args }) =>
+          args.filter((arg): arg is string => typeof arg === 'string'),
+        ),
+      ),
+    ];
     await Promise.all([
       ...external.map((arg) => this.assertArgTaskExists(arg)),
       keyed.length > 0
@@ -185,17 +245,26 @@ export class PlanWriter {
     // Sequential creates are not resent after a connection loss, so one may have happened without
     // our knowing its name: on any failure the batch's unfinished tasks are found by their stamp.
     const created = await Promise.allSettled(
-      prepared.map(({ definition }) => this.zk.create(childPath(plan, TASK_PREFIX), definition, 'persistent-sequential', fence)),
+      prepared.map(({ definition }) =>
+        this.zk.create(childPath(plan, TASK_PREFIX), definition, 'persistent-sequential', fence),
+      ),
     );
-    const paths = created.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
-    const failure = created.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    const paths = created.flatMap((outcome) =>
+      outcome.status === 'fulfilled' ? [outcome.value] : [],
+    );
+    const failure = created.find(
+      (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
+    );
     if (failure !== undefined) {
       await this.removeBatch(plan, stamp, paths);
       if (isZkError(failure.reason, 'NO_NODE')) throw new PlanNotFoundError(plan);
       throw failure.reason;
     }
     const links = prepared.flatMap(({ args }, index) =>
-      args.map((arg) => ({ dependent: paths[index] as string, producer: typeof arg === 'string' ? arg : (paths[arg] as string) })),
+      args.map((arg) => ({
+        dependent: paths[index] as string,
+        producer: typeof arg === 'string' ? arg : (paths[arg] as string),
+      })),
     );
     // A batch of several tasks is committed by one write, its marker, once every link is in place:
     // before it a failure deletes the batch, after it the batch is completed (by us, or by workers
@@ -211,15 +280,33 @@ export class PlanWriter {
         removeBatch: (own: TaskStamp) => this.removeBatch(plan, own, []),
       };
       // Settled one and all before a failure is handled: the clean-up must see every claim this batch made.
-      const claims = await Promise.allSettled(keyed.map(({ key, index }) => this.keyClaims.claim(plan, key, paths[index] as string, claiming)));
-      const refused = claims.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+      const claims = await Promise.allSettled(
+        keyed.map(({ key, index }) =>
+          this.keyClaims.claim(plan, key, paths[index] as string, claiming),
+        ),
+      );
+      const refused = claims.find(
+        (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
+      );
       if (refused !== undefined) throw refused.reason;
       // An imported task's stored result or failure, in place before anything makes it ready.
-      await Promise.all([...(presets ?? [])].map(([index, preset]) => this.writePreset(paths[index] as string, preset, fence)));
+      await Promise.all(
+        [...(presets ?? [])].map(([index, preset]) =>
+          this.writePreset(paths[index] as string, preset, fence),
+        ),
+      );
       // dep-* of one task are created in arg order (the session keeps order), so arg serials follow argTasks.
-      const deps = await Promise.all(links.map(({ dependent }) => this.zk.create(childPath(dependent, DEP_PREFIX), null, 'persistent-sequential', fence)));
+      const deps = await Promise.all(
+        links.map(({ dependent }) =>
+          this.zk.create(childPath(dependent, DEP_PREFIX), null, 'persistent-sequential', fence),
+        ),
+      );
       const batch = new Set(paths);
-      satisfied = await Promise.all(links.map(({ producer }, index) => this.linkProducer(producer, deps[index] as string, batch, fence)));
+      satisfied = await Promise.all(
+        links.map(({ producer }, index) =>
+          this.linkProducer(producer, deps[index] as string, batch, fence),
+        ),
+      );
       if (marker !== undefined) await this.zk.createIfAbsent(marker, null, 'persistent', fence);
     } catch (error) {
       // Not ready yet, so no worker runs them meanwhile.
@@ -239,11 +326,21 @@ export class PlanWriter {
       }
       // Committed: finish it on whatever session this client has now (workers do the same if it has none);
       // a caller's own fence stays: whoever takes over its claim rebuilds the unready plan's tasks.
-      await Promise.all(paths.map((task) => this.store.makeReady(task, claimSession === undefined ? {} : fence)));
+      await Promise.all(
+        paths.map((task) => this.store.makeReady(task, claimSession === undefined ? {} : fence)),
+      );
     }
-    const failedOnArrival = new Set([...(presets ?? [])].filter(([, preset]) => preset.failure !== undefined).map(([index]) => paths[index]));
+    const failedOnArrival = new Set(
+      [...(presets ?? [])]
+        .filter(([, preset]) => preset.failure !== undefined)
+        .map(([index]) => paths[index]),
+    );
     const runnable = paths.filter((task) => !unmet.has(task) && !failedOnArrival.has(task));
-    await Promise.all(runnable.map((task) => this.store.markRunnable(task, claimSession === undefined ? {} : fence)));
+    await Promise.all(
+      runnable.map((task) =>
+        this.store.markRunnable(task, claimSession === undefined ? {} : fence),
+      ),
+    );
     // In a ready plan a producer may have finished before its dependent's `ready` existed: it then
     // could not index the dependent (not ready), so look at each such dependent once more.
     if (planReady) await Promise.all([...unmet].map((task) => this.indexIfRunnable(task, {})));
@@ -259,7 +356,12 @@ export class PlanWriter {
     const key = `${session.generation}\u0000${plan}`;
     if (this.builders.has(key)) return;
     try {
-      await this.zk.createIfAbsent(childPath(plan, builderNodeName(session.id)), null, 'ephemeral', { fence: session });
+      await this.zk.createIfAbsent(
+        childPath(plan, builderNodeName(session.id)),
+        null,
+        'ephemeral',
+        { fence: session },
+      );
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) throw new PlanNotFoundError(plan);
       throw error;
@@ -290,9 +392,14 @@ export class PlanWriter {
       try {
         // Fields zk-plan does not read (a schedule tick's origin, another tool's) are kept.
         const kept = typeof stored === 'object' && stored !== null ? stored : {};
-        await this.zk.setData(plan, encodeValue({ ...kept, ...settings, taskPriorities: true }, 'plan settings', plan), node.stat.version, {
-          incarnation: node.stat.czxid,
-        });
+        await this.zk.setData(
+          plan,
+          encodeValue({ ...kept, ...settings, taskPriorities: true }, 'plan settings', plan),
+          node.stat.version,
+          {
+            incarnation: node.stat.czxid,
+          },
+        );
         break;
       } catch (error) {
         if (isZkError(error, 'NO_NODE', 'NODE_REPLACED')) throw new PlanNotFoundError(plan); // deleted (and perhaps made again) meanwhile
@@ -308,14 +415,26 @@ export class PlanWriter {
    * stamp (a create whose reply was lost). Best effort: when this cannot finish (the session is
    * gone), the builder node is gone too, and workers delete the rest.
    */
-  private async removeBatch(plan: string, stamp: BuilderStamp, known: readonly string[]): Promise<void> {
+  private async removeBatch(
+    plan: string,
+    stamp: BuilderStamp,
+    known: readonly string[],
+  ): Promise<void> {
     try {
       await this.zk.deleteIfPresent(childPath(plan, batchMarkerName(stamp.batch))); // from now on workers delete, never complete, the batch
       const listing = await this.zk.tryGetChildren(plan);
-      const tasks = (listing?.children ?? []).filter((name) => hasSequentialName(name, TASK_PREFIX)).map((name) => childPath(plan, name));
+      const tasks = (listing?.children ?? [])
+        .filter((name) => hasSequentialName(name, TASK_PREFIX))
+        .map((name) => childPath(plan, name));
       const stamps = await Promise.all(tasks.map((task) => this.store.readStamp(task)));
-      const ours = tasks.filter((task, index) => known.includes(task) || stamps[index]?.batch === stamp.batch);
-      const keys = new Map(tasks.flatMap((task, index) => (stamps[index]?.key === undefined ? [] : [[task, stamps[index]?.key as string] as const])));
+      const ours = tasks.filter(
+        (task, index) => known.includes(task) || stamps[index]?.batch === stamp.batch,
+      );
+      const keys = new Map(
+        tasks.flatMap((task, index) =>
+          stamps[index]?.key === undefined ? [] : [[task, stamps[index]?.key as string] as const],
+        ),
+      );
       const claimed = listing?.children.includes(TASK_KEYS) === true;
       // Each task's key first, as settleOrphan does: a claim never outlives its unfinished task.
       await Promise.all(
@@ -331,14 +450,23 @@ export class PlanWriter {
   }
 
   private async writePreset(task: string, preset: TaskPreset, fence: WriteOptions): Promise<void> {
-    if (preset.result !== undefined) await writeValue(this.zk, childPath(task, RESULT), preset.result, { ...fence, maxBytes: Number.MAX_SAFE_INTEGER });
-    if (preset.failure !== undefined) await this.zk.createIfAbsent(childPath(task, FAILED), preset.failure, 'persistent', fence);
+    if (preset.result !== undefined)
+      await writeValue(this.zk, childPath(task, RESULT), preset.result, {
+        ...fence,
+        maxBytes: Number.MAX_SAFE_INTEGER,
+      });
+    if (preset.failure !== undefined)
+      await this.zk.createIfAbsent(childPath(task, FAILED), preset.failure, 'persistent', fence);
   }
 
   /** Indexes a dependent whose inputs all arrived while it was being added. */
   private async indexIfRunnable(task: string, options: WriteOptions): Promise<void> {
     const listing = await this.store.inspectTask(task);
-    if (listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'runnable') await this.store.markRunnable(task, options);
+    if (
+      listing !== undefined &&
+      classifyTask(listing.children, listing.childVersion) === 'runnable'
+    )
+      await this.store.markRunnable(task, options);
   }
 
   /** The spec's `mark-as-ready`: creates `ready` under a plan (or task), then touches the plan so watching workers look at once; idempotent. */
@@ -360,20 +488,32 @@ export class PlanWriter {
    * its `ready`, so if `ready` is still there after our prov-M exists, the producer will see it; if
    * not, we hand its result over ourselves. Resolves true when the dep was satisfied here.
    */
-  private async linkProducer(producer: string, dep: string, batch: ReadonlySet<string>, fence: WriteOptions): Promise<boolean> {
+  private async linkProducer(
+    producer: string,
+    dep: string,
+    batch: ReadonlySet<string>,
+    fence: WriteOptions,
+  ): Promise<boolean> {
     let prov: string;
     try {
-      prov = await this.zk.create(childPath(producer, PROV_PREFIX), encodeValue(dep, 'dependency link'), 'persistent-sequential', fence);
+      prov = await this.zk.create(
+        childPath(producer, PROV_PREFIX),
+        encodeValue(dep, 'dependency link'),
+        'persistent-sequential',
+        fence,
+      );
     } catch (error) {
       if (!isZkError(error, 'NO_NODE')) throw error;
       await this.takeKeptResult(producer, dep, fence); // the producer completed and is gone
       return true;
     }
     if (batch.has(producer) || (await this.store.isReady(producer))) return false;
-    const finishing = await this.store.readStoredValue(childPath(producer, RESULT)).catch((error: unknown) => {
-      if (error instanceof IncompleteValueError) return undefined; // being deleted: fall back to the kept result
-      throw error;
-    });
+    const finishing = await this.store
+      .readStoredValue(childPath(producer, RESULT))
+      .catch((error: unknown) => {
+        if (error instanceof IncompleteValueError) return undefined; // being deleted: fall back to the kept result
+        throw error;
+      });
     if (finishing !== undefined) {
       decodeValue(childPath(producer, RESULT), finishing);
       await this.store.propagate(prov, finishing, fence);
@@ -410,8 +550,12 @@ export class PlanWriter {
     const tasks = await this.store.listTasks(plan);
     if (tasks === undefined) throw new PlanNotFoundError(plan);
     const marker = await this.store.planFailedMarker(plan);
-    const listings = await Promise.all(tasks.map(async (task) => ({ task, listing: await this.store.inspectTask(task) })));
-    const failed = listings.filter(({ listing }) => listing?.children.includes(FAILED)).map(({ task }) => task);
+    const listings = await Promise.all(
+      tasks.map(async (task) => ({ task, listing: await this.store.inspectTask(task) })),
+    );
+    const failed = listings
+      .filter(({ listing }) => listing?.children.includes(FAILED))
+      .map(({ task }) => task);
     // attempts first: a crash in between leaves the task failed, and a second retryFailed finishes the job.
     // Each delete names the node read: sent again after a lost reply, it never takes a failure (or a
     // count of tries) that a run after the retry wrote since.
@@ -423,7 +567,8 @@ export class PlanWriter {
       }),
     );
     // Touches the plan either way: workers that stopped it (failFast) look at it again.
-    if (marker === undefined || !(await this.store.clearPlanFailed(plan, marker))) await this.store.touchPlan(plan);
+    if (marker === undefined || !(await this.store.clearPlanFailed(plan, marker)))
+      await this.store.touchPlan(plan);
     return failed;
   }
 
@@ -438,12 +583,23 @@ export class PlanWriter {
     }
   }
 
-  private prepare(plan: string, entry: TaskToAdd, index: number, stamp: BuilderStamp, resultPreset = false): PreparedTask {
-    if (typeof entry !== 'object' || entry === null) throw new InvalidArgumentError(`tasks[${index}]`, 'expected { task, args?, options? }');
+  private prepare(
+    plan: string,
+    entry: TaskToAdd,
+    index: number,
+    stamp: BuilderStamp,
+    resultPreset = false,
+  ): PreparedTask {
+    if (typeof entry !== 'object' || entry === null)
+      throw new InvalidArgumentError(`tasks[${index}]`, 'expected { task, args?, options? }');
     assertKnownKeys(`addTasks (tasks[${index}])`, entry, TASK_TO_ADD_KEYS);
     assertTaskSpec(entry.task);
     const args = entry.args ?? [];
-    if (!Array.isArray(args)) throw new InvalidArgumentError(`tasks[${index}].args`, 'expected an array of task paths or earlier batch indices');
+    if (!Array.isArray(args))
+      throw new InvalidArgumentError(
+        `tasks[${index}].args`,
+        'expected an array of task paths or earlier batch indices',
+      );
     args.forEach((arg: unknown, position) => {
       if (typeof arg === 'number') {
         if (!Number.isInteger(arg) || arg < 0 || arg >= index) {
@@ -460,17 +616,31 @@ export class PlanWriter {
     const spec = entry.task; // a task whose result is preset (an import's done task) never calls its function: it need not be registered
     if (spec.kind === 'call' && spec.fn === SHELL_FUNCTION) {
       const problem = shellParamsProblem(spec.params);
-      if (problem !== undefined) throw new ShellParamsError(`a task added to plan ${plan} (tasks[${index}])`, problem, plan);
-    } else if (spec.kind === 'call' && !resultPreset && this.functions.size > 0 && !this.functions.has(spec.fn)) {
+      if (problem !== undefined)
+        throw new ShellParamsError(`a task added to plan ${plan} (tasks[${index}])`, problem, plan);
+    } else if (
+      spec.kind === 'call' &&
+      !resultPreset &&
+      this.functions.size > 0 &&
+      !this.functions.has(spec.fn)
+    ) {
       throw new UnknownFunctionError(spec.fn, undefined, this.functions.names());
     }
     const settings = taskSettings(entry.options ?? {});
-    const definition = encodeValue({ ...toDefinition(spec, settings), ...stamp }, `The task definition for plan ${plan}`, plan);
+    const definition = encodeValue(
+      { ...toDefinition(spec, settings), ...stamp },
+      `The task definition for plan ${plan}`,
+      plan,
+    );
     return { definition, args, key: settings.key, prioritized: settings.priority !== undefined };
   }
 
   private assertArgTasks(plan: string, argTasks: readonly string[]): void {
-    if (!Array.isArray(argTasks)) throw new InvalidArgumentError('argTasks', 'expected an array of task paths returned by addTask');
+    if (!Array.isArray(argTasks))
+      throw new InvalidArgumentError(
+        'argTasks',
+        'expected an array of task paths returned by addTask',
+      );
     argTasks.forEach((arg: unknown, index) => {
       assertSequentialPath(`argTasks[${index}]`, arg, TASK_PREFIX);
       if (parentOf(arg) !== plan) throw new ForeignArgTaskError(arg, plan);

@@ -80,7 +80,8 @@ export class TaskKeyClaims {
       if (retried) await this.zk.sync(path); // our first try may have landed on a server this session does not read from
       const holder = (await this.store.readKeyClaim(plan, key))?.task;
       if (holder === task) return; // our own first try, whose reply was lost
-      if (holder !== undefined && !(await this.freeIfUnfinished(plan, holder, batch))) throw new DuplicateTaskKeyError(plan, key, holder);
+      if (holder !== undefined && !(await this.freeIfUnfinished(plan, holder, batch)))
+        throw new DuplicateTaskKeyError(plan, key, holder);
       // Gone meanwhile, or freed: try again (another racer may take it first).
     }
     throw new DuplicateTaskKeyError(plan, key, (await this.store.readKeyClaim(plan, key))?.task);
@@ -92,8 +93,15 @@ export class TaskKeyClaims {
    * gone. A task that was made ready, or whose batch was committed, or whose builder still writes it,
    * keeps its key.
    */
-  private async freeIfUnfinished(plan: string, holder: string, batch: ClaimingBatch): Promise<boolean> {
-    const [stamp, listing] = await Promise.all([this.store.readStamp(holder), this.store.inspectTask(holder)]);
+  private async freeIfUnfinished(
+    plan: string,
+    holder: string,
+    batch: ClaimingBatch,
+  ): Promise<boolean> {
+    const [stamp, listing] = await Promise.all([
+      this.store.readStamp(holder),
+      this.store.inspectTask(holder),
+    ]);
     if (stamp === undefined || listing === undefined) return false; // done and deleted (or another tool's task): the key stays taken
     if (classifyTask(listing.children, listing.childVersion) !== 'building') return false;
     // Read after the claim: every write before it (the holder's builder node, its batch marker) shows.
@@ -101,7 +109,8 @@ export class TaskKeyClaims {
     if (plansChildren === undefined) throw new PlanNotFoundError(plan);
     const children = plansChildren.children;
     if (stamp.builder === batch.session.id) {
-      if (batch.building(stamp.batch) || children.includes(batchMarkerName(stamp.batch))) return false;
+      if (batch.building(stamp.batch) || children.includes(batchMarkerName(stamp.batch)))
+        return false;
       await batch.removeBatch(stamp);
       return (await this.zk.exists(holder)) === undefined;
     }

@@ -98,7 +98,9 @@ export class TaskKeys {
     if (listing === undefined) return NO_KEYS;
     const known = this.claims.get(plan) ?? new Map<string, string>();
     const current = new Map<string, string>();
-    const fresh = listing.children.filter((name) => !known.has(name) && keyOfClaimName(name) !== undefined);
+    const fresh = listing.children.filter(
+      (name) => !known.has(name) && keyOfClaimName(name) !== undefined,
+    );
     const read = await Promise.all(fresh.map((name) => this.readClaim(plan, name)));
     fresh.forEach((name, index) => {
       const task = read[index];

@@ -3,7 +3,13 @@
  * validation into the settings stored with the task (pure).
  */
 import { assertDurationMs, assertKnownKeys } from '../config/options.js';
-import { ADD_TASK_OPTION_KEYS, DEFAULT_RETRY_POLICY, assertPriority, resolveRetryPolicy, type RetryPolicy } from '../config/plan-options.js';
+import {
+  ADD_TASK_OPTION_KEYS,
+  DEFAULT_RETRY_POLICY,
+  assertPriority,
+  resolveRetryPolicy,
+  type RetryPolicy,
+} from '../config/plan-options.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { TaskSettings, TaskSpec } from '../exec/task-spec.js';
 import { assertConcurrencyKey } from '../limits/limit-record.js';
@@ -43,16 +49,30 @@ export interface AddTaskOptions extends RetryPolicy {
  * task. `where` names what holds them in a message about an unknown one.
  */
 export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSettings {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected an object');
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'expected an object');
   assertKnownKeys(where, options, ADD_TASK_OPTION_KEYS);
-  const { keepResult = false, timeoutMs, maxAttempts, initialDelayMs, multiplier, maxDelayMs, priority, concurrencyKey, key } = options;
-  if (typeof keepResult !== 'boolean') throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
+  const {
+    keepResult = false,
+    timeoutMs,
+    maxAttempts,
+    initialDelayMs,
+    multiplier,
+    maxDelayMs,
+    priority,
+    concurrencyKey,
+    key,
+  } = options;
+  if (typeof keepResult !== 'boolean')
+    throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
   if (timeoutMs !== undefined) assertDurationMs('timeoutMs', timeoutMs);
   if (priority !== undefined) assertPriority('priority', priority);
   if (concurrencyKey !== undefined) assertConcurrencyKey('concurrencyKey', concurrencyKey);
   if (key !== undefined) assertTaskKey('key', key);
   const retry = Object.fromEntries(
-    Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(([, value]) => value !== undefined),
+    Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(
+      ([, value]) => value !== undefined,
+    ),
   ) as RetryPolicy;
   resolveRetryPolicy(retry, DEFAULT_RETRY_POLICY); // validates
   return {

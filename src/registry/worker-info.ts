@@ -53,7 +53,9 @@ export function parseWorkerInfo(path: string, data: Buffer | null): WorkerInfo |
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
   const strings = (list: unknown): string[] | undefined =>
-    Array.isArray(list) && list.every((item) => typeof item === 'string') ? (list as string[]) : undefined;
+    Array.isArray(list) && list.every((item) => typeof item === 'string')
+      ? (list as string[])
+      : undefined;
   const functions = strings(record['functions']);
   const running = strings(record['running']);
   if (

@@ -17,7 +17,8 @@ import { HEARTBEAT_MS, encodeWorkerInfo, parseWorkerInfo, type WorkerInfo } from
 const UPDATE_INTERVAL_MS = 1_000;
 
 /** zk-plan's own version, from its package.json (two levels up from src/registry and dist/registry). */
-const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string })
+  .version;
 
 /** What a pool says about itself; the rest (host, pid, version, session, times) is filled in. */
 export interface RegistrationInfo {
@@ -115,7 +116,11 @@ export class WorkerRegistration {
       await this.zk.createIfAbsent(this.path, record, 'ephemeral');
     } else if (!this.conflictReported) {
       this.conflictReported = true; // once: the heartbeat would repeat it every few seconds
-      this.onError(new IllegalStateError(`another live session (${holder}) holds ${this.path}: give each worker pool its own workerId`));
+      this.onError(
+        new IllegalStateError(
+          `another live session (${holder}) holds ${this.path}: give each worker pool its own workerId`,
+        ),
+      );
     }
   }
 }
@@ -131,5 +136,7 @@ export async function listWorkers(zk: Zk, parent: string): Promise<WorkerInfo[]>
       return node === undefined ? undefined : parseWorkerInfo(childPath(registry, name), node.data);
     }),
   );
-  return infos.filter((info): info is WorkerInfo => info !== undefined).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return infos
+    .filter((info): info is WorkerInfo => info !== undefined)
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -20,7 +20,11 @@ export interface CronTimes {
    * limit + 1 back are computed, however long the range (croner takes about 0.1 ms for each, on the
    * event loop).
    */
-  latestIn(after: number, until: number, limit: number): { readonly ticks: number[]; readonly more: boolean };
+  latestIn(
+    after: number,
+    until: number,
+    limit: number,
+  ): { readonly ticks: number[]; readonly more: boolean };
 }
 
 /** Fire times looked for forward from the start of a range before the range is walked back from its end instead. */
@@ -28,7 +32,11 @@ const FORWARD_PROBE = 64;
 
 /** Parses `cron` in `timezone`; InvalidArgumentError naming `where` (the schedule) for either being wrong. */
 export function cronTimes(cron: string, timezone: string, where: string): CronTimes {
-  if (typeof cron !== 'string' || cron.trim() === '') throw new InvalidArgumentError('cron', `${where}: expected a cron expression such as "0 0 2 * * *"`);
+  if (typeof cron !== 'string' || cron.trim() === '')
+    throw new InvalidArgumentError(
+      'cron',
+      `${where}: expected a cron expression such as "0 0 2 * * *"`,
+    );
   assertTimezone(timezone, where);
   let pattern: Cron;
   try {
@@ -38,9 +46,13 @@ export function cronTimes(cron: string, timezone: string, where: string): CronTi
     pattern = new Cron(cron, { ...zone, paused: true });
     pattern.nextRun(new Date(0)); // croner checks some patterns only when it computes a time
   } catch (error) {
-    throw new InvalidArgumentError('cron', `${where}: "${cron}" is not a cron expression croner accepts (${(error as Error).message})`);
+    throw new InvalidArgumentError(
+      'cron',
+      `${where}: "${cron}" is not a cron expression croner accepts (${(error as Error).message})`,
+    );
   }
-  const toMs = (date: Date | null): number | undefined => (date === null ? undefined : date.getTime());
+  const toMs = (date: Date | null): number | undefined =>
+    date === null ? undefined : date.getTime();
   return {
     next: (after) => toMs(pattern.nextRun(new Date(after))),
     nextN: (after, count) => pattern.nextRuns(count, new Date(after)).map((date) => date.getTime()),
@@ -49,7 +61,11 @@ export function cronTimes(cron: string, timezone: string, where: string): CronTi
       // Forward from `after` while the range is short (the usual case: a tick or two since the last pass)…
       const probe = Math.min(limit, FORWARD_PROBE);
       const forward: number[] = [];
-      for (let next = toMs(pattern.nextRun(new Date(after))); next !== undefined && next <= until; next = toMs(pattern.nextRun(new Date(next)))) {
+      for (
+        let next = toMs(pattern.nextRun(new Date(after)));
+        next !== undefined && next <= until;
+        next = toMs(pattern.nextRun(new Date(next)))
+      ) {
         if (forward.length === probe) {
           // …else back from `until` (previousRuns is exclusive of its reference: from one ms past it), one more
           // than `limit` to tell whether there are earlier ones: never `limit` forward and `limit` back again.
@@ -68,12 +84,19 @@ export function cronTimes(cron: string, timezone: string, where: string): CronTi
 
 /** An IANA time zone name the runtime knows (`UTC`, `Europe/Berlin`). */
 function assertTimezone(timezone: unknown, where: string): asserts timezone is string {
-  if (typeof timezone !== 'string' || timezone === '') throw new InvalidArgumentError('timezone', `${where}: expected an IANA time zone such as "UTC"`);
+  if (typeof timezone !== 'string' || timezone === '')
+    throw new InvalidArgumentError(
+      'timezone',
+      `${where}: expected an IANA time zone such as "UTC"`,
+    );
   // Job and schedule definitions are checked on every read: no Intl.DateTimeFormat built for the default.
   if (timezone === UTC) return;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
   } catch {
-    throw new InvalidArgumentError('timezone', `${where}: "${timezone}" is not an IANA time zone this runtime knows (e.g. "UTC", "Europe/Berlin")`);
+    throw new InvalidArgumentError(
+      'timezone',
+      `${where}: "${timezone}" is not an IANA time zone this runtime knows (e.g. "UTC", "Europe/Berlin")`,
+    );
   }
 }

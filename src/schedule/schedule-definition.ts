@@ -66,8 +66,32 @@ const MAX_TIME = 8.64e15;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /** The fields every stored schedule has (those `put` may leave out are filled in before it is written). */
-const STORED_KEYS = ['name', 'cron', 'timezone', 'spec', 'params', 'planParent', 'overlap', 'misfire', 'catchUpLimit', 'misfireGraceMs', 'paused'] as const;
-const INPUT_KEYS = new Set(['name', 'cron', 'timezone', 'spec', 'params', 'planParent', 'overlap', 'misfire', 'catchUpLimit', 'misfireGraceMs', 'paused']);
+const STORED_KEYS = [
+  'name',
+  'cron',
+  'timezone',
+  'spec',
+  'params',
+  'planParent',
+  'overlap',
+  'misfire',
+  'catchUpLimit',
+  'misfireGraceMs',
+  'paused',
+] as const;
+const INPUT_KEYS = new Set([
+  'name',
+  'cron',
+  'timezone',
+  'spec',
+  'params',
+  'planParent',
+  'overlap',
+  'misfire',
+  'catchUpLimit',
+  'misfireGraceMs',
+  'paused',
+]);
 const OVERLAPS: readonly OverlapPolicy[] = ['skip', 'allow', 'cancelPrevious'];
 const MISFIRES: readonly MisfirePolicy[] = ['fireAll', 'fireOnce', 'skip'];
 
@@ -84,9 +108,16 @@ export function assertScheduleName(name: unknown): asserts name is string {
  * one of `params`) and resolves it against the stored version it replaces: `activeSince` moves to
  * `now` when the schedule is new, its cron or time zone changes, or it goes from paused to active.
  */
-export function resolveSchedule(input: ScheduleInput, previous: StoredSchedule | undefined, now: number, registered: readonly string[]): StoredSchedule {
-  if (typeof input !== 'object' || input === null) throw new InvalidArgumentError('schedule', 'expected { name, cron, spec, planParent, … }');
-  for (const key of Object.keys(input)) if (!INPUT_KEYS.has(key)) throw new InvalidArgumentError('schedule', `unknown field "${key}"`);
+export function resolveSchedule(
+  input: ScheduleInput,
+  previous: StoredSchedule | undefined,
+  now: number,
+  registered: readonly string[],
+): StoredSchedule {
+  if (typeof input !== 'object' || input === null)
+    throw new InvalidArgumentError('schedule', 'expected { name, cron, spec, planParent, … }');
+  for (const key of Object.keys(input))
+    if (!INPUT_KEYS.has(key)) throw new InvalidArgumentError('schedule', `unknown field "${key}"`);
   assertScheduleName(input.name);
   const where = `schedule "${input.name}"`;
   const timezone = input.timezone ?? DEFAULTS.schedule.timezone;
@@ -95,16 +126,40 @@ export function resolveSchedule(input: ScheduleInput, previous: StoredSchedule |
   const params = input.params ?? {};
   if (typeof params !== 'object' || params === null || Array.isArray(params))
     throw new InvalidArgumentError('params', `${where}: expected an object of named values`);
-  if (Object.hasOwn(params, 'firedAt')) throw new InvalidArgumentError('params', `${where}: "firedAt" is the tick's time, bound by the scheduler`);
+  if (Object.hasOwn(params, 'firedAt'))
+    throw new InvalidArgumentError(
+      'params',
+      `${where}: "firedAt" is the tick's time, bound by the scheduler`,
+    );
   assertSerializable(params, `params of ${where}`);
-  checkPlanSpec(input.spec, { registered, params: { ...params, firedAt: new Date(now).toISOString() } });
+  checkPlanSpec(input.spec, {
+    registered,
+    params: { ...params, firedAt: new Date(now).toISOString() },
+  });
   const overlap = oneOf('overlap', input.overlap ?? DEFAULTS.schedule.overlap, OVERLAPS, where);
   const misfire = oneOf('misfire', input.misfire ?? DEFAULTS.schedule.misfire, MISFIRES, where);
-  const catchUpLimit = wholeNumber('catchUpLimit', input.catchUpLimit ?? DEFAULTS.schedule.catchUpLimit, 1, MAX_CATCH_UP_LIMIT, where);
-  const misfireGraceMs = wholeNumber('misfireGraceMs', input.misfireGraceMs ?? DEFAULTS.schedule.misfireGraceMs, 0, 2 ** 31 - 1, where);
+  const catchUpLimit = wholeNumber(
+    'catchUpLimit',
+    input.catchUpLimit ?? DEFAULTS.schedule.catchUpLimit,
+    1,
+    MAX_CATCH_UP_LIMIT,
+    where,
+  );
+  const misfireGraceMs = wholeNumber(
+    'misfireGraceMs',
+    input.misfireGraceMs ?? DEFAULTS.schedule.misfireGraceMs,
+    0,
+    2 ** 31 - 1,
+    where,
+  );
   const paused = input.paused ?? false;
-  if (typeof paused !== 'boolean') throw new InvalidArgumentError('paused', `${where}: expected true or false`);
-  const timingChanged = previous === undefined || previous.cron !== input.cron || previous.timezone !== timezone || (previous.paused && !paused);
+  if (typeof paused !== 'boolean')
+    throw new InvalidArgumentError('paused', `${where}: expected true or false`);
+  const timingChanged =
+    previous === undefined ||
+    previous.cron !== input.cron ||
+    previous.timezone !== timezone ||
+    (previous.paused && !paused);
   return {
     name: input.name,
     cron: input.cron,
@@ -130,7 +185,10 @@ export function resolveSchedule(input: ScheduleInput, previous: StoredSchedule |
  */
 export function decodeStoredSchedule(path: string, data: Buffer | null): StoredSchedule {
   if (data !== null && data.length > MAX_DEFINITION_BYTES)
-    throw refusedSchedule(path, `it takes ${data.length} bytes, over the ${MAX_DEFINITION_BYTES} a schedule may take`);
+    throw refusedSchedule(
+      path,
+      `it takes ${data.length} bytes, over the ${MAX_DEFINITION_BYTES} a schedule may take`,
+    );
   let value: unknown;
   try {
     value = decodeValue(path, data);
@@ -144,15 +202,30 @@ export function decodeStoredSchedule(path: string, data: Buffer | null): StoredS
 export function parseStoredSchedule(path: string, value: unknown): StoredSchedule {
   try {
     if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw new Error('expected a schedule { name, cron, timezone, spec, params, planParent, overlap, misfire, catchUpLimit, … }');
+      throw new Error(
+        'expected a schedule { name, cron, timezone, spec, params, planParent, overlap, misfire, catchUpLimit, … }',
+      );
     const { activeSince, updatedAt, removing, ...input } = value as Record<string, unknown>;
-    for (const key of STORED_KEYS) if (!Object.hasOwn(input, key)) throw new Error(`it has no "${key}"`);
+    for (const key of STORED_KEYS)
+      if (!Object.hasOwn(input, key)) throw new Error(`it has no "${key}"`);
     // Its name is its node's: a definition naming another schedule would act on that one's cursor and ticks.
-    if (input['name'] !== nameOf(path)) throw new Error(`its name ${JSON.stringify(input['name'])} is not its node's, "${nameOf(path)}"`);
-    if (typeof activeSince !== 'number' || !Number.isSafeInteger(activeSince) || activeSince < 0 || activeSince > MAX_TIME)
-      throw new Error(`activeSince: expected a time in ms from 0 to ${MAX_TIME}, got ${JSON.stringify(activeSince)}`);
-    if (typeof updatedAt !== 'string') throw new Error(`updatedAt: expected an ISO-8601 time, got ${JSON.stringify(updatedAt)}`);
-    if (removing !== undefined && removing !== true) throw new Error(`removing: expected true when present, got ${JSON.stringify(removing)}`);
+    if (input['name'] !== nameOf(path))
+      throw new Error(
+        `its name ${JSON.stringify(input['name'])} is not its node's, "${nameOf(path)}"`,
+      );
+    if (
+      typeof activeSince !== 'number' ||
+      !Number.isSafeInteger(activeSince) ||
+      activeSince < 0 ||
+      activeSince > MAX_TIME
+    )
+      throw new Error(
+        `activeSince: expected a time in ms from 0 to ${MAX_TIME}, got ${JSON.stringify(activeSince)}`,
+      );
+    if (typeof updatedAt !== 'string')
+      throw new Error(`updatedAt: expected an ISO-8601 time, got ${JSON.stringify(updatedAt)}`);
+    if (removing !== undefined && removing !== true)
+      throw new Error(`removing: expected true when present, got ${JSON.stringify(removing)}`);
     // The same validation as put's, all limits included; `activeSince` is kept as stored.
     const schedule = resolveSchedule(input as unknown as ScheduleInput, undefined, activeSince, []);
     return { ...schedule, activeSince, updatedAt, ...(removing === true ? { removing } : {}) };
@@ -165,7 +238,11 @@ export function parseStoredSchedule(path: string, value: unknown): StoredSchedul
  * Why the schedule at `path` is not run: a MalformedNodeError naming the node, the problem and what
  * to do. No tick of it fires, and schedulers go on with the other schedules (reporting this one).
  */
-export function refusedSchedule(path: string, problem: string, cause?: unknown): MalformedNodeError {
+export function refusedSchedule(
+  path: string,
+  problem: string,
+  cause?: unknown,
+): MalformedNodeError {
   const [name, parent] = [nameOf(path), parentOf(path)];
   const refused = `not a schedule zk-plan runs (${problem}): no tick of it fires. Put the schedule again`;
   return new MalformedNodeError(
@@ -176,14 +253,31 @@ export function refusedSchedule(path: string, problem: string, cause?: unknown):
   );
 }
 
-function oneOf<T extends string>(argument: string, value: unknown, allowed: readonly T[], where: string): T {
+function oneOf<T extends string>(
+  argument: string,
+  value: unknown,
+  allowed: readonly T[],
+  where: string,
+): T {
   if (!allowed.includes(value as T))
-    throw new InvalidArgumentError(argument, `${where}: expected one of ${allowed.map((v) => `'${v}'`).join(', ')}, got ${JSON.stringify(value)}`);
+    throw new InvalidArgumentError(
+      argument,
+      `${where}: expected one of ${allowed.map((v) => `'${v}'`).join(', ')}, got ${JSON.stringify(value)}`,
+    );
   return value as T;
 }
 
-function wholeNumber(argument: string, value: unknown, min: number, max: number, where: string): number {
+function wholeNumber(
+  argument: string,
+  value: unknown,
+  min: number,
+  max: number,
+  where: string,
+): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-    throw new InvalidArgumentError(argument, `${where}: expected a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    throw new InvalidArgumentError(
+      argument,
+      `${where}: expected a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+    );
   return value;
 }

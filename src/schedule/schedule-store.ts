@@ -11,9 +11,20 @@ import type { Watcher } from '../zk/zk-client-types.js';
 import type { ZkStat } from '../zk/native-client.js';
 import { TokenLock } from '../zk/recipes/token-lock.js';
 import type { Zk } from '../zk/zk.js';
-import { MAX_CATCH_UP_LIMIT, MAX_DEFINITION_BYTES, decodeStoredSchedule, type StoredSchedule } from './schedule-definition.js';
+import {
+  MAX_CATCH_UP_LIMIT,
+  MAX_DEFINITION_BYTES,
+  decodeStoredSchedule,
+  type StoredSchedule,
+} from './schedule-definition.js';
 import { MAX_ON_TIME_TICKS } from './tick-decisions.js';
-import { cronTickId, parseTickRecord, sortTickIds, timeOfTickId, type TickRecord } from './tick-record.js';
+import {
+  cronTickId,
+  parseTickRecord,
+  sortTickIds,
+  timeOfTickId,
+  type TickRecord,
+} from './tick-record.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 
 /**
@@ -50,7 +61,10 @@ export class ScheduleStore {
    * value at a version never changes (a write moves the version, a delete and create the czxid), so
    * the same version is not decoded and validated again at every pass and tick.
    */
-  private readonly validated = new Map<string, { readonly czxid: number; readonly version: number; readonly schedule: StoredSchedule }>();
+  private readonly validated = new Map<
+    string,
+    { readonly czxid: number; readonly version: number; readonly schedule: StoredSchedule }
+  >();
 
   constructor(
     private readonly zk: Zk,
@@ -69,7 +83,10 @@ export class ScheduleStore {
    * changes or goes. A node that is not a valid schedule (validated in full, as `put` does) is
    * refused: MalformedNodeError naming it and what to do (the watch is set all the same).
    */
-  async read(name: string, watcher?: Watcher): Promise<({ readonly schedule: StoredSchedule } & NodeRead) | undefined> {
+  async read(
+    name: string,
+    watcher?: Watcher,
+  ): Promise<({ readonly schedule: StoredSchedule } & NodeRead) | undefined> {
     const { node } = scheduleNodes(this.parent, name);
     let read: { stat: ZkStat; data: Buffer | null };
     try {
@@ -80,7 +97,8 @@ export class ScheduleStore {
     }
     const { version, czxid } = read.stat;
     const known = this.validated.get(name);
-    if (known !== undefined && known.czxid === czxid && known.version === version) return { schedule: known.schedule, version, czxid };
+    if (known !== undefined && known.czxid === czxid && known.version === version)
+      return { schedule: known.schedule, version, czxid };
     const schedule = decodeStoredSchedule(node, read.data); // refused: not kept, so refused again at every read
     if (this.validated.size >= MAX_VALIDATED) this.validated.clear();
     this.validated.set(name, { czxid, version, schedule });
@@ -101,7 +119,12 @@ export class ScheduleStore {
   async write(schedule: StoredSchedule, read: NodeRead | undefined): Promise<boolean> {
     const { node, ticks } = scheduleNodes(this.parent, schedule.name);
     // One node: a definition (with its spec) must fit in ZooKeeper's 1 MB, which ValueTooLargeError says before anything is written.
-    const encoded = encodeValue(schedule, `schedule "${schedule.name}"`, node, MAX_DEFINITION_BYTES);
+    const encoded = encodeValue(
+      schedule,
+      `schedule "${schedule.name}"`,
+      node,
+      MAX_DEFINITION_BYTES,
+    );
     await this.zk.ensurePath(this.parent);
     try {
       if (read === undefined) {
@@ -134,7 +157,12 @@ export class ScheduleStore {
         stored = undefined; // not a schedule zk-plan can read: nothing fires from it anyway
       }
       if (stored === undefined || stored.removing === true) break;
-      const marked = encodeValue({ ...stored, removing: true }, `schedule "${name}"`, node, MAX_DEFINITION_BYTES);
+      const marked = encodeValue(
+        { ...stored, removing: true },
+        `schedule "${name}"`,
+        node,
+        MAX_DEFINITION_BYTES,
+      );
       try {
         await this.zk.setData(node, marked, read.stat.version, { incarnation: read.stat.czxid });
         break;
@@ -160,7 +188,9 @@ export class ScheduleStore {
       (value.tick !== undefined && !Number.isSafeInteger(value.tick)) ||
       !Number.isSafeInteger(value.skipped) ||
       (value.fire !== undefined &&
-        (!Array.isArray(value.fire) || value.fire.length > MAX_TICKS_PER_DECISION || !value.fire.every((tick) => Number.isSafeInteger(tick) && tick >= 0))) ||
+        (!Array.isArray(value.fire) ||
+          value.fire.length > MAX_TICKS_PER_DECISION ||
+          !value.fire.every((tick) => Number.isSafeInteger(tick) && tick >= 0))) ||
       (value.scheduleNode !== undefined && typeof value.scheduleNode !== 'number')
     )
       throw new MalformedNodeError(
@@ -191,7 +221,11 @@ export class ScheduleStore {
     scheduleNode: number,
   ): Promise<boolean> {
     const { cursor } = scheduleNodes(this.parent, name);
-    const value = encodeValue({ tick, skipped: read.skipped + skipped, fire, scheduleNode, at: new Date().toISOString() }, 'schedule cursor', cursor);
+    const value = encodeValue(
+      { tick, skipped: read.skipped + skipped, fire, scheduleNode, at: new Date().toISOString() },
+      'schedule cursor',
+      cursor,
+    );
     try {
       if (read.node === undefined) return await this.zk.createIfAbsent(cursor, value);
       await this.zk.setData(cursor, value, read.node.version, { incarnation: read.node.czxid });
@@ -204,21 +238,36 @@ export class ScheduleStore {
 
   /** The schedule's tick ids, oldest first. */
   async tickIds(name: string): Promise<string[]> {
-    return sortTickIds((await this.zk.tryGetChildren(scheduleNodes(this.parent, name).ticks))?.children ?? []);
+    return sortTickIds(
+      (await this.zk.tryGetChildren(scheduleNodes(this.parent, name).ticks))?.children ?? [],
+    );
   }
 
   /** The tick's record; `sync` first to see this session's own write whose reply was lost (the server may lag). */
-  async readTick(name: string, id: string, options: { readonly sync?: boolean } = {}): Promise<({ readonly record: TickRecord } & NodeRead) | undefined> {
+  async readTick(
+    name: string,
+    id: string,
+    options: { readonly sync?: boolean } = {},
+  ): Promise<({ readonly record: TickRecord } & NodeRead) | undefined> {
     const { record } = tickNodes(this.parent, name, id);
     if (options.sync === true) await this.zk.sync(record);
     const node = await this.zk.tryGetData(record);
     return node === undefined
       ? undefined
-      : { record: parseTickRecord(record, decodeValue(record, node.data)), version: node.stat.version, czxid: node.stat.czxid };
+      : {
+          record: parseTickRecord(record, decodeValue(record, node.data)),
+          version: node.stat.version,
+          czxid: node.stat.czxid,
+        };
   }
 
   /** Creates the tick's record unless it exists (whoever created it first decided what the tick is). */
-  async createTick(name: string, id: string, record: TickRecord, options: WriteOptions = {}): Promise<boolean> {
+  async createTick(
+    name: string,
+    id: string,
+    record: TickRecord,
+    options: WriteOptions = {},
+  ): Promise<boolean> {
     const path = tickNodes(this.parent, name, id).record;
     const encoded = encodeValue(record, 'tick record', path);
     try {
@@ -228,7 +277,12 @@ export class ScheduleStore {
     }
     // No `ticks` yet (a put cut short after the schedule's node): make it, unless the schedule is gone.
     try {
-      await this.zk.createIfAbsent(scheduleNodes(this.parent, name).ticks, null, 'persistent', options);
+      await this.zk.createIfAbsent(
+        scheduleNodes(this.parent, name).ticks,
+        null,
+        'persistent',
+        options,
+      );
       return await this.zk.createIfAbsent(path, encoded, 'persistent', options);
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) return false;
@@ -237,9 +291,18 @@ export class ScheduleStore {
   }
 
   /** Replaces the record at `version` of the node read (`czxid`); throws BAD_VERSION when someone else changed it. */
-  async updateTick(name: string, id: string, record: TickRecord, read: NodeRead, options: WriteOptions): Promise<ZkStat> {
+  async updateTick(
+    name: string,
+    id: string,
+    record: TickRecord,
+    read: NodeRead,
+    options: WriteOptions,
+  ): Promise<ZkStat> {
     const path = tickNodes(this.parent, name, id).record;
-    return await this.zk.setData(path, encodeValue(record, 'tick record', path), read.version, { ...options, incarnation: read.czxid });
+    return await this.zk.setData(path, encodeValue(record, 'tick record', path), read.version, {
+      ...options,
+      incarnation: read.czxid,
+    });
   }
 
   /**
@@ -247,8 +310,15 @@ export class ScheduleStore {
    * writes fenced by `session`): the lock when it is this firing's now (also when a reply was lost
    * and it already was), undefined when another firing holds it, of this process or another.
    */
-  async lock(name: string, id: string, session: ZkSession, by: string): Promise<TokenLock | undefined> {
-    const lock = new TokenLock(this.zk, tickNodes(this.parent, name, id).lock, session, { holder: by });
+  async lock(
+    name: string,
+    id: string,
+    session: ZkSession,
+    by: string,
+  ): Promise<TokenLock | undefined> {
+    const lock = new TokenLock(this.zk, tickNodes(this.parent, name, id).lock, session, {
+      holder: by,
+    });
     try {
       return (await lock.take()) === 'taken' ? lock : undefined;
     } catch (error) {
@@ -274,11 +344,14 @@ export class ScheduleStore {
     if (cursorTick === undefined) return 0;
     const named = new Set(cursor.fire.map(cronTickId));
     const old = new Set(ids.slice(0, Math.max(0, ids.length - keep)));
-    const candidates = prunable.filter((id) => old.has(id) && !named.has(id) && (timeOfTickId(id) as number) <= cursorTick);
+    const candidates = prunable.filter(
+      (id) => old.has(id) && !named.has(id) && (timeOfTickId(id) as number) <= cursorTick,
+    );
     let pruned = 0;
     for (const id of candidates) {
       const tick = await this.readTick(name, id);
-      if (tick === undefined || tick.record.state === 'pending' || (await stillNeeded(tick.record))) continue;
+      if (tick === undefined || tick.record.state === 'pending' || (await stillNeeded(tick.record)))
+        continue;
       await this.zk.deleteRecursive(tickNodes(this.parent, name, id).record);
       pruned += 1;
     }

@@ -29,7 +29,14 @@ import { cronTimes, type CronTimes } from './cron-times.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import { fireTick, type FiringContext } from './tick-firing.js';
 import { dueTicks } from './tick-decisions.js';
-import { cronTickId, firedAfterEarlierRuns, isFinal, isManualTickId, planPathForTick, type TickRecord } from './tick-record.js';
+import {
+  cronTickId,
+  firedAfterEarlierRuns,
+  isFinal,
+  isManualTickId,
+  planPathForTick,
+  type TickRecord,
+} from './tick-record.js';
 
 export interface SchedulerRuntime {
   readonly firing: FiringContext;
@@ -72,10 +79,14 @@ export class Scheduler {
   async pass(): Promise<number | undefined> {
     this.changed = false; // what changed before now, this pass reads
     const { store } = this.runtime.firing;
-    const names = await store.names(this.listArmed ? undefined : this.armed(() => (this.listArmed = false)));
+    const names = await store.names(
+      this.listArmed ? undefined : this.armed(() => (this.listArmed = false)),
+    );
     this.listArmed = true;
-    for (const cached of [...this.finalTicks.keys()]) if (!names.includes(cached)) this.finalTicks.delete(cached);
-    for (const cached of [...this.unnamedSince.keys()]) if (!names.includes(cached)) this.unnamedSince.delete(cached);
+    for (const cached of [...this.finalTicks.keys()])
+      if (!names.includes(cached)) this.finalTicks.delete(cached);
+    for (const cached of [...this.unnamedSince.keys()])
+      if (!names.includes(cached)) this.unnamedSince.delete(cached);
     let earliest: number | undefined;
     for (const name of names) {
       if (this.stopped) break;
@@ -99,15 +110,23 @@ export class Scheduler {
       }
       if (this.stopped) break;
       const now = this.runtime.now();
-      await this.sleep(Math.min(this.runtime.pollMs, next === undefined ? Number.POSITIVE_INFINITY : Math.max(0, next - now)));
+      await this.sleep(
+        Math.min(
+          this.runtime.pollMs,
+          next === undefined ? Number.POSITIVE_INFINITY : Math.max(0, next - now),
+        ),
+      );
     }
   }
 
   private async passSchedule(name: string): Promise<number | undefined> {
     const { store } = this.runtime.firing;
-    const watch = this.definitionArmed.has(name) ? undefined : this.armed(() => this.definitionArmed.delete(name));
+    const watch = this.definitionArmed.has(name)
+      ? undefined
+      : this.armed(() => this.definitionArmed.delete(name));
     const read = await store.read(name, watch).catch((error: unknown) => {
-      if (watch !== undefined && error instanceof MalformedNodeError) this.definitionArmed.add(name); // read, so watched, but not a schedule
+      if (watch !== undefined && error instanceof MalformedNodeError)
+        this.definitionArmed.add(name); // read, so watched, but not a schedule
       throw error;
     });
     if (read === undefined) {
@@ -134,7 +153,11 @@ export class Scheduler {
    * then creates the records of the ticks the cursor names, its own decision's or one a scheduler
    * that died after committing left.
    */
-  private async recordDueTicks(schedule: StoredSchedule, scheduleNode: number, times: CronTimes): Promise<void> {
+  private async recordDueTicks(
+    schedule: StoredSchedule,
+    scheduleNode: number,
+    times: CronTimes,
+  ): Promise<void> {
     const { store, zk } = this.runtime.firing;
     // The records a cursor names are made fenced by the session that read it: a scheduler whose
     // session expired while it held an old cursor (frozen, cut off) makes none of them late.
@@ -142,23 +165,42 @@ export class Scheduler {
     const read = await store.cursor(schedule.name);
     // The schedule node again, after the cursor: a definition read before the schedule was removed and put again
     // must not decide for the new one (the cursor read may be the new one's).
-    if ((await zk.exists(scheduleNodes(store.parent, schedule.name).node))?.czxid !== scheduleNode) return;
+    if ((await zk.exists(scheduleNodes(store.parent, schedule.name).node))?.czxid !== scheduleNode)
+      return;
     // A decision made for an earlier schedule of this name (landed late on this one's cursor) counts for nothing.
-    const cursor = read.scheduleNode === undefined || read.scheduleNode === scheduleNode ? read : { ...read, tick: undefined, fire: [] };
+    const cursor =
+      read.scheduleNode === undefined || read.scheduleNode === scheduleNode
+        ? read
+        : { ...read, tick: undefined, fire: [] };
     // The records of the decision read first: a scheduler that committed it may have died before making them,
     // and the commit below replaces its list. So every committed list has its records before it is replaced.
     await this.createTickRecords(schedule, scheduleNode, cursor.fire, session);
     const decision = dueTicks(times, { ...schedule, cursor: cursor.tick, now: this.runtime.now() });
     if (decision.cursor === undefined) return;
-    if (await store.commitDecision(schedule.name, cursor, decision.cursor, decision.fire, decision.skipped, scheduleNode))
+    if (
+      await store.commitDecision(
+        schedule.name,
+        cursor,
+        decision.cursor,
+        decision.fire,
+        decision.skipped,
+        scheduleNode,
+      )
+    )
       await this.createTickRecords(schedule, scheduleNode, decision.fire, session);
     else {
       const now = await store.cursor(schedule.name); // another decided meanwhile
-      if (now.scheduleNode === undefined || now.scheduleNode === scheduleNode) await this.createTickRecords(schedule, scheduleNode, now.fire, session);
+      if (now.scheduleNode === undefined || now.scheduleNode === scheduleNode)
+        await this.createTickRecords(schedule, scheduleNode, now.fire, session);
     }
   }
 
-  private async createTickRecords(schedule: StoredSchedule, scheduleNode: number, ticks: readonly number[], session: ZkSession): Promise<void> {
+  private async createTickRecords(
+    schedule: StoredSchedule,
+    scheduleNode: number,
+    ticks: readonly number[],
+    session: ZkSession,
+  ): Promise<void> {
     const { store, identity } = this.runtime.firing;
     for (const tick of ticks) {
       const id = cronTickId(tick);
@@ -188,7 +230,13 @@ export class Scheduler {
       if (state === 'gone') continue;
       if (state === 'held-elsewhere' || !isFinal(state)) return; // later ticks wait for it
       known.set(id, state);
-      if (here) this.runtime.onTick?.(schedule.name, id, state, planPathForTick(schedule.planParent, schedule.name, id));
+      if (here)
+        this.runtime.onTick?.(
+          schedule.name,
+          id,
+          state,
+          planPathForTick(schedule.planParent, schedule.name, id),
+        );
     }
     for (const id of known.keys()) if (!ids.includes(id)) known.delete(id);
     await this.prune(schedule, ids, known);
@@ -203,7 +251,11 @@ export class Scheduler {
    * cursor naming it makes its records within one pass, fenced by its session, and never stalls
    * that long with its session alive, so a pruned record is never made again (and fired twice).
    */
-  private async prune(schedule: StoredSchedule, ids: readonly string[], known: ReadonlyMap<string, string>): Promise<void> {
+  private async prune(
+    schedule: StoredSchedule,
+    ids: readonly string[],
+    known: ReadonlyMap<string, string>,
+  ): Promise<void> {
     const { store } = this.runtime.firing;
     const cursor = await store.cursor(schedule.name);
     const now = this.runtime.now();
@@ -212,11 +264,26 @@ export class Scheduler {
     this.unnamedSince.set(schedule.name, seen);
     for (const id of [...seen.keys()]) if (!ids.includes(id) || named.has(id)) seen.delete(id);
     for (const id of ids) if (!named.has(id) && !seen.has(id)) seen.set(id, now);
-    const newestFiredCron = [...ids].reverse().find((id) => !isManualTickId(id) && known.get(id) === 'fired');
-    const prunable = ids.filter((id) => id !== newestFiredCron && now - (seen.get(id) ?? now) >= DEFAULTS.schedule.keepTicksMs);
+    const newestFiredCron = [...ids]
+      .reverse()
+      .find((id) => !isManualTickId(id) && known.get(id) === 'fired');
+    const prunable = ids.filter(
+      (id) =>
+        id !== newestFiredCron && now - (seen.get(id) ?? now) >= DEFAULTS.schedule.keepTicksMs,
+    );
     const stillNeeded = async (record: TickRecord): Promise<boolean> =>
-      schedule.overlap !== 'allow' && record.state === 'fired' && !firedAfterEarlierRuns(record) && !(await this.runtime.firing.planFinished(record.plan));
-    await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, cursor, stillNeeded);
+      schedule.overlap !== 'allow' &&
+      record.state === 'fired' &&
+      !firedAfterEarlierRuns(record) &&
+      !(await this.runtime.firing.planFinished(record.plan));
+    await store.prune(
+      schedule.name,
+      ids,
+      prunable,
+      DEFAULTS.schedule.keepTicks,
+      cursor,
+      stillNeeded,
+    );
   }
 
   private timesOf(schedule: StoredSchedule): CronTimes {

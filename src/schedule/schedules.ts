@@ -10,9 +10,20 @@ import { ScheduleNotFoundError } from '../errors/schedule-errors.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { scheduleNodes } from '../zk/layout.js';
 import { cronTimes } from './cron-times.js';
-import { assertScheduleName, resolveSchedule, type ScheduleInput, type StoredSchedule } from './schedule-definition.js';
+import {
+  assertScheduleName,
+  resolveSchedule,
+  type ScheduleInput,
+  type StoredSchedule,
+} from './schedule-definition.js';
 import { fireTick, type FiringContext, type FireState } from './tick-firing.js';
-import { manualTickId, planPathForTick, type TickKind, type TickRecord, type TickState } from './tick-record.js';
+import {
+  manualTickId,
+  planPathForTick,
+  type TickKind,
+  type TickRecord,
+  type TickState,
+} from './tick-record.js';
 
 /** A schedule's recent run, newest first in `list()`. */
 export interface ScheduleRun {
@@ -99,7 +110,12 @@ export class Schedules {
         await this.firing.store.remove(name);
         continue;
       }
-      const stored = resolveSchedule(input, current?.schedule, this.now(), this.firing.functions.names());
+      const stored = resolveSchedule(
+        input,
+        current?.schedule,
+        this.now(),
+        this.firing.functions.names(),
+      );
       if (await this.firing.store.write(stored, current)) return stored;
     }
   }
@@ -108,7 +124,8 @@ export class Schedules {
   async get(name: string): Promise<StoredSchedule> {
     assertScheduleName(name);
     const current = await this.firing.store.read(name);
-    if (current === undefined || current.schedule.removing === true) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+    if (current === undefined || current.schedule.removing === true)
+      throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
     return current.schedule;
   }
 
@@ -142,7 +159,10 @@ export class Schedules {
       updatedAt: new Date().toISOString(),
     };
     // False: the schedule went, or the create landed and its reply was lost (the id is this call's own).
-    if (!(await this.firing.store.createTick(name, tick, record)) && (await this.firing.store.readTick(name, tick, { sync: true })) === undefined)
+    if (
+      !(await this.firing.store.createTick(name, tick, record)) &&
+      (await this.firing.store.readTick(name, tick, { sync: true })) === undefined
+    )
       throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
     return { tick, plan, state: (await fireTick(this.firing, schedule, tick)).state };
   }
@@ -195,7 +215,15 @@ export class Schedules {
           if (tick === undefined) return undefined;
           const { kind, firedAt, state, plan, reason } = tick.record;
           const outcome = state === 'fired' ? { outcome: await this.planStateOf(plan) } : {};
-          return { tick: id, kind, firedAt, state, plan, ...(reason === undefined ? {} : { reason }), ...outcome };
+          return {
+            tick: id,
+            kind,
+            firedAt,
+            state,
+            plan,
+            ...(reason === undefined ? {} : { reason }),
+            ...outcome,
+          };
         }),
     );
     return {
@@ -207,11 +235,15 @@ export class Schedules {
     };
   }
 
-  private async update(name: string, change: (schedule: StoredSchedule) => StoredSchedule): Promise<StoredSchedule> {
+  private async update(
+    name: string,
+    change: (schedule: StoredSchedule) => StoredSchedule,
+  ): Promise<StoredSchedule> {
     assertScheduleName(name);
     for (;;) {
       const current = await this.firing.store.read(name);
-      if (current === undefined || current.schedule.removing === true) throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+      if (current === undefined || current.schedule.removing === true)
+        throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
       const { activeSince: _since, updatedAt: _at, ...input } = change(current.schedule);
       const stored = resolveSchedule(input, current.schedule, this.now(), []);
       if (await this.firing.store.write(stored, current)) return stored;

@@ -53,7 +53,12 @@ export class Scheduling {
 
   schedules(parent: string): Schedules {
     assertValidPath('parent', parent);
-    return new Schedules(this.firingContext(parent), (plan) => this.planState(plan), this.now, this.parts.tickNonce);
+    return new Schedules(
+      this.firingContext(parent),
+      (plan) => this.planState(plan),
+      this.now,
+      this.parts.tickNonce,
+    );
   }
 
   start(parent: string, options: SchedulerOptions): { stop(): Promise<void> } {
@@ -64,7 +69,11 @@ export class Scheduling {
       firing: this.firingContext(parent),
       pollMs,
       now: this.now,
-      onError: (error) => events.emit('schedule:error', { schedules: parent, error: error instanceof Error ? error : new Error(String(error)) }),
+      onError: (error) =>
+        events.emit('schedule:error', {
+          schedules: parent,
+          error: error instanceof Error ? error : new Error(String(error)),
+        }),
       onTick: (schedule, tick, state, plan) => {
         if (state === 'fired') this.parts.wake();
         events.emit('schedule:tick', { schedules: parent, schedule, tick, state, plan });
@@ -103,7 +112,8 @@ export class Scheduling {
       cancelPlan: async (plan, reason) => {
         await control.cancel(plan, { reason }).catch((error: unknown) => {
           // Gone, or finished meanwhile: nothing left to cancel.
-          if (!(error instanceof PlanNotFoundError || error instanceof PlanFinishedError)) throw error;
+          if (!(error instanceof PlanNotFoundError || error instanceof PlanFinishedError))
+            throw error;
         });
       },
     };

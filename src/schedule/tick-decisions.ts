@@ -47,7 +47,8 @@ export function dueTicks(times: Pick<CronTimes, 'latestIn'>, input: DueInput): D
   const missed = times.latestIn(after, onTimeAfter, input.catchUpLimit);
   let firedMissed: readonly number[];
   if (input.misfire === 'fireAll') firedMissed = missed.ticks;
-  else if (input.misfire === 'fireOnce') firedMissed = onTime.ticks.length === 0 ? missed.ticks.slice(-1) : [];
+  else if (input.misfire === 'fireOnce')
+    firedMissed = onTime.ticks.length === 0 ? missed.ticks.slice(-1) : [];
   else firedMissed = [];
   return {
     fire: [...firedMissed, ...onTime.ticks],
@@ -66,18 +67,26 @@ export interface PreviousRun {
 }
 
 export type OverlapDecision =
-  { readonly action: 'fire' } | { readonly action: 'skip'; readonly reason: string } | { readonly action: 'cancelThenFire'; readonly plans: readonly string[] };
+  | { readonly action: 'fire' }
+  | { readonly action: 'skip'; readonly reason: string }
+  | { readonly action: 'cancelThenFire'; readonly plans: readonly string[] };
 
 /**
  * Whether a cron tick fires given the schedule's earlier runs that it may overlap (the newest
  * cron run and every manual one; manual triggers themselves always fire).
  */
-export function overlapDecision(policy: OverlapPolicy, previous: readonly PreviousRun[]): OverlapDecision {
+export function overlapDecision(
+  policy: OverlapPolicy,
+  previous: readonly PreviousRun[],
+): OverlapDecision {
   const unfinished = previous.filter((run) => !run.finished);
   if (unfinished.length === 0 || policy === 'allow') return { action: 'fire' };
   if (policy === 'cancelPrevious') {
     const plans = unfinished.filter((run) => run.starting !== true).map((run) => run.plan);
     return plans.length === 0 ? { action: 'fire' } : { action: 'cancelThenFire', plans };
   }
-  return { action: 'skip', reason: `overlap: the previous run ${unfinished.map((run) => run.plan).join(', ')} has not finished` };
+  return {
+    action: 'skip',
+    reason: `overlap: the previous run ${unfinished.map((run) => run.plan).join(', ')} has not finished`,
+  };
 }

@@ -28,7 +28,16 @@ import { fillPlan, checkSpecForSubmit, type SpecRegistry } from '../spec/submit-
 import { isZkError } from '../errors/zk-error.js';
 import type { PlanOrigin } from '../spec/spec-record.js';
 import { decodeValue } from '../serialization/codec.js';
-import { BATCH_PREFIX, HISTORY, READY, RUNNABLE_INDEX, SPEC_RECORD, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
+import {
+  BATCH_PREFIX,
+  HISTORY,
+  READY,
+  RUNNABLE_INDEX,
+  SPEC_RECORD,
+  TASK_PREFIX,
+  childPath,
+  hasSequentialName,
+} from '../zk/layout.js';
 import { resolvePlanSettings } from '../config/plan-options.js';
 import type { CheckedSpec } from '../spec/plan-spec.js';
 import { deleteValue } from '../zk/chunked-value.js';
@@ -37,7 +46,13 @@ import type { Zk } from '../zk/zk.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import type { NodeRead, ScheduleStore } from './schedule-store.js';
 import { overlapDecision, type PreviousRun } from './tick-decisions.js';
-import { firedAfterEarlierRuns, isFinal, isManualTickId, type TickRecord, type TickState } from './tick-record.js';
+import {
+  firedAfterEarlierRuns,
+  isFinal,
+  isManualTickId,
+  type TickRecord,
+  type TickState,
+} from './tick-record.js';
 
 /** What firing needs besides ZooKeeper: how to check a spec, how plans stand, how to cancel one. */
 export interface FiringContext {
@@ -60,9 +75,15 @@ export interface FiringContext {
 export type FireState = TickState | 'held-elsewhere' | 'gone';
 
 /** What a try at a tick came to: its final state (`here`: this call made it final), or why it is not final yet. */
-export type FireOutcome = { readonly state: TickState; readonly here: boolean } | { readonly state: Exclude<FireState, TickState>; readonly here: false };
+export type FireOutcome =
+  | { readonly state: TickState; readonly here: boolean }
+  | { readonly state: Exclude<FireState, TickState>; readonly here: false };
 
-export async function fireTick(context: FiringContext, schedule: StoredSchedule, id: string): Promise<FireOutcome> {
+export async function fireTick(
+  context: FiringContext,
+  schedule: StoredSchedule,
+  id: string,
+): Promise<FireOutcome> {
   const { store } = context;
   const session = context.zk.session;
   const first = await store.readTick(schedule.name, id);
@@ -77,7 +98,8 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
     // The definition again, under the lock: a removal marks it before deleting anything, so a record made
     // late by a scheduler that read an older cursor is never fired once the schedule is being removed.
     const current = await store.read(schedule.name);
-    if (current === undefined || current.schedule.removing === true) return { state: 'gone', here: false };
+    if (current === undefined || current.schedule.removing === true)
+      return { state: 'gone', here: false };
     if (tick.record.scheduleNode !== undefined && tick.record.scheduleNode !== current.czxid) {
       const stray: TickRecord = {
         ...tick.record,
@@ -90,7 +112,12 @@ export async function fireTick(context: FiringContext, schedule: StoredSchedule,
       return { state: 'skipped', here: true };
     }
     const { node, ...outcome } = await decideAndBuild(context, current.schedule, id, tick, session);
-    const final: TickRecord = { ...tick.record, ...outcome, by: context.identity, updatedAt: new Date().toISOString() };
+    const final: TickRecord = {
+      ...tick.record,
+      ...outcome,
+      by: context.identity,
+      updatedAt: new Date().toISOString(),
+    };
     await writeTick(store, schedule.name, id, final, node, session);
     return { state: final.state, here: true };
   } finally {
@@ -116,7 +143,11 @@ async function decideAndBuild(
     // The plan node names the tick that made it from its first write on. Another tick's (a schedule of the same name under
     // another schedules' parent, firing into the same plans' parent) is never adopted nor cleared.
     const origin = planOrigin(plan, node.data);
-    if (origin?.schedules !== context.store.parent || origin.schedule !== schedule.name || origin.tick !== id)
+    if (
+      origin?.schedules !== context.store.parent ||
+      origin.schedule !== schedule.name ||
+      origin.tick !== id
+    )
       return {
         state: 'failed',
         reason: `plan path ${plan} is taken by ${origin === undefined ? 'a plan of no schedule' : `${origin.schedules}/${origin.schedule} tick ${origin.tick}`}`,
@@ -126,24 +157,37 @@ async function decideAndBuild(
   if (existing?.children.includes(READY)) return { state: 'fired', node: read };
   // Made, readied, run and deleted (retention, a user) while its firer was dead: never built twice.
   if (existing === undefined && record.planCreated === true)
-    return { state: 'fired', reason: 'its plan was deleted before the tick was recorded fired', node: read };
+    return {
+      state: 'fired',
+      reason: 'its plan was deleted before the tick was recorded fired',
+      node: read,
+    };
   if (existing === undefined && record.kind === 'cron') {
     if (schedule.paused) return { state: 'skipped', reason: 'the schedule is paused', node: read };
     const decision =
-      schedule.overlap === 'allow' ? { action: 'fire' as const } : overlapDecision(schedule.overlap, await previousRuns(context, schedule, id, record));
-    if (decision.action === 'skip') return { state: 'skipped', reason: decision.reason, node: read };
+      schedule.overlap === 'allow'
+        ? { action: 'fire' as const }
+        : overlapDecision(schedule.overlap, await previousRuns(context, schedule, id, record));
+    if (decision.action === 'skip')
+      return { state: 'skipped', reason: decision.reason, node: read };
     if (decision.action === 'cancelThenFire')
-      for (const previous of decision.plans) await context.cancelPlan(previous, `overlap: ${plan} fired by schedule "${schedule.name}"`);
+      for (const previous of decision.plans)
+        await context.cancelPlan(previous, `overlap: ${plan} fired by schedule "${schedule.name}"`);
   }
   const params = { ...schedule.params, firedAt: record.firedAt };
   let checked: CheckedSpec;
   try {
     // A tick fires whether or not a worker is up yet (the schedule was checked when it was put;
     // workers started later run its plans), so a function nothing vouches for is no reason to skip it.
-    checked = await checkSpecForSubmit(schedule.spec, context.functions, await context.listWorkers(schedule.planParent), {
-      params,
-      allowUnknownFunctions: true,
-    });
+    checked = await checkSpecForSubmit(
+      schedule.spec,
+      context.functions,
+      await context.listWorkers(schedule.planParent),
+      {
+        params,
+        allowUnknownFunctions: true,
+      },
+    );
   } catch (error) {
     if (!(error instanceof PlanSpecError)) throw error;
     // A dead firer's half-built plan does not stay: this tick makes no plan. The record forgets the
@@ -153,23 +197,52 @@ async function decideAndBuild(
     if (existing !== undefined) {
       if (record.planCreated === true) {
         const { planCreated: _made, ...forgotten } = record;
-        current = await writeTick(context.store, schedule.name, id, { ...forgotten, by: context.identity, updatedAt: new Date().toISOString() }, read, session);
+        current = await writeTick(
+          context.store,
+          schedule.name,
+          id,
+          { ...forgotten, by: context.identity, updatedAt: new Date().toISOString() },
+          read,
+          session,
+        );
       }
       await zk.deleteRecursive(plan);
     }
     return { state: 'failed', reason: error.message, node: current };
   }
-  const origin = { schedules: context.store.parent, schedule: schedule.name, tick: id, firedAt: record.firedAt };
+  const origin = {
+    schedules: context.store.parent,
+    schedule: schedule.name,
+    tick: id,
+    firedAt: record.firedAt,
+  };
   const target = { plan, fence: session, origin };
   let current = read;
   if (existing === undefined) {
     // A schedule's plans are named after it, unless its spec names them itself.
-    await writer.createPlanAt(plan, { name: schedule.name, ...checked.options }, { fence: session }, origin);
+    await writer.createPlanAt(
+      plan,
+      { name: schedule.name, ...checked.options },
+      { fence: session },
+      origin,
+    );
     const policy = record.kind === 'cron' ? { overlap: schedule.overlap } : {};
-    const marked: TickRecord = { ...record, ...policy, planCreated: true, by: context.identity, updatedAt: new Date().toISOString() };
+    const marked: TickRecord = {
+      ...record,
+      ...policy,
+      planCreated: true,
+      by: context.identity,
+      updatedAt: new Date().toISOString(),
+    };
     current = await writeTick(context.store, schedule.name, id, marked, read, session);
   } else {
-    await clearHalfBuilt(zk, plan, existing.children, session, resolvePlanSettings(checked.options).history);
+    await clearHalfBuilt(
+      zk,
+      plan,
+      existing.children,
+      session,
+      resolvePlanSettings(checked.options).history,
+    );
   }
   await fillPlan(writer, zk, plan, checked, { spec: schedule.spec, params }, target);
   return { state: 'fired', node: current };
@@ -180,7 +253,13 @@ async function decideAndBuild(
  * entries and spec record; and makes the children createPlanAt makes, if it died before them. The
  * plan node stays, so new task names continue its sequence.
  */
-async function clearHalfBuilt(zk: Zk, plan: string, children: readonly string[], session: ZkSession, history: boolean): Promise<void> {
+async function clearHalfBuilt(
+  zk: Zk,
+  plan: string,
+  children: readonly string[],
+  session: ZkSession,
+  history: boolean,
+): Promise<void> {
   const index = childPath(plan, RUNNABLE_INDEX);
   const entries = (await zk.tryGetChildren(index))?.children ?? [];
   await Promise.all([
@@ -189,9 +268,13 @@ async function clearHalfBuilt(zk: Zk, plan: string, children: readonly string[],
       .map((name) => zk.deleteRecursive(childPath(plan, name))),
     ...entries.map((name) => zk.deleteIfPresent(childPath(index, name), -1, { fence: session })),
     // The one name a new holder writes again: fenced, so a late delete from a dead holder cannot take the new one.
-    children.includes(SPEC_RECORD) ? deleteValue(zk, childPath(plan, SPEC_RECORD), { fence: session }) : undefined,
+    children.includes(SPEC_RECORD)
+      ? deleteValue(zk, childPath(plan, SPEC_RECORD), { fence: session })
+      : undefined,
     zk.createIfAbsent(index, null, 'persistent', { fence: session }),
-    history ? zk.createIfAbsent(childPath(plan, HISTORY), null, 'persistent', { fence: session }) : undefined,
+    history
+      ? zk.createIfAbsent(childPath(plan, HISTORY), null, 'persistent', { fence: session })
+      : undefined,
   ]);
 }
 
@@ -200,9 +283,19 @@ async function clearHalfBuilt(zk: Zk, plan: string, children: readonly string[],
  * reply is resent and answered BAD_VERSION though the write landed: nobody else writes it under
  * the lock, so a record that now reads as written is this write's.
  */
-async function writeTick(store: ScheduleStore, name: string, id: string, record: TickRecord, read: NodeRead, session: ZkSession): Promise<NodeRead> {
+async function writeTick(
+  store: ScheduleStore,
+  name: string,
+  id: string,
+  record: TickRecord,
+  read: NodeRead,
+  session: ZkSession,
+): Promise<NodeRead> {
   try {
-    return { version: (await store.updateTick(name, id, record, read, { fence: session })).version, czxid: read.czxid };
+    return {
+      version: (await store.updateTick(name, id, record, read, { fence: session })).version,
+      czxid: read.czxid,
+    };
   } catch (error) {
     if (!isZkError(error, 'BAD_VERSION')) throw error;
     const stored = await store.readTick(name, id, { sync: true });
@@ -235,7 +328,12 @@ function planOrigin(plan: string, data: Buffer | null): Partial<PlanOrigin> | un
  * cron ticks before it, newest first, back to one made under 'skip' or 'cancelPrevious' (every
  * run before that one had finished when it fired; ticks fired under 'allow' are walked past).
  */
-async function previousRuns(context: FiringContext, schedule: StoredSchedule, id: string, record: TickRecord): Promise<PreviousRun[]> {
+async function previousRuns(
+  context: FiringContext,
+  schedule: StoredSchedule,
+  id: string,
+  record: TickRecord,
+): Promise<PreviousRun[]> {
   const runs: PreviousRun[] = [];
   let cronVouched = false;
   for (const earlier of (await context.store.tickIds(schedule.name)).reverse()) {

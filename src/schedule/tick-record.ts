@@ -43,7 +43,9 @@ export interface TickRecord {
 
 /** True when a fired cron tick's record vouches that every run before it had finished when it fired. */
 export function firedAfterEarlierRuns(record: TickRecord): boolean {
-  return record.kind === 'cron' && (record.overlap === 'skip' || record.overlap === 'cancelPrevious');
+  return (
+    record.kind === 'cron' && (record.overlap === 'skip' || record.overlap === 'cancelPrevious')
+  );
 }
 
 const TICK = /^tick-(\d{15})$/;
@@ -74,7 +76,10 @@ export function timeOfTickId(id: string): number | undefined {
 export function sortTickIds(names: readonly string[]): string[] {
   return names
     .filter((name) => timeOfTickId(name) !== undefined)
-    .sort((a, b) => (timeOfTickId(a) as number) - (timeOfTickId(b) as number) || (a < b ? -1 : a > b ? 1 : 0));
+    .sort(
+      (a, b) =>
+        (timeOfTickId(a) as number) - (timeOfTickId(b) as number) || (a < b ? -1 : a > b ? 1 : 0),
+    );
 }
 
 /** `<planParent>/<schedule>@20261125T020000.000Z` (manual: `…-manual-<nonce>`). */
@@ -99,6 +104,9 @@ export function parseTickRecord(path: string, value: unknown): TickRecord {
     typeof record.plan !== 'string' ||
     !['pending', 'fired', 'skipped', 'failed'].includes(record.state as string)
   )
-    throw new MalformedNodeError(path, 'expected a tick record { kind, tick, firedAt, plan, state, … }');
+    throw new MalformedNodeError(
+      path,
+      'expected a tick record { kind, tick, firedAt, plan, state, … }',
+    );
   return record as TickRecord;
 }

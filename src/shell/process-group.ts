@@ -36,11 +36,17 @@ export type Termination = 'terminated' | 'killed';
  * SIGTERM to the group, then SIGKILL after `graceMs` unless every process of it has gone by then.
  * `onKill` is told before the SIGKILL is sent.
  */
-export async function terminateGroup(pgid: number, graceMs: number, onKill: () => void = () => undefined): Promise<Termination> {
+export async function terminateGroup(
+  pgid: number,
+  graceMs: number,
+  onKill: () => void = () => undefined,
+): Promise<Termination> {
   if (!signalGroup(pgid, 'SIGTERM')) return 'terminated';
   const deadline = performance.now() + graceMs;
   while (performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(1, deadline - performance.now()))));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(POLL_MS, Math.max(1, deadline - performance.now()))),
+    );
     if (!(await groupHasLiveMember(pgid))) return 'terminated';
   }
   onKill();
@@ -71,7 +77,9 @@ export async function groupHasLiveMember(pgid: number): Promise<boolean> {
   if (!signalGroup(pgid, 0)) return false;
   const pids = await readdir('/proc').catch(() => undefined);
   if (pids === undefined) return true; // no /proc: kill(2) is all there is to go by
-  const stats = await Promise.all(pids.filter((name) => /^\d+$/.test(name)).map((pid) => readProcStat(Number(pid))));
+  const stats = await Promise.all(
+    pids.filter((name) => /^\d+$/.test(name)).map((pid) => readProcStat(Number(pid))),
+  );
   return stats.some((stat) => stat !== undefined && stat.pgrp === pgid && stat.state !== 'Z');
 }
 
@@ -87,7 +95,9 @@ export async function processIsRunning(pid: number): Promise<boolean> {
 }
 
 /** State and process group from /proc/<pid>/stat; undefined when it cannot be read (gone, or no /proc). */
-async function readProcStat(pid: number): Promise<{ readonly state: string; readonly pgrp: number } | undefined> {
+async function readProcStat(
+  pid: number,
+): Promise<{ readonly state: string; readonly pgrp: number } | undefined> {
   let text: string;
   try {
     text = await readFile(`/proc/${pid}/stat`, 'utf8');

@@ -7,12 +7,29 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { DEFAULTS } from '../config/defaults.js';
-import { ShellExitError, ShellParamsError, ShellStartError, type ShellEnd } from '../errors/shell-errors.js';
+import {
+  ShellExitError,
+  ShellParamsError,
+  ShellStartError,
+  type ShellEnd,
+} from '../errors/shell-errors.js';
 import type { TaskContext } from '../exec/task-context.js';
 import { MAX_MESSAGE_CHARS } from '../logs/attempt-tail.js';
 import { LineSplitter } from './line-splitter.js';
-import { forgetGroup, groupHasLiveMember, terminateGroup, trackGroup, type Termination } from './process-group.js';
-import { shellInvocation, shellParamsProblem, type ShellInvocation, type ShellParams, type ShellResult } from './shell-params.js';
+import {
+  forgetGroup,
+  groupHasLiveMember,
+  terminateGroup,
+  trackGroup,
+  type Termination,
+} from './process-group.js';
+import {
+  shellInvocation,
+  shellParamsProblem,
+  type ShellInvocation,
+  type ShellParams,
+  type ShellResult,
+} from './shell-params.js';
 
 /** Longest line written to the task's log (the longest message its tail keeps); the rest of a longer one is counted, not kept. */
 const MAX_LOG_LINE_CHARS = MAX_MESSAGE_CHARS;
@@ -34,7 +51,11 @@ export interface ShellSettings {
 }
 
 /** Runs the shell call `params` (`[{ command, args?, cwd?, env?, shell? }]`) for the task of `ctx`. */
-export async function runShell(ctx: ShellContext, params: readonly unknown[], settings: ShellSettings): Promise<ShellResult> {
+export async function runShell(
+  ctx: ShellContext,
+  params: readonly unknown[],
+  settings: ShellSettings,
+): Promise<ShellResult> {
   const problem = shellParamsProblem(params);
   if (problem !== undefined) throw new ShellParamsError(`task ${ctx.task}`, problem, ctx.task);
   if (ctx.signal.aborted) throw ctx.signal.reason;
@@ -79,14 +100,23 @@ async function start(ctx: ShellContext, invocation: ShellInvocation): Promise<Ch
 }
 
 /** Follows a started command to its end: its output into the log, its group stopped on abort, its result or failure. */
-async function supervise(ctx: ShellContext, invocation: ShellInvocation, child: ChildProcess, settings: ShellSettings): Promise<ShellResult> {
+async function supervise(
+  ctx: ShellContext,
+  invocation: ShellInvocation,
+  child: ChildProcess,
+  settings: ShellSettings,
+): Promise<ShellResult> {
   const pgid = child.pid as number;
   const stdout = new HeadCapture(DEFAULTS.shell.maxStdoutBytes);
   const stderrTail: string[] = [];
-  const outLines = new LineSplitter(MAX_LOG_LINE_CHARS, (line) => ctx.log.info(line, { stream: 'stdout' }));
+  const outLines = new LineSplitter(MAX_LOG_LINE_CHARS, (line) =>
+    ctx.log.info(line, { stream: 'stdout' }),
+  );
   const errLines = new LineSplitter(MAX_LOG_LINE_CHARS, (line) => {
     ctx.log.warn(line, { stream: 'stderr' });
-    stderrTail.push(line.length <= STDERR_TAIL_LINE_CHARS ? line : `${line.slice(0, STDERR_TAIL_LINE_CHARS)}…`);
+    stderrTail.push(
+      line.length <= STDERR_TAIL_LINE_CHARS ? line : `${line.slice(0, STDERR_TAIL_LINE_CHARS)}…`,
+    );
     if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
   });
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -97,16 +127,24 @@ async function supervise(ctx: ShellContext, invocation: ShellInvocation, child: 
   // Signalling the child can fail after it started; unheard, the 'error' event would end the worker process.
   child.on('error', (error) => ctx.log.error(`the command's process: ${error.message}`));
   const outputEnded = Promise.all([streamEnd(child.stdout), streamEnd(child.stderr)]);
-  const exited = new Promise<ShellEnd>((resolve) => child.once('exit', (code, signal) => resolve(signal !== null ? { signal } : { exitCode: code ?? 0 })));
+  const exited = new Promise<ShellEnd>((resolve) =>
+    child.once('exit', (code, signal) =>
+      resolve(signal !== null ? { signal } : { exitCode: code ?? 0 }),
+    ),
+  );
   const startedAt = performance.now();
   let stopping: Promise<Termination> | undefined;
   let giveUp: (value: undefined) => void = () => undefined;
   const givenUp = new Promise<undefined>((resolve) => (giveUp = resolve));
   const onAbort = (): void => {
     const reason: unknown = ctx.signal.reason;
-    ctx.log.warn(`stopping the command: ${reason instanceof Error ? reason.message : String(reason)}; SIGTERM to its process group ${pgid}`);
+    ctx.log.warn(
+      `stopping the command: ${reason instanceof Error ? reason.message : String(reason)}; SIGTERM to its process group ${pgid}`,
+    );
     stopping = terminateGroup(pgid, settings.killGraceMs, () =>
-      ctx.log.warn(`the command's process group ${pgid} outlived SIGTERM by ${settings.killGraceMs} ms (shellKillGraceMs): SIGKILL`),
+      ctx.log.warn(
+        `the command's process group ${pgid} outlived SIGTERM by ${settings.killGraceMs} ms (shellKillGraceMs): SIGKILL`,
+      ),
     );
     // A command SIGKILL cannot end (one that runs as another user) must not hold the worker's loop for ever.
     void stopping.then(() => setTimeout(() => giveUp(undefined), OUTPUT_END_WAIT_MS).unref());
@@ -115,14 +153,20 @@ async function supervise(ctx: ShellContext, invocation: ShellInvocation, child: 
   try {
     const end = await Promise.race([exited, givenUp]);
     if (end === undefined) {
-      ctx.log.error(`the command (pid ${pgid}) did not end on SIGKILL to its process group (may it not be signalled?): no longer waited for`);
+      ctx.log.error(
+        `the command (pid ${pgid}) did not end on SIGKILL to its process group (may it not be signalled?): no longer waited for`,
+      );
       child.stdout?.destroy();
       child.stderr?.destroy();
       throw ctx.signal.reason;
     }
     if (stopping === undefined && (await groupHasLiveMember(pgid))) {
-      ctx.log.warn(`the command ended but left processes running in its process group ${pgid}: SIGTERM to them, as to any task's leftovers`);
-      stopping = terminateGroup(pgid, settings.killGraceMs, () => ctx.log.warn(`its leftovers outlived SIGTERM by ${settings.killGraceMs} ms: SIGKILL`));
+      ctx.log.warn(
+        `the command ended but left processes running in its process group ${pgid}: SIGTERM to them, as to any task's leftovers`,
+      );
+      stopping = terminateGroup(pgid, settings.killGraceMs, () =>
+        ctx.log.warn(`its leftovers outlived SIGTERM by ${settings.killGraceMs} ms: SIGKILL`),
+      );
     }
     await stopping;
     await endOutput(ctx, child, outputEnded);
@@ -134,13 +178,18 @@ async function supervise(ctx: ShellContext, invocation: ShellInvocation, child: 
       ctx.log.info(`exited with code 0 in ${durationMs} ms`);
       if (stdout.droppedBytes > 0) {
         const max = DEFAULTS.shell.maxStdoutBytes;
-        ctx.log.warn(`stdout was longer than ${max} bytes: the result keeps its first ${max} bytes, this log all of its lines`, {
-          droppedFromResult: stdout.droppedBytes,
-        });
+        ctx.log.warn(
+          `stdout was longer than ${max} bytes: the result keeps its first ${max} bytes, this log all of its lines`,
+          {
+            droppedFromResult: stdout.droppedBytes,
+          },
+        );
       }
       return { exitCode: 0, stdout: stdout.text() };
     }
-    ctx.log.error(`${end.signal !== undefined ? `killed by ${end.signal}` : `exited with code ${end.exitCode}`} after ${durationMs} ms`);
+    ctx.log.error(
+      `${end.signal !== undefined ? `killed by ${end.signal}` : `exited with code ${end.exitCode}`} after ${durationMs} ms`,
+    );
     throw new ShellExitError(ctx.task, invocation.command, end, stderrTail);
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
@@ -156,7 +205,11 @@ function streamEnd(stream: NodeJS.ReadableStream | null): Promise<void> {
 }
 
 /** Waits for the rest of the output; a pipe a process outside the group still holds is closed after OUTPUT_END_WAIT_MS. */
-async function endOutput(ctx: ShellContext, child: ChildProcess, outputEnded: Promise<unknown>): Promise<void> {
+async function endOutput(
+  ctx: ShellContext,
+  child: ChildProcess,
+  outputEnded: Promise<unknown>,
+): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const waited = new Promise<'late'>((resolve) => {
     timer = setTimeout(() => resolve('late'), OUTPUT_END_WAIT_MS);
@@ -166,7 +219,9 @@ async function endOutput(ctx: ShellContext, child: ChildProcess, outputEnded: Pr
   } finally {
     clearTimeout(timer);
   }
-  ctx.log.warn('a process that left the command’s process group still holds its output: no longer read');
+  ctx.log.warn(
+    'a process that left the command’s process group still holds its output: no longer read',
+  );
   child.stdout?.destroy();
   child.stderr?.destroy();
 }
@@ -193,7 +248,9 @@ class HeadCapture {
 
   text(): string {
     const bytes = Buffer.concat(this.chunks, this.kept);
-    return bytes.subarray(0, this.dropped > 0 ? utf8Boundary(bytes) : bytes.length).toString('utf8');
+    return bytes
+      .subarray(0, this.dropped > 0 ? utf8Boundary(bytes) : bytes.length)
+      .toString('utf8');
   }
 }
 
@@ -201,7 +258,8 @@ class HeadCapture {
 function utf8Boundary(bytes: Buffer): number {
   let start = bytes.length;
   // Back over continuation bytes (10xxxxxx) to the start of the last sequence, at most 3.
-  while (start > 0 && bytes.length - start < 3 && ((bytes[start - 1] as number) & 0xc0) === 0x80) start -= 1;
+  while (start > 0 && bytes.length - start < 3 && ((bytes[start - 1] as number) & 0xc0) === 0x80)
+    start -= 1;
   if (start === 0) return bytes.length;
   const lead = bytes[start - 1] as number;
   const needed = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;

@@ -53,28 +53,43 @@ export interface ShellInvocation {
 
 /** What is wrong with a shell call's params, or undefined when they are `[{ command, args?, cwd?, env?, shell? }]`. */
 export function shellParamsProblem(params: readonly unknown[]): string | undefined {
-  if (params.length !== 1) return `expected one param, an object { command, … }, got ${params.length}`;
+  if (params.length !== 1)
+    return `expected one param, an object { command, … }, got ${params.length}`;
   const [value] = params;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'its param must be an object { command, args?, cwd?, env?, shell? }';
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'its param must be an object { command, args?, cwd?, env?, shell? }';
   const record = value as Record<string, unknown>;
   const unknown = Object.keys(record).find((key) => !PARAM_KEYS.has(key));
-  if (unknown !== undefined) return `unknown field "${unknown}" (a shell call has command, args, cwd, env and shell)`;
+  if (unknown !== undefined)
+    return `unknown field "${unknown}" (a shell call has command, args, cwd, env and shell)`;
   const { command, args, cwd, env, shell } = record;
-  if (typeof command !== 'string' || command.trim() === '') return '"command" must be a non-empty string';
+  if (typeof command !== 'string' || command.trim() === '')
+    return '"command" must be a non-empty string';
   if (command.includes('\0')) return '"command" must not hold a NUL character';
-  if (args !== undefined && (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string' || arg.includes('\0'))))
+  if (
+    args !== undefined &&
+    (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string' || arg.includes('\0')))
+  )
     return '"args" must be an array of strings without NUL characters';
-  if (cwd !== undefined && (typeof cwd !== 'string' || cwd === '' || cwd.includes('\0'))) return '"cwd" must be a non-empty path';
-  if (shell !== undefined && typeof shell !== 'boolean' && (typeof shell !== 'string' || shell === '' || shell.includes('\0')))
+  if (cwd !== undefined && (typeof cwd !== 'string' || cwd === '' || cwd.includes('\0')))
+    return '"cwd" must be a non-empty path';
+  if (
+    shell !== undefined &&
+    typeof shell !== 'boolean' &&
+    (typeof shell !== 'string' || shell === '' || shell.includes('\0'))
+  )
     return '"shell" must be true, false or the path of a shell';
   return env === undefined ? undefined : envProblem(env);
 }
 
 function envProblem(env: unknown): string | undefined {
-  if (typeof env !== 'object' || env === null || Array.isArray(env)) return '"env" must be an object of strings { NAME: "value" }';
+  if (typeof env !== 'object' || env === null || Array.isArray(env))
+    return '"env" must be an object of strings { NAME: "value" }';
   for (const [name, value] of Object.entries(env)) {
-    if (name === '' || name.includes('=') || name.includes('\0')) return `"env" has the name ${JSON.stringify(name)}: a name is non-empty, without "=" or NUL`;
-    if (typeof value !== 'string' || value.includes('\0')) return `"env.${name}" must be a string without NUL characters`;
+    if (name === '' || name.includes('=') || name.includes('\0'))
+      return `"env" has the name ${JSON.stringify(name)}: a name is non-empty, without "=" or NUL`;
+    if (typeof value !== 'string' || value.includes('\0'))
+      return `"env.${name}" must be a string without NUL characters`;
   }
   return undefined;
 }
@@ -88,7 +103,8 @@ export function shellInvocation(params: ShellParams, baseEnv: NodeJS.ProcessEnv)
   const args = params.args ?? [];
   const shell = params.shell ?? params.args === undefined;
   const env = { ...definedOnly(baseEnv), ...params.env };
-  if (shell === false) return { file: params.command, argv: [...args], cwd: params.cwd, env, command: params.command };
+  if (shell === false)
+    return { file: params.command, argv: [...args], cwd: params.cwd, env, command: params.command };
   const file = shell === true ? DEFAULT_SHELL : shell;
   const argv = args.length > 0 ? ['-c', params.command, file, ...args] : ['-c', params.command];
   return { file, argv, cwd: params.cwd, env, command: params.command };

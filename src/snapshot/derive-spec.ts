@@ -40,7 +40,12 @@ import {
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { UNKNOWN_FUNCTION, type SnapshotBody, type SnapshotTask } from './plan-snapshot.js';
-import { readComplete, readTaskStanding, resultFromOutputs, withHeldResult } from './task-standing.js';
+import {
+  readComplete,
+  readTaskStanding,
+  resultFromOutputs,
+  withHeldResult,
+} from './task-standing.js';
 
 /** One derived task before its inputs are known. */
 interface Derived {
@@ -70,19 +75,28 @@ export async function deriveSnapshot(
       if (reading.children === undefined && !history.has(task)) return; // deleted meanwhile: its kept result or history below has it
       const definition = await store.readDefinition(task).catch(() => undefined);
       const entry = entryOf(task, definition, history.get(task), reading.standing);
-      for (const dep of (await store.readLinks(task, reading.children ?? [])).values()) producers.set(dep, name);
+      for (const dep of (await store.readLinks(task, reading.children ?? [])).values())
+        producers.set(dep, name);
       tasks.set(name, { entry, standing: reading.standing, children: reading.children });
     }),
   );
   for (const [task, record] of history) {
     if (record.omitted)
-      gaps.push(`${nameOf(task)}: its history record was too large for one znode, so its params and outputs were not kept; it is carried as a done task`);
+      gaps.push(
+        `${nameOf(task)}: its history record was too large for one znode, so its params and outputs were not kept; it is carried as a done task`,
+      );
     for (const dep of record.outputs) producers.set(dep, nameOf(task));
     if (tasks.has(nameOf(task))) continue;
     const { standing } = await readTaskStanding(zk, store, task, record);
-    tasks.set(nameOf(task), { entry: entryOf(task, undefined, record, standing), standing, children: undefined });
+    tasks.set(nameOf(task), {
+      entry: entryOf(task, undefined, record, standing),
+      standing,
+      children: undefined,
+    });
   }
-  for (const serial of planChildren.map((name) => serialOf(name, KEPT_RESULT_PREFIX)).filter((serial) => serial !== undefined)) {
+  for (const serial of planChildren
+    .map((name) => serialOf(name, KEPT_RESULT_PREFIX))
+    .filter((serial) => serial !== undefined)) {
     const name = `${TASK_PREFIX}${serial}`;
     if (tasks.has(name)) continue;
     const { standing } = await readTaskStanding(zk, store, childPath(plan, name), undefined);
@@ -105,8 +119,17 @@ export async function deriveSnapshot(
     return [keyOf(name), taken.length > 0 ? { ...entry, inputs: taken } : entry] as const;
   });
   const options = optionsOf(await store.readPlanSettings(plan));
-  const standings = names.map((name) => [keyOf(name), (tasks.get(name) as Derived).standing] as const);
-  return { source: 'task-graph', spec: { tasks: Object.fromEntries(entries), options }, params: {}, options, tasks: Object.fromEntries(standings), gaps };
+  const standings = names.map(
+    (name) => [keyOf(name), (tasks.get(name) as Derived).standing] as const,
+  );
+  return {
+    source: 'task-graph',
+    spec: { tasks: Object.fromEntries(entries), options },
+    params: {},
+    options,
+    tasks: Object.fromEntries(standings),
+    gaps,
+  };
 }
 
 /**
@@ -114,18 +137,41 @@ export async function deriveSnapshot(
  * that an import or rerun knows its tasks by the same keys. Names are kept for all when a key would
  * stand for two tasks (a key that is another task's name).
  */
-async function keysByName(zk: Zk, plan: string, planChildren: readonly string[], names: readonly string[]): Promise<(name: string) => string> {
+async function keysByName(
+  zk: Zk,
+  plan: string,
+  planChildren: readonly string[],
+  names: readonly string[],
+): Promise<(name: string) => string> {
   const byTask = await new TaskKeys(zk).of(plan, planChildren);
-  const byName = new Map(names.flatMap((name) => (byTask.has(childPath(plan, name)) ? [[name, byTask.get(childPath(plan, name)) as string] as const] : [])));
+  const byName = new Map(
+    names.flatMap((name) =>
+      byTask.has(childPath(plan, name))
+        ? [[name, byTask.get(childPath(plan, name)) as string] as const]
+        : [],
+    ),
+  );
   const keyOf = (name: string): string => byName.get(name) ?? name;
   return new Set(names.map(keyOf)).size === names.length ? keyOf : (name) => name;
 }
 
 /** A task's spec entry: from its node, else its history record (one that kept its params); a done task whose call cannot be named gets UNKNOWN_FUNCTION. */
-function entryOf(task: string, definition: TaskDefinition | undefined, record: DoneRecord | undefined, standing: SnapshotTask): Omit<TaskSpecEntry, 'inputs'> {
-  if (definition !== undefined && 'fn' in definition) return { fn: definition.fn, params: definition.params, options: optionsOfTask(definition) };
-  if (record?.params !== undefined) return { fn: record.fn, params: record.params, options: { keepResult: record.keepResult } };
-  if (standing.state === 'done') return { fn: UNKNOWN_FUNCTION, params: [], ...(definition !== undefined ? { options: optionsOfTask(definition) } : {}) };
+function entryOf(
+  task: string,
+  definition: TaskDefinition | undefined,
+  record: DoneRecord | undefined,
+  standing: SnapshotTask,
+): Omit<TaskSpecEntry, 'inputs'> {
+  if (definition !== undefined && 'fn' in definition)
+    return { fn: definition.fn, params: definition.params, options: optionsOfTask(definition) };
+  if (record?.params !== undefined)
+    return { fn: record.fn, params: record.params, options: { keepResult: record.keepResult } };
+  if (standing.state === 'done')
+    return {
+      fn: UNKNOWN_FUNCTION,
+      params: [],
+      ...(definition !== undefined ? { options: optionsOfTask(definition) } : {}),
+    };
   throw new SnapshotError(
     'SNAPSHOT_UNDERIVABLE',
     nameOf(task),
@@ -156,7 +202,12 @@ async function inputsOf(
   for (const [dep, producer] of producers) {
     const dependent = nameOf(parentOf(dep));
     const serial = serialOf(nameOf(dep), DEP_PREFIX);
-    if (serial === undefined || !tasks.has(dependent) || tasks.get(dependent)?.children !== undefined) continue;
+    if (
+      serial === undefined ||
+      !tasks.has(dependent) ||
+      tasks.get(dependent)?.children !== undefined
+    )
+      continue;
     inputs.set(dependent, [...(inputs.get(dependent) ?? []), { serial, key: producer }]);
   }
   for (const [name, task] of [...tasks]) {
@@ -164,11 +215,20 @@ async function inputsOf(
     const slots: { serial: string; key: string }[] = [];
     for (const serial of inputSlotSerials(task.children)) {
       const known = producers.get(childPath(childPath(plan, name), `${DEP_PREFIX}${serial}`));
-      slots.push({ serial, key: known ?? (await unknownProducer(store, plan, name, serial, task.children, tasks, gaps)) });
+      slots.push({
+        serial,
+        key:
+          known ?? (await unknownProducer(store, plan, name, serial, task.children, tasks, gaps)),
+      });
     }
     inputs.set(name, slots);
   }
-  return new Map([...inputs].map(([name, slots]) => [name, [...slots].sort((a, b) => compareSerials(a.serial, b.serial)).map(({ key }) => key)]));
+  return new Map(
+    [...inputs].map(([name, slots]) => [
+      name,
+      [...slots].sort((a, b) => compareSerials(a.serial, b.serial)).map(({ key }) => key),
+    ]),
+  );
 }
 
 async function unknownProducer(
@@ -181,7 +241,9 @@ async function unknownProducer(
   gaps: string[],
 ): Promise<string> {
   const arg = `${ARG_PREFIX}${serial}`;
-  const held = children.includes(arg) ? await readComplete(store, childPath(childPath(plan, name), arg)) : undefined;
+  const held = children.includes(arg)
+    ? await readComplete(store, childPath(childPath(plan, name), arg))
+    : undefined;
   if (held !== undefined) {
     const key = `${name}/${arg}`;
     tasks.set(key, {
@@ -192,7 +254,11 @@ async function unknownProducer(
     return key;
   }
   const key = `${name}/${DEP_PREFIX}${serial}`;
-  tasks.set(key, { entry: { fn: UNKNOWN_FUNCTION, params: [] }, standing: { state: 'done', hasResult: false }, children: undefined });
+  tasks.set(key, {
+    entry: { fn: UNKNOWN_FUNCTION, params: [] },
+    standing: { state: 'done', hasResult: false },
+    children: undefined,
+  });
   gaps.push(
     `${name} waits for an input (${DEP_PREFIX}${serial}) that no task of the plan feeds: it was blocked, and an import refuses it (SNAPSHOT_RESULT_MISSING)`,
   );
@@ -205,7 +271,9 @@ function optionsOfTask(definition: TaskDefinition): AddTaskOptions {
     ...definition.retry,
     ...(definition.timeoutMs !== undefined ? { timeoutMs: definition.timeoutMs } : {}),
     ...(definition.priority !== undefined ? { priority: definition.priority } : {}),
-    ...(definition.concurrencyKey !== undefined ? { concurrencyKey: definition.concurrencyKey } : {}),
+    ...(definition.concurrencyKey !== undefined
+      ? { concurrencyKey: definition.concurrencyKey }
+      : {}),
   };
 }
 

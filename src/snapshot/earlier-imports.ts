@@ -31,17 +31,31 @@ export function snapshotIdentity(snapshot: PlanSnapshot): string {
 }
 
 /** Reads every plan node under `parent` (one read each) for those made from the snapshot `identity`. */
-export async function findEarlierImports(zk: Zk, store: TaskStore, parent: string, identity: string): Promise<EarlierImports> {
+export async function findEarlierImports(
+  zk: Zk,
+  store: TaskStore,
+  parent: string,
+  identity: string,
+): Promise<EarlierImports> {
   const plans = (await store.listPlans(parent)) ?? [];
-  const marked = await Promise.all(plans.map(async (plan) => ((await markOf(zk, plan)) === identity ? plan : undefined)));
+  const marked = await Promise.all(
+    plans.map(async (plan) => ((await markOf(zk, plan)) === identity ? plan : undefined)),
+  );
   const matches = await Promise.all(
-    marked.filter((plan) => plan !== undefined).map(async (plan) => ({ plan, ready: (await zk.exists(childPath(plan, READY))) !== undefined })),
+    marked
+      .filter((plan) => plan !== undefined)
+      .map(async (plan) => ({
+        plan,
+        ready: (await zk.exists(childPath(plan, READY))) !== undefined,
+      })),
   );
   const ready = matches.find((match) => match.ready);
   // Readied after its spec record: a ready import has one.
   const record = ready === undefined ? undefined : await readSpecRecord(zk, ready.plan);
   return {
-    ...(ready !== undefined && record !== undefined ? { whole: { plan: ready.plan, tasks: record.tasks } } : {}),
+    ...(ready !== undefined && record !== undefined
+      ? { whole: { plan: ready.plan, tasks: record.tasks } }
+      : {}),
     cutShort: matches.filter((match) => !match.ready).map(({ plan }) => plan),
   };
 }
@@ -51,7 +65,10 @@ async function markOf(zk: Zk, plan: string): Promise<string | undefined> {
   if (!node?.data?.length) return undefined; // deleted meanwhile, or another tool's plan without a value
   try {
     const value = decodeValue(plan, node.data);
-    const mark = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[IMPORT_MARK] : undefined;
+    const mark =
+      typeof value === 'object' && value !== null
+        ? (value as Record<string, unknown>)[IMPORT_MARK]
+        : undefined;
     return typeof mark === 'string' ? mark : undefined;
   } catch {
     return undefined; // another tool's plan value

@@ -11,21 +11,51 @@ import { SnapshotError } from '../errors/snapshot-errors.js';
 import type { DoneRecord } from '../store/task-history.js';
 import type { TaskStore } from '../store/task-store.js';
 import { readSpecRecord, type SpecRecord } from '../spec/spec-record.js';
-import { ARG_PREFIX, CONTROL, HISTORY, assertValidPath, childPath, inputSlotSerials } from '../zk/layout.js';
+import {
+  ARG_PREFIX,
+  CONTROL,
+  HISTORY,
+  assertValidPath,
+  childPath,
+  inputSlotSerials,
+} from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { deriveSnapshot } from './derive-spec.js';
-import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type PlanSnapshot, type SnapshotBody, type SnapshotTask } from './plan-snapshot.js';
-import { readComplete, readHistory, readTaskStanding, resultFromOutputs, withHeldResult } from './task-standing.js';
+import {
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  type PlanSnapshot,
+  type SnapshotBody,
+  type SnapshotTask,
+} from './plan-snapshot.js';
+import {
+  readComplete,
+  readHistory,
+  readTaskStanding,
+  resultFromOutputs,
+  withHeldResult,
+} from './task-standing.js';
 
 export async function exportPlan(zk: Zk, store: TaskStore, plan: string): Promise<PlanSnapshot> {
   assertValidPath('plan', plan);
   const listing = await exportable(zk, plan);
-  const history = listing.children.includes(HISTORY) ? await readHistory(store, plan) : new Map<string, DoneRecord>();
+  const history = listing.children.includes(HISTORY)
+    ? await readHistory(store, plan)
+    : new Map<string, DoneRecord>();
   const record = await readSpecRecord(zk, plan);
-  const body = record === undefined ? await deriveSnapshot(zk, store, plan, listing.children, history) : await fromSpecRecord(zk, store, record, history);
+  const body =
+    record === undefined
+      ? await deriveSnapshot(zk, store, plan, listing.children, history)
+      : await fromSpecRecord(zk, store, record, history);
   // Read again after the tasks: a cancel or delete meanwhile removed tasks that would now look done.
   await exportable(zk, plan);
-  return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, exportedAt: new Date().toISOString(), plan, ...body };
+  return {
+    format: SNAPSHOT_FORMAT,
+    version: SNAPSHOT_VERSION,
+    exportedAt: new Date().toISOString(),
+    plan,
+    ...body,
+  };
 }
 
 /** The plan's children, if it exists and was not cancelled. */
@@ -35,20 +65,37 @@ async function exportable(zk: Zk, plan: string): Promise<{ readonly children: re
   if (listing.children.includes(CONTROL)) {
     const control = await zk.tryGetData(childPath(plan, CONTROL));
     // A cancel deletes the plan's tasks: what they stood at is gone, and they would all look done.
-    if (control !== undefined && parseControlRecord(childPath(plan, CONTROL), control.data).state === 'cancelled')
-      throw new SnapshotError('SNAPSHOT_PLAN_CANCELLED', undefined, `plan ${plan} was cancelled: its tasks are deleted, so where they stood is gone`, plan);
+    if (
+      control !== undefined &&
+      parseControlRecord(childPath(plan, CONTROL), control.data).state === 'cancelled'
+    )
+      throw new SnapshotError(
+        'SNAPSHOT_PLAN_CANCELLED',
+        undefined,
+        `plan ${plan} was cancelled: its tasks are deleted, so where they stood is gone`,
+        plan,
+      );
   }
   return listing;
 }
 
-async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, history: ReadonlyMap<string, DoneRecord>): Promise<SnapshotBody> {
+async function fromSpecRecord(
+  zk: Zk,
+  store: TaskStore,
+  record: SpecRecord,
+  history: ReadonlyMap<string, DoneRecord>,
+): Promise<SnapshotBody> {
   const keys = Object.keys(record.spec.tasks);
   const read = await Promise.all(
     keys.map(async (key) => {
       const task = record.tasks[key];
       // A key an import or rerun did not recreate was done before it (nobody needed its result, and it had none to keep).
-      if (task === undefined) return { key, standing: { state: 'done', hasResult: false } as SnapshotTask };
-      return { key, standing: (await readTaskStanding(zk, store, task, history.get(task))).standing };
+      if (task === undefined)
+        return { key, standing: { state: 'done', hasResult: false } as SnapshotTask };
+      return {
+        key,
+        standing: (await readTaskStanding(zk, store, task, history.get(task))).standing,
+      };
     }),
   );
   const tasks = Object.fromEntries(read.map(({ key, standing }) => [key, standing]));
@@ -58,11 +105,19 @@ async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, hist
       if (standing.state !== 'done' || standing.hasResult) return;
       const path = record.tasks[key];
       const outputs = path === undefined ? undefined : history.get(path);
-      const held = (outputs && (await resultFromOutputs(store, outputs))) ?? (await heldInput(zk, store, record, key));
+      const held =
+        (outputs && (await resultFromOutputs(store, outputs))) ??
+        (await heldInput(zk, store, record, key));
       if (held !== undefined) tasks[key] = withHeldResult(standing, held.value);
     }),
   );
-  return { source: 'spec-record', spec: record.spec, params: record.params, options: record.spec.options ?? {}, tasks };
+  return {
+    source: 'spec-record',
+    spec: record.spec,
+    params: record.params,
+    options: record.spec.options ?? {},
+    tasks,
+  };
 }
 
 /**
@@ -71,7 +126,12 @@ async function fromSpecRecord(zk: Zk, store: TaskStore, record: SpecRecord, hist
  * but only while every slot is there: a dependent deleting its args (it finished) is passed over.
  * Listed afresh, after `key` was found done: it hands its result on before its deletion begins.
  */
-async function heldInput(zk: Zk, store: TaskStore, record: SpecRecord, key: string): Promise<{ value: unknown } | undefined> {
+async function heldInput(
+  zk: Zk,
+  store: TaskStore,
+  record: SpecRecord,
+  key: string,
+): Promise<{ value: unknown } | undefined> {
   for (const [dependent, entry] of Object.entries(record.spec.tasks)) {
     const inputs = entry.inputs ?? [];
     const path = record.tasks[dependent];
@@ -81,7 +141,10 @@ async function heldInput(zk: Zk, store: TaskStore, record: SpecRecord, key: stri
     if (serials.length !== inputs.length) continue;
     for (const [position, input] of inputs.entries()) {
       if (input !== key) continue;
-      const held = await readComplete(store, childPath(path, `${ARG_PREFIX}${serials[position] as string}`));
+      const held = await readComplete(
+        store,
+        childPath(path, `${ARG_PREFIX}${serials[position] as string}`),
+      );
       if (held !== undefined) return held;
     }
   }

@@ -45,7 +45,8 @@ export interface ImportContext {
 }
 
 /** Why a snapshot is imported: as it is, or as a rerun of its plan (which words its errors, and is recorded). */
-export type ImportPurpose = { readonly kind: 'import' } | { readonly kind: 'rerun'; readonly from: string };
+export type ImportPurpose =
+  { readonly kind: 'import' } | { readonly kind: 'rerun'; readonly from: string };
 
 /** What snapshots.import and snapshots.rerun made: the plan and each key's task path; `existing` when an earlier import of the snapshot had made it. */
 export interface ImportedPlan extends SubmittedPlan {
@@ -62,7 +63,12 @@ interface ImportLayout {
   readonly failed: { readonly key: string; readonly at: Date } | undefined;
 }
 
-export async function importSnapshot(context: ImportContext, parent: string, snapshot: unknown, purpose: ImportPurpose): Promise<ImportedPlan> {
+export async function importSnapshot(
+  context: ImportContext,
+  parent: string,
+  snapshot: unknown,
+  purpose: ImportPurpose,
+): Promise<ImportedPlan> {
   assertValidPath('parent', parent);
   assertPlanSnapshot(snapshot);
   const identity = snapshotIdentity(snapshot);
@@ -72,19 +78,42 @@ export async function importSnapshot(context: ImportContext, parent: string, sna
   // Plans an earlier import of this snapshot began and never readied have run nothing: removed, so that one plan remains.
   await Promise.all(earlier.cutShort.map((plan) => context.zk.deleteRecursive(plan)));
 
-  const plan = await context.writer.createPlan(parent, layout.checked.options, { [IMPORT_MARK]: identity });
+  const plan = await context.writer.createPlan(parent, layout.checked.options, {
+    [IMPORT_MARK]: identity,
+  });
   let tasks: Record<string, string>;
   try {
-    const paths = await context.writer.addTasks(plan, layout.toAdd, { presets: layout.presets, specKeys: true });
-    tasks = Object.fromEntries(layout.order.map((key, position) => [key, paths[position] as string]));
-    if (layout.failed !== undefined) await context.store.markPlanFailed(plan, tasks[layout.failed.key] as string, layout.failed.at);
+    const paths = await context.writer.addTasks(plan, layout.toAdd, {
+      presets: layout.presets,
+      specKeys: true,
+    });
+    tasks = Object.fromEntries(
+      layout.order.map((key, position) => [key, paths[position] as string]),
+    );
+    if (layout.failed !== undefined)
+      await context.store.markPlanFailed(
+        plan,
+        tasks[layout.failed.key] as string,
+        layout.failed.at,
+      );
     const continues = {
       plan: snapshot.plan,
       exportedAt: snapshot.exportedAt,
       snapshot: identity,
       ...(purpose.kind === 'rerun' ? { rerunFrom: purpose.from } : {}),
     };
-    await writeSpecRecord(context.zk, plan, { spec: snapshot.spec, params: snapshot.params, tasks, submittedAt: new Date().toISOString(), continues }, {});
+    await writeSpecRecord(
+      context.zk,
+      plan,
+      {
+        spec: snapshot.spec,
+        params: snapshot.params,
+        tasks,
+        submittedAt: new Date().toISOString(),
+        continues,
+      },
+      {},
+    );
   } catch (error) {
     // Not ready, so it ran nothing: removed where possible (a repeat of the import removes it otherwise).
     await context.zk.deleteRecursive(plan).catch(() => undefined);
@@ -95,7 +124,12 @@ export async function importSnapshot(context: ImportContext, parent: string, sna
 }
 
 /** Checks the spec (a done task's function need not exist: it is never called) and works out which tasks are recreated, and how. */
-async function layOut(context: ImportContext, parent: string, snapshot: PlanSnapshot, purpose: ImportPurpose): Promise<ImportLayout> {
+async function layOut(
+  context: ImportContext,
+  parent: string,
+  snapshot: PlanSnapshot,
+  purpose: ImportPurpose,
+): Promise<ImportLayout> {
   const state = (key: string): SnapshotTask => snapshot.tasks[key] as SnapshotTask;
   // Entries are not checked yet (checkSpecForSubmit below does): a malformed one adds no name.
   const doneFunctions = Object.entries(snapshot.spec.tasks)
@@ -112,12 +146,16 @@ async function layOut(context: ImportContext, parent: string, snapshot: PlanSnap
   const doneShell = doneFunctions.includes(SHELL_FUNCTION);
   const workers = (await context.listWorkers(parent)).map((worker) => ({
     ...worker,
-    functions: worker.functions.length === 0 ? worker.functions : [...worker.functions, ...doneFunctions],
+    functions:
+      worker.functions.length === 0 ? worker.functions : [...worker.functions, ...doneFunctions],
     allowShell: worker.allowShell || doneShell,
   }));
   // An import (often into another ensemble, before its workers run) or a rerun is not refused for
   // functions nothing vouches for yet; ones a registry or the live workers lack still are.
-  const checked = await checkSpecForSubmit(snapshot.spec, registry, workers, { params: snapshot.params, allowUnknownFunctions: true });
+  const checked = await checkSpecForSubmit(snapshot.spec, registry, workers, {
+    params: snapshot.params,
+    allowUnknownFunctions: true,
+  });
   const entry = (key: string): NonNullable<ReturnType<CheckedSpec['tasks']['get']>> =>
     checked.tasks.get(key) as NonNullable<ReturnType<CheckedSpec['tasks']['get']>>;
 
@@ -126,8 +164,10 @@ async function layOut(context: ImportContext, parent: string, snapshot: PlanSnap
     const task = state(key);
     if (task.state !== 'done') continue;
     const neededBy = [...created].find((user) => entry(user).inputs.includes(key));
-    if (neededBy !== undefined && !task.hasResult) throw resultMissing(snapshot, purpose, key, neededBy);
-    if (neededBy !== undefined || (task.hasResult && entry(key).options.keepResult !== false)) created.add(key);
+    if (neededBy !== undefined && !task.hasResult)
+      throw resultMissing(snapshot, purpose, key, neededBy);
+    if (neededBy !== undefined || (task.hasResult && entry(key).options.keepResult !== false))
+      created.add(key);
   }
   const order = checked.order.filter((key) => created.has(key));
   const index = new Map(order.map((key, position) => [key, position]));
@@ -136,21 +176,47 @@ async function layOut(context: ImportContext, parent: string, snapshot: PlanSnap
     const { fn, params, inputs, options } = entry(key);
     const task = state(key);
     if (task.state === 'done' && task.hasResult) {
-      presets.set(position, { result: encodeValue(task.result, `the result of task "${key}"`, undefined, Number.MAX_SAFE_INTEGER) });
-      return { task: call(fn, ...params), args: [], options: { ...options, keepResult: true, key } };
+      presets.set(position, {
+        result: encodeValue(
+          task.result,
+          `the result of task "${key}"`,
+          undefined,
+          Number.MAX_SAFE_INTEGER,
+        ),
+      });
+      return {
+        task: call(fn, ...params),
+        args: [],
+        options: { ...options, keepResult: true, key },
+      };
     }
-    if (task.state === 'failed') presets.set(position, { failure: encodeValue(task.failure, `the failure of task "${key}"`) });
+    if (task.state === 'failed')
+      presets.set(position, { failure: encodeValue(task.failure, `the failure of task "${key}"`) });
     // Results are kept unless the spec says otherwise, as submitPlan does: the plan can be exported and rerun in turn.
-    return { task: call(fn, ...params), args: inputs.map((input) => index.get(input) as number), options: { keepResult: true, ...options, key } };
+    return {
+      task: call(fn, ...params),
+      args: inputs.map((input) => index.get(input) as number),
+      options: { keepResult: true, ...options, key },
+    };
   });
   const firstFailed = order.find((key) => state(key).state === 'failed');
   const failed =
-    firstFailed === undefined ? undefined : { key: firstFailed, at: (state(firstFailed) as Extract<SnapshotTask, { state: 'failed' }>).failure.at };
+    firstFailed === undefined
+      ? undefined
+      : {
+          key: firstFailed,
+          at: (state(firstFailed) as Extract<SnapshotTask, { state: 'failed' }>).failure.at,
+        };
   return { checked, order, toAdd, presets, failed };
 }
 
 /** A done task without a stored result that a task to run needs: what to do depends on how the snapshot came. */
-function resultMissing(snapshot: PlanSnapshot, purpose: ImportPurpose, key: string, neededBy: string): SnapshotError {
+function resultMissing(
+  snapshot: PlanSnapshot,
+  purpose: ImportPurpose,
+  key: string,
+  neededBy: string,
+): SnapshotError {
   const message =
     purpose.kind === 'rerun'
       ? `is done, but its result is no longer stored (its options say keepResult: false, or it was deleted), and "${neededBy}", which runs again, needs it: rerun from "${key}" instead, which runs it again too`

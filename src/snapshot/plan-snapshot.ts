@@ -27,12 +27,27 @@ export type ResultSource = 'task' | 'kept' | 'input';
 /** A task that has not finished: each of them runs after an import. */
 export type UnfinishedState = 'waiting' | 'runnable' | 'retrying' | 'running';
 
-const UNFINISHED_STATES: readonly string[] = ['waiting', 'runnable', 'retrying', 'running'] satisfies readonly UnfinishedState[];
-const RESULT_SOURCES: readonly string[] = ['task', 'kept', 'input'] satisfies readonly ResultSource[];
+const UNFINISHED_STATES: readonly string[] = [
+  'waiting',
+  'runnable',
+  'retrying',
+  'running',
+] satisfies readonly UnfinishedState[];
+const RESULT_SOURCES: readonly string[] = [
+  'task',
+  'kept',
+  'input',
+] satisfies readonly ResultSource[];
 
 /** Where one task stood. `failedTries`: failed tries so far (unfinished), in all (failed), or before the try that succeeded (done, when the plan kept history). */
 export type SnapshotTask =
-  | { readonly state: 'done'; readonly hasResult: true; readonly result: unknown; readonly resultFrom: ResultSource; readonly failedTries?: number }
+  | {
+      readonly state: 'done';
+      readonly hasResult: true;
+      readonly result: unknown;
+      readonly resultFrom: ResultSource;
+      readonly failedTries?: number;
+    }
   | { readonly state: 'done'; readonly hasResult: false; readonly failedTries?: number }
   | { readonly state: 'failed'; readonly failure: TaskFailure; readonly failedTries: number }
   | { readonly state: UnfinishedState; readonly failedTries: number; readonly lastError?: string };
@@ -63,56 +78,90 @@ export interface PlanSnapshot {
 }
 
 /** A snapshot's body: what is read of the plan (from its spec record, or derived from its tasks). */
-export type SnapshotBody = Pick<PlanSnapshot, 'source' | 'spec' | 'params' | 'options' | 'tasks' | 'gaps'>;
+export type SnapshotBody = Pick<
+  PlanSnapshot,
+  'source' | 'spec' | 'params' | 'options' | 'tasks' | 'gaps'
+>;
 
 /** Checks the envelope and every task entry against the spec's keys; SnapshotError (SNAPSHOT_INVALID) naming the task or field. */
 export function assertPlanSnapshot(value: unknown): asserts value is PlanSnapshot {
   if (!isRecord(value))
-    throw invalid('expected a snapshot object from exportPlan (zk-plan export)', undefined, 'expected a snapshot object, as zk-plan export writes it');
-  if (value['format'] !== SNAPSHOT_FORMAT) throw invalid(`expected format "${SNAPSHOT_FORMAT}", got ${JSON.stringify(value['format'])}`);
+    throw invalid(
+      'expected a snapshot object from exportPlan (zk-plan export)',
+      undefined,
+      'expected a snapshot object, as zk-plan export writes it',
+    );
+  if (value['format'] !== SNAPSHOT_FORMAT)
+    throw invalid(`expected format "${SNAPSHOT_FORMAT}", got ${JSON.stringify(value['format'])}`);
   if (value['version'] !== SNAPSHOT_VERSION) {
-    const newer = typeof value['version'] === 'number' && value['version'] > SNAPSHOT_VERSION ? ' (written by a newer zk-plan)' : '';
-    throw invalid(`expected version ${SNAPSHOT_VERSION}, got ${JSON.stringify(value['version'])}${newer}`);
+    const newer =
+      typeof value['version'] === 'number' && value['version'] > SNAPSHOT_VERSION
+        ? ' (written by a newer zk-plan)'
+        : '';
+    throw invalid(
+      `expected version ${SNAPSHOT_VERSION}, got ${JSON.stringify(value['version'])}${newer}`,
+    );
   }
-  if (typeof value['exportedAt'] !== 'string' || Number.isNaN(Date.parse(value['exportedAt']))) throw invalid('"exportedAt" must be an ISO-8601 time');
-  if (typeof value['plan'] !== 'string' || !value['plan'].startsWith('/')) throw invalid('"plan" must be the path of the plan it was taken of');
-  if (value['source'] !== 'spec-record' && value['source'] !== 'task-graph') throw invalid('"source" must be "spec-record" or "task-graph"');
+  if (typeof value['exportedAt'] !== 'string' || Number.isNaN(Date.parse(value['exportedAt'])))
+    throw invalid('"exportedAt" must be an ISO-8601 time');
+  if (typeof value['plan'] !== 'string' || !value['plan'].startsWith('/'))
+    throw invalid('"plan" must be the path of the plan it was taken of');
+  if (value['source'] !== 'spec-record' && value['source'] !== 'task-graph')
+    throw invalid('"source" must be "spec-record" or "task-graph"');
   const spec = value['spec'];
-  if (!isRecord(spec) || !isRecord(spec['tasks'])) throw invalid('"spec" must be a plan spec { tasks, options? }');
+  if (!isRecord(spec) || !isRecord(spec['tasks']))
+    throw invalid('"spec" must be a plan spec { tasks, options? }');
   if (!isRecord(value['params'])) throw invalid('"params" must be an object of named values');
   if (!isRecord(value['options'])) throw invalid('"options" must be an object of plan options');
   const tasks = value['tasks'];
   if (!isRecord(tasks)) throw invalid('"tasks" must be an object of task states by key');
-  if (value['gaps'] !== undefined && (!Array.isArray(value['gaps']) || value['gaps'].some((gap) => typeof gap !== 'string')))
+  if (
+    value['gaps'] !== undefined &&
+    (!Array.isArray(value['gaps']) || value['gaps'].some((gap) => typeof gap !== 'string'))
+  )
     throw invalid('"gaps" must be a list of sentences');
   const keys = Object.keys(spec['tasks']);
   for (const key of keys) assertSnapshotTask(key, tasks[key]);
-  for (const key of Object.keys(tasks)) if (!keys.includes(key)) throw invalid("is not a task of the snapshot's spec", key);
+  for (const key of Object.keys(tasks))
+    if (!keys.includes(key)) throw invalid("is not a task of the snapshot's spec", key);
 }
 
 function assertSnapshotTask(key: string, task: unknown): void {
   if (task === undefined) throw invalid('has no state in the snapshot', key);
   if (!isRecord(task)) throw invalid('expected { state, … }', key);
   const { state } = task;
-  if (task['failedTries'] !== undefined || state !== 'done') assertCount(key, 'failedTries', task['failedTries']);
+  if (task['failedTries'] !== undefined || state !== 'done')
+    assertCount(key, 'failedTries', task['failedTries']);
   if (state === 'done') {
-    if (typeof task['hasResult'] !== 'boolean') throw invalid('a done task needs "hasResult" (true or false)', key);
-    if (task['hasResult'] && !('result' in task)) throw invalid('"hasResult" is true but there is no "result"', key);
+    if (typeof task['hasResult'] !== 'boolean')
+      throw invalid('a done task needs "hasResult" (true or false)', key);
+    if (task['hasResult'] && !('result' in task))
+      throw invalid('"hasResult" is true but there is no "result"', key);
     if (task['hasResult'] && !RESULT_SOURCES.includes(task['resultFrom'] as string))
       throw invalid(`"resultFrom" must be one of ${RESULT_SOURCES.join(', ')}`, key);
     return;
   }
   if (state === 'failed') {
     const failure = task['failure'];
-    if (!isRecord(failure) || typeof failure['message'] !== 'string' || typeof failure['type'] !== 'string' || typeof failure['code'] !== 'string')
+    if (
+      !isRecord(failure) ||
+      typeof failure['message'] !== 'string' ||
+      typeof failure['type'] !== 'string' ||
+      typeof failure['code'] !== 'string'
+    )
       throw invalid('a failed task needs "failure" { type, message, code, attempts, at, … }', key);
-    if (!(failure['at'] instanceof Date) || Number.isNaN(failure['at'].getTime())) throw invalid('"failure.at" must be a Date (superjson keeps it one)', key);
+    if (!(failure['at'] instanceof Date) || Number.isNaN(failure['at'].getTime()))
+      throw invalid('"failure.at" must be a Date (superjson keeps it one)', key);
     assertCount(key, 'failure.attempts', failure['attempts']);
     return;
   }
   if (!UNFINISHED_STATES.includes(state as string))
-    throw invalid(`unknown state ${JSON.stringify(state)} (expected done, failed, ${UNFINISHED_STATES.join(', ')})`, key);
-  if (task['lastError'] !== undefined && typeof task['lastError'] !== 'string') throw invalid('"lastError" must be a string', key);
+    throw invalid(
+      `unknown state ${JSON.stringify(state)} (expected done, failed, ${UNFINISHED_STATES.join(', ')})`,
+      key,
+    );
+  if (task['lastError'] !== undefined && typeof task['lastError'] !== 'string')
+    throw invalid('"lastError" must be a string', key);
 }
 
 function assertCount(key: string, field: string, value: unknown): void {

@@ -41,7 +41,10 @@ export class PlanSnapshots {
         plan,
         `plan ${plan} has no spec record (it was built task by task, not from a spec): only plans from zk-plan submit, a schedule, zk-plan import or zk-plan rerun can be rerun. zk-plan export ${plan} derives a spec from its tasks; zk-plan import of that snapshot makes a plan that can be`,
       );
-    const snapshot = rerunSnapshot(await exportPlan(this.context.zk, this.context.store, plan), from);
+    const snapshot = rerunSnapshot(
+      await exportPlan(this.context.zk, this.context.store, plan),
+      from,
+    );
     return importSnapshot(this.context, parentOf(plan), snapshot, { kind: 'rerun', from });
   }
 }

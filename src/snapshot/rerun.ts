@@ -21,11 +21,22 @@ export interface RerunOptions {
 
 /** `snapshots.rerun`'s options, checked: InvalidArgumentError naming the plan. */
 export function rerunFrom(plan: string, options: unknown): RerunFrom {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', "expected { from: <task key> | 'failed' }", plan);
-  for (const key of Object.keys(options)) if (key !== 'from') throw new InvalidArgumentError(key, 'unknown option of rerunPlan; its one option is from', plan);
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', "expected { from: <task key> | 'failed' }", plan);
+  for (const key of Object.keys(options))
+    if (key !== 'from')
+      throw new InvalidArgumentError(
+        key,
+        'unknown option of rerunPlan; its one option is from',
+        plan,
+      );
   const from = (options as { from?: unknown }).from;
   if (typeof from !== 'string' || from === '')
-    throw new InvalidArgumentError('from', `expected a task key of the plan's spec or 'failed', got ${JSON.stringify(from)}`, plan);
+    throw new InvalidArgumentError(
+      'from',
+      `expected a task key of the plan's spec or 'failed', got ${JSON.stringify(from)}`,
+      plan,
+    );
   return from;
 }
 
@@ -45,6 +56,7 @@ export function rerunSnapshot(snapshot: PlanSnapshot, from: RerunFrom): PlanSnap
       snapshot.plan,
     );
   const tasks: Record<string, SnapshotTask> = {};
-  for (const [key, task] of Object.entries(snapshot.tasks)) tasks[key] = selected.has(key) ? { state: 'runnable', failedTries: 0 } : task;
+  for (const [key, task] of Object.entries(snapshot.tasks))
+    tasks[key] = selected.has(key) ? { state: 'runnable', failedTries: 0 } : task;
   return { ...snapshot, tasks };
 }

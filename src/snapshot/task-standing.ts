@@ -11,7 +11,16 @@ import type { DoneRecord } from '../store/task-history.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskReader } from '../store/task-reader.js';
 import type { TaskStore } from '../store/task-store.js';
-import { ATTEMPTS, FAILED, OWNER, READY, RESULT, argPathForDep, childPath, keptResultPathFor } from '../zk/layout.js';
+import {
+  ATTEMPTS,
+  FAILED,
+  OWNER,
+  READY,
+  RESULT,
+  argPathForDep,
+  childPath,
+  keptResultPathFor,
+} from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { readDecoded } from '../plan/plan-reader.js';
 import type { SnapshotTask } from './plan-snapshot.js';
@@ -28,28 +37,48 @@ export interface TaskStanding {
  * worker is handing it on) or whose deletion has begun is done; the rest are unfinished: running (owned), waiting (inputs missing, or not ready
  * yet), retrying (a failed try's delay is not over) or runnable.
  */
-export async function readTaskStanding(zk: Zk, store: TaskStore, task: string, history: DoneRecord | undefined): Promise<TaskStanding> {
+export async function readTaskStanding(
+  zk: Zk,
+  store: TaskStore,
+  task: string,
+  history: DoneRecord | undefined,
+): Promise<TaskStanding> {
   const listing = await store.inspectTask(task);
-  const state = listing === undefined ? 'gone' : classifyTask(listing.children, listing.childVersion);
+  const state =
+    listing === undefined ? 'gone' : classifyTask(listing.children, listing.childVersion);
   const children = listing?.children;
-  if (history !== undefined || state === 'gone' || state === 'abandoned') return { standing: await finished(store, task, history?.failedTries), children };
+  if (history !== undefined || state === 'gone' || state === 'abandoned')
+    return { standing: await finished(store, task, history?.failedTries), children };
   if (state === 'failed') {
     const failure = (await readDecoded(zk, childPath(task, FAILED))) as TaskFailure;
     return { standing: { state: 'failed', failure, failedTries: failure.attempts }, children };
   }
   // Its function succeeded once a kept result exists, even if the node still looks owned (its deletion has begun).
   const kept = await readComplete(store, keptResultPathFor(task));
-  if (kept !== undefined) return { standing: { state: 'done', hasResult: true, result: kept.value, resultFrom: 'kept' }, children };
+  if (kept !== undefined)
+    return {
+      standing: { state: 'done', hasResult: true, result: kept.value, resultFrom: 'kept' },
+      children,
+    };
   if (children?.includes(RESULT)) {
     const result = await readComplete(store, childPath(task, RESULT));
-    if (result !== undefined) return { standing: { state: 'done', hasResult: true, result: result.value, resultFrom: 'task' }, children };
+    if (result !== undefined)
+      return {
+        standing: { state: 'done', hasResult: true, result: result.value, resultFrom: 'task' },
+        children,
+      };
     // Unreadable: a write that stopped half-way (it runs again), or gone with the deletion that follows a hand-on.
     const now = await store.inspectTask(task);
-    if (now === undefined || !now.children.includes(READY)) return { standing: { state: 'done', hasResult: false }, children };
+    if (now === undefined || !now.children.includes(READY))
+      return { standing: { state: 'done', hasResult: false }, children };
   }
-  if (isBeingDeleted(children ?? [])) return { standing: { state: 'done', hasResult: false }, children };
+  if (isBeingDeleted(children ?? []))
+    return { standing: { state: 'done', hasResult: false }, children };
   const attempts = children?.includes(ATTEMPTS) ? await store.readAttempts(task) : undefined;
-  const tried = { failedTries: attempts?.failures ?? 0, ...(attempts !== undefined ? { lastError: attempts.lastFailure.message } : {}) };
+  const tried = {
+    failedTries: attempts?.failures ?? 0,
+    ...(attempts !== undefined ? { lastError: attempts.lastFailure.message } : {}),
+  };
   if (state === 'owned') return { standing: { state: 'running', ...tried }, children };
   if (state === 'runnable' || state === 'finishable') {
     const retrying = attempts !== undefined && attempts.notBefore.getTime() > Date.now();
@@ -68,7 +97,11 @@ function isBeingDeleted(children: readonly string[]): boolean {
 }
 
 /** A done task with its kept result, when it has one. */
-async function finished(store: TaskReader, task: string, failedTries: number | undefined): Promise<SnapshotTask> {
+async function finished(
+  store: TaskReader,
+  task: string,
+  failedTries: number | undefined,
+): Promise<SnapshotTask> {
   const tries = failedTries === undefined ? {} : { failedTries };
   const kept = await readComplete(store, keptResultPathFor(task));
   return kept === undefined
@@ -83,7 +116,10 @@ export function withHeldResult(task: SnapshotTask, value: unknown): SnapshotTask
 }
 
 /** A finished task's result from the inputs it gave (its history record's outputs), where a dependent still holds one. */
-export async function resultFromOutputs(store: TaskReader, record: DoneRecord): Promise<{ value: unknown } | undefined> {
+export async function resultFromOutputs(
+  store: TaskReader,
+  record: DoneRecord,
+): Promise<{ value: unknown } | undefined> {
   for (const dep of record.outputs) {
     const held = await readComplete(store, argPathForDep(dep));
     if (held !== undefined) return held;
@@ -95,7 +131,10 @@ export async function resultFromOutputs(store: TaskReader, record: DoneRecord): 
  * The decoded value at `path`; undefined when it is absent or its write (or deletion) stopped
  * half-way. Read with the store's limit: a forged or oversized value is MalformedNodeError.
  */
-export async function readComplete(store: TaskReader, path: string): Promise<{ value: unknown } | undefined> {
+export async function readComplete(
+  store: TaskReader,
+  path: string,
+): Promise<{ value: unknown } | undefined> {
   try {
     const data = await store.readStoredValue(path);
     return data === undefined ? undefined : { value: decodeValue(path, data) };
@@ -109,7 +148,14 @@ export async function readComplete(store: TaskReader, path: string): Promise<{ v
  * The plan's done records by task path (a plan that keeps a history). A record of another kind
  * belongs to a cancelled plan, which is not exported.
  */
-export async function readHistory(store: TaskReader, plan: string): Promise<Map<string, DoneRecord>> {
+export async function readHistory(
+  store: TaskReader,
+  plan: string,
+): Promise<Map<string, DoneRecord>> {
   const records = await store.readHistory(plan);
-  return new Map([...records].flatMap(([task, record]) => (record.state === 'done' ? [[task, record] as const] : [])));
+  return new Map(
+    [...records].flatMap(([task, record]) =>
+      record.state === 'done' ? [[task, record] as const] : [],
+    ),
+  );
 }

@@ -46,7 +46,12 @@ export interface CheckedSpec {
   readonly order: readonly string[];
   readonly tasks: ReadonlyMap<
     string,
-    { readonly fn: string; readonly params: readonly unknown[]; readonly inputs: readonly string[]; readonly options: AddTaskOptions }
+    {
+      readonly fn: string;
+      readonly params: readonly unknown[];
+      readonly inputs: readonly string[];
+      readonly options: AddTaskOptions;
+    }
   >;
   /** The plan's options, its `name` among them when the spec has one. */
   readonly options: PlanOptions;
@@ -82,15 +87,37 @@ const SPEC_KEYS = new Set(['tasks', 'options', 'name']);
  */
 export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec))
-    throw new PlanSpecError('SPEC_INVALID', undefined, 'expected an object { tasks: { [key]: { fn, params?, inputs?, options? } }, options?, name? }');
+    throw new PlanSpecError(
+      'SPEC_INVALID',
+      undefined,
+      'expected an object { tasks: { [key]: { fn, params?, inputs?, options? } }, options?, name? }',
+    );
   const { tasks, options, name } = spec as { tasks?: unknown; options?: unknown; name?: unknown };
   for (const key of Object.keys(spec))
-    if (!SPEC_KEYS.has(key)) throw new PlanSpecError('SPEC_INVALID', undefined, `unknown field "${key}" (a spec has tasks, options and name)`);
+    if (!SPEC_KEYS.has(key))
+      throw new PlanSpecError(
+        'SPEC_INVALID',
+        undefined,
+        `unknown field "${key}" (a spec has tasks, options and name)`,
+      );
   // Keys, then each value by key: cheaper than Object.entries (no pair per task) on an object of 100 000 keys.
-  const keys = typeof tasks === 'object' && tasks !== null && !Array.isArray(tasks) ? Object.keys(tasks) : [];
-  if (keys.length === 0) throw new PlanSpecError('SPEC_INVALID', undefined, '"tasks" must be an object with at least one task, by key');
-  if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options)))
-    throw new PlanSpecError('SPEC_INVALID', undefined, '"options" must be an object of plan options (failurePolicy, maxAttempts, history, priority…)');
+  const keys =
+    typeof tasks === 'object' && tasks !== null && !Array.isArray(tasks) ? Object.keys(tasks) : [];
+  if (keys.length === 0)
+    throw new PlanSpecError(
+      'SPEC_INVALID',
+      undefined,
+      '"tasks" must be an object with at least one task, by key',
+    );
+  if (
+    options !== undefined &&
+    (typeof options !== 'object' || options === null || Array.isArray(options))
+  )
+    throw new PlanSpecError(
+      'SPEC_INVALID',
+      undefined,
+      '"options" must be an object of plan options (failurePolicy, maxAttempts, history, priority…)',
+    );
   const named = checkName(name, options as { name?: unknown } | undefined);
   const functions = knownFunctions(context);
   const entries = new Map<string, CheckedTask>();
@@ -109,8 +136,14 @@ export function checkPlanSpec(spec: unknown, context: SpecContext): CheckedSpec 
 function checkName(name: unknown, options: { name?: unknown } | undefined): { name?: string } {
   if (name === undefined) return {};
   const problem = planNameProblem(name);
-  if (problem !== undefined) throw new PlanSpecError('SPEC_INVALID', undefined, `"name": ${problem}`);
-  if (options?.name !== undefined) throw new PlanSpecError('SPEC_INVALID', undefined, 'the plan\'s name is given twice: keep "name" and drop "options.name"');
+  if (problem !== undefined)
+    throw new PlanSpecError('SPEC_INVALID', undefined, `"name": ${problem}`);
+  if (options?.name !== undefined)
+    throw new PlanSpecError(
+      'SPEC_INVALID',
+      undefined,
+      'the plan\'s name is given twice: keep "name" and drop "options.name"',
+    );
   return { name: name as string };
 }
 
@@ -119,7 +152,12 @@ function quotedKey(key: string): string {
   return JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key);
 }
 
-type CheckedTask = { fn: string; params: readonly unknown[]; inputs: readonly string[]; options: AddTaskOptions };
+type CheckedTask = {
+  fn: string;
+  params: readonly unknown[];
+  inputs: readonly string[];
+  options: AddTaskOptions;
+};
 
 /**
  * The registered names and the live workers' functions as sets, made once per spec: each task's
@@ -138,32 +176,62 @@ function knownFunctions(context: SpecContext): KnownFunctions {
   const { registered, live } = context;
   return {
     registered: registered.length > 0 ? new Set(registered) : undefined,
-    live: live !== undefined && live.length > 0 && !live.some((functions) => functions.length === 0) ? new Set(live.flat()) : undefined,
-    vouchedByNobody: context.requireKnown === true && registered.length === 0 && (live === undefined || live.length === 0),
+    live:
+      live !== undefined && live.length > 0 && !live.some((functions) => functions.length === 0)
+        ? new Set(live.flat())
+        : undefined,
+    vouchedByNobody:
+      context.requireKnown === true &&
+      registered.length === 0 &&
+      (live === undefined || live.length === 0),
   };
 }
 
-function checkEntry(key: string, raw: unknown, context: SpecContext, functions: KnownFunctions): CheckedTask {
+function checkEntry(
+  key: string,
+  raw: unknown,
+  context: SpecContext,
+  functions: KnownFunctions,
+): CheckedTask {
   const keyProblem = taskKeyProblem(key);
-  if (keyProblem !== undefined) throw new PlanSpecError('SPEC_INVALID', undefined, `the task key ${quotedKey(key)} cannot be used: ${keyProblem}`);
+  if (keyProblem !== undefined)
+    throw new PlanSpecError(
+      'SPEC_INVALID',
+      undefined,
+      `the task key ${quotedKey(key)} cannot be used: ${keyProblem}`,
+    );
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new PlanSpecError('SPEC_INVALID', key, 'expected { fn, params?, inputs?, options? }');
   const entry = raw as Record<string, unknown>;
   for (const field of Object.keys(entry))
-    if (!ENTRY_KEYS.has(field)) throw new PlanSpecError('SPEC_INVALID', key, `unknown field "${field}" (a task has fn, params, inputs and options)`);
+    if (!ENTRY_KEYS.has(field))
+      throw new PlanSpecError(
+        'SPEC_INVALID',
+        key,
+        `unknown field "${field}" (a task has fn, params, inputs and options)`,
+      );
   const { fn, params = [], inputs = [], options = {} } = entry;
   try {
     assertFunctionName(fn);
   } catch (error) {
     throw new PlanSpecError('SPEC_INVALID', key, (error as Error).message);
   }
-  if (!Array.isArray(params)) throw new PlanSpecError('SPEC_INVALID', key, '"params" must be an array');
+  if (!Array.isArray(params))
+    throw new PlanSpecError('SPEC_INVALID', key, '"params" must be an array');
   if (!Array.isArray(inputs) || inputs.some((input) => typeof input !== 'string'))
     throw new PlanSpecError('SPEC_INVALID', key, '"inputs" must be an array of task keys');
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new PlanSpecError('SPEC_INVALID', key, '"options" must be an object of task options (keepResult, timeoutMs, maxAttempts, concurrencyKey…)');
+    throw new PlanSpecError(
+      'SPEC_INVALID',
+      key,
+      '"options" must be an object of task options (keepResult, timeoutMs, maxAttempts, concurrencyKey…)',
+    );
   if ((options as { key?: unknown }).key !== undefined)
-    throw new PlanSpecError('SPEC_INVALID', key, '"options.key" cannot be given: a spec\'s task is known by its key in "tasks"');
+    throw new PlanSpecError(
+      'SPEC_INVALID',
+      key,
+      '"options.key" cannot be given: a spec\'s task is known by its key in "tasks"',
+    );
   // The built-in shell function is every process's: what counts is whether a live worker allows it.
   if (fn === SHELL_FUNCTION && context.liveShell === false) {
     throw new PlanSpecError(
@@ -172,11 +240,23 @@ function checkEntry(key: string, raw: unknown, context: SpecContext, functions: 
       'no live worker of the parent allows shell tasks: start one with zk-plan worker --allow-shell (startWorkers(parent, { allowShell: true }))',
     );
   }
-  if (fn !== SHELL_FUNCTION && functions.registered !== undefined && !functions.registered.has(fn)) {
-    throw new PlanSpecError('SPEC_UNKNOWN_FUNCTION', key, `function "${fn}" is not registered (registered: ${context.registered.join(', ')})`);
+  if (
+    fn !== SHELL_FUNCTION &&
+    functions.registered !== undefined &&
+    !functions.registered.has(fn)
+  ) {
+    throw new PlanSpecError(
+      'SPEC_UNKNOWN_FUNCTION',
+      key,
+      `function "${fn}" is not registered (registered: ${context.registered.join(', ')})`,
+    );
   }
   if (fn !== SHELL_FUNCTION && functions.live !== undefined && !functions.live.has(fn)) {
-    throw new PlanSpecError('SPEC_UNKNOWN_FUNCTION', key, `no live worker of the parent registers "${fn}"`);
+    throw new PlanSpecError(
+      'SPEC_UNKNOWN_FUNCTION',
+      key,
+      `no live worker of the parent registers "${fn}"`,
+    );
   }
   if (functions.vouchedByNobody) {
     throw new PlanSpecError(
@@ -187,7 +267,12 @@ function checkEntry(key: string, raw: unknown, context: SpecContext, functions: 
   }
   const filled = fillParams(key, params, context.params);
   const shellProblem = fn === SHELL_FUNCTION ? shellParamsProblem(filled) : undefined;
-  if (shellProblem !== undefined) throw new PlanSpecError('SPEC_PARAM_INVALID', key, `its shell call is invalid: ${shellProblem}`);
+  if (shellProblem !== undefined)
+    throw new PlanSpecError(
+      'SPEC_PARAM_INVALID',
+      key,
+      `its shell call is invalid: ${shellProblem}`,
+    );
   try {
     // No params (a new, plain array) and no options (the default {}) hold nothing to refuse: not walked.
     if (filled.length > 0) assertSerializable(filled, `params of task "${key}"`);
@@ -199,10 +284,19 @@ function checkEntry(key: string, raw: unknown, context: SpecContext, functions: 
 }
 
 /** Replaces every `{ $param: name }` (at any depth) by its value. */
-function fillParams(key: string, params: readonly unknown[], values: Readonly<Record<string, unknown>>): unknown[] {
+function fillParams(
+  key: string,
+  params: readonly unknown[],
+  values: Readonly<Record<string, unknown>>,
+): unknown[] {
   const fill = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(fill);
-    if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return value;
+    if (
+      typeof value !== 'object' ||
+      value === null ||
+      Object.getPrototypeOf(value) !== Object.prototype
+    )
+      return value;
     const record = value as Record<string, unknown>;
     if (Object.keys(record).length === 1 && typeof record['$param'] === 'string') {
       const name = record['$param'];
@@ -248,7 +342,11 @@ function inputGraph(keys: readonly string[], inputsOf: readonly (readonly string
     for (const input of inputsOf[task] as readonly string[]) {
       const at = position.get(input);
       if (at === undefined)
-        throw new PlanSpecError('SPEC_UNKNOWN_INPUT', keys[task], `input "${input}" is not a task of the spec (its keys: ${keys.join(', ')})`);
+        throw new PlanSpecError(
+          'SPEC_UNKNOWN_INPUT',
+          keys[task],
+          `input "${input}" is not a task of the spec (its keys: ${keys.join(', ')})`,
+        );
       inputs[edge++] = at;
     }
   }
@@ -277,7 +375,8 @@ function topologicalOrder({ keys, starts, inputs }: InputGraph): string[] {
       pending[task] = (pending[task] as number) + 1;
       userStarts[input + 1] = (userStarts[input + 1] as number) + 1;
     }
-  for (let task = 0; task < count; task++) userStarts[task + 1] = (userStarts[task + 1] as number) + (userStarts[task] as number);
+  for (let task = 0; task < count; task++)
+    userStarts[task + 1] = (userStarts[task + 1] as number) + (userStarts[task] as number);
   // The users of each task, in spec order: those of task t are users[userStarts[t]] … users[userStarts[t + 1] - 1].
   const users = new Int32Array(userStarts[count] as number);
   const filled = userStarts.slice(0, count);
@@ -302,7 +401,11 @@ function topologicalOrder({ keys, starts, inputs }: InputGraph): string[] {
   }
   if (end < count) {
     const cycle = findCycle({ keys, starts, inputs }, pending);
-    throw new PlanSpecError('SPEC_CYCLE', cycle[0], `the inputs form a cycle: ${[...cycle, cycle[0]].join(' ← ')}`);
+    throw new PlanSpecError(
+      'SPEC_CYCLE',
+      cycle[0],
+      `the inputs form a cycle: ${[...cycle, cycle[0]].join(' ← ')}`,
+    );
   }
   const order = new Array<string>(count);
   for (let at = 0; at < count; at++) order[at] = keys[queue[at] as number] as string;
@@ -322,7 +425,11 @@ function findCycle({ keys, starts, inputs }: InputGraph, pending: Int32Array): s
     placeOnPath[current] = path.length;
     path.push(current);
     let next = -1;
-    for (let edge = starts[current] as number; edge < (starts[current + 1] as number) && next === -1; edge++)
+    for (
+      let edge = starts[current] as number;
+      edge < (starts[current + 1] as number) && next === -1;
+      edge++
+    )
       if ((pending[inputs[edge] as number] as number) > 0) next = inputs[edge] as number;
     current = next;
   }

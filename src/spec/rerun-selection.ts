@@ -19,20 +19,34 @@ export const RERUN_FAILED = 'failed';
  *
  * @internal
  */
-export function rerunSelection(spec: PlanSpec, from: RerunFrom, failed: readonly string[]): Set<string> {
+export function rerunSelection(
+  spec: PlanSpec,
+  from: RerunFrom,
+  failed: readonly string[],
+): Set<string> {
   const keys = Object.keys(spec.tasks);
   let seeds: readonly string[];
   if (from === RERUN_FAILED) {
     if (failed.length === 0)
-      throw new SnapshotError('RERUN_NOTHING_FAILED', undefined, `the plan has no failed task to rerun from (pass a task key as \`from\`: ${keys.join(', ')})`);
+      throw new SnapshotError(
+        'RERUN_NOTHING_FAILED',
+        undefined,
+        `the plan has no failed task to rerun from (pass a task key as \`from\`: ${keys.join(', ')})`,
+      );
     seeds = failed;
   } else {
     if (!Object.hasOwn(spec.tasks, from))
-      throw new SnapshotError('RERUN_UNKNOWN_KEY', from, `is not a task key of the plan's spec (its keys: ${keys.join(', ')}), nor '${RERUN_FAILED}'`);
+      throw new SnapshotError(
+        'RERUN_UNKNOWN_KEY',
+        from,
+        `is not a task key of the plan's spec (its keys: ${keys.join(', ')}), nor '${RERUN_FAILED}'`,
+      );
     seeds = [from];
   }
   const users = new Map<string, string[]>();
-  for (const key of keys) for (const input of new Set(spec.tasks[key]?.inputs ?? [])) users.set(input, [...(users.get(input) ?? []), key]);
+  for (const key of keys)
+    for (const input of new Set(spec.tasks[key]?.inputs ?? []))
+      users.set(input, [...(users.get(input) ?? []), key]);
   const selected = new Set<string>();
   const queue = [...seeds];
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {

@@ -31,16 +31,31 @@ export interface SpecRecord {
   readonly submittedAt: string;
   readonly origin?: PlanOrigin;
   /** For a plan made by snapshots.import or snapshots.rerun: the plan it continues (and the rerun's `from`, the snapshot's identity). */
-  readonly continues?: { readonly plan: string; readonly exportedAt: string; readonly rerunFrom?: string; readonly snapshot?: string };
+  readonly continues?: {
+    readonly plan: string;
+    readonly exportedAt: string;
+    readonly rerunFrom?: string;
+    readonly snapshot?: string;
+  };
 }
 
-export async function writeSpecRecord(zk: Zk, plan: string, record: SpecRecord, options: WriteOptions): Promise<void> {
+export async function writeSpecRecord(
+  zk: Zk,
+  plan: string,
+  record: SpecRecord,
+  options: WriteOptions,
+): Promise<void> {
   const path = childPath(plan, SPEC_RECORD);
   // A spec is as large as the plan it describes: no result-size limit applies (chunked past 900 kB).
-  await writeValue(zk, path, encodeValue(record, `the spec record of ${plan}`, path, Number.MAX_SAFE_INTEGER), {
-    ...options,
-    maxBytes: Number.MAX_SAFE_INTEGER,
-  });
+  await writeValue(
+    zk,
+    path,
+    encodeValue(record, `the spec record of ${plan}`, path, Number.MAX_SAFE_INTEGER),
+    {
+      ...options,
+      maxBytes: Number.MAX_SAFE_INTEGER,
+    },
+  );
 }
 
 /** The plan's spec record; undefined for a plan not built from a spec (or gone). */
@@ -51,7 +66,12 @@ export async function readSpecRecord(zk: Zk, plan: string): Promise<SpecRecord |
   const data = await readValue(zk, path, { maxBytes: Number.MAX_SAFE_INTEGER });
   if (data === undefined) return undefined;
   const value = decodeValue(path, data);
-  if (typeof value !== 'object' || value === null || typeof (value as SpecRecord).tasks !== 'object' || typeof (value as SpecRecord).spec !== 'object')
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    typeof (value as SpecRecord).tasks !== 'object' ||
+    typeof (value as SpecRecord).spec !== 'object'
+  )
     throw new MalformedNodeError(path, 'expected { spec, params, tasks, submittedAt, origin? }');
   return value as SpecRecord;
 }

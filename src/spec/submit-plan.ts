@@ -49,30 +49,42 @@ export async function checkSpecForSubmit(
   workers: readonly WorkerInfo[],
   options: SubmitOptions,
 ): Promise<CheckedSpec> {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options', 'expected { params?, allowUnknownFunctions? }');
-  if (options.allowUnknownFunctions !== undefined && typeof options.allowUnknownFunctions !== 'boolean')
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidArgumentError('options', 'expected { params?, allowUnknownFunctions? }');
+  if (
+    options.allowUnknownFunctions !== undefined &&
+    typeof options.allowUnknownFunctions !== 'boolean'
+  )
     throw new InvalidArgumentError('allowUnknownFunctions', 'expected true or false');
   const params = options.params ?? {};
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new InvalidArgumentError('params', 'expected an object of named values');
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    throw new InvalidArgumentError('params', 'expected an object of named values');
   const liveWorkers = workers.filter((worker) => !isStale(worker, Date.now()));
   const live = liveWorkers.map((worker) => worker.functions);
   const schemasOf = (fn: string): FunctionSchemas | undefined => functions.schemasOf(fn);
   const checked = checkPlanSpec(spec, {
     registered: functions.names(),
-    ...(live.length > 0 ? { live, liveShell: liveWorkers.some((worker) => worker.allowShell) } : {}),
+    ...(live.length > 0
+      ? { live, liveShell: liveWorkers.some((worker) => worker.allowShell) }
+      : {}),
     params,
     schemasOf,
     requireKnown: options.allowUnknownFunctions !== true,
   });
   // Named after the spec's own fields: the same document goes to submitPlan and to zk-plan submit.
   asSpecError(undefined, () => resolvePlanSettings(checked.options, 'the plan ("options")'));
-  for (const key of checked.order) asSpecError(key, () => taskSettings(checked.tasks.get(key)?.options ?? {}, 'the task ("options")'));
+  for (const key of checked.order)
+    asSpecError(key, () =>
+      taskSettings(checked.tasks.get(key)?.options ?? {}, 'the task ("options")'),
+    );
   await checkSpecValues(checked.tasks, schemasOf);
   return checked;
 }
 
 /** Whose plan `fillPlan` fills: a submitted one (on this client's session), or a schedule tick's (every write fenced by the session holding the tick's lock). */
-export type BuildTarget = { readonly parent: string } | { readonly plan: string; readonly fence: ZkSession; readonly origin: PlanOrigin };
+export type BuildTarget =
+  | { readonly parent: string }
+  | { readonly plan: string; readonly fence: ZkSession; readonly origin: PlanOrigin };
 
 /**
  * Builds a checked spec: a new plan under `parent`, one addTasks batch (pipelined), the spec
@@ -108,13 +120,30 @@ export async function fillPlan(
       // Results are kept unless a task says otherwise: reruns and exports of the plan start from them.
       // The key goes into the task's definition, so that a worker (and anyone reading the task) knows it.
       const options = { keepResult: true, ...task.options, key };
-      return { task: call(task.fn, ...task.params), args: task.inputs.map((input) => index.get(input) as number), options };
+      return {
+        task: call(task.fn, ...task.params),
+        args: task.inputs.map((input) => index.get(input) as number),
+        options,
+      };
     }),
     { ...('fence' in target ? { claimSession: target.fence } : {}), specKeys: true },
   );
-  const tasks = Object.fromEntries(checked.order.map((key, position) => [key, paths[position] as string]));
+  const tasks = Object.fromEntries(
+    checked.order.map((key, position) => [key, paths[position] as string]),
+  );
   const origin = 'origin' in target ? { origin: target.origin } : {};
-  await writeSpecRecord(zk, plan, { spec: source.spec, params: source.params, tasks, submittedAt: new Date().toISOString(), ...origin }, fenced);
+  await writeSpecRecord(
+    zk,
+    plan,
+    {
+      spec: source.spec,
+      params: source.params,
+      tasks,
+      submittedAt: new Date().toISOString(),
+      ...origin,
+    },
+    fenced,
+  );
   await writer.markAsReady(plan, fenced);
   return tasks;
 }
@@ -124,7 +153,8 @@ function asSpecError(key: string | undefined, check: () => unknown): void {
   try {
     check();
   } catch (error) {
-    if (error instanceof InvalidArgumentError) throw new PlanSpecError('SPEC_INVALID', key, error.message);
+    if (error instanceof InvalidArgumentError)
+      throw new PlanSpecError('SPEC_INVALID', key, error.message);
     throw error;
   }
 }

@@ -6,7 +6,13 @@
  * input accepts. Everything else is checked by the workers at run time.
  */
 import { PlanSpecError } from '../errors/spec-errors.js';
-import { inputJsonType, outputJsonType, validateWith, type FunctionSchemas, type StandardSchemaV1 } from '../exec/standard-schema.js';
+import {
+  inputJsonType,
+  outputJsonType,
+  validateWith,
+  type FunctionSchemas,
+  type StandardSchemaV1,
+} from '../exec/standard-schema.js';
 
 /** A spec task as checked so far. */
 interface CheckedEntry {
@@ -25,9 +31,17 @@ export function checkArity(entries: ReadonlyMap<string, CheckedEntry>, schemasOf
   for (const [key, entry] of entries) {
     const schemas = schemasOf(entry.fn);
     if (schemas?.params !== undefined && schemas.params.length !== entry.params.length)
-      throw new PlanSpecError('SPEC_ARITY', key, `function "${entry.fn}" takes ${schemas.params.length} param(s) (its schemas), got ${entry.params.length}`);
+      throw new PlanSpecError(
+        'SPEC_ARITY',
+        key,
+        `function "${entry.fn}" takes ${schemas.params.length} param(s) (its schemas), got ${entry.params.length}`,
+      );
     if (schemas?.inputs !== undefined && schemas.inputs.length !== entry.inputs.length)
-      throw new PlanSpecError('SPEC_ARITY', key, `function "${entry.fn}" takes ${schemas.inputs.length} input(s) (its schemas), got ${entry.inputs.length}`);
+      throw new PlanSpecError(
+        'SPEC_ARITY',
+        key,
+        `function "${entry.fn}" takes ${schemas.inputs.length} input(s) (its schemas), got ${entry.inputs.length}`,
+      );
   }
 }
 
@@ -38,15 +52,23 @@ export function checkArity(entries: ReadonlyMap<string, CheckedEntry>, schemasOf
  * the edge is refused only when it takes none of them (so a coercing input, `z.coerce.number()`
  * fed a string, passes). Throws PlanSpecError naming the task.
  */
-export async function checkSpecValues(entries: ReadonlyMap<string, CheckedEntry>, schemasOf: SchemasOf): Promise<void> {
+export async function checkSpecValues(
+  entries: ReadonlyMap<string, CheckedEntry>,
+  schemasOf: SchemasOf,
+): Promise<void> {
   for (const [key, entry] of entries) {
     const schemas = schemasOf(entry.fn);
     for (const [index, schema] of (schemas?.params ?? []).entries()) {
       const what = `param ${index + 1} of "${entry.fn}"`;
       const problem = await validateInTime(schema, entry.params[index]).catch((error: unknown) => {
-        throw new PlanSpecError('SPEC_PARAM_INVALID', key, `the schema of ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+        throw new PlanSpecError(
+          'SPEC_PARAM_INVALID',
+          key,
+          `the schema of ${what} failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
       });
-      if (problem !== undefined) throw new PlanSpecError('SPEC_PARAM_INVALID', key, `${what}: ${problem}`);
+      if (problem !== undefined)
+        throw new PlanSpecError('SPEC_PARAM_INVALID', key, `${what}: ${problem}`);
     }
     for (const [index, producerKey] of entry.inputs.entries()) {
       const input = schemas?.inputs?.[index];
@@ -92,10 +114,16 @@ function accepts(wanted: string, given: string): boolean {
 }
 
 /** Why `value` does not match, or undefined; rejects when the schema throws or does not settle within VALIDATE_TIMEOUT_MS. */
-async function validateInTime(schema: StandardSchemaV1, value: unknown): Promise<string | undefined> {
+async function validateInTime(
+  schema: StandardSchemaV1,
+  value: unknown,
+): Promise<string | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`it did not settle within ${VALIDATE_TIMEOUT_MS} ms`)), VALIDATE_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`it did not settle within ${VALIDATE_TIMEOUT_MS} ms`)),
+      VALIDATE_TIMEOUT_MS,
+    );
   });
   try {
     const checked = await Promise.race([validateWith(schema, value), timeout]);

@@ -29,11 +29,30 @@ export interface AttemptRecord {
 export function parseTaskFailure(value: unknown): TaskFailure | undefined {
   // Anything else but null and undefined can be taken apart: a string or a number has none of the fields, and is refused below.
   if (value === null || value === undefined) return undefined;
-  const { type, message, code, stack, retryable, attempts, workerId, at } = value as Record<string, unknown>;
-  if (typeof type !== 'string' || typeof message !== 'string' || typeof code !== 'string' || typeof workerId !== 'string') return undefined;
+  const { type, message, code, stack, retryable, attempts, workerId, at } = value as Record<
+    string,
+    unknown
+  >;
+  if (
+    typeof type !== 'string' ||
+    typeof message !== 'string' ||
+    typeof code !== 'string' ||
+    typeof workerId !== 'string'
+  )
+    return undefined;
   if (stack !== undefined && typeof stack !== 'string') return undefined;
-  if (!Number.isSafeInteger(attempts) || !(at instanceof Date) || Number.isNaN(at.getTime())) return undefined;
-  return { type, message, code, stack, retryable: retryable === true, attempts: attempts as number, workerId, at };
+  if (!Number.isSafeInteger(attempts) || !(at instanceof Date) || Number.isNaN(at.getTime()))
+    return undefined;
+  return {
+    type,
+    message,
+    code,
+    stack,
+    retryable: retryable === true,
+    attempts: attempts as number,
+    workerId,
+    at,
+  };
 }
 
 /**
@@ -41,14 +60,20 @@ export function parseTaskFailure(value: unknown): TaskFailure | undefined {
  * itself (`charged`, `retryable`; a PermanentError thrown by the function makes it permanent).
  * ZooKeeper and session faults, lost ownership and shutdown aborts are infrastructure: never charged.
  */
-export function judgeFailure(error: unknown): { readonly charged: boolean; readonly permanent: boolean } {
-  if (!(error instanceof ZkPlanError) || !error.charged) return { charged: false, permanent: false };
+export function judgeFailure(error: unknown): {
+  readonly charged: boolean;
+  readonly permanent: boolean;
+} {
+  if (!(error instanceof ZkPlanError) || !error.charged)
+    return { charged: false, permanent: false };
   return { charged: true, permanent: !error.retryable || isPermanentError(error.cause) };
 }
 
 /** A PermanentError, also from another copy of zk-plan (matched by name). */
 export function isPermanentError(error: unknown): boolean {
-  return error instanceof PermanentError || (error instanceof Error && error.name === 'PermanentError');
+  return (
+    error instanceof PermanentError || (error instanceof Error && error.name === 'PermanentError')
+  );
 }
 
 /** The next step after a charged failure: fail the task for good, or let it be tried again after a wait. */
@@ -59,15 +84,24 @@ export function decideAfterFailure(
   now: number,
 ): { readonly failTask: boolean; readonly failures: number; readonly notBefore: number } {
   const failures = failuresSoFar + 1;
-  if (permanent || failures >= policy.maxAttempts) return { failTask: true, failures, notBefore: now };
+  if (permanent || failures >= policy.maxAttempts)
+    return { failTask: true, failures, notBefore: now };
   return { failTask: false, failures, notBefore: now + retryDelayMs(policy, failures) };
 }
 
 /** Builds the record of a failed try from what was thrown (the task's own error is the cause of a TaskExecutionError). */
-export function describeFailure(error: unknown, permanent: boolean, attempts: number, workerId: string, now: Date): TaskFailure {
+export function describeFailure(
+  error: unknown,
+  permanent: boolean,
+  attempts: number,
+  workerId: string,
+  now: Date,
+): TaskFailure {
   const wrapper = error instanceof Error ? error : new Error(String(error));
-  const original = wrapper instanceof ZkPlanError && wrapper.code === 'TASK_FAILED' ? wrapper.cause : undefined;
-  const candidate = original instanceof Error ? (original as Error & { code?: unknown }).code : undefined;
+  const original =
+    wrapper instanceof ZkPlanError && wrapper.code === 'TASK_FAILED' ? wrapper.cause : undefined;
+  const candidate =
+    original instanceof Error ? (original as Error & { code?: unknown }).code : undefined;
   const ownCode = typeof candidate === 'string' ? candidate : undefined;
   return {
     type: original instanceof Error ? original.name : wrapper.name,

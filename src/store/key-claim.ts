@@ -18,10 +18,20 @@ export function encodeKeyClaim(task: string, path: string): Buffer {
 /** The task a claim names; MalformedNodeError for a value zk-plan does not write, naming the claim's path. */
 export function parseKeyClaim(plan: string, path: string, data: Buffer | null): string {
   if (data !== null && data.length > MAX_KEY_CLAIM_BYTES)
-    throw new MalformedNodeError(path, `its value has ${data.length} bytes, a task key claim at most ${MAX_KEY_CLAIM_BYTES}`);
+    throw new MalformedNodeError(
+      path,
+      `its value has ${data.length} bytes, a task key claim at most ${MAX_KEY_CLAIM_BYTES}`,
+    );
   const value = decodeValue(path, data) as { task?: unknown } | null;
   const task = typeof value === 'object' && value !== null ? value.task : undefined;
-  if (typeof task !== 'string' || parentOf(task) !== plan || !hasSequentialName(nameOf(task), TASK_PREFIX))
-    throw new MalformedNodeError(path, `expected { task: "${plan}/${TASK_PREFIX}<serial>" }, the task that holds the key`);
+  if (
+    typeof task !== 'string' ||
+    parentOf(task) !== plan ||
+    !hasSequentialName(nameOf(task), TASK_PREFIX)
+  )
+    throw new MalformedNodeError(
+      path,
+      `expected { task: "${plan}/${TASK_PREFIX}<serial>" }, the task that holds the key`,
+    );
   return task;
 }

@@ -77,7 +77,12 @@ export interface UnstartedRecord extends RecordBase {
 /** The record a plan keeps of a task whose node is gone. */
 export type TaskHistoryRecord = DoneRecord | FailedRecord | CancelledRecord | UnstartedRecord;
 
-const CANCELLED_WAS: readonly CancelledRecord['was'][] = ['running', 'finishing', 'runnable', 'retrying'];
+const CANCELLED_WAS: readonly CancelledRecord['was'][] = [
+  'running',
+  'finishing',
+  'runnable',
+  'retrying',
+];
 const UNSTARTED_WAS: readonly UnstartedRecord['was'][] = ['waiting', 'blocked', 'building'];
 
 /**
@@ -93,10 +98,25 @@ export function encodeHistoryRecord(record: TaskHistoryRecord, path: string): Bu
 
 function leanRecord(record: TaskHistoryRecord): TaskHistoryRecord {
   const { params: _params, ...rest } = record;
-  const lean = { ...rest, fn: clip(record.fn), outputs: [], omitted: true as const, ...(record.key !== undefined ? { key: clip(record.key) } : {}) };
+  const lean = {
+    ...rest,
+    fn: clip(record.fn),
+    outputs: [],
+    omitted: true as const,
+    ...(record.key !== undefined ? { key: clip(record.key) } : {}),
+  };
   if (lean.state !== 'failed') return lean;
   const { failure } = lean;
-  return { ...lean, failure: { ...failure, stack: undefined, type: clip(failure.type), message: clip(failure.message), code: clip(failure.code) } };
+  return {
+    ...lean,
+    failure: {
+      ...failure,
+      stack: undefined,
+      type: clip(failure.type),
+      message: clip(failure.message),
+      code: clip(failure.code),
+    },
+  };
 }
 
 function clip(text: string): string {
@@ -107,8 +127,12 @@ function clip(text: string): string {
  * A stored record, checked: undefined for anything zk-plan does not write (another tool's node, a
  * forged one). The size is checked before the value is decoded; every field is checked for its type.
  */
-export function parseHistoryRecord(path: string, data: Buffer | null): TaskHistoryRecord | undefined {
-  if (data === null || data.length === 0 || data.length > MAX_HISTORY_RECORD_BYTES) return undefined;
+export function parseHistoryRecord(
+  path: string,
+  data: Buffer | null,
+): TaskHistoryRecord | undefined {
+  if (data === null || data.length === 0 || data.length > MAX_HISTORY_RECORD_BYTES)
+    return undefined;
   let value: unknown;
   try {
     value = decodeValue(path, data);
@@ -140,7 +164,8 @@ export function parseHistoryRecord(path: string, data: Buffer | null): TaskHisto
       const cancelledAt = dateOf(stored['cancelledAt']);
       const was = CANCELLED_WAS.find((candidate) => candidate === stored['was']);
       const startedAt = dateOf(stored['startedAt']);
-      if (cancelledAt === undefined || was === undefined || !optionalString(stored['workerId'])) return undefined;
+      if (cancelledAt === undefined || was === undefined || !optionalString(stored['workerId']))
+        return undefined;
       return {
         ...base,
         state: 'cancelled',
@@ -163,10 +188,19 @@ export function parseHistoryRecord(path: string, data: Buffer | null): TaskHisto
 
 function baseOf(stored: Record<string, unknown>): RecordBase | undefined {
   const { fn, params, outputs, keepResult, key, failedTries } = stored;
-  if (typeof fn !== 'string' || !Array.isArray(outputs) || !outputs.every((output) => typeof output === 'string')) return undefined;
+  if (
+    typeof fn !== 'string' ||
+    !Array.isArray(outputs) ||
+    !outputs.every((output) => typeof output === 'string')
+  )
+    return undefined;
   if (params !== undefined && !Array.isArray(params)) return undefined;
   if (!optionalString(key)) return undefined;
-  if (failedTries !== undefined && !(Number.isSafeInteger(failedTries) && (failedTries as number) >= 0)) return undefined;
+  if (
+    failedTries !== undefined &&
+    !(Number.isSafeInteger(failedTries) && (failedTries as number) >= 0)
+  )
+    return undefined;
   return {
     fn,
     ...(params !== undefined ? { params: params as unknown[] } : {}),

@@ -79,7 +79,10 @@ export class TaskReader {
   ) {}
 
   /** The stored value's encoded bytes at `path` (chunks joined); undefined when absent. Refuses a value over `maxBytes`. */
-  async readStoredValue(path: string, maxBytes: number = this.valueLimit): Promise<Buffer | undefined> {
+  async readStoredValue(
+    path: string,
+    maxBytes: number = this.valueLimit,
+  ): Promise<Buffer | undefined> {
     return await readValue(this.zk, path, { maxBytes });
   }
 
@@ -88,7 +91,10 @@ export class TaskReader {
    * (see Zk.assertOwnAcl); rejects with ForeignAclError before a task planted by an outsider runs.
    */
   async assertOwnAcls(plan: string, task: string): Promise<void> {
-    await Promise.all([this.zk.assertOwnAcl(plan, 'the plan'), this.zk.assertOwnAcl(task, 'the task')]);
+    await Promise.all([
+      this.zk.assertOwnAcl(plan, 'the plan'),
+      this.zk.assertOwnAcl(task, 'the task'),
+    ]);
   }
 
   /** The plan's failure policy and retry policy (read once per plan, then remembered). */
@@ -132,9 +138,15 @@ export class TaskReader {
   async readAttempts(task: string): Promise<AttemptRecord | undefined> {
     const node = await this.zk.tryGetData(childPath(task, ATTEMPTS));
     if (node === undefined) return undefined;
-    const value = decodeValue(childPath(task, ATTEMPTS), node.data) as Partial<AttemptRecord> | null;
+    const value = decodeValue(
+      childPath(task, ATTEMPTS),
+      node.data,
+    ) as Partial<AttemptRecord> | null;
     if (typeof value?.failures !== 'number' || !(value.notBefore instanceof Date)) {
-      throw new MalformedNodeError(childPath(task, ATTEMPTS), 'expected { failures, notBefore, lastFailure }');
+      throw new MalformedNodeError(
+        childPath(task, ATTEMPTS),
+        'expected { failures, notBefore, lastFailure }',
+      );
     }
     return value as AttemptRecord;
   }
@@ -165,7 +177,9 @@ export class TaskReader {
     const records = await Promise.all(
       names.map(async (name) => {
         const stored = await this.zk.tryGetData(childPath(node, name));
-        return stored === undefined ? undefined : parseHistoryRecord(childPath(node, name), stored.data);
+        return stored === undefined
+          ? undefined
+          : parseHistoryRecord(childPath(node, name), stored.data);
       }),
     );
     const entries = names.flatMap((name, index) => {
@@ -181,7 +195,9 @@ export class TaskReader {
   }
 
   /** The plan's tasks (oldest first), its other children, and whether it is ready and carries the `failed` marker; undefined when the plan does not exist. */
-  async listPlan(plan: string): Promise<{ tasks: string[]; children: string[]; ready: boolean; failed: boolean } | undefined> {
+  async listPlan(
+    plan: string,
+  ): Promise<{ tasks: string[]; children: string[]; ready: boolean; failed: boolean } | undefined> {
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) return undefined;
     return {
@@ -208,9 +224,14 @@ export class TaskReader {
     const node = await this.zk.tryGetData(task);
     if (node === undefined) return undefined;
     try {
-      const value = decodeValue(task, node.data) as (Partial<BuilderStamp> & { key?: unknown }) | null;
+      const value = decodeValue(task, node.data) as
+        (Partial<BuilderStamp> & { key?: unknown }) | null;
       if (typeof value?.builder !== 'string' || typeof value.batch !== 'string') return undefined;
-      return { builder: value.builder, batch: value.batch, ...(taskKeyProblem(value.key) === undefined ? { key: value.key as string } : {}) };
+      return {
+        builder: value.builder,
+        batch: value.batch,
+        ...(taskKeyProblem(value.key) === undefined ? { key: value.key as string } : {}),
+      };
     } catch {
       return undefined; // a malformed definition: performTask reports it once the task is ready
     }
@@ -220,11 +241,17 @@ export class TaskReader {
    * The task that holds `key` in the plan by a claim (addTask's `{ key }`), and the claim's node as
    * read; undefined when no task claimed it. MalformedNodeError for a claim zk-plan does not write.
    */
-  async readKeyClaim(plan: string, key: string): Promise<{ task: string; node: MarkerRead } | undefined> {
+  async readKeyClaim(
+    plan: string,
+    key: string,
+  ): Promise<{ task: string; node: MarkerRead } | undefined> {
     const path = keyClaimPath(plan, key);
     const node = await this.zk.tryGetData(path);
     if (node === undefined) return undefined;
-    return { task: parseKeyClaim(plan, path, node.data), node: { version: node.stat.version, czxid: node.stat.czxid } };
+    return {
+      task: parseKeyClaim(plan, path, node.data),
+      node: { version: node.stat.version, czxid: node.stat.czxid },
+    };
   }
 
   async inspectTask(task: string): Promise<TaskListing | undefined> {
@@ -249,7 +276,11 @@ export class TaskReader {
    * The task's propagated inputs in dependency order (arg-* by serial); undefined when the task
    * vanished. `maxBytes` is the reader's limit per input (a worker's maxResultBytes).
    */
-  async readArgs(task: string, children: readonly string[], maxBytes: number = this.valueLimit): Promise<unknown[] | undefined> {
+  async readArgs(
+    task: string,
+    children: readonly string[],
+    maxBytes: number = this.valueLimit,
+  ): Promise<unknown[] | undefined> {
     const paths = sortBySerial(children, ARG_PREFIX).map((name) => childPath(task, name));
     const values = await Promise.all(paths.map((path) => this.readStoredValue(path, maxBytes)));
     if (values.some((value) => value === undefined)) return undefined;
@@ -261,7 +292,10 @@ export class TaskReader {
    * write of it stopped half-way; MalformedNodeError when it is not a value a writer makes, or over
    * `maxBytes` (a worker's maxResultBytes).
    */
-  async readEncodedResult(task: string, maxBytes: number = this.valueLimit): Promise<Buffer | undefined> {
+  async readEncodedResult(
+    task: string,
+    maxBytes: number = this.valueLimit,
+  ): Promise<Buffer | undefined> {
     const path = childPath(task, RESULT);
     const stored = await this.readStoredValue(path, maxBytes);
     if (stored !== undefined) decodeValue(path, stored); // reject a malformed result before propagating it
@@ -272,7 +306,11 @@ export class TaskReader {
   async readLinks(task: string, children: readonly string[]): Promise<Map<string, string>> {
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
     const deps = await Promise.all(provs.map((name) => this.readLink(childPath(task, name))));
-    return new Map(provs.flatMap((name, index) => (deps[index] === undefined ? [] : [[name, deps[index] as string] as const])));
+    return new Map(
+      provs.flatMap((name, index) =>
+        deps[index] === undefined ? [] : [[name, deps[index] as string] as const],
+      ),
+    );
   }
 
   /** The dep path a prov-* node holds; undefined when the prov is gone (already propagated and deleted). */
@@ -280,8 +318,14 @@ export class TaskReader {
     const node = await this.zk.tryGetData(prov);
     if (node === undefined) return undefined;
     const dep = decodeValue(prov, node.data);
-    if (typeof dep !== 'string' || !hasSequentialName(dep.slice(dep.lastIndexOf('/') + 1), DEP_PREFIX)) {
-      throw new MalformedNodeError(prov, `its value must be the path of a ${DEP_PREFIX}<serial> node of a dependent task, got ${JSON.stringify(dep)}`);
+    if (
+      typeof dep !== 'string' ||
+      !hasSequentialName(dep.slice(dep.lastIndexOf('/') + 1), DEP_PREFIX)
+    ) {
+      throw new MalformedNodeError(
+        prov,
+        `its value must be the path of a ${DEP_PREFIX}<serial> node of a dependent task, got ${JSON.stringify(dep)}`,
+      );
     }
     return dep;
   }
@@ -289,7 +333,12 @@ export class TaskReader {
   protected decodeOwner(task: string, data: Buffer | null): OwnerRecord | undefined {
     try {
       const value = decodeValue(childPath(task, OWNER), data);
-      if (typeof value === 'object' && value !== null && typeof (value as OwnerRecord).workerId === 'string') return value as OwnerRecord;
+      if (
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as OwnerRecord).workerId === 'string'
+      )
+        return value as OwnerRecord;
     } catch {
       // An owner node written by another tool: it is not ours either way.
     }

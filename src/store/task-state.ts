@@ -1,4 +1,12 @@
-import { DEP_PREFIX, FAILED, OWNER, PROV_PREFIX, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+import {
+  DEP_PREFIX,
+  FAILED,
+  OWNER,
+  PROV_PREFIX,
+  READY,
+  RESULT,
+  hasSequentialName,
+} from '../zk/layout.js';
 
 /**
  * Where a task stands, judged from its children alone (a pure decision; see docs/reference/znodes.md, "Task states"):
@@ -13,7 +21,8 @@ import { DEP_PREFIX, FAILED, OWNER, PROV_PREFIX, READY, RESULT, hasSequentialNam
  *   some, or only `prov-*` nodes that an `addTask` made after the task's result was handed on and
  *   removed (that `addTask` takes the input from the kept result itself): delete it.
  */
-export type TaskState = 'runnable' | 'finishable' | 'owned' | 'failed' | 'waiting' | 'building' | 'abandoned';
+export type TaskState =
+  'runnable' | 'finishable' | 'owned' | 'failed' | 'waiting' | 'building' | 'abandoned';
 
 /**
  * Classifies a task from its child names and its child version (`cversion`, the count of child
@@ -36,7 +45,9 @@ export function classifyTask(children: readonly string[], childVersion: number):
  * being built has had nothing deleted yet (its `ready` comes last), so it never looks like this.
  */
 function isLeftOfDeletion(children: readonly string[], childVersion: number): boolean {
-  return childVersion > children.length && children.every((name) => hasSequentialName(name, PROV_PREFIX));
+  return (
+    childVersion > children.length && children.every((name) => hasSequentialName(name, PROV_PREFIX))
+  );
 }
 
 /** States in which a worker may try to take ownership. */

@@ -27,7 +27,14 @@ import {
 import { classifyTask } from './task-state.js';
 import { TaskReader, type MarkerRead, type OwnerRecord, type TaskListing } from './task-reader.js';
 
-export { TaskReader, type BuilderStamp, type MarkerRead, type OwnerRecord, type TaskListing, type TaskStamp } from './task-reader.js';
+export {
+  TaskReader,
+  type BuilderStamp,
+  type MarkerRead,
+  type OwnerRecord,
+  type TaskListing,
+  type TaskStamp,
+} from './task-reader.js';
 import type { WriteOptions, ZkSession, ZkStat } from '../zk/zk-client.js';
 import { CHUNK_BYTES, deleteValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
@@ -40,7 +47,9 @@ export interface Claim {
   /** Aborted when the claim must not write any more (the worker gave up on it); also the task function's signal. */
   readonly signal: AbortSignal;
   /** The task's children and definition, read right behind the claim (same round trip). */
-  readonly prefetched?: Promise<[TaskListing | undefined, TaskDefinition | undefined | PrefetchError]>;
+  readonly prefetched?: Promise<
+    [TaskListing | undefined, TaskDefinition | undefined | PrefetchError]
+  >;
   /** Where the claim stands in this process: a claim given back writes nothing more; one finishing is not given back. */
   readonly progress: ClaimProgress;
 }
@@ -93,13 +102,23 @@ export class TaskStore extends TaskReader {
    * crash in between leaves a failed task without the marker: the next full scan writes it.
    */
   async markFailed(claim: Claim, failure: TaskFailure): Promise<void> {
-    await this.zk.createIfAbsent(childPath(claim.task, FAILED), encodeValue(failure, 'task failure'), 'persistent', this.fence(claim));
+    await this.zk.createIfAbsent(
+      childPath(claim.task, FAILED),
+      encodeValue(failure, 'task failure'),
+      'persistent',
+      this.fence(claim),
+    );
     await this.unmarkRunnable(claim.task, this.fence(claim));
     await this.markPlanFailed(claim.plan, claim.task, failure.at, this.fence(claim));
   }
 
   /** Writes (or rewrites: its data watch tells waiters that another task failed) the plan's `failed` marker, then touches the plan. */
-  async markPlanFailed(plan: string, task: string, at: Date, options: WriteOptions = {}): Promise<void> {
+  async markPlanFailed(
+    plan: string,
+    task: string,
+    at: Date,
+    options: WriteOptions = {},
+  ): Promise<void> {
     const marker = encodeValue({ task, at }, 'plan failure');
     if (!(await this.zk.createIfAbsent(childPath(plan, FAILED), marker, 'persistent', options))) {
       await this.zk.setData(childPath(plan, FAILED), marker, -1, options);
@@ -134,7 +153,10 @@ export class TaskStore extends TaskReader {
       if (node === undefined) return;
       try {
         // The value read goes back to the node it was read from, never to a plan made again at that path.
-        await this.zk.setData(plan, node.data, node.stat.version, { ...options, incarnation: node.stat.czxid });
+        await this.zk.setData(plan, node.data, node.stat.version, {
+          ...options,
+          incarnation: node.stat.czxid,
+        });
         return;
       } catch (error) {
         if (isZkError(error, 'NO_NODE', 'NODE_REPLACED')) return;
@@ -149,8 +171,14 @@ export class TaskStore extends TaskReader {
    */
   async deleteAbandonedTask(task: string): Promise<void> {
     const listing = await this.zk.tryGetChildren(task);
-    if (listing === undefined || classifyTask(listing.children, listing.stat.cversion) !== 'abandoned') return;
-    await Promise.all(listing.children.map((name) => this.zk.deleteIfPresent(childPath(task, name))));
+    if (
+      listing === undefined ||
+      classifyTask(listing.children, listing.stat.cversion) !== 'abandoned'
+    )
+      return;
+    await Promise.all(
+      listing.children.map((name) => this.zk.deleteIfPresent(childPath(task, name))),
+    );
     try {
       await this.zk.delete(task, -1);
     } catch (error) {
@@ -166,20 +194,26 @@ export class TaskStore extends TaskReader {
    * will ever make it ready: it is deleted. The builder's writes are fenced by its session, so none
    * of them can land afterwards. Resolves what was done, or undefined when the task was left alone.
    */
-  async settleOrphan(task: string, planChildren: readonly string[]): Promise<'completed' | 'deleted' | undefined> {
+  async settleOrphan(
+    task: string,
+    planChildren: readonly string[],
+  ): Promise<'completed' | 'deleted' | undefined> {
     const stamp = await this.readStamp(task);
-    if (stamp === undefined || planChildren.includes(builderNodeName(stamp.builder))) return undefined;
+    if (stamp === undefined || planChildren.includes(builderNodeName(stamp.builder)))
+      return undefined;
     const listing = await this.zk.tryGetChildren(task);
     if (listing === undefined || listing.children.includes(READY)) return undefined;
     if (planChildren.includes(batchMarkerName(stamp.batch))) {
       await this.makeReady(task);
       const after = await this.inspectTask(task);
-      if (after !== undefined && classifyTask(after.children, after.childVersion) === 'runnable') await this.markRunnable(task);
+      if (after !== undefined && classifyTask(after.children, after.childVersion) === 'runnable')
+        await this.markRunnable(task);
       return 'completed';
     }
     // Its key goes first: a crash in between leaves the task, which the next look deletes; the other
     // way round would leave a claim naming a task that never ran, and the key taken for ever.
-    if (stamp.key !== undefined && planChildren.includes(TASK_KEYS)) await this.releaseKeyClaim(parentOf(task), stamp.key, task);
+    if (stamp.key !== undefined && planChildren.includes(TASK_KEYS))
+      await this.releaseKeyClaim(parentOf(task), stamp.key, task);
     await this.zk.deleteRecursive(task);
     return 'deleted';
   }
@@ -198,7 +232,9 @@ export class TaskStore extends TaskReader {
     }
     if (claim?.task !== task) return;
     try {
-      await this.zk.delete(keyClaimPath(plan, key), claim.node.version, { incarnation: claim.node.czxid });
+      await this.zk.delete(keyClaimPath(plan, key), claim.node.version, {
+        incarnation: claim.node.czxid,
+      });
     } catch (error) {
       if (!isZkError(error, 'NO_NODE', 'BAD_VERSION')) throw error; // gone already
     }
@@ -210,22 +246,35 @@ export class TaskStore extends TaskReader {
    * second one would make the rest of it runnable (and run) again.
    */
   async makeReady(task: string, options: WriteOptions = {}): Promise<boolean> {
-    return this.zk.createIfAbsent(childPath(task, READY), null, 'persistent', { ...options, stillWanted: () => this.stillBuilding(task) });
+    return this.zk.createIfAbsent(childPath(task, READY), null, 'persistent', {
+      ...options,
+      stillWanted: () => this.stillBuilding(task),
+    });
   }
 
   /** True while the task is being built: not ready, and nothing says it was made ready (and ran) since. */
   private async stillBuilding(task: string): Promise<boolean> {
     const listing = await this.inspectTask(task);
-    return listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'building';
+    return (
+      listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'building'
+    );
   }
 
   /** Tries to take the task by creating its ephemeral owner node; undefined when another worker has it or it is gone. */
   async claim(task: string, workerId: string, signal: AbortSignal): Promise<Claim | undefined> {
     const session = this.zk.session;
     const record: OwnerRecord = { workerId, claimedAt: new Date() };
-    const creating = this.zk.create(childPath(task, OWNER), encodeValue(record, 'owner record'), 'ephemeral', { fence: session });
+    const creating = this.zk.create(
+      childPath(task, OWNER),
+      encodeValue(record, 'owner record'),
+      'ephemeral',
+      { fence: session },
+    );
     // Sent behind the create, before its answer: they see the task as the claim left it.
-    const prefetched = Promise.all([this.inspectTask(task), this.readDefinition(task).catch((error: unknown) => new PrefetchError(error))]);
+    const prefetched = Promise.all([
+      this.inspectTask(task),
+      this.readDefinition(task).catch((error: unknown) => new PrefetchError(error)),
+    ]);
     prefetched.catch(() => undefined); // unused when the claim fails
     try {
       await creating;
@@ -236,12 +285,27 @@ export class TaskStore extends TaskReader {
         await this.zk.sync(childPath(task, OWNER));
         const owner = await this.readOwner(task);
         if (owner?.sessionId === session.id && owner.workerId === workerId)
-          return { task, plan: parentOf(task), workerId, session, signal, progress: { phase: 'running' } };
+          return {
+            task,
+            plan: parentOf(task),
+            workerId,
+            session,
+            signal,
+            progress: { phase: 'running' },
+          };
       }
       if (isZkError(error, 'NODE_EXISTS', 'NO_NODE')) return undefined;
       throw error;
     }
-    return { task, plan: parentOf(task), workerId, session, signal, prefetched, progress: { phase: 'running' } };
+    return {
+      task,
+      plan: parentOf(task),
+      workerId,
+      session,
+      signal,
+      prefetched,
+      progress: { phase: 'running' },
+    };
   }
 
   /** Gives the task back by deleting our owner node, if it is still ours; from now on the claim writes nothing. */
@@ -255,7 +319,10 @@ export class TaskStore extends TaskReader {
     try {
       // Named by its node: sent again after a lost reply, the delete never takes the owner node of a
       // claim made since, by another worker or by another loop of this very session.
-      await this.zk.delete(childPath(claim.task, OWNER), owner.stat.version, { fence: claim.session, incarnation: owner.stat.czxid });
+      await this.zk.delete(childPath(claim.task, OWNER), owner.stat.version, {
+        fence: claim.session,
+        incarnation: owner.stat.czxid,
+      });
     } catch (error) {
       if (!isZkError(error, 'NO_NODE', 'BAD_VERSION')) throw error;
     }
@@ -267,11 +334,15 @@ export class TaskStore extends TaskReader {
    * every dependent sees the same value; returns the bytes that are stored.
    */
   async storeResult(claim: Claim, encoded: Buffer, maxBytes: number): Promise<Buffer> {
-    const outcome = await writeValue(this.zk, childPath(claim.task, RESULT), encoded, { ...this.fence(claim), maxBytes });
+    const outcome = await writeValue(this.zk, childPath(claim.task, RESULT), encoded, {
+      ...this.fence(claim),
+      maxBytes,
+    });
     if (outcome === 'created') return encoded;
     await this.zk.sync(childPath(claim.task, RESULT)); // it may be this session's own first try, whose reply was lost
     const existing = await this.readEncodedResult(claim.task, maxBytes);
-    if (existing === undefined) throw new OwnershipLostError(claim.task, 'its result vanished while this worker held it');
+    if (existing === undefined)
+      throw new OwnershipLostError(claim.task, 'its result vanished while this worker held it');
     return existing;
   }
 
@@ -289,38 +360,69 @@ export class TaskStore extends TaskReader {
     const fence = this.fence(claim);
     claim.progress.phase = 'finishing'; // from here on the task is completed, not given back
     if (plan.storeMaxBytes !== undefined && encoded.length > plan.storeMaxBytes) {
-      throw new ResultTooLargeError(encoded.length, plan.storeMaxBytes, childPath(claim.task, RESULT)); // before anything is sent
+      throw new ResultTooLargeError(
+        encoded.length,
+        plan.storeMaxBytes,
+        childPath(claim.task, RESULT),
+      ); // before anything is sent
     }
     const small = encoded.length <= CHUNK_BYTES;
     // A chunked result is stored in full first: its chunks would otherwise land after the inputs handed on.
-    if (plan.storeMaxBytes !== undefined && !small) await this.storeResult(claim, encoded, plan.storeMaxBytes);
+    if (plan.storeMaxBytes !== undefined && !small)
+      await this.storeResult(claim, encoded, plan.storeMaxBytes);
     // The rest is sent at once: the session applies requests in order, and after a crash a prefix of
     // them has been applied, so no input is handed on before the result is stored, nor `ready` removed.
-    const storing = plan.storeMaxBytes !== undefined && small ? this.storeResult(claim, encoded, plan.storeMaxBytes) : undefined;
+    const storing =
+      plan.storeMaxBytes !== undefined && small
+        ? this.storeResult(claim, encoded, plan.storeMaxBytes)
+        : undefined;
     // The history record goes before `ready`: a task whose deletion has begun has its record, so a
     // worker that finishes what a dead one began (refeed) need not write it.
     const housekeeping = Promise.all([
       storing,
-      plan.keepResult ? writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, { ...fence, maxBytes: encoded.length }) : undefined,
+      plan.keepResult
+        ? writeValueIfAbsent(this.zk, keptResultPathFor(claim.task), encoded, {
+            ...fence,
+            maxBytes: encoded.length,
+          })
+        : undefined,
       plan.history ? this.keepHistory(claim.task, plan.history, fence) : undefined,
       this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),
     ]);
     const links = plan.links ?? new Map<string, string>();
-    const feeding = Promise.all([...links.values()].map((dep) => this.giveInput(dep, encoded, fence)));
+    const feeding = Promise.all(
+      [...links.values()].map((dep) => this.giveInput(dep, encoded, fence)),
+    );
     const [stored, , fed] = await Promise.all([storing, housekeeping, feeding]);
-    if (stored !== undefined && !stored.equals(encoded)) throw new OwnershipLostError(claim.task, 'another result was stored for it meanwhile');
+    if (stored !== undefined && !stored.equals(encoded))
+      throw new OwnershipLostError(claim.task, 'another result was stored for it meanwhile');
     plan.onRunnable?.(fed.filter((task): task is string => task !== undefined));
     // Listed after `ready` is gone: addTask records a dependency only on a task it sees ready, so no prov-* is missed.
-    await this.deleteTask(claim, encoded, new Set(links.keys()), plan.onRunnable, plan.refeed === true);
+    await this.deleteTask(
+      claim,
+      encoded,
+      new Set(links.keys()),
+      plan.onRunnable,
+      plan.refeed === true,
+    );
   }
 
   /**
    * Keeps the record of a task in its plan's history unless it has one (the first record wins);
    * false when the plan keeps no history (no `history` node) or is gone.
    */
-  async keepHistory(task: string, record: TaskHistoryRecord, options: WriteOptions = {}): Promise<boolean> {
+  async keepHistory(
+    task: string,
+    record: TaskHistoryRecord,
+    options: WriteOptions = {},
+  ): Promise<boolean> {
     try {
-      await this.zk.createIfAbsent(historyEntryFor(task), encodeHistoryRecord(record, historyEntryFor(task)), 'persistent', options);
+      await this.zk.createIfAbsent(
+        historyEntryFor(task),
+        encodeHistoryRecord(record, historyEntryFor(task)),
+        'persistent',
+        options,
+      );
       return true;
     } catch (error) {
       if (isZkError(error, 'NO_NODE')) return false;
@@ -346,7 +448,12 @@ export class TaskStore extends TaskReader {
    * Writes the result as the dependent's arg-N and removes its dep-N: write first, so a crash never
    * loses the input. Resolves with the dependent when this made it runnable.
    */
-  async propagate(prov: string, encoded: Buffer, options: WriteOptions = {}, refeed = false): Promise<string | undefined> {
+  async propagate(
+    prov: string,
+    encoded: Buffer,
+    options: WriteOptions = {},
+    refeed = false,
+  ): Promise<string | undefined> {
     const dep = await this.readLink(prov);
     return dep === undefined ? undefined : await this.giveInput(dep, encoded, options, refeed);
   }
@@ -362,7 +469,12 @@ export class TaskStore extends TaskReader {
    * So the dep is looked for first (nobody else removes it while it is there), and a dependent whose
    * dep is gone is only indexed if it is runnable.
    */
-  async giveInput(dep: string, encoded: Buffer, options: WriteOptions = {}, refeed = false): Promise<string | undefined> {
+  async giveInput(
+    dep: string,
+    encoded: Buffer,
+    options: WriteOptions = {},
+    refeed = false,
+  ): Promise<string | undefined> {
     const dependent = parentOf(dep);
     let listing: { children: string[]; stat: ZkStat } | undefined;
     try {
@@ -371,12 +483,18 @@ export class TaskStore extends TaskReader {
       } else if (encoded.length <= CHUNK_BYTES) {
         // One round trip: the session keeps the order (arg, then dep removed, then the listing).
         [, , listing] = await Promise.all([
-          writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, { ...options, maxBytes: encoded.length }),
+          writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, {
+            ...options,
+            maxBytes: encoded.length,
+          }),
           this.zk.deleteIfPresent(dep, -1, options),
           this.zk.tryGetChildren(dependent),
         ]);
       } else {
-        await writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, { ...options, maxBytes: encoded.length });
+        await writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, {
+          ...options,
+          maxBytes: encoded.length,
+        });
         await this.zk.deleteIfPresent(dep, -1, options);
         listing = await this.zk.tryGetChildren(dependent);
       }
@@ -384,7 +502,11 @@ export class TaskStore extends TaskReader {
       if (isZkError(error, 'NO_NODE')) return undefined; // the dependent is gone (its plan was removed)
       throw error;
     }
-    if (listing === undefined || classifyTask(listing.children, listing.stat.cversion) !== 'runnable') return undefined;
+    if (
+      listing === undefined ||
+      classifyTask(listing.children, listing.stat.cversion) !== 'runnable'
+    )
+      return undefined;
     // Sent, not awaited: the dependent is handed to a loop of this process at once, and the
     // session puts this entry before that loop's claim. A lost entry is found by the full scan.
     this.markRunnable(dependent, options).catch(() => undefined);
@@ -410,15 +532,29 @@ export class TaskStore extends TaskReader {
       const children = listing.children;
       // Without the result (its deletion had begun), every prov-* listed before was fed; a later one
       // belongs to an addTask that takes the kept result itself, so it is removed with the rest.
-      const provs = encoded === undefined ? [] : children.filter((name) => hasSequentialName(name, PROV_PREFIX) && !propagated.has(name));
-      const fed = await Promise.all(provs.map((name) => this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence, refeed)));
+      const provs =
+        encoded === undefined
+          ? []
+          : children.filter(
+              (name) => hasSequentialName(name, PROV_PREFIX) && !propagated.has(name),
+            );
+      const fed = await Promise.all(
+        provs.map((name) =>
+          this.propagate(childPath(claim.task, name), encoded ?? Buffer.alloc(0), fence, refeed),
+        ),
+      );
       onRunnable?.(fed.filter((task): task is string => task !== undefined));
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
       // The index entry goes with the rest, not earlier: if this worker dies while finishing, the
       // entry leads other workers back to the task as soon as its owner node is gone.
-      await Promise.all([...rest.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)), this.unmarkRunnable(claim.task, fence)]);
-      if (children.includes(RESULT)) await deleteValue(this.zk, childPath(claim.task, RESULT), fence);
-      if (children.includes(OWNER)) await this.zk.deleteIfPresent(childPath(claim.task, OWNER), -1, fence);
+      await Promise.all([
+        ...rest.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)),
+        this.unmarkRunnable(claim.task, fence),
+      ]);
+      if (children.includes(RESULT))
+        await deleteValue(this.zk, childPath(claim.task, RESULT), fence);
+      if (children.includes(OWNER))
+        await this.zk.deleteIfPresent(childPath(claim.task, OWNER), -1, fence);
       try {
         await this.zk.delete(claim.task, -1, fence);
         return;
@@ -427,12 +563,17 @@ export class TaskStore extends TaskReader {
         if (!isZkError(error, 'NOT_EMPTY')) throw error; // a late child appeared: go round again
       }
     }
-    throw new OwnershipLostError(claim.task, `children kept appearing while it was being deleted (${MAX_DELETE_ROUNDS} rounds)`);
+    throw new OwnershipLostError(
+      claim.task,
+      `children kept appearing while it was being deleted (${MAX_DELETE_ROUNDS} rounds)`,
+    );
   }
 
   private fence(claim: Claim): WriteOptions {
-    if (claim.progress.phase === 'released') throw new OwnershipLostError(claim.task, 'the worker gave it back');
-    if (claim.signal.aborted && claim.progress.phase !== 'finishing') throw new OwnershipLostError(claim.task, 'the worker released it');
+    if (claim.progress.phase === 'released')
+      throw new OwnershipLostError(claim.task, 'the worker gave it back');
+    if (claim.signal.aborted && claim.progress.phase !== 'finishing')
+      throw new OwnershipLostError(claim.task, 'the worker released it');
     return { fence: claim.session };
   }
 }

@@ -13,9 +13,11 @@ export async function expireSession(client: ZkClient): Promise<void> {
     await closeSessionFromAnotherHandle(client);
     await client.exists('/').catch(() => undefined); // the next contact tells the client its session is gone
     const deadline = performance.now() + 3_000;
-    while (client.isCurrent(session) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (client.isCurrent(session) && performance.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     if (!client.isCurrent(session)) return;
-    if (attempt === 5) throw new Error(`session ${session.id} did not expire after ${attempt} attempts`);
+    if (attempt === 5)
+      throw new Error(`session ${session.id} did not expire after ${attempt} attempts`);
   }
 }
 

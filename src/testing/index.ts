@@ -17,8 +17,19 @@ export {
   type StartEnsembleOptions,
   type ZooKeeperDistribution,
 } from '../local-zookeeper/zookeeper-server.js';
-export { PortInUseError, ZooKeeperNotFoundError, ZooKeeperStartError } from '../errors/server-errors.js';
-export { ZkClient, type ZkClientOptions, type ZkSession, type SessionState, type CreateMode, type WatchEvent } from '../zk/zk-client.js';
+export {
+  PortInUseError,
+  ZooKeeperNotFoundError,
+  ZooKeeperStartError,
+} from '../errors/server-errors.js';
+export {
+  ZkClient,
+  type ZkClientOptions,
+  type ZkSession,
+  type SessionState,
+  type CreateMode,
+  type WatchEvent,
+} from '../zk/zk-client.js';
 export * as layout from '../zk/layout.js';
 export { encodeValue, decodeValue, MAX_VALUE_BYTES } from '../serialization/codec.js';
 export { expireSession } from './expire-session.js';
@@ -34,6 +45,15 @@ export type {
   WatchInfo,
   WatchKind,
 } from './memory-zookeeper.js';
-export { MemoryZkClient, type OperationFilter, type ConnectionDropOptions } from './memory-zk-client.js';
-export { ManualScheduler, immediateScheduler, type OperationScheduler, type ScheduledOperation } from './operation-scheduler.js';
+export {
+  MemoryZkClient,
+  type OperationFilter,
+  type ConnectionDropOptions,
+} from './memory-zk-client.js';
+export {
+  ManualScheduler,
+  immediateScheduler,
+  type OperationScheduler,
+  type ScheduledOperation,
+} from './operation-scheduler.js';
 export { PERSISTENT_OWNER } from './memory-tree.js';

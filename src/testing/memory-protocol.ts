@@ -17,11 +17,21 @@ export type WatchDelivery = (event: WatchEvent) => void;
 
 /** An operation a client sends the in-memory server, as `onApplied` and the schedulers see it. */
 export type MemoryRequest =
-  | { readonly op: 'create'; readonly path: string; readonly data: Buffer | null; readonly mode: CreateMode }
+  | {
+      readonly op: 'create';
+      readonly path: string;
+      readonly data: Buffer | null;
+      readonly mode: CreateMode;
+    }
   | { readonly op: 'exists'; readonly path: string; readonly watch?: WatchDelivery }
   | { readonly op: 'getData'; readonly path: string; readonly watch?: WatchDelivery }
   | { readonly op: 'getChildren'; readonly path: string; readonly watch?: WatchDelivery }
-  | { readonly op: 'setData'; readonly path: string; readonly data: Buffer | null; readonly version: number }
+  | {
+      readonly op: 'setData';
+      readonly path: string;
+      readonly data: Buffer | null;
+      readonly version: number;
+    }
   | { readonly op: 'delete'; readonly path: string; readonly version: number }
   | { readonly op: 'sync'; readonly path: string };
 
@@ -37,7 +47,8 @@ export interface MemoryResults {
 }
 
 /** The server's answer to one operation: its result, or ZooKeeper's result code when it failed. */
-export type MemoryReply<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly rc: number };
+export type MemoryReply<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly rc: number };
 
 /** How one operation is applied. */
 export interface ApplyOptions {
@@ -55,5 +66,9 @@ export interface MemoryServer {
   closeSession(sessionId: string): void;
   expireSession(sessionId: string): void;
   isAlive(sessionId: string): boolean;
-  apply<R extends MemoryRequest>(sessionId: string, request: R, options?: ApplyOptions): MemoryReply<MemoryResults[R['op']]>;
+  apply<R extends MemoryRequest>(
+    sessionId: string,
+    request: R,
+    options?: ApplyOptions,
+  ): MemoryReply<MemoryResults[R['op']]>;
 }

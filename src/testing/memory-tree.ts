@@ -139,11 +139,17 @@ export class MemoryTree {
     const parentPath = parentPathOf(path);
     const parent = this.lookup(parentPath);
     if (parent === undefined) throw new ZnodeFailure(RC.NO_NODE, path);
-    const createdPath = mode.endsWith('sequential') ? `${path}${String(parent.childCreations).padStart(10, '0')}` : path;
+    const createdPath = mode.endsWith('sequential')
+      ? `${path}${String(parent.childCreations).padStart(10, '0')}`
+      : path;
     const name = createdPath.slice(parentPath === '/' ? 1 : parentPath.length + 1);
     if (parent.children.has(name)) throw new ZnodeFailure(RC.NODE_EXISTS, createdPath);
-    if (parent.ephemeralOwner !== PERSISTENT_OWNER) throw new ZnodeFailure(RC.NO_CHILDREN_FOR_EPHEMERALS, createdPath);
-    const node = this.newNode(storedBytes(data), mode.startsWith('ephemeral') ? owner : PERSISTENT_OWNER);
+    if (parent.ephemeralOwner !== PERSISTENT_OWNER)
+      throw new ZnodeFailure(RC.NO_CHILDREN_FOR_EPHEMERALS, createdPath);
+    const node = this.newNode(
+      storedBytes(data),
+      mode.startsWith('ephemeral') ? owner : PERSISTENT_OWNER,
+    );
     parent.children.set(name, node);
     this.byPath.set(createdPath, node);
     parent.cversion += 1;
@@ -192,9 +198,11 @@ export class MemoryTree {
     if (top === undefined) return `${path} (absent)`;
     const lines: string[] = [];
     const visit = (name: string, node: Znode, depth: number): void => {
-      const owner = node.ephemeralOwner === PERSISTENT_OWNER ? '' : ` [ephemeral ${node.ephemeralOwner}]`;
+      const owner =
+        node.ephemeralOwner === PERSISTENT_OWNER ? '' : ` [ephemeral ${node.ephemeralOwner}]`;
       lines.push(`${'  '.repeat(depth)}${name}${owner} v${node.version} = ${preview(node.data)}`);
-      for (const childName of [...node.children.keys()].sort()) visit(childName, node.children.get(childName) as Znode, depth + 1);
+      for (const childName of [...node.children.keys()].sort())
+        visit(childName, node.children.get(childName) as Znode, depth + 1);
     };
     visit(path, top, 0);
     return lines.join('\n');
@@ -258,7 +266,9 @@ function preview(data: Buffer): string {
   if (data.length === 0) return "''";
   const text = data.toString('utf8');
   // eslint-disable-next-line no-control-regex
-  const shown = /^[^\u0000-\u0008\u000e-\u001f\ufffd]*$/.test(text) ? JSON.stringify(text) : `0x${data.toString('hex')}`;
+  const shown = /^[^\u0000-\u0008\u000e-\u001f\ufffd]*$/.test(text)
+    ? JSON.stringify(text)
+    : `0x${data.toString('hex')}`;
   return shown.length > 80 ? `${shown.slice(0, 77)}...` : shown;
 }
 
@@ -279,13 +289,17 @@ function hashOf(text: string): number {
 function scrambled(creationOrder: readonly string[]): string[] {
   // Each name's hash once, not once per comparison.
   const hashes = new Map(creationOrder.map((name) => [name, hashOf(name)]));
-  const byHash = [...creationOrder].sort((a, b) => (hashes.get(a) as number) - (hashes.get(b) as number) || (a < b ? -1 : 1));
+  const byHash = [...creationOrder].sort(
+    (a, b) => (hashes.get(a) as number) - (hashes.get(b) as number) || (a < b ? -1 : 1),
+  );
   if (creationOrder.length < 2) return byHash;
   const byName = [...creationOrder].sort();
-  const avoided = (order: readonly string[]): boolean => sameOrder(order, creationOrder) || (creationOrder.length >= 3 && sameOrder(order, byName));
+  const avoided = (order: readonly string[]): boolean =>
+    sameOrder(order, creationOrder) || (creationOrder.length >= 3 && sameOrder(order, byName));
   let order = byHash;
   // Rotations of distinct names differ from one another, so at most two turns avoid both orders.
-  for (let turn = 0; turn < 2 && avoided(order); turn++) order = [...order.slice(1), ...order.slice(0, 1)];
+  for (let turn = 0; turn < 2 && avoided(order); turn++)
+    order = [...order.slice(1), ...order.slice(0, 1)];
   return order;
 }
 

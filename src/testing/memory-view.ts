@@ -16,8 +16,20 @@ export type WatchKind = 'data' | 'exists' | 'child';
 
 /** A write the leader committed, as a follower applies it again (it was checked when it committed). */
 export type CommittedWrite =
-  | { readonly op: 'create'; readonly path: string; readonly data: Buffer | null; readonly mode: CreateMode; readonly owner: string; readonly at: number }
-  | { readonly op: 'setData'; readonly path: string; readonly data: Buffer | null; readonly at: number }
+  | {
+      readonly op: 'create';
+      readonly path: string;
+      readonly data: Buffer | null;
+      readonly mode: CreateMode;
+      readonly owner: string;
+      readonly at: number;
+    }
+  | {
+      readonly op: 'setData';
+      readonly path: string;
+      readonly data: Buffer | null;
+      readonly at: number;
+    }
   | { readonly op: 'delete'; readonly path: string; readonly at: number };
 
 /**
@@ -77,7 +89,13 @@ export class MemoryView {
     this.fire(parentPathOf(path), ['child'], 'child');
   }
 
-  register(sessionId: string, clientName: string, path: string, kind: WatchKind, deliver: WatchDelivery): void {
+  register(
+    sessionId: string,
+    clientName: string,
+    path: string,
+    kind: WatchKind,
+    deliver: WatchDelivery,
+  ): void {
     const list = this.watchesByPath.get(path) ?? [];
     const same = list.find((watch) => watch.sessionId === sessionId && watch.kind === kind);
     if (same !== undefined) {
@@ -112,6 +130,7 @@ export class MemoryView {
     const kept = list.filter((watch) => !kinds.includes(watch.kind));
     if (kept.length === 0) this.watchesByPath.delete(path);
     else this.watchesByPath.set(path, kept);
-    for (const watch of fired) for (const deliver of watch.deliveries) queueMicrotask(() => deliver({ type, path }));
+    for (const watch of fired)
+      for (const deliver of watch.deliveries) queueMicrotask(() => deliver({ type, path }));
   }
 }

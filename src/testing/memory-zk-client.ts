@@ -9,7 +9,15 @@ import { once } from 'node:events';
 import { ZkError } from '../errors/zk-error.js';
 import type { ZkStat } from '../zk/native-client.js';
 import { ZkBase } from '../zk/zk-base.js';
-import type { CreateMode, SessionState, WatchEvent, Watcher, WriteOptions, ZkOperationCounts, ZkSession } from '../zk/zk-client-types.js';
+import type {
+  CreateMode,
+  SessionState,
+  WatchEvent,
+  Watcher,
+  WriteOptions,
+  ZkOperationCounts,
+  ZkSession,
+} from '../zk/zk-client-types.js';
 import { RC, isValidPath } from './memory-tree.js';
 import type { MemoryReply, MemoryRequest, MemoryResults, MemoryServer } from './memory-protocol.js';
 import type { ScheduledOperation } from './operation-scheduler.js';
@@ -119,7 +127,12 @@ export class MemoryZkClient extends ZkBase {
 
   get session(): ZkSession {
     if (this.currentSession === undefined) {
-      throw new ZkError('session', RC.SESSION_EXPIRED, '/', 'No ZooKeeper session right now: the last one expired and a new one is being opened');
+      throw new ZkError(
+        'session',
+        RC.SESSION_EXPIRED,
+        '/',
+        'No ZooKeeper session right now: the last one expired and a new one is being opened',
+      );
     }
     return this.currentSession;
   }
@@ -130,7 +143,9 @@ export class MemoryZkClient extends ZkBase {
   }
 
   isCurrent(session: ZkSession): boolean {
-    return this.currentSession !== undefined && this.currentSession.generation === session.generation;
+    return (
+      this.currentSession !== undefined && this.currentSession.generation === session.generation
+    );
   }
 
   close(): void {
@@ -144,10 +159,17 @@ export class MemoryZkClient extends ZkBase {
     if (sessionId !== undefined) this.server.closeSession(sessionId);
   }
 
-  create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
+  create(
+    path: string,
+    data: Buffer | null = null,
+    mode: CreateMode = 'persistent',
+    options: WriteOptions = {},
+  ): Promise<string> {
     // A sequential create sent twice could make two nodes: it is never resent after a connection loss.
     const resend = !mode.endsWith('sequential');
-    return this.resendingCreate(path, options, resend, () => this.submitOnce('writes', options.fence, { op: 'create', path, data, mode }));
+    return this.resendingCreate(path, options, resend, () =>
+      this.submitOnce('writes', options.fence, { op: 'create', path, data, mode }),
+    );
   }
 
   exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {
@@ -159,17 +181,30 @@ export class MemoryZkClient extends ZkBase {
   }
 
   getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }> {
-    return this.submit('reads', undefined, { op: 'getChildren', path, ...this.watchOf(path, watcher) });
+    return this.submit('reads', undefined, {
+      op: 'getChildren',
+      path,
+      ...this.watchOf(path, watcher),
+    });
   }
 
   /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. Sent again after a connection loss, guarded as `options` say. */
-  setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
-    return this.resendingWrite('setData', path, options, () => this.submitOnce('writes', options.fence, { op: 'setData', path, data, version }));
+  setData(
+    path: string,
+    data: Buffer | null,
+    version = -1,
+    options: WriteOptions = {},
+  ): Promise<ZkStat> {
+    return this.resendingWrite('setData', path, options, () =>
+      this.submitOnce('writes', options.fence, { op: 'setData', path, data, version }),
+    );
   }
 
   /** Deletes the node if its version is `version` (-1: any); it must have no children. Sent again after a connection loss, guarded as `options` say. */
   delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
-    return this.resendingWrite('delete', path, options, () => this.submitOnce('writes', options.fence, { op: 'delete', path, version }));
+    return this.resendingWrite('delete', path, options, () =>
+      this.submitOnce('writes', options.fence, { op: 'delete', path, version }),
+    );
   }
 
   sync(path: string): Promise<void> {
@@ -254,7 +289,12 @@ export class MemoryZkClient extends ZkBase {
       this.reconnectOnThaw = false;
       this.reconnect();
     }
-    if (this.currentState === 'connected' && this.serverSessionId !== undefined && !this.server.isAlive(this.serverSessionId)) this.sessionLost();
+    if (
+      this.currentState === 'connected' &&
+      this.serverSessionId !== undefined &&
+      !this.server.isAlive(this.serverSessionId)
+    )
+      this.sessionLost();
   }
 
   /**
@@ -291,7 +331,8 @@ export class MemoryZkClient extends ZkBase {
     this.failInFlight(RC.SESSION_EXPIRED);
     const told = [...this.pendingWatchers];
     this.pendingWatchers.clear();
-    for (const [watcher, path] of told) queueMicrotask(() => watcher({ type: 'session-lost', path }));
+    for (const [watcher, path] of told)
+      queueMicrotask(() => watcher({ type: 'session-lost', path }));
     this.setState('expired');
     if (lost) this.emit('session:expired', lost);
     queueMicrotask(() => {
@@ -356,13 +397,18 @@ export class MemoryZkClient extends ZkBase {
   private dropConnection(options: ConnectionDropOptions): void {
     const sessionId = this.serverSessionId;
     this.disconnect();
-    if (options.expireSession === true && sessionId !== undefined) this.server.expireSession(sessionId);
+    if (options.expireSession === true && sessionId !== undefined)
+      this.server.expireSession(sessionId);
     if (options.reconnect === false) return;
     if (options.reconnectAfterMs === undefined) queueMicrotask(() => this.reconnect());
     else setTimeout(() => this.reconnect(), options.reconnectAfterMs);
   }
 
-  private submitOnce<R extends MemoryRequest>(kind: keyof ZkOperationCounts, fence: ZkSession | undefined, request: R): Promise<MemoryResults[R['op']]> {
+  private submitOnce<R extends MemoryRequest>(
+    kind: keyof ZkOperationCounts,
+    fence: ZkSession | undefined,
+    request: R,
+  ): Promise<MemoryResults[R['op']]> {
     // A frozen process sends nothing: what it issues while frozen goes out when it wakes.
     if (this.frozen)
       return new Promise((resolve, reject) => {
@@ -373,7 +419,8 @@ export class MemoryZkClient extends ZkBase {
     const { op, path } = request;
     return new Promise((resolve, reject) => {
       if (this.crashed) return; // a dead process hears nothing
-      const refuse = (rc: number, message?: string): void => reject(new ZkError(op, rc, path, message));
+      const refuse = (rc: number, message?: string): void =>
+        reject(new ZkError(op, rc, path, message));
       if (this.currentState === 'closed') {
         refuse(RC.CLOSING, `ZooKeeper ${op} of ${path}: this client is closed; create a new one`);
         return;
@@ -381,11 +428,17 @@ export class MemoryZkClient extends ZkBase {
       const sentOn = this.currentSession;
       const sessionId = this.serverSessionId;
       if (sentOn === undefined || sessionId === undefined) {
-        refuse(RC.SESSION_EXPIRED, `ZooKeeper ${op} of ${path}: the session expired and a new one is not open yet; retry shortly`);
+        refuse(
+          RC.SESSION_EXPIRED,
+          `ZooKeeper ${op} of ${path}: the session expired and a new one is not open yet; retry shortly`,
+        );
         return;
       }
       if (fence !== undefined && fence.generation !== sentOn.generation) {
-        refuse(RC.SESSION_EXPIRED, `ZooKeeper ${op} of ${path} refused: session ${fence.id} that guards it has expired`);
+        refuse(
+          RC.SESSION_EXPIRED,
+          `ZooKeeper ${op} of ${path} refused: session ${fence.id} that guards it has expired`,
+        );
         return;
       }
       this.counts[kind] += 1;
@@ -429,7 +482,9 @@ export class MemoryZkClient extends ZkBase {
             return;
           }
           const lost = this.lostReply?.filter(op, path) === true ? this.lostReply : undefined;
-          const reply: MemoryReply<MemoryResults[R['op']]> = this.server.apply(sessionId, request, { replyLost: lost !== undefined });
+          const reply: MemoryReply<MemoryResults[R['op']]> = this.server.apply(sessionId, request, {
+            replyLost: lost !== undefined,
+          });
           if (lost !== undefined) {
             this.lostReply = undefined;
             fail(RC.CONNECTION_LOSS);

@@ -10,7 +10,13 @@
  * followers every session reads the leader: reads are linearizable, as in most unit tests.
  */
 import type { ZkStat } from '../zk/native-client.js';
-import type { ApplyOptions, MemoryReply, MemoryRequest, MemoryResults, SessionListener } from './memory-protocol.js';
+import type {
+  ApplyOptions,
+  MemoryReply,
+  MemoryRequest,
+  MemoryResults,
+  SessionListener,
+} from './memory-protocol.js';
 import { RC, ZnodeFailure } from './memory-tree.js';
 import { MemoryView, type CommittedWrite, type WatchKind } from './memory-view.js';
 import { MemoryZkClient } from './memory-zk-client.js';
@@ -50,7 +56,12 @@ export interface AppliedOperation {
   readonly rc?: number;
 }
 
-export type { MemoryReply, MemoryRequest, MemoryResults, SessionListener } from './memory-protocol.js';
+export type {
+  MemoryReply,
+  MemoryRequest,
+  MemoryResults,
+  SessionListener,
+} from './memory-protocol.js';
 
 /** Options of a MemoryZooKeeper: when operations land, its clock, and how many followers it has. */
 export interface MemoryZooKeeperOptions {
@@ -105,7 +116,10 @@ export class MemoryZooKeeper {
     this.scheduler = options.scheduler ?? immediateScheduler;
     this.clock = options.clock ?? Date.now;
     const followers = options.followers ?? 0;
-    this.views = [new MemoryView(this.clock), ...Array.from({ length: followers }, () => new MemoryView())];
+    this.views = [
+      new MemoryView(this.clock),
+      ...Array.from({ length: followers }, () => new MemoryView()),
+    ];
   }
 
   private get leader(): MemoryView {
@@ -113,11 +127,18 @@ export class MemoryZooKeeper {
   }
 
   /** A client with a new, connected session. `name` (unique) keys it in `ManualScheduler` and inspection. */
-  connect(options: { readonly sessionTimeoutMs?: number; readonly name?: string } = {}): MemoryZkClient {
+  connect(
+    options: { readonly sessionTimeoutMs?: number; readonly name?: string } = {},
+  ): MemoryZkClient {
     let name = options.name;
-    for (let index = this.clientNames.size + 1; name === undefined || (options.name === undefined && this.clientNames.has(name)); index++)
+    for (
+      let index = this.clientNames.size + 1;
+      name === undefined || (options.name === undefined && this.clientNames.has(name));
+      index++
+    )
       name = `client-${index}`;
-    if (this.clientNames.has(name)) throw new Error(`MemoryZooKeeper: a client named ${name} exists already`);
+    if (this.clientNames.has(name))
+      throw new Error(`MemoryZooKeeper: a client named ${name} exists already`);
     this.clientNames.add(name);
     return new MemoryZkClient(this, name, options.sessionTimeoutMs ?? 10_000);
   }
@@ -140,7 +161,10 @@ export class MemoryZooKeeper {
    * is undefined.
    */
   catchUp(server?: number, writes = Number.POSITIVE_INFINITY): number {
-    if (server === undefined) return this.views.slice(1).reduce((sum, _view, index) => sum + this.catchUp(index + 1, writes), 0);
+    if (server === undefined)
+      return this.views
+        .slice(1)
+        .reduce((sum, _view, index) => sum + this.catchUp(index + 1, writes), 0);
     const view = this.viewAt(server);
     let applied = 0;
     while (applied < writes && view.applied < this.committed.length) {
@@ -187,13 +211,18 @@ export class MemoryZooKeeper {
    * set it (a real server keeps one watcher per connection and path, as `wchp` shows).
    */
   watches(): WatchInfo[] {
-    return this.views.flatMap((view) => view.registrations()).map(({ sessionId, clientName, path, kind }) => ({ sessionId, clientName, path, kind }));
+    return this.views
+      .flatMap((view) => view.registrations())
+      .map(({ sessionId, clientName, path, kind }) => ({ sessionId, clientName, path, kind }));
   }
 
   /** How many watches are registered on `pathPrefix` or below it (all, without a prefix). */
   watchCount(pathPrefix?: string): number {
     return this.watches().filter(
-      ({ path }) => pathPrefix === undefined || path === pathPrefix || path.startsWith(pathPrefix.endsWith('/') ? pathPrefix : `${pathPrefix}/`),
+      ({ path }) =>
+        pathPrefix === undefined ||
+        path === pathPrefix ||
+        path.startsWith(pathPrefix.endsWith('/') ? pathPrefix : `${pathPrefix}/`),
     ).length;
   }
 
@@ -217,7 +246,8 @@ export class MemoryZooKeeper {
     if (session === undefined) return;
     this.liveSessions.delete(sessionId);
     for (const watch of this.viewAt(session.view).dropSession(sessionId))
-      for (const deliver of watch.deliveries) queueMicrotask(() => deliver({ type: 'session-lost', path: watch.path }));
+      for (const deliver of watch.deliveries)
+        queueMicrotask(() => deliver({ type: 'session-lost', path: watch.path }));
     this.deleteEphemerals(sessionId);
     session.listener.sessionExpired();
   }
@@ -247,40 +277,55 @@ export class MemoryZooKeeper {
   }
 
   /** @internal Applies one operation for a live session and answers it. */
-  apply<R extends MemoryRequest>(sessionId: string, request: R, options: ApplyOptions = {}): MemoryReply<MemoryResults[R['op']]> {
+  apply<R extends MemoryRequest>(
+    sessionId: string,
+    request: R,
+    options: ApplyOptions = {},
+  ): MemoryReply<MemoryResults[R['op']]> {
     const session = this.liveSessions.get(sessionId);
     if (session === undefined) return { ok: false, rc: RC.SESSION_EXPIRED };
     let reply: MemoryReply<MemoryResults[R['op']]>;
     try {
-      reply = { ok: true, value: this.perform(session, request, options) as MemoryResults[R['op']] };
+      reply = {
+        ok: true,
+        value: this.perform(session, request, options) as MemoryResults[R['op']],
+      };
     } catch (error) {
       if (!(error instanceof ZnodeFailure)) throw error;
       reply = { ok: false, rc: error.rc };
       // A failed write still goes through the leader (an error transaction): the writer's server
       // answers only once it has applied everything before it, so the writer reads at least that.
-      if (WRITES.has(request.op) && session.view !== 0 && options.replyLost !== true) this.catchUp(session.view);
+      if (WRITES.has(request.op) && session.view !== 0 && options.replyLost !== true)
+        this.catchUp(session.view);
     }
     this.tellApplied(session, request, reply);
     return reply;
   }
 
-  private perform(session: ServerSession, request: MemoryRequest, options: ApplyOptions): MemoryResults[MemoryRequest['op']] {
+  private perform(
+    session: ServerSession,
+    request: MemoryRequest,
+    options: ApplyOptions,
+  ): MemoryResults[MemoryRequest['op']] {
     const { path } = request;
     const view = this.viewAt(session.view);
     switch (request.op) {
       case 'exists': {
         // On an absent node too: that watch waits for the node to appear.
-        if (request.watch) view.register(session.id, session.clientName, path, 'exists', request.watch);
+        if (request.watch)
+          view.register(session.id, session.clientName, path, 'exists', request.watch);
         return view.tree.has(path) ? view.tree.stat(path) : undefined;
       }
       case 'getData': {
         const result = { stat: view.tree.stat(path), data: view.tree.data(path) };
-        if (request.watch) view.register(session.id, session.clientName, path, 'data', request.watch);
+        if (request.watch)
+          view.register(session.id, session.clientName, path, 'data', request.watch);
         return result;
       }
       case 'getChildren': {
         const result = { children: view.tree.childNames(path), stat: view.tree.stat(path) };
-        if (request.watch) view.register(session.id, session.clientName, path, 'child', request.watch);
+        if (request.watch)
+          view.register(session.id, session.clientName, path, 'child', request.watch);
         return result;
       }
       case 'sync':
@@ -290,13 +335,21 @@ export class MemoryZooKeeper {
         const created = this.leader.tree.create(path, request.data, request.mode, session.id);
         this.leader.created(created);
         const at = this.leader.tree.stat(created).ctime.getTime();
-        this.commit({ op: 'create', path, data: request.data, mode: request.mode, owner: session.id, at }, session, options);
+        this.commit(
+          { op: 'create', path, data: request.data, mode: request.mode, owner: session.id, at },
+          session,
+          options,
+        );
         return created;
       }
       case 'setData': {
         const stat = this.leader.tree.setData(path, request.data, request.version);
         this.leader.changed(path);
-        this.commit({ op: 'setData', path, data: request.data, at: stat.mtime.getTime() }, session, options);
+        this.commit(
+          { op: 'setData', path, data: request.data, at: stat.mtime.getTime() },
+          session,
+          options,
+        );
         // The writer's own server has applied it before it answers: the stat is the same there.
         return stat;
       }
@@ -313,23 +366,33 @@ export class MemoryZooKeeper {
    * Records a write the leader applied, for the followers; the writer's own server applies it
    * before the reply (unless the reply is lost: then it may not have yet).
    */
-  private commit(write: CommittedWrite, writer: ServerSession | undefined, options: ApplyOptions = {}): void {
+  private commit(
+    write: CommittedWrite,
+    writer: ServerSession | undefined,
+    options: ApplyOptions = {},
+  ): void {
     if (this.views.length === 1) {
       this.leader.applied += 1;
       return;
     }
     this.committed.push(write);
     this.leader.applied = this.committed.length;
-    if (writer !== undefined && writer.view !== 0 && options.replyLost !== true) this.catchUp(writer.view);
+    if (writer !== undefined && writer.view !== 0 && options.replyLost !== true)
+      this.catchUp(writer.view);
   }
 
   private viewAt(server: number): MemoryView {
     const view = this.views[server];
-    if (view === undefined) throw new Error(`MemoryZooKeeper: no server ${server} (followers: ${this.views.length - 1})`);
+    if (view === undefined)
+      throw new Error(`MemoryZooKeeper: no server ${server} (followers: ${this.views.length - 1})`);
     return view;
   }
 
-  private tellApplied(session: ServerSession, request: MemoryRequest, reply: MemoryReply<unknown>): void {
+  private tellApplied(
+    session: ServerSession,
+    request: MemoryRequest,
+    reply: MemoryReply<unknown>,
+  ): void {
     if (this.onApplied === undefined) return;
     // Field by field, in the order of AppliedOperation, with no small objects spread: this runs for
     // every operation of a simulation.

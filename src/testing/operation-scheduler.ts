@@ -70,20 +70,26 @@ export class ManualScheduler implements OperationScheduler {
       operation.apply();
       return { op: operation.op, path: operation.path };
     }
-    throw new Error(`ManualScheduler: client ${clientName} has no operation waiting (pending: ${this.pending().join(', ') || 'none'})`);
+    throw new Error(
+      `ManualScheduler: client ${clientName} has no operation waiting (pending: ${this.pending().join(', ') || 'none'})`,
+    );
   }
 
   /**
    * Applies waiting operations, one client at a time in `pending()` order, until none is left;
    * `flush` runs between steps so that replies (and the operations they cause) come in. Returns the number applied.
    */
-  async drain(flush: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve)), limit = 100_000): Promise<number> {
+  async drain(
+    flush: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve)),
+    limit = 100_000,
+  ): Promise<number> {
     let applied = 0;
     for (;;) {
       await flush();
       const [next] = this.pending();
       if (next === undefined) return applied;
-      if (applied >= limit) throw new Error(`ManualScheduler.drain: still busy after ${limit} operations`);
+      if (applied >= limit)
+        throw new Error(`ManualScheduler.drain: still busy after ${limit} operations`);
       this.step(next);
       applied += 1;
     }

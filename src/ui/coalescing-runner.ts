@@ -38,7 +38,10 @@ export class CoalescingRunner {
       return;
     }
     if (this.timer !== undefined) return;
-    const delay = Math.max(0, this.lastEnd + Math.max(this.minIntervalMs, this.lastDuration) - Date.now());
+    const delay = Math.max(
+      0,
+      this.lastEnd + Math.max(this.minIntervalMs, this.lastDuration) - Date.now(),
+    );
     this.timer = setTimeout(() => void this.runNow(), delay);
   }
 

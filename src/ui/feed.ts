@@ -43,7 +43,11 @@ export abstract class Feed<M> {
     this.retryMs = timing.retryMs ?? 1_000;
     this.lingerMs = timing.lingerMs ?? 0;
     this.watches = new WatchSet(() => this.runner.trigger());
-    this.runner = new CoalescingRunner(() => this.refreshWhileWatched(), timing.minIntervalMs ?? 250, timing.safetyRefreshMs ?? 15_000);
+    this.runner = new CoalescingRunner(
+      () => this.refreshWhileWatched(),
+      timing.minIntervalMs ?? 250,
+      timing.safetyRefreshMs ?? 15_000,
+    );
   }
 
   /** Adds a listener (sent the current state at once when there is one); returns its removal. */

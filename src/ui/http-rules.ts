@@ -11,7 +11,12 @@ import { isZkError } from '../errors/zk-error.js';
 /** True for loopback addresses and `localhost`. */
 export function isLoopbackHost(host: string): boolean {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) || bare === '::ffff:127.0.0.1';
+  return (
+    bare === 'localhost' ||
+    bare === '::1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare) ||
+    bare === '::ffff:127.0.0.1'
+  );
 }
 
 /** The host name of a Host header (`[::1]:8080` → `[::1]`, `localhost:80` → `localhost`). */
@@ -32,7 +37,10 @@ export const HTML_CSP =
   "default-src 'none'; script-src 'self'; worker-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** Content types of the browser assets (src/ui/ui-assets.ts), by extension. */
-export const ASSET_TYPES: Readonly<Record<string, string>> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
+export const ASSET_TYPES: Readonly<Record<string, string>> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+};
 
 /** An error answered with a status and a JSON (or HTML) body. */
 export class HttpError extends Error {
@@ -46,11 +54,14 @@ export class HttpError extends Error {
 }
 
 export function statusOf(error: unknown): { status: number; code: string; message: string } {
-  if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
+  if (error instanceof HttpError)
+    return { status: error.status, code: error.code, message: error.message };
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof PlanNotFoundError) return { status: 404, code: error.code, message };
   if (error instanceof InvalidArgumentError) return { status: 400, code: error.code, message };
-  if (isZkError(error) && error.isConnectionProblem) return { status: 503, code: error.code, message };
-  if (error instanceof ZkPlanError) return { status: error.code === 'ILLEGAL_STATE' ? 503 : 500, code: error.code, message };
+  if (isZkError(error) && error.isConnectionProblem)
+    return { status: 503, code: error.code, message };
+  if (error instanceof ZkPlanError)
+    return { status: error.code === 'ILLEGAL_STATE' ? 503 : 500, code: error.code, message };
   return { status: 500, code: 'INTERNAL', message };
 }

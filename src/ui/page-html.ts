@@ -5,7 +5,12 @@
 import { escapeHtml } from './ui-model.js';
 import { TASK_VIEW_STATES } from './ui-wire.js';
 
-function pageShell(title: string, bodyAttributes: string, body: string, scripts: readonly string[]): string {
+function pageShell(
+  title: string,
+  bodyAttributes: string,
+  body: string,
+  scripts: readonly string[],
+): string {
   return (
     `<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<meta name="viewport" content="width=device-width, initial-scale=1">\n` +
     `<title>${escapeHtml(title)}</title>\n<link rel="stylesheet" href="/ui.css">\n</head>\n<body ${bodyAttributes}>\n${body}\n` +
@@ -31,12 +36,20 @@ export function plansPageHtml(parent: string): string {
     `<tbody id="jobs"></tbody></table><p id="jobs-empty" class="empty"></p>` +
     `<h2>Job assignment</h2><table class="cluster"><thead><tr><th>Job</th><th>Worker</th><th>Items (fencing token)</th></tr></thead>` +
     `<tbody id="job-assignment"></tbody></table></section>`;
-  return pageShell(`${parent} · zk-plan`, `class="plans-page" data-parent="${escapeHtml(parent)}"`, body, ['/plans.js']);
+  return pageShell(
+    `${parent} · zk-plan`,
+    `class="plans-page" data-parent="${escapeHtml(parent)}"`,
+    body,
+    ['/plans.js'],
+  );
 }
 
 /** The plan page; `actions`: the view accepts pause, resume, cancel and retry (with its token), so the page offers them. */
 export function planPageHtml(plan: string, actions = false): string {
-  const legend = TASK_VIEW_STATES.map((state) => `<span class="item" data-state="${state}"><i></i>${state} <b id="count-${state}">0</b></span>`).join('');
+  const legend = TASK_VIEW_STATES.map(
+    (state) =>
+      `<span class="item" data-state="${state}"><i></i>${state} <b id="count-${state}">0</b></span>`,
+  ).join('');
   const body =
     `<header><a href="/">Plans</a><span class="crumb">›</span><h1>${escapeHtml(plan)}</h1><span id="plan-name" class="plan-name"></span>` +
     `<span id="plan-state" class="badge">…</span><span id="plan-priority" class="meta"></span><span id="plan-control" class="meta"></span>` +

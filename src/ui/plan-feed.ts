@@ -39,7 +39,10 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
   private retryAtTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly source: { readonly plans: { describe(plan: string): Promise<PlanView> }; readonly zk: WatchClient },
+    private readonly source: {
+      readonly plans: { describe(plan: string): Promise<PlanView> };
+      readonly zk: WatchClient;
+    },
     readonly plan: string,
     timing: FeedTiming = {},
     onIdle: () => void = () => undefined,
@@ -66,9 +69,15 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
     try {
       await Promise.all([
         this.watches.arm('plan', (watcher) => this.zk.getChildren(plan, watcher)),
-        this.watches.arm('history', (watcher) => watchNodeOrParent(this.zk, childPath(plan, HISTORY), 'children', watcher)),
-        this.watches.arm('runnable', (watcher) => watchNodeOrParent(this.zk, childPath(plan, RUNNABLE_INDEX), 'children', watcher)),
-        this.watches.arm('failed', (watcher) => watchNodeOrParent(this.zk, childPath(plan, FAILED), 'data', watcher)),
+        this.watches.arm('history', (watcher) =>
+          watchNodeOrParent(this.zk, childPath(plan, HISTORY), 'children', watcher),
+        ),
+        this.watches.arm('runnable', (watcher) =>
+          watchNodeOrParent(this.zk, childPath(plan, RUNNABLE_INDEX), 'children', watcher),
+        ),
+        this.watches.arm('failed', (watcher) =>
+          watchNodeOrParent(this.zk, childPath(plan, FAILED), 'data', watcher),
+        ),
       ]);
       const view = await this.source.plans.describe(plan);
       if (this.closed) return;
@@ -78,12 +87,18 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
       this.publish(view);
     } catch (error) {
       if (this.closed) return;
-      if (error instanceof PlanNotFoundError || (isZkError(error, 'NO_NODE') && error.path === plan)) {
+      if (
+        error instanceof PlanNotFoundError ||
+        (isZkError(error, 'NO_NODE') && error.path === plan)
+      ) {
         this.broadcast({ type: 'gone', plan });
         this.close();
         return;
       }
-      this.broadcast({ type: 'problem', message: error instanceof Error ? error.message : String(error) });
+      this.broadcast({
+        type: 'problem',
+        message: error instanceof Error ? error.message : String(error),
+      });
       this.retrySoon();
     }
   }
@@ -91,13 +106,24 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
   private async armOwners(view: PlanView): Promise<void> {
     const live = view.tasks.filter((task) => OWNER_WATCHED.has(task.state));
     await Promise.all(
-      live.map((task) => this.watches.arm(`owner:${task.name}`, (watcher) => watchNodeOrParent(this.zk, childPath(task.task, OWNER), 'data', watcher))),
+      live.map((task) =>
+        this.watches.arm(`owner:${task.name}`, (watcher) =>
+          watchNodeOrParent(this.zk, childPath(task.task, OWNER), 'data', watcher),
+        ),
+      ),
     );
     // A task waiting for its next try becomes runnable with no ZooKeeper event: read again then.
-    const nextTry = Math.min(...view.tasks.flatMap((task) => (task.state === 'retrying' && task.attempts ? [task.attempts.nextTryAt.getTime()] : [])));
+    const nextTry = Math.min(
+      ...view.tasks.flatMap((task) =>
+        task.state === 'retrying' && task.attempts ? [task.attempts.nextTryAt.getTime()] : [],
+      ),
+    );
     clearTimeout(this.retryAtTimer);
     if (Number.isFinite(nextTry)) {
-      this.retryAtTimer = setTimeout(() => this.runner.trigger(), Math.max(0, nextTry - Date.now()) + 50);
+      this.retryAtTimer = setTimeout(
+        () => this.runner.trigger(),
+        Math.max(0, nextTry - Date.now()) + 50,
+      );
       this.retryAtTimer.unref();
     }
   }
@@ -116,7 +142,9 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
 }
 
 /** What the plans feed tells its listeners. */
-export type PlansFeedMessage = { readonly type: 'plans'; readonly plans: readonly UiPlanRow[] } | { readonly type: 'problem'; readonly message: string };
+export type PlansFeedMessage =
+  | { readonly type: 'plans'; readonly plans: readonly UiPlanRow[] }
+  | { readonly type: 'problem'; readonly message: string };
 
 /**
  * The plans under a parent with their state and progress, kept current from a child watch on the
@@ -129,7 +157,10 @@ export class PlansFeed extends Feed<PlansFeedMessage> {
   private readonly historyKept = new Map<string, boolean>();
 
   constructor(
-    private readonly source: { readonly plans: { list(parent: string): Promise<PlanSummary[]> }; readonly zk: WatchClient },
+    private readonly source: {
+      readonly plans: { list(parent: string): Promise<PlanSummary[]> };
+      readonly zk: WatchClient;
+    },
     readonly parent: string,
     timing: FeedTiming = {},
     onIdle: () => void = () => undefined,
@@ -156,20 +187,32 @@ export class PlansFeed extends Feed<PlansFeedMessage> {
         summaries.map(async ({ plan }) => {
           const name = nameOf(plan);
           await Promise.all([
-            this.watches.arm(`plan:${name}`, (watcher) => watchNodeOrParent(this.zk, plan, 'children', watcher)),
+            this.watches.arm(`plan:${name}`, (watcher) =>
+              watchNodeOrParent(this.zk, plan, 'children', watcher),
+            ),
             this.watches.arm(`history:${name}`, async (watcher) => {
-              const kept = await watchNodeOrParent(this.zk, childPath(plan, HISTORY), 'children', watcher);
+              const kept = await watchNodeOrParent(
+                this.zk,
+                childPath(plan, HISTORY),
+                'children',
+                watcher,
+              );
               this.historyKept.set(plan, kept === true);
               return kept;
             }),
-            this.watches.arm(`failed:${name}`, (watcher) => watchNodeOrParent(this.zk, childPath(plan, FAILED), 'data', watcher)),
+            this.watches.arm(`failed:${name}`, (watcher) =>
+              watchNodeOrParent(this.zk, childPath(plan, FAILED), 'data', watcher),
+            ),
           ]);
         }),
       );
       if (this.closed) return;
       const listed = new Set(summaries.map(({ plan }) => plan));
-      for (const plan of this.historyKept.keys()) if (!listed.has(plan)) this.historyKept.delete(plan); // deleted plans
-      const rows = summaries.map((summary) => planRow(summary, summary.historyKept ?? this.historyKept.get(summary.plan) === true));
+      for (const plan of this.historyKept.keys())
+        if (!listed.has(plan)) this.historyKept.delete(plan); // deleted plans
+      const rows = summaries.map((summary) =>
+        planRow(summary, summary.historyKept ?? this.historyKept.get(summary.plan) === true),
+      );
       const json = JSON.stringify(rows);
       this.rows = rows;
       if (json === this.lastJson) return;
@@ -177,7 +220,10 @@ export class PlansFeed extends Feed<PlansFeedMessage> {
       this.broadcast({ type: 'plans', plans: rows });
     } catch (error) {
       if (this.closed) return;
-      this.broadcast({ type: 'problem', message: error instanceof Error ? error.message : String(error) });
+      this.broadcast({
+        type: 'problem',
+        message: error instanceof Error ? error.message : String(error),
+      });
       this.retrySoon();
     }
   }

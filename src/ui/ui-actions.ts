@@ -18,7 +18,9 @@ export type UiAction = (typeof ACTIONS)[number];
 
 /** The action a path names (`/api/actions/pause` → `pause`), else undefined. */
 export function actionOf(pathname: string): UiAction | undefined {
-  const name = pathname.startsWith('/api/actions/') ? pathname.slice('/api/actions/'.length) : undefined;
+  const name = pathname.startsWith('/api/actions/')
+    ? pathname.slice('/api/actions/'.length)
+    : undefined;
   return ACTIONS.find((action) => action === name);
 }
 
@@ -29,14 +31,23 @@ export function actionOf(pathname: string): UiAction | undefined {
  */
 export function authorize(req: IncomingMessage, token: string | undefined): void {
   if (token === undefined)
-    throw new HttpError(403, 'ACTIONS_DISABLED', 'the web view is read-only: start it with --allow-actions (a bearer token) to pause, resume, cancel or retry');
+    throw new HttpError(
+      403,
+      'ACTIONS_DISABLED',
+      'the web view is read-only: start it with --allow-actions (a bearer token) to pause, resume, cancel or retry',
+    );
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== `http://${req.headers.host ?? ''}`)
-    throw new HttpError(403, 'CROSS_ORIGIN', `actions are taken from the view's own pages only, not from ${origin}`);
+    throw new HttpError(
+      403,
+      'CROSS_ORIGIN',
+      `actions are taken from the view's own pages only, not from ${origin}`,
+    );
   const header = req.headers.authorization ?? '';
   const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
   // Hashes first: equal lengths for timingSafeEqual, and nothing about the token's length leaks.
-  if (!timingSafeEqual(digest(given), digest(token))) throw new HttpError(401, 'UNAUTHORIZED', 'missing or wrong bearer token');
+  if (!timingSafeEqual(digest(given), digest(token)))
+    throw new HttpError(401, 'UNAUTHORIZED', 'missing or wrong bearer token');
 }
 
 function digest(text: string): Buffer {
@@ -44,7 +55,12 @@ function digest(text: string): Buffer {
 }
 
 /** Performs an action on a plan; resolves what the view answers. */
-export async function performAction(zkPlan: ZkPlan, action: UiAction, plan: string, reason: string | undefined): Promise<Record<string, unknown>> {
+export async function performAction(
+  zkPlan: ZkPlan,
+  action: UiAction,
+  plan: string,
+  reason: string | undefined,
+): Promise<Record<string, unknown>> {
   switch (action) {
     case 'pause': {
       const { running } = await zkPlan.control.pause(plan);

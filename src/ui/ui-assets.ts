@@ -21,7 +21,10 @@ type ScriptName = keyof typeof SCRIPT_ENTRIES;
 export type UiAssetName = ScriptName | typeof STYLESHEET;
 
 /** Every asset the pages load, by file name (served at `/<name>`). */
-export const UI_ASSET_NAMES: readonly UiAssetName[] = [...(Object.keys(SCRIPT_ENTRIES) as ScriptName[]), STYLESHEET];
+export const UI_ASSET_NAMES: readonly UiAssetName[] = [
+  ...(Object.keys(SCRIPT_ENTRIES) as ScriptName[]),
+  STYLESHEET,
+];
 
 export function isUiAssetName(name: string): name is UiAssetName {
   return (UI_ASSET_NAMES as readonly string[]).includes(name);
@@ -39,10 +42,15 @@ export async function bundleUiAssets(): Promise<UiAssets> {
   try {
     esbuild = await import('esbuild');
   } catch (error) {
-    throw new Error(`the web view's browser code is not built and esbuild is not installed to bundle it: run npm run build (${String(error)})`);
+    throw new Error(
+      `the web view's browser code is not built and esbuild is not installed to bundle it: run npm run build (${String(error)})`,
+    );
   }
   const result = await esbuild.build({
-    entryPoints: Object.entries(SCRIPT_ENTRIES).map(([out, source]) => ({ in: fileURLToPath(new URL(source, SOURCE_DIR)), out: out.slice(0, -'.js'.length) })),
+    entryPoints: Object.entries(SCRIPT_ENTRIES).map(([out, source]) => ({
+      in: fileURLToPath(new URL(source, SOURCE_DIR)),
+      out: out.slice(0, -'.js'.length),
+    })),
     outdir: 'assets',
     bundle: true,
     write: false,
@@ -53,10 +61,13 @@ export async function bundleUiAssets(): Promise<UiAssets> {
     legalComments: 'none',
     logLevel: 'silent',
   });
-  const bundled = new Map(result.outputFiles.map((file) => [file.path.slice(file.path.lastIndexOf('/') + 1), file.text]));
+  const bundled = new Map(
+    result.outputFiles.map((file) => [file.path.slice(file.path.lastIndexOf('/') + 1), file.text]),
+  );
   const script = (name: ScriptName): string => {
     const text = bundled.get(name);
-    if (text === undefined) throw new Error(`esbuild wrote no ${name} (it wrote ${[...bundled.keys()].join(', ')})`);
+    if (text === undefined)
+      throw new Error(`esbuild wrote no ${name} (it wrote ${[...bundled.keys()].join(', ')})`);
     return text;
   };
   return {
@@ -82,9 +93,16 @@ export async function loadUiAssets(): Promise<UiAssets> {
     try {
       return await readFile(file, 'utf8');
     } catch (error) {
-      throw new Error(`the web view's ${fileURLToPath(file)} cannot be read (${String(error)}): npm run build makes it`);
+      throw new Error(
+        `the web view's ${fileURLToPath(file)} cannot be read (${String(error)}): npm run build makes it`,
+      );
     }
   };
-  const [plans, plan, worker, css] = await Promise.all([read('plans.js'), read('plan.js'), read('layout-worker.js'), read(STYLESHEET)]);
+  const [plans, plan, worker, css] = await Promise.all([
+    read('plans.js'),
+    read('plan.js'),
+    read('layout-worker.js'),
+    read(STYLESHEET),
+  ]);
   return { 'plans.js': plans, 'plan.js': plan, 'layout-worker.js': worker, [STYLESHEET]: css };
 }

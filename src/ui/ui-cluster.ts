@@ -23,17 +23,19 @@ export async function readCluster(
     jobsParent === undefined ? { jobs: [], workers: [] } : readJobs(zkPlan, jobsParent),
   ]);
   // What the page shows, and nothing more (no session ids).
-  const shown = workers.map(({ id, host, pid, version, functions, loops, running, startedAt, updatedAt }) => ({
-    id,
-    host,
-    pid,
-    version,
-    functions,
-    loops,
-    running,
-    startedAt,
-    updatedAt,
-  }));
+  const shown = workers.map(
+    ({ id, host, pid, version, functions, loops, running, startedAt, updatedAt }) => ({
+      id,
+      host,
+      pid,
+      version,
+      functions,
+      loops,
+      running,
+      startedAt,
+      updatedAt,
+    }),
+  );
   return toJsonSafe({
     actions,
     workers: shown,
@@ -47,7 +49,10 @@ export async function readCluster(
 }
 
 /** What the page shows of a schedule: its runs link only to plans this view serves. */
-function uiSchedule({ schedule, nextFireTimes, recentRuns }: ScheduleSummary, parent: string): UiSchedule {
+function uiSchedule(
+  { schedule, nextFireTimes, recentRuns }: ScheduleSummary,
+  parent: string,
+): UiSchedule {
   return {
     name: schedule.name,
     cron: schedule.cron,

@@ -11,22 +11,45 @@ import { jobsNodes } from '../zk/layout.js';
 import type { UiJob, UiJobItem, UiJobShare, UiJobWorker } from './ui-wire.js';
 
 /** The jobs under `jobsParent`, by name, and its live job workers, by id. */
-export async function readJobs(zkPlan: ZkPlan, jobsParent: string): Promise<{ readonly jobs: UiJob[]; readonly workers: UiJobWorker[] }> {
+export async function readJobs(
+  zkPlan: ZkPlan,
+  jobsParent: string,
+): Promise<{ readonly jobs: UiJob[]; readonly workers: UiJobWorker[] }> {
   if ((await zkPlan.zk.exists(jobsParent)) === undefined) return { jobs: [], workers: [] };
   const jobs = zkPlan.jobs(jobsParent);
   const [summaries, workers] = await Promise.all([
     jobs.list(),
-    zkPlan.zk.exists(jobsNodes(jobsParent).workers).then((stat) => (stat === undefined ? [] : jobs.workers())),
+    zkPlan.zk
+      .exists(jobsNodes(jobsParent).workers)
+      .then((stat) => (stat === undefined ? [] : jobs.workers())),
   ]);
   return {
-    jobs: summaries.map((summary) => uiJob(summary, workers)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+    jobs: summaries
+      .map((summary) => uiJob(summary, workers))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     workers: workers.map(uiJobWorker).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
   };
 }
 
 /** What the page shows of a job worker: no lease length, no session. */
-function uiJobWorker({ id, host, pid, jobFunctions, items, manager, startedAt }: JobWorkerSummary): UiJobWorker {
-  return { id, host, pid, jobFunctions, items: Object.values(items).reduce((sum, held) => sum + held.length, 0), manager, startedAt };
+function uiJobWorker({
+  id,
+  host,
+  pid,
+  jobFunctions,
+  items,
+  manager,
+  startedAt,
+}: JobWorkerSummary): UiJobWorker {
+  return {
+    id,
+    host,
+    pid,
+    jobFunctions,
+    items: Object.values(items).reduce((sum, held) => sum + held.length, 0),
+    manager,
+    startedAt,
+  };
 }
 
 function poolSize(pool: WorkPool): number {

@@ -7,7 +7,14 @@ import { inspect } from 'node:util';
 import { countPlanTasks } from '../plan/plan-progress.js';
 import type { PlanControlRecord } from '../control/control-record.js';
 import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../plan/plan-view.js';
-import { TASK_PREFIX, childPath, hasSequentialName, isZkPlanPlanName, nameOf, parentOf } from '../zk/layout.js';
+import {
+  TASK_PREFIX,
+  childPath,
+  hasSequentialName,
+  isZkPlanPlanName,
+  nameOf,
+  parentOf,
+} from '../zk/layout.js';
 import {
   TASK_VIEW_STATES,
   byName,
@@ -21,7 +28,13 @@ import {
   type UiTaskDetail,
 } from './ui-wire.js';
 
-const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const HTML_ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 /** Escapes text for HTML element content and quoted attribute values. */
 export function escapeHtml(text: string): string {
@@ -54,14 +67,21 @@ export function toJsonSafe(value: unknown, maxDepth = 12): unknown {
         return item;
     }
     if (item === null) return null;
-    if (item instanceof Date) return Number.isNaN(item.getTime()) ? 'Invalid Date' : item.toISOString();
+    if (item instanceof Date)
+      return Number.isNaN(item.getTime()) ? 'Invalid Date' : item.toISOString();
     if (item instanceof RegExp || item instanceof URL) return item.toString();
     if (seen.has(item)) return '[circular]';
     if (depth >= maxDepth) return '[…]';
     seen.add(item);
     try {
       if (item instanceof Error) return { name: item.name, message: item.message };
-      if (item instanceof Map) return { $map: [...item].map(([key, entry]) => [convert(key, depth + 1), convert(entry, depth + 1)]) };
+      if (item instanceof Map)
+        return {
+          $map: [...item].map(([key, entry]) => [
+            convert(key, depth + 1),
+            convert(entry, depth + 1),
+          ]),
+        };
       if (item instanceof Set) return { $set: [...item].map((entry) => convert(entry, depth + 1)) };
       if (Array.isArray(item)) return item.map((entry) => convert(entry, depth + 1));
       const result: Record<string, unknown> = {};
@@ -81,15 +101,27 @@ export function stringifySafe(value: unknown): string {
 
 /** A value as readable text for the side panel (Node's inspect, bounded so a huge result cannot flood the page). */
 export function formatValue(value: unknown, maxChars = 20_000): string {
-  const text = inspect(value, { depth: 6, maxArrayLength: 100, maxStringLength: 4_000, breakLength: 80, compact: 3, sorted: false, colors: false });
-  return text.length > maxChars ? `${text.slice(0, maxChars)}\n… (${text.length - maxChars} more characters)` : text;
+  const text = inspect(value, {
+    depth: 6,
+    maxArrayLength: 100,
+    maxStringLength: 4_000,
+    breakLength: 80,
+    compact: 3,
+    sorted: false,
+    colors: false,
+  });
+  return text.length > maxChars
+    ? `${text.slice(0, maxChars)}\n… (${text.length - maxChars} more characters)`
+    : text;
 }
 
 /** The first `lines` lines of a stack trace. */
 export function stackExcerpt(stack: string | undefined, lines = 10): string | undefined {
   if (stack === undefined || stack === '') return undefined;
   const all = stack.split('\n');
-  return all.length <= lines ? stack : `${all.slice(0, lines).join('\n')}\n    … ${all.length - lines} more lines`;
+  return all.length <= lines
+    ? stack
+    : `${all.slice(0, lines).join('\n')}\n    … ${all.length - lines} more lines`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -97,7 +129,11 @@ export function stackExcerpt(stack: string | undefined, lines = 10): string | un
 
 /** True when `path` is a plan directly under `parent` (`<parent>/plan-N`, or a named plan such as a schedule's): the only plans the view serves. */
 export function isPlanUnder(parent: string, path: string): boolean {
-  return typeof path === 'string' && isZkPlanPlanName(nameOf(path)) && path === childPath(parent, nameOf(path));
+  return (
+    typeof path === 'string' &&
+    isZkPlanPlanName(nameOf(path)) &&
+    path === childPath(parent, nameOf(path))
+  );
 }
 
 /** True when `path` is a task of a plan under `parent` (`<parent>/plan-N/task-N`). */
@@ -114,11 +150,18 @@ export function isTaskUnder(parent: string, path: string): boolean {
 // The graph model pushed to the page
 
 function controlOf(record: PlanControlRecord): UiControl {
-  return { state: record.state, ...(record.reason !== undefined ? { reason: record.reason } : {}), at: iso(record.at) ?? '' };
+  return {
+    state: record.state,
+    ...(record.reason !== undefined ? { reason: record.reason } : {}),
+    at: iso(record.at) ?? '',
+  };
 }
 
 function countStates(nodes: readonly UiNode[]): Record<TaskViewState, number> {
-  const counts = Object.fromEntries(TASK_VIEW_STATES.map((state) => [state, 0])) as Record<TaskViewState, number>;
+  const counts = Object.fromEntries(TASK_VIEW_STATES.map((state) => [state, 0])) as Record<
+    TaskViewState,
+    number
+  >;
   for (const node of nodes) counts[node.state] += 1;
   return counts;
 }
@@ -143,7 +186,13 @@ function reconcile(fresh: UiNode, old: UiNode | undefined): UiNode {
   const state = fresh.state === 'building' && old.state !== 'building' ? old.state : fresh.state;
   // A key never changes once known; a read that caught the task half-deleted (no definition) does not lose it.
   const key = fresh.key ?? old.key;
-  return { name: fresh.name, ...(key !== undefined ? { key } : {}), state, fn, inputs: inputs.length === old.inputs.length ? old.inputs : inputs };
+  return {
+    name: fresh.name,
+    ...(key !== undefined ? { key } : {}),
+    state,
+    fn,
+    inputs: inputs.length === old.inputs.length ? old.inputs : inputs,
+  };
 }
 
 /**
@@ -174,16 +223,24 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
     if (nodes.has(node.name)) continue;
     const unfinished = cancelled && node.state !== 'done';
     const key = node.key !== undefined ? { key: node.key } : {};
-    nodes.set(node.name, unfinished ? { ...node, cancelled: true } : { name: node.name, ...key, state: 'done', fn: node.fn, inputs: node.inputs, gone: true });
+    nodes.set(
+      node.name,
+      unfinished
+        ? { ...node, cancelled: true }
+        : { name: node.name, ...key, state: 'done', fn: node.fn, inputs: node.inputs, gone: true },
+    );
   }
   for (const node of [...nodes.values()]) {
     for (const input of node.inputs) {
-      if (!nodes.has(input)) nodes.set(input, { name: input, state: 'done', fn: '', inputs: [], gone: true });
+      if (!nodes.has(input))
+        nodes.set(input, { name: input, state: 'done', fn: '', inputs: [], gone: true });
     }
   }
   const ordered = [...nodes.values()].sort(byName);
   // Counted as the API counts (each task once), over what this view knows: gone nodes are done.
-  const { done, total } = countPlanTasks(ordered.map((node) => ({ task: node.name, state: node.state })));
+  const { done, total } = countPlanTasks(
+    ordered.map((node) => ({ task: node.name, state: node.state })),
+  );
   return {
     plan: view.plan,
     status: {
@@ -216,8 +273,21 @@ export function diffModels(previous: UiModel, next: UiModel): UiDiff {
     before.delete(node.name);
     if (old === undefined) added.push(node);
     else if (!sameInputs(old.inputs, node.inputs)) updated.push(node);
-    else if (old.state !== node.state || old.gone !== node.gone || old.fn !== node.fn || old.cancelled !== node.cancelled || old.key !== node.key)
-      changed.push([node.name, node.state, node.gone === true, node.fn, node.cancelled === true, node.key ?? '']);
+    else if (
+      old.state !== node.state ||
+      old.gone !== node.gone ||
+      old.fn !== node.fn ||
+      old.cancelled !== node.cancelled ||
+      old.key !== node.key
+    )
+      changed.push([
+        node.name,
+        node.state,
+        node.gone === true,
+        node.fn,
+        node.cancelled === true,
+        node.key ?? '',
+      ]);
   }
   return { status: next.status, changed, added, updated, removed: [...before.keys()] };
 }
@@ -239,7 +309,10 @@ export function isEmptyDiff(diff: UiDiff, previous: UiPlanStatus): boolean {
 }
 
 /** A plans-page row from a summary; `historyKept` (else the summary's own) tells whether `done` counts every finished task. */
-export function planRow(summary: PlanSummary, historyKept = summary.historyKept === true): UiPlanRow {
+export function planRow(
+  summary: PlanSummary,
+  historyKept = summary.historyKept === true,
+): UiPlanRow {
   const { counts } = summary.status;
   return {
     plan: summary.plan,
@@ -284,9 +357,17 @@ export function taskDetail(view: TaskView): UiTaskDetail {
     keepResult: view.keepResult,
     ...(view.priority !== undefined ? { priority: view.priority } : {}),
     ...(view.concurrencyKey !== undefined ? { concurrencyKey: view.concurrencyKey } : {}),
-    ...(view.owner ? { owner: { workerId: view.owner.workerId, claimedAt: iso(view.owner.claimedAt) ?? '' } } : {}),
+    ...(view.owner
+      ? { owner: { workerId: view.owner.workerId, claimedAt: iso(view.owner.claimedAt) ?? '' } }
+      : {}),
     ...(view.attempts
-      ? { attempts: { failures: view.attempts.failures, nextTryAt: iso(view.attempts.nextTryAt) ?? '', lastError: view.attempts.lastError } }
+      ? {
+          attempts: {
+            failures: view.attempts.failures,
+            nextTryAt: iso(view.attempts.nextTryAt) ?? '',
+            lastError: view.attempts.lastError,
+          },
+        }
       : {}),
     ...(failure
       ? {
@@ -314,7 +395,11 @@ export function taskDetail(view: TaskView): UiTaskDetail {
 }
 
 /** The panel's view of a task whose node is gone and that its plan keeps no record of (created with { history: false }): done, or deleted by a cancel. */
-export function goneTaskDetail(task: string, reason: 'finished' | 'cancelled' = 'finished', key?: string): UiTaskDetail {
+export function goneTaskDetail(
+  task: string,
+  reason: 'finished' | 'cancelled' = 'finished',
+  key?: string,
+): UiTaskDetail {
   return {
     goneReason: reason,
     task,

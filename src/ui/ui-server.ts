@@ -17,18 +17,52 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { PlanCancelledError, PlanNotFoundError, ResultNotFoundError } from '../errors/plan-errors.js';
-import { MIN_ACTIONS_TOKEN_LENGTH, actionOf, authorize, performAction, type UiAction } from './ui-actions.js';
+import {
+  PlanCancelledError,
+  PlanNotFoundError,
+  ResultNotFoundError,
+} from '../errors/plan-errors.js';
+import {
+  MIN_ACTIONS_TOKEN_LENGTH,
+  actionOf,
+  authorize,
+  performAction,
+  type UiAction,
+} from './ui-actions.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
-import { ASSET_TYPES, HTML_CSP, HttpError, SECURITY_HEADERS, hostnameOf, isLoopbackHost, statusOf } from './http-rules.js';
+import {
+  ASSET_TYPES,
+  HTML_CSP,
+  HttpError,
+  SECURITY_HEADERS,
+  hostnameOf,
+  isLoopbackHost,
+  statusOf,
+} from './http-rules.js';
 import type { ZkPlan } from '../zk-plan.js';
 import type { PlanView } from '../plan/plan-view.js';
 import { HISTORY, assertValidPath, childPath, nameOf, parentOf } from '../zk/layout.js';
 import { taskLogText } from '../logs/log-text.js';
 import { planPageHtml, plansPageHtml } from './page-html.js';
 import { isUiAssetName, loadUiAssets, type UiAssets } from './ui-assets.js';
-import { PlanFeed, PlansFeed, type FeedTiming, type PlanFeedMessage, type PlansFeedMessage } from './plan-feed.js';
-import { escapeHtml, formatValue, goneTaskDetail, isPlanUnder, isTaskUnder, planRow, stringifySafe, taskDetail, toJsonSafe } from './ui-model.js';
+import {
+  PlanFeed,
+  PlansFeed,
+  type FeedTiming,
+  type PlanFeedMessage,
+  type PlansFeedMessage,
+} from './plan-feed.js';
+import {
+  escapeHtml,
+  formatValue,
+  goneTaskDetail,
+  isPlanUnder,
+  isTaskUnder,
+  planRow,
+  stringifySafe,
+  taskDetail,
+  toJsonSafe,
+} from './ui-model.js';
 import type { UiTaskDetail } from './ui-wire.js';
 import { readCluster } from './ui-cluster.js';
 
@@ -76,14 +110,22 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   assertValidPath('parent', parent);
   if (options.schedules !== undefined) assertValidPath('schedules', options.schedules);
   if (options.jobs !== undefined) assertValidPath('jobs', options.jobs);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidArgumentError('port', `expected an integer from 0 to 65535, got ${String(port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new InvalidArgumentError(
+      'port',
+      `expected an integer from 0 to 65535, got ${String(port)}`,
+    );
   if (!isLoopbackHost(host)) {
     throw new InvalidArgumentError(
       'host',
       `the web view needs no authentication to read and listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`,
     );
   }
-  if (options.actionsToken !== undefined && (typeof options.actionsToken !== 'string' || options.actionsToken.length < MIN_ACTIONS_TOKEN_LENGTH)) {
+  if (
+    options.actionsToken !== undefined &&
+    (typeof options.actionsToken !== 'string' ||
+      options.actionsToken.length < MIN_ACTIONS_TOKEN_LENGTH)
+  ) {
     throw new InvalidArgumentError(
       'actionsToken',
       `expected a secret of at least ${MIN_ACTIONS_TOKEN_LENGTH} characters (e.g. openssl rand -base64 24): with a guessable one any local program or page could pause or cancel plans`,
@@ -122,7 +164,13 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
 
   // ---- answers ----------------------------------------------------------------------------
-  const send = (res: ServerResponse, status: number, type: string, body: string | Buffer, headers: Record<string, string> = {}): void => {
+  const send = (
+    res: ServerResponse,
+    status: number,
+    type: string,
+    body: string | Buffer,
+    headers: Record<string, string> = {},
+  ): void => {
     res.writeHead(status, {
       ...SECURITY_HEADERS,
       'Content-Type': type,
@@ -132,7 +180,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     });
     res.end(res.req.method === 'HEAD' ? undefined : body);
   };
-  const sendJson = (res: ServerResponse, status: number, value: unknown): void => send(res, status, 'application/json; charset=utf-8', stringifySafe(value));
+  const sendJson = (res: ServerResponse, status: number, value: unknown): void =>
+    send(res, status, 'application/json; charset=utf-8', stringifySafe(value));
   const sendHtml = (res: ServerResponse, status: number, html: string): void =>
     send(res, status, 'text/html; charset=utf-8', html, { 'Content-Security-Policy': HTML_CSP });
   const errorPage = (status: number, message: string): string =>
@@ -141,12 +190,15 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
 
   const requirePath = (url: URL, check: (path: string) => boolean, what: string): string => {
     const path = url.searchParams.get('path');
-    if (path === null || path === '') throw new HttpError(400, 'INVALID_ARGUMENT', `missing ?path= (the ${what}'s znode path)`);
-    if (!check(path)) throw new HttpError(400, 'INVALID_ARGUMENT', `${path} is not a ${what} under ${parent}`);
+    if (path === null || path === '')
+      throw new HttpError(400, 'INVALID_ARGUMENT', `missing ?path= (the ${what}'s znode path)`);
+    if (!check(path))
+      throw new HttpError(400, 'INVALID_ARGUMENT', `${path} is not a ${what} under ${parent}`);
     return path;
   };
 
-  const historyKept = async (plan: string): Promise<boolean> => (await zkPlan.zk.exists(childPath(plan, HISTORY))) !== undefined;
+  const historyKept = async (plan: string): Promise<boolean> =>
+    (await zkPlan.zk.exists(childPath(plan, HISTORY))) !== undefined;
 
   const apiPlans = async (): Promise<unknown> => {
     let summaries;
@@ -156,46 +208,83 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       if (error instanceof PlanNotFoundError) return [];
       throw error;
     }
-    const kept = await Promise.all(summaries.map(async (summary) => summary.historyKept ?? (await historyKept(summary.plan))));
-    return summaries.map((summary, index) => ({ ...planRow(summary, kept[index] === true), status: summary.status }));
+    const kept = await Promise.all(
+      summaries.map(async (summary) => summary.historyKept ?? (await historyKept(summary.plan))),
+    );
+    return summaries.map((summary, index) => ({
+      ...planRow(summary, kept[index] === true),
+      status: summary.status,
+    }));
   };
 
   const apiTask = async (task: string): Promise<UiTaskDetail> => {
     const plan = parentOf(task);
     const cached = planFeeds.get(plan)?.latest;
-    let view: PlanView | undefined = cached !== undefined && Date.now() - cached.at < TASK_VIEW_FRESH_MS ? cached.view : undefined;
+    let view: PlanView | undefined =
+      cached !== undefined && Date.now() - cached.at < TASK_VIEW_FRESH_MS ? cached.view : undefined;
     let found = view?.tasks.find((entry) => entry.task === task);
     if (found === undefined) {
       view = await zkPlan.plans.describe(plan);
       found = view.tasks.find((entry) => entry.task === task);
     }
     const cancelled = view?.status.state === 'cancelled';
-    if (found === undefined && view?.historyKept === true && !cancelled) throw new HttpError(404, 'TASK_NOT_FOUND', `${task} is not a task of ${plan}`);
-    const detail = found === undefined ? goneTaskDetail(task, cancelled ? 'cancelled' : 'finished') : taskDetail(found);
+    if (found === undefined && view?.historyKept === true && !cancelled)
+      throw new HttpError(404, 'TASK_NOT_FOUND', `${task} is not a task of ${plan}`);
+    const detail =
+      found === undefined
+        ? goneTaskDetail(task, cancelled ? 'cancelled' : 'finished')
+        : taskDetail(found);
     if (detail.state === 'done' && (detail.keepResult || detail.gone)) {
       try {
         return { ...detail, result: { value: formatValue(await zkPlan.getResult(task)) } };
       } catch (error) {
         if (!(error instanceof ResultNotFoundError)) throw error;
-        return detail.gone ? detail : { ...detail, result: { unavailable: 'The kept result is not there (deleted, or the task is still finishing).' } };
+        return detail.gone
+          ? detail
+          : {
+              ...detail,
+              result: {
+                unavailable:
+                  'The kept result is not there (deleted, or the task is still finishing).',
+              },
+            };
       }
     }
-    if (detail.keepResult) return { ...detail, result: { unavailable: 'The result is kept once the task is done.' } };
+    if (detail.keepResult)
+      return { ...detail, result: { unavailable: 'The result is kept once the task is done.' } };
     if (detail.state === 'done')
-      return { ...detail, result: { unavailable: 'Not kept: a task keeps its result to read here only with the option keepResult: true.' } };
+      return {
+        ...detail,
+        result: {
+          unavailable:
+            'Not kept: a task keeps its result to read here only with the option keepResult: true.',
+        },
+      };
     return detail;
   };
 
   /** POST /api/actions/<action>?path=<plan>[&reason=…] with the bearer token. */
-  const handleAction = async (req: IncomingMessage, res: ServerResponse, url: URL, action: UiAction): Promise<void> => {
+  const handleAction = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    action: UiAction,
+  ): Promise<void> => {
     try {
-      if (req.method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'actions are POST requests');
+      if (req.method !== 'POST')
+        throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'actions are POST requests');
       authorize(req, options.actionsToken);
       const plan = requirePath(url, (path) => isPlanUnder(parent, path), 'plan');
-      sendJson(res, 200, await performAction(zkPlan, action, plan, url.searchParams.get('reason') ?? undefined));
+      sendJson(
+        res,
+        200,
+        await performAction(zkPlan, action, plan, url.searchParams.get('reason') ?? undefined),
+      );
     } catch (error) {
       const { status, code, message } = statusOf(error);
-      sendJson(res, error instanceof PlanCancelledError ? 409 : status, { error: { code, message } });
+      sendJson(res, error instanceof PlanCancelledError ? 409 : status, {
+        error: { code, message },
+      });
     }
   };
 
@@ -234,7 +323,14 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         return;
       }
       const { type, ...payload } = message;
-      const data = 'model' in payload ? payload.model : 'diff' in payload ? payload.diff : 'plans' in payload ? payload.plans : payload;
+      const data =
+        'model' in payload
+          ? payload.model
+          : 'diff' in payload
+            ? payload.diff
+            : 'plans' in payload
+              ? payload.plans
+              : payload;
       res.write(`event: ${type}\ndata: ${stringifySafe(data)}\n\n`);
     };
     unsubscribe = subscribe(listener);
@@ -246,7 +342,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     const hostHeader = req.headers.host ?? '';
     if (!isLoopbackHost(hostnameOf(hostHeader))) {
       // DNS rebinding: a page of another site reaching this port through a name that resolves to loopback.
-      send(res, 403, 'text/plain; charset=utf-8', 'Forbidden: the web view answers loopback host names only\n');
+      send(
+        res,
+        403,
+        'text/plain; charset=utf-8',
+        'Forbidden: the web view answers loopback host names only\n',
+      );
       return;
     }
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -292,13 +393,27 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           sendJson(res, 200, await apiPlans());
           return;
         case '/api/plan':
-          sendJson(res, 200, await zkPlan.plans.describe(requirePath(url, (path) => isPlanUnder(parent, path), 'plan')));
+          sendJson(
+            res,
+            200,
+            await zkPlan.plans.describe(
+              requirePath(url, (path) => isPlanUnder(parent, path), 'plan'),
+            ),
+          );
           return;
         case '/api/task':
-          sendJson(res, 200, await apiTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
+          sendJson(
+            res,
+            200,
+            await apiTask(requirePath(url, (path) => isTaskUnder(parent, path), 'task')),
+          );
           return;
         case '/api/task-log':
-          sendJson(res, 200, await zkPlan.logs.read(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
+          sendJson(
+            res,
+            200,
+            await zkPlan.logs.read(requirePath(url, (path) => isTaskUnder(parent, path), 'task')),
+          );
           return;
         case '/api/task-log.txt': {
           const task = requirePath(url, (path) => isTaskUnder(parent, path), 'task');
@@ -309,10 +424,26 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           return;
         }
         case '/api/why':
-          sendJson(res, 200, await zkPlan.explain.task(requirePath(url, (path) => isTaskUnder(parent, path), 'task')));
+          sendJson(
+            res,
+            200,
+            await zkPlan.explain.task(
+              requirePath(url, (path) => isTaskUnder(parent, path), 'task'),
+            ),
+          );
           return;
         case '/api/cluster':
-          sendJson(res, 200, await readCluster(zkPlan, parent, options.actionsToken !== undefined, options.schedules, options.jobs));
+          sendJson(
+            res,
+            200,
+            await readCluster(
+              zkPlan,
+              parent,
+              options.actionsToken !== undefined,
+              options.schedules,
+              options.jobs,
+            ),
+          );
           return;
         case '/api/events': {
           const plan = requirePath(url, (path) => isPlanUnder(parent, path), 'plan');
@@ -326,13 +457,19 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
           return;
         default: {
           const name = url.pathname.slice(1);
-          if (!isUiAssetName(name)) throw new HttpError(404, 'NOT_FOUND', `nothing at ${url.pathname}`);
+          if (!isUiAssetName(name))
+            throw new HttpError(404, 'NOT_FOUND', `nothing at ${url.pathname}`);
           assets ??= loadUiAssets();
           const loaded = await assets.catch((error: unknown) => {
             assets = undefined; // tried again on the next request
             throw error;
           });
-          send(res, 200, ASSET_TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream', loaded[name]);
+          send(
+            res,
+            200,
+            ASSET_TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream',
+            loaded[name],
+          );
           return;
         }
       }

@@ -73,7 +73,14 @@ export interface UiModel {
  * A node whose state, gone flag, function or key changed, not its inputs: recoloured (and relabelled)
  * in place. A tuple, as big plans send thousands; `key` is '' for a task without one.
  */
-export type UiChange = readonly [name: string, state: TaskViewState, gone: boolean, fn: string, cancelled: boolean, key: string];
+export type UiChange = readonly [
+  name: string,
+  state: TaskViewState,
+  gone: boolean,
+  fn: string,
+  cancelled: boolean,
+  key: string,
+];
 
 /** What changed between two models; `added`, `updated` (inputs) and `removed` change the drawn graph (the page lays it out again). */
 export interface UiDiff {
@@ -126,7 +133,11 @@ export interface UiTaskDetail {
   readonly priority?: number;
   readonly concurrencyKey?: string;
   readonly owner?: { readonly workerId: string; readonly claimedAt: string };
-  readonly attempts?: { readonly failures: number; readonly nextTryAt: string; readonly lastError: string };
+  readonly attempts?: {
+    readonly failures: number;
+    readonly nextTryAt: string;
+    readonly lastError: string;
+  };
   readonly failure?: {
     readonly type: string;
     readonly message: string;
@@ -193,7 +204,11 @@ export interface UiJobWorker {
 export interface UiLimit {
   readonly key: string;
   readonly limit: number;
-  readonly holders: readonly { readonly task: string; readonly workerId: string; readonly at: string }[];
+  readonly holders: readonly {
+    readonly task: string;
+    readonly workerId: string;
+    readonly at: string;
+  }[];
 }
 
 /** A schedule (`zk-plan ui --schedules`): its timing, next fire times and recent runs, newest first. */
@@ -281,5 +296,10 @@ export interface UiTaskLogTry {
   readonly droppedBytes: number;
   readonly planCapReached: boolean;
   readonly fullLog?: { readonly host: string; readonly location: string; readonly url?: string };
-  readonly lines: readonly { readonly time: string; readonly level: string; readonly msg: string; readonly fields?: Readonly<Record<string, unknown>> }[];
+  readonly lines: readonly {
+    readonly time: string;
+    readonly level: string;
+    readonly msg: string;
+    readonly fields?: Readonly<Record<string, unknown>>;
+  }[];
 }

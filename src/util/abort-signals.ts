@@ -17,7 +17,8 @@ export function linkSignals(...sources: readonly (AbortSignal | undefined)[]): L
   const controller = new AbortController();
   const attached: { source: AbortSignal; listener: () => void }[] = [];
   const dispose = (): void => {
-    for (const { source, listener } of attached.splice(0)) source.removeEventListener('abort', listener);
+    for (const { source, listener } of attached.splice(0))
+      source.removeEventListener('abort', listener);
   };
   for (const source of sources) {
     if (source === undefined) continue;
@@ -40,7 +41,10 @@ export function linkSignals(...sources: readonly (AbortSignal | undefined)[]): L
  * Sleeps `ms` (a delay past MAX_TIMER_MS, or Infinity, waits for a signal only), or less if a signal
  * aborts; resolves true when it slept the full time. Leaves no listener or timer behind.
  */
-export function sleepUnless(ms: number, ...signals: readonly (AbortSignal | undefined)[]): Promise<boolean> {
+export function sleepUnless(
+  ms: number,
+  ...signals: readonly (AbortSignal | undefined)[]
+): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     const live = signals.filter((signal): signal is AbortSignal => signal !== undefined);
     if (live.some((signal) => signal.aborted)) {

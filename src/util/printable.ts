@@ -39,8 +39,14 @@ export interface PrintableOptions {
  * included, is left as it is. Line feeds and tabs are kept, or folded with `multiline: false`.
  */
 export function printable(text: string, options: PrintableOptions = {}): string {
-  const cleaned = text.replace(CONTROL_STRING, '').replace(CSI_SEQUENCE, '').replace(ESC_SEQUENCE, '').replace(CONTROL_CHARACTER, '');
-  return options.multiline === false ? cleaned.replace(/[ \t]*\n\s*/g, ' ⏎ ').replace(/\t/g, ' ') : cleaned;
+  const cleaned = text
+    .replace(CONTROL_STRING, '')
+    .replace(CSI_SEQUENCE, '')
+    .replace(ESC_SEQUENCE, '')
+    .replace(CONTROL_CHARACTER, '');
+  return options.multiline === false
+    ? cleaned.replace(/[ \t]*\n\s*/g, ' ⏎ ').replace(/\t/g, ' ')
+    : cleaned;
 }
 
 /** True when `text` holds a character `printable` removes (a control character other than line feed and tab). */
@@ -55,15 +61,27 @@ export function hasControlCharacters(text: string): boolean {
  * gets exactly the same value.
  */
 export function escapeJsonControls(json: string): string {
-  return json.replace(/[\x7f-\x9f]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return json.replace(
+    /[\x7f-\x9f]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** Every string in `value` (a parsed JSON value) through `printable`; `multilineKeys` says which keys keep their line breaks. */
-export function printableDeep(value: unknown, keepLines: (key: string) => boolean, key = ''): unknown {
+export function printableDeep(
+  value: unknown,
+  keepLines: (key: string) => boolean,
+  key = '',
+): unknown {
   if (typeof value === 'string') return printable(value, { multiline: keepLines(key) });
   if (Array.isArray(value)) return value.map((item) => printableDeep(item, keepLines, key));
   if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([name, item]) => [printable(name, { multiline: false }), printableDeep(item, keepLines, name)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([name, item]) => [
+        printable(name, { multiline: false }),
+        printableDeep(item, keepLines, name),
+      ]),
+    );
   }
   return value;
 }

@@ -9,7 +9,8 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
  * @internal
  */
 export function calcSleepTime(attrs: BackoffOptions = {}, count: number): number {
-  if (!Number.isInteger(count) || count < 0) throw new InvalidArgumentError('count', `expected a whole number ≥ 0, got ${String(count)}`);
+  if (!Number.isInteger(count) || count < 0)
+    throw new InvalidArgumentError('count', `expected a whole number ≥ 0, got ${String(count)}`);
   const { initial, increase, max } = resolveBackoff(attrs);
   if (initial === 0) return 0;
   // increase ** count may reach Infinity; min() then yields max, so a large count cannot overflow.

@@ -47,7 +47,10 @@ export class Dispatcher {
     private readonly wakeUp: WakeUp,
     private readonly random: () => number = Math.random,
   ) {
-    this.tracker = new PlanTracker(zk, store, { changed: () => this.wakeUp.wake(1), dropped: (plan) => this.forgetPlan(plan) });
+    this.tracker = new PlanTracker(zk, store, {
+      changed: () => this.wakeUp.wake(1),
+      dropped: (plan) => this.forgetPlan(plan),
+    });
     // A new session has none of the old one's watches: look at everything again.
     zk.on('session:started', () => {
       this.watchedOwners.clear();
@@ -168,7 +171,9 @@ export class Dispatcher {
     const timer = setTimeout(
       () => {
         this.offeredLater.delete(task);
-        void (reindex ? this.store.markRunnable(task) : Promise.resolve()).then(() => this.offer([task])).catch(() => undefined); // the full scan finds it anyway
+        void (reindex ? this.store.markRunnable(task) : Promise.resolve())
+          .then(() => this.offer([task]))
+          .catch(() => undefined); // the full scan finds it anyway
       },
       Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS),
     );
@@ -186,7 +191,10 @@ export class Dispatcher {
     for (;;) {
       if (seeker.stop.aborted) return undefined;
       // Without priorities every candidate ranks the same: then only an empty hand makes a loop list the indexes.
-      if (this.candidates.size === 0 || (this.tracker.anyPriorities() && this.tracker.dirtyMayOutrank(this.bestPriority(seeker)))) {
+      if (
+        this.candidates.size === 0 ||
+        (this.tracker.anyPriorities() && this.tracker.dirtyMayOutrank(this.bestPriority(seeker)))
+      ) {
         await this.refresh();
         if (this.candidates.size > 1) this.wakeUp.wake(this.candidates.size - 1); // enough loops for what was found
       }
@@ -290,7 +298,9 @@ export class Dispatcher {
   private pick(seeker: Seeker): string | undefined {
     const usable = this.usableCandidates(seeker);
     const ranked = this.tracker.anyPriorities() || this.ownPriorities.size > 0;
-    const task = ranked ? pickHighest(usable, (candidate) => this.priorityOf(candidate), this.random) : usable[Math.floor(this.random() * usable.length)];
+    const task = ranked
+      ? pickHighest(usable, (candidate) => this.priorityOf(candidate), this.random)
+      : usable[Math.floor(this.random() * usable.length)];
     if (task !== undefined) this.candidates.delete(task);
     return task;
   }
@@ -298,7 +308,8 @@ export class Dispatcher {
   /** The highest priority among the candidates a loop could take now; undefined when there is none. */
   private bestPriority(seeker: Seeker): number | undefined {
     let best: number | undefined;
-    for (const task of this.usableCandidates(seeker)) best = Math.max(best ?? Number.NEGATIVE_INFINITY, this.priorityOf(task));
+    for (const task of this.usableCandidates(seeker))
+      best = Math.max(best ?? Number.NEGATIVE_INFINITY, this.priorityOf(task));
     return best;
   }
 
@@ -311,7 +322,12 @@ export class Dispatcher {
         this.candidates.delete(task); // nothing of a stopped plan starts
         continue;
       }
-      if (!this.book.isHeld(task) && (this.waitingForSlot.size === 0 || !this.waitingForSlot.has(task)) && !seeker.skip?.(task)) usable.push(task);
+      if (
+        !this.book.isHeld(task) &&
+        (this.waitingForSlot.size === 0 || !this.waitingForSlot.has(task)) &&
+        !seeker.skip?.(task)
+      )
+        usable.push(task);
     }
     return usable;
   }
@@ -329,9 +345,12 @@ export class Dispatcher {
     if (this.ownPriorities.size === 0 && !this.tracker.anyTaskPriorities()) return; // the usual case: nothing to read, nothing to walk
     if (this.ownPriorities.size > 0) {
       // Kept only while the task may still be picked: a candidate, or held here (and then maybe given back).
-      for (const task of this.ownPriorities.keys()) if (!this.candidates.has(task) && !this.book.isHeld(task)) this.ownPriorities.delete(task);
+      for (const task of this.ownPriorities.keys())
+        if (!this.candidates.has(task) && !this.book.isHeld(task)) this.ownPriorities.delete(task);
     }
-    const unknown = [...this.candidates].filter((task) => !this.ownPriorities.has(task) && this.tracker.hasTaskPriorities(parentOf(task)));
+    const unknown = [...this.candidates].filter(
+      (task) => !this.ownPriorities.has(task) && this.tracker.hasTaskPriorities(parentOf(task)),
+    );
     if (unknown.length === 0) return;
     await Promise.all(
       unknown.map(async (task) => {
@@ -354,7 +373,9 @@ export class Dispatcher {
   }
 
   private async listIndex(plan: string): Promise<void> {
-    const listing = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX), () => this.markDirty(plan));
+    const listing = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX), () =>
+      this.markDirty(plan),
+    );
     if (listing === undefined) {
       this.tracker.indexGone(plan);
       return;
@@ -370,7 +391,8 @@ export class Dispatcher {
   private forgetPlan(plan: string): void {
     const prefix = `${plan}/`;
     for (const task of this.candidates) if (task.startsWith(prefix)) this.candidates.delete(task);
-    for (const task of this.ownPriorities.keys()) if (task.startsWith(prefix)) this.ownPriorities.delete(task);
+    for (const task of this.ownPriorities.keys())
+      if (task.startsWith(prefix)) this.ownPriorities.delete(task);
     for (const [limitPath, waiting] of this.slotWaits) {
       for (const task of waiting) {
         if (!task.startsWith(prefix)) continue;

@@ -45,6 +45,7 @@ export class FailureCooldown {
   }
 
   private forgetOld(now: number): void {
-    for (const [task, record] of this.records) if (record.until + FORGET_AFTER_MS < now) this.records.delete(task);
+    for (const [task, record] of this.records)
+      if (record.until + FORGET_AFTER_MS < now) this.records.delete(task);
   }
 }

@@ -36,7 +36,12 @@ const STILL: ReadonlySet<TaskState> = new Set<TaskState>(['failed', 'waiting']);
  * repairs the plan's `failed` marker: written when a failed task has none (its writer crashed in
  * between), removed when no task failed (left by a retryFailed that crashed).
  */
-export async function getTask(store: TaskStore, plan: string, seeker: Seeker, context: ScanContext = {}): Promise<Claim | undefined> {
+export async function getTask(
+  store: TaskStore,
+  plan: string,
+  seeker: Seeker,
+  context: ScanContext = {},
+): Promise<Claim | undefined> {
   const listing = await store.listPlan(plan);
   if (listing === undefined) return undefined;
   if (listing.children.includes(CONTROL)) {
@@ -94,14 +99,21 @@ export async function getTask(store: TaskStore, plan: string, seeker: Seeker, co
     if (claim !== undefined) return claim;
   }
   if (seeker.stop.aborted) return undefined;
-  if (failedTask !== undefined && marker === undefined) await store.markPlanFailed(plan, failedTask, new Date());
-  else if (failedTask === undefined && marker !== undefined) await store.clearPlanFailed(plan, marker);
+  if (failedTask !== undefined && marker === undefined)
+    await store.markPlanFailed(plan, failedTask, new Date());
+  else if (failedTask === undefined && marker !== undefined)
+    await store.clearPlanFailed(plan, marker);
   else if (allStill) context.onSettled?.(plan);
   return undefined;
 }
 
 /** The spec's `get-task-from-any-plan`: the first task found in a ready plan under `parent`, plans looked at lazily. */
-export async function getTaskFromAnyPlan(store: TaskStore, parent: string, seeker: Seeker, context: ScanContext = {}): Promise<Claim | undefined> {
+export async function getTaskFromAnyPlan(
+  store: TaskStore,
+  parent: string,
+  seeker: Seeker,
+  context: ScanContext = {},
+): Promise<Claim | undefined> {
   const plans = await store.listPlans(parent);
   if (plans === undefined) return undefined;
   for (const plan of plans) {
@@ -118,7 +130,8 @@ export async function getTaskFromAnyPlan(store: TaskStore, parent: string, seeke
 async function hasFailedTask(store: TaskStore, tasks: readonly string[]): Promise<boolean> {
   for (const task of tasks) {
     const listing = await store.inspectTask(task);
-    if (listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'failed') return true;
+    if (listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'failed')
+      return true;
   }
   return false;
 }

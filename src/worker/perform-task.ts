@@ -52,7 +52,10 @@ export interface PerformContext {
   /** Told that this process freed a slot under `limitPath`: a task waiting for it may start now. */
   readonly onSlotFreed?: (limitPath: string) => void;
   /** The process's view of plans' pause and cancel (Dispatcher): when it vouches for a plan, the control node is not read after a claim. */
-  readonly controlView?: { knownUnhalted(plan: string): boolean; controlAbsent(plan: string, readAt: number): void };
+  readonly controlView?: {
+    knownUnhalted(plan: string): boolean;
+    controlAbsent(plan: string, readAt: number): void;
+  };
   /** Keeps what the task logs; without it, `ctx.log` lines go nowhere. */
   readonly taskLogs?: TaskLogs;
 }
@@ -66,11 +69,18 @@ export type TryStart = TaskEventLabels & { readonly fn: string; readonly attempt
  * result to every dependent and delete the task. `onStart` is told when the function starts, with
  * what was read to run it (no read of its own).
  */
-export async function performTask(claim: Claim, context: PerformContext, onStart?: (start: TryStart) => void): Promise<PerformOutcome> {
+export async function performTask(
+  claim: Claim,
+  context: PerformContext,
+  onStart?: (start: TryStart) => void,
+): Promise<PerformOutcome> {
   const { store } = context;
   // Two independent reads, sent together.
   const [listing, definition] = await (claim.prefetched ??
-    Promise.all([store.inspectTask(claim.task), store.readDefinition(claim.task).catch((error: unknown) => new PrefetchError(error))]));
+    Promise.all([
+      store.inspectTask(claim.task),
+      store.readDefinition(claim.task).catch((error: unknown) => new PrefetchError(error)),
+    ]));
   if (listing === undefined) return 'gone';
   const children = listing.children;
   if (children.includes(FAILED)) return 'failed-already'; // read behind the claim: no run can follow a failure for good
@@ -85,7 +95,10 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
     const stored = await readStoredResult(store, claim.task, context.execution.maxResultBytes);
     if (stored !== undefined) {
       // Its `ready` is still there, so its history record may not be (the record goes before `ready`): kept now, as far as it is known.
-      const history = children.includes(READY) && !(definition instanceof PrefetchError) ? await handedOnRecord(store, claim, children, definition) : undefined;
+      const history =
+        children.includes(READY) && !(definition instanceof PrefetchError)
+          ? await handedOnRecord(store, claim, children, definition)
+          : undefined;
       await store.finish(claim, stored, {
         keepResult,
         refeed: true,
@@ -102,15 +115,20 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
     await store.discardResult(claim); // a write that stopped half-way: run the function again
   }
   if (definition instanceof PrefetchError) throw definition.error;
-  if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX))) return 'not-runnable';
+  if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX)))
+    return 'not-runnable';
   // Given back before any input is read or slot taken, uncharged: the worker leaves it to one that allows shell tasks.
-  if ('fn' in definition && definition.fn === SHELL_FUNCTION && !context.execution.allowShell) throw new ShellDisabledError(claim.task);
+  if ('fn' in definition && definition.fn === SHELL_FUNCTION && !context.execution.allowShell)
+    throw new ShellDisabledError(claim.task);
 
   let failedTries = 0;
   if (children.includes(ATTEMPTS)) {
     const attempts = await store.readAttempts(claim.task);
     failedTries = attempts?.failures ?? 0;
-    if (attempts !== undefined && attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts) {
+    if (
+      attempts !== undefined &&
+      attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts
+    ) {
       await store.markFailed(claim, attempts.lastFailure);
       return 'failed';
     }
@@ -139,9 +157,13 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
   const halted = haltedRead ?? (vouched() ? false : await readControl());
   if (halted) return 'plan-halted';
   // Read after the claim: a plan that failed before it is seen, whatever the process's watch said.
-  if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan))) return 'plan-failed';
+  if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan)))
+    return 'plan-failed';
   // A slot of its key's limit, held from here until the function returns (src/limits).
-  const slot = definition.concurrencyKey === undefined ? undefined : await acquireSlot(claim, definition.concurrencyKey, context);
+  const slot =
+    definition.concurrencyKey === undefined
+      ? undefined
+      : await acquireSlot(claim, definition.concurrencyKey, context);
   if (slot?.kind === 'full') return 'limit-full';
   const lease = slot?.kind === 'held' ? slot.lease : undefined;
   let value: unknown;
@@ -161,14 +183,29 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
     if (claim.signal.aborted) throw claim.signal.reason;
     startedAt = new Date();
     onStart?.(tryStart(definition, settings, failedTries));
-    const ctx = { container: context.container, task: claim.task, plan: claim.plan, workerId: claim.workerId, log: log?.logger ?? SILENT_LOGGER, attempt };
-    const run = (signal: AbortSignal): Promise<unknown> => executeFunction(definition, { ...ctx, signal }, args, context.execution);
-    value = await withTimeout(claim, definition.timeoutMs, (signal) => (log ? log.run(() => run(signal)) : run(signal)));
+    const ctx = {
+      container: context.container,
+      task: claim.task,
+      plan: claim.plan,
+      workerId: claim.workerId,
+      log: log?.logger ?? SILENT_LOGGER,
+      attempt,
+    };
+    const run = (signal: AbortSignal): Promise<unknown> =>
+      executeFunction(definition, { ...ctx, signal }, args, context.execution);
+    value = await withTimeout(claim, definition.timeoutMs, (signal) =>
+      log ? log.run(() => run(signal)) : run(signal),
+    );
   } finally {
     if (lease !== undefined) await releaseSlot(lease, context);
     await log?.finish(); // the last lines are in ZooKeeper before the try's completion or failure is
   }
-  const encoded = encodeValue(value, `The result of task ${claim.task}`, claim.task, Number.POSITIVE_INFINITY);
+  const encoded = encodeValue(
+    value,
+    `The result of task ${claim.task}`,
+    claim.task,
+    Number.POSITIVE_INFINITY,
+  );
   const history: TaskHistoryRecord | undefined = settings.history
     ? {
         state: 'done',
@@ -191,7 +228,11 @@ export async function performTask(claim: Claim, context: PerformContext, onStart
 }
 
 /** The try about to start: its function, key, plan name and number, out of what performTask read. */
-function tryStart(definition: TaskDefinition, settings: PlanSettings, failedTries: number): TryStart {
+function tryStart(
+  definition: TaskDefinition,
+  settings: PlanSettings,
+  failedTries: number,
+): TryStart {
   return {
     fn: 'fn' in definition ? definition.fn : 'inline',
     ...(definition.key === undefined ? {} : { key: definition.key }),
@@ -202,7 +243,10 @@ function tryStart(definition: TaskDefinition, settings: PlanSettings, failedTrie
 }
 
 /** The tries the task's policy allows; none when its own retry policy is malformed (the run goes on: the failure path reports it). */
-function maxAttemptsOf(settings: PlanSettings, definition: TaskDefinition): { maxAttempts?: number } {
+function maxAttemptsOf(
+  settings: PlanSettings,
+  definition: TaskDefinition,
+): { maxAttempts?: number } {
   try {
     return { maxAttempts: retryPolicyOf(settings, definition).maxAttempts };
   } catch {
@@ -211,7 +255,12 @@ function maxAttemptsOf(settings: PlanSettings, definition: TaskDefinition): { ma
 }
 
 /** What a history record keeps of a task's definition: its function, params, whether its result is kept, and its key. */
-function recordedDefinition(definition: TaskDefinition): { fn: string; params: readonly unknown[]; keepResult: boolean; key?: string } {
+function recordedDefinition(definition: TaskDefinition): {
+  fn: string;
+  params: readonly unknown[];
+  keepResult: boolean;
+  key?: string;
+} {
   return {
     fn: 'fn' in definition ? definition.fn : 'inline',
     params: 'fn' in definition ? definition.params : [],
@@ -225,18 +274,38 @@ function recordedDefinition(definition: TaskDefinition): { fn: string; params: r
  * ran it and when it started went with that worker; it finished (for the plan) now. Undefined when
  * the plan keeps no history.
  */
-async function handedOnRecord(store: TaskStore, claim: Claim, children: readonly string[], definition: TaskDefinition): Promise<TaskHistoryRecord | undefined> {
+async function handedOnRecord(
+  store: TaskStore,
+  claim: Claim,
+  children: readonly string[],
+  definition: TaskDefinition,
+): Promise<TaskHistoryRecord | undefined> {
   if (!(await store.readPlanSettings(claim.plan)).history) return undefined;
   const [links, attempts] = await Promise.all([
     store.readLinks(claim.task, children),
     children.includes(ATTEMPTS) ? store.readAttempts(claim.task).catch(() => undefined) : undefined,
   ]);
-  return { state: 'done', ...recordedDefinition(definition), outputs: [...links.values()], finishedAt: new Date(), failedTries: attempts?.failures ?? 0 };
+  return {
+    state: 'done',
+    ...recordedDefinition(definition),
+    outputs: [...links.values()],
+    finishedAt: new Date(),
+    failedTries: attempts?.failures ?? 0,
+  };
 }
 
-async function acquireSlot(claim: Claim, key: string, context: PerformContext): Promise<Acquired | undefined> {
+async function acquireSlot(
+  claim: Claim,
+  key: string,
+  context: PerformContext,
+): Promise<Acquired | undefined> {
   if (context.limits === undefined) return undefined;
-  const acquired = await context.limits.acquire(parentOf(claim.plan), key, { task: claim.task, workerId: claim.workerId, at: new Date() }, claim.session);
+  const acquired = await context.limits.acquire(
+    parentOf(claim.plan),
+    key,
+    { task: claim.task, workerId: claim.workerId, at: new Date() },
+    claim.session,
+  );
   if (acquired.kind === 'full') context.onLimitFull?.(claim.task, acquired.limitPath);
   return acquired;
 }
@@ -250,7 +319,11 @@ async function releaseSlot(lease: SlotLease, context: PerformContext): Promise<v
  * The stored result, or undefined when its write (or deletion) stopped half-way. A result that is
  * not one a writer makes (MalformedNodeError) is thrown: the task fails for good, charged.
  */
-async function readStoredResult(store: TaskStore, task: string, maxBytes: number): Promise<Buffer | undefined> {
+async function readStoredResult(
+  store: TaskStore,
+  task: string,
+  maxBytes: number,
+): Promise<Buffer | undefined> {
   try {
     return await store.readEncodedResult(task, maxBytes);
   } catch (error) {
@@ -264,11 +337,22 @@ async function readStoredResult(store: TaskStore, task: string, maxBytes: number
  * after that long, aborting the signal the function sees (a function that ignores it runs on,
  * but its result is not used).
  */
-async function withTimeout<T>(claim: Claim, timeoutMs: number | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withTimeout<T>(
+  claim: Claim,
+  timeoutMs: number | undefined,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   if (timeoutMs === undefined) return await run(claim.signal);
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new TaskTimeoutError(claim.task, timeoutMs)), timeoutMs);
-  const timedOut = new Promise<never>((_, reject) => timeout.signal.addEventListener('abort', () => reject(timeout.signal.reason as Error), { once: true }));
+  const timer = setTimeout(
+    () => timeout.abort(new TaskTimeoutError(claim.task, timeoutMs)),
+    timeoutMs,
+  );
+  const timedOut = new Promise<never>((_, reject) =>
+    timeout.signal.addEventListener('abort', () => reject(timeout.signal.reason as Error), {
+      once: true,
+    }),
+  );
   const signal = linkSignals(claim.signal, timeout.signal);
   try {
     return await Promise.race([run(signal.signal), timedOut]);

@@ -133,7 +133,8 @@ export class PlanTracker {
     const tracked = this.plans.get(plan);
     if (tracked === undefined) return undefined;
     if (tracked.control?.state === 'cancelled') return 'cancelled';
-    if (tracked.control?.state === 'paused' && (!running || tracked.control.abortRunning)) return 'paused';
+    if (tracked.control?.state === 'paused' && (!running || tracked.control.abortRunning))
+      return 'paused';
     return tracked.failed && tracked.failFast ? 'failed' : undefined;
   }
 
@@ -145,13 +146,19 @@ export class PlanTracker {
    */
   knownUnhalted(plan: string): boolean {
     const tracked = this.plans.get(plan);
-    return tracked !== undefined && tracked.fresh && tracked.control === undefined && performance.now() < tracked.vouchedUntil;
+    return (
+      tracked !== undefined &&
+      tracked.fresh &&
+      tracked.control === undefined &&
+      performance.now() < tracked.vouchedUntil
+    );
   }
 
   /** A read of the plan's control node sent at `readAt` found none: the view may vouch for VOUCH_MS from then, if nothing changed since. */
   controlAbsent(plan: string, readAt: number): void {
     const tracked = this.plans.get(plan);
-    if (tracked !== undefined && tracked.fresh && tracked.control === undefined) tracked.vouchedUntil = Math.max(tracked.vouchedUntil, readAt + VOUCH_MS);
+    if (tracked !== undefined && tracked.fresh && tracked.control === undefined)
+      tracked.vouchedUntil = Math.max(tracked.vouchedUntil, readAt + VOUCH_MS);
   }
 
   /** Reads the plan's state again (a claim found it paused or cancelled before this process heard). */
@@ -189,7 +196,13 @@ export class PlanTracker {
     const plans = best === undefined || best < 0 ? this.plans.keys() : this.prioritized;
     for (const plan of plans) {
       const tracked = this.plans.get(plan);
-      if (tracked?.dirty && this.isIndexed(plan) && !this.isStopped(plan) && mayOutrank(tracked, best)) return true;
+      if (
+        tracked?.dirty &&
+        this.isIndexed(plan) &&
+        !this.isStopped(plan) &&
+        mayOutrank(tracked, best)
+      )
+        return true;
     }
     return false;
   }
@@ -215,7 +228,9 @@ export class PlanTracker {
 
   /** The plans whose index is to be listed (marked listed from now on), and the stopped ones. */
   takeDirty(): string[] {
-    const dirty = [...this.plans].filter(([plan, tracked]) => tracked.dirty && this.isIndexed(plan) && !this.isStopped(plan)).map(([plan]) => plan);
+    const dirty = [...this.plans]
+      .filter(([plan, tracked]) => tracked.dirty && this.isIndexed(plan) && !this.isStopped(plan))
+      .map(([plan]) => plan);
     for (const plan of dirty) (this.plans.get(plan) as TrackedPlan).dirty = false;
     return dirty;
   }
@@ -252,20 +267,30 @@ export class PlanTracker {
 
   /** What it remembers, for leak checks. */
   footprint(): { plans: number; runningStops: number; parents: number } {
-    return { plans: this.plans.size, runningStops: this.runningStops.size, parents: this.following.size };
+    return {
+      plans: this.plans.size,
+      runningStops: this.runningStops.size,
+      parents: this.following.size,
+    };
   }
 
   private async listParent(parent: string, sessionEpoch: number): Promise<void> {
-    const listing = await this.zk.tryGetChildren(parent, (event) => this.onParentEvent(parent, sessionEpoch, event));
+    const listing = await this.zk.tryGetChildren(parent, (event) =>
+      this.onParentEvent(parent, sessionEpoch, event),
+    );
     if (listing === undefined) {
       // The parent does not exist yet: wait for it to be created (one watch per followed parent).
-      const created = await this.zk.exists(parent, (event) => this.onParentEvent(parent, sessionEpoch, event));
+      const created = await this.zk.exists(parent, (event) =>
+        this.onParentEvent(parent, sessionEpoch, event),
+      );
       if (created !== undefined) await this.listParent(parent, sessionEpoch); // it was created in between
       return;
     }
     // A parent anyone may create children under holds plans anyone may have planted: refused.
     await this.zk.assertOwnAcl(parent, 'the parent of plans');
-    await Promise.all(listing.children.filter(isPlanName).map((name) => this.trackPlan(childPath(parent, name))));
+    await Promise.all(
+      listing.children.filter(isPlanName).map((name) => this.trackPlan(childPath(parent, name))),
+    );
   }
 
   private onParentEvent(parent: string, sessionEpoch: number, event: WatchEvent): void {
@@ -303,8 +328,17 @@ export class PlanTracker {
     tracked.fresh = false; // until this read answers
     const readAt = performance.now();
     const sessionEpoch = this.sessionEpoch;
-    const current = (): boolean => this.plans.get(plan) === tracked && tracked.epoch === epoch && sessionEpoch === this.sessionEpoch;
-    let answers: [{ data: Buffer | null } | undefined, unknown, unknown, unknown, { data: Buffer | null } | undefined];
+    const current = (): boolean =>
+      this.plans.get(plan) === tracked &&
+      tracked.epoch === epoch &&
+      sessionEpoch === this.sessionEpoch;
+    let answers: [
+      { data: Buffer | null } | undefined,
+      unknown,
+      unknown,
+      unknown,
+      { data: Buffer | null } | undefined,
+    ];
     try {
       answers = await Promise.all([
         this.zk
@@ -345,7 +379,10 @@ export class PlanTracker {
       indexed: index !== undefined,
       failed: failed !== undefined,
       failFast: settings.failurePolicy === 'failFast',
-      control: control === undefined ? undefined : parseControlRecord(childPath(plan, CONTROL), control.data),
+      control:
+        control === undefined
+          ? undefined
+          : parseControlRecord(childPath(plan, CONTROL), control.data),
       fresh: true,
       vouchedUntil: readAt + VOUCH_MS,
       priority: settings.priority,
@@ -362,10 +399,21 @@ export class PlanTracker {
     this.hooks.changed();
   }
 
-  private onPlanEvent(plan: string, tracked: TrackedPlan, epoch: number, sessionEpoch: number, event: WatchEvent): void {
+  private onPlanEvent(
+    plan: string,
+    tracked: TrackedPlan,
+    epoch: number,
+    sessionEpoch: number,
+    event: WatchEvent,
+  ): void {
     // Any event of the plan node, even one meant for an older read, or the connection dropping: what was read may have changed.
     if (this.plans.get(plan) === tracked) tracked.fresh = false;
-    if (sessionEpoch !== this.sessionEpoch || this.plans.get(plan) !== tracked || tracked.epoch !== epoch) return;
+    if (
+      sessionEpoch !== this.sessionEpoch ||
+      this.plans.get(plan) !== tracked ||
+      tracked.epoch !== epoch
+    )
+      return;
     if (event.type === 'deleted') {
       this.dropPlan(plan);
       return;

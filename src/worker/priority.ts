@@ -5,7 +5,11 @@
  */
 
 /** The items of highest priority, one picked at random; undefined when there are none. */
-export function pickHighest<T>(items: Iterable<T>, priorityOf: (item: T) => number, random: () => number): T | undefined {
+export function pickHighest<T>(
+  items: Iterable<T>,
+  priorityOf: (item: T) => number,
+  random: () => number,
+): T | undefined {
   let best = Number.NEGATIVE_INFINITY;
   let top: T[] = [];
   for (const item of items) {

@@ -1,4 +1,8 @@
-import { resolveRetryPolicy, type PlanSettings, type ResolvedRetryPolicy } from '../config/plan-options.js';
+import {
+  resolveRetryPolicy,
+  type PlanSettings,
+  type ResolvedRetryPolicy,
+} from '../config/plan-options.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import { decideAfterFailure, describeFailure, type TaskFailure } from '../store/failure-policy.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
@@ -15,12 +19,19 @@ export interface FailureOutcome {
 }
 
 /** The retry policy of a task: its own overrides over its plan's. */
-export async function retryPolicyFor(store: TaskStore, plan: string, definition: TaskDefinition | undefined): Promise<ResolvedRetryPolicy> {
+export async function retryPolicyFor(
+  store: TaskStore,
+  plan: string,
+  definition: TaskDefinition | undefined,
+): Promise<ResolvedRetryPolicy> {
   return retryPolicyOf(await store.readPlanSettings(plan), definition);
 }
 
 /** The retry policy of a task out of its plan's settings, read already. Throws InvalidArgumentError when the task's own is malformed. */
-export function retryPolicyOf(settings: PlanSettings, definition: TaskDefinition | undefined): ResolvedRetryPolicy {
+export function retryPolicyOf(
+  settings: PlanSettings,
+  definition: TaskDefinition | undefined,
+): ResolvedRetryPolicy {
   return definition?.retry ? resolveRetryPolicy(definition.retry, settings.retry) : settings.retry;
 }
 
@@ -30,7 +41,12 @@ export function retryPolicyOf(settings: PlanSettings, definition: TaskDefinition
  * marks the task and its plan failed. Written before the claim is released, so a crash in
  * between leaves a count that the next owner honours.
  */
-export async function recordChargedFailure(store: TaskStore, claim: Claim, error: unknown, permanent: boolean): Promise<FailureOutcome> {
+export async function recordChargedFailure(
+  store: TaskStore,
+  claim: Claim,
+  error: unknown,
+  permanent: boolean,
+): Promise<FailureOutcome> {
   let definition: TaskDefinition | undefined;
   try {
     definition = await store.readDefinition(claim.task);
@@ -46,9 +62,19 @@ export async function recordChargedFailure(store: TaskStore, claim: Claim, error
   }
   const now = Date.now();
   const decision = decideAfterFailure(failuresSoFar, permanent, policy, now);
-  const failure = describeFailure(error, permanent, decision.failures, claim.workerId, new Date(now));
+  const failure = describeFailure(
+    error,
+    permanent,
+    decision.failures,
+    claim.workerId,
+    new Date(now),
+  );
   const notBefore = new Date(decision.notBefore);
-  await store.writeAttempts(claim, { failures: decision.failures, notBefore, lastFailure: failure });
+  await store.writeAttempts(claim, {
+    failures: decision.failures,
+    notBefore,
+    lastFailure: failure,
+  });
   if (decision.failTask) await store.markFailed(claim, failure);
   else await store.unmarkRunnable(claim.task, { fence: claim.session }); // back in the index once its delay is over
   return { failure, final: decision.failTask, notBefore, maxAttempts: policy.maxAttempts };

@@ -2,7 +2,15 @@ import type { ResolvedRetention } from '../config/options.js';
 import { isZkError } from '../errors/zk-error.js';
 import { classifyTask } from '../store/task-state.js';
 import type { TaskStore } from '../store/task-store.js';
-import { CONTROL, FAILED, READY, RETENTION_LOCK, TASK_PREFIX, childPath, hasSequentialName } from '../zk/layout.js';
+import {
+  CONTROL,
+  FAILED,
+  READY,
+  RETENTION_LOCK,
+  TASK_PREFIX,
+  childPath,
+  hasSequentialName,
+} from '../zk/layout.js';
 import { parseControlRecord } from '../control/control-record.js';
 import { retryReleaseWhileSessionLives } from '../zk/retry-release.js';
 import type { Zk } from '../zk/zk.js';
@@ -19,9 +27,19 @@ export interface FinishedPlan {
  * Which finished plans go (a pure decision): those created longer ago than `maxAgeMs`, and beyond
  * the newest `maxCount`, the older ones.
  */
-export function plansToDelete(finished: readonly FinishedPlan[], now: number, retention: Pick<ResolvedRetention, 'maxAgeMs' | 'maxCount'>): string[] {
-  const newestFirst = [...finished].sort((a, b) => b.createdAt - a.createdAt || (a.plan < b.plan ? 1 : -1));
-  return newestFirst.filter((entry, index) => index >= retention.maxCount || now - entry.createdAt > retention.maxAgeMs).map((entry) => entry.plan);
+export function plansToDelete(
+  finished: readonly FinishedPlan[],
+  now: number,
+  retention: Pick<ResolvedRetention, 'maxAgeMs' | 'maxCount'>,
+): string[] {
+  const newestFirst = [...finished].sort(
+    (a, b) => b.createdAt - a.createdAt || (a.plan < b.plan ? 1 : -1),
+  );
+  return newestFirst
+    .filter(
+      (entry, index) => index >= retention.maxCount || now - entry.createdAt > retention.maxAgeMs,
+    )
+    .map((entry) => entry.plan);
 }
 
 /**
@@ -85,7 +103,8 @@ export class RetentionSweeper {
     if (!held) return 0;
     try {
       const plans = new Set((await this.store.listPlans(this.parent)) ?? []);
-      for (const plan of this.knownFinished.keys()) if (!plans.has(plan)) this.knownFinished.delete(plan);
+      for (const plan of this.knownFinished.keys())
+        if (!plans.has(plan)) this.knownFinished.delete(plan);
       // Plans seen finished before are not read again (a sweep costs no read per finished plan), only confirmed before they go.
       for (const plan of plans) {
         if (this.knownFinished.has(plan)) continue;
@@ -103,7 +122,9 @@ export class RetentionSweeper {
       }
       return deleted;
     } finally {
-      await this.release(lock, session).catch(() => retryReleaseWhileSessionLives(this.zk, session, () => this.release(lock, session)));
+      await this.release(lock, session).catch(() =>
+        retryReleaseWhileSessionLives(this.zk, session, () => this.release(lock, session)),
+      );
     }
   }
 
@@ -111,19 +132,28 @@ export class RetentionSweeper {
   private async release(lock: string, session: ZkSession): Promise<void> {
     const stat = await this.zk.exists(lock);
     if (stat !== undefined && stat.ephemeralOwner === session.id)
-      await this.zk.deleteIfPresent(lock, stat.version, { fence: session, incarnation: stat.czxid });
+      await this.zk.deleteIfPresent(lock, stat.version, {
+        fence: session,
+        incarnation: stat.czxid,
+      });
   }
 
   /** The plan as a finished one, or undefined while it can still move. */
   private async finishedPlan(plan: string): Promise<FinishedPlan | undefined> {
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) return undefined;
-    const createdAt = listing.stat.ctime instanceof Date ? listing.stat.ctime.getTime() : Number(listing.stat.ctime);
+    const createdAt =
+      listing.stat.ctime instanceof Date
+        ? listing.stat.ctime.getTime()
+        : Number(listing.stat.ctime);
     const tasks = listing.children.filter((name) => hasSequentialName(name, TASK_PREFIX));
     if (listing.children.includes(CONTROL)) {
       // Cancelled is final (whatever a cancel cut short left of its tasks); paused is not finished.
       const control = await this.zk.tryGetData(childPath(plan, CONTROL));
-      return control !== undefined && parseControlRecord(childPath(plan, CONTROL), control.data).state === 'cancelled' ? { plan, createdAt } : undefined;
+      return control !== undefined &&
+        parseControlRecord(childPath(plan, CONTROL), control.data).state === 'cancelled'
+        ? { plan, createdAt }
+        : undefined;
     }
     if (!listing.children.includes(READY)) return undefined; // still being built
     if (tasks.length === 0) return { plan, createdAt };

@@ -22,7 +22,8 @@ export interface TaskEventLabels {
  * session expired (another worker may run it); `given-back` for any other fault that is not the
  * task's (a lost connection, a malformed node).
  */
-export type TaskGivenBackReason = 'drain' | 'paused' | 'cancelled' | 'plan-failed' | 'session-expired' | 'given-back';
+export type TaskGivenBackReason =
+  'drain' | 'paused' | 'cancelled' | 'plan-failed' | 'session-expired' | 'given-back';
 
 /** Events a ZkPlan emits about its workers; tests and metrics listen to these instead of sleeping. */
 export interface ZkPlanEvents {
@@ -30,11 +31,23 @@ export interface ZkPlanEvents {
   'task:claimed': [{ readonly task: string; readonly plan: string; readonly workerId: string }];
   /** A worker starts the task's function (the try number `attempt`). */
   'task:started': [
-    { readonly task: string; readonly plan: string; readonly workerId: string; readonly fn: string; readonly attempt: number } & TaskEventLabels,
+    {
+      readonly task: string;
+      readonly plan: string;
+      readonly workerId: string;
+      readonly fn: string;
+      readonly attempt: number;
+    } & TaskEventLabels,
   ];
   /** A task's result is stored and handed to its dependents, and the task node is deleted. `reusedResult`: a previous owner had stored it. */
   'task:completed': [
-    { readonly task: string; readonly plan: string; readonly workerId: string; readonly durationMs: number; readonly reusedResult: boolean } & TaskEventLabels,
+    {
+      readonly task: string;
+      readonly plan: string;
+      readonly workerId: string;
+      readonly durationMs: number;
+      readonly reusedResult: boolean;
+    } & TaskEventLabels,
   ];
   /**
    * A task's run failed and its owner node was removed. `charged`: the failure counts against the
@@ -61,7 +74,15 @@ export interface ZkPlanEvents {
   /** A worker found nothing to do and sleeps `sleepMs` (the spec's back-off, round `round`). */
   'worker:idle': [{ readonly workerId: string; readonly round: number; readonly sleepMs: number }];
   /** A scheduler of this ZkPlan brought a tick to its final state: `fired` (its plan is ready), `skipped` or `failed` (`reason`). */
-  'schedule:tick': [{ readonly schedules: string; readonly schedule: string; readonly tick: string; readonly state: string; readonly plan: string }];
+  'schedule:tick': [
+    {
+      readonly schedules: string;
+      readonly schedule: string;
+      readonly tick: string;
+      readonly state: string;
+      readonly plan: string;
+    },
+  ];
   /** A scheduler pass hit a problem (ZooKeeper unreachable, a malformed node…) and carries on. */
   'schedule:error': [{ readonly schedules: string; readonly error: Error }];
   /**
@@ -83,9 +104,18 @@ export interface ZkPlanEvents {
   /** The manager of this ZkPlan wrote a new assignment (`moved`: items that changed holder). */
   'job:rebalance': [{ readonly jobs: string; readonly epoch: number; readonly moved: number }];
   /** A job worker renewed its leases; `latencyMs` from sending the renewal to its answer. */
-  'job:lease-renewed': [{ readonly jobs: string; readonly workerId: string; readonly latencyMs: number }];
+  'job:lease-renewed': [
+    { readonly jobs: string; readonly workerId: string; readonly latencyMs: number },
+  ];
   /** A job worker or manager hit a problem (a job function threw, ZooKeeper unreachable, a malformed node) and carries on. */
-  'job:error': [{ readonly jobs: string; readonly job?: string; readonly workerId: string; readonly error: Error }];
+  'job:error': [
+    {
+      readonly jobs: string;
+      readonly job?: string;
+      readonly workerId: string;
+      readonly error: Error;
+    },
+  ];
   /** A worker hit a problem outside any task (ZooKeeper unreachable, a malformed node…) and carries on. */
   'worker:error': [{ readonly workerId: string; readonly error: Error }];
 }

@@ -2,7 +2,12 @@ import type { EventEmitter } from 'node:events';
 import { once } from 'node:events';
 import type { ResolvedWorkerOptions } from '../config/options.js';
 import { DrainTimeoutError, OwnershipLostError } from '../errors/task-errors.js';
-import { PlanAbortedError, PlanCancelledError, PlanDeletedError, PlanPausedError } from '../errors/plan-errors.js';
+import {
+  PlanAbortedError,
+  PlanCancelledError,
+  PlanDeletedError,
+  PlanPausedError,
+} from '../errors/plan-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { onAbort } from '../util/abort-signals.js';
 import { judgeFailure } from '../store/failure-policy.js';
@@ -15,7 +20,12 @@ import { getTaskFromAnyPlan, type Seeker } from './find-task.js';
 import { FailureCooldown } from './failure-cooldown.js';
 import { LeftTasks } from './left-tasks.js';
 import { ShellDisabledError } from '../errors/shell-errors.js';
-import { performTask, type PerformContext, type PerformOutcome, type TryStart } from './perform-task.js';
+import {
+  performTask,
+  type PerformContext,
+  type PerformOutcome,
+  type TryStart,
+} from './perform-task.js';
 import type { Claim } from '../store/task-store.js';
 import type { TaskGivenBackReason, ZkPlanEvents } from './worker-events.js';
 import type { WakeUp } from './wake-up.js';
@@ -47,7 +57,10 @@ export interface WorkerLoopParts {
 }
 
 /** The runtime of one pool's loops: the process's shared parts wired together, and the pool's execution settings. */
-export function workerLoopRuntime(parts: WorkerLoopParts, options: ResolvedWorkerOptions): WorkerLoopRuntime {
+export function workerLoopRuntime(
+  parts: WorkerLoopParts,
+  options: ResolvedWorkerOptions,
+): WorkerLoopRuntime {
   const { dispatcher, limits } = parts;
   return {
     zk: parts.zk,
@@ -71,7 +84,10 @@ export function workerLoopRuntime(parts: WorkerLoopParts, options: ResolvedWorke
       maxResultBytes: options.maxResultBytes,
     },
     taskLogs: new TaskLogs(parts.zk, options.taskLogs, (error) =>
-      parts.events.emit('worker:error', { workerId: options.workerId, error: error instanceof Error ? error : new Error(String(error)) }),
+      parts.events.emit('worker:error', {
+        workerId: options.workerId,
+        error: error instanceof Error ? error : new Error(String(error)),
+      }),
     ),
   };
 }
@@ -100,7 +116,8 @@ export async function runWorkerLoop(
   const { workerId, backoff } = options;
   const { events, zk } = runtime;
   const cooldown = new FailureCooldown(backoff);
-  const skip = (task: string): boolean => cooldown.isCoolingDown(task) || runtime.leftToOthers.isLeft(task);
+  const skip = (task: string): boolean =>
+    cooldown.isCoolingDown(task) || runtime.leftToOthers.isLeft(task);
   let idleRounds = 0;
   const rest = async (): Promise<void> => {
     const sleepMs = calcSleepTime(backoff, idleRounds);
@@ -115,11 +132,18 @@ export async function runWorkerLoop(
     // One controller per round, linked to the pool's abort and detached at the end of the round
     // (AbortSignal.any would keep every round's signal alive as long as the pool's: nodejs/node#55351).
     const taskController = new AbortController();
-    const detachPoolAbort = hooks.abortTasks ? onAbort(hooks.abortTasks, () => taskController.abort(hooks.abortTasks?.reason)) : undefined;
+    const detachPoolAbort = hooks.abortTasks
+      ? onAbort(hooks.abortTasks, () => taskController.abort(hooks.abortTasks?.reason))
+      : undefined;
     try {
       let claim: Claim | undefined;
       try {
-        claim = await findWork(runtime, parent, { workerId, stop, taskSignal: taskController.signal, skip });
+        claim = await findWork(runtime, parent, {
+          workerId,
+          stop,
+          taskSignal: taskController.signal,
+          skip,
+        });
       } catch (error) {
         emitSafely(events, 'worker:error', { workerId, error: asError(error) });
       }
@@ -159,11 +183,13 @@ async function runClaim(
   };
   // The owner node went with the session: another worker may take the task, so stop this run.
   const abortOnExpiry = (expired: ZkSession): void => {
-    if (expired.generation === claim.session.generation) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
+    if (expired.generation === claim.session.generation)
+      taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
   };
   zk.on('session:expired', abortOnExpiry);
   // A claim answered after its session expired (the event came before we listened) must not run either.
-  if (!zk.isCurrent(claim.session)) taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
+  if (!zk.isCurrent(claim.session))
+    taskController.abort(new OwnershipLostError(claim.task, 'the session expired'));
   const detachPlanStop = dispatcher.onPlanStop(claim.plan, (reason) => {
     if (reason === 'deleted') planGone = true;
     taskController.abort(planStopError(reason, claim));
@@ -174,7 +200,14 @@ async function runClaim(
     emitSafely(events, 'task:claimed', { task: claim.task, plan: claim.plan, workerId });
     const outcome = await performTask(claim, runtime, onStart);
     deleted = outcome === 'completed' || outcome === 'finished-previous' || outcome === 'gone';
-    const givenBack: readonly PerformOutcome[] = ['not-runnable', 'failed', 'failed-already', 'plan-failed', 'plan-halted', 'limit-full'];
+    const givenBack: readonly PerformOutcome[] = [
+      'not-runnable',
+      'failed',
+      'failed-already',
+      'plan-failed',
+      'plan-halted',
+      'limit-full',
+    ];
     if (givenBack.includes(outcome)) {
       await releaseOrRetry(runtime, claim, workerId);
       if (outcome === 'plan-halted') dispatcher.recheckPlan(claim.plan); // nothing of it is offered again until it resumes
@@ -202,7 +235,10 @@ async function runClaim(
       deleted = true;
       return true;
     }
-    await handleFailure(runtime, claim, taskController, cooldown, error, { ...thisTry, durationMs: performance.now() - started });
+    await handleFailure(runtime, claim, taskController, cooldown, error, {
+      ...thisTry,
+      durationMs: performance.now() - started,
+    });
     return false;
   } finally {
     zk.off('session:expired', abortOnExpiry);
@@ -233,13 +269,17 @@ async function handleFailure(
   const charged = judged.charged && !abortedByWorker;
   let outcome: FailureOutcome | undefined;
   if (charged) {
-    outcome = await recordChargedFailure(store, claim, error, judged.permanent).catch((recordError: unknown) => {
-      emitSafely(events, 'worker:error', { workerId, error: asError(recordError) });
-      return undefined;
-    });
+    outcome = await recordChargedFailure(store, claim, error, judged.permanent).catch(
+      (recordError: unknown) => {
+        emitSafely(events, 'worker:error', { workerId, error: asError(recordError) });
+        return undefined;
+      },
+    );
   }
   // Read before the abort below, which would hide why the worker gave the task up.
-  const givenBack = charged ? undefined : givenBackReason(abortedByWorker ? claim.signal.reason : error);
+  const givenBack = charged
+    ? undefined
+    : givenBackReason(abortedByWorker ? claim.signal.reason : error);
   taskController.abort(); // the function's leftovers must stop; and no more writes under this claim
   emitSafely(events, 'task:failed', {
     task: claim.task,
@@ -250,7 +290,12 @@ async function handleFailure(
     final: outcome?.final ?? false,
     ...thisTry,
     ...(outcome
-      ? { attempts: outcome.failure.attempts, attempt: outcome.failure.attempts, maxAttempts: outcome.maxAttempts, nextTryAt: outcome.notBefore }
+      ? {
+          attempts: outcome.failure.attempts,
+          attempt: outcome.failure.attempts,
+          maxAttempts: outcome.maxAttempts,
+          nextTryAt: outcome.notBefore,
+        }
       : {}),
     ...(givenBack === undefined ? {} : { givenBack }),
   });
@@ -301,7 +346,11 @@ async function taskExists(runtime: WorkerLoopRuntime, task: string): Promise<boo
  * A task from the runnable indexes this process watches, else from the spec's scan of every plan
  * (plans without an index; indexed plans too, once in a while, for entries a crash may have lost).
  */
-async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seeker): Promise<Claim | undefined> {
+async function findWork(
+  runtime: WorkerLoopRuntime,
+  parent: string,
+  seeker: Seeker,
+): Promise<Claim | undefined> {
   const { dispatcher, store } = runtime;
   await dispatcher.follow(parent);
   const fromIndex = await dispatcher.take(seeker);
@@ -310,13 +359,21 @@ async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seek
   return await getTaskFromAnyPlan(
     store,
     parent,
-    { ...seeker, skip: (task) => seeker.skip?.(task) === true || dispatcher.book.isHeldOrDone(task) || dispatcher.isWaitingForSlot(task) },
+    {
+      ...seeker,
+      skip: (task) =>
+        seeker.skip?.(task) === true ||
+        dispatcher.book.isHeldOrDone(task) ||
+        dispatcher.isWaitingForSlot(task),
+    },
     {
       book: dispatcher.book,
       // Its index entry may have gone with a worker that died during the delay: come back at its time.
       onWaitingForRetry: (task, at) => dispatcher.offerLater(task, at, true),
       // A stopped plan is still looked at by the full scan: its `failed` marker may be stale (see getTask).
-      skipPlan: (plan) => (dispatcher.isStopped(plan) || dispatcher.isIndexed(plan)) && (!fullScan || dispatcher.isSettled(plan)),
+      skipPlan: (plan) =>
+        (dispatcher.isStopped(plan) || dispatcher.isIndexed(plan)) &&
+        (!fullScan || dispatcher.isSettled(plan)),
       onOwned: (task) => void dispatcher.watchOwner(task).catch(() => undefined),
       onSettled: (plan) => dispatcher.markSettled(plan),
     },
@@ -328,14 +385,21 @@ async function findWork(runtime: WorkerLoopRuntime, parent: string, seeker: Seek
  * again in the background while the claim's session lives: an owner node left behind by a live
  * session would keep every worker off the task.
  */
-async function releaseOrRetry(runtime: WorkerLoopRuntime, claim: Claim, workerId: string): Promise<void> {
+async function releaseOrRetry(
+  runtime: WorkerLoopRuntime,
+  claim: Claim,
+  workerId: string,
+): Promise<void> {
   try {
     await runtime.store.release(claim);
   } catch (error) {
     runtime.events.emit('worker:error', { workerId, error: asError(error) });
     const retry = (attempt: number): void => {
       if (attempt > RELEASE_RETRIES || !runtime.zk.isCurrent(claim.session)) return;
-      setTimeout(() => void runtime.store.release(claim).catch(() => retry(attempt + 1)), RELEASE_RETRY_MS).unref();
+      setTimeout(
+        () => void runtime.store.release(claim).catch(() => retry(attempt + 1)),
+        RELEASE_RETRY_MS,
+      ).unref();
     };
     retry(1);
   }
@@ -355,7 +419,11 @@ async function waitUntilConnected(zk: Zk, stop: AbortSignal): Promise<boolean> {
 }
 
 /** Emits a worker event; a listener that throws is reported once as `worker:error`, and never ends the loop. */
-function emitSafely<K extends keyof ZkPlanEvents>(events: EventEmitter<ZkPlanEvents>, name: K, ...payload: ZkPlanEvents[K]): void {
+function emitSafely<K extends keyof ZkPlanEvents>(
+  events: EventEmitter<ZkPlanEvents>,
+  name: K,
+  ...payload: ZkPlanEvents[K]
+): void {
   try {
     (events.emit as (name: K, ...args: ZkPlanEvents[K]) => boolean)(name, ...payload);
   } catch (error) {

@@ -58,7 +58,9 @@ export class WorkerPool {
         }),
       );
     this.sweeper?.start();
-    this.stopPruningLogs = runtime.taskLogs.startPruning(retention?.sweepIntervalMs ?? DEFAULTS.retention.sweepIntervalMs);
+    this.stopPruningLogs = runtime.taskLogs.startPruning(
+      retention?.sweepIntervalMs ?? DEFAULTS.retention.sweepIntervalMs,
+    );
     const first = loopOptions[0];
     this.registration = new WorkerRegistration(
       runtime.zk,
@@ -70,7 +72,11 @@ export class WorkerPool {
         allowInline: first?.allowInline ?? false,
         allowShell: first?.allowShell ?? false,
       },
-      (error) => runtime.events.emit('worker:error', { workerId: poolId, error: error instanceof Error ? error : new Error(String(error)) }),
+      (error) =>
+        runtime.events.emit('worker:error', {
+          workerId: poolId,
+          error: error instanceof Error ? error : new Error(String(error)),
+        }),
     );
     this.registration.start();
     setMaxListeners(0, this.abortTasksController.signal, this.stopController.signal); // a listener per loop or running task
@@ -83,7 +89,10 @@ export class WorkerPool {
           this.registration.runningChanged(this.runningTasks);
         },
       }).catch((error: unknown) => {
-        runtime.events.emit('worker:error', { workerId: options.workerId, error: error instanceof Error ? error : new Error(String(error)) });
+        runtime.events.emit('worker:error', {
+          workerId: options.workerId,
+          error: error instanceof Error ? error : new Error(String(error)),
+        });
       }),
     );
   }
@@ -105,7 +114,10 @@ export class WorkerPool {
 
   /** Listeners attached to the pool's stop and abort signals (one per loop, plus one per loop sleeping or running a task). */
   signalListenerCount(): number {
-    return getEventListeners(this.stopController.signal, 'abort').length + getEventListeners(this.abortTasksController.signal, 'abort').length;
+    return (
+      getEventListeners(this.stopController.signal, 'abort').length +
+      getEventListeners(this.abortTasksController.signal, 'abort').length
+    );
   }
 
   /** Stops the loops; idempotent. Resolves when every loop has ended or its task was released. */
@@ -126,8 +138,12 @@ export class WorkerPool {
         // Functions that ignore their signal: give their tasks back; a claim given back writes nothing more.
         // One already storing and handing on its result is left to complete: giving it back could let
         // another worker claim the task while this one still deletes its nodes.
-        const stillRunning = [...this.running.values()].filter((claim) => claim.progress.phase === 'running');
-        await Promise.all(stillRunning.map((claim) => this.runtime.store.release(claim).catch(() => undefined)));
+        const stillRunning = [...this.running.values()].filter(
+          (claim) => claim.progress.phase === 'running',
+        );
+        await Promise.all(
+          stillRunning.map((claim) => this.runtime.store.release(claim).catch(() => undefined)),
+        );
       }
     }
     await Promise.all([sweeperStopped, this.registration.stop()]);

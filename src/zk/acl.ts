@@ -10,7 +10,14 @@ import type { ZkAclEntry } from './native-client.js';
 export type AclPermName = 'read' | 'write' | 'create' | 'delete' | 'admin' | 'all';
 
 /** ZooKeeper's permission bits (ZOO_PERM_*). */
-export const ACL_PERMS: Readonly<Record<AclPermName, number>> = Object.freeze({ read: 1, write: 2, create: 4, delete: 8, admin: 16, all: 31 });
+export const ACL_PERMS: Readonly<Record<AclPermName, number>> = Object.freeze({
+  read: 1,
+  write: 2,
+  create: 4,
+  delete: 8,
+  admin: 16,
+  all: 31,
+});
 
 /**
  * One ACL entry: `perms` granted to the identity `id` of `scheme`. For `digest`, `id` is
@@ -30,10 +37,14 @@ export interface ZkAuth {
 }
 
 /** ZooKeeper's OPEN_ACL_UNSAFE: anyone may do anything (what nodes get without an `acl`). */
-export const openAcl: readonly AclEntry[] = Object.freeze([Object.freeze({ perms: Object.freeze(['all'] as const), scheme: 'world', id: 'anyone' })]);
+export const openAcl: readonly AclEntry[] = Object.freeze([
+  Object.freeze({ perms: Object.freeze(['all'] as const), scheme: 'world', id: 'anyone' }),
+]);
 
 /** ZooKeeper's CREATOR_ALL_ACL: every permission for the identities the creating session authenticated as (needs `auth`). */
-export const creatorAllAcl: readonly AclEntry[] = Object.freeze([Object.freeze({ perms: Object.freeze(['all'] as const), scheme: 'auth', id: '' })]);
+export const creatorAllAcl: readonly AclEntry[] = Object.freeze([
+  Object.freeze({ perms: Object.freeze(['all'] as const), scheme: 'auth', id: '' }),
+]);
 
 /** The `digest` id of `user:password`, as ZooKeeper's DigestAuthenticationProvider computes it: `user:` + base64(sha1(`user:password`)). */
 export function digestId(idWithPassword: string): string {
@@ -47,8 +58,15 @@ export function digestId(idWithPassword: string): string {
  * that connect with `auth: { scheme: 'digest', id: 'user:password' }`. The password is hashed,
  * never stored.
  */
-export function digestAcl(idWithPassword: string, perms: number | AclPermName | readonly AclPermName[] = 'all'): AclEntry {
-  const entry: AclEntry = { perms: typeof perms === 'string' ? [perms] : perms, scheme: 'digest', id: digestId(idWithPassword) };
+export function digestAcl(
+  idWithPassword: string,
+  perms: number | AclPermName | readonly AclPermName[] = 'all',
+): AclEntry {
+  const entry: AclEntry = {
+    perms: typeof perms === 'string' ? [perms] : perms,
+    scheme: 'digest',
+    id: digestId(idWithPassword),
+  };
   permsMask(entry.perms, 'perms');
   return entry;
 }
@@ -57,18 +75,30 @@ export function digestAcl(idWithPassword: string, perms: number | AclPermName | 
 export function permsMask(perms: unknown, argument: string): number {
   if (typeof perms === 'number') {
     if (!Number.isInteger(perms) || perms < 1 || perms > ACL_PERMS.all) {
-      throw new InvalidArgumentError(argument, `expected permission bits from 1 to 31 (read 1, write 2, create 4, delete 8, admin 16), got ${perms}`);
+      throw new InvalidArgumentError(
+        argument,
+        `expected permission bits from 1 to 31 (read 1, write 2, create 4, delete 8, admin 16), got ${perms}`,
+      );
     }
     return perms;
   }
   if (!Array.isArray(perms) || perms.length === 0) {
-    throw new InvalidArgumentError(argument, `expected a number or a non-empty array of ${Object.keys(ACL_PERMS).join(', ')}, got ${describe(perms)}`);
+    throw new InvalidArgumentError(
+      argument,
+      `expected a number or a non-empty array of ${Object.keys(ACL_PERMS).join(', ')}, got ${describe(perms)}`,
+    );
   }
   let mask = 0;
   for (const name of perms as unknown[]) {
-    const bits = typeof name === 'string' && Object.hasOwn(ACL_PERMS, name) ? ACL_PERMS[name as AclPermName] : undefined;
+    const bits =
+      typeof name === 'string' && Object.hasOwn(ACL_PERMS, name)
+        ? ACL_PERMS[name as AclPermName]
+        : undefined;
     if (bits === undefined)
-      throw new InvalidArgumentError(argument, `unknown permission ${describe(name)}: expected one of ${Object.keys(ACL_PERMS).join(', ')}`);
+      throw new InvalidArgumentError(
+        argument,
+        `unknown permission ${describe(name)}: expected one of ${Object.keys(ACL_PERMS).join(', ')}`,
+      );
     mask |= bits;
   }
   return mask;
@@ -76,7 +106,11 @@ export function permsMask(perms: unknown, argument: string): number {
 
 /** The ACL in the native client's shape (`perms` as bits, the id under `auth`). */
 export function toNativeAcl(acl: readonly AclEntry[]): ZkAclEntry[] {
-  return acl.map((entry, index) => ({ perms: permsMask(entry.perms, `acl[${index}].perms`), scheme: entry.scheme, auth: entry.id }));
+  return acl.map((entry, index) => ({
+    perms: permsMask(entry.perms, `acl[${index}].perms`),
+    scheme: entry.scheme,
+    auth: entry.id,
+  }));
 }
 
 /** An ACL read from ZooKeeper, as `AclEntry`s (perms as bits). */
@@ -90,12 +124,20 @@ export function resolveAuth(auth: unknown): readonly ZkAuth[] {
   return list.map((entry, index) => {
     const argument = Array.isArray(auth) ? `auth[${index}]` : 'auth';
     if (typeof entry !== 'object' || entry === null)
-      throw new InvalidArgumentError(argument, `expected { scheme, id } such as { scheme: 'digest', id: 'user:password' }, got ${describe(entry)}`);
+      throw new InvalidArgumentError(
+        argument,
+        `expected { scheme, id } such as { scheme: 'digest', id: 'user:password' }, got ${describe(entry)}`,
+      );
     const { scheme, id } = entry as Partial<ZkAuth>;
     if (typeof scheme !== 'string' || scheme === '')
-      throw new InvalidArgumentError(`${argument}.scheme`, `expected a ZooKeeper auth scheme such as 'digest', got ${describe(scheme)}`);
-    if (typeof id !== 'string') throw new InvalidArgumentError(`${argument}.id`, `expected a string, got ${typeof id}`);
-    if (scheme === 'digest' && id.indexOf(':') < 1) throw new InvalidArgumentError(`${argument}.id`, "a digest id is 'user:password'");
+      throw new InvalidArgumentError(
+        `${argument}.scheme`,
+        `expected a ZooKeeper auth scheme such as 'digest', got ${describe(scheme)}`,
+      );
+    if (typeof id !== 'string')
+      throw new InvalidArgumentError(`${argument}.id`, `expected a string, got ${typeof id}`);
+    if (scheme === 'digest' && id.indexOf(':') < 1)
+      throw new InvalidArgumentError(`${argument}.id`, "a digest id is 'user:password'");
     return { scheme, id };
   });
 }
@@ -116,17 +158,32 @@ const DECIDABLE_SCHEMES = new Set(['world', 'auth', 'digest']);
  */
 export function resolveAcl(acl: unknown, auth: readonly ZkAuth[]): readonly AclEntry[] {
   if (!Array.isArray(acl) || acl.length === 0) {
-    throw new InvalidArgumentError('acl', `expected a non-empty array of { perms, scheme, id } (e.g. [digestAcl('user:password')]), got ${describe(acl)}`);
+    throw new InvalidArgumentError(
+      'acl',
+      `expected a non-empty array of { perms, scheme, id } (e.g. [digestAcl('user:password')]), got ${describe(acl)}`,
+    );
   }
   const entries = (acl as unknown[]).map((entry, index): AclEntry => {
     const argument = `acl[${index}]`;
-    if (typeof entry !== 'object' || entry === null) throw new InvalidArgumentError(argument, `expected { perms, scheme, id }, got ${describe(entry)}`);
+    if (typeof entry !== 'object' || entry === null)
+      throw new InvalidArgumentError(
+        argument,
+        `expected { perms, scheme, id }, got ${describe(entry)}`,
+      );
     const { perms, scheme, id } = entry as Partial<AclEntry>;
     permsMask(perms, `${argument}.perms`);
     if (typeof scheme !== 'string' || scheme === '')
-      throw new InvalidArgumentError(`${argument}.scheme`, `expected a ZooKeeper scheme such as 'digest', got ${describe(scheme)}`);
-    if (typeof id !== 'string') throw new InvalidArgumentError(`${argument}.id`, `expected a string, got ${typeof id}`);
-    if (scheme === 'world' && id !== 'anyone') throw new InvalidArgumentError(`${argument}.id`, `the only world id is 'anyone', got '${id}'`);
+      throw new InvalidArgumentError(
+        `${argument}.scheme`,
+        `expected a ZooKeeper scheme such as 'digest', got ${describe(scheme)}`,
+      );
+    if (typeof id !== 'string')
+      throw new InvalidArgumentError(`${argument}.id`, `expected a string, got ${typeof id}`);
+    if (scheme === 'world' && id !== 'anyone')
+      throw new InvalidArgumentError(
+        `${argument}.id`,
+        `the only world id is 'anyone', got '${id}'`,
+      );
     if (scheme === 'digest' && !/^[^:]+:[A-Za-z0-9+/]{27}=$/.test(id)) {
       throw new InvalidArgumentError(
         `${argument}.id`,
@@ -142,9 +199,16 @@ export function resolveAcl(acl: unknown, auth: readonly ZkAuth[]): readonly AclE
     return { perms: perms as AclEntry['perms'], scheme, id };
   });
   if (entries.every((entry) => DECIDABLE_SCHEMES.has(entry.scheme))) {
-    const ownDigests = new Set(auth.filter((a) => a.scheme === 'digest').map((a) => digestId(a.id)));
+    const ownDigests = new Set(
+      auth.filter((a) => a.scheme === 'digest').map((a) => digestId(a.id)),
+    );
     const granted = entries
-      .filter((entry) => entry.scheme === 'world' || (entry.scheme === 'auth' && auth.length > 0) || (entry.scheme === 'digest' && ownDigests.has(entry.id)))
+      .filter(
+        (entry) =>
+          entry.scheme === 'world' ||
+          (entry.scheme === 'auth' && auth.length > 0) ||
+          (entry.scheme === 'digest' && ownDigests.has(entry.id)),
+      )
       .reduce((mask, entry) => mask | permsMask(entry.perms, 'perms'), 0);
     if ((granted & NEEDED) !== NEEDED) {
       const who =
@@ -163,8 +227,13 @@ export function resolveAcl(acl: unknown, auth: readonly ZkAuth[]): readonly AclE
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
-  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : `an array of ${value.length}`;
-  return typeof value === 'string' ? `'${value}'` : typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
+  if (Array.isArray(value))
+    return value.length === 0 ? 'an empty array' : `an array of ${value.length}`;
+  return typeof value === 'string'
+    ? `'${value}'`
+    : typeof value === 'object'
+      ? 'an object'
+      : `${typeof value} ${String(value)}`;
 }
 
 /**
@@ -175,7 +244,11 @@ function describe(value: unknown): string {
  * Undefined when it cannot be told (a configured `auth` entry with credentials of a scheme other
  * than digest, whose ids ZooKeeper derives on the server).
  */
-export function aclWithin(actual: readonly AclEntry[], configured: readonly AclEntry[], auth: readonly ZkAuth[]): boolean | undefined {
+export function aclWithin(
+  actual: readonly AclEntry[],
+  configured: readonly AclEntry[],
+  auth: readonly ZkAuth[],
+): boolean | undefined {
   const granted = new Map<string, number>();
   const grant = (scheme: string, id: string, perms: number): void => {
     const key = `${scheme}:${id}`;
@@ -210,7 +283,8 @@ export function describeAcl(acl: readonly AclEntry[]): string {
   ];
   return acl
     .map((entry) => {
-      const perms = typeof entry.perms === 'number' ? entry.perms : permsMask(entry.perms, 'acl.perms');
+      const perms =
+        typeof entry.perms === 'number' ? entry.perms : permsMask(entry.perms, 'acl.perms');
       return `${entry.scheme}:${entry.id}:${letters.map(([bit, letter]) => (perms & bit ? letter : '')).join('')}`;
     })
     .join(', ');

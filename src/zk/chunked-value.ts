@@ -113,17 +113,25 @@ interface ChunkHeader {
 }
 
 /** What a write puts at `path`: the plain bytes, or a header and the slices for its chunks. */
-type Layout = { readonly kind: 'plain' } | { readonly kind: 'chunked'; readonly header: ChunkHeader; readonly headerBytes: Buffer };
+type Layout =
+  | { readonly kind: 'plain' }
+  | { readonly kind: 'chunked'; readonly header: ChunkHeader; readonly headerBytes: Buffer };
 
 /**
  * Writes `encoded` (already superjson-encoded bytes) at `path`: a single node when it fits, else a
  * header node + chunk children. Resolves `'existed'` (writing nothing) when `path` already exists.
  * Throws ResultTooLargeError, before writing anything, when `encoded` is over `maxBytes`.
  */
-export async function writeValue(zk: Zk, path: string, encoded: Buffer, options: ValueWriteOptions = {}): Promise<'created' | 'existed'> {
+export async function writeValue(
+  zk: Zk,
+  path: string,
+  encoded: Buffer,
+  options: ValueWriteOptions = {},
+): Promise<'created' | 'existed'> {
   const layout = layoutOf(path, encoded, options.maxBytes);
   const write = writeOptionsOf(options);
-  if (layout.kind === 'plain') return (await zk.createIfAbsent(path, encoded, 'persistent', write)) ? 'created' : 'existed';
+  if (layout.kind === 'plain')
+    return (await zk.createIfAbsent(path, encoded, 'persistent', write)) ? 'created' : 'existed';
   if (!(await zk.createIfAbsent(path, layout.headerBytes, 'persistent', write))) return 'existed';
   await createChunks(zk, path, encoded, range(layout.header.chunks), write);
   return 'created';
@@ -134,7 +142,12 @@ export async function writeValue(zk: Zk, path: string, encoded: Buffer, options:
  * value if `path` is absent; if `path` holds the header of these very bytes, creates any missing
  * chunk. Never fails on NODE_EXISTS: a different value already at `path` is left as it is.
  */
-export async function writeValueIfAbsent(zk: Zk, path: string, encoded: Buffer, options: ValueWriteOptions = {}): Promise<void> {
+export async function writeValueIfAbsent(
+  zk: Zk,
+  path: string,
+  encoded: Buffer,
+  options: ValueWriteOptions = {},
+): Promise<void> {
   const layout = layoutOf(path, encoded, options.maxBytes);
   const write = writeOptionsOf(options);
   if (layout.kind === 'plain') {
@@ -155,7 +168,13 @@ export async function writeValueIfAbsent(zk: Zk, path: string, encoded: Buffer, 
   } catch {
     return; // a malformed header: not ours to complete, readers report it
   }
-  if (existing === undefined || existing.bytes !== header.bytes || existing.chunks !== header.chunks || existing.sha256 !== header.sha256) return;
+  if (
+    existing === undefined ||
+    existing.bytes !== header.bytes ||
+    existing.chunks !== header.chunks ||
+    existing.sha256 !== header.sha256
+  )
+    return;
   const listing = await zk.tryGetChildren(path);
   if (listing === undefined) return;
   const present = new Set(listing.children);
@@ -167,7 +186,12 @@ export async function writeValueIfAbsent(zk: Zk, path: string, encoded: Buffer, 
       .filter((index) => present.has(chunkName(index)))
       .map(async (index) => ({ index, stat: await zk.exists(childPath(path, chunkName(index))) })),
   );
-  if (stats.some(({ index, stat }) => stat !== undefined && stat.dataLength !== sliceOf(encoded, index).length)) return;
+  if (
+    stats.some(
+      ({ index, stat }) => stat !== undefined && stat.dataLength !== sliceOf(encoded, index).length,
+    )
+  )
+    return;
   await createChunks(zk, path, encoded, missing, write);
 }
 
@@ -178,7 +202,11 @@ export async function writeValueIfAbsent(zk: Zk, path: string, encoded: Buffer, 
  * stored under it (see the file comment). Never allocates in proportion to what the header says:
  * the real listing is compared with the header before any chunk is read.
  */
-export async function readValue(zk: Zk, path: string, options: ValueReadOptions = {}): Promise<Buffer | undefined> {
+export async function readValue(
+  zk: Zk,
+  path: string,
+  options: ValueReadOptions = {},
+): Promise<Buffer | undefined> {
   const limit = limitOf(path, options.maxBytes);
   const node = await zk.tryGetData(path);
   if (node === undefined) return undefined;
@@ -188,7 +216,8 @@ export async function readValue(zk: Zk, path: string, options: ValueReadOptions 
 
   const listing = await zk.tryGetChildren(path);
   if (listing === undefined) return undefined; // deleted since we read it
-  if (listing.stat.czxid !== node.stat.czxid) throw new IncompleteValueError(path, 'it was deleted and written again while it was read');
+  if (listing.stat.czxid !== node.stat.czxid)
+    throw new IncompleteValueError(path, 'it was deleted and written again while it was read');
   const present = listedChunks(path, header, listing.children);
   if (present.size < header.chunks) {
     throw new IncompleteValueError(
@@ -198,10 +227,15 @@ export async function readValue(zk: Zk, path: string, options: ValueReadOptions 
   }
 
   // Every chunk the header names is listed: as many reads as ZooKeeper holds children.
-  const parts = await Promise.all(range(header.chunks).map((index) => zk.tryGetData(childPath(path, chunkName(index)))));
+  const parts = await Promise.all(
+    range(header.chunks).map((index) => zk.tryGetData(childPath(path, chunkName(index)))),
+  );
   const vanished = parts.flatMap((part, index) => (part === undefined ? [index] : []));
   if (vanished.length > 0)
-    throw new IncompleteValueError(path, `${describeIndices(vanished, vanished.length)} of its ${header.chunks} chunks deleted while reading`);
+    throw new IncompleteValueError(
+      path,
+      `${describeIndices(vanished, vanished.length)} of its ${header.chunks} chunks deleted while reading`,
+    );
   const datas = parts.map((part) => part?.data ?? Buffer.alloc(0));
   const wrong = datas.findIndex((part, index) => part.length !== sliceLength(header.bytes, index));
   if (wrong >= 0) {
@@ -215,7 +249,13 @@ export async function readValue(zk: Zk, path: string, options: ValueReadOptions 
   }
   const joined = Buffer.concat(datas, header.bytes);
   const digest = sha256(joined);
-  if (digest !== header.sha256) return await notAsWritten(zk, path, node.stat.czxid, `the sha256 of its chunks is ${digest}, the header says ${header.sha256}`);
+  if (digest !== header.sha256)
+    return await notAsWritten(
+      zk,
+      path,
+      node.stat.czxid,
+      `the sha256 of its chunks is ${digest}, the header says ${header.sha256}`,
+    );
   return joined;
 }
 
@@ -226,11 +266,20 @@ export async function deleteValue(zk: Zk, path: string, options: WriteOptions = 
   if (await tryDelete(zk, path, write)) return;
   const listing = await zk.tryGetChildren(path);
   if (listing === undefined) return;
-  await settleAll(listing.children.filter((name) => CHUNK_NAME.test(name)).map((name) => zk.deleteIfPresent(childPath(path, name), -1, write)));
+  await settleAll(
+    listing.children
+      .filter((name) => CHUNK_NAME.test(name))
+      .map((name) => zk.deleteIfPresent(childPath(path, name), -1, write)),
+  );
   if (await tryDelete(zk, path, write)) return;
   // An unexpected child (not a chunk), or a chunk created meanwhile by a concurrent writer.
   if (write.fence !== undefined && !zk.isCurrent(write.fence)) {
-    throw new ZkError('delete', NATIVE.ZSESSIONEXPIRED, path, `ZooKeeper delete of ${path} refused: session ${write.fence.id} that guards it has expired`);
+    throw new ZkError(
+      'delete',
+      NATIVE.ZSESSIONEXPIRED,
+      path,
+      `ZooKeeper delete of ${path} refused: session ${write.fence.id} that guards it has expired`,
+    );
   }
   await zk.deleteRecursive(path);
 }
@@ -245,7 +294,13 @@ export function isHeaderLike(data: Buffer | null | undefined): boolean {
 }
 
 function headerLike(data: Buffer | null | undefined): Record<string, unknown> | undefined {
-  if (data === null || data === undefined || data.length > MAX_HEADER_BYTES || !data.includes(HEADER_MARKER)) return undefined;
+  if (
+    data === null ||
+    data === undefined ||
+    data.length > MAX_HEADER_BYTES ||
+    !data.includes(HEADER_MARKER)
+  )
+    return undefined;
   let value: unknown;
   try {
     value = decodeValue('', data);
@@ -256,7 +311,8 @@ function headerLike(data: Buffer | null | undefined): Record<string, unknown> | 
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return undefined;
   const keys = Object.keys(value);
-  if (keys.length !== HEADER_KEYS.size || !keys.every((key) => HEADER_KEYS.has(key))) return undefined;
+  if (keys.length !== HEADER_KEYS.size || !keys.every((key) => HEADER_KEYS.has(key)))
+    return undefined;
   const record = value as Record<string, unknown>;
   return record['zkPlanChunked'] === 1 ? record : undefined;
 }
@@ -271,7 +327,10 @@ function parseHeader(path: string, data: Buffer | null, limit: number): ChunkHea
   if (record === undefined) return undefined;
   const { bytes, chunks, sha256: digest } = record;
   if (typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 1) {
-    throw new MalformedNodeError(path, `its chunked-value header has bytes ${JSON.stringify(bytes)}, expected a positive integer; ${FORGED}`);
+    throw new MalformedNodeError(
+      path,
+      `its chunked-value header has bytes ${JSON.stringify(bytes)}, expected a positive integer; ${FORGED}`,
+    );
   }
   const expected = Math.ceil(bytes / CHUNK_BYTES);
   if (chunks !== expected) {
@@ -281,7 +340,10 @@ function parseHeader(path: string, data: Buffer | null, limit: number): ChunkHea
     );
   }
   if (typeof digest !== 'string' || !SHA256_HEX.test(digest)) {
-    throw new MalformedNodeError(path, `its chunked-value header has sha256 ${JSON.stringify(digest)}, expected 64 lowercase hex digits; ${FORGED}`);
+    throw new MalformedNodeError(
+      path,
+      `its chunked-value header has sha256 ${JSON.stringify(digest)}, expected 64 lowercase hex digits; ${FORGED}`,
+    );
   }
   if (bytes > limit) {
     throw new MalformedNodeError(
@@ -317,7 +379,8 @@ function listedChunks(path: string, header: ChunkHeader, children: readonly stri
 /** Up to LISTED_MISSING of the indices below `chunks` not in `present`, in order; visits at most `present.size + LISTED_MISSING` indices. */
 function firstMissing(chunks: number, present: ReadonlySet<number>): number[] {
   const missing: number[] = [];
-  for (let index = 0; index < chunks && missing.length < LISTED_MISSING; index++) if (!present.has(index)) missing.push(index);
+  for (let index = 0; index < chunks && missing.length < LISTED_MISSING; index++)
+    if (!present.has(index)) missing.push(index);
   return missing;
 }
 
@@ -328,7 +391,11 @@ function firstMissing(chunks: number, present: ReadonlySet<number>): number[] {
  */
 async function notAsWritten(zk: Zk, path: string, czxid: number, problem: string): Promise<never> {
   const now = await zk.exists(path);
-  if (now === undefined || now.czxid !== czxid) throw new IncompleteValueError(path, `${problem}, and it was deleted or written again while it was read`);
+  if (now === undefined || now.czxid !== czxid)
+    throw new IncompleteValueError(
+      path,
+      `${problem}, and it was deleted or written again while it was read`,
+    );
   throw new MalformedNodeError(path, `${problem}; ${FORGED}`);
 }
 
@@ -336,7 +403,11 @@ async function notAsWritten(zk: Zk, path: string, czxid: number, problem: string
 function limitOf(path: string, maxBytes: number | undefined): number {
   const limit = maxBytes ?? DEFAULTS.maxResultBytes;
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
-    throw new InvalidArgumentError('maxBytes', `expected a positive integer number of bytes, got ${String(limit)}`, path);
+    throw new InvalidArgumentError(
+      'maxBytes',
+      `expected a positive integer number of bytes, got ${String(limit)}`,
+      path,
+    );
   }
   return limit;
 }
@@ -356,8 +427,23 @@ function layoutOf(path: string, encoded: Buffer, maxBytes: number | undefined): 
 }
 
 /** Creates the given chunks concurrently (pipelined on the session); waits for all, then throws the first failure. */
-async function createChunks(zk: Zk, path: string, encoded: Buffer, indices: readonly number[], write: WriteOptions): Promise<void> {
-  await settleAll(indices.map((index) => zk.createIfAbsent(childPath(path, chunkName(index)), sliceOf(encoded, index), 'persistent', write)));
+async function createChunks(
+  zk: Zk,
+  path: string,
+  encoded: Buffer,
+  indices: readonly number[],
+  write: WriteOptions,
+): Promise<void> {
+  await settleAll(
+    indices.map((index) =>
+      zk.createIfAbsent(
+        childPath(path, chunkName(index)),
+        sliceOf(encoded, index),
+        'persistent',
+        write,
+      ),
+    ),
+  );
 }
 
 /** Deletes `path` if present; false when it still has children. */
@@ -374,7 +460,9 @@ async function tryDelete(zk: Zk, path: string, write: WriteOptions): Promise<boo
 /** Like Promise.all, but lets every operation finish before throwing the first failure (no write left in flight). */
 async function settleAll(operations: ReadonlyArray<Promise<unknown>>): Promise<void> {
   const outcomes = await Promise.allSettled(operations);
-  const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  const failure = outcomes.find(
+    (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
+  );
   if (failure !== undefined) throw failure.reason;
 }
 

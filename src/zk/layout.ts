@@ -124,13 +124,25 @@ export const JOB_TRIGGER = 'trigger';
 export const LATCH_PREFIX = 'latch-';
 
 /** Where a job's nodes are: its definition (the node's data), its trigger, and its items' leases. */
-export function jobNodes(jobs: string, name: string): { readonly node: string; readonly leases: string; readonly trigger: string } {
+export function jobNodes(
+  jobs: string,
+  name: string,
+): { readonly node: string; readonly leases: string; readonly trigger: string } {
   const node = childPath(jobs, name);
-  return { node, leases: childPath(childPath(jobs, JOB_LEASES), name), trigger: childPath(node, JOB_TRIGGER) };
+  return {
+    node,
+    leases: childPath(childPath(jobs, JOB_LEASES), name),
+    trigger: childPath(node, JOB_TRIGGER),
+  };
 }
 
 /** Where the shared nodes of a jobs' parent are. */
-export function jobsNodes(jobs: string): { readonly workers: string; readonly manager: string; readonly assignment: string; readonly leases: string } {
+export function jobsNodes(jobs: string): {
+  readonly workers: string;
+  readonly manager: string;
+  readonly assignment: string;
+  readonly leases: string;
+} {
   return {
     workers: childPath(jobs, JOB_WORKERS),
     manager: childPath(jobs, JOB_MANAGER),
@@ -140,13 +152,20 @@ export function jobsNodes(jobs: string): { readonly workers: string; readonly ma
 }
 
 /** Where a schedule's nodes are. */
-export function scheduleNodes(schedules: string, name: string): { readonly node: string; readonly cursor: string; readonly ticks: string } {
+export function scheduleNodes(
+  schedules: string,
+  name: string,
+): { readonly node: string; readonly cursor: string; readonly ticks: string } {
   const node = childPath(schedules, name);
   return { node, cursor: childPath(node, SCHEDULE_CURSOR), ticks: childPath(node, SCHEDULE_TICKS) };
 }
 
 /** Where a tick's record and lock are. */
-export function tickNodes(schedules: string, name: string, tick: string): { readonly record: string; readonly lock: string } {
+export function tickNodes(
+  schedules: string,
+  name: string,
+  tick: string,
+): { readonly record: string; readonly lock: string } {
   const record = childPath(scheduleNodes(schedules, name).ticks, tick);
   return { record, lock: childPath(record, TICK_LOCK) };
 }
@@ -157,7 +176,13 @@ export function isPlanName(name: string): boolean {
 }
 
 /** Sequential prefixes whose names end in ZooKeeper's 10-digit counter. */
-export type SequentialPrefix = typeof PLAN_PREFIX | typeof TASK_PREFIX | typeof PROV_PREFIX | typeof DEP_PREFIX | typeof ARG_PREFIX | typeof KEPT_RESULT_PREFIX;
+export type SequentialPrefix =
+  | typeof PLAN_PREFIX
+  | typeof TASK_PREFIX
+  | typeof PROV_PREFIX
+  | typeof DEP_PREFIX
+  | typeof ARG_PREFIX
+  | typeof KEPT_RESULT_PREFIX;
 
 const SERIAL_PATTERN = /^\d+$/;
 
@@ -193,7 +218,9 @@ export function serialOf(name: string, prefix: SequentialPrefix): string | undef
 
 /** Sorts sequential child names by serial: ZooKeeper returns children in no particular order. */
 export function sortBySerial(names: readonly string[], prefix: SequentialPrefix): string[] {
-  return names.filter((name) => hasSequentialName(name, prefix)).sort((a, b) => compareSerials(a.slice(prefix.length), b.slice(prefix.length)));
+  return names
+    .filter((name) => hasSequentialName(name, prefix))
+    .sort((a, b) => compareSerials(a.slice(prefix.length), b.slice(prefix.length)));
 }
 
 /**
@@ -201,7 +228,11 @@ export function sortBySerial(names: readonly string[], prefix: SequentialPrefix)
  * (both for a moment, one input), created in argument order so their serials follow it.
  */
 export function inputSlotSerials(children: readonly string[]): string[] {
-  const serials = new Set(children.map((name) => serialOf(name, DEP_PREFIX) ?? serialOf(name, ARG_PREFIX)).filter((serial) => serial !== undefined));
+  const serials = new Set(
+    children
+      .map((name) => serialOf(name, DEP_PREFIX) ?? serialOf(name, ARG_PREFIX))
+      .filter((serial) => serial !== undefined),
+  );
   return [...serials].sort(compareSerials);
 }
 
@@ -215,7 +246,11 @@ export function argPathForDep(depPath: string): string {
   const dependent = parentOf(depPath);
   const serial = serialOf(nameOf(depPath), DEP_PREFIX);
   if (serial === undefined) {
-    throw new InvalidArgumentError('dependency path', `${depPath} does not end in ${DEP_PREFIX}<serial>`, depPath);
+    throw new InvalidArgumentError(
+      'dependency path',
+      `${depPath} does not end in ${DEP_PREFIX}<serial>`,
+      depPath,
+    );
   }
   return childPath(dependent, `${ARG_PREFIX}${serial}`);
 }
@@ -224,7 +259,11 @@ export function argPathForDep(depPath: string): string {
 export function keptResultPathFor(taskPath: string): string {
   const serial = serialOf(nameOf(taskPath), TASK_PREFIX);
   if (serial === undefined) {
-    throw new InvalidArgumentError('task path', `${taskPath} does not end in ${TASK_PREFIX}<serial>`, taskPath);
+    throw new InvalidArgumentError(
+      'task path',
+      `${taskPath} does not end in ${TASK_PREFIX}<serial>`,
+      taskPath,
+    );
   }
   return childPath(parentOf(taskPath), `${KEPT_RESULT_PREFIX}${serial}`);
 }
@@ -280,7 +319,10 @@ export function planOfTask(taskPath: string): string {
  */
 export function assertValidPath(argument: string, path: unknown): asserts path is string {
   if (typeof path !== 'string' || path.length === 0) {
-    throw new InvalidArgumentError(argument, `expected an absolute znode path such as "/plans", got ${describe(path)}`);
+    throw new InvalidArgumentError(
+      argument,
+      `expected an absolute znode path such as "/plans", got ${describe(path)}`,
+    );
   }
   if (!path.startsWith('/')) {
     throw new InvalidArgumentError(argument, `"${path}" must start with "/"`, path);
@@ -295,18 +337,25 @@ export function assertValidPath(argument: string, path: unknown): asserts path i
     }
   }
   if (FORBIDDEN_PATH_CHARACTERS.test(path)) {
-    throw new InvalidArgumentError(argument, `"${path}" contains a character ZooKeeper refuses (control, surrogate or private-use)`, path);
+    throw new InvalidArgumentError(
+      argument,
+      `"${path}" contains a character ZooKeeper refuses (control, surrogate or private-use)`,
+      path,
+    );
   }
 }
 
 /** Plan names among a parent's children: `plan-N` (createPlan) by serial, then named plans (a schedule's, another tool's) by name. */
 export function sortPlanNames(names: readonly string[]): string[] {
-  const named = names.filter((name) => !hasSequentialName(name, PLAN_PREFIX) && isPlanName(name)).sort();
+  const named = names
+    .filter((name) => !hasSequentialName(name, PLAN_PREFIX) && isPlanName(name))
+    .sort();
   return [...sortBySerial(names, PLAN_PREFIX), ...named];
 }
 
 /** A schedule tick's plan: `<schedule>@20261125T013000.000Z`, or `…-manual-<nonce>` for a trigger. */
-const TICK_PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}@\d{8}T\d{6}\.\d{3}Z(-manual-[0-9a-f]{8})?$/;
+const TICK_PLAN_NAME =
+  /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}@\d{8}T\d{6}\.\d{3}Z(-manual-[0-9a-f]{8})?$/;
 
 /** The name of a plan zk-plan makes: `plan-N` (createPlan) or a schedule tick's `<schedule>@<time>`. */
 export function isZkPlanPlanName(name: string): boolean {
@@ -317,14 +366,26 @@ export function isZkPlanPlanName(name: string): boolean {
 export function assertPlanPath(argument: string, path: unknown): asserts path is string {
   assertValidPath(argument, path);
   if (!isZkPlanPlanName(nameOf(path)))
-    throw new InvalidArgumentError(argument, `"${path}" is not a plan path (<parent>/plan-N, or a schedule's <parent>/<name>@<time>)`, path);
+    throw new InvalidArgumentError(
+      argument,
+      `"${path}" is not a plan path (<parent>/plan-N, or a schedule's <parent>/<name>@<time>)`,
+      path,
+    );
 }
 
 /** Validates a path whose last segment must be a sequential name with the given prefix. */
-export function assertSequentialPath(argument: string, path: unknown, prefix: SequentialPrefix): asserts path is string {
+export function assertSequentialPath(
+  argument: string,
+  path: unknown,
+  prefix: SequentialPrefix,
+): asserts path is string {
   assertValidPath(argument, path);
   if (!hasSequentialName(nameOf(path), prefix)) {
-    throw new InvalidArgumentError(argument, `"${path}" is not a ${prefix}<serial> node (use the path returned by zk-plan)`, path);
+    throw new InvalidArgumentError(
+      argument,
+      `"${path}" is not a ${prefix}<serial> node (use the path returned by zk-plan)`,
+      path,
+    );
   }
 }
 

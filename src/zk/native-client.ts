@@ -37,7 +37,12 @@ export interface NativeZooKeeper {
   readonly client_id: string;
   readonly client_password: string;
   readonly timeout: number;
-  a_create(path: string, data: Buffer | string | null, flags: number, cb: (rc: number, error: string, path: string) => void): number;
+  a_create(
+    path: string,
+    data: Buffer | string | null,
+    flags: number,
+    cb: (rc: number, error: string, path: string) => void,
+  ): number;
   /** Added by patches/zookeeper+7.3.0.patch: a create carrying `acl` in the same request. */
   a_create_acl(
     path: string,
@@ -46,20 +51,57 @@ export interface NativeZooKeeper {
     acl: readonly ZkAclEntry[],
     cb: (rc: number, error: string, path: string) => void,
   ): number;
-  a_exists(path: string, watch: boolean, cb: (rc: number, error: string, stat: ZkStat) => void): number;
-  aw_exists(path: string, watchCb: WatchCallback, cb: (rc: number, error: string, stat: ZkStat) => void): number;
-  a_get(path: string, watch: boolean, cb: (rc: number, error: string, stat: ZkStat, data: Buffer | null) => void): number;
-  aw_get(path: string, watchCb: WatchCallback, cb: (rc: number, error: string, stat: ZkStat, data: Buffer | null) => void): number;
-  a_get_children2(path: string, watch: boolean, cb: (rc: number, error: string, children: string[], stat: ZkStat) => void): number;
-  aw_get_children2(path: string, watchCb: WatchCallback, cb: (rc: number, error: string, children: string[], stat: ZkStat) => void): number;
-  a_set(path: string, data: Buffer | string | null, version: number, cb: (rc: number, error: string, stat: ZkStat) => void): number;
+  a_exists(
+    path: string,
+    watch: boolean,
+    cb: (rc: number, error: string, stat: ZkStat) => void,
+  ): number;
+  aw_exists(
+    path: string,
+    watchCb: WatchCallback,
+    cb: (rc: number, error: string, stat: ZkStat) => void,
+  ): number;
+  a_get(
+    path: string,
+    watch: boolean,
+    cb: (rc: number, error: string, stat: ZkStat, data: Buffer | null) => void,
+  ): number;
+  aw_get(
+    path: string,
+    watchCb: WatchCallback,
+    cb: (rc: number, error: string, stat: ZkStat, data: Buffer | null) => void,
+  ): number;
+  a_get_children2(
+    path: string,
+    watch: boolean,
+    cb: (rc: number, error: string, children: string[], stat: ZkStat) => void,
+  ): number;
+  aw_get_children2(
+    path: string,
+    watchCb: WatchCallback,
+    cb: (rc: number, error: string, children: string[], stat: ZkStat) => void,
+  ): number;
+  a_set(
+    path: string,
+    data: Buffer | string | null,
+    version: number,
+    cb: (rc: number, error: string, stat: ZkStat) => void,
+  ): number;
   a_delete_(path: string, version: number, cb: (rc: number, error: string) => void): number;
   /** Asks the server this handle is connected to to catch up with the leader (ZooKeeper's sync). */
   a_sync(path: string, cb: (rc: number, error: string, path: string) => void): number;
   add_auth(scheme: string, auth: string, cb: (rc: number, error: string) => void): number;
   /** Replaces the node's ACL; `version` -1 matches any. (The JS wrapper renames `perms` to the `perm` the addon reads.) */
-  a_set_acl(path: string, version: number, acl: readonly ZkAclEntry[], cb: (rc: number, error: string) => void): number;
-  a_get_acl(path: string, cb: (rc: number, error: string, acl: ZkAclEntry[] | null, stat: ZkStat | null) => void): number;
+  a_set_acl(
+    path: string,
+    version: number,
+    acl: readonly ZkAclEntry[],
+    cb: (rc: number, error: string) => void,
+  ): number;
+  a_get_acl(
+    path: string,
+    cb: (rc: number, error: string, acl: ZkAclEntry[] | null, stat: ZkStat | null) => void,
+  ): number;
 }
 
 interface NativeZooKeeperModule {
@@ -103,8 +145,15 @@ export function nativeCreatesWithAcl(): boolean {
   const wrapper = (ZooKeeperClass as unknown as { prototype: Partial<NativeZooKeeper> }).prototype;
   const requireFromAddon = createRequire(require.resolve('zookeeper'));
   const addonDir = dirname(requireFromAddon.resolve('zookeeper/package.json'));
-  const compiled = (requireFromAddon('node-gyp-build') as (dir: string) => { ZooKeeper: { prototype: Record<string, unknown> } })(addonDir).ZooKeeper;
-  return typeof wrapper.a_create_acl === 'function' && typeof compiled.prototype['a_create_acl'] === 'function';
+  const compiled = (
+    requireFromAddon('node-gyp-build') as (dir: string) => {
+      ZooKeeper: { prototype: Record<string, unknown> };
+    }
+  )(addonDir).ZooKeeper;
+  return (
+    typeof wrapper.a_create_acl === 'function' &&
+    typeof compiled.prototype['a_create_acl'] === 'function'
+  );
 }
 
 /** Creates an unconnected native client; `init` starts connecting. */
@@ -125,12 +174,16 @@ export function createNativeClient(config: {
     // a row (node-zookeeper #233), which a ~1 MB reply exceeds at its default of 10; the C client's
     // own timeouts still detect a dead server.
     response_counter_limit: 1_000_000,
-    ...(config.resume ? { client_id: config.resume.id, client_password: config.resume.password } : {}),
+    ...(config.resume
+      ? { client_id: config.resume.id, client_password: config.resume.password }
+      : {}),
   });
 }
 
 /** The type of a watch event, from the C client's event number (anything else: the session ended). */
-export function watchEventTypeOf(type: number): 'created' | 'deleted' | 'changed' | 'child' | 'session-lost' {
+export function watchEventTypeOf(
+  type: number,
+): 'created' | 'deleted' | 'changed' | 'child' | 'session-lost' {
   switch (type) {
     case NATIVE.CREATED_EVENT:
       return 'created';

@@ -21,12 +21,16 @@ export interface NativeSessionEvents {
  * Resolves with a connected, authenticated handle; rejects with ZkConnectTimeoutError when no
  * server answers in time, or ZkAuthError when the credentials are refused.
  */
-export function openNativeSession(options: ZkClientOptions, events: NativeSessionEvents): Promise<NativeZooKeeper> {
+export function openNativeSession(
+  options: ZkClientOptions,
+  events: NativeSessionEvents,
+): Promise<NativeZooKeeper> {
   return new Promise<NativeZooKeeper>((resolve, reject) => {
     const native = createNativeClient({
       connect: options.connect,
       sessionTimeoutMs: options.sessionTimeoutMs,
-      logLevel: process.env['ZK_PLAN_NATIVE_LOG'] === '1' ? NATIVE.LOG_LEVEL_ERROR : NATIVE.LOG_LEVEL_OFF,
+      logLevel:
+        process.env['ZK_PLAN_NATIVE_LOG'] === '1' ? NATIVE.LOG_LEVEL_ERROR : NATIVE.LOG_LEVEL_OFF,
     });
     let handedOver = false; // resolved, or failed
     let connected = false;
@@ -76,7 +80,14 @@ export function openNativeSession(options: ZkClientOptions, events: NativeSessio
         fail(authError(options.auth?.[0] ?? { scheme: 'unknown', id: '' }, options.connect));
       } else {
         const rc = code === NATIVE.EXPIRED_SESSION_STATE ? NATIVE.ZSESSIONEXPIRED : NATIVE.ZCLOSING;
-        fail(new ZkError('connect', rc, '/', `The ZooKeeper handle closed (state ${code}) before its session was ready`));
+        fail(
+          new ZkError(
+            'connect',
+            rc,
+            '/',
+            `The ZooKeeper handle closed (state ${code}) before its session was ready`,
+          ),
+        );
       }
     });
     native.init({});
@@ -99,13 +110,22 @@ async function authenticate(native: NativeZooKeeper, options: ZkClientOptions): 
       }
     });
     if (rc === NATIVE.ZAUTHFAILED) throw authError(auth, options.connect);
-    if (rc !== NATIVE.ZOK) throw new ZkError('addAuth', rc, '/', `ZooKeeper add_auth (scheme ${auth.scheme}) failed: ${zkErrorCodeOf(rc)} (rc ${rc})`);
+    if (rc !== NATIVE.ZOK)
+      throw new ZkError(
+        'addAuth',
+        rc,
+        '/',
+        `ZooKeeper add_auth (scheme ${auth.scheme}) failed: ${zkErrorCodeOf(rc)} (rc ${rc})`,
+      );
   }
 }
 
 /** The error for refused credentials; names the scheme and digest user, never the password. */
 function authError(auth: ZkAuth, connect: string): ZkAuthError {
-  const who = auth.scheme === 'digest' && auth.id.includes(':') ? ` of user '${auth.id.slice(0, auth.id.indexOf(':'))}'` : '';
+  const who =
+    auth.scheme === 'digest' && auth.id.includes(':')
+      ? ` of user '${auth.id.slice(0, auth.id.indexOf(':'))}'`
+      : '';
   return new ZkAuthError(
     auth.scheme,
     connect,

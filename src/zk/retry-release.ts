@@ -11,7 +11,14 @@ import type { Zk } from './zk.js';
 export const RELEASE_RETRY_MS = 1_000;
 
 /** Runs `release` again every RELEASE_RETRY_MS until it succeeds, while `session` is the client's current one. */
-export function retryReleaseWhileSessionLives(zk: Zk, session: ZkSession, release: () => Promise<void>): void {
+export function retryReleaseWhileSessionLives(
+  zk: Zk,
+  session: ZkSession,
+  release: () => Promise<void>,
+): void {
   if (!zk.isCurrent(session) || zk.state === 'closed') return;
-  setTimeout(() => void release().catch(() => retryReleaseWhileSessionLives(zk, session, release)), RELEASE_RETRY_MS).unref?.();
+  setTimeout(
+    () => void release().catch(() => retryReleaseWhileSessionLives(zk, session, release)),
+    RELEASE_RETRY_MS,
+  ).unref?.();
 }

@@ -56,7 +56,9 @@ export class WatchRegistry {
 
   /** Every watch fires `session-lost`: the connection dropped or the session ended (ZooKeeper's session event). */
   loseAll(): void {
-    const all = [...this.byPath].flatMap(([path, registrations]) => [...registrations].map((registration) => ({ path, registration })));
+    const all = [...this.byPath].flatMap(([path, registrations]) =>
+      [...registrations].map((registration) => ({ path, registration })),
+    );
     this.byPath.clear();
     for (const { path, registration } of all) call(registration.watcher, 'session-lost', path);
   }
@@ -73,7 +75,10 @@ export class WatchRegistry {
     return size;
   }
 
-  private fire(path: string, type: Exclude<ReturnType<typeof watchEventTypeOf>, 'session-lost'>): void {
+  private fire(
+    path: string,
+    type: Exclude<ReturnType<typeof watchEventTypeOf>, 'session-lost'>,
+  ): void {
     const registrations = this.byPath.get(path);
     if (registrations === undefined) return;
     const due = [...registrations].filter((registration) => RECEIVES[type].has(registration.kind));

@@ -3,7 +3,15 @@ import { NODE_REPLACED_RC, ZkError, isZkError } from '../errors/zk-error.js';
 import { childPath, parentOf } from './layout.js';
 import type { ZkStat } from './native-client.js';
 import type { Zk } from './zk.js';
-import type { CreateMode, SessionState, Watcher, WriteOptions, ZkClientEvents, ZkOperationCounts, ZkSession } from './zk-client-types.js';
+import type {
+  CreateMode,
+  SessionState,
+  Watcher,
+  WriteOptions,
+  ZkClientEvents,
+  ZkOperationCounts,
+  ZkSession,
+} from './zk-client-types.js';
 
 /**
  * The operations of `Zk` that are made of its primitives (create, getData, getChildren, delete),
@@ -17,12 +25,25 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
   abstract readonly sessionTimeoutMs: number;
   abstract isCurrent(session: ZkSession): boolean;
   abstract close(): void;
-  abstract create(path: string, data?: Buffer | null, mode?: CreateMode, options?: WriteOptions): Promise<string>;
+  abstract create(
+    path: string,
+    data?: Buffer | null,
+    mode?: CreateMode,
+    options?: WriteOptions,
+  ): Promise<string>;
   abstract exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined>;
   abstract getData(path: string, watcher?: Watcher): Promise<{ stat: ZkStat; data: Buffer | null }>;
-  abstract getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }>;
+  abstract getChildren(
+    path: string,
+    watcher?: Watcher,
+  ): Promise<{ children: string[]; stat: ZkStat }>;
   /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. */
-  abstract setData(path: string, data: Buffer | null, version?: number, options?: WriteOptions): Promise<ZkStat>;
+  abstract setData(
+    path: string,
+    data: Buffer | null,
+    version?: number,
+    options?: WriteOptions,
+  ): Promise<ZkStat>;
   /** Deletes the node if its version is `version` (-1: any); it must have no children. */
   abstract delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
   abstract sync(path: string): Promise<void>;
@@ -43,15 +64,23 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
    *
    * @internal
    */
-  protected async resending<T>(resend: boolean, attempt: () => Promise<T>, target?: ResendTarget | CreateTarget): Promise<T> {
+  protected async resending<T>(
+    resend: boolean,
+    attempt: () => Promise<T>,
+    target?: ResendTarget | CreateTarget,
+  ): Promise<T> {
     for (let retried = false; ; retried = true) {
-      if (retried && target !== undefined) await ('incarnation' in target ? this.assertStillThere(target) : this.assertStillWanted(target));
+      if (retried && target !== undefined)
+        await ('incarnation' in target
+          ? this.assertStillThere(target)
+          : this.assertStillWanted(target));
       try {
         return await attempt();
       } catch (error) {
         if (!(error instanceof ZkError)) throw error;
         error.retried = retried;
-        if (!resend || (error.code !== 'CONNECTION_LOSS' && error.code !== 'OPERATION_TIMEOUT')) throw error;
+        if (!resend || (error.code !== 'CONNECTION_LOSS' && error.code !== 'OPERATION_TIMEOUT'))
+          throw error;
         if (!(await this.reconnected())) throw error;
       }
     }
@@ -90,9 +119,18 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
    *
    * @internal
    */
-  protected async resendingCreate(path: string, options: WriteOptions, resend: boolean, attempt: () => Promise<string>): Promise<string> {
+  protected async resendingCreate(
+    path: string,
+    options: WriteOptions,
+    resend: boolean,
+    attempt: () => Promise<string>,
+  ): Promise<string> {
     const { stillWanted, fence } = options;
-    return await this.resending(resend, attempt, stillWanted === undefined ? undefined : { path, stillWanted, fence });
+    return await this.resending(
+      resend,
+      attempt,
+      stillWanted === undefined ? undefined : { path, stillWanted, fence },
+    );
   }
 
   /** Throws NODE_EXISTS (`retried` set) when a create is no longer wanted: its first try landed. */
@@ -127,7 +165,12 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
     throw error;
   }
 
-  async createIfAbsent(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<boolean> {
+  async createIfAbsent(
+    path: string,
+    data: Buffer | null = null,
+    mode: CreateMode = 'persistent',
+    options: WriteOptions = {},
+  ): Promise<boolean> {
     try {
       await this.create(path, data, mode, options);
       return true;
@@ -163,7 +206,10 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
     }
   }
 
-  async tryGetChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat } | undefined> {
+  async tryGetChildren(
+    path: string,
+    watcher?: Watcher,
+  ): Promise<{ children: string[]; stat: ZkStat } | undefined> {
     try {
       return await this.getChildren(path, watcher);
     } catch (error) {
@@ -186,7 +232,9 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
     for (;;) {
       const listing = await this.tryGetChildren(path);
       if (listing === undefined) return;
-      await Promise.all(listing.children.map((child) => this.deleteRecursive(childPath(path, child))));
+      await Promise.all(
+        listing.children.map((child) => this.deleteRecursive(childPath(path, child))),
+      );
       try {
         await this.delete(path);
         return;

@@ -2,7 +2,8 @@ import type { ZkAuthError } from '../errors/zk-auth-error.js';
 import type { AclEntry, ZkAuth } from './acl.js';
 
 /** How a znode is created. */
-export type CreateMode = 'persistent' | 'ephemeral' | 'persistent-sequential' | 'ephemeral-sequential';
+export type CreateMode =
+  'persistent' | 'ephemeral' | 'persistent-sequential' | 'ephemeral-sequential';
 
 /**
  * Connection state, after Curator: `suspended` means disconnected with the session possibly

@@ -1,12 +1,32 @@
 import { once } from 'node:events';
 import { ZkAuthError } from '../errors/zk-auth-error.js';
-import { ForeignAclError, NativeClientUnpatchedError, ZkError, isZkError } from '../errors/zk-error.js';
+import {
+  ForeignAclError,
+  NativeClientUnpatchedError,
+  ZkError,
+  isZkError,
+} from '../errors/zk-error.js';
 import { aclWithin, describeAcl, fromNativeAcl, toNativeAcl, type AclEntry } from './acl.js';
-import { NATIVE, NATIVE_CREATE_MODE, nativeCreatesWithAcl, type NativeZooKeeper, type ZkAclEntry, type ZkStat } from './native-client.js';
+import {
+  NATIVE,
+  NATIVE_CREATE_MODE,
+  nativeCreatesWithAcl,
+  type NativeZooKeeper,
+  type ZkAclEntry,
+  type ZkStat,
+} from './native-client.js';
 import { openNativeSession } from './native-session.js';
 import { ZkBase } from './zk-base.js';
 import { WatchRegistry, type WatchKind } from './watch-registry.js';
-import type { CreateMode, SessionState, Watcher, WriteOptions, ZkClientOptions, ZkOperationCounts, ZkSession } from './zk-client-types.js';
+import type {
+  CreateMode,
+  SessionState,
+  Watcher,
+  WriteOptions,
+  ZkClientOptions,
+  ZkOperationCounts,
+  ZkSession,
+} from './zk-client-types.js';
 
 export type { ZkStat } from './native-client.js';
 export type {
@@ -59,7 +79,8 @@ export class ZkClient extends ZkBase {
     this.nativeAcl = options.acl === undefined ? undefined : toNativeAcl(options.acl);
     // Without the patched addon a node could only be given its ACL one round trip after its
     // create, a window in which anyone may create children under it: refuse rather than open it.
-    if (this.nativeAcl !== undefined && !nativeCreatesWithAcl()) throw new NativeClientUnpatchedError();
+    if (this.nativeAcl !== undefined && !nativeCreatesWithAcl())
+      throw new NativeClientUnpatchedError();
   }
 
   /** Connects and resolves once the first session is established; rejects with ZkConnectTimeoutError otherwise. */
@@ -81,7 +102,12 @@ export class ZkClient extends ZkBase {
   /** The current session; throws when there is none (closed, or between an expiry and the next session). */
   get session(): ZkSession {
     if (this.currentSession === undefined || this.native === undefined) {
-      throw new ZkError('session', NATIVE.ZSESSIONEXPIRED, '/', 'No ZooKeeper session right now: the last one expired and a new one is being opened');
+      throw new ZkError(
+        'session',
+        NATIVE.ZSESSIONEXPIRED,
+        '/',
+        'No ZooKeeper session right now: the last one expired and a new one is being opened',
+      );
     }
     return this.currentSession;
   }
@@ -111,15 +137,23 @@ export class ZkClient extends ZkBase {
    * Creates a node; resolves its path. With `acl` configured the ACL travels in the create request
    * itself (the patched addon's a_create_acl), so the node never exists with any other ACL.
    */
-  async create(path: string, data: Buffer | null = null, mode: CreateMode = 'persistent', options: WriteOptions = {}): Promise<string> {
+  async create(
+    path: string,
+    data: Buffer | null = null,
+    mode: CreateMode = 'persistent',
+    options: WriteOptions = {},
+  ): Promise<string> {
     // A sequential create sent twice could make two nodes: it is never resent after a connection loss.
     const resend = !mode.endsWith('sequential');
     const acl = this.nativeAcl;
     const flags = NATIVE_CREATE_MODE[mode];
     return await this.resendingCreate(path, options, resend, () =>
       this.submitOnce<string>('create', path, 'writes', options.fence, (native, settle) => {
-        const answer = (rc: number, _error: string, createdPath: string): void => settle(rc, createdPath);
-        return acl === undefined ? native.a_create(path, data, flags, answer) : native.a_create_acl(path, data, flags, acl, answer);
+        const answer = (rc: number, _error: string, createdPath: string): void =>
+          settle(rc, createdPath);
+        return acl === undefined
+          ? native.a_create(path, data, flags, answer)
+          : native.a_create_acl(path, data, flags, acl, answer);
       }),
     );
   }
@@ -138,7 +172,8 @@ export class ZkClient extends ZkBase {
     const configured = this.options.acl;
     if (configured === undefined || this.ownAclSeen.has(path)) return;
     const { acl } = await this.getAcl(path);
-    if (aclWithin(acl, configured, this.options.auth ?? []) === false) throw new ForeignAclError(path, describeAcl(acl), what);
+    if (aclWithin(acl, configured, this.options.auth ?? []) === false)
+      throw new ForeignAclError(path, describeAcl(acl), what);
     // Parents and plans are checked again and again: remember them (bounded; forgetting only costs a read).
     if (this.ownAclSeen.size >= OWN_ACL_MEMORY) this.ownAclSeen.clear();
     this.ownAclSeen.add(path);
@@ -147,12 +182,19 @@ export class ZkClient extends ZkBase {
   /** The node's ACL (perms as bits) and stat. */
   getAcl(path: string): Promise<{ acl: AclEntry[]; stat: ZkStat }> {
     return this.submit('getAcl', path, 'reads', undefined, (native, settle) =>
-      native.a_get_acl(path, (rc, _error, acl, stat) => settle(rc, { acl: fromNativeAcl(acl ?? []), stat: stat as ZkStat })),
+      native.a_get_acl(path, (rc, _error, acl, stat) =>
+        settle(rc, { acl: fromNativeAcl(acl ?? []), stat: stat as ZkStat }),
+      ),
     );
   }
 
   /** Replaces the node's ACL (ZooKeeper's setACL, which needs the admin permission). */
-  setAcl(path: string, acl: readonly AclEntry[], version = -1, options: WriteOptions = {}): Promise<void> {
+  setAcl(
+    path: string,
+    acl: readonly AclEntry[],
+    version = -1,
+    options: WriteOptions = {},
+  ): Promise<void> {
     const nativeAcl = toNativeAcl(acl);
     return this.submit<void>('setAcl', path, 'writes', options.fence, (native, settle) =>
       native.a_set_acl(path, version, nativeAcl, (rc) => settle(rc, undefined)),
@@ -162,13 +204,22 @@ export class ZkClient extends ZkBase {
   exists(path: string, watcher?: Watcher): Promise<ZkStat | undefined> {
     return this.submit<ZkStat | undefined>('exists', path, 'reads', undefined, (native, settle) => {
       // An exists watch is set when the node exists and when it does not.
-      const watch = this.registerWatch(path, 'exists', watcher, (rc) => rc === NATIVE.ZOK || rc === NATIVE.ZNONODE);
+      const watch = this.registerWatch(
+        path,
+        'exists',
+        watcher,
+        (rc) => rc === NATIVE.ZOK || rc === NATIVE.ZNONODE,
+      );
       const done = (rc: number, _error: string, stat: ZkStat): void => {
         watch.settled(rc);
         if (rc === NATIVE.ZNONODE) settle(NATIVE.ZOK, undefined);
         else settle(rc, stat);
       };
-      return watch.started(watcher ? native.aw_exists(path, this.watches.nativeCallback, done) : native.a_exists(path, false, done));
+      return watch.started(
+        watcher
+          ? native.aw_exists(path, this.watches.nativeCallback, done)
+          : native.a_exists(path, false, done),
+      );
     });
   }
 
@@ -179,7 +230,11 @@ export class ZkClient extends ZkBase {
         watch.settled(rc);
         settle(rc, { stat, data });
       };
-      return watch.started(watcher ? native.aw_get(path, this.watches.nativeCallback, done) : native.a_get(path, false, done));
+      return watch.started(
+        watcher
+          ? native.aw_get(path, this.watches.nativeCallback, done)
+          : native.a_get(path, false, done),
+      );
     });
   }
 
@@ -191,7 +246,11 @@ export class ZkClient extends ZkBase {
         watch.settled(rc);
         settle(rc, { children: children ?? [], stat });
       };
-      return watch.started(watcher ? native.aw_get_children2(path, this.watches.nativeCallback, done) : native.a_get_children2(path, false, done));
+      return watch.started(
+        watcher
+          ? native.aw_get_children2(path, this.watches.nativeCallback, done)
+          : native.a_get_children2(path, false, done),
+      );
     });
   }
 
@@ -219,7 +278,12 @@ export class ZkClient extends ZkBase {
   }
 
   /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. Sent again after a connection loss, guarded as `options` say. */
-  setData(path: string, data: Buffer | null, version = -1, options: WriteOptions = {}): Promise<ZkStat> {
+  setData(
+    path: string,
+    data: Buffer | null,
+    version = -1,
+    options: WriteOptions = {},
+  ): Promise<ZkStat> {
     return this.resendingWrite('setData', path, options, () =>
       this.submitOnce<ZkStat>('setData', path, 'writes', options.fence, (native, settle) =>
         native.a_set(path, data, version, (rc, _error, stat) => settle(rc, stat)),
@@ -230,13 +294,17 @@ export class ZkClient extends ZkBase {
   /** Deletes the node if its version is `version` (-1: any); it must have no children. Sent again after a connection loss, guarded as `options` say. */
   delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
     return this.resendingWrite('delete', path, options, () =>
-      this.submitOnce<void>('delete', path, 'writes', options.fence, (native, settle) => native.a_delete_(path, version, (rc) => settle(rc, undefined))),
+      this.submitOnce<void>('delete', path, 'writes', options.fence, (native, settle) =>
+        native.a_delete_(path, version, (rc) => settle(rc, undefined)),
+      ),
     );
   }
 
   /** Makes the server this session is connected to catch up with the leader before it answers what this session sends next. */
   sync(path: string): Promise<void> {
-    return this.submit<void>('sync', path, 'reads', undefined, (native, settle) => native.a_sync(path, (rc) => settle(rc, undefined)));
+    return this.submit<void>('sync', path, 'reads', undefined, (native, settle) =>
+      native.a_sync(path, (rc) => settle(rc, undefined)),
+    );
   }
 
   /**
@@ -258,7 +326,9 @@ export class ZkClient extends ZkBase {
 
   /** Waits until the client is connected again; false when it closed, or did not reconnect within a session timeout plus a connect timeout. */
   protected override async reconnected(): Promise<boolean> {
-    const deadline = AbortSignal.timeout(this.options.sessionTimeoutMs + this.options.connectTimeoutMs);
+    const deadline = AbortSignal.timeout(
+      this.options.sessionTimeoutMs + this.options.connectTimeoutMs,
+    );
     while (this.currentState !== 'connected') {
       if (this.currentState === 'closed') return false;
       try {
@@ -281,7 +351,12 @@ export class ZkClient extends ZkBase {
       if (this.currentState === 'closed') {
         reject(
           this.authFailure === undefined
-            ? new ZkError(op, NATIVE.ZCLOSING, path, `ZooKeeper ${op} of ${path}: this client is closed; create a new one`)
+            ? new ZkError(
+                op,
+                NATIVE.ZCLOSING,
+                path,
+                `ZooKeeper ${op} of ${path}: this client is closed; create a new one`,
+              )
             : new ZkError(
                 op,
                 NATIVE.ZAUTHFAILED,
@@ -294,11 +369,25 @@ export class ZkClient extends ZkBase {
       }
       const native = this.native;
       if (native === undefined) {
-        reject(new ZkError(op, NATIVE.ZSESSIONEXPIRED, path, `ZooKeeper ${op} of ${path}: the session expired and a new one is not open yet; retry shortly`));
+        reject(
+          new ZkError(
+            op,
+            NATIVE.ZSESSIONEXPIRED,
+            path,
+            `ZooKeeper ${op} of ${path}: the session expired and a new one is not open yet; retry shortly`,
+          ),
+        );
         return;
       }
       if (fence !== undefined && fence.generation !== this.currentSession?.generation) {
-        reject(new ZkError(op, NATIVE.ZSESSIONEXPIRED, path, `ZooKeeper ${op} of ${path} refused: session ${fence.id} that guards it has expired`));
+        reject(
+          new ZkError(
+            op,
+            NATIVE.ZSESSIONEXPIRED,
+            path,
+            `ZooKeeper ${op} of ${path} refused: session ${fence.id} that guards it has expired`,
+          ),
+        );
         return;
       }
       this.counts[kind] += 1;
@@ -312,7 +401,14 @@ export class ZkClient extends ZkBase {
           // The handle closed under it because the session expired: the C client fails what it had
           // queued (never sent while it reconnected) with ZCLOSING. Not applied, like a request sent
           // into a dropped connection: sent again through the next session unless fenced.
-          reject(new ZkError(op, CONNECTION_LOSS_RC, path, `ZooKeeper ${op} of ${path}: the session expired before it was sent`));
+          reject(
+            new ZkError(
+              op,
+              CONNECTION_LOSS_RC,
+              path,
+              `ZooKeeper ${op} of ${path}: the session expired before it was sent`,
+            ),
+          );
         } else reject(new ZkError(op, rc, path));
         if (sentAt !== undefined) {
           try {
@@ -327,7 +423,15 @@ export class ZkClient extends ZkBase {
         submitted = start(native, settle);
       } catch (cause) {
         settled = true;
-        reject(new ZkError(op, -8, path, `ZooKeeper ${op} of ${path} was rejected by the client: ${(cause as Error).message}`, cause));
+        reject(
+          new ZkError(
+            op,
+            -8,
+            path,
+            `ZooKeeper ${op} of ${path} was rejected by the client: ${(cause as Error).message}`,
+            cause,
+          ),
+        );
         return;
       }
       if (submitted !== NATIVE.ZOK) settle(submitted, undefined as T);

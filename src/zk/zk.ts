@@ -38,7 +38,15 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { ZkStat } from './native-client.js';
-import type { CreateMode, SessionState, Watcher, WriteOptions, ZkClientEvents, ZkOperationCounts, ZkSession } from './zk-client-types.js';
+import type {
+  CreateMode,
+  SessionState,
+  Watcher,
+  WriteOptions,
+  ZkClientEvents,
+  ZkOperationCounts,
+  ZkSession,
+} from './zk-client-types.js';
 
 export type { ZkStat } from './native-client.js';
 
@@ -57,9 +65,19 @@ export interface Zk extends EventEmitter<ZkClientEvents> {
   close(): void;
 
   /** Creates a node and resolves its path (with the serial, for a sequential mode). */
-  create(path: string, data?: Buffer | null, mode?: CreateMode, options?: WriteOptions): Promise<string>;
+  create(
+    path: string,
+    data?: Buffer | null,
+    mode?: CreateMode,
+    options?: WriteOptions,
+  ): Promise<string>;
   /** Creates the node unless it exists; true when this call created it. */
-  createIfAbsent(path: string, data?: Buffer | null, mode?: CreateMode, options?: WriteOptions): Promise<boolean>;
+  createIfAbsent(
+    path: string,
+    data?: Buffer | null,
+    mode?: CreateMode,
+    options?: WriteOptions,
+  ): Promise<boolean>;
   /** Creates `path` and its missing ancestors as empty persistent nodes. */
   ensurePath(path: string): Promise<void>;
   /** The node's stat, undefined when absent; `watcher` fires when it is created, changed or deleted. */
@@ -71,9 +89,17 @@ export interface Zk extends EventEmitter<ZkClientEvents> {
   /** Child names in no particular order, and the node's stat; NO_NODE when absent. */
   getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }>;
   /** Like getChildren, undefined when absent (and then no watch is set). */
-  tryGetChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat } | undefined>;
+  tryGetChildren(
+    path: string,
+    watcher?: Watcher,
+  ): Promise<{ children: string[]; stat: ZkStat } | undefined>;
   /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. */
-  setData(path: string, data: Buffer | null, version?: number, options?: WriteOptions): Promise<ZkStat>;
+  setData(
+    path: string,
+    data: Buffer | null,
+    version?: number,
+    options?: WriteOptions,
+  ): Promise<ZkStat>;
   /** Deletes the node if its version is `version` (-1: any); it must have no children. */
   delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
   /**

@@ -52,12 +52,21 @@ describe('onPlanEvent', () => {
     await until(() => seen.length >= 4);
     await pause(300); // a negative check: no second delivery of any event follows
     const kinds = seen.map(({ event }) => `${event.kind} ${event.plan}`).sort();
-    expect(kinds).toEqual([`plan:cancelled ${doomed}`, `plan:completed ${fine}`, `plan:failed ${failing}`, `task:failed ${failing}`].sort());
+    expect(kinds).toEqual(
+      [
+        `plan:cancelled ${doomed}`,
+        `plan:completed ${fine}`,
+        `plan:failed ${failing}`,
+        `task:failed ${failing}`,
+      ].sort(),
+    );
     expect(seen.find(({ event }) => event.kind === 'task:failed')?.event).toMatchObject({
       task: bad,
       error: { code: 'PERMANENT', message: expect.stringContaining('no such customer') },
     });
-    expect(seen.find(({ event }) => event.kind === 'plan:cancelled')?.event.reason).toBe('not needed');
+    expect(seen.find(({ event }) => event.kind === 'plan:cancelled')?.event.reason).toBe(
+      'not needed',
+    );
   });
 
   it('events carry the plan name and the failed task key, in the listener and in the webhook body', async () => {
@@ -71,9 +80,23 @@ describe('onPlanEvent', () => {
     await proc.zkPlan.markAsReady(plan);
     await until(() => seen.length >= 2);
     const taskFailed = seen.find((event) => event.kind === 'task:failed');
-    expect(taskFailed).toMatchObject({ plan, planName: 'nightly billing', task: bad, key: 'charge-eu' });
-    expect(seen.find((event) => event.kind === 'plan:failed')).toMatchObject({ plan, planName: 'nightly billing', key: 'charge-eu' });
-    expect(webhookBody(taskFailed as PlanEvent)).toMatchObject({ plan, planName: 'nightly billing', task: bad, key: 'charge-eu' });
+    expect(taskFailed).toMatchObject({
+      plan,
+      planName: 'nightly billing',
+      task: bad,
+      key: 'charge-eu',
+    });
+    expect(seen.find((event) => event.kind === 'plan:failed')).toMatchObject({
+      plan,
+      planName: 'nightly billing',
+      key: 'charge-eu',
+    });
+    expect(webhookBody(taskFailed as PlanEvent)).toMatchObject({
+      plan,
+      planName: 'nightly billing',
+      task: bad,
+      key: 'charge-eu',
+    });
   });
 
   it('two listeners in one process (one session): each event is told once, to one of them', async () => {
@@ -96,7 +119,9 @@ describe('onPlanEvent', () => {
     }
     await until(() => seen.length >= 5);
     await pause(300); // a negative check: no second delivery of any event follows
-    expect(seen.map((line) => line.replace(/ to \w+$/, '')).sort()).toEqual(plans.map((plan) => `plan:completed ${plan}`).sort());
+    expect(seen.map((line) => line.replace(/ to \w+$/, '')).sort()).toEqual(
+      plans.map((plan) => `plan:completed ${plan}`).sort(),
+    );
   });
 
   it('a listener that throws is called again; the event is delivered once it succeeds', async () => {
@@ -123,7 +148,10 @@ describe('onPlanEvent', () => {
 
   it('when the delivering process dies before its listener returns, another process delivers the event', async () => {
     const server = new MemoryZooKeeper();
-    const [a, b] = ['a', 'b'].map((name) => memoryProcess(server, name, functions())) as [MemoryProcess, MemoryProcess];
+    const [a, b] = ['a', 'b'].map((name) => memoryProcess(server, name, functions())) as [
+      MemoryProcess,
+      MemoryProcess,
+    ];
     processes.push(a, b);
     const byA: PlanEvent[] = [];
     const byB: PlanEvent[] = [];
@@ -134,7 +162,12 @@ describe('onPlanEvent', () => {
     const plan = await a.zkPlan.createPlan(PARENT);
     await a.zkPlan.addTask(plan, call('ok'));
     await a.zkPlan.markAsReady(plan);
-    a.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 10 });
+    a.zkPlan.startWorkers(PARENT, {
+      count: 1,
+      backoff: FAST_BACKOFF,
+      retention: false,
+      drainTimeoutMs: 10,
+    });
     await until(() => byA.length === 1);
     b.zkPlan.alerts.subscribe(PARENT, (event) => void byB.push(event));
     await pause(100);

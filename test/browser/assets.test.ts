@@ -10,8 +10,13 @@ const scripts = Object.entries(assets).filter(([name]) => name.endsWith('.js'));
 describe('the web view’s assets, bundled from src/ui/browser', () => {
   it('are every asset the pages load, each a script that parses or the stylesheet', () => {
     expect(Object.keys(assets).sort()).toEqual([...UI_ASSET_NAMES].sort());
-    expect(scripts.map(([name]) => name).sort()).toEqual(['layout-worker.js', 'plan.js', 'plans.js']);
-    for (const [name, source] of scripts) expect(() => new Script(source, { filename: name }), name).not.toThrow();
+    expect(scripts.map(([name]) => name).sort()).toEqual([
+      'layout-worker.js',
+      'plan.js',
+      'plans.js',
+    ]);
+    for (const [name, source] of scripts)
+      expect(() => new Script(source, { filename: name }), name).not.toThrow();
   });
 
   it('are self-contained browser scripts: no import, no require, nothing of Node', () => {
@@ -21,14 +26,24 @@ describe('the web view’s assets, bundled from src/ui/browser', () => {
   });
 
   it('never put data into markup', () => {
-    for (const [name, source] of scripts) expect(source, name).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
+    for (const [name, source] of scripts)
+      expect(source, name).not.toMatch(
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/,
+      );
   });
 
   it('colour every task state and every plan state’s badge', () => {
     const css = assets['ui.css'];
-    for (const state of TASK_VIEW_STATES) expect(css).toMatch(new RegExp(`g\\.node\\[data-state=["']${state}["']\\] > rect \\{\\s*fill: #[0-9a-f]{6};\\s*\\}`));
+    for (const state of TASK_VIEW_STATES)
+      expect(css).toMatch(
+        new RegExp(
+          `g\\.node\\[data-state=["']${state}["']\\] > rect \\{\\s*fill: #[0-9a-f]{6};\\s*\\}`,
+        ),
+      );
     for (const state of ['running', 'paused', 'cancelled', 'completed', 'failed', 'building'])
-      expect(css).toMatch(new RegExp(`\\.badge\\[data-state=["']${state}["']\\] \\{\\s*background: #[0-9a-f]{6};`));
+      expect(css).toMatch(
+        new RegExp(`\\.badge\\[data-state=["']${state}["']\\] \\{\\s*background: #[0-9a-f]{6};`),
+      );
   });
 });
 
@@ -40,20 +55,30 @@ describe('the pages’ HTML', () => {
     for (const html of [plan, plans]) {
       expect(html).not.toContain('<script>alert');
       expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
-      expect([...html.matchAll(/<script\b[^>]*>/g)].map(([tag]) => tag).every((tag) => /^<script src="\/[a-z-]+\.js">$/.test(tag))).toBe(true);
+      expect(
+        [...html.matchAll(/<script\b[^>]*>/g)]
+          .map(([tag]) => tag)
+          .every((tag) => /^<script src="\/[a-z-]+\.js">$/.test(tag)),
+      ).toBe(true);
     }
-    expect(plan).toContain('data-plan="/x&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;/plan-0000000001"');
+    expect(plan).toContain(
+      'data-plan="/x&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;/plan-0000000001"',
+    );
     for (const state of TASK_VIEW_STATES) expect(plan).toContain(`id="count-${state}"`);
   });
 
   it('hold every element the scripts look up', () => {
     const plan = planPageHtml('/p/plan-0000000001');
     const plans = plansPageHtml('/p');
-    const lookups = (source: string): string[] => [...source.matchAll(/byId\(["'`]([a-z-]+)["'`]\)/g)].map(([, id]) => id as string);
+    const lookups = (source: string): string[] =>
+      [...source.matchAll(/byId\(["'`]([a-z-]+)["'`]\)/g)].map(([, id]) => id as string);
     const planIds = lookups(assets['plan.js']);
     const plansIds = lookups(assets['plans.js']);
-    expect(planIds).toEqual(expect.arrayContaining(['graph', 'panel', 'actions', 'cancel-reason', 'plan-priority']));
-    for (const action of ['pause', 'resume', 'cancel', 'retry']) expect(plan).toContain(`id="action-${action}"`); // looked up by a built name
+    expect(planIds).toEqual(
+      expect.arrayContaining(['graph', 'panel', 'actions', 'cancel-reason', 'plan-priority']),
+    );
+    for (const action of ['pause', 'resume', 'cancel', 'retry'])
+      expect(plan).toContain(`id="action-${action}"`); // looked up by a built name
     expect(plansIds).toEqual(expect.arrayContaining(['plans', 'workers', 'limits']));
     for (const id of planIds) expect(plan, id).toContain(`id="${id}"`);
     for (const id of plansIds) expect(plans, id).toContain(`id="${id}"`);

@@ -19,21 +19,37 @@ describe('graph helpers of the page', () => {
     expect(G.nodeText(t(7, [], 'sum'))).toBe('#7 sum');
     expect(G.nodeText(t(7, [], 'a-very-long-function-name'))).toBe('#7 a-very-long-funct…');
     expect(G.nodeText({ ...t(7, [], 'sum'), key: 'load-eu' })).toBe('load-eu sum');
-    expect(G.nodeText({ ...t(7, [], 'sum'), key: 'a-key-of-thirty-characters-xx' })).toBe('a-key-of-thirty-char…');
+    expect(G.nodeText({ ...t(7, [], 'sum'), key: 'a-key-of-thirty-characters-xx' })).toBe(
+      'a-key-of-thirty-char…',
+    );
   });
 
   it('makes one edge per distinct input whose producer is drawn', () => {
     const edges = plain(G.edgesOf([t(1), t(2, [1, 1, 9]), t(3, [1, 2, 3])]));
     expect(edges).toEqual([
-      { id: 'task-0000000001>task-0000000002', source: 'task-0000000001', target: 'task-0000000002' },
-      { id: 'task-0000000001>task-0000000003', source: 'task-0000000001', target: 'task-0000000003' },
-      { id: 'task-0000000002>task-0000000003', source: 'task-0000000002', target: 'task-0000000003' },
+      {
+        id: 'task-0000000001>task-0000000002',
+        source: 'task-0000000001',
+        target: 'task-0000000002',
+      },
+      {
+        id: 'task-0000000001>task-0000000003',
+        source: 'task-0000000001',
+        target: 'task-0000000003',
+      },
+      {
+        id: 'task-0000000002>task-0000000003',
+        source: 'task-0000000002',
+        target: 'task-0000000003',
+      },
     ]);
   });
 
   it('changes the structure key only when nodes or inputs change', () => {
     const nodes = [t(1), t(2, [1])];
-    expect(G.structureKey(nodes)).toBe(G.structureKey([t(1, [], 'g'), { ...t(2, [1]), gone: true }]));
+    expect(G.structureKey(nodes)).toBe(
+      G.structureKey([t(1, [], 'g'), { ...t(2, [1]), gone: true }]),
+    );
     expect(G.structureKey(nodes)).not.toBe(G.structureKey([t(1), t(2, [])]));
     expect(G.structureKey(nodes)).not.toBe(G.structureKey([t(1), t(2, [1]), t(3)]));
   });
@@ -41,7 +57,8 @@ describe('graph helpers of the page', () => {
   it('lays out in columns by longest input chain, left to right', () => {
     const nodes = [t(1), t(2), t(3, [1]), t(4, [3, 2]), t(5, [1])];
     const layout = plain(G.quickLayout(nodes, G.edgesOf(nodes)));
-    const column = (serial: number): number => (layout.positions[`task-${String(serial).padStart(10, '0')}`]?.x ?? -1) / (G.NODE_W + 60);
+    const column = (serial: number): number =>
+      (layout.positions[`task-${String(serial).padStart(10, '0')}`]?.x ?? -1) / (G.NODE_W + 60);
     expect([1, 2, 3, 4, 5].map(column)).toEqual([0, 0, 1, 2, 1]);
     expect(layout.width).toBe(3 * G.NODE_W + 2 * 60);
     expect(Object.keys(layout.edges)).toHaveLength(4);
@@ -57,7 +74,9 @@ describe('graph helpers of the page', () => {
   });
 
   it('lays out 1 000 nodes quickly', () => {
-    const nodes = Array.from({ length: 1000 }, (_, i) => t(i, i < 100 ? [] : [i - 100, i - 100 - (i % 7)]));
+    const nodes = Array.from({ length: 1000 }, (_, i) =>
+      t(i, i < 100 ? [] : [i - 100, i - 100 - (i % 7)]),
+    );
     const started = performance.now();
     const layout = G.quickLayout(nodes, G.edgesOf(nodes));
     expect(performance.now() - started).toBeLessThan(200);
@@ -74,28 +93,47 @@ describe('graph helpers of the page', () => {
       { id: 'task-0000000001', width: G.NODE_W, height: G.NODE_H },
       { id: 'task-0000000002', width: G.NODE_W, height: G.NODE_H },
     ]);
-    expect(input.edges).toEqual([{ id: 'task-0000000001>task-0000000002', sources: ['task-0000000001'], targets: ['task-0000000002'] }]);
+    expect(input.edges).toEqual([
+      {
+        id: 'task-0000000001>task-0000000002',
+        sources: ['task-0000000001'],
+        targets: ['task-0000000002'],
+      },
+    ]);
     const big = Array.from({ length: 301 }, (_, i) => t(i));
     expect(G.elkGraph(big, []).layoutOptions['elk.edgeRouting']).toBe('POLYLINE');
   });
 
   it('reads ELK output (run by elkjs here) into positions and edge polylines', async () => {
-    const ELK = createRequire(import.meta.url)('elkjs/lib/elk.bundled.js') as new () => { layout(graph: unknown): Promise<unknown> };
+    const ELK = createRequire(import.meta.url)('elkjs/lib/elk.bundled.js') as new () => {
+      layout(graph: unknown): Promise<unknown>;
+    };
     const nodes = [t(1), t(2, [1]), t(3, [1]), t(4, [2, 3])];
     const out = (await new ELK().layout(plain(G.elkGraph(nodes, G.edgesOf(nodes))))) as ElkOutput;
     const layout = plain(G.readElk(out));
-    const x = (serial: number): number => layout.positions[`task-${String(serial).padStart(10, '0')}`]?.x ?? Number.NaN;
+    const x = (serial: number): number =>
+      layout.positions[`task-${String(serial).padStart(10, '0')}`]?.x ?? Number.NaN;
     expect(x(1)).toBeLessThan(x(2));
     expect(x(2)).toBe(x(3));
     expect(x(3)).toBeLessThan(x(4));
     expect(Object.keys(layout.edges)).toHaveLength(4);
-    for (const points of Object.values(layout.edges)) expect(points.length).toBeGreaterThanOrEqual(2);
+    for (const points of Object.values(layout.edges))
+      expect(points.length).toBeGreaterThanOrEqual(2);
     expect(layout.width).toBeGreaterThan(x(4));
   });
 
   it('sorts nodes as the server does: serials as numbers', () => {
-    const names = ['task-10', 'task-9', 'task-100', 'task-11'].map((name) => ({ name, fn: '', inputs: [] }));
-    expect(names.sort(byName).map((node) => node.name)).toEqual(['task-9', 'task-10', 'task-11', 'task-100']);
+    const names = ['task-10', 'task-9', 'task-100', 'task-11'].map((name) => ({
+      name,
+      fn: '',
+      inputs: [],
+    }));
+    expect(names.sort(byName).map((node) => node.name)).toEqual([
+      'task-9',
+      'task-10',
+      'task-11',
+      'task-100',
+    ]);
   });
 
   it('writes SVG path data', () => {

@@ -17,9 +17,22 @@ function loadPage(): void {
 const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
 
 function tables(): Parameters<typeof renderCluster>[1] {
-  const names = { workers: 'workers', limits: 'limits', schedules: 'schedules', jobs: 'jobs', jobAssignment: 'job-assignment' };
-  const empty = { workersEmpty: 'workers-empty', limitsEmpty: 'limits-empty', schedulesEmpty: 'schedules-empty', jobsEmpty: 'jobs-empty' };
-  return Object.fromEntries(Object.entries({ ...names, ...empty }).map(([key, id]) => [key, byId(id)])) as Parameters<typeof renderCluster>[1];
+  const names = {
+    workers: 'workers',
+    limits: 'limits',
+    schedules: 'schedules',
+    jobs: 'jobs',
+    jobAssignment: 'job-assignment',
+  };
+  const empty = {
+    workersEmpty: 'workers-empty',
+    limitsEmpty: 'limits-empty',
+    schedulesEmpty: 'schedules-empty',
+    jobsEmpty: 'jobs-empty',
+  };
+  return Object.fromEntries(
+    Object.entries({ ...names, ...empty }).map(([key, id]) => [key, byId(id)]),
+  ) as Parameters<typeof renderCluster>[1];
 }
 
 /** `jobsParent` null: a view started without --jobs. */
@@ -55,9 +68,13 @@ const mail: UiJob = {
   ],
 };
 
-const assignmentRows = (): HTMLTableRowElement[] => [...document.querySelectorAll<HTMLTableRowElement>('#job-assignment tr')];
+const assignmentRows = (): HTMLTableRowElement[] => [
+  ...document.querySelectorAll<HTMLTableRowElement>('#job-assignment tr'),
+];
 const items = (row: HTMLTableRowElement | undefined): string[] =>
-  [...(row?.querySelectorAll<HTMLElement>('.job-item') ?? [])].map((item) => item.textContent ?? '');
+  [...(row?.querySelectorAll<HTMLElement>('.job-item') ?? [])].map(
+    (item) => item.textContent ?? '',
+  );
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -84,14 +101,31 @@ describe('the jobs section', () => {
       ['mail', 'false'],
       [EVIL, 'true'],
     ]);
-    expect([...(rows[0]?.cells ?? [])].map((cell) => cell.textContent)).toEqual(['mail', 'hold', 'continuous', 'evenly', 'enabled', '3/4', 'd']);
+    expect([...(rows[0]?.cells ?? [])].map((cell) => cell.textContent)).toEqual([
+      'mail',
+      'hold',
+      'continuous',
+      'evenly',
+      'enabled',
+      '3/4',
+      'd',
+    ]);
     expect(rows[1]?.cells[2]?.textContent).toBe('cron 0 0 3 * * * (Europe/Berlin)');
-    expect(rows[1]?.cells[4]?.querySelector('.problem')?.textContent).toBe(`strategy "mine" is not registered ${EVIL}`);
+    expect(rows[1]?.cells[4]?.querySelector('.problem')?.textContent).toBe(
+      `strategy "mine" is not registered ${EVIL}`,
+    );
     expect(rows[1]?.cells[6]?.textContent).toBe('—');
     expect(document.querySelector('section.cluster img')).toBeNull(); // names and problems are text, never markup
 
     const shares = assignmentRows();
-    expect(shares.map((row) => [row.dataset['job'], row.dataset['worker'], row.dataset['live'], row.dataset['manager']])).toEqual([
+    expect(
+      shares.map((row) => [
+        row.dataset['job'],
+        row.dataset['worker'],
+        row.dataset['live'],
+        row.dataset['manager'],
+      ]),
+    ).toEqual([
       ['mail', 'jw-1', 'true', 'true'],
       ['mail', 'jw-2', 'false', 'false'],
     ]);
@@ -121,7 +155,10 @@ describe('the jobs section', () => {
       const reads: string[] = [];
       vi.stubGlobal('fetch', async (url: string) => {
         reads.push(url);
-        return new Response(JSON.stringify(answer), { status: 200, headers: { 'Content-Type': 'application/json' } });
+        return new Response(JSON.stringify(answer), {
+          status: 200,
+          headers: { 'Content-Type': 'application/json' },
+        });
       });
       vi.stubGlobal(
         'EventSource',
@@ -138,7 +175,15 @@ describe('the jobs section', () => {
       expect(reads).toEqual(['/api/cluster']);
       expect(assignmentRows().map((row) => row.dataset['worker'])).toEqual(['jw-1', 'jw-2']);
 
-      answer = cluster([{ ...mail, unassigned: [], assignment: [{ workerId: 'jw-3', live: true, manager: true, items: [{ id: 'a', token: 40 }] }] }]);
+      answer = cluster([
+        {
+          ...mail,
+          unassigned: [],
+          assignment: [
+            { workerId: 'jw-3', live: true, manager: true, items: [{ id: 'a', token: 40 }] },
+          ],
+        },
+      ]);
       await vi.advanceTimersByTimeAsync(4_000);
       expect(reads).toHaveLength(1);
       await vi.advanceTimersByTimeAsync(1_000);

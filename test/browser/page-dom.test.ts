@@ -6,7 +6,13 @@ import { publishStats } from '../../src/ui/browser/page-stats.js';
 import { PlanActions, allowedActions } from '../../src/ui/browser/plan-actions.js';
 import { TaskPanel } from '../../src/ui/browser/task-panel.js';
 import { planPageHtml, plansPageHtml } from '../../src/ui/page-html.js';
-import type { UiCluster, UiExplanation, UiNode, UiPlanStatus, UiTaskDetail } from '../../src/ui/ui-wire.js';
+import type {
+  UiCluster,
+  UiExplanation,
+  UiNode,
+  UiPlanStatus,
+  UiTaskDetail,
+} from '../../src/ui/ui-wire.js';
 
 const PLAN = '/plans/plan-0000000001';
 const EVIL = '<img src=x onerror="globalThis.pwned=1">';
@@ -30,8 +36,15 @@ function stubFetch(answers: Record<string, (url: URL) => unknown>): Call[] {
     calls.push({ url: input, init });
     const url = new URL(input, 'http://127.0.0.1/');
     const answer = answers[url.pathname];
-    if (answer === undefined) return new Response(JSON.stringify({ error: { code: 'NOT_FOUND', message: `nothing at ${url.pathname}` } }), { status: 404 });
-    return new Response(JSON.stringify(answer(url)), { status: 200, headers: { 'Content-Type': 'application/json' } });
+    if (answer === undefined)
+      return new Response(
+        JSON.stringify({ error: { code: 'NOT_FOUND', message: `nothing at ${url.pathname}` } }),
+        { status: 404 },
+      );
+    return new Response(JSON.stringify(answer(url)), {
+      status: 200,
+      headers: { 'Content-Type': 'application/json' },
+    });
   });
   return calls;
 }
@@ -39,7 +52,19 @@ function stubFetch(answers: Record<string, (url: URL) => unknown>): Call[] {
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
 function status(state: UiPlanStatus['state'], failed = 0): UiPlanStatus {
-  const counts = { building: 0, waiting: 1, runnable: 0, retrying: 0, running: 1, finishing: 0, done: 0, failed, blocked: 0, cancelled: 0, unstarted: 0 };
+  const counts = {
+    building: 0,
+    waiting: 1,
+    runnable: 0,
+    retrying: 0,
+    running: 1,
+    finishing: 0,
+    done: 0,
+    failed,
+    blocked: 0,
+    cancelled: 0,
+    unstarted: 0,
+  };
   return { plan: PLAN, state, priority: 0, done: 0, total: 2 + failed, historyKept: true, counts };
 }
 
@@ -74,18 +99,29 @@ describe('the task panel', () => {
     priority: 7,
     concurrencyKey: 'warehouse',
   });
-  const why: UiExplanation = { task: `${PLAN}/task-0000000002`, code: 'WAITING_FOR_INPUTS', message: `waits for #1 (${EVIL})`, details: { inputs: ['x'] } };
+  const why: UiExplanation = {
+    task: `${PLAN}/task-0000000002`,
+    code: 'WAITING_FOR_INPUTS',
+    message: `waits for #1 (${EVIL})`,
+    details: { inputs: ['x'] },
+  };
 
   it('shows a task’s values as text, never as markup, and why it is not running', async () => {
     loadPage(planPageHtml(PLAN));
     stubFetch({ '/api/task': () => detail('waiting'), '/api/why': () => why });
     const selected: string[] = [];
-    const panel = openPanel(document.getElementById('panel') as HTMLElement, PLAN, (name) => selected.push(name));
+    const panel = openPanel(document.getElementById('panel') as HTMLElement, PLAN, (name) =>
+      selected.push(name),
+    );
     panel.show('task-0000000002');
-    await vi.waitFor(() => expect(document.getElementById('why-code')?.textContent).toBe('WAITING_FOR_INPUTS'));
+    await vi.waitFor(() =>
+      expect(document.getElementById('why-code')?.textContent).toBe('WAITING_FOR_INPUTS'),
+    );
     expect(document.querySelector('#panel img')).toBeNull();
     expect(document.querySelector('#panel code.fn')?.textContent).toBe(EVIL);
-    expect(document.querySelector('#detail-why .message')?.textContent).toBe(`waits for #1 (${EVIL})`);
+    expect(document.querySelector('#detail-why .message')?.textContent).toBe(
+      `waits for #1 (${EVIL})`,
+    );
     const text = document.getElementById('panel')?.textContent ?? '';
     expect(text).toContain('7 (its own)');
     expect(text).toContain('warehouse');
@@ -104,10 +140,14 @@ describe('the task panel', () => {
       (name) => keys[name],
     );
     panel.show('task-0000000002');
-    await vi.waitFor(() => expect(document.getElementById('detail-title')?.firstChild?.textContent).toBe('report'));
+    await vi.waitFor(() =>
+      expect(document.getElementById('detail-title')?.firstChild?.textContent).toBe('report'),
+    );
     expect(document.querySelector('#detail-title small')?.textContent).toBe('#2 task-0000000002');
     expect(document.querySelector('#panel code.key')?.textContent).toBe('report');
-    expect(document.querySelector('#panel ul.inputs a')?.textContent).toBe('load-eu task-0000000001');
+    expect(document.querySelector('#panel ul.inputs a')?.textContent).toBe(
+      'load-eu task-0000000001',
+    );
   });
 
   it('asks no "why" for a task that is done, and shows a failed read as a hint', async () => {
@@ -115,19 +155,30 @@ describe('the task panel', () => {
     const calls = stubFetch({ '/api/task': () => ({ ...detail('done'), pendingInputs: 0 }) });
     const panel = openPanel(document.getElementById('panel') as HTMLElement, PLAN, () => undefined);
     panel.show('task-0000000002');
-    await vi.waitFor(() => expect(document.getElementById('detail-state')?.textContent).toBe('done'));
+    await vi.waitFor(() =>
+      expect(document.getElementById('detail-state')?.textContent).toBe('done'),
+    );
     await settle();
     // Its log is read once (it is done: no polling), its "why" never.
-    expect(calls.map((call) => new URL(call.url, 'http://h/').pathname)).toEqual(['/api/task', '/api/task-log']);
+    expect(calls.map((call) => new URL(call.url, 'http://h/').pathname)).toEqual([
+      '/api/task',
+      '/api/task-log',
+    ]);
     expect(document.getElementById('detail-why')).toBeNull();
     stubFetch({});
     panel.show('task-0000000009');
-    await vi.waitFor(() => expect(document.querySelector('#panel p.hint')?.textContent).toContain('NOT_FOUND'));
+    await vi.waitFor(() =>
+      expect(document.querySelector('#panel p.hint')?.textContent).toContain('NOT_FOUND'),
+    );
   });
 
   it('shows each try as text, never as markup, says what was cut and where the whole log is, and links the download', async () => {
     loadPage(planPageHtml(PLAN));
-    const line = (msg: string, level = 'info'): Record<string, unknown> => ({ time: '2026-11-26T19:00:00.123Z', level, msg });
+    const line = (msg: string, level = 'info'): Record<string, unknown> => ({
+      time: '2026-11-26T19:00:00.123Z',
+      level,
+      msg,
+    });
     stubFetch({
       '/api/task': () => ({ ...detail('done'), pendingInputs: 0 }),
       '/api/task-log': () => [
@@ -150,7 +201,11 @@ describe('the task panel', () => {
           droppedLines: 2,
           droppedBytes: 300,
           planCapReached: false,
-          fullLog: { host: 'h3', location: '/tmp/zk-plan-logs/y.jsonl', url: 'http://10.0.0.3:9464/logs/y.jsonl' },
+          fullLog: {
+            host: 'h3',
+            location: '/tmp/zk-plan-logs/y.jsonl',
+            url: 'http://10.0.0.3:9464/logs/y.jsonl',
+          },
           lines: [line('served')],
         },
         {
@@ -184,8 +239,12 @@ describe('the task panel', () => {
     const log = document.getElementById('detail-log') as HTMLElement;
     expect(log.querySelector('img')).toBeNull();
     expect(log.textContent).toContain(EVIL);
-    expect(log.querySelector('.try[data-attempt="1"] .level-error')?.textContent).toContain('first try');
-    expect(log.querySelector('.try[data-attempt="2"] .level-warn')?.textContent).toContain('with fields {"rows":3}');
+    expect(log.querySelector('.try[data-attempt="1"] .level-error')?.textContent).toContain(
+      'first try',
+    );
+    expect(log.querySelector('.try[data-attempt="2"] .level-warn')?.textContent).toContain(
+      'with fields {"rows":3}',
+    );
     expect(log.querySelector('.try[data-attempt="2"] p.hint')?.textContent).toBe(
       '40 earlier line(s) (9000 bytes) are not kept here. The whole log is on h2 in /tmp/zk-plan-logs/x.jsonl (zk-plan logs --full there).',
     );
@@ -194,7 +253,9 @@ describe('the task panel', () => {
     expect(served?.getAttribute('href')).toBe('http://10.0.0.3:9464/logs/y.jsonl');
     expect(served?.getAttribute('rel')).toBe('noopener noreferrer');
     expect(log.querySelector('.try[data-attempt="4"] a.full-log')).toBeNull();
-    expect(log.querySelector('a.download')?.getAttribute('href')).toBe(`/api/task-log.txt?path=${encodeURIComponent(`${PLAN}/task-0000000002`)}`);
+    expect(log.querySelector('a.download')?.getAttribute('href')).toBe(
+      `/api/task-log.txt?path=${encodeURIComponent(`${PLAN}/task-0000000002`)}`,
+    );
   });
 });
 
@@ -217,7 +278,13 @@ describe('the cluster section', () => {
         },
       ],
       limits: [
-        { key: 'api', limit: 1, holders: [{ task: `${PLAN}/task-0000000003`, workerId: 'w1', at: '2026-11-24T10:00:00Z' }] },
+        {
+          key: 'api',
+          limit: 1,
+          holders: [
+            { task: `${PLAN}/task-0000000003`, workerId: 'w1', at: '2026-11-24T10:00:00Z' },
+          ],
+        },
         { key: 'warehouse', limit: 2, holders: [] },
       ],
       schedules: [],
@@ -229,25 +296,50 @@ describe('the cluster section', () => {
     const worker = document.querySelector('#workers tr') as HTMLTableRowElement;
     expect(worker.dataset['worker']).toBe(EVIL);
     expect(document.querySelector('#workers img')).toBeNull();
-    expect([...worker.cells].map((cell) => cell.textContent).slice(0, 4)).toEqual([EVIL, 'h1 (pid 42)', '1/4', 'load, sum']);
+    expect([...worker.cells].map((cell) => cell.textContent).slice(0, 4)).toEqual([
+      EVIL,
+      'h1 (pid 42)',
+      '1/4',
+      'load, sum',
+    ]);
     const limits = [...document.querySelectorAll<HTMLTableRowElement>('#limits tr')];
-    expect(limits.map((row) => [row.dataset['key'], row.dataset['full'], row.cells[1]?.textContent])).toEqual([
+    expect(
+      limits.map((row) => [row.dataset['key'], row.dataset['full'], row.cells[1]?.textContent]),
+    ).toEqual([
       ['api', 'true', '1/1'],
       ['warehouse', 'false', '0/2'],
     ]);
     expect(limits[0]?.cells[2]?.textContent).toBe('plan-0000000001/task-0000000003 on w1');
-    renderCluster({ actions: false, workers: [], limits: [], schedules: [], jobs: [], jobWorkers: [] }, tablesOf(byId));
+    renderCluster(
+      { actions: false, workers: [], limits: [], schedules: [], jobs: [], jobWorkers: [] },
+      tablesOf(byId),
+    );
     expect(document.querySelectorAll('#workers tr')).toHaveLength(0);
     expect(byId('workers-empty').textContent).toContain('No live worker');
-    expect(byId('schedules-empty').textContent).toBe('No schedules shown (zk-plan ui --schedules <path> lists them).');
+    expect(byId('schedules-empty').textContent).toBe(
+      'No schedules shown (zk-plan ui --schedules <path> lists them).',
+    );
     expect(byId('jobs-empty').textContent).toContain('--jobs');
     // Started with --schedules and --jobs: an empty parent is said so, not "start it with --schedules".
     renderCluster(
-      { actions: false, workers: [], limits: [], schedulesParent: '/schedules', schedules: [], jobsParent: '/jobs', jobs: [], jobWorkers: [] },
+      {
+        actions: false,
+        workers: [],
+        limits: [],
+        schedulesParent: '/schedules',
+        schedules: [],
+        jobsParent: '/jobs',
+        jobs: [],
+        jobWorkers: [],
+      },
       tablesOf(byId),
     );
-    expect(byId('schedules-empty').textContent).toBe('No schedule is defined under /schedules (zk-plan schedule put <file> --schedules /schedules adds one).');
-    expect(byId('workers-empty').textContent).toBe('No live worker process is registered under this parent nor job worker under /jobs.');
+    expect(byId('schedules-empty').textContent).toBe(
+      'No schedule is defined under /schedules (zk-plan schedule put <file> --schedules /schedules adds one).',
+    );
+    expect(byId('workers-empty').textContent).toBe(
+      'No live worker process is registered under this parent nor job worker under /jobs.',
+    );
   });
 
   it('lists the job workers of --jobs among the live workers, with their job functions, items and the manager', () => {
@@ -262,8 +354,24 @@ describe('the cluster section', () => {
         jobsParent: '/jobs',
         jobs: [],
         jobWorkers: [
-          { id: 'jw-1', host: 'h2', pid: 7, jobFunctions: ['poll', EVIL], items: 3, manager: true, startedAt: '2026-11-24T10:00:00Z' },
-          { id: 'jw-2', host: 'h3', pid: 8, jobFunctions: ['poll'], items: 0, manager: false, startedAt: '2026-11-24T10:00:00Z' },
+          {
+            id: 'jw-1',
+            host: 'h2',
+            pid: 7,
+            jobFunctions: ['poll', EVIL],
+            items: 3,
+            manager: true,
+            startedAt: '2026-11-24T10:00:00Z',
+          },
+          {
+            id: 'jw-2',
+            host: 'h3',
+            pid: 8,
+            jobFunctions: ['poll'],
+            items: 0,
+            manager: false,
+            startedAt: '2026-11-24T10:00:00Z',
+          },
         ],
       },
       tablesOf(byId),
@@ -302,9 +410,30 @@ describe('the cluster section', () => {
             planParent: '/plans',
             nextFireTimes: ['2026-11-26T01:30:00.000Z'],
             runs: [
-              { firedAt: '2026-11-25T01:30:00.000Z', kind: 'cron', state: 'fired', plan: fired, detail: 'completed', shown: true },
-              { firedAt: '2026-11-24T01:30:00.000Z', kind: 'cron', state: 'skipped', plan: '/plans/x', detail: 'overlap', shown: true },
-              { firedAt: '2026-11-23T01:30:00.000Z', kind: 'manual', state: 'fired', plan: '/elsewhere/y', detail: 'failed', shown: false },
+              {
+                firedAt: '2026-11-25T01:30:00.000Z',
+                kind: 'cron',
+                state: 'fired',
+                plan: fired,
+                detail: 'completed',
+                shown: true,
+              },
+              {
+                firedAt: '2026-11-24T01:30:00.000Z',
+                kind: 'cron',
+                state: 'skipped',
+                plan: '/plans/x',
+                detail: 'overlap',
+                shown: true,
+              },
+              {
+                firedAt: '2026-11-23T01:30:00.000Z',
+                kind: 'manual',
+                state: 'fired',
+                plan: '/elsewhere/y',
+                detail: 'failed',
+                shown: false,
+              },
             ],
           },
         ],
@@ -318,14 +447,24 @@ describe('the cluster section', () => {
     expect(document.querySelector('#schedules img')).toBeNull();
     expect(row.cells[1]?.textContent).toBe('0 30 2 * * * (Europe/Berlin) · paused');
     const links = [...row.querySelectorAll('a')];
-    expect(links.map((link) => link.getAttribute('href'))).toEqual([`/plan?path=${encodeURIComponent(fired)}`]);
-    expect([...row.querySelectorAll<HTMLElement>('div.run')].map((run) => run.dataset['state'])).toEqual(['fired', 'skipped', 'fired']);
+    expect(links.map((link) => link.getAttribute('href'))).toEqual([
+      `/plan?path=${encodeURIComponent(fired)}`,
+    ]);
+    expect(
+      [...row.querySelectorAll<HTMLElement>('div.run')].map((run) => run.dataset['state']),
+    ).toEqual(['fired', 'skipped', 'fired']);
     expect(row.cells[3]?.textContent).toContain('(manual) fired: failed');
   });
 });
 
 function tablesOf(byId: (id: string) => HTMLElement): Parameters<typeof renderCluster>[1] {
-  const tables = { workers: byId('workers'), limits: byId('limits'), schedules: byId('schedules'), jobs: byId('jobs'), jobAssignment: byId('job-assignment') };
+  const tables = {
+    workers: byId('workers'),
+    limits: byId('limits'),
+    schedules: byId('schedules'),
+    jobs: byId('jobs'),
+    jobAssignment: byId('job-assignment'),
+  };
   const empty = {
     workersEmpty: byId('workers-empty'),
     limitsEmpty: byId('limits-empty'),
@@ -340,7 +479,11 @@ describe('the action buttons', () => {
     history.replaceState(null, '', '/plan?path=x');
   });
 
-  const controlled = (state: UiPlanStatus['state'], control: 'paused' | 'cancelled' | undefined, failed = 0): UiPlanStatus => ({
+  const controlled = (
+    state: UiPlanStatus['state'],
+    control: 'paused' | 'cancelled' | undefined,
+    failed = 0,
+  ): UiPlanStatus => ({
     ...status(state, failed),
     ...(control !== undefined ? { control: { state: control, at: '2026-11-24T10:00:00Z' } } : {}),
   });
@@ -368,20 +511,34 @@ describe('the action buttons', () => {
     loadPage(planPageHtml(PLAN, true));
     history.replaceState(null, '', '/plan?path=x#token=s3cret');
     const calls = stubFetch({
-      '/api/actions/pause': (url) => ({ plan: url.searchParams.get('path'), state: 'paused', running: ['/t1', '/t2'] }),
+      '/api/actions/pause': (url) => ({
+        plan: url.searchParams.get('path'),
+        state: 'paused',
+        running: ['/t1', '/t2'],
+      }),
       '/api/actions/cancel': (url) => ({ plan: url.searchParams.get('path'), state: 'cancelled' }),
     });
     const actions = new PlanActions(PLAN);
     expect(location.hash).toBe('');
     expect(sessionStorage.getItem('zk-plan-ui-token')).toBe('s3cret');
-    const button = (name: string): HTMLButtonElement => document.getElementById(`action-${name}`) as HTMLButtonElement;
+    const button = (name: string): HTMLButtonElement =>
+      document.getElementById(`action-${name}`) as HTMLButtonElement;
     expect((document.getElementById('actions') as HTMLElement).hidden).toBe(false);
     expect(button('pause').disabled).toBe(true); // no state yet
     actions.update(status('running'));
-    expect(['pause', 'resume', 'cancel', 'retry'].map((name) => button(name).disabled)).toEqual([false, true, false, true]);
+    expect(['pause', 'resume', 'cancel', 'retry'].map((name) => button(name).disabled)).toEqual([
+      false,
+      true,
+      false,
+      true,
+    ]);
 
     button('pause').click();
-    await vi.waitFor(() => expect(document.getElementById('action-note')?.textContent).toBe('Paused: no new task starts; 2 running task(s) finish.'));
+    await vi.waitFor(() =>
+      expect(document.getElementById('action-note')?.textContent).toBe(
+        'Paused: no new task starts; 2 running task(s) finish.',
+      ),
+    );
     const pause = calls.find((call) => call.url.startsWith('/api/actions/pause'));
     expect(pause?.init?.method).toBe('POST');
     expect(new Headers(pause?.init?.headers).get('Authorization')).toBe('Bearer s3cret');
@@ -393,14 +550,23 @@ describe('the action buttons', () => {
     expect(calls.some((call) => call.url.startsWith('/api/actions/cancel'))).toBe(false); // armed, not sent
     expect(button('cancel').dataset['armed']).toBe('true');
     button('cancel').click();
-    await vi.waitFor(() => expect(document.getElementById('action-note')?.textContent).toContain('Cancelled'));
+    await vi.waitFor(() =>
+      expect(document.getElementById('action-note')?.textContent).toContain('Cancelled'),
+    );
     const cancel = calls.find((call) => call.url.startsWith('/api/actions/cancel'));
-    expect(new URL(cancel?.url ?? '', 'http://h/').searchParams.get('reason')).toBe('started by mistake');
+    expect(new URL(cancel?.url ?? '', 'http://h/').searchParams.get('reason')).toBe(
+      'started by mistake',
+    );
     expect((document.getElementById('cancel-reason') as HTMLInputElement).value).toBe('');
     expect(button('cancel').dataset['armed']).toBeUndefined();
 
     actions.setOffline(true); // the plan was deleted, or its stream is down
-    expect(['pause', 'resume', 'cancel', 'retry'].map((name) => button(name).disabled)).toEqual([true, true, true, true]);
+    expect(['pause', 'resume', 'cancel', 'retry'].map((name) => button(name).disabled)).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('a cancel not confirmed in time is disarmed, and an old timer does not disarm a newer confirmation', async () => {
@@ -429,19 +595,32 @@ describe('the action buttons', () => {
     sessionStorage.setItem('zk-plan-ui-token', 'wrong');
     vi.stubGlobal('fetch', async (input: string) =>
       input.startsWith('/api/actions/pause')
-        ? new Response(JSON.stringify({ error: { code: 'UNAUTHORIZED', message: 'missing or wrong bearer token' } }), { status: 401 })
-        : new Response('Forbidden: the web view answers loopback host names only\n', { status: 403 }),
+        ? new Response(
+            JSON.stringify({
+              error: { code: 'UNAUTHORIZED', message: 'missing or wrong bearer token' },
+            }),
+            { status: 401 },
+          )
+        : new Response('Forbidden: the web view answers loopback host names only\n', {
+            status: 403,
+          }),
     );
     const actions = new PlanActions(PLAN);
     actions.update(controlled('paused', 'paused', 1));
     actions.update(status('running'));
     (document.getElementById('action-pause') as HTMLButtonElement).click();
-    await vi.waitFor(() => expect(document.getElementById('action-note')?.dataset['outcome']).toBe('error'));
-    expect(document.getElementById('action-note')?.textContent).toBe('pause failed: UNAUTHORIZED: missing or wrong bearer token');
+    await vi.waitFor(() =>
+      expect(document.getElementById('action-note')?.dataset['outcome']).toBe('error'),
+    );
+    expect(document.getElementById('action-note')?.textContent).toBe(
+      'pause failed: UNAUTHORIZED: missing or wrong bearer token',
+    );
     actions.update(status('failed', 1));
     (document.getElementById('action-retry') as HTMLButtonElement).click();
     await vi.waitFor(() =>
-      expect(document.getElementById('action-note')?.textContent).toBe('retry failed: 403 Forbidden: the web view answers loopback host names only'),
+      expect(document.getElementById('action-note')?.textContent).toBe(
+        'retry failed: 403 Forbidden: the web view answers loopback host names only',
+      ),
     );
 
     sessionStorage.clear();
@@ -480,19 +659,30 @@ describe('the graph canvas', () => {
     const selected: string[] = [];
     const get = <T extends Element>(id: string): T => document.getElementById(id) as unknown as T;
     const canvas = new GraphCanvas(
-      { svg: get('graph'), viewport: get('viewport'), edges: get('edges'), nodes: get('nodes'), layoutInfo: get('layout-info') },
+      {
+        svg: get('graph'),
+        viewport: get('viewport'),
+        edges: get('edges'),
+        nodes: get('nodes'),
+        layoutInfo: get('layout-info'),
+      },
       stats,
       (name) => selected.push(name),
     );
     canvas.show([node(1, 'done'), node(2, 'running', [1]), node(3, 'waiting', [1, 2])]);
     const drawn = (): string[][] =>
-      [...document.querySelectorAll('g.node')].map((el) => [el.getAttribute('data-task') ?? '', el.getAttribute('data-state') ?? '']);
+      [...document.querySelectorAll('g.node')].map((el) => [
+        el.getAttribute('data-task') ?? '',
+        el.getAttribute('data-state') ?? '',
+      ]);
     expect(drawn()).toEqual([
       ['task-0000000001', 'done'],
       ['task-0000000002', 'running'],
       ['task-0000000003', 'waiting'],
     ]);
-    expect(document.querySelector('g.node[data-task="task-0000000003"] text')?.textContent).toBe(`#3 ${EVIL}`.slice(0, 20) + '\u2026');
+    expect(document.querySelector('g.node[data-task="task-0000000003"] text')?.textContent).toBe(
+      `#3 ${EVIL}`.slice(0, 20) + '\u2026',
+    );
     expect(document.querySelector('#nodes img')).toBeNull();
     const element = document.querySelector('g.node[data-task="task-0000000002"]') as SVGGElement;
     expect(canvas.recolour(['task-0000000002', 'done', false, 'f', false, ''])).toBe(true);
@@ -515,16 +705,24 @@ describe('the graph canvas', () => {
     expect(stats.structureChanges).toBe(2);
     expect(drawn().map(([name]) => name)).toEqual(['task-0000000001', 'task-0000000003']);
 
-    (document.querySelector('g.node[data-task="task-0000000001"] rect') as SVGRectElement).dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    (
+      document.querySelector('g.node[data-task="task-0000000001"] rect') as SVGRectElement
+    ).dispatchEvent(new MouseEvent('click', { bubbles: true }));
     expect(selected).toEqual(['task-0000000001']);
     canvas.select('task-0000000001');
-    expect(document.querySelector('g.node.selected')?.getAttribute('data-task')).toBe('task-0000000001');
+    expect(document.querySelector('g.node.selected')?.getAttribute('data-task')).toBe(
+      'task-0000000001',
+    );
     await vi.waitFor(() => expect(document.querySelectorAll('#edges path')).toHaveLength(1));
     expect(stats.engine).toBe('worker');
     expect(requests).toEqual([1, 2]); // one layout per structure; the first answer came too late to be drawn
     expect(document.getElementById('layout-info')?.textContent).toBe('layout failed: no ELK here');
     expect(document.documentElement.dataset['layout']).toBe('quick');
-    expect(document.querySelector('g.node.related')?.getAttribute('data-task')).toBe('task-0000000003');
-    expect(document.querySelector('#edges path.hot')?.getAttribute('data-edge')).toBe('task-0000000001>task-0000000003');
+    expect(document.querySelector('g.node.related')?.getAttribute('data-task')).toBe(
+      'task-0000000003',
+    );
+    expect(document.querySelector('#edges path.hot')?.getAttribute('data-edge')).toBe(
+      'task-0000000001>task-0000000003',
+    );
   });
 });

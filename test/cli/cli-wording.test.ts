@@ -28,14 +28,24 @@ async function thrownBy(fn: () => unknown): Promise<unknown> {
 describe('the CLI speaks in CLI commands', () => {
   it('no help text of any command names an API call', () => {
     const program = buildProgram();
-    const commands = [program, ...program.commands, ...program.commands.flatMap((command) => command.commands)];
+    const commands = [
+      program,
+      ...program.commands,
+      ...program.commands.flatMap((command) => command.commands),
+    ];
     expect(commands.length).toBeGreaterThan(20);
     for (const command of commands) {
       let text = '';
-      command.configureOutput({ writeOut: (chunk) => (text += chunk), writeErr: (chunk) => (text += chunk) });
+      command.configureOutput({
+        writeOut: (chunk) => (text += chunk),
+        writeErr: (chunk) => (text += chunk),
+      });
       command.outputHelp();
       expect(text.length).toBeGreaterThan(50);
-      expect({ command: command.name(), apiCalls: text.split('\n').filter((line) => API_CALL.test(line)) }).toEqual({ command: command.name(), apiCalls: [] });
+      expect({
+        command: command.name(),
+        apiCalls: text.split('\n').filter((line) => API_CALL.test(line)),
+      }).toEqual({ command: command.name(), apiCalls: [] });
     }
   });
 
@@ -90,31 +100,48 @@ describe('the CLI speaks in CLI commands', () => {
 
     const notSnapshot = await thrownBy(() => assertPlanSnapshot('hello'));
     expect((notSnapshot as Error).message).toMatch(API_CALL);
-    expect(describeError(notSnapshot)).toBe('expected a snapshot object, as zk-plan export writes it [SNAPSHOT_INVALID]');
+    expect(describeError(notSnapshot)).toBe(
+      'expected a snapshot object, as zk-plan export writes it [SNAPSHOT_INVALID]',
+    );
   });
 
   it.each<[string, unknown, RegExp]>([
-    ['plan options not an object', { tasks: { a: { fn: 'f' } }, options: 3 }, /"options" must be an object of plan options/],
+    [
+      'plan options not an object',
+      { tasks: { a: { fn: 'f' } }, options: 3 },
+      /"options" must be an object of plan options/,
+    ],
     [
       'an unknown plan option',
       { tasks: { a: { fn: 'f' } }, options: { maxAtempts: 3 } },
       /unknown option of the plan \("options"\) \(did you mean maxAttempts\?\)/,
     ],
-    ['task options not an object', { tasks: { a: { fn: 'f', options: 7 } } }, /"options" must be an object of task options/],
-    ['an unknown task option', { tasks: { a: { fn: 'f', options: { retries: 3 } } } }, /task "a": Invalid retries: unknown option of the task \("options"\)/],
-  ])('a spec with %s is refused in the words of the spec, which both the API and the CLI take', async (_title, spec, wording) => {
-    const error = await thrownBy(() =>
-      checkSpecForSubmit(
-        spec as never,
-        new FunctionRegistry().register('f', () => 1),
-        [],
-        { allowUnknownFunctions: true },
-      ),
-    );
-    expect(error).toBeInstanceOf(ZkPlanError);
-    expect((error as Error).message).not.toMatch(API_CALL);
-    expect(describeError(error)).toMatch(wording);
-  });
+    [
+      'task options not an object',
+      { tasks: { a: { fn: 'f', options: 7 } } },
+      /"options" must be an object of task options/,
+    ],
+    [
+      'an unknown task option',
+      { tasks: { a: { fn: 'f', options: { retries: 3 } } } },
+      /task "a": Invalid retries: unknown option of the task \("options"\)/,
+    ],
+  ])(
+    'a spec with %s is refused in the words of the spec, which both the API and the CLI take',
+    async (_title, spec, wording) => {
+      const error = await thrownBy(() =>
+        checkSpecForSubmit(
+          spec as never,
+          new FunctionRegistry().register('f', () => 1),
+          [],
+          { allowUnknownFunctions: true },
+        ),
+      );
+      expect(error).toBeInstanceOf(ZkPlanError);
+      expect((error as Error).message).not.toMatch(API_CALL);
+      expect(describeError(error)).toMatch(wording);
+    },
+  );
 
   it('an error whose message names no API call is said as it is', () => {
     class Plain extends ZkPlanError {

@@ -25,7 +25,11 @@ afterAll(async () => {
  */
 function loadErrorInNode(file: string): string {
   const script = `import('./src/cli/load-functions.ts').then((m) => m.loadFunctions(${JSON.stringify(file)})).then(() => console.log('loaded'), (error) => console.log(error.message));`;
-  const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '-e', script],
+    { encoding: 'utf8', timeout: 30_000 },
+  );
   return run.stdout.trim();
 }
 
@@ -36,32 +40,56 @@ async function moduleFile(name: string, lines: readonly string[]): Promise<strin
 }
 
 describe('loadFunctions', () => {
-  it.each(['tasks.ts', 'tasks.mts', 'tasks.cts'])('loads a TypeScript module (%s): its types are stripped, its functions registered', async (name) => {
-    const file = await moduleFile(name, [
-      'interface Doubled { readonly value: number }',
-      'const double = (_ctx: unknown, x: number): Doubled => ({ value: x * 2 });',
-      'export default { double };',
-      'export const jobs = { poll: async (): Promise<void> => undefined };',
-    ]);
-    const registry = await loadFunctions(file);
-    expect(registry.names()).toEqual(['double']);
-    expect(registry.jobNames()).toEqual(['poll']);
-  });
+  it.each(['tasks.ts', 'tasks.mts', 'tasks.cts'])(
+    'loads a TypeScript module (%s): its types are stripped, its functions registered',
+    async (name) => {
+      const file = await moduleFile(name, [
+        'interface Doubled { readonly value: number }',
+        'const double = (_ctx: unknown, x: number): Doubled => ({ value: x * 2 });',
+        'export default { double };',
+        'export const jobs = { poll: async (): Promise<void> => undefined };',
+      ]);
+      const registry = await loadFunctions(file);
+      expect(registry.names()).toEqual(['double']);
+      expect(registry.jobNames()).toEqual(['poll']);
+    },
+  );
 
   it('a syntax error in a JavaScript module names its file, line and column', async () => {
-    const file = await moduleFile('broken.mjs', ['export default {', '  ok: () => 1,', '  bad: () => { return 1 +; },', '};']);
-    expect(loadErrorInNode(file)).toBe(`Invalid --functions: cannot load ${file}: ${file}:3:26: Unexpected token ';'`);
+    const file = await moduleFile('broken.mjs', [
+      'export default {',
+      '  ok: () => 1,',
+      '  bad: () => { return 1 +; },',
+      '};',
+    ]);
+    expect(loadErrorInNode(file)).toBe(
+      `Invalid --functions: cannot load ${file}: ${file}:3:26: Unexpected token ';'`,
+    );
   });
 
   it('a syntax error in a TypeScript module names its file, line and column', async () => {
-    const file = await moduleFile('broken.ts', ['export default {', '  ok: (): number => 1,', '  bad: () => { return 1 +; },', '};']);
+    const file = await moduleFile('broken.ts', [
+      'export default {',
+      '  ok: (): number => 1,',
+      '  bad: () => { return 1 +; },',
+      '};',
+    ]);
     const error = await expectRejects(() => loadFunctions(file), InvalidArgumentError);
-    expect(error.message).toBe(`Invalid --functions: cannot load ${file}: ${file}:3:26: ERROR: Unexpected ";"`);
+    expect(error.message).toBe(
+      `Invalid --functions: cannot load ${file}: ${file}:3:26: ERROR: Unexpected ";"`,
+    );
   });
 
   it('an error thrown while the module runs names where it was thrown', async () => {
-    const file = await moduleFile('throws.mjs', ['const config = undefined;', 'export default { region: config.region };']);
+    const file = await moduleFile('throws.mjs', [
+      'const config = undefined;',
+      'export default { region: config.region };',
+    ]);
     const error = await expectRejects(() => loadFunctions(file), InvalidArgumentError);
-    expect(error.message).toMatch(new RegExp(`Cannot read properties of undefined \\(reading 'region'\\) \\(at ${file.replaceAll('.', '\\.')}:2:\\d+\\)`));
+    expect(error.message).toMatch(
+      new RegExp(
+        `Cannot read properties of undefined \\(reading 'region'\\) \\(at ${file.replaceAll('.', '\\.')}:2:\\d+\\)`,
+      ),
+    );
   });
 });

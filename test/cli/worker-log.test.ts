@@ -23,10 +23,15 @@ const NAMED = `${TASK} (key load-eu, fn load, plan nightly)`;
 const ROOT = process.cwd();
 
 /** A worker log (plain unless told) writing into `lines`, following a stand-in ZkPlan. */
-function follow(level: string, format: 'plain' | 'pretty' = 'plain'): { plan: EventEmitter<ZkPlanEvents>; lines: string[] } {
+function follow(
+  level: string,
+  format: 'plain' | 'pretty' = 'plain',
+): { plan: EventEmitter<ZkPlanEvents>; lines: string[] } {
   const lines: string[] = [];
   const plan = Object.assign(new EventEmitter<ZkPlanEvents>(), { zk: new EventEmitter() });
-  terminalLog(level, { format, writeLine: (line) => lines.push(line), now: () => NOW }).follow(plan as unknown as ZkPlan);
+  terminalLog(level, { format, writeLine: (line) => lines.push(line), now: () => NOW }).follow(
+    plan as unknown as ZkPlan,
+  );
   return { plan, lines };
 }
 
@@ -53,14 +58,38 @@ describe('the worker log for a person (plain and pretty)', () => {
   it('prints one line per task event, each worded apart, with the key, function, plan name and attempt n/max', () => {
     const { plan, lines } = follow('debug');
     const base = { task: TASK, plan: PLAN, workerId: 'host:1/1', ...LABELS };
-    const failure = { ...base, error: thrown('the disk is full', 'Error: the disk is full'), attempt: 1, maxAttempts: 3 };
+    const failure = {
+      ...base,
+      error: thrown('the disk is full', 'Error: the disk is full'),
+      attempt: 1,
+      maxAttempts: 3,
+    };
     plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'host:1/1' });
     plan.emit('task:started', { ...base, attempt: 1, maxAttempts: 3 });
-    plan.emit('task:completed', { ...base, attempt: 1, maxAttempts: 3, durationMs: 1_234, reusedResult: false });
-    plan.emit('task:failed', { ...failure, charged: true, final: false, attempts: 1, nextTryAt: new Date(NOW.getTime() + 2_000) });
+    plan.emit('task:completed', {
+      ...base,
+      attempt: 1,
+      maxAttempts: 3,
+      durationMs: 1_234,
+      reusedResult: false,
+    });
+    plan.emit('task:failed', {
+      ...failure,
+      charged: true,
+      final: false,
+      attempts: 1,
+      nextTryAt: new Date(NOW.getTime() + 2_000),
+    });
     plan.emit('task:failed', { ...failure, attempt: 3, charged: true, final: true, attempts: 3 });
     plan.emit('task:failed', { ...failure, charged: true, final: true, attempts: 1 });
-    for (const givenBack of ['drain', 'paused', 'cancelled', 'plan-failed', 'session-expired', 'given-back'] as const) {
+    for (const givenBack of [
+      'drain',
+      'paused',
+      'cancelled',
+      'plan-failed',
+      'session-expired',
+      'given-back',
+    ] as const) {
       plan.emit('task:failed', { ...failure, charged: false, final: false, givenBack });
     }
     const heads = lines.map((line) => line.split('\n')[0]);
@@ -94,7 +123,17 @@ describe('the worker log for a person (plain and pretty)', () => {
 
   it('puts the stack below a task failed for good only, or below every failure at debug level', () => {
     const error = thrown('the disk is full', MIXED_STACK);
-    const retried = { task: TASK, plan: PLAN, workerId: 'w', error, charged: true, final: false, attempt: 1, maxAttempts: 3, nextTryAt: NOW };
+    const retried = {
+      task: TASK,
+      plan: PLAN,
+      workerId: 'w',
+      error,
+      charged: true,
+      final: false,
+      attempt: 1,
+      maxAttempts: 3,
+      nextTryAt: NOW,
+    };
     const info = follow('info');
     info.plan.emit('task:failed', retried);
     info.plan.emit('task:failed', { ...retried, attempt: 3, final: true });
@@ -133,13 +172,22 @@ describe('the worker log for a person (plain and pretty)', () => {
     expect(lines).toHaveLength(3);
     for (const line of lines) {
       expect(line).not.toMatch(API_CALL);
-      expect(line).toContain('(zk-plan schedule put <file> --schedules /schedules) or remove it (zk-plan schedule rm nightly --schedules /schedules)');
+      expect(line).toContain(
+        '(zk-plan schedule put <file> --schedules /schedules) or remove it (zk-plan schedule rm nightly --schedules /schedules)',
+      );
     }
   });
 
   it('pretty lines start with the time and the level, coloured only when asked', () => {
     const { plan, lines } = follow('info', 'pretty');
-    plan.emit('task:started', { task: TASK, plan: PLAN, workerId: 'w', fn: 'load', attempt: 1, maxAttempts: 2 });
+    plan.emit('task:started', {
+      task: TASK,
+      plan: PLAN,
+      workerId: 'w',
+      fn: 'load',
+      attempt: 1,
+      maxAttempts: 2,
+    });
     plan.emit('task:failed', {
       task: TASK,
       plan: PLAN,
@@ -152,19 +200,39 @@ describe('the worker log for a person (plain and pretty)', () => {
       maxAttempts: 2,
     });
     expect(lines[0]).toBe(`[03:04:05.006] INFO  task started: ${TASK} (fn load), attempt 1/2`);
-    expect(lines[1]?.split('\n')[0]).toBe(`[03:04:05.006] ERROR task failed for good: ${TASK} (fn load), attempt 2/2: x`);
+    expect(lines[1]?.split('\n')[0]).toBe(
+      `[03:04:05.006] ERROR task failed for good: ${TASK} (fn load), attempt 2/2: x`,
+    );
     const colored: string[] = [];
     const emitter = Object.assign(new EventEmitter(), { zk: new EventEmitter() });
-    terminalLog('info', { format: 'pretty', colors: true, now: () => NOW, writeLine: (line) => colored.push(line) }).follow(emitter as unknown as ZkPlan);
+    terminalLog('info', {
+      format: 'pretty',
+      colors: true,
+      now: () => NOW,
+      writeLine: (line) => colored.push(line),
+    }).follow(emitter as unknown as ZkPlan);
     emitter.emit('task:started', { task: TASK, plan: PLAN, workerId: 'w', fn: 'load', attempt: 1 });
-    expect(colored).toEqual([`[03:04:05.006] \x1b[32mINFO \x1b[39m task started: ${TASK} (fn load), attempt 1`]);
+    expect(colored).toEqual([
+      `[03:04:05.006] \x1b[32mINFO \x1b[39m task started: ${TASK} (fn load), attempt 1`,
+    ]);
   });
 });
 
 /** Adds `fields` to the value of a node (a task's definition, a plan's settings), as the writers of keys and names do. */
-async function addToValue(zk: MemoryZkClient, path: string, fields: Record<string, unknown>): Promise<void> {
+async function addToValue(
+  zk: MemoryZkClient,
+  path: string,
+  fields: Record<string, unknown>,
+): Promise<void> {
   const { data } = await zk.getData(path);
-  await zk.setData(path, encodeValue({ ...(decodeValue(path, data) as Record<string, unknown>), ...fields }, 'test value', path));
+  await zk.setData(
+    path,
+    encodeValue(
+      { ...(decodeValue(path, data) as Record<string, unknown>), ...fields },
+      'test value',
+      path,
+    ),
+  );
 }
 
 describe('a worker run, logged', () => {
@@ -189,9 +257,13 @@ describe('a worker run, logged', () => {
     await addToValue(zk, broken, { key: 'audit' });
     await zkPlan.markAsReady(plan);
     const lines: string[] = [];
-    const stopPlain = terminalLog('info', { writeLine: (line) => lines.push(line) }).follow(zkPlan as unknown as ZkPlan);
+    const stopPlain = terminalLog('info', { writeLine: (line) => lines.push(line) }).follow(
+      zkPlan as unknown as ZkPlan,
+    );
     const json: Record<string, unknown>[] = [];
-    const destination = { write: (chunk: string): void => void json.push(JSON.parse(chunk) as Record<string, unknown>) };
+    const destination = {
+      write: (chunk: string): void => void json.push(JSON.parse(chunk) as Record<string, unknown>),
+    };
     const stopJson = logWorkerEvents(zkPlan, createLogger({ pretty: false, destination }));
     const pool = zkPlan.startWorkers('/etl', { backoff: FAST_BACKOFF });
     await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
@@ -201,11 +273,20 @@ describe('a worker run, logged', () => {
     await zkPlan.close();
 
     const of = (task: string): string[] => lines.filter((line) => line.includes(task));
-    expect(of(flaky).map((line) => line.split(': ')[1])).toEqual(['task started', 'task failed', 'task started', 'task completed']);
-    expect(of(flaky)[1]).toContain(`${flaky} (key eu, fn flaky, plan nightly), attempt 1/2, retrying at`);
+    expect(of(flaky).map((line) => line.split(': ')[1])).toEqual([
+      'task started',
+      'task failed',
+      'task started',
+      'task completed',
+    ]);
+    expect(of(flaky)[1]).toContain(
+      `${flaky} (key eu, fn flaky, plan nightly), attempt 1/2, retrying at`,
+    );
     expect(of(flaky)[2]).toContain('attempt 2/2');
     const [brokenStart, brokenEnd] = of(broken);
-    expect(brokenStart).toBe(`zk-plan worker: task started: ${broken} (key audit, fn broken, plan nightly), attempt 1/2`);
+    expect(brokenStart).toBe(
+      `zk-plan worker: task started: ${broken} (key audit, fn broken, plan nightly), attempt 1/2`,
+    );
     const [head, ...stack] = (brokenEnd ?? '').split('\n');
     expect(head).toBe(
       `zk-plan worker: task failed for good: ${broken} (key audit, fn broken, plan nightly), attempt 1/2, not retried (a permanent error): no such customer`,
@@ -216,10 +297,19 @@ describe('a worker run, logged', () => {
     expect(stack.join('\n')).not.toMatch(/[/\\]src[/\\]|node:internal/);
 
     // JSON lines: every task line carries plan, plan name, task, key, fn, attempt and worker; completions and failures a duration.
-    const taskLines = json.filter((line) => ['task:started', 'task:completed', 'task:failed'].includes(line['event'] as string));
+    const taskLines = json.filter((line) =>
+      ['task:started', 'task:completed', 'task:failed'].includes(line['event'] as string),
+    );
     expect(taskLines).toHaveLength(6);
     for (const line of taskLines) {
-      expect(line).toMatchObject({ plan, planName: 'nightly', key: expect.any(String), fn: expect.any(String), attempt: expect.any(Number), maxAttempts: 2 });
+      expect(line).toMatchObject({
+        plan,
+        planName: 'nightly',
+        key: expect.any(String),
+        fn: expect.any(String),
+        attempt: expect.any(Number),
+        maxAttempts: 2,
+      });
       expect(line['workerId']).toEqual(expect.any(String));
       if (line['event'] !== 'task:started') expect(line['durationMs']).toEqual(expect.any(Number));
     }

@@ -27,15 +27,27 @@ describe('resolveBackoff', () => {
     expect(resolveBackoff({ initial: 5 })).toEqual({ initial: 5, increase: 1.5, max: 10_000 });
     expect(resolveBackoff({ increase: 3 })).toEqual({ initial: 100, increase: 3, max: 10_000 });
     expect(resolveBackoff({ max: 42 })).toEqual({ initial: 100, increase: 1.5, max: 42 });
-    expect(resolveBackoff({ initial: 1, increase: 2, max: 3 })).toEqual({ initial: 1, increase: 2, max: 3 });
+    expect(resolveBackoff({ initial: 1, increase: 2, max: 3 })).toEqual({
+      initial: 1,
+      increase: 2,
+      max: 3,
+    });
   });
 
   it('falls back to the default for fields set to undefined', () => {
-    expect(resolveBackoff({ initial: undefined, increase: 2, max: undefined })).toEqual({ initial: 100, increase: 2, max: 10_000 });
+    expect(resolveBackoff({ initial: undefined, increase: 2, max: undefined })).toEqual({
+      initial: 100,
+      increase: 2,
+      max: 10_000,
+    });
   });
 
   it('accepts initial 0, max 0 and increase 1', () => {
-    expect(resolveBackoff({ initial: 0, increase: 1, max: 0 })).toEqual({ initial: 0, increase: 1, max: 0 });
+    expect(resolveBackoff({ initial: 0, increase: 1, max: 0 })).toEqual({
+      initial: 0,
+      increase: 1,
+      max: 0,
+    });
   });
 
   it.each<[string, unknown]>([
@@ -64,7 +76,9 @@ describe('resolveConnectOptions', () => {
   });
 
   it('keeps given timeouts', () => {
-    expect(resolveConnectOptions({ connect: 'zk:2181', sessionTimeoutMs: 3000, connectTimeoutMs: 500 })).toEqual({
+    expect(
+      resolveConnectOptions({ connect: 'zk:2181', sessionTimeoutMs: 3000, connectTimeoutMs: 500 }),
+    ).toEqual({
       connect: 'zk:2181',
       sessionTimeoutMs: 3000,
       connectTimeoutMs: 500,
@@ -72,7 +86,9 @@ describe('resolveConnectOptions', () => {
   });
 
   it('trims the connect string', () => {
-    expect(resolveConnectOptions({ connect: '  a:1,b:2/chroot \n' }).connect).toBe('a:1,b:2/chroot');
+    expect(resolveConnectOptions({ connect: '  a:1,b:2/chroot \n' }).connect).toBe(
+      'a:1,b:2/chroot',
+    );
   });
 
   it.each<[string, unknown]>([
@@ -88,7 +104,10 @@ describe('resolveConnectOptions', () => {
     ['a string session timeout', { connect: 'a:1', sessionTimeoutMs: '1000' }],
     ['null options', null],
   ])('rejects %s with InvalidArgumentError', (_title, options) => {
-    const error = expectThrows(() => resolveConnectOptions(options as ConnectOptions), InvalidArgumentError);
+    const error = expectThrows(
+      () => resolveConnectOptions(options as ConnectOptions),
+      InvalidArgumentError,
+    );
     expect(error.code).toBe('INVALID_ARGUMENT');
   });
 });
@@ -157,7 +176,10 @@ describe('resolveWorkerOptions', () => {
     ['an invalid backoff', { backoff: { increase: 0.1 } }],
     ['a null backoff', { backoff: null }],
   ])('rejects %s with InvalidArgumentError', (_title, options) => {
-    const error = expectThrows(() => resolveWorkerOptions(options as WorkerOptions, 'p'), InvalidArgumentError);
+    const error = expectThrows(
+      () => resolveWorkerOptions(options as WorkerOptions, 'p'),
+      InvalidArgumentError,
+    );
     expect(error.code).toBe('INVALID_ARGUMENT');
   });
 });
@@ -165,23 +187,39 @@ describe('resolveWorkerOptions', () => {
 // vm2 hands inlineTimeoutMs to node:vm, which only takes a whole number of ms in 1..4294967295:
 // anything else passes option validation today and then fails every inline task at run time.
 describe('resolveWorkerOptions: inlineTimeoutMs must be usable by the sandbox', () => {
-  it.each([1.5, 4_294_967_296])('rejects inlineTimeoutMs %d with InvalidArgumentError', (inlineTimeoutMs) => {
-    const error = expectThrows(() => resolveWorkerOptions({ inlineTimeoutMs }, 'p'), InvalidArgumentError);
-    expect(error.code).toBe('INVALID_ARGUMENT');
-  });
+  it.each([1.5, 4_294_967_296])(
+    'rejects inlineTimeoutMs %d with InvalidArgumentError',
+    (inlineTimeoutMs) => {
+      const error = expectThrows(
+        () => resolveWorkerOptions({ inlineTimeoutMs }, 'p'),
+        InvalidArgumentError,
+      );
+      expect(error.code).toBe('INVALID_ARGUMENT');
+    },
+  );
 
   it('accepts the largest timeout node:vm supports', () => {
-    expect(resolveWorkerOptions({ inlineTimeoutMs: 4_294_967_295 }, 'p').inlineTimeoutMs).toBe(4_294_967_295);
+    expect(resolveWorkerOptions({ inlineTimeoutMs: 4_294_967_295 }, 'p').inlineTimeoutMs).toBe(
+      4_294_967_295,
+    );
   });
 });
 
 describe('resolvePoolSize', () => {
   it('defaults to one worker and a 30 s drain timeout', () => {
-    expect(resolvePoolSize({})).toEqual({ count: 1, drainTimeoutMs: 30_000, retention: { maxAgeMs: 604_800_000, maxCount: 1_000, sweepIntervalMs: 60_000 } });
+    expect(resolvePoolSize({})).toEqual({
+      count: 1,
+      drainTimeoutMs: 30_000,
+      retention: { maxAgeMs: 604_800_000, maxCount: 1_000, sweepIntervalMs: 60_000 },
+    });
   });
 
   it('keeps a valid count and drain timeout (0 allowed)', () => {
-    expect(resolvePoolSize({ count: 4, drainTimeoutMs: 0, retention: false })).toEqual({ count: 4, drainTimeoutMs: 0, retention: undefined });
+    expect(resolvePoolSize({ count: 4, drainTimeoutMs: 0, retention: false })).toEqual({
+      count: 4,
+      drainTimeoutMs: 0,
+      retention: undefined,
+    });
   });
 
   it.each<[string, unknown]>([
@@ -207,7 +245,9 @@ describe('assertDurationMs: time options are whole ms a Node timer can wait', ()
 
   it('accepts 0 only where allowed', () => {
     expect(() => assertDurationMs('drainTimeoutMs', 0, { allowZero: true })).not.toThrow();
-    expect(expectThrows(() => assertDurationMs('timeoutMs', 0), InvalidArgumentError).message).toContain('from 1 to 2147483647');
+    expect(
+      expectThrows(() => assertDurationMs('timeoutMs', 0), InvalidArgumentError).message,
+    ).toContain('from 1 to 2147483647');
   });
 
   it.each<[string, unknown]>([
@@ -218,12 +258,17 @@ describe('assertDurationMs: time options are whole ms a Node timer can wait', ()
     ['Infinity', Number.POSITIVE_INFINITY],
     ['a negative number', -1],
     ['a numeric string', '100'],
-  ])('refuses %s with a coded InvalidArgumentError naming the option and the range', (_title, value) => {
-    const error = expectThrows(() => assertDurationMs('timeoutMs', value), InvalidArgumentError);
-    expect(error.code).toBe('INVALID_ARGUMENT');
-    expect(error.argument).toBe('timeoutMs');
-    expect(error.message).toMatch(/^Invalid timeoutMs: expected a whole number of ms from 1 to 2147483647, got /);
-  });
+  ])(
+    'refuses %s with a coded InvalidArgumentError naming the option and the range',
+    (_title, value) => {
+      const error = expectThrows(() => assertDurationMs('timeoutMs', value), InvalidArgumentError);
+      expect(error.code).toBe('INVALID_ARGUMENT');
+      expect(error.argument).toBe('timeoutMs');
+      expect(error.message).toMatch(
+        /^Invalid timeoutMs: expected a whole number of ms from 1 to 2147483647, got /,
+      );
+    },
+  );
 
   it('is the bound the CLI uses too', async () => {
     const cli = await import('../../src/cli/options.js');
@@ -235,42 +280,103 @@ describe('assertDurationMs: time options are whole ms a Node timer can wait', ()
 describe('every time option of the API refuses what a timer cannot wait', () => {
   const bad = [1500.5, 3e9];
   it.each(bad)('connect: sessionTimeoutMs and connectTimeoutMs %d', (value) => {
-    expect(expectThrows(() => resolveConnectOptions({ connect: 'a:1', sessionTimeoutMs: value }), InvalidArgumentError).argument).toBe('sessionTimeoutMs');
-    expect(expectThrows(() => resolveConnectOptions({ connect: 'a:1', connectTimeoutMs: value }), InvalidArgumentError).argument).toBe('connectTimeoutMs');
+    expect(
+      expectThrows(
+        () => resolveConnectOptions({ connect: 'a:1', sessionTimeoutMs: value }),
+        InvalidArgumentError,
+      ).argument,
+    ).toBe('sessionTimeoutMs');
+    expect(
+      expectThrows(
+        () => resolveConnectOptions({ connect: 'a:1', connectTimeoutMs: value }),
+        InvalidArgumentError,
+      ).argument,
+    ).toBe('connectTimeoutMs');
   });
 
-  it.each(bad)('worker and pool: inlineTimeoutMs (fraction), drainTimeoutMs, backoff.initial and backoff.max %d', (value) => {
-    expect(expectThrows(() => resolvePoolSize({ drainTimeoutMs: value }), InvalidArgumentError).argument).toBe('drainTimeoutMs');
-    expect(expectThrows(() => resolveBackoff({ initial: value }), InvalidArgumentError).argument).toBe('backoff.initial');
-    expect(expectThrows(() => resolveBackoff({ max: value }), InvalidArgumentError).argument).toBe('backoff.max');
-    expect(expectThrows(() => resolveWorkerOptions({ backoff: { max: value } }, 'p'), InvalidArgumentError).argument).toBe('backoff.max');
-    expect(expectThrows(() => resolveWorkerOptions({ inlineTimeoutMs: 1.5 }, 'p'), InvalidArgumentError).argument).toBe('inlineTimeoutMs');
-  });
+  it.each(bad)(
+    'worker and pool: inlineTimeoutMs (fraction), drainTimeoutMs, backoff.initial and backoff.max %d',
+    (value) => {
+      expect(
+        expectThrows(() => resolvePoolSize({ drainTimeoutMs: value }), InvalidArgumentError)
+          .argument,
+      ).toBe('drainTimeoutMs');
+      expect(
+        expectThrows(() => resolveBackoff({ initial: value }), InvalidArgumentError).argument,
+      ).toBe('backoff.initial');
+      expect(
+        expectThrows(() => resolveBackoff({ max: value }), InvalidArgumentError).argument,
+      ).toBe('backoff.max');
+      expect(
+        expectThrows(
+          () => resolveWorkerOptions({ backoff: { max: value } }, 'p'),
+          InvalidArgumentError,
+        ).argument,
+      ).toBe('backoff.max');
+      expect(
+        expectThrows(
+          () => resolveWorkerOptions({ inlineTimeoutMs: 1.5 }, 'p'),
+          InvalidArgumentError,
+        ).argument,
+      ).toBe('inlineTimeoutMs');
+    },
+  );
 
   it.each(bad)('plan and retry: initialDelayMs and maxDelayMs %d', (value) => {
-    expect(expectThrows(() => resolvePlanSettings({ initialDelayMs: value }), InvalidArgumentError).argument).toBe('initialDelayMs');
-    expect(expectThrows(() => resolvePlanSettings({ maxDelayMs: value }), InvalidArgumentError).argument).toBe('maxDelayMs');
+    expect(
+      expectThrows(() => resolvePlanSettings({ initialDelayMs: value }), InvalidArgumentError)
+        .argument,
+    ).toBe('initialDelayMs');
+    expect(
+      expectThrows(() => resolvePlanSettings({ maxDelayMs: value }), InvalidArgumentError).argument,
+    ).toBe('maxDelayMs');
   });
 
   it.each(bad)('waitForCompletion: timeoutMs %d', (value) => {
-    expect(expectThrows(() => resolveWaitOptions({ timeoutMs: value }), InvalidArgumentError).argument).toBe('timeoutMs');
+    expect(
+      expectThrows(() => resolveWaitOptions({ timeoutMs: value }), InvalidArgumentError).argument,
+    ).toBe('timeoutMs');
   });
 
   it('keeps the defaults and the zero values that mean "none"', () => {
     expect(resolveWaitOptions()).toEqual({ timeoutMs: DEFAULTS.waitTimeoutMs });
-    expect(resolvePlanSettings({ initialDelayMs: 0, maxDelayMs: 0 }).retry).toMatchObject({ initialDelayMs: 0, maxDelayMs: 0 });
+    expect(resolvePlanSettings({ initialDelayMs: 0, maxDelayMs: 0 }).retry).toMatchObject({
+      initialDelayMs: 0,
+      maxDelayMs: 0,
+    });
     expect(resolvePoolSize({ drainTimeoutMs: 0 }).drainTimeoutMs).toBe(0);
   });
 });
 
 describe('a misspelled option key is refused, naming it and the known keys', () => {
   it.each<[string, () => unknown, string, string]>([
-    ['ZkPlan.connect', () => resolveConnectOptions({ connect: 'a:1', sessionTimeout: 1 } as unknown as ConnectOptions), 'sessionTimeout', 'sessionTimeoutMs'],
-    ['createPlan', () => resolvePlanSettings({ maxAttempt: 3 } as never), 'maxAttempt', 'maxAttempts'],
+    [
+      'ZkPlan.connect',
+      () =>
+        resolveConnectOptions({ connect: 'a:1', sessionTimeout: 1 } as unknown as ConnectOptions),
+      'sessionTimeout',
+      'sessionTimeoutMs',
+    ],
+    [
+      'createPlan',
+      () => resolvePlanSettings({ maxAttempt: 3 } as never),
+      'maxAttempt',
+      'maxAttempts',
+    ],
     ['startWorkers', () => resolvePoolSize({ cout: 4 } as never), 'cout', 'count'],
-    ['worker', () => resolveWorkerOptions({ allowInlines: true } as never, 'p'), 'allowInlines', 'allowInline'],
+    [
+      'worker',
+      () => resolveWorkerOptions({ allowInlines: true } as never, 'p'),
+      'allowInlines',
+      'allowInline',
+    ],
     ['backoff', () => resolveBackoff({ inital: 5 } as never), 'inital', 'initial'],
-    ['waitForCompletion', () => resolveWaitOptions({ timeout: 5 } as never), 'timeout', 'timeoutMs'],
+    [
+      'waitForCompletion',
+      () => resolveWaitOptions({ timeout: 5 } as never),
+      'timeout',
+      'timeoutMs',
+    ],
   ])('%s', (where, run, key, suggestion) => {
     const error = expectThrows(run, InvalidArgumentError);
     expect(error.code).toBe('INVALID_ARGUMENT');
@@ -282,17 +388,25 @@ describe('a misspelled option key is refused, naming it and the known keys', () 
 
   it('lists every known key', () => {
     const error = expectThrows(() => resolveWaitOptions({ zzz: 1 } as never), InvalidArgumentError);
-    expect(error.message).toBe('Invalid zzz: unknown option of waitForCompletion; the known options are timeoutMs, signal');
+    expect(error.message).toBe(
+      'Invalid zzz: unknown option of waitForCompletion; the known options are timeoutMs, signal',
+    );
   });
 
   it('lets startWorkers pass its pool options on to the worker options, but not worker() on its own', () => {
     const options = { count: 2, drainTimeoutMs: 10 };
     resolvePoolSize(options);
     expect(() => resolveWorkerOptions(options as WorkerOptions, 'p')).not.toThrow();
-    expect(expectThrows(() => resolveWorkerOptions({ count: 2 } as never, 'p'), InvalidArgumentError).argument).toBe('count');
+    expect(
+      expectThrows(() => resolveWorkerOptions({ count: 2 } as never, 'p'), InvalidArgumentError)
+        .argument,
+    ).toBe('count');
   });
 
   it('still reads a stored plan whose retry policy holds fields of another tool', () => {
-    expect(planSettingsFrom({ failurePolicy: 'failFast', retry: { maxAttempts: 5, jitter: true } }).retry.maxAttempts).toBe(5);
+    expect(
+      planSettingsFrom({ failurePolicy: 'failFast', retry: { maxAttempts: 5, jitter: true } }).retry
+        .maxAttempts,
+    ).toBe(5);
   });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PLAN_SETTINGS, FOREIGN_PLAN_SETTINGS, planSettingsFrom, resolvePlanSettings } from '../../src/config/plan-options.js';
+import {
+  DEFAULT_PLAN_SETTINGS,
+  FOREIGN_PLAN_SETTINGS,
+  planSettingsFrom,
+  resolvePlanSettings,
+} from '../../src/config/plan-options.js';
 
 describe('planSettingsFrom: settings read back from a plan node, whatever it holds', () => {
   it('reads what createPlan stored', () => {
@@ -65,7 +70,10 @@ describe('planSettingsFrom: settings read back from a plan node, whatever it hol
 
   it('keeps a failure policy when the retry policy is missing or not an object', () => {
     for (const retry of [undefined, null, 5, 'fast', true]) {
-      expect(planSettingsFrom({ failurePolicy: 'failFast', retry })).toEqual({ ...FOREIGN_PLAN_SETTINGS, failurePolicy: 'failFast' });
+      expect(planSettingsFrom({ failurePolicy: 'failFast', retry })).toEqual({
+        ...FOREIGN_PLAN_SETTINGS,
+        failurePolicy: 'failFast',
+      });
     }
   });
 
@@ -82,7 +90,8 @@ describe('planSettingsFrom: settings read back from a plan node, whatever it hol
 
   it('takes history only when it is exactly true: a plan node another tool wrote has no history node to write to', () => {
     expect(planSettingsFrom({ history: true }).history).toBe(true);
-    for (const history of ['true', 1, {}, null, undefined]) expect(planSettingsFrom({ history }).history).toBe(false);
+    for (const history of ['true', 1, {}, null, undefined])
+      expect(planSettingsFrom({ history }).history).toBe(false);
     expect(FOREIGN_PLAN_SETTINGS).toEqual({ ...DEFAULT_PLAN_SETTINGS, history: false });
   });
 
@@ -94,8 +103,18 @@ describe('planSettingsFrom: settings read back from a plan node, whatever it hol
 
   it('accepts the largest whole numbers the options allow', () => {
     const settings = planSettingsFrom({
-      retry: { maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 2_147_483_647, maxDelayMs: 2_147_483_647, multiplier: 1e6 },
+      retry: {
+        maxAttempts: Number.MAX_SAFE_INTEGER,
+        initialDelayMs: 2_147_483_647,
+        maxDelayMs: 2_147_483_647,
+        multiplier: 1e6,
+      },
     });
-    expect(settings.retry).toEqual({ maxAttempts: Number.MAX_SAFE_INTEGER, initialDelayMs: 2_147_483_647, maxDelayMs: 2_147_483_647, multiplier: 1e6 });
+    expect(settings.retry).toEqual({
+      maxAttempts: Number.MAX_SAFE_INTEGER,
+      initialDelayMs: 2_147_483_647,
+      maxDelayMs: 2_147_483_647,
+      multiplier: 1e6,
+    });
   });
 });

@@ -3,7 +3,11 @@
  * what starts after a pause, what a cancel leaves, and a worker that never heard of a pause.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PlanCancelledError, PlanFinishedError, PlanPausedError } from '../../src/errors/plan-errors.js';
+import {
+  PlanCancelledError,
+  PlanFinishedError,
+  PlanPausedError,
+} from '../../src/errors/plan-errors.js';
 import { WaitTimeoutError } from '../../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
@@ -21,24 +25,30 @@ interface Start {
 }
 
 /** `work(label, ms)`: waits ms (cut short by its signal) and returns label; every start and abort is recorded. */
-function workRegistry(starts: Start[], aborts: { label: string; reason: unknown }[]): FunctionRegistry {
-  return new FunctionRegistry().register('work', async (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => {
-    const label = String(ctx.params[0]);
-    starts.push({ label, at: performance.now() });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, Number(ctx.params[1]));
-      ctx.signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          aborts.push({ label, reason: ctx.signal.reason });
-          reject(ctx.signal.reason as Error);
-        },
-        { once: true },
-      );
-    });
-    return [label, ...inputs].join('+');
-  });
+function workRegistry(
+  starts: Start[],
+  aborts: { label: string; reason: unknown }[],
+): FunctionRegistry {
+  return new FunctionRegistry().register(
+    'work',
+    async (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => {
+      const label = String(ctx.params[0]);
+      starts.push({ label, at: performance.now() });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, Number(ctx.params[1]));
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            aborts.push({ label, reason: ctx.signal.reason });
+            reject(ctx.signal.reason as Error);
+          },
+          { once: true },
+        );
+      });
+      return [label, ...inputs].join('+');
+    },
+  );
 }
 
 describe('pausePlan, resumePlan, cancelPlan', () => {
@@ -47,10 +57,23 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
   });
 
-  function cluster(server: MemoryZooKeeper, starts: Start[], aborts: { label: string; reason: unknown }[], count = 2): MemoryProcess[] {
-    const started = ['a', 'b'].map((name) => memoryProcess(server, name, workRegistry(starts, aborts)));
+  function cluster(
+    server: MemoryZooKeeper,
+    starts: Start[],
+    aborts: { label: string; reason: unknown }[],
+    count = 2,
+  ): MemoryProcess[] {
+    const started = ['a', 'b'].map((name) =>
+      memoryProcess(server, name, workRegistry(starts, aborts)),
+    );
     processes.push(...started);
-    for (const { zkPlan } of started) zkPlan.startWorkers(PARENT, { count, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 50 });
+    for (const { zkPlan } of started)
+      zkPlan.startWorkers(PARENT, {
+        count,
+        backoff: FAST_BACKOFF,
+        retention: false,
+        drainTimeoutMs: 50,
+      });
     return started;
   }
 
@@ -64,18 +87,27 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
       plan,
       Array.from({ length: 30 }, (_, index) => ({ task: call('work', `t${index}`, 15) })),
     );
-    const total = await zkPlan.addTask(plan, call('work', 'total', 1), tasks.slice(0, 3), { keepResult: true });
+    const total = await zkPlan.addTask(plan, call('work', 'total', 1), tasks.slice(0, 3), {
+      keepResult: true,
+    });
     await zkPlan.markAsReady(plan);
     while (starts.length < 6) await pause(2);
 
     const outcome = await zkPlan.control.pause(plan);
     const acknowledgedAt = performance.now();
     await pause(150); // many task lengths: a worker that ignored the pause would have started several
-    const afterPause = starts.filter((start) => start.at > acknowledgedAt).map((start) => start.label);
-    const held = new Set(outcome.running.map((task) => tasks.indexOf(task)).map((index) => `t${index}`));
+    const afterPause = starts
+      .filter((start) => start.at > acknowledgedAt)
+      .map((start) => start.label);
+    const held = new Set(
+      outcome.running.map((task) => tasks.indexOf(task)).map((index) => `t${index}`),
+    );
     expect(afterPause.filter((label) => !held.has(label))).toEqual([]);
     expect((await zkPlan.plans.status(plan)).state).toBe('paused');
-    expect((await zkPlan.plans.status(plan)).control).toMatchObject({ state: 'paused', abortRunning: false });
+    expect((await zkPlan.plans.status(plan)).control).toMatchObject({
+      state: 'paused',
+      abortRunning: false,
+    });
     await expectRejects(() => zkPlan.waitForCompletion(plan, { timeoutMs: 50 }), WaitTimeoutError);
     expect(await zkPlan.control.pause(plan)).toMatchObject({ plan }); // repeating it is harmless
 
@@ -92,7 +124,10 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     const [a] = cluster(server, starts, aborts, 1);
     const { zkPlan } = a as MemoryProcess;
     const plan = await zkPlan.createPlan(PARENT, { maxAttempts: 1 }); // a charged failure would fail it for good
-    await zkPlan.addTasks(plan, [{ task: call('work', 'long', 60_000) }, { task: call('work', 'long2', 60_000) }]);
+    await zkPlan.addTasks(plan, [
+      { task: call('work', 'long', 60_000) },
+      { task: call('work', 'long2', 60_000) },
+    ]);
     await zkPlan.markAsReady(plan);
     while (starts.length < 2) await pause(2);
     await zkPlan.control.pause(plan, { abortRunning: true });
@@ -130,13 +165,19 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     expect(aborts.every(({ reason }) => reason instanceof PlanCancelledError)).toBe(true);
     expect(server.children(plan).filter((name) => name.startsWith('task-'))).toEqual([]);
     const status = await zkPlan.plans.status(plan);
-    expect(status).toMatchObject({ state: 'cancelled', control: { state: 'cancelled', reason: 'started by mistake' } });
+    expect(status).toMatchObject({
+      state: 'cancelled',
+      control: { state: 'cancelled', reason: 'started by mistake' },
+    });
     await zkPlan.control.cancel(plan, { reason: 'again' }); // repeating it is harmless and keeps the first reason
     expect((await zkPlan.plans.status(plan)).control?.reason).toBe('started by mistake');
     await expectRejects(() => zkPlan.control.resume(plan), PlanCancelledError);
     await expectRejects(() => zkPlan.control.pause(plan), PlanCancelledError);
     await expectRejects(() => zkPlan.control.retryFailed(plan), PlanCancelledError);
-    await expectRejects(() => zkPlan.waitForCompletion(plan, { timeoutMs: 1_000 }), PlanCancelledError);
+    await expectRejects(
+      () => zkPlan.waitForCompletion(plan, { timeoutMs: 1_000 }),
+      PlanCancelledError,
+    );
     expect(starts.map((start) => start.label)).not.toContain('after');
   });
 
@@ -154,16 +195,29 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     const failed = await zkPlan.createPlan(PARENT);
     await zkPlan.addTasks(failed, [{ task: call('boom'), options: { maxAttempts: 1 } }]);
     await zkPlan.markAsReady(failed);
-    await expect(zkPlan.waitForCompletion(failed, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
+    await expect(zkPlan.waitForCompletion(failed, { timeoutMs: 10_000 })).rejects.toMatchObject({
+      code: 'PLAN_FAILED',
+    });
 
     for (const [plan, state] of [
       [done, 'completed'],
       [failed, 'failed'],
     ] as const) {
-      const cancelled = await expectRejects(() => zkPlan.control.cancel(plan, { reason: 'too late' }), PlanFinishedError);
-      expect(cancelled).toMatchObject({ code: 'PLAN_FINISHED', plan, state, action: 'cancel', path: plan });
+      const cancelled = await expectRejects(
+        () => zkPlan.control.cancel(plan, { reason: 'too late' }),
+        PlanFinishedError,
+      );
+      expect(cancelled).toMatchObject({
+        code: 'PLAN_FINISHED',
+        plan,
+        state,
+        action: 'cancel',
+        path: plan,
+      });
       expect(cancelled.message).toContain(`has already ${state}`);
-      expect(await expectRejects(() => zkPlan.control.pause(plan), PlanFinishedError)).toMatchObject({ state, action: 'pause' });
+      expect(
+        await expectRejects(() => zkPlan.control.pause(plan), PlanFinishedError),
+      ).toMatchObject({ state, action: 'pause' });
       const status = await zkPlan.plans.status(plan);
       expect(status.state).toBe(state);
       expect(status.control).toBeUndefined();
@@ -181,17 +235,29 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     processes.push(proc);
     const { zkPlan } = proc;
     const plan = await zkPlan.createPlan(PARENT, { history: true, priority: 4 });
-    await zkPlan.addTasks(plan, [{ task: call('work', 'a', 1) }, { task: call('work', 'b', 1), options: { priority: 9, concurrencyKey: 'api' } }]);
+    await zkPlan.addTasks(plan, [
+      { task: call('work', 'a', 1) },
+      { task: call('work', 'b', 1), options: { priority: 9, concurrencyKey: 'api' } },
+    ]);
     await zkPlan.markAsReady(plan);
     await zkPlan.control.pause(plan);
     const paused = await zkPlan.plans.describe(plan);
-    expect(paused.status).toMatchObject({ state: 'paused', priority: 4, control: { state: 'paused' } });
-    expect(paused.tasks.map(({ priority, concurrencyKey }) => ({ priority, concurrencyKey }))).toEqual([
+    expect(paused.status).toMatchObject({
+      state: 'paused',
+      priority: 4,
+      control: { state: 'paused' },
+    });
+    expect(
+      paused.tasks.map(({ priority, concurrencyKey }) => ({ priority, concurrencyKey })),
+    ).toEqual([
       { priority: undefined, concurrencyKey: undefined },
       { priority: 9, concurrencyKey: 'api' },
     ]);
     await zkPlan.control.cancel(plan, { reason: 'no longer needed' });
-    expect((await zkPlan.plans.describe(plan)).status).toMatchObject({ state: 'cancelled', control: { reason: 'no longer needed' } });
+    expect((await zkPlan.plans.describe(plan)).status).toMatchObject({
+      state: 'cancelled',
+      control: { reason: 'no longer needed' },
+    });
   });
 
   it('pausePlan reports every held task, one missing from the runnable index too (a retry waiting out its delay, a scan claims it)', async () => {
@@ -206,7 +272,8 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     ])) as [string, string, string];
     await proc.zkPlan.markAsReady(plan);
     // Claimed by some worker: an owner node each; the second is not in the index.
-    for (const task of [indexed, unindexed]) await proc.zk.create(`${task}/owner`, null, 'ephemeral');
+    for (const task of [indexed, unindexed])
+      await proc.zk.create(`${task}/owner`, null, 'ephemeral');
     await proc.zk.delete(`${plan}/runnable/${unindexed.slice(unindexed.lastIndexOf('/') + 1)}`);
     const { running } = await proc.zkPlan.control.pause(plan);
     expect(running).toEqual([indexed, unindexed]);
@@ -228,7 +295,10 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     try {
       // The writer of a pause died after the record, before the touch: no watch fires.
       const controlPath = `${plan}/control`;
-      await proc.zk.create(controlPath, encodeControlRecord({ state: 'paused', at: new Date(), abortRunning: false }, controlPath));
+      await proc.zk.create(
+        controlPath,
+        encodeControlRecord({ state: 'paused', at: new Date(), abortRunning: false }, controlPath),
+      );
       await proc.zkPlan.addTask(plan, call('work', 'b', 1));
       while (starts.length < 2) await pause(2); // within the vouch, the view still says the plan runs
       vi.advanceTimersByTime(realNow + 10_001); // past every vouch given before, whatever the fake clock started at
@@ -256,7 +326,10 @@ describe('pausePlan, resumePlan, cancelPlan', () => {
     await writer.zkPlan.markAsReady(plan);
     // The control node only, without the touch of the plan node that tells the workers' watches.
     const controlPath = `${plan}/control`;
-    await writer.zk.create(controlPath, encodeControlRecord({ state: 'paused', at: new Date(), abortRunning: false }, controlPath));
+    await writer.zk.create(
+      controlPath,
+      encodeControlRecord({ state: 'paused', at: new Date(), abortRunning: false }, controlPath),
+    );
     const worker = memoryProcess(server, 'worker', workRegistry(starts, []));
     processes.push(worker);
     worker.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });

@@ -10,7 +10,10 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
 
-const GUIDE = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'guide', 'cli.md'), 'utf8');
+const GUIDE = readFileSync(
+  join(import.meta.dirname, '..', '..', 'docs', 'guide', 'cli.md'),
+  'utf8',
+);
 
 /** Every command and subcommand, with its full name (`schedule put`), commander's `help` left out. */
 function commandsOf(command: Command, prefix = ''): { name: string; command: Command }[] {
@@ -27,14 +30,19 @@ describe('docs/guide/cli.md', () => {
 
   it('names every command as `zk-plan <command>`', () => {
     expect(commands.length).toBeGreaterThan(30);
-    expect(commands.map(({ name }) => name).filter((name) => !GUIDE.includes(`zk-plan ${name}`))).toEqual([]);
+    expect(
+      commands.map(({ name }) => name).filter((name) => !GUIDE.includes(`zk-plan ${name}`)),
+    ).toEqual([]);
   });
 
   it("names every command's options", () => {
     const missing = commands.flatMap(({ name, command }) =>
       command.options
         .map((option) => option.long)
-        .filter((flag): flag is string => flag !== undefined && flag !== '--help' && !GUIDE.includes(flag))
+        .filter(
+          (flag): flag is string =>
+            flag !== undefined && flag !== '--help' && !GUIDE.includes(flag),
+        )
         .map((flag) => `${name} ${flag}`),
     );
     expect(missing).toEqual([]);

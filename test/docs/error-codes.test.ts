@@ -29,8 +29,12 @@ describe('error codes in the docs', () => {
   it('docs/reference/errors.md has every code and error class of src/errors/', () => {
     const errors = sources('src/errors');
     // Codes are string literals in upper snake case: `readonly code = 'X'`, the problem unions, ZooKeeper's names.
-    const codes = errors.flatMap(({ text }) => [...text.matchAll(/'([A-Z][A-Z0-9_]{2,})'/g)].map((match) => match[1] as string));
-    const classes = errors.flatMap(({ text }) => [...text.matchAll(/export class (\w+)/g)].map((match) => match[1] as string));
+    const codes = errors.flatMap(({ text }) =>
+      [...text.matchAll(/'([A-Z][A-Z0-9_]{2,})'/g)].map((match) => match[1] as string),
+    );
+    const classes = errors.flatMap(({ text }) =>
+      [...text.matchAll(/export class (\w+)/g)].map((match) => match[1] as string),
+    );
     expect(codes).toContain('PLAN_NOT_FOUND');
     expect(classes).toContain('ZkError');
     const doc = read('docs/reference/errors.md');
@@ -40,20 +44,27 @@ describe('error codes in the docs', () => {
 
   it("docs/guide/cli.md has every code of the CLI's own errors", () => {
     // The code is a CliError's or UsageError's last argument: `…, ExitCode.notFound, 'TASK_LOG_NOT_FOUND')`.
-    const codes = sources('src/cli').flatMap(({ text }) => [...text.matchAll(/,\s*'([A-Z][A-Z_]{3,})',?\s*\)/g)].map((match) => match[1] as string));
+    const codes = sources('src/cli').flatMap(({ text }) =>
+      [...text.matchAll(/,\s*'([A-Z][A-Z_]{3,})',?\s*\)/g)].map((match) => match[1] as string),
+    );
     expect(codes).toContain('TASK_LOG_ELSEWHERE');
-    expect(undocumented([...codes, ...Object.values(CredentialErrorCode)], read('docs/guide/cli.md'))).toEqual([]);
+    expect(
+      undocumented([...codes, ...Object.values(CredentialErrorCode)], read('docs/guide/cli.md')),
+    ).toEqual([]);
   });
 
   it('docs/guide/control.md has every code of why (explainTask)', () => {
-    const union = /export type ExplanationCode =([^;]*);/.exec(read('src/explain/explain-task.ts'))?.[1] ?? '';
+    const union =
+      /export type ExplanationCode =([^;]*);/.exec(read('src/explain/explain-task.ts'))?.[1] ?? '';
     const codes = [...union.matchAll(/'([A-Z_]+)'/g)].map((match) => match[1] as string);
     expect(codes).toContain('OWNER_GONE');
     expect(undocumented(codes, read('docs/guide/control.md'))).toEqual([]);
   });
 
   it("docs/guide/web-view.md has every code of the web view's HTTP errors", () => {
-    const codes = sources('src/ui').flatMap(({ text }) => [...text.matchAll(/new HttpError\(\d+, '([A-Z_]+)'/g)].map((match) => match[1] as string));
+    const codes = sources('src/ui').flatMap(({ text }) =>
+      [...text.matchAll(/new HttpError\(\d+, '([A-Z_]+)'/g)].map((match) => match[1] as string),
+    );
     expect(codes).toContain('UNAUTHORIZED');
     expect(undocumented(codes, read('docs/guide/web-view.md'))).toEqual([]);
   });

@@ -12,8 +12,17 @@ import { checkPlanSpec } from '../../src/spec/plan-spec.js';
 describe('examples/definitions', () => {
   it('nightly-report.yaml is a schedule that schedule put accepts', async () => {
     const input = (await readDocument('examples/definitions/nightly-report.yaml')) as ScheduleInput;
-    const stored = resolveSchedule(input, undefined, Date.parse('2026-11-26T12:00:00Z'), ['extract', 'report']);
-    expect(stored).toMatchObject({ name: 'nightly-report', cron: '0 30 2 * * *', timezone: 'Europe/Berlin', overlap: 'skip', misfire: 'fireOnce' });
+    const stored = resolveSchedule(input, undefined, Date.parse('2026-11-26T12:00:00Z'), [
+      'extract',
+      'report',
+    ]);
+    expect(stored).toMatchObject({
+      name: 'nightly-report',
+      cron: '0 30 2 * * *',
+      timezone: 'Europe/Berlin',
+      overlap: 'skip',
+      misfire: 'fireOnce',
+    });
     expect(Object.keys((stored.spec as { tasks: object }).tasks)).toEqual(['extract', 'report']);
   });
 
@@ -21,11 +30,19 @@ describe('examples/definitions', () => {
     const spec = await readDocument('examples/definitions/backup.yaml');
     const checked = checkPlanSpec(spec, { registered: ['extract'], params: { db: 'sales' } });
     expect(checked.order).toEqual(['dump', 'upload']);
-    expect(checked.tasks.get('dump')).toMatchObject({ fn: 'shell', params: [{ args: ['sales'], shell: true }] });
+    expect(checked.tasks.get('dump')).toMatchObject({
+      fn: 'shell',
+      params: [{ args: ['sales'], shell: true }],
+    });
   });
 
   it('mailboxes.yaml is a job that jobs define accepts', async () => {
     const input = (await readDocument('examples/definitions/mailboxes.yaml')) as JobDefinition;
-    expect(resolveJob(input, new Date())).toMatchObject({ name: 'mailboxes', fn: 'poll-mailbox', mode: { everyMs: 60_000 }, strategy: 'evenly' });
+    expect(resolveJob(input, new Date())).toMatchObject({
+      name: 'mailboxes',
+      fn: 'poll-mailbox',
+      mode: { everyMs: 60_000 },
+      strategy: 'evenly',
+    });
   });
 });

@@ -39,7 +39,9 @@ function mappedPaths(): string[] {
 
 /** Every `src/…` path the map mentions anywhere in code spans, rows or prose. */
 function mentionedPaths(): string[] {
-  return [...readFileSync(MAP, 'utf8').matchAll(/`(src\/[^`\s]*)`/g)].map((match) => match[1] as string);
+  return [...readFileSync(MAP, 'utf8').matchAll(/`(src\/[^`\s]*)`/g)].map(
+    (match) => match[1] as string,
+  );
 }
 
 describe('docs/reference/layout.md', () => {
@@ -60,7 +62,9 @@ describe('docs/reference/layout.md', () => {
   it('has no row for a folder or command file that does not exist', () => {
     const folders = new Set(sourceFolders());
     const files = new Set(commandFiles());
-    expect(rows.filter((row) => !(row.endsWith('/') ? folders.has(row) : files.has(row)))).toEqual([]);
+    expect(rows.filter((row) => !(row.endsWith('/') ? folders.has(row) : files.has(row)))).toEqual(
+      [],
+    );
   });
 
   it('names no src/ path that does not exist', () => {

@@ -40,8 +40,14 @@ function yamlBlocks(file: string): YamlBlock[] {
     const end = lines.indexOf('```', index + 1);
     let before = index - 1;
     while (before >= 0 && (lines[before] as string).trim() === '') before--;
-    const marker = /^<!--\s*check-yaml:\s*(.*?)\s*-->$/.exec((lines[before] ?? '').trim())?.[1]?.split(/\s+/);
-    blocks.push({ where: `${relative(ROOT, file)}:${index + 1}`, text: lines.slice(index + 1, end).join('\n'), marker });
+    const marker = /^<!--\s*check-yaml:\s*(.*?)\s*-->$/
+      .exec((lines[before] ?? '').trim())?.[1]
+      ?.split(/\s+/);
+    blocks.push({
+      where: `${relative(ROOT, file)}:${index + 1}`,
+      text: lines.slice(index + 1, end).join('\n'),
+      marker,
+    });
     index = end;
   }
   return blocks;
@@ -50,7 +56,8 @@ function yamlBlocks(file: string): YamlBlock[] {
 /** Checks a block as the CLI would: throws what the command would report. */
 function check(kind: string, document: unknown, params: Record<string, unknown>): void {
   if (kind === 'spec') checkPlanSpec(document, { registered: [], params });
-  else if (kind === 'schedule') resolveSchedule(document as ScheduleInput, undefined, Date.parse('2026-11-26T12:00:00Z'), []);
+  else if (kind === 'schedule')
+    resolveSchedule(document as ScheduleInput, undefined, Date.parse('2026-11-26T12:00:00Z'), []);
   else if (kind === 'job') resolveJob(document as JobDefinition, new Date());
   else throw new Error(`unknown check-yaml kind "${kind}": spec, schedule or job`);
 }
@@ -60,11 +67,19 @@ describe('the YAML examples of the docs', () => {
 
   it('are there, each marked with what it is', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(4);
-    expect(blocks.filter((block) => block.marker === undefined).map((block) => block.where)).toEqual([]);
+    expect(
+      blocks.filter((block) => block.marker === undefined).map((block) => block.where),
+    ).toEqual([]);
   });
 
-  it.each(blocks.filter((block) => block.marker !== undefined).map((block) => [block.where, block] as const))('%s is valid', (_where, block) => {
+  it.each(
+    blocks
+      .filter((block) => block.marker !== undefined)
+      .map((block) => [block.where, block] as const),
+  )('%s is valid', (_where, block) => {
     const [kind, ...pairs] = block.marker as readonly string[];
-    expect(() => check(kind as string, parse(block.text) as unknown, parseParams(pairs))).not.toThrow();
+    expect(() =>
+      check(kind as string, parse(block.text) as unknown, parseParams(pairs)),
+    ).not.toThrow();
   });
 });

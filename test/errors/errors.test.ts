@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ZkPlanError } from '../../src/errors/base-error.js';
-import { ArgTaskNotFoundError, ForeignArgTaskError, PlanNotFoundError, ResultNotFoundError } from '../../src/errors/plan-errors.js';
+import {
+  ArgTaskNotFoundError,
+  ForeignArgTaskError,
+  PlanNotFoundError,
+  ResultNotFoundError,
+} from '../../src/errors/plan-errors.js';
 import { ZooKeeperNotFoundError, ZooKeeperStartError } from '../../src/errors/server-errors.js';
 import {
   DrainTimeoutError,
@@ -11,10 +16,25 @@ import {
   UnknownFunctionError,
   UnserializableValueError,
 } from '../../src/errors/task-errors.js';
-import { ShellDisabledError, ShellExitError, ShellParamsError, ShellStartError } from '../../src/errors/shell-errors.js';
-import { IllegalStateError, InvalidArgumentError, WaitTimeoutError } from '../../src/errors/usage-errors.js';
+import {
+  ShellDisabledError,
+  ShellExitError,
+  ShellParamsError,
+  ShellStartError,
+} from '../../src/errors/shell-errors.js';
+import {
+  IllegalStateError,
+  InvalidArgumentError,
+  WaitTimeoutError,
+} from '../../src/errors/usage-errors.js';
 import { DuplicateTaskKeyError, TaskKeyNotFoundError } from '../../src/errors/task-key-errors.js';
-import { ZkConnectTimeoutError, ZkError, isZkError, zkErrorCodeOf, type ZkErrorCode } from '../../src/errors/zk-error.js';
+import {
+  ZkConnectTimeoutError,
+  ZkError,
+  isZkError,
+  zkErrorCodeOf,
+  type ZkErrorCode,
+} from '../../src/errors/zk-error.js';
 
 const PLAN = '/plans/plan-0000000001';
 const TASK = `${PLAN}/task-0000000002`;
@@ -22,17 +42,37 @@ const TASK = `${PLAN}/task-0000000002`;
 /** One instance of every ZkPlanError subclass, with its class name and stable code. */
 const ZK_PLAN_ERRORS: ReadonlyArray<[string, ZkPlanError, string]> = [
   ['ArgTaskNotFoundError', new ArgTaskNotFoundError(TASK, 'does not exist'), 'ARG_TASK_NOT_FOUND'],
-  ['ForeignArgTaskError', new ForeignArgTaskError(TASK, '/plans/plan-0000000009'), 'ARG_TASK_IN_OTHER_PLAN'],
+  [
+    'ForeignArgTaskError',
+    new ForeignArgTaskError(TASK, '/plans/plan-0000000009'),
+    'ARG_TASK_IN_OTHER_PLAN',
+  ],
   ['PlanNotFoundError', new PlanNotFoundError(PLAN), 'PLAN_NOT_FOUND'],
-  ['ResultNotFoundError', new ResultNotFoundError(TASK, `${PLAN}/result-0000000002`), 'RESULT_NOT_FOUND'],
+  [
+    'ResultNotFoundError',
+    new ResultNotFoundError(TASK, `${PLAN}/result-0000000002`),
+    'RESULT_NOT_FOUND',
+  ],
   ['UnknownFunctionError', new UnknownFunctionError('nope', TASK, ['sum']), 'UNKNOWN_FUNCTION'],
   ['InlineDisabledError', new InlineDisabledError(TASK), 'INLINE_DISABLED'],
   ['ShellExitError', new ShellExitError(TASK, 'make', { exitCode: 2 }, ['boom']), 'SHELL_EXIT'],
-  ['ShellStartError', new ShellStartError(TASK, 'make', 'make does not exist', new Error('ENOENT')), 'SHELL_START_FAILED'],
-  ['ShellParamsError', new ShellParamsError(`task ${TASK}`, '"command" must be a non-empty string', TASK), 'SHELL_INVALID_PARAMS'],
+  [
+    'ShellStartError',
+    new ShellStartError(TASK, 'make', 'make does not exist', new Error('ENOENT')),
+    'SHELL_START_FAILED',
+  ],
+  [
+    'ShellParamsError',
+    new ShellParamsError(`task ${TASK}`, '"command" must be a non-empty string', TASK),
+    'SHELL_INVALID_PARAMS',
+  ],
   ['ShellDisabledError', new ShellDisabledError(TASK), 'SHELL_DISABLED'],
   ['MalformedNodeError', new MalformedNodeError(TASK, 'bad'), 'MALFORMED_NODE'],
-  ['UnserializableValueError', new UnserializableValueError('params', 'params[0] is a function'), 'UNSERIALIZABLE_VALUE'],
+  [
+    'UnserializableValueError',
+    new UnserializableValueError('params', 'params[0] is a function'),
+    'UNSERIALIZABLE_VALUE',
+  ],
   ['TaskExecutionError', new TaskExecutionError(TASK, 'boom', new Error('boom')), 'TASK_FAILED'],
   ['OwnershipLostError', new OwnershipLostError(TASK, 'session expired'), 'OWNERSHIP_LOST'],
   ['DrainTimeoutError', new DrainTimeoutError(30_000), 'DRAIN_TIMEOUT'],
@@ -78,7 +118,11 @@ describe('ZkPlanError subclasses', () => {
 
 describe('instanceof ZkPlanError across realms', () => {
   it('holds for a foreign object carrying the Symbol.for("zk-plan.error") marker', () => {
-    const foreign = { message: 'from another copy', code: 'SOMETHING', [Symbol.for('zk-plan.error')]: true };
+    const foreign = {
+      message: 'from another copy',
+      code: 'SOMETHING',
+      [Symbol.for('zk-plan.error')]: true,
+    };
     expect(foreign instanceof ZkPlanError).toBe(true);
   });
 
@@ -97,7 +141,8 @@ describe('instanceof ZkPlanError across realms', () => {
     expect(new Error('plain') instanceof ZkPlanError).toBe(false);
     expect({ code: 'NO_NODE' } instanceof ZkPlanError).toBe(false);
     expect({ [Symbol('zk-plan.error')]: true } instanceof ZkPlanError).toBe(false);
-    for (const value of [null, undefined, 'ZkPlanError', 42]) expect((value as unknown) instanceof ZkPlanError).toBe(false);
+    for (const value of [null, undefined, 'ZkPlanError', 42])
+      expect((value as unknown) instanceof ZkPlanError).toBe(false);
   });
 
   it('does not make a marked foreign object an instance of a specific subclass', () => {

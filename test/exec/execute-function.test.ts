@@ -2,7 +2,11 @@ import { rootContainer as container } from '../../src/di/container.js';
 import { SILENT_LOGGER } from '../../src/logs/task-log-types.js';
 import { describe, expect, it } from 'vitest';
 import { ShellDisabledError, ShellExitError } from '../../src/errors/shell-errors.js';
-import { InlineDisabledError, TaskExecutionError, UnknownFunctionError } from '../../src/errors/task-errors.js';
+import {
+  InlineDisabledError,
+  TaskExecutionError,
+  UnknownFunctionError,
+} from '../../src/errors/task-errors.js';
 import { executeFunction, type ExecutionSettings } from '../../src/exec/execute-function.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { inlineThreadStats } from '../../src/exec/inline-sandbox.js';
@@ -26,21 +30,41 @@ function makeCtx(): Omit<TaskContext<unknown[]>, 'params'> {
   };
 }
 
-function settings(functions = new FunctionRegistry(), overrides: Partial<ExecutionSettings> = {}): ExecutionSettings {
-  return { functions, allowInline: false, inlineTimeoutMs: 1000, allowShell: false, shellKillGraceMs: 1000, maxResultBytes: 16 * 1024 * 1024, ...overrides };
+function settings(
+  functions = new FunctionRegistry(),
+  overrides: Partial<ExecutionSettings> = {},
+): ExecutionSettings {
+  return {
+    functions,
+    allowInline: false,
+    inlineTimeoutMs: 1000,
+    allowShell: false,
+    shellKillGraceMs: 1000,
+    maxResultBytes: 16 * 1024 * 1024,
+    ...overrides,
+  };
 }
 
-const inlineSettings = (inlineTimeoutMs = 1000): ExecutionSettings => settings(new FunctionRegistry(), { allowInline: true, inlineTimeoutMs });
+const inlineSettings = (inlineTimeoutMs = 1000): ExecutionSettings =>
+  settings(new FunctionRegistry(), { allowInline: true, inlineTimeoutMs });
 
 describe('executeFunction with a registered function', () => {
   it('passes ctx (params, task, plan, workerId, signal, container) and the args in order', async () => {
     const ctx = makeCtx();
     let seen: { ctx: TaskContext<readonly unknown[]>; args: unknown[] } | undefined;
-    const functions = new FunctionRegistry().register('record', (taskCtx: TaskContext<readonly unknown[]>, ...args: unknown[]) => {
-      seen = { ctx: taskCtx, args };
-      return 'done';
-    });
-    const result = await executeFunction({ fn: 'record', params: ['p0', { p: 1 }] }, ctx, ['a0', 2, [3]], settings(functions));
+    const functions = new FunctionRegistry().register(
+      'record',
+      (taskCtx: TaskContext<readonly unknown[]>, ...args: unknown[]) => {
+        seen = { ctx: taskCtx, args };
+        return 'done';
+      },
+    );
+    const result = await executeFunction(
+      { fn: 'record', params: ['p0', { p: 1 }] },
+      ctx,
+      ['a0', 2, [3]],
+      settings(functions),
+    );
     expect(result).toBe('done');
     expect(seen).toBeDefined();
     expect(seen?.args).toEqual(['a0', 2, [3]]);
@@ -57,17 +81,28 @@ describe('executeFunction with a registered function', () => {
     ctx.container.register('greeting', { useValue: 'hello' });
     const functions = new FunctionRegistry().register(
       'greet',
-      (taskCtx: TaskContext<[string]>) => `${taskCtx.container.resolve<string>('greeting')} ${taskCtx.params[0]}`,
+      (taskCtx: TaskContext<[string]>) =>
+        `${taskCtx.container.resolve<string>('greeting')} ${taskCtx.params[0]}`,
     );
-    expect(await executeFunction({ fn: 'greet', params: ['world'] }, ctx, [], settings(functions))).toBe('hello world');
+    expect(
+      await executeFunction({ fn: 'greet', params: ['world'] }, ctx, [], settings(functions)),
+    ).toBe('hello world');
   });
 
   it('awaits an async result', async () => {
-    const functions = new FunctionRegistry().register('slowSum', async (_ctx, ...inputs: number[]) => {
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      return inputs.reduce((a, b) => a + b, 0);
-    });
-    const result = executeFunction({ fn: 'slowSum', params: [] }, makeCtx(), [1, 2, 3], settings(functions));
+    const functions = new FunctionRegistry().register(
+      'slowSum',
+      async (_ctx, ...inputs: number[]) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return inputs.reduce((a, b) => a + b, 0);
+      },
+    );
+    const result = executeFunction(
+      { fn: 'slowSum', params: [] },
+      makeCtx(),
+      [1, 2, 3],
+      settings(functions),
+    );
     expect(result).toBeInstanceOf(Promise);
     expect(await result).toBe(6);
   });
@@ -77,7 +112,10 @@ describe('executeFunction with a registered function', () => {
     const functions = new FunctionRegistry().register('fail', () => {
       throw original;
     });
-    const error = await expectRejects(() => executeFunction({ fn: 'fail', params: [] }, makeCtx(), [], settings(functions)), TaskExecutionError);
+    const error = await expectRejects(
+      () => executeFunction({ fn: 'fail', params: [] }, makeCtx(), [], settings(functions)),
+      TaskExecutionError,
+    );
     expect(error.code).toBe('TASK_FAILED');
     expect(error.path).toBe(TASK);
     expect(error.message).toContain('value out of range');
@@ -91,7 +129,10 @@ describe('executeFunction with a registered function', () => {
       await Promise.resolve();
       throw original;
     });
-    const error = await expectRejects(() => executeFunction({ fn: 'failLater', params: [] }, makeCtx(), [], settings(functions)), TaskExecutionError);
+    const error = await expectRejects(
+      () => executeFunction({ fn: 'failLater', params: [] }, makeCtx(), [], settings(functions)),
+      TaskExecutionError,
+    );
     expect(error.message).toContain('async boom');
     expect(error.cause).toBe(original);
   });
@@ -101,7 +142,10 @@ describe('executeFunction with a registered function', () => {
       // eslint-disable-next-line @typescript-eslint/only-throw-error
       throw 'plain string failure';
     });
-    const error = await expectRejects(() => executeFunction({ fn: 'throwString', params: [] }, makeCtx(), [], settings(functions)), TaskExecutionError);
+    const error = await expectRejects(
+      () => executeFunction({ fn: 'throwString', params: [] }, makeCtx(), [], settings(functions)),
+      TaskExecutionError,
+    );
     expect(error.code).toBe('TASK_FAILED');
     expect(error.path).toBe(TASK);
     expect(error.message).toContain('plain string failure');
@@ -114,7 +158,10 @@ describe('executeFunction with a registered function', () => {
       // eslint-disable-next-line @typescript-eslint/only-throw-error
       throw thrown;
     });
-    const error = await expectRejects(() => executeFunction({ fn: 'throwObject', params: [] }, makeCtx(), [], settings(functions)), TaskExecutionError);
+    const error = await expectRejects(
+      () => executeFunction({ fn: 'throwObject', params: [] }, makeCtx(), [], settings(functions)),
+      TaskExecutionError,
+    );
     expect(error.message).toContain('unavailable');
     expect(error.message).toContain('503');
     expect(error.message).not.toContain('[object Object]');
@@ -126,16 +173,22 @@ describe('executeFunction with a registered function', () => {
       // eslint-disable-next-line @typescript-eslint/only-throw-error
       throw { message: 'custom failure text' };
     });
-    const error = await expectRejects(() => executeFunction({ fn: 'throwMessage', params: [] }, makeCtx(), [], settings(functions)), TaskExecutionError);
+    const error = await expectRejects(
+      () => executeFunction({ fn: 'throwMessage', params: [] }, makeCtx(), [], settings(functions)),
+      TaskExecutionError,
+    );
     expect(error.message).toContain('custom failure text');
   });
 
   it('gives each call its own copy of params', async () => {
     const definition: TaskDefinition = { fn: 'mutate', params: [1] };
-    const functions = new FunctionRegistry().register('mutate', (taskCtx: TaskContext<number[]>) => {
-      taskCtx.params.push(99);
-      return taskCtx.params.length;
-    });
+    const functions = new FunctionRegistry().register(
+      'mutate',
+      (taskCtx: TaskContext<number[]>) => {
+        taskCtx.params.push(99);
+        return taskCtx.params.length;
+      },
+    );
     expect(await executeFunction(definition, makeCtx(), [], settings(functions))).toBe(2);
     expect(await executeFunction(definition, makeCtx(), [], settings(functions))).toBe(2);
     expect('params' in definition && definition.params).toEqual([1]);
@@ -143,7 +196,10 @@ describe('executeFunction with a registered function', () => {
 
   it('throws UnknownFunctionError listing the registered names for an unknown function', async () => {
     const functions = new FunctionRegistry().register('sum', () => 0).register('concat', () => '');
-    const error = await expectRejects(() => executeFunction({ fn: 'missing', params: [] }, makeCtx(), [], settings(functions)), UnknownFunctionError);
+    const error = await expectRejects(
+      () => executeFunction({ fn: 'missing', params: [] }, makeCtx(), [], settings(functions)),
+      UnknownFunctionError,
+    );
     expect(error.code).toBe('UNKNOWN_FUNCTION');
     expect(error.functionName).toBe('missing');
     expect(error.path).toBe(TASK);
@@ -152,25 +208,42 @@ describe('executeFunction with a registered function', () => {
   });
 
   it('says "none" when no function is registered', async () => {
-    const error = await expectRejects(() => executeFunction({ fn: 'missing', params: [] }, makeCtx(), [], settings()), UnknownFunctionError);
+    const error = await expectRejects(
+      () => executeFunction({ fn: 'missing', params: [] }, makeCtx(), [], settings()),
+      UnknownFunctionError,
+    );
     expect(error.message).toContain('registered: none');
   });
 });
 
 describe('executeFunction with the built-in shell function', () => {
   it('runs it on a worker with allowShell, whatever the registry holds; its own errors come through unwrapped', async () => {
-    const definition = { fn: 'shell', params: [{ command: 'echo "$1"', args: ['ok'], shell: true }] };
+    const definition = {
+      fn: 'shell',
+      params: [{ command: 'echo "$1"', args: ['ok'], shell: true }],
+    };
     const shellOn = settings(
       new FunctionRegistry().register('other', () => 0),
       { allowShell: true },
     );
-    expect(await executeFunction(definition, makeCtx(), [], shellOn)).toEqual({ exitCode: 0, stdout: 'ok\n' });
-    const error = await expectRejects(() => executeFunction({ fn: 'shell', params: [{ command: 'exit 4' }] }, makeCtx(), [], shellOn), ShellExitError);
+    expect(await executeFunction(definition, makeCtx(), [], shellOn)).toEqual({
+      exitCode: 0,
+      stdout: 'ok\n',
+    });
+    const error = await expectRejects(
+      () =>
+        executeFunction({ fn: 'shell', params: [{ command: 'exit 4' }] }, makeCtx(), [], shellOn),
+      ShellExitError,
+    );
     expect(error.exitCode).toBe(4);
   });
 
   it('fails with SHELL_DISABLED, uncharged, on a worker without allowShell, naming the task and the way to enable it', async () => {
-    const error = await expectRejects(() => executeFunction({ fn: 'shell', params: [{ command: 'true' }] }, makeCtx(), [], settings()), ShellDisabledError);
+    const error = await expectRejects(
+      () =>
+        executeFunction({ fn: 'shell', params: [{ command: 'true' }] }, makeCtx(), [], settings()),
+      ShellDisabledError,
+    );
     expect(error.code).toBe('SHELL_DISABLED');
     expect(error.charged).toBe(false);
     expect(error.message).toContain(TASK);
@@ -182,38 +255,81 @@ describe('executeFunction with an inline function', () => {
   it('throws InlineDisabledError when allowInline is false, without running the code', async () => {
     const source = '(ctx, box) => ({ ...box, ran: true })';
     const jobs = inlineThreadStats().jobs;
-    const error = await expectRejects(() => executeFunction({ source }, makeCtx(), [{}], settings()), InlineDisabledError);
+    const error = await expectRejects(
+      () => executeFunction({ source }, makeCtx(), [{}], settings()),
+      InlineDisabledError,
+    );
     expect(error.code).toBe('INLINE_DISABLED');
     expect(error.path).toBe(TASK);
     expect(inlineThreadStats().jobs).toBe(jobs); // nothing was sent to a sandbox thread
     // The same source runs when inline code is allowed.
-    expect(await executeFunction({ source }, makeCtx(), [{}], inlineSettings())).toEqual({ ran: true });
+    expect(await executeFunction({ source }, makeCtx(), [{}], inlineSettings())).toEqual({
+      ran: true,
+    });
     expect(inlineThreadStats().jobs).toBe(jobs + 1);
   });
 
   it('runs the source with the args when allowInline is true', async () => {
-    expect(await executeFunction({ source: '(ctx, a, b) => a * b + 1' }, makeCtx(), [6, 7], inlineSettings())).toBe(43);
+    expect(
+      await executeFunction(
+        { source: '(ctx, a, b) => a * b + 1' },
+        makeCtx(),
+        [6, 7],
+        inlineSettings(),
+      ),
+    ).toBe(43);
   });
 
   it('exposes ctx.params, ctx.task, ctx.plan and ctx.workerId, but no container', async () => {
     const result = await executeFunction(
-      { source: '(ctx) => ({ params: ctx.params, task: ctx.task, plan: ctx.plan, workerId: ctx.workerId, container: typeof ctx.container })' },
+      {
+        source:
+          '(ctx) => ({ params: ctx.params, task: ctx.task, plan: ctx.plan, workerId: ctx.workerId, container: typeof ctx.container })',
+      },
       makeCtx(),
       [],
       inlineSettings(),
     );
-    expect(result).toEqual({ params: [], task: TASK, plan: PLAN, workerId: 'host:1:1', container: 'undefined' });
+    expect(result).toEqual({
+      params: [],
+      task: TASK,
+      plan: PLAN,
+      workerId: 'host:1:1',
+      container: 'undefined',
+    });
   });
 
   it('runs a function expression and awaits an async one', async () => {
-    expect(await executeFunction({ source: 'function (ctx, x) { return x + "!"; }' }, makeCtx(), ['hi'], inlineSettings())).toBe('hi!');
-    expect(await executeFunction({ source: 'async (ctx, x) => { await null; return x * 2; }' }, makeCtx(), [21], inlineSettings())).toBe(42);
+    expect(
+      await executeFunction(
+        { source: 'function (ctx, x) { return x + "!"; }' },
+        makeCtx(),
+        ['hi'],
+        inlineSettings(),
+      ),
+    ).toBe('hi!');
+    expect(
+      await executeFunction(
+        { source: 'async (ctx, x) => { await null; return x * 2; }' },
+        makeCtx(),
+        [21],
+        inlineSettings(),
+      ),
+    ).toBe(42);
   });
 
-  it.each(['() => process.exit(3)', '() => process.env', '() => require("node:fs").readFileSync("/etc/passwd", "utf8")', '() => require'])(
+  it.each([
+    '() => process.exit(3)',
+    '() => process.env',
+    '() => require("node:fs").readFileSync("/etc/passwd", "utf8")',
+    '() => require',
+  ])(
     'fails with TaskExecutionError when inline code touches process or require: %s',
     async (source) => {
-      const error = await expectRejects(() => executeFunction({ source }, makeCtx(), [], inlineSettings()), TaskExecutionError);
+      const error = await expectRejects(
+        () => executeFunction({ source }, makeCtx(), [], inlineSettings()),
+        TaskExecutionError,
+      );
       expect(error.code).toBe('TASK_FAILED');
       expect(error.path).toBe(TASK);
       expect(error.message).toMatch(/process|require/);
@@ -222,7 +338,13 @@ describe('executeFunction with an inline function', () => {
 
   it('wraps an error thrown by inline code in TaskExecutionError', async () => {
     const error = await expectRejects(
-      () => executeFunction({ source: '() => { throw new TypeError("inline broke"); }' }, makeCtx(), [], inlineSettings()),
+      () =>
+        executeFunction(
+          { source: '() => { throw new TypeError("inline broke"); }' },
+          makeCtx(),
+          [],
+          inlineSettings(),
+        ),
       TaskExecutionError,
     );
     expect(error.message).toContain('inline broke');
@@ -230,20 +352,38 @@ describe('executeFunction with an inline function', () => {
 
   it('wraps a string thrown by inline code in TaskExecutionError with a readable message', async () => {
     const error = await expectRejects(
-      () => executeFunction({ source: '() => { throw "inline string"; }' }, makeCtx(), [], inlineSettings()),
+      () =>
+        executeFunction(
+          { source: '() => { throw "inline string"; }' },
+          makeCtx(),
+          [],
+          inlineSettings(),
+        ),
       TaskExecutionError,
     );
     expect(error.message).toContain('inline string');
   });
 
   it('fails with TaskExecutionError on a syntax error in the source', async () => {
-    await expectRejects(() => executeFunction({ source: '() => {' }, makeCtx(), [], inlineSettings()), TaskExecutionError);
+    await expectRejects(
+      () => executeFunction({ source: '() => {' }, makeCtx(), [], inlineSettings()),
+      TaskExecutionError,
+    );
   });
 
   it('stops an infinite loop after inlineTimeoutMs with TaskExecutionError', async () => {
     await executeFunction({ source: '() => 0' }, makeCtx(), [], inlineSettings()); // a started thread: starting one is not part of the limit
     const started = Date.now();
-    const error = await expectRejects(() => executeFunction({ source: '() => { while (true) {} }' }, makeCtx(), [], inlineSettings(100)), TaskExecutionError);
+    const error = await expectRejects(
+      () =>
+        executeFunction(
+          { source: '() => { while (true) {} }' },
+          makeCtx(),
+          [],
+          inlineSettings(100),
+        ),
+      TaskExecutionError,
+    );
     expect(error.code).toBe('TASK_FAILED');
     expect(error.message).toMatch(/timed out after 100 ms/i);
     expect(Date.now() - started).toBeLessThan(3000);
@@ -251,7 +391,10 @@ describe('executeFunction with an inline function', () => {
 
   it('returns a Map and a Date that round-trip through encodeValue', async () => {
     const result = await executeFunction(
-      { source: '(ctx, n) => new Map([["when", new Date(n)], ["tags", new Set(["a", "b"])], ["big", 10n ** 20n]])' },
+      {
+        source:
+          '(ctx, n) => new Map([["when", new Date(n)], ["tags", new Set(["a", "b"])], ["big", 10n ** 20n]])',
+      },
       makeCtx(),
       [86_400_000],
       inlineSettings(),
@@ -266,7 +409,12 @@ describe('executeFunction with an inline function', () => {
   });
 
   it('returns a Date that round-trips through encodeValue', async () => {
-    const result = await executeFunction({ source: '() => new Date(Date.UTC(2020, 0, 2))' }, makeCtx(), [], inlineSettings());
+    const result = await executeFunction(
+      { source: '() => new Date(Date.UTC(2020, 0, 2))' },
+      makeCtx(),
+      [],
+      inlineSettings(),
+    );
     const decoded = decodeValue(TASK, encodeValue(result, 'result'));
     expect(decoded).toBeInstanceOf(Date);
     expect((decoded as Date).toISOString()).toBe('2020-01-02T00:00:00.000Z');

@@ -39,7 +39,17 @@ describe('FunctionRegistry', () => {
 
   it('accepts names with letters, digits, _ $ . : / -', () => {
     const registry = new FunctionRegistry();
-    for (const name of ['sum', '_private', '$dollar', 'etl.load', 'ns:fn', 'pkg/fn', 'kebab-case', 'a1']) registry.register(name, () => 0);
+    for (const name of [
+      'sum',
+      '_private',
+      '$dollar',
+      'etl.load',
+      'ns:fn',
+      'pkg/fn',
+      'kebab-case',
+      'a1',
+    ])
+      registry.register(name, () => 0);
     expect(registry.size).toBe(8);
   });
 
@@ -49,7 +59,9 @@ describe('FunctionRegistry', () => {
     expect(error.code).toBe('INVALID_ARGUMENT');
     expect(error.message).toContain("'shell' is the built-in shell task function");
     expect(registry.has('shell')).toBe(false);
-    expect(new FunctionRegistry().registerJob('shell', async () => undefined).jobNames()).toEqual(['shell']); // job functions have names of their own
+    expect(new FunctionRegistry().registerJob('shell', async () => undefined).jobNames()).toEqual([
+      'shell',
+    ]); // job functions have names of their own
   });
 
   it('rejects a duplicate name with InvalidArgumentError and keeps the first function', () => {
@@ -71,7 +83,10 @@ describe('FunctionRegistry', () => {
     ['null', null],
   ])('rejects a name that is %s with InvalidArgumentError', (_title, name) => {
     const registry = new FunctionRegistry();
-    const error = expectThrows(() => registry.register(name as string, () => 0), InvalidArgumentError);
+    const error = expectThrows(
+      () => registry.register(name as string, () => 0),
+      InvalidArgumentError,
+    );
     expect(error.code).toBe('INVALID_ARGUMENT');
     expect(registry.size).toBe(0);
   });
@@ -82,7 +97,10 @@ describe('FunctionRegistry', () => {
     ['undefined', undefined],
   ])('rejects %s in place of a function with InvalidArgumentError', (_title, fn) => {
     const registry = new FunctionRegistry();
-    const error = expectThrows(() => registry.register('sum', fn as () => unknown), InvalidArgumentError);
+    const error = expectThrows(
+      () => registry.register('sum', fn as () => unknown),
+      InvalidArgumentError,
+    );
     expect(error.code).toBe('INVALID_ARGUMENT');
     expect(registry.has('sum')).toBe(false);
   });

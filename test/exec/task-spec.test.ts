@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { MalformedNodeError, UnserializableValueError } from '../../src/errors/task-errors.js';
 import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
-import { assertTaskSpec, call, inline, parseDefinition, toDefinition } from '../../src/exec/task-spec.js';
+import {
+  assertTaskSpec,
+  call,
+  inline,
+  parseDefinition,
+  toDefinition,
+} from '../../src/exec/task-spec.js';
 import { expectThrows } from '../support/expect-error.js';
 
 const TASK = '/plans/plan-0000000001/task-0000000004';
@@ -10,13 +16,20 @@ describe('call', () => {
   it('builds a call spec with the name and params', () => {
     const when = new Date(5);
     expect(call('sum')).toEqual({ kind: 'call', fn: 'sum', params: [] });
-    expect(call('etl.load', 1, 'two', { three: [3] }, when)).toEqual({ kind: 'call', fn: 'etl.load', params: [1, 'two', { three: [3] }, when] });
+    expect(call('etl.load', 1, 'two', { three: [3] }, when)).toEqual({
+      kind: 'call',
+      fn: 'etl.load',
+      params: [1, 'two', { three: [3] }, when],
+    });
   });
 
-  it.each(['', '1abc', 'has space', 'semi;colon'])('rejects the invalid function name %j with InvalidArgumentError', (name) => {
-    const error = expectThrows(() => call(name), InvalidArgumentError);
-    expect(error.code).toBe('INVALID_ARGUMENT');
-  });
+  it.each(['', '1abc', 'has space', 'semi;colon'])(
+    'rejects the invalid function name %j with InvalidArgumentError',
+    (name) => {
+      const error = expectThrows(() => call(name), InvalidArgumentError);
+      expect(error.code).toBe('INVALID_ARGUMENT');
+    },
+  );
 
   it('rejects a non-string name', () => {
     expectThrows(() => call(42 as unknown as string), InvalidArgumentError);
@@ -109,7 +122,10 @@ describe('assertTaskSpec', () => {
 
 describe('parseDefinition', () => {
   it('accepts { fn, params }', () => {
-    expect(parseDefinition(TASK, { fn: 'sum', params: [1, 2] })).toEqual({ fn: 'sum', params: [1, 2] });
+    expect(parseDefinition(TASK, { fn: 'sum', params: [1, 2] })).toEqual({
+      fn: 'sum',
+      params: [1, 2],
+    });
   });
 
   it('defaults params to [] when { fn } has none', () => {
@@ -121,13 +137,27 @@ describe('parseDefinition', () => {
   });
 
   it('keeps keepResult: true for fn and source definitions', () => {
-    expect(parseDefinition(TASK, { fn: 'sum', params: [], keepResult: true })).toEqual({ fn: 'sum', params: [], keepResult: true });
-    expect(parseDefinition(TASK, { source: '() => 1', keepResult: true })).toEqual({ source: '() => 1', keepResult: true });
+    expect(parseDefinition(TASK, { fn: 'sum', params: [], keepResult: true })).toEqual({
+      fn: 'sum',
+      params: [],
+      keepResult: true,
+    });
+    expect(parseDefinition(TASK, { source: '() => 1', keepResult: true })).toEqual({
+      source: '() => 1',
+      keepResult: true,
+    });
   });
 
   it('keeps the task key (how people know the task) for fn and source definitions', () => {
-    expect(parseDefinition(TASK, { fn: 'sum', params: [], key: 'load-eu' })).toEqual({ fn: 'sum', params: [], key: 'load-eu' });
-    expect(parseDefinition(TASK, { source: '() => 1', key: 'eu' })).toEqual({ source: '() => 1', key: 'eu' });
+    expect(parseDefinition(TASK, { fn: 'sum', params: [], key: 'load-eu' })).toEqual({
+      fn: 'sum',
+      params: [],
+      key: 'load-eu',
+    });
+    expect(parseDefinition(TASK, { source: '() => 1', key: 'eu' })).toEqual({
+      source: '() => 1',
+      key: 'eu',
+    });
   });
 
   it('drops keepResult: false', () => {
@@ -173,7 +203,10 @@ describe('toDefinition', () => {
     expect(kept).toEqual({ fn: 'sum', params: [], keepResult: true });
     const notKept = toDefinition(call('sum'));
     expect('keepResult' in notKept).toBe(false);
-    expect(toDefinition({ kind: 'inline', source: '() => 1' }, { keepResult: true })).toEqual({ source: '() => 1', keepResult: true });
+    expect(toDefinition({ kind: 'inline', source: '() => 1' }, { keepResult: true })).toEqual({
+      source: '() => 1',
+      keepResult: true,
+    });
   });
 
   it('stores retry overrides and timeoutMs only when given', () => {
@@ -188,7 +221,9 @@ describe('toDefinition', () => {
 
   it('rejects malformed retry and timeoutMs fields when parsing', () => {
     expect(() => parseDefinition(TASK, { fn: 'f', retry: 3 })).toThrow(/retry must be an object/);
-    expect(() => parseDefinition(TASK, { fn: 'f', timeoutMs: -1 })).toThrow(/timeoutMs must be a number/);
+    expect(() => parseDefinition(TASK, { fn: 'f', timeoutMs: -1 })).toThrow(
+      /timeoutMs must be a number/,
+    );
   });
 
   it('round-trips through parseDefinition', () => {

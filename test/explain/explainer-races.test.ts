@@ -16,7 +16,10 @@ const PARENT = '/plans';
 function blocking(): { functions: FunctionRegistry; release: () => void } {
   let release = (): void => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
-  return { functions: new FunctionRegistry().register('block', () => gate.then(() => 'ok')), release };
+  return {
+    functions: new FunctionRegistry().register('block', () => gate.then(() => 'ok')),
+    release,
+  };
 }
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
@@ -44,7 +47,10 @@ describe('explainTask reads the owner after the view and the registry after the 
     const plan = await asker.zkPlan.createPlan(PARENT);
     const task = await asker.zkPlan.addTask(plan, call('block'));
     await asker.zkPlan.markAsReady(plan);
-    await until(async () => (await asker.zk.exists(`${task}/owner`)) !== undefined, 'the task to be claimed');
+    await until(
+      async () => (await asker.zk.exists(`${task}/owner`)) !== undefined,
+      'the task to be claimed',
+    );
     expect((await asker.zkPlan.explain.task(task)).code).toBe('OWNED');
 
     // The first read of the owner node comes after the task finished: the view read before it still shows it running.
@@ -62,7 +68,9 @@ describe('explainTask reads the owner after the view and the registry after the 
     expect(raced).toBe(true);
     expect(explanation.code).toBe('DONE');
     // The registry it read shows the worker live all along.
-    expect((await asker.zkPlan.listWorkers(PARENT)).map((info) => info.sessionId)).toEqual([worker.zk.session.id]);
+    expect((await asker.zkPlan.listWorkers(PARENT)).map((info) => info.sessionId)).toEqual([
+      worker.zk.session.id,
+    ]);
   });
 
   it('a pool that claims the task after the plan was read is found in the registry, read after its owner node', async () => {
@@ -82,15 +90,24 @@ describe('explainTask reads the owner after the view and the registry after the 
       if (path === plan && !started) {
         started = true;
         worker.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
-        await until(async () => (await worker.zk.exists(`${task}/owner`)) !== undefined, 'the task to be claimed');
-        await until(async () => (await worker.zkPlan.listWorkers(PARENT)).length === 1, 'the pool to register');
+        await until(
+          async () => (await worker.zk.exists(`${task}/owner`)) !== undefined,
+          'the task to be claimed',
+        );
+        await until(
+          async () => (await worker.zkPlan.listWorkers(PARENT)).length === 1,
+          'the pool to register',
+        );
       }
       return await list(path, ...rest);
     });
     try {
       const explanation = await asker.zkPlan.explain.task(task);
       expect(started).toBe(true);
-      expect(explanation).toMatchObject({ code: 'OWNED', details: { session: worker.zk.session.id } });
+      expect(explanation).toMatchObject({
+        code: 'OWNED',
+        details: { session: worker.zk.session.id },
+      });
     } finally {
       release();
     }

@@ -3,12 +3,22 @@
  * to, what it keeps when it cannot decide, and how it fits every job's assignment into one node.
  */
 import { describe, expect, it } from 'vitest';
-import { decideAssignment, fitAssignment, sameAssignment, type AssignmentDecision } from '../../src/jobs/assignment.js';
+import {
+  decideAssignment,
+  fitAssignment,
+  sameAssignment,
+  type AssignmentDecision,
+} from '../../src/jobs/assignment.js';
 import type { StoredJob, WorkPool } from '../../src/jobs/job-definition.js';
 import type { AssignmentRecord, JobWorkerInfo } from '../../src/jobs/job-store.js';
 import { StrategyRegistry } from '../../src/jobs/strategies.js';
 
-function job(name: string, fn: string, workPool: WorkPool, options: { strategy?: string; disabled?: boolean } = {}): StoredJob {
+function job(
+  name: string,
+  fn: string,
+  workPool: WorkPool,
+  options: { strategy?: string; disabled?: boolean } = {},
+): StoredJob {
   return {
     name,
     fn,
@@ -21,40 +31,80 @@ function job(name: string, fn: string, workPool: WorkPool, options: { strategy?:
 }
 
 function worker(id: string, jobFunctions: readonly string[]): JobWorkerInfo {
-  return { id, host: 'host', pid: 1, jobFunctions, leaseMs: 3_000, startedAt: '2026-11-26T00:00:00Z' };
+  return {
+    id,
+    host: 'host',
+    pid: 1,
+    jobFunctions,
+    leaseMs: 3_000,
+    startedAt: '2026-11-26T00:00:00Z',
+  };
 }
 
-function record(jobs: AssignmentRecord['jobs'], problems: AssignmentRecord['problems'] = {}): AssignmentRecord {
+function record(
+  jobs: AssignmentRecord['jobs'],
+  problems: AssignmentRecord['problems'] = {},
+): AssignmentRecord {
   return { epoch: 4, jobs, problems, manager: 'w1', writtenAt: '2026-11-26T00:00:00Z' };
 }
 
 describe('decideAssignment', () => {
-  const workers = [worker('w1', ['mail']), worker('w2', ['report']), worker('w3', ['mail', 'report'])];
+  const workers = [
+    worker('w1', ['mail']),
+    worker('w2', ['report']),
+    worker('w3', ['mail', 'report']),
+  ];
 
   it("spreads each job's items over the live workers that registered its function, by its strategy", () => {
     const decision = decideAssignment(
-      [job('mail', 'mail', { items: ['m1', 'm2', 'm3', 'm4'] }), job('report', 'report', { shards: 2 })],
+      [
+        job('mail', 'mail', { items: ['m1', 'm2', 'm3', 'm4'] }),
+        job('report', 'report', { shards: 2 }),
+      ],
       workers,
       undefined,
       new StrategyRegistry(),
     );
-    expect(decision).toEqual({ jobs: { mail: { w1: ['m1', 'm2'], w3: ['m3', 'm4'] }, report: { w2: ['0'], w3: ['1'] } }, problems: {} });
+    expect(decision).toEqual({
+      jobs: { mail: { w1: ['m1', 'm2'], w3: ['m3', 'm4'] }, report: { w2: ['0'], w3: ['1'] } },
+      problems: {},
+    });
   });
 
   it('starts from the current assignment, so that the items stay where they are', () => {
     const current = record({ mail: { w3: ['m1', 'm2'], gone: ['m3'] } });
-    const decision = decideAssignment([job('mail', 'mail', { items: ['m1', 'm2', 'm3', 'm4'] })], workers, current, new StrategyRegistry());
+    const decision = decideAssignment(
+      [job('mail', 'mail', { items: ['m1', 'm2', 'm3', 'm4'] })],
+      workers,
+      current,
+      new StrategyRegistry(),
+    );
     expect(decision.jobs).toEqual({ mail: { w1: ['m3', 'm4'], w3: ['m1', 'm2'] } });
   });
 
   it('leaves a disabled job out altogether', () => {
-    const decision = decideAssignment([job('mail', 'mail', { items: ['m1'] }, { disabled: true })], workers, undefined, new StrategyRegistry());
+    const decision = decideAssignment(
+      [job('mail', 'mail', { items: ['m1'] }, { disabled: true })],
+      workers,
+      undefined,
+      new StrategyRegistry(),
+    );
     expect(decision).toEqual({ jobs: {}, problems: {} });
   });
 
   it('records a job whose function no live worker registered, and assigns it nothing', () => {
-    const decision = decideAssignment([job('archive', 'archive', { shards: 3 })], workers, undefined, new StrategyRegistry());
-    expect(decision).toEqual({ jobs: {}, problems: { archive: 'no live job worker registered the function "archive": its 3 items wait for one' } });
+    const decision = decideAssignment(
+      [job('archive', 'archive', { shards: 3 })],
+      workers,
+      undefined,
+      new StrategyRegistry(),
+    );
+    expect(decision).toEqual({
+      jobs: {},
+      problems: {
+        archive: 'no live job worker registered the function "archive": its 3 items wait for one',
+      },
+    });
   });
 
   it('keeps the current assignment, less the workers that are gone, for a strategy unknown here, and records why', () => {
@@ -78,13 +128,25 @@ describe('decideAssignment', () => {
       throw new Error('no tenants table');
     });
     const current = record({ mail: { w3: ['m2'], gone: ['m1'] } });
-    const decision = decideAssignment([job('mail', 'mail', { items: ['m1', 'm2'] }, { strategy: 'broken' })], workers, current, strategies);
-    expect(decision).toEqual({ jobs: { mail: { w1: [], w3: ['m2'] } }, problems: { mail: 'Invalid strategy: strategy "broken" threw: no tenants table' } });
+    const decision = decideAssignment(
+      [job('mail', 'mail', { items: ['m1', 'm2'] }, { strategy: 'broken' })],
+      workers,
+      current,
+      strategies,
+    );
+    expect(decision).toEqual({
+      jobs: { mail: { w1: [], w3: ['m2'] } },
+      problems: { mail: 'Invalid strategy: strategy "broken" threw: no tenants table' },
+    });
   });
 
   it('decides each job on its own: a problem with one leaves the others assigned', () => {
     const decision = decideAssignment(
-      [job('archive', 'archive', { shards: 1 }), job('mail', 'mail', { items: ['m1'] }, { strategy: 'nope' }), job('report', 'report', { shards: 1 })],
+      [
+        job('archive', 'archive', { shards: 1 }),
+        job('mail', 'mail', { items: ['m1'] }, { strategy: 'nope' }),
+        job('report', 'report', { shards: 1 }),
+      ],
       workers,
       undefined,
       new StrategyRegistry(),
@@ -95,12 +157,19 @@ describe('decideAssignment', () => {
 });
 
 describe('fitAssignment', () => {
-  const ids = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, index) => `${prefix}-${'x'.repeat(40)}-${index}`);
-  const sizeOf = (decision: AssignmentDecision): number => Buffer.byteLength(JSON.stringify({ jobs: decision.jobs, problems: decision.problems }));
+  const ids = (prefix: string, count: number): string[] =>
+    Array.from({ length: count }, (_, index) => `${prefix}-${'x'.repeat(40)}-${index}`);
+  const sizeOf = (decision: AssignmentDecision): number =>
+    Buffer.byteLength(JSON.stringify({ jobs: decision.jobs, problems: decision.problems }));
   const leftUnassigned = (budget: number): string =>
     `left unassigned: the assignment of every job together would exceed ${budget} bytes, what one ZooKeeper node holds; make its pool (or others) smaller`;
   const decision: AssignmentDecision = {
-    jobs: { big: { w1: ids('big', 20) }, twin2: { w1: ids('twin2', 10) }, twin1: { w1: ids('twin1', 10) }, small: { w1: ['s1'] } },
+    jobs: {
+      big: { w1: ids('big', 20) },
+      twin2: { w1: ids('twin2', 10) },
+      twin1: { w1: ids('twin1', 10) },
+      small: { w1: ['s1'] },
+    },
     problems: { other: 'strategy "x" is not registered' },
   };
 
@@ -112,7 +181,10 @@ describe('fitAssignment', () => {
     const budget = sizeOf(decision) - 1;
     const fitted = fitAssignment(decision, budget);
     expect(Object.keys(fitted.jobs).sort()).toEqual(['small', 'twin1', 'twin2']);
-    expect(fitted.problems).toEqual({ other: 'strategy "x" is not registered', big: leftUnassigned(budget) });
+    expect(fitted.problems).toEqual({
+      other: 'strategy "x" is not registered',
+      big: leftUnassigned(budget),
+    });
     expect(sizeOf(fitted)).toBeLessThanOrEqual(budget);
     // The decision it was given is unchanged.
     expect(Object.keys(decision.jobs)).toHaveLength(4);
@@ -144,15 +216,25 @@ describe('sameAssignment', () => {
   const jobs = { mail: { w1: ['m1', 'm2'], w3: ['m3'] }, report: { w2: ['0'] } };
 
   it('holds when every job gives each worker the same items and the problems are the same, in whatever key order', () => {
-    const stored = record({ report: { w2: ['0'] }, mail: { w3: ['m3'], w1: ['m1', 'm2'] } }, { b: 'two', a: 'one' });
+    const stored = record(
+      { report: { w2: ['0'] }, mail: { w3: ['m3'], w1: ['m1', 'm2'] } },
+      { b: 'two', a: 'one' },
+    );
     expect(sameAssignment(stored, { jobs, problems: { a: 'one', b: 'two' } })).toBe(true);
     expect(sameAssignment(record({}), { jobs: {}, problems: {} })).toBe(true);
   });
 
   it('fails when an item moved, a worker or job is added or gone, or a problem changed', () => {
     const decision = { jobs, problems: { a: 'one' } };
-    expect(sameAssignment(record({ mail: { w1: ['m1'], w3: ['m2', 'm3'] }, report: { w2: ['0'] } }, { a: 'one' }), decision)).toBe(false);
-    expect(sameAssignment(record({ ...jobs, mail: { ...jobs.mail, w4: [] } }, { a: 'one' }), decision)).toBe(false);
+    expect(
+      sameAssignment(
+        record({ mail: { w1: ['m1'], w3: ['m2', 'm3'] }, report: { w2: ['0'] } }, { a: 'one' }),
+        decision,
+      ),
+    ).toBe(false);
+    expect(
+      sameAssignment(record({ ...jobs, mail: { ...jobs.mail, w4: [] } }, { a: 'one' }), decision),
+    ).toBe(false);
     expect(sameAssignment(record({ mail: jobs.mail }, { a: 'one' }), decision)).toBe(false);
     expect(sameAssignment(record(jobs, { a: 'other' }), decision)).toBe(false);
     expect(sameAssignment(record(jobs, {}), decision)).toBe(false);

@@ -28,11 +28,17 @@ interface Worker {
   readonly events: ZkPlanEvents['job:item'][0][];
 }
 
-function startWorker(server: MemoryZooKeeper, name: string, options: { manager?: boolean } = {}): Worker {
+function startWorker(
+  server: MemoryZooKeeper,
+  name: string,
+  options: { manager?: boolean } = {},
+): Worker {
   const runs = new Set<JobContext>();
   const functions = new FunctionRegistry().registerJob('hold', async (ctx: JobContext) => {
     runs.add(ctx);
-    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+    await new Promise<void>((resolve) =>
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     runs.delete(ctx);
   });
   const proc = memoryProcess(server, name, functions);
@@ -44,7 +50,8 @@ function startWorker(server: MemoryZooKeeper, name: string, options: { manager?:
     proc,
     handle,
     events,
-    working: () => [...runs].filter((ctx) => ctx.holding()).flatMap((ctx) => ctx.items.map((item) => item.id)),
+    working: () =>
+      [...runs].filter((ctx) => ctx.holding()).flatMap((ctx) => ctx.items.map((item) => item.id)),
   };
 }
 
@@ -54,7 +61,9 @@ function lease(server: MemoryZooKeeper, item: string): LeaseRecord {
 }
 
 async function define(proc: MemoryProcess, items: string[]): Promise<void> {
-  await proc.zkPlan.jobs(JOBS).define({ name: 'mail', fn: 'hold', workPool: { items }, mode: 'continuous' });
+  await proc.zkPlan
+    .jobs(JOBS)
+    .define({ name: 'mail', fn: 'hold', workPool: { items }, mode: 'continuous' });
 }
 
 describe('the job protocol under one fault', () => {
@@ -70,7 +79,9 @@ describe('the job protocol under one fault', () => {
     await define(worker.proc, ['x']);
     await expect.poll(() => worker.working()).toEqual(['x']);
     expect(lost).toBe(true);
-    expect(worker.events.filter((event) => event.state === 'started').map((event) => event.item)).toEqual(['x']);
+    expect(
+      worker.events.filter((event) => event.state === 'started').map((event) => event.item),
+    ).toEqual(['x']);
     expect(lease(server, 'x').holder).toBe(worker.handle.id);
   });
 
@@ -81,7 +92,9 @@ describe('the job protocol under one fault', () => {
     await expect.poll(() => worker.working()).toEqual(['x']);
     const firstEnd = lease(server, 'x').expiresAt;
     worker.proc.zk.loseNextReply((op, path) => op === 'setData' && path.endsWith('/mail/x'));
-    await expect.poll(() => lease(server, 'x').expiresAt, { timeout: 3_000 }).toBeGreaterThan(firstEnd + LEASE.leaseMs);
+    await expect
+      .poll(() => lease(server, 'x').expiresAt, { timeout: 3_000 })
+      .toBeGreaterThan(firstEnd + LEASE.leaseMs);
     expect(worker.working()).toEqual(['x']);
     expect(worker.events.filter((event) => event.state === 'stopped')).toEqual([]);
   });
@@ -94,9 +107,17 @@ describe('the job protocol under one fault', () => {
     const intruder = memoryProcess(server, 'intruder');
     open.push(intruder);
     const path = `${jobNodes(JOBS, 'mail').leases}/x`;
-    const stolen: LeaseRecord = { holder: 'someone-else', token: lease(server, 'x').token + 1_000, expiresAt: Date.now() + 60_000 };
+    const stolen: LeaseRecord = {
+      holder: 'someone-else',
+      token: lease(server, 'x').token + 1_000,
+      expiresAt: Date.now() + 60_000,
+    };
     await intruder.zk.setData(path, encodeValue(stolen, 'lease'));
-    await expect.poll(() => worker.events.find((event) => event.state === 'stopped')?.reason, { timeout: 2_000 }).toBe('lease-lost');
+    await expect
+      .poll(() => worker.events.find((event) => event.state === 'stopped')?.reason, {
+        timeout: 2_000,
+      })
+      .toBe('lease-lost');
     expect(worker.working()).toEqual([]);
     expect(lease(server, 'x')).toEqual(stolen);
   });
@@ -130,10 +151,14 @@ describe('the job protocol under one fault', () => {
     const epochs: number[] = [];
     worker.proc.zkPlan.on('job:rebalance', ({ epoch }) => epochs.push(epoch));
     await expect.poll(() => server.exists(jobsNodes(JOBS).assignment)).toBe(true);
-    worker.proc.zk.loseNextReply((op, path) => op === 'setData' && path === jobsNodes(JOBS).assignment);
+    worker.proc.zk.loseNextReply(
+      (op, path) => op === 'setData' && path === jobsNodes(JOBS).assignment,
+    );
     await define(worker.proc, ['x', 'y']);
     await expect.poll(() => worker.working().sort()).toEqual(['x', 'y']);
-    const record = decodeValue('a', server.getData(jobsNodes(JOBS).assignment)) as { epoch: number };
+    const record = decodeValue('a', server.getData(jobsNodes(JOBS).assignment)) as {
+      epoch: number;
+    };
     expect(epochs).toEqual([1, 2]);
     expect(record.epoch).toBe(2);
   });
@@ -147,7 +172,8 @@ describe('the job protocol under one fault', () => {
     await expect.poll(() => b.working().length + a.working().length).toBe(4);
     const writers = new Set<string>();
     server.onApplied = (event) => {
-      if (event.op === 'setData' && event.path === jobsNodes(JOBS).assignment && event.ok) writers.add(event.clientName);
+      if (event.op === 'setData' && event.path === jobsNodes(JOBS).assignment && event.ok)
+        writers.add(event.clientName);
     };
     const sessionId = a.proc.zk.sessionId as string;
     a.proc.zk.disconnect();

@@ -24,7 +24,12 @@ import { Jobs } from '../../src/jobs/jobs.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { streamFor } from '../simulation/prng.js';
 import { settleOperations } from '../support/settle-operations.js';
-import { itemsWorkedByTwo, jobParticipants, stopCleanly, type SimulatedJobProcess } from './support/job-participants.js';
+import {
+  itemsWorkedByTwo,
+  jobParticipants,
+  stopCleanly,
+  type SimulatedJobProcess,
+} from './support/job-participants.js';
 
 const JOBS = '/jobs';
 const NAME = 'sync';
@@ -35,9 +40,17 @@ const SESSION_TIMEOUT_MS = 40_000;
 const HOUR = 3_600_000;
 
 /** Timers faked for the simulation (Date is stubbed separately, see runLongJobSeed). */
-export const LONG_JOB_FAKED_TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance'] as const;
+export const LONG_JOB_FAKED_TIMERS = [
+  'setTimeout',
+  'clearTimeout',
+  'setInterval',
+  'clearInterval',
+  'performance',
+] as const;
 
-interface LongProcess extends SimulatedJobProcess<'running' | 'cut-off' | 'frozen' | 'dead' | 'stopping'> {
+interface LongProcess extends SimulatedJobProcess<
+  'running' | 'cut-off' | 'frozen' | 'dead' | 'stopping'
+> {
   /** How fast its monotonic clock runs, and where it stood when the rate last changed. */
   rate: number;
   monoAt: { readonly sim: number; readonly mono: number };
@@ -58,7 +71,8 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   const events: string[] = [];
   const started = performance.now();
   const now = (): number => T0 + Math.round(performance.now() - started);
-  const note = (what: string): void => void events.push(`${Math.round((now() - T0) / 1000)} s: ${what}`);
+  const note = (what: string): void =>
+    void events.push(`${Math.round((now() - T0) / 1000)} s: ${what}`);
   let violation: string | undefined;
   let serial = 0;
   const processes: LongProcess[] = [];
@@ -66,12 +80,19 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   /** Some seeds have an operator who takes items out of the pool and back every few seconds: leases pruned and made again all the time. */
   const flappy = random.chance(0.4);
   /** Workers cut off since a take of theirs was lost: the lease node it was decided on, and when they come back at the latest. */
-  const lostTakes: { readonly proc: LongProcess; readonly path: string; readonly czxid: number; readonly version: number; readonly until: number }[] = [];
+  const lostTakes: {
+    readonly proc: LongProcess;
+    readonly path: string;
+    readonly czxid: number;
+    readonly version: number;
+    readonly until: number;
+  }[] = [];
 
   /** Tokens only grow: a take, or a run, with a token below one an earlier take or run of the item had breaks fencing. */
   const checkToken = (worker: string, item: string, token: number, what: string): void => {
     const before = highestToken.get(item) ?? 0;
-    if (token < before) violation ??= `${Math.round((now() - T0) / 1000)} s: ${worker} ${what} ${item} with token ${token}, below ${before} handed out before`;
+    if (token < before)
+      violation ??= `${Math.round((now() - T0) / 1000)} s: ${worker} ${what} ${item} with token ${token}, below ${before} handed out before`;
     highestToken.set(item, Math.max(before, token));
   };
 
@@ -84,7 +105,8 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
       ctx.signal.addEventListener('abort', () => resolve(), { once: true });
       if (finite) setTimeout(resolve, random.int(1, 15) * 1_000);
     });
-    for (const item of ctx.items) if (proc().active.get(item.id) === ctx) proc().active.delete(item.id);
+    for (const item of ctx.items)
+      if (proc().active.get(item.id) === ctx) proc().active.delete(item.id);
   };
 
   const spawn = (): LongProcess => {
@@ -109,7 +131,10 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         'batch',
         work(() => proc, true),
       );
-    const clock = { wall: () => now() + proc.skew, mono: () => proc.monoAt.mono + (now() - proc.monoAt.sim) * proc.rate };
+    const clock = {
+      wall: () => now() + proc.skew,
+      mono: () => proc.monoAt.mono + (now() - proc.monoAt.sim) * proc.rate,
+    };
     Object.assign(
       proc,
       jobParticipants(zk, {
@@ -134,12 +159,21 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   const check = (): void => {
     if (violation !== undefined) return;
     const twice = itemsWorkedByTwo(processes).at(-1);
-    if (twice !== undefined) violation = `${Math.round((now() - T0) / 1000)} s: item ${twice.item} worked on by ${twice.by.join(' and ')}`;
+    if (twice !== undefined)
+      violation = `${Math.round((now() - T0) / 1000)} s: item ${twice.item} worked on by ${twice.by.join(' and ')}`;
   };
 
   const pending = (): string[] =>
-    manual.pending().filter((name) => !processes.some((proc) => proc.name === name && (proc.state === 'frozen' || proc.state === 'dead')));
-  const settle = (faultRate: number): Promise<void> => settleOperations({ manual, server, random, pending, faultRate, inject, check });
+    manual
+      .pending()
+      .filter(
+        (name) =>
+          !processes.some(
+            (proc) => proc.name === name && (proc.state === 'frozen' || proc.state === 'dead'),
+          ),
+      );
+  const settle = (faultRate: number): Promise<void> =>
+    settleOperations({ manual, server, random, pending, faultRate, inject, check });
 
   const inject = (client: string): void => {
     const target = processes.find((proc) => proc.name === client && proc.state === 'running');
@@ -176,7 +210,8 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         target.state = 'frozen';
         target.backAt = back;
         target.zk.freeze();
-        if (back - now() > SESSION_TIMEOUT_MS && sessionId !== undefined) server.expireSession(sessionId);
+        if (back - now() > SESSION_TIMEOUT_MS && sessionId !== undefined)
+          server.expireSession(sessionId);
         return;
       case 'blip':
         target.state = 'cut-off';
@@ -187,7 +222,10 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
       case 'lost-reply-expired':
       case 'lost-send': {
         // Cut off from the lost reply (or request) on, for a while (on the process's own timers): other processes go on meanwhile.
-        const options = { expireSession: kind === 'lost-reply-expired', reconnectAfterMs: random.int(1, 60) * 1_000 };
+        const options = {
+          expireSession: kind === 'lost-reply-expired',
+          reconnectAfterMs: random.int(1, 60) * 1_000,
+        };
         if (kind === 'lost-send') target.zk.failNextSend(undefined, options);
         else target.zk.loseNextReply(undefined, options);
         return;
@@ -201,10 +239,21 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         target.zk.failNextSend(
           (op, path) => {
             const item = path.slice(path.lastIndexOf('/') + 1);
-            if (op !== 'setData' || !path.startsWith(`${JOBS}/zk-plan-job-leases/`) || (target.worker.heldItems()[NAME] ?? []).includes(item)) return false;
+            if (
+              op !== 'setData' ||
+              !path.startsWith(`${JOBS}/zk-plan-job-leases/`) ||
+              (target.worker.heldItems()[NAME] ?? []).includes(item)
+            )
+              return false;
             const stat = server.stat(path);
             if (stat === undefined) return false;
-            lostTakes.push({ proc: target, path, czxid: stat.czxid, version: stat.version, until: now() + SESSION_TIMEOUT_MS - 5_000 });
+            lostTakes.push({
+              proc: target,
+              path,
+              czxid: stat.czxid,
+              version: stat.version,
+              until: now() + SESSION_TIMEOUT_MS - 5_000,
+            });
             setTimeout(() => void flapOut(item), random.int(0, 3) * 1_000);
             // And a worker joins meanwhile (the pool scaled out), among which the item is dealt out again.
             setTimeout(
@@ -221,7 +270,10 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         return;
       }
       case 'clock':
-        target.monoAt = { sim: now(), mono: target.monoAt.mono + (now() - target.monoAt.sim) * target.rate };
+        target.monoAt = {
+          sim: now(),
+          mono: target.monoAt.mono + (now() - target.monoAt.sim) * target.rate,
+        };
         target.rate = 1 + random.int(-100, 100) / 1_000;
         target.skew = random.int(-TIMING.driftMs / 2, TIMING.driftMs / 2);
         return;
@@ -234,7 +286,8 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   const wakeUp = (): void => {
     for (const lost of [...lostTakes]) {
       const stat = server.stat(lost.path);
-      const aligned = stat !== undefined && stat.czxid !== lost.czxid && stat.version === lost.version;
+      const aligned =
+        stat !== undefined && stat.czxid !== lost.czxid && stat.version === lost.version;
       if (!aligned && now() < lost.until) continue;
       lostTakes.splice(lostTakes.indexOf(lost), 1);
       lost.proc.zk.reconnect();
@@ -266,12 +319,35 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   let adminCall: Promise<unknown> | undefined;
   let generation = 0;
   let items = ['a', 'b', 'c', 'd', 'e'];
-  const mode = (): JobMode => random.pick<JobMode>(['continuous', { everyMs: random.int(5, 60) * 1_000 }, { cron: '*/20 * * * * *' }]);
+  const mode = (): JobMode =>
+    random.pick<JobMode>([
+      'continuous',
+      { everyMs: random.int(5, 60) * 1_000 },
+      { cron: '*/20 * * * * *' },
+    ]);
   const change = (chosen?: 'flap'): void => {
     if (adminCall !== undefined) return;
-    const what = chosen ?? random.pick(['define', 'pool', 'pool', 'flap', 'flap', 'disable', 'enable', 'remove', 'trigger'] as const);
+    const what =
+      chosen ??
+      random.pick([
+        'define',
+        'pool',
+        'pool',
+        'flap',
+        'flap',
+        'disable',
+        'enable',
+        'remove',
+        'trigger',
+      ] as const);
     note(what);
-    const define = (): Promise<unknown> => jobs.define({ name: NAME, fn: random.pick(['hold', 'batch']), workPool: { items }, mode: mode() });
+    const define = (): Promise<unknown> =>
+      jobs.define({
+        name: NAME,
+        fn: random.pick(['hold', 'batch']),
+        workPool: { items },
+        mode: mode(),
+      });
     if (what === 'pool') {
       generation += 1;
       // New ids, and some of the old ones back: a lease node pruned while its item was away is made again.
@@ -289,7 +365,9 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         // Items leave the pool for a while and come back (a change rolled back): their lease nodes are pruned meanwhile.
         const kept = items.filter(() => random.chance(0.5));
         await jobs.setWorkPool(NAME, kept.length > 0 ? kept : items.slice(0, 1));
-        await new Promise((resolve) => setTimeout(resolve, (flappy ? random.int(2, 15) : random.int(10, 60)) * 1_000));
+        await new Promise((resolve) =>
+          setTimeout(resolve, (flappy ? random.int(2, 15) : random.int(10, 60)) * 1_000),
+        );
         return jobs.setWorkPool(NAME, items).catch(define);
       }
       if (what === 'pool') return jobs.setWorkPool(NAME, items).catch(define);
@@ -322,7 +400,12 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
     spawn();
     spawn();
     spawn();
-    const defining = jobs.define({ name: NAME, fn: 'hold', workPool: { items }, mode: 'continuous' });
+    const defining = jobs.define({
+      name: NAME,
+      fn: 'hold',
+      workPool: { items },
+      mode: 'continuous',
+    });
     await settle(0);
     await defining;
     const end = T0 + hours * HOUR;
@@ -331,7 +414,8 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         spawn();
         note(`new worker w${serial}`);
       }
-      if (random.chance(flappy ? 0.15 : 0.02)) change(flappy && random.chance(0.7) ? 'flap' : undefined);
+      if (random.chance(flappy ? 0.15 : 0.02))
+        change(flappy && random.chance(0.7) ? 'flap' : undefined);
       await step(random.int(1, 6) * 1_000, 0.003);
     }
     // Faults stop, clocks agree, every process is back; the workers settle.
@@ -345,7 +429,12 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
     for (let round = 0; round < 60 && violation === undefined; round++) await step(2_000, 0);
     return { seed, violation, events, simulatedHours: (now() - T0) / HOUR };
   } catch (error) {
-    return { seed, violation: violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`, events, simulatedHours: (now() - T0) / HOUR };
+    return {
+      seed,
+      violation: violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`,
+      events,
+      simulatedHours: (now() - T0) / HOUR,
+    };
   } finally {
     Date.now = realDateNow;
     for (const proc of processes) if (proc.state !== 'dead') proc.zk.crash();

@@ -13,16 +13,34 @@ import { decodeValue, encodeValue } from '../../src/serialization/codec.js';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { jobsNodes } from '../../src/zk/layout.js';
 import { expectThrows } from '../support/expect-error.js';
-import { JOBS, TIMING, World, activity, holder, run, sleep, workingOn, type Proc } from './support/job-harness.js';
+import {
+  JOBS,
+  TIMING,
+  World,
+  activity,
+  holder,
+  run,
+  sleep,
+  workingOn,
+  type Proc,
+} from './support/job-harness.js';
 
 const forever = (): Promise<never> => new Promise(() => undefined);
 
-async function rounds(world: World, procs: readonly Proc[], count = 3, stepMs = 100): Promise<unknown[]> {
+async function rounds(
+  world: World,
+  procs: readonly Proc[],
+  count = 3,
+  stepMs = 100,
+): Promise<unknown[]> {
   const failures: unknown[] = [];
   for (let i = 0; i < count; i++) {
-    for (const proc of procs) await proc.worker.pass().catch((error: unknown) => failures.push(error));
-    for (const proc of procs) await proc.manager.pass().catch((error: unknown) => failures.push(error));
-    for (const proc of procs) await proc.worker.pass().catch((error: unknown) => failures.push(error));
+    for (const proc of procs)
+      await proc.worker.pass().catch((error: unknown) => failures.push(error));
+    for (const proc of procs)
+      await proc.manager.pass().catch((error: unknown) => failures.push(error));
+    for (const proc of procs)
+      await proc.worker.pass().catch((error: unknown) => failures.push(error));
     world.advance(stepMs);
     await sleep(10);
   }
@@ -33,7 +51,9 @@ async function rounds(world: World, procs: readonly Proc[], count = 3, stepMs = 
 const toLastNamed: AssignmentStrategy = ({ items, workers }) => {
   const sorted = [...workers].sort();
   const last = sorted.at(-1);
-  return Object.fromEntries(sorted.map((worker) => [worker, worker === last ? [...items].sort() : []]));
+  return Object.fromEntries(
+    sorted.map((worker) => [worker, worker === last ? [...items].sort() : []]),
+  );
 };
 
 describe('a write of a live holder sent again after a reconnect', () => {
@@ -44,8 +64,12 @@ describe('a write of a live holder sent again after a reconnect', () => {
     const a = world.spawn('a', { hold: holder(logs.a) });
     const b = world.spawn('b', { hold: holder(logs.b) });
     const leasePath = a.store.leasePath('j', 'm');
-    const leaseOf = (): LeaseRecord => decodeValue(leasePath, world.server.getData(leasePath)) as LeaseRecord;
-    await run(manual, world.jobs.define({ name: 'j', fn: 'hold', workPool: { items: ['m'] }, mode: 'continuous' }));
+    const leaseOf = (): LeaseRecord =>
+      decodeValue(leasePath, world.server.getData(leasePath)) as LeaseRecord;
+    await run(
+      manual,
+      world.jobs.define({ name: 'j', fn: 'hold', workPool: { items: ['m'] }, mode: 'continuous' }),
+    );
     await run(manual, a.worker.pass());
     await run(manual, b.worker.pass());
     await run(manual, b.manager.pass());
@@ -88,7 +112,10 @@ describe('a write of a live holder sent again after a reconnect', () => {
       for (const proc of [e, b]) await run(manual, proc.worker.pass());
       await run(manual, b.manager.pass());
       await sleep(10);
-      expect(workingOn(logs.b, 'm').length + workingOn(logs.e, 'm').length, 'workers on m').toBeLessThanOrEqual(1);
+      expect(
+        workingOn(logs.b, 'm').length + workingOn(logs.e, 'm').length,
+        'workers on m',
+      ).toBeLessThanOrEqual(1);
     }
   });
 
@@ -100,14 +127,24 @@ describe('a write of a live holder sent again after a reconnect', () => {
     const a = world.spawn('a', { hold: holder(logs.a) });
     const x = world.spawn('x', { hold: holder(logs.x) });
     const leasePath = a.store.leasePath('j', 'm');
-    const leaseOf = (): LeaseRecord => decodeValue(leasePath, world.server.getData(leasePath)) as LeaseRecord;
+    const leaseOf = (): LeaseRecord =>
+      decodeValue(leasePath, world.server.getData(leasePath)) as LeaseRecord;
     const passes = async (...procs: Proc[]): Promise<void> => {
       for (const proc of procs) await run(manual, proc.worker.pass());
       await run(manual, manager.manager.pass());
       for (const proc of procs) await run(manual, proc.worker.pass());
       await sleep(10);
     };
-    await run(manual, world.jobs.define({ name: 'j', fn: 'hold', workPool: { items: ['m'] }, mode: 'continuous', strategy: 'toLastNamed' }));
+    await run(
+      manual,
+      world.jobs.define({
+        name: 'j',
+        fn: 'hold',
+        workPool: { items: ['m'] },
+        mode: 'continuous',
+        strategy: 'toLastNamed',
+      }),
+    );
     await run(manual, manager.worker.pass());
     await passes(a, x); // m goes to x, which takes it (version 1)
     expect(x.worker.heldItems()).toEqual({ j: ['m'] });
@@ -151,7 +188,12 @@ describe('a write of a live holder sent again after a reconnect', () => {
     const world = new World();
     const logs = { a: activity() };
     const a = world.spawn('a', { hold: holder(logs.a) });
-    await world.jobs.define({ name: 'j', fn: 'hold', workPool: { items: ['item-0'] }, mode: 'continuous' });
+    await world.jobs.define({
+      name: 'j',
+      fn: 'hold',
+      workPool: { items: ['item-0'] },
+      mode: 'continuous',
+    });
     await rounds(world, [a], 2);
     for (let generation = 1; generation <= 6; generation++) {
       await world.jobs.setWorkPool('j', [`item-${generation}`]);
@@ -163,7 +205,10 @@ describe('a write of a live holder sent again after a reconnect', () => {
 });
 
 describe('a job defined again', () => {
-  const start = async (world: World, fns: Record<string, (ctx: JobContext) => unknown>): Promise<Proc> => {
+  const start = async (
+    world: World,
+    fns: Record<string, (ctx: JobContext) => unknown>,
+  ): Promise<Proc> => {
     const a = world.spawn('a', fns);
     await rounds(world, [a], 1);
     return a;
@@ -176,10 +221,20 @@ describe('a job defined again', () => {
       calls.push(name);
       await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
     };
-    await world.jobs.define({ name: 'j', fn: 'old', workPool: { items: ['x'] }, mode: 'continuous' });
+    await world.jobs.define({
+      name: 'j',
+      fn: 'old',
+      workPool: { items: ['x'] },
+      mode: 'continuous',
+    });
     const a = await start(world, { old: hold('old'), new: hold('new') });
     expect(calls).toEqual(['old']);
-    await world.jobs.define({ name: 'j', fn: 'new', workPool: { items: ['x'] }, mode: 'continuous' });
+    await world.jobs.define({
+      name: 'j',
+      fn: 'new',
+      workPool: { items: ['x'] },
+      mode: 'continuous',
+    });
     await rounds(world, [a]);
     expect(calls).toEqual(['old', 'new']);
   });
@@ -187,9 +242,19 @@ describe('a job defined again', () => {
   it('with new shard params: the next runs get them', async () => {
     const world = new World();
     const seen: unknown[] = [];
-    await world.jobs.define({ name: 'j', fn: 'f', workPool: { shards: 1, params: ['v1'] }, mode: { everyMs: 10 } });
+    await world.jobs.define({
+      name: 'j',
+      fn: 'f',
+      workPool: { shards: 1, params: ['v1'] },
+      mode: { everyMs: 10 },
+    });
     const a = await start(world, { f: (ctx: JobContext) => void seen.push(ctx.items[0]?.params) });
-    await world.jobs.define({ name: 'j', fn: 'f', workPool: { shards: 1, params: ['v2'] }, mode: { everyMs: 10 } });
+    await world.jobs.define({
+      name: 'j',
+      fn: 'f',
+      workPool: { shards: 1, params: ['v2'] },
+      mode: { everyMs: 10 },
+    });
     await rounds(world, [a]);
     await sleep(50);
     expect(seen.at(-1)).toBe('v2');
@@ -200,11 +265,19 @@ describe('a job defined again', () => {
     const runs: (Date | undefined)[] = [];
     const fn = async (ctx: JobContext) => {
       runs.push(ctx.firedAt);
-      if (ctx.firedAt === undefined) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+      if (ctx.firedAt === undefined)
+        await new Promise((resolve) =>
+          ctx.signal.addEventListener('abort', resolve, { once: true }),
+        );
     };
     await world.jobs.define({ name: 'j', fn: 'f', workPool: { items: ['x'] }, mode: 'continuous' });
     const a = await start(world, { f: fn });
-    await world.jobs.define({ name: 'j', fn: 'f', workPool: { items: ['x'] }, mode: { everyMs: 10 } });
+    await world.jobs.define({
+      name: 'j',
+      fn: 'f',
+      workPool: { items: ['x'] },
+      mode: { everyMs: 10 },
+    });
     await rounds(world, [a]);
     await sleep(50);
     expect(runs.some((firedAt) => firedAt !== undefined)).toBe(true);
@@ -215,7 +288,12 @@ describe('malformed or oversized state', () => {
   it('a malformed assignment node: workers keep (and renew) what they hold, and the manager writes it again', async () => {
     const world = new World();
     const a = world.spawn('a', { f: forever });
-    await world.jobs.define({ name: 'j', fn: 'f', workPool: { items: ['x', 'y'] }, mode: 'continuous' });
+    await world.jobs.define({
+      name: 'j',
+      fn: 'f',
+      workPool: { items: ['x', 'y'] },
+      mode: 'continuous',
+    });
     await rounds(world, [a]);
     expect(a.worker.heldItems()).toEqual({ j: ['x', 'y'] });
     await world.admin.setData(jobsNodes(JOBS).assignment, encodeValue({ jobs: {} }, 'x'));
@@ -224,27 +302,49 @@ describe('malformed or oversized state', () => {
     const failures = await rounds(world, [a], 15, 300); // 4.5 s: far past the lease
     expect(failures).toEqual([]);
     expect(a.worker.heldItems()).toEqual({ j: ['x', 'y'] });
-    const record = decodeValue('a', world.server.getData(jobsNodes(JOBS).assignment)) as { jobs: Record<string, Record<string, string[]>> };
+    const record = decodeValue('a', world.server.getData(jobsNodes(JOBS).assignment)) as {
+      jobs: Record<string, Record<string, string[]>>;
+    };
     expect(record.jobs['j']).toEqual({ a: ['x', 'y'] });
   });
 
   it('an assignment of every job together too big for one node: the largest job is left unassigned, named, and the others are assigned', () => {
-    const ids = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${prefix}-${'x'.repeat(80)}-${i}`);
-    const decision = { jobs: { big: { w1: ids('big', 6_000) }, mid: { w1: ids('mid', 5_000) }, small: { w1: ['s1'] } }, problems: {} };
+    const ids = (prefix: string, count: number): string[] =>
+      Array.from({ length: count }, (_, i) => `${prefix}-${'x'.repeat(80)}-${i}`);
+    const decision = {
+      jobs: {
+        big: { w1: ids('big', 6_000) },
+        mid: { w1: ids('mid', 5_000) },
+        small: { w1: ['s1'] },
+      },
+      problems: {},
+    };
     const fitted = fitAssignment(decision, ASSIGNMENT_BUDGET_BYTES);
     expect(Object.keys(fitted.jobs).sort()).toEqual(['mid', 'small']);
     expect(fitted.problems['big']).toContain('left unassigned');
-    expect(fitAssignment({ jobs: { small: { w1: ['s1'] } }, problems: {} }, ASSIGNMENT_BUDGET_BYTES).jobs).toEqual({ small: { w1: ['s1'] } });
+    expect(
+      fitAssignment({ jobs: { small: { w1: ['s1'] } }, problems: {} }, ASSIGNMENT_BUDGET_BYTES)
+        .jobs,
+    ).toEqual({ small: { w1: ['s1'] } });
     const error = expectThrows(
-      () => resolveJob({ name: 'huge', fn: 'f', workPool: { items: ids('h', 6_000) }, mode: 'continuous' }, new Date(0)),
+      () =>
+        resolveJob(
+          { name: 'huge', fn: 'f', workPool: { items: ids('h', 6_000) }, mode: 'continuous' },
+          new Date(0),
+        ),
       InvalidArgumentError,
     );
     expect(error.message).toContain('at most 400000');
   });
 
   it('a strategy that answers with a promise is refused, not left to reject unhandled', () => {
-    const strategies = new StrategyRegistry().register('async', () => Promise.reject(new Error('late')) as never);
-    expect(() => strategies.assign('async', { items: ['a'], workers: ['w'], current: {} })).toThrow('decides synchronously');
+    const strategies = new StrategyRegistry().register(
+      'async',
+      () => Promise.reject(new Error('late')) as never,
+    );
+    expect(() => strategies.assign('async', { items: ['a'], workers: ['w'], current: {} })).toThrow(
+      'decides synchronously',
+    );
   });
 });
 
@@ -264,39 +364,56 @@ describe('watches of a removed job', () => {
   it.each([
     ['never triggered', false],
     ['triggered', true],
-  ])('%s: the workers hold no watch on its nodes once they have let it go', async (_name, triggered) => {
-    const world = new World();
-    const runs: string[] = [];
-    await world.jobs.define({ name: 'j', fn: 'f', workPool: { items: ['x'] }, mode: { everyMs: 60_000 } });
-    const a = world.spawn('a', { f: (ctx: JobContext) => void runs.push(ctx.firedAt?.toISOString() ?? '') });
-    expect(await rounds(world, [a])).toEqual([]);
-    expect(a.worker.heldItems()).toEqual({ j: ['x'] });
-    if (triggered) {
-      const before = runs.length;
-      await world.jobs.trigger('j');
-      await rounds(world, [a], 1);
-      await sleep(20);
-      expect(runs.length).toBeGreaterThan(before); // the watch that stays is the one that works
-    }
-    expect(world.server.watchCount(`${JOBS}/j`)).toBeGreaterThan(0);
+  ])(
+    '%s: the workers hold no watch on its nodes once they have let it go',
+    async (_name, triggered) => {
+      const world = new World();
+      const runs: string[] = [];
+      await world.jobs.define({
+        name: 'j',
+        fn: 'f',
+        workPool: { items: ['x'] },
+        mode: { everyMs: 60_000 },
+      });
+      const a = world.spawn('a', {
+        f: (ctx: JobContext) => void runs.push(ctx.firedAt?.toISOString() ?? ''),
+      });
+      expect(await rounds(world, [a])).toEqual([]);
+      expect(a.worker.heldItems()).toEqual({ j: ['x'] });
+      if (triggered) {
+        const before = runs.length;
+        await world.jobs.trigger('j');
+        await rounds(world, [a], 1);
+        await sleep(20);
+        expect(runs.length).toBeGreaterThan(before); // the watch that stays is the one that works
+      }
+      expect(world.server.watchCount(`${JOBS}/j`)).toBeGreaterThan(0);
 
-    // remove() disables the job and waits until its items are given back, which passes of the worker do.
-    let removed = false;
-    const removing = world.jobs.remove('j').then(() => (removed = true));
-    for (let i = 0; i < 50 && !removed; i++) {
-      expect(await rounds(world, [a], 1)).toEqual([]);
-      await sleep(50);
-    }
-    await removing;
-    expect(await rounds(world, [a])).toEqual([]);
-    expect(a.worker.heldItems()).toEqual({});
-    expect(world.server.watches().filter((watch) => watch.path.startsWith(`${JOBS}/j`))).toEqual([]);
-  });
+      // remove() disables the job and waits until its items are given back, which passes of the worker do.
+      let removed = false;
+      const removing = world.jobs.remove('j').then(() => (removed = true));
+      for (let i = 0; i < 50 && !removed; i++) {
+        expect(await rounds(world, [a], 1)).toEqual([]);
+        await sleep(50);
+      }
+      await removing;
+      expect(await rounds(world, [a])).toEqual([]);
+      expect(a.worker.heldItems()).toEqual({});
+      expect(world.server.watches().filter((watch) => watch.path.startsWith(`${JOBS}/j`))).toEqual(
+        [],
+      );
+    },
+  );
 
   it('a job triggered between the two reads of a pass: its trigger node is watched, and the next trigger runs it', async () => {
     const world = new World();
     let runs = 0;
-    await world.jobs.define({ name: 'j', fn: 'f', workPool: { items: ['x'] }, mode: { everyMs: 60_000 } });
+    await world.jobs.define({
+      name: 'j',
+      fn: 'f',
+      workPool: { items: ['x'] },
+      mode: { everyMs: 60_000 },
+    });
     const a = world.spawn('a', { f: () => void (runs += 1) });
     // The first trigger lands between the worker's read of the trigger node and its listing of the job.
     const store = a.store;
@@ -323,7 +440,9 @@ describe('watches of a removed job', () => {
     expect(await rounds(world, [a])).toEqual([]);
     await sleep(20);
     // The next trigger is a write to the trigger node: the worker hears of it through a watch there, not at its next poll.
-    expect(world.server.watches().filter((watch) => watch.path === `${JOBS}/j/trigger`)).toHaveLength(1);
+    expect(
+      world.server.watches().filter((watch) => watch.path === `${JOBS}/j/trigger`),
+    ).toHaveLength(1);
     const afterFirst = runs;
     await world.jobs.trigger('j');
     expect(await rounds(world, [a], 1)).toEqual([]);

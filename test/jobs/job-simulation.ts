@@ -24,7 +24,12 @@ import { decodeValue } from '../../src/serialization/codec.js';
 import { jobNodes, jobsNodes } from '../../src/zk/layout.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { Prng } from '../simulation/prng.js';
-import { itemsWorkedByTwo, jobParticipants, stopCleanly, type SimulatedJobProcess } from './support/job-participants.js';
+import {
+  itemsWorkedByTwo,
+  jobParticipants,
+  stopCleanly,
+  type SimulatedJobProcess,
+} from './support/job-participants.js';
 
 const realSetImmediate = globalThis.setImmediate;
 const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
@@ -66,12 +71,31 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
     const active = new Map<string, JobContext>();
     const functions = new FunctionRegistry().registerJob('hold', async (ctx: JobContext) => {
       for (const item of ctx.items) active.set(item.id, ctx);
-      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await new Promise<void>((resolve) =>
+        ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+      );
       for (const item of ctx.items) if (active.get(item.id) === ctx) active.delete(item.id);
     });
-    const proc: SimProcess = { name, zk, skew: 0, state: 'running', busy: undefined, active } as SimProcess;
+    const proc: SimProcess = {
+      name,
+      zk,
+      skew: 0,
+      state: 'running',
+      busy: undefined,
+      active,
+    } as SimProcess;
     const clock = { wall: () => now + proc.skew, mono: () => now };
-    Object.assign(proc, jobParticipants(zk, { jobs: JOBS, id: name, functions, timing: TIMING, clock, restartDelayMs: 10 }));
+    Object.assign(
+      proc,
+      jobParticipants(zk, {
+        jobs: JOBS,
+        id: name,
+        functions,
+        timing: TIMING,
+        clock,
+        restartDelayMs: 10,
+      }),
+    );
     processes.push(proc);
     return proc;
   };
@@ -84,7 +108,8 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
   const check = (): void => {
     if (violation !== undefined) return;
     const twice = itemsWorkedByTwo(processes).at(-1);
-    if (twice !== undefined) violation = `${now - T0} ms: item ${twice.item} worked on by ${twice.by.join(' and ')}`;
+    if (twice !== undefined)
+      violation = `${now - T0} ms: item ${twice.item} worked on by ${twice.by.join(' and ')}`;
   };
 
   const settle = async (faultRate: number): Promise<void> => {
@@ -150,7 +175,12 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
     spawn();
     spawn();
     spawn();
-    const define = jobs.define({ name: 'mail', fn: 'hold', workPool: { items: POOLS[0] as string[] }, mode: 'continuous' });
+    const define = jobs.define({
+      name: 'mail',
+      fn: 'hold',
+      workPool: { items: POOLS[0] as string[] },
+      mode: 'continuous',
+    });
     await settle(0);
     await define;
     for (; now <= T0 + WINDOW_MS && violation === undefined; now += STEP_MS) {
@@ -170,10 +200,15 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
       proc.skew = 0;
       if (proc.state === 'detached') proc.reattachAt = now;
     }
-    for (const end = now + 6_000; now <= end && violation === undefined; now += STEP_MS) await step(0);
+    for (const end = now + 6_000; now <= end && violation === undefined; now += STEP_MS)
+      await step(0);
     return { seed, violation: violation ?? settledCheck(server, processes), faults };
   } catch (error) {
-    return { seed, violation: violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`, faults };
+    return {
+      seed,
+      violation: violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`,
+      faults,
+    };
   } finally {
     for (const proc of processes) if (proc.state !== 'dead') proc.zk.crash();
     admin.crash();
@@ -181,15 +216,23 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
 }
 
 /** Once settled: each item of the pool worked on by exactly the live process the assignment names. */
-function settledCheck(server: MemoryZooKeeper, processes: readonly SimProcess[]): string | undefined {
+function settledCheck(
+  server: MemoryZooKeeper,
+  processes: readonly SimProcess[],
+): string | undefined {
   const { node } = jobNodes(JOBS, 'mail');
   const { assignment: assignmentPath } = jobsNodes(JOBS);
   const job = decodeValue(node, server.getData(node)) as StoredJob;
-  const assignment = decodeValue(assignmentPath, server.getData(assignmentPath)) as AssignmentRecord;
+  const assignment = decodeValue(
+    assignmentPath,
+    server.getData(assignmentPath),
+  ) as AssignmentRecord;
   const byWorker = assignment.jobs['mail'] ?? {};
   const pool = 'items' in job.workPool ? [...job.workPool.items] : [];
   for (const item of pool) {
-    const by = processes.filter((proc) => proc.state === 'running' && proc.active.get(item)?.holding() === true).map((proc) => proc.name);
+    const by = processes
+      .filter((proc) => proc.state === 'running' && proc.active.get(item)?.holding() === true)
+      .map((proc) => proc.name);
     const assigned = Object.entries(byWorker).find(([, items]) => items.includes(item))?.[0];
     if (by.length !== 1 || by[0] !== assigned)
       return `after settling, item ${item} is worked on by [${by.join(', ')}] but assigned to ${assigned} (assignment ${JSON.stringify(byWorker)})`;

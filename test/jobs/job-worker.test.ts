@@ -24,20 +24,35 @@ interface Span {
 
 function registry(spans: Span[]): FunctionRegistry {
   return new FunctionRegistry().registerJob('hold', async (ctx: JobContext) => {
-    const mine = ctx.items.map((item) => ({ worker: ctx.workerId, item: item.id, token: item.token, start: performance.now() }) as Span);
+    const mine = ctx.items.map(
+      (item) =>
+        ({
+          worker: ctx.workerId,
+          item: item.id,
+          token: item.token,
+          start: performance.now(),
+        }) as Span,
+    );
     spans.push(...mine);
-    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+    await new Promise<void>((resolve) =>
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     for (const span of mine) span.end = performance.now();
   });
 }
 
-function worker(server: MemoryZooKeeper, name: string, spans: Span[]): { proc: MemoryProcess; handle: JobWorkerHandle } {
+function worker(
+  server: MemoryZooKeeper,
+  name: string,
+  spans: Span[],
+): { proc: MemoryProcess; handle: JobWorkerHandle } {
   const proc = memoryProcess(server, name, registry(spans));
   open.push(proc);
   return { proc, handle: proc.zkPlan.startJobWorker(JOBS, LEASE) };
 }
 
-const counts = (handles: readonly JobWorkerHandle[]): number[] => handles.map((handle) => handle.held()['mail']?.length ?? 0).sort();
+const counts = (handles: readonly JobWorkerHandle[]): number[] =>
+  handles.map((handle) => handle.held()['mail']?.length ?? 0).sort();
 
 /** No item ever had two runs at once. */
 function assertNoOverlap(spans: readonly Span[]): void {
@@ -48,9 +63,16 @@ function assertNoOverlap(spans: readonly Span[]): void {
     for (let index = 1; index < sorted.length; index++) {
       const before = sorted[index - 1] as Span;
       const after = sorted[index] as Span;
-      expect(before.end, `item ${item}: a run of ${before.worker} never ended before ${after.worker} started`).toBeDefined();
-      expect(before.end as number, `item ${item}: ${before.worker} still ran when ${after.worker} started`).toBeLessThanOrEqual(after.start);
-      if (after.worker !== before.worker) expect(after.token, `item ${item}: the new holder's token`).toBeGreaterThan(before.token);
+      expect(
+        before.end,
+        `item ${item}: a run of ${before.worker} never ended before ${after.worker} started`,
+      ).toBeDefined();
+      expect(
+        before.end as number,
+        `item ${item}: ${before.worker} still ran when ${after.worker} started`,
+      ).toBeLessThanOrEqual(after.start);
+      if (after.worker !== before.worker)
+        expect(after.token, `item ${item}: the new holder's token`).toBeGreaterThan(before.token);
     }
   }
 }
@@ -59,16 +81,31 @@ describe('job workers', () => {
   it("spread 12 items evenly over 3, then 4 workers, move a stopped one's items at once, and never run an item twice at a time", async () => {
     const server = new MemoryZooKeeper();
     const spans: Span[] = [];
-    const workers = [worker(server, 'a', spans), worker(server, 'b', spans), worker(server, 'c', spans)];
+    const workers = [
+      worker(server, 'a', spans),
+      worker(server, 'b', spans),
+      worker(server, 'c', spans),
+    ];
     const admin = workers[0]?.proc.zkPlan as MemoryProcess['zkPlan'];
-    await admin.jobs(JOBS).define({ name: 'mail', fn: 'hold', workPool: { items: Array.from({ length: 12 }, (_, i) => `box${i}`) }, mode: 'continuous' });
-    await expect.poll(() => counts(workers.map((w) => w.handle)), { timeout: 5_000 }).toEqual([4, 4, 4]);
+    await admin.jobs(JOBS).define({
+      name: 'mail',
+      fn: 'hold',
+      workPool: { items: Array.from({ length: 12 }, (_, i) => `box${i}`) },
+      mode: 'continuous',
+    });
+    await expect
+      .poll(() => counts(workers.map((w) => w.handle)), { timeout: 5_000 })
+      .toEqual([4, 4, 4]);
     workers.push(worker(server, 'd', spans));
-    await expect.poll(() => counts(workers.map((w) => w.handle)), { timeout: 5_000 }).toEqual([3, 3, 3, 3]);
+    await expect
+      .poll(() => counts(workers.map((w) => w.handle)), { timeout: 5_000 })
+      .toEqual([3, 3, 3, 3]);
     const stopped = workers.shift() as (typeof workers)[number];
     const stoppedAt = performance.now();
     await stopped.handle.stop();
-    await expect.poll(() => counts(workers.map((w) => w.handle)), { timeout: 5_000 }).toEqual([4, 4, 4]);
+    await expect
+      .poll(() => counts(workers.map((w) => w.handle)), { timeout: 5_000 })
+      .toEqual([4, 4, 4]);
     expect(performance.now() - stoppedAt).toBeLessThan(LEASE.leaseMs); // given back, not waited out
     const summary = (await admin.jobs(JOBS).list())[0];
     expect(

@@ -12,14 +12,23 @@ import { expectRejects, expectThrows } from '../support/expect-error.js';
 import { memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 
 const JOBS = '/jobs';
-const GOOD: JobDefinition = { name: 'mail', fn: 'poll', workPool: { items: ['a', 'b'] }, mode: { everyMs: 1_000 } };
+const GOOD: JobDefinition = {
+  name: 'mail',
+  fn: 'poll',
+  workPool: { items: ['a', 'b'] },
+  mode: { everyMs: 1_000 },
+};
 
 const open: MemoryProcess[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
 });
 
-function proc(server: MemoryZooKeeper, name: string, functions = new FunctionRegistry()): MemoryProcess {
+function proc(
+  server: MemoryZooKeeper,
+  name: string,
+  functions = new FunctionRegistry(),
+): MemoryProcess {
   const made = memoryProcess(server, name, functions);
   open.push(made);
   return made;
@@ -30,26 +39,68 @@ describe('job definitions', () => {
     ['a name with a slash', { ...GOOD, name: 'a/b' }, 'name', 'expected a job name'],
     ['a reserved name', { ...GOOD, name: 'zk-plan-x' }, 'name', 'zk-plan-'],
     ['an unknown field', { ...GOOD, shards: 3 }, 'job', 'unknown field "shards"'],
-    ['no function', { ...GOOD, fn: '' }, 'fn', 'job "mail": expected a name of a function registered with registerJob'],
+    [
+      'no function',
+      { ...GOOD, fn: '' },
+      'fn',
+      'job "mail": expected a name of a function registered with registerJob',
+    ],
     ['zero shards', { ...GOOD, workPool: { shards: 0 } }, 'workPool.shards', 'from 1 to 10000'],
-    ['fractional shards', { ...GOOD, workPool: { shards: 2.5 } }, 'workPool.shards', 'whole number'],
-    ['more params than shards', { ...GOOD, workPool: { shards: 1, params: [1, 2] } }, 'workPool.params', 'at most 1'],
-    ['an item id with a slash', { ...GOOD, workPool: { items: ['a/b'] } }, 'workPool.items', '"a/b" is not an item id'],
-    ['an item listed twice', { ...GOOD, workPool: { items: ['a', 'a'] } }, 'workPool.items', 'listed twice'],
-    ['a pool of both kinds', { ...GOOD, workPool: { items: ['a'], shards: 2 } }, 'workPool', 'takes no other field'],
+    [
+      'fractional shards',
+      { ...GOOD, workPool: { shards: 2.5 } },
+      'workPool.shards',
+      'whole number',
+    ],
+    [
+      'more params than shards',
+      { ...GOOD, workPool: { shards: 1, params: [1, 2] } },
+      'workPool.params',
+      'at most 1',
+    ],
+    [
+      'an item id with a slash',
+      { ...GOOD, workPool: { items: ['a/b'] } },
+      'workPool.items',
+      '"a/b" is not an item id',
+    ],
+    [
+      'an item listed twice',
+      { ...GOOD, workPool: { items: ['a', 'a'] } },
+      'workPool.items',
+      'listed twice',
+    ],
+    [
+      'a pool of both kinds',
+      { ...GOOD, workPool: { items: ['a'], shards: 2 } },
+      'workPool',
+      'takes no other field',
+    ],
     ['a fractional everyMs', { ...GOOD, mode: { everyMs: 1.5 } }, 'mode.everyMs', 'whole number'],
     ['a bad cron', { ...GOOD, mode: { cron: 'every day' } }, 'cron', 'not a cron expression'],
-    ['an unknown time zone', { ...GOOD, mode: { cron: '* * * * *', timezone: 'Mars/Olympus' } }, 'timezone', 'Mars/Olympus'],
+    [
+      'an unknown time zone',
+      { ...GOOD, mode: { cron: '* * * * *', timezone: 'Mars/Olympus' } },
+      'timezone',
+      'Mars/Olympus',
+    ],
     ['an unknown mode', { ...GOOD, mode: 'sometimes' }, 'mode', "expected 'continuous'"],
     ['a bad strategy name', { ...GOOD, strategy: 'by tenant' }, 'strategy', 'registered strategy'],
   ])('refuses %s, naming the field', (_what, input, argument, message) => {
-    const error = expectThrows(() => resolveJob(input as JobDefinition, new Date(0)), InvalidArgumentError);
+    const error = expectThrows(
+      () => resolveJob(input as JobDefinition, new Date(0)),
+      InvalidArgumentError,
+    );
     expect(error.argument).toBe(argument);
     expect(error.message).toContain(message);
   });
 
   it('gives shards ids 0…n-1 with their params, and named items as they are', () => {
-    expect(poolItems({ shards: 3, params: ['x', undefined, { y: 1 }] })).toEqual([{ id: '0', params: 'x' }, { id: '1' }, { id: '2', params: { y: 1 } }]);
+    expect(poolItems({ shards: 3, params: ['x', undefined, { y: 1 }] })).toEqual([
+      { id: '0', params: 'x' },
+      { id: '1' },
+      { id: '2', params: { y: 1 } },
+    ]);
     expect(poolItems({ items: ['b', 'a'] })).toEqual([{ id: 'b' }, { id: 'a' }]);
   });
 });
@@ -60,10 +111,18 @@ describe('jobs(parent)', () => {
     const jobs = proc(server, 'admin').zkPlan.jobs(JOBS);
     const stored = await jobs.define(GOOD);
     expect(stored).toMatchObject({ name: 'mail', strategy: 'evenly', disabled: false });
-    expect((await jobs.setWorkPool('mail', ['c', 'd', 'e'])).workPool).toEqual({ items: ['c', 'd', 'e'] });
+    expect((await jobs.setWorkPool('mail', ['c', 'd', 'e'])).workPool).toEqual({
+      items: ['c', 'd', 'e'],
+    });
     expect((await jobs.disable('mail')).disabled).toBe(true);
     expect((await jobs.enable('mail')).disabled).toBe(false);
-    await jobs.define({ ...GOOD, name: 'shards', workPool: { shards: 4 }, mode: 'continuous', strategy: 'rendezvous' });
+    await jobs.define({
+      ...GOOD,
+      name: 'shards',
+      workPool: { shards: 4 },
+      mode: 'continuous',
+      strategy: 'rendezvous',
+    });
     const pool = await expectRejects(() => jobs.setWorkPool('shards', ['x']), JobError);
     expect([pool.code, pool.path]).toEqual(['JOB_POOL_IS_SHARDS', jobNodes(JOBS, 'shards').node]);
     const continuous = await expectRejects(() => jobs.trigger('shards'), JobError);
@@ -124,10 +183,16 @@ describe('jobs(parent)', () => {
     const jobs = proc(server, 'admin').zkPlan.jobs(JOBS);
     await jobs.define({ ...GOOD, name: 'fast', mode: { everyMs: 100 } });
     await jobs.define({ ...GOOD, name: 'ticking', mode: { cron: '* * * * * *' } });
-    await expect.poll(() => runs.filter((run) => run.job === 'fast').length, { timeout: 5_000 }).toBeGreaterThanOrEqual(4);
-    await expect.poll(() => runs.filter((run) => run.job === 'ticking').length, { timeout: 5_000 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(() => runs.filter((run) => run.job === 'fast').length, { timeout: 5_000 })
+      .toBeGreaterThanOrEqual(4);
+    await expect
+      .poll(() => runs.filter((run) => run.job === 'ticking').length, { timeout: 5_000 })
+      .toBeGreaterThanOrEqual(2);
     const fast = runs.filter((run) => run.job === 'fast').map((run) => run.firedAt);
-    for (let index = 1; index < fast.length; index++) expect((fast[index] as number) - (fast[index - 1] as number)).toBeGreaterThanOrEqual(100);
-    for (const run of runs.filter((entry) => entry.job === 'ticking')) expect(run.firedAt % 1_000).toBe(0);
+    for (let index = 1; index < fast.length; index++)
+      expect((fast[index] as number) - (fast[index - 1] as number)).toBeGreaterThanOrEqual(100);
+    for (const run of runs.filter((entry) => entry.job === 'ticking'))
+      expect(run.firedAt % 1_000).toBe(0);
   });
 });

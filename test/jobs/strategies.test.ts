@@ -1,12 +1,20 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
-import { assignmentMoves, evenly, rendezvous, StrategyRegistry, type Assignment, type AssignmentInput } from '../../src/jobs/strategies.js';
+import {
+  assignmentMoves,
+  evenly,
+  rendezvous,
+  StrategyRegistry,
+  type Assignment,
+  type AssignmentInput,
+} from '../../src/jobs/strategies.js';
 import { leaseFor, leaseProblem, stopDeadline, takeOver } from '../../src/jobs/lease.js';
 import { expectThrows } from '../support/expect-error.js';
 
 const ITEMS = Array.from({ length: 12 }, (_, index) => `mailbox-${String(index).padStart(2, '0')}`);
-const counts = (assignment: Assignment): number[] => Object.values(assignment).map((items) => items.length);
+const counts = (assignment: Assignment): number[] =>
+  Object.values(assignment).map((items) => items.length);
 const total = (assignment: Assignment): string[] => Object.values(assignment).flat().sort();
 
 /** A small seeded generator (mulberry32), so that a failing case comes back the same. */
@@ -53,8 +61,11 @@ function fewestMoves({ items, workers, current }: AssignmentInput): number {
   const base = Math.floor(items.length / workers.length);
   const larger = items.length % workers.length;
   let heldByGone = 0;
-  for (const [worker, held] of Object.entries(current)) if (!live.has(worker)) heldByGone += held.filter((item) => pool.has(item)).length;
-  const kept = workers.map((worker) => (current[worker] ?? []).filter((item) => pool.has(item)).length);
+  for (const [worker, held] of Object.entries(current))
+    if (!live.has(worker)) heldByGone += held.filter((item) => pool.has(item)).length;
+  const kept = workers.map(
+    (worker) => (current[worker] ?? []).filter((item) => pool.has(item)).length,
+  );
   const aboveBase = kept.reduce((sum, count) => sum + Math.max(0, count - base), 0);
   const overBase = kept.filter((count) => count > base).length;
   return heldByGone + aboveBase - Math.min(larger, overBase);
@@ -87,7 +98,9 @@ describe('evenly', () => {
     expect(counts(back)).toEqual([4, 4, 4]);
     // Only c's three change holder: no item moves between the workers that stay.
     expect(assignmentMoves(four, back).moved).toBe(3);
-    expect(Object.values(assignmentMoves(four, back).start).flat().sort()).toEqual([...(four['c'] as string[])].sort());
+    expect(Object.values(assignmentMoves(four, back).start).flat().sort()).toEqual(
+      [...(four['c'] as string[])].sort(),
+    );
   });
 
   it('keeps counts within one for any pool and membership, items from a changed pool included', () => {
@@ -95,8 +108,14 @@ describe('evenly', () => {
       for (let items = 0; items <= 20; items++) {
         const ids = ITEMS.concat(ITEMS.map((item) => `${item}-b`)).slice(0, items);
         const names = Array.from({ length: workers }, (_, index) => `w${index}`);
-        const assignment = evenly({ items: ids, workers: names, current: { w0: ['gone', ...ids.slice(0, 5)] } });
-        expect(Math.max(...counts(assignment)) - Math.min(...counts(assignment))).toBeLessThanOrEqual(1);
+        const assignment = evenly({
+          items: ids,
+          workers: names,
+          current: { w0: ['gone', ...ids.slice(0, 5)] },
+        });
+        expect(
+          Math.max(...counts(assignment)) - Math.min(...counts(assignment)),
+        ).toBeLessThanOrEqual(1);
         expect(total(assignment)).toEqual([...ids].sort());
       }
     }
@@ -110,7 +129,8 @@ describe('evenly', () => {
     };
     const expected = JSON.stringify(evenly(input));
     const random = seededRandom(1);
-    for (let round = 0; round < 30; round++) expect(JSON.stringify(evenly(reordered(input, random)))).toBe(expected);
+    for (let round = 0; round < 30; round++)
+      expect(JSON.stringify(evenly(reordered(input, random)))).toBe(expected);
   });
 
   it('keeps what each holds up to its quota, gives the larger quotas to those holding most, and deals the rest in order', () => {
@@ -121,11 +141,15 @@ describe('evenly', () => {
     expect(next).toEqual({ a: ['i1', 'i3'], b: ['i2', 'i5', 'i6'], c: ['i4', 'i7'] });
     expect(assignmentMoves(current, next).moved).toBe(2);
     // Nobody holds anything: the items in order, the larger quotas to the workers first by name.
-    expect(evenly({ items: ['i5', 'i3', 'i1', 'i4', 'i2'], workers: ['c', 'b', 'a'], current: {} })).toEqual({ a: ['i1', 'i2'], b: ['i3', 'i4'], c: ['i5'] });
+    expect(
+      evenly({ items: ['i5', 'i3', 'i1', 'i4', 'i2'], workers: ['c', 'b', 'a'], current: {} }),
+    ).toEqual({ a: ['i1', 'i2'], b: ['i3', 'i4'], c: ['i5'] });
   });
 
   it("lists each worker's items in order, what it kept and what it was dealt together", () => {
-    expect(evenly({ items: ['i1', 'i2', 'i3', 'i4'], workers: ['a', 'b'], current: { a: ['i4'] } })).toEqual({ a: ['i1', 'i4'], b: ['i2', 'i3'] });
+    expect(
+      evenly({ items: ['i1', 'i2', 'i3', 'i4'], workers: ['a', 'b'], current: { a: ['i4'] } }),
+    ).toEqual({ a: ['i1', 'i4'], b: ['i2', 'i3'] });
   });
 
   it('moves no more items than a rebalance must, for any pool, membership and holding', () => {
@@ -135,7 +159,9 @@ describe('evenly', () => {
       const next = evenly(input);
       expect(Math.max(...counts(next)) - Math.min(...counts(next))).toBeLessThanOrEqual(1);
       expect(total(next)).toEqual([...input.items].sort());
-      expect(assignmentMoves(input.current, next).moved, JSON.stringify(input)).toBe(fewestMoves(input));
+      expect(assignmentMoves(input.current, next).moved, JSON.stringify(input)).toBe(
+        fewestMoves(input),
+      );
     }
   });
 
@@ -160,21 +186,29 @@ describe('rendezvous', () => {
   });
 
   it('places each item on the worker with the highest sha256 of (item, NUL, worker), so any program can compute the same placement', () => {
-    const weight = (item: string, worker: string): string => createHash('sha256').update(`${item}\u0000${worker}`).digest('hex');
+    const weight = (item: string, worker: string): string =>
+      createHash('sha256').update(`${item}\u0000${worker}`).digest('hex');
     const items = Array.from({ length: 60 }, (_, index) => `tenant-${index}`);
     const workers = ['a', 'b', 'c', 'd'];
     const assignment = rendezvous({ items, workers, current: {} });
     for (const item of items) {
-      const heaviest = [...workers].sort((x, y) => (weight(item, y) > weight(item, x) ? 1 : -1))[0] as string;
+      const heaviest = [...workers].sort((x, y) =>
+        weight(item, y) > weight(item, x) ? 1 : -1,
+      )[0] as string;
       expect(assignment[heaviest], item).toContain(item);
     }
   });
 
   it('every manager computes the same assignment, to the byte, whatever order it sees the workers and items in, and whoever holds what', () => {
-    const input: AssignmentInput = { items: ITEMS, workers: ['w3', 'w1', 'w2'], current: { w1: ITEMS.slice(0, 6) } };
+    const input: AssignmentInput = {
+      items: ITEMS,
+      workers: ['w3', 'w1', 'w2'],
+      current: { w1: ITEMS.slice(0, 6) },
+    };
     const expected = JSON.stringify(rendezvous(input));
     const random = seededRandom(2);
-    for (let round = 0; round < 20; round++) expect(JSON.stringify(rendezvous(reordered(input, random)))).toBe(expected);
+    for (let round = 0; round < 20; round++)
+      expect(JSON.stringify(rendezvous(reordered(input, random)))).toBe(expected);
     expect(JSON.stringify(rendezvous({ ...input, current: {} }))).toBe(expected);
   });
 
@@ -188,24 +222,48 @@ describe('assignmentMoves', () => {
     const before = { a: ['i1', 'i2'], b: ['i3'], c: ['i4', 'i9'] };
     // c left, i9 left the pool, i5 is new; i2 goes from a to b.
     const after = { a: ['i1'], b: ['i2', 'i3', 'i4', 'i5'] };
-    expect(assignmentMoves(before, after)).toEqual({ stop: { a: ['i2'], c: ['i4', 'i9'] }, start: { b: ['i2', 'i4', 'i5'] }, moved: 2 });
+    expect(assignmentMoves(before, after)).toEqual({
+      stop: { a: ['i2'], c: ['i4', 'i9'] },
+      start: { b: ['i2', 'i4', 'i5'] },
+      moved: 2,
+    });
     expect(assignmentMoves(after, after)).toEqual({ stop: {}, start: {}, moved: 0 });
-    expect(assignmentMoves({ a: ['i1', 'i9'] }, { a: ['i1'] })).toEqual({ stop: { a: ['i9'] }, start: {}, moved: 0 });
-    expect(assignmentMoves({}, after)).toEqual({ stop: {}, start: { a: ['i1'], b: ['i2', 'i3', 'i4', 'i5'] }, moved: 0 });
+    expect(assignmentMoves({ a: ['i1', 'i9'] }, { a: ['i1'] })).toEqual({
+      stop: { a: ['i9'] },
+      start: {},
+      moved: 0,
+    });
+    expect(assignmentMoves({}, after)).toEqual({
+      stop: {},
+      start: { a: ['i1'], b: ['i2', 'i3', 'i4', 'i5'] },
+      moved: 0,
+    });
   });
 });
 
 describe('StrategyRegistry', () => {
   it('runs a custom strategy and refuses a wrong answer, naming the strategy', () => {
-    const registry = new StrategyRegistry().register('first-takes-all', ({ items, workers }) => ({ [[...workers].sort()[0] as string]: [...items] }));
-    expect(registry.assign('first-takes-all', { items: ['x', 'y'], workers: ['b', 'a'], current: {} })).toEqual({ a: ['x', 'y'], b: [] });
+    const registry = new StrategyRegistry().register('first-takes-all', ({ items, workers }) => ({
+      [[...workers].sort()[0] as string]: [...items],
+    }));
+    expect(
+      registry.assign('first-takes-all', { items: ['x', 'y'], workers: ['b', 'a'], current: {} }),
+    ).toEqual({ a: ['x', 'y'], b: [] });
     registry.register('twice', ({ items }) => ({ a: [...items], b: [...items] }));
-    expect(() => registry.assign('twice', { items: ['x'], workers: ['a', 'b'], current: {} })).toThrow(/strategy "twice" gave item "x" to two workers/);
+    expect(() =>
+      registry.assign('twice', { items: ['x'], workers: ['a', 'b'], current: {} }),
+    ).toThrow(/strategy "twice" gave item "x" to two workers/);
     registry.register('lossy', () => ({ a: [] }));
-    expect(() => registry.assign('lossy', { items: ['x'], workers: ['a'], current: {} })).toThrow(/left items unassigned: x/);
+    expect(() => registry.assign('lossy', { items: ['x'], workers: ['a'], current: {} })).toThrow(
+      /left items unassigned: x/,
+    );
     registry.register('ghost', ({ items }) => ({ zed: [...items] }));
-    expect(() => registry.assign('ghost', { items: ['x'], workers: ['a'], current: {} })).toThrow(/not a live worker/);
-    expect(() => registry.assign('nope', { items: [], workers: [], current: {} })).toThrow(InvalidArgumentError);
+    expect(() => registry.assign('ghost', { items: ['x'], workers: ['a'], current: {} })).toThrow(
+      /not a live worker/,
+    );
+    expect(() => registry.assign('nope', { items: [], workers: [], current: {} })).toThrow(
+      InvalidArgumentError,
+    );
     expect(() => registry.register('evenly', evenly)).toThrow(/already registered/);
   });
 
@@ -220,16 +278,27 @@ describe('StrategyRegistry', () => {
 
   it('registers a strategy under a name of a letter then up to 63 letters, digits, "_", "." or "-", and refuses any other name or a non-function', () => {
     const registry = new StrategyRegistry();
-    for (const name of ['a', 'by-tenant_v2.1', `x${'y'.repeat(63)}`]) expect(registry.register(name, evenly).has(name)).toBe(true);
+    for (const name of ['a', 'by-tenant_v2.1', `x${'y'.repeat(63)}`])
+      expect(registry.register(name, evenly).has(name)).toBe(true);
     // A name that is not a string is refused even when it reads as a good one (['by-tenant'] becomes "by-tenant").
     for (const name of ['', '9lives', '-x', 'by tenant', `x${'y'.repeat(64)}`, 42, ['by-tenant']]) {
-      const error = expectThrows(() => registry.register(name as string, evenly), InvalidArgumentError);
+      const error = expectThrows(
+        () => registry.register(name as string, evenly),
+        InvalidArgumentError,
+      );
       expect(error.argument).toBe('name');
-      expect(error.message).toBe(`Invalid name: expected a strategy name such as "by-tenant", got ${JSON.stringify(name)}`);
+      expect(error.message).toBe(
+        `Invalid name: expected a strategy name such as "by-tenant", got ${JSON.stringify(name)}`,
+      );
     }
-    const notAFunction = expectThrows(() => registry.register('later', 'evenly' as never), InvalidArgumentError);
+    const notAFunction = expectThrows(
+      () => registry.register('later', 'evenly' as never),
+      InvalidArgumentError,
+    );
     expect(notAFunction.argument).toBe('strategy');
-    expect(notAFunction.message).toBe('Invalid strategy: strategy "later": expected a function ({ items, workers, current }) => { [workerId]: itemIds[] }');
+    expect(notAFunction.message).toBe(
+      'Invalid strategy: strategy "later": expected a function ({ items, workers, current }) => { [workerId]: itemIds[] }',
+    );
     const again = expectThrows(() => registry.register('a', rendezvous), InvalidArgumentError);
     expect(again.argument).toBe('name');
     expect(again.message).toBe('Invalid name: strategy "a" is already registered');
@@ -237,9 +306,14 @@ describe('StrategyRegistry', () => {
 
   it('names the registered strategies when asked for an unknown one', () => {
     const registry = new StrategyRegistry().register('by-tenant', evenly);
-    const error = expectThrows(() => registry.assign('nope', { items: ['x'], workers: ['a'], current: {} }), InvalidArgumentError);
+    const error = expectThrows(
+      () => registry.assign('nope', { items: ['x'], workers: ['a'], current: {} }),
+      InvalidArgumentError,
+    );
     expect(error.argument).toBe('strategy');
-    expect(error.message).toBe('Invalid strategy: no strategy "nope" (registered: evenly, rendezvous, by-tenant)');
+    expect(error.message).toBe(
+      'Invalid strategy: no strategy "nope" (registered: evenly, rendezvous, by-tenant)',
+    );
   });
 
   it('turns a strategy that throws, or answers with a promise, into an error naming it', async () => {
@@ -255,16 +329,18 @@ describe('StrategyRegistry', () => {
     expect(expectThrows(() => registry.assign('throws', input), InvalidArgumentError).message).toBe(
       'Invalid strategy: strategy "throws" threw: no tenants table',
     );
-    expect(expectThrows(() => registry.assign('throws-text', input), InvalidArgumentError).message).toBe(
-      'Invalid strategy: strategy "throws-text" threw: no tenants table',
-    );
+    expect(
+      expectThrows(() => registry.assign('throws-text', input), InvalidArgumentError).message,
+    ).toBe('Invalid strategy: strategy "throws-text" threw: no tenants table');
     let unhandled = 0;
     const count = (): void => {
       unhandled += 1;
     };
     process.on('unhandledRejection', count);
     try {
-      expect(expectThrows(() => registry.assign('async', input), InvalidArgumentError).message).toBe(
+      expect(
+        expectThrows(() => registry.assign('async', input), InvalidArgumentError).message,
+      ).toBe(
         'Invalid strategy: strategy "async" returned a promise: a strategy decides synchronously',
       );
       await new Promise((resolve) => setTimeout(resolve, 10));
@@ -275,24 +351,47 @@ describe('StrategyRegistry', () => {
   });
 
   it('refuses an answer that is not each item of the pool held by exactly one live worker, saying what is wrong', () => {
-    const input = { items: ['i1', 'i2', 'i3', 'i4', 'i5', 'i6', 'i7'], workers: ['a', 'b'], current: {} };
+    const input = {
+      items: ['i1', 'i2', 'i3', 'i4', 'i5', 'i6', 'i7'],
+      workers: ['a', 'b'],
+      current: {},
+    };
     const problem = (answer: unknown): string => {
       const registry = new StrategyRegistry().register('custom', () => answer as Assignment);
-      return expectThrows(() => registry.assign('custom', input), InvalidArgumentError).message.replace('Invalid strategy: strategy "custom" ', '');
+      return expectThrows(
+        () => registry.assign('custom', input),
+        InvalidArgumentError,
+      ).message.replace('Invalid strategy: strategy "custom" ', '');
     };
-    for (const answer of [null, [], 'a', 42]) expect(problem(answer)).toBe('must return { [workerId]: itemIds[] }');
+    for (const answer of [null, [], 'a', 42])
+      expect(problem(answer)).toBe('must return { [workerId]: itemIds[] }');
     expect(problem({ a: 'i1' })).toBe('must give "a" an array of item ids');
-    expect(problem({ a: input.items, b: [42] })).toBe('gave "b" 42, which is not an item of the pool');
-    expect(problem({ a: input.items, b: ['i8'] })).toBe('gave "b" "i8", which is not an item of the pool');
+    expect(problem({ a: input.items, b: [42] })).toBe(
+      'gave "b" 42, which is not an item of the pool',
+    );
+    expect(problem({ a: input.items, b: ['i8'] })).toBe(
+      'gave "b" "i8", which is not an item of the pool',
+    );
     expect(problem({ a: ['i1', 'i2'] })).toBe('left items unassigned: i3, i4, i5, i6, i7');
     expect(problem({ a: ['i1'] })).toBe('left items unassigned: i2, i3, i4, i5, i6, …');
   });
 
   it('gives back every live worker in name order, each with its items in order, and accepts no items placed when no worker is live', () => {
-    const registry = new StrategyRegistry().register('unsorted', () => ({ c: ['y', 'x'], a: ['z'] }));
-    const checked = registry.assign('unsorted', { items: ['x', 'y', 'z'], workers: ['c', 'b', 'a'], current: {} });
+    const registry = new StrategyRegistry().register('unsorted', () => ({
+      c: ['y', 'x'],
+      a: ['z'],
+    }));
+    const checked = registry.assign('unsorted', {
+      items: ['x', 'y', 'z'],
+      workers: ['c', 'b', 'a'],
+      current: {},
+    });
     expect(JSON.stringify(checked)).toBe('{"a":["z"],"b":[],"c":["x","y"]}');
-    expect(new StrategyRegistry().register('none', () => ({})).assign('none', { items: ['x'], workers: [], current: {} })).toEqual({});
+    expect(
+      new StrategyRegistry()
+        .register('none', () => ({}))
+        .assign('none', { items: ['x'], workers: [], current: {} }),
+    ).toEqual({});
   });
 });
 
@@ -319,9 +418,15 @@ describe('leases', () => {
     expect(leaseProblem({ leaseMs: 3_000, marginMs: 0, driftMs: 0 })).toBeUndefined();
     expect(leaseProblem({ leaseMs: 300, marginMs: 100, driftMs: 0 })).toBeUndefined();
     expect(leaseProblem({ leaseMs: 3_000, marginMs: 1_500, driftMs: 500 })).toBeUndefined();
-    expect(leaseProblem({ leaseMs: 299, marginMs: 0, driftMs: 0 })).toBe('leaseMs must be at least 300 ms, got 299');
-    expect(leaseProblem({ leaseMs: 3_000, marginMs: 1_501, driftMs: 0 })).toBe('marginMs (1501) must be at most half of leaseMs (3000)');
-    expect(leaseProblem({ leaseMs: 3_000, marginMs: 0, driftMs: -1 })).toBe('leaseMs, marginMs and driftMs must be whole, non-negative ms');
+    expect(leaseProblem({ leaseMs: 299, marginMs: 0, driftMs: 0 })).toBe(
+      'leaseMs must be at least 300 ms, got 299',
+    );
+    expect(leaseProblem({ leaseMs: 3_000, marginMs: 1_501, driftMs: 0 })).toBe(
+      'marginMs (1501) must be at most half of leaseMs (3000)',
+    );
+    expect(leaseProblem({ leaseMs: 3_000, marginMs: 0, driftMs: -1 })).toBe(
+      'leaseMs, marginMs and driftMs must be whole, non-negative ms',
+    );
   });
 
   it('refuses timing that leaves no room', () => {

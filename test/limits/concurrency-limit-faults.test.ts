@@ -6,7 +6,11 @@
  * integ/limit-faults.integ.test.ts does the first two on a real server through a proxy.
  */
 import { describe, expect, it } from 'vitest';
-import { ConcurrencyLimits, type Acquired, type SlotLease } from '../../src/limits/concurrency-limits.js';
+import {
+  ConcurrencyLimits,
+  type Acquired,
+  type SlotLease,
+} from '../../src/limits/concurrency-limits.js';
 import type { SlotRecord } from '../../src/limits/limit-record.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 
@@ -15,7 +19,11 @@ const SLOTS = `${PARENT}/zk-plan-limits/k`;
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 function record(task: string): SlotRecord {
-  return { task: `${PARENT}/plan-0000000001/${task}`, workerId: task, at: new Date('2026-11-26T00:00:00Z') };
+  return {
+    task: `${PARENT}/plan-0000000001/${task}`,
+    workerId: task,
+    at: new Date('2026-11-26T00:00:00Z'),
+  };
 }
 
 /** A worker's view of the limits: `draw` (in [0, 1)) picks the slot it tries first, `draw × limit`. */
@@ -29,31 +37,47 @@ async function held(zk: MemoryZkClient, task: string, draw = 0): Promise<SlotLea
   return acquired.lease;
 }
 
-function world(limit: number): { server: MemoryZooKeeper; clients: (name: string) => MemoryZkClient; ready: Promise<void> } {
+function world(limit: number): {
+  server: MemoryZooKeeper;
+  clients: (name: string) => MemoryZkClient;
+  ready: Promise<void>;
+} {
   const server = new MemoryZooKeeper();
   const admin = server.connect({ name: 'admin' });
-  return { server, clients: (name) => server.connect({ name }), ready: new ConcurrencyLimits(admin).setLimit(PARENT, 'k', limit) };
+  return {
+    server,
+    clients: (name) => server.connect({ name }),
+    ready: new ConcurrencyLimits(admin).setLimit(PARENT, 'k', limit),
+  };
 }
 
 describe('a release sent again after the slot was taken by another worker (defect 1)', () => {
   it.each([
     ['through the next session (the first session expired while cut off)', true],
     ['through the same session (a reconnect within the session timeout)', false],
-  ])('%s: it does not delete the other worker’s slot, and a limit of 1 never runs two', async (_label, expireSession) => {
-    const { server, clients, ready } = world(1);
-    await ready;
-    const [a, b, c] = [clients('a'), clients('b'), clients('c')];
-    const leaseA = await held(a, 'one');
-    a.loseNextReply((op, path) => op === 'delete' && path === `${SLOTS}/slot-0`, { expireSession, reconnect: false });
-    const releasing = leaseA.release();
-    await flush();
-    expect(server.exists(`${SLOTS}/slot-0`)).toBe(false); // A's delete landed; its reply did not
-    await held(b, 'two'); // B takes the freed name while A is cut off
-    a.reconnect();
-    await releasing;
-    expect(server.stat(`${SLOTS}/slot-0`)?.ephemeralOwner).toBe(b.sessionId);
-    expect((await limitsOf(c).acquire(PARENT, 'k', record('three'), c.session)).kind).toBe('full');
-  });
+  ])(
+    '%s: it does not delete the other worker’s slot, and a limit of 1 never runs two',
+    async (_label, expireSession) => {
+      const { server, clients, ready } = world(1);
+      await ready;
+      const [a, b, c] = [clients('a'), clients('b'), clients('c')];
+      const leaseA = await held(a, 'one');
+      a.loseNextReply((op, path) => op === 'delete' && path === `${SLOTS}/slot-0`, {
+        expireSession,
+        reconnect: false,
+      });
+      const releasing = leaseA.release();
+      await flush();
+      expect(server.exists(`${SLOTS}/slot-0`)).toBe(false); // A's delete landed; its reply did not
+      await held(b, 'two'); // B takes the freed name while A is cut off
+      a.reconnect();
+      await releasing;
+      expect(server.stat(`${SLOTS}/slot-0`)?.ephemeralOwner).toBe(b.sessionId);
+      expect((await limitsOf(c).acquire(PARENT, 'k', record('three'), c.session)).kind).toBe(
+        'full',
+      );
+    },
+  );
 });
 
 describe('a take sent again through the next session (defect 2)', () => {
@@ -62,7 +86,10 @@ describe('a take sent again through the next session (defect 2)', () => {
     await ready;
     const [a, b] = [clients('a'), clients('b')];
     const session = a.session;
-    a.loseNextReply((op, path) => op === 'create' && path === `${SLOTS}/slot-0`, { expireSession: true, reconnect: false });
+    a.loseNextReply((op, path) => op === 'create' && path === `${SLOTS}/slot-0`, {
+      expireSession: true,
+      reconnect: false,
+    });
     const acquiring = limitsOf(a)
       .acquire(PARENT, 'k', record('one'), session)
       .then(
@@ -111,7 +138,11 @@ describe('a lowered limit (defect 5)', () => {
     const scheduler = new ManualScheduler();
     const server = new MemoryZooKeeper({ scheduler });
     const admin = server.connect({ name: 'admin' });
-    const [c, e, f] = ['c', 'e', 'f'].map((name) => server.connect({ name })) as [MemoryZkClient, MemoryZkClient, MemoryZkClient];
+    const [c, e, f] = ['c', 'e', 'f'].map((name) => server.connect({ name })) as [
+      MemoryZkClient,
+      MemoryZkClient,
+      MemoryZkClient,
+    ];
     const setting = new ConcurrencyLimits(admin).setLimit(PARENT, 'k', 3);
     await scheduler.drain();
     await setting;

@@ -21,21 +21,29 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
   });
 
-  function gauge(): { functions: FunctionRegistry; max: () => number; running: () => number; runs: () => number } {
+  function gauge(): {
+    functions: FunctionRegistry;
+    max: () => number;
+    running: () => number;
+    runs: () => number;
+  } {
     let running = 0;
     let max = 0;
     let runs = 0;
-    const functions = new FunctionRegistry().register('limited', async (ctx: TaskContext<unknown[]>) => {
-      running += 1;
-      runs += 1;
-      max = Math.max(max, running);
-      try {
-        await pause(Number(ctx.params[0]));
-      } finally {
-        running -= 1;
-      }
-      return runs;
-    });
+    const functions = new FunctionRegistry().register(
+      'limited',
+      async (ctx: TaskContext<unknown[]>) => {
+        running += 1;
+        runs += 1;
+        max = Math.max(max, running);
+        try {
+          await pause(Number(ctx.params[0]));
+        } finally {
+          running -= 1;
+        }
+        return runs;
+      },
+    );
     return { functions, max: () => max, running: () => running, runs: () => runs };
   }
 
@@ -46,16 +54,25 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     processes.push(...procs);
     const [first] = procs as [MemoryProcess];
     await first.zkPlan.limits(PARENT).set('warehouse', 2);
-    const plans = await Promise.all([first.zkPlan.createPlan(PARENT), first.zkPlan.createPlan(PARENT)]);
+    const plans = await Promise.all([
+      first.zkPlan.createPlan(PARENT),
+      first.zkPlan.createPlan(PARENT),
+    ]);
     for (const plan of plans) {
       await first.zkPlan.addTasks(
         plan,
-        Array.from({ length: 8 }, () => ({ task: call('limited', 15), options: { concurrencyKey: 'warehouse' } })),
+        Array.from({ length: 8 }, () => ({
+          task: call('limited', 15),
+          options: { concurrencyKey: 'warehouse' },
+        })),
       );
       await first.zkPlan.markAsReady(plan);
     }
-    for (const { zkPlan } of procs) zkPlan.startWorkers(PARENT, { count: 4, backoff: FAST_BACKOFF, retention: false });
-    await Promise.all(plans.map((plan) => first.zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })));
+    for (const { zkPlan } of procs)
+      zkPlan.startWorkers(PARENT, { count: 4, backoff: FAST_BACKOFF, retention: false });
+    await Promise.all(
+      plans.map((plan) => first.zkPlan.waitForCompletion(plan, { timeoutMs: 20_000 })),
+    );
     expect(runs()).toBe(16);
     expect(max()).toBe(2);
     expect(await first.zkPlan.limits(PARENT).get('warehouse')).toEqual({ limit: 2, holders: [] });
@@ -69,8 +86,14 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     await proc.zkPlan.limits(PARENT).set('api', 0); // nothing with the key runs
     const plan = await proc.zkPlan.createPlan(PARENT);
     await proc.zkPlan.addTasks(plan, [
-      ...Array.from({ length: 4 }, () => ({ task: call('limited', 200), options: { concurrencyKey: 'api' } })),
-      ...Array.from({ length: 3 }, () => ({ task: call('limited', 200), options: { concurrencyKey: 'no-limit-set' } })),
+      ...Array.from({ length: 4 }, () => ({
+        task: call('limited', 200),
+        options: { concurrencyKey: 'api' },
+      })),
+      ...Array.from({ length: 3 }, () => ({
+        task: call('limited', 200),
+        options: { concurrencyKey: 'no-limit-set' },
+      })),
     ]);
     await proc.zkPlan.markAsReady(plan);
     proc.zkPlan.startWorkers(PARENT, { count: 8, backoff: FAST_BACKOFF, retention: false });
@@ -86,7 +109,10 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
   it("a holder's slot comes back when its session expires, and its task runs again", async () => {
     const server = new MemoryZooKeeper();
     const { functions, runs } = gauge();
-    const [a, b] = ['a', 'b'].map((name) => memoryProcess(server, name, functions)) as [MemoryProcess, MemoryProcess];
+    const [a, b] = ['a', 'b'].map((name) => memoryProcess(server, name, functions)) as [
+      MemoryProcess,
+      MemoryProcess,
+    ];
     processes.push(a, b);
     await a.zkPlan.limits(PARENT).set('k', 1);
     const plan = await a.zkPlan.createPlan(PARENT);
@@ -96,10 +122,20 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
       { task: call('limited', 1), options: { concurrencyKey: 'k' } },
     ]);
     await a.zkPlan.markAsReady(plan);
-    a.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 10 });
+    a.zkPlan.startWorkers(PARENT, {
+      count: 1,
+      backoff: FAST_BACKOFF,
+      retention: false,
+      drainTimeoutMs: 10,
+    });
     while (runs() < 1) await pause(2);
     expect((await b.zkPlan.limits(PARENT).get('k'))?.holders).toHaveLength(1);
-    b.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false, drainTimeoutMs: 10 }); // it may take the long task on: close without waiting it out
+    b.zkPlan.startWorkers(PARENT, {
+      count: 2,
+      backoff: FAST_BACKOFF,
+      retention: false,
+      drainTimeoutMs: 10,
+    }); // it may take the long task on: close without waiting it out
     await pause(50);
     expect(runs()).toBe(1); // b waits: the one slot is a's
     server.expireSession(a.zk.sessionId as string); // a is cut off: its owner node and its slot go
@@ -117,21 +153,45 @@ describe('concurrency limits over the in-memory ZooKeeper', () => {
     await proc.zk.create(`${PARENT}/zk-plan-limits/%E0%A4%A`, Buffer.from('2')); // a malformed escape: not a key's node
     const at = new Date('2026-11-24T10:00:00Z');
     const slot = `${PARENT}/zk-plan-limits/api/slot-0`;
-    await proc.zk.create(slot, encodeSlot({ task: '/plans/plan-0000000001/task-0000000003', workerId: 'w1', at }, slot), 'ephemeral');
+    await proc.zk.create(
+      slot,
+      encodeSlot({ task: '/plans/plan-0000000001/task-0000000003', workerId: 'w1', at }, slot),
+      'ephemeral',
+    );
     expect(await proc.zkPlan.limits(PARENT).list()).toEqual([
-      { key: 'api', limit: 1, holders: [{ task: '/plans/plan-0000000001/task-0000000003', workerId: 'w1', at }] },
+      {
+        key: 'api',
+        limit: 1,
+        holders: [{ task: '/plans/plan-0000000001/task-0000000003', workerId: 'w1', at }],
+      },
       { key: 'warehouse/eu 1', limit: 3, holders: [] },
     ]);
-    expect((await expectRejects(() => proc.zkPlan.limits('plans').list(), InvalidArgumentError)).argument).toBe('parent');
+    expect(
+      (await expectRejects(() => proc.zkPlan.limits('plans').list(), InvalidArgumentError))
+        .argument,
+    ).toBe('parent');
   });
 
   it('refuses a bad key or limit, naming the argument', async () => {
     const server = new MemoryZooKeeper();
     const proc = memoryProcess(server, 'a');
     processes.push(proc);
-    expect((await expectRejects(() => proc.zkPlan.limits(PARENT).set('k', 1.5), InvalidArgumentError)).argument).toBe('limit');
-    expect((await expectRejects(() => proc.zkPlan.limits(PARENT).set('', 1), InvalidArgumentError)).argument).toBe('key');
+    expect(
+      (await expectRejects(() => proc.zkPlan.limits(PARENT).set('k', 1.5), InvalidArgumentError))
+        .argument,
+    ).toBe('limit');
+    expect(
+      (await expectRejects(() => proc.zkPlan.limits(PARENT).set('', 1), InvalidArgumentError))
+        .argument,
+    ).toBe('key');
     const plan = await proc.zkPlan.createPlan(PARENT);
-    expect((await expectRejects(() => proc.zkPlan.addTask(plan, call('x'), [], { concurrencyKey: '' }), InvalidArgumentError)).argument).toBe('concurrencyKey');
+    expect(
+      (
+        await expectRejects(
+          () => proc.zkPlan.addTask(plan, call('x'), [], { concurrencyKey: '' }),
+          InvalidArgumentError,
+        )
+      ).argument,
+    ).toBe('concurrencyKey');
   });
 });

@@ -30,12 +30,21 @@ describe('keys and limits', () => {
   it('accepts a key of 1 to 200 characters, and refuses any other, naming the argument and what it got', () => {
     expect(() => assertConcurrencyKey('key', 'k')).not.toThrow();
     expect(() => assertConcurrencyKey('key', 'k'.repeat(200))).not.toThrow();
-    const empty = expectThrows(() => assertConcurrencyKey('concurrencyKey', ''), InvalidArgumentError);
+    const empty = expectThrows(
+      () => assertConcurrencyKey('concurrencyKey', ''),
+      InvalidArgumentError,
+    );
     expect(empty.argument).toBe('concurrencyKey');
-    expect(empty.message).toBe('Invalid concurrencyKey: expected a non-empty string of at most 200 characters, got ""');
+    expect(empty.message).toBe(
+      'Invalid concurrencyKey: expected a non-empty string of at most 200 characters, got ""',
+    );
     const long = 'k'.repeat(201);
-    expect(expectThrows(() => assertConcurrencyKey('key', long), InvalidArgumentError).message).toContain(`got "${long}"`);
-    expect(expectThrows(() => assertConcurrencyKey('key', 7), InvalidArgumentError).message).toMatch(/, got number$/);
+    expect(
+      expectThrows(() => assertConcurrencyKey('key', long), InvalidArgumentError).message,
+    ).toContain(`got "${long}"`);
+    expect(
+      expectThrows(() => assertConcurrencyKey('key', 7), InvalidArgumentError).message,
+    ).toMatch(/, got number$/);
   });
 
   it('accepts a whole limit from 0 to MAX_LIMIT, and refuses any other, saying what it got', () => {
@@ -43,7 +52,9 @@ describe('keys and limits', () => {
     for (const limit of [-1, MAX_LIMIT + 1, 1.5, Number.NaN, '3', undefined]) {
       const error = expectThrows(() => assertLimit('limit', limit), InvalidArgumentError);
       expect(error.argument).toBe('limit');
-      expect(error.message).toBe(`Invalid limit: expected a whole number from 0 (nothing with the key runs) to ${MAX_LIMIT}, got ${String(limit)}`);
+      expect(error.message).toBe(
+        `Invalid limit: expected a whole number from 0 (nothing with the key runs) to ${MAX_LIMIT}, got ${String(limit)}`,
+      );
     }
   });
 
@@ -65,7 +76,8 @@ describe('the limit node', () => {
   });
 
   it('takes a value that is not a whole, non-negative limit for no limit at all', () => {
-    for (const limit of [-1, 1.5, '3', null, undefined]) expect(parseLimit('/l', encodeValue({ limit }, 'test'))).toBeUndefined();
+    for (const limit of [-1, 1.5, '3', null, undefined])
+      expect(parseLimit('/l', encodeValue({ limit }, 'test'))).toBeUndefined();
     expect(parseLimit('/l', encodeValue(null, 'test'))).toBeUndefined();
     expect(parseLimit('/l', encodeValue(3, 'test'))).toBeUndefined();
     expect(parseLimit('/l', Buffer.from('x'))).toBeUndefined();
@@ -80,7 +92,17 @@ describe('slots', () => {
     expect(slotIndex('slot-0')).toBe(0);
     expect(slotIndex('slot-12')).toBe(12);
     expect(slotIndex('slot-999999999')).toBe(999_999_999);
-    for (const name of ['lock-1', 'other', 'slot-', 'slot-01', 'slot-x1', 'slot-1x', 'slot--1', 'slot-1234567890']) expect(slotIndex(name)).toBeUndefined();
+    for (const name of [
+      'lock-1',
+      'other',
+      'slot-',
+      'slot-01',
+      'slot-x1',
+      'slot-1x',
+      'slot--1',
+      'slot-1234567890',
+    ])
+      expect(slotIndex(name)).toBeUndefined();
   });
 
   it('counts every held slot, those above a lowered limit too, and nothing else', () => {
@@ -128,7 +150,9 @@ describe('slots', () => {
     expect(keepsSlot({ name: 'slot-0', czxid: 20 }, [...slots].reverse(), 2)).toBe(true);
     expect(keepsSlot({ name: 'slot-1', czxid: 21 }, [...slots].reverse(), 2)).toBe(false);
     // A child that is not a slot takes no place, however early it was created.
-    expect(keepsSlot({ name: 'slot-1', czxid: 21 }, [{ name: 'lock', czxid: 1 }, ...slots], 3)).toBe(true);
+    expect(
+      keepsSlot({ name: 'slot-1', czxid: 21 }, [{ name: 'lock', czxid: 1 }, ...slots], 3),
+    ).toBe(true);
     expect(keepsSlot({ name: 'slot-0', czxid: 20 }, slots, 0)).toBe(false);
   });
 
@@ -137,7 +161,13 @@ describe('slots', () => {
     const record = { task: '/plans/plan-0000000001/task-0000000003', workerId: 'w1', at };
     expect(decodeSlot('/s', encodeSlot(record, '/s'))).toEqual(record);
     expect(decodeSlot('/s', encodeValue({ ...record, extra: 1 }, 'test'))).toEqual(record);
-    for (const wrong of [{ ...record, task: 3 }, { ...record, workerId: undefined }, { ...record, at: at.toISOString() }, null, 'slot'])
+    for (const wrong of [
+      { ...record, task: 3 },
+      { ...record, workerId: undefined },
+      { ...record, at: at.toISOString() },
+      null,
+      'slot',
+    ])
       expect(decodeSlot('/s', encodeValue(wrong, 'test'))).toBeUndefined();
     expect(decodeSlot('/s', Buffer.from('x'))).toBeUndefined();
     expect(decodeSlot('/s', Buffer.alloc(0))).toBeUndefined();
@@ -146,6 +176,8 @@ describe('slots', () => {
 
   it('refuses a slot record too large for a znode, naming it', () => {
     const record = { task: 'x'.repeat(1_000_001), workerId: 'w1', at: new Date(0) };
-    expect(expectThrows(() => encodeSlot(record, '/s'), ValueTooLargeError).message).toMatch(/^concurrency slot is \d+ bytes once encoded/);
+    expect(expectThrows(() => encodeSlot(record, '/s'), ValueTooLargeError).message).toMatch(
+      /^concurrency slot is \d+ bytes once encoded/,
+    );
   });
 });

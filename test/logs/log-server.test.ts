@@ -26,14 +26,26 @@ async function served(): Promise<{ sink: FileLogSink; server: LogServer; dir: st
 describe('the task log server', () => {
   it("serves a try's whole log at the URL its sink names, and the sink names none once the server is closed", async () => {
     const { sink, server } = await served();
-    const identity = { plan: '/plans/plan-0000000003', task: '/plans/plan-0000000003/task-0000000007', attempt: 2, tryName: 'try-0002-abc123', workerId: 'w' };
+    const identity = {
+      plan: '/plans/plan-0000000003',
+      task: '/plans/plan-0000000003/task-0000000007',
+      attempt: 2,
+      tryName: 'try-0002-abc123',
+      workerId: 'w',
+    };
     const trySink = sink.open(identity);
     trySink.write({ time: new Date('2026-11-26T20:00:00Z'), level: 'info', msg: 'hello' });
     await trySink.close();
-    expect(trySink.url).toBe(`${server.url}/logs/${encodeURIComponent(encodeURIComponent('/plans'))}/plan-0000000003/task-0000000007/try-0002-abc123.jsonl`);
+    expect(trySink.url).toBe(
+      `${server.url}/logs/${encodeURIComponent(encodeURIComponent('/plans'))}/plan-0000000003/task-0000000007/try-0002-abc123.jsonl`,
+    );
     const response = await fetch(trySink.url as string);
     expect(response.status).toBe(200);
-    expect(JSON.parse((await response.text()).trim())).toEqual({ time: '2026-11-26T20:00:00.000Z', level: 'info', msg: 'hello' });
+    expect(JSON.parse((await response.text()).trim())).toEqual({
+      time: '2026-11-26T20:00:00.000Z',
+      level: 'info',
+      msg: 'hello',
+    });
     await server.close();
     expect(sink.open(identity).url).toBeUndefined();
   });
@@ -43,7 +55,14 @@ describe('the task log server', () => {
     await writeFile(join(dir, 'secret.jsonl'), 'outside\n');
     await mkdir(join(dir, 'logs'), { recursive: true });
     await writeFile(join(dir, 'logs', 'notes.txt'), 'not a log\n');
-    for (const path of ['/logs/..%2Fsecret.jsonl', '/logs/../secret.jsonl', '/logs/%2Fetc%2Fpasswd', '/logs/notes.txt', '/etc/passwd', '/logs/missing.jsonl']) {
+    for (const path of [
+      '/logs/..%2Fsecret.jsonl',
+      '/logs/../secret.jsonl',
+      '/logs/%2Fetc%2Fpasswd',
+      '/logs/notes.txt',
+      '/etc/passwd',
+      '/logs/missing.jsonl',
+    ]) {
       const response = await fetch(`${server.url}${path}`);
       expect({ path, status: response.status }).toEqual({ path, status: 404 });
       expect(await response.text()).not.toContain('outside');

@@ -41,7 +41,9 @@ function talking(between: { wait: Promise<void> }): FunctionRegistry {
   });
 }
 
-async function setUp(functions: FunctionRegistry): Promise<{ proc: MemoryProcess; server: MemoryZooKeeper; plan: string; task: string }> {
+async function setUp(
+  functions: FunctionRegistry,
+): Promise<{ proc: MemoryProcess; server: MemoryZooKeeper; plan: string; task: string }> {
   const server = new MemoryZooKeeper();
   const proc = memoryProcess(server, 'p', functions);
   opened.push(proc);
@@ -52,7 +54,10 @@ async function setUp(functions: FunctionRegistry): Promise<{ proc: MemoryProcess
 }
 
 /** Arms a lost reply for the first operation `matches` picks, and tells how many it hit (1 once it fired). */
-function loseReplyOf(proc: MemoryProcess, matches: (op: string, path: string) => boolean): { hits: () => number } {
+function loseReplyOf(
+  proc: MemoryProcess,
+  matches: (op: string, path: string) => boolean,
+): { hits: () => number } {
   let hits = 0;
   proc.zk.loseNextReply((op, path) => {
     const hit = matches(op, path);
@@ -72,7 +77,10 @@ describe('the task-log protocol under faults', () => {
   it('a lost reply of the try node create is resent as a setData: one node, every line', async () => {
     const between = gate();
     const { proc, server, plan, task } = await setUp(talking(between));
-    const lost = loseReplyOf(proc, (op, path) => op === 'create' && path.includes(`/${LOG_TRY_PREFIX}`));
+    const lost = loseReplyOf(
+      proc,
+      (op, path) => op === 'create' && path.includes(`/${LOG_TRY_PREFIX}`),
+    );
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: TASK_LOGS });
     await expect.poll(() => messages(proc, task)).toEqual([['first 1', 'first 2', 'first 3']]);
     between.open();
@@ -80,7 +88,9 @@ describe('the task-log protocol under faults', () => {
     await pool.stop();
     expect(lost.hits()).toBe(1);
     expect(server.children(taskLogsPath(task))).toHaveLength(1);
-    expect(await messages(proc, task)).toEqual([['first 1', 'first 2', 'first 3', 'second 1', 'second 2', 'second 3']]);
+    expect(await messages(proc, task)).toEqual([
+      ['first 1', 'first 2', 'first 3', 'second 1', 'second 2', 'second 3'],
+    ]);
   });
 
   it("a lost reply of a later flush's setData leaves the record whole", async () => {
@@ -88,26 +98,41 @@ describe('the task-log protocol under faults', () => {
     const { proc, plan, task } = await setUp(talking(between));
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: TASK_LOGS });
     await expect.poll(() => messages(proc, task)).toEqual([['first 1', 'first 2', 'first 3']]);
-    const lost = loseReplyOf(proc, (op, path) => op === 'setData' && path.includes(`/${LOG_TRY_PREFIX}`));
+    const lost = loseReplyOf(
+      proc,
+      (op, path) => op === 'setData' && path.includes(`/${LOG_TRY_PREFIX}`),
+    );
     between.open();
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
     expect(lost.hits()).toBe(1);
     const [attempt] = await proc.zkPlan.logs.read(task);
-    expect(attempt?.lines.map(({ msg }) => msg)).toEqual(['first 1', 'first 2', 'first 3', 'second 1', 'second 2', 'second 3']);
+    expect(attempt?.lines.map(({ msg }) => msg)).toEqual([
+      'first 1',
+      'first 2',
+      'first 3',
+      'second 1',
+      'second 2',
+      'second 3',
+    ]);
     expect(attempt?.finishedAt).toBeInstanceOf(Date);
   });
 
   it("a lost reply of the budget's compare-and-set counts the bytes at most twice, never less than the tails written", async () => {
     const between = gate();
     const { proc, server, plan, task } = await setUp(talking(between));
-    const lost = loseReplyOf(proc, (op, path) => op === 'setData' && path === childPath(plan, LOGS));
+    const lost = loseReplyOf(
+      proc,
+      (op, path) => op === 'setData' && path === childPath(plan, LOGS),
+    );
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: TASK_LOGS });
     between.open();
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
     expect(lost.hits()).toBe(1);
-    const reserved = (JSON.parse(String(server.getData(childPath(plan, LOGS)))) as { reservedBytes: number }).reservedBytes;
+    const reserved = (
+      JSON.parse(String(server.getData(childPath(plan, LOGS)))) as { reservedBytes: number }
+    ).reservedBytes;
     const [attempt] = await proc.zkPlan.logs.read(task);
     if (attempt === undefined) throw new Error('no log kept');
     expect(attempt.lines).toHaveLength(6);
@@ -121,7 +146,10 @@ describe('the task-log protocol under faults', () => {
     const functions = new FunctionRegistry().register('talk', async (ctx: Ctx) => {
       runs += 1;
       ctx.log.info(`run ${runs} begins`);
-      if (runs === 1) await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+      if (runs === 1)
+        await new Promise<void>((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
       else await between.wait;
       ctx.log.info(`run ${runs} ends`);
       return runs;

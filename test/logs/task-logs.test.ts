@@ -72,7 +72,11 @@ describe('task logs', () => {
     const a = await proc.zkPlan.addTask(plan, call('talk', 'a', 0, 2));
     const b = await proc.zkPlan.addTask(plan, call('talk', 'b', 1, 3));
     await proc.zkPlan.markAsReady(plan);
-    const pool = proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, taskLogs: { echo: false, sink: false } });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      count: 2,
+      backoff: FAST_BACKOFF,
+      taskLogs: { echo: false, sink: false },
+    });
     turn[0]?.open();
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
@@ -105,12 +109,17 @@ describe('task logs', () => {
     const plan = await proc.zkPlan.createPlan(PARENT);
     const task = await proc.zkPlan.addTask(plan, call('slow'));
     await proc.zkPlan.markAsReady(plan);
-    const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: { echo: false, sink: false, flushIntervalMs: 300 } });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      backoff: FAST_BACKOFF,
+      taskLogs: { echo: false, sink: false, flushIntervalMs: 300 },
+    });
     const started = Date.now();
     let lines: string[] = [];
     while (lines.length === 0 && Date.now() - started < 5_000) {
       await pause(20);
-      lines = (await proc.zkPlan.logs.read(task)).flatMap((attempt) => attempt.lines.map(({ msg }) => msg));
+      lines = (await proc.zkPlan.logs.read(task)).flatMap((attempt) =>
+        attempt.lines.map(({ msg }) => msg),
+      );
     }
     expect(lines).toEqual(['started']);
     expect(Date.now() - started).toBeLessThan(1_000); // flushIntervalMs 300, in memory: well within ~1 s
@@ -134,7 +143,10 @@ describe('task logs', () => {
     const plan = await proc.zkPlan.createPlan(PARENT);
     const task = await proc.zkPlan.addTask(plan, call('chatty'));
     await proc.zkPlan.markAsReady(plan);
-    const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: { echo: false, sink: false } });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      backoff: FAST_BACKOFF,
+      taskLogs: { echo: false, sink: false },
+    });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await pool.stop();
     const [attempt] = await proc.zkPlan.logs.read(task);
@@ -161,7 +173,11 @@ describe('task logs', () => {
     );
     await proc.zkPlan.markAsReady(plan);
     const maxBytesPerPlan = 512 * 1024;
-    const pool = proc.zkPlan.startWorkers(PARENT, { count: 8, backoff: FAST_BACKOFF, taskLogs: { echo: false, sink: false, maxBytesPerPlan } });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      count: 8,
+      backoff: FAST_BACKOFF,
+      taskLogs: { echo: false, sink: false, maxBytesPerPlan },
+    });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 60_000 });
     await pool.stop();
     let stored = 0;
@@ -194,7 +210,10 @@ describe('task logs', () => {
     const plan = await proc.zkPlan.createPlan(PARENT, { initialDelayMs: 0 });
     const task = await proc.zkPlan.addTask(plan, call('steps'));
     await proc.zkPlan.markAsReady(plan);
-    const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: { echo: false, sink: false, flushIntervalMs: 50 } });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      backoff: FAST_BACKOFF,
+      taskLogs: { echo: false, sink: false, flushIntervalMs: 50 },
+    });
     const seen: FollowedLogLine[] = [];
     const following = (async () => {
       for await (const line of proc.zkPlan.logs.follow(task, { pollMs: 20 })) {
@@ -243,7 +262,10 @@ describe('task logs', () => {
     const task = await proc.zkPlan.addTask(plan, call('talk'));
     await proc.zkPlan.markAsReady(plan);
     const sink = new FileLogSink({ dir });
-    const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, taskLogs: { echo: false, sink } });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      backoff: FAST_BACKOFF,
+      taskLogs: { echo: false, sink },
+    });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
     const [attempt] = await proc.zkPlan.logs.read(task);
@@ -251,7 +273,10 @@ describe('task logs', () => {
     const location = attempt?.fullLog?.location ?? '';
     const whole = (await readFile(location, 'utf8')).trim().split('\n');
     expect(whole).toHaveLength(100);
-    expect(JSON.parse(whole[0] ?? '{}')).toMatchObject({ level: 'info', msg: expect.stringMatching(/^line 0 /) });
+    expect(JSON.parse(whole[0] ?? '{}')).toMatchObject({
+      level: 'info',
+      msg: expect.stringMatching(/^line 0 /),
+    });
     await sink.prune(async (path) => (await proc.zk.exists(path)) !== undefined);
     expect(await readFile(location, 'utf8')).not.toBe('');
     await proc.zkPlan.plans.delete(plan);
@@ -263,10 +288,19 @@ describe('task logs', () => {
     const proc = open(new MemoryZooKeeper(), new FunctionRegistry());
     const plan = await proc.zkPlan.createPlan(PARENT);
     await expectRejects(() => proc.zkPlan.logs.read(plan), InvalidArgumentError);
-    await expectRejects(() => proc.zkPlan.logs.read(`${plan}/task-0000000001`, { attempt: 0 }), InvalidArgumentError);
+    await expectRejects(
+      () => proc.zkPlan.logs.read(`${plan}/task-0000000001`, { attempt: 0 }),
+      InvalidArgumentError,
+    );
     expect(await proc.zkPlan.logs.read(`${plan}/task-0000000001`)).toEqual([]);
-    expect(() => proc.zkPlan.startWorkers(PARENT, { taskLogs: { maxBytesPerAttempt: 10 } })).toThrow(InvalidArgumentError);
-    expect(() => proc.zkPlan.startWorkers(PARENT, { taskLogs: { flushIntervalMs: 0.5 } })).toThrow(InvalidArgumentError);
-    expect(() => proc.zkPlan.startWorkers(PARENT, { taskLogs: { bogus: true } as never })).toThrow(InvalidArgumentError);
+    expect(() =>
+      proc.zkPlan.startWorkers(PARENT, { taskLogs: { maxBytesPerAttempt: 10 } }),
+    ).toThrow(InvalidArgumentError);
+    expect(() => proc.zkPlan.startWorkers(PARENT, { taskLogs: { flushIntervalMs: 0.5 } })).toThrow(
+      InvalidArgumentError,
+    );
+    expect(() => proc.zkPlan.startWorkers(PARENT, { taskLogs: { bogus: true } as never })).toThrow(
+      InvalidArgumentError,
+    );
   });
 });

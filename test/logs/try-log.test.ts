@@ -21,13 +21,22 @@ function controlledStore(): { store: TaskLogStore; writes: PendingWrite[] } {
     reserve: async (_plan: string, bytes: number) => bytes,
     write: (_task: string, _tryName: string, record: TaskLogAttempt) =>
       new Promise<'written'>((resolve, reject) => {
-        writes.push({ record, answer: (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome)) });
+        writes.push({
+          record,
+          answer: (outcome) => (outcome instanceof Error ? reject(outcome) : resolve(outcome)),
+        });
       }),
   } as unknown as TaskLogStore;
   return { store, writes };
 }
 
-const IDENTITY = { plan: '/p/plan-0000000001', task: '/p/plan-0000000001/task-0000000001', attempt: 1, tryName: 'try-0001-abc', workerId: 'w' };
+const IDENTITY = {
+  plan: '/p/plan-0000000001',
+  task: '/p/plan-0000000001/task-0000000001',
+  attempt: 1,
+  tryName: 'try-0001-abc',
+  workerId: 'w',
+};
 const SETTINGS = { maxBytesPerAttempt: 8_192, maxBytesPerPlan: 1_000_000, flushIntervalMs: 10 };
 
 async function until(check: () => boolean): Promise<void> {
@@ -38,7 +47,13 @@ async function until(check: () => boolean): Promise<void> {
 describe('TryLog', () => {
   it('waits for a write in flight that took every line, then writes once more with finishedAt', async () => {
     const { store, writes } = controlledStore();
-    const log = new TryLog({ identity: IDENTITY, store, settings: SETTINGS, host: 'h', onError: () => undefined });
+    const log = new TryLog({
+      identity: IDENTITY,
+      store,
+      settings: SETTINGS,
+      host: 'h',
+      onError: () => undefined,
+    });
     log.logger.info('one');
     log.logger.info('two');
     await until(() => writes.length === 1); // the timer's write is in flight with both lines
@@ -94,7 +109,13 @@ describe('TryLog', () => {
 
   it('writes nothing for a try that logged nothing', async () => {
     const { store, writes } = controlledStore();
-    await new TryLog({ identity: IDENTITY, store, settings: SETTINGS, host: 'h', onError: () => undefined }).finish();
+    await new TryLog({
+      identity: IDENTITY,
+      store,
+      settings: SETTINGS,
+      host: 'h',
+      onError: () => undefined,
+    }).finish();
     expect(writes).toHaveLength(0);
   });
 });

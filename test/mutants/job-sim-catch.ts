@@ -15,7 +15,9 @@ export async function expectJobSimulationCatches(mutant: string): Promise<void> 
   for (const seed of seeds) {
     const result = await runJobSeed(seed);
     if (result.violation === undefined) continue;
-    console.log(`${mutant}: caught by seed ${seed} (searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`);
+    console.log(
+      `${mutant}: caught by seed ${seed} (searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`,
+    );
     return;
   }
   expect.fail(`no seed of ${seeds[0]}…${seeds.at(-1)} caught the mutant ${mutant}`);

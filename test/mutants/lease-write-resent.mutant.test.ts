@@ -9,14 +9,22 @@ describe('mutant lease-write-resent', () => {
   beforeEach(() => vi.useFakeTimers({ toFake: [...LONG_JOB_FAKED_TIMERS] }));
   afterEach(() => vi.useRealTimers());
 
-  it(`the long job simulation finds it: ${MUTANTS.find((mutant) => mutant.name === 'lease-write-resent')?.defect ?? '?'}`, { timeout: 900_000 }, async () => {
-    const seeds = searchSeeds('lease-write-resent', LONG_JOB_SEEDS);
-    for (const seed of seeds) {
-      const result = await runLongJobSeed(seed);
-      if (result.violation === undefined) continue;
-      console.log(`lease-write-resent: caught by seed ${seed} (searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`);
-      return;
-    }
-    expect.fail(`no seed of ${seeds[0]}…${LONG_JOB_SEEDS.length} caught the mutant lease-write-resent`);
-  });
+  it(
+    `the long job simulation finds it: ${MUTANTS.find((mutant) => mutant.name === 'lease-write-resent')?.defect ?? '?'}`,
+    { timeout: 900_000 },
+    async () => {
+      const seeds = searchSeeds('lease-write-resent', LONG_JOB_SEEDS);
+      for (const seed of seeds) {
+        const result = await runLongJobSeed(seed);
+        if (result.violation === undefined) continue;
+        console.log(
+          `lease-write-resent: caught by seed ${seed} (searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`,
+        );
+        return;
+      }
+      expect.fail(
+        `no seed of ${seeds[0]}…${LONG_JOB_SEEDS.length} caught the mutant lease-write-resent`,
+      );
+    },
+  );
 });

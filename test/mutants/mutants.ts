@@ -27,7 +27,8 @@ export interface MutantFile {
  * simulation's seeds with overlap 'allow' and 'skip' (schedule-seeds.ts), 'job' the job simulation's
  * (job-seeds.ts), 'long-schedule' and 'long-job' the long-horizon simulations'.
  */
-export type MutantSimulation = 'plan' | 'plan-stress' | 'schedule' | 'schedule-skip' | 'job' | 'long-schedule' | 'long-job';
+export type MutantSimulation =
+  'plan' | 'plan-stress' | 'schedule' | 'schedule-skip' | 'job' | 'long-schedule' | 'long-job';
 
 export interface Mutant {
   /** The project's and the self-test file's name: test/mutants/<name>.mutant.test.ts. */
@@ -70,7 +71,12 @@ export const MUTANTS: readonly Mutant[] = [
     files: [
       {
         file: 'src/limits/concurrency-limits.ts',
-        patches: [{ find: "await this.zk.create(path, bytes, 'ephemeral', { fence: session });", replace: "await this.zk.create(path, bytes, 'ephemeral');" }],
+        patches: [
+          {
+            find: "await this.zk.create(path, bytes, 'ephemeral', { fence: session });",
+            replace: "await this.zk.create(path, bytes, 'ephemeral');",
+          },
+        ],
       },
     ],
     defect:
@@ -84,14 +90,18 @@ export const MUTANTS: readonly Mutant[] = [
       {
         file: 'src/schedule/scheduler.ts',
         patches: [
-          { find: 'const named = new Set(cursor.fire.map(cronTickId));', replace: 'const named = new Set<string>();' },
+          {
+            find: 'const named = new Set(cursor.fire.map(cronTickId));',
+            replace: 'const named = new Set<string>();',
+          },
           {
             find: 'now - (seen.get(id) ?? now) >= DEFAULTS.schedule.keepTicksMs',
             replace: "now - Number(id.split('-')[1]) > DEFAULTS.schedule.keepTicksMs",
           },
           {
             find: 'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, cursor, stillNeeded);',
-            replace: 'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, { ...cursor, fire: [] }, stillNeeded);',
+            replace:
+              'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, { ...cursor, fire: [] }, stillNeeded);',
           },
         ],
       },
@@ -109,7 +119,8 @@ export const MUTANTS: readonly Mutant[] = [
         patches: [
           {
             find: "const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, { ...fence, incarnation: read.czxid });",
-            replace: "const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, fence);",
+            replace:
+              "const stat = await this.setIfVersion(path, encodeValue(record, 'lease', path), read.version, fence);",
           },
         ],
       },
@@ -128,7 +139,8 @@ export const MUTANTS: readonly Mutant[] = [
           // finish() no longer removes `ready` before the inputs are handed on: deleteTask removes it, after `owner`.
           {
             find: 'plan.history ? this.keepHistory(claim.task, plan.history, fence) : undefined,\n      this.zk.deleteIfPresent(childPath(claim.task, READY), -1, fence),',
-            replace: 'plan.history ? this.keepHistory(claim.task, plan.history, fence) : undefined,\n      undefined,',
+            replace:
+              'plan.history ? this.keepHistory(claim.task, plan.history, fence) : undefined,\n      undefined,',
           },
           {
             find: 'const rest = children.filter((name) => name !== RESULT && name !== OWNER);',
@@ -149,7 +161,10 @@ export const MUTANTS: readonly Mutant[] = [
       {
         file: 'src/worker/perform-task.ts',
         patches: [
-          { find: "if (children.includes(FAILED)) return 'failed-already'; // read behind the claim: no run can follow a failure for good", replace: '' },
+          {
+            find: "if (children.includes(FAILED)) return 'failed-already'; // read behind the claim: no run can follow a failure for good",
+            replace: '',
+          },
         ],
       },
     ],
@@ -166,7 +181,8 @@ export const MUTANTS: readonly Mutant[] = [
         patches: [
           {
             find: 'try {\n      claim = await store.claim(task, seeker.workerId, seeker.taskSignal);\n    } finally {\n      if (claim === undefined) context.book?.release(task);\n    }',
-            replace: 'claim = await store.claim(task, seeker.workerId, seeker.taskSignal);\n    if (claim === undefined) context.book?.release(task);',
+            replace:
+              'claim = await store.claim(task, seeker.workerId, seeker.taskSignal);\n    if (claim === undefined) context.book?.release(task);',
           },
         ],
       },
@@ -213,7 +229,8 @@ export const MUTANTS: readonly Mutant[] = [
         patches: [{ find: "if (slot?.kind === 'full') return 'limit-full';", replace: '' }],
       },
     ],
-    defect: 'a task with a concurrency key starts even when every slot of the key is held: the limit is not enforced',
+    defect:
+      'a task with a concurrency key starts even when every slot of the key is held: the limit is not enforced',
     simulation: 'plan-stress',
     searchFrom: 1,
   },
@@ -222,10 +239,16 @@ export const MUTANTS: readonly Mutant[] = [
     files: [
       {
         file: 'src/schedule/tick-firing.ts',
-        patches: [{ find: 'await clearHalfBuilt(zk, plan, existing.children, session, resolvePlanSettings(checked.options).history);', replace: '' }],
+        patches: [
+          {
+            find: 'await clearHalfBuilt(zk, plan, existing.children, session, resolvePlanSettings(checked.options).history);',
+            replace: '',
+          },
+        ],
       },
     ],
-    defect: 'a scheduler that takes over a tick fills the half-built plan of a dead firer without deleting its tasks first: a plan with extra tasks',
+    defect:
+      'a scheduler that takes over a tick fills the half-built plan of a dead firer without deleting its tasks first: a plan with extra tasks',
     simulation: 'schedule',
     searchFrom: 7,
   },
@@ -235,8 +258,14 @@ export const MUTANTS: readonly Mutant[] = [
       {
         file: 'src/schedule/tick-firing.ts',
         patches: [
-          { find: "if (lock === undefined) return { state: 'held-elsewhere', here: false };", replace: '' },
-          { find: 'await lock.release().catch(() => undefined);', replace: 'await lock?.release().catch(() => undefined);' },
+          {
+            find: "if (lock === undefined) return { state: 'held-elsewhere', here: false };",
+            replace: '',
+          },
+          {
+            find: 'await lock.release().catch(() => undefined);',
+            replace: 'await lock?.release().catch(() => undefined);',
+          },
         ],
       },
     ],
@@ -256,7 +285,8 @@ export const MUTANTS: readonly Mutant[] = [
           },
           {
             find: 'runs.push({ plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) });',
-            replace: 'runs.push({ plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) });\n    break;',
+            replace:
+              'runs.push({ plan: tick.record.plan, finished: await context.planFinished(tick.record.plan) });\n    break;',
           },
         ],
       },
@@ -274,7 +304,8 @@ export const MUTANTS: readonly Mutant[] = [
         patches: [{ find: 'if (wait > 0) return wait;', replace: '' }],
       },
     ],
-    defect: "a job worker takes an item as soon as it is assigned, without waiting for the previous holder's lease to be given back or run out",
+    defect:
+      "a job worker takes an item as soon as it is assigned, without waiting for the previous holder's lease to be given back or run out",
     simulation: 'job',
     searchFrom: 1,
   },
@@ -292,7 +323,8 @@ export const MUTANTS: readonly Mutant[] = [
         ],
       },
     ],
-    defect: 'a job worker that cannot renew keeps working on its items past its stop deadline: a detached worker does not stop on its own',
+    defect:
+      'a job worker that cannot renew keeps working on its items past its stop deadline: a detached worker does not stop on its own',
     simulation: 'job',
     searchFrom: 1,
   },

@@ -33,8 +33,13 @@ const SUITE_SEEDS = Array.from({ length: DEFAULT_SEEDS }, (_, index) => index + 
 export async function expectPlanSimulationCatches(mutant: string): Promise<void> {
   const seeds = searchSeeds(mutant, SUITE_SEEDS);
   const caught = await firstViolation(seeds);
-  expect(caught, `no seed of ${seeds[0]}…${DEFAULT_SEEDS} caught the mutant ${mutant}`).toBeDefined();
-  console.log(`${mutant}: caught by seed ${caught?.seed} (searched from seed ${seeds[0]}): ${caught?.violation?.split('\n')[0]}`);
+  expect(
+    caught,
+    `no seed of ${seeds[0]}…${DEFAULT_SEEDS} caught the mutant ${mutant}`,
+  ).toBeDefined();
+  console.log(
+    `${mutant}: caught by seed ${caught?.seed} (searched from seed ${seeds[0]}): ${caught?.violation?.split('\n')[0]}`,
+  );
 }
 
 export async function expectStressSeedCatches(mutant: string): Promise<void> {
@@ -50,7 +55,9 @@ export async function expectStressSeedCatches(mutant: string): Promise<void> {
             `Search again with MUTANT_SEARCH_FROM=1 npx vitest run --project 'mutant:${mutant}': it names the seed to record.`
         : `no stress seed of ${from}…${DEFAULT_SEEDS} caught the mutant ${mutant}`,
     );
-  console.log(`${mutant}: caught by stress seed ${caught.seed} (searched from seed ${seeds[0]}): ${caught.violation?.split('\n')[0]}`);
+  console.log(
+    `${mutant}: caught by stress seed ${caught.seed} (searched from seed ${seeds[0]}): ${caught.violation?.split('\n')[0]}`,
+  );
   if (caught.seed !== recorded)
     expect.fail(
       `the mutant ${mutant} is caught by stress seed ${caught.seed}, not by its recorded seed ${recorded}, and only the recorded seed is known ` +

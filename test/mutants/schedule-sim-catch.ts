@@ -10,13 +10,23 @@ import { SCHEDULE_SEEDS, SCHEDULE_SKIP_SEEDS } from '../schedule/schedule-seeds.
 import { runScheduleSeed, type ScheduleSimOptions } from '../schedule/schedule-simulation.js';
 import { searchSeeds } from './search-seeds.js';
 
-export async function expectScheduleSimulationCatches(mutant: string, options: ScheduleSimOptions): Promise<void> {
-  const seeds = searchSeeds(mutant, options.overlap === 'skip' ? SCHEDULE_SKIP_SEEDS : SCHEDULE_SEEDS);
+export async function expectScheduleSimulationCatches(
+  mutant: string,
+  options: ScheduleSimOptions,
+): Promise<void> {
+  const seeds = searchSeeds(
+    mutant,
+    options.overlap === 'skip' ? SCHEDULE_SKIP_SEEDS : SCHEDULE_SEEDS,
+  );
   for (const seed of seeds) {
     const result = await runScheduleSeed(seed, options);
     if (result.violation === undefined) continue;
-    console.log(`${mutant}: caught by seed ${seed} (overlap '${options.overlap}', searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`);
+    console.log(
+      `${mutant}: caught by seed ${seed} (overlap '${options.overlap}', searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`,
+    );
     return;
   }
-  expect.fail(`no seed of ${seeds[0]}…${seeds.at(-1)} (overlap '${options.overlap}') caught the mutant ${mutant}`);
+  expect.fail(
+    `no seed of ${seeds[0]}…${seeds.at(-1)} (overlap '${options.overlap}') caught the mutant ${mutant}`,
+  );
 }

@@ -20,6 +20,7 @@ export function searchOverride(): number | undefined {
 }
 
 export function searchSeeds(mutant: string, suiteSeeds: readonly number[]): number[] {
-  const from = searchOverride() ?? MUTANTS.find((candidate) => candidate.name === mutant)?.searchFrom ?? 1;
+  const from =
+    searchOverride() ?? MUTANTS.find((candidate) => candidate.name === mutant)?.searchFrom ?? 1;
   return suiteSeeds.filter((seed) => seed >= from);
 }

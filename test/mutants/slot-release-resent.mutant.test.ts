@@ -4,7 +4,11 @@ import { MUTANTS } from './mutants.js';
 import { expectPlanSimulationCatches } from './plan-sim-catch.js';
 
 describe('mutant slot-release-resent', () => {
-  it(`the plan simulation finds it: ${MUTANTS.find((mutant) => mutant.name === 'slot-release-resent')?.defect ?? '?'}`, { timeout: 600_000 }, async () => {
-    await expectPlanSimulationCatches('slot-release-resent');
-  });
+  it(
+    `the plan simulation finds it: ${MUTANTS.find((mutant) => mutant.name === 'slot-release-resent')?.defect ?? '?'}`,
+    { timeout: 600_000 },
+    async () => {
+      await expectPlanSimulationCatches('slot-release-resent');
+    },
+  );
 });

@@ -8,7 +8,11 @@ import { MUTANTS } from './mutants.js';
 import { expectJobSimulationCatches } from './job-sim-catch.js';
 
 describe('mutant take-before-lease-ends', () => {
-  it(`the job simulation finds it: ${MUTANTS.find((mutant) => mutant.name === 'take-before-lease-ends')?.defect ?? '?'}`, { timeout: 900_000 }, async () => {
-    await expectJobSimulationCatches('take-before-lease-ends');
-  });
+  it(
+    `the job simulation finds it: ${MUTANTS.find((mutant) => mutant.name === 'take-before-lease-ends')?.defect ?? '?'}`,
+    { timeout: 900_000 },
+    async () => {
+      await expectJobSimulationCatches('take-before-lease-ends');
+    },
+  );
 });

@@ -14,10 +14,14 @@ describe('mutant tick-record-pruned-while-named', () => {
       for (const seed of seeds) {
         const result = await runLongScheduleSeed(seed);
         if (result.violation === undefined) continue;
-        console.log(`tick-record-pruned-while-named: caught by seed ${seed} (searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`);
+        console.log(
+          `tick-record-pruned-while-named: caught by seed ${seed} (searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`,
+        );
         return;
       }
-      expect.fail(`no seed of ${seeds[0]}…${LONG_SCHEDULE_SEEDS.length} caught the mutant tick-record-pruned-while-named`);
+      expect.fail(
+        `no seed of ${seeds[0]}…${LONG_SCHEDULE_SEEDS.length} caught the mutant tick-record-pruned-while-named`,
+      );
     },
   );
 });

@@ -8,7 +8,11 @@ import { MUTANTS } from './mutants.js';
 import { expectJobSimulationCatches } from './job-sim-catch.js';
 
 describe('mutant work-past-deadline', () => {
-  it(`the job simulation finds it: ${MUTANTS.find((mutant) => mutant.name === 'work-past-deadline')?.defect ?? '?'}`, { timeout: 900_000 }, async () => {
-    await expectJobSimulationCatches('work-past-deadline');
-  });
+  it(
+    `the job simulation finds it: ${MUTANTS.find((mutant) => mutant.name === 'work-past-deadline')?.defect ?? '?'}`,
+    { timeout: 900_000 },
+    async () => {
+      await expectJobSimulationCatches('work-past-deadline');
+    },
+  );
 });

@@ -5,7 +5,11 @@ import { PermanentError, TaskExecutionError } from '../../src/errors/task-errors
 import { plainLog } from '../../src/cli/worker-log.js';
 import { createLogger, logWorkerEvents, serializeError } from '../../src/observability/logger.js';
 import type { ZkPlan } from '../../src/zk-plan.js';
-import type { ObservedZkClient, ObservedZkPlan, ZkOperationListener } from '../../src/observability/observed.js';
+import type {
+  ObservedZkClient,
+  ObservedZkPlan,
+  ZkOperationListener,
+} from '../../src/observability/observed.js';
 import type { ZkPlanEvents } from '../../src/worker/worker-events.js';
 import type { SessionState, ZkClientEvents, ZkOperationCounts } from '../../src/zk/zk-client.js';
 
@@ -30,7 +34,8 @@ function jsonLines(): { write(line: string): void; readonly lines: Record<string
   return {
     lines,
     write(chunk: string) {
-      for (const line of chunk.split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.split('\n'))
+        if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
     },
   };
 }
@@ -46,7 +51,13 @@ describe('createLogger', () => {
     logger.info({ task: TASK }, 'hello');
     logger.debug('not shown at the default level');
     expect(destination.lines).toHaveLength(1);
-    expect(destination.lines[0]).toMatchObject({ level: LEVEL.info, msg: 'hello', task: TASK, service: 'etl', pid: process.pid });
+    expect(destination.lines[0]).toMatchObject({
+      level: LEVEL.info,
+      msg: 'hello',
+      task: TASK,
+      service: 'etl',
+      pid: process.pid,
+    });
     expect(typeof destination.lines[0]?.['time']).toBe('number');
   });
 
@@ -55,12 +66,17 @@ describe('createLogger', () => {
     createLogger({ pretty: false, destination, level: 'debug' }).debug('shown');
     expect(destination.lines.map((line) => line['msg'])).toEqual(['shown']);
     expect(() => createLogger({ level: 'loud' })).toThrow(RangeError);
-    expect(createLogger({ level: 'silent', pretty: false, destination }).isLevelEnabled('error')).toBe(false);
+    expect(
+      createLogger({ level: 'silent', pretty: false, destination }).isLevelEnabled('error'),
+    ).toBe(false);
   });
 
   it('pretty: human-readable text through pino-pretty, not JSON', () => {
     let text = '';
-    const logger = createLogger({ pretty: true, destination: { write: (chunk: string) => void (text += chunk) } });
+    const logger = createLogger({
+      pretty: true,
+      destination: { write: (chunk: string) => void (text += chunk) },
+    });
     logger.warn({ task: TASK }, 'pretty line');
     // pino-pretty writes asynchronously through a stream: flush it.
     return new Promise<void>((resolve) =>
@@ -79,15 +95,27 @@ describe('serializeError', () => {
     const cause = new ZkError('create', -110, '/x/owner');
     const error = new PermanentError('no such customer', { code: 'NO_SUCH_CUSTOMER', cause });
     const serialized = serializeError(error);
-    expect(serialized).toMatchObject({ type: 'PermanentError', message: 'no such customer', code: 'NO_SUCH_CUSTOMER' });
+    expect(serialized).toMatchObject({
+      type: 'PermanentError',
+      message: 'no such customer',
+      code: 'NO_SUCH_CUSTOMER',
+    });
     expect(typeof serialized === 'object' && serialized.stack).toMatch(/no such customer/);
-    expect(typeof serialized === 'object' && serialized.cause).toMatchObject({ type: 'ZkError', code: 'NODE_EXISTS', path: '/x/owner' });
+    expect(typeof serialized === 'object' && serialized.cause).toMatchObject({
+      type: 'ZkError',
+      code: 'NODE_EXISTS',
+      path: '/x/owner',
+    });
     expect(serializeError('a string')).toBe('a string');
   });
 });
 
 describe('logWorkerEvents', () => {
-  function setUp(level = 'debug'): { plan: FakeZkPlan; lines: Record<string, unknown>[]; stop: () => void } {
+  function setUp(level = 'debug'): {
+    plan: FakeZkPlan;
+    lines: Record<string, unknown>[];
+    stop: () => void;
+  } {
     const plan = new FakeZkPlan();
     const destination = jsonLines();
     const stop = logWorkerEvents(plan, createLogger({ pretty: false, destination, level }));
@@ -99,10 +127,24 @@ describe('logWorkerEvents', () => {
     const labels = { planName: 'nightly', key: 'eu', fn: 'load', attempt: 2, maxAttempts: 3 };
     plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'host:1/1' });
     plan.emit('task:started', { task: TASK, plan: PLAN, workerId: 'host:1/1', ...labels });
-    plan.emit('task:completed', { task: TASK, plan: PLAN, workerId: 'host:1/1', durationMs: 12.34567, reusedResult: false, ...labels });
+    plan.emit('task:completed', {
+      task: TASK,
+      plan: PLAN,
+      workerId: 'host:1/1',
+      durationMs: 12.34567,
+      reusedResult: false,
+      ...labels,
+    });
     const named = `${TASK} (key eu, fn load, plan nightly)`;
     expect(lines).toEqual([
-      expect.objectContaining({ level: LEVEL.debug, event: 'task:claimed', plan: PLAN, task: TASK, workerId: 'host:1/1', msg: `task claimed: ${TASK}` }),
+      expect.objectContaining({
+        level: LEVEL.debug,
+        event: 'task:claimed',
+        plan: PLAN,
+        task: TASK,
+        workerId: 'host:1/1',
+        msg: `task claimed: ${TASK}`,
+      }),
       expect.objectContaining({
         level: LEVEL.info,
         event: 'task:started',
@@ -161,7 +203,9 @@ describe('logWorkerEvents', () => {
         nextTryAt: nextTryAt.toISOString(),
         error: { type: 'Error', message: 'flaky', code: 'E_FLAKY' },
         msg: expect.stringMatching(
-          new RegExp(`^task failed: ${TASK} \\(fn load\\), attempt 1/3, retrying at \\d\\d:\\d\\d:\\d\\d \\(in [12]\\.\\d s\\): flaky$`),
+          new RegExp(
+            `^task failed: ${TASK} \\(fn load\\), attempt 1/3, retrying at \\d\\d:\\d\\d:\\d\\d \\(in [12]\\.\\d s\\): flaky$`,
+          ),
         ),
       });
       const stack = (line['error'] as { stack?: string }).stack;
@@ -174,7 +218,17 @@ describe('logWorkerEvents', () => {
     const { plan, lines } = setUp('info');
     const thrown = new PermanentError('bad input');
     const error = new TaskExecutionError(TASK, 'bad input', thrown);
-    plan.emit('task:failed', { task: TASK, plan: PLAN, workerId: 'w/1', error, charged: true, final: true, attempts: 1, attempt: 1, maxAttempts: 3 });
+    plan.emit('task:failed', {
+      task: TASK,
+      plan: PLAN,
+      workerId: 'w/1',
+      error,
+      charged: true,
+      final: true,
+      attempts: 1,
+      attempt: 1,
+      maxAttempts: 3,
+    });
     expect(lines[0]).toMatchObject({
       level: LEVEL.error,
       final: true,
@@ -190,10 +244,22 @@ describe('logWorkerEvents', () => {
 
   it('logs a try given back uncharged at warn, saying why, and one aborted by a pause or cancel at info', () => {
     const { plan, lines } = setUp();
-    const base = { task: TASK, plan: PLAN, workerId: 'w/1', charged: false, final: false, attempt: 1, maxAttempts: 3 };
+    const base = {
+      task: TASK,
+      plan: PLAN,
+      workerId: 'w/1',
+      charged: false,
+      final: false,
+      attempt: 1,
+      maxAttempts: 3,
+    };
     plan.emit('task:failed', { ...base, error: new Error('aborted'), givenBack: 'drain' });
     plan.emit('task:failed', { ...base, error: new Error('aborted'), givenBack: 'paused' });
-    plan.emit('task:failed', { ...base, error: new ZkError('getData', -4, TASK), givenBack: 'given-back' });
+    plan.emit('task:failed', {
+      ...base,
+      error: new ZkError('getData', -4, TASK),
+      givenBack: 'given-back',
+    });
     expect(lines.map((line) => [line['level'], line['givenBack'], line['attempt']])).toEqual([
       [LEVEL.warn, 'drain', 1],
       [LEVEL.info, 'paused', 1],
@@ -208,7 +274,13 @@ describe('logWorkerEvents', () => {
     const { plan, lines } = setUp();
     plan.emit('worker:idle', { workerId: 'w/2', round: 3, sleepMs: 337.5 });
     plan.emit('worker:error', { workerId: 'w/2', error: new ZkError('getChildren', -4, '/plans') });
-    expect(lines[0]).toMatchObject({ level: LEVEL.debug, event: 'worker:idle', workerId: 'w/2', round: 3, sleepMs: 337.5 });
+    expect(lines[0]).toMatchObject({
+      level: LEVEL.debug,
+      event: 'worker:idle',
+      workerId: 'w/2',
+      round: 3,
+      sleepMs: 337.5,
+    });
     expect(lines[1]).toMatchObject({
       level: LEVEL.error,
       event: 'worker:error',
@@ -225,11 +297,36 @@ describe('logWorkerEvents', () => {
     plan.zk.emit('session:started', { generation: 2, id: '2b' });
     plan.zk.setState('connected');
     expect(lines).toEqual([
-      expect.objectContaining({ level: LEVEL.warn, event: 'session:state', state: 'suspended', previous: 'connected' }),
-      expect.objectContaining({ level: LEVEL.warn, event: 'session:state', state: 'expired', previous: 'suspended' }),
-      expect.objectContaining({ level: LEVEL.warn, event: 'session:expired', sessionId: '1a', generation: 1 }),
-      expect.objectContaining({ level: LEVEL.info, event: 'session:started', sessionId: '2b', generation: 2 }),
-      expect.objectContaining({ level: LEVEL.info, event: 'session:state', state: 'connected', previous: 'expired' }),
+      expect.objectContaining({
+        level: LEVEL.warn,
+        event: 'session:state',
+        state: 'suspended',
+        previous: 'connected',
+      }),
+      expect.objectContaining({
+        level: LEVEL.warn,
+        event: 'session:state',
+        state: 'expired',
+        previous: 'suspended',
+      }),
+      expect.objectContaining({
+        level: LEVEL.warn,
+        event: 'session:expired',
+        sessionId: '1a',
+        generation: 1,
+      }),
+      expect.objectContaining({
+        level: LEVEL.info,
+        event: 'session:started',
+        sessionId: '2b',
+        generation: 2,
+      }),
+      expect.objectContaining({
+        level: LEVEL.info,
+        event: 'session:state',
+        state: 'connected',
+        previous: 'expired',
+      }),
     ]);
   });
 
@@ -243,22 +340,52 @@ describe('logWorkerEvents', () => {
     plan.emit('job:item', { ...item, item: 'b', state: 'stopped', reason: 'lease-lost' });
     plan.emit('job:error', { ...item, error: new Error('poll failed') });
     expect(lines.map((line) => [line['level'], line['event'], line['msg']])).toEqual([
-      [LEVEL.info, 'job:rebalance', 'job manager: new assignment under /jobs (epoch 4, 2 item(s) moved)'],
+      [
+        LEVEL.info,
+        'job:rebalance',
+        'job manager: new assignment under /jobs (epoch 4, 2 item(s) moved)',
+      ],
       [LEVEL.info, 'job:item', 'job mail item a taken (token 7)'],
-      [LEVEL.info, 'job:item', "job mail item b taken (token 9): failover, the previous holder's lease ran out"],
+      [
+        LEVEL.info,
+        'job:item',
+        "job mail item b taken (token 9): failover, the previous holder's lease ran out",
+      ],
       [LEVEL.info, 'job:item', 'job mail item a given up (released)'],
       [LEVEL.warn, 'job:item', 'job mail item b lost: lease-lost; its run was aborted'],
       [LEVEL.error, 'job:error', 'job mail: poll failed'],
     ]);
-    expect(lines[2]).toMatchObject({ jobs: '/jobs', job: 'mail', item: 'b', workerId: 'jw-1', token: 9, failover: true });
+    expect(lines[2]).toMatchObject({
+      jobs: '/jobs',
+      job: 'mail',
+      item: 'b',
+      workerId: 'jw-1',
+      token: 9,
+      failover: true,
+    });
   });
 
   it('the plain worker log has the same job lines', () => {
     const plain: string[] = [];
     const plan = new FakeZkPlan();
     plainLog('info', (line) => plain.push(line)).follow(plan as unknown as ZkPlan);
-    plan.emit('job:item', { jobs: '/jobs', job: 'mail', workerId: 'jw-1', item: 'b', state: 'started', token: 9, failover: true });
-    plan.emit('job:item', { jobs: '/jobs', job: 'mail', workerId: 'jw-1', item: 'b', state: 'stopped', reason: 'session-expired' });
+    plan.emit('job:item', {
+      jobs: '/jobs',
+      job: 'mail',
+      workerId: 'jw-1',
+      item: 'b',
+      state: 'started',
+      token: 9,
+      failover: true,
+    });
+    plan.emit('job:item', {
+      jobs: '/jobs',
+      job: 'mail',
+      workerId: 'jw-1',
+      item: 'b',
+      state: 'stopped',
+      reason: 'session-expired',
+    });
     plan.emit('job:rebalance', { jobs: '/jobs', epoch: 5, moved: 1 });
     expect(plain).toEqual([
       "zk-plan worker: job mail item b taken (token 9): failover, the previous holder's lease ran out",
@@ -271,7 +398,13 @@ describe('logWorkerEvents', () => {
     const { plan, lines } = setUp('info');
     plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'w/1' });
     plan.emit('worker:idle', { workerId: 'w/1', round: 0, sleepMs: 100 });
-    plan.emit('task:completed', { task: TASK, plan: PLAN, workerId: 'w/1', durationMs: 1, reusedResult: true });
+    plan.emit('task:completed', {
+      task: TASK,
+      plan: PLAN,
+      workerId: 'w/1',
+      durationMs: 1,
+      reusedResult: true,
+    });
     expect(lines.map((line) => line['event'])).toEqual(['task:completed']);
     expect(lines[0]).toMatchObject({ reusedResult: true });
   });
@@ -283,8 +416,18 @@ describe('logWorkerEvents', () => {
     plan.emit('task:claimed', { task: TASK, plan: PLAN, workerId: 'w/1' });
     plan.zk.setState('closed');
     expect(lines).toEqual([]);
-    for (const event of ['task:claimed', 'task:completed', 'task:failed', 'worker:idle', 'worker:error', 'job:item', 'job:rebalance', 'job:error'] as const)
+    for (const event of [
+      'task:claimed',
+      'task:completed',
+      'task:failed',
+      'worker:idle',
+      'worker:error',
+      'job:item',
+      'job:rebalance',
+      'job:error',
+    ] as const)
       expect(plan.listenerCount(event)).toBe(0);
-    for (const event of ['state', 'session:started', 'session:expired', 'auth:failed'] as const) expect(plan.zk.listenerCount(event)).toBe(0);
+    for (const event of ['state', 'session:started', 'session:expired', 'auth:failed'] as const)
+      expect(plan.zk.listenerCount(event)).toBe(0);
   });
 });

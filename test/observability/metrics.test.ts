@@ -1,10 +1,23 @@
 import { EventEmitter } from 'node:events';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createWorkerMetrics, startMetricsServer, type WorkerMetrics } from '../../src/observability/metrics.js';
-import type { ObservedZkClient, ObservedZkPlan, ZkOperationListener } from '../../src/observability/observed.js';
+import {
+  createWorkerMetrics,
+  startMetricsServer,
+  type WorkerMetrics,
+} from '../../src/observability/metrics.js';
+import type {
+  ObservedZkClient,
+  ObservedZkPlan,
+  ZkOperationListener,
+} from '../../src/observability/observed.js';
 import type { ZkPlanEvents } from '../../src/worker/worker-events.js';
-import type { SessionState, ZkClientEvents, ZkOperationCounts, ZkStat } from '../../src/zk/zk-client.js';
+import type {
+  SessionState,
+  ZkClientEvents,
+  ZkOperationCounts,
+  ZkStat,
+} from '../../src/zk/zk-client.js';
 
 /** Stands in for a ZkClient: events, state, counts, the operation hook, and `exists` answering from a table of ctimes. */
 class FakeZk extends EventEmitter<ZkClientEvents> implements ObservedZkClient {
@@ -17,7 +30,9 @@ class FakeZk extends EventEmitter<ZkClientEvents> implements ObservedZkClient {
   exists(path: string): Promise<ZkStat | undefined> {
     this.existsCalls.push(path);
     const ctime = this.ctimes.get(path);
-    return Promise.resolve(ctime === undefined ? undefined : ({ ctime: new Date(ctime) } as ZkStat));
+    return Promise.resolve(
+      ctime === undefined ? undefined : ({ ctime: new Date(ctime) } as ZkStat),
+    );
   }
 
   setState(state: SessionState): void {
@@ -36,18 +51,27 @@ class FakeZkPlan extends EventEmitter<ZkPlanEvents> implements ObservedZkPlan {
 const PLAN = '/plans/plan-0000000001';
 const task = (n: number): string => `${PLAN}/task-${String(n).padStart(10, '0')}`;
 
-async function value(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+async function value(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number | undefined> {
   const metric = registry.getSingleMetric(name);
   if (metric === undefined) return undefined;
   const { values } = await metric.get();
   const found = values.find(
     (entry) =>
-      Object.entries(labels).every(([key, wanted]) => String(entry.labels[key]) === wanted) && Object.keys(entry.labels).length === Object.keys(labels).length,
+      Object.entries(labels).every(([key, wanted]) => String(entry.labels[key]) === wanted) &&
+      Object.keys(entry.labels).length === Object.keys(labels).length,
   );
   return found?.value;
 }
 
-async function histogramCount(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+async function histogramCount(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number | undefined> {
   const metric = registry.getSingleMetric(name);
   if (metric === undefined) return undefined;
   const { values } = await metric.get();
@@ -62,11 +86,16 @@ async function histogramCount(registry: Registry, name: string, labels: Record<s
 async function histogramSum(registry: Registry, name: string): Promise<number | undefined> {
   const metric = registry.getSingleMetric(name);
   const values = (await metric?.get())?.values ?? [];
-  return values.find((entry) => (entry as { metricName?: string }).metricName === `${name}_sum`)?.value;
+  return values.find((entry) => (entry as { metricName?: string }).metricName === `${name}_sum`)
+    ?.value;
 }
 
 const started: WorkerMetrics[] = [];
-function metricsFor(plan: FakeZkPlan, registry?: Registry, options?: Parameters<typeof createWorkerMetrics>[2]): WorkerMetrics {
+function metricsFor(
+  plan: FakeZkPlan,
+  registry?: Registry,
+  options?: Parameters<typeof createWorkerMetrics>[2],
+): WorkerMetrics {
   const metrics = createWorkerMetrics(plan, registry, options);
   started.push(metrics);
   return metrics;
@@ -82,23 +111,61 @@ describe('createWorkerMetrics', () => {
     const error = new Error('boom');
 
     plan.emit('task:claimed', { task: task(1), plan: PLAN, workerId: 'w/1' });
-    plan.emit('task:completed', { task: task(1), plan: PLAN, workerId: 'w/1', durationMs: 1500, reusedResult: false });
+    plan.emit('task:completed', {
+      task: task(1),
+      plan: PLAN,
+      workerId: 'w/1',
+      durationMs: 1500,
+      reusedResult: false,
+    });
     plan.emit('task:claimed', { task: task(2), plan: PLAN, workerId: 'w/2' });
-    plan.emit('task:failed', { task: task(2), plan: PLAN, workerId: 'w/2', error, charged: true, final: false, attempts: 1, nextTryAt: new Date() });
+    plan.emit('task:failed', {
+      task: task(2),
+      plan: PLAN,
+      workerId: 'w/2',
+      error,
+      charged: true,
+      final: false,
+      attempts: 1,
+      nextTryAt: new Date(),
+    });
     plan.emit('task:claimed', { task: task(2), plan: PLAN, workerId: 'w/1' });
-    plan.emit('task:failed', { task: task(2), plan: PLAN, workerId: 'w/1', error, charged: true, final: true, attempts: 2 });
+    plan.emit('task:failed', {
+      task: task(2),
+      plan: PLAN,
+      workerId: 'w/1',
+      error,
+      charged: true,
+      final: true,
+      attempts: 2,
+    });
     plan.emit('task:claimed', { task: task(3), plan: PLAN, workerId: 'w/2' });
-    plan.emit('task:failed', { task: task(3), plan: PLAN, workerId: 'w/2', error, charged: false, final: false });
+    plan.emit('task:failed', {
+      task: task(3),
+      plan: PLAN,
+      workerId: 'w/2',
+      error,
+      charged: false,
+      final: false,
+    });
     plan.emit('worker:idle', { workerId: 'w/1', round: 0, sleepMs: 100 });
     plan.emit('worker:idle', { workerId: 'w/1', round: 1, sleepMs: 150 });
     plan.emit('worker:error', { workerId: 'w/2', error });
 
     expect(await value(registry, 'zk_plan_tasks_started_total')).toBe(4);
     expect(await value(registry, 'zk_plan_tasks_succeeded_total')).toBe(1);
-    expect(await value(registry, 'zk_plan_tasks_failed_total', { final: 'false', charged: 'true' })).toBe(1);
-    expect(await value(registry, 'zk_plan_tasks_failed_total', { final: 'true', charged: 'true' })).toBe(1);
-    expect(await value(registry, 'zk_plan_tasks_failed_total', { final: 'false', charged: 'false' })).toBe(1);
-    expect(await value(registry, 'zk_plan_tasks_failed_total', { final: 'true', charged: 'false' })).toBe(0);
+    expect(
+      await value(registry, 'zk_plan_tasks_failed_total', { final: 'false', charged: 'true' }),
+    ).toBe(1);
+    expect(
+      await value(registry, 'zk_plan_tasks_failed_total', { final: 'true', charged: 'true' }),
+    ).toBe(1);
+    expect(
+      await value(registry, 'zk_plan_tasks_failed_total', { final: 'false', charged: 'false' }),
+    ).toBe(1);
+    expect(
+      await value(registry, 'zk_plan_tasks_failed_total', { final: 'true', charged: 'false' }),
+    ).toBe(0);
     expect(await value(registry, 'zk_plan_tasks_retried_total')).toBe(1);
     expect(await value(registry, 'zk_plan_idle_rounds_total')).toBe(2);
     expect(await value(registry, 'zk_plan_worker_errors_total')).toBe(1);
@@ -111,20 +178,74 @@ describe('createWorkerMetrics', () => {
     const plan = new FakeZkPlan();
     const { registry } = metricsFor(plan, undefined, { taskWait: false });
     const error = new Error('boom');
-    plan.emit('task:completed', { task: task(1), plan: PLAN, workerId: 'w/1', durationMs: 500, reusedResult: false, fn: 'load' });
-    plan.emit('task:completed', { task: task(2), plan: PLAN, workerId: 'w/1', durationMs: 700, reusedResult: false, fn: 'load' });
-    plan.emit('task:completed', { task: task(3), plan: PLAN, workerId: 'w/1', durationMs: 100, reusedResult: false });
-    plan.emit('task:failed', { task: task(4), plan: PLAN, workerId: 'w/1', error, charged: true, final: true, attempts: 1, fn: 'report' });
+    plan.emit('task:completed', {
+      task: task(1),
+      plan: PLAN,
+      workerId: 'w/1',
+      durationMs: 500,
+      reusedResult: false,
+      fn: 'load',
+    });
+    plan.emit('task:completed', {
+      task: task(2),
+      plan: PLAN,
+      workerId: 'w/1',
+      durationMs: 700,
+      reusedResult: false,
+      fn: 'load',
+    });
+    plan.emit('task:completed', {
+      task: task(3),
+      plan: PLAN,
+      workerId: 'w/1',
+      durationMs: 100,
+      reusedResult: false,
+    });
+    plan.emit('task:failed', {
+      task: task(4),
+      plan: PLAN,
+      workerId: 'w/1',
+      error,
+      charged: true,
+      final: true,
+      attempts: 1,
+      fn: 'report',
+    });
     // A function named in a task node that no worker registers (anyone who can write a task picks it): no label value of its own.
-    plan.emit('task:failed', { task: task(5), plan: PLAN, workerId: 'w/1', error, charged: true, final: true, attempts: 1, fn: 'attacker-chosen-1' });
-    expect(await value(registry, 'zk_plan_tasks_failed_total', { final: 'true', charged: 'true', fn: 'attacker-chosen-1' })).toBeUndefined();
+    plan.emit('task:failed', {
+      task: task(5),
+      plan: PLAN,
+      workerId: 'w/1',
+      error,
+      charged: true,
+      final: true,
+      attempts: 1,
+      fn: 'attacker-chosen-1',
+    });
+    expect(
+      await value(registry, 'zk_plan_tasks_failed_total', {
+        final: 'true',
+        charged: 'true',
+        fn: 'attacker-chosen-1',
+      }),
+    ).toBeUndefined();
     expect(await value(registry, 'zk_plan_tasks_succeeded_total', { fn: 'load' })).toBe(2);
     expect(await value(registry, 'zk_plan_tasks_succeeded_total')).toBe(1); // a function the worker did not name: no fn label
-    expect(await value(registry, 'zk_plan_tasks_failed_total', { final: 'true', charged: 'true', fn: 'report' })).toBe(1);
+    expect(
+      await value(registry, 'zk_plan_tasks_failed_total', {
+        final: 'true',
+        charged: 'true',
+        fn: 'report',
+      }),
+    ).toBe(1);
     expect(await histogramCount(registry, 'zk_plan_task_duration_seconds', { fn: 'load' })).toBe(2);
     const labels = new Set<string>();
-    for (const metric of await registry.getMetricsAsJSON()) for (const entry of metric.values) for (const label of Object.keys(entry.labels)) labels.add(label);
-    expect([...labels].filter((label) => ['key', 'task', 'plan', 'planName'].includes(label))).toEqual([]);
+    for (const metric of await registry.getMetricsAsJSON())
+      for (const entry of metric.values)
+        for (const label of Object.keys(entry.labels)) labels.add(label);
+    expect(
+      [...labels].filter((label) => ['key', 'task', 'plan', 'planName'].includes(label)),
+    ).toEqual([]);
     expect(labels.has('fn')).toBe(true);
   });
 
@@ -135,7 +256,13 @@ describe('createWorkerMetrics', () => {
     plan.emit('task:claimed', { task: task(2), plan: PLAN, workerId: 'w/2' });
     plan.emit('task:claimed', { task: task(3), plan: PLAN, workerId: 'w/3' });
     expect(await value(registry, 'zk_plan_running_tasks')).toBe(3);
-    plan.emit('task:completed', { task: task(1), plan: PLAN, workerId: 'w/1', durationMs: 1, reusedResult: true });
+    plan.emit('task:completed', {
+      task: task(1),
+      plan: PLAN,
+      workerId: 'w/1',
+      durationMs: 1,
+      reusedResult: true,
+    });
     expect(await value(registry, 'zk_plan_running_tasks')).toBe(2);
     // w/2's task was gone (no event): its next claim replaces it.
     plan.emit('task:claimed', { task: task(4), plan: PLAN, workerId: 'w/2' });
@@ -144,9 +271,24 @@ describe('createWorkerMetrics', () => {
     plan.emit('worker:idle', { workerId: 'w/3', round: 0, sleepMs: 10 });
     expect(await value(registry, 'zk_plan_running_tasks')).toBe(1);
     // A late event about an older task does not end the current one.
-    plan.emit('task:failed', { task: task(2), plan: PLAN, workerId: 'w/2', error: new Error('x'), charged: false, final: false });
+    plan.emit('task:failed', {
+      task: task(2),
+      plan: PLAN,
+      workerId: 'w/2',
+      error: new Error('x'),
+      charged: false,
+      final: false,
+    });
     expect(await value(registry, 'zk_plan_running_tasks')).toBe(1);
-    plan.emit('task:failed', { task: task(4), plan: PLAN, workerId: 'w/2', error: new Error('x'), charged: true, final: true, attempts: 3 });
+    plan.emit('task:failed', {
+      task: task(4),
+      plan: PLAN,
+      workerId: 'w/2',
+      error: new Error('x'),
+      charged: true,
+      final: true,
+      attempts: 3,
+    });
     expect(await value(registry, 'zk_plan_running_tasks')).toBe(0);
   });
 
@@ -203,16 +345,34 @@ describe('createWorkerMetrics', () => {
       expired: await value(registry, 'zk_plan_session_state', { state: 'expired' }),
       closed: await value(registry, 'zk_plan_session_state', { state: 'closed' }),
     });
-    expect(await states()).toEqual({ connecting: 0, connected: 1, suspended: 0, expired: 0, closed: 0 });
+    expect(await states()).toEqual({
+      connecting: 0,
+      connected: 1,
+      suspended: 0,
+      expired: 0,
+      closed: 0,
+    });
     plan.zk.setState('suspended');
-    expect(await states()).toEqual({ connecting: 0, connected: 0, suspended: 1, expired: 0, closed: 0 });
+    expect(await states()).toEqual({
+      connecting: 0,
+      connected: 0,
+      suspended: 1,
+      expired: 0,
+      closed: 0,
+    });
     plan.zk.setState('expired');
     plan.zk.emit('session:expired', { generation: 1, id: 'a' });
     expect(await value(registry, 'zk_plan_session_reconnects_total')).toBe(0);
     plan.zk.emit('session:started', { generation: 2, id: 'b' });
     plan.zk.setState('connected');
     expect(await value(registry, 'zk_plan_session_reconnects_total')).toBe(1);
-    expect(await states()).toEqual({ connecting: 0, connected: 1, suspended: 0, expired: 0, closed: 0 });
+    expect(await states()).toEqual({
+      connecting: 0,
+      connected: 1,
+      suspended: 0,
+      expired: 0,
+      closed: 0,
+    });
   });
 
   it('zookeeper_reads_total / writes_total follow zk.counts at each scrape', async () => {
@@ -236,8 +396,16 @@ describe('createWorkerMetrics', () => {
     plan.zk.onOperation?.('create', 2, true);
     plan.zk.onOperation?.('create', 4, false);
     plan.zk.onOperation?.('getData', 1, true);
-    expect(await histogramCount(metrics.registry, 'zk_plan_zookeeper_operation_seconds', { op: 'create' })).toBe(2);
-    expect(await histogramCount(metrics.registry, 'zk_plan_zookeeper_operation_seconds', { op: 'getData' })).toBe(1);
+    expect(
+      await histogramCount(metrics.registry, 'zk_plan_zookeeper_operation_seconds', {
+        op: 'create',
+      }),
+    ).toBe(2);
+    expect(
+      await histogramCount(metrics.registry, 'zk_plan_zookeeper_operation_seconds', {
+        op: 'getData',
+      }),
+    ).toBe(1);
     expect(seenBefore).toEqual(['create', 'create', 'getData']);
     metrics.stop();
     expect(plan.zk.onOperation).toBe(before);
@@ -281,7 +449,9 @@ describe('createWorkerMetrics', () => {
     const registry = new Registry();
     const metrics = metricsFor(plan, registry);
     expect(metrics.registry).toBe(registry);
-    expect(() => createWorkerMetrics(new FakeZkPlan(), registry)).toThrow(/already has metrics named zk_plan_tasks_started_total/);
+    expect(() => createWorkerMetrics(new FakeZkPlan(), registry)).toThrow(
+      /already has metrics named zk_plan_tasks_started_total/,
+    );
     expect(plan.listenerCount('task:claimed')).toBe(1);
     metrics.stop();
     metrics.stop();
@@ -334,7 +504,8 @@ describe('createWorkerMetrics', () => {
         'zk_plan_zookeeper_writes_total',
       ].sort(),
     );
-    for (const metric of registry.getMetricsAsArray()) expect(metric.help.length).toBeGreaterThan(20);
+    for (const metric of registry.getMetricsAsArray())
+      expect(metric.help.length).toBeGreaterThan(20);
   });
 });
 
@@ -399,7 +570,9 @@ describe('createWorkerMetrics with default metrics already in the registry', () 
       .getMetricsAsArray()
       .map((metric) => metric.name)
       .sort();
-    expect(() => createWorkerMetrics(new FakeZkPlan(), registry, { defaultMetrics: true })).toThrow(/already been registered/);
+    expect(() => createWorkerMetrics(new FakeZkPlan(), registry, { defaultMetrics: true })).toThrow(
+      /already been registered/,
+    );
     expect(
       registry
         .getMetricsAsArray()

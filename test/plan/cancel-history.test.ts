@@ -11,7 +11,11 @@ import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
 import type { PlanView } from '../../src/plan/plan-view.js';
 import { encodeValue } from '../../src/serialization/codec.js';
-import { MemoryZooKeeper, type OperationScheduler, type ScheduledOperation } from '../../src/testing/index.js';
+import {
+  MemoryZooKeeper,
+  type OperationScheduler,
+  type ScheduledOperation,
+} from '../../src/testing/index.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from '../support/memory-plan.js';
 
 const PARENT = '/plans';
@@ -24,7 +28,12 @@ class CrashBeforeWrite implements OperationScheduler {
   enqueue(operation: ScheduledOperation): void {
     queueMicrotask(() => {
       const victim = this.victim;
-      if (victim !== undefined && operation.live && operation.clientName === victim.name && WRITES.has(operation.op)) {
+      if (
+        victim !== undefined &&
+        operation.live &&
+        operation.clientName === victim.name &&
+        WRITES.has(operation.op)
+      ) {
         victim.writes += 1;
         if (victim.writes === victim.crashAt) {
           victim.crash();
@@ -67,7 +76,11 @@ async function planInEveryState(builder: MemoryProcess, ghost: MemoryProcess): P
     { task: call('ok', 2), args: [1] },
   ])) as [string, string, string];
   await builder.zkPlan.markAsReady(plan);
-  const pool = builder.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
+  const pool = builder.zkPlan.startWorkers(PARENT, {
+    count: 1,
+    backoff: FAST_BACKOFF,
+    retention: false,
+  });
   for (let tries = 0; tries < 1_000; tries++) {
     const view = await builder.zkPlan.plans.describe(plan);
     if (view.status.counts.done === 1 && view.status.counts.failed === 1) break;
@@ -77,13 +90,22 @@ async function planInEveryState(builder: MemoryProcess, ghost: MemoryProcess): P
   const runnable = await builder.zkPlan.addTask(plan, call('ok', 3));
   const running = await builder.zkPlan.addTask(plan, call('ok', 4));
   const waiting = await builder.zkPlan.addTask(plan, call('ok', 5), [running]);
-  await ghost.zk.create(`${running}/owner`, encodeValue({ workerId: 'ghost/1', claimedAt: new Date() }, 'owner'), 'ephemeral');
+  await ghost.zk.create(
+    `${running}/owner`,
+    encodeValue({ workerId: 'ghost/1', claimedAt: new Date() }, 'owner'),
+    'ephemeral',
+  );
   return { plan, tasks: { done, failed, blocked, runnable, running, waiting } };
 }
 
 /** Each task's state as the view shows it, and where the cancelled and unstarted ones stood. */
 function standings(view: PlanView): Record<string, string> {
-  return Object.fromEntries(view.tasks.map((task) => [task.task, task.was === undefined ? task.state : `${task.state} (was ${task.was})`]));
+  return Object.fromEntries(
+    view.tasks.map((task) => [
+      task.task,
+      task.was === undefined ? task.state : `${task.state} (was ${task.was})`,
+    ]),
+  );
 }
 
 function expected({ tasks }: Fixture): Record<string, string> {
@@ -130,15 +152,29 @@ describe('cancelPlan keeps where each task stood', () => {
     expect(byTask.get(fixture.tasks.failed)).toMatchObject({
       fn: 'boom',
       failedTries: 1,
-      failure: { code: 'DISK_FULL', message: expect.stringContaining('the disk is full'), attempts: 1 },
+      failure: {
+        code: 'DISK_FULL',
+        message: expect.stringContaining('the disk is full'),
+        attempts: 1,
+      },
       finishedAt: expect.any(Date),
     });
-    expect(byTask.get(fixture.tasks.running)).toMatchObject({ fn: 'ok', params: [4], workerId: 'ghost/1', startedAt: expect.any(Date) });
-    expect(byTask.get(fixture.tasks.running)?.cancelledAt?.getTime()).toBeGreaterThanOrEqual(cancelledAt);
+    expect(byTask.get(fixture.tasks.running)).toMatchObject({
+      fn: 'ok',
+      params: [4],
+      workerId: 'ghost/1',
+      startedAt: expect.any(Date),
+    });
+    expect(byTask.get(fixture.tasks.running)?.cancelledAt?.getTime()).toBeGreaterThanOrEqual(
+      cancelledAt,
+    );
     // Its inputs are still known: from its producer's record.
     expect(byTask.get(fixture.tasks.waiting)?.inputs).toEqual([fixture.tasks.running]);
     expect(byTask.get(fixture.tasks.blocked)?.inputs).toEqual([fixture.tasks.failed]);
-    expect(view.status).toMatchObject({ state: 'cancelled', counts: { total: 6, done: 1, remaining: 5, failed: 1, cancelled: 2, unstarted: 2 } });
+    expect(view.status).toMatchObject({
+      state: 'cancelled',
+      counts: { total: 6, done: 1, remaining: 5, failed: 1, cancelled: 2, unstarted: 2 },
+    });
     expect(view.status.failed.map(({ task }) => task)).toEqual([fixture.tasks.failed]);
     // planStatus and listPlans count as describePlan does.
     expect((await asker.zkPlan.plans.status(fixture.plan)).counts).toEqual(view.status.counts);
@@ -181,7 +217,10 @@ describe('cancelPlan keeps where each task stood', () => {
         `crash before write ${crashAt}`,
       ).toEqual([]);
       expect(server.children(`${fixture.plan}/history`)).toHaveLength(6);
-      expect(standings(await again.zkPlan.plans.describe(fixture.plan)), `crash before write ${crashAt}`).toEqual(expected(fixture));
+      expect(
+        standings(await again.zkPlan.plans.describe(fixture.plan)),
+        `crash before write ${crashAt}`,
+      ).toEqual(expected(fixture));
       await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
     }
     // Its writes: the control record, the touch, 4 records, then the deletes (ready, and each task's nodes).
@@ -192,7 +231,10 @@ describe('cancelPlan keeps where each task stood', () => {
     const server = new MemoryZooKeeper();
     const fixture = await planInEveryState(open(server, 'builder'), open(server, 'ghost'));
     const [first, second] = [open(server, 'first'), open(server, 'second')];
-    await Promise.all([first.zkPlan.control.cancel(fixture.plan), second.zkPlan.control.cancel(fixture.plan)]);
+    await Promise.all([
+      first.zkPlan.control.cancel(fixture.plan),
+      second.zkPlan.control.cancel(fixture.plan),
+    ]);
     expect(server.children(`${fixture.plan}/history`)).toHaveLength(6);
     expect(standings(await first.zkPlan.plans.describe(fixture.plan))).toEqual(expected(fixture));
   });
@@ -204,9 +246,15 @@ describe('cancelPlan keeps where each task stood', () => {
     await proc.zkPlan.addTask(plan, call('ok', 1));
     await proc.zkPlan.markAsReady(plan);
     await proc.zkPlan.control.cancel(plan);
-    expect(server.children(plan).filter((name) => name.startsWith('task-') || name === 'history')).toEqual([]);
+    expect(
+      server.children(plan).filter((name) => name.startsWith('task-') || name === 'history'),
+    ).toEqual([]);
     const view = await proc.zkPlan.plans.describe(plan);
-    expect(view).toMatchObject({ historyKept: false, tasks: [], status: { state: 'cancelled', counts: { total: 0 } } });
+    expect(view).toMatchObject({
+      historyKept: false,
+      tasks: [],
+      status: { state: 'cancelled', counts: { total: 0 } },
+    });
   });
 });
 

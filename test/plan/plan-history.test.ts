@@ -9,8 +9,17 @@ import { PermanentError } from '../../src/errors/task-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
 import { MAX_VALUE_BYTES, encodeValue } from '../../src/serialization/codec.js';
-import { MAX_HISTORY_RECORD_BYTES, encodeHistoryRecord, parseHistoryRecord, type TaskHistoryRecord } from '../../src/store/task-history.js';
-import { MemoryZooKeeper, type OperationScheduler, type ScheduledOperation } from '../../src/testing/index.js';
+import {
+  MAX_HISTORY_RECORD_BYTES,
+  encodeHistoryRecord,
+  parseHistoryRecord,
+  type TaskHistoryRecord,
+} from '../../src/store/task-history.js';
+import {
+  MemoryZooKeeper,
+  type OperationScheduler,
+  type ScheduledOperation,
+} from '../../src/testing/index.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from '../support/memory-plan.js';
 
 const PARENT = '/plans';
@@ -40,30 +49,40 @@ describe('the history of a finished plan', () => {
   it('a completed plan shows every task done, with its call, inputs, worker, start, end and duration; the counts agree everywhere', async () => {
     const proc = open(new MemoryZooKeeper(), 'p');
     const plan = await proc.zkPlan.createPlan(PARENT); // no option: history is kept
-    const [a, b, total] = (await proc.zkPlan.addTasks(plan, [{ task: call('value', 1) }, { task: call('value', 2) }, { task: call('sum'), args: [0, 1] }])) as [
-      string,
-      string,
-      string,
-    ];
+    const [a, b, total] = (await proc.zkPlan.addTasks(plan, [
+      { task: call('value', 1) },
+      { task: call('value', 2) },
+      { task: call('sum'), args: [0, 1] },
+    ])) as [string, string, string];
     await proc.zkPlan.markAsReady(plan);
     proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
 
     const view = await proc.zkPlan.plans.describe(plan);
     expect(view.historyKept).toBe(true);
-    expect(view.tasks.map(({ task, state, fn, params, inputs }) => [task, state, fn, params, inputs])).toEqual([
+    expect(
+      view.tasks.map(({ task, state, fn, params, inputs }) => [task, state, fn, params, inputs]),
+    ).toEqual([
       [a, 'done', 'value', [1], []],
       [b, 'done', 'value', [2], []],
       [total, 'done', 'sum', [], [a, b]],
     ]);
     for (const task of view.tasks) {
       expect(task.workerId).toMatch(/\/\d+$/);
-      expect(task.finishedAt?.getTime()).toBeGreaterThanOrEqual(task.startedAt?.getTime() ?? Number.NaN);
-      expect(task.durationMs).toBe((task.finishedAt?.getTime() ?? 0) - (task.startedAt?.getTime() ?? 0));
+      expect(task.finishedAt?.getTime()).toBeGreaterThanOrEqual(
+        task.startedAt?.getTime() ?? Number.NaN,
+      );
+      expect(task.durationMs).toBe(
+        (task.finishedAt?.getTime() ?? 0) - (task.startedAt?.getTime() ?? 0),
+      );
     }
     expect(view.status.counts).toMatchObject({ total: 3, done: 3, remaining: 0 });
     expect((await proc.zkPlan.plans.status(plan)).counts).toEqual(view.status.counts);
-    expect((await proc.zkPlan.plans.list(PARENT))[0]).toMatchObject({ done: 3, historyKept: true, status: { counts: view.status.counts } });
+    expect((await proc.zkPlan.plans.list(PARENT))[0]).toMatchObject({
+      done: 3,
+      historyKept: true,
+      status: { counts: view.status.counts },
+    });
   });
 
   it('a failed plan shows its failed task with its error and attempts, the blocked one, and the done ones', async () => {
@@ -76,7 +95,9 @@ describe('the history of a finished plan', () => {
     ])) as [string, string, string];
     await proc.zkPlan.markAsReady(plan);
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
-    await expect(proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow(/failed/);
+    await expect(proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow(
+      /failed/,
+    );
     const view = await proc.zkPlan.plans.describe(plan);
     const byTask = new Map(view.tasks.map((task) => [task.task, task]));
     expect(byTask.get(ok)).toMatchObject({ state: 'done', workerId: expect.any(String) });
@@ -88,7 +109,10 @@ describe('the history of a finished plan', () => {
       finishedAt: expect.any(Date),
     });
     expect(byTask.get(blocked)).toMatchObject({ state: 'blocked', inputs: [failing] });
-    expect(view.status).toMatchObject({ state: 'failed', counts: { total: 3, done: 1, failed: 1, blocked: 1 } });
+    expect(view.status).toMatchObject({
+      state: 'failed',
+      counts: { total: 3, done: 1, failed: 1, blocked: 1 },
+    });
     expect((await proc.zkPlan.plans.status(plan)).counts).toEqual(view.status.counts);
   });
 
@@ -102,7 +126,13 @@ describe('the history of a finished plan', () => {
       const scheduler: OperationScheduler = {
         enqueue(operation: ScheduledOperation) {
           queueMicrotask(() => {
-            if (victim !== undefined && operation.live && operation.clientName === victim.name && WRITES.has(operation.op) && ++writes === crashAt) {
+            if (
+              victim !== undefined &&
+              operation.live &&
+              operation.clientName === victim.name &&
+              WRITES.has(operation.op) &&
+              ++writes === crashAt
+            ) {
               crashed = true;
               const session = victim.zk.sessionId;
               victim.zk.crash();
@@ -124,8 +154,12 @@ describe('the history of a finished plan', () => {
       victim = memoryProcess(server, 'victim', functions());
       victim.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
       const finished = builder.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-      await Promise.race([finished, (async () => { while (!crashed) await pause(1); })()]); // prettier-ignore
-      if (crashed) builder.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
+      const crashSeen = async (): Promise<void> => {
+        while (!crashed) await pause(1);
+      };
+      await Promise.race([finished, crashSeen()]);
+      if (crashed)
+        builder.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
       else completed = true;
       const survivor = crashed ? undefined : victim;
       victim = undefined; // no crash from here on: a survivor's later writes (its registry, its stop) go through
@@ -151,7 +185,11 @@ describe('the history of a finished plan', () => {
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     const view = await proc.zkPlan.plans.describe(plan);
-    expect(view).toMatchObject({ historyKept: false, tasks: [], status: { state: 'completed', counts: { total: 0, done: 0 } } });
+    expect(view).toMatchObject({
+      historyKept: false,
+      tasks: [],
+      status: { state: 'completed', counts: { total: 0, done: 0 } },
+    });
     expect(await proc.zk.exists(`${plan}/history`)).toBeUndefined();
   });
 
@@ -163,7 +201,13 @@ describe('the history of a finished plan', () => {
     await proc.zkPlan.markAsReady(plan);
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-    await proc.zk.create(`${plan}/history/task-0000000099`, encodeValue({ state: 'done', fn: 'x', outputs: 'not a list', finishedAt: 'yesterday' }, 'forged'));
+    await proc.zk.create(
+      `${plan}/history/task-0000000099`,
+      encodeValue(
+        { state: 'done', fn: 'x', outputs: 'not a list', finishedAt: 'yesterday' },
+        'forged',
+      ),
+    );
     await proc.zk.create(`${plan}/history/task-0000000098`, Buffer.from('{not json'));
     const view = await proc.zkPlan.plans.describe(plan);
     expect(view.tasks.map(({ task: path, state }) => [path, state])).toEqual([[task, 'done']]);
@@ -185,7 +229,15 @@ describe('history records: bounded when written, checked when read', () => {
       finishedAt: at,
       workerId: 'w/1',
     },
-    { state: 'done', fn: 'f', params: [], outputs: [], keepResult: false, failedTries: 0, finishedAt: at },
+    {
+      state: 'done',
+      fn: 'f',
+      params: [],
+      outputs: [],
+      keepResult: false,
+      failedTries: 0,
+      finishedAt: at,
+    },
     {
       state: 'failed',
       fn: 'f',
@@ -194,7 +246,16 @@ describe('history records: bounded when written, checked when read', () => {
       keepResult: false,
       failedTries: 3,
       key: 'load',
-      failure: { type: 'Error', message: 'm', code: 'C', stack: 's', retryable: false, attempts: 3, workerId: 'w/1', at },
+      failure: {
+        type: 'Error',
+        message: 'm',
+        code: 'C',
+        stack: 's',
+        retryable: false,
+        attempts: 3,
+        workerId: 'w/1',
+        at,
+      },
     },
     {
       state: 'cancelled',
@@ -208,29 +269,59 @@ describe('history records: bounded when written, checked when read', () => {
       workerId: 'w/2',
       startedAt: at,
     },
-    { state: 'unstarted', fn: 'f', params: [], outputs: [], keepResult: false, failedTries: 0, was: 'blocked', cancelledAt: at },
+    {
+      state: 'unstarted',
+      fn: 'f',
+      params: [],
+      outputs: [],
+      keepResult: false,
+      failedTries: 0,
+      was: 'blocked',
+      cancelledAt: at,
+    },
   ];
 
   it('reads back every kind of record as written', () => {
-    for (const record of records) expect(parseHistoryRecord(PATH, encodeHistoryRecord(record, PATH))).toEqual(record);
+    for (const record of records)
+      expect(parseHistoryRecord(PATH, encodeHistoryRecord(record, PATH))).toEqual(record);
   });
 
   it('keeps a record over one znode without its params and outputs, marked, and within one znode', () => {
-    const huge: TaskHistoryRecord = { ...(records[2] as TaskHistoryRecord), params: ['x'.repeat(MAX_VALUE_BYTES)], outputs: ['/dep'] };
+    const huge: TaskHistoryRecord = {
+      ...(records[2] as TaskHistoryRecord),
+      params: ['x'.repeat(MAX_VALUE_BYTES)],
+      outputs: ['/dep'],
+    };
     const encoded = encodeHistoryRecord(huge, PATH);
     expect(encoded.length).toBeLessThanOrEqual(MAX_HISTORY_RECORD_BYTES);
     const read = parseHistoryRecord(PATH, encoded);
-    expect(read).toMatchObject({ state: 'failed', fn: 'f', key: 'load', outputs: [], omitted: true, failure: { code: 'C', attempts: 3 } });
+    expect(read).toMatchObject({
+      state: 'failed',
+      fn: 'f',
+      key: 'load',
+      outputs: [],
+      omitted: true,
+      failure: { code: 'C', attempts: 3 },
+    });
     expect(read).not.toHaveProperty('params');
     const manyOutputs: TaskHistoryRecord = {
       ...(records[0] as TaskHistoryRecord),
       outputs: Array.from({ length: 50_000 }, (_, index) => `/plans/plan-1/task-${index}/dep-1`),
     };
-    expect(parseHistoryRecord(PATH, encodeHistoryRecord(manyOutputs, PATH))).toMatchObject({ state: 'done', outputs: [], omitted: true });
+    expect(parseHistoryRecord(PATH, encodeHistoryRecord(manyOutputs, PATH))).toMatchObject({
+      state: 'done',
+      outputs: [],
+      omitted: true,
+    });
   });
 
   it('refuses a node over one znode before decoding it, and any field of the wrong type', () => {
-    const oversized = encodeValue({ ...records[0], params: ['x'.repeat(MAX_VALUE_BYTES)] }, 'forged', PATH, Number.POSITIVE_INFINITY);
+    const oversized = encodeValue(
+      { ...records[0], params: ['x'.repeat(MAX_VALUE_BYTES)] },
+      'forged',
+      PATH,
+      Number.POSITIVE_INFINITY,
+    );
     expect(oversized.length).toBeGreaterThan(MAX_HISTORY_RECORD_BYTES);
     expect(parseHistoryRecord(PATH, oversized)).toBeUndefined();
     const forged: unknown[] = [
@@ -243,11 +334,15 @@ describe('history records: bounded when written, checked when read', () => {
       { ...records[0], failedTries: -1 },
       { ...records[0], finishedAt: 'today' },
       { ...records[0], workerId: 1 },
-      { ...records[2], failure: { ...(records[2] as { failure: object }).failure, attempts: 'three' } },
+      {
+        ...records[2],
+        failure: { ...(records[2] as { failure: object }).failure, attempts: 'three' },
+      },
       { ...records[3], was: 'sleeping' },
       { ...records[4], cancelledAt: 'now' },
     ];
-    for (const value of forged) expect(parseHistoryRecord(PATH, encodeValue(value, 'forged'))).toBeUndefined();
+    for (const value of forged)
+      expect(parseHistoryRecord(PATH, encodeValue(value, 'forged'))).toBeUndefined();
     expect(parseHistoryRecord(PATH, Buffer.from('{not json'))).toBeUndefined();
     expect(parseHistoryRecord(PATH, null)).toBeUndefined();
   });

@@ -24,7 +24,9 @@ afterEach(async () => {
   await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
 });
 
-function process(server: MemoryZooKeeper = new MemoryZooKeeper()): MemoryProcess & { server: MemoryZooKeeper } {
+function process(
+  server: MemoryZooKeeper = new MemoryZooKeeper(),
+): MemoryProcess & { server: MemoryZooKeeper } {
   const proc = memoryProcess(
     server,
     'a',
@@ -40,29 +42,43 @@ describe('plan names', () => {
     const named = await proc.zkPlan.createPlan(PARENT, { name: 'nightly billing (eu)' });
     const unnamed = await proc.zkPlan.createPlan(PARENT);
     await proc.zkPlan.addTask(named, call('load', 'eu'));
-    expect((decodeValue(named, proc.server.getData(named) ?? null) as { name?: string }).name).toBe('nightly billing (eu)');
+    expect((decodeValue(named, proc.server.getData(named) ?? null) as { name?: string }).name).toBe(
+      'nightly billing (eu)',
+    );
     expect((await proc.zkPlan.plans.status(named)).name).toBe('nightly billing (eu)');
     expect(await proc.zkPlan.plans.status(unnamed)).not.toHaveProperty('name');
     const view = await proc.zkPlan.plans.describe(named);
     expect(view.status.name).toBe('nightly billing (eu)');
-    expect(renderPlanView(view, 200).split('\n')[0]).toMatch(new RegExp(`^${named} \\(nightly billing \\(eu\\)\\): building, 1 task\\(s\\)`));
-    expect(renderPlanView(await proc.zkPlan.plans.describe(unnamed), 200).split('\n')[0]).toMatch(new RegExp(`^${unnamed}: `));
+    expect(renderPlanView(view, 200).split('\n')[0]).toMatch(
+      new RegExp(`^${named} \\(nightly billing \\(eu\\)\\): building, 1 task\\(s\\)`),
+    );
+    expect(renderPlanView(await proc.zkPlan.plans.describe(unnamed), 200).split('\n')[0]).toMatch(
+      new RegExp(`^${unnamed}: `),
+    );
 
     const plans = await proc.zkPlan.plans.list(PARENT);
-    expect(plans.map((summary) => summary.status.name)).toEqual(['nightly billing (eu)', undefined]);
+    expect(plans.map((summary) => summary.status.name)).toEqual([
+      'nightly billing (eu)',
+      undefined,
+    ]);
     const table = formatTable(plans, planColumns(plans), 200).split('\n');
     expect(table[0]).toMatch(/^PLAN\s+NAME\s+STATE\s+PROGRESS\s+FAILED$/);
     expect(table[1]).toMatch(new RegExp(`^${named}\\s+nightly billing \\(eu\\)\\s+building`));
     expect(table[2]).toMatch(new RegExp(`^${unnamed}\\s+-\\s+`));
     const unnamedOnly = plans.slice(1);
-    expect(formatTable(unnamedOnly, planColumns(unnamedOnly), 200).split('\n')[0]).toMatch(/^PLAN\s+STATE\s+/);
+    expect(formatTable(unnamedOnly, planColumns(unnamedOnly), 200).split('\n')[0]).toMatch(
+      /^PLAN\s+STATE\s+/,
+    );
   });
 
   it('keeps the name when a task priority rewrites the settings', async () => {
     const proc = process();
     const plan = await proc.zkPlan.createPlan(PARENT, { name: 'ranked' });
     await proc.zkPlan.addTask(plan, call('load', 'x'), [], { priority: 5 });
-    expect(decodeValue(plan, proc.server.getData(plan) ?? null)).toMatchObject({ name: 'ranked', taskPriorities: true });
+    expect(decodeValue(plan, proc.server.getData(plan) ?? null)).toMatchObject({
+      name: 'ranked',
+      taskPriorities: true,
+    });
   });
 
   it.each([
@@ -74,7 +90,10 @@ describe('plan names', () => {
     ['a name that is not a string', 42],
   ])('createPlan refuses %s with INVALID_ARGUMENT naming the option', async (_name, name) => {
     const proc = process();
-    const error = await expectRejects(() => proc.zkPlan.createPlan(PARENT, { name: name as string }), InvalidArgumentError);
+    const error = await expectRejects(
+      () => proc.zkPlan.createPlan(PARENT, { name: name as string }),
+      InvalidArgumentError,
+    );
     expect(error.argument).toBe('name');
     expect(proc.server.exists(PARENT) ? proc.server.children(PARENT) : []).toEqual([]);
   });
@@ -83,7 +102,13 @@ describe('plan names', () => {
     const proc = process();
     const plan = await proc.zkPlan.createPlan(PARENT, { failurePolicy: 'failFast' });
     for (const forged of ['\u001b[2Jwiped', 'x'.repeat(10_000)]) {
-      await proc.zk.setData(plan, encodeValue({ ...(decodeValue(plan, proc.server.getData(plan) ?? null) as object), name: forged }, 'plan'));
+      await proc.zk.setData(
+        plan,
+        encodeValue(
+          { ...(decodeValue(plan, proc.server.getData(plan) ?? null) as object), name: forged },
+          'plan',
+        ),
+      );
       const status = await proc.zkPlan.plans.status(plan);
       expect(status).not.toHaveProperty('name');
       expect(status.failurePolicy).toBe('failFast');
@@ -93,45 +118,88 @@ describe('plan names', () => {
   it("a spec's name names its plan, and survives an export and import; a plan's name from createPlan survives too", async () => {
     const proc = process();
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, retention: false });
-    const { plan } = await proc.zkPlan.submitPlan(PARENT, { name: 'daily report', tasks: { eu: { fn: 'load', params: ['eu'] } } });
+    const { plan } = await proc.zkPlan.submitPlan(PARENT, {
+      name: 'daily report',
+      tasks: { eu: { fn: 'load', params: ['eu'] } },
+    });
     expect((await proc.zkPlan.plans.status(plan)).name).toBe('daily report');
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-    const imported = await proc.zkPlan.snapshots.import('/elsewhere', await proc.zkPlan.snapshots.export(plan));
+    const imported = await proc.zkPlan.snapshots.import(
+      '/elsewhere',
+      await proc.zkPlan.snapshots.export(plan),
+    );
     expect((await proc.zkPlan.plans.status(imported.plan)).name).toBe('daily report');
 
     const built = await proc.zkPlan.createPlan(PARENT, { name: 'by hand' });
     await proc.zkPlan.addTask(built, call('load', 'x'), [], { key: 'x', keepResult: true });
-    const copy = await proc.zkPlan.snapshots.import('/copies', await proc.zkPlan.snapshots.export(built));
+    const copy = await proc.zkPlan.snapshots.import(
+      '/copies',
+      await proc.zkPlan.snapshots.export(built),
+    );
     expect((await proc.zkPlan.plans.status(copy.plan)).name).toBe('by hand');
     await pool.stop();
   });
 
   it.each([
     ['a name that is not a string', { name: 7 }, '"name": a plan name is a string'],
-    ['a name with a line break', { name: 'a\nb' }, '"name": a plan name must not hold control characters'],
+    [
+      'a name with a line break',
+      { name: 'a\nb' },
+      '"name": a plan name must not hold control characters',
+    ],
     ['a name given twice', { name: 'a', options: { name: 'b' } }, "the plan's name is given twice"],
-    ['a task key with a line break', { tasks: { 'a\nb': { fn: 'load' } } }, 'the task key "a\\nb" cannot be used'],
-    ['a task key over 200 characters', { tasks: { ['k'.repeat(201)]: { fn: 'load' } } }, 'a task key has at most 200 characters'],
-    ['a task with options.key', { tasks: { a: { fn: 'load', options: { key: 'b' } } } }, '"options.key" cannot be given'],
-  ])('submitPlan refuses %s with SPEC_INVALID before writing anything', async (_name, spec, message) => {
-    const proc = process();
-    const error = await expectRejects(
-      () => proc.zkPlan.submitPlan(PARENT, { tasks: { a: { fn: 'load' } }, ...spec } as never, { allowUnknownFunctions: true }),
-      PlanSpecError,
-    );
-    expect(error.code).toBe('SPEC_INVALID');
-    expect(error.message).toContain(message);
-    expect(proc.server.exists(PARENT)).toBe(false);
-  });
+    [
+      'a task key with a line break',
+      { tasks: { 'a\nb': { fn: 'load' } } },
+      'the task key "a\\nb" cannot be used',
+    ],
+    [
+      'a task key over 200 characters',
+      { tasks: { ['k'.repeat(201)]: { fn: 'load' } } },
+      'a task key has at most 200 characters',
+    ],
+    [
+      'a task with options.key',
+      { tasks: { a: { fn: 'load', options: { key: 'b' } } } },
+      '"options.key" cannot be given',
+    ],
+  ])(
+    'submitPlan refuses %s with SPEC_INVALID before writing anything',
+    async (_name, spec, message) => {
+      const proc = process();
+      const error = await expectRejects(
+        () =>
+          proc.zkPlan.submitPlan(PARENT, { tasks: { a: { fn: 'load' } }, ...spec } as never, {
+            allowUnknownFunctions: true,
+          }),
+        PlanSpecError,
+      );
+      expect(error.code).toBe('SPEC_INVALID');
+      expect(error.message).toContain(message);
+      expect(proc.server.exists(PARENT)).toBe(false);
+    },
+  );
 
   it("a schedule's plans are named after the schedule", async () => {
     const server = new MemoryZooKeeper();
     const scheduler = schedulerProcess(server, 'scheduler');
     processes.push(scheduler);
-    await scheduler.schedules.put({ name: 'pulse', cron: '0 0 * * * *', spec: TICK_SPEC, planParent: PLANS });
+    await scheduler.schedules.put({
+      name: 'pulse',
+      cron: '0 0 * * * *',
+      spec: TICK_SPEC,
+      planParent: PLANS,
+    });
     const { plan } = await scheduler.schedules.trigger('pulse');
     expect((await scheduler.zkPlan.plans.status(plan)).name).toBe('pulse');
-    await scheduler.schedules.put({ name: 'named', cron: '0 0 * * * *', spec: { ...TICK_SPEC, name: 'its own name' }, planParent: PLANS });
-    expect((await scheduler.zkPlan.plans.status((await scheduler.schedules.trigger('named')).plan)).name).toBe('its own name');
+    await scheduler.schedules.put({
+      name: 'named',
+      cron: '0 0 * * * *',
+      spec: { ...TICK_SPEC, name: 'its own name' },
+      planParent: PLANS,
+    });
+    expect(
+      (await scheduler.zkPlan.plans.status((await scheduler.schedules.trigger('named')).plan)).name,
+    ).toBe('its own name');
   });
 });

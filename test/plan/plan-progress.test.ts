@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { countPlanTasks, countedState, formatPlanProgress, planStateOf, type CountedTask } from '../../src/plan/plan-progress.js';
+import {
+  countPlanTasks,
+  countedState,
+  formatPlanProgress,
+  planStateOf,
+  type CountedTask,
+} from '../../src/plan/plan-progress.js';
 import type { TaskViewState } from '../../src/plan/plan-view.js';
 
 const PLAN = '/plans/plan-0000000001';
-const task = (serial: number, state: TaskViewState): CountedTask => ({ task: `${PLAN}/task-${String(serial).padStart(10, '0')}`, state });
+const task = (serial: number, state: TaskViewState): CountedTask => ({
+  task: `${PLAN}/task-${String(serial).padStart(10, '0')}`,
+  state,
+});
 
 describe('countPlanTasks: the one count of a plan', () => {
   it('counts every state once, done and remaining adding up to the total', () => {
@@ -36,15 +45,42 @@ describe('countPlanTasks: the one count of a plan', () => {
   });
 
   it('counts the tasks of a cancelled plan from its history: a record wins over what is left of the task, and they are not done', () => {
-    const counts = countPlanTasks([task(1, 'done'), task(2, 'running'), task(2, 'cancelled'), task(3, 'unstarted'), task(3, 'waiting'), task(4, 'failed')]);
-    expect(counts).toMatchObject({ total: 4, done: 1, remaining: 3, cancelled: 1, unstarted: 1, failed: 1, running: 0, waiting: 0 });
+    const counts = countPlanTasks([
+      task(1, 'done'),
+      task(2, 'running'),
+      task(2, 'cancelled'),
+      task(3, 'unstarted'),
+      task(3, 'waiting'),
+      task(4, 'failed'),
+    ]);
+    expect(counts).toMatchObject({
+      total: 4,
+      done: 1,
+      remaining: 3,
+      cancelled: 1,
+      unstarted: 1,
+      failed: 1,
+      running: 0,
+      waiting: 0,
+    });
   });
 
   it('counts a task read both live (finishing) and in the history once, as done: the totals of 22 and 23 for 21 tasks', () => {
     const history = Array.from({ length: 13 }, (_, index) => task(index + 1, 'done'));
-    const live = [task(13, 'finishing'), task(12, 'running'), ...Array.from({ length: 8 }, (_, index) => task(index + 14, 'waiting'))];
+    const live = [
+      task(13, 'finishing'),
+      task(12, 'running'),
+      ...Array.from({ length: 8 }, (_, index) => task(index + 14, 'waiting')),
+    ];
     const counts = countPlanTasks([...live, ...history]);
-    expect(counts).toMatchObject({ total: 21, done: 13, remaining: 8, running: 0, finishing: 0, waiting: 8 });
+    expect(counts).toMatchObject({
+      total: 21,
+      done: 13,
+      remaining: 8,
+      running: 0,
+      finishing: 0,
+      waiting: 8,
+    });
     expect(countPlanTasks([...history, ...live])).toEqual(counts); // whatever the order of the reads
   });
 
@@ -84,9 +120,19 @@ describe('planStateOf', () => {
   });
 
   it('is failed when a task failed and nothing can run any more, or at once with failFast', () => {
-    expect(planStateOf(counts([task(1, 'failed'), task(2, 'blocked'), task(3, 'done')]), true, 'continue')).toBe('failed');
-    expect(planStateOf(counts([task(1, 'failed'), task(2, 'running')]), true, 'continue')).toBe('running');
-    expect(planStateOf(counts([task(1, 'failed'), task(2, 'running')]), true, 'failFast')).toBe('failed');
+    expect(
+      planStateOf(
+        counts([task(1, 'failed'), task(2, 'blocked'), task(3, 'done')]),
+        true,
+        'continue',
+      ),
+    ).toBe('failed');
+    expect(planStateOf(counts([task(1, 'failed'), task(2, 'running')]), true, 'continue')).toBe(
+      'running',
+    );
+    expect(planStateOf(counts([task(1, 'failed'), task(2, 'running')]), true, 'failFast')).toBe(
+      'failed',
+    );
   });
 
   it('is building until marked ready', () => {
@@ -96,7 +142,9 @@ describe('planStateOf', () => {
 
 describe('formatPlanProgress', () => {
   it('shows done/total for a plan with history, also before it started (not "21 left")', () => {
-    const notStarted = countPlanTasks(Array.from({ length: 21 }, (_, index) => task(index + 1, 'runnable')));
+    const notStarted = countPlanTasks(
+      Array.from({ length: 21 }, (_, index) => task(index + 1, 'runnable')),
+    );
     expect(formatPlanProgress(notStarted, true)).toBe('0/21');
     expect(formatPlanProgress(notStarted, false)).toBe('21 left');
   });

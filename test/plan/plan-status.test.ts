@@ -6,7 +6,8 @@ import { summarizePlan, unfedDeps, type TaskSnapshot } from '../../src/plan/plan
 
 const PLAN = '/plans/plan-0000000001';
 const path = (n: number): string => `${PLAN}/task-${String(n).padStart(10, '0')}`;
-const dep = (task: number, serial: number): string => `${path(task)}/dep-${String(serial).padStart(10, '0')}`;
+const dep = (task: number, serial: number): string =>
+  `${path(task)}/dep-${String(serial).padStart(10, '0')}`;
 
 const failure: TaskFailure = {
   type: 'Error',
@@ -19,7 +20,16 @@ const failure: TaskFailure = {
   at: new Date(0),
 };
 
-function snap(n: number, state: TaskState, options: { deps?: string[]; feeds?: string[]; failure?: TaskFailure; attempts?: AttemptRecord } = {}): TaskSnapshot {
+function snap(
+  n: number,
+  state: TaskState,
+  options: {
+    deps?: string[];
+    feeds?: string[];
+    failure?: TaskFailure;
+    attempts?: AttemptRecord;
+  } = {},
+): TaskSnapshot {
   return {
     task: path(n),
     state,
@@ -30,19 +40,41 @@ function snap(n: number, state: TaskState, options: { deps?: string[]; feeds?: s
   };
 }
 
-function summary(tasks: TaskSnapshot[], failurePolicy: FailurePolicy = 'continue', orphanDeps: string[] = [], ready = true) {
-  return summarizePlan({ plan: PLAN, ready, failurePolicy, priority: 0, tasks, orphanDeps: new Set(orphanDeps) });
+function summary(
+  tasks: TaskSnapshot[],
+  failurePolicy: FailurePolicy = 'continue',
+  orphanDeps: string[] = [],
+  ready = true,
+) {
+  return summarizePlan({
+    plan: PLAN,
+    ready,
+    failurePolicy,
+    priority: 0,
+    tasks,
+    orphanDeps: new Set(orphanDeps),
+  });
 }
 
 describe('summarizePlan', () => {
   it('reports an empty plan as completed', () => {
     const status = summary([]);
-    expect(status).toMatchObject({ plan: PLAN, state: 'completed', failurePolicy: 'continue', failed: [], blocked: [], retrying: [] });
+    expect(status).toMatchObject({
+      plan: PLAN,
+      state: 'completed',
+      failurePolicy: 'continue',
+      failed: [],
+      blocked: [],
+      retrying: [],
+    });
     expect(status.counts.remaining).toBe(0);
   });
 
   it('reports a plan not marked ready as building, and running once ready', () => {
-    const tasks = [snap(1, 'runnable', { feeds: [dep(2, 0)] }), snap(2, 'waiting', { deps: [dep(2, 0)] })];
+    const tasks = [
+      snap(1, 'runnable', { feeds: [dep(2, 0)] }),
+      snap(2, 'waiting', { deps: [dep(2, 0)] }),
+    ];
     expect(summary(tasks, 'continue', [], false).state).toBe('building');
     expect(summary(tasks).state).toBe('running');
     expect(summary(tasks).blocked).toEqual([]);
@@ -83,7 +115,11 @@ describe('summarizePlan', () => {
   });
 
   it('with continue, fails the plan only once nothing that can run is left', () => {
-    const stillRunning = [snap(1, 'failed', { feeds: [dep(2, 0)] }), snap(2, 'waiting', { deps: [dep(2, 0)] }), snap(3, 'runnable')];
+    const stillRunning = [
+      snap(1, 'failed', { feeds: [dep(2, 0)] }),
+      snap(2, 'waiting', { deps: [dep(2, 0)] }),
+      snap(3, 'runnable'),
+    ];
     expect(summary(stillRunning, 'continue').state).toBe('running');
     expect(summary(stillRunning.slice(0, 2), 'continue').state).toBe('failed');
   });
@@ -98,18 +134,32 @@ describe('summarizePlan', () => {
     const tasks = [snap(1, 'waiting', { deps: [dep(1, 0)] })];
     expect(summary(tasks).blocked).toEqual([]); // not confirmed: its producer may just have finished
     const status = summary(tasks, 'continue', [dep(1, 0)]);
-    expect(status.blocked).toEqual([{ task: path(1), reason: `its input ${dep(1, 0)} has no producer: no task's prov-* points at it` }]);
+    expect(status.blocked).toEqual([
+      {
+        task: path(1),
+        reason: `its input ${dep(1, 0)} has no producer: no task's prov-* points at it`,
+      },
+    ]);
     // Blocked forever but nothing failed: the plan is neither failed nor completed.
     expect(status.state).toBe('running');
   });
 
   it('blocks a dependent of a task blocked by an orphan input', () => {
-    const tasks = [snap(1, 'waiting', { deps: [dep(1, 0)], feeds: [dep(2, 0)] }), snap(2, 'waiting', { deps: [dep(2, 0)] })];
-    expect(summary(tasks, 'continue', [dep(1, 0)]).blocked.map(({ task }) => task)).toEqual([path(1), path(2)]);
+    const tasks = [
+      snap(1, 'waiting', { deps: [dep(1, 0)], feeds: [dep(2, 0)] }),
+      snap(2, 'waiting', { deps: [dep(2, 0)] }),
+    ];
+    expect(summary(tasks, 'continue', [dep(1, 0)]).blocked.map(({ task }) => task)).toEqual([
+      path(1),
+      path(2),
+    ]);
   });
 
   it('never reports a failed task as blocked', () => {
-    const tasks = [snap(1, 'failed', { feeds: [dep(2, 0)] }), snap(2, 'failed', { deps: [dep(2, 0)] })];
+    const tasks = [
+      snap(1, 'failed', { feeds: [dep(2, 0)] }),
+      snap(2, 'failed', { deps: [dep(2, 0)] }),
+    ];
     const status = summary(tasks);
     expect(status.blocked).toEqual([]);
     expect(status.failed.map(({ task }) => task)).toEqual([path(1), path(2)]);
@@ -125,9 +175,18 @@ describe('summarizePlan', () => {
   });
 
   it('lists tasks waiting for a retry, not failed ones that have attempts too', () => {
-    const attempts: AttemptRecord = { failures: 2, notBefore: new Date(5_000), lastFailure: { ...failure, message: 'try 2 failed' } };
-    const status = summary([snap(1, 'runnable', { attempts }), snap(2, 'failed', { attempts, failure })]);
-    expect(status.retrying).toEqual([{ task: path(1), failures: 2, nextTryAt: new Date(5_000), lastError: 'try 2 failed' }]);
+    const attempts: AttemptRecord = {
+      failures: 2,
+      notBefore: new Date(5_000),
+      lastFailure: { ...failure, message: 'try 2 failed' },
+    };
+    const status = summary([
+      snap(1, 'runnable', { attempts }),
+      snap(2, 'failed', { attempts, failure }),
+    ]);
+    expect(status.retrying).toEqual([
+      { task: path(1), failures: 2, nextTryAt: new Date(5_000), lastError: 'try 2 failed' },
+    ]);
   });
 
   it('counts finishing and running tasks as live', () => {
@@ -148,7 +207,12 @@ describe('unfedDeps', () => {
   });
 
   it('is empty when every dep is fed', () => {
-    expect(unfedDeps([snap(1, 'runnable', { feeds: [dep(2, 0)] }), snap(2, 'waiting', { deps: [dep(2, 0)] })])).toEqual([]);
+    expect(
+      unfedDeps([
+        snap(1, 'runnable', { feeds: [dep(2, 0)] }),
+        snap(2, 'waiting', { deps: [dep(2, 0)] }),
+      ]),
+    ).toEqual([]);
     expect(unfedDeps([])).toEqual([]);
   });
 });

@@ -25,7 +25,9 @@ afterEach(async () => {
 });
 
 function functions(): FunctionRegistry {
-  return new FunctionRegistry().register('load', (ctx) => String(ctx.params[0])).register('join', (_ctx, ...inputs: string[]) => inputs.join('+'));
+  return new FunctionRegistry()
+    .register('load', (ctx) => String(ctx.params[0]))
+    .register('join', (_ctx, ...inputs: string[]) => inputs.join('+'));
 }
 
 function process(server: MemoryZooKeeper, name: string): MemoryProcess {
@@ -48,7 +50,9 @@ function tasksOf(server: MemoryZooKeeper, plan: string): string[] {
 /** The task the claim of `key` names, or undefined when the key is not claimed. */
 function claimOf(server: MemoryZooKeeper, plan: string, key: string): string | undefined {
   const data = server.getData(keyClaimPath(plan, key));
-  return data === undefined ? undefined : (decodeValue(keyClaimPath(plan, key), data) as { task: string }).task;
+  return data === undefined
+    ? undefined
+    : (decodeValue(keyClaimPath(plan, key), data) as { task: string }).task;
 }
 
 describe('addTask with a key', () => {
@@ -58,7 +62,10 @@ describe('addTask with a key', () => {
     const plan = await proc.zkPlan.createPlan(PARENT);
     const eu = await proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
     const us = await proc.zkPlan.addTask(plan, call('load', 'us'), [], { key: 'load-us' });
-    const report = await proc.zkPlan.addTask(plan, call('join'), [eu, us], { key: 'report', keepResult: true });
+    const report = await proc.zkPlan.addTask(plan, call('join'), [eu, us], {
+      key: 'report',
+      keepResult: true,
+    });
     const unkeyed = await proc.zkPlan.addTask(plan, call('load', 'plain'));
 
     expect(parseDefinition(eu, decodeValue(eu, server.getData(eu) ?? null)).key).toBe('load-eu');
@@ -71,17 +78,31 @@ describe('addTask with a key', () => {
     ]);
     const table = renderPlanView(view, 200).split('\n');
     expect(table[1]).toMatch(/^KEY\s+TASK\s+STATE/);
-    expect(table.slice(2).map((line) => line.split(/\s+/)[0])).toEqual(['load-eu', 'load-us', 'report', '-']);
+    expect(table.slice(2).map((line) => line.split(/\s+/)[0])).toEqual([
+      'load-eu',
+      'load-us',
+      'report',
+      '-',
+    ]);
     expect(await proc.zkPlan.plans.taskOfKey(plan, 'report')).toBe(report);
 
     await proc.zkPlan.markAsReady(plan);
-    const pool = proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      count: 2,
+      backoff: FAST_BACKOFF,
+      retention: false,
+    });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await pool.stop();
     // The task nodes are gone; their claims stay, so the keys still name them.
     expect(await proc.zkPlan.plans.taskOfKey(plan, 'report')).toBe(report);
-    expect(await proc.zkPlan.getResult(await proc.zkPlan.plans.taskOfKey(plan, 'report'))).toBe('eu+us');
-    const error = await expectRejects(() => proc.zkPlan.addTask(plan, call('load', 'again'), [], { key: 'load-eu' }), DuplicateTaskKeyError);
+    expect(await proc.zkPlan.getResult(await proc.zkPlan.plans.taskOfKey(plan, 'report'))).toBe(
+      'eu+us',
+    );
+    const error = await expectRejects(
+      () => proc.zkPlan.addTask(plan, call('load', 'again'), [], { key: 'load-eu' }),
+      DuplicateTaskKeyError,
+    );
     expect(error.holder).toBe(eu);
   });
 
@@ -102,7 +123,10 @@ describe('addTask with a key', () => {
     const proc = process(server, 'a');
     const plan = await proc.zkPlan.createPlan(PARENT);
     const first = await proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
-    const error = await expectRejects(() => proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' }), DuplicateTaskKeyError);
+    const error = await expectRejects(
+      () => proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' }),
+      DuplicateTaskKeyError,
+    );
     expect(error.code).toBe('TASK_KEY_TAKEN');
     expect([error.plan, error.key, error.holder]).toEqual([plan, 'load-eu', first]);
     expect(error.message).toContain(plan);
@@ -130,8 +154,13 @@ describe('addTask with a key', () => {
 
   it('refuses a key the plan spec gave one of its tasks', async () => {
     const proc = process(new MemoryZooKeeper(), 'a');
-    const { plan, tasks } = await proc.zkPlan.submitPlan(PARENT, { tasks: { eu: { fn: 'load', params: ['eu'] } } });
-    const error = await expectRejects(() => proc.zkPlan.addTask(plan, call('load', 'x'), [], { key: 'eu' }), DuplicateTaskKeyError);
+    const { plan, tasks } = await proc.zkPlan.submitPlan(PARENT, {
+      tasks: { eu: { fn: 'load', params: ['eu'] } },
+    });
+    const error = await expectRejects(
+      () => proc.zkPlan.addTask(plan, call('load', 'x'), [], { key: 'eu' }),
+      DuplicateTaskKeyError,
+    );
     expect(error.holder).toBe(tasks['eu']);
     const extra = await proc.zkPlan.addTask(plan, call('load', 'x'), [], { key: 'extra' });
     expect(await proc.zkPlan.plans.taskOfKey(plan, 'eu')).toBe(tasks['eu']);
@@ -149,7 +178,10 @@ describe('addTask with a key', () => {
     const server = new MemoryZooKeeper();
     const proc = process(server, 'a');
     const plan = await proc.zkPlan.createPlan(PARENT);
-    const error = await expectRejects(() => proc.zkPlan.addTask(plan, call('load', 'x'), [], { key: key as string }), InvalidArgumentError);
+    const error = await expectRejects(
+      () => proc.zkPlan.addTask(plan, call('load', 'x'), [], { key: key as string }),
+      InvalidArgumentError,
+    );
     expect(error.argument).toBe('key');
     expect(tasksOf(server, plan)).toEqual([]);
   });
@@ -162,7 +194,9 @@ describe('addTask with a key', () => {
       const task = await proc.zkPlan.addTask(plan, call('load', key), [], { key });
       expect(await proc.zkPlan.plans.taskOfKey(plan, key)).toBe(task);
     }
-    expect(new Set((await proc.zkPlan.plans.describe(plan)).tasks.map((task) => task.key))).toEqual(new Set(['.', '..', 'a/b', 'ü ü', '%41']));
+    expect(new Set((await proc.zkPlan.plans.describe(plan)).tasks.map((task) => task.key))).toEqual(
+      new Set(['.', '..', 'a/b', 'ü ü', '%41']),
+    );
   });
 
   it('an export keys its derived spec by the tasks’ keys, so the imported plan knows them too', async () => {
@@ -172,18 +206,27 @@ describe('addTask with a key', () => {
     await proc.zkPlan.addTask(plan, call('join'), [eu], { key: 'report' });
     const unkeyed = await proc.zkPlan.addTask(plan, call('load', 'plain'));
     const snapshot = await proc.zkPlan.snapshots.export(plan);
-    expect(Object.keys(snapshot.spec.tasks).sort()).toEqual(['load-eu', nameOfTask(unkeyed), 'report'].sort());
+    expect(Object.keys(snapshot.spec.tasks).sort()).toEqual(
+      ['load-eu', nameOfTask(unkeyed), 'report'].sort(),
+    );
     expect(snapshot.spec.tasks['report']?.inputs).toEqual(['load-eu']);
     const imported = await proc.zkPlan.snapshots.import('/copies', snapshot);
-    expect(await proc.zkPlan.plans.taskOfKey(imported.plan, 'report')).toBe(imported.tasks['report']);
+    expect(await proc.zkPlan.plans.taskOfKey(imported.plan, 'report')).toBe(
+      imported.tasks['report'],
+    );
     const view = await proc.zkPlan.plans.describe(imported.plan);
-    expect(view.tasks.map((task) => task.key).sort()).toEqual(['load-eu', nameOfTask(unkeyed), 'report'].sort());
+    expect(view.tasks.map((task) => task.key).sort()).toEqual(
+      ['load-eu', nameOfTask(unkeyed), 'report'].sort(),
+    );
   });
 
   it('taskOfKey: TASK_KEY_NOT_FOUND for a key no task has', async () => {
     const proc = process(new MemoryZooKeeper(), 'a');
     const plan = await proc.zkPlan.createPlan(PARENT);
-    const error = await expectRejects(() => proc.zkPlan.plans.taskOfKey(plan, 'nope'), TaskKeyNotFoundError);
+    const error = await expectRejects(
+      () => proc.zkPlan.plans.taskOfKey(plan, 'nope'),
+      TaskKeyNotFoundError,
+    );
     expect([error.code, error.plan, error.key]).toEqual(['TASK_KEY_NOT_FOUND', plan, 'nope']);
   });
 });
@@ -203,8 +246,12 @@ describe('the key claim under faults', () => {
     const server = new MemoryZooKeeper();
     const proc = process(server, 'a');
     const plan = await proc.zkPlan.createPlan(PARENT);
-    proc.zk.loseNextReply((op, path) => op === 'create' && path === keyClaimPath(plan, 'load-eu'), { expireSession: true });
-    await expect(proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' })).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
+    proc.zk.loseNextReply((op, path) => op === 'create' && path === keyClaimPath(plan, 'load-eu'), {
+      expireSession: true,
+    });
+    await expect(
+      proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' }),
+    ).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
     expect(tasksOf(server, plan)).toEqual([]);
     expect(claimOf(server, plan, 'load-eu')).toBeUndefined();
     const task = await proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
@@ -232,7 +279,10 @@ describe('the key claim under faults', () => {
     expect(claimOf(server, plan, 'load-eu')).toBe(orphan);
 
     // Its session lives on (a crash is only noticed when it expires): the key is taken.
-    const taken = await expectRejects(() => other.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' }), DuplicateTaskKeyError);
+    const taken = await expectRejects(
+      () => other.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' }),
+      DuplicateTaskKeyError,
+    );
     expect(taken.holder).toBe(orphan);
     expect(tasksOf(server, plan)).toEqual([orphan]);
 
@@ -282,10 +332,16 @@ describe('the key claim under faults', () => {
     const deleteSpy = vi
       .spyOn(proc.zk, 'delete')
       .mockImplementation((path, version, options) =>
-        path.includes(`/${TASK_KEYS}/`) ? Promise.reject(new Error('delete refused')) : remove(path, version, options),
+        path.includes(`/${TASK_KEYS}/`)
+          ? Promise.reject(new Error('delete refused'))
+          : remove(path, version, options),
       );
-    const recursiveSpy = vi.spyOn(proc.zk, 'deleteRecursive').mockImplementation(() => Promise.reject(new Error('delete refused')));
-    await expect(proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' })).rejects.toThrow('ready refused');
+    const recursiveSpy = vi
+      .spyOn(proc.zk, 'deleteRecursive')
+      .mockImplementation(() => Promise.reject(new Error('delete refused')));
+    await expect(
+      proc.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' }),
+    ).rejects.toThrow('ready refused');
     const [left] = tasksOf(server, plan);
     expect(claimOf(server, plan, 'load-eu')).toBe(left);
 
@@ -303,11 +359,16 @@ describe('the key claim under faults', () => {
       const [a, b] = [process(server, 'a'), process(server, 'b')];
       const plan = await a.zkPlan.createPlan(PARENT);
       const outcomes = await Promise.allSettled([
-        a.zkPlan.addTasks(plan, [{ task: call('load', 'a0') }, { task: call('load', 'a'), options: { key: 'k' } }]),
+        a.zkPlan.addTasks(plan, [
+          { task: call('load', 'a0') },
+          { task: call('load', 'a'), options: { key: 'k' } },
+        ]),
         b.zkPlan.addTask(plan, call('load', 'b'), [], { key: 'k' }),
       ]);
       const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
-      const lost = outcomes.filter((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+      const lost = outcomes.filter(
+        (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
+      );
       expect(won).toHaveLength(1);
       expect(lost[0]?.reason).toBeInstanceOf(DuplicateTaskKeyError);
       const holder = claimOf(server, plan, 'k');

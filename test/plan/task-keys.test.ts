@@ -16,7 +16,9 @@ afterEach(async () => {
 });
 
 function functions(): FunctionRegistry {
-  return new FunctionRegistry().register('load', (ctx) => String(ctx.params[0])).register('join', (_ctx, ...inputs: string[]) => inputs.join('+'));
+  return new FunctionRegistry()
+    .register('load', (ctx) => String(ctx.params[0]))
+    .register('join', (_ctx, ...inputs: string[]) => inputs.join('+'));
 }
 
 describe('task keys', () => {
@@ -24,7 +26,11 @@ describe('task keys', () => {
     const proc = memoryProcess(new MemoryZooKeeper(), 'a', functions());
     processes.push(proc);
     const { plan, tasks } = await proc.zkPlan.submitPlan(PARENT, {
-      tasks: { eu: { fn: 'load', params: ['eu'] }, us: { fn: 'load', params: ['us'] }, report: { fn: 'join', inputs: ['eu', 'us'] } },
+      tasks: {
+        eu: { fn: 'load', params: ['eu'] },
+        us: { fn: 'load', params: ['us'] },
+        report: { fn: 'join', inputs: ['eu', 'us'] },
+      },
       options: { history: true },
     });
     const before = await proc.zkPlan.plans.describe(plan);
@@ -33,7 +39,11 @@ describe('task keys', () => {
     expect(table[1]).toMatch(/^KEY\s+TASK\s+STATE/);
     expect(table.slice(2).map((line) => line.split(/\s+/)[0])).toEqual(['eu', 'us', 'report']);
 
-    const pool = proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      count: 2,
+      backoff: FAST_BACKOFF,
+      retention: false,
+    });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await pool.stop();
     const after = await proc.zkPlan.plans.describe(plan);

@@ -10,7 +10,9 @@ import type { ZkPlanEvents } from '../../src/worker/worker-events.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from '../support/memory-plan.js';
 
 const PARENT = '/plans';
-const VERSION = (JSON.parse((await import('node:fs')).readFileSync('package.json', 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse((await import('node:fs')).readFileSync('package.json', 'utf8')) as { version: string }
+).version;
 
 describe('worker registry', () => {
   const processes: MemoryProcess[] = [];
@@ -31,10 +33,17 @@ describe('worker registry', () => {
     const server = new MemoryZooKeeper();
     let release: () => void = () => undefined;
     const blocked = new Promise<void>((resolve) => (release = resolve));
-    const functions = new FunctionRegistry().register('block', async (_ctx: TaskContext<unknown[]>) => await blocked).register('noop', () => null);
+    const functions = new FunctionRegistry()
+      .register('block', async (_ctx: TaskContext<unknown[]>) => await blocked)
+      .register('noop', () => null);
     const proc = memoryProcess(server, 'a', functions);
     processes.push(proc);
-    const pool = proc.zkPlan.startWorkers(PARENT, { count: 3, backoff: FAST_BACKOFF, retention: false, workerId: 'etl-1' });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      count: 3,
+      backoff: FAST_BACKOFF,
+      retention: false,
+      workerId: 'etl-1',
+    });
     await until(async () => (await proc.zkPlan.listWorkers(PARENT)).length === 1);
     const [info] = await proc.zkPlan.listWorkers(PARENT);
     expect(info).toMatchObject({
@@ -51,10 +60,16 @@ describe('worker registry', () => {
     const plan = await proc.zkPlan.createPlan(PARENT);
     const task = await proc.zkPlan.addTask(plan, call('block'));
     await proc.zkPlan.markAsReady(plan);
-    await until(async () => (await proc.zkPlan.listWorkers(PARENT))[0]?.running.includes(task) === true, 3_000);
+    await until(
+      async () => (await proc.zkPlan.listWorkers(PARENT))[0]?.running.includes(task) === true,
+      3_000,
+    );
     release();
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
-    await until(async () => (await proc.zkPlan.listWorkers(PARENT))[0]?.running.length === 0, 3_000);
+    await until(
+      async () => (await proc.zkPlan.listWorkers(PARENT))[0]?.running.length === 0,
+      3_000,
+    );
 
     await pool.stop();
     expect(await proc.zkPlan.listWorkers(PARENT)).toEqual([]);
@@ -65,11 +80,18 @@ describe('worker registry', () => {
     const server = new MemoryZooKeeper();
     const proc = memoryProcess(server, 'a');
     processes.push(proc);
-    proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false, workerId: 'w' });
+    proc.zkPlan.startWorkers(PARENT, {
+      count: 1,
+      backoff: FAST_BACKOFF,
+      retention: false,
+      workerId: 'w',
+    });
     await until(async () => (await proc.zkPlan.listWorkers(PARENT)).length === 1);
     const before = proc.zk.sessionId;
     proc.zk.expireSession();
-    await until(async () => (await proc.zkPlan.listWorkers(PARENT))[0]?.sessionId === proc.zk.sessionId);
+    await until(
+      async () => (await proc.zkPlan.listWorkers(PARENT))[0]?.sessionId === proc.zk.sessionId,
+    );
     expect(proc.zk.sessionId).not.toBe(before);
   });
 
@@ -79,9 +101,19 @@ describe('worker registry', () => {
     processes.push(a as MemoryProcess, b as MemoryProcess);
     const errors: ZkPlanEvents['worker:error'][0][] = [];
     b?.zkPlan.on('worker:error', (event) => errors.push(event));
-    a?.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false, workerId: 'same' });
+    a?.zkPlan.startWorkers(PARENT, {
+      count: 1,
+      backoff: FAST_BACKOFF,
+      retention: false,
+      workerId: 'same',
+    });
     await until(async () => ((await a?.zkPlan.listWorkers(PARENT)) ?? []).length === 1);
-    b?.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false, workerId: 'same' });
+    b?.zkPlan.startWorkers(PARENT, {
+      count: 1,
+      backoff: FAST_BACKOFF,
+      retention: false,
+      workerId: 'same',
+    });
     await until(async () => errors.length > 0);
     expect(errors[0]?.error).toMatchObject({ code: 'ILLEGAL_STATE' });
     expect((await a?.zkPlan.listWorkers(PARENT))?.[0]?.sessionId).toBe(a?.zk.sessionId);

@@ -30,7 +30,11 @@ export const TICK_SPEC: PlanSpec = {
 };
 
 export function tickFunctions(): FunctionRegistry {
-  return new FunctionRegistry().register('stamp', (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => [String(ctx.params[0]), ...inputs].join('<'));
+  return new FunctionRegistry().register(
+    'stamp',
+    (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) =>
+      [String(ctx.params[0]), ...inputs].join('<'),
+  );
 }
 
 export interface SchedulerProcess extends MemoryProcess {
@@ -108,7 +112,11 @@ const realSetImmediate = globalThis.setImmediate;
 export const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
 
 /** Scheduler processes a test starts under SCHEDULES, closed after each test of the file that calls this. */
-export function useSchedulerProcesses(): (server: MemoryZooKeeper, name: string, functions?: FunctionRegistry) => SchedulerProcess {
+export function useSchedulerProcesses(): (
+  server: MemoryZooKeeper,
+  name: string,
+  functions?: FunctionRegistry,
+) => SchedulerProcess {
   const open: MemoryProcess[] = [];
   afterEach(async () => {
     await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
@@ -132,7 +140,12 @@ export async function drain(manual: ManualScheduler, clients: readonly string[])
 }
 
 /** Steps `client` until it has sent `op` on `path` (applied). */
-export async function stepUntil(manual: ManualScheduler, client: string, op: string, path: string): Promise<void> {
+export async function stepUntil(
+  manual: ManualScheduler,
+  client: string,
+  op: string,
+  path: string,
+): Promise<void> {
   for (let step = 0; step < 10_000; step++) {
     await flush();
     await flush();

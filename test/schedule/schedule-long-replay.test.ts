@@ -15,15 +15,19 @@ import { runLongScheduleSeed } from './schedule-long-simulation.js';
 const SEED = Number(process.env['SCHEDULE_LONG_SIM_SEED'] ?? 9);
 
 describe('schedule simulation over hours of virtual time: replay', () => {
-  it('runs one seed twice with the same events, tick records and plans', { timeout: 120_000 }, async () => {
-    const first = await runLongScheduleSeed(SEED);
-    await runLongScheduleSeed(SEED + 1);
-    const second = await runLongScheduleSeed(SEED);
-    expect(first.events.some((event) => event.includes('manual triggers'))).toBe(true);
-    expect(first.ticks.some((id) => id.startsWith('manual-'))).toBe(true);
-    expect(second.events).toEqual(first.events);
-    expect(second.ticks).toEqual(first.ticks);
-    expect(second.plans).toEqual(first.plans);
-    expect(second.violation).toEqual(first.violation);
-  });
+  it(
+    'runs one seed twice with the same events, tick records and plans',
+    { timeout: 120_000 },
+    async () => {
+      const first = await runLongScheduleSeed(SEED);
+      await runLongScheduleSeed(SEED + 1);
+      const second = await runLongScheduleSeed(SEED);
+      expect(first.events.some((event) => event.includes('manual triggers'))).toBe(true);
+      expect(first.ticks.some((id) => id.startsWith('manual-'))).toBe(true);
+      expect(second.events).toEqual(first.events);
+      expect(second.ticks).toEqual(first.ticks);
+      expect(second.plans).toEqual(first.plans);
+      expect(second.violation).toEqual(first.violation);
+    },
+  );
 });

@@ -14,7 +14,11 @@
  * - a tick record is made at most once, and once final its state never changes.
  * At the end, once the faults stop and the schedulers settle: no record is left pending.
  */
-import { ManualScheduler, MemoryZooKeeper, type AppliedOperation } from '../../src/testing/index.js';
+import {
+  ManualScheduler,
+  MemoryZooKeeper,
+  type AppliedOperation,
+} from '../../src/testing/index.js';
 import type { MisfirePolicy, OverlapPolicy } from '../../src/schedule/tick-decisions.js';
 import type { TickRecord } from '../../src/schedule/tick-record.js';
 import type { StoredSchedule } from '../../src/schedule/schedule-definition.js';
@@ -22,7 +26,15 @@ import { decodeValue } from '../../src/serialization/codec.js';
 import { isPlanName, scheduleNodes } from '../../src/zk/layout.js';
 import { type Prng, streamFor } from '../simulation/prng.js';
 import { settleOperations } from '../support/settle-operations.js';
-import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
+import {
+  PLANS,
+  SCHEDULES,
+  T0,
+  TICK_SPEC,
+  plansOn,
+  schedulerProcess,
+  type SchedulerProcess,
+} from './schedule-harness.js';
 
 const HOUR = 3_600_000;
 const NAME = 'nightly';
@@ -60,7 +72,10 @@ export interface LongScheduleSimResult {
 }
 
 function whatIsLeft(server: MemoryZooKeeper): Pick<LongScheduleSimResult, 'ticks' | 'plans'> {
-  return { ticks: server.exists(TICKS) ? server.children(TICKS).sort() : [], plans: server.exists(PLANS) ? plansOn(server) : [] };
+  return {
+    ticks: server.exists(TICKS) ? server.children(TICKS).sort() : [],
+    plans: server.exists(PLANS) ? plansOn(server) : [],
+  };
 }
 
 function drawPolicy(random: Prng): Policy {
@@ -72,7 +87,9 @@ function drawPolicy(random: Prng): Policy {
     misfireGraceMs: random.pick([10_000, 60_000, 120_000]),
   };
   // One seed in three catches up on an hour of ticks every minute after an outage: more than the 50 records kept.
-  return random.chance(0.35) ? { ...drawn, cron: '0 * * * * *', misfire: 'fireAll', catchUpLimit: 120 } : drawn;
+  return random.chance(0.35)
+    ? { ...drawn, cron: '0 * * * * *', misfire: 'fireAll', catchUpLimit: 120 }
+    : drawn;
 }
 
 /**
@@ -96,13 +113,21 @@ class RecordWatch {
         this.finalState.clear();
       }
       if (event.op === 'create' || event.op === 'delete') this.removing = false;
-      if (event.op === 'setData') this.removing = (decodeValue(event.path, event.data ?? null) as StoredSchedule).removing === true;
+      if (event.op === 'setData')
+        this.removing =
+          (decodeValue(event.path, event.data ?? null) as StoredSchedule).removing === true;
       return;
     }
-    if (event.op === 'create' && event.path.startsWith(`${PLANS}/`) && event.path.split('/').length === 3 && isPlanName(event.path.slice(PLANS.length + 1))) {
+    if (
+      event.op === 'create' &&
+      event.path.startsWith(`${PLANS}/`) &&
+      event.path.split('/').length === 3 &&
+      isPlanName(event.path.slice(PLANS.length + 1))
+    ) {
       const made = (this.planCreations.get(event.path) ?? 0) + 1;
       this.planCreations.set(event.path, made);
-      if (made > 1) this.violation = `plan ${event.path} made ${made} times (by ${event.clientName})`;
+      if (made > 1)
+        this.violation = `plan ${event.path} made ${made} times (by ${event.clientName})`;
       return;
     }
     const id = TICK_RECORD.exec(event.path)?.[1];
@@ -117,7 +142,8 @@ class RecordWatch {
     }
     const record = decodeValue(event.path, event.data ?? null) as TickRecord;
     const final = this.finalState.get(id);
-    if (final !== undefined && record.state !== final) this.violation = `tick record ${id} was ${final} and became ${record.state} (by ${event.clientName})`;
+    if (final !== undefined && record.state !== final)
+      this.violation = `tick record ${id} was ${final} and became ${record.state} (by ${event.clientName})`;
     else if (record.state !== 'pending') this.finalState.set(id, record.state);
   };
 }
@@ -131,7 +157,8 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
   const events: string[] = [];
   let now = T0;
   let serial = 0;
-  const note = (what: string): void => void events.push(`${Math.round((now - T0) / 1000)} s: ${what}`);
+  const note = (what: string): void =>
+    void events.push(`${Math.round((now - T0) / 1000)} s: ${what}`);
   const spawn = (): LongScheduler => ({
     proc: schedulerProcess(server, `s${++serial}`, now),
     offset: 0,
@@ -142,7 +169,10 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
   const schedulers = [spawn(), spawn(), spawn()];
   const frozen = new Set<string>();
   /** Clients cut off by a fault, and the virtual time they reconnect at. */
-  const cutOff = new Map<string, { readonly client: SchedulerProcess['zk']; readonly at: number }>();
+  const cutOff = new Map<
+    string,
+    { readonly client: SchedulerProcess['zk']; readonly at: number }
+  >();
   /** The admin call under way (one at a time), and what it changes once it went through. */
   let adminCall: Promise<void> | undefined;
   const runner = server.connect({ name: 'runner' });
@@ -154,12 +184,27 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
 
   const pending = (): string[] => manual.pending().filter((name) => !frozen.has(name));
   const settle = (faultRate: number): Promise<void> =>
-    settleOperations({ manual, server, random, pending, faultRate, inject: injectFault, stop: () => watch.violation !== undefined });
+    settleOperations({
+      manual,
+      server,
+      random,
+      pending,
+      faultRate,
+      inject: injectFault,
+      stop: () => watch.violation !== undefined,
+    });
 
   const injectFault = (client: string): void => {
     const target = schedulers.find((s) => s.proc.name === client && s.state === 'running');
     if (target === undefined) return;
-    const kind = random.pick(['crash', 'freeze', 'lost-reply', 'lost-reply-expired', 'lost-send', 'clock'] as const);
+    const kind = random.pick([
+      'crash',
+      'freeze',
+      'lost-reply',
+      'lost-reply-expired',
+      'lost-send',
+      'clock',
+    ] as const);
     note(`${kind} ${client}`);
     const { zk } = target.proc;
     const sessionId = zk.sessionId;
@@ -176,7 +221,11 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
     } else if (kind === 'lost-reply' || kind === 'lost-reply-expired' || kind === 'lost-send') {
       // Cut off until a later step (others go on meanwhile); the driver reconnects it then.
       cutOff.set(client, { client: zk, at: now + random.int(1, 60) * 1_000 });
-      const options = { expireSession: kind === 'lost-reply-expired' || (kind === 'lost-send' && random.chance(0.5)), reconnect: false };
+      const options = {
+        expireSession:
+          kind === 'lost-reply-expired' || (kind === 'lost-send' && random.chance(0.5)),
+        reconnect: false,
+      };
       if (kind === 'lost-send') zk.failNextSend(undefined, options);
       else zk.loseNextReply(undefined, options);
     } else {
@@ -186,7 +235,11 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
   };
 
   /** Starts an admin call on a running scheduler's client; `then` runs once it went through (a fault may keep it from ever doing so). */
-  const admin = (what: string, call: (proc: SchedulerProcess) => Promise<unknown>, then: () => void = () => undefined): void => {
+  const admin = (
+    what: string,
+    call: (proc: SchedulerProcess) => Promise<unknown>,
+    then: () => void = () => undefined,
+  ): void => {
     const by = schedulers.find((s) => s.state === 'running');
     if (by === undefined || adminCall !== undefined) return;
     note(what);
@@ -222,7 +275,8 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
     }
     if (random.chance(0.3)) {
       const ready = plansOn(server).filter((name) => server.exists(`${PLANS}/${name}/ready`));
-      if (ready.length > 0) void runner.deleteRecursive(`${PLANS}/${random.pick(ready)}`).catch(() => undefined);
+      if (ready.length > 0)
+        void runner.deleteRecursive(`${PLANS}/${random.pick(ready)}`).catch(() => undefined);
     }
     await settle(faultRate);
   };
@@ -230,7 +284,12 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
   try {
     note(`followers ${server.followerCount}, put ${JSON.stringify(policy)}`);
     const first = schedulers[0] as LongScheduler;
-    const put = first.proc.schedules.put({ name: NAME, spec: TICK_SPEC, planParent: PLANS, ...policy });
+    const put = first.proc.schedules.put({
+      name: NAME,
+      spec: TICK_SPEC,
+      planParent: PLANS,
+      ...policy,
+    });
     await settle(0);
     await put;
     const end = T0 + hours * HOUR;
@@ -249,7 +308,13 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
         const current = stored();
         const present = current !== undefined && current.removing !== true;
         const paused = current?.paused === true;
-        const input = (): Parameters<SchedulerProcess['schedules']['put']>[0] => ({ name: NAME, spec: TICK_SPEC, planParent: PLANS, paused, ...policy });
+        const input = (): Parameters<SchedulerProcess['schedules']['put']>[0] => ({
+          name: NAME,
+          spec: TICK_SPEC,
+          planParent: PLANS,
+          paused,
+          ...policy,
+        });
         if (change === 'policy' && present) {
           const next = { ...policy, ...drawPolicy(random) };
           admin(
@@ -257,14 +322,18 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
             (proc) => proc.schedules.put({ ...input(), ...next }),
             () => (policy = next),
           );
-        } else if (change === 'pause' && present && !paused) admin('pause', (proc) => proc.schedules.pause(NAME));
-        else if (change === 'resume' && present && paused) admin('resume', (proc) => proc.schedules.resume(NAME));
-        else if (change === 'remove' && present) admin('remove', (proc) => proc.schedules.remove(NAME));
+        } else if (change === 'pause' && present && !paused)
+          admin('pause', (proc) => proc.schedules.pause(NAME));
+        else if (change === 'resume' && present && paused)
+          admin('resume', (proc) => proc.schedules.resume(NAME));
+        else if (change === 'remove' && present)
+          admin('remove', (proc) => proc.schedules.remove(NAME));
         else if (change === 'remove') admin('put again', (proc) => proc.schedules.put(input()));
         else if (change === 'triggers' && present) {
           const count = random.int(20, 80);
           admin(`${count} manual triggers`, async (proc) => {
-            for (let trigger = 0; trigger < count; trigger++) await proc.schedules.trigger(NAME).catch(() => undefined);
+            for (let trigger = 0; trigger < count; trigger++)
+              await proc.schedules.trigger(NAME).catch(() => undefined);
           });
         }
       }
@@ -278,12 +347,20 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
       s.rate = 1;
       if (s.state === 'frozen') s.wakeAt = now;
     }
-    for (let round = 0; round < 10 && watch.violation === undefined; round++) await step(10_000, 0, false);
-    for (let round = 0; round < 100 && adminCall !== undefined; round++) await step(10_000, 0, false);
+    for (let round = 0; round < 10 && watch.violation === undefined; round++)
+      await step(10_000, 0, false);
+    for (let round = 0; round < 100 && adminCall !== undefined; round++)
+      await step(10_000, 0, false);
     const left = server
       .children(TICKS)
-      .filter((id) => (decodeValue(`${TICKS}/${id}`, server.getData(`${TICKS}/${id}`) ?? null) as TickRecord).state === 'pending');
-    const errors = schedulers.flatMap((s) => s.proc.errors.slice(-3).map((error) => `${s.proc.name}: ${(error as Error).message}`));
+      .filter(
+        (id) =>
+          (decodeValue(`${TICKS}/${id}`, server.getData(`${TICKS}/${id}`) ?? null) as TickRecord)
+            .state === 'pending',
+      );
+    const errors = schedulers.flatMap((s) =>
+      s.proc.errors.slice(-3).map((error) => `${s.proc.name}: ${(error as Error).message}`),
+    );
     const violation =
       watch.violation ??
       (left.length > 0
@@ -291,7 +368,8 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
         : undefined);
     return { seed, violation, events, simulatedHours: (now - T0) / HOUR, ...whatIsLeft(server) };
   } catch (error) {
-    const violation = watch.violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`;
+    const violation =
+      watch.violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`;
     return { seed, violation, events, simulatedHours: (now - T0) / HOUR, ...whatIsLeft(server) };
   } finally {
     for (const s of schedulers) if (s.state !== 'dead') s.proc.zk.crash();

@@ -17,7 +17,15 @@ import { PLANS, SCHEDULES, T0, TICK_SPEC, useSchedulerProcesses } from './schedu
 
 const start = useSchedulerProcesses();
 
-const PULSE = { name: 'pulse', cron: '* * * * * *', spec: TICK_SPEC, planParent: PLANS, overlap: 'allow', misfire: 'fireOnce', misfireGraceMs: 500 } as const;
+const PULSE = {
+  name: 'pulse',
+  cron: '* * * * * *',
+  spec: TICK_SPEC,
+  planParent: PLANS,
+  overlap: 'allow',
+  misfire: 'fireOnce',
+  misfireGraceMs: 500,
+} as const;
 const NODES = scheduleNodes(SCHEDULES, 'pulse');
 const PLAN_1 = `${PLANS}/pulse@20261125T020001.000Z`;
 
@@ -40,14 +48,23 @@ describe('a removal cut off part-way', () => {
     const previous = server.onApplied;
     server.onApplied = (event) => {
       previous(event);
-      if (event.clientName === 'remover' && event.op === 'delete' && event.ok && event.path === NODES.ticks) {
+      if (
+        event.clientName === 'remover' &&
+        event.op === 'delete' &&
+        event.ok &&
+        event.path === NODES.ticks
+      ) {
         remover.crash();
         server.expireSession(event.sessionId);
       }
     };
     void new ScheduleStore(remover, SCHEDULES).remove('pulse').catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect([server.exists(NODES.node), server.exists(NODES.cursor), server.exists(NODES.ticks)]).toEqual([true, false, false]);
+    expect([
+      server.exists(NODES.node),
+      server.exists(NODES.cursor),
+      server.exists(NODES.ticks),
+    ]).toEqual([true, false, false]);
 
     // The user puts the schedule (again) before a scheduler finished the removal.
     a.clock.now = T0 + 1_100;

@@ -12,7 +12,16 @@
 import { describe, expect, it } from 'vitest';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
-import { PLANS, PULSE, SCHEDULES, T0, drain, plansOn, stepUntil, useSchedulerProcesses } from './schedule-harness.js';
+import {
+  PLANS,
+  PULSE,
+  SCHEDULES,
+  T0,
+  drain,
+  plansOn,
+  stepUntil,
+  useSchedulerProcesses,
+} from './schedule-harness.js';
 
 const start = useSchedulerProcesses();
 
@@ -20,7 +29,8 @@ const NODE = scheduleNodes(SCHEDULES, 'pulse').node;
 const CURSOR = scheduleNodes(SCHEDULES, 'pulse').cursor;
 const TICKS = scheduleNodes(SCHEDULES, 'pulse').ticks;
 
-const planAt = (second: number): string => `${PLANS}/pulse@20261125T0200${String(second).padStart(2, '0')}.000Z`;
+const planAt = (second: number): string =>
+  `${PLANS}/pulse@20261125T0200${String(second).padStart(2, '0')}.000Z`;
 
 describe('a scheduler acting on an older read of a schedule removed and put again', () => {
   it('a stale scheduler that reads the new cursor does not make the new schedule lose its tick', async () => {
@@ -58,7 +68,11 @@ describe('a scheduler acting on an older read of a schedule removed and put agai
     await drain(manual, ['b']);
     const [summary] = await listing;
     // The new schedule's tick 1 must fire once: one plan.
-    expect({ plans: plansOn(server), run: summary?.recentRuns[0]?.state, reason: summary?.recentRuns[0]?.reason }).toEqual({
+    expect({
+      plans: plansOn(server),
+      run: summary?.recentRuns[0]?.state,
+      reason: summary?.recentRuns[0]?.reason,
+    }).toEqual({
       plans: [planAt(1).slice(PLANS.length + 1)],
       run: 'fired',
       reason: undefined,

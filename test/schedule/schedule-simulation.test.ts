@@ -5,13 +5,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SCHEDULE_SEEDS, SCHEDULE_SKIP_SEEDS } from './schedule-seeds.js';
-import { runScheduleSeed, type ScheduleSimOptions, type ScheduleSimResult } from './schedule-simulation.js';
+import {
+  runScheduleSeed,
+  type ScheduleSimOptions,
+  type ScheduleSimResult,
+} from './schedule-simulation.js';
 
 function report(result: ScheduleSimResult): string {
   return `seed ${result.seed}: ${result.violation}\nfaults: ${result.faults.join('; ')}\nreplay: SCHEDULE_SIM_SEED=${result.seed}`;
 }
 
-async function firstViolation(seeds: readonly number[], options?: ScheduleSimOptions): Promise<ScheduleSimResult | undefined> {
+async function firstViolation(
+  seeds: readonly number[],
+  options?: ScheduleSimOptions,
+): Promise<ScheduleSimResult | undefined> {
   for (const seed of seeds) {
     const result = await runScheduleSeed(seed, options);
     if (result.violation !== undefined) return result;
@@ -20,10 +27,14 @@ async function firstViolation(seeds: readonly number[], options?: ScheduleSimOpt
 }
 
 describe('schedule simulation', () => {
-  it(`keeps one whole plan per tick over ${SCHEDULE_SEEDS.length} seeds of crashes, freezes, lost replies and clock jumps`, { timeout: 600_000 }, async () => {
-    const failing = await firstViolation(SCHEDULE_SEEDS);
-    if (failing !== undefined) expect.fail(report(failing));
-  });
+  it(
+    `keeps one whole plan per tick over ${SCHEDULE_SEEDS.length} seeds of crashes, freezes, lost replies and clock jumps`,
+    { timeout: 600_000 },
+    async () => {
+      const failing = await firstViolation(SCHEDULE_SEEDS);
+      if (failing !== undefined) expect.fail(report(failing));
+    },
+  );
 
   it(
     `with overlap 'skip', manual triggers and runs that end: never a cron run beside an unfinished earlier run, over ${SCHEDULE_SKIP_SEEDS.length} seeds`,

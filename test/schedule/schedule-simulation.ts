@@ -18,11 +18,24 @@
  */
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import type { SpecRecord } from '../../src/spec/spec-record.js';
-import { cronTickId, isManualTickId, planPathForTick, type TickRecord } from '../../src/schedule/tick-record.js';
+import {
+  cronTickId,
+  isManualTickId,
+  planPathForTick,
+  type TickRecord,
+} from '../../src/schedule/tick-record.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
 import { Prng } from '../simulation/prng.js';
-import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, type SchedulerProcess } from './schedule-harness.js';
+import {
+  PLANS,
+  SCHEDULES,
+  T0,
+  TICK_SPEC,
+  plansOn,
+  schedulerProcess,
+  type SchedulerProcess,
+} from './schedule-harness.js';
 
 const realSetImmediate = globalThis.setImmediate;
 const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
@@ -50,7 +63,10 @@ export interface ScheduleSimResult {
   readonly faults: string[];
 }
 
-export async function runScheduleSeed(seed: number, options: ScheduleSimOptions = { overlap: 'allow' }): Promise<ScheduleSimResult> {
+export async function runScheduleSeed(
+  seed: number,
+  options: ScheduleSimOptions = { overlap: 'allow' },
+): Promise<ScheduleSimResult> {
   const skipMode = options.overlap === 'skip';
   const random = new Prng(seed);
   const manual = new ManualScheduler();
@@ -58,7 +74,12 @@ export async function runScheduleSeed(seed: number, options: ScheduleSimOptions 
   const faults: string[] = [];
   let serial = 0;
   let now = T0;
-  const spawn = (): SimScheduler => ({ proc: schedulerProcess(server, `s${++serial}`, now), skew: 0, state: 'running', busy: undefined });
+  const spawn = (): SimScheduler => ({
+    proc: schedulerProcess(server, `s${++serial}`, now),
+    skew: 0,
+    state: 'running',
+    busy: undefined,
+  });
   const schedulers = [spawn(), spawn(), spawn()];
   const frozenClients = new Set<string>();
   const runner = skipMode ? server.connect({ name: 'runner' }) : undefined;
@@ -124,10 +145,13 @@ export async function runScheduleSeed(seed: number, options: ScheduleSimOptions 
           () => (s.busy = undefined),
         );
       // Now and then a manual run, while the faults last (a trigger's outcome does not matter: a scheduler finishes its tick).
-      if (skipMode && faultRate > 0 && s.state === 'running' && random.chance(0.04)) void s.proc.schedules.trigger(NAME).catch(() => undefined);
+      if (skipMode && faultRate > 0 && s.state === 'running' && random.chance(0.04))
+        void s.proc.schedules.trigger(NAME).catch(() => undefined);
     }
     if (runner !== undefined && random.chance(0.3)) {
-      const ready = plansOn(server).filter((name) => server.exists(`${PLANS}/${name}/ready`) && !deleted.has(`${PLANS}/${name}`));
+      const ready = plansOn(server).filter(
+        (name) => server.exists(`${PLANS}/${name}/ready`) && !deleted.has(`${PLANS}/${name}`),
+      );
       if (ready.length > 0) {
         const plan = `${PLANS}/${random.pick(ready)}`;
         deleted.add(plan);
@@ -159,7 +183,13 @@ export async function runScheduleSeed(seed: number, options: ScheduleSimOptions 
     }
     const end = now + 3_000;
     for (; now <= end; now += STEP_MS) await tick(0);
-    return { seed, violation: overlapViolation ?? check(server, stored.activeSince, T0 + WINDOW_MS, skipMode ? deleted : undefined), faults };
+    return {
+      seed,
+      violation:
+        overlapViolation ??
+        check(server, stored.activeSince, T0 + WINDOW_MS, skipMode ? deleted : undefined),
+      faults,
+    };
   } catch (error) {
     return { seed, violation: `the driver threw: ${(error as Error).message}`, faults };
   } finally {
@@ -171,31 +201,48 @@ export async function runScheduleSeed(seed: number, options: ScheduleSimOptions 
  * `deleted`: in skip mode, the plans the runner ended; then a tick may be skipped (or failed, a
  * manual one whose plan was ended before it was recorded fired) and a fired tick's plan may be gone.
  */
-function check(server: MemoryZooKeeper, activeSince: number, windowEnd: number, deleted?: ReadonlySet<string>): string | undefined {
+function check(
+  server: MemoryZooKeeper,
+  activeSince: number,
+  windowEnd: number,
+  deleted?: ReadonlySet<string>,
+): string | undefined {
   const ticks = server.children(scheduleNodes(SCHEDULES, NAME).ticks);
   const expected: string[] = [];
-  for (let at = Math.floor(activeSince / 1000) * 1000 + 1000; at <= windowEnd; at += 1000) expected.push(cronTickId(at));
-  for (const id of expected) if (!ticks.includes(id)) return `tick ${id} has no record (ticks: ${ticks.join(', ')})`;
+  for (let at = Math.floor(activeSince / 1000) * 1000 + 1000; at <= windowEnd; at += 1000)
+    expected.push(cronTickId(at));
+  for (const id of expected)
+    if (!ticks.includes(id)) return `tick ${id} has no record (ticks: ${ticks.join(', ')})`;
   const plans = plansOn(server).map((name) => `${PLANS}/${name}`);
   const firedPlans = new Set<string>();
   for (const id of ticks) {
     const path = `${scheduleNodes(SCHEDULES, NAME).ticks}/${id}`;
     const record = decodeValue(path, server.getData(path)) as TickRecord;
     if (deleted !== undefined && record.state === 'skipped') continue;
-    if (record.state !== 'fired') return `tick ${id} is ${record.state} (${JSON.stringify(record)})`;
+    if (record.state !== 'fired')
+      return `tick ${id} is ${record.state} (${JSON.stringify(record)})`;
     if (deleted?.has(record.plan) === true) continue;
     firedPlans.add(record.plan);
   }
-  for (const plan of plans) if (!firedPlans.has(plan) && deleted?.has(plan) !== true) return `plan ${plan} belongs to no fired tick`;
+  for (const plan of plans)
+    if (!firedPlans.has(plan) && deleted?.has(plan) !== true)
+      return `plan ${plan} belongs to no fired tick`;
   for (const plan of firedPlans) {
     if (!plans.includes(plan)) return `fired tick's plan ${plan} does not exist`;
     if (!server.exists(`${plan}/ready`)) return `plan ${plan} is not ready:\n${server.dump(plan)}`;
     const tasks = server.children(plan).filter((child) => child.startsWith('task-'));
-    if (tasks.length !== 2) return `plan ${plan} has ${tasks.length} tasks, not 2:\n${server.dump(plan)}`;
-    const record = decodeValue(`${plan}/spec`, server.getData(`${plan}/spec`)) as SpecRecord | undefined;
+    if (tasks.length !== 2)
+      return `plan ${plan} has ${tasks.length} tasks, not 2:\n${server.dump(plan)}`;
+    const record = decodeValue(`${plan}/spec`, server.getData(`${plan}/spec`)) as
+      SpecRecord | undefined;
     const tick = record?.origin?.tick;
-    if (tick === undefined || planPathForTick(PLANS, NAME, tick) !== plan) return `plan ${plan}'s spec record names tick ${tick}`;
-    if (Object.values(record?.tasks ?? {}).some((task) => !tasks.includes(task.slice(plan.length + 1))))
+    if (tick === undefined || planPathForTick(PLANS, NAME, tick) !== plan)
+      return `plan ${plan}'s spec record names tick ${tick}`;
+    if (
+      Object.values(record?.tasks ?? {}).some(
+        (task) => !tasks.includes(task.slice(plan.length + 1)),
+      )
+    )
       return `plan ${plan}'s spec record names tasks it does not have`;
   }
   return undefined;
@@ -226,15 +273,21 @@ class OverlapWatch {
     for (const id of this.server.children(ticks)) {
       if (!this.recordSeen.has(id)) this.recordSeen.set(id, this.step);
       const lock = this.server.stat(`${ticks}/${id}/lock`);
-      if (lock !== undefined && this.lockSeen.get(id)?.czxid !== String(lock.czxid)) this.lockSeen.set(id, { step: this.step, czxid: String(lock.czxid) });
+      if (lock !== undefined && this.lockSeen.get(id)?.czxid !== String(lock.czxid))
+        this.lockSeen.set(id, { step: this.step, czxid: String(lock.czxid) });
     }
     const plans = new Set(plansOn(this.server).map((name) => `${PLANS}/${name}`));
     for (const plan of this.live.keys()) if (!plans.has(plan)) this.live.delete(plan);
     for (const plan of plans) {
       if (this.live.has(plan)) continue;
-      const { origin } = decodeValue(plan, this.server.getData(plan)) as { origin: { tick: string } };
+      const { origin } = decodeValue(plan, this.server.getData(plan)) as {
+        origin: { tick: string };
+      };
       const violation = this.appeared(plan, origin.tick);
-      this.live.set(plan, { tick: origin.tick, decided: this.lockSeen.get(origin.tick)?.step ?? 0 });
+      this.live.set(plan, {
+        tick: origin.tick,
+        decided: this.lockSeen.get(origin.tick)?.step ?? 0,
+      });
       if (violation !== undefined) return violation;
     }
     return undefined;
@@ -245,7 +298,8 @@ class OverlapWatch {
       if (this.ended.has(other)) continue;
       const [cron, earlier] = isManualTickId(tick) ? [otherTick, tick] : [tick, otherTick];
       if (isManualTickId(cron)) continue; // two manual runs may overlap
-      if (!isManualTickId(earlier)) return `cron plan ${plan} appeared at step ${this.step} while cron plan ${other} had not finished`;
+      if (!isManualTickId(earlier))
+        return `cron plan ${plan} appeared at step ${this.step} while cron plan ${other} had not finished`;
       // A manual run overlaps a cron run only when it was triggered after the cron tick's firer took its lock (and so decided).
       const triggered = this.recordSeen.get(earlier) ?? this.step;
       const decided = cron === tick ? (this.lockSeen.get(cron)?.step ?? 0) : otherDecided;

@@ -10,7 +10,18 @@ import { encodeValue } from '../../src/serialization/codec.js';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
 import { ScheduleStore } from '../../src/schedule/schedule-store.js';
-import { PLANS, PULSE, SCHEDULES, T0, drain, flush, plansOn, stepUntil, useSchedulerProcesses, type SchedulerProcess } from './schedule-harness.js';
+import {
+  PLANS,
+  PULSE,
+  SCHEDULES,
+  T0,
+  drain,
+  flush,
+  plansOn,
+  stepUntil,
+  useSchedulerProcesses,
+  type SchedulerProcess,
+} from './schedule-harness.js';
 
 /** The store of the test's schedules' parent over another client. */
 const ScheduleStoreOf = class extends ScheduleStore {
@@ -25,7 +36,11 @@ const TICK_1 = 'tick-001795572001000';
 const PLAN_1 = `${PLANS}/pulse@20261125T020001.000Z`;
 
 /** Crashes `proc` (its session expires) right after its write that `matches`. */
-function crashAfter(server: MemoryZooKeeper, proc: SchedulerProcess, matches: (op: string, path: string) => boolean): void {
+function crashAfter(
+  server: MemoryZooKeeper,
+  proc: SchedulerProcess,
+  matches: (op: string, path: string) => boolean,
+): void {
   server.onApplied = (event) => {
     if (event.clientName !== proc.name || !event.ok || !matches(event.op, event.path)) return;
     proc.zk.crash();
@@ -37,7 +52,9 @@ function crashAfter(server: MemoryZooKeeper, proc: SchedulerProcess, matches: (o
  * Scheduler a dies while building the plan of the first tick, after its record says planCreated;
  * b, whose registry lacks the spec's function (so its spec check fails), is about to take over.
  */
-async function diesMidBuild(server: MemoryZooKeeper): Promise<{ readonly a: SchedulerProcess; readonly b: SchedulerProcess }> {
+async function diesMidBuild(
+  server: MemoryZooKeeper,
+): Promise<{ readonly a: SchedulerProcess; readonly b: SchedulerProcess }> {
   const a = start(server, 'a');
   const b = start(
     server,
@@ -45,7 +62,11 @@ async function diesMidBuild(server: MemoryZooKeeper): Promise<{ readonly a: Sche
     new FunctionRegistry().register('other', () => 1),
   );
   await a.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
-  crashAfter(server, a, (op, path) => op === 'create' && path.startsWith(`${PLAN_1}/task-`) && path.endsWith('/ready'));
+  crashAfter(
+    server,
+    a,
+    (op, path) => op === 'create' && path.startsWith(`${PLAN_1}/task-`) && path.endsWith('/ready'),
+  );
   a.clock.now = b.clock.now = T0 + 1_020;
   void a.scheduler.pass().catch(() => undefined);
   await new Promise((resolve) => setTimeout(resolve, 20));
@@ -57,7 +78,12 @@ describe('scheduler faults', () => {
     const server = new MemoryZooKeeper();
     const [x, y] = [start(server, 'x'), start(server, 'y')];
     await x.schedules.put(PULSE);
-    crashAfter(server, x, (op, path) => (op === 'create' || op === 'setData') && path === scheduleNodes(SCHEDULES, 'pulse').cursor);
+    crashAfter(
+      server,
+      x,
+      (op, path) =>
+        (op === 'create' || op === 'setData') && path === scheduleNodes(SCHEDULES, 'pulse').cursor,
+    );
     x.clock.now = T0 + 1_020;
     void x.scheduler.pass().catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -76,7 +102,12 @@ describe('scheduler faults', () => {
     let creations = 0;
     server.onApplied = (event) => {
       if (event.op === 'create' && event.ok && event.path === PLAN_1) creations += 1;
-      if (event.clientName === 'a' && event.op === 'create' && event.ok && event.path === `${PLAN_1}/ready`) {
+      if (
+        event.clientName === 'a' &&
+        event.op === 'create' &&
+        event.ok &&
+        event.path === `${PLAN_1}/ready`
+      ) {
         a.zk.crash();
         server.expireSession(event.sessionId);
       }
@@ -129,7 +160,10 @@ describe('scheduler faults', () => {
     const { b } = await diesMidBuild(server);
     await b.scheduler.pass();
     const [summary] = await b.schedules.list();
-    expect(summary?.recentRuns[0]).toMatchObject({ state: 'failed', reason: expect.stringContaining('stamp') });
+    expect(summary?.recentRuns[0]).toMatchObject({
+      state: 'failed',
+      reason: expect.stringContaining('stamp'),
+    });
     expect(server.exists(PLAN_1)).toBe(false);
   });
 
@@ -137,7 +171,10 @@ describe('scheduler faults', () => {
     const server = new MemoryZooKeeper();
     const a = start(server, 'a');
     await a.schedules.put({ ...PULSE, misfireGraceMs: 5_000 });
-    a.zk.loseNextReply((op, path) => op === 'setData' && path === `${scheduleNodes(SCHEDULES, 'pulse').ticks}/${TICK_1}`);
+    a.zk.loseNextReply(
+      (op, path) =>
+        op === 'setData' && path === `${scheduleNodes(SCHEDULES, 'pulse').ticks}/${TICK_1}`,
+    );
     a.clock.now = T0 + 1_020;
     await a.scheduler.pass();
     await a.scheduler.pass();
@@ -148,7 +185,12 @@ describe('scheduler faults', () => {
   it("with overlap 'skip', pruning old records never drops the record of the run still going (one run at a time)", async () => {
     const server = new MemoryZooKeeper();
     const proc = start(server, 'a');
-    await proc.schedules.put({ ...PULSE, cron: '*/15 * * * * *', overlap: 'skip', misfireGraceMs: 60_000 }); // no workers: the run never ends
+    await proc.schedules.put({
+      ...PULSE,
+      cron: '*/15 * * * * *',
+      overlap: 'skip',
+      misfireGraceMs: 60_000,
+    }); // no workers: the run never ends
     for (let at = 15_000; at <= 52 * 15_000; at += 15_000) {
       proc.clock.now = T0 + at + 20;
       await proc.scheduler.pass();
@@ -172,7 +214,9 @@ describe('scheduler faults', () => {
     await xPass;
     await drain(manual, ['y']);
     await yPass;
-    expect(server.children(scheduleNodes(SCHEDULES, 'pulse').ticks)).toEqual(['tick-001795572002000']);
+    expect(server.children(scheduleNodes(SCHEDULES, 'pulse').ticks)).toEqual([
+      'tick-001795572002000',
+    ]);
     expect(plansOn(server)).toHaveLength(1);
   });
 
@@ -193,7 +237,13 @@ describe('scheduler faults', () => {
     it("misfire 'fireAll' catching up on more ticks than the records kept: none is fired twice, even once its plan is gone", async () => {
       const server = new MemoryZooKeeper();
       const a = start(server, 'a');
-      await a.schedules.put({ ...PULSE, cron: '0 * * * * *', misfire: 'fireAll', catchUpLimit: 120, misfireGraceMs: 1_000 });
+      await a.schedules.put({
+        ...PULSE,
+        cron: '0 * * * * *',
+        misfire: 'fireAll',
+        catchUpLimit: 120,
+        misfireGraceMs: 1_000,
+      });
       a.clock.now = T0 + 120 * 60_000 + 30_000; // two hours of missed minutes: 120 ticks to catch up on, one decision
       await a.scheduler.pass();
       expect(plansOn(server)).toHaveLength(120);
@@ -212,7 +262,13 @@ describe('scheduler faults', () => {
     it('a skipped cron tick followed by 50 manual runs is not fired once its record would be old enough to prune', async () => {
       const server = new MemoryZooKeeper();
       const a = start(server, 'a');
-      await a.schedules.put({ ...PULSE, name: 'hourly', cron: '0 0 * * * *', overlap: 'skip', misfireGraceMs: 60_000 });
+      await a.schedules.put({
+        ...PULSE,
+        name: 'hourly',
+        cron: '0 0 * * * *',
+        overlap: 'skip',
+        misfireGraceMs: 60_000,
+      });
       a.clock.now = T0 + 3_600_000 + 1_000; // 03:00: fires; its run never ends (no workers)
       await a.scheduler.pass();
       a.clock.now = T0 + 2 * 3_600_000 + 1_000; // 04:00: skipped, the 03:00 run is still going
@@ -255,7 +311,10 @@ describe('scheduler faults', () => {
     const TICKS_NODE = scheduleNodes(SCHEDULES, 'pulse').ticks;
 
     /** a reads the cursor naming TICK_1 and stops there; returns its pass, to be let go later. */
-    async function staleReader(manual: ManualScheduler, a: SchedulerProcess): Promise<{ readonly pass: Promise<unknown> }> {
+    async function staleReader(
+      manual: ManualScheduler,
+      a: SchedulerProcess,
+    ): Promise<{ readonly pass: Promise<unknown> }> {
       a.clock.now = T0 + 1_020;
       const aPass = a.scheduler.pass();
       for (let step = 0; step < 10_000; step++) {

@@ -5,7 +5,16 @@ import { cronTickId } from '../../src/schedule/tick-record.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import { READY, nameOf, scheduleNodes } from '../../src/zk/layout.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
-import { PLANS, SCHEDULES, T0, TICK_SPEC, plansOn, schedulerProcess, tickFunctions, type SchedulerProcess } from './schedule-harness.js';
+import {
+  PLANS,
+  SCHEDULES,
+  T0,
+  TICK_SPEC,
+  plansOn,
+  schedulerProcess,
+  tickFunctions,
+  type SchedulerProcess,
+} from './schedule-harness.js';
 
 const open: MemoryProcess[] = [];
 afterEach(async () => {
@@ -46,14 +55,22 @@ describe('Scheduler', () => {
       await Promise.all(all.map((proc) => proc.scheduler.pass()));
     }
     const plans = plansOn(server);
-    expect(plans).toEqual([1, 2, 3, 4, 5, 6].map((s) => `pulse@${new Date(T0 + s * 1000).toISOString().replace(/[-:]/g, '')}`));
-    expect(all.flatMap((proc) => proc.fired).sort()).toEqual([1, 2, 3, 4, 5, 6].map((s) => cronTickId(T0 + s * 1000)));
+    expect(plans).toEqual(
+      [1, 2, 3, 4, 5, 6].map(
+        (s) => `pulse@${new Date(T0 + s * 1000).toISOString().replace(/[-:]/g, '')}`,
+      ),
+    );
+    expect(all.flatMap((proc) => proc.fired).sort()).toEqual(
+      [1, 2, 3, 4, 5, 6].map((s) => cronTickId(T0 + s * 1000)),
+    );
     for (const name of plans) {
       const plan = `${PLANS}/${name}`;
       await runner.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
       const record = await readSpecRecord(runner.zk, plan);
       expect(record?.origin).toMatchObject({ schedule: 'pulse', schedules: '/schedules' });
-      expect(await runner.zkPlan.getResult(record?.tasks['report'] as string)).toBe(`report<${record?.origin?.firedAt}`);
+      expect(await runner.zkPlan.getResult(record?.tasks['report'] as string)).toBe(
+        `report<${record?.origin?.firedAt}`,
+      );
     }
     expect(all.flatMap((proc) => proc.errors)).toEqual([]);
   });
@@ -123,7 +140,9 @@ describe('Scheduler', () => {
       ['cron', 'fired'],
     ]);
     const cronRun = summary?.recentRuns[2]?.plan as string;
-    expect(summary?.recentRuns[0]?.reason).toBe(`overlap: the previous run ${cronRun} has not finished`);
+    expect(summary?.recentRuns[0]?.reason).toBe(
+      `overlap: the previous run ${cronRun} has not finished`,
+    );
 
     // Cron run 1 goes; a manual run that has not finished holds back the next tick, whenever it was triggered.
     await proc.zkPlan.plans.delete(cronRun);
@@ -131,7 +150,11 @@ describe('Scheduler', () => {
     proc.clock.now = T0 + 3_020;
     await proc.scheduler.pass();
     [summary] = await proc.schedules.list();
-    expect(summary?.recentRuns[0]).toMatchObject({ kind: 'cron', state: 'skipped', reason: `overlap: the previous run ${unfinished.plan} has not finished` });
+    expect(summary?.recentRuns[0]).toMatchObject({
+      kind: 'cron',
+      state: 'skipped',
+      reason: `overlap: the previous run ${unfinished.plan} has not finished`,
+    });
   });
 
   it("keeps the record of a manual run still under way past the tick records' retention, so that it keeps holding back cron ticks", async () => {
@@ -152,7 +175,11 @@ describe('Scheduler', () => {
     expect(records.length).toBeLessThan(DEFAULTS.schedule.keepTicks + 20); // pruning ran
     expect(records).toContain(manual.tick);
     const [summary] = await proc.schedules.list();
-    expect(summary?.recentRuns[0]).toMatchObject({ kind: 'cron', state: 'skipped', reason: `overlap: the previous run ${manual.plan} has not finished` });
+    expect(summary?.recentRuns[0]).toMatchObject({
+      kind: 'cron',
+      state: 'skipped',
+      reason: `overlap: the previous run ${manual.plan} has not finished`,
+    });
     expect(plansOn(server)).toEqual([nameOf(manual.plan)]);
   });
 
@@ -178,7 +205,11 @@ describe('Scheduler', () => {
     expect(records.length).toBeLessThan(DEFAULTS.schedule.keepTicks + 20); // pruning ran
     expect(records).toContain(cronTickId(T0 + 1_000));
     const [summary] = await proc.schedules.list();
-    expect(summary?.recentRuns[0]).toMatchObject({ kind: 'cron', state: 'skipped', reason: `overlap: the previous run ${PLANS}/${first} has not finished` });
+    expect(summary?.recentRuns[0]).toMatchObject({
+      kind: 'cron',
+      state: 'skipped',
+      reason: `overlap: the previous run ${PLANS}/${first} has not finished`,
+    });
     expect(plansOn(server)).toEqual([first]);
   });
 
@@ -189,7 +220,11 @@ describe('Scheduler', () => {
     const outcomes: string[] = [];
     for (let round = 0; round < 20; round++) {
       // The pass finds the trigger's record pending and fires it too, on the same session, unless the lock tells the two apart.
-      const [triggered] = await Promise.all([proc.schedules.trigger('pulse'), proc.scheduler.pass(), proc.scheduler.pass()]);
+      const [triggered] = await Promise.all([
+        proc.schedules.trigger('pulse'),
+        proc.scheduler.pass(),
+        proc.scheduler.pass(),
+      ]);
       outcomes.push(triggered.state);
     }
     await proc.scheduler.pass(); // finishes a tick the trigger found held by the pass
@@ -236,7 +271,10 @@ describe('Scheduler', () => {
     proc.clock.now = T0 + 1_020;
     await proc.scheduler.pass();
     const [summary] = await proc.schedules.list();
-    expect(summary?.recentRuns[0]).toMatchObject({ state: 'failed', reason: expect.stringContaining('is taken by /other-schedules/pulse') });
+    expect(summary?.recentRuns[0]).toMatchObject({
+      state: 'failed',
+      reason: expect.stringContaining('is taken by /other-schedules/pulse'),
+    });
     expect(plansOn(server)).toHaveLength(1);
   });
 
@@ -251,7 +289,9 @@ describe('Scheduler', () => {
     await proc.schedules.resume('pulse');
     proc.clock.now = T0 + 4_020;
     await proc.scheduler.pass();
-    expect(plansOn(server)).toEqual([`pulse@${new Date(T0 + 4000).toISOString().replace(/[-:]/g, '')}`]);
+    expect(plansOn(server)).toEqual([
+      `pulse@${new Date(T0 + 4000).toISOString().replace(/[-:]/g, '')}`,
+    ]);
   });
 
   it('holds one watch on the schedules and one per schedule however many passes it makes (none after a removal)', async () => {
@@ -280,7 +320,12 @@ describe('Scheduler', () => {
     await runner.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     const [summary] = await proc.schedules.list();
     expect(summary?.nextFireTimes).toEqual([]);
-    expect(summary?.recentRuns[0]).toMatchObject({ kind: 'manual', state: 'fired', plan, outcome: 'completed' });
+    expect(summary?.recentRuns[0]).toMatchObject({
+      kind: 'manual',
+      state: 'fired',
+      plan,
+      outcome: 'completed',
+    });
   });
 });
 
@@ -292,7 +337,12 @@ describe('Scheduler: a firer that dies or freezes at any write', () => {
     await proc.schedules.put(everySecond);
     let writes = 0;
     server.onApplied = (event) => {
-      if (event.clientName === 'a' && event.ok && ['create', 'setData', 'delete'].includes(event.op)) writes += 1;
+      if (
+        event.clientName === 'a' &&
+        event.ok &&
+        ['create', 'setData', 'delete'].includes(event.op)
+      )
+        writes += 1;
     };
     proc.clock.now = T0 + 1_020;
     await proc.scheduler.pass();
@@ -314,7 +364,12 @@ describe('Scheduler: a firer that dies or freezes at any write', () => {
         await a.schedules.put(everySecond);
         let seen = 0;
         server.onApplied = (event) => {
-          if (event.clientName !== 'a' || !event.ok || !['create', 'setData', 'delete'].includes(event.op)) return;
+          if (
+            event.clientName !== 'a' ||
+            !event.ok ||
+            !['create', 'setData', 'delete'].includes(event.op)
+          )
+            return;
           seen += 1;
           if (seen !== n) return;
           if (fault === 'crash') a.zk.crash();
@@ -340,7 +395,9 @@ describe('Scheduler: a firer that dies or freezes at any write', () => {
         const runner = workers(server);
         await runner.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
         const record = await readSpecRecord(runner.zk, plan);
-        expect(await runner.zkPlan.getResult(record?.tasks['report'] as string)).toBe(`report<${record?.origin?.firedAt}`);
+        expect(await runner.zkPlan.getResult(record?.tasks['report'] as string)).toBe(
+          `report<${record?.origin?.firedAt}`,
+        );
         await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
       }
     });
@@ -356,7 +413,8 @@ describe('overlap: the earlier runs a cron tick looks at', () => {
     // b's trigger readies its plan, then stalls before its record says `fired` (a lost reply being resent, a GC pause, a crash: its lock stays until its session goes).
     const setData = b.zk.setData.bind(b.zk);
     b.zk.setData = ((path: string, data: Buffer, ...rest: unknown[]) => {
-      if (path.includes('/ticks/manual-') && data.toString().includes('"fired"')) return new Promise(() => undefined);
+      if (path.includes('/ticks/manual-') && data.toString().includes('"fired"'))
+        return new Promise(() => undefined);
       return (setData as (...args: unknown[]) => unknown)(path, data, ...rest);
     }) as typeof b.zk.setData;
     b.clock.now = T0 + 1_010;
@@ -400,7 +458,11 @@ describe('overlap: the earlier runs a cron tick looks at', () => {
     await a.schedules.put(everySecond); // overlap 'allow'
     a.clock.now = T0 + 500;
     for (let i = 0; i < 40; i++) await a.schedules.trigger('pulse');
-    const firing = (a.scheduler as unknown as { runtime: { firing: { planFinished(plan: string): Promise<boolean> } } }).runtime.firing;
+    const firing = (
+      a.scheduler as unknown as {
+        runtime: { firing: { planFinished(plan: string): Promise<boolean> } };
+      }
+    ).runtime.firing;
     const planFinished = firing.planFinished.bind(firing);
     let calls = 0;
     firing.planFinished = (plan) => ((calls += 1), planFinished(plan));

@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseAcl, parseAuth, readSecretFile, resolveCliSecurity, takeSecretEnv } from '../../src/cli/credentials.js';
+import {
+  parseAcl,
+  parseAuth,
+  readSecretFile,
+  resolveCliSecurity,
+  takeSecretEnv,
+} from '../../src/cli/credentials.js';
 import { CliError, ExitCode, describeError } from '../../src/cli/exit-codes.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { digestId, type ZkAuth } from '../../src/zk/acl.js';
@@ -41,14 +47,25 @@ afterEach(() => {
 describe('credentials (ZK_PLAN_AUTH, --auth-file)', () => {
   it('are scheme:id lines as addauth takes them; comments, blank lines and surrounding blanks are skipped', () => {
     expect(parseAuth(`digest:alice:${PASSWORD}`, 'ZK_PLAN_AUTH')).toEqual(alice);
-    expect(parseAuth(`# ops\n\n  digest:alice:${PASSWORD}  \r\nip:10.0.0.1\n`, 'f')).toEqual([...alice, { scheme: 'ip', id: '10.0.0.1' }]);
-    expect(parseAuth('digest:bob:pa:ss:word', 'f')).toEqual([{ scheme: 'digest', id: 'bob:pa:ss:word' }]); // the password may hold colons
+    expect(parseAuth(`# ops\n\n  digest:alice:${PASSWORD}  \r\nip:10.0.0.1\n`, 'f')).toEqual([
+      ...alice,
+      { scheme: 'ip', id: '10.0.0.1' },
+    ]);
+    expect(parseAuth('digest:bob:pa:ss:word', 'f')).toEqual([
+      { scheme: 'digest', id: 'bob:pa:ss:word' },
+    ]); // the password may hold colons
   });
 
   it('refuses a malformed line or no credential at all, naming the line and never quoting it', async () => {
     for (const [text, message] of [
-      [`alice ${PASSWORD}`, /^ZK_PLAN_AUTH, line 1: expected scheme:id, such as digest:<user>:<password>$/],
-      [`digest:${PASSWORD}`, /^ZK_PLAN_AUTH, line 1: a digest credential is digest:<user>:<password>$/],
+      [
+        `alice ${PASSWORD}`,
+        /^ZK_PLAN_AUTH, line 1: expected scheme:id, such as digest:<user>:<password>$/,
+      ],
+      [
+        `digest:${PASSWORD}`,
+        /^ZK_PLAN_AUTH, line 1: a digest credential is digest:<user>:<password>$/,
+      ],
       ['# nothing\n\n', /^ZK_PLAN_AUTH holds no credentials/],
     ] as const) {
       const error = await refusal(() => parseAuth(text, 'ZK_PLAN_AUTH'));
@@ -73,7 +90,9 @@ describe('credentials (ZK_PLAN_AUTH, --auth-file)', () => {
       await chmod(file, mode);
       await expect(resolveCliSecurity({ authFile: file })).resolves.toEqual({ auth: alice });
     }
-    const missing = await refusal(() => readSecretFile(join(dir, 'none'), '--auth-file (ZK_PLAN_AUTH_FILE)'));
+    const missing = await refusal(() =>
+      readSecretFile(join(dir, 'none'), '--auth-file (ZK_PLAN_AUTH_FILE)'),
+    );
     expect(missing).toMatchObject({ code: 'UNREADABLE_SECRET_FILE' });
     expect(missing.message).toMatch(/cannot read .*none: ENOENT$/);
   });
@@ -87,7 +106,9 @@ describe('credentials (ZK_PLAN_AUTH, --auth-file)', () => {
     process.env['ZK_PLAN_AUTH'] = `digest:alice:${PASSWORD}`;
     const twice = await refusal(() => resolveCliSecurity({ authFile: join(dir, 'credentials') }));
     expect(twice).toMatchObject({ code: 'AUTH_GIVEN_TWICE' });
-    expect(twice.message).toBe('the credentials are given twice, in ZK_PLAN_AUTH and by --auth-file (ZK_PLAN_AUTH_FILE): keep one');
+    expect(twice.message).toBe(
+      'the credentials are given twice, in ZK_PLAN_AUTH and by --auth-file (ZK_PLAN_AUTH_FILE): keep one',
+    );
     process.env['ZK_PLAN_AUTH'] = '';
     expect(takeSecretEnv('ZK_PLAN_AUTH')).toBeUndefined(); // set empty: none
   });
@@ -98,7 +119,9 @@ describe('the ACL (--acl, ZK_PLAN_ACL)', () => {
 
   it('is open, creator, or scheme:id:perms entries in zkCli syntax, with the digest id hashed', () => {
     expect(parseAcl('open', [])).toEqual([{ perms: ['all'], scheme: 'world', id: 'anyone' }]);
-    expect(parseAcl('creator', alice)).toEqual([{ perms: ['create', 'delete', 'read', 'write', 'admin'], scheme: 'auth', id: '' }]);
+    expect(parseAcl('creator', alice)).toEqual([
+      { perms: ['create', 'delete', 'read', 'write', 'admin'], scheme: 'auth', id: '' },
+    ]);
     expect(parseAcl(`digest:${hashed}:cdrwa, world:anyone:r`, alice)).toEqual([
       { perms: ['create', 'delete', 'read', 'write', 'admin'], scheme: 'digest', id: hashed },
       { perms: ['read'], scheme: 'world', id: 'anyone' },
@@ -108,18 +131,34 @@ describe('the ACL (--acl, ZK_PLAN_ACL)', () => {
 
   it('refuses, in CLI terms and with code INVALID_ACL, what ZooKeeper would refuse or what would lock the command out of its own nodes', async () => {
     const cases: [string, readonly ZkAuth[], RegExp][] = [
-      [`digest:alice:${PASSWORD}:cdrwa`, alice, /entry 1 \(digest\): a digest id is <user>:<base64 of the SHA-1 of user:password>, never the password itself/],
-      [`digest:alice:${PASSWORD}`, alice, /entry 1 \(digest\): the permissions are letters of cdrwa/],
+      [
+        `digest:alice:${PASSWORD}:cdrwa`,
+        alice,
+        /entry 1 \(digest\): a digest id is <user>:<base64 of the SHA-1 of user:password>, never the password itself/,
+      ],
+      [
+        `digest:alice:${PASSWORD}`,
+        alice,
+        /entry 1 \(digest\): the permissions are letters of cdrwa/,
+      ],
       ['world:anyone:rx', [], /entry 1 \(world\): the permissions are letters of cdrwa/],
       ['world:everyone:r', [], /entry 1 \(world\): the only world id is anyone/],
-      ['creator', [], /entry 1 \(creator\): grants every permission .* but it has no credentials: set ZK_PLAN_AUTH=digest:<user>:<password>, or --auth-file/],
+      [
+        'creator',
+        [],
+        /entry 1 \(creator\): grants every permission .* but it has no credentials: set ZK_PLAN_AUTH=digest:<user>:<password>, or --auth-file/,
+      ],
       [`open,${PASSWORD}`, alice, /entry 2: expected open, creator or scheme:id:perms/],
       [
         `digest:${hashed}:cdrwa`,
         [{ scheme: 'digest', id: `bob:${PASSWORD}` }],
         /does not grant the command's credentials \(digest user 'bob'\) read, create and delete/,
       ],
-      ['world:anyone:r', alice, /does not grant the command's credentials \(digest user 'alice'\) read, create and delete/],
+      [
+        'world:anyone:r',
+        alice,
+        /does not grant the command's credentials \(digest user 'alice'\) read, create and delete/,
+      ],
       [' , ', alice, /is empty/],
     ];
     for (const [text, auth, message] of cases) {
@@ -142,7 +181,9 @@ describe('the command line', () => {
 
   it('every command that connects takes --auth-file and --acl, and none takes a credential on argv', () => {
     const commands = connectingCommands(buildProgram());
-    expect(commands.map((command) => command.name())).toEqual(expect.arrayContaining(['worker', 'ui', 'submit', 'show', 'plans', 'wait', 'ls', 'put']));
+    expect(commands.map((command) => command.name())).toEqual(
+      expect.arrayContaining(['worker', 'ui', 'submit', 'show', 'plans', 'wait', 'ls', 'put']),
+    );
     expect(commands.length).toBeGreaterThan(25);
     for (const command of commands) {
       const longs = command.options.map((option) => option.long);
@@ -161,7 +202,10 @@ describe('the command line', () => {
   it('--help shows no credential, even one in the environment', () => {
     process.env['ZK_PLAN_AUTH'] = `digest:alice:${PASSWORD}`;
     const program = buildProgram();
-    const help = [program.helpInformation(), ...connectingCommands(program).map((command) => command.helpInformation())].join('\n');
+    const help = [
+      program.helpInformation(),
+      ...connectingCommands(program).map((command) => command.helpInformation()),
+    ].join('\n');
     expect(help).not.toContain(PASSWORD);
   });
 });

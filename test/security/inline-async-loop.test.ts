@@ -50,8 +50,18 @@ function watchMainLoop(): { stop: () => { ticks: number; maxGapMs: number } } {
   };
 }
 
-function ctx(signal: AbortSignal = new AbortController().signal): Parameters<typeof executeFunction>[1] {
-  return { container: container.createChildContainer(), task: TASK, plan: PLAN, workerId: 'host:1:1', signal, log: SILENT_LOGGER, attempt: 1 };
+function ctx(
+  signal: AbortSignal = new AbortController().signal,
+): Parameters<typeof executeFunction>[1] {
+  return {
+    container: container.createChildContainer(),
+    task: TASK,
+    plan: PLAN,
+    workerId: 'host:1:1',
+    signal,
+    log: SILENT_LOGGER,
+    attempt: 1,
+  };
 }
 
 function settings(inlineTimeoutMs: number): ExecutionSettings {
@@ -67,7 +77,9 @@ function settings(inlineTimeoutMs: number): ExecutionSettings {
 
 beforeEach(async () => {
   // A warm thread, so the first case does not pay for starting one (it would not count against its limit anyway).
-  expect(await executeFunction({ source: '() => "warm"' }, ctx(), [], settings(LIMIT_MS))).toBe('warm');
+  expect(await executeFunction({ source: '() => "warm"' }, ctx(), [], settings(LIMIT_MS))).toBe(
+    'warm',
+  );
 });
 
 afterEach(() => {
@@ -86,17 +98,26 @@ describe('inline code that never yields ends in its time limit, and the main thr
     ['a loop after an await', 'async () => { await null; for (;;) {} }'],
     ['a loop in a then callback', '() => Promise.resolve().then(() => { for (;;) {} })'],
     ['an endless chain of awaits (no single step blocks)', 'async () => { for (;;) await null; }'],
-    ['an endless chain of then callbacks', '() => { const spin = () => Promise.resolve().then(spin); return spin(); }'],
+    [
+      'an endless chain of then callbacks',
+      '() => { const spin = () => Promise.resolve().then(spin); return spin(); }',
+    ],
     [
       'a loop behind a timer (Atomics.waitAsync, the one timer the sandbox has)',
       'async () => { await Atomics.waitAsync(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20).value; for (;;) {} }',
     ],
-    ['a blocking wait (Atomics.wait)', '() => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)'],
+    [
+      'a blocking wait (Atomics.wait)',
+      '() => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)',
+    ],
     ['a promise that never settles', '() => new Promise(() => {})'],
   ])('%s: TaskExecutionError "timed out" after inlineTimeoutMs', async (_name, source) => {
     const watch = watchMainLoop();
     const started = performance.now();
-    const error = await expectRejects(() => executeFunction({ source }, ctx(), [], settings(LIMIT_MS)), TaskExecutionError);
+    const error = await expectRejects(
+      () => executeFunction({ source }, ctx(), [], settings(LIMIT_MS)),
+      TaskExecutionError,
+    );
     const elapsed = performance.now() - started;
     const { ticks, maxGapMs } = watch.stop();
     expect(error.code).toBe('TASK_FAILED');
@@ -110,14 +131,22 @@ describe('inline code that never yields ends in its time limit, and the main thr
   });
 
   it('the sandbox has no setTimeout, setInterval, setImmediate or queueMicrotask to schedule a loop with', async () => {
-    const source = '() => [typeof setTimeout, typeof setInterval, typeof setImmediate, typeof queueMicrotask, typeof process, typeof require]';
-    expect(await executeFunction({ source }, ctx(), [], settings(LIMIT_MS))).toEqual(Array(6).fill('undefined'));
+    const source =
+      '() => [typeof setTimeout, typeof setInterval, typeof setImmediate, typeof queueMicrotask, typeof process, typeof require]';
+    expect(await executeFunction({ source }, ctx(), [], settings(LIMIT_MS))).toEqual(
+      Array(6).fill('undefined'),
+    );
   });
 
   it('an aborted signal (the task timeout, a stop) ends a spinning run at once with its reason, and terminates the thread', async () => {
     const abort = new AbortController();
     const watch = watchMainLoop();
-    const run = executeFunction({ source: 'async () => { await null; for (;;) {} }' }, ctx(abort.signal), [], settings(60_000));
+    const run = executeFunction(
+      { source: 'async () => { await null; for (;;) {} }' },
+      ctx(abort.signal),
+      [],
+      settings(60_000),
+    );
     await pause(300);
     expect(inlineThreadStats().busy).toBe(1);
     const reason = new TaskTimeoutError(TASK, 300);
@@ -134,16 +163,23 @@ describe('inline code that never yields ends in its time limit, and the main thr
     const reason = new Error('stopped before it started');
     abort.abort(reason);
     const before = inlineThreadStats().jobs;
-    await expect(executeFunction({ source: '() => 1' }, ctx(abort.signal), [], settings(LIMIT_MS))).rejects.toBe(reason);
+    await expect(
+      executeFunction({ source: '() => 1' }, ctx(abort.signal), [], settings(LIMIT_MS)),
+    ).rejects.toBe(reason);
     expect(inlineThreadStats().jobs).toBe(before);
   });
 
   it('a thread left spinning by code that returned first is not given the next run: that run still succeeds', async () => {
     // Returns at once, and leaves a loop behind that starts a few microtasks later, in the thread it ran in.
-    const leftover = '() => { (async () => { for (let i = 0; i < 5; i++) await null; for (;;) {} })(); return "returned"; }';
-    expect(await executeFunction({ source: leftover }, ctx(), [], settings(LIMIT_MS))).toBe('returned');
+    const leftover =
+      '() => { (async () => { for (let i = 0; i < 5; i++) await null; for (;;) {} })(); return "returned"; }';
+    expect(await executeFunction({ source: leftover }, ctx(), [], settings(LIMIT_MS))).toBe(
+      'returned',
+    );
     const started = performance.now();
-    expect(await executeFunction({ source: '(ctx, x) => x + 1' }, ctx(), [41], settings(60_000))).toBe(42);
+    expect(
+      await executeFunction({ source: '(ctx, x) => x + 1' }, ctx(), [41], settings(60_000)),
+    ).toBe(42);
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
@@ -151,7 +187,13 @@ describe('inline code that never yields ends in its time limit, and the main thr
 describe('what comes back from the thread', () => {
   it('errors thrown inside come back as TaskExecutionError with a readable message, name and code', async () => {
     const typeError = await expectRejects(
-      () => executeFunction({ source: 'async () => { await null; throw new TypeError("inline broke later"); }' }, ctx(), [], settings(LIMIT_MS)),
+      () =>
+        executeFunction(
+          { source: 'async () => { await null; throw new TypeError("inline broke later"); }' },
+          ctx(),
+          [],
+          settings(LIMIT_MS),
+        ),
       TaskExecutionError,
     );
     expect(typeError.message).toBe(`Task ${TASK} failed: inline broke later`);
@@ -160,7 +202,10 @@ describe('what comes back from the thread', () => {
     const coded = await expectRejects(
       () =>
         executeFunction(
-          { source: '() => { throw Object.assign(new Error("no such customer"), { code: "NO_SUCH_CUSTOMER" }); }' },
+          {
+            source:
+              '() => { throw Object.assign(new Error("no such customer"), { code: "NO_SUCH_CUSTOMER" }); }',
+          },
           ctx(),
           [],
           settings(LIMIT_MS),
@@ -169,7 +214,13 @@ describe('what comes back from the thread', () => {
     );
     expect((coded.cause as Error & { code?: string }).code).toBe('NO_SUCH_CUSTOMER');
     const plain = await expectRejects(
-      () => executeFunction({ source: '() => { throw { status: 503, reason: "unavailable" }; }' }, ctx(), [], settings(LIMIT_MS)),
+      () =>
+        executeFunction(
+          { source: '() => { throw { status: 503, reason: "unavailable" }; }' },
+          ctx(),
+          [],
+          settings(LIMIT_MS),
+        ),
       TaskExecutionError,
     );
     expect(plain.message).toContain('503');
@@ -180,16 +231,36 @@ describe('what comes back from the thread', () => {
   it('a result over maxResultBytes fails with RESULT_TOO_LARGE, checked in the thread', async () => {
     const source = '() => "x".repeat(2048)';
     const bytes = encodeValue('x'.repeat(2048), 'result', TASK, Number.POSITIVE_INFINITY).length;
-    const error = await executeFunction({ source }, ctx(), [], { ...settings(LIMIT_MS), maxResultBytes: bytes - 1 }).catch((thrown: unknown) => thrown);
+    const error = await executeFunction({ source }, ctx(), [], {
+      ...settings(LIMIT_MS),
+      maxResultBytes: bytes - 1,
+    }).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(ResultTooLargeError);
-    expect(error).toMatchObject({ code: 'RESULT_TOO_LARGE', bytes, limitBytes: bytes - 1, path: `${TASK}/result` });
-    expect(await executeFunction({ source }, ctx(), [], { ...settings(LIMIT_MS), maxResultBytes: bytes })).toHaveLength(2048);
+    expect(error).toMatchObject({
+      code: 'RESULT_TOO_LARGE',
+      bytes,
+      limitBytes: bytes - 1,
+      path: `${TASK}/result`,
+    });
+    expect(
+      await executeFunction({ source }, ctx(), [], {
+        ...settings(LIMIT_MS),
+        maxResultBytes: bytes,
+      }),
+    ).toHaveLength(2048);
   });
 
   it('a result that cannot be stored fails with UNSERIALIZABLE_VALUE, naming where', async () => {
-    const error = await executeFunction({ source: '() => ({ nested: [1, () => 2] })' }, ctx(), [], settings(LIMIT_MS)).catch((thrown: unknown) => thrown);
+    const error = await executeFunction(
+      { source: '() => ({ nested: [1, () => 2] })' },
+      ctx(),
+      [],
+      settings(LIMIT_MS),
+    ).catch((thrown: unknown) => thrown);
     expect(error).toMatchObject({ code: 'UNSERIALIZABLE_VALUE', path: TASK });
-    expect((error as Error).message).toContain(`The result of task ${TASK}.nested[1] is a function`);
+    expect((error as Error).message).toContain(
+      `The result of task ${TASK}.nested[1] is a function`,
+    );
   });
 
   it('inputs and results keep their superjson types across the thread (Map, Set, Date, BigInt, RegExp, URL, undefined)', async () => {
@@ -202,14 +273,24 @@ describe('what comes back from the thread', () => {
       ['none', undefined],
     ]);
     const result = await executeFunction(
-      { source: '(ctx, m) => ({ same: m, kinds: [...m.values()].map((v) => Object.prototype.toString.call(v)) })' },
+      {
+        source:
+          '(ctx, m) => ({ same: m, kinds: [...m.values()].map((v) => Object.prototype.toString.call(v)) })',
+      },
       ctx(),
       [input],
       settings(LIMIT_MS),
     );
     expect(result).toEqual({
       same: input,
-      kinds: ['[object Date]', '[object Set]', '[object BigInt]', '[object RegExp]', '[object URL]', '[object Undefined]'],
+      kinds: [
+        '[object Date]',
+        '[object Set]',
+        '[object BigInt]',
+        '[object RegExp]',
+        '[object URL]',
+        '[object Undefined]',
+      ],
     });
   });
 });
@@ -240,8 +321,14 @@ describe('a worker running a spinning inline task', () => {
     proc.zkPlan.on('task:failed', (event) => failures.push(event));
     const watch = watchMainLoop();
     const started = performance.now();
-    const pool = proc.zkPlan.startWorkers('/plans', { count: 1, allowInline: true, inlineTimeoutMs: 60_000, backoff: FAST_BACKOFF });
-    while (failures.length === 0 && performance.now() - started < LIMIT_MS + SLACK_MS + 5_000) await pause(10);
+    const pool = proc.zkPlan.startWorkers('/plans', {
+      count: 1,
+      allowInline: true,
+      inlineTimeoutMs: 60_000,
+      backoff: FAST_BACKOFF,
+    });
+    while (failures.length === 0 && performance.now() - started < LIMIT_MS + SLACK_MS + 5_000)
+      await pause(10);
     const elapsed = performance.now() - started;
     expect(failures).toHaveLength(1);
     const [failure] = failures as [Failed];
@@ -282,8 +369,15 @@ describe('a worker running a spinning inline task', () => {
     await proc.zkPlan.markAsReady(plan);
     const failures: Failed[] = [];
     proc.zkPlan.on('task:failed', (event) => failures.push(event));
-    const claimed = new Promise<void>((resolve) => proc.zkPlan.once('task:claimed', () => resolve()));
-    const pool = proc.zkPlan.startWorkers('/plans', { count: 1, allowInline: true, inlineTimeoutMs: 60_000, backoff: FAST_BACKOFF });
+    const claimed = new Promise<void>((resolve) =>
+      proc.zkPlan.once('task:claimed', () => resolve()),
+    );
+    const pool = proc.zkPlan.startWorkers('/plans', {
+      count: 1,
+      allowInline: true,
+      inlineTimeoutMs: 60_000,
+      backoff: FAST_BACKOFF,
+    });
     await claimed;
     await pause(300); // spinning by now
     expect(inlineThreadStats().busy).toBe(1);

@@ -13,7 +13,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { PlanSpecError } from '../../src/errors/spec-errors.js';
-import { checkPlanSpec, type PlanSpec, type SpecContext, type TaskSpecEntry } from '../../src/spec/plan-spec.js';
+import {
+  checkPlanSpec,
+  type PlanSpec,
+  type SpecContext,
+  type TaskSpecEntry,
+} from '../../src/spec/plan-spec.js';
 import { Prng } from '../simulation/prng.js';
 import { expectThrows } from '../support/expect-error.js';
 
@@ -48,7 +53,15 @@ function wideDag(n: number, width = 1_000): Tasks {
     tasks[`t${i}`] =
       i < width
         ? { fn: 'f', params: [{ $param: 'day' }] }
-        : { fn: 'g', inputs: [`t${before + (i % width)}`, `t${before + ((i * 7) % width)}`, `t${before + ((i * 13) % width)}`, `t${before + (i % width)}`] };
+        : {
+            fn: 'g',
+            inputs: [
+              `t${before + (i % width)}`,
+              `t${before + ((i * 7) % width)}`,
+              `t${before + ((i * 13) % width)}`,
+              `t${before + (i % width)}`,
+            ],
+          };
   }
   return tasks;
 }
@@ -76,7 +89,9 @@ function leastPass(tasks: Tasks): number {
   const keys = Object.keys(tasks);
   for (let at = 0; at < keys.length; at++) position.set(keys[at] as string, at);
   let found = 0;
-  for (const key of keys) for (const input of (tasks[key] as TaskSpecEntry).inputs ?? []) found += position.has(input) ? 1 : 0;
+  for (const key of keys)
+    for (const input of (tasks[key] as TaskSpecEntry).inputs ?? [])
+      found += position.has(input) ? 1 : 0;
   return found;
 }
 
@@ -103,7 +118,8 @@ function expectInputsFirst(tasks: Tasks, order: readonly string[]): void {
   expect(position.size).toBe(order.length);
   for (const [key, entry] of Object.entries(tasks))
     for (const input of entry.inputs ?? [])
-      if ((position.get(input) as number) >= (position.get(key) as number)) throw new Error(`${input} is not before ${key}`);
+      if ((position.get(input) as number) >= (position.get(key) as number))
+        throw new Error(`${input} is not before ${key}`);
 }
 
 describe('the spec check is linear in the tasks and inputs', () => {
@@ -130,7 +146,11 @@ describe('the spec check is linear in the tasks and inputs', () => {
   });
 
   it(`checks ${TASKS} tasks against many live workers' functions in under a second`, () => {
-    const live = Array.from({ length: 200 }, (_, worker) => [...Array.from({ length: 50 }, (_, fn) => `fn-${worker}-${fn}`), 'f', 'g']);
+    const live = Array.from({ length: 200 }, (_, worker) => [
+      ...Array.from({ length: 50 }, (_, fn) => `fn-${worker}-${fn}`),
+      'f',
+      'g',
+    ]);
     const { ms, limit, order } = timedCheck({ tasks: fanOut(TASKS) }, { ...context, live });
     expect(ms).toBeLessThan(limit);
     expect(order).toHaveLength(TASKS);
@@ -143,10 +163,19 @@ describe(`at ${TASKS} tasks it still refuses what it refused, with the same code
     tasks['t0'] = { fn: 'f', inputs: [`t${TASKS - 1}`] };
     const limit = limitFor(tasks);
     let error: PlanSpecError | undefined;
-    expect(fastest(() => (error = expectThrows(() => checkPlanSpec({ tasks }, context), PlanSpecError)), LIMIT_MS / 4)).toBeLessThan(limit);
+    expect(
+      fastest(
+        () => (error = expectThrows(() => checkPlanSpec({ tasks }, context), PlanSpecError)),
+        LIMIT_MS / 4,
+      ),
+    ).toBeLessThan(limit);
     if (error === undefined) throw new Error('unreachable');
     expect([error.code, error.key]).toEqual(['SPEC_CYCLE', 't0']);
-    const listed = error.message.slice(error.message.indexOf(': the inputs form a cycle: ') + ': the inputs form a cycle: '.length).split(' ← ');
+    const listed = error.message
+      .slice(
+        error.message.indexOf(': the inputs form a cycle: ') + ': the inputs form a cycle: '.length,
+      )
+      .split(' ← ');
     expect(listed).toHaveLength(TASKS + 1);
     expect(listed.slice(0, 3)).toEqual(['t0', `t${TASKS - 1}`, `t${TASKS - 2}`]);
     expect(listed.at(-1)).toBe('t0');
@@ -165,7 +194,9 @@ describe(`at ${TASKS} tasks it still refuses what it refused, with the same code
     tasks[`t${TASKS - 1}`] = { fn: 'g', inputs: ['root', 'nope'] };
     const error = expectThrows(() => checkPlanSpec({ tasks }, context), PlanSpecError);
     expect([error.code, error.key]).toEqual(['SPEC_UNKNOWN_INPUT', `t${TASKS - 1}`]);
-    expect(error.message).toMatch(/^Plan spec, task "t99999": input "nope" is not a task of the spec \(its keys: root, t1, t2, /);
+    expect(error.message).toMatch(
+      /^Plan spec, task "t99999": input "nope" is not a task of the spec \(its keys: root, t1, t2, /,
+    );
   });
 
   it('a bad entry anywhere is found before an unknown input, as before (SPEC_INVALID, SPEC_UNKNOWN_FUNCTION, SPEC_MISSING_PARAM)', () => {
@@ -186,8 +217,12 @@ describe(`at ${TASKS} tasks it still refuses what it refused, with the same code
   it("a live worker's functions: SPEC_UNKNOWN_FUNCTION unless some live worker has the function, none checked when one runs any", () => {
     const tasks = fanOut(1_000);
     const live = [['f'], ['x']];
-    expect(expectThrows(() => checkPlanSpec({ tasks }, { ...context, live }), PlanSpecError)).toMatchObject({ code: 'SPEC_UNKNOWN_FUNCTION', key: 't1' });
-    expect(checkPlanSpec({ tasks }, { ...context, live: [...live, ['g']] }).order).toHaveLength(1_000);
+    expect(
+      expectThrows(() => checkPlanSpec({ tasks }, { ...context, live }), PlanSpecError),
+    ).toMatchObject({ code: 'SPEC_UNKNOWN_FUNCTION', key: 't1' });
+    expect(checkPlanSpec({ tasks }, { ...context, live: [...live, ['g']] }).order).toHaveLength(
+      1_000,
+    );
     expect(checkPlanSpec({ tasks }, { ...context, live: [...live, []] }).order).toHaveLength(1_000);
   });
 });
@@ -197,7 +232,11 @@ describe(`at ${TASKS} tasks it still refuses what it refused, with the same code
  * spec order, then Kahn's order with a FIFO queue, users in spec order, and a cycle found from
  * the first task not ordered, following each one's first input not ordered.
  */
-function formerCheck(tasks: Tasks): { readonly order: readonly string[] } | { readonly code: string; readonly key: string; readonly message: string } {
+function formerCheck(
+  tasks: Tasks,
+):
+  | { readonly order: readonly string[] }
+  | { readonly code: string; readonly key: string; readonly message: string } {
   const entries = new Map(Object.entries(tasks).map(([key, entry]) => [key, entry.inputs ?? []]));
   for (const [key, inputs] of entries)
     for (const input of inputs)
@@ -209,7 +248,8 @@ function formerCheck(tasks: Tasks): { readonly order: readonly string[] } | { re
         };
   const pending = new Map([...entries].map(([key, inputs]) => [key, new Set(inputs).size]));
   const users = new Map<string, string[]>();
-  for (const [key, inputs] of entries) for (const input of new Set(inputs)) users.set(input, [...(users.get(input) ?? []), key]);
+  for (const [key, inputs] of entries)
+    for (const input of new Set(inputs)) users.set(input, [...(users.get(input) ?? []), key]);
   const ready = [...entries.keys()].filter((key) => pending.get(key) === 0);
   const order: string[] = [];
   while (ready.length > 0) {
@@ -245,9 +285,13 @@ describe('the same outcome as the former check, on 2 000 random small specs', ()
       const keys = Array.from({ length: size }, (_, at) => `k${(at * 5 + sample) % 11}-${at}`);
       const tasks: Tasks = {};
       for (const key of keys) {
-        const inputs = Array.from({ length: random.int(0, 3) }, () => (random.chance(0.03) ? 'unknown' : random.pick(keys)));
+        const inputs = Array.from({ length: random.int(0, 3) }, () =>
+          random.chance(0.03) ? 'unknown' : random.pick(keys),
+        );
         // Mostly inputs of earlier tasks (some specs then have no cycle), sometimes any (cycles, self-loops, repeats).
-        const acyclic = random.chance(0.6) ? inputs.filter((input) => input === 'unknown' || keys.indexOf(input) < keys.indexOf(key)) : inputs;
+        const acyclic = random.chance(0.6)
+          ? inputs.filter((input) => input === 'unknown' || keys.indexOf(input) < keys.indexOf(key))
+          : inputs;
         tasks[key] = acyclic.length === 0 ? { fn: 'f' } : { fn: 'g', inputs: acyclic };
       }
       const expected = formerCheck(tasks);

@@ -13,14 +13,26 @@ import { Cron } from 'croner';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MalformedNodeError } from '../../src/errors/task-errors.js';
 import { cronTimes } from '../../src/schedule/cron-times.js';
-import { MAX_CATCH_UP_LIMIT, MAX_DEFINITION_BYTES, type StoredSchedule } from '../../src/schedule/schedule-definition.js';
+import {
+  MAX_CATCH_UP_LIMIT,
+  MAX_DEFINITION_BYTES,
+  type StoredSchedule,
+} from '../../src/schedule/schedule-definition.js';
 import { ScheduleStore } from '../../src/schedule/schedule-store.js';
 import { MAX_ON_TIME_TICKS, dueTicks } from '../../src/schedule/tick-decisions.js';
 import { cronTickId } from '../../src/schedule/tick-record.js';
 import { encodeValue } from '../../src/serialization/codec.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
-import { PULSE, SCHEDULES, T0, TICK_SPEC, plansOn, useSchedulerProcesses, type SchedulerProcess } from '../schedule/schedule-harness.js';
+import {
+  PULSE,
+  SCHEDULES,
+  T0,
+  TICK_SPEC,
+  plansOn,
+  useSchedulerProcesses,
+  type SchedulerProcess,
+} from '../schedule/schedule-harness.js';
 
 const start = useSchedulerProcesses();
 
@@ -32,11 +44,16 @@ afterEach(() => {
 function countFireTimes(): () => number {
   const nextRun = vi.spyOn(Cron.prototype, 'nextRun');
   const previousRuns = vi.spyOn(Cron.prototype, 'previousRuns');
-  return () => nextRun.mock.calls.length + previousRuns.mock.calls.reduce((sum, [count]) => sum + (count ?? 0), 0);
+  return () =>
+    nextRun.mock.calls.length +
+    previousRuns.mock.calls.reduce((sum, [count]) => sum + (count ?? 0), 0);
 }
 
 /** The operations the server applies for `proc` from now on, by path. */
-function countOperations(server: MemoryZooKeeper, proc: SchedulerProcess): { readonly paths: string[] } {
+function countOperations(
+  server: MemoryZooKeeper,
+  proc: SchedulerProcess,
+): { readonly paths: string[] } {
   const seen = { paths: [] as string[] };
   server.onApplied = (event) => {
     if (event.clientName === proc.name) seen.paths.push(`${event.op} ${event.path}`);
@@ -45,17 +62,26 @@ function countOperations(server: MemoryZooKeeper, proc: SchedulerProcess): { rea
 }
 
 /** `pulse` put (a tick every second from T0 on), and a raw write of `value` as the schedule `name` next to it. */
-async function besideAValidOne(server: MemoryZooKeeper, name: string, value: (pulse: StoredSchedule) => unknown): Promise<SchedulerProcess> {
+async function besideAValidOne(
+  server: MemoryZooKeeper,
+  name: string,
+  value: (pulse: StoredSchedule) => unknown,
+): Promise<SchedulerProcess> {
   const a = start(server, 'a');
   const pulse = await a.schedules.put(PULSE);
   const data = value(pulse);
   // Written as a raw write would: no size limit but the server's.
-  await a.zk.create(scheduleNodes(SCHEDULES, name).node, Buffer.isBuffer(data) ? data : encodeValue(data, 'test', undefined, Number.POSITIVE_INFINITY));
+  await a.zk.create(
+    scheduleNodes(SCHEDULES, name).node,
+    Buffer.isBuffer(data) ? data : encodeValue(data, 'test', undefined, Number.POSITIVE_INFINITY),
+  );
   return a;
 }
 
 /** The errors `proc` reported, as (code, path, message). */
-function reported(proc: SchedulerProcess): { code: string; path: string | undefined; message: string }[] {
+function reported(
+  proc: SchedulerProcess,
+): { code: string; path: string | undefined; message: string }[] {
   return proc.errors.map((error) => {
     expect(error).toBeInstanceOf(MalformedNodeError);
     const malformed = error as MalformedNodeError;
@@ -64,12 +90,19 @@ function reported(proc: SchedulerProcess): { code: string; path: string | undefi
 }
 
 const FORGED = '/schedules/forged';
-const PULSE_TICKS = [1, 2, 3].map((second) => `pulse@${new Date(T0 + second * 1000).toISOString().replace(/[-:]/g, '')}`);
+const PULSE_TICKS = [1, 2, 3].map(
+  (second) => `pulse@${new Date(T0 + second * 1000).toISOString().replace(/[-:]/g, '')}`,
+);
 
 describe('a forged definition (catchUpLimit 200000, activeSince 0) next to a valid schedule', () => {
   it('is refused on read, naming its node and what to do; the pass computes no fire time for it and writes nothing for it; the valid one fires', async () => {
     const server = new MemoryZooKeeper();
-    const a = await besideAValidOne(server, 'forged', (pulse) => ({ ...pulse, name: 'forged', catchUpLimit: 200_000, activeSince: 0 }));
+    const a = await besideAValidOne(server, 'forged', (pulse) => ({
+      ...pulse,
+      name: 'forged',
+      catchUpLimit: 200_000,
+      activeSince: 0,
+    }));
     a.clock.now = T0 + 3_020;
     const fireTimes = countFireTimes();
     const operations = countOperations(server, a);
@@ -105,7 +138,12 @@ describe('a forged definition (catchUpLimit 200000, activeSince 0) next to a val
 
   it('list() leaves it out, get() refuses it, put() replaces it (firing only from then on) and remove() removes it', async () => {
     const server = new MemoryZooKeeper();
-    const a = await besideAValidOne(server, 'forged', (pulse) => ({ ...pulse, name: 'forged', catchUpLimit: 200_000, activeSince: 0 }));
+    const a = await besideAValidOne(server, 'forged', (pulse) => ({
+      ...pulse,
+      name: 'forged',
+      catchUpLimit: 200_000,
+      activeSince: 0,
+    }));
     expect((await a.schedules.list()).map((summary) => summary.schedule.name)).toEqual(['pulse']);
     await expect(a.schedules.get('forged')).rejects.toThrow(MalformedNodeError);
     await expect(a.schedules.trigger('forged')).rejects.toThrow(MalformedNodeError);
@@ -118,7 +156,9 @@ describe('a forged definition (catchUpLimit 200000, activeSince 0) next to a val
     await a.scheduler.pass();
     expect(a.errors).toEqual([]);
     expect(plansOn(server).filter((plan) => plan.startsWith('forged@'))).toEqual(
-      [11, 12].map((second) => `forged@${new Date(T0 + second * 1000).toISOString().replace(/[-:]/g, '')}`),
+      [11, 12].map(
+        (second) => `forged@${new Date(T0 + second * 1000).toISOString().replace(/[-:]/g, '')}`,
+      ),
     );
 
     await a.zk.setData(FORGED, encodeValue({ ...put, catchUpLimit: 200_000 }, 'test'), -1);
@@ -130,42 +170,160 @@ describe('a forged definition (catchUpLimit 200000, activeSince 0) next to a val
 describe('any out-of-range or ill-formed stored field is refused the same way', () => {
   const huge = 'x'.repeat(MAX_DEFINITION_BYTES);
   it.each<[string, string, (pulse: StoredSchedule) => unknown, string]>([
-    ['a name not its node’s', 'bad', (pulse) => ({ ...pulse, name: 'pulse' }), 'its name "pulse" is not its node\'s, "bad"'],
-    ['a name no schedule may have', 'bad~name', (pulse) => ({ ...pulse, name: 'bad~name' }), 'expected a schedule name of letters'],
-    ['a catchUpLimit of 0', 'bad', (pulse) => ({ ...pulse, name: 'bad', catchUpLimit: 0 }), 'catchUpLimit'],
-    ['a fractional catchUpLimit', 'bad', (pulse) => ({ ...pulse, name: 'bad', catchUpLimit: 2.5 }), 'catchUpLimit'],
-    ['a catchUpLimit over the maximum', 'bad', (pulse) => ({ ...pulse, name: 'bad', catchUpLimit: MAX_CATCH_UP_LIMIT + 1 }), 'from 1 to 10000'],
-    ['a negative misfireGraceMs', 'bad', (pulse) => ({ ...pulse, name: 'bad', misfireGraceMs: -1 }), 'misfireGraceMs'],
-    ['a misfireGraceMs over the maximum', 'bad', (pulse) => ({ ...pulse, name: 'bad', misfireGraceMs: 2 ** 31 }), 'misfireGraceMs'],
-    ['a negative activeSince', 'bad', (pulse) => ({ ...pulse, name: 'bad', activeSince: -1 }), 'activeSince'],
-    ['an activeSince that is text', 'bad', (pulse) => ({ ...pulse, name: 'bad', activeSince: '0' }), 'activeSince'],
-    ['no timezone', 'bad', ({ timezone: _zone, ...pulse }) => ({ ...pulse, name: 'bad' }), 'it has no "timezone"'],
-    ['an unknown time zone', 'bad', (pulse) => ({ ...pulse, name: 'bad', timezone: 'Mars/Olympus' }), 'is not an IANA time zone'],
-    ['a cron expression croner refuses', 'bad', (pulse) => ({ ...pulse, name: 'bad', cron: 'every day' }), 'not a cron expression'],
-    ['a relative planParent', 'bad', (pulse) => ({ ...pulse, name: 'bad', planParent: 'plans' }), 'must start with "/"'],
-    ['a planParent with a ".." segment', 'bad', (pulse) => ({ ...pulse, name: 'bad', planParent: '/plans/../etc' }), '".." segment'],
-    ['an unknown overlap policy', 'bad', (pulse) => ({ ...pulse, name: 'bad', overlap: 'sometimes' }), 'overlap'],
-    ['an unknown misfire policy', 'bad', (pulse) => ({ ...pulse, name: 'bad', misfire: 'always' }), 'misfire'],
+    [
+      'a name not its node’s',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'pulse' }),
+      'its name "pulse" is not its node\'s, "bad"',
+    ],
+    [
+      'a name no schedule may have',
+      'bad~name',
+      (pulse) => ({ ...pulse, name: 'bad~name' }),
+      'expected a schedule name of letters',
+    ],
+    [
+      'a catchUpLimit of 0',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', catchUpLimit: 0 }),
+      'catchUpLimit',
+    ],
+    [
+      'a fractional catchUpLimit',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', catchUpLimit: 2.5 }),
+      'catchUpLimit',
+    ],
+    [
+      'a catchUpLimit over the maximum',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', catchUpLimit: MAX_CATCH_UP_LIMIT + 1 }),
+      'from 1 to 10000',
+    ],
+    [
+      'a negative misfireGraceMs',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', misfireGraceMs: -1 }),
+      'misfireGraceMs',
+    ],
+    [
+      'a misfireGraceMs over the maximum',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', misfireGraceMs: 2 ** 31 }),
+      'misfireGraceMs',
+    ],
+    [
+      'a negative activeSince',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', activeSince: -1 }),
+      'activeSince',
+    ],
+    [
+      'an activeSince that is text',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', activeSince: '0' }),
+      'activeSince',
+    ],
+    [
+      'no timezone',
+      'bad',
+      ({ timezone: _zone, ...pulse }) => ({ ...pulse, name: 'bad' }),
+      'it has no "timezone"',
+    ],
+    [
+      'an unknown time zone',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', timezone: 'Mars/Olympus' }),
+      'is not an IANA time zone',
+    ],
+    [
+      'a cron expression croner refuses',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', cron: 'every day' }),
+      'not a cron expression',
+    ],
+    [
+      'a relative planParent',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', planParent: 'plans' }),
+      'must start with "/"',
+    ],
+    [
+      'a planParent with a ".." segment',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', planParent: '/plans/../etc' }),
+      '".." segment',
+    ],
+    [
+      'an unknown overlap policy',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', overlap: 'sometimes' }),
+      'overlap',
+    ],
+    [
+      'an unknown misfire policy',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', misfire: 'always' }),
+      'misfire',
+    ],
     ['paused as text', 'bad', (pulse) => ({ ...pulse, name: 'bad', paused: 'no' }), 'paused'],
     ['removing: false', 'bad', (pulse) => ({ ...pulse, name: 'bad', removing: false }), 'removing'],
-    ['an unknown field', 'bad', (pulse) => ({ ...pulse, name: 'bad', shell: 'rm -rf /' }), 'unknown field "shell"'],
-    ['params as a list', 'bad', (pulse) => ({ ...pulse, name: 'bad', params: [1] }), 'expected an object of named values'],
-    ['params binding firedAt', 'bad', (pulse) => ({ ...pulse, name: 'bad', params: { firedAt: 'never' } }), '"firedAt" is the tick\'s time'],
+    [
+      'an unknown field',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', shell: 'rm -rf /' }),
+      'unknown field "shell"',
+    ],
+    [
+      'params as a list',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', params: [1] }),
+      'expected an object of named values',
+    ],
+    [
+      'params binding firedAt',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', params: { firedAt: 'never' } }),
+      '"firedAt" is the tick\'s time',
+    ],
     [
       'a huge params value (over what a definition may take)',
       'bad',
       (pulse) => ({ ...pulse, name: 'bad', params: { huge } }),
       `over the ${MAX_DEFINITION_BYTES} a schedule may take`,
     ],
-    ['a spec whose inputs form a cycle', 'bad', (pulse) => ({ ...pulse, name: 'bad', spec: { tasks: { a: { fn: 'stamp', inputs: ['a'] } } } }), 'form a cycle'],
+    [
+      'a spec whose inputs form a cycle',
+      'bad',
+      (pulse) => ({
+        ...pulse,
+        name: 'bad',
+        spec: { tasks: { a: { fn: 'stamp', inputs: ['a'] } } },
+      }),
+      'form a cycle',
+    ],
     [
       'a spec with a placeholder without a value',
       'bad',
-      (pulse) => ({ ...pulse, name: 'bad', spec: { tasks: { a: { fn: 'stamp', params: [{ $param: 'region' }] } } } }),
+      (pulse) => ({
+        ...pulse,
+        name: 'bad',
+        spec: { tasks: { a: { fn: 'stamp', params: [{ $param: 'region' }] } } },
+      }),
       '$param: "region"',
     ],
-    ['a spec that is not one', 'bad', (pulse) => ({ ...pulse, name: 'bad', spec: { tasks: {} } }), 'at least one task'],
-    ['a value that is not superjson', 'bad', () => Buffer.from('{ not json'), 'its value is not superjson text'],
+    [
+      'a spec that is not one',
+      'bad',
+      (pulse) => ({ ...pulse, name: 'bad', spec: { tasks: {} } }),
+      'at least one task',
+    ],
+    [
+      'a value that is not superjson',
+      'bad',
+      () => Buffer.from('{ not json'),
+      'its value is not superjson text',
+    ],
     ['a value that is not an object', 'bad', () => [1, 2], 'expected a schedule { name, cron'],
   ])('%s', async (_what, name, value, problem) => {
     const server = new MemoryZooKeeper();
@@ -195,7 +353,9 @@ describe('any out-of-range or ill-formed stored field is refused the same way', 
       misfireGraceMs: 2 ** 31 - 1,
       timezone: 'Europe/Berlin',
       params: { region: 'eu' },
-      spec: { tasks: { ...TICK_SPEC.tasks, extra: { fn: 'stamp', params: [{ $param: 'region' }] } } },
+      spec: {
+        tasks: { ...TICK_SPEC.tasks, extra: { fn: 'stamp', params: [{ $param: 'region' }] } },
+      },
       paused: true,
     });
     expect(await a.schedules.get('x'.repeat(100))).toEqual(put);
@@ -214,12 +374,27 @@ describe('a forged cursor is refused too', () => {
     a.clock.now = T0 + 1_020;
     await a.scheduler.pass();
     const { cursor, node, ticks } = scheduleNodes(SCHEDULES, 'pulse');
-    const fire = Array.from({ length: MAX_CATCH_UP_LIMIT + MAX_ON_TIME_TICKS + 1 }, (_, at) => T0 + (at + 2) * 1000);
-    await a.zk.setData(cursor, encodeValue({ tick: T0 + 1000, skipped: 0, fire, scheduleNode: server.stat(node)?.czxid }, 'test'), -1);
+    const fire = Array.from(
+      { length: MAX_CATCH_UP_LIMIT + MAX_ON_TIME_TICKS + 1 },
+      (_, at) => T0 + (at + 2) * 1000,
+    );
+    await a.zk.setData(
+      cursor,
+      encodeValue(
+        { tick: T0 + 1000, skipped: 0, fire, scheduleNode: server.stat(node)?.czxid },
+        'test',
+      ),
+      -1,
+    );
     a.clock.now = T0 + 3_020;
     await a.scheduler.pass();
-    expect(reported(a).map((error) => [error.code, error.path])).toEqual([['MALFORMED_NODE', cursor]]);
-    expect(a.errors[0]).toHaveProperty('message', expect.stringContaining('zk-plan schedule rm pulse'));
+    expect(reported(a).map((error) => [error.code, error.path])).toEqual([
+      ['MALFORMED_NODE', cursor],
+    ]);
+    expect(a.errors[0]).toHaveProperty(
+      'message',
+      expect.stringContaining('zk-plan schedule rm pulse'),
+    );
     expect(server.children(ticks)).toEqual([cronTickId(T0 + 1000)]);
     expect(plansOn(server).filter((plan) => plan.startsWith('other@'))).toHaveLength(3);
   });
@@ -240,7 +415,9 @@ describe('a valid definition at the documented maximum is bounded per pass', () 
     expect(decision).toMatchObject({ skippedMore: true, cursor: T0 });
     // One when the expression is parsed, then for each of the two ranges (missed, on time) a few (65) forward
     // from its start and one more than its limit back from its end: never the limit forward and back again.
-    expect(fireTimes()).toBeLessThanOrEqual(1 + 2 * 65 + MAX_CATCH_UP_LIMIT + 1 + MAX_ON_TIME_TICKS + 1);
+    expect(fireTimes()).toBeLessThanOrEqual(
+      1 + 2 * 65 + MAX_CATCH_UP_LIMIT + 1 + MAX_ON_TIME_TICKS + 1,
+    );
     vi.restoreAllMocks();
 
     // The cursor naming them all fits in a node with room to spare, and is read back (not refused).
@@ -250,7 +427,9 @@ describe('a valid definition at the documented maximum is bounded per pass', () 
     const store = new ScheduleStore(a.zk, SCHEDULES);
     const read = await store.cursor('pulse');
     const czxid = server.stat(scheduleNodes(SCHEDULES, 'pulse').node)?.czxid as number;
-    expect(await store.commitDecision('pulse', read, T0, decision.fire, decision.skipped, czxid)).toBe(true);
+    expect(
+      await store.commitDecision('pulse', read, T0, decision.fire, decision.skipped, czxid),
+    ).toBe(true);
     expect(server.getData(scheduleNodes(SCHEDULES, 'pulse').cursor)?.length).toBeLessThan(200_000);
     expect((await store.cursor('pulse')).fire).toEqual(decision.fire);
   });

@@ -19,7 +19,8 @@ import { escapeJsonControls, hasControlCharacters, printable } from '../../src/u
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 
 /** Clears the screen, sets the window title, turns red by C1 CSI, then overwrites the start of the line. */
-const FORGED = 'disk full\x1b[2J\x1b]0;you have been pwned\x07 on \x9b31mhost-7\x9b0m\rOK: all tasks done';
+const FORGED =
+  'disk full\x1b[2J\x1b]0;you have been pwned\x07 on \x9b31mhost-7\x9b0m\rOK: all tasks done';
 /** What is left of FORGED to read. */
 const VISIBLE = 'disk full on host-7OK: all tasks done';
 
@@ -41,7 +42,9 @@ describe('printable', () => {
 
   it('keeps line feeds and tabs of text laid out on purpose, or folds them into one line', () => {
     expect(printable('line one\r\n\tline two')).toBe('line one\n\tline two');
-    expect(printable('line one\r\n\tline two\nthree', { multiline: false })).toBe('line one ⏎ line two ⏎ three');
+    expect(printable('line one\r\n\tline two\nthree', { multiline: false })).toBe(
+      'line one ⏎ line two ⏎ three',
+    );
     expect(printable('a\tb', { multiline: false })).toBe('a b');
   });
 
@@ -49,7 +52,9 @@ describe('printable', () => {
     let seed = 7;
     const random = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     for (let round = 0; round < 500; round += 1) {
-      const text = Array.from({ length: 40 }, () => String.fromCharCode(Math.floor(random() * 0xa0))).join('');
+      const text = Array.from({ length: 40 }, () =>
+        String.fromCharCode(Math.floor(random() * 0xa0)),
+      ).join('');
       expect(printable(text)).not.toMatch(CONTROL);
       expect(printable(text, { multiline: false })).not.toMatch(/[\x00-\x1f\x7f-\x9f]/); // eslint-disable-line no-control-regex
     }
@@ -84,7 +89,9 @@ describe('what the CLI prints', () => {
     await worker.zkPlan.addTask(plan, call('boom', 'param\x1b[2J'));
     await worker.zkPlan.markAsReady(plan);
     worker.zkPlan.startWorkers('/plans', { backoff: FAST_BACKOFF, retention: false });
-    await expect(worker.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'PLAN_FAILED' });
+    await expect(
+      worker.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 }),
+    ).rejects.toMatchObject({ code: 'PLAN_FAILED' });
 
     const view = await worker.zkPlan.plans.describe(plan);
     expect(view.tasks[0]?.failure?.message).toContain(FORGED); // stored as thrown
@@ -94,7 +101,10 @@ describe('what the CLI prints', () => {
     expect(shown).toContain('boom("param\\u001b[2J")'); // the call's params are shown as JSON
 
     // wait's error table goes through the same formatTable
-    const table = formatTable([{ error: `Error: ${FORGED}` }], [{ header: 'ERROR', value: (row) => row.error }]);
+    const table = formatTable(
+      [{ error: `Error: ${FORGED}` }],
+      [{ header: 'ERROR', value: (row) => row.error }],
+    );
     expect(table).not.toMatch(CONTROL);
     expect(table).toContain(VISIBLE);
   });
@@ -123,13 +133,32 @@ describe('what the CLI prints', () => {
       const error = new Error(FORGED);
       error.stack = `Error: ${FORGED}\n    at job (/app/${FORGED}.js:1:2)`;
       const labels = { key: `eu${FORGED}`, fn: 'load', planName: `nightly\n${FORGED}` };
-      zkPlan.emit('task:started', { task, plan: '/plans/plan-0000000001', workerId: 'host:1:1', attempt: 1, ...labels });
-      zkPlan.emit('task:failed', { task, plan: '/plans/plan-0000000001', workerId: 'host:1:1', error, charged: true, final: true, attempt: 1, ...labels });
+      zkPlan.emit('task:started', {
+        task,
+        plan: '/plans/plan-0000000001',
+        workerId: 'host:1:1',
+        attempt: 1,
+        ...labels,
+      });
+      zkPlan.emit('task:failed', {
+        task,
+        plan: '/plans/plan-0000000001',
+        workerId: 'host:1:1',
+        error,
+        charged: true,
+        final: true,
+        attempt: 1,
+        ...labels,
+      });
       zkPlan.emit('worker:error', { workerId: 'evil\x1b[2J', error: new Error('two\nlines') });
       stop();
       const prefix = format === 'plain' ? 'zk-plan worker: ' : '';
       const named = `${task} (key eu${VISIBLE}, fn load, plan nightly ⏎ ${VISIBLE})`;
-      expect(lines.map((line) => (format === 'plain' ? line : line.replace(/^\[\d\d:\d\d:\d\d\.\d{3}\] (INFO |ERROR) /, '')))).toEqual([
+      expect(
+        lines.map((line) =>
+          format === 'plain' ? line : line.replace(/^\[\d\d:\d\d:\d\d\.\d{3}\] (INFO |ERROR) /, ''),
+        ),
+      ).toEqual([
         `${prefix}task started: ${named}, attempt 1`,
         `${prefix}task failed for good: ${named}, attempt 1: ${VISIBLE}\n    at job (/app/${VISIBLE}.js:1:2)`,
         `${prefix}worker error on evil: two ⏎ lines`,
@@ -148,10 +177,20 @@ describe('what the CLI prints', () => {
         },
       });
       const logger = createLogger({ pretty, destination });
-      const zkPlan = Object.assign(new EventEmitter(), { zk: Object.assign(new EventEmitter(), { state: 'connected' }) });
+      const zkPlan = Object.assign(new EventEmitter(), {
+        zk: Object.assign(new EventEmitter(), { state: 'connected' }),
+      });
       const stop = logWorkerEvents(zkPlan as unknown as ZkPlan, logger);
       const error = new Error(FORGED);
-      zkPlan.emit('task:failed', { plan: '/plans/plan-1', task: '/plans/plan-1/task-2', workerId: 'w', error, charged: true, final: true, attempts: 1 });
+      zkPlan.emit('task:failed', {
+        plan: '/plans/plan-1',
+        task: '/plans/plan-1/task-2',
+        workerId: 'w',
+        error,
+        charged: true,
+        final: true,
+        attempts: 1,
+      });
       stop();
       return new Promise((resolve) => setImmediate(() => resolve(text)));
     };

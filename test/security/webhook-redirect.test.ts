@@ -15,11 +15,15 @@ const SECRET_PATH = '/services/T0000/B0000/s3cr3tT0k3n';
 
 const servers: Server[] = [];
 afterEach(async () => {
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(
+    servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))),
+  );
 });
 
 /** A server on 127.0.0.1; resolves with its origin and the requests it got (method, path, body). */
-async function serve(answer: (request: IncomingMessage, response: ServerResponse) => void): Promise<{ origin: string; received: string[] }> {
+async function serve(
+  answer: (request: IncomingMessage, response: ServerResponse) => void,
+): Promise<{ origin: string; received: string[] }> {
   const received: string[] = [];
   const server = createServer((request, response) => {
     let body = '';
@@ -93,7 +97,8 @@ describe('the alert webhook', () => {
     const line = loggedFailure(error as Error);
     expect(line).toContain(`the webhook at ${hook.origin}`);
     expect(line).toMatch(/redirect, which is not followed/);
-    for (const secret of ['s3cr3t', 'services', 'token', 'abc', 'collect']) expect(line).not.toContain(secret);
+    for (const secret of ['s3cr3t', 'services', 'token', 'abc', 'collect'])
+      expect(line).not.toContain(secret);
     expect((error as Error).cause).toBeUndefined(); // nothing that a structured log would print further
   });
 
@@ -124,7 +129,11 @@ describe('the alert webhook', () => {
   });
 
   it('refuses a URL it cannot use without quoting it', () => {
-    for (const url of [`hooks.example${SECRET_PATH}`, `ftp://hooks.example${SECRET_PATH}`, `https://user:s3cr3t@hooks.example/x`]) {
+    for (const url of [
+      `hooks.example${SECRET_PATH}`,
+      `ftp://hooks.example${SECRET_PATH}`,
+      `https://user:s3cr3t@hooks.example/x`,
+    ]) {
       const error = (() => {
         try {
           webhookListener(url, 5_000);

@@ -4,7 +4,8 @@ import { MalformedNodeError, UnserializableValueError } from '../../src/errors/t
 import { assertSerializable, decodeValue, encodeValue } from '../../src/serialization/codec.js';
 import { expectThrows } from '../support/expect-error.js';
 
-const roundTrip = (value: unknown): unknown => decodeValue('/plans/plan-0000000001/task-0000000001', encodeValue(value, 'value'));
+const roundTrip = (value: unknown): unknown =>
+  decodeValue('/plans/plan-0000000001/task-0000000001', encodeValue(value, 'value'));
 
 describe('encodeValue / decodeValue round-trips', () => {
   it('round-trips a Date', () => {
@@ -73,7 +74,12 @@ describe('encodeValue / decodeValue round-trips', () => {
   });
 
   it('round-trips NaN, Infinity, -Infinity and -0', () => {
-    const decoded = roundTrip([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0]) as number[];
+    const decoded = roundTrip([
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      -0,
+    ]) as number[];
     expect(decoded[0]).toBeNaN();
     expect(decoded[1]).toBe(Number.POSITIVE_INFINITY);
     expect(decoded[2]).toBe(Number.NEGATIVE_INFINITY);
@@ -111,7 +117,12 @@ describe('encodeValue / decodeValue round-trips', () => {
 
 describe('encodeValue output', () => {
   it('is exactly superjson.stringify(value) as UTF-8', () => {
-    const values: unknown[] = [{ name: 'héllo € 😀', when: new Date(42), ids: new Set([1n, 2n]) }, undefined, [1, undefined, new Map([['k', /x/]])], 'plain'];
+    const values: unknown[] = [
+      { name: 'héllo € 😀', when: new Date(42), ids: new Set([1n, 2n]) },
+      undefined,
+      [1, undefined, new Map([['k', /x/]])],
+      'plain',
+    ];
     for (const value of values) {
       const encoded = encodeValue(value, 'value');
       expect(Buffer.isBuffer(encoded)).toBe(true);
@@ -127,7 +138,10 @@ describe('encodeValue rejects what superjson would drop or change', () => {
   }
 
   it('rejects a function, naming its location', () => {
-    const error = expectThrows(() => encodeValue([1, { client: () => 1 }], 'params'), UnserializableValueError);
+    const error = expectThrows(
+      () => encodeValue([1, { client: () => 1 }], 'params'),
+      UnserializableValueError,
+    );
     expect(error.code).toBe('UNSERIALIZABLE_VALUE');
     expect(error.where).toBe('params');
     expect(error.message).toContain('params[1].client');
@@ -140,40 +154,63 @@ describe('encodeValue rejects what superjson would drop or change', () => {
   });
 
   it('rejects a symbol value, naming its location', () => {
-    const error = expectThrows(() => encodeValue({ a: { b: Symbol('s') } }, 'result'), UnserializableValueError);
+    const error = expectThrows(
+      () => encodeValue({ a: { b: Symbol('s') } }, 'result'),
+      UnserializableValueError,
+    );
     expect(error.code).toBe('UNSERIALIZABLE_VALUE');
     expect(error.message).toContain('result.a.b');
     expect(error.message).toContain('symbol');
   });
 
   it('rejects a class instance, naming its location and class', () => {
-    const error = expectThrows(() => encodeValue([0, { client: new Client() }], 'params'), UnserializableValueError);
+    const error = expectThrows(
+      () => encodeValue([0, { client: new Client() }], 'params'),
+      UnserializableValueError,
+    );
     expect(error.code).toBe('UNSERIALIZABLE_VALUE');
     expect(error.message).toContain('params[1].client');
     expect(error.message).toContain('Client');
   });
 
   it('rejects symbol keys, naming the object', () => {
-    const error = expectThrows(() => encodeValue({ inner: { [Symbol('k')]: 1, ok: 2 } }, 'result'), UnserializableValueError);
+    const error = expectThrows(
+      () => encodeValue({ inner: { [Symbol('k')]: 1, ok: 2 } }, 'result'),
+      UnserializableValueError,
+    );
     expect(error.code).toBe('UNSERIALIZABLE_VALUE');
     expect(error.message).toContain('result.inner');
     expect(error.message).toContain('symbol keys');
   });
 
   it('rejects functions inside Maps and Sets, naming where they sit', () => {
-    const inMap = expectThrows(() => encodeValue(new Map([['cb', () => 1]]), 'result'), UnserializableValueError);
+    const inMap = expectThrows(
+      () => encodeValue(new Map([['cb', () => 1]]), 'result'),
+      UnserializableValueError,
+    );
     expect(inMap.message).toContain('result.get(cb)');
-    const inSet = expectThrows(() => encodeValue(new Set([1, Symbol('x')]), 'result'), UnserializableValueError);
+    const inSet = expectThrows(
+      () => encodeValue(new Set([1, Symbol('x')]), 'result'),
+      UnserializableValueError,
+    );
     expect(inSet.message).toContain('result<entry 1>');
   });
 
   it('sets `path` on the error when one is given', () => {
-    const error = expectThrows(() => encodeValue(() => 1, 'result', '/p/plan-0000000001/task-0000000002'), UnserializableValueError);
+    const error = expectThrows(
+      () => encodeValue(() => 1, 'result', '/p/plan-0000000001/task-0000000002'),
+      UnserializableValueError,
+    );
     expect(error.path).toBe('/p/plan-0000000001/task-0000000002');
   });
 
   it('assertSerializable accepts plain data without throwing', () => {
-    expect(() => assertSerializable({ a: [1, new Date(), new Map(), new Set(), /x/, 1n, null, undefined] }, 'value')).not.toThrow();
+    expect(() =>
+      assertSerializable(
+        { a: [1, new Date(), new Map(), new Set(), /x/, 1n, null, undefined] },
+        'value',
+      ),
+    ).not.toThrow();
   });
 });
 
@@ -239,29 +276,44 @@ describe('decodeValue rejects values zk-plan did not write', () => {
     expect(error.message).toContain(path);
   });
 
-  it.each(['not json', '{"json": ', Buffer.from([0xff, 0xfe, 0x00])])('throws MalformedNodeError on non-JSON %j', (data) => {
-    const error = expectThrows(() => decodeValue(path, data), MalformedNodeError);
-    expect(error.code).toBe('MALFORMED_NODE');
-    expect(error.path).toBe(path);
-    expect(error.cause).toBeInstanceOf(SyntaxError);
-  });
+  it.each(['not json', '{"json": ', Buffer.from([0xff, 0xfe, 0x00])])(
+    'throws MalformedNodeError on non-JSON %j',
+    (data) => {
+      const error = expectThrows(() => decodeValue(path, data), MalformedNodeError);
+      expect(error.code).toBe('MALFORMED_NODE');
+      expect(error.path).toBe(path);
+      expect(error.cause).toBeInstanceOf(SyntaxError);
+    },
+  );
 
-  it.each(['42', '"text"', 'null', '[1,2]', '{"a":1}', 'true'])('throws MalformedNodeError on JSON that is not superjson: %s', (data) => {
-    const error = expectThrows(() => decodeValue(path, Buffer.from(data)), MalformedNodeError);
-    expect(error.code).toBe('MALFORMED_NODE');
-    expect(error.path).toBe(path);
-  });
+  it.each(['42', '"text"', 'null', '[1,2]', '{"a":1}', 'true'])(
+    'throws MalformedNodeError on JSON that is not superjson: %s',
+    (data) => {
+      const error = expectThrows(() => decodeValue(path, Buffer.from(data)), MalformedNodeError);
+      expect(error.code).toBe('MALFORMED_NODE');
+      expect(error.path).toBe(path);
+    },
+  );
 });
 
 // superjson writes NaN, Infinity, -Infinity and -0 as text with a type tag; a plain JSON view
 // would show them as null (or 0). They are kept exactly, or refused where superjson would lose them.
 describe('non-finite numbers and -0 round-trip exactly, or are refused', () => {
-  it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0])('round-trips %d at the top level and nested', (special) => {
-    expect(Object.is(roundTrip(special), special)).toBe(true);
-    const value = { params: [1, special], nested: { deep: [special] }, set: new Set([special]), map: new Map([['k', special]]), again: special };
-    expect(roundTrip(value)).toStrictEqual(value);
-    expect(Object.is((roundTrip([special]) as number[])[0], special)).toBe(true);
-  });
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0])(
+    'round-trips %d at the top level and nested',
+    (special) => {
+      expect(Object.is(roundTrip(special), special)).toBe(true);
+      const value = {
+        params: [1, special],
+        nested: { deep: [special] },
+        set: new Set([special]),
+        map: new Map([['k', special]]),
+        again: special,
+      };
+      expect(roundTrip(value)).toStrictEqual(value);
+      expect(Object.is((roundTrip([special]) as number[])[0], special)).toBe(true);
+    },
+  );
 
   it('keeps an Error next to a NaN', () => {
     const value = [Number.NaN, new Error('boom')];
@@ -271,15 +323,27 @@ describe('non-finite numbers and -0 round-trip exactly, or are refused', () => {
   });
 
   it('refuses NaN as a Map key (superjson drops the entry when a NaN comes before it), naming where it is', () => {
-    const error = expectThrows(() => encodeValue([Number.NaN, new Map([[Number.NaN, 1]])], 'params'), UnserializableValueError);
+    const error = expectThrows(
+      () => encodeValue([Number.NaN, new Map([[Number.NaN, 1]])], 'params'),
+      UnserializableValueError,
+    );
     expect(error.code).toBe('UNSERIALIZABLE_VALUE');
     expect(error.message).toContain('params[1] has NaN as a key');
-    expect(expectThrows(() => assertSerializable(new Map([[Number.NaN, 1]]), 'params'), UnserializableValueError).message).toContain('params has NaN as a key');
+    expect(
+      expectThrows(
+        () => assertSerializable(new Map([[Number.NaN, 1]]), 'params'),
+        UnserializableValueError,
+      ).message,
+    ).toContain('params has NaN as a key');
   });
 
   it("shows them as text, not null, in the CLI's JSON and call column", async () => {
     const { formatCall, toJson } = await import('../../src/cli/output.js');
-    expect(JSON.parse(toJson({ params: [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] }))).toEqual({
+    expect(
+      JSON.parse(
+        toJson({ params: [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY] }),
+      ),
+    ).toEqual({
       params: ['NaN', 'Infinity', '-Infinity'],
     });
     expect(formatCall('f', [Number.NaN, Number.NEGATIVE_INFINITY])).toBe('f("NaN", "-Infinity")');

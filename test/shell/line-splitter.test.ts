@@ -22,7 +22,12 @@ describe('LineSplitter', () => {
   });
 
   it('keeps the start of a long line and counts the rest, without holding it', () => {
-    expect(split([Buffer.from('0123456789abc'), Buffer.from('def\nshort\n')], 10)).toEqual(['0123456789… (6 more characters cut)', 'short']);
-    expect(split([Buffer.from('x'.repeat(25))], 10)).toEqual([`${'x'.repeat(10)}… (15 more characters cut)`]);
+    expect(split([Buffer.from('0123456789abc'), Buffer.from('def\nshort\n')], 10)).toEqual([
+      '0123456789… (6 more characters cut)',
+      'short',
+    ]);
+    expect(split([Buffer.from('x'.repeat(25))], 10)).toEqual([
+      `${'x'.repeat(10)}… (15 more characters cut)`,
+    ]);
   });
 });

@@ -36,7 +36,8 @@ export class RecordingLogger implements TaskLogger {
   startedPid(): number {
     const started = this.lines.find((line) => line.msg.startsWith('started: '));
     const pid = started?.fields?.['pid'];
-    if (typeof pid !== 'number') throw new Error(`no started line with a pid in ${JSON.stringify(this.lines)}`);
+    if (typeof pid !== 'number')
+      throw new Error(`no started line with a pid in ${JSON.stringify(this.lines)}`);
     return pid;
   }
 }

@@ -22,7 +22,11 @@ afterEach(async () => {
   await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
 });
 
-function started(server: MemoryZooKeeper, name: string, functions = new FunctionRegistry().register('noop', () => null)): MemoryProcess {
+function started(
+  server: MemoryZooKeeper,
+  name: string,
+  functions = new FunctionRegistry().register('noop', () => null),
+): MemoryProcess {
   const proc = memoryProcess(server, name, functions);
   processes.push(proc);
   return proc;
@@ -36,7 +40,12 @@ describe('shell tasks among workers', () => {
     plain.zkPlan.on('task:failed', (event) => failures.push(event));
     plain.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     const plan = await plain.zkPlan.createPlan(PARENT);
-    const task = await plain.zkPlan.addTask(plan, call('shell', { command: 'echo "from $0"' }), [], { keepResult: true });
+    const task = await plain.zkPlan.addTask(
+      plan,
+      call('shell', { command: 'echo "from $0"' }),
+      [],
+      { keepResult: true },
+    );
     await plain.zkPlan.markAsReady(plan);
 
     await vi.waitFor(() => expect(failures).toHaveLength(1));
@@ -61,7 +70,11 @@ describe('shell tasks among workers', () => {
     expect(explanation.message).toContain('no live worker allows shell tasks');
 
     const shellWorker = started(server, 'shell');
-    shellWorker.zkPlan.startWorkers(PARENT, { allowShell: true, backoff: FAST_BACKOFF, retention: false });
+    shellWorker.zkPlan.startWorkers(PARENT, {
+      allowShell: true,
+      backoff: FAST_BACKOFF,
+      retention: false,
+    });
     await plain.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     expect(await plain.zkPlan.getResult(task)).toEqual({ exitCode: 0, stdout: 'from /bin/sh\n' });
     expect(failures).toHaveLength(1);
@@ -71,7 +84,10 @@ describe('shell tasks among workers', () => {
     const proc = started(new MemoryZooKeeper(), 'writer');
     const plan = await proc.zkPlan.createPlan(PARENT);
     await proc.zkPlan.addTask(plan, call('shell', { command: 'true' }));
-    const error = await expectRejects(() => proc.zkPlan.addTask(plan, call('shell', { command: 'ls', cwd: '' })), ShellParamsError);
+    const error = await expectRejects(
+      () => proc.zkPlan.addTask(plan, call('shell', { command: 'ls', cwd: '' })),
+      ShellParamsError,
+    );
     expect(error.code).toBe('SHELL_INVALID_PARAMS');
     expect(error.message).toContain(`a task added to plan ${plan}`);
     expect(error.message).toContain('"cwd" must be a non-empty path');
@@ -82,14 +98,25 @@ describe('shell tasks among workers', () => {
     const proc = started(server, 'plain');
     const plainPool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, retention: false });
     await vi.waitFor(async () => expect(await proc.zkPlan.listWorkers(PARENT)).toHaveLength(1));
-    const spec = { tasks: { hello: { fn: 'shell', params: [{ command: 'echo hello' }], options: { keepResult: true } } } };
+    const spec = {
+      tasks: {
+        hello: { fn: 'shell', params: [{ command: 'echo hello' }], options: { keepResult: true } },
+      },
+    };
     const refused = await expectRejects(() => proc.zkPlan.submitPlan(PARENT, spec), PlanSpecError);
     expect(refused).toMatchObject({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'hello' });
     await plainPool.stop();
     proc.zkPlan.startWorkers(PARENT, { allowShell: true, backoff: FAST_BACKOFF, retention: false });
-    await vi.waitFor(async () => expect((await proc.zkPlan.listWorkers(PARENT)).map((worker) => worker.allowShell)).toEqual([true]));
+    await vi.waitFor(async () =>
+      expect((await proc.zkPlan.listWorkers(PARENT)).map((worker) => worker.allowShell)).toEqual([
+        true,
+      ]),
+    );
     const { plan, tasks } = await proc.zkPlan.submitPlan(PARENT, spec);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-    expect(await proc.zkPlan.getResult(tasks['hello'] as string)).toEqual({ exitCode: 0, stdout: 'hello\n' });
+    expect(await proc.zkPlan.getResult(tasks['hello'] as string)).toEqual({
+      exitCode: 0,
+      stdout: 'hello\n',
+    });
   });
 });

@@ -60,35 +60,47 @@ export class SimProcess {
     sessionTimeoutMs: number,
   ) {
     this.client = server.connect({ name, sessionTimeoutMs });
-    const functions = new FunctionRegistry().register('sim', async (ctx: TaskContext<[SimTaskParams]>, ...args: unknown[]) => {
-      const params = ctx.params[0];
-      const run = observer.startRun(this, this.client.sessionId, ctx.task, params, args);
-      ctx.log.info(`run ${run.id} starts`);
-      try {
-        await simulatedWork(params.durationMs + (run.number % 3) * 7, ctx.signal);
-        console.log(`run ${run.id} works`); // captured for this task only, though other tasks of the process log meanwhile
-        if (run.number === params.permanentOnRun) throw new PermanentError(`permanent failure of ${ctx.task} on run ${run.number}`);
-        if (run.number <= params.plainFailures) throw new Error(`plain failure of ${ctx.task} on run ${run.number}`);
-        ctx.log.info(`run ${run.id} ends`);
-        run.returned = true;
-        observer.endRun(run, 'returned');
-        // Encodes the run: a re-run returns a different value, so a dependent fed by it is caught.
-        return { task: ctx.task, run: run.id, inputs: digestOf(args) };
-      } catch (error) {
-        if (!run.ended) observer.endRun(run, `threw ${error instanceof Error ? error.name : 'a value'}`);
-        throw error;
-      }
+    const functions = new FunctionRegistry().register(
+      'sim',
+      async (ctx: TaskContext<[SimTaskParams]>, ...args: unknown[]) => {
+        const params = ctx.params[0];
+        const run = observer.startRun(this, this.client.sessionId, ctx.task, params, args);
+        ctx.log.info(`run ${run.id} starts`);
+        try {
+          await simulatedWork(params.durationMs + (run.number % 3) * 7, ctx.signal);
+          console.log(`run ${run.id} works`); // captured for this task only, though other tasks of the process log meanwhile
+          if (run.number === params.permanentOnRun)
+            throw new PermanentError(`permanent failure of ${ctx.task} on run ${run.number}`);
+          if (run.number <= params.plainFailures)
+            throw new Error(`plain failure of ${ctx.task} on run ${run.number}`);
+          ctx.log.info(`run ${run.id} ends`);
+          run.returned = true;
+          observer.endRun(run, 'returned');
+          // Encodes the run: a re-run returns a different value, so a dependent fed by it is caught.
+          return { task: ctx.task, run: run.id, inputs: digestOf(args) };
+        } catch (error) {
+          if (!run.ended)
+            observer.endRun(run, `threw ${error instanceof Error ? error.name : 'a value'}`);
+          throw error;
+        }
+      },
+    );
+    this.zkPlan = new ZkPlan<MemoryZkClient>(this.client, functions, {
+      container: rootContainer.createChildContainer(),
     });
-    this.zkPlan = new ZkPlan<MemoryZkClient>(this.client, functions, { container: rootContainer.createChildContainer() });
     // Listeners that throw now and then: the worker must report it and go on, never leave a claim held.
     this.zkPlan.on('task:claimed', ({ task }) => {
       this.claims += 1;
-      if (stableHash(seed, task, this.claims) % 5 === 0) throw new Error(`listener of ${name} throws on claiming ${task}`);
+      if (stableHash(seed, task, this.claims) % 5 === 0)
+        throw new Error(`listener of ${name} throws on claiming ${task}`);
     });
     this.zkPlan.on('task:completed', ({ task }) => {
-      if (stableHash(seed, 'completed', task) % 7 === 0) throw new Error(`listener of ${name} throws on completing ${task}`);
+      if (stableHash(seed, 'completed', task) % 7 === 0)
+        throw new Error(`listener of ${name} throws on completing ${task}`);
     });
-    this.zkPlan.on('worker:error', ({ workerId, error }) => observer.note(`worker:error ${workerId}: ${error.message.slice(0, 160)}`));
+    this.zkPlan.on('worker:error', ({ workerId, error }) =>
+      observer.note(`worker:error ${workerId}: ${error.message.slice(0, 160)}`),
+    );
     this.pool = this.zkPlan.startWorkers(PARENT, {
       count: loops,
       backoff: BACKOFF,
@@ -114,7 +126,16 @@ export interface SimPlan {
    * building → running (ready and complete) → ended (completed or failed, seen by the driver) → deleting → deleted;
    * abandoned: building failed (a fault), so the writer deletes what it made.
    */
-  phase: 'waiting' | 'building' | 'running' | 'retrying' | 'pausing' | 'cancelling' | 'deleting' | 'deleted' | 'abandoned';
+  phase:
+    | 'waiting'
+    | 'building'
+    | 'running'
+    | 'retrying'
+    | 'pausing'
+    | 'cancelling'
+    | 'deleting'
+    | 'deleted'
+    | 'abandoned';
   /** The driver is asking planStatus about it. */
   checking: boolean;
   lastCheckAt: number;
@@ -132,7 +153,9 @@ export class SimWriter {
     sessionTimeoutMs: number,
   ) {
     this.client = server.connect({ name, sessionTimeoutMs });
-    this.zkPlan = new ZkPlan<MemoryZkClient>(this.client, new FunctionRegistry(), { container: rootContainer.createChildContainer() });
+    this.zkPlan = new ZkPlan<MemoryZkClient>(this.client, new FunctionRegistry(), {
+      container: rootContainer.createChildContainer(),
+    });
   }
 
   /** Builds the plan as its spec says; resolves false when a fault made it fail (the plan is then abandoned). */
@@ -158,7 +181,9 @@ export class SimWriter {
       const limit = 1 + (spec.startAtMs % 3);
       const key = `k${limit}`;
       await this.zkPlan.limits(PARENT).set(key, limit);
-      const options = (params: SimTaskParams): { keepResult: boolean; priority?: number; concurrencyKey?: string } => ({
+      const options = (
+        params: SimTaskParams,
+      ): { keepResult: boolean; priority?: number; concurrencyKey?: string } => ({
         keepResult: spec.readyFirst || params.label % 4 === 0,
         ...(params.label % 5 === 1 ? { priority: params.label % 3 } : {}),
         // One plan in four keys every task, so that its tasks queue for the key's slots (a slot changes hands often).
@@ -167,7 +192,11 @@ export class SimWriter {
       if (spec.batch) {
         await this.zkPlan.addTasks(
           path,
-          spec.tasks.map((params) => ({ task: call('sim', params), args: params.inputs, options: options(params) })),
+          spec.tasks.map((params) => ({
+            task: call('sim', params),
+            args: params.inputs,
+            options: options(params),
+          })),
         );
       } else {
         const paths: string[] = [];
@@ -185,7 +214,9 @@ export class SimWriter {
       if (!spec.readyFirst) await this.zkPlan.markAsReady(path);
       return true;
     } catch (error) {
-      observer.note(`${this.name} failed to build plan ${plan.index}: ${error instanceof Error ? error.message.slice(0, 120) : String(error)}`);
+      observer.note(
+        `${this.name} failed to build plan ${plan.index}: ${error instanceof Error ? error.message.slice(0, 120) : String(error)}`,
+      );
       return false;
     }
   }

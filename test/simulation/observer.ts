@@ -60,7 +60,10 @@ export class SimObserver {
    * resumePlan is sent), only the tasks it reported held may start, each once; from the moment
    * cancelPlan resolved, only the tasks owned then (invariant 6 too).
    */
-  private readonly acknowledged = new Map<string, { readonly call: string; readonly allowed: Set<string> }>();
+  private readonly acknowledged = new Map<
+    string,
+    { readonly call: string; readonly allowed: Set<string> }
+  >();
   /** Each task's concurrency key (`k<limit>`: the key names its limit), from the definitions the writers created. */
   private readonly keyOf = new Map<string, string>();
 
@@ -78,23 +81,28 @@ export class SimObserver {
   /** The server's hook: logs the operation and records results, failures for good and task labels. */
   readonly onApplied = (event: AppliedOperation): void => {
     const path = event.createdPath ?? event.path;
-    this.trace.push(`${event.clientName} ${event.op} ${path} ${event.ok ? 'ok' : `rc=${event.rc}`}`);
+    this.trace.push(
+      `${event.clientName} ${event.op} ${path} ${event.ok ? 'ok' : `rc=${event.rc}`}`,
+    );
     if (!event.ok) return;
     if (event.op === 'create' && PLAN_NODE.test(path)) this.createdPlans.add(path);
     const child = TASK_CHILD.exec(path);
     if (event.op === 'create' && child !== null) {
       const [, task, name] = child as unknown as [string, string, string];
-      if (name === 'result' && !this.firstResult.has(task) && event.data) this.firstResult.set(task, event.data);
+      if (name === 'result' && !this.firstResult.has(task) && event.data)
+        this.firstResult.set(task, event.data);
       if (name === 'failed') this.failedForGood.add(task);
     }
-    if (event.op === 'delete' && child !== null && child[2] === 'failed') this.failedForGood.delete(child[1] as string);
+    if (event.op === 'delete' && child !== null && child[2] === 'failed')
+      this.failedForGood.delete(child[1] as string);
     const control = CONTROL_NODE.exec(path);
     if (control !== null && event.op === 'create') this.haltPending.add(control[1] as string);
     if (control !== null && event.op === 'delete') {
       this.halted.delete(control[1] as string);
       this.haltPending.delete(control[1] as string);
     }
-    if (event.op === 'setData' && this.haltPending.delete(path)) this.halted.set(path, this.ownedTasks(path));
+    if (event.op === 'setData' && this.haltPending.delete(path))
+      this.halted.set(path, this.ownedTasks(path));
     if (event.op === 'create' && TASK_NODE.test(path) && event.data) {
       const label = labelOf(path, event.data);
       if (label !== undefined) this.taskByLabel.set(`${planOf(path)}#${label}`, path);
@@ -135,39 +143,69 @@ export class SimObserver {
         for (const { msg } of record.lines) {
           const match = /^run (\d+) (starts|works|ends)$/.exec(msg);
           if (match === null || !ids.has(Number(match[1]))) {
-            this.violate(`invariant 8: the log of ${task} (${name}) holds "${msg}", not a line of one of its runs (${[...ids].join(', ')})`);
+            this.violate(
+              `invariant 8: the log of ${task} (${name}) holds "${msg}", not a line of one of its runs (${[...ids].join(', ')})`,
+            );
             return;
           }
           if (match[2] === 'ends') ended = true;
         }
       }
-      if (!ended && runs.some((run) => run.returned)) this.violate(`invariant 8: ${task} completed but no kept log has the last line of a run that returned`);
+      if (!ended && runs.some((run) => run.returned))
+        this.violate(
+          `invariant 8: ${task} completed but no kept log has the last line of a run that returned`,
+        );
     }
   }
 
   /** A task function starts: checks invariants 1 (one live runner), 2 (never after failing for good) and 3 (exact inputs). */
-  startRun(owner: RunOwner, currentSession: string | undefined, task: string, params: SimTaskParams, args: readonly unknown[]): RunRecord {
+  startRun(
+    owner: RunOwner,
+    currentSession: string | undefined,
+    task: string,
+    params: SimTaskParams,
+    args: readonly unknown[],
+  ): RunRecord {
     const runs = this.runsByTask.get(task) ?? [];
     this.runsByTask.set(task, runs);
     // A run owns the task only while the owner node is its process's current session's. When the claim's
     // session expired before the function started (its reply came after the expiry), the run is no owner:
     // its writes are fenced, so it does not count for invariant 1; the trace says so (its signal should be aborted).
     const holder = this.server.stat(`${task}/owner`)?.ephemeralOwner;
-    const sessionId = holder !== undefined && holder === currentSession ? currentSession : undefined;
-    const run: RunRecord = { id: ++this.runCount, task, owner, sessionId, number: runs.length + 1, ended: false };
+    const sessionId =
+      holder !== undefined && holder === currentSession ? currentSession : undefined;
+    const run: RunRecord = {
+      id: ++this.runCount,
+      task,
+      owner,
+      sessionId,
+      number: runs.length + 1,
+      ended: false,
+    };
     this.note(
       `start ${task} run#${run.id} (${run.number}) by ${owner.name} session ${currentSession ?? '-'}${sessionId === undefined ? ` WITHOUT OWNERSHIP (owner node: ${holder ?? 'none'})` : ''}`,
     );
     for (const other of sessionId === undefined ? [] : runs) {
-      if (other.ended || other.owner.crashed || other.sessionId === undefined || !this.server.isAlive(other.sessionId)) continue;
+      if (
+        other.ended ||
+        other.owner.crashed ||
+        other.sessionId === undefined ||
+        !this.server.isAlive(other.sessionId)
+      )
+        continue;
       this.violate(
         `invariant 1: ${task} started (run#${run.id} by ${owner.name}) while run#${other.id} by ${other.owner.name} is still running under live session ${other.sessionId}`,
       );
     }
-    if (this.failedForGood.has(task)) this.violate(`invariant 2: ${task} failed for good but started again (run#${run.id} by ${owner.name})`);
+    if (this.failedForGood.has(task))
+      this.violate(
+        `invariant 2: ${task} failed for good but started again (run#${run.id} by ${owner.name})`,
+      );
     const promised = this.acknowledged.get(planOf(task));
     if (promised !== undefined && !promised.allowed.delete(task)) {
-      this.violate(`invariant 6: ${task} started (run#${run.id} by ${owner.name}) after ${promised.call} resolved, and it was not held then`);
+      this.violate(
+        `invariant 6: ${task} started (run#${run.id} by ${owner.name}) after ${promised.call} resolved, and it was not held then`,
+      );
     }
     const allowed = this.halted.get(planOf(task));
     if (allowed !== undefined && !allowed.delete(task)) {
@@ -189,7 +227,13 @@ export class SimObserver {
     const live = [...this.runsByTask.entries()]
       .filter(([task]) => this.keyOf.get(task) === key)
       .flatMap(([, runs]) => runs)
-      .filter((other) => !other.ended && !other.owner.crashed && other.sessionId !== undefined && this.server.isAlive(other.sessionId));
+      .filter(
+        (other) =>
+          !other.ended &&
+          !other.owner.crashed &&
+          other.sessionId !== undefined &&
+          this.server.isAlive(other.sessionId),
+      );
     if (live.length > limit) {
       this.violate(
         `invariant 7: ${live.length} runs of key ${key} (limit ${limit}) at once: ${live.map((other) => `${other.task} run#${other.id} by ${other.owner.name}`).join(', ')}`,
@@ -215,7 +259,9 @@ export class SimObserver {
 
   private checkInputs(run: RunRecord, params: SimTaskParams, args: readonly unknown[]): void {
     if (args.length !== params.inputs.length) {
-      this.violate(`invariant 3: ${run.task} run#${run.id} got ${args.length} input(s), expected ${params.inputs.length}`);
+      this.violate(
+        `invariant 3: ${run.task} run#${run.id} got ${args.length} input(s), expected ${params.inputs.length}`,
+      );
       return;
     }
     const plan = planOf(run.task);
@@ -255,7 +301,9 @@ function concurrencyKeyOf(task: string, data: Buffer): string | undefined {
 /** The label a writer put in a task's definition (`call('sim', { label, … })`). */
 function labelOf(task: string, data: Buffer): number | undefined {
   try {
-    const definition = decodeValue(task, data) as { params?: readonly { label?: unknown }[] } | null;
+    const definition = decodeValue(task, data) as {
+      params?: readonly { label?: unknown }[];
+    } | null;
     const label = definition?.params?.[0]?.label;
     return typeof label === 'number' ? label : undefined;
   } catch {

@@ -23,7 +23,10 @@ export function seedsOfFile(fileIndex: number): number[] {
 }
 
 /** Runs seeds of a workload profile on fake timers until one violates an invariant; returns that one's result, or undefined. */
-export async function firstViolation(seeds: readonly number[], profile: WorkloadProfile = 'default'): Promise<SimulationResult | undefined> {
+export async function firstViolation(
+  seeds: readonly number[],
+  profile: WorkloadProfile = 'default',
+): Promise<SimulationResult | undefined> {
   vi.useFakeTimers({ toFake: [...FAKED_TIMERS] });
   try {
     for (const seed of seeds) {
@@ -37,7 +40,10 @@ export async function firstViolation(seeds: readonly number[], profile: Workload
 }
 
 /** The message a failing seed prints: the seed, how to replay it (a default-profile seed unless told), the violation and the end of its trace. */
-export function report(result: SimulationResult, replay = `SIM_SEED=${result.seed} npx vitest run test/simulation/`): string {
+export function report(
+  result: SimulationResult,
+  replay = `SIM_SEED=${result.seed} npx vitest run test/simulation/`,
+): string {
   return [
     `seed ${result.seed} violated an invariant after ${result.steps} steps, ${result.simulatedMs} ms of simulated time`,
     `replay: ${replay}`,

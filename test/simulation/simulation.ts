@@ -44,10 +44,19 @@ export interface SimulationResult {
  * `Date.now` is stubbed per seed instead (see `runSeed`), from the fake `performance.now()`; `new Date()`
  * then reads the real clock, but the engine only stores such dates, it never decides by them.
  */
-export const FAKED_TIMERS = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance'] as const;
+export const FAKED_TIMERS = [
+  'setTimeout',
+  'clearTimeout',
+  'setInterval',
+  'clearInterval',
+  'performance',
+] as const;
 
 /** Runs one seed on fake timers (installed by the caller with FAKED_TIMERS). */
-export async function runSeed(seed: number, profile: WorkloadProfile = 'default'): Promise<SimulationResult> {
+export async function runSeed(
+  seed: number,
+  profile: WorkloadProfile = 'default',
+): Promise<SimulationResult> {
   vi.clearAllTimers();
   // Simulated wall-clock time: the seed starts at the same instant, and moves only with the fake timers.
   const startedAt = performance.now();
@@ -62,12 +71,19 @@ export async function runSeed(seed: number, profile: WorkloadProfile = 'default'
   Error.stackTraceLimit = 0;
   const ensemble = streamFor(seed, 'ensemble');
   const followers = ensemble.pick([0, 0, 1, 2]);
-  const simulation = new Simulation(seed, drawWorkload(streamFor(seed, 'workload'), profile), streamFor(seed, 'schedule'), followers);
+  const simulation = new Simulation(
+    seed,
+    drawWorkload(streamFor(seed, 'workload'), profile),
+    streamFor(seed, 'schedule'),
+    followers,
+  );
   let simulatedMs = 0;
   try {
     await simulation.run();
   } catch (error) {
-    simulation.observer.violate(`the driver threw: ${error instanceof Error ? error.message : String(error)}`);
+    simulation.observer.violate(
+      `the driver threw: ${error instanceof Error ? error.message : String(error)}`,
+    );
   } finally {
     simulatedMs = simulation.elapsedMs();
     await simulation.tearDown();
@@ -114,9 +130,15 @@ class Simulation {
     this.checker = new SimWriter('checker', this.server, workload.sessionTimeoutMs);
     for (const loops of workload.processLoops) this.startProcess(loops);
     workload.writers.forEach((specs, writerIndex) => {
-      const writer = new SimWriter(`writer-${writerIndex + 1}`, this.server, workload.sessionTimeoutMs);
+      const writer = new SimWriter(
+        `writer-${writerIndex + 1}`,
+        this.server,
+        workload.sessionTimeoutMs,
+      );
       this.writers.push(writer);
-      const mine = specs.map((spec, index) => this.addPlan(writer, spec, this.plans.length + index));
+      const mine = specs.map((spec, index) =>
+        this.addPlan(writer, spec, this.plans.length + index),
+      );
       // Each writer builds its plans one after another, from its first plan's start time on.
       setTimeout(() => void this.act(() => this.buildAll(writer, mine)), specs[0]?.startAtMs ?? 0);
     });
@@ -142,7 +164,8 @@ class Simulation {
       }
       if (this.inFaultWindow() && this.random.chance(this.workload.faultRate)) this.injectFault();
       // Followers apply what the leader committed in their own time; a session reads what its server has.
-      if (this.followers > 0 && this.random.chance(0.3)) this.server.catchUp(this.random.int(1, this.followers), this.random.int(1, 4));
+      if (this.followers > 0 && this.random.chance(0.3))
+        this.server.catchUp(this.random.int(1, this.followers), this.random.int(1, 4));
       const pending = this.pendingClients();
       if (pending.length > 0 && !this.random.chance(ADVANCE_WHILE_BUSY)) {
         // A burst of a few operations before replies are let in (as if they crossed on the network):
@@ -187,7 +210,8 @@ class Simulation {
   async tearDown(): Promise<void> {
     this.server.onApplied = undefined;
     for (const process of this.processes) process.crash();
-    for (const client of [...this.writers.map((writer) => writer.client), this.checker.client]) client.crash();
+    for (const client of [...this.writers.map((writer) => writer.client), this.checker.client])
+      client.crash();
     await flush();
     vi.clearAllTimers();
     await flush();
@@ -218,11 +242,21 @@ class Simulation {
    */
   private stepOne(clientName: string): void {
     const [head] = this.scheduler.queued(clientName);
-    const process = this.processes.find((candidate) => candidate.name === clientName && !candidate.crashed);
+    const process = this.processes.find(
+      (candidate) => candidate.name === clientName && !candidate.crashed,
+    );
     const claiming = head !== undefined && head.op === 'create' && head.path.endsWith('/owner');
     const deletingTask = head !== undefined && head.op === 'delete' && TASK_NODE.test(head.path);
-    if (head !== undefined && process !== undefined && this.inFaultWindow() && (claiming || deletingTask) && this.random.chance(this.workload.faultRate * 5)) {
-      this.fault(`expire ${clientName} while its ${claiming ? 'claim' : 'deletion'} of ${head.path} is in flight`);
+    if (
+      head !== undefined &&
+      process !== undefined &&
+      this.inFaultWindow() &&
+      (claiming || deletingTask) &&
+      this.random.chance(this.workload.faultRate * 5)
+    ) {
+      this.fault(
+        `expire ${clientName} while its ${claiming ? 'claim' : 'deletion'} of ${head.path} is in flight`,
+      );
       process.client.expireSession();
       return;
     }
@@ -233,9 +267,18 @@ class Simulation {
   // ---- processes and faults ----
 
   private startProcess(loops: number): SimProcess {
-    const process = new SimProcess(`p${++this.processSerial}`, this.server, this.observer, this.seed, loops, this.workload.sessionTimeoutMs);
+    const process = new SimProcess(
+      `p${++this.processSerial}`,
+      this.server,
+      this.observer,
+      this.seed,
+      loops,
+      this.workload.sessionTimeoutMs,
+    );
     this.processes.push(process);
-    this.observer.note(`start ${process.name} with ${loops} loop(s), session ${process.client.sessionId ?? '-'}`);
+    this.observer.note(
+      `start ${process.name} with ${loops} loop(s), session ${process.client.sessionId ?? '-'}`,
+    );
     return process;
   }
 
@@ -298,7 +341,16 @@ class Simulation {
       }
       case 'lose-reply':
       case 'lose-send': {
-        const which = this.random.pick(['any', 'sequential create', 'claim', 'release', 'result', 'delete', 'slot take', 'slot release'] as const);
+        const which = this.random.pick([
+          'any',
+          'sequential create',
+          'claim',
+          'release',
+          'result',
+          'delete',
+          'slot take',
+          'slot release',
+        ] as const);
         const filter = (op: string, path: string): boolean => {
           switch (which) {
             case 'any':
@@ -322,7 +374,13 @@ class Simulation {
         // Cut off for a while (others go on meanwhile), and now and then for longer than the session lasts: the client
         // then sends again through its next session what it had sent through the old one.
         const expireSession = this.random.chance(0.3);
-        const options = { expireSession, reconnectAfterMs: this.random.int(0, expireSession ? this.workload.sessionTimeoutMs : 200) };
+        const options = {
+          expireSession,
+          reconnectAfterMs: this.random.int(
+            0,
+            expireSession ? this.workload.sessionTimeoutMs : 200,
+          ),
+        };
         this.fault(
           `${kind === 'lose-reply' ? 'lose the next reply' : 'lose the next request'} (${which}) of ${target.name}${expireSession ? ', its session expiring' : ''}`,
         );
@@ -380,7 +438,16 @@ class Simulation {
   // ---- plans: building, watching them end, retrying and deleting them ----
 
   private addPlan(writer: SimWriter, spec: SimPlan['spec'], index: number): SimPlan {
-    const plan: SimPlan = { writer, spec, index, path: undefined, phase: 'waiting', checking: false, lastCheckAt: 0, retriesLeft: spec.retries };
+    const plan: SimPlan = {
+      writer,
+      spec,
+      index,
+      path: undefined,
+      phase: 'waiting',
+      checking: false,
+      lastCheckAt: 0,
+      retriesLeft: spec.retries,
+    };
     this.plans.push(plan);
     return plan;
   }
@@ -447,7 +514,9 @@ class Simulation {
             this.deletePlan(plan);
           }
         } catch (error) {
-          this.observer.note(`planStatus(${path}) failed: ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
+          this.observer.note(
+            `planStatus(${path}) failed: ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`,
+          );
         } finally {
           plan.checking = false;
         }
@@ -467,7 +536,9 @@ class Simulation {
           this.observer.note(`retryFailed(${path}) reset ${reset.join(', ') || 'nothing'}`);
           break;
         } catch (error) {
-          this.observer.note(`retryFailed(${path}) threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
+          this.observer.note(
+            `retryFailed(${path}) threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`,
+          );
           if (tries > 50) throw error;
           await sleep(100);
         }
@@ -486,7 +557,9 @@ class Simulation {
         `pausePlan(${path})`,
         async () => {
           const { running } = await plan.writer.zkPlan.control.pause(path, { abortRunning });
-          this.observer.note(`pausePlan(${path}) acknowledged; held: ${running.join(', ') || 'none'}`);
+          this.observer.note(
+            `pausePlan(${path}) acknowledged; held: ${running.join(', ') || 'none'}`,
+          );
           this.observer.pauseAcknowledged(path, running);
         },
         isPlanFinished,
@@ -511,7 +584,11 @@ class Simulation {
     plan.phase = 'cancelling';
     this.fault(`cancelPlan(${path})`);
     void this.act(async () => {
-      const refused = await this.repeat(`cancelPlan(${path})`, () => plan.writer.zkPlan.control.cancel(path, { reason: 'simulated' }), isPlanFinished);
+      const refused = await this.repeat(
+        `cancelPlan(${path})`,
+        () => plan.writer.zkPlan.control.cancel(path, { reason: 'simulated' }),
+        isPlanFinished,
+      );
       if (refused !== undefined) {
         // Finished before the cancel: it keeps the state it ended in, and the driver carries on with it.
         await this.checkFinished(path, refused);
@@ -520,7 +597,10 @@ class Simulation {
       }
       this.observer.cancelAcknowledged(path);
       const status = await this.checker.zkPlan.plans.status(path).catch(() => undefined);
-      if (status !== undefined && status.state !== 'cancelled') this.violate(`plan ${path} is ${status.state} after cancelPlan resolved, expected cancelled`);
+      if (status !== undefined && status.state !== 'cancelled')
+        this.violate(
+          `plan ${path} is ${status.state} after cancelPlan resolved, expected cancelled`,
+        );
       plan.endedAs = 'cancelled';
       this.deletePlan(plan);
     });
@@ -530,13 +610,19 @@ class Simulation {
    * Calls until the call goes through (undefined) or answers with an error `isAnswer` takes as
    * final (returned): as a user would, who tries again after a connection problem.
    */
-  private async repeat<E>(what: string, call: () => Promise<void>, isAnswer: (error: unknown) => error is E = neverAnAnswer): Promise<E | undefined> {
+  private async repeat<E>(
+    what: string,
+    call: () => Promise<void>,
+    isAnswer: (error: unknown) => error is E = neverAnAnswer,
+  ): Promise<E | undefined> {
     for (let tries = 0; ; tries++) {
       try {
         await call();
         return undefined;
       } catch (error) {
-        this.observer.note(`${what} threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
+        this.observer.note(
+          `${what} threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`,
+        );
         if (isAnswer(error)) return error;
         if (tries > 50) throw error;
         await sleep(100);
@@ -549,7 +635,9 @@ class Simulation {
     const status = await this.checker.zkPlan.plans.status(path).catch(() => undefined);
     if (status === undefined || status.state === refused.state) return;
     if (refused.state === 'failed' && status.state !== 'completed') return; // retried meanwhile: it may run again
-    this.violate(`${refused.action} of ${path} was refused as ${refused.state}, but the plan is ${status.state}`);
+    this.violate(
+      `${refused.action} of ${path} was refused as ${refused.state}, but the plan is ${status.state}`,
+    );
   }
 
   private deletePlan(plan: SimPlan): void {
@@ -567,7 +655,9 @@ class Simulation {
       try {
         await writer.zkPlan.plans.delete(path);
       } catch (error) {
-        this.observer.note(`deletePlan(${path}) threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`);
+        this.observer.note(
+          `deletePlan(${path}) threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`,
+        );
         if (tries > 50) throw error;
         await sleep(100);
       }
@@ -596,7 +686,8 @@ class Simulation {
   private reportUnended(): void {
     const stuck = this.plans.filter((plan) => plan.phase !== 'deleted');
     const details = stuck.map(
-      (plan) => `${plan.path ?? `plan #${plan.index}`} (${plan.phase})\n${plan.path && this.server.exists(plan.path) ? this.server.dump(plan.path) : ''}`,
+      (plan) =>
+        `${plan.path ?? `plan #${plan.index}`} (${plan.phase})\n${plan.path && this.server.exists(plan.path) ? this.server.dump(plan.path) : ''}`,
     );
     this.violate(
       `invariant 4: ${stuck.length} plan(s) did not end within ${END_WITHIN_MS / 60_000} min of simulated time after the last fault:\n${details.join('\n')}`,
@@ -607,10 +698,15 @@ class Simulation {
   private checkNothingLeft(): void {
     const liveSessions = new Set(this.server.sessions().map(({ sessionId }) => sessionId));
     const plans = [...this.observer.createdPlans];
-    const onPlan = (path: string): boolean => plans.some((plan) => path === plan || path.startsWith(`${plan}/`));
-    const watches = this.server.watches().filter((watch) => liveSessions.has(watch.sessionId) && onPlan(watch.path));
+    const onPlan = (path: string): boolean =>
+      plans.some((plan) => path === plan || path.startsWith(`${plan}/`));
+    const watches = this.server
+      .watches()
+      .filter((watch) => liveSessions.has(watch.sessionId) && onPlan(watch.path));
     if (watches.length > 0) {
-      this.violate(`invariant 5: watches left on deleted plans: ${watches.map((watch) => `${watch.clientName} ${watch.kind} ${watch.path}`).join(', ')}`);
+      this.violate(
+        `invariant 5: watches left on deleted plans: ${watches.map((watch) => `${watch.clientName} ${watch.kind} ${watch.path}`).join(', ')}`,
+      );
       return;
     }
     for (const process of this.processes) {
@@ -628,7 +724,9 @@ class Simulation {
         rememberedSettings: footprint.rememberedSettings,
       };
       if (Object.values(left).some((count) => count > 0)) {
-        this.violate(`invariant 5: ${process.name} still remembers deleted plans: ${JSON.stringify(left)}`);
+        this.violate(
+          `invariant 5: ${process.name} still remembers deleted plans: ${JSON.stringify(left)}`,
+        );
         return;
       }
     }
@@ -636,7 +734,8 @@ class Simulation {
 }
 
 /** A pause in simulated time. */
-const isPlanFinished = (error: unknown): error is PlanFinishedError => error instanceof PlanFinishedError;
+const isPlanFinished = (error: unknown): error is PlanFinishedError =>
+  error instanceof PlanFinishedError;
 const neverAnAnswer = (_error: unknown): _error is never => false;
 
 function sleep(ms: number): Promise<void> {

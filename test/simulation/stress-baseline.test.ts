@@ -13,14 +13,20 @@ import { firstViolation, report } from './seeds.js';
 const STRESS_MUTANTS = MUTANTS.filter((mutant) => mutant.simulation === 'plan-stress');
 
 describe('seeded simulation: the stress seeds recorded for the mutants pass on the product', () => {
-  it.each(STRESS_MUTANTS.map((mutant) => [mutant.searchFrom, mutant.name] as const))('stress seed %i (recorded for the mutant %s)', async (seed, name) => {
-    const failing = await firstViolation([seed], 'stress');
-    if (failing !== undefined)
-      expect.fail(
-        `stress seed ${seed}, recorded for the mutant ${name}, fails without the mutant too, so its catch proves nothing. Either the product ` +
-          `has a defect this seed finds, or the seed must change: search on with MUTANT_SEARCH_FROM=${seed + 1} npx vitest run --project 'mutant:${name}', ` +
-          `record the seed it names in test/mutants/mutants.ts, and run this test again.\n` +
-          report(failing, 'npx vitest run --project simulations test/simulation/stress-baseline.test.ts'),
-      );
-  });
+  it.each(STRESS_MUTANTS.map((mutant) => [mutant.searchFrom, mutant.name] as const))(
+    'stress seed %i (recorded for the mutant %s)',
+    async (seed, name) => {
+      const failing = await firstViolation([seed], 'stress');
+      if (failing !== undefined)
+        expect.fail(
+          `stress seed ${seed}, recorded for the mutant ${name}, fails without the mutant too, so its catch proves nothing. Either the product ` +
+            `has a defect this seed finds, or the seed must change: search on with MUTANT_SEARCH_FROM=${seed + 1} npx vitest run --project 'mutant:${name}', ` +
+            `record the seed it names in test/mutants/mutants.ts, and run this test again.\n` +
+            report(
+              failing,
+              'npx vitest run --project simulations test/simulation/stress-baseline.test.ts',
+            ),
+        );
+    },
+  );
 });

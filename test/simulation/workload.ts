@@ -62,9 +62,13 @@ export function drawWorkload(random: Prng, profile: WorkloadProfile = 'default')
   const singleProcess = !stress && random.chance(0.3);
   const processLoops = singleProcess
     ? [random.int(1, 3)]
-    : Array.from({ length: stress ? random.int(3, 4) : random.int(2, 3) }, () => random.int(stress ? 2 : 1, 3));
+    : Array.from({ length: stress ? random.int(3, 4) : random.int(2, 3) }, () =>
+        random.int(stress ? 2 : 1, 3),
+      );
   const writerCount = random.int(1, 2);
-  const writers = Array.from({ length: writerCount }, () => Array.from({ length: random.chance(0.3) ? 2 : 1 }, () => drawPlan(random, singleProcess)));
+  const writers = Array.from({ length: writerCount }, () =>
+    Array.from({ length: random.chance(0.3) ? 2 : 1 }, () => drawPlan(random, singleProcess)),
+  );
   return {
     processLoops,
     sessionTimeoutMs: random.int(1_000, 4_000),
@@ -81,7 +85,9 @@ function drawPlan(random: Prng, singleProcess: boolean): SimPlanSpec {
   const tasks: SimTaskParams[] = [];
   for (let label = 0; label < count; label++) {
     const inputCount = label === 0 ? 0 : random.int(0, Math.min(3, label));
-    const inputs = Array.from({ length: inputCount }, () => random.int(Math.max(0, label - 5), label - 1));
+    const inputs = Array.from({ length: inputCount }, () =>
+      random.int(Math.max(0, label - 5), label - 1),
+    );
     tasks.push({
       label,
       inputs,

@@ -22,7 +22,10 @@ afterEach(async () => {
 async function importAndRunElsewhere(
   snapshot: PlanSnapshot,
   four: string,
-): Promise<{ second: MemoryProcess; imported: { plan: string; tasks: Readonly<Record<string, string>> } }> {
+): Promise<{
+  second: MemoryProcess;
+  imported: { plan: string; tasks: Readonly<Record<string, string>> };
+}> {
   const runs: string[] = [];
   const second = processOn('second', runs, Promise.resolve());
   const imported = await second.zkPlan.snapshots.import(PARENT, snapshot);
@@ -40,17 +43,33 @@ function processOn(name: string, runs: string[], gate: Promise<void>): MemoryPro
 }
 
 /** one → two → three (gated, takes two and one) → four; `three` is caught running. Uninterrupted: 1, 3, 7, 11. */
-async function halfRunPlan(history: boolean): Promise<{ proc: MemoryProcess; runs: string[]; plan: string; names: string[]; release: () => void }> {
+async function halfRunPlan(history: boolean): Promise<{
+  proc: MemoryProcess;
+  runs: string[];
+  plan: string;
+  names: string[];
+  release: () => void;
+}> {
   const runs: string[] = [];
   let release: () => void = () => undefined;
   const proc = processOn('first', runs, new Promise<void>((resolve) => (release = resolve)));
   const plan = await proc.zkPlan.createPlan(PARENT, { history, failurePolicy: 'failFast' });
   const one = await proc.zkPlan.addTask(plan, call('count', 'one', 1));
   const two = await proc.zkPlan.addTask(plan, call('count', 'two', 2), [one]);
-  const three = await proc.zkPlan.addTask(plan, call('gated', 'three', 3), [two, one], { timeoutMs: 60_000 });
-  const four = await proc.zkPlan.addTask(plan, call('count', 'four', 4), [three], { keepResult: true, priority: 2 });
+  const three = await proc.zkPlan.addTask(plan, call('gated', 'three', 3), [two, one], {
+    timeoutMs: 60_000,
+  });
+  const four = await proc.zkPlan.addTask(plan, call('count', 'four', 4), [three], {
+    keepResult: true,
+    priority: 2,
+  });
   await proc.zkPlan.markAsReady(plan);
-  await expect.poll(async () => (await proc.zkPlan.plans.describe(plan)).tasks.find((task) => task.task === three)?.state).toBe('running');
+  await expect
+    .poll(
+      async () =>
+        (await proc.zkPlan.plans.describe(plan)).tasks.find((task) => task.task === three)?.state,
+    )
+    .toBe('running');
   return { proc, runs, plan, names: [one, two, three, four].map(nameOf), release };
 }
 
@@ -66,10 +85,28 @@ describe('exportPlan of a plan built with addTask', () => {
       tasks: {
         [one]: { fn: 'count', params: ['one', 1], options: { keepResult: false } },
         [two]: { fn: 'count', params: ['two', 2], options: { keepResult: false }, inputs: [one] },
-        [three]: { fn: 'gated', params: ['three', 3], options: { timeoutMs: 60_000 }, inputs: [two, one] },
-        [four]: { fn: 'count', params: ['four', 4], options: { keepResult: true, priority: 2 }, inputs: [three] },
+        [three]: {
+          fn: 'gated',
+          params: ['three', 3],
+          options: { timeoutMs: 60_000 },
+          inputs: [two, one],
+        },
+        [four]: {
+          fn: 'count',
+          params: ['four', 4],
+          options: { keepResult: true, priority: 2 },
+          inputs: [three],
+        },
       },
-      options: { failurePolicy: 'failFast', history: true, priority: 0, maxAttempts: 3, initialDelayMs: 1000, multiplier: 2, maxDelayMs: 60_000 },
+      options: {
+        failurePolicy: 'failFast',
+        history: true,
+        priority: 0,
+        maxAttempts: 3,
+        initialDelayMs: 1000,
+        multiplier: 2,
+        maxDelayMs: 60_000,
+      },
     });
     // Neither kept its result: it is found as the input `three` holds, through the history record's outputs.
     expect(snapshot.tasks).toEqual({
@@ -93,10 +130,22 @@ describe('exportPlan of a plan built with addTask', () => {
     expect(twoInput).toMatch(new RegExp(`^${three}/arg-\\d{10}$`));
     expect(oneInput).toMatch(new RegExp(`^${three}/arg-\\d{10}$`));
     expect(twoInput < oneInput).toBe(true); // argument order
-    expect(Object.keys(snapshot.spec.tasks).sort()).toEqual([three, twoInput, oneInput, four].sort());
+    expect(Object.keys(snapshot.spec.tasks).sort()).toEqual(
+      [three, twoInput, oneInput, four].sort(),
+    );
     expect(snapshot.spec.tasks[twoInput]).toEqual({ fn: UNKNOWN_FUNCTION, params: [] });
-    expect(snapshot.tasks[twoInput]).toEqual({ state: 'done', hasResult: true, result: 3, resultFrom: 'input' });
-    expect(snapshot.tasks[oneInput]).toEqual({ state: 'done', hasResult: true, result: 1, resultFrom: 'input' });
+    expect(snapshot.tasks[twoInput]).toEqual({
+      state: 'done',
+      hasResult: true,
+      result: 3,
+      resultFrom: 'input',
+    });
+    expect(snapshot.tasks[oneInput]).toEqual({
+      state: 'done',
+      hasResult: true,
+      result: 1,
+      resultFrom: 'input',
+    });
     expect(snapshot.gaps).toEqual([expect.stringContaining('the plan keeps no history')]);
 
     // Imported where `zk-plan:unknown` is not registered: done tasks are never called.
@@ -107,12 +156,16 @@ describe('exportPlan of a plan built with addTask', () => {
     const runs: string[] = [];
     const proc = processOn('first', runs, Promise.resolve());
     const plan = await proc.zkPlan.createPlan(PARENT, { history: false });
-    const kept = await proc.zkPlan.addTask(plan, call('count', 'kept', 5), [], { keepResult: true });
+    const kept = await proc.zkPlan.addTask(plan, call('count', 'kept', 5), [], {
+      keepResult: true,
+    });
     await proc.zkPlan.markAsReady(plan);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     const snapshot = await proc.zkPlan.snapshots.export(plan);
     expect(snapshot.spec.tasks).toEqual({ [nameOf(kept)]: { fn: UNKNOWN_FUNCTION, params: [] } });
-    expect(snapshot.tasks).toEqual({ [nameOf(kept)]: { state: 'done', hasResult: true, result: 5, resultFrom: 'kept' } });
+    expect(snapshot.tasks).toEqual({
+      [nameOf(kept)]: { state: 'done', hasResult: true, result: 5, resultFrom: 'kept' },
+    });
 
     // No worker allows inline functions: the task stays to run.
     const withInline = await proc.zkPlan.createPlan(PARENT);
@@ -121,7 +174,10 @@ describe('exportPlan of a plan built with addTask', () => {
       inline(() => 1),
     );
     await proc.zkPlan.markAsReady(withInline);
-    const error = await expectRejects(() => proc.zkPlan.snapshots.export(withInline), SnapshotError);
+    const error = await expectRejects(
+      () => proc.zkPlan.snapshots.export(withInline),
+      SnapshotError,
+    );
     expect([error.code, error.key]).toEqual(['SNAPSHOT_UNDERIVABLE', nameOf(sandboxed)]);
   });
 });

@@ -12,7 +12,15 @@ import { encodeValue } from '../../src/serialization/codec.js';
 import type { PlanSpec } from '../../src/spec/plan-spec.js';
 import { MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { writeValue } from '../../src/zk/chunked-value.js';
-import { DEP_PREFIX, OWNER, READY, RESULT, childPath, keptResultPathFor, serialOf } from '../../src/zk/layout.js';
+import {
+  DEP_PREFIX,
+  OWNER,
+  READY,
+  RESULT,
+  childPath,
+  keptResultPathFor,
+  serialOf,
+} from '../../src/zk/layout.js';
 import { snapshotFunctions } from '../support/snapshot-fixture.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 
@@ -54,10 +62,14 @@ async function bench(spec: PlanSpec = SPEC): Promise<Bench> {
 
 /** The dep-N of `dependent` that `producer` feeds (through the producer's prov-* link). */
 async function depFedBy(b: Bench, producer: string, dependent: string): Promise<string> {
-  const children = b.server.children(b.tasks[dependent] as string).filter((name) => name.startsWith(DEP_PREFIX));
+  const children = b.server
+    .children(b.tasks[dependent] as string)
+    .filter((name) => name.startsWith(DEP_PREFIX));
   for (const name of children) {
     const dep = childPath(b.tasks[dependent] as string, name);
-    const links = b.server.children(b.tasks[producer] as string).map((prov) => b.server.getData(childPath(b.tasks[producer] as string, prov))?.toString());
+    const links = b.server
+      .children(b.tasks[producer] as string)
+      .map((prov) => b.server.getData(childPath(b.tasks[producer] as string, prov))?.toString());
     if (links.some((link) => link !== undefined && link.includes(dep))) return dep;
   }
   throw new Error(`no dep of ${dependent} is fed by ${producer}`);
@@ -66,14 +78,19 @@ async function depFedBy(b: Bench, producer: string, dependent: string): Promise<
 /** What a worker does when it hands `value` on to `dependent`: arg-N written, dep-N removed. */
 async function handOn(b: Bench, dep: string, value: unknown): Promise<void> {
   const serial = serialOf(dep.slice(dep.lastIndexOf('/') + 1), DEP_PREFIX) as string;
-  await writeValue(b.hand.zk, childPath(dep.slice(0, dep.lastIndexOf('/')), `arg-${serial}`), encodeValue(value, 'test'));
+  await writeValue(
+    b.hand.zk,
+    childPath(dep.slice(0, dep.lastIndexOf('/')), `arg-${serial}`),
+    encodeValue(value, 'test'),
+  );
   await b.hand.zk.delete(dep);
 }
 
 /** Leaves only `keep` of the task's children, as a deletion stopped at that point does. */
 async function deleteAllBut(b: Bench, key: string, keep: readonly string[]): Promise<void> {
   const task = b.tasks[key] as string;
-  for (const name of b.server.children(task)) if (!keep.includes(name)) await b.hand.zk.deleteRecursive(childPath(task, name));
+  for (const name of b.server.children(task))
+    if (!keep.includes(name)) await b.hand.zk.deleteRecursive(childPath(task, name));
 }
 
 async function writeOwner(b: Bench, key: string): Promise<void> {
@@ -81,7 +98,10 @@ async function writeOwner(b: Bench, key: string): Promise<void> {
 }
 
 /** An exporter whose reads run `before` first: a worker or user acting between two reads of the export. */
-function exporterWithHook(b: Bench, before: (op: 'tryGetData' | 'tryGetChildren', path: string) => Promise<void>): ZkPlan<MemoryZkClient> {
+function exporterWithHook(
+  b: Bench,
+  before: (op: 'tryGetData' | 'tryGetChildren', path: string) => Promise<void>,
+): ZkPlan<MemoryZkClient> {
   const client = b.server.connect({ name: 'exporter' });
   const hooked = new Proxy(client, {
     get(target, property) {
@@ -94,21 +114,36 @@ function exporterWithHook(b: Bench, before: (op: 'tryGetData' | 'tryGetChildren'
       };
     },
   });
-  const zkPlan = new ZkPlan(hooked, new FunctionRegistry(), { container: container.createChildContainer() });
+  const zkPlan = new ZkPlan(hooked, new FunctionRegistry(), {
+    container: container.createChildContainer(),
+  });
   open.push(zkPlan);
   return zkPlan;
 }
 
 /** Imports on a new server and runs it to the end; the labels of the functions that ran, and each key's result. */
-async function runElsewhere(snapshot: unknown): Promise<{ runs: string[]; results: Record<string, unknown> }> {
+async function runElsewhere(
+  snapshot: unknown,
+): Promise<{ runs: string[]; results: Record<string, unknown> }> {
   const runs: string[] = [];
-  const proc = memoryProcess(new MemoryZooKeeper(), 'elsewhere', snapshotFunctions(runs, false, Promise.resolve()));
+  const proc = memoryProcess(
+    new MemoryZooKeeper(),
+    'elsewhere',
+    snapshotFunctions(runs, false, Promise.resolve()),
+  );
   open.push(proc.zkPlan);
   proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
-  const imported = await proc.zkPlan.snapshots.import(PARENT, superjson.parse(superjson.stringify(snapshot)));
+  const imported = await proc.zkPlan.snapshots.import(
+    PARENT,
+    superjson.parse(superjson.stringify(snapshot)),
+  );
   await proc.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
   const results = Object.fromEntries(
-    await Promise.all(Object.entries(imported.tasks).map(async ([key, task]) => [key, await proc.zkPlan.getResult(task)] as const)),
+    await Promise.all(
+      Object.entries(imported.tasks).map(
+        async ([key, task]) => [key, await proc.zkPlan.getResult(task)] as const,
+      ),
+    ),
   );
   return { runs: runs.sort(), results };
 }
@@ -125,11 +160,17 @@ describe('exportPlan of a task whose deletion has begun', () => {
     await deleteAllBut(b, 'p1', [OWNER]);
     await b.hand.zk.create(
       childPath(b.tasks['p2'] as string, RESULT),
-      Buffer.from(superjson.stringify({ zkPlanChunked: 1, bytes: 9, chunks: 1, sha256: '0'.repeat(64) })),
+      Buffer.from(
+        superjson.stringify({ zkPlanChunked: 1, bytes: 9, chunks: 1, sha256: '0'.repeat(64) }),
+      ),
     );
     await deleteAllBut(b, 'p2', [RESULT]);
     // d finished (its result kept) and is deleting: `owner` left, and so far nothing else removed but `ready`.
-    await writeValue(b.hand.zk, keptResultPathFor(b.tasks['d'] as string), encodeValue(4020, 'test'));
+    await writeValue(
+      b.hand.zk,
+      keptResultPathFor(b.tasks['d'] as string),
+      encodeValue(4020, 'test'),
+    );
     await writeOwner(b, 'd');
     await b.hand.zk.delete(childPath(b.tasks['d'] as string, READY));
 
@@ -152,12 +193,18 @@ describe('exportPlan of a task whose deletion has begun', () => {
     await writeOwner(b, 'p1');
     await b.hand.zk.create(
       childPath(b.tasks['p1'] as string, RESULT),
-      Buffer.from(superjson.stringify({ zkPlanChunked: 1, bytes: 9, chunks: 1, sha256: '0'.repeat(64) })),
+      Buffer.from(
+        superjson.stringify({ zkPlanChunked: 1, bytes: 9, chunks: 1, sha256: '0'.repeat(64) }),
+      ),
     );
     // p2 finished and handed on; its `result` is complete when listed, and gone (with `ready`) when read.
     await handOn(b, await depFedBy(b, 'p2', 'd'), 20);
     await handOn(b, await depFedBy(b, 'p2', 'f'), 20);
-    await writeValue(b.hand.zk, childPath(b.tasks['p2'] as string, RESULT), encodeValue(20, 'test'));
+    await writeValue(
+      b.hand.zk,
+      childPath(b.tasks['p2'] as string, RESULT),
+      encodeValue(20, 'test'),
+    );
     await writeOwner(b, 'p2');
     const p2Result = childPath(b.tasks['p2'] as string, RESULT);
     let raced = false;
@@ -169,7 +216,12 @@ describe('exportPlan of a task whose deletion has begun', () => {
     const snapshot = await exporter.snapshots.export(b.plan);
     expect(raced).toBe(true);
     expect(snapshot.tasks['p1']).toEqual({ state: 'running', failedTries: 0 });
-    expect(snapshot.tasks['p2']).toEqual({ state: 'done', hasResult: true, result: 20, resultFrom: 'input' });
+    expect(snapshot.tasks['p2']).toEqual({
+      state: 'done',
+      hasResult: true,
+      result: 20,
+      resultFrom: 'input',
+    });
     expect(snapshot.tasks['f']).toEqual({ state: 'runnable', failedTries: 0 });
   });
 });
@@ -184,16 +236,32 @@ describe('exportPlan of an input held by a dependent', () => {
     await b.hand.zk.deleteRecursive(b.tasks['p1'] as string);
     await b.hand.zk.deleteRecursive(b.tasks['p2'] as string);
     // d ran (4020, kept) and its deletion removed `ready` and p1's arg so far: its one slot left is p2's, at position 0.
-    await writeValue(b.hand.zk, keptResultPathFor(b.tasks['d'] as string), encodeValue(4020, 'test'));
+    await writeValue(
+      b.hand.zk,
+      keptResultPathFor(b.tasks['d'] as string),
+      encodeValue(4020, 'test'),
+    );
     await writeOwner(b, 'd');
-    const dChildren = b.server.children(b.tasks['d'] as string).filter((name) => name.startsWith('arg-'));
+    const dChildren = b.server
+      .children(b.tasks['d'] as string)
+      .filter((name) => name.startsWith('arg-'));
     const first = dChildren.sort()[0] as string; // p1 is d's first input: its arg has the lower serial
     await b.hand.zk.delete(childPath(b.tasks['d'] as string, first));
     await b.hand.zk.delete(childPath(b.tasks['d'] as string, READY));
 
     const snapshot = await b.hand.zkPlan.snapshots.export(b.plan);
-    expect(snapshot.tasks['p1']).toEqual({ state: 'done', hasResult: true, result: 4000, resultFrom: 'input' });
-    expect(snapshot.tasks['p2']).toEqual({ state: 'done', hasResult: true, result: 20, resultFrom: 'input' });
+    expect(snapshot.tasks['p1']).toEqual({
+      state: 'done',
+      hasResult: true,
+      result: 4000,
+      resultFrom: 'input',
+    });
+    expect(snapshot.tasks['p2']).toEqual({
+      state: 'done',
+      hasResult: true,
+      result: 20,
+      resultFrom: 'input',
+    });
     const elsewhere = await runElsewhere(snapshot);
     expect(elsewhere.runs).toEqual(['e', 'f']);
     expect(elsewhere.results).toMatchObject({ e: 4001, f: 20 });
@@ -204,17 +272,20 @@ describe('exportPlan of a plan removed while it is read', () => {
   it.each([
     ['cancelled', (b: Bench) => b.hand.zkPlan.control.cancel(b.plan), 'SNAPSHOT_PLAN_CANCELLED'],
     ['deleted', (b: Bench) => b.hand.zkPlan.plans.delete(b.plan), 'PLAN_NOT_FOUND'],
-  ] as const)('refuses a plan %s after its first task was read, instead of giving never-run tasks as done', async (_what, remove, code) => {
-    const b = await bench();
-    let removed = false;
-    const exporter = exporterWithHook(b, async (op, path) => {
-      if (op !== 'tryGetChildren' || path !== b.tasks['e'] || removed) return;
-      removed = true;
-      await remove(b);
-    });
-    await expect(exporter.snapshots.export(b.plan)).rejects.toMatchObject({ code, path: b.plan });
-    expect(removed).toBe(true);
-  });
+  ] as const)(
+    'refuses a plan %s after its first task was read, instead of giving never-run tasks as done',
+    async (_what, remove, code) => {
+      const b = await bench();
+      let removed = false;
+      const exporter = exporterWithHook(b, async (op, path) => {
+        if (op !== 'tryGetChildren' || path !== b.tasks['e'] || removed) return;
+        removed = true;
+        await remove(b);
+      });
+      await expect(exporter.snapshots.export(b.plan)).rejects.toMatchObject({ code, path: b.plan });
+      expect(removed).toBe(true);
+    },
+  );
 });
 
 describe('importPlan whose write fails', () => {
@@ -223,15 +294,25 @@ describe('importPlan whose write fails', () => {
     const snapshot = await source.hand.zkPlan.snapshots.export(source.plan);
     const target = new MemoryZooKeeper();
     const runs: string[] = [];
-    const importer = memoryProcess(target, 'importer', snapshotFunctions(runs, false, Promise.resolve()));
+    const importer = memoryProcess(
+      target,
+      'importer',
+      snapshotFunctions(runs, false, Promise.resolve()),
+    );
     open.push(importer.zkPlan);
-    importer.zk.loseNextReply((op, path) => op === 'create' && path.includes('/task-') && path.endsWith(`/${DEP_PREFIX}`));
-    await expect(importer.zkPlan.snapshots.import(PARENT, snapshot)).rejects.toMatchObject({ code: 'CONNECTION_LOSS' });
+    importer.zk.loseNextReply(
+      (op, path) => op === 'create' && path.includes('/task-') && path.endsWith(`/${DEP_PREFIX}`),
+    );
+    await expect(importer.zkPlan.snapshots.import(PARENT, snapshot)).rejects.toMatchObject({
+      code: 'CONNECTION_LOSS',
+    });
     expect(target.children(PARENT)).toEqual([]);
     importer.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     const imported = await importer.zkPlan.snapshots.import(PARENT, snapshot);
     await importer.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
     expect(runs.sort()).toEqual(['d', 'e', 'f', 'p1', 'p2']);
-    expect(target.children(PARENT).filter((name) => name.startsWith('plan-'))).toEqual([imported.plan.slice(PARENT.length + 1)]);
+    expect(target.children(PARENT).filter((name) => name.startsWith('plan-'))).toEqual([
+      imported.plan.slice(PARENT.length + 1),
+    ]);
   });
 });

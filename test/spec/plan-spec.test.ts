@@ -36,16 +36,36 @@ describe('checkPlanSpec', () => {
   });
 
   it('names the task and the problem, with a stable code for each', () => {
-    expect(problem({ tasks: { a: { fn: 'load', inputs: ['nope'] } } })).toEqual({ code: 'SPEC_UNKNOWN_INPUT', key: 'a' });
+    expect(problem({ tasks: { a: { fn: 'load', inputs: ['nope'] } } })).toEqual({
+      code: 'SPEC_UNKNOWN_INPUT',
+      key: 'a',
+    });
     expect(
       problem({
-        tasks: { a: { fn: 'load', inputs: ['b'] }, b: { fn: 'load', inputs: ['c'] }, c: { fn: 'load', inputs: ['a'] }, d: { fn: 'sum', inputs: ['a'] } },
+        tasks: {
+          a: { fn: 'load', inputs: ['b'] },
+          b: { fn: 'load', inputs: ['c'] },
+          c: { fn: 'load', inputs: ['a'] },
+          d: { fn: 'sum', inputs: ['a'] },
+        },
       }).code,
     ).toBe('SPEC_CYCLE');
-    expect(problem({ tasks: { a: { fn: 'missing' } } })).toEqual({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'a' });
-    expect(problem({ tasks: { a: { fn: 'load', params: [() => 1] } } })).toEqual({ code: 'SPEC_UNSERIALIZABLE', key: 'a' });
-    expect(problem({ tasks: { a: { fn: 'load', params: [{ $param: 'region' }] } } })).toEqual({ code: 'SPEC_MISSING_PARAM', key: 'a' });
-    expect(problem({ tasks: { a: { fn: 'load', extra: 1 } } })).toEqual({ code: 'SPEC_INVALID', key: 'a' });
+    expect(problem({ tasks: { a: { fn: 'missing' } } })).toEqual({
+      code: 'SPEC_UNKNOWN_FUNCTION',
+      key: 'a',
+    });
+    expect(problem({ tasks: { a: { fn: 'load', params: [() => 1] } } })).toEqual({
+      code: 'SPEC_UNSERIALIZABLE',
+      key: 'a',
+    });
+    expect(problem({ tasks: { a: { fn: 'load', params: [{ $param: 'region' }] } } })).toEqual({
+      code: 'SPEC_MISSING_PARAM',
+      key: 'a',
+    });
+    expect(problem({ tasks: { a: { fn: 'load', extra: 1 } } })).toEqual({
+      code: 'SPEC_INVALID',
+      key: 'a',
+    });
     expect(problem({ tasks: {} })).toEqual({ code: 'SPEC_INVALID', key: undefined });
     expect(problem(null).code).toBe('SPEC_INVALID');
   });
@@ -54,7 +74,14 @@ describe('checkPlanSpec', () => {
     const error = expectThrows(
       () =>
         checkPlanSpec(
-          { tasks: { x: { fn: 'load' }, a: { fn: 'load', inputs: ['x', 'b'] }, b: { fn: 'load', inputs: ['a'] }, c: { fn: 'sum', inputs: ['b'] } } },
+          {
+            tasks: {
+              x: { fn: 'load' },
+              a: { fn: 'load', inputs: ['x', 'b'] },
+              b: { fn: 'load', inputs: ['a'] },
+              c: { fn: 'sum', inputs: ['b'] },
+            },
+          },
           context,
         ),
       PlanSpecError,
@@ -63,11 +90,22 @@ describe('checkPlanSpec', () => {
   });
 
   it('checks function names against live workers when there are any', () => {
-    expect(problem({ tasks: { a: { fn: 'load' } } }, { ...context, registered: [], live: [['sum'], ['other']] } as never)).toEqual({
+    expect(
+      problem({ tasks: { a: { fn: 'load' } } }, {
+        ...context,
+        registered: [],
+        live: [['sum'], ['other']],
+      } as never),
+    ).toEqual({
       code: 'SPEC_UNKNOWN_FUNCTION',
       key: 'a',
     });
-    expect(checkPlanSpec({ tasks: { a: { fn: 'load' } } }, { registered: [], live: [['sum'], []], params: {} }).order).toEqual(['a']); // [] runs anything
+    expect(
+      checkPlanSpec(
+        { tasks: { a: { fn: 'load' } } },
+        { registered: [], live: [['sum'], []], params: {} },
+      ).order,
+    ).toEqual(['a']); // [] runs anything
   });
 });
 
@@ -75,21 +113,47 @@ describe('checkPlanSpec: the built-in shell function', () => {
   const shellSpec = (params: unknown[]): unknown => ({ tasks: { dump: { fn: 'shell', params } } });
 
   it('is known to every registry, and its params are checked once placeholders are filled', () => {
-    const checked = checkPlanSpec(shellSpec([{ command: 'pg_dump', args: [{ $param: 'db' }] }]), { registered: ['load'], params: { db: 'sales' } });
-    expect(checked.tasks.get('dump')).toMatchObject({ fn: 'shell', params: [{ command: 'pg_dump', args: ['sales'] }] });
-    const bad = expectThrows(() => checkPlanSpec(shellSpec([{ command: 'ls', args: [{ $param: 'n' }] }]), { registered: [], params: { n: 7 } }), PlanSpecError);
+    const checked = checkPlanSpec(shellSpec([{ command: 'pg_dump', args: [{ $param: 'db' }] }]), {
+      registered: ['load'],
+      params: { db: 'sales' },
+    });
+    expect(checked.tasks.get('dump')).toMatchObject({
+      fn: 'shell',
+      params: [{ command: 'pg_dump', args: ['sales'] }],
+    });
+    const bad = expectThrows(
+      () =>
+        checkPlanSpec(shellSpec([{ command: 'ls', args: [{ $param: 'n' }] }]), {
+          registered: [],
+          params: { n: 7 },
+        }),
+      PlanSpecError,
+    );
     expect(bad).toMatchObject({ code: 'SPEC_PARAM_INVALID', key: 'dump' });
     expect(bad.message).toContain('its shell call is invalid: "args" must be an array of strings');
   });
 
   it('is refused while live workers run but none allows shell tasks, and accepted once one does', () => {
     const refused = expectThrows(
-      () => checkPlanSpec(shellSpec([{ command: 'ls' }]), { registered: [], live: [[]], liveShell: false, params: {} }),
+      () =>
+        checkPlanSpec(shellSpec([{ command: 'ls' }]), {
+          registered: [],
+          live: [[]],
+          liveShell: false,
+          params: {},
+        }),
       PlanSpecError,
     );
     expect(refused).toMatchObject({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'dump' });
     expect(refused.message).toContain('zk-plan worker --allow-shell');
-    expect(checkPlanSpec(shellSpec([{ command: 'ls' }]), { registered: [], live: [['load']], liveShell: true, params: {} }).order).toEqual(['dump']);
+    expect(
+      checkPlanSpec(shellSpec([{ command: 'ls' }]), {
+        registered: [],
+        live: [['load']],
+        liveShell: true,
+        params: {},
+      }).order,
+    ).toEqual(['dump']);
   });
 });
 
@@ -101,7 +165,10 @@ describe('submitPlan', () => {
 
   const functions = (): FunctionRegistry =>
     new FunctionRegistry()
-      .register('load', (ctx: TaskContext<unknown[]>) => `${String(ctx.params[0])}:${String(ctx.params[1] ?? '')}`)
+      .register(
+        'load',
+        (ctx: TaskContext<unknown[]>) => `${String(ctx.params[0])}:${String(ctx.params[1] ?? '')}`,
+      )
       .register('join', (_ctx: TaskContext<unknown[]>, ...inputs: string[]) => inputs.join('|'));
 
   it('builds, readies and runs the spec; returns each task path by key', async () => {
@@ -115,18 +182,31 @@ describe('submitPlan', () => {
         us: { fn: 'load', params: ['us', { $param: 'date' }] },
       },
     };
-    const { plan, tasks } = await proc.zkPlan.submitPlan(PARENT, spec, { params: { date: '2026-11-22' } });
+    const { plan, tasks } = await proc.zkPlan.submitPlan(PARENT, spec, {
+      params: { date: '2026-11-22' },
+    });
     expect(Object.keys(tasks).sort()).toEqual(['eu', 'report', 'us']);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
-    expect(await proc.zkPlan.getResult(tasks['report'] as string)).toBe('eu:2026-11-22|us:2026-11-22|eu:2026-11-22');
+    expect(await proc.zkPlan.getResult(tasks['report'] as string)).toBe(
+      'eu:2026-11-22|us:2026-11-22|eu:2026-11-22',
+    );
   });
 
   it('writes nothing when the spec has a problem (a bad option of one task included)', async () => {
     const server = new MemoryZooKeeper();
     const proc = memoryProcess(server, 'a', functions());
     processes.push(proc);
-    await expectRejects(() => proc.zkPlan.submitPlan(PARENT, { tasks: { a: { fn: 'load', inputs: ['ghost'] } } }), PlanSpecError);
-    const bad = await expectRejects(() => proc.zkPlan.submitPlan(PARENT, { tasks: { a: { fn: 'load', options: { timeoutMs: 1.5 } } } }), PlanSpecError);
+    await expectRejects(
+      () => proc.zkPlan.submitPlan(PARENT, { tasks: { a: { fn: 'load', inputs: ['ghost'] } } }),
+      PlanSpecError,
+    );
+    const bad = await expectRejects(
+      () =>
+        proc.zkPlan.submitPlan(PARENT, {
+          tasks: { a: { fn: 'load', options: { timeoutMs: 1.5 } } },
+        }),
+      PlanSpecError,
+    );
     expect(bad).toMatchObject({ code: 'SPEC_INVALID', key: 'a' });
     expect(server.exists(PARENT)).toBe(false);
   });
@@ -136,13 +216,21 @@ describe('submitPlan', () => {
     const submitter = memoryProcess(server, 'submitter'); // registers nothing
     processes.push(submitter);
     const spec = { tasks: { report: { fn: 'report' } } };
-    const refused = await expectRejects(() => submitter.zkPlan.submitPlan(PARENT, spec), PlanSpecError);
+    const refused = await expectRejects(
+      () => submitter.zkPlan.submitPlan(PARENT, spec),
+      PlanSpecError,
+    );
     expect(refused).toMatchObject({ code: 'SPEC_UNKNOWN_FUNCTION', key: 'report' });
     expect(refused.message).toContain('nothing knows "report"');
     expect(server.exists(PARENT)).toBe(false);
-    await expectRejects(() => submitter.zkPlan.submitPlan(PARENT, spec, { allowUnknownFunctions: 'yes' as never }), InvalidArgumentError);
+    await expectRejects(
+      () => submitter.zkPlan.submitPlan(PARENT, spec, { allowUnknownFunctions: 'yes' as never }),
+      InvalidArgumentError,
+    );
 
-    const allowed = await submitter.zkPlan.submitPlan(PARENT, spec, { allowUnknownFunctions: true });
+    const allowed = await submitter.zkPlan.submitPlan(PARENT, spec, {
+      allowUnknownFunctions: true,
+    });
     expect(Object.keys(allowed.tasks)).toEqual(['report']);
 
     // A live worker of the parent that registers it vouches for it; one that does not refuses as before.
@@ -153,10 +241,17 @@ describe('submitPlan', () => {
     );
     processes.push(worker);
     worker.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
-    await vi.waitFor(async () => expect(await submitter.zkPlan.listWorkers(PARENT)).toHaveLength(1));
+    await vi.waitFor(async () =>
+      expect(await submitter.zkPlan.listWorkers(PARENT)).toHaveLength(1),
+    );
     const vouched = await submitter.zkPlan.submitPlan(PARENT, spec);
     await submitter.zkPlan.waitForCompletion(vouched.plan, { timeoutMs: 10_000 });
-    const other = await expectRejects(() => submitter.zkPlan.submitPlan(PARENT, { tasks: { load: { fn: 'load' } } }), PlanSpecError);
-    expect(other.message).toBe('Plan spec, task "load": no live worker of the parent registers "load"');
+    const other = await expectRejects(
+      () => submitter.zkPlan.submitPlan(PARENT, { tasks: { load: { fn: 'load' } } }),
+      PlanSpecError,
+    );
+    expect(other.message).toBe(
+      'Plan spec, task "load": no live worker of the parent registers "load"',
+    );
   });
 });

@@ -8,7 +8,8 @@ import type { PlanSpec } from '../../src/spec/plan-spec.js';
 import { expectThrows } from '../support/expect-error.js';
 import { SNAPSHOT_SPEC } from '../support/snapshot-fixture.js';
 
-const selected = (spec: PlanSpec, from: string, failed: readonly string[] = []): string[] => [...rerunSelection(spec, from, failed)].sort();
+const selected = (spec: PlanSpec, from: string, failed: readonly string[] = []): string[] =>
+  [...rerunSelection(spec, from, failed)].sort();
 
 /** a → b → d, a → c → d, d → e; f alone; g takes a twice. */
 const DIAMOND: PlanSpec = {
@@ -39,7 +40,9 @@ describe('rerunSelection (which tasks a rerun runs again)', () => {
   });
 
   it("'failed' means the failed tasks even when a task is keyed so", () => {
-    const spec: PlanSpec = { tasks: { failed: { fn: 'f' }, after: { fn: 'f', inputs: ['failed'] }, other: { fn: 'f' } } };
+    const spec: PlanSpec = {
+      tasks: { failed: { fn: 'f' }, after: { fn: 'f', inputs: ['failed'] }, other: { fn: 'f' } },
+    };
     expect(selected(spec, 'failed', ['other'])).toEqual(['other']);
   });
 
@@ -48,16 +51,29 @@ describe('rerunSelection (which tasks a rerun runs again)', () => {
     expect([error.code, error.key]).toEqual(['RERUN_UNKNOWN_KEY', 'nope']);
     expect(error.message).toContain('its keys: extract, clean, report, audit, flaky, late');
     // Not a key because it is an inherited property name.
-    expect(expectThrows(() => rerunSelection(SNAPSHOT_SPEC, 'toString', []), SnapshotError).code).toBe('RERUN_UNKNOWN_KEY');
+    expect(
+      expectThrows(() => rerunSelection(SNAPSHOT_SPEC, 'toString', []), SnapshotError).code,
+    ).toBe('RERUN_UNKNOWN_KEY');
   });
 
   it("refuses 'failed' when nothing failed", () => {
-    expect(expectThrows(() => rerunSelection(SNAPSHOT_SPEC, 'failed', []), SnapshotError).code).toBe('RERUN_NOTHING_FAILED');
+    expect(
+      expectThrows(() => rerunSelection(SNAPSHOT_SPEC, 'failed', []), SnapshotError).code,
+    ).toBe('RERUN_NOTHING_FAILED');
   });
 });
 
 describe('rerunSnapshot and rerunFrom (the snapshot a rerun imports, and its options)', () => {
-  const failure = { type: 'PermanentError', message: 'no', code: 'PERMANENT', stack: undefined, retryable: false, attempts: 1, workerId: 'w', at: new Date(0) };
+  const failure = {
+    type: 'PermanentError',
+    message: 'no',
+    code: 'PERMANENT',
+    stack: undefined,
+    retryable: false,
+    attempts: 1,
+    workerId: 'w',
+    at: new Date(0),
+  };
   const snapshot: PlanSnapshot = {
     format: 'zk-plan-snapshot',
     version: 1,
@@ -93,7 +109,14 @@ describe('rerunSnapshot and rerunFrom (the snapshot a rerun imports, and its opt
 
   it('checks the options, naming the plan', () => {
     expect(rerunFrom('/p/plan-1', { from: 'clean' })).toBe('clean');
-    for (const options of [undefined, null, {}, { from: '' }, { from: 3 }, { from: 'clean', extra: true }]) {
+    for (const options of [
+      undefined,
+      null,
+      {},
+      { from: '' },
+      { from: 3 },
+      { from: 'clean', extra: true },
+    ]) {
       const error = expectThrows(() => rerunFrom('/p/plan-1', options), InvalidArgumentError);
       expect(error.path).toBe('/p/plan-1');
     }

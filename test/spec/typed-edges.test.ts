@@ -95,21 +95,46 @@ describe('typed edges', () => {
   it('register refuses what is not a Standard Schema, naming the function', () => {
     const registry = new FunctionRegistry();
     const fn = (): number => 1;
-    expect(expectThrows(() => registry.register('f', fn, { result: { parse: () => 1 } as never }), InvalidArgumentError).message).toContain("function 'f'");
-    expect(expectThrows(() => registry.register('g', fn, { inputs: [z.number(), 3 as never] }), InvalidArgumentError).argument).toBe('schemas.inputs');
-    expect(expectThrows(() => registry.register('h', fn, { output: z.number() } as never), InvalidArgumentError).message).toContain('unknown field "output"');
+    expect(
+      expectThrows(
+        () => registry.register('f', fn, { result: { parse: () => 1 } as never }),
+        InvalidArgumentError,
+      ).message,
+    ).toContain("function 'f'");
+    expect(
+      expectThrows(
+        () => registry.register('g', fn, { inputs: [z.number(), 3 as never] }),
+        InvalidArgumentError,
+      ).argument,
+    ).toBe('schemas.inputs');
+    expect(
+      expectThrows(
+        () => registry.register('h', fn, { output: z.number() } as never),
+        InvalidArgumentError,
+      ).message,
+    ).toContain('unknown field "output"');
     expect(registry.names()).toEqual([]); // nothing half-registered
   });
 
   it('submit refuses a wrong number of params or inputs, an invalid param and a mismatched edge, writing nothing', async () => {
     const ran: string[] = [];
     const { zkPlan, zk } = setUp(ran);
-    const refused = async (spec: PlanSpec, params: Record<string, unknown> = {}): Promise<{ code: string; key: string | undefined; message: string }> => {
-      const error = await expectRejects(() => zkPlan.submitPlan(PARENT, spec, { params }), PlanSpecError);
+    const refused = async (
+      spec: PlanSpec,
+      params: Record<string, unknown> = {},
+    ): Promise<{ code: string; key: string | undefined; message: string }> => {
+      const error = await expectRejects(
+        () => zkPlan.submitPlan(PARENT, spec, { params }),
+        PlanSpecError,
+      );
       return { code: error.code, key: error.key, message: error.message };
     };
     // Arity, from zod and from valibot schemas.
-    expect(await refused({ tasks: { n: { fn: 'count', params: [1] }, d: { fn: 'double', inputs: ['n', 'n'] } } })).toMatchObject({
+    expect(
+      await refused({
+        tasks: { n: { fn: 'count', params: [1] }, d: { fn: 'double', inputs: ['n', 'n'] } },
+      }),
+    ).toMatchObject({
       code: 'SPEC_ARITY',
       key: 'd',
     });
@@ -118,25 +143,44 @@ describe('typed edges', () => {
       key: 's',
       message: expect.stringContaining('takes 1 input(s)'),
     });
-    expect(await refused({ tasks: { r: { fn: 'region', params: [] } } })).toMatchObject({ code: 'SPEC_ARITY', key: 'r' });
+    expect(await refused({ tasks: { r: { fn: 'region', params: [] } } })).toMatchObject({
+      code: 'SPEC_ARITY',
+      key: 'r',
+    });
     // Param values are known at submit: checked by each library's own schema.
-    expect(await refused({ tasks: { r: { fn: 'region', params: [{ $param: 'region' }] } } }, { region: 'x' })).toMatchObject({
+    expect(
+      await refused(
+        { tasks: { r: { fn: 'region', params: [{ $param: 'region' }] } } },
+        { region: 'x' },
+      ),
+    ).toMatchObject({
       code: 'SPEC_PARAM_INVALID',
       key: 'r',
       message: expect.stringContaining('param 1 of "region"'),
     });
-    expect(await refused({ tasks: { g: { fn: 'greet', params: ['not an address'] } } })).toMatchObject({ code: 'SPEC_PARAM_INVALID', key: 'g' });
+    expect(
+      await refused({ tasks: { g: { fn: 'greet', params: ['not an address'] } } }),
+    ).toMatchObject({ code: 'SPEC_PARAM_INVALID', key: 'g' });
     // An edge whose ends both expose JSON Schema (zod): a string result into a number input.
-    expect(await refused({ tasks: { r: { fn: 'region', params: ['eu'] }, d: { fn: 'double', inputs: ['r'] } } })).toMatchObject({
+    expect(
+      await refused({
+        tasks: { r: { fn: 'region', params: ['eu'] }, d: { fn: 'double', inputs: ['r'] } },
+      }),
+    ).toMatchObject({
       code: 'SPEC_EDGE_TYPE',
       key: 'd',
-      message: expect.stringContaining('input 1 comes from "r", whose function "region" returns string, but "double" takes number there'),
+      message: expect.stringContaining(
+        'input 1 comes from "r", whose function "region" returns string, but "double" takes number there',
+      ),
     });
     expect(await zkPlan.plans.list(PARENT).catch(() => [])).toEqual([]);
     expect(zk.counts.writes).toBe(0);
     // An integer result fits a number input.
     const ok = await zkPlan.submitPlan(PARENT, {
-      tasks: { n: { fn: 'count', params: [21] }, d: { fn: 'double', inputs: ['n'], options: { keepResult: true } } },
+      tasks: {
+        n: { fn: 'count', params: [21] },
+        d: { fn: 'double', inputs: ['n'], options: { keepResult: true } },
+      },
     });
     zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await zkPlan.waitForCompletion(ok.plan, { timeoutMs: 10_000 });
@@ -157,11 +201,19 @@ describe('typed edges', () => {
     await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
     const status = await zkPlan.plans.status(plan);
     const failures = new Map(status.failed.map(({ task, failure }) => [task, failure]));
-    expect(failures.get(doubled)).toMatchObject({ code: 'SCHEMA_MISMATCH', retryable: false, attempts: 1 });
+    expect(failures.get(doubled)).toMatchObject({
+      code: 'SCHEMA_MISMATCH',
+      retryable: false,
+      attempts: 1,
+    });
     expect(failures.get(doubled)?.message).toContain('its input 1 does not match');
     expect(failures.get(shouted)).toMatchObject({ code: 'SCHEMA_MISMATCH', retryable: false });
-    expect(failures.get(shouted)?.message).toContain(`Task ${shouted} (function 'shout'): its input 1`);
-    expect(ran.filter((entry) => entry.startsWith('double') || entry.startsWith('shout'))).toEqual([]);
+    expect(failures.get(shouted)?.message).toContain(
+      `Task ${shouted} (function 'shout'): its input 1`,
+    );
+    expect(ran.filter((entry) => entry.startsWith('double') || entry.startsWith('shout'))).toEqual(
+      [],
+    );
   });
 
   it('submit lets a coercing input take another type (z.coerce), and refuses a param schema that throws, naming the task', async () => {
@@ -176,17 +228,26 @@ describe('typed edges', () => {
       },
     };
     const functions = typedFunctions(ran)
-      .register('toNumber', (_ctx: TaskContext<[]>, n: number) => n + 1, { inputs: [z.coerce.number()], result: z.number() })
+      .register('toNumber', (_ctx: TaskContext<[]>, n: number) => n + 1, {
+        inputs: [z.coerce.number()],
+        result: z.number(),
+      })
       .register('broken', () => 1, { params: [never] });
     const proc = memoryProcess(new MemoryZooKeeper(), 'a', functions);
     processes.push(proc);
     const { zkPlan } = proc;
-    const error = await expectRejects(() => zkPlan.submitPlan(PARENT, { tasks: { b: { fn: 'broken', params: [1] } } }), PlanSpecError);
+    const error = await expectRejects(
+      () => zkPlan.submitPlan(PARENT, { tasks: { b: { fn: 'broken', params: [1] } } }),
+      PlanSpecError,
+    );
     expect(error).toMatchObject({ code: 'SPEC_PARAM_INVALID', key: 'b' });
     expect(error.message).toContain('the schema of param 1 of "broken" failed: schema bug');
     // 'region' returns a string; z.coerce.number() declares number but takes '41'.
     const { plan, tasks } = await zkPlan.submitPlan(PARENT, {
-      tasks: { r: { fn: 'region', params: ['41'] }, n: { fn: 'toNumber', inputs: ['r'], options: { keepResult: true } } },
+      tasks: {
+        r: { fn: 'region', params: ['41'] },
+        n: { fn: 'toNumber', inputs: ['r'], options: { keepResult: true } },
+      },
     });
     zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
     await zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
@@ -195,8 +256,16 @@ describe('typed edges', () => {
 
   it('at run time a param that does not match, or the wrong number of them, fails the task for good; a schema that never settles is cut by the task timeout', async () => {
     const ran: string[] = [];
-    const hanging = { '~standard': { version: 1 as const, vendor: 'test', validate: (): Promise<never> => new Promise<never>(() => undefined) } };
-    const functions = typedFunctions(ran).register('hangs', () => ran.push('hangs'), { params: [hanging] });
+    const hanging = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (): Promise<never> => new Promise<never>(() => undefined),
+      },
+    };
+    const functions = typedFunctions(ran).register('hangs', () => ran.push('hangs'), {
+      params: [hanging],
+    });
     const proc = memoryProcess(new MemoryZooKeeper(), 'a', functions);
     processes.push(proc);
     const { zkPlan } = proc;
@@ -207,7 +276,9 @@ describe('typed edges', () => {
     await zkPlan.markAsReady(plan);
     zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
-    const failures = new Map((await zkPlan.plans.status(plan)).failed.map(({ task, failure }) => [task, failure]));
+    const failures = new Map(
+      (await zkPlan.plans.status(plan)).failed.map(({ task, failure }) => [task, failure]),
+    );
     expect(failures.get(short)).toMatchObject({ code: 'SCHEMA_MISMATCH', retryable: false });
     expect(failures.get(short)?.message).toContain('its param 1 does not match');
     expect(failures.get(extra)?.message).toContain('its params do not match');
@@ -228,7 +299,9 @@ describe('typed edges', () => {
         },
       },
     };
-    const functions = new FunctionRegistry().register('f', () => ran.push('f'), { params: [throwing] });
+    const functions = new FunctionRegistry().register('f', () => ran.push('f'), {
+      params: [throwing],
+    });
     const proc = memoryProcess(server, 'a', functions);
     processes.push(proc);
     const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 2, initialDelayMs: 1 });
@@ -237,7 +310,10 @@ describe('typed edges', () => {
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
     await expect(proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
     const [failed] = (await proc.zkPlan.plans.status(plan)).failed;
-    expect(failed).toMatchObject({ task, failure: { code: 'TASK_FAILED', retryable: true, attempts: 2 } });
+    expect(failed).toMatchObject({
+      task,
+      failure: { code: 'TASK_FAILED', retryable: true, attempts: 2 },
+    });
     expect(failed?.failure?.message).toContain("the schema of its param 1 ('f') threw: schema bug");
     expect(ran).toEqual([]);
   });
@@ -254,7 +330,9 @@ describe('typed edges', () => {
     zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false });
     await expect(zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })).rejects.toThrow();
     const status = await zkPlan.plans.status(plan);
-    expect(status.failed).toEqual([{ task: lying, failure: expect.objectContaining({ code: 'SCHEMA_MISMATCH' }) }]);
+    expect(status.failed).toEqual([
+      { task: lying, failure: expect.objectContaining({ code: 'SCHEMA_MISMATCH' }) },
+    ]);
     expect(status.failed[0]?.failure?.message).toContain('its result does not match');
     expect(status.blocked.map(({ task }) => task)).toEqual([after]);
     expect(await zkPlan.getResult(length)).toBe(5); // 'north' through z.string().transform(length)

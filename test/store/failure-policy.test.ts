@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_POLICY, retryDelayMs, type ResolvedRetryPolicy } from '../../src/config/plan-options.js';
+import {
+  DEFAULT_RETRY_POLICY,
+  retryDelayMs,
+  type ResolvedRetryPolicy,
+} from '../../src/config/plan-options.js';
 import { PlanAbortedError } from '../../src/errors/plan-errors.js';
 import {
   InlineDisabledError,
@@ -14,10 +18,19 @@ import {
 } from '../../src/errors/task-errors.js';
 import { ResultTooLargeError } from '../../src/errors/value-errors.js';
 import { ZkError } from '../../src/errors/zk-error.js';
-import { decideAfterFailure, describeFailure, isPermanentError, judgeFailure, parseTaskFailure } from '../../src/store/failure-policy.js';
+import {
+  decideAfterFailure,
+  describeFailure,
+  isPermanentError,
+  judgeFailure,
+  parseTaskFailure,
+} from '../../src/store/failure-policy.js';
 
 const TASK = '/plans/plan-0000000001/task-0000000002';
-const policy = (overrides: Partial<ResolvedRetryPolicy> = {}): ResolvedRetryPolicy => ({ ...DEFAULT_RETRY_POLICY, ...overrides });
+const policy = (overrides: Partial<ResolvedRetryPolicy> = {}): ResolvedRetryPolicy => ({
+  ...DEFAULT_RETRY_POLICY,
+  ...overrides,
+});
 
 describe('judgeFailure: charged to the task, and permanent?', () => {
   it.each<[string, unknown]>([
@@ -35,10 +48,17 @@ describe('judgeFailure: charged to the task, and permanent?', () => {
     ['a value larger than a znode', new ValueTooLargeError('The result', 2_000_000, 1_000_000)],
     ['a result over maxResultBytes', new ResultTooLargeError(20, 10)],
     ['a malformed node', new MalformedNodeError(`${TASK}/attempts`, 'not superjson')],
-    ['a PermanentError thrown by the function', new TaskExecutionError(TASK, 'gone', new PermanentError('gone'))],
+    [
+      'a PermanentError thrown by the function',
+      new TaskExecutionError(TASK, 'gone', new PermanentError('gone')),
+    ],
     [
       'a PermanentError of another copy of zk-plan (matched by name)',
-      new TaskExecutionError(TASK, 'gone', Object.assign(new Error('gone'), { name: 'PermanentError' })),
+      new TaskExecutionError(
+        TASK,
+        'gone',
+        Object.assign(new Error('gone'), { name: 'PermanentError' }),
+      ),
     ],
   ])('%s is charged and permanent', (_title, error) => {
     expect(judgeFailure(error)).toEqual({ charged: true, permanent: true });
@@ -72,23 +92,48 @@ describe('decideAfterFailure', () => {
   const now = 1_000_000;
 
   it('counts the failure and schedules the next try after the retry delay', () => {
-    expect(decideAfterFailure(0, false, policy(), now)).toEqual({ failTask: false, failures: 1, notBefore: now + 1_000 });
-    expect(decideAfterFailure(1, false, policy(), now)).toEqual({ failTask: false, failures: 2, notBefore: now + 2_000 });
+    expect(decideAfterFailure(0, false, policy(), now)).toEqual({
+      failTask: false,
+      failures: 1,
+      notBefore: now + 1_000,
+    });
+    expect(decideAfterFailure(1, false, policy(), now)).toEqual({
+      failTask: false,
+      failures: 2,
+      notBefore: now + 2_000,
+    });
   });
 
   it('fails the task when the tries are used up', () => {
-    expect(decideAfterFailure(2, false, policy(), now)).toEqual({ failTask: true, failures: 3, notBefore: now });
-    expect(decideAfterFailure(0, false, policy({ maxAttempts: 1 }), now)).toEqual({ failTask: true, failures: 1, notBefore: now });
+    expect(decideAfterFailure(2, false, policy(), now)).toEqual({
+      failTask: true,
+      failures: 3,
+      notBefore: now,
+    });
+    expect(decideAfterFailure(0, false, policy({ maxAttempts: 1 }), now)).toEqual({
+      failTask: true,
+      failures: 1,
+      notBefore: now,
+    });
     // More failures recorded than allowed (the policy was lowered): still fails.
     expect(decideAfterFailure(7, false, policy({ maxAttempts: 3 }), now).failTask).toBe(true);
   });
 
   it('fails a permanent failure at once, whatever tries are left', () => {
-    expect(decideAfterFailure(0, true, policy({ maxAttempts: 10 }), now)).toEqual({ failTask: true, failures: 1, notBefore: now });
+    expect(decideAfterFailure(0, true, policy({ maxAttempts: 10 }), now)).toEqual({
+      failTask: true,
+      failures: 1,
+      notBefore: now,
+    });
   });
 
   it('never schedules beyond maxDelayMs', () => {
-    const decision = decideAfterFailure(30, false, policy({ maxAttempts: 100, maxDelayMs: 5_000 }), now);
+    const decision = decideAfterFailure(
+      30,
+      false,
+      policy({ maxAttempts: 100, maxDelayMs: 5_000 }),
+      now,
+    );
     expect(decision).toEqual({ failTask: false, failures: 31, notBefore: now + 5_000 });
   });
 });
@@ -120,7 +165,13 @@ describe('describeFailure', () => {
 
   it("records the function's own error: its class, message, code and stack", () => {
     const original = Object.assign(new TypeError('bad input'), { code: 'E_BAD_INPUT' });
-    const failure = describeFailure(new TaskExecutionError(TASK, 'bad input', original), false, 2, 'w1', at);
+    const failure = describeFailure(
+      new TaskExecutionError(TASK, 'bad input', original),
+      false,
+      2,
+      'w1',
+      at,
+    );
     expect(failure).toEqual({
       type: 'TypeError',
       message: `Task ${TASK} failed: bad input`,
@@ -134,26 +185,44 @@ describe('describeFailure', () => {
   });
 
   it("uses the zk-plan code when the function's error has none (or a non-string one)", () => {
-    const failure = describeFailure(new TaskExecutionError(TASK, 'x', Object.assign(new Error('x'), { code: 42 })), false, 1, 'w', at);
+    const failure = describeFailure(
+      new TaskExecutionError(TASK, 'x', Object.assign(new Error('x'), { code: 42 })),
+      false,
+      1,
+      'w',
+      at,
+    );
     expect(failure.code).toBe('TASK_FAILED');
     expect(failure.type).toBe('Error');
   });
 
   it("keeps a PermanentError's code and marks it not retryable", () => {
     const failure = describeFailure(
-      new TaskExecutionError(TASK, 'no such customer', new PermanentError('no such customer', { code: 'NO_SUCH_CUSTOMER' })),
+      new TaskExecutionError(
+        TASK,
+        'no such customer',
+        new PermanentError('no such customer', { code: 'NO_SUCH_CUSTOMER' }),
+      ),
       true,
       1,
       'w',
       at,
     );
-    expect(failure).toMatchObject({ type: 'PermanentError', code: 'NO_SUCH_CUSTOMER', retryable: false });
+    expect(failure).toMatchObject({
+      type: 'PermanentError',
+      code: 'NO_SUCH_CUSTOMER',
+      retryable: false,
+    });
   });
 
   it('describes a thrown non-Error through its wrapper', () => {
     const wrapper = new TaskExecutionError(TASK, 'a string', 'a string');
     const failure = describeFailure(wrapper, false, 1, 'w', at);
-    expect(failure).toMatchObject({ type: 'TaskExecutionError', code: 'TASK_FAILED', stack: wrapper.stack });
+    expect(failure).toMatchObject({
+      type: 'TaskExecutionError',
+      code: 'TASK_FAILED',
+      stack: wrapper.stack,
+    });
   });
 
   it('describes zk-plan errors by their class and code', () => {
@@ -172,23 +241,52 @@ describe('describeFailure', () => {
       retryable: false,
     });
     const wrapped = new Error('could not read', { cause: syntax });
-    expect(describeFailure(wrapped, false, 1, 'w', at)).toMatchObject({ type: 'Error', message: 'could not read', code: 'ERROR', stack: wrapped.stack });
+    expect(describeFailure(wrapped, false, 1, 'w', at)).toMatchObject({
+      type: 'Error',
+      message: 'could not read',
+      code: 'ERROR',
+      stack: wrapped.stack,
+    });
   });
 
   it('describes anything else thrown as an ERROR', () => {
-    expect(describeFailure('plain text', false, 1, 'w', at)).toMatchObject({ type: 'Error', message: 'plain text', code: 'ERROR' });
-    expect(describeFailure(new RangeError('r'), false, 1, 'w', at)).toMatchObject({ type: 'RangeError', message: 'r', code: 'ERROR' });
+    expect(describeFailure('plain text', false, 1, 'w', at)).toMatchObject({
+      type: 'Error',
+      message: 'plain text',
+      code: 'ERROR',
+    });
+    expect(describeFailure(new RangeError('r'), false, 1, 'w', at)).toMatchObject({
+      type: 'RangeError',
+      message: 'r',
+      code: 'ERROR',
+    });
   });
 });
 
 describe('parseTaskFailure: a stored failure, checked field by field', () => {
   const at = new Date('2026-11-26T10:00:00Z');
-  const stored = { type: 'Error', message: 'disk full', code: 'DISK_FULL', stack: 'Error: disk full', retryable: true, attempts: 2, workerId: 'w/1', at };
+  const stored = {
+    type: 'Error',
+    message: 'disk full',
+    code: 'DISK_FULL',
+    stack: 'Error: disk full',
+    retryable: true,
+    attempts: 2,
+    workerId: 'w/1',
+    at,
+  };
 
   it('reads back what describeFailure records, and a failure without a stack', () => {
     expect(parseTaskFailure(stored)).toEqual(stored);
-    expect(parseTaskFailure(describeFailure(new Error('x'), true, 1, 'w/2', at))).toMatchObject({ message: 'x', retryable: false, attempts: 1 });
-    expect(parseTaskFailure({ ...stored, stack: undefined })).toEqual({ ...stored, stack: undefined });
+    expect(parseTaskFailure(describeFailure(new Error('x'), true, 1, 'w/2', at))).toMatchObject({
+      message: 'x',
+      retryable: false,
+      attempts: 1,
+    });
+    expect(parseTaskFailure({ ...stored, stack: undefined })).toEqual({
+      ...stored,
+      stack: undefined,
+    });
   });
 
   it('takes retryable only when it is exactly true', () => {

@@ -8,7 +8,9 @@ describe('classifyTask', () => {
     });
 
     it('is runnable with propagated arg-* and prov-* children', () => {
-      expect(classifyTask(['arg-0000000001', 'prov-0000000002', 'ready', 'arg-0000000003'], 7)).toBe('runnable');
+      expect(
+        classifyTask(['arg-0000000001', 'prov-0000000002', 'ready', 'arg-0000000003'], 7),
+      ).toBe('runnable');
     });
 
     it('ignores non task-like children such as "quux" and "task-2345"', () => {
@@ -115,7 +117,15 @@ describe('classifyTask', () => {
 
 describe('isClaimable', () => {
   it('holds only for runnable and finishable', () => {
-    const states: TaskState[] = ['runnable', 'finishable', 'owned', 'failed', 'waiting', 'building', 'abandoned'];
+    const states: TaskState[] = [
+      'runnable',
+      'finishable',
+      'owned',
+      'failed',
+      'waiting',
+      'building',
+      'abandoned',
+    ];
     expect(states.filter((state) => isClaimable(state))).toEqual(['runnable', 'finishable']);
   });
 });

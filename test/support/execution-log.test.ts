@@ -13,11 +13,27 @@ import {
 } from '../../integ/support/execution-log.js';
 
 /** A log line of run `<pid>:<n>` of `task`. */
-function entry(task: string, run: string, event: LogEntry['event'], at: number, extra: Partial<LogEntry> = {}): LogEntry {
-  return { task, label: task.slice(-2), pid: Number(run.split(':')[0]), workerId: 'w', run, event, at, ...extra };
+function entry(
+  task: string,
+  run: string,
+  event: LogEntry['event'],
+  at: number,
+  extra: Partial<LogEntry> = {},
+): LogEntry {
+  return {
+    task,
+    label: task.slice(-2),
+    pid: Number(run.split(':')[0]),
+    workerId: 'w',
+    run,
+    event,
+    at,
+    ...extra,
+  };
 }
 
-const lines = (entries: readonly LogEntry[]): string => entries.map((e) => `${JSON.stringify(e)}\n`).join('');
+const lines = (entries: readonly LogEntry[]): string =>
+  entries.map((e) => `${JSON.stringify(e)}\n`).join('');
 
 describe('reading the execution log', () => {
   it('keeps whole lines in order and skips blank and torn ones (a process killed mid-write)', () => {
@@ -50,7 +66,9 @@ describe('executionsOf', () => {
       entry('/p/t2', '11:1', 'end', 300, { result: 'b' }),
       entry('/p/t1', '10:1', 'end', 400, { result: 'a' }),
     ]);
-    expect(executions.map((e) => [e.run, e.startedAt, e.endedAt, e.ending, e.abortedAt, e.result])).toEqual([
+    expect(
+      executions.map((e) => [e.run, e.startedAt, e.endedAt, e.ending, e.abortedAt, e.result]),
+    ).toEqual([
       ['10:1', 100, 400, 'end', 160, 'a'],
       ['11:1', 150, 300, 'end', undefined, 'b'],
     ]);
@@ -61,7 +79,11 @@ describe('executionsOf', () => {
     const entries = [entry('/p/t1', '10:1', 'start', 100), entry('/p/t2', '11:1', 'start', 120)];
     const [killed, running] = executionsOf(entries, new Map([[10, 250]]));
     expect(killed).toMatchObject({ run: '10:1', endedAt: 250, ending: 'killed' });
-    expect(running).toMatchObject({ run: '11:1', endedAt: Number.POSITIVE_INFINITY, ending: 'running' });
+    expect(running).toMatchObject({
+      run: '11:1',
+      endedAt: Number.POSITIVE_INFINITY,
+      ending: 'running',
+    });
   });
 
   it('ignores an end whose start is not in the log', () => {
@@ -91,8 +113,12 @@ describe('overlapsOf', () => {
     ]);
     const { live, fenced } = overlapsOf(executions);
     expect(fenced).toEqual([]);
-    expect(live.map((o) => [o.task, o.first.run, o.second.run, o.overlapMs])).toEqual([['/p/t1', '10:1', '11:1', 80]]);
-    expect(describeOverlap(live[0]!)).toMatch(/^\/p\/t1: pid 10 run 10:1 \[100, 230\] \(end\) and pid 11 run 11:1 \[150, 300\] \(end\) overlap by 80 ms$/);
+    expect(live.map((o) => [o.task, o.first.run, o.second.run, o.overlapMs])).toEqual([
+      ['/p/t1', '10:1', '11:1', 80],
+    ]);
+    expect(describeOverlap(live[0]!)).toMatch(
+      /^\/p\/t1: pid 10 run 10:1 \[100, 230\] \(end\) and pid 11 run 11:1 \[150, 300\] \(end\) overlap by 80 ms$/,
+    );
   });
 
   it('reports an overlap as fenced when one of the runs saw its signal abort (its session was gone)', () => {
@@ -110,9 +136,15 @@ describe('overlapsOf', () => {
   });
 
   it('counts a killed run only up to the kill: a re-run after the kill does not overlap it, one before does', () => {
-    const entries = [entry('/p/t1', '10:1', 'start', 100), entry('/p/t1', '11:1', 'start', 300), entry('/p/t1', '11:1', 'end', 400)];
+    const entries = [
+      entry('/p/t1', '10:1', 'start', 100),
+      entry('/p/t1', '11:1', 'start', 300),
+      entry('/p/t1', '11:1', 'end', 400),
+    ];
     expect(overlapsOf(executionsOf(entries, new Map([[10, 250]]))).live).toEqual([]);
-    expect(overlapsOf(executionsOf(entries, new Map([[10, 350]]))).live.map((o) => o.overlapMs)).toEqual([50]);
+    expect(
+      overlapsOf(executionsOf(entries, new Map([[10, 350]]))).live.map((o) => o.overlapMs),
+    ).toEqual([50]);
     // Without its kill time the first run never ends, so it overlaps every later run.
     expect(overlapsOf(executionsOf(entries)).live.map((o) => o.overlapMs)).toEqual([100]);
   });
@@ -129,6 +161,10 @@ describe('re-executions and results', () => {
       entry('/p/t3', '13:1', 'start', 170),
     ]);
     expect(reExecutionCount(executions)).toBe(3);
-    expect(reExecutionCount(executionsOf([entry('/p/t1', '10:1', 'start', 100), entry('/p/t2', '10:2', 'start', 110)]))).toBe(0);
+    expect(
+      reExecutionCount(
+        executionsOf([entry('/p/t1', '10:1', 'start', 100), entry('/p/t2', '10:2', 'start', 110)]),
+      ),
+    ).toBe(0);
   });
 });

@@ -18,7 +18,10 @@ export function expectThrows<T extends Error>(run: () => unknown, ctor: ErrorCla
 }
 
 /** Awaits `run`, asserts it rejects with an instance of `ctor`, and returns the error. */
-export async function expectRejects<T extends Error>(run: () => Promise<unknown>, ctor: ErrorClass<T>): Promise<T> {
+export async function expectRejects<T extends Error>(
+  run: () => Promise<unknown>,
+  ctor: ErrorClass<T>,
+): Promise<T> {
   let threw = false;
   let caught: unknown;
   try {

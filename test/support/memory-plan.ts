@@ -18,9 +18,17 @@ export interface MemoryProcess {
 }
 
 /** A new process on `server` (its own session), running `functions`. */
-export function memoryProcess(server: MemoryZooKeeper, name: string, functions: FunctionRegistry = new FunctionRegistry()): MemoryProcess {
+export function memoryProcess(
+  server: MemoryZooKeeper,
+  name: string,
+  functions: FunctionRegistry = new FunctionRegistry(),
+): MemoryProcess {
   const zk = server.connect({ name });
-  return { name, zk, zkPlan: new ZkPlan(zk, functions, { container: container.createChildContainer() }) };
+  return {
+    name,
+    zk,
+    zkPlan: new ZkPlan(zk, functions, { container: container.createChildContainer() }),
+  };
 }
 
 /** Resolves after `ms` (a real timer: the engine runs on real timers). */

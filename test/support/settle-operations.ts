@@ -35,7 +35,8 @@ export async function settleOperations(options: SettleOptions): Promise<void> {
   for (let steps = 0; steps < MAX_STEPS; steps++) {
     await flush();
     check?.();
-    if (server.followerCount > 0 && random.chance(0.3)) server.catchUp(random.int(1, server.followerCount), random.int(1, 5));
+    if (server.followerCount > 0 && random.chance(0.3))
+      server.catchUp(random.int(1, server.followerCount), random.int(1, 5));
     const waiting = pending();
     if (waiting.length === 0) {
       server.catchUp();

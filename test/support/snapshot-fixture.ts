@@ -18,7 +18,11 @@ export const SNAPSHOT_SPEC: PlanSpec = {
 };
 
 /** The functions: each run's label goes to `runs` (`flaky (failed)` for a failed one). */
-export function snapshotFunctions(runs: string[], flakyFails: boolean, gate: Promise<void>): FunctionRegistry {
+export function snapshotFunctions(
+  runs: string[],
+  flakyFails: boolean,
+  gate: Promise<void>,
+): FunctionRegistry {
   const sum = (ctx: TaskContext<unknown[]>, inputs: number[]): number => {
     runs.push(String(ctx.params[0]));
     return (ctx.params[1] as number) + inputs.reduce((a, b) => a + b, 0);

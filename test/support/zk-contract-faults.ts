@@ -13,7 +13,8 @@ import type { Zk } from '../../src/zk/zk.js';
 import type { WatchEvent } from '../../src/zk/zk-client-types.js';
 
 /** How a write that met a fault ended, as its caller saw it. */
-export type WriteOutcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ZkError };
+export type WriteOutcome<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ZkError };
 
 export interface FaultScenario<T> {
   /** The write under test, sent by the faulty client (its first operation must be the one the fault hits). */
@@ -44,7 +45,11 @@ export interface ZkFaultHarness<C extends Zk> {
 }
 
 /** Resolves once `condition()` holds; rejects after a while. */
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await condition())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -62,13 +67,17 @@ export async function outcomeOf<T>(promise: Promise<T>): Promise<WriteOutcome<T>
 }
 
 function failed<T>(outcome: WriteOutcome<T>): ZkError {
-  if (outcome.ok) throw new Error(`expected the write to fail, but it resolved ${JSON.stringify(outcome.value)}`);
+  if (outcome.ok)
+    throw new Error(`expected the write to fail, but it resolved ${JSON.stringify(outcome.value)}`);
   return outcome.error;
 }
 
 const text = (data: Buffer | null | undefined): string | undefined => data?.toString('utf8');
 
-export function defineZkFaultContract<C extends Zk>(label: string, harness: ZkFaultHarness<C>): void {
+export function defineZkFaultContract<C extends Zk>(
+  label: string,
+  harness: ZkFaultHarness<C>,
+): void {
   describe(`Zk fault contract: ${label}`, () => {
     describe('a reply lost after the server applied the request, resent through the same session', () => {
       it('a create answers NODE_EXISTS, retried; a versioned setData BAD_VERSION, retried; a delete NO_NODE, retried', async () => {
@@ -100,7 +109,8 @@ export function defineZkFaultContract<C extends Zk>(label: string, harness: ZkFa
         const outcome = await harness.replyLost(zk, {
           write: () => zk.delete(`${root}/slot`, 0),
           landed: async () => (await observer.exists(`${root}/slot`)) === undefined,
-          meanwhile: async () => void (await observer.create(`${root}/slot`, Buffer.from('theirs'))),
+          meanwhile: async () =>
+            void (await observer.create(`${root}/slot`, Buffer.from('theirs'))),
         });
         expect(outcome.ok).toBe(true); // the resend deleted the other node
         expect(await observer.exists(`${root}/slot`)).toBeUndefined();
@@ -115,7 +125,8 @@ export function defineZkFaultContract<C extends Zk>(label: string, harness: ZkFa
         const outcome = await harness.replyLost(zk, {
           write: () => zk.delete(`${root}/slot`, 0, { incarnation: mine?.czxid }),
           landed: async () => (await observer.exists(`${root}/slot`)) === undefined,
-          meanwhile: async () => void (await observer.create(`${root}/slot`, Buffer.from('theirs'))),
+          meanwhile: async () =>
+            void (await observer.create(`${root}/slot`, Buffer.from('theirs'))),
         });
         expect(failed(outcome)).toMatchObject({ code: 'NO_NODE', retried: true });
         expect(text((await observer.getData(`${root}/slot`)).data)).toBe('theirs');
@@ -128,7 +139,8 @@ export function defineZkFaultContract<C extends Zk>(label: string, harness: ZkFa
         await observer.create(`${root}/lease`, Buffer.from('old'));
         const mine = await zk.exists(`${root}/lease`);
         const outcome = await harness.replyLost(zk, {
-          write: () => zk.setData(`${root}/lease`, Buffer.from('mine'), 0, { incarnation: mine?.czxid }),
+          write: () =>
+            zk.setData(`${root}/lease`, Buffer.from('mine'), 0, { incarnation: mine?.czxid }),
           landed: async () => (await observer.exists(`${root}/lease`))?.version === 1,
           meanwhile: async () => {
             await observer.delete(`${root}/lease`);
@@ -145,7 +157,9 @@ export function defineZkFaultContract<C extends Zk>(label: string, harness: ZkFa
         await observer.create(root);
         await observer.create(`${root}/n`);
         const stat = await zk.exists(`${root}/n`);
-        const outcome = await harness.sendLost(zk, { write: () => zk.delete(`${root}/n`, 0, { incarnation: stat?.czxid }) });
+        const outcome = await harness.sendLost(zk, {
+          write: () => zk.delete(`${root}/n`, 0, { incarnation: stat?.czxid }),
+        });
         expect(outcome.ok).toBe(true);
         expect(await observer.exists(`${root}/n`)).toBeUndefined();
       });
@@ -187,7 +201,10 @@ export function defineZkFaultContract<C extends Zk>(label: string, harness: ZkFa
         const [zk, observer] = [await harness.faulty(), await harness.observer()];
         const root = harness.root();
         await observer.create(root);
-        const outcome = await harness.sendLost(zk, { write: () => zk.create(`${root}/e`, null, 'ephemeral'), expireSession: true });
+        const outcome = await harness.sendLost(zk, {
+          write: () => zk.create(`${root}/e`, null, 'ephemeral'),
+          expireSession: true,
+        });
         expect(outcome.ok).toBe(true);
         expect((await observer.exists(`${root}/e`))?.ephemeralOwner).toBe(zk.session.id);
       });
@@ -197,7 +214,10 @@ export function defineZkFaultContract<C extends Zk>(label: string, harness: ZkFa
         const root = harness.root();
         await observer.create(root);
         const fence = zk.session;
-        const outcome = await harness.sendLost(zk, { write: () => zk.create(`${root}/e`, null, 'ephemeral', { fence }), expireSession: true });
+        const outcome = await harness.sendLost(zk, {
+          write: () => zk.create(`${root}/e`, null, 'ephemeral', { fence }),
+          expireSession: true,
+        });
         expect(failed(outcome)).toMatchObject({ code: 'SESSION_EXPIRED' });
         expect(await observer.exists(`${root}/e`)).toBeUndefined();
       });
@@ -214,8 +234,13 @@ export function defineZkFaultContract<C extends Zk>(label: string, harness: ZkFa
         await until(() => events.length > 0, 'the watcher to hear of the drop');
         expect(events).toEqual([{ type: 'session-lost', path: `${root}/later` }]);
         // The client sets its watches again right after reconnecting: give that a moment on a real server.
-        await until(async () => (await harness.serverWatches(`${root}/later`)).length > 0, 'the server to hold the watch again');
-        expect(await harness.serverWatches(`${root}/later`)).toEqual([`${zk.session.id} ${root}/later`]);
+        await until(
+          async () => (await harness.serverWatches(`${root}/later`)).length > 0,
+          'the server to hold the watch again',
+        );
+        expect(await harness.serverWatches(`${root}/later`)).toEqual([
+          `${zk.session.id} ${root}/later`,
+        ]);
         await observer.create(`${root}/later`);
         await zk.exists('/'); // a round trip: an event for the change would have come before its reply
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -245,10 +270,12 @@ export function defineZkFaultContract<C extends Zk>(label: string, harness: ZkFa
         const first = await zk.exists(`${root}/n`);
         await zk.delete(`${root}/n`);
         await zk.create(`${root}/n`, Buffer.from('second'));
-        const error = await zk.setData(`${root}/n`, Buffer.from('stray'), 0, { incarnation: first?.czxid }).then(
-          () => undefined,
-          (caught: unknown) => caught,
-        );
+        const error = await zk
+          .setData(`${root}/n`, Buffer.from('stray'), 0, { incarnation: first?.czxid })
+          .then(
+            () => undefined,
+            (caught: unknown) => caught,
+          );
         expect(error).toMatchObject({ code: 'NODE_REPLACED' });
         expect(text((await zk.getData(`${root}/n`)).data)).toBe('stray');
       });

@@ -60,8 +60,12 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         expect(await zk.create(root)).toBe(root);
         expect(await zk.create(`${root}/p`, null, 'persistent')).toBe(`${root}/p`);
         expect(await zk.create(`${root}/e`, null, 'ephemeral')).toBe(`${root}/e`);
-        expect(await zk.create(`${root}/ps-`, null, 'persistent-sequential')).toBe(`${root}/ps-${serial(2)}`);
-        expect(await zk.create(`${root}/es-`, null, 'ephemeral-sequential')).toBe(`${root}/es-${serial(3)}`);
+        expect(await zk.create(`${root}/ps-`, null, 'persistent-sequential')).toBe(
+          `${root}/ps-${serial(2)}`,
+        );
+        expect(await zk.create(`${root}/es-`, null, 'ephemeral-sequential')).toBe(
+          `${root}/es-${serial(3)}`,
+        );
         expect((await zk.exists(`${root}/p`))?.ephemeralOwner).toBe('0');
         expect((await zk.exists(`${root}/ps-${serial(2)}`))?.ephemeralOwner).toBe('0');
         expect((await zk.exists(`${root}/e`))?.ephemeralOwner).toBe(zk.session.id);
@@ -73,19 +77,33 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         const root = harness.root();
         await zk.create(root);
         await zk.create(`${root}/plain`); // creation 1
-        expect(await zk.create(`${root}/task-`, null, 'persistent-sequential')).toBe(`${root}/task-${serial(1)}`);
+        expect(await zk.create(`${root}/task-`, null, 'persistent-sequential')).toBe(
+          `${root}/task-${serial(1)}`,
+        );
         await zk.delete(`${root}/plain`); // a deletion does not advance the serial...
         expect((await zk.exists(root))?.cversion).toBe(3); // ...but does advance cversion
-        expect(await zk.create(`${root}/owner-`, null, 'ephemeral-sequential')).toBe(`${root}/owner-${serial(2)}`);
-        expect(await zk.create(`${root}/task-`, null, 'persistent-sequential')).toBe(`${root}/task-${serial(3)}`);
+        expect(await zk.create(`${root}/owner-`, null, 'ephemeral-sequential')).toBe(
+          `${root}/owner-${serial(2)}`,
+        );
+        expect(await zk.create(`${root}/task-`, null, 'persistent-sequential')).toBe(
+          `${root}/task-${serial(3)}`,
+        );
         await zk.delete(`${root}/task-${serial(3)}`);
-        expect(await zk.create(`${root}/task-`, null, 'persistent-sequential')).toBe(`${root}/task-${serial(4)}`);
+        expect(await zk.create(`${root}/task-`, null, 'persistent-sequential')).toBe(
+          `${root}/task-${serial(4)}`,
+        );
         // Creation 6 takes the name the next sequential create would make: that one fails, and takes no number.
         await zk.create(`${root}/dup-${serial(6)}`);
-        expect((await failure(() => zk.create(`${root}/dup-`, null, 'persistent-sequential'))).code).toBe('NODE_EXISTS');
-        expect((await failure(() => zk.create(`${root}/dup-`, null, 'persistent-sequential'))).code).toBe('NODE_EXISTS');
+        expect(
+          (await failure(() => zk.create(`${root}/dup-`, null, 'persistent-sequential'))).code,
+        ).toBe('NODE_EXISTS');
+        expect(
+          (await failure(() => zk.create(`${root}/dup-`, null, 'persistent-sequential'))).code,
+        ).toBe('NODE_EXISTS');
         await zk.create(`${root}/other`); // creation 7
-        expect(await zk.create(`${root}/dup-`, null, 'persistent-sequential')).toBe(`${root}/dup-${serial(7)}`);
+        expect(await zk.create(`${root}/dup-`, null, 'persistent-sequential')).toBe(
+          `${root}/dup-${serial(7)}`,
+        );
         const stat = await zk.exists(root);
         expect(stat?.cversion).toBe(10);
         expect(stat?.numChildren).toBe(6);
@@ -116,15 +134,48 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         await zk.create(root);
         await zk.create(`${root}/a`);
         await zk.create(`${root}/a/b`);
-        expect(await failure(() => zk.create(`${root}/a`))).toMatchObject({ code: 'NODE_EXISTS', rc: -110, op: 'create', path: `${root}/a` });
-        expect(await failure(() => zk.create(`${root}/missing/child`))).toMatchObject({ code: 'NO_NODE', rc: -101, op: 'create' });
-        expect(await failure(() => zk.delete(`${root}/missing`))).toMatchObject({ code: 'NO_NODE', op: 'delete', path: `${root}/missing` });
-        expect(await failure(() => zk.getData(`${root}/missing`))).toMatchObject({ code: 'NO_NODE', op: 'getData' });
-        expect(await failure(() => zk.setData(`${root}/missing`, Buffer.from('x')))).toMatchObject({ code: 'NO_NODE', op: 'setData' });
-        expect(await failure(() => zk.getChildren(`${root}/missing`))).toMatchObject({ code: 'NO_NODE', op: 'getChildren' });
-        expect(await failure(() => zk.delete(`${root}/a`))).toMatchObject({ code: 'NOT_EMPTY', rc: -111, op: 'delete' });
-        expect(await failure(() => zk.delete(`${root}/a/b`, 3))).toMatchObject({ code: 'BAD_VERSION', rc: -103, op: 'delete' });
-        expect(await failure(() => zk.setData(`${root}/a/b`, Buffer.from('x'), 3))).toMatchObject({ code: 'BAD_VERSION', op: 'setData' });
+        expect(await failure(() => zk.create(`${root}/a`))).toMatchObject({
+          code: 'NODE_EXISTS',
+          rc: -110,
+          op: 'create',
+          path: `${root}/a`,
+        });
+        expect(await failure(() => zk.create(`${root}/missing/child`))).toMatchObject({
+          code: 'NO_NODE',
+          rc: -101,
+          op: 'create',
+        });
+        expect(await failure(() => zk.delete(`${root}/missing`))).toMatchObject({
+          code: 'NO_NODE',
+          op: 'delete',
+          path: `${root}/missing`,
+        });
+        expect(await failure(() => zk.getData(`${root}/missing`))).toMatchObject({
+          code: 'NO_NODE',
+          op: 'getData',
+        });
+        expect(await failure(() => zk.setData(`${root}/missing`, Buffer.from('x')))).toMatchObject({
+          code: 'NO_NODE',
+          op: 'setData',
+        });
+        expect(await failure(() => zk.getChildren(`${root}/missing`))).toMatchObject({
+          code: 'NO_NODE',
+          op: 'getChildren',
+        });
+        expect(await failure(() => zk.delete(`${root}/a`))).toMatchObject({
+          code: 'NOT_EMPTY',
+          rc: -111,
+          op: 'delete',
+        });
+        expect(await failure(() => zk.delete(`${root}/a/b`, 3))).toMatchObject({
+          code: 'BAD_VERSION',
+          rc: -103,
+          op: 'delete',
+        });
+        expect(await failure(() => zk.setData(`${root}/a/b`, Buffer.from('x'), 3))).toMatchObject({
+          code: 'BAD_VERSION',
+          op: 'setData',
+        });
         expect(await failure(() => zk.create(`${root}/a`))).toMatchObject({ retried: false });
       });
 
@@ -143,7 +194,9 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
       it('refuses malformed paths with BAD_ARGUMENTS', async () => {
         const zk = await harness.client();
         expect((await failure(() => zk.getData('relative'))).code).toBe('BAD_ARGUMENTS');
-        expect((await failure(() => zk.create(`${harness.root()}/trailing/`))).code).toBe('BAD_ARGUMENTS');
+        expect((await failure(() => zk.create(`${harness.root()}/trailing/`))).code).toBe(
+          'BAD_ARGUMENTS',
+        );
       });
     });
 
@@ -153,17 +206,30 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         const root = harness.root();
         await zk.create(root, Buffer.from('abc'));
         const created = (await zk.exists(root)) as ZkStat;
-        expect(created).toMatchObject({ version: 0, cversion: 0, numChildren: 0, dataLength: 3, ephemeralOwner: '0' });
+        expect(created).toMatchObject({
+          version: 0,
+          cversion: 0,
+          numChildren: 0,
+          dataLength: 3,
+          ephemeralOwner: '0',
+        });
         expect(created.ctime).toBeInstanceOf(Date);
         expect(created.mtime.getTime()).toBe(created.ctime.getTime());
         const changed = await zk.setData(root, Buffer.from('abcdef'));
         expect(changed).toMatchObject({ version: 1, dataLength: 6, cversion: 0 });
         expect(changed.mzxid).toBeGreaterThan(changed.czxid);
         expect(changed.czxid).toBe(created.czxid);
-        expect(await zk.setData(root, Buffer.from('x'), 1)).toMatchObject({ version: 2, dataLength: 1 });
+        expect(await zk.setData(root, Buffer.from('x'), 1)).toMatchObject({
+          version: 2,
+          dataLength: 1,
+        });
         await zk.create(`${root}/a`);
         await zk.create(`${root}/b`, null, 'ephemeral');
-        expect((await zk.getData(root)).stat).toMatchObject({ version: 2, cversion: 2, numChildren: 2 });
+        expect((await zk.getData(root)).stat).toMatchObject({
+          version: 2,
+          cversion: 2,
+          numChildren: 2,
+        });
         await zk.delete(`${root}/a`);
         const listed = await zk.getChildren(root);
         expect(listed.children).toEqual(['b']);
@@ -179,7 +245,9 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         await zk.create(`${root}/mine`, null, 'ephemeral');
         await other.create(`${root}/theirs`, null, 'ephemeral-sequential');
         expect((await other.exists(`${root}/mine`))?.ephemeralOwner).toBe(zk.session.id);
-        const [theirs] = (await zk.getChildren(root)).children.filter((name) => name.startsWith('theirs'));
+        const [theirs] = (await zk.getChildren(root)).children.filter((name) =>
+          name.startsWith('theirs'),
+        );
         expect((await zk.exists(`${root}/${theirs}`))?.ephemeralOwner).toBe(other.session.id);
         expect(zk.session.id).not.toBe(other.session.id);
         expect((await zk.exists(root))?.ephemeralOwner).toBe('0');
@@ -192,9 +260,17 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         const root = harness.root();
         await zk.create(root);
         await zk.create(`${root}/owner`, null, 'ephemeral');
-        expect(await failure(() => zk.create(`${root}/owner/child`))).toMatchObject({ code: 'NO_CHILDREN_FOR_EPHEMERALS', rc: -108, op: 'create' });
-        expect((await failure(() => zk.create(`${root}/owner/seq-`, null, 'ephemeral-sequential'))).code).toBe('NO_CHILDREN_FOR_EPHEMERALS');
-        expect((await failure(() => zk.create(`${root}/owner`, null, 'ephemeral'))).code).toBe('NODE_EXISTS'); // existence is checked first
+        expect(await failure(() => zk.create(`${root}/owner/child`))).toMatchObject({
+          code: 'NO_CHILDREN_FOR_EPHEMERALS',
+          rc: -108,
+          op: 'create',
+        });
+        expect(
+          (await failure(() => zk.create(`${root}/owner/seq-`, null, 'ephemeral-sequential'))).code,
+        ).toBe('NO_CHILDREN_FOR_EPHEMERALS');
+        expect((await failure(() => zk.create(`${root}/owner`, null, 'ephemeral'))).code).toBe(
+          'NODE_EXISTS',
+        ); // existence is checked first
       });
 
       it('vanish when their session closes, and not when another session closes', async () => {
@@ -294,7 +370,9 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         const root = harness.root();
         await writer.create(root);
         const seen = recorder();
-        expect((await failure(() => watcher.getData(`${root}/later`, seen.watcher))).code).toBe('NO_NODE');
+        expect((await failure(() => watcher.getData(`${root}/later`, seen.watcher))).code).toBe(
+          'NO_NODE',
+        );
         expect(await watcher.tryGetChildren(`${root}/later`, seen.watcher)).toBeUndefined();
         await writer.create(`${root}/later`);
         await writer.create(`${root}/later/child`);
@@ -366,8 +444,12 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         await watcher.getData(root, byData.watcher);
         await watcher.getChildren(root, byChildren.watcher);
         await writer.delete(root);
-        await until(() => byExists.events.length + byData.events.length + byChildren.events.length === 3, 'three events');
-        for (const seen of [byExists, byData, byChildren]) expect(seen.events).toEqual([{ type: 'deleted', path: root }]);
+        await until(
+          () => byExists.events.length + byData.events.length + byChildren.events.length === 3,
+          'three events',
+        );
+        for (const seen of [byExists, byData, byChildren])
+          expect(seen.events).toEqual([{ type: 'deleted', path: root }]);
       });
 
       it('of an expired session fire session-lost, once', async () => {
@@ -380,7 +462,10 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         await zk.exists(`${root}/never`, onAbsent.watcher);
         await zk.getData(root, onData.watcher);
         await harness.expire(zk);
-        await until(() => onAbsent.events.length > 0 && onData.events.length > 0, 'session-lost events');
+        await until(
+          () => onAbsent.events.length > 0 && onData.events.length > 0,
+          'session-lost events',
+        );
         await writer.setData(root, Buffer.from('x'));
         await writer.create(`${root}/never`);
         await quiet(zk);
@@ -411,7 +496,13 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         expect(listed.children).toEqual([]);
         expect(listed.stat.cversion).toBe(2);
         expect(after).toBeUndefined();
-        expect(answered).toEqual(['create A', 'create A/b', 'delete A/b', 'getChildren A', 'exists A/b']);
+        expect(answered).toEqual([
+          'create A',
+          'create A/b',
+          'delete A/b',
+          'getChildren A',
+          'exists A/b',
+        ]);
       });
 
       it('lists every child (in an order callers must not rely on)', async () => {
@@ -444,12 +535,20 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         expect(zk.isCurrent(oldSession)).toBe(false);
         expect(zk.isCurrent(newSession)).toBe(true);
         expect(await zk.exists(`${root}/owner`)).toBeUndefined();
-        const refused = await failure(() => zk.create(`${root}/late`, null, 'persistent', { fence: oldSession }));
+        const refused = await failure(() =>
+          zk.create(`${root}/late`, null, 'persistent', { fence: oldSession }),
+        );
         expect(refused).toMatchObject({ code: 'SESSION_EXPIRED', op: 'create' });
-        expect((await failure(() => zk.setData(root, Buffer.from('x'), -1, { fence: oldSession }))).code).toBe('SESSION_EXPIRED');
-        expect((await failure(() => zk.delete(root, -1, { fence: oldSession }))).code).toBe('SESSION_EXPIRED');
+        expect(
+          (await failure(() => zk.setData(root, Buffer.from('x'), -1, { fence: oldSession }))).code,
+        ).toBe('SESSION_EXPIRED');
+        expect((await failure(() => zk.delete(root, -1, { fence: oldSession }))).code).toBe(
+          'SESSION_EXPIRED',
+        );
         expect(await zk.exists(`${root}/late`)).toBeUndefined();
-        expect(await zk.createIfAbsent(`${root}/fresh`, null, 'ephemeral', { fence: newSession })).toBe(true);
+        expect(
+          await zk.createIfAbsent(`${root}/fresh`, null, 'ephemeral', { fence: newSession }),
+        ).toBe(true);
         expect((await zk.exists(`${root}/fresh`))?.ephemeralOwner).toBe(newSession.id);
       });
 
@@ -472,7 +571,10 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         const zk = await harness.client();
         zk.close();
         expect(zk.state).toBe('closed');
-        expect(await failure(() => zk.exists('/'))).toMatchObject({ code: 'CLOSING', op: 'exists' });
+        expect(await failure(() => zk.exists('/'))).toMatchObject({
+          code: 'CLOSING',
+          op: 'exists',
+        });
         expect((await failure(() => zk.create(harness.root()))).code).toBe('CLOSING');
       });
     });
@@ -484,7 +586,9 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         expect(await zk.createIfAbsent(root, Buffer.from('first'))).toBe(true);
         expect(await zk.createIfAbsent(root, Buffer.from('second'))).toBe(false);
         expect(text((await zk.getData(root)).data)).toBe('first');
-        expect((await failure(() => zk.createIfAbsent(`${root}/missing/child`))).code).toBe('NO_NODE');
+        expect((await failure(() => zk.createIfAbsent(`${root}/missing/child`))).code).toBe(
+          'NO_NODE',
+        );
         expect(await zk.deleteIfPresent(root, 0)).toBe(true);
         expect(await zk.deleteIfPresent(root)).toBe(false);
         await zk.create(root);
@@ -510,7 +614,10 @@ export function defineZkContract<C extends Zk>(label: string, harness: ZkContrac
         await zk.ensurePath(`${root}/a/b/c`);
         await zk.ensurePath(`${root}/a/b/c`);
         await zk.ensurePath('/');
-        expect(await zk.exists(`${root}/a/b/c`)).toMatchObject({ ephemeralOwner: '0', numChildren: 0 });
+        expect(await zk.exists(`${root}/a/b/c`)).toMatchObject({
+          ephemeralOwner: '0',
+          numChildren: 0,
+        });
         expect(text((await zk.getData(`${root}/a`)).data)).toBe('kept');
       });
 

@@ -23,7 +23,9 @@ describe('MemoryZooKeeper followers', () => {
     const server = new MemoryZooKeeper({ followers: 1 });
     const onFollower = server.connect({ name: 'f' });
     const onLeader = server.connect({ name: 'l' });
-    expect([server.serverOf(onFollower.session.id), server.serverOf(onLeader.session.id)]).toEqual([1, 0]);
+    expect([server.serverOf(onFollower.session.id), server.serverOf(onLeader.session.id)]).toEqual([
+      1, 0,
+    ]);
     await onLeader.create('/x');
     await expect(onFollower.create('/x')).rejects.toMatchObject({ code: 'NODE_EXISTS' });
     expect(await onFollower.exists('/x')).toBeDefined();
@@ -36,7 +38,9 @@ describe('MemoryZooKeeper followers', () => {
     await onLeader.create('/y');
     server.catchUp();
     await onLeader.setData('/y', Buffer.from('1'), 0);
-    await expect(onFollower.setData('/y', Buffer.from('stale'), 0)).rejects.toMatchObject({ code: 'BAD_VERSION' });
+    await expect(onFollower.setData('/y', Buffer.from('stale'), 0)).rejects.toMatchObject({
+      code: 'BAD_VERSION',
+    });
     expect((await onFollower.exists('/y'))?.version).toBe(1);
   });
 
@@ -45,7 +49,9 @@ describe('MemoryZooKeeper followers', () => {
     const onFollower = server.connect({ name: 'f' });
     const onLeader = server.connect({ name: 'l' });
     await new JobStore(onLeader, '/jobs').ensureLease('job', 'item-1', { fence: onLeader.session });
-    const lease = new JobStore(onFollower, '/jobs').ensureLease('job', 'item-1', { fence: onFollower.session });
+    const lease = new JobStore(onFollower, '/jobs').ensureLease('job', 'item-1', {
+      fence: onFollower.session,
+    });
     await expect(lease).resolves.toMatchObject({ record: { released: true } });
   });
 });

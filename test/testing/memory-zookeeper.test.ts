@@ -4,7 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ZkError } from '../../src/errors/zk-error.js';
-import { ManualScheduler, MemoryZooKeeper, type AppliedOperation } from '../../src/testing/index.js';
+import {
+  ManualScheduler,
+  MemoryZooKeeper,
+  type AppliedOperation,
+} from '../../src/testing/index.js';
 import type { SessionState, WatchEvent, ZkSession } from '../../src/zk/zk-client-types.js';
 
 /** Lets every queued microtask and immediate run. */
@@ -45,7 +49,8 @@ describe('MemoryZooKeeper: delivery', () => {
     const zk = server.connect();
     await zk.create('/plan');
     const made: string[] = [];
-    for (let index = 0; index < 10; index++) made.push(await zk.create('/plan/task-', null, 'persistent-sequential'));
+    for (let index = 0; index < 10; index++)
+      made.push(await zk.create('/plan/task-', null, 'persistent-sequential'));
     const names = made.map((path) => path.slice('/plan/'.length));
     const { children } = await zk.getChildren('/plan');
     expect(children).not.toEqual(names);
@@ -67,8 +72,23 @@ describe('MemoryZooKeeper: delivery', () => {
     await zk.create('/q-', Buffer.from('v'), 'persistent-sequential');
     await zk.getData('/missing').catch(() => undefined);
     expect(applied).toEqual([
-      { clientName: 'writer', sessionId: zk.session.id, op: 'create', path: '/q-', createdPath: '/q-0000000001', data: Buffer.from('v'), ok: true },
-      { clientName: 'writer', sessionId: zk.session.id, op: 'getData', path: '/missing', ok: false, rc: -101 },
+      {
+        clientName: 'writer',
+        sessionId: zk.session.id,
+        op: 'create',
+        path: '/q-',
+        createdPath: '/q-0000000001',
+        data: Buffer.from('v'),
+        ok: true,
+      },
+      {
+        clientName: 'writer',
+        sessionId: zk.session.id,
+        op: 'getData',
+        path: '/missing',
+        ok: false,
+        rc: -101,
+      },
     ]);
   });
 });
@@ -81,19 +101,26 @@ describe('MemoryZooKeeper: lost replies and connection loss', () => {
     const states: SessionState[] = [];
     zk.on('state', (state) => states.push(state));
     zk.loseNextReply((op, path) => op === 'create' && path === '/plan/task-');
-    const error = await failure(zk.create('/plan/task-', Buffer.from('fn'), 'persistent-sequential'));
+    const error = await failure(
+      zk.create('/plan/task-', Buffer.from('fn'), 'persistent-sequential'),
+    );
     expect(error).toMatchObject({ code: 'CONNECTION_LOSS', op: 'create', retried: false });
     expect(server.children('/plan')).toEqual(['task-0000000000']);
     await flush();
     expect(states).toEqual(['suspended', 'connected']);
-    expect(await zk.create('/plan/task-', null, 'persistent-sequential')).toBe('/plan/task-0000000001');
+    expect(await zk.create('/plan/task-', null, 'persistent-sequential')).toBe(
+      '/plan/task-0000000001',
+    );
   });
 
   it('resends an idempotent operation whose reply was lost: the echo of its own first try answers NODE_EXISTS or NO_NODE, retried', async () => {
     const server = new MemoryZooKeeper();
     const zk = server.connect();
     zk.loseNextReply((op) => op === 'create');
-    expect(await failure(zk.create('/a', Buffer.from('1')))).toMatchObject({ code: 'NODE_EXISTS', retried: true });
+    expect(await failure(zk.create('/a', Buffer.from('1')))).toMatchObject({
+      code: 'NODE_EXISTS',
+      retried: true,
+    });
     expect(server.getData('/a')?.toString()).toBe('1');
     zk.loseNextReply((op) => op === 'delete');
     expect(await failure(zk.delete('/a'))).toMatchObject({ code: 'NO_NODE', retried: true });
@@ -158,17 +185,17 @@ describe('MemoryZooKeeper: lost replies and connection loss', () => {
       { type: 'session-lost', path: '/absent' },
       { type: 'session-lost', path: '/n' },
     ]);
-    expect(server.watches().map((watch) => `${watch.clientName} ${watch.kind} ${watch.path}`)).toEqual([
-      `${zk.name} exists /absent`,
-      `${zk.name} data /n`,
-      `${other.name} data /n`,
-    ]);
+    expect(
+      server.watches().map((watch) => `${watch.clientName} ${watch.kind} ${watch.path}`),
+    ).toEqual([`${zk.name} exists /absent`, `${zk.name} data /n`, `${other.name} data /n`]);
     zk.reconnect();
     expect(zk.isCurrent(session)).toBe(true);
     await other.setData('/n', Buffer.from('x'));
     await flush();
     expect(events).toHaveLength(2); // told once only
-    expect(server.watches().map((watch) => `${watch.clientName} ${watch.kind} ${watch.path}`)).toEqual([`${zk.name} exists /absent`]); // until the session ends
+    expect(
+      server.watches().map((watch) => `${watch.clientName} ${watch.kind} ${watch.path}`),
+    ).toEqual([`${zk.name} exists /absent`]); // until the session ends
     zk.close();
     expect(server.watches()).toEqual([]);
   });
@@ -202,7 +229,12 @@ describe('MemoryZooKeeper: lost replies and connection loss', () => {
     zk.on('session:started', (session) => seen.push(`session:started:${session.generation}`));
     zk.reconnect();
     await flush();
-    expect(seen).toEqual(['state:expired', 'session:expired', 'state:connected', 'session:started:2']);
+    expect(seen).toEqual([
+      'state:expired',
+      'session:expired',
+      'state:connected',
+      'session:started:2',
+    ]);
   });
 });
 
@@ -231,7 +263,8 @@ describe('MemoryZooKeeper: ManualScheduler', () => {
     const a = server.connect({ name: 'a' });
     const b = server.connect({ name: 'b' });
     const applied: string[] = [];
-    server.onApplied = (event) => applied.push(`${event.clientName}:${event.op}:${event.path}:${event.ok ? 'ok' : event.rc}`);
+    server.onApplied = (event) =>
+      applied.push(`${event.clientName}:${event.op}:${event.path}:${event.ok ? 'ok' : event.rc}`);
     const results = Promise.allSettled([
       a.create('/x'),
       a.setData('/x', Buffer.from('a1')),
@@ -250,7 +283,13 @@ describe('MemoryZooKeeper: ManualScheduler', () => {
     scheduler.step('a');
     scheduler.step('a');
     await results;
-    expect(applied).toEqual(['b:setData:/x:-101', 'a:create:/x:ok', 'b:delete:/x:-103', 'a:setData:/x:ok', 'a:setData:/x:ok']);
+    expect(applied).toEqual([
+      'b:setData:/x:-101',
+      'a:create:/x:ok',
+      'b:delete:/x:-103',
+      'a:setData:/x:ok',
+      'a:setData:/x:ok',
+    ]);
     expect(server.getData('/x')?.toString()).toBe('a2');
   });
 
@@ -384,7 +423,13 @@ describe('MemoryZooKeeper: inspection', () => {
     expect(server.children('/')).toEqual(['plan', 'zookeeper']);
     expect(server.getData('/plan/task-1/owner')?.toString()).toBe('w1');
     expect(server.getData('/nope')).toBeUndefined();
-    expect(server.dump('/plan')).toBe(['/plan v1 = 0x000102', `  task-1 v0 = "null"`, `    owner [ephemeral ${zk.session.id}] v0 = "w1"`].join('\n'));
+    expect(server.dump('/plan')).toBe(
+      [
+        '/plan v1 = 0x000102',
+        `  task-1 v0 = "null"`,
+        `    owner [ephemeral ${zk.session.id}] v0 = "w1"`,
+      ].join('\n'),
+    );
     expect(server.sessions()[0]?.ephemerals).toEqual(['/plan/task-1/owner']);
   });
 
@@ -403,7 +448,9 @@ describe('MemoryZooKeeper: followers that lag', () => {
     const server = new MemoryZooKeeper({ followers: 1 });
     const onFollower = server.connect({ name: 'on-follower' }); // session 1: the follower
     const onLeader = server.connect({ name: 'on-leader' }); // session 2: the leader
-    expect([server.serverOf(onFollower.session.id), server.serverOf(onLeader.session.id)]).toEqual([1, 0]);
+    expect([server.serverOf(onFollower.session.id), server.serverOf(onLeader.session.id)]).toEqual([
+      1, 0,
+    ]);
     await onLeader.create('/n', Buffer.from('1'));
     expect(await onFollower.exists('/n')).toBeUndefined();
     expect(server.lag(1)).toBe(1);
@@ -431,7 +478,9 @@ describe('MemoryZooKeeper: followers that lag', () => {
     const zk = server.connect();
     await zk.create('/plan');
     zk.loseNextReply((op) => op === 'create', { reconnect: false });
-    const creating = zk.create('/plan/task-', null, 'persistent-sequential').catch((error: unknown) => error); // never sent again
+    const creating = zk
+      .create('/plan/task-', null, 'persistent-sequential')
+      .catch((error: unknown) => error); // never sent again
     await flush();
     expect(server.children('/plan')).toEqual(['task-0000000000']); // the leader applied it
     zk.reconnect();

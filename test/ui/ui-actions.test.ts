@@ -21,21 +21,34 @@ describe('web view actions', () => {
     await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
   });
 
-  async function setUp(actionsToken?: string): Promise<{ proc: MemoryProcess; ui: UiServer; plan: string }> {
+  async function setUp(
+    actionsToken?: string,
+  ): Promise<{ proc: MemoryProcess; ui: UiServer; plan: string }> {
     const proc = memoryProcess(
       new MemoryZooKeeper(),
       'a',
       new FunctionRegistry().register('ok', () => 1),
     );
     processes.push(proc);
-    const ui = await startUiServer({ zkPlan: proc.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, ...(actionsToken ? { actionsToken } : {}) });
+    const ui = await startUiServer({
+      zkPlan: proc.zkPlan as unknown as ZkPlan,
+      parent: PARENT,
+      port: 0,
+      ...(actionsToken ? { actionsToken } : {}),
+    });
     servers.push(ui);
     const plan = await proc.zkPlan.createPlan(PARENT);
     await proc.zkPlan.addTask(plan, call('ok'));
     return { proc, ui, plan };
   }
 
-  const post = (ui: UiServer, action: string, plan: string, token?: string, extra = ''): Promise<Response> =>
+  const post = (
+    ui: UiServer,
+    action: string,
+    plan: string,
+    token?: string,
+    extra = '',
+  ): Promise<Response> =>
     fetch(`${ui.url}api/actions/${action}?path=${encodeURIComponent(plan)}${extra}`, {
       method: 'POST',
       headers: token === undefined ? {} : { Authorization: `Bearer ${token}` },
@@ -45,7 +58,13 @@ describe('web view actions', () => {
     const { ui, plan, proc } = await setUp(TOKEN);
     expect((await post(ui, 'pause', plan)).status).toBe(401);
     expect((await post(ui, 'pause', plan, 'guess')).status).toBe(401);
-    expect((await fetch(`${ui.url}api/actions/pause?path=${plan}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(405);
+    expect(
+      (
+        await fetch(`${ui.url}api/actions/pause?path=${plan}`, {
+          headers: { Authorization: `Bearer ${TOKEN}` },
+        })
+      ).status,
+    ).toBe(405);
     expect((await proc.zkPlan.plans.status(plan)).control).toBeUndefined(); // nothing happened
     const readOnly = await setUp();
     const refused = await post(readOnly.ui, 'pause', readOnly.plan, TOKEN);
@@ -57,15 +76,24 @@ describe('web view actions', () => {
     const { proc, ui, plan } = await setUp(TOKEN);
     for (const weak of ['', 'x', '123456789012345']) {
       const error = await expectRejects(
-        () => startUiServer({ zkPlan: proc.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, actionsToken: weak }),
+        () =>
+          startUiServer({
+            zkPlan: proc.zkPlan as unknown as ZkPlan,
+            parent: PARENT,
+            port: 0,
+            actionsToken: weak,
+          }),
         InvalidArgumentError,
       );
       expect(error.argument).toBe('actionsToken');
     }
-    const fromElsewhere = await fetch(`${ui.url}api/actions/cancel?path=${encodeURIComponent(plan)}`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${TOKEN}`, Origin: 'https://evil.example' },
-    });
+    const fromElsewhere = await fetch(
+      `${ui.url}api/actions/cancel?path=${encodeURIComponent(plan)}`,
+      {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${TOKEN}`, Origin: 'https://evil.example' },
+      },
+    );
     expect(fromElsewhere.status).toBe(403);
     expect(await fromElsewhere.json()).toMatchObject({ error: { code: 'CROSS_ORIGIN' } });
     expect((await proc.zkPlan.plans.status(plan)).control).toBeUndefined();
@@ -89,7 +117,10 @@ describe('web view actions', () => {
     expect((await proc.zkPlan.plans.status(plan)).control).toBeUndefined();
     expect(await (await post(ui, 'retry', plan, TOKEN)).json()).toEqual({ plan, reset: [] });
     expect((await post(ui, 'cancel', plan, TOKEN, '&reason=from%20the%20view')).status).toBe(200);
-    expect((await proc.zkPlan.plans.status(plan)).control).toMatchObject({ state: 'cancelled', reason: 'from the view' });
+    expect((await proc.zkPlan.plans.status(plan)).control).toMatchObject({
+      state: 'cancelled',
+      reason: 'from the view',
+    });
     const conflict = await post(ui, 'resume', plan, TOKEN);
     expect(conflict.status).toBe(409);
     expect(await conflict.json()).toMatchObject({ error: { code: 'PLAN_CANCELLED' } });
@@ -98,14 +129,43 @@ describe('web view actions', () => {
 
   it('serves the live workers, whether actions are on, and why a task is not running', async () => {
     const { ui, plan, proc } = await setUp(TOKEN);
-    proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, retention: false, workerId: 'view-pool' });
-    await expect.poll(async () => ((await (await fetch(`${ui.url}api/cluster`)).json()) as { workers: unknown[] }).workers.length).toBe(1);
-    expect(await (await fetch(`${ui.url}api/cluster`)).json()).toMatchObject({ actions: true, workers: [{ id: 'view-pool', loops: 2 }], limits: [] });
-    const [worker] = ((await (await fetch(`${ui.url}api/cluster`)).json()) as { workers: Record<string, unknown>[] }).workers;
-    expect(Object.keys(worker ?? {}).sort()).toEqual(['functions', 'host', 'id', 'loops', 'pid', 'running', 'startedAt', 'updatedAt', 'version']);
+    proc.zkPlan.startWorkers(PARENT, {
+      count: 2,
+      backoff: FAST_BACKOFF,
+      retention: false,
+      workerId: 'view-pool',
+    });
+    await expect
+      .poll(
+        async () =>
+          ((await (await fetch(`${ui.url}api/cluster`)).json()) as { workers: unknown[] }).workers
+            .length,
+      )
+      .toBe(1);
+    expect(await (await fetch(`${ui.url}api/cluster`)).json()).toMatchObject({
+      actions: true,
+      workers: [{ id: 'view-pool', loops: 2 }],
+      limits: [],
+    });
+    const [worker] = (
+      (await (await fetch(`${ui.url}api/cluster`)).json()) as { workers: Record<string, unknown>[] }
+    ).workers;
+    expect(Object.keys(worker ?? {}).sort()).toEqual([
+      'functions',
+      'host',
+      'id',
+      'loops',
+      'pid',
+      'running',
+      'startedAt',
+      'updatedAt',
+      'version',
+    ]);
     expect(typeof worker?.['startedAt']).toBe('string');
     const [task] = (await proc.zkPlan.plans.describe(plan)).tasks;
-    const why = await (await fetch(`${ui.url}api/why?path=${encodeURIComponent(task?.task as string)}`)).json();
+    const why = await (
+      await fetch(`${ui.url}api/why?path=${encodeURIComponent(task?.task as string)}`)
+    ).json();
     expect(why).toMatchObject({ task: task?.task, code: 'PLAN_NOT_READY' });
   });
 
@@ -116,22 +176,54 @@ describe('web view actions', () => {
       new FunctionRegistry().register('ok', () => 1),
     );
     processes.push(proc);
-    const ui = await startUiServer({ zkPlan: proc.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, schedules: '/schedules' });
+    const ui = await startUiServer({
+      zkPlan: proc.zkPlan as unknown as ZkPlan,
+      parent: PARENT,
+      port: 0,
+      schedules: '/schedules',
+    });
     servers.push(ui);
     const schedules = proc.zkPlan.schedules('/schedules');
-    await schedules.put({ name: 'here', cron: '0 0 3 * * *', spec: { tasks: { a: { fn: 'ok' } } }, planParent: PARENT });
-    await schedules.put({ name: 'there', cron: '0 0 4 * * *', spec: { tasks: { a: { fn: 'ok' } } }, planParent: '/elsewhere', paused: true });
+    await schedules.put({
+      name: 'here',
+      cron: '0 0 3 * * *',
+      spec: { tasks: { a: { fn: 'ok' } } },
+      planParent: PARENT,
+    });
+    await schedules.put({
+      name: 'there',
+      cron: '0 0 4 * * *',
+      spec: { tasks: { a: { fn: 'ok' } } },
+      planParent: '/elsewhere',
+      paused: true,
+    });
     const { plan } = await schedules.trigger('here');
     await schedules.trigger('there');
     const cluster = (await (await fetch(`${ui.url}api/cluster`)).json()) as UiCluster;
-    expect(cluster.schedules.map(({ name, paused, nextFireTimes }) => [name, paused, nextFireTimes.length])).toEqual([
+    expect(
+      cluster.schedules.map(({ name, paused, nextFireTimes }) => [
+        name,
+        paused,
+        nextFireTimes.length,
+      ]),
+    ).toEqual([
       ['here', false, 5],
       ['there', true, 0],
     ]);
-    expect(cluster.schedules[0]?.runs).toMatchObject([{ kind: 'manual', state: 'fired', plan, shown: true }]);
-    expect(cluster.schedules[1]?.runs).toMatchObject([{ kind: 'manual', state: 'fired', shown: false }]);
-    const plain = await startUiServer({ zkPlan: proc.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0 });
+    expect(cluster.schedules[0]?.runs).toMatchObject([
+      { kind: 'manual', state: 'fired', plan, shown: true },
+    ]);
+    expect(cluster.schedules[1]?.runs).toMatchObject([
+      { kind: 'manual', state: 'fired', shown: false },
+    ]);
+    const plain = await startUiServer({
+      zkPlan: proc.zkPlan as unknown as ZkPlan,
+      parent: PARENT,
+      port: 0,
+    });
     servers.push(plain);
-    expect(((await (await fetch(`${plain.url}api/cluster`)).json()) as UiCluster).schedules).toEqual([]);
+    expect(
+      ((await (await fetch(`${plain.url}api/cluster`)).json()) as UiCluster).schedules,
+    ).toEqual([]);
   });
 });

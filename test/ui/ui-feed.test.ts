@@ -6,7 +6,12 @@ import type { PlanStatus } from '../../src/plan/plan-status.js';
 import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../../src/plan/plan-view.js';
 import type { WatchEvent, Watcher, ZkStat } from '../../src/zk/zk-client.js';
 import { CoalescingRunner } from '../../src/ui/coalescing-runner.js';
-import { PlanFeed, PlansFeed, type PlanFeedMessage, type PlansFeedMessage } from '../../src/ui/plan-feed.js';
+import {
+  PlanFeed,
+  PlansFeed,
+  type PlanFeedMessage,
+  type PlansFeedMessage,
+} from '../../src/ui/plan-feed.js';
 import { WatchSet } from '../../src/zk/recipes/watch-set.js';
 import { call } from '../../src/exec/task-spec.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
@@ -18,7 +23,14 @@ const NO_NODE = -101;
 
 /** Just enough of ZkClient: nodes that exist, and one-shot watches the test fires. */
 class FakeZk {
-  readonly existing = new Set<string>([PARENT, PLAN, `${PLAN}/history`, `${PLAN}/runnable`, `${PLAN}/task-0000000001`, `${PLAN}/task-0000000002`]);
+  readonly existing = new Set<string>([
+    PARENT,
+    PLAN,
+    `${PLAN}/history`,
+    `${PLAN}/runnable`,
+    `${PLAN}/task-0000000001`,
+    `${PLAN}/task-0000000002`,
+  ]);
   private readonly watches = new Map<string, Watcher[]>();
 
   watchCount(path: string): number {
@@ -36,13 +48,19 @@ class FakeZk {
     if (watcher) this.watches.set(path, [...(this.watches.get(path) ?? []), watcher]);
   }
 
-  async getChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat }> {
+  async getChildren(
+    path: string,
+    watcher?: Watcher,
+  ): Promise<{ children: string[]; stat: ZkStat }> {
     if (!this.existing.has(path)) throw new ZkError('getChildren', NO_NODE, path);
     this.watch(path, watcher);
     return { children: [], stat: {} as ZkStat };
   }
 
-  async tryGetChildren(path: string, watcher?: Watcher): Promise<{ children: string[]; stat: ZkStat } | undefined> {
+  async tryGetChildren(
+    path: string,
+    watcher?: Watcher,
+  ): Promise<{ children: string[]; stat: ZkStat } | undefined> {
     if (!this.existing.has(path)) return undefined;
     return this.getChildren(path, watcher);
   }
@@ -103,7 +121,12 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function openFeed(timing = {}): { feed: PlanFeed; messages: PlanFeedMessage[]; unsubscribe: () => void; idle: () => boolean } {
+function openFeed(timing = {}): {
+  feed: PlanFeed;
+  messages: PlanFeedMessage[];
+  unsubscribe: () => void;
+  idle: () => boolean;
+} {
   let idle = false;
   const feed = new PlanFeed({ zk, plans: { describe: describePlan } }, PLAN, timing, () => {
     idle = true;
@@ -119,17 +142,23 @@ describe('PlanFeed', () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(describePlan).toHaveBeenCalledTimes(1);
     expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatchObject({ type: 'snapshot', model: { nodes: [{ state: 'runnable' }, { state: 'waiting' }] } });
-    for (const path of [`${PLAN}/history`, `${PLAN}/runnable`, `${PLAN}/task-0000000001`]) expect(zk.watchCount(path), path).toBe(1);
+    expect(messages[0]).toMatchObject({
+      type: 'snapshot',
+      model: { nodes: [{ state: 'runnable' }, { state: 'waiting' }] },
+    });
+    for (const path of [`${PLAN}/history`, `${PLAN}/runnable`, `${PLAN}/task-0000000001`])
+      expect(zk.watchCount(path), path).toBe(1);
     expect(zk.watchCount(PLAN)).toBe(2); // its children, and the failed marker's appearance
-    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`]) expect(zk.watchCount(path), path).toBe(0); // not there: never watched itself
+    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`])
+      expect(zk.watchCount(path), path).toBe(0); // not there: never watched itself
     expect(zk.watchCount(`${PLAN}/task-0000000002`)).toBe(0); // waiting: no owner to expect yet
     zk.existing.add(`${PLAN}/failed`);
     zk.existing.add(`${PLAN}/task-0000000001/owner`);
     zk.fire(PLAN);
     zk.fire(`${PLAN}/task-0000000001`);
     await vi.advanceTimersByTimeAsync(300);
-    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`]) expect(zk.watchCount(path), path).toBe(1); // there now: watched itself
+    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`])
+      expect(zk.watchCount(path), path).toBe(1); // there now: watched itself
     expect(zk.watchCount(`${PLAN}/task-0000000001`)).toBe(0);
   });
 
@@ -147,10 +176,16 @@ describe('PlanFeed', () => {
     expect(describePlan).toHaveBeenCalledTimes(1);
     await vi.advanceTimersByTimeAsync(60);
     expect(describePlan).toHaveBeenCalledTimes(2);
-    expect(messages.at(-1)).toEqual({ type: 'diff', diff: expect.objectContaining({ changed: [['task-0000000001', 'running', false, 'f', false, '']] }) });
+    expect(messages.at(-1)).toEqual({
+      type: 'diff',
+      diff: expect.objectContaining({
+        changed: [['task-0000000001', 'running', false, 'f', false, '']],
+      }),
+    });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(describePlan).toHaveBeenCalledTimes(2); // nothing fired since
-    for (const path of [`${PLAN}/runnable`, `${PLAN}/task-0000000001`]) expect(zk.watchCount(path), path).toBe(1);
+    for (const path of [`${PLAN}/runnable`, `${PLAN}/task-0000000001`])
+      expect(zk.watchCount(path), path).toBe(1);
     expect(zk.watchCount(PLAN)).toBe(2);
   });
 
@@ -237,14 +272,19 @@ describe('PlanFeed', () => {
     describePlan.mockRejectedValueOnce(new ZkError('getChildren', -4, PLAN)); // CONNECTION_LOSS
     const { messages } = openFeed({ retryMs: 500 });
     await vi.advanceTimersByTimeAsync(0);
-    expect(messages).toEqual([{ type: 'problem', message: expect.stringContaining('CONNECTION_LOSS') }]);
+    expect(messages).toEqual([
+      { type: 'problem', message: expect.stringContaining('CONNECTION_LOSS') },
+    ]);
     await vi.advanceTimersByTimeAsync(600);
     expect(describePlan).toHaveBeenCalledTimes(2);
     expect(messages.at(-1)).toMatchObject({ type: 'snapshot' });
   });
 
   it('reads again when a task waiting for its next try may start (no ZooKeeper event marks it)', async () => {
-    const retrying: TaskView = { ...task(1, 'retrying'), attempts: { failures: 1, nextTryAt: new Date(Date.now() + 2_000), lastError: 'boom' } };
+    const retrying: TaskView = {
+      ...task(1, 'retrying'),
+      attempts: { failures: 1, nextTryAt: new Date(Date.now() + 2_000), lastError: 'boom' },
+    };
     current = planView([retrying]);
     openFeed();
     await vi.advanceTimersByTimeAsync(0);
@@ -256,14 +296,26 @@ describe('PlanFeed', () => {
 
 describe('PlansFeed', () => {
   it('lists plans, watching the parent and each plan, and pushes only changes', async () => {
-    let summaries: PlanSummary[] = [{ plan: PLAN, status: planView([task(1, 'running')]).status, done: 0 }];
+    let summaries: PlanSummary[] = [
+      { plan: PLAN, status: planView([task(1, 'running')]).status, done: 0 },
+    ];
     const listPlans = vi.fn(async () => summaries);
     const feed = new PlansFeed({ zk, plans: { list: listPlans } }, PARENT, { minIntervalMs: 100 });
     const messages: PlansFeedMessage[] = [];
     feed.subscribe((message) => messages.push(message));
     await vi.advanceTimersByTimeAsync(0);
     expect(messages).toEqual([
-      { type: 'plans', plans: [expect.objectContaining({ plan: PLAN, name: 'plan-0000000001', state: 'running', historyKept: true })] },
+      {
+        type: 'plans',
+        plans: [
+          expect.objectContaining({
+            plan: PLAN,
+            name: 'plan-0000000001',
+            state: 'running',
+            historyKept: true,
+          }),
+        ],
+      },
     ]);
     for (const path of [PARENT, `${PLAN}/history`]) expect(zk.watchCount(path), path).toBe(1);
     expect(zk.watchCount(PLAN)).toBe(2); // its children, and the failed marker's appearance
@@ -274,13 +326,19 @@ describe('PlansFeed', () => {
     summaries = [{ plan: PLAN, status: planView([task(1, 'done')]).status, done: 1 }];
     zk.fire(`${PLAN}/history`);
     await vi.advanceTimersByTimeAsync(150);
-    expect(messages.at(-1)).toEqual({ type: 'plans', plans: [expect.objectContaining({ state: 'completed', done: 1, total: 1 })] });
+    expect(messages.at(-1)).toEqual({
+      type: 'plans',
+      plans: [expect.objectContaining({ state: 'completed', done: 1, total: 1 })],
+    });
     feed.close();
   });
 
   it('shows no plans while the parent does not exist, and watches for it', async () => {
     zk.existing.delete(PARENT);
-    const feed = new PlansFeed({ zk, plans: { list: vi.fn(async () => Promise.reject(new PlanNotFoundError(PARENT))) } }, PARENT);
+    const feed = new PlansFeed(
+      { zk, plans: { list: vi.fn(async () => Promise.reject(new PlanNotFoundError(PARENT))) } },
+      PARENT,
+    );
     const messages: PlansFeedMessage[] = [];
     feed.subscribe((message) => messages.push(message));
     await vi.advanceTimersByTimeAsync(0);
@@ -329,7 +387,9 @@ describe('WatchSet', () => {
     set?.({ type: 'child', path: '/a' });
     expect(fired).toEqual(['a']);
     expect(watches.has('a')).toBe(false);
-    await expect(watches.arm('b', async () => Promise.reject(new Error('no')))).rejects.toThrow('no');
+    await expect(watches.arm('b', async () => Promise.reject(new Error('no')))).rejects.toThrow(
+      'no',
+    );
     expect(watches.has('b')).toBe(false);
   });
 });
@@ -352,7 +412,13 @@ describe('the feeds over the in-memory ZooKeeper', () => {
     const unsubscribePlans = plansFeed.subscribe((message) => plansMessages.push(message));
     await expect.poll(() => planMessages.length + plansMessages.length).toBeGreaterThanOrEqual(2);
     const onPlan = (): string[] =>
-      server.watches().flatMap((watch) => (watch.path === plan || watch.path.startsWith(`${plan}/`) ? [`${watch.kind} ${watch.path}`] : []));
+      server
+        .watches()
+        .flatMap((watch) =>
+          watch.path === plan || watch.path.startsWith(`${plan}/`)
+            ? [`${watch.kind} ${watch.path}`]
+            : [],
+        );
     expect(onPlan().length).toBeGreaterThan(0);
     expect(onPlan().filter((watch) => watch.startsWith('exists'))).toEqual([]);
 

@@ -20,7 +20,10 @@ import { countPlanTasks } from '../../src/plan/plan-progress.js';
 
 const PLAN = '/plans/plan-0000000001';
 
-function status(overrides: Partial<PlanStatus['counts']> = {}, state: PlanStatus['state'] = 'running'): PlanStatus {
+function status(
+  overrides: Partial<PlanStatus['counts']> = {},
+  state: PlanStatus['state'] = 'running',
+): PlanStatus {
   const counts = {
     total: 0,
     done: 0,
@@ -36,10 +39,24 @@ function status(overrides: Partial<PlanStatus['counts']> = {}, state: PlanStatus
     unstarted: 0,
     ...overrides,
   };
-  return { plan: PLAN, state, failurePolicy: 'continue', priority: 0, counts, failed: [], blocked: [], retrying: [] };
+  return {
+    plan: PLAN,
+    state,
+    failurePolicy: 'continue',
+    priority: 0,
+    counts,
+    failed: [],
+    blocked: [],
+    retrying: [],
+  };
 }
 
-function task(serial: number, state: TaskViewState, inputs: number[] = [], extra: Partial<TaskView> = {}): TaskView {
+function task(
+  serial: number,
+  state: TaskViewState,
+  inputs: number[] = [],
+  extra: Partial<TaskView> = {},
+): TaskView {
   const name = `task-${String(serial).padStart(10, '0')}`;
   return {
     task: `${PLAN}/${name}`,
@@ -54,7 +71,10 @@ function task(serial: number, state: TaskViewState, inputs: number[] = [], extra
   };
 }
 
-function view(tasks: TaskView[], options: { historyKept?: boolean; done?: number; state?: PlanStatus['state'] } = {}): PlanView {
+function view(
+  tasks: TaskView[],
+  options: { historyKept?: boolean; done?: number; state?: PlanStatus['state'] } = {},
+): PlanView {
   const live = tasks.filter((entry) => entry.state !== 'done').length;
   return {
     plan: PLAN,
@@ -69,7 +89,9 @@ const n = (serial: number): string => `task-${String(serial).padStart(10, '0')}`
 
 describe('escapeHtml', () => {
   it('escapes the five characters that matter in content and quoted attributes', () => {
-    expect(escapeHtml(`<script>alert("x")</script> & 'y'`)).toBe('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;');
+    expect(escapeHtml(`<script>alert("x")</script> & 'y'`)).toBe(
+      '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;',
+    );
   });
 
   it('leaves other text alone, including non-ASCII', () => {
@@ -113,7 +135,10 @@ describe('toJsonSafe', () => {
   });
 
   it('gives JSON text that parses back', () => {
-    expect(JSON.parse(stringifySafe({ at: new Date(0), n: 1n }))).toEqual({ at: '1970-01-01T00:00:00.000Z', n: '1n' });
+    expect(JSON.parse(stringifySafe({ at: new Date(0), n: 1n }))).toEqual({
+      at: '1970-01-01T00:00:00.000Z',
+      n: '1n',
+    });
   });
 });
 
@@ -129,9 +154,17 @@ describe('formatValue and stackExcerpt', () => {
   });
 
   it('keeps the first lines of a stack', () => {
-    const stack = ['Error: boom', ...Array.from({ length: 20 }, (_, i) => `    at f${i} (file.js:${i}:1)`)].join('\n');
+    const stack = [
+      'Error: boom',
+      ...Array.from({ length: 20 }, (_, i) => `    at f${i} (file.js:${i}:1)`),
+    ].join('\n');
     const excerpt = stackExcerpt(stack, 3) ?? '';
-    expect(excerpt.split('\n')).toEqual(['Error: boom', '    at f0 (file.js:0:1)', '    at f1 (file.js:1:1)', '    … 18 more lines']);
+    expect(excerpt.split('\n')).toEqual([
+      'Error: boom',
+      '    at f0 (file.js:0:1)',
+      '    at f1 (file.js:1:1)',
+      '    … 18 more lines',
+    ]);
     expect(stackExcerpt('Error: short')).toBe('Error: short');
     expect(stackExcerpt(undefined)).toBeUndefined();
   });
@@ -175,7 +208,9 @@ describe('isPlanUnder and isTaskUnder', () => {
 
 describe('buildModel', () => {
   it('keeps one node per task with its state, function and inputs by name', () => {
-    const model = buildModel(view([task(1, 'done'), task(2, 'running', [1]), task(3, 'waiting', [1, 2])], { done: 1 }));
+    const model = buildModel(
+      view([task(1, 'done'), task(2, 'running', [1]), task(3, 'waiting', [1, 2])], { done: 1 }),
+    );
     expect(model.nodes).toEqual([
       { name: n(1), state: 'done', fn: 'f', inputs: [] },
       { name: n(2), state: 'running', fn: 'f', inputs: [n(1)] },
@@ -186,7 +221,9 @@ describe('buildModel', () => {
   });
 
   it('lists an input used twice once', () => {
-    expect(buildModel(view([task(1, 'done'), task(2, 'waiting', [1, 1])])).nodes[1]?.inputs).toEqual([n(1)]);
+    expect(
+      buildModel(view([task(1, 'done'), task(2, 'waiting', [1, 1])])).nodes[1]?.inputs,
+    ).toEqual([n(1)]);
   });
 
   it('draws inputs from finished tasks of a plan without history as gone, done nodes', () => {
@@ -200,7 +237,9 @@ describe('buildModel', () => {
   });
 
   it('keeps tasks that vanished since the last model as gone, done nodes', () => {
-    const first = buildModel(view([task(1, 'running'), task(2, 'waiting', [1])], { historyKept: false }));
+    const first = buildModel(
+      view([task(1, 'running'), task(2, 'waiting', [1])], { historyKept: false }),
+    );
     const second = buildModel(view([task(2, 'runnable', [])], { historyKept: false }), first);
     expect(second.nodes).toEqual([
       { name: n(1), state: 'done', fn: 'f', inputs: [], gone: true },
@@ -212,18 +251,34 @@ describe('buildModel', () => {
   it('does not let a read that caught a task half-deleted change what is fixed once it is built', () => {
     const first = buildModel(view([task(1, 'running'), task(2, 'waiting', [1])]));
     // Task 1 is being deleted (no definition, no children) and is not in the history yet.
-    const second = buildModel(view([task(1, 'building', [], { fn: '?' }), task(2, 'waiting', [])]), first);
+    const second = buildModel(
+      view([task(1, 'building', [], { fn: '?' }), task(2, 'waiting', [])]),
+      first,
+    );
     expect(second.nodes).toEqual([
       { name: n(1), state: 'running', fn: 'f', inputs: [] },
       { name: n(2), state: 'waiting', fn: 'f', inputs: [n(1)] },
     ]);
-    expect(diffModels(first, second)).toMatchObject({ changed: [], added: [], updated: [], removed: [] });
+    expect(diffModels(first, second)).toMatchObject({
+      changed: [],
+      added: [],
+      updated: [],
+      removed: [],
+    });
   });
 
   it('takes inputs that grow while a task is built', () => {
     const first = buildModel(view([task(1, 'done'), task(2, 'done'), task(3, 'building', [1])]));
-    const second = buildModel(view([task(1, 'done'), task(2, 'done'), task(3, 'waiting', [1, 2])]), first);
-    expect(second.nodes[2]).toEqual({ name: n(3), state: 'waiting', fn: 'f', inputs: [n(1), n(2)] });
+    const second = buildModel(
+      view([task(1, 'done'), task(2, 'done'), task(3, 'waiting', [1, 2])]),
+      first,
+    );
+    expect(second.nodes[2]).toEqual({
+      name: n(3),
+      state: 'waiting',
+      fn: 'f',
+      inputs: [n(1), n(2)],
+    });
     expect(diffModels(first, second).updated).toEqual([second.nodes[2]]);
   });
 });
@@ -233,27 +288,64 @@ describe('task keys and the plan name in the web view', () => {
     const first = buildModel(view([task(1, 'running'), task(2, 'building', [1])]));
     expect(first.nodes.map((node) => node.key)).toEqual([undefined, undefined]);
     // The spec record (with the keys) is written after the tasks: the next read knows them.
-    const second = buildModel(view([task(1, 'running', [], { key: 'load-eu' }), task(2, 'waiting', [1], { key: 'report' })]), first);
+    const second = buildModel(
+      view([
+        task(1, 'running', [], { key: 'load-eu' }),
+        task(2, 'waiting', [1], { key: 'report' }),
+      ]),
+      first,
+    );
     expect(second.nodes.map((node) => node.key)).toEqual(['load-eu', 'report']);
     expect(diffModels(first, second).changed).toEqual([
       [n(1), 'running', false, 'f', false, 'load-eu'],
       [n(2), 'waiting', false, 'f', false, 'report'],
     ]);
     // Task 1 caught half-deleted (no definition): its key stays, as do its function and state.
-    const third = buildModel(view([task(1, 'building', [], { fn: '?' }), task(2, 'waiting', [1], { key: 'report' })]), second);
-    expect(third.nodes[0]).toEqual({ name: n(1), key: 'load-eu', state: 'running', fn: 'f', inputs: [] });
+    const third = buildModel(
+      view([task(1, 'building', [], { fn: '?' }), task(2, 'waiting', [1], { key: 'report' })]),
+      second,
+    );
+    expect(third.nodes[0]).toEqual({
+      name: n(1),
+      key: 'load-eu',
+      state: 'running',
+      fn: 'f',
+      inputs: [],
+    });
     // Gone (finished without history): still labelled by its key.
-    const fourth = buildModel(view([task(2, 'runnable', [1], { key: 'report' })], { historyKept: false }), third);
-    expect(fourth.nodes[0]).toEqual({ name: n(1), key: 'load-eu', state: 'done', fn: 'f', inputs: [], gone: true });
+    const fourth = buildModel(
+      view([task(2, 'runnable', [1], { key: 'report' })], { historyKept: false }),
+      third,
+    );
+    expect(fourth.nodes[0]).toEqual({
+      name: n(1),
+      key: 'load-eu',
+      state: 'done',
+      fn: 'f',
+      inputs: [],
+      gone: true,
+    });
   });
 
   it('carries the plan name in the headline and the plans row, and the key in the panel', () => {
-    const named: PlanView = { ...view([task(1, 'running', [], { key: 'load-eu' })]), status: { ...status(), name: 'nightly' } };
+    const named: PlanView = {
+      ...view([task(1, 'running', [], { key: 'load-eu' })]),
+      status: { ...status(), name: 'nightly' },
+    };
     const model = buildModel(named);
     expect(model.status.name).toBe('nightly');
-    expect(isEmptyDiff(diffModels(model, buildModel(view([task(1, 'running', [], { key: 'load-eu' })]), model)), model.status)).toBe(false);
-    expect(planRow({ plan: PLAN, status: named.status, done: 0, historyKept: true }).planName).toBe('nightly');
-    expect(planRow({ plan: PLAN, status: status(), done: 0, historyKept: true })).not.toHaveProperty('planName');
+    expect(
+      isEmptyDiff(
+        diffModels(model, buildModel(view([task(1, 'running', [], { key: 'load-eu' })]), model)),
+        model.status,
+      ),
+    ).toBe(false);
+    expect(planRow({ plan: PLAN, status: named.status, done: 0, historyKept: true }).planName).toBe(
+      'nightly',
+    );
+    expect(
+      planRow({ plan: PLAN, status: status(), done: 0, historyKept: true }),
+    ).not.toHaveProperty('planName');
     expect(taskDetail(task(1, 'running', [], { key: 'load-eu' })).key).toBe('load-eu');
     expect(goneTaskDetail(`${PLAN}/${n(1)}`, 'finished', 'load-eu').key).toBe('load-eu');
   });
@@ -262,7 +354,10 @@ describe('task keys and the plan name in the web view', () => {
 describe('diffModels', () => {
   it('reports state changes compactly and structure changes in full', () => {
     const before = buildModel(view([task(1, 'running'), task(2, 'waiting', [1])]));
-    const after = buildModel(view([task(1, 'done'), task(2, 'runnable', [1]), task(3, 'building', [2])], { done: 1 }), before);
+    const after = buildModel(
+      view([task(1, 'done'), task(2, 'runnable', [1]), task(3, 'building', [2])], { done: 1 }),
+      before,
+    );
     const diff = diffModels(before, after);
     expect(diff.changed).toEqual([
       [n(1), 'done', false, 'f', false, ''],
@@ -287,7 +382,12 @@ describe('diffModels', () => {
     const plain = view([task(1, 'running')]);
     const paused = (reason: string, priority = 0): PlanView => ({
       ...plain,
-      status: { ...plain.status, state: 'paused', priority, control: { state: 'paused', reason, at, abortRunning: false } },
+      status: {
+        ...plain.status,
+        state: 'paused',
+        priority,
+        control: { state: 'paused', reason, at, abortRunning: false },
+      },
     });
     const before = buildModel(paused('warehouse down'));
     expect(before.status).toMatchObject({
@@ -296,15 +396,31 @@ describe('diffModels', () => {
       control: { state: 'paused', reason: 'warehouse down', at: '2026-11-24T10:00:00.000Z' },
     });
     expect(buildModel(plain).status.control).toBeUndefined();
-    expect(isEmptyDiff(diffModels(before, buildModel(paused('warehouse down'), before)), before.status)).toBe(true);
-    expect(isEmptyDiff(diffModels(before, buildModel(paused('warehouse still down'), before)), before.status)).toBe(false);
-    expect(isEmptyDiff(diffModels(before, buildModel(paused('warehouse down', 3), before)), before.status)).toBe(false);
+    expect(
+      isEmptyDiff(diffModels(before, buildModel(paused('warehouse down'), before)), before.status),
+    ).toBe(true);
+    expect(
+      isEmptyDiff(
+        diffModels(before, buildModel(paused('warehouse still down'), before)),
+        before.status,
+      ),
+    ).toBe(false);
+    expect(
+      isEmptyDiff(
+        diffModels(before, buildModel(paused('warehouse down', 3), before)),
+        before.status,
+      ),
+    ).toBe(false);
   });
 
   it('keeps a cancelled plan’s deleted tasks in their last state, marked cancelled and not counted done', () => {
-    const before = buildModel(view([task(1, 'done'), task(2, 'running', [1]), task(3, 'runnable')], { historyKept: false }));
+    const before = buildModel(
+      view([task(1, 'done'), task(2, 'running', [1]), task(3, 'runnable')], { historyKept: false }),
+    );
     const after = buildModel(view([], { historyKept: false, state: 'cancelled' }), before);
-    expect(after.nodes.map(({ name, state, gone, cancelled }) => ({ name, state, gone, cancelled }))).toEqual([
+    expect(
+      after.nodes.map(({ name, state, gone, cancelled }) => ({ name, state, gone, cancelled })),
+    ).toEqual([
       { name: n(1), state: 'done', gone: true, cancelled: undefined }, // finished, then deleted: no history
       { name: n(2), state: 'running', gone: undefined, cancelled: true },
       { name: n(3), state: 'runnable', gone: undefined, cancelled: true },
@@ -316,7 +432,11 @@ describe('diffModels', () => {
       [n(3), 'runnable', false, 'f', true, ''],
     ]);
     // Once marked, they stay so (the next read holds no more of them).
-    expect(buildModel(view([], { historyKept: false, state: 'cancelled' }), after).nodes.filter((node) => node.cancelled)).toHaveLength(2);
+    expect(
+      buildModel(view([], { historyKept: false, state: 'cancelled' }), after).nodes.filter(
+        (node) => node.cancelled,
+      ),
+    ).toHaveLength(2);
   });
 
   it('reports removed nodes', () => {
@@ -330,7 +450,16 @@ describe('planRow', () => {
   it('summarises a plan for the plans page', () => {
     const summary: PlanSummary = {
       plan: PLAN,
-      status: status({ total: 10, done: 4, remaining: 6, running: 1, finishing: 1, waiting: 2, runnable: 1, failed: 1 }),
+      status: status({
+        total: 10,
+        done: 4,
+        remaining: 6,
+        running: 1,
+        finishing: 1,
+        waiting: 2,
+        runnable: 1,
+        failed: 1,
+      }),
       done: 4,
     };
     expect(planRow({ ...summary, historyKept: false }).historyKept).toBe(false);
@@ -354,12 +483,24 @@ describe('planRow', () => {
 describe('taskDetail', () => {
   it('gives the panel plain JSON: dates as ISO text, params formatted, a stack excerpt', () => {
     const at = new Date('2024-05-06T07:08:09.000Z');
-    const stack = ['PermanentError: no such customer', ...Array.from({ length: 30 }, (_, i) => `    at f${i} (x.js:1:1)`)].join('\n');
+    const stack = [
+      'PermanentError: no such customer',
+      ...Array.from({ length: 30 }, (_, i) => `    at f${i} (x.js:1:1)`),
+    ].join('\n');
     const detail = taskDetail(
       task(7, 'failed', [3], {
         params: [{ id: 42n, when: at }],
         owner: { workerId: 'w/1', claimedAt: at },
-        failure: { type: 'PermanentError', message: 'no such customer', code: 'NO_SUCH_CUSTOMER', stack, retryable: false, attempts: 1, workerId: 'w/1', at },
+        failure: {
+          type: 'PermanentError',
+          message: 'no such customer',
+          code: 'NO_SUCH_CUSTOMER',
+          stack,
+          retryable: false,
+          attempts: 1,
+          workerId: 'w/1',
+          at,
+        },
       }),
     );
     expect(detail).toMatchObject({
@@ -387,7 +528,11 @@ describe('taskDetail', () => {
   });
 
   it('says little about a task gone from a plan without history', () => {
-    expect(goneTaskDetail(`${PLAN}/${n(2)}`, 'cancelled')).toMatchObject({ state: 'cancelled', gone: true, goneReason: 'cancelled' });
+    expect(goneTaskDetail(`${PLAN}/${n(2)}`, 'cancelled')).toMatchObject({
+      state: 'cancelled',
+      gone: true,
+      goneReason: 'cancelled',
+    });
     expect(goneTaskDetail(`${PLAN}/${n(2)}`)).toEqual({
       goneReason: 'finished',
       task: `${PLAN}/${n(2)}`,
@@ -413,6 +558,8 @@ describe('progress numbers agree with the API (one count)', () => {
     const planView = view(tasks);
     expect(planView.status.counts).toMatchObject({ total: 21, done: 13, remaining: 8 });
     expect(buildModel(planView).status).toMatchObject({ done: 13, total: 21 });
-    expect(planRow({ plan: PLAN, status: planView.status, done: planView.done, historyKept: true })).toMatchObject({ done: 13, total: 21 });
+    expect(
+      planRow({ plan: PLAN, status: planView.status, done: planView.done, historyKept: true }),
+    ).toMatchObject({ done: 13, total: 21 });
   });
 });

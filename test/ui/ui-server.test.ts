@@ -84,9 +84,16 @@ const tasks: TaskView[] = [
 /** A ZkPlan stand-in: the reads the web view makes, and watches that never fire. */
 function fakeZkPlan(): ZkPlan {
   const zk = {
-    getChildren: async (_path: string, _watcher?: Watcher) => ({ children: [], stat: {} as ZkStat }),
-    tryGetChildren: async (_path: string, _watcher?: Watcher) => ({ children: [], stat: {} as ZkStat }),
-    exists: async (path: string, _watcher?: Watcher) => (path === `${PLAN}/history` ? ({} as ZkStat) : undefined),
+    getChildren: async (_path: string, _watcher?: Watcher) => ({
+      children: [],
+      stat: {} as ZkStat,
+    }),
+    tryGetChildren: async (_path: string, _watcher?: Watcher) => ({
+      children: [],
+      stat: {} as ZkStat,
+    }),
+    exists: async (path: string, _watcher?: Watcher) =>
+      path === `${PLAN}/history` ? ({} as ZkStat) : undefined,
     getData: async (path: string, _watcher?: Watcher) => {
       throw new ZkError('getData', -101, path); // no failed marker, no owner
     },
@@ -104,7 +111,13 @@ function fakeZkPlan(): ZkPlan {
         return view;
       },
       list: async (parent: string): Promise<PlanSummary[]> =>
-        parent === PARENT ? Object.values(views).map((view) => ({ plan: view.plan, status: view.status, done: view.done })) : [],
+        parent === PARENT
+          ? Object.values(views).map((view) => ({
+              plan: view.plan,
+              status: view.status,
+              done: view.done,
+            }))
+          : [],
     },
     getResult: async (task: string) => {
       if (task === `${PLAN}/task-0000000001`) return new Map([['rows', 3n]]);
@@ -125,35 +138,54 @@ async function start(): Promise<UiServer> {
   return ui;
 }
 
-async function get(path: string): Promise<{ status: number; type: string; headers: Headers; text: string }> {
+async function get(
+  path: string,
+): Promise<{ status: number; type: string; headers: Headers; text: string }> {
   const response = await fetch(new URL(path, ui?.url));
-  return { status: response.status, type: response.headers.get('content-type') ?? '', headers: response.headers, text: await response.text() };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type') ?? '',
+    headers: response.headers,
+    text: await response.text(),
+  };
 }
 
 describe('startUiServer', () => {
   it('listens on loopback only', async () => {
     for (const host of ['0.0.0.0', '::', '192.168.1.2', 'example.com']) {
-      await expect(startUiServer({ zkPlan: fakeZkPlan(), parent: PARENT, port: 0, host }), host).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(
+        startUiServer({ zkPlan: fakeZkPlan(), parent: PARENT, port: 0, host }),
+        host,
+      ).rejects.toBeInstanceOf(InvalidArgumentError);
     }
-    await expect(startUiServer({ zkPlan: fakeZkPlan(), parent: 'plans', port: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(startUiServer({ zkPlan: fakeZkPlan(), parent: PARENT, port: 70_000 })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(
+      startUiServer({ zkPlan: fakeZkPlan(), parent: 'plans', port: 0 }),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(
+      startUiServer({ zkPlan: fakeZkPlan(), parent: PARENT, port: 70_000 }),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
     const server = await start();
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
   });
 
   it('knows loopback host names', () => {
-    for (const host of ['localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]']) expect(isLoopbackHost(host), host).toBe(true);
-    for (const host of ['0.0.0.0', 'evil.example', '128.0.0.1', '::', 'localhost.evil.example']) expect(isLoopbackHost(host), host).toBe(false);
+    for (const host of ['localhost', '127.0.0.1', '127.1.2.3', '::1', '[::1]'])
+      expect(isLoopbackHost(host), host).toBe(true);
+    for (const host of ['0.0.0.0', 'evil.example', '128.0.0.1', '::', 'localhost.evil.example'])
+      expect(isLoopbackHost(host), host).toBe(false);
   });
 
   it('refuses requests naming another host (DNS rebinding)', async () => {
     const server = await start();
     const { port } = new URL(server.url);
     const answer = await new Promise<number>((resolve, reject) => {
-      request({ host: '127.0.0.1', port, path: '/api/plans', headers: { Host: `evil.example:${port}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      })
+      request(
+        { host: '127.0.0.1', port, path: '/api/plans', headers: { Host: `evil.example:${port}` } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      )
         .on('error', reject)
         .end();
     });
@@ -175,7 +207,9 @@ describe('startUiServer', () => {
     for (const asset of ['/ui.css', '/plan.js', '/plans.js', '/layout-worker.js', '/elk.js']) {
       const answer = await get(asset);
       expect(answer.status, asset).toBe(200);
-      expect(answer.type, asset).toMatch(asset.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);
+      expect(answer.type, asset).toMatch(
+        asset.endsWith('.css') ? /^text\/css/ : /^text\/javascript/,
+      );
     }
     expect((await get('/elk.js')).text.length).toBeGreaterThan(1_000_000);
   });
@@ -195,44 +229,76 @@ describe('startUiServer', () => {
     ]) {
       const answer = await get(path);
       expect(answer.status, path).toBe(400);
-      expect(JSON.parse(answer.text), path).toEqual({ error: { code: 'INVALID_ARGUMENT', message: expect.any(String) } });
+      expect(JSON.parse(answer.text), path).toEqual({
+        error: { code: 'INVALID_ARGUMENT', message: expect.any(String) },
+      });
     }
-    expect((await get(`/api/plan?path=${encodeURIComponent('/plans/plan-0000000009')}`)).status).toBe(404);
+    expect(
+      (await get(`/api/plan?path=${encodeURIComponent('/plans/plan-0000000009')}`)).status,
+    ).toBe(404);
     expect((await get('/nothing')).status).toBe(404);
     expect((await fetch(new URL('/api/plans', ui?.url), { method: 'POST' })).status).toBe(405);
   });
 
   it('answers the plans and a plan as JSON, whatever values the tasks hold', async () => {
     await start();
-    const plans = JSON.parse((await get('/api/plans')).text) as { plan: string; historyKept: boolean }[];
+    const plans = JSON.parse((await get('/api/plans')).text) as {
+      plan: string;
+      historyKept: boolean;
+    }[];
     expect(plans.map(({ plan, historyKept }) => [plan, historyKept])).toEqual([
       [PLAN, true],
       [BARE, false],
     ]);
-    const view = JSON.parse((await get(`/api/plan?path=${encodeURIComponent(PLAN)}`)).text) as PlanView;
+    const view = JSON.parse(
+      (await get(`/api/plan?path=${encodeURIComponent(PLAN)}`)).text,
+    ) as PlanView;
     expect(view.tasks[0]?.params).toEqual([{ id: '12n', at: '2024-05-06T07:08:09.000Z' }]);
   });
 
   it('answers a task: its error, or its kept result', async () => {
     await start();
-    const failed = JSON.parse((await get(`/api/task?path=${encodeURIComponent(`${PLAN}/task-0000000002`)}`)).text);
+    const failed = JSON.parse(
+      (await get(`/api/task?path=${encodeURIComponent(`${PLAN}/task-0000000002`)}`)).text,
+    );
     expect(failed).toMatchObject({
       state: 'failed',
       fn: '<img src=x onerror=alert(1)>', // JSON, shown with textContent by the page
       params: "[ '<b>bold</b>' ]",
-      failure: { code: 'NO_SUCH_CUSTOMER', message: 'no such customer', type: 'PermanentError', stack: 'PermanentError: no such customer\n    at x' },
+      failure: {
+        code: 'NO_SUCH_CUSTOMER',
+        message: 'no such customer',
+        type: 'PermanentError',
+        stack: 'PermanentError: no such customer\n    at x',
+      },
     });
     expect(failed.result).toBeUndefined();
-    const done = JSON.parse((await get(`/api/task?path=${encodeURIComponent(`${PLAN}/task-0000000001`)}`)).text);
-    expect(done).toMatchObject({ state: 'done', result: { value: "Map(1) { 'rows' => 3n }" }, params: '[ { id: 12n, at: 2024-05-06T07:08:09.000Z } ]' });
-    expect((await get(`/api/task?path=${encodeURIComponent(`${PLAN}/task-0000000007`)}`)).status).toBe(404);
-    const gone = JSON.parse((await get(`/api/task?path=${encodeURIComponent(`${BARE}/task-0000000005`)}`)).text);
-    expect(gone).toMatchObject({ state: 'done', gone: true, result: { value: "'kept though gone'" } });
+    const done = JSON.parse(
+      (await get(`/api/task?path=${encodeURIComponent(`${PLAN}/task-0000000001`)}`)).text,
+    );
+    expect(done).toMatchObject({
+      state: 'done',
+      result: { value: "Map(1) { 'rows' => 3n }" },
+      params: '[ { id: 12n, at: 2024-05-06T07:08:09.000Z } ]',
+    });
+    expect(
+      (await get(`/api/task?path=${encodeURIComponent(`${PLAN}/task-0000000007`)}`)).status,
+    ).toBe(404);
+    const gone = JSON.parse(
+      (await get(`/api/task?path=${encodeURIComponent(`${BARE}/task-0000000005`)}`)).text,
+    );
+    expect(gone).toMatchObject({
+      state: 'done',
+      gone: true,
+      result: { value: "'kept though gone'" },
+    });
   });
 
   it('streams a plan as Server-Sent Events, and ends the streams on close', async () => {
     const server = await start();
-    const response = await fetch(new URL(`/api/events?path=${encodeURIComponent(PLAN)}`, server.url));
+    const response = await fetch(
+      new URL(`/api/events?path=${encodeURIComponent(PLAN)}`, server.url),
+    );
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
@@ -274,31 +340,69 @@ describe('the jobs of --jobs', () => {
     processes.push(proc);
     return proc;
   };
-  const cluster = async (server: UiServer): Promise<UiCluster> => (await (await fetch(new URL('/api/cluster', server.url))).json()) as UiCluster;
+  const cluster = async (server: UiServer): Promise<UiCluster> =>
+    (await (await fetch(new URL('/api/cluster', server.url))).json()) as UiCluster;
   /** Each worker's items as the view shows them, with tokens: [worker, [item, token][]][]. */
   const shares = async (server: UiServer): Promise<[string, [string, number | undefined][]][]> =>
-    ((await cluster(server)).jobs[0]?.assignment ?? []).map((share) => [share.workerId, share.items.map((item) => [item.id, item.token])]);
+    ((await cluster(server)).jobs[0]?.assignment ?? []).map((share) => [
+      share.workerId,
+      share.items.map((item) => [item.id, item.token]),
+    ]);
 
   it('lists each job and each job worker’s items with the fencing tokens of their leases, following the assignment', async () => {
     const server = new MemoryZooKeeper();
     const view = jobProcess(server, 'view');
-    ui = await startUiServer({ zkPlan: view.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, jobs: '/jobs' });
+    ui = await startUiServer({
+      zkPlan: view.zkPlan as unknown as ZkPlan,
+      parent: PARENT,
+      port: 0,
+      jobs: '/jobs',
+    });
     expect(await cluster(ui)).toMatchObject({ jobsParent: '/jobs', jobs: [] });
     expect(await view.zk.exists('/jobs')).toBeUndefined(); // the view reads; it does not create the parent
     expect((await get('/')).text).toContain('<tbody id="job-assignment">');
 
     const jobs = view.zkPlan.jobs('/jobs');
-    await jobs.define({ name: 'mail', fn: 'hold', workPool: { items: ['a', 'b', 'c'] }, mode: 'continuous' });
-    const first = jobProcess(server, 'a').zkPlan.startJobWorker('/jobs', { leaseMs: 600, pollMs: 200 });
-    await expect.poll(async () => (await view.zk.exists('/jobs/zk-plan-job-assignment')) !== undefined, { timeout: 5_000 }).toBe(true);
-    await expect.poll(async () => (await jobs.assignment('mail'))[first.id], { timeout: 5_000 }).toEqual(['a', 'b', 'c']);
-    await expect.poll(async () => (await shares(ui as UiServer))[0]?.[1].every(([, token]) => token !== undefined), { timeout: 5_000 }).toBe(true);
+    await jobs.define({
+      name: 'mail',
+      fn: 'hold',
+      workPool: { items: ['a', 'b', 'c'] },
+      mode: 'continuous',
+    });
+    const first = jobProcess(server, 'a').zkPlan.startJobWorker('/jobs', {
+      leaseMs: 600,
+      pollMs: 200,
+    });
+    await expect
+      .poll(async () => (await view.zk.exists('/jobs/zk-plan-job-assignment')) !== undefined, {
+        timeout: 5_000,
+      })
+      .toBe(true);
+    await expect
+      .poll(async () => (await jobs.assignment('mail'))[first.id], { timeout: 5_000 })
+      .toEqual(['a', 'b', 'c']);
+    await expect
+      .poll(
+        async () =>
+          (await shares(ui as UiServer))[0]?.[1].every(([, token]) => token !== undefined),
+        { timeout: 5_000 },
+      )
+      .toBe(true);
     const leases = (await jobs.list())[0]?.leases ?? {};
-    const tokens = (items: readonly string[]): [string, number | undefined][] => items.map((item) => [item, leases[item]?.token]);
+    const tokens = (items: readonly string[]): [string, number | undefined][] =>
+      items.map((item) => [item, leases[item]?.token]);
     expect(await shares(ui)).toEqual([[first.id, tokens(['a', 'b', 'c'])]]);
     // The job worker is among the live workers too, with its items and as the manager.
     expect((await cluster(ui)).jobWorkers).toEqual([
-      { id: first.id, host: expect.any(String), pid: process.pid, jobFunctions: ['hold'], items: 3, manager: true, startedAt: expect.any(String) },
+      {
+        id: first.id,
+        host: expect.any(String),
+        pid: process.pid,
+        jobFunctions: ['hold'],
+        items: 3,
+        manager: true,
+        startedAt: expect.any(String),
+      },
     ]);
     expect((await cluster(ui)).jobs).toEqual([
       {
@@ -314,12 +418,20 @@ describe('the jobs of --jobs', () => {
     ]);
 
     // A second worker: the items are spread over both, each shown with the token of the lease its worker took.
-    const second = jobProcess(server, 'b').zkPlan.startJobWorker('/jobs', { leaseMs: 600, pollMs: 200 });
+    const second = jobProcess(server, 'b').zkPlan.startJobWorker('/jobs', {
+      leaseMs: 600,
+      pollMs: 200,
+    });
     await expect
       .poll(
         async () => {
           const now = await shares(ui as UiServer);
-          return now.length === 2 && now.every(([, items]) => items.length > 0 && items.every(([, token]) => token !== undefined));
+          return (
+            now.length === 2 &&
+            now.every(
+              ([, items]) => items.length > 0 && items.every(([, token]) => token !== undefined),
+            )
+          );
         },
         { timeout: 5_000 },
       )
@@ -327,27 +439,42 @@ describe('the jobs of --jobs', () => {
     const summary = (await jobs.list())[0];
     const shown = await shares(ui);
     expect(shown.map(([worker]) => worker).sort()).toEqual([first.id, second.id].sort());
-    expect(shown.flatMap(([, items]) => items.map(([item]) => item)).sort()).toEqual(['a', 'b', 'c']);
+    expect(shown.flatMap(([, items]) => items.map(([item]) => item)).sort()).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
     for (const [worker, items] of shown) {
       expect(items.map(([item]) => item)).toEqual(summary?.assignment[worker]);
-      for (const [item, token] of items) expect(summary?.leases[item]).toMatchObject({ holder: worker, token, released: false });
+      for (const [item, token] of items)
+        expect(summary?.leases[item]).toMatchObject({ holder: worker, token, released: false });
     }
     const moved = shown.find(([worker]) => worker === second.id)?.[1] ?? [];
-    for (const [item, token] of moved) expect(token).toBeGreaterThan(leases[item]?.token ?? Infinity); // a new holder's token is greater
+    for (const [item, token] of moved)
+      expect(token).toBeGreaterThan(leases[item]?.token ?? Infinity); // a new holder's token is greater
 
     await jobs.disable('mail');
-    await expect.poll(async () => (await cluster(ui as UiServer)).jobs[0]?.disabled, { timeout: 5_000 }).toBe(true);
+    await expect
+      .poll(async () => (await cluster(ui as UiServer)).jobs[0]?.disabled, { timeout: 5_000 })
+      .toBe(true);
   });
 
   it('shows no jobs, and no jobs parent, without --jobs', async () => {
     const view = jobProcess(new MemoryZooKeeper(), 'view');
-    await view.zkPlan.jobs('/jobs').define({ name: 'mail', fn: 'hold', workPool: { items: ['a'] }, mode: 'continuous' });
+    await view.zkPlan
+      .jobs('/jobs')
+      .define({ name: 'mail', fn: 'hold', workPool: { items: ['a'] }, mode: 'continuous' });
     ui = await startUiServer({ zkPlan: view.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0 });
     const answer = await cluster(ui);
     expect(answer.jobs).toEqual([]);
     expect(answer.jobsParent).toBeUndefined();
-    await expect(startUiServer({ zkPlan: view.zkPlan as unknown as ZkPlan, parent: PARENT, port: 0, jobs: 'jobs' })).rejects.toBeInstanceOf(
-      InvalidArgumentError,
-    );
+    await expect(
+      startUiServer({
+        zkPlan: view.zkPlan as unknown as ZkPlan,
+        parent: PARENT,
+        port: 0,
+        jobs: 'jobs',
+      }),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });

@@ -33,7 +33,9 @@ describe('calcSleepTime', () => {
     }
     expect(calcSleepTime({ max: 1000 }, 1e6)).toBe(1000);
     // max is a time option: at most 2^31 − 1 ms, the longest a Node timer waits.
-    expect(calcSleepTime({ initial: 1, increase: 1000, max: 2_147_483_647 }, 1e6)).toBe(2_147_483_647);
+    expect(calcSleepTime({ initial: 1, increase: 1000, max: 2_147_483_647 }, 1e6)).toBe(
+      2_147_483_647,
+    );
   });
 
   it('caps the first sleep at max when initial exceeds it', () => {
@@ -57,7 +59,9 @@ describe('calcSleepTime', () => {
       let previous = -Infinity;
       for (let count = 0; count <= 50; count++) {
         const sleep = calcSleepTime(attrs, count);
-        expect(sleep, `${JSON.stringify(attrs)} at count ${count}`).toBeGreaterThanOrEqual(previous);
+        expect(sleep, `${JSON.stringify(attrs)} at count ${count}`).toBeGreaterThanOrEqual(
+          previous,
+        );
         previous = sleep;
       }
     }

@@ -41,7 +41,13 @@ describe('ClaimBook', () => {
     const book = new ClaimBook(3);
     for (let n = 1; n <= 5; n++) book.release(task(n), true);
     expect(book.doneCount).toBe(3);
-    expect([1, 2, 3, 4, 5].map((n) => book.isHeldOrDone(task(n)))).toEqual([false, false, true, true, true]);
+    expect([1, 2, 3, 4, 5].map((n) => book.isHeldOrDone(task(n)))).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
   });
 
   it('counts a task finished again as the newest (it is kept longest)', () => {

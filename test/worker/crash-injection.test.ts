@@ -17,7 +17,12 @@ import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
 import { call } from '../../src/exec/task-spec.js';
 import type { TaskToAdd } from '../../src/plan/plan-writer.js';
-import { MemoryZooKeeper, type MemoryZkClient, type OperationScheduler, type ScheduledOperation } from '../../src/testing/index.js';
+import {
+  MemoryZooKeeper,
+  type MemoryZkClient,
+  type OperationScheduler,
+  type ScheduledOperation,
+} from '../../src/testing/index.js';
 import type { WorkerPool } from '../../src/worker/worker-pool.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from '../support/memory-plan.js';
 
@@ -64,7 +69,9 @@ class Victim {
   }
 
   describe(): string {
-    return this.point === undefined ? `no crash (${this.writes} writes)` : `crash before write ${this.crashAt} (${this.point.op} ${this.point.path})`;
+    return this.point === undefined
+      ? `no crash (${this.writes} writes)`
+      : `crash before write ${this.crashAt} (${this.point.op} ${this.point.path})`;
   }
 }
 
@@ -75,7 +82,12 @@ class CrashScheduler implements OperationScheduler {
   enqueue(operation: ScheduledOperation): void {
     queueMicrotask(() => {
       const victim = this.victim;
-      if (victim !== undefined && operation.live && operation.clientName === victim.client.name && WRITE_OPS.has(operation.op)) {
+      if (
+        victim !== undefined &&
+        operation.live &&
+        operation.clientName === victim.client.name &&
+        WRITE_OPS.has(operation.op)
+      ) {
         victim.writes += 1;
         if (victim.writes === victim.crashAt) {
           victim.crash({ op: operation.op, path: operation.path });
@@ -115,7 +127,8 @@ interface BigValue {
 
 function show(value: unknown): string {
   if (typeof value === 'string') return value;
-  if (typeof value === 'object' && value !== null && 'tag' in value) return String((value as BigValue).tag);
+  if (typeof value === 'object' && value !== null && 'tag' in value)
+    return String((value as BigValue).tag);
   return JSON.stringify(value);
 }
 
@@ -138,8 +151,17 @@ class World {
     this.server.onApplied = (event) => {
       if (!WRITE_OPS.has(event.op)) return;
       const path = event.createdPath ?? event.path;
-      const chunks = event.op === 'create' && event.ok && path.endsWith('/result') ? chunksAnnounced(event.data) : undefined;
-      this.writes.push({ client: event.clientName, op: event.op, path, ok: event.ok, ...(chunks === undefined ? {} : { chunks }) });
+      const chunks =
+        event.op === 'create' && event.ok && path.endsWith('/result')
+          ? chunksAnnounced(event.data)
+          : undefined;
+      this.writes.push({
+        client: event.clientName,
+        op: event.op,
+        path,
+        ok: event.ok,
+        ...(chunks === undefined ? {} : { chunks }),
+      });
     };
   }
 
@@ -156,23 +178,31 @@ class World {
   }
 
   runsOf(task: string, process?: string): Run[] {
-    return this.runs.filter((run) => run.task === task && (process === undefined || run.process === process));
+    return this.runs.filter(
+      (run) => run.task === task && (process === undefined || run.process === process),
+    );
   }
 
   /** True when `client` stored the task's whole result (a plain node, or a header and all its chunks). */
   storedResult(client: string, task: string): boolean {
-    const mine = this.writes.filter((write) => write.client === client && write.ok && write.op === 'create');
+    const mine = this.writes.filter(
+      (write) => write.client === client && write.ok && write.op === 'create',
+    );
     const header = mine.find((write) => write.path === `${task}/result`);
     if (header === undefined) return false;
     const chunks = header.chunks ?? 0;
-    return Array.from({ length: chunks }, (_, index) => `${task}/result/chunk-${String(index).padStart(10, '0')}`).every((chunk) =>
-      mine.some((write) => write.path === chunk),
-    );
+    return Array.from(
+      { length: chunks },
+      (_, index) => `${task}/result/chunk-${String(index).padStart(10, '0')}`,
+    ).every((chunk) => mine.some((write) => write.path === chunk));
   }
 
   /** True when `client` created `path`. */
   created(client: string, path: string): boolean {
-    return this.writes.some((write) => write.client === client && write.ok && write.op === 'create' && write.path === path);
+    return this.writes.some(
+      (write) =>
+        write.client === client && write.ok && write.op === 'create' && write.path === path,
+    );
   }
 
   releaseHanging(): void {
@@ -181,12 +211,23 @@ class World {
 
   private begin(process: string, ctx: TaskContext<unknown[]>, inputs: readonly unknown[]): Run {
     // A task failed for good must never run again: its `failed` node is looked at as the function starts.
-    if (this.server.exists(`${ctx.task}/failed`)) this.violations.push(`${ctx.task} ran in ${process} although its failed node existed`);
+    if (this.server.exists(`${ctx.task}/failed`))
+      this.violations.push(`${ctx.task} ran in ${process} although its failed node existed`);
     for (const input of inputs) {
-      if (typeof input === 'object' && input !== null && (input as BigValue).blob.length !== BIG_BYTES)
+      if (
+        typeof input === 'object' &&
+        input !== null &&
+        (input as BigValue).blob.length !== BIG_BYTES
+      )
         this.violations.push(`${ctx.task} got a truncated big input`);
     }
-    const run: Run = { process, task: ctx.task, label: String(ctx.params[0]), inputs: inputs.map(show), output: undefined };
+    const run: Run = {
+      process,
+      task: ctx.task,
+      label: String(ctx.params[0]),
+      inputs: inputs.map(show),
+      output: undefined,
+    };
     this.runs.push(run);
     return run;
   }
@@ -221,7 +262,8 @@ class World {
         // broken(label, kind): always fails, with a plain Error or a PermanentError.
         .register('broken', (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => {
           const run = this.begin(process, ctx, inputs);
-          if (ctx.params[1] === 'permanent') throw new PermanentError(`${run.label} cannot work`, { code: 'BROKEN' });
+          if (ctx.params[1] === 'permanent')
+            throw new PermanentError(`${run.label} cannot work`, { code: 'BROKEN' });
           throw new Error(`${run.label} failed`);
         })
         // stubborn(label): in a process named `doomed…`, ignores its signal and hangs until released.
@@ -238,17 +280,23 @@ class World {
 }
 
 function chunksAnnounced(data: Buffer | null | undefined): number {
-  if (data === null || data === undefined || data.length > 1024 || !data.includes('zkPlanChunked')) return 0;
+  if (data === null || data === undefined || data.length > 1024 || !data.includes('zkPlanChunked'))
+    return 0;
   const parsed = JSON.parse(data.toString('utf8')) as { json?: { chunks?: unknown } };
   return typeof parsed.json?.chunks === 'number' ? parsed.json.chunks : 0;
 }
 
 /** Runs `attempt(crashAt)` for crashAt = 1, 2, … until it reports that the operation completed without a crash. */
-async function everyCrashPoint(attempt: (crashAt: number) => Promise<'crashed' | 'completed'>): Promise<number> {
+async function everyCrashPoint(
+  attempt: (crashAt: number) => Promise<'crashed' | 'completed'>,
+): Promise<number> {
   for (let crashAt = 1; crashAt <= MAX_CRASH_POINTS; crashAt++) {
     const started = performance.now();
     const outcome = await attempt(crashAt);
-    if (process.env['CRASH_INJECTION_DEBUG']) console.log(`crash point ${crashAt}: ${outcome} in ${Math.round(performance.now() - started)} ms`);
+    if (process.env['CRASH_INJECTION_DEBUG'])
+      console.log(
+        `crash point ${crashAt}: ${outcome} in ${Math.round(performance.now() - started)} ms`,
+      );
     if (outcome === 'completed') return crashAt - 1;
   }
   throw new Error(`the operation still crashed at write ${MAX_CRASH_POINTS}`);
@@ -264,9 +312,17 @@ async function crashedDuring(victim: Victim, operation: Promise<unknown>): Promi
 }
 
 /** A pool of one worker on the doomed process, stopped as soon as `done` says so about one of its events. */
-function workUntil(proc: MemoryProcess, done: (event: { readonly kind: 'completed' | 'failed'; readonly task: string }) => boolean): Promise<void> {
+function workUntil(
+  proc: MemoryProcess,
+  done: (event: { readonly kind: 'completed' | 'failed'; readonly task: string }) => boolean,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const pool = proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, workerId: proc.name, drainTimeoutMs: 2_000 });
+    const pool = proc.zkPlan.startWorkers(PARENT, {
+      count: 1,
+      backoff: FAST_BACKOFF,
+      workerId: proc.name,
+      drainTimeoutMs: 2_000,
+    });
     const check = (kind: 'completed' | 'failed', task: string): void => {
       if (done({ kind, task })) pool.stop().then(resolve, reject);
     };
@@ -283,7 +339,12 @@ async function finishPlan(
 ): Promise<{ survivor: MemoryProcess; error: unknown }> {
   const survivor = world.process('survivor');
   await before?.(survivor);
-  const pool: WorkerPool = survivor.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, workerId: 'survivor', drainTimeoutMs: 2_000 });
+  const pool: WorkerPool = survivor.zkPlan.startWorkers(PARENT, {
+    count: 2,
+    backoff: FAST_BACKOFF,
+    workerId: 'survivor',
+    drainTimeoutMs: 2_000,
+  });
   // The clock runs fast (a second per real millisecond): repairs that wait for a worker's next full
   // scan of indexed plans (every 10 s) come within milliseconds.
   const fast = setInterval(() => {
@@ -307,12 +368,22 @@ function where(world: World, victim: Victim, plan: string): string {
 }
 
 /** The plan completed and nothing of it is left: no task, no index entry, no builder node. */
-async function expectCompleted(world: World, victim: Victim, survivor: MemoryProcess, plan: string, error: unknown): Promise<void> {
+async function expectCompleted(
+  world: World,
+  victim: Victim,
+  survivor: MemoryProcess,
+  plan: string,
+  error: unknown,
+): Promise<void> {
   expect(error, where(world, victim, plan)).toBeUndefined();
-  expect((await survivor.zkPlan.plans.status(plan)).state, where(world, victim, plan)).toBe('completed');
+  expect((await survivor.zkPlan.plans.status(plan)).state, where(world, victim, plan)).toBe(
+    'completed',
+  );
   // Builder nodes of live sessions (the set-up process) may stay; those of dead ones went with their session.
   const live = new Set(world.server.sessions().map(({ sessionId }) => `builder-${sessionId}`));
-  const left = world.server.children(plan).filter((name) => name.startsWith('task-') || (name.startsWith('builder-') && !live.has(name)));
+  const left = world.server
+    .children(plan)
+    .filter((name) => name.startsWith('task-') || (name.startsWith('builder-') && !live.has(name)));
   expect(left, where(world, victim, plan)).toEqual([]);
   expect(world.server.children(`${plan}/runnable`), where(world, victim, plan)).toEqual([]);
 }
@@ -345,17 +416,26 @@ async function expectSingleRun(
     const runs = world.runsOf(task);
     const byDoomed = world.storedResult(doomed, task);
     if (!retried.has(task)) {
-      expect(runs.length, `${task} runs: ${JSON.stringify(runs)}\n${context}`).toBe(world.runsOf(task, doomed).length + (byDoomed ? 0 : 1));
+      expect(runs.length, `${task} runs: ${JSON.stringify(runs)}\n${context}`).toBe(
+        world.runsOf(task, doomed).length + (byDoomed ? 0 : 1),
+      );
     }
-    const winner = byDoomed ? world.runsOf(task, doomed).at(-1) : runs.filter((run) => run.output !== undefined && run.process !== doomed).at(-1);
+    const winner = byDoomed
+      ? world.runsOf(task, doomed).at(-1)
+      : runs.filter((run) => run.output !== undefined && run.process !== doomed).at(-1);
     expect(winner?.output, `${task} has no successful run\n${context}`).toBeDefined();
-    if (kept) expect(show(await survivor.zkPlan.getResult(task)), `${task}'s kept result\n${context}`).toBe(winner?.output);
+    if (kept)
+      expect(show(await survivor.zkPlan.getResult(task)), `${task}'s kept result\n${context}`).toBe(
+        winner?.output,
+      );
     stored.set(task, winner?.output);
   }
   for (const { task, producers } of tasks) {
     if (producers.length === 0) continue;
     const last = world.runsOf(task).at(-1);
-    expect(last?.inputs, `${task}'s inputs\n${context}`).toEqual(producers.map((producer) => stored.get(producer)));
+    expect(last?.inputs, `${task}'s inputs\n${context}`).toEqual(
+      producers.map((producer) => stored.get(producer)),
+    );
   }
 }
 
@@ -381,9 +461,15 @@ describe('crash injection over the seam: a process dies right before any of its 
       const world = new World();
       const setup = world.process('setup');
       const plan = await setup.zkPlan.createPlan(PARENT);
-      const producer = await setup.zkPlan.addTask(plan, call('step', 'p'), [], { keepResult: true });
-      const first = await setup.zkPlan.addTask(plan, call('step', 'c1'), [producer], { keepResult: true });
-      const second = await setup.zkPlan.addTask(plan, call('step', 'c2'), [producer], { keepResult: true });
+      const producer = await setup.zkPlan.addTask(plan, call('step', 'p'), [], {
+        keepResult: true,
+      });
+      const first = await setup.zkPlan.addTask(plan, call('step', 'c1'), [producer], {
+        keepResult: true,
+      });
+      const second = await setup.zkPlan.addTask(plan, call('step', 'c2'), [producer], {
+        keepResult: true,
+      });
       await setup.zkPlan.markAsReady(plan);
       const { proc: doomed, victim } = world.doomed('doomed', crashAt);
       const crashed = await crashedDuring(
@@ -406,38 +492,41 @@ describe('crash injection over the seam: a process dies right before any of its 
   it.each([
     ['a small result', 'step'],
     ['a chunk-sized result', 'big'],
-  ])('propagating %s to several dependents, one taking it twice: each dependent gets the stored result once', async (_title, fn) => {
-    const points = await everyCrashPoint(async (crashAt) => {
-      const world = new World();
-      const setup = world.process('setup');
-      const plan = await setup.zkPlan.createPlan(PARENT);
-      // Not kept: the dependents' inputs are all that is left of it.
-      const producer = await setup.zkPlan.addTask(plan, call(fn, 'p'), []);
-      const dependents = await setup.zkPlan.addTasks(plan, [
-        { task: call('step', 'd1'), args: [producer], options: { keepResult: true } },
-        { task: call('step', 'd2'), args: [producer, producer], options: { keepResult: true } },
-        { task: call('step', 'd3'), args: [producer, 1], options: { keepResult: true } },
-      ]);
-      const [d1, d2, d3] = dependents as [string, string, string];
-      await setup.zkPlan.markAsReady(plan);
-      const { proc: doomed, victim } = world.doomed('doomed', crashAt);
-      const crashed = await crashedDuring(
-        victim,
-        workUntil(doomed, (event) => event.task === producer),
-      );
-      const { survivor, error } = await finishPlan(world, plan);
-      await expectCompleted(world, victim, survivor, plan, error);
-      await expectSingleRun(world, victim, survivor, plan, doomed.name, [
-        { task: producer, producers: [], kept: false },
-        { task: d1, producers: [producer], kept: true },
-        { task: d2, producers: [producer, producer], kept: true },
-        { task: d3, producers: [producer, d2], kept: true },
-      ]);
-      await closeAll(setup, survivor, crashed ? undefined : doomed);
-      return crashed ? 'crashed' : 'completed';
-    });
-    expect(points).toBeGreaterThanOrEqual(fn === 'big' ? 20 : 10);
-  });
+  ])(
+    'propagating %s to several dependents, one taking it twice: each dependent gets the stored result once',
+    async (_title, fn) => {
+      const points = await everyCrashPoint(async (crashAt) => {
+        const world = new World();
+        const setup = world.process('setup');
+        const plan = await setup.zkPlan.createPlan(PARENT);
+        // Not kept: the dependents' inputs are all that is left of it.
+        const producer = await setup.zkPlan.addTask(plan, call(fn, 'p'), []);
+        const dependents = await setup.zkPlan.addTasks(plan, [
+          { task: call('step', 'd1'), args: [producer], options: { keepResult: true } },
+          { task: call('step', 'd2'), args: [producer, producer], options: { keepResult: true } },
+          { task: call('step', 'd3'), args: [producer, 1], options: { keepResult: true } },
+        ]);
+        const [d1, d2, d3] = dependents as [string, string, string];
+        await setup.zkPlan.markAsReady(plan);
+        const { proc: doomed, victim } = world.doomed('doomed', crashAt);
+        const crashed = await crashedDuring(
+          victim,
+          workUntil(doomed, (event) => event.task === producer),
+        );
+        const { survivor, error } = await finishPlan(world, plan);
+        await expectCompleted(world, victim, survivor, plan, error);
+        await expectSingleRun(world, victim, survivor, plan, doomed.name, [
+          { task: producer, producers: [], kept: false },
+          { task: d1, producers: [producer], kept: true },
+          { task: d2, producers: [producer, producer], kept: true },
+          { task: d3, producers: [producer, d2], kept: true },
+        ]);
+        await closeAll(setup, survivor, crashed ? undefined : doomed);
+        return crashed ? 'crashed' : 'completed';
+      });
+      expect(points).toBeGreaterThanOrEqual(fn === 'big' ? 20 : 10);
+    },
+  );
 
   describe('adding tasks with internal and external links: the plan has the whole batch or none of it', () => {
     /** The batch: a ← e1, b ← (a, e2, a), c ← b; e1 and e2 exist before it. */
@@ -457,10 +546,16 @@ describe('crash injection over the seam: a process dies right before any of its 
         if (running) {
           // A running plan: e1 has completed (its result kept), e2 runs while the batch is added.
           await setup.zkPlan.markAsReady(plan);
-          runner = setup.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF, workerId: 'runner' });
+          runner = setup.zkPlan.startWorkers(PARENT, {
+            count: 2,
+            backoff: FAST_BACKOFF,
+            workerId: 'runner',
+          });
           await setup.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
         }
-        const e2 = await setup.zkPlan.addTask(plan, call('step', 'e2', running ? 2 : 0), [], { keepResult: true });
+        const e2 = await setup.zkPlan.addTask(plan, call('step', 'e2', running ? 2 : 0), [], {
+          keepResult: true,
+        });
         const { proc: doomed, victim } = world.doomed('doomed', crashAt);
         let paths: string[] = [];
         const crashed = await crashedDuring(
@@ -484,7 +579,9 @@ describe('crash injection over the seam: a process dies right before any of its 
         if (batchRuns.length === 0) {
           await expectSingleRun(world, victim, survivor, plan, doomed.name, existing);
         } else {
-          const [a, b, c] = (paths.length === 3 ? paths : [...new Set(batchRuns.map((run) => run.task))].sort()) as [string, string, string];
+          const [a, b, c] = (
+            paths.length === 3 ? paths : [...new Set(batchRuns.map((run) => run.task))].sort()
+          ) as [string, string, string];
           await expectSingleRun(world, victim, survivor, plan, doomed.name, [
             ...existing,
             { task: a, producers: [e1, e2], kept: false },
@@ -512,8 +609,12 @@ describe('crash injection over the seam: a process dies right before any of its 
       const world = new World();
       const setup = world.process('setup');
       const plan = await setup.zkPlan.createPlan(PARENT, { maxAttempts: 3, initialDelayMs: 0 });
-      const flaky = await setup.zkPlan.addTask(plan, call('flaky', 't', 2), [], { keepResult: true });
-      const dependent = await setup.zkPlan.addTask(plan, call('step', 'u'), [flaky], { keepResult: true });
+      const flaky = await setup.zkPlan.addTask(plan, call('flaky', 't', 2), [], {
+        keepResult: true,
+      });
+      const dependent = await setup.zkPlan.addTask(plan, call('step', 'u'), [flaky], {
+        keepResult: true,
+      });
       await setup.zkPlan.markAsReady(plan);
       const { proc: doomed, victim } = world.doomed('doomed', crashAt);
       const crashed = await crashedDuring(
@@ -547,8 +648,16 @@ describe('crash injection over the seam: a process dies right before any of its 
 
   describe('failing a task for good: the plan fails with that task, which never runs again', () => {
     it.each([
-      { title: 'its last attempt fails with a plain Error', kind: 'plain', failurePolicy: 'continue' },
-      { title: 'its last attempt fails with a plain Error', kind: 'plain', failurePolicy: 'failFast' },
+      {
+        title: 'its last attempt fails with a plain Error',
+        kind: 'plain',
+        failurePolicy: 'continue',
+      },
+      {
+        title: 'its last attempt fails with a plain Error',
+        kind: 'plain',
+        failurePolicy: 'failFast',
+      },
       { title: 'it throws PermanentError', kind: 'permanent', failurePolicy: 'continue' },
       { title: 'it throws PermanentError', kind: 'permanent', failurePolicy: 'failFast' },
     ] as const)('$title, in a $failurePolicy plan', async ({ kind, failurePolicy }) => {
@@ -557,7 +666,12 @@ describe('crash injection over the seam: a process dies right before any of its 
         const setup = world.process('setup');
         const options: PlanOptions = { failurePolicy, initialDelayMs: 0 };
         const plan = await setup.zkPlan.createPlan(PARENT, options);
-        const broken = await setup.zkPlan.addTask(plan, call('broken', 'x', kind), [], kind === 'plain' ? { maxAttempts: 1 } : {});
+        const broken = await setup.zkPlan.addTask(
+          plan,
+          call('broken', 'x', kind),
+          [],
+          kind === 'plain' ? { maxAttempts: 1 } : {},
+        );
         const blocked = await setup.zkPlan.addTask(plan, call('step', 'y'), [broken]);
         await setup.zkPlan.markAsReady(plan);
         const { proc: doomed, victim } = world.doomed('doomed', crashAt);
@@ -586,13 +700,20 @@ describe('crash injection over the seam: a process dies right before any of its 
           status.failed.map(({ task }) => task),
           context,
         ).toEqual([broken]);
-        expect(status.failed[0]?.failure?.message, context).toContain(kind === 'permanent' ? 'x cannot work' : 'x failed');
+        expect(status.failed[0]?.failure?.message, context).toContain(
+          kind === 'permanent' ? 'x cannot work' : 'x failed',
+        );
         expect(status.failed[0]?.failure?.retryable, context).toBe(kind !== 'permanent');
         expect(world.violations, context).toEqual([]);
         expect(world.runsOf(blocked), context).toEqual([]);
         // Tried again only when the doomed process died before counting its try (plain, one attempt) or before failing it (permanent).
-        const counted = kind === 'plain' ? world.created(doomed.name, `${broken}/attempts`) : world.created(doomed.name, `${broken}/failed`);
-        expect(world.runsOf(broken).length, context).toBe(world.runsOf(broken, doomed.name).length + (counted ? 0 : 1));
+        const counted =
+          kind === 'plain'
+            ? world.created(doomed.name, `${broken}/attempts`)
+            : world.created(doomed.name, `${broken}/failed`);
+        expect(world.runsOf(broken).length, context).toBe(
+          world.runsOf(broken, doomed.name).length + (counted ? 0 : 1),
+        );
         if (failurePolicy === 'continue') {
           await expectSingleRun(world, victim, survivor, plan, doomed.name, [
             { task: z1, producers: [], kept: true },
@@ -600,7 +721,11 @@ describe('crash injection over the seam: a process dies right before any of its 
           ]);
         } else {
           expect(world.runsOf(z1).length + world.runsOf(z2).length, context).toBeLessThanOrEqual(2);
-          if (markerWritten) expect(world.runsOf(z1), `nothing starts in a failFast plan that failed\n${context}`).toEqual([]);
+          if (markerWritten)
+            expect(
+              world.runsOf(z1),
+              `nothing starts in a failFast plan that failed\n${context}`,
+            ).toEqual([]);
         }
         await closeAll(setup, survivor, crashed ? undefined : doomed);
         return crashed ? 'crashed' : 'completed';
@@ -614,24 +739,36 @@ describe('crash injection over the seam: a process dies right before any of its 
       const world = new World();
       const setup = world.process('setup');
       const plan = await setup.zkPlan.createPlan(PARENT);
-      const stubborn = await setup.zkPlan.addTask(plan, call('stubborn', 'r'), [], { keepResult: true });
-      const dependent = await setup.zkPlan.addTask(plan, call('step', 's'), [stubborn], { keepResult: true });
+      const stubborn = await setup.zkPlan.addTask(plan, call('stubborn', 'r'), [], {
+        keepResult: true,
+      });
+      const dependent = await setup.zkPlan.addTask(plan, call('step', 's'), [stubborn], {
+        keepResult: true,
+      });
       await setup.zkPlan.markAsReady(plan);
       const { proc: doomed, victim } = world.doomed('doomed', crashAt);
       const stopped = (async () => {
-        const pool = doomed.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, workerId: doomed.name, drainTimeoutMs: 0 });
+        const pool = doomed.zkPlan.startWorkers(PARENT, {
+          count: 1,
+          backoff: FAST_BACKOFF,
+          workerId: doomed.name,
+          drainTimeoutMs: 0,
+        });
         await world.hangingStarted;
         await pool.stop();
       })();
       const crashed = await crashedDuring(victim, stopped);
       const { survivor, error } = await finishPlan(world, plan);
       await expectCompleted(world, victim, survivor, plan, error);
-      const writesBefore = world.writes.filter((write) => write.client === doomed.name && write.ok).length;
+      const writesBefore = world.writes.filter(
+        (write) => write.client === doomed.name && write.ok,
+      ).length;
       world.releaseHanging(); // the ignored signal's function returns at last
       await pause(SETTLE_MS);
-      expect(world.writes.filter((write) => write.client === doomed.name && write.ok).length, `the released claim wrote\n${where(world, victim, plan)}`).toBe(
-        writesBefore,
-      );
+      expect(
+        world.writes.filter((write) => write.client === doomed.name && write.ok).length,
+        `the released claim wrote\n${where(world, victim, plan)}`,
+      ).toBe(writesBefore);
       await expectSingleRun(world, victim, survivor, plan, doomed.name, [
         { task: stubborn, producers: [], kept: true },
         { task: dependent, producers: [stubborn], kept: true },
@@ -648,11 +785,22 @@ describe('crash injection over the seam: a process dies right before any of its 
         const world = new World();
         const setup = world.process('setup');
         const plan = await setup.zkPlan.createPlan(PARENT, { failurePolicy, initialDelayMs: 0 });
-        const flaky = await setup.zkPlan.addTask(plan, call('flaky', 'x', 1), [], { keepResult: true, maxAttempts: 1 });
-        const dependent = await setup.zkPlan.addTask(plan, call('step', 'y'), [flaky], { keepResult: true });
+        const flaky = await setup.zkPlan.addTask(plan, call('flaky', 'x', 1), [], {
+          keepResult: true,
+          maxAttempts: 1,
+        });
+        const dependent = await setup.zkPlan.addTask(plan, call('step', 'y'), [flaky], {
+          keepResult: true,
+        });
         await setup.zkPlan.markAsReady(plan);
-        const first = setup.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, workerId: 'first' });
-        await expect(setup.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 })).rejects.toBeInstanceOf(PlanFailedError);
+        const first = setup.zkPlan.startWorkers(PARENT, {
+          count: 1,
+          backoff: FAST_BACKOFF,
+          workerId: 'first',
+        });
+        await expect(
+          setup.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 }),
+        ).rejects.toBeInstanceOf(PlanFailedError);
         await first.stop();
         const { proc: doomed, victim } = world.doomed('doomed', crashAt);
         let reset: string[] = [];
@@ -665,7 +813,8 @@ describe('crash injection over the seam: a process dies right before any of its 
         if (!crashed) expect(reset).toEqual([flaky]);
         const { survivor, error } = await finishPlan(world, plan, async (next) => {
           // The retry command died: whoever sees the plan still failed runs it again.
-          if ((await next.zkPlan.plans.status(plan)).state === 'failed') await next.zkPlan.control.retryFailed(plan);
+          if ((await next.zkPlan.plans.status(plan)).state === 'failed')
+            await next.zkPlan.control.retryFailed(plan);
         });
         await expectCompleted(world, victim, survivor, plan, error);
         expect(

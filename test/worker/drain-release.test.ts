@@ -28,7 +28,10 @@ describe('a task given back by a drain', () => {
     const plan = await first.createPlan(parent);
     const task = await first.addTask(plan, call('work'), [], { keepResult: true });
     await first.markAsReady(plan);
-    const firstPool = first.startWorkers(parent, { backoff: { initial: 5, max: 20 }, drainTimeoutMs: 0 });
+    const firstPool = first.startWorkers(parent, {
+      backoff: { initial: 5, max: 20 },
+      drainTimeoutMs: 0,
+    });
     await started;
     await firstPool.stop({ drainTimeoutMs: 0 }); // aborts, waits its grace, then gives the task back
     expect(server.exists(`${task}/owner`)).toBe(false);
@@ -45,7 +48,9 @@ describe('a task given back by a drain', () => {
       { container: container.createChildContainer() },
     );
     const failures: string[] = [];
-    first.on('task:completed', () => failures.push('the first worker completed a task it had given back'));
+    first.on('task:completed', () =>
+      failures.push('the first worker completed a task it had given back'),
+    );
     const secondPool = second.startWorkers(parent, { backoff: { initial: 5, max: 20 } });
     await second.waitForCompletion(plan, { timeoutMs: 10_000 });
     await secondPool.stop();
@@ -81,7 +86,10 @@ describe('a task given back by a drain', () => {
       return await deleteOriginal(...args);
     };
     await first.markAsReady(plan);
-    const firstPool = first.startWorkers(parent, { backoff: { initial: 5, max: 20 }, drainTimeoutMs: 0 });
+    const firstPool = first.startWorkers(parent, {
+      backoff: { initial: 5, max: 20 },
+      drainTimeoutMs: 0,
+    });
     await reached;
     const stopping = firstPool.stop({ drainTimeoutMs: 0 }); // its abort grace passes while the finish is held
     const second = new ZkPlan(

@@ -115,7 +115,10 @@ describe('priorities over the in-memory ZooKeeper', () => {
     );
     await Promise.all([proc.zkPlan.markAsReady(low), proc.zkPlan.markAsReady(high)]);
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
-    await Promise.all([proc.zkPlan.waitForCompletion(low, { timeoutMs: 10_000 }), proc.zkPlan.waitForCompletion(high, { timeoutMs: 10_000 })]);
+    await Promise.all([
+      proc.zkPlan.waitForCompletion(low, { timeoutMs: 10_000 }),
+      proc.zkPlan.waitForCompletion(high, { timeoutMs: 10_000 }),
+    ]);
     expect(order[0]).toBe('urgent');
     expect(order.slice(1, 11).every((label) => label.startsWith('high'))).toBe(true);
     expect(order.slice(11).every((label) => label.startsWith('low'))).toBe(true);
@@ -127,10 +130,15 @@ describe('priorities over the in-memory ZooKeeper', () => {
     const proc = memoryProcess(server, 'p', recorder(order));
     processes.push(proc);
     const plan = await proc.zkPlan.createPlan(PARENT);
-    const [first] = await proc.zkPlan.addTasks(plan, [{ task: call('record', 'first'), options: { priority: 50 } }]);
+    const [first] = await proc.zkPlan.addTasks(plan, [
+      { task: call('record', 'first'), options: { priority: 50 } },
+    ]);
     await proc.zkPlan.addTasks(plan, [
       { task: call('record', 'next'), args: [first as string], options: { priority: 40 } },
-      ...Array.from({ length: 5 }, (_, index) => ({ task: call('record', `filler${index}`), options: { priority: 10 } })),
+      ...Array.from({ length: 5 }, (_, index) => ({
+        task: call('record', `filler${index}`),
+        options: { priority: 10 },
+      })),
     ]);
     await proc.zkPlan.markAsReady(plan);
     proc.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, retention: false });
@@ -142,10 +150,22 @@ describe('priorities over the in-memory ZooKeeper', () => {
     const server = new MemoryZooKeeper();
     const proc = memoryProcess(server, 'p', recorder([]));
     processes.push(proc);
-    expect((await expectRejects(() => proc.zkPlan.createPlan(PARENT, { priority: 1.5 }), InvalidArgumentError)).argument).toBe('priority');
+    expect(
+      (
+        await expectRejects(
+          () => proc.zkPlan.createPlan(PARENT, { priority: 1.5 }),
+          InvalidArgumentError,
+        )
+      ).argument,
+    ).toBe('priority');
     const plan = await proc.zkPlan.createPlan(PARENT);
-    expect((await expectRejects(() => proc.zkPlan.addTask(plan, call('record', 'x'), [], { priority: Number.NaN }), InvalidArgumentError)).argument).toBe(
-      'priority',
-    );
+    expect(
+      (
+        await expectRejects(
+          () => proc.zkPlan.addTask(plan, call('record', 'x'), [], { priority: Number.NaN }),
+          InvalidArgumentError,
+        )
+      ).argument,
+    ).toBe('priority');
   });
 });

@@ -14,9 +14,14 @@ const PARENT = '/plans';
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Closes the processes while their last operations land. */
-async function closeAll(manual: ManualScheduler, processes: readonly MemoryProcess[]): Promise<void> {
+async function closeAll(
+  manual: ManualScheduler,
+  processes: readonly MemoryProcess[],
+): Promise<void> {
   let closed = false;
-  const closing = Promise.all(processes.map(({ zkPlan }) => zkPlan.close())).finally(() => (closed = true));
+  const closing = Promise.all(processes.map(({ zkPlan }) => zkPlan.close())).finally(
+    () => (closed = true),
+  );
   while (!closed) {
     await manual.drain();
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -32,7 +37,10 @@ describe("a task's ready sent again after a lost reply", () => {
     const functions = new FunctionRegistry().register('count', () => ++runs);
     const builder = memoryProcess(server, 'builder', functions);
     const worker = memoryProcess(server, 'worker', functions);
-    const step = async (client: string, until: (op: string, path: string) => boolean): Promise<void> => {
+    const step = async (
+      client: string,
+      until: (op: string, path: string) => boolean,
+    ): Promise<void> => {
       for (let steps = 0; steps < 10_000; steps++) {
         await flush();
         if (!manual.pending().includes(client)) continue;
@@ -47,8 +55,12 @@ describe("a task's ready sent again after a lost reply", () => {
     const readying = builder.zkPlan.markAsReady(plan);
     await step('builder', (op) => op === 'setData');
     await readying;
-    builder.zk.loseNextReply((op, path) => op === 'create' && path.endsWith('/ready'), { reconnect: false });
-    const adding = builder.zkPlan.addTasks(plan, [{ task: call('count') }]).catch((error: unknown) => error);
+    builder.zk.loseNextReply((op, path) => op === 'create' && path.endsWith('/ready'), {
+      reconnect: false,
+    });
+    const adding = builder.zkPlan
+      .addTasks(plan, [{ task: call('count') }])
+      .catch((error: unknown) => error);
     await step('builder', (op, path) => op === 'create' && path.endsWith('/ready'));
     const task = `${plan}/${server.children(plan).find((name) => name.startsWith('task-')) ?? '?'}`;
     expect(server.exists(`${task}/ready`)).toBe(true); // landed; the builder does not know

@@ -78,17 +78,46 @@ describe('serialOf', () => {
 
 describe('sortBySerial', () => {
   it('sorts unordered children by serial and filters out other names', () => {
-    const children = ['task-0000000010', 'ready', 'task-0000000002', 'dep-0000000001', 'task-0000000001', 'owner', 'task-x', 'result-0000000000'];
-    expect(sortBySerial(children, 'task-')).toEqual(['task-0000000001', 'task-0000000002', 'task-0000000010']);
+    const children = [
+      'task-0000000010',
+      'ready',
+      'task-0000000002',
+      'dep-0000000001',
+      'task-0000000001',
+      'owner',
+      'task-x',
+      'result-0000000000',
+    ];
+    expect(sortBySerial(children, 'task-')).toEqual([
+      'task-0000000001',
+      'task-0000000002',
+      'task-0000000010',
+    ]);
   });
 
   it('orders numerically, not by string, across the 10-digit range', () => {
-    const children = ['dep-2147483647', 'dep-0000000100', 'dep-0000000099', 'dep-1000000000', 'dep-0000000000'];
-    expect(sortBySerial(children, 'dep-')).toEqual(['dep-0000000000', 'dep-0000000099', 'dep-0000000100', 'dep-1000000000', 'dep-2147483647']);
+    const children = [
+      'dep-2147483647',
+      'dep-0000000100',
+      'dep-0000000099',
+      'dep-1000000000',
+      'dep-0000000000',
+    ];
+    expect(sortBySerial(children, 'dep-')).toEqual([
+      'dep-0000000000',
+      'dep-0000000099',
+      'dep-0000000100',
+      'dep-1000000000',
+      'dep-2147483647',
+    ]);
   });
 
   it('orders unpadded serials numerically', () => {
-    expect(sortBySerial(['task-10', 'task-9', 'task-100'], 'task-')).toEqual(['task-9', 'task-10', 'task-100']);
+    expect(sortBySerial(['task-10', 'task-9', 'task-100'], 'task-')).toEqual([
+      'task-9',
+      'task-10',
+      'task-100',
+    ]);
   });
 
   it('does not modify its input', () => {
@@ -100,7 +129,9 @@ describe('sortBySerial', () => {
 
 describe('argPathForDep', () => {
   it('maps dep-N to arg-N in the same task', () => {
-    expect(argPathForDep('/plans/plan-0000000001/task-0000000007/dep-0000000012')).toBe('/plans/plan-0000000001/task-0000000007/arg-0000000012');
+    expect(argPathForDep('/plans/plan-0000000001/task-0000000007/dep-0000000012')).toBe(
+      '/plans/plan-0000000001/task-0000000007/arg-0000000012',
+    );
   });
 
   it.each([
@@ -117,19 +148,27 @@ describe('argPathForDep', () => {
 
 describe('keptResultPathFor', () => {
   it('maps <plan>/task-N to <plan>/result-N', () => {
-    expect(keptResultPathFor('/plans/plan-0000000001/task-0000000005')).toBe('/plans/plan-0000000001/result-0000000005');
+    expect(keptResultPathFor('/plans/plan-0000000001/task-0000000005')).toBe(
+      '/plans/plan-0000000001/result-0000000005',
+    );
   });
 
   it('rejects a path that is not a task', () => {
-    const error = expectThrows(() => keptResultPathFor('/plans/plan-0000000001'), InvalidArgumentError);
+    const error = expectThrows(
+      () => keptResultPathFor('/plans/plan-0000000001'),
+      InvalidArgumentError,
+    );
     expect(error.code).toBe('INVALID_ARGUMENT');
   });
 });
 
 describe('assertValidPath', () => {
-  it.each(['/', '/plans', '/a/b/c', '/a/.b', '/a/..b', '/a/b.', '/a-b_c:d', '/ünïcödé'])('accepts %j', (path) => {
-    expect(() => assertValidPath('path', path)).not.toThrow();
-  });
+  it.each(['/', '/plans', '/a/b/c', '/a/.b', '/a/..b', '/a/b.', '/a-b_c:d', '/ünïcödé'])(
+    'accepts %j',
+    (path) => {
+      expect(() => assertValidPath('path', path)).not.toThrow();
+    },
+  );
 
   it.each([
     ['no leading slash', 'plans'],
@@ -170,7 +209,9 @@ describe('assertValidPath', () => {
 describe('assertSequentialPath', () => {
   it('accepts a valid path ending in <prefix><serial>', () => {
     expect(() => assertSequentialPath('plan', '/plans/plan-0000000001', 'plan-')).not.toThrow();
-    expect(() => assertSequentialPath('task', '/plans/plan-0000000001/task-0000000002', 'task-')).not.toThrow();
+    expect(() =>
+      assertSequentialPath('task', '/plans/plan-0000000001/task-0000000002', 'task-'),
+    ).not.toThrow();
   });
 
   it.each<[string, unknown]>([
@@ -180,7 +221,10 @@ describe('assertSequentialPath', () => {
     ['a trailing slash', '/plans/task-0000000001/'],
     ['a non-string', 1],
   ])('rejects %s', (_title, path) => {
-    const error = expectThrows(() => assertSequentialPath('task', path, 'task-'), InvalidArgumentError);
+    const error = expectThrows(
+      () => assertSequentialPath('task', path, 'task-'),
+      InvalidArgumentError,
+    );
     expect(error.code).toBe('INVALID_ARGUMENT');
   });
 });

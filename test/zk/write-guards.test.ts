@@ -42,7 +42,9 @@ function tableRows(): Row[] {
     const cells = line.split('|').map((cell) => cell.trim());
     const [, node, , write, guard] = cells as [string, string, string, string, string];
     const guards = guard === 'none' ? [] : guard.split('+').map((part) => part.trim());
-    for (const named of guards) if (!['fence', 'incarnation', 'still wanted'].includes(named)) throw new Error(`unknown guard "${named}" in: ${line}`);
+    for (const named of guards)
+      if (!['fence', 'incarnation', 'still wanted'].includes(named))
+        throw new Error(`unknown guard "${named}" in: ${line}`);
     rows.push({ node: node.replaceAll('`', ''), write, guards: new Set(guards as Guard[]) });
   }
   return rows;
@@ -139,18 +141,37 @@ class WriteRecorder {
       options?: WriteOptions,
     ) {
       // A sequential create names the prefix: classify it as the node it makes.
-      recorder.record('create', mode?.endsWith('sequential') === true ? `${path}0000000000` : path, -1, options);
+      recorder.record(
+        'create',
+        mode?.endsWith('sequential') === true ? `${path}0000000000` : path,
+        -1,
+        options,
+      );
       return create.call(this, path, data, mode, options);
     });
-    vi.spyOn(proto, 'setData').mockImplementation(function (this: MemoryZkClient, path: string, data: Buffer | null, version?: number, options?: WriteOptions) {
+    vi.spyOn(proto, 'setData').mockImplementation(function (
+      this: MemoryZkClient,
+      path: string,
+      data: Buffer | null,
+      version?: number,
+      options?: WriteOptions,
+    ) {
       recorder.record('setData', path, version ?? -1, options);
       return setData.call(this, path, data, version, options);
     });
-    vi.spyOn(proto, 'delete').mockImplementation(function (this: MemoryZkClient, path: string, version?: number, options?: WriteOptions) {
+    vi.spyOn(proto, 'delete').mockImplementation(function (
+      this: MemoryZkClient,
+      path: string,
+      version?: number,
+      options?: WriteOptions,
+    ) {
       recorder.record('delete', path, version ?? -1, options);
       return remove.call(this, path, version, options);
     });
-    vi.spyOn(proto, 'deleteRecursive').mockImplementation(async function (this: MemoryZkClient, path: string) {
+    vi.spyOn(proto, 'deleteRecursive').mockImplementation(async function (
+      this: MemoryZkClient,
+      path: string,
+    ) {
       recorder.recursiveRoots.set(path, (recorder.recursiveRoots.get(path) ?? 0) + 1);
       try {
         await deleteRecursive.call(this, path);
@@ -162,12 +183,22 @@ class WriteRecorder {
     });
   }
 
-  private record(op: 'create' | 'setData' | 'delete', path: string, version: number, options: WriteOptions = {}): void {
+  private record(
+    op: 'create' | 'setData' | 'delete',
+    path: string,
+    version: number,
+    options: WriteOptions = {},
+  ): void {
     const guards = new Set<Guard>();
     if (options.fence !== undefined) guards.add('fence');
     if (options.incarnation !== undefined) guards.add('incarnation');
     if (options.stillWanted !== undefined) guards.add('still wanted');
-    const root = op === 'delete' ? [...this.recursiveRoots.keys()].find((root) => path === root || path.startsWith(`${root}/`)) : undefined;
+    const root =
+      op === 'delete'
+        ? [...this.recursiveRoots.keys()].find(
+            (root) => path === root || path.startsWith(`${root}/`),
+          )
+        : undefined;
     if (root !== undefined) {
       this.writes.push({ node: nodeOf(root), write: 'delete (subtree)', path, guards });
       return;
@@ -178,7 +209,11 @@ class WriteRecorder {
 }
 
 /** Resolves once `condition()` holds (real time: the engine runs on real timers here). */
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await condition())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -192,7 +227,9 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
   let flaky = 2;
   const functions = new FunctionRegistry()
     .register('value', (ctx) => ctx.params[0])
-    .register('sum', (_ctx, ...inputs: unknown[]) => inputs.reduce((sum: number, input) => sum + Number(input), 0))
+    .register('sum', (_ctx, ...inputs: unknown[]) =>
+      inputs.reduce((sum: number, input) => sum + Number(input), 0),
+    )
     .register('big', () => 'x'.repeat(1_500_000))
     .register('breaks', () => {
       if (permanentFailures-- > 0) throw new PermanentError('broken until retried');
@@ -211,15 +248,29 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
   const processes: MemoryProcess[] = [admin, worker];
   try {
     const events: string[] = [];
-    const listening = worker.zkPlan.alerts.subscribe(PLANS, (event) => void events.push(event.kind));
+    const listening = worker.zkPlan.alerts.subscribe(
+      PLANS,
+      (event) => void events.push(event.kind),
+    );
     await admin.zkPlan.limits(PLANS).set('k', 1);
-    const plan = await admin.zkPlan.createPlan(PLANS, { history: true, maxAttempts: 3, initialDelayMs: 1, failurePolicy: 'continue' });
+    const plan = await admin.zkPlan.createPlan(PLANS, {
+      history: true,
+      maxAttempts: 3,
+      initialDelayMs: 1,
+      failurePolicy: 'continue',
+    });
     const [one, two] = await admin.zkPlan.addTasks(plan, [
       { task: call('value', 1), options: { keepResult: true, priority: 2 } },
       { task: call('value', 2), options: { concurrencyKey: 'k' } },
     ]);
-    await admin.zkPlan.addTask(plan, call('sum'), [one as string, two as string], { keepResult: true });
-    await admin.zkPlan.addTasks(plan, [{ task: call('big'), options: { keepResult: true } }, { task: call('breaks') }, { task: call('flaky') }]);
+    await admin.zkPlan.addTask(plan, call('sum'), [one as string, two as string], {
+      keepResult: true,
+    });
+    await admin.zkPlan.addTasks(plan, [
+      { task: call('big'), options: { keepResult: true } },
+      { task: call('breaks') },
+      { task: call('flaky') },
+    ]);
     // Keys: one claimed, and a batch refused for a key already taken (the claim it made for its other task is freed).
     await admin.zkPlan.addTask(plan, call('value', 4), [], { key: 'four' });
     await admin.zkPlan
@@ -233,7 +284,10 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
       );
     await admin.zkPlan.markAsReady(plan);
     worker.zkPlan.startWorkers(PLANS, { count: 2, backoff: FAST_BACKOFF, retention: false });
-    await until(async () => (await admin.zkPlan.plans.status(plan)).state === 'failed', 'the plan to fail');
+    await until(
+      async () => (await admin.zkPlan.plans.status(plan)).state === 'failed',
+      'the plan to fail',
+    );
     await admin.zkPlan.control.retryFailed(plan);
     await admin.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     // A dependency on a finished producer's kept result.
@@ -257,15 +311,25 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
       options: { history: true },
     });
     await admin.zkPlan.waitForCompletion(submitted.plan, { timeoutMs: 10_000 });
-    const imported = await admin.zkPlan.snapshots.import(PLANS, await admin.zkPlan.snapshots.export(submitted.plan));
+    const imported = await admin.zkPlan.snapshots.import(
+      PLANS,
+      await admin.zkPlan.snapshots.export(submitted.plan),
+    );
     await admin.zkPlan.waitForCompletion(imported.plan, { timeoutMs: 10_000 });
     await until(() => events.length > 0, 'a plan event');
     await admin.zkPlan.plans.delete(imported.plan);
     // Retention, once no plan is used any more: it deletes every finished plan.
     const sweeper = memoryProcess(server, 'sweeper', functions);
     processes.push(sweeper);
-    sweeper.zkPlan.startWorkers(PLANS, { count: 1, backoff: FAST_BACKOFF, retention: { maxAgeMs: 0, maxCount: 0, sweepIntervalMs: 50 } });
-    await until(() => server.children(PLANS).filter((name) => !name.startsWith('zk-plan-')).length === 0, 'retention to delete the finished plans');
+    sweeper.zkPlan.startWorkers(PLANS, {
+      count: 1,
+      backoff: FAST_BACKOFF,
+      retention: { maxAgeMs: 0, maxCount: 0, sweepIntervalMs: 50 },
+    });
+    await until(
+      () => server.children(PLANS).filter((name) => !name.startsWith('zk-plan-')).length === 0,
+      'retention to delete the finished plans',
+    );
     await listening.close();
   } finally {
     await Promise.all(processes.map(({ zkPlan }) => zkPlan.close()));
@@ -276,7 +340,14 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
 async function runSchedules(server: MemoryZooKeeper): Promise<void> {
   const proc = schedulerProcess(server, 'scheduler');
   try {
-    await proc.schedules.put({ name: 'pulse', cron: '*/10 * * * * *', spec: TICK_SPEC, planParent: PLANS, misfire: 'fireAll', misfireGraceMs: 60_000 });
+    await proc.schedules.put({
+      name: 'pulse',
+      cron: '*/10 * * * * *',
+      spec: TICK_SPEC,
+      planParent: PLANS,
+      misfire: 'fireAll',
+      misfireGraceMs: 60_000,
+    });
     for (let at = 10_000; at <= 80 * 10_000; at += 10_000) {
       proc.clock.now = T0 + at + 20;
       await proc.scheduler.pass();
@@ -308,7 +379,12 @@ async function runJobs(): Promise<{ server: MemoryZooKeeper }> {
       await sleep(5);
     }
   };
-  await world.jobs.define({ name: 'mail', fn: 'hold', workPool: { items: ['m1', 'm2', 'm3'] }, mode: { everyMs: 200 } });
+  await world.jobs.define({
+    name: 'mail',
+    fn: 'hold',
+    workPool: { items: ['m1', 'm2', 'm3'] },
+    mode: { everyMs: 200 },
+  });
   await rounds(3);
   await world.jobs.setWorkPool('mail', ['m4']);
   await rounds(3);
@@ -339,23 +415,40 @@ describe('every write is in docs/design/writes.md, with the guards its row names
     await runJobs();
 
     const rows = tableRows();
-    const rowOf = (write: Recorded): Row | undefined => rows.find((row) => row.node === write.node && row.write === write.write);
-    const unknown = [...new Set(recorder.writes.filter((write) => write.node === undefined).map((write) => `${write.write} ${write.path}`))];
+    const rowOf = (write: Recorded): Row | undefined =>
+      rows.find((row) => row.node === write.node && row.write === write.write);
+    const unknown = [
+      ...new Set(
+        recorder.writes
+          .filter((write) => write.node === undefined)
+          .map((write) => `${write.write} ${write.path}`),
+      ),
+    ];
     expect(unknown, 'writes to nodes the table does not name').toEqual([]);
-    const missing = [...new Set(recorder.writes.filter((write) => rowOf(write) === undefined).map((write) => `${write.node}: ${write.write} (${write.path})`))];
+    const missing = [
+      ...new Set(
+        recorder.writes
+          .filter((write) => rowOf(write) === undefined)
+          .map((write) => `${write.node}: ${write.write} (${write.path})`),
+      ),
+    ];
     expect(missing, 'writes without a row in docs/design/writes.md').toEqual([]);
     const unguarded = [
       ...new Set(
         recorder.writes.flatMap((write) => {
           const row = rowOf(write) as Row;
           const lacking = [...row.guards].filter((guard) => !write.guards.has(guard));
-          return lacking.length === 0 ? [] : [`${write.node}: ${write.write} of ${write.path} without ${lacking.join(' + ')}`];
+          return lacking.length === 0
+            ? []
+            : [`${write.node}: ${write.write} of ${write.path} without ${lacking.join(' + ')}`];
         }),
       ),
     ];
     expect(unguarded, 'writes without a guard their row names').toEqual([]);
     const seen = new Set(recorder.writes.map((write) => `${write.node}\u0000${write.write}`));
-    const unexercised = rows.filter((row) => row.guards.size > 0 && !seen.has(`${row.node}\u0000${row.write}`)).map((row) => `${row.node}: ${row.write}`);
+    const unexercised = rows
+      .filter((row) => row.guards.size > 0 && !seen.has(`${row.node}\u0000${row.write}`))
+      .map((row) => `${row.node}: ${row.write}`);
     expect(unexercised, 'guarded rows no write exercised').toEqual([]);
   });
 
@@ -363,7 +456,9 @@ describe('every write is in docs/design/writes.md, with the guards its row names
     expect(nodeOf('/plans/plan-0000000001/task-0000000002/owner')).toBe('task owner');
     expect(nodeOf('/plans/pulse@20261125T020010.000Z')).toBe('tick plan');
     expect(nodeOf('/plans/plan-0000000001/somewhere-else')).toBeUndefined();
-    const row = tableRows().find((candidate) => candidate.node === 'slot' && candidate.write === 'delete (versioned)');
+    const row = tableRows().find(
+      (candidate) => candidate.node === 'slot' && candidate.write === 'delete (versioned)',
+    );
     expect(row?.guards).toEqual(new Set(['fence', 'incarnation']));
   });
 });

@@ -17,22 +17,40 @@ interface CancelCliOptions extends ConnectionOptions {
 export function registerControl(program: Command): void {
   const pause = program
     .command('pause')
-    .description('pause a plan: no new task of it starts until resume; running ones finish (or, with --abort-running, are aborted and run again after resume)')
+    .description(
+      'pause a plan: no new task of it starts until resume; running ones finish (or, with --abort-running, are aborted and run again after resume)',
+    )
     .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003')
-    .addOption(new Option('--abort-running', 'abort running tasks too; they are given back uncharged'));
+    .addOption(
+      new Option('--abort-running', 'abort running tasks too; they are given back uncharged'),
+    );
   addConnectionOptions(pause, DEFAULTS.cliConnectTimeoutMs.read);
-  pause.addHelpText('after', `\n--json prints { "plan", "state": "paused", "running": [tasks held when the pause landed] }.`);
+  pause.addHelpText(
+    'after',
+    `\n--json prints { "plan", "state": "paused", "running": [tasks held when the pause landed] }.`,
+  );
   withUsageHint(pause);
   setAction(pause, async (plan: string, options: PauseCliOptions) => {
     checkPlanPath(plan);
-    const { running } = await withZkPlan(options, (zkPlan) => zkPlan.control.pause(plan, { abortRunning: options.abortRunning === true }));
+    const { running } = await withZkPlan(options, (zkPlan) =>
+      zkPlan.control.pause(plan, { abortRunning: options.abortRunning === true }),
+    );
     if (options.json) printJson({ plan, state: 'paused', running });
-    else print(`paused ${plan}${running.length > 0 ? `; still running: ${running.map(shortName).join(', ')}` : ''}`);
+    else
+      print(
+        `paused ${plan}${running.length > 0 ? `; still running: ${running.map(shortName).join(', ')}` : ''}`,
+      );
   });
 
-  const resume = program.command('resume').description('let a paused plan run again').argument('<plan>', 'plan path');
+  const resume = program
+    .command('resume')
+    .description('let a paused plan run again')
+    .argument('<plan>', 'plan path');
   addConnectionOptions(resume, DEFAULTS.cliConnectTimeoutMs.read);
-  resume.addHelpText('after', `\n--json prints { "plan", "state": "running" }. A cancelled plan cannot resume (exit 6).`);
+  resume.addHelpText(
+    'after',
+    `\n--json prints { "plan", "state": "running" }. A cancelled plan cannot resume (exit 6).`,
+  );
   withUsageHint(resume);
   setAction(resume, async (plan: string, options: ConnectionOptions) => {
     checkPlanPath(plan);
@@ -43,7 +61,9 @@ export function registerControl(program: Command): void {
 
   const cancel = program
     .command('cancel')
-    .description('cancel a plan for good: running tasks are aborted, the rest deleted; `wait` on it exits 6')
+    .description(
+      'cancel a plan for good: running tasks are aborted, the rest deleted; `wait` on it exits 6',
+    )
     .argument('<plan>', 'plan path')
     .addOption(new Option('--reason <text>', 'why, kept with the plan and shown by show and wait'));
   addConnectionOptions(cancel, DEFAULTS.cliConnectTimeoutMs.read);
@@ -51,7 +71,9 @@ export function registerControl(program: Command): void {
   withUsageHint(cancel);
   setAction(cancel, async (plan: string, options: CancelCliOptions) => {
     checkPlanPath(plan);
-    await withZkPlan(options, (zkPlan) => zkPlan.control.cancel(plan, options.reason !== undefined ? { reason: options.reason } : {}));
+    await withZkPlan(options, (zkPlan) =>
+      zkPlan.control.cancel(plan, options.reason !== undefined ? { reason: options.reason } : {}),
+    );
     if (options.json) printJson({ plan, state: 'cancelled', reason: options.reason ?? null });
     else print(`cancelled ${plan}`);
   });

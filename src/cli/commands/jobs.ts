@@ -16,34 +16,51 @@ interface JobsCliOptions extends ConnectionOptions {
 export function registerJobs(program: Command): void {
   const jobs = program
     .command('jobs')
-    .description('sharded jobs and work pools: define, list, show, disable, enable, trigger and remove jobs (run them with zk-plan worker --jobs)');
+    .description(
+      'sharded jobs and work pools: define, list, show, disable, enable, trigger and remove jobs (run them with zk-plan worker --jobs)',
+    );
   const command = (name: string, description: string): Command => {
-    const sub = jobs.command(name).description(description).addOption(new Option('--jobs <path>', 'parent of the jobs').default(DEFAULTS.cliParents.jobs));
+    const sub = jobs
+      .command(name)
+      .description(description)
+      .addOption(
+        new Option('--jobs <path>', 'parent of the jobs').default(DEFAULTS.cliParents.jobs),
+      );
     addConnectionOptions(sub, DEFAULTS.cliConnectTimeoutMs.read);
     withUsageHint(sub);
     return sub;
   };
 
-  const define = command('define', 'create or replace a job from a JSON or YAML file { name, fn, workPool, mode, strategy?, disabled? }').argument(
-    '<file>',
-    'the job: JSON, or YAML when its name ends in .yaml or .yml',
-  );
+  const define = command(
+    'define',
+    'create or replace a job from a JSON or YAML file { name, fn, workPool, mode, strategy?, disabled? }',
+  ).argument('<file>', 'the job: JSON, or YAML when its name ends in .yaml or .yml');
   setAction(define, async (file: string, options: JobsCliOptions) => {
     const input = (await readDocument(file)) as JobDefinition;
-    const stored = await withZkPlan(options, (zkPlan) => zkPlan.jobs(checkParentPath(options.jobs)).define(input));
+    const stored = await withZkPlan(options, (zkPlan) =>
+      zkPlan.jobs(checkParentPath(options.jobs)).define(input),
+    );
     if (options.json) printJson(stored);
-    else print(`defined ${stored.name}: ${stored.fn}, ${describeMode(stored.mode)}, ${stored.strategy}${stored.disabled ? ', disabled' : ''}`);
+    else
+      print(
+        `defined ${stored.name}: ${stored.fn}, ${describeMode(stored.mode)}, ${stored.strategy}${stored.disabled ? ', disabled' : ''}`,
+      );
   });
 
   const ls = command('ls', 'list the jobs: mode, strategy, items assigned per worker, problems');
   setAction(ls, async (options: JobsCliOptions) => {
-    const summaries = await withZkPlan(options, (zkPlan) => zkPlan.jobs(checkParentPath(options.jobs)).list());
+    const summaries = await withZkPlan(options, (zkPlan) =>
+      zkPlan.jobs(checkParentPath(options.jobs)).list(),
+    );
     if (options.json) printJson(summaries);
     else if (summaries.length === 0) print(`no jobs under ${options.jobs}`);
     else for (const summary of summaries) print(formatLine(summary));
   });
 
-  const show = command('show', 'one job: its definition, the assignment per worker with each item’s holder and fencing token').argument('<name>', 'the job');
+  const show = command(
+    'show',
+    'one job: its definition, the assignment per worker with each item’s holder and fencing token',
+  ).argument('<name>', 'the job');
   setAction(show, async (name: string, options: JobsCliOptions) => {
     const summary = await withZkPlan(options, async (zkPlan) => {
       const all = zkPlan.jobs(checkParentPath(options.jobs));
@@ -57,8 +74,16 @@ export function registerJobs(program: Command): void {
   for (const [name, verb, description] of [
     ['disable', 'disabled', 'assign no item of the job: running ones stop and are given back'],
     ['enable', 'enabled', 'assign the job’s items again'],
-    ['trigger', 'triggered', 'a run now on every worker holding items of the job (everyMs and cron jobs)'],
-    ['rm', 'removed', 'disable the job, wait until no item is held, then delete it with its leases'],
+    [
+      'trigger',
+      'triggered',
+      'a run now on every worker holding items of the job (everyMs and cron jobs)',
+    ],
+    [
+      'rm',
+      'removed',
+      'disable the job, wait until no item is held, then delete it with its leases',
+    ],
   ] as const) {
     const sub = command(name, description).argument('<name>', 'the job');
     setAction(sub, async (jobName: string, options: JobsCliOptions) => {
@@ -78,13 +103,20 @@ export function registerJobs(program: Command): void {
 function formatLine(job: JobSummary): string {
   const workers = Object.entries(job.assignment).filter(([, items]) => items.length > 0);
   const spread = workers.map(([worker, items]) => `${worker}:${items.length}`).join(' ');
-  const state = job.disabled ? 'disabled' : job.problem !== undefined ? `problem: ${job.problem}` : `${workers.length} worker(s)`;
+  const state = job.disabled
+    ? 'disabled'
+    : job.problem !== undefined
+      ? `problem: ${job.problem}`
+      : `${workers.length} worker(s)`;
   const unassigned = job.unassigned.length > 0 ? `, ${job.unassigned.length} unassigned` : '';
   return `${job.name}  ${job.fn}  ${describeMode(job.mode)}  ${job.strategy}  ${state}${unassigned}${spread ? `  ${spread}` : ''}`;
 }
 
 function formatShow(job: JobSummary): string {
-  const pool = 'items' in job.workPool ? `${job.workPool.items.length} items` : `${job.workPool.shards} shards`;
+  const pool =
+    'items' in job.workPool
+      ? `${job.workPool.items.length} items`
+      : `${job.workPool.shards} shards`;
   const lines = [
     `${job.name}: ${job.fn}, ${describeMode(job.mode)}, ${job.strategy}, ${pool}${job.disabled ? ', disabled' : ''}`,
     ...(job.problem !== undefined ? [`  problem: ${job.problem}`] : []),
@@ -92,7 +124,9 @@ function formatShow(job: JobSummary): string {
   for (const [worker, items] of Object.entries(job.assignment).sort()) {
     const held = items.map((item) => {
       const lease = job.leases[item];
-      return lease === undefined || lease.holder !== worker || lease.released ? `${item} (taking)` : `${item}#${lease.token}`;
+      return lease === undefined || lease.holder !== worker || lease.released
+        ? `${item} (taking)`
+        : `${item}#${lease.token}`;
     });
     lines.push(`  ${worker}: ${held.join(' ') || '-'}`);
   }

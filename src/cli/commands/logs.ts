@@ -22,12 +22,25 @@ interface LogsOptions extends ConnectionOptions {
 export function registerLogs(program: Command): void {
   const logs = program
     .command('logs')
-    .description("print a task's log: each try's last lines as kept in ZooKeeper (while it runs and after), or follow it live")
-    .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007), or a plan path followed by a task key')
+    .description(
+      "print a task's log: each try's last lines as kept in ZooKeeper (while it runs and after), or follow it live",
+    )
+    .argument(
+      '<path>',
+      'a task path (/plans/plan-0000000003/task-0000000007), or a plan path followed by a task key',
+    )
     .argument('[key]', "the task's key in its plan (a spec's key, or the key it was added with)")
     .option('--attempt <n>', 'only the tries of attempt n (1 for the first)')
-    .option('-f, --follow', 'print lines as they are written, until the task is done (Ctrl-C stops)', false)
-    .option('--full', "print the whole log from the worker's log files instead of the tail kept in ZooKeeper (on the worker's host)", false);
+    .option(
+      '-f, --follow',
+      'print lines as they are written, until the task is done (Ctrl-C stops)',
+      false,
+    )
+    .option(
+      '--full',
+      "print the whole log from the worker's log files instead of the tail kept in ZooKeeper (on the worker's host)",
+      false,
+    );
   addConnectionOptions(logs, DEFAULTS.cliConnectTimeoutMs.read);
   logs.addHelpText(
     'after',
@@ -39,12 +52,24 @@ The whole log is in the worker's log files; --full reads them when run on that w
   setAction(logs, async (path: string, key: string | undefined, options: LogsOptions) => {
     const argument = taskArgument(path, key);
     const attempt = parseAttempt(options.attempt);
-    if (options.follow && options.full) throw new UsageError('--follow and --full cannot be combined: --follow reads the tail kept in ZooKeeper');
+    if (options.follow && options.full)
+      throw new UsageError(
+        '--follow and --full cannot be combined: --follow reads the tail kept in ZooKeeper',
+      );
     await withZkPlan(options, async (zkPlan) => {
       const task = await resolveTaskArgument(zkPlan, argument);
       if (options.follow) await followTask(zkPlan, task, attempt, options.json);
-      else if (options.full) await printFullLog(await zkPlan.logs.read(task, attempt === undefined ? {} : { attempt }), task);
-      else printTries(await zkPlan.logs.read(task, attempt === undefined ? {} : { attempt }), task, options.json);
+      else if (options.full)
+        await printFullLog(
+          await zkPlan.logs.read(task, attempt === undefined ? {} : { attempt }),
+          task,
+        );
+      else
+        printTries(
+          await zkPlan.logs.read(task, attempt === undefined ? {} : { attempt }),
+          task,
+          options.json,
+        );
     });
   });
 }
@@ -52,7 +77,8 @@ The whole log is in the worker's log files; --full reads them when run on that w
 function parseAttempt(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (text.trim() === '' || !Number.isSafeInteger(value) || value < 1) throw new UsageError(`--attempt must be a whole number ≥ 1, got '${text}'`);
+  if (text.trim() === '' || !Number.isSafeInteger(value) || value < 1)
+    throw new UsageError(`--attempt must be a whole number ≥ 1, got '${text}'`);
   return value;
 }
 
@@ -62,7 +88,9 @@ function printTries(tries: readonly TaskLogAttempt[], task: string, json: boolea
     return;
   }
   if (tries.length === 0) {
-    print(`${shortName(task)}: no log kept (it has not logged a line yet, or its worker keeps no task logs)`);
+    print(
+      `${shortName(task)}: no log kept (it has not logged a line yet, or its worker keeps no task logs)`,
+    );
     return;
   }
   for (const record of tries) {
@@ -71,7 +99,12 @@ function printTries(tries: readonly TaskLogAttempt[], task: string, json: boolea
   }
 }
 
-async function followTask(zkPlan: ZkPlan, task: string, attempt: number | undefined, json: boolean): Promise<void> {
+async function followTask(
+  zkPlan: ZkPlan,
+  task: string,
+  attempt: number | undefined,
+  json: boolean,
+): Promise<void> {
   const interrupt = new AbortController();
   const onSignal = (): void => interrupt.abort();
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
@@ -88,7 +121,12 @@ async function followTask(zkPlan: ZkPlan, task: string, attempt: number | undefi
 
 /** The whole log of each try: from its worker's log server when it serves it, else from the file sink when its files are on this host. */
 async function printFullLog(tries: readonly TaskLogAttempt[], task: string): Promise<void> {
-  if (tries.length === 0) throw new CliError(`${shortName(task)}: no log kept, so no file is known`, ExitCode.notFound, 'TASK_LOG_NOT_FOUND');
+  if (tries.length === 0)
+    throw new CliError(
+      `${shortName(task)}: no log kept, so no file is known`,
+      ExitCode.notFound,
+      'TASK_LOG_NOT_FOUND',
+    );
   const here = hostname();
   for (const record of tries) {
     print(tryHeader(record));
@@ -101,7 +139,8 @@ async function printFullLog(tries: readonly TaskLogAttempt[], task: string): Pro
     if (full.url !== undefined) {
       const served = await readServedLog(full.url);
       if (served !== undefined) {
-        for (const entry of served.split('\n')) if (entry.trim() !== '') print(formatFileLine(entry));
+        for (const entry of served.split('\n'))
+          if (entry.trim() !== '') print(formatFileLine(entry));
         continue;
       }
     }
@@ -137,7 +176,11 @@ async function readServedLog(url: string): Promise<string | undefined> {
     for await (const chunk of response.body) {
       bytes += chunk.length;
       if (bytes > MAX_SERVED_LOG_BYTES)
-        throw new CliError(`${url} answered more than ${MAX_SERVED_LOG_BYTES} bytes: not a log zk-plan serves`, ExitCode.failed, 'TASK_LOG_TOO_LARGE');
+        throw new CliError(
+          `${url} answered more than ${MAX_SERVED_LOG_BYTES} bytes: not a log zk-plan serves`,
+          ExitCode.failed,
+          'TASK_LOG_TOO_LARGE',
+        );
       chunks.push(Buffer.from(chunk));
     }
     return Buffer.concat(chunks).toString('utf8');
@@ -149,7 +192,12 @@ async function readServedLog(url: string): Promise<string | undefined> {
 
 function formatFileLine(entry: string): string {
   try {
-    const parsed = JSON.parse(entry) as { time?: unknown; level?: unknown; msg?: unknown; fields?: unknown };
+    const parsed = JSON.parse(entry) as {
+      time?: unknown;
+      level?: unknown;
+      msg?: unknown;
+      fields?: unknown;
+    };
     const fields = parsed.fields === undefined ? '' : ` ${JSON.stringify(parsed.fields)}`;
     return `${String(parsed.time)} ${String(parsed.level).toUpperCase().padEnd(5)} ${String(parsed.msg)}${fields}`;
   } catch {

@@ -48,7 +48,9 @@ export function formatProgress(summary: PlanSummary): string {
 export function planColumns(plans: readonly PlanSummary[]): Column<PlanSummary>[] {
   return [
     { header: 'PLAN', value: (row) => row.plan },
-    ...(plans.some((row) => row.status.name !== undefined) ? [{ header: 'NAME', value: (row: PlanSummary) => row.status.name ?? '-' }] : []),
+    ...(plans.some((row) => row.status.name !== undefined)
+      ? [{ header: 'NAME', value: (row: PlanSummary) => row.status.name ?? '-' }]
+      : []),
     { header: 'STATE', value: (row) => row.status.state },
     { header: 'PROGRESS', value: formatProgress, right: true },
     { header: 'FAILED', value: (row) => String(row.status.counts.failed), right: true },

@@ -9,7 +9,9 @@ import { DEFAULTS } from '../../config/defaults.js';
 export function registerRetry(program: Command): void {
   const command = program
     .command('retry')
-    .description("reset a plan's failed tasks (attempts too) so that they, then their dependents, run again")
+    .description(
+      "reset a plan's failed tasks (attempts too) so that they, then their dependents, run again",
+    )
     .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003');
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText('after', `\n--json prints { "plan": <path>, "reset": [<task path>, …] }.`);

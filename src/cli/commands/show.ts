@@ -3,14 +3,27 @@ import type { PlanView, TaskView } from '../../plan/plan-view.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkPlanPath, type ConnectionOptions } from '../options.js';
-import { formatCall, formatDuration, formatTable, formatTime, print, printJson, shortName, shortenPaths, terminalWidth, type Column } from '../output.js';
+import {
+  formatCall,
+  formatDuration,
+  formatTable,
+  formatTime,
+  print,
+  printJson,
+  shortName,
+  shortenPaths,
+  terminalWidth,
+  type Column,
+} from '../output.js';
 import { DEFAULTS } from '../../config/defaults.js';
 
 /** `zk-plan show <plan>`: every task with its state, inputs and attempts. */
 export function registerShow(program: Command): void {
   const command = program
     .command('show')
-    .description('show the tasks of a plan: state (and who runs it, why it failed or is blocked), inputs, attempts')
+    .description(
+      'show the tasks of a plan: state (and who runs it, why it failed or is blocked), inputs, attempts',
+    )
     .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003');
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText(
@@ -77,12 +90,19 @@ function taskColumns(plan: string, keys: boolean): Column<TaskView>[] {
     { header: 'TASK', value: (task) => shortName(task.name) },
     { header: 'STATE', value: (task) => task.state },
     { header: 'CALL', value: (task) => formatCall(task.fn, task.params, 32) },
-    { header: 'INPUTS', value: (task) => (task.inputs.length ? task.inputs.map(shortName).join(',') : '-') },
+    {
+      header: 'INPUTS',
+      value: (task) => (task.inputs.length ? task.inputs.map(shortName).join(',') : '-'),
+    },
     { header: 'ATTEMPTS', value: (task) => String(task.failedTries ?? ''), right: true },
     { header: 'WORKER', value: (task) => task.workerId ?? '-' },
     { header: 'STARTED', value: (task) => (task.startedAt ? formatTime(task.startedAt) : '-') },
     { header: 'ENDED', value: (task) => (task.finishedAt ? formatTime(task.finishedAt) : '-') },
-    { header: 'TOOK', value: (task) => (task.durationMs !== undefined ? formatDuration(task.durationMs) : '-'), right: true },
+    {
+      header: 'TOOK',
+      value: (task) => (task.durationMs !== undefined ? formatDuration(task.durationMs) : '-'),
+      right: true,
+    },
     { header: 'DETAIL', value: (task) => shortenPaths(detailOf(task), plan) },
   ];
 }
@@ -95,25 +115,45 @@ export function detailOf(task: TaskView, now = Date.now()): string {
     case 'waiting':
       return `waiting for ${task.pendingInputs} of ${task.inputs.length || task.pendingInputs} input(s)`;
     case 'runnable':
-      return task.attempts ? `runnable again; last error: ${task.attempts.lastError}` : 'ready to run';
+      return task.attempts
+        ? `runnable again; last error: ${task.attempts.lastError}`
+        : 'ready to run';
     case 'retrying':
       return task.attempts
         ? `next try ${task.attempts.nextTryAt.getTime() <= now ? 'now' : `at ${formatTime(task.attempts.nextTryAt)}`}; last error: ${task.attempts.lastError}`
         : 'waiting for its next try';
     case 'running':
-      return task.owner ? `by ${task.owner.workerId} for ${formatDuration(now - task.owner.claimedAt.getTime())}` : 'running';
+      return task.owner
+        ? `by ${task.owner.workerId} for ${formatDuration(now - task.owner.claimedAt.getTime())}`
+        : 'running';
     case 'finishing':
       return 'result stored, being handed on';
     case 'done':
-      return withOmitted(task, task.workerId === undefined ? 'its worker stopped after storing the result; another handed it on' : '-');
+      return withOmitted(
+        task,
+        task.workerId === undefined
+          ? 'its worker stopped after storing the result; another handed it on'
+          : '-',
+      );
     case 'failed':
-      return withOmitted(task, task.failure ? `${task.failure.type}: ${task.failure.message}` : 'failed (no failure recorded)');
+      return withOmitted(
+        task,
+        task.failure
+          ? `${task.failure.type}: ${task.failure.message}`
+          : 'failed (no failure recorded)',
+      );
     case 'blocked':
       return task.blockedReason ?? 'blocked';
     case 'cancelled':
-      return withOmitted(task, `cancelled while ${CANCELLED_WHILE[task.was ?? 'runnable'] ?? 'it could run'}${cancelledAt(task)}`);
+      return withOmitted(
+        task,
+        `cancelled while ${CANCELLED_WHILE[task.was ?? 'runnable'] ?? 'it could run'}${cancelledAt(task)}`,
+      );
     case 'unstarted':
-      return withOmitted(task, `never started: ${CANCELLED_WHILE[task.was ?? 'waiting'] ?? 'it waited'} when its plan was cancelled${cancelledAt(task)}`);
+      return withOmitted(
+        task,
+        `never started: ${CANCELLED_WHILE[task.was ?? 'waiting'] ?? 'it waited'} when its plan was cancelled${cancelledAt(task)}`,
+      );
   }
 }
 
@@ -133,5 +173,7 @@ function cancelledAt(task: TaskView): string {
 }
 
 function withOmitted(task: TaskView, detail: string): string {
-  return task.omitted ? `${detail}; params and inputs not kept (its record was over one znode)` : detail;
+  return task.omitted
+    ? `${detail}; params and inputs not kept (its record was over one znode)`
+    : detail;
 }

@@ -7,7 +7,13 @@ import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { UsageError } from '../exit-codes.js';
 import { loadFunctions } from '../load-functions.js';
-import { addConnectionOptions, checkParentPath, checkPlanPath, integer, type ConnectionOptions } from '../options.js';
+import {
+  addConnectionOptions,
+  checkParentPath,
+  checkPlanPath,
+  integer,
+  type ConnectionOptions,
+} from '../options.js';
 import { print, printError, printJson } from '../output.js';
 import { escapeJsonControls } from '../../util/printable.js';
 
@@ -25,10 +31,15 @@ interface RerunCliOptions extends ImportCliOptions {
 export function registerSnapshot(program: Command): void {
   const exportCommand = program
     .command('export')
-    .description('print a snapshot of a plan (its spec, or one derived from its tasks; params, each task’s state, results, failures) as superjson')
+    .description(
+      'print a snapshot of a plan (its spec, or one derived from its tasks; params, each task’s state, results, failures) as superjson',
+    )
     .argument('<plan>', 'plan path');
   addConnectionOptions(exportCommand, DEFAULTS.cliConnectTimeoutMs.read);
-  exportCommand.addHelpText('after', `\nzk-plan export /plans/plan-0000000003 > snap.json, then zk-plan import <parent> snap.json (on any ensemble).`);
+  exportCommand.addHelpText(
+    'after',
+    `\nzk-plan export /plans/plan-0000000003 > snap.json, then zk-plan import <parent> snap.json (on any ensemble).`,
+  );
   withUsageHint(exportCommand);
   setAction(exportCommand, async (plan: string, options: ConnectionOptions) => {
     checkPlanPath(plan);
@@ -39,10 +50,17 @@ export function registerSnapshot(program: Command): void {
 
   const importCommand = program
     .command('import')
-    .description('recreate a snapshot (zk-plan export) as a new plan under a parent; done tasks are not run again; safe to repeat')
+    .description(
+      'recreate a snapshot (zk-plan export) as a new plan under a parent; done tasks are not run again; safe to repeat',
+    )
     .argument('<parent>', 'parent of the new plan')
     .argument('<file>', 'the snapshot')
-    .addOption(new Option('--functions <module>', 'also check the spec’s function names against this module’s registry'));
+    .addOption(
+      new Option(
+        '--functions <module>',
+        'also check the spec’s function names against this module’s registry',
+      ),
+    );
   addConnectionOptions(importCommand, DEFAULTS.cliConnectTimeoutMs.read);
   importCommand.addHelpText(
     'after',
@@ -53,21 +71,41 @@ prints the plan the first import made ("existing": true), and replaces one that 
   setAction(importCommand, async (parent: string, file: string, options: ImportCliOptions) => {
     checkParentPath(parent);
     const snapshot = await readSnapshot(file);
-    const functions = options.functions === undefined ? undefined : await loadFunctions(options.functions);
-    const imported = await withZkPlan(options, (zkPlan) => zkPlan.snapshots.import(parent, snapshot), functions === undefined ? {} : { functions });
+    const functions =
+      options.functions === undefined ? undefined : await loadFunctions(options.functions);
+    const imported = await withZkPlan(
+      options,
+      (zkPlan) => zkPlan.snapshots.import(parent, snapshot),
+      functions === undefined ? {} : { functions },
+    );
     if (options.json) printJson(imported);
     else print(imported.plan);
     if (imported.existing && !options.json)
-      printError(`zk-plan: ${file} was imported under ${parent} before: ${imported.plan} is that import (nothing new was made)`);
+      printError(
+        `zk-plan: ${file} was imported under ${parent} before: ${imported.plan} is that import (nothing new was made)`,
+      );
   });
 
   const rerun = program
     .command('rerun')
-    .description('start a new run of a plan’s spec from a task (it and its downstream run again; the rest reuse their results)')
+    .description(
+      'start a new run of a plan’s spec from a task (it and its downstream run again; the rest reuse their results)',
+    )
     .argument('<plan>', 'plan path')
-    .addOption(new Option('--from <key>', "the task key to start from, or 'failed' for every failed task (required)"))
-    .addOption(new Option('--wait', 'wait until the new plan ends (exit codes as wait)').default(false))
-    .addOption(new Option('--timeout-ms <ms>', 'with --wait: give up after this long (exit 3)').argParser(integer(1)));
+    .addOption(
+      new Option(
+        '--from <key>',
+        "the task key to start from, or 'failed' for every failed task (required)",
+      ),
+    )
+    .addOption(
+      new Option('--wait', 'wait until the new plan ends (exit codes as wait)').default(false),
+    )
+    .addOption(
+      new Option('--timeout-ms <ms>', 'with --wait: give up after this long (exit 3)').argParser(
+        integer(1),
+      ),
+    );
   addConnectionOptions(rerun, DEFAULTS.cliConnectTimeoutMs.read);
   rerun.addHelpText('after', `\nPrints the new plan's path (--json: { "plan", "tasks" }).`);
   withUsageHint(rerun);
@@ -77,7 +115,10 @@ prints the plan the first import made ("existing": true), and replaces one that 
     const from = options.from;
     const made = await withZkPlan(options, async (zkPlan) => {
       const result = await zkPlan.snapshots.rerun(plan, { from });
-      if (options.wait) await zkPlan.waitForCompletion(result.plan, { timeoutMs: options.timeoutMs ?? DEFAULTS.waitTimeoutMs });
+      if (options.wait)
+        await zkPlan.waitForCompletion(result.plan, {
+          timeoutMs: options.timeoutMs ?? DEFAULTS.waitTimeoutMs,
+        });
       return result;
     });
     if (options.json) printJson(made);
@@ -95,6 +136,8 @@ async function readSnapshot(file: string): Promise<PlanSnapshot> {
   try {
     return superjson.parse<PlanSnapshot>(text);
   } catch (error) {
-    throw new UsageError(`${file} is not a snapshot written by zk-plan export: ${(error as Error).message}`);
+    throw new UsageError(
+      `${file} is not a snapshot written by zk-plan export: ${(error as Error).message}`,
+    );
   }
 }

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
-import { addConnectionOptions, checkParentPath, integer, type ConnectionOptions } from '../options.js';
+import {
+  addConnectionOptions,
+  checkParentPath,
+  integer,
+  type ConnectionOptions,
+} from '../options.js';
 import { StopSignals } from '../stop-signals.js';
 import { DEFAULTS } from '../../config/defaults.js';
 import { print, printError, printJsonLine } from '../output.js';
@@ -22,12 +27,28 @@ const TOKEN_ENV = 'ZK_PLAN_UI_TOKEN';
 export function registerUi(program: Command): void {
   const command = program
     .command('ui')
-    .description('serve the web view of the plans under a parent (live graphs), until SIGTERM or SIGINT')
+    .description(
+      'serve the web view of the plans under a parent (live graphs), until SIGTERM or SIGINT',
+    )
     .argument('<parent>', 'znode under which the plans are, e.g. /plans')
-    .addOption(new Option('--port <port>', 'port to listen on (0: a free one)').argParser(integer(0, 65_535)).default(0))
+    .addOption(
+      new Option('--port <port>', 'port to listen on (0: a free one)')
+        .argParser(integer(0, 65_535))
+        .default(0),
+    )
     .addOption(new Option('--host <host>', 'loopback address to listen on').default('127.0.0.1'))
-    .addOption(new Option('--schedules <path>', 'also list the schedules under this parent, with their next fire times and runs'))
-    .addOption(new Option('--jobs <path>', "also list the jobs under this parent, with each job worker's items and their fencing tokens"))
+    .addOption(
+      new Option(
+        '--schedules <path>',
+        'also list the schedules under this parent, with their next fire times and runs',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--jobs <path>',
+        "also list the jobs under this parent, with each job worker's items and their fencing tokens",
+      ),
+    )
     .addOption(
       new Option(
         '--allow-actions',
@@ -46,7 +67,9 @@ export function registerUi(program: Command): void {
     if (options.jobs !== undefined) checkParentPath(options.jobs);
     const { startUiServer } = await import('../../ui/ui-server.js'); // loaded when used: faster start-up of the other commands
     await withZkPlan(options, async (zkPlan) => {
-      const token = options.allowActions ? process.env[TOKEN_ENV] || randomBytes(24).toString('base64url') : undefined;
+      const token = options.allowActions
+        ? process.env[TOKEN_ENV] || randomBytes(24).toString('base64url')
+        : undefined;
       const ui = await startUiServer({
         zkPlan,
         parent,

@@ -10,8 +10,23 @@ import { followWithWatches, type WatchRead } from '../../zk/recipes/watch-loop.j
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
-import { MAX_TIMER_MS, addConnectionOptions, checkPlanPath, integer, type ConnectionOptions } from '../options.js';
-import { formatDuration, formatTable, print, printError, printJson, shortName, shortenPaths, terminalWidth } from '../output.js';
+import {
+  MAX_TIMER_MS,
+  addConnectionOptions,
+  checkPlanPath,
+  integer,
+  type ConnectionOptions,
+} from '../options.js';
+import {
+  formatDuration,
+  formatTable,
+  print,
+  printError,
+  printJson,
+  shortName,
+  shortenPaths,
+  terminalWidth,
+} from '../output.js';
 import { createProgressReporter, type Progress, type ProgressReporter } from '../progress.js';
 import { DEFAULTS } from '../../config/defaults.js';
 
@@ -31,9 +46,16 @@ const NO_WORKER_CHECK_MS = 5_000;
 export function registerWait(program: Command): void {
   const command = program
     .command('wait')
-    .description('wait until a plan completes (exit 0) or fails (exit 1, its failed tasks printed), showing progress')
+    .description(
+      'wait until a plan completes (exit 0) or fails (exit 1, its failed tasks printed), showing progress',
+    )
     .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003')
-    .addOption(new Option('--timeout-ms <ms>', 'give up (exit 3) after this long; default: no limit').argParser(integer(1)))
+    .addOption(
+      new Option(
+        '--timeout-ms <ms>',
+        'give up (exit 3) after this long; default: no limit',
+      ).argParser(integer(1)),
+    )
     .addOption(new Option('--no-progress', 'no progress bar or progress lines on stderr'));
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText(
@@ -60,28 +82,42 @@ type Outcome =
   | { readonly kind: 'timeout'; readonly error: WaitTimeoutError }
   | { readonly kind: 'interrupted'; readonly signal: string };
 
-async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): Promise<ExitCodeValue> {
+async function waitForPlan(
+  zkPlan: ZkPlan,
+  plan: string,
+  options: WaitOptions,
+): Promise<ExitCodeValue> {
   const startedAt = Date.now();
   const first = await zkPlan.plans.describe(plan); // PlanNotFoundError (exit 5) before anything is shown
   const tracker = new ProgressTracker(first.historyKept, first.status.counts);
-  const reporter = options.progress ? createProgressReporter(shortName(plan), process.stderr) : undefined;
+  const reporter = options.progress
+    ? createProgressReporter(shortName(plan), process.stderr)
+    : undefined;
   reporter?.update(tracker.snapshot());
 
   const interrupt = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => interrupt.abort(new CliError(`interrupted by ${signal}`, ExitCode.interrupted));
+  const onSignal = (signal: NodeJS.Signals): void =>
+    interrupt.abort(new CliError(`interrupted by ${signal}`, ExitCode.interrupted));
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   const stopWatching = new AbortController();
   const watching = followProgress(zkPlan, plan, tracker, reporter, stopWatching.signal);
-  const noWorkerCheck = setTimeout(() => void warnIfNoWorker(zkPlan, plan, stopWatching.signal), NO_WORKER_CHECK_MS);
+  const noWorkerCheck = setTimeout(
+    () => void warnIfNoWorker(zkPlan, plan, stopWatching.signal),
+    NO_WORKER_CHECK_MS,
+  );
 
   let outcome: Outcome;
   try {
-    await zkPlan.waitForCompletion(plan, { timeoutMs: options.timeoutMs ?? MAX_TIMER_MS, signal: interrupt.signal });
+    await zkPlan.waitForCompletion(plan, {
+      timeoutMs: options.timeoutMs ?? MAX_TIMER_MS,
+      signal: interrupt.signal,
+    });
     outcome = { kind: 'completed' };
   } catch (error) {
     if (error instanceof PlanFailedError) outcome = { kind: 'failed', error };
     else if (error instanceof WaitTimeoutError) outcome = { kind: 'timeout', error };
-    else if (interrupt.signal.aborted) outcome = { kind: 'interrupted', signal: (interrupt.signal.reason as Error).message };
+    else if (interrupt.signal.aborted)
+      outcome = { kind: 'interrupted', signal: (interrupt.signal.reason as Error).message };
     else {
       stopWatching.abort();
       reporter?.stop();
@@ -120,10 +156,18 @@ async function waitForPlan(zkPlan: ZkPlan, plan: string, options: WaitOptions): 
   }
 }
 
-function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undefined, tracker: ProgressTracker, elapsedMs: number): void {
+function printOutcome(
+  plan: string,
+  outcome: Outcome,
+  status: PlanStatus | undefined,
+  tracker: ProgressTracker,
+  elapsedMs: number,
+): void {
   switch (outcome.kind) {
     case 'completed': {
-      const done = tracker.historyKept ? `${tracker.total} task(s) done` : `${tracker.doneSinceStart} task(s) finished while waiting (a plan without history)`;
+      const done = tracker.historyKept
+        ? `${tracker.total} task(s) done`
+        : `${tracker.doneSinceStart} task(s) finished while waiting (a plan without history)`;
       print(`${plan} completed: ${done}, waited ${formatDuration(elapsedMs)}`);
       return;
     }
@@ -135,18 +179,41 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
           ...(key !== undefined ? { key } : {}),
           failure: failure as PlanStatus['failed'][number]['failure'],
         }));
-      const blocked: PlanStatus['blocked'] = status?.blocked ?? outcome.error.blockedTasks.map((task) => ({ task, reason: '' }));
-      print(`${plan} failed: ${failed.length} task(s) failed for good, ${blocked.length} blocked behind them`);
+      const blocked: PlanStatus['blocked'] =
+        status?.blocked ?? outcome.error.blockedTasks.map((task) => ({ task, reason: '' }));
+      print(
+        `${plan} failed: ${failed.length} task(s) failed for good, ${blocked.length} blocked behind them`,
+      );
       // Tasks with keys (a spec's, or addTask's { key }) are named by them first, as `show` does.
       const keyed = failed.some(({ key }) => key !== undefined);
       print(
         formatTable(
           failed,
           [
-            ...(keyed ? [{ header: '  KEY', value: ({ key }: PlanStatus['failed'][number]) => `  ${key ?? '-'}` }] : []),
-            { header: keyed ? 'TASK' : '  TASK', value: ({ task }) => `${keyed ? '' : '  '}${shortName(task)}` },
-            { header: 'ATTEMPTS', value: ({ failure }) => String(failure?.attempts ?? ''), right: true },
-            { header: 'ERROR', value: ({ failure }) => (failure ? shortenPaths(`${failure.type}: ${failure.message}`, plan) : 'no failure recorded') },
+            ...(keyed
+              ? [
+                  {
+                    header: '  KEY',
+                    value: ({ key }: PlanStatus['failed'][number]) => `  ${key ?? '-'}`,
+                  },
+                ]
+              : []),
+            {
+              header: keyed ? 'TASK' : '  TASK',
+              value: ({ task }) => `${keyed ? '' : '  '}${shortName(task)}`,
+            },
+            {
+              header: 'ATTEMPTS',
+              value: ({ failure }) => String(failure?.attempts ?? ''),
+              right: true,
+            },
+            {
+              header: 'ERROR',
+              value: ({ failure }) =>
+                failure
+                  ? shortenPaths(`${failure.type}: ${failure.message}`, plan)
+                  : 'no failure recorded',
+            },
           ],
           terminalWidth(),
         ),
@@ -170,7 +237,9 @@ function printOutcome(plan: string, outcome: Outcome, status: PlanStatus | undef
       return;
     }
     case 'interrupted':
-      printError(`zk-plan: ${outcome.signal}: ${plan} is ${status?.state ?? 'in an unknown state'}, ${status?.counts.remaining ?? '?'} task(s) left`);
+      printError(
+        `zk-plan: ${outcome.signal}: ${plan} is ${status?.state ?? 'in an unknown state'}, ${status?.counts.remaining ?? '?'} task(s) left`,
+      );
       return;
   }
 }
@@ -234,7 +303,14 @@ class ProgressTracker {
 
   snapshot(): Progress {
     const elapsedMs = Date.now() - this.startedAt;
-    return { done: this.done, total: this.total, failed: this.failed, doneSinceStart: this.doneSinceStart, elapsedMs, totalKnown: this.historyKept };
+    return {
+      done: this.done,
+      total: this.total,
+      failed: this.failed,
+      doneSinceStart: this.doneSinceStart,
+      elapsedMs,
+      totalKnown: this.historyKept,
+    };
   }
 }
 
@@ -272,11 +348,17 @@ async function followProgress(
       tracker.update((await zkPlan.plans.status(plan)).counts);
     } else {
       tracker.remaining(children.filter((name) => hasSequentialName(name, TASK_PREFIX)).length);
-      tracker.failedCount(children.includes(FAILED) ? (await zkPlan.plans.status(plan)).counts.failed : 0);
+      tracker.failedCount(
+        children.includes(FAILED) ? (await zkPlan.plans.status(plan)).counts.failed : 0,
+      );
     }
     if (!stop.aborted) reporter?.update(tracker.snapshot());
     return { done: false };
   };
   // The plan went away, or a read failed for good: progress stops there, waitForCompletion reports the outcome.
-  await followWithWatches(zkPlan.zk, readProgress, { stop, retryPauseMs: RETRY_PAUSE_MS, minIntervalMs: MIN_READ_INTERVAL_MS }).catch(() => undefined);
+  await followWithWatches(zkPlan.zk, readProgress, {
+    stop,
+    retryPauseMs: RETRY_PAUSE_MS,
+    minIntervalMs: MIN_READ_INTERVAL_MS,
+  }).catch(() => undefined);
 }

@@ -1,7 +1,13 @@
 import type { Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
 import { MAX_LIMIT } from '../../limits/limit-record.js';
-import { TASK_PREFIX, assertValidPath, hasSequentialName, isZkPlanPlanName, nameOf } from '../../zk/layout.js';
+import {
+  TASK_PREFIX,
+  assertValidPath,
+  hasSequentialName,
+  isZkPlanPlanName,
+  nameOf,
+} from '../../zk/layout.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { UsageError } from '../exit-codes.js';
@@ -13,9 +19,14 @@ import { resolveTaskArgument, taskArgument } from '../task-argument.js';
 export function registerWhy(program: Command): void {
   const why = program
     .command('why')
-    .description('say why a task is not running (a code, a sentence, the data behind it), or why a plan is not progressing')
+    .description(
+      'say why a task is not running (a code, a sentence, the data behind it), or why a plan is not progressing',
+    )
     .argument('<path>', 'a task path (/plans/plan-0000000003/task-0000000007), or a plan path')
-    .argument('[key]', "with a plan path: the task of the plan known by this key (its spec's, or the key it was added with)");
+    .argument(
+      '[key]',
+      "with a plan path: the task of the plan known by this key (its spec's, or the key it was added with)",
+    );
   addConnectionOptions(why, DEFAULTS.cliConnectTimeoutMs.read);
   why.addHelpText(
     'after',
@@ -29,7 +40,9 @@ export function registerWhy(program: Command): void {
     const name = nameOf(path);
     if (hasSequentialName(name, TASK_PREFIX) || key !== undefined) {
       const task = taskArgument(path, key);
-      const explanation = await withZkPlan(options, async (zkPlan) => zkPlan.explain.task(await resolveTaskArgument(zkPlan, task)));
+      const explanation = await withZkPlan(options, async (zkPlan) =>
+        zkPlan.explain.task(await resolveTaskArgument(zkPlan, task)),
+      );
       if (options.json) printJson(explanation);
       else
         print(
@@ -37,7 +50,8 @@ export function registerWhy(program: Command): void {
         );
       return;
     }
-    if (!isZkPlanPlanName(name)) throw new UsageError(`${path} is neither a task-N nor a plan path`);
+    if (!isZkPlanPlanName(name))
+      throw new UsageError(`${path} is neither a task-N nor a plan path`);
     const explanation = await withZkPlan(options, (zkPlan) => zkPlan.explain.plan(path));
     if (options.json) {
       printJson(explanation);
@@ -52,29 +66,39 @@ export function registerWhy(program: Command): void {
 
   const limit = program
     .command('limit')
-    .description('show or set the cluster-wide concurrency limit of a key: at most <n> tasks with it run at once under <parent>')
+    .description(
+      'show or set the cluster-wide concurrency limit of a key: at most <n> tasks with it run at once under <parent>',
+    )
     .argument('<parent>', 'parent path, e.g. /plans')
     .argument('<key>', 'the concurrency key tasks are added with')
-    .argument('[n]', `the new limit (0 … ${MAX_LIMIT}); without it, the current limit and its holders are shown`);
+    .argument(
+      '[n]',
+      `the new limit (0 … ${MAX_LIMIT}); without it, the current limit and its holders are shown`,
+    );
   addConnectionOptions(limit, DEFAULTS.cliConnectTimeoutMs.read);
   withUsageHint(limit);
-  setAction(limit, async (parent: string, key: string, n: string | undefined, options: ConnectionOptions) => {
-    checkParentPath(parent);
-    if (n !== undefined) {
-      const value = Number(n);
-      if (n.trim() === '' || !Number.isInteger(value) || value < 0 || value > MAX_LIMIT)
-        throw new UsageError(`the limit must be a whole number from 0 to ${MAX_LIMIT}, got '${n}'`);
-      await withZkPlan(options, (zkPlan) => zkPlan.limits(parent).set(key, value));
-      if (options.json) printJson({ parent, key, limit: value });
-      else print(`limit of "${key}" under ${parent}: ${value}`);
-      return;
-    }
-    const current = await withZkPlan(options, (zkPlan) => zkPlan.limits(parent).get(key));
-    if (options.json) printJson(current ?? null);
-    else if (current === undefined) print(`"${key}" has no limit under ${parent}`);
-    else
-      print(
-        `limit of "${key}" under ${parent}: ${current.holders.length}/${current.limit} held${current.holders.map((holder) => `\n  ${shortName(holder.task)} by ${holder.workerId}`).join('')}`,
-      );
-  });
+  setAction(
+    limit,
+    async (parent: string, key: string, n: string | undefined, options: ConnectionOptions) => {
+      checkParentPath(parent);
+      if (n !== undefined) {
+        const value = Number(n);
+        if (n.trim() === '' || !Number.isInteger(value) || value < 0 || value > MAX_LIMIT)
+          throw new UsageError(
+            `the limit must be a whole number from 0 to ${MAX_LIMIT}, got '${n}'`,
+          );
+        await withZkPlan(options, (zkPlan) => zkPlan.limits(parent).set(key, value));
+        if (options.json) printJson({ parent, key, limit: value });
+        else print(`limit of "${key}" under ${parent}: ${value}`);
+        return;
+      }
+      const current = await withZkPlan(options, (zkPlan) => zkPlan.limits(parent).get(key));
+      if (options.json) printJson(current ?? null);
+      else if (current === undefined) print(`"${key}" has no limit under ${parent}`);
+      else
+        print(
+          `limit of "${key}" under ${parent}: ${current.holders.length}/${current.limit} held${current.holders.map((holder) => `\n  ${shortName(holder.task)} by ${holder.workerId}`).join('')}`,
+        );
+    },
+  );
 }

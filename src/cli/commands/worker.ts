@@ -8,9 +8,20 @@ import { setAction, withUsageHint } from '../action.js';
 import { connectZkPlan } from '../connection.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { loadFunctions } from '../load-functions.js';
-import { addConnectionOptions, checkParentPath, integer, requireConnect, type ConnectionOptions } from '../options.js';
+import {
+  addConnectionOptions,
+  checkParentPath,
+  integer,
+  requireConnect,
+  type ConnectionOptions,
+} from '../options.js';
 import { StopSignals } from '../stop-signals.js';
-import { createWorkerLog, logUndeliveredAlert, type LogFormat, type WorkerLog } from '../worker-log.js';
+import {
+  createWorkerLog,
+  logUndeliveredAlert,
+  type LogFormat,
+  type WorkerLog,
+} from '../worker-log.js';
 import { webhookListener } from '../../alerts/webhook.js';
 import { InvalidArgumentError } from '../../errors/usage-errors.js';
 import { ALERT_WEBHOOK_ENV, readSecretFile, takeSecretEnv } from '../credentials.js';
@@ -57,16 +68,28 @@ export function registerWorker(program: Command): void {
   const command = program
     .command('worker')
     .description('run worker loops on every plan under a parent until SIGTERM or SIGINT')
-    .addOption(new Option('--parent <path>', 'znode under which the plans are (required unless --jobs is given)'))
+    .addOption(
+      new Option(
+        '--parent <path>',
+        'znode under which the plans are (required unless --jobs is given)',
+      ),
+    )
     .addOption(
       new Option(
         '--functions <module>',
         'module (.js, .mjs, or TypeScript: .ts, .mts, .cts) exporting `functions` or a default export: a FunctionRegistry or an object of functions (required)',
       ),
     )
-    .addOption(new Option('--workers <n>', 'worker loops sharing this process’s session').argParser(integer(1, 10_000)).default(1))
     .addOption(
-      new Option('--allow-inline', 'run tasks holding inline source (vm2 sandbox in a worker thread): only when every task writer is trusted').default(false),
+      new Option('--workers <n>', 'worker loops sharing this process’s session')
+        .argParser(integer(1, 10_000))
+        .default(1),
+    )
+    .addOption(
+      new Option(
+        '--allow-inline',
+        'run tasks holding inline source (vm2 sandbox in a worker thread): only when every task writer is trusted',
+      ).default(false),
     )
     .addOption(
       new Option(
@@ -81,53 +104,105 @@ export function registerWorker(program: Command): void {
       ).argParser(integer(0)),
     )
     .addOption(
-      new Option('--session-timeout-ms <ms>', 'ZooKeeper session timeout: how long the tasks of a dead worker stay owned (default: 10000)').argParser(
-        integer(1),
-      ),
+      new Option(
+        '--session-timeout-ms <ms>',
+        'ZooKeeper session timeout: how long the tasks of a dead worker stay owned (default: 10000)',
+      ).argParser(integer(1)),
     )
     .addOption(
-      new Option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running tasks may finish before they are released (default: 30000)').argParser(
-        integer(0),
-      ),
+      new Option(
+        '--drain-timeout-ms <ms>',
+        'on SIGTERM/SIGINT, how long running tasks may finish before they are released (default: 30000)',
+      ).argParser(integer(0)),
     )
     .addOption(
-      new Option('--retention-max-age-ms <ms>', 'delete finished plans created longer ago than this (default: 604800000, 7 days)').argParser(integer(0)),
+      new Option(
+        '--retention-max-age-ms <ms>',
+        'delete finished plans created longer ago than this (default: 604800000, 7 days)',
+      ).argParser(integer(0)),
     )
     .addOption(
-      new Option('--retention-max-count <n>', 'keep at most this many finished plans under the parent, the newest (default: 1000)').argParser(integer(0)),
+      new Option(
+        '--retention-max-count <n>',
+        'keep at most this many finished plans under the parent, the newest (default: 1000)',
+      ).argParser(integer(0)),
     )
     .addOption(new Option('--no-retention', 'keep finished plans for ever (until zk-plan rm)'))
     .addOption(
-      new Option('--metrics-port <port>', 'serve Prometheus metrics at http://<metrics-host>:<port>/metrics (0: a free port)').argParser(integer(0, 65_535)),
+      new Option(
+        '--metrics-port <port>',
+        'serve Prometheus metrics at http://<metrics-host>:<port>/metrics (0: a free port)',
+      ).argParser(integer(0, 65_535)),
     )
-    .addOption(new Option('--metrics-host <host>', 'address the metrics server listens on').default('127.0.0.1'))
+    .addOption(
+      new Option('--metrics-host <host>', 'address the metrics server listens on').default(
+        '127.0.0.1',
+      ),
+    )
     .addOption(
       new Option(
         '--alert-webhook <url>',
         `POST a JSON body when a task fails for good or a plan fails, is cancelled or completes: once per event across all workers with the option. Every user of the machine sees it in ps: a URL holding a secret goes in $${ALERT_WEBHOOK_ENV} or --alert-webhook-file`,
       ),
     )
-    .addOption(new Option('--alert-webhook-file <path>', 'as --alert-webhook, the URL read from this file, readable by its owner only (chmod 600)'))
     .addOption(
-      new Option('--alert-timeout-ms <ms>', 'time limit of one webhook POST; a failed POST is tried again with doubling pauses')
+      new Option(
+        '--alert-webhook-file <path>',
+        'as --alert-webhook, the URL read from this file, readable by its owner only (chmod 600)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--alert-timeout-ms <ms>',
+        'time limit of one webhook POST; a failed POST is tried again with doubling pauses',
+      )
         .argParser(integer(1))
         .default(DEFAULTS.planEvents.webhookTimeoutMs),
     )
-    .addOption(new Option('--schedules <path>', 'also fire the schedules under this parent (any number of workers may: one plan per tick)'))
-    .addOption(new Option('--jobs <path>', 'also run the jobs under this parent whose functions the module registers (registerJob, or its `jobs` export)'))
     .addOption(
-      new Option('--lease-ms <ms>', `with --jobs: how long an item's lease lasts unless renewed (default: ${DEFAULTS.jobs.leaseMs})`).argParser(integer(300)),
+      new Option(
+        '--schedules <path>',
+        'also fire the schedules under this parent (any number of workers may: one plan per tick)',
+      ),
     )
-    .addOption(new Option('--task-log-dir <dir>', "directory of the tasks' whole logs, one file per try (default: <tmpdir>/zk-plan-logs)"))
+    .addOption(
+      new Option(
+        '--jobs <path>',
+        'also run the jobs under this parent whose functions the module registers (registerJob, or its `jobs` export)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--lease-ms <ms>',
+        `with --jobs: how long an item's lease lasts unless renewed (default: ${DEFAULTS.jobs.leaseMs})`,
+      ).argParser(integer(300)),
+    )
+    .addOption(
+      new Option(
+        '--task-log-dir <dir>',
+        "directory of the tasks' whole logs, one file per try (default: <tmpdir>/zk-plan-logs)",
+      ),
+    )
     .addOption(
       new Option(
         '--task-log-port <port>',
         "serve the tasks' whole logs this worker writes at http://<task-log-host>:<port>/logs/ (0: a free port), for zk-plan logs --full and the web view",
       ).argParser(integer(0, 65_535)),
     )
-    .addOption(new Option('--task-log-host <host>', 'address the task log server listens on').default('127.0.0.1'))
-    .addOption(new Option('--no-task-log-capture', 'do not capture what task functions write with console.* (ctx.log is still kept)'))
-    .addOption(new Option('--no-task-log-echo', "do not show task log lines on this worker's output"))
+    .addOption(
+      new Option('--task-log-host <host>', 'address the task log server listens on').default(
+        '127.0.0.1',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--no-task-log-capture',
+        'do not capture what task functions write with console.* (ctx.log is still kept)',
+      ),
+    )
+    .addOption(
+      new Option('--no-task-log-echo', "do not show task log lines on this worker's output"),
+    )
     .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
     .addOption(
       new Option(
@@ -156,19 +231,27 @@ session and exits 0. A second signal releases running tasks at once
 
 async function runWorker(options: WorkerCommandOptions): Promise<void> {
   const connect = requireConnect(options);
-  if (!options.parent && !options.jobs) throw new UsageError('--parent is required (or --jobs, for a worker that runs jobs only)');
+  if (!options.parent && !options.jobs)
+    throw new UsageError('--parent is required (or --jobs, for a worker that runs jobs only)');
   if (!options.functions) throw new UsageError('--functions is required');
   const parent = options.parent === undefined ? undefined : checkParentPath(options.parent);
   const jobs = options.jobs === undefined ? undefined : checkParentPath(options.jobs);
-  if (options.leaseMs !== undefined && jobs === undefined) throw new UsageError('--lease-ms goes with --jobs');
-  if (options.shellKillGraceMs !== undefined && !options.allowShell) throw new UsageError('--shell-kill-grace-ms goes with --allow-shell');
-  const schedules = options.schedules === undefined ? undefined : checkParentPath(options.schedules);
+  if (options.leaseMs !== undefined && jobs === undefined)
+    throw new UsageError('--lease-ms goes with --jobs');
+  if (options.shellKillGraceMs !== undefined && !options.allowShell)
+    throw new UsageError('--shell-kill-grace-ms goes with --allow-shell');
+  const schedules =
+    options.schedules === undefined ? undefined : checkParentPath(options.schedules);
   const functions = await loadFunctions(options.functions);
   // Checked before connecting: a bad URL is a usage error (exit 2).
   const alertListener = await alertWebhookListener(options);
-  const format: LogFormat = options.logFormat ?? (options.json ? 'json' : process.stderr.isTTY ? 'pretty' : 'plain');
+  const format: LogFormat =
+    options.logFormat ?? (options.json ? 'json' : process.stderr.isTTY ? 'pretty' : 'plain');
   const log = await createWorkerLog(format, options.logLevel);
-  const zkPlan = await connectZkPlan(options, { functions, sessionTimeoutMs: options.sessionTimeoutMs });
+  const zkPlan = await connectZkPlan(options, {
+    functions,
+    sessionTimeoutMs: options.sessionTimeoutMs,
+  });
   // Caught from here on, before the loops start and long before the start line: a SIGTERM that
   // arrives while the worker starts, or the moment it says it runs, must close the session (and drain
   // the loops) like any other, not kill the process with tasks held. A second one stops at once.
@@ -180,7 +263,15 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
     },
   });
   try {
-    await runConnectedWorker(zkPlan, log, stopSignals, { options, connect, parent, jobs, schedules, functions, alertListener });
+    await runConnectedWorker(zkPlan, log, stopSignals, {
+      options,
+      connect,
+      parent,
+      jobs,
+      schedules,
+      functions,
+      alertListener,
+    });
   } finally {
     stopSignals.dispose();
   }
@@ -191,14 +282,20 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
  * the command line, which ps shows), --alert-webhook-file or $ZK_PLAN_ALERT_WEBHOOK: one of them.
  * Slack-style webhooks keep their secret in the URL's path: messages name the URL's origin only.
  */
-async function alertWebhookListener(options: WorkerCommandOptions): Promise<PlanEventListener | undefined> {
+async function alertWebhookListener(
+  options: WorkerCommandOptions,
+): Promise<PlanEventListener | undefined> {
   const fromEnv = takeSecretEnv(ALERT_WEBHOOK_ENV);
   const sources = [
     ...(options.alertWebhook !== undefined ? ['--alert-webhook'] : []),
     ...(options.alertWebhookFile !== undefined ? ['--alert-webhook-file'] : []),
     ...(fromEnv !== undefined ? [ALERT_WEBHOOK_ENV] : []),
   ];
-  if (sources.length > 1) throw new UsageError(`the alert webhook is given twice, by ${sources.join(' and ')}: keep one`, 'ALERT_WEBHOOK_GIVEN_TWICE');
+  if (sources.length > 1)
+    throw new UsageError(
+      `the alert webhook is given twice, by ${sources.join(' and ')}: keep one`,
+      'ALERT_WEBHOOK_GIVEN_TWICE',
+    );
   const [source] = sources;
   if (source === undefined) return undefined;
   const url =
@@ -212,7 +309,11 @@ async function alertWebhookListener(options: WorkerCommandOptions): Promise<Plan
   try {
     return webhookListener(url.trim(), options.alertTimeoutMs); // the URL's origin only in its messages
   } catch (error) {
-    if (error instanceof InvalidArgumentError) throw new UsageError(`${source}: ${error.message.replace(/^Invalid url: /, '')}`, 'INVALID_ALERT_WEBHOOK');
+    if (error instanceof InvalidArgumentError)
+      throw new UsageError(
+        `${source}: ${error.message.replace(/^Invalid url: /, '')}`,
+        'INVALID_ALERT_WEBHOOK',
+      );
     throw error;
   }
 }
@@ -229,28 +330,46 @@ interface WorkerSetup {
 }
 
 /** Starts the loops (and metrics, schedules, jobs), prints the start line, and stops cleanly on the first stop signal. */
-async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: StopSignals, setup: WorkerSetup): Promise<void> {
+async function runConnectedWorker(
+  zkPlan: ZkPlan,
+  log: WorkerLog,
+  stopSignals: StopSignals,
+  setup: WorkerSetup,
+): Promise<void> {
   const { options, connect, parent, jobs, schedules, functions, alertListener } = setup;
   const stopLogging = log.follow(zkPlan);
   let metrics: MetricsServer | undefined;
-  const logSink = new FileLogSink(options.taskLogDir !== undefined ? { dir: options.taskLogDir } : {});
+  const logSink = new FileLogSink(
+    options.taskLogDir !== undefined ? { dir: options.taskLogDir } : {},
+  );
   let logServer: LogServer | undefined;
   try {
-    if (options.taskLogPort !== undefined) logServer = await startLogServer(logSink, { port: options.taskLogPort, host: options.taskLogHost });
+    if (options.taskLogPort !== undefined)
+      logServer = await startLogServer(logSink, {
+        port: options.taskLogPort,
+        host: options.taskLogHost,
+      });
   } catch (error) {
     stopLogging();
     await zkPlan.close();
-    throw new UsageError(`--task-log-port ${options.taskLogPort}: cannot serve task logs on ${options.taskLogHost}: ${(error as Error).message}`);
+    throw new UsageError(
+      `--task-log-port ${options.taskLogPort}: cannot serve task logs on ${options.taskLogHost}: ${(error as Error).message}`,
+    );
   }
   try {
     if (options.metricsPort !== undefined) {
       const { startMetricsServer } = await import('../../observability/metrics.js'); // loaded when used: faster start-up of the other commands
-      metrics = await startMetricsServer(zkPlan, { port: options.metricsPort, host: options.metricsHost });
+      metrics = await startMetricsServer(zkPlan, {
+        port: options.metricsPort,
+        host: options.metricsHost,
+      });
     }
   } catch (error) {
     stopLogging();
     await zkPlan.close();
-    throw new UsageError(`--metrics-port ${options.metricsPort}: cannot serve metrics on ${options.metricsHost}: ${(error as Error).message}`);
+    throw new UsageError(
+      `--metrics-port ${options.metricsPort}: cannot serve metrics on ${options.metricsHost}: ${(error as Error).message}`,
+    );
   }
   // The pool creates its parent when it is missing; a typo in --parent would then go unseen, the
   // worker waiting for ever under a path nobody writes plans to.
@@ -262,23 +381,39 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
           count: options.workers,
           allowInline: options.allowInline,
           allowShell: options.allowShell,
-          ...(options.shellKillGraceMs !== undefined ? { shellKillGraceMs: options.shellKillGraceMs } : {}),
+          ...(options.shellKillGraceMs !== undefined
+            ? { shellKillGraceMs: options.shellKillGraceMs }
+            : {}),
           taskLogs: {
             captureConsole: options.taskLogCapture,
             echo: options.taskLogEcho,
             sink: logSink,
           },
-          ...(options.drainTimeoutMs !== undefined ? { drainTimeoutMs: options.drainTimeoutMs } : {}),
+          ...(options.drainTimeoutMs !== undefined
+            ? { drainTimeoutMs: options.drainTimeoutMs }
+            : {}),
           retention: options.retention && {
-            ...(options.retentionMaxAgeMs !== undefined ? { maxAgeMs: options.retentionMaxAgeMs } : {}),
-            ...(options.retentionMaxCount !== undefined ? { maxCount: options.retentionMaxCount } : {}),
+            ...(options.retentionMaxAgeMs !== undefined
+              ? { maxAgeMs: options.retentionMaxAgeMs }
+              : {}),
+            ...(options.retentionMaxCount !== undefined
+              ? { maxCount: options.retentionMaxCount }
+              : {}),
           },
         });
   if (alertListener !== undefined && parent !== undefined) {
-    zkPlan.alerts.subscribe(parent, alertListener, { onError: (error, eventId) => logUndeliveredAlert(log, error, eventId) });
+    zkPlan.alerts.subscribe(parent, alertListener, {
+      onError: (error, eventId) => logUndeliveredAlert(log, error, eventId),
+    });
   }
   if (schedules !== undefined) zkPlan.startScheduler(schedules);
-  const jobWorker = jobs === undefined ? undefined : zkPlan.startJobWorker(jobs, options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs });
+  const jobWorker =
+    jobs === undefined
+      ? undefined
+      : zkPlan.startJobWorker(
+          jobs,
+          options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs },
+        );
   const names = [...functions.names(), ...functions.jobNames()];
   const loops = pool?.size ?? 0;
   if (options.json) {
@@ -289,11 +424,22 @@ async function runConnectedWorker(zkPlan: ZkPlan, log: WorkerLog, stopSignals: S
       ...(jobWorker ? { jobs, jobWorker: jobWorker.id } : {}),
       ...(options.allowShell ? { allowShell: true } : {}),
     };
-    printJsonLine({ event: 'started', loops, parent, ...(parentIsNew ? { parentCreated: true } : {}), connect, functions: names, pid: process.pid, ...extra });
+    printJsonLine({
+      event: 'started',
+      loops,
+      parent,
+      ...(parentIsNew ? { parentCreated: true } : {}),
+      connect,
+      functions: names,
+      pid: process.pid,
+      ...extra,
+    });
   } else {
     const extra = `${metrics ? `, metrics at ${metrics.url}` : ''}${logServer ? `, task logs at ${logServer.url}/logs/` : ''}${schedules ? `, firing schedules under ${schedules}` : ''}${jobWorker ? `, job worker ${jobWorker.id} on ${jobs}` : ''}`;
     const shell = options.allowShell ? ' (and shell tasks)' : '';
-    print(`zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${shell}${extra}`);
+    print(
+      `zk-plan worker: ${loops} loop(s) on ${parent ?? '(no plans)'} at ${connect}, functions: ${names.join(', ')}${shell}${extra}`,
+    );
   }
   if (parentIsNew)
     log.warn(

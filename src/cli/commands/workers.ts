@@ -6,7 +6,14 @@ import { UsageError } from '../exit-codes.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
-import { formatDuration, formatTable, print, printJson, shortName, terminalWidth } from '../output.js';
+import {
+  formatDuration,
+  formatTable,
+  print,
+  printJson,
+  shortName,
+  terminalWidth,
+} from '../output.js';
 
 interface WorkersOptions extends ConnectionOptions {
   readonly jobs?: string;
@@ -20,7 +27,12 @@ export function registerWorkers(program: Command): void {
       'list the live worker pools following a parent (host, pid, version, loops, running tasks, functions, +shell when it runs shell tasks) and, with --jobs, the job workers with their items',
     )
     .argument('[parent]', 'parent path of the plans, e.g. /plans')
-    .addOption(new Option('--jobs <path>', 'also list the job workers of this jobs parent, each with its items per job'));
+    .addOption(
+      new Option(
+        '--jobs <path>',
+        'also list the job workers of this jobs parent, each with its items per job',
+      ),
+    );
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText(
     'after',
@@ -28,18 +40,28 @@ export function registerWorkers(program: Command): void {
   );
   withUsageHint(command);
   setAction(command, async (parent: string | undefined, options: WorkersOptions) => {
-    if (parent === undefined && options.jobs === undefined) throw new UsageError('give a parent of plans, --jobs <path>, or both');
+    if (parent === undefined && options.jobs === undefined)
+      throw new UsageError('give a parent of plans, --jobs <path>, or both');
     if (parent !== undefined) checkParentPath(parent);
     const jobsParent = options.jobs === undefined ? undefined : checkParentPath(options.jobs);
     const [workers, jobWorkers] = await withZkPlan(options, (zkPlan) =>
-      Promise.all([parent === undefined ? [] : zkPlan.listWorkers(parent), jobsParent === undefined ? undefined : zkPlan.jobs(jobsParent).workers()]),
+      Promise.all([
+        parent === undefined ? [] : zkPlan.listWorkers(parent),
+        jobsParent === undefined ? undefined : zkPlan.jobs(jobsParent).workers(),
+      ]),
     );
     if (options.json) {
       printJson(jobWorkers === undefined ? workers : { workers, jobWorkers });
       return;
     }
-    if (parent !== undefined) print(workers.length === 0 ? `no live worker pool follows ${parent}` : formatPools(workers));
-    if (jobWorkers !== undefined) print(jobWorkers.length === 0 ? `no live job worker under ${jobsParent}` : formatJobWorkers(jobWorkers));
+    if (parent !== undefined)
+      print(workers.length === 0 ? `no live worker pool follows ${parent}` : formatPools(workers));
+    if (jobWorkers !== undefined)
+      print(
+        jobWorkers.length === 0
+          ? `no live job worker under ${jobsParent}`
+          : formatJobWorkers(jobWorkers),
+      );
   });
 }
 
@@ -52,10 +74,18 @@ function formatPools(workers: readonly WorkerInfo[]): string {
       { header: 'HOST', value: (worker) => worker.host },
       { header: 'PID', value: (worker) => String(worker.pid), right: true },
       { header: 'VERSION', value: (worker) => worker.version },
-      { header: 'BUSY', value: (worker) => `${worker.running.length}/${worker.loops}`, right: true },
+      {
+        header: 'BUSY',
+        value: (worker) => `${worker.running.length}/${worker.loops}`,
+        right: true,
+      },
       { header: 'UP', value: (worker) => formatDuration(now - worker.startedAt.getTime()) },
       { header: 'RUNNING', value: (worker) => worker.running.map(shortName).join(',') || '-' },
-      { header: 'FUNCTIONS', value: (worker) => `${worker.functions.join(',') || '(any)'}${worker.allowShell ? ' +shell' : ''}` },
+      {
+        header: 'FUNCTIONS',
+        value: (worker) =>
+          `${worker.functions.join(',') || '(any)'}${worker.allowShell ? ' +shell' : ''}`,
+      },
     ],
     terminalWidth(),
   );
@@ -65,7 +95,10 @@ function formatJobWorkers(workers: readonly JobWorkerSummary[]): string {
   return formatTable<JobWorkerSummary>(
     workers,
     [
-      { header: 'JOB WORKER', value: (worker) => `${worker.id}${worker.manager ? ' (manager)' : ''}` },
+      {
+        header: 'JOB WORKER',
+        value: (worker) => `${worker.id}${worker.manager ? ' (manager)' : ''}`,
+      },
       { header: 'PID', value: (worker) => String(worker.pid), right: true },
       { header: 'LEASE', value: (worker) => `${worker.leaseMs}ms`, right: true },
       {

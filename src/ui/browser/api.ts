@@ -16,11 +16,17 @@ async function readAnswer(response: Response): Promise<unknown> {
   try {
     body = JSON.parse(text);
   } catch {
-    throw new Error(response.ok ? `the view answered something other than JSON (${response.status})` : `${response.status} ${text.trim().slice(0, 200)}`);
+    throw new Error(
+      response.ok
+        ? `the view answered something other than JSON (${response.status})`
+        : `${response.status} ${text.trim().slice(0, 200)}`,
+    );
   }
   if (response.ok) return body;
   const error = (body as Partial<UiErrorBody> | null)?.error;
-  throw new Error(error !== undefined ? `${error.code}: ${error.message}` : `request failed (${response.status})`);
+  throw new Error(
+    error !== undefined ? `${error.code}: ${error.message}` : `request failed (${response.status})`,
+  );
 }
 
 /** The live indicator in a page's header. */
@@ -38,7 +44,9 @@ export function subscribe(
 ): EventSource {
   const source = new EventSource(url);
   for (const [type, handle] of Object.entries(handlers)) {
-    source.addEventListener(type, (event) => handle(JSON.parse((event as MessageEvent<string>).data) as unknown));
+    source.addEventListener(type, (event) =>
+      handle(JSON.parse((event as MessageEvent<string>).data) as unknown),
+    );
   }
   source.onopen = () => {
     showLive(live, true, 'live');
@@ -70,9 +78,17 @@ export function actionToken(): string | undefined {
 }
 
 /** Performs an action on a plan; resolves the server's answer, rejects with its message. */
-export async function postAction(action: PlanAction, plan: string, token: string, reason?: string): Promise<Record<string, unknown>> {
+export async function postAction(
+  action: PlanAction,
+  plan: string,
+  token: string,
+  reason?: string,
+): Promise<Record<string, unknown>> {
   const query = new URLSearchParams({ path: plan });
   if (reason !== undefined && reason !== '') query.set('reason', reason);
-  const response = await fetch(`/api/actions/${action}?${query.toString()}`, { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+  const response = await fetch(`/api/actions/${action}?${query.toString()}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}` },
+  });
   return (await readAnswer(response)) as Record<string, unknown>;
 }

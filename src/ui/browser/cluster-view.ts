@@ -16,7 +16,11 @@ function workerRows(workers: readonly UiWorker[]): DocumentFragment {
     cell(row, worker.id, 'mono');
     cell(row, `${worker.host} (pid ${worker.pid})`);
     cell(row, `${worker.running.length}/${worker.loops}`, 'num');
-    const functions = cell(row, worker.functions.length === 0 ? 'any' : worker.functions.join(', '), 'mono');
+    const functions = cell(
+      row,
+      worker.functions.length === 0 ? 'any' : worker.functions.join(', '),
+      'mono',
+    );
     functions.title = worker.functions.join('\n');
     cell(row, worker.version);
     cell(row, when(worker.startedAt));
@@ -36,7 +40,11 @@ function jobWorkerRows(workers: readonly UiJobWorker[]): DocumentFragment {
     cell(row, worker.id, 'mono');
     cell(row, `${worker.host} (pid ${worker.pid})`);
     cell(row, `${worker.items} item(s)`, 'num');
-    const functions = cell(row, `${worker.jobFunctions.join(', ')} (job worker${worker.manager ? ', manager' : ''})`, 'mono');
+    const functions = cell(
+      row,
+      `${worker.jobFunctions.join(', ')} (job worker${worker.manager ? ', manager' : ''})`,
+      'mono',
+    );
     functions.title = worker.jobFunctions.join('\n');
     cell(row, '');
     cell(row, when(worker.startedAt));
@@ -57,7 +65,11 @@ function limitRows(limits: readonly UiLimit[]): DocumentFragment {
     cell(row, `${limit.holders.length}/${limit.limit}`, 'num');
     const holders = cell(row);
     for (const holder of limit.holders) {
-      const line = h('div', `${holder.task.slice(holder.task.lastIndexOf('/', holder.task.lastIndexOf('/') - 1) + 1)} on ${holder.workerId}`, 'mono');
+      const line = h(
+        'div',
+        `${holder.task.slice(holder.task.lastIndexOf('/', holder.task.lastIndexOf('/') - 1) + 1)} on ${holder.workerId}`,
+        'mono',
+      );
       line.title = `${holder.task} since ${when(holder.at) ?? '?'}`;
       holders.appendChild(line);
     }
@@ -74,7 +86,11 @@ function scheduleRows(schedules: readonly UiSchedule[]): DocumentFragment {
     row.dataset['schedule'] = schedule.name;
     row.dataset['paused'] = String(schedule.paused);
     cell(row, schedule.name, 'mono').title = `plans under ${schedule.planParent}`;
-    cell(row, `${schedule.cron} (${schedule.timezone})${schedule.paused ? ' · paused' : ''}`, 'mono');
+    cell(
+      row,
+      `${schedule.cron} (${schedule.timezone})${schedule.paused ? ' · paused' : ''}`,
+      'mono',
+    );
     cell(
       row,
       schedule.nextFireTimes
@@ -124,7 +140,10 @@ export function renderCluster(
       : '';
   tables.limits.textContent = '';
   tables.limits.appendChild(limitRows(cluster.limits));
-  tables.limitsEmpty.textContent = cluster.limits.length === 0 ? 'No concurrency limit is set (zk-plan limit <parent> <key> <n>).' : '';
+  tables.limitsEmpty.textContent =
+    cluster.limits.length === 0
+      ? 'No concurrency limit is set (zk-plan limit <parent> <key> <n>).'
+      : '';
   tables.schedules.textContent = '';
   tables.schedules.appendChild(scheduleRows(cluster.schedules));
   tables.schedulesEmpty.textContent =

@@ -13,7 +13,11 @@ export function byId<T extends Element = HTMLElement>(id: string, root: Document
 }
 
 /** A new element with text (as text) and a class. */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string | number | null, className?: string): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  text?: string | number | null,
+  className?: string,
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   if (text !== undefined && text !== null) element.textContent = String(text);
   if (className !== undefined) element.className = className;
@@ -21,14 +25,21 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string |
 }
 
 /** A new SVG element with attributes. */
-export function svgEl<K extends keyof SVGElementTagNameMap>(tag: K, attributes: Readonly<Record<string, string | number>> = {}): SVGElementTagNameMap[K] {
+export function svgEl<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes: Readonly<Record<string, string | number>> = {},
+): SVGElementTagNameMap[K] {
   const element = document.createElementNS(SVG_NS, tag);
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
   return element;
 }
 
 /** Appends a `<dt>label</dt><dd>value</dd>` pair to a definition list; nothing for an empty value. */
-export function definition(list: HTMLDListElement, label: string, value: string | number | Node | undefined | null): void {
+export function definition(
+  list: HTMLDListElement,
+  label: string,
+  value: string | number | Node | undefined | null,
+): void {
   if (value === undefined || value === null || value === '') return;
   list.appendChild(h('dt', label));
   const dd = document.createElement('dd');
@@ -45,7 +56,11 @@ export function when(iso: string | undefined): string | undefined {
 }
 
 /** A table cell with text (or empty, to fill) appended to a row. */
-export function cell(row: HTMLTableRowElement, text?: string, className?: string): HTMLTableCellElement {
+export function cell(
+  row: HTMLTableRowElement,
+  text?: string,
+  className?: string,
+): HTMLTableCellElement {
   const td = h('td', text, className);
   row.appendChild(td);
   return td;

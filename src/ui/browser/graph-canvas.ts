@@ -5,7 +5,19 @@
  */
 import type { UiChange, UiNode } from '../ui-wire.js';
 import { svgEl } from './dom.js';
-import { NODE_H, NODE_W, edgesOf, elkGraph, nodeText, pathData, quickLayout, straightEdge, structureKey, type Edge, type Layout } from './graph.js';
+import {
+  NODE_H,
+  NODE_W,
+  edgesOf,
+  elkGraph,
+  nodeText,
+  pathData,
+  quickLayout,
+  straightEdge,
+  structureKey,
+  type Edge,
+  type Layout,
+} from './graph.js';
 import { LayoutEngine, type LayoutAnswer } from './layout-engine.js';
 import type { PageStats } from './page-stats.js';
 
@@ -113,7 +125,11 @@ export class GraphCanvas {
     const box = this.el.svg.getBoundingClientRect();
     if (width === 0 || box.width === 0) return;
     const k = Math.max(0.02, Math.min((box.width - 40) / width, (box.height - 40) / height, 1.5));
-    this.view = { k, x: (box.width - width * k) / 2, y: Math.max(20, (box.height - height * k) / 2) };
+    this.view = {
+      k,
+      x: (box.width - width * k) / 2,
+      y: Math.max(20, (box.height - height * k) / 2),
+    };
     this.applyTransform();
   }
 
@@ -144,13 +160,20 @@ export class GraphCanvas {
     entry.el.classList.toggle('cancelled', data.cancelled === true);
     if (data.key !== undefined) entry.el.dataset['key'] = data.key;
     entry.text.textContent = nodeText(data);
-    const note = data.cancelled ? ' (deleted by the cancel)' : data.gone ? ' (finished; no record kept)' : '';
+    const note = data.cancelled
+      ? ' (deleted by the cancel)'
+      : data.gone
+        ? ' (finished; no record kept)'
+        : '';
     const key = data.key !== undefined ? `${data.key} \u00b7 ` : '';
     entry.title.textContent = `${key}${data.name}${data.fn ? ` \u00b7 ${data.fn}` : ''} \u00b7 ${data.state}${note}`;
   }
 
   private applyTransform(): void {
-    this.el.viewport.setAttribute('transform', `translate(${this.view.x},${this.view.y}) scale(${this.view.k})`);
+    this.el.viewport.setAttribute(
+      'transform',
+      `translate(${this.view.x},${this.view.y}) scale(${this.view.k})`,
+    );
   }
 
   /** Moves nodes to a layout and redraws the edges; node elements are kept (colours are not touched). */
@@ -166,7 +189,11 @@ export class GraphCanvas {
       const to = this.positions.get(edge.target);
       const points = layout.edges[edge.id] ?? (from && to ? straightEdge(from, to) : undefined);
       if (points === undefined) continue;
-      const path = svgEl('path', { d: pathData(points), 'marker-end': 'url(#arrow)', 'data-edge': edge.id });
+      const path = svgEl('path', {
+        d: pathData(points),
+        'marker-end': 'url(#arrow)',
+        'data-edge': edge.id,
+      });
       this.edgePaths.set(edge.id, path);
       fragment.appendChild(path);
     }
@@ -233,9 +260,17 @@ export class GraphCanvas {
     const unplaced = list.some((data) => !this.positions.has(data.name));
     if (unplaced && (list.length > QUICK_FIRST_ABOVE || this.stats.layouts > 0)) {
       const quick = quickLayout(list, this.edges);
-      const placed = Object.fromEntries(list.map((data) => [data.name, this.positions.get(data.name) ?? quick.positions[data.name] ?? { x: 0, y: 0 }]));
+      const placed = Object.fromEntries(
+        list.map((data) => [
+          data.name,
+          this.positions.get(data.name) ?? quick.positions[data.name] ?? { x: 0, y: 0 },
+        ]),
+      );
       this.stats.quickLayouts++;
-      this.apply({ positions: placed, edges: {}, width: quick.width, height: quick.height }, this.stats.layouts > 0 ? 'elk' : 'quick');
+      this.apply(
+        { positions: placed, edges: {}, width: quick.width, height: quick.height },
+        this.stats.layouts > 0 ? 'elk' : 'quick',
+      );
     }
     if (list.length > 0) {
       this.el.layoutInfo.textContent = `${this.nodes.size} tasks \u00b7 laying out\u2026`;
@@ -253,7 +288,9 @@ export class GraphCanvas {
     selected.el.classList.add('selected');
     for (const edge of this.edges) {
       if (edge.target !== this.selected && edge.source !== this.selected) continue;
-      this.nodes.get(edge.target === this.selected ? edge.source : edge.target)?.el.classList.add('related');
+      this.nodes
+        .get(edge.target === this.selected ? edge.source : edge.target)
+        ?.el.classList.add('related');
       this.edgePaths.get(edge.id)?.classList.add('hot');
     }
   }
@@ -262,16 +299,28 @@ export class GraphCanvas {
   private zoomAt(px: number, py: number, wanted: number): void {
     this.userMoved = true;
     const k = Math.min(4, Math.max(0.02, wanted));
-    this.view = { k, x: px - (px - this.view.x) * (k / this.view.k), y: py - (py - this.view.y) * (k / this.view.k) };
+    this.view = {
+      k,
+      x: px - (px - this.view.x) * (k / this.view.k),
+      y: py - (py - this.view.y) * (k / this.view.k),
+    };
     this.applyTransform();
   }
 
   private listen(): void {
     const { svg } = this.el;
-    let drag: { x: number; y: number; vx: number; vy: number; moved: boolean; id: number } | undefined;
+    let drag:
+      { x: number; y: number; vx: number; vy: number; moved: boolean; id: number } | undefined;
     let suppressClick = false;
     svg.addEventListener('pointerdown', (event) => {
-      drag = { x: event.clientX, y: event.clientY, vx: this.view.x, vy: this.view.y, moved: false, id: event.pointerId };
+      drag = {
+        x: event.clientX,
+        y: event.clientY,
+        vx: this.view.x,
+        vy: this.view.y,
+        moved: false,
+        id: event.pointerId,
+      };
     });
     svg.addEventListener('pointermove', (event) => {
       if (drag === undefined) return;
@@ -302,7 +351,11 @@ export class GraphCanvas {
       (event) => {
         event.preventDefault();
         const box = svg.getBoundingClientRect();
-        this.zoomAt(event.clientX - box.left, event.clientY - box.top, this.view.k * Math.exp(-event.deltaY * 0.0015));
+        this.zoomAt(
+          event.clientX - box.left,
+          event.clientY - box.top,
+          this.view.k * Math.exp(-event.deltaY * 0.0015),
+        );
       },
       { passive: false },
     );

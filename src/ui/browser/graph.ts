@@ -32,8 +32,16 @@ export interface Layout {
 export interface ElkInput {
   readonly id: string;
   readonly layoutOptions: Readonly<Record<string, string>>;
-  readonly children: readonly { readonly id: string; readonly width: number; readonly height: number }[];
-  readonly edges: readonly { readonly id: string; readonly sources: readonly string[]; readonly targets: readonly string[] }[];
+  readonly children: readonly {
+    readonly id: string;
+    readonly width: number;
+    readonly height: number;
+  }[];
+  readonly edges: readonly {
+    readonly id: string;
+    readonly sources: readonly string[];
+    readonly targets: readonly string[];
+  }[];
 }
 
 /** The part of ELK's laid-out graph the page reads. */
@@ -43,7 +51,11 @@ export interface ElkOutput {
   readonly children?: readonly { readonly id: string; readonly x?: number; readonly y?: number }[];
   readonly edges?: readonly {
     readonly id: string;
-    readonly sections?: readonly { readonly startPoint: XY; readonly endPoint: XY; readonly bendPoints?: readonly XY[] }[];
+    readonly sections?: readonly {
+      readonly startPoint: XY;
+      readonly endPoint: XY;
+      readonly bendPoints?: readonly XY[];
+    }[];
   }[];
 }
 interface XY {
@@ -85,7 +97,10 @@ export function structureKey(nodes: readonly GraphNode[]): string {
 }
 
 /** A straight edge from the right side of one node to the left side of another. */
-export function straightEdge(from: { x: number; y: number }, to: { x: number; y: number }): Point[] {
+export function straightEdge(
+  from: { x: number; y: number },
+  to: { x: number; y: number },
+): Point[] {
   return [
     [from.x + NODE_W, from.y + NODE_H / 2],
     [to.x, to.y + NODE_H / 2],
@@ -166,7 +181,8 @@ export function elkGraph(nodes: readonly GraphNode[], edges: readonly Edge[]): E
 export function readElk(graph: ElkOutput): Layout {
   const positions: Record<string, { x: number; y: number }> = {};
   const edgePoints: Record<string, Point[]> = {};
-  for (const child of graph.children ?? []) positions[child.id] = { x: child.x ?? 0, y: child.y ?? 0 };
+  for (const child of graph.children ?? [])
+    positions[child.id] = { x: child.x ?? 0, y: child.y ?? 0 };
   for (const edge of graph.edges ?? []) {
     const section = edge.sections?.[0];
     if (section === undefined) continue;
@@ -182,5 +198,7 @@ export function readElk(graph: ElkOutput): Layout {
 /** SVG path data of a polyline. */
 export function pathData(points: readonly Point[]): string {
   const round = (value: number): number => Math.round(value * 10) / 10;
-  return points.map((point, index) => `${index === 0 ? 'M' : 'L'}${round(point[0])} ${round(point[1])}`).join(' ');
+  return points
+    .map((point, index) => `${index === 0 ? 'M' : 'L'}${round(point[0])} ${round(point[1])}`)
+    .join(' ');
 }

@@ -62,7 +62,8 @@ function shareRow(job: UiJob, share: UiJobShare): HTMLTableRowElement {
     if (item.token !== undefined) entry.dataset['token'] = String(item.token);
     items.appendChild(entry);
   }
-  if (share.items.length > MAX_LISTED) items.appendChild(h('span', `+${share.items.length - MAX_LISTED} more`, 'job-item'));
+  if (share.items.length > MAX_LISTED)
+    items.appendChild(h('span', `+${share.items.length - MAX_LISTED} more`, 'job-item'));
   return row;
 }
 
@@ -70,14 +71,23 @@ function shareRow(job: UiJob, share: UiJobShare): HTMLTableRowElement {
 export function renderJobs(
   jobs: readonly UiJob[],
   jobsParent: string | undefined,
-  tables: { readonly jobs: HTMLElement; readonly jobAssignment: HTMLElement; readonly jobsEmpty: HTMLElement },
+  tables: {
+    readonly jobs: HTMLElement;
+    readonly jobAssignment: HTMLElement;
+    readonly jobsEmpty: HTMLElement;
+  },
 ): void {
   tables.jobs.textContent = '';
   tables.jobs.appendChild(jobRows(jobs));
   const shares = document.createDocumentFragment();
-  for (const job of jobs) for (const share of job.assignment) shares.appendChild(shareRow(job, share));
+  for (const job of jobs)
+    for (const share of job.assignment) shares.appendChild(shareRow(job, share));
   tables.jobAssignment.textContent = '';
   tables.jobAssignment.appendChild(shares);
   tables.jobsEmpty.textContent =
-    jobsParent === undefined ? 'No jobs shown (zk-plan ui --jobs <path> lists them).' : jobs.length === 0 ? `No job is defined under ${jobsParent}.` : '';
+    jobsParent === undefined
+      ? 'No jobs shown (zk-plan ui --jobs <path> lists them).'
+      : jobs.length === 0
+        ? `No job is defined under ${jobsParent}.`
+        : '';
 }

@@ -16,7 +16,9 @@ declare global {
 }
 
 /** The worker's answer to request `id`. */
-export type LayoutAnswer = { readonly id: number; readonly layout: Layout; readonly ms: number } | { readonly id: number; readonly error: string };
+export type LayoutAnswer =
+  | { readonly id: number; readonly layout: Layout; readonly ms: number }
+  | { readonly id: number; readonly error: string };
 
 export class LayoutEngine {
   private worker: Worker | undefined;
@@ -61,7 +63,11 @@ export class LayoutEngine {
       async (elk) => {
         const started = performance.now();
         try {
-          this.deliver({ id, layout: readElk(await elk.layout(graph)), ms: performance.now() - started });
+          this.deliver({
+            id,
+            layout: readElk(await elk.layout(graph)),
+            ms: performance.now() - started,
+          });
         } catch (error) {
           this.deliver({ id, error: String(error) });
         }
@@ -80,7 +86,10 @@ export class LayoutEngine {
     this.pageElk ??= new Promise<Elk>((resolve, reject) => {
       const script = document.createElement('script');
       script.src = '/elk.js';
-      script.onload = () => (window.ELK === undefined ? reject(new Error('elk.js defines no ELK')) : resolve(new window.ELK()));
+      script.onload = () =>
+        window.ELK === undefined
+          ? reject(new Error('elk.js defines no ELK'))
+          : resolve(new window.ELK());
       script.onerror = () => reject(new Error('elk.js did not load'));
       document.head.appendChild(script);
     });

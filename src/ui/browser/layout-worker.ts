@@ -20,8 +20,10 @@ scope.onmessage = (event) => {
   const { id, graph } = event.data;
   const started = performance.now();
   elk.layout(graph).then(
-    (laidOut) => scope.postMessage({ id, layout: readElk(laidOut), ms: performance.now() - started }),
-    (error: unknown) => scope.postMessage({ id, error: String(error instanceof Error ? error.message : error) }),
+    (laidOut) =>
+      scope.postMessage({ id, layout: readElk(laidOut), ms: performance.now() - started }),
+    (error: unknown) =>
+      scope.postMessage({ id, error: String(error instanceof Error ? error.message : error) }),
   );
 };
 scope.postMessage({ ready: true });

@@ -36,11 +36,18 @@ export class PlanActions {
 
   constructor(private readonly plan: string) {
     this.token = actionToken();
-    this.buttons = new Map((['pause', 'resume', 'cancel', 'retry'] as const).map((action) => [action, byId<HTMLButtonElement>(`action-${action}`)]));
-    for (const [action, button] of this.buttons) button.addEventListener('click', () => void this.perform(action));
+    this.buttons = new Map(
+      (['pause', 'resume', 'cancel', 'retry'] as const).map((action) => [
+        action,
+        byId<HTMLButtonElement>(`action-${action}`),
+      ]),
+    );
+    for (const [action, button] of this.buttons)
+      button.addEventListener('click', () => void this.perform(action));
     if (document.body.dataset['actions'] !== 'true') return; // a read-only view: no bar at all
     this.bar.hidden = false;
-    if (this.token === undefined) this.note.textContent = 'Actions need the token: open the URL that zk-plan ui printed.';
+    if (this.token === undefined)
+      this.note.textContent = 'Actions need the token: open the URL that zk-plan ui printed.';
     this.refresh();
   }
 
@@ -57,7 +64,10 @@ export class PlanActions {
   }
 
   private refresh(): void {
-    const allowed = this.status === undefined || this.offline ? new Set<PlanAction>() : allowedActions(this.status);
+    const allowed =
+      this.status === undefined || this.offline
+        ? new Set<PlanAction>()
+        : allowedActions(this.status);
     const usable = !this.busy && this.token !== undefined;
     for (const [action, button] of this.buttons) button.disabled = !usable || !allowed.has(action);
     this.reason.disabled = !usable || !allowed.has('cancel');
@@ -73,7 +83,12 @@ export class PlanActions {
     this.busy = true;
     this.refresh();
     try {
-      const answer = await postAction(action, this.plan, this.token, action === 'cancel' ? this.reason.value.trim() : undefined);
+      const answer = await postAction(
+        action,
+        this.plan,
+        this.token,
+        action === 'cancel' ? this.reason.value.trim() : undefined,
+      );
       this.note.dataset['outcome'] = 'ok';
       this.note.textContent = describe(action, answer);
       if (action === 'cancel') this.reason.value = '';

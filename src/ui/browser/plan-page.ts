@@ -3,7 +3,14 @@
  * snapshot, then diffs), the headline (state, priority, progress, counts), the side panel
  * (task-panel.ts) and the action buttons (plan-actions.ts).
  */
-import { TASK_VIEW_STATES, byName, type UiDiff, type UiModel, type UiNode, type UiPlanStatus } from '../ui-wire.js';
+import {
+  TASK_VIEW_STATES,
+  byName,
+  type UiDiff,
+  type UiModel,
+  type UiNode,
+  type UiPlanStatus,
+} from '../ui-wire.js';
 import { showLive, subscribe } from './api.js';
 import { byId, percentDone, when } from './dom.js';
 import { GraphCanvas } from './graph-canvas.js';
@@ -45,7 +52,13 @@ let shown: UiPlanStatus | undefined;
 /** The headline: state (with when and why it was paused or cancelled), priority, progress, counts per state. */
 function setStatus(status: UiPlanStatus): void {
   // Why the selected task waits changes with the plan (a pause, a cancel, an input done): read it again.
-  if (shown !== undefined && (status.state !== shown.state || status.done !== shown.done || status.counts.running !== shown.counts.running)) panel.refresh();
+  if (
+    shown !== undefined &&
+    (status.state !== shown.state ||
+      status.done !== shown.done ||
+      status.counts.running !== shown.counts.running)
+  )
+    panel.refresh();
   shown = status;
   byId('plan-name').textContent = status.name ?? '';
   const badge = byId('plan-state');
@@ -54,12 +67,15 @@ function setStatus(status: UiPlanStatus): void {
   byId('plan-priority').textContent = `priority ${status.priority}`;
   const control = status.control;
   byId('plan-control').textContent =
-    control === undefined ? '' : `${control.state} ${when(control.at) ?? ''}${control.reason !== undefined ? `: ${control.reason}` : ''}`;
+    control === undefined
+      ? ''
+      : `${control.state} ${when(control.at) ?? ''}${control.reason !== undefined ? `: ${control.reason}` : ''}`;
   byId('progress-fill').style.width = `${percentDone(status.done, status.total, status.state)}%`;
   byId('progress-text').textContent = status.historyKept
     ? `${status.done}/${status.total} done`
     : `${status.done} finished seen, ${status.total - status.done} left (no history kept)`;
-  for (const state of TASK_VIEW_STATES) byId(`count-${state}`).textContent = String(status.counts[state]);
+  for (const state of TASK_VIEW_STATES)
+    byId(`count-${state}`).textContent = String(status.counts[state]);
   actions.update(status);
 }
 
@@ -75,7 +91,8 @@ function onDiff(diff: UiDiff): void {
   stats.diffs++;
   setStatus(diff.status);
   let touchedSelected = false;
-  for (const change of diff.changed) if (canvas.recolour(change) && change[0] === panel.task) touchedSelected = true;
+  for (const change of diff.changed)
+    if (canvas.recolour(change) && change[0] === panel.task) touchedSelected = true;
   if (diff.added.length > 0 || diff.updated.length > 0 || diff.removed.length > 0) {
     const list = new Map<string, UiNode>(canvas.data().map((node) => [node.name, node]));
     for (const name of diff.removed) list.delete(name);

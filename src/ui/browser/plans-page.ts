@@ -29,9 +29,14 @@ function planRow(plan: UiPlanRow): HTMLTableRowElement {
   badge.dataset['state'] = plan.state;
   cell(row).appendChild(badge);
   cell(row, String(plan.priority), 'num');
-  const label = plan.historyKept ? `${plan.done}/${plan.total} done` : `${plan.total - plan.done} left (no history)`;
-  cell(row, undefined, 'progress-cell').appendChild(progressBar(percentDone(plan.done, plan.total, plan.state), label));
-  for (const count of [plan.running, plan.waiting, plan.failed, plan.blocked]) cell(row, String(count), 'num');
+  const label = plan.historyKept
+    ? `${plan.done}/${plan.total} done`
+    : `${plan.total - plan.done} left (no history)`;
+  cell(row, undefined, 'progress-cell').appendChild(
+    progressBar(percentDone(plan.done, plan.total, plan.state), label),
+  );
+  for (const count of [plan.running, plan.waiting, plan.failed, plan.blocked])
+    cell(row, String(count), 'num');
   return row;
 }
 

@@ -53,10 +53,19 @@ export class TaskLogView {
 
   private async load(): Promise<void> {
     try {
-      const tries = await getJson<UiTaskLogTry[]>(`/api/task-log?path=${encodeURIComponent(this.task)}`);
+      const tries = await getJson<UiTaskLogTry[]>(
+        `/api/task-log?path=${encodeURIComponent(this.task)}`,
+      );
       if (!this.stopped) this.render(tries);
     } catch (error) {
-      if (!this.stopped) this.body.replaceChildren(h('p', `Could not read the log: ${error instanceof Error ? error.message : String(error)}`, 'hint'));
+      if (!this.stopped)
+        this.body.replaceChildren(
+          h(
+            'p',
+            `Could not read the log: ${error instanceof Error ? error.message : String(error)}`,
+            'hint',
+          ),
+        );
     }
   }
 
@@ -66,7 +75,15 @@ export class TaskLogView {
     if (shown === this.shown) return;
     this.shown = shown;
     if (tries.length === 0) {
-      this.body.replaceChildren(h('p', this.live ? 'Nothing logged yet.' : 'No log kept: the task logged nothing (or its worker keeps no task logs).', 'hint'));
+      this.body.replaceChildren(
+        h(
+          'p',
+          this.live
+            ? 'Nothing logged yet.'
+            : 'No log kept: the task logged nothing (or its worker keeps no task logs).',
+          'hint',
+        ),
+      );
       return;
     }
     const parts = tries.map((entry) => tryPart(entry));
@@ -80,12 +97,25 @@ function tryPart(entry: UiTaskLogTry): HTMLElement {
   const part = h('div', undefined, 'try');
   part.dataset['attempt'] = String(entry.attempt);
   const ended = entry.finishedAt ? `ended ${when(entry.finishedAt) ?? ''}` : 'running';
-  part.appendChild(h('div', `Attempt ${entry.attempt} on ${entry.workerId}, started ${when(entry.startedAt) ?? ''}, ${ended}`, 'try-head'));
+  part.appendChild(
+    h(
+      'div',
+      `Attempt ${entry.attempt} on ${entry.workerId}, started ${when(entry.startedAt) ?? ''}, ${ended}`,
+      'try-head',
+    ),
+  );
   if (entry.truncated) {
     const served = entry.fullLog?.url !== undefined && /^https?:\/\//.test(entry.fullLog.url);
-    const where = entry.fullLog && !served ? ` The whole log is on ${entry.fullLog.host} in ${entry.fullLog.location} (zk-plan logs --full there).` : '';
+    const where =
+      entry.fullLog && !served
+        ? ` The whole log is on ${entry.fullLog.host} in ${entry.fullLog.location} (zk-plan logs --full there).`
+        : '';
     const cap = entry.planCapReached ? ' The plan reached its log cap.' : '';
-    const hint = h('p', `${entry.droppedLines} earlier line(s) (${entry.droppedBytes} bytes) are not kept here.${cap}${where}`, 'hint');
+    const hint = h(
+      'p',
+      `${entry.droppedLines} earlier line(s) (${entry.droppedBytes} bytes) are not kept here.${cap}${where}`,
+      'hint',
+    );
     if (served && entry.fullLog?.url !== undefined) {
       // Served by the worker that wrote it (zk-plan worker --task-log-port), while it lives.
       const link = h('a', 'the whole log', 'full-log');
@@ -102,7 +132,11 @@ function tryPart(entry: UiTaskLogTry): HTMLElement {
   for (const line of entry.lines) {
     const row = h('span', undefined, `line level-${line.level}`);
     row.appendChild(h('span', line.time.slice(11, 23), 'time'));
-    row.appendChild(document.createTextNode(` ${line.msg}${line.fields === undefined ? '' : ` ${JSON.stringify(line.fields)}`}\n`));
+    row.appendChild(
+      document.createTextNode(
+        ` ${line.msg}${line.fields === undefined ? '' : ` ${JSON.stringify(line.fields)}`}\n`,
+      ),
+    );
     pre.appendChild(row);
   }
   part.appendChild(pre);

@@ -65,10 +65,13 @@ export class TaskPanel {
       this.render(detail);
       this.showLog(detail);
       if (detail.gone || detail.state === 'done') return;
-      const why = await getJson<UiExplanation>(`/api/why?path=${path}`).catch((error: unknown) => error as Error);
+      const why = await getJson<UiExplanation>(`/api/why?path=${path}`).catch(
+        (error: unknown) => error as Error,
+      );
       if (seq === this.seq) this.panel.appendChild(whySection(why));
     } catch (error) {
-      if (seq === this.seq) this.problem(name, error instanceof Error ? error.message : String(error));
+      if (seq === this.seq)
+        this.problem(name, error instanceof Error ? error.message : String(error));
     }
   }
 
@@ -79,7 +82,12 @@ export class TaskPanel {
       this.logView = new TaskLogView(detail.task);
     }
     this.panel.appendChild(this.logView.element);
-    this.logView.setLive(!detail.gone && detail.state !== 'done' && detail.state !== 'failed' && detail.state !== 'cancelled');
+    this.logView.setLive(
+      !detail.gone &&
+        detail.state !== 'done' &&
+        detail.state !== 'failed' &&
+        detail.state !== 'cancelled',
+    );
   }
 
   private problem(name: string, message: string): void {
@@ -96,9 +104,15 @@ export class TaskPanel {
     const key = detail.key ?? this.keyOf(detail.name);
     const title = h('h2', key ?? shortLabel(detail.name));
     title.id = 'detail-title';
-    title.appendChild(h('small', key !== undefined ? `${shortLabel(detail.name)} ${detail.name}` : detail.name));
+    title.appendChild(
+      h('small', key !== undefined ? `${shortLabel(detail.name)} ${detail.name}` : detail.name),
+    );
     panel.appendChild(title);
-    const pill = h('span', detail.state + (detail.gone && detail.goneReason !== 'cancelled' ? ' (no record kept)' : ''), 'pill');
+    const pill = h(
+      'span',
+      detail.state + (detail.gone && detail.goneReason !== 'cancelled' ? ' (no record kept)' : ''),
+      'pill',
+    );
     pill.dataset['state'] = detail.state;
     pill.id = 'detail-state';
     panel.appendChild(pill);
@@ -126,7 +140,11 @@ export class TaskPanel {
       const result = h('section', undefined, 'result');
       result.id = 'detail-result';
       result.appendChild(h('h3', 'Result'));
-      result.appendChild('value' in detail.result ? h('pre', detail.result.value, 'value') : h('p', detail.result.unavailable, 'hint'));
+      result.appendChild(
+        'value' in detail.result
+          ? h('pre', detail.result.value, 'value')
+          : h('p', detail.result.unavailable, 'hint'),
+      );
       panel.appendChild(result);
     }
   }
@@ -147,17 +165,41 @@ export class TaskPanel {
       inputs.appendChild(item);
     }
     definition(list, 'Inputs', detail.inputs.length > 0 ? inputs : 'none');
-    if (detail.pendingInputs > 0) definition(list, 'Waiting for', `${detail.pendingInputs} input(s)`);
-    definition(list, 'Priority', detail.priority !== undefined ? `${detail.priority} (its own)` : "the plan's");
+    if (detail.pendingInputs > 0)
+      definition(list, 'Waiting for', `${detail.pendingInputs} input(s)`);
+    definition(
+      list,
+      'Priority',
+      detail.priority !== undefined ? `${detail.priority} (its own)` : "the plan's",
+    );
     definition(list, 'Limit key', detail.concurrencyKey);
     definition(list, 'Keeps result', detail.keepResult ? 'yes' : 'no');
-    if (detail.owner) definition(list, 'Running on', `${detail.owner.workerId} since ${when(detail.owner.claimedAt) ?? '?'}`);
+    if (detail.owner)
+      definition(
+        list,
+        'Running on',
+        `${detail.owner.workerId} since ${when(detail.owner.claimedAt) ?? '?'}`,
+      );
     if (detail.attempts && !detail.failure) {
-      definition(list, 'Attempts', `${detail.attempts.failures} failed; next try ${when(detail.attempts.nextTryAt) ?? '?'}`);
+      definition(
+        list,
+        'Attempts',
+        `${detail.attempts.failures} failed; next try ${when(detail.attempts.nextTryAt) ?? '?'}`,
+      );
       definition(list, 'Last error', detail.attempts.lastError);
     }
-    if (detail.cancelledAt !== undefined) definition(list, 'Cancelled', `${when(detail.cancelledAt) ?? '?'}, while ${detail.was ?? '?'}`);
-    if (detail.omitted) definition(list, 'Note', 'Its params and inputs were not kept: its history record would have been larger than a znode may be.');
+    if (detail.cancelledAt !== undefined)
+      definition(
+        list,
+        'Cancelled',
+        `${when(detail.cancelledAt) ?? '?'}, while ${detail.was ?? '?'}`,
+      );
+    if (detail.omitted)
+      definition(
+        list,
+        'Note',
+        'Its params and inputs were not kept: its history record would have been larger than a znode may be.',
+      );
     definition(list, 'Started', when(detail.startedAt));
     definition(list, 'Finished', when(detail.finishedAt));
     if (detail.durationMs !== undefined) definition(list, 'Duration', `${detail.durationMs} ms`);
@@ -202,6 +244,7 @@ function whySection(why: UiExplanation | Error): HTMLElement {
   section.appendChild(code);
   section.appendChild(h('p', why.message, 'message'));
   if (why.remedy !== undefined) section.appendChild(h('p', `To go on: ${why.remedy.cli}`, 'hint'));
-  if (Object.keys(why.details).length > 0) section.appendChild(h('pre', JSON.stringify(why.details, null, 2), 'details'));
+  if (Object.keys(why.details).length > 0)
+    section.appendChild(h('pre', JSON.stringify(why.details, null, 2), 'details'));
   return section;
 }

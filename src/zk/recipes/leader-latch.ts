@@ -41,14 +41,18 @@ export class LeaderLatch {
     let children = await this.candidates();
     if (!children.some((name) => name.startsWith(prefix))) {
       try {
-        await this.zk.create(childPath(this.node, prefix), null, 'ephemeral-sequential', { fence: session });
+        await this.zk.create(childPath(this.node, prefix), null, 'ephemeral-sequential', {
+          fence: session,
+        });
       } catch (error) {
         if (!isZkError(error, 'CONNECTION_LOSS')) throw error; // lost reply: the listing tells whether it landed
       }
       children = await this.candidates();
     }
     const [first] = [...children].sort((a, b) => latchSerial(a) - latchSerial(b));
-    return first !== undefined && first.startsWith(prefix) && this.zk.isCurrent(session) ? session : undefined;
+    return first !== undefined && first.startsWith(prefix) && this.zk.isCurrent(session)
+      ? session
+      : undefined;
   }
 
   /** Leaves the election: this session's node goes, and the next candidate leads. */
@@ -60,7 +64,9 @@ export class LeaderLatch {
     } catch {
       return; // no session: its node is gone with it
     }
-    const ours = (listing?.children ?? []).filter((name) => name.startsWith(`${LATCH_PREFIX}${sessionId}-`));
+    const ours = (listing?.children ?? []).filter((name) =>
+      name.startsWith(`${LATCH_PREFIX}${sessionId}-`),
+    );
     await Promise.all(ours.map((name) => this.zk.deleteIfPresent(childPath(this.node, name))));
   }
 

@@ -28,7 +28,11 @@ export class TokenLock {
     private readonly session: ZkSession,
     options: { readonly holder?: string } = {},
   ) {
-    this.token = encodeValue(options.holder === undefined ? randomUUID() : `${options.holder}#${randomUUID()}`, 'lock', path);
+    this.token = encodeValue(
+      options.holder === undefined ? randomUUID() : `${options.holder}#${randomUUID()}`,
+      'lock',
+      path,
+    );
   }
 
   /**
@@ -69,10 +73,16 @@ export class TokenLock {
   private async releaseOnce(): Promise<void> {
     const held = await this.read();
     if (held !== undefined && this.isMine(held))
-      await this.zk.deleteIfPresent(this.path, held.stat.version, { ...this.writeOptions(), incarnation: held.stat.czxid });
+      await this.zk.deleteIfPresent(this.path, held.stat.version, {
+        ...this.writeOptions(),
+        incarnation: held.stat.czxid,
+      });
   }
 
-  private isMine(held: { readonly stat: { readonly ephemeralOwner: string }; readonly data: Buffer | null }): boolean {
+  private isMine(held: {
+    readonly stat: { readonly ephemeralOwner: string };
+    readonly data: Buffer | null;
+  }): boolean {
     return held.stat.ephemeralOwner === this.session.id && held.data?.equals(this.token) === true;
   }
 

@@ -29,7 +29,11 @@ export type WatchRead<T> = { readonly done: false } | { readonly done: true; rea
  * reading pauses, then reads again: the watches of the failed read may never fire. Any other error
  * rejects.
  */
-export async function followWithWatches<T>(zk: Zk, read: (watcher: Watcher) => Promise<WatchRead<T>>, options: WatchLoopOptions): Promise<T | undefined> {
+export async function followWithWatches<T>(
+  zk: Zk,
+  read: (watcher: Watcher) => Promise<WatchRead<T>>,
+  options: WatchLoopOptions,
+): Promise<T | undefined> {
   const { stop, retryPauseMs, minIntervalMs = 0 } = options;
   while (!stop.aborted) {
     const changed = new AbortController();
@@ -48,11 +52,18 @@ export async function followWithWatches<T>(zk: Zk, read: (watcher: Watcher) => P
 }
 
 /** Waits until a new session starts, `pauseMs` passes or `stop` aborts, and leaves no listener behind. */
-async function pauseAfterConnectionProblem(zk: Zk, pauseMs: number, stop: AbortSignal): Promise<void> {
+async function pauseAfterConnectionProblem(
+  zk: Zk,
+  pauseMs: number,
+  stop: AbortSignal,
+): Promise<void> {
   const pause = new AbortController();
   const pauseOver = linkSignals(stop, pause.signal);
   try {
-    await Promise.race([sleepUnless(pauseMs, pauseOver.signal), once(zk, 'session:started', { signal: pauseOver.signal }).catch(() => undefined)]);
+    await Promise.race([
+      sleepUnless(pauseMs, pauseOver.signal),
+      once(zk, 'session:started', { signal: pauseOver.signal }).catch(() => undefined),
+    ]);
   } finally {
     pause.abort();
     pauseOver.dispose();

@@ -55,7 +55,11 @@ export class WatchSet {
  * A child watch on `path`, or an existence watch when it does not exist; resolves whether it
  * exists. Only for the root a feed shows (one watch per feed): below it, watchNodeOrParent.
  */
-export async function watchChildren(zk: WatchClient, path: string, watcher: Watcher): Promise<boolean> {
+export async function watchChildren(
+  zk: WatchClient,
+  path: string,
+  watcher: Watcher,
+): Promise<boolean> {
   const listing = await zk.tryGetChildren(path, watcher);
   if (listing !== undefined) return true;
   await zk.exists(path, watcher); // sets a watch whether or not the node exists
@@ -70,9 +74,19 @@ export async function watchChildren(zk: WatchClient, path: string, watcher: Watc
  * stay until the session ends. Resolves whether `path` exists, or NO_WATCH when its parent is
  * gone too.
  */
-export async function watchNodeOrParent(zk: WatchClient, path: string, on: 'children' | 'data', watcher: Watcher): Promise<boolean | typeof NO_WATCH> {
+export async function watchNodeOrParent(
+  zk: WatchClient,
+  path: string,
+  on: 'children' | 'data',
+  watcher: Watcher,
+): Promise<boolean | typeof NO_WATCH> {
   for (;;) {
-    if (on === 'children' ? (await zk.tryGetChildren(path, watcher)) !== undefined : await dataWatched(zk, path, watcher)) return true;
+    if (
+      on === 'children'
+        ? (await zk.tryGetChildren(path, watcher)) !== undefined
+        : await dataWatched(zk, path, watcher)
+    )
+      return true;
     const siblings = await zk.tryGetChildren(parentOf(path), watcher);
     if (siblings === undefined) return NO_WATCH;
     if (!siblings.children.includes(nameOf(path))) return false;

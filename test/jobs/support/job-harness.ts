@@ -6,7 +6,11 @@ import { JobStore } from '../../../src/jobs/job-store.js';
 import { JobWorker } from '../../../src/jobs/job-worker.js';
 import { Jobs } from '../../../src/jobs/jobs.js';
 import { StrategyRegistry, type AssignmentStrategy } from '../../../src/jobs/strategies.js';
-import { MemoryZooKeeper, type ManualScheduler, type MemoryZkClient } from '../../../src/testing/index.js';
+import {
+  MemoryZooKeeper,
+  type ManualScheduler,
+  type MemoryZkClient,
+} from '../../../src/testing/index.js';
 
 export const JOBS = '/jobs';
 export const TIMING = { leaseMs: 1_000, marginMs: 200, driftMs: 100 };
@@ -16,7 +20,8 @@ const realSetImmediate = globalThis.setImmediate;
 export const flush = async (n = 5): Promise<void> => {
   for (let i = 0; i < n; i++) await new Promise((resolve) => realSetImmediate(resolve));
 };
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface Proc {
   readonly name: string;
@@ -49,7 +54,11 @@ export class World {
   spawn(
     name: string,
     fns: Record<string, JobFunction>,
-    options: { strategies?: Record<string, AssignmentStrategy>; restartDelayMs?: number; timing?: typeof TIMING } = {},
+    options: {
+      strategies?: Record<string, AssignmentStrategy>;
+      restartDelayMs?: number;
+      timing?: typeof TIMING;
+    } = {},
   ): Proc {
     const zk = this.server.connect({ name, sessionTimeoutMs: 2_000 });
     const functions = new FunctionRegistry();
@@ -97,11 +106,17 @@ export class World {
 }
 
 /** A job function that records which items it works on, until aborted. */
-export function holder(log: { active: Map<string, JobContext[]>; runs: JobContext[] }): JobFunction {
+export function holder(log: {
+  active: Map<string, JobContext[]>;
+  runs: JobContext[];
+}): JobFunction {
   return async (ctx: JobContext) => {
     log.runs.push(ctx);
-    for (const item of ctx.items) log.active.set(item.id, [...(log.active.get(item.id) ?? []), ctx]);
-    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+    for (const item of ctx.items)
+      log.active.set(item.id, [...(log.active.get(item.id) ?? []), ctx]);
+    await new Promise<void>((resolve) =>
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     for (const item of ctx.items)
       log.active.set(
         item.id,
@@ -111,7 +126,11 @@ export function holder(log: { active: Map<string, JobContext[]>; runs: JobContex
 }
 
 /** Steps every client's operations (head of pending() first) until `p` settles, or until `stopWhen` says so (checked before each step). */
-export async function run(manual: ManualScheduler, p: Promise<unknown>, stopWhen?: () => boolean): Promise<void> {
+export async function run(
+  manual: ManualScheduler,
+  p: Promise<unknown>,
+  stopWhen?: () => boolean,
+): Promise<void> {
   let settled = false;
   let failure: unknown;
   let failed = false;
@@ -144,4 +163,5 @@ export interface Activity {
 }
 export const activity = (): Activity => ({ active: new Map(), runs: [] });
 /** The contexts of `log` that work on `item` right now (not aborted, ctx.holding() true). */
-export const workingOn = (log: Activity, item: string): JobContext[] => (log.active.get(item) ?? []).filter((ctx) => !ctx.signal.aborted && ctx.holding());
+export const workingOn = (log: Activity, item: string): JobContext[] =>
+  (log.active.get(item) ?? []).filter((ctx) => !ctx.signal.aborted && ctx.holding());

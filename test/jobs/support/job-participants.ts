@@ -8,7 +8,12 @@ import type { LeaseTiming } from '../../../src/jobs/lease.js';
 import { StrategyRegistry } from '../../../src/jobs/strategies.js';
 import type { MemoryZkClient } from '../../../src/testing/index.js';
 
-const QUIET: JobWorkerEvents = { itemStarted: () => undefined, itemStopped: () => undefined, leaseRenewed: () => undefined, error: () => undefined };
+const QUIET: JobWorkerEvents = {
+  itemStarted: () => undefined,
+  itemStopped: () => undefined,
+  leaseRenewed: () => undefined,
+  error: () => undefined,
+};
 
 export interface JobParticipants {
   readonly worker: JobWorker;
@@ -43,7 +48,17 @@ export function jobParticipants(
 ): JobParticipants {
   const { jobs, id, functions, timing, clock, restartDelayMs } = options;
   const store = new JobStore(zk, jobs);
-  const worker = new JobWorker({ zk, store, functions, id, timing, clock, restartDelayMs, events: { ...QUIET, ...options.events }, changed: () => undefined });
+  const worker = new JobWorker({
+    zk,
+    store,
+    functions,
+    id,
+    timing,
+    clock,
+    restartDelayMs,
+    events: { ...QUIET, ...options.events },
+    changed: () => undefined,
+  });
   const manager = new JobManager({
     zk,
     store,
@@ -63,9 +78,14 @@ export function jobParticipants(
  * The items more than one live process works on now (a run neither aborted nor past its lease),
  * each with who works on it and with which token: what both job simulations check after every step.
  */
-export function itemsWorkedByTwo(processes: readonly SimulatedJobProcess<string>[]): { readonly item: string; readonly by: string[] }[] {
+export function itemsWorkedByTwo(
+  processes: readonly SimulatedJobProcess<string>[],
+): { readonly item: string; readonly by: string[] }[] {
   // Who works on what first, and words only for an item with more than one worker: this runs after every step.
-  const workers = new Map<string, { readonly proc: SimulatedJobProcess<string>; readonly ctx: JobContext }[]>();
+  const workers = new Map<
+    string,
+    { readonly proc: SimulatedJobProcess<string>; readonly ctx: JobContext }[]
+  >();
   for (const proc of processes) {
     if (proc.state === 'dead') continue;
     for (const [item, ctx] of proc.active) {
@@ -77,7 +97,13 @@ export function itemsWorkedByTwo(processes: readonly SimulatedJobProcess<string>
   }
   return [...workers]
     .filter(([, working]) => working.length > 1)
-    .map(([item, working]) => ({ item, by: working.map(({ proc, ctx }) => `${proc.name} (token ${ctx.items.find((entry) => entry.id === item)?.token})`) }));
+    .map(([item, working]) => ({
+      item,
+      by: working.map(
+        ({ proc, ctx }) =>
+          `${proc.name} (token ${ctx.items.find((entry) => entry.id === item)?.token})`,
+      ),
+    }));
 }
 
 /** Stops a process as its service does on a clean shutdown (worker first, then its manager), after the step it is in. */

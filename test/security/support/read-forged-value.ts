@@ -14,7 +14,10 @@ await zk.ensurePath('/plans/plan-0000000000/task-0000000000');
 for (const [index, pair] of process.argv.slice(2).entries()) {
   const [bytes, chunks] = pair.split(':').map(Number);
   const path = `/plans/plan-0000000000/task-0000000000/arg-${String(index).padStart(10, '0')}`;
-  await zk.create(path, Buffer.from(superjson.stringify({ zkPlanChunked: 1, bytes, chunks, sha256: '0'.repeat(64) })));
+  await zk.create(
+    path,
+    Buffer.from(superjson.stringify({ zkPlanChunked: 1, bytes, chunks, sha256: '0'.repeat(64) })),
+  );
   const heapBefore = process.memoryUsage().heapUsed;
   const started = performance.now();
   let outcome: { code?: unknown; message?: unknown } = {};

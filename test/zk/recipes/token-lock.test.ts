@@ -27,7 +27,9 @@ describe('TokenLock', () => {
     const zk = server.connect();
     await zk.create('/tick');
     const lock = new TokenLock(zk, '/tick/lock', zk.session);
-    zk.loseNextReply((op, path) => op === 'create' && path === '/tick/lock', { expireSession: true });
+    zk.loseNextReply((op, path) => op === 'create' && path === '/tick/lock', {
+      expireSession: true,
+    });
     await expect(lock.take()).rejects.toMatchObject({ code: 'SESSION_EXPIRED' });
     await vi.waitFor(() => expect(zk.state).toBe('connected'));
     expect(server.exists('/tick/lock')).toBe(false);

@@ -81,6 +81,11 @@ describe('followWithWatches', () => {
   it('rejects on an error that is not a connection problem', async () => {
     const zk = new MemoryZooKeeper().connect();
     const failure = new ZkError('getChildren', NATIVE.ZNONODE, '/plan');
-    await expect(followWithWatches(zk, () => Promise.reject(failure), { stop: new AbortController().signal, retryPauseMs: 1 })).rejects.toBe(failure);
+    await expect(
+      followWithWatches(zk, () => Promise.reject(failure), {
+        stop: new AbortController().signal,
+        retryPauseMs: 1,
+      }),
+    ).rejects.toBe(failure);
   });
 });
