@@ -68,13 +68,73 @@ export type TryStart = TaskEventLabels & { readonly fn: string; readonly attempt
  * otherwise run the function on the task's arguments and store its result; then propagate the
  * result to every dependent and delete the task. `onStart` is told when the function starts, with
  * what was read to run it (no read of its own).
+ *
+ * Each step below reads or writes ZooKeeper in the order a crash must find them: a step starts
+ * only once the one before it has answered, and the checks between them decide whether to go on.
  */
 export async function performTask(
   claim: Claim,
   context: PerformContext,
   onStart?: (start: TryStart) => void,
 ): Promise<PerformOutcome> {
-  const { store } = context;
+  const read = await readClaimedTask(claim, context.store);
+  if (typeof read === 'string') return read;
+  const { children, definition } = read;
+  const keepResult = !(definition instanceof PrefetchError) && definition.keepResult === true;
+
+  if (children.includes(RESULT)) {
+    const handedOn = await handOnStoredResult(claim, context, read, keepResult);
+    if (handedOn !== undefined) return handedOn;
+  }
+  if (definition instanceof PrefetchError) throw definition.error;
+  if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX)))
+    return 'not-runnable';
+  // Given back before any input is read or slot taken, uncharged: the worker leaves it to one that allows shell tasks.
+  if ('fn' in definition && definition.fn === SHELL_FUNCTION && !context.execution.allowShell)
+    throw new ShellDisabledError(claim.task);
+
+  const failedTries = await countFailedTries(claim, context.store, children, definition);
+  if (typeof failedTries === 'string') return failedTries;
+  if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
+  const control = planControl(claim, context);
+  const inputs = await readInputs(claim, context, children, control);
+  if (inputs.args === undefined) return 'gone';
+  const stopped = await planStopsTask(claim, context.store, inputs, control);
+  if (stopped !== undefined) return stopped;
+  // A slot of its key's limit, held from here until the function returns (src/limits).
+  const slot =
+    definition.concurrencyKey === undefined
+      ? undefined
+      : await acquireSlot(claim, definition.concurrencyKey, context);
+  if (slot?.kind === 'full') return 'limit-full';
+  const lease = slot?.kind === 'held' ? slot.lease : undefined;
+  const tried: RunningTry = {
+    claim,
+    context,
+    definition,
+    settings: inputs.settings,
+    failedTries,
+  };
+  const ran = await runTry(tried, inputs.args, lease, onStart);
+  await storeResult(tried, ran, inputs.links, keepResult);
+  return 'completed';
+}
+
+/** A claimed task's children and definition, as read right behind the claim. */
+interface ClaimedTask {
+  readonly children: readonly string[];
+  /** A PrefetchError when it could not be read, yet a stored result can still be handed on. */
+  readonly definition: TaskDefinition | PrefetchError;
+}
+
+/**
+ * Reads the task's children and definition (or takes what the claim prefetched), and tells when
+ * there is nothing to do: the task is gone, or it failed for good already.
+ */
+async function readClaimedTask(
+  claim: Claim,
+  store: TaskStore,
+): Promise<ClaimedTask | 'gone' | 'failed-already'> {
   // Two independent reads, sent together.
   const [listing, definition] = await (claim.prefetched ??
     Promise.all([
@@ -89,83 +149,149 @@ export async function performTask(
     if (!children.includes(RESULT)) throw definition.error;
   }
   if (definition === undefined) return 'gone';
-  const keepResult = !(definition instanceof PrefetchError) && definition.keepResult === true;
+  return { children, definition };
+}
 
-  if (children.includes(RESULT)) {
-    const stored = await readStoredResult(store, claim.task, context.execution.maxResultBytes);
-    if (stored !== undefined) {
-      // Its `ready` is still there, so its history record may not be (the record goes before `ready`): kept now, as far as it is known.
-      const history =
-        children.includes(READY) && !(definition instanceof PrefetchError)
-          ? await handedOnRecord(store, claim, children, definition)
-          : undefined;
-      await store.finish(claim, stored, {
-        keepResult,
-        refeed: true,
-        ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}),
-        ...(history ? { history } : {}),
-      });
-      return 'finished-previous';
-    }
-    if (!children.includes(READY)) {
-      // A deletion stopped half-way through the result: every dependent was fed before it started.
-      await store.deleteTask(claim, undefined);
-      return 'finished-previous';
-    }
-    await store.discardResult(claim); // a write that stopped half-way: run the function again
+/**
+ * A task with a `result` child: a previous owner stored its result. Hands it on and deletes the
+ * task; undefined when that write had stopped half-way, discarded now, so the function runs again.
+ */
+async function handOnStoredResult(
+  claim: Claim,
+  context: PerformContext,
+  { children, definition }: ClaimedTask,
+  keepResult: boolean,
+): Promise<'finished-previous' | undefined> {
+  const { store } = context;
+  const stored = await readStoredResult(store, claim.task, context.execution.maxResultBytes);
+  if (stored !== undefined) {
+    // Its `ready` is still there, so its history record may not be (the record goes before `ready`): kept now, as far as it is known.
+    const history =
+      children.includes(READY) && !(definition instanceof PrefetchError)
+        ? await handedOnRecord(store, claim, children, definition)
+        : undefined;
+    await store.finish(claim, stored, {
+      keepResult,
+      refeed: true,
+      ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}),
+      ...(history ? { history } : {}),
+    });
+    return 'finished-previous';
   }
-  if (definition instanceof PrefetchError) throw definition.error;
-  if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX)))
-    return 'not-runnable';
-  // Given back before any input is read or slot taken, uncharged: the worker leaves it to one that allows shell tasks.
-  if ('fn' in definition && definition.fn === SHELL_FUNCTION && !context.execution.allowShell)
-    throw new ShellDisabledError(claim.task);
+  if (!children.includes(READY)) {
+    // A deletion stopped half-way through the result: every dependent was fed before it started.
+    await store.deleteTask(claim, undefined);
+    return 'finished-previous';
+  }
+  await store.discardResult(claim); // a write that stopped half-way: run the function again
+  return undefined;
+}
 
-  let failedTries = 0;
-  if (children.includes(ATTEMPTS)) {
-    const attempts = await store.readAttempts(claim.task);
-    failedTries = attempts?.failures ?? 0;
-    if (
-      attempts !== undefined &&
-      attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts
-    ) {
-      await store.markFailed(claim, attempts.lastFailure);
-      return 'failed';
-    }
-    if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
+/**
+ * The task's earlier failed tries, or what became of it instead: marked failed when they used up
+ * its attempts, not runnable while its retry delay is not over.
+ */
+async function countFailedTries(
+  claim: Claim,
+  store: TaskStore,
+  children: readonly string[],
+  definition: TaskDefinition,
+): Promise<number | 'failed' | 'not-runnable'> {
+  if (!children.includes(ATTEMPTS)) return 0;
+  const attempts = await store.readAttempts(claim.task);
+  const failedTries = attempts?.failures ?? 0;
+  if (
+    attempts !== undefined &&
+    attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts
+  ) {
+    await store.markFailed(claim, attempts.lastFailure);
+    return 'failed';
   }
-  if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
-  const vouched = (): boolean => context.controlView?.knownUnhalted(claim.plan) === true;
-  const readControl = async (): Promise<boolean> => {
-    const readAt = performance.now();
-    const halted = await store.isPlanHalted(claim.plan);
-    if (!halted) context.controlView?.controlAbsent(claim.plan, readAt);
-    return halted;
+  if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
+  return failedTries;
+}
+
+/** Whether the plan is paused or cancelled: vouched for by the process's watch, or read from its control node. */
+interface PlanControl {
+  /** True when the process's view of the plan vouches that it is neither paused nor cancelled. */
+  vouched(): boolean;
+  /** Reads the plan's control node; tells the process's view when it is absent. */
+  read(): Promise<boolean>;
+}
+
+function planControl(claim: Claim, context: PerformContext): PlanControl {
+  return {
+    vouched: () => context.controlView?.knownUnhalted(claim.plan) === true,
+    read: async () => {
+      const readAt = performance.now();
+      const halted = await context.store.isPlanHalted(claim.plan);
+      if (!halted) context.controlView?.controlAbsent(claim.plan, readAt);
+      return halted;
+    },
   };
+}
+
+/**
+ * What the function needs and the plan's state, read together once the task is known runnable:
+ * its arguments (undefined when the task is gone), its dependents' links, the plan's settings, and
+ * its control node unless the process's view vouches for the plan. The task's ACLs are checked in
+ * the same round.
+ */
+async function readInputs(
+  claim: Claim,
+  context: PerformContext,
+  children: readonly string[],
+  control: PlanControl,
+) {
+  const { store } = context;
   const [args, links, settings, haltedRead] = await Promise.all([
     store.readArgs(claim.task, children, context.execution.maxResultBytes),
     store.readLinks(claim.task, children),
     store.readPlanSettings(claim.plan),
-    vouched() ? undefined : readControl(),
+    control.vouched() ? undefined : control.read(),
     store.assertOwnAcls(claim.plan, claim.task),
   ]);
-  if (args === undefined) return 'gone';
+  return { args, links, settings, haltedRead };
+}
+
+/** Why the task must not start although it is runnable: its plan is paused, cancelled, or failed (failFast); undefined otherwise. */
+async function planStopsTask(
+  claim: Claim,
+  store: TaskStore,
+  { settings, haltedRead }: { settings: PlanSettings; haltedRead: boolean | undefined },
+  control: PlanControl,
+): Promise<'plan-halted' | 'plan-failed' | undefined> {
   // A pause or cancel acknowledged before the claim is seen, whatever the watch said: either the control node is read after
   // the claim (the session's order), or the process's plan watch has not fired since its last read: every pause and cancel
   // touches the plan node after its record, and ZooKeeper delivers that notification before the reply to the claim (a write
   // ordered after the touch) and to what this session sent after it.
-  const halted = haltedRead ?? (vouched() ? false : await readControl());
+  const halted = haltedRead ?? (control.vouched() ? false : await control.read());
   if (halted) return 'plan-halted';
   // Read after the claim: a plan that failed before it is seen, whatever the process's watch said.
   if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan)))
     return 'plan-failed';
-  // A slot of its key's limit, held from here until the function returns (src/limits).
-  const slot =
-    definition.concurrencyKey === undefined
-      ? undefined
-      : await acquireSlot(claim, definition.concurrencyKey, context);
-  if (slot?.kind === 'full') return 'limit-full';
-  const lease = slot?.kind === 'held' ? slot.lease : undefined;
+  return undefined;
+}
+
+/** A try about to run: the claim, what was read to run it, and how many tries failed before it. */
+interface RunningTry {
+  readonly claim: Claim;
+  readonly context: PerformContext;
+  readonly definition: TaskDefinition;
+  readonly settings: PlanSettings;
+  readonly failedTries: number;
+}
+
+/**
+ * Runs the function with the task's log open and its timeout, then frees its slot and writes its
+ * last log lines, whether it returned or threw.
+ */
+async function runTry(
+  { claim, context, definition, settings, failedTries }: RunningTry,
+  args: NonNullable<Awaited<ReturnType<TaskStore['readArgs']>>>,
+  lease: SlotLease | undefined,
+  onStart: ((start: TryStart) => void) | undefined,
+): Promise<{ value: unknown; startedAt: Date }> {
   let value: unknown;
   let startedAt = new Date();
   const attempt = failedTries + 1;
@@ -200,6 +326,16 @@ export async function performTask(
     if (lease !== undefined) await releaseSlot(lease, context);
     await log?.finish(); // the last lines are in ZooKeeper before the try's completion or failure is
   }
+  return { value, startedAt };
+}
+
+/** Stores the function's result, with its history record if the plan keeps one, hands it to the dependents and deletes the task. */
+async function storeResult(
+  { claim, context, definition, settings, failedTries }: RunningTry,
+  { value, startedAt }: { value: unknown; startedAt: Date },
+  links: Awaited<ReturnType<TaskStore['readLinks']>>,
+  keepResult: boolean,
+): Promise<void> {
   const encoded = encodeValue(
     value,
     `The result of task ${claim.task}`,
@@ -217,14 +353,13 @@ export async function performTask(
         failedTries,
       }
     : undefined;
-  await store.finish(claim, encoded, {
+  await context.store.finish(claim, encoded, {
     keepResult,
     storeMaxBytes: context.execution.maxResultBytes,
     links,
     ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}),
     ...(history ? { history } : {}),
   });
-  return 'completed';
 }
 
 /** The try about to start: its function, key, plan name and number, out of what performTask read. */

@@ -1,6 +1,6 @@
 /**
- * The pages' side of the view's HTTP API (src/ui/ui-server.ts): JSON reads, the event streams,
- * and the write actions with their bearer token. Every answer's shape is a type of ui-wire.ts.
+ * The pages' side of the view's HTTP API (src/ui/ui-server.ts and its *-routes.ts): JSON reads, the
+ * event streams, and the write actions with their bearer token. Every answer's shape is a type of ui-wire.ts.
  */
 import type { UiErrorBody } from '../ui-wire.js';
 

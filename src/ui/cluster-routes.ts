@@ -1,0 +1,23 @@
+/**
+ * The web view's route of the cluster: the plans page's section of live workers, limits,
+ * schedules and jobs (read by ui-cluster.ts), polled by the page.
+ */
+import { sendJson } from './http-answers.js';
+import { readCluster } from './ui-cluster.js';
+import type { UiRoute } from './ui-context.js';
+
+export const CLUSTER_ROUTES: Readonly<Record<string, UiRoute>> = {
+  '/api/cluster': async (ctx, _req, res) => {
+    sendJson(
+      res,
+      200,
+      await readCluster(
+        ctx.zkPlan,
+        ctx.parent,
+        ctx.actionsToken !== undefined,
+        ctx.schedules,
+        ctx.jobs,
+      ),
+    );
+  },
+};
