@@ -5,16 +5,17 @@
  * the real setImmediate), and moves fake time forward only when nothing is queued (or, now and
  * then, while something is: a slow network). Faults and API calls are injected at seeded points.
  *
- * Requires vitest fake timers (see `firstViolation` in seeds.ts), so that all engine time is simulated time.
+ * Requires vitest fake timers (see `firstViolation` in seeds.ts), so that all engine time is
+ * simulated time.
  */
 import { vi } from 'vitest';
 import { PlanFinishedError } from '../../src/errors/plan-errors.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
-import { SimProcess, SimWriter, type SimPlan } from './cluster.js';
 import { streamFor, type Prng } from '../sim-harness/prng.js';
 import { flush } from '../sim-harness/settle-operations.js';
 import { SimulatedClock } from '../sim-harness/simulated-clock.js';
 import type { SeedResult } from '../sim-harness/violation-report.js';
+import { SimProcess, SimWriter, type SimPlan } from './cluster.js';
 import { SimObserver } from './observer.js';
 import { drawWorkload, type SimWorkload, type WorkloadProfile } from './workload.js';
 
@@ -44,7 +45,8 @@ export async function runSeed(
   // Simulated wall-clock time: the seed starts at the same instant, and moves only with the fake timers.
   const clock = new SimulatedClock(SIMULATION_EPOCH);
   clock.install();
-  // Replaced outright and put back below, not spied on: a spy would record each of its many calls.
+  // Math.random reads a stream of the seed; replaced outright and put back below, not spied on: a
+  // spy would record each of its many calls.
   const mathRandom = streamFor(seed, 'Math.random');
   const realRandom = Math.random;
   Math.random = () => mathRandom.next();
