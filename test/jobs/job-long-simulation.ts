@@ -22,8 +22,12 @@ import type { JobMode } from '../../src/jobs/job-definition.js';
 import { JobStore } from '../../src/jobs/job-store.js';
 import { Jobs } from '../../src/jobs/jobs.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
-import { streamFor } from '../simulation/prng.js';
-import { settleOperations } from '../support/settle-operations.js';
+import { crashAndExpire, detachAndExpire } from '../sim-harness/fault-schedule.js';
+import { streamFor } from '../sim-harness/prng.js';
+import { seedsFromEnv } from '../sim-harness/seed-runner.js';
+import { settleOperations } from '../sim-harness/settle-operations.js';
+import { SimulatedClock } from '../sim-harness/simulated-clock.js';
+import type { SeedResult } from '../sim-harness/violation-report.js';
 import {
   itemsWorkedByTwo,
   jobParticipants,
@@ -39,14 +43,8 @@ const TIMING = { leaseMs: 20_000, marginMs: 4_000, driftMs: 2_000 };
 const SESSION_TIMEOUT_MS = 40_000;
 const HOUR = 3_600_000;
 
-/** Timers faked for the simulation (Date is stubbed separately, see runLongJobSeed). */
-export const LONG_JOB_FAKED_TIMERS = [
-  'setTimeout',
-  'clearTimeout',
-  'setInterval',
-  'clearInterval',
-  'performance',
-] as const;
+/** The seeds its test and the self-test of its mutant run (JOB_LONG_SIM_SEEDS, JOB_LONG_SIM_SEED). */
+export const LONG_JOB_SEEDS = seedsFromEnv('JOB_LONG_SIM', 12);
 
 interface LongProcess extends SimulatedJobProcess<
   'running' | 'cut-off' | 'frozen' | 'dead' | 'stopping'
@@ -57,9 +55,7 @@ interface LongProcess extends SimulatedJobProcess<
   backAt?: number;
 }
 
-export interface LongJobSimResult {
-  readonly seed: number;
-  readonly violation: string | undefined;
+export interface LongJobSimResult extends SeedResult {
   readonly events: string[];
   readonly simulatedHours: number;
 }
@@ -69,8 +65,8 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   const manual = new ManualScheduler();
   const server = new MemoryZooKeeper({ scheduler: manual, followers: random.pick([0, 0, 1, 2]) });
   const events: string[] = [];
-  const started = performance.now();
-  const now = (): number => T0 + Math.round(performance.now() - started);
+  const simulatedClock = new SimulatedClock(T0);
+  const { now } = simulatedClock;
   const note = (what: string): void =>
     void events.push(`${Math.round((now() - T0) / 1000)} s: ${what}`);
   let violation: string | undefined;
@@ -196,15 +192,13 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
     const back = now() + random.int(1, 60) * 1_000;
     switch (kind) {
       case 'crash':
-        target.zk.crash();
+        crashAndExpire(server, target.zk);
         target.state = 'dead';
-        if (sessionId !== undefined) server.expireSession(sessionId);
         return;
       case 'detach':
         target.state = 'cut-off';
         target.backAt = back;
-        target.zk.disconnect(); // it hears of the expiry only once it reconnects
-        if (sessionId !== undefined) server.expireSession(sessionId);
+        detachAndExpire(server, target.zk);
         return;
       case 'freeze':
         target.state = 'frozen';
@@ -393,9 +387,7 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
     await jobs.setWorkPool(NAME, items).catch(() => undefined);
   };
 
-  // Replaced outright and put back below, not spied on: a spy would record each of its many calls.
-  const realDateNow = Date.now;
-  Date.now = now;
+  simulatedClock.install();
   try {
     spawn();
     spawn();
@@ -436,7 +428,7 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
       simulatedHours: (now() - T0) / HOUR,
     };
   } finally {
-    Date.now = realDateNow;
+    simulatedClock.restore();
     for (const proc of processes) if (proc.state !== 'dead') proc.zk.crash();
     admin.crash();
     vi.clearAllTimers();

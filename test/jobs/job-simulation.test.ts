@@ -4,22 +4,24 @@
  * violation there is the mutant's doing.
  */
 import { describe, expect, it } from 'vitest';
-import { JOB_SEEDS } from './job-seeds.js';
-import { runJobSeed, type JobSimResult } from './job-simulation.js';
-
-function report(result: JobSimResult): string {
-  return `seed ${result.seed}: ${result.violation}\nfaults: ${result.faults.join('; ')}\nreplay: JOB_SIM_SEED=${result.seed}`;
-}
+import { firstViolation } from '../sim-harness/seed-runner.js';
+import { reportViolation } from '../sim-harness/violation-report.js';
+import { JOB_SEEDS, runJobSeed } from './job-simulation.js';
 
 describe('job simulation', () => {
   it(
     `never has two live holders working on one item over ${JOB_SEEDS.length} seeds of crashes, detaches, blips, lost replies, clock moves, stops, new workers and pool changes`,
     { timeout: 900_000 },
     async () => {
-      for (const seed of JOB_SEEDS) {
-        const result = await runJobSeed(seed);
-        if (result.violation !== undefined) expect.fail(report(result));
-      }
+      const failing = await firstViolation(JOB_SEEDS, runJobSeed);
+      if (failing !== undefined)
+        expect.fail(
+          reportViolation(failing, {
+            listName: 'faults',
+            list: failing.faults,
+            replay: `JOB_SIM_SEED=${failing.seed}`,
+          }),
+        );
     },
   );
 });

@@ -23,7 +23,11 @@ import type { AssignmentRecord } from '../../src/jobs/job-store.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { jobNodes, jobsNodes } from '../../src/zk/layout.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
-import { Prng } from '../simulation/prng.js';
+import { crashAndExpire, detachAndExpire } from '../sim-harness/fault-schedule.js';
+import { Prng } from '../sim-harness/prng.js';
+import { seedsFromEnv } from '../sim-harness/seed-runner.js';
+import { settleOperations } from '../sim-harness/settle-operations.js';
+import type { SeedResult } from '../sim-harness/violation-report.js';
 import {
   itemsWorkedByTwo,
   jobParticipants,
@@ -31,8 +35,8 @@ import {
   type SimulatedJobProcess,
 } from './support/job-participants.js';
 
-const realSetImmediate = globalThis.setImmediate;
-const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
+/** The seeds its test and the self-tests of its mutants run (JOB_SIM_SEEDS, JOB_SIM_SEED). */
+export const JOB_SEEDS = seedsFromEnv('JOB_SIM', 80);
 
 const JOBS = '/jobs';
 const T0 = Date.UTC(2026, 10, 25, 3, 0, 0);
@@ -49,9 +53,7 @@ interface SimProcess extends SimulatedJobProcess<'running' | 'detached' | 'dead'
   reattachAt?: number;
 }
 
-export interface JobSimResult {
-  readonly seed: number;
-  readonly violation: string | undefined;
+export interface JobSimResult extends SeedResult {
   readonly faults: string[];
 }
 
@@ -112,19 +114,17 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
       violation = `${now - T0} ms: item ${twice.item} worked on by ${twice.by.join(' and ')}`;
   };
 
-  const settle = async (faultRate: number): Promise<void> => {
-    for (let steps = 0; steps < 50_000; steps++) {
-      await flush();
-      check();
-      const pending = manual.pending().filter((name) => !detached.has(name));
-      if (pending.length === 0) return;
-      const client = random.pick(pending);
-      if (faultRate > 0 && random.chance(faultRate)) inject(client);
-      if (!manual.pending().includes(client) || detached.has(client)) continue;
-      manual.step(client);
-    }
-    throw new Error('operations still pending after 50 000 steps');
-  };
+  const settle = (faultRate: number): Promise<void> =>
+    settleOperations({
+      manual,
+      server,
+      random,
+      pending: () => manual.pending().filter((name) => !detached.has(name)),
+      faultRate,
+      inject,
+      check,
+      lookAgainWhenQuiet: false,
+    });
 
   const inject = (client: string): void => {
     const target = processes.find((proc) => proc.name === client && proc.state === 'running');
@@ -132,17 +132,13 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
     const kind = random.pick(['crash', 'detach', 'blip', 'lost-reply', 'clock', 'stop'] as const);
     faults.push(`${now - T0} ms: ${kind} ${client}`);
     if (kind === 'crash') {
-      const sessionId = target.zk.sessionId;
-      target.zk.crash();
+      crashAndExpire(server, target.zk);
       target.state = 'dead';
-      if (sessionId !== undefined) server.expireSession(sessionId);
     } else if (kind === 'detach') {
       target.state = 'detached';
       detached.add(client);
       target.reattachAt = now + random.int(1, 5) * 500;
-      const sessionId = target.zk.sessionId;
-      target.zk.disconnect(); // cut off: it hears of the expiry only once it reconnects
-      if (sessionId !== undefined) server.expireSession(sessionId);
+      detachAndExpire(server, target.zk);
     } else if (kind === 'blip') {
       // Disconnected for less than the session timeout: the session lives, and what it had sent is sent again on reconnecting.
       target.state = 'detached';

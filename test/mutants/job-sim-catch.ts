@@ -5,20 +5,9 @@
  * product as it is and expects them all to pass, in every suite run, so a violation here is the
  * mutant's doing.
  */
-import { expect } from 'vitest';
-import { JOB_SEEDS } from '../jobs/job-seeds.js';
-import { runJobSeed } from '../jobs/job-simulation.js';
-import { searchSeeds } from './search-seeds.js';
+import { JOB_SEEDS, runJobSeed } from '../jobs/job-simulation.js';
+import { expectSearchCatches } from './search-seeds.js';
 
 export async function expectJobSimulationCatches(mutant: string): Promise<void> {
-  const seeds = searchSeeds(mutant, JOB_SEEDS);
-  for (const seed of seeds) {
-    const result = await runJobSeed(seed);
-    if (result.violation === undefined) continue;
-    console.log(
-      `${mutant}: caught by seed ${seed} (searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`,
-    );
-    return;
-  }
-  expect.fail(`no seed of ${seeds[0]}…${seeds.at(-1)} caught the mutant ${mutant}`);
+  await expectSearchCatches(mutant, JOB_SEEDS, runJobSeed);
 }

@@ -24,8 +24,9 @@ export interface MutantFile {
  * seeds test/simulation/sim-*.test.ts run on the product; 'plan-stress' its `stress` profile, which
  * only test/simulation/stress-baseline.test.ts runs on the product, and only at the seeds recorded
  * here (plan-sim-catch.ts says why that is enough). 'schedule' and 'schedule-skip' are the schedule
- * simulation's seeds with overlap 'allow' and 'skip' (schedule-seeds.ts), 'job' the job simulation's
- * (job-seeds.ts), 'long-schedule' and 'long-job' the long-horizon simulations'.
+ * simulation's seeds with overlap 'allow' and 'skip' (SCHEDULE_SEEDS and SCHEDULE_SKIP_SEEDS in
+ * schedule-simulation.ts), 'job' the job simulation's (JOB_SEEDS in job-simulation.ts),
+ * 'long-schedule' and 'long-job' the long-horizon simulations'.
  */
 export type MutantSimulation =
   'plan' | 'plan-stress' | 'schedule' | 'schedule-skip' | 'job' | 'long-schedule' | 'long-job';

@@ -5,28 +5,22 @@
  * test/schedule/schedule-simulation.test.ts runs each of those seeds in the same mode on the product
  * as it is and expects them all to pass, in every suite run, so a violation here is the mutant's doing.
  */
-import { expect } from 'vitest';
-import { SCHEDULE_SEEDS, SCHEDULE_SKIP_SEEDS } from '../schedule/schedule-seeds.js';
-import { runScheduleSeed, type ScheduleSimOptions } from '../schedule/schedule-simulation.js';
-import { searchSeeds } from './search-seeds.js';
+import {
+  SCHEDULE_SEEDS,
+  SCHEDULE_SKIP_SEEDS,
+  runScheduleSeed,
+  type ScheduleSimOptions,
+} from '../schedule/schedule-simulation.js';
+import { expectSearchCatches } from './search-seeds.js';
 
 export async function expectScheduleSimulationCatches(
   mutant: string,
   options: ScheduleSimOptions,
 ): Promise<void> {
-  const seeds = searchSeeds(
+  await expectSearchCatches(
     mutant,
     options.overlap === 'skip' ? SCHEDULE_SKIP_SEEDS : SCHEDULE_SEEDS,
-  );
-  for (const seed of seeds) {
-    const result = await runScheduleSeed(seed, options);
-    if (result.violation === undefined) continue;
-    console.log(
-      `${mutant}: caught by seed ${seed} (overlap '${options.overlap}', searched from seed ${seeds[0]}): ${result.violation.split('\n')[0]}`,
-    );
-    return;
-  }
-  expect.fail(
-    `no seed of ${seeds[0]}…${seeds.at(-1)} (overlap '${options.overlap}') caught the mutant ${mutant}`,
+    (seed) => runScheduleSeed(seed, options),
+    `overlap '${options.overlap}'`,
   );
 }

@@ -11,6 +11,9 @@
  * mutant, the seed to record. (The 'plan-stress' mutants run only their recorded seed unless
  * MUTANT_SEARCH_FROM is set: plan-sim-catch.ts says why.)
  */
+import { expect } from 'vitest';
+import { firstViolation } from '../sim-harness/seed-runner.js';
+import type { SeedResult } from '../sim-harness/violation-report.js';
 import { MUTANTS } from './mutants.js';
 
 /** The seed MUTANT_SEARCH_FROM names, when it is set: a search anew from that seed, whatever was recorded. */
@@ -23,4 +26,26 @@ export function searchSeeds(mutant: string, suiteSeeds: readonly number[]): numb
   const from =
     searchOverride() ?? MUTANTS.find((candidate) => candidate.name === mutant)?.searchFrom ?? 1;
   return suiteSeeds.filter((seed) => seed >= from);
+}
+
+/**
+ * The self-test of a mutant that one of the schedule or job simulations catches: the first of the
+ * suite's seeds from the mutant's `searchFrom` on that breaks an invariant with the mutant in place.
+ * `mode` names a variant of the simulation in what it prints (the schedule simulation's overlap).
+ */
+export async function expectSearchCatches(
+  mutant: string,
+  suiteSeeds: readonly number[],
+  run: (seed: number) => Promise<SeedResult>,
+  mode?: string,
+): Promise<void> {
+  const seeds = searchSeeds(mutant, suiteSeeds);
+  const caught = await firstViolation(seeds, run);
+  if (caught === undefined)
+    expect.fail(
+      `no seed of ${seeds[0]}…${seeds.at(-1)}${mode === undefined ? '' : ` (${mode})`} caught the mutant ${mutant}`,
+    );
+  console.log(
+    `${mutant}: caught by seed ${caught.seed} (${mode === undefined ? '' : `${mode}, `}searched from seed ${seeds[0]}): ${caught.violation?.split('\n')[0]}`,
+  );
 }

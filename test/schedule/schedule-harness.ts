@@ -14,7 +14,7 @@ import { TaskStore } from '../../src/store/task-store.js';
 import { afterEach } from 'vitest';
 import type { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import { memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
-import { stableHash } from '../simulation/prng.js';
+import { stableHash } from '../sim-harness/prng.js';
 import { isPlanName } from '../../src/zk/layout.js';
 
 export const SCHEDULES = '/schedules';

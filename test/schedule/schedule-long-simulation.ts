@@ -24,8 +24,11 @@ import type { TickRecord } from '../../src/schedule/tick-record.js';
 import type { StoredSchedule } from '../../src/schedule/schedule-definition.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { isPlanName, scheduleNodes } from '../../src/zk/layout.js';
-import { type Prng, streamFor } from '../simulation/prng.js';
-import { settleOperations } from '../support/settle-operations.js';
+import { crashAndExpire, freezeAndExpire } from '../sim-harness/fault-schedule.js';
+import { type Prng, streamFor } from '../sim-harness/prng.js';
+import { seedsFromEnv } from '../sim-harness/seed-runner.js';
+import { settleOperations } from '../sim-harness/settle-operations.js';
+import type { SeedResult } from '../sim-harness/violation-report.js';
 import {
   PLANS,
   SCHEDULES,
@@ -41,6 +44,9 @@ const NAME = 'nightly';
 const TICKS = scheduleNodes(SCHEDULES, NAME).ticks;
 const SCHEDULE_NODE = scheduleNodes(SCHEDULES, NAME).node;
 const TICK_RECORD = new RegExp(`^${TICKS}/((?:tick|manual)-[^/]+)$`);
+
+/** The seeds its test and the self-test of its mutant run (SCHEDULE_LONG_SIM_SEEDS, SCHEDULE_LONG_SIM_SEED). */
+export const LONG_SCHEDULE_SEEDS = seedsFromEnv('SCHEDULE_LONG_SIM', 40);
 
 interface LongScheduler {
   proc: SchedulerProcess;
@@ -61,9 +67,7 @@ interface Policy {
   misfireGraceMs: number;
 }
 
-export interface LongScheduleSimResult {
-  readonly seed: number;
-  readonly violation: string | undefined;
+export interface LongScheduleSimResult extends SeedResult {
   readonly events: string[];
   readonly simulatedHours: number;
   /** The tick records and plans left at the end, by name: what a replay of the seed must make again. */
@@ -207,17 +211,14 @@ export async function runLongScheduleSeed(seed: number, hours = 3): Promise<Long
     ] as const);
     note(`${kind} ${client}`);
     const { zk } = target.proc;
-    const sessionId = zk.sessionId;
     if (kind === 'crash') {
-      zk.crash();
+      crashAndExpire(server, zk);
       target.state = 'dead';
-      if (sessionId !== undefined) server.expireSession(sessionId);
     } else if (kind === 'freeze') {
       target.state = 'frozen';
       frozen.add(client);
-      zk.freeze();
       target.wakeAt = now + random.int(1, 60) * 1_000;
-      if (sessionId !== undefined) server.expireSession(sessionId); // it hears of it only when it wakes
+      freezeAndExpire(server, zk);
     } else if (kind === 'lost-reply' || kind === 'lost-reply-expired' || kind === 'lost-send') {
       // Cut off until a later step (others go on meanwhile); the driver reconnects it then.
       cutOff.set(client, { client: zk, at: now + random.int(1, 60) * 1_000 });

@@ -4,26 +4,21 @@
  * passes here on the product, so a violation there is the mutant's doing.
  */
 import { describe, expect, it } from 'vitest';
-import { SCHEDULE_SEEDS, SCHEDULE_SKIP_SEEDS } from './schedule-seeds.js';
+import { firstViolation } from '../sim-harness/seed-runner.js';
+import { reportViolation } from '../sim-harness/violation-report.js';
 import {
+  SCHEDULE_SEEDS,
+  SCHEDULE_SKIP_SEEDS,
   runScheduleSeed,
-  type ScheduleSimOptions,
   type ScheduleSimResult,
 } from './schedule-simulation.js';
 
 function report(result: ScheduleSimResult): string {
-  return `seed ${result.seed}: ${result.violation}\nfaults: ${result.faults.join('; ')}\nreplay: SCHEDULE_SIM_SEED=${result.seed}`;
-}
-
-async function firstViolation(
-  seeds: readonly number[],
-  options?: ScheduleSimOptions,
-): Promise<ScheduleSimResult | undefined> {
-  for (const seed of seeds) {
-    const result = await runScheduleSeed(seed, options);
-    if (result.violation !== undefined) return result;
-  }
-  return undefined;
+  return reportViolation(result, {
+    listName: 'faults',
+    list: result.faults,
+    replay: `SCHEDULE_SIM_SEED=${result.seed}`,
+  });
 }
 
 describe('schedule simulation', () => {
@@ -31,7 +26,7 @@ describe('schedule simulation', () => {
     `keeps one whole plan per tick over ${SCHEDULE_SEEDS.length} seeds of crashes, freezes, lost replies and clock jumps`,
     { timeout: 600_000 },
     async () => {
-      const failing = await firstViolation(SCHEDULE_SEEDS);
+      const failing = await firstViolation(SCHEDULE_SEEDS, (seed) => runScheduleSeed(seed));
       if (failing !== undefined) expect.fail(report(failing));
     },
   );
@@ -40,7 +35,9 @@ describe('schedule simulation', () => {
     `with overlap 'skip', manual triggers and runs that end: never a cron run beside an unfinished earlier run, over ${SCHEDULE_SKIP_SEEDS.length} seeds`,
     { timeout: 600_000 },
     async () => {
-      const failing = await firstViolation(SCHEDULE_SKIP_SEEDS, { overlap: 'skip' });
+      const failing = await firstViolation(SCHEDULE_SKIP_SEEDS, (seed) =>
+        runScheduleSeed(seed, { overlap: 'skip' }),
+      );
       if (failing !== undefined) expect.fail(report(failing));
     },
   );

@@ -26,7 +26,11 @@ import {
 } from '../../src/schedule/tick-record.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
-import { Prng } from '../simulation/prng.js';
+import { crashAndExpire, freezeAndExpire } from '../sim-harness/fault-schedule.js';
+import { Prng } from '../sim-harness/prng.js';
+import { seedsFromEnv } from '../sim-harness/seed-runner.js';
+import { settleOperations } from '../sim-harness/settle-operations.js';
+import type { SeedResult } from '../sim-harness/violation-report.js';
 import {
   PLANS,
   SCHEDULES,
@@ -37,8 +41,16 @@ import {
   type SchedulerProcess,
 } from './schedule-harness.js';
 
-const realSetImmediate = globalThis.setImmediate;
-const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
+/**
+ * The seeds its test and the self-tests of its mutants run (SCHEDULE_SIM_SEEDS, SCHEDULE_SIM_SEED):
+ * with overlap 'allow'.
+ */
+export const SCHEDULE_SEEDS = seedsFromEnv('SCHEDULE_SIM', 400);
+/** Run with overlap 'skip', manual triggers and runs that end: the first of SCHEDULE_SEEDS. */
+export const SCHEDULE_SKIP_SEEDS: readonly number[] =
+  (process.env['SCHEDULE_SIM_SEED'] ?? '') !== ''
+    ? SCHEDULE_SEEDS
+    : SCHEDULE_SEEDS.slice(0, Number(process.env['SCHEDULE_SIM_SKIP_SEEDS'] ?? 150));
 
 const WINDOW_MS = 12_000;
 const STEP_MS = 250;
@@ -57,9 +69,7 @@ export interface ScheduleSimOptions {
   readonly overlap: 'allow' | 'skip';
 }
 
-export interface ScheduleSimResult {
-  readonly seed: number;
-  readonly violation: string | undefined;
+export interface ScheduleSimResult extends SeedResult {
   readonly faults: string[];
 }
 
@@ -92,19 +102,20 @@ export async function runScheduleSeed(
   };
 
   // Lets the operations of the running clients land in a seeded order until none is waiting.
-  const settle = async (faultRate: number): Promise<void> => {
-    for (let steps = 0; steps < 20_000; steps++) {
-      await flush();
-      const pending = manual.pending().filter((name) => !frozenClients.has(name));
-      if (pending.length === 0) return;
-      const client = random.pick(pending);
-      if (faultRate > 0 && random.chance(faultRate)) injectFault(client);
-      if (!manual.pending().includes(client) || frozenClients.has(client)) continue;
-      manual.step(client);
-      overlapViolation ??= overlaps?.observe();
-    }
-    throw new Error('operations still pending after 20 000 steps');
-  };
+  const settle = (faultRate: number): Promise<void> =>
+    settleOperations({
+      manual,
+      server,
+      random,
+      pending: () => manual.pending().filter((name) => !frozenClients.has(name)),
+      faultRate,
+      inject: injectFault,
+      afterStep: () => {
+        overlapViolation ??= overlaps?.observe();
+      },
+      lookAgainWhenQuiet: false,
+      maxSteps: 20_000,
+    });
 
   const injectFault = (client: string): void => {
     const target = schedulers.find((s) => s.proc.name === client && s.state === 'running');
@@ -112,17 +123,13 @@ export async function runScheduleSeed(
     const kind = random.pick(['crash', 'freeze', 'lost-reply', 'clock'] as const);
     faults.push(`${now - T0} ms: ${kind} ${client}`);
     if (kind === 'crash') {
-      const sessionId = target.proc.zk.sessionId;
-      target.proc.zk.crash();
+      crashAndExpire(server, target.proc.zk);
       target.state = 'dead';
-      if (sessionId !== undefined) server.expireSession(sessionId);
     } else if (kind === 'freeze') {
       target.state = 'frozen';
       frozenClients.add(client);
       target.thawAt = now + random.int(1, 4) * 1_000;
-      const sessionId = target.proc.zk.sessionId;
-      target.proc.zk.freeze();
-      if (sessionId !== undefined) server.expireSession(sessionId); // it only hears of it when it wakes, as a frozen process would
+      freezeAndExpire(server, target.proc.zk);
     } else if (kind === 'lost-reply') target.proc.zk.loseNextReply();
     else target.skew += random.int(-3_000, 3_000);
   };

@@ -19,7 +19,7 @@ import {
   type SpecContext,
   type TaskSpecEntry,
 } from '../../src/spec/plan-spec.js';
-import { Prng } from '../simulation/prng.js';
+import { Prng } from '../sim-harness/prng.js';
 import { expectThrows } from '../support/expect-error.js';
 
 const TASKS = 100_000;

@@ -13,7 +13,7 @@ import { ZkPlan } from '../../src/zk-plan.js';
 import type { MemoryZkClient, MemoryZooKeeper } from '../../src/testing/index.js';
 import type { WorkerPool } from '../../src/worker/worker-pool.js';
 import type { SimObserver } from './observer.js';
-import { stableHash } from './prng.js';
+import { stableHash } from '../sim-harness/prng.js';
 import type { SimPlanSpec, SimTaskParams } from './workload.js';
 
 export const PARENT = '/plans';

@@ -1,6 +1,7 @@
 /** Determinism: the same seed, run twice (with other seeds in between), applies the same operations in the same order. */
 import { describe, expect, it, vi } from 'vitest';
-import { FAKED_TIMERS, runSeed } from './simulation.js';
+import { FAKED_TIMERS } from '../sim-harness/simulated-clock.js';
+import { runSeed } from './simulation.js';
 
 describe('seeded simulation: replay', () => {
   it('runs one seed twice with exactly the same trace', async () => {

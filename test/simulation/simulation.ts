@@ -5,19 +5,19 @@
  * the real setImmediate), and moves fake time forward only when nothing is queued (or, now and
  * then, while something is: a slow network). Faults and API calls are injected at seeded points.
  *
- * Requires vitest fake timers (see `runSeeds`), so that all engine time is simulated time.
+ * Requires vitest fake timers (see `firstViolation` in seeds.ts), so that all engine time is
+ * simulated time.
  */
 import { vi } from 'vitest';
 import { PlanFinishedError } from '../../src/errors/plan-errors.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
+import { streamFor, type Prng } from '../sim-harness/prng.js';
+import { flush } from '../sim-harness/settle-operations.js';
+import { SimulatedClock } from '../sim-harness/simulated-clock.js';
+import type { SeedResult } from '../sim-harness/violation-report.js';
 import { SimProcess, SimWriter, type SimPlan } from './cluster.js';
 import { SimObserver } from './observer.js';
-import { streamFor, type Prng } from './prng.js';
 import { drawWorkload, type SimWorkload, type WorkloadProfile } from './workload.js';
-
-/** Captured before any test installs fake timers: draining must never depend on fake time. */
-const realSetImmediate = globalThis.setImmediate;
-const flush = (): Promise<void> => new Promise((resolve) => realSetImmediate(resolve));
 
 /** Invariant 4: every plan ends within this much simulated time after the last fault. */
 export const END_WITHIN_MS = 10 * 60_000;
@@ -30,39 +30,23 @@ const SIMULATION_EPOCH = Date.UTC(2030, 0, 1);
 /** Chance, per step with operations queued, that time moves on anyway. */
 const ADVANCE_WHILE_BUSY = 0.02;
 
-export interface SimulationResult {
-  readonly seed: number;
+export interface SimulationResult extends SeedResult {
   readonly trace: readonly string[];
-  readonly violation: string | undefined;
   readonly steps: number;
   readonly simulatedMs: number;
 }
 
-/**
- * Timers faked for the simulation. `Date` is not among them: the fake Date's instances have their own
- * prototype, which the codec refuses to store ("an instance of Date, which would lose its class").
- * `Date.now` is stubbed per seed instead (see `runSeed`), from the fake `performance.now()`; `new Date()`
- * then reads the real clock, but the engine only stores such dates, it never decides by them.
- */
-export const FAKED_TIMERS = [
-  'setTimeout',
-  'clearTimeout',
-  'setInterval',
-  'clearInterval',
-  'performance',
-] as const;
-
-/** Runs one seed on fake timers (installed by the caller with FAKED_TIMERS). */
+/** Runs one seed on fake timers (installed by the caller with FAKED_TIMERS, test/sim-harness/simulated-clock.ts). */
 export async function runSeed(
   seed: number,
   profile: WorkloadProfile = 'default',
 ): Promise<SimulationResult> {
   vi.clearAllTimers();
   // Simulated wall-clock time: the seed starts at the same instant, and moves only with the fake timers.
-  const startedAt = performance.now();
-  // Replaced outright and put back below, not spied on: a spy would record each of their many calls.
-  const realDateNow = Date.now;
-  Date.now = () => SIMULATION_EPOCH + Math.round(performance.now() - startedAt);
+  const clock = new SimulatedClock(SIMULATION_EPOCH);
+  clock.install();
+  // Math.random reads a stream of the seed; replaced outright and put back below, not spied on: a
+  // spy would record each of its many calls.
   const mathRandom = streamFor(seed, 'Math.random');
   const realRandom = Math.random;
   Math.random = () => mathRandom.next();
@@ -88,7 +72,7 @@ export async function runSeed(
     simulatedMs = simulation.elapsedMs();
     await simulation.tearDown();
     Math.random = realRandom;
-    Date.now = realDateNow;
+    clock.restore();
     Error.stackTraceLimit = stackTraceLimit;
   }
   return {

@@ -3,7 +3,7 @@
  * and how often faults strike. Pure: drawn from the seed's workload stream only.
  */
 import type { FailurePolicy } from '../../src/config/plan-options.js';
-import type { Prng } from './prng.js';
+import type { Prng } from '../sim-harness/prng.js';
 
 /** Stored as the task's `call('sim', params)` parameter: the task function reads its behaviour from it. */
 export interface SimTaskParams {

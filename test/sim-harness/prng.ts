@@ -1,4 +1,10 @@
-/** Seeded randomness for the simulation: every choice comes from one of these, so a seed replays exactly. */
+/**
+ * Seeded randomness for every simulation: each choice comes from one of these, so a seed replays
+ * exactly. The draws are part of each seed's meaning: a recorded seed (a mutant's `searchFrom`, a
+ * replay line) names the run these draws make, so changing how one draws changes what every seed
+ * means. The short schedule and job simulations draw from `new Prng(seed)`, the others from
+ * `streamFor(seed, purpose)`; each keeps its own, for the same reason.
+ */
 
 /** A small, fast, seedable PRNG (mulberry32): floats in [0, 1). */
 export class Prng {
