@@ -111,7 +111,7 @@ describe('get-task (spec behaviours on real znodes)', () => {
     await putTask(zk, `${plan}/task-0000001234`, ['ready']);
     await putTask(zk, `${plan}/task-0000002345`, ['ready']);
     const store = new TaskStore(zk);
-    const listPlan = store.reads.listPlan.bind(store);
+    const listPlan = store.reads.listPlan.bind(store.reads);
     // The plan is listed with both tasks, then the first one disappears before its children are read.
     store.reads.listPlan = async (path) => {
       const listing = await listPlan(path);
