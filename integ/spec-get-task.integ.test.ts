@@ -57,7 +57,7 @@ describe('get-task (spec behaviours on real znodes)', () => {
     const owner = await zk.exists(`${plan}/task-0000001234/owner`);
     expect(claim?.task).toBe(`${plan}/task-0000001234`);
     expect(owner?.ephemeralOwner).toBe(zk.session.id);
-    expect((await new TaskStore(zk).readOwner(`${plan}/task-0000001234`))?.workerId).toBe(
+    expect((await new TaskStore(zk).reads.readOwner(`${plan}/task-0000001234`))?.workerId).toBe(
       'worker-a',
     );
   });
@@ -111,9 +111,9 @@ describe('get-task (spec behaviours on real znodes)', () => {
     await putTask(zk, `${plan}/task-0000001234`, ['ready']);
     await putTask(zk, `${plan}/task-0000002345`, ['ready']);
     const store = new TaskStore(zk);
-    const listPlan = store.listPlan.bind(store);
+    const listPlan = store.reads.listPlan.bind(store.reads);
     // The plan is listed with both tasks, then the first one disappears before its children are read.
-    store.listPlan = async (path) => {
+    store.reads.listPlan = async (path) => {
       const listing = await listPlan(path);
       await zk.deleteRecursive(`${plan}/task-0000001234`);
       return listing;

@@ -132,8 +132,8 @@ describe('perform-task (spec behaviours on real znodes)', () => {
     await put(zk, `${task}/arg-0000000001`, 1);
     const claim = await claimed(zk, task);
     const ctx = context(zk, functions);
-    const readArgs = ctx.store.readArgs.bind(ctx.store);
-    ctx.store.readArgs = async (path, children) => {
+    const readArgs = ctx.store.reads.readArgs.bind(ctx.store.reads);
+    ctx.store.reads.readArgs = async (path, children) => {
       await zk.deleteRecursive(task);
       return readArgs(path, children);
     };

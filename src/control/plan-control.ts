@@ -131,7 +131,7 @@ export class PlanControl {
     // The time of the cancel that landed first (a repeated call keeps its record).
     const cancelledAt = (await this.read(plan))?.at ?? new Date();
     await this.recordCancelledTasks(plan, cancelledAt);
-    const tasks = (await this.store.listTasks(plan)) ?? [];
+    const tasks = (await this.store.reads.listTasks(plan)) ?? [];
     // `ready` first, as plans.delete does: once owner nodes go with the delete, nothing may take a task again.
     await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));
     await Promise.all(tasks.map((task) => this.zk.deleteRecursive(task)));
@@ -205,7 +205,7 @@ export class PlanControl {
    * all the same.
    */
   private async heldTasks(plan: string): Promise<string[]> {
-    const tasks = (await this.store.listTasks(plan)) ?? [];
+    const tasks = (await this.store.reads.listTasks(plan)) ?? [];
     const owned = await Promise.all(
       tasks.map(async (task) =>
         (await this.zk.exists(childPath(task, OWNER))) === undefined ? undefined : task,

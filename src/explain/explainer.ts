@@ -106,8 +106,8 @@ export class Explainer {
   /** The task's owner (read after the view), definition and limit. */
   private async readTask(task: string, context: PlanContext): Promise<TaskReads> {
     const [owner, definition] = await Promise.all([
-      this.store.readOwner(task).catch(() => undefined),
-      this.store.readDefinition(task).catch(() => undefined),
+      this.store.reads.readOwner(task).catch(() => undefined),
+      this.store.reads.readDefinition(task).catch(() => undefined),
     ]);
     const concurrencyKey = definition?.concurrencyKey;
     const limit =

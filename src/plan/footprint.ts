@@ -22,7 +22,7 @@ export function footprintOf(
 ): ZkPlanFootprint {
   return {
     ...dispatcher.footprint(),
-    rememberedSettings: store.rememberedPlans,
+    rememberedSettings: store.reads.rememberedPlans,
     clientListeners: zk.eventNames().reduce((sum, name) => sum + zk.listenerCount(name), 0),
     poolSignalListeners: [...pools].reduce((sum, pool) => sum + pool.signalListenerCount(), 0),
   };

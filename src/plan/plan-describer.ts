@@ -70,7 +70,7 @@ export class PlanDescriber {
     const [live, history, keys] = await Promise.all([
       Promise.all(names.map((name) => this.readLiveTask(childPath(plan, name)))),
       listing.children.includes(HISTORY)
-        ? this.store.readHistory(plan)
+        ? this.store.reads.readHistory(plan)
         : Promise.resolve(new Map<string, TaskHistoryRecord>()),
       this.keys.of(plan, listing.children),
     ]);
@@ -136,7 +136,7 @@ export class PlanDescriber {
     if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);
     // Every task's `ready` goes first: the recursive delete removes live owner nodes, and a task that
     // still had `ready` then could be taken and run again while its owner is still running it.
-    const tasks = (await this.store.listTasks(plan)) ?? [];
+    const tasks = (await this.store.reads.listTasks(plan)) ?? [];
     await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));
     await this.zk.deleteRecursive(plan);
   }
@@ -144,8 +144,8 @@ export class PlanDescriber {
   private async readLiveTask(task: string): Promise<LiveTask | undefined> {
     const [snapshot, definition, owner] = await Promise.all([
       this.reader.snapshotTask(task),
-      this.store.readDefinition(task).catch(() => undefined),
-      this.store.readOwner(task).catch(() => undefined),
+      this.store.reads.readDefinition(task).catch(() => undefined),
+      this.store.reads.readOwner(task).catch(() => undefined),
     ]);
     if (snapshot === undefined) return undefined;
     // An owner record without a real time (not one a worker writes) is shown as no owner: its time is formatted.

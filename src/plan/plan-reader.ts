@@ -153,7 +153,7 @@ export class PlanReader {
     const recorded =
       control === undefined
         ? names.map((task): RecordedTask => ({ task, state: 'done' }))
-        : recordedTasks(await this.store.readHistory(plan));
+        : recordedTasks(await this.store.reads.readHistory(plan));
     return await this.summarize(
       plan,
       listing.children,
@@ -171,7 +171,7 @@ export class PlanReader {
     recorded: readonly RecordedTask[],
     control: PlanControlRecord | undefined,
   ): Promise<PlanStatus> {
-    const settings = await this.store.readPlanSettings(plan);
+    const settings = await this.store.reads.readPlanSettings(plan);
     // A dep nobody feeds may only look so because its producer finished while we were reading: check it again.
     const unfed = unfedDeps(snapshots);
     const stillThere = await Promise.all(
@@ -229,7 +229,7 @@ export class PlanReader {
   async getResult(task: string): Promise<unknown> {
     assertSequentialPath('task', task, TASK_PREFIX);
     const resultPath = keptResultPathFor(task);
-    const kept = await this.store.readStoredValue(resultPath);
+    const kept = await this.store.reads.readStoredValue(resultPath);
     if (kept === undefined) throw new ResultNotFoundError(task, resultPath);
     return decodeValue(resultPath, kept);
   }
@@ -264,7 +264,7 @@ export class PlanReader {
     let state = classifyTask(children, listing.stat.cversion);
     if (state === 'building' && planChildren !== undefined) {
       // A dead builder's unfinished task is debris, unless its batch was committed (workers make it ready).
-      const stamp = await this.store.readStamp(task);
+      const stamp = await this.store.reads.readStamp(task);
       if (
         stamp !== undefined &&
         !planChildren.includes(builderNodeName(stamp.builder)) &&
@@ -277,7 +277,7 @@ export class PlanReader {
       Promise.all(provs.map((name) => readDecoded(this.zk, childPath(task, name)))),
       children.includes(FAILED) ? readDecoded(this.zk, childPath(task, FAILED)) : undefined,
       children.includes(ATTEMPTS)
-        ? this.store.readAttempts(task).catch(() => undefined)
+        ? this.store.reads.readAttempts(task).catch(() => undefined)
         : undefined,
     ]);
     // Checked field by field: anyone may have written the node, and its fields are shown and its time formatted.

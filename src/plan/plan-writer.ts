@@ -238,7 +238,7 @@ export class PlanWriter {
     // Before any task of the batch exists: a worker that sees one of them also sees the flag (session order).
     const [, planReady] = await Promise.all([
       this.ensureBuilder(plan, session),
-      this.store.isReady(plan),
+      this.store.reads.isReady(plan),
       prioritized ? this.flagTaskPriorities(plan) : undefined,
     ]);
 
@@ -426,7 +426,7 @@ export class PlanWriter {
       const tasks = (listing?.children ?? [])
         .filter((name) => hasSequentialName(name, TASK_PREFIX))
         .map((name) => childPath(plan, name));
-      const stamps = await Promise.all(tasks.map((task) => this.store.readStamp(task)));
+      const stamps = await Promise.all(tasks.map((task) => this.store.reads.readStamp(task)));
       const ours = tasks.filter(
         (task, index) => known.includes(task) || stamps[index]?.batch === stamp.batch,
       );
@@ -461,7 +461,7 @@ export class PlanWriter {
 
   /** Indexes a dependent whose inputs all arrived while it was being added. */
   private async indexIfRunnable(task: string, options: WriteOptions): Promise<void> {
-    const listing = await this.store.inspectTask(task);
+    const listing = await this.store.reads.inspectTask(task);
     if (
       listing !== undefined &&
       classifyTask(listing.children, listing.childVersion) === 'runnable'
@@ -507,8 +507,8 @@ export class PlanWriter {
       await this.takeKeptResult(producer, dep, fence); // the producer completed and is gone
       return true;
     }
-    if (batch.has(producer) || (await this.store.isReady(producer))) return false;
-    const finishing = await this.store
+    if (batch.has(producer) || (await this.store.reads.isReady(producer))) return false;
+    const finishing = await this.store.reads
       .readStoredValue(childPath(producer, RESULT))
       .catch((error: unknown) => {
         if (error instanceof IncompleteValueError) return undefined; // being deleted: fall back to the kept result
@@ -526,7 +526,7 @@ export class PlanWriter {
 
   /** Satisfies `dep` from the producer's kept result, or fails saying why the producer cannot serve as an input. */
   private async takeKeptResult(producer: string, dep: string, fence: WriteOptions): Promise<void> {
-    const kept = await this.store.readStoredValue(keptResultPathFor(producer));
+    const kept = await this.store.reads.readStoredValue(keptResultPathFor(producer));
     if (kept === undefined) {
       throw new ArgTaskNotFoundError(
         producer,
@@ -547,11 +547,11 @@ export class PlanWriter {
    */
   async retryFailed(plan: string): Promise<string[]> {
     assertValidPath('plan', plan);
-    const tasks = await this.store.listTasks(plan);
+    const tasks = await this.store.reads.listTasks(plan);
     if (tasks === undefined) throw new PlanNotFoundError(plan);
-    const marker = await this.store.planFailedMarker(plan);
+    const marker = await this.store.reads.planFailedMarker(plan);
     const listings = await Promise.all(
-      tasks.map(async (task) => ({ task, listing: await this.store.inspectTask(task) })),
+      tasks.map(async (task) => ({ task, listing: await this.store.reads.inspectTask(task) })),
     );
     const failed = listings
       .filter(({ listing }) => listing?.children.includes(FAILED))

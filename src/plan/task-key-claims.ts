@@ -78,13 +78,17 @@ export class TaskKeyClaims {
         retried = error.retried;
       }
       if (retried) await this.zk.sync(path); // our first try may have landed on a server this session does not read from
-      const holder = (await this.store.readKeyClaim(plan, key))?.task;
+      const holder = (await this.store.reads.readKeyClaim(plan, key))?.task;
       if (holder === task) return; // our own first try, whose reply was lost
       if (holder !== undefined && !(await this.freeIfUnfinished(plan, holder, batch)))
         throw new DuplicateTaskKeyError(plan, key, holder);
       // Gone meanwhile, or freed: try again (another racer may take it first).
     }
-    throw new DuplicateTaskKeyError(plan, key, (await this.store.readKeyClaim(plan, key))?.task);
+    throw new DuplicateTaskKeyError(
+      plan,
+      key,
+      (await this.store.reads.readKeyClaim(plan, key))?.task,
+    );
   }
 
   /**
@@ -99,8 +103,8 @@ export class TaskKeyClaims {
     batch: ClaimingBatch,
   ): Promise<boolean> {
     const [stamp, listing] = await Promise.all([
-      this.store.readStamp(holder),
-      this.store.inspectTask(holder),
+      this.store.reads.readStamp(holder),
+      this.store.reads.inspectTask(holder),
     ]);
     if (stamp === undefined || listing === undefined) return false; // done and deleted (or another tool's task): the key stays taken
     if (classifyTask(listing.children, listing.childVersion) !== 'building') return false;

@@ -24,6 +24,7 @@ import { TaskKeys } from '../plan/task-keys.js';
 import type { TaskSpecEntry } from '../spec/plan-spec.js';
 import type { DoneRecord } from '../store/task-history.js';
 import type { TaskStore } from '../store/task-store.js';
+import type { TaskReader } from '../store/task-reader.js';
 import {
   ARG_PREFIX,
   DEP_PREFIX,
@@ -73,9 +74,9 @@ export async function deriveSnapshot(
       const task = childPath(plan, name);
       const reading = await readTaskStanding(zk, store, task, history.get(task));
       if (reading.children === undefined && !history.has(task)) return; // deleted meanwhile: its kept result or history below has it
-      const definition = await store.readDefinition(task).catch(() => undefined);
+      const definition = await store.reads.readDefinition(task).catch(() => undefined);
       const entry = entryOf(task, definition, history.get(task), reading.standing);
-      for (const dep of (await store.readLinks(task, reading.children ?? [])).values())
+      for (const dep of (await store.reads.readLinks(task, reading.children ?? [])).values())
         producers.set(dep, name);
       tasks.set(name, { entry, standing: reading.standing, children: reading.children });
     }),
@@ -106,7 +107,7 @@ export async function deriveSnapshot(
   for (const [name, task] of tasks) {
     const record = history.get(childPath(plan, name));
     if (task.standing.state !== 'done' || task.standing.hasResult || record === undefined) continue;
-    const held = await resultFromOutputs(store, record);
+    const held = await resultFromOutputs(store.reads, record);
     if (held !== undefined) task.standing = withHeldResult(task.standing, held.value);
   }
   const inputs = await inputsOf(store, plan, tasks, producers, gaps);
@@ -118,7 +119,7 @@ export async function deriveSnapshot(
     const taken = (inputs.get(name) ?? []).map(keyOf);
     return [keyOf(name), taken.length > 0 ? { ...entry, inputs: taken } : entry] as const;
   });
-  const options = optionsOf(await store.readPlanSettings(plan));
+  const options = optionsOf(await store.reads.readPlanSettings(plan));
   const standings = names.map(
     (name) => [keyOf(name), (tasks.get(name) as Derived).standing] as const,
   );
@@ -242,7 +243,7 @@ async function unknownProducer(
 ): Promise<string> {
   const arg = `${ARG_PREFIX}${serial}`;
   const held = children.includes(arg)
-    ? await readComplete(store, childPath(childPath(plan, name), arg))
+    ? await readComplete(store.reads, childPath(childPath(plan, name), arg))
     : undefined;
   if (held !== undefined) {
     const key = `${name}/${arg}`;
@@ -277,7 +278,7 @@ function optionsOfTask(definition: TaskDefinition): AddTaskOptions {
   };
 }
 
-function optionsOf(settings: Awaited<ReturnType<TaskStore['readPlanSettings']>>): PlanOptions {
+function optionsOf(settings: Awaited<ReturnType<TaskReader['readPlanSettings']>>): PlanOptions {
   return {
     failurePolicy: settings.failurePolicy,
     ...settings.retry,

@@ -37,7 +37,7 @@ export async function findEarlierImports(
   parent: string,
   identity: string,
 ): Promise<EarlierImports> {
-  const plans = (await store.listPlans(parent)) ?? [];
+  const plans = (await store.reads.listPlans(parent)) ?? [];
   const marked = await Promise.all(
     plans.map(async (plan) => ((await markOf(zk, plan)) === identity ? plan : undefined)),
   );

@@ -40,7 +40,7 @@ export async function exportPlan(zk: Zk, store: TaskStore, plan: string): Promis
   assertValidPath('plan', plan);
   const listing = await exportable(zk, plan);
   const history = listing.children.includes(HISTORY)
-    ? await readHistory(store, plan)
+    ? await readHistory(store.reads, plan)
     : new Map<string, DoneRecord>();
   const record = await readSpecRecord(zk, plan);
   const body =
@@ -106,7 +106,7 @@ async function fromSpecRecord(
       const path = record.tasks[key];
       const outputs = path === undefined ? undefined : history.get(path);
       const held =
-        (outputs && (await resultFromOutputs(store, outputs))) ??
+        (outputs && (await resultFromOutputs(store.reads, outputs))) ??
         (await heldInput(zk, store, record, key));
       if (held !== undefined) tasks[key] = withHeldResult(standing, held.value);
     }),
@@ -142,7 +142,7 @@ async function heldInput(
     for (const [position, input] of inputs.entries()) {
       if (input !== key) continue;
       const held = await readComplete(
-        store,
+        store.reads,
         childPath(path, `${ARG_PREFIX}${serials[position] as string}`),
       );
       if (held !== undefined) return held;

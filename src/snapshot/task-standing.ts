@@ -43,38 +43,38 @@ export async function readTaskStanding(
   task: string,
   history: DoneRecord | undefined,
 ): Promise<TaskStanding> {
-  const listing = await store.inspectTask(task);
+  const listing = await store.reads.inspectTask(task);
   const state =
     listing === undefined ? 'gone' : classifyTask(listing.children, listing.childVersion);
   const children = listing?.children;
   if (history !== undefined || state === 'gone' || state === 'abandoned')
-    return { standing: await finished(store, task, history?.failedTries), children };
+    return { standing: await finished(store.reads, task, history?.failedTries), children };
   if (state === 'failed') {
     const failure = (await readDecoded(zk, childPath(task, FAILED))) as TaskFailure;
     return { standing: { state: 'failed', failure, failedTries: failure.attempts }, children };
   }
   // Its function succeeded once a kept result exists, even if the node still looks owned (its deletion has begun).
-  const kept = await readComplete(store, keptResultPathFor(task));
+  const kept = await readComplete(store.reads, keptResultPathFor(task));
   if (kept !== undefined)
     return {
       standing: { state: 'done', hasResult: true, result: kept.value, resultFrom: 'kept' },
       children,
     };
   if (children?.includes(RESULT)) {
-    const result = await readComplete(store, childPath(task, RESULT));
+    const result = await readComplete(store.reads, childPath(task, RESULT));
     if (result !== undefined)
       return {
         standing: { state: 'done', hasResult: true, result: result.value, resultFrom: 'task' },
         children,
       };
     // Unreadable: a write that stopped half-way (it runs again), or gone with the deletion that follows a hand-on.
-    const now = await store.inspectTask(task);
+    const now = await store.reads.inspectTask(task);
     if (now === undefined || !now.children.includes(READY))
       return { standing: { state: 'done', hasResult: false }, children };
   }
   if (isBeingDeleted(children ?? []))
     return { standing: { state: 'done', hasResult: false }, children };
-  const attempts = children?.includes(ATTEMPTS) ? await store.readAttempts(task) : undefined;
+  const attempts = children?.includes(ATTEMPTS) ? await store.reads.readAttempts(task) : undefined;
   const tried = {
     failedTries: attempts?.failures ?? 0,
     ...(attempts !== undefined ? { lastError: attempts.lastFailure.message } : {}),

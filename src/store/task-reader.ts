@@ -60,7 +60,7 @@ export interface TaskListing {
 /** Plans whose settings a process remembers (least recently used go first); settings never change after createPlan. */
 const SETTINGS_CACHE_SIZE = 1_000;
 
-/** The ZooKeeper reads a worker makes on plans and tasks (TaskStore adds the writes). */
+/** The ZooKeeper reads a worker makes on plans and tasks (a TaskStore holds one as `reads`, beside its writes). */
 export class TaskReader {
   /** No watch stands behind an entry, so dropping one costs a read, never a leak. */
   private readonly settingsCache = new Map<string, PlanSettings>();
@@ -74,7 +74,7 @@ export class TaskReader {
    * src/zk/chunked-value.ts). ZkPlan passes its `maxResultBytes`; a worker passes its own.
    */
   constructor(
-    protected readonly zk: Zk,
+    private readonly zk: Zk,
     readonly valueLimit: number = DEFAULTS.maxResultBytes,
   ) {}
 
@@ -314,7 +314,7 @@ export class TaskReader {
   }
 
   /** The dep path a prov-* node holds; undefined when the prov is gone (already propagated and deleted). */
-  protected async readLink(prov: string): Promise<string | undefined> {
+  async readLink(prov: string): Promise<string | undefined> {
     const node = await this.zk.tryGetData(prov);
     if (node === undefined) return undefined;
     const dep = decodeValue(prov, node.data);
@@ -330,7 +330,7 @@ export class TaskReader {
     return dep;
   }
 
-  protected decodeOwner(task: string, data: Buffer | null): OwnerRecord | undefined {
+  decodeOwner(task: string, data: Buffer | null): OwnerRecord | undefined {
     try {
       const value = decodeValue(childPath(task, OWNER), data);
       if (

@@ -25,6 +25,8 @@ import {
   TASK_KEYS,
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
+import { DEFAULTS } from '../config/defaults.js';
+import type { Zk } from '../zk/zk.js';
 import { TaskReader, type MarkerRead, type OwnerRecord, type TaskListing } from './task-reader.js';
 
 export {
@@ -82,11 +84,26 @@ export interface FinishPlan {
 const MAX_DELETE_ROUNDS = 10;
 
 /**
- * Every ZooKeeper read (inherited from TaskReader) and write a worker makes on plans and tasks. Writes made on behalf of a
- * claim are fenced by the claim's session: if that session expired (and its owner node with it),
- * they fail instead of landing through a newer session.
+ * Every ZooKeeper write a worker makes on plans and tasks; its reads are `reads`, a TaskReader on
+ * the same client. Writes made on behalf of a claim are fenced by the claim's session: if that
+ * session expired (and its owner node with it), they fail instead of landing through a newer
+ * session.
  */
-export class TaskStore extends TaskReader {
+export class TaskStore {
+  /** The reads of plans and tasks, on the same client and with the same value limit. */
+  readonly reads: TaskReader;
+
+  /**
+   * @param valueLimit The largest stored value (encoded bytes) read back when no other limit is
+   * given (see TaskReader).
+   */
+  constructor(
+    private readonly zk: Zk,
+    readonly valueLimit: number = DEFAULTS.maxResultBytes,
+  ) {
+    this.reads = new TaskReader(zk, valueLimit);
+  }
+
   /** Records a failed try under the claim (creates or replaces `attempts`). */
   async writeAttempts(claim: Claim, record: AttemptRecord): Promise<void> {
     const path = childPath(claim.task, ATTEMPTS);
@@ -198,14 +215,14 @@ export class TaskStore extends TaskReader {
     task: string,
     planChildren: readonly string[],
   ): Promise<'completed' | 'deleted' | undefined> {
-    const stamp = await this.readStamp(task);
+    const stamp = await this.reads.readStamp(task);
     if (stamp === undefined || planChildren.includes(builderNodeName(stamp.builder)))
       return undefined;
     const listing = await this.zk.tryGetChildren(task);
     if (listing === undefined || listing.children.includes(READY)) return undefined;
     if (planChildren.includes(batchMarkerName(stamp.batch))) {
       await this.makeReady(task);
-      const after = await this.inspectTask(task);
+      const after = await this.reads.inspectTask(task);
       if (after !== undefined && classifyTask(after.children, after.childVersion) === 'runnable')
         await this.markRunnable(task);
       return 'completed';
@@ -223,9 +240,9 @@ export class TaskStore extends TaskReader {
    * read, so that a resend never takes a claim another task made since.
    */
   async releaseKeyClaim(plan: string, key: string, task: string): Promise<void> {
-    let claim: Awaited<ReturnType<TaskStore['readKeyClaim']>>;
+    let claim: Awaited<ReturnType<TaskReader['readKeyClaim']>>;
     try {
-      claim = await this.readKeyClaim(plan, key);
+      claim = await this.reads.readKeyClaim(plan, key);
     } catch (error) {
       if (error instanceof MalformedNodeError) return; // not one zk-plan wrote: it names no task of ours
       throw error;
@@ -254,7 +271,7 @@ export class TaskStore extends TaskReader {
 
   /** True while the task is being built: not ready, and nothing says it was made ready (and ran) since. */
   private async stillBuilding(task: string): Promise<boolean> {
-    const listing = await this.inspectTask(task);
+    const listing = await this.reads.inspectTask(task);
     return (
       listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'building'
     );
@@ -272,8 +289,8 @@ export class TaskStore extends TaskReader {
     );
     // Sent behind the create, before its answer: they see the task as the claim left it.
     const prefetched = Promise.all([
-      this.inspectTask(task),
-      this.readDefinition(task).catch((error: unknown) => new PrefetchError(error)),
+      this.reads.inspectTask(task),
+      this.reads.readDefinition(task).catch((error: unknown) => new PrefetchError(error)),
     ]);
     prefetched.catch(() => undefined); // unused when the claim fails
     try {
@@ -283,7 +300,7 @@ export class TaskStore extends TaskReader {
         // Our first try may have created it before the connection dropped: then the task is ours.
         // The server this session reads from may not have applied that try yet: sync first.
         await this.zk.sync(childPath(task, OWNER));
-        const owner = await this.readOwner(task);
+        const owner = await this.reads.readOwner(task);
         if (owner?.sessionId === session.id && owner.workerId === workerId)
           return {
             task,
@@ -314,7 +331,7 @@ export class TaskStore extends TaskReader {
     if (!this.zk.isCurrent(claim.session)) return; // the owner node went with the session
     const owner = await this.zk.tryGetData(childPath(claim.task, OWNER));
     if (owner === undefined || owner.stat.ephemeralOwner !== claim.session.id) return;
-    const record = this.decodeOwner(claim.task, owner.data);
+    const record = this.reads.decodeOwner(claim.task, owner.data);
     if (record?.workerId !== claim.workerId) return;
     try {
       // Named by its node: sent again after a lost reply, the delete never takes the owner node of a
@@ -340,7 +357,7 @@ export class TaskStore extends TaskReader {
     });
     if (outcome === 'created') return encoded;
     await this.zk.sync(childPath(claim.task, RESULT)); // it may be this session's own first try, whose reply was lost
-    const existing = await this.readEncodedResult(claim.task, maxBytes);
+    const existing = await this.reads.readEncodedResult(claim.task, maxBytes);
     if (existing === undefined)
       throw new OwnershipLostError(claim.task, 'its result vanished while this worker held it');
     return existing;
@@ -454,7 +471,7 @@ export class TaskStore extends TaskReader {
     options: WriteOptions = {},
     refeed = false,
   ): Promise<string | undefined> {
-    const dep = await this.readLink(prov);
+    const dep = await this.reads.readLink(prov);
     return dep === undefined ? undefined : await this.giveInput(dep, encoded, options, refeed);
   }
 

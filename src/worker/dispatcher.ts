@@ -278,7 +278,7 @@ export class Dispatcher {
   private async reconsider(task: string): Promise<void> {
     const plan = parentOf(task);
     try {
-      const listing = await this.store.inspectTask(task);
+      const listing = await this.store.reads.inspectTask(task);
       if (listing === undefined) {
         await this.store.unmarkRunnable(task); // gone: drop a stale index entry
         return;
@@ -354,7 +354,7 @@ export class Dispatcher {
     if (unknown.length === 0) return;
     await Promise.all(
       unknown.map(async (task) => {
-        const definition = await this.store.readDefinition(task).catch(() => undefined); // unreadable: the claim reports it
+        const definition = await this.store.reads.readDefinition(task).catch(() => undefined); // unreadable: the claim reports it
         if (this.candidates.has(task)) this.ownPriorities.set(task, definition?.priority ?? null);
       }),
     );

@@ -42,15 +42,18 @@ export async function getTask(
   seeker: Seeker,
   context: ScanContext = {},
 ): Promise<Claim | undefined> {
-  const listing = await store.listPlan(plan);
+  const listing = await store.reads.listPlan(plan);
   if (listing === undefined) return undefined;
   if (listing.children.includes(CONTROL)) {
     context.onSettled?.(plan); // paused or cancelled: nothing starts until a resume (which touches the plan)
     return undefined;
   }
   // Read before the tasks: a failure written while we look rewrites the marker, so we never remove a fresh one.
-  const marker = listing.failed ? await store.planFailedMarker(plan) : undefined;
-  if (marker !== undefined && (await store.readPlanSettings(plan)).failurePolicy === 'failFast') {
+  const marker = listing.failed ? await store.reads.planFailedMarker(plan) : undefined;
+  if (
+    marker !== undefined &&
+    (await store.reads.readPlanSettings(plan)).failurePolicy === 'failFast'
+  ) {
     if (await hasFailedTask(store, listing.tasks)) {
       context.onSettled?.(plan);
       return undefined;
@@ -67,7 +70,7 @@ export async function getTask(
       allStill = false;
       continue;
     }
-    const taskListing = await store.inspectTask(task);
+    const taskListing = await store.reads.inspectTask(task);
     if (taskListing === undefined) continue; // removed since the plan was listed
     const state = classifyTask(taskListing.children, taskListing.childVersion);
     if (state === 'failed') failedTask ??= task;
@@ -114,12 +117,12 @@ export async function getTaskFromAnyPlan(
   seeker: Seeker,
   context: ScanContext = {},
 ): Promise<Claim | undefined> {
-  const plans = await store.listPlans(parent);
+  const plans = await store.reads.listPlans(parent);
   if (plans === undefined) return undefined;
   for (const plan of plans) {
     if (seeker.stop.aborted) return undefined;
     if (context.skipPlan?.(plan)) continue;
-    if (!(await store.isReady(plan))) continue;
+    if (!(await store.reads.isReady(plan))) continue;
     const claim = await getTask(store, plan, seeker, context);
     if (claim !== undefined) return claim;
   }
@@ -129,7 +132,7 @@ export async function getTaskFromAnyPlan(
 /** True when one of the tasks failed for good (looked at in order, until one is found). */
 async function hasFailedTask(store: TaskStore, tasks: readonly string[]): Promise<boolean> {
   for (const task of tasks) {
-    const listing = await store.inspectTask(task);
+    const listing = await store.reads.inspectTask(task);
     if (listing !== undefined && classifyTask(listing.children, listing.childVersion) === 'failed')
       return true;
   }
@@ -139,7 +142,7 @@ async function hasFailedTask(store: TaskStore, tasks: readonly string[]): Promis
 /** When a task that failed before may be tried again (0: now). */
 async function retryTime(store: TaskStore, task: string): Promise<number> {
   try {
-    return (await store.readAttempts(task))?.notBefore.getTime() ?? 0;
+    return (await store.reads.readAttempts(task))?.notBefore.getTime() ?? 0;
   } catch {
     return 0; // an unreadable record does not stop the task: perform-task reports it
   }

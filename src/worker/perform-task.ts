@@ -13,6 +13,7 @@ import type { PlanSettings } from '../config/plan-options.js';
 import type { TaskEventLabels } from './worker-events.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
+import type { TaskReader } from '../store/task-reader.js';
 import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurrency-limits.js';
 import { nameOf, parentOf } from '../zk/layout.js';
 import type { TaskLogs } from '../logs/task-logs.js';
@@ -138,8 +139,8 @@ async function readClaimedTask(
   // Two independent reads, sent together.
   const [listing, definition] = await (claim.prefetched ??
     Promise.all([
-      store.inspectTask(claim.task),
-      store.readDefinition(claim.task).catch((error: unknown) => new PrefetchError(error)),
+      store.reads.inspectTask(claim.task),
+      store.reads.readDefinition(claim.task).catch((error: unknown) => new PrefetchError(error)),
     ]));
   if (listing === undefined) return 'gone';
   const children = listing.children;
@@ -198,7 +199,7 @@ async function countFailedTries(
   definition: TaskDefinition,
 ): Promise<number | 'failed' | 'not-runnable'> {
   if (!children.includes(ATTEMPTS)) return 0;
-  const attempts = await store.readAttempts(claim.task);
+  const attempts = await store.reads.readAttempts(claim.task);
   const failedTries = attempts?.failures ?? 0;
   if (
     attempts !== undefined &&
@@ -224,7 +225,7 @@ function planControl(claim: Claim, context: PerformContext): PlanControl {
     vouched: () => context.controlView?.knownUnhalted(claim.plan) === true,
     read: async () => {
       const readAt = performance.now();
-      const halted = await context.store.isPlanHalted(claim.plan);
+      const halted = await context.store.reads.isPlanHalted(claim.plan);
       if (!halted) context.controlView?.controlAbsent(claim.plan, readAt);
       return halted;
     },
@@ -245,11 +246,11 @@ async function readInputs(
 ) {
   const { store } = context;
   const [args, links, settings, haltedRead] = await Promise.all([
-    store.readArgs(claim.task, children, context.execution.maxResultBytes),
-    store.readLinks(claim.task, children),
-    store.readPlanSettings(claim.plan),
+    store.reads.readArgs(claim.task, children, context.execution.maxResultBytes),
+    store.reads.readLinks(claim.task, children),
+    store.reads.readPlanSettings(claim.plan),
     control.vouched() ? undefined : control.read(),
-    store.assertOwnAcls(claim.plan, claim.task),
+    store.reads.assertOwnAcls(claim.plan, claim.task),
   ]);
   return { args, links, settings, haltedRead };
 }
@@ -268,7 +269,7 @@ async function planStopsTask(
   const halted = haltedRead ?? (control.vouched() ? false : await control.read());
   if (halted) return 'plan-halted';
   // Read after the claim: a plan that failed before it is seen, whatever the process's watch said.
-  if (settings.failurePolicy === 'failFast' && (await store.isPlanFailed(claim.plan)))
+  if (settings.failurePolicy === 'failFast' && (await store.reads.isPlanFailed(claim.plan)))
     return 'plan-failed';
   return undefined;
 }
@@ -288,7 +289,7 @@ interface RunningTry {
  */
 async function runTry(
   { claim, context, definition, settings, failedTries }: RunningTry,
-  args: NonNullable<Awaited<ReturnType<TaskStore['readArgs']>>>,
+  args: NonNullable<Awaited<ReturnType<TaskReader['readArgs']>>>,
   lease: SlotLease | undefined,
   onStart: ((start: TryStart) => void) | undefined,
 ): Promise<{ value: unknown; startedAt: Date }> {
@@ -333,7 +334,7 @@ async function runTry(
 async function storeResult(
   { claim, context, definition, settings, failedTries }: RunningTry,
   { value, startedAt }: { value: unknown; startedAt: Date },
-  links: Awaited<ReturnType<TaskStore['readLinks']>>,
+  links: Awaited<ReturnType<TaskReader['readLinks']>>,
   keepResult: boolean,
 ): Promise<void> {
   const encoded = encodeValue(
@@ -415,10 +416,12 @@ async function handedOnRecord(
   children: readonly string[],
   definition: TaskDefinition,
 ): Promise<TaskHistoryRecord | undefined> {
-  if (!(await store.readPlanSettings(claim.plan)).history) return undefined;
+  if (!(await store.reads.readPlanSettings(claim.plan)).history) return undefined;
   const [links, attempts] = await Promise.all([
-    store.readLinks(claim.task, children),
-    children.includes(ATTEMPTS) ? store.readAttempts(claim.task).catch(() => undefined) : undefined,
+    store.reads.readLinks(claim.task, children),
+    children.includes(ATTEMPTS)
+      ? store.reads.readAttempts(claim.task).catch(() => undefined)
+      : undefined,
   ]);
   return {
     state: 'done',
@@ -460,7 +463,7 @@ async function readStoredResult(
   maxBytes: number,
 ): Promise<Buffer | undefined> {
   try {
-    return await store.readEncodedResult(task, maxBytes);
+    return await store.reads.readEncodedResult(task, maxBytes);
   } catch (error) {
     if (error instanceof IncompleteValueError) return undefined;
     throw error;

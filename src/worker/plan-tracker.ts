@@ -85,13 +85,13 @@ export class PlanTracker {
     private readonly store: TaskStore,
     private readonly hooks: PlanTrackerHooks,
   ) {
-    store.remembers = (plan) => this.plans.get(plan)?.loaded === true;
+    store.reads.remembers = (plan) => this.plans.get(plan)?.loaded === true;
     // A new session has none of the old one's watches: look at everything again.
     zk.on('session:started', () => {
       this.sessionEpoch += 1;
       this.following.clear();
       // A plan deleted before the new session lists its parent is never tracked again, so never dropped: forget its settings now.
-      for (const plan of this.plans.keys()) this.store.forgetPlan(plan);
+      for (const plan of this.plans.keys()) this.store.reads.forgetPlan(plan);
       this.plans.clear();
       this.stopped.clear();
       this.prioritized.clear();
@@ -427,7 +427,7 @@ export class PlanTracker {
     this.plans.delete(plan);
     this.stopped.delete(plan);
     this.prioritized.delete(plan);
-    this.store.forgetPlan(plan);
+    this.store.reads.forgetPlan(plan);
     this.hooks.dropped(plan);
     this.stopRunning(plan, 'deleted');
   }

@@ -24,7 +24,7 @@ export async function retryPolicyFor(
   plan: string,
   definition: TaskDefinition | undefined,
 ): Promise<ResolvedRetryPolicy> {
-  return retryPolicyOf(await store.readPlanSettings(plan), definition);
+  return retryPolicyOf(await store.reads.readPlanSettings(plan), definition);
 }
 
 /** The retry policy of a task out of its plan's settings, read already. Throws InvalidArgumentError when the task's own is malformed. */
@@ -49,14 +49,14 @@ export async function recordChargedFailure(
 ): Promise<FailureOutcome> {
   let definition: TaskDefinition | undefined;
   try {
-    definition = await store.readDefinition(claim.task);
+    definition = await store.reads.readDefinition(claim.task);
   } catch {
     definition = undefined; // a malformed definition: the plan's policy applies
   }
   const policy = await retryPolicyFor(store, claim.plan, definition);
   let failuresSoFar = 0;
   try {
-    failuresSoFar = (await store.readAttempts(claim.task))?.failures ?? 0;
+    failuresSoFar = (await store.reads.readAttempts(claim.task))?.failures ?? 0;
   } catch {
     failuresSoFar = 0; // an unreadable record is replaced
   }

@@ -102,7 +102,7 @@ export class RetentionSweeper {
     if (!held) held = (await this.zk.exists(lock))?.ephemeralOwner === session.id;
     if (!held) return 0;
     try {
-      const plans = new Set((await this.store.listPlans(this.parent)) ?? []);
+      const plans = new Set((await this.store.reads.listPlans(this.parent)) ?? []);
       for (const plan of this.knownFinished.keys())
         if (!plans.has(plan)) this.knownFinished.delete(plan);
       // Plans seen finished before are not read again (a sweep costs no read per finished plan), only confirmed before they go.
@@ -160,7 +160,7 @@ export class RetentionSweeper {
     if (!listing.children.includes(FAILED)) return undefined;
     // Failed: finished when nothing in it can move any more (every task failed or waiting behind a failure).
     for (const name of tasks) {
-      const task = await this.store.inspectTask(childPath(plan, name));
+      const task = await this.store.reads.inspectTask(childPath(plan, name));
       if (task === undefined) continue;
       const state = classifyTask(task.children, task.childVersion);
       if (state !== 'failed' && state !== 'waiting') return undefined;
