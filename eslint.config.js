@@ -19,6 +19,8 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      // Values from outside (znodes, files, requests) are `unknown` and checked, never `any`.
+      '@typescript-eslint/no-explicit-any': 'error',
       // One statement per line: a line that holds two is read as one.
       'max-statements-per-line': ['error', { max: 1 }],
     },
