@@ -79,19 +79,8 @@ const STORED_KEYS = [
   'misfireGraceMs',
   'paused',
 ] as const;
-const INPUT_KEYS = new Set([
-  'name',
-  'cron',
-  'timezone',
-  'spec',
-  'params',
-  'planParent',
-  'overlap',
-  'misfire',
-  'catchUpLimit',
-  'misfireGraceMs',
-  'paused',
-]);
+/** What `put` accepts: the same fields (it may leave some out). */
+const INPUT_KEYS: ReadonlySet<string> = new Set(STORED_KEYS);
 const OVERLAPS: readonly OverlapPolicy[] = ['skip', 'allow', 'cancelPrevious'];
 const MISFIRES: readonly MisfirePolicy[] = ['fireAll', 'fireOnce', 'skip'];
 
