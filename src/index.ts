@@ -177,7 +177,7 @@ export type { JobDefinition, JobMode, StoredJob, WorkPool } from './jobs/job-def
 export type { JobWorkerInfo } from './jobs/job-store.js';
 export type { JobContext, JobFunction, JobItem } from './jobs/job-context.js';
 export type { JobWorkerHandle } from './jobs/job-service.js';
-export type { JobWorkerOptions } from './jobs/job-worker-options.js';
+export type { JobWorkerOptions } from './config/job-worker-options.js';
 export {
   evenly,
   rendezvous,

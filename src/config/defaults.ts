@@ -80,7 +80,26 @@ export interface DefaultValues {
     /** How often a scheduler looks at every schedule besides its timers and watches (finishing ticks whose firer died). */
     readonly pollMs: number;
   };
-  /** `JobWorkerOptions` of `startJobWorker` (and `zk-plan worker --jobs`). */
+  /** The address the web view, the metrics server and the task-log server listen on: this machine only. */
+  readonly listenHost: string;
+  /** `CreateLoggerOptions.level` of the worker log, and the CLI's `--log-level`. */
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `FollowLogOptions.pollMs`: how often a followed task log is read again while the task runs. */
+  readonly followLogPollMs: number;
+  /** `UiServerOptions.timing`: how the web view's live feeds read ZooKeeper. */
+  readonly uiFeeds: {
+    /** Least time between the end of one read of a plan and the start of the next (bursts of watch events coalesce). */
+    readonly minIntervalMs: number;
+    /** The same for the plans list, which reads every plan's summary. */
+    readonly plansListMinIntervalMs: number;
+    /** A read at least this often even without events (a safety net). */
+    readonly safetyRefreshMs: number;
+    /** Pause before reading again after a read failed. */
+    readonly retryMs: number;
+    /** How long a feed outlives its last listener (a page reload takes it up again without arming new watches). */
+    readonly lingerMs: number;
+  };
+  /** `JobWorkerOptions` of `startJobWorker` (and `zk-plan worker --jobs`), and a job's strategy. */
   readonly jobs: {
     /** How long an item's lease lasts unless renewed (renewed every third of it). */
     readonly leaseMs: number;
@@ -92,6 +111,10 @@ export interface DefaultValues {
     readonly pollMs: number;
     /** The pause before a job function runs again after it threw, or after a continuous run returned on its own. */
     readonly restartDelayMs: number;
+    /** Whether a job worker takes part in the manager election. */
+    readonly manager: boolean;
+    /** `JobDefinition.strategy`: how a job's items are spread over its workers. */
+    readonly strategy: 'evenly' | 'rendezvous';
   };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   readonly localServer: {
@@ -147,7 +170,25 @@ export const DEFAULTS = {
     keepTicksMs: 10 * 60_000,
     pollMs: 1_000,
   },
-  jobs: { leaseMs: 10_000, marginMs: 2_000, driftMs: 1_000, pollMs: 5_000, restartDelayMs: 1_000 },
+  listenHost: '127.0.0.1',
+  logLevel: 'info',
+  followLogPollMs: 250,
+  uiFeeds: {
+    minIntervalMs: 250,
+    plansListMinIntervalMs: 1_000,
+    safetyRefreshMs: 15_000,
+    retryMs: 1_000,
+    lingerMs: 30_000,
+  },
+  jobs: {
+    leaseMs: 10_000,
+    marginMs: 2_000,
+    driftMs: 1_000,
+    pollMs: 5_000,
+    restartDelayMs: 1_000,
+    manager: true,
+    strategy: 'evenly',
+  },
   localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
   fileLogSink: { maxBytesPerTry: 16 * 1024 * 1024, maxBytesTotal: 1024 * 1024 * 1024 },
   cliParents: { schedules: '/schedules', jobs: '/jobs' },

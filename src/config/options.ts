@@ -13,11 +13,11 @@ import {
 
 /** The spec's back-off attributes for idle worker rounds: `initial × increase^count`, capped at `max`. */
 export interface BackoffOptions {
-  /** Sleep after the first idle round, in ms. @defaultValue 100 */
+  /** Sleep after the first idle round, in ms. @defaultValue DEFAULTS.backoff.initial (100) */
   readonly initial?: number;
-  /** Factor applied per further idle round. @defaultValue 1.5 */
+  /** Factor applied per further idle round. @defaultValue DEFAULTS.backoff.increase (1.5) */
   readonly increase?: number;
-  /** Upper bound of one sleep, in ms. @defaultValue 10000 */
+  /** Upper bound of one sleep, in ms. @defaultValue DEFAULTS.backoff.max (10 000) */
   readonly max?: number;
 }
 
@@ -29,9 +29,9 @@ export interface ConnectOptions {
   readonly connect: string;
   /** Functions this process can run, and against which `addTask` checks names. @defaultValue an empty registry (no name check) */
   readonly functions?: FunctionRegistry;
-  /** ZooKeeper session timeout: how long a dead worker's tasks stay owned. @defaultValue 10000 */
+  /** ZooKeeper session timeout: how long a dead worker's tasks stay owned. @defaultValue DEFAULTS.sessionTimeoutMs (10 000) */
   readonly sessionTimeoutMs?: number;
-  /** How long `connect` waits for a server before failing. @defaultValue 15000 */
+  /** How long `connect` waits for a server before failing. @defaultValue DEFAULTS.connectTimeoutMs (15 000) */
   readonly connectTimeoutMs?: number;
   /** The tsyringe container handed to task functions as `ctx.container`. @defaultValue a child of tsyringe's root container */
   readonly container?: DependencyContainer;
@@ -53,7 +53,7 @@ export interface ConnectOptions {
    * The largest stored value (encoded) this ZkPlan reads back: getResult, snapshots.export and
    * snapshots.rerun, the web view, and addTask on a finished producer's kept result. A chunked value
    * whose header claims more is refused with MalformedNodeError (MALFORMED_NODE) before anything
-   * else is read. Also the default `maxResultBytes` of its workers. @defaultValue 16 MiB
+   * else is read. Also the default `maxResultBytes` of its workers. @defaultValue DEFAULTS.maxResultBytes (16 MiB)
    */
   readonly maxResultBytes?: number;
 }
@@ -64,7 +64,7 @@ export interface WorkerOptions {
   readonly backoff?: BackoffOptions;
   /** Run tasks holding inline source, in a vm2 sandbox inside a worker thread. Anyone who can write a task could run code: keep off unless trusted. @defaultValue false */
   readonly allowInline?: boolean;
-  /** Time limit of a whole run of an inline function (synchronous part, promises, callbacks), in ms; past it its thread is terminated and the try fails. @defaultValue 5000 */
+  /** Time limit of a whole run of an inline function (synchronous part, promises, callbacks), in ms; past it its thread is terminated and the try fails. @defaultValue DEFAULTS.inlineTimeoutMs (5 000) */
   readonly inlineTimeoutMs?: number;
   /**
    * Run shell tasks (`call('shell', { command, … })`): commands in a process group of their own,
@@ -74,7 +74,7 @@ export interface WorkerOptions {
   readonly allowShell?: boolean;
   /**
    * After SIGTERM to a stopped shell task's process group (its timeoutMs, a pause with abort, a
-   * cancel, a drain), how long before SIGKILL to what is left of it, in ms. @defaultValue 5000
+   * cancel, a drain), how long before SIGKILL to what is left of it, in ms. @defaultValue DEFAULTS.shell.killGraceMs (5 000)
    */
   readonly shellKillGraceMs?: number;
   /** Identifies this worker in `owner` nodes and events. @defaultValue `<hostname>:<pid>:<n>` */
@@ -82,7 +82,7 @@ export interface WorkerOptions {
   /**
    * Largest result (encoded) a task may return; stored in chunks above ~900 kB; beyond it the task
    * fails with RESULT_TOO_LARGE. Also the largest input (or stored result) the worker reads: a
-   * stored value claiming more fails its task for good with MALFORMED_NODE. @defaultValue the ZkPlan's maxResultBytes (16 MiB)
+   * stored value claiming more fails its task for good with MALFORMED_NODE. @defaultValue the ZkPlan's maxResultBytes (DEFAULTS.maxResultBytes, 16 MiB)
    */
   readonly maxResultBytes?: number;
   /**
@@ -94,25 +94,25 @@ export interface WorkerOptions {
 }
 
 export interface WorkerPoolOptions extends WorkerOptions {
-  /** Number of worker loops sharing this process's ZooKeeper session. @defaultValue 1 */
+  /** Number of worker loops sharing this process's ZooKeeper session. @defaultValue DEFAULTS.workerCount (1) */
   readonly count?: number;
-  /** On `stop()`, how long running tasks may finish before they are aborted and released, in ms. @defaultValue 30000 */
+  /** On `stop()`, how long running tasks may finish before they are aborted and released, in ms. @defaultValue DEFAULTS.drainTimeoutMs (30 000) */
   readonly drainTimeoutMs?: number;
   /**
    * How long finished plans (completed, or failed and settled) under the pool's parent are kept,
    * with their kept results and history; `false` keeps them for ever. Applied by one worker
-   * process of the cluster at a time. @defaultValue `{ maxAgeMs: 7 days, maxCount: 1000, sweepIntervalMs: 60000 }`
+   * process of the cluster at a time. @defaultValue DEFAULTS.retention (`{ maxAgeMs: 7 days, maxCount: 1000, sweepIntervalMs: 60000 }`)
    */
   readonly retention?: RetentionOptions | false;
 }
 
 /** Retention of finished plans (see `WorkerPoolOptions.retention`). */
 export interface RetentionOptions {
-  /** A finished plan created longer ago than this is deleted, in ms. @defaultValue 604800000 (7 days) */
+  /** A finished plan created longer ago than this is deleted, in ms. @defaultValue DEFAULTS.retention.maxAgeMs (604 800 000, 7 days) */
   readonly maxAgeMs?: number;
-  /** Beyond this many finished plans under the parent, the oldest are deleted. @defaultValue 1000 */
+  /** Beyond this many finished plans under the parent, the oldest are deleted. @defaultValue DEFAULTS.retention.maxCount (1 000) */
   readonly maxCount?: number;
-  /** How often a process tries to sweep, in ms. @defaultValue 60000 */
+  /** How often a process tries to sweep, in ms. @defaultValue DEFAULTS.retention.sweepIntervalMs (60 000) */
   readonly sweepIntervalMs?: number;
 }
 
@@ -324,9 +324,9 @@ export function resolveRetention(
 
 /** Options of `alerts.subscribe`. */
 export interface PlanEventOptions {
-  /** Calls of a listener that throws (or rejects) before the event is given up, with doubling pauses. @defaultValue 5 */
+  /** Calls of a listener that throws (or rejects) before the event is given up, with doubling pauses. @defaultValue DEFAULTS.planEvents.maxAttempts (5) */
   readonly maxAttempts?: number;
-  /** Pause after the first failed call, in ms. @defaultValue 1000 */
+  /** Pause after the first failed call, in ms. @defaultValue DEFAULTS.planEvents.retryDelayMs (1 000) */
   readonly retryDelayMs?: number;
   /** Told of a listener that failed for good (with the event's id), and of ZooKeeper trouble while following. @defaultValue none */
   readonly onError?: (error: Error, eventId?: string) => void;
@@ -354,7 +354,7 @@ export function resolvePlanEventOptions(
 
 /** Options of `startScheduler`. */
 export interface SchedulerOptions {
-  /** How often each schedule is looked at besides its ticks' timers and the watches (this is how a tick whose firer died is finished). @defaultValue 1000 */
+  /** How often each schedule is looked at besides its ticks' timers and the watches (this is how a tick whose firer died is finished). @defaultValue DEFAULTS.schedule.pollMs (1 000) */
   readonly pollMs?: number;
 }
 
@@ -371,7 +371,7 @@ export function resolveSchedulerOptions(options: SchedulerOptions): Required<Sch
 
 /** Options of `waitForCompletion`. */
 export interface WaitOptions {
-  /** Give up (WaitTimeoutError) after this long, in ms. @defaultValue 60000 */
+  /** Give up (WaitTimeoutError) after this long, in ms. @defaultValue DEFAULTS.waitTimeoutMs (60 000) */
   readonly timeoutMs?: number;
   /** Stop waiting (rejecting with the signal's reason) when it aborts. @defaultValue none */
   readonly signal?: AbortSignal;

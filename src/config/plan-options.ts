@@ -12,13 +12,13 @@ export type FailurePolicy =
 
 /** How often a task is tried, and how long workers wait between tries. */
 export interface RetryPolicy {
-  /** Tries in all, the first included; a failure of the last one fails the task. @defaultValue 3 */
+  /** Tries in all, the first included; a failure of the last one fails the task. @defaultValue DEFAULTS.plan.retry.maxAttempts (3) */
   readonly maxAttempts?: number;
-  /** Wait before the second try, in ms. @defaultValue 1000 */
+  /** Wait before the second try, in ms. @defaultValue DEFAULTS.plan.retry.initialDelayMs (1 000) */
   readonly initialDelayMs?: number;
-  /** Factor applied to the wait for each further try. @defaultValue 2 */
+  /** Factor applied to the wait for each further try. @defaultValue DEFAULTS.plan.retry.multiplier (2) */
   readonly multiplier?: number;
-  /** Upper bound of one wait, in ms. @defaultValue 60000 */
+  /** Upper bound of one wait, in ms. @defaultValue DEFAULTS.plan.retry.maxDelayMs (60 000) */
   readonly maxDelayMs?: number;
 }
 
@@ -26,18 +26,18 @@ export type ResolvedRetryPolicy = Required<RetryPolicy>;
 
 /** Options of `createPlan`; stored in the plan node, so every worker applies them. */
 export interface PlanOptions extends RetryPolicy {
-  /** @defaultValue 'continue' */
+  /** @defaultValue DEFAULTS.plan.failurePolicy ('continue') */
   readonly failurePolicy?: FailurePolicy;
   /**
    * Keep a record of each task once its node is gone (`<plan>/history`): done, and in a cancelled
    * plan cancelled, unstarted or failed; read by `zk-plan show`, `wait`, `plans`, the web view and
    * `plans.status` (done/total). One more write per task, and its record stays in ZooKeeper as long
-   * as the plan (see docs/performance.md). `false` keeps none. @defaultValue true
+   * as the plan (see docs/performance.md). `false` keeps none. @defaultValue DEFAULTS.plan.history (true)
    */
   readonly history?: boolean;
   /**
    * Among the tasks a worker process can take, those of higher priority go first, across plans
-   * (an integer; a task's own `priority` overrides its plan's). @defaultValue 0
+   * (an integer; a task's own `priority` overrides its plan's). @defaultValue DEFAULTS.plan.priority (0)
    */
   readonly priority?: number;
   /**

@@ -7,18 +7,18 @@ import { DEFAULTS } from './defaults.js';
 
 /** What a worker keeps of its tasks' logs (`WorkerOptions.taskLogs`). */
 export interface TaskLogOptions {
-  /** Send what a task function writes with `console.*` while it runs to its log (still shown on the worker's output). @defaultValue true */
+  /** Send what a task function writes with `console.*` while it runs to its log (still shown on the worker's output). @defaultValue DEFAULTS.taskLogs.captureConsole (true) */
   readonly captureConsole?: boolean;
-  /** Show each task log line on the worker's own output, labelled `[plan key #attempt]`. @defaultValue true */
+  /** Show each task log line on the worker's own output, labelled `[plan key #attempt]`. @defaultValue DEFAULTS.taskLogs.echo (true) */
   readonly echo?: boolean;
   /**
    * Bytes of each try's last lines kept in ZooKeeper (older lines are dropped and counted). ZooKeeper
-   * holds its whole tree in memory: a plan of n tasks that all log costs up to n × this. @defaultValue 8192
+   * holds its whole tree in memory: a plan of n tasks that all log costs up to n × this. @defaultValue DEFAULTS.taskLogs.maxBytesPerAttempt (8 KiB)
    */
   readonly maxBytesPerAttempt?: number;
-  /** Bytes of log tails one plan may keep in ZooKeeper in all; past it, tries keep less (or none), their sink keeps all. @defaultValue 2 MiB */
+  /** Bytes of log tails one plan may keep in ZooKeeper in all; past it, tries keep less (or none), their sink keeps all. @defaultValue DEFAULTS.taskLogs.maxBytesPerPlan (2 MiB) */
   readonly maxBytesPerPlan?: number;
-  /** The longest a logged line waits before it is written to ZooKeeper: what a worker killed with `kill -9` can lose. @defaultValue 500 */
+  /** The longest a logged line waits before it is written to ZooKeeper: what a worker killed with `kill -9` can lose. @defaultValue DEFAULTS.taskLogs.flushIntervalMs (500) */
   readonly flushIntervalMs?: number;
   /** Where the whole log goes: a FileLogSink under `<tmpdir>/zk-plan-logs` unless another sink is given; `false` keeps no whole log. @defaultValue a FileLogSink */
   readonly sink?: LogSink | false;

@@ -9,6 +9,7 @@ import { assertFunctionName } from '../exec/function-registry.js';
 import { assertSerializable } from '../serialization/codec.js';
 import { RESERVED_PREFIX } from '../zk/layout.js';
 import { cronTimes } from '../schedule/cron-times.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** `{ shards: n, params? }`: items `'0'` … `'n-1'`, item i with `params[i]`; or `{ items }`: named items, replaceable with `setWorkPool`. */
 export type WorkPool =
@@ -29,7 +30,7 @@ export interface JobDefinition {
   readonly fn: string;
   readonly workPool: WorkPool;
   readonly mode: JobMode;
-  /** `'evenly'`, `'rendezvous'`, or a name registered on every job worker. @defaultValue 'evenly' */
+  /** `'evenly'`, `'rendezvous'`, or a name registered on every job worker. @defaultValue DEFAULTS.jobs.strategy ('evenly') */
   readonly strategy?: string;
   /** Defined disabled: no item is assigned until `enable`. @defaultValue false */
   readonly disabled?: boolean;
@@ -194,7 +195,7 @@ export function resolveJob(input: JobDefinition, now: Date): StoredJob {
   }
   assertWorkPool(input.name, input.workPool);
   assertMode(input.name, input.mode);
-  const strategy = input.strategy ?? 'evenly';
+  const strategy = input.strategy ?? DEFAULTS.jobs.strategy;
   if (typeof strategy !== 'string' || !STRATEGY_NAME.test(strategy))
     throw new InvalidArgumentError(
       'strategy',

@@ -11,7 +11,7 @@ import type { Zk } from '../zk/zk.js';
 import { JobManager } from './job-manager.js';
 import { JobStore } from './job-store.js';
 import { JobWorker, SYSTEM_CLOCK, newJobWorkerId, type JobClock } from './job-worker.js';
-import { resolveJobWorkerOptions, type JobWorkerOptions } from './job-worker-options.js';
+import { resolveJobWorkerOptions, type JobWorkerOptions } from '../config/job-worker-options.js';
 import { StrategyRegistry } from './strategies.js';
 
 /** A running job worker. */

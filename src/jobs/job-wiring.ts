@@ -2,7 +2,7 @@
 import { assertValidPath } from '../zk/layout.js';
 import { JobStore } from './job-store.js';
 import { startJobWorker, type JobServiceParts, type JobWorkerHandle } from './job-service.js';
-import type { JobWorkerOptions } from './job-worker-options.js';
+import type { JobWorkerOptions } from '../config/job-worker-options.js';
 import { Jobs } from './jobs.js';
 
 export type { Jobs, JobWorkerHandle, JobWorkerOptions };

@@ -17,9 +17,9 @@ import type { LogLine } from './task-log-types.js';
 export interface FileLogSinkOptions {
   /** Directory of the files. @defaultValue `<os tmpdir>/zk-plan-logs` */
   readonly dir?: string;
-  /** Largest file of one try, in bytes; later lines are counted, not written. @defaultValue 16 MiB */
+  /** Largest file of one try, in bytes; later lines are counted, not written. @defaultValue DEFAULTS.fileLogSink.maxBytesPerTry (16 MiB) */
   readonly maxBytesPerTry?: number;
-  /** Largest size of the whole directory, in bytes, checked by `prune`: the plans written longest ago go first. @defaultValue 1 GiB */
+  /** Largest size of the whole directory, in bytes, checked by `prune`: the plans written longest ago go first. @defaultValue DEFAULTS.fileLogSink.maxBytesTotal (1 GiB) */
   readonly maxBytesTotal?: number;
 }
 

@@ -12,12 +12,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { relative, resolve, sep } from 'node:path';
 import type { FileLogSink } from './file-log-sink.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** Options of startLogServer: where it listens. */
 export interface LogServerOptions {
   /** Port to listen on; 0 picks a free one. */
   readonly port: number;
-  /** Address to listen on. @defaultValue '127.0.0.1' */
+  /** Address to listen on. @defaultValue DEFAULTS.listenHost ('127.0.0.1') */
   readonly host?: string;
 }
 
@@ -43,7 +44,7 @@ export async function startLogServer(
   server.on('clientError', (_error, socket) => socket.destroy());
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => {
+    server.listen(options.port, options.host ?? DEFAULTS.listenHost, () => {
       server.off('error', reject);
       resolveListen();
     });

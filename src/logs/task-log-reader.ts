@@ -17,6 +17,7 @@ import { sleepUnless } from '../util/abort-signals.js';
 import type { TaskLogAttempt } from './attempt-log-record.js';
 import { TaskLogStore } from './task-log-store.js';
 import type { LogLine } from './task-log-types.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** Which tries of a task `taskLog` returns. */
 export interface TaskLogQuery {
@@ -28,7 +29,7 @@ export interface TaskLogQuery {
 export interface FollowLogOptions {
   /** Ends the iteration (it then returns quietly). */
   readonly signal?: AbortSignal;
-  /** How often the log is read again while the task runs, in ms. @defaultValue 250 */
+  /** How often the log is read again while the task runs, in ms. @defaultValue DEFAULTS.followLogPollMs (250) */
   readonly pollMs?: number;
 }
 
@@ -39,8 +40,6 @@ export interface FollowedLogLine extends LogLine {
   /** The line's number in its try, from 0: a jump says lines were dropped (the tail's bound) before they were read. */
   readonly index: number;
 }
-
-const DEFAULT_POLL_MS = 250;
 
 export class TaskLogReader {
   private readonly store: TaskLogStore;
@@ -68,7 +67,7 @@ export class TaskLogReader {
     options: FollowLogOptions = {},
   ): AsyncGenerator<FollowedLogLine, void, undefined> {
     assertTaskPath(task);
-    const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+    const pollMs = options.pollMs ?? DEFAULTS.followLogPollMs;
     if (!Number.isInteger(pollMs) || pollMs < 10)
       throw new InvalidArgumentError(
         'pollMs',

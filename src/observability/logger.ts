@@ -25,12 +25,13 @@ import {
   userStack,
   type TaskLineFields,
 } from './task-log-lines.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export type { Logger } from 'pino';
 
 /** Options of createLogger: level, layout (pretty or JSON lines), destination. */
 export interface CreateLoggerOptions {
-  /** pino level: trace, debug, info, warn, error, fatal, silent. @defaultValue 'info' */
+  /** pino level: trace, debug, info, warn, error, fatal, silent. @defaultValue DEFAULTS.logLevel ('info') */
   readonly level?: string;
   /** Human-readable lines (pino-pretty) instead of JSON lines. @defaultValue process.stdout.isTTY */
   readonly pretty?: boolean;
@@ -51,7 +52,7 @@ export interface CreateLoggerOptions {
  * every control character and escape sequence (src/util/printable.ts).
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
-  const level = options.level ?? 'info';
+  const level = options.level ?? DEFAULTS.logLevel;
   if (level !== 'silent' && !(level in pino.levels.values)) {
     throw new RangeError(
       `level: expected one of ${Object.keys(pino.levels.values).join(', ')} or silent, got '${level}'`,

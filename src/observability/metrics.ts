@@ -13,6 +13,7 @@ import {
   metricsOf,
   type WorkerMetricSet,
 } from './worker-metric-definitions.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export { METRIC_PREFIX } from './worker-metric-definitions.js';
 
@@ -232,7 +233,7 @@ function listenToJobs(listen: Listen, metrics: WorkerMetricSet, heldItems: Set<s
 export interface MetricsServerOptions extends WorkerMetricsOptions {
   /** 0 picks a free port; `url` tells which. */
   readonly port: number;
-  /** Interface to listen on. @defaultValue '127.0.0.1' (this machine only) */
+  /** Interface to listen on. @defaultValue DEFAULTS.listenHost ('127.0.0.1', this machine only) */
   readonly host?: string;
   /** Registry to fill and serve. @defaultValue a new one */
   readonly registry?: Registry;
@@ -255,7 +256,7 @@ export async function startMetricsServer(
   zkPlan: ZkPlan | ObservedZkPlan,
   options: MetricsServerOptions,
 ): Promise<MetricsServer> {
-  const { port, host = '127.0.0.1' } = options;
+  const { port, host = DEFAULTS.listenHost } = options;
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new RangeError(`port: expected an integer from 0 to 65535, got ${String(port)}`);
   const metrics = createWorkerMetrics(zkPlan, options.registry, options);

@@ -47,9 +47,9 @@ import {
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { writeValue } from '../zk/chunked-value.js';
-import { taskSettings, type AddTaskOptions, type TaskToAdd } from './task-options.js';
+import { taskSettings, type AddTaskOptions, type TaskToAdd } from '../config/task-options.js';
 
-export type { AddTaskOptions, TaskToAdd } from './task-options.js';
+export type { AddTaskOptions, TaskToAdd } from '../config/task-options.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 
 /** What an imported task starts with (encoded values): its stored result (a worker hands it on without running the function), or its failure. */

@@ -25,13 +25,13 @@ export interface ScheduleInput {
   readonly params?: Readonly<Record<string, unknown>>;
   /** Where the plans go (workers follow this parent). */
   readonly planParent: string;
-  /** A tick while the previous run is unfinished: skip it, run both, or cancel the previous. @defaultValue 'skip' */
+  /** A tick while the previous run is unfinished: skip it, run both, or cancel the previous. @defaultValue DEFAULTS.schedule.overlap ('skip') */
   readonly overlap?: OverlapPolicy;
-  /** Ticks missed while no scheduler ran: fire each (up to catchUpLimit), fire once, or skip them. @defaultValue 'fireOnce' */
+  /** Ticks missed while no scheduler ran: fire each (up to catchUpLimit), fire once, or skip them. @defaultValue DEFAULTS.schedule.misfire ('fireOnce') */
   readonly misfire?: MisfirePolicy;
-  /** With `misfire: 'fireAll'`, at most this many missed ticks fire (the newest); from 1 to MAX_CATCH_UP_LIMIT (10 000). @defaultValue 10 */
+  /** With `misfire: 'fireAll'`, at most this many missed ticks fire (the newest); from 1 to MAX_CATCH_UP_LIMIT (10 000). @defaultValue DEFAULTS.schedule.catchUpLimit (10) */
   readonly catchUpLimit?: number;
-  /** A tick at most this late is on time, not missed. @defaultValue 60000 */
+  /** A tick at most this late is on time, not missed. @defaultValue DEFAULTS.schedule.misfireGraceMs (60 000) */
   readonly misfireGraceMs?: number;
   /** Put paused: no tick fires until resume. @defaultValue false */
   readonly paused?: boolean;

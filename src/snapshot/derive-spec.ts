@@ -19,7 +19,7 @@
 import type { PlanOptions } from '../config/plan-options.js';
 import { SnapshotError } from '../errors/snapshot-errors.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
-import type { AddTaskOptions } from '../plan/task-options.js';
+import type { AddTaskOptions } from '../config/task-options.js';
 import { TaskKeys } from '../plan/task-keys.js';
 import type { TaskSpecEntry } from '../spec/plan-spec.js';
 import type { DoneRecord } from '../store/task-history.js';

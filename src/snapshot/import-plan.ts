@@ -22,7 +22,7 @@
 import { SnapshotError } from '../errors/snapshot-errors.js';
 import { call } from '../exec/task-spec.js';
 import type { PlanWriter, TaskPreset } from '../plan/plan-writer.js';
-import type { TaskToAdd } from '../plan/task-options.js';
+import type { TaskToAdd } from '../config/task-options.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
 import { encodeValue } from '../serialization/codec.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';

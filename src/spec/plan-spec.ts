@@ -9,7 +9,7 @@
 import type { PlanOptions } from '../config/plan-options.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
 import { assertFunctionName } from '../exec/function-registry.js';
-import type { AddTaskOptions } from '../plan/task-options.js';
+import type { AddTaskOptions } from '../config/task-options.js';
 import { assertSerializable } from '../serialization/codec.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
 import { planNameProblem, taskKeyProblem } from '../plan/names.js';

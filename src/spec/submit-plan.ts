@@ -7,7 +7,7 @@ import { resolvePlanSettings } from '../config/plan-options.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
 import { call } from '../exec/task-spec.js';
-import { taskSettings } from '../plan/task-options.js';
+import { taskSettings } from '../config/task-options.js';
 import { isStale, type WorkerInfo } from '../registry/worker-info.js';
 import type { FunctionSchemas } from '../exec/standard-schema.js';
 import { checkPlanSpec, type CheckedSpec, type PlanSpec } from './plan-spec.js';

@@ -4,19 +4,20 @@
  */
 import { CoalescingRunner } from './coalescing-runner.js';
 import { WatchSet, type WatchClient } from '../zk/recipes/watch-set.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** Timing of a feed. */
 export interface FeedTiming {
-  /** Least time between the end of one read and the start of the next (bursts of watch events coalesce). @defaultValue 250 */
+  /** Least time between the end of one read and the start of the next (bursts of watch events coalesce). @defaultValue DEFAULTS.uiFeeds.minIntervalMs (250; the plans list: DEFAULTS.uiFeeds.plansListMinIntervalMs, 1 000) */
   readonly minIntervalMs?: number;
-  /** A read at least this often even without events (safety net). @defaultValue 15 000 */
+  /** A read at least this often even without events (safety net). @defaultValue DEFAULTS.uiFeeds.safetyRefreshMs (15 000) */
   readonly safetyRefreshMs?: number;
-  /** Pause before reading again after a read failed (connection trouble). @defaultValue 1 000 */
+  /** Pause before reading again after a read failed (connection trouble). @defaultValue DEFAULTS.uiFeeds.retryMs (1 000) */
   readonly retryMs?: number;
   /**
    * How long a feed outlives its last listener, to be taken up again by the next one (a reload of
    * the page) without arming its watches again: ZooKeeper watches cannot be withdrawn, so those of
-   * a closed feed stay set until they fire. It does not read meanwhile. @defaultValue 0
+   * a closed feed stay set until they fire. It does not read meanwhile. @defaultValue 0 (the web view's: DEFAULTS.uiFeeds.lingerMs, 30 000)
    */
   readonly lingerMs?: number;
 }
@@ -40,13 +41,13 @@ export abstract class Feed<M> {
     timing: FeedTiming,
     private readonly onIdle: () => void,
   ) {
-    this.retryMs = timing.retryMs ?? 1_000;
+    this.retryMs = timing.retryMs ?? DEFAULTS.uiFeeds.retryMs;
     this.lingerMs = timing.lingerMs ?? 0;
     this.watches = new WatchSet(() => this.runner.trigger());
     this.runner = new CoalescingRunner(
       () => this.refreshWhileWatched(),
-      timing.minIntervalMs ?? 250,
-      timing.safetyRefreshMs ?? 15_000,
+      timing.minIntervalMs ?? DEFAULTS.uiFeeds.minIntervalMs,
+      timing.safetyRefreshMs ?? DEFAULTS.uiFeeds.safetyRefreshMs,
     );
   }
 

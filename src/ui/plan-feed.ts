@@ -12,6 +12,7 @@ import { Feed, type FeedTiming } from './feed.js';
 import { buildModel, diffModels, isEmptyDiff, planRow } from './ui-model.js';
 import type { UiDiff, UiModel, UiPlanRow } from './ui-wire.js';
 import { watchChildren, watchNodeOrParent, type WatchClient } from '../zk/recipes/watch-set.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export type { FeedTiming } from './feed.js';
 
@@ -165,7 +166,7 @@ export class PlansFeed extends Feed<PlansFeedMessage> {
     timing: FeedTiming = {},
     onIdle: () => void = () => undefined,
   ) {
-    super(source.zk, { minIntervalMs: 1_000, ...timing }, onIdle);
+    super(source.zk, { minIntervalMs: DEFAULTS.uiFeeds.plansListMinIntervalMs, ...timing }, onIdle);
   }
 
   protected current(): PlansFeedMessage | undefined {

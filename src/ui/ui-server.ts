@@ -30,6 +30,7 @@ import { ASSET_ROUTES, serveUiAsset } from './asset-routes.js';
 import { CLUSTER_ROUTES } from './cluster-routes.js';
 import { PLAN_ROUTES } from './plan-routes.js';
 import { TASK_ROUTES } from './task-routes.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export { isLoopbackHost };
 
@@ -41,7 +42,7 @@ export interface UiServerOptions {
   readonly parent: string;
   /** TCP port; 0 picks a free one (see `url`). */
   readonly port: number;
-  /** A loopback address or `localhost`: reading needs no authentication, so the view stays on this machine. @defaultValue '127.0.0.1' */
+  /** A loopback address or `localhost`: reading needs no authentication, so the view stays on this machine. @defaultValue DEFAULTS.listenHost ('127.0.0.1') */
   readonly host?: string;
   /**
    * Enables pause, resume, cancel and retry from the view (POST /api/actions/<action>?path=<plan>),
@@ -52,7 +53,7 @@ export interface UiServerOptions {
   readonly schedules?: string;
   /** A jobs' parent (`zkPlan.jobs(parent)`) whose jobs the plans page lists, with each worker's items and their fencing tokens. @defaultValue none */
   readonly jobs?: string;
-  /** Coalescing, safety-refresh and linger times of the live feeds. @defaultValue 250 ms per plan, 1 s for the plans list, 15 s safety refresh, 30 s linger */
+  /** Coalescing, safety-refresh and linger times of the live feeds. @defaultValue DEFAULTS.uiFeeds */
   readonly timing?: FeedTiming;
 }
 
@@ -72,9 +73,9 @@ const ROUTES = new Map<string, UiRoute>(
 /** Starts the web view; resolves once it listens. */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const { zkPlan, parent, port } = options;
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? DEFAULTS.listenHost;
   assertUiServerOptions(options, host);
-  const timing: FeedTiming = { lingerMs: 30_000, ...options.timing };
+  const timing: FeedTiming = { lingerMs: DEFAULTS.uiFeeds.lingerMs, ...options.timing };
   const ctx: UiContext = {
     zkPlan,
     parent,

@@ -13,6 +13,7 @@ import { ZkPlan } from '../../src/zk-plan.js';
 import type { MemoryZkClient, MemoryZooKeeper } from '../../src/testing/index.js';
 import type { WorkerPool } from '../../src/worker/worker-pool.js';
 import type { SimObserver } from './observer.js';
+import { crashAndExpire, type Expiry } from '../sim-harness/fault-schedule.js';
 import { stableHash } from '../sim-harness/prng.js';
 import type { SimPlanSpec, SimTaskParams } from './workload.js';
 
@@ -53,7 +54,7 @@ export class SimProcess {
 
   constructor(
     readonly name: string,
-    server: MemoryZooKeeper,
+    private readonly server: MemoryZooKeeper,
     observer: SimObserver,
     seed: number,
     loops: number,
@@ -109,10 +110,14 @@ export class SimProcess {
     });
   }
 
-  /** The process dies: its session lives on in the server until the driver expires it. */
-  crash(): void {
+  /**
+   * The process dies. The server expires its session as `expiry` says; without one the session lives
+   * on in the server (the seed is over and everything is torn down).
+   */
+  crash(expiry?: Expiry): void {
     this.crashed = true;
-    this.client.crash();
+    if (expiry === undefined) this.client.crash();
+    else crashAndExpire(this.server, this.client, expiry);
   }
 }
 

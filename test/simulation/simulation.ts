@@ -11,6 +11,7 @@
 import { vi } from 'vitest';
 import { PlanFinishedError } from '../../src/errors/plan-errors.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
+import { detachAndExpire, freezeAndExpire } from '../sim-harness/fault-schedule.js';
 import { streamFor, type Prng } from '../sim-harness/prng.js';
 import { flush } from '../sim-harness/settle-operations.js';
 import { SimulatedClock } from '../sim-harness/simulated-clock.js';
@@ -296,13 +297,14 @@ class Simulation {
         if (!this.workload.crashes || target.process === undefined) return;
         const { process } = target;
         this.fault(`crash ${process.name} (session ${process.client.sessionId ?? '-'})`);
-        process.crash();
         // The server notices after the session timeout; a replacement process starts then.
-        setTimeout(() => {
-          this.observer.note(`server expires the session of crashed ${process.name}`);
-          process.client.expireSessionOnServer();
-          this.startProcess(this.random.int(1, 3));
-        }, this.workload.sessionTimeoutMs);
+        process.crash({
+          afterMs: this.workload.sessionTimeoutMs,
+          then: () => {
+            this.observer.note(`the server expired the session of crashed ${process.name}`);
+            this.startProcess(this.random.int(1, 3));
+          },
+        });
         return;
       }
       case 'expire':
@@ -312,11 +314,10 @@ class Simulation {
       case 'disconnect': {
         const downMs = this.random.int(0, Math.round(this.workload.sessionTimeoutMs * 1.5));
         this.fault(`disconnect ${target.name} for ${downMs} ms`);
-        const sessionId = target.client.sessionId;
-        target.client.disconnect();
-        if (downMs > this.workload.sessionTimeoutMs && sessionId !== undefined) {
-          setTimeout(() => this.server.expireSession(sessionId), this.workload.sessionTimeoutMs);
-        }
+        // Down for longer than the session lasts: the server expires it after the session timeout.
+        if (downMs > this.workload.sessionTimeoutMs)
+          detachAndExpire(this.server, target.client, { afterMs: this.workload.sessionTimeoutMs });
+        else target.client.disconnect();
         setTimeout(() => {
           this.observer.note(`reconnect ${target.name}`);
           target.client.reconnect();
@@ -376,12 +377,11 @@ class Simulation {
         if (this.frozen.has(target.name)) return;
         const frozenMs = this.random.int(50, this.workload.sessionTimeoutMs * 2);
         this.fault(`freeze ${target.name} for ${frozenMs} ms`);
-        const sessionId = target.client.sessionId;
         this.frozen.add(target.name);
-        target.client.freeze();
         // The server hears nothing from it: past the session timeout the session expires, which it learns only when it wakes.
-        if (frozenMs > this.workload.sessionTimeoutMs && sessionId !== undefined)
-          setTimeout(() => this.server.expireSession(sessionId), this.workload.sessionTimeoutMs);
+        if (frozenMs > this.workload.sessionTimeoutMs)
+          freezeAndExpire(this.server, target.client, { afterMs: this.workload.sessionTimeoutMs });
+        else target.client.freeze();
         setTimeout(() => {
           this.observer.note(`${target.name} wakes`);
           this.frozen.delete(target.name);

@@ -36,7 +36,9 @@ export function registerUi(program: Command): void {
         .argParser(integer(0, 65_535))
         .default(0),
     )
-    .addOption(new Option('--host <host>', 'loopback address to listen on').default('127.0.0.1'))
+    .addOption(
+      new Option('--host <host>', 'loopback address to listen on').default(DEFAULTS.listenHost),
+    )
     .addOption(
       new Option(
         '--schedules <path>',

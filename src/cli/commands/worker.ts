@@ -136,7 +136,7 @@ export function registerWorker(program: Command): void {
     )
     .addOption(
       new Option('--metrics-host <host>', 'address the metrics server listens on').default(
-        '127.0.0.1',
+        DEFAULTS.listenHost,
       ),
     )
     .addOption(
@@ -191,7 +191,7 @@ export function registerWorker(program: Command): void {
     )
     .addOption(
       new Option('--task-log-host <host>', 'address the task log server listens on').default(
-        '127.0.0.1',
+        DEFAULTS.listenHost,
       ),
     )
     .addOption(
@@ -203,7 +203,9 @@ export function registerWorker(program: Command): void {
     .addOption(
       new Option('--no-task-log-echo', "do not show task log lines on this worker's output"),
     )
-    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default('info'))
+    .addOption(
+      new Option('--log-level <level>', 'log level').choices(LOG_LEVELS).default(DEFAULTS.logLevel),
+    )
     .addOption(
       new Option(
         '--log-format <format>',

@@ -1,25 +1,25 @@
 /** Options of `startJobWorker` (and `zk-plan worker --jobs`), checked and defaulted from DEFAULTS.jobs. */
-import { DEFAULTS } from '../config/defaults.js';
-import { assertDurationMs, assertKnownKeys } from '../config/options.js';
+import { DEFAULTS } from './defaults.js';
+import { assertDurationMs, assertKnownKeys } from './options.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
-import { leaseProblem, type LeaseTiming } from './lease.js';
-import type { AssignmentStrategy } from './strategies.js';
+import { leaseProblem, type LeaseTiming } from '../jobs/lease.js';
+import type { AssignmentStrategy } from '../jobs/strategies.js';
 
 /** Options of `startJobWorker`: the worker's name, lease timing, polling, restarts, the manager election and extra assignment strategies. */
 export interface JobWorkerOptions {
   /** Prefix of the worker's id (a random suffix makes it unique per start). @defaultValue `<host>-<pid>` */
   readonly name?: string;
-  /** How long an item's lease lasts unless renewed; the holder renews every third of it. @defaultValue 10000 */
+  /** How long an item's lease lasts unless renewed; the holder renews every third of it. @defaultValue DEFAULTS.jobs.leaseMs (10 000) */
   readonly leaseMs?: number;
-  /** A holder that could not renew stops this long before its lease ends (at most half of leaseMs). @defaultValue 2000 */
+  /** A holder that could not renew stops this long before its lease ends (at most half of leaseMs). @defaultValue DEFAULTS.jobs.marginMs (2 000), at most a fifth of leaseMs */
   readonly marginMs?: number;
-  /** The most two hosts' wall clocks differ: a new holder waits this long past the previous lease's end. @defaultValue 1000 */
+  /** The most two hosts' wall clocks differ: a new holder waits this long past the previous lease's end. @defaultValue DEFAULTS.jobs.driftMs (1 000), at most a tenth of leaseMs */
   readonly driftMs?: number;
-  /** How often the manager and the worker look again besides their watches. @defaultValue 5000 */
+  /** How often the manager and the worker look again besides their watches. @defaultValue DEFAULTS.jobs.pollMs (5 000) */
   readonly pollMs?: number;
-  /** Pause before a job function runs again after it threw (or a continuous run returned). @defaultValue 1000 */
+  /** Pause before a job function runs again after it threw (or a continuous run returned). @defaultValue DEFAULTS.jobs.restartDelayMs (1 000) */
   readonly restartDelayMs?: number;
-  /** Take part in the manager election. @defaultValue true */
+  /** Take part in the manager election. @defaultValue DEFAULTS.jobs.manager (true) */
   readonly manager?: boolean;
   /** Strategies by name besides 'evenly' and 'rendezvous': register the same ones on every job worker (any may become the manager). */
   readonly strategies?: Readonly<Record<string, AssignmentStrategy>>;
@@ -82,7 +82,7 @@ export function resolveJobWorkerOptions(options: JobWorkerOptions): ResolvedJobW
     timing,
     pollMs,
     restartDelayMs,
-    manager: options.manager ?? true,
+    manager: options.manager ?? defaults.manager,
     strategies,
   };
 }

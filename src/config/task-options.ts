@@ -2,18 +2,18 @@
  * What `addTask` and `addTasks` take besides the task itself: the option types, and their
  * validation into the settings stored with the task (pure).
  */
-import { assertDurationMs, assertKnownKeys } from '../config/options.js';
+import { assertDurationMs, assertKnownKeys } from './options.js';
 import {
   ADD_TASK_OPTION_KEYS,
   DEFAULT_RETRY_POLICY,
   assertPriority,
   resolveRetryPolicy,
   type RetryPolicy,
-} from '../config/plan-options.js';
+} from './plan-options.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { TaskSettings, TaskSpec } from '../exec/task-spec.js';
 import { assertConcurrencyKey } from '../limits/limit-record.js';
-import { assertTaskKey } from './names.js';
+import { assertTaskKey } from '../plan/names.js';
 
 /** One task of an `addTasks` batch: its args are task paths, or indices of earlier tasks of the batch. */
 export interface TaskToAdd {
