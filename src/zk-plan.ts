@@ -65,7 +65,11 @@ import { assertValidPath } from './zk/layout.js';
 import { ZkClient } from './zk/zk-client.js';
 import type { Zk } from './zk/zk.js';
 
-/** A ZkPlan's lifecycle: `open` until `close()` is called, `closing` while its pools drain, then `closed` (every call fails with IllegalStateError). */
+/**
+ * A ZkPlan's lifecycle: `open` until `close()` is called, `closing` while its pools drain, then `closed` (every call fails with IllegalStateError).
+ *
+ * @category Plans and tasks
+ */
 export type ZkPlanState = 'open' | 'closing' | 'closed';
 
 /**
@@ -75,6 +79,8 @@ export type ZkPlanState = 'open' | 'closing' | 'closed';
  * sub-APIs: `plans` (status, describe, list, delete), `control` (pause, resume, cancel, retry),
  * `limits(parent)`, `explain`, `snapshots` (export, import, rerun), `logs`, `alerts`,
  * `schedules(parent)` and `jobs(parent)`. A complete program: examples/quick-start.ts.
+ *
+ * @category Plans and tasks
  */
 export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEvents> {
   /** Reading and removing plans: status, describe, list, delete, taskOfKey. */

@@ -31,7 +31,11 @@ import { TokenLock } from '../zk/recipes/token-lock.js';
 import type { Zk } from '../zk/zk.js';
 import { planEventsOf, type PlanEvent } from './plan-events.js';
 
-/** Called with each event of `onPlanEvent`; a listener that throws (or rejects) is called again with doubling pauses, up to `maxAttempts` times. */
+/**
+ * Called with each event of `onPlanEvent`; a listener that throws (or rejects) is called again with doubling pauses, up to `maxAttempts` times.
+ *
+ * @category Events and alerts
+ */
 export type PlanEventListener = (event: PlanEvent) => void | Promise<void>;
 
 interface Delivery {

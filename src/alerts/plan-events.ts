@@ -8,12 +8,18 @@ import type { PlanStatus } from '../plan/plan-status.js';
 import type { PlanCounts } from '../plan/plan-progress.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 
-/** What happened: a task failed for good, or its plan failed, was cancelled or completed. */
+/**
+ * What happened: a task failed for good, or its plan failed, was cancelled or completed.
+ *
+ * @category Events and alerts
+ */
 export type PlanEventKind = 'task:failed' | 'plan:failed' | 'plan:cancelled' | 'plan:completed';
 
 /**
  * An event `onPlanEvent` delivers once across the cluster: a task failed for good, or a plan
  * failed, was cancelled or completed, with the plan's task counts then.
+ *
+ * @category Events and alerts
  */
 export interface PlanEvent {
   /** Names the occurrence, e.g. `task-failed~task-0000000004~1764000000000`. */

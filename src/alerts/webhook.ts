@@ -8,7 +8,11 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { PlanEventListener } from './plan-event-watcher.js';
 import type { PlanEvent } from './plan-events.js';
 
-/** The JSON body of a webhook POST. */
+/**
+ * The JSON body of a webhook POST.
+ *
+ * @category Events and alerts
+ */
 export interface WebhookBody {
   readonly event: PlanEvent['kind'];
   readonly id: string;
@@ -44,6 +48,8 @@ export function webhookBody(event: PlanEvent): WebhookBody {
  * secret) and its user info never appear in an error: messages name the URL's origin only. A
  * redirect is not followed (it would re-POST the event to wherever it points): it is a failed
  * delivery, tried again like any other, and the error says to configure the URL it points to.
+ *
+ * @category Events and alerts
  */
 export function webhookListener(url: string, timeoutMs: number): PlanEventListener {
   let parsed: URL;

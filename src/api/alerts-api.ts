@@ -9,13 +9,21 @@ import type { PlanStatus } from '../plan/plan-status.js';
 import type { Zk } from '../zk/zk.js';
 import type { FacadeState } from './facade-state.js';
 
-/** A subscription of `alerts.subscribe`; `close()` ends it. */
+/**
+ * A subscription of `alerts.subscribe`; `close()` ends it.
+ *
+ * @category Sub-APIs
+ */
 export interface AlertSubscription {
   /** Ends the subscription; resolves once the work it had started (deliveries included) is done. */
   close(): Promise<void>;
 }
 
-/** `zkPlan.alerts`: listeners called once per plan event across the cluster. */
+/**
+ * `zkPlan.alerts`: listeners called once per plan event across the cluster.
+ *
+ * @category Sub-APIs
+ */
 export class AlertsApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.alerts`. */
   constructor(

@@ -7,7 +7,11 @@ import { PlanCancelledError } from '../errors/plan-errors.js';
 import type { PlanWriter } from '../plan/plan-writer.js';
 import type { FacadeState } from './facade-state.js';
 
-/** `zkPlan.control`: pause, resume and cancel a plan across the cluster, and let its failed tasks run again. */
+/**
+ * `zkPlan.control`: pause, resume and cancel a plan across the cluster, and let its failed tasks run again.
+ *
+ * @category Sub-APIs
+ */
 export class ControlApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.control`. */
   constructor(

@@ -3,7 +3,11 @@ import type { Explanation, PlanExplanation } from '../explain/explain-task.js';
 import type { Explainer } from '../explain/explainer.js';
 import type { FacadeState } from './facade-state.js';
 
-/** `zkPlan.explain`: why a task is not running, why a plan is not progressing. */
+/**
+ * `zkPlan.explain`: why a task is not running, why a plan is not progressing.
+ *
+ * @category Sub-APIs
+ */
 export class ExplainApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.explain`. */
   constructor(

@@ -7,13 +7,21 @@ import type { ConcurrencyLimits } from '../limits/concurrency-limits.js';
 import { assertConcurrencyKey, assertLimit, type SlotRecord } from '../limits/limit-record.js';
 import type { FacadeState } from './facade-state.js';
 
-/** A key's limit and the tasks holding its slots now. */
+/**
+ * A key's limit and the tasks holding its slots now.
+ *
+ * @category Sub-APIs
+ */
 export interface LimitState {
   readonly limit: number;
   readonly holders: SlotRecord[];
 }
 
-/** `zkPlan.limits(parent)`: the concurrency limits shared by every worker and plan under one parent. */
+/**
+ * `zkPlan.limits(parent)`: the concurrency limits shared by every worker and plan under one parent.
+ *
+ * @category Sub-APIs
+ */
 export class LimitsApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.limits(parent)`. */
   constructor(

@@ -3,7 +3,11 @@ import type { TaskLogAttempt } from '../logs/attempt-log-record.js';
 import type { FollowLogOptions, FollowedLogLine, TaskLogQuery, TaskLogReader } from '../logs/task-log-reader.js';
 import type { FacadeState } from './facade-state.js';
 
-/** `zkPlan.logs`: what a task logged, read from any process while it runs and after, and followed live. */
+/**
+ * `zkPlan.logs`: what a task logged, read from any process while it runs and after, and followed live.
+ *
+ * @category Sub-APIs
+ */
 export class LogsApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.logs`. */
   constructor(

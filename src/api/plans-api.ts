@@ -8,7 +8,11 @@ import type { PlanStatus } from '../plan/plan-status.js';
 import type { PlanSummary, PlanView } from '../plan/plan-view.js';
 import type { FacadeState } from './facade-state.js';
 
-/** `zkPlan.plans`: where a plan stands, every task of it, the plans under a parent, a task by its key, and deleting a plan. */
+/**
+ * `zkPlan.plans`: where a plan stands, every task of it, the plans under a parent, a task by its key, and deleting a plan.
+ *
+ * @category Sub-APIs
+ */
 export class PlansApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.plans`. */
   constructor(

@@ -5,7 +5,11 @@
 import type { ImportedPlan, PlanSnapshot, PlanSnapshots, RerunOptions } from '../snapshot/plan-snapshots.js';
 import type { FacadeState } from './facade-state.js';
 
-/** `zkPlan.snapshots`: export a plan as a self-contained value, import a snapshot as a new plan, rerun a plan's spec. */
+/**
+ * `zkPlan.snapshots`: export a plan as a self-contained value, import a snapshot as a new plan, rerun a plan's spec.
+ *
+ * @category Sub-APIs
+ */
 export class SnapshotsApi {
   /** @internal Made by ZkPlan; reach it as `zkPlan.snapshots`. */
   constructor(

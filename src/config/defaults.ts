@@ -4,7 +4,11 @@
  * key from being dropped or mistyped while `as const` keeps the literal values visible to callers.
  */
 
-/** The types of the defaults (see the option of the same name for what each means). */
+/**
+ * The types of the defaults (see the option of the same name for what each means).
+ *
+ * @category Configuration
+ */
 export interface DefaultValues {
   /** `ConnectOptions.sessionTimeoutMs`. */
   readonly sessionTimeoutMs: number;
@@ -131,6 +135,8 @@ export interface DefaultValues {
 /**
  * The default of every option of the API and the CLI, by the option's name (e.g.
  * `DEFAULTS.sessionTimeoutMs`, `DEFAULTS.plan.retry`): what applies when an option is left out.
+ *
+ * @category Configuration
  */
 export const DEFAULTS = {
   sessionTimeoutMs: 10_000,

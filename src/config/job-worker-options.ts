@@ -5,7 +5,11 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { leaseProblem, type LeaseTiming } from '../jobs/lease.js';
 import type { AssignmentStrategy } from '../jobs/strategies.js';
 
-/** Options of `startJobWorker`: the worker's name, lease timing, polling, restarts, the manager election and extra assignment strategies. */
+/**
+ * Options of `startJobWorker`: the worker's name, lease timing, polling, restarts, the manager election and extra assignment strategies.
+ *
+ * @category Jobs
+ */
 export interface JobWorkerOptions {
   /** Prefix of the worker's id (a random suffix makes it unique per start). @defaultValue `<host>-<pid>` */
   readonly name?: string;

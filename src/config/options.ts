@@ -11,7 +11,11 @@ import {
   type TaskLogOptions,
 } from './task-log-options.js';
 
-/** The spec's back-off attributes for idle worker rounds: `initial × increase^count`, capped at `max`. */
+/**
+ * The spec's back-off attributes for idle worker rounds: `initial × increase^count`, capped at `max`.
+ *
+ * @category Workers
+ */
 export interface BackoffOptions {
   /** Sleep after the first idle round, in ms. @defaultValue DEFAULTS.backoff.initial (100) */
   readonly initial?: number;
@@ -23,7 +27,11 @@ export interface BackoffOptions {
 
 export type ResolvedBackoff = Required<BackoffOptions>;
 
-/** Options of `ZkPlan.connect`. */
+/**
+ * Options of `ZkPlan.connect`.
+ *
+ * @category Configuration
+ */
 export interface ConnectOptions {
   /** ZooKeeper connect string, `host:port[,host:port…][/chroot]`. */
   readonly connect: string;
@@ -58,7 +66,11 @@ export interface ConnectOptions {
   readonly maxResultBytes?: number;
 }
 
-/** Options of one worker loop (`zkPlan.worker`) and of a pool (`startWorkers`). */
+/**
+ * Options of one worker loop (`zkPlan.worker`) and of a pool (`startWorkers`).
+ *
+ * @category Workers
+ */
 export interface WorkerOptions {
   /** Back-off of idle rounds. */
   readonly backoff?: BackoffOptions;
@@ -93,6 +105,12 @@ export interface WorkerOptions {
   readonly taskLogs?: TaskLogOptions | false;
 }
 
+/**
+ * Options of `startWorkers`: those of each worker loop, how many loops share the process's
+ * session, how long `stop()` lets running tasks finish, and how long finished plans are kept.
+ *
+ * @category Workers
+ */
 export interface WorkerPoolOptions extends WorkerOptions {
   /** Number of worker loops sharing this process's ZooKeeper session. @defaultValue DEFAULTS.workerCount (1) */
   readonly count?: number;
@@ -106,7 +124,11 @@ export interface WorkerPoolOptions extends WorkerOptions {
   readonly retention?: RetentionOptions | false;
 }
 
-/** Retention of finished plans (see `WorkerPoolOptions.retention`). */
+/**
+ * Retention of finished plans (see `WorkerPoolOptions.retention`).
+ *
+ * @category Workers
+ */
 export interface RetentionOptions {
   /** A finished plan created longer ago than this is deleted, in ms. @defaultValue DEFAULTS.retention.maxAgeMs (604 800 000, 7 days) */
   readonly maxAgeMs?: number;
@@ -322,7 +344,11 @@ export function resolveRetention(
   return resolved;
 }
 
-/** Options of `alerts.subscribe`. */
+/**
+ * Options of `alerts.subscribe`.
+ *
+ * @category Events and alerts
+ */
 export interface PlanEventOptions {
   /** Calls of a listener that throws (or rejects) before the event is given up, with doubling pauses. @defaultValue DEFAULTS.planEvents.maxAttempts (5) */
   readonly maxAttempts?: number;
@@ -352,7 +378,11 @@ export function resolvePlanEventOptions(
   return { maxAttempts, retryDelayMs, ...(options.onError ? { onError: options.onError } : {}) };
 }
 
-/** Options of `startScheduler`. */
+/**
+ * Options of `startScheduler`.
+ *
+ * @category Schedules
+ */
 export interface SchedulerOptions {
   /** How often each schedule is looked at besides its ticks' timers and the watches (this is how a tick whose firer died is finished). @defaultValue DEFAULTS.schedule.pollMs (1 000) */
   readonly pollMs?: number;
@@ -369,7 +399,11 @@ export function resolveSchedulerOptions(options: SchedulerOptions): Required<Sch
   return { pollMs };
 }
 
-/** Options of `waitForCompletion`. */
+/**
+ * Options of `waitForCompletion`.
+ *
+ * @category Plans and tasks
+ */
 export interface WaitOptions {
   /** Give up (WaitTimeoutError) after this long, in ms. @defaultValue DEFAULTS.waitTimeoutMs (60 000) */
   readonly timeoutMs?: number;

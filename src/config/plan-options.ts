@@ -3,14 +3,22 @@ import { DEFAULTS } from './defaults.js';
 import { assertDurationMs, assertKnownKeys } from './options.js';
 import { assertPlanName, planNameProblem } from '../plan/names.js';
 
-/** What a plan does when one of its tasks fails for good. */
+/**
+ * What a plan does when one of its tasks fails for good.
+ *
+ * @category Plans and tasks
+ */
 export type FailurePolicy =
   /** Independent branches run to the end; then the plan ends failed. */
   | 'continue'
   /** Nothing new starts; running tasks have their AbortSignal aborted. */
   | 'failFast';
 
-/** How often a task is tried, and how long workers wait between tries. */
+/**
+ * How often a task is tried, and how long workers wait between tries.
+ *
+ * @category Plans and tasks
+ */
 export interface RetryPolicy {
   /** Tries in all, the first included; a failure of the last one fails the task. @defaultValue DEFAULTS.plan.retry.maxAttempts (3) */
   readonly maxAttempts?: number;
@@ -24,7 +32,11 @@ export interface RetryPolicy {
 
 export type ResolvedRetryPolicy = Required<RetryPolicy>;
 
-/** Options of `createPlan`; stored in the plan node, so every worker applies them. */
+/**
+ * Options of `createPlan`; stored in the plan node, so every worker applies them.
+ *
+ * @category Plans and tasks
+ */
 export interface PlanOptions extends RetryPolicy {
   /** @defaultValue DEFAULTS.plan.failurePolicy ('continue') */
   readonly failurePolicy?: FailurePolicy;
@@ -63,6 +75,8 @@ export interface PlanSettings {
 /**
  * The retry policy of a plan created without one, and of its tasks: how many tries a task gets and
  * how long workers wait between them (the `plan.retry` part of DEFAULTS).
+ *
+ * @category Plans and tasks
  */
 export const DEFAULT_RETRY_POLICY: Required<RetryPolicy> = DEFAULTS.plan.retry;
 

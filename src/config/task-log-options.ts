@@ -5,7 +5,11 @@ import { RECORD_OVERHEAD_BYTES } from '../logs/try-log.js';
 import { MAX_TIMER_MS } from '../util/abort-signals.js';
 import { DEFAULTS } from './defaults.js';
 
-/** What a worker keeps of its tasks' logs (`WorkerOptions.taskLogs`). */
+/**
+ * What a worker keeps of its tasks' logs (`WorkerOptions.taskLogs`).
+ *
+ * @category Logs
+ */
 export interface TaskLogOptions {
   /** Send what a task function writes with `console.*` while it runs to its log (still shown on the worker's output). @defaultValue DEFAULTS.taskLogs.captureConsole (true) */
   readonly captureConsole?: boolean;

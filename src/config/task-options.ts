@@ -15,14 +15,22 @@ import type { TaskSettings, TaskSpec } from '../exec/task-spec.js';
 import { assertConcurrencyKey } from '../limits/limit-record.js';
 import { assertTaskKey } from '../plan/names.js';
 
-/** One task of an `addTasks` batch: its args are task paths, or indices of earlier tasks of the batch. */
+/**
+ * One task of an `addTasks` batch: its args are task paths, or indices of earlier tasks of the batch.
+ *
+ * @category Plans and tasks
+ */
 export interface TaskToAdd {
   readonly task: TaskSpec;
   readonly args?: readonly (string | number)[];
   readonly options?: AddTaskOptions;
 }
 
-/** Options of `addTask`. */
+/**
+ * Options of `addTask`.
+ *
+ * @category Plans and tasks
+ */
 export interface AddTaskOptions extends RetryPolicy {
   /** Keep the task's result in the plan after the task is done, for `getResult`. @defaultValue false */
   readonly keepResult?: boolean;

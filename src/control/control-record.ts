@@ -4,10 +4,18 @@
  */
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 
-/** What a plan's control record says: the plan is paused (until resumePlan) or cancelled (for good). */
+/**
+ * What a plan's control record says: the plan is paused (until resumePlan) or cancelled (for good).
+ *
+ * @category Control
+ */
 export type PlanControlState = 'paused' | 'cancelled';
 
-/** A paused or cancelled plan's control record, as planStatus and describePlan show it: the state, why, since when. */
+/**
+ * A paused or cancelled plan's control record, as planStatus and describePlan show it: the state, why, since when.
+ *
+ * @category Control
+ */
 export interface PlanControlRecord {
   readonly state: PlanControlState;
   /** Why it was cancelled (or paused), as the caller said. */

@@ -43,19 +43,31 @@ export type ReadPlanState = (plan: string) => Promise<PlanState>;
  */
 export type RecordCancelledTasks = (plan: string, cancelledAt: Date) => Promise<void>;
 
-/** Options of `control.pause`. */
+/**
+ * Options of `control.pause`.
+ *
+ * @category Control
+ */
 export interface PauseOptions {
   /** Abort the running tasks' signals too; they are given back uncharged and run again after control.resume. @defaultValue false */
   readonly abortRunning?: boolean;
 }
 
-/** Options of `control.cancel`. */
+/**
+ * Options of `control.cancel`.
+ *
+ * @category Control
+ */
 export interface CancelOptions {
   /** Why, kept with the plan and reported by waitForCompletion's PlanCancelledError and plans.status. @defaultValue none */
   readonly reason?: string;
 }
 
-/** What `control.pause` reports once the pause is in ZooKeeper. */
+/**
+ * What `control.pause` reports once the pause is in ZooKeeper.
+ *
+ * @category Control
+ */
 export interface PauseOutcome {
   readonly plan: string;
   /**

@@ -1,7 +1,11 @@
 import type { ConnectOptions, WorkerPoolOptions } from '../config/options.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 
-/** Configuration of the DI module: the Clojure original's `zookeeper-config` and `zk-plan-config`. */
+/**
+ * Configuration of the DI module: the Clojure original's `zookeeper-config` and `zk-plan-config`.
+ *
+ * @category Configuration
+ */
 export interface ZkPlanModuleConfig {
   /** Coordinates of the ZooKeeper service, and the `auth` and `acl` of its sessions and nodes (as in `ZkPlan.connect`). */
   readonly zookeeper: Pick<

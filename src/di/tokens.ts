@@ -6,12 +6,24 @@ import type { ZkPlan } from '../zk-plan.js';
 import type { WorkerPool } from '../worker/worker-pool.js';
 import type { ZkPlanModuleConfig } from './module-config.js';
 
-/** The module's configuration, as given to `zkPlanModule`. */
+/**
+ * The module's configuration, as given to `zkPlanModule`.
+ *
+ * @category Configuration
+ */
 export const ZK_PLAN_MODULE_CONFIG: InjectionToken<ZkPlanModuleConfig> =
   Symbol.for('zk-plan.module-config');
-/** The connected ZooKeeper client (registered by `startup`). */
+/**
+ * The connected ZooKeeper client (registered by `startup`).
+ *
+ * @category Configuration
+ */
 export const ZK_CLIENT: InjectionToken<ZkClient> = Symbol.for('zk-plan.zk-client');
-/** The functions workers of this process can run. */
+/**
+ * The functions workers of this process can run.
+ *
+ * @category Configuration
+ */
 export const FUNCTION_REGISTRY: InjectionToken<FunctionRegistry> = Symbol.for(
   'zk-plan.function-registry',
 );
@@ -22,7 +34,15 @@ export const FUNCTION_REGISTRY: InjectionToken<FunctionRegistry> = Symbol.for(
  * @internal
  */
 export const ZK_PLAN_SETTINGS: InjectionToken<ZkPlanSettings> = Symbol.for('zk-plan.settings');
-/** The ZkPlan API (registered by `zkPlanModule`, usable after `startup`). */
+/**
+ * The ZkPlan API (registered by `zkPlanModule`, usable after `startup`).
+ *
+ * @category Configuration
+ */
 export const ZK_PLAN: InjectionToken<ZkPlan> = Symbol.for('zk-plan.zk-plan');
-/** The worker pool started by `startup` when the module config has `zkPlan`. */
+/**
+ * The worker pool started by `startup` when the module config has `zkPlan`.
+ *
+ * @category Configuration
+ */
 export const WORKER_POOL: InjectionToken<WorkerPool> = Symbol.for('zk-plan.worker-pool');

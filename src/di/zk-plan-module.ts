@@ -22,6 +22,8 @@ export type { ZkPlanModuleConfig } from './module-config.js';
  * Registers zk-plan's providers in `container` under exported tokens: the configuration, the
  * function registry and the ZkPlan (available after `startup`). The composition root: no other
  * file of zk-plan resolves from a container.
+ *
+ * @category Configuration
  */
 export function zkPlanModule(container: DependencyContainer, config: ZkPlanModuleConfig): void {
   if (typeof container?.register !== 'function')
@@ -74,7 +76,11 @@ function registerZkPlan(container: DependencyContainer): void {
 /** Containers whose module is started, so startup and shutdown know where they stand. */
 const started = new WeakSet<DependencyContainer>();
 
-/** Connects to ZooKeeper, creates the ZkPlan and, when configured, starts the worker loops. Returns the ZkPlan. */
+/**
+ * Connects to ZooKeeper, creates the ZkPlan and, when configured, starts the worker loops. Returns the ZkPlan.
+ *
+ * @category Configuration
+ */
 export async function startup(container: DependencyContainer): Promise<ZkPlan> {
   const config = moduleConfig(container);
   if (started.has(container))
@@ -101,7 +107,11 @@ export async function startup(container: DependencyContainer): Promise<ZkPlan> {
   return zkPlan;
 }
 
-/** Stops the worker loops (running tasks finish, or are released after the drain timeout) and closes the session. */
+/**
+ * Stops the worker loops (running tasks finish, or are released after the drain timeout) and closes the session.
+ *
+ * @category Configuration
+ */
 export async function shutdown(container: DependencyContainer): Promise<void> {
   moduleConfig(container);
   if (!started.has(container)) return;

@@ -4,7 +4,11 @@
  */
 const ZK_PLAN_ERROR_MARKER = Symbol.for('zk-plan.error');
 
-/** Fields every zk-plan error may carry, so callers can branch on them without parsing messages. */
+/**
+ * Fields every zk-plan error may carry, so callers can branch on them without parsing messages.
+ *
+ * @category Errors
+ */
 export interface ZkPlanErrorDetails {
   /** The znode the failure is about, when there is one. */
   readonly path?: string;
@@ -14,7 +18,11 @@ export interface ZkPlanErrorDetails {
   readonly cliMessage?: string;
 }
 
-/** Base class of every error zk-plan throws; branch on the stable `code`, never on the message. */
+/**
+ * Base class of every error zk-plan throws; branch on the stable `code`, never on the message.
+ *
+ * @category Errors
+ */
 export abstract class ZkPlanError extends Error {
   /** The stable code of the error (PLAN_NOT_FOUND, CONNECTION_LOSS, …): what to branch on. */
   abstract readonly code: string;

@@ -1,6 +1,10 @@
 import { ZkPlanError, named } from './base-error.js';
 
-/** No job of that name under the jobs' parent. */
+/**
+ * No job of that name under the jobs' parent.
+ *
+ * @category Errors
+ */
 export class JobNotFoundError extends ZkPlanError {
   readonly code = 'JOB_NOT_FOUND';
   constructor(path: string) {
@@ -12,7 +16,11 @@ export class JobNotFoundError extends ZkPlanError {
 }
 named(JobNotFoundError, 'JobNotFoundError');
 
-/** What a jobs' call cannot do with the job as it is (the contract: these codes are stable). */
+/**
+ * What a jobs' call cannot do with the job as it is (the contract: these codes are stable).
+ *
+ * @category Errors
+ */
 export type JobProblem =
   /** `setWorkPool` of a job whose pool is shards, not named items. */
   | 'JOB_POOL_IS_SHARDS'
@@ -21,6 +29,13 @@ export type JobProblem =
   /** `remove` timed out with items still held (their workers have not given them back). */
   | 'JOB_STILL_HELD';
 
+/**
+ * Thrown by the jobs API (`zkPlan.jobs(parent)`, `startJobWorker`) when a job cannot be put,
+ * changed or removed as asked; `code` says which problem (a `JobProblem`) and `path` names the
+ * job's znode.
+ *
+ * @category Errors
+ */
 export class JobError extends ZkPlanError {
   readonly code: JobProblem;
   constructor(problem: JobProblem, message: string, path: string) {

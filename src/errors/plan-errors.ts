@@ -1,6 +1,10 @@
 import { ZkPlanError, named } from './base-error.js';
 
-/** Thrown by `addTask` when an arg task does not exist, or was removed because it already completed. */
+/**
+ * Thrown by `addTask` when an arg task does not exist, or was removed because it already completed.
+ *
+ * @category Errors
+ */
 export class ArgTaskNotFoundError extends ZkPlanError {
   readonly code = 'ARG_TASK_NOT_FOUND';
   constructor(argTask: string, detail: string) {
@@ -9,7 +13,11 @@ export class ArgTaskNotFoundError extends ZkPlanError {
 }
 named(ArgTaskNotFoundError, 'ArgTaskNotFoundError');
 
-/** Thrown by `addTask` when an arg task belongs to another plan than the task being added. */
+/**
+ * Thrown by `addTask` when an arg task belongs to another plan than the task being added.
+ *
+ * @category Errors
+ */
 export class ForeignArgTaskError extends ZkPlanError {
   readonly code = 'ARG_TASK_IN_OTHER_PLAN';
   constructor(argTask: string, plan: string) {
@@ -21,7 +29,11 @@ export class ForeignArgTaskError extends ZkPlanError {
 }
 named(ForeignArgTaskError, 'ForeignArgTaskError');
 
-/** Thrown when a plan path does not exist (never created, or deleted). */
+/**
+ * Thrown when a plan path does not exist (never created, or deleted).
+ *
+ * @category Errors
+ */
 export class PlanNotFoundError extends ZkPlanError {
   readonly code = 'PLAN_NOT_FOUND';
   constructor(plan: string) {
@@ -33,7 +45,11 @@ export class PlanNotFoundError extends ZkPlanError {
 }
 named(PlanNotFoundError, 'PlanNotFoundError');
 
-/** Thrown by `getResult` when no kept result exists for the task. */
+/**
+ * Thrown by `getResult` when no kept result exists for the task.
+ *
+ * @category Errors
+ */
 export class ResultNotFoundError extends ZkPlanError {
   readonly code = 'RESULT_NOT_FOUND';
   constructor(task: string, resultPath: string) {
@@ -47,7 +63,11 @@ export class ResultNotFoundError extends ZkPlanError {
 }
 named(ResultNotFoundError, 'ResultNotFoundError');
 
-/** The reason a running task's signal is aborted when another task of its failFast plan failed for good. */
+/**
+ * The reason a running task's signal is aborted when another task of its failFast plan failed for good.
+ *
+ * @category Errors
+ */
 export class PlanAbortedError extends ZkPlanError {
   readonly code = 'PLAN_ABORTED';
   constructor(plan: string, task: string) {
@@ -58,7 +78,11 @@ export class PlanAbortedError extends ZkPlanError {
 }
 named(PlanAbortedError, 'PlanAbortedError');
 
-/** The signal reason of a running task whose plan was deleted: the worker drops it quietly. */
+/**
+ * The signal reason of a running task whose plan was deleted: the worker drops it quietly.
+ *
+ * @category Errors
+ */
 export class PlanDeletedError extends ZkPlanError {
   readonly code = 'PLAN_DELETED';
   constructor(plan: string, task: string) {
@@ -71,6 +95,8 @@ named(PlanDeletedError, 'PlanDeletedError');
  * `control.pause` or `control.cancel` of a plan that has already finished: it completed (no task left), or
  * it failed (a task failed for good and nothing that can still run is left, or its policy is
  * failFast). Nothing would be paused or cancelled, and a finished plan keeps the state it ended in.
+ *
+ * @category Errors
  */
 export class PlanFinishedError extends ZkPlanError {
   readonly code = 'PLAN_FINISHED';
@@ -92,6 +118,8 @@ named(PlanFinishedError, 'PlanFinishedError');
 /**
  * A plan was cancelled (`control.cancel`): `waitForCompletion` rejects with it, and a running task of
  * the plan has its signal aborted with it. Terminal: the plan never runs again.
+ *
+ * @category Errors
  */
 export class PlanCancelledError extends ZkPlanError {
   readonly code = 'PLAN_CANCELLED';
@@ -110,7 +138,11 @@ export class PlanCancelledError extends ZkPlanError {
 }
 named(PlanCancelledError, 'PlanCancelledError');
 
-/** The signal reason of a running task whose plan was paused with `{ abortRunning: true }`: given back uncharged, it runs again after control.resume. */
+/**
+ * The signal reason of a running task whose plan was paused with `{ abortRunning: true }`: given back uncharged, it runs again after control.resume.
+ *
+ * @category Errors
+ */
 export class PlanPausedError extends ZkPlanError {
   readonly code = 'PLAN_PAUSED';
   constructor(plan: string, task: string) {
@@ -122,7 +154,11 @@ export class PlanPausedError extends ZkPlanError {
 }
 named(PlanPausedError, 'PlanPausedError');
 
-/** A task of a plan's status report that failed for good, with the failure recorded in ZooKeeper. */
+/**
+ * A task of a plan's status report that failed for good, with the failure recorded in ZooKeeper.
+ *
+ * @category Errors
+ */
 export interface FailedTaskReport {
   readonly task: string;
   /** The task's key, when it has one. */
@@ -130,7 +166,11 @@ export interface FailedTaskReport {
   readonly failure: unknown;
 }
 
-/** Thrown by `waitForCompletion` when the plan has failed: lists the failed tasks and those blocked forever. */
+/**
+ * Thrown by `waitForCompletion` when the plan has failed: lists the failed tasks and those blocked forever.
+ *
+ * @category Errors
+ */
 export class PlanFailedError extends ZkPlanError {
   readonly code = 'PLAN_FAILED';
   constructor(

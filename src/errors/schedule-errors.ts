@@ -1,6 +1,10 @@
 import { ZkPlanError, named } from './base-error.js';
 
-/** No schedule of that name under the schedules' parent. */
+/**
+ * No schedule of that name under the schedules' parent.
+ *
+ * @category Errors
+ */
 export class ScheduleNotFoundError extends ZkPlanError {
   readonly code = 'SCHEDULE_NOT_FOUND';
   constructor(path: string) {

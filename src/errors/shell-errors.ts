@@ -1,6 +1,10 @@
 import { ZkPlanError, named } from './base-error.js';
 
-/** How a shell task's command ended when it did not exit 0: an exit code, or the signal that killed it. */
+/**
+ * How a shell task's command ended when it did not exit 0: an exit code, or the signal that killed it.
+ *
+ * @category Errors
+ */
 export type ShellEnd =
   | { readonly exitCode: number; readonly signal?: undefined }
   | { readonly exitCode?: undefined; readonly signal: NodeJS.Signals };
@@ -8,6 +12,8 @@ export type ShellEnd =
 /**
  * A shell task's command exited with a code other than 0, or was killed by a signal nobody in
  * zk-plan sent (the OOM killer, an operator): the try fails, charged, and may be tried again.
+ *
+ * @category Errors
  */
 export class ShellExitError extends ZkPlanError {
   readonly code = 'SHELL_EXIT';
@@ -40,6 +46,8 @@ named(ShellExitError, 'ShellExitError');
 /**
  * A shell task's command could not be started (no such program or working directory, no
  * permission): the try fails, charged, and may be tried again (a mount may come back).
+ *
+ * @category Errors
  */
 export class ShellStartError extends ZkPlanError {
   readonly code = 'SHELL_START_FAILED';
@@ -57,6 +65,8 @@ named(ShellStartError, 'ShellStartError');
  * A shell task's params are not `{ command, args?, cwd?, env?, shell? }`: refused when the task
  * is added or submitted, and, for a task node written by another tool, when it runs (for good:
  * the same params would fail again).
+ *
+ * @category Errors
  */
 export class ShellParamsError extends ZkPlanError {
   readonly code = 'SHELL_INVALID_PARAMS';
@@ -79,6 +89,8 @@ named(ShellParamsError, 'ShellParamsError');
 /**
  * A shell task reached a worker started without `allowShell`. Not charged: the worker gives the
  * task back before anything of it runs and leaves it to a worker that allows shell tasks.
+ *
+ * @category Errors
  */
 export class ShellDisabledError extends ZkPlanError {
   readonly code = 'SHELL_DISABLED';

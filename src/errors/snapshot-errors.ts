@@ -1,6 +1,10 @@
 import { ZkPlanError, named } from './base-error.js';
 
-/** What stops an export, an import or a rerun (the contract: these codes are stable). */
+/**
+ * What stops an export, an import or a rerun (the contract: these codes are stable).
+ *
+ * @category Errors
+ */
 export type SnapshotProblem =
   /** Not a snapshot this version reads: `{ format: 'zk-plan-snapshot', version: 1, spec, params, tasks, … }`, or a task entry that is not one. */
   | 'SNAPSHOT_INVALID'
@@ -19,7 +23,11 @@ export type SnapshotProblem =
   /** `snapshots.rerun` from a key of a failFast plan with a failed task outside the rerun: the new run would stop at once. */
   | 'RERUN_BLOCKED_BY_FAILED';
 
-/** Export, import or rerun cannot go on; `key` names the task where there is one, `path` the plan. Nothing was written. */
+/**
+ * Export, import or rerun cannot go on; `key` names the task where there is one, `path` the plan. Nothing was written.
+ *
+ * @category Errors
+ */
 export class SnapshotError extends ZkPlanError {
   readonly code: SnapshotProblem;
   constructor(

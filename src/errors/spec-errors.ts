@@ -1,6 +1,10 @@
 import { ZkPlanError, named } from './base-error.js';
 
-/** What is wrong with a plan spec (the contract: `submitPlan` and `zk-plan validate` report these codes). */
+/**
+ * What is wrong with a plan spec (the contract: `submitPlan` and `zk-plan validate` report these codes).
+ *
+ * @category Errors
+ */
 export type PlanSpecProblem =
   /** Not the shape of a spec: `{ tasks: { [key]: { fn, params?, inputs?, options? } }, options? }`. */
   | 'SPEC_INVALID'
@@ -21,7 +25,11 @@ export type PlanSpecProblem =
   /** A param does not match the function's param schema. */
   | 'SPEC_PARAM_INVALID';
 
-/** Thrown before anything is written when a plan spec cannot be submitted; `key` names the task (undefined: the spec as a whole). */
+/**
+ * Thrown before anything is written when a plan spec cannot be submitted; `key` names the task (undefined: the spec as a whole).
+ *
+ * @category Errors
+ */
 export class PlanSpecError extends ZkPlanError {
   readonly code: PlanSpecProblem;
   constructor(

@@ -1,6 +1,10 @@
 import { ZkPlanError, named } from './base-error.js';
 
-/** Raised on a worker when a task names a function its registry does not have; the task is released for another worker. */
+/**
+ * Raised on a worker when a task names a function its registry does not have; the task is released for another worker.
+ *
+ * @category Errors
+ */
 export class UnknownFunctionError extends ZkPlanError {
   readonly code = 'UNKNOWN_FUNCTION';
   override readonly charged = true;
@@ -18,7 +22,11 @@ export class UnknownFunctionError extends ZkPlanError {
 }
 named(UnknownFunctionError, 'UnknownFunctionError');
 
-/** Raised on a worker when a task holds inline code but the worker was not started with `allowInline: true`. */
+/**
+ * Raised on a worker when a task holds inline code but the worker was not started with `allowInline: true`.
+ *
+ * @category Errors
+ */
 export class InlineDisabledError extends ZkPlanError {
   readonly code = 'INLINE_DISABLED';
   override readonly charged = true;
@@ -31,7 +39,11 @@ export class InlineDisabledError extends ZkPlanError {
 }
 named(InlineDisabledError, 'InlineDisabledError');
 
-/** Raised when a znode's value is not what zk-plan expects (not superjson, or missing required fields). */
+/**
+ * Raised when a znode's value is not what zk-plan expects (not superjson, or missing required fields).
+ *
+ * @category Errors
+ */
 export class MalformedNodeError extends ZkPlanError {
   readonly code = 'MALFORMED_NODE';
   override readonly charged = true;
@@ -49,7 +61,11 @@ export class MalformedNodeError extends ZkPlanError {
 }
 named(MalformedNodeError, 'MalformedNodeError');
 
-/** Raised when a value cannot be stored as superjson (a function, a symbol, a class instance…). */
+/**
+ * Raised when a value cannot be stored as superjson (a function, a symbol, a class instance…).
+ *
+ * @category Errors
+ */
 export class UnserializableValueError extends ZkPlanError {
   readonly code = 'UNSERIALIZABLE_VALUE';
   override readonly charged = true;
@@ -70,7 +86,11 @@ export class UnserializableValueError extends ZkPlanError {
 }
 named(UnserializableValueError, 'UnserializableValueError');
 
-/** Raised when an encoded value (a result, params, an input) is larger than one znode can hold. */
+/**
+ * Raised when an encoded value (a result, params, an input) is larger than one znode can hold.
+ *
+ * @category Errors
+ */
 export class ValueTooLargeError extends ZkPlanError {
   readonly code = 'VALUE_TOO_LARGE';
   override readonly charged = true;
@@ -89,7 +109,11 @@ export class ValueTooLargeError extends ZkPlanError {
 }
 named(ValueTooLargeError, 'ValueTooLargeError');
 
-/** Wraps what a task's function threw (or its timeout), with the task path; the worker releases the task. */
+/**
+ * Wraps what a task's function threw (or its timeout), with the task path; the worker releases the task.
+ *
+ * @category Errors
+ */
 export class TaskExecutionError extends ZkPlanError {
   readonly code = 'TASK_FAILED';
   override readonly charged = true;
@@ -104,7 +128,11 @@ export class TaskExecutionError extends ZkPlanError {
 }
 named(TaskExecutionError, 'TaskExecutionError');
 
-/** Raised when a worker finds that its ownership of a task is gone (session expired), so it must not write. */
+/**
+ * Raised when a worker finds that its ownership of a task is gone (session expired), so it must not write.
+ *
+ * @category Errors
+ */
 export class OwnershipLostError extends ZkPlanError {
   readonly code = 'OWNERSHIP_LOST';
   constructor(task: string, detail: string) {
@@ -119,6 +147,8 @@ named(OwnershipLostError, 'OwnershipLostError');
 /**
  * The signal reason of the tasks a stopping worker still runs when its drain timeout has passed:
  * each is given back, uncharged, for another worker (the worker's log says `released on drain`).
+ *
+ * @category Errors
  */
 export class DrainTimeoutError extends ZkPlanError {
   readonly code = 'DRAIN_TIMEOUT';
@@ -133,6 +163,8 @@ named(DrainTimeoutError, 'DrainTimeoutError');
 /**
  * Thrown by a task function to say that trying again cannot help (bad input, a missing record):
  * the task fails at once, without using its remaining attempts. Like BullMQ's UnrecoverableError.
+ *
+ * @category Errors
  */
 export class PermanentError extends Error {
   readonly code: string;
@@ -143,7 +175,11 @@ export class PermanentError extends Error {
 }
 named(PermanentError, 'PermanentError');
 
-/** Raised when a task's function did not settle within the task's `timeoutMs`; its signal is aborted. */
+/**
+ * Raised when a task's function did not settle within the task's `timeoutMs`; its signal is aborted.
+ *
+ * @category Errors
+ */
 export class TaskTimeoutError extends ZkPlanError {
   readonly code = 'TASK_TIMEOUT';
   override readonly charged = true;
@@ -163,6 +199,8 @@ named(TaskTimeoutError, 'TaskTimeoutError');
  * Raised when a task's param, input or result does not match the schema its function was
  * registered with: before the function runs (params, inputs) or before the result is stored.
  * Permanent: the same values would fail again.
+ *
+ * @category Errors
  */
 export class SchemaMismatchError extends ZkPlanError {
   readonly code = 'SCHEMA_MISMATCH';

@@ -4,6 +4,8 @@ import { ZkPlanError, named } from './base-error.js';
  * Thrown by `addTask` and `addTasks` when a task is given a key another task of the plan has: one
  * of its spec, an earlier `addTask`, or another of the same batch. `holder` is that task's path when
  * it is known (a task of the same batch has none yet). Nothing of the batch is left in the plan.
+ *
+ * @category Errors
  */
 export class DuplicateTaskKeyError extends ZkPlanError {
   readonly code = 'TASK_KEY_TAKEN';
@@ -20,7 +22,11 @@ export class DuplicateTaskKeyError extends ZkPlanError {
 }
 named(DuplicateTaskKeyError, 'DuplicateTaskKeyError');
 
-/** Thrown when a plan has no task with the key asked for (`zkPlan.taskOfKey`, `zk-plan why <plan> <key>`). */
+/**
+ * Thrown when a plan has no task with the key asked for (`zkPlan.taskOfKey`, `zk-plan why <plan> <key>`).
+ *
+ * @category Errors
+ */
 export class TaskKeyNotFoundError extends ZkPlanError {
   readonly code = 'TASK_KEY_NOT_FOUND';
   constructor(

@@ -1,6 +1,10 @@
 import { ZkPlanError, named } from './base-error.js';
 
-/** Thrown by any public function whose arguments are invalid; `argument` names the offending one. */
+/**
+ * Thrown by any public function whose arguments are invalid; `argument` names the offending one.
+ *
+ * @category Errors
+ */
 export class InvalidArgumentError extends ZkPlanError {
   readonly code = 'INVALID_ARGUMENT';
   constructor(
@@ -13,7 +17,11 @@ export class InvalidArgumentError extends ZkPlanError {
 }
 named(InvalidArgumentError, 'InvalidArgumentError');
 
-/** Thrown when a method is called in a lifecycle state that does not allow it (e.g. after `close()`). */
+/**
+ * Thrown when a method is called in a lifecycle state that does not allow it (e.g. after `close()`).
+ *
+ * @category Errors
+ */
 export class IllegalStateError extends ZkPlanError {
   readonly code = 'ILLEGAL_STATE';
   constructor(message: string) {
@@ -22,7 +30,11 @@ export class IllegalStateError extends ZkPlanError {
 }
 named(IllegalStateError, 'IllegalStateError');
 
-/** Thrown by `waitForCompletion` when the plan still has tasks after the timeout. */
+/**
+ * Thrown by `waitForCompletion` when the plan still has tasks after the timeout.
+ *
+ * @category Errors
+ */
 export class WaitTimeoutError extends ZkPlanError {
   readonly code = 'WAIT_TIMEOUT';
   constructor(

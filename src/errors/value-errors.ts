@@ -5,6 +5,8 @@ import { ZkPlanError, named } from './base-error.js';
  * well-formed but chunks are missing, were deleted while being read, or the node was written again
  * meanwhile. A writer crashed part-way (or is still writing): the value's owner may delete it and
  * write it again. Not charged to a task. A header or chunks no writer makes are MalformedNodeError.
+ *
+ * @category Errors
  */
 export class IncompleteValueError extends ZkPlanError {
   readonly code = 'INCOMPLETE_VALUE';
@@ -17,7 +19,11 @@ export class IncompleteValueError extends ZkPlanError {
 }
 named(IncompleteValueError, 'IncompleteValueError');
 
-/** Raised before anything is written when an encoded result (or input) is larger than the configured limit. */
+/**
+ * Raised before anything is written when an encoded result (or input) is larger than the configured limit.
+ *
+ * @category Errors
+ */
 export class ResultTooLargeError extends ZkPlanError {
   readonly code = 'RESULT_TOO_LARGE';
   override readonly charged = true;

@@ -1,6 +1,10 @@
 import { ZkPlanError, named } from './base-error.js';
 
-/** Stable names for the ZooKeeper result codes zk-plan handles (numeric values from the C client). */
+/**
+ * Stable names for the ZooKeeper result codes zk-plan handles (numeric values from the C client).
+ *
+ * @category Errors
+ */
 export type ZkErrorCode =
   | 'NO_NODE'
   | 'NODE_EXISTS'
@@ -62,7 +66,11 @@ const TRANSIENT_CODES: ReadonlySet<ZkErrorCode> = new Set<ZkErrorCode>([
   'INVALID_STATE',
 ]);
 
-/** Thrown by the ZooKeeper adapter when an operation fails; `rc` is the C client's code, `op` the call. */
+/**
+ * Thrown by the ZooKeeper adapter when an operation fails; `rc` is the C client's code, `op` the call.
+ *
+ * @category Errors
+ */
 export class ZkError extends ZkPlanError {
   readonly code: ZkErrorCode;
   readonly rc: number;
@@ -93,7 +101,11 @@ export function isZkError(error: unknown, ...codes: ZkErrorCode[]): error is ZkE
   return error instanceof ZkError && (codes.length === 0 || codes.includes(error.code));
 }
 
-/** Thrown by `ZkClient.connect` when no server answered within the connect timeout. */
+/**
+ * Thrown by `ZkClient.connect` when no server answered within the connect timeout.
+ *
+ * @category Errors
+ */
 export class ZkConnectTimeoutError extends ZkPlanError {
   readonly code = 'CONNECT_TIMEOUT';
   constructor(
@@ -112,6 +124,8 @@ named(ZkConnectTimeoutError, 'ZkConnectTimeoutError');
  * cannot create a node with its ACL in the same request (patches/zookeeper+7.3.0.patch was not
  * applied and compiled). The unpatched addon creates every node world-open and the ACL could only
  * be set one round trip later, a window in which anyone may create children under the new node.
+ *
+ * @category Errors
  */
 export class NativeClientUnpatchedError extends ZkPlanError {
   readonly code = 'NATIVE_CLIENT_UNPATCHED';
@@ -129,6 +143,8 @@ named(NativeClientUnpatchedError, 'NativeClientUnpatchedError');
  * grants more than the configured `acl`: whoever made it was not this cluster (it is world-open,
  * created by another tool, or made before the ACL was configured), so anyone may have written
  * below it. zk-plan refuses to create plans under it or to run what it holds.
+ *
+ * @category Errors
  */
 export class ForeignAclError extends ZkPlanError {
   readonly code = 'FOREIGN_ACL';

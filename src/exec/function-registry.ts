@@ -4,7 +4,11 @@ import { assertFunctionSchemas, type FunctionSchemas } from './standard-schema.j
 import type { TaskContext } from './task-context.js';
 import type { JobFunction } from '../jobs/job-context.js';
 
-/** The form the registry stores; callers register functions with narrower types. */
+/**
+ * The form the registry stores; callers register functions with narrower types.
+ *
+ * @category Plans and tasks
+ */
 export type RegisteredFunction = (ctx: TaskContext<never[]>, ...args: never[]) => unknown;
 
 const NAME_PATTERN = /^[A-Za-z_$][\w$.:/-]*$/;
@@ -12,6 +16,8 @@ const NAME_PATTERN = /^[A-Za-z_$][\w$.:/-]*$/;
 /**
  * The functions a worker process can run, by name. Register the same names on every worker;
  * a task stores only the name and its params, never code.
+ *
+ * @category Plans and tasks
  */
 export class FunctionRegistry {
   private readonly functions = new Map<string, RegisteredFunction>();

@@ -6,23 +6,37 @@
  */
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 
-/** One problem a Standard Schema found in a value: its message and where in the value it is. */
+/**
+ * One problem a Standard Schema found in a value: its message and where in the value it is.
+ *
+ * @category Plans and tasks
+ */
 export interface StandardIssue {
   readonly message: string;
   readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
 }
 
-/** What a Standard Schema's `validate` gives: the (possibly transformed) value, or the issues found. */
+/**
+ * What a Standard Schema's `validate` gives: the (possibly transformed) value, or the issues found.
+ *
+ * @category Plans and tasks
+ */
 export type StandardResult<Output> =
   | { readonly value: Output; readonly issues?: undefined }
   | { readonly issues: readonly StandardIssue[] };
 
-/** Standard JSON Schema: the JSON Schema of a schema's input or output, for the `target` draft asked for. */
+/**
+ * Standard JSON Schema: the JSON Schema of a schema's input or output, for the `target` draft asked for.
+ *
+ * @category Plans and tasks
+ */
 export type JsonSchemaOf = (options: { readonly target: string }) => Record<string, unknown>;
 
 /**
  * A schema of any library that implements Standard Schema v1 (zod, valibot, arktype…), as
  * `FunctionRegistry.register` takes it to check a function's params, inputs and result.
+ *
+ * @category Plans and tasks
  */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly '~standard': {
@@ -37,7 +51,11 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   };
 }
 
-/** Schemas a function is registered with (`FunctionRegistry.register(name, fn, schemas)`). */
+/**
+ * Schemas a function is registered with (`FunctionRegistry.register(name, fn, schemas)`).
+ *
+ * @category Plans and tasks
+ */
 export interface FunctionSchemas {
   /** One per param, in order: a task must have exactly this many params, each valid. */
   readonly params?: readonly StandardSchemaV1[];

@@ -1,7 +1,11 @@
 import type { DependencyContainer } from 'tsyringe';
 import type { TaskLogger } from '../logs/task-log-types.js';
 
-/** What a task function receives as its first argument (the Clojure original's `$`, and more). */
+/**
+ * What a task function receives as its first argument (the Clojure original's `$`, and more).
+ *
+ * @category Plans and tasks
+ */
 export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
   /** Values bound by `call(name, ...params)`. */
   readonly params: Params;
@@ -25,7 +29,11 @@ export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
   readonly attempt: number;
 }
 
-/** A function a plan's tasks can name: `args` are the results of the task's arg tasks, in `addTask` order. */
+/**
+ * A function a plan's tasks can name: `args` are the results of the task's arg tasks, in `addTask` order.
+ *
+ * @category Plans and tasks
+ */
 export type TaskFunction<
   Params extends readonly unknown[] = never[],
   Args extends readonly unknown[] = never[],

@@ -7,20 +7,32 @@ import type { TaskFunction } from './task-context.js';
 import type { RetryPolicy } from '../config/plan-options.js';
 import { taskKeyProblem } from '../plan/names.js';
 
-/** A task that calls a registered function with bound params: built by `call()`. */
+/**
+ * A task that calls a registered function with bound params: built by `call()`.
+ *
+ * @category Plans and tasks
+ */
 export interface CallSpec {
   readonly kind: 'call';
   readonly fn: string;
   readonly params: readonly unknown[];
 }
 
-/** A task that runs function source in a sandbox: built by `inline()`. */
+/**
+ * A task that runs function source in a sandbox: built by `inline()`.
+ *
+ * @category Plans and tasks
+ */
 export interface InlineSpec {
   readonly kind: 'inline';
   readonly source: string;
 }
 
-/** What a task runs: a registered function with its params (`call`), or an inline function's source (`inline`). */
+/**
+ * What a task runs: a registered function with its params (`call`), or an inline function's source (`inline`).
+ *
+ * @category Plans and tasks
+ */
 export type TaskSpec = CallSpec | InlineSpec;
 
 /** Per-task settings stored with the definition; all optional. */
@@ -47,7 +59,11 @@ export type TaskDefinition =
   | ({ readonly fn: string; readonly params: readonly unknown[] } & TaskSettings)
   | ({ readonly source: string } & TaskSettings);
 
-/** A task calling the registered function `fn` with `params` bound into `ctx.params`. */
+/**
+ * A task calling the registered function `fn` with `params` bound into `ctx.params`.
+ *
+ * @category Plans and tasks
+ */
 export function call(fn: string, ...params: unknown[]): CallSpec {
   assertFunctionName(fn);
   assertSerializable(params, `params of call('${fn}')`);
@@ -59,6 +75,8 @@ export function call(fn: string, ...params: unknown[]): CallSpec {
  * sandbox (no `require`, no `process`, no timers) inside a worker thread, terminated at the time
  * limit, by workers started with `allowInline: true`. The function sees only copies of its
  * arguments and `ctx` (params, task, plan, workerId): no closure, no signal, no container.
+ *
+ * @category Plans and tasks
  */
 export function inline(
   fn: TaskFunction<never[], never[]> | ((...args: never[]) => unknown),

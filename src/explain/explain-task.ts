@@ -12,6 +12,8 @@ import { SHELL_FUNCTION } from '../shell/shell-params.js';
 /**
  * The stable code of an explanation (`explainTask`, `zk-plan why`): what holds a task back, or that
  * it runs or is done. Branch on it; the message may change.
+ *
+ * @category Explain
  */
 export type ExplanationCode =
   | 'PLAN_NOT_READY'
@@ -30,7 +32,11 @@ export type ExplanationCode =
   | 'RUNNABLE'
   | 'DONE';
 
-/** What lets the task go on, said twice: as a call of the API and as a `zk-plan` command. */
+/**
+ * What lets the task go on, said twice: as a call of the API and as a `zk-plan` command.
+ *
+ * @category Explain
+ */
 export interface Remedy {
   readonly api: string;
   readonly cli: string;
@@ -39,6 +45,8 @@ export interface Remedy {
 /**
  * Why a task is not running (or that it is, or is done), as `explainTask` answers: a stable code, a
  * sentence, the remedy where one helps, and the data behind it.
+ *
+ * @category Explain
  */
 export interface Explanation {
   readonly task: string;
@@ -333,7 +341,11 @@ function parentOfPlan(plan: string): string {
   return plan.slice(0, plan.lastIndexOf('/')) || '/';
 }
 
-/** What explain.plan says: the plan's state and, for each reason its unfinished tasks have, which tasks. */
+/**
+ * What explain.plan says: the plan's state and, for each reason its unfinished tasks have, which tasks.
+ *
+ * @category Explain
+ */
 export interface PlanExplanation {
   readonly plan: string;
   readonly state: PlanView['status']['state'];

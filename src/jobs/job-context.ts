@@ -3,7 +3,11 @@
  * a signal aborted when the share changes or a lease is lost.
  */
 
-/** One item of a worker's share. */
+/**
+ * One item of a worker's share.
+ *
+ * @category Jobs
+ */
 export interface JobItem {
   readonly id: string;
   /** The shard's params (`workPool.params[i]`), if any. */
@@ -21,6 +25,8 @@ export interface JobItem {
  * What a job function gets on each run: the job, its worker, the items this worker holds leases on,
  * a signal that aborts when the share changes, and `holding()` to check the leases before a side
  * effect.
+ *
+ * @category Jobs
  */
 export interface JobContext {
   /** The job's name. */
@@ -46,5 +52,9 @@ export interface JobContext {
   readonly firedAt?: Date;
 }
 
-/** A job function: registered with `FunctionRegistry.registerJob`. Its result is ignored; a throw is reported (`job:error`) and the run is retried. */
+/**
+ * A job function: registered with `FunctionRegistry.registerJob`. Its result is ignored; a throw is reported (`job:error`) and the run is retried.
+ *
+ * @category Jobs
+ */
 export type JobFunction = (ctx: JobContext) => unknown;

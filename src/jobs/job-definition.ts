@@ -11,18 +11,30 @@ import { RESERVED_PREFIX } from '../zk/layout.js';
 import { cronTimes } from '../schedule/cron-times.js';
 import { DEFAULTS } from '../config/defaults.js';
 
-/** `{ shards: n, params? }`: items `'0'` … `'n-1'`, item i with `params[i]`; or `{ items }`: named items, replaceable with `setWorkPool`. */
+/**
+ * `{ shards: n, params? }`: items `'0'` … `'n-1'`, item i with `params[i]`; or `{ items }`: named items, replaceable with `setWorkPool`.
+ *
+ * @category Jobs
+ */
 export type WorkPool =
   | { readonly shards: number; readonly params?: readonly unknown[] }
   | { readonly items: readonly string[] };
 
-/** `'continuous'`: the function runs for as long as it holds its share; `{ everyMs }`: a run every everyMs; `{ cron, timezone? }`: a run at each tick. */
+/**
+ * `'continuous'`: the function runs for as long as it holds its share; `{ everyMs }`: a run every everyMs; `{ cron, timezone? }`: a run at each tick.
+ *
+ * @category Jobs
+ */
 export type JobMode =
   | 'continuous'
   | { readonly everyMs: number }
   | { readonly cron: string; readonly timezone?: string };
 
-/** What `jobs(parent).define` takes. */
+/**
+ * What `jobs(parent).define` takes.
+ *
+ * @category Jobs
+ */
 export interface JobDefinition {
   /** Unique under the jobs' parent: letters, digits, `_`, `.`, `-` (up to 100). */
   readonly name: string;
@@ -36,7 +48,11 @@ export interface JobDefinition {
   readonly disabled?: boolean;
 }
 
-/** A job as stored. */
+/**
+ * A job as stored.
+ *
+ * @category Jobs
+ */
 export interface StoredJob {
   readonly name: string;
   readonly fn: string;

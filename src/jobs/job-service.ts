@@ -14,7 +14,11 @@ import { JobWorker, SYSTEM_CLOCK, newJobWorkerId, type JobClock } from './job-wo
 import { resolveJobWorkerOptions, type JobWorkerOptions } from '../config/job-worker-options.js';
 import { StrategyRegistry } from './strategies.js';
 
-/** A running job worker. */
+/**
+ * A running job worker.
+ *
+ * @category Jobs
+ */
 export interface JobWorkerHandle {
   readonly id: string;
   /** True while this worker is the manager. */

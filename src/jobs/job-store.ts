@@ -26,7 +26,11 @@ export interface AssignmentRecord {
   readonly writtenAt: string;
 }
 
-/** A live job worker, as its ephemeral node tells it. */
+/**
+ * A live job worker, as its ephemeral node tells it.
+ *
+ * @category Jobs
+ */
 export interface JobWorkerInfo {
   readonly id: string;
   readonly host: string;

@@ -17,7 +17,11 @@ import {
 } from './job-definition.js';
 import type { AssignmentRecord, JobStore, JobWorkerInfo } from './job-store.js';
 
-/** An item's lease as `list()` shows it. */
+/**
+ * An item's lease as `list()` shows it.
+ *
+ * @category Jobs
+ */
 export interface ItemHolder {
   readonly holder: string;
   readonly token: number;
@@ -25,7 +29,11 @@ export interface ItemHolder {
   readonly released: boolean;
 }
 
-/** One job as `list()` gives it. */
+/**
+ * One job as `list()` gives it.
+ *
+ * @category Jobs
+ */
 export interface JobSummary extends StoredJob {
   /** Item ids by worker id, as the manager last assigned them. */
   readonly assignment: Readonly<Record<string, readonly string[]>>;
@@ -37,7 +45,11 @@ export interface JobSummary extends StoredJob {
   readonly leases: Readonly<Record<string, ItemHolder>>;
 }
 
-/** A live job worker and the items the assignment gives it, by job. */
+/**
+ * A live job worker and the items the assignment gives it, by job.
+ *
+ * @category Jobs
+ */
 export interface JobWorkerSummary extends JobWorkerInfo {
   readonly items: Readonly<Record<string, readonly string[]>>;
   readonly manager: boolean;
@@ -47,6 +59,8 @@ export interface JobWorkerSummary extends JobWorkerInfo {
  * The jobs under one parent, as `zkPlan.jobs(parent)` gives them: define a job (function, work
  * pool, mode, assignment strategy), change its pool, disable, enable, trigger or remove it, and
  * read each job with its assignment and leases, and the live job workers.
+ *
+ * @category Jobs
  */
 export class Jobs {
   /**

@@ -9,7 +9,11 @@
 import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 
-/** What an assignment strategy decides from: the pool's items, the live workers, and who holds what now. */
+/**
+ * What an assignment strategy decides from: the pool's items, the live workers, and who holds what now.
+ *
+ * @category Jobs
+ */
 export interface AssignmentInput {
   /** The work pool's item ids. */
   readonly items: readonly string[];
@@ -19,17 +23,27 @@ export interface AssignmentInput {
   readonly current: Readonly<Record<string, readonly string[]>>;
 }
 
-/** Item ids by worker id; every live worker has an entry (possibly empty). */
+/**
+ * Item ids by worker id; every live worker has an entry (possibly empty).
+ *
+ * @category Jobs
+ */
 export type Assignment = Record<string, string[]>;
 
 /**
  * How the manager deals a job's items to the live job workers; `evenly` and `rendezvous` ship,
  * others are registered by name (`JobWorkerOptions.strategies`). It must be deterministic: every
  * job worker may become the manager.
+ *
+ * @category Jobs
  */
 export type AssignmentStrategy = (input: AssignmentInput) => Assignment;
 
-/** Counts differ by at most one; a worker keeps what it holds up to its quota, the rest is dealt to those below theirs. */
+/**
+ * Counts differ by at most one; a worker keeps what it holds up to its quota, the rest is dealt to those below theirs.
+ *
+ * @category Jobs
+ */
 export const evenly: AssignmentStrategy = ({ items, workers, current }) => {
   const result: Assignment = Object.fromEntries(
     [...workers].sort().map((worker) => [worker, [] as string[]]),
@@ -67,7 +81,11 @@ export const evenly: AssignmentStrategy = ({ items, workers, current }) => {
   return result;
 };
 
-/** Highest random weight: each item to the worker with the highest sha256(item, worker). */
+/**
+ * Highest random weight: each item to the worker with the highest sha256(item, worker).
+ *
+ * @category Jobs
+ */
 export const rendezvous: AssignmentStrategy = ({ items, workers }) => {
   const result: Assignment = Object.fromEntries(
     [...workers].sort().map((worker) => [worker, [] as string[]]),

@@ -16,7 +16,11 @@ const MAX_KEY_LENGTH = 200;
 /** The highest limit accepted: each slot is a znode, each waiting process a watch. */
 export const MAX_LIMIT = 10_000;
 
-/** A slot of a concurrency limit held by a running task: which task, which worker loop, since when (`getConcurrencyLimit`, `listConcurrencyLimits`). */
+/**
+ * A slot of a concurrency limit held by a running task: which task, which worker loop, since when (`getConcurrencyLimit`, `listConcurrencyLimits`).
+ *
+ * @category Limits
+ */
 export interface SlotRecord {
   readonly task: string;
   readonly workerId: string;

@@ -10,7 +10,11 @@ import { LOG_LEVELS, type LogFields, type LogLevel, type LogLine } from './task-
 /** Largest attempt record read back; `maxBytesPerAttempt` is bounded well below it. */
 export const MAX_RECORD_BYTES = 512 * 1024;
 
-/** One attempt's log as kept in ZooKeeper: its last lines, and how many earlier ones were dropped. */
+/**
+ * One attempt's log as kept in ZooKeeper: its last lines, and how many earlier ones were dropped.
+ *
+ * @category Logs
+ */
 export interface TaskLogAttempt {
   /** 1 for the first try, n for the try after n − 1 charged failures (a try given back uncharged keeps its number). */
   readonly attempt: number;

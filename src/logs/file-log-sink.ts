@@ -13,7 +13,11 @@ import { childPath, isPlanName, nameOf, parentOf } from '../zk/layout.js';
 import type { LogSink, TryIdentity, TrySink } from './log-sink.js';
 import type { LogLine } from './task-log-types.js';
 
-/** Options of FileLogSink: where the files go and how much they may take. */
+/**
+ * Options of FileLogSink: where the files go and how much they may take.
+ *
+ * @category Logs
+ */
 export interface FileLogSinkOptions {
   /** Directory of the files. @defaultValue `<os tmpdir>/zk-plan-logs` */
   readonly dir?: string;
@@ -31,6 +35,8 @@ export function defaultLogDir(): string {
  * The LogSink workers use by default (`zk-plan worker --log-dir`): one file of JSON lines per try
  * under `dir`, each file and the whole directory capped, the files of deleted plans pruned. Serve
  * them to other hosts with startLogServer.
+ *
+ * @category Logs
  */
 export class FileLogSink implements LogSink {
   /** The directory of the files. */

@@ -14,7 +14,11 @@ import { relative, resolve, sep } from 'node:path';
 import type { FileLogSink } from './file-log-sink.js';
 import { DEFAULTS } from '../config/defaults.js';
 
-/** Options of startLogServer: where it listens. */
+/**
+ * Options of startLogServer: where it listens.
+ *
+ * @category Logs
+ */
 export interface LogServerOptions {
   /** Port to listen on; 0 picks a free one. */
   readonly port: number;
@@ -22,7 +26,11 @@ export interface LogServerOptions {
   readonly host?: string;
 }
 
-/** A running log server (startLogServer): its URL, and `close()` to stop it. */
+/**
+ * A running log server (startLogServer): its URL, and `close()` to stop it.
+ *
+ * @category Logs
+ */
 export interface LogServer {
   /** Base URL, e.g. `http://127.0.0.1:43121`. */
   readonly url: string;
@@ -32,7 +40,11 @@ export interface LogServer {
 
 const LOGS_PREFIX = '/logs/';
 
-/** Starts serving the sink's files, and makes the sink name their URLs in the records it is asked for. */
+/**
+ * Starts serving the sink's files, and makes the sink name their URLs in the records it is asked for.
+ *
+ * @category Logs
+ */
 export async function startLogServer(
   sink: FileLogSink,
   options: LogServerOptions,

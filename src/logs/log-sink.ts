@@ -1,6 +1,10 @@
 import type { LogLine } from './task-log-types.js';
 
-/** Which try of which task a sink is asked to keep the log of. */
+/**
+ * Which try of which task a sink is asked to keep the log of.
+ *
+ * @category Logs
+ */
 export interface TryIdentity {
   readonly plan: string;
   readonly task: string;
@@ -15,6 +19,8 @@ export interface TryIdentity {
  * worker's disk by default (FileLogSink), or whatever a user plugs in (a log shipper, object
  * storage). The location it answers is stored in the try's record, so a reader knows where to
  * look (`zk-plan logs` prints it).
+ *
+ * @category Logs
  */
 export interface LogSink {
   /** Opens the log of one try; lines follow with `write`, and `close` ends it. */
@@ -27,7 +33,11 @@ export interface LogSink {
   prune?(planExists: (plan: string) => Promise<boolean>): Promise<void>;
 }
 
-/** The whole log of one try, as a LogSink opened it: lines go in with `write` until `close`. */
+/**
+ * The whole log of one try, as a LogSink opened it: lines go in with `write` until `close`.
+ *
+ * @category Logs
+ */
 export interface TrySink {
   /** Where the whole log is, as a reader on the worker's host would find it (a file path). */
   readonly location: string;

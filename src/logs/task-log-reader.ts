@@ -19,13 +19,21 @@ import { TaskLogStore } from './task-log-store.js';
 import type { LogLine } from './task-log-types.js';
 import { DEFAULTS } from '../config/defaults.js';
 
-/** Which tries of a task `taskLog` returns. */
+/**
+ * Which tries of a task `taskLog` returns.
+ *
+ * @category Logs
+ */
 export interface TaskLogQuery {
   /** Only this attempt's tries (1 for the first). @defaultValue every attempt */
   readonly attempt?: number;
 }
 
-/** Options of `followLog`: when to stop, and how often to read again. */
+/**
+ * Options of `followLog`: when to stop, and how often to read again.
+ *
+ * @category Logs
+ */
 export interface FollowLogOptions {
   /** Ends the iteration (it then returns quietly). */
   readonly signal?: AbortSignal;
@@ -33,7 +41,11 @@ export interface FollowLogOptions {
   readonly pollMs?: number;
 }
 
-/** A line yielded by `logs.follow`: the line, which try it belongs to, and its number in that try. */
+/**
+ * A line yielded by `logs.follow`: the line, which try it belongs to, and its number in that try.
+ *
+ * @category Logs
+ */
 export interface FollowedLogLine extends LogLine {
   readonly attempt: number;
   readonly workerId: string;

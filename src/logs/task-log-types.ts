@@ -2,16 +2,26 @@
  * The shapes of a task's log: what a task function writes through `ctx.log` (or `console.*`
  * while it runs), and what is kept of each attempt in ZooKeeper for `logs.read`, `logs.follow`,
  * `zk-plan logs` and the web view.
+ *
+ * @category Logs
  */
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
-/** Extra structured values of a log line; kept as JSON (bounded, like the message). */
+/**
+ * Extra structured values of a log line; kept as JSON (bounded, like the message).
+ *
+ * @category Logs
+ */
 export type LogFields = Readonly<Record<string, unknown>>;
 
-/** One line of a task's log. */
+/**
+ * One line of a task's log.
+ *
+ * @category Logs
+ */
 export interface LogLine {
   readonly time: Date;
   readonly level: LogLevel;
@@ -19,7 +29,11 @@ export interface LogLine {
   readonly fields?: LogFields;
 }
 
-/** `ctx.log` of a task function: each line goes to the task's log (and is echoed to the worker's output). */
+/**
+ * `ctx.log` of a task function: each line goes to the task's log (and is echoed to the worker's output).
+ *
+ * @category Logs
+ */
 export interface TaskLogger {
   /** A line at debug level, with optional structured fields. */
   debug(msg: string, fields?: LogFields): void;

@@ -9,7 +9,11 @@ import type { PlanState, TaskViewState } from './plan-states.js';
 
 export type { PlanState, TaskViewState };
 
-/** A plan's tasks counted by where they stand. */
+/**
+ * A plan's tasks counted by where they stand.
+ *
+ * @category Plan status
+ */
 export interface PlanCounts {
   /**
    * Every task of the plan that is known: `done + remaining`. Finished tasks are known from the

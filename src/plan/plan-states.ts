@@ -3,13 +3,19 @@
  * browser code too (src/ui/ui-wire.ts), so it imports nothing.
  */
 
-/** Where a plan stands as a whole. */
+/**
+ * Where a plan stands as a whole.
+ *
+ * @category Plan status
+ */
 export type PlanState = 'building' | 'running' | 'paused' | 'cancelled' | 'completed' | 'failed';
 
 /**
  * Where one task stands, as shown by `zk-plan show` and the web view. `cancelled` and `unstarted`
  * are tasks of a cancelled plan, from its history: cancelled while running or ready to run, or
  * before they could start (waiting for inputs, blocked, or still being written).
+ *
+ * @category Plan status
  */
 export type TaskViewState =
   | 'building'

@@ -47,7 +47,11 @@ export interface PlanSnapshot {
   readonly control?: PlanControlRecord;
 }
 
-/** What `plans.status` reports. */
+/**
+ * What `plans.status` reports.
+ *
+ * @category Plan status
+ */
 export interface PlanStatus {
   readonly plan: string;
   /** The plan's name (`createPlan(parent, { name })`, a spec's `name`, a schedule's), when it has one. */

@@ -5,7 +5,11 @@ import type { TaskViewState } from './plan-progress.js';
 
 export type { TaskViewState } from './plan-progress.js';
 
-/** One task of a plan, live or ended (from the plan's history: done, or failed, cancelled or unstarted in a cancelled plan). */
+/**
+ * One task of a plan, live or ended (from the plan's history: done, or failed, cancelled or unstarted in a cancelled plan).
+ *
+ * @category Plan status
+ */
 export interface TaskView {
   /** Path of the task node (gone once done). */
   readonly task: string;
@@ -58,7 +62,11 @@ export interface TaskView {
   readonly concurrencyKey?: string;
 }
 
-/** A plan with every task, for `zk-plan show` and the web view. */
+/**
+ * A plan with every task, for `zk-plan show` and the web view.
+ *
+ * @category Plan status
+ */
 export interface PlanView {
   readonly plan: string;
   readonly status: PlanStatus;
@@ -70,7 +78,11 @@ export interface PlanView {
   readonly historyKept: boolean;
 }
 
-/** One line per plan, for `zk-plan plans` and the web view's list. */
+/**
+ * One line per plan, for `zk-plan plans` and the web view's list.
+ *
+ * @category Plan status
+ */
 export interface PlanSummary {
   readonly plan: string;
   readonly status: PlanStatus;

@@ -1,6 +1,10 @@
 import type { DependencyContainer } from 'tsyringe';
 
-/** What a ZkPlan needs besides its client and registry. */
+/**
+ * What a ZkPlan needs besides its client and registry.
+ *
+ * @category Plans and tasks
+ */
 export interface ZkPlanSettings {
   /** Handed to task functions as `ctx.container`. */
   readonly container: DependencyContainer;

@@ -4,7 +4,11 @@
  */
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 
-/** One live worker pool, as `listWorkers` and `zk-plan workers` show it. */
+/**
+ * One live worker pool, as `listWorkers` and `zk-plan workers` show it.
+ *
+ * @category Workers
+ */
 export interface WorkerInfo {
   /** The pool's worker id (its loops are `<id>/1`, `<id>/2`, …). */
   readonly id: string;

@@ -11,7 +11,11 @@ import { RESERVED_PREFIX, assertValidPath, isPlanName, nameOf, parentOf } from '
 import { cronTimes } from './cron-times.js';
 import type { MisfirePolicy, OverlapPolicy } from './tick-decisions.js';
 
-/** What `schedules(parent).put` takes. */
+/**
+ * What `schedules(parent).put` takes.
+ *
+ * @category Schedules
+ */
 export interface ScheduleInput {
   /** Unique under the schedules' parent: letters, digits, `_`, `.`, `-` (up to 100). */
   readonly name: string;
@@ -37,7 +41,11 @@ export interface ScheduleInput {
   readonly paused?: boolean;
 }
 
-/** A schedule as stored. */
+/**
+ * A schedule as stored.
+ *
+ * @category Schedules
+ */
 export interface StoredSchedule {
   readonly name: string;
   readonly cron: string;

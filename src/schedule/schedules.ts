@@ -25,7 +25,11 @@ import {
   type TickState,
 } from './tick-record.js';
 
-/** A schedule's recent run, newest first in `list()`. */
+/**
+ * A schedule's recent run, newest first in `list()`.
+ *
+ * @category Schedules
+ */
 export interface ScheduleRun {
   /** The tick's id (the node name under the schedule's ticks). */
   readonly tick: string;
@@ -42,7 +46,11 @@ export interface ScheduleRun {
   readonly outcome?: PlanState | 'deleted';
 }
 
-/** One schedule as `list()` gives it: its definition, next fire times and recent runs. */
+/**
+ * One schedule as `list()` gives it: its definition, next fire times and recent runs.
+ *
+ * @category Schedules
+ */
 export interface ScheduleSummary {
   readonly schedule: StoredSchedule;
   /** The next fire times (none while paused), ISO-8601. */
@@ -53,7 +61,11 @@ export interface ScheduleSummary {
   readonly recentRuns: readonly ScheduleRun[];
 }
 
-/** What `trigger` made: the manual tick, the plan it builds, and how far the tick got. */
+/**
+ * What `trigger` made: the manual tick, the plan it builds, and how far the tick got.
+ *
+ * @category Schedules
+ */
 export interface TriggeredTick {
   readonly tick: string;
   readonly plan: string;
@@ -68,6 +80,8 @@ const LISTED_RUNS = 10;
  * The schedules under one parent, as `zkPlan.schedules(parent)` gives them: put a schedule (cron,
  * time zone, spec, overlap and misfire policies), pause, resume, trigger or remove it, and list
  * each with its next fire times and recent runs. `zkPlan.startScheduler(parent)` fires them.
+ *
+ * @category Schedules
  */
 export class Schedules {
   /**

@@ -7,9 +7,17 @@ import type { CronTimes } from './cron-times.js';
 /** At most this many on-time ticks fire in one pass (a cron firing every second with a grace of over 16 minutes has more; the older ones count as skipped). */
 export const MAX_ON_TIME_TICKS = 1_000;
 
-/** What a scheduler does with ticks missed while no scheduler ran: fire each of them (up to `catchUpLimit`), fire once for them all, or skip them. */
+/**
+ * What a scheduler does with ticks missed while no scheduler ran: fire each of them (up to `catchUpLimit`), fire once for them all, or skip them.
+ *
+ * @category Schedules
+ */
 export type MisfirePolicy = 'fireAll' | 'fireOnce' | 'skip';
-/** What a tick does while the schedule's previous run is unfinished: skip the tick, run both, or cancel the previous run first. */
+/**
+ * What a tick does while the schedule's previous run is unfinished: skip the tick, run both, or cancel the previous run first.
+ *
+ * @category Schedules
+ */
 export type OverlapPolicy = 'skip' | 'allow' | 'cancelPrevious';
 
 export interface DueInput {

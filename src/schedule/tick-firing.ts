@@ -71,6 +71,8 @@ export interface FiringContext {
 /**
  * Where a try at a tick left it: a final or pending state, or why this process could not take it
  * (`held-elsewhere`: another process is firing it; `gone`: the tick or its schedule was removed).
+ *
+ * @category Schedules
  */
 export type FireState = TickState | 'held-elsewhere' | 'gone';
 

@@ -7,10 +7,18 @@ import { MalformedNodeError } from '../errors/task-errors.js';
 import { childPath } from '../zk/layout.js';
 import type { OverlapPolicy } from './tick-decisions.js';
 
-/** A tick of the schedule's cron expression, or one `trigger` made. */
+/**
+ * A tick of the schedule's cron expression, or one `trigger` made.
+ *
+ * @category Schedules
+ */
 export type TickKind = 'cron' | 'manual';
 
-/** `pending` until the plan is built and ready (`fired`), or the tick is passed over (`skipped`) or cannot build (`failed`). */
+/**
+ * `pending` until the plan is built and ready (`fired`), or the tick is passed over (`skipped`) or cannot build (`failed`).
+ *
+ * @category Schedules
+ */
 export type TickState = 'pending' | 'fired' | 'skipped' | 'failed';
 
 export interface TickRecord {

@@ -6,7 +6,11 @@
 /** The name of the built-in shell task function: not one a FunctionRegistry takes. */
 export const SHELL_FUNCTION = 'shell';
 
-/** The one param of `call('shell', params)`. */
+/**
+ * The one param of `call('shell', params)`.
+ *
+ * @category Plans and tasks
+ */
 export interface ShellParams {
   /**
    * The command line, run by `shell` (`/bin/sh -c <command>`); or, with `args` and without
@@ -29,7 +33,11 @@ export interface ShellParams {
   readonly shell?: boolean | string;
 }
 
-/** What the shell task returns when its command exits 0. */
+/**
+ * What the shell task returns when its command exits 0.
+ *
+ * @category Plans and tasks
+ */
 export interface ShellResult {
   readonly exitCode: 0;
   /** What the command wrote on stdout, its first `DEFAULTS.shell.maxStdoutBytes` bytes (64 KiB); all of it goes to the task's log. */

@@ -48,7 +48,11 @@ export interface ImportContext {
 export type ImportPurpose =
   { readonly kind: 'import' } | { readonly kind: 'rerun'; readonly from: string };
 
-/** What snapshots.import and snapshots.rerun made: the plan and each key's task path; `existing` when an earlier import of the snapshot had made it. */
+/**
+ * What snapshots.import and snapshots.rerun made: the plan and each key's task path; `existing` when an earlier import of the snapshot had made it.
+ *
+ * @category Snapshots
+ */
 export interface ImportedPlan extends SubmittedPlan {
   readonly existing: boolean;
 }

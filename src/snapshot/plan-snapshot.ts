@@ -10,21 +10,39 @@ import { SnapshotError } from '../errors/snapshot-errors.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 import type { PlanSpec } from '../spec/plan-spec.js';
 
-/** The `format` field of every snapshot, so that a file can be told apart from other JSON. */
+/**
+ * The `format` field of every snapshot, so that a file can be told apart from other JSON.
+ *
+ * @category Snapshots
+ */
 export const SNAPSHOT_FORMAT = 'zk-plan-snapshot';
-/** The snapshot format's version that `exportPlan` writes and `importPlan` reads. */
+/**
+ * The snapshot format's version that `exportPlan` writes and `importPlan` reads.
+ *
+ * @category Snapshots
+ */
 export const SNAPSHOT_VERSION = 1;
 
 /**
  * The function name of a derived spec's done task whose definition is gone (a plan without
  * history): it is never called, since done tasks are not run again.
+ *
+ * @category Snapshots
  */
 export const UNKNOWN_FUNCTION = 'zk-plan:unknown';
 
-/** Where a done task's result was found: its own `result` node (finished, not yet deleted), its kept result (`result-N`), or the input it gave a task still to run. */
+/**
+ * Where a done task's result was found: its own `result` node (finished, not yet deleted), its kept result (`result-N`), or the input it gave a task still to run.
+ *
+ * @category Snapshots
+ */
 export type ResultSource = 'task' | 'kept' | 'input';
 
-/** A task that has not finished: each of them runs after an import. */
+/**
+ * A task that has not finished: each of them runs after an import.
+ *
+ * @category Snapshots
+ */
 export type UnfinishedState = 'waiting' | 'runnable' | 'retrying' | 'running';
 
 const UNFINISHED_STATES: readonly string[] = [
@@ -39,7 +57,11 @@ const RESULT_SOURCES: readonly string[] = [
   'input',
 ] satisfies readonly ResultSource[];
 
-/** Where one task stood. `failedTries`: failed tries so far (unfinished), in all (failed), or before the try that succeeded (done, when the plan kept history). */
+/**
+ * Where one task stood. `failedTries`: failed tries so far (unfinished), in all (failed), or before the try that succeeded (done, when the plan kept history).
+ *
+ * @category Snapshots
+ */
 export type SnapshotTask =
   | {
       readonly state: 'done';
@@ -57,6 +79,8 @@ export type SnapshotTask =
  * from its tasks), params, options, and each task's state with its result or failure.
  * Self-contained and superjson-serialisable, so it can be stored as a file and imported into
  * another ensemble.
+ *
+ * @category Snapshots
  */
 export interface PlanSnapshot {
   readonly format: typeof SNAPSHOT_FORMAT;
@@ -83,7 +107,11 @@ export type SnapshotBody = Pick<
   'source' | 'spec' | 'params' | 'options' | 'tasks' | 'gaps'
 >;
 
-/** Checks the envelope and every task entry against the spec's keys; SnapshotError (SNAPSHOT_INVALID) naming the task or field. */
+/**
+ * Checks the envelope and every task entry against the spec's keys; SnapshotError (SNAPSHOT_INVALID) naming the task or field.
+ *
+ * @category Snapshots
+ */
 export function assertPlanSnapshot(value: unknown): asserts value is PlanSnapshot {
   if (!isRecord(value))
     throw invalid(

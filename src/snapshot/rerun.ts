@@ -13,7 +13,11 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { rerunSelection, type RerunFrom } from '../spec/rerun-selection.js';
 import type { PlanSnapshot, SnapshotTask } from './plan-snapshot.js';
 
-/** Options of `snapshots.rerun`. */
+/**
+ * Options of `snapshots.rerun`.
+ *
+ * @category Snapshots
+ */
 export interface RerunOptions {
   /** The task key to start from, or `'failed'`: every failed task. */
   readonly from: RerunFrom;

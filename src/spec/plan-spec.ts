@@ -15,7 +15,11 @@ import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
 import { planNameProblem, taskKeyProblem } from '../plan/names.js';
 import { checkArity, type SchemasOf } from './typed-edges.js';
 
-/** One task of a spec. */
+/**
+ * One task of a spec.
+ *
+ * @category Specs
+ */
 export interface TaskSpecEntry {
   /** The registered function. */
   readonly fn: string;
@@ -27,7 +31,11 @@ export interface TaskSpecEntry {
   readonly options?: AddTaskOptions;
 }
 
-/** A serialisable plan definition: written in TypeScript, or as JSON for the CLI. */
+/**
+ * A serialisable plan definition: written in TypeScript, or as JSON for the CLI.
+ *
+ * @category Specs
+ */
 export interface PlanSpec {
   /** Each task by its key (at most 200 characters, no control characters): how `show`, `why`, `wait`, the web view and alerts name it. */
   readonly tasks: Readonly<Record<string, TaskSpecEntry>>;
@@ -36,7 +44,11 @@ export interface PlanSpec {
   readonly name?: string;
 }
 
-/** A placeholder in params: replaced at submit by the named parameter. */
+/**
+ * A placeholder in params: replaced at submit by the named parameter.
+ *
+ * @category Specs
+ */
 export interface ParamPlaceholder {
   readonly $param: string;
 }

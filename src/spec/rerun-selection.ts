@@ -7,10 +7,18 @@
 import { SnapshotError } from '../errors/snapshot-errors.js';
 import type { PlanSpec } from './plan-spec.js';
 
-/** `snapshots.rerun`'s `from`: a task key, or every failed task. */
+/**
+ * `snapshots.rerun`'s `from`: a task key, or every failed task.
+ *
+ * @category Snapshots
+ */
 export type RerunFrom = string;
 
-/** `rerunPlan(plan, { from: RERUN_FAILED })`: rerun every failed task of the plan and what depends on them. */
+/**
+ * `rerunPlan(plan, { from: RERUN_FAILED })`: rerun every failed task of the plan and what depends on them.
+ *
+ * @category Snapshots
+ */
 export const RERUN_FAILED = 'failed';
 
 /**

@@ -17,7 +17,11 @@ import type { PlanWriter } from '../plan/plan-writer.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 
-/** Options of `submitPlan`. */
+/**
+ * Options of `submitPlan`.
+ *
+ * @category Specs
+ */
 export interface SubmitOptions {
   /** Values of the spec's `{ $param: name }` placeholders. @defaultValue none */
   readonly params?: Readonly<Record<string, unknown>>;
@@ -30,7 +34,11 @@ export interface SubmitOptions {
   readonly allowUnknownFunctions?: boolean;
 }
 
-/** What `submitPlan` made: the plan and each task's path, by key. */
+/**
+ * What `submitPlan` made: the plan and each task's path, by key.
+ *
+ * @category Specs
+ */
 export interface SubmittedPlan {
   readonly plan: string;
   readonly tasks: Readonly<Record<string, string>>;

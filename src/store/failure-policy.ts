@@ -2,7 +2,11 @@ import { retryDelayMs, type ResolvedRetryPolicy } from '../config/plan-options.j
 import { ZkPlanError } from '../errors/base-error.js';
 import { PermanentError } from '../errors/task-errors.js';
 
-/** A task's failed try as recorded in ZooKeeper (`task/attempts` and `task/failed`): plain data, readable by any tool. */
+/**
+ * A task's failed try as recorded in ZooKeeper (`task/attempts` and `task/failed`): plain data, readable by any tool.
+ *
+ * @category Plan status
+ */
 export interface TaskFailure {
   /** Error class name, e.g. `TaskExecutionError`, or the thrown value's class. */
   readonly type: string;

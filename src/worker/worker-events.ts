@@ -2,6 +2,8 @@
  * What a worker's task events say about the task besides its path: how people know it (the plan's
  * name, the task's key), its function, and which try this is. Taken from what the worker already
  * read to run the task; absent when it has not read them (a failure before the function started).
+ *
+ * @category Workers
  */
 export interface TaskEventLabels {
   /** The plan's name (its settings' `name`), when it has one. */
@@ -21,11 +23,17 @@ export interface TaskEventLabels {
  * (`drain`), its plan was paused, cancelled or failed (failFast), or the worker's ZooKeeper
  * session expired (another worker may run it); `given-back` for any other fault that is not the
  * task's (a lost connection, a malformed node).
+ *
+ * @category Workers
  */
 export type TaskGivenBackReason =
   'drain' | 'paused' | 'cancelled' | 'plan-failed' | 'session-expired' | 'given-back';
 
-/** Events a ZkPlan emits about its workers; tests and metrics listen to these instead of sleeping. */
+/**
+ * Events a ZkPlan emits about its workers; tests and metrics listen to these instead of sleeping.
+ *
+ * @category Workers
+ */
 export interface ZkPlanEvents {
   /** A worker took a task (created its owner node). */
   'task:claimed': [{ readonly task: string; readonly plan: string; readonly workerId: string }];

@@ -8,7 +8,11 @@ import { sleepUnless } from '../util/abort-signals.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { DrainTimeoutError } from '../errors/task-errors.js';
 
-/** A pool's lifecycle: `running` until `stop()`, `stopping` while running tasks drain, then `stopped`. */
+/**
+ * A pool's lifecycle: `running` until `stop()`, `stopping` while running tasks drain, then `stopped`.
+ *
+ * @category Workers
+ */
 export type WorkerPoolState = 'running' | 'stopping' | 'stopped';
 
 /** After the drain timeout aborts tasks, how long their functions get to notice before their claims are released anyway. */
@@ -18,6 +22,8 @@ const ABORT_GRACE_MS = 1_000;
  * `count` worker loops sharing one ZooKeeper session. `stop()` stops taking tasks, lets running
  * ones finish for up to `drainTimeoutMs`, then aborts their signals and releases their tasks
  * (their late writes are refused) so other workers take them at once.
+ *
+ * @category Workers
  */
 export class WorkerPool {
   private currentState: WorkerPoolState = 'running';

@@ -6,10 +6,18 @@ import { createHash } from 'node:crypto';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { ZkAclEntry } from './native-client.js';
 
-/** A ZooKeeper permission by name; `all` is the five others together. */
+/**
+ * A ZooKeeper permission by name; `all` is the five others together.
+ *
+ * @category Configuration
+ */
 export type AclPermName = 'read' | 'write' | 'create' | 'delete' | 'admin' | 'all';
 
-/** ZooKeeper's permission bits (ZOO_PERM_*). */
+/**
+ * ZooKeeper's permission bits (ZOO_PERM_*).
+ *
+ * @category Configuration
+ */
 export const ACL_PERMS: Readonly<Record<AclPermName, number>> = Object.freeze({
   read: 1,
   write: 2,
@@ -23,6 +31,8 @@ export const ACL_PERMS: Readonly<Record<AclPermName, number>> = Object.freeze({
  * One ACL entry: `perms` granted to the identity `id` of `scheme`. For `digest`, `id` is
  * `user:` + base64(sha1(`user:password`)), which `digestAcl('user:password')` computes; for
  * `world`, `anyone`; for `auth` (whoever created the node), `''`; for `ip`, an address or CIDR.
+ *
+ * @category Configuration
  */
 export interface AclEntry {
   readonly perms: number | readonly AclPermName[];
@@ -30,23 +40,39 @@ export interface AclEntry {
   readonly id: string;
 }
 
-/** Credentials added to a session (`add_auth`): for `digest`, `id` is `user:password` in clear. */
+/**
+ * Credentials added to a session (`add_auth`): for `digest`, `id` is `user:password` in clear.
+ *
+ * @category Configuration
+ */
 export interface ZkAuth {
   readonly scheme: string;
   readonly id: string;
 }
 
-/** ZooKeeper's OPEN_ACL_UNSAFE: anyone may do anything (what nodes get without an `acl`). */
+/**
+ * ZooKeeper's OPEN_ACL_UNSAFE: anyone may do anything (what nodes get without an `acl`).
+ *
+ * @category Configuration
+ */
 export const openAcl: readonly AclEntry[] = Object.freeze([
   Object.freeze({ perms: Object.freeze(['all'] as const), scheme: 'world', id: 'anyone' }),
 ]);
 
-/** ZooKeeper's CREATOR_ALL_ACL: every permission for the identities the creating session authenticated as (needs `auth`). */
+/**
+ * ZooKeeper's CREATOR_ALL_ACL: every permission for the identities the creating session authenticated as (needs `auth`).
+ *
+ * @category Configuration
+ */
 export const creatorAllAcl: readonly AclEntry[] = Object.freeze([
   Object.freeze({ perms: Object.freeze(['all'] as const), scheme: 'auth', id: '' }),
 ]);
 
-/** The `digest` id of `user:password`, as ZooKeeper's DigestAuthenticationProvider computes it: `user:` + base64(sha1(`user:password`)). */
+/**
+ * The `digest` id of `user:password`, as ZooKeeper's DigestAuthenticationProvider computes it: `user:` + base64(sha1(`user:password`)).
+ *
+ * @category Configuration
+ */
 export function digestId(idWithPassword: string): string {
   const colon = typeof idWithPassword === 'string' ? idWithPassword.indexOf(':') : -1;
   if (colon < 1) throw new InvalidArgumentError('idWithPassword', "expected 'user:password'");
@@ -57,6 +83,8 @@ export function digestId(idWithPassword: string): string {
  * An ACL entry granting `perms` to the ZooKeeper digest user of `user:password`, for sessions
  * that connect with `auth: { scheme: 'digest', id: 'user:password' }`. The password is hashed,
  * never stored.
+ *
+ * @category Configuration
  */
 export function digestAcl(
   idWithPassword: string,

@@ -6,7 +6,11 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 
-/** A znode's stat as the native client reports it (ids are hex strings). */
+/**
+ * A znode's stat as the native client reports it (ids are hex strings).
+ *
+ * @category ZooKeeper client
+ */
 export interface ZkStat {
   readonly czxid: number;
   readonly mzxid: number;

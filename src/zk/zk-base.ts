@@ -16,6 +16,8 @@ import type {
 /**
  * The operations of `Zk` that are made of its primitives (create, getData, getChildren, delete),
  * written once for every implementation, so the real client and the in-memory one cannot differ in them.
+ *
+ * @category ZooKeeper client
  */
 export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk {
   abstract readonly counts: ZkOperationCounts;

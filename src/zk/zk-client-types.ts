@@ -1,32 +1,54 @@
 import type { ZkAuthError } from '../errors/zk-auth-error.js';
 import type { AclEntry, ZkAuth } from './acl.js';
 
-/** How a znode is created. */
+/**
+ * How a znode is created.
+ *
+ * @category ZooKeeper client
+ */
 export type CreateMode =
   'persistent' | 'ephemeral' | 'persistent-sequential' | 'ephemeral-sequential';
 
 /**
  * Connection state, after Curator: `suspended` means disconnected with the session possibly
  * alive (stop claiming), `expired` means the session and all its ephemeral nodes are gone.
+ *
+ * @category ZooKeeper client
  */
 export type SessionState = 'connecting' | 'connected' | 'suspended' | 'expired' | 'closed';
 
-/** One ZooKeeper session of a client; `generation` grows by one each time a new session replaces an expired one. */
+/**
+ * One ZooKeeper session of a client; `generation` grows by one each time a new session replaces an expired one.
+ *
+ * @category ZooKeeper client
+ */
 export interface ZkSession {
   readonly generation: number;
   readonly id: string;
 }
 
-/** What fired a one-shot watch (`path` is the watched node); `session-lost` means the connection dropped or the session expired first. */
+/**
+ * What fired a one-shot watch (`path` is the watched node); `session-lost` means the connection dropped or the session expired first.
+ *
+ * @category ZooKeeper client
+ */
 export interface WatchEvent {
   readonly type: 'created' | 'deleted' | 'changed' | 'child' | 'session-lost';
   readonly path: string;
 }
 
-/** Called once when a watch fires (ZooKeeper's watches are one-shot). */
+/**
+ * Called once when a watch fires (ZooKeeper's watches are one-shot).
+ *
+ * @category ZooKeeper client
+ */
 export type Watcher = (event: WatchEvent) => void;
 
-/** What a ZkClient connects with: servers, timeouts, credentials and the ACL of the nodes it creates (ConnectOptions resolved). */
+/**
+ * What a ZkClient connects with: servers, timeouts, credentials and the ACL of the nodes it creates (ConnectOptions resolved).
+ *
+ * @category ZooKeeper client
+ */
 export interface ZkClientOptions {
   /** Comma-separated host:port list. */
   readonly connect: string;
@@ -44,7 +66,11 @@ export interface ZkClientOptions {
   readonly acl?: readonly AclEntry[];
 }
 
-/** The events a ZooKeeper client emits: its connection state, and each session it starts or loses. */
+/**
+ * The events a ZooKeeper client emits: its connection state, and each session it starts or loses.
+ *
+ * @category ZooKeeper client
+ */
 export interface ZkClientEvents {
   state: [SessionState];
   'session:started': [ZkSession];
@@ -53,7 +79,11 @@ export interface ZkClientEvents {
   'auth:failed': [ZkAuthError];
 }
 
-/** Options of a write: what guards it against landing where its caller did not mean it to. */
+/**
+ * Options of a write: what guards it against landing where its caller did not mean it to.
+ *
+ * @category ZooKeeper client
+ */
 export interface WriteOptions {
   /** The write fails with SESSION_EXPIRED unless this session is still the current one, also when it is sent again after a connection loss. */
   readonly fence?: ZkSession;
@@ -74,7 +104,11 @@ export interface WriteOptions {
   readonly stillWanted?: () => Promise<boolean>;
 }
 
-/** Counts of operations sent, for benchmarks and metrics. */
+/**
+ * Counts of operations sent, for benchmarks and metrics.
+ *
+ * @category ZooKeeper client
+ */
 export interface ZkOperationCounts {
   reads: number;
   writes: number;

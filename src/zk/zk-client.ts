@@ -51,6 +51,8 @@ const CONNECTION_LOSS_RC = -4;
  * The single adapter over the native ZooKeeper client: camelCase methods, typed results and
  * `ZkError`s with stable codes. On session expiry it opens a new session by itself (the native
  * handle closes and must never be reused) and emits `session:expired` then `session:started`.
+ *
+ * @category ZooKeeper client
  */
 export class ZkClient extends ZkBase {
   readonly counts: ZkOperationCounts = { reads: 0, writes: 0 };

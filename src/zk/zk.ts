@@ -50,7 +50,11 @@ import type {
 
 export type { ZkStat } from './native-client.js';
 
-/** One ZooKeeper client (one session at a time) as the engine sees it. */
+/**
+ * One ZooKeeper client (one session at a time) as the engine sees it.
+ *
+ * @category ZooKeeper client
+ */
 export interface Zk extends EventEmitter<ZkClientEvents> {
   /** Operations sent so far, for benchmarks and metrics. */
   readonly counts: ZkOperationCounts;
