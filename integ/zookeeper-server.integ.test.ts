@@ -2,13 +2,12 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ZooKeeper from 'zookeeper';
 import { fourLetterWord } from '../src/local-zookeeper/four-letter-word.js';
+import { startZooKeeper, type ZooKeeperServer } from '../src/local-zookeeper/zookeeper-server.js';
 import {
   startEnsemble,
-  startZooKeeper,
   type EnsembleMember,
   type ZooKeeperEnsemble,
-  type ZooKeeperServer,
-} from '../src/local-zookeeper/zookeeper-server.js';
+} from '../src/local-zookeeper/zookeeper-ensemble.js';
 import { waitFor } from './support/zk-test-env.js';
 
 // Generous for a 2-core machine running three JVMs.

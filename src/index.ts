@@ -57,7 +57,7 @@ export type {
 } from './exec/standard-schema.js';
 export { call, inline, type TaskSpec, type CallSpec, type InlineSpec } from './exec/task-spec.js';
 export type { TaskContext, TaskFunction } from './exec/task-context.js';
-export type { AddTaskOptions, TaskToAdd } from './plan/plan-writer.js';
+export type { AddTaskOptions, TaskToAdd } from './config/task-options.js';
 export {
   DEFAULT_RETRY_POLICY,
   type PlanOptions,
@@ -82,16 +82,18 @@ export type { AlertsApi, AlertSubscription } from './api/alerts-api.js';
 // ---------------------------------------------------------------------------------------------
 // Plan status and views: where a plan stands, every task with its history, failures and attempts.
 // ---------------------------------------------------------------------------------------------
-export type { PlanStatus, PlanState } from './plan/plan-status.js';
+export type { PlanStatus } from './plan/plan-status.js';
+export type { PlanState } from './plan/plan-progress.js';
 export type { PlanCounts } from './plan/plan-progress.js';
-export type { PlanView, PlanSummary, TaskView, TaskViewState } from './plan/plan-view.js';
+export type { PlanView, PlanSummary, TaskView } from './plan/plan-view.js';
+export type { TaskViewState } from './plan/plan-progress.js';
 export type { TaskFailure } from './store/failure-policy.js';
 
 // ---------------------------------------------------------------------------------------------
 // Workers: pools of worker loops that claim and run tasks, the live registry of workers, and the
 // events a ZkPlan emits as its workers go.
 // ---------------------------------------------------------------------------------------------
-export { WorkerPool, type WorkerPoolState } from './worker/worker-pool.js';
+export type { WorkerPool, WorkerPoolState } from './worker/worker-pool.js';
 export type {
   BackoffOptions,
   WorkerOptions,

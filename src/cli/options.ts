@@ -4,9 +4,6 @@ import { UsageError } from './exit-codes.js';
 import { MAX_TIMER_MS } from '../util/abort-signals.js';
 import { assertPlanPath, assertValidPath } from '../zk/layout.js';
 
-/** The longest timer Node accepts (about 24.8 days): "no limit" for waits. One value for the API and the CLI. */
-export { MAX_TIMER_MS } from '../util/abort-signals.js';
-
 /** Options every command that talks to ZooKeeper takes. */
 export interface ConnectionOptions {
   readonly connect?: string;

@@ -16,7 +16,7 @@ import {
 } from '../observability/task-log-lines.js';
 import type { ZkPlan } from '../zk-plan.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
-import type { SessionState } from '../zk/zk-client.js';
+import type { SessionState } from '../zk/zk-client-types.js';
 import { printable } from '../util/printable.js';
 
 export type LogFormat = 'plain' | 'pretty' | 'json';

@@ -4,7 +4,7 @@ import { MAX_TIMER_MS } from '../util/abort-signals.js';
 import { DEFAULTS } from './defaults.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { resolveAcl, resolveAuth, type AclEntry, type ZkAuth } from '../zk/acl.js';
-import type { ZkClientOptions } from '../zk/zk-client.js';
+import type { ZkClientOptions } from '../zk/zk-client-types.js';
 import {
   resolveTaskLogOptions,
   type ResolvedTaskLogOptions,

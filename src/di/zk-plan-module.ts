@@ -16,8 +16,6 @@ import {
   ZK_PLAN_SETTINGS,
 } from './tokens.js';
 
-export type { ZkPlanModuleConfig } from './module-config.js';
-
 /**
  * Registers zk-plan's providers in `container` under exported tokens: the configuration, the
  * function registry and the ZkPlan (available after `startup`). The composition root: no other

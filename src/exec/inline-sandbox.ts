@@ -5,8 +5,6 @@ import { Worker } from 'node:worker_threads';
 import superjson from 'superjson';
 import type { InlineContext, InlineJob, ThreadMessage, ThrownReport } from './inline-protocol.js';
 
-export type { InlineContext } from './inline-protocol.js';
-
 /** One run of inline function source. */
 export interface InlineRun {
   readonly source: string;

@@ -22,15 +22,6 @@ import {
 } from './server-config.js';
 import { launchJava, STANDALONE_MAIN, type ServerProcess } from './server-process.js';
 
-// The rest of the public API lives in its own modules; importers keep using this one.
-export { findZooKeeperDistribution, type ZooKeeperDistribution } from './distribution.js';
-export {
-  startEnsemble,
-  type EnsembleMember,
-  type StartEnsembleOptions,
-  type ZooKeeperEnsemble,
-} from './zookeeper-ensemble.js';
-
 // ---------------------------------------------------------------------------
 // Public API
 // ---------------------------------------------------------------------------

@@ -7,12 +7,12 @@
 export {
   createWorkerMetrics,
   startMetricsServer,
-  METRIC_PREFIX,
   type WorkerMetrics,
   type WorkerMetricsOptions,
   type MetricsServer,
   type MetricsServerOptions,
 } from './metrics.js';
+export { METRIC_PREFIX } from './worker-metric-definitions.js';
 export {
   createLogger,
   logWorkerEvents,

@@ -4,7 +4,7 @@ import { pino, type DestinationStream, type Level, type Logger, type LoggerOptio
 import pinoPretty from 'pino-pretty';
 import type { ZkPlan } from '../zk-plan.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
-import type { SessionState, ZkSession } from '../zk/zk-client.js';
+import type { SessionState, ZkSession } from '../zk/zk-client-types.js';
 import type { ZkAuthError } from '../errors/zk-auth-error.js';
 import type { ObservedZkPlan } from './observed.js';
 import { escapeJsonControls, printableDeep } from '../util/printable.js';

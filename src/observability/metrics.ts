@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import type { ZkPlan } from '../zk-plan.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
-import type { ZkSession } from '../zk/zk-client.js';
+import type { ZkSession } from '../zk/zk-client-types.js';
 import type { ObservedZkPlan, ZkOperationListener } from './observed.js';
 import { fnLabeller } from './metric-labels.js';
 import { TaskWaitMeter } from './task-wait.js';
@@ -14,8 +14,6 @@ import {
   type WorkerMetricSet,
 } from './worker-metric-definitions.js';
 import { DEFAULTS } from '../config/defaults.js';
-
-export { METRIC_PREFIX } from './worker-metric-definitions.js';
 
 /** Options of createWorkerMetrics: whether to add prom-client's default metrics, and whether to measure how long claimed tasks waited. */
 export interface WorkerMetricsOptions {

@@ -1,5 +1,6 @@
 import type { ZkPlanEvents } from '../worker/worker-events.js';
-import type { SessionState, ZkClientEvents, ZkOperationCounts, ZkStat } from '../zk/zk-client.js';
+import type { SessionState, ZkClientEvents, ZkOperationCounts } from '../zk/zk-client-types.js';
+import type { ZkStat } from '../zk/native-client.js';
 
 /** Per-operation latency hook of a ZkClient: the op's name, its round trip in ms, and whether ZooKeeper answered OK. */
 export type ZkOperationListener = (op: string, ms: number, ok: boolean) => void;

@@ -5,7 +5,7 @@
  * metrics.ts.
  */
 import { Counter, Gauge, Histogram, type Metric } from 'prom-client';
-import type { SessionState } from '../zk/zk-client.js';
+import type { SessionState } from '../zk/zk-client-types.js';
 import { FN_LABEL_HELP } from './metric-labels.js';
 import type { ObservedZkClient } from './observed.js';
 

@@ -19,13 +19,9 @@ import type { Zk } from '../zk/zk.js';
 import { countedState } from './plan-progress.js';
 import type { TaskSnapshot } from './plan-status.js';
 import { recordedTasks, type PlanReader } from './plan-reader.js';
-import type {
-  PlanSummary,
-  PlanView,
-  TaskHistoryRecord,
-  TaskView,
-  TaskViewState,
-} from './plan-view.js';
+import type { PlanSummary, PlanView, TaskView } from './plan-view.js';
+import type { TaskHistoryRecord } from '../store/task-history.js';
+import type { TaskViewState } from './plan-progress.js';
 import type { TaskKeys } from './task-keys.js';
 
 /** Everything read about one live task. */

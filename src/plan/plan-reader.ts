@@ -26,7 +26,7 @@ import {
   keptResultPathFor,
   sortBySerial,
 } from '../zk/layout.js';
-import type { Watcher } from '../zk/zk-client.js';
+import type { Watcher } from '../zk/zk-client-types.js';
 import { followWithWatches } from '../zk/recipes/watch-loop.js';
 import type { Zk } from '../zk/zk.js';
 import { assertPositiveNumber } from '../config/options.js';

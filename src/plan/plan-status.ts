@@ -10,8 +10,6 @@ import {
   type PlanState,
 } from './plan-progress.js';
 
-export type { PlanState } from './plan-progress.js';
-
 /** One task as read for a status report. */
 export interface TaskSnapshot {
   readonly task: string;

@@ -3,8 +3,6 @@ import type { TaskFailure } from '../store/failure-policy.js';
 
 import type { TaskViewState } from './plan-progress.js';
 
-export type { TaskViewState } from './plan-progress.js';
-
 /**
  * One task of a plan, live or ended (from the plan's history: done, or failed, cancelled or unstarted in a cancelled plan).
  *
@@ -91,5 +89,3 @@ export interface PlanSummary {
   /** Whether the plan keeps a history (so `done` counts every finished task). */
   readonly historyKept?: boolean;
 }
-
-export type { TaskHistoryRecord } from '../store/task-history.js';

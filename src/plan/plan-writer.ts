@@ -18,7 +18,8 @@ import {
   type PlanOptions,
 } from '../config/plan-options.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import type { BuilderStamp, TaskStamp, TaskStore } from '../store/task-store.js';
+import type { TaskStore } from '../store/task-store.js';
+import type { BuilderStamp, TaskStamp } from '../store/task-reader.js';
 import { DuplicateTaskKeyError } from '../errors/task-key-errors.js';
 import { TaskKeyClaims } from './task-key-claims.js';
 import { TaskKeys } from './task-keys.js';
@@ -49,7 +50,6 @@ import type { Zk } from '../zk/zk.js';
 import { writeValue } from '../zk/chunked-value.js';
 import { taskSettings, type AddTaskOptions, type TaskToAdd } from '../config/task-options.js';
 
-export type { AddTaskOptions, TaskToAdd } from '../config/task-options.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
 
 /** What an imported task starts with (encoded values): its stored result (a worker hands it on without running the function), or its failure. */

@@ -29,15 +29,8 @@ import { DEFAULTS } from '../config/defaults.js';
 import type { Zk } from '../zk/zk.js';
 import { TaskReader, type MarkerRead, type OwnerRecord, type TaskListing } from './task-reader.js';
 
-export {
-  TaskReader,
-  type BuilderStamp,
-  type MarkerRead,
-  type OwnerRecord,
-  type TaskListing,
-  type TaskStamp,
-} from './task-reader.js';
-import type { WriteOptions, ZkSession, ZkStat } from '../zk/zk-client.js';
+import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
+import type { ZkStat } from '../zk/native-client.js';
 import { CHUNK_BYTES, deleteValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
 /** A task this worker owns: it created the task's ephemeral `owner` node in `session`. */

@@ -8,28 +8,32 @@
  */
 export {
   startZooKeeper,
-  startEnsemble,
-  findZooKeeperDistribution,
   type StartZooKeeperOptions,
   type ZooKeeperServer,
+} from '../local-zookeeper/zookeeper-server.js';
+export {
+  startEnsemble,
   type ZooKeeperEnsemble,
   type EnsembleMember,
   type StartEnsembleOptions,
+} from '../local-zookeeper/zookeeper-ensemble.js';
+export {
+  findZooKeeperDistribution,
   type ZooKeeperDistribution,
-} from '../local-zookeeper/zookeeper-server.js';
+} from '../local-zookeeper/distribution.js';
 export {
   PortInUseError,
   ZooKeeperNotFoundError,
   ZooKeeperStartError,
 } from '../errors/server-errors.js';
-export {
-  ZkClient,
-  type ZkClientOptions,
-  type ZkSession,
-  type SessionState,
-  type CreateMode,
-  type WatchEvent,
-} from '../zk/zk-client.js';
+export { ZkClient } from '../zk/zk-client.js';
+export type {
+  ZkClientOptions,
+  ZkSession,
+  SessionState,
+  CreateMode,
+  WatchEvent,
+} from '../zk/zk-client-types.js';
 export * as layout from '../zk/layout.js';
 export { encodeValue, decodeValue, MAX_VALUE_BYTES } from '../serialization/codec.js';
 export { expireSession } from './expire-session.js';
@@ -37,19 +41,13 @@ export { MemoryZooKeeper } from './memory-zookeeper.js';
 export type { WatchDelivery } from './memory-protocol.js';
 export type {
   AppliedOperation,
-  MemoryReply,
-  MemoryRequest,
-  MemoryResults,
   MemoryZooKeeperOptions,
   SessionInfo,
   WatchInfo,
-  WatchKind,
 } from './memory-zookeeper.js';
-export {
-  MemoryZkClient,
-  type OperationFilter,
-  type ConnectionDropOptions,
-} from './memory-zk-client.js';
+export type { MemoryReply, MemoryRequest, MemoryResults } from './memory-protocol.js';
+export type { WatchKind } from './memory-view.js';
+export type { MemoryZkClient, OperationFilter, ConnectionDropOptions } from './memory-zk-client.js';
 export {
   ManualScheduler,
   immediateScheduler,

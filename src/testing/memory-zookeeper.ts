@@ -22,8 +22,6 @@ import { MemoryView, type CommittedWrite, type WatchKind } from './memory-view.j
 import { MemoryZkClient } from './memory-zk-client.js';
 import { immediateScheduler, type OperationScheduler } from './operation-scheduler.js';
 
-export type { WatchKind } from './memory-view.js';
-
 /** A watch the server holds: whose, on which path, of which kind. */
 export interface WatchInfo {
   readonly sessionId: string;
@@ -55,13 +53,6 @@ export interface AppliedOperation {
   /** The result code when not ok. */
   readonly rc?: number;
 }
-
-export type {
-  MemoryReply,
-  MemoryRequest,
-  MemoryResults,
-  SessionListener,
-} from './memory-protocol.js';
 
 /** Options of a MemoryZooKeeper: when operations land, its clock, and how many followers it has. */
 export interface MemoryZooKeeperOptions {

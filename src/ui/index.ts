@@ -4,4 +4,4 @@
  * @module zk-plan/ui
  */
 export { startUiServer, isLoopbackHost, type UiServer, type UiServerOptions } from './ui-server.js';
-export type { FeedTiming } from './plan-feed.js';
+export type { FeedTiming } from './feed.js';

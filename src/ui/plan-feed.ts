@@ -14,8 +14,6 @@ import type { UiDiff, UiModel, UiPlanRow } from './ui-wire.js';
 import { watchChildren, watchNodeOrParent, type WatchClient } from '../zk/recipes/watch-set.js';
 import { DEFAULTS } from '../config/defaults.js';
 
-export type { FeedTiming } from './feed.js';
-
 /** What a plan's feed tells its listeners. */
 export type PlanFeedMessage =
   | { readonly type: 'snapshot'; readonly model: UiModel }

@@ -4,7 +4,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { ZkPlan } from '../zk-plan.js';
-import { PlanFeed, PlansFeed, type FeedTiming } from './plan-feed.js';
+import { PlanFeed, PlansFeed } from './plan-feed.js';
+import type { FeedTiming } from './feed.js';
 
 export class UiFeeds {
   private readonly planFeeds = new Map<string, PlanFeed>();

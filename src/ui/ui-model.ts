@@ -6,7 +6,8 @@
 import { inspect } from 'node:util';
 import { countPlanTasks } from '../plan/plan-progress.js';
 import type { PlanControlRecord } from '../control/control-record.js';
-import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../plan/plan-view.js';
+import type { PlanSummary, PlanView, TaskView } from '../plan/plan-view.js';
+import type { TaskViewState } from '../plan/plan-progress.js';
 import {
   TASK_PREFIX,
   childPath,

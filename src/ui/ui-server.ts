@@ -20,7 +20,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { hostnameOf, isLoopbackHost, statusOf } from './http-rules.js';
 import type { ZkPlan } from '../zk-plan.js';
 import { assertValidPath } from '../zk/layout.js';
-import type { FeedTiming } from './plan-feed.js';
+import type { FeedTiming } from './feed.js';
 import { errorPage, send, sendHtml, sendJson } from './http-answers.js';
 import type { UiContext, UiRoute } from './ui-context.js';
 import { UiFeeds } from './ui-feeds.js';

@@ -11,8 +11,6 @@ import { pickHighest } from './priority.js';
 import type { ConcurrencyLimits } from '../limits/concurrency-limits.js';
 import type { WakeUp } from './wake-up.js';
 
-export type { PlanStopReason } from './plan-tracker.js';
-
 /** How often one loop of the process still scans indexed plans in full, to find tasks whose index entry a crash lost. */
 const FULL_SCAN_INTERVAL_MS = 10_000;
 

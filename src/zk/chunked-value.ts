@@ -69,7 +69,7 @@ import { decodeValue } from '../serialization/codec.js';
 import { childPath } from './layout.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { NATIVE } from './native-client.js';
-import type { WriteOptions } from './zk-client.js';
+import type { WriteOptions } from './zk-client-types.js';
 import type { Zk } from './zk.js';
 
 /** Payload per chunk node (and the largest value stored as a single plain node): under jute.maxbuffer with room for the path. */

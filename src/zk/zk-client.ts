@@ -28,19 +28,6 @@ import type {
   ZkSession,
 } from './zk-client-types.js';
 
-export type { ZkStat } from './native-client.js';
-export type {
-  CreateMode,
-  SessionState,
-  ZkSession,
-  WatchEvent,
-  Watcher,
-  ZkClientOptions,
-  ZkClientEvents,
-  WriteOptions,
-  ZkOperationCounts,
-} from './zk-client-types.js';
-
 const RECONNECT_PAUSE_MS = 500;
 /** How many checked paths `assertOwnAcl` remembers before it starts over. */
 const OWN_ACL_MEMORY = 10_000;

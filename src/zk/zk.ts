@@ -48,8 +48,6 @@ import type {
   ZkSession,
 } from './zk-client-types.js';
 
-export type { ZkStat } from './native-client.js';
-
 /**
  * One ZooKeeper client (one session at a time) as the engine sees it.
  *

@@ -271,8 +271,10 @@ describe('assertDurationMs: time options are whole ms a Node timer can wait', ()
   );
 
   it('is the bound the CLI uses too', async () => {
-    const cli = await import('../../src/cli/options.js');
-    expect(cli.MAX_TIMER_MS).toBe(MAX_TIMER_MS);
+    const { integer } = await import('../../src/cli/options.js');
+    const parseMs = integer(1);
+    expect(parseMs(String(MAX_TIMER_MS))).toBe(MAX_TIMER_MS);
+    expect(() => parseMs(String(MAX_TIMER_MS + 1))).toThrow(/2147483647/);
     expect(MAX_TIMER_MS).toBe(2 ** 31 - 1);
   });
 });

@@ -11,7 +11,11 @@ import type {
   ZkOperationListener,
 } from '../../src/observability/observed.js';
 import type { ZkPlanEvents } from '../../src/worker/worker-events.js';
-import type { SessionState, ZkClientEvents, ZkOperationCounts } from '../../src/zk/zk-client.js';
+import type {
+  SessionState,
+  ZkClientEvents,
+  ZkOperationCounts,
+} from '../../src/zk/zk-client-types.js';
 
 class FakeZk extends EventEmitter<ZkClientEvents> implements ObservedZkClient {
   state: SessionState = 'connected';

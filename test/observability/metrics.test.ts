@@ -16,8 +16,8 @@ import type {
   SessionState,
   ZkClientEvents,
   ZkOperationCounts,
-  ZkStat,
-} from '../../src/zk/zk-client.js';
+} from '../../src/zk/zk-client-types.js';
+import type { ZkStat } from '../../src/zk/native-client.js';
 
 /** Stands in for a ZkClient: events, state, counts, the operation hook, and `exists` answering from a table of ctimes. */
 class FakeZk extends EventEmitter<ZkClientEvents> implements ObservedZkClient {

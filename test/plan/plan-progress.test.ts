@@ -6,7 +6,7 @@ import {
   planStateOf,
   type CountedTask,
 } from '../../src/plan/plan-progress.js';
-import type { TaskViewState } from '../../src/plan/plan-view.js';
+import type { TaskViewState } from '../../src/plan/plan-progress.js';
 
 const PLAN = '/plans/plan-0000000001';
 const task = (serial: number, state: TaskViewState): CountedTask => ({

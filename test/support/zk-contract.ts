@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ZkError } from '../../src/errors/zk-error.js';
-import type { Zk, ZkStat } from '../../src/zk/zk.js';
+import type { Zk } from '../../src/zk/zk.js';
+import type { ZkStat } from '../../src/zk/native-client.js';
 import type { WatchEvent, Watcher, ZkSession } from '../../src/zk/zk-client-types.js';
 
 export interface ZkContractHarness<C extends Zk> {

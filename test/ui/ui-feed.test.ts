@@ -3,8 +3,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PlanNotFoundError } from '../../src/errors/plan-errors.js';
 import { ZkError } from '../../src/errors/zk-error.js';
 import type { PlanStatus } from '../../src/plan/plan-status.js';
-import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../../src/plan/plan-view.js';
-import type { WatchEvent, Watcher, ZkStat } from '../../src/zk/zk-client.js';
+import type { PlanSummary, PlanView, TaskView } from '../../src/plan/plan-view.js';
+import type { TaskViewState } from '../../src/plan/plan-progress.js';
+import type { WatchEvent, Watcher } from '../../src/zk/zk-client-types.js';
+import type { ZkStat } from '../../src/zk/native-client.js';
 import { CoalescingRunner } from '../../src/ui/coalescing-runner.js';
 import {
   PlanFeed,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PlanStatus } from '../../src/plan/plan-status.js';
-import type { PlanSummary, PlanView, TaskView, TaskViewState } from '../../src/plan/plan-view.js';
+import type { PlanSummary, PlanView, TaskView } from '../../src/plan/plan-view.js';
+import type { TaskViewState } from '../../src/plan/plan-progress.js';
 import {
   buildModel,
   diffModels,

@@ -9,7 +9,8 @@ import type { PlanSummary, PlanView, TaskView } from '../../src/plan/plan-view.j
 import type { ZkPlan } from '../../src/zk-plan.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import type { UiCluster } from '../../src/ui/ui-wire.js';
-import type { Watcher, ZkStat } from '../../src/zk/zk-client.js';
+import type { Watcher } from '../../src/zk/zk-client-types.js';
+import type { ZkStat } from '../../src/zk/native-client.js';
 import { isLoopbackHost, startUiServer, type UiServer } from '../../src/ui/ui-server.js';
 import { memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 

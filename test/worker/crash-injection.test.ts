@@ -16,7 +16,7 @@ import { PermanentError } from '../../src/errors/task-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
 import { call } from '../../src/exec/task-spec.js';
-import type { TaskToAdd } from '../../src/plan/plan-writer.js';
+import type { TaskToAdd } from '../../src/config/task-options.js';
 import {
   MemoryZooKeeper,
   type MemoryZkClient,

@@ -11,7 +11,9 @@ import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
 import { PermanentError } from '../../src/errors/task-errors.js';
 import type { JobContext } from '../../src/jobs/job-context.js';
-import { MemoryZkClient, MemoryZooKeeper } from '../../src/testing/index.js';
+import { MemoryZooKeeper } from '../../src/testing/index.js';
+// The class itself, whose methods the recorder wraps (the entry point exports its type only).
+import { MemoryZkClient } from '../../src/testing/memory-zk-client.js';
 import type { CreateMode, WriteOptions } from '../../src/zk/zk-client-types.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from '../support/memory-plan.js';
 import { PLANS, SCHEDULES, T0, TICK_SPEC, schedulerProcess } from '../schedule/schedule-harness.js';

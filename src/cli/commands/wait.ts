@@ -11,12 +11,12 @@ import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { CliError, ExitCode, type ExitCodeValue } from '../exit-codes.js';
 import {
-  MAX_TIMER_MS,
   addConnectionOptions,
   checkPlanPath,
   integer,
   type ConnectionOptions,
 } from '../options.js';
+import { MAX_TIMER_MS } from '../../util/abort-signals.js';
 import {
   formatDuration,
   formatTable,

@@ -4,7 +4,8 @@
  */
 import { isZkError } from '../../errors/zk-error.js';
 import { nameOf, parentOf } from '../layout.js';
-import type { WatchEvent, Watcher, ZkClient } from '../zk-client.js';
+import type { ZkClient } from '../zk-client.js';
+import type { WatchEvent, Watcher } from '../zk-client-types.js';
 
 /** The ZooKeeper calls the feeds set watches with. */
 export type WatchClient = Pick<ZkClient, 'getChildren' | 'tryGetChildren' | 'exists' | 'getData'>;
