@@ -81,8 +81,12 @@ export class TaskKeyClaims {
       if (retried) await this.zk.sync(path); // our first try may have landed on a server this session does not read from
       const holder = (await this.store.reads.readKeyClaim(plan, key))?.task;
       if (holder === task) return; // our own first try, whose reply was lost
-      if (holder !== undefined && !(await this.freeIfUnfinished(plan, holder, batch)))
-        throw new DuplicateTaskKeyError(plan, key, holder);
+      if (holder !== undefined && !(await this.freeIfUnfinished(plan, holder, batch))) {
+        // Kept, unless someone else freed it meanwhile (a worker settling the same dead builder's
+        // task releases its key, then deletes the task): then the holder read above is stale.
+        const now = (await this.store.reads.readKeyClaim(plan, key))?.task;
+        if (now === holder) throw new DuplicateTaskKeyError(plan, key, holder);
+      }
       // Gone meanwhile, or freed: try again (another racer may take it first).
     }
     throw new DuplicateTaskKeyError(

@@ -14,6 +14,7 @@ import { call, parseDefinition } from '../../src/exec/task-spec.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { READY, TASK_KEYS, TASK_PREFIX, childPath, keyClaimPath } from '../../src/zk/layout.js';
+import { TaskStore } from '../../src/store/task-store.js';
 import { expectRejects } from '../support/expect-error.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 
@@ -313,6 +314,42 @@ describe('the key claim under faults', () => {
     await vi.waitFor(() => expect(tasksOf(server, plan)).toEqual([]), { timeout: 5_000 });
     await pool.stop();
     expect(claimOf(server, plan, 'load-eu')).toBeUndefined();
+  });
+
+  it('an add that finds the key held by a dead builder’s task while a worker settles that task: it takes the key, not TASK_KEY_TAKEN', async () => {
+    const server = new MemoryZooKeeper();
+    const crashing = process(server, 'crashing');
+    const adder = process(server, 'adder');
+    const settler = process(server, 'settler');
+    const plan = await adder.zkPlan.createPlan(PARENT);
+    const create = crashing.zk.create.bind(crashing.zk);
+    vi.spyOn(crashing.zk, 'create').mockImplementation((path, data, mode, options) => {
+      if (path.endsWith(`/${READY}`) && path.startsWith(`${plan}/${TASK_PREFIX}`)) {
+        crashing.zk.crash();
+        return new Promise(() => undefined);
+      }
+      return create(path, data, mode, options);
+    });
+    void crashing.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
+    await vi.waitFor(() => expect(claimOf(server, plan, 'load-eu')).toBeDefined());
+    const [orphan] = tasksOf(server, plan);
+    crashing.zk.expireSessionOnServer();
+    // The adder reads the claim, then the holder's stamp: just before that read a worker settles
+    // the orphan (frees its key, deletes it), as a worker's scan of the plan does.
+    const tryGetData = adder.zk.tryGetData.bind(adder.zk);
+    let settled = false;
+    vi.spyOn(adder.zk, 'tryGetData').mockImplementation(async (path) => {
+      if (path === orphan && !settled) {
+        settled = true;
+        const store = new TaskStore(settler.zk);
+        expect(await store.settleOrphan(orphan, server.children(plan))).toBe('deleted');
+      }
+      return tryGetData(path);
+    });
+    const task = await adder.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
+    expect(settled).toBe(true);
+    expect(tasksOf(server, plan)).toEqual([task]);
+    expect(claimOf(server, plan, 'load-eu')).toBe(task);
   });
 
   it('a failed add whose clean-up failed too: the same session takes the key again on the next add', async () => {
