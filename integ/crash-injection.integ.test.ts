@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FunctionRegistry, ZkError, call, type ZkPlan } from '../src/index.js';
-import { type ZkClient } from '../src/testing/index.js';
+import { FunctionRegistry, call, type ZkPlan } from '../src/index.js';
+import { crashBeforeWrite } from './support/crash-before-write.js';
 import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 /**
@@ -10,27 +10,6 @@ import { useZooKeeper, waitFor } from './support/zk-test-env.js';
  * A second worker then finishes the plan; the plan's outcome must be as if the task ran once.
  */
 const env = useZooKeeper('crash-injection');
-
-const WRITES = ['create', 'delete', 'setData'] as const;
-
-/** Closes `zk`'s session right before its `crashAt`-th write; resolves when that happened. */
-function crashBeforeWrite(zk: ZkClient, crashAt: number): { readonly crashed: () => boolean } {
-  let writes = 0;
-  let crashed = false;
-  for (const method of WRITES) {
-    const original = zk[method].bind(zk) as (...args: unknown[]) => Promise<unknown>;
-    (zk as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
-      writes += 1;
-      if (writes >= crashAt) {
-        if (!crashed) zk.close(); // the process dies: its session, and so its owner node, go at once
-        crashed = true;
-        throw new ZkError(method, -116, String(args[0]), 'injected crash');
-      }
-      return await original(...args);
-    };
-  }
-  return { crashed: () => crashed };
-}
 
 interface Counts {
   produce: number;

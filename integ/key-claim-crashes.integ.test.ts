@@ -2,12 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   DuplicateTaskKeyError,
   FunctionRegistry,
-  ZkError,
   call,
   type PlanView,
   type TaskToAdd,
 } from '../src/index.js';
-import { type ZkClient } from '../src/testing/index.js';
+import { crashBeforeWrite } from './support/crash-before-write.js';
 import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 /**
@@ -23,27 +22,7 @@ import { useZooKeeper, waitFor } from './support/zk-test-env.js';
  */
 const env = useZooKeeper('key-claim-crashes');
 
-const WRITES = ['create', 'delete', 'setData'] as const;
 const KEYS = ['load-eu', 'load-us', 'merge'] as const;
-
-/** Closes `zk`'s session right before its `crashAt`-th write (the process dies there). */
-function crashBeforeWrite(zk: ZkClient, crashAt: number): { readonly crashed: () => boolean } {
-  let writes = 0;
-  let crashed = false;
-  for (const method of WRITES) {
-    const original = zk[method].bind(zk) as (...args: unknown[]) => Promise<unknown>;
-    (zk as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
-      writes += 1;
-      if (writes >= crashAt) {
-        if (!crashed) zk.close();
-        crashed = true;
-        throw new ZkError(method, -116, String(args[0]), 'injected crash');
-      }
-      return await original(...args);
-    };
-  }
-  return { crashed: () => crashed };
-}
 
 interface Runs {
   readonly byKey: Map<string, number>;

@@ -56,6 +56,28 @@ function claimOf(server: MemoryZooKeeper, plan: string, key: string): string | u
     : (decodeValue(keyClaimPath(plan, key), data) as { task: string }).task;
 }
 
+/**
+ * `crashing` adds a task with the key `load-eu` to `plan` and dies as it sends the task's `ready`:
+ * the task and the key's claim are written, the task is not ready. Its session lives on in the
+ * server until the test expires it.
+ */
+async function addAndCrashBeforeReady(
+  server: MemoryZooKeeper,
+  crashing: MemoryProcess,
+  plan: string,
+): Promise<void> {
+  const create = crashing.zk.create.bind(crashing.zk);
+  vi.spyOn(crashing.zk, 'create').mockImplementation((path, data, mode, options) => {
+    if (path.endsWith(`/${READY}`) && path.startsWith(`${plan}/${TASK_PREFIX}`)) {
+      crashing.zk.crash();
+      return new Promise(() => undefined);
+    }
+    return create(path, data, mode, options);
+  });
+  void crashing.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
+  await vi.waitFor(() => expect(claimOf(server, plan, 'load-eu')).toBeDefined());
+}
+
 describe('addTask with a key', () => {
   it('stores the key in the definition; describePlan, show and taskOfKey know it before and after the task ran (no history kept)', async () => {
     const server = new MemoryZooKeeper();
@@ -265,17 +287,7 @@ describe('the key claim under faults', () => {
     const crashing = process(server, 'crashing');
     const other = process(server, 'other');
     const plan = await other.zkPlan.createPlan(PARENT);
-    // The crashing builder dies as it sends the task's `ready`: its task and the key's claim are written, the task is not ready.
-    const create = crashing.zk.create.bind(crashing.zk);
-    vi.spyOn(crashing.zk, 'create').mockImplementation((path, data, mode, options) => {
-      if (path.endsWith(`/${READY}`) && path.startsWith(`${plan}/${TASK_PREFIX}`)) {
-        crashing.zk.crash();
-        return new Promise(() => undefined);
-      }
-      return create(path, data, mode, options);
-    });
-    void crashing.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
-    await vi.waitFor(() => expect(claimOf(server, plan, 'load-eu')).toBeDefined());
+    await addAndCrashBeforeReady(server, crashing, plan);
     const [orphan] = tasksOf(server, plan);
     expect(claimOf(server, plan, 'load-eu')).toBe(orphan);
 
@@ -299,16 +311,7 @@ describe('the key claim under faults', () => {
     const worker = process(server, 'worker');
     const plan = await worker.zkPlan.createPlan(PARENT);
     await worker.zkPlan.markAsReady(plan);
-    const create = crashing.zk.create.bind(crashing.zk);
-    vi.spyOn(crashing.zk, 'create').mockImplementation((path, data, mode, options) => {
-      if (path.endsWith(`/${READY}`) && path.startsWith(`${plan}/${TASK_PREFIX}`)) {
-        crashing.zk.crash();
-        return new Promise(() => undefined);
-      }
-      return create(path, data, mode, options);
-    });
-    void crashing.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
-    await vi.waitFor(() => expect(claimOf(server, plan, 'load-eu')).toBeDefined());
+    await addAndCrashBeforeReady(server, crashing, plan);
     crashing.zk.expireSessionOnServer();
     const pool = worker.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF, retention: false });
     await vi.waitFor(() => expect(tasksOf(server, plan)).toEqual([]), { timeout: 5_000 });
@@ -322,16 +325,7 @@ describe('the key claim under faults', () => {
     const adder = process(server, 'adder');
     const settler = process(server, 'settler');
     const plan = await adder.zkPlan.createPlan(PARENT);
-    const create = crashing.zk.create.bind(crashing.zk);
-    vi.spyOn(crashing.zk, 'create').mockImplementation((path, data, mode, options) => {
-      if (path.endsWith(`/${READY}`) && path.startsWith(`${plan}/${TASK_PREFIX}`)) {
-        crashing.zk.crash();
-        return new Promise(() => undefined);
-      }
-      return create(path, data, mode, options);
-    });
-    void crashing.zkPlan.addTask(plan, call('load', 'eu'), [], { key: 'load-eu' });
-    await vi.waitFor(() => expect(claimOf(server, plan, 'load-eu')).toBeDefined());
+    await addAndCrashBeforeReady(server, crashing, plan);
     const [orphan] = tasksOf(server, plan);
     crashing.zk.expireSessionOnServer();
     // The adder reads the claim, then the holder's stamp: just before that read a worker settles
