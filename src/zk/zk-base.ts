@@ -39,14 +39,14 @@ export abstract class ZkBase extends EventEmitter<ZkClientEvents> implements Zk 
     path: string,
     watcher?: Watcher,
   ): Promise<{ children: string[]; stat: ZkStat }>;
-  /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. */
+  /** Replaces the node's data if its version is `version` (-1 matches every version); resolves the new stat. */
   abstract setData(
     path: string,
     data: Buffer | null,
     version?: number,
     options?: WriteOptions,
   ): Promise<ZkStat>;
-  /** Deletes the node if its version is `version` (-1: any); it must have no children. */
+  /** Deletes the node if its version is `version` (-1 matches every version); it must have no children. */
   abstract delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
   abstract sync(path: string): Promise<void>;
 

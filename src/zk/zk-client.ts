@@ -266,7 +266,7 @@ export class ZkClient extends ZkBase {
     };
   }
 
-  /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. Sent again after a connection loss, guarded as `options` say. */
+  /** Replaces the node's data if its version is `version` (-1 matches every version); resolves the new stat. Sent again after a connection loss, guarded as `options` say. */
   setData(
     path: string,
     data: Buffer | null,
@@ -280,7 +280,7 @@ export class ZkClient extends ZkBase {
     );
   }
 
-  /** Deletes the node if its version is `version` (-1: any); it must have no children. Sent again after a connection loss, guarded as `options` say. */
+  /** Deletes the node if its version is `version` (-1 matches every version); it must have no children. Sent again after a connection loss, guarded as `options` say. */
   delete(path: string, version = -1, options: WriteOptions = {}): Promise<void> {
     return this.resendingWrite('delete', path, options, () =>
       this.submitOnce<void>('delete', path, 'writes', options.fence, (native, settle) =>

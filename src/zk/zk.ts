@@ -95,14 +95,14 @@ export interface Zk extends EventEmitter<ZkClientEvents> {
     path: string,
     watcher?: Watcher,
   ): Promise<{ children: string[]; stat: ZkStat } | undefined>;
-  /** Replaces the node's data if its version is `version` (-1: any); resolves the new stat. */
+  /** Replaces the node's data if its version is `version` (-1 matches every version); resolves the new stat. */
   setData(
     path: string,
     data: Buffer | null,
     version?: number,
     options?: WriteOptions,
   ): Promise<ZkStat>;
-  /** Deletes the node if its version is `version` (-1: any); it must have no children. */
+  /** Deletes the node if its version is `version` (-1 matches every version); it must have no children. */
   delete(path: string, version?: number, options?: WriteOptions): Promise<void>;
   /**
    * Makes the server this session reads from catch up with the leader before it answers the next
