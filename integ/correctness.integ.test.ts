@@ -1,3 +1,5 @@
+import { PlanWriter } from '../src/plan/plan-writer.js';
+import { TaskSpawner } from '../src/spawn/task-spawner.js';
 import { rootContainer as container } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
 import {
@@ -93,6 +95,7 @@ describe('a task that failed for good', () => {
     expect(claim).toBeDefined();
     const outcome = await performTask(claim!, {
       store,
+      spawner: new TaskSpawner(second.zk, store, new PlanWriter(second.zk, store, functions)),
       container: container.createChildContainer(),
       execution: {
         functions,

@@ -1,3 +1,5 @@
+import { PlanWriter } from '../src/plan/plan-writer.js';
+import { TaskSpawner } from '../src/spawn/task-spawner.js';
 import { rootContainer as container } from '../src/di/container.js';
 import { describe, expect, it } from 'vitest';
 import { FunctionRegistry } from '../src/index.js';
@@ -10,8 +12,10 @@ import { useZooKeeper } from './support/zk-test-env.js';
 const env = useZooKeeper('spec-perform-task');
 
 function context(zk: ZkClient, functions = new FunctionRegistry()) {
+  const store = new TaskStore(zk);
   return {
-    store: new TaskStore(zk),
+    store,
+    spawner: new TaskSpawner(zk, store, new PlanWriter(zk, store, functions)),
     container: container.createChildContainer(),
     execution: {
       functions,

@@ -64,6 +64,7 @@ import { runWorkerLoop, workerLoopRuntime, type WorkerLoopRuntime } from './work
 import { WorkerPool } from './worker/worker-pool.js';
 import { assertValidPath } from './zk/layout.js';
 import { ZkClient } from './zk/zk-client.js';
+import { TaskSpawner } from './spawn/task-spawner.js';
 import type { Zk } from './zk/zk.js';
 
 /**
@@ -98,6 +99,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   readonly alerts: AlertsApi;
   private currentState: ZkPlanState = 'open';
   private readonly store: TaskStore;
+  private readonly spawner: TaskSpawner;
   private readonly writer: PlanWriter;
   private readonly reader: PlanReader;
   private readonly concurrencyLimits: ConcurrencyLimits;
@@ -130,6 +132,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     this.store = new TaskStore(zk, resolveMaxResultBytes(settings.maxResultBytes));
     this.reader = new PlanReader(zk, this.store);
     this.writer = new PlanWriter(zk, this.store, functions, this.reader.keys);
+    this.spawner = new TaskSpawner(zk, this.store, this.writer);
     const describer = new PlanDescriber(zk, this.store, this.reader);
     const cancelHistory = new CancelHistory(zk, this.store, describer);
     const control = new PlanControl(
@@ -385,7 +388,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   }
 
   private runtime(options: ResolvedWorkerOptions): WorkerLoopRuntime {
-    const { zk, store, wakeUp, dispatcher, functions } = this;
+    const { zk, store, wakeUp, dispatcher, functions, spawner } = this;
     const limits = this.concurrencyLimits;
     return workerLoopRuntime(
       {
@@ -396,6 +399,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
         dispatcher,
         limits,
         functions,
+        spawner,
         container: this.settings.container,
       },
       options,

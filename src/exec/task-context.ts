@@ -1,5 +1,21 @@
 import type { DependencyContainer } from 'tsyringe';
+import type { AddTaskOptions } from '../config/task-options.js';
 import type { TaskLogger } from '../logs/task-log-types.js';
+import type { TaskSpec } from './task-spec.js';
+
+/**
+ * One task for `ctx.spawn` to add: what it runs, its inputs (paths of tasks of the plan, or indices
+ * of earlier entries of the same call) and its key; `options` as addTask's.
+ *
+ * @category Plans and tasks
+ */
+export interface SpawnTask {
+  readonly task: TaskSpec;
+  readonly args?: readonly (string | number)[];
+  /** The task's key, unique within the plan (as `options.key`). */
+  readonly key?: string;
+  readonly options?: AddTaskOptions;
+}
 
 /**
  * What a task function receives as its first argument (the Clojure original's `$`, and more).
@@ -27,6 +43,16 @@ export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
   readonly log: TaskLogger;
   /** Which try this is: 1, then n after n − 1 failures that counted against the task's attempts. */
   readonly attempt: number;
+  /**
+   * Adds tasks to this task's plan while it runs, and resolves their paths, in order: a list of
+   * files becomes one task per file, their merge a task whose args are their indices. Safe to
+   * repeat: a run of this task after a crash (or a retry) gets the tasks the earlier run's call
+   * made, never a second set, so the n-th call must ask for the same tasks in every run (derive
+   * them from params and inputs only; otherwise SPAWN_MISMATCH). The spawned tasks run like any
+   * other; this task's dependents still wait for this task's own result only. Not available to
+   * inline functions.
+   */
+  spawn(tasks: readonly SpawnTask[]): Promise<string[]>;
 }
 
 /**

@@ -74,6 +74,20 @@ export interface BatchContext {
   readonly presets?: ReadonlyMap<number, TaskPreset>;
   /** The tasks' keys are their spec's (unique by the spec, recorded in the spec record): not claimed one by one. */
   readonly specKeys?: boolean;
+  /** A running task's `ctx.spawn` call (src/spawn/task-spawner.ts). */
+  readonly spawn?: SpawnBatch;
+}
+
+/**
+ * How a `ctx.spawn` call's batch differs from others: its id was recorded under the spawning task
+ * before it began, it is committed by a `batch-<id>` marker even for one task, the marker holds the
+ * tasks' paths (`{ tasks }`), and `committed` records them under the spawning task before anything
+ * is made ready. Whoever re-runs the task after a crash finds the paths in the record, or in the
+ * marker while the record lacks them.
+ */
+export interface SpawnBatch {
+  readonly batch: string;
+  readonly committed: (paths: readonly string[]) => Promise<void>;
 }
 
 /** How many (session, plan) pairs remember that their builder node exists. */
@@ -187,7 +201,7 @@ export class PlanWriter {
     // Unique across the ensemble: session ids are, and this session numbers its own batches.
     const stamp: BuilderStamp = {
       builder: session.id,
-      batch: `${session.id}-${++this.batchSerial}`,
+      batch: context.spawn?.batch ?? `${session.id}-${++this.batchSerial}`,
     };
     const prepared = tasks.map((entry, index) =>
       this.prepare(plan, entry, index, stamp, presets?.get(index)?.result !== undefined),
@@ -222,6 +236,19 @@ export class PlanWriter {
     }
   }
 
+  /**
+   * Checks a batch as addTasks does before it writes anything (shapes, options, function names,
+   * args), and names what each task runs: a function's name, or `inline`.
+   */
+  checkTasks(plan: string, tasks: readonly TaskToAdd[]): string[] {
+    assertValidPath('plan', plan);
+    const stamp: BuilderStamp = { builder: 'check', batch: 'check' };
+    return tasks.map((entry, index) => {
+      this.prepare(plan, entry, index, stamp);
+      return entry.task.kind === 'inline' ? 'inline' : entry.task.fn;
+    });
+  }
+
   /** addTasks once every check passed: the writes, in phases. */
   private async writeBatch(
     plan: string,
@@ -229,7 +256,7 @@ export class PlanWriter {
     keyed: readonly { key: string; index: number }[],
     stamp: BuilderStamp,
     session: ZkSession,
-    { claimSession, presets }: BatchContext,
+    { claimSession, presets, spawn }: BatchContext,
   ): Promise<string[]> {
     // Every write of the batch is fenced by this session: once it has expired (and its builder node
     // with it, so that others may delete its unfinished tasks), nothing of the batch lands any more.
@@ -269,7 +296,12 @@ export class PlanWriter {
     // A batch of several tasks is committed by one write, its marker, once every link is in place:
     // before it a failure deletes the batch, after it the batch is completed (by us, or by workers
     // if we die), so the plan never holds part of a batch. One task is committed by its `ready`.
-    const marker = paths.length > 1 ? childPath(plan, batchMarkerName(stamp.batch)) : undefined;
+    const marker =
+      paths.length > 1 || spawn !== undefined
+        ? childPath(plan, batchMarkerName(stamp.batch))
+        : undefined;
+    const markerValue =
+      spawn === undefined ? null : encodeValue({ tasks: paths }, 'spawn batch marker', plan);
     let satisfied: boolean[];
     try {
       // Keys before the commit (the marker, or the one task's `ready`): a task never runs under a key it does not hold.
@@ -307,12 +339,16 @@ export class PlanWriter {
           this.linkProducer(producer, deps[index] as string, batch, fence),
         ),
       );
-      if (marker !== undefined) await this.zk.createIfAbsent(marker, null, 'persistent', fence);
+      if (marker !== undefined)
+        await this.zk.createIfAbsent(marker, markerValue, 'persistent', fence);
     } catch (error) {
       // Not ready yet, so no worker runs them meanwhile.
       await this.removeBatch(plan, stamp, paths);
       throw error;
     }
+    // Committed. A spawn records its tasks before any can run: a failure here leaves the marker
+    // (which holds them too) and unready tasks, which the spawning task's next run completes.
+    await spawn?.committed(paths);
     const unmet = new Set<string>();
     links.forEach(({ dependent }, index) => {
       if (!satisfied[index]) unmet.add(dependent);

@@ -1,3 +1,4 @@
+import { SpawnMismatchError } from '../errors/spawn-errors.js';
 import { retryDelayMs, type ResolvedRetryPolicy } from '../config/plan-options.js';
 import { ZkPlanError } from '../errors/base-error.js';
 import { PermanentError } from '../errors/task-errors.js';
@@ -70,7 +71,18 @@ export function judgeFailure(error: unknown): {
 } {
   if (!(error instanceof ZkPlanError) || !error.charged)
     return { charged: false, permanent: false };
-  return { charged: true, permanent: !error.retryable || isPermanentError(error.cause) };
+  return {
+    charged: true,
+    permanent: !error.retryable || isPermanentError(error.cause) || isPermanentCause(error.cause),
+  };
+}
+
+/**
+ * An error of zk-plan's own that a task function let through and that says no try of it can
+ * succeed: a spawn call that asks for other tasks than an earlier run's got (SPAWN_MISMATCH).
+ */
+function isPermanentCause(cause: unknown): boolean {
+  return cause instanceof SpawnMismatchError;
 }
 
 /** A PermanentError, also from another copy of zk-plan (matched by name). */

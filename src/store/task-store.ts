@@ -52,6 +52,12 @@ export interface Claim {
 /** `running`: the function may still run; `finishing`: its result is being stored and handed on; `released`: given back. */
 export interface ClaimProgress {
   phase: 'running' | 'finishing' | 'released';
+  /**
+   * The task's `ctx.spawn` calls still writing. The claim is given back only once they settled: a
+   * worker that takes the task next must find each call's batch committed or given up, never
+   * still being written by a live session (src/spawn/task-spawner.ts).
+   */
+  spawning?: Set<Promise<unknown>>;
 }
 
 /** A read error kept for later: whether it matters depends on what else the task holds. */
@@ -321,6 +327,9 @@ export class TaskStore {
   /** Gives the task back by deleting our owner node, if it is still ours; from now on the claim writes nothing. */
   async release(claim: Claim): Promise<void> {
     claim.progress.phase = 'released';
+    // No spawn call starts from here on (they look at the phase); those under way settle first.
+    if (claim.progress.spawning !== undefined)
+      await Promise.allSettled([...claim.progress.spawning]);
     if (!this.zk.isCurrent(claim.session)) return; // the owner node went with the session
     const owner = await this.zk.tryGetData(childPath(claim.task, OWNER));
     if (owner === undefined || owner.stat.ephemeralOwner !== claim.session.id) return;

@@ -1,5 +1,7 @@
 import type { DependencyContainer } from 'tsyringe';
 import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
+import { spawnCalls } from '../spawn/spawn-calls.js';
+import type { TaskSpawner } from '../spawn/task-spawner.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import { encodeValue } from '../serialization/codec.js';
 import { TaskTimeoutError } from '../errors/task-errors.js';
@@ -59,6 +61,8 @@ export interface PerformContext {
   };
   /** Keeps what the task logs; without it, `ctx.log` lines go nowhere. */
   readonly taskLogs?: TaskLogs;
+  /** Adds the tasks a running task spawns (`ctx.spawn`). */
+  readonly spawner: TaskSpawner;
 }
 
 /** What a worker knows of a try as its function starts: for its `task:started` event and the lines that follow. */
@@ -310,6 +314,7 @@ async function runTry(
     if (claim.signal.aborted) throw claim.signal.reason;
     startedAt = new Date();
     onStart?.(tryStart(definition, settings, failedTries));
+    const spawning = spawnCalls(claim, context.spawner);
     const ctx = {
       container: context.container,
       task: claim.task,
@@ -317,12 +322,19 @@ async function runTry(
       workerId: claim.workerId,
       log: log?.logger ?? SILENT_LOGGER,
       attempt,
+      spawn: spawning.spawn,
     };
     const run = (signal: AbortSignal): Promise<unknown> =>
       executeFunction(definition, { ...ctx, signal }, args, context.execution);
-    value = await withTimeout(claim, definition.timeoutMs, (signal) =>
-      log ? log.run(() => run(signal)) : run(signal),
-    );
+    try {
+      value = await withTimeout(claim, definition.timeoutMs, (signal) =>
+        log ? log.run(() => run(signal)) : run(signal),
+      );
+    } finally {
+      // A spawn call the function did not wait for still writes under this task: the task is
+      // finished (its records deleted) or given back only once it settled.
+      await spawning.settled();
+    }
   } finally {
     if (lease !== undefined) await releaseSlot(lease, context);
     await log?.finish(); // the last lines are in ZooKeeper before the try's completion or failure is

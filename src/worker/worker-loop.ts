@@ -55,6 +55,7 @@ export interface WorkerLoopParts {
   readonly limits: NonNullable<PerformContext['limits']>;
   readonly container: PerformContext['container'];
   readonly functions: PerformContext['execution']['functions'];
+  readonly spawner: PerformContext['spawner'];
 }
 
 /** The runtime of one pool's loops: the process's shared parts wired together, and the pool's execution settings. */
@@ -76,6 +77,7 @@ export function workerLoopRuntime(
     onSlotFreed: (limitPath) => dispatcher.slotFreed(limitPath),
     controlView: dispatcher,
     container: parts.container,
+    spawner: parts.spawner,
     execution: {
       functions: parts.functions,
       allowInline: options.allowInline,

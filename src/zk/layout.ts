@@ -89,6 +89,12 @@ export const ALERTS = 'alerts';
 export const BUILDER_PREFIX = 'builder-';
 /** Name prefix of a batch of tasks whose links are all in place (`batch-<id>`): its tasks are made ready. */
 export const BATCH_PREFIX = 'batch-';
+/**
+ * Name prefix of a running task's record of one `ctx.spawn` call (`spawn-<n>`, n counting the
+ * calls of a try from 0): the batch that makes its tasks, then their paths. A re-run of the task
+ * finds the record and gets the same tasks back instead of making them again (src/spawn/).
+ */
+export const SPAWN_PREFIX = 'spawn-';
 /** Children of a parent whose names start with this are zk-plan's own, never plans. */
 export const RESERVED_PREFIX = 'zk-plan-';
 /** Under a parent: the ephemeral node of the one process deleting finished plans past their retention. */
@@ -276,6 +282,11 @@ export function runnableEntryFor(taskPath: string): string {
 /** The name of the ephemeral node by which a session that adds tasks to a plan shows it is alive. */
 export function builderNodeName(sessionId: string): string {
   return `${BUILDER_PREFIX}${sessionId}`;
+}
+
+/** Where a task records its `n`-th `ctx.spawn` call: `<task>/spawn-<n>`. */
+export function spawnRecordPath(task: string, call: number): string {
+  return `${task}/${SPAWN_PREFIX}${call}`;
 }
 
 /** The marker of an addTasks batch that is committed (every link in place): its tasks are to be made ready. */

@@ -27,6 +27,8 @@ function makeCtx(): Omit<TaskContext<unknown[]>, 'params'> {
     signal: new AbortController().signal,
     log: SILENT_LOGGER,
     attempt: 1,
+    // These functions never spawn: a call would be a bug in the test.
+    spawn: () => Promise.reject(new Error('ctx.spawn is not part of this test')),
   };
 }
 

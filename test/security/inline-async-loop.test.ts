@@ -61,6 +61,8 @@ function ctx(
     signal,
     log: SILENT_LOGGER,
     attempt: 1,
+    // Inline functions never see ctx.spawn: a call would be a bug in the test.
+    spawn: () => Promise.reject(new Error('ctx.spawn is not part of this test')),
   };
 }
 

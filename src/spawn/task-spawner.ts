@@ -1,0 +1,208 @@
+/**
+ * `ctx.spawn`: a running task adds tasks to its own plan, exactly once however often it runs.
+ *
+ * There is no multi-op, so the call is made safe to repeat by a record under the spawning task,
+ * `<task>/spawn-<n>` for its n-th call (src/spawn/spawn-record.ts), written before anything else:
+ *
+ * 1. The record `{ batch, fns }` is created, naming the addTasks batch that will make the tasks.
+ * 2. The batch is written (task nodes, links, key claims) and committed by its `batch-<id>` marker,
+ *    which holds the tasks' paths.
+ * 3. The record gets the paths (`{ batch, fns, tasks }`), then the tasks are made ready.
+ *
+ * Every write is fenced by the claim's session, so once it has expired nothing more of this run
+ * lands, and the task, its owner gone, is run again elsewhere. That run finds the record and:
+ * - with its tasks: returns them (made ready, should the crash have come before that);
+ * - without them, but with the batch's marker: the batch was committed, takes the paths from the
+ *   marker, records them and makes the tasks ready;
+ * - without them and without a marker: the batch never committed and never will (its session is
+ *   gone, and a worker that gives a task back waits for its spawn calls to settle first), so its
+ *   unready tasks are deleted as any dead builder's are (settleOrphan), and this run records a
+ *   batch of its own in the record (a versioned write: two runs never both take it over) and
+ *   writes it.
+ * A run that asks for other functions than the record names is refused (SPAWN_MISMATCH): a task's
+ * spawn calls must not depend on anything but its params and inputs.
+ */
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { OwnershipLostError } from '../errors/task-errors.js';
+import { SpawnMismatchError } from '../errors/spawn-errors.js';
+import { isZkError } from '../errors/zk-error.js';
+import type { TaskToAdd } from '../config/task-options.js';
+import type { PlanWriter } from '../plan/plan-writer.js';
+import { decodeValue } from '../serialization/codec.js';
+import type { Claim } from '../store/task-store.js';
+import type { TaskStore } from '../store/task-store.js';
+import { classifyTask } from '../store/task-state.js';
+import { batchMarkerName, childPath, spawnRecordPath } from '../zk/layout.js';
+import type { WriteOptions } from '../zk/zk-client-types.js';
+import type { Zk } from '../zk/zk.js';
+import {
+  MAX_SPAWNED_TASKS,
+  decodeSpawnRecord,
+  encodeSpawnRecord,
+  isTaskList,
+  type SpawnRecord,
+} from './spawn-record.js';
+
+/** How many times one call looks at its record again after another write changed it. */
+const MAX_ROUNDS = 20;
+
+export class TaskSpawner {
+  private batchSerial = 0;
+
+  constructor(
+    private readonly zk: Zk,
+    private readonly store: TaskStore,
+    private readonly writer: PlanWriter,
+  ) {}
+
+  /** The `call`-th spawn of the task `claim` holds: the paths of its tasks, in order. */
+  async spawn(claim: Claim, call: number, entries: readonly TaskToAdd[]): Promise<string[]> {
+    if (!Array.isArray(entries))
+      throw new InvalidArgumentError('tasks', 'expected an array of { task, args?, key? }');
+    if (entries.length > MAX_SPAWNED_TASKS)
+      throw new InvalidArgumentError(
+        'tasks',
+        `at most ${MAX_SPAWNED_TASKS} tasks per ctx.spawn call, got ${entries.length}: spawn them in several calls`,
+      );
+    // Checked before anything is written: a bad entry leaves no record behind.
+    const fns = this.writer.checkTasks(claim.plan, entries);
+    if (entries.length === 0) return [];
+    const path = spawnRecordPath(claim.task, call);
+    const mine = `${claim.session.id}-spawn-${++this.batchSerial}`;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const fence = fenceOf(claim);
+      const stored = await this.readRecord(path);
+      if (stored === undefined) {
+        await this.zk.createIfAbsent(
+          path,
+          encodeSpawnRecord({ batch: mine, fns }, path),
+          'persistent',
+          fence,
+        );
+        continue; // read what is there now: ours, or a record another run made first
+      }
+      const { record, version } = stored;
+      if (record.fns.length !== fns.length || record.fns.some((fn, index) => fn !== fns[index]))
+        throw new SpawnMismatchError(claim.task, call, record.fns, fns);
+      if (record.tasks !== undefined) {
+        await this.completeCommitted(record.tasks, fence);
+        return [...record.tasks];
+      }
+      if (record.batch === mine)
+        return await this.writeBatch(claim, path, mine, fns, version, entries);
+      const committed = await this.committedTasks(claim.plan, record.batch);
+      const next: SpawnRecord =
+        committed === undefined ? { batch: mine, fns } : { ...record, tasks: committed };
+      if (!(await this.replaceRecord(path, next, version, fence))) continue;
+      if (committed !== undefined) {
+        await this.completeCommitted(committed, fence);
+        return committed;
+      }
+    }
+    throw new OwnershipLostError(
+      claim.task,
+      `its spawn record ${path} kept changing while the task was being run (${MAX_ROUNDS} looks)`,
+    );
+  }
+
+  /** Step 2 and 3: the batch, committed by its marker; the record gets the paths before anything runs. */
+  private async writeBatch(
+    claim: Claim,
+    path: string,
+    batch: string,
+    fns: readonly string[],
+    version: number,
+    entries: readonly TaskToAdd[],
+  ): Promise<string[]> {
+    return await this.writer.addTasks(claim.plan, entries, {
+      claimSession: claim.session,
+      spawn: {
+        batch,
+        committed: async (paths) => {
+          const recorded = await this.replaceRecord(
+            path,
+            { batch, fns, tasks: paths },
+            version,
+            fenceOf(claim),
+          );
+          if (!recorded)
+            throw new OwnershipLostError(
+              claim.task,
+              `its spawn record ${path} was changed by another run while this one wrote its batch`,
+            );
+        },
+      },
+    });
+  }
+
+  private async readRecord(
+    path: string,
+  ): Promise<{ readonly record: SpawnRecord; readonly version: number } | undefined> {
+    const node = await this.zk.tryGetData(path);
+    if (node === undefined) return undefined;
+    return { record: decodeSpawnRecord(path, node.data), version: node.stat.version };
+  }
+
+  /**
+   * A versioned write of the record: false when it changed meanwhile. A resend after a lost reply
+   * finds the version moved on by its own first try; the caller's next look then finds its record.
+   */
+  private async replaceRecord(
+    path: string,
+    record: SpawnRecord,
+    version: number,
+    fence: WriteOptions,
+  ): Promise<boolean> {
+    try {
+      await this.zk.setData(path, encodeSpawnRecord(record, path), version, fence);
+      return true;
+    } catch (error) {
+      if (isZkError(error, 'BAD_VERSION')) return false;
+      throw error;
+    }
+  }
+
+  /** The tasks a committed batch made (its marker holds them), or undefined when it never committed. */
+  private async committedTasks(plan: string, batch: string): Promise<string[] | undefined> {
+    const markerPath = childPath(plan, batchMarkerName(batch));
+    const marker = await this.zk.tryGetData(markerPath);
+    if (marker === undefined) return undefined;
+    const value = decodeValue(markerPath, marker.data);
+    const tasks =
+      typeof value === 'object' && value !== null
+        ? (value as { tasks?: unknown }).tasks
+        : undefined;
+    if (!isTaskList(tasks, plan)) return undefined; // not a spawn's marker: its tasks are not known here
+    return tasks;
+  }
+
+  /**
+   * Makes a committed batch's tasks ready and indexes the runnable ones, as its writer would have
+   * (or as settleOrphan does for a dead builder's). A task already gone has run and finished.
+   */
+  private async completeCommitted(tasks: readonly string[], fence: WriteOptions): Promise<void> {
+    await Promise.all(
+      tasks.map(async (task) => {
+        try {
+          await this.store.makeReady(task, fence);
+        } catch (error) {
+          if (isZkError(error, 'NO_NODE')) return;
+          throw error;
+        }
+        const listing = await this.store.reads.inspectTask(task);
+        if (
+          listing !== undefined &&
+          classifyTask(listing.children, listing.childVersion) === 'runnable'
+        )
+          await this.store.markRunnable(task, fence);
+      }),
+    );
+  }
+}
+
+/** The claim's fence for a write, or OwnershipLostError once the worker gave the task up. */
+function fenceOf(claim: Claim): WriteOptions {
+  if (claim.progress.phase === 'released' || claim.signal.aborted)
+    throw new OwnershipLostError(claim.task, 'the worker gave it up while it was spawning tasks');
+  return { fence: claim.session };
+}

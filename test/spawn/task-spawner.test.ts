@@ -1,0 +1,292 @@
+/**
+ * `ctx.spawn` over the in-memory ZooKeeper: a task that adds tasks to its own plan while it runs.
+ * What it makes, that a re-run gets the same tasks back, what a run that asks for others gets, bad
+ * input, and a crash of the spawning process before each of its writes (the process dies, its
+ * session expires on the server, a second process finishes the plan): every crash point leaves the
+ * plan completing with one set of spawned tasks, each run once, and the right merged result.
+ */
+import { describe, expect, it } from 'vitest';
+import { PlanFailedError } from '../../src/errors/plan-errors.js';
+import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
+import { FunctionRegistry } from '../../src/exec/function-registry.js';
+import type { TaskContext } from '../../src/exec/task-context.js';
+import { call } from '../../src/exec/task-spec.js';
+import {
+  MemoryZooKeeper,
+  type MemoryZkClient,
+  type OperationScheduler,
+  type ScheduledOperation,
+} from '../../src/testing/index.js';
+import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
+
+const PARENT = '/spawn';
+const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'setData', 'delete']);
+const MAX_CRASH_POINTS = 200;
+
+/** What the task functions of every process did. */
+interface Runs {
+  readonly squares: Map<number, number>;
+  /** The task of each run of `square`. */
+  readonly squareTasks: string[];
+  splits: number;
+  sums: number;
+  /** Paths each run of `split` got back from its spawn call. */
+  readonly spawned: string[][];
+}
+
+function newRuns(): Runs {
+  return { squares: new Map(), squareTasks: [], splits: 0, sums: 0, spawned: [] };
+}
+
+/**
+ * `split(n)` spawns a `square` per item and a `sum` of them all (args: their indices), and returns
+ * the sum's path; `square(i)` is i², `sum` adds its inputs.
+ */
+function functions(runs: Runs): FunctionRegistry {
+  return new FunctionRegistry()
+    .register('split', async (ctx: TaskContext<[number]>) => {
+      runs.splits += 1;
+      const count = ctx.params[0];
+      const items = Array.from({ length: count }, (_, item) => ({
+        task: call('square', item),
+        key: `square-${item}`,
+      }));
+      const paths = await ctx.spawn([
+        ...items,
+        {
+          task: call('sum'),
+          args: items.map((_, index) => index),
+          options: { keepResult: true },
+        },
+      ]);
+      runs.spawned.push(paths);
+      return paths.at(-1);
+    })
+    .register('square', (ctx: TaskContext<[number]>) => {
+      const item = ctx.params[0];
+      runs.squares.set(item, (runs.squares.get(item) ?? 0) + 1);
+      runs.squareTasks.push(ctx.task);
+      return item * item;
+    })
+    .register('sum', (_ctx, ...parts: number[]) => {
+      runs.sums += 1;
+      return parts.reduce((total, part) => total + part, 0);
+    });
+}
+
+async function runSplit(
+  proc: MemoryProcess,
+  count: number,
+): Promise<{ plan: string; split: string }> {
+  const plan = await proc.zkPlan.createPlan(PARENT);
+  const split = await proc.zkPlan.addTask(plan, call('split', count), [], { keepResult: true });
+  await proc.zkPlan.markAsReady(plan);
+  return { plan, split };
+}
+
+function sumOfSquares(count: number): number {
+  return Array.from({ length: count }, (_, item) => item * item).reduce((a, b) => a + b, 0);
+}
+
+describe('ctx.spawn', () => {
+  it.each([0, 1, 500])(
+    'a task spawns a task per item of a runtime list of %i and their merge: the merge gets every result, in order',
+    async (count) => {
+      const runs = newRuns();
+      const server = new MemoryZooKeeper();
+      const proc = memoryProcess(server, 'p', functions(runs));
+      const { plan, split } = await runSplit(proc, count);
+      const pool = proc.zkPlan.startWorkers(PARENT, { count: 4, backoff: FAST_BACKOFF });
+      await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 30_000 });
+      await pool.stop();
+      const sum = (await proc.zkPlan.getResult(split)) as string;
+      expect(await proc.zkPlan.getResult(sum)).toBe(sumOfSquares(count));
+      expect(runs.splits).toBe(1);
+      expect(runs.sums).toBe(1);
+      expect([...runs.squares.values()].every((ran) => ran === 1)).toBe(true);
+      expect(runs.squares.size).toBe(count);
+      // The plan counts the spawned tasks: the split, each square and the sum, all done.
+      const status = await proc.zkPlan.plans.status(plan);
+      expect(status.counts.done).toBe(count + 2);
+      const keys = (await proc.zkPlan.plans.describe(plan)).tasks.flatMap((task) =>
+        task.key === undefined ? [] : [task.key],
+      );
+      expect(keys.sort()).toEqual(
+        Array.from({ length: count }, (_, item) => `square-${item}`).sort(),
+      );
+    },
+  );
+
+  it('a retry of the spawning task gets the tasks its first try spawned, and none is made twice', async () => {
+    const runs = newRuns();
+    let tries = 0;
+    const registry = functions(runs).register('split-then-fail', async (ctx: TaskContext) => {
+      tries += 1;
+      const paths = await ctx.spawn([{ task: call('square', 7) }, { task: call('square', 8) }]);
+      runs.spawned.push(paths);
+      if (tries === 1) throw new Error('the first try fails after spawning');
+      return paths;
+    });
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'p', registry);
+    const plan = await proc.zkPlan.createPlan(PARENT, { initialDelayMs: 0 });
+    await proc.zkPlan.addTask(plan, call('split-then-fail'));
+    await proc.zkPlan.markAsReady(plan);
+    const pool = proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF });
+    await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    await pool.stop();
+    expect(tries).toBe(2);
+    expect(runs.spawned).toHaveLength(2);
+    expect(runs.spawned[1]).toEqual(runs.spawned[0]);
+    expect(Object.fromEntries(runs.squares)).toEqual({ 7: 1, 8: 1 });
+  });
+
+  it('a run that asks its spawn call for other tasks than an earlier run recorded fails for good with SPAWN_MISMATCH', async () => {
+    const runs = newRuns();
+    let tries = 0;
+    const registry = functions(runs).register('fickle', async (ctx: TaskContext) => {
+      tries += 1;
+      await ctx.spawn([{ task: call(tries === 1 ? 'square' : 'sum', 3) }]);
+      if (tries === 1) throw new Error('the first try fails after spawning');
+      return 'never';
+    });
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'p', registry);
+    const plan = await proc.zkPlan.createPlan(PARENT, { initialDelayMs: 0 });
+    const fickle = await proc.zkPlan.addTask(plan, call('fickle'));
+    await proc.zkPlan.markAsReady(plan);
+    const pool = proc.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF });
+    const failed = await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await pool.stop();
+    expect(failed).toBeInstanceOf(PlanFailedError);
+    const view = await proc.zkPlan.plans.describe(plan);
+    const task = view.tasks.find((entry) => entry.task === fickle);
+    expect(task?.failure?.code).toBe('SPAWN_MISMATCH');
+    expect(tries).toBe(2);
+    expect(Object.fromEntries(runs.squares)).toEqual({ 3: 1 }); // the first run's task still ran
+  });
+
+  it('bad input to ctx.spawn fails the call with INVALID_ARGUMENT and writes nothing', async () => {
+    const errors: unknown[] = [];
+    const registry = new FunctionRegistry().register('bad', async (ctx: TaskContext) => {
+      for (const tasks of [
+        'not a list',
+        [{ task: call('bad'), args: [0] }],
+        [{ task: call('bad'), colour: 'red' }],
+        [{ task: call('bad'), key: 'a', options: { key: 'b' } }],
+      ])
+        errors.push(await ctx.spawn(tasks as never).catch((error: unknown) => error));
+      return 'done';
+    });
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'p', registry);
+    const plan = await proc.zkPlan.createPlan(PARENT);
+    const bad = await proc.zkPlan.addTask(plan, call('bad'));
+    const spawnRecords: string[] = [];
+    server.onApplied = (event) => {
+      if (event.op === 'create' && event.path.startsWith(`${bad}/spawn-`))
+        spawnRecords.push(event.path);
+    };
+    await proc.zkPlan.markAsReady(plan);
+    const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
+    await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    await pool.stop();
+    expect(errors).toHaveLength(4);
+    for (const error of errors) expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect(spawnRecords).toEqual([]);
+  });
+});
+
+/** Applies every operation on a later microtask, in the order sent, except the victim's fatal write. */
+class CrashScheduler implements OperationScheduler {
+  victim:
+    { client: MemoryZkClient; crashAt: number; writes: number; crash: () => void } | undefined;
+
+  enqueue(operation: ScheduledOperation): void {
+    queueMicrotask(() => {
+      const victim = this.victim;
+      if (
+        victim !== undefined &&
+        operation.live &&
+        operation.clientName === victim.client.name &&
+        WRITE_OPS.has(operation.op)
+      ) {
+        victim.writes += 1;
+        if (victim.writes === victim.crashAt) {
+          victim.crash();
+          return;
+        }
+      }
+      operation.apply();
+    });
+  }
+}
+
+describe('ctx.spawn under crashes', () => {
+  it(
+    'a crash of the spawning process before any of its writes: one set of spawned tasks, each run once, the right sum',
+    { timeout: 600_000 },
+    async () => {
+      const outcomes: string[] = [];
+      const ITEMS = 3;
+      for (let crashAt = 1; crashAt <= MAX_CRASH_POINTS; crashAt++) {
+        const runs = newRuns();
+        const scheduler = new CrashScheduler();
+        const server = new MemoryZooKeeper({ scheduler });
+        const builder = memoryProcess(server, 'builder', functions(runs));
+        const { plan, split } = await runSplit(builder, ITEMS);
+        const doomed = memoryProcess(server, 'doomed', functions(runs));
+        let crashed = false;
+        let announce = (): void => undefined;
+        const crash = new Promise<void>((resolve) => {
+          announce = resolve;
+        });
+        scheduler.victim = {
+          client: doomed.zk,
+          crashAt,
+          writes: 0,
+          crash: () => {
+            crashed = true;
+            const sessionId = doomed.zk.sessionId;
+            doomed.zk.crash();
+            if (sessionId !== undefined) server.expireSession(sessionId);
+            announce();
+          },
+        };
+        const doomedPool = doomed.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
+        await Promise.race([crash, builder.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })]);
+        // No crash from here on: a write of the pool's stop is not part of the plan.
+        scheduler.victim = undefined;
+        if (crashed) void doomedPool.stop().catch(() => undefined);
+        else await doomedPool.stop();
+        const survivor = memoryProcess(server, 'survivor', functions(runs));
+        const pool = survivor.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF });
+        await survivor.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+        await pool.stop();
+
+        const sum = (await survivor.zkPlan.getResult(split)) as string;
+        expect(await survivor.zkPlan.getResult(sum)).toBe(sumOfSquares(ITEMS));
+        // One set: every run of split got the same paths, and only those tasks ran. A function whose
+        // worker died before its result was stored runs again (at least once, as every task).
+        expect(new Set(runs.spawned.map((paths) => paths.join(','))).size).toBe(1);
+        const [spawned = []] = runs.spawned;
+        expect(new Set(runs.squareTasks)).toEqual(new Set(spawned.slice(0, ITEMS)));
+        expect([...runs.squares.keys()].sort()).toEqual([0, 1, 2]);
+        const view = await survivor.zkPlan.plans.describe(plan);
+        expect(view.tasks.filter((task) => task.fn === 'square')).toHaveLength(ITEMS);
+        expect(view.tasks.every((task) => task.state === 'done')).toBe(true);
+        outcomes.push(
+          `crash before write ${crashAt}: split ran ${runs.splits}×, squares ${runs.squareTasks.length}×, sum ${runs.sums}×`,
+        );
+        if (!crashed) break;
+      }
+      // Every write of the claim, the spawn record, the batch, the record's paths and the rest was a crash point.
+      expect(outcomes.length).toBeGreaterThan(20);
+      expect(outcomes.at(-1)).toMatch(/split ran 1×, squares 3×, sum 1×/);
+      console.log(outcomes.join('\n'));
+    },
+  );
+});
