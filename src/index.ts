@@ -56,7 +56,7 @@ export type {
   JsonSchemaOf,
 } from './exec/standard-schema.js';
 export { call, inline, type TaskSpec, type CallSpec, type InlineSpec } from './exec/task-spec.js';
-export type { TaskContext, TaskFunction } from './exec/task-context.js';
+export type { SpawnTask, TaskContext, TaskFunction } from './exec/task-context.js';
 export type { AddTaskOptions, TaskToAdd } from './config/task-options.js';
 export {
   DEFAULT_RETRY_POLICY,
@@ -298,6 +298,7 @@ export {
   type ShellEnd,
 } from './errors/shell-errors.js';
 export { DuplicateTaskKeyError, TaskKeyNotFoundError } from './errors/task-key-errors.js';
+export { SpawnMismatchError } from './errors/spawn-errors.js';
 export { PlanSpecError, type PlanSpecProblem } from './errors/spec-errors.js';
 export { SnapshotError, type SnapshotProblem } from './errors/snapshot-errors.js';
 export { JobError, JobNotFoundError, type JobProblem } from './errors/job-errors.js';
