@@ -9,12 +9,14 @@ import { TIMING } from '../support/zk-test-env.js';
 import { fileURLToPath } from 'node:url';
 
 /**
- * A 3-level nested map made at run time by `ctx.spawn` (integ/support/spawn-functions.ts: each map
- * spawns 4 children and a sum of them; 21 maps, 64 leaves, 21 sums) on three worker processes,
- * one of which, picked at random, is killed with SIGKILL every ~1.5 s and restarted. The plan must
- * complete; each label (a place in the tree) must have had exactly one task, however often the
- * maps that spawn them ran again after a kill (no duplicate children, none lost); every sum must
- * be the number of leaves below it; no task ever run by two live owners at once.
+ * A 3-level nested map made at run time by `ctx.spawn` and `ctx.continueWith`
+ * (integ/support/spawn-functions.ts: each map spawns 4 children and hands over to a sum of them;
+ * 21 maps, 64 leaves, 21 sums), with a `total` task that depends on the root map, on three worker
+ * processes, one of which, picked at random, is killed with SIGKILL every ~1.5 s and restarted.
+ * The plan must complete; each label (a place in the tree) must have had exactly one task, however
+ * often the maps that spawn them ran again after a kill (no duplicate children, none lost, one
+ * continuation per map); every sum must be the number of leaves below it, the total and the root
+ * map's kept result 64; no task ever run by two live owners at once.
  */
 const SESSION_TIMEOUT_MS = 3_000;
 const TICK_MS = 500;
@@ -40,10 +42,11 @@ function expectedLabels(): string[] {
     }
   };
   visit('', DEPTH);
+  labels.push('sum-total');
   return labels.sort();
 }
 
-describe('kill -9 of worker processes during a nested map made by ctx.spawn', () => {
+describe('kill -9 of worker processes during a nested map made by ctx.spawn and ctx.continueWith', () => {
   it(
     'completes with one task per place in the tree, every sum right, while a random worker is killed every ~1.5 s',
     { timeout: 180_000 * TIMING },
@@ -61,7 +64,15 @@ describe('kill -9 of worker processes during a nested map made by ctx.spawn', ()
       });
       const { zkPlan, fleet } = env;
       const plan = await zkPlan.createPlan(env.parent, { maxAttempts: 1 });
-      await zkPlan.addTask(plan, call('map', { at: '', depth: DEPTH, width: WIDTH, ms: LEAF_MS }));
+      const root = await zkPlan.addTask(
+        plan,
+        call('map', { at: '', depth: DEPTH, width: WIDTH, ms: LEAF_MS }),
+        [],
+        { keepResult: true },
+      );
+      const total = await zkPlan.addTask(plan, call('sum', { at: '-total' }), [root], {
+        keepResult: true,
+      });
       const slots: WorkerProcess[] = await env.startWorkers(PROCESSES);
       await zkPlan.markAsReady(plan);
       const startedAt = Date.now();
@@ -140,7 +151,9 @@ describe('kill -9 of worker processes during a nested map made by ctx.spawn', ()
       expect([...tasksByLabel.keys()].sort()).toEqual(expectedLabels());
       expect(duplicated).toEqual([]);
       expect(wrongSums).toEqual([]);
-      expect(new Set(sums.map((entry) => entry.label)).size).toBe(21);
+      expect(new Set(sums.map((entry) => entry.label)).size).toBe(22);
+      expect(await zkPlan.getResult(root)).toBe(WIDTH ** DEPTH);
+      expect(await zkPlan.getResult(total)).toBe(WIDTH ** DEPTH);
       expect(overlaps.live.map(describeOverlap)).toEqual([]);
       expect(kills).toBeGreaterThanOrEqual(2);
     },

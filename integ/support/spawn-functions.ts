@@ -5,13 +5,15 @@
  * task sits in the tree, so the test can tell how many tasks each label had.
  *
  * - `map({ at, depth, width, ms })`: a nested map. Spawns `width` children (`map` one level down,
- *   or `leaf` at the bottom) labelled `<at>.<i>`, and a `sum` of them labelled `sum<at>`; returns
- *   how many leaves it has below it. Its spawn call is the same in every run.
+ *   or `leaf` at the bottom) labelled `<at>.<i>`, waits `ms` (so that kills land between its spawn
+ *   and its hand-over too), then hands over to a `sum` of them labelled `sum<at>`
+ *   (`ctx.continueWith`): its dependents get that sum, the number of leaves below it. Its spawn
+ *   call and hand-over are the same in every run.
  * - `leaf({ at, ms })`: waits `ms` (cut short when its signal aborts), returns 1.
- * - `sum({ at })`: adds its inputs: the leaves below its map.
+ * - `sum({ at })`: adds its inputs: the leaves (or the sums of the maps) below its map.
  */
 import { appendFileSync } from 'node:fs';
-import { call, type TaskContext } from '../../src/index.js';
+import { call, type Continuation, type TaskContext } from '../../src/index.js';
 import { FAULT_LOG_ENV, type LogEntry } from './execution-log.js';
 
 const logFile = process.env[FAULT_LOG_ENV] ?? '';
@@ -43,7 +45,8 @@ async function execution<T>(ctx: Context, label: string, body: () => Promise<T>)
   };
   write({ event: 'start' });
   const result = await body();
-  write({ event: 'end', result });
+  // A map's hand-over is no value to log: its sum's end says what its dependents get.
+  write({ event: 'end', ...(typeof result === 'number' ? { result } : {}) });
   return result;
 }
 
@@ -62,7 +65,7 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 export default {
-  async map(ctx: Context): Promise<number> {
+  async map(ctx: Context): Promise<Continuation> {
     const { at, depth, width, ms } = ctx.params[0] as MapParams;
     return await execution(ctx, `map${at}`, async () => {
       const children = Array.from({ length: width }, (_, index) => {
@@ -71,15 +74,9 @@ export default {
           ? { task: call('map', { at: child, depth: depth - 1, width, ms }) }
           : { task: call('leaf', { at: child, ms }) };
       });
-      await ctx.spawn([
-        ...children,
-        {
-          task: call('sum', { at }),
-          args: children.map((_, index) => index),
-          options: { keepResult: true },
-        },
-      ]);
-      return width ** depth;
+      const paths = await ctx.spawn(children);
+      await pause(ms, ctx.signal);
+      return ctx.continueWith(call('sum', { at }), paths, { keepResult: true });
     });
   },
 

@@ -8,6 +8,7 @@ import {
 import {
   describeTaskClaimed,
   describeTaskCompleted,
+  describeTaskContinued,
   describeTaskFailed,
   describeTaskStarted,
   showsStack,
@@ -132,6 +133,8 @@ export function terminalLog(level: string, options: TerminalLogOptions = {}): Wo
         write(INFO, describeTaskStarted(event));
       const onCompleted = (event: ZkPlanEvents['task:completed'][0]): void =>
         write(INFO, describeTaskCompleted(event));
+      const onContinued = (event: ZkPlanEvents['task:continued'][0]): void =>
+        write(INFO, describeTaskContinued(event));
       const onFailed = (event: ZkPlanEvents['task:failed'][0]): void =>
         write(
           RANK_OF[taskFailureLevel(event)],
@@ -181,6 +184,7 @@ export function terminalLog(level: string, options: TerminalLogOptions = {}): Wo
       zkPlan.on('task:claimed', onClaimed);
       zkPlan.on('task:started', onStarted);
       zkPlan.on('task:completed', onCompleted);
+      zkPlan.on('task:continued', onContinued);
       zkPlan.on('task:failed', onFailed);
       zkPlan.on('worker:error', onError);
       zkPlan.on('schedule:tick', onTick);
@@ -195,6 +199,7 @@ export function terminalLog(level: string, options: TerminalLogOptions = {}): Wo
         zkPlan.off('task:claimed', onClaimed);
         zkPlan.off('task:started', onStarted);
         zkPlan.off('task:completed', onCompleted);
+        zkPlan.off('task:continued', onContinued);
         zkPlan.off('task:failed', onFailed);
         zkPlan.off('worker:error', onError);
         zkPlan.off('schedule:tick', onTick);

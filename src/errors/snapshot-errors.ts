@@ -14,6 +14,8 @@ export type SnapshotProblem =
   | 'SNAPSHOT_RESULT_MISSING'
   /** A cancelled plan's tasks are deleted: what they stood at is gone. */
   | 'SNAPSHOT_PLAN_CANCELLED'
+  /** A plan some of whose tasks spawned tasks or handed over (ctx.spawn, ctx.continueWith): its graph grew while it ran, and a snapshot of it would make those tasks twice. */
+  | 'SNAPSHOT_SPAWNED'
   /** `snapshots.rerun` of a plan without a spec record (built with addTask): there is no spec to run again. */
   | 'RERUN_NO_SPEC'
   /** `snapshots.rerun`'s `from` is not a task key of the plan's spec. */

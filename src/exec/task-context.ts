@@ -2,6 +2,7 @@ import type { DependencyContainer } from 'tsyringe';
 import type { AddTaskOptions } from '../config/task-options.js';
 import type { TaskLogger } from '../logs/task-log-types.js';
 import type { TaskSpec } from './task-spec.js';
+import type { Continuation } from '../spawn/continuation.js';
 
 /**
  * One task for `ctx.spawn` to add: what it runs, its inputs (paths of tasks of the plan, or indices
@@ -53,6 +54,18 @@ export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
    * inline functions.
    */
   spawn(tasks: readonly SpawnTask[]): Promise<string[]>;
+  /**
+   * Hands this task's result over to a new task: `return ctx.continueWith(call('merge'), parts)`.
+   * The new task (the continuation) runs `task` on the results of `args` (paths of tasks of the
+   * plan, such as those `spawn` resolved); this task's dependents then get the continuation's
+   * result as this task's, and `keepResult` keeps it under this task's path. The worker is free
+   * as soon as the function returns: nothing waits on the continuation, so continuations nest
+   * (a continuation may spawn and continue again) without holding a worker per level. Safe to
+   * repeat as `spawn` is: every run of this task hands over to the same continuation, so it must
+   * ask for the same function each time (otherwise SPAWN_MISMATCH). Only the returned value
+   * counts: a continuation made and not returned is nothing. Not available to inline functions.
+   */
+  continueWith(task: TaskSpec, args?: readonly string[], options?: AddTaskOptions): Continuation;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
 import {
   describeTaskClaimed,
   describeTaskCompleted,
+  describeTaskContinued,
   describeTaskFailed,
   describeTaskStarted,
   showsStack,
@@ -231,6 +232,17 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
       describeTaskCompleted(event),
     );
   };
+  const onContinued = (event: ZkPlanEvents['task:continued'][0]): void => {
+    logger.info(
+      {
+        event: 'task:continued',
+        ...taskFields(event),
+        durationMs: Math.round(event.durationMs * 1000) / 1000,
+        continuation: event.continuation,
+      },
+      describeTaskContinued(event),
+    );
+  };
   const onFailed = (event: ZkPlanEvents['task:failed'][0]): void => {
     const { error, charged, final, nextTryAt, givenBack, durationMs } = event;
     const fields = {
@@ -348,6 +360,7 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
   plan.on('task:claimed', onClaimed);
   plan.on('task:started', onStarted);
   plan.on('task:completed', onCompleted);
+  plan.on('task:continued', onContinued);
   plan.on('task:failed', onFailed);
   plan.on('worker:idle', onIdle);
   plan.on('worker:error', onWorkerError);
@@ -368,6 +381,7 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
     plan.off('task:claimed', onClaimed);
     plan.off('task:started', onStarted);
     plan.off('task:completed', onCompleted);
+    plan.off('task:continued', onContinued);
     plan.off('task:failed', onFailed);
     plan.off('worker:idle', onIdle);
     plan.off('worker:error', onWorkerError);

@@ -40,6 +40,11 @@ export function describeTaskCompleted(event: ZkPlanEvents['task:completed'][0]):
   return `task completed: ${taskLabel(event)} in ${durationText(event.durationMs)}${reused}`;
 }
 
+/** `task handed over: <task> (…) to <continuation> after <duration>`. */
+export function describeTaskContinued(event: ZkPlanEvents['task:continued'][0]): string {
+  return `task handed over: ${taskLabel(event)} to ${event.continuation} after ${durationText(event.durationMs)}; it completes with that task's result`;
+}
+
 /**
  * One line per way a try can end badly, each worded apart: failed and retried (when), failed for
  * good, released on drain, aborted because its plan was paused, cancelled or failed, given up on

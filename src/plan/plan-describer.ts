@@ -271,6 +271,7 @@ function recordedView(
             }
           : {}),
         finishedAt: record.finishedAt,
+        ...(record.continuedBy !== undefined ? { continuedBy: record.continuedBy } : {}),
       };
     case 'failed':
       return {

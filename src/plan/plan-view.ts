@@ -50,6 +50,8 @@ export interface TaskView {
   readonly cancelledAt?: Date;
   readonly was?:
     'running' | 'finishing' | 'runnable' | 'retrying' | 'waiting' | 'blocked' | 'building';
+  /** Done tasks that handed over with ctx.continueWith: the task whose result became theirs. */
+  readonly continuedBy?: string;
   /** Its history record was too large for one znode: its params and inputs were not kept. */
   readonly omitted?: true;
   /** Whether its result is kept (readable with getResult). */

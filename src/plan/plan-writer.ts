@@ -27,6 +27,7 @@ import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
 import { classifyTask } from '../store/task-state.js';
 import {
   ATTEMPTS,
+  CONTINUATION_LINK,
   DEP_PREFIX,
   FAILED,
   PLAN_PREFIX,
@@ -88,6 +89,12 @@ export interface BatchContext {
 export interface SpawnBatch {
   readonly batch: string;
   readonly committed: (paths: readonly string[]) => Promise<void>;
+  /**
+   * A `ctx.continueWith` hand-over: the input (`<spawner>/dep-<continued serial>`) that the
+   * batch's one task feeds with its result. The task's link to it and then the input itself are
+   * created before the commit.
+   */
+  readonly continues?: string;
 }
 
 /** How many (session, plan) pairs remember that their builder node exists. */
@@ -283,7 +290,7 @@ export class PlanWriter {
       (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
     );
     if (failure !== undefined) {
-      await this.removeBatch(plan, stamp, paths);
+      await this.removeBatch(plan, stamp.batch, paths);
       if (isZkError(failure.reason, 'NO_NODE')) throw new PlanNotFoundError(plan);
       throw failure.reason;
     }
@@ -309,7 +316,7 @@ export class PlanWriter {
         session,
         fence,
         building: (batch: string) => this.building.has(batch),
-        removeBatch: (own: TaskStamp) => this.removeBatch(plan, own, []),
+        removeBatch: (own: TaskStamp) => this.removeBatch(plan, own.batch, []),
       };
       // Settled one and all before a failure is handled: the clean-up must see every claim this batch made.
       const claims = await Promise.allSettled(
@@ -339,11 +346,13 @@ export class PlanWriter {
           this.linkProducer(producer, deps[index] as string, batch, fence),
         ),
       );
+      if (spawn?.continues !== undefined)
+        await this.linkContinuation(paths[0] as string, spawn.continues, fence);
       if (marker !== undefined)
         await this.zk.createIfAbsent(marker, markerValue, 'persistent', fence);
     } catch (error) {
       // Not ready yet, so no worker runs them meanwhile.
-      await this.removeBatch(plan, stamp, paths);
+      await this.removeBatch(plan, stamp.batch, paths);
       throw error;
     }
     // Committed. A spawn records its tasks before any can run: a failure here leaves the marker
@@ -357,7 +366,7 @@ export class PlanWriter {
       await Promise.all(paths.map((task) => this.store.makeReady(task, fence)));
     } catch (error) {
       if (marker === undefined) {
-        await this.removeBatch(plan, stamp, paths);
+        await this.removeBatch(plan, stamp.batch, paths);
         throw error;
       }
       // Committed: finish it on whatever session this client has now (workers do the same if it has none);
@@ -447,24 +456,29 @@ export class PlanWriter {
   }
 
   /**
+   * Deletes the tasks of a batch that never committed and never will, as its own writer would
+   * have: the spawn call of a task's earlier run, whose claim was given back or whose session
+   * expired before the commit (TaskSpawner, when the task's next run takes the call over).
+   */
+  async abandonBatch(plan: string, batch: string): Promise<void> {
+    await this.removeBatch(plan, batch, []);
+  }
+
+  /**
    * Deletes what a failed batch left: the tasks it knows, and any other unfinished task carrying its
    * stamp (a create whose reply was lost). Best effort: when this cannot finish (the session is
    * gone), the builder node is gone too, and workers delete the rest.
    */
-  private async removeBatch(
-    plan: string,
-    stamp: BuilderStamp,
-    known: readonly string[],
-  ): Promise<void> {
+  private async removeBatch(plan: string, batch: string, known: readonly string[]): Promise<void> {
     try {
-      await this.zk.deleteIfPresent(childPath(plan, batchMarkerName(stamp.batch))); // from now on workers delete, never complete, the batch
+      await this.zk.deleteIfPresent(childPath(plan, batchMarkerName(batch))); // from now on workers delete, never complete, the batch
       const listing = await this.zk.tryGetChildren(plan);
       const tasks = (listing?.children ?? [])
         .filter((name) => hasSequentialName(name, TASK_PREFIX))
         .map((name) => childPath(plan, name));
       const stamps = await Promise.all(tasks.map((task) => this.store.reads.readStamp(task)));
       const ours = tasks.filter(
-        (task, index) => known.includes(task) || stamps[index]?.batch === stamp.batch,
+        (task, index) => known.includes(task) || stamps[index]?.batch === batch,
       );
       const keys = new Map(
         tasks.flatMap((task, index) =>
@@ -477,7 +491,7 @@ export class PlanWriter {
         ours.map(async (task) => {
           const key = keys.get(task);
           if (claimed && key !== undefined) await this.store.releaseKeyClaim(plan, key, task);
-          await this.zk.deleteRecursive(task);
+          await this.store.deleteUncommitted(task);
         }),
       );
     } catch {
@@ -558,6 +572,26 @@ export class PlanWriter {
     await this.zk.deleteIfPresent(prov, -1, fence);
     await this.takeKeptResult(producer, dep, fence);
     return true;
+  }
+
+  /**
+   * Links a continuation to the input of the task it continues: the link first, then the input,
+   * one after the other, so that the input never exists without the link through which the
+   * clean-up of an uncommitted batch finds and deletes it (TaskStore.deleteUncommitted); were it
+   * left, the continued task would wait for ever.
+   */
+  private async linkContinuation(
+    continuation: string,
+    dep: string,
+    fence: WriteOptions,
+  ): Promise<void> {
+    await this.zk.createIfAbsent(
+      childPath(continuation, CONTINUATION_LINK),
+      encodeValue(dep, 'dependency link'),
+      'persistent',
+      fence,
+    );
+    await this.zk.createIfAbsent(dep, null, 'persistent', fence);
   }
 
   /** Satisfies `dep` from the producer's kept result, or fails saying why the producer cannot serve as an input. */

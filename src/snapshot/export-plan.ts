@@ -15,6 +15,7 @@ import {
   ARG_PREFIX,
   CONTROL,
   HISTORY,
+  SPAWNED,
   assertValidPath,
   childPath,
   inputSlotSerials,
@@ -62,6 +63,14 @@ export async function exportPlan(zk: Zk, store: TaskStore, plan: string): Promis
 async function exportable(zk: Zk, plan: string): Promise<{ readonly children: readonly string[] }> {
   const listing = await zk.tryGetChildren(plan);
   if (listing === undefined) throw new PlanNotFoundError(plan);
+  if (listing.children.includes(SPAWNED))
+    throw new SnapshotError(
+      'SNAPSHOT_SPAWNED',
+      undefined,
+      `plan ${plan} grew while it ran (some of its tasks spawned tasks or handed over with ctx.spawn or ctx.continueWith): a snapshot would make those tasks once from the snapshot and again when their spawners ran. Submit its spec again (submitPlan) to run it anew`,
+      plan,
+      `plan ${plan} grew while it ran (some of its tasks spawned tasks or handed over): a snapshot would make those tasks once from the snapshot and again when their spawners ran. Submit its spec again (zk-plan submit) to run it anew`,
+    );
   if (listing.children.includes(CONTROL)) {
     const control = await zk.tryGetData(childPath(plan, CONTROL));
     // A cancel deletes the plan's tasks: what they stood at is gone, and they would all look done.

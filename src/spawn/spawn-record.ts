@@ -7,7 +7,14 @@
  */
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import { TASK_PREFIX, childPath, hasSequentialName, nameOf, parentOf } from '../zk/layout.js';
+import {
+  TASK_PREFIX,
+  childPath,
+  hasSequentialName,
+  isContinuedSerial,
+  nameOf,
+  parentOf,
+} from '../zk/layout.js';
 
 /** The most tasks one `ctx.spawn` call may make: a batch writes them at once, and a record lists them. */
 export const MAX_SPAWNED_TASKS = 10_000;
@@ -23,6 +30,11 @@ export interface SpawnRecord {
   readonly fns: readonly string[];
   /** The tasks' paths, in the call's order, once the batch is committed. */
   readonly tasks?: readonly string[];
+  /**
+   * Only in a `ctx.continueWith` record: the serial of the input (`dep-<link>`) through which the
+   * continuation hands its result back to the task it continues (see CONTINUED_SERIAL).
+   */
+  readonly link?: number;
 }
 
 export function encodeSpawnRecord(record: SpawnRecord, path: string): Buffer {
@@ -41,7 +53,7 @@ export function decodeSpawnRecord(path: string, data: Buffer | null | undefined)
   const value = decodeValue(path, data);
   if (typeof value !== 'object' || value === null)
     throw new MalformedNodeError(path, 'a spawn record that is not an object');
-  const { batch, fns, tasks } = value as Record<string, unknown>;
+  const { batch, fns, tasks, link } = value as Record<string, unknown>;
   if (typeof batch !== 'string' || !BATCH_ID.test(batch))
     throw new MalformedNodeError(path, 'a spawn record whose batch is not a batch id');
   if (!isNameList(fns))
@@ -49,14 +61,17 @@ export function decodeSpawnRecord(path: string, data: Buffer | null | undefined)
       path,
       `a spawn record whose fns are not a list of at most ${MAX_SPAWNED_TASKS} function names`,
     );
-  if (tasks === undefined) return { batch, fns };
+  if (link !== undefined && !(typeof link === 'number' && isContinuedSerial(String(link))))
+    throw new MalformedNodeError(path, 'a spawn record whose link is not a continuation serial');
+  const linked = link === undefined ? {} : { link };
+  if (tasks === undefined) return { batch, fns, ...linked };
   const plan = parentOf(parentOf(path));
   if (!isTaskList(tasks, plan) || tasks.length !== fns.length)
     throw new MalformedNodeError(
       path,
       `a spawn record whose tasks are not ${fns.length} tasks of plan ${plan}`,
     );
-  return { batch, fns, tasks };
+  return { batch, fns, tasks, ...linked };
 }
 
 function isNameList(value: unknown): value is string[] {

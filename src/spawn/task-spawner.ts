@@ -23,7 +23,7 @@
  * spawn calls must not depend on anything but its params and inputs.
  */
 import { InvalidArgumentError } from '../errors/usage-errors.js';
-import { OwnershipLostError } from '../errors/task-errors.js';
+import { MalformedNodeError, OwnershipLostError } from '../errors/task-errors.js';
 import { SpawnMismatchError } from '../errors/spawn-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskToAdd } from '../config/task-options.js';
@@ -32,7 +32,15 @@ import { decodeValue } from '../serialization/codec.js';
 import type { Claim } from '../store/task-store.js';
 import type { TaskStore } from '../store/task-store.js';
 import { classifyTask } from '../store/task-state.js';
-import { batchMarkerName, childPath, spawnRecordPath } from '../zk/layout.js';
+import {
+  CONTINUATION,
+  CONTINUED_SERIAL,
+  DEP_PREFIX,
+  SPAWNED,
+  batchMarkerName,
+  childPath,
+  spawnRecordPath,
+} from '../zk/layout.js';
 import type { WriteOptions } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import {
@@ -45,6 +53,13 @@ import {
 
 /** How many times one call looks at its record again after another write changed it. */
 const MAX_ROUNDS = 20;
+
+/** One recorded call: where its record is, how errors name it, and whether it is a hand-over. */
+interface RecordedCall {
+  readonly path: string;
+  /** The call's number (`ctx.spawn`), or `'continuation'` (`ctx.continueWith`). */
+  readonly call: number | 'continuation';
+}
 
 export class TaskSpawner {
   private batchSerial = 0;
@@ -67,37 +82,87 @@ export class TaskSpawner {
     // Checked before anything is written: a bad entry leaves no record behind.
     const fns = this.writer.checkTasks(claim.plan, entries);
     if (entries.length === 0) return [];
-    const path = spawnRecordPath(claim.task, call);
+    // Spawned tasks keep their results: they may finish before the task that spawned them hands
+    // over (or before its next run does, after a crash), and its continuation still takes them.
+    const kept = entries.map((entry) => ({
+      ...entry,
+      options: { ...entry.options, keepResult: true },
+    }));
+    return await this.recorded(claim, { path: spawnRecordPath(claim.task, call), call }, kept, fns);
+  }
+
+  /** Checks tasks as a spawn or hand-over of the claimed task would, before anything is written (InvalidArgumentError). */
+  check(claim: Claim, entries: readonly TaskToAdd[]): void {
+    this.writer.checkTasks(claim.plan, entries);
+  }
+
+  /**
+   * `ctx.continueWith`: makes the one task that continues the claimed one, linked to a new input
+   * of the claimed task (`dep-<link>`, created with the batch, before its commit), so that the
+   * claimed task, once given back, waits for the continuation's result instead of running again.
+   * Resolves the continuation's path; the same one in every run of the task.
+   */
+  async handOver(claim: Claim, entry: TaskToAdd): Promise<string> {
+    const fns = this.writer.checkTasks(claim.plan, [entry]);
+    const [continuation] = await this.recorded(
+      claim,
+      { path: childPath(claim.task, CONTINUATION), call: 'continuation' },
+      [entry],
+      fns,
+    );
+    return continuation as string;
+  }
+
+  /**
+   * The tasks of one recorded call: made by this run, or by an earlier one whose record is found.
+   * A hand-over's record also names the serial of its link (a continuation serial, one lower each
+   * time a run takes over a dead run's uncommitted batch, whose link input may still be there).
+   */
+  private async recorded(
+    claim: Claim,
+    { path, call }: RecordedCall,
+    entries: readonly TaskToAdd[],
+    fns: readonly string[],
+  ): Promise<string[]> {
     const mine = `${claim.session.id}-spawn-${++this.batchSerial}`;
+    const handOver = call === 'continuation';
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const fence = fenceOf(claim);
       const stored = await this.readRecord(path);
       if (stored === undefined) {
-        await this.zk.createIfAbsent(
-          path,
-          encodeSpawnRecord({ batch: mine, fns }, path),
-          'persistent',
-          fence,
-        );
+        const first: SpawnRecord = handOver
+          ? { batch: mine, fns, link: CONTINUED_SERIAL }
+          : { batch: mine, fns };
+        // The plan's mark first: a plan with a record under one of its tasks always has it.
+        await this.zk.createIfAbsent(childPath(claim.plan, SPAWNED), null, 'persistent', fence);
+        await this.zk.createIfAbsent(path, encodeSpawnRecord(first, path), 'persistent', fence);
         continue; // read what is there now: ours, or a record another run made first
       }
       const { record, version } = stored;
       if (record.fns.length !== fns.length || record.fns.some((fn, index) => fn !== fns[index]))
         throw new SpawnMismatchError(claim.task, call, record.fns, fns);
+      if (handOver && record.link === undefined)
+        throw new MalformedNodeError(path, 'a hand-over record without its link serial');
       if (record.tasks !== undefined) {
         await this.completeCommitted(record.tasks, fence);
         return [...record.tasks];
       }
       if (record.batch === mine)
-        return await this.writeBatch(claim, path, mine, fns, version, entries);
+        return await this.writeBatch(claim, path, record, version, entries);
       const committed = await this.committedTasks(claim.plan, record.batch);
       const next: SpawnRecord =
-        committed === undefined ? { batch: mine, fns } : { ...record, tasks: committed };
+        committed !== undefined
+          ? { ...record, tasks: committed }
+          : record.link === undefined
+            ? { batch: mine, fns }
+            : { batch: mine, fns, link: record.link - 1 };
       if (!(await this.replaceRecord(path, next, version, fence))) continue;
       if (committed !== undefined) {
         await this.completeCommitted(committed, fence);
         return committed;
       }
+      // What the dead batch made is deleted now rather than at the workers' next full scan.
+      await this.writer.abandonBatch(claim.plan, record.batch);
     }
     throw new OwnershipLostError(
       claim.task,
@@ -105,23 +170,27 @@ export class TaskSpawner {
     );
   }
 
-  /** Step 2 and 3: the batch, committed by its marker; the record gets the paths before anything runs. */
+  /**
+   * Step 2 and 3: the batch, committed by its marker; the record gets the paths before anything
+   * runs. A hand-over's batch also links its task to the claimed task's input `dep-<link>`.
+   */
   private async writeBatch(
     claim: Claim,
     path: string,
-    batch: string,
-    fns: readonly string[],
+    record: SpawnRecord,
     version: number,
     entries: readonly TaskToAdd[],
   ): Promise<string[]> {
+    const { batch, fns, link } = record;
     return await this.writer.addTasks(claim.plan, entries, {
       claimSession: claim.session,
       spawn: {
         batch,
+        ...(link === undefined ? {} : { continues: childPath(claim.task, `${DEP_PREFIX}${link}`) }),
         committed: async (paths) => {
           const recorded = await this.replaceRecord(
             path,
-            { batch, fns, tasks: paths },
+            { ...record, tasks: paths },
             version,
             fenceOf(claim),
           );
@@ -133,6 +202,11 @@ export class TaskSpawner {
         },
       },
     });
+  }
+
+  /** The task's hand-over record, if an earlier run made one. */
+  async readHandOver(task: string): Promise<SpawnRecord | undefined> {
+    return (await this.readRecord(childPath(task, CONTINUATION)))?.record;
   }
 
   private async readRecord(

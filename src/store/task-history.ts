@@ -48,6 +48,8 @@ export interface DoneRecord extends RecordBase {
   readonly finishedAt: Date;
   /** The worker loop that ran it (absent as `startedAt`). */
   readonly workerId?: string;
+  /** The task it handed over to with ctx.continueWith, whose result became its own. */
+  readonly continuedBy?: string;
 }
 
 /** It had failed for good when its plan was cancelled (the cancel deleted its node). */
@@ -147,13 +149,16 @@ export function parseHistoryRecord(
     case 'done': {
       const finishedAt = dateOf(stored['finishedAt']);
       const startedAt = dateOf(stored['startedAt']);
-      if (finishedAt === undefined || !optionalString(stored['workerId'])) return undefined;
+      const { workerId, continuedBy } = stored;
+      if (finishedAt === undefined || !optionalString(workerId) || !optionalString(continuedBy))
+        return undefined;
       return {
         ...base,
         state: 'done',
         finishedAt,
         ...(startedAt !== undefined ? { startedAt } : {}),
-        ...(typeof stored['workerId'] === 'string' ? { workerId: stored['workerId'] } : {}),
+        ...(typeof workerId === 'string' ? { workerId } : {}),
+        ...(typeof continuedBy === 'string' ? { continuedBy } : {}),
       };
     }
     case 'failed': {

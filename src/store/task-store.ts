@@ -2,11 +2,13 @@ import { MalformedNodeError, OwnershipLostError } from '../errors/task-errors.js
 import { ResultTooLargeError } from '../errors/value-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
-import { encodeValue } from '../serialization/codec.js';
+import { decodeValue, encodeValue } from '../serialization/codec.js';
 import type { AttemptRecord, TaskFailure } from './failure-policy.js';
 import { encodeHistoryRecord, type TaskHistoryRecord } from './task-history.js';
 import {
   ATTEMPTS,
+  CONTINUATION_LINK,
+  DEP_PREFIX,
   FAILED,
   OWNER,
   PROV_PREFIX,
@@ -23,6 +25,10 @@ import {
   batchMarkerName,
   keyClaimPath,
   TASK_KEYS,
+  TASK_PREFIX,
+  isContinuedSerial,
+  nameOf,
+  serialOf,
 } from '../zk/layout.js';
 import { classifyTask } from './task-state.js';
 import { DEFAULTS } from '../config/defaults.js';
@@ -58,6 +64,8 @@ export interface ClaimProgress {
    * still being written by a live session (src/spawn/task-spawner.ts).
    */
   spawning?: Set<Promise<unknown>>;
+  /** The continuation its function handed over to (ctx.continueWith), once made. */
+  continuedBy?: string;
 }
 
 /** A read error kept for later: whether it matters depends on what else the task holds. */
@@ -230,8 +238,59 @@ export class TaskStore {
     // way round would leave a claim naming a task that never ran, and the key taken for ever.
     if (stamp.key !== undefined && planChildren.includes(TASK_KEYS))
       await this.releaseKeyClaim(parentOf(task), stamp.key, task);
-    await this.zk.deleteRecursive(task);
+    await this.deleteUncommitted(task);
     return 'deleted';
+  }
+
+  /**
+   * Deletes a task of a batch that never committed and never will. A continuation's link input
+   * (the `dep-<continued serial>` of the task it was to continue) goes first: nothing else would
+   * ever feed or remove it, and that task would wait for it for ever. The link names the input,
+   * and is created before it, so a crash at any point leaves something the next call finishes.
+   */
+  async deleteUncommitted(task: string): Promise<void> {
+    const input = await this.continuedInputOf(task);
+    if (input !== undefined) {
+      await this.zk.deleteIfPresent(input);
+      await this.reindexIfRunnable(parentOf(input));
+    }
+    await this.zk.deleteRecursive(task);
+  }
+
+  /**
+   * Makes a runnable task's index entry again (deleted, then created): its entry may have been
+   * there all along, looked at and passed over while the task waited, and a new entry is what
+   * every process's watch on the index reports.
+   */
+  private async reindexIfRunnable(task: string): Promise<void> {
+    const listing = await this.reads.inspectTask(task);
+    if (
+      listing === undefined ||
+      classifyTask(listing.children, listing.childVersion) !== 'runnable'
+    )
+      return;
+    await this.unmarkRunnable(task);
+    await this.markRunnable(task);
+  }
+
+  /** The input a continuation's link names, if it is one a hand-over makes: a continued serial's dep of a task of the same plan. */
+  private async continuedInputOf(task: string): Promise<string | undefined> {
+    const link = childPath(task, CONTINUATION_LINK);
+    const node = await this.zk.tryGetData(link);
+    if (node === undefined) return undefined;
+    let dep: unknown;
+    try {
+      dep = decodeValue(link, node.data);
+    } catch {
+      return undefined; // not one zk-plan wrote: it names nothing to delete
+    }
+    if (typeof dep !== 'string') return undefined;
+    const continued = parentOf(dep);
+    const wellFormed =
+      hasSequentialName(nameOf(continued), TASK_PREFIX) &&
+      childPath(parentOf(task), nameOf(continued)) === continued &&
+      isContinuedSerial(serialOf(nameOf(dep), DEP_PREFIX));
+    return wellFormed ? dep : undefined;
   }
 
   /**

@@ -1,14 +1,30 @@
 import type { DependencyContainer } from 'tsyringe';
 import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
-import { spawnCalls } from '../spawn/spawn-calls.js';
+import { spawnCalls, trackSpawnCall } from '../spawn/spawn-calls.js';
+import { Continuation } from '../spawn/continuation.js';
+import { SpawnMismatchError } from '../errors/spawn-errors.js';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { TaskSpawner } from '../spawn/task-spawner.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
-import { encodeValue } from '../serialization/codec.js';
-import { TaskTimeoutError } from '../errors/task-errors.js';
+import { decodeValue, encodeValue } from '../serialization/codec.js';
+import { OwnershipLostError, TaskExecutionError, TaskTimeoutError } from '../errors/task-errors.js';
+import { isZkError } from '../errors/zk-error.js';
 import { ShellDisabledError } from '../errors/shell-errors.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { IncompleteValueError } from '../errors/value-errors.js';
-import { ATTEMPTS, DEP_PREFIX, FAILED, READY, RESULT, hasSequentialName } from '../zk/layout.js';
+import {
+  ARG_PREFIX,
+  ATTEMPTS,
+  CONTINUATION,
+  DEP_PREFIX,
+  FAILED,
+  READY,
+  RESULT,
+  childPath,
+  hasSequentialName,
+  isContinuedSerial,
+  serialOf,
+} from '../zk/layout.js';
 import { linkSignals } from '../util/abort-signals.js';
 import { retryPolicyFor, retryPolicyOf } from './record-failure.js';
 import type { PlanSettings } from '../config/plan-options.js';
@@ -37,6 +53,8 @@ export type PerformOutcome =
   | 'failed-already'
   /** Its plan is failFast and has failed: nothing of it starts any more. */
   | 'plan-failed'
+  /** Its function handed over with ctx.continueWith: the continuation exists, the task waits for its result (give it back). */
+  | 'continued'
   /** Its plan is paused or cancelled (read after the claim): given back, uncharged. */
   | 'plan-halted'
   /** Every slot of its concurrency key is held: given back, uncharged, and offered again when one frees. */
@@ -94,6 +112,10 @@ export async function performTask(
   if (definition instanceof PrefetchError) throw definition.error;
   if (!children.includes(READY) || children.some((name) => hasSequentialName(name, DEP_PREFIX)))
     return 'not-runnable';
+  // Its continuation's result arrived: it is this task's own, handed on without running the function again.
+  const continued = children.find((name) => isContinuedSerial(serialOf(name, ARG_PREFIX)));
+  if (continued !== undefined)
+    return await finishContinued(claim, context, { children, definition }, continued, keepResult);
   // Given back before any input is read or slot taken, uncharged: the worker leaves it to one that allows shell tasks.
   if ('fn' in definition && definition.fn === SHELL_FUNCTION && !context.execution.allowShell)
     throw new ShellDisabledError(claim.task);
@@ -121,7 +143,99 @@ export async function performTask(
     failedTries,
   };
   const ran = await runTry(tried, inputs.args, lease, onStart);
+  if (ran.value instanceof Continuation) {
+    await handOver(claim, context, ran.value);
+    return 'continued';
+  }
+  // An earlier run handed over: its continuation exists and will feed this task, so no value of its own may.
+  if (children.includes(CONTINUATION))
+    throw new SpawnMismatchError(claim.task, 'continuation', await recordedFns(claim, context), []);
   await storeResult(tried, ran, inputs.links, keepResult);
+  return 'completed';
+}
+
+/**
+ * Makes the continuation the function returned (TaskSpawner.handOver) and takes the task out of
+ * the runnable index: from now on it waits for the continuation's result (its link input). The
+ * hand-over is tracked as spawn calls are, so the claim is given back only once it settled. What
+ * the function asked for wrongly (a continuation of another task, an input that does not exist, a
+ * key taken, another function than an earlier run's) is the try's failure, charged as if the
+ * function had thrown it; faults of ZooKeeper and lost ownership are not.
+ */
+async function handOver(
+  claim: Claim,
+  context: PerformContext,
+  continuation: Continuation,
+): Promise<void> {
+  try {
+    if (continuation.from !== claim.task)
+      throw new InvalidArgumentError(
+        'result',
+        `task ${claim.task} returned a continuation made by task ${continuation.from}: return the one its own ctx.continueWith made`,
+      );
+    claim.progress.continuedBy = await trackSpawnCall(
+      claim,
+      context.spawner.handOver(claim, continuation.entry),
+    );
+  } catch (error) {
+    if (isZkError(error) || error instanceof OwnershipLostError || claim.signal.aborted)
+      throw error;
+    throw new TaskExecutionError(
+      claim.task,
+      `its hand-over failed: ${error instanceof Error ? error.message : String(error)}`,
+      error,
+    );
+  }
+  await context.store.unmarkRunnable(claim.task, { fence: claim.session });
+}
+
+/** The function an earlier run handed over to (for SPAWN_MISMATCH), as its record says. */
+async function recordedFns(claim: Claim, context: PerformContext): Promise<readonly string[]> {
+  return (await context.spawner.readHandOver(claim.task))?.fns ?? [];
+}
+
+/**
+ * A task whose continuation's result arrived (`continued`, the arg of its link input): that
+ * result is the task's own. Stored, kept (keepResult) and handed to the task's dependents as any
+ * result is, with a history record naming the continuation; the function does not run again.
+ */
+async function finishContinued(
+  claim: Claim,
+  context: PerformContext,
+  { children, definition }: { children: readonly string[]; definition: TaskDefinition },
+  continued: string,
+  keepResult: boolean,
+): Promise<'completed'> {
+  const { store } = context;
+  const inputPath = childPath(claim.task, continued);
+  const [encoded, links, settings, attempts, handedOver] = await Promise.all([
+    store.reads.readStoredValue(inputPath, context.execution.maxResultBytes),
+    store.reads.readLinks(claim.task, children),
+    store.reads.readPlanSettings(claim.plan),
+    children.includes(ATTEMPTS) ? store.reads.readAttempts(claim.task) : undefined,
+    context.spawner.readHandOver(claim.task),
+  ]);
+  if (encoded === undefined)
+    throw new OwnershipLostError(claim.task, `its continuation's result ${inputPath} vanished`);
+  decodeValue(inputPath, encoded); // a malformed value is refused before it is handed on
+  const continuedBy = handedOver?.tasks?.[0];
+  const history: TaskHistoryRecord | undefined = settings.history
+    ? {
+        state: 'done',
+        ...recordedDefinition(definition),
+        outputs: [...links.values()],
+        finishedAt: new Date(),
+        failedTries: attempts?.failures ?? 0,
+        ...(continuedBy === undefined ? {} : { continuedBy }),
+      }
+    : undefined;
+  await store.finish(claim, encoded, {
+    keepResult,
+    storeMaxBytes: context.execution.maxResultBytes,
+    links,
+    ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}),
+    ...(history ? { history } : {}),
+  });
   return 'completed';
 }
 
@@ -323,6 +437,7 @@ async function runTry(
       log: log?.logger ?? SILENT_LOGGER,
       attempt,
       spawn: spawning.spawn,
+      continueWith: spawning.continueWith,
     };
     const run = (signal: AbortSignal): Promise<unknown> =>
       executeFunction(definition, { ...ctx, signal }, args, context.execution);

@@ -58,6 +58,19 @@ export interface ZkPlanEvents {
     } & TaskEventLabels,
   ];
   /**
+   * A task's function handed over with ctx.continueWith: its continuation exists, and the task,
+   * given back, completes with the continuation's result (a `task:completed` then follows).
+   */
+  'task:continued': [
+    {
+      readonly task: string;
+      readonly plan: string;
+      readonly workerId: string;
+      readonly durationMs: number;
+      readonly continuation: string;
+    } & TaskEventLabels,
+  ];
+  /**
    * A task's run failed and its owner node was removed. `charged`: the failure counts against the
    * task's attempts (infrastructure faults and aborts by the worker do not; `givenBack` says why
    * one was not charged); `final`: the task has now failed for good; otherwise it may be tried

@@ -28,6 +28,7 @@ import {
   type TryStart,
 } from './perform-task.js';
 import type { Claim } from '../store/task-store.js';
+import { classifyTask } from '../store/task-state.js';
 import type { TaskGivenBackReason, ZkPlanEvents } from './worker-events.js';
 import type { WakeUp } from './wake-up.js';
 import { TaskLogs } from '../logs/task-logs.js';
@@ -203,6 +204,21 @@ async function runClaim(
     emitSafely(events, 'task:claimed', { task: claim.task, plan: claim.plan, workerId });
     const outcome = await performTask(claim, runtime, onStart);
     deleted = outcome === 'completed' || outcome === 'finished-previous' || outcome === 'gone';
+    if (outcome === 'continued') {
+      await releaseOrRetry(runtime, claim, workerId);
+      emitSafely(events, 'task:continued', {
+        task: claim.task,
+        plan: claim.plan,
+        workerId,
+        durationMs: performance.now() - started,
+        continuation: claim.progress.continuedBy ?? '',
+        ...thisTry,
+      });
+      // Its continuation may have finished while this loop still held it: then nobody indexed it.
+      await indexIfRunnable(runtime, claim.task, workerId);
+      cooldown.recordSuccess(claim.task);
+      return true;
+    }
     const givenBack: readonly PerformOutcome[] = [
       'not-runnable',
       'failed',
@@ -388,6 +404,27 @@ async function findWork(
  * again in the background while the claim's session lives: an owner node left behind by a live
  * session would keep every worker off the task.
  */
+/** Indexes a task that is runnable now (a continued task whose continuation's result came while it was held). */
+async function indexIfRunnable(
+  runtime: WorkerLoopRuntime,
+  task: string,
+  workerId: string,
+): Promise<void> {
+  try {
+    const listing = await runtime.store.reads.inspectTask(task);
+    if (
+      listing === undefined ||
+      classifyTask(listing.children, listing.childVersion) !== 'runnable'
+    )
+      return;
+    await runtime.store.markRunnable(task);
+    runtime.onRunnable?.([task]);
+  } catch (error) {
+    // The full scan finds it: an index entry is an optimisation.
+    emitSafely(runtime.events, 'worker:error', { workerId, error: asError(error) });
+  }
+}
+
 async function releaseOrRetry(
   runtime: WorkerLoopRuntime,
   claim: Claim,

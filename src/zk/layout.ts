@@ -13,6 +13,7 @@
  *   ready                         plan marked ready
  *   failed                        a task of the plan failed for good (value: { task, at })
  *   spec                          (plans from submitPlan) { spec, params, tasks: { key: path }, submittedAt, origin? }
+ *   spawned                       present once a task of the plan spawned tasks or handed over (ctx.spawn, ctx.continueWith)
  *   keys                          (plans with tasks added with { key }) the keys taken in the plan
  *     key-<URI-encoded key>       { task }: the task that holds the key; made once the task exists, before it is
  *                                 ready; removed only when its unfinished batch is (the key is then free again)
@@ -34,8 +35,12 @@
  *   task-NNNNNNNNNN               persistent sequential; value = the task's definition: function, settings, key,
  *                                 and its builder's session and batch
  *     prov-NNNNNNNNNN             value = path of the matching dep node of a dependent task
+ *     prov-9999999999             (a continuation) its link to the dep-9NNNNNNNNN of the task it continues
  *     dep-NNNNNNNNNN              one per unmet input
+ *     dep-9NNNNNNNNN              (a task that handed over with ctx.continueWith) its continuation's result, awaited
  *     arg-NNNNNNNNNN              a propagated input; same serial as the dep it replaced
+ *     spawn-<n>                   its n-th ctx.spawn call of a run: { batch, fns, tasks? } (src/spawn/)
+ *     continuation                its ctx.continueWith hand-over: { batch, fns, link, tasks? } (src/spawn/)
  *     ready                       task fully defined
  *     owner                       EPHEMERAL; who runs it
  *     result                      the task's result
@@ -79,6 +84,11 @@ export const FAILED = 'failed';
 export const CONTROL = 'control';
 /** A plan's `spec` child: the spec, params and task paths of a plan made by submitPlan, a schedule, an import or a rerun. */
 export const SPEC_RECORD = 'spec';
+/**
+ * A plan's `spawned` child: present once one of its tasks spawned tasks or handed over (created
+ * before the first spawn record). Its graph grew while it ran, so export, import and rerun refuse it.
+ */
+export const SPAWNED = 'spawned';
 /** A plan's `keys` child: the task keys taken in the plan. */
 export const TASK_KEYS = 'keys';
 /** Name prefix of a key's claim under a plan's keys (`key-<URI-encoded key>`), naming the task that holds it. */
@@ -95,6 +105,35 @@ export const BATCH_PREFIX = 'batch-';
  * finds the record and gets the same tasks back instead of making them again (src/spawn/).
  */
 export const SPAWN_PREFIX = 'spawn-';
+/**
+ * A running task's record of its `ctx.continueWith` hand-over (a spawn record naming the one task
+ * that continues it, and the serial of the input through which that task's result comes back).
+ */
+export const CONTINUATION = 'continuation';
+/**
+ * Serials from here up are never made by ZooKeeper (its sequence counter is a signed 32-bit
+ * number, at most 2147483647): the input a continuation hands its result back through takes one,
+ * so it can never collide with a dep-* or arg-* that addTasks made.
+ */
+const FIRST_CONTINUED_SERIAL = 9_000_000_000;
+/** The first serial a task's hand-over uses; a run that takes over a dead run's unfinished hand-over uses the next one down. */
+export const CONTINUED_SERIAL = 9_999_999_999;
+/**
+ * A continuation's link to the input of the task it continues: one per continuation, so a fixed
+ * name, with a serial ZooKeeper never makes (a continuation's own dependents' links are sequential).
+ */
+export const CONTINUATION_LINK = `${PROV_PREFIX}${CONTINUED_SERIAL}`;
+
+/** Whether `serial` is one of those that hand a continuation's result back (never made by ZooKeeper). */
+export function isContinuedSerial(serial: string | undefined): boolean {
+  return (
+    serial !== undefined &&
+    serial.length === 10 &&
+    SERIAL_PATTERN.test(serial) &&
+    Number(serial) >= FIRST_CONTINUED_SERIAL
+  );
+}
+
 /** Children of a parent whose names start with this are zk-plan's own, never plans. */
 export const RESERVED_PREFIX = 'zk-plan-';
 /** Under a parent: the ephemeral node of the one process deleting finished plans past their retention. */

@@ -27,8 +27,11 @@ function makeCtx(): Omit<TaskContext<unknown[]>, 'params'> {
     signal: new AbortController().signal,
     log: SILENT_LOGGER,
     attempt: 1,
-    // These functions never spawn: a call would be a bug in the test.
+    // These functions never spawn nor hand over: a call would be a bug in the test.
     spawn: () => Promise.reject(new Error('ctx.spawn is not part of this test')),
+    continueWith: () => {
+      throw new Error('ctx.continueWith is not part of this test');
+    },
   };
 }
 

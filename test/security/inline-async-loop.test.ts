@@ -61,8 +61,11 @@ function ctx(
     signal,
     log: SILENT_LOGGER,
     attempt: 1,
-    // Inline functions never see ctx.spawn: a call would be a bug in the test.
+    // Inline functions never see ctx.spawn nor ctx.continueWith: a call would be a bug in the test.
     spawn: () => Promise.reject(new Error('ctx.spawn is not part of this test')),
+    continueWith: () => {
+      throw new Error('ctx.continueWith is not part of this test');
+    },
   };
 }
 
