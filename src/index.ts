@@ -58,6 +58,7 @@ export type {
 export { call, inline, type TaskSpec, type CallSpec, type InlineSpec } from './exec/task-spec.js';
 export type { SpawnTask, TaskContext, TaskFunction } from './exec/task-context.js';
 export type { Continuation } from './spawn/continuation.js';
+export type { MapStep, MappedTaskOptions } from './spawn/map-step.js';
 export type { AddTaskOptions, TaskToAdd } from './config/task-options.js';
 export {
   DEFAULT_RETRY_POLICY,

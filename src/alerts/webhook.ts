@@ -3,7 +3,7 @@
  * runs). A timeout, a network error, a redirect (never followed) or an answer other than 2xx
  * throws, so alerts.subscribe calls it again with doubling pauses; the error names the URL's origin only.
  */
-import { assertDurationMs } from '../config/options.js';
+import { assertDurationMs } from '../config/option-checks.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { PlanEventListener } from './plan-event-watcher.js';
 import type { PlanEvent } from './plan-events.js';

@@ -1,6 +1,6 @@
 /** Options of `startJobWorker` (and `zk-plan worker --jobs`), checked and defaulted from DEFAULTS.jobs. */
 import { DEFAULTS } from './defaults.js';
-import { assertDurationMs, assertKnownKeys } from './options.js';
+import { assertDurationMs, assertKnownKeys } from './option-checks.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { leaseProblem, type LeaseTiming } from '../jobs/lease.js';
 import type { AssignmentStrategy } from '../jobs/strategies.js';

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { DEFAULTS } from './defaults.js';
-import { assertDurationMs, assertKnownKeys } from './options.js';
+import { assertDurationMs, assertKnownKeys } from './option-checks.js';
 import { assertPlanName, planNameProblem } from '../plan/names.js';
 
 /**
@@ -107,7 +107,14 @@ const PLAN_KEYS: Record<keyof PlanOptions, true> = {
 /** The options of `addTask` (and of an `addTasks` entry's `options`): `AddTaskOptions` in src/plan/plan-writer.ts. */
 export const ADD_TASK_OPTION_KEYS: Readonly<
   Record<
-    keyof RetryPolicy | 'keepResult' | 'timeoutMs' | 'priority' | 'concurrencyKey' | 'key',
+    | keyof RetryPolicy
+    | 'keepResult'
+    | 'timeoutMs'
+    | 'priority'
+    | 'concurrencyKey'
+    | 'key'
+    | 'map'
+    | 'reduce',
     true
   >
 > = {
@@ -117,6 +124,8 @@ export const ADD_TASK_OPTION_KEYS: Readonly<
   priority: true,
   concurrencyKey: true,
   key: true,
+  map: true,
+  reduce: true,
 };
 /** The fields of an `addTasks` entry (`TaskToAdd`). */
 export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = {

@@ -2,7 +2,7 @@
  * What `addTask` and `addTasks` take besides the task itself: the option types, and their
  * validation into the settings stored with the task (pure).
  */
-import { assertDurationMs, assertKnownKeys } from './options.js';
+import { assertDurationMs, assertKnownKeys } from './option-checks.js';
 import {
   ADD_TASK_OPTION_KEYS,
   DEFAULT_RETRY_POLICY,
@@ -14,6 +14,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { TaskSettings, TaskSpec } from '../exec/task-spec.js';
 import { assertConcurrencyKey } from '../limits/limit-record.js';
 import { assertTaskKey } from '../plan/names.js';
+import { checkStep, type MapStep } from '../spawn/map-step.js';
 
 /**
  * One task of an `addTasks` batch: its args are task paths, or indices of earlier tasks of the batch.
@@ -50,6 +51,16 @@ export interface AddTaskOptions extends RetryPolicy {
    * characters, as a spec's keys. @defaultValue none
    */
   readonly key?: string;
+  /**
+   * Maps the function's result, a list, over a task per item: `map.fn` is called once per item
+   * (the item first in its params, then `map.params`), and this task completes with the result of
+   * `reduce` over the mapped results, in list order, as its own (its dependents get it, keepResult
+   * keeps it). No worker waits meanwhile: the mapped tasks and the reduce run as any others. A
+   * task that does not return a list fails (INVALID_ARGUMENT). @defaultValue none
+   */
+  readonly map?: MapStep;
+  /** With `map`: the task that gets the mapped results. @defaultValue the built-in `zk-plan:collect`, which returns them as a list */
+  readonly reduce?: MapStep;
 }
 
 /**
@@ -70,6 +81,8 @@ export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSe
     priority,
     concurrencyKey,
     key,
+    map,
+    reduce,
   } = options;
   if (typeof keepResult !== 'boolean')
     throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
@@ -77,6 +90,8 @@ export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSe
   if (priority !== undefined) assertPriority('priority', priority);
   if (concurrencyKey !== undefined) assertConcurrencyKey('concurrencyKey', concurrencyKey);
   if (key !== undefined) assertTaskKey('key', key);
+  if (reduce !== undefined && map === undefined)
+    throw new InvalidArgumentError('reduce', 'a reduce needs a map: give map too');
   const retry = Object.fromEntries(
     Object.entries({ maxAttempts, initialDelayMs, multiplier, maxDelayMs }).filter(
       ([, value]) => value !== undefined,
@@ -90,5 +105,7 @@ export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSe
     ...(priority !== undefined ? { priority } : {}),
     ...(concurrencyKey !== undefined ? { concurrencyKey } : {}),
     ...(key !== undefined ? { key } : {}),
+    ...(map !== undefined ? { map: checkStep('map', map) } : {}),
+    ...(reduce !== undefined ? { reduce: checkStep('reduce', reduce) } : {}),
   };
 }

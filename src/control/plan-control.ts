@@ -12,7 +12,7 @@ import { PlanCancelledError, PlanFinishedError, PlanNotFoundError } from '../err
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskStore } from '../store/task-store.js';
-import { assertKnownKeys } from '../config/options.js';
+import { assertKnownKeys } from '../config/option-checks.js';
 import {
   CONTROL,
   FAILED,

@@ -8,6 +8,7 @@ import {
 import { ResultTooLargeError } from '../errors/value-errors.js';
 import { runShell } from '../shell/run-shell.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
+import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
 import { RESULT, childPath } from '../zk/layout.js';
 import type { FunctionRegistry } from './function-registry.js';
 import { runInline } from './inline-sandbox.js';
@@ -44,6 +45,8 @@ export async function executeFunction(
     if (!settings.allowShell) throw new ShellDisabledError(ctx.task);
     return await runShell(ctx, definition.params, { killGraceMs: settings.shellKillGraceMs });
   }
+  // The built-in reduce of a map without one: its inputs, the mapped results, as a list.
+  if ('fn' in definition && definition.fn === COLLECT_FUNCTION) return [...args];
   if ('fn' in definition) {
     const fn = settings.functions.get(definition.fn);
     if (fn === undefined)

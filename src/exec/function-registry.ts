@@ -1,5 +1,7 @@
 import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { assertFunctionName } from './function-name.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
+import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
 import { assertFunctionSchemas, type FunctionSchemas } from './standard-schema.js';
 import type { TaskContext } from './task-context.js';
 import type { JobFunction } from '../jobs/job-context.js';
@@ -10,8 +12,6 @@ import type { JobFunction } from '../jobs/job-context.js';
  * @category Plans and tasks
  */
 export type RegisteredFunction = (ctx: TaskContext<never[]>, ...args: never[]) => unknown;
-
-const NAME_PATTERN = /^[A-Za-z_$][\w$.:/-]*$/;
 
 /**
  * The functions a worker process can run, by name. Register the same names on every worker;
@@ -45,6 +45,12 @@ export class FunctionRegistry {
       throw new InvalidArgumentError(
         'name',
         `'${SHELL_FUNCTION}' is the built-in shell task function (call('shell', { command, … }), run by workers started with allowShell: true): register yours under another name`,
+      );
+    }
+    if (name === COLLECT_FUNCTION) {
+      throw new InvalidArgumentError(
+        'name',
+        `'${COLLECT_FUNCTION}' is the built-in function a map without reduce hands over to: register yours under another name`,
       );
     }
     if (this.functions.has(name)) {
@@ -115,14 +121,5 @@ export class FunctionRegistry {
   /** How many task functions are registered. */
   get size(): number {
     return this.functions.size;
-  }
-}
-
-export function assertFunctionName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
-    throw new InvalidArgumentError(
-      'function name',
-      `expected a name such as "sum" or "etl.load" (letters, digits, _ $ . : / -, not starting with a digit), got ${JSON.stringify(name)}`,
-    );
   }
 }

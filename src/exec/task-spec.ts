@@ -2,10 +2,10 @@ import { Script } from 'node:vm';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { assertSerializable } from '../serialization/codec.js';
-import { assertFunctionName } from './function-registry.js';
-import type { TaskFunction } from './task-context.js';
+import { assertFunctionName } from './function-name.js';
 import type { RetryPolicy } from '../config/plan-options.js';
 import { taskKeyProblem } from '../plan/names.js';
+import { checkStep, type MapStep } from '../spawn/map-step.js';
 
 /**
  * A task that calls a registered function with bound params: built by `call()`.
@@ -52,6 +52,10 @@ export interface TaskSettings {
    * definition, so that whoever reads the task (a worker, `show`, the web view) knows it at once.
    */
   readonly key?: string;
+  /** Its result, a list, is mapped over a task per item (src/spawn/map-over.ts). */
+  readonly map?: MapStep;
+  /** With `map`: the task over the mapped results whose result becomes this task's. */
+  readonly reduce?: MapStep;
 }
 
 /** What a task node's value holds (the wire format other programs may write too). */
@@ -78,9 +82,7 @@ export function call(fn: string, ...params: unknown[]): CallSpec {
  *
  * @category Plans and tasks
  */
-export function inline(
-  fn: TaskFunction<never[], never[]> | ((...args: never[]) => unknown),
-): InlineSpec {
+export function inline(fn: (...args: never[]) => unknown): InlineSpec {
   if (typeof fn !== 'function')
     throw new InvalidArgumentError('fn', `inline() takes a function, got ${typeof fn}`);
   const source = fn.toString();
@@ -140,6 +142,8 @@ export function toDefinition(spec: TaskSpec, settings: TaskSettings = {}): TaskD
     ...(settings.priority !== undefined ? { priority: settings.priority } : {}),
     ...(settings.concurrencyKey !== undefined ? { concurrencyKey: settings.concurrencyKey } : {}),
     ...(settings.key !== undefined ? { key: settings.key } : {}),
+    ...(settings.map !== undefined ? { map: settings.map } : {}),
+    ...(settings.reduce !== undefined ? { reduce: settings.reduce } : {}),
   };
 }
 
@@ -165,7 +169,7 @@ export function parseDefinition(task: string, value: unknown): TaskDefinition {
 }
 
 function parseSettings(task: string, record: Record<string, unknown>): TaskSettings {
-  const { keepResult, retry, timeoutMs, priority, concurrencyKey, key } = record;
+  const { keepResult, retry, timeoutMs, priority, concurrencyKey, key, map, reduce } = record;
   if (keepResult !== undefined && typeof keepResult !== 'boolean')
     throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
   if (
@@ -193,5 +197,19 @@ function parseSettings(task: string, record: Record<string, unknown>): TaskSetti
     ...(concurrencyKey !== undefined ? { concurrencyKey: concurrencyKey as string } : {}),
     // A key is a label: one that is not a valid key (another tool's value) is left out, never a reason to fail the task.
     ...(taskKeyProblem(key) === undefined ? { key: key as string } : {}),
+    ...(map !== undefined ? { map: storedStep(task, 'map', map) } : {}),
+    ...(reduce !== undefined ? { reduce: storedStep(task, 'reduce', reduce) } : {}),
   };
+}
+
+/** A stored map or reduce, checked as addTask checks it; MalformedNodeError otherwise. */
+function storedStep(task: string, name: 'map' | 'reduce', value: unknown): MapStep {
+  try {
+    return checkStep(name, value);
+  } catch (error) {
+    throw new MalformedNodeError(
+      task,
+      `its ${name} is not one addTask makes: ${(error as Error).message}`,
+    );
+  }
 }

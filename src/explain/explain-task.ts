@@ -8,6 +8,8 @@ import type { SlotRecord } from '../limits/limit-record.js';
 import type { PlanView, TaskView } from '../plan/plan-view.js';
 import { isStale, type WorkerInfo } from '../registry/worker-info.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
+import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
+import { nameOf } from '../zk/layout.js';
 
 /**
  * The stable code of an explanation (`explainTask`, `zk-plan why`): what holds a task back, or that
@@ -21,6 +23,7 @@ export type ExplanationCode =
   | 'PLAN_CANCELLED'
   | 'PLAN_FAILED'
   | 'WAITING_FOR_INPUTS'
+  | 'WAITING_FOR_CONTINUATION'
   | 'RETRY_BACKOFF'
   | 'FAILED'
   | 'BLOCKED'
@@ -188,6 +191,16 @@ type Make = (
 
 function waitingForInputs(subject: TaskView, view: PlanView, make: Make): Explanation {
   const byTask = new Map(view.tasks.map((task) => [task.task, task]));
+  const continuation =
+    subject.continuedBy === undefined ? undefined : byTask.get(subject.continuedBy);
+  if (subject.continuedBy !== undefined && subject.pendingInputs === 0) {
+    const name = continuation?.key ?? nameOf(subject.continuedBy);
+    return make(
+      'WAITING_FOR_CONTINUATION',
+      `it handed over to ${name} (ctx.continueWith) and completes with its result: ${name} is ${continuation?.state ?? 'not found'}`,
+      { continuation: subject.continuedBy, state: continuation?.state },
+    );
+  }
   const pending = subject.inputs
     .filter((input) => byTask.has(input) && byTask.get(input)?.state !== 'done')
     .map((input) => ({
@@ -334,6 +347,7 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
 function canRun(worker: WorkerInfo, fn: string): boolean {
   if (fn === 'inline') return worker.allowInline;
   if (fn === SHELL_FUNCTION) return worker.allowShell;
+  if (fn === COLLECT_FUNCTION) return true; // built into every worker
   return worker.functions.length === 0 || worker.functions.includes(fn);
 }
 

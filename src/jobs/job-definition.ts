@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
-import { assertFunctionName } from '../exec/function-registry.js';
+import { assertFunctionName } from '../exec/function-name.js';
 import { assertSerializable } from '../serialization/codec.js';
 import { RESERVED_PREFIX } from '../zk/layout.js';
 import { cronTimes } from '../schedule/cron-times.js';

@@ -4,7 +4,7 @@
  * reads what they wrote.
  */
 import { DEFAULTS } from '../config/defaults.js';
-import { assertDurationMs } from '../config/options.js';
+import { assertDurationMs } from '../config/option-checks.js';
 import { JobError, JobNotFoundError } from '../errors/job-errors.js';
 import { jobNodes } from '../zk/layout.js';
 import {

@@ -9,6 +9,7 @@ import {
   TASK_PREFIX,
   assertValidPath,
   childPath,
+  isContinuedSerial,
   nameOf,
   parentOf,
   serialOf,
@@ -81,13 +82,18 @@ export class PlanDescriber {
       control,
     );
     const blocked = new Map(status.blocked.map(({ task, reason }) => [task, reason]));
-    const inputs = inputsByTask(present, history);
+    const { inputs, continuations } = inputsByTask(present, history);
     // A task read while its worker (or a cancel) deletes it has ended: its history record wins over what is left of it.
     const views: TaskView[] = [
       ...present
         .filter(({ snapshot }) => !history.has(snapshot.task))
         .map((task) =>
-          liveView(task, blocked.get(task.snapshot.task), inputs.get(task.snapshot.task) ?? []),
+          liveView(
+            task,
+            blocked.get(task.snapshot.task),
+            inputs.get(task.snapshot.task) ?? [],
+            continuations.get(task.snapshot.task),
+          ),
         ),
       ...[...history].map(([task, record]) => recordedView(task, record, inputs.get(task) ?? [])),
     ]
@@ -157,11 +163,15 @@ export class PlanDescriber {
   }
 }
 
-/** Each task's inputs in argument order, from the producers' side: live prov-* links and finished tasks' outputs. */
+/**
+ * Each task's inputs in argument order, from the producers' side: live prov-* links and finished
+ * tasks' outputs; and apart from them, the continuation a task handed over to (the producer of
+ * its input with a continued serial), which is not one of its arguments.
+ */
 function inputsByTask(
   live: readonly LiveTask[],
   history: ReadonlyMap<string, TaskHistoryRecord>,
-): Map<string, string[]> {
+): { inputs: Map<string, string[]>; continuations: Map<string, string> } {
   const edges: { producer: string; dep: string }[] = [
     ...live.flatMap(({ snapshot }) =>
       snapshot.feeds.map((dep) => ({ producer: snapshot.task, dep })),
@@ -171,21 +181,28 @@ function inputsByTask(
     ),
   ];
   const byDependent = new Map<string, { producer: string; serial: string }[]>();
+  const continuations = new Map<string, string>();
   const seen = new Set<string>(); // a producer read while finishing shows its links live and in its history
   for (const { producer, dep } of edges) {
     if (seen.has(dep)) continue;
     seen.add(dep);
     const dependent = parentOf(dep);
+    const serial = serialOf(nameOf(dep), DEP_PREFIX);
+    if (isContinuedSerial(serial)) {
+      continuations.set(dependent, producer);
+      continue;
+    }
     const list = byDependent.get(dependent) ?? [];
-    list.push({ producer, serial: serialOf(nameOf(dep), DEP_PREFIX) ?? '' });
+    list.push({ producer, serial: serial ?? '' });
     byDependent.set(dependent, list);
   }
-  return new Map(
+  const inputs = new Map(
     [...byDependent].map(([dependent, list]) => [
       dependent,
       list.sort((a, b) => (a.serial < b.serial ? -1 : 1)).map(({ producer }) => producer),
     ]),
   );
+  return { inputs, continuations };
 }
 
 function viewState(snapshot: TaskSnapshot, blocked: boolean): TaskViewState {
@@ -207,6 +224,7 @@ function liveView(
   task: LiveTask,
   blockedReason: string | undefined,
   inputs: readonly string[],
+  continuedBy: string | undefined,
 ): TaskView {
   const { snapshot, definition, owner } = task;
   const attempts: AttemptRecord | undefined = snapshot.attempts;
@@ -218,7 +236,10 @@ function liveView(
     fn: definition === undefined ? '?' : 'fn' in definition ? definition.fn : 'inline',
     params: definition !== undefined && 'fn' in definition ? definition.params : [],
     inputs,
-    pendingInputs: snapshot.deps.length,
+    pendingInputs: snapshot.deps.filter(
+      (dep) => !isContinuedSerial(serialOf(nameOf(dep), DEP_PREFIX)),
+    ).length,
+    ...(continuedBy !== undefined ? { continuedBy } : {}),
     keepResult: definition?.keepResult === true,
     ...(definition?.key !== undefined ? { key: definition.key } : {}),
     ...(definition?.priority !== undefined ? { priority: definition.priority } : {}),

@@ -50,7 +50,10 @@ export interface TaskView {
   readonly cancelledAt?: Date;
   readonly was?:
     'running' | 'finishing' | 'runnable' | 'retrying' | 'waiting' | 'blocked' | 'building';
-  /** Done tasks that handed over with ctx.continueWith: the task whose result became theirs. */
+  /**
+   * A task that handed over with ctx.continueWith: the task whose result becomes (done: became)
+   * its own. A live one waits for it, although no input of its own is missing.
+   */
   readonly continuedBy?: string;
   /** Its history record was too large for one znode: its params and inputs were not kept. */
   readonly omitted?: true;

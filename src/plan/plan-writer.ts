@@ -6,11 +6,12 @@ import {
 import { UnknownFunctionError } from '../errors/task-errors.js';
 import { ShellParamsError } from '../errors/shell-errors.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
+import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { assertTaskSpec, toDefinition, type TaskSpec } from '../exec/task-spec.js';
-import { assertKnownKeys } from '../config/options.js';
+import { assertKnownKeys } from '../config/option-checks.js';
 import {
   planSettingsFrom,
   TASK_TO_ADD_KEYS,
@@ -691,6 +692,7 @@ export class PlanWriter {
     } else if (
       spec.kind === 'call' &&
       !resultPreset &&
+      spec.fn !== COLLECT_FUNCTION &&
       this.functions.size > 0 &&
       !this.functions.has(spec.fn)
     ) {

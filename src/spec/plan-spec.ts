@@ -8,12 +8,13 @@
  */
 import type { PlanOptions } from '../config/plan-options.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
-import { assertFunctionName } from '../exec/function-registry.js';
+import { assertFunctionName } from '../exec/function-name.js';
 import type { AddTaskOptions } from '../config/task-options.js';
 import { assertSerializable } from '../serialization/codec.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
 import { planNameProblem, taskKeyProblem } from '../plan/names.js';
 import { checkArity, type SchemasOf } from './typed-edges.js';
+import { checkStep, type MapStep } from '../spawn/map-step.js';
 
 /**
  * One task of a spec.
@@ -29,6 +30,10 @@ export interface TaskSpecEntry {
   readonly inputs?: readonly string[];
   /** `addTask`'s options (keepResult, retries, timeoutMs, priority, concurrencyKey). */
   readonly options?: AddTaskOptions;
+  /** Maps the task's result, a list, over a `map.fn` task per item (addTask's `map` option). */
+  readonly map?: MapStep;
+  /** With `map`: the task over the mapped results whose result becomes this task's (addTask's `reduce` option). */
+  readonly reduce?: MapStep;
 }
 
 /**
@@ -88,7 +93,7 @@ export interface SpecContext {
   readonly schemasOf?: SchemasOf;
 }
 
-const ENTRY_KEYS = new Set(['fn', 'params', 'inputs', 'options']);
+const ENTRY_KEYS = new Set(['fn', 'params', 'inputs', 'options', 'map', 'reduce']);
 const SPEC_KEYS = new Set(['tasks', 'options', 'name']);
 
 /**
@@ -220,7 +225,7 @@ function checkEntry(
       throw new PlanSpecError(
         'SPEC_INVALID',
         key,
-        `unknown field "${field}" (a task has fn, params, inputs and options)`,
+        `unknown field "${field}" (a task has fn, params, inputs, options, map and reduce)`,
       );
   const { fn, params = [], inputs = [], options = {} } = entry;
   try {
@@ -244,6 +249,7 @@ function checkEntry(
       key,
       '"options.key" cannot be given: a spec\'s task is known by its key in "tasks"',
     );
+  const steps = checkSteps(key, entry);
   // The built-in shell function is every process's: what counts is whether a live worker allows it.
   if (fn === SHELL_FUNCTION && context.liveShell === false) {
     throw new PlanSpecError(
@@ -252,31 +258,8 @@ function checkEntry(
       'no live worker of the parent allows shell tasks: start one with zk-plan worker --allow-shell (startWorkers(parent, { allowShell: true }))',
     );
   }
-  if (
-    fn !== SHELL_FUNCTION &&
-    functions.registered !== undefined &&
-    !functions.registered.has(fn)
-  ) {
-    throw new PlanSpecError(
-      'SPEC_UNKNOWN_FUNCTION',
-      key,
-      `function "${fn}" is not registered (registered: ${context.registered.join(', ')})`,
-    );
-  }
-  if (fn !== SHELL_FUNCTION && functions.live !== undefined && !functions.live.has(fn)) {
-    throw new PlanSpecError(
-      'SPEC_UNKNOWN_FUNCTION',
-      key,
-      `no live worker of the parent registers "${fn}"`,
-    );
-  }
-  if (functions.vouchedByNobody) {
-    throw new PlanSpecError(
-      'SPEC_UNKNOWN_FUNCTION',
-      key,
-      `nothing knows "${fn}": no worker of the parent is live and no registry was given to check it against (start a worker that registers it, check against its module, or allow unknown functions)`,
-    );
-  }
+  for (const name of [fn, ...steps.functions])
+    if (name !== SHELL_FUNCTION) checkKnown(key, name, context, functions);
   const filled = fillParams(key, params, context.params);
   const shellProblem = fn === SHELL_FUNCTION ? shellParamsProblem(filled) : undefined;
   if (shellProblem !== undefined)
@@ -292,7 +275,70 @@ function checkEntry(
   } catch (error) {
     throw new PlanSpecError('SPEC_UNSERIALIZABLE', key, (error as Error).message);
   }
-  return { fn, params: filled, inputs: inputs as string[], options: options as AddTaskOptions };
+  return {
+    fn,
+    params: filled,
+    inputs: inputs as string[],
+    options: { ...(options as AddTaskOptions), ...steps.options },
+  };
+}
+
+/** Refuses a function nothing known runs: the submitting process's registry, the live workers, or (requireKnown) anything at all. */
+function checkKnown(
+  key: string,
+  fn: string,
+  context: SpecContext,
+  functions: KnownFunctions,
+): void {
+  if (functions.registered !== undefined && !functions.registered.has(fn)) {
+    throw new PlanSpecError(
+      'SPEC_UNKNOWN_FUNCTION',
+      key,
+      `function "${fn}" is not registered (registered: ${context.registered.join(', ')})`,
+    );
+  }
+  if (functions.live !== undefined && !functions.live.has(fn)) {
+    throw new PlanSpecError(
+      'SPEC_UNKNOWN_FUNCTION',
+      key,
+      `no live worker of the parent registers "${fn}"`,
+    );
+  }
+  if (functions.vouchedByNobody) {
+    throw new PlanSpecError(
+      'SPEC_UNKNOWN_FUNCTION',
+      key,
+      `nothing knows "${fn}": no worker of the parent is live and no registry was given to check it against (start a worker that registers it, check against its module, or allow unknown functions)`,
+    );
+  }
+}
+
+/** The entry's `map` and `reduce`, checked, as addTask options; and the functions they call. */
+function checkSteps(
+  key: string,
+  entry: Record<string, unknown>,
+): { options: { map?: MapStep; reduce?: MapStep }; functions: string[] } {
+  const { map, reduce } = entry;
+  const options = entry['options'] as { map?: unknown; reduce?: unknown } | undefined;
+  if (options?.map !== undefined || options?.reduce !== undefined)
+    throw new PlanSpecError('SPEC_INVALID', key, 'give map and reduce beside fn, not in "options"');
+  if (reduce !== undefined && map === undefined)
+    throw new PlanSpecError('SPEC_INVALID', key, '"reduce" needs a "map"');
+  try {
+    const checkedMap = map === undefined ? undefined : checkStep('map', map);
+    const checkedReduce = reduce === undefined ? undefined : checkStep('reduce', reduce);
+    return {
+      options: {
+        ...(checkedMap === undefined ? {} : { map: checkedMap }),
+        ...(checkedReduce === undefined ? {} : { reduce: checkedReduce }),
+      },
+      functions: [checkedMap?.fn, checkedReduce?.fn].filter(
+        (name): name is string => name !== undefined,
+      ),
+    };
+  } catch (error) {
+    throw new PlanSpecError('SPEC_INVALID', key, (error as Error).message);
+  }
 }
 
 /** Replaces every `{ $param: name }` (at any depth) by its value. */

@@ -214,7 +214,12 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
       ...(task.key !== undefined ? { key: task.key } : {}),
       state: task.state,
       fn: task.fn,
-      inputs: distinct(task.inputs.map((input) => nameOf(input))),
+      // A task that handed over is drawn fed by its continuation, whose result becomes its own.
+      inputs: distinct(
+        [...task.inputs, ...(task.continuedBy === undefined ? [] : [task.continuedBy])].map(
+          (input) => nameOf(input),
+        ),
+      ),
     };
     nodes.set(task.name, reconcile(fresh, before.get(task.name)));
   }
@@ -355,6 +360,7 @@ export function taskDetail(view: TaskView): UiTaskDetail {
     params: formatValue(view.params),
     inputs: view.inputs,
     pendingInputs: view.pendingInputs,
+    ...(view.continuedBy !== undefined ? { continuedBy: view.continuedBy } : {}),
     keepResult: view.keepResult,
     ...(view.priority !== undefined ? { priority: view.priority } : {}),
     ...(view.concurrencyKey !== undefined ? { concurrencyKey: view.concurrencyKey } : {}),

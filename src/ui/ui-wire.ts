@@ -128,6 +128,8 @@ export interface UiTaskDetail {
   readonly params: string;
   readonly inputs: readonly string[];
   readonly pendingInputs: number;
+  /** The task it handed over to with ctx.continueWith, whose result is (or becomes) its own. */
+  readonly continuedBy?: string;
   readonly keepResult: boolean;
   /** Its own priority, when it has one (else its plan's applies). */
   readonly priority?: number;

@@ -2,6 +2,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
 import { spawnCalls, trackSpawnCall } from '../spawn/spawn-calls.js';
 import { Continuation } from '../spawn/continuation.js';
+import { mapOver } from '../spawn/map-over.js';
 import { SpawnMismatchError } from '../errors/spawn-errors.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { TaskSpawner } from '../spawn/task-spawner.js';
@@ -159,34 +160,41 @@ export async function performTask(
  * the runnable index: from now on it waits for the continuation's result (its link input). The
  * hand-over is tracked as spawn calls are, so the claim is given back only once it settled. What
  * the function asked for wrongly (a continuation of another task, an input that does not exist, a
- * key taken, another function than an earlier run's) is the try's failure, charged as if the
- * function had thrown it; faults of ZooKeeper and lost ownership are not.
+ * key taken, another function than an earlier run's) is the try's failure.
  */
 async function handOver(
   claim: Claim,
   context: PerformContext,
   continuation: Continuation,
 ): Promise<void> {
-  try {
+  claim.progress.continuedBy = await asTryFailure(claim, async () => {
     if (continuation.from !== claim.task)
       throw new InvalidArgumentError(
         'result',
         `task ${claim.task} returned a continuation made by task ${continuation.from}: return the one its own ctx.continueWith made`,
       );
-    claim.progress.continuedBy = await trackSpawnCall(
-      claim,
-      context.spawner.handOver(claim, continuation.entry),
-    );
+    return await trackSpawnCall(claim, context.spawner.handOver(claim, continuation.entry));
+  });
+  await context.store.unmarkRunnable(claim.task, { fence: claim.session });
+}
+
+/**
+ * Runs a step the worker takes for the function (a hand-over, a map): what it refuses is the
+ * try's failure, charged as if the function had thrown it (TaskExecutionError); faults of
+ * ZooKeeper and lost ownership are not the task's, and pass as they are.
+ */
+async function asTryFailure<T>(claim: Claim, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
   } catch (error) {
     if (isZkError(error) || error instanceof OwnershipLostError || claim.signal.aborted)
       throw error;
     throw new TaskExecutionError(
       claim.task,
-      `its hand-over failed: ${error instanceof Error ? error.message : String(error)}`,
+      error instanceof Error ? error.message : String(error),
       error,
     );
   }
-  await context.store.unmarkRunnable(claim.task, { fence: claim.session });
 }
 
 /** The function an earlier run handed over to (for SPAWN_MISMATCH), as its record says. */
@@ -445,6 +453,17 @@ async function runTry(
       value = await withTimeout(claim, definition.timeoutMs, (signal) =>
         log ? log.run(() => run(signal)) : run(signal),
       );
+      // A mapping task's list becomes a task per item and a hand-over to their reduce.
+      const { map } = definition;
+      if (map !== undefined)
+        value = await asTryFailure(claim, () =>
+          mapOver(value, map, definition.reduce, {
+            task: claim.task,
+            key: definition.key,
+            spawn: spawning.spawn,
+            continueWith: spawning.continueWith,
+          }),
+        );
     } finally {
       // A spawn call the function did not wait for still writes under this task: the task is
       // finished (its records deleted) or given back only once it settled.

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import { MAX_TIMER_MS } from '../../src/util/abort-signals.js';
+import { assertDurationMs } from '../../src/config/option-checks.js';
 import {
   DEFAULT_BACKOFF,
-  assertDurationMs,
   resolveBackoff,
   resolveConnectOptions,
   resolvePoolSize,

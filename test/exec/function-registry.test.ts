@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
-import { FunctionRegistry, assertFunctionName } from '../../src/exec/function-registry.js';
+import { assertFunctionName } from '../../src/exec/function-name.js';
+import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { expectThrows } from '../support/expect-error.js';
 
 describe('FunctionRegistry', () => {

@@ -113,7 +113,9 @@ export function detailOf(task: TaskView, now = Date.now()): string {
     case 'building':
       return 'being written';
     case 'waiting':
-      return `waiting for ${task.pendingInputs} of ${task.inputs.length || task.pendingInputs} input(s)`;
+      return task.continuedBy !== undefined && task.pendingInputs === 0
+        ? `handed over to ${task.continuedBy}: completes with its result`
+        : `waiting for ${task.pendingInputs} of ${task.inputs.length || task.pendingInputs} input(s)`;
     case 'runnable':
       return task.attempts
         ? `runnable again; last error: ${task.attempts.lastError}`
@@ -131,9 +133,11 @@ export function detailOf(task: TaskView, now = Date.now()): string {
     case 'done':
       return withOmitted(
         task,
-        task.workerId === undefined
-          ? 'its worker stopped after storing the result; another handed it on'
-          : '-',
+        task.continuedBy !== undefined
+          ? `handed over to ${task.continuedBy}: completed with its result`
+          : task.workerId === undefined
+            ? 'its worker stopped after storing the result; another handed it on'
+            : '-',
       );
     case 'failed':
       return withOmitted(

@@ -167,6 +167,17 @@ export class TaskPanel {
     definition(list, 'Inputs', detail.inputs.length > 0 ? inputs : 'none');
     if (detail.pendingInputs > 0)
       definition(list, 'Waiting for', `${detail.pendingInputs} input(s)`);
+    if (detail.continuedBy !== undefined) {
+      const name = detail.continuedBy.slice(detail.continuedBy.lastIndexOf('/') + 1);
+      const link = h('a', `${this.keyOf(name) ?? shortLabel(name)} ${name}`);
+      link.href = '#';
+      link.addEventListener('click', (event) => {
+        event.preventDefault();
+        this.onSelectInput(name);
+      });
+      // Its result is (or became) the continuation's: ctx.continueWith.
+      definition(list, 'Handed over to', link);
+    }
     definition(
       list,
       'Priority',

@@ -1,0 +1,115 @@
+/**
+ * Map/reduce over a list known only at run time, with `ctx.spawn` and `ctx.continueWith`:
+ *
+ *   list-files      lists the day's log files (240 synthetic ones, seeded), spawns a `count-errors`
+ *                   task per file, and hands over to a `merge` of their counts
+ *   count-errors    counts the error lines of one file by service (one in 20 fails its first try:
+ *                   a flaky read, retried by the plan's policy)
+ *   merge           adds the counts up: its result becomes list-files' own
+ *   report          depends on list-files, and so gets the merged counts
+ *
+ * No worker waits for the 240 files: list-files' worker is free as soon as it hands over.
+ *
+ *   npx tsx examples/map-reduce.ts        (ZOOKEEPER_CONNECT=host:port to use a running ZooKeeper;
+ *                                          KEEP_PLAN=1 to leave the plan for `zk-plan show`)
+ */
+import { FunctionRegistry, ZkPlan, call, type TaskContext } from '../src/index.js';
+import { runMain, withZooKeeper } from './local-zookeeper.js';
+import { prng } from './seeded-random.js';
+
+const PARENT = '/map-reduce';
+const FILES = 240;
+const SERVICES = ['api', 'billing', 'search', 'auth'] as const;
+const SEED = 20261127;
+
+type Counts = Record<string, number>;
+
+/** The error lines of one synthetic log file, by service: what a real reader would parse. */
+function errorsIn(file: number): Counts {
+  const random = prng(SEED + file);
+  const counts: Counts = {};
+  const lines = 200 + Math.floor(random() * 300);
+  for (let line = 0; line < lines; line++) {
+    if (random() >= 0.03) continue;
+    const service = SERVICES[Math.floor(random() * SERVICES.length)] as string;
+    counts[service] = (counts[service] ?? 0) + 1;
+  }
+  return counts;
+}
+
+function add(total: Counts, counts: Counts): Counts {
+  for (const [service, count] of Object.entries(counts))
+    total[service] = (total[service] ?? 0) + count;
+  return total;
+}
+
+const flakyReadsSeen = new Set<number>();
+
+const functions = new FunctionRegistry()
+  .register('list-files', async (ctx: TaskContext<[string]>) => {
+    const day = ctx.params[0];
+    const files = Array.from({ length: FILES }, (_, file) => file);
+    ctx.log.info(`${files.length} log files for ${day}`);
+    const counts = await ctx.spawn(
+      files.map((file) => ({ task: call('count-errors', file), key: `count-errors/${file}` })),
+    );
+    return ctx.continueWith(call('merge'), counts, { key: 'merge' });
+  })
+  .register('count-errors', (ctx: TaskContext<[number]>) => {
+    const file = ctx.params[0];
+    if (file % 20 === 7 && !flakyReadsSeen.has(file)) {
+      flakyReadsSeen.add(file);
+      throw new Error(`reading file ${file} timed out`);
+    }
+    return errorsIn(file);
+  })
+  .register('merge', (_ctx, ...counts: Counts[]) => counts.reduce(add, {}))
+  .register('report', (_ctx, counts: Counts) =>
+    Object.entries(counts)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([service, count]) => `${service}: ${count}`)
+      .join(', '),
+  );
+
+await runMain('map-reduce', () =>
+  withZooKeeper(async (connect) => {
+    const zkPlan = await ZkPlan.connect({ connect, functions });
+    try {
+      const plan = await zkPlan.createPlan(PARENT, {
+        name: 'error-counts',
+        initialDelayMs: 50,
+      });
+      const list = await zkPlan.addTask(plan, call('list-files', '2026-11-26'), [], {
+        key: 'list-files',
+        keepResult: true,
+      });
+      const report = await zkPlan.addTask(plan, call('report'), [list], {
+        key: 'report',
+        keepResult: true,
+      });
+      await zkPlan.markAsReady(plan);
+
+      const started = Date.now();
+      const pool = zkPlan.startWorkers(PARENT, { count: 8 });
+      try {
+        await zkPlan.waitForCompletion(plan, { timeoutMs: 120_000 });
+      } finally {
+        await pool.stop();
+      }
+      const expected = Array.from({ length: FILES }, (_, file) => errorsIn(file)).reduce(add, {});
+      const merged = (await zkPlan.getResult(list)) as Counts;
+      const status = await zkPlan.plans.status(plan);
+      console.log(
+        `plan ${plan} (error-counts): ${status.counts.done} tasks done in ${Date.now() - started} ms`,
+      );
+      console.log(`report: ${String(await zkPlan.getResult(report))}`);
+      if (JSON.stringify(add({}, merged)) !== JSON.stringify(add({}, expected)))
+        throw new Error(`merged counts ${JSON.stringify(merged)} ≠ ${JSON.stringify(expected)}`);
+      if (status.counts.done !== FILES + 3)
+        throw new Error(`expected ${FILES + 3} tasks done, got ${status.counts.done}`);
+      if (process.env['KEEP_PLAN'] !== '1') await zkPlan.plans.delete(plan);
+    } finally {
+      await zkPlan.close();
+    }
+  }),
+);
