@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
+import type { TaskContext } from '../../src/exec/task-context.js';
 import { PermanentError } from '../../src/errors/task-errors.js';
 import type { JobContext } from '../../src/jobs/job-context.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
@@ -87,7 +88,8 @@ const NODES: readonly (readonly [RegExp, string])[] = (
     [String.raw`${PLAN}/result-\d{10}`, 'kept result'],
     [String.raw`${PLAN}/result-\d{10}/${CHUNK}`, 'kept result chunk'],
     [`${PLAN}/builder-[0-9a-f]+`, 'builder'],
-    [`${PLAN}/batch-[0-9a-f]+-\\d+`, 'batch marker'],
+    [`${PLAN}/batch-[0-9a-f]+-(?:spawn-)?\\d+`, 'batch marker'],
+    [`${PLAN}/spawned`, 'spawned mark'],
     [TASK, 'task'],
     [String.raw`${TASK}/prov-\d{10}`, 'task prov'],
     [String.raw`${TASK}/dep-\d{10}`, 'task dep'],
@@ -99,6 +101,8 @@ const NODES: readonly (readonly [RegExp, string])[] = (
     [`${TASK}/result/${CHUNK}`, 'task result chunk'],
     [`${TASK}/attempts`, 'task attempts'],
     [`${TASK}/failed`, 'task failed'],
+    [String.raw`${TASK}/spawn-\d+`, 'spawn record'],
+    [`${TASK}/continuation`, 'hand-over record'],
     [SCHEDULE, 'schedule'],
     [TICKS, 'ticks'],
     [`${SCHEDULE}/cursor`, 'cursor'],
@@ -244,7 +248,16 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
     .register('slow', async () => {
       await pause(200);
       return 'slow';
-    });
+    })
+    .register('split', async (ctx: TaskContext<[number]>) => {
+      const parts = await ctx.spawn(
+        Array.from({ length: ctx.params[0] }, (_, item) => ({ task: call('value', item) })),
+      );
+      return ctx.continueWith(call('sum'), parts);
+    })
+    .register('items', (ctx: TaskContext<[number]>) =>
+      Array.from({ length: ctx.params[0] }, (_, item) => item),
+    );
   const admin = memoryProcess(server, 'admin', functions);
   const worker = memoryProcess(server, 'worker', functions);
   const processes: MemoryProcess[] = [admin, worker];
@@ -299,6 +312,13 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
     await admin.zkPlan.waitForCompletion(later, { timeoutMs: 10_000 });
     await admin.zkPlan.addTask(later, call('sum'), [keeper]);
     await admin.zkPlan.waitForCompletion(later, { timeoutMs: 10_000 });
+    // A task that spawns and hands over, and a map without a reduce.
+    const spawning = await admin.zkPlan.createPlan(PLANS);
+    const split = await admin.zkPlan.addTask(spawning, call('split', 3), [], { keepResult: true });
+    await admin.zkPlan.addTask(spawning, call('sum'), [split]);
+    await admin.zkPlan.addTask(spawning, call('items', 3), [], { map: { fn: 'value' } });
+    await admin.zkPlan.markAsReady(spawning);
+    await admin.zkPlan.waitForCompletion(spawning, { timeoutMs: 10_000 });
     // Pause, resume, cancel.
     const controlled = await admin.zkPlan.createPlan(PLANS);
     await admin.zkPlan.addTasks(controlled, [{ task: call('slow') }, { task: call('slow') }]);
