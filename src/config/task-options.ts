@@ -13,7 +13,7 @@ import {
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { TaskSettings, TaskSpec } from '../exec/task-spec.js';
 import { assertConcurrencyKey } from '../limits/limit-record.js';
-import { assertTaskKey } from '../plan/names.js';
+import { MAX_TASK_KEY_LENGTH, assertTaskKey } from '../plan/names.js';
 import { checkStep, type MapStep } from '../spawn/map-step.js';
 
 /**
@@ -63,6 +63,24 @@ export interface AddTaskOptions extends RetryPolicy {
   readonly reduce?: MapStep;
 }
 
+/** Room a mapping task's key leaves for its tasks' keys: `<key>[<index>]` and `<key>.reduce`. */
+const MAPPED_KEY_SUFFIX = 12;
+
+/**
+ * A map or reduce option, checked whole before anything is written: its shape, its tasks' options
+ * as addTask's, and room in the task's key for the keys of the tasks it makes.
+ */
+function checkedStep(name: 'map' | 'reduce', value: unknown, key: string | undefined): MapStep {
+  const step = checkStep(name, value);
+  if (step.options !== undefined) taskSettings(step.options, `${name}.options`);
+  if (key !== undefined && key.length > MAX_TASK_KEY_LENGTH - MAPPED_KEY_SUFFIX)
+    throw new InvalidArgumentError(
+      'key',
+      `a mapping task's key has at most ${MAX_TASK_KEY_LENGTH - MAPPED_KEY_SUFFIX} characters: its tasks are keyed <key>[<index>] and <key>.reduce`,
+    );
+  return step;
+}
+
 /**
  * Validates addTask's options (InvalidArgumentError naming the option); the settings stored with the
  * task. `where` names what holds them in a message about an unknown one.
@@ -105,7 +123,7 @@ export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSe
     ...(priority !== undefined ? { priority } : {}),
     ...(concurrencyKey !== undefined ? { concurrencyKey } : {}),
     ...(key !== undefined ? { key } : {}),
-    ...(map !== undefined ? { map: checkStep('map', map) } : {}),
-    ...(reduce !== undefined ? { reduce: checkStep('reduce', reduce) } : {}),
+    ...(map !== undefined ? { map: checkedStep('map', map, key) } : {}),
+    ...(reduce !== undefined ? { reduce: checkedStep('reduce', reduce, key) } : {}),
   };
 }

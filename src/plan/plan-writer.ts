@@ -699,6 +699,10 @@ export class PlanWriter {
       throw new UnknownFunctionError(spec.fn, undefined, this.functions.names());
     }
     const settings = taskSettings(entry.options ?? {});
+    // The functions a map and its reduce call are checked as the task's own is.
+    for (const step of [settings.map, settings.reduce])
+      if (step !== undefined && this.functions.size > 0 && !this.functions.has(step.fn))
+        throw new UnknownFunctionError(step.fn, undefined, this.functions.names());
     const definition = encodeValue(
       { ...toDefinition(spec, settings), ...stamp },
       `The task definition for plan ${plan}`,

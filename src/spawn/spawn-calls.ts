@@ -41,10 +41,21 @@ export function trackSpawnCall<T>(claim: Claim, call: Promise<T>): Promise<T> {
 
 export function spawnCalls(claim: Claim, spawner: TaskSpawner): SpawnCalls {
   let calls = 0;
+  // A spawned task that takes this task's result: this task can then not hand over to anything
+  // made of it (its result would be its continuation's, which would wait for itself).
+  let spawnedDependent = false;
   return {
     spawn: (tasks) => {
       const call = calls++;
-      return trackSpawnCall(claim, (async () => spawner.spawn(claim, call, toTasksToAdd(tasks)))());
+      return trackSpawnCall(
+        claim,
+        (async () => {
+          const entries = toTasksToAdd(tasks);
+          if (entries.some((entry) => entry.args?.includes(claim.task) === true))
+            spawnedDependent = true;
+          return await spawner.spawn(claim, call, entries);
+        })(),
+      );
     },
     continueWith: (task, args, options) => {
       if (
@@ -63,6 +74,11 @@ export function spawnCalls(claim: Claim, spawner: TaskSpawner): SpawnCalls {
         },
         'continueWith',
       );
+      if (args?.includes(claim.task) === true || spawnedDependent)
+        throw new InvalidArgumentError(
+          'args',
+          `task ${claim.task} cannot hand over to a task that waits for its own result: ${spawnedDependent ? 'it spawned a task that takes its result' : 'it is among the args'}, and its result is its continuation's`,
+        );
       spawner.check(claim, [entry]);
       return new Continuation(claim.task, entry);
     },

@@ -16,8 +16,12 @@ import {
   parentOf,
 } from '../zk/layout.js';
 
-/** The most tasks one `ctx.spawn` call may make: a batch writes them at once, and a record lists them. */
-export const MAX_SPAWNED_TASKS = 10_000;
+/**
+ * The most tasks one `ctx.spawn` call may make: a batch writes them at once, and a record lists
+ * them with their functions and paths in one znode (a call is also refused when its record would
+ * not fit, under a very long plan path).
+ */
+export const MAX_SPAWNED_TASKS = 1_000;
 /** The most bytes a record may have (paths of MAX_SPAWNED_TASKS tasks fit). */
 export const MAX_SPAWN_RECORD_BYTES = 900_000;
 const BATCH_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
@@ -61,7 +65,15 @@ export function decodeSpawnRecord(path: string, data: Buffer | null | undefined)
       path,
       `a spawn record whose fns are not a list of at most ${MAX_SPAWNED_TASKS} function names`,
     );
-  if (link !== undefined && !(typeof link === 'number' && isContinuedSerial(String(link))))
+  // One below it must be one too: a run that takes the record over uses the next one down.
+  if (
+    link !== undefined &&
+    !(
+      typeof link === 'number' &&
+      isContinuedSerial(String(link)) &&
+      isContinuedSerial(String(link - 1))
+    )
+  )
     throw new MalformedNodeError(path, 'a spawn record whose link is not a continuation serial');
   const linked = link === undefined ? {} : { link };
   if (tasks === undefined) return { batch, fns, ...linked };

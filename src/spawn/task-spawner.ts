@@ -28,7 +28,7 @@ import { SpawnMismatchError } from '../errors/spawn-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskToAdd } from '../config/task-options.js';
 import type { PlanWriter } from '../plan/plan-writer.js';
-import { decodeValue } from '../serialization/codec.js';
+import { decodeValue, encodeValue } from '../serialization/codec.js';
 import type { Claim } from '../store/task-store.js';
 import type { TaskStore } from '../store/task-store.js';
 import { classifyTask } from '../store/task-state.js';
@@ -37,6 +37,7 @@ import {
   CONTINUED_SERIAL,
   DEP_PREFIX,
   SPAWNED,
+  TASK_PREFIX,
   batchMarkerName,
   childPath,
   spawnRecordPath,
@@ -45,6 +46,7 @@ import type { WriteOptions } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import {
   MAX_SPAWNED_TASKS,
+  MAX_SPAWN_RECORD_BYTES,
   decodeSpawnRecord,
   encodeSpawnRecord,
   isTaskList,
@@ -53,6 +55,9 @@ import {
 
 /** How many times one call looks at its record again after another write changed it. */
 const MAX_ROUNDS = 20;
+/** How often, and how far apart, a committed batch whose writer failed is completed again. */
+const COMPLETION_RETRIES = 10;
+const COMPLETION_RETRY_MS = 500;
 
 /** One recorded call: where its record is, how errors name it, and whether it is a hand-over. */
 interface RecordedCall {
@@ -82,6 +87,7 @@ export class TaskSpawner {
     // Checked before anything is written: a bad entry leaves no record behind.
     const fns = this.writer.checkTasks(claim.plan, entries);
     if (entries.length === 0) return [];
+    assertRecordFits(claim.plan, fns);
     // Spawned tasks keep their results: they may finish before the task that spawned them hands
     // over (or before its next run does, after a crash), and its continuation still takes them.
     const kept = entries.map((entry) => ({
@@ -181,27 +187,64 @@ export class TaskSpawner {
     version: number,
     entries: readonly TaskToAdd[],
   ): Promise<string[]> {
-    const { batch, fns, link } = record;
-    return await this.writer.addTasks(claim.plan, entries, {
-      claimSession: claim.session,
-      spawn: {
-        batch,
-        ...(link === undefined ? {} : { continues: childPath(claim.task, `${DEP_PREFIX}${link}`) }),
-        committed: async (paths) => {
-          const recorded = await this.replaceRecord(
-            path,
-            { ...record, tasks: paths },
-            version,
-            fenceOf(claim),
-          );
-          if (!recorded)
-            throw new OwnershipLostError(
-              claim.task,
-              `its spawn record ${path} was changed by another run while this one wrote its batch`,
+    const { batch, link } = record;
+    // From the commit on, the batch is completed whatever becomes of the claim: fenced by its
+    // session only, not by its signal. A run that gave the task up after the commit would
+    // otherwise leave a hand-over's continuation unready, and its task waiting for ever.
+    const sessionFence = { fence: claim.session };
+    try {
+      return await this.writer.addTasks(claim.plan, entries, {
+        claimSession: claim.session,
+        spawn: {
+          batch,
+          ...(link === undefined
+            ? {}
+            : { continues: childPath(claim.task, `${DEP_PREFIX}${link}`) }),
+          committed: async (paths) => {
+            const recorded = await this.replaceRecord(
+              path,
+              { ...record, tasks: paths },
+              version,
+              sessionFence,
             );
+            if (!recorded)
+              throw new OwnershipLostError(
+                claim.task,
+                `its spawn record ${path} was changed by another run while this one wrote its batch`,
+              );
+          },
         },
-      },
-    });
+      });
+    } catch (error) {
+      this.completeInBackground(claim, path, batch);
+      throw error;
+    }
+  }
+
+  /**
+   * After a batch write that failed: if the batch committed, it is completed (its record gets the
+   * paths, its tasks are made ready), tried again a few times while the claim's session lives.
+   * Nothing else would: the workers complete a committed batch only once its builder's session is
+   * gone, and a hand-over's task, waiting for its continuation, is never run again to do it.
+   */
+  private completeInBackground(claim: Claim, path: string, batch: string): void {
+    const fence = { fence: claim.session };
+    const attempt = async (): Promise<void> => {
+      const tasks = await this.committedTasks(claim.plan, batch);
+      if (tasks === undefined) return; // not committed: its tasks are deleted, and the next run makes them
+      const stored = await this.readRecord(path);
+      if (stored?.record.batch === batch && stored.record.tasks === undefined)
+        await this.replaceRecord(path, { ...stored.record, tasks }, stored.version, fence);
+      await this.completeCommitted(tasks, fence);
+    };
+    const retry = (left: number): void => {
+      if (left === 0 || !this.zk.isCurrent(claim.session)) return;
+      setTimeout(
+        () => void attempt().catch(() => retry(left - 1)),
+        COMPLETION_RETRY_MS,
+      ).unref();
+    };
+    void attempt().catch(() => retry(COMPLETION_RETRIES));
   }
 
   /** The task's hand-over record, if an earlier run made one. */
@@ -237,7 +280,7 @@ export class TaskSpawner {
   }
 
   /** The tasks a committed batch made (its marker holds them), or undefined when it never committed. */
-  private async committedTasks(plan: string, batch: string): Promise<string[] | undefined> {
+  async committedTasks(plan: string, batch: string): Promise<string[] | undefined> {
     const markerPath = childPath(plan, batchMarkerName(batch));
     const marker = await this.zk.tryGetData(markerPath);
     if (marker === undefined) return undefined;
@@ -272,6 +315,22 @@ export class TaskSpawner {
       }),
     );
   }
+}
+
+/**
+ * Refuses a call whose record would not fit in one znode once it names its tasks (their paths are
+ * as long as the plan's path makes them), before anything is written.
+ */
+function assertRecordFits(plan: string, fns: readonly string[]): void {
+  const longest = childPath(plan, `${TASK_PREFIX}${'9'.repeat(10)}`);
+  const record = { batch: 'b'.repeat(64), fns, tasks: fns.map(() => longest), link: CONTINUED_SERIAL };
+  const bytes = encodeValue(record, 'spawn record', plan, Number.POSITIVE_INFINITY).length;
+  if (bytes <= MAX_SPAWN_RECORD_BYTES) return;
+  const fit = Math.max(1, Math.floor((fns.length * MAX_SPAWN_RECORD_BYTES) / bytes));
+  throw new InvalidArgumentError(
+    'tasks',
+    `a record of these ${fns.length} tasks would take ${bytes} bytes under ${plan}, more than the ${MAX_SPAWN_RECORD_BYTES} one znode holds: spawn them in calls of at most ${fit}`,
+  );
 }
 
 /** The claim's fence for a write, or OwnershipLostError once the worker gave the task up. */

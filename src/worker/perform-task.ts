@@ -226,7 +226,12 @@ async function finishContinued(
   if (encoded === undefined)
     throw new OwnershipLostError(claim.task, `its continuation's result ${inputPath} vanished`);
   decodeValue(inputPath, encoded); // a malformed value is refused before it is handed on
-  const continuedBy = handedOver?.tasks?.[0];
+  // The record names it once its paths were written; before that (its writer died after the
+  // commit, and the workers completed the batch), the batch's marker does.
+  const continuedBy =
+    handedOver === undefined
+      ? undefined
+      : (handedOver.tasks ?? (await context.spawner.committedTasks(claim.plan, handedOver.batch)))?.[0];
   const history: TaskHistoryRecord | undefined = settings.history
     ? {
         state: 'done',

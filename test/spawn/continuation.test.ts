@@ -224,6 +224,69 @@ describe('ctx.continueWith', () => {
     },
   );
 
+  it.each([
+    ['its own path', async (ctx: TaskContext) => ctx.continueWith(call('report'), [ctx.task])],
+    [
+      'a task it spawned that takes its result',
+      async (ctx: TaskContext) => {
+        const [child] = await ctx.spawn([{ task: call('report'), args: [ctx.task] }]);
+        return ctx.continueWith(call('report'), [child as string]);
+      },
+    ],
+  ])(
+    'a hand-over to a task that would wait for the handing-over task (%s) is refused, so the plan fails rather than hangs',
+    async (_what, body) => {
+      const registry = functions(newRuns()).register('head', body);
+      const proc = memoryProcess(new MemoryZooKeeper(), 'p', registry);
+      const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 1 });
+      const head = await proc.zkPlan.addTask(plan, call('head'));
+      await proc.zkPlan.markAsReady(plan);
+      const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
+      const failed = await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await pool.stop();
+      expect(failed).toBeInstanceOf(PlanFailedError);
+      const task = (await proc.zkPlan.plans.describe(plan)).tasks.find(
+        (entry) => entry.task === head,
+      );
+      expect(task?.failure?.code).toBe('INVALID_ARGUMENT');
+      expect(task?.failure?.message).toContain(
+        'cannot hand over to a task that waits for its own result',
+      );
+    },
+  );
+
+  it('a forged hand-over record whose link leaves no serial below it is refused as malformed: the task fails, nothing hangs', async () => {
+    const runs = newRuns();
+    const registry = functions(runs).register('head', (ctx: TaskContext) =>
+      ctx.continueWith(call('sum')),
+    );
+    const proc = memoryProcess(new MemoryZooKeeper(), 'p', registry);
+    const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 1 });
+    const head = await proc.zkPlan.addTask(plan, call('head'));
+    const record = childPath(head, CONTINUATION);
+    await proc.zk.create(
+      record,
+      encodeValue({ batch: 'dead-spawn-1', fns: ['sum'], link: 9_000_000_000 }, 'record', record),
+      'persistent',
+    );
+    await proc.zkPlan.markAsReady(plan);
+    const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
+    const failed = await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await pool.stop();
+    expect(failed).toBeInstanceOf(PlanFailedError);
+    const task = (await proc.zkPlan.plans.describe(plan)).tasks.find(
+      (entry) => entry.task === head,
+    );
+    expect(task?.failure?.message).toContain('not a continuation serial');
+    expect(runs.sumTasks).toEqual([]);
+  });
+
   it('bad input to ctx.continueWith fails the try with INVALID_ARGUMENT, and a continuation of another task is refused', async () => {
     const errors: unknown[] = [];
     let stolen: unknown;
@@ -349,6 +412,61 @@ describe('ctx.continueWith under crashes', () => {
       }
       expect(outcomes.length).toBeGreaterThan(20);
       expect(outcomes.at(-1)).toMatch(/split ran 1×, squares 3×, sum 1×, report 1×/);
+      console.log(outcomes.join('\n'));
+    },
+  );
+});
+
+describe('ctx.continueWith under lost replies', () => {
+  it.each([
+    ['the same session', false],
+    ['a new session, the first having expired', true],
+  ])(
+    'a reply lost at each write of the worker process, resent through %s: the dependent gets the one right result, and one continuation exists',
+    { timeout: 600_000 },
+    async (_how, expireSession) => {
+      const ITEMS = 3;
+      const outcomes: string[] = [];
+      for (let faultAt = 1; faultAt <= MAX_CRASH_POINTS; faultAt++) {
+        const runs = newRuns();
+        const server = new MemoryZooKeeper();
+        const builder = memoryProcess(server, 'builder', functions(runs));
+        const { plan, split, report } = await splitAndReport(builder, ITEMS);
+        const worker = memoryProcess(server, 'worker', functions(runs));
+        let writes = 0;
+        let struck: string | undefined;
+        worker.zk.loseNextReply(
+          (op, path) => {
+            if (!WRITE_OPS.has(op) || ++writes !== faultAt) return false;
+            struck = `${op} ${path.slice(plan.length)}`;
+            return true;
+          },
+          { expireSession },
+        );
+        const pool = worker.zkPlan.startWorkers(PARENT, { count: 2, backoff: FAST_BACKOFF });
+        await worker.zkPlan
+          .waitForCompletion(plan, { timeoutMs: 30_000 })
+          .catch((error: unknown) => {
+            throw new Error(
+              `reply lost at write ${faultAt} (${struck}): ${String(error)}\n${server.dump(plan)}`,
+            );
+          });
+        await pool.stop();
+
+        const expected = squaresBetween(0, ITEMS);
+        expect(await builder.zkPlan.getResult(split)).toBe(expected);
+        expect(await builder.zkPlan.getResult(report)).toBe(expected);
+        expect(new Set(runs.reported)).toEqual(new Set([expected]));
+        expect(new Set(runs.spawned.map((paths) => paths.join(','))).size).toBe(1);
+        expect(new Set(runs.sumTasks).size).toBe(1);
+        const view = await builder.zkPlan.plans.describe(plan);
+        expect(view.tasks.filter((task) => task.fn === 'sum')).toHaveLength(1);
+        expect(view.tasks.filter((task) => task.fn === 'square')).toHaveLength(ITEMS);
+        expect(view.tasks.every((task) => task.state === 'done')).toBe(true);
+        if (struck === undefined) break;
+        outcomes.push(`reply lost at write ${faultAt} (${struck}): split ran ${runs.splits}×`);
+      }
+      expect(outcomes.length).toBeGreaterThan(20);
       console.log(outcomes.join('\n'));
     },
   );

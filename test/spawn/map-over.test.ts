@@ -148,6 +148,43 @@ describe('map and reduce options', () => {
     expect((await proc.zkPlan.plans.list(PARENT)).length).toBe(1); // only the plan made above
   });
 
+  it.each([
+    [
+      'a map task with maxAttempts -5',
+      { map: { fn: 'scale', options: { maxAttempts: -5 } } },
+      'INVALID_ARGUMENT',
+    ],
+    [
+      'a map task with timeoutMs "soon"',
+      { map: { fn: 'scale', options: { timeoutMs: 'soon' } } },
+      'INVALID_ARGUMENT',
+    ],
+    [
+      'a reduce with concurrencyKey 42',
+      { map: { fn: 'scale' }, reduce: { fn: 'sum', options: { concurrencyKey: 42 } } },
+      'INVALID_ARGUMENT',
+    ],
+    ['a map function not registered', { map: { fn: 'not-registered' } }, 'UNKNOWN_FUNCTION'],
+    [
+      'a reduce function not registered',
+      { map: { fn: 'scale' }, reduce: { fn: 'not-registered' } },
+      'UNKNOWN_FUNCTION',
+    ],
+    [
+      "a key with no room for its tasks' keys",
+      { key: 'k'.repeat(200), map: { fn: 'scale' } },
+      'INVALID_ARGUMENT',
+    ],
+  ])('addTask refuses %s before anything is written', async (_what, options, code) => {
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'p', functions());
+    const plan = await proc.zkPlan.createPlan(PARENT);
+    await expect(
+      proc.zkPlan.addTask(plan, call('list', 3), [], options as never),
+    ).rejects.toMatchObject({ code });
+    expect(server.children(plan).filter((name) => name.startsWith('task-'))).toEqual([]);
+  });
+
   it("the built-in reduce's name cannot be registered", () => {
     expect(() => new FunctionRegistry().register('zk-plan:collect', () => [])).toThrow(
       InvalidArgumentError,
