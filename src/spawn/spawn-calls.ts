@@ -23,6 +23,8 @@ export interface SpawnCalls {
   ) => Continuation;
   /** Resolves once every call made so far settled (whether it succeeded or not). */
   readonly settled: () => Promise<void>;
+  /** The try's function has returned: calls made from now on (a timer it left) are refused. */
+  readonly close: () => void;
 }
 
 /**
@@ -44,12 +46,21 @@ export function spawnCalls(claim: Claim, spawner: TaskSpawner): SpawnCalls {
   // A spawned task that takes this task's result: this task can then not hand over to anything
   // made of it (its result would be its continuation's, which would wait for itself).
   let spawnedDependent = false;
+  let closed = false;
+  const assertOpen = (call: string): void => {
+    if (closed)
+      throw new InvalidArgumentError(
+        call,
+        `task ${claim.task}'s function had returned: call ctx.spawn and ctx.continueWith only while it runs (await them before it returns)`,
+      );
+  };
   return {
     spawn: (tasks) => {
       const call = calls++;
       return trackSpawnCall(
         claim,
         (async () => {
+          assertOpen('ctx.spawn');
           const entries = toTasksToAdd(tasks);
           if (entries.some((entry) => entry.args?.includes(claim.task) === true))
             spawnedDependent = true;
@@ -58,6 +69,7 @@ export function spawnCalls(claim: Claim, spawner: TaskSpawner): SpawnCalls {
       );
     },
     continueWith: (task, args, options) => {
+      assertOpen('ctx.continueWith');
       if (
         args !== undefined &&
         (!Array.isArray(args) || args.some((arg) => typeof arg !== 'string'))
@@ -84,6 +96,9 @@ export function spawnCalls(claim: Claim, spawner: TaskSpawner): SpawnCalls {
     },
     settled: async () => {
       await Promise.allSettled([...(claim.progress.spawning ?? [])]);
+    },
+    close: () => {
+      closed = true;
     },
   };
 }

@@ -25,7 +25,8 @@ export const MAX_SPAWNED_TASKS = 1_000;
 /** The most bytes a record may have (paths of MAX_SPAWNED_TASKS tasks fit). */
 export const MAX_SPAWN_RECORD_BYTES = 900_000;
 const BATCH_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
-const MAX_FN_CHARS = 200;
+/** The longest function name a record keeps. */
+export const MAX_RECORDED_FN_CHARS = 200;
 
 export interface SpawnRecord {
   /** The addTasks batch that makes the call's tasks (its `batch-<id>` marker commits it). */
@@ -90,7 +91,9 @@ function isNameList(value: unknown): value is string[] {
   return (
     Array.isArray(value) &&
     value.length <= MAX_SPAWNED_TASKS &&
-    value.every((fn) => typeof fn === 'string' && fn.length > 0 && fn.length <= MAX_FN_CHARS)
+    value.every(
+      (fn) => typeof fn === 'string' && fn.length > 0 && fn.length <= MAX_RECORDED_FN_CHARS,
+    )
   );
 }
 

@@ -46,6 +46,7 @@ import type { WriteOptions } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import {
   MAX_SPAWNED_TASKS,
+  MAX_RECORDED_FN_CHARS,
   MAX_SPAWN_RECORD_BYTES,
   decodeSpawnRecord,
   encodeSpawnRecord,
@@ -88,6 +89,7 @@ export class TaskSpawner {
     const fns = this.writer.checkTasks(claim.plan, entries);
     if (entries.length === 0) return [];
     assertRecordFits(claim.plan, fns);
+    assertRecordableNames(fns);
     // Spawned tasks keep their results: they may finish before the task that spawned them hands
     // over (or before its next run does, after a crash), and its continuation still takes them.
     const kept = entries.map((entry) => ({
@@ -110,6 +112,7 @@ export class TaskSpawner {
    */
   async handOver(claim: Claim, entry: TaskToAdd): Promise<string> {
     const fns = this.writer.checkTasks(claim.plan, [entry]);
+    assertRecordableNames(fns);
     const [continuation] = await this.recorded(
       claim,
       { path: childPath(claim.task, CONTINUATION), call: 'continuation' },
@@ -239,10 +242,7 @@ export class TaskSpawner {
     };
     const retry = (left: number): void => {
       if (left === 0 || !this.zk.isCurrent(claim.session)) return;
-      setTimeout(
-        () => void attempt().catch(() => retry(left - 1)),
-        COMPLETION_RETRY_MS,
-      ).unref();
+      setTimeout(() => void attempt().catch(() => retry(left - 1)), COMPLETION_RETRY_MS).unref();
     };
     void attempt().catch(() => retry(COMPLETION_RETRIES));
   }
@@ -323,7 +323,12 @@ export class TaskSpawner {
  */
 function assertRecordFits(plan: string, fns: readonly string[]): void {
   const longest = childPath(plan, `${TASK_PREFIX}${'9'.repeat(10)}`);
-  const record = { batch: 'b'.repeat(64), fns, tasks: fns.map(() => longest), link: CONTINUED_SERIAL };
+  const record = {
+    batch: 'b'.repeat(64),
+    fns,
+    tasks: fns.map(() => longest),
+    link: CONTINUED_SERIAL,
+  };
   const bytes = encodeValue(record, 'spawn record', plan, Number.POSITIVE_INFINITY).length;
   if (bytes <= MAX_SPAWN_RECORD_BYTES) return;
   const fit = Math.max(1, Math.floor((fns.length * MAX_SPAWN_RECORD_BYTES) / bytes));
@@ -331,6 +336,16 @@ function assertRecordFits(plan: string, fns: readonly string[]): void {
     'tasks',
     `a record of these ${fns.length} tasks would take ${bytes} bytes under ${plan}, more than the ${MAX_SPAWN_RECORD_BYTES} one znode holds: spawn them in calls of at most ${fit}`,
   );
+}
+
+/** Refuses a function name longer than a record keeps (a record read back with one is malformed). */
+function assertRecordableNames(fns: readonly string[]): void {
+  const long = fns.find((fn) => fn.length > MAX_RECORDED_FN_CHARS);
+  if (long !== undefined)
+    throw new InvalidArgumentError(
+      'task',
+      `function names of spawned tasks have at most ${MAX_RECORDED_FN_CHARS} characters, got one of ${long.length}`,
+    );
 }
 
 /** The claim's fence for a write, or OwnershipLostError once the worker gave the task up. */

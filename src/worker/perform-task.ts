@@ -231,7 +231,8 @@ async function finishContinued(
   const continuedBy =
     handedOver === undefined
       ? undefined
-      : (handedOver.tasks ?? (await context.spawner.committedTasks(claim.plan, handedOver.batch)))?.[0];
+      : (handedOver.tasks ??
+          (await context.spawner.committedTasks(claim.plan, handedOver.batch)))?.[0];
   const history: TaskHistoryRecord | undefined = settings.history
     ? {
         state: 'done',
@@ -471,7 +472,8 @@ async function runTry(
         );
     } finally {
       // A spawn call the function did not wait for still writes under this task: the task is
-      // finished (its records deleted) or given back only once it settled.
+      // finished (its records deleted) or given back only once it settled; none starts after.
+      spawning.close();
       await spawning.settled();
     }
   } finally {

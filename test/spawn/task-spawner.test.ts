@@ -171,16 +171,20 @@ describe('ctx.spawn', () => {
 
   it('bad input to ctx.spawn fails the call with INVALID_ARGUMENT and writes nothing', async () => {
     const errors: unknown[] = [];
-    const registry = new FunctionRegistry().register('bad', async (ctx: TaskContext) => {
-      for (const tasks of [
-        'not a list',
-        [{ task: call('bad'), args: [0] }],
-        [{ task: call('bad'), colour: 'red' }],
-        [{ task: call('bad'), key: 'a', options: { key: 'b' } }],
-      ])
-        errors.push(await ctx.spawn(tasks as never).catch((error: unknown) => error));
-      return 'done';
-    });
+    const longName = 'f'.repeat(201);
+    const registry = new FunctionRegistry()
+      .register('bad', async (ctx: TaskContext) => {
+        for (const tasks of [
+          'not a list',
+          [{ task: call('bad'), args: [0] }],
+          [{ task: call('bad'), colour: 'red' }],
+          [{ task: call('bad'), key: 'a', options: { key: 'b' } }],
+          [{ task: call(longName) }], // longer than a record keeps
+        ])
+          errors.push(await ctx.spawn(tasks as never).catch((error: unknown) => error));
+        return 'done';
+      })
+      .register(longName, () => 'never');
     const server = new MemoryZooKeeper();
     const proc = memoryProcess(server, 'p', registry);
     const plan = await proc.zkPlan.createPlan(PARENT);
@@ -194,9 +198,43 @@ describe('ctx.spawn', () => {
     const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
     await pool.stop();
-    expect(errors).toHaveLength(4);
+    expect(errors).toHaveLength(5);
     for (const error of errors) expect(error).toBeInstanceOf(InvalidArgumentError);
     expect(spawnRecords).toEqual([]);
+  });
+
+  it('a spawn call made after the function returned (from a timer it left) is refused and writes nothing', async () => {
+    let late: unknown;
+    let announce = (): void => undefined;
+    const refused = new Promise<void>((resolve) => {
+      announce = resolve;
+    });
+    const registry = new FunctionRegistry()
+      .register('leaves-a-timer', (ctx: TaskContext) => {
+        setTimeout(() => {
+          ctx.spawn([{ task: call('noop') }]).then(
+            () => announce(),
+            (error: unknown) => {
+              late = error;
+              announce();
+            },
+          );
+        }, 0);
+        return 'returned';
+      })
+      .register('noop', () => null);
+    const server = new MemoryZooKeeper();
+    const proc = memoryProcess(server, 'p', registry);
+    const plan = await proc.zkPlan.createPlan(PARENT);
+    await proc.zkPlan.addTask(plan, call('leaves-a-timer'));
+    await proc.zkPlan.markAsReady(plan);
+    const pool = proc.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
+    await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 });
+    await refused;
+    await pool.stop();
+    expect(late).toBeInstanceOf(InvalidArgumentError);
+    expect(server.exists(`${plan}/spawned`)).toBe(false);
+    expect(server.children(`${plan}/history`)).toHaveLength(1);
   });
 });
 
