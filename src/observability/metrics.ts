@@ -168,6 +168,10 @@ function listenToTasks(
     metrics.taskDuration.observe(fnLabel(fn), durationMs / 1000);
     if (running.get(workerId) === task) running.delete(workerId);
   };
+  const onContinued = ({ task, workerId, fn }: ZkPlanEvents['task:continued'][0]): void => {
+    metrics.tasksHandedOver.inc(fnLabel(fn));
+    if (running.get(workerId) === task) running.delete(workerId); // given back: the loop holds it no more
+  };
   const onFailed = ({
     task,
     workerId,
@@ -181,6 +185,7 @@ function listenToTasks(
   };
   listen('task:claimed', onClaimed);
   listen('task:completed', onCompleted);
+  listen('task:continued', onContinued);
   listen('task:failed', onFailed);
 }
 

@@ -57,6 +57,12 @@ export function defineWorkerMetrics({ zk, running }: MetricSources) {
     labelNames: ['fn'] as const,
     registers: [],
   });
+  const tasksHandedOver = new Counter({
+    name: name('tasks_handed_over_total'),
+    help: `Tasks whose function handed over with ctx.continueWith in this process (task:continued): given back to wait for their continuation's result, then completed (and counted in tasks_succeeded_total) by whichever worker finishes them. ${FN_LABEL_HELP}`,
+    labelNames: ['fn'] as const,
+    registers: [],
+  });
   const tasksFailed = new Counter({
     name: name('tasks_failed_total'),
     help: `Failed tries of tasks run by this process (task:failed). final="true": the task failed for good; charged="true": the failure counts against the task's attempts (charged="false": infrastructure fault or aborted by the worker, not the task's fault). ${FN_LABEL_HELP}`,
@@ -168,6 +174,7 @@ export function defineWorkerMetrics({ zk, running }: MetricSources) {
   return {
     tasksStarted,
     tasksSucceeded,
+    tasksHandedOver,
     tasksFailed,
     tasksRetried,
     idleRounds,
@@ -195,6 +202,7 @@ export function metricsOf(set: WorkerMetricSet): Metric[] {
   return [
     set.tasksStarted,
     set.tasksSucceeded,
+    set.tasksHandedOver,
     set.tasksFailed,
     set.tasksRetried,
     set.idleRounds,

@@ -270,6 +270,18 @@ describe('createWorkerMetrics', () => {
     // w/3's task was not runnable (no event): its idle round ends it.
     plan.emit('worker:idle', { workerId: 'w/3', round: 0, sleepMs: 10 });
     expect(await value(registry, 'zk_plan_running_tasks')).toBe(1);
+    // A task that handed over is given back: its loop holds it no more, and the hand-over is counted.
+    plan.emit('task:claimed', { task: task(5), plan: PLAN, workerId: 'w/3' });
+    expect(await value(registry, 'zk_plan_running_tasks')).toBe(2);
+    plan.emit('task:continued', {
+      task: task(5),
+      plan: PLAN,
+      workerId: 'w/3',
+      durationMs: 1,
+      continuation: task(6),
+    });
+    expect(await value(registry, 'zk_plan_running_tasks')).toBe(1);
+    expect(await value(registry, 'zk_plan_tasks_handed_over_total')).toBe(1);
     // A late event about an older task does not end the current one.
     plan.emit('task:failed', {
       task: task(2),
@@ -495,6 +507,7 @@ describe('createWorkerMetrics', () => {
         'zk_plan_task_duration_seconds',
         'zk_plan_task_wait_seconds',
         'zk_plan_tasks_failed_total',
+        'zk_plan_tasks_handed_over_total',
         'zk_plan_tasks_retried_total',
         'zk_plan_tasks_started_total',
         'zk_plan_tasks_succeeded_total',

@@ -15,16 +15,11 @@ import type { TaskContext } from '../../src/exec/task-context.js';
 import { call } from '../../src/exec/task-spec.js';
 import { encodeValue } from '../../src/serialization/codec.js';
 import { CONTINUATION, CONTINUED_SERIAL, childPath } from '../../src/zk/layout.js';
-import {
-  MemoryZooKeeper,
-  type MemoryZkClient,
-  type OperationScheduler,
-  type ScheduledOperation,
-} from '../../src/testing/index.js';
+import { MemoryZooKeeper } from '../../src/testing/index.js';
+import { CrashScheduler, Victim, WRITE_OPS } from '../support/crash-scheduler.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 
 const PARENT = '/continue';
-const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'setData', 'delete']);
 const MAX_CRASH_POINTS = 200;
 
 /** What the task functions of every process did. */
@@ -326,31 +321,6 @@ describe('ctx.continueWith', () => {
   });
 });
 
-/** Applies every operation on a later microtask, in the order sent, except the victim's fatal write. */
-class CrashScheduler implements OperationScheduler {
-  victim:
-    { client: MemoryZkClient; crashAt: number; writes: number; crash: () => void } | undefined;
-
-  enqueue(operation: ScheduledOperation): void {
-    queueMicrotask(() => {
-      const victim = this.victim;
-      if (
-        victim !== undefined &&
-        operation.live &&
-        operation.clientName === victim.client.name &&
-        WRITE_OPS.has(operation.op)
-      ) {
-        victim.writes += 1;
-        if (victim.writes === victim.crashAt) {
-          victim.crash();
-          return;
-        }
-      }
-      operation.apply();
-    });
-  }
-}
-
 describe('ctx.continueWith under crashes', () => {
   it(
     'a crash of the handing-over process before any of its writes: the dependent gets one result, the right one, and one continuation exists',
@@ -365,26 +335,15 @@ describe('ctx.continueWith under crashes', () => {
         const builder = memoryProcess(server, 'builder', functions(runs));
         const { plan, split, report } = await splitAndReport(builder, ITEMS);
         const doomed = memoryProcess(server, 'doomed', functions(runs));
-        let crashed = false;
-        let announce = (): void => undefined;
-        const crash = new Promise<void>((resolve) => {
-          announce = resolve;
-        });
-        scheduler.victim = {
-          client: doomed.zk,
-          crashAt,
-          writes: 0,
-          crash: () => {
-            crashed = true;
-            const sessionId = doomed.zk.sessionId;
-            doomed.zk.crash();
-            if (sessionId !== undefined) server.expireSession(sessionId);
-            announce();
-          },
-        };
+        const victim = new Victim(server, doomed.zk, crashAt);
+        scheduler.victim = victim;
         const doomedPool = doomed.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
-        await Promise.race([crash, builder.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })]);
+        await Promise.race([
+          victim.crashed,
+          builder.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 }),
+        ]);
         scheduler.victim = undefined;
+        const crashed = victim.point !== undefined;
         if (crashed) void doomedPool.stop().catch(() => undefined);
         else await doomedPool.stop();
         const survivor = memoryProcess(server, 'survivor', functions(runs));

@@ -11,6 +11,7 @@ import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
 import { call } from '../../src/exec/task-spec.js';
+import { renderPlanView } from '../../src/cli/commands/show.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 
@@ -66,6 +67,11 @@ describe('map and reduce options', () => {
     expect(keys).toContain('numbers[49]');
     expect(keys).toContain('numbers.reduce');
     expect(view.tasks.filter((task) => task.fn === 'scale')).toHaveLength(50);
+    // `zk-plan show` names the continuation by its key.
+    const numbersLine = renderPlanView(view, 100_000)
+      .split('\n')
+      .find((line) => line.startsWith('numbers '));
+    expect(numbersLine).toContain('handed over to numbers.reduce: completed with its result');
   });
 
   it('without reduce, the task completes with the mapped results as a list, in list order', async () => {

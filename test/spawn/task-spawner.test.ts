@@ -11,16 +11,11 @@ import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
 import { call } from '../../src/exec/task-spec.js';
-import {
-  MemoryZooKeeper,
-  type MemoryZkClient,
-  type OperationScheduler,
-  type ScheduledOperation,
-} from '../../src/testing/index.js';
+import { MemoryZooKeeper } from '../../src/testing/index.js';
+import { CrashScheduler, Victim, WRITE_OPS } from '../support/crash-scheduler.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 
 const PARENT = '/spawn';
-const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'setData', 'delete']);
 const MAX_CRASH_POINTS = 200;
 
 /** What the task functions of every process did. */
@@ -238,31 +233,6 @@ describe('ctx.spawn', () => {
   });
 });
 
-/** Applies every operation on a later microtask, in the order sent, except the victim's fatal write. */
-class CrashScheduler implements OperationScheduler {
-  victim:
-    { client: MemoryZkClient; crashAt: number; writes: number; crash: () => void } | undefined;
-
-  enqueue(operation: ScheduledOperation): void {
-    queueMicrotask(() => {
-      const victim = this.victim;
-      if (
-        victim !== undefined &&
-        operation.live &&
-        operation.clientName === victim.client.name &&
-        WRITE_OPS.has(operation.op)
-      ) {
-        victim.writes += 1;
-        if (victim.writes === victim.crashAt) {
-          victim.crash();
-          return;
-        }
-      }
-      operation.apply();
-    });
-  }
-}
-
 describe('ctx.spawn under crashes', () => {
   it(
     'a crash of the spawning process before any of its writes: one set of spawned tasks, each run once, the right sum',
@@ -277,27 +247,16 @@ describe('ctx.spawn under crashes', () => {
         const builder = memoryProcess(server, 'builder', functions(runs));
         const { plan, split } = await runSplit(builder, ITEMS);
         const doomed = memoryProcess(server, 'doomed', functions(runs));
-        let crashed = false;
-        let announce = (): void => undefined;
-        const crash = new Promise<void>((resolve) => {
-          announce = resolve;
-        });
-        scheduler.victim = {
-          client: doomed.zk,
-          crashAt,
-          writes: 0,
-          crash: () => {
-            crashed = true;
-            const sessionId = doomed.zk.sessionId;
-            doomed.zk.crash();
-            if (sessionId !== undefined) server.expireSession(sessionId);
-            announce();
-          },
-        };
+        const victim = new Victim(server, doomed.zk, crashAt);
+        scheduler.victim = victim;
         const doomedPool = doomed.zkPlan.startWorkers(PARENT, { backoff: FAST_BACKOFF });
-        await Promise.race([crash, builder.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 })]);
+        await Promise.race([
+          victim.crashed,
+          builder.zkPlan.waitForCompletion(plan, { timeoutMs: 10_000 }),
+        ]);
         // No crash from here on: a write of the pool's stop is not part of the plan.
         scheduler.victim = undefined;
+        const crashed = victim.point !== undefined;
         if (crashed) void doomedPool.stop().catch(() => undefined);
         else await doomedPool.stop();
         const survivor = memoryProcess(server, 'survivor', functions(runs));

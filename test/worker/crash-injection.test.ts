@@ -17,17 +17,12 @@ import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
 import { call } from '../../src/exec/task-spec.js';
 import type { TaskToAdd } from '../../src/config/task-options.js';
-import {
-  MemoryZooKeeper,
-  type MemoryZkClient,
-  type OperationScheduler,
-  type ScheduledOperation,
-} from '../../src/testing/index.js';
+import { MemoryZooKeeper } from '../../src/testing/index.js';
 import type { WorkerPool } from '../../src/worker/worker-pool.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from '../support/memory-plan.js';
+import { CrashScheduler, Victim, WRITE_OPS, type CrashPoint } from '../support/crash-scheduler.js';
 
 const PARENT = '/crash';
-const WRITE_OPS: ReadonlySet<string> = new Set(['create', 'setData', 'delete']);
 /** A result larger than one znode (CHUNK_BYTES): stored, kept and handed on in chunks. */
 const BIG_BYTES = 1_000_000;
 /** Safety net: no operation here has anywhere near this many writes. */
@@ -36,68 +31,6 @@ const MAX_CRASH_POINTS = 200;
 const SETTLE_MS = 25;
 /** How far Date.now runs ahead of the real clock (see finishPlan). */
 let clockOffsetMs = 0;
-
-/** The write a crash stopped: it never reached the server. */
-interface CrashPoint {
-  readonly op: string;
-  readonly path: string;
-}
-
-/** The process that dies right before its `crashAt`-th write. */
-class Victim {
-  writes = 0;
-  point: CrashPoint | undefined;
-  readonly crashed: Promise<CrashPoint>;
-  private announce: (point: CrashPoint) => void = () => undefined;
-
-  constructor(
-    private readonly server: MemoryZooKeeper,
-    readonly client: MemoryZkClient,
-    readonly crashAt: number,
-  ) {
-    this.crashed = new Promise((resolve) => {
-      this.announce = resolve;
-    });
-  }
-
-  crash(point: CrashPoint): void {
-    const sessionId = this.client.sessionId;
-    this.client.crash();
-    if (sessionId !== undefined) this.server.expireSession(sessionId); // its session times out on the server
-    this.point = point;
-    this.announce(point);
-  }
-
-  describe(): string {
-    return this.point === undefined
-      ? `no crash (${this.writes} writes)`
-      : `crash before write ${this.crashAt} (${this.point.op} ${this.point.path})`;
-  }
-}
-
-/** Applies every operation on a later microtask in the order sent (as `immediateScheduler`), except the victim's fatal write. */
-class CrashScheduler implements OperationScheduler {
-  victim: Victim | undefined;
-
-  enqueue(operation: ScheduledOperation): void {
-    queueMicrotask(() => {
-      const victim = this.victim;
-      if (
-        victim !== undefined &&
-        operation.live &&
-        operation.clientName === victim.client.name &&
-        WRITE_OPS.has(operation.op)
-      ) {
-        victim.writes += 1;
-        if (victim.writes === victim.crashAt) {
-          victim.crash({ op: operation.op, path: operation.path });
-          return;
-        }
-      }
-      operation.apply();
-    });
-  }
-}
 
 /** One run of a task function. */
 interface Run {

@@ -78,13 +78,23 @@ export function renderPlanView(view: PlanView, width?: number): string {
     taskColumns(
       view.plan,
       view.tasks.some((task) => task.key !== undefined),
+      new Map(
+        view.tasks.flatMap((task) => (task.key === undefined ? [] : [[task.task, task.key]])),
+      ),
     ),
     width,
   )}`;
 }
 
-/** With `keys` (a plan from a spec, or tasks added with keys): a KEY column first, each task's key. */
-function taskColumns(plan: string, keys: boolean): Column<TaskView>[] {
+/**
+ * With `keys` (a plan from a spec, or tasks added with keys): a KEY column first, each task's key;
+ * `keyOf` names the tasks a detail mentions (a continuation) by their keys.
+ */
+function taskColumns(
+  plan: string,
+  keys: boolean,
+  keyOf: ReadonlyMap<string, string>,
+): Column<TaskView>[] {
   return [
     ...(keys ? [{ header: 'KEY', value: (task: TaskView) => task.key ?? '-' }] : []),
     { header: 'TASK', value: (task) => shortName(task.name) },
@@ -103,18 +113,24 @@ function taskColumns(plan: string, keys: boolean): Column<TaskView>[] {
       value: (task) => (task.durationMs !== undefined ? formatDuration(task.durationMs) : '-'),
       right: true,
     },
-    { header: 'DETAIL', value: (task) => shortenPaths(detailOf(task), plan) },
+    { header: 'DETAIL', value: (task) => shortenPaths(detailOf(task, Date.now(), keyOf), plan) },
   ];
 }
 
-/** What to say about a task in its state. */
-export function detailOf(task: TaskView, now = Date.now()): string {
+/** What to say about a task in its state; `keyOf` names other tasks by their keys where they have one. */
+export function detailOf(
+  task: TaskView,
+  now = Date.now(),
+  keyOf: ReadonlyMap<string, string> = new Map(),
+): string {
+  const continuation =
+    task.continuedBy === undefined ? undefined : (keyOf.get(task.continuedBy) ?? task.continuedBy);
   switch (task.state) {
     case 'building':
       return 'being written';
     case 'waiting':
-      return task.continuedBy !== undefined && task.pendingInputs === 0
-        ? `handed over to ${task.continuedBy}: completes with its result`
+      return continuation !== undefined && task.pendingInputs === 0
+        ? `handed over to ${continuation}: completes with its result`
         : `waiting for ${task.pendingInputs} of ${task.inputs.length || task.pendingInputs} input(s)`;
     case 'runnable':
       return task.attempts
@@ -133,8 +149,8 @@ export function detailOf(task: TaskView, now = Date.now()): string {
     case 'done':
       return withOmitted(
         task,
-        task.continuedBy !== undefined
-          ? `handed over to ${task.continuedBy}: completed with its result`
+        continuation !== undefined
+          ? `handed over to ${continuation}: completed with its result`
           : task.workerId === undefined
             ? 'its worker stopped after storing the result; another handed it on'
             : '-',
