@@ -481,8 +481,7 @@ export class PlanWriter {
   ): Promise<boolean> {
     try {
       await this.zk.sync(plan);
-      if ((await this.zk.exists(childPath(plan, batchMarkerName(batch)))) !== undefined)
-        return true;
+      if ((await this.zk.exists(childPath(plan, batchMarkerName(batch)))) !== undefined) return true;
       const [only] = known;
       return known.length === 1 && only !== undefined && (await this.store.reads.isReady(only));
     } catch {
