@@ -291,7 +291,7 @@ export class PlanWriter {
       (outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected',
     );
     if (failure !== undefined) {
-      await this.removeFailedBatch(plan, stamp.batch, paths, session);
+      await this.removeBatch(plan, stamp.batch, paths);
       if (isZkError(failure.reason, 'NO_NODE')) throw new PlanNotFoundError(plan);
       throw failure.reason;
     }
@@ -353,7 +353,7 @@ export class PlanWriter {
         await this.zk.createIfAbsent(marker, markerValue, 'persistent', fence);
     } catch (error) {
       // Not ready yet, so no worker runs them meanwhile.
-      await this.removeFailedBatch(plan, stamp.batch, paths, session);
+      await this.removeBatch(plan, stamp.batch, paths);
       throw error;
     }
     // Committed. A spawn records its tasks before any can run: a failure here leaves the marker
@@ -367,7 +367,7 @@ export class PlanWriter {
       await Promise.all(paths.map((task) => this.store.makeReady(task, fence)));
     } catch (error) {
       if (marker === undefined) {
-        await this.removeFailedBatch(plan, stamp.batch, paths, session);
+        await this.removeBatch(plan, stamp.batch, paths);
         throw error;
       }
       // Committed: finish it on whatever session this client has now (workers do the same if it has none);
@@ -454,39 +454,6 @@ export class PlanWriter {
     }
     if (this.prioritizedPlans.size >= BUILDER_CACHE_SIZE) this.prioritizedPlans.clear(); // only costs a read again
     this.prioritizedPlans.add(plan);
-  }
-
-  /**
-   * Deletes what this writer's failed batch left. Once the session that wrote it has expired (the
-   * failure may be a write whose reply was lost as it expired), a batch whose commit landed (its
-   * marker, or a single task's `ready`) is the workers': they complete a dead builder's committed
-   * batch (settleOrphan) and may already run its tasks, so it is left to them. One that did not
-   * commit never will (its writes are fenced by the dead session) and is deleted as before.
-   */
-  private async removeFailedBatch(
-    plan: string,
-    batch: string,
-    known: readonly string[],
-    session: ZkSession,
-  ): Promise<void> {
-    if (!this.zk.isCurrent(session) && (await this.committedMeanwhile(plan, batch, known))) return;
-    await this.removeBatch(plan, batch, known);
-  }
-
-  /** Whether a batch's commit landed: its marker exists, or its one task has its `ready` (read after a sync). */
-  private async committedMeanwhile(
-    plan: string,
-    batch: string,
-    known: readonly string[],
-  ): Promise<boolean> {
-    try {
-      await this.zk.sync(plan);
-      if ((await this.zk.exists(childPath(plan, batchMarkerName(batch)))) !== undefined) return true;
-      const [only] = known;
-      return known.length === 1 && only !== undefined && (await this.store.reads.isReady(only));
-    } catch {
-      return true; // unknown: the workers settle it either way, and deleting a running task is worse
-    }
   }
 
   /**
