@@ -55,7 +55,7 @@ export interface AddTaskOptions extends RetryPolicy {
    * Maps the function's result, a list, over a task per item: `map.fn` is called once per item
    * (the item first in its params, then `map.params`), and this task completes with the result of
    * `reduce` over the mapped results, in list order, as its own (its dependents get it, keepResult
-   * keeps it). No worker waits meanwhile: the mapped tasks and the reduce run as any others. A
+   * keeps it). No worker waits meanwhile: the mapped tasks and the reduce run as other tasks do. A
    * task that does not return a list fails (INVALID_ARGUMENT). @defaultValue none
    */
   readonly map?: MapStep;

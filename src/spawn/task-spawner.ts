@@ -16,7 +16,7 @@
  *   marker, records them and makes the tasks ready;
  * - without them and without a marker: the batch never committed and never will (its session is
  *   gone, and a worker that gives a task back waits for its spawn calls to settle first), so its
- *   unready tasks are deleted as any dead builder's are (settleOrphan), and this run records a
+ *   unready tasks are deleted as every dead builder's are (settleOrphan), and this run records a
  *   batch of its own in the record (a versioned write: two runs never both take it over) and
  *   writes it.
  * A run that asks for other functions than the record names is refused (SPAWN_MISMATCH): a task's

@@ -204,7 +204,7 @@ async function recordedFns(claim: Claim, context: PerformContext): Promise<reado
 
 /**
  * A task whose continuation's result arrived (`continued`, the arg of its link input): that
- * result is the task's own. Stored, kept (keepResult) and handed to the task's dependents as any
+ * result is the task's own. Stored, kept (keepResult) and handed to the task's dependents as every
  * result is, with a history record naming the continuation; the function does not run again.
  */
 async function finishContinued(
