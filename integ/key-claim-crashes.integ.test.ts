@@ -17,14 +17,16 @@ import { useZooKeeper, waitFor } from './support/zk-test-env.js';
  * adding the same keys is refused (TASK_KEY_TAKEN) exactly when the dead builder's batch was
  * committed, and succeeds when it was not; the plan then runs each key's task once, with the right
  * result, and its history names each key once. A batch committed by the dead builder but not made
- * ready is found by the workers' full scan (every 10 s: its tasks are not indexed yet), so each of
- * those crash points takes about 10 s.
+ * ready is found by the workers' full scan (its tasks are not indexed yet): the survivor scans every
+ * second (`fullScanIntervalMs`) rather than every 10 s, else each of those crash points takes 10–20 s.
  */
 const env = useZooKeeper('key-claim-crashes');
 
 const KEYS = ['load-eu', 'load-us', 'merge'] as const;
 /** The doomed builder's session timeout (env.zkPlan's 10 s) with room for a loaded machine. */
 const SESSION_EXPIRY_WAIT_MS = 30_000;
+/** The survivor's full scan, which finds a batch the dead builder committed but did not index. */
+const FULL_SCAN_INTERVAL_MS = 1_000;
 
 interface Runs {
   readonly byKey: Map<string, number>;
@@ -80,7 +82,7 @@ describe('a builder dying before any write of a batch of keyed tasks', () => {
         const runs: Runs = { byKey: new Map(), release };
         const functions = registry(runs, held);
         const parent = env.root();
-        const survivor = await env.zkPlan({ functions });
+        const survivor = await env.zkPlan({ functions, fullScanIntervalMs: FULL_SCAN_INTERVAL_MS });
         const plan = await survivor.createPlan(parent);
         await survivor.addTask(plan, call('hold'), [], { key: 'hold' });
         await survivor.markAsReady(plan);

@@ -22,6 +22,7 @@ import {
   type WorkerOptions,
   type WorkerPoolOptions,
 } from './config/options.js';
+import { DEFAULTS } from './config/defaults.js';
 import type { PlanOptions } from './config/plan-options.js';
 import { PlanControl } from './control/plan-control.js';
 import { rootContainer } from './di/container.js';
@@ -143,7 +144,12 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     );
     this.concurrencyLimits = new ConcurrencyLimits(zk);
     const explainer = new Explainer(zk, this.store, describer, control, this.concurrencyLimits);
-    this.dispatcher = new Dispatcher(zk, this.store, this.wakeUp);
+    this.dispatcher = new Dispatcher(
+      zk,
+      this.store,
+      this.wakeUp,
+      settings.fullScanIntervalMs ?? DEFAULTS.fullScanIntervalMs,
+    );
     const { writer, reader, workerIdPrefix: identity } = this;
     this.scheduling = new Scheduling({
       zk,
@@ -188,6 +194,9 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     return new ZkPlan(zk, functions, {
       container: options.container ?? rootContainer.createChildContainer(),
       ...(options.maxResultBytes !== undefined ? { maxResultBytes: options.maxResultBytes } : {}),
+      ...(options.fullScanIntervalMs !== undefined
+        ? { fullScanIntervalMs: options.fullScanIntervalMs }
+        : {}),
     });
   }
 

@@ -14,6 +14,8 @@ export interface DefaultValues {
   readonly sessionTimeoutMs: number;
   /** `ConnectOptions.connectTimeoutMs`. */
   readonly connectTimeoutMs: number;
+  /** `ConnectOptions.fullScanIntervalMs`. */
+  readonly fullScanIntervalMs: number;
   /** `WorkerOptions.allowInline`. */
   readonly allowInline: boolean;
   /** `WorkerOptions.inlineTimeoutMs`. */
@@ -141,6 +143,7 @@ export interface DefaultValues {
 export const DEFAULTS = {
   sessionTimeoutMs: 10_000,
   connectTimeoutMs: 15_000,
+  fullScanIntervalMs: 10_000,
   allowInline: false,
   inlineTimeoutMs: 5_000,
   allowShell: false,

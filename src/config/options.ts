@@ -64,6 +64,14 @@ export interface ConnectOptions {
    * else is read. Also the default `maxResultBytes` of its workers. @defaultValue DEFAULTS.maxResultBytes (16 MiB)
    */
   readonly maxResultBytes?: number;
+  /**
+   * How often one worker loop of this process scans the plans it follows in full, besides their
+   * runnable indexes: the bound on how long a repair waits that no watch announces (a dead
+   * builder's committed batch whose tasks were never indexed, a failed task whose plan marker a
+   * crash lost). Shorter finds them sooner at the cost of reading every task of every plan
+   * followed that often. @defaultValue DEFAULTS.fullScanIntervalMs (10 000)
+   */
+  readonly fullScanIntervalMs?: number;
 }
 
 /**
@@ -169,6 +177,7 @@ const CONNECT_KEYS: Record<keyof ConnectOptions, true> = {
   auth: true,
   acl: true,
   maxResultBytes: true,
+  fullScanIntervalMs: true,
 };
 const WORKER_KEYS: Record<keyof WorkerOptions, true> = {
   backoff: true,
@@ -245,6 +254,8 @@ export function resolveConnectOptions(options: ConnectOptions): ZkClientOptions 
   const auth = options.auth === undefined ? [] : resolveAuth(options.auth);
   const acl = options.acl === undefined ? undefined : resolveAcl(options.acl, auth);
   resolveMaxResultBytes(options.maxResultBytes);
+  if (options.fullScanIntervalMs !== undefined)
+    assertDurationMs('fullScanIntervalMs', options.fullScanIntervalMs);
   return {
     connect: options.connect.trim(),
     sessionTimeoutMs,

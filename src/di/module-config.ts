@@ -10,7 +10,13 @@ export interface ZkPlanModuleConfig {
   /** Coordinates of the ZooKeeper service, and the `auth` and `acl` of its sessions and nodes (as in `ZkPlan.connect`). */
   readonly zookeeper: Pick<
     ConnectOptions,
-    'connect' | 'sessionTimeoutMs' | 'connectTimeoutMs' | 'auth' | 'acl' | 'maxResultBytes'
+    | 'connect'
+    | 'sessionTimeoutMs'
+    | 'connectTimeoutMs'
+    | 'auth'
+    | 'acl'
+    | 'maxResultBytes'
+    | 'fullScanIntervalMs'
   >;
   /** When present, `startup` spawns `workers` worker loops on plans under `parent`. */
   readonly zkPlan?: { readonly workers: number; readonly parent: string } & Omit<

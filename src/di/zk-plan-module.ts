@@ -46,9 +46,13 @@ export function zkPlanModule(container: DependencyContainer, config: ZkPlanModul
     container.register(FUNCTION_REGISTRY, { useValue: config.functions });
   else if (!container.isRegistered(FUNCTION_REGISTRY))
     container.register(FUNCTION_REGISTRY, { useValue: new FunctionRegistry() });
-  const { maxResultBytes } = config.zookeeper;
+  const { maxResultBytes, fullScanIntervalMs } = config.zookeeper;
   container.register(ZK_PLAN_SETTINGS, {
-    useValue: { container, ...(maxResultBytes !== undefined ? { maxResultBytes } : {}) },
+    useValue: {
+      container,
+      ...(maxResultBytes !== undefined ? { maxResultBytes } : {}),
+      ...(fullScanIntervalMs !== undefined ? { fullScanIntervalMs } : {}),
+    },
   });
   registerZkPlan(container);
 }

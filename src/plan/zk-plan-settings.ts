@@ -10,4 +10,6 @@ export interface ZkPlanSettings {
   readonly container: DependencyContainer;
   /** `ConnectOptions.maxResultBytes`: the largest stored value its reads accept, and its workers' default. @defaultValue DEFAULTS.maxResultBytes */
   readonly maxResultBytes?: number;
+  /** `ConnectOptions.fullScanIntervalMs`: how often this process's workers scan followed plans in full. @defaultValue DEFAULTS.fullScanIntervalMs */
+  readonly fullScanIntervalMs?: number;
 }

@@ -11,9 +11,6 @@ import { pickHighest } from './priority.js';
 import type { ConcurrencyLimits } from '../limits/concurrency-limits.js';
 import type { WakeUp } from './wake-up.js';
 
-/** How often one loop of the process still scans indexed plans in full, to find tasks whose index entry a crash lost. */
-const FULL_SCAN_INTERVAL_MS = 10_000;
-
 /**
  * Watch-driven dispatch for one worker process. Its loops take tasks from the plans' runnable
  * indexes (`<plan>/runnable/task-N`), which it watches, and wake as soon as an entry appears, a
@@ -43,6 +40,8 @@ export class Dispatcher {
     private readonly zk: Zk,
     private readonly store: TaskStore,
     private readonly wakeUp: WakeUp,
+    /** How often one loop of the process still scans indexed plans in full, to find tasks whose index entry a crash lost. */
+    private readonly fullScanIntervalMs: number,
     private readonly random: () => number = Math.random,
   ) {
     this.tracker = new PlanTracker(zk, store, {
@@ -76,10 +75,10 @@ export class Dispatcher {
     this.tracker.markSettled(plan);
   }
 
-  /** True for one caller every FULL_SCAN_INTERVAL_MS: time to scan indexed plans in full too. */
+  /** True for one caller every `fullScanIntervalMs`: time to scan indexed plans in full too. */
   fullScanDue(): boolean {
     const now = Date.now();
-    if (now - this.lastFullScan < FULL_SCAN_INTERVAL_MS) return false;
+    if (now - this.lastFullScan < this.fullScanIntervalMs) return false;
     this.lastFullScan = now;
     return true;
   }

@@ -102,6 +102,9 @@ describe('resolveConnectOptions', () => {
     ['a negative connect timeout', { connect: 'a:1', connectTimeoutMs: -100 }],
     ['a NaN connect timeout', { connect: 'a:1', connectTimeoutMs: Number.NaN }],
     ['a string session timeout', { connect: 'a:1', sessionTimeoutMs: '1000' }],
+    ['a zero full scan interval', { connect: 'a:1', fullScanIntervalMs: 0 }],
+    ['a string full scan interval', { connect: 'a:1', fullScanIntervalMs: '1000' }],
+    ['a fractional full scan interval', { connect: 'a:1', fullScanIntervalMs: 1.5 }],
     ['null options', null],
   ])('rejects %s with InvalidArgumentError', (_title, options) => {
     const error = expectThrows(

@@ -1,0 +1,28 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryZooKeeper } from '../../src/testing/index.js';
+import { TaskStore } from '../../src/store/task-store.js';
+import { Dispatcher } from '../../src/worker/dispatcher.js';
+import { WakeUp } from '../../src/worker/wake-up.js';
+
+/**
+ * `ConnectOptions.fullScanIntervalMs` reaches the dispatcher: one caller of the process is told to
+ * scan followed plans in full at the first call, then once per interval, and no more often.
+ */
+describe('the full scan interval of a process', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('makes a full scan due once per interval, first at the first call', () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const zk = new MemoryZooKeeper().connect({ name: 'worker' });
+    const dispatcher = new Dispatcher(zk, new TaskStore(zk), new WakeUp(), 250);
+    expect(dispatcher.fullScanDue()).toBe(true);
+    expect(dispatcher.fullScanDue()).toBe(false);
+    vi.advanceTimersByTime(249);
+    expect(dispatcher.fullScanDue()).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(dispatcher.fullScanDue()).toBe(true);
+    expect(dispatcher.fullScanDue()).toBe(false);
+  });
+});
