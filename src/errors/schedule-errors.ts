@@ -15,3 +15,20 @@ export class ScheduleNotFoundError extends ZkPlanError {
   }
 }
 named(ScheduleNotFoundError, 'ScheduleNotFoundError');
+
+/**
+ * No backfill of that id for the schedule (never made, or pruned: a schedule keeps its newest
+ * finished backfills only).
+ *
+ * @category Errors
+ */
+export class BackfillNotFoundError extends ZkPlanError {
+  readonly code = 'BACKFILL_NOT_FOUND';
+  constructor(path: string) {
+    super(
+      `Backfill ${path} does not exist: list a schedule's backfills with schedules(parent).backfills(name) (zk-plan schedule backfills <name>)`,
+      { path },
+    );
+  }
+}
+named(BackfillNotFoundError, 'BackfillNotFoundError');

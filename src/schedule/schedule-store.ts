@@ -329,8 +329,9 @@ export class ScheduleStore {
 
   /**
    * Deletes the final records among `prunable` that are beyond the newest `keep` of `ids`, at or
-   * before the cursor and not named by it (every pass makes the records the cursor names if they
-   * are absent), unless `stillNeeded` says a record is.
+   * before the cursor and not named by it nor by a backfill (`backfillTicks`: every pass makes the
+   * records the cursor and the backfills name if they are absent), unless `stillNeeded` says a
+   * record is.
    */
   async prune(
     name: string,
@@ -338,11 +339,12 @@ export class ScheduleStore {
     prunable: readonly string[],
     keep: number,
     cursor: ScheduleCursor,
+    backfillTicks: ReadonlySet<string>,
     stillNeeded: (record: TickRecord) => Promise<boolean>,
   ): Promise<number> {
     const cursorTick = cursor.tick;
     if (cursorTick === undefined) return 0;
-    const named = new Set(cursor.fire.map(cronTickId));
+    const named = new Set([...cursor.fire.map(cronTickId), ...backfillTicks]);
     const old = new Set(ids.slice(0, Math.max(0, ids.length - keep)));
     const candidates = prunable.filter(
       (id) => old.has(id) && !named.has(id) && (timeOfTickId(id) as number) <= cursorTick,

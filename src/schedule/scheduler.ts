@@ -20,6 +20,7 @@
  * validated in full at every read, as `put` validates it: see ScheduleStore.read): nothing of it is
  * decided or fired, and the pass goes on with the other schedules.
  */
+import { Backfiller } from '../backfill/backfiller.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { MAX_TIMER_MS } from '../util/abort-signals.js';
@@ -62,7 +63,11 @@ export class Scheduler {
   /** Per schedule, when this process first saw each tick record not named by the cursor (its clock). */
   private readonly unnamedSince = new Map<string, Map<string, number>>();
 
-  constructor(private readonly runtime: SchedulerRuntime) {}
+  private readonly backfiller: Backfiller;
+
+  constructor(private readonly runtime: SchedulerRuntime) {
+    this.backfiller = new Backfiller(runtime.firing);
+  }
 
   start(): void {
     this.loop ??= this.run();
@@ -143,7 +148,11 @@ export class Scheduler {
     }
     const times = this.timesOf(schedule);
     if (!schedule.paused) await this.recordDueTicks(schedule, read.czxid, times);
-    await this.firePending(schedule);
+    // Backfills step whether or not the schedule is paused: a backfill is an operator's explicit request.
+    const backfillTicks = await this.backfiller.stepAll(schedule, read.czxid, (error) =>
+      this.runtime.onError(error),
+    );
+    await this.firePending(schedule, backfillTicks);
     return schedule.paused ? undefined : times.next(this.runtime.now());
   }
 
@@ -218,7 +227,11 @@ export class Scheduler {
     }
   }
 
-  private async firePending(schedule: StoredSchedule): Promise<void> {
+  /** Fires the pending ticks oldest first, then prunes; `backfillTicks` are the tick ids backfills name as under way. */
+  private async firePending(
+    schedule: StoredSchedule,
+    backfillTicks: ReadonlySet<string>,
+  ): Promise<void> {
     const { store } = this.runtime.firing;
     const known = this.finalTicks.get(schedule.name) ?? new Map<string, string>();
     this.finalTicks.set(schedule.name, known);
@@ -239,7 +252,7 @@ export class Scheduler {
         );
     }
     for (const id of known.keys()) if (!ids.includes(id)) known.delete(id);
-    await this.prune(schedule, ids, known);
+    await this.prune(schedule, ids, known, backfillTicks);
   }
 
   /**
@@ -250,16 +263,18 @@ export class Scheduler {
    * only once this process has seen it unnamed for `keepTicksMs`: a scheduler that read an older
    * cursor naming it makes its records within one pass, fenced by its session, and never stalls
    * that long with its session alive, so a pruned record is never made again (and fired twice).
+   * The ticks a backfill names as under way count as named in the same way.
    */
   private async prune(
     schedule: StoredSchedule,
     ids: readonly string[],
     known: ReadonlyMap<string, string>,
+    backfillTicks: ReadonlySet<string>,
   ): Promise<void> {
     const { store } = this.runtime.firing;
     const cursor = await store.cursor(schedule.name);
     const now = this.runtime.now();
-    const named = new Set(cursor.fire.map(cronTickId));
+    const named = new Set([...cursor.fire.map(cronTickId), ...backfillTicks]);
     const seen = this.unnamedSince.get(schedule.name) ?? new Map<string, number>();
     this.unnamedSince.set(schedule.name, seen);
     for (const id of [...seen.keys()]) if (!ids.includes(id) || named.has(id)) seen.delete(id);
@@ -282,6 +297,7 @@ export class Scheduler {
       prunable,
       DEFAULTS.schedule.keepTicks,
       cursor,
+      backfillTicks,
       stillNeeded,
     );
   }

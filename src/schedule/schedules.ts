@@ -5,10 +5,25 @@
  * process cannot finish is finished by any running scheduler.
  */
 import { randomBytes } from 'node:crypto';
+import {
+  backfillStatus,
+  resolveBackfillOptions,
+  type BackfillOptions,
+  type BackfillStatus,
+} from '../backfill/backfill-options.js';
+import {
+  MAX_BACKFILLS,
+  MAX_BACKFILL_REASON,
+  backfillId,
+  isBackfillId,
+  type BackfillRecord,
+} from '../backfill/backfill-record.js';
+import { Backfiller } from '../backfill/backfiller.js';
 import type { PlanState } from '../plan/plan-states.js';
-import { ScheduleNotFoundError } from '../errors/schedule-errors.js';
+import { BackfillNotFoundError, ScheduleNotFoundError } from '../errors/schedule-errors.js';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
-import { scheduleNodes } from '../zk/layout.js';
+import { backfillNode, scheduleNodes } from '../zk/layout.js';
 import { cronTimes } from './cron-times.js';
 import {
   assertScheduleName,
@@ -59,6 +74,8 @@ export interface ScheduleSummary {
   readonly lastTick?: string;
   readonly skippedTicks: number;
   readonly recentRuns: readonly ScheduleRun[];
+  /** Its backfills, oldest first: those under way, and the newest finished ones. */
+  readonly backfills: readonly BackfillStatus[];
 }
 
 /**
@@ -182,6 +199,91 @@ export class Schedules {
   }
 
   /**
+   * Backfills the schedule (DolphinScheduler's "complement"): one plan per cron tick of the past
+   * range [from, to], made through the same tick records and locks as live ticks, so a backfilled
+   * tick and a live one of the same time make one plan, and a tick whose record or plan still
+   * exists makes nothing new. `serial` starts each tick's plan after the previous one ended;
+   * `parallel` keeps up to `concurrency` under way. Its paused state does not stop a backfill. The
+   * call records the backfill and starts its first ticks; running schedulers fire them and move it
+   * on (`startScheduler`, `zk-plan worker --schedules`), so one must run. Resolves its status.
+   */
+  async backfill(name: string, options: BackfillOptions): Promise<BackfillStatus> {
+    assertScheduleName(name);
+    const current = await this.firing.store.read(name);
+    if (current === undefined || current.schedule.removing === true)
+      throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+    const { schedule, czxid } = current;
+    const resolved = resolveBackfillOptions(options, schedule, this.now());
+    if ((await this.firing.backfills.ids(name)).length >= MAX_BACKFILLS)
+      throw new InvalidArgumentError(
+        'name',
+        `schedule "${name}" already holds ${MAX_BACKFILLS} backfills: wait for some to finish, or cancel some (schedules(parent).backfills(name) lists them)`,
+        scheduleNodes(this.parent, name).backfills,
+      );
+    const id = backfillId(this.now(), this.tickNonce());
+    const stamp = new Date().toISOString();
+    const record: BackfillRecord = {
+      ...resolved,
+      cron: schedule.cron,
+      timezone: schedule.timezone,
+      started: 0,
+      running: [],
+      completed: 0,
+      failed: 0,
+      notRun: 0,
+      state: 'running',
+      scheduleNode: czxid,
+      createdAt: stamp,
+      updatedAt: stamp,
+      by: this.firing.identity,
+    };
+    if (!(await this.firing.backfills.create(name, id, record)))
+      throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
+    const stepped = await new Backfiller(this.firing).step(schedule, czxid, id);
+    return backfillStatus(name, id, stepped?.record ?? record);
+  }
+
+  /** The schedule's backfills, oldest first: those under way and the newest finished ones. */
+  async backfills(name: string): Promise<BackfillStatus[]> {
+    await this.get(name);
+    return await this.backfillsOf(name);
+  }
+
+  /**
+   * Cancels a backfill: no tick of it starts any more, a tick not yet built makes no plan, and the
+   * plans of its ticks under way are cancelled (by this call, or by the scheduler's next step for
+   * one built meanwhile). Safe to repeat; a finished backfill is left as it is. Resolves its status.
+   */
+  async cancelBackfill(name: string, id: string, reason?: string): Promise<BackfillStatus> {
+    const schedule = await this.get(name);
+    if (typeof id !== 'string' || !isBackfillId(id))
+      throw new InvalidArgumentError(
+        'id',
+        `expected a backfill id such as backfill-001764036000000-1a2b3c4d (schedules(parent).backfills(name) lists them), got ${JSON.stringify(id)}`,
+      );
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_BACKFILL_REASON))
+      throw new InvalidArgumentError(
+        'reason',
+        `expected a string of at most ${MAX_BACKFILL_REASON} characters`,
+      );
+    const node = (await this.firing.store.node(name))?.czxid ?? 0;
+    for (;;) {
+      const read = await this.firing.backfills.read(name, id);
+      if (read === undefined) throw new BackfillNotFoundError(backfillNode(this.parent, name, id));
+      if (read.record.state !== 'running') return backfillStatus(name, id, read.record);
+      const cancelled: BackfillRecord = {
+        ...read.record,
+        state: 'cancelled',
+        reason: reason ?? 'cancelled by cancelBackfill',
+        updatedAt: new Date().toISOString(),
+      };
+      if (!(await this.firing.backfills.update(name, read, cancelled))) continue; // moved on meanwhile
+      const stepped = await new Backfiller(this.firing).step(schedule, node, id);
+      return backfillStatus(name, id, stepped?.record ?? cancelled);
+    }
+  }
+
+  /**
    * Removes the schedule and its tick records; the plans it made stay. Safe to repeat, and a removal
    * cut short is finished by calling it again. Resolves true when this call found the schedule (or
    * what a removal cut short left of it), false when there was none: after a lost reply, a repeat
@@ -242,11 +344,27 @@ export class Schedules {
     );
     return {
       schedule,
+      backfills: await this.backfillsOf(name),
       nextFireTimes,
       ...(cursor.tick === undefined ? {} : { lastTick: new Date(cursor.tick).toISOString() }),
       skippedTicks: cursor.skipped,
       recentRuns: runs.filter((run): run is ScheduleRun => run !== undefined),
     };
+  }
+
+  /** The statuses of the schedule's backfill records (those not readable as one left out). */
+  private async backfillsOf(name: string): Promise<BackfillStatus[]> {
+    const reads = await Promise.all(
+      (await this.firing.backfills.ids(name)).map((id) =>
+        this.firing.backfills.read(name, id).catch((error: unknown) => {
+          if (error instanceof MalformedNodeError) return undefined;
+          throw error;
+        }),
+      ),
+    );
+    return reads.flatMap((read) =>
+      read === undefined ? [] : [backfillStatus(name, read.id, read.record)],
+    );
   }
 
   private async update(

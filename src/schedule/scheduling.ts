@@ -14,6 +14,7 @@ import { listWorkers } from '../registry/worker-registry.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
 import { assertValidPath } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
+import { BackfillStore } from '../backfill/backfill-store.js';
 import { ScheduleStore } from './schedule-store.js';
 import { Scheduler } from './scheduler.js';
 import { Schedules } from './schedules.js';
@@ -102,6 +103,7 @@ export class Scheduling {
       zk,
       writer,
       store: new ScheduleStore(zk, parent),
+      backfills: new BackfillStore(zk, parent),
       functions,
       identity: `${identity}/scheduler`,
       listWorkers: (planParent) => listWorkers(zk, planParent),
@@ -109,6 +111,7 @@ export class Scheduling {
         const state = await this.planState(plan);
         return state === 'deleted' || FINISHED.has(state);
       },
+      planState: (plan) => this.planState(plan),
       cancelPlan: async (plan, reason) => {
         await control.cancel(plan, { reason }).catch((error: unknown) => {
           // Gone, or finished meanwhile: nothing left to cancel.

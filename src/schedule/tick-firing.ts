@@ -22,6 +22,9 @@
  * versioned write or a delete.
  */
 import { PlanSpecError } from '../errors/spec-errors.js';
+import type { BackfillStore } from '../backfill/backfill-store.js';
+import { MalformedNodeError } from '../errors/task-errors.js';
+import type { PlanState } from '../plan/plan-states.js';
 import type { PlanWriter } from '../plan/plan-writer.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
 import { fillPlan, checkSpecForSubmit, type SpecRegistry } from '../spec/submit-plan.js';
@@ -59,10 +62,14 @@ export interface FiringContext {
   readonly zk: Zk;
   readonly writer: PlanWriter;
   readonly store: ScheduleStore;
+  /** The schedules' backfill records: a backfill's tick fires only while its backfill is not cancelled. */
+  readonly backfills: BackfillStore;
   readonly functions: SpecRegistry;
   listWorkers(parent: string): Promise<WorkerInfo[]>;
   /** Whether a plan is finished (completed, failed, cancelled, or gone). */
   planFinished(plan: string): Promise<boolean>;
+  /** How a plan stands (`deleted` when it is gone). */
+  planState(plan: string): Promise<PlanState | 'deleted'>;
   cancelPlan(plan: string, reason: string): Promise<void>;
   /** Who fires (host:pid/…), recorded with the tick. */
   readonly identity: string;
@@ -164,6 +171,12 @@ async function decideAndBuild(
       reason: 'its plan was deleted before the tick was recorded fired',
       node: read,
     };
+  if (existing === undefined && record.kind === 'backfill') {
+    // Under the lock, before a plan exists: a tick of a backfill cancelled meanwhile makes none. A
+    // plan made before the cancel landed is cancelled by the backfill's next step.
+    const stopped = await backfillStopped(context, schedule.name, record.backfill ?? '');
+    if (stopped !== undefined) return { state: 'skipped', reason: stopped, node: read };
+  }
   if (existing === undefined && record.kind === 'cron') {
     if (schedule.paused) return { state: 'skipped', reason: 'the schedule is paused', node: read };
     const decision =
@@ -313,6 +326,23 @@ async function writeTick(
   }
 }
 
+/** Why a backfill's tick must not make a plan (its backfill cancelled, gone or unreadable); undefined while it runs. */
+async function backfillStopped(
+  context: FiringContext,
+  schedule: string,
+  id: string,
+): Promise<string | undefined> {
+  try {
+    const backfill = await context.backfills.read(schedule, id);
+    if (backfill === undefined) return `its backfill ${id} is gone`;
+    if (backfill.record.state === 'cancelled') return `its backfill ${id} was cancelled`;
+    return undefined;
+  } catch (error) {
+    if (error instanceof MalformedNodeError) return `its backfill ${id} is not a valid record`;
+    throw error;
+  }
+}
+
 /** The tick a plan node's value says made it; undefined for a plan of no schedule. */
 function planOrigin(plan: string, data: Buffer | null): Partial<PlanOrigin> | undefined {
   if (data === null || data.length === 0) return undefined;
@@ -328,7 +358,8 @@ function planOrigin(plan: string, data: Buffer | null): Partial<PlanOrigin> | un
  * The runs a cron tick may overlap: every manual tick triggered so far, before or after this
  * tick's time, fired or still being fired (manual ticks fire whatever the policy), and the fired
  * cron ticks before it, newest first, back to one made under 'skip' or 'cancelPrevious' (every
- * run before that one had finished when it fired; ticks fired under 'allow' are walked past).
+ * run before that one had finished when it fired; ticks fired under 'allow' are walked past). A
+ * backfill's ticks are not among them.
  */
 async function previousRuns(
   context: FiringContext,
@@ -342,7 +373,9 @@ async function previousRuns(
     const manual = isManualTickId(earlier);
     if (earlier === id || (!manual && cronVouched)) continue;
     const tick = await context.store.readTick(schedule.name, earlier);
-    if (tick === undefined || (!manual && tick.record.tick > record.tick)) continue;
+    // A backfill's runs are bounded by its own concurrency, not by the live ticks' overlap policy.
+    if (tick === undefined || tick.record.kind === 'backfill') continue;
+    if (!manual && tick.record.tick > record.tick) continue;
     if (manual && tick.record.state === 'pending') {
       runs.push({ plan: tick.record.plan, finished: false, starting: true });
       continue;

@@ -8,11 +8,11 @@ import { childPath } from '../zk/layout.js';
 import type { OverlapPolicy } from './tick-decisions.js';
 
 /**
- * A tick of the schedule's cron expression, or one `trigger` made.
+ * A tick of the schedule's cron expression, one `trigger` made, or a past cron tick a backfill fires.
  *
  * @category Schedules
  */
-export type TickKind = 'cron' | 'manual';
+export type TickKind = 'cron' | 'manual' | 'backfill';
 
 /**
  * `pending` until the plan is built and ready (`fired`), or the tick is passed over (`skipped`) or cannot build (`failed`).
@@ -23,6 +23,8 @@ export type TickState = 'pending' | 'fired' | 'skipped' | 'failed';
 
 export interface TickRecord {
   readonly kind: TickKind;
+  /** The backfill that made the record (kind `backfill`): its id under the schedule's `backfills`. */
+  readonly backfill?: string;
   /** The tick's time, ms since the epoch. */
   readonly tick: number;
   /** The same, ISO-8601: the spec parameter `firedAt`. */
@@ -107,14 +109,16 @@ export function parseTickRecord(path: string, value: unknown): TickRecord {
   if (
     typeof record !== 'object' ||
     record === null ||
-    (record.kind !== 'cron' && record.kind !== 'manual') ||
+    (record.kind !== 'cron' && record.kind !== 'manual' && record.kind !== 'backfill') ||
+    (record.kind === 'backfill' &&
+      (typeof record.backfill !== 'string' || record.backfill.length > 100)) ||
     typeof record.tick !== 'number' ||
     typeof record.plan !== 'string' ||
     !['pending', 'fired', 'skipped', 'failed'].includes(record.state as string)
   )
     throw new MalformedNodeError(
       path,
-      'expected a tick record { kind, tick, firedAt, plan, state, … }',
+      'expected a tick record { kind, backfill?, tick, firedAt, plan, state, … }',
     );
   return record as TickRecord;
 }

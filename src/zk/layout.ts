@@ -147,6 +147,8 @@ export const LIMITS = `${RESERVED_PREFIX}limits`;
 export const SCHEDULE_CURSOR = 'cursor';
 /** A schedule's `ticks` child: a record per tick, with the plan it makes. */
 export const SCHEDULE_TICKS = 'ticks';
+/** A schedule's `backfills` child: a record per backfill (`schedules(parent).backfill`), each naming the ticks it has under way. */
+export const SCHEDULE_BACKFILLS = 'backfills';
 /** A tick's `lock` child: the ephemeral node of the process firing it (an alert's lock has the same name). */
 export const TICK_LOCK = 'lock';
 
@@ -200,9 +202,24 @@ export function jobsNodes(jobs: string): {
 export function scheduleNodes(
   schedules: string,
   name: string,
-): { readonly node: string; readonly cursor: string; readonly ticks: string } {
+): {
+  readonly node: string;
+  readonly cursor: string;
+  readonly ticks: string;
+  readonly backfills: string;
+} {
   const node = childPath(schedules, name);
-  return { node, cursor: childPath(node, SCHEDULE_CURSOR), ticks: childPath(node, SCHEDULE_TICKS) };
+  return {
+    node,
+    cursor: childPath(node, SCHEDULE_CURSOR),
+    ticks: childPath(node, SCHEDULE_TICKS),
+    backfills: childPath(node, SCHEDULE_BACKFILLS),
+  };
+}
+
+/** Where a backfill's record is. */
+export function backfillNode(schedules: string, name: string, id: string): string {
+  return childPath(scheduleNodes(schedules, name).backfills, id);
 }
 
 /** Where a tick's record and lock are. */

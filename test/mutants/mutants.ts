@@ -92,17 +92,17 @@ export const MUTANTS: readonly Mutant[] = [
         file: 'src/schedule/scheduler.ts',
         patches: [
           {
-            find: 'const named = new Set(cursor.fire.map(cronTickId));',
-            replace: 'const named = new Set<string>();',
+            find: 'const named = new Set([...cursor.fire.map(cronTickId), ...backfillTicks]);',
+            replace: 'const named = new Set<string>(backfillTicks);',
           },
           {
             find: 'now - (seen.get(id) ?? now) >= DEFAULTS.schedule.keepTicksMs',
             replace: "now - Number(id.split('-')[1]) > DEFAULTS.schedule.keepTicksMs",
           },
           {
-            find: 'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, cursor, stillNeeded);',
+            find: 'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, cursor, backfillTicks, stillNeeded);',
             replace:
-              'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, { ...cursor, fire: [] }, stillNeeded);',
+              'await store.prune(schedule.name, ids, prunable, DEFAULTS.schedule.keepTicks, { ...cursor, fire: [] }, backfillTicks, stillNeeded);',
           },
         ],
       },
