@@ -172,6 +172,9 @@ export type { ScheduleInput, StoredSchedule } from './schedule/schedule-definiti
 export type { MisfirePolicy, OverlapPolicy } from './schedule/tick-decisions.js';
 export type { TickKind, TickState } from './schedule/tick-record.js';
 export type { SchedulerOptions } from './config/options.js';
+// Backfills: a schedule's past ticks fired as plans, serially or in parallel (`schedules.backfill`).
+export type { BackfillOptions, BackfillStatus } from './backfill/backfill-options.js';
+export type { BackfillMode, BackfillState } from './backfill/backfill-record.js';
 
 // ---------------------------------------------------------------------------------------------
 // Jobs: long-running work split into items (shards or named items) that the live job workers share.
@@ -304,4 +307,4 @@ export { SpawnMismatchError } from './errors/spawn-errors.js';
 export { PlanSpecError, type PlanSpecProblem } from './errors/spec-errors.js';
 export { SnapshotError, type SnapshotProblem } from './errors/snapshot-errors.js';
 export { JobError, JobNotFoundError, type JobProblem } from './errors/job-errors.js';
-export { ScheduleNotFoundError } from './errors/schedule-errors.js';
+export { BackfillNotFoundError, ScheduleNotFoundError } from './errors/schedule-errors.js';

@@ -9,6 +9,7 @@ import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
 import { BackfillNotFoundError, ScheduleNotFoundError } from '../../src/errors/schedule-errors.js';
 import type { BackfillStatus } from '../../src/backfill/backfill-options.js';
+import { TickRuns, passUntilFinished, pastTicks, planOf } from './backfill-fixture.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from '../support/memory-plan.js';
 import {
   PLANS,
@@ -41,71 +42,7 @@ function workers(
   return proc;
 }
 
-/** The plan path a tick of PULSE at `ms` makes. */
-function planOf(ms: number): string {
-  return `pulse@${new Date(ms).toISOString().replace(/[-:]/g, '')}`;
-}
-
-/** Ten past ticks, a minute before T0: 10 … 19 s past T0 − 60 s. */
-const FROM = T0 - 60_000 + 10_000;
-const TO = FROM + 9_000;
-const BACKFILLED = Array.from({ length: 10 }, (_, index) => planOf(FROM + index * 1_000));
-
-/**
- * Plans of past ticks under way at once, as their tasks see it: a tick's plan is under way from the
- * start of its first task (`load`, whose param is the tick's time) to the end of its last
- * (`report`, whose input carries that time). Each task takes a few ms, so plans that may overlap do.
- */
-class PlansAtOnce {
-  private readonly active = new Set<string>();
-  most = 0;
-
-  functions(): FunctionRegistry {
-    return new FunctionRegistry().register(
-      'stamp',
-      async (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => {
-        const param = String(ctx.params[0]);
-        const firedAt = param === 'report' ? (String(inputs[0]).split('<')[0] ?? '') : param;
-        const past = Date.parse(firedAt) < T0;
-        if (past && param !== 'report') {
-          this.active.add(firedAt);
-          this.most = Math.max(this.most, this.active.size);
-        }
-        await pause(3);
-        if (past && param === 'report') this.active.delete(firedAt);
-        return [param, ...inputs].join('<');
-      },
-    );
-  }
-}
-
-interface Watched {
-  final: BackfillStatus | undefined;
-}
-
-/**
- * Passes of every scheduler, a second of their clock apart (live ticks fire too), until the
- * backfill is finished.
- */
-async function runUntilFinished(
-  schedulers: readonly SchedulerProcess[],
-  id: string,
-): Promise<Watched> {
-  const watched: Watched = { final: undefined };
-  for (let second = 1; second <= 200; second++) {
-    for (const proc of schedulers) proc.clock.now = T0 + second * 1_000 + 20;
-    await Promise.all(schedulers.map((proc) => proc.scheduler.pass()));
-    const status = (await schedulers[0]?.schedules.backfills('pulse'))?.find(
-      (backfill) => backfill.id === id,
-    );
-    if (status !== undefined && status.state !== 'running' && status.running.length === 0) {
-      watched.final = status;
-      return watched;
-    }
-    await pause(5); // the workers run the plans meanwhile
-  }
-  return watched;
-}
+const { from: FROM, to: TO, plans: BACKFILLED } = pastTicks(10);
 
 describe('a backfill', () => {
   it.each([
@@ -117,7 +54,7 @@ describe('a backfill', () => {
       const server = new MemoryZooKeeper();
       const [a, b] = [start(server, 'a'), start(server, 'b')];
       await a.schedules.put(PULSE);
-      const atOnce = new PlansAtOnce();
+      const atOnce = new TickRuns();
       const runner = workers(server, atOnce.functions());
       a.clock.now = T0 + 20;
       const made = await a.schedules.backfill('pulse', {
@@ -127,8 +64,8 @@ describe('a backfill', () => {
         ...(concurrency === undefined ? {} : { concurrency }),
       });
       expect(made).toMatchObject({ state: 'running', total: 10, started: concurrency ?? 1 });
-      const watched = await runUntilFinished([a, b], made.id);
-      expect(watched.final).toMatchObject({
+      const final = await passUntilFinished([a, b], made.id);
+      expect(final).toMatchObject({
         state: 'completed',
         total: 10,
         started: 10,
@@ -171,8 +108,7 @@ describe('a backfill', () => {
       mode: 'parallel',
       concurrency: 5,
     });
-    const watched = await runUntilFinished([a], first.id);
-    expect(watched.final?.state).toBe('completed');
+    expect((await passUntilFinished([a], first.id))?.state).toBe('completed');
     const afterFirst = plansOn(server);
     const second = await a.schedules.backfill('pulse', {
       from: FROM,
@@ -180,43 +116,78 @@ describe('a backfill', () => {
       mode: 'parallel',
       concurrency: 5,
     });
-    const again = await runUntilFinished([a], second.id);
-    expect(again.final?.state).toBe('completed');
+    expect((await passUntilFinished([a], second.id))?.state).toBe('completed');
     const afterSecond = plansOn(server).filter((plan) => plan <= planOf(T0 + 3_000));
     expect(afterSecond).toEqual(afterFirst.filter((plan) => plan <= planOf(T0 + 3_000)));
     for (const plan of livePlans) expect(afterSecond).toContain(plan);
   });
 
-  it('cancelled midway: no tick starts any more, the plan under way is cancelled, and nothing is lost from the count', async () => {
+  it('cancelled midway: no tick starts any more, the plan under way is cancelled, and each started tick is counted once', async () => {
     const server = new MemoryZooKeeper();
     const a = start(server, 'a');
     await a.schedules.put(PULSE);
-    const runner = workers(server);
+    // The first past tick's plan stays under way until the cancel has been made.
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const functions = new FunctionRegistry().register(
+      'stamp',
+      async (ctx: TaskContext<unknown[]>, ...inputs: unknown[]) => {
+        if (Date.parse(String(ctx.params[0])) < T0) await held;
+        return [String(ctx.params[0]), ...inputs].join('<');
+      },
+    );
+    const runner = workers(server, functions);
     a.clock.now = T0 + 20;
     const made = await a.schedules.backfill('pulse', { from: FROM, to: TO });
-    for (let second = 1; second <= 3; second++) {
+    const firstPlan = `${PLANS}/${BACKFILLED[0] ?? ''}`;
+    for (let second = 1; second <= 50; second++) {
       a.clock.now = T0 + second * 1_000 + 20;
       await a.scheduler.pass();
-      await pause(20);
+      const status = await runner.zkPlan.plans.status(firstPlan).catch(() => undefined);
+      if (status?.state === 'running') break;
+      await pause(5);
     }
+    expect(await runner.zkPlan.plans.status(firstPlan)).toMatchObject({ state: 'running' });
     const cancelled = await a.schedules.cancelBackfill('pulse', made.id, 'wrong range');
-    expect(cancelled).toMatchObject({ state: 'cancelled', reason: 'wrong range' });
-    const startedAtCancel = cancelled.started;
-    expect(startedAtCancel).toBeLessThan(10);
-    const watched = await runUntilFinished([a], made.id);
-    expect(watched.final).toMatchObject({
+    expect(cancelled).toMatchObject({ state: 'cancelled', reason: 'wrong range', started: 1 });
+    expect(await runner.zkPlan.plans.status(firstPlan)).toMatchObject({ state: 'cancelled' });
+    release();
+    const final = await passUntilFinished([a], made.id);
+    expect(final).toMatchObject({
       state: 'cancelled',
-      started: startedAtCancel,
+      started: 1,
       running: [],
+      completed: 0,
+      failed: 1,
+      notRun: 0,
     });
-    const final = watched.final as BackfillStatus;
-    expect(final.completed + final.failed + final.notRun).toBe(startedAtCancel);
-    expect(plansOn(server).filter((plan) => BACKFILLED.includes(plan)).length).toBeLessThanOrEqual(
-      startedAtCancel,
-    );
+    expect(plansOn(server).filter((plan) => BACKFILLED.includes(plan))).toEqual([BACKFILLED[0]]);
     // Safe to repeat: a finished backfill is left as it is.
     expect(await a.schedules.cancelBackfill('pulse', made.id)).toMatchObject({
       state: 'cancelled',
+      reason: 'wrong range',
+    });
+  });
+
+  it('cancelled while a started tick has no plan yet: the tick makes none', async () => {
+    const server = new MemoryZooKeeper();
+    const a = start(server, 'a');
+    await a.schedules.put(PULSE);
+    a.clock.now = T0 + 20;
+    // The call records the backfill and its first tick's record; no scheduler has fired it yet.
+    const made = await a.schedules.backfill('pulse', { from: FROM, to: TO });
+    expect(made).toMatchObject({ started: 1, running: [new Date(FROM).toISOString()] });
+    await a.schedules.cancelBackfill('pulse', made.id);
+    const final = await passUntilFinished([a], made.id);
+    expect(final).toMatchObject({ state: 'cancelled', started: 1, notRun: 1, failed: 0 });
+    expect(plansOn(server).filter((plan) => BACKFILLED.includes(plan))).toEqual([]);
+    const [run] =
+      (await a.schedules.list())[0]?.recentRuns.filter((r) => r.kind === 'backfill') ?? [];
+    expect(run).toMatchObject({
+      state: 'skipped',
+      reason: `its backfill ${made.id} was cancelled`,
     });
   });
 
