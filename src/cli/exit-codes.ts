@@ -1,6 +1,6 @@
 import { CommanderError, type Command } from 'commander';
 import { JobNotFoundError } from '../errors/job-errors.js';
-import { ScheduleNotFoundError } from '../errors/schedule-errors.js';
+import { BackfillNotFoundError, ScheduleNotFoundError } from '../errors/schedule-errors.js';
 import { SnapshotError } from '../errors/snapshot-errors.js';
 import { ZkPlanError } from '../errors/base-error.js';
 import {
@@ -87,6 +87,7 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
   if (
     error instanceof PlanNotFoundError ||
     error instanceof ScheduleNotFoundError ||
+    error instanceof BackfillNotFoundError ||
     error instanceof JobNotFoundError ||
     error instanceof TaskKeyNotFoundError
   )

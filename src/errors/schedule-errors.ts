@@ -25,9 +25,13 @@ named(ScheduleNotFoundError, 'ScheduleNotFoundError');
 export class BackfillNotFoundError extends ZkPlanError {
   readonly code = 'BACKFILL_NOT_FOUND';
   constructor(path: string) {
+    const name = path.split('/').at(-3) ?? '<name>';
     super(
-      `Backfill ${path} does not exist: list a schedule's backfills with schedules(parent).backfills(name) (zk-plan schedule backfills <name>)`,
-      { path },
+      `Backfill ${path} does not exist (a schedule keeps its newest finished backfills only): Schedules.backfills(name) lists them`,
+      {
+        path,
+        cliMessage: `no backfill ${path} (a schedule keeps its newest finished backfills only): zk-plan schedule backfills ${name} lists them`,
+      },
     );
   }
 }

@@ -217,7 +217,7 @@ export class Schedules {
     if ((await this.firing.backfills.ids(name)).length >= MAX_BACKFILLS)
       throw new InvalidArgumentError(
         'name',
-        `schedule "${name}" already holds ${MAX_BACKFILLS} backfills: wait for some to finish, or cancel some (schedules(parent).backfills(name) lists them)`,
+        `schedule "${name}" already holds ${MAX_BACKFILLS} backfills: wait for some to finish, or cancel some (Schedules.backfills and zk-plan schedule backfills list them)`,
         scheduleNodes(this.parent, name).backfills,
       );
     const id = backfillId(this.now(), this.tickNonce());
@@ -259,7 +259,7 @@ export class Schedules {
     if (typeof id !== 'string' || !isBackfillId(id))
       throw new InvalidArgumentError(
         'id',
-        `expected a backfill id such as backfill-001764036000000-1a2b3c4d (schedules(parent).backfills(name) lists them), got ${JSON.stringify(id)}`,
+        `expected a backfill id such as backfill-001764036000000-1a2b3c4d (Schedules.backfills and zk-plan schedule backfills list them), got ${JSON.stringify(id)}`,
       );
     if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_BACKFILL_REASON))
       throw new InvalidArgumentError(
