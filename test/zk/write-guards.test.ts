@@ -106,6 +106,8 @@ const NODES: readonly (readonly [RegExp, string])[] = (
     [SCHEDULE, 'schedule'],
     [TICKS, 'ticks'],
     [`${SCHEDULE}/cursor`, 'cursor'],
+    [`${SCHEDULE}/backfills`, 'backfills'],
+    [String.raw`${SCHEDULE}/backfills/backfill-\d{15}-[0-9a-f]{8}`, 'backfill record'],
     [String.raw`${TICKS}/tick-\d{15}`, 'tick record'],
     [String.raw`${TICKS}/manual-\d{15}-[0-9a-f]{8}`, 'manual tick record'],
     [String.raw`${TICKS}/(?:tick-\d{15}|manual-\d{15}-[0-9a-f]{8})/lock`, 'tick lock'],
@@ -358,7 +360,10 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
   }
 }
 
-/** Schedules: put, ticks fired over time (records pruned), a manual trigger, a change, removal. */
+/**
+ * Schedules: put, ticks fired over time (records pruned), 22 backfills stepped and cancelled
+ * (finished ones beyond the newest 20 pruned), a manual trigger, a change, removal.
+ */
 async function runSchedules(server: MemoryZooKeeper): Promise<void> {
   const proc = schedulerProcess(server, 'scheduler');
   try {
@@ -377,6 +382,21 @@ async function runSchedules(server: MemoryZooKeeper): Promise<void> {
     proc.clock.now += 11 * 60_000;
     await proc.scheduler.pass();
     await proc.scheduler.pass();
+    // No worker runs here, so a backfill ends by its cancel (which cancels its plans under way).
+    const range = {
+      from: T0 - 600_000,
+      to: T0 - 570_000,
+      mode: 'parallel',
+      concurrency: 2,
+    } as const;
+    for (let backfill = 0; backfill < 22; backfill++) {
+      const { id } = await proc.schedules.backfill('pulse', range);
+      await proc.scheduler.pass();
+      await proc.schedules.cancelBackfill('pulse', id);
+    }
+    for (let pass = 0; pass < 3; pass++) await proc.scheduler.pass();
+    const backfills = await proc.schedules.backfills('pulse');
+    expect(backfills.map((backfill) => backfill.state)).toEqual(Array(20).fill('cancelled'));
     await proc.schedules.trigger('pulse');
     await proc.schedules.pause('pulse');
     await proc.schedules.remove('pulse');
