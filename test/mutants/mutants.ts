@@ -110,7 +110,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'issue 19, defect 3: tick records beyond the newest 50 are pruned once their tick is 10 minutes old, while the cursor still names them; every pass makes them again, pending, and they fire a second time',
     simulation: 'long-schedule',
-    searchFrom: 2,
+    searchFrom: 7,
   },
   {
     name: 'lease-write-resent',
@@ -251,7 +251,25 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'a scheduler that takes over a tick fills the half-built plan of a dead firer without deleting its tasks first: a plan with extra tasks',
     simulation: 'schedule',
-    searchFrom: 7,
+    searchFrom: 1,
+  },
+  {
+    name: 'backfill-tick-records-not-remade',
+    files: [
+      {
+        file: 'src/backfill/backfiller.ts',
+        patches: [
+          {
+            find: "if (record.state === 'running') await this.createTickRecords(schedule, id, record, record.running, session);",
+            replace: '',
+          },
+        ],
+      },
+    ],
+    defect:
+      'a backfill step does not make the records of the ticks its record names under way: a scheduler that committed a step and died (or froze past its session) before making them leaves those ticks without a record, never fired, and the backfill never completes',
+    simulation: 'schedule',
+    searchFrom: 8,
   },
   {
     name: 'fire-tick-without-lock',

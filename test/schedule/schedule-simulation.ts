@@ -10,6 +10,12 @@
  * plan is the tick's path, ready, with exactly the spec's tasks and a spec record naming the
  * tick; no other plan exists; no record is left pending.
  *
+ * With `overlap: 'allow'` a backfill of 6 past ticks, 2 at a time, runs through the window too, and
+ * a runner ends its runs by deleting their plans. Then, after every operation that lands: a
+ * backfilled tick's plan never appears twice (built again after its run ended), and never more
+ * than 2 of its plans are under way; at the end the backfill is completed with each of its ticks
+ * fired and counted once.
+ *
  * With `overlap: 'skip'` the schedulers also trigger manual runs now and then, and a runner ends
  * runs by deleting their plans (a plan that exists is a run not finished). Then each tick is
  * fired or skipped, and after every operation that lands: no cron plan appears while another
@@ -24,6 +30,7 @@ import {
   planPathForTick,
   type TickRecord,
 } from '../../src/schedule/tick-record.js';
+import type { BackfillRecord } from '../../src/backfill/backfill-record.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { scheduleNodes } from '../../src/zk/layout.js';
 import { crashAndExpire, freezeAndExpire } from '../sim-harness/fault-schedule.js';
@@ -55,6 +62,9 @@ export const SCHEDULE_SKIP_SEEDS: readonly number[] =
 const WINDOW_MS = 12_000;
 const STEP_MS = 250;
 const NAME = 'pulse';
+/** The backfill of overlap 'allow' seeds: 6 ticks half a minute before the schedule, 2 at a time. */
+const BACKFILL = { from: T0 - 30_000, to: T0 - 25_000, mode: 'parallel', concurrency: 2 } as const;
+const BACKFILL_TICKS = 6;
 
 interface SimScheduler {
   proc: SchedulerProcess;
@@ -92,13 +102,14 @@ export async function runScheduleSeed(
   });
   const schedulers = [spawn(), spawn(), spawn()];
   const frozenClients = new Set<string>();
-  const runner = skipMode ? server.connect({ name: 'runner' }) : undefined;
+  const runner = server.connect({ name: 'runner' });
   const deleted = new Set<string>();
   const overlaps = skipMode ? new OverlapWatch(server, deleted) : undefined;
+  const backfillWatch = skipMode ? undefined : new BackfillWatch(server, deleted);
   let overlapViolation: string | undefined;
   const closeAll = async (): Promise<void> => {
     for (const s of schedulers) if (s.state !== 'dead') s.proc.zk.crash();
-    runner?.crash();
+    runner.crash();
   };
 
   // Lets the operations of the running clients land in a seeded order until none is waiting.
@@ -111,7 +122,7 @@ export async function runScheduleSeed(
       faultRate,
       inject: injectFault,
       afterStep: () => {
-        overlapViolation ??= overlaps?.observe();
+        overlapViolation ??= overlaps?.observe() ?? backfillWatch?.observe();
       },
       lookAgainWhenQuiet: false,
       maxSteps: 20_000,
@@ -155,9 +166,13 @@ export async function runScheduleSeed(
       if (skipMode && faultRate > 0 && s.state === 'running' && random.chance(0.04))
         void s.proc.schedules.trigger(NAME).catch(() => undefined);
     }
-    if (runner !== undefined && random.chance(0.3)) {
+    // The runner ends runs: under 'skip' any plan, under 'allow' the backfill's (a live run's plan stays, for the final check).
+    if (random.chance(0.3)) {
       const ready = plansOn(server).filter(
-        (name) => server.exists(`${PLANS}/${name}/ready`) && !deleted.has(`${PLANS}/${name}`),
+        (name) =>
+          server.exists(`${PLANS}/${name}/ready`) &&
+          !deleted.has(`${PLANS}/${name}`) &&
+          (skipMode || BackfillWatch.isBackfilled(`${PLANS}/${name}`)),
       );
       if (ready.length > 0) {
         const plan = `${PLANS}/${random.pick(ready)}`;
@@ -182,6 +197,11 @@ export async function runScheduleSeed(
     });
     await settle(0);
     const stored = await put;
+    if (!skipMode) {
+      const backfill = first.proc.schedules.backfill(NAME, BACKFILL);
+      await settle(0);
+      await backfill;
+    }
     for (; now <= T0 + WINDOW_MS; now += STEP_MS) await tick(0.01);
     // Faults stop; clocks agree again; the schedulers settle.
     for (const s of schedulers) {
@@ -194,7 +214,8 @@ export async function runScheduleSeed(
       seed,
       violation:
         overlapViolation ??
-        check(server, stored.activeSince, T0 + WINDOW_MS, skipMode ? deleted : undefined),
+        check(server, stored.activeSince, T0 + WINDOW_MS, skipMode ? deleted : undefined) ??
+        backfillWatch?.check(),
       faults,
     };
   } catch (error) {
@@ -228,11 +249,12 @@ function check(
     if (deleted !== undefined && record.state === 'skipped') continue;
     if (record.state !== 'fired')
       return `tick ${id} is ${record.state} (${JSON.stringify(record)})`;
-    if (deleted?.has(record.plan) === true) continue;
+    // A backfilled tick's plan was ended by the runner: BackfillWatch checks those.
+    if (deleted?.has(record.plan) === true || record.kind === 'backfill') continue;
     firedPlans.add(record.plan);
   }
   for (const plan of plans)
-    if (!firedPlans.has(plan) && deleted?.has(plan) !== true)
+    if (!firedPlans.has(plan) && deleted?.has(plan) !== true && !BackfillWatch.isBackfilled(plan))
       return `plan ${plan} belongs to no fired tick`;
   for (const plan of firedPlans) {
     if (!plans.includes(plan)) return `fired tick's plan ${plan} does not exist`;
@@ -316,3 +338,69 @@ class OverlapWatch {
     return undefined;
   }
 }
+
+/**
+ * Follows, operation by operation, the plans of the backfill's ticks: each must appear once (a plan
+ * that appears again after its run ended was built twice), and at most `concurrency` may be under
+ * way (existing, their run not ended by the runner). At the end, the backfill must have completed
+ * with each tick fired and counted once.
+ */
+class BackfillWatch {
+  private readonly appeared = new Map<string, number>();
+  private readonly present = new Set<string>();
+  private step = 0;
+
+  constructor(
+    private readonly server: MemoryZooKeeper,
+    private readonly ended: ReadonlySet<string>,
+  ) {}
+
+  /** True for the plan of a backfilled tick (one before the schedule was put). */
+  static isBackfilled(plan: string): boolean {
+    return BACKFILL_PLANS.includes(plan);
+  }
+
+  observe(): string | undefined {
+    this.step += 1;
+    const plans = new Set(plansOn(this.server).map((name) => `${PLANS}/${name}`));
+    for (const plan of BACKFILL_PLANS) {
+      if (!plans.has(plan)) {
+        this.present.delete(plan);
+        continue;
+      }
+      if (this.present.has(plan)) continue;
+      this.present.add(plan);
+      const times = (this.appeared.get(plan) ?? 0) + 1;
+      this.appeared.set(plan, times);
+      if (times > 1)
+        return `backfilled plan ${plan} appeared again at step ${this.step}: its tick was built twice`;
+    }
+    const underWay = [...this.present].filter((plan) => !this.ended.has(plan));
+    if (underWay.length > BACKFILL.concurrency)
+      return `${underWay.length} backfilled plans under way at step ${this.step}, more than ${BACKFILL.concurrency}: ${underWay.join(', ')}`;
+    return undefined;
+  }
+
+  check(): string | undefined {
+    const backfills = scheduleNodes(SCHEDULES, NAME).backfills;
+    const ids = this.server.children(backfills);
+    if (ids.length !== 1) return `expected one backfill, found ${ids.length}`;
+    const path = `${backfills}/${ids[0] ?? ''}`;
+    const record = decodeValue(path, this.server.getData(path)) as BackfillRecord;
+    const counted = record.completed + record.failed + record.notRun;
+    if (
+      record.state !== 'completed' ||
+      record.started !== BACKFILL_TICKS ||
+      counted !== BACKFILL_TICKS
+    )
+      return `the backfill did not complete with each of its ${BACKFILL_TICKS} ticks counted once: ${JSON.stringify(record)}`;
+    for (const plan of BACKFILL_PLANS)
+      if (this.appeared.get(plan) !== 1)
+        return `backfilled plan ${plan} appeared ${this.appeared.get(plan) ?? 0} times`;
+    return undefined;
+  }
+}
+
+const BACKFILL_PLANS: readonly string[] = Array.from({ length: BACKFILL_TICKS }, (_, index) =>
+  planPathForTick(PLANS, NAME, cronTickId(BACKFILL.from + index * 1_000)),
+);
