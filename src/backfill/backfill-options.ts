@@ -6,8 +6,8 @@ import { assertKnownKeys } from '../config/option-checks.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { cronTimes } from '../schedule/cron-times.js';
 import type { StoredSchedule } from '../schedule/schedule-definition.js';
+import { DEFAULTS } from '../config/defaults.js';
 import {
-  DEFAULT_BACKFILL_CONCURRENCY,
   MAX_BACKFILL_CONCURRENCY,
   MAX_BACKFILL_TICKS,
   type BackfillMode,
@@ -25,9 +25,9 @@ export interface BackfillOptions {
   readonly from: Date | string | number;
   /** The range's last moment, at most now (later ticks are the live scheduler's). Ticks at it count. */
   readonly to: Date | string | number;
-  /** One tick plan at a time, each after the previous one ended, or several at once. @defaultValue 'serial' */
+  /** One tick plan at a time, each after the previous one ended, or several at once. @defaultValue DEFAULTS.backfill.mode ('serial') */
   readonly mode?: BackfillMode;
-  /** Tick plans at most under way at once when `parallel`, from 1 to 100 (must be 1, or left out, when `serial`). @defaultValue 4 when parallel */
+  /** Tick plans at most under way at once when `parallel`, from 1 to 100 (must be 1, or left out, when `serial`). @defaultValue DEFAULTS.backfill.parallelConcurrency (4) when parallel, 1 when serial */
   readonly concurrency?: number;
 }
 
@@ -90,13 +90,14 @@ export function resolveBackfillOptions(
       'to',
       `${new Date(to).toISOString()} is in the future: a backfill covers past ticks (the scheduler fires the later ones); give a time up to now`,
     );
-  const mode = options.mode ?? 'serial';
+  const mode = options.mode ?? DEFAULTS.backfill.mode;
   if (mode !== 'serial' && mode !== 'parallel')
     throw new InvalidArgumentError(
       'mode',
       `expected 'serial' or 'parallel', got ${JSON.stringify(mode)}`,
     );
-  const concurrency = options.concurrency ?? (mode === 'serial' ? 1 : DEFAULT_BACKFILL_CONCURRENCY);
+  const concurrency =
+    options.concurrency ?? (mode === 'serial' ? 1 : DEFAULTS.backfill.parallelConcurrency);
   if (
     typeof concurrency !== 'number' ||
     !Number.isInteger(concurrency) ||

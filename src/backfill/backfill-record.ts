@@ -25,8 +25,6 @@ export type BackfillState = 'running' | 'completed' | 'cancelled';
 export const MAX_BACKFILL_TICKS = 10_000;
 /** The most tick plans one backfill runs at a time (its record names each one under way). */
 export const MAX_BACKFILL_CONCURRENCY = 100;
-/** A parallel backfill's `concurrency` when none is given. */
-export const DEFAULT_BACKFILL_CONCURRENCY = 4;
 /** Finished backfills (completed, or cancelled with nothing left under way) kept per schedule, newest first. */
 export const KEEP_FINISHED_BACKFILLS = 20;
 /** The most backfill records a schedule holds: a new backfill beyond it is refused until some finish. */

@@ -86,6 +86,12 @@ export interface DefaultValues {
     /** How often a scheduler looks at every schedule besides its timers and watches (finishing ticks whose firer died). */
     readonly pollMs: number;
   };
+  /** `BackfillOptions` of `schedules(parent).backfill`: the pace when none is given. */
+  readonly backfill: {
+    readonly mode: 'serial' | 'parallel';
+    /** Tick plans at most under way at once in a parallel backfill. */
+    readonly parallelConcurrency: number;
+  };
   /** The address the web view, the metrics server and the task-log server listen on: this machine only. */
   readonly listenHost: string;
   /** `CreateLoggerOptions.level` of the worker log, and the CLI's `--log-level`. */
@@ -179,6 +185,7 @@ export const DEFAULTS = {
     keepTicksMs: 10 * 60_000,
     pollMs: 1_000,
   },
+  backfill: { mode: 'serial', parallelConcurrency: 4 },
   listenHost: '127.0.0.1',
   logLevel: 'info',
   followLogPollMs: 250,
