@@ -32,6 +32,9 @@ const ctx = {
   continueWith: () => {
     throw new Error('ctx.continueWith is not part of this test');
   },
+  notYet: () => {
+    throw new Error('ctx.notYet is not part of this test');
+  },
 };
 const definition = { source: '(ctx, a, b) => ({ sum: a + b, task: ctx.task })' };
 

@@ -86,6 +86,8 @@ export interface DefaultValues {
     /** How often a scheduler looks at every schedule besides its timers and watches (finishing ticks whose firer died). */
     readonly pollMs: number;
   };
+  /** `NotYetOptions.afterMs` of `ctx.notYet`: when a task that waits is run again. */
+  readonly notYetAfterMs: number;
   /** `BackfillOptions` of `schedules(parent).backfill`: the pace when none is given. */
   readonly backfill: {
     readonly mode: 'serial' | 'parallel';
@@ -185,6 +187,7 @@ export const DEFAULTS = {
     keepTicksMs: 10 * 60_000,
     pollMs: 1_000,
   },
+  notYetAfterMs: 5_000,
   backfill: { mode: 'serial', parallelConcurrency: 4 },
   listenHost: '127.0.0.1',
   logLevel: 'info',

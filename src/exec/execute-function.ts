@@ -9,6 +9,7 @@ import { ResultTooLargeError } from '../errors/value-errors.js';
 import { runShell } from '../shell/run-shell.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
+import { NotYet } from './not-yet.js';
 import { RESULT, childPath } from '../zk/layout.js';
 import type { FunctionRegistry } from './function-registry.js';
 import { runInline } from './inline-sandbox.js';
@@ -68,6 +69,8 @@ export async function executeFunction(
     const value = await guard(ctx.task, () =>
       invoke({ ...ctx, params: checked.params }, ...checked.inputs),
     );
+    // A "not yet" is no result: the worker acts on it, and the function's result schema does not apply.
+    if (value instanceof NotYet) return value;
     return await checkResult(ctx.task, definition.fn, schemas, value, ctx.signal);
   }
   if (!settings.allowInline) throw new InlineDisabledError(ctx.task);

@@ -3,6 +3,7 @@ import type { AddTaskOptions } from '../config/task-options.js';
 import type { TaskLogger } from '../logs/task-log-types.js';
 import type { TaskSpec } from './task-spec.js';
 import type { Continuation } from '../spawn/continuation.js';
+import type { NotYet, NotYetOptions } from './not-yet.js';
 
 /**
  * One task for `ctx.spawn` to add: what it runs, its inputs (paths of tasks of the plan, or indices
@@ -66,6 +67,14 @@ export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
    * counts: a continuation made and not returned is nothing. Not available to inline functions.
    */
   continueWith(task: TaskSpec, args?: readonly string[], options?: AddTaskOptions): Continuation;
+  /**
+   * Says that what this task waits for does not hold yet: `return ctx.notYet('the export of
+   * 2026-11-26 is not there', { afterMs: 60_000 })`. The worker gives the task back without
+   * charging an attempt, records the reason (`why`, `explainTask`, the web view show it) and runs
+   * the task again after `afterMs`. Nothing holds a worker meanwhile. Only the returned value
+   * counts. Not available to inline functions.
+   */
+  notYet(reason: string, options?: NotYetOptions): NotYet;
 }
 
 /**

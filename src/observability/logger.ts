@@ -18,6 +18,7 @@ import {
   describeTaskClaimed,
   describeTaskCompleted,
   describeTaskContinued,
+  describeTaskWaiting,
   describeTaskFailed,
   describeTaskStarted,
   showsStack,
@@ -243,6 +244,18 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
       describeTaskContinued(event),
     );
   };
+  const onWaiting = (event: ZkPlanEvents['task:waiting'][0]): void => {
+    logger.info(
+      {
+        event: 'task:waiting',
+        ...taskFields(event),
+        durationMs: Math.round(event.durationMs * 1000) / 1000,
+        reason: event.reason,
+        nextCheckAt: event.nextCheckAt.toISOString(),
+      },
+      describeTaskWaiting(event),
+    );
+  };
   const onFailed = (event: ZkPlanEvents['task:failed'][0]): void => {
     const { error, charged, final, nextTryAt, givenBack, durationMs } = event;
     const fields = {
@@ -361,6 +374,7 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
   plan.on('task:started', onStarted);
   plan.on('task:completed', onCompleted);
   plan.on('task:continued', onContinued);
+  plan.on('task:waiting', onWaiting);
   plan.on('task:failed', onFailed);
   plan.on('worker:idle', onIdle);
   plan.on('worker:error', onWorkerError);
@@ -382,6 +396,7 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
     plan.off('task:started', onStarted);
     plan.off('task:completed', onCompleted);
     plan.off('task:continued', onContinued);
+    plan.off('task:waiting', onWaiting);
     plan.off('task:failed', onFailed);
     plan.off('worker:idle', onIdle);
     plan.off('worker:error', onWorkerError);

@@ -45,6 +45,11 @@ export function describeTaskContinued(event: ZkPlanEvents['task:continued'][0]):
   return `task handed over: ${taskLabel(event)} to ${event.continuation} after ${durationText(event.durationMs)}; it completes with that task's result`;
 }
 
+/** `task waits: <task> (…): <reason>; checked again at <time>`. */
+export function describeTaskWaiting(event: ZkPlanEvents['task:waiting'][0]): string {
+  return `task waits: ${taskLabel(event)}: ${event.reason}; checked again at ${event.nextCheckAt.toISOString()}`;
+}
+
 /**
  * One line per way a try can end badly, each worded apart: failed and retried (when), failed for
  * good, released on drain, aborted because its plan was paused, cancelled or failed, given up on

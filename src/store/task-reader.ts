@@ -3,10 +3,12 @@ import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
 import { decodeValue } from '../serialization/codec.js';
 import { planSettingsFrom, type PlanSettings } from '../config/plan-options.js';
 import type { AttemptRecord } from './failure-policy.js';
+import { parseWaitingRecord, type WaitingRecord } from './waiting-record.js';
 import { parseHistoryRecord, type TaskHistoryRecord } from './task-history.js';
 import {
   ARG_PREFIX,
   ATTEMPTS,
+  WAITING,
   CONTROL,
   DEP_PREFIX,
   FAILED,
@@ -132,6 +134,13 @@ export class TaskReader {
   /** How many plans' settings are remembered (for leak checks). */
   get rememberedPlans(): number {
     return this.settingsCache.size;
+  }
+
+  /** The task's record of its function's "not yet" (`ctx.notYet`), if it said so. */
+  async readWaiting(task: string): Promise<WaitingRecord | undefined> {
+    const path = childPath(task, WAITING);
+    const node = await this.zk.tryGetData(path);
+    return node === undefined ? undefined : parseWaitingRecord(path, decodeValue(path, node.data));
   }
 
   /** The task's record of failed tries, if it has failed before. */

@@ -5,7 +5,9 @@ import type { TaskDefinition } from '../exec/task-spec.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
 import type { AttemptRecord, TaskFailure } from './failure-policy.js';
 import { encodeHistoryRecord, type TaskHistoryRecord } from './task-history.js';
+import { type WaitingRecord } from './waiting-record.js';
 import {
+  WAITING,
   ATTEMPTS,
   CONTINUATION_LINK,
   DEP_PREFIX,
@@ -66,6 +68,9 @@ export interface ClaimProgress {
   spawning?: Set<Promise<unknown>>;
   /** The continuation its function handed over to (ctx.continueWith), once made. */
   continuedBy?: string;
+  /** When its function said "not yet" (ctx.notYet): the time to run it again, and why it waits. */
+  checkAgainAt?: Date;
+  waitingFor?: string;
 }
 
 /** A read error kept for later: whether it matters depends on what else the task holds. */
@@ -115,6 +120,15 @@ export class TaskStore {
   async writeAttempts(claim: Claim, record: AttemptRecord): Promise<void> {
     const path = childPath(claim.task, ATTEMPTS);
     const encoded = encodeValue(record, 'attempt record', path);
+    if (!(await this.zk.createIfAbsent(path, encoded, 'persistent', this.fence(claim)))) {
+      await this.zk.setData(path, encoded, -1, this.fence(claim));
+    }
+  }
+
+  /** Records a "not yet" of the task's function under the claim (creates or replaces `waiting`). */
+  async writeWaiting(claim: Claim, record: WaitingRecord): Promise<void> {
+    const path = childPath(claim.task, WAITING);
+    const encoded = encodeValue(record, 'waiting record', path);
     if (!(await this.zk.createIfAbsent(path, encoded, 'persistent', this.fence(claim)))) {
       await this.zk.setData(path, encoded, -1, this.fence(claim));
     }

@@ -2,6 +2,8 @@ import type { DependencyContainer } from 'tsyringe';
 import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
 import { spawnCalls, trackSpawnCall } from '../spawn/spawn-calls.js';
 import { Continuation } from '../spawn/continuation.js';
+import { NotYet, makeNotYet, type NotYetOptions } from '../exec/not-yet.js';
+import { nextWaiting, type WaitingRecord } from '../store/waiting-record.js';
 import { mapOver } from '../spawn/map-over.js';
 import { SpawnMismatchError } from '../errors/spawn-errors.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
@@ -17,6 +19,7 @@ import {
   ARG_PREFIX,
   ATTEMPTS,
   CONTINUATION,
+  WAITING,
   DEP_PREFIX,
   FAILED,
   READY,
@@ -59,7 +62,9 @@ export type PerformOutcome =
   /** Its plan is paused or cancelled (read after the claim): given back, uncharged. */
   | 'plan-halted'
   /** Every slot of its concurrency key is held: given back, uncharged, and offered again when one frees. */
-  | 'limit-full';
+  | 'limit-full'
+  /** Its function said "not yet" (ctx.notYet): recorded in `waiting`, given back uncharged, offered again at `claim.progress.checkAgainAt`. */
+  | 'not-yet';
 
 export interface PerformContext {
   readonly store: TaskStore;
@@ -123,6 +128,11 @@ export async function performTask(
 
   const failedTries = await countFailedTries(claim, context.store, children, definition);
   if (typeof failedTries === 'string') return failedTries;
+  // Its function said "not yet" at its last check, and the time to check again has not come.
+  const waiting = children.includes(WAITING)
+    ? await context.store.reads.readWaiting(claim.task)
+    : undefined;
+  if (waiting !== undefined && waiting.notBefore.getTime() > Date.now()) return 'not-runnable';
   if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
   const control = planControl(claim, context);
   const inputs = await readInputs(claim, context, children, control);
@@ -151,8 +161,38 @@ export async function performTask(
   // An earlier run handed over: its continuation exists and will feed this task, so no value of its own may.
   if (children.includes(CONTINUATION))
     throw new SpawnMismatchError(claim.task, 'continuation', await recordedFns(claim, context), []);
+  if (ran.value instanceof NotYet) {
+    claim.progress.checkAgainAt = await waitAgain(claim, context, ran.value, waiting);
+    claim.progress.waitingFor = ran.value.reason;
+    return 'not-yet';
+  }
   await storeResult(tried, ran, inputs.links, keepResult);
   return 'completed';
+}
+
+/**
+ * The function said "not yet": records why (`waiting`, with the time to check again) under the
+ * claim, then takes the task out of the runnable index; resolves the time to check again. A crash
+ * before the record leaves the task as it was (the next check runs at once); after it, the task
+ * is given back unrun until that time, by whichever worker claims it. A "not yet" of another task's
+ * making is the try's failure.
+ */
+async function waitAgain(
+  claim: Claim,
+  context: PerformContext,
+  notYet: NotYet,
+  previous: WaitingRecord | undefined,
+): Promise<Date> {
+  if (notYet.task !== claim.task)
+    throw new TaskExecutionError(
+      claim.task,
+      `it returned a ctx.notYet made by task ${notYet.task}: return the one its own ctx.notYet made`,
+      undefined,
+    );
+  const record = nextWaiting(previous, notYet.reason, Date.now(), notYet.afterMs);
+  await context.store.writeWaiting(claim, record);
+  await context.store.unmarkRunnable(claim.task, { fence: claim.session });
+  return record.notBefore;
 }
 
 /**
@@ -452,6 +492,7 @@ async function runTry(
       attempt,
       spawn: spawning.spawn,
       continueWith: spawning.continueWith,
+      notYet: (reason: string, options?: NotYetOptions) => makeNotYet(claim.task, reason, options),
     };
     const run = (signal: AbortSignal): Promise<unknown> =>
       executeFunction(definition, { ...ctx, signal }, args, context.execution);

@@ -71,6 +71,20 @@ export interface ZkPlanEvents {
     } & TaskEventLabels,
   ];
   /**
+   * A task's function said "not yet" (ctx.notYet): the task was given back, uncharged, and runs
+   * again from `nextCheckAt`; `checks`: the checks that said "not yet" so far, this one included.
+   */
+  'task:waiting': [
+    {
+      readonly task: string;
+      readonly plan: string;
+      readonly workerId: string;
+      readonly durationMs: number;
+      readonly reason: string;
+      readonly nextCheckAt: Date;
+    } & TaskEventLabels,
+  ];
+  /**
    * A task's run failed and its owner node was removed. `charged`: the failure counts against the
    * task's attempts (infrastructure faults and aborts by the worker do not; `givenBack` says why
    * one was not charged); `final`: the task has now failed for good; otherwise it may be tried

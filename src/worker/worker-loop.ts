@@ -219,6 +219,22 @@ async function runClaim(
       cooldown.recordSuccess(claim.task);
       return true;
     }
+    if (outcome === 'not-yet') {
+      await releaseOrRetry(runtime, claim, workerId);
+      const nextCheckAt = claim.progress.checkAgainAt ?? new Date();
+      emitSafely(events, 'task:waiting', {
+        task: claim.task,
+        plan: claim.plan,
+        workerId,
+        durationMs: performance.now() - started,
+        reason: claim.progress.waitingFor ?? '',
+        nextCheckAt,
+        ...thisTry,
+      });
+      dispatcher.offerLater(claim.task, nextCheckAt.getTime(), true);
+      cooldown.recordSuccess(claim.task);
+      return true;
+    }
     const givenBack: readonly PerformOutcome[] = [
       'not-runnable',
       'failed',

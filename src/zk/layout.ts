@@ -70,6 +70,8 @@ export const OWNER = 'owner';
 export const RESULT = 'result';
 /** A task's `attempts` child: its failed tries so far, when the next may start, and the last failure. */
 export const ATTEMPTS = 'attempts';
+/** A task's `waiting` child: why its function said "not yet" (`ctx.notYet`) and when it may run again (src/store/waiting-record.ts). */
+export const WAITING = 'waiting';
 /** A plan's `runnable` child: the index of its tasks believed runnable (an optimisation; a plan without it still runs). */
 export const RUNNABLE_INDEX = 'runnable';
 /** A plan's `history` child: one record per ended task (unless the plan was created with `{ history: false }`). */

@@ -32,6 +32,9 @@ function makeCtx(): Omit<TaskContext<unknown[]>, 'params'> {
     continueWith: () => {
       throw new Error('ctx.continueWith is not part of this test');
     },
+    notYet: () => {
+      throw new Error('ctx.notYet is not part of this test');
+    },
   };
 }
 

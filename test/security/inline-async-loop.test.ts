@@ -66,6 +66,9 @@ function ctx(
     continueWith: () => {
       throw new Error('ctx.continueWith is not part of this test');
     },
+    notYet: () => {
+      throw new Error('ctx.notYet is not part of this test');
+    },
   };
 }
 
