@@ -58,6 +58,11 @@ export type {
 export { call, inline, type TaskSpec, type CallSpec, type InlineSpec } from './exec/task-spec.js';
 export type { SpawnTask, TaskContext, TaskFunction } from './exec/task-context.js';
 export type { Continuation } from './spawn/continuation.js';
+// Waiting without a worker: a function's "not yet" (ctx.notYet), and dependent tasks built on it.
+export type { NotYet, NotYetOptions } from './exec/not-yet.js';
+export { waitForPlan, WAIT_FOR_PLAN_FUNCTION } from './dependent/dependency-target.js';
+export type { DependencyTarget } from './dependent/dependency-target.js';
+export type { DependencyResult } from './dependent/dependency-decision.js';
 export type { MapStep, MappedTaskOptions } from './spawn/map-step.js';
 export type { AddTaskOptions, TaskToAdd } from './config/task-options.js';
 export {
@@ -308,3 +313,4 @@ export { PlanSpecError, type PlanSpecProblem } from './errors/spec-errors.js';
 export { SnapshotError, type SnapshotProblem } from './errors/snapshot-errors.js';
 export { JobError, JobNotFoundError, type JobProblem } from './errors/job-errors.js';
 export { BackfillNotFoundError, ScheduleNotFoundError } from './errors/schedule-errors.js';
+export { DependencyFailedError } from './errors/dependency-errors.js';

@@ -23,6 +23,7 @@ import {
   type WorkerPoolOptions,
 } from './config/options.js';
 import { DEFAULTS } from './config/defaults.js';
+import { DependencyLookup } from './dependent/dependency-lookup.js';
 import type { PlanOptions } from './config/plan-options.js';
 import { PlanControl } from './control/plan-control.js';
 import { rootContainer } from './di/container.js';
@@ -410,6 +411,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
         functions,
         spawner,
         container: this.settings.container,
+        dependencies: new DependencyLookup(zk, (plan) => this.reader.planStatus(plan)),
       },
       options,
     );

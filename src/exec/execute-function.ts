@@ -10,6 +10,9 @@ import { runShell } from '../shell/run-shell.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
 import { NotYet } from './not-yet.js';
+import type { DependencyLookup } from '../dependent/dependency-lookup.js';
+import { WAIT_FOR_PLAN_FUNCTION } from '../dependent/dependency-target.js';
+import { waitForPlanCheck } from '../dependent/wait-for-plan.js';
 import { RESULT, childPath } from '../zk/layout.js';
 import type { FunctionRegistry } from './function-registry.js';
 import { runInline } from './inline-sandbox.js';
@@ -27,6 +30,8 @@ export interface ExecutionSettings {
   readonly shellKillGraceMs: number;
   /** Largest encoded result stored (in chunks); beyond it the try fails with RESULT_TOO_LARGE. */
   readonly maxResultBytes: number;
+  /** The reads of the built-in `zk-plan:wait-for-plan` (dependent tasks); without it such a task fails. */
+  readonly dependencies?: DependencyLookup;
 }
 
 /**
@@ -48,6 +53,12 @@ export async function executeFunction(
   }
   // The built-in reduce of a map without one: its inputs, the mapped results, as a list.
   if ('fn' in definition && definition.fn === COLLECT_FUNCTION) return [...args];
+  // The built-in check of a dependent task: complete, "not yet", or fail for good (src/dependent).
+  if ('fn' in definition && definition.fn === WAIT_FOR_PLAN_FUNCTION) {
+    if (settings.dependencies === undefined)
+      throw new UnknownFunctionError(definition.fn, ctx.task, settings.functions.names());
+    return await waitForPlanCheck(ctx, definition.params, settings.dependencies);
+  }
   if ('fn' in definition) {
     const fn = settings.functions.get(definition.fn);
     if (fn === undefined)

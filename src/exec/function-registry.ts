@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { assertFunctionName } from './function-name.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
+import { WAIT_FOR_PLAN_FUNCTION } from '../dependent/dependency-target.js';
 import { assertFunctionSchemas, type FunctionSchemas } from './standard-schema.js';
 import type { TaskContext } from './task-context.js';
 import type { JobFunction } from '../jobs/job-context.js';
@@ -45,6 +46,12 @@ export class FunctionRegistry {
       throw new InvalidArgumentError(
         'name',
         `'${SHELL_FUNCTION}' is the built-in shell task function (call('shell', { command, … }), run by workers started with allowShell: true): register yours under another name`,
+      );
+    }
+    if (name === WAIT_FOR_PLAN_FUNCTION) {
+      throw new InvalidArgumentError(
+        'name',
+        `'${WAIT_FOR_PLAN_FUNCTION}' is the built-in function of dependent tasks (waitForPlan): register yours under another name`,
       );
     }
     if (name === COLLECT_FUNCTION) {

@@ -9,6 +9,7 @@ import type { PlanView, TaskView } from '../plan/plan-view.js';
 import { isStale, type WorkerInfo } from '../registry/worker-info.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
+import { WAIT_FOR_PLAN_FUNCTION } from '../dependent/dependency-target.js';
 import { nameOf } from '../zk/layout.js';
 
 /**
@@ -24,6 +25,7 @@ export type ExplanationCode =
   | 'PLAN_FAILED'
   | 'WAITING_FOR_INPUTS'
   | 'WAITING_FOR_CONTINUATION'
+  | 'WAITING_FOR_CONDITION'
   | 'RETRY_BACKOFF'
   | 'FAILED'
   | 'BLOCKED'
@@ -302,6 +304,14 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
         : undefined,
     );
   }
+  if (subject.waiting !== undefined && subject.waiting.nextCheckAt.getTime() > facts.now) {
+    const { reason, since, checks, nextCheckAt } = subject.waiting;
+    return make(
+      'WAITING_FOR_CONDITION',
+      `it waits: ${reason} (checked ${checks} time(s) since ${since.toISOString()}; next check at ${nextCheckAt.toISOString()})`,
+      { reason, since, checks, nextCheckAt },
+    );
+  }
   if (subject.attempts !== undefined && subject.attempts.nextTryAt.getTime() > facts.now) {
     return make(
       'RETRY_BACKOFF',
@@ -347,7 +357,7 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
 function canRun(worker: WorkerInfo, fn: string): boolean {
   if (fn === 'inline') return worker.allowInline;
   if (fn === SHELL_FUNCTION) return worker.allowShell;
-  if (fn === COLLECT_FUNCTION) return true; // built into every worker
+  if (fn === COLLECT_FUNCTION || fn === WAIT_FOR_PLAN_FUNCTION) return true; // built into every worker
   return worker.functions.length === 0 || worker.functions.includes(fn);
 }
 

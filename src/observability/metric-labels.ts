@@ -3,6 +3,7 @@
  * worker registers, whatever the plans hold.
  */
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
+import { WAIT_FOR_PLAN_FUNCTION } from '../dependent/dependency-target.js';
 
 /**
  * Series of task outcomes are labelled by function, never by task key or path: a function is one of
@@ -14,14 +15,19 @@ export const FN_LABEL_HELP =
 /**
  * The `fn` label of an event's function, or none (a label left out, not an empty one: a scrape would
  * see the same series twice). Events name the function a task's definition names, which whoever can
- * write a task chooses: only names the worker registers (and the built-in `inline` and `shell`)
+ * write a task chooses: only names the worker registers (and the built-ins `inline`, `shell` and
+ * `zk-plan:wait-for-plan`)
  * become label values, so the series stay bounded by the registry whatever the plans hold.
  */
 export function fnLabeller(
   functions: { has(name: string): boolean } | undefined,
 ): (fn: string | undefined) => { fn?: string } {
   return (fn) =>
-    fn !== undefined && (fn === 'inline' || fn === SHELL_FUNCTION || functions?.has(fn) === true)
+    fn !== undefined &&
+    (fn === 'inline' ||
+      fn === SHELL_FUNCTION ||
+      fn === WAIT_FOR_PLAN_FUNCTION ||
+      functions?.has(fn) === true)
       ? { fn }
       : {};
 }

@@ -256,6 +256,16 @@ function liveView(
           },
         }
       : {}),
+    ...(snapshot.waiting
+      ? {
+          waiting: {
+            reason: snapshot.waiting.reason,
+            since: snapshot.waiting.since,
+            checks: snapshot.waiting.checks,
+            nextCheckAt: snapshot.waiting.notBefore,
+          },
+        }
+      : {}),
     ...(failure || attempts ? { failedTries: failure?.attempts ?? attempts?.failures } : {}),
     ...(failure ? { failure, workerId: failure.workerId, finishedAt: failure.at } : {}),
     ...(blockedReason ? { blockedReason } : {}),

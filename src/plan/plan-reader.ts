@@ -10,6 +10,7 @@ import { isZkError } from '../errors/zk-error.js';
 import { decodeValue } from '../serialization/codec.js';
 import {
   ATTEMPTS,
+  WAITING,
   DEP_PREFIX,
   CONTROL,
   FAILED,
@@ -273,11 +274,14 @@ export class PlanReader {
         state = 'abandoned';
     }
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
-    const [feeds, storedFailure, attempts] = await Promise.all([
+    const [feeds, storedFailure, attempts, waiting] = await Promise.all([
       Promise.all(provs.map((name) => readDecoded(this.zk, childPath(task, name)))),
       children.includes(FAILED) ? readDecoded(this.zk, childPath(task, FAILED)) : undefined,
       children.includes(ATTEMPTS)
         ? this.store.reads.readAttempts(task).catch(() => undefined)
+        : undefined,
+      children.includes(WAITING)
+        ? this.store.reads.readWaiting(task).catch(() => undefined)
         : undefined,
     ]);
     // Checked field by field: anyone may have written the node, and its fields are shown and its time formatted.
@@ -291,6 +295,7 @@ export class PlanReader {
       feeds: feeds.filter((dep): dep is string => typeof dep === 'string'),
       ...(failure !== undefined ? { failure } : {}),
       ...(attempts !== undefined ? { attempts } : {}),
+      ...(waiting !== undefined ? { waiting } : {}),
     };
   }
 }

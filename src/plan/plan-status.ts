@@ -1,6 +1,7 @@
 import type { FailurePolicy } from '../config/plan-options.js';
 import type { PlanControlRecord } from '../control/control-record.js';
 import type { AttemptRecord, TaskFailure } from '../store/failure-policy.js';
+import type { WaitingRecord } from '../store/waiting-record.js';
 import type { TaskState } from '../store/task-state.js';
 import {
   countPlanTasks,
@@ -20,6 +21,8 @@ export interface TaskSnapshot {
   readonly feeds: readonly string[];
   readonly failure?: TaskFailure;
   readonly attempts?: AttemptRecord;
+  /** Its function's last "not yet" (ctx.notYet), while it waits. */
+  readonly waiting?: WaitingRecord;
 }
 
 /** A task as its plan's history records it: its node is gone (or going), and the record is final. */

@@ -32,6 +32,13 @@ export interface TaskView {
     readonly nextTryAt: Date;
     readonly lastError: string;
   };
+  /** Why its function said "not yet" (ctx.notYet) at its last check, and when it is checked again. */
+  readonly waiting?: {
+    readonly reason: string;
+    readonly since: Date;
+    readonly checks: number;
+    readonly nextCheckAt: Date;
+  };
   /** Failed tries of the task: so far (live), all of them (failed), or before the try that succeeded (done). Absent when none is recorded. */
   readonly failedTries?: number;
   readonly failure?: TaskFailure;

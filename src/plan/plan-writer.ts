@@ -7,6 +7,7 @@ import { UnknownFunctionError } from '../errors/task-errors.js';
 import { ShellParamsError } from '../errors/shell-errors.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
 import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
+import { WAIT_FOR_PLAN_FUNCTION, checkTarget } from '../dependent/dependency-target.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
@@ -689,10 +690,13 @@ export class PlanWriter {
       const problem = shellParamsProblem(spec.params);
       if (problem !== undefined)
         throw new ShellParamsError(`a task added to plan ${plan} (tasks[${index}])`, problem, plan);
+    } else if (spec.kind === 'call' && spec.fn === WAIT_FOR_PLAN_FUNCTION) {
+      checkTarget(spec.params[0], `a dependent task added to plan ${plan} (tasks[${index}])`);
     } else if (
       spec.kind === 'call' &&
       !resultPreset &&
       spec.fn !== COLLECT_FUNCTION &&
+      spec.fn !== WAIT_FOR_PLAN_FUNCTION &&
       this.functions.size > 0 &&
       !this.functions.has(spec.fn)
     ) {

@@ -12,6 +12,8 @@ import { assertFunctionName } from '../exec/function-name.js';
 import type { AddTaskOptions } from '../config/task-options.js';
 import { assertSerializable } from '../serialization/codec.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { WAIT_FOR_PLAN_FUNCTION, checkTarget } from '../dependent/dependency-target.js';
 import { planNameProblem, taskKeyProblem } from '../plan/names.js';
 import { checkArity, type SchemasOf } from './typed-edges.js';
 import { checkStep, type MapStep } from '../spawn/map-step.js';
@@ -259,9 +261,22 @@ function checkEntry(
     );
   }
   for (const name of [fn, ...steps.functions])
-    if (name !== SHELL_FUNCTION) checkKnown(key, name, context, functions);
+    if (name !== SHELL_FUNCTION && name !== WAIT_FOR_PLAN_FUNCTION)
+      checkKnown(key, name, context, functions);
   const filled = fillParams(key, params, context.params);
   const shellProblem = fn === SHELL_FUNCTION ? shellParamsProblem(filled) : undefined;
+  if (fn === WAIT_FOR_PLAN_FUNCTION) {
+    try {
+      checkTarget(filled[0], `task "${key}"`);
+    } catch (error) {
+      if (!(error instanceof InvalidArgumentError)) throw error;
+      throw new PlanSpecError(
+        'SPEC_PARAM_INVALID',
+        key,
+        `its dependency is invalid: ${error.message}`,
+      );
+    }
+  }
   if (shellProblem !== undefined)
     throw new PlanSpecError(
       'SPEC_PARAM_INVALID',

@@ -57,6 +57,8 @@ export interface WorkerLoopParts {
   readonly container: PerformContext['container'];
   readonly functions: PerformContext['execution']['functions'];
   readonly spawner: PerformContext['spawner'];
+  /** The reads of dependent tasks (the built-in `zk-plan:wait-for-plan`). */
+  readonly dependencies: NonNullable<PerformContext['execution']['dependencies']>;
 }
 
 /** The runtime of one pool's loops: the process's shared parts wired together, and the pool's execution settings. */
@@ -86,6 +88,7 @@ export function workerLoopRuntime(
       allowShell: options.allowShell,
       shellKillGraceMs: options.shellKillGraceMs,
       maxResultBytes: options.maxResultBytes,
+      dependencies: parts.dependencies,
     },
     taskLogs: new TaskLogs(parts.zk, options.taskLogs, (error) =>
       parts.events.emit('worker:error', {
