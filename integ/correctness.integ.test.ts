@@ -515,12 +515,12 @@ describe('watches and memory', () => {
   });
 
   it('an idle worker process reads nothing per finished plan', async () => {
-    // The loop scans every plan in full when Dispatcher.fullScanDue() says so (every 10 s); a round
-    // that finds nothing ends in worker:idle. Recording both in order shows when a full scan is over.
+    // The loop scans every plan in full when Dispatcher.fullScanDue(parent) says so (every 10 s); a
+    // round that finds nothing ends in worker:idle. Recording both in order shows when a full scan is over.
     const rounds: ('full scan' | 'idle')[] = [];
     const fullScanDue = Dispatcher.prototype.fullScanDue;
-    Dispatcher.prototype.fullScanDue = function (this: Dispatcher): boolean {
-      const due = fullScanDue.call(this);
+    Dispatcher.prototype.fullScanDue = function (this: Dispatcher, parent: string): boolean {
+      const due = fullScanDue.call(this, parent);
       if (due) rounds.push('full scan');
       return due;
     };

@@ -34,7 +34,8 @@ export class Dispatcher {
   private readonly slotWaits = new Map<string, Set<string>>();
   private readonly waitingForSlot = new Set<string>();
   private refreshing: Promise<void> | undefined;
-  private lastFullScan = 0;
+  /** When each parent's plans were last scanned in full: per parent, so that the loops of one pool never use up another's scans. */
+  private readonly lastFullScan = new Map<string, number>();
 
   constructor(
     private readonly zk: Zk,
@@ -75,11 +76,11 @@ export class Dispatcher {
     this.tracker.markSettled(plan);
   }
 
-  /** True for one caller every `fullScanIntervalMs`: time to scan indexed plans in full too. */
-  fullScanDue(): boolean {
+  /** True for one caller per parent every `fullScanIntervalMs`: time to scan the parent's indexed plans in full too. */
+  fullScanDue(parent: string): boolean {
     const now = Date.now();
-    if (now - this.lastFullScan < this.fullScanIntervalMs) return false;
-    this.lastFullScan = now;
+    if (now - (this.lastFullScan.get(parent) ?? 0) < this.fullScanIntervalMs) return false;
+    this.lastFullScan.set(parent, now);
     return true;
   }
 

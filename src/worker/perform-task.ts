@@ -63,7 +63,11 @@ export type PerformOutcome =
   | 'plan-halted'
   /** Every slot of its concurrency key is held: given back, uncharged, and offered again when one frees. */
   | 'limit-full'
-  /** Its function said "not yet" (ctx.notYet): recorded in `waiting`, given back uncharged, offered again at `claim.progress.checkAgainAt`. */
+  /**
+   * Its function said "not yet" (ctx.notYet), now (`claim.progress.waitingFor` set) or at a check
+   * whose time to check again has not come: given back uncharged, out of the index, offered again
+   * at `claim.progress.checkAgainAt`.
+   */
   | 'not-yet';
 
 export interface PerformContext {
@@ -128,11 +132,17 @@ export async function performTask(
 
   const failedTries = await countFailedTries(claim, context.store, children, definition);
   if (typeof failedTries === 'string') return failedTries;
-  // Its function said "not yet" at its last check, and the time to check again has not come.
+  // Its function said "not yet" at its last check, and the time to check again has not come: out
+  // of the index until then (a worker that recorded the wait and died before it unindexed the task
+  // left it there), and offered again at that time.
   const waiting = children.includes(WAITING)
     ? await context.store.reads.readWaiting(claim.task)
     : undefined;
-  if (waiting !== undefined && waiting.notBefore.getTime() > Date.now()) return 'not-runnable';
+  if (waiting !== undefined && waiting.notBefore.getTime() > Date.now()) {
+    await context.store.unmarkRunnable(claim.task, { fence: claim.session });
+    claim.progress.checkAgainAt = waiting.notBefore;
+    return 'not-yet';
+  }
   if (claim.signal.aborted) throw claim.signal.reason; // the worker gave it up before it started (stop, failFast)
   const control = planControl(claim, context);
   const inputs = await readInputs(claim, context, children, control);

@@ -225,15 +225,17 @@ async function runClaim(
     if (outcome === 'not-yet') {
       await releaseOrRetry(runtime, claim, workerId);
       const nextCheckAt = claim.progress.checkAgainAt ?? new Date();
-      emitSafely(events, 'task:waiting', {
-        task: claim.task,
-        plan: claim.plan,
-        workerId,
-        durationMs: performance.now() - started,
-        reason: claim.progress.waitingFor ?? '',
-        nextCheckAt,
-        ...thisTry,
-      });
+      // Only a check that ran says so; a claim that came before the time to check again does not.
+      if (claim.progress.waitingFor !== undefined)
+        emitSafely(events, 'task:waiting', {
+          task: claim.task,
+          plan: claim.plan,
+          workerId,
+          durationMs: performance.now() - started,
+          reason: claim.progress.waitingFor,
+          nextCheckAt,
+          ...thisTry,
+        });
       dispatcher.offerLater(claim.task, nextCheckAt.getTime(), true);
       cooldown.recordSuccess(claim.task);
       return true;
@@ -393,7 +395,7 @@ async function findWork(
   await dispatcher.follow(parent);
   const fromIndex = await dispatcher.take(seeker);
   if (fromIndex !== undefined) return fromIndex;
-  const fullScan = dispatcher.fullScanDue();
+  const fullScan = dispatcher.fullScanDue(parent);
   return await getTaskFromAnyPlan(
     store,
     parent,

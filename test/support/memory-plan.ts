@@ -5,6 +5,7 @@
 import { rootContainer as container } from '../../src/di/container.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { ZkPlan } from '../../src/zk-plan.js';
+import type { ZkPlanSettings } from '../../src/plan/zk-plan-settings.js';
 import type { MemoryZkClient, MemoryZooKeeper } from '../../src/testing/index.js';
 
 /** Idle back-off short enough that an in-memory plan runs in milliseconds. */
@@ -17,17 +18,18 @@ export interface MemoryProcess {
   readonly zkPlan: ZkPlan<MemoryZkClient>;
 }
 
-/** A new process on `server` (its own session), running `functions`. */
+/** A new process on `server` (its own session), running `functions`, with `settings` (as ZkPlan.connect's options give them). */
 export function memoryProcess(
   server: MemoryZooKeeper,
   name: string,
   functions: FunctionRegistry = new FunctionRegistry(),
+  settings: Omit<ZkPlanSettings, 'container'> = {},
 ): MemoryProcess {
   const zk = server.connect({ name });
   return {
     name,
     zk,
-    zkPlan: new ZkPlan(zk, functions, { container: container.createChildContainer() }),
+    zkPlan: new ZkPlan(zk, functions, { container: container.createChildContainer(), ...settings }),
   };
 }
 
