@@ -8,6 +8,7 @@ import { cronTimes } from '../schedule/cron-times.js';
 import type { StoredSchedule } from '../schedule/schedule-definition.js';
 import { DEFAULTS } from '../config/defaults.js';
 import {
+  MAX_TIME_MS,
   MAX_BACKFILL_CONCURRENCY,
   MAX_BACKFILL_TICKS,
   type BackfillMode,
@@ -57,7 +58,7 @@ function moment(argument: 'from' | 'to', value: unknown): number {
         : typeof value === 'number'
           ? value
           : Number.NaN;
-  if (!Number.isSafeInteger(ms) || ms < 0)
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > MAX_TIME_MS)
     throw new InvalidArgumentError(
       argument,
       `expected a Date, an ISO-8601 time such as "2026-11-01T00:00:00Z" or ms since the epoch, got ${JSON.stringify(value) ?? String(value)}`,
@@ -68,12 +69,15 @@ function moment(argument: 'from' | 'to', value: unknown): number {
 /**
  * Checks `options` for `schedule` at `now`: a range within the past that holds at least one and
  * at most MAX_BACKFILL_TICKS cron ticks, a known mode, and a concurrency that fits it.
- * InvalidArgumentError naming the option and what to do otherwise.
+ * `liveFrom`: ticks after it are the live scheduler's to decide (those after its cursor, when the
+ * schedule is active): the range must end at or before it. InvalidArgumentError naming the option
+ * and what to do otherwise.
  */
 export function resolveBackfillOptions(
   options: BackfillOptions,
   schedule: StoredSchedule,
   now: number,
+  liveFrom: number,
 ): ResolvedBackfill {
   if (typeof options !== 'object' || options === null)
     throw new InvalidArgumentError('options', 'expected { from, to, mode?, concurrency? }');
@@ -89,6 +93,11 @@ export function resolveBackfillOptions(
     throw new InvalidArgumentError(
       'to',
       `${new Date(to).toISOString()} is in the future: a backfill covers past ticks (the scheduler fires the later ones); give a time up to now`,
+    );
+  if (to > liveFrom)
+    throw new InvalidArgumentError(
+      'to',
+      `${new Date(to).toISOString()} is after ${new Date(liveFrom).toISOString()}, the last tick the schedule's scheduler has decided: later ticks are its own to fire (give a to up to then, or wait for a scheduler pass)`,
     );
   const mode = options.mode ?? DEFAULTS.backfill.mode;
   if (mode !== 'serial' && mode !== 'parallel')

@@ -83,6 +83,13 @@ export function isFinished(record: BackfillRecord): boolean {
   );
 }
 
+/** The latest moment a Date holds (ms since the epoch): a time beyond it cannot be shown. */
+export const MAX_TIME_MS = 8_640_000_000_000_000;
+
+function isTime(value: unknown): value is number {
+  return isCount(value, MAX_TIME_MS);
+}
+
 function isCount(value: unknown, max = Number.MAX_SAFE_INTEGER): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= max;
 }
@@ -101,8 +108,8 @@ export function parseBackfillRecord(path: string, value: unknown): BackfillRecor
   const valid =
     typeof record === 'object' &&
     record !== null &&
-    isCount(record.from) &&
-    isCount(record.to) &&
+    isTime(record.from) &&
+    isTime(record.to) &&
     record.from <= record.to &&
     isShortString(record.cron, 200) &&
     isShortString(record.timezone, 100) &&
@@ -111,10 +118,10 @@ export function parseBackfillRecord(path: string, value: unknown): BackfillRecor
     record.concurrency >= 1 &&
     isCount(record.total, MAX_BACKFILL_TICKS) &&
     isCount(record.started, record.total) &&
-    (record.last === undefined || isCount(record.last)) &&
+    (record.last === undefined || isTime(record.last)) &&
     Array.isArray(record.running) &&
     record.running.length <= MAX_BACKFILL_CONCURRENCY &&
-    record.running.every((tick) => isCount(tick)) &&
+    record.running.every((tick) => isTime(tick)) &&
     isCount(record.completed, MAX_BACKFILL_TICKS) &&
     isCount(record.failed, MAX_BACKFILL_TICKS) &&
     isCount(record.notRun, MAX_BACKFILL_TICKS) &&

@@ -4,6 +4,7 @@
  * that plan fails or is cancelled. It waits with `ctx.notYet`, so no worker is held meanwhile.
  * The other plan is named by its path, or as a schedule's run for a tick.
  */
+import { MAX_TIME_MS } from '../backfill/backfill-record.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { MAX_NOT_YET_MS, MIN_NOT_YET_MS } from '../exec/not-yet.js';
@@ -101,13 +102,26 @@ export function checkTarget(value: unknown, where: string): CheckedTarget {
   const schedules = target['schedules'] ?? DEFAULTS.cliParents.schedules;
   assertValidPath('schedules', schedules);
   const moment = typeof at === 'string' ? Date.parse(at) : at;
-  if (typeof moment !== 'number' || !Number.isSafeInteger(moment) || moment < 0)
+  if (
+    typeof moment !== 'number' ||
+    !Number.isSafeInteger(moment) ||
+    moment < 0 ||
+    moment > MAX_TIME_MS
+  )
     throw new InvalidArgumentError(
       'at',
       `${where}: expected a moment, ISO-8601 or ms since the epoch (in a schedule's spec: { $param: 'firedAt' }), got ${JSON.stringify(at) ?? String(at)}`,
     );
   const offsetMs = target['offsetMs'] ?? 0;
-  if (typeof offsetMs !== 'number' || !Number.isSafeInteger(offsetMs))
-    throw new InvalidArgumentError('offsetMs', `${where}: expected a whole number of ms`);
+  if (
+    typeof offsetMs !== 'number' ||
+    !Number.isSafeInteger(offsetMs) ||
+    moment + offsetMs < 0 ||
+    moment + offsetMs > MAX_TIME_MS
+  )
+    throw new InvalidArgumentError(
+      'offsetMs',
+      `${where}: expected a whole number of ms that keeps the moment a date`,
+    );
   return { kind: 'tick', schedule, schedules, at: moment + offsetMs, checkEveryMs };
 }

@@ -227,10 +227,13 @@ export class Scheduler {
     }
   }
 
-  /** Fires the pending ticks oldest first, then prunes; `backfillTicks` are the tick ids backfills name as under way. */
+  /**
+   * Fires the pending ticks oldest first, then prunes; `backfillTicks` are the tick ids backfills
+   * name as under way (undefined when that is not known this pass: nothing is pruned then).
+   */
   private async firePending(
     schedule: StoredSchedule,
-    backfillTicks: ReadonlySet<string>,
+    backfillTicks: ReadonlySet<string> | undefined,
   ): Promise<void> {
     const { store } = this.runtime.firing;
     const known = this.finalTicks.get(schedule.name) ?? new Map<string, string>();
@@ -252,7 +255,7 @@ export class Scheduler {
         );
     }
     for (const id of known.keys()) if (!ids.includes(id)) known.delete(id);
-    await this.prune(schedule, ids, known, backfillTicks);
+    if (backfillTicks !== undefined) await this.prune(schedule, ids, known, backfillTicks);
   }
 
   /**

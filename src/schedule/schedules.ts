@@ -213,7 +213,12 @@ export class Schedules {
     if (current === undefined || current.schedule.removing === true)
       throw new ScheduleNotFoundError(scheduleNodes(this.parent, name).node);
     const { schedule, czxid } = current;
-    const resolved = resolveBackfillOptions(options, schedule, this.now());
+    // Ticks after the cursor are the live scheduler's to decide, unless the schedule is paused (they
+    // never fire then: a resume only fires ticks from then on).
+    const now = this.now();
+    const cursor = (await this.firing.store.cursor(name)).tick;
+    const liveFrom = schedule.paused ? now : Math.max(cursor ?? 0, schedule.activeSince);
+    const resolved = resolveBackfillOptions(options, schedule, now, liveFrom);
     if ((await this.firing.backfills.ids(name)).length >= MAX_BACKFILLS)
       throw new InvalidArgumentError(
         'name',

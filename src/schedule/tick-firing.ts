@@ -22,6 +22,7 @@
  * versioned write or a delete.
  */
 import { PlanSpecError } from '../errors/spec-errors.js';
+import type { BackfillRecord } from '../backfill/backfill-record.js';
 import type { BackfillStore } from '../backfill/backfill-store.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import type { PlanState } from '../plan/plan-states.js';
@@ -174,7 +175,7 @@ async function decideAndBuild(
   if (existing === undefined && record.kind === 'backfill') {
     // Under the lock, before a plan exists: a tick of a backfill cancelled meanwhile makes none. A
     // plan made before the cancel landed is cancelled by the backfill's next step.
-    const stopped = await backfillStopped(context, schedule.name, record.backfill ?? '');
+    const stopped = await backfillStopped(context, schedule.name, record);
     if (stopped !== undefined) return { state: 'skipped', reason: stopped, node: read };
   }
   if (existing === undefined && record.kind === 'cron') {
@@ -326,19 +327,40 @@ async function writeTick(
   }
 }
 
-/** Why a backfill's tick must not make a plan (its backfill cancelled, gone or unreadable); undefined while it runs. */
+/**
+ * Why a backfill's tick must not make a plan; undefined when it must. It must while the backfill
+ * that made its record runs, while another running backfill names it under way, or once the
+ * schedule's cursor names it (the live scheduler decided to fire it). Otherwise (that backfill
+ * cancelled, gone or unreadable) it makes none.
+ */
 async function backfillStopped(
   context: FiringContext,
   schedule: string,
-  id: string,
+  record: TickRecord,
 ): Promise<string | undefined> {
+  const id = record.backfill ?? '';
+  const maker = await readBackfill(context, schedule, id);
+  if (maker?.state === 'running') return undefined;
+  for (const other of await context.backfills.ids(schedule)) {
+    if (other === id) continue;
+    const backfill = await readBackfill(context, schedule, other);
+    if (backfill?.state === 'running' && backfill.running.includes(record.tick)) return undefined;
+  }
+  if ((await context.store.cursor(schedule)).fire.includes(record.tick)) return undefined;
+  if (maker === undefined) return `its backfill ${id} is gone (or not a valid record)`;
+  return `its backfill ${id} was cancelled`;
+}
+
+/** A backfill's record; undefined when it is gone or not a valid record. */
+async function readBackfill(
+  context: FiringContext,
+  schedule: string,
+  id: string,
+): Promise<BackfillRecord | undefined> {
   try {
-    const backfill = await context.backfills.read(schedule, id);
-    if (backfill === undefined) return `its backfill ${id} is gone`;
-    if (backfill.record.state === 'cancelled') return `its backfill ${id} was cancelled`;
-    return undefined;
+    return (await context.backfills.read(schedule, id))?.record;
   } catch (error) {
-    if (error instanceof MalformedNodeError) return `its backfill ${id} is not a valid record`;
+    if (error instanceof MalformedNodeError) return undefined;
     throw error;
   }
 }

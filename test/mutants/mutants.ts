@@ -251,7 +251,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'a scheduler that takes over a tick fills the half-built plan of a dead firer without deleting its tasks first: a plan with extra tasks',
     simulation: 'schedule',
-    searchFrom: 1,
+    searchFrom: 2,
   },
   {
     name: 'backfill-tick-records-not-remade',
@@ -260,16 +260,16 @@ export const MUTANTS: readonly Mutant[] = [
         file: 'src/backfill/backfiller.ts',
         patches: [
           {
-            find: "if (record.state === 'running') await this.createTickRecords(schedule, id, record, record.running, session);",
+            find: 'await this.createTickRecords(schedule, id, record, [tick], session);',
             replace: '',
           },
         ],
       },
     ],
     defect:
-      'a backfill step does not make the records of the ticks its record names under way: a scheduler that committed a step and died (or froze past its session) before making them leaves those ticks without a record, never fired, and the backfill never completes',
+      'a backfill step does not make the missing records of the ticks its record names under way: a scheduler that committed a step and died (or froze past its session) before making them leaves those ticks without a record, never fired, and the backfill never completes',
     simulation: 'schedule',
-    searchFrom: 8,
+    searchFrom: 73,
   },
   {
     name: 'fire-tick-without-lock',
@@ -313,7 +313,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "overlap looks only at the newest fired run, so a finished manual run hides an unfinished cron run (and a manual run still being fired is not looked at): under 'skip', a cron run starts beside an unfinished one",
     simulation: 'schedule-skip',
-    searchFrom: 2,
+    searchFrom: 1,
   },
   {
     name: 'take-before-lease-ends',
