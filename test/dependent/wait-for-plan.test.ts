@@ -176,4 +176,31 @@ describe('a dependent task (waitForPlan)', () => {
       'DEPENDENCY_FAILED',
     );
   });
+
+  it("in a spec: a schedule's run the day before the moment a param binds, refused when malformed", async () => {
+    const server = new MemoryZooKeeper();
+    const { proc } = gatedProcess(server);
+    const spec = {
+      tasks: {
+        'yesterday-loaded': {
+          fn: 'zk-plan:wait-for-plan',
+          params: [{ schedule: 'nightly-load', at: { $param: 'firedAt' }, offsetMs: -86_400_000 }],
+        },
+        report: { fn: 'after', inputs: ['yesterday-loaded'] },
+      },
+    };
+    const submitted = await proc.zkPlan.submitPlan('/plans', spec, {
+      params: { firedAt: '2026-11-27T02:30:00.000Z' },
+    });
+    const view = await proc.zkPlan.plans.describe(submitted.plan);
+    const waiting = view.tasks.find((task) => task.key === 'yesterday-loaded');
+    expect(waiting?.params).toEqual([
+      { schedule: 'nightly-load', at: '2026-11-27T02:30:00.000Z', offsetMs: -86_400_000 },
+    ]);
+    await expect(
+      proc.zkPlan.submitPlan('/plans', {
+        tasks: { bad: { fn: 'zk-plan:wait-for-plan', params: [{ schedule: 'x', at: 'soon' }] } },
+      }),
+    ).rejects.toThrow(/its dependency is invalid/);
+  });
 });

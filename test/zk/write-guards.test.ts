@@ -101,6 +101,7 @@ const NODES: readonly (readonly [RegExp, string])[] = (
     [`${TASK}/result/${CHUNK}`, 'task result chunk'],
     [`${TASK}/attempts`, 'task attempts'],
     [`${TASK}/failed`, 'task failed'],
+    [`${TASK}/waiting`, 'task waiting'],
     [String.raw`${TASK}/spawn-\d+`, 'spawn record'],
     [`${TASK}/continuation`, 'hand-over record'],
     [SCHEDULE, 'schedule'],
@@ -233,6 +234,7 @@ async function until(
 async function runPlans(server: MemoryZooKeeper): Promise<void> {
   let permanentFailures = 1;
   let flaky = 2;
+  let notThereYet = 2;
   const functions = new FunctionRegistry()
     .register('value', (ctx) => ctx.params[0])
     .register('sum', (_ctx, ...inputs: unknown[]) =>
@@ -243,6 +245,9 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
       if (permanentFailures-- > 0) throw new PermanentError('broken until retried');
       return 'fixed';
     })
+    .register('sensor', (ctx) =>
+      notThereYet-- > 0 ? ctx.notYet('the file is not there yet', { afterMs: 10 }) : 'there',
+    )
     .register('flaky', () => {
       if (flaky-- > 0) throw new Error('twice');
       return 'ok';
@@ -287,6 +292,7 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
       { task: call('big'), options: { keepResult: true } },
       { task: call('breaks') },
       { task: call('flaky') },
+      { task: call('sensor') },
     ]);
     // Keys: one claimed, and a batch refused for a key already taken (the claim it made for its other task is freed).
     await admin.zkPlan.addTask(plan, call('value', 4), [], { key: 'four' });
