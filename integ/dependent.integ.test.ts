@@ -1,6 +1,7 @@
 /**
  * Dependent tasks on a real ZooKeeper server, across two processes' sessions: the dependent waits
- * (no worker held) while the other plan runs, `zk-plan why` says what it waits for, and it
+ * (no worker held) while the other plan runs, `zk-plan why` and `zk-plan show` say what it waits
+ * for, and it
  * completes once that plan completed; one whose plan fails says so when it fails for good.
  */
 import { describe, expect, it } from 'vitest';
@@ -55,6 +56,12 @@ describe('a dependent task on a real server', () => {
     expect(why.code, why.stderr).toBe(0);
     expect(why.stdout).toContain('WAITING_FOR_CONDITION');
     expect(why.stdout).toContain(`it waits: plan ${exportPlan} is running (0/1 tasks done)`);
+    const shownWaiting = await runCli(env.connectString, ['show', loadPlan]);
+    expect(shownWaiting.stdout).toMatch(
+      new RegExp(
+        `export-done .*waits: plan ${exportPlan} is running \\(0/1 tasks done\\) \\(check \\d+; next`,
+      ),
+    );
     release();
     await downstream.waitForCompletion(loadPlan, { timeoutMs: 30_000 });
     expect(await downstream.getResult(load)).toBe(`loaded after ${exportPlan}`);

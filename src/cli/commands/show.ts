@@ -133,6 +133,9 @@ export function detailOf(
         ? `handed over to ${continuation}: completes with its result`
         : `waiting for ${task.pendingInputs} of ${task.inputs.length || task.pendingInputs} input(s)`;
     case 'runnable':
+      // Its function said "not yet" (ctx.notYet, a dependent task): why, and when it looks again.
+      if (task.waiting !== undefined)
+        return `waits: ${task.waiting.reason} (check ${task.waiting.checks}; next ${task.waiting.nextCheckAt.getTime() <= now ? 'now' : `at ${formatTime(task.waiting.nextCheckAt)}`})`;
       return task.attempts
         ? `runnable again; last error: ${task.attempts.lastError}`
         : 'ready to run';
