@@ -11,7 +11,11 @@ import { MAX_NOT_YET_MS, MIN_NOT_YET_MS } from '../exec/not-yet.js';
 import { call, type CallSpec } from '../exec/task-spec.js';
 import { assertValidPath } from '../zk/layout.js';
 
-/** The name of the built-in function of dependent tasks: every worker runs it; no FunctionRegistry takes it. */
+/**
+ * The name of the built-in function of dependent tasks: every worker runs it; no FunctionRegistry takes it.
+ *
+ * @category Plans and tasks
+ */
 export const WAIT_FOR_PLAN_FUNCTION = 'zk-plan:wait-for-plan';
 
 /**
