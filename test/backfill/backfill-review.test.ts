@@ -19,7 +19,7 @@ import {
   SCHEDULES,
   T0,
   plansOn,
-  schedulerProcess,
+  useSchedulerProcesses,
   tickFunctions,
   type SchedulerProcess,
 } from '../schedule/schedule-harness.js';
@@ -30,11 +30,8 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
 });
 
-function start(server: MemoryZooKeeper, name: string): SchedulerProcess {
-  const proc = schedulerProcess(server, name);
-  open.push(proc);
-  return proc;
-}
+/** Scheduler processes (closed after each test). */
+const start = useSchedulerProcesses();
 
 /** Workers whose tasks of live ticks (at or after T0) hold until `release`. */
 function heldWorkers(server: MemoryZooKeeper): { release: () => void } {

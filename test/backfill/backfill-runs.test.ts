@@ -16,7 +16,7 @@ import {
   PULSE,
   T0,
   plansOn,
-  schedulerProcess,
+  useSchedulerProcesses,
   tickFunctions,
   type SchedulerProcess,
 } from '../schedule/schedule-harness.js';
@@ -26,11 +26,8 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
 });
 
-function start(server: MemoryZooKeeper, name: string): SchedulerProcess {
-  const proc = schedulerProcess(server, name);
-  open.push(proc);
-  return proc;
-}
+/** Scheduler processes (closed after each test). */
+const start = useSchedulerProcesses();
 
 function workers(
   server: MemoryZooKeeper,
