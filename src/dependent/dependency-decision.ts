@@ -53,6 +53,15 @@ export type DependencyOutcome =
   | { readonly kind: 'wait'; readonly reason: string }
   | { readonly kind: 'fail'; readonly reason: string };
 
+/** The failed tasks a message names: the first few, then how many more. */
+const LISTED_FAILED = 5;
+
+function failedList(failed: readonly string[]): string {
+  if (failed.length === 0) return '';
+  const more = failed.length > LISTED_FAILED ? ` and ${failed.length - LISTED_FAILED} more` : '';
+  return ` (failed: ${failed.slice(0, LISTED_FAILED).join(', ')}${more})`;
+}
+
 function fromPlan(plan: string, seen: PlanSeen, tick?: string): DependencyOutcome {
   if (!seen.exists) return { kind: 'wait', reason: `plan ${plan} does not exist (yet)` };
   const at = tick === undefined ? {} : { tick };
@@ -60,10 +69,7 @@ function fromPlan(plan: string, seen: PlanSeen, tick?: string): DependencyOutcom
     case 'completed':
       return { kind: 'done', value: { plan, state: 'completed', ...at } };
     case 'failed':
-      return {
-        kind: 'fail',
-        reason: `plan ${plan} failed${seen.failed.length > 0 ? ` (failed: ${seen.failed.join(', ')})` : ''}`,
-      };
+      return { kind: 'fail', reason: `plan ${plan} failed${failedList(seen.failed)}` };
     case 'cancelled':
       return { kind: 'fail', reason: `plan ${plan} was cancelled` };
     default:

@@ -7,7 +7,7 @@ import type { PlanStatus } from '../plan/plan-status.js';
 import { cronTimes } from '../schedule/cron-times.js';
 import { ScheduleStore } from '../schedule/schedule-store.js';
 import { cronTickId, planPathForTick } from '../schedule/tick-record.js';
-import { nameOf } from '../zk/layout.js';
+import { READY, childPath, nameOf } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import type { DependencySeen, PlanSeen } from './dependency-decision.js';
 import type { CheckedTarget } from './dependency-target.js';
@@ -23,11 +23,12 @@ export class DependencyLookup {
       return { kind: 'plan', plan: target.plan, seen: await this.seePlan(target.plan) };
     const { schedule: name, at } = target;
     const read = await new ScheduleStore(this.zk, target.schedules).read(name);
+    // Ticks in (-1, at]: a tick at the epoch itself counts too.
     if (read === undefined || read.schedule.removing === true)
       return { kind: 'tick', schedule: name, at, scheduleMissing: true };
     const { schedule } = read;
     const [tick] = cronTimes(schedule.cron, schedule.timezone, `schedule "${name}"`).latestIn(
-      0,
+      -1,
       at,
       1,
     ).ticks;
@@ -58,6 +59,12 @@ export class DependencyLookup {
 
   private async seePlan(plan: string): Promise<PlanSeen> {
     try {
+      // A plan not readied yet is still being built, whatever its tasks say (its status would read
+      // "completed" with no task left); a node that is no plan has no `ready` either.
+      if ((await this.zk.exists(childPath(plan, READY))) === undefined)
+        return (await this.zk.exists(plan)) === undefined
+          ? { exists: false }
+          : { exists: true, state: 'building', done: 0, total: 0, failed: [] };
       const status = await this.planStatus(plan);
       return {
         exists: true,

@@ -4,11 +4,11 @@
  * that plan fails or is cancelled. It waits with `ctx.notYet`, so no worker is held meanwhile.
  * The other plan is named by its path, or as a schedule's run for a tick.
  */
-import { MAX_TIME_MS } from '../backfill/backfill-record.js';
 import { DEFAULTS } from '../config/defaults.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { MAX_NOT_YET_MS, MIN_NOT_YET_MS } from '../exec/not-yet.js';
 import { call, type CallSpec } from '../exec/task-spec.js';
+import { assertScheduleName } from '../schedule/schedule-definition.js';
 import { assertValidPath } from '../zk/layout.js';
 
 /**
@@ -55,6 +55,25 @@ export type CheckedTarget = (
 
 const KEYS = new Set(['plan', 'schedule', 'schedules', 'at', 'offsetMs', 'checkEveryMs']);
 
+/** An ISO-8601 time that says its offset (Z or ±hh:mm). */
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The latest moment a dependency may name: the end of the year 9999, for which a cron's ticks are computed. */
+const MAX_DEPENDENCY_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** A value as an error message shows it, whatever it is (a bigint, a cycle). */
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 100));
+  if (
+    typeof value === 'number' ||
+    typeof value === 'boolean' ||
+    value === null ||
+    value === undefined
+  )
+    return String(value);
+  return `a ${typeof value}`;
+}
+
 /**
  * A task that waits for another plan: `addTask(plan, waitForPlan({ plan: '/plans/export' }))`.
  * Its result, handed to its dependents, is `{ plan, state: 'completed' }`.
@@ -92,36 +111,42 @@ export function checkTarget(value: unknown, where: string): CheckedTarget {
       `${where}: expected a whole number of ms from ${MIN_NOT_YET_MS} to ${MAX_NOT_YET_MS}, got ${String(checkEveryMs)}`,
     );
   if ('plan' in target) {
-    if ('schedule' in target || 'at' in target)
-      throw new InvalidArgumentError('plan', `${where}: give either plan or schedule, not both`);
+    const extra = ['schedule', 'schedules', 'at', 'offsetMs'].filter((key) => key in target);
+    if (extra.length > 0)
+      throw new InvalidArgumentError(
+        'plan',
+        `${where}: a dependency on a plan takes no ${extra.join(', ')} (those name a schedule's run)`,
+      );
     assertValidPath('plan', target['plan']);
     return { kind: 'plan', plan: target['plan'], checkEveryMs };
   }
   const { schedule, at } = target;
-  if (typeof schedule !== 'string' || schedule === '')
+  if (schedule === undefined)
     throw new InvalidArgumentError(
       'schedule',
       `${where}: expected { plan: '/path/of/a/plan' } or { schedule: 'name', at }`,
     );
+  assertScheduleName(schedule);
   const schedules = target['schedules'] ?? DEFAULTS.cliParents.schedules;
   assertValidPath('schedules', schedules);
-  const moment = typeof at === 'string' ? Date.parse(at) : at;
+  // A time with its offset: every worker reads it as the same moment, whatever its own time zone.
+  const moment = typeof at === 'string' && ISO_WITH_OFFSET.test(at) ? Date.parse(at) : at;
   if (
     typeof moment !== 'number' ||
     !Number.isSafeInteger(moment) ||
     moment < 0 ||
-    moment > MAX_TIME_MS
+    moment > MAX_DEPENDENCY_TIME_MS
   )
     throw new InvalidArgumentError(
       'at',
-      `${where}: expected a moment, ISO-8601 or ms since the epoch (in a schedule's spec: { $param: 'firedAt' }), got ${JSON.stringify(at) ?? String(at)}`,
+      `${where}: expected a moment, ISO-8601 with its offset (2026-11-26T02:30:00Z) or ms since the epoch (in a schedule's spec: { $param: 'firedAt' }), got ${describeValue(at)}`,
     );
   const offsetMs = target['offsetMs'] ?? 0;
   if (
     typeof offsetMs !== 'number' ||
     !Number.isSafeInteger(offsetMs) ||
     moment + offsetMs < 0 ||
-    moment + offsetMs > MAX_TIME_MS
+    moment + offsetMs > MAX_DEPENDENCY_TIME_MS
   )
     throw new InvalidArgumentError(
       'offsetMs',

@@ -29,6 +29,7 @@ import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
 import { classifyTask } from '../store/task-state.js';
 import {
   ATTEMPTS,
+  WAITING,
   CONTINUATION_LINK,
   DEP_PREFIX,
   FAILED,
@@ -628,11 +629,13 @@ export class PlanWriter {
     const failed = listings
       .filter(({ listing }) => listing?.children.includes(FAILED))
       .map(({ task }) => task);
-    // attempts first: a crash in between leaves the task failed, and a second retryFailed finishes the job.
-    // Each delete names the node read: sent again after a lost reply, it never takes a failure (or a
-    // count of tries) that a run after the retry wrote since.
+    // attempts (and a wait's record, whose checks start again) first: a crash in between leaves the
+    // task failed, and a second retryFailed finishes the job. Each delete names the node read: sent
+    // again after a lost reply, it never takes a failure (or a count of tries) that a run after the
+    // retry wrote since.
     await Promise.all(
       failed.map(async (task) => {
+        await this.deleteAsRead(childPath(task, WAITING));
         await this.deleteAsRead(childPath(task, ATTEMPTS));
         await this.deleteAsRead(childPath(task, FAILED));
         await this.indexIfRunnable(task, {});
@@ -691,7 +694,14 @@ export class PlanWriter {
       if (problem !== undefined)
         throw new ShellParamsError(`a task added to plan ${plan} (tasks[${index}])`, problem, plan);
     } else if (spec.kind === 'call' && spec.fn === WAIT_FOR_PLAN_FUNCTION) {
-      checkTarget(spec.params[0], `a dependent task added to plan ${plan} (tasks[${index}])`);
+      const where = `a dependent task added to plan ${plan} (tasks[${index}])`;
+      const target = checkTarget(spec.params[0], where);
+      if (target.kind === 'plan' && target.plan === plan)
+        throw new InvalidArgumentError(
+          'plan',
+          `${where} waits for its own plan, which never completes before it`,
+          plan,
+        );
     } else if (
       spec.kind === 'call' &&
       !resultPreset &&

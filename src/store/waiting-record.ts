@@ -32,6 +32,11 @@ export function nextWaiting(
   };
 }
 
+/** A Date that holds a time (an invalid one cannot be shown or compared). */
+function isShowableDate(value: unknown): value is Date {
+  return value instanceof Date && !Number.isNaN(value.getTime());
+}
+
 /** The stored record, checked in full (anyone may write it); MalformedNodeError otherwise. */
 export function parseWaitingRecord(path: string, value: unknown): WaitingRecord {
   const record = value as Partial<WaitingRecord> | null;
@@ -40,8 +45,8 @@ export function parseWaitingRecord(path: string, value: unknown): WaitingRecord 
     record === null ||
     typeof record.reason !== 'string' ||
     record.reason.length > MAX_WAIT_REASON ||
-    !(record.since instanceof Date) ||
-    !(record.notBefore instanceof Date) ||
+    !isShowableDate(record.since) ||
+    !isShowableDate(record.notBefore) ||
     typeof record.checks !== 'number' ||
     !Number.isSafeInteger(record.checks) ||
     record.checks < 1

@@ -28,7 +28,11 @@ export class Dispatcher {
   /** Own priorities of candidates of plans whose tasks may have one (null: none, its plan's applies). */
   private readonly ownPriorities = new Map<string, number | null>();
   private readonly tracker: PlanTracker;
-  private readonly offeredLater = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Offers due later, by task: the timer, and whether it puts the task back in its plan's index first. */
+  private readonly offeredLater = new Map<
+    string,
+    { readonly timer: ReturnType<typeof setTimeout>; readonly reindex: boolean }
+  >();
   private readonly watchedOwners = new Set<string>();
   /** Tasks that found every slot of their concurrency key held, by the key's limit node: offered again when it changes. */
   private readonly slotWaits = new Map<string, Set<string>>();
@@ -165,7 +169,10 @@ export class Dispatcher {
    * no worker would take it before its time.
    */
   offerLater(task: string, at: number, reindex: boolean): void {
-    if (this.offeredLater.has(task)) return;
+    const pending = this.offeredLater.get(task);
+    // A pending offer that does not put the task back in the index gives way to one that does.
+    if (pending !== undefined && (pending.reindex || !reindex)) return;
+    if (pending !== undefined) clearTimeout(pending.timer);
     const timer = setTimeout(
       () => {
         this.offeredLater.delete(task);
@@ -176,7 +183,7 @@ export class Dispatcher {
       Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS),
     );
     timer.unref?.();
-    this.offeredLater.set(task, timer);
+    this.offeredLater.set(task, { timer, reindex });
   }
 
   /** Follows the plans under `parent` (idempotent; again after a new session). */
@@ -399,7 +406,7 @@ export class Dispatcher {
       }
       if (waiting.size === 0) this.slotWaits.delete(limitPath); // its watch fires into nothing
     }
-    for (const [task, timer] of this.offeredLater) {
+    for (const [task, { timer }] of this.offeredLater) {
       if (!task.startsWith(prefix)) continue;
       clearTimeout(timer);
       this.offeredLater.delete(task);

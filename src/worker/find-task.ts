@@ -1,4 +1,4 @@
-import { ATTEMPTS, CONTROL } from '../zk/layout.js';
+import { ATTEMPTS, CONTROL, WAITING } from '../zk/layout.js';
 import { isClaimable, classifyTask, type TaskState } from '../store/task-state.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
 import type { ClaimBook } from './claim-book.js';
@@ -92,6 +92,15 @@ export async function getTask(
         continue;
       }
     }
+    // Its function said "not yet" (ctx.notYet): not claimed before its time to check again, but
+    // offered then (a scan that claimed it would stop at it every time, before the tasks after it).
+    if (state === 'runnable' && taskListing.children.includes(WAITING)) {
+      const checkAt = await checkAgainTime(store, task);
+      if (checkAt > Date.now()) {
+        context.onWaitingForRetry?.(task, checkAt);
+        continue;
+      }
+    }
     if (context.book && !context.book.reserve(task)) continue;
     let claim: Claim | undefined;
     try {
@@ -137,6 +146,15 @@ async function hasFailedTask(store: TaskStore, tasks: readonly string[]): Promis
       return true;
   }
   return false;
+}
+
+/** When a task whose function said "not yet" is checked again (0: now; an unreadable record does not stop it). */
+async function checkAgainTime(store: TaskStore, task: string): Promise<number> {
+  try {
+    return (await store.reads.readWaiting(task))?.notBefore.getTime() ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** When a task that failed before may be tried again (0: now). */

@@ -2,7 +2,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { executeFunction, type ExecutionSettings } from '../exec/execute-function.js';
 import { spawnCalls, trackSpawnCall } from '../spawn/spawn-calls.js';
 import { Continuation } from '../spawn/continuation.js';
-import { NotYet, makeNotYet, type NotYetOptions } from '../exec/not-yet.js';
+import { MAX_NOT_YET_MS, NotYet, makeNotYet, type NotYetOptions } from '../exec/not-yet.js';
 import { nextWaiting, type WaitingRecord } from '../store/waiting-record.js';
 import { mapOver } from '../spawn/map-over.js';
 import { SpawnMismatchError } from '../errors/spawn-errors.js';
@@ -10,7 +10,12 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { TaskSpawner } from '../spawn/task-spawner.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import { OwnershipLostError, TaskExecutionError, TaskTimeoutError } from '../errors/task-errors.js';
+import {
+  MalformedNodeError,
+  OwnershipLostError,
+  TaskExecutionError,
+  TaskTimeoutError,
+} from '../errors/task-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { ShellDisabledError } from '../errors/shell-errors.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
@@ -135,9 +140,7 @@ export async function performTask(
   // Its function said "not yet" at its last check, and the time to check again has not come: out
   // of the index until then (a worker that recorded the wait and died before it unindexed the task
   // left it there), and offered again at that time.
-  const waiting = children.includes(WAITING)
-    ? await context.store.reads.readWaiting(claim.task)
-    : undefined;
+  const waiting = children.includes(WAITING) ? await readWaiting(claim, context) : undefined;
   if (waiting !== undefined && waiting.notBefore.getTime() > Date.now()) {
     await context.store.unmarkRunnable(claim.task, { fence: claim.session });
     claim.progress.checkAgainAt = waiting.notBefore;
@@ -178,6 +181,26 @@ export async function performTask(
   }
   await storeResult(tried, ran, inputs.links, keepResult);
   return 'completed';
+}
+
+/**
+ * The task's record of its last "not yet"; undefined when it has none, or one that is not a valid
+ * record (anyone may write it: it is then ignored, and the next "not yet" replaces it). A time to
+ * check again further off than any `ctx.notYet` asks for is not waited for.
+ */
+async function readWaiting(
+  claim: Claim,
+  context: PerformContext,
+): Promise<WaitingRecord | undefined> {
+  try {
+    const waiting = await context.store.reads.readWaiting(claim.task);
+    if (waiting === undefined || waiting.notBefore.getTime() > Date.now() + MAX_NOT_YET_MS)
+      return undefined;
+    return waiting;
+  } catch (error) {
+    if (error instanceof MalformedNodeError) return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -512,7 +535,8 @@ async function runTry(
       );
       // A mapping task's list becomes a task per item and a hand-over to their reduce.
       const { map } = definition;
-      if (map !== undefined)
+      // A "not yet" is no list: the worker acts on it as it is.
+      if (map !== undefined && !(value instanceof NotYet))
         value = await asTryFailure(claim, () =>
           mapOver(value, map, definition.reduce, {
             task: claim.task,

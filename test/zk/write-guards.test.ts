@@ -235,13 +235,16 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
   let permanentFailures = 1;
   let flaky = 2;
   let notThereYet = 2;
+  let breaksChecks = 0;
   const functions = new FunctionRegistry()
     .register('value', (ctx) => ctx.params[0])
     .register('sum', (_ctx, ...inputs: unknown[]) =>
       inputs.reduce((sum: number, input) => sum + Number(input), 0),
     )
     .register('big', () => 'x'.repeat(1_500_000))
-    .register('breaks', () => {
+    .register('breaks', (ctx) => {
+      // Not yet at first (a wait's record that retryFailed deletes), then broken until retried.
+      if (breaksChecks++ === 0) return ctx.notYet('warming up', { afterMs: 10 });
       if (permanentFailures-- > 0) throw new PermanentError('broken until retried');
       return 'fixed';
     })
