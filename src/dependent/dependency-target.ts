@@ -8,7 +8,7 @@ import { DEFAULTS } from '../config/defaults.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { MAX_NOT_YET_MS, MIN_NOT_YET_MS } from '../exec/not-yet.js';
 import { call, type CallSpec } from '../exec/task-spec.js';
-import { assertScheduleName } from '../schedule/schedule-definition.js';
+import { assertScheduleName } from '../schedule/schedule-name.js';
 import { assertValidPath } from '../zk/layout.js';
 
 /**

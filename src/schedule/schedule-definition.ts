@@ -4,10 +4,11 @@
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
+import { assertScheduleName } from './schedule-name.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { checkPlanSpec, type PlanSpec } from '../spec/plan-spec.js';
 import { assertSerializable, decodeValue } from '../serialization/codec.js';
-import { RESERVED_PREFIX, assertValidPath, isPlanName, nameOf, parentOf } from '../zk/layout.js';
+import { assertValidPath, nameOf, parentOf } from '../zk/layout.js';
 import { cronTimes } from './cron-times.js';
 import type { MisfirePolicy, OverlapPolicy } from './tick-decisions.js';
 
@@ -72,7 +73,6 @@ export const MAX_DEFINITION_BYTES = 1_000_000;
 /** The latest time a Date can hold (ms): `activeSince` is one. */
 const MAX_TIME = 8.64e15;
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /** The fields every stored schedule has (those `put` may leave out are filled in before it is written). */
 const STORED_KEYS = [
   'name',
@@ -91,14 +91,6 @@ const STORED_KEYS = [
 const INPUT_KEYS: ReadonlySet<string> = new Set(STORED_KEYS);
 const OVERLAPS: readonly OverlapPolicy[] = ['skip', 'allow', 'cancelPrevious'];
 const MISFIRES: readonly MisfirePolicy[] = ['fireAll', 'fireOnce', 'skip'];
-
-export function assertScheduleName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || !NAME.test(name) || !isPlanName(name))
-    throw new InvalidArgumentError(
-      'name',
-      `expected a schedule name of letters, digits, "_", "." and "-" (up to 100, not starting with "${RESERVED_PREFIX}"), got ${JSON.stringify(name)}`,
-    );
-}
 
 /**
  * Validates `input` (the spec's shape and placeholders too: every `$param` must be `firedAt` or

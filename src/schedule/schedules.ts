@@ -25,12 +25,8 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { backfillNode, scheduleNodes } from '../zk/layout.js';
 import { cronTimes } from './cron-times.js';
-import {
-  assertScheduleName,
-  resolveSchedule,
-  type ScheduleInput,
-  type StoredSchedule,
-} from './schedule-definition.js';
+import { assertScheduleName } from './schedule-name.js';
+import { resolveSchedule, type ScheduleInput, type StoredSchedule } from './schedule-definition.js';
 import { fireTick, type FiringContext, type FireState } from './tick-firing.js';
 import {
   manualTickId,
