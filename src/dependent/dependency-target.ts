@@ -20,8 +20,8 @@ export const WAIT_FOR_PLAN_FUNCTION = 'zk-plan:wait-for-plan';
 
 /**
  * What a dependent task waits for: a plan by its path, or the run of a schedule for the tick at
- * or before `at` + `offsetMs` (`{ schedule: 'nightly-load', at: { $param: 'firedAt' }, offsetMs:
- * -86_400_000 }` in a schedule's spec: yesterday's run).
+ * or before `at` + `offsetMs`. In a schedule's spec, yesterday's run is
+ * `{ schedule: 'nightly-load', at: { $param: 'firedAt' }, offsetMs: -86_400_000 }`.
  *
  * @category Plans and tasks
  */

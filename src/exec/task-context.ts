@@ -68,8 +68,8 @@ export interface TaskContext<Params extends readonly unknown[] = unknown[]> {
    */
   continueWith(task: TaskSpec, args?: readonly string[], options?: AddTaskOptions): Continuation;
   /**
-   * Says that what this task waits for does not hold yet: `return ctx.notYet('the export of
-   * 2026-11-26 is not there', { afterMs: 60_000 })`. The worker gives the task back without
+   * Says that what this task waits for does not hold yet:
+   * `return ctx.notYet('the export is not there', { afterMs: 60_000 })`. The worker gives the task back without
    * charging an attempt, records the reason (`why`, `explainTask`, the web view show it) and runs
    * the task again after `afterMs`. Nothing holds a worker meanwhile. Only the returned value
    * counts. Not available to inline functions.
