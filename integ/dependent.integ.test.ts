@@ -42,7 +42,8 @@ describe('a dependent task on a real server', () => {
     const loadPlan = await downstream.createPlan(downParent, { name: 'load' });
     const wait = await downstream.addTask(
       loadPlan,
-      waitForPlan({ plan: exportPlan, checkEveryMs: 100 }),
+      // Checked every 10 s: between two checks the commands below see it waiting, not being checked.
+      waitForPlan({ plan: exportPlan, checkEveryMs: 10_000 }),
       [],
       { key: 'export-done' },
     );
