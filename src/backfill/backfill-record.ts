@@ -15,7 +15,7 @@ export type BackfillMode = 'serial' | 'parallel';
 
 /**
  * `running` until every tick of its range was fired and its plan ended (`completed`), or until
- * `cancelBackfill` (`cancelled`: no tick starts any more, and the plans under way are cancelled).
+ * `cancelBackfill` (`cancelled`: no tick starts again, and the plans under way are cancelled).
  *
  * @category Schedules
  */

@@ -16,7 +16,7 @@
  *    them next (tick-firing.ts), under the tick locks live ticks use: a backfilled tick and a live
  *    tick of the same time are one record and one plan.
  *
- * A crash at any point leaves a record some later step reads: one before the commit changed
+ * A crash at whatever point leaves a record some later step reads: one before the commit changed
  * nothing, one after it left the started ticks named, whose records the next step makes (2). A tick record
  * named by a backfill is not pruned (Scheduler.prune), and one whose tick ended is pruned only
  * after a stale scheduler could still make it again.

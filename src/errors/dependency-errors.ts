@@ -17,10 +17,10 @@ export class DependencyFailedError extends ZkPlanError {
     readonly reason: string,
   ) {
     super(
-      `Task ${task} depends on another plan's run, which cannot complete any more: ${reason}. Rerun or retry that plan, then this one (retryFailed)`,
+      `Task ${task} depends on another plan's run, which can no longer complete: ${reason}. Rerun or retry that plan, then this one (retryFailed)`,
       {
         path: task,
-        cliMessage: `Task ${task} depends on another plan's run, which cannot complete any more: ${reason}. Rerun or retry that plan (zk-plan retry <plan>), then this one`,
+        cliMessage: `Task ${task} depends on another plan's run, which can no longer complete: ${reason}. Rerun or retry that plan (zk-plan retry <plan>), then this one`,
       },
     );
   }

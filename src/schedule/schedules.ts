@@ -251,7 +251,7 @@ export class Schedules {
   }
 
   /**
-   * Cancels a backfill: no tick of it starts any more, a tick not yet built makes no plan, and the
+   * Cancels a backfill: no tick of it starts again, a tick not yet built makes no plan, and the
    * plans of its ticks under way are cancelled (by this call, or by the scheduler's next step for
    * one built meanwhile). Safe to repeat; a finished backfill is left as it is. Resolves its status.
    */

@@ -186,7 +186,7 @@ export async function performTask(
 /**
  * The task's record of its last "not yet"; undefined when it has none, or one that is not a valid
  * record (anyone may write it: it is then ignored, and the next "not yet" replaces it). A time to
- * check again further off than any `ctx.notYet` asks for is not waited for.
+ * check again further off than a `ctx.notYet` can ask for is not waited for.
  */
 async function readWaiting(
   claim: Claim,

@@ -177,7 +177,7 @@ export function registerSchedule(program: Command): void {
 
   const cancelBackfill = command(
     'cancel-backfill',
-    'stop a backfill: no tick of it starts any more, and the plans of its ticks under way are cancelled',
+    'stop a backfill: no tick of it starts again, and the plans of its ticks under way are cancelled',
   )
     .argument('<name>', 'the schedule')
     .argument('<id>', 'the backfill (zk-plan schedule backfills <name> lists them)')
