@@ -22,7 +22,8 @@ export class DependencyLookup {
     if (target.kind === 'plan')
       return { kind: 'plan', plan: target.plan, seen: await this.seePlan(target.plan) };
     const { schedule: name, at } = target;
-    const read = await new ScheduleStore(this.zk, target.schedules).read(name);
+    const store = new ScheduleStore(this.zk, target.schedules);
+    const read = await store.read(name);
     // Ticks in (-1, at]: a tick at the epoch itself counts too.
     if (read === undefined || read.schedule.removing === true)
       return { kind: 'tick', schedule: name, at, scheduleMissing: true };
@@ -35,10 +36,7 @@ export class DependencyLookup {
     if (tick === undefined) return { kind: 'tick', schedule: name, at };
     const id = cronTickId(tick);
     const plan = planPathForTick(schedule.planParent, name, id);
-    const [record, seen] = await Promise.all([
-      new ScheduleStore(this.zk, target.schedules).readTick(name, id),
-      this.seePlan(plan),
-    ]);
+    const [record, seen] = await Promise.all([store.readTick(name, id), this.seePlan(plan)]);
     return {
       kind: 'tick',
       schedule: name,
