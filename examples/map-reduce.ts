@@ -7,13 +7,24 @@
  *                   a flaky read, retried by the plan's policy)
  *   merge           adds the counts up: its result becomes list-files' own
  *   report          depends on list-files, and so gets the merged counts
+ *   clean-up        trigger rule `allDone`: runs once list-files and report ended, however they
+ *                   ended, and gets their outcomes (it would run after a failure too)
+ *   page-on-call    trigger rule `oneFailed`: runs only if one of them failed for good; here
+ *                   nothing fails for good, so it is skipped
  *
  * No worker waits for the 240 files: list-files' worker is free as soon as it hands over.
  *
  *   npx tsx examples/map-reduce.ts        (ZOOKEEPER_CONNECT=host:port to use a running ZooKeeper;
  *                                          KEEP_PLAN=1 to leave the plan for `zk-plan show`)
  */
-import { FunctionRegistry, ZkPlan, call, type TaskContext } from '../src/index.js';
+import {
+  FunctionRegistry,
+  TaskSkippedError,
+  ZkPlan,
+  call,
+  type InputOutcome,
+  type TaskContext,
+} from '../src/index.js';
 import { runMain, withZooKeeper } from './local-zookeeper.js';
 import { prng } from './seeded-random.js';
 
@@ -69,6 +80,14 @@ const functions = new FunctionRegistry()
       .sort(([a], [b]) => a.localeCompare(b))
       .map(([service, count]) => `${service}: ${count}`)
       .join(', '),
+  )
+  // A clean-up step: what a real one would remove is the day's scratch files; it reports how its inputs ended.
+  .register('clean-up', (ctx, ...inputs: InputOutcome[]) => {
+    ctx.log.info(`scratch files of ${String(ctx.params[0])} removed`);
+    return inputs.map((input) => input.status).join(',');
+  })
+  .register('page-on-call', (_ctx, ...inputs: InputOutcome[]) =>
+    inputs.flatMap((input) => (input.status === 'failed' ? [input.error.message] : [])),
   );
 
 await runMain('map-reduce', () =>
@@ -85,6 +104,16 @@ await runMain('map-reduce', () =>
       });
       const report = await zkPlan.addTask(plan, call('report'), [list], {
         key: 'report',
+        keepResult: true,
+      });
+      const cleanUp = await zkPlan.addTask(plan, call('clean-up', '2026-11-26'), [list, report], {
+        key: 'clean-up',
+        trigger: 'allDone',
+        keepResult: true,
+      });
+      const page = await zkPlan.addTask(plan, call('page-on-call'), [list, report], {
+        key: 'page-on-call',
+        trigger: 'oneFailed',
         keepResult: true,
       });
       await zkPlan.markAsReady(plan);
@@ -105,8 +134,16 @@ await runMain('map-reduce', () =>
       console.log(`report: ${String(await zkPlan.getResult(report))}`);
       if (JSON.stringify(add({}, merged)) !== JSON.stringify(add({}, expected)))
         throw new Error(`merged counts ${JSON.stringify(merged)} ≠ ${JSON.stringify(expected)}`);
-      if (status.counts.done !== FILES + 3)
-        throw new Error(`expected ${FILES + 3} tasks done, got ${status.counts.done}`);
+      if (status.counts.done !== FILES + 5)
+        throw new Error(`expected ${FILES + 5} tasks done, got ${status.counts.done}`);
+      const cleaned = await zkPlan.getResult(cleanUp);
+      console.log(`clean-up (allDone) ran on: ${String(cleaned)}`);
+      if (cleaned !== 'succeeded,succeeded')
+        throw new Error(`the clean-up got ${String(cleaned)}, expected succeeded,succeeded`);
+      const paged = await zkPlan.getResult(page).catch((error: unknown) => error);
+      if (!(paged instanceof TaskSkippedError))
+        throw new Error(`page-on-call (oneFailed) ran although nothing failed: ${String(paged)}`);
+      console.log(`page-on-call (oneFailed) skipped: ${paged.reason}`);
       if (process.env['KEEP_PLAN'] !== '1') await zkPlan.plans.delete(plan);
     } finally {
       await zkPlan.close();

@@ -63,6 +63,10 @@ export type { NotYet, NotYetOptions } from './exec/not-yet.js';
 export { waitForPlan, WAIT_FOR_PLAN_FUNCTION } from './dependent/dependency-target.js';
 export type { DependencyTarget } from './dependent/dependency-target.js';
 export type { DependencyResult } from './dependent/dependency-decision.js';
+// Skip and trigger rules: a task with nothing to do, and tasks that run on how their inputs ended.
+export { skip, type Skip } from './trigger/skip.js';
+export type { TriggerRule } from './trigger/trigger-rule.js';
+export type { InputOutcome, InputFailure } from './trigger/task-outcome.js';
 export type { MapStep, MappedTaskOptions } from './spawn/map-step.js';
 export type { AddTaskOptions, TaskToAdd } from './config/task-options.js';
 export {
@@ -314,3 +318,4 @@ export { SnapshotError, type SnapshotProblem } from './errors/snapshot-errors.js
 export { JobError, JobNotFoundError, type JobProblem } from './errors/job-errors.js';
 export { BackfillNotFoundError, ScheduleNotFoundError } from './errors/schedule-errors.js';
 export { DependencyFailedError } from './errors/dependency-errors.js';
+export { InputFailedError, TaskSkippedError } from './errors/trigger-errors.js';

@@ -207,9 +207,10 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
       failurePolicy: 'continue',
       blocked: [{ task: dependent, reason: `its input comes from failed task ${flaky}` }],
     });
+    // Failed for good: its last try is final, whatever its error said of itself.
     expect(status.failed[0]?.failure).toMatchObject({
       attempts: 2,
-      retryable: true,
+      retryable: false,
       message: expect.stringContaining('f: not yet'),
     });
     const view = await proc.zkPlan.plans.describe(plan);

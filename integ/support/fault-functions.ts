@@ -15,9 +15,12 @@
  * - `step(label, ms, rerunMs?)`: takes `ms` (`rerunMs` when the task started before), cut short by
  *   its signal, then throws the signal's reason (so an aborted run has no `end`); returns its label.
  * - `fail(label)`: fails for good (PermanentError).
+ * - `skipping(label, ms)`: takes `ms`, then returns `skip(label)`.
+ * - `outcomes({ label, ms })`: a task with a trigger rule; takes `ms` and returns the statuses of
+ *   its inputs' outcomes, joined by commas (`failed,succeeded`), the outcomes in its log line.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
-import { PermanentError, type TaskContext } from '../../src/index.js';
+import { PermanentError, skip, type InputOutcome, type TaskContext } from '../../src/index.js';
 import { FAULT_LOG_ENV, WORK_MODULUS, parseExecutionLog, type LogEntry } from './execution-log.js';
 
 const logFile = process.env[FAULT_LOG_ENV] ?? '';
@@ -135,6 +138,22 @@ export default {
     return await execution(ctx, String(label), [], async () => {
       if (!(await pause(Number(rerun ? rerunMs : (ms ?? 0)), ctx.signal))) throw ctx.signal.reason;
       return String(label);
+    });
+  },
+
+  async skipping(ctx: Context): Promise<unknown> {
+    const [label, ms] = ctx.params;
+    return await execution(ctx, String(label), [], async () => {
+      if (!(await pause(Number(ms ?? 0), ctx.signal))) throw ctx.signal.reason;
+      return skip(String(label));
+    });
+  },
+
+  async outcomes(ctx: Context, ...inputs: InputOutcome[]): Promise<string> {
+    const { label, ms = 0 } = (ctx.params[0] ?? {}) as WorkParams;
+    return await execution(ctx, label, inputs, async () => {
+      if (!(await pause(ms, ctx.signal))) throw ctx.signal.reason;
+      return inputs.map((input) => input.status).join(',');
     });
   },
 

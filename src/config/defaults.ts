@@ -3,6 +3,7 @@
  * default with `@defaultValue`; this is where the value lives. `satisfies DefaultValues` keeps a
  * key from being dropped or mistyped while `as const` keeps the literal values visible to callers.
  */
+import type { TriggerRule } from '../trigger/trigger-rule.js';
 
 /**
  * The types of the defaults (see the option of the same name for what each means).
@@ -88,6 +89,8 @@ export interface DefaultValues {
   };
   /** `NotYetOptions.afterMs` of `ctx.notYet`: when a task that waits is run again. */
   readonly notYetAfterMs: number;
+  /** `AddTaskOptions.trigger`: the rule of a task that names none (never stored with the task). */
+  readonly trigger: TriggerRule;
   /** `BackfillOptions` of `schedules(parent).backfill`: the pace when none is given. */
   readonly backfill: {
     readonly mode: 'serial' | 'parallel';
@@ -188,6 +191,7 @@ export const DEFAULTS = {
     pollMs: 1_000,
   },
   notYetAfterMs: 5_000,
+  trigger: 'allSucceeded',
   backfill: { mode: 'serial', parallelConcurrency: 4 },
   listenHost: '127.0.0.1',
   logLevel: 'info',

@@ -114,7 +114,8 @@ export const ADD_TASK_OPTION_KEYS: Readonly<
     | 'concurrencyKey'
     | 'key'
     | 'map'
-    | 'reduce',
+    | 'reduce'
+    | 'trigger',
     true
   >
 > = {
@@ -126,6 +127,7 @@ export const ADD_TASK_OPTION_KEYS: Readonly<
   key: true,
   map: true,
   reduce: true,
+  trigger: true,
 };
 /** The fields of an `addTasks` entry (`TaskToAdd`). */
 export const TASK_TO_ADD_KEYS: Readonly<Record<'task' | 'args' | 'options', true>> = {

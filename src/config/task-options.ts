@@ -15,6 +15,7 @@ import type { TaskSettings, TaskSpec } from '../exec/task-spec.js';
 import { assertConcurrencyKey } from '../limits/limit-record.js';
 import { MAX_TASK_KEY_LENGTH, assertTaskKey } from '../plan/names.js';
 import { checkStep, type MapStep } from '../spawn/map-step.js';
+import { assertTriggerRule, type TriggerRule } from '../trigger/trigger-rule.js';
 
 /**
  * One task of an `addTasks` batch: its args are task paths, or indices of earlier tasks of the batch.
@@ -61,6 +62,12 @@ export interface AddTaskOptions extends RetryPolicy {
   readonly map?: MapStep;
   /** With `map`: the task that gets the mapped results. @defaultValue the built-in `zk-plan:collect`, which returns them as a list */
   readonly reduce?: MapStep;
+  /**
+   * When the task runs, given how its inputs ended (see {@link TriggerRule}): `allDone` for a
+   * clean-up step, `oneFailed` for a branch that runs only on failure. A task with another rule than
+   * `allSucceeded` receives each input as an {@link InputOutcome}. @defaultValue DEFAULTS.trigger ('allSucceeded')
+   */
+  readonly trigger?: TriggerRule;
 }
 
 /** Room a mapping task's key leaves for its tasks' keys: `<key>[<index>]` and `<key>.reduce`. */
@@ -101,6 +108,7 @@ export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSe
     key,
     map,
     reduce,
+    trigger,
   } = options;
   if (typeof keepResult !== 'boolean')
     throw new InvalidArgumentError('keepResult', `expected a boolean, got ${typeof keepResult}`);
@@ -108,6 +116,7 @@ export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSe
   if (priority !== undefined) assertPriority('priority', priority);
   if (concurrencyKey !== undefined) assertConcurrencyKey('concurrencyKey', concurrencyKey);
   if (key !== undefined) assertTaskKey('key', key);
+  if (trigger !== undefined) assertTriggerRule(trigger, 'trigger');
   if (reduce !== undefined && map === undefined)
     throw new InvalidArgumentError('reduce', 'a reduce needs a map: give map too');
   const retry = Object.fromEntries(
@@ -125,5 +134,6 @@ export function taskSettings(options: AddTaskOptions, where = 'addTask'): TaskSe
     ...(key !== undefined ? { key } : {}),
     ...(map !== undefined ? { map: checkedStep('map', map, key) } : {}),
     ...(reduce !== undefined ? { reduce: checkedStep('reduce', reduce, key) } : {}),
+    ...(trigger !== undefined ? { trigger } : {}),
   };
 }

@@ -6,6 +6,7 @@ import { assertFunctionName } from './function-name.js';
 import type { RetryPolicy } from '../config/plan-options.js';
 import { taskKeyProblem } from '../plan/names.js';
 import { checkStep, type MapStep } from '../spawn/map-step.js';
+import { DEFAULT_TRIGGER, isTriggerRule, type TriggerRule } from '../trigger/trigger-rule.js';
 
 /**
  * A task that calls a registered function with bound params: built by `call()`.
@@ -56,6 +57,8 @@ export interface TaskSettings {
   readonly map?: MapStep;
   /** With `map`: the task over the mapped results whose result becomes this task's. */
   readonly reduce?: MapStep;
+  /** When it runs, given how its inputs ended (src/trigger); absent: `allSucceeded`. */
+  readonly trigger?: TriggerRule;
 }
 
 /** What a task node's value holds (the wire format other programs may write too). */
@@ -144,6 +147,10 @@ export function toDefinition(spec: TaskSpec, settings: TaskSettings = {}): TaskD
     ...(settings.key !== undefined ? { key: settings.key } : {}),
     ...(settings.map !== undefined ? { map: settings.map } : {}),
     ...(settings.reduce !== undefined ? { reduce: settings.reduce } : {}),
+    // The default is not stored: a plan without rules is written exactly as before they existed.
+    ...(settings.trigger !== undefined && settings.trigger !== DEFAULT_TRIGGER
+      ? { trigger: settings.trigger }
+      : {}),
   };
 }
 
@@ -169,7 +176,8 @@ export function parseDefinition(task: string, value: unknown): TaskDefinition {
 }
 
 function parseSettings(task: string, record: Record<string, unknown>): TaskSettings {
-  const { keepResult, retry, timeoutMs, priority, concurrencyKey, key, map, reduce } = record;
+  const { keepResult, retry, timeoutMs, priority, concurrencyKey, key, map, reduce, trigger } =
+    record;
   if (keepResult !== undefined && typeof keepResult !== 'boolean')
     throw new MalformedNodeError(task, 'keepResult must be a boolean when present');
   if (
@@ -189,6 +197,11 @@ function parseSettings(task: string, record: Record<string, unknown>): TaskSetti
     throw new MalformedNodeError(task, 'concurrencyKey must be a non-empty string when present');
   if (key !== undefined && (typeof key !== 'string' || key === ''))
     throw new MalformedNodeError(task, 'key must be a non-empty string when present');
+  if (trigger !== undefined && !isTriggerRule(trigger))
+    throw new MalformedNodeError(
+      task,
+      'trigger must be allSucceeded, allDone, anySucceeded or oneFailed when present',
+    );
   return {
     ...(keepResult ? { keepResult } : {}),
     ...(retry !== undefined ? { retry: retry as RetryPolicy } : {}),
@@ -199,6 +212,7 @@ function parseSettings(task: string, record: Record<string, unknown>): TaskSetti
     ...(taskKeyProblem(key) === undefined ? { key: key as string } : {}),
     ...(map !== undefined ? { map: storedStep(task, 'map', map) } : {}),
     ...(reduce !== undefined ? { reduce: storedStep(task, 'reduce', reduce) } : {}),
+    ...(trigger !== undefined && trigger !== DEFAULT_TRIGGER ? { trigger } : {}),
   };
 }
 

@@ -229,6 +229,7 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
         ...taskFields(event),
         durationMs: Math.round(durationMs * 1000) / 1000,
         reusedResult,
+        ...(event.skipped === undefined ? {} : { skipped: event.skipped }),
       },
       describeTaskCompleted(event),
     );

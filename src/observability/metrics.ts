@@ -163,8 +163,10 @@ function listenToTasks(
     workerId,
     durationMs,
     fn,
+    skipped,
   }: ZkPlanEvents['task:completed'][0]): void => {
-    metrics.tasksSucceeded.inc(fnLabel(fn));
+    if (skipped === undefined) metrics.tasksSucceeded.inc(fnLabel(fn));
+    else metrics.tasksSkipped.inc(fnLabel(fn));
     metrics.taskDuration.observe(fnLabel(fn), durationMs / 1000);
     if (running.get(workerId) === task) running.delete(workerId);
   };
@@ -186,6 +188,9 @@ function listenToTasks(
   listen('task:claimed', onClaimed);
   listen('task:completed', onCompleted);
   listen('task:continued', onContinued);
+  listen('task:spawned', ({ count, fn }: ZkPlanEvents['task:spawned'][0]) =>
+    metrics.tasksSpawned.inc(fnLabel(fn), count),
+  );
   listen('task:failed', onFailed);
 }
 

@@ -36,6 +36,8 @@ export function describeTaskStarted(event: ZkPlanEvents['task:started'][0]): str
 
 /** `task completed: <task> (key …, fn …, plan …) in <duration>`, saying so when a previous owner had stored the result. */
 export function describeTaskCompleted(event: ZkPlanEvents['task:completed'][0]): string {
+  if (event.skipped !== undefined)
+    return `task skipped: ${taskLabel(event)} in ${durationText(event.durationMs)}: ${event.skipped}`;
   const reused = event.reusedResult ? ', with the result a previous owner stored' : '';
   return `task completed: ${taskLabel(event)} in ${durationText(event.durationMs)}${reused}`;
 }

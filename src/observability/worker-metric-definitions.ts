@@ -57,6 +57,18 @@ export function defineWorkerMetrics({ zk, running }: MetricSources) {
     labelNames: ['fn'] as const,
     registers: [],
   });
+  const tasksSkipped = new Counter({
+    name: name('tasks_skipped_total'),
+    help: `Tasks completed as skipped by a worker of this process (task:completed with skipped): their function returned skip(reason), or their trigger rule skipped them without running them. Not counted in tasks_succeeded_total. ${FN_LABEL_HELP}`,
+    labelNames: ['fn'] as const,
+    registers: [],
+  });
+  const tasksSpawned = new Counter({
+    name: name('tasks_spawned_total'),
+    help: `Tasks that tasks run by this process spawned (ctx.spawn, a map) or handed over to (ctx.continueWith), counted by the spawning task's function (task:spawned). A run after a crash that gets its earlier run's tasks back counts them again. ${FN_LABEL_HELP}`,
+    labelNames: ['fn'] as const,
+    registers: [],
+  });
   const tasksHandedOver = new Counter({
     name: name('tasks_handed_over_total'),
     help: `Tasks whose function handed over with ctx.continueWith in this process (task:continued): given back to wait for their continuation's result, then completed (and counted in tasks_succeeded_total) by whichever worker finishes them. ${FN_LABEL_HELP}`,
@@ -174,6 +186,8 @@ export function defineWorkerMetrics({ zk, running }: MetricSources) {
   return {
     tasksStarted,
     tasksSucceeded,
+    tasksSkipped,
+    tasksSpawned,
     tasksHandedOver,
     tasksFailed,
     tasksRetried,
@@ -202,6 +216,8 @@ export function metricsOf(set: WorkerMetricSet): Metric[] {
   return [
     set.tasksStarted,
     set.tasksSucceeded,
+    set.tasksSkipped,
+    set.tasksSpawned,
     set.tasksHandedOver,
     set.tasksFailed,
     set.tasksRetried,

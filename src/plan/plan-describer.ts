@@ -246,6 +246,7 @@ function liveView(
     ...(definition?.concurrencyKey !== undefined
       ? { concurrencyKey: definition.concurrencyKey }
       : {}),
+    ...(definition?.trigger !== undefined ? { trigger: definition.trigger } : {}),
     ...(owner ? { owner, workerId: owner.workerId, startedAt: owner.claimedAt } : {}),
     ...(attempts
       ? {
@@ -294,6 +295,9 @@ function recordedView(
     case 'done':
       return {
         ...common,
+        ...(record.skipped !== undefined
+          ? { state: 'skipped' as const, skipped: record.skipped }
+          : {}),
         ...(record.workerId !== undefined ? { workerId: record.workerId } : {}),
         ...(record.startedAt !== undefined
           ? {

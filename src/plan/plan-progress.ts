@@ -21,7 +21,11 @@ export interface PlanCounts {
    * saw them go); in a plan without history `done` is 0 and `total` is the tasks left.
    */
   readonly total: number;
-  /** Tasks finished (from the plan's history). */
+  /**
+   * Tasks finished (from the plan's history), skipped ones included: a skipped task is done. Which
+   * were skipped is in each task's record (`plans.describe`, `show`, the web view); the counts come
+   * from the history's names alone, so they stay cheap at any size.
+   */
   readonly done: number;
   /** Tasks not done: every state below, failed, blocked and (in a cancelled plan) cancelled and unstarted ones included. */
   readonly remaining: number;
@@ -65,7 +69,12 @@ export function countedState(state: TaskState, blocked: boolean): TaskViewState 
 }
 
 /** States only a history record gives: once read, they are where the task ended. */
-const FINAL_STATES: ReadonlySet<TaskViewState> = new Set(['done', 'cancelled', 'unstarted']);
+const FINAL_STATES: ReadonlySet<TaskViewState> = new Set([
+  'done',
+  'skipped',
+  'cancelled',
+  'unstarted',
+]);
 
 /**
  * Counts a plan's tasks. A read of a plan is not atomic: a task that finishes meanwhile can be
@@ -93,7 +102,7 @@ export function countPlanTasks(tasks: Iterable<CountedTask>): PlanCounts {
     unstarted: 0,
   };
   for (const state of states.values()) {
-    if (state === 'done') {
+    if (state === 'done' || state === 'skipped') {
       counts.done += 1;
       continue;
     }

@@ -1,3 +1,5 @@
+import { outcomeOf } from '../trigger/task-outcome.js';
+import { TaskSkippedError } from '../errors/trigger-errors.js';
 import {
   PlanCancelledError,
   PlanFailedError,
@@ -232,7 +234,10 @@ export class PlanReader {
     const resultPath = keptResultPathFor(task);
     const kept = await this.store.reads.readStoredValue(resultPath);
     if (kept === undefined) throw new ResultNotFoundError(task, resultPath);
-    return decodeValue(resultPath, kept);
+    const value = decodeValue(resultPath, kept);
+    const outcome = outcomeOf(value);
+    if (outcome.status === 'skipped') throw new TaskSkippedError(task, outcome.reason);
+    return value;
   }
 
   private async listPlan(plan: string, watcher?: Watcher): Promise<PlanListing> {

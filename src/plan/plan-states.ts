@@ -13,7 +13,8 @@ export type PlanState = 'building' | 'running' | 'paused' | 'cancelled' | 'compl
 /**
  * Where one task stands, as shown by `zk-plan show` and the web view. `cancelled` and `unstarted`
  * are tasks of a cancelled plan, from its history: cancelled while running or ready to run, or
- * before they could start (waiting for inputs, blocked, or still being written).
+ * before they could start (waiting for inputs, blocked, or still being written). `skipped`: it
+ * completed without a result (`skip(reason)`, or its trigger rule): a finished task, counted done.
  *
  * @category Plan status
  */
@@ -25,6 +26,7 @@ export type TaskViewState =
   | 'running'
   | 'finishing'
   | 'done'
+  | 'skipped'
   | 'failed'
   | 'blocked'
   | 'cancelled'

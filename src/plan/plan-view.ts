@@ -1,3 +1,4 @@
+import type { TriggerRule } from '../trigger/trigger-rule.js';
 import type { PlanStatus } from './plan-status.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 
@@ -62,6 +63,8 @@ export interface TaskView {
    * its own. A live one waits for it, although no input of its own is missing.
    */
   readonly continuedBy?: string;
+  /** Why it was skipped (`skip(reason)`, or its trigger rule), when it was. */
+  readonly skipped?: string;
   /** Its history record was too large for one znode: its params and inputs were not kept. */
   readonly omitted?: true;
   /** Whether its result is kept (readable with getResult). */
@@ -70,6 +73,8 @@ export interface TaskView {
   readonly priority?: number;
   /** The key of the cluster-wide limit it runs under (`addTask(…, { concurrencyKey })`). Live tasks only. */
   readonly concurrencyKey?: string;
+  /** Its trigger rule, when it is not `allSucceeded` (`addTask(…, { trigger })`). Live tasks only. */
+  readonly trigger?: TriggerRule;
 }
 
 /**

@@ -1,3 +1,7 @@
+import { takesOutcomes } from '../trigger/trigger-rule.js';
+import { failedValue } from '../trigger/task-outcome.js';
+import { inputFailureOf } from '../trigger/failure-hand-on.js';
+import type { TaskFailure } from '../store/failure-policy.js';
 import {
   ArgTaskNotFoundError,
   ForeignArgTaskError,
@@ -68,6 +72,8 @@ type PreparedTask = {
   args: readonly (string | number)[];
   key: string | undefined;
   prioritized: boolean;
+  /** Its trigger rule takes its inputs' failures (src/trigger): a failed input is handed to it. */
+  takesFailures: boolean;
 };
 
 /** How zk-plan's own callers build a batch (submitPlan, a schedule's tick, snapshots.import); `addTasks` of the API passes nothing. */
@@ -297,10 +303,11 @@ export class PlanWriter {
       if (isZkError(failure.reason, 'NO_NODE')) throw new PlanNotFoundError(plan);
       throw failure.reason;
     }
-    const links = prepared.flatMap(({ args }, index) =>
+    const links = prepared.flatMap(({ args, takesFailures }, index) =>
       args.map((arg) => ({
         dependent: paths[index] as string,
         producer: typeof arg === 'string' ? arg : (paths[arg] as string),
+        takesFailures,
       })),
     );
     // A batch of several tasks is committed by one write, its marker, once every link is in place:
@@ -345,8 +352,8 @@ export class PlanWriter {
       );
       const batch = new Set(paths);
       satisfied = await Promise.all(
-        links.map(({ producer }, index) =>
-          this.linkProducer(producer, deps[index] as string, batch, fence),
+        links.map(({ producer, takesFailures }, index) =>
+          this.linkProducer(producer, deps[index] as string, batch, fence, takesFailures),
         ),
       );
       if (spawn?.continues !== undefined)
@@ -546,6 +553,7 @@ export class PlanWriter {
     dep: string,
     batch: ReadonlySet<string>,
     fence: WriteOptions,
+    takesFailures: boolean,
   ): Promise<boolean> {
     let prov: string;
     try {
@@ -560,7 +568,9 @@ export class PlanWriter {
       await this.takeKeptResult(producer, dep, fence); // the producer completed and is gone
       return true;
     }
-    if (batch.has(producer) || (await this.store.reads.isReady(producer))) return false;
+    if (batch.has(producer)) return false;
+    if (await this.store.reads.isReady(producer))
+      return takesFailures && (await this.handOnFinalFailure(producer, prov, dep, fence));
     const finishing = await this.store.reads
       .readStoredValue(childPath(producer, RESULT))
       .catch((error: unknown) => {
@@ -574,6 +584,35 @@ export class PlanWriter {
     }
     await this.zk.deleteIfPresent(prov, -1, fence);
     await this.takeKeptResult(producer, dep, fence);
+    return true;
+  }
+
+  /**
+   * A dependent whose rule takes failures, linked to a producer that has failed for good, or whose
+   * final try is recorded: the worker that fails it walks its links after it recorded that try
+   * (src/trigger/failure-hand-on.ts), and may have walked before our link existed, so the failure is
+   * handed on here. A producer whose final try comes later walks after it and finds our link.
+   * Resolves true when the dep was satisfied here.
+   */
+  private async handOnFinalFailure(
+    producer: string,
+    prov: string,
+    dep: string,
+    fence: WriteOptions,
+  ): Promise<boolean> {
+    const listing = await this.store.reads.inspectTask(producer);
+    if (listing === undefined) return false;
+    let failure: TaskFailure | undefined;
+    if (listing.children.includes(FAILED)) failure = await this.store.reads.readFailure(producer);
+    else if (listing.children.includes(ATTEMPTS)) {
+      const attempts = await this.store.reads.readAttempts(producer);
+      if (attempts !== undefined && !attempts.lastFailure.retryable) failure = attempts.lastFailure;
+    }
+    if (failure === undefined) return false;
+    const key = (await this.store.reads.readDefinition(producer))?.key;
+    const told = failedValue(inputFailureOf(producer, key, failure));
+    await this.store.giveInput(dep, encodeValue(told, 'input failure'), fence);
+    await this.store.unlink(prov, fence); // as the failing worker does: a retried producer's result must not reach it
     return true;
   }
 
@@ -722,7 +761,13 @@ export class PlanWriter {
       `The task definition for plan ${plan}`,
       plan,
     );
-    return { definition, args, key: settings.key, prioritized: settings.priority !== undefined };
+    return {
+      definition,
+      args,
+      key: settings.key,
+      prioritized: settings.priority !== undefined,
+      takesFailures: takesOutcomes(settings.trigger),
+    };
   }
 
   private assertArgTasks(plan: string, argTasks: readonly string[]): void {

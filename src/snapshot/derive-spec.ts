@@ -164,7 +164,12 @@ function entryOf(
   standing: SnapshotTask,
 ): Omit<TaskSpecEntry, 'inputs'> {
   if (definition !== undefined && 'fn' in definition)
-    return { fn: definition.fn, params: definition.params, options: optionsOfTask(definition) };
+    return {
+      fn: definition.fn,
+      params: definition.params,
+      options: optionsOfTask(definition),
+      ...(definition.trigger !== undefined ? { trigger: definition.trigger } : {}),
+    };
   if (record?.params !== undefined)
     return { fn: record.fn, params: record.params, options: { keepResult: record.keepResult } };
   if (standing.state === 'done')

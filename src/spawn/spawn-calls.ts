@@ -64,7 +64,9 @@ export function spawnCalls(claim: Claim, spawner: TaskSpawner): SpawnCalls {
           const entries = toTasksToAdd(tasks);
           if (entries.some((entry) => entry.args?.includes(claim.task) === true))
             spawnedDependent = true;
-          return await spawner.spawn(claim, call, entries);
+          const paths = await spawner.spawn(claim, call, entries);
+          claim.progress.spawned = (claim.progress.spawned ?? 0) + paths.length;
+          return paths;
         })(),
       );
     },

@@ -6,6 +6,7 @@
  * It takes time linear in the tasks and their inputs, whatever the graph's shape (a fan-out from
  * one input, a long chain, a wide DAG): schedulers check a schedule's spec at every read and tick.
  */
+import { assertTriggerRule, type TriggerRule } from '../trigger/trigger-rule.js';
 import type { PlanOptions } from '../config/plan-options.js';
 import { PlanSpecError } from '../errors/spec-errors.js';
 import { assertFunctionName } from '../exec/function-name.js';
@@ -36,6 +37,8 @@ export interface TaskSpecEntry {
   readonly map?: MapStep;
   /** With `map`: the task over the mapped results whose result becomes this task's (addTask's `reduce` option). */
   readonly reduce?: MapStep;
+  /** When the task runs, given how its inputs ended (addTask's `trigger` option). @defaultValue DEFAULTS.trigger ('allSucceeded') */
+  readonly trigger?: TriggerRule;
 }
 
 /**
@@ -95,7 +98,7 @@ export interface SpecContext {
   readonly schemasOf?: SchemasOf;
 }
 
-const ENTRY_KEYS = new Set(['fn', 'params', 'inputs', 'options', 'map', 'reduce']);
+const ENTRY_KEYS = new Set(['fn', 'params', 'inputs', 'options', 'map', 'reduce', 'trigger']);
 const SPEC_KEYS = new Set(['tasks', 'options', 'name']);
 
 /**
@@ -227,7 +230,7 @@ function checkEntry(
       throw new PlanSpecError(
         'SPEC_INVALID',
         key,
-        `unknown field "${field}" (a task has fn, params, inputs, options, map and reduce)`,
+        `unknown field "${field}" (a task has fn, params, inputs, options, map, reduce and trigger)`,
       );
   const { fn, params = [], inputs = [], options = {} } = entry;
   try {
@@ -252,6 +255,7 @@ function checkEntry(
       '"options.key" cannot be given: a spec\'s task is known by its key in "tasks"',
     );
   const steps = checkSteps(key, entry);
+  const trigger = checkTrigger(key, entry);
   // The built-in shell function is every process's: what counts is whether a live worker allows it.
   if (fn === SHELL_FUNCTION && context.liveShell === false) {
     throw new PlanSpecError(
@@ -294,8 +298,27 @@ function checkEntry(
     fn,
     params: filled,
     inputs: inputs as string[],
-    options: { ...(options as AddTaskOptions), ...steps.options },
+    options: {
+      ...(options as AddTaskOptions),
+      ...steps.options,
+      ...(trigger === undefined ? {} : { trigger }),
+    },
   };
+}
+
+/** The entry's `trigger`, checked; given beside fn, not in "options". */
+function checkTrigger(key: string, entry: Record<string, unknown>): TriggerRule | undefined {
+  const options = entry['options'] as { trigger?: unknown } | undefined;
+  if (options?.trigger !== undefined)
+    throw new PlanSpecError('SPEC_INVALID', key, 'give trigger beside fn, not in "options"');
+  const { trigger } = entry;
+  if (trigger === undefined) return undefined;
+  try {
+    assertTriggerRule(trigger, 'trigger');
+  } catch (error) {
+    throw new PlanSpecError('SPEC_INVALID', key, `"trigger": ${(error as Error).message}`);
+  }
+  return trigger;
 }
 
 /** Refuses a function nothing known runs: the submitting process's registry, the live workers, or (requireKnown) anything at all. */

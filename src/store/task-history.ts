@@ -50,6 +50,8 @@ export interface DoneRecord extends RecordBase {
   readonly workerId?: string;
   /** The task it handed over to with ctx.continueWith, whose result became its own. */
   readonly continuedBy?: string;
+  /** Why it was skipped (its function returned `skip(reason)`, or its trigger rule skipped it): it completed without a result. */
+  readonly skipped?: string;
 }
 
 /** It had failed for good when its plan was cancelled (the cancel deleted its node). */
@@ -107,6 +109,8 @@ function leanRecord(record: TaskHistoryRecord): TaskHistoryRecord {
     omitted: true as const,
     ...(record.key !== undefined ? { key: clip(record.key) } : {}),
   };
+  if (lean.state === 'done' && lean.skipped !== undefined)
+    return { ...lean, skipped: clip(lean.skipped) };
   if (lean.state !== 'failed') return lean;
   const { failure } = lean;
   return {
@@ -149,8 +153,13 @@ export function parseHistoryRecord(
     case 'done': {
       const finishedAt = dateOf(stored['finishedAt']);
       const startedAt = dateOf(stored['startedAt']);
-      const { workerId, continuedBy } = stored;
-      if (finishedAt === undefined || !optionalString(workerId) || !optionalString(continuedBy))
+      const { workerId, continuedBy, skipped } = stored;
+      if (
+        finishedAt === undefined ||
+        !optionalString(workerId) ||
+        !optionalString(continuedBy) ||
+        !optionalString(skipped)
+      )
         return undefined;
       return {
         ...base,
@@ -159,6 +168,7 @@ export function parseHistoryRecord(
         ...(startedAt !== undefined ? { startedAt } : {}),
         ...(typeof workerId === 'string' ? { workerId } : {}),
         ...(typeof continuedBy === 'string' ? { continuedBy } : {}),
+        ...(typeof skipped === 'string' ? { skipped: clip(skipped) } : {}),
       };
     }
     case 'failed': {

@@ -2,7 +2,7 @@ import { MalformedNodeError } from '../errors/task-errors.js';
 import { parseDefinition, type TaskDefinition } from '../exec/task-spec.js';
 import { decodeValue } from '../serialization/codec.js';
 import { planSettingsFrom, type PlanSettings } from '../config/plan-options.js';
-import type { AttemptRecord } from './failure-policy.js';
+import { parseTaskFailure, type AttemptRecord, type TaskFailure } from './failure-policy.js';
 import { parseWaitingRecord, type WaitingRecord } from './waiting-record.js';
 import { parseHistoryRecord, type TaskHistoryRecord } from './task-history.js';
 import {
@@ -151,13 +151,25 @@ export class TaskReader {
       childPath(task, ATTEMPTS),
       node.data,
     ) as Partial<AttemptRecord> | null;
-    if (typeof value?.failures !== 'number' || !(value.notBefore instanceof Date)) {
+    const lastFailure = parseTaskFailure(value?.lastFailure);
+    if (
+      typeof value?.failures !== 'number' ||
+      !(value.notBefore instanceof Date) ||
+      lastFailure === undefined
+    ) {
       throw new MalformedNodeError(
         childPath(task, ATTEMPTS),
         'expected { failures, notBefore, lastFailure }',
       );
     }
-    return value as AttemptRecord;
+    return { failures: value.failures, notBefore: value.notBefore, lastFailure };
+  }
+
+  /** The task's failure for good (`failed`); undefined when it has none, or one that is not a failure zk-plan writes. */
+  async readFailure(task: string): Promise<TaskFailure | undefined> {
+    const path = childPath(task, FAILED);
+    const node = await this.zk.tryGetData(path);
+    return node === undefined ? undefined : parseTaskFailure(decodeValue(path, node.data));
   }
 
   /** Plans under `parent`, oldest first; undefined when `parent` does not exist. */

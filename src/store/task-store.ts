@@ -71,6 +71,10 @@ export interface ClaimProgress {
   /** When its function said "not yet" (ctx.notYet): the time to run it again, and why it waits. */
   checkAgainAt?: Date;
   waitingFor?: string;
+  /** Why it completed as skipped (its function's `skip(reason)`, or its trigger rule), once it did. */
+  skipped?: string;
+  /** Tasks its function's ctx.spawn and ctx.continueWith calls resolved in this try. */
+  spawned?: number;
 }
 
 /** A read error kept for later: whether it matters depends on what else the task holds. */
@@ -522,6 +526,11 @@ export class TaskStore {
     }
   }
 
+  /** Removes a producer's link (`prov-N`) to a dependent's input that will never take its result (it took the producer's failure). */
+  async unlink(prov: string, options: WriteOptions = {}): Promise<void> {
+    await this.zk.deleteIfPresent(prov, -1, options);
+  }
+
   /** Records the task in its plan's runnable index (plans without an index, e.g. written by other tools, are scanned instead). */
   async markRunnable(task: string, options: WriteOptions = {}): Promise<void> {
     try {
@@ -661,7 +670,11 @@ export class TaskStore {
     );
   }
 
-  private fence(claim: Claim): WriteOptions {
+  /**
+   * The write options of a write made for the claim: fenced by its session, and refused once the
+   * worker gave the claim back (or released it before it began to finish).
+   */
+  fence(claim: Claim): WriteOptions {
     if (claim.progress.phase === 'released')
       throw new OwnershipLostError(claim.task, 'the worker gave it back');
     if (claim.signal.aborted && claim.progress.phase !== 'finishing')

@@ -361,6 +361,17 @@ export function taskDetail(view: TaskView): UiTaskDetail {
     inputs: view.inputs,
     pendingInputs: view.pendingInputs,
     ...(view.continuedBy !== undefined ? { continuedBy: view.continuedBy } : {}),
+    ...(view.skipped !== undefined ? { skipped: view.skipped } : {}),
+    ...(view.trigger !== undefined ? { trigger: view.trigger } : {}),
+    ...(view.waiting !== undefined
+      ? {
+          waiting: {
+            reason: view.waiting.reason,
+            checks: view.waiting.checks,
+            nextCheckAt: iso(view.waiting.nextCheckAt) ?? '',
+          },
+        }
+      : {}),
     keepResult: view.keepResult,
     ...(view.priority !== undefined ? { priority: view.priority } : {}),
     ...(view.concurrencyKey !== undefined ? { concurrencyKey: view.concurrencyKey } : {}),

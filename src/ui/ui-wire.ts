@@ -17,6 +17,7 @@ export const TASK_VIEW_STATES: readonly TaskViewState[] = [
   'running',
   'finishing',
   'done',
+  'skipped',
   'failed',
   'blocked',
   'cancelled',
@@ -130,6 +131,16 @@ export interface UiTaskDetail {
   readonly pendingInputs: number;
   /** The task it handed over to with ctx.continueWith, whose result is (or becomes) its own. */
   readonly continuedBy?: string;
+  /** Why it was skipped (`skip(reason)`, or its trigger rule), when it was. */
+  readonly skipped?: string;
+  /** When its trigger rule is not allSucceeded: allDone, anySucceeded or oneFailed. */
+  readonly trigger?: string;
+  /** Its function's last "not yet" (ctx.notYet), while it waits: why, how many checks, the next one. */
+  readonly waiting?: {
+    readonly reason: string;
+    readonly checks: number;
+    readonly nextCheckAt: string;
+  };
   readonly keepResult: boolean;
   /** Its own priority, when it has one (else its plan's applies). */
   readonly priority?: number;

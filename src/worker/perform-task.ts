@@ -35,7 +35,7 @@ import {
   serialOf,
 } from '../zk/layout.js';
 import { linkSignals } from '../util/abort-signals.js';
-import { retryPolicyFor, retryPolicyOf } from './record-failure.js';
+import { failTaskForGood, retryPolicyFor, retryPolicyOf } from './record-failure.js';
 import type { PlanSettings } from '../config/plan-options.js';
 import type { TaskEventLabels } from './worker-events.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
@@ -45,6 +45,11 @@ import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurren
 import { nameOf, parentOf } from '../zk/layout.js';
 import type { TaskLogs } from '../logs/task-logs.js';
 import { SILENT_LOGGER } from '../logs/task-log-types.js';
+import { asSkip } from '../trigger/skip.js';
+import { decideTrigger } from '../trigger/trigger-decision.js';
+import { DEFAULT_TRIGGER } from '../trigger/trigger-rule.js';
+import { carriesOutcomeMark, outcomeOf, skippedValue } from '../trigger/task-outcome.js';
+import { InputFailedError } from '../errors/trigger-errors.js';
 
 /** What performTask did with a claimed task. */
 export type PerformOutcome =
@@ -73,7 +78,13 @@ export type PerformOutcome =
    * whose time to check again has not come: given back uncharged, out of the index, offered again
    * at `claim.progress.checkAgainAt`.
    */
-  | 'not-yet';
+  | 'not-yet'
+  /**
+   * It completed as skipped (`claim.progress.skipped` says why): its function returned
+   * `skip(reason)`, or its trigger rule skipped it without running it. Stored, handed on and
+   * deleted as a result is.
+   */
+  | 'skipped';
 
 export interface PerformContext {
   readonly store: TaskStore;
@@ -105,7 +116,8 @@ export type TryStart = TaskEventLabels & { readonly fn: string; readonly attempt
  * The spec's `perform-task`, on a task this worker owns: reuse a stored result if there is one,
  * otherwise run the function on the task's arguments and store its result; then propagate the
  * result to every dependent and delete the task. `onStart` is told when the function starts, with
- * what was read to run it (no read of its own).
+ * what was read to run it (no read of its own); `onSkippedUnrun`, with the same, when its trigger
+ * rule skipped it without running it.
  *
  * Each step below reads or writes ZooKeeper in the order a crash must find them: a step starts
  * only once the one before it has answered, and the checks between them decide whether to go on.
@@ -114,6 +126,7 @@ export async function performTask(
   claim: Claim,
   context: PerformContext,
   onStart?: (start: TryStart) => void,
+  onSkippedUnrun?: (labels: TryStart) => void,
 ): Promise<PerformOutcome> {
   const read = await readClaimedTask(claim, context.store);
   if (typeof read === 'string') return read;
@@ -152,13 +165,6 @@ export async function performTask(
   if (inputs.args === undefined) return 'gone';
   const stopped = await planStopsTask(claim, context.store, inputs, control);
   if (stopped !== undefined) return stopped;
-  // A slot of its key's limit, held from here until the function returns (src/limits).
-  const slot =
-    definition.concurrencyKey === undefined
-      ? undefined
-      : await acquireSlot(claim, definition.concurrencyKey, context);
-  if (slot?.kind === 'full') return 'limit-full';
-  const lease = slot?.kind === 'held' ? slot.lease : undefined;
   const tried: RunningTry = {
     claim,
     context,
@@ -166,7 +172,31 @@ export async function performTask(
     settings: inputs.settings,
     failedTries,
   };
-  const ran = await runTry(tried, inputs.args, lease, onStart);
+  // How its inputs ended decides whether it runs at all (its trigger rule, src/trigger).
+  const decision = decideTrigger(definition.trigger ?? DEFAULT_TRIGGER, claim.task, inputs.args);
+  if (decision.kind === 'blocked')
+    throw new InputFailedError(claim.task, definition.key, decision.failure);
+  if (decision.kind === 'skip') {
+    const skipped = skippedValue(decision.reason, decision.origin);
+    await storeResult(
+      tried,
+      { value: skipped, startedAt: new Date() },
+      inputs.links,
+      keepResult,
+      decision.why,
+    );
+    claim.progress.skipped = decision.why;
+    onSkippedUnrun?.(tryStart(definition, inputs.settings, failedTries));
+    return 'skipped';
+  }
+  // A slot of its key's limit, held from here until the function returns (src/limits).
+  const slot =
+    definition.concurrencyKey === undefined
+      ? undefined
+      : await acquireSlot(claim, definition.concurrencyKey, context);
+  if (slot?.kind === 'full') return 'limit-full';
+  const lease = slot?.kind === 'held' ? slot.lease : undefined;
+  const ran = await runTry(tried, decision.args, lease, onStart);
   if (ran.value instanceof Continuation) {
     await handOver(claim, context, ran.value);
     return 'continued';
@@ -179,6 +209,25 @@ export async function performTask(
     claim.progress.waitingFor = ran.value.reason;
     return 'not-yet';
   }
+  const skipped = asSkip(ran.value);
+  if (skipped !== undefined) {
+    const { reason } = skipped;
+    await storeResult(
+      tried,
+      { ...ran, value: skippedValue(reason, claim.task) },
+      inputs.links,
+      keepResult,
+      reason,
+    );
+    claim.progress.skipped = reason;
+    return 'skipped';
+  }
+  if (carriesOutcomeMark(ran.value))
+    throw new TaskExecutionError(
+      claim.task,
+      'it returned an object with a "zk-plan:outcome" field, which marks skipped and failed inputs: return skip(reason) to skip, or a value without that field',
+      undefined,
+    );
   await storeResult(tried, ran, inputs.links, keepResult);
   return 'completed';
 }
@@ -246,7 +295,9 @@ async function handOver(
         'result',
         `task ${claim.task} returned a continuation made by task ${continuation.from}: return the one its own ctx.continueWith made`,
       );
-    return await trackSpawnCall(claim, context.spawner.handOver(claim, continuation.entry));
+    const made = await trackSpawnCall(claim, context.spawner.handOver(claim, continuation.entry));
+    claim.progress.spawned = (claim.progress.spawned ?? 0) + 1;
+    return made;
   });
   await context.store.unmarkRunnable(claim.task, { fence: claim.session });
 }
@@ -286,7 +337,7 @@ async function finishContinued(
   { children, definition }: { children: readonly string[]; definition: TaskDefinition },
   continued: string,
   keepResult: boolean,
-): Promise<'completed'> {
+): Promise<'completed' | 'skipped'> {
   const { store } = context;
   const inputPath = childPath(claim.task, continued);
   const [encoded, links, settings, attempts, handedOver] = await Promise.all([
@@ -298,7 +349,10 @@ async function finishContinued(
   ]);
   if (encoded === undefined)
     throw new OwnershipLostError(claim.task, `its continuation's result ${inputPath} vanished`);
-  decodeValue(inputPath, encoded); // a malformed value is refused before it is handed on
+  // A malformed value is refused before it is handed on; a skipped continuation skips this task too.
+  const outcome = outcomeOf(decodeValue(inputPath, encoded));
+  const skipped =
+    outcome.status === 'skipped' ? `its continuation was skipped: ${outcome.reason}` : undefined;
   // The record names it once its paths were written; before that (its writer died after the
   // commit, and the workers completed the batch), the batch's marker does.
   const continuedBy =
@@ -314,6 +368,7 @@ async function finishContinued(
         finishedAt: new Date(),
         failedTries: attempts?.failures ?? 0,
         ...(continuedBy === undefined ? {} : { continuedBy }),
+        ...(skipped === undefined ? {} : { skipped }),
       }
     : undefined;
   await store.finish(claim, encoded, {
@@ -323,7 +378,9 @@ async function finishContinued(
     ...(context.onRunnable ? { onRunnable: context.onRunnable } : {}),
     ...(history ? { history } : {}),
   });
-  return 'completed';
+  if (skipped === undefined) return 'completed';
+  claim.progress.skipped = skipped;
+  return 'skipped';
 }
 
 /** A claimed task's children and definition, as read right behind the claim. */
@@ -406,11 +463,14 @@ async function countFailedTries(
   if (!children.includes(ATTEMPTS)) return 0;
   const attempts = await store.reads.readAttempts(claim.task);
   const failedTries = attempts?.failures ?? 0;
+  // Its final try is recorded (no retry may follow it, or none is left): the worker that recorded
+  // it died before it could finish failing the task.
   if (
     attempts !== undefined &&
-    attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts
+    (!attempts.lastFailure.retryable ||
+      attempts.failures >= (await retryPolicyFor(store, claim.plan, definition)).maxAttempts)
   ) {
-    await store.markFailed(claim, attempts.lastFailure);
+    await failTaskForGood(store, claim, attempts.lastFailure, definition.key);
     return 'failed';
   }
   if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
@@ -494,7 +554,7 @@ interface RunningTry {
  */
 async function runTry(
   { claim, context, definition, settings, failedTries }: RunningTry,
-  args: NonNullable<Awaited<ReturnType<TaskReader['readArgs']>>>,
+  args: readonly unknown[],
   lease: SlotLease | undefined,
   onStart: ((start: TryStart) => void) | undefined,
 ): Promise<{ value: unknown; startedAt: Date }> {
@@ -535,8 +595,8 @@ async function runTry(
       );
       // A mapping task's list becomes a task per item and a hand-over to their reduce.
       const { map } = definition;
-      // A "not yet" is no list: the worker acts on it as it is.
-      if (map !== undefined && !(value instanceof NotYet))
+      // A "not yet" or a skip is no list: the worker acts on it as it is.
+      if (map !== undefined && !(value instanceof NotYet) && asSkip(value) === undefined)
         value = await asTryFailure(claim, () =>
           mapOver(value, map, definition.reduce, {
             task: claim.task,
@@ -558,12 +618,16 @@ async function runTry(
   return { value, startedAt };
 }
 
-/** Stores the function's result, with its history record if the plan keeps one, hands it to the dependents and deletes the task. */
+/**
+ * Stores the function's result, with its history record if the plan keeps one, hands it to the
+ * dependents and deletes the task. `skipped`: the value is a skip's, and this is why.
+ */
 async function storeResult(
   { claim, context, definition, settings, failedTries }: RunningTry,
   { value, startedAt }: { value: unknown; startedAt: Date },
   links: Awaited<ReturnType<TaskReader['readLinks']>>,
   keepResult: boolean,
+  skipped?: string,
 ): Promise<void> {
   const encoded = encodeValue(
     value,
@@ -580,6 +644,7 @@ async function storeResult(
         finishedAt: new Date(),
         workerId: claim.workerId,
         failedTries,
+        ...(skipped === undefined ? {} : { skipped }),
       }
     : undefined;
   await context.store.finish(claim, encoded, {

@@ -6,6 +6,7 @@ import {
 import type { TaskDefinition } from '../exec/task-spec.js';
 import { decideAfterFailure, describeFailure, type TaskFailure } from '../store/failure-policy.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
+import { handOnFailure, inputFailureOf } from '../trigger/failure-hand-on.js';
 
 /** What became of a task after a failed try charged to it. */
 export interface FailureOutcome {
@@ -37,9 +38,11 @@ export function retryPolicyOf(
 
 /**
  * Charges a failed try to the task, in ZooKeeper and under the claim: counts it in `attempts`
- * (with the time the next try may start), and when none is left or the error is permanent,
- * marks the task and its plan failed. Written before the claim is released, so a crash in
- * between leaves a count that the next owner honours.
+ * (with the time the next try may start), and when none is left or the error is permanent, hands
+ * the failure on to the dependents whose trigger rule takes failures and marks the task and its
+ * plan failed. Written before the claim is released, so a crash in between leaves a count that the
+ * next owner honours: a final try's record (its failure not retryable) makes the next owner finish
+ * the failure (failTaskForGood) instead of running the task again.
  */
 export async function recordChargedFailure(
   store: TaskStore,
@@ -62,9 +65,10 @@ export async function recordChargedFailure(
   }
   const now = Date.now();
   const decision = decideAfterFailure(failuresSoFar, permanent, policy, now);
+  // A try after which no other comes is recorded as not retryable, whatever the error said of itself.
   const failure = describeFailure(
     error,
-    permanent,
+    decision.failTask,
     decision.failures,
     claim.workerId,
     new Date(now),
@@ -75,7 +79,23 @@ export async function recordChargedFailure(
     notBefore,
     lastFailure: failure,
   });
-  if (decision.failTask) await store.markFailed(claim, failure);
+  if (decision.failTask) await failTaskForGood(store, claim, failure, definition?.key);
   else await store.unmarkRunnable(claim.task, { fence: claim.session }); // back in the index once its delay is over
   return { failure, final: decision.failTask, notBefore, maxAttempts: policy.maxAttempts };
+}
+
+/**
+ * Fails the claimed task for good, its final try recorded already: its failure goes to the
+ * dependents whose trigger rule takes failures (src/trigger/failure-hand-on.ts), then the task and
+ * its plan are marked failed. Until the mark, the task can be claimed again, and that claim does
+ * the same from the start.
+ */
+export async function failTaskForGood(
+  store: TaskStore,
+  claim: Claim,
+  failure: TaskFailure,
+  key: string | undefined,
+): Promise<void> {
+  await handOnFailure(store, claim, inputFailureOf(claim.task, key, failure));
+  await store.markFailed(claim, failure);
 }

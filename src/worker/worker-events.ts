@@ -55,6 +55,20 @@ export interface ZkPlanEvents {
       readonly workerId: string;
       readonly durationMs: number;
       readonly reusedResult: boolean;
+      /** Why it completed as skipped (`skip(reason)`, or its trigger rule), when it did: it has no result. */
+      readonly skipped?: string;
+    } & TaskEventLabels,
+  ];
+  /**
+   * A try of a task spawned tasks (ctx.spawn) or handed over (ctx.continueWith): `count`, the tasks
+   * its calls resolved (a run after a crash that gets its earlier run's tasks back counts them again).
+   */
+  'task:spawned': [
+    {
+      readonly task: string;
+      readonly plan: string;
+      readonly workerId: string;
+      readonly count: number;
     } & TaskEventLabels,
   ];
   /**

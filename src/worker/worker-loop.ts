@@ -205,8 +205,14 @@ async function runClaim(
     dispatcher.hold(claim.task);
     hooks.onClaim?.(claim);
     emitSafely(events, 'task:claimed', { task: claim.task, plan: claim.plan, workerId });
-    const outcome = await performTask(claim, runtime, onStart);
-    deleted = outcome === 'completed' || outcome === 'finished-previous' || outcome === 'gone';
+    const outcome = await performTask(claim, runtime, onStart, (labels) => {
+      thisTry = labels;
+    });
+    deleted =
+      outcome === 'completed' ||
+      outcome === 'skipped' ||
+      outcome === 'finished-previous' ||
+      outcome === 'gone';
     if (outcome === 'continued') {
       await releaseOrRetry(runtime, claim, workerId);
       emitSafely(events, 'task:continued', {
@@ -261,6 +267,7 @@ async function runClaim(
         workerId,
         durationMs,
         reusedResult: outcome === 'finished-previous',
+        ...(outcome === 'skipped' ? { skipped: claim.progress.skipped ?? 'skipped' } : {}),
         ...thisTry,
       });
       // Indexed plans announce runnable dependents themselves (offer, watches); others need a look.
@@ -283,6 +290,15 @@ async function runClaim(
   } finally {
     zk.off('session:expired', abortOnExpiry);
     detachPlanStop();
+    const spawned = claim.progress.spawned ?? 0;
+    if (spawned > 0)
+      emitSafely(events, 'task:spawned', {
+        task: claim.task,
+        plan: claim.plan,
+        workerId,
+        count: spawned,
+        ...thisTry,
+      });
     dispatcher.letGo(claim.task, deleted);
     try {
       hooks.onClaim?.(undefined);

@@ -60,6 +60,7 @@ function status(state: UiPlanStatus['state'], failed = 0): UiPlanStatus {
     running: 1,
     finishing: 0,
     done: 0,
+    skipped: 0,
     failed,
     blocked: 0,
     cancelled: 0,

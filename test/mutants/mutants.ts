@@ -26,10 +26,21 @@ export interface MutantFile {
  * here (plan-sim-catch.ts says why that is enough). 'schedule' and 'schedule-skip' are the schedule
  * simulation's seeds with overlap 'allow' and 'skip' (SCHEDULE_SEEDS and SCHEDULE_SKIP_SEEDS in
  * schedule-simulation.ts), 'job' the job simulation's (JOB_SEEDS in job-simulation.ts),
+ * 'plan-dynamic' the plan simulation's `dynamic` profile (DYNAMIC_SEEDS in sim-dynamic.test.ts),
+ * 'crash-sweep' no simulation but a crash-injection sweep (its self-test names it), for a defect
+ * whose damage needs a crash in a window of a few writes that random faults hardly ever hit,
  * 'long-schedule' and 'long-job' the long-horizon simulations'.
  */
 export type MutantSimulation =
-  'plan' | 'plan-stress' | 'schedule' | 'schedule-skip' | 'job' | 'long-schedule' | 'long-job';
+  | 'plan'
+  | 'plan-stress'
+  | 'plan-dynamic'
+  | 'schedule'
+  | 'schedule-skip'
+  | 'job'
+  | 'long-schedule'
+  | 'long-job'
+  | 'crash-sweep';
 
 export interface Mutant {
   /** The project's and the self-test file's name: test/mutants/<name>.mutant.test.ts. */
@@ -345,6 +356,92 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'a job worker that cannot renew keeps working on its items past its stop deadline: a detached worker does not stop on its own',
     simulation: 'job',
+    searchFrom: 1,
+  },
+  {
+    name: 'hand-on-failure-after-mark',
+    files: [
+      {
+        file: 'src/worker/record-failure.ts',
+        patches: [
+          {
+            find: 'await handOnFailure(store, claim, inputFailureOf(claim.task, key, failure));\n  await store.markFailed(claim, failure);',
+            replace:
+              'await store.markFailed(claim, failure);\n  await handOnFailure(store, claim, inputFailureOf(claim.task, key, failure));',
+          },
+        ],
+      },
+    ],
+    defect:
+      "a task's failure for good is handed to the dependents whose trigger rule takes failures only after the task is marked failed: a worker that dies in between leaves them waiting for ever (no claim of a failed task walks again)",
+    simulation: 'crash-sweep',
+    searchFrom: 0,
+  },
+  {
+    name: 'run-after-final-try',
+    files: [
+      {
+        file: 'src/worker/perform-task.ts',
+        patches: [{ find: '(!attempts.lastFailure.retryable ||', replace: '(false ||' }],
+      },
+    ],
+    defect:
+      'a task whose final try is recorded, but whose worker died before marking it failed, runs again: its failure may already have been handed on, and a run that succeeds now contradicts it',
+    simulation: 'plan-dynamic',
+    searchFrom: 35,
+  },
+  {
+    name: 'spawn-ignores-committed-batch',
+    files: [
+      {
+        file: 'src/spawn/task-spawner.ts',
+        patches: [
+          {
+            find: 'const committed = await this.committedTasks(claim.plan, record.batch);',
+            replace: 'const committed = undefined as string[] | undefined;',
+          },
+        ],
+      },
+    ],
+    defect:
+      "a run of a spawning task that finds the record of a dead run's batch takes it over without looking for that batch's commit marker: the dead run's committed children run, and so does a second set",
+    simulation: 'plan-dynamic',
+    searchFrom: 1496,
+  },
+  {
+    name: 'skipped-input-runs',
+    files: [
+      {
+        file: 'src/trigger/trigger-decision.ts',
+        patches: [
+          {
+            find: "if (outcome.status === 'skipped')",
+            replace: "if (outcome.status === ('never' as string))",
+          },
+        ],
+      },
+    ],
+    defect:
+      'a task under the default trigger rule runs although an input was skipped: the skip does not propagate',
+    simulation: 'plan-dynamic',
+    searchFrom: 2,
+  },
+  {
+    name: 'continued-task-runs-again',
+    files: [
+      {
+        file: 'src/worker/perform-task.ts',
+        patches: [
+          {
+            find: 'const continued = children.find((name) => isContinuedSerial(serialOf(name, ARG_PREFIX)));',
+            replace: 'const continued = undefined as string | undefined;',
+          },
+        ],
+      },
+    ],
+    defect:
+      "a task that handed over with ctx.continueWith is not completed with its continuation's result once it arrives: the worker runs its function again, which hands over to the same continuation, for ever",
+    simulation: 'plan-dynamic',
     searchFrom: 1,
   },
 ];

@@ -25,6 +25,7 @@
  */
 import { expect } from 'vitest';
 import { DEFAULT_SEEDS, firstViolation } from '../simulation/seeds.js';
+import { DYNAMIC_SEEDS } from '../simulation/dynamic-seeds.js';
 import { MUTANTS } from './mutants.js';
 import { searchOverride, searchSeeds } from './search-seeds.js';
 
@@ -65,4 +66,24 @@ export async function expectStressSeedCatches(mutant: string): Promise<void> {
         `npx vitest run --project simulations test/simulation/stress-baseline.test.ts; if that seed fails there too, it proves nothing: ` +
         `search on with MUTANT_SEARCH_FROM=${caught.seed + 1} npx vitest run --project 'mutant:${mutant}' and record the seed it names.`,
     );
+}
+
+/**
+ * 'plan-dynamic' mutants: the first seed of the `dynamic` profile (from the mutant's `searchFrom` on)
+ * that finds a violation with the mutant in place. test/simulation/sim-dynamic.test.ts runs all of
+ * those seeds on the product, so a violation here is the mutant's doing.
+ */
+export async function expectDynamicSimulationCatches(mutant: string): Promise<void> {
+  const seeds = searchSeeds(
+    mutant,
+    Array.from({ length: DYNAMIC_SEEDS }, (_, index) => index + 1),
+  );
+  const caught = await firstViolation(seeds, 'dynamic');
+  expect(
+    caught,
+    `no dynamic seed of ${seeds[0]}…${DYNAMIC_SEEDS} caught the mutant ${mutant}`,
+  ).toBeDefined();
+  console.log(
+    `${mutant}: caught by dynamic seed ${caught?.seed} (searched from seed ${seeds[0]}): ${caught?.violation?.split('\n')[0]}`,
+  );
 }

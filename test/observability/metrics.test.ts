@@ -282,6 +282,22 @@ describe('createWorkerMetrics', () => {
     });
     expect(await value(registry, 'zk_plan_running_tasks')).toBe(1);
     expect(await value(registry, 'zk_plan_tasks_handed_over_total')).toBe(1);
+    // The tasks its try spawned and handed over to are counted; a skip is not a success.
+    plan.emit('task:spawned', { task: task(5), plan: PLAN, workerId: 'w/3', count: 4 });
+    expect(await value(registry, 'zk_plan_tasks_spawned_total')).toBe(4);
+    const succeededBefore = await value(registry, 'zk_plan_tasks_succeeded_total');
+    plan.emit('task:claimed', { task: task(7), plan: PLAN, workerId: 'w/3' });
+    plan.emit('task:completed', {
+      task: task(7),
+      plan: PLAN,
+      workerId: 'w/3',
+      durationMs: 1,
+      reusedResult: false,
+      skipped: 'no rows today',
+    });
+    expect(await value(registry, 'zk_plan_tasks_skipped_total')).toBe(1);
+    expect(await value(registry, 'zk_plan_tasks_succeeded_total')).toBe(succeededBefore);
+    expect(await value(registry, 'zk_plan_running_tasks')).toBe(1);
     // A late event about an older task does not end the current one.
     plan.emit('task:failed', {
       task: task(2),
@@ -509,6 +525,8 @@ describe('createWorkerMetrics', () => {
         'zk_plan_tasks_failed_total',
         'zk_plan_tasks_handed_over_total',
         'zk_plan_tasks_retried_total',
+        'zk_plan_tasks_skipped_total',
+        'zk_plan_tasks_spawned_total',
         'zk_plan_tasks_started_total',
         'zk_plan_tasks_succeeded_total',
         'zk_plan_worker_errors_total',

@@ -27,10 +27,11 @@ describe('countPlanTasks: the one count of a plan', () => {
       task(8, 'building'),
       task(9, 'failed'),
       task(10, 'blocked'),
+      task(11, 'skipped'),
     ]);
     expect(counts).toEqual({
-      total: 10,
-      done: 2,
+      total: 11,
+      done: 3,
       remaining: 8,
       runnable: 2,
       running: 1,

@@ -8,6 +8,7 @@ import { rootContainer } from '../../src/di/container.js';
 import { PermanentError } from '../../src/errors/task-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
+import type { AddTaskOptions } from '../../src/config/task-options.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
 import { ZkPlan } from '../../src/zk-plan.js';
 import type { MemoryZkClient, MemoryZooKeeper } from '../../src/testing/index.js';
@@ -16,6 +17,19 @@ import type { SimObserver } from './observer.js';
 import { crashAndExpire, type Expiry } from '../sim-harness/fault-schedule.js';
 import { stableHash } from '../sim-harness/prng.js';
 import type { SimPlanSpec, SimTaskParams } from './workload.js';
+import { skip } from '../../src/trigger/skip.js';
+
+/** What a `sim-child` task is told: the task that spawned it, and its place in that spawn. */
+export interface SimChildParams {
+  readonly spawner: string;
+  readonly index: number;
+}
+
+/** What a `sim-sum` task is told: the task that handed over to it, and how many children it sums. */
+export interface SimSumParams {
+  readonly spawner: string;
+  readonly count: number;
+}
 
 export const PARENT = '/plans';
 /** Small back-off, so idle loops look again soon in simulated time. */
@@ -75,6 +89,24 @@ export class SimProcess {
           if (run.number <= params.plainFailures)
             throw new Error(`plain failure of ${ctx.task} on run ${run.number}`);
           ctx.log.info(`run ${run.id} ends`);
+          if (params.skips === true) {
+            run.returned = true;
+            observer.endRun(run, 'skipped');
+            return skip(`label ${params.label} skips`);
+          }
+          if (params.spawns !== undefined) {
+            const children = await ctx.spawn(
+              Array.from({ length: params.spawns }, (_, index) => ({
+                task: call('sim-child', { spawner: ctx.task, index } satisfies SimChildParams),
+              })),
+            );
+            run.returned = true;
+            observer.endRun(run, `handed over to the sum of ${children.length} children`);
+            return ctx.continueWith(
+              call('sim-sum', { spawner: ctx.task, count: params.spawns } satisfies SimSumParams),
+              children,
+            );
+          }
           run.returned = true;
           observer.endRun(run, 'returned');
           // Encodes the run: a re-run returns a different value, so a dependent fed by it is caught.
@@ -86,6 +118,17 @@ export class SimProcess {
         }
       },
     );
+    functions
+      .register('sim-child', async (ctx: TaskContext<[SimChildParams]>) => {
+        const params = ctx.params[0];
+        observer.childStarts(ctx.task, params);
+        await simulatedWork(5 + params.index, ctx.signal);
+        return params.index + 1;
+      })
+      .register('sim-sum', (ctx: TaskContext<[SimSumParams]>, ...values: unknown[]) => {
+        observer.sumStarts(ctx.task, ctx.params[0], values);
+        return values.reduce<number>((sum, value) => sum + Number(value), 0);
+      });
     this.zkPlan = new ZkPlan<MemoryZkClient>(this.client, functions, {
       container: rootContainer.createChildContainer(),
     });
@@ -186,10 +229,9 @@ export class SimWriter {
       const limit = 1 + (spec.startAtMs % 3);
       const key = `k${limit}`;
       await this.zkPlan.limits(PARENT).set(key, limit);
-      const options = (
-        params: SimTaskParams,
-      ): { keepResult: boolean; priority?: number; concurrencyKey?: string } => ({
+      const options = (params: SimTaskParams): AddTaskOptions => ({
         keepResult: spec.readyFirst || params.label % 4 === 0,
+        ...(params.trigger === undefined ? {} : { trigger: params.trigger }),
         ...(params.label % 5 === 1 ? { priority: params.label % 3 } : {}),
         // One plan in four keys every task, so that its tasks queue for the key's slots (a slot changes hands often).
         ...(params.label % 3 === 2 || spec.startAtMs % 4 === 0 ? { concurrencyKey: key } : {}),

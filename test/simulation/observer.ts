@@ -1,5 +1,5 @@
 /**
- * The simulation's shared log and invariant checks 1–3, 6 and 7: every applied ZooKeeper operation (via
+ * The simulation's shared log and invariant checks 1–3, 6, 7 and 9: every applied ZooKeeper operation (via
  * `server.onApplied`), every start and end of a task function, and what was first stored where.
  */
 import { decodeAttemptLog } from '../../src/logs/attempt-log-record.js';
@@ -8,6 +8,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { decodeValue } from '../../src/serialization/codec.js';
 import type { AppliedOperation, MemoryZooKeeper } from '../../src/testing/index.js';
 import type { SimTaskParams } from './workload.js';
+import type { SimChildParams, SimSumParams } from './cluster.js';
+import { outcomeOf, type InputOutcome } from '../../src/trigger/task-outcome.js';
 
 /** Who runs a task function: a simulated process, with its fate. */
 export interface RunOwner {
@@ -42,6 +44,12 @@ export class SimObserver {
   private readonly runsByTask = new Map<string, RunRecord[]>();
   private readonly firstResult = new Map<string, Buffer>();
   private readonly failedForGood = new Set<string>();
+  /** Tasks that failed for good at some time (a retryFailed since does not take it back: what was handed on stays). */
+  private readonly everFailedForGood = new Set<string>();
+  /** `spawner#index` → the sim-child tasks that started for that place (invariant 9: one). */
+  private readonly childTasks = new Map<string, Set<string>>();
+  /** A spawner → the sim-sum tasks that started for it (invariant 9: one). */
+  private readonly sumTasks = new Map<string, Set<string>>();
   /** `plan#label` → task path, from the definitions the writers created. */
   private readonly taskByLabel = new Map<string, string>();
   private runCount = 0;
@@ -91,9 +99,29 @@ export class SimObserver {
       const [, task, name] = child as unknown as [string, string, string];
       if (name === 'result' && !this.firstResult.has(task) && event.data)
         this.firstResult.set(task, event.data);
-      if (name === 'failed') this.failedForGood.add(task);
+      if (name === 'failed') {
+        this.failedForGood.add(task);
+        this.everFailedForGood.add(task);
+      }
     }
-    if (event.op === 'delete' && child !== null && child[2] === 'failed')
+    // A final try's record (its failure not retryable) is where a task fails for good: its failure
+    // is handed on from there, before the task is marked failed.
+    // From then on it never runs again, unless retryFailed resets it (deleting `attempts`, then `failed`).
+    if (
+      (event.op === 'create' || event.op === 'setData') &&
+      child !== null &&
+      child[2] === 'attempts' &&
+      event.data &&
+      isFinalTry(path, event.data)
+    ) {
+      this.failedForGood.add(child[1] as string);
+      this.everFailedForGood.add(child[1] as string);
+    }
+    if (
+      event.op === 'delete' &&
+      child !== null &&
+      (child[2] === 'failed' || child[2] === 'attempts')
+    )
       this.failedForGood.delete(child[1] as string);
     const control = CONTROL_NODE.exec(path);
     if (control !== null && event.op === 'create') this.haltPending.add(control[1] as string);
@@ -257,6 +285,13 @@ export class SimObserver {
     this.note(`end ${run.task} run#${run.id} ${outcome}`);
   }
 
+  /**
+   * Invariant 3: a run gets exactly its inputs. Under the default rule, each is the value its producer
+   * first stored, and none is a skip (a task with a skipped input is skipped, never run: invariant 3
+   * too). Under another rule, each is the outcome of its producer: its first stored value (succeeded,
+   * or skipped when that value is a skip), or a failure of a task that failed for good (its producer
+   * itself, or one upstream that blocks it); and the rule holds for them.
+   */
   private checkInputs(run: RunRecord, params: SimTaskParams, args: readonly unknown[]): void {
     if (args.length !== params.inputs.length) {
       this.violate(
@@ -265,22 +300,79 @@ export class SimObserver {
       return;
     }
     const plan = planOf(run.task);
+    const rule = params.trigger ?? 'allSucceeded';
     params.inputs.forEach((label, index) => {
       const producer = this.taskByLabel.get(`${plan}#${label}`);
       const stored = producer === undefined ? undefined : this.firstResult.get(producer);
-      if (producer === undefined || stored === undefined) {
-        this.violate(
-          `invariant 3: ${run.task} run#${run.id} started before input ${index} (label ${label}, ${producer ?? 'unknown task'}) had a stored result`,
-        );
+      const where = `${run.task} run#${run.id} input ${index} (label ${label}, ${producer ?? 'unknown task'})`;
+      const expected =
+        producer === undefined || stored === undefined
+          ? undefined
+          : outcomeOf(decodeValue(`${producer}/result`, stored));
+      if (rule === 'allSucceeded') {
+        if (expected === undefined)
+          this.violate(`invariant 3: ${where} had no stored result when the run started`);
+        else if (expected.status !== 'succeeded')
+          this.violate(`invariant 3: ${where} was skipped, yet its allSucceeded dependent ran`);
+        else if (!isDeepStrictEqual(args[index], expected.value))
+          this.violate(
+            `invariant 3: ${where} is ${JSON.stringify(args[index])}, but ${producer}/result was first stored as ${JSON.stringify(expected.value)}`,
+          );
         return;
       }
-      const expected = decodeValue(`${producer}/result`, stored);
-      if (!isDeepStrictEqual(args[index], expected)) {
-        this.violate(
-          `invariant 3: ${run.task} run#${run.id} input ${index} is ${JSON.stringify(args[index])}, but ${producer}/result was first stored as ${JSON.stringify(expected)}`,
-        );
+      const got = args[index] as InputOutcome;
+      if (got?.status === 'failed') {
+        const failed = got.error.task;
+        const through = got.error.blocked ?? failed;
+        if (!this.everFailedForGood.has(failed) || through !== producer)
+          this.violate(
+            `invariant 3: ${where} is a failure of ${failed} (through ${through}), which never failed for good or does not feed this input`,
+          );
+        return;
       }
+      if (expected === undefined || !isDeepStrictEqual(got, expected))
+        this.violate(
+          `invariant 3: ${where} is ${JSON.stringify(got)}, but its producer's first stored outcome is ${JSON.stringify(expected)}`,
+        );
     });
+    const statuses = (args as InputOutcome[]).map((outcome) => outcome?.status);
+    if (
+      (rule === 'anySucceeded' && args.length > 0 && !statuses.includes('succeeded')) ||
+      (rule === 'oneFailed' && args.length > 0 && !statuses.includes('failed'))
+    )
+      this.violate(
+        `invariant 3: ${run.task} run#${run.id} ran under ${rule} on ${statuses.join(',')}`,
+      );
+  }
+
+  /** Invariant 9: one task per place of a spawn, however often the spawner ran. */
+  childStarts(task: string, { spawner, index }: SimChildParams): void {
+    const place = `${spawner}#${index}`;
+    const tasks = this.childTasks.get(place) ?? new Set<string>();
+    tasks.add(task);
+    this.childTasks.set(place, tasks);
+    this.note(`start child ${task} of ${spawner} #${index}`);
+    if (tasks.size > 1)
+      this.violate(
+        `invariant 9: child #${index} of ${spawner} runs as ${tasks.size} tasks: ${[...tasks].join(', ')}`,
+      );
+  }
+
+  /** Invariant 9: one continuation per spawner, and it gets every child's result, in order. */
+  sumStarts(task: string, { spawner, count }: SimSumParams, values: readonly unknown[]): void {
+    const tasks = this.sumTasks.get(spawner) ?? new Set<string>();
+    tasks.add(task);
+    this.sumTasks.set(spawner, tasks);
+    this.note(`start sum ${task} of ${spawner}`);
+    if (tasks.size > 1)
+      this.violate(
+        `invariant 9: ${spawner} handed over to ${tasks.size} tasks: ${[...tasks].join(', ')}`,
+      );
+    const expected = Array.from({ length: count }, (_, index) => index + 1);
+    if (!isDeepStrictEqual(values, expected))
+      this.violate(
+        `invariant 9: the sum of ${spawner}'s children (${task}) got ${JSON.stringify(values)}, expected ${JSON.stringify(expected)}`,
+      );
   }
 }
 
@@ -308,5 +400,15 @@ function labelOf(task: string, data: Buffer): number | undefined {
     return typeof label === 'number' ? label : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Whether an `attempts` record says its last try was final (no retry may follow). */
+function isFinalTry(path: string, data: Buffer): boolean {
+  try {
+    const record = decodeValue(path, data) as { lastFailure?: { retryable?: unknown } } | null;
+    return record?.lastFailure?.retryable === false;
+  } catch {
+    return false;
   }
 }

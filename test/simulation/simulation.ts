@@ -549,10 +549,18 @@ class Simulation {
         isPlanFinished,
       );
       if (refused !== undefined) {
-        // Finished before the pause: there is nothing to resume, and the plan must be finished indeed.
+        // Finished before the pause: the plan must be finished indeed. An earlier try of this pause
+        // may have written its record before its reply was lost: then the plan is paused (and stays
+        // so if it is retried), and the user resumes it, as below.
         await this.checkFinished(path, refused);
-        if (plan.phase === 'pausing') plan.phase = 'running';
-        return;
+        const status = await this.checker.zkPlan.plans.status(path).catch(() => undefined);
+        if (status?.control?.state !== 'paused') {
+          if (plan.phase === 'pausing') plan.phase = 'running';
+          return;
+        }
+        this.observer.note(
+          `pausePlan(${path}) was refused, but an earlier try of it paused the plan`,
+        );
       }
       await sleep(pausedMs);
       this.observer.resumeSent(path);

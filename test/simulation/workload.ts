@@ -3,6 +3,7 @@
  * and how often faults strike. Pure: drawn from the seed's workload stream only.
  */
 import type { FailurePolicy } from '../../src/config/plan-options.js';
+import type { TriggerRule } from '../../src/trigger/trigger-rule.js';
 import type { Prng } from '../sim-harness/prng.js';
 
 /** Stored as the task's `call('sim', params)` parameter: the task function reads its behaviour from it. */
@@ -16,6 +17,12 @@ export interface SimTaskParams {
   readonly plainFailures: number;
   /** This run throws a PermanentError (0: never). */
   readonly permanentOnRun: number;
+  /** (`dynamic` profile) When it runs, given how its inputs ended; absent: allSucceeded. */
+  readonly trigger?: TriggerRule;
+  /** (`dynamic`) Its function returns `skip(…)`: it completes as skipped. */
+  readonly skips?: boolean;
+  /** (`dynamic`) Its function spawns this many `sim-child` tasks and hands over to a `sim-sum` of them (ctx.spawn, ctx.continueWith). */
+  readonly spawns?: number;
 }
 
 export interface SimPlanSpec {
@@ -53,9 +60,12 @@ export interface SimWorkload {
 /**
  * `default`: the seeds of the sim-*.test.ts files. `stress`: more processes racing for the same tasks and
  * faults at least ten times as dense, for the self-tests of the mutants that need it (a defect whose damage
- * needs two faults in a row; see test/mutants/plan-sim-catch.ts).
+ * needs two faults in a row; see test/mutants/plan-sim-catch.ts). `dynamic`: the default's cluster and
+ * faults, with plans whose tasks spawn tasks and hand over (ctx.spawn, ctx.continueWith), skip, fail
+ * for good more often, and run under trigger rules (sim-dynamic.test.ts). Its extra draws come after
+ * the default's, so the default and stress seeds draw what they always drew.
  */
-export type WorkloadProfile = 'default' | 'stress';
+export type WorkloadProfile = 'default' | 'stress' | 'dynamic';
 
 export function drawWorkload(random: Prng, profile: WorkloadProfile = 'default'): SimWorkload {
   const stress = profile === 'stress';
@@ -67,7 +77,9 @@ export function drawWorkload(random: Prng, profile: WorkloadProfile = 'default')
       );
   const writerCount = random.int(1, 2);
   const writers = Array.from({ length: writerCount }, () =>
-    Array.from({ length: random.chance(0.3) ? 2 : 1 }, () => drawPlan(random, singleProcess)),
+    Array.from({ length: random.chance(0.3) ? 2 : 1 }, () =>
+      drawPlan(random, singleProcess, profile === 'dynamic'),
+    ),
   );
   return {
     processLoops,
@@ -79,7 +91,7 @@ export function drawWorkload(random: Prng, profile: WorkloadProfile = 'default')
   };
 }
 
-function drawPlan(random: Prng, singleProcess: boolean): SimPlanSpec {
+function drawPlan(random: Prng, singleProcess: boolean, dynamic: boolean): SimPlanSpec {
   const readyFirst = random.chance(0.25);
   const count = random.int(3, 15);
   const tasks: SimTaskParams[] = [];
@@ -88,13 +100,14 @@ function drawPlan(random: Prng, singleProcess: boolean): SimPlanSpec {
     const inputs = Array.from({ length: inputCount }, () =>
       random.int(Math.max(0, label - 5), label - 1),
     );
-    tasks.push({
+    const task: SimTaskParams = {
       label,
       inputs,
       durationMs: random.pick([0, 1, 5, 20, 50, 100, 300]),
       plainFailures: random.chance(0.12) ? random.int(1, 2) : 0,
       permanentOnRun: random.chance(0.04) ? 1 : 0,
-    });
+    };
+    tasks.push(dynamic ? withDynamicDraws(random, task) : task);
   }
   return {
     tasks,
@@ -107,5 +120,23 @@ function drawPlan(random: Prng, singleProcess: boolean): SimPlanSpec {
     withoutIndex: random.chance(singleProcess ? 0.5 : 0.2),
     startAtMs: random.int(0, 3_000),
     retries: random.int(0, 2),
+  };
+}
+
+/** The `dynamic` profile's own draws for a task, after the default's. */
+function withDynamicDraws(random: Prng, task: SimTaskParams): SimTaskParams {
+  const trigger =
+    task.inputs.length > 0 && random.chance(0.35)
+      ? random.pick<TriggerRule>(['allDone', 'anySucceeded', 'oneFailed'])
+      : undefined;
+  const permanent = random.chance(0.08);
+  const skips = random.chance(0.1);
+  const spawns = !skips && random.chance(0.2) ? random.int(0, 4) : undefined;
+  return {
+    ...task,
+    ...(permanent ? { permanentOnRun: 1 } : {}),
+    ...(trigger === undefined ? {} : { trigger }),
+    ...(skips ? { skips } : {}),
+    ...(spawns === undefined ? {} : { spawns }),
   };
 }

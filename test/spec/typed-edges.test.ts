@@ -312,7 +312,7 @@ describe('typed edges', () => {
     const [failed] = (await proc.zkPlan.plans.status(plan)).failed;
     expect(failed).toMatchObject({
       task,
-      failure: { code: 'TASK_FAILED', retryable: true, attempts: 2 },
+      failure: { code: 'TASK_FAILED', retryable: false, attempts: 2 },
     });
     expect(failed?.failure?.message).toContain("the schema of its param 1 ('f') threw: schema bug");
     expect(ran).toEqual([]);

@@ -27,14 +27,24 @@ export class Victim {
   readonly crashed: Promise<CrashPoint>;
   private announce: (point: CrashPoint) => void = () => undefined;
 
+  /**
+   * `crashAt`: the write to die before (1 for the first). `strike`, when given, chooses instead: the
+   * process dies before the first write it accepts (a write of a given node, whatever its place).
+   */
   constructor(
     private readonly server: MemoryZooKeeper,
     readonly client: MemoryZkClient,
     readonly crashAt: number,
+    private readonly strike?: (op: string, path: string) => boolean,
   ) {
     this.crashed = new Promise((resolve) => {
       this.announce = resolve;
     });
+  }
+
+  /** Whether the process dies before this write, its `writes`-th. */
+  strikes(op: string, path: string): boolean {
+    return this.strike === undefined ? this.writes === this.crashAt : this.strike(op, path);
   }
 
   crash(point: CrashPoint): void {
@@ -48,7 +58,7 @@ export class Victim {
   describe(): string {
     return this.point === undefined
       ? `no crash (${this.writes} writes)`
-      : `crash before write ${this.crashAt} (${this.point.op} ${this.point.path})`;
+      : `crash before write ${this.strike === undefined ? this.crashAt : this.writes} (${this.point.op} ${this.point.path})`;
   }
 }
 
@@ -66,7 +76,7 @@ export class CrashScheduler implements OperationScheduler {
         WRITE_OPS.has(operation.op)
       ) {
         victim.writes += 1;
-        if (victim.writes === victim.crashAt) {
+        if (victim.point === undefined && victim.strikes(operation.op, operation.path)) {
           victim.crash({ op: operation.op, path: operation.path });
           return;
         }

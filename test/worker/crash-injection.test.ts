@@ -636,14 +636,13 @@ describe('crash injection over the seam: a process dies right before any of its 
         expect(status.failed[0]?.failure?.message, context).toContain(
           kind === 'permanent' ? 'x cannot work' : 'x failed',
         );
-        expect(status.failed[0]?.failure?.retryable, context).toBe(kind !== 'permanent');
+        // A failure for good is never retryable, whether its error said so or its tries ran out.
+        expect(status.failed[0]?.failure?.retryable, context).toBe(false);
         expect(world.violations, context).toEqual([]);
         expect(world.runsOf(blocked), context).toEqual([]);
-        // Tried again only when the doomed process died before counting its try (plain, one attempt) or before failing it (permanent).
-        const counted =
-          kind === 'plain'
-            ? world.created(doomed.name, `${broken}/attempts`)
-            : world.created(doomed.name, `${broken}/failed`);
+        // Tried again only when the doomed process died before it recorded the final try: from
+        // then on, whoever claims the task finishes failing it (the final try's record is not retryable).
+        const counted = world.created(doomed.name, `${broken}/attempts`);
         expect(world.runsOf(broken).length, context).toBe(
           world.runsOf(broken, doomed.name).length + (counted ? 0 : 1),
         );

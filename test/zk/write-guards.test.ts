@@ -11,6 +11,7 @@ import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
 import { PermanentError } from '../../src/errors/task-errors.js';
+import { skip } from '../../src/trigger/skip.js';
 import type { JobContext } from '../../src/jobs/job-context.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 // The class itself, whose methods the recorder wraps (the entry point exports its type only).
@@ -242,6 +243,13 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
       inputs.reduce((sum: number, input) => sum + Number(input), 0),
     )
     .register('big', () => 'x'.repeat(1_500_000))
+    .register('doomed', () => {
+      throw new PermanentError('never works');
+    })
+    .register('skipper', () => skip('nothing to do'))
+    .register('outcomes', (_ctx, ...outcomes: { status: string }[]) =>
+      outcomes.map((outcome) => outcome.status).join(','),
+    )
     .register('breaks', (ctx) => {
       // Not yet at first (a wait's record that retryFailed deletes), then broken until retried.
       if (breaksChecks++ === 0) return ctx.notYet('warming up', { afterMs: 10 });
@@ -330,6 +338,18 @@ async function runPlans(server: MemoryZooKeeper): Promise<void> {
     await admin.zkPlan.addTask(spawning, call('items', 3), [], { map: { fn: 'value' } });
     await admin.zkPlan.markAsReady(spawning);
     await admin.zkPlan.waitForCompletion(spawning, { timeoutMs: 10_000 });
+    // Skip and trigger rules: a failure handed on through a blocked task, a skip, a late clean-up.
+    const ruled = await admin.zkPlan.createPlan(PLANS, { maxAttempts: 1 });
+    const doomed = await admin.zkPlan.addTask(ruled, call('doomed'));
+    const blockedStep = await admin.zkPlan.addTask(ruled, call('value', 1), [doomed]);
+    const skipper = await admin.zkPlan.addTask(ruled, call('skipper'));
+    await admin.zkPlan.addTask(ruled, call('outcomes'), [doomed, blockedStep, skipper], {
+      trigger: 'allDone',
+    });
+    await admin.zkPlan.markAsReady(ruled);
+    await expect(admin.zkPlan.waitForCompletion(ruled, { timeoutMs: 10_000 })).rejects.toThrow();
+    await admin.zkPlan.addTask(ruled, call('outcomes'), [doomed], { trigger: 'oneFailed' });
+    await expect(admin.zkPlan.waitForCompletion(ruled, { timeoutMs: 10_000 })).rejects.toThrow();
     // Pause, resume, cancel.
     const controlled = await admin.zkPlan.createPlan(PLANS);
     await admin.zkPlan.addTasks(controlled, [{ task: call('slow') }, { task: call('slow') }]);

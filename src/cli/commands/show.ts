@@ -158,6 +158,8 @@ export function detailOf(
             ? 'its worker stopped after storing the result; another handed it on'
             : '-',
       );
+    case 'skipped':
+      return withOmitted(task, `skipped: ${task.skipped ?? 'no reason recorded'}`);
     case 'failed':
       return withOmitted(
         task,

@@ -184,6 +184,18 @@ export class TaskPanel {
       detail.priority !== undefined ? `${detail.priority} (its own)` : "the plan's",
     );
     definition(list, 'Limit key', detail.concurrencyKey);
+    definition(
+      list,
+      'Runs when',
+      detail.trigger === undefined ? undefined : (TRIGGER_WORDS[detail.trigger] ?? detail.trigger),
+    );
+    if (detail.skipped !== undefined) definition(list, 'Skipped', detail.skipped);
+    if (detail.waiting !== undefined)
+      definition(
+        list,
+        'Waits',
+        `${detail.waiting.reason} (check ${detail.waiting.checks}; next ${when(detail.waiting.nextCheckAt) ?? '?'})`,
+      );
     definition(list, 'Keeps result', detail.keepResult ? 'yes' : 'no');
     if (detail.owner)
       definition(
@@ -259,3 +271,10 @@ function whySection(why: UiExplanation | Error): HTMLElement {
     section.appendChild(h('pre', JSON.stringify(why.details, null, 2), 'details'));
   return section;
 }
+
+/** A trigger rule, in words. */
+const TRIGGER_WORDS: Readonly<Record<string, string>> = {
+  allDone: 'every input ended, however (allDone)',
+  anySucceeded: 'an input succeeded (anySucceeded)',
+  oneFailed: 'an input failed for good (oneFailed)',
+};
