@@ -14,7 +14,14 @@
 import type { TaskFailure } from '../store/failure-policy.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
 import { encodeValue } from '../serialization/codec.js';
-import { childPath, parentOf } from '../zk/layout.js';
+import {
+  DEP_PREFIX,
+  childPath,
+  isContinuedSerial,
+  nameOf,
+  parentOf,
+  serialOf,
+} from '../zk/layout.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import { failedValue, type InputFailure } from './task-outcome.js';
@@ -66,7 +73,12 @@ export async function handOnFailure(
             const dependent = parentOf(dep);
             const definition = await readDefinitionOrNone(store, dependent);
             if (definition === undefined) return;
-            if (takesOutcomes(definition.trigger)) {
+            // A task waiting for its continuation's result (its link input) completes with that
+            // result whatever its own rule: a failed continuation blocks it, as any input would.
+            if (
+              takesOutcomes(definition.trigger) &&
+              !isContinuedSerial(serialOf(nameOf(dep), DEP_PREFIX))
+            ) {
               const made = await store.giveInput(dep, encoded, fence);
               if (made !== undefined) runnable.push(made);
               // The link goes once the failure is the input: a retryFailed may make the producer

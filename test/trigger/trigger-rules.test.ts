@@ -314,6 +314,38 @@ describe('trigger rules', () => {
     expect(proc).toBeDefined();
   });
 
+  it('a task with a rule whose continuation fails for good is blocked by it, not completed with the failure; its clean-up gets it', async () => {
+    const { proc, calls, plan } = await start();
+    const registry = functions(calls).register('hands-over', (ctx) =>
+      ctx.continueWith(call('breaks', 'continuation')),
+    );
+    const proc2 = memoryProcess(new MemoryZooKeeper(), 'q', registry);
+    open.push(proc2);
+    const plan2 = await proc2.zkPlan.createPlan(PARENT);
+    const source = await proc2.zkPlan.addTask(plan2, call('value', 'source', 1), [], {
+      key: 'source',
+    });
+    const spawner = await proc2.zkPlan.addTask(plan2, call('hands-over', 'spawner'), [source], {
+      key: 'spawner',
+      trigger: 'allDone',
+    });
+    const cleanup = await proc2.zkPlan.addTask(plan2, call('report', 'cleanup'), [spawner], {
+      key: 'cleanup',
+      trigger: 'allDone',
+      keepResult: true,
+    });
+    await proc2.zkPlan.markAsReady(plan2);
+    expect(await run(proc2, plan2)).toBeInstanceOf(PlanFailedError);
+    expect(calls.get('cleanup')?.[0]).toMatchObject([
+      { status: 'failed', error: { code: 'DISK_FULL', blocked: spawner } },
+    ]);
+    expect(await proc2.zkPlan.getResult(cleanup)).toBe('failed');
+    const status = await proc2.zkPlan.plans.status(plan2);
+    expect(status.blocked.map(({ task }) => task)).toEqual([spawner]);
+    expect(proc).toBeDefined();
+    expect(plan).toBeDefined();
+  });
+
   it('a task added after its input failed for good, with a rule that takes failures, gets the failure at once', async () => {
     const { proc, calls, plan } = await start();
     const broken = await proc.zkPlan.addTask(plan, call('breaks', 'broken'), [], { key: 'broken' });
