@@ -254,7 +254,7 @@ function checkEntry(
       key,
       '"options.key" cannot be given: a spec\'s task is known by its key in "tasks"',
     );
-  const steps = checkSteps(key, entry);
+  const steps = fillStepParams(key, checkSteps(key, entry), context.params);
   const trigger = checkTrigger(key, entry);
   // The built-in shell function is every process's: what counts is whether a live worker allows it.
   if (fn === SHELL_FUNCTION && context.liveShell === false) {
@@ -377,6 +377,27 @@ function checkSteps(
   } catch (error) {
     throw new PlanSpecError('SPEC_INVALID', key, (error as Error).message);
   }
+}
+
+/** A map's and a reduce's params with their `{ $param: name }` placeholders filled, as a task's own are. */
+function fillStepParams<T extends { options: { map?: MapStep; reduce?: MapStep } }>(
+  key: string,
+  steps: T,
+  values: Readonly<Record<string, unknown>>,
+): T {
+  const fill = (step: MapStep | undefined): MapStep | undefined =>
+    step === undefined
+      ? undefined
+      : { ...step, params: fillParams(key, step.params ?? [], values) };
+  const map = fill(steps.options.map);
+  const reduce = fill(steps.options.reduce);
+  return {
+    ...steps,
+    options: {
+      ...(map === undefined ? {} : { map }),
+      ...(reduce === undefined ? {} : { reduce }),
+    },
+  };
 }
 
 /** Replaces every `{ $param: name }` (at any depth) by its value. */

@@ -111,6 +111,33 @@ describe('map and reduce options', () => {
     expect(await proc.zkPlan.getResult(tasks['report'] as string)).toBe(`sum=${2 * 190}`);
   });
 
+  it("a spec's map and reduce params take { $param } placeholders, filled at submit", async () => {
+    const proc = memoryProcess(new MemoryZooKeeper(), 'p', functions());
+    const { plan, tasks } = await proc.zkPlan.submitPlan(
+      PARENT,
+      {
+        tasks: {
+          numbers: {
+            fn: 'list',
+            params: [{ $param: 'count' }],
+            map: { fn: 'scale', params: [{ $param: 'factor' }] },
+            reduce: { fn: 'label', params: [{ $param: 'label' }] },
+          },
+        },
+      },
+      { params: { count: 10, factor: 3, label: 'tripled' } },
+    );
+    expect(await run(proc, plan)).toBeUndefined();
+    expect(await proc.zkPlan.getResult(tasks['numbers'] as string)).toBe(`tripled=${3 * 45}`);
+    await expect(
+      proc.zkPlan.submitPlan(PARENT, {
+        tasks: {
+          numbers: { fn: 'list', params: [3], map: { fn: 'scale', params: [{ $param: 'nope' }] } },
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'SPEC_MISSING_PARAM' });
+  });
+
   it('a mapping task whose function does not return a list fails for its try, naming what it got', async () => {
     const proc = memoryProcess(new MemoryZooKeeper(), 'p', functions());
     const plan = await proc.zkPlan.createPlan(PARENT, { maxAttempts: 1 });
