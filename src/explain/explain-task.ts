@@ -117,6 +117,15 @@ export function explainTask(facts: TaskFacts): Explanation {
         at: control.at,
       },
     );
+  if (subject?.state === 'skipped')
+    return make(
+      'DONE',
+      `it is done, skipped without a result: ${subject.skipped ?? 'no reason recorded'}`,
+      {
+        skipped: subject.skipped,
+        ...(subject.finishedAt ? { finishedAt: subject.finishedAt } : {}),
+      },
+    );
   if (subject === undefined || subject.state === 'done') {
     return make(
       'DONE',

@@ -131,6 +131,13 @@ describe('skip(reason)', () => {
       skipped: `its input ${load} was skipped: load value`,
     });
     expect(byKey.get('publish')?.state).toBe('skipped');
+    // why / explain.task says it is done, and why it was skipped.
+    expect(await proc.zkPlan.explain.task(transform)).toMatchObject({
+      code: 'DONE',
+      message: expect.stringContaining(
+        `skipped without a result: its input ${load} was skipped`,
+      ) as string,
+    });
     expect(byKey.get('summary')?.state).toBe('done');
     expect(skippedEvents.sort()).toEqual([
       'load: load value',
