@@ -1,8 +1,10 @@
+import { failedInputsOf, type FailedInput } from '../trigger/failed-inputs.js';
 import { PlanNotFoundError } from '../errors/plan-errors.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
 import type { AttemptRecord } from '../store/failure-policy.js';
 import type { TaskStore } from '../store/task-store.js';
 import {
+  ARG_PREFIX,
   DEP_PREFIX,
   HISTORY,
   READY,
@@ -17,6 +19,8 @@ import {
   sortPlanNames,
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
+import { decodeValue } from '../serialization/codec.js';
+import { isZkError } from '../errors/zk-error.js';
 import { countedState } from './plan-progress.js';
 import type { TaskSnapshot } from './plan-status.js';
 import { recordedTasks, type PlanReader } from './plan-reader.js';
@@ -30,6 +34,8 @@ interface LiveTask {
   readonly snapshot: TaskSnapshot;
   readonly definition: TaskDefinition | undefined;
   readonly owner: { workerId: string; claimedAt: Date } | undefined;
+  /** A task with a trigger rule: the inputs it took as failures (their producers' links are gone). */
+  readonly failedInputs: readonly FailedInput[];
 }
 
 /**
@@ -159,7 +165,27 @@ export class PlanDescriber {
       snapshot,
       definition,
       owner: claimed ? { workerId: owner.workerId, claimedAt: owner.claimedAt } : undefined,
+      failedInputs: definition?.trigger === undefined ? [] : await this.readFailedInputs(task),
     };
+  }
+
+  /** The inputs a task with a trigger rule took as failures, from its `arg-N` (a few reads, for such tasks only). */
+  private async readFailedInputs(task: string): Promise<FailedInput[]> {
+    const listing = await this.zk.tryGetChildren(task);
+    const names = sortBySerial(listing?.children ?? [], ARG_PREFIX);
+    const values = await Promise.all(
+      names.map(async (name) => {
+        const path = childPath(task, name);
+        try {
+          const stored = await this.store.reads.readStoredValue(path);
+          return stored === undefined ? undefined : decodeValue(path, stored);
+        } catch (error) {
+          if (isZkError(error)) throw error;
+          return undefined; // not a value a writer makes, or half written: no failure to show
+        }
+      }),
+    );
+    return failedInputsOf(task, names, values);
   }
 }
 
@@ -178,6 +204,11 @@ function inputsByTask(
     ),
     ...[...history].flatMap(([producer, record]) =>
       record.outputs.map((dep) => ({ producer, dep })),
+    ),
+    // Failures handed on: the link is gone from the producer, the task that took it keeps it.
+    ...live.flatMap(({ failedInputs }) => failedInputs),
+    ...[...history].flatMap(([, record]) =>
+      record.state === 'done' ? (record.failedInputs ?? []) : [],
     ),
   ];
   const byDependent = new Map<string, { producer: string; serial: string }[]>();

@@ -16,6 +16,7 @@
  */
 import { decodeValue, encodeValue, MAX_VALUE_BYTES } from '../serialization/codec.js';
 import { parseTaskFailure, type TaskFailure } from './failure-policy.js';
+import type { FailedInput } from '../trigger/failed-inputs.js';
 
 /** The most bytes a record may take: what one znode holds. A longer one is kept without its params and outputs. */
 export const MAX_HISTORY_RECORD_BYTES = MAX_VALUE_BYTES;
@@ -52,6 +53,8 @@ export interface DoneRecord extends RecordBase {
   readonly continuedBy?: string;
   /** Why it was skipped (its function returned `skip(reason)`, or its trigger rule skipped it): it completed without a result. */
   readonly skipped?: string;
+  /** Its inputs that came as failures (a trigger rule that takes them), and the tasks whose links carried them. */
+  readonly failedInputs?: readonly FailedInput[];
 }
 
 /** It had failed for good when its plan was cancelled (the cancel deleted its node). */
@@ -154,6 +157,7 @@ export function parseHistoryRecord(
       const finishedAt = dateOf(stored['finishedAt']);
       const startedAt = dateOf(stored['startedAt']);
       const { workerId, continuedBy, skipped } = stored;
+      const failedInputs = parseFailedInputs(stored['failedInputs']);
       if (
         finishedAt === undefined ||
         !optionalString(workerId) ||
@@ -169,6 +173,7 @@ export function parseHistoryRecord(
         ...(typeof workerId === 'string' ? { workerId } : {}),
         ...(typeof continuedBy === 'string' ? { continuedBy } : {}),
         ...(typeof skipped === 'string' ? { skipped: clip(skipped) } : {}),
+        ...(failedInputs === undefined ? {} : { failedInputs }),
       };
     }
     case 'failed': {
@@ -225,6 +230,17 @@ function baseOf(stored: Record<string, unknown>): RecordBase | undefined {
     failedTries: (failedTries as number | undefined) ?? 0,
     ...(stored['omitted'] === true ? { omitted: true as const } : {}),
   };
+}
+
+/** A record's failed inputs, each `{ dep, producer }` of text; undefined when absent or not that shape. */
+function parseFailedInputs(value: unknown): FailedInput[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const inputs = value.flatMap((input: unknown) => {
+    if (typeof input !== 'object' || input === null) return [];
+    const { dep, producer } = input as Record<string, unknown>;
+    return typeof dep === 'string' && typeof producer === 'string' ? [{ dep, producer }] : [];
+  });
+  return inputs.length === value.length ? inputs : undefined;
 }
 
 function dateOf(value: unknown): Date | undefined {

@@ -33,6 +33,7 @@ import {
   hasSequentialName,
   isContinuedSerial,
   serialOf,
+  sortBySerial,
 } from '../zk/layout.js';
 import { linkSignals } from '../util/abort-signals.js';
 import { failTaskForGood, retryPolicyFor, retryPolicyOf } from './record-failure.js';
@@ -49,6 +50,7 @@ import { asSkip } from '../trigger/skip.js';
 import { decideTrigger } from '../trigger/trigger-decision.js';
 import { DEFAULT_TRIGGER } from '../trigger/trigger-rule.js';
 import { carriesOutcomeMark, outcomeOf, skippedValue } from '../trigger/task-outcome.js';
+import { failedInputsOf, type FailedInput } from '../trigger/failed-inputs.js';
 import { InputFailedError } from '../errors/trigger-errors.js';
 
 /** What performTask did with a claimed task. */
@@ -174,6 +176,12 @@ export async function performTask(
   };
   // How its inputs ended decides whether it runs at all (its trigger rule, src/trigger).
   const decision = decideTrigger(definition.trigger ?? DEFAULT_TRIGGER, claim.task, inputs.args);
+  // The inputs that came as failures: their links are gone, so its history record keeps them.
+  const failedInputs =
+    definition.trigger === undefined
+      ? []
+      : failedInputsOf(claim.task, sortBySerial(children, ARG_PREFIX), inputs.args);
+  if (failedInputs.length > 0) tried.failedInputs = failedInputs;
   if (decision.kind === 'blocked')
     throw new InputFailedError(claim.task, definition.key, decision.failure);
   if (decision.kind === 'skip') {
@@ -546,6 +554,8 @@ interface RunningTry {
   readonly definition: TaskDefinition;
   readonly settings: PlanSettings;
   readonly failedTries: number;
+  /** Its inputs that came as failures, for its history record. */
+  failedInputs?: readonly FailedInput[];
 }
 
 /**
@@ -623,7 +633,7 @@ async function runTry(
  * dependents and deletes the task. `skipped`: the value is a skip's, and this is why.
  */
 async function storeResult(
-  { claim, context, definition, settings, failedTries }: RunningTry,
+  { claim, context, definition, settings, failedTries, failedInputs }: RunningTry,
   { value, startedAt }: { value: unknown; startedAt: Date },
   links: Awaited<ReturnType<TaskReader['readLinks']>>,
   keepResult: boolean,
@@ -645,6 +655,7 @@ async function storeResult(
         workerId: claim.workerId,
         failedTries,
         ...(skipped === undefined ? {} : { skipped }),
+        ...(failedInputs === undefined ? {} : { failedInputs }),
       }
     : undefined;
   await context.store.finish(claim, encoded, {

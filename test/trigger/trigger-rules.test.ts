@@ -228,6 +228,13 @@ describe('trigger rules', () => {
     expect(status.failed.map(({ task }) => task)).toEqual([extract]);
     expect(status.blocked.map(({ task }) => task)).toEqual([transform]);
     expect(status.counts).toMatchObject({ done: 2, failed: 1, blocked: 1 });
+    // The views still draw the clean-up's inputs, though the links that carried the failures are gone.
+    const view = await proc.zkPlan.plans.describe(plan);
+    expect(view.tasks.find((task) => task.task === cleanup)?.inputs).toEqual([
+      extract,
+      transform,
+      side,
+    ]);
     expect(side).toBeDefined();
   });
 
@@ -365,6 +372,8 @@ describe('trigger rules', () => {
     });
     expect(await run(proc, plan)).toBeInstanceOf(PlanFailedError);
     expect(await proc.zkPlan.getResult(late)).toBe('failed');
+    const view = await proc.zkPlan.plans.describe(plan);
+    expect(view.tasks.find((task) => task.task === late)?.inputs).toEqual([broken]);
     expect(calls.get('late')).toHaveLength(1);
   });
 
