@@ -2,6 +2,8 @@ import { takesOutcomes } from '../trigger/trigger-rule.js';
 import { failedValue } from '../trigger/task-outcome.js';
 import { inputFailureOf } from '../trigger/failure-hand-on.js';
 import type { TaskFailure } from '../store/failure-policy.js';
+import type { InputFailure } from '../trigger/task-outcome.js';
+import { InputFailedError } from '../errors/trigger-errors.js';
 import {
   ArgTaskNotFoundError,
   ForeignArgTaskError,
@@ -310,6 +312,10 @@ export class PlanWriter {
         takesFailures,
       })),
     );
+    // A continuation whose input failed for good before it was linked could never run, and the
+    // walk of that failure (src/trigger) ran before its link existed: refused instead (the
+    // hand-over's try fails for good, and its own failure is walked).
+    const continuation = spawn?.continues !== undefined;
     // A batch of several tasks is committed by one write, its marker, once every link is in place:
     // before it a failure deletes the batch, after it the batch is completed (by us, or by workers
     // if we die), so the plan never holds part of a batch. One task is committed by its `ready`.
@@ -353,7 +359,10 @@ export class PlanWriter {
       const batch = new Set(paths);
       satisfied = await Promise.all(
         links.map(({ producer, takesFailures }, index) =>
-          this.linkProducer(producer, deps[index] as string, batch, fence, takesFailures),
+          this.linkProducer(producer, deps[index] as string, batch, fence, {
+            takesFailures,
+            continuation,
+          }),
         ),
       );
       if (spawn?.continues !== undefined)
@@ -553,7 +562,7 @@ export class PlanWriter {
     dep: string,
     batch: ReadonlySet<string>,
     fence: WriteOptions,
-    takesFailures: boolean,
+    { takesFailures, continuation }: { takesFailures: boolean; continuation: boolean },
   ): Promise<boolean> {
     let prov: string;
     try {
@@ -568,9 +577,15 @@ export class PlanWriter {
       await this.takeKeptResult(producer, dep, fence); // the producer completed and is gone
       return true;
     }
-    if (batch.has(producer)) return false;
-    if (await this.store.reads.isReady(producer))
-      return takesFailures && (await this.handOnFinalFailure(producer, prov, dep, fence));
+    // A producer of the batch is an imported one when it is failed already (its preset).
+    if (batch.has(producer) || (await this.store.reads.isReady(producer))) {
+      if (!takesFailures && (!continuation || batch.has(producer))) return false;
+      const failed = await this.finalFailureOf(producer);
+      if (failed === undefined) return false;
+      if (!takesFailures) throw new InputFailedError(parentOf(dep), undefined, failed);
+      await this.handOnFinalFailure(prov, dep, failed, fence);
+      return true;
+    }
     const finishing = await this.store.reads
       .readStoredValue(childPath(producer, RESULT))
       .catch((error: unknown) => {
@@ -594,26 +609,36 @@ export class PlanWriter {
    * handed on here. A producer whose final try comes later walks after it and finds our link.
    * Resolves true when the dep was satisfied here.
    */
-  private async handOnFinalFailure(
-    producer: string,
-    prov: string,
-    dep: string,
-    fence: WriteOptions,
-  ): Promise<boolean> {
+  /** A producer's failure for good, as its dependents are told of it: when it is marked failed, or its final try is recorded. */
+  private async finalFailureOf(producer: string): Promise<InputFailure | undefined> {
     const listing = await this.store.reads.inspectTask(producer);
-    if (listing === undefined) return false;
+    if (listing === undefined) return undefined;
     let failure: TaskFailure | undefined;
     if (listing.children.includes(FAILED)) failure = await this.store.reads.readFailure(producer);
     else if (listing.children.includes(ATTEMPTS)) {
       const attempts = await this.store.reads.readAttempts(producer);
       if (attempts !== undefined && !attempts.lastFailure.retryable) failure = attempts.lastFailure;
     }
-    if (failure === undefined) return false;
+    if (failure === undefined) return undefined;
     const key = (await this.store.reads.readDefinition(producer))?.key;
-    const told = failedValue(inputFailureOf(producer, key, failure));
-    await this.store.giveInput(dep, encodeValue(told, 'input failure'), fence);
-    await this.store.unlink(prov, fence); // as the failing worker does: a retried producer's result must not reach it
-    return true;
+    return inputFailureOf(producer, key, failure);
+  }
+
+  /**
+   * Hands a producer's failure for good to a dependent whose rule takes failures, linked to it just
+   * now: the worker that fails a task walks its links after it recorded the final try
+   * (src/trigger/failure-hand-on.ts), and may have walked before this link existed; an imported
+   * producer was failed in the batch itself. A producer whose final try comes later walks after it
+   * and finds the link. The link is removed as the walk removes it.
+   */
+  private async handOnFinalFailure(
+    prov: string,
+    dep: string,
+    failure: InputFailure,
+    fence: WriteOptions,
+  ): Promise<void> {
+    await this.store.giveInput(dep, encodeValue(failedValue(failure), 'input failure'), fence);
+    await this.store.unlink(prov, fence); // a retried producer's result must not reach it
   }
 
   /**

@@ -1,4 +1,5 @@
 import { SpawnMismatchError } from '../errors/spawn-errors.js';
+import { InputFailedError } from '../errors/trigger-errors.js';
 import { retryDelayMs, type ResolvedRetryPolicy } from '../config/plan-options.js';
 import { ZkPlanError } from '../errors/base-error.js';
 import { PermanentError } from '../errors/task-errors.js';
@@ -79,10 +80,11 @@ export function judgeFailure(error: unknown): {
 
 /**
  * An error of zk-plan's own that a task function let through and that says no try of it can
- * succeed: a spawn call that asks for other tasks than an earlier run's got (SPAWN_MISMATCH).
+ * succeed: a spawn call that asks for other tasks than an earlier run's got (SPAWN_MISMATCH), a
+ * hand-over to a task whose input failed for good already (INPUT_FAILED).
  */
 function isPermanentCause(cause: unknown): boolean {
-  return cause instanceof SpawnMismatchError;
+  return cause instanceof SpawnMismatchError || cause instanceof InputFailedError;
 }
 
 /** A PermanentError, also from another copy of zk-plan (matched by name). */

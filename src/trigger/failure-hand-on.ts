@@ -16,7 +16,9 @@ import type { Claim, TaskStore } from '../store/task-store.js';
 import { encodeValue } from '../serialization/codec.js';
 import {
   DEP_PREFIX,
+  PROV_PREFIX,
   childPath,
+  hasSequentialName,
   isContinuedSerial,
   nameOf,
   parentOf,
@@ -79,7 +81,10 @@ export async function handOnFailure(
               takesOutcomes(definition.trigger) &&
               !isContinuedSerial(serialOf(nameOf(dep), DEP_PREFIX))
             ) {
-              const made = await store.giveInput(dep, encoded, fence);
+              // As a refeed: a dep that is gone was handed this failure by an earlier walk (whose
+              // worker died before the unlink), and its task may have run and be half deleted since:
+              // nothing is written into it then.
+              const made = await store.giveInput(dep, encoded, fence, true);
               if (made !== undefined) runnable.push(made);
               // The link goes once the failure is the input: a retryFailed may make the producer
               // succeed later, and its result must not reach a dependent that took the failure
@@ -99,18 +104,29 @@ export async function handOnFailure(
   return runnable;
 }
 
-/** A producer's links; none when one of them is not a link a writer makes (the walk passes that task by). */
+/** A producer's links, each read on its own: one that is not a link a writer makes is passed by, the others are followed. */
 async function readLinksOrNone(
   store: TaskStore,
   producer: string,
   children: readonly string[],
 ): Promise<ReadonlyMap<string, string>> {
-  try {
-    return await store.reads.readLinks(producer, children);
-  } catch (error) {
-    if (error instanceof MalformedNodeError) return new Map();
-    throw error;
-  }
+  const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
+  const deps = await Promise.all(
+    provs.map(async (name) => {
+      try {
+        return await store.reads.readLink(childPath(producer, name));
+      } catch (error) {
+        if (error instanceof MalformedNodeError) return undefined;
+        throw error;
+      }
+    }),
+  );
+  return new Map(
+    provs.flatMap((name, index) => {
+      const dep = deps[index];
+      return dep === undefined ? [] : [[name, dep] as const];
+    }),
+  );
 }
 
 /** A dependent's definition; undefined when it is gone or is not one a writer makes (it can never run either way). */

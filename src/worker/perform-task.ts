@@ -436,10 +436,13 @@ async function handOnStoredResult(
   const { store } = context;
   const stored = await readStoredResult(store, claim.task, context.execution.maxResultBytes);
   if (stored !== undefined) {
+    // A skip a dead worker stored is still a skip: its record and its event say so.
+    const outcome = outcomeOf(decodeValue(childPath(claim.task, RESULT), stored));
+    if (outcome.status === 'skipped') claim.progress.skipped = outcome.reason;
     // Its `ready` is still there, so its history record may not be (the record goes before `ready`): kept now, as far as it is known.
     const history =
       children.includes(READY) && !(definition instanceof PrefetchError)
-        ? await handedOnRecord(store, claim, children, definition)
+        ? await handedOnRecord(store, claim, children, definition, claim.progress.skipped)
         : undefined;
     await store.finish(claim, stored, {
       keepResult,
@@ -719,6 +722,7 @@ async function handedOnRecord(
   claim: Claim,
   children: readonly string[],
   definition: TaskDefinition,
+  skipped: string | undefined,
 ): Promise<TaskHistoryRecord | undefined> {
   if (!(await store.reads.readPlanSettings(claim.plan)).history) return undefined;
   const [links, attempts] = await Promise.all([
@@ -733,6 +737,7 @@ async function handedOnRecord(
     outputs: [...links.values()],
     finishedAt: new Date(),
     failedTries: attempts?.failures ?? 0,
+    ...(skipped === undefined ? {} : { skipped }),
   };
 }
 

@@ -267,7 +267,9 @@ async function runClaim(
         workerId,
         durationMs,
         reusedResult: outcome === 'finished-previous',
-        ...(outcome === 'skipped' ? { skipped: claim.progress.skipped ?? 'skipped' } : {}),
+        ...(outcome === 'skipped' || claim.progress.skipped !== undefined
+          ? { skipped: claim.progress.skipped ?? 'skipped' }
+          : {}),
         ...thisTry,
       });
       // Indexed plans announce runnable dependents themselves (offer, watches); others need a look.
