@@ -204,6 +204,13 @@ export async function performTask(
       : await acquireSlot(claim, definition.concurrencyKey, context);
   if (slot?.kind === 'full') return 'limit-full';
   const lease = slot?.kind === 'held' ? slot.lease : undefined;
+  // The process's view vouched for the plan above; if its watch fired during the awaits since (a
+  // pause or cancel that landed after the claim, heard only now: a worker cut off for a while), the
+  // control node is read before the function starts. Nothing is read when the view still vouches.
+  if (inputs.haltedRead === undefined && !control.vouched() && (await control.read())) {
+    if (lease !== undefined) await releaseSlot(lease, context);
+    return 'plan-halted';
+  }
   const ran = await runTry(tried, decision.args, lease, onStart);
   if (ran.value instanceof Continuation) {
     await handOver(claim, context, ran.value);

@@ -75,7 +75,7 @@ describe('the failure hand-on, after its review', () => {
     const cleanup = await proc.zkPlan.addTask(plan, call('clean-up'), [failed], {
       trigger: 'allDone',
     });
-    await proc.zk.create(`${failed}/prov-`, encodeValue('not a link'), 'persistent-sequential');
+    await proc.zk.create(`${failed}/prov-`, encodeValue('not a link', 'forged link'), 'persistent-sequential');
     const { store, claim } = await claimOf(proc, failed);
     await handOnFailure(store, claim, { ...FAILURE, task: failed });
     expect((await proc.zk.getChildren(cleanup)).children.sort()).toEqual([
