@@ -94,7 +94,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "issue 19, defect 2: a slot's take, sent again through the next session, makes a slot the next session holds that no lease knows: the key stays blocked until the process ends",
     simulation: 'plan',
-    searchFrom: 161,
+    searchFrom: 28,
   },
   {
     name: 'tick-record-pruned-while-named',
@@ -177,11 +177,14 @@ export const MUTANTS: readonly Mutant[] = [
             find: "if (children.includes(FAILED)) return 'failed-already'; // read behind the claim: no run can follow a failure for good",
             replace: '',
           },
+          // Since issue 23 a task failed for good also has its final try recorded, which a claim
+          // honours as well: the defect put back is the claim that looks at neither.
+          { find: '(!attempts.lastFailure.retryable ||', replace: '(false ||' },
         ],
       },
     ],
     defect:
-      "performTask runs a claimed task without looking for its `failed` child (the first review's defect 1, regression tests in 2fda092): a task failed for good runs again",
+      "performTask runs a claimed task without looking for its `failed` child (the first review's defect 1, regression tests in 2fda092), nor, since issue 23, for its final try: a task failed for good runs again",
     simulation: 'plan-stress',
     searchFrom: 34,
   },
@@ -388,7 +391,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'a task whose final try is recorded, but whose worker died before marking it failed, runs again: its failure may already have been handed on, and a run that succeeds now contradicts it',
     simulation: 'plan-dynamic',
-    searchFrom: 35,
+    searchFrom: 71,
   },
   {
     name: 'spawn-ignores-committed-batch',
@@ -406,7 +409,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "a run of a spawning task that finds the record of a dead run's batch takes it over without looking for that batch's commit marker: the dead run's committed children run, and so does a second set",
     simulation: 'plan-dynamic',
-    searchFrom: 1496,
+    searchFrom: 1735,
   },
   {
     name: 'skipped-input-runs',
