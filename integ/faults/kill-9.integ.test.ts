@@ -6,7 +6,8 @@ import {
   overlapsOf,
   reExecutionCount,
 } from '../support/execution-log.js';
-import { pauseUntil, useFaultEnv } from '../support/fault-env.js';
+import { useFaultEnv } from '../support/fault-env.js';
+import { killAtRandom } from '../support/kill-chaos.js';
 import {
   addLayeredPlan,
   awaitPlanCompletion,
@@ -70,36 +71,22 @@ describe('kill -9 of worker processes during a plan', () => {
       completion.catch(() => undefined); // awaited below
 
       // The chaos: every ~2 s (jittered) from the start, kill -9 a random worker that is up, and start a new one in its place.
-      let kills = 0;
-      const readyOnes = new Set<WorkerProcess>(slots);
-      const chaos = (async () => {
-        for (let round = 1; !done.signal.aborted; round++) {
-          await pauseUntil(
-            startedAt + round * KILL_EVERY_MS + Math.floor((random() - 0.5) * 600),
-            done.signal,
-          ); // the schedule, cut short by completion
-          if (done.signal.aborted) break;
-          const candidates = slots
-            .map((worker, index) => ({ worker, index }))
-            .filter(({ worker }) => readyOnes.has(worker));
-          const victim = candidates[Math.floor(random() * candidates.length)];
-          if (victim === undefined) continue;
-          await victim.worker.kill9();
-          kills += 1;
-          const replacement = fleet.restart(victim.worker);
-          slots[victim.index] = replacement;
-          void replacement.ready().then(
-            () => readyOnes.add(replacement),
-            () => undefined,
-          );
-        }
-      })();
+      const chaos = killAtRandom({
+        slots,
+        fleet,
+        random,
+        startedAt,
+        everyMs: KILL_EVERY_MS,
+        jitterMs: 600,
+        signal: done.signal,
+      });
 
+      let kills = 0;
       try {
         await completion;
       } finally {
         done.abort();
-        await chaos;
+        kills = await chaos;
       }
       const makespanMs = Date.now() - startedAt;
 

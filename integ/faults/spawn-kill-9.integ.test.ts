@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { prng } from '../../examples/seeded-random.js';
 import { call } from '../../src/index.js';
 import { executionsOf, overlapsOf, describeOverlap } from '../support/execution-log.js';
-import { pauseUntil, useFaultEnv } from '../support/fault-env.js';
+import { useFaultEnv } from '../support/fault-env.js';
+import { killAtRandom } from '../support/kill-chaos.js';
 import { awaitPlanCompletion, printFigures } from '../support/fault-plan.js';
 import { describeExit, type WorkerProcess } from '../support/worker-process.js';
 import { TIMING } from '../support/zk-test-env.js';
@@ -84,35 +85,21 @@ describe('kill -9 of worker processes during a nested map made by ctx.spawn and 
       }).finally(() => done.abort());
       completion.catch(() => undefined);
 
+      const chaos = killAtRandom({
+        slots,
+        fleet,
+        random,
+        startedAt,
+        everyMs: KILL_EVERY_MS,
+        jitterMs: 400,
+        signal: done.signal,
+      });
       let kills = 0;
-      const readyOnes = new Set<WorkerProcess>(slots);
-      const chaos = (async () => {
-        for (let round = 1; !done.signal.aborted; round++) {
-          await pauseUntil(
-            startedAt + round * KILL_EVERY_MS + Math.floor((random() - 0.5) * 400),
-            done.signal,
-          );
-          if (done.signal.aborted) break;
-          const candidates = slots
-            .map((worker, index) => ({ worker, index }))
-            .filter(({ worker }) => readyOnes.has(worker));
-          const victim = candidates[Math.floor(random() * candidates.length)];
-          if (victim === undefined) continue;
-          await victim.worker.kill9();
-          kills += 1;
-          const replacement = fleet.restart(victim.worker);
-          slots[victim.index] = replacement;
-          void replacement.ready().then(
-            () => readyOnes.add(replacement),
-            () => undefined,
-          );
-        }
-      })();
       try {
         await completion;
       } finally {
         done.abort();
-        await chaos;
+        kills = await chaos;
       }
       const makespanMs = Date.now() - startedAt;
       await Promise.all(fleet.live.map((worker) => worker.ready()));

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { prng } from '../../examples/seeded-random.js';
 import { PlanFailedError, call } from '../../src/index.js';
 import { describeOverlap, executionsOf, overlapsOf } from '../support/execution-log.js';
-import { pauseUntil, useFaultEnv } from '../support/fault-env.js';
+import { useFaultEnv } from '../support/fault-env.js';
+import { killAtRandom } from '../support/kill-chaos.js';
 import { printFigures } from '../support/fault-plan.js';
 import { describeExit, type WorkerProcess } from '../support/worker-process.js';
 import { TIMING } from '../support/zk-test-env.js';
@@ -90,32 +91,17 @@ describe('kill -9 of worker processes while trigger rules hand on failures and s
         .catch((error: unknown) => error)
         .finally(() => done.abort());
 
-      let kills = 0;
-      const readyOnes = new Set<WorkerProcess>(slots);
-      const chaos = (async () => {
-        for (let round = 1; !done.signal.aborted; round++) {
-          await pauseUntil(
-            startedAt + round * KILL_EVERY_MS + Math.floor((random() - 0.5) * 300),
-            done.signal,
-          );
-          if (done.signal.aborted) break;
-          const candidates = slots
-            .map((worker, index) => ({ worker, index }))
-            .filter(({ worker }) => readyOnes.has(worker));
-          const victim = candidates[Math.floor(random() * candidates.length)];
-          if (victim === undefined) continue;
-          await victim.worker.kill9();
-          kills += 1;
-          const replacement = fleet.restart(victim.worker);
-          slots[victim.index] = replacement;
-          void replacement.ready().then(
-            () => readyOnes.add(replacement),
-            () => undefined,
-          );
-        }
-      })();
+      const chaos = killAtRandom({
+        slots,
+        fleet,
+        random,
+        startedAt,
+        everyMs: KILL_EVERY_MS,
+        jitterMs: 300,
+        signal: done.signal,
+      });
       const ended = await completion;
-      await chaos;
+      const kills = await chaos;
       const makespanMs = Date.now() - startedAt;
       await Promise.all(fleet.live.map((worker) => worker.ready()));
       const exits = await Promise.all(fleet.live.map((worker) => worker.terminate()));
@@ -138,7 +124,10 @@ describe('kill -9 of worker processes while trigger rules hand on failures and s
       expect(ended, fleet.outputs()).toBeInstanceOf(PlanFailedError);
       const status = await zkPlan.plans.status(plan);
       expect(status.state).toBe('failed');
-      expect(status.failed.map(({ task }) => task).sort(), JSON.stringify(status.failed.slice(0, 3), null, 1)).toEqual(
+      expect(
+        status.failed.map(({ task }) => task).sort(),
+        JSON.stringify(status.failed.slice(0, 3), null, 1),
+      ).toEqual(
         groups
           .filter(({ kind }) => kind === 'fails')
           .map(({ source }) => source)

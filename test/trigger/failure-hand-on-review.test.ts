@@ -39,6 +39,18 @@ function process(server: MemoryZooKeeper, name: string, functions = new Function
   return proc;
 }
 
+/** A task that fails, and a clean-up under allDone after it (not ready: nothing runs them). */
+async function failedWithCleanUp(
+  proc: MemoryProcess,
+): Promise<{ failed: string; cleanup: string }> {
+  const plan = await proc.zkPlan.createPlan(PARENT);
+  const failed = await proc.zkPlan.addTask(plan, call('breaks'));
+  const cleanup = await proc.zkPlan.addTask(plan, call('clean-up'), [failed], {
+    trigger: 'allDone',
+  });
+  return { failed, cleanup };
+}
+
 async function claimOf(proc: MemoryProcess, task: string) {
   const store = new TaskStore(proc.zk);
   const claim = await store.claim(task, 'reviewer', new AbortController().signal);
@@ -50,11 +62,7 @@ describe('the failure hand-on, after its review', () => {
   it('a walk again writes nothing into a dependent that took the failure and is half deleted', async () => {
     const server = new MemoryZooKeeper();
     const proc = process(server, 'p');
-    const plan = await proc.zkPlan.createPlan(PARENT);
-    const failed = await proc.zkPlan.addTask(plan, call('breaks'));
-    const cleanup = await proc.zkPlan.addTask(plan, call('clean-up'), [failed], {
-      trigger: 'allDone',
-    });
+    const { failed, cleanup } = await failedWithCleanUp(proc);
     // As an earlier walk left it, its worker dead before the unlink: the input handed on (its dep
     // gone), then the dependent ran and its deleter died with only the node itself left.
     for (const child of (await proc.zk.getChildren(cleanup)).children)
@@ -70,12 +78,12 @@ describe('the failure hand-on, after its review', () => {
   it('one malformed link of the failed task does not keep the failure from the others', async () => {
     const server = new MemoryZooKeeper();
     const proc = process(server, 'p');
-    const plan = await proc.zkPlan.createPlan(PARENT);
-    const failed = await proc.zkPlan.addTask(plan, call('breaks'));
-    const cleanup = await proc.zkPlan.addTask(plan, call('clean-up'), [failed], {
-      trigger: 'allDone',
-    });
-    await proc.zk.create(`${failed}/prov-`, encodeValue('not a link', 'forged link'), 'persistent-sequential');
+    const { failed, cleanup } = await failedWithCleanUp(proc);
+    await proc.zk.create(
+      `${failed}/prov-`,
+      encodeValue('not a link', 'forged link'),
+      'persistent-sequential',
+    );
     const { store, claim } = await claimOf(proc, failed);
     await handOnFailure(store, claim, { ...FAILURE, task: failed });
     expect((await proc.zk.getChildren(cleanup)).children.sort()).toEqual([
