@@ -3,7 +3,7 @@
  * default with `@defaultValue`; this is where the value lives. `satisfies DefaultValues` keeps a
  * key from being dropped or mistyped while `as const` keeps the literal values visible to callers.
  */
-import type { TriggerRule } from '../trigger/trigger-rule.js';
+import type { TriggerRule } from '../trigger/trigger-rule-names.js';
 
 /**
  * The types of the defaults (see the option of the same name for what each means).

@@ -4,24 +4,10 @@
  * once every input succeeded, as every task did before rules existed.
  */
 import { DEFAULTS } from '../config/defaults.js';
+import type { TriggerRule } from './trigger-rule-names.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 
-/**
- * When a task runs, given how its inputs ended (`addTask(…, { trigger })`, a spec's `trigger`).
- *
- * - `allSucceeded` (the default): once every input succeeded. A skipped input skips the task; a
- *   failed one blocks it.
- * - `allDone`: once every input succeeded, failed for good or was skipped: a clean-up or
- *   notification step.
- * - `anySucceeded`: once every input ended, if at least one succeeded; skipped otherwise.
- * - `oneFailed`: once every input ended, if at least one failed for good; skipped otherwise (a
- *   branch that runs only on failure).
- *
- * A task with a rule other than `allSucceeded` receives each input as an {@link InputOutcome}.
- *
- * @category Plans and tasks
- */
-export type TriggerRule = 'allSucceeded' | 'allDone' | 'anySucceeded' | 'oneFailed';
+export type { TriggerRule } from './trigger-rule-names.js';
 
 /** Every rule, the default first. */
 export const TRIGGER_RULES: readonly TriggerRule[] = [
