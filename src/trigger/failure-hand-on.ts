@@ -31,6 +31,18 @@ import { takesOutcomes } from './trigger-rule.js';
 
 /** The most tasks one walk looks at: a walk through a larger blocked part of a plan stops there. */
 export const MAX_WALKED_TASKS = 100_000;
+/** The tasks of one level whose links the walk reads at once. */
+const WALK_BATCH = 64;
+
+/** Runs `step` on every item, `size` at a time. */
+async function inBatches<T>(
+  items: readonly T[],
+  size: number,
+  step: (item: T) => Promise<void>,
+): Promise<void> {
+  for (let start = 0; start < items.length; start += size)
+    await Promise.all(items.slice(start, start + size).map(step));
+}
 
 /** What a failed task's dependents are told of it. */
 export function inputFailureOf(
@@ -63,42 +75,44 @@ export async function handOnFailure(
   let producers: string[] = [claim.task];
   while (producers.length > 0 && walked.size < MAX_WALKED_TASKS) {
     const next: string[] = [];
-    await Promise.all(
-      producers.map(async (producer) => {
-        const listing = await store.reads.inspectTask(producer);
-        if (listing === undefined) return;
-        const links = await readLinksOrNone(store, producer, listing.children);
-        const told = producer === claim.task ? failure : { ...failure, blocked: producer };
-        const encoded = encodeValue(failedValue(told), 'input failure');
-        await Promise.all(
-          [...links].map(async ([prov, dep]) => {
-            const dependent = parentOf(dep);
-            const definition = await readDefinitionOrNone(store, dependent);
-            if (definition === undefined) return;
-            // A task waiting for its continuation's result (its link input) completes with that
-            // result whatever its own rule: a failed continuation blocks it, as any input would.
-            if (
-              takesOutcomes(definition.trigger) &&
-              !isContinuedSerial(serialOf(nameOf(dep), DEP_PREFIX))
-            ) {
-              // As a refeed: a dep that is gone was handed this failure by an earlier walk (whose
-              // worker died before the unlink), and its task may have run and be half deleted since:
-              // nothing is written into it then.
-              const made = await store.giveInput(dep, encoded, fence, true);
-              if (made !== undefined) runnable.push(made);
-              // The link goes once the failure is the input: a retryFailed may make the producer
-              // succeed later, and its result must not reach a dependent that took the failure
-              // (and may be finished, or half deleted, by then). A crash before this delete leaves
-              // the task unmarked, so the next claim walks again and deletes it.
-              await store.unlink(childPath(producer, prov), fence);
-            } else if (!walked.has(dependent) && walked.size < MAX_WALKED_TASKS) {
-              walked.add(dependent);
-              next.push(dependent);
-            }
-          }),
-        );
-      }),
-    );
+    // A level at a time, WALK_BATCH tasks at once: a wide fan-out is not read all in one go.
+    await inBatches(producers, WALK_BATCH, async (producer) => {
+      const listing = await store.reads.inspectTask(producer);
+      if (listing === undefined) return;
+      const links = await readLinksOrNone(store, producer, listing.children);
+      const told = producer === claim.task ? failure : { ...failure, blocked: producer };
+      const encoded = encodeValue(failedValue(told), 'input failure');
+      await Promise.all(
+        [...links].map(async ([prov, dep]) => {
+          const dependent = parentOf(dep);
+          // A link is followed within the plan only: one that points elsewhere was not made by
+          // addTask (anyone may write a prov-N), and the failure is not written there.
+          if (parentOf(dependent) !== claim.plan) return;
+          const definition = await readDefinitionOrNone(store, dependent);
+          if (definition === undefined) return;
+          // A task waiting for its continuation's result (its link input) completes with that
+          // result whatever its own rule: a failed continuation blocks it, as any input would.
+          if (
+            takesOutcomes(definition.trigger) &&
+            !isContinuedSerial(serialOf(nameOf(dep), DEP_PREFIX))
+          ) {
+            // As a refeed: a dep that is gone was handed this failure by an earlier walk (whose
+            // worker died before the unlink), and its task may have run and be half deleted since:
+            // nothing is written into it then.
+            const made = await store.giveInput(dep, encoded, fence, true);
+            if (made !== undefined) runnable.push(made);
+            // The link goes once the failure is the input: a retryFailed may make the producer
+            // succeed later, and its result must not reach a dependent that took the failure
+            // (and may be finished, or half deleted, by then). A crash before this delete leaves
+            // the task unmarked, so the next claim walks again and deletes it.
+            await store.unlink(childPath(producer, prov), fence);
+          } else if (!walked.has(dependent) && walked.size < MAX_WALKED_TASKS) {
+            walked.add(dependent);
+            next.push(dependent);
+          }
+        }),
+      );
+    });
     producers = next;
   }
   return runnable;

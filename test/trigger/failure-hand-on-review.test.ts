@@ -6,7 +6,8 @@
  * 2. A continuation linked to an input that failed for good before the hand-over could never run,
  *    and no walk would reach the tasks after its spawner: the hand-over is refused (INPUT_FAILED,
  *    for good), and the spawner's own failure reaches its clean-up.
- * 3. One malformed link of the failed task does not keep the failure from the others.
+ * 3. One malformed link of the failed task does not keep the failure from the others, and a link
+ *    into another plan is not followed.
  * 4. A skip stored by a worker that died before handing it on is recorded as a skip by the one
  *    that does.
  */
@@ -90,6 +91,24 @@ describe('the failure hand-on, after its review', () => {
       'arg-0000000000',
       'ready',
     ]);
+  });
+
+  it("a link that points into another plan is not followed: the failure is written in the failed task's plan only", async () => {
+    const server = new MemoryZooKeeper();
+    const proc = process(server, 'p');
+    const { failed } = await failedWithCleanUp(proc);
+    const { cleanup: elsewhere } = await failedWithCleanUp(proc);
+    const [dep] = (await proc.zk.getChildren(elsewhere)).children.filter((name) =>
+      name.startsWith('dep-'),
+    );
+    await proc.zk.create(
+      `${failed}/prov-`,
+      encodeValue(`${elsewhere}/${dep as string}`, 'forged link'),
+      'persistent-sequential',
+    );
+    const { store, claim } = await claimOf(proc, failed);
+    await handOnFailure(store, claim, { ...FAILURE, task: failed });
+    expect((await proc.zk.getChildren(elsewhere)).children.sort()).toEqual([dep, 'ready']);
   });
 
   it("a hand-over to a task whose input failed for good already is refused for good, and the spawner's failure reaches its clean-up", async () => {
