@@ -19,6 +19,7 @@ const ROOT = import.meta.dirname;
 export const SIMULATION_TESTS = [
   'test/simulation/sim-*.test.ts',
   'test/simulation/stress-baseline.test.ts',
+  'test/simulation/stress-regressions.test.ts',
   'test/simulation/replay.test.ts',
   'test/schedule/schedule-simulation.test.ts',
   'test/schedule/schedule-long-simulation.test.ts',

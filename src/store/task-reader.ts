@@ -230,6 +230,11 @@ export class TaskReader {
   }
 
   /** True while the plan has a `control` node: paused or cancelled, so no task of it may start. */
+  /** True while the plan node exists. */
+  async planExists(plan: string): Promise<boolean> {
+    return (await this.zk.exists(plan)) !== undefined;
+  }
+
   async isPlanHalted(plan: string): Promise<boolean> {
     return (await this.zk.exists(childPath(plan, CONTROL))) !== undefined;
   }

@@ -204,12 +204,23 @@ export async function performTask(
       : await acquireSlot(claim, definition.concurrencyKey, context);
   if (slot?.kind === 'full') return 'limit-full';
   const lease = slot?.kind === 'held' ? slot.lease : undefined;
-  // The process's view vouched for the plan above; if its watch fired during the awaits since (a
-  // pause or cancel that landed after the claim, heard only now: a worker cut off for a while), the
-  // control node is read before the function starts. Nothing is read when the view still vouches.
-  if (inputs.haltedRead === undefined && !control.vouched() && (await control.read())) {
-    if (lease !== undefined) await releaseSlot(lease, context);
-    return 'plan-halted';
+  // A pause or cancel may land during the awaits since the check above (a slot of its key waited
+  // for; a worker cut off for a while hears it only now): unless the process's view vouches for the
+  // plan now, the plan is looked at again before the function starts, its control node and whether
+  // it still exists (a cancelled plan may be deleted meanwhile). Nothing is read while the view
+  // vouches, nor for a task that awaited nothing since a check that read.
+  if (
+    (inputs.haltedRead === undefined || definition.concurrencyKey !== undefined) &&
+    !control.vouched()
+  ) {
+    const [halted, present] = await Promise.all([
+      control.read(),
+      context.store.reads.planExists(claim.plan),
+    ]);
+    if (halted || !present) {
+      if (lease !== undefined) await releaseSlot(lease, context);
+      return present ? 'plan-halted' : 'gone';
+    }
   }
   const ran = await runTry(tried, decision.args, lease, onStart);
   if (ran.value instanceof Continuation) {

@@ -94,7 +94,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "issue 19, defect 2: a slot's take, sent again through the next session, makes a slot the next session holds that no lease knows: the key stays blocked until the process ends",
     simulation: 'plan',
-    searchFrom: 28,
+    searchFrom: 113,
   },
   {
     name: 'tick-record-pruned-while-named',
