@@ -24,7 +24,7 @@ export interface PlanCounts {
   /**
    * Tasks finished (from the plan's history), skipped ones included: a skipped task is done. Which
    * were skipped is in each task's record (`plans.describe`, `show`, the web view); the counts come
-   * from the history's names alone, so they stay cheap at any size.
+   * from the history's names alone, so they stay cheap at every size.
    */
   readonly done: number;
   /** Tasks not done: every state below, failed, blocked and (in a cancelled plan) cancelled and unstarted ones included. */

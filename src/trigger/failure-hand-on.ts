@@ -91,7 +91,7 @@ export async function handOnFailure(
           const definition = await readDefinitionOrNone(store, dependent);
           if (definition === undefined) return;
           // A task waiting for its continuation's result (its link input) completes with that
-          // result whatever its own rule: a failed continuation blocks it, as any input would.
+          // result whatever its own rule: a failed continuation blocks it, as a failed input does.
           if (
             takesOutcomes(definition.trigger) &&
             !isContinuedSerial(serialOf(nameOf(dep), DEP_PREFIX))
