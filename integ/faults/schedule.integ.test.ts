@@ -74,7 +74,7 @@ async function settledTicks(
   zkPlan: ZkPlan,
   after: number,
   deadline: number,
-): Promise<Map<number, { state: string; plan: string }>> {
+): Promise<Map<number, { state: string; plan: string; reason?: string }>> {
   const until = Math.floor(after / 1000) * 1000;
   for (;;) {
     const ids = sortTickIds(
@@ -88,7 +88,12 @@ async function settledTicks(
         .filter((id) => (timeOfTickId(id) as number) <= until)
         .map(async (id) => {
           const node = await zkPlan.zk.getData(tickNodes(SCHEDULES, NAME, id).record);
-          return decodeValue(id, node.data) as { tick: number; state: string; plan: string };
+          return decodeValue(id, node.data) as {
+            tick: number;
+            state: string;
+            plan: string;
+            reason?: string;
+          };
         }),
     );
     if (cursorTick >= until && records.every((record) => record.state !== 'pending'))
@@ -218,10 +223,21 @@ describe('schedules under faults (real scheduler processes)', () => {
         'the schedule ran for fewer than 5 ticks',
       ).toBeGreaterThanOrEqual(5);
       expect([...ticks.keys()].sort((a, b) => a - b)).toEqual(expectedTicks);
-      // Every tick fired: one that did not is shown whole (its state and reason say why).
-      expect([...ticks.values()].filter((record) => record.state !== 'fired')).toEqual([]);
-      const fired = [...ticks.values()].map((record) => record.plan);
-      expect(fired.length).toBe(expectedTicks.length);
+      // Every tick fired, but for the newest ones the test's own pause caught before their firer
+      // decided them (a loaded machine fires a tick late): those are skipped, "the schedule is
+      // paused", and only at the end. Any other record is shown whole (its state and reason).
+      const inOrder = expectedTicks.map((tick) => ticks.get(tick));
+      const firstPaused = inOrder.findIndex((record) => record?.state === 'skipped');
+      const firedRecords = firstPaused < 0 ? inOrder : inOrder.slice(0, firstPaused);
+      const pausedRecords = firstPaused < 0 ? [] : inOrder.slice(firstPaused);
+      expect(firedRecords.filter((record) => record?.state !== 'fired')).toEqual([]);
+      expect(
+        pausedRecords.filter(
+          (record) => record?.state !== 'skipped' || record.reason !== 'the schedule is paused',
+        ),
+      ).toEqual([]);
+      expect(firedRecords.length, 'no tick fired after the freeze').toBeGreaterThanOrEqual(5);
+      const fired = firedRecords.map((record) => record?.plan ?? '');
       await checkPlans(env.zkPlan, env.parent, fired, 60_000 * TIMING);
       // The plans under the parent are exactly the fired ticks' (a woken firer would add one of its own, or tasks to one).
       const plans = ((await env.zkPlan.zk.tryGetChildren(env.parent))?.children ?? [])
