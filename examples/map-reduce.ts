@@ -7,7 +7,10 @@
  *                   a flaky read, retried by the plan's policy)
  *   merge           adds the counts up: its result becomes list-files' own
  *   report          depends on list-files, and so gets the merged counts
- *   clean-up        trigger rule `allDone`: runs once list-files and report ended, however they
+ *   publish         a sub-plan: runs the `publish` spec (render, then archive) as a child plan with
+ *                   the merged counts as its param, and completes with its archive's result; no
+ *                   worker waits for the child
+ *   clean-up        trigger rule `allDone`: runs once list-files, report and publish ended, however they
  *                   ended, and gets their outcomes (it would run after a failure too)
  *   page-on-call    trigger rule `oneFailed`: runs only if one of them failed for good; here
  *                   nothing fails for good, so it is skipped
@@ -22,7 +25,9 @@ import {
   TaskSkippedError,
   ZkPlan,
   call,
+  subPlan,
   type InputOutcome,
+  type PlanSpec,
   type TaskContext,
 } from '../src/index.js';
 import { runMain, withZooKeeper } from './local-zookeeper.js';
@@ -56,6 +61,23 @@ function add(total: Counts, counts: Counts): Counts {
 
 const flakyReadsSeen = new Set<number>();
 
+/** The merged counts as one line, services in order: what `report` prints and `publish` renders. */
+function describeCounts(counts: Counts): string {
+  return Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([service, count]) => `${service}: ${count}`)
+    .join(', ');
+}
+
+/** What the `publish` sub-plan runs: render the day's counts, then archive the page. */
+const PUBLISH: PlanSpec = {
+  name: 'publish',
+  tasks: {
+    render: { fn: 'render', params: [{ $param: 'counts' }] },
+    archive: { fn: 'archive', inputs: ['render'] },
+  },
+};
+
 const functions = new FunctionRegistry()
   .register('list-files', async (ctx: TaskContext<[string]>) => {
     const day = ctx.params[0];
@@ -75,12 +97,9 @@ const functions = new FunctionRegistry()
     return errorsIn(file);
   })
   .register('merge', (_ctx, ...counts: Counts[]) => counts.reduce(add, {}))
-  .register('report', (_ctx, counts: Counts) =>
-    Object.entries(counts)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([service, count]) => `${service}: ${count}`)
-      .join(', '),
-  )
+  .register('report', (_ctx, counts: Counts) => describeCounts(counts))
+  .register('render', (ctx: TaskContext<[Counts]>) => `<p>${describeCounts(ctx.params[0])}</p>`)
+  .register('archive', (_ctx, page: string) => `archived ${page.length} characters`)
   // A clean-up step: what a real one would remove is the day's scratch files; it reports how its inputs ended.
   .register('clean-up', (ctx, ...inputs: InputOutcome[]) => {
     ctx.log.info(`scratch files of ${String(ctx.params[0])} removed`);
@@ -106,12 +125,23 @@ await runMain('map-reduce', () =>
         key: 'report',
         keepResult: true,
       });
-      const cleanUp = await zkPlan.addTask(plan, call('clean-up', '2026-11-26'), [list, report], {
-        key: 'clean-up',
-        trigger: 'allDone',
-        keepResult: true,
-      });
-      const page = await zkPlan.addTask(plan, call('page-on-call'), [list, report], {
+      const publish = await zkPlan.addTask(
+        plan,
+        subPlan({ spec: PUBLISH, inputs: ['counts'], result: 'archive', checkEveryMs: 100 }),
+        [list],
+        { key: 'publish', keepResult: true },
+      );
+      const cleanUp = await zkPlan.addTask(
+        plan,
+        call('clean-up', '2026-11-26'),
+        [list, report, publish],
+        {
+          key: 'clean-up',
+          trigger: 'allDone',
+          keepResult: true,
+        },
+      );
+      const pageOnCall = await zkPlan.addTask(plan, call('page-on-call'), [list, report], {
         key: 'page-on-call',
         trigger: 'oneFailed',
         keepResult: true,
@@ -134,19 +164,36 @@ await runMain('map-reduce', () =>
       console.log(`report: ${String(await zkPlan.getResult(report))}`);
       if (JSON.stringify(add({}, merged)) !== JSON.stringify(add({}, expected)))
         throw new Error(`merged counts ${JSON.stringify(merged)} ≠ ${JSON.stringify(expected)}`);
-      if (status.counts.done !== FILES + 5)
-        throw new Error(`expected ${FILES + 5} tasks done, got ${status.counts.done}`);
+      if (status.counts.done !== FILES + 6)
+        throw new Error(`expected ${FILES + 6} tasks done, got ${status.counts.done}`);
+      const published = await zkPlan.getResult(publish);
+      const page = `<p>${describeCounts(expected)}</p>`;
+      console.log(
+        `publish (a sub-plan, child ${publishedChild(plan, publish)}): ${String(published)}`,
+      );
+      if (published !== `archived ${page.length} characters`)
+        throw new Error(
+          `publish returned ${String(published)}, expected archived ${page.length} characters`,
+        );
       const cleaned = await zkPlan.getResult(cleanUp);
       console.log(`clean-up (allDone) ran on: ${String(cleaned)}`);
-      if (cleaned !== 'succeeded,succeeded')
-        throw new Error(`the clean-up got ${String(cleaned)}, expected succeeded,succeeded`);
-      const paged = await zkPlan.getResult(page).catch((error: unknown) => error);
+      if (cleaned !== 'succeeded,succeeded,succeeded')
+        throw new Error(
+          `the clean-up got ${String(cleaned)}, expected succeeded,succeeded,succeeded`,
+        );
+      const paged = await zkPlan.getResult(pageOnCall).catch((error: unknown) => error);
       if (!(paged instanceof TaskSkippedError))
         throw new Error(`page-on-call (oneFailed) ran although nothing failed: ${String(paged)}`);
       console.log(`page-on-call (oneFailed) skipped: ${paged.reason}`);
+      // Deleting the plan deletes its sub-plan's child too.
       if (process.env['KEEP_PLAN'] !== '1') await zkPlan.plans.delete(plan);
     } finally {
       await zkPlan.close();
     }
   }),
 );
+
+/** The child plan a sub-plan task makes beside its plan: `<plan>~<task name>`. */
+function publishedChild(plan: string, task: string): string {
+  return `${plan}~${task.slice(task.lastIndexOf('/') + 1)}`;
+}

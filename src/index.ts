@@ -62,6 +62,8 @@ export type { Continuation } from './spawn/continuation.js';
 export type { NotYet, NotYetOptions } from './exec/not-yet.js';
 export { waitForPlan, WAIT_FOR_PLAN_FUNCTION } from './dependent/dependency-target.js';
 export type { DependencyTarget } from './dependent/dependency-target.js';
+export { subPlan, SUB_PLAN_FUNCTION } from './subplan/sub-plan-target.js';
+export type { SubPlanDefinition } from './subplan/sub-plan-target.js';
 export type { DependencyResult } from './dependent/dependency-decision.js';
 // Skip and trigger rules: a task with nothing to do, and tasks that run on how their inputs ended.
 export { skip, type Skip } from './trigger/skip.js';
@@ -318,4 +320,5 @@ export { SnapshotError, type SnapshotProblem } from './errors/snapshot-errors.js
 export { JobError, JobNotFoundError, type JobProblem } from './errors/job-errors.js';
 export { BackfillNotFoundError, ScheduleNotFoundError } from './errors/schedule-errors.js';
 export { DependencyFailedError } from './errors/dependency-errors.js';
+export { SubPlanFailedError } from './errors/sub-plan-errors.js';
 export { InputFailedError, TaskSkippedError } from './errors/trigger-errors.js';

@@ -24,6 +24,7 @@ import {
 } from './config/options.js';
 import { DEFAULTS } from './config/defaults.js';
 import { DependencyLookup } from './dependent/dependency-lookup.js';
+import { SubPlanRunner } from './subplan/sub-plan-runner.js';
 import type { PlanOptions } from './config/plan-options.js';
 import { PlanControl } from './control/plan-control.js';
 import { rootContainer } from './di/container.js';
@@ -105,6 +106,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
   private readonly writer: PlanWriter;
   private readonly reader: PlanReader;
   private readonly concurrencyLimits: ConcurrencyLimits;
+  private readonly subPlans: SubPlanRunner;
   private readonly eventWatchers = new Set<PlanEventWatcher>();
   private readonly scheduling: Scheduling;
   private readonly jobWiring: JobWiring;
@@ -144,6 +146,20 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
       (plan, cancelledAt) => cancelHistory.record(plan, cancelledAt),
     );
     this.concurrencyLimits = new ConcurrencyLimits(zk);
+    const { reader, writer } = this;
+    this.subPlans = new SubPlanRunner({
+      zk,
+      writer,
+      functions,
+      listWorkers: (parent) => listWorkers(zk, parent),
+      planStatus: (plan) => reader.planStatus(plan),
+      getResult: (task) => reader.getResult(task),
+      readControl: (plan) => control.read(plan),
+      pause: (plan) => control.pause(plan),
+      resume: (plan) => control.resume(plan),
+      deletePlan: (plan) => describer.deletePlan(plan),
+      cancel: (plan, reason) => control.cancel(plan, { reason }),
+    });
     const explainer = new Explainer(zk, this.store, describer, control, this.concurrencyLimits);
     this.dispatcher = new Dispatcher(
       zk,
@@ -151,7 +167,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
       this.wakeUp,
       settings.fullScanIntervalMs ?? DEFAULTS.fullScanIntervalMs,
     );
-    const { writer, reader, workerIdPrefix: identity } = this;
+    const { workerIdPrefix: identity } = this;
     this.scheduling = new Scheduling({
       zk,
       writer,
@@ -412,6 +428,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
         spawner,
         container: this.settings.container,
         dependencies: new DependencyLookup(zk, (plan) => this.reader.planStatus(plan)),
+        subPlans: this.subPlans,
       },
       options,
     );

@@ -89,6 +89,8 @@ export interface DefaultValues {
   };
   /** `NotYetOptions.afterMs` of `ctx.notYet`: when a task that waits is run again. */
   readonly notYetAfterMs: number;
+  /** `SubPlanDefinition.checkEveryMs` of `subPlan`: how often a sub-plan task looks at its child plan while it runs. */
+  readonly subPlanCheckEveryMs: number;
   /** `AddTaskOptions.trigger`: the rule of a task that names none (never stored with the task). */
   readonly trigger: TriggerRule;
   /** `BackfillOptions` of `schedules(parent).backfill`: the pace when none is given. */
@@ -191,6 +193,7 @@ export const DEFAULTS = {
     pollMs: 1_000,
   },
   notYetAfterMs: 5_000,
+  subPlanCheckEveryMs: 1_000,
   trigger: 'allSucceeded',
   backfill: { mode: 'serial', parallelConcurrency: 4 },
   listenHost: '127.0.0.1',

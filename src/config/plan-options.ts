@@ -70,6 +70,8 @@ export interface PlanSettings {
   readonly taskPriorities: boolean;
   /** The plan's name (`createPlan(parent, { name })`), when it has one. */
   readonly name?: string;
+  /** For a sub-plan task's child plan: the task, as the plan node names it (checked against the plan's path by whoever shows it). */
+  readonly parentTask?: string;
 }
 
 /**
@@ -219,6 +221,7 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
     priority?: unknown;
     taskPriorities?: unknown;
     name?: unknown;
+    origin?: { parentTask?: unknown } | null;
   };
   try {
     const settings = resolvePlanSettings({
@@ -231,9 +234,11 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
         ? knownRetryFields(record.retry as Record<string, unknown>)
         : {}),
     });
+    const parentTask = typeof record.origin === 'object' ? record.origin?.parentTask : undefined;
     return {
       ...settings,
       taskPriorities: record.taskPriorities === true,
+      ...(typeof parentTask === 'string' && parentTask.length <= 4_096 ? { parentTask } : {}),
     };
   } catch {
     return FOREIGN_PLAN_SETTINGS;

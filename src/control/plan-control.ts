@@ -12,6 +12,7 @@ import { PlanCancelledError, PlanFinishedError, PlanNotFoundError } from '../err
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskStore } from '../store/task-store.js';
+import { listSubPlans } from '../subplan/sub-plan-record.js';
 import { assertKnownKeys } from '../config/option-checks.js';
 import {
   CONTROL,
@@ -110,12 +111,14 @@ export class PlanControl {
       abortRunning: options.abortRunning === true,
       at: new Date(),
     });
+    await this.forEachChild(plan, (child) => this.pause(child, options));
     return { plan, running: await this.heldTasks(plan) };
   }
 
   async resume(plan: string): Promise<void> {
     assertValidPath('plan', plan);
     await this.apply(plan, { kind: 'resume' });
+    await this.forEachChild(plan, (child) => this.resume(child));
   }
 
   /**
@@ -152,6 +155,37 @@ export class PlanControl {
       (index?.children ?? []).map((name) =>
         this.zk.deleteIfPresent(childPath(childPath(plan, RUNNABLE_INDEX), name)),
       ),
+    );
+    await this.forEachChild(plan, (child) =>
+      this.cancel(child, { reason: `its parent plan ${plan} was cancelled` }),
+    );
+  }
+
+  /**
+   * Applies a pause, resume or cancel of `plan` to the child plans of its sub-plan tasks (and so on
+   * down, each child applying it to its own). Called after the plan's own record is written: a
+   * child made later follows the plan's control when its check readies it (src/subplan). A child
+   * that is gone, finished or cancelled is left as it is.
+   */
+  private async forEachChild(
+    plan: string,
+    action: (child: string) => Promise<unknown>,
+  ): Promise<void> {
+    const children = await listSubPlans(this.zk, plan);
+    await Promise.all(
+      children.map(async ({ child }) => {
+        try {
+          await action(child);
+        } catch (error) {
+          if (
+            error instanceof PlanNotFoundError ||
+            error instanceof PlanFinishedError ||
+            error instanceof PlanCancelledError
+          )
+            return;
+          throw error;
+        }
+      }),
     );
   }
 

@@ -13,6 +13,9 @@ import { NotYet } from './not-yet.js';
 import type { DependencyLookup } from '../dependent/dependency-lookup.js';
 import { WAIT_FOR_PLAN_FUNCTION } from '../dependent/dependency-target.js';
 import { waitForPlanCheck } from '../dependent/wait-for-plan.js';
+import type { SubPlanRunner } from '../subplan/sub-plan-runner.js';
+import { SUB_PLAN_FUNCTION } from '../subplan/sub-plan-target.js';
+import type { ZkSession } from '../zk/zk-client-types.js';
 import { RESULT, childPath } from '../zk/layout.js';
 import type { FunctionRegistry } from './function-registry.js';
 import { runInline } from './inline-sandbox.js';
@@ -32,6 +35,8 @@ export interface ExecutionSettings {
   readonly maxResultBytes: number;
   /** The reads of the built-in `zk-plan:wait-for-plan` (dependent tasks); without it such a task fails. */
   readonly dependencies?: DependencyLookup;
+  /** The checks of the built-in `zk-plan:sub-plan` (sub-plan tasks); without it such a task fails. */
+  readonly subPlans?: SubPlanRunner;
 }
 
 /**
@@ -46,6 +51,8 @@ export async function executeFunction(
   ctx: Omit<TaskContext<unknown[]>, 'params'>,
   args: readonly unknown[],
   settings: ExecutionSettings,
+  /** The session of the task's claim: a sub-plan task's writes are fenced by it. */
+  claimSession?: ZkSession,
 ): Promise<unknown> {
   if ('fn' in definition && definition.fn === SHELL_FUNCTION) {
     if (!settings.allowShell) throw new ShellDisabledError(ctx.task);
@@ -58,6 +65,12 @@ export async function executeFunction(
     if (settings.dependencies === undefined)
       throw new UnknownFunctionError(definition.fn, ctx.task, settings.functions.names());
     return await waitForPlanCheck(ctx, definition.params, settings.dependencies);
+  }
+  // The built-in check of a sub-plan task: make its child plan, wait for it, take its result (src/subplan).
+  if ('fn' in definition && definition.fn === SUB_PLAN_FUNCTION) {
+    if (settings.subPlans === undefined || claimSession === undefined)
+      throw new UnknownFunctionError(definition.fn, ctx.task, settings.functions.names());
+    return await settings.subPlans.check(ctx, claimSession, definition.params, args);
   }
   if ('fn' in definition) {
     const fn = settings.functions.get(definition.fn);

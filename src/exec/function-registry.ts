@@ -3,6 +3,7 @@ import { assertFunctionName } from './function-name.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
 import { WAIT_FOR_PLAN_FUNCTION } from '../dependent/dependency-target.js';
+import { SUB_PLAN_FUNCTION } from '../subplan/sub-plan-target.js';
 import { assertFunctionSchemas, type FunctionSchemas } from './standard-schema.js';
 import type { TaskContext } from './task-context.js';
 import type { JobFunction } from '../jobs/job-context.js';
@@ -52,6 +53,12 @@ export class FunctionRegistry {
       throw new InvalidArgumentError(
         'name',
         `'${WAIT_FOR_PLAN_FUNCTION}' is the built-in function of dependent tasks (waitForPlan): register yours under another name`,
+      );
+    }
+    if (name === SUB_PLAN_FUNCTION) {
+      throw new InvalidArgumentError(
+        'name',
+        `'${SUB_PLAN_FUNCTION}' is the built-in function of sub-plan tasks (subPlan): register yours under another name`,
       );
     }
     if (name === COLLECT_FUNCTION) {

@@ -10,6 +10,7 @@ import { isStale, type WorkerInfo } from '../registry/worker-info.js';
 import { SHELL_FUNCTION } from '../shell/shell-params.js';
 import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
 import { WAIT_FOR_PLAN_FUNCTION } from '../dependent/dependency-target.js';
+import { SUB_PLAN_FUNCTION } from '../subplan/sub-plan-target.js';
 import { nameOf } from '../zk/layout.js';
 
 /**
@@ -366,7 +367,9 @@ function runnable(subject: TaskView, facts: TaskFacts, make: Make): Explanation 
 function canRun(worker: WorkerInfo, fn: string): boolean {
   if (fn === 'inline') return worker.allowInline;
   if (fn === SHELL_FUNCTION) return worker.allowShell;
-  if (fn === COLLECT_FUNCTION || fn === WAIT_FOR_PLAN_FUNCTION) return true; // built into every worker
+  // Built into every worker.
+  if (fn === COLLECT_FUNCTION || fn === WAIT_FOR_PLAN_FUNCTION || fn === SUB_PLAN_FUNCTION)
+    return true;
   return worker.functions.length === 0 || worker.functions.includes(fn);
 }
 

@@ -7,6 +7,7 @@ import {
   ARG_PREFIX,
   DEP_PREFIX,
   HISTORY,
+  SUB_PLANS,
   READY,
   TASK_PREFIX,
   assertValidPath,
@@ -19,6 +20,7 @@ import {
   sortPlanNames,
 } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
+import { listSubPlans } from '../subplan/sub-plan-record.js';
 import { decodeValue } from '../serialization/codec.js';
 import { isZkError } from '../errors/zk-error.js';
 import { countedState } from './plan-progress.js';
@@ -70,13 +72,15 @@ export class PlanDescriber {
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) throw new PlanNotFoundError(plan);
     const names = sortBySerial(listing.children, TASK_PREFIX);
-    const [live, history, keys] = await Promise.all([
+    const [live, history, keys, subPlans] = await Promise.all([
       Promise.all(names.map((name) => this.readLiveTask(childPath(plan, name)))),
       listing.children.includes(HISTORY)
         ? this.store.reads.readHistory(plan)
         : Promise.resolve(new Map<string, TaskHistoryRecord>()),
       this.keys.of(plan, listing.children),
+      listing.children.includes(SUB_PLANS) ? listSubPlans(this.zk, plan) : Promise.resolve([]),
     ]);
+    const children = new Map(subPlans.map(({ task, child }) => [task, child]));
     const present = live.filter((task): task is LiveTask => task !== undefined);
     // Read after the history: a cancel writes its control record before any record of its own.
     const control = await this.reader.readControl(plan);
@@ -104,6 +108,10 @@ export class PlanDescriber {
       ...[...history].map(([task, record]) => recordedView(task, record, inputs.get(task) ?? [])),
     ]
       .map((view) => withKey(view, keys.get(view.task) ?? history.get(view.task)?.key))
+      .map((view) => {
+        const child = children.get(view.task);
+        return child === undefined ? view : { ...view, subPlan: child };
+      })
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const view = {
       plan,
@@ -138,7 +146,12 @@ export class PlanDescriber {
     return views.filter((view): view is PlanSummary => view !== undefined);
   }
 
-  /** Removes a plan and everything below it (running workers find its tasks gone and move on). */
+  /**
+   * Removes a plan and everything below it (running workers find its tasks gone and move on), and
+   * the child plans of its sub-plan tasks. The tasks go before the children are listed: a sub-plan
+   * check that made its child after the listing finds its task gone and deletes the child itself
+   * (src/subplan), so no child outlives the plan.
+   */
   async deletePlan(plan: string): Promise<void> {
     assertValidPath('plan', plan);
     if ((await this.zk.exists(plan)) === undefined) throw new PlanNotFoundError(plan);
@@ -146,6 +159,15 @@ export class PlanDescriber {
     // still had `ready` then could be taken and run again while its owner is still running it.
     const tasks = (await this.store.reads.listTasks(plan)) ?? [];
     await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));
+    await Promise.all(tasks.map((task) => this.zk.deleteRecursive(task)));
+    const children = await listSubPlans(this.zk, plan);
+    await Promise.all(
+      children.map(({ child }) =>
+        this.deletePlan(child).catch((error: unknown) => {
+          if (!(error instanceof PlanNotFoundError)) throw error;
+        }),
+      ),
+    );
     await this.zk.deleteRecursive(plan);
   }
 

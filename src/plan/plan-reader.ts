@@ -29,6 +29,7 @@ import {
   keptResultPathFor,
   sortBySerial,
 } from '../zk/layout.js';
+import { parentTaskIn } from '../subplan/sub-plan-origin.js';
 import type { Watcher } from '../zk/zk-client-types.js';
 import { followWithWatches } from '../zk/recipes/watch-loop.js';
 import type { Zk } from '../zk/zk.js';
@@ -190,7 +191,15 @@ export class PlanReader {
       orphanDeps: new Set(stillThere.filter((dep): dep is string => dep !== undefined)),
       ...(control !== undefined ? { control } : {}),
     });
-    const named = settings.name !== undefined ? { ...status, name: settings.name } : status;
+    const parentTask =
+      settings.parentTask === undefined
+        ? undefined
+        : parentTaskIn(plan, { origin: { parentTask: settings.parentTask } });
+    const named = {
+      ...status,
+      ...(settings.name === undefined ? {} : { name: settings.name }),
+      ...(parentTask === undefined ? {} : { subPlanOf: parentTask }),
+    };
     if (status.failed.length === 0 && status.blocked.length === 0) return named;
     // Failed and blocked tasks are what people read a status for (wait, alerts): named by their keys.
     const keys = await this.keys.of(plan, planChildren);

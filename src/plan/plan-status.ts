@@ -57,6 +57,8 @@ export interface PlanStatus {
   readonly plan: string;
   /** The plan's name (`createPlan(parent, { name })`, a spec's `name`, a schedule's), when it has one. */
   readonly name?: string;
+  /** For the child plan of a sub-plan task (`subPlan`): that task's path. */
+  readonly subPlanOf?: string;
   readonly state: PlanState;
   readonly failurePolicy: FailurePolicy;
   /** The plan's priority (`createPlan(parent, { priority })`); a task's own overrides it. */

@@ -67,6 +67,8 @@ export interface TaskView {
   readonly skipped?: string;
   /** Its history record was too large for one znode: its params and inputs were not kept. */
   readonly omitted?: true;
+  /** A sub-plan task (`subPlan`): the child plan it made (or makes). */
+  readonly subPlan?: string;
   /** Whether its result is kept (readable with getResult). */
   readonly keepResult: boolean;
   /** Its own priority, when it has one (else its plan's applies). Live tasks only. */

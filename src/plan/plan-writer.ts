@@ -14,6 +14,8 @@ import { ShellParamsError } from '../errors/shell-errors.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
 import { COLLECT_FUNCTION } from '../spawn/collect-function.js';
 import { WAIT_FOR_PLAN_FUNCTION, checkTarget } from '../dependent/dependency-target.js';
+import { SUB_PLAN_FUNCTION, checkSubPlan } from '../subplan/sub-plan-target.js';
+import { listSubPlans } from '../subplan/sub-plan-record.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
@@ -693,6 +695,11 @@ export class PlanWriter {
     const failed = listings
       .filter(({ listing }) => listing?.children.includes(FAILED))
       .map(({ task }) => task);
+    // A failed sub-plan task's child first: its failed tasks run again, and the task, retried
+    // after, waits for the child again instead of failing at once on its old failure.
+    const failedSet = new Set(failed);
+    const children = (await listSubPlans(this.zk, plan)).filter(({ task }) => failedSet.has(task));
+    await Promise.all(children.map(({ child }) => this.retryChild(child)));
     // attempts (and a wait's record, whose checks start again) first: a crash in between leaves the
     // task failed, and a second retryFailed finishes the job. Each delete names the node read: sent
     // again after a lost reply, it never takes a failure (or a count of tries) that a run after the
@@ -709,6 +716,15 @@ export class PlanWriter {
     if (marker === undefined || !(await this.store.clearPlanFailed(plan, marker)))
       await this.store.touchPlan(plan);
     return failed;
+  }
+
+  /** retryFailed of a sub-plan task's child; a child that is gone has nothing to retry. */
+  private async retryChild(child: string): Promise<void> {
+    try {
+      await this.retryFailed(child);
+    } catch (error) {
+      if (!(error instanceof PlanNotFoundError)) throw error;
+    }
   }
 
   /** Deletes the node as read now, if present: neither a change since nor a node made again since is taken, by a resend either. */
@@ -764,6 +780,15 @@ export class PlanWriter {
         throw new InvalidArgumentError(
           'plan',
           `${where} waits for its own plan, which never completes before it`,
+          plan,
+        );
+    } else if (spec.kind === 'call' && spec.fn === SUB_PLAN_FUNCTION) {
+      const where = `a sub-plan task added to plan ${plan} (tasks[${index}])`;
+      const checked = checkSubPlan(spec.params[0], where);
+      if (checked.inputs.length !== args.length)
+        throw new InvalidArgumentError(
+          'inputs',
+          `${where} has ${args.length} input(s) and names ${checked.inputs.length} in inputs: name each input once, in order`,
           plan,
         );
     } else if (

@@ -29,6 +29,7 @@ import type { PlanState } from '../plan/plan-states.js';
 import type { PlanWriter } from '../plan/plan-writer.js';
 import type { WorkerInfo } from '../registry/worker-info.js';
 import { fillPlan, checkSpecForSubmit, type SpecRegistry } from '../spec/submit-plan.js';
+import { clearHalfBuilt } from '../spec/half-built-plan.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { PlanOrigin } from '../spec/spec-record.js';
 import { decodeValue } from '../serialization/codec.js';
@@ -262,36 +263,6 @@ async function decideAndBuild(
   }
   await fillPlan(writer, zk, plan, checked, { spec: schedule.spec, params }, target);
   return { state: 'fired', node: current };
-}
-
-/**
- * Deletes what a dead holder left in a plan it did not ready: its tasks, batch markers, index
- * entries and spec record; and makes the children createPlanAt makes, if it died before them. The
- * plan node stays, so new task names continue its sequence.
- */
-async function clearHalfBuilt(
-  zk: Zk,
-  plan: string,
-  children: readonly string[],
-  session: ZkSession,
-  history: boolean,
-): Promise<void> {
-  const index = childPath(plan, RUNNABLE_INDEX);
-  const entries = (await zk.tryGetChildren(index))?.children ?? [];
-  await Promise.all([
-    ...children
-      .filter((name) => hasSequentialName(name, TASK_PREFIX) || name.startsWith(BATCH_PREFIX))
-      .map((name) => zk.deleteRecursive(childPath(plan, name))),
-    ...entries.map((name) => zk.deleteIfPresent(childPath(index, name), -1, { fence: session })),
-    // The one name a new holder writes again: fenced, so a late delete from a dead holder cannot take the new one.
-    children.includes(SPEC_RECORD)
-      ? deleteValue(zk, childPath(plan, SPEC_RECORD), { fence: session })
-      : undefined,
-    zk.createIfAbsent(index, null, 'persistent', { fence: session }),
-    history
-      ? zk.createIfAbsent(childPath(plan, HISTORY), null, 'persistent', { fence: session })
-      : undefined,
-  ]);
 }
 
 /**

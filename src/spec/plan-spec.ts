@@ -15,6 +15,7 @@ import { assertSerializable } from '../serialization/codec.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { WAIT_FOR_PLAN_FUNCTION, checkTarget } from '../dependent/dependency-target.js';
+import { SUB_PLAN_FUNCTION, checkSubPlan } from '../subplan/sub-plan-target.js';
 import { planNameProblem, taskKeyProblem } from '../plan/names.js';
 import { checkArity, type SchemasOf } from './typed-edges.js';
 import { checkStep, type MapStep } from '../spawn/map-step.js';
@@ -265,9 +266,12 @@ function checkEntry(
     );
   }
   for (const name of [fn, ...steps.functions])
-    if (name !== SHELL_FUNCTION && name !== WAIT_FOR_PLAN_FUNCTION)
+    if (name !== SHELL_FUNCTION && name !== WAIT_FOR_PLAN_FUNCTION && name !== SUB_PLAN_FUNCTION)
       checkKnown(key, name, context, functions);
-  const filled = fillParams(key, params, context.params);
+  const filled =
+    fn === SUB_PLAN_FUNCTION
+      ? fillSubPlanParams(key, params, context.params)
+      : fillParams(key, params, context.params);
   const shellProblem = fn === SHELL_FUNCTION ? shellParamsProblem(filled) : undefined;
   if (fn === WAIT_FOR_PLAN_FUNCTION) {
     try {
@@ -281,6 +285,7 @@ function checkEntry(
       );
     }
   }
+  if (fn === SUB_PLAN_FUNCTION) checkSubPlanTask(key, filled[0], inputs);
   if (shellProblem !== undefined)
     throw new PlanSpecError(
       'SPEC_PARAM_INVALID',
@@ -398,6 +403,41 @@ function fillStepParams<T extends { options: { map?: MapStep; reduce?: MapStep }
       ...(reduce === undefined ? {} : { reduce }),
     },
   };
+}
+
+/**
+ * A sub-plan task's params: its placeholders filled, except in the child's inline `spec`, whose
+ * placeholders are the child's own (filled from the sub-plan's params and inputs when it is made).
+ */
+function fillSubPlanParams(
+  key: string,
+  params: readonly unknown[],
+  values: Readonly<Record<string, unknown>>,
+): unknown[] {
+  const [definition, ...rest] = params;
+  if (typeof definition !== 'object' || definition === null || !('spec' in definition))
+    return fillParams(key, params, values);
+  const { spec, ...fields } = definition as Record<string, unknown>;
+  const [filled] = fillParams(key, [fields], values);
+  return [{ ...(filled as object), spec }, ...fillParams(key, rest, values)];
+}
+
+/** A sub-plan task's definition, and its inputs named once each, in order. */
+function checkSubPlanTask(key: string, definition: unknown, inputs: unknown): void {
+  let names: readonly string[];
+  try {
+    names = checkSubPlan(definition, `task "${key}"`).inputs;
+  } catch (error) {
+    if (!(error instanceof InvalidArgumentError)) throw error;
+    throw new PlanSpecError('SPEC_PARAM_INVALID', key, `its sub-plan is invalid: ${error.message}`);
+  }
+  const count = Array.isArray(inputs) ? inputs.length : 0;
+  if (names.length !== count)
+    throw new PlanSpecError(
+      'SPEC_PARAM_INVALID',
+      key,
+      `its sub-plan names ${names.length} param(s) in "inputs" for ${count} input(s): name each input once, in order`,
+    );
 }
 
 /** Replaces every `{ $param: name }` (at any depth) by its value. */

@@ -89,10 +89,14 @@ export async function checkSpecForSubmit(
   return checked;
 }
 
-/** Whose plan `fillPlan` fills: a submitted one (on this client's session), or a schedule tick's (every write fenced by the session holding the tick's lock). */
+/**
+ * Whose plan `fillPlan` fills: a submitted one (on this client's session), a schedule tick's (every
+ * write fenced by the session holding the tick's lock, `origin` naming the tick), or a sub-plan
+ * task's child (fenced by the task's claim).
+ */
 export type BuildTarget =
   | { readonly parent: string }
-  | { readonly plan: string; readonly fence: ZkSession; readonly origin: PlanOrigin };
+  | { readonly plan: string; readonly fence: ZkSession; readonly origin?: PlanOrigin };
 
 /**
  * Builds a checked spec: a new plan under `parent`, one addTasks batch (pipelined), the spec
@@ -139,7 +143,7 @@ export async function fillPlan(
   const tasks = Object.fromEntries(
     checked.order.map((key, position) => [key, paths[position] as string]),
   );
-  const origin = 'origin' in target ? { origin: target.origin } : {};
+  const origin = 'origin' in target && target.origin !== undefined ? { origin: target.origin } : {};
   await writeSpecRecord(
     zk,
     plan,

@@ -51,7 +51,7 @@ export function planPageHtml(plan: string, actions = false): string {
       `<span class="item" data-state="${state}"><i></i>${state} <b id="count-${state}">0</b></span>`,
   ).join('');
   const body =
-    `<header><a href="/">Plans</a><span class="crumb">›</span><h1>${escapeHtml(plan)}</h1><span id="plan-name" class="plan-name"></span>` +
+    `<header><a href="/">Plans</a><span class="crumb">›</span><h1>${escapeHtml(plan)}</h1><span id="plan-name" class="plan-name"></span><a id="plan-parent" class="meta" hidden></a>` +
     `<span id="plan-state" class="badge">…</span><span id="plan-priority" class="meta"></span><span id="plan-control" class="meta"></span>` +
     `<div class="progress"><div class="bar"><div id="progress-fill"></div></div><span id="progress-text"></span></div>` +
     `<span id="live" class="live">connecting…</span></header>\n` +

@@ -252,6 +252,7 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
     status: {
       plan: view.plan,
       ...(view.status.name !== undefined ? { name: view.status.name } : {}),
+      ...(view.status.subPlanOf !== undefined ? { subPlanOf: view.status.subPlanOf } : {}),
       state: view.status.state,
       priority: view.status.priority,
       ...(view.status.control !== undefined ? { control: controlOf(view.status.control) } : {}),
@@ -361,6 +362,7 @@ export function taskDetail(view: TaskView): UiTaskDetail {
     inputs: view.inputs,
     pendingInputs: view.pendingInputs,
     ...(view.continuedBy !== undefined ? { continuedBy: view.continuedBy } : {}),
+    ...(view.subPlan !== undefined ? { subPlan: view.subPlan } : {}),
     ...(view.skipped !== undefined ? { skipped: view.skipped } : {}),
     ...(view.trigger !== undefined ? { trigger: view.trigger } : {}),
     ...(view.waiting !== undefined

@@ -51,6 +51,8 @@ export interface UiPlanStatus {
   readonly plan: string;
   /** The plan's name, when it has one (`createPlan(parent, { name })`, a spec's, a schedule's). */
   readonly name?: string;
+  /** For a sub-plan task's child plan: that task's path (the page links to it). */
+  readonly subPlanOf?: string;
   readonly state: PlanState;
   readonly priority: number;
   /** Present while the plan is paused or cancelled. */
@@ -131,6 +133,8 @@ export interface UiTaskDetail {
   readonly pendingInputs: number;
   /** The task it handed over to with ctx.continueWith, whose result is (or becomes) its own. */
   readonly continuedBy?: string;
+  /** A sub-plan task: the child plan it made (or makes). */
+  readonly subPlan?: string;
   /** Why it was skipped (`skip(reason)`, or its trigger rule), when it was. */
   readonly skipped?: string;
   /** When its trigger rule is not allSucceeded: allDone, anySucceeded or oneFailed. */

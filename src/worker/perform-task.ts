@@ -619,7 +619,7 @@ async function runTry(
       notYet: (reason: string, options?: NotYetOptions) => makeNotYet(claim.task, reason, options),
     };
     const run = (signal: AbortSignal): Promise<unknown> =>
-      executeFunction(definition, { ...ctx, signal }, args, context.execution);
+      executeFunction(definition, { ...ctx, signal }, args, context.execution, claim.session);
     try {
       value = await withTimeout(claim, definition.timeoutMs, (signal) =>
         log ? log.run(() => run(signal)) : run(signal),

@@ -59,6 +59,8 @@ export interface WorkerLoopParts {
   readonly spawner: PerformContext['spawner'];
   /** The reads of dependent tasks (the built-in `zk-plan:wait-for-plan`). */
   readonly dependencies: NonNullable<PerformContext['execution']['dependencies']>;
+  /** The checks of sub-plan tasks (the built-in `zk-plan:sub-plan`). */
+  readonly subPlans: NonNullable<PerformContext['execution']['subPlans']>;
 }
 
 /** The runtime of one pool's loops: the process's shared parts wired together, and the pool's execution settings. */
@@ -89,6 +91,7 @@ export function workerLoopRuntime(
       shellKillGraceMs: options.shellKillGraceMs,
       maxResultBytes: options.maxResultBytes,
       dependencies: parts.dependencies,
+      subPlans: parts.subPlans,
     },
     taskLogs: new TaskLogs(parts.zk, options.taskLogs, (error) =>
       parts.events.emit('worker:error', {

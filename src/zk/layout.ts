@@ -91,6 +91,16 @@ export const SPEC_RECORD = 'spec';
  * before the first spawn record). Its graph grew while it ran, so export, import and rerun refuse it.
  */
 export const SPAWNED = 'spawned';
+/**
+ * A plan's `sub-plans` child: one record per sub-plan task of the plan (`sub-plans/task-N`), naming
+ * the child plan it runs (src/subplan/). Written before the child is made, so that pause, resume,
+ * cancel and retryFailed of the plan find every child that may exist.
+ */
+export const SUB_PLANS = 'sub-plans';
+/** Between a parent plan's name and its sub-plan task's in a child plan's name: `plan-0000000012~task-0000000003`. */
+export const SUB_PLAN_SEPARATOR = '~';
+/** The deepest sub-plans nest: a child plan's name holds at most this many task names. */
+export const MAX_SUB_PLAN_DEPTH = 16;
 /** A plan's `keys` child: the task keys taken in the plan. */
 export const TASK_KEYS = 'keys';
 /** Name prefix of a key's claim under a plan's keys (`key-<URI-encoded key>`), naming the task that holds it. */
@@ -426,18 +436,39 @@ export function sortPlanNames(names: readonly string[]): string[] {
 const TICK_PLAN_NAME =
   /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}@\d{8}T\d{6}\.\d{3}Z(-manual-[0-9a-f]{8})?$/;
 
-/** The name of a plan zk-plan makes: `plan-N` (createPlan) or a schedule tick's `<schedule>@<time>`. */
+/** The name of a plan zk-plan makes: `plan-N` (createPlan), a schedule tick's `<schedule>@<time>`, or a sub-plan's `<plan name>~task-N`. */
 export function isZkPlanPlanName(name: string): boolean {
-  return hasSequentialName(name, PLAN_PREFIX) || TICK_PLAN_NAME.test(name);
+  const [root, ...tasks] = name.split(SUB_PLAN_SEPARATOR);
+  return (
+    root !== undefined &&
+    (hasSequentialName(root, PLAN_PREFIX) || TICK_PLAN_NAME.test(root)) &&
+    tasks.length <= MAX_SUB_PLAN_DEPTH &&
+    tasks.every((task) => hasSequentialName(task, TASK_PREFIX))
+  );
 }
 
-/** Validates a plan path: `<parent>/plan-N`, or a schedule tick's `<parent>/<schedule>@<time>`. */
+/** The child plan a sub-plan task runs, under `parent`: named after the task's plan and the task (`plan-0000000012~task-0000000003`). */
+export function subPlanPath(parent: string, task: string): string {
+  return childPath(parent, `${nameOf(parentOf(task))}${SUB_PLAN_SEPARATOR}${nameOf(task)}`);
+}
+
+/** How many sub-plan levels a plan's name holds (0 for a plan made by createPlan or a schedule). */
+export function subPlanDepth(plan: string): number {
+  return nameOf(plan).split(SUB_PLAN_SEPARATOR).length - 1;
+}
+
+/** Where a plan records the child plan of its sub-plan task `task`. */
+export function subPlanRecordPath(task: string): string {
+  return childPath(childPath(parentOf(task), SUB_PLANS), nameOf(task));
+}
+
+/** Validates a plan path: `<parent>/plan-N`, a schedule tick's `<parent>/<schedule>@<time>`, or a sub-plan's `<parent>/<plan name>~task-N`. */
 export function assertPlanPath(argument: string, path: unknown): asserts path is string {
   assertValidPath(argument, path);
   if (!isZkPlanPlanName(nameOf(path)))
     throw new InvalidArgumentError(
       argument,
-      `"${path}" is not a plan path (<parent>/plan-N, or a schedule's <parent>/<name>@<time>)`,
+      `"${path}" is not a plan path (<parent>/plan-N, a schedule's <parent>/<name>@<time>, or a sub-plan's <parent>/<plan name>~task-N)`,
       path,
     );
 }

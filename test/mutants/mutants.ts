@@ -447,4 +447,23 @@ export const MUTANTS: readonly Mutant[] = [
     simulation: 'plan-dynamic',
     searchFrom: 1,
   },
+  {
+    name: 'sub-plan-refill-keeps-half-built',
+    files: [
+      {
+        file: 'src/subplan/sub-plan-runner.ts',
+        patches: [
+          {
+            find: 'await clearHalfBuilt(\n        zk,\n        child,',
+            replace:
+              'await (async (..._ignored: unknown[]) => undefined)(\n        zk,\n        child,',
+          },
+        ],
+      },
+    ],
+    defect:
+      'a sub-plan task whose check died while it built the child fills the half-built child again as it finds it: the tasks the dead check made stay beside a second set (each runs twice), and the children of the plan node it did not make yet (its history) are never made',
+    simulation: 'crash-sweep',
+    searchFrom: 0,
+  },
 ];

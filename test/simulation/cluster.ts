@@ -7,7 +7,9 @@
 import { rootContainer } from '../../src/di/container.js';
 import { PermanentError } from '../../src/errors/task-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
-import { call } from '../../src/exec/task-spec.js';
+import { call, type TaskSpec } from '../../src/exec/task-spec.js';
+import type { PlanSpec } from '../../src/spec/plan-spec.js';
+import { subPlan } from '../../src/subplan/sub-plan-target.js';
 import type { AddTaskOptions } from '../../src/config/task-options.js';
 import type { TaskContext } from '../../src/exec/task-context.js';
 import { ZkPlan } from '../../src/zk-plan.js';
@@ -240,7 +242,7 @@ export class SimWriter {
         await this.zkPlan.addTasks(
           path,
           spec.tasks.map((params) => ({
-            task: call('sim', params),
+            task: taskOf(path, params),
             args: params.inputs,
             options: options(params),
           })),
@@ -251,7 +253,7 @@ export class SimWriter {
           paths.push(
             await this.zkPlan.addTask(
               path,
-              call('sim', params),
+              taskOf(path, params),
               params.inputs.map((label) => paths[label] as string),
               options(params),
             ),
@@ -267,4 +269,38 @@ export class SimWriter {
       return false;
     }
   }
+}
+
+/**
+ * What a task of the workload runs: `sim`, or (`subPlan`) a sub-plan whose child runs its
+ * `sim-child` tasks and their `sim-sum`, named after the plan and the label (invariant 9: one task
+ * per place, one sum, however often the sub-plan task was checked).
+ */
+function taskOf(plan: string, params: SimTaskParams): TaskSpec {
+  if (params.subPlan === undefined) return call('sim', params);
+  const spawner = `${plan}#sub-${params.label}`;
+  const children = Array.from({ length: params.subPlan }, (_, index) => `c${index}`);
+  const spec: PlanSpec = {
+    tasks: {
+      ...Object.fromEntries(
+        children.map((key, index) => [
+          key,
+          { fn: 'sim-child', params: [{ spawner, index } satisfies SimChildParams] },
+        ]),
+      ),
+      sum: {
+        fn: 'sim-sum',
+        params: [{ spawner, count: params.subPlan } satisfies SimSumParams],
+        inputs: children,
+      },
+    },
+  };
+  return subPlan({
+    spec,
+    // The child's params hold the label (its spec uses none): the observer knows the task by it.
+    params: { label: params.label },
+    inputs: params.inputs.map((_, position) => `in${position}`),
+    result: 'sum',
+    checkEveryMs: 20,
+  });
 }

@@ -390,13 +390,13 @@ function concurrencyKeyOf(task: string, data: Buffer): string | undefined {
   }
 }
 
-/** The label a writer put in a task's definition (`call('sim', { label, … })`). */
+/** The label a writer put in a task's definition (`call('sim', { label, … })`, or a sub-plan's `params: { label }`). */
 function labelOf(task: string, data: Buffer): number | undefined {
   try {
     const definition = decodeValue(task, data) as {
-      params?: readonly { label?: unknown }[];
+      params?: readonly { label?: unknown; params?: { label?: unknown } }[];
     } | null;
-    const label = definition?.params?.[0]?.label;
+    const label = definition?.params?.[0]?.label ?? definition?.params?.[0]?.params?.label;
     return typeof label === 'number' ? label : undefined;
   } catch {
     return undefined;

@@ -23,6 +23,12 @@ export interface SimTaskParams {
   readonly skips?: boolean;
   /** (`dynamic`) Its function spawns this many `sim-child` tasks and hands over to a `sim-sum` of them (ctx.spawn, ctx.continueWith). */
   readonly spawns?: number;
+  /**
+   * (`dynamic`) A sub-plan task instead (`subPlan`): its child plan runs this many `sim-child` tasks
+   * and a `sim-sum` of them, whose result becomes the task's. It takes its inputs as the child's
+   * params (unused), so its trigger rule and inputs work as any task's.
+   */
+  readonly subPlan?: number;
 }
 
 export interface SimPlanSpec {
@@ -61,7 +67,8 @@ export interface SimWorkload {
  * `default`: the seeds of the sim-*.test.ts files. `stress`: more processes racing for the same tasks and
  * faults at least ten times as dense, for the self-tests of the mutants that need it (a defect whose damage
  * needs two faults in a row; see test/mutants/plan-sim-catch.ts). `dynamic`: the default's cluster and
- * faults, with plans whose tasks spawn tasks and hand over (ctx.spawn, ctx.continueWith), skip, fail
+ * faults, with plans whose tasks spawn tasks and hand over (ctx.spawn, ctx.continueWith), run child
+ * plans (subPlan), skip, fail
  * for good more often, and run under trigger rules (sim-dynamic.test.ts). Its extra draws come after
  * the default's, so the default and stress seeds draw what they always drew.
  */
@@ -132,11 +139,14 @@ function withDynamicDraws(random: Prng, task: SimTaskParams): SimTaskParams {
   const permanent = random.chance(0.08);
   const skips = random.chance(0.1);
   const spawns = !skips && random.chance(0.2) ? random.int(0, 4) : undefined;
+  const subPlan =
+    !skips && spawns === undefined && random.chance(0.12) ? random.int(0, 3) : undefined;
   return {
     ...task,
     ...(permanent ? { permanentOnRun: 1 } : {}),
     ...(trigger === undefined ? {} : { trigger }),
     ...(skips ? { skips } : {}),
     ...(spawns === undefined ? {} : { spawns }),
+    ...(subPlan === undefined ? {} : { subPlan }),
   };
 }

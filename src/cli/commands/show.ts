@@ -70,7 +70,7 @@ export function renderPlanView(view: PlanView, width?: number): string {
   ].filter((part): part is string => part !== undefined);
   const header = `${view.plan}${status.name !== undefined ? ` (${status.name})` : ''}: ${status.state}, ${view.historyKept ? counts.total : counts.remaining} task(s)${view.historyKept ? '' : ' left'}${parts.length ? `: ${parts.join(', ')}` : ''}${
     status.failurePolicy === 'failFast' ? ' (failFast)' : ''
-  }`;
+  }${status.subPlanOf === undefined ? '' : `\nsub-plan of task ${status.subPlanOf}`}`;
   if (view.tasks.length === 0)
     return `${header}\n${view.historyKept ? 'no tasks' : 'no tasks left (the plan was created with { history: false }: finished tasks are not listed)'}`;
   return `${header}\n${formatTable(
@@ -113,8 +113,17 @@ function taskColumns(
       value: (task) => (task.durationMs !== undefined ? formatDuration(task.durationMs) : '-'),
       right: true,
     },
-    { header: 'DETAIL', value: (task) => shortenPaths(detailOf(task, Date.now(), keyOf), plan) },
+    {
+      header: 'DETAIL',
+      value: (task) => shortenPaths(withChildPlan(task, detailOf(task, Date.now(), keyOf)), plan),
+    },
   ];
+}
+
+/** A sub-plan task's detail names its child plan (`zk-plan show <child>` shows it). */
+function withChildPlan(task: TaskView, detail: string): string {
+  if (task.subPlan === undefined) return detail;
+  return `${detail === '-' ? '' : `${detail}; `}child plan ${task.subPlan}`;
 }
 
 /** What to say about a task in its state; `keyOf` names other tasks by their keys where they have one. */

@@ -82,3 +82,9 @@ export function progressBar(percent: number, label: string): HTMLDivElement {
 export function percentDone(done: number, total: number, state: string): number {
   return total > 0 ? Math.round((100 * done) / total) : state === 'completed' ? 100 : 0;
 }
+
+/** The page of a plan (`/plan?path=…`), with one of its tasks selected when `task` (`task-N`) is given. */
+export function planTaskHref(plan: string, task?: string): string {
+  const query = new URLSearchParams({ path: plan, ...(task === undefined ? {} : { task }) });
+  return `/plan?${query.toString()}`;
+}

@@ -12,7 +12,7 @@ import {
   type UiPlanStatus,
 } from '../ui-wire.js';
 import { showLive, subscribe } from './api.js';
-import { byId, percentDone, when } from './dom.js';
+import { byId, percentDone, planTaskHref, when } from './dom.js';
 import { GraphCanvas } from './graph-canvas.js';
 import { publishStats } from './page-stats.js';
 import { PlanActions } from './plan-actions.js';
@@ -49,6 +49,19 @@ function select(name: string): void {
 
 let shown: UiPlanStatus | undefined;
 
+/** A sub-plan task's child plan links back to that task, on its plan's page. */
+function showParentTask(task: string | undefined): void {
+  const link = byId<HTMLAnchorElement>('plan-parent');
+  link.hidden = task === undefined;
+  if (task === undefined) return;
+  const slash = task.lastIndexOf('/');
+  link.textContent = `sub-plan of ${task.slice(slash + 1)} in ${task.slice(0, slash)}`;
+  link.href = planTaskHref(task.slice(0, slash), task.slice(slash + 1));
+}
+
+/** The task a link asked for (`/plan?path=…&task=task-N`), selected once the graph has it. */
+let requestedTask = new URLSearchParams(window.location.search).get('task') ?? undefined;
+
 /** The headline: state (with when and why it was paused or cancelled), priority, progress, counts per state. */
 function setStatus(status: UiPlanStatus): void {
   // Why the selected task waits changes with the plan (a pause, a cancel, an input done): read it again.
@@ -61,6 +74,7 @@ function setStatus(status: UiPlanStatus): void {
     panel.refresh();
   shown = status;
   byId('plan-name').textContent = status.name ?? '';
+  showParentTask(status.subPlanOf);
   const badge = byId('plan-state');
   badge.textContent = status.state;
   badge.dataset['state'] = status.state;
@@ -85,6 +99,9 @@ function onSnapshot(model: UiModel): void {
   setStatus(model.status);
   canvas.show(model.nodes);
   panel.refresh();
+  if (requestedTask !== undefined && model.nodes.some((node) => node.name === requestedTask))
+    select(requestedTask);
+  requestedTask = undefined;
 }
 
 function onDiff(diff: UiDiff): void {

@@ -4,7 +4,7 @@
  */
 import type { UiExplanation, UiTaskDetail } from '../ui-wire.js';
 import { getJson } from './api.js';
-import { definition, h, when } from './dom.js';
+import { definition, h, planTaskHref, when } from './dom.js';
 import { shortLabel } from './graph.js';
 import { TaskLogView } from './task-log-view.js';
 
@@ -177,6 +177,12 @@ export class TaskPanel {
       });
       // Its result is (or became) the continuation's: ctx.continueWith.
       definition(list, 'Handed over to', link);
+    }
+    if (detail.subPlan !== undefined) {
+      // A sub-plan task: its child plan, on its own page.
+      const link = h('a', detail.subPlan);
+      link.href = planTaskHref(detail.subPlan);
+      definition(list, 'Child plan', link);
     }
     definition(
       list,
