@@ -274,6 +274,65 @@ describe('web view', () => {
     );
   });
 
+  it('links a sub-plan task to its child plan and the child back to the task (opened selected); saves screenshots', async () => {
+    const gates = new Map([['child', gate()]]);
+    const zkPlan = await env.zkPlan({ functions: gatedFunctions(gates) });
+    const root = env.root();
+    const { plan, tasks } = await zkPlan.submitPlan(root, {
+      name: 'nightly',
+      tasks: {
+        first: { fn: 'constant', params: ['day 1'] },
+        'load-day': {
+          fn: 'zk-plan:sub-plan',
+          inputs: ['first'],
+          params: [
+            {
+              spec: {
+                name: 'load-day',
+                tasks: {
+                  extract: { fn: 'step', params: ['child'] },
+                  load: { fn: 'constant', params: [{ $param: 'day' }], inputs: ['extract'] },
+                },
+              },
+              inputs: ['day'],
+              result: 'load',
+              checkEveryMs: 50,
+            },
+          ],
+        },
+      },
+    });
+    const task = tasks['load-day'] as string;
+    const child = `${root}/${nameOf(plan)}~${nameOf(task)}`;
+    zkPlan.startWorkers(root, { count: 2 });
+    const ui = await openUi(zkPlan, root);
+
+    const page = await newPage();
+    await page.goto(planUrl(ui, plan));
+    await page.waitForSelector(node(task, 'runnable'));
+    await page.click(node(task));
+    const childLink = page.locator('#panel dd a', { hasText: child });
+    await childLink.waitFor();
+    expect(await childLink.getAttribute('href')).toBe(
+      `/plan?${new URLSearchParams({ path: child }).toString()}`,
+    );
+    await mkdir('test-output', { recursive: true });
+    await page.screenshot({ path: 'test-output/ui-sub-plan-parent.png' });
+
+    // The child's page names the task that made it; the link opens the parent with the task selected.
+    await childLink.click();
+    await page.waitForSelector('#plan-parent:not([hidden])');
+    expect(await page.textContent('#plan-name')).toBe('load-day');
+    expect(await page.textContent('#plan-parent')).toBe(`sub-plan of ${nameOf(task)} in ${plan}`);
+    await page.waitForSelector('g.node[data-state="running"]');
+    await page.screenshot({ path: 'test-output/ui-sub-plan-child.png' });
+    await page.click('#plan-parent');
+    await page.waitForSelector(`#panel[data-task="${task}"]`);
+    expect(await page.textContent('#panel code.key')).toBe('load-day');
+    gates.forEach((entry) => entry.release());
+    await page.waitForSelector(node(task, 'done'));
+  });
+
   it('shows a failed task with its error, its blocked dependents, and saves a screenshot', async () => {
     const gates = new Map(['slow-1', 'slow-2'].map((name) => [name, gate()]));
     const zkPlan = await env.zkPlan({ functions: gatedFunctions(gates) });

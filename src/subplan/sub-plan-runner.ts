@@ -186,8 +186,11 @@ export class SubPlanRunner {
     halfBuilt: boolean,
   ): Promise<number> {
     const { zk, writer } = this.services;
-    const spec = await this.specOf(task, definition);
-    const params = asFailure(task, child, () => childParams(definition, inputs, task));
+    const { spec, defaults } = await this.specOf(task, definition);
+    const params = {
+      ...defaults,
+      ...asFailure(task, child, () => childParams(definition, inputs, task)),
+    };
     const checked = await this.checkChildSpec(task, child, spec, params, definition);
     const origin = { parentTask: task };
     let refill = halfBuilt;
@@ -228,17 +231,23 @@ export class SubPlanRunner {
     return checked.order.length;
   }
 
-  /** The child's spec: the definition's own, or its schedule's as stored now. */
-  private async specOf(task: string, definition: CheckedSubPlan): Promise<PlanSpec> {
+  /**
+   * The child's spec: the definition's own, or its schedule's as stored now, with the schedule's
+   * params as defaults (the sub-plan's params and inputs win over them).
+   */
+  private async specOf(
+    task: string,
+    definition: CheckedSubPlan,
+  ): Promise<{ spec: PlanSpec; defaults: Readonly<Record<string, unknown>> }> {
     const { source } = definition;
-    if (source.kind === 'spec') return source.spec;
+    if (source.kind === 'spec') return { spec: source.spec, defaults: {} };
     const read = await new ScheduleStore(this.services.zk, source.schedules).read(source.schedule);
     if (read === undefined || read.schedule.removing === true)
       throw new SubPlanFailedError(
         task,
         `schedule "${source.schedule}" (under ${source.schedules}), whose spec it runs, does not exist`,
       );
-    return read.schedule.spec;
+    return { spec: read.schedule.spec, defaults: read.schedule.params };
   }
 
   /** The child spec, checked as a schedule's tick checks its own (a function no live worker has yet is no reason to fail). */

@@ -28,7 +28,7 @@ export const SUB_PLAN_FUNCTION = 'zk-plan:sub-plan';
 export type SubPlanDefinition = (
   | { readonly spec: PlanSpec }
   | {
-      /** The schedule whose spec the child runs (its own params are not used: give them in `params`). */
+      /** The schedule whose spec the child runs, with the schedule's params as defaults for `params`. */
       readonly schedule: string;
       /** The schedules' parent. @defaultValue DEFAULTS.cliParents.schedules ('/schedules') */
       readonly schedules?: string;

@@ -7,7 +7,15 @@
 import { PlanNotFoundError } from '../errors/plan-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { PlanSummary, PlanView } from '../plan/plan-view.js';
-import { FAILED, HISTORY, OWNER, RUNNABLE_INDEX, childPath, nameOf } from '../zk/layout.js';
+import {
+  FAILED,
+  HISTORY,
+  OWNER,
+  RUNNABLE_INDEX,
+  SUB_PLANS,
+  childPath,
+  nameOf,
+} from '../zk/layout.js';
 import { Feed, type FeedTiming } from './feed.js';
 import { buildModel, diffModels, isEmptyDiff, planRow } from './ui-model.js';
 import type { UiDiff, UiModel, UiPlanRow } from './ui-wire.js';
@@ -27,7 +35,8 @@ const OWNER_WATCHED = new Set(['runnable', 'retrying', 'running', 'finishing']);
 /**
  * A plan's graph model, kept current from watches: a child watch on the plan (tasks added and
  * removed, `ready`, `failed`), on `<plan>/history` (tasks finished) and on `<plan>/runnable`
- * (tasks whose inputs all arrived), a data watch on `<plan>/failed` (each failure rewrites it),
+ * (tasks whose inputs all arrived), on `<plan>/sub-plans` (a sub-plan task's child recorded), a
+ * data watch on `<plan>/failed` (each failure rewrites it),
  * and one on the `owner` of each task that is runnable or running (claims and releases). A node
  * not there yet is watched through its parent's children (watchNodeOrParent), so that no watch
  * outlives the plan.
@@ -76,6 +85,10 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
         ),
         this.watches.arm('failed', (watcher) =>
           watchNodeOrParent(this.zk, childPath(plan, FAILED), 'data', watcher),
+        ),
+        // A sub-plan task's record of its child: the task's panel links to the child once it is there.
+        this.watches.arm('sub-plans', (watcher) =>
+          watchNodeOrParent(this.zk, childPath(plan, SUB_PLANS), 'children', watcher),
         ),
       ]);
       const view = await this.source.plans.describe(plan);
