@@ -8,15 +8,11 @@ import { DEFAULTS } from '../config/defaults.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { MAX_NOT_YET_MS, MIN_NOT_YET_MS } from '../exec/not-yet.js';
 import { call, type CallSpec } from '../exec/task-spec.js';
+import { WAIT_FOR_PLAN_FUNCTION } from './wait-for-plan-function.js';
 import { assertScheduleName } from '../schedule/schedule-name.js';
 import { assertValidPath } from '../zk/layout.js';
 
-/**
- * The name of the built-in function of dependent tasks: every worker runs it; no FunctionRegistry takes it.
- *
- * @category Plans and tasks
- */
-export const WAIT_FOR_PLAN_FUNCTION = 'zk-plan:wait-for-plan';
+export { WAIT_FOR_PLAN_FUNCTION };
 
 /**
  * What a dependent task waits for: a plan by its path, or the run of a schedule for the tick at

@@ -20,10 +20,10 @@ export class SubPlanFailedError extends ZkPlanError {
     readonly child?: string,
   ) {
     super(
-      `Sub-plan task ${task} cannot complete: ${reason}. Fix the cause, then retryFailed on this task's plan (which retries the child's failed tasks too)`,
+      `Sub-plan task ${task} cannot complete: ${reason}. Fix the cause, then retryFailed on this task's plan (it retries the child's failed tasks too); a child that is gone or cancelled needs a rerun of the plan from this task (snapshots.rerun), which makes a new one`,
       {
         path: task,
-        cliMessage: `Sub-plan task ${task} cannot complete: ${reason}. Fix the cause, then zk-plan retry <plan> on this task's plan (which retries the child's failed tasks too)`,
+        cliMessage: `Sub-plan task ${task} cannot complete: ${reason}. Fix the cause, then zk-plan retry <plan> (it retries the child's failed tasks too); a child that is gone or cancelled needs zk-plan rerun <plan> --from <this task's key>, which makes a new one`,
       },
     );
   }

@@ -785,7 +785,8 @@ export class PlanWriter {
     } else if (spec.kind === 'call' && spec.fn === SUB_PLAN_FUNCTION) {
       const where = `a sub-plan task added to plan ${plan} (tasks[${index}])`;
       const checked = checkSubPlan(spec.params[0], where);
-      if (checked.inputs.length !== args.length)
+      // An import's done task keeps its result and takes no input: its inputs are not counted.
+      if (!resultPreset && checked.inputs.length !== args.length)
         throw new InvalidArgumentError(
           'inputs',
           `${where} has ${args.length} input(s) and names ${checked.inputs.length} in inputs: name each input once, in order`,

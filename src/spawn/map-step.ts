@@ -3,6 +3,8 @@
  * and again when a worker reads them back from the task's definition (src/spawn/map-over.ts runs them).
  */
 import { assertFunctionName } from '../exec/function-name.js';
+import { WAIT_FOR_PLAN_FUNCTION } from '../dependent/wait-for-plan-function.js';
+import { SUB_PLAN_FUNCTION } from '../subplan/sub-plan-function.js';
 import type { RetryPolicy } from '../config/plan-options.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { assertSerializable } from '../serialization/codec.js';
@@ -61,6 +63,12 @@ export function checkStep(name: string, value: unknown): MapStep {
   } catch (error) {
     throw new InvalidArgumentError(`${name}.fn`, (error as Error).message);
   }
+  // Their definition is their first param, where a map puts each item: only the task's own call can be one.
+  if (fn === SUB_PLAN_FUNCTION || fn === WAIT_FOR_PLAN_FUNCTION)
+    throw new InvalidArgumentError(
+      `${name}.fn`,
+      `'${fn}' cannot be a map's or reduce's function (its first param is its definition, not an item): map over a function of your own that returns the items, and give each sub-plan or dependent task its own call`,
+    );
   if (!Array.isArray(params)) throw new InvalidArgumentError(`${name}.params`, 'expected an array');
   assertSerializable(params, `${name}.params`);
   if (options !== undefined) {

@@ -15,45 +15,14 @@ import { assertSerializable } from '../serialization/codec.js';
 import { SHELL_FUNCTION, shellParamsProblem } from '../shell/shell-params.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { WAIT_FOR_PLAN_FUNCTION, checkTarget } from '../dependent/dependency-target.js';
-import { SUB_PLAN_FUNCTION, checkSubPlan } from '../subplan/sub-plan-target.js';
+import { checkSubPlan } from '../subplan/sub-plan-target.js';
+import { SUB_PLAN_FUNCTION } from '../subplan/sub-plan-function.js';
 import { planNameProblem, taskKeyProblem } from '../plan/names.js';
 import { checkArity, type SchemasOf } from './typed-edges.js';
 import { checkStep, type MapStep } from '../spawn/map-step.js';
 
-/**
- * One task of a spec.
- *
- * @category Specs
- */
-export interface TaskSpecEntry {
-  /** The registered function. */
-  readonly fn: string;
-  /** Bound into `ctx.params`; `{ $param: 'name' }` anywhere in them is replaced at submit. */
-  readonly params?: readonly unknown[];
-  /** Keys of the tasks whose results are its inputs, in argument order (a key may repeat). */
-  readonly inputs?: readonly string[];
-  /** `addTask`'s options (keepResult, retries, timeoutMs, priority, concurrencyKey). */
-  readonly options?: AddTaskOptions;
-  /** Maps the task's result, a list, over a `map.fn` task per item (addTask's `map` option). */
-  readonly map?: MapStep;
-  /** With `map`: the task over the mapped results whose result becomes this task's (addTask's `reduce` option). */
-  readonly reduce?: MapStep;
-  /** When the task runs, given how its inputs ended (addTask's `trigger` option). @defaultValue DEFAULTS.trigger ('allSucceeded') */
-  readonly trigger?: TriggerRule;
-}
-
-/**
- * A serialisable plan definition: written in TypeScript, or as JSON for the CLI.
- *
- * @category Specs
- */
-export interface PlanSpec {
-  /** Each task by its key (at most 200 characters, no control characters): how `show`, `why`, `wait`, the web view and alerts name it. */
-  readonly tasks: Readonly<Record<string, TaskSpecEntry>>;
-  readonly options?: PlanOptions;
-  /** The name of the plans made from the spec (as `createPlan`'s `name` option). @defaultValue none (a schedule's plans: the schedule's name) */
-  readonly name?: string;
-}
+export type { PlanSpec, TaskSpecEntry } from './plan-spec-types.js';
+import type { PlanSpec, TaskSpecEntry } from './plan-spec-types.js';
 
 /**
  * A placeholder in params: replaced at submit by the named parameter.

@@ -20,6 +20,7 @@ import {
 import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import type { ZkStat } from '../zk/native-client.js';
+import { parentTaskOf } from './sub-plan-origin.js';
 
 export interface SubPlanRecord {
   /** The child plan's path. */
@@ -107,9 +108,11 @@ export async function markSubPlanCreated(
 }
 
 /**
- * The children a plan's sub-plan tasks recorded: each task's path and its child plan's. Only a child
- * named after its task (`<plan name>~task-N`) counts: a forged record never points pause, cancel or
- * retry at another plan.
+ * The children a plan's sub-plan tasks recorded and made: each task's path and its child plan's.
+ * Only a child named after its task (`<plan name>~task-N`) whose node names the task as its maker
+ * counts: a forged record, or that of a task whose path another plan's child took, never points a
+ * pause, cancel, retry or delete at another plan. A child not made yet is left out (its task's
+ * check follows the plan's control and deletion itself).
  */
 export async function listSubPlans(
   zk: Zk,
@@ -124,9 +127,11 @@ export async function listSubPlans(
       if (!hasSequentialName(name, TASK_PREFIX)) return undefined;
       const read = await readSubPlanRecord(zk, task);
       const child = read?.record?.child;
-      return child === undefined || child !== subPlanPath(parentOf(child), task)
-        ? undefined
-        : { task, child };
+      if (child === undefined || child !== subPlanPath(parentOf(child), task)) return undefined;
+      const node = await zk.tryGetData(child);
+      return node !== undefined && parentTaskOf(child, node.data) === task
+        ? { task, child }
+        : undefined;
     }),
   );
   return records.filter((entry) => entry !== undefined);

@@ -117,31 +117,17 @@ export class SubPlanRunner {
       case 'done':
         return await this.resultOf(task, child, definition);
       case 'build':
-      case 'refill':
+      case 'refill': {
         const tasks = await this.build(
-          task,
-          child,
+          { task, plan, child, fence },
           definition,
           inputs,
-          fence,
           step.kind === 'refill',
         );
-        await this.followPlanControl(plan, child);
-        // Its plan was deleted meanwhile (the task with it; a cancel deletes the task too, and the
-        // child followed it above): the child made after the delete listed the plan's children must
-        // not outlive it.
-        if (
-          (await this.services.zk.exists(task)) === undefined &&
-          (await this.services.readControl(plan))?.state !== 'cancelled'
-        ) {
-          await this.services.deletePlan(child).catch((error: unknown) => {
-            if (!(error instanceof PlanNotFoundError)) throw error;
-          });
-          throw new SubPlanFailedError(task, `its plan was deleted while it made ${child}`, child);
-        }
         return ctx.notYet(`its child plan ${child} was started (${tasks} task(s))`, {
           afterMs: definition.checkEveryMs,
         });
+      }
     }
   }
 
@@ -176,59 +162,79 @@ export class SubPlanRunner {
     return status.failed.map((failed) => failed.key ?? failed.task);
   }
 
-  /** Makes the child (or fills again one a dead check left half-built), then readies it; resolves how many tasks it has. */
+  /**
+   * Makes the child (or fills again one a dead check left half-built), then readies it; resolves
+   * how many tasks it has. The child's origin is checked before the record is marked `created`,
+   * and the plan's control reaches the child before its tasks are ready: a crash anywhere before
+   * `ready` is followed by a refill that does it again.
+   */
   private async build(
-    task: string,
-    child: string,
+    where: { task: string; plan: string; child: string; fence: ZkSession },
     definition: CheckedSubPlan,
     inputs: readonly unknown[],
-    fence: ZkSession,
     halfBuilt: boolean,
   ): Promise<number> {
     const { zk, writer } = this.services;
+    const { task, plan, child, fence } = where;
     const { spec, defaults } = await this.specOf(task, definition);
     const params = {
       ...defaults,
       ...asFailure(task, child, () => childParams(definition, inputs, task)),
     };
     const checked = await this.checkChildSpec(task, child, spec, params, definition);
-    const origin = { parentTask: task };
-    let refill = halfBuilt;
-    if (!refill) {
+    if (!halfBuilt) {
       try {
-        await writer.createPlanAt(child, checked.options, { fence }, origin);
+        await writer.createPlanAt(child, checked.options, { fence }, { parentTask: task });
       } catch (error) {
-        // A resend of a create whose first try landed, or a plan another check made meanwhile: looked at again below.
+        // A resend of a create whose first try landed, or a plan another task made: looked at below.
         if (!isZkError(error, 'NODE_EXISTS')) throw error;
-        refill = true;
       }
     }
-    const read = await readSubPlanRecord(zk, task);
-    if (read?.record === undefined)
-      throw new SubPlanFailedError(task, `its record was deleted while it made ${child}`, child);
-    if (!read.record.created) await markSubPlanCreated(zk, task, child, read.stat, fence);
-    if (refill) {
-      const node = await zk.tryGetData(child);
-      const listing = node === undefined ? undefined : await zk.tryGetChildren(child);
-      if (node === undefined || listing === undefined)
-        throw new SubPlanFailedError(
-          task,
-          `its child plan ${child} was deleted while it was made`,
-          child,
-        );
-      if (parentTaskOf(child, node.data) !== task)
-        throw new SubPlanFailedError(task, `the path ${child} is taken by another plan`, child);
-      if (listing.children.includes(READY)) return checked.order.length;
-      await clearHalfBuilt(
-        zk,
+    const node = await zk.tryGetData(child);
+    const listing = node === undefined ? undefined : await zk.tryGetChildren(child);
+    if (node === undefined || listing === undefined)
+      throw new SubPlanFailedError(
+        task,
+        `its child plan ${child} was deleted while it was made`,
         child,
-        listing.children,
-        fence,
-        resolvePlanSettings(checked.options).history,
       );
+    if (parentTaskOf(child, node.data) !== task)
+      throw new SubPlanFailedError(
+        task,
+        `the path of its child plan, ${child}, is taken by another plan`,
+        child,
+      );
+    const read = await readSubPlanRecord(zk, task);
+    if (read?.record === undefined) {
+      // Its plan was deleted meanwhile, record included: the child it made must not outlive it.
+      await this.abandon(child);
+      throw new SubPlanFailedError(task, `its plan was deleted while it made ${child}`, child);
     }
+    if (!read.record.created) await markSubPlanCreated(zk, task, child, read.stat, fence);
+    if ((await this.followPlanControl(plan, child)) === 'cancelled')
+      throw new PlanCancelledError(plan, `it was cancelled while task ${task} made ${child}`);
+    // Its plan was deleted after the delete listed the plan's children (the task went first).
+    if ((await zk.exists(task)) === undefined) {
+      await this.abandon(child);
+      throw new SubPlanFailedError(task, `its plan was deleted while it made ${child}`, child);
+    }
+    if (listing.children.includes(READY)) return checked.order.length;
+    await clearHalfBuilt(
+      zk,
+      child,
+      listing.children,
+      fence,
+      resolvePlanSettings(checked.options).history,
+    );
     await fillPlan(writer, zk, child, checked, { spec, params }, { plan: child, fence });
     return checked.order.length;
+  }
+
+  /** Deletes a child whose plan is gone. */
+  private async abandon(child: string): Promise<void> {
+    await this.services.deletePlan(child).catch((error: unknown) => {
+      if (!(error instanceof PlanNotFoundError)) throw error;
+    });
   }
 
   /**
@@ -280,37 +286,32 @@ export class SubPlanRunner {
   }
 
   /**
-   * A pause or cancel of the plan that landed while the child was being made: the plan's control
-   * listed its children before the record existed, so the child follows it here. After a pause
-   * the plan's control is read again: a resume that listed the children before this pause landed
-   * did not resume the child, so the child is resumed here, and the plan read once more.
+   * A pause or cancel of the plan that listed the plan's children before the record existed:
+   * the child follows it here, before its tasks are ready. After a pause the plan's control is
+   * read again: a resume that listed the children before this pause landed did not resume the
+   * child, so the child is resumed here, and the plan read once more. Resolves how the plan stood
+   * last.
    */
-  private async followPlanControl(plan: string, child: string): Promise<void> {
+  private async followPlanControl(
+    plan: string,
+    child: string,
+  ): Promise<'running' | 'paused' | 'cancelled'> {
     let pausedHere = false;
     for (;;) {
       const control = await this.services.readControl(plan);
-      try {
-        if (control?.state === 'cancelled') {
-          await this.services.cancel(child, `its parent plan ${plan} was cancelled`);
-          return;
-        }
-        if (control === undefined) {
-          if (pausedHere) await this.services.resume(child);
-          return;
-        }
-        if (pausedHere) return; // still paused after this pause landed: a later resume lists the child
-        await this.services.pause(child);
-        pausedHere = true;
-      } catch (error) {
-        // A child that finished, is gone or was cancelled meanwhile: the next check reads how it ended.
-        if (!(
-          error instanceof PlanFinishedError ||
-          error instanceof PlanNotFoundError ||
-          error instanceof PlanCancelledError
-        ))
-          throw error;
-        return;
+      if (control?.state === 'cancelled') {
+        await this.services
+          .cancel(child, `its parent plan ${plan} was cancelled`)
+          .catch(ignoreEnded);
+        return 'cancelled';
       }
+      if (control === undefined) {
+        if (pausedHere) await this.services.resume(child).catch(ignoreEnded);
+        return 'running';
+      }
+      if (pausedHere) return 'paused'; // still paused after this pause landed: a later resume lists the child
+      await this.services.pause(child).catch(ignoreEnded);
+      pausedHere = true;
     }
   }
 
@@ -343,6 +344,17 @@ export class SubPlanRunner {
       throw error;
     }
   }
+}
+
+/** A child that finished, is gone or was cancelled meanwhile: the next check reads how it ended. */
+function ignoreEnded(error: unknown): void {
+  if (
+    error instanceof PlanFinishedError ||
+    error instanceof PlanNotFoundError ||
+    error instanceof PlanCancelledError
+  )
+    return;
+  throw error;
 }
 
 function checkDefinition(task: string, params: readonly unknown[]): CheckedSubPlan {

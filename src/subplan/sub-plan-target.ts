@@ -9,15 +9,11 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { MAX_NOT_YET_MS, MIN_NOT_YET_MS } from '../exec/not-yet.js';
 import { call, type CallSpec } from '../exec/task-spec.js';
 import { assertScheduleName } from '../schedule/schedule-name.js';
-import type { PlanSpec } from '../spec/plan-spec.js';
-import { assertValidPath } from '../zk/layout.js';
+import type { PlanSpec } from '../spec/plan-spec-types.js';
+import { SUB_PLAN_FUNCTION } from './sub-plan-function.js';
 
-/**
- * The name of the built-in function of sub-plan tasks: every worker runs it; no FunctionRegistry takes it.
- *
- * @category Plans and tasks
- */
-export const SUB_PLAN_FUNCTION = 'zk-plan:sub-plan';
+export { SUB_PLAN_FUNCTION };
+import { assertValidPath } from '../zk/layout.js';
 
 /**
  * What a sub-plan task runs: a spec given inline, or the spec of a schedule (read when the child
@@ -74,6 +70,13 @@ const KEYS = new Set([
   'result',
   'parent',
   'checkEveryMs',
+]);
+
+/** Names no param may have: the stored params would be refused, or reach an object's prototype. */
+const RESERVED_PARAM_NAMES: ReadonlySet<string> = new Set([
+  '__proto__',
+  'constructor',
+  'prototype',
 ]);
 
 /** The most inputs a sub-plan task may name. */
@@ -174,6 +177,13 @@ function checkInputNames(value: unknown, where: string): readonly string[] {
     );
   if (new Set(value).size !== value.length)
     throw new InvalidArgumentError('inputs', `${where}: a param is named twice in inputs`);
+  // Stored params go through superjson, which refuses these names (prototype pollution).
+  const reserved = value.find((name) => RESERVED_PARAM_NAMES.has(name as string));
+  if (reserved !== undefined)
+    throw new InvalidArgumentError(
+      'inputs',
+      `${where}: "${String(reserved)}" cannot name a param: choose another name`,
+    );
   return value as string[];
 }
 
@@ -222,7 +232,7 @@ export function childParams(
     );
   const params: Record<string, unknown> = { ...checked.params };
   checked.inputs.forEach((name, position) => {
-    params[name] = inputs[position];
+    params[name] = inputs[position]; // never a reserved name (checkInputNames)
   });
   return params;
 }

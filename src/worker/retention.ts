@@ -7,10 +7,14 @@ import {
   FAILED,
   READY,
   RETENTION_LOCK,
+  SUB_PLAN_SEPARATOR,
   TASK_PREFIX,
   childPath,
   hasSequentialName,
+  nameOf,
+  parentOf,
 } from '../zk/layout.js';
+import { parentTaskOf } from '../subplan/sub-plan-origin.js';
 import { parseControlRecord } from '../control/control-record.js';
 import { retryReleaseWhileSessionLives } from '../zk/retry-release.js';
 import type { Zk } from '../zk/zk.js';
@@ -105,14 +109,23 @@ export class RetentionSweeper {
       const plans = new Set((await this.store.reads.listPlans(this.parent)) ?? []);
       for (const plan of this.knownFinished.keys())
         if (!plans.has(plan)) this.knownFinished.delete(plan);
+      let deleted = 0;
       // Plans seen finished before are not read again (a sweep costs no read per finished plan), only confirmed before they go.
       for (const plan of plans) {
+        if (this.stopped || !this.zk.isCurrent(session)) return deleted;
+        if ((await this.childHold(plan)) === 'orphan') {
+          // A sub-plan task's child whose plan is gone (deleted while the task made it, or by a
+          // tool that does not know sub-plans): nobody reads it any more, whatever it stands at.
+          this.knownFinished.delete(plan);
+          await this.deleteOrphan(plan);
+          deleted += 1;
+          continue;
+        }
         if (this.knownFinished.has(plan)) continue;
         const entry = await this.finishedPlan(plan);
         if (entry !== undefined) this.knownFinished.set(plan, entry.createdAt);
       }
       const finished = [...this.knownFinished].map(([plan, createdAt]) => ({ plan, createdAt }));
-      let deleted = 0;
       for (const plan of plansToDelete(finished, Date.now(), this.retention)) {
         if (this.stopped || !this.zk.isCurrent(session)) break; // the lock went with the session: another process takes over
         this.knownFinished.delete(plan);
@@ -138,8 +151,30 @@ export class RetentionSweeper {
       });
   }
 
-  /** The plan as a finished one, or undefined while it can still move. */
+  /**
+   * For a sub-plan task's child (src/subplan): `orphan` once the task's plan is gone, `held` while
+   * the task is there (it has not taken the child's result yet: the child stays, finished or not),
+   * `free` otherwise, and for every other plan (read only for names with a `~`).
+   */
+  private async childHold(plan: string): Promise<'orphan' | 'held' | 'free'> {
+    if (!nameOf(plan).includes(SUB_PLAN_SEPARATOR)) return 'free';
+    const node = await this.zk.tryGetData(plan);
+    const task = node === undefined ? undefined : parentTaskOf(plan, node.data);
+    if (task === undefined) return 'free';
+    if ((await this.zk.exists(parentOf(task))) === undefined) return 'orphan';
+    return (await this.zk.exists(task)) === undefined ? 'free' : 'held';
+  }
+
+  /** Deletes an orphaned child as plans.delete does: every task's `ready` first, so that none is taken again. */
+  private async deleteOrphan(plan: string): Promise<void> {
+    const tasks = (await this.store.reads.listTasks(plan)) ?? [];
+    await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));
+    await this.zk.deleteRecursive(plan);
+  }
+
+  /** The plan as a finished one, or undefined while it can still move (or its sub-plan task has not read it yet). */
   private async finishedPlan(plan: string): Promise<FinishedPlan | undefined> {
+    if ((await this.childHold(plan)) === 'held') return undefined;
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) return undefined;
     const createdAt =

@@ -224,6 +224,10 @@ describe('a sub-plan task', () => {
         },
       }),
     ).rejects.toThrow(PlanSpecError);
+    // Review (defect 7): a sub-plan's definition is its first param, where a map puts each item.
+    await expect(
+      zkPlan.addTask(plan, call('days', 3), [], { map: { fn: 'zk-plan:sub-plan' } }),
+    ).rejects.toThrow(/cannot be a map's or reduce's function/);
     expect(() => new FunctionRegistry().register('zk-plan:sub-plan', () => 1)).toThrow(
       /built-in function of sub-plan tasks/,
     );
