@@ -204,30 +204,44 @@ export class SubPlanRunner {
         `the path of its child plan, ${child}, is taken by another plan`,
         child,
       );
-    const read = await readSubPlanRecord(zk, task);
-    if (read?.record === undefined) {
-      // Its plan was deleted meanwhile, record included: the child it made must not outlive it.
+    try {
+      return await this.finishChild(where, checked, { spec, params }, listing.children);
+    } catch (error) {
+      // Whatever stopped it (a record deleted under its versioned write, a fill into a plan being
+      // deleted): a child whose plan went meanwhile must not outlive it.
+      if (!(await this.planIsGone(plan, task).catch(() => false))) throw error;
       await this.abandon(child);
       throw new SubPlanFailedError(task, `its plan was deleted while it made ${child}`, child);
     }
+  }
+
+  /** Steps 4–6 for a child whose node names this task: `created`, the plan's control, the tasks and `ready`. */
+  private async finishChild(
+    where: { task: string; plan: string; child: string; fence: ZkSession },
+    checked: CheckedSpec,
+    source: { spec: PlanSpec; params: Readonly<Record<string, unknown>> },
+    children: readonly string[],
+  ): Promise<number> {
+    const { zk, writer } = this.services;
+    const { task, plan, child, fence } = where;
+    const read = await readSubPlanRecord(zk, task);
+    if (read?.record === undefined) throw new SubPlanFailedError(task, 'its record is gone', child);
     if (!read.record.created) await markSubPlanCreated(zk, task, child, read.stat, fence);
     if ((await this.followPlanControl(plan, child)) === 'cancelled')
       throw new PlanCancelledError(plan, `it was cancelled while task ${task} made ${child}`);
     // Its plan was deleted after the delete listed the plan's children (the task went first).
-    if ((await zk.exists(task)) === undefined) {
-      await this.abandon(child);
-      throw new SubPlanFailedError(task, `its plan was deleted while it made ${child}`, child);
-    }
-    if (listing.children.includes(READY)) return checked.order.length;
-    await clearHalfBuilt(
-      zk,
-      child,
-      listing.children,
-      fence,
-      resolvePlanSettings(checked.options).history,
-    );
-    await fillPlan(writer, zk, child, checked, { spec, params }, { plan: child, fence });
+    if ((await zk.exists(task)) === undefined)
+      throw new SubPlanFailedError(task, 'its task node is gone', child);
+    if (children.includes(READY)) return checked.order.length;
+    await clearHalfBuilt(zk, child, children, fence, resolvePlanSettings(checked.options).history);
+    await fillPlan(writer, zk, child, checked, source, { plan: child, fence });
     return checked.order.length;
+  }
+
+  /** Whether the task is gone with its plan (deleted), not by a cancel (whose record stays; the child followed it). */
+  private async planIsGone(plan: string, task: string): Promise<boolean> {
+    if ((await this.services.zk.exists(task)) !== undefined) return false;
+    return (await this.services.readControl(plan).catch(() => undefined))?.state !== 'cancelled';
   }
 
   /** Deletes a child whose plan is gone. */
