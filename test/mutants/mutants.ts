@@ -186,7 +186,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "performTask runs a claimed task without looking for its `failed` child (the first review's defect 1, regression tests in 2fda092), nor, since issue 23, for its final try: a task failed for good runs again",
     simulation: 'plan-stress',
-    searchFrom: 34,
+    searchFrom: 50,
   },
   {
     name: 'keep-reservation-on-claim-error',
@@ -234,7 +234,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'the plan tracker keeps vouching that a plan is not paused after its plan watch fired, until its reload answers: a claim made in that window misses the pause and its task starts',
     simulation: 'plan-stress',
-    searchFrom: 19,
+    searchFrom: 433,
   },
   {
     name: 'start-when-limit-full',
