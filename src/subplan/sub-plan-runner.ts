@@ -7,12 +7,15 @@
  *    before anything else, so that pause, cancel and retryFailed of the plan find the child.
  * 2. The child plan node, at a path fixed by the task (`<parent>/<plan name>~task-N`), naming the
  *    task in its `origin` from its first write on.
- * 3. The record marked `created`: from then on a child found missing is known to have been made,
+ * 3. The node's origin checked: a path another plan's child holds fails the task for good.
+ * 4. The record marked `created`: from then on a child found missing is known to have been made,
  *    and is never made again.
- * 4. The child's tasks and spec record (one pipelined batch), then its `ready`. A child found not
+ * 5. The plan's own control, applied to the child before its tasks are ready (a pause or cancel
+ *    that listed the plan's children before the child existed), and the task's node read (gone: the
+ *    plan was deleted, and so is the child).
+ * 6. The child's tasks and spec record (one pipelined batch), then its `ready`. A child found not
  *    ready was left half-built by a dead check: what it holds is cleared and it is filled again.
- * 5. The plan's own control, read once the child is ready: a pause or cancel of the plan that
- *    listed its children before step 1 is applied to the child here.
+ * 7. "Not yet".
  *
  * Then, and at every later check, the child's state: running or paused is a "not yet" (no worker
  * held), completed gives the result, failed or cancelled fails the task for good.
@@ -209,8 +212,8 @@ export class SubPlanRunner {
     } catch (error) {
       // Whatever stopped it (a record deleted under its versioned write, a fill into a plan being
       // deleted): a child whose plan went meanwhile must not outlive it.
-      if (!(await this.planIsGone(plan, task).catch(() => false))) throw error;
-      await this.abandon(child);
+      if (!(await this.planIsGone(plan, task, fence).catch(() => false))) throw error;
+      await this.abandon(child, task);
       throw new SubPlanFailedError(task, `its plan was deleted while it made ${child}`, child);
     }
   }
@@ -238,14 +241,21 @@ export class SubPlanRunner {
     return checked.order.length;
   }
 
-  /** Whether the task is gone with its plan (deleted), not by a cancel (whose record stays; the child followed it). */
-  private async planIsGone(plan: string, task: string): Promise<boolean> {
-    if ((await this.services.zk.exists(task)) !== undefined) return false;
-    return (await this.services.readControl(plan).catch(() => undefined))?.state !== 'cancelled';
+  /**
+   * Whether the task is gone with its plan (deleted), not by a cancel (whose record stays; the child
+   * followed it). Only while the claim's session lives: then no other worker can have finished the
+   * task, so a task gone is a task deleted.
+   */
+  private async planIsGone(plan: string, task: string, fence: ZkSession): Promise<boolean> {
+    const { zk } = this.services;
+    if (!zk.isCurrent(fence) || (await zk.exists(task)) !== undefined) return false;
+    return (await this.services.readControl(plan))?.state !== 'cancelled';
   }
 
-  /** Deletes a child whose plan is gone. */
-  private async abandon(child: string): Promise<void> {
+  /** Deletes a child whose plan is gone, if it is still this task's (a plan made since at its path is another's). */
+  private async abandon(child: string, task: string): Promise<void> {
+    const node = await this.services.zk.tryGetData(child);
+    if (node === undefined || parentTaskOf(child, node.data) !== task) return;
     await this.services.deletePlan(child).catch((error: unknown) => {
       if (!(error instanceof PlanNotFoundError)) throw error;
     });

@@ -113,7 +113,7 @@ export class RetentionSweeper {
       // Plans seen finished before are not read again (a sweep costs no read per finished plan), only confirmed before they go.
       for (const plan of plans) {
         if (this.stopped || !this.zk.isCurrent(session)) return deleted;
-        if ((await this.childHold(plan)) === 'orphan') {
+        if ((await this.childHold(plan).catch(() => 'free' as const)) === 'orphan') {
           // A sub-plan task's child whose plan is gone (deleted while the task made it, or by a
           // tool that does not know sub-plans): nobody reads it any more, whatever it stands at.
           this.knownFinished.delete(plan);
@@ -174,7 +174,8 @@ export class RetentionSweeper {
 
   /** The plan as a finished one, or undefined while it can still move (or its sub-plan task has not read it yet). */
   private async finishedPlan(plan: string): Promise<FinishedPlan | undefined> {
-    if ((await this.childHold(plan)) === 'held') return undefined;
+    // A child whose hold cannot be read now is kept until a sweep can read it.
+    if ((await this.childHold(plan).catch(() => 'held' as const)) === 'held') return undefined;
     const listing = await this.zk.tryGetChildren(plan);
     if (listing === undefined) return undefined;
     const createdAt =
