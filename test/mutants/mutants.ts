@@ -463,7 +463,7 @@ export const MUTANTS: readonly Mutant[] = [
     ],
     defect:
       'a sub-plan task whose check died while it built the child fills the half-built child again as it finds it: the tasks the dead check made stay beside a second set (each runs twice), and the children of the plan node it did not make yet (its history) are never made',
-    simulation: 'crash-sweep',
-    searchFrom: 0,
+    simulation: 'plan-dynamic',
+    searchFrom: 186,
   },
 ];
