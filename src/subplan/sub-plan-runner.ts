@@ -310,8 +310,8 @@ export class SubPlanRunner {
   }
 
   /**
-   * A pause or cancel of the plan that listed the plan's children before the record existed:
-   * the child follows it here, before its tasks are ready. After a pause the plan's control is
+   * A pause or cancel of the plan that listed the plan's children before the child existed: the
+   * child follows it here, before its tasks are ready. After a pause the plan's control is
    * read again: a resume that listed the children before this pause landed did not resume the
    * child, so the child is resumed here, and the plan read once more. Resolves how the plan stood
    * last.
