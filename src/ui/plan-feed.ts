@@ -19,7 +19,12 @@ import {
 import { Feed, type FeedTiming } from './feed.js';
 import { buildModel, diffModels, isEmptyDiff, planRow } from './ui-model.js';
 import type { UiDiff, UiModel, UiPlanRow } from './ui-wire.js';
-import { watchChildren, watchNodeOrParent, type WatchClient } from '../zk/recipes/watch-set.js';
+import {
+  NO_WATCH,
+  watchChildren,
+  watchNodeOrParent,
+  type WatchClient,
+} from '../zk/recipes/watch-set.js';
 import { DEFAULTS } from '../config/defaults.js';
 
 /** What a plan's feed tells its listeners. */
@@ -86,9 +91,13 @@ export class PlanFeed extends Feed<PlanFeedMessage> {
         this.watches.arm('failed', (watcher) =>
           watchNodeOrParent(this.zk, childPath(plan, FAILED), 'data', watcher),
         ),
-        // A sub-plan task's record of its child: the task's panel links to the child once it is there.
-        this.watches.arm('sub-plans', (watcher) =>
-          watchNodeOrParent(this.zk, childPath(plan, SUB_PLANS), 'children', watcher),
+        // A sub-plan task's record of its child: the task's panel links to the child once it is
+        // there. Only once `sub-plans` exists (the plan's own child watch sees it made), so that a
+        // plan without sub-plans costs no watch of its own.
+        this.watches.arm('sub-plans', async (watcher) =>
+          (await this.zk.tryGetChildren(childPath(plan, SUB_PLANS), watcher)) === undefined
+            ? NO_WATCH
+            : true,
         ),
       ]);
       const view = await this.source.plans.describe(plan);

@@ -151,15 +151,17 @@ describe('PlanFeed', () => {
     for (const path of [`${PLAN}/history`, `${PLAN}/runnable`, `${PLAN}/task-0000000001`])
       expect(zk.watchCount(path), path).toBe(1);
     expect(zk.watchCount(PLAN)).toBe(2); // its children, and the failed marker's appearance
-    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`])
+    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`, `${PLAN}/sub-plans`])
       expect(zk.watchCount(path), path).toBe(0); // not there: never watched itself
     expect(zk.watchCount(`${PLAN}/task-0000000002`)).toBe(0); // waiting: no owner to expect yet
     zk.existing.add(`${PLAN}/failed`);
     zk.existing.add(`${PLAN}/task-0000000001/owner`);
+    // A sub-plan task recorded its child: the plan's child watch fires, and its record is watched.
+    zk.existing.add(`${PLAN}/sub-plans`);
     zk.fire(PLAN);
     zk.fire(`${PLAN}/task-0000000001`);
     await vi.advanceTimersByTimeAsync(300);
-    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`])
+    for (const path of [`${PLAN}/failed`, `${PLAN}/task-0000000001/owner`, `${PLAN}/sub-plans`])
       expect(zk.watchCount(path), path).toBe(1); // there now: watched itself
     expect(zk.watchCount(`${PLAN}/task-0000000001`)).toBe(0);
   });
