@@ -6,7 +6,7 @@
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
-import { MAX_NOT_YET_MS, MIN_NOT_YET_MS } from '../exec/not-yet.js';
+import { checkWaitMs } from '../exec/not-yet.js';
 import { call, type CallSpec } from '../exec/task-spec.js';
 import { WAIT_FOR_PLAN_FUNCTION } from './wait-for-plan-function.js';
 import { assertScheduleName } from '../schedule/schedule-name.js';
@@ -95,17 +95,11 @@ export function checkTarget(value: unknown, where: string): CheckedTarget {
         key,
         `${where}: unknown field of a dependency; the known ones are ${[...KEYS].join(', ')}`,
       );
-  const checkEveryMs = target['checkEveryMs'] ?? DEFAULTS.notYetAfterMs;
-  if (
-    typeof checkEveryMs !== 'number' ||
-    !Number.isInteger(checkEveryMs) ||
-    checkEveryMs < MIN_NOT_YET_MS ||
-    checkEveryMs > MAX_NOT_YET_MS
-  )
-    throw new InvalidArgumentError(
-      'checkEveryMs',
-      `${where}: expected a whole number of ms from ${MIN_NOT_YET_MS} to ${MAX_NOT_YET_MS}, got ${String(checkEveryMs)}`,
-    );
+  const checkEveryMs = checkWaitMs(
+    'checkEveryMs',
+    target['checkEveryMs'] ?? DEFAULTS.notYetAfterMs,
+    where,
+  );
   if ('plan' in target) {
     const extra = ['schedule', 'schedules', 'at', 'offsetMs'].filter((key) => key in target);
     if (extra.length > 0)

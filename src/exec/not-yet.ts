@@ -50,17 +50,31 @@ export function makeNotYet(task: string, reason: unknown, options: NotYetOptions
       `ctx.notYet of task ${task}: expected a text saying what the task waits for`,
       task,
     );
-  const afterMs = options?.afterMs ?? DEFAULTS.notYetAfterMs;
+  const afterMs = checkWaitMs(
+    'afterMs',
+    options?.afterMs ?? DEFAULTS.notYetAfterMs,
+    `ctx.notYet of task ${task}`,
+    task,
+  );
+  return new NotYet(task, reason.slice(0, MAX_WAIT_REASON), afterMs);
+}
+
+/**
+ * A time to wait before a task is looked at again (`ctx.notYet`'s `afterMs`, a dependent's or a
+ * sub-plan's `checkEveryMs`): a whole number of ms from 10 ms to an hour; InvalidArgumentError
+ * naming `where` (and `task`, when there is one) otherwise.
+ */
+export function checkWaitMs(name: string, value: unknown, where: string, task?: string): number {
   if (
-    typeof afterMs !== 'number' ||
-    !Number.isInteger(afterMs) ||
-    afterMs < MIN_NOT_YET_MS ||
-    afterMs > MAX_NOT_YET_MS
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < MIN_NOT_YET_MS ||
+    value > MAX_NOT_YET_MS
   )
     throw new InvalidArgumentError(
-      'afterMs',
-      `ctx.notYet of task ${task}: expected a whole number of ms from ${MIN_NOT_YET_MS} to ${MAX_NOT_YET_MS}, got ${String(afterMs)}`,
+      name,
+      `${where}: expected a whole number of ms from ${MIN_NOT_YET_MS} to ${MAX_NOT_YET_MS}, got ${String(value)}`,
       task,
     );
-  return new NotYet(task, reason.slice(0, MAX_WAIT_REASON), afterMs);
+  return value;
 }

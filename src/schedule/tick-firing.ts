@@ -33,19 +33,9 @@ import { clearHalfBuilt } from '../spec/half-built-plan.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { PlanOrigin } from '../spec/spec-record.js';
 import { decodeValue } from '../serialization/codec.js';
-import {
-  BATCH_PREFIX,
-  HISTORY,
-  READY,
-  RUNNABLE_INDEX,
-  SPEC_RECORD,
-  TASK_PREFIX,
-  childPath,
-  hasSequentialName,
-} from '../zk/layout.js';
+import { READY } from '../zk/layout.js';
 import { resolvePlanSettings } from '../config/plan-options.js';
 import type { CheckedSpec } from '../spec/plan-spec.js';
-import { deleteValue } from '../zk/chunked-value.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import type { StoredSchedule } from './schedule-definition.js';

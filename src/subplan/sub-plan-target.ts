@@ -6,7 +6,7 @@
  */
 import { DEFAULTS } from '../config/defaults.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
-import { MAX_NOT_YET_MS, MIN_NOT_YET_MS } from '../exec/not-yet.js';
+import { checkWaitMs } from '../exec/not-yet.js';
 import { call, type CallSpec } from '../exec/task-spec.js';
 import { assertScheduleName } from '../schedule/schedule-name.js';
 import type { PlanSpec } from '../spec/plan-spec-types.js';
@@ -204,18 +204,7 @@ function optionalParent(value: unknown): { parent?: string } {
 }
 
 function checkInterval(value: unknown, where: string): number {
-  const interval = value ?? DEFAULTS.subPlanCheckEveryMs;
-  if (
-    typeof interval !== 'number' ||
-    !Number.isInteger(interval) ||
-    interval < MIN_NOT_YET_MS ||
-    interval > MAX_NOT_YET_MS
-  )
-    throw new InvalidArgumentError(
-      'checkEveryMs',
-      `${where}: expected a whole number of ms from ${MIN_NOT_YET_MS} to ${MAX_NOT_YET_MS}, got ${String(interval)}`,
-    );
-  return interval;
+  return checkWaitMs('checkEveryMs', value ?? DEFAULTS.subPlanCheckEveryMs, where);
 }
 
 /** The child's params: the definition's own, then each input under its name (an input wins over a param of the same name). */
