@@ -150,7 +150,8 @@ export class PlanDescriber {
    * Removes a plan and everything below it (running workers find its tasks gone and move on), and
    * the child plans of its sub-plan tasks. The tasks go before the children are listed: a sub-plan
    * check that made its child after the listing finds its task gone and deletes the child itself
-   * (src/subplan), so no child outlives the plan.
+   * (src/subplan); the few cases left over (a check that dies first) are orphans, which retention
+   * deletes (docs/design/sub-plans.md).
    */
   async deletePlan(plan: string): Promise<void> {
     assertValidPath('plan', plan);
