@@ -131,6 +131,33 @@ async function settled(
   }
 }
 
+/**
+ * Resolves once `pid` works on every one of `items`: a `tick` after its latest `start` of the item.
+ * A settled assignment says who holds the leases; the holder's run logs its start and first tick a
+ * moment later (later still on a loaded machine), and a test that freezes the holder wants it
+ * frozen in the middle of that run.
+ */
+async function workingOn(
+  logFile: string,
+  pid: number,
+  items: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const lines = readLog(logFile).filter((line) => line.pid === pid);
+    const working = items.every((item) => {
+      const own = lines.filter((line) => line.item === item);
+      const lastStart = own.map((line) => line.event).lastIndexOf('start');
+      return lastStart >= 0 && own.slice(lastStart + 1).some((line) => line.event === 'tick');
+    });
+    if (working) return;
+    if (Date.now() > deadline)
+      throw new Error(`pid ${pid} did not work on ${items.join(',')} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Per item, each holder's work (its start and ticks, by run) must not overlap another holder's, and a later holder's token is greater. */
 function assertNoOverlap(lines: readonly JobLogLine[]): { runs: number } {
   const runs = new Map<string, { worker: string; token: number; first: number; last: number }>();
@@ -254,6 +281,17 @@ describe('sharded jobs under faults (real job worker processes)', () => {
     async () => {
       const { env, slots, logFile } = await startWithJob('jobs-sigstop', 3);
       const frozen = slots[2]!;
+      // Frozen in the middle of its run: every item of its share started and ticking.
+      const share = (
+        await settled(
+          env,
+          'even',
+          slots.map((worker) => worker.pid),
+          20_000 * TIMING,
+        )
+      ).byPid.get(frozen.pid);
+      expect(share?.length, 'the frozen worker holds a share').toBeGreaterThan(0);
+      await workingOn(logFile, frozen.pid, share ?? [], 10_000 * TIMING);
       const frozenItems = new Set(
         readLog(logFile)
           .filter((line) => line.pid === frozen.pid && line.event === 'start')
