@@ -56,7 +56,8 @@ export type DependencyOutcome =
 /** The failed tasks a message names: the first few, then how many more. */
 const LISTED_FAILED = 5;
 
-function failedList(failed: readonly string[]): string {
+/** ` (failed: a, b, … and n more)`, or nothing when none failed: how a plan's failure is named. */
+export function failedList(failed: readonly string[]): string {
   if (failed.length === 0) return '';
   const more = failed.length > LISTED_FAILED ? ` and ${failed.length - LISTED_FAILED} more` : '';
   return ` (failed: ${failed.slice(0, LISTED_FAILED).join(', ')}${more})`;

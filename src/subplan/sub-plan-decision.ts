@@ -2,6 +2,7 @@
  * What one check of a sub-plan task does with what it read of its child plan (pure): make the
  * child, finish a child a dead check left half-built, wait, complete, or fail for good.
  */
+import { failedList } from '../dependent/dependency-decision.js';
 
 /** How the child plan stands, as read by one check. */
 export type ChildSeen =
@@ -33,15 +34,6 @@ export type SubPlanStep =
   | { readonly kind: 'wait'; readonly reason: string }
   | { readonly kind: 'done' }
   | { readonly kind: 'fail'; readonly reason: string };
-
-/** The failed tasks a message names: the first few, then how many more. */
-const LISTED_FAILED = 5;
-
-export function failedList(failed: readonly string[]): string {
-  if (failed.length === 0) return '';
-  const more = failed.length > LISTED_FAILED ? ` and ${failed.length - LISTED_FAILED} more` : '';
-  return ` (failed: ${failed.slice(0, LISTED_FAILED).join(', ')}${more})`;
-}
 
 /** The step for what was seen of `child`. */
 export function decideSubPlan(child: string, record: RecordSeen, seen: ChildSeen): SubPlanStep {
