@@ -34,7 +34,9 @@ const STILL: ReadonlySet<TaskState> = new Set<TaskState>(['failed', 'waiting']);
  * children up only when it gets to it, deletes abandoned task nodes, and takes the first
  * runnable (or finishable) task it wins the owner race for. A pass that claims nothing also
  * repairs the plan's `failed` marker: written when a failed task has none (its writer crashed in
- * between), removed when no task failed (left by a retryFailed that crashed).
+ * between), removed when no task failed (left by a retryFailed that crashed). It is removed only
+ * after a pass that read every task: a task the seeker passes over (one that failed in its hands a
+ * moment ago, or one its process already finished) may be the failed one.
  */
 export async function getTask(
   store: TaskStore,
@@ -63,11 +65,14 @@ export async function getTask(
     await store.clearPlanFailed(plan, marker);
   }
   let allStill = true;
+  // A task passed over unread may be the failed one: a pass that skipped any never removes the marker.
+  let readEveryTask = true;
   let failedTask: string | undefined;
   for (const task of listing.tasks) {
     if (seeker.stop.aborted) return undefined;
     if (seeker.skip?.(task)) {
       allStill = false;
+      readEveryTask = false;
       continue;
     }
     const taskListing = await store.reads.inspectTask(task);
@@ -113,7 +118,7 @@ export async function getTask(
   if (seeker.stop.aborted) return undefined;
   if (failedTask !== undefined && marker === undefined)
     await store.markPlanFailed(plan, failedTask, new Date());
-  else if (failedTask === undefined && marker !== undefined)
+  else if (failedTask === undefined && marker !== undefined && readEveryTask)
     await store.clearPlanFailed(plan, marker);
   else if (allStill) context.onSettled?.(plan);
   return undefined;
