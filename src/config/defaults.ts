@@ -128,8 +128,18 @@ export interface DefaultValues {
     readonly driftMs: number;
     /** How often the manager and each worker look again besides their watches. */
     readonly pollMs: number;
-    /** The pause before a job function runs again after it threw, or after a continuous run returned on its own. */
+    /** The pause before a job function runs again after it threw (doubling with each failure in a row), or after a continuous run returned on its own. */
     readonly restartDelayMs: number;
+    /** The longest pause between a failed run and its retry, however many failed in a row. */
+    readonly maxRestartDelayMs: number;
+    /** `JobDefinition.retries`: how many times a run that threw is tried again before its next tick. */
+    readonly retries: number;
+    /** `JobDefinition.misfire`: what a tick that came while the previous run of the share still ran does. */
+    readonly misfire: 'runOnce' | 'skip';
+    /** `JobDefinition.failover`: whether the new holder of an interrupted run's items runs them again at once. */
+    readonly failover: boolean;
+    /** `JobDefinition.keepRuns`: how many runs of a job its history keeps. */
+    readonly keepRuns: number;
     /** Whether a job worker takes part in the manager election. */
     readonly manager: boolean;
     /** `JobDefinition.strategy`: how a job's items are spread over its workers. */
@@ -212,6 +222,11 @@ export const DEFAULTS = {
     driftMs: 1_000,
     pollMs: 5_000,
     restartDelayMs: 1_000,
+    maxRestartDelayMs: 60_000,
+    retries: 3,
+    misfire: 'runOnce',
+    failover: true,
+    keepRuns: 100,
     manager: true,
     strategy: 'evenly',
   },

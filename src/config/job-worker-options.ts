@@ -21,8 +21,10 @@ export interface JobWorkerOptions {
   readonly driftMs?: number;
   /** How often the manager and the worker look again besides their watches. @defaultValue DEFAULTS.jobs.pollMs (5 000) */
   readonly pollMs?: number;
-  /** Pause before a job function runs again after it threw (or a continuous run returned). @defaultValue DEFAULTS.jobs.restartDelayMs (1 000) */
+  /** Pause before a job function runs again after it threw (doubling with each failure in a row), or after a continuous run returned. @defaultValue DEFAULTS.jobs.restartDelayMs (1 000) */
   readonly restartDelayMs?: number;
+  /** The longest pause after runs that threw in a row. @defaultValue DEFAULTS.jobs.maxRestartDelayMs (60 000) */
+  readonly maxRestartDelayMs?: number;
   /** Take part in the manager election. @defaultValue DEFAULTS.jobs.manager (true) */
   readonly manager?: boolean;
   /** Strategies by name besides 'evenly' and 'rendezvous': register the same ones on every job worker (any may become the manager). */
@@ -34,6 +36,7 @@ export interface ResolvedJobWorkerOptions {
   readonly timing: LeaseTiming;
   readonly pollMs: number;
   readonly restartDelayMs: number;
+  readonly maxRestartDelayMs: number;
   readonly manager: boolean;
   readonly strategies: Readonly<Record<string, AssignmentStrategy>>;
 }
@@ -45,6 +48,7 @@ const KEYS: Record<keyof JobWorkerOptions, true> = {
   driftMs: true,
   pollMs: true,
   restartDelayMs: true,
+  maxRestartDelayMs: true,
   manager: true,
   strategies: true,
 };
@@ -68,6 +72,8 @@ export function resolveJobWorkerOptions(options: JobWorkerOptions): ResolvedJobW
   assertDurationMs('pollMs', pollMs);
   const restartDelayMs = options.restartDelayMs ?? defaults.restartDelayMs;
   assertDurationMs('restartDelayMs', restartDelayMs, { allowZero: true });
+  const maxRestartDelayMs = options.maxRestartDelayMs ?? defaults.maxRestartDelayMs;
+  assertDurationMs('maxRestartDelayMs', maxRestartDelayMs, { allowZero: true });
   if (options.manager !== undefined && typeof options.manager !== 'boolean')
     throw new InvalidArgumentError('manager', 'expected true or false');
   if (
@@ -86,6 +92,7 @@ export function resolveJobWorkerOptions(options: JobWorkerOptions): ResolvedJobW
     timing,
     pollMs,
     restartDelayMs,
+    maxRestartDelayMs,
     manager: options.manager ?? defaults.manager,
     strategies,
   };

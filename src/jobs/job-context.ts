@@ -3,6 +3,9 @@
  * a signal aborted when the share changes or a lease is lost.
  */
 
+import type { TaskLogger } from '../logs/task-log-types.js';
+import type { JobRunCause } from './job-run-record.js';
+
 /**
  * One item of a worker's share.
  *
@@ -50,6 +53,15 @@ export interface JobContext {
   holding(): boolean;
   /** The time this run was due (`everyMs` and cron modes, and triggers); undefined for continuous runs. */
   readonly firedAt?: Date;
+  /** Why this run started: its tick, a trigger, a misfire's catch-up, a failover, a retry, or a continuous job's run. */
+  readonly cause: JobRunCause;
+  /** Tries of the same due run so far, this one included (more than 1 for a retry). */
+  readonly attempt: number;
+  /**
+   * The run's log: each line goes to the job worker's log (`zk-plan worker` prints it) with the
+   * job, the run and the share's items and tokens, as a `job:log` event.
+   */
+  readonly log: TaskLogger;
 }
 
 /**

@@ -46,7 +46,34 @@ export interface JobDefinition {
   readonly strategy?: string;
   /** Defined disabled: no item is assigned until `enable`. @defaultValue false */
   readonly disabled?: boolean;
+  /**
+   * A tick that comes while the previous run of the same share still runs: `'runOnce'` runs once
+   * right after that run ends (however many ticks it missed), `'skip'` drops it. Either way the
+   * runs of one share never overlap. @defaultValue DEFAULTS.jobs.misfire ('runOnce')
+   */
+  readonly misfire?: JobMisfire;
+  /**
+   * When a holder dies (or is cut off) in the middle of a run, the new holder of its items runs
+   * them again as soon as it has taken them, instead of at the next tick; `false` waits for the
+   * next tick. Continuous jobs restart at once either way. @defaultValue DEFAULTS.jobs.failover (true)
+   */
+  readonly failover?: boolean;
+  /**
+   * How many times a run that threw is tried again, after `restartDelayMs` doubling with each
+   * failure, before the next tick (a tick that comes first replaces the retry). Continuous jobs
+   * restart after a throw whatever this says, with the same growing pause. @defaultValue DEFAULTS.jobs.retries (3)
+   */
+  readonly retries?: number;
+  /** How many runs the job's history keeps (the oldest go first); the last failure of each item is kept apart. @defaultValue DEFAULTS.jobs.keepRuns (100) */
+  readonly keepRuns?: number;
 }
+
+/**
+ * What a tick that finds the previous run still going does: run once after it, or be dropped.
+ *
+ * @category Jobs
+ */
+export type JobMisfire = 'runOnce' | 'skip';
 
 /**
  * A job as stored.
@@ -60,6 +87,10 @@ export interface StoredJob {
   readonly mode: JobMode;
   readonly strategy: string;
   readonly disabled: boolean;
+  readonly misfire: JobMisfire;
+  readonly failover: boolean;
+  readonly retries: number;
+  readonly keepRuns: number;
   readonly updatedAt: string;
 }
 
@@ -74,7 +105,22 @@ export const MAX_POOL_BYTES = 400_000;
 const JOB_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 /** Item ids are znode names (a lease each): no "/" and nothing ZooKeeper or a shell would trip on. */
 const ITEM_ID = /^[A-Za-z0-9_][A-Za-z0-9_.:@=+-]{0,199}$/;
-const DEFINITION_KEYS = new Set(['name', 'fn', 'workPool', 'mode', 'strategy', 'disabled']);
+const DEFINITION_KEYS = new Set([
+  'name',
+  'fn',
+  'workPool',
+  'mode',
+  'strategy',
+  'disabled',
+  'misfire',
+  'failover',
+  'retries',
+  'keepRuns',
+]);
+/** The most runs a job's history may keep: each is a node, read when the history is shown. */
+export const MAX_KEEP_RUNS = 10_000;
+/** The most retries of one failed run. */
+export const MAX_RETRIES = 100;
 const STRATEGY_NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 
 export function assertJobName(name: unknown): asserts name is string {
@@ -191,12 +237,26 @@ function assertMode(job: string, mode: unknown): asserts mode is JobMode {
   );
 }
 
+function assertWholeNumber(
+  job: string,
+  field: string,
+  value: unknown,
+  min: number,
+  max: number,
+): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max)
+    throw new InvalidArgumentError(
+      field,
+      `job "${job}": expected a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+    );
+}
+
 /** Validates a definition and gives it as stored. */
 export function resolveJob(input: JobDefinition, now: Date): StoredJob {
   if (typeof input !== 'object' || input === null)
     throw new InvalidArgumentError(
       'job',
-      'expected { name, fn, workPool, mode, strategy?, disabled? }',
+      'expected { name, fn, workPool, mode, strategy?, disabled?, misfire?, failover?, retries?, keepRuns? }',
     );
   for (const key of Object.keys(input))
     if (!DEFINITION_KEYS.has(key)) throw new InvalidArgumentError('job', `unknown field "${key}"`);
@@ -219,6 +279,18 @@ export function resolveJob(input: JobDefinition, now: Date): StoredJob {
     );
   if (input.disabled !== undefined && typeof input.disabled !== 'boolean')
     throw new InvalidArgumentError('disabled', `job "${input.name}": expected true or false`);
+  const misfire = input.misfire ?? DEFAULTS.jobs.misfire;
+  if (misfire !== 'runOnce' && misfire !== 'skip')
+    throw new InvalidArgumentError(
+      'misfire',
+      `job "${input.name}": expected 'runOnce' or 'skip', got ${JSON.stringify(misfire)}`,
+    );
+  if (input.failover !== undefined && typeof input.failover !== 'boolean')
+    throw new InvalidArgumentError('failover', `job "${input.name}": expected true or false`);
+  const retries = input.retries ?? DEFAULTS.jobs.retries;
+  assertWholeNumber(input.name, 'retries', retries, 0, MAX_RETRIES);
+  const keepRuns = input.keepRuns ?? DEFAULTS.jobs.keepRuns;
+  assertWholeNumber(input.name, 'keepRuns', keepRuns, 1, MAX_KEEP_RUNS);
   return {
     name: input.name,
     fn: input.fn,
@@ -226,6 +298,10 @@ export function resolveJob(input: JobDefinition, now: Date): StoredJob {
     mode: input.mode,
     strategy,
     disabled: input.disabled ?? false,
+    misfire,
+    failover: input.failover ?? DEFAULTS.jobs.failover,
+    retries,
+    keepRuns,
     updatedAt: now.toISOString(),
   };
 }

@@ -4,11 +4,34 @@
  * `{ everyMs }` or `{ cron }` (a run at each due time, and at each trigger). One run at a time: a
  * change of share aborts the run in progress, and the next starts only after it has returned, so
  * the worker releases an item only once no run of it is left (`activeItems`).
+ *
+ * Besides ticks, a runner owes runs: a trigger's; the catch-up of ticks that came while a run ran
+ * (misfire: one run right after it, or none with `misfire: 'skip'`); a failover (the items just
+ * taken were in a run their previous holder never ended); a retry of a run that threw (up to
+ * `job.retries`, after a pause that doubles with each failure in a row; a tick that comes first
+ * replaces it). Each run writes its record (history) before the function starts and after it ends.
  */
 import { sleepUnless } from '../util/abort-signals.js';
-import { cronTimes } from '../schedule/cron-times.js';
+import type { TaskLogger } from '../logs/task-log-types.js';
 import type { JobContext, JobFunction, JobItem } from './job-context.js';
-import type { JobMode, StoredJob } from './job-definition.js';
+import type { StoredJob } from './job-definition.js';
+import type { JobRunCause, JobRunMisfire, JobRunOutcome } from './job-run-record.js';
+import { latestTickUpTo, nextDueTime, retryDelayMs } from './job-run-policy.js';
+
+/** What a run is started for: its cause, its try, the time it was due, and the run a failover runs again. */
+export interface RunStart {
+  readonly items: readonly JobItem[];
+  readonly cause: JobRunCause;
+  readonly attempt: number;
+  readonly firedAt?: Date;
+  readonly failoverOf?: string;
+}
+
+/** A started run's log, and how it ended (it writes the end of the run's record). */
+export interface RunRecorder {
+  readonly log: TaskLogger;
+  ended(outcome: JobRunOutcome, error: unknown, misfire: JobRunMisfire | undefined): Promise<void>;
+}
 
 export interface RunnerHost {
   readonly workerId: string;
@@ -16,14 +39,33 @@ export interface RunnerHost {
   now(): number;
   /** Whether every lease of `items` is still held right now, by the monotonic clock. */
   holding(job: string, items: readonly JobItem[]): boolean;
+  /** A run is about to start: its record is written (history). Never rejects. */
+  runStarting(job: StoredJob, start: RunStart): Promise<RunRecorder>;
   /** A run of `job` ended (its items may now be released). */
   runEnded(job: string): void;
+  /** A tick came while the previous run still ran: caught up once after it, or skipped (`job.misfire`). */
+  onMisfire(job: string, tick: Date, handling: JobRunMisfire['handling']): void;
   onError(job: string, error: unknown): void;
-  /** After a run that threw or a continuous run that returned on its own, before the next. */
+  /** After a run that threw (doubling with each failure in a row) or a continuous run that returned on its own, before the next. */
   readonly restartDelayMs: number;
+  /** The longest pause after runs that threw. */
+  readonly maxRestartDelayMs: number;
 }
 
 type RunOutcome = 'aborted' | 'returned' | 'threw';
+
+/** How many interrupted runs a runner remembers having failed over (a bound: its set is cleared beyond it). */
+const MAX_REMEMBERED_FAILOVERS = 1_000;
+
+/** A run owed now or at `at`: a trigger, a misfire's catch-up, a failover, or a retry. */
+interface OwedRun {
+  readonly cause: Exclude<JobRunCause, 'tick' | 'continuous'>;
+  readonly attempt: number;
+  readonly firedAt: Date;
+  readonly failoverOf?: string;
+  /** Not before (wall clock, ms): retries only. */
+  readonly at?: number;
+}
 
 export class JobRunner {
   private share: readonly JobItem[] = [];
@@ -33,6 +75,12 @@ export class JobRunner {
   private stopped = false;
   private triggers = 0;
   private nextDue: number | undefined;
+  /** A run owed at once (failover, misfire) or at its time (retry); one at a time, the first owed kept. */
+  private owed: OwedRun | undefined;
+  /** Runs that threw in a row (the pause before the next grows with it). */
+  private failuresInARow = 0;
+  /** Interrupted runs this runner has owed a failover for. */
+  private readonly failedOver = new Set<string>();
   private readonly loop: Promise<void>;
 
   constructor(
@@ -51,6 +99,7 @@ export class JobRunner {
     if (!modeChanged && !fnChanged) return;
     this.fn = fn;
     this.nextDue = undefined;
+    this.owed = undefined;
     this.abortRun("the job's definition changed");
     this.wake();
   }
@@ -75,6 +124,21 @@ export class JobRunner {
     this.wake();
   }
 
+  /**
+   * The items just taken were in a run their previous holder never ended (`run`, its node name):
+   * run them again at once, unless the job says `failover: false` or is continuous (it restarts
+   * with its new share anyway).
+   */
+  failover(run: string): void {
+    if (this.job.mode === 'continuous' || !this.job.failover) return;
+    this.owe({
+      cause: 'failover',
+      attempt: 1,
+      firedAt: new Date(this.host.now()),
+      failoverOf: run,
+    });
+  }
+
   /** Item ids of the run in progress, until it has returned. */
   activeItems(): ReadonlySet<string> {
     return new Set(this.current?.items.map((item) => item.id) ?? []);
@@ -89,6 +153,13 @@ export class JobRunner {
     this.abortRun('the job worker is stopping');
     this.wake();
     await this.loop;
+  }
+
+  private owe(run: OwedRun): void {
+    // A failover or a catch-up replaces a retry that waits: the run it makes covers the same items.
+    if (this.owed === undefined || (this.owed.at !== undefined && run.at === undefined))
+      this.owed = run;
+    this.wake();
   }
 
   private wake(): void {
@@ -108,73 +179,131 @@ export class JobRunner {
           await this.sleep(Number.POSITIVE_INFINITY);
           continue;
         }
-        const outcome = await this.runOnce(undefined);
-        if (outcome !== 'aborted' && !this.stopped) await this.sleep(this.host.restartDelayMs);
+        const outcome = await this.runOnce({ items: this.share, cause: 'continuous', attempt: 1 });
+        if (outcome !== 'aborted' && !this.stopped) await this.sleep(this.pauseAfter(outcome));
         continue;
       }
       const now = this.host.now();
       if (this.triggers > 0) {
         this.triggers = 0;
-        if (this.share.length > 0) await this.runOnce(new Date(now));
-        continue;
+        this.owe({ cause: 'trigger', attempt: 1, firedAt: new Date(now) });
       }
       this.nextDue ??= nextDueTime(mode, now);
+      const owed = this.owed;
+      if (owed !== undefined && (owed.at ?? now) <= now) {
+        this.owed = undefined;
+        if (this.share.length > 0) await this.runDue(owed);
+        continue;
+      }
       if (this.nextDue === undefined) {
-        await this.sleep(Number.POSITIVE_INFINITY); // a cron expression that never fires again
+        // A cron expression that never fires again: only owed runs are left.
+        await this.sleep(owed?.at === undefined ? Number.POSITIVE_INFINITY : owed.at - now);
         continue;
       }
       if (this.nextDue > now) {
-        await this.sleep(this.nextDue - now);
+        await this.sleep(Math.min(this.nextDue, owed?.at ?? Number.POSITIVE_INFINITY) - now);
         continue;
       }
+      // The tick is due: a retry still waiting for its time is replaced by it.
+      if (owed?.at !== undefined) this.owed = undefined;
       const due = this.nextDue;
-      this.nextDue = nextDueTime(mode, Math.max(due, now)); // times missed meanwhile are passed over
-      if (this.share.length > 0) {
-        const outcome = await this.runOnce(new Date(due));
-        if (outcome === 'threw' && !this.stopped) await this.sleep(this.host.restartDelayMs);
-      }
+      this.nextDue = nextDueTime(mode, Math.max(due, now)); // times passed before the run started (a late wake-up) are not misfires
+      if (this.share.length > 0)
+        await this.runDue({ cause: 'tick', attempt: 1, firedAt: new Date(due) });
     }
   }
 
-  private async runOnce(firedAt: Date | undefined): Promise<RunOutcome> {
-    const items = this.share;
+  /** One due run (the catch-up of a tick that came while it ran is owed in runOnce); then a retry owed if it threw. */
+  private async runDue(due: Omit<RunStart, 'items'> & { readonly firedAt: Date }): Promise<void> {
+    const outcome = await this.runOnce({ items: this.share, ...due });
+    if (this.stopped || this.job.mode === 'continuous') return;
+    if (outcome === 'threw' && due.attempt <= this.job.retries)
+      this.owe({
+        cause: 'retry',
+        attempt: due.attempt + 1,
+        firedAt: due.firedAt,
+        at: this.host.now() + this.pauseAfter(outcome),
+        ...(due.failoverOf === undefined ? {} : { failoverOf: due.failoverOf }),
+      });
+  }
+
+  /**
+   * After a run of a timed job: the latest tick that came while it ran, if one did, caught up once
+   * at once (owed) or skipped, as the job's `misfire` says; the next due time moves past now.
+   */
+  private misfireAfterRun(): JobRunMisfire | undefined {
+    const mode = this.job.mode;
+    const now = this.host.now();
+    if (mode === 'continuous' || this.nextDue === undefined || this.nextDue > now) return undefined;
+    const tick = new Date(latestTickUpTo(mode, this.nextDue, now));
+    this.nextDue = nextDueTime(mode, now);
+    const handling = this.job.misfire === 'skip' ? 'skipped' : 'caught-up';
+    if (handling === 'caught-up') this.owe({ cause: 'misfire', attempt: 1, firedAt: tick });
+    this.host.onMisfire(this.job.name, tick, handling);
+    return { tick: tick.toISOString(), handling };
+  }
+
+  /** The pause before the next run: growing with failures in a row, the restart delay otherwise. */
+  private pauseAfter(outcome: RunOutcome): number {
+    if (outcome !== 'threw') return this.host.restartDelayMs;
+    return retryDelayMs(
+      this.failuresInARow,
+      this.host.restartDelayMs,
+      Math.max(this.host.restartDelayMs, this.host.maxRestartDelayMs),
+    );
+  }
+
+  private async runOnce(start: RunStart): Promise<RunOutcome> {
+    const items = start.items;
     const { job, host } = this;
     if (!host.holding(job.name, items)) {
       await this.sleep(Number.POSITIVE_INFINITY); // the worker drops the lost items and sets the share again
       return 'aborted';
     }
     const controller = new AbortController();
-    const context: JobContext = {
-      job: job.name,
-      workerId: host.workerId,
-      items,
-      signal: controller.signal,
-      holding: () => {
-        if (controller.signal.aborted) return false;
-        if (host.holding(job.name, items)) return true;
-        controller.abort(new Error('a lease of the share ran out before it could be renewed'));
-        return false;
-      },
-      ...(firedAt === undefined ? {} : { firedAt }),
-    };
+    // Set before the record is written: the worker keeps the items until no run of them is left.
     this.current = { controller, items };
     try {
-      await this.fn(context);
-      return controller.signal.aborted ? 'aborted' : 'returned';
-    } catch (error) {
-      if (controller.signal.aborted) return 'aborted';
-      host.onError(job.name, error);
-      return 'threw';
+      const recorder = await host.runStarting(job, start);
+      const context: JobContext = {
+        job: job.name,
+        workerId: host.workerId,
+        items,
+        signal: controller.signal,
+        holding: () => {
+          if (controller.signal.aborted) return false;
+          if (host.holding(job.name, items)) return true;
+          controller.abort(new Error('a lease of the share ran out before it could be renewed'));
+          return false;
+        },
+        cause: start.cause,
+        attempt: start.attempt,
+        log: recorder.log,
+        ...(start.firedAt === undefined ? {} : { firedAt: start.firedAt }),
+      };
+      let outcome: RunOutcome;
+      let thrown: unknown;
+      try {
+        // The record took a round trip: the share may have changed, or a lease run out, meanwhile.
+        if (!controller.signal.aborted && context.holding()) await this.fn(context);
+        outcome = controller.signal.aborted ? 'aborted' : 'returned';
+      } catch (error) {
+        outcome = controller.signal.aborted ? 'aborted' : 'threw';
+        thrown = error;
+        if (outcome === 'threw') host.onError(job.name, error);
+      }
+      this.failuresInARow = outcome === 'threw' ? this.failuresInARow + 1 : 0;
+      await recorder.ended(
+        outcome === 'returned' ? 'succeeded' : outcome === 'threw' ? 'failed' : 'aborted',
+        outcome === 'threw' ? thrown : undefined,
+        this.stopped ? undefined : this.misfireAfterRun(),
+      );
+      return outcome;
     } finally {
       this.current = undefined;
       host.runEnded(job.name);
     }
   }
-}
-
-function nextDueTime(mode: Exclude<JobMode, 'continuous'>, after: number): number | undefined {
-  if ('everyMs' in mode) return after + mode.everyMs;
-  return cronTimes(mode.cron, mode.timezone ?? 'UTC', 'job').next(after);
 }
 
 /** Same items, tokens and params (a job defined again with new shard params changes the share). */

@@ -106,6 +106,7 @@ export function startJobWorker(
     timing: resolved.timing,
     clock,
     restartDelayMs: resolved.restartDelayMs,
+    maxRestartDelayMs: resolved.maxRestartDelayMs,
     changed: () => loops?.worker.wake(),
     events: {
       itemStarted: (job, item, token, failover) =>
@@ -129,6 +130,44 @@ export function startJobWorker(
         }),
       leaseRenewed: (latencyMs) =>
         events.emit('job:lease-renewed', { jobs: parent, workerId: id, latencyMs }),
+      misfire: (job, tick, handling) =>
+        events.emit('job:misfire', { jobs: parent, job, workerId: id, tick, handling }),
+      runStarted: (job, run, record) =>
+        events.emit('job:run', {
+          jobs: parent,
+          job,
+          workerId: id,
+          run,
+          cause: record.cause,
+          attempt: record.attempt,
+          items: record.items,
+          state: 'started',
+        }),
+      runEnded: (job, run, record, durationMs, error, final) =>
+        events.emit('job:run', {
+          jobs: parent,
+          job,
+          workerId: id,
+          run,
+          cause: record.cause,
+          attempt: record.attempt,
+          items: record.items,
+          state: 'ended',
+          ...(record.outcome === undefined ? {} : { outcome: record.outcome }),
+          durationMs,
+          ...(record.outcome === 'failed' ? { error: asError(error), final } : {}),
+        }),
+      log: (job, run, items, level, msg, fields) =>
+        events.emit('job:log', {
+          jobs: parent,
+          job,
+          workerId: id,
+          run,
+          items,
+          level,
+          msg,
+          ...(fields === undefined ? {} : { fields }),
+        }),
       error: report,
     },
   });

@@ -12,6 +12,7 @@ import type { ZkStat } from '../zk/native-client.js';
 import type { Watcher, WriteOptions } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import { parseStoredJob, type StoredJob } from './job-definition.js';
+import { JobRunStore } from './job-run-store.js';
 import type { LeaseNode, LeaseRecord } from './lease.js';
 
 /** The manager's answer for every job: item ids by worker id, and why a job could not be assigned. */
@@ -58,12 +59,15 @@ const NO_HOLDER: LeaseRecord = { holder: '', token: 0, expiresAt: 0, released: t
 
 export class JobStore {
   readonly nodes: ReturnType<typeof jobsNodes>;
+  /** The run history of the jobs under the same parent. */
+  readonly runs: JobRunStore;
 
   constructor(
     private readonly zk: Zk,
     readonly parent: string,
   ) {
     this.nodes = jobsNodes(parent);
+    this.runs = new JobRunStore(zk, parent);
   }
 
   /** The jobs' names, sorted; `watcher` fires once when one is defined or removed. */

@@ -34,6 +34,8 @@ import type { JobItem } from './job-context.js';
 import { poolItems, type StoredJob } from './job-definition.js';
 import { ArmedWatches } from '../zk/recipes/armed-watches.js';
 import { JobRunner } from './job-runner.js';
+import { RunJournal, type RunJournalEvents } from './run-journal.js';
+import { DEFAULTS } from '../config/defaults.js';
 import type { JobStore } from './job-store.js';
 import { effectiveLease, leaseFor, stopDeadline, takeOver, type LeaseTiming } from './lease.js';
 
@@ -49,10 +51,11 @@ export const SYSTEM_CLOCK: JobClock = { wall: () => Date.now(), mono: () => perf
 export type ItemStopReason =
   'released' | 'lease-lost' | 'lease-ran-out' | 'session-expired' | 'stopped';
 
-export interface JobWorkerEvents {
+export interface JobWorkerEvents extends Partial<Omit<RunJournalEvents, 'error'>> {
   itemStarted(job: string, item: string, token: number, failover: boolean): void;
   itemStopped(job: string, item: string, reason: ItemStopReason): void;
   leaseRenewed(latencyMs: number): void;
+  misfire?(job: string, tick: Date, handling: 'caught-up' | 'skipped'): void;
   error(error: unknown, job?: string): void;
 }
 
@@ -64,6 +67,8 @@ export interface JobWorkerRuntime {
   readonly timing: LeaseTiming;
   readonly clock: JobClock;
   readonly restartDelayMs: number;
+  /** The longest pause after runs that threw in a row. @defaultValue DEFAULTS.jobs.maxRestartDelayMs */
+  readonly maxRestartDelayMs?: number;
   readonly events: JobWorkerEvents;
   /** Something this worker watches changed, or a run ended: run a pass. */
   changed(): void;
@@ -107,9 +112,20 @@ export class JobWorker {
   private stopping = false;
 
   private readonly watches: ArmedWatches;
+  private readonly journal: RunJournal;
+  /** Items this pass took from a holder whose lease lapsed: their history is read once the pass has shared them out. */
+  private readonly takenFromLapsed: { readonly want: Wanted; readonly previousHolder: string }[] =
+    [];
 
   constructor(private readonly runtime: JobWorkerRuntime) {
     this.watches = new ArmedWatches(() => runtime.changed());
+    const { events } = runtime;
+    this.journal = new RunJournal(runtime.store.runs, runtime.id, runtime.clock, {
+      runStarted: (...args) => events.runStarted?.(...args),
+      runEnded: (...args) => events.runEnded?.(...args),
+      log: (...args) => events.log?.(...args),
+      error: (error, job) => events.error(error, job),
+    });
   }
 
   /** Items held now, by job (what `zk-plan workers` and the metrics show). */
@@ -201,6 +217,7 @@ export class JobWorker {
       }
     }
     this.shareOut();
+    await this.failOverTaken();
     await this.retireRunners(wanted);
     const oldest = Math.min(
       ...[...this.held.values()].map(
@@ -287,9 +304,12 @@ export class JobWorker {
         workerId: this.runtime.id,
         now: () => this.runtime.clock.wall(),
         holding: (job, items) => this.holding(job, items),
+        runStarting: (job, start) => this.journal.start(job, start),
         runEnded: () => this.runtime.changed(),
+        onMisfire: (job, tick, handling) => this.runtime.events.misfire?.(job, tick, handling),
         onError: (job, error) => this.runtime.events.error(error, job),
         restartDelayMs: this.runtime.restartDelayMs,
+        maxRestartDelayMs: this.runtime.maxRestartDelayMs ?? DEFAULTS.jobs.maxRestartDelayMs,
       }),
     );
   }
@@ -373,7 +393,33 @@ export class JobWorker {
     });
     const failover = previous.holder !== '' && previous.holder !== id && previous.released !== true;
     this.runtime.events.itemStarted(want.job, want.item, token, failover);
+    if (failover) this.takenFromLapsed.push({ want, previousHolder: previous.holder });
     return timing.leaseMs / 3;
+  }
+
+  /**
+   * Items this pass took from holders whose leases lapsed (they died, or were cut off or frozen):
+   * where the history shows such a holder's last run of an item interrupted (never ended, or
+   * aborted), the item's runner runs its share again at once (unless the job says
+   * `failover: false`), once per interrupted run however many of its items were taken. Read once
+   * the pass has shared the items out, so the runners have them in their share.
+   */
+  private async failOverTaken(): Promise<void> {
+    const interrupted = new Map<string, { readonly job: string; readonly run: string }>();
+    for (const { want, previousHolder } of this.takenFromLapsed.splice(0)) {
+      try {
+        const run = await this.runtime.store.runs.interruptedRun(
+          want.job,
+          previousHolder,
+          want.item,
+        );
+        if (run !== undefined && this.held.has(key(want.job, want.item)))
+          interrupted.set(key(want.job, run), { job: want.job, run });
+      } catch (error) {
+        this.runtime.events.error(error, want.job); // the item waits for its next tick
+      }
+    }
+    for (const { job, run } of interrupted.values()) this.runners.get(job)?.failover(run);
   }
 
   /** Renews every lease last renewed `leaseMs / 3` ago or more. */

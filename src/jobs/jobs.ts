@@ -6,6 +6,7 @@
 import { DEFAULTS } from '../config/defaults.js';
 import { assertDurationMs } from '../config/option-checks.js';
 import { JobError, JobNotFoundError } from '../errors/job-errors.js';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { jobNodes } from '../zk/layout.js';
 import {
   assertItems,
@@ -16,6 +17,42 @@ import {
   type StoredJob,
 } from './job-definition.js';
 import type { AssignmentRecord, JobStore, JobWorkerInfo } from './job-store.js';
+import { runState, type JobRun } from './job-run-record.js';
+import type { JobItemFailure } from './job-run-store.js';
+
+/**
+ * A job's run history as `jobs.runs(name)` gives it.
+ *
+ * @category Jobs
+ */
+export interface JobRunHistory {
+  readonly job: string;
+  /** The runs kept (the job's `keepRuns` newest), newest first, at most `limit`. */
+  readonly runs: readonly JobRun[];
+  /** Each item's last failed run, kept however many runs follow. */
+  readonly lastFailures: Readonly<Record<string, JobItemFailure>>;
+  /** Counts over the runs given. */
+  readonly counts: JobRunCounts;
+}
+
+/**
+ * How many of the runs given failed, were interrupted, overran a tick (misfires), caught one up,
+ * failed over, or were retries.
+ *
+ * @category Jobs
+ */
+export interface JobRunCounts {
+  readonly runs: number;
+  readonly failed: number;
+  readonly interrupted: number;
+  readonly misfires: number;
+  readonly caughtUp: number;
+  readonly failovers: number;
+  readonly retries: number;
+}
+
+/** The most runs `jobs.runs` reads at once. */
+export const MAX_RUNS_READ = 1_000;
 
 /**
  * An item's lease as `list()` shows it.
@@ -146,6 +183,44 @@ export class Jobs {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await this.store.remove(name);
+    await this.store.runs.remove(name);
+  }
+
+  /**
+   * The job's run history, newest first (at most `limit`, default 100): each run's worker, items
+   * and tokens, cause, try, start, end, outcome and error, with its state (`running` while its
+   * worker lives, `interrupted` once the worker is gone without ending it); each item's last
+   * failure; and counts. JobNotFoundError when the job is not defined.
+   */
+  async runs(name: string, options: { readonly limit?: number } = {}): Promise<JobRunHistory> {
+    const limit = options.limit ?? DEFAULTS.jobs.keepRuns;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RUNS_READ)
+      throw new InvalidArgumentError(
+        'limit',
+        `expected a whole number of runs from 1 to ${MAX_RUNS_READ}, got ${JSON.stringify(limit)}`,
+      );
+    await this.get(name);
+    const { runs: store } = this.store;
+    const [names, workers, lastFailures] = await Promise.all([
+      store.names(name),
+      this.store.workers(),
+      store.lastFailures(name),
+    ]);
+    const live = new Set(workers.map((worker) => worker.id));
+    const newest = names.reverse().slice(0, limit);
+    const records = await Promise.all(newest.map((run) => store.read(name, run)));
+    const runs = records.flatMap((record, index) =>
+      record === undefined
+        ? []
+        : [
+            {
+              ...record,
+              run: newest[index] as string,
+              state: runState(record, live.has(record.worker)),
+            },
+          ],
+    );
+    return { job: name, runs, lastFailures, counts: countRuns(runs) };
   }
 
   /** The job as stored; JobNotFoundError when there is none. */
@@ -252,4 +327,17 @@ export class Jobs {
       if (await this.store.write(job, read)) return job;
     }
   }
+}
+
+function countRuns(runs: readonly JobRun[]): JobRunCounts {
+  const count = (test: (run: JobRun) => boolean): number => runs.filter(test).length;
+  return {
+    runs: runs.length,
+    failed: count((run) => run.state === 'failed'),
+    interrupted: count((run) => run.state === 'interrupted'),
+    misfires: count((run) => run.misfire !== undefined),
+    caughtUp: count((run) => run.cause === 'misfire'),
+    failovers: count((run) => run.cause === 'failover'),
+    retries: count((run) => run.cause === 'retry'),
+  };
 }

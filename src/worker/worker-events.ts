@@ -1,3 +1,5 @@
+import type { JobRunCause, JobRunItem, JobRunOutcome } from '../jobs/job-run-record.js';
+
 /**
  * What a worker's task events say about the task besides its path: how people know it (the plan's
  * name, the task's key), its function, and which try this is. Taken from what the worker already
@@ -148,6 +150,51 @@ export interface ZkPlanEvents {
       readonly token?: number;
       readonly failover?: boolean;
       readonly reason?: string;
+    },
+  ];
+  /**
+   * A job worker of this ZkPlan started a run of a job function (`state: 'started'`) or saw it end
+   * (`'ended'`, with its `outcome`, `durationMs` and, for a failed run, `error`). `run` names its
+   * record in the job's history; `cause` says why it ran; `attempt` counts tries of one due run.
+   */
+  'job:run': [
+    {
+      readonly jobs: string;
+      readonly job: string;
+      readonly workerId: string;
+      readonly run: string;
+      readonly cause: JobRunCause;
+      readonly attempt: number;
+      readonly items: readonly JobRunItem[];
+      readonly state: 'started' | 'ended';
+      readonly outcome?: JobRunOutcome;
+      readonly durationMs?: number;
+      readonly error?: Error;
+      /** Ended failed with no retry left before the next tick. */
+      readonly final?: boolean;
+    },
+  ];
+  /** A tick of a job came while the previous run of the same share still ran: `caught-up` once right after it, or `skipped` (`misfire: 'skip'`). */
+  'job:misfire': [
+    {
+      readonly jobs: string;
+      readonly job: string;
+      readonly workerId: string;
+      readonly tick: Date;
+      readonly handling: 'caught-up' | 'skipped';
+    },
+  ];
+  /** A line a job function wrote with `ctx.log`, with its run and the share's items and tokens. */
+  'job:log': [
+    {
+      readonly jobs: string;
+      readonly job: string;
+      readonly workerId: string;
+      readonly run: string;
+      readonly items: readonly JobRunItem[];
+      readonly level: 'debug' | 'info' | 'warn' | 'error';
+      readonly msg: string;
+      readonly fields?: Readonly<Record<string, unknown>>;
     },
   ];
   /** The manager of this ZkPlan wrote a new assignment (`moved`: items that changed holder). */

@@ -177,21 +177,39 @@ export const JOB_MANAGER = `${RESERVED_PREFIX}job-manager`;
 export const JOB_ASSIGNMENT = `${RESERVED_PREFIX}job-assignment`;
 /** Under a jobs' parent: the items' leases by job, apart from the jobs' nodes so that removing a job never deletes a lease still held. */
 export const JOB_LEASES = `${RESERVED_PREFIX}job-leases`;
+/**
+ * Under a jobs' parent: the run history by job, `<runs>/<job>/run-<start ms>-<worker>-<n>`, each a
+ * record of one run of the job function on one worker (started, then finished). Apart from the
+ * job's node, like the leases, so that defining a job again keeps its history.
+ */
+export const JOB_RUNS = `${RESERVED_PREFIX}job-runs`;
+/** Under a jobs' parent: the last failed run of each item, `<failures>/<job>/<item>`, kept however many runs follow. */
+export const JOB_FAILURES = `${RESERVED_PREFIX}job-failures`;
+/** Name prefix of a run record in a job's history. */
+export const JOB_RUN_PREFIX = 'run-';
 /** A job's `trigger` child: a run requested now (`jobs.trigger`). */
 export const JOB_TRIGGER = 'trigger';
 /** Name prefix of a candidate's node in the job manager's election (`latch-NNNNNNNNNN`). */
 export const LATCH_PREFIX = 'latch-';
 
-/** Where a job's nodes are: its definition (the node's data), its trigger, and its items' leases. */
+/** Where a job's nodes are: its definition (the node's data), its trigger, its items' leases, its run history and its items' last failures. */
 export function jobNodes(
   jobs: string,
   name: string,
-): { readonly node: string; readonly leases: string; readonly trigger: string } {
+): {
+  readonly node: string;
+  readonly leases: string;
+  readonly trigger: string;
+  readonly runs: string;
+  readonly failures: string;
+} {
   const node = childPath(jobs, name);
   return {
     node,
     leases: childPath(childPath(jobs, JOB_LEASES), name),
     trigger: childPath(node, JOB_TRIGGER),
+    runs: childPath(childPath(jobs, JOB_RUNS), name),
+    failures: childPath(childPath(jobs, JOB_FAILURES), name),
   };
 }
 

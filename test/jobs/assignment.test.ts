@@ -26,6 +26,10 @@ function job(
     mode: 'continuous',
     strategy: options.strategy ?? 'evenly',
     disabled: options.disabled ?? false,
+    misfire: 'runOnce',
+    failover: true,
+    retries: 3,
+    keepRuns: 100,
     updatedAt: '2026-11-26T00:00:00Z',
   };
 }

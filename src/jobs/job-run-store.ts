@@ -1,0 +1,180 @@
+/**
+ * ZooKeeper I/O of a jobs' parent's run history (layout in src/zk/layout.ts, records in
+ * job-run-record.ts): a run's node is created when it starts and written again when it ends; the
+ * oldest runs beyond the job's `keepRuns` are deleted; each item's last failure is kept in its own
+ * node, apart from the runs, so that it outlives them. Every write is a create-if-absent of a name
+ * decided beforehand, an unconditional set of the writer's own node, or a delete, so each is safe
+ * to send again after a lost reply. History is not what keeps items apart (the leases are): a
+ * write that fails is reported and the run goes on.
+ */
+import { MalformedNodeError } from '../errors/task-errors.js';
+import { isZkError } from '../errors/zk-error.js';
+import { decodeValue, encodeValue } from '../serialization/codec.js';
+import { childPath, jobNodes } from '../zk/layout.js';
+import type { Zk } from '../zk/zk.js';
+import {
+  parseRunRecord,
+  runWorkerOf,
+  runsBeyond,
+  sortRuns,
+  type JobRunError,
+  type JobRunItem,
+  type JobRunRecord,
+} from './job-run-record.js';
+
+/**
+ * An item's last failed run, as kept apart from the history (`jobs.runs(name).lastFailures`).
+ *
+ * @category Jobs
+ */
+export interface JobItemFailure {
+  /** The run's node name (it may have left the history since). */
+  readonly run: string;
+  readonly worker: string;
+  readonly token: number;
+  readonly attempt: number;
+  readonly finishedAt: string;
+  readonly error: JobRunError;
+}
+
+export class JobRunStore {
+  constructor(
+    private readonly zk: Zk,
+    readonly parent: string,
+  ) {}
+
+  /** Writes a run's first record (its node is created; a resend finds it there). */
+  async started(name: string, record: JobRunRecord): Promise<void> {
+    const { runs } = jobNodes(this.parent, record.job);
+    await this.zk.ensurePath(runs);
+    await this.zk.createIfAbsent(
+      childPath(runs, name),
+      encodeValue(record, 'job run record'),
+      'persistent',
+    );
+  }
+
+  /** Writes a run's record again as it ended; a node pruned meanwhile is left gone. */
+  async ended(name: string, record: JobRunRecord): Promise<void> {
+    const path = childPath(jobNodes(this.parent, record.job).runs, name);
+    try {
+      await this.zk.setData(path, encodeValue(record, 'job run record', path), -1);
+    } catch (error) {
+      if (!isZkError(error, 'NO_NODE')) throw error;
+    }
+  }
+
+  /** Keeps each item's last failure (with the token it was held with): one node per item, written over. */
+  async failed(
+    job: string,
+    items: readonly JobRunItem[],
+    failure: Omit<JobItemFailure, 'token'>,
+  ): Promise<void> {
+    const { failures } = jobNodes(this.parent, job);
+    await this.zk.ensurePath(failures);
+    await Promise.all(
+      items.map(async (item) => {
+        const path = childPath(failures, item.id);
+        const data = encodeValue({ ...failure, token: item.token }, 'job item failure', path);
+        if (!(await this.zk.createIfAbsent(path, data, 'persistent')))
+          await this.zk.setData(path, data, -1);
+      }),
+    );
+  }
+
+  /** Deletes the oldest runs beyond `keep`. */
+  async prune(job: string, keep: number): Promise<number> {
+    const { runs } = jobNodes(this.parent, job);
+    const names = (await this.zk.tryGetChildren(runs))?.children ?? [];
+    const beyond = runsBeyond(names, keep);
+    await Promise.all(beyond.map((name) => this.zk.deleteIfPresent(childPath(runs, name))));
+    return beyond.length;
+  }
+
+  /** The job's run node names, oldest first. */
+  async names(job: string): Promise<string[]> {
+    return sortRuns(
+      (await this.zk.tryGetChildren(jobNodes(this.parent, job).runs))?.children ?? [],
+    );
+  }
+
+  /** A run's record; undefined when it is gone, or holds no record zk-plan writes. */
+  async read(job: string, name: string): Promise<JobRunRecord | undefined> {
+    const path = childPath(jobNodes(this.parent, job).runs, name);
+    const node = await this.zk.tryGetData(path);
+    if (node === undefined) return undefined;
+    try {
+      return parseRunRecord(path, decodeValue(path, node.data));
+    } catch (error) {
+      if (error instanceof MalformedNodeError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The newest run of `worker` that holds `item`, if it was interrupted: it never ended (the worker
+   * died in it), or its worker aborted it (cut off, it lost the lease). That is the run a failover
+   * runs again. Only that worker's runs are read (its id is in their names), newest first, and only
+   * the last few.
+   */
+  async interruptedRun(job: string, worker: string, item: string): Promise<string | undefined> {
+    const theirs = (await this.names(job)).filter((name) => runWorkerOf(name) === worker);
+    for (const name of theirs.reverse().slice(0, INTERRUPTED_LOOKBACK)) {
+      const record = await this.read(job, name);
+      if (record === undefined || !record.items.some((entry) => entry.id === item)) continue;
+      return record.outcome === undefined || record.outcome === 'aborted' ? name : undefined;
+    }
+    return undefined;
+  }
+
+  /** Each item's last failure, by item (malformed nodes left out). */
+  async lastFailures(job: string): Promise<Record<string, JobItemFailure>> {
+    const { failures } = jobNodes(this.parent, job);
+    const items = ((await this.zk.tryGetChildren(failures))?.children ?? []).sort();
+    const read = await Promise.all(
+      items.map(async (item) => {
+        const path = childPath(failures, item);
+        const node = await this.zk.tryGetData(path);
+        if (node === undefined) return undefined;
+        try {
+          return parseItemFailure(path, decodeValue(path, node.data));
+        } catch (error) {
+          if (error instanceof MalformedNodeError) return undefined;
+          throw error;
+        }
+      }),
+    );
+    return Object.fromEntries(
+      read.flatMap((failure, index) =>
+        failure === undefined ? [] : [[items[index] as string, failure]],
+      ),
+    );
+  }
+
+  /** Deletes the job's history and its items' failures (when the job is removed). */
+  async remove(job: string): Promise<void> {
+    const { runs, failures } = jobNodes(this.parent, job);
+    await this.zk.deleteRecursive(runs);
+    await this.zk.deleteRecursive(failures);
+  }
+}
+
+/** How many of a lapsed holder's newest runs a failover looks through for the one holding its item. */
+const INTERRUPTED_LOOKBACK = 10;
+
+function parseItemFailure(path: string, value: unknown): JobItemFailure {
+  const failure = value as Partial<JobItemFailure> | null;
+  if (
+    typeof failure !== 'object' ||
+    failure === null ||
+    typeof failure.run !== 'string' ||
+    typeof failure.worker !== 'string' ||
+    !Number.isSafeInteger(failure.token) ||
+    !Number.isSafeInteger(failure.attempt) ||
+    typeof failure.finishedAt !== 'string' ||
+    typeof failure.error?.message !== 'string' ||
+    typeof failure.error.type !== 'string'
+  )
+    throw new MalformedNodeError(path, 'not a job item failure: delete it, it is only history');
+  return failure as JobItemFailure;
+}

@@ -1,0 +1,125 @@
+/**
+ * A job worker's side of the run history: it writes a run's record before the job function starts
+ * and again when it ends, keeps each item's last failure, prunes the job's oldest runs beyond its
+ * `keepRuns`, and gives the function its log. History is not what keeps items apart (the leases
+ * are), so a record that cannot be written is reported and the run goes on: then the history
+ * misses that run, and a failover cannot see that the run was interrupted (its items wait for
+ * their next tick).
+ */
+import type { LogFields, TaskLogger } from '../logs/task-log-types.js';
+import type { JobItem } from './job-context.js';
+import type { StoredJob } from './job-definition.js';
+import {
+  runError,
+  runNodeName,
+  type JobRunItem,
+  type JobRunMisfire,
+  type JobRunOutcome,
+  type JobRunRecord,
+} from './job-run-record.js';
+import type { JobRunStore } from './job-run-store.js';
+import type { RunRecorder, RunStart } from './job-runner.js';
+
+/** What the journal tells its worker's events. */
+export interface RunJournalEvents {
+  runStarted(job: string, run: string, record: JobRunRecord): void;
+  /** `final`: a failed run with no retry left (continuous jobs always restart: never final). */
+  runEnded(
+    job: string,
+    run: string,
+    record: JobRunRecord,
+    durationMs: number,
+    error: unknown,
+    final: boolean,
+  ): void;
+  log(
+    job: string,
+    run: string,
+    items: readonly JobRunItem[],
+    level: 'debug' | 'info' | 'warn' | 'error',
+    msg: string,
+    fields: LogFields | undefined,
+  ): void;
+  error(error: unknown, job?: string): void;
+}
+
+export class RunJournal {
+  /** Runs this worker started: with its id and the start time, it names each run's node. */
+  private started = 0;
+
+  constructor(
+    private readonly store: JobRunStore,
+    private readonly workerId: string,
+    private readonly clock: { wall(): number; mono(): number },
+    private readonly events: RunJournalEvents,
+  ) {}
+
+  /** Writes the run's first record and prunes the history; never rejects. */
+  async start(job: StoredJob, start: RunStart): Promise<RunRecorder> {
+    const startedAt = this.clock.wall();
+    const startedMono = this.clock.mono();
+    this.started += 1;
+    const run = runNodeName(startedAt, this.workerId, this.started);
+    const items = start.items.map(runItem);
+    const record: JobRunRecord = {
+      job: job.name,
+      worker: this.workerId,
+      items,
+      cause: start.cause,
+      attempt: start.attempt,
+      ...(start.firedAt === undefined ? {} : { firedAt: start.firedAt.toISOString() }),
+      startedAt: new Date(startedAt).toISOString(),
+      ...(start.failoverOf === undefined ? {} : { failoverOf: start.failoverOf }),
+    };
+    try {
+      await this.store.started(run, record);
+      await this.store.prune(job.name, job.keepRuns);
+    } catch (error) {
+      this.events.error(error, job.name);
+    }
+    this.events.runStarted(job.name, run, record);
+    const line =
+      (level: 'debug' | 'info' | 'warn' | 'error') =>
+      (msg: string, fields?: LogFields): void =>
+        this.events.log(job.name, run, items, level, String(msg), fields);
+    const log: TaskLogger = {
+      debug: line('debug'),
+      info: line('info'),
+      warn: line('warn'),
+      error: line('error'),
+    };
+    return {
+      log,
+      ended: async (outcome: JobRunOutcome, error: unknown, misfire: JobRunMisfire | undefined) => {
+        const finishedAt = new Date(this.clock.wall()).toISOString();
+        const ended: JobRunRecord = {
+          ...record,
+          finishedAt,
+          outcome,
+          ...(outcome === 'failed' ? { error: runError(error) } : {}),
+          ...(misfire === undefined ? {} : { misfire }),
+        };
+        try {
+          await this.store.ended(run, ended);
+          if (ended.error !== undefined)
+            await this.store.failed(job.name, items, {
+              run,
+              worker: this.workerId,
+              attempt: start.attempt,
+              finishedAt,
+              error: ended.error,
+            });
+        } catch (writeError) {
+          this.events.error(writeError, job.name);
+        }
+        const final =
+          outcome === 'failed' && job.mode !== 'continuous' && start.attempt > job.retries;
+        this.events.runEnded(job.name, run, ended, this.clock.mono() - startedMono, error, final);
+      },
+    };
+  }
+}
+
+function runItem(item: JobItem): JobRunItem {
+  return { id: item.id, token: item.token };
+}

@@ -1,0 +1,337 @@
+/**
+ * A job's runs over the in-memory ZooKeeper, on real timers: the run history (`jobs.runs`), misfire
+ * (a run longer than its period: one catch-up, never two at once; `misfire: 'skip'`), retries of a
+ * run that threw with a doubling pause, failover of a run whose holder died in it (and
+ * `failover: false`), and the history's bound. The pure parts (names, parsing, due times, pauses)
+ * are at the end.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  FunctionRegistry,
+  type JobContext,
+  type JobDefinition,
+  type ZkPlanEvents,
+} from '../../src/index.js';
+import { resolveJob } from '../../src/jobs/job-definition.js';
+import {
+  parseRunRecord,
+  runError,
+  runNodeName,
+  runWorkerOf,
+  runsBeyond,
+  type JobRunRecord,
+} from '../../src/jobs/job-run-record.js';
+import { latestTickUpTo, nextDueTime, retryDelayMs } from '../../src/jobs/job-run-policy.js';
+import { JobRunStore } from '../../src/jobs/job-run-store.js';
+import { RunJournal } from '../../src/jobs/run-journal.js';
+import { MalformedNodeError } from '../../src/errors/task-errors.js';
+import { MemoryZooKeeper } from '../../src/testing/index.js';
+import { jobNodes } from '../../src/zk/layout.js';
+import { memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
+
+const JOBS = '/jobs';
+const LEASE = { leaseMs: 600, pollMs: 100 } as const;
+const open: MemoryProcess[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map(({ zkPlan }) => zkPlan.close()));
+});
+
+function proc(server: MemoryZooKeeper, name: string, functions = new FunctionRegistry()) {
+  const made = memoryProcess(server, name, functions);
+  open.push(made);
+  return made;
+}
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Counts the runs of a job function at once, and the most seen together. */
+function overlapMeter(): { enter(): void; leave(): void; readonly most: number } {
+  let now = 0;
+  let most = 0;
+  return {
+    enter: () => {
+      now += 1;
+      most = Math.max(most, now);
+    },
+    leave: () => {
+      now -= 1;
+    },
+    get most() {
+      return most;
+    },
+  };
+}
+
+const JOB: JobDefinition = {
+  name: 'mail',
+  fn: 'poll',
+  workPool: { items: ['a', 'b'] },
+  mode: { everyMs: 60_000 },
+};
+
+describe('misfire: a tick that comes while the previous run of the share still runs', () => {
+  it.each(['runOnce', 'skip'] as const)(
+    "misfire '%s': a run longer than its period is followed by one catch-up run (runOnce) or none (skip), never two at once",
+    async (misfire) => {
+      const server = new MemoryZooKeeper();
+      const meter = overlapMeter();
+      let calls = 0;
+      const functions = new FunctionRegistry().registerJob('poll', async () => {
+        meter.enter();
+        calls += 1;
+        // The first run spans three ticks of its 200 ms period; the others are short.
+        await pause(calls === 1 ? 700 : 10);
+        meter.leave();
+      });
+      proc(server, 'worker', functions).zkPlan.startJobWorker(JOBS, LEASE);
+      const jobs = proc(server, 'admin').zkPlan.jobs(JOBS);
+      await jobs.define({ ...JOB, mode: { everyMs: 200 }, misfire });
+      await expect
+        .poll(async () => (await jobs.runs('mail')).runs.length, { timeout: 5_000 })
+        .toBeGreaterThanOrEqual(4);
+      const oldestFirst = [...(await jobs.runs('mail')).runs].reverse();
+      const [long, next] = oldestFirst as [(typeof oldestFirst)[0], (typeof oldestFirst)[0]];
+      expect(long.cause).toBe('tick');
+      expect(long.misfire?.handling).toBe(misfire === 'skip' ? 'skipped' : 'caught-up');
+      // The latest tick that came while it ran, however many did.
+      const finished = Date.parse(long.finishedAt ?? '');
+      const tick = Date.parse(long.misfire?.tick ?? '');
+      expect(tick).toBeLessThanOrEqual(finished);
+      expect(finished - tick).toBeLessThan(200);
+      expect(Date.parse(long.firedAt ?? '') + 400).toBeLessThanOrEqual(tick);
+      if (misfire === 'runOnce') {
+        expect(next.cause).toBe('misfire');
+        expect(next.firedAt).toBe(long.misfire?.tick);
+        expect(Date.parse(next.startedAt) - finished).toBeLessThan(100); // at once, not at the next tick
+        expect(oldestFirst.filter((run) => run.cause === 'misfire')).toHaveLength(1);
+      } else {
+        expect(next.cause).toBe('tick');
+        expect(oldestFirst.some((run) => run.cause === 'misfire')).toBe(false);
+      }
+      expect(meter.most).toBe(1);
+      const { counts } = await jobs.runs('mail');
+      expect(counts.misfires).toBe(1);
+      expect(counts.caughtUp).toBe(misfire === 'runOnce' ? 1 : 0);
+    },
+  );
+});
+
+describe('retries of a run that threw', () => {
+  it('tries again up to `retries` times after a pause that doubles, then waits for the next tick; each failure is recorded and reported', async () => {
+    const server = new MemoryZooKeeper();
+    let calls = 0;
+    const functions = new FunctionRegistry().registerJob('poll', () => {
+      calls += 1;
+      throw Object.assign(new Error(`mailbox down (${calls})`), { code: 'MAILBOX_DOWN' });
+    });
+    const worker = proc(server, 'worker', functions);
+    const ended: ZkPlanEvents['job:run'][0][] = [];
+    worker.zkPlan.on('job:run', (event) => {
+      if (event.state === 'ended') ended.push(event);
+    });
+    const handle = worker.zkPlan.startJobWorker(JOBS, { ...LEASE, restartDelayMs: 50 });
+    const jobs = proc(server, 'admin').zkPlan.jobs(JOBS);
+    await jobs.define({ ...JOB, retries: 2 });
+    await expect.poll(() => handle.held()['mail']?.length ?? 0).toBe(2);
+    await jobs.trigger('mail');
+    await expect.poll(() => ended.length, { timeout: 5_000 }).toBe(3);
+    await pause(400); // no fourth try: the retries are used up, the next tick is a minute away
+    expect(calls).toBe(3);
+    const runs = [...(await jobs.runs('mail')).runs].reverse();
+    expect(runs.map((run) => [run.cause, run.attempt, run.state])).toEqual([
+      ['trigger', 1, 'failed'],
+      ['retry', 2, 'failed'],
+      ['retry', 3, 'failed'],
+    ]);
+    const gaps = runs
+      .slice(1)
+      .map((run, index) => Date.parse(run.startedAt) - Date.parse(runs[index]?.finishedAt ?? ''));
+    expect(gaps[0]).toBeGreaterThanOrEqual(50);
+    expect(gaps[1]).toBeGreaterThanOrEqual(100);
+    expect(runs[2]?.error).toEqual({
+      type: 'Error',
+      message: 'mailbox down (3)',
+      code: 'MAILBOX_DOWN',
+    });
+    expect(ended.map((event) => event.final)).toEqual([false, false, true]);
+    expect(ended.every((event) => event.outcome === 'failed' && event.error instanceof Error)).toBe(
+      true,
+    );
+    const { lastFailures } = await jobs.runs('mail');
+    expect(Object.keys(lastFailures)).toEqual(['a', 'b']);
+    expect(lastFailures['a']).toMatchObject({ run: runs[2]?.run, attempt: 3, worker: handle.id });
+  });
+});
+
+describe('failover of a run whose holder died in it', () => {
+  async function holderDiesMidRun(failover: boolean): Promise<{
+    jobs: ReturnType<MemoryProcess['zkPlan']['jobs']>;
+    runsOn: Map<string, JobContext[]>;
+    takenAt: number;
+  }> {
+    const server = new MemoryZooKeeper();
+    const runsOn = new Map<string, JobContext[]>();
+    const functions = (name: string) =>
+      new FunctionRegistry().registerJob('poll', async (ctx: JobContext) => {
+        runsOn.set(name, [...(runsOn.get(name) ?? []), ctx]);
+        await new Promise((resolve) =>
+          ctx.signal.addEventListener('abort', resolve, { once: true }),
+        );
+      });
+    // The first holder is not closed after the test: its client is crashed, so a close would wait on it forever.
+    const first = memoryProcess(server, 'first', functions('first'));
+    const firstHandle = first.zkPlan.startJobWorker(JOBS, LEASE);
+    const jobs = proc(server, 'admin').zkPlan.jobs(JOBS);
+    await jobs.define({ ...JOB, failover });
+    await expect.poll(() => firstHandle.held()['mail']?.length ?? 0).toBe(2);
+    await jobs.trigger('mail');
+    await expect.poll(async () => (await jobs.runs('mail')).runs.length).toBe(1);
+    first.zk.crash(); // kill -9: nothing more it sends lands, and it writes no end of its run
+    first.zk.expireSessionOnServer();
+    const second = proc(server, 'second', functions('second'));
+    const secondHandle = second.zkPlan.startJobWorker(JOBS, LEASE);
+    await expect.poll(() => secondHandle.held()['mail']?.length ?? 0, { timeout: 5_000 }).toBe(2);
+    return { jobs, runsOn, takenAt: Date.now() };
+  }
+
+  it('the new holder runs the items again at once, not at the next tick; the history shows the run interrupted and failed over', async () => {
+    const { jobs, runsOn } = await holderDiesMidRun(true);
+    await expect.poll(() => runsOn.get('second')?.length ?? 0, { timeout: 2_000 }).toBe(1);
+    const failedOver = runsOn.get('second')?.[0];
+    expect(failedOver?.cause).toBe('failover');
+    expect(failedOver?.items.map((item) => item.id)).toEqual(['a', 'b']);
+    const firstItems = runsOn.get('first')?.[0]?.items ?? [];
+    for (const [index, item] of (failedOver?.items ?? []).entries())
+      expect(item.token).toBeGreaterThan(firstItems[index]?.token ?? Infinity);
+    const { runs, counts } = await jobs.runs('mail');
+    const [newest, oldest] = runs as [(typeof runs)[0], (typeof runs)[0]];
+    expect(oldest).toMatchObject({ cause: 'trigger', state: 'interrupted' });
+    expect(newest).toMatchObject({ cause: 'failover', state: 'running', failoverOf: oldest.run });
+    expect([counts.interrupted, counts.failovers]).toEqual([1, 1]);
+  });
+
+  it('failover: false: the new holder waits for the next tick', async () => {
+    const { runsOn, takenAt } = await holderDiesMidRun(false);
+    await pause(Math.max(0, takenAt + 800 - Date.now()));
+    expect(runsOn.get('second')).toBeUndefined();
+  });
+});
+
+describe('the history is bounded', () => {
+  it('10 000 runs keep the newest keepRuns, and each item its last failure however old', async () => {
+    const server = new MemoryZooKeeper();
+    const zk = server.connect({ name: 'worker' });
+    const store = new JobRunStore(zk, JOBS);
+    let wall = Date.UTC(2026, 10, 27);
+    const journal = new RunJournal(
+      store,
+      'worker-1',
+      { wall: () => (wall += 1), mono: () => wall },
+      {
+        runStarted: () => undefined,
+        runEnded: () => undefined,
+        log: () => undefined,
+        error: (error) => {
+          throw error;
+        },
+      },
+    );
+    const job = resolveJob({ ...JOB, keepRuns: 50 }, new Date(wall));
+    const items = [{ id: 'a', token: 7 }];
+    const failedRuns: string[] = [];
+    for (let run = 1; run <= 10_000; run++) {
+      const recorder = await journal.start(job, { items, cause: 'tick', attempt: 1 });
+      const failed = run === 3;
+      await recorder.ended(
+        failed ? 'failed' : 'succeeded',
+        failed ? new Error('once') : undefined,
+        undefined,
+      );
+      if (failed) failedRuns.push((await store.names('mail')).at(-1) as string);
+    }
+    const names = await store.names('mail');
+    expect(names).toHaveLength(50);
+    expect(names.at(-1)).toBe(runNodeName(wall - 1, 'worker-1', 10_000));
+    expect(await store.lastFailures('mail')).toEqual({
+      a: expect.objectContaining({
+        run: failedRuns[0],
+        token: 7,
+        error: { type: 'Error', message: 'once' },
+      }),
+    });
+    expect(server.children(jobNodes(JOBS, 'mail').runs)).toHaveLength(50);
+  });
+});
+
+describe('run records and due times (pure)', () => {
+  it('names runs so that they sort by start, and reads the worker back', () => {
+    const name = runNodeName(Date.UTC(2026, 10, 27), 'host-12-ab12cd34', 7);
+    expect(name).toBe('run-1795737600000-host-12-ab12cd34-7');
+    expect(runWorkerOf(name)).toBe('host-12-ab12cd34');
+    expect(runWorkerOf('task-0000000001')).toBeUndefined();
+    const names = [
+      runNodeName(30, 'w', 3),
+      runNodeName(10, 'w', 1),
+      runNodeName(20, 'v', 2),
+      'junk',
+    ];
+    expect(runsBeyond(names, 1)).toEqual([runNodeName(10, 'w', 1), runNodeName(20, 'v', 2)]);
+    expect(runsBeyond(names, 5)).toEqual([]);
+  });
+
+  it('refuses a record zk-plan does not write, and cuts a long error message', () => {
+    const good: JobRunRecord = {
+      job: 'mail',
+      worker: 'w',
+      items: [{ id: 'a', token: 1 }],
+      cause: 'tick',
+      attempt: 1,
+      startedAt: '2026-11-27T00:00:00.000Z',
+    };
+    expect(parseRunRecord('/p', good)).toEqual(good);
+    for (const bad of [
+      null,
+      { ...good, cause: 'whim' },
+      { ...good, attempt: 0 },
+      { ...good, items: [{ id: 'a' }] },
+      { ...good, outcome: 'maybe' },
+      { ...good, misfire: { tick: 1, handling: 'caught-up' } },
+    ])
+      expect(() => parseRunRecord('/p', bad)).toThrow(MalformedNodeError);
+    const cut = runError(new Error('x'.repeat(10_000)));
+    expect(cut.message.length).toBeLessThanOrEqual(501);
+  });
+
+  it('finds the latest tick a run overran, and doubles the pause after each failure up to its cap', () => {
+    expect(latestTickUpTo({ everyMs: 200 }, 1_200, 1_750)).toBe(1_600);
+    expect(latestTickUpTo({ everyMs: 200 }, 1_200, 1_200)).toBe(1_200);
+    const minute = { cron: '* * * * *' };
+    const t = Date.UTC(2026, 10, 27, 10, 0, 0);
+    expect(nextDueTime(minute, t)).toBe(t + 60_000);
+    expect(latestTickUpTo(minute, t + 60_000, t + 200_000)).toBe(t + 180_000);
+    expect([1, 2, 3, 4, 5, 6].map((n) => retryDelayMs(n, 100, 1_000))).toEqual([
+      100, 200, 400, 800, 1_000, 1_000,
+    ]);
+    expect(retryDelayMs(0, 100, 1_000)).toBe(0);
+  });
+
+  it('refuses bad misfire, failover, retries and keepRuns, naming the field', () => {
+    for (const [field, value] of [
+      ['misfire', 'twice'],
+      ['failover', 'yes'],
+      ['retries', -1],
+      ['retries', 1.5],
+      ['keepRuns', 0],
+      ['keepRuns', 10_001],
+    ] as const)
+      expect(() => resolveJob({ ...JOB, [field]: value } as JobDefinition, new Date(0))).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', argument: field }) as Error,
+      );
+    expect(resolveJob(JOB, new Date(0))).toMatchObject({
+      misfire: 'runOnce',
+      failover: true,
+      retries: 3,
+      keepRuns: 100,
+    });
+  });
+});
