@@ -82,6 +82,15 @@ export const evenly: AssignmentStrategy = ({ items, workers, current }) => {
 };
 
 /**
+ * The weight of an (item, worker) pair in both hashing strategies: sha256 of the item, a NUL and
+ * the worker, as lower-case hex, so that comparing two weights as strings compares their bytes. Any
+ * program can compute it, and so the same placement.
+ */
+function rendezvousWeight(item: string, worker: string): string {
+  return createHash('sha256').update(item).update('\u0000').update(worker).digest('hex');
+}
+
+/**
  * Highest random weight: each item to the worker with the highest sha256(item, worker).
  *
  * @category Jobs
@@ -93,11 +102,7 @@ export const rendezvous: AssignmentStrategy = ({ items, workers }) => {
   for (const item of [...items].sort()) {
     let best: { worker: string; weight: string } | undefined;
     for (const worker of workers) {
-      const weight = createHash('sha256')
-        .update(item)
-        .update('\u0000')
-        .update(worker)
-        .digest('hex');
+      const weight = rendezvousWeight(item, worker);
       if (
         best === undefined ||
         weight > best.weight ||
