@@ -199,6 +199,7 @@ export type { JobWorkerOptions } from './config/job-worker-options.js';
 export {
   evenly,
   rendezvous,
+  evenlyRendezvous,
   type AssignmentStrategy,
   type AssignmentInput,
   type Assignment,

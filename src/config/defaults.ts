@@ -143,7 +143,7 @@ export interface DefaultValues {
     /** Whether a job worker takes part in the manager election. */
     readonly manager: boolean;
     /** `JobDefinition.strategy`: how a job's items are spread over its workers. */
-    readonly strategy: 'evenly' | 'rendezvous';
+    readonly strategy: 'evenly' | 'rendezvous' | 'evenlyRendezvous';
   };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   readonly localServer: {

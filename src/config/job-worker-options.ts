@@ -27,7 +27,7 @@ export interface JobWorkerOptions {
   readonly maxRestartDelayMs?: number;
   /** Take part in the manager election. @defaultValue DEFAULTS.jobs.manager (true) */
   readonly manager?: boolean;
-  /** Strategies by name besides 'evenly' and 'rendezvous': register the same ones on every job worker (any may become the manager). */
+  /** Strategies by name besides 'evenly', 'rendezvous' and 'evenlyRendezvous': register the same ones on every job worker (any may become the manager). */
   readonly strategies?: Readonly<Record<string, AssignmentStrategy>>;
 }
 

@@ -35,7 +35,7 @@ export function decideAssignment(
     }
     if (!strategies.has(job.strategy)) {
       problems[job.name] =
-        `strategy "${job.strategy}" is not registered on the manager: use evenly or rendezvous, or register it on every job worker (the job worker option strategies)`;
+        `strategy "${job.strategy}" is not registered on the manager: use evenly, rendezvous or evenlyRendezvous, or register it on every job worker (the job worker option strategies)`;
       result[job.name] = keepLive(held, eligible);
       continue;
     }

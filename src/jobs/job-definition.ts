@@ -42,7 +42,7 @@ export interface JobDefinition {
   readonly fn: string;
   readonly workPool: WorkPool;
   readonly mode: JobMode;
-  /** `'evenly'`, `'rendezvous'`, or a name registered on every job worker. @defaultValue DEFAULTS.jobs.strategy ('evenly') */
+  /** `'evenly'`, `'rendezvous'`, `'evenlyRendezvous'`, or a name registered on every job worker. @defaultValue DEFAULTS.jobs.strategy ('evenly') */
   readonly strategy?: string;
   /** Defined disabled: no item is assigned until `enable`. @defaultValue false */
   readonly disabled?: boolean;
@@ -275,7 +275,7 @@ export function resolveJob(input: JobDefinition, now: Date): StoredJob {
   if (typeof strategy !== 'string' || !STRATEGY_NAME.test(strategy))
     throw new InvalidArgumentError(
       'strategy',
-      `job "${input.name}": expected 'evenly', 'rendezvous' or a registered strategy's name, got ${JSON.stringify(strategy)}`,
+      `job "${input.name}": expected 'evenly', 'rendezvous', 'evenlyRendezvous' or a registered strategy's name, got ${JSON.stringify(strategy)}`,
     );
   if (input.disabled !== undefined && typeof input.disabled !== 'boolean')
     throw new InvalidArgumentError('disabled', `job "${input.name}": expected true or false`);

@@ -122,7 +122,7 @@ describe('decideAssignment', () => {
     expect(decision).toEqual({
       jobs: { mail: { w1: ['m1', 'm2'], w3: [] } },
       problems: {
-        mail: 'strategy "by-tenant" is not registered on the manager: use evenly or rendezvous, or register it on every job worker (the job worker option strategies)',
+        mail: 'strategy "by-tenant" is not registered on the manager: use evenly, rendezvous or evenlyRendezvous, or register it on every job worker (the job worker option strategies)',
       },
     });
   });

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
 import {
   assignmentMoves,
+  checkAssignment,
   evenly,
+  evenlyRendezvous,
   rendezvous,
   StrategyRegistry,
   type Assignment,
@@ -217,6 +219,206 @@ describe('rendezvous', () => {
   });
 });
 
+describe('evenlyRendezvous', () => {
+  const weight = (item: string, worker: string): string =>
+    createHash('sha256').update(`${item}\u0000${worker}`).digest('hex');
+  const spread = (assignment: Assignment): number =>
+    Math.max(...counts(assignment)) - Math.min(...counts(assignment));
+
+  /** Up to 60 items and 1 to 9 live workers, all named at random, and a random holding (some by workers that are gone). */
+  function randomMembership(random: () => number): AssignmentInput {
+    const name = (prefix: string, index: number): string =>
+      `${prefix}-${Math.floor(random() * 1_000_000)}-${index}`;
+    const items = Array.from({ length: Math.floor(random() * 61) }, (_, index) =>
+      name('item', index),
+    );
+    const workers = Array.from({ length: 1 + Math.floor(random() * 9) }, (_, index) =>
+      name('worker', index),
+    );
+    const holders = [...workers, 'gone'];
+    const current: Record<string, string[]> = {};
+    for (const item of items) {
+      const holder = holders[Math.floor(random() * holders.length)] as string;
+      if (random() < 0.7) (current[holder] ??= []).push(item);
+    }
+    return { items, workers, current };
+  }
+
+  it('gives each item of any pool to exactly one live worker: n mod w workers get ⌈n/w⌉ items, the others ⌊n/w⌋', () => {
+    const random = seededRandom(11);
+    for (let round = 0; round < 300; round++) {
+      const input = randomMembership(random);
+      const answer = evenlyRendezvous(input);
+      const context = JSON.stringify(input);
+      expect(checkAssignment('evenlyRendezvous', input, answer), context).toEqual(answer);
+      const base = Math.floor(input.items.length / input.workers.length);
+      const larger = input.items.length % input.workers.length;
+      const expected = input.workers.map((_, index) => (index < larger ? base + 1 : base));
+      expect(
+        counts(answer).sort((a, b) => b - a),
+        context,
+      ).toEqual(expected);
+      expect(spread(answer), context).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('places each item on its heaviest worker that had room: a worker heavier for the item than its holder holds only items heavier on it', () => {
+    const random = seededRandom(12);
+    for (let round = 0; round < 100; round++) {
+      const input = randomMembership(random);
+      const answer = evenlyRendezvous(input);
+      for (const [holder, held] of Object.entries(answer))
+        for (const item of held)
+          for (const other of input.workers) {
+            if (weight(item, other) <= weight(item, holder)) continue;
+            // other was filled before this item's turn on it came: by heavier items only.
+            for (const taken of answer[other] as string[])
+              expect(
+                weight(taken, other) > weight(item, other),
+                `${item} on ${holder}, not on ${other} which holds ${taken}`,
+              ).toBe(true);
+          }
+    }
+  });
+
+  it("answers as rendezvous where rendezvous's counts already differ by at most one", () => {
+    const random = seededRandom(13);
+    let even = 0;
+    for (let round = 0; round < 400; round++) {
+      const input = randomMembership(random);
+      const small = {
+        ...input,
+        items: input.items.slice(0, 8),
+        workers: input.workers.slice(0, 4),
+      };
+      const plain = rendezvous(small);
+      if (spread(plain) > 1) continue;
+      even += 1;
+      expect(evenlyRendezvous(small), JSON.stringify(small)).toEqual(plain);
+    }
+    expect(even).toBeGreaterThan(50);
+  });
+
+  it('every manager computes the same assignment, to the byte, whatever order it sees the workers, the items and the holders in', () => {
+    const random = seededRandom(14);
+    for (let round = 0; round < 30; round++) {
+      const input = randomMembership(random);
+      const expected = JSON.stringify(evenlyRendezvous(input));
+      for (let order = 0; order < 5; order++)
+        expect(JSON.stringify(evenlyRendezvous(reordered(input, random)))).toBe(expected);
+      expect(JSON.stringify(evenlyRendezvous({ ...input, current: {} }))).toBe(expected);
+    }
+  });
+
+  it('assigns nothing without a live worker, and an empty share to each worker of an empty pool', () => {
+    expect(evenlyRendezvous({ items: ITEMS, workers: [], current: { gone: ITEMS } })).toEqual({});
+    expect(evenlyRendezvous({ items: [], workers: ['b', 'a'], current: {} })).toEqual({
+      a: [],
+      b: [],
+    });
+  });
+
+  it('compared with evenly and rendezvous on 3 → 4 → 3 workers: as even as evenly, a few more moves than the fewest, and the 3-worker assignment back when the 4th leaves', () => {
+    const strategies = { evenly, rendezvous, evenlyRendezvous } as const;
+    // "fewest": the fewest moves that leave counts within one (fewestMoves); spread: the largest
+    // count less the smallest.
+    const rows: string[] = [
+      'items  strategy          3→4 moved (fewest)  4→3 d leaves (fewest)  back as before  4→3 c leaves (fewest)  spread 3 / 4',
+    ];
+    for (const itemCount of [120, 100]) {
+      const items = Array.from({ length: itemCount }, (_, index) => `tenant-${index}`);
+      for (const [name, strategy] of Object.entries(strategies)) {
+        const threeInput = { items, workers: ['a', 'b', 'c'], current: {} };
+        const three = strategy(threeInput);
+        const fourInput = { items, workers: ['a', 'b', 'c', 'd'], current: three };
+        const four = strategy(fourInput);
+        const backInput = { items, workers: ['a', 'b', 'c'], current: four };
+        const back = strategy(backInput);
+        const cLeavesInput = { items, workers: ['a', 'b', 'd'], current: four };
+        const cLeaves = strategy(cLeavesInput);
+        const joined = assignmentMoves(three, four).moved;
+        const fewestJoined = fewestMoves(fourInput);
+        const dLeft = assignmentMoves(four, back).moved;
+        const fewestDLeft = fewestMoves(backInput);
+        const cLeft = assignmentMoves(four, cLeaves).moved;
+        const fewestCLeft = fewestMoves(cLeavesInput);
+        const restored = JSON.stringify(back) === JSON.stringify(three);
+        rows.push(
+          [
+            String(itemCount).padEnd(5),
+            name.padEnd(16),
+            `${joined} (${fewestJoined})`.padEnd(18),
+            `${dLeft} (${fewestDLeft})`.padEnd(21),
+            (restored ? 'yes' : 'no').padEnd(14),
+            `${cLeft} (${fewestCLeft})`.padEnd(21),
+            `${spread(three)} / ${spread(four)}`,
+          ].join('  '),
+        );
+        if (strategy === evenlyRendezvous) {
+          expect(spread(three)).toBeLessThanOrEqual(1);
+          expect(spread(four)).toBeLessThanOrEqual(1);
+          expect(joined).toBeLessThanOrEqual(1.5 * fewestJoined);
+          expect(cLeft).toBeLessThanOrEqual(1.5 * fewestCLeft);
+          expect(back).toEqual(three);
+          expect(dLeft).toBe(joined);
+        }
+        if (strategy === rendezvous) {
+          expect(spread(three)).toBeGreaterThan(1);
+          expect(spread(four)).toBeGreaterThan(1);
+        }
+      }
+    }
+    console.log(rows.join('\n'));
+  });
+
+  it('moves close to the fewest when one worker joins with many items per worker, and up to a few times the fewest with few (printed, asserted for 3 → 4)', () => {
+    const random = seededRandom(15);
+    const rows: string[] = ['workers  items  moved / fewest: mean  worst'];
+    for (const workerCount of [2, 3, 8, 20]) {
+      for (const itemCount of [100, 1_000]) {
+        const ratios: number[] = [];
+        for (let round = 0; round < 5; round++) {
+          const items = Array.from(
+            { length: itemCount },
+            (_, index) => `item-${Math.floor(random() * 1_000_000)}-${index}`,
+          );
+          const workers = Array.from(
+            { length: workerCount },
+            (_, index) => `worker-${Math.floor(random() * 1_000_000)}-${index}`,
+          );
+          const before = evenlyRendezvous({ items, workers, current: {} });
+          const joinedInput = { items, workers: [...workers, 'newcomer'], current: before };
+          const joined = evenlyRendezvous(joinedInput);
+          ratios.push(assignmentMoves(before, joined).moved / fewestMoves(joinedInput));
+        }
+        const mean = ratios.reduce((sum, ratio) => sum + ratio, 0) / ratios.length;
+        const worst = Math.max(...ratios);
+        rows.push(
+          `${`${workerCount} → ${workerCount + 1}`.padEnd(7)}  ${String(itemCount).padEnd(5)}  ${mean.toFixed(2).padStart(26)}  ${worst.toFixed(2)}`,
+        );
+        if (workerCount === 3) expect(worst).toBeLessThanOrEqual(1.5);
+      }
+    }
+    console.log(rows.join('\n'));
+  });
+
+  it('spreads 10 000 items over 50 workers evenly (the time is printed beside rendezvous’s, not asserted)', () => {
+    const items = Array.from({ length: 10_000 }, (_, index) => `tenant-${index}`);
+    const workers = Array.from({ length: 50 }, (_, index) => `worker-${index}`);
+    const rendezvousStartedAt = performance.now();
+    rendezvous({ items, workers, current: {} });
+    const rendezvousMs = performance.now() - rendezvousStartedAt;
+    const startedAt = performance.now();
+    const answer = evenlyRendezvous({ items, workers, current: {} });
+    const elapsedMs = performance.now() - startedAt;
+    console.log(
+      `10 000 items over 50 workers: evenlyRendezvous ${Math.round(elapsedMs)} ms, rendezvous ${Math.round(rendezvousMs)} ms`,
+    );
+    expect(counts(answer)).toEqual(workers.map(() => 200));
+    expect(total(answer)).toEqual([...items].sort());
+  }, 60_000);
+});
+
 describe('assignmentMoves', () => {
   it('tells each worker what to stop and start, and counts only the items that change holder', () => {
     const before = { a: ['i1', 'i2'], b: ['i3'], c: ['i4', 'i9'] };
@@ -267,13 +469,16 @@ describe('StrategyRegistry', () => {
     expect(() => registry.register('evenly', evenly)).toThrow(/already registered/);
   });
 
-  it('knows evenly and rendezvous by name', () => {
+  it('knows evenly, rendezvous and evenlyRendezvous by name', () => {
     const registry = new StrategyRegistry();
     const input = { items: ITEMS, workers: ['b', 'a', 'c'], current: {} };
-    expect(registry.has('evenly') && registry.has('rendezvous')).toBe(true);
+    expect(
+      registry.has('evenly') && registry.has('rendezvous') && registry.has('evenlyRendezvous'),
+    ).toBe(true);
     expect(registry.has('by-tenant')).toBe(false);
     expect(registry.assign('evenly', input)).toEqual(evenly(input));
     expect(registry.assign('rendezvous', input)).toEqual(rendezvous(input));
+    expect(registry.assign('evenlyRendezvous', input)).toEqual(evenlyRendezvous(input));
   });
 
   it('registers a strategy under a name of a letter then up to 63 letters, digits, "_", "." or "-", and refuses any other name or a non-function', () => {
@@ -312,7 +517,7 @@ describe('StrategyRegistry', () => {
     );
     expect(error.argument).toBe('strategy');
     expect(error.message).toBe(
-      'Invalid strategy: no strategy "nope" (registered: evenly, rendezvous, by-tenant)',
+      'Invalid strategy: no strategy "nope" (registered: evenly, rendezvous, evenlyRendezvous, by-tenant)',
     );
   });
 
