@@ -2,6 +2,9 @@
 import {
   describeJobItemStart,
   describeJobItemStop,
+  describeJobLog,
+  describeJobRunEnd,
+  describeMisfire,
   describeRebalance,
   isLostItem,
 } from '../observability/job-log-lines.js';
@@ -181,6 +184,18 @@ export function terminalLog(level: string, options: TerminalLogOptions = {}): Wo
         write(INFO, describeRebalance(jobs, epoch, moved));
       const onJobError = ({ jobs, job, error }: ZkPlanEvents['job:error'][0]): void =>
         write(ERROR, `job ${job ?? jobs}: ${inCliWords(error)}`);
+      // A run that succeeded is no line here (the history has it); one that failed or was aborted is.
+      const onJobRun = (event: ZkPlanEvents['job:run'][0]): void => {
+        if (event.state !== 'ended' || event.outcome === 'succeeded') return;
+        write(event.outcome === 'failed' ? WARN : INFO, describeJobRunEnd(event));
+      };
+      const onMisfire = ({ job, tick, handling }: ZkPlanEvents['job:misfire'][0]): void =>
+        write(INFO, describeMisfire(job, tick, handling));
+      const onJobLog = ({ job, run, items, level, msg }: ZkPlanEvents['job:log'][0]): void =>
+        write(
+          level === 'error' ? ERROR : level === 'warn' ? WARN : INFO,
+          describeJobLog(job, run, items, msg),
+        );
       zkPlan.on('task:claimed', onClaimed);
       zkPlan.on('task:started', onStarted);
       zkPlan.on('task:completed', onCompleted);
@@ -192,6 +207,9 @@ export function terminalLog(level: string, options: TerminalLogOptions = {}): Wo
       zkPlan.on('job:item', onJobItem);
       zkPlan.on('job:rebalance', onRebalance);
       zkPlan.on('job:error', onJobError);
+      zkPlan.on('job:run', onJobRun);
+      zkPlan.on('job:misfire', onMisfire);
+      zkPlan.on('job:log', onJobLog);
       zkPlan.zk.on('session:expired', onExpired);
       zkPlan.zk.on('state', onState);
       zkPlan.zk.on('auth:failed', onAuthFailed);
@@ -207,6 +225,9 @@ export function terminalLog(level: string, options: TerminalLogOptions = {}): Wo
         zkPlan.off('job:item', onJobItem);
         zkPlan.off('job:rebalance', onRebalance);
         zkPlan.off('job:error', onJobError);
+        zkPlan.off('job:run', onJobRun);
+        zkPlan.off('job:misfire', onMisfire);
+        zkPlan.off('job:log', onJobLog);
         zkPlan.zk.off('session:expired', onExpired);
         zkPlan.zk.off('state', onState);
         zkPlan.zk.off('auth:failed', onAuthFailed);

@@ -65,7 +65,7 @@ export interface JobContext {
 }
 
 /**
- * A job function: registered with `FunctionRegistry.registerJob`. Its result is ignored; a throw is reported (`job:error`) and the run is retried.
+ * A job function: registered with `FunctionRegistry.registerJob`. Its result is ignored; a throw fails the run (recorded in the job's history and reported as `job:run`), which is retried as the job's `retries` says.
  *
  * @category Jobs
  */

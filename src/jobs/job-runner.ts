@@ -45,7 +45,6 @@ export interface RunnerHost {
   runEnded(job: string): void;
   /** A tick came while the previous run still ran: caught up once after it, or skipped (`job.misfire`). */
   onMisfire(job: string, tick: Date, handling: JobRunMisfire['handling']): void;
-  onError(job: string, error: unknown): void;
   /** After a run that threw (doubling with each failure in a row) or a continuous run that returned on its own, before the next. */
   readonly restartDelayMs: number;
   /** The longest pause after runs that threw. */
@@ -289,8 +288,7 @@ export class JobRunner {
         outcome = controller.signal.aborted ? 'aborted' : 'returned';
       } catch (error) {
         outcome = controller.signal.aborted ? 'aborted' : 'threw';
-        thrown = error;
-        if (outcome === 'threw') host.onError(job.name, error);
+        thrown = error; // reported with the run's end (job:run), not as a job worker's error
       }
       this.failuresInARow = outcome === 'threw' ? this.failuresInARow + 1 : 0;
       await recorder.ended(

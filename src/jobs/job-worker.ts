@@ -307,7 +307,6 @@ export class JobWorker {
         runStarting: (job, start) => this.journal.start(job, start),
         runEnded: () => this.runtime.changed(),
         onMisfire: (job, tick, handling) => this.runtime.events.misfire?.(job, tick, handling),
-        onError: (job, error) => this.runtime.events.error(error, job),
         restartDelayMs: this.runtime.restartDelayMs,
         maxRestartDelayMs: this.runtime.maxRestartDelayMs ?? DEFAULTS.jobs.maxRestartDelayMs,
       }),

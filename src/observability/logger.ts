@@ -11,6 +11,9 @@ import { escapeJsonControls, printableDeep } from '../util/printable.js';
 import {
   describeJobItemStart,
   describeJobItemStop,
+  describeJobLog,
+  describeJobRunEnd,
+  describeMisfire,
   describeRebalance,
   isLostItem,
 } from './job-log-lines.js';
@@ -345,6 +348,63 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
       `job ${job ?? jobs}: ${error.message}`,
     );
   };
+  const onJobRun = (event: ZkPlanEvents['job:run'][0]): void => {
+    if (event.state !== 'ended') return;
+    const { jobs, job, workerId, run, cause, attempt, items, outcome, durationMs, error, final } =
+      event;
+    const fields = {
+      event: 'job:run',
+      jobs,
+      job,
+      workerId,
+      run,
+      cause,
+      attempt,
+      items: items.map((item) => `${item.id}#${item.token}`),
+      ...(outcome === undefined ? {} : { outcome }),
+      ...(durationMs === undefined ? {} : { durationMs }),
+      ...(error === undefined ? {} : { error: serializeError(error), final: final === true }),
+    };
+    const line = describeJobRunEnd(event);
+    if (outcome === 'failed') logger.warn(fields, line);
+    else if (outcome === 'aborted') logger.info(fields, line);
+    else logger.debug(fields, line);
+  };
+  const onJobMisfire = ({
+    jobs,
+    job,
+    workerId,
+    tick,
+    handling,
+  }: ZkPlanEvents['job:misfire'][0]): void => {
+    logger.info(
+      { event: 'job:misfire', jobs, job, workerId, tick: tick.toISOString(), handling },
+      describeMisfire(job, tick, handling),
+    );
+  };
+  const onJobLog = ({
+    jobs,
+    job,
+    workerId,
+    run,
+    items,
+    level,
+    msg,
+    fields,
+  }: ZkPlanEvents['job:log'][0]): void => {
+    logger[level](
+      {
+        ...fields,
+        event: 'job:log',
+        jobs,
+        job,
+        workerId,
+        run,
+        items: items.map((item) => `${item.id}#${item.token}`),
+      },
+      describeJobLog(job, run, items, msg),
+    );
+  };
   const onState = (state: SessionState): void => {
     logger[STATE_LEVEL[state]](
       { event: 'session:state', state, previous: previousState },
@@ -384,6 +444,9 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
   plan.on('job:item', onJobItem);
   plan.on('job:rebalance', onJobRebalance);
   plan.on('job:error', onJobError);
+  plan.on('job:run', onJobRun);
+  plan.on('job:misfire', onJobMisfire);
+  plan.on('job:log', onJobLog);
   zk.on('state', onState);
   zk.on('session:started', onSessionStarted);
   zk.on('session:expired', onSessionExpired);
@@ -406,6 +469,9 @@ export function logWorkerEvents(zkPlan: ZkPlan | ObservedZkPlan, logger: Logger)
     plan.off('job:item', onJobItem);
     plan.off('job:rebalance', onJobRebalance);
     plan.off('job:error', onJobError);
+    plan.off('job:run', onJobRun);
+    plan.off('job:misfire', onJobMisfire);
+    plan.off('job:log', onJobLog);
     zk.off('state', onState);
     zk.off('session:started', onSessionStarted);
     zk.off('session:expired', onSessionExpired);

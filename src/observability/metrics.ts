@@ -235,6 +235,10 @@ function listenToJobs(listen: Listen, metrics: WorkerMetricSet, heldItems: Set<s
   listen('job:item', onJobItem);
   listen('job:rebalance', () => metrics.jobRebalances.inc());
   listen('job:lease-renewed', onLeaseRenewed);
+  listen('job:run', ({ job, cause, state, outcome }) => {
+    if (state === 'ended' && outcome !== undefined) metrics.jobRuns.inc({ job, cause, outcome });
+  });
+  listen('job:misfire', ({ job, handling }) => metrics.jobMisfires.inc({ job, handling }));
 }
 
 /** Options of startMetricsServer: where it listens, the registry it serves, and the metrics' own options. */

@@ -183,6 +183,19 @@ export function defineWorkerMetrics({ zk, running }: MetricSources) {
     registers: [],
   });
 
+  const jobRuns = new Counter({
+    name: name('job_runs_total'),
+    help: 'Runs of job functions that ended on the job workers of this process (job:run ended), by job, cause (tick, trigger, misfire, failover, retry, continuous) and outcome (succeeded, failed, aborted).',
+    labelNames: ['job', 'cause', 'outcome'] as const,
+    registers: [],
+  });
+  const jobMisfires = new Counter({
+    name: name('job_misfires_total'),
+    help: 'Ticks of timed jobs that came while the previous run of the same share still ran (job:misfire), by job and handling (caught-up: run once right after; skipped).',
+    labelNames: ['job', 'handling'] as const,
+    registers: [],
+  });
+
   return {
     tasksStarted,
     tasksSucceeded,
@@ -205,6 +218,8 @@ export function defineWorkerMetrics({ zk, running }: MetricSources) {
     jobRebalances,
     jobLeaseRenew,
     jobFailovers,
+    jobRuns,
+    jobMisfires,
   };
 }
 
@@ -235,6 +250,8 @@ export function metricsOf(set: WorkerMetricSet): Metric[] {
     set.jobRebalances,
     set.jobLeaseRenew,
     set.jobFailovers,
+    set.jobRuns,
+    set.jobMisfires,
   ];
 }
 

@@ -178,6 +178,28 @@ describe('the worker log for a person (plain and pretty)', () => {
     }
   });
 
+  it('a job run that failed is a warning saying what comes next; one that succeeded is no line; ctx.log lines name the run and the share', () => {
+    const { plan, lines } = follow('info');
+    const run = {
+      jobs: '/jobs',
+      job: 'mail',
+      workerId: 'w',
+      run: 'run-1795737600000-w-1',
+      cause: 'tick' as const,
+      attempt: 4,
+      items: [{ id: 'a', token: 3 }],
+      state: 'ended' as const,
+    };
+    plan.emit('job:run', { ...run, outcome: 'succeeded', durationMs: 5 });
+    plan.emit('job:run', { ...run, outcome: 'failed', error: new Error('down'), final: true });
+    plan.emit('job:log', { ...run, level: 'info', msg: 'polled 3 mails' });
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain(
+      'job mail tick run run-1795737600000-w-1 (try 4) failed: down; no retry left before the next tick',
+    );
+    expect(lines[1]).toContain('job mail run run-1795737600000-w-1 [a#3]: polled 3 mails');
+  });
+
   it('pretty lines start with the time and the level, coloured only when asked', () => {
     const { plan, lines } = follow('info', 'pretty');
     plan.emit('task:started', {

@@ -369,6 +369,51 @@ describe('logWorkerEvents', () => {
     });
   });
 
+  it('a job run: one line when it ends (a failure as a warning, saying what comes next), per misfire, and per ctx.log line with the share', () => {
+    const { plan, lines } = setUp();
+    const run = {
+      jobs: '/jobs',
+      job: 'mail',
+      workerId: 'jw-1',
+      run: 'run-1795737600000-jw-1-3',
+      items: [{ id: 'a', token: 7 }],
+      attempt: 2,
+    };
+    plan.emit('job:run', { ...run, cause: 'tick', state: 'started' });
+    plan.emit('job:run', {
+      ...run,
+      cause: 'retry',
+      state: 'ended',
+      outcome: 'failed',
+      durationMs: 12,
+      error: new Error('mailbox down'),
+      final: false,
+    });
+    plan.emit('job:misfire', {
+      jobs: '/jobs',
+      job: 'mail',
+      workerId: 'jw-1',
+      tick: new Date(Date.UTC(2026, 10, 27)),
+      handling: 'skipped',
+    });
+    plan.emit('job:log', { ...run, level: 'warn', msg: 'slow mailbox', fields: { ms: 900 } });
+    expect(lines.map((line) => [line['level'], line['event'], line['msg']])).toEqual([
+      [
+        LEVEL.warn,
+        'job:run',
+        'job mail retry run run-1795737600000-jw-1-3 (try 2) failed after 12 ms: mailbox down; it is retried',
+      ],
+      [
+        LEVEL.info,
+        'job:misfire',
+        "job mail: the tick of 2026-11-27T00:00:00.000Z came while the previous run still ran: skipped (misfire: 'skip')",
+      ],
+      [LEVEL.warn, 'job:log', 'job mail run run-1795737600000-jw-1-3 [a#7]: slow mailbox'],
+    ]);
+    expect(lines[0]).toMatchObject({ items: ['a#7'], final: false, outcome: 'failed' });
+    expect(lines[2]).toMatchObject({ ms: 900, items: ['a#7'] });
+  });
+
   it('the plain worker log has the same job lines', () => {
     const plain: string[] = [];
     const plan = new FakeZkPlan();

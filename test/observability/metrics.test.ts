@@ -361,6 +361,47 @@ describe('createWorkerMetrics', () => {
     expect(text).toMatch(/^# TYPE zk_plan_job_items_held gauge$/m);
     expect(text).toMatch(/^zk_plan_job_lease_renew_seconds_bucket\{le="0.005"\} 1$/m);
     expect(text).toMatch(/^zk_plan_job_lease_renew_seconds_bucket\{le="0.25"\} 2$/m);
+
+    const run = (
+      cause: 'tick' | 'retry',
+      state: 'started' | 'ended',
+      outcome?: 'failed' | 'succeeded',
+    ) =>
+      plan.emit('job:run', {
+        jobs: '/jobs',
+        job: 'mail',
+        workerId: 'jw-1',
+        run: 'run-1',
+        cause,
+        attempt: 1,
+        items: [],
+        state,
+        ...(outcome === undefined ? {} : { outcome }),
+      });
+    run('tick', 'started');
+    run('tick', 'ended', 'failed');
+    run('retry', 'ended', 'succeeded');
+    expect(
+      await value(registry, 'zk_plan_job_runs_total', {
+        job: 'mail',
+        cause: 'tick',
+        outcome: 'failed',
+      }),
+    ).toBe(1);
+    expect(
+      await value(registry, 'zk_plan_job_runs_total', {
+        job: 'mail',
+        cause: 'retry',
+        outcome: 'succeeded',
+      }),
+    ).toBe(1);
+    const misfire = { jobs: '/jobs', job: 'mail', workerId: 'jw-1', tick: new Date(0) };
+    plan.emit('job:misfire', { ...misfire, handling: 'caught-up' });
+    plan.emit('job:misfire', { ...misfire, handling: 'skipped' });
+    plan.emit('job:misfire', { ...misfire, handling: 'skipped' });
+    expect(
+      await value(registry, 'zk_plan_job_misfires_total', { job: 'mail', handling: 'skipped' }),
+    ).toBe(2);
   });
 
   it('session_state is 1 for the current state only; session_reconnects_total counts sessions after the first', async () => {
@@ -516,7 +557,9 @@ describe('createWorkerMetrics', () => {
         'zk_plan_job_failovers_total',
         'zk_plan_job_items_held',
         'zk_plan_job_lease_renew_seconds',
+        'zk_plan_job_misfires_total',
         'zk_plan_job_rebalances_total',
+        'zk_plan_job_runs_total',
         'zk_plan_running_tasks',
         'zk_plan_session_reconnects_total',
         'zk_plan_session_state',
