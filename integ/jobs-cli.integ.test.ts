@@ -1,4 +1,4 @@
-/** `zk-plan jobs define|ls|show|disable|enable|trigger|rm` and `zk-plan workers --jobs`, on a real server. */
+/** `zk-plan jobs define|ls|show|runs|disable|enable|trigger|rm` and `zk-plan workers --jobs`, on a real server. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +59,21 @@ describe('zk-plan jobs', () => {
     expect(triggered.stdout).toContain('triggered mailboxes');
     await expect.poll(() => runs.length, { timeout: 10_000 * TIMING }).toBe(1);
     expect(runs[0]).toEqual(['0', '1', '2']);
+    // The run's record: written before the function and again after it, so poll for its end.
+    await expect
+      .poll(async () => (await cli(['jobs', 'runs', 'mailboxes'])).stdout, {
+        timeout: 10_000 * TIMING,
+      })
+      .toMatch(/succeeded\s+trigger\s+1\s+\d+ ms\s+\S+\s+0#\d+ 1#\d+ 2#\d+/);
+    const history = await cli(['jobs', 'runs', 'mailboxes', '--json']);
+    expect(JSON.parse(history.stdout)).toMatchObject({
+      job: 'mailboxes',
+      runs: [{ worker: handle.id, cause: 'trigger', state: 'succeeded', attempt: 1 }],
+      counts: { runs: 1, failed: 0 },
+    });
+    const badLimit = await cli(['jobs', 'runs', 'mailboxes', '--limit', '0']);
+    expect(badLimit.code).toBe(2);
+    expect(badLimit.stderr).toContain("'--limit <n>' argument '0' is invalid");
 
     const workers = await runCli(env.connectString, ['workers', '--jobs', jobs, '--json']);
     const { jobWorkers } = JSON.parse(workers.stdout) as { jobWorkers: JobWorkerSummary[] };

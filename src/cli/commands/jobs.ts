@@ -1,23 +1,28 @@
 import { Option, type Command } from 'commander';
 import { DEFAULTS } from '../../config/defaults.js';
 import { describeMode, type JobDefinition } from '../../jobs/job-definition.js';
-import type { JobSummary } from '../../jobs/jobs.js';
+import { MAX_RUNS_READ, type JobRunHistory, type JobSummary } from '../../jobs/jobs.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
 import { readDocument } from '../documents.js';
-import { addConnectionOptions, checkParentPath, type ConnectionOptions } from '../options.js';
+import {
+  addConnectionOptions,
+  checkParentPath,
+  integer,
+  type ConnectionOptions,
+} from '../options.js';
 import { print, printJson } from '../output.js';
 
 interface JobsCliOptions extends ConnectionOptions {
   readonly jobs: string;
 }
 
-/** `zk-plan jobs define|ls|show|disable|enable|trigger|rm`: sharded jobs and work pools (src/jobs). */
+/** `zk-plan jobs define|ls|show|runs|disable|enable|trigger|rm`: sharded jobs and work pools (src/jobs). */
 export function registerJobs(program: Command): void {
   const jobs = program
     .command('jobs')
     .description(
-      'sharded jobs and work pools: define, list, show, disable, enable, trigger and remove jobs (run them with zk-plan worker --jobs)',
+      'sharded jobs and work pools: define, list, show, see the runs of, disable, enable, trigger and remove jobs (run them with zk-plan worker --jobs)',
     );
   const command = (name: string, description: string): Command => {
     const sub = jobs
@@ -71,6 +76,25 @@ export function registerJobs(program: Command): void {
     else if (summary !== undefined) print(formatShow(summary));
   });
 
+  const runs = command(
+    'runs',
+    'the run history of a job, newest first: worker, items with their tokens, cause, try, start, duration, state and error; then each item’s last failure',
+  )
+    .argument('<name>', 'the job')
+    .addOption(
+      new Option('--limit <n>', `show at most n runs (1 to ${MAX_RUNS_READ})`)
+        .argParser(integer(1, MAX_RUNS_READ))
+        .default(DEFAULTS.jobs.keepRuns),
+    );
+  setAction(runs, async (name: string, options: JobsCliOptions & { readonly limit: number }) => {
+    const { limit } = options;
+    const history = await withZkPlan(options, (zkPlan) =>
+      zkPlan.jobs(checkParentPath(options.jobs)).runs(name, { limit }),
+    );
+    if (options.json) printJson(history);
+    else print(formatRuns(history));
+  });
+
   for (const [name, verb, description] of [
     ['disable', 'disabled', 'assign no item of the job: running ones stop and are given back'],
     ['enable', 'enabled', 'assign the job’s items again'],
@@ -98,6 +122,40 @@ export function registerJobs(program: Command): void {
       else print(`${verb} ${jobName}`);
     });
   }
+}
+
+function formatRuns(history: JobRunHistory): string {
+  const { counts } = history;
+  const lines = [
+    `${history.job}: ${counts.runs} run(s) shown, ${counts.failed} failed, ${counts.interrupted} interrupted, ${counts.misfires} misfire(s) (${counts.caughtUp} caught up), ${counts.failovers} failover(s), ${counts.retries} retry(ies)`,
+  ];
+  if (history.runs.length > 0)
+    lines.push('  STARTED                   STATE        CAUSE       TRY  TOOK      WORKER  ITEMS');
+  for (const run of history.runs) {
+    const took =
+      run.finishedAt === undefined
+        ? '-'
+        : `${Date.parse(run.finishedAt) - Date.parse(run.startedAt)} ms`;
+    const items = run.items.map((item) => `${item.id}#${item.token}`);
+    const shown = `${items.slice(0, 6).join(' ')}${items.length > 6 ? ` +${items.length - 6}` : ''}`;
+    lines.push(
+      `  ${run.startedAt}  ${run.state.padEnd(11)}  ${run.cause.padEnd(10)}  ${String(run.attempt).padEnd(3)}  ${took.padEnd(8)}  ${run.worker}  ${shown}`,
+    );
+    if (run.failoverOf !== undefined) lines.push(`      runs again ${run.failoverOf}`);
+    if (run.misfire !== undefined)
+      lines.push(`      a tick came while it ran (${run.misfire.tick}): ${run.misfire.handling}`);
+    if (run.error !== undefined)
+      lines.push(
+        `      ${run.error.type}${run.error.code === undefined ? '' : ` ${run.error.code}`}: ${run.error.message}`,
+      );
+  }
+  const failures = Object.entries(history.lastFailures);
+  if (failures.length > 0) lines.push('  last failure per item:');
+  for (const [item, failure] of failures)
+    lines.push(
+      `    ${item}#${failure.token}  ${failure.finishedAt}  try ${failure.attempt} on ${failure.worker}: ${failure.error.message}`,
+    );
+  return lines.join('\n');
 }
 
 function formatLine(job: JobSummary): string {
