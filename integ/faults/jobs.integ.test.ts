@@ -413,4 +413,55 @@ describe('sharded jobs under faults (real job worker processes)', () => {
       assertNoOverlap(lines);
     },
   );
+
+  it(
+    'run history of a cron job across kill -9 of its holder: the interrupted run is there once as interrupted, and its failover run on the other worker starts before the next tick',
+    { timeout: 120_000 * TIMING },
+    async () => {
+      const { env, slots, logFile } = await startEnv('jobs-run-history', 2);
+      const jobs = env.zkPlan.jobs(JOBS);
+      const TICK_EVERY_MS = 20_000;
+      // One item: one worker runs each tick (the hold function runs until aborted), the other waits.
+      await jobs.define({
+        name: 'nightly',
+        fn: 'hold',
+        workPool: { items: ['box'] },
+        mode: { cron: '*/20 * * * * *' },
+      });
+      const running = async () =>
+        (await jobs.runs('nightly')).runs.find((run) => run.state === 'running');
+      await expect.poll(running, { timeout: 40_000 * TIMING, interval: 100 }).toBeDefined();
+      const interrupted = (await running())!;
+      const pidOf = new Map((await jobs.workers()).map((worker) => [worker.id, worker.pid]));
+      const holder = slots.find((worker) => worker.pid === pidOf.get(interrupted.worker));
+      const survivor = slots.find((worker) => worker !== holder)!;
+      expect(holder, 'the run is on one of the workers').toBeDefined();
+      const killedAt = await holder!.kill9();
+      const nextTick = Date.parse(interrupted.firedAt ?? '') + TICK_EVERY_MS;
+
+      const failedOver = async () =>
+        (await jobs.runs('nightly')).runs.find((run) => run.failoverOf === interrupted.run);
+      await expect.poll(failedOver, { timeout: 30_000 * TIMING, interval: 100 }).toBeDefined();
+      const failover = (await failedOver())!;
+      const { runs, counts } = await jobs.runs('nightly');
+      console.log(
+        `kill -9 → failover run started after ${Date.parse(failover.startedAt) - killedAt} ms; the next tick was ${nextTick - killedAt} ms after the kill`,
+      );
+      expect(runs.filter((run) => run.run === interrupted.run)).toEqual([
+        expect.objectContaining({
+          state: 'interrupted',
+          cause: 'tick',
+          worker: interrupted.worker,
+        }),
+      ]);
+      expect(failover).toMatchObject({ cause: 'failover', state: 'running' });
+      expect(pidOf.get(failover.worker)).toBe(survivor.pid);
+      expect(failover.worker).not.toBe(interrupted.worker);
+      expect(failover.items[0]?.token).toBeGreaterThan(interrupted.items[0]?.token ?? Infinity);
+      expect(Date.parse(failover.startedAt)).toBeLessThan(nextTick);
+      expect(counts.interrupted).toBe(1);
+      expect(counts.failovers).toBe(1);
+      assertNoOverlap(readLog(logFile));
+    },
+  );
 });
