@@ -294,7 +294,9 @@ export class JobRunner {
       await recorder.ended(
         outcome === 'returned' ? 'succeeded' : outcome === 'threw' ? 'failed' : 'aborted',
         outcome === 'threw' ? thrown : undefined,
-        this.stopped ? undefined : this.misfireAfterRun(),
+        // An aborted run missed nothing of its own: its share changed or went, and the ticks it
+        // overran are passed over (the next one due runs with the share as it is then).
+        this.stopped || outcome === 'aborted' ? undefined : this.misfireAfterRun(),
       );
       return outcome;
     } finally {

@@ -13,13 +13,23 @@
  *
  * Invariants, after every operation that lands and every timer: no item is worked on by two live
  * processes at once (a run works on an item while it is not aborted and `ctx.holding()` says so),
- * and no run starts on an item with a token lower than one an earlier run of that item had.
+ * nor by two runs of one process; and no run starts on an item with a token lower than one an
+ * earlier run of that item had. Two more, about when runs happen, checked where nothing blurs them
+ * (no change of the job in the last STABLE_MS or since, no fault on the process since):
+ * - misfire: after a run that a tick came in while it ran, and that was told to catch it up, the
+ *   process's next run of the job is that catch-up (or a failover), not a later tick;
+ * - failover: when a process crashes in the middle of a run (its record written), the first run of
+ *   each of its items, on the process that takes the item from the lapsed lease, is a run at once
+ *   (failover, or a catch-up, trigger or retry owed already), not the next tick after the take.
  */
 import { vi } from 'vitest';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { JobContext } from '../../src/jobs/job-context.js';
 import type { JobMode } from '../../src/jobs/job-definition.js';
 import { JobStore } from '../../src/jobs/job-store.js';
+import { parseRunRecord, runWorkerOf } from '../../src/jobs/job-run-record.js';
+import { decodeValue } from '../../src/serialization/codec.js';
+import { childPath, jobNodes } from '../../src/zk/layout.js';
 import { Jobs } from '../../src/jobs/jobs.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
 import { crashAndExpire, detachAndExpire } from '../sim-harness/fault-schedule.js';
@@ -42,6 +52,8 @@ const TIMING = { leaseMs: 20_000, marginMs: 4_000, driftMs: 2_000 };
 /** ZooKeeper's longest by default (20 ticks of 2 s): a worker cut off for less keeps its session, and sends again what it had sent. */
 const SESSION_TIMEOUT_MS = 40_000;
 const HOUR = 3_600_000;
+/** How long after a change of the job (or a fault on a process) runs are not held to the misfire and failover checks: every live worker has read the change by then. */
+const STABLE_MS = 15_000;
 
 /** The seeds its test and the self-test of its mutant run (JOB_LONG_SIM_SEEDS, JOB_LONG_SIM_SEED). */
 export const LONG_JOB_SEEDS = seedsFromEnv('JOB_LONG_SIM', 12);
@@ -49,6 +61,12 @@ export const LONG_JOB_SEEDS = seedsFromEnv('JOB_LONG_SIM', 12);
 interface LongProcess extends SimulatedJobProcess<
   'running' | 'cut-off' | 'frozen' | 'dead' | 'stopping'
 > {
+  /** When a fault last hit it (or it lost an item): runs around then are not checked for misfire or failover. */
+  disturbedAt: number;
+  /** When its run in progress started (the misfire check needs the process undisturbed from then on). */
+  runStartedAt: number;
+  /** Its last run of the job ended telling it to catch a tick up: its next run must be that catch-up. */
+  catchUpOwed?: { readonly startedAt: number; readonly endedAt: number };
   /** How fast its monotonic clock runs, and where it stood when the rate last changed. */
   rate: number;
   monoAt: { readonly sim: number; readonly mono: number };
@@ -58,6 +76,8 @@ interface LongProcess extends SimulatedJobProcess<
 export interface LongJobSimResult extends SeedResult {
   readonly events: string[];
   readonly simulatedHours: number;
+  /** How many times each timing check applied (a check that never applies cannot fail). */
+  readonly checked: { readonly catchUps: number; readonly failovers: number };
 }
 
 export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSimResult> {
@@ -73,6 +93,18 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   let serial = 0;
   const processes: LongProcess[] = [];
   const highestToken = new Map<string, number>();
+  /** When the job last changed (an operator's call started or ended): misfire and failover are checked only well after. */
+  let changedAt = T0;
+  /** Whether the job as last defined fails over (each definition picks; most do). */
+  let failsOver = true;
+  /** Items whose holder crashed in the middle of a run: when, and when (and by whom) they were taken again. */
+  const interruptedItems = new Map<
+    string,
+    { readonly crashedAt: number; takenBy?: string; takenAt?: number }
+  >();
+  const checked = { catchUps: 0, failovers: 0 };
+  const stable = (since: number): boolean =>
+    adminCall === undefined && since - changedAt >= STABLE_MS;
   /** Some seeds have an operator who takes items out of the pool and back every few seconds: leases pruned and made again all the time. */
   const flappy = random.chance(0.4);
   /** Workers cut off since a take of theirs was lost: the lease node it was decided on, and when they come back at the latest. */
@@ -95,6 +127,9 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
   const work = (proc: () => LongProcess, finite: boolean) => async (ctx: JobContext) => {
     for (const item of ctx.items) {
       checkToken(proc().name, item.id, item.token, 'ran');
+      const other = proc().active.get(item.id);
+      if (other !== undefined && other !== ctx && !other.signal.aborted && other.holding())
+        violation ??= `${Math.round((now() - T0) / 1000)} s: ${proc().name} runs ${item.id} twice at once (${other.cause} and ${ctx.cause})`;
       proc().active.set(item.id, ctx);
     }
     await new Promise<void>((resolve) => {
@@ -103,6 +138,60 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
     });
     for (const item of ctx.items)
       if (proc().active.get(item.id) === ctx) proc().active.delete(item.id);
+  };
+
+  /** The misfire and failover checks, at the start of each run (see the header). */
+  const checkRunStart = (
+    proc: LongProcess,
+    run: string,
+    record: {
+      readonly cause: string;
+      readonly firedAt?: string;
+      readonly items: readonly { readonly id: string }[];
+    },
+  ): void => {
+    const at = `${Math.round((now() - T0) / 1000)} s`;
+    const owed = proc.catchUpOwed;
+    proc.catchUpOwed = undefined;
+    proc.runStartedAt = now();
+    if (owed !== undefined && stable(owed.startedAt) && proc.disturbedAt < owed.startedAt) {
+      checked.catchUps += 1;
+      if (record.cause === 'tick' && Date.parse(record.firedAt ?? '') > owed.endedAt)
+        violation ??= `${at}: ${proc.name}'s run ${run} is the tick of ${record.firedAt}: the catch-up of a tick its previous run overran (ended ${Math.round((owed.endedAt - T0) / 1000)} s) never ran`;
+    }
+    for (const { id } of record.items) {
+      const interrupted = interruptedItems.get(id);
+      if (interrupted === undefined) continue;
+      interruptedItems.delete(id); // the first run of the item since its holder crashed
+      const takenAt = interrupted.takenAt;
+      if (
+        interrupted.takenBy !== proc.name ||
+        takenAt === undefined ||
+        !failsOver ||
+        !stable(interrupted.crashedAt) ||
+        proc.disturbedAt >= takenAt
+      )
+        continue;
+      checked.failovers += 1;
+      if (record.cause === 'tick' && Date.parse(record.firedAt ?? '') > takenAt)
+        violation ??= `${at}: ${proc.name} took ${id} at ${Math.round((takenAt - T0) / 1000)} s from a holder that crashed in a run, and first ran it at the tick of ${record.firedAt}: no failover run`;
+    }
+  };
+
+  /** A crashed process's runs in progress whose record reached the server: their items must fail over. */
+  const noteInterrupted = (proc: LongProcess): void => {
+    const { runs } = jobNodes(JOBS, NAME);
+    const unfinished = new Set<string>();
+    for (const name of server.exists(runs) ? server.children(runs) : []) {
+      if (runWorkerOf(name) !== proc.name) continue;
+      const path = childPath(runs, name);
+      const record = parseRunRecord(path, decodeValue(path, server.getData(path)));
+      if (record.outcome === undefined && record.cause !== 'continuous')
+        for (const item of record.items) unfinished.add(item.id);
+    }
+    for (const [item, ctx] of proc.active)
+      if (!ctx.signal.aborted && ctx.cause !== 'continuous' && unfinished.has(item))
+        interruptedItems.set(item, { crashedAt: now() });
   };
 
   const spawn = (): LongProcess => {
@@ -117,6 +206,8 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
       state: 'running',
       busy: undefined,
       active: new Map(),
+      disturbedAt: now(),
+      runStartedAt: now(),
     } as unknown as LongProcess;
     const functions = new FunctionRegistry()
       .registerJob(
@@ -140,8 +231,25 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         timing: TIMING,
         clock,
         restartDelayMs: 1_000,
-        // A take hands out a token: never one lower than a token handed out before for that item.
-        events: { itemStarted: (_job, item, token) => checkToken(name, item, token, 'took') },
+        events: {
+          // A take hands out a token: never one lower than a token handed out before for that item.
+          itemStarted: (_job, item, token, failover) => {
+            checkToken(name, item, token, 'took');
+            const interrupted = interruptedItems.get(item);
+            if (failover && interrupted !== undefined && interrupted.takenBy === undefined) {
+              interrupted.takenBy = name;
+              interrupted.takenAt = now();
+            }
+          },
+          itemStopped: () => (proc.disturbedAt = now()),
+          runStarted: (_job, run, record) => checkRunStart(proc, run, record),
+          runEnded: (_job, _run, record) => {
+            proc.catchUpOwed =
+              record.misfire?.handling === 'caught-up'
+                ? { startedAt: proc.runStartedAt, endedAt: now() }
+                : undefined;
+          },
+        },
       }),
     );
     processes.push(proc);
@@ -188,10 +296,12 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
       'stop',
     ] as const);
     note(`${kind} ${client}`);
+    target.disturbedAt = now();
     const sessionId = target.zk.sessionId;
     const back = now() + random.int(1, 60) * 1_000;
     switch (kind) {
       case 'crash':
+        noteInterrupted(target);
         crashAndExpire(server, target.zk);
         target.state = 'dead';
         return;
@@ -291,6 +401,7 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         if (proc.state === 'frozen') proc.zk.thaw();
         else proc.zk.reconnect();
         proc.state = 'running';
+        proc.disturbedAt = now();
       }
     }
   };
@@ -335,13 +446,17 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         'trigger',
       ] as const);
     note(what);
-    const define = (): Promise<unknown> =>
-      jobs.define({
+    const define = (): Promise<unknown> => {
+      failsOver = random.chance(0.8);
+      return jobs.define({
         name: NAME,
         fn: random.pick(['hold', 'batch']),
         workPool: { items },
         mode: mode(),
+        misfire: random.chance(0.8) ? 'runOnce' : 'skip',
+        failover: failsOver,
       });
+    };
     if (what === 'pool') {
       generation += 1;
       // New ids, and some of the old ones back: a lease node pruned while its item was away is made again.
@@ -353,6 +468,7 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
         ]),
       ];
     }
+    changedAt = now();
     adminCall = (async () => {
       if (what === 'define') return define();
       if (what === 'flap') {
@@ -374,17 +490,22 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
       return jobs.trigger(NAME);
     })()
       .catch(() => undefined)
-      .finally(() => (adminCall = undefined));
+      .finally(() => {
+        adminCall = undefined;
+        changedAt = now();
+      });
   };
 
   /** An operator takes one item out of the pool for a few seconds (while other changes may be under way). */
   const flapOut = async (item: string): Promise<void> => {
     note(`${item} out of the pool for a while`);
+    changedAt = now();
     const others = items.filter((other) => other !== item);
     if (others.length === 0) return;
     await jobs.setWorkPool(NAME, others).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, random.int(2, 8) * 1_000));
     await jobs.setWorkPool(NAME, items).catch(() => undefined);
+    changedAt = now();
   };
 
   simulatedClock.install();
@@ -419,13 +540,14 @@ export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSi
       proc.backAt = now();
     }
     for (let round = 0; round < 60 && violation === undefined; round++) await step(2_000, 0);
-    return { seed, violation, events, simulatedHours: (now() - T0) / HOUR };
+    return { seed, violation, events, simulatedHours: (now() - T0) / HOUR, checked };
   } catch (error) {
     return {
       seed,
       violation: violation ?? `the driver threw: ${(error as Error).stack ?? String(error)}`,
       events,
       simulatedHours: (now() - T0) / HOUR,
+      checked,
     };
   } finally {
     simulatedClock.restore();

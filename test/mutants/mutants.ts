@@ -140,7 +140,43 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'issue 19, defect 4: a lease take sent again after a reconnect lands on the lease node of an item that left the pool and came back, taken since by another worker: two live holders, and a token that goes down',
     simulation: 'long-job',
-    searchFrom: 5,
+    searchFrom: 4,
+  },
+  {
+    name: 'misfire-catch-up-dropped',
+    files: [
+      {
+        file: 'src/jobs/job-runner.ts',
+        patches: [
+          {
+            find: "if (handling === 'caught-up') this.owe({ cause: 'misfire', attempt: 1, firedAt: tick });",
+            replace: '',
+          },
+        ],
+      },
+    ],
+    defect:
+      "issue 24: a tick that came while the previous run of the share still ran is recorded as caught up but never run: the share's next run is the tick after (a misfire lost silently)",
+    simulation: 'long-job',
+    searchFrom: 1,
+  },
+  {
+    name: 'failover-ignored',
+    files: [
+      {
+        file: 'src/jobs/job-worker.ts',
+        patches: [
+          {
+            find: 'for (const { job, run } of interrupted.values()) this.runners.get(job)?.failover(run);',
+            replace: '',
+          },
+        ],
+      },
+    ],
+    defect:
+      "issue 24: the new holder of items whose holder died in the middle of a run does not run them again at once (ElasticJob's failover): they wait for the next tick",
+    simulation: 'long-job',
+    searchFrom: 1,
   },
   {
     name: 'owner-first-delete',
