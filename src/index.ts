@@ -144,7 +144,13 @@ export type {
 export type { PlanEvent, PlanEventKind } from './alerts/plan-events.js';
 export type { PlanEventListener } from './alerts/plan-event-watcher.js';
 export type { PlanEventOptions } from './config/options.js';
-export { webhookListener, type WebhookBody } from './alerts/webhook.js';
+export {
+  jobRunWebhook,
+  webhookListener,
+  type JobRunWebhookBody,
+  type WebhookBody,
+} from './alerts/webhook.js';
+export { forwardJobRunFailures, type JobRunAlertOptions } from './alerts/job-run-alerts.js';
 
 // ---------------------------------------------------------------------------------------------
 // Specs: a plan written as data (tasks by key, `{ $param }` placeholders), submitted in one call.
@@ -190,8 +196,32 @@ export type { BackfillMode, BackfillState } from './backfill/backfill-record.js'
 // ---------------------------------------------------------------------------------------------
 // Jobs: long-running work split into items (shards or named items) that the live job workers share.
 // ---------------------------------------------------------------------------------------------
-export type { Jobs, JobSummary, JobWorkerSummary, ItemHolder } from './jobs/jobs.js';
-export type { JobDefinition, JobMode, StoredJob, WorkPool } from './jobs/job-definition.js';
+export type {
+  Jobs,
+  JobSummary,
+  JobWorkerSummary,
+  ItemHolder,
+  JobRunHistory,
+  JobRunCounts,
+} from './jobs/jobs.js';
+export type {
+  JobDefinition,
+  JobMisfire,
+  JobMode,
+  StoredJob,
+  WorkPool,
+} from './jobs/job-definition.js';
+export type {
+  JobRun,
+  JobRunCause,
+  JobRunError,
+  JobRunItem,
+  JobRunMisfire,
+  JobRunOutcome,
+  JobRunRecord,
+  JobRunState,
+} from './jobs/job-run-record.js';
+export type { JobItemFailure } from './jobs/job-run-store.js';
 export type { JobWorkerInfo } from './jobs/job-store.js';
 export type { JobContext, JobFunction, JobItem } from './jobs/job-context.js';
 export type { JobWorkerHandle } from './jobs/job-service.js';

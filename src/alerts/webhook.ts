@@ -52,6 +52,52 @@ export function webhookBody(event: PlanEvent): WebhookBody {
  * @category Events and alerts
  */
 export function webhookListener(url: string, timeoutMs: number): PlanEventListener {
+  const post = webhookPoster(url, timeoutMs);
+  return (event) =>
+    post(webhookBody(event), `${event.plan}#${event.id}`, `${event.kind} of ${event.plan}`);
+}
+
+/**
+ * The JSON body of a webhook POST for a failed job run (`jobRunWebhook`).
+ *
+ * @category Events and alerts
+ */
+export interface JobRunWebhookBody {
+  readonly event: 'job:run-failed';
+  /** The run's node name in the job's history (`zk-plan jobs runs <job>`). */
+  readonly id: string;
+  readonly jobs: string;
+  readonly job: string;
+  readonly worker: string;
+  readonly cause: string;
+  readonly attempt: number;
+  /** No retry left before the job's next tick. */
+  readonly final: boolean;
+  readonly items: readonly { readonly id: string; readonly token: number }[];
+  readonly error: { readonly type: string; readonly message: string; readonly code?: string };
+  readonly at: string;
+}
+
+/**
+ * POSTs each failed job run to `url`, as `webhookListener` does plan events (the same rules for
+ * secrets in the URL, redirects and time limits).
+ *
+ * @category Events and alerts
+ */
+export function jobRunWebhook(
+  url: string,
+  timeoutMs: number,
+): (body: JobRunWebhookBody) => Promise<void> {
+  const post = webhookPoster(url, timeoutMs);
+  return (body) =>
+    post(body, `${body.jobs}/${body.job}#${body.id}`, `failed run ${body.id} of job ${body.job}`);
+}
+
+/** A POST of JSON bodies to a checked http(s) URL; an error names the URL's origin only. */
+function webhookPoster(
+  url: string,
+  timeoutMs: number,
+): (body: unknown, idempotencyKey: string, about: string) => Promise<void> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -73,17 +119,16 @@ export function webhookListener(url: string, timeoutMs: number): PlanEventListen
     );
   assertDurationMs('timeoutMs', timeoutMs);
   const target = `the webhook at ${parsed.origin}`;
-  return async (event) => {
-    const about = `${event.kind} of ${event.plan}`;
+  return async (body, idempotencyKey, about) => {
     let response: Response;
     try {
       response = await fetch(parsed, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'idempotency-key': `${event.plan}#${event.id}`,
+          'idempotency-key': idempotencyKey,
         },
-        body: JSON.stringify(webhookBody(event)),
+        body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
         redirect: 'error',
       });

@@ -22,7 +22,8 @@ import {
   type LogFormat,
   type WorkerLog,
 } from '../worker-log.js';
-import { webhookListener } from '../../alerts/webhook.js';
+import { jobRunWebhook, webhookListener, type JobRunWebhookBody } from '../../alerts/webhook.js';
+import { forwardJobRunFailures } from '../../alerts/job-run-alerts.js';
 import { InvalidArgumentError } from '../../errors/usage-errors.js';
 import { ALERT_WEBHOOK_ENV, readSecretFile, takeSecretEnv } from '../credentials.js';
 import { print, printJsonLine } from '../output.js';
@@ -142,7 +143,7 @@ export function registerWorker(program: Command): void {
     .addOption(
       new Option(
         '--alert-webhook <url>',
-        `POST a JSON body when a task fails for good or a plan fails, is cancelled or completes: once per event across all workers with the option. Every user of the machine sees it in ps: a URL holding a secret goes in $${ALERT_WEBHOOK_ENV} or --alert-webhook-file`,
+        `POST a JSON body when a task fails for good or a plan fails, is cancelled or completes (once per event across all workers with the option), and, with --jobs, when a run of a job function fails. Every user of the machine sees it in ps: a URL holding a secret goes in $${ALERT_WEBHOOK_ENV} or --alert-webhook-file`,
       ),
     )
     .addOption(
@@ -246,7 +247,7 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
     options.schedules === undefined ? undefined : checkParentPath(options.schedules);
   const functions = await loadFunctions(options.functions);
   // Checked before connecting: a bad URL is a usage error (exit 2).
-  const alertListener = await alertWebhookListener(options);
+  const alerts = await alertWebhookListeners(options);
   const format: LogFormat =
     options.logFormat ?? (options.json ? 'json' : process.stderr.isTTY ? 'pretty' : 'plain');
   const log = await createWorkerLog(format, options.logLevel);
@@ -272,7 +273,7 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
       jobs,
       schedules,
       functions,
-      alertListener,
+      alerts,
     });
   } finally {
     stopSignals.dispose();
@@ -280,13 +281,12 @@ async function runWorker(options: WorkerCommandOptions): Promise<void> {
 }
 
 /**
- * The listener POSTing plan events to the alert webhook, whose URL comes from --alert-webhook (on
- * the command line, which ps shows), --alert-webhook-file or $ZK_PLAN_ALERT_WEBHOOK: one of them.
- * Slack-style webhooks keep their secret in the URL's path: messages name the URL's origin only.
+ * The listeners POSTing plan events and failed job runs to the alert webhook, whose URL comes from
+ * --alert-webhook (on the command line, which ps shows), --alert-webhook-file or
+ * $ZK_PLAN_ALERT_WEBHOOK: one of them. Slack-style webhooks keep their secret in the URL's path:
+ * messages name the URL's origin only.
  */
-async function alertWebhookListener(
-  options: WorkerCommandOptions,
-): Promise<PlanEventListener | undefined> {
+async function alertWebhookListeners(options: WorkerCommandOptions): Promise<AlertListeners> {
   const fromEnv = takeSecretEnv(ALERT_WEBHOOK_ENV);
   const sources = [
     ...(options.alertWebhook !== undefined ? ['--alert-webhook'] : []),
@@ -299,7 +299,7 @@ async function alertWebhookListener(
       'ALERT_WEBHOOK_GIVEN_TWICE',
     );
   const [source] = sources;
-  if (source === undefined) return undefined;
+  if (source === undefined) return {};
   const url =
     options.alertWebhook ??
     fromEnv ??
@@ -309,7 +309,11 @@ async function alertWebhookListener(
       .find((line) => line !== '' && !line.startsWith('#')) ??
     '';
   try {
-    return webhookListener(url.trim(), options.alertTimeoutMs); // the URL's origin only in its messages
+    // The URL's origin only in their messages.
+    return {
+      plans: webhookListener(url.trim(), options.alertTimeoutMs),
+      jobRuns: jobRunWebhook(url.trim(), options.alertTimeoutMs),
+    };
   } catch (error) {
     if (error instanceof InvalidArgumentError)
       throw new UsageError(
@@ -320,6 +324,12 @@ async function alertWebhookListener(
   }
 }
 
+/** The alert webhook's listeners, when one is given: of plan events, and of failed job runs. */
+interface AlertListeners {
+  readonly plans?: PlanEventListener;
+  readonly jobRuns?: (body: JobRunWebhookBody) => Promise<void>;
+}
+
 /** What runWorker worked out from the command line before it connected. */
 interface WorkerSetup {
   readonly options: WorkerCommandOptions;
@@ -328,7 +338,7 @@ interface WorkerSetup {
   readonly jobs: string | undefined;
   readonly schedules: string | undefined;
   readonly functions: FunctionRegistry;
-  readonly alertListener: PlanEventListener | undefined;
+  readonly alerts: AlertListeners;
 }
 
 /** Starts the loops (and metrics, schedules, jobs), prints the start line, and stops cleanly on the first stop signal. */
@@ -338,7 +348,7 @@ async function runConnectedWorker(
   stopSignals: StopSignals,
   setup: WorkerSetup,
 ): Promise<void> {
-  const { options, connect, parent, jobs, schedules, functions, alertListener } = setup;
+  const { options, connect, parent, jobs, schedules, functions, alerts } = setup;
   const stopLogging = log.follow(zkPlan);
   let metrics: MetricsServer | undefined;
   const logSink = new FileLogSink(
@@ -403,11 +413,17 @@ async function runConnectedWorker(
               : {}),
           },
         });
-  if (alertListener !== undefined && parent !== undefined) {
-    zkPlan.alerts.subscribe(parent, alertListener, {
+  if (alerts.plans !== undefined && parent !== undefined) {
+    zkPlan.alerts.subscribe(parent, alerts.plans, {
       onError: (error, eventId) => logUndeliveredAlert(log, error, eventId),
     });
   }
+  const jobRunAlerts =
+    alerts.jobRuns !== undefined && jobs !== undefined
+      ? forwardJobRunFailures(zkPlan, alerts.jobRuns, {
+          onError: (error, runId) => logUndeliveredAlert(log, error, runId),
+        })
+      : undefined;
   if (schedules !== undefined) zkPlan.startScheduler(schedules);
   const jobWorker =
     jobs === undefined
@@ -452,6 +468,7 @@ async function runConnectedWorker(
     `${signal}: stopping (running: ${pool?.runningTasks.length ?? 0}${jobWorker ? `, job items: ${Object.values(jobWorker.held()).flat().length}` : ''})`,
   );
   await zkPlan.close();
+  await jobRunAlerts?.stop(); // after the job worker's runs have ended: their failures are handed on first
   await metrics?.close();
   await logServer?.close();
   log.info('stopped');
