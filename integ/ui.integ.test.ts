@@ -615,6 +615,55 @@ describe('web view', () => {
     await page.screenshot({ path: 'test-output/ui-jobs.png', fullPage: true });
   });
 
+  it("shows each job's newest runs: a misfire caught up, a failed run with its error and its retry, and the counts", async () => {
+    const root = env.root();
+    const jobsParent = `${root}-jobs`;
+    let calls = 0;
+    const functions = new FunctionRegistry().registerJob('poll', async () => {
+      calls += 1;
+      if (calls === 1) await new Promise((resolve) => setTimeout(resolve, 1_200)); // overruns two ticks
+      if (calls === 2) throw new Error('mailbox down');
+    });
+    const [worker, viewer] = await Promise.all([env.zkPlan({ functions }), env.zkPlan()]);
+    await viewer.jobs(jobsParent).define({
+      name: 'mail',
+      fn: 'poll',
+      workPool: { items: ['inbox'] },
+      mode: { everyMs: 500 },
+      retries: 1,
+    });
+    worker.startJobWorker(jobsParent, { leaseMs: 1_000, pollMs: 200, restartDelayMs: 20 });
+    await expect
+      .poll(async () => (await viewer.jobs(jobsParent).runs('mail')).runs.length, {
+        timeout: WAIT_MS,
+      })
+      .toBeGreaterThanOrEqual(4);
+    const ui = await openUi(viewer, root, undefined, jobsParent);
+    const page = await newPage();
+    await page.goto(ui.url);
+    await page.waitForSelector('#job-runs tr[data-job="mail"]');
+    const rows = await page.$$eval('#job-runs tr[data-job="mail"]', (found) =>
+      found.map((row) => {
+        const data = (row as unknown as { dataset: Record<string, string> }).dataset;
+        return { state: data['state'], cause: data['cause'], text: row.textContent ?? '' };
+      }),
+    );
+    const oldestFirst = [...rows].reverse();
+    expect(oldestFirst.slice(0, 4).map((row) => [row.cause, row.state])).toEqual([
+      ['tick', 'succeeded'],
+      ['misfire', 'failed'],
+      ['retry', 'succeeded'],
+      ['tick', 'succeeded'],
+    ]);
+    expect(oldestFirst[0]?.text).toContain('a tick came while it ran');
+    expect(oldestFirst[1]?.text).toContain('Error: mailbox down');
+    expect(oldestFirst[1]?.text).toMatch(/inbox#\d+/);
+    expect(await page.textContent('#jobs tr[data-job="mail"]')).toContain(
+      '1 failed, 0 interrupted, 1 misfire(s) (1 caught up), 0 failover(s), 1 retry(ies)',
+    );
+    await page.screenshot({ path: 'test-output/ui-job-runs.png', fullPage: true });
+  });
+
   it(
     'renders a 1 000-task plan quickly, lays it out once, and recolours it in place as it runs',
     async () => {

@@ -32,8 +32,10 @@ export function plansPageHtml(parent: string): string {
     `<tbody id="limits"></tbody></table><p id="limits-empty" class="empty"></p>` +
     `<h2>Schedules</h2><table class="cluster"><thead><tr><th>Schedule</th><th>Cron</th><th>Next</th><th>Recent runs</th></tr></thead>` +
     `<tbody id="schedules"></tbody></table><p id="schedules-empty" class="empty"></p>` +
-    `<h2>Jobs</h2><table class="cluster"><thead><tr><th>Job</th><th>Function</th><th>Mode</th><th>Strategy</th><th>State</th><th>Assigned</th><th>Unassigned</th></tr></thead>` +
+    `<h2>Jobs</h2><table class="cluster"><thead><tr><th>Job</th><th>Function</th><th>Mode</th><th>Strategy</th><th>State</th><th>Assigned</th><th>Unassigned</th><th>Runs</th></tr></thead>` +
     `<tbody id="jobs"></tbody></table><p id="jobs-empty" class="empty"></p>` +
+    `<h2>Job runs</h2><table class="cluster"><thead><tr><th>Job</th><th>Started</th><th>State</th><th>Cause</th><th>Try</th><th>Took</th><th>Worker</th><th>Items (fencing token)</th></tr></thead>` +
+    `<tbody id="job-runs"></tbody></table><p id="job-runs-empty" class="empty"></p>` +
     `<h2>Job assignment</h2><table class="cluster"><thead><tr><th>Job</th><th>Worker</th><th>Items (fencing token)</th></tr></thead>` +
     `<tbody id="job-assignment"></tbody></table></section>`;
   return pageShell(

@@ -1,14 +1,16 @@
 /**
  * The jobs of a jobs' parent (`zk-plan ui --jobs <path>`) as `/api/cluster` sends them: each job's
- * definition, problem and unassigned items, and each worker's share of it with the fencing token
- * of every item it holds (from the items' leases). Reads only: a parent that does not exist, or
+ * definition, problem and unassigned items, each worker's share of it with the fencing token of
+ * every item it holds (from the items' leases), and its newest runs with counts of failures,
+ * interruptions, misfires and failovers. Reads only: a parent that does not exist, or
  * has no job worker yet, is shown empty rather than created.
  */
 import { describeMode, type WorkPool } from '../jobs/job-definition.js';
-import type { JobSummary, JobWorkerSummary } from '../jobs/jobs.js';
+import type { JobRunHistory, JobSummary, JobWorkerSummary } from '../jobs/jobs.js';
+import type { JobRun } from '../jobs/job-run-record.js';
 import type { ZkPlan } from '../zk-plan.js';
 import { jobsNodes } from '../zk/layout.js';
-import type { UiJob, UiJobItem, UiJobShare, UiJobWorker } from './ui-wire.js';
+import type { UiJob, UiJobItem, UiJobRun, UiJobShare, UiJobWorker } from './ui-wire.js';
 
 /** The jobs under `jobsParent`, by name, and its live job workers, by id. */
 export async function readJobs(
@@ -23,9 +25,14 @@ export async function readJobs(
       .exists(jobsNodes(jobsParent).workers)
       .then((stat) => (stat === undefined ? [] : jobs.workers())),
   ]);
+  const histories = await Promise.all(
+    summaries
+      .slice(0, MAX_JOBS_WITH_RUNS)
+      .map((summary) => jobs.runs(summary.name, { limit: UI_JOB_RUNS }).catch(() => undefined)),
+  );
   return {
     jobs: summaries
-      .map((summary) => uiJob(summary, workers))
+      .map((summary, index) => uiJob(summary, workers, histories[index]))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     workers: workers.map(uiJobWorker).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
   };
@@ -56,7 +63,47 @@ function poolSize(pool: WorkPool): number {
   return 'items' in pool ? pool.items.length : pool.shards;
 }
 
-function uiJob(summary: JobSummary, workers: readonly JobWorkerSummary[]): UiJob {
+/** The newest runs of each job the page shows. */
+export const UI_JOB_RUNS = 10;
+/** Jobs whose runs are read at each poll (the first by name); the others show none. */
+const MAX_JOBS_WITH_RUNS = 50;
+/** Items listed per run (the rest are counted). */
+const ITEMS_PER_RUN = 8;
+
+function uiRun(run: JobRun): UiJobRun {
+  return {
+    run: run.run,
+    worker: run.worker,
+    state: run.state,
+    cause: run.cause,
+    attempt: run.attempt,
+    startedAt: run.startedAt,
+    ...(run.finishedAt === undefined ? {} : { finishedAt: run.finishedAt }),
+    items: run.items.slice(0, ITEMS_PER_RUN).map((item) => `${item.id}#${item.token}`),
+    itemCount: run.items.length,
+    ...(run.error === undefined ? {} : { error: `${run.error.type}: ${run.error.message}` }),
+    ...(run.misfire === undefined
+      ? {}
+      : { misfire: `a tick came while it ran (${run.misfire.tick}): ${run.misfire.handling}` }),
+    ...(run.failoverOf === undefined ? {} : { failoverOf: run.failoverOf }),
+  };
+}
+
+const NO_RUNS: UiJob['runCounts'] = {
+  runs: 0,
+  failed: 0,
+  interrupted: 0,
+  misfires: 0,
+  caughtUp: 0,
+  failovers: 0,
+  retries: 0,
+};
+
+function uiJob(
+  summary: JobSummary,
+  workers: readonly JobWorkerSummary[],
+  history: JobRunHistory | undefined,
+): UiJob {
   const live = new Map(workers.map((worker) => [worker.id, worker]));
   const assignment: UiJobShare[] = Object.entries(summary.assignment)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -76,6 +123,9 @@ function uiJob(summary: JobSummary, workers: readonly JobWorkerSummary[]): UiJob
     ...(summary.problem === undefined ? {} : { problem: summary.problem }),
     unassigned: [...summary.unassigned],
     assignment,
+    runs: (history?.runs ?? []).map(uiRun),
+    runCounts: history?.counts ?? NO_RUNS,
+    failedItems: Object.keys(history?.lastFailures ?? {}).length,
   };
 }
 

@@ -278,6 +278,36 @@ export interface UiJob {
   readonly unassigned: readonly string[];
   /** By worker id. */
   readonly assignment: readonly UiJobShare[];
+  /** Its newest runs (at most UI_JOB_RUNS), newest first, and counts over them. */
+  readonly runs: readonly UiJobRun[];
+  readonly runCounts: {
+    readonly runs: number;
+    readonly failed: number;
+    readonly interrupted: number;
+    readonly misfires: number;
+    readonly caughtUp: number;
+    readonly failovers: number;
+    readonly retries: number;
+  };
+  /** Items whose last failure is kept (`zk-plan jobs runs` lists them). */
+  readonly failedItems: number;
+}
+
+/** A run of a job as the jobs section shows it. */
+export interface UiJobRun {
+  readonly run: string;
+  readonly worker: string;
+  readonly state: string;
+  readonly cause: string;
+  readonly attempt: number;
+  readonly startedAt: string;
+  readonly finishedAt?: string;
+  /** Item ids with their tokens (`a#12`), the first few. */
+  readonly items: readonly string[];
+  readonly itemCount: number;
+  readonly error?: string;
+  readonly misfire?: string;
+  readonly failoverOf?: string;
 }
 
 /** `GET /api/cluster`: live workers, limits, schedules, jobs, and whether this view accepts actions. */

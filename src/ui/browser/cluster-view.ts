@@ -125,6 +125,8 @@ export function renderCluster(
     schedules: HTMLElement;
     jobs: HTMLElement;
     jobAssignment: HTMLElement;
+    jobRuns: HTMLElement;
+    jobRunsEmpty: HTMLElement;
     workersEmpty: HTMLElement;
     limitsEmpty: HTMLElement;
     schedulesEmpty: HTMLElement;

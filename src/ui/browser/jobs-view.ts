@@ -1,9 +1,10 @@
 /**
  * The plans page's jobs section (`zk-plan ui --jobs <path>`): one row per job (function, mode,
- * strategy, enabled or not, why it could not be assigned, the items nobody got), and one row per
- * worker's share of a job, each item with the fencing token of the lease its worker holds.
+ * strategy, enabled or not, why it could not be assigned, the items nobody got, counts of its
+ * runs: failed, interrupted, misfires, failovers), one row per worker's share of a job, each item
+ * with the fencing token of the lease its worker holds, and the newest runs of each job.
  */
-import type { UiJob, UiJobItem, UiJobShare } from '../ui-wire.js';
+import type { UiJob, UiJobItem, UiJobRun, UiJobShare } from '../ui-wire.js';
 import { cell, h } from './dom.js';
 
 /** At most this many items are listed in a cell; the rest are counted. */
@@ -39,6 +40,13 @@ function jobRows(jobs: readonly UiJob[]): DocumentFragment {
     cell(row, `${job.items - job.unassigned.length}/${job.items}`, 'num');
     const unassigned = cell(row, listed(job.unassigned), 'mono');
     unassigned.title = job.unassigned.join('\n');
+    const counts = job.runCounts;
+    const runs = cell(
+      row,
+      `${counts.failed} failed, ${counts.interrupted} interrupted, ${counts.misfires} misfire(s) (${counts.caughtUp} caught up), ${counts.failovers} failover(s), ${counts.retries} retry(ies)`,
+    );
+    runs.dataset['runs'] = String(counts.runs);
+    runs.title = `over its newest ${counts.runs} run(s); ${job.failedItems} item(s) with a last failure kept (zk-plan jobs runs ${job.name})`;
     fragment.appendChild(row);
   }
   return fragment;
@@ -67,14 +75,52 @@ function shareRow(job: UiJob, share: UiJobShare): HTMLTableRowElement {
   return row;
 }
 
-/** Fills the jobs and assignment tables and the jobs' empty note. */
+/** How long a run took, or that it has not ended. */
+function took(run: UiJobRun): string {
+  if (run.finishedAt === undefined) return '—';
+  return `${Date.parse(run.finishedAt) - Date.parse(run.startedAt)} ms`;
+}
+
+/** A row of the runs table: one run of a job, its error, misfire or failover beneath. */
+function runRow(job: UiJob, run: UiJobRun): HTMLTableRowElement {
+  const row = h('tr');
+  row.dataset['job'] = job.name;
+  row.dataset['run'] = run.run;
+  row.dataset['state'] = run.state;
+  row.dataset['cause'] = run.cause;
+  cell(row, job.name, 'mono');
+  const started = cell(row, new Date(run.startedAt).toLocaleString(), 'mono');
+  started.title = `${run.run}\nstarted ${run.startedAt}${run.finishedAt === undefined ? '' : `\nended ${run.finishedAt}`}`;
+  const state = cell(row, undefined);
+  const badge = h('span', run.state, 'badge');
+  badge.dataset['state'] = run.state;
+  state.appendChild(badge);
+  cell(row, run.cause);
+  cell(row, String(run.attempt), 'num');
+  cell(row, took(run), 'num');
+  cell(row, run.worker, 'mono');
+  const more = run.itemCount - run.items.length;
+  const items = cell(row, `${run.items.join(' ')}${more > 0 ? ` +${more} more` : ''}`, 'mono');
+  for (const note of [
+    run.error,
+    run.misfire,
+    run.failoverOf === undefined ? undefined : `runs again ${run.failoverOf}`,
+  ])
+    if (note !== undefined)
+      items.appendChild(h('div', note, run.error === note ? 'problem' : 'note'));
+  return row;
+}
+
+/** Fills the jobs, assignment and runs tables and the jobs' empty notes. */
 export function renderJobs(
   jobs: readonly UiJob[],
   jobsParent: string | undefined,
   tables: {
     readonly jobs: HTMLElement;
     readonly jobAssignment: HTMLElement;
+    readonly jobRuns: HTMLElement;
     readonly jobsEmpty: HTMLElement;
+    readonly jobRunsEmpty: HTMLElement;
   },
 ): void {
   tables.jobs.textContent = '';
@@ -84,6 +130,12 @@ export function renderJobs(
     for (const share of job.assignment) shares.appendChild(shareRow(job, share));
   tables.jobAssignment.textContent = '';
   tables.jobAssignment.appendChild(shares);
+  const runs = document.createDocumentFragment();
+  for (const job of jobs) for (const run of job.runs) runs.appendChild(runRow(job, run));
+  tables.jobRuns.textContent = '';
+  tables.jobRuns.appendChild(runs);
+  tables.jobRunsEmpty.textContent =
+    jobs.length > 0 && jobs.every((job) => job.runs.length === 0) ? 'No job has run yet.' : '';
   tables.jobsEmpty.textContent =
     jobsParent === undefined
       ? 'No jobs shown (zk-plan ui --jobs <path> lists them).'

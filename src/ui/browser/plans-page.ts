@@ -65,6 +65,8 @@ const tables = {
   schedules: byId('schedules'),
   jobs: byId('jobs'),
   jobAssignment: byId('job-assignment'),
+  jobRuns: byId('job-runs'),
+  jobRunsEmpty: byId('job-runs-empty'),
   workersEmpty: byId('workers-empty'),
   limitsEmpty: byId('limits-empty'),
   schedulesEmpty: byId('schedules-empty'),
