@@ -56,6 +56,14 @@ type RunOutcome = 'aborted' | 'returned' | 'threw';
 /** How many interrupted runs a runner remembers having failed over (a bound: its set is cleared beyond it). */
 const MAX_REMEMBERED_FAILOVERS = 1_000;
 
+/** A run due now: a tick's, or one owed. */
+interface DueRun {
+  readonly cause: Exclude<JobRunCause, 'continuous'>;
+  readonly attempt: number;
+  readonly firedAt: Date;
+  readonly failoverOf?: string;
+}
+
 /** A run owed now or at `at`: a trigger, a misfire's catch-up, a failover, or a retry. */
 interface OwedRun {
   readonly cause: Exclude<JobRunCause, 'tick' | 'continuous'>;
@@ -80,6 +88,8 @@ export class JobRunner {
   private failuresInARow = 0;
   /** Interrupted runs this runner has owed a failover for. */
   private readonly failedOver = new Set<string>();
+  /** Counts the changes of mode or function: an owed run is not owed again across one. */
+  private definitions = 0;
   private readonly loop: Promise<void>;
 
   constructor(
@@ -96,6 +106,7 @@ export class JobRunner {
     const fnChanged = fn !== this.fn;
     this.job = job;
     if (!modeChanged && !fnChanged) return;
+    this.definitions += 1;
     this.fn = fn;
     this.nextDue = undefined;
     this.owed = undefined;
@@ -129,7 +140,10 @@ export class JobRunner {
    * with its new share anyway).
    */
   failover(run: string): void {
-    if (this.job.mode === 'continuous' || !this.job.failover) return;
+    if (this.job.mode === 'continuous' || !this.job.failover || this.failedOver.has(run)) return;
+    // Remembered so that items of one interrupted run taken in later passes are not run again for it.
+    if (this.failedOver.size >= MAX_REMEMBERED_FAILOVERS) this.failedOver.clear();
+    this.failedOver.add(run);
     this.owe({
       cause: 'failover',
       attempt: 1,
@@ -213,9 +227,27 @@ export class JobRunner {
   }
 
   /** One due run (the catch-up of a tick that came while it ran is owed in runOnce); then a retry owed if it threw. */
-  private async runDue(due: Omit<RunStart, 'items'> & { readonly firedAt: Date }): Promise<void> {
+  private async runDue(due: DueRun): Promise<void> {
+    const definition = this.definitions;
     const outcome = await this.runOnce({ items: this.share, ...due });
     if (this.stopped || this.job.mode === 'continuous') return;
+    // A run owed for a reason (a failover, a catch-up, a trigger, a retry) that a change of share cut
+    // short, an item taken meanwhile or one taken away, is owed again with the share as it is now.
+    // A tick's run is not: the next tick comes anyway. Nor is one whose job changed.
+    if (
+      outcome === 'aborted' &&
+      due.cause !== 'tick' &&
+      definition === this.definitions &&
+      this.share.length > 0
+    ) {
+      this.owe({
+        cause: due.cause,
+        attempt: due.attempt,
+        firedAt: due.firedAt,
+        ...(due.failoverOf === undefined ? {} : { failoverOf: due.failoverOf }),
+      });
+      return;
+    }
     if (outcome === 'threw' && due.attempt <= this.job.retries)
       this.owe({
         cause: 'retry',

@@ -23,12 +23,14 @@ function tables(): Parameters<typeof renderCluster>[1] {
     schedules: 'schedules',
     jobs: 'jobs',
     jobAssignment: 'job-assignment',
+    jobRuns: 'job-runs',
   };
   const empty = {
     workersEmpty: 'workers-empty',
     limitsEmpty: 'limits-empty',
     schedulesEmpty: 'schedules-empty',
     jobsEmpty: 'jobs-empty',
+    jobRunsEmpty: 'job-runs-empty',
   };
   return Object.fromEntries(
     Object.entries({ ...names, ...empty }).map(([key, id]) => [key, byId(id)]),
@@ -45,6 +47,16 @@ const cluster = (jobs: readonly UiJob[], jobsParent: string | null = '/jobs'): U
   jobs,
   jobWorkers: [],
 });
+
+const NO_RUNS: UiJob['runCounts'] = {
+  runs: 0,
+  failed: 0,
+  interrupted: 0,
+  misfires: 0,
+  caughtUp: 0,
+  failovers: 0,
+  retries: 0,
+};
 
 const mail: UiJob = {
   name: 'mail',
@@ -66,6 +78,9 @@ const mail: UiJob = {
     },
     { workerId: 'jw-2', live: false, manager: false, items: [{ id: 'c' }] },
   ],
+  runs: [],
+  runCounts: NO_RUNS,
+  failedItems: 0,
 };
 
 const assignmentRows = (): HTMLTableRowElement[] => [
@@ -94,6 +109,9 @@ describe('the jobs section', () => {
       problem: `strategy "mine" is not registered ${EVIL}`,
       unassigned: [],
       assignment: [],
+      runs: [],
+      runCounts: NO_RUNS,
+      failedItems: 0,
     };
     renderCluster(cluster([mail, stuck]), tables());
     const rows = [...document.querySelectorAll<HTMLTableRowElement>('#jobs tr')];
@@ -109,6 +127,7 @@ describe('the jobs section', () => {
       'enabled',
       '3/4',
       'd',
+      '0 failed, 0 interrupted, 0 misfire(s) (0 caught up), 0 failover(s), 0 retry(ies)',
     ]);
     expect(rows[1]?.cells[2]?.textContent).toBe('cron 0 0 3 * * * (Europe/Berlin)');
     expect(rows[1]?.cells[4]?.querySelector('.problem')?.textContent).toBe(
@@ -135,6 +154,76 @@ describe('the jobs section', () => {
     expect(items(shares[1])).toEqual(['c (not taken yet)']);
     expect(shares[1]?.cells[1]?.textContent).toBe('jw-2gone');
     expect(byId('jobs-empty').textContent).toBe('');
+  });
+
+  it("lists each job's newest runs: state, cause, try, duration, worker, items with tokens, and an error, a misfire or a failover beneath, as text", () => {
+    loadPage();
+    const runs: UiJob['runs'] = [
+      {
+        run: 'run-1795737660000-jw-2-1',
+        worker: 'jw-2',
+        state: 'running',
+        cause: 'failover',
+        attempt: 1,
+        startedAt: '2026-11-27T00:01:00.000Z',
+        items: ['a#13', 'b#14'],
+        itemCount: 11,
+        failoverOf: 'run-1795737600000-jw-1-4',
+      },
+      {
+        run: 'run-1795737600000-jw-1-4',
+        worker: 'jw-1',
+        state: 'failed',
+        cause: 'tick',
+        attempt: 1,
+        startedAt: '2026-11-27T00:00:00.000Z',
+        finishedAt: '2026-11-27T00:00:01.250Z',
+        items: ['a#12'],
+        itemCount: 1,
+        error: `Error: <img src=x onerror=alert(1)> ${EVIL}`,
+        misfire: 'a tick came while it ran (2026-11-27T00:00:01.000Z): caught-up',
+      },
+    ];
+    renderCluster(
+      cluster([
+        {
+          ...mail,
+          runs,
+          runCounts: { ...NO_RUNS, runs: 2, failed: 1, misfires: 1, failovers: 1 },
+          failedItems: 1,
+        },
+      ]),
+      tables(),
+    );
+    const rows = [...document.querySelectorAll<HTMLTableRowElement>('#job-runs tr')];
+    expect(
+      rows.map((row) => [row.dataset['run'], row.dataset['state'], row.dataset['cause']]),
+    ).toEqual([
+      ['run-1795737660000-jw-2-1', 'running', 'failover'],
+      ['run-1795737600000-jw-1-4', 'failed', 'tick'],
+    ]);
+    const cells = (row: HTMLTableRowElement | undefined): (string | null)[] =>
+      [...(row?.cells ?? [])].map((cell) => cell.textContent);
+    expect(cells(rows[0]).slice(2)).toEqual([
+      'running',
+      'failover',
+      '1',
+      '—',
+      'jw-2',
+      'a#13 b#14 +9 moreruns again run-1795737600000-jw-1-4',
+    ]);
+    expect(cells(rows[1]).slice(4, 6)).toEqual(['1', '1250 ms']);
+    expect(rows[1]?.querySelector('.problem')?.textContent).toBe(
+      `Error: <img src=x onerror=alert(1)> ${EVIL}`,
+    );
+    expect(rows[1]?.querySelector('.note')?.textContent).toContain('caught-up');
+    expect(document.querySelector('#job-runs img')).toBeNull();
+    expect(byId('job-runs-empty').textContent).toBe('');
+    expect(document.querySelector<HTMLTableRowElement>('#jobs tr')?.cells[7]?.textContent).toBe(
+      '1 failed, 0 interrupted, 1 misfire(s) (0 caught up), 1 failover(s), 0 retry(ies)',
+    );
+    renderCluster(cluster([mail]), tables());
+    expect(byId('job-runs-empty').textContent).toBe('No job has run yet.');
   });
 
   it('says why no job is shown: no --jobs, or no job under it', () => {

@@ -465,12 +465,14 @@ function tablesOf(byId: (id: string) => HTMLElement): Parameters<typeof renderCl
     schedules: byId('schedules'),
     jobs: byId('jobs'),
     jobAssignment: byId('job-assignment'),
+    jobRuns: byId('job-runs'),
   };
   const empty = {
     workersEmpty: byId('workers-empty'),
     limitsEmpty: byId('limits-empty'),
     schedulesEmpty: byId('schedules-empty'),
     jobsEmpty: byId('jobs-empty'),
+    jobRunsEmpty: byId('job-runs-empty'),
   };
   return { ...tables, ...empty };
 }

@@ -23,6 +23,7 @@ import {
 } from '../../src/jobs/job-run-record.js';
 import { latestTickUpTo, nextDueTime, retryDelayMs } from '../../src/jobs/job-run-policy.js';
 import { JobRunStore } from '../../src/jobs/job-run-store.js';
+import { JobRunner } from '../../src/jobs/job-runner.js';
 import { RunJournal } from '../../src/jobs/run-journal.js';
 import { MalformedNodeError } from '../../src/errors/task-errors.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
@@ -196,24 +197,91 @@ describe('failover of a run whose holder died in it', () => {
 
   it('the new holder runs the items again at once, not at the next tick; the history shows the run interrupted and failed over', async () => {
     const { jobs, runsOn } = await holderDiesMidRun(true);
-    await expect.poll(() => runsOn.get('second')?.length ?? 0, { timeout: 2_000 }).toBe(1);
-    const failedOver = runsOn.get('second')?.[0];
-    expect(failedOver?.cause).toBe('failover');
+    // Its run of both items; an earlier one of `a` alone, cut short when `b` was taken a pass
+    // later, may come first (a failover run cut short by a change of share is run again).
+    const running = (): JobContext[] =>
+      (runsOn.get('second') ?? []).filter((ctx) => !ctx.signal.aborted);
+    await expect.poll(() => running().length, { timeout: 2_000 }).toBe(1);
+    const failedOver = running()[0];
+    expect(runsOn.get('second')?.every((ctx) => ctx.cause === 'failover')).toBe(true);
     expect(failedOver?.items.map((item) => item.id)).toEqual(['a', 'b']);
     const firstItems = runsOn.get('first')?.[0]?.items ?? [];
     for (const [index, item] of (failedOver?.items ?? []).entries())
       expect(item.token).toBeGreaterThan(firstItems[index]?.token ?? Infinity);
     const { runs, counts } = await jobs.runs('mail');
-    const [newest, oldest] = runs as [(typeof runs)[0], (typeof runs)[0]];
-    expect(oldest).toMatchObject({ cause: 'trigger', state: 'interrupted' });
-    expect(newest).toMatchObject({ cause: 'failover', state: 'running', failoverOf: oldest.run });
-    expect([counts.interrupted, counts.failovers]).toEqual([1, 1]);
+    const interrupted = runs.filter((run) => run.cause === 'trigger');
+    expect(interrupted).toEqual([expect.objectContaining({ state: 'interrupted' })]);
+    const failovers = runs.filter((run) => run.cause === 'failover');
+    expect(failovers.every((run) => run.failoverOf === interrupted[0]?.run)).toBe(true);
+    expect(failovers[0]).toMatchObject({ state: 'running', items: [{ id: 'a' }, { id: 'b' }] });
+    expect(counts.interrupted).toBe(1);
+    expect(counts.failovers).toBe(failovers.length);
   });
 
   it('failover: false: the new holder waits for the next tick', async () => {
     const { runsOn, takenAt } = await holderDiesMidRun(false);
     await pause(Math.max(0, takenAt + 800 - Date.now()));
     expect(runsOn.get('second')).toBeUndefined();
+  });
+});
+
+describe('a run owed for a reason, cut short by a change of share', () => {
+  it('is owed again with the new share: a failover whose second item was taken a pass later runs both, a trigger whose item was taken away runs with the rest', async () => {
+    const starts: { cause: string; items: string[] }[] = [];
+    let finish = (): void => undefined;
+    const runner = new JobRunner(
+      resolveJob({ ...JOB, mode: { everyMs: 60_000 } }, new Date(0)),
+      async (ctx: JobContext) => {
+        starts.push({ cause: ctx.cause, items: ctx.items.map((item) => item.id) });
+        await new Promise<void>((resolve) => {
+          finish = resolve;
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      },
+      {
+        workerId: 'w',
+        now: () => Date.now(),
+        holding: () => true,
+        runStarting: () =>
+          Promise.resolve({
+            log: {
+              debug: () => undefined,
+              info: () => undefined,
+              warn: () => undefined,
+              error: () => undefined,
+            },
+            ended: () => Promise.resolve(),
+          }),
+        runEnded: () => undefined,
+        onMisfire: () => undefined,
+        restartDelayMs: 10,
+        maxRestartDelayMs: 100,
+      },
+    );
+    try {
+      runner.setShare([{ id: 'a', token: 5 }]);
+      runner.failover('run-1');
+      await expect.poll(() => starts.length).toBe(1);
+      runner.setShare([
+        { id: 'a', token: 5 },
+        { id: 'b', token: 6 },
+      ]); // b taken a pass later
+      runner.failover('run-1'); // the same interrupted run: not owed twice
+      await expect.poll(() => starts.length).toBe(2);
+      await pause(100);
+      expect(starts).toEqual([
+        { cause: 'failover', items: ['a'] },
+        { cause: 'failover', items: ['a', 'b'] },
+      ]);
+      finish(); // the failover run returns
+      runner.trigger();
+      await expect.poll(() => starts.length).toBe(3);
+      runner.setShare([{ id: 'b', token: 6 }]); // a taken away: the trigger's run is owed again, with b
+      await expect.poll(() => starts.length).toBe(4);
+      expect(starts.at(-1)).toEqual({ cause: 'trigger', items: ['b'] });
+    } finally {
+      await runner.stop();
+    }
   });
 });
 

@@ -415,6 +415,9 @@ describe('the jobs of --jobs', () => {
         items: 3,
         unassigned: [],
         assignment: [{ workerId: first.id, live: true, manager: true, items: expect.any(Array) }],
+        runs: expect.any(Array),
+        runCounts: expect.objectContaining({ failed: 0, interrupted: 0 }),
+        failedItems: 0,
       },
     ]);
 

@@ -48,7 +48,13 @@ describe("a scan's repair of the plan's failed marker", () => {
     expect(await store.reads.planFailedMarker(plan)).toBeDefined();
 
     // The loop that ran `broken` passes over it during its cool-down, and over nothing else.
-    expect(await getTask(store, plan, seeker((task) => task === broken))).toBeUndefined();
+    expect(
+      await getTask(
+        store,
+        plan,
+        seeker((task) => task === broken),
+      ),
+    ).toBeUndefined();
     expect(await store.reads.planFailedMarker(plan)).toBeDefined();
     expect((await proc.zkPlan.plans.status(plan)).state).toBe('failed');
   });
@@ -66,11 +72,31 @@ describe("a scan's repair of the plan's failed marker", () => {
     const store = new TaskStore(proc.zk);
     // Left by a retryFailed that crashed after clearing the task's failure.
     await store.markPlanFailed(plan, task, new Date());
-    expect(await getTask(store, plan, seeker(() => true))).toBeUndefined();
+    expect(
+      await getTask(
+        store,
+        plan,
+        seeker(() => true),
+      ),
+    ).toBeUndefined();
     expect(await store.reads.planFailedMarker(plan)).toBeDefined();
     // Claimed by one pass; the next reads every task, finds none failed, and removes the marker.
-    expect((await getTask(store, plan, seeker(() => false)))?.task).toBe(task);
-    expect(await getTask(store, plan, seeker(() => false))).toBeUndefined();
+    expect(
+      (
+        await getTask(
+          store,
+          plan,
+          seeker(() => false),
+        )
+      )?.task,
+    ).toBe(task);
+    expect(
+      await getTask(
+        store,
+        plan,
+        seeker(() => false),
+      ),
+    ).toBeUndefined();
     expect(await store.reads.planFailedMarker(plan)).toBeUndefined();
   });
 });

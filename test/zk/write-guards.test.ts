@@ -120,6 +120,10 @@ const NODES: readonly (readonly [RegExp, string])[] = (
     ['/jobs/zk-plan-job-assignment', 'assignment'],
     ['/jobs/zk-plan-job-leases(?:/[^/]+)?', 'job leases'],
     ['/jobs/zk-plan-job-leases/[^/]+/[^/]+', 'lease'],
+    ['/jobs/zk-plan-job-runs(?:/[^/]+)?', 'job runs'],
+    [String.raw`/jobs/zk-plan-job-runs/[^/]+/run-\d{13}-.+-\d+`, 'run record'],
+    ['/jobs/zk-plan-job-failures(?:/[^/]+)?', 'job failures'],
+    ['/jobs/zk-plan-job-failures/[^/]+/[^/]+', 'item failure'],
     ['/jobs/(?!zk-plan-)[^/]+', 'job'],
     ['/jobs/(?!zk-plan-)[^/]+/trigger', 'job trigger'],
   ] as const
@@ -435,11 +439,16 @@ async function runSchedules(server: MemoryZooKeeper): Promise<void> {
   expect(server.children(SCHEDULES)).toEqual([]);
 }
 
-/** Jobs: define, take, renew, a pool change (leases pruned), a trigger, a clean stop, removal. */
+/** Jobs: define, take, renew, runs recorded (failed ones too) and pruned, a pool change (leases pruned), a trigger, a clean stop, removal. */
 async function runJobs(): Promise<{ server: MemoryZooKeeper }> {
   const world = new World();
   const runs: string[] = [];
-  const work = { hold: (ctx: JobContext) => void runs.push(...ctx.items.map((item) => item.id)) };
+  const work = {
+    hold: (ctx: JobContext) => {
+      runs.push(...ctx.items.map((item) => item.id));
+      if (runs.length <= 2) throw new Error('the first runs fail: their items keep a last failure');
+    },
+  };
   const a = world.spawn('a', work);
   const b = world.spawn('b', work);
   const rounds = async (count: number): Promise<void> => {
@@ -455,6 +464,7 @@ async function runJobs(): Promise<{ server: MemoryZooKeeper }> {
     fn: 'hold',
     workPool: { items: ['m1', 'm2', 'm3'] },
     mode: { everyMs: 200 },
+    keepRuns: 2, // the history's prune deletes runs
   });
   await rounds(3);
   await world.jobs.setWorkPool('mail', ['m4']);
