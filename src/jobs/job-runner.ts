@@ -86,8 +86,8 @@ export class JobRunner {
   private owed: OwedRun | undefined;
   /** Runs that threw in a row (the pause before the next grows with it). */
   private failuresInARow = 0;
-  /** Interrupted runs this runner has owed a failover for. */
-  private readonly failedOver = new Set<string>();
+  /** Interrupted runs this runner has owed a failover for, with the items it was owed for. */
+  private readonly failedOver = new Map<string, Set<string>>();
   /** Counts the changes of mode or function: an owed run is not owed again across one. */
   private definitions = 0;
   private readonly loop: Promise<void>;
@@ -135,15 +135,20 @@ export class JobRunner {
   }
 
   /**
-   * The items just taken were in a run their previous holder never ended (`run`, its node name):
-   * run them again at once, unless the job says `failover: false` or is continuous (it restarts
-   * with its new share anyway).
+   * `items`, just taken, were in a run their previous holder never ended (`run`, its node name):
+   * run the share again at once, unless the job says `failover: false` or is continuous (it
+   * restarts with its new share anyway). Each item of an interrupted run is failed over once,
+   * however many passes its items are taken in.
    */
-  failover(run: string): void {
-    if (this.job.mode === 'continuous' || !this.job.failover || this.failedOver.has(run)) return;
-    // Remembered so that items of one interrupted run taken in later passes are not run again for it.
-    if (this.failedOver.size >= MAX_REMEMBERED_FAILOVERS) this.failedOver.clear();
-    this.failedOver.add(run);
+  failover(run: string, items: readonly string[]): void {
+    if (this.job.mode === 'continuous' || !this.job.failover) return;
+    const done = this.failedOver.get(run) ?? new Set<string>();
+    const fresh = items.filter((item) => !done.has(item));
+    if (fresh.length === 0) return;
+    if (!this.failedOver.has(run) && this.failedOver.size >= MAX_REMEMBERED_FAILOVERS)
+      this.failedOver.clear();
+    for (const item of fresh) done.add(item);
+    this.failedOver.set(run, done);
     this.owe({
       cause: 'failover',
       attempt: 1,

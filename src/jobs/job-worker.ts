@@ -404,7 +404,10 @@ export class JobWorker {
    * the pass has shared the items out, so the runners have them in their share.
    */
   private async failOverTaken(): Promise<void> {
-    const interrupted = new Map<string, { readonly job: string; readonly run: string }>();
+    const interrupted = new Map<
+      string,
+      { readonly job: string; readonly run: string; readonly items: string[] }
+    >();
     for (const { want, previousHolder } of this.takenFromLapsed.splice(0)) {
       try {
         const run = await this.runtime.store.runs.interruptedRun(
@@ -412,13 +415,16 @@ export class JobWorker {
           previousHolder,
           want.item,
         );
-        if (run !== undefined && this.held.has(key(want.job, want.item)))
-          interrupted.set(key(want.job, run), { job: want.job, run });
+        if (run === undefined || !this.held.has(key(want.job, want.item))) continue;
+        const entry = interrupted.get(key(want.job, run)) ?? { job: want.job, run, items: [] };
+        entry.items.push(want.item);
+        interrupted.set(key(want.job, run), entry);
       } catch (error) {
         this.runtime.events.error(error, want.job); // the item waits for its next tick
       }
     }
-    for (const { job, run } of interrupted.values()) this.runners.get(job)?.failover(run);
+    for (const { job, run, items } of interrupted.values())
+      this.runners.get(job)?.failover(run, items);
   }
 
   /** Renews every lease last renewed `leaseMs / 3` ago or more. */

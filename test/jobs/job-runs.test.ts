@@ -260,22 +260,24 @@ describe('a run owed for a reason, cut short by a change of share', () => {
     );
     try {
       runner.setShare([{ id: 'a', token: 5 }]);
-      runner.failover('run-1');
+      runner.failover('run-1', ['a']);
       await expect.poll(() => starts.length).toBe(1);
       runner.setShare([
         { id: 'a', token: 5 },
         { id: 'b', token: 6 },
       ]); // b taken a pass later
-      runner.failover('run-1'); // the same interrupted run: not owed twice
+      runner.failover('run-1', ['b']); // b of the same interrupted run, taken a pass later
       await expect.poll(() => starts.length).toBe(2);
       await pause(100);
       expect(starts).toEqual([
         { cause: 'failover', items: ['a'] },
         { cause: 'failover', items: ['a', 'b'] },
       ]);
+      runner.failover('run-1', ['a', 'b']); // both failed over already: nothing more is owed
       finish(); // the failover run returns
       runner.trigger();
       await expect.poll(() => starts.length).toBe(3);
+      expect(starts[2]?.cause).toBe('trigger');
       runner.setShare([{ id: 'b', token: 6 }]); // a taken away: the trigger's run is owed again, with b
       await expect.poll(() => starts.length).toBe(4);
       expect(starts.at(-1)).toEqual({ cause: 'trigger', items: ['b'] });
