@@ -140,7 +140,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'issue 19, defect 4: a lease take sent again after a reconnect lands on the lease node of an item that left the pool and came back, taken since by another worker: two live holders, and a token that goes down',
     simulation: 'long-job',
-    searchFrom: 5,
+    searchFrom: 11,
   },
   {
     name: 'owner-first-delete',
