@@ -362,6 +362,19 @@ export const MUTANTS: readonly Mutant[] = [
     searchFrom: 1,
   },
   {
+    name: 'assign-disabled-worker',
+    files: [
+      {
+        file: 'src/jobs/assignment.ts',
+        patches: [{ find: '.filter((worker) => !disabled.has(worker.id))', replace: '' }],
+      },
+    ],
+    defect:
+      "the manager's decision leaves the flags of disabled job workers unread: a disabled worker keeps its items",
+    simulation: 'job',
+    searchFrom: 1,
+  },
+  {
     name: 'hand-on-failure-after-mark',
     files: [
       {
