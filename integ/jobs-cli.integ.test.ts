@@ -1,4 +1,4 @@
-/** `zk-plan jobs define|ls|show|runs|disable|enable|trigger|rm` and `zk-plan workers --jobs`, on a real server. */
+/** `zk-plan jobs define|ls|show|runs|disable|enable|trigger|rm|disable-worker|enable-worker` and `zk-plan workers --jobs`, on a real server. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,6 +105,69 @@ describe('zk-plan jobs', () => {
     expect(again.code).toBe(5);
     expect(again.stdout).toBe('');
     expect(again.stderr).toContain('[JOB_NOT_FOUND]');
+  });
+
+  it("disable-worker moves a live job worker's items to the other one, workers --jobs shows it disabled, enable-worker brings items back; an id that is not live is refused (exit 5)", async () => {
+    const functions = new FunctionRegistry().registerJob('poll', () => undefined);
+    const jobs = `${env.root()}-jobs`;
+    const first = (await env.zkPlan({ functions })).startJobWorker(jobs, {
+      leaseMs: 1_000,
+      pollMs: 200,
+    });
+    const second = (await env.zkPlan({ functions })).startJobWorker(jobs, {
+      leaseMs: 1_000,
+      pollMs: 200,
+    });
+    const cli = (args: string[]) => runCli(env.connectString, [...args, '--jobs', jobs]);
+    const file = join(dir, 'pool.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ name: 'pool', fn: 'poll', workPool: { shards: 4 }, mode: 'continuous' }),
+    );
+    expect((await cli(['jobs', 'define', file])).code).toBe(0);
+    const heldBy = (handle: typeof first): number => handle.held()['pool']?.length ?? 0;
+    await expect
+      .poll(() => [heldBy(first), heldBy(second)], { timeout: 10_000 * TIMING })
+      .toEqual([2, 2]);
+
+    const disabled = await cli(['jobs', 'disable-worker', first.id]);
+    expect(disabled.code, disabled.stderr).toBe(0);
+    expect(disabled.stdout).toBe(`disabled job worker ${first.id}\n`);
+    await expect
+      .poll(() => [heldBy(first), heldBy(second)], { timeout: 10_000 * TIMING })
+      .toEqual([0, 4]);
+    expect((await cli(['jobs', 'disable-worker', first.id])).stdout).toBe(
+      `job worker ${first.id} was already disabled\n`,
+    );
+    const listed = await runCli(env.connectString, ['workers', '--jobs', jobs, '--json']);
+    const { jobWorkers } = JSON.parse(listed.stdout) as { jobWorkers: JobWorkerSummary[] };
+    expect(Object.fromEntries(jobWorkers.map((entry) => [entry.id, entry.disabled]))).toEqual({
+      [first.id]: true,
+      [second.id]: false,
+    });
+    expect((await runCli(env.connectString, ['workers', '--jobs', jobs])).stdout).toContain(
+      '(disabled)',
+    );
+
+    const enabled = await cli(['jobs', 'enable-worker', first.id, '--json']);
+    expect(JSON.parse(enabled.stdout)).toEqual({
+      worker: first.id,
+      state: 'enabled',
+      changed: true,
+    });
+    await expect
+      .poll(() => [heldBy(first), heldBy(second)], { timeout: 10_000 * TIMING })
+      .toEqual([2, 2]);
+
+    const unknown = await cli(['jobs', 'disable-worker', 'gone-1a2b3c4d']);
+    expect(unknown.code).toBe(5);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toBe(
+      `zk-plan: no live job worker "gone-1a2b3c4d" under ${jobs}: only a live one can be disabled, and a worker's id changes with every start (zk-plan workers --jobs ${jobs} lists the live ones) [JOB_WORKER_NOT_LIVE]\n`,
+    );
+    const malformed = await cli(['jobs', 'disable-worker', '../escape']);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('Invalid id: expected a job worker id');
   });
 
   it('refuses a bad definition with a clear error and writes nothing', async () => {

@@ -1,5 +1,5 @@
 import { CommanderError, type Command } from 'commander';
-import { JobNotFoundError } from '../errors/job-errors.js';
+import { JobError, JobNotFoundError } from '../errors/job-errors.js';
 import { BackfillNotFoundError, ScheduleNotFoundError } from '../errors/schedule-errors.js';
 import { SnapshotError } from '../errors/snapshot-errors.js';
 import { ZkPlanError } from '../errors/base-error.js';
@@ -26,7 +26,7 @@ export const ExitCode = {
   timeout: 3,
   /** No ZooKeeper server answered within --connect-timeout-ms. */
   unreachable: 4,
-  /** The plan, schedule or job does not exist, or the plan has no task with the key given. */
+  /** The plan, schedule or job does not exist, no live job worker has the id given, or the plan has no task with the key given. */
   notFound: 5,
   /** The plan was cancelled (`wait`; `resume` or `pause` of a cancelled plan). */
   cancelled: 6,
@@ -46,7 +46,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   ${ExitCode.usage}    bad command line: unknown command or option, missing argument, invalid path or number, port in use
   ${ExitCode.timeout}    wait: --timeout-ms ran out before the plan completed
   ${ExitCode.unreachable}    ZooKeeper unreachable within --connect-timeout-ms
-  ${ExitCode.notFound}    no such plan, schedule, job, or task key in the plan
+  ${ExitCode.notFound}    no such plan, schedule, job, live job worker, or task key in the plan
   ${ExitCode.cancelled}    the plan was cancelled (wait; pause or resume of a cancelled plan)
   ${ExitCode.denied}    ZooKeeper refused access: NO_AUTH (set ZK_PLAN_AUTH or --auth-file) or AUTH_FAILED
   ${ExitCode.finished}    pause or cancel of a plan that has already completed or failed
@@ -89,6 +89,7 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
     error instanceof ScheduleNotFoundError ||
     error instanceof BackfillNotFoundError ||
     error instanceof JobNotFoundError ||
+    (error instanceof JobError && error.code === 'JOB_WORKER_NOT_LIVE') ||
     error instanceof TaskKeyNotFoundError
   )
     return ExitCode.notFound;

@@ -27,19 +27,22 @@ export type JobProblem =
   /** `trigger` of a continuous job (it runs all the time). */
   | 'JOB_CONTINUOUS'
   /** `remove` timed out with items still held (their workers have not given them back). */
-  | 'JOB_STILL_HELD';
+  | 'JOB_STILL_HELD'
+  /** `disableWorker` of an id no live job worker has (ids change with every start). */
+  | 'JOB_WORKER_NOT_LIVE';
 
 /**
- * Thrown by the jobs API (`zkPlan.jobs(parent)`, `startJobWorker`) when a job cannot be put,
- * changed or removed as asked; `code` says which problem (a `JobProblem`) and `path` names the
- * job's znode.
+ * Thrown by the jobs API (`zkPlan.jobs(parent)`, `startJobWorker`) when a job or a job worker
+ * cannot be put, changed or removed as asked; `code` says which problem (a `JobProblem`) and `path`
+ * names the job's znode (the job worker's, for a problem of a worker).
  *
  * @category Errors
  */
 export class JobError extends ZkPlanError {
   readonly code: JobProblem;
-  constructor(problem: JobProblem, message: string, path: string) {
-    super(message, { path });
+  /** `cliMessage`: the message in the `zk-plan` command's words, when `message` names API calls that have a command. */
+  constructor(problem: JobProblem, message: string, path: string, cliMessage?: string) {
+    super(message, cliMessage === undefined ? { path } : { path, cliMessage });
     this.code = problem;
   }
 }

@@ -1,8 +1,9 @@
 /**
  * The manager's decision (pure): each enabled job's items spread over the live workers that
- * registered its function, by the job's strategy, starting from the current assignment so that
- * strategies that can keep items where they are do. A job whose strategy is unknown here or fails
- * keeps its current assignment (less the workers that are gone), with the problem recorded.
+ * registered its function and are not disabled (`jobs.disableWorker`), by the job's strategy,
+ * starting from the current assignment so that strategies that can keep items where they are do.
+ * A job whose strategy is unknown here or fails keeps its current assignment (less the workers that
+ * are gone or disabled), with the problem recorded.
  */
 import { poolItems, type StoredJob } from './job-definition.js';
 import type { AssignmentRecord, JobWorkerInfo } from './job-store.js';
@@ -13,24 +14,26 @@ export interface AssignmentDecision {
   readonly problems: Record<string, string>;
 }
 
+/** `disabled`: the ids of the disabled job workers (flags of workers that are gone change nothing). */
 export function decideAssignment(
   jobs: readonly StoredJob[],
   workers: readonly JobWorkerInfo[],
   current: AssignmentRecord | undefined,
   strategies: StrategyRegistry,
+  disabled: ReadonlySet<string>,
 ): AssignmentDecision {
   const result: Record<string, Assignment> = {};
   const problems: Record<string, string> = {};
   for (const job of jobs) {
     if (job.disabled) continue;
-    const eligible = workers
-      .filter((worker) => worker.jobFunctions.includes(job.fn))
+    const registered = workers.filter((worker) => worker.jobFunctions.includes(job.fn));
+    const eligible = registered
+      .filter((worker) => !disabled.has(worker.id))
       .map((worker) => worker.id);
     const items = poolItems(job.workPool).map((item) => item.id);
     const held = current?.jobs[job.name] ?? {};
     if (eligible.length === 0) {
-      problems[job.name] =
-        `no live job worker registered the function "${job.fn}": its ${items.length} items wait for one`;
+      problems[job.name] = noWorkerProblem(job.fn, registered.length, items.length);
       continue;
     }
     if (!strategies.has(job.strategy)) {
@@ -51,6 +54,18 @@ export function decideAssignment(
     }
   }
   return { jobs: result, problems };
+}
+
+/** Why a job has no worker to go to: none registered its function, or every one that did is disabled. */
+function noWorkerProblem(fn: string, registered: number, items: number): string {
+  const waiting = `its ${items} ${items === 1 ? 'item waits' : 'items wait'}`;
+  if (registered === 0)
+    return `no live job worker registered the function "${fn}": ${waiting} for one`;
+  const who =
+    registered === 1
+      ? `the one live job worker that registered the function "${fn}" is`
+      : `all ${registered} live job workers that registered the function "${fn}" are`;
+  return `${who} disabled: ${waiting} until one is enabled (enableWorker, zk-plan jobs enable-worker)`;
 }
 
 /** What the assignment of all jobs may take in its one node, below ZooKeeper's 1 MB (jute.maxbuffer) with room to spare. */

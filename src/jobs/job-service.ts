@@ -8,7 +8,7 @@ import type { FunctionRegistry } from '../exec/function-registry.js';
 import { sleepUnless } from '../util/abort-signals.js';
 import type { ZkPlanEvents } from '../worker/worker-events.js';
 import type { Zk } from '../zk/zk.js';
-import { JobManager } from './job-manager.js';
+import { GONE_WORKER_FLAG_GRACE_MS, JobManager } from './job-manager.js';
 import { JobStore } from './job-store.js';
 import { JobWorker, SYSTEM_CLOCK, newJobWorkerId, type JobClock } from './job-worker.js';
 import { resolveJobWorkerOptions, type JobWorkerOptions } from '../config/job-worker-options.js';
@@ -178,6 +178,7 @@ export function startJobWorker(
         strategies,
         id,
         timing: resolved.timing,
+        goneWorkerFlagGraceMs: GONE_WORKER_FLAG_GRACE_MS,
         now: () => clock.wall(),
         changed: () => loops?.manager?.wake(),
         onRebalance: (epoch, moved) => events.emit('job:rebalance', { jobs: parent, epoch, moved }),

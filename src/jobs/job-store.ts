@@ -1,8 +1,9 @@
 /**
  * ZooKeeper I/O of jobs (the layout is in src/zk/layout.ts): definitions, the one assignment node,
- * the job workers' ephemeral nodes, and the items' leases. Every write is a create-if-absent, a
- * versioned set or a delete, so each is safe to repeat. A versioned set whose reply was lost is
- * settled by reading the node back: it landed exactly when the node holds the bytes written.
+ * the job workers' ephemeral nodes, the items' leases, and the flags of disabled job workers. Every
+ * write is a create-if-absent, a versioned set or a delete, so each is safe to repeat. A versioned
+ * set whose reply was lost is settled by reading the node back: it landed exactly when the node
+ * holds the bytes written.
  */
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { isZkError } from '../errors/zk-error.js';
@@ -40,6 +41,16 @@ export interface JobWorkerInfo {
   readonly jobFunctions: readonly string[];
   readonly leaseMs: number;
   readonly startedAt: string;
+}
+
+/**
+ * What a disabled job worker's flag holds, for people reading the node: the flag is the node
+ * itself, so its data is never read to decide anything.
+ */
+export interface DisabledWorkerRecord {
+  readonly disabledAt: string;
+  /** `<host>:<pid>` of the process that disabled it. */
+  readonly by: string;
 }
 
 /** A node as read before a write decided on it: the version to write over, and the node it is (its creation zxid). */
@@ -217,6 +228,47 @@ export class JobStore {
         return [];
       return [info as JobWorkerInfo];
     });
+  }
+
+  /** Whether a job worker of that id has its node now (registered, on a session that lives). */
+  async isWorkerLive(id: string): Promise<boolean> {
+    return (await this.zk.exists(childPath(this.nodes.workers, id))) !== undefined;
+  }
+
+  /**
+   * The ids flagged disabled, sorted; `watcher`, when given, is always set, and fires once when a
+   * flag is added or deleted. Only the names count: a flag whose data is malformed disables its
+   * worker all the same.
+   */
+  async disabledWorkers(watcher?: Watcher): Promise<string[]> {
+    const path = this.nodes.disabledWorkers;
+    if (watcher !== undefined) await this.zk.ensurePath(path); // a watch of children needs the node
+    const listing = await this.zk.tryGetChildren(path, watcher);
+    // Deleted meanwhile (by hand): no watch was set, so watch for it to be made again, unless it was.
+    if (listing === undefined && watcher !== undefined && (await this.zk.exists(path, watcher)))
+      return this.disabledWorkers();
+    return [...(listing?.children ?? [])].sort();
+  }
+
+  /** Whether the job worker is flagged disabled (whether it lives or not). */
+  async isWorkerDisabled(id: string): Promise<boolean> {
+    return (await this.zk.exists(childPath(this.nodes.disabledWorkers, id))) !== undefined;
+  }
+
+  /** Flags the job worker disabled; false when it already was. */
+  async disableWorker(id: string, record: DisabledWorkerRecord): Promise<boolean> {
+    const path = childPath(this.nodes.disabledWorkers, id);
+    await this.zk.ensurePath(this.nodes.disabledWorkers);
+    return this.zk.createIfAbsent(
+      path,
+      encodeValue(record, 'disabled job worker', path),
+      'persistent',
+    );
+  }
+
+  /** Deletes the job worker's flag (the manager's prune fenced by its latch session); false when it had none. */
+  async enableWorker(id: string, fence: WriteOptions = {}): Promise<boolean> {
+    return this.zk.deleteIfPresent(childPath(this.nodes.disabledWorkers, id), -1, fence);
   }
 
   /** An item's lease; undefined when it has none yet. `watcher` fires once when it changes. */

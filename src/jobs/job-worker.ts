@@ -26,6 +26,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { isZkError } from '../errors/zk-error.js';
 import { MalformedNodeError } from '../errors/task-errors.js';
+import { InvalidArgumentError } from '../errors/usage-errors.js';
 import type { FunctionRegistry } from '../exec/function-registry.js';
 import { MAX_TIMER_MS } from '../util/abort-signals.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
@@ -98,9 +99,32 @@ interface Wanted {
 
 const key = (job: string, item: string): string => `${job}\u0000${item}`;
 
-/** A job worker's id: unique per start, so a restarted process never mistakes its predecessor's lease for its own. */
+/** What a job worker id is made of: the characters of the `name` option, and room for its prefix, `-` and 8 hex digits. */
+const JOB_WORKER_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/;
+
+/**
+ * A job worker's id: unique per start, so a restarted process never mistakes its predecessor's
+ * lease for its own. Every id made here passes `assertJobWorkerId`.
+ */
 export function newJobWorkerId(prefix?: string): string {
-  return `${prefix ?? `${hostname()}-${process.pid}`}-${randomUUID().slice(0, 8)}`;
+  return `${prefix ?? defaultIdPrefix()}-${randomUUID().slice(0, 8)}`;
+}
+
+/** `<host>-<pid>`, the host name kept to the characters and length of an id (a container may name its host otherwise). */
+function defaultIdPrefix(): string {
+  const host = hostname()
+    .replace(/[^A-Za-z0-9_.:-]/g, '_')
+    .slice(0, 64);
+  return `${/^[A-Za-z0-9]/.test(host) ? host : `host${host}`}-${process.pid}`;
+}
+
+/** Checks that an id given to the jobs API can name a job worker: one znode name, as `newJobWorkerId` makes them. */
+export function assertJobWorkerId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || !JOB_WORKER_ID.test(id))
+    throw new InvalidArgumentError(
+      'id',
+      `expected a job worker id of letters, digits, "_", ".", ":" and "-" (up to 100, starting with a letter or digit), as the list of job workers shows it, got ${JSON.stringify(id)}`,
+    );
 }
 
 export class JobWorker {

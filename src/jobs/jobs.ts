@@ -1,13 +1,14 @@
 /**
- * `zkPlan.jobs(parent)`: define, change, trigger, remove and read the jobs of a jobs' parent. The
- * job workers (`startJobWorker`) and their manager do the rest; this only writes definitions and
- * reads what they wrote.
+ * `zkPlan.jobs(parent)`: define, change, trigger, remove and read the jobs of a jobs' parent, and
+ * disable or enable job workers. The job workers (`startJobWorker`) and their manager do the rest;
+ * this only writes definitions and flags and reads what they wrote.
  */
+import { hostname } from 'node:os';
 import { DEFAULTS } from '../config/defaults.js';
 import { assertDurationMs } from '../config/option-checks.js';
 import { JobError, JobNotFoundError } from '../errors/job-errors.js';
 import { InvalidArgumentError } from '../errors/usage-errors.js';
-import { jobNodes } from '../zk/layout.js';
+import { childPath, jobNodes } from '../zk/layout.js';
 import {
   assertItems,
   assertJobName,
@@ -53,6 +54,7 @@ export interface JobRunCounts {
 
 /** The most runs `jobs.runs` reads at once. */
 export const MAX_RUNS_READ = 1_000;
+import { assertJobWorkerId } from './job-worker.js';
 
 /**
  * An item's lease as `list()` shows it.
@@ -90,12 +92,15 @@ export interface JobSummary extends StoredJob {
 export interface JobWorkerSummary extends JobWorkerInfo {
   readonly items: Readonly<Record<string, readonly string[]>>;
   readonly manager: boolean;
+  /** Taken out of every assignment by `disableWorker`: it runs on (and may manage), holding no item. */
+  readonly disabled: boolean;
 }
 
 /**
  * The jobs under one parent, as `zkPlan.jobs(parent)` gives them: define a job (function, work
  * pool, mode, assignment strategy), change its pool, disable, enable, trigger or remove it, and
- * read each job with its assignment and leases, and the live job workers.
+ * read each job with its assignment and leases, and the live job workers; disable or enable a job
+ * worker.
  *
  * @category Jobs
  */
@@ -223,6 +228,45 @@ export class Jobs {
     return { job: name, runs, lastFailures, counts: countRuns(runs) };
   }
 
+  /**
+   * Takes a live job worker out of every job's assignment without stopping it: the manager gives its
+   * items to the other workers, and it gives each back (its lease written released) once its run of
+   * the item has ended, so no item ever has two holders. The flag is a persistent node of its own: it
+   * holds while the worker replaces an expired session under the same id, until `enableWorker`, or
+   * until the manager deletes it once the worker has been gone for good (10 minutes without a live
+   * node). Resolves true when this call disabled it, false when it already was.
+   *
+   * JobError JOB_WORKER_NOT_LIVE when no live worker has the id and none is flagged: an id changes
+   * with every start, so a flag for another id would never match a worker (`workers()` lists the
+   * live ones).
+   */
+  async disableWorker(id: string): Promise<boolean> {
+    assertJobWorkerId(id);
+    if (!(await this.store.isWorkerLive(id))) {
+      if (await this.store.isWorkerDisabled(id)) return false; // disabled, then gone: a repeat changes nothing
+      throw new JobError(
+        'JOB_WORKER_NOT_LIVE',
+        `No live job worker "${id}" under ${this.parent}: only a live one can be disabled, and a worker's id changes with every start (jobs(parent).workers() lists the live ones)`,
+        childPath(this.store.nodes.workers, id),
+        `no live job worker "${id}" under ${this.parent}: only a live one can be disabled, and a worker's id changes with every start (zk-plan workers --jobs ${this.parent} lists the live ones)`,
+      );
+    }
+    return this.store.disableWorker(id, {
+      disabledAt: new Date(this.now()).toISOString(),
+      by: `${hostname()}:${process.pid}`,
+    });
+  }
+
+  /**
+   * Lets the manager assign items to the job worker again after `disableWorker` (its flag deleted).
+   * Safe to repeat, and for a worker that is gone. Resolves true when this call enabled it, false
+   * when it was not disabled.
+   */
+  async enableWorker(id: string): Promise<boolean> {
+    assertJobWorkerId(id);
+    return this.store.enableWorker(id);
+  }
+
   /** The job as stored; JobNotFoundError when there is none. */
   async get(name: string): Promise<StoredJob> {
     assertJobName(name);
@@ -256,15 +300,18 @@ export class Jobs {
     );
   }
 
-  /** The live job workers, each with its items by job and whether it manages. */
+  /** The live job workers, each with its items by job, whether it manages and whether it is disabled. */
   async workers(): Promise<JobWorkerSummary[]> {
-    const [workers, current] = await Promise.all([
+    const [workers, current, flags] = await Promise.all([
       this.store.workers(),
       this.store.readAssignment(),
+      this.store.disabledWorkers(),
     ]);
+    const disabled = new Set(flags);
     return workers.map((worker) => ({
       ...worker,
       manager: current?.record.manager === worker.id,
+      disabled: disabled.has(worker.id),
       items: Object.fromEntries(
         Object.entries(current?.record.jobs ?? {}).flatMap(([job, byWorker]) =>
           (byWorker[worker.id]?.length ?? 0) > 0 ? [[job, byWorker[worker.id] ?? []]] : [],

@@ -166,9 +166,9 @@ export const TICK_LOCK = 'lock';
 
 /**
  * Under a jobs' parent (`zkPlan.jobs(parent)`): the live job workers' ephemeral nodes, the
- * manager's latch, the one assignment node, and the items' leases by job. Leases live apart from
- * the job's node, so removing a job (or defining it again) never deletes a lease a worker may
- * still hold: the manager prunes them once released or run out.
+ * manager's latch, the one assignment node, the items' leases by job, and the flags of disabled
+ * job workers. Leases live apart from the job's node, so removing a job (or defining it again)
+ * never deletes a lease a worker may still hold: the manager prunes them once released or run out.
  */
 export const JOB_WORKERS = `${RESERVED_PREFIX}job-workers`;
 /** Under a jobs' parent: the manager election's latch nodes. */
@@ -187,6 +187,12 @@ export const JOB_RUNS = `${RESERVED_PREFIX}job-runs`;
 export const JOB_FAILURES = `${RESERVED_PREFIX}job-failures`;
 /** Name prefix of a run record in a job's history. */
 export const JOB_RUN_PREFIX = 'run-';
+/**
+ * Under a jobs' parent: one persistent node per disabled job worker, named by its id
+ * (`jobs.disableWorker`). Persistent, so the flag outlives a session the worker replaces under the
+ * same id; the manager deletes the flag of a worker gone for good (job-manager.ts).
+ */
+export const JOB_DISABLED_WORKERS = `${RESERVED_PREFIX}job-disabled-workers`;
 /** A job's `trigger` child: a run requested now (`jobs.trigger`). */
 export const JOB_TRIGGER = 'trigger';
 /** Name prefix of a candidate's node in the job manager's election (`latch-NNNNNNNNNN`). */
@@ -219,12 +225,14 @@ export function jobsNodes(jobs: string): {
   readonly manager: string;
   readonly assignment: string;
   readonly leases: string;
+  readonly disabledWorkers: string;
 } {
   return {
     workers: childPath(jobs, JOB_WORKERS),
     manager: childPath(jobs, JOB_MANAGER),
     assignment: childPath(jobs, JOB_ASSIGNMENT),
     leases: childPath(jobs, JOB_LEASES),
+    disabledWorkers: childPath(jobs, JOB_DISABLED_WORKERS),
   };
 }
 

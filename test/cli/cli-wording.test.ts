@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
-import { describeError } from '../../src/cli/exit-codes.js';
+import { ExitCode, describeError, exitCodeFor } from '../../src/cli/exit-codes.js';
 import { ZkPlanError } from '../../src/errors/base-error.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
@@ -142,6 +142,18 @@ describe('the CLI speaks in CLI commands', () => {
       expect(describeError(error)).toMatch(wording);
     },
   );
+
+  it('a job worker disabled that is not live: the CLI names zk-plan workers --jobs, not workers(), and exits 5', async () => {
+    const { zkPlan } = memoryProcess(new MemoryZooKeeper(), 'w');
+    const error = await thrownBy(() => zkPlan.jobs('/jobs').disableWorker('gone-1a2b3c4d'));
+    await zkPlan.close();
+    expect(error).toMatchObject({ code: 'JOB_WORKER_NOT_LIVE' });
+    expect((error as Error).message).toMatch(API_CALL);
+    expect(describeError(error)).toBe(
+      `no live job worker "gone-1a2b3c4d" under /jobs: only a live one can be disabled, and a worker's id changes with every start (zk-plan workers --jobs /jobs lists the live ones) [JOB_WORKER_NOT_LIVE]`,
+    );
+    expect(exitCodeFor(error)).toBe(ExitCode.notFound);
+  });
 
   it('an error whose message names no API call is said as it is', () => {
     class Plain extends ZkPlanError {

@@ -45,6 +45,8 @@ function worker(id: string, jobFunctions: readonly string[]): JobWorkerInfo {
   };
 }
 
+const NONE_DISABLED: ReadonlySet<string> = new Set();
+
 function record(
   jobs: AssignmentRecord['jobs'],
   problems: AssignmentRecord['problems'] = {},
@@ -68,6 +70,7 @@ describe('decideAssignment', () => {
       workers,
       undefined,
       new StrategyRegistry(),
+      NONE_DISABLED,
     );
     expect(decision).toEqual({
       jobs: { mail: { w1: ['m1', 'm2'], w3: ['m3', 'm4'] }, report: { w2: ['0'], w3: ['1'] } },
@@ -82,6 +85,7 @@ describe('decideAssignment', () => {
       workers,
       current,
       new StrategyRegistry(),
+      NONE_DISABLED,
     );
     expect(decision.jobs).toEqual({ mail: { w1: ['m3', 'm4'], w3: ['m1', 'm2'] } });
   });
@@ -92,6 +96,7 @@ describe('decideAssignment', () => {
       workers,
       undefined,
       new StrategyRegistry(),
+      NONE_DISABLED,
     );
     expect(decision).toEqual({ jobs: {}, problems: {} });
   });
@@ -102,6 +107,7 @@ describe('decideAssignment', () => {
       workers,
       undefined,
       new StrategyRegistry(),
+      NONE_DISABLED,
     );
     expect(decision).toEqual({
       jobs: {},
@@ -118,6 +124,7 @@ describe('decideAssignment', () => {
       workers,
       current,
       new StrategyRegistry(),
+      NONE_DISABLED,
     );
     expect(decision).toEqual({
       jobs: { mail: { w1: ['m1', 'm2'], w3: [] } },
@@ -137,11 +144,64 @@ describe('decideAssignment', () => {
       workers,
       current,
       strategies,
+      NONE_DISABLED,
     );
     expect(decision).toEqual({
       jobs: { mail: { w1: [], w3: ['m2'] } },
       problems: { mail: 'Invalid strategy: strategy "broken" threw: no tenants table' },
     });
+  });
+
+  it('leaves disabled workers out: their items go to the others, and a flag of a worker that is gone changes nothing', () => {
+    const current = record({ mail: { w1: ['m1', 'm2'], w3: ['m3', 'm4'] } });
+    const decision = decideAssignment(
+      [job('mail', 'mail', { items: ['m1', 'm2', 'm3', 'm4'] })],
+      workers,
+      current,
+      new StrategyRegistry(),
+      new Set(['w1', 'gone']),
+    );
+    expect(decision).toEqual({ jobs: { mail: { w3: ['m1', 'm2', 'm3', 'm4'] } }, problems: {} });
+  });
+
+  it('keeps a disabled worker out of the assignment it keeps for a strategy unknown here', () => {
+    const current = record({ mail: { w1: ['m1'], w3: ['m2'] } });
+    const decision = decideAssignment(
+      [job('mail', 'mail', { items: ['m1', 'm2'] }, { strategy: 'by-tenant' })],
+      workers,
+      current,
+      new StrategyRegistry(),
+      new Set(['w1']),
+    );
+    expect(decision.jobs).toEqual({ mail: { w3: ['m2'] } });
+  });
+
+  it('records a job whose every live worker with its function is disabled, and assigns it nothing', () => {
+    const decision = decideAssignment(
+      [job('mail', 'mail', { items: ['m1', 'm2'] }), job('report', 'report', { shards: 3 })],
+      workers,
+      undefined,
+      new StrategyRegistry(),
+      new Set(['w1', 'w2', 'w3']),
+    );
+    expect(decision).toEqual({
+      jobs: {},
+      problems: {
+        mail: 'all 2 live job workers that registered the function "mail" are disabled: its 2 items wait until one is enabled (enableWorker, zk-plan jobs enable-worker)',
+        report:
+          'all 2 live job workers that registered the function "report" are disabled: its 3 items wait until one is enabled (enableWorker, zk-plan jobs enable-worker)',
+      },
+    });
+    const one = decideAssignment(
+      [job('mail', 'mail', { items: ['m1'] })],
+      [worker('w1', ['mail'])],
+      undefined,
+      new StrategyRegistry(),
+      new Set(['w1']),
+    );
+    expect(one.problems['mail']).toBe(
+      'the one live job worker that registered the function "mail" is disabled: its 1 item waits until one is enabled (enableWorker, zk-plan jobs enable-worker)',
+    );
   });
 
   it('decides each job on its own: a problem with one leaves the others assigned', () => {
@@ -154,6 +214,7 @@ describe('decideAssignment', () => {
       workers,
       undefined,
       new StrategyRegistry(),
+      NONE_DISABLED,
     );
     expect(Object.keys(decision.problems).sort()).toEqual(['archive', 'mail']);
     expect(decision.jobs).toEqual({ mail: { w1: [], w3: [] }, report: { w2: ['0'], w3: [] } });

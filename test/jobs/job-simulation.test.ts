@@ -10,7 +10,7 @@ import { JOB_SEEDS, runJobSeed } from './job-simulation.js';
 
 describe('job simulation', () => {
   it(
-    `never has two live holders working on one item over ${JOB_SEEDS.length} seeds of crashes, detaches, blips, lost replies, clock moves, stops, new workers and pool changes`,
+    `never has two live holders working on one item over ${JOB_SEEDS.length} seeds of crashes, detaches, blips, lost replies, clock moves, stops, new workers, pool changes and workers disabled and enabled`,
     { timeout: 900_000 },
     async () => {
       const failing = await firstViolation(JOB_SEEDS, runJobSeed);

@@ -6,14 +6,18 @@
  * and its session expires, while its code and its job runs go on, as a worker cut off from
  * ZooKeeper or a GC pause would; later it reconnects), a blip (disconnected for less than the
  * session timeout: on reconnecting its client sends again what it had sent), a lost reply, a wall clock that moves
- * (within the drift the leases assume), a clean stop, a new worker, and a work pool that changes.
+ * (within the drift the leases assume), a clean stop, a new worker, a work pool that changes, and a
+ * worker disabled or enabled (`Jobs.disableWorker`, `enableWorker`: its items move without it
+ * stopping).
  *
  * Invariant, checked after every operation that lands: no item is worked on by two live processes
  * at once, where a process works on an item while a run of its job function holds it and
  * `ctx.holding()` (what the function checks before each piece of work) says yes. At the end, once
- * the faults stop: every item of the pool is worked on by exactly one process, the one the
- * assignment names.
+ * the faults stop and the workers settle: no disabled worker works on an item or is assigned one;
+ * then, every worker enabled and settled again, every item of the pool is worked on by exactly one
+ * process, the one the assignment names.
  */
+import { JobError } from '../../src/errors/job-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { JobContext } from '../../src/jobs/job-context.js';
 import { JobStore } from '../../src/jobs/job-store.js';
@@ -39,6 +43,7 @@ import {
 export const JOB_SEEDS = seedsFromEnv('JOB_SIM', 80);
 
 const JOBS = '/jobs';
+const DISABLED = jobsNodes(JOBS).disabledWorkers;
 const T0 = Date.UTC(2026, 10, 25, 3, 0, 0);
 const TIMING = { leaseMs: 1_000, marginMs: 200, driftMs: 100 };
 const STEP_MS = 50;
@@ -150,6 +155,32 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
     else stopCleanly(target);
   };
 
+  /** The ids flagged disabled right now, as the server holds them. */
+  const flagged = (): string[] => server.children(DISABLED);
+
+  /** Disables a running worker picked at random, as an operator would; refused when its node is gone by then. */
+  const disableRandomWorker = (): void => {
+    const running = processes.filter((proc) => proc.state === 'running');
+    if (running.length === 0) return;
+    const target = random.pick(running);
+    faults.push(`${now - T0} ms: disable ${target.name}`);
+    void jobs.disableWorker(target.name).catch((error: unknown) => {
+      if (!(error instanceof JobError && error.code === 'JOB_WORKER_NOT_LIVE'))
+        violation ??= `disableWorker(${target.name}) threw: ${String(error)}`;
+    });
+  };
+
+  /** Enables a disabled worker picked at random (alive or not). */
+  const enableRandomWorker = (): void => {
+    const ids = flagged();
+    if (ids.length === 0) return;
+    const id = random.pick(ids);
+    faults.push(`${now - T0} ms: enable ${id}`);
+    void jobs.enableWorker(id).catch((error: unknown) => {
+      violation ??= `enableWorker(${id}) threw: ${String(error)}`;
+    });
+  };
+
   const step = async (faultRate: number): Promise<void> => {
     for (const proc of processes) {
       if (proc.state === 'detached' && now >= (proc.reattachAt ?? 0)) {
@@ -189,6 +220,8 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
         faults.push(`${now - T0} ms: pool ${pool.join(',')}`);
         void jobs.setWorkPool('mail', pool).catch(() => undefined);
       }
+      if (random.chance(0.01)) disableRandomWorker();
+      if (random.chance(0.01)) enableRandomWorker();
       await step(0.004);
     }
     // Faults stop, clocks agree, every process is reattached; the workers settle.
@@ -197,6 +230,13 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
       if (proc.state === 'detached') proc.reattachAt = now;
     }
     for (const end = now + 6_000; now <= end && violation === undefined; now += STEP_MS)
+      await step(0);
+    violation ??= disabledCheck(server, processes, flagged());
+    // Every worker enabled: the disabled ones are assigned items again; the workers settle once more.
+    const enabling = Promise.all(flagged().map((id) => jobs.enableWorker(id)));
+    await settle(0);
+    await enabling;
+    for (const end = now + 4_000; now <= end && violation === undefined; now += STEP_MS)
       await step(0);
     return { seed, violation: violation ?? settledCheck(server, processes), faults };
   } catch (error) {
@@ -209,6 +249,29 @@ export async function runJobSeed(seed: number): Promise<JobSimResult> {
     for (const proc of processes) if (proc.state !== 'dead') proc.zk.crash();
     admin.crash();
   }
+}
+
+/** Once settled with some workers disabled: none of them works on an item, nor has one assigned. */
+function disabledCheck(
+  server: MemoryZooKeeper,
+  processes: readonly SimProcess[],
+  disabled: readonly string[],
+): string | undefined {
+  const { assignment: assignmentPath } = jobsNodes(JOBS);
+  const assignment = decodeValue(
+    assignmentPath,
+    server.getData(assignmentPath),
+  ) as AssignmentRecord;
+  for (const proc of processes) {
+    if (!disabled.includes(proc.name)) continue;
+    const working = [...proc.active]
+      .filter(([, ctx]) => proc.state === 'running' && !ctx.signal.aborted && ctx.holding())
+      .map(([item]) => item);
+    const assigned = assignment.jobs['mail']?.[proc.name] ?? [];
+    if (working.length > 0 || assigned.length > 0)
+      return `after settling, disabled worker ${proc.name} works on [${working.join(', ')}] and is assigned [${assigned.join(', ')}]`;
+  }
+  return undefined;
 }
 
 /** Once settled: each item of the pool worked on by exactly the live process the assignment names. */

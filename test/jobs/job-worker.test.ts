@@ -117,3 +117,38 @@ describe('job workers', () => {
     assertNoOverlap(spans);
   });
 });
+
+describe('a disabled job worker', () => {
+  it('is left out of the assignment while it runs on: its items move to the others with no two runs of one item at once, and come back once it is enabled', async () => {
+    const server = new MemoryZooKeeper();
+    const spans: Span[] = [];
+    const workers = [
+      worker(server, 'a', spans),
+      worker(server, 'b', spans),
+      worker(server, 'c', spans),
+    ];
+    const handles = workers.map((w) => w.handle);
+    const jobs = (workers[0]?.proc.zkPlan as MemoryProcess['zkPlan']).jobs(JOBS);
+    await jobs.define({
+      name: 'mail',
+      fn: 'hold',
+      workPool: { items: Array.from({ length: 12 }, (_, i) => `box${i}`) },
+      mode: 'continuous',
+    });
+    await expect.poll(() => counts(handles), { timeout: 5_000 }).toEqual([4, 4, 4]);
+    const [target] = handles as [JobWorkerHandle];
+    expect(await jobs.disableWorker(target.id)).toBe(true);
+    await expect.poll(() => counts(handles), { timeout: 5_000 }).toEqual([0, 6, 6]);
+    expect(target.held()).toEqual({});
+    const summaries = await jobs.workers();
+    expect(summaries).toHaveLength(3);
+    expect(summaries.filter((summary) => summary.disabled).map((summary) => summary.id)).toEqual([
+      target.id,
+    ]);
+    expect(await jobs.disableWorker(target.id)).toBe(false);
+    expect(await jobs.enableWorker(target.id)).toBe(true);
+    await expect.poll(() => counts(handles), { timeout: 5_000 }).toEqual([4, 4, 4]);
+    expect(Object.values(target.held()).flat()).toHaveLength(4);
+    assertNoOverlap(spans);
+  });
+});

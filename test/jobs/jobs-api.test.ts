@@ -1,4 +1,7 @@
-/** jobs(parent): definitions checked before anything is written, changes, triggers, removal and what list() shows, over the in-memory ZooKeeper. */
+/**
+ * jobs(parent): definitions checked before anything is written, changes, triggers, removal and what
+ * list() shows, and job workers disabled and enabled, over the in-memory ZooKeeper.
+ */
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobError, JobNotFoundError } from '../../src/errors/job-errors.js';
 import { MalformedNodeError } from '../../src/errors/task-errors.js';
@@ -6,10 +9,24 @@ import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
 import { FunctionRegistry, type JobContext, type JobDefinition } from '../../src/index.js';
 import { poolItems, resolveJob } from '../../src/jobs/job-definition.js';
 import { JobStore } from '../../src/jobs/job-store.js';
+import { assertJobWorkerId, newJobWorkerId } from '../../src/jobs/job-worker.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
-import { jobNodes } from '../../src/zk/layout.js';
+import { decodeValue } from '../../src/serialization/codec.js';
+import { ManualScheduler } from '../../src/testing/index.js';
+import { childPath, jobNodes, jobsNodes } from '../../src/zk/layout.js';
 import { expectRejects, expectThrows } from '../support/expect-error.js';
 import { memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
+import {
+  FLAG_GRACE_MS,
+  World,
+  activity,
+  holder,
+  run,
+  sleep,
+  workingOn,
+  type Activity,
+  type Proc,
+} from './support/job-harness.js';
 
 const JOBS = '/jobs';
 const GOOD: JobDefinition = {
@@ -194,5 +211,196 @@ describe('jobs(parent)', () => {
       expect((fast[index] as number) - (fast[index - 1] as number)).toBeGreaterThanOrEqual(100);
     for (const run of runs.filter((entry) => entry.job === 'ticking'))
       expect(run.firedAt % 1_000).toBe(0);
+  });
+});
+
+describe('disabling a job worker', () => {
+  const ITEMS = ['m1', 'm2', 'm3', 'm4'];
+  const flagOf = (id: string): string => childPath(jobsNodes(JOBS).disabledWorkers, id);
+  const define = (world: World): Promise<unknown> =>
+    world.jobs.define({ name: 'mail', fn: 'hold', workPool: { items: ITEMS }, mode: 'continuous' });
+  const held = (proc: Proc): string[] => proc.worker.heldItems()['mail'] ?? [];
+
+  /** Passes of every process (workers, managers, workers again), `stepMs` of simulated time apart. */
+  async function rounds(world: World, procs: readonly Proc[], count = 4, stepMs = 100) {
+    for (let round = 0; round < count; round++) {
+      for (const proc of procs) await proc.worker.pass();
+      for (const proc of procs) await proc.manager.pass();
+      for (const proc of procs) await proc.worker.pass();
+      world.advance(stepMs);
+      await sleep(5);
+    }
+  }
+
+  it("moves a disabled worker's items to the others without stopping it, each only once its run has ended and its lease is released, so no item is ever worked on by two; enabling brings items back", async () => {
+    const manual = new ManualScheduler();
+    const world = new World(new MemoryZooKeeper({ scheduler: manual }));
+    const logs: Record<string, Activity> = { a: activity(), b: activity() };
+    const a = world.spawn('a', { hold: holder(logs['a'] as Activity) });
+    const b = world.spawn('b', { hold: holder(logs['b'] as Activity) });
+    const twice = new Set<string>();
+    // Looked at before every ZooKeeper operation lands, and after each pass.
+    const noItemWorkedByTwo = (): boolean => {
+      for (const item of ITEMS)
+        if (Object.values(logs).flatMap((log) => workingOn(log, item)).length > 1) twice.add(item);
+      return false;
+    };
+    const step = (work: Promise<unknown>): Promise<void> => run(manual, work, noItemWorkedByTwo);
+    const steppedRounds = async (count: number): Promise<void> => {
+      for (let round = 0; round < count; round++) {
+        for (const proc of [a, b]) await step(proc.worker.pass());
+        for (const proc of [a, b]) await step(proc.manager.pass());
+        for (const proc of [a, b]) await step(proc.worker.pass());
+        world.advance(100);
+        await sleep(5);
+        noItemWorkedByTwo();
+      }
+    };
+    await step(define(world));
+    await steppedRounds(4);
+    expect([held(a), held(b)]).toEqual([
+      ['m1', 'm2'],
+      ['m3', 'm4'],
+    ]);
+
+    let disabled: boolean | undefined;
+    await step(world.jobs.disableWorker('a').then((changed) => (disabled = changed)));
+    expect(disabled).toBe(true);
+    await steppedRounds(4);
+    expect([held(a), held(b)]).toEqual([[], ITEMS]);
+    for (const item of ITEMS) expect(workingOn(logs['b'] as Activity, item)).toHaveLength(1);
+    expect(a.events.filter((event) => event.startsWith('stopped'))).toEqual([
+      'stopped mail/m1 released',
+      'stopped mail/m2 released',
+    ]);
+    let workers: Awaited<ReturnType<World['jobs']['workers']>> = [];
+    await step(world.jobs.workers().then((read) => (workers = read)));
+    expect(workers.map((worker) => [worker.id, worker.disabled])).toEqual([
+      ['a', true],
+      ['b', false],
+    ]);
+
+    let enabled: boolean | undefined;
+    await step(world.jobs.enableWorker('a').then((changed) => (enabled = changed)));
+    expect(enabled).toBe(true);
+    await steppedRounds(4);
+    expect(held(a)).toHaveLength(2);
+    expect(held(b)).toHaveLength(2);
+    expect([...twice]).toEqual([]);
+    expect([...a.errors, ...b.errors]).toEqual([]);
+  });
+
+  it('refuses an id no live worker has (JOB_WORKER_NOT_LIVE, naming it and where the live ones are listed) and one that is no worker id (INVALID_ARGUMENT), writing nothing', async () => {
+    const world = new World();
+    const a = world.spawn('a', { hold: holder(activity()) });
+    await a.worker.pass();
+    const unknown = await expectRejects(() => world.jobs.disableWorker('a-1a2b3c4d'), JobError);
+    expect([unknown.code, unknown.path]).toEqual([
+      'JOB_WORKER_NOT_LIVE',
+      childPath(jobsNodes(JOBS).workers, 'a-1a2b3c4d'),
+    ]);
+    expect(unknown.message).toBe(
+      `No live job worker "a-1a2b3c4d" under ${JOBS}: only a live one can be disabled, and a worker's id changes with every start (jobs(parent).workers() lists the live ones)`,
+    );
+    expect(unknown.cliMessage).toContain(`(zk-plan workers --jobs ${JOBS} lists the live ones)`);
+    for (const bad of ['', '-a', '../a', 'a/b', 'a b', 'x'.repeat(101), 7]) {
+      const disabling = await expectRejects(
+        () => world.jobs.disableWorker(bad as string),
+        InvalidArgumentError,
+      );
+      expect([disabling.argument, disabling.message]).toEqual([
+        'id',
+        expect.stringContaining(`got ${JSON.stringify(bad)}`),
+      ]);
+      await expectRejects(() => world.jobs.enableWorker(bad as string), InvalidArgumentError);
+    }
+    expect(world.server.exists(jobsNodes(JOBS).disabledWorkers)).toBe(false);
+  });
+
+  it('takes every id a job worker can have: the ids newJobWorkerId makes, with or without a name', () => {
+    for (const prefix of [undefined, 'w', 'mail-poller.eu:2_b', 'n'.repeat(64)]) {
+      const id = newJobWorkerId(prefix);
+      expect(id).toMatch(/-[0-9a-f]{8}$/);
+      expect(() => assertJobWorkerId(id)).not.toThrow();
+    }
+  });
+
+  it('is safe to repeat: disable and enable say whether they changed anything; the flag is a persistent node that outlives its worker, recording when and by whom', async () => {
+    const world = new World();
+    const a = world.spawn('a', { hold: holder(activity()) });
+    await a.worker.pass();
+    expect(await world.jobs.disableWorker('a')).toBe(true);
+    expect(await world.jobs.disableWorker('a')).toBe(false);
+    expect(decodeValue(flagOf('a'), world.server.getData(flagOf('a')))).toEqual({
+      disabledAt: new Date(world.now).toISOString(),
+      by: expect.stringMatching(/^.+:\d+$/),
+    });
+    expect((await world.jobs.workers()).map((worker) => worker.disabled)).toEqual([true]);
+    await a.worker.stop();
+    expect(await world.jobs.workers()).toEqual([]);
+    expect(await world.jobs.disableWorker('a')).toBe(false); // disabled, then gone: nothing to refuse
+    expect(world.server.exists(flagOf('a'))).toBe(true);
+    expect(await world.jobs.enableWorker('a')).toBe(true);
+    expect(await world.jobs.enableWorker('a')).toBe(false);
+    expect(world.server.exists(flagOf('a'))).toBe(false);
+  });
+
+  it('keeps the flag while its worker replaces an expired session under the same id; the manager deletes it once the worker has been gone for the grace, and a flag no worker could have too', async () => {
+    const world = new World();
+    const a = world.spawn('a', { hold: holder(activity()) });
+    const b = world.spawn('b', { hold: holder(activity()) });
+    await define(world);
+    await rounds(world, [a, b]);
+    expect(await world.jobs.disableWorker('a')).toBe(true);
+    await world.admin.create(flagOf('no-such-worker'), Buffer.from('{}'));
+    await rounds(world, [a, b]);
+    expect([held(a), held(b)]).toEqual([[], ITEMS]);
+
+    // a's session expires: the manager (b from now on) sees a without a node before a registers
+    // again on its new session, under its id, within the grace.
+    a.zk.expireSession();
+    await sleep(5);
+    for (const proc of [a, b]) await proc.manager.pass();
+    expect(world.server.exists(childPath(jobsNodes(JOBS).workers, 'a'))).toBe(false);
+    world.advance(FLAG_GRACE_MS - 100);
+    await rounds(world, [a, b]);
+    expect(world.server.exists(childPath(jobsNodes(JOBS).workers, 'a'))).toBe(true);
+    world.advance(FLAG_GRACE_MS);
+    await rounds(world, [a, b]);
+    expect(world.server.exists(flagOf('a'))).toBe(true);
+    expect([held(a), held(b)]).toEqual([[], ITEMS]);
+    expect(world.server.exists(flagOf('no-such-worker'))).toBe(false);
+
+    await a.worker.stop();
+    await a.manager.leave();
+    await rounds(world, [b], 1); // b, manager now, sees a gone; then 100 ms pass
+    world.advance(FLAG_GRACE_MS - 200);
+    await rounds(world, [b], 1);
+    expect(world.server.exists(flagOf('a'))).toBe(true); // gone for 100 ms less than the grace
+    await rounds(world, [b], 1);
+    expect(world.server.exists(flagOf('a'))).toBe(false);
+    expect(b.errors).toEqual([]);
+  });
+
+  it("disables a worker whatever its flag holds (the node is the flag); the job's problem says when every worker with its function is disabled", async () => {
+    const world = new World();
+    const b = world.spawn('b', { hold: holder(activity()) });
+    await define(world);
+    await rounds(world, [b]);
+    expect(held(b)).toEqual(ITEMS);
+    await world.admin.ensurePath(jobsNodes(JOBS).disabledWorkers);
+    await world.admin.create(flagOf('b'), Buffer.from('not a flag record'));
+    await rounds(world, [b]);
+    expect(held(b)).toEqual([]);
+    const [job] = await world.jobs.list();
+    expect(job?.problem).toBe(
+      'the one live job worker that registered the function "hold" is disabled: its 4 items wait until one is enabled (enableWorker, zk-plan jobs enable-worker)',
+    );
+    expect(job?.unassigned).toEqual(ITEMS);
+    expect(b.errors).toEqual([]);
+    expect(await world.jobs.enableWorker('b')).toBe(true);
+    await rounds(world, [b]);
+    expect(held(b)).toEqual(ITEMS);
+    expect((await world.jobs.list())[0]?.problem).toBeUndefined();
   });
 });

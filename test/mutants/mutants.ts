@@ -167,7 +167,7 @@ export const MUTANTS: readonly Mutant[] = [
         file: 'src/jobs/job-worker.ts',
         patches: [
           {
-            find: 'for (const { job, run } of interrupted.values()) this.runners.get(job)?.failover(run);',
+            find: 'for (const { job, run, items } of interrupted.values())\n      this.runners.get(job)?.failover(run, items);',
             replace: '',
           },
         ],
@@ -394,6 +394,19 @@ export const MUTANTS: readonly Mutant[] = [
     ],
     defect:
       'a job worker that cannot renew keeps working on its items past its stop deadline: a detached worker does not stop on its own',
+    simulation: 'job',
+    searchFrom: 1,
+  },
+  {
+    name: 'assign-disabled-worker',
+    files: [
+      {
+        file: 'src/jobs/assignment.ts',
+        patches: [{ find: '.filter((worker) => !disabled.has(worker.id))', replace: '' }],
+      },
+    ],
+    defect:
+      "the manager's decision leaves the flags of disabled job workers unread: a disabled worker keeps its items",
     simulation: 'job',
     searchFrom: 1,
   },

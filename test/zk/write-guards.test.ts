@@ -19,7 +19,8 @@ import { MemoryZkClient } from '../../src/testing/memory-zk-client.js';
 import type { CreateMode, WriteOptions } from '../../src/zk/zk-client-types.js';
 import { FAST_BACKOFF, memoryProcess, pause, type MemoryProcess } from '../support/memory-plan.js';
 import { PLANS, SCHEDULES, T0, TICK_SPEC, schedulerProcess } from '../schedule/schedule-harness.js';
-import { World, sleep } from '../jobs/support/job-harness.js';
+import { FLAG_GRACE_MS, JOBS, World, sleep } from '../jobs/support/job-harness.js';
+import { jobsNodes } from '../../src/zk/layout.js';
 
 type Guard = 'fence' | 'incarnation' | 'still wanted';
 
@@ -124,6 +125,8 @@ const NODES: readonly (readonly [RegExp, string])[] = (
     [String.raw`/jobs/zk-plan-job-runs/[^/]+/run-\d{13}-.+-\d+`, 'run record'],
     ['/jobs/zk-plan-job-failures(?:/[^/]+)?', 'job failures'],
     ['/jobs/zk-plan-job-failures/[^/]+/[^/]+', 'item failure'],
+    ['/jobs/zk-plan-job-disabled-workers', 'disabled workers'],
+    ['/jobs/zk-plan-job-disabled-workers/[^/]+', 'disabled worker'],
     ['/jobs/(?!zk-plan-)[^/]+', 'job'],
     ['/jobs/(?!zk-plan-)[^/]+/trigger', 'job trigger'],
   ] as const
@@ -439,7 +442,11 @@ async function runSchedules(server: MemoryZooKeeper): Promise<void> {
   expect(server.children(SCHEDULES)).toEqual([]);
 }
 
-/** Jobs: define, take, renew, runs recorded (failed ones too) and pruned, a pool change (leases pruned), a trigger, a clean stop, removal. */
+/**
+ * Jobs: define, take, renew, runs recorded (failed ones too) and pruned, a pool change (leases
+ * pruned), a trigger, a worker disabled and enabled, a disabled worker's clean stop (its flag
+ * pruned once the grace is over), removal.
+ */
 async function runJobs(): Promise<{ server: MemoryZooKeeper }> {
   const world = new World();
   const runs: string[] = [];
@@ -471,9 +478,17 @@ async function runJobs(): Promise<{ server: MemoryZooKeeper }> {
   await rounds(3);
   await world.jobs.trigger('mail');
   await rounds(1);
+  await world.jobs.disableWorker('b');
+  await rounds(2);
+  await world.jobs.enableWorker('b');
+  await world.jobs.disableWorker('a');
+  await rounds(2);
   await a.worker.stop();
   await a.manager.leave();
   await rounds(2);
+  world.advance(FLAG_GRACE_MS);
+  await rounds(1);
+  expect(world.server.children(jobsNodes(JOBS).disabledWorkers)).toEqual([]);
   // Removal waits for the workers to give the items back: their passes go on meanwhile.
   const removing = world.jobs.remove('mail', { timeoutMs: 10_000 });
   let removed = false;

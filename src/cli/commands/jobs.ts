@@ -17,12 +17,12 @@ interface JobsCliOptions extends ConnectionOptions {
   readonly jobs: string;
 }
 
-/** `zk-plan jobs define|ls|show|runs|disable|enable|trigger|rm`: sharded jobs and work pools (src/jobs). */
+/** `zk-plan jobs define|ls|show|runs|disable|enable|trigger|rm|disable-worker|enable-worker`: sharded jobs and work pools (src/jobs). */
 export function registerJobs(program: Command): void {
   const jobs = program
     .command('jobs')
     .description(
-      'sharded jobs and work pools: define, list, show, see the runs of, disable, enable, trigger and remove jobs (run them with zk-plan worker --jobs)',
+      'sharded jobs and work pools: define, list, show, see the runs of, disable, enable, trigger and remove jobs, disable and enable job workers (run them with zk-plan worker --jobs)',
     );
   const command = (name: string, description: string): Command => {
     const sub = jobs
@@ -120,6 +120,28 @@ export function registerJobs(program: Command): void {
       });
       if (options.json) printJson({ job: jobName, state: verb });
       else print(`${verb} ${jobName}`);
+    });
+  }
+
+  for (const [name, verb, description] of [
+    [
+      'disable-worker',
+      'disabled',
+      'take a live job worker out of every assignment without stopping it: its items move to the other workers, each once its run of it has ended',
+    ],
+    ['enable-worker', 'enabled', 'let the job worker be assigned items again'],
+  ] as const) {
+    const sub = command(name, description).argument(
+      '<id>',
+      'the job worker (zk-plan workers --jobs <path> lists the live ones)',
+    );
+    setAction(sub, async (id: string, options: JobsCliOptions) => {
+      const changed = await withZkPlan(options, (zkPlan) => {
+        const all = zkPlan.jobs(checkParentPath(options.jobs));
+        return name === 'disable-worker' ? all.disableWorker(id) : all.enableWorker(id);
+      });
+      if (options.json) printJson({ worker: id, state: verb, changed });
+      else print(changed ? `${verb} job worker ${id}` : `job worker ${id} was already ${verb}`);
     });
   }
 }

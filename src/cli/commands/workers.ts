@@ -24,19 +24,19 @@ export function registerWorkers(program: Command): void {
   const command = program
     .command('workers')
     .description(
-      'list the live worker pools following a parent (host, pid, version, loops, running tasks, functions, +shell when it runs shell tasks) and, with --jobs, the job workers with their items',
+      'list the live worker pools following a parent (host, pid, version, loops, running tasks, functions, +shell when it runs shell tasks) and, with --jobs, the job workers with their items (and which manages, which are disabled)',
     )
     .argument('[parent]', 'parent path of the plans, e.g. /plans')
     .addOption(
       new Option(
         '--jobs <path>',
-        'also list the job workers of this jobs parent, each with its items per job',
+        'also list the job workers of this jobs parent, each with its items per job (and which manages, which are disabled)',
       ),
     );
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText(
     'after',
-    `\n--json prints the live worker pools' registry records as a list; with --jobs, { workers, jobWorkers }: the pools, and the job workers with their items.`,
+    `\n--json prints the live worker pools' registry records as a list; with --jobs, { workers, jobWorkers }: the pools, and the job workers with their items, manager and disabled flags.`,
   );
   withUsageHint(command);
   setAction(command, async (parent: string | undefined, options: WorkersOptions) => {
@@ -97,7 +97,8 @@ function formatJobWorkers(workers: readonly JobWorkerSummary[]): string {
     [
       {
         header: 'JOB WORKER',
-        value: (worker) => `${worker.id}${worker.manager ? ' (manager)' : ''}`,
+        value: (worker) =>
+          `${worker.id}${worker.manager ? ' (manager)' : ''}${worker.disabled ? ' (disabled)' : ''}`,
       },
       { header: 'PID', value: (worker) => String(worker.pid), right: true },
       { header: 'LEASE', value: (worker) => `${worker.leaseMs}ms`, right: true },

@@ -15,6 +15,8 @@ import {
 export const JOBS = '/jobs';
 export const TIMING = { leaseMs: 1_000, marginMs: 200, driftMs: 100 };
 export const T0 = Date.UTC(2026, 10, 25, 3, 0, 0);
+/** How long a manager keeps the flag of a disabled worker that has no live node (GONE_WORKER_FLAG_GRACE_MS, shortened). */
+export const FLAG_GRACE_MS = 5_000;
 
 const realSetImmediate = globalThis.setImmediate;
 export const flush = async (n = 5): Promise<void> => {
@@ -94,6 +96,7 @@ export class World {
         strategies,
         id: name,
         timing,
+        goneWorkerFlagGraceMs: FLAG_GRACE_MS,
         now: clock.wall,
         changed: () => undefined,
         onRebalance: () => undefined,

@@ -8,6 +8,13 @@ import type { LeaseTiming } from '../../../src/jobs/lease.js';
 import { StrategyRegistry } from '../../../src/jobs/strategies.js';
 import type { MemoryZkClient } from '../../../src/testing/index.js';
 
+/**
+ * How long a simulated manager keeps the flag of a disabled worker that has no live node: shorter
+ * than a long detach, so that the simulations see flags of gone workers deleted, and the flag of a
+ * worker detached that long deleted under it (the worker is then assigned items again).
+ */
+const FLAG_GRACE_MS = 2_000;
+
 const QUIET: JobWorkerEvents = {
   itemStarted: () => undefined,
   itemStopped: () => undefined,
@@ -65,6 +72,7 @@ export function jobParticipants(
     strategies: new StrategyRegistry(),
     id,
     timing,
+    goneWorkerFlagGraceMs: FLAG_GRACE_MS,
     now: clock.wall,
     changed: () => undefined,
     onRebalance: () => undefined,
