@@ -612,6 +612,24 @@ describe('web view', () => {
     );
     expect(jobWorkerCells.map((cells) => cells[2])).toEqual(['2 item(s)', '2 item(s)']);
     expect(jobWorkerCells.filter((cells) => cells[3]?.includes('manager'))).toHaveLength(1);
+    // An operator disables b: it stays among the live workers, marked, and its items move to a.
+    await viewer.jobs(jobsParent).disableWorker(b.id);
+    await expect
+      .poll(async () => [(await tokens(a.id)).length, (await tokens(b.id)).length], {
+        timeout: WAIT_MS,
+      })
+      .toEqual([4, 0]);
+    await expect
+      .poll(
+        () =>
+          page.$$eval('#workers tr[data-kind="job"][data-disabled="true"]', (rows) =>
+            rows.map(
+              (row) => (row as unknown as { dataset: Record<string, string> }).dataset['worker'],
+            ),
+          ),
+        { timeout: WAIT_MS },
+      )
+      .toEqual([b.id]);
     await page.screenshot({ path: 'test-output/ui-jobs.png', fullPage: true });
   });
 

@@ -46,6 +46,7 @@ function uiJobWorker({
   jobFunctions,
   items,
   manager,
+  disabled,
   startedAt,
 }: JobWorkerSummary): UiJobWorker {
   return {
@@ -55,6 +56,7 @@ function uiJobWorker({
     jobFunctions,
     items: Object.values(items).reduce((sum, held) => sum + held.length, 0),
     manager,
+    disabled,
     startedAt,
   };
 }

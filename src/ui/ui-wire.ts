@@ -214,6 +214,8 @@ export interface UiJobWorker {
   readonly items: number;
   /** It is the job manager (decides the assignment). */
   readonly manager: boolean;
+  /** Taken out of every assignment by an operator (`zk-plan jobs disable-worker`). */
+  readonly disabled: boolean;
   readonly startedAt: string;
 }
 

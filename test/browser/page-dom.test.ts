@@ -343,7 +343,7 @@ describe('the cluster section', () => {
     );
   });
 
-  it('lists the job workers of --jobs among the live workers, with their job functions, items and the manager', () => {
+  it('lists the job workers of --jobs among the live workers, with their job functions, items, the manager and a disabled one', () => {
     loadPage(plansPageHtml('/plans'));
     const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
     renderCluster(
@@ -362,6 +362,7 @@ describe('the cluster section', () => {
             jobFunctions: ['poll', EVIL],
             items: 3,
             manager: true,
+            disabled: false,
             startedAt: '2026-11-24T10:00:00Z',
           },
           {
@@ -371,6 +372,7 @@ describe('the cluster section', () => {
             jobFunctions: ['poll'],
             items: 0,
             manager: false,
+            disabled: true,
             startedAt: '2026-11-24T10:00:00Z',
           },
         ],
@@ -388,7 +390,8 @@ describe('the cluster section', () => {
       '3 item(s)',
       `poll, ${EVIL} (job worker, manager)`,
     ]);
-    expect(rows[1]?.cells[3]?.textContent).toBe('poll (job worker)');
+    expect(rows[1]?.cells[3]?.textContent).toBe('poll (job worker, disabled: assigned nothing)');
+    expect(rows.map((row) => row.dataset['disabled'])).toEqual(['false', 'true']);
     expect(document.querySelector('#workers img')).toBeNull();
     expect(byId('workers-empty').textContent).toBe('');
   });

@@ -402,6 +402,7 @@ describe('the jobs of --jobs', () => {
         jobFunctions: ['hold'],
         items: 3,
         manager: true,
+        disabled: false,
         startedAt: expect.any(String),
       },
     ]);

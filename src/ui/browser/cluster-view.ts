@@ -37,12 +37,13 @@ function jobWorkerRows(workers: readonly UiJobWorker[]): DocumentFragment {
     const row = h('tr');
     row.dataset['worker'] = worker.id;
     row.dataset['kind'] = 'job';
+    row.dataset['disabled'] = String(worker.disabled);
     cell(row, worker.id, 'mono');
     cell(row, `${worker.host} (pid ${worker.pid})`);
     cell(row, `${worker.items} item(s)`, 'num');
     const functions = cell(
       row,
-      `${worker.jobFunctions.join(', ')} (job worker${worker.manager ? ', manager' : ''})`,
+      `${worker.jobFunctions.join(', ')} (job worker${worker.manager ? ', manager' : ''}${worker.disabled ? ', disabled: assigned nothing' : ''})`,
       'mono',
     );
     functions.title = worker.jobFunctions.join('\n');
