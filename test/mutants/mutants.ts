@@ -140,7 +140,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'issue 19, defect 4: a lease take sent again after a reconnect lands on the lease node of an item that left the pool and came back, taken since by another worker: two live holders, and a token that goes down',
     simulation: 'long-job',
-    searchFrom: 4,
+    searchFrom: 7,
   },
   {
     name: 'misfire-catch-up-dropped',
@@ -158,7 +158,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "issue 24: a tick that came while the previous run of the share still ran is recorded as caught up but never run: the share's next run is the tick after (a misfire lost silently)",
     simulation: 'long-job',
-    searchFrom: 1,
+    searchFrom: 2,
   },
   {
     name: 'failover-ignored',
@@ -395,7 +395,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'a job worker that cannot renew keeps working on its items past its stop deadline: a detached worker does not stop on its own',
     simulation: 'job',
-    searchFrom: 1,
+    searchFrom: 2,
   },
   {
     name: 'assign-disabled-worker',
