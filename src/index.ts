@@ -150,7 +150,11 @@ export {
   type JobRunWebhookBody,
   type WebhookBody,
 } from './alerts/webhook.js';
-export { forwardJobRunFailures, type JobRunAlertOptions } from './alerts/job-run-alerts.js';
+export {
+  forwardJobRunFailures,
+  type JobRunAlertForwarding,
+  type JobRunAlertOptions,
+} from './alerts/job-run-alerts.js';
 
 // ---------------------------------------------------------------------------------------------
 // Specs: a plan written as data (tasks by key, `{ $param }` placeholders), submitted in one call.

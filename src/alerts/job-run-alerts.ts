@@ -27,6 +27,16 @@ export interface JobRunAlertOptions {
   readonly onError?: (error: Error, runId: string) => void;
 }
 
+/**
+ * What `forwardJobRunFailures` gives back.
+ *
+ * @category Events and alerts
+ */
+export interface JobRunAlertForwarding {
+  /** Stops listening; resolves once deliveries under way have ended (their pauses cut short). */
+  stop(): Promise<void>;
+}
+
 /** The alert of a `job:run` event, or undefined when it is not a failed run's end. */
 export function jobRunAlertOf(
   event: ZkPlanEvents['job:run'][0],
@@ -58,7 +68,7 @@ export function forwardJobRunFailures(
   events: EventEmitter<ZkPlanEvents>,
   listener: (alert: JobRunWebhookBody) => Promise<void> | void,
   options: JobRunAlertOptions = {},
-): { stop(): Promise<void> } {
+): JobRunAlertForwarding {
   const maxAttempts = options.maxAttempts ?? DEFAULTS.planEvents.maxAttempts;
   const retryDelayMs = options.retryDelayMs ?? DEFAULTS.planEvents.retryDelayMs;
   const stopping = new AbortController();
