@@ -21,6 +21,7 @@ describe('zk-plan jobs', () => {
     const runs: string[][] = [];
     const functions = new FunctionRegistry().registerJob('poll', (ctx: JobContext) => {
       runs.push(ctx.items.map((item) => item.id));
+      ctx.log.info(`polled ${ctx.items.length} mailboxes`);
     });
     const worker = await env.zkPlan({ functions });
     const jobs = `${env.root()}-jobs`;
@@ -71,6 +72,8 @@ describe('zk-plan jobs', () => {
       runs: [{ worker: handle.id, cause: 'trigger', state: 'succeeded', attempt: 1 }],
       counts: { runs: 1, failed: 0 },
     });
+    const withLog = await cli(['jobs', 'runs', 'mailboxes', '--log']);
+    expect(withLog.stdout).toMatch(/INFO polled 3 mailboxes/);
     const badLimit = await cli(['jobs', 'runs', 'mailboxes', '--limit', '0']);
     expect(badLimit.code).toBe(2);
     expect(badLimit.stderr).toContain("'--limit <n>' argument '0' is invalid");

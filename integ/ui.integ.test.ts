@@ -637,8 +637,9 @@ describe('web view', () => {
     const root = env.root();
     const jobsParent = `${root}-jobs`;
     let calls = 0;
-    const functions = new FunctionRegistry().registerJob('poll', async () => {
+    const functions = new FunctionRegistry().registerJob('poll', async (ctx: JobContext) => {
       calls += 1;
+      ctx.log.info(`poll number ${calls}`);
       if (calls === 1) await new Promise((resolve) => setTimeout(resolve, 1_200)); // overruns two ticks
       if (calls === 2) throw new Error('mailbox down');
     });
@@ -675,6 +676,7 @@ describe('web view', () => {
     ]);
     expect(oldestFirst[0]?.text).toContain('a tick came while it ran');
     expect(oldestFirst[1]?.text).toContain('Error: mailbox down');
+    expect(oldestFirst[1]?.text).toContain('INFO poll number 2'); // its ctx.log, kept with the run
     expect(oldestFirst[1]?.text).toMatch(/inbox#\d+/);
     expect(await page.textContent('#jobs tr[data-job="mail"]')).toContain(
       '1 failed, 0 interrupted, 1 misfire(s) (1 caught up), 0 failover(s), 1 retry(ies)',

@@ -76,7 +76,27 @@ export interface JobRunRecord {
   readonly failoverOf?: string;
   /** A tick came while this run ran (the latest, if several): run once after it (`caught-up`) or dropped (`skipped`). */
   readonly misfire?: JobRunMisfire;
+  /** The last lines the function wrote with `ctx.log` (at most MAX_RUN_LOG_LINES, MAX_RUN_LOG_BYTES in all), kept with its end. */
+  readonly log?: readonly JobRunLogLine[];
 }
+
+/**
+ * A line of a run's log as its record keeps it (the message cut at MAX_RUN_LOG_LINE_CHARS).
+ *
+ * @category Jobs
+ */
+export interface JobRunLogLine {
+  readonly at: string;
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
+  readonly msg: string;
+}
+
+/** The most `ctx.log` lines a run's record keeps: the last ones. */
+export const MAX_RUN_LOG_LINES = 20;
+/** The longest message a kept log line has (a longer one is cut). */
+export const MAX_RUN_LOG_LINE_CHARS = 300;
+/** The most bytes of log lines a record keeps, however short they are: a record stays small. */
+export const MAX_RUN_LOG_BYTES = 4_000;
 
 /**
  * The tick a run overran, and what became of it.
@@ -112,6 +132,27 @@ const CAUSES: ReadonlySet<string> = new Set([
   'continuous',
 ]);
 const OUTCOMES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'aborted']);
+const LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
+
+/**
+ * The lines a record keeps of a run's log: each message cut at MAX_RUN_LOG_LINE_CHARS, then the
+ * newest lines that fit MAX_RUN_LOG_LINES and MAX_RUN_LOG_BYTES, oldest first.
+ */
+export function keptLogLines(lines: readonly JobRunLogLine[]): JobRunLogLine[] {
+  const kept: JobRunLogLine[] = [];
+  let bytes = 0;
+  for (let index = lines.length - 1; index >= 0 && kept.length < MAX_RUN_LOG_LINES; index--) {
+    const line = lines[index] as JobRunLogLine;
+    const msg =
+      line.msg.length > MAX_RUN_LOG_LINE_CHARS
+        ? `${line.msg.slice(0, MAX_RUN_LOG_LINE_CHARS)}…`
+        : line.msg;
+    bytes += Buffer.byteLength(msg) + line.at.length + line.level.length;
+    if (bytes > MAX_RUN_LOG_BYTES) break;
+    kept.push({ ...line, msg });
+  }
+  return kept.reverse();
+}
 
 /**
  * The node name of a run: its start time first (ms, 13 digits, so names sort by start), then the
@@ -199,6 +240,19 @@ function runRecordProblem(value: unknown): string | undefined {
       (misfire.handling !== 'caught-up' && misfire.handling !== 'skipped')
     )
       return 'bad misfire';
+  }
+  if (record.log !== undefined) {
+    if (!Array.isArray(record.log) || record.log.length > MAX_RUN_LOG_LINES) return 'bad log';
+    for (const line of record.log as unknown[]) {
+      const entry = line as Partial<JobRunLogLine> | null;
+      if (
+        typeof entry?.at !== 'string' ||
+        typeof entry.msg !== 'string' ||
+        entry.msg.length > MAX_RUN_LOG_LINE_CHARS + 1 ||
+        !LEVELS.has(entry.level as string)
+      )
+        return 'bad log line';
+    }
   }
   if (record.error !== undefined) {
     const error = record.error as Partial<JobRunError> | null;

@@ -1,7 +1,8 @@
 /**
  * A job worker's side of the run history: it writes a run's record before the job function starts
  * and again when it ends, keeps each item's last failure, prunes the job's oldest runs beyond its
- * `keepRuns`, and gives the function its log. History is not what keeps items apart (the leases
+ * `keepRuns`, and gives the function its log (each line on the worker's log, the last ones kept with
+ * the run's end). History is not what keeps items apart (the leases
  * are), so a record that cannot be written is reported and the run goes on: then the history
  * misses that run, and a failover cannot see that the run was interrupted (its items wait for
  * their next tick).
@@ -10,8 +11,11 @@ import type { LogFields, TaskLogger } from '../logs/task-log-types.js';
 import type { JobItem } from './job-context.js';
 import type { StoredJob } from './job-definition.js';
 import {
+  MAX_RUN_LOG_LINES,
+  keptLogLines,
   runError,
   runNodeName,
+  type JobRunLogLine,
   type JobRunItem,
   type JobRunMisfire,
   type JobRunOutcome,
@@ -78,10 +82,17 @@ export class RunJournal {
       this.events.error(error, job.name);
     }
     this.events.runStarted(job.name, run, record);
+    // The newest lines, bounded as they come: a run that logs without end keeps a few hundred at most.
+    const lines: JobRunLogLine[] = [];
     const line =
       (level: 'debug' | 'info' | 'warn' | 'error') =>
-      (msg: string, fields?: LogFields): void =>
-        this.events.log(job.name, run, items, level, String(msg), fields);
+      (msg: string, fields?: LogFields): void => {
+        const text = String(msg);
+        lines.push({ at: new Date(this.clock.wall()).toISOString(), level, msg: text });
+        if (lines.length > MAX_RUN_LOG_LINES * 10)
+          lines.splice(0, lines.length - MAX_RUN_LOG_LINES);
+        this.events.log(job.name, run, items, level, text, fields);
+      };
     const log: TaskLogger = {
       debug: line('debug'),
       info: line('info'),
@@ -98,6 +109,7 @@ export class RunJournal {
           outcome,
           ...(outcome === 'failed' ? { error: runError(error) } : {}),
           ...(misfire === undefined ? {} : { misfire }),
+          ...(lines.length === 0 ? {} : { log: keptLogLines(lines) }),
         };
         try {
           await this.store.ended(run, ended);

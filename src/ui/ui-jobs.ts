@@ -71,6 +71,8 @@ export const UI_JOB_RUNS = 10;
 const MAX_JOBS_WITH_RUNS = 50;
 /** Items listed per run (the rest are counted). */
 const ITEMS_PER_RUN = 8;
+/** The last log lines shown per run (`zk-plan jobs runs --log` prints all it keeps). */
+const LOG_LINES_PER_RUN = 3;
 
 function uiRun(run: JobRun): UiJobRun {
   return {
@@ -88,6 +90,13 @@ function uiRun(run: JobRun): UiJobRun {
       ? {}
       : { misfire: `a tick came while it ran (${run.misfire.tick}): ${run.misfire.handling}` }),
     ...(run.failoverOf === undefined ? {} : { failoverOf: run.failoverOf }),
+    ...(run.log === undefined || run.log.length === 0
+      ? {}
+      : {
+          log: run.log
+            .slice(-LOG_LINES_PER_RUN)
+            .map((line) => `${line.level.toUpperCase()} ${line.msg}`),
+        }),
   };
 }
 

@@ -310,6 +310,8 @@ export interface UiJobRun {
   readonly error?: string;
   readonly misfire?: string;
   readonly failoverOf?: string;
+  /** The last lines it wrote with ctx.log (`LEVEL message`), the newest few. */
+  readonly log?: readonly string[];
 }
 
 /** `GET /api/cluster`: live workers, limits, schedules, jobs, and whether this view accepts actions. */

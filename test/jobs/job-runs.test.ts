@@ -14,6 +14,9 @@ import {
 } from '../../src/index.js';
 import { resolveJob } from '../../src/jobs/job-definition.js';
 import {
+  MAX_RUN_LOG_BYTES,
+  MAX_RUN_LOG_LINES,
+  keptLogLines,
   parseRunRecord,
   runError,
   runNodeName,
@@ -330,6 +333,58 @@ describe('the history is bounded', () => {
       }),
     });
     expect(server.children(jobNodes(JOBS, 'mail').runs)).toHaveLength(50);
+  });
+});
+
+describe("a run's log", () => {
+  it('goes to the worker line by line (job:log), and its last lines, bounded, are kept with the run', async () => {
+    const server = new MemoryZooKeeper();
+    const store = new JobRunStore(server.connect({ name: 'worker' }), JOBS);
+    const heard: string[] = [];
+    const journal = new RunJournal(
+      store,
+      'worker-1',
+      { wall: () => Date.UTC(2026, 10, 27), mono: () => 0 },
+      {
+        runStarted: () => undefined,
+        runEnded: () => undefined,
+        log: (_job, _run, items, level, msg) =>
+          heard.push(`${level} ${msg} ${items.map((item) => `${item.id}#${item.token}`).join()}`),
+        error: (error) => {
+          throw error;
+        },
+      },
+    );
+    const job = resolveJob(JOB, new Date(0));
+    const recorder = await journal.start(job, {
+      items: [{ id: 'a', token: 3 }],
+      cause: 'tick',
+      attempt: 1,
+    });
+    for (let line = 1; line <= 30; line++) recorder.log.info(`line ${line}`);
+    recorder.log.warn('x'.repeat(1_000));
+    await recorder.ended('succeeded', undefined, undefined);
+    expect(heard).toHaveLength(31);
+    expect(heard[0]).toBe('info line 1 a#3');
+    const [name] = await store.names('mail');
+    const kept = (await store.read('mail', name as string))?.log ?? [];
+    expect(kept).toHaveLength(MAX_RUN_LOG_LINES);
+    expect(kept[0]?.msg).toBe('line 12');
+    expect(kept.at(-1)).toEqual({
+      at: '2026-11-27T00:00:00.000Z',
+      level: 'warn',
+      msg: `${'x'.repeat(300)}…`,
+    });
+    // However many short lines, the kept ones stay within MAX_RUN_LOG_BYTES.
+    expect(
+      keptLogLines(
+        Array.from({ length: 500 }, () => ({
+          at: 'now',
+          level: 'info' as const,
+          msg: 'y'.repeat(299),
+        })),
+      ),
+    ).toHaveLength(Math.min(MAX_RUN_LOG_LINES, Math.floor(MAX_RUN_LOG_BYTES / (299 + 3 + 4))));
   });
 });
 

@@ -85,15 +85,22 @@ export function registerJobs(program: Command): void {
       new Option('--limit <n>', `show at most n runs (1 to ${MAX_RUNS_READ})`)
         .argParser(integer(1, MAX_RUNS_READ))
         .default(DEFAULTS.jobs.keepRuns),
-    );
-  setAction(runs, async (name: string, options: JobsCliOptions & { readonly limit: number }) => {
-    const { limit } = options;
-    const history = await withZkPlan(options, (zkPlan) =>
-      zkPlan.jobs(checkParentPath(options.jobs)).runs(name, { limit }),
-    );
-    if (options.json) printJson(history);
-    else print(formatRuns(history));
-  });
+    )
+    .option('--log', 'also print the last lines each run wrote with ctx.log (kept with its end)');
+  setAction(
+    runs,
+    async (
+      name: string,
+      options: JobsCliOptions & { readonly limit: number; readonly log?: boolean },
+    ) => {
+      const { limit } = options;
+      const history = await withZkPlan(options, (zkPlan) =>
+        zkPlan.jobs(checkParentPath(options.jobs)).runs(name, { limit }),
+      );
+      if (options.json) printJson(history);
+      else print(formatRuns(history, options.log === true));
+    },
+  );
 
   for (const [name, verb, description] of [
     ['disable', 'disabled', 'assign no item of the job: running ones stop and are given back'],
@@ -146,7 +153,7 @@ export function registerJobs(program: Command): void {
   }
 }
 
-function formatRuns(history: JobRunHistory): string {
+function formatRuns(history: JobRunHistory, withLog: boolean): string {
   const { counts } = history;
   const lines = [
     `${history.job}: ${counts.runs} run(s) shown, ${counts.failed} failed, ${counts.interrupted} interrupted, ${counts.misfires} misfire(s) (${counts.caughtUp} caught up), ${counts.failovers} failover(s), ${counts.retries} retry(ies)`,
@@ -166,6 +173,9 @@ function formatRuns(history: JobRunHistory): string {
     if (run.failoverOf !== undefined) lines.push(`      runs again ${run.failoverOf}`);
     if (run.misfire !== undefined)
       lines.push(`      a tick came while it ran (${run.misfire.tick}): ${run.misfire.handling}`);
+    if (withLog)
+      for (const line of run.log ?? [])
+        lines.push(`      ${line.at} ${line.level.toUpperCase()} ${line.msg}`);
     if (run.error !== undefined)
       lines.push(
         `      ${run.error.type}${run.error.code === undefined ? '' : ` ${run.error.code}`}: ${run.error.message}`,

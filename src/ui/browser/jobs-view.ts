@@ -105,6 +105,7 @@ function runRow(job: UiJob, run: UiJobRun): HTMLTableRowElement {
     run.error,
     run.misfire,
     run.failoverOf === undefined ? undefined : `runs again ${run.failoverOf}`,
+    ...(run.log ?? []),
   ])
     if (note !== undefined)
       items.appendChild(h('div', note, run.error === note ? 'problem' : 'note'));
