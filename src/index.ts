@@ -220,6 +220,7 @@ export type {
   JobRunCause,
   JobRunError,
   JobRunItem,
+  JobRunLogLine,
   JobRunMisfire,
   JobRunOutcome,
   JobRunRecord,
