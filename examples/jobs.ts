@@ -79,6 +79,14 @@ async function main(): Promise<void> {
           `  ${worker}: ${mailboxes.map((mailbox) => `${mailbox}#${summary?.leases[mailbox]?.token ?? '?'}`).join(' ')}`,
         );
       checkPolls();
+      // The job's run history (zk-plan jobs runs mailboxes): one record per run of each worker's share.
+      const { runs, counts } = await jobs.runs('mailboxes');
+      const workers = new Set(runs.map((run) => run.worker));
+      console.log(
+        `  run history: ${counts.runs} runs on ${workers.size} workers, ${counts.failed} failed, ${counts.interrupted} interrupted, ${counts.misfires} misfire(s)`,
+      );
+      if (counts.runs === 0 || counts.failed > 0)
+        throw new Error(`the run history shows ${counts.runs} runs, ${counts.failed} failed`);
       await Promise.all(handles.map((handle) => handle.stop()));
       await jobs.remove('mailboxes');
       console.log(
