@@ -186,6 +186,7 @@ export class JobManager {
 
   /**
    * Deletes leases of items that left their pool (or whose job is gone) once released or run out,
+   * and the last failures of items that left their pool,
    * so that lease nodes do not pile up while items come and go. A holder may still have a write of
    * that lease in flight: sent again after a lost reply it checks the node is still the one it was
    * decided on (`WriteOptions.incarnation`), and one that lands on the next node all the same is told
@@ -216,5 +217,7 @@ export class JobManager {
       }
       if (pool === undefined && left === 0) await store.deleteLeasesOf(job);
     }
+    // Last failures of items that left their pool go too (a failure node per item, like a lease).
+    for (const [job, pool] of pools) await store.runs.pruneFailures(job, pool, { fence: session });
   }
 }

@@ -168,6 +168,12 @@ export function runWorkerOf(name: string): string | undefined {
   return RUN_NAME.exec(name)?.[2];
 }
 
+/** The start time (ms) a run's node name carries; undefined for a name zk-plan does not write. */
+export function runStartOf(name: string): number | undefined {
+  const digits = RUN_NAME.exec(name)?.[1];
+  return digits === undefined ? undefined : Number(digits);
+}
+
 /** Whether `name` is a run node's name. */
 export function isRunNodeName(name: string): boolean {
   return RUN_NAME.test(name);

@@ -10,10 +10,12 @@
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import { childPath, jobNodes } from '../zk/layout.js';
+import { childPath, jobNodes, jobsNodes } from '../zk/layout.js';
+import type { WriteOptions } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import {
   parseRunRecord,
+  runStartOf,
   runWorkerOf,
   runsBeyond,
   sortRuns,
@@ -82,13 +84,28 @@ export class JobRunStore {
     );
   }
 
-  /** Deletes the oldest runs beyond `keep`. */
-  async prune(job: string, keep: number): Promise<number> {
+  /**
+   * Deletes the oldest runs beyond `keep`, but never the record of a run that has not ended while
+   * its worker lives, or for UNFINISHED_KEPT_MS after it started (by `now`): the failover lookup of
+   * the worker that takes its items reads it, and a worker with a slow clock names its runs older
+   * than they are. Resolves how many it deleted.
+   */
+  async prune(job: string, keep: number, now: number): Promise<number> {
     const { runs } = jobNodes(this.parent, job);
     const names = (await this.zk.tryGetChildren(runs))?.children ?? [];
     const beyond = runsBeyond(names, keep);
-    await Promise.all(beyond.map((name) => this.zk.deleteIfPresent(childPath(runs, name))));
-    return beyond.length;
+    const deletable = await Promise.all(
+      beyond.map(async (name) => {
+        const record = await this.read(job, name);
+        if (record === undefined || record.outcome !== undefined) return true;
+        if (now - (runStartOf(name) ?? 0) < UNFINISHED_KEPT_MS) return false;
+        const worker = childPath(jobsNodes(this.parent).workers, record.worker);
+        return (await this.zk.exists(worker)) === undefined;
+      }),
+    );
+    const gone = beyond.filter((_, index) => deletable[index] === true);
+    await Promise.all(gone.map((name) => this.zk.deleteIfPresent(childPath(runs, name))));
+    return gone.length;
   }
 
   /** The job's run node names, oldest first. */
@@ -112,19 +129,31 @@ export class JobRunStore {
   }
 
   /**
-   * The newest run of `worker` that holds `item`, if it was interrupted: it never ended (the worker
-   * died in it), or its worker aborted it (cut off, it lost the lease). That is the run a failover
-   * runs again. Only that worker's runs are read (its id is in their names), newest first, and only
-   * the last few.
+   * For each of `items`, the newest run of `worker` that holds it, if that run was interrupted: it
+   * never ended (the worker died in it), or its worker aborted it (cut off, it lost the lease).
+   * That is the run a failover runs again. One listing, and only that worker's newest few runs
+   * read (its id is in their names), however many items are asked about.
    */
-  async interruptedRun(job: string, worker: string, item: string): Promise<string | undefined> {
+  async interruptedRuns(
+    job: string,
+    worker: string,
+    items: readonly string[],
+  ): Promise<Map<string, string>> {
     const theirs = (await this.names(job)).filter((name) => runWorkerOf(name) === worker);
-    for (const name of theirs.reverse().slice(0, INTERRUPTED_LOOKBACK)) {
-      const record = await this.read(job, name);
-      if (record === undefined || !record.items.some((entry) => entry.id === item)) continue;
-      return record.outcome === undefined || record.outcome === 'aborted' ? name : undefined;
+    const newest = theirs.reverse().slice(0, INTERRUPTED_LOOKBACK);
+    const records = await Promise.all(newest.map((name) => this.read(job, name)));
+    const found = new Map<string, string>();
+    const settled = new Set<string>();
+    for (const [index, record] of records.entries()) {
+      if (record === undefined) continue;
+      const interrupted = record.outcome === undefined || record.outcome === 'aborted';
+      for (const { id } of record.items) {
+        if (settled.has(id) || !items.includes(id)) continue;
+        settled.add(id); // its newest run decides
+        if (interrupted) found.set(id, newest[index] as string);
+      }
     }
-    return undefined;
+    return found;
   }
 
   /** Each item's last failure, by item (malformed nodes left out). */
@@ -151,6 +180,24 @@ export class JobRunStore {
     );
   }
 
+  /** Deletes the last failures of items no longer in the job's pool (the manager, each pass). */
+  async pruneFailures(job: string, pool: ReadonlySet<string>, fence: WriteOptions): Promise<void> {
+    const { failures } = jobNodes(this.parent, job);
+    const items = (await this.zk.tryGetChildren(failures))?.children ?? [];
+    await Promise.all(
+      items
+        .filter((item) => !pool.has(item))
+        .map((item) => this.zk.deleteIfPresent(childPath(failures, item), -1, fence)),
+    );
+  }
+
+  /** How many items have a last failure kept (one listing). */
+  async failureCount(job: string): Promise<number> {
+    return (
+      (await this.zk.tryGetChildren(jobNodes(this.parent, job).failures))?.children.length ?? 0
+    );
+  }
+
   /** Deletes the job's history and its items' failures (when the job is removed). */
   async remove(job: string): Promise<void> {
     const { runs, failures } = jobNodes(this.parent, job);
@@ -159,8 +206,10 @@ export class JobRunStore {
   }
 }
 
-/** How many of a lapsed holder's newest runs a failover looks through for the one holding its item. */
+/** How many of a lapsed holder's newest runs a failover looks through for the ones holding its items. */
 const INTERRUPTED_LOOKBACK = 10;
+/** How long a run's record is kept, whatever the job's `keepRuns`, while it has not ended. */
+export const UNFINISHED_KEPT_MS = 10 * 60_000;
 
 function parseItemFailure(path: string, value: unknown): JobItemFailure {
   const failure = value as Partial<JobItemFailure> | null;

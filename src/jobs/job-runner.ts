@@ -30,7 +30,13 @@ export interface RunStart {
 /** A started run's log, and how it ended (it writes the end of the run's record). */
 export interface RunRecorder {
   readonly log: TaskLogger;
-  ended(outcome: JobRunOutcome, error: unknown, misfire: JobRunMisfire | undefined): Promise<void>;
+  /** `final`: a failed run with no retry owed before the next tick. */
+  ended(
+    outcome: JobRunOutcome,
+    error: unknown,
+    misfire: JobRunMisfire | undefined,
+    final: boolean,
+  ): Promise<void>;
 }
 
 export interface RunnerHost {
@@ -174,8 +180,14 @@ export class JobRunner {
   }
 
   private owe(run: OwedRun): void {
-    // A failover or a catch-up replaces a retry that waits: the run it makes covers the same items.
-    if (this.owed === undefined || (this.owed.at !== undefined && run.at === undefined))
+    const owed = this.owed;
+    // A run owed at once replaces a retry that waits: the run it makes covers the same items. A
+    // failover replaces any other owed run, so that the run that covers it is recorded as one.
+    if (
+      owed === undefined ||
+      (owed.at !== undefined && run.at === undefined) ||
+      (run.cause === 'failover' && owed.cause !== 'failover')
+    )
       this.owed = run;
     this.wake();
   }
@@ -184,13 +196,16 @@ export class JobRunner {
     this.wakeUp.abort();
   }
 
+  /** Sleeps until `ms` have passed or something changed since the loop last looked (a wake is never lost). */
   private async sleep(ms: number): Promise<void> {
-    if (this.wakeUp.signal.aborted) this.wakeUp = new AbortController();
     await sleepUnless(ms, this.wakeUp.signal);
   }
 
   private async run(): Promise<void> {
     while (!this.stopped) {
+      // Cleared here, before the loop looks at the share, the owed run and the ticks: a change that
+      // comes after this point wakes the sleep it leads to, however soon that sleep starts.
+      if (this.wakeUp.signal.aborted) this.wakeUp = new AbortController();
       const mode = this.job.mode;
       if (mode === 'continuous') {
         if (this.share.length === 0) {
@@ -231,7 +246,7 @@ export class JobRunner {
     }
   }
 
-  /** One due run (the catch-up of a tick that came while it ran is owed in runOnce); then a retry owed if it threw. */
+  /** One due run (its catch-up of a tick it overran, and its retry, are owed in runOnce); an owed run cut short is owed again. */
   private async runDue(due: DueRun): Promise<void> {
     const definition = this.definitions;
     const outcome = await this.runOnce({ items: this.share, ...due });
@@ -251,16 +266,37 @@ export class JobRunner {
         firedAt: due.firedAt,
         ...(due.failoverOf === undefined ? {} : { failoverOf: due.failoverOf }),
       });
-      return;
     }
-    if (outcome === 'threw' && due.attempt <= this.job.retries)
-      this.owe({
-        cause: 'retry',
-        attempt: due.attempt + 1,
-        firedAt: due.firedAt,
-        at: this.host.now() + this.pauseAfter(outcome),
-        ...(due.failoverOf === undefined ? {} : { failoverOf: due.failoverOf }),
-      });
+  }
+
+  /**
+   * After a timed run that threw: a retry owed at its time, if tries are left and it comes before
+   * the next tick (a tick that comes first replaces it); true when one is owed. The run's record
+   * says `final` otherwise.
+   */
+  private oweRetry(start: RunStart): boolean {
+    const mode = this.job.mode;
+    if (mode === 'continuous' || start.cause === 'continuous' || start.attempt > this.job.retries)
+      return false;
+    const at = this.host.now() + this.pauseAfter('threw');
+    if (this.nextDue !== undefined && at >= this.nextDue) return false;
+    const retry: OwedRun = {
+      cause: 'retry',
+      attempt: start.attempt + 1,
+      firedAt: start.firedAt ?? new Date(this.host.now()),
+      at,
+      ...(start.failoverOf === undefined ? {} : { failoverOf: start.failoverOf }),
+    };
+    this.owe(retry);
+    return this.owed === retry;
+  }
+
+  /** After an aborted timed run: the ticks it overran are passed over, not run late. */
+  private passOverOverrunTicks(): void {
+    const mode = this.job.mode;
+    const now = this.host.now();
+    if (mode !== 'continuous' && this.nextDue !== undefined && this.nextDue <= now)
+      this.nextDue = nextDueTime(mode, now);
   }
 
   /**
@@ -293,7 +329,9 @@ export class JobRunner {
     const items = start.items;
     const { job, host } = this;
     if (!host.holding(job.name, items)) {
-      await this.sleep(Number.POSITIVE_INFINITY); // the worker drops the lost items and sets the share again
+      // The worker drops the lost items and sets the share again, which wakes this sleep (also
+      // when it did so before the sleep began: the wake-up is cleared only at the loop's top).
+      await this.sleep(Number.POSITIVE_INFINITY);
       return 'aborted';
     }
     const controller = new AbortController();
@@ -328,12 +366,16 @@ export class JobRunner {
         thrown = error; // reported with the run's end (job:run), not as a job worker's error
       }
       this.failuresInARow = outcome === 'threw' ? this.failuresInARow + 1 : 0;
+      // An aborted run missed nothing of its own: its share changed or went, and the ticks it
+      // overran are passed over (the next one due runs with the share as it is then).
+      const misfire = this.stopped || outcome === 'aborted' ? undefined : this.misfireAfterRun();
+      if (outcome === 'aborted') this.passOverOverrunTicks();
+      const retried = outcome === 'threw' && !this.stopped && this.oweRetry(start);
       await recorder.ended(
         outcome === 'returned' ? 'succeeded' : outcome === 'threw' ? 'failed' : 'aborted',
         outcome === 'threw' ? thrown : undefined,
-        // An aborted run missed nothing of its own: its share changed or went, and the ticks it
-        // overran are passed over (the next one due runs with the share as it is then).
-        this.stopped || outcome === 'aborted' ? undefined : this.misfireAfterRun(),
+        misfire,
+        outcome === 'threw' && job.mode !== 'continuous' && !retried,
       );
       return outcome;
     } finally {

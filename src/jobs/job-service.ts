@@ -86,8 +86,22 @@ export function startJobWorker(
   const store = new JobStore(zk, parent);
   const asError = (error: unknown): Error =>
     error instanceof Error ? error : new Error(String(error));
+  // A listener that throws must not reach a job's runner or the worker's pass (it would end the
+  // runner's loop): its error is reported as job:error, and one from a job:error listener dropped.
+  const tell = <K extends keyof ZkPlanEvents>(name: K, ...payload: ZkPlanEvents[K]): void => {
+    try {
+      (events.emit as (event: K, ...args: ZkPlanEvents[K]) => boolean)(name, ...payload);
+    } catch (error) {
+      if (name === 'job:error') return;
+      try {
+        events.emit('job:error', { jobs: parent, workerId: id, error: asError(error) });
+      } catch {
+        // a job:error listener that throws too: nothing more to tell
+      }
+    }
+  };
   const report = (error: unknown, job?: string): void => {
-    events.emit('job:error', {
+    tell('job:error', {
       jobs: parent,
       workerId: id,
       error: asError(error),
@@ -110,7 +124,7 @@ export function startJobWorker(
     changed: () => loops?.worker.wake(),
     events: {
       itemStarted: (job, item, token, failover) =>
-        events.emit('job:item', {
+        tell('job:item', {
           jobs: parent,
           job,
           item,
@@ -120,7 +134,7 @@ export function startJobWorker(
           failover,
         }),
       itemStopped: (job, item, reason) =>
-        events.emit('job:item', {
+        tell('job:item', {
           jobs: parent,
           job,
           item,
@@ -129,11 +143,11 @@ export function startJobWorker(
           reason,
         }),
       leaseRenewed: (latencyMs) =>
-        events.emit('job:lease-renewed', { jobs: parent, workerId: id, latencyMs }),
+        tell('job:lease-renewed', { jobs: parent, workerId: id, latencyMs }),
       misfire: (job, tick, handling) =>
-        events.emit('job:misfire', { jobs: parent, job, workerId: id, tick, handling }),
+        tell('job:misfire', { jobs: parent, job, workerId: id, tick, handling }),
       runStarted: (job, run, record) =>
-        events.emit('job:run', {
+        tell('job:run', {
           jobs: parent,
           job,
           workerId: id,
@@ -144,7 +158,7 @@ export function startJobWorker(
           state: 'started',
         }),
       runEnded: (job, run, record, durationMs, error, final) =>
-        events.emit('job:run', {
+        tell('job:run', {
           jobs: parent,
           job,
           workerId: id,
@@ -158,7 +172,7 @@ export function startJobWorker(
           ...(record.outcome === 'failed' ? { error: asError(error), final } : {}),
         }),
       log: (job, run, items, level, msg, fields) =>
-        events.emit('job:log', {
+        tell('job:log', {
           jobs: parent,
           job,
           workerId: id,
@@ -181,7 +195,7 @@ export function startJobWorker(
         goneWorkerFlagGraceMs: GONE_WORKER_FLAG_GRACE_MS,
         now: () => clock.wall(),
         changed: () => loops?.manager?.wake(),
-        onRebalance: (epoch, moved) => events.emit('job:rebalance', { jobs: parent, epoch, moved }),
+        onRebalance: (epoch, moved) => tell('job:rebalance', { jobs: parent, epoch, moved }),
         onError: report,
       })
     : undefined;

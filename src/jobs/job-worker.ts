@@ -414,9 +414,12 @@ export class JobWorker {
       deadline: stopDeadline(sentAt, timing),
       releasing: false,
     });
-    const failover = previous.holder !== '' && previous.holder !== id && previous.released !== true;
+    const lapsed = previous.holder !== '' && previous.released !== true;
+    const failover = lapsed && previous.holder !== id;
     this.runtime.events.itemStarted(want.job, want.item, token, failover);
-    if (failover) this.takenFromLapsed.push({ want, previousHolder: previous.holder });
+    // Its own lease too: this worker dropped the item (its session expired, or the lease ran out
+    // before it could renew), so a run of it may have been cut short here.
+    if (lapsed) this.takenFromLapsed.push({ want, previousHolder: previous.holder });
     return timing.leaseMs / 3;
   }
 
@@ -428,27 +431,30 @@ export class JobWorker {
    * the pass has shared the items out, so the runners have them in their share.
    */
   private async failOverTaken(): Promise<void> {
-    const interrupted = new Map<
-      string,
-      { readonly job: string; readonly run: string; readonly items: string[] }
-    >();
+    // Grouped by job and lapsed holder: one look at each holder's history, however many items.
+    const byHolder = new Map<string, { job: string; holder: string; items: string[] }>();
     for (const { want, previousHolder } of this.takenFromLapsed.splice(0)) {
-      try {
-        const run = await this.runtime.store.runs.interruptedRun(
-          want.job,
-          previousHolder,
-          want.item,
-        );
-        if (run === undefined || !this.held.has(key(want.job, want.item))) continue;
-        const entry = interrupted.get(key(want.job, run)) ?? { job: want.job, run, items: [] };
-        entry.items.push(want.item);
-        interrupted.set(key(want.job, run), entry);
-      } catch (error) {
-        this.runtime.events.error(error, want.job); // the item waits for its next tick
-      }
+      const group = byHolder.get(key(want.job, previousHolder)) ?? {
+        job: want.job,
+        holder: previousHolder,
+        items: [],
+      };
+      group.items.push(want.item);
+      byHolder.set(key(want.job, previousHolder), group);
     }
-    for (const { job, run, items } of interrupted.values())
-      this.runners.get(job)?.failover(run, items);
+    for (const { job, holder, items } of byHolder.values()) {
+      let interrupted: Map<string, string>;
+      try {
+        interrupted = await this.runtime.store.runs.interruptedRuns(job, holder, items);
+      } catch (error) {
+        this.runtime.events.error(error, job); // the items wait for their next tick
+        continue;
+      }
+      const byRun = new Map<string, string[]>();
+      for (const [item, run] of interrupted)
+        if (this.held.has(key(job, item))) byRun.set(run, [...(byRun.get(run) ?? []), item]);
+      for (const [run, runItems] of byRun) this.runners.get(job)?.failover(run, runItems);
+    }
   }
 
   /** Renews every lease last renewed `leaseMs / 3` ago or more. */

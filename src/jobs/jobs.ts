@@ -30,8 +30,10 @@ export interface JobRunHistory {
   readonly job: string;
   /** The runs kept (the job's `keepRuns` newest), newest first, at most `limit`. */
   readonly runs: readonly JobRun[];
-  /** Each item's last failed run, kept however many runs follow. */
+  /** Each item's last failed run, kept however many runs follow (empty when asked without them). */
   readonly lastFailures: Readonly<Record<string, JobItemFailure>>;
+  /** How many items have a last failure kept. */
+  readonly failedItems: number;
   /** Counts over the runs given. */
   readonly counts: JobRunCounts;
 }
@@ -195,9 +197,13 @@ export class Jobs {
    * The job's run history, newest first (at most `limit`, default 100): each run's worker, items
    * and tokens, cause, try, start, end, outcome and error, with its state (`running` while its
    * worker lives, `interrupted` once the worker is gone without ending it); each item's last
-   * failure; and counts. JobNotFoundError when the job is not defined.
+   * failure (unless `lastFailures: false`: then only how many there are); and counts.
+   * JobNotFoundError when the job is not defined.
    */
-  async runs(name: string, options: { readonly limit?: number } = {}): Promise<JobRunHistory> {
+  async runs(
+    name: string,
+    options: { readonly limit?: number; readonly lastFailures?: boolean } = {},
+  ): Promise<JobRunHistory> {
     const limit = options.limit ?? DEFAULTS.jobs.keepRuns;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RUNS_READ)
       throw new InvalidArgumentError(
@@ -206,10 +212,11 @@ export class Jobs {
       );
     await this.get(name);
     const { runs: store } = this.store;
-    const [names, workers, lastFailures] = await Promise.all([
+    const [names, workers, lastFailures, failedItems] = await Promise.all([
       store.names(name),
       this.store.workers(),
-      store.lastFailures(name),
+      options.lastFailures === false ? {} : store.lastFailures(name),
+      store.failureCount(name),
     ]);
     const live = new Set(workers.map((worker) => worker.id));
     const newest = names.reverse().slice(0, limit);
@@ -225,7 +232,7 @@ export class Jobs {
             },
           ],
     );
-    return { job: name, runs, lastFailures, counts: countRuns(runs) };
+    return { job: name, runs, lastFailures, failedItems, counts: countRuns(runs) };
   }
 
   /**

@@ -77,7 +77,7 @@ export class RunJournal {
     };
     try {
       await this.store.started(run, record);
-      await this.store.prune(job.name, job.keepRuns);
+      await this.store.prune(job.name, job.keepRuns, startedAt);
     } catch (error) {
       this.events.error(error, job.name);
     }
@@ -101,7 +101,12 @@ export class RunJournal {
     };
     return {
       log,
-      ended: async (outcome: JobRunOutcome, error: unknown, misfire: JobRunMisfire | undefined) => {
+      ended: async (
+        outcome: JobRunOutcome,
+        error: unknown,
+        misfire: JobRunMisfire | undefined,
+        final: boolean,
+      ) => {
         const finishedAt = new Date(this.clock.wall()).toISOString();
         const ended: JobRunRecord = {
           ...record,
@@ -124,8 +129,6 @@ export class RunJournal {
         } catch (writeError) {
           this.events.error(writeError, job.name);
         }
-        const final =
-          outcome === 'failed' && job.mode !== 'continuous' && start.attempt > job.retries;
         this.events.runEnded(job.name, run, ended, this.clock.mono() - startedMono, error, final);
       },
     };

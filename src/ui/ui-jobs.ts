@@ -28,7 +28,9 @@ export async function readJobs(
   const histories = await Promise.all(
     summaries
       .slice(0, MAX_JOBS_WITH_RUNS)
-      .map((summary) => jobs.runs(summary.name, { limit: UI_JOB_RUNS }).catch(() => undefined)),
+      .map((summary) =>
+        jobs.runs(summary.name, { limit: UI_JOB_RUNS, lastFailures: false }).catch(() => undefined),
+      ),
   );
   return {
     jobs: summaries
@@ -136,7 +138,7 @@ function uiJob(
     assignment,
     runs: (history?.runs ?? []).map(uiRun),
     runCounts: history?.counts ?? NO_RUNS,
-    failedItems: Object.keys(history?.lastFailures ?? {}).length,
+    failedItems: history?.failedItems ?? 0,
   };
 }
 

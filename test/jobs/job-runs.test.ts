@@ -319,6 +319,7 @@ describe('the history is bounded', () => {
         failed ? 'failed' : 'succeeded',
         failed ? new Error('once') : undefined,
         undefined,
+        false,
       );
       if (failed) failedRuns.push((await store.names('mail')).at(-1) as string);
     }
@@ -363,7 +364,7 @@ describe("a run's log", () => {
     });
     for (let line = 1; line <= 30; line++) recorder.log.info(`line ${line}`);
     recorder.log.warn('x'.repeat(1_000));
-    await recorder.ended('succeeded', undefined, undefined);
+    await recorder.ended('succeeded', undefined, undefined, false);
     expect(heard).toHaveLength(31);
     expect(heard[0]).toBe('info line 1 a#3');
     const [name] = await store.names('mail');

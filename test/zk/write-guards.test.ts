@@ -474,6 +474,9 @@ async function runJobs(): Promise<{ server: MemoryZooKeeper }> {
     keepRuns: 2, // the history's prune deletes runs
   });
   await rounds(3);
+  await world.jobs.trigger('mail'); // a run that fails: its items keep a last failure
+  await rounds(2);
+  // The items leave the pool: the manager prunes their leases and their last failures.
   await world.jobs.setWorkPool('mail', ['m4']);
   await rounds(3);
   await world.jobs.trigger('mail');

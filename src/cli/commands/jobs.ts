@@ -12,6 +12,7 @@ import {
   type ConnectionOptions,
 } from '../options.js';
 import { print, printJson } from '../output.js';
+import { printable } from '../../util/printable.js';
 
 interface JobsCliOptions extends ConnectionOptions {
   readonly jobs: string;
@@ -153,7 +154,9 @@ export function registerJobs(program: Command): void {
   }
 }
 
+/** Each line of `zk-plan jobs runs`: every value from a record made one printable line (a record is anyone's to write). */
 function formatRuns(history: JobRunHistory, withLog: boolean): string {
+  const one = (value: unknown): string => printable(String(value), { multiline: false });
   const { counts } = history;
   const lines = [
     `${history.job}: ${counts.runs} run(s) shown, ${counts.failed} failed, ${counts.interrupted} interrupted, ${counts.misfires} misfire(s) (${counts.caughtUp} caught up), ${counts.failovers} failover(s), ${counts.retries} retry(ies)`,
@@ -165,27 +168,29 @@ function formatRuns(history: JobRunHistory, withLog: boolean): string {
       run.finishedAt === undefined
         ? '-'
         : `${Date.parse(run.finishedAt) - Date.parse(run.startedAt)} ms`;
-    const items = run.items.map((item) => `${item.id}#${item.token}`);
+    const items = run.items.map((item) => `${one(item.id)}#${item.token}`);
     const shown = `${items.slice(0, 6).join(' ')}${items.length > 6 ? ` +${items.length - 6}` : ''}`;
     lines.push(
-      `  ${run.startedAt}  ${run.state.padEnd(11)}  ${run.cause.padEnd(10)}  ${String(run.attempt).padEnd(3)}  ${took.padEnd(8)}  ${run.worker}  ${shown}`,
+      `  ${one(run.startedAt)}  ${run.state.padEnd(11)}  ${run.cause.padEnd(10)}  ${String(run.attempt).padEnd(3)}  ${took.padEnd(8)}  ${one(run.worker)}  ${shown}`,
     );
-    if (run.failoverOf !== undefined) lines.push(`      runs again ${run.failoverOf}`);
+    if (run.failoverOf !== undefined) lines.push(`      runs again ${one(run.failoverOf)}`);
     if (run.misfire !== undefined)
-      lines.push(`      a tick came while it ran (${run.misfire.tick}): ${run.misfire.handling}`);
+      lines.push(
+        `      a tick came while it ran (${one(run.misfire.tick)}): ${run.misfire.handling}`,
+      );
     if (withLog)
       for (const line of run.log ?? [])
-        lines.push(`      ${line.at} ${line.level.toUpperCase()} ${line.msg}`);
+        lines.push(`      ${one(line.at)} ${line.level.toUpperCase()} ${one(line.msg)}`);
     if (run.error !== undefined)
       lines.push(
-        `      ${run.error.type}${run.error.code === undefined ? '' : ` ${run.error.code}`}: ${run.error.message}`,
+        `      ${one(run.error.type)}${run.error.code === undefined ? '' : ` ${one(run.error.code)}`}: ${one(run.error.message)}`,
       );
   }
   const failures = Object.entries(history.lastFailures);
   if (failures.length > 0) lines.push('  last failure per item:');
   for (const [item, failure] of failures)
     lines.push(
-      `    ${item}#${failure.token}  ${failure.finishedAt}  try ${failure.attempt} on ${failure.worker}: ${failure.error.message}`,
+      `    ${one(item)}#${failure.token}  ${one(failure.finishedAt)}  try ${failure.attempt} on ${one(failure.worker)}: ${one(failure.error.message)}`,
     );
   return lines.join('\n');
 }
