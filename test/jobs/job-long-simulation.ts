@@ -56,7 +56,7 @@ const HOUR = 3_600_000;
 const STABLE_MS = 15_000;
 
 /** The seeds its test and the self-test of its mutant run (JOB_LONG_SIM_SEEDS, JOB_LONG_SIM_SEED). */
-export const LONG_JOB_SEEDS = seedsFromEnv('JOB_LONG_SIM', 12);
+export const LONG_JOB_SEEDS = seedsFromEnv('JOB_LONG_SIM', 20);
 
 interface LongProcess extends SimulatedJobProcess<
   'running' | 'cut-off' | 'frozen' | 'dead' | 'stopping'

@@ -140,7 +140,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'issue 19, defect 4: a lease take sent again after a reconnect lands on the lease node of an item that left the pool and came back, taken since by another worker: two live holders, and a token that goes down',
     simulation: 'long-job',
-    searchFrom: 7,
+    searchFrom: 17,
   },
   {
     name: 'misfire-catch-up-dropped',
@@ -158,7 +158,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "issue 24: a tick that came while the previous run of the share still ran is recorded as caught up but never run: the share's next run is the tick after (a misfire lost silently)",
     simulation: 'long-job',
-    searchFrom: 2,
+    searchFrom: 1,
   },
   {
     name: 'failover-ignored',
@@ -167,7 +167,7 @@ export const MUTANTS: readonly Mutant[] = [
         file: 'src/jobs/job-worker.ts',
         patches: [
           {
-            find: 'for (const { job, run, items } of interrupted.values())\n      this.runners.get(job)?.failover(run, items);',
+            find: 'for (const [run, runItems] of byRun) this.runners.get(job)?.failover(run, runItems);',
             replace: '',
           },
         ],
@@ -395,7 +395,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'a job worker that cannot renew keeps working on its items past its stop deadline: a detached worker does not stop on its own',
     simulation: 'job',
-    searchFrom: 2,
+    searchFrom: 1,
   },
   {
     name: 'assign-disabled-worker',
