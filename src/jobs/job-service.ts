@@ -13,6 +13,7 @@ import { JobStore } from './job-store.js';
 import { JobWorker, SYSTEM_CLOCK, newJobWorkerId, type JobClock } from './job-worker.js';
 import { resolveJobWorkerOptions, type JobWorkerOptions } from '../config/job-worker-options.js';
 import { StrategyRegistry } from './strategies.js';
+import type { JobRunRecord } from './job-run-record.js';
 
 /**
  * A running job worker.
@@ -100,6 +101,16 @@ export function startJobWorker(
       }
     }
   };
+  /** What both `job:run` events say of a run. */
+  const runEvent = (job: string, run: string, record: JobRunRecord) => ({
+    jobs: parent,
+    job,
+    workerId: id,
+    run,
+    cause: record.cause,
+    attempt: record.attempt,
+    items: record.items,
+  });
   const report = (error: unknown, job?: string): void => {
     tell('job:error', {
       jobs: parent,
@@ -147,25 +158,10 @@ export function startJobWorker(
       misfire: (job, tick, handling) =>
         tell('job:misfire', { jobs: parent, job, workerId: id, tick, handling }),
       runStarted: (job, run, record) =>
-        tell('job:run', {
-          jobs: parent,
-          job,
-          workerId: id,
-          run,
-          cause: record.cause,
-          attempt: record.attempt,
-          items: record.items,
-          state: 'started',
-        }),
+        tell('job:run', { ...runEvent(job, run, record), state: 'started' }),
       runEnded: (job, run, record, durationMs, error, final) =>
         tell('job:run', {
-          jobs: parent,
-          job,
-          workerId: id,
-          run,
-          cause: record.cause,
-          attempt: record.attempt,
-          items: record.items,
+          ...runEvent(job, run, record),
           state: 'ended',
           ...(record.outcome === undefined ? {} : { outcome: record.outcome }),
           durationMs,

@@ -27,6 +27,7 @@ import {
 import { latestTickUpTo, nextDueTime, retryDelayMs } from '../../src/jobs/job-run-policy.js';
 import { JobRunStore } from '../../src/jobs/job-run-store.js';
 import { JobRunner } from '../../src/jobs/job-runner.js';
+import { runnerHost } from './support/runner-host.js';
 import { RunJournal } from '../../src/jobs/run-journal.js';
 import { MalformedNodeError } from '../../src/errors/task-errors.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
@@ -241,25 +242,7 @@ describe('a run owed for a reason, cut short by a change of share', () => {
           ctx.signal.addEventListener('abort', () => resolve(), { once: true });
         });
       },
-      {
-        workerId: 'w',
-        now: () => Date.now(),
-        holding: () => true,
-        runStarting: () =>
-          Promise.resolve({
-            log: {
-              debug: () => undefined,
-              info: () => undefined,
-              warn: () => undefined,
-              error: () => undefined,
-            },
-            ended: () => Promise.resolve(),
-          }),
-        runEnded: () => undefined,
-        onMisfire: () => undefined,
-        restartDelayMs: 10,
-        maxRestartDelayMs: 100,
-      },
+      runnerHost(),
     );
     try {
       runner.setShare([{ id: 'a', token: 5 }]);

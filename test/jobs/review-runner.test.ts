@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobContext, JobItem } from '../../src/jobs/job-context.js';
 import { resolveJob, type JobDefinition } from '../../src/jobs/job-definition.js';
-import { JobRunner, type RunnerHost, type RunStart } from '../../src/jobs/job-runner.js';
+import { JobRunner, type RunStart } from '../../src/jobs/job-runner.js';
+import { runnerHost } from './support/runner-host.js';
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -19,31 +20,6 @@ const runners: JobRunner[] = [];
 afterEach(async () => {
   await Promise.all(runners.splice(0).map((runner) => runner.stop()));
 });
-
-function host(overrides: Partial<RunnerHost>, starts: RunStart[] = []): RunnerHost {
-  return {
-    workerId: 'w',
-    now: () => Date.now(),
-    holding: () => true,
-    runStarting: (_job, start) => {
-      starts.push(start);
-      return Promise.resolve({
-        log: {
-          debug: () => undefined,
-          info: () => undefined,
-          warn: () => undefined,
-          error: () => undefined,
-        },
-        ended: () => Promise.resolve(),
-      });
-    },
-    runEnded: () => undefined,
-    onMisfire: () => undefined,
-    restartDelayMs: 10,
-    maxRestartDelayMs: 100,
-    ...overrides,
-  };
-}
 
 describe('review: lost wake-up in runOnce when holding() drops an item', () => {
   // JobWorker.holding() calls expireOverdue(), which drops an overdue item and calls shareOut()
@@ -71,7 +47,7 @@ describe('review: lost wake-up in runOnce when holding() drops an item', () => {
               ctx.signal.addEventListener('abort', resolve, { once: true }),
             );
         },
-        host({
+        runnerHost({
           holding: (_job, items: readonly JobItem[]) => {
             holdingCalls += 1;
             // As JobWorker.holding: an item whose deadline passed is dropped at once, the share set
@@ -121,7 +97,7 @@ describe('review: an aborted run that overran a tick, with misfire skip', () => 
           );
         }
       },
-      host({}),
+      runnerHost({}),
     );
     runners.push(runner);
     runner.setShare([{ id: 'a', token: 1 }]);
@@ -166,7 +142,7 @@ describe('review: a failover owed while another owed run fills the slot', () => 
           });
         });
       },
-      host({}, starts),
+      runnerHost({}, starts),
     );
     runners.push(runner);
     runner.setShare([{ id: 'b', token: 2 }]);
