@@ -10,7 +10,9 @@
 import { MalformedNodeError } from '../errors/task-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import { decodeValue, encodeValue } from '../serialization/codec.js';
-import { childPath, jobNodes, jobsNodes } from '../zk/layout.js';
+import { JOB_RUN_LOG, childPath, jobNodes, jobsNodes } from '../zk/layout.js';
+import { TaskLogStore } from '../logs/task-log-store.js';
+import type { LogLine } from '../logs/task-log-types.js';
 import type { WriteOptions } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import {
@@ -104,8 +106,22 @@ export class JobRunStore {
       }),
     );
     const gone = beyond.filter((_, index) => deletable[index] === true);
-    await Promise.all(gone.map((name) => this.zk.deleteIfPresent(childPath(runs, name))));
+    // With their logs (`<run>/logs`): a writer still flushing there finds the node gone and stops.
+    await Promise.all(gone.map((name) => this.zk.deleteRecursive(childPath(runs, name))));
     return gone.length;
+  }
+
+  /** A run's node. */
+  runPath(job: string, run: string): string {
+    return childPath(jobNodes(this.parent, job).runs, run);
+  }
+
+  /** The lines a run's function wrote with `ctx.log`, as the task log store keeps them (its tail). */
+  async runLog(job: string, run: string): Promise<readonly LogLine[]> {
+    const tries = await new TaskLogStore(this.zk).read(
+      childPath(this.runPath(job, run), JOB_RUN_LOG),
+    );
+    return tries.flatMap(({ record }) => record.lines);
   }
 
   /** The job's run node names, oldest first. */

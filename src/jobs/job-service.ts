@@ -10,6 +10,8 @@ import type { ZkPlanEvents } from '../worker/worker-events.js';
 import type { Zk } from '../zk/zk.js';
 import { GONE_WORKER_FLAG_GRACE_MS, JobManager } from './job-manager.js';
 import { JobStore } from './job-store.js';
+import { TaskLogs } from '../logs/task-logs.js';
+import { resolveTaskLogOptions } from '../config/task-log-options.js';
 import { JobWorker, SYSTEM_CLOCK, newJobWorkerId, type JobClock } from './job-worker.js';
 import { resolveJobWorkerOptions, type JobWorkerOptions } from '../config/job-worker-options.js';
 import { StrategyRegistry } from './strategies.js';
@@ -132,6 +134,12 @@ export function startJobWorker(
     clock,
     restartDelayMs: resolved.restartDelayMs,
     maxRestartDelayMs: resolved.maxRestartDelayMs,
+    // Runs' logs in ZooKeeper only (no file sink: nothing would prune it), never echoed (job:log is).
+    taskLogs: new TaskLogs(
+      zk,
+      resolveTaskLogOptions({ sink: false, echo: false, captureConsole: false }),
+      report,
+    ),
     changed: () => loops?.worker.wake(),
     events: {
       itemStarted: (job, item, token, failover) =>

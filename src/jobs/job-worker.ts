@@ -36,6 +36,7 @@ import { poolItems, type StoredJob } from './job-definition.js';
 import { ArmedWatches } from '../zk/recipes/armed-watches.js';
 import { JobRunner } from './job-runner.js';
 import { RunJournal, type RunJournalEvents } from './run-journal.js';
+import type { TaskLogs } from '../logs/task-logs.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { JobStore } from './job-store.js';
 import { effectiveLease, leaseFor, stopDeadline, takeOver, type LeaseTiming } from './lease.js';
@@ -70,6 +71,8 @@ export interface JobWorkerRuntime {
   readonly restartDelayMs: number;
   /** The longest pause after runs that threw in a row. @defaultValue DEFAULTS.jobs.maxRestartDelayMs */
   readonly maxRestartDelayMs?: number;
+  /** Where runs' `ctx.log` lines are kept besides the worker's log; none: only the worker's log and the run's end. */
+  readonly taskLogs?: TaskLogs;
   readonly events: JobWorkerEvents;
   /** Something this worker watches changed, or a run ended: run a pass. */
   changed(): void;
@@ -144,12 +147,20 @@ export class JobWorker {
   constructor(private readonly runtime: JobWorkerRuntime) {
     this.watches = new ArmedWatches(() => runtime.changed());
     const { events } = runtime;
-    this.journal = new RunJournal(runtime.store.runs, runtime.id, runtime.clock, {
-      runStarted: (...args) => events.runStarted?.(...args),
-      runEnded: (...args) => events.runEnded?.(...args),
-      log: (...args) => events.log?.(...args),
-      error: (error, job) => events.error(error, job),
-    });
+    this.journal = new RunJournal(
+      runtime.store.runs,
+      runtime.id,
+      runtime.clock,
+      {
+        runStarted: (...args) => events.runStarted?.(...args),
+        runEnded: (...args) => events.runEnded?.(...args),
+        log: (...args) => events.log?.(...args),
+        error: (error, job) => events.error(error, job),
+      },
+      runtime.taskLogs === undefined
+        ? undefined
+        : { taskLogs: runtime.taskLogs, sessionId: () => runtime.zk.session.id },
+    );
   }
 
   /** Items held now, by job (what `zk-plan workers` and the metrics show). */

@@ -18,7 +18,8 @@ import {
   type StoredJob,
 } from './job-definition.js';
 import type { AssignmentRecord, JobStore, JobWorkerInfo } from './job-store.js';
-import { runState, type JobRun } from './job-run-record.js';
+import { isRunNodeName, runState, type JobRun } from './job-run-record.js';
+import type { LogLine } from '../logs/task-log-types.js';
 import type { JobItemFailure } from './job-run-store.js';
 
 /**
@@ -272,6 +273,21 @@ export class Jobs {
   async enableWorker(id: string): Promise<boolean> {
     assertJobWorkerId(id);
     return this.store.enableWorker(id);
+  }
+
+  /**
+   * The lines a run's function wrote with `ctx.log` (`run` as `runs(name)` names it), kept in the
+   * task log store under the run's node and flushed while it ran: also those of a run whose worker
+   * died. Empty for a run that wrote none, or that left the history.
+   */
+  async runLog(name: string, run: string): Promise<readonly LogLine[]> {
+    await this.get(name);
+    if (!isRunNodeName(run))
+      throw new InvalidArgumentError(
+        'run',
+        `expected a run's name as jobs.runs("${name}") gives it (run-<start ms>-<worker>-<n>), got ${JSON.stringify(run)}`,
+      );
+    return this.store.runs.runLog(name, run);
   }
 
   /** The job as stored; JobNotFoundError when there is none. */

@@ -1,13 +1,15 @@
 /**
  * A job worker's side of the run history: it writes a run's record before the job function starts
  * and again when it ends, keeps each item's last failure, prunes the job's oldest runs beyond its
- * `keepRuns`, and gives the function its log (each line on the worker's log, the last ones kept with
- * the run's end). History is not what keeps items apart (the leases
+ * `keepRuns`, and gives the function its log: each line on the worker's log, in the task log store
+ * under the run's node (flushed while it runs, as a task's), and the last ones with the run's end. History is not what keeps items apart (the leases
  * are), so a record that cannot be written is reported and the run goes on: then the history
  * misses that run, and a failover cannot see that the run was interrupted (its items wait for
  * their next tick).
  */
 import type { LogFields, TaskLogger } from '../logs/task-log-types.js';
+import type { TaskLogs } from '../logs/task-logs.js';
+import { JOB_RUN_LOG, childPath } from '../zk/layout.js';
 import type { JobItem } from './job-context.js';
 import type { StoredJob } from './job-definition.js';
 import {
@@ -56,6 +58,8 @@ export class RunJournal {
     private readonly workerId: string,
     private readonly clock: { wall(): number; mono(): number },
     private readonly events: RunJournalEvents,
+    /** The task log store the runs' `ctx.log` lines are kept in, flushed as they come; none in tests of the journal alone. */
+    private readonly logs?: { readonly taskLogs: TaskLogs; sessionId(): string },
   ) {}
 
   /** Writes the run's first record and prunes the history; never rejects. */
@@ -82,6 +86,17 @@ export class RunJournal {
       this.events.error(error, job.name);
     }
     this.events.runStarted(job.name, run, record);
+    // The run's log in the task log store, under the run's node (a run pruned meanwhile stops it).
+    const runPath = this.store.runPath(job.name, run);
+    const kept = this.logs?.taskLogs.open({
+      plan: runPath,
+      task: childPath(runPath, JOB_RUN_LOG),
+      planName: job.name,
+      key: run,
+      attempt: start.attempt,
+      workerId: this.workerId,
+      sessionId: this.logs.sessionId(),
+    });
     // The newest lines, bounded as they come: a run that logs without end keeps a few hundred at most.
     const lines: JobRunLogLine[] = [];
     const line =
@@ -89,6 +104,7 @@ export class RunJournal {
       (msg: string, fields?: LogFields): void => {
         const text = String(msg);
         lines.push({ at: new Date(this.clock.wall()).toISOString(), level, msg: text });
+        kept?.logger[level](text, fields);
         if (lines.length > MAX_RUN_LOG_LINES * 10)
           lines.splice(0, lines.length - MAX_RUN_LOG_LINES);
         this.events.log(job.name, run, items, level, text, fields);
@@ -107,6 +123,10 @@ export class RunJournal {
         misfire: JobRunMisfire | undefined,
         final: boolean,
       ) => {
+        // Its last lines flushed before the end is written: a reader that sees the end sees them.
+        await kept
+          ?.finish()
+          .catch((flushError: unknown) => this.events.error(flushError, job.name));
         const finishedAt = new Date(this.clock.wall()).toISOString();
         const ended: JobRunRecord = {
           ...record,

@@ -188,6 +188,11 @@ export const JOB_FAILURES = `${RESERVED_PREFIX}job-failures`;
 /** Name prefix of a run record in a job's history. */
 export const JOB_RUN_PREFIX = 'run-';
 /**
+ * What a run's log is kept as in the task log store: the run's node stands for a plan and this
+ * child name for its task, so the log's nodes are `<run>/logs/log/try-…` and go with the run.
+ */
+export const JOB_RUN_LOG = 'log';
+/**
  * Under a jobs' parent: one persistent node per disabled job worker, named by its id
  * (`jobs.disableWorker`). Persistent, so the flag outlives a session the worker replaces under the
  * same id; the manager deletes the flag of a worker gone for good (job-manager.ts).

@@ -372,6 +372,44 @@ describe("a run's log", () => {
   });
 });
 
+describe("a run's log in the task log store", () => {
+  it('is flushed under the run while it runs: the lines of a run whose worker died are kept', async () => {
+    const server = new MemoryZooKeeper();
+    let logged = 0;
+    const functions = new FunctionRegistry().registerJob('poll', async (ctx: JobContext) => {
+      for (const item of ctx.items) ctx.log.info(`polling ${item.id}`, { token: item.token });
+      logged += 1;
+      await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+    });
+    const worker = memoryProcess(server, 'worker', functions); // crashed below: not closed
+    const handle = worker.zkPlan.startJobWorker(JOBS, LEASE);
+    const jobs = proc(server, 'admin').zkPlan.jobs(JOBS);
+    await jobs.define(JOB);
+    await expect.poll(() => handle.held()['mail']?.length ?? 0).toBe(2);
+    await jobs.trigger('mail');
+    await expect.poll(() => logged).toBe(1);
+    const [run] = (await jobs.runs('mail')).runs;
+    // Flushed while the run runs (every flushIntervalMs), not only at its end.
+    await expect
+      .poll(async () => (await jobs.runLog('mail', run?.run ?? '')).map((line) => line.msg), {
+        timeout: 3_000,
+      })
+      .toEqual(['polling a', 'polling b']);
+    worker.zk.crash();
+    worker.zk.expireSessionOnServer();
+    await expect
+      .poll(async () => (await jobs.runs('mail')).runs[0]?.state, { timeout: 3_000 })
+      .toBe('interrupted');
+    expect((await jobs.runLog('mail', run?.run ?? '')).map((line) => line.fields)).toEqual([
+      { token: expect.any(Number) as number },
+      { token: expect.any(Number) as number },
+    ]);
+    await expect(jobs.runLog('mail', 'task-0000000001')).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+  });
+});
+
 describe('run records and due times (pure)', () => {
   it('names runs so that they sort by start, and reads the worker back', () => {
     const name = runNodeName(Date.UTC(2026, 10, 27), 'host-12-ab12cd34', 7);

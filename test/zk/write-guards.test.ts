@@ -122,7 +122,7 @@ const NODES: readonly (readonly [RegExp, string])[] = (
     ['/jobs/zk-plan-job-leases(?:/[^/]+)?', 'job leases'],
     ['/jobs/zk-plan-job-leases/[^/]+/[^/]+', 'lease'],
     ['/jobs/zk-plan-job-runs(?:/[^/]+)?', 'job runs'],
-    [String.raw`/jobs/zk-plan-job-runs/[^/]+/run-\d{13}-.+-\d+`, 'run record'],
+    [String.raw`/jobs/zk-plan-job-runs/[^/]+/run-\d{13}-[^/]+-\d+`, 'run record'],
     ['/jobs/zk-plan-job-failures(?:/[^/]+)?', 'job failures'],
     ['/jobs/zk-plan-job-failures/[^/]+/[^/]+', 'item failure'],
     ['/jobs/zk-plan-job-disabled-workers', 'disabled workers'],

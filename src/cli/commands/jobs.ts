@@ -13,6 +13,7 @@ import {
 } from '../options.js';
 import { print, printJson } from '../output.js';
 import { printable } from '../../util/printable.js';
+import type { LogLine } from '../../logs/task-log-types.js';
 
 interface JobsCliOptions extends ConnectionOptions {
   readonly jobs: string;
@@ -87,7 +88,10 @@ export function registerJobs(program: Command): void {
         .argParser(integer(1, MAX_RUNS_READ))
         .default(DEFAULTS.jobs.keepRuns),
     )
-    .option('--log', 'also print the last lines each run wrote with ctx.log (kept with its end)');
+    .option(
+      '--log',
+      'also print the lines each run wrote with ctx.log (the tail the task log store keeps of each)',
+    );
   setAction(
     runs,
     async (
@@ -95,11 +99,21 @@ export function registerJobs(program: Command): void {
       options: JobsCliOptions & { readonly limit: number; readonly log?: boolean },
     ) => {
       const { limit } = options;
-      const history = await withZkPlan(options, (zkPlan) =>
-        zkPlan.jobs(checkParentPath(options.jobs)).runs(name, { limit }),
-      );
-      if (options.json) printJson(history);
-      else print(formatRuns(history, options.log === true));
+      const { history, logs } = await withZkPlan(options, async (zkPlan) => {
+        const jobs = zkPlan.jobs(checkParentPath(options.jobs));
+        const read = await jobs.runs(name, { limit });
+        const lines =
+          options.log === true
+            ? await Promise.all(read.runs.map((run) => jobs.runLog(name, run.run)))
+            : [];
+        return {
+          history: read,
+          logs: new Map(read.runs.map((run, index) => [run.run, lines[index] ?? []])),
+        };
+      });
+      if (options.json)
+        printJson(options.log === true ? { ...history, logs: Object.fromEntries(logs) } : history);
+      else print(formatRuns(history, options.log === true ? logs : undefined));
     },
   );
 
@@ -155,7 +169,10 @@ export function registerJobs(program: Command): void {
 }
 
 /** Each line of `zk-plan jobs runs`: every value from a record made one printable line (a record is anyone's to write). */
-function formatRuns(history: JobRunHistory, withLog: boolean): string {
+function formatRuns(
+  history: JobRunHistory,
+  logs: ReadonlyMap<string, readonly LogLine[]> | undefined,
+): string {
   const one = (value: unknown): string => printable(String(value), { multiline: false });
   const { counts } = history;
   const lines = [
@@ -178,7 +195,12 @@ function formatRuns(history: JobRunHistory, withLog: boolean): string {
       lines.push(
         `      a tick came while it ran (${one(run.misfire.tick)}): ${run.misfire.handling}`,
       );
-    if (withLog)
+    // The task log store's lines (flushed while the run ran), else those its end kept.
+    const kept = logs?.get(run.run) ?? [];
+    if (logs !== undefined && kept.length > 0)
+      for (const line of kept)
+        lines.push(`      ${line.time.toISOString()} ${line.level.toUpperCase()} ${one(line.msg)}`);
+    else if (logs !== undefined)
       for (const line of run.log ?? [])
         lines.push(`      ${one(line.at)} ${line.level.toUpperCase()} ${one(line.msg)}`);
     if (run.error !== undefined)
