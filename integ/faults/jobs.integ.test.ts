@@ -436,6 +436,12 @@ describe('sharded jobs under faults (real job worker processes)', () => {
       const holder = slots.find((worker) => worker.pid === pidOf.get(interrupted.worker));
       const survivor = slots.find((worker) => worker !== holder)!;
       expect(holder, 'the run is on one of the workers').toBeDefined();
+      // Its ctx.log line flushed to the task log store (every 500 ms while it runs) before the kill.
+      await expect
+        .poll(async () => (await jobs.runLog('nightly', interrupted.run)).length, {
+          timeout: 5_000 * TIMING,
+        })
+        .toBe(1);
       const killedAt = await holder!.kill9();
       const nextTick = Date.parse(interrupted.firedAt ?? '') + TICK_EVERY_MS;
 
@@ -461,6 +467,10 @@ describe('sharded jobs under faults (real job worker processes)', () => {
       expect(Date.parse(failover.startedAt)).toBeLessThan(nextTick);
       expect(counts.interrupted).toBe(1);
       expect(counts.failovers).toBe(1);
+      // That line is kept, though its worker died.
+      expect((await jobs.runLog('nightly', interrupted.run)).map((line) => line.msg)).toEqual([
+        `holding box#${interrupted.items[0]?.token}`,
+      ]);
       assertNoOverlap(readLog(logFile));
     },
   );

@@ -45,6 +45,7 @@ function log(ctx: JobContext, event: JobLogLine['event']): void {
 export const jobs = {
   async hold(ctx: JobContext): Promise<void> {
     log(ctx, 'start');
+    ctx.log.info(`holding ${ctx.items.map((item) => `${item.id}#${item.token}`).join(' ')}`);
     while (!ctx.signal.aborted) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, TICK_MS);
