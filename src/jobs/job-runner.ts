@@ -30,12 +30,13 @@ export interface RunStart {
 /** A started run's log, and how it ended (it writes the end of the run's record). */
 export interface RunRecorder {
   readonly log: TaskLogger;
-  /** `final`: a failed run with no retry owed before the next tick. */
+  /** `final`: a failed run with no retry owed before the next tick; `endedAt`: when its function ended (wall clock, ms), the time a retry's pause counts from. */
   ended(
     outcome: JobRunOutcome,
     error: unknown,
     misfire: JobRunMisfire | undefined,
     final: boolean,
+    endedAt: number,
   ): Promise<void>;
 }
 
@@ -274,16 +275,16 @@ export class JobRunner {
    * the next tick (a tick that comes first replaces it); true when one is owed. The run's record
    * says `final` otherwise.
    */
-  private oweRetry(start: RunStart): boolean {
+  private oweRetry(start: RunStart, endedAt: number): boolean {
     const mode = this.job.mode;
     if (mode === 'continuous' || start.cause === 'continuous' || start.attempt > this.job.retries)
       return false;
-    const at = this.host.now() + this.pauseAfter('threw');
+    const at = endedAt + this.pauseAfter('threw');
     if (this.nextDue !== undefined && at >= this.nextDue) return false;
     const retry: OwedRun = {
       cause: 'retry',
       attempt: start.attempt + 1,
-      firedAt: start.firedAt ?? new Date(this.host.now()),
+      firedAt: start.firedAt ?? new Date(endedAt),
       at,
       ...(start.failoverOf === undefined ? {} : { failoverOf: start.failoverOf }),
     };
@@ -365,17 +366,19 @@ export class JobRunner {
         outcome = controller.signal.aborted ? 'aborted' : 'threw';
         thrown = error; // reported with the run's end (job:run), not as a job worker's error
       }
+      const endedAt = host.now();
       this.failuresInARow = outcome === 'threw' ? this.failuresInARow + 1 : 0;
       // An aborted run missed nothing of its own: its share changed or went, and the ticks it
       // overran are passed over (the next one due runs with the share as it is then).
       const misfire = this.stopped || outcome === 'aborted' ? undefined : this.misfireAfterRun();
       if (outcome === 'aborted') this.passOverOverrunTicks();
-      const retried = outcome === 'threw' && !this.stopped && this.oweRetry(start);
+      const retried = outcome === 'threw' && !this.stopped && this.oweRetry(start, endedAt);
       await recorder.ended(
         outcome === 'returned' ? 'succeeded' : outcome === 'threw' ? 'failed' : 'aborted',
         outcome === 'threw' ? thrown : undefined,
         misfire,
         outcome === 'threw' && job.mode !== 'continuous' && !retried,
+        endedAt,
       );
       return outcome;
     } finally {

@@ -122,12 +122,13 @@ export class RunJournal {
         error: unknown,
         misfire: JobRunMisfire | undefined,
         final: boolean,
+        endedAt: number,
       ) => {
         // Its last lines flushed before the end is written: a reader that sees the end sees them.
         await kept
           ?.finish()
           .catch((flushError: unknown) => this.events.error(flushError, job.name));
-        const finishedAt = new Date(this.clock.wall()).toISOString();
+        const finishedAt = new Date(endedAt).toISOString();
         const ended: JobRunRecord = {
           ...record,
           finishedAt,

@@ -303,12 +303,13 @@ describe('the history is bounded', () => {
         failed ? new Error('once') : undefined,
         undefined,
         false,
+        wall,
       );
       if (failed) failedRuns.push((await store.names('mail')).at(-1) as string);
     }
     const names = await store.names('mail');
     expect(names).toHaveLength(50);
-    expect(names.at(-1)).toBe(runNodeName(wall - 1, 'worker-1', 10_000));
+    expect(names.at(-1)).toBe(runNodeName(wall, 'worker-1', 10_000));
     expect(await store.lastFailures('mail')).toEqual({
       a: expect.objectContaining({
         run: failedRuns[0],
@@ -347,7 +348,7 @@ describe("a run's log", () => {
     });
     for (let line = 1; line <= 30; line++) recorder.log.info(`line ${line}`);
     recorder.log.warn('x'.repeat(1_000));
-    await recorder.ended('succeeded', undefined, undefined, false);
+    await recorder.ended('succeeded', undefined, undefined, false, Date.UTC(2026, 10, 27));
     expect(heard).toHaveLength(31);
     expect(heard[0]).toBe('info line 1 a#3');
     const [name] = await store.names('mail');

@@ -55,7 +55,7 @@ describe('review: the prune and the failover lookup', () => {
         cause: 'tick',
         attempt: 1,
       });
-      await recorder.ended('succeeded', undefined, undefined, false);
+      await recorder.ended('succeeded', undefined, undefined, false, Date.UTC(2026, 10, 27));
     }
     // H dies now, in its run: the taker of `a` asks for H's interrupted run of `a`.
     expect((await store.interruptedRuns('mail', 'H-1', ['a'])).get('a')).toBeDefined();
@@ -75,7 +75,7 @@ describe('review: the prune and the failover lookup', () => {
         cause: 'tick',
         attempt: 1,
       });
-      await recorder.ended('succeeded', undefined, undefined, false);
+      await recorder.ended('succeeded', undefined, undefined, false, Date.UTC(2026, 10, 27));
     }
     await h.start(job, { items: [{ id: 'a', token: 5 }], cause: 'tick', attempt: 1 }); // H's run, under way
     expect((await store.names('mail')).filter((name) => name.includes('-H-1-'))).toHaveLength(1);
