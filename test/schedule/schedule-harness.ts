@@ -70,7 +70,7 @@ export function schedulerProcess(
       zk,
       store,
       async (plan) => (await reader.planStatus(plan)).state,
-      (plan, cancelledAt) => cancelHistory.record(plan, cancelledAt),
+      (plan, cancelledAt, heldBefore) => cancelHistory.record(plan, cancelledAt, heldBefore),
     ),
     functions,
     events: proc.zkPlan,
