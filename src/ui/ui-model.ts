@@ -188,11 +188,41 @@ function reconcile(fresh: UiNode, old: UiNode | undefined): UiNode {
   // A key never changes once known; a read that caught the task half-deleted (no definition) does not lose it.
   const key = fresh.key ?? old.key;
   return {
+    ...runOf(fresh),
     name: fresh.name,
     ...(key !== undefined ? { key } : {}),
     state,
     fn,
     inputs: inputs.length === old.inputs.length ? old.inputs : inputs,
+  };
+}
+
+/** The longest error message a node carries to the page (the panel reads the whole failure). */
+const NODE_ERROR_CHARS = 300;
+
+/** A node's run: who ran it, when, failed tries, its error; only the fields it has. */
+function runOf(node: UiNode): Partial<UiNode> {
+  return {
+    ...(node.worker !== undefined ? { worker: node.worker } : {}),
+    ...(node.startedAt !== undefined ? { startedAt: node.startedAt } : {}),
+    ...(node.finishedAt !== undefined ? { finishedAt: node.finishedAt } : {}),
+    ...(node.failedTries !== undefined ? { failedTries: node.failedTries } : {}),
+    ...(node.error !== undefined ? { error: node.error } : {}),
+  };
+}
+
+/** Who ran a task and when, as its view tells (the owner's claim while it runs). */
+function taskRun(task: TaskView): Partial<UiNode> {
+  const worker = task.workerId ?? task.owner?.workerId;
+  const startedAt = task.startedAt ?? task.owner?.claimedAt;
+  const failedTries = task.failedTries ?? task.attempts?.failures;
+  const error = task.failure?.message ?? task.attempts?.lastError;
+  return {
+    ...(worker !== undefined ? { worker } : {}),
+    ...(startedAt !== undefined ? { startedAt: startedAt.getTime() } : {}),
+    ...(task.finishedAt !== undefined ? { finishedAt: task.finishedAt.getTime() } : {}),
+    ...(failedTries !== undefined && failedTries > 0 ? { failedTries } : {}),
+    ...(error !== undefined && error !== '' ? { error: error.slice(0, NODE_ERROR_CHARS) } : {}),
   };
 }
 
@@ -214,6 +244,7 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
       ...(task.key !== undefined ? { key: task.key } : {}),
       state: task.state,
       fn: task.fn,
+      ...taskRun(task),
       // A task that handed over is drawn fed by its continuation, whose result becomes its own.
       inputs: distinct(
         [...task.inputs, ...(task.continuedBy === undefined ? [] : [task.continuedBy])].map(
@@ -233,7 +264,15 @@ export function buildModel(view: PlanView, previous?: UiModel): UiModel {
       node.name,
       unfinished
         ? { ...node, cancelled: true }
-        : { name: node.name, ...key, state: 'done', fn: node.fn, inputs: node.inputs, gone: true },
+        : {
+            ...runOf(node),
+            name: node.name,
+            ...key,
+            state: 'done',
+            fn: node.fn,
+            inputs: node.inputs,
+            gone: true,
+          },
     );
   }
   for (const node of [...nodes.values()]) {
@@ -285,7 +324,12 @@ export function diffModels(previous: UiModel, next: UiModel): UiDiff {
       old.gone !== node.gone ||
       old.fn !== node.fn ||
       old.cancelled !== node.cancelled ||
-      old.key !== node.key
+      old.key !== node.key ||
+      old.worker !== node.worker ||
+      old.startedAt !== node.startedAt ||
+      old.finishedAt !== node.finishedAt ||
+      old.failedTries !== node.failedTries ||
+      old.error !== node.error
     )
       changed.push([
         node.name,
@@ -294,6 +338,11 @@ export function diffModels(previous: UiModel, next: UiModel): UiDiff {
         node.fn,
         node.cancelled === true,
         node.key ?? '',
+        node.worker ?? '',
+        node.startedAt ?? 0,
+        node.finishedAt ?? 0,
+        node.failedTries ?? 0,
+        node.error ?? '',
       ]);
   }
   return { status: next.status, changed, added, updated, removed: [...before.keys()] };

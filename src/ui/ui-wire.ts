@@ -37,6 +37,15 @@ export interface UiNode {
   readonly gone?: true;
   /** Deleted by control.cancel before it finished, in a plan without history (its last state as this view saw it is kept, not counted as done). */
   readonly cancelled?: true;
+  /** The worker loop that runs it, ran it, failed it for good or held it when its plan was cancelled. */
+  readonly worker?: string;
+  /** When its last try started and when it ended (epoch milliseconds), when known. */
+  readonly startedAt?: number;
+  readonly finishedAt?: number;
+  /** Failed tries so far (live) or in all (ended), when any is recorded. */
+  readonly failedTries?: number;
+  /** Its failure's or last failed try's message, at most 300 characters: what the list view's text filter searches. */
+  readonly error?: string;
 }
 
 /** Who paused or cancelled a plan, when and why. */
@@ -73,8 +82,9 @@ export interface UiModel {
 }
 
 /**
- * A node whose state, gone flag, function or key changed, not its inputs: recoloured (and relabelled)
- * in place. A tuple, as big plans send thousands; `key` is '' for a task without one.
+ * A node whose state, gone flag, function, key or run (worker, times, failed tries, error) changed,
+ * not its inputs: recoloured (and relabelled) in place. A tuple, as big plans send thousands; `key`,
+ * `worker` and `error` are '' and the numbers 0 for a task without them.
  */
 export type UiChange = readonly [
   name: string,
@@ -83,7 +93,32 @@ export type UiChange = readonly [
   fn: string,
   cancelled: boolean,
   key: string,
+  worker: string,
+  startedAt: number,
+  finishedAt: number,
+  failedTries: number,
+  error: string,
 ];
+
+/** The node a change describes, from the node it had before (its inputs are unchanged). */
+export function applyChange(node: UiNode, change: UiChange): UiNode {
+  const [name, state, gone, fn, cancelled, key, worker, startedAt, finishedAt, failedTries, error] =
+    change;
+  return {
+    name,
+    ...(key !== '' ? { key } : {}),
+    state,
+    fn,
+    inputs: node.inputs,
+    ...(gone ? { gone: true } : {}),
+    ...(cancelled ? { cancelled: true } : {}),
+    ...(worker !== '' ? { worker } : {}),
+    ...(startedAt !== 0 ? { startedAt } : {}),
+    ...(finishedAt !== 0 ? { finishedAt } : {}),
+    ...(failedTries !== 0 ? { failedTries } : {}),
+    ...(error !== '' ? { error } : {}),
+  };
+}
 
 /** What changed between two models; `added`, `updated` (inputs) and `removed` change the drawn graph (the page lays it out again). */
 export interface UiDiff {

@@ -691,16 +691,24 @@ describe('the graph canvas', () => {
     );
     expect(document.querySelector('#nodes img')).toBeNull();
     const element = document.querySelector('g.node[data-task="task-0000000002"]') as SVGGElement;
-    expect(canvas.recolour(['task-0000000002', 'done', false, 'f', false, ''])).toBe(true);
+    expect(
+      canvas.recolour(['task-0000000002', 'done', false, 'f', false, '', '', 0, 0, 0, '']),
+    ).toBe(true);
     expect(document.querySelector('g.node[data-task="task-0000000002"]')).toBe(element); // the same element, recoloured
     expect(element.getAttribute('data-state')).toBe('done');
     // A key that arrives later (a spec's record is written after its tasks) relabels the node in place.
-    expect(canvas.recolour(['task-0000000002', 'done', false, 'f', false, 'load-eu'])).toBe(true);
+    expect(
+      canvas.recolour(['task-0000000002', 'done', false, 'f', false, 'load-eu', '', 0, 0, 0, '']),
+    ).toBe(true);
     expect(element.querySelector('text')?.textContent).toBe('load-eu f');
     expect(element.getAttribute('data-key')).toBe('load-eu');
     expect(canvas.keyOf('task-0000000002')).toBe('load-eu');
-    expect(canvas.recolour(['task-0000000099', 'done', false, 'f', false, ''])).toBe(false);
-    expect(canvas.recolour(['task-0000000002', 'running', false, 'f', true, 'load-eu'])).toBe(true); // deleted by a cancel while running
+    expect(
+      canvas.recolour(['task-0000000099', 'done', false, 'f', false, '', '', 0, 0, 0, '']),
+    ).toBe(false);
+    expect(
+      canvas.recolour(['task-0000000002', 'running', false, 'f', true, 'load-eu', '', 0, 0, 0, '']),
+    ).toBe(true); // deleted by a cancel while running
     expect(element.classList.contains('cancelled')).toBe(true);
     expect(element.querySelector('title')?.textContent).toContain('(deleted by the cancel)');
     expect(stats.structureChanges).toBe(1);

@@ -183,7 +183,7 @@ describe('PlanFeed', () => {
     expect(messages.at(-1)).toEqual({
       type: 'diff',
       diff: expect.objectContaining({
-        changed: [['task-0000000001', 'running', false, 'f', false, '']],
+        changed: [['task-0000000001', 'running', false, 'f', false, '', '', 0, 0, 0, '']],
       }),
     });
     await vi.advanceTimersByTimeAsync(1_000);

@@ -18,6 +18,7 @@ import {
   toJsonSafe,
 } from '../../src/ui/ui-model.js';
 import { countPlanTasks } from '../../src/plan/plan-progress.js';
+import { applyChange } from '../../src/ui/ui-wire.js';
 
 const PLAN = '/plans/plan-0000000001';
 
@@ -298,8 +299,8 @@ describe('task keys and the plan name in the web view', () => {
     );
     expect(second.nodes.map((node) => node.key)).toEqual(['load-eu', 'report']);
     expect(diffModels(first, second).changed).toEqual([
-      [n(1), 'running', false, 'f', false, 'load-eu'],
-      [n(2), 'waiting', false, 'f', false, 'report'],
+      [n(1), 'running', false, 'f', false, 'load-eu', '', 0, 0, 0, ''],
+      [n(2), 'waiting', false, 'f', false, 'report', '', 0, 0, 0, ''],
     ]);
     // Task 1 caught half-deleted (no definition): its key stays, as do its function and state.
     const third = buildModel(
@@ -353,6 +354,75 @@ describe('task keys and the plan name in the web view', () => {
 });
 
 describe('diffModels', () => {
+  it("carries each task's worker, start, end, failed tries and error, and sends a change of them compactly", () => {
+    const claimedAt = new Date('2026-11-27T10:00:00Z');
+    const started = new Date('2026-11-27T09:00:00Z');
+    const finished = new Date('2026-11-27T09:00:02Z');
+    const first = buildModel(
+      view([
+        task(1, 'done', [], { workerId: 'w/1', startedAt: started, finishedAt: finished }),
+        task(2, 'running', [1], {
+          owner: { workerId: 'w/2', claimedAt },
+          attempts: { failures: 1, nextTryAt: claimedAt, lastError: 'timeout'.repeat(100) },
+        }),
+        task(3, 'waiting', [2]),
+      ]),
+    );
+    expect(first.nodes[0]).toMatchObject({
+      worker: 'w/1',
+      startedAt: started.getTime(),
+      finishedAt: finished.getTime(),
+    });
+    expect(first.nodes[1]).toMatchObject({
+      worker: 'w/2',
+      startedAt: claimedAt.getTime(),
+      failedTries: 1,
+    });
+    expect(first.nodes[1]?.error).toHaveLength(300);
+    expect(first.nodes[2]).not.toHaveProperty('worker');
+    const failure = {
+      type: 'Error',
+      message: 'disk full',
+      code: 'X',
+      stack: undefined,
+      retryable: false,
+      attempts: 2,
+      workerId: 'w/2',
+      at: finished,
+    };
+    const second = buildModel(
+      view([
+        task(1, 'done', [], { workerId: 'w/1', startedAt: started, finishedAt: finished }),
+        task(2, 'failed', [1], { failure, failedTries: 2, workerId: 'w/2', finishedAt: finished }),
+        task(3, 'blocked', [2]),
+      ]),
+      first,
+    );
+    const diff = diffModels(first, second);
+    expect(diff.changed).toEqual([
+      [
+        n(2),
+        'failed',
+        false,
+        'f',
+        false,
+        '',
+        'w/2',
+        0, // a failed task's view tells when it ended, not when its last try started
+        finished.getTime(),
+        2,
+        'disk full',
+      ],
+      [n(3), 'blocked', false, 'f', false, '', '', 0, 0, 0, ''],
+    ]);
+    // The page rebuilds the node from the change and its inputs: the node the server holds.
+    const [, failedNow] = second.nodes;
+    const [, failedBefore] = first.nodes;
+    expect(failedBefore && diff.changed[0] && applyChange(failedBefore, diff.changed[0])).toEqual(
+      failedNow,
+    );
+  });
+
   it('reports state changes compactly and structure changes in full', () => {
     const before = buildModel(view([task(1, 'running'), task(2, 'waiting', [1])]));
     const after = buildModel(
@@ -361,8 +431,8 @@ describe('diffModels', () => {
     );
     const diff = diffModels(before, after);
     expect(diff.changed).toEqual([
-      [n(1), 'done', false, 'f', false, ''],
-      [n(2), 'runnable', false, 'f', false, ''],
+      [n(1), 'done', false, 'f', false, '', '', 0, 0, 0, ''],
+      [n(2), 'runnable', false, 'f', false, '', '', 0, 0, 0, ''],
     ]);
     expect(diff.added).toEqual([{ name: n(3), state: 'building', fn: 'f', inputs: [n(2)] }]);
     expect(diff.updated).toEqual([]);
@@ -428,9 +498,9 @@ describe('diffModels', () => {
     ]);
     expect(after.status).toMatchObject({ state: 'cancelled', done: 1, total: 3 });
     expect(diffModels(before, after).changed).toEqual([
-      [n(1), 'done', true, 'f', false, ''],
-      [n(2), 'running', false, 'f', true, ''],
-      [n(3), 'runnable', false, 'f', true, ''],
+      [n(1), 'done', true, 'f', false, '', '', 0, 0, 0, ''],
+      [n(2), 'running', false, 'f', true, '', '', 0, 0, 0, ''],
+      [n(3), 'runnable', false, 'f', true, '', '', 0, 0, 0, ''],
     ]);
     // Once marked, they stay so (the next read holds no more of them).
     expect(

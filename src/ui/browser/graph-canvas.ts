@@ -3,7 +3,7 @@
  * as paths, a quick layering at once for big graphs and ELK's layout when it comes, pan, zoom and
  * selection. Node elements are kept across updates; only what changed is touched.
  */
-import type { UiChange, UiNode } from '../ui-wire.js';
+import { applyChange, type UiChange, type UiNode } from '../ui-wire.js';
 import { svgEl } from './dom.js';
 import {
   NODE_H,
@@ -86,19 +86,10 @@ export class GraphCanvas {
   }
 
   /** Recolours (and relabels) one node in place (a diff's `changed`); false when it is not drawn. */
-  recolour([name, state, gone, fn, cancelled, key]: UiChange): boolean {
-    const entry = this.nodes.get(name);
+  recolour(change: UiChange): boolean {
+    const entry = this.nodes.get(change[0]);
     if (entry === undefined) return false;
-    const { inputs } = entry.data;
-    this.update(entry, {
-      name,
-      ...(key !== '' ? { key } : {}),
-      inputs,
-      state,
-      fn,
-      ...(gone ? { gone: true as const } : {}),
-      ...(cancelled ? { cancelled: true as const } : {}),
-    });
+    this.update(entry, applyChange(entry.data, change));
     return true;
   }
 
