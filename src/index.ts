@@ -319,6 +319,7 @@ export {
   ArgTaskNotFoundError,
   ForeignArgTaskError,
   PlanNotFoundError,
+  PlanTooLargeError,
   ResultNotFoundError,
   PlanFailedError,
   PlanAbortedError,

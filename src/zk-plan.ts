@@ -11,6 +11,7 @@ import { PlansApi } from './api/plans-api.js';
 import { SnapshotsApi } from './api/snapshots-api.js';
 import {
   resolveConnectOptions,
+  resolveJuteMaxBufferBytes,
   resolveMaxResultBytes,
   resolvePoolSize,
   resolveWaitOptions,
@@ -135,7 +136,13 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
     super();
     this.store = new TaskStore(zk, resolveMaxResultBytes(settings.maxResultBytes));
     this.reader = new PlanReader(zk, this.store);
-    this.writer = new PlanWriter(zk, this.store, functions, this.reader.keys);
+    this.writer = new PlanWriter(
+      zk,
+      this.store,
+      functions,
+      this.reader.keys,
+      resolveJuteMaxBufferBytes(settings.juteMaxBufferBytes),
+    );
     this.spawner = new TaskSpawner(zk, this.store, this.writer);
     const describer = new PlanDescriber(zk, this.store, this.reader);
     const cancelHistory = new CancelHistory(zk, this.store, describer);
@@ -213,6 +220,9 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
       ...(options.maxResultBytes !== undefined ? { maxResultBytes: options.maxResultBytes } : {}),
       ...(options.fullScanIntervalMs !== undefined
         ? { fullScanIntervalMs: options.fullScanIntervalMs }
+        : {}),
+      ...(options.juteMaxBufferBytes !== undefined
+        ? { juteMaxBufferBytes: options.juteMaxBufferBytes }
         : {}),
     });
   }

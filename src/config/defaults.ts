@@ -17,6 +17,8 @@ export interface DefaultValues {
   readonly connectTimeoutMs: number;
   /** `ConnectOptions.fullScanIntervalMs`. */
   readonly fullScanIntervalMs: number;
+  /** `ConnectOptions.juteMaxBufferBytes`: ZooKeeper's own default `jute.maxbuffer`. */
+  readonly juteMaxBufferBytes: number;
   /** `WorkerOptions.allowInline`. */
   readonly allowInline: boolean;
   /** `WorkerOptions.inlineTimeoutMs`. */
@@ -167,6 +169,7 @@ export const DEFAULTS = {
   sessionTimeoutMs: 10_000,
   connectTimeoutMs: 15_000,
   fullScanIntervalMs: 10_000,
+  juteMaxBufferBytes: 0xfffff,
   allowInline: false,
   inlineTimeoutMs: 5_000,
   allowShell: false,

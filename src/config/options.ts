@@ -72,6 +72,14 @@ export interface ConnectOptions {
    * followed that often. @defaultValue DEFAULTS.fullScanIntervalMs (10 000)
    */
   readonly fullScanIntervalMs?: number;
+  /**
+   * The `jute.maxbuffer` of the ensemble (and of every client): the largest reply a server sends.
+   * A plan's child listing must fit in one reply, or no worker can list the plan any more:
+   * addTask and addTasks refuse tasks that would take it past this (PlanTooLargeError,
+   * PLAN_TOO_LARGE); about 55 000 tasks fit under the default. Raise it only together with the
+   * servers' and clients' `-Djute.maxbuffer`. @defaultValue DEFAULTS.juteMaxBufferBytes (1 048 575, ZooKeeper's default)
+   */
+  readonly juteMaxBufferBytes?: number;
 }
 
 /**
@@ -178,6 +186,7 @@ const CONNECT_KEYS: Record<keyof ConnectOptions, true> = {
   acl: true,
   maxResultBytes: true,
   fullScanIntervalMs: true,
+  juteMaxBufferBytes: true,
 };
 const WORKER_KEYS: Record<keyof WorkerOptions, true> = {
   backoff: true,
@@ -223,6 +232,26 @@ export function resolveBackoff(attrs: BackoffOptions = {}): ResolvedBackoff {
   return resolved;
 }
 
+/** The smallest `juteMaxBufferBytes` accepted: a plan of a few tasks must still fit. */
+const MIN_JUTE_MAX_BUFFER_BYTES = 64 * 1024;
+
+/** Checks a `juteMaxBufferBytes` (of ZkPlan.connect): a whole number of bytes, at least 64 KiB. */
+export function resolveJuteMaxBufferBytes(
+  juteMaxBufferBytes: unknown = DEFAULTS.juteMaxBufferBytes,
+): number {
+  if (
+    typeof juteMaxBufferBytes !== 'number' ||
+    !Number.isSafeInteger(juteMaxBufferBytes) ||
+    juteMaxBufferBytes < MIN_JUTE_MAX_BUFFER_BYTES
+  ) {
+    throw new InvalidArgumentError(
+      'juteMaxBufferBytes',
+      `expected a whole number of bytes ≥ ${MIN_JUTE_MAX_BUFFER_BYTES} (the ensemble's jute.maxbuffer), got ${String(juteMaxBufferBytes)}`,
+    );
+  }
+  return juteMaxBufferBytes;
+}
+
 /** Checks a `maxResultBytes` (of ZkPlan.connect or of workers): a whole number of bytes ≥ 1. */
 export function resolveMaxResultBytes(maxResultBytes: unknown = DEFAULTS.maxResultBytes): number {
   if (
@@ -256,6 +285,7 @@ export function resolveConnectOptions(options: ConnectOptions): ZkClientOptions 
   resolveMaxResultBytes(options.maxResultBytes);
   if (options.fullScanIntervalMs !== undefined)
     assertDurationMs('fullScanIntervalMs', options.fullScanIntervalMs);
+  resolveJuteMaxBufferBytes(options.juteMaxBufferBytes);
   return {
     connect: options.connect.trim(),
     sessionTimeoutMs,

@@ -46,6 +46,30 @@ export class PlanNotFoundError extends ZkPlanError {
 named(PlanNotFoundError, 'PlanNotFoundError');
 
 /**
+ * Thrown by `addTask` and `addTasks` (and so by `submitPlan`, a schedule's tick, `ctx.spawn`) when
+ * the tasks would take the plan's child listing past the ensemble's `jute.maxbuffer`: no worker could
+ * list the plan any more. Nothing of the batch is written.
+ *
+ * @category Errors
+ */
+export class PlanTooLargeError extends ZkPlanError {
+  readonly code = 'PLAN_TOO_LARGE';
+  constructor(
+    plan: string,
+    readonly children: number,
+    readonly adding: number,
+    readonly limit: number,
+    juteMaxBufferBytes: number,
+  ) {
+    super(
+      `Plan ${plan} holds ${children} nodes; ${adding} more would pass the ${limit} its child listing can hold under jute.maxbuffer = ${juteMaxBufferBytes} bytes, and no worker could list it: split the work into sub-plans (subPlan) or several plans, or raise jute.maxbuffer on the servers and clients and pass it as juteMaxBufferBytes`,
+      { path: plan },
+    );
+  }
+}
+named(PlanTooLargeError, 'PlanTooLargeError');
+
+/**
  * Thrown by `getResult` when no kept result exists for the task.
  *
  * @category Errors

@@ -1,3 +1,5 @@
+import { assertListingFits } from './plan-listing-limit.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { takesOutcomes } from '../trigger/trigger-rule.js';
 import { failedValue } from '../trigger/task-outcome.js';
 import { inputFailureOf } from '../trigger/failure-hand-on.js';
@@ -128,6 +130,8 @@ export class PlanWriter {
     private readonly store: TaskStore,
     private readonly functions: FunctionRegistry,
     keys: TaskKeys = new TaskKeys(zk),
+    /** The ensemble's jute.maxbuffer: a plan's child listing must fit in it (plan-listing-limit.ts). */
+    private readonly juteMaxBufferBytes: number = DEFAULTS.juteMaxBufferBytes,
   ) {
     this.keyClaims = new TaskKeyClaims(zk, store, keys);
   }
@@ -240,6 +244,7 @@ export class PlanWriter {
       ),
     ];
     await Promise.all([
+      this.refuseOverfullListing(plan, prepared.length),
       ...external.map((arg) => this.assertArgTaskExists(arg)),
       keyed.length > 0
         ? this.keyClaims.assertNotInSpec(
@@ -254,6 +259,18 @@ export class PlanWriter {
     } finally {
       this.building.delete(stamp.batch);
     }
+  }
+
+  /**
+   * Refuses a batch that would take the plan's child listing past jute.maxbuffer (read with the
+   * batch's other checks, so it costs no round trip of its own). A check, not a guarantee: batches
+   * added at once by several processes each count the plan before the others land, so together they
+   * can pass the limit by their sizes.
+   */
+  private async refuseOverfullListing(plan: string, adding: number): Promise<void> {
+    const stat = await this.zk.exists(plan);
+    if (stat === undefined) throw new PlanNotFoundError(plan);
+    assertListingFits(plan, stat.numChildren, adding, this.juteMaxBufferBytes);
   }
 
   /**

@@ -12,4 +12,6 @@ export interface ZkPlanSettings {
   readonly maxResultBytes?: number;
   /** `ConnectOptions.fullScanIntervalMs`: how often this process's workers scan followed plans in full. @defaultValue DEFAULTS.fullScanIntervalMs */
   readonly fullScanIntervalMs?: number;
+  /** `ConnectOptions.juteMaxBufferBytes`: the largest child listing of a plan addTask lets it reach. @defaultValue DEFAULTS.juteMaxBufferBytes */
+  readonly juteMaxBufferBytes?: number;
 }
