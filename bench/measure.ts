@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { FunctionRegistry, ZkPlan, call, type TaskToAdd } from '../src/index.js';
 import { quantile } from './stats.js';
-import { readTimings, type StepTiming } from './step-timings.js';
+import { epochNow, readTimings, type StepTiming } from './step-timings.js';
 import { stepFunction } from './step-functions.js';
 import { idealSleepMakespan, type Workload } from './workloads.js';
 
@@ -36,6 +36,69 @@ export interface Sample {
   readonly ratio: number;
   readonly keptBytesPerTask: number;
   readonly keptNodesPerTask: number;
+  /** Where a hop's time goes (p50s, ms), when the loops run in the bench's own process and the workload has hops. */
+  readonly hopParts?: HopParts;
+}
+
+/**
+ * A hop split at the worker's events: from the producer's function end to its `task:completed`
+ * (its result write, the hand-on to its dependents, its deletion), from there to the dependent's
+ * `task:claimed` (noticing it became runnable, and the claim), and from there to its
+ * `task:started` (reading its definition and inputs). The parts are p50s of each, so they need not
+ * add up to the hop's p50; the second may be negative, as a dependent can be claimed once its input
+ * is handed on, before the producer's node is deleted.
+ */
+export interface HopParts {
+  readonly finishP50: number;
+  readonly noticeAndClaimP50: number;
+  readonly readP50: number;
+}
+
+/** When each task of the bench's own loops was claimed, started and completed (epoch ms), by path. */
+interface EventTimes {
+  readonly claimed: Map<string, number>;
+  readonly started: Map<string, number>;
+  readonly completed: Map<string, number>;
+}
+
+function listenToTaskEvents(zkPlan: ZkPlan): EventTimes {
+  const times: EventTimes = { claimed: new Map(), started: new Map(), completed: new Map() };
+  zkPlan.on('task:claimed', ({ task }) => times.claimed.set(task, epochNow()));
+  zkPlan.on('task:started', ({ task }) => times.started.set(task, epochNow()));
+  zkPlan.on('task:completed', ({ task }) => times.completed.set(task, epochNow()));
+  return times;
+}
+
+function hopPartsOf(
+  args: readonly number[][],
+  paths: readonly string[],
+  timings: ReadonlyMap<number, StepTiming>,
+  times: EventTimes,
+): HopParts | undefined {
+  const finish: number[] = [];
+  const noticeAndClaim: number[] = [];
+  const read: number[] = [];
+  args.forEach((inputs, i) => {
+    if (inputs.length === 0) return;
+    // The input that ended last is the one the task waited for.
+    const last = inputs.reduce((a, b) =>
+      (timings.get(a)?.end ?? 0) >= (timings.get(b)?.end ?? 0) ? a : b,
+    );
+    const producerEnd = timings.get(last)?.end;
+    const producerCompleted = times.completed.get(paths[last] as string);
+    const claimed = times.claimed.get(paths[i] as string);
+    const started = times.started.get(paths[i] as string);
+    if ([producerEnd, producerCompleted, claimed, started].includes(undefined)) return;
+    finish.push((producerCompleted as number) - (producerEnd as number));
+    noticeAndClaim.push((claimed as number) - (producerCompleted as number));
+    read.push((started as number) - (claimed as number));
+  });
+  if (finish.length === 0) return undefined;
+  return {
+    finishP50: quantile(finish, 0.5),
+    noticeAndClaimP50: quantile(noticeAndClaim, 0.5),
+    readP50: quantile(read, 0.5),
+  };
 }
 
 const ZXID_MARK = '/bench-zxid';
@@ -98,10 +161,11 @@ export async function runOnce(context: RunContext, workload: Workload): Promise<
       task: call('step', i, workload.taskMs),
       args: inputs,
     }));
+    const events = inProcess ? listenToTaskEvents(zkPlan) : undefined;
     const zxidBefore = await lastZxid(zkPlan.zk);
     const before = { ...zkPlan.zk.counts };
     const buildStarted = performance.now();
-    await zkPlan.addTasks(plan, batch);
+    const paths = await zkPlan.addTasks(plan, batch);
     const buildMs = performance.now() - buildStarted;
     const afterBuild = { ...zkPlan.zk.counts };
     const pool = inProcess ? zkPlan.startWorkers(parent, { count: loops }) : undefined;
@@ -138,6 +202,7 @@ export async function runOnce(context: RunContext, workload: Workload): Promise<
       ratio: makespanMs / ideal,
       keptBytesPerTask: kept.bytes / tasks,
       keptNodesPerTask: kept.nodes / tasks,
+      ...(events !== undefined ? { hopParts: hopPartsOf(args, paths, timings, events) } : {}),
     };
   } finally {
     await zkPlan.close();

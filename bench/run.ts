@@ -21,8 +21,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startZooKeeper } from '../src/testing/index.js';
 import { measureCeiling } from './ceiling.js';
-import { runOnce, type Sample, type Setting } from './measure.js';
-import { summary } from './stats.js';
+import { runOnce, type HopParts, type Sample, type Setting } from './measure.js';
+import { median, summary } from './stats.js';
 import {
   DEFAULT_SETTING,
   MANY_PROCESSES_SETTING,
@@ -73,6 +73,24 @@ function runsOf(setting: Setting, workload: Workload): number {
   return setting.name === DEFAULT_SETTING && workload.name === 'seed-stress'
     ? Math.max(RUNS, SEED_STRESS_RUNS)
     : RUNS;
+}
+
+/** Where a hop's time goes, per workload with hops, at a setting whose loops run in the bench's process. */
+function printHopParts(results: ReadonlyMap<string, readonly Sample[]>): void {
+  const rows = [...results].filter(([, samples]) => samples.some((s) => s.hopParts));
+  if (rows.length === 0) return;
+  console.log(
+    `\nwhere a hop's time goes (p50 ms, median over runs): producer's function end → its task:completed (result write, hand-on, deletion) → dependent's task:claimed (noticing, claim) → its task:started (reads)\n`,
+  );
+  console.log('| workload | hop p50 | finish | notice and claim | read |');
+  console.log('| --- | --- | --- | --- | --- |');
+  for (const [name, samples] of rows) {
+    const parts = samples.flatMap((s) => (s.hopParts ? [s.hopParts] : []));
+    const cell = (pick: (parts: HopParts) => number): string => median(parts.map(pick)).toFixed(2);
+    console.log(
+      `| ${name} | ${median(samples.map((s) => s.hopP50)).toFixed(2)} | ${cell((p) => p.finishP50)} | ${cell((p) => p.noticeAndClaimP50)} | ${cell((p) => p.readP50)} |`,
+    );
+  }
 }
 
 function printTable(setting: Setting, results: ReadonlyMap<string, readonly Sample[]>): void {
@@ -144,6 +162,7 @@ try {
       }
       results.set(setting.name, bySetting);
       printTable(setting, bySetting);
+      if (setting.processes === 0) printHopParts(bySetting);
     } finally {
       await fleet?.stop();
     }
