@@ -1,0 +1,73 @@
+/**
+ * `npm run bench:history`: what 10 000 finished plans under one parent cost a worker process that
+ * starts there (issue 26, "scale with history"). Builds the plans (one task each, run to the end,
+ * retention off so that they stay), then, in a fresh ZkPlan: how long from connecting until the
+ * pool has run a new plan's task, and how many ZooKeeper reads per second the idle pool makes.
+ *
+ *   npm run bench:history            (HISTORY_PLANS=2000 for a quicker look)
+ */
+import { FunctionRegistry, ZkPlan, call } from '../src/index.js';
+import { startZooKeeper } from '../src/testing/index.js';
+
+const PLANS = Number(process.env['HISTORY_PLANS'] ?? 10_000);
+const IN_FLIGHT = 200;
+const IDLE_SECONDS = 10;
+const PARENT = '/history-scale';
+const functions = new FunctionRegistry().register('one', () => 1);
+
+async function buildFinishedPlans(connect: string): Promise<number> {
+  const started = performance.now();
+  const builder = await ZkPlan.connect({ connect, functions });
+  const pool = builder.startWorkers(PARENT, { count: 32, retention: false });
+  try {
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < PLANS) {
+        next += 1;
+        const plan = await builder.createPlan(PARENT);
+        await builder.addTask(plan, call('one'));
+        await builder.markAsReady(plan);
+        await builder.waitForCompletion(plan, { timeoutMs: 600_000 });
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, () => worker()));
+  } finally {
+    await pool.stop();
+    await builder.close();
+  }
+  return performance.now() - started;
+}
+
+const server = await startZooKeeper({ fsync: true, heapMb: 1024 });
+try {
+  const buildMs = await buildFinishedPlans(server.connectString);
+  console.log(`${PLANS} finished plans under ${PARENT}, built in ${(buildMs / 1000).toFixed(1)} s`);
+
+  const connectStarted = performance.now();
+  const zkPlan = await ZkPlan.connect({ connect: server.connectString, functions });
+  const pool = zkPlan.startWorkers(PARENT, { count: 10, retention: false });
+  try {
+    const plan = await zkPlan.createPlan(PARENT);
+    await zkPlan.addTask(plan, call('one'));
+    await zkPlan.markAsReady(plan);
+    await zkPlan.waitForCompletion(plan, { timeoutMs: 600_000 });
+    const startMs = performance.now() - connectStarted;
+    // Let the start's scans settle, then count what the idle pool reads.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const before = { ...zkPlan.zk.counts };
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+    const readsPerSecond = (zkPlan.zk.counts.reads - before.reads) / IDLE_SECONDS;
+    const writesPerSecond = (zkPlan.zk.counts.writes - before.writes) / IDLE_SECONDS;
+    console.log(
+      `worker process (10 loops) start, from connect to a new plan's task done: ${(startMs / 1000).toFixed(2)} s (target < 5 s): ${startMs < 5_000 ? 'met' : 'NOT MET'}`,
+    );
+    console.log(
+      `idle pool: ${readsPerSecond.toFixed(1)} reads/s, ${writesPerSecond.toFixed(1)} writes/s over ${IDLE_SECONDS} s (target: a handful of reads/s)`,
+    );
+  } finally {
+    await pool.stop();
+    await zkPlan.close();
+  }
+} finally {
+  await server.stop();
+}
