@@ -11,7 +11,9 @@ import { startZooKeeper } from '../src/testing/index.js';
 
 const PLANS = Number(process.env['HISTORY_PLANS'] ?? 10_000);
 const IN_FLIGHT = 200;
-const IDLE_SECONDS = 10;
+/** Windows of reads counted after the start, and their length. */
+const IDLE_WINDOWS = 8;
+const WINDOW_SECONDS = 5;
 const PARENT = '/history-scale';
 const functions = new FunctionRegistry().register('one', () => 1);
 
@@ -52,17 +54,23 @@ try {
     await zkPlan.markAsReady(plan);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 600_000 });
     const startMs = performance.now() - connectStarted;
-    // Let the start's scans settle, then count what the idle pool reads.
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-    const before = { ...zkPlan.zk.counts };
-    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
-    const readsPerSecond = (zkPlan.zk.counts.reads - before.reads) / IDLE_SECONDS;
-    const writesPerSecond = (zkPlan.zk.counts.writes - before.writes) / IDLE_SECONDS;
     console.log(
       `worker process (10 loops) start, from connect to a new plan's task done: ${(startMs / 1000).toFixed(2)} s (target < 5 s): ${startMs < 5_000 ? 'met' : 'NOT MET'}`,
     );
+    // The reads of each window after the start: the start's loading first, then what the idle pool costs.
+    const windows: string[] = [];
+    let readsPerSecond = Number.NaN;
+    for (let window = 0; window < IDLE_WINDOWS; window++) {
+      const before = zkPlan.zk.counts.reads;
+      await new Promise((resolve) => setTimeout(resolve, WINDOW_SECONDS * 1000));
+      readsPerSecond = (zkPlan.zk.counts.reads - before) / WINDOW_SECONDS;
+      windows.push(readsPerSecond.toFixed(1));
+    }
     console.log(
-      `idle pool: ${readsPerSecond.toFixed(1)} reads/s, ${writesPerSecond.toFixed(1)} writes/s over ${IDLE_SECONDS} s (target: a handful of reads/s)`,
+      `reads/s in each ${WINDOW_SECONDS} s window after the start: ${windows.join(', ')}`,
+    );
+    console.log(
+      `idle pool: ${readsPerSecond.toFixed(1)} reads/s in the last window (target: a handful): ${readsPerSecond <= 10 ? 'met' : 'NOT MET'}`,
     );
   } finally {
     await pool.stop();
