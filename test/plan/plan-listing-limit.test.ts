@@ -36,9 +36,14 @@ describe('the limit of a plan’s child listing', () => {
 
   it('addTasks fills a plan up to the limit, then refuses the batch that would pass it and writes nothing of it', async () => {
     const server = new MemoryZooKeeper();
-    const proc = memoryProcess(server, 'builder', new FunctionRegistry().register('f', () => 1), {
-      juteMaxBufferBytes: SMALL_BUFFER,
-    });
+    const proc = memoryProcess(
+      server,
+      'builder',
+      new FunctionRegistry().register('f', () => 1),
+      {
+        juteMaxBufferBytes: SMALL_BUFFER,
+      },
+    );
     processes.push(proc);
     const plan = await proc.zkPlan.createPlan('/plans');
     const limit = maxPlanChildren(SMALL_BUFFER);
@@ -51,7 +56,10 @@ describe('the limit of a plan’s child listing', () => {
     const before = server.children(plan).length;
     expect(before).toBeLessThanOrEqual(limit);
 
-    const refused = proc.zkPlan.addTasks(plan, [{ task: call('f', 'a') }, { task: call('f', 'b') }]);
+    const refused = proc.zkPlan.addTasks(plan, [
+      { task: call('f', 'a') },
+      { task: call('f', 'b') },
+    ]);
     await expect(refused).rejects.toBeInstanceOf(PlanTooLargeError);
     await expect(refused).rejects.toMatchObject({
       code: 'PLAN_TOO_LARGE',
