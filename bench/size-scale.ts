@@ -1,7 +1,7 @@
 /**
  * `npm run bench:size`: time per task as one plan grows (issue 26, "scale with size"): plans of
  * 1 000, 10 000 and 100 000 independent tasks, built with addTasks and run by 10 loops in this
- * process, each timed per task. Plans past about 55 000 tasks need a child listing larger than
+ * process, each timed per task. Plans past about 49 500 tasks need a child listing larger than
  * ZooKeeper's default jute.maxbuffer, which Java clients (zkCli.sh, Curator tools) refuse to read;
  * zk-plan's native client reads it, so the bench passes `juteMaxBufferBytes` to allow the largest.
  *

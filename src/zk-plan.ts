@@ -150,7 +150,7 @@ export class ZkPlan<Client extends Zk = ZkClient> extends EventEmitter<ZkPlanEve
       zk,
       this.store,
       async (plan) => (await this.reader.planStatus(plan)).state,
-      (plan, cancelledAt, heldBefore) => cancelHistory.record(plan, cancelledAt, heldBefore),
+      (plan, cancelledAt) => cancelHistory.record(plan, cancelledAt),
     );
     this.concurrencyLimits = new ConcurrencyLimits(zk);
     const { reader, writer } = this;

@@ -59,6 +59,9 @@ async function connect(
       ...(acl !== undefined ? { acl } : {}),
       ...(extra.functions ? { functions: extra.functions } : {}),
       ...(extra.sessionTimeoutMs !== undefined ? { sessionTimeoutMs: extra.sessionTimeoutMs } : {}),
+      ...(options.juteMaxBufferBytes !== undefined
+        ? { juteMaxBufferBytes: options.juteMaxBufferBytes }
+        : {}),
     });
     return { zkPlan, auth };
   } catch (error) {

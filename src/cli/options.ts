@@ -13,7 +13,14 @@ export interface ConnectionOptions {
   readonly authFile?: string;
   /** --acl, defaulting to $ZK_PLAN_ACL. */
   readonly acl?: string;
+  /** --jute-max-buffer-bytes, defaulting to $ZK_PLAN_JUTE_MAX_BUFFER_BYTES: ConnectOptions.juteMaxBufferBytes. */
+  readonly juteMaxBufferBytes?: number;
 }
+
+/** The environment variable behind --jute-max-buffer-bytes. */
+export const JUTE_MAX_BUFFER_ENV = 'ZK_PLAN_JUTE_MAX_BUFFER_BYTES';
+/** The smallest --jute-max-buffer-bytes accepted (as ConnectOptions.juteMaxBufferBytes). */
+const MIN_JUTE_MAX_BUFFER_BYTES = 64 * 1024;
 
 /** Commander parser of a whole number within [min, max]. */
 export function integer(min: number, max = MAX_TIMER_MS): (text: string) => number {
@@ -58,6 +65,14 @@ export function addConnectionOptions(command: Command, defaultConnectTimeoutMs: 
         '--auth-file <path>',
         `file with the ZooKeeper credentials, one scheme:id a line (digest:<user>:<password>), readable by its owner only (chmod 600); or put that line in $${AUTH_ENV}`,
       ).env(AUTH_FILE_ENV),
+    )
+    .addOption(
+      new Option(
+        '--jute-max-buffer-bytes <bytes>',
+        "the jute.maxbuffer of the servers and of the Java clients that read plans (zkCli.sh, Curator tools): adding tasks past what a plan listing can hold under it is refused (default 1048575, ZooKeeper's)",
+      )
+        .env(JUTE_MAX_BUFFER_ENV)
+        .argParser(integer(MIN_JUTE_MAX_BUFFER_BYTES, Number.MAX_SAFE_INTEGER)),
     )
     .addOption(
       new Option(

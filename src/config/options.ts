@@ -73,11 +73,11 @@ export interface ConnectOptions {
    */
   readonly fullScanIntervalMs?: number;
   /**
-   * The `jute.maxbuffer` of the ensemble (and of every client): the largest reply a server sends.
-   * A plan's child listing must fit in one reply, or no worker can list the plan any more:
-   * addTask and addTasks refuse tasks that would take it past this (PlanTooLargeError,
-   * PLAN_TOO_LARGE); about 55 000 tasks fit under the default. Raise it only together with the
-   * servers' and clients' `-Djute.maxbuffer`. @defaultValue DEFAULTS.juteMaxBufferBytes (1 048 575, ZooKeeper's default)
+   * The `jute.maxbuffer` of the clients that read the plans: Java clients (zkCli.sh, Curator-based
+   * tools) refuse a reply past it, so a plan's child listing must fit: addTask and addTasks refuse
+   * tasks that would take it past this (PlanTooLargeError, PLAN_TOO_LARGE); about 49 500 tasks fit
+   * under the default. zk-plan's own native client reads larger listings. Raise it together with the
+   * servers' and those clients' `-Djute.maxbuffer`. @defaultValue DEFAULTS.juteMaxBufferBytes (1 048 575, ZooKeeper's default)
    */
   readonly juteMaxBufferBytes?: number;
 }

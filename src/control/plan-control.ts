@@ -12,7 +12,6 @@ import { PlanCancelledError, PlanFinishedError, PlanNotFoundError } from '../err
 import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { isZkError } from '../errors/zk-error.js';
 import type { TaskStore } from '../store/task-store.js';
-import type { OwnerRecord } from '../store/task-reader.js';
 import { listSubPlans } from '../subplan/sub-plan-record.js';
 import { assertKnownKeys } from '../config/option-checks.js';
 import {
@@ -41,15 +40,9 @@ export type ReadPlanState = (plan: string) => Promise<PlanState>;
 
 /**
  * Writes a history record of every task of a cancelled plan that has none yet, where it stood
- * (src/plan/cancel-history.ts); `cancelledAt` is the time of the cancel's control record, and
- * `heldBefore` the tasks a worker held just before it (a worker that sees the cancel gives its task
- * back at once, so the task may read as runnable by the time its record is written).
+ * (src/plan/cancel-history.ts); `cancelledAt` is the time of the cancel's control record.
  */
-export type RecordCancelledTasks = (
-  plan: string,
-  cancelledAt: Date,
-  heldBefore: ReadonlyMap<string, OwnerRecord>,
-) => Promise<void>;
+export type RecordCancelledTasks = (plan: string, cancelledAt: Date) => Promise<void>;
 
 /**
  * Options of `control.pause`.
@@ -149,12 +142,10 @@ export class PlanControl {
         `expected a string of at most ${MAX_CANCEL_REASON_LENGTH} characters`,
       );
     await this.refuseFinished(plan, 'cancel');
-    // Who holds what, read before the control record: once it lands, running tasks are aborted and given back.
-    const heldBefore = await this.owners(plan);
     await this.apply(plan, { kind: 'cancel', reason: options.reason, at: new Date() });
     // The time of the cancel that landed first (a repeated call keeps its record).
     const cancelledAt = (await this.read(plan))?.at ?? new Date();
-    await this.recordCancelledTasks(plan, cancelledAt, heldBefore);
+    await this.recordCancelledTasks(plan, cancelledAt);
     const tasks = (await this.store.reads.listTasks(plan)) ?? [];
     // `ready` first, as plans.delete does: once owner nodes go with the delete, nothing may take a task again.
     await Promise.all(tasks.map((task) => this.zk.deleteIfPresent(childPath(task, READY))));
@@ -259,21 +250,6 @@ export class PlanControl {
    * retry waiting out its delay, a feeder that crashed before indexing it), and a scan claims it
    * all the same.
    */
-  /** The tasks of the plan a worker holds now, with who holds each and since when. */
-  private async owners(plan: string): Promise<ReadonlyMap<string, OwnerRecord>> {
-    const tasks = (await this.store.reads.listTasks(plan)) ?? [];
-    const held = await Promise.all(
-      tasks.map(async (task) => [task, await this.store.reads.readOwner(task)] as const),
-    );
-    return new Map(
-      held.flatMap(([task, owner]) =>
-        owner === undefined
-          ? []
-          : [[task, { workerId: owner.workerId, claimedAt: owner.claimedAt }] as const],
-      ),
-    );
-  }
-
   private async heldTasks(plan: string): Promise<string[]> {
     const tasks = (await this.store.reads.listTasks(plan)) ?? [];
     const owned = await Promise.all(

@@ -47,8 +47,9 @@ named(PlanNotFoundError, 'PlanNotFoundError');
 
 /**
  * Thrown by `addTask` and `addTasks` (and so by `submitPlan`, a schedule's tick, `ctx.spawn`) when
- * the tasks would take the plan's child listing past the ensemble's `jute.maxbuffer`: no worker could
- * list the plan any more. Nothing of the batch is written.
+ * the tasks would take the plan's child listing past `jute.maxbuffer` (`juteMaxBufferBytes`): Java
+ * clients such as zkCli.sh and Curator-based tools could no longer list the plan. Nothing of the
+ * batch is written.
  *
  * @category Errors
  */
@@ -62,7 +63,7 @@ export class PlanTooLargeError extends ZkPlanError {
     juteMaxBufferBytes: number,
   ) {
     super(
-      `Plan ${plan} holds ${children} nodes; ${adding} more would pass the ${limit} its child listing can hold under jute.maxbuffer = ${juteMaxBufferBytes} bytes, and no worker could list it: split the work into sub-plans (subPlan) or several plans, or raise jute.maxbuffer on the servers and clients and pass it as juteMaxBufferBytes`,
+      `Plan ${plan} holds ${children} nodes; ${adding} more would pass the ${limit} its child listing can hold under jute.maxbuffer = ${juteMaxBufferBytes} bytes, past which Java clients (zkCli.sh, Curator-based tools) can no longer list it: split the work into sub-plans (subPlan) or several plans, or raise jute.maxbuffer on the servers and every Java client and tell zk-plan (juteMaxBufferBytes in ZkPlan.connect; --jute-max-buffer-bytes or ZK_PLAN_JUTE_MAX_BUFFER_BYTES for the zk-plan command)`,
       { path: plan },
     );
   }

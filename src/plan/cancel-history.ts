@@ -6,7 +6,6 @@
  * was deleted and writes only the missing ones. A plan without history gets none.
  */
 import type { TaskFailure } from '../store/failure-policy.js';
-import type { OwnerRecord } from '../store/task-reader.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import type { TaskStore } from '../store/task-store.js';
 import type { PlanDescriber } from './plan-describer.js';
@@ -20,15 +19,8 @@ export class CancelHistory {
     private readonly describer: PlanDescriber,
   ) {}
 
-  /**
-   * Records every task of the cancelled plan that has no record yet; `cancelledAt` is the cancel's
-   * own time (its control record's), `heldBefore` who held which task just before it.
-   */
-  async record(
-    plan: string,
-    cancelledAt: Date,
-    heldBefore: ReadonlyMap<string, OwnerRecord> = new Map(),
-  ): Promise<void> {
+  /** Records every task of the cancelled plan that has no record yet; `cancelledAt` is the cancel's own time (its control record's). */
+  async record(plan: string, cancelledAt: Date): Promise<void> {
     // Decided from reads of this session: a write sent again after a lost reply goes only through it.
     const fence = { fence: this.zk.session };
     const { view, unrecorded } = await this.describer.readPlan(plan);
@@ -36,12 +28,7 @@ export class CancelHistory {
     await Promise.all(
       view.tasks.map(async (task) => {
         const record = unrecorded.has(task.task)
-          ? cancelRecord(
-              task,
-              unrecorded.get(task.task) ?? [],
-              cancelledAt,
-              heldBefore.get(task.task),
-            )
+          ? cancelRecord(task, unrecorded.get(task.task) ?? [], cancelledAt)
           : undefined;
         if (record !== undefined) await this.store.keepHistory(task.task, record, fence);
       }),
@@ -51,14 +38,12 @@ export class CancelHistory {
 
 /**
  * The record of a live task of a cancelled plan, from its view: cancelled (it ran or could run),
- * unstarted, or failed; undefined for a view that comes from a record already. `heldBefore` is who
- * held the task just before the cancel: a task its worker gave back on seeing the cancel was running.
+ * unstarted, or failed; undefined for a view that comes from a record already.
  */
 export function cancelRecord(
   task: TaskView,
   outputs: readonly string[],
   cancelledAt: Date,
-  heldBefore?: OwnerRecord,
 ): TaskHistoryRecord | undefined {
   const base = {
     fn: task.fn,
@@ -68,23 +53,20 @@ export function cancelRecord(
     ...(task.key !== undefined ? { key: task.key } : {}),
     failedTries: task.failedTries ?? 0,
   };
-  const owner = task.owner ?? heldBefore;
-  const ranUntilCancelled = {
-    ...base,
-    state: 'cancelled',
-    was: 'running',
-    cancelledAt,
-    ...(owner !== undefined ? { workerId: owner.workerId, startedAt: owner.claimedAt } : {}),
-  } as const;
   switch (task.state) {
     case 'running':
-      return ranUntilCancelled;
+      return {
+        ...base,
+        state: 'cancelled',
+        was: 'running',
+        cancelledAt,
+        ...(task.owner !== undefined
+          ? { workerId: task.owner.workerId, startedAt: task.owner.claimedAt }
+          : {}),
+      };
+    case 'finishing':
     case 'runnable':
     case 'retrying':
-      return heldBefore !== undefined
-        ? ranUntilCancelled
-        : { ...base, state: 'cancelled', was: task.state, cancelledAt };
-    case 'finishing':
       return { ...base, state: 'cancelled', was: task.state, cancelledAt };
     case 'failed':
       return {

@@ -1,14 +1,19 @@
 /**
  * How many tasks a plan can hold: its child listing (one getChildren reply) must fit in the
- * ensemble's `jute.maxbuffer`, or no worker can list the plan any more and nothing of it runs. A
- * task's node name (`task-` and ten digits) costs 19 bytes in a reply (a 4-byte length and the
- * name); the plan's other children (its runnable index, history, control, builders, batch markers,
- * key records) are few and short, bounded here by a fixed reserve with the reply's header and stat.
+ * `jute.maxbuffer` of every client that reads it. zk-plan's native client reads larger replies
+ * (120 000 children were listed in a test), but Java clients refuse any reply past their
+ * jute.maxbuffer: with ZooKeeper's default, `zkCli.sh ls` of a node with 54 000 task names worked
+ * and with 56 000 failed. So by default a plan stays readable by ZooKeeper's own tools and by
+ * Curator-based ones. A name costs a 4-byte length and its bytes: a task's (`task-` and ten
+ * digits) 19, a kept result's (`result-` and ten digits) 21, and a plan whose tasks keep their
+ * results ends with one of those per task; so every child is charged 21. The plan's other children
+ * (its runnable index, history, control, builders, batch markers, key records) are few and short,
+ * bounded by a fixed reserve with the reply's header and stat.
  */
 import { PlanTooLargeError } from '../errors/plan-errors.js';
 
-/** Bytes of one task's name in a getChildren reply. */
-export const LISTING_BYTES_PER_CHILD = 19;
+/** Bytes of the longest name a task leaves in its plan's listing (its kept result's) in a getChildren reply. */
+export const LISTING_BYTES_PER_CHILD = 21;
 /** Room kept for the reply's header and stat and the plan's children that are not tasks. */
 export const LISTING_RESERVE_BYTES = 8 * 1024;
 

@@ -17,6 +17,7 @@
 import { decodeValue, encodeValue, MAX_VALUE_BYTES } from '../serialization/codec.js';
 import { parseTaskFailure, type TaskFailure } from './failure-policy.js';
 import type { FailedInput } from '../trigger/failed-inputs.js';
+import type { TaskDefinition } from '../exec/task-spec.js';
 
 /** The most bytes a record may take: what one znode holds. A longer one is kept without its params and outputs. */
 export const MAX_HISTORY_RECORD_BYTES = MAX_VALUE_BYTES;
@@ -91,6 +92,21 @@ const CANCELLED_WAS: readonly CancelledRecord['was'][] = [
   'retrying',
 ];
 const UNSTARTED_WAS: readonly UnstartedRecord['was'][] = ['waiting', 'blocked', 'building'];
+
+/** What a history record keeps of a task's definition: its function, params, whether its result is kept, and its key. */
+export function recordedDefinition(definition: TaskDefinition): {
+  fn: string;
+  params: readonly unknown[];
+  keepResult: boolean;
+  key?: string;
+} {
+  return {
+    fn: 'fn' in definition ? definition.fn : 'inline',
+    params: 'fn' in definition ? definition.params : [],
+    keepResult: definition.keepResult === true,
+    ...('key' in definition && typeof definition.key === 'string' ? { key: definition.key } : {}),
+  };
+}
 
 /**
  * The record as stored in one znode. One over MAX_HISTORY_RECORD_BYTES (params near the znode

@@ -187,8 +187,10 @@ function reconcile(fresh: UiNode, old: UiNode | undefined): UiNode {
   const state = fresh.state === 'building' && old.state !== 'building' ? old.state : fresh.state;
   // A key never changes once known; a read that caught the task half-deleted (no definition) does not lose it.
   const key = fresh.key ?? old.key;
+  // A read that caught the task half-deleted keeps the old state: and the run that goes with it.
+  const run = state === fresh.state ? runOf(fresh) : runOf(old);
   return {
-    ...runOf(fresh),
+    ...run,
     name: fresh.name,
     ...(key !== undefined ? { key } : {}),
     state,
@@ -199,6 +201,8 @@ function reconcile(fresh: UiNode, old: UiNode | undefined): UiNode {
 
 /** The longest error message a node carries to the page (the panel reads the whole failure). */
 const NODE_ERROR_CHARS = 300;
+/** The longest worker id a node carries (a worker id is a host, a pid and a loop; anything longer was not written by a worker). */
+const NODE_WORKER_CHARS = 200;
 
 /** A node's run: who ran it, when, failed tries, its error; only the fields it has. */
 function runOf(node: UiNode): Partial<UiNode> {
@@ -218,7 +222,7 @@ function taskRun(task: TaskView): Partial<UiNode> {
   const failedTries = task.failedTries ?? task.attempts?.failures;
   const error = task.failure?.message ?? task.attempts?.lastError;
   return {
-    ...(worker !== undefined ? { worker } : {}),
+    ...(worker !== undefined ? { worker: worker.slice(0, NODE_WORKER_CHARS) } : {}),
     ...(startedAt !== undefined ? { startedAt: startedAt.getTime() } : {}),
     ...(task.finishedAt !== undefined ? { finishedAt: task.finishedAt.getTime() } : {}),
     ...(failedTries !== undefined && failedTries > 0 ? { failedTries } : {}),

@@ -39,7 +39,7 @@ import { linkSignals } from '../util/abort-signals.js';
 import { failTaskForGood, retryPolicyFor, retryPolicyOf } from './record-failure.js';
 import type { PlanSettings } from '../config/plan-options.js';
 import type { TaskEventLabels } from './worker-events.js';
-import type { TaskHistoryRecord } from '../store/task-history.js';
+import { recordedDefinition, type TaskHistoryRecord } from '../store/task-history.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
 import type { TaskReader } from '../store/task-reader.js';
 import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurrency-limits.js';
@@ -713,21 +713,6 @@ function maxAttemptsOf(
   } catch {
     return {};
   }
-}
-
-/** What a history record keeps of a task's definition: its function, params, whether its result is kept, and its key. */
-function recordedDefinition(definition: TaskDefinition): {
-  fn: string;
-  params: readonly unknown[];
-  keepResult: boolean;
-  key?: string;
-} {
-  return {
-    fn: 'fn' in definition ? definition.fn : 'inline',
-    params: 'fn' in definition ? definition.params : [],
-    keepResult: definition.keepResult === true,
-    ...('key' in definition && typeof definition.key === 'string' ? { key: definition.key } : {}),
-  };
 }
 
 /**

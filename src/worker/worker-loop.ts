@@ -12,6 +12,7 @@ import { isZkError } from '../errors/zk-error.js';
 import { onAbort } from '../util/abort-signals.js';
 import { judgeFailure } from '../store/failure-policy.js';
 import { recordChargedFailure, type FailureOutcome } from './record-failure.js';
+import { recordCancelledRun } from './record-cancelled-run.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
 import { calcSleepTime } from './backoff.js';
@@ -360,6 +361,11 @@ async function handleFailure(
       : {}),
     ...(givenBack === undefined ? {} : { givenBack }),
   });
+  // Before the task is given back, while this worker still holds it: see record-cancelled-run.ts.
+  if (givenBack === 'cancelled')
+    await recordCancelledRun(runtime.zk, store, claim).catch((recordError: unknown) =>
+      emitSafely(events, 'worker:error', { workerId, error: asError(recordError) }),
+    );
   await releaseOrRetry(runtime, claim, workerId);
   if (outcome?.final === true || dispatcher.isStopped(claim.plan)) return; // failed for good, or its plan stopped: never offered again
   if (error instanceof ShellDisabledError) {

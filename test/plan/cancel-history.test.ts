@@ -45,43 +45,6 @@ class CrashBeforeWrite implements OperationScheduler {
   }
 }
 
-/**
- * Applies operations in the order sent, except that once the canceller's control record lands, the
- * canceller's next operations wait until `release` (another process giving a task back) is done.
- */
-class GiveBackAfterControl implements OperationScheduler {
-  giveBack: { canceller: string; control: string; release: () => Promise<unknown> } | undefined;
-  released = false;
-  private held: ScheduledOperation[] | undefined;
-
-  enqueue(operation: ScheduledOperation): void {
-    queueMicrotask(() => {
-      const giveBack = this.giveBack;
-      if (this.held !== undefined && operation.clientName === giveBack?.canceller) {
-        this.held.push(operation);
-        return;
-      }
-      operation.apply();
-      if (
-        giveBack !== undefined &&
-        !this.released &&
-        this.held === undefined &&
-        operation.clientName === giveBack.canceller &&
-        operation.path === giveBack.control &&
-        WRITES.has(operation.op)
-      ) {
-        const held: ScheduledOperation[] = [];
-        this.held = held;
-        void giveBack.release().then(() => {
-          this.released = true;
-          this.held = undefined;
-          for (const waiting of held) waiting.apply();
-        });
-      }
-    });
-  }
-}
-
 const functions = (): FunctionRegistry =>
   new FunctionRegistry()
     .register('ok', (ctx) => ctx.params[0])
@@ -262,29 +225,6 @@ describe('cancelPlan keeps where each task stood', () => {
     }
     // Its writes: the control record, the touch, 4 records, then the deletes (ready, and each task's nodes).
     expect(crashes).toBeGreaterThan(12);
-  });
-
-  it('a task its worker gives back on seeing the cancel, before the records are written, is recorded as cancelled while running, with its worker', async () => {
-    const scheduler = new GiveBackAfterControl();
-    const server = new MemoryZooKeeper({ scheduler });
-    const ghost = open(server, 'ghost');
-    const fixture = await planInEveryState(open(server, 'builder'), ghost);
-    scheduler.giveBack = {
-      canceller: 'asker',
-      control: `${fixture.plan}/control`,
-      // What a worker does on seeing the cancel: its owner node goes, the task reads as runnable.
-      release: () => ghost.zk.delete(`${fixture.tasks.running}/owner`),
-    };
-    const asker = open(server, 'asker');
-    await asker.zkPlan.control.cancel(fixture.plan);
-
-    expect(scheduler.released).toBe(true);
-    const view = await asker.zkPlan.plans.describe(fixture.plan);
-    expect(standings(view)).toEqual(expected(fixture));
-    expect(view.tasks.find((task) => task.task === fixture.tasks.running)).toMatchObject({
-      workerId: 'ghost/1',
-      startedAt: expect.any(Date),
-    });
   });
 
   it('two processes cancelling at once write one record per task', async () => {

@@ -16,7 +16,7 @@ import { DEFAULTS } from '../../src/config/defaults.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 
-/** The smallest limit accepted: 64 KiB, room for 3 018 children. */
+/** The smallest limit accepted: 64 KiB, room for 2 730 children. */
 const SMALL_BUFFER = 64 * 1024;
 
 describe('the limit of a plan’s child listing', () => {
@@ -25,13 +25,13 @@ describe('the limit of a plan’s child listing', () => {
     await Promise.all(processes.splice(0).map(({ zkPlan }) => zkPlan.close()));
   });
 
-  it('is about 55 000 tasks under ZooKeeper’s default jute.maxbuffer, a task name costing 19 bytes of a reply', () => {
-    expect(LISTING_BYTES_PER_CHILD).toBe(4 + 'task-0000000001'.length);
+  it('is about 49 500 tasks under ZooKeeper’s default jute.maxbuffer, each child charged as a kept result’s name (21 bytes of a reply)', () => {
+    expect(LISTING_BYTES_PER_CHILD).toBe(4 + 'result-0000000001'.length);
     expect(maxPlanChildren(DEFAULTS.juteMaxBufferBytes)).toBe(
-      Math.floor((0xfffff - LISTING_RESERVE_BYTES) / 19),
+      Math.floor((0xfffff - LISTING_RESERVE_BYTES) / 21),
     );
-    expect(maxPlanChildren(DEFAULTS.juteMaxBufferBytes)).toBeGreaterThan(54_000);
-    expect(maxPlanChildren(SMALL_BUFFER)).toBe(3_018);
+    expect(maxPlanChildren(DEFAULTS.juteMaxBufferBytes)).toBeGreaterThan(49_000);
+    expect(maxPlanChildren(SMALL_BUFFER)).toBe(2_730);
   });
 
   it('addTasks fills a plan up to the limit, then refuses the batch that would pass it and writes nothing of it', async () => {
@@ -65,7 +65,9 @@ describe('the limit of a plan’s child listing', () => {
       code: 'PLAN_TOO_LARGE',
       path: plan,
       limit,
-      message: expect.stringMatching(/sub-plans.*jute\.maxbuffer.*juteMaxBufferBytes/),
+      message: expect.stringMatching(
+        /Java clients.*sub-plans.*juteMaxBufferBytes.*--jute-max-buffer-bytes/,
+      ),
     });
     expect(server.children(plan).length).toBe(before);
     await expect(proc.zkPlan.addTask(plan, call('f', 'c'))).rejects.toMatchObject({

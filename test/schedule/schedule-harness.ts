@@ -70,7 +70,7 @@ export function schedulerProcess(
       zk,
       store,
       async (plan) => (await reader.planStatus(plan)).state,
-      (plan, cancelledAt, heldBefore) => cancelHistory.record(plan, cancelledAt, heldBefore),
+      (plan, cancelledAt) => cancelHistory.record(plan, cancelledAt),
     ),
     functions,
     events: proc.zkPlan,
