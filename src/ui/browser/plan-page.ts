@@ -45,7 +45,7 @@ const panel = new TaskPanel(
   (name) => canvas.keyOf(name),
 );
 
-const list = new TaskList(
+const taskList = new TaskList(
   {
     states: byId('list-states'),
     fn: byId<HTMLSelectElement>('list-fn'),
@@ -64,11 +64,11 @@ const list = new TaskList(
 
 /** The graph is fitted to its box the first time it is shown: hidden, it has no size to fit to. */
 let graphShown = false;
-new ViewTabs(
+const views = new ViewTabs(
   byId('plan-views'),
   { graph: byId('canvas'), list: byId('list-view'), timeline: byId('timeline-view') },
   (view) => {
-    list.setVisible(view === 'list');
+    taskList.setVisible(view === 'list');
     if (view !== 'graph' || graphShown) return;
     graphShown = true;
     canvas.fit();
@@ -78,7 +78,7 @@ new ViewTabs(
 /** Selects a task in every view and opens it in the panel; the address names it, so a link or a reload reopens it. */
 function select(name: string): void {
   canvas.select(name);
-  list.select(name);
+  taskList.select(name);
   panel.show(name);
   history.replaceState(history.state, '', withQueryParam(location.href, 'task', name));
 }
@@ -129,12 +129,33 @@ function setStatus(status: UiPlanStatus): void {
   actions.update(status);
 }
 
+/**
+ * Drawing thousands of graph nodes takes a while: when the page shows another view, the graph is
+ * drawn after that view's next frame, from the tasks as the list holds them then.
+ */
+let graphDeferred = false;
+
+function drawGraph(nodes: readonly UiNode[]): void {
+  if (views.current === 'graph') {
+    canvas.show(nodes);
+    return;
+  }
+  if (graphDeferred) return;
+  graphDeferred = true;
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      graphDeferred = false;
+      canvas.show(taskList.nodes());
+    }, 0),
+  );
+}
+
 function onSnapshot(model: UiModel): void {
   stats.snapshotMs ??= performance.now();
   stats.snapshots++;
   setStatus(model.status);
-  list.show(model.nodes);
-  canvas.show(model.nodes);
+  taskList.show(model.nodes);
+  drawGraph(model.nodes);
   panel.refresh();
   if (requestedTask !== undefined && model.nodes.some((node) => node.name === requestedTask))
     select(requestedTask);
@@ -144,7 +165,13 @@ function onSnapshot(model: UiModel): void {
 function onDiff(diff: UiDiff): void {
   stats.diffs++;
   setStatus(diff.status);
-  list.applyDiff(diff);
+  taskList.applyDiff(diff);
+  if (graphDeferred) {
+    // The deferred drawing takes the tasks as they are then.
+    if (diff.changed.some((change) => change[0] === panel.task) || diff.added.length > 0)
+      panel.refresh();
+    return;
+  }
   let touchedSelected = false;
   for (const change of diff.changed)
     if (canvas.recolour(change) && change[0] === panel.task) touchedSelected = true;

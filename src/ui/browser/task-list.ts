@@ -74,6 +74,7 @@ export class TaskList {
     { chip: HTMLButtonElement; count: HTMLElement }
   >();
   private functionsShown = '';
+  private firstDrawn = false;
   private ticker: ReturnType<typeof setInterval> | undefined;
   private readonly virtualizer: Virtualizer<HTMLElement, HTMLDivElement>;
   private readonly unmount: () => void;
@@ -113,7 +114,12 @@ export class TaskList {
     if (this.model.applyDiff(diff)) this.changed();
   }
 
-  /** The tasks shown, in the list's order (for tests and the page's "go to failed"). */
+  /** Every task as the list holds it, in the server's order (by name). */
+  nodes(): UiNode[] {
+    return this.model.all().map((entry) => entry.node);
+  }
+
+  /** The tasks shown, in the list's order. */
   rows(): readonly UiNode[] {
     return this.shown;
   }
@@ -174,11 +180,18 @@ export class TaskList {
     this.drawRows();
   }
 
+  /**
+   * Scrolls the selected row into sight: by the least scroll when it is next to the rows in sight
+   * (the arrow keys), else to the middle (a jump: a click in the graph, "go to failed").
+   */
   private reveal(): void {
     this.revealPending = false;
     const index =
       this.selected === undefined ? -1 : this.shown.findIndex((n) => n.name === this.selected);
-    if (index >= 0) this.virtualizer.scrollToIndex(index, { align: 'auto' });
+    if (index < 0) return;
+    const range = this.virtualizer.range;
+    const near = range !== null && index >= range.startIndex - 1 && index <= range.endIndex + 1;
+    this.virtualizer.scrollToIndex(index, { align: near ? 'auto' : 'center' });
   }
 
   /** "Go to failed": the next failed task in the list's order; when the filters hide every failed task, they are cleared first. */
@@ -279,9 +292,14 @@ export class TaskList {
     });
     for (let slot = items.length; slot < this.pool.length; slot++)
       (this.pool[slot] as RowElements).row.hidden = true;
-    if (items.length > 0 && this.stats.listFirstRenderMs === null) {
-      this.stats.listFirstRenderMs = performance.now();
-      document.documentElement.dataset['listRendered'] = 'true';
+    if (items.length > 0 && !this.firstDrawn) {
+      this.firstDrawn = true;
+      // Taken at the next frame, after whatever else the page does in this task (drawing the graph):
+      // the time the rows can first be seen.
+      requestAnimationFrame(() => {
+        this.stats.listFirstRenderMs = performance.now();
+        document.documentElement.dataset['listRendered'] = 'true';
+      });
     }
     if (running) this.startTicker();
     else this.stopTicker();

@@ -74,6 +74,7 @@ export class ViewTabs {
   }
 
   private draw(): void {
+    document.body.dataset['view'] = this.shown; // the stylesheet hides what the view does not use
     for (const view of PLAN_VIEWS) {
       const selected = view === this.shown;
       this.sections[view].hidden = !selected;
