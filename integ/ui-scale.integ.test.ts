@@ -65,7 +65,7 @@ const FETCHES = 1_000;
 const PARSE_PER_MERGE = 20;
 const SCORES_PER_MERGE = 40;
 /** Fetches that answer at once; the others hold their worker (running) or wait behind the limit. */
-const QUICK_FETCHES = 100;
+const QUICK_FETCHES = 60;
 /** At most this many held fetches run at once (a concurrency limit), so the workers go on with the rest. */
 const HELD_RUNNING = 4;
 
@@ -243,7 +243,7 @@ describe('the web view at 5 000 tasks', () => {
       const plan = await builder.createPlan(root, { history: true, name: 'nightly-scoring' });
       const tasks = pipeline();
       expect(tasks).toHaveLength(TASKS);
-      await addInBatches((batch) => builder.addTasks(plan, batch), tasks, 1_000);
+      const paths = await addInBatches((batch) => builder.addTasks(plan, batch), tasks, 1_000);
       await builder.limits(root).set('upstream', HELD_RUNNING);
       const buildMs = performance.now() - built;
 
@@ -308,6 +308,20 @@ describe('the web view at 5 000 tasks', () => {
       await listPage.waitForSelector('#panel #detail-error');
       await mkdir('test-output', { recursive: true });
       await listPage.screenshot({ path: 'test-output/ui-list-5000.png' });
+
+      // One selection across the views: the failed task is selected in the graph and named in the
+      // address; a task selected in the graph is the list's selected row, scrolled into sight.
+      const failedTask = (await listPage.getAttribute('.list-row.selected', 'data-task')) as string;
+      expect(new URL(listPage.url()).searchParams.get('task')).toBe(failedTask);
+      await listPage.click('#plan-views [data-view="graph"]');
+      await listPage.waitForSelector(`g.node.selected[data-task="${failedTask}"]`);
+      const fetch0 = paths[1] as string;
+      const fetch0Name = fetch0.slice(fetch0.lastIndexOf('/') + 1);
+      await listPage.dispatchEvent(`g.node[data-task="${fetch0Name}"]`, 'click');
+      await listPage.waitForSelector(`#panel[data-task="${fetch0}"]`);
+      await listPage.click('#plan-views [data-view="list"]');
+      await listPage.waitForSelector(`.list-row.selected[data-task="${fetch0Name}"]:not([hidden])`);
+      expect(new URL(listPage.url()).searchParams.get('view')).toBe('list');
 
       // The graph, opened fresh.
       const graphPage = await newPage(1500, 900);

@@ -116,7 +116,8 @@ function compareValues(a: string | number, b: string | number): number {
 
 /**
  * The tasks `query` shows, in its order. Ties go by name as the server orders them (serials as
- * numbers), so the order is stable.
+ * numbers), reversed with the rest, so the order is stable; tasks with nothing in the column come
+ * last, in name order, either way.
  */
 export function queryTasks(
   nodes: readonly IndexedNode[],
@@ -138,6 +139,7 @@ export function queryTasks(
   keyed.sort((a, b) => {
     if (a.value === undefined || b.value === undefined) {
       if (a.value !== b.value) return a.value === undefined ? 1 : -1;
+      return byName(a.task, b.task); // tasks with nothing to show stay in name order
     } else {
       const order = compareValues(a.value, b.value);
       if (order !== 0) return order * direction;

@@ -194,10 +194,15 @@ export class TaskList {
     this.virtualizer.scrollToIndex(index, { align: near ? 'auto' : 'center' });
   }
 
-  /** "Go to failed": the next failed task in the list's order; when the filters hide every failed task, they are cleared first. */
+  /**
+   * "Go to failed": the next failed task in the list's order. When the filters hide every other
+   * failed task, they are cleared first, so that the button always leads somewhere new.
+   */
   private goToFailed(): void {
     let target = nextFailed(this.shown, this.selected);
-    if (target === undefined && this.model.hasFailed()) {
+    const stuck = target === undefined || target.name === this.selected;
+    const failedShown = this.shown.filter((node) => node.state === 'failed').length;
+    if (stuck && (this.model.counts().get('failed') ?? 0) > failedShown) {
       this.setQuery({ states: new Set(), fn: '', text: '' });
       target = nextFailed(this.shown, this.selected);
     }
