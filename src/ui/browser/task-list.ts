@@ -119,11 +119,6 @@ export class TaskList {
     return this.model.all().map((entry) => entry.node);
   }
 
-  /** The tasks shown, in the list's order. */
-  rows(): readonly UiNode[] {
-    return this.shown;
-  }
-
   /** Marks a task's row selected and scrolls it into sight (a click in the list or the graph). */
   select(name: string | undefined): void {
     this.selected = name;
