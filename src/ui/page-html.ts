@@ -2,6 +2,7 @@
  * The web view's HTML pages. The only markup built on the server; every value in it is escaped
  * with `escapeHtml`.
  */
+import { planViewTabsHtml, taskListHtml, timelineSectionHtml } from './plan-views-html.js';
 import { escapeHtml } from './ui-model.js';
 import { TASK_VIEW_STATES } from './ui-wire.js';
 
@@ -63,12 +64,13 @@ export function planPageHtml(plan: string, actions = false): string {
     `<button id="action-cancel" type="button" disabled>Cancel</button><button id="action-retry" type="button" disabled>Retry failed</button>` +
     `<span id="action-note"></span></div>\n` +
     `<div id="legend" class="legend">${legend}</div>\n` +
+    `${planViewTabsHtml()}\n` +
     `<main class="plan"><section id="canvas">` +
     `<svg id="graph" xmlns="http://www.w3.org/2000/svg"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" fill="#8a94a6"></path></marker></defs>` +
     `<g id="viewport" visibility="hidden"><g id="edges"></g><g id="nodes"></g></g></svg>` +
     `<div id="notice"></div>` +
     `<div class="toolbar"><button id="fit" type="button">Fit</button><button id="zoom-in" type="button">+</button><button id="zoom-out" type="button">−</button><span id="layout-info"></span></div>` +
-    `</section>\n<aside id="panel"><p class="hint">Click a task to see its function, params, inputs, and its result or error.</p></aside></main>`;
+    `</section>\n${taskListHtml()}${timelineSectionHtml()}\n<aside id="panel"><p class="hint">Click a task to see its function, params, inputs, and its result or error.</p></aside></main>`;
   return pageShell(
     `${plan.slice(plan.lastIndexOf('/') + 1)} · zk-plan`,
     `class="plan-page" data-plan="${escapeHtml(plan)}" data-actions="${String(actions)}"`,

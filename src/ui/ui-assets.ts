@@ -58,6 +58,8 @@ export async function bundleUiAssets(): Promise<UiAssets> {
     platform: 'browser',
     target: ['es2020'],
     charset: 'utf8',
+    // Libraries written for bundlers (@tanstack/virtual-core) read process.env.NODE_ENV for their debug code.
+    define: { 'process.env.NODE_ENV': '"production"' },
     legalComments: 'none',
     logLevel: 'silent',
   });

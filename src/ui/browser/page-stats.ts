@@ -3,6 +3,10 @@ export interface PageStats {
   readonly plan: string;
   snapshotMs: number | null;
   firstRenderMs: number | null;
+  /** When the task list first drew rows (it draws only while shown). */
+  listFirstRenderMs: number | null;
+  /** How long the last text filter took, from its input event to the list's rows redrawn. */
+  lastFilterMs: number | null;
   elkMs: number | null;
   elkAppliedMs: number | null;
   layouts: number;
@@ -26,6 +30,8 @@ export function publishStats(plan: string): PageStats {
     plan,
     snapshotMs: null,
     firstRenderMs: null,
+    listFirstRenderMs: null,
+    lastFilterMs: null,
     elkMs: null,
     elkAppliedMs: null,
     layouts: 0,

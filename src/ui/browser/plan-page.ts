@@ -1,7 +1,8 @@
 /**
- * `/plan.js`: the plan page. The graph (graph-canvas.ts), live state from the event stream (a
- * snapshot, then diffs), the headline (state, priority, progress, counts), the side panel
- * (task-panel.ts) and the action buttons (plan-actions.ts).
+ * `/plan.js`: the plan page. The graph (graph-canvas.ts) and the task list (task-list.ts), switched
+ * by the view tabs (view-tabs.ts), live state from the event stream (a snapshot, then diffs), the
+ * headline (state, priority, progress, counts), the side panel (task-panel.ts) and the action
+ * buttons (plan-actions.ts).
  */
 import {
   TASK_VIEW_STATES,
@@ -16,7 +17,9 @@ import { byId, percentDone, planTaskHref, when } from './dom.js';
 import { GraphCanvas } from './graph-canvas.js';
 import { publishStats } from './page-stats.js';
 import { PlanActions } from './plan-actions.js';
+import { TaskList } from './task-list.js';
 import { TaskPanel } from './task-panel.js';
+import { ViewTabs, withQueryParam } from './view-tabs.js';
 
 const plan = document.body.dataset['plan'] ?? '';
 const stats = publishStats(plan);
@@ -42,9 +45,42 @@ const panel = new TaskPanel(
   (name) => canvas.keyOf(name),
 );
 
+const taskList = new TaskList(
+  {
+    states: byId('list-states'),
+    fn: byId<HTMLSelectElement>('list-fn'),
+    text: byId<HTMLInputElement>('list-text'),
+    goFailed: byId<HTMLButtonElement>('list-go-failed'),
+    count: byId('list-count'),
+    head: byId('list-head'),
+    scroller: byId('list-scroller'),
+    rows: byId('list-rows'),
+    empty: byId('list-empty'),
+  },
+  plan,
+  stats,
+  (name) => select(name),
+);
+
+/** The graph is fitted to its box the first time it is shown: hidden, it has no size to fit to. */
+let graphShown = false;
+const views = new ViewTabs(
+  byId('plan-views'),
+  { graph: byId('canvas'), list: byId('list-view'), timeline: byId('timeline-view') },
+  (view) => {
+    taskList.setVisible(view === 'list');
+    if (view !== 'graph' || graphShown) return;
+    graphShown = true;
+    canvas.fit();
+  },
+);
+
+/** Selects a task in every view and opens it in the panel; the address names it, so a link or a reload reopens it. */
 function select(name: string): void {
   canvas.select(name);
+  taskList.select(name);
   panel.show(name);
+  history.replaceState(history.state, '', withQueryParam(location.href, 'task', name));
 }
 
 let shown: UiPlanStatus | undefined;
@@ -93,11 +129,33 @@ function setStatus(status: UiPlanStatus): void {
   actions.update(status);
 }
 
+/**
+ * Drawing thousands of graph nodes takes a while: when the page shows another view, the graph is
+ * drawn after that view's next frame, from the tasks as the list holds them then.
+ */
+let graphDeferred = false;
+
+function drawGraph(nodes: readonly UiNode[]): void {
+  if (views.current === 'graph') {
+    canvas.show(nodes);
+    return;
+  }
+  if (graphDeferred) return;
+  graphDeferred = true;
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      graphDeferred = false;
+      canvas.show(taskList.nodes());
+    }, 0),
+  );
+}
+
 function onSnapshot(model: UiModel): void {
   stats.snapshotMs ??= performance.now();
   stats.snapshots++;
   setStatus(model.status);
-  canvas.show(model.nodes);
+  taskList.show(model.nodes);
+  drawGraph(model.nodes);
   panel.refresh();
   if (requestedTask !== undefined && model.nodes.some((node) => node.name === requestedTask))
     select(requestedTask);
@@ -107,6 +165,13 @@ function onSnapshot(model: UiModel): void {
 function onDiff(diff: UiDiff): void {
   stats.diffs++;
   setStatus(diff.status);
+  taskList.applyDiff(diff);
+  if (graphDeferred) {
+    // The deferred drawing takes the tasks as they are then.
+    if (diff.changed.some((change) => change[0] === panel.task) || diff.added.length > 0)
+      panel.refresh();
+    return;
+  }
   let touchedSelected = false;
   for (const change of diff.changed)
     if (canvas.recolour(change) && change[0] === panel.task) touchedSelected = true;
