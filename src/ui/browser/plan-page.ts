@@ -31,6 +31,9 @@ const canvas = new GraphCanvas(
     edges: byId<SVGGElement>('edges'),
     nodes: byId<SVGGElement>('nodes'),
     layoutInfo: byId('layout-info'),
+    minimap: byId('minimap'),
+    search: byId<HTMLInputElement>('graph-search'),
+    searchInfo: byId('search-info'),
   },
   stats,
   (name) => select(name),
@@ -99,8 +102,10 @@ function onSnapshot(model: UiModel): void {
   setStatus(model.status);
   canvas.show(model.nodes);
   panel.refresh();
-  if (requestedTask !== undefined && model.nodes.some((node) => node.name === requestedTask))
+  if (requestedTask !== undefined && model.nodes.some((node) => node.name === requestedTask)) {
     select(requestedTask);
+    canvas.focus(requestedTask);
+  }
   requestedTask = undefined;
 }
 
