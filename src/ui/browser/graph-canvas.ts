@@ -10,6 +10,7 @@ import { applyChange, type UiChange, type UiNode } from '../ui-wire.js';
 import { svgEl } from './dom.js';
 import {
   GROUP_H,
+  GROUP_W,
   NODE_H,
   NODE_W,
   TASK_SIZE,
@@ -74,7 +75,7 @@ export interface CanvasElements {
   readonly searchInfo?: HTMLElement;
 }
 
-/** Graphs with more drawn nodes than this are drawn at once with the quick layering while ELK works. */
+/** Graphs with more tasks or drawn nodes than this are drawn at once with the quick layering while ELK works. */
 const QUICK_FIRST_ABOVE = 300;
 /** Screen pixels left around a fitted graph. */
 const FIT_MARGIN = 20;
@@ -112,6 +113,8 @@ export class GraphCanvas {
   private query = '';
   /** A task to centre once the layout under way is applied (its group was just opened). */
   private pendingFocus: string | undefined;
+  /** A group opened or closed by hand: kept where it is on screen when the new layout lands. */
+  private anchor: { readonly id: string; readonly x: number; readonly y: number } | undefined;
   private view: View = { k: 1, x: 20, y: 20 };
   private fitted = false; // fitted to the drawing once
   private userMoved = false; // panned or zoomed by hand: layouts no longer re-fit
@@ -209,6 +212,13 @@ export class GraphCanvas {
   setGroupOpen(id: string, open: boolean): boolean {
     if (!this.groupById.has(id)) return false;
     if (open === this.openGroups.has(id)) return true;
+    const position = this.positions.get(id);
+    if (position !== undefined)
+      this.anchor = {
+        id,
+        x: this.view.x + position.x * this.view.k,
+        y: this.view.y + position.y * this.view.k,
+      };
     if (open) this.openGroups.add(id);
     else this.openGroups.delete(id);
     this.openedBySearch.delete(id);
@@ -281,7 +291,7 @@ export class GraphCanvas {
   private sizeOfGroup(group: TaskGroup): Size {
     return this.openGroups.has(group.id)
       ? memberGrid(group.members.length).size
-      : { width: NODE_W, height: GROUP_H };
+      : { width: GROUP_W, height: GROUP_H };
   }
 
   // ---- drawing --------------------------------------------------------------------------------
@@ -362,7 +372,8 @@ export class GraphCanvas {
     const items = this.items;
     const sizeOf = (id: string): Size => this.sizes.get(id) ?? TASK_SIZE;
     const unplaced = items.some((item) => !this.positions.has(item.name));
-    if (unplaced && (items.length > QUICK_FIRST_ABOVE || this.stats.layouts > 0)) {
+    const big = items.length > QUICK_FIRST_ABOVE || this.tasks.size > QUICK_FIRST_ABOVE;
+    if (unplaced && (big || this.stats.layouts > 0)) {
       const quick = quickLayout(items, this.itemEdges, sizeOf);
       const placed = Object.fromEntries(
         items.map((item) => [
@@ -447,6 +458,13 @@ export class GraphCanvas {
         this.fitted = true;
       }
     }
+    const anchored = this.anchor === undefined ? undefined : this.positions.get(this.anchor.id);
+    if (this.anchor !== undefined && anchored !== undefined)
+      this.view = {
+        k: this.view.k,
+        x: this.anchor.x - anchored.x * this.view.k,
+        y: this.anchor.y - anchored.y * this.view.k,
+      };
     if (this.pendingFocus !== undefined) this.centre(this.pendingFocus);
     this.applyTransform();
     this.highlight();
@@ -528,12 +546,14 @@ export class GraphCanvas {
       const sizeOf = (id: string): Size => this.sizes.get(id) ?? TASK_SIZE;
       this.apply(quickLayout(this.items, this.itemEdges, sizeOf), 'quick');
       this.pendingFocus = undefined;
+      this.anchor = undefined;
       return;
     }
     this.stats.layouts++;
     this.stats.elkMs = Math.round(answer.ms);
     this.apply(answer.layout, 'elk');
     this.pendingFocus = undefined;
+    this.anchor = undefined;
     this.stats.elkAppliedMs = performance.now();
     const where = this.stats.engine === 'worker' ? 'web worker' : 'page';
     this.el.layoutInfo.textContent = `${this.describe()} \u00b7 ${this.itemEdges.length} edges \u00b7 ELK layout ${this.stats.elkMs} ms (${where})`;

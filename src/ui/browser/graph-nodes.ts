@@ -5,7 +5,7 @@
  */
 import type { TaskViewState, UiNode } from '../ui-wire.js';
 import { svgEl } from './dom.js';
-import { GROUP_H, GROUP_HEADER, NODE_H, NODE_W, nodeText, type Size } from './graph.js';
+import { GROUP_H, GROUP_HEADER, GROUP_W, NODE_H, NODE_W, nodeText, type Size } from './graph.js';
 import { barSegments, countsSummary, type TaskGroup } from './graph-groups.js';
 
 export interface TaskElement {
@@ -25,8 +25,13 @@ export interface GroupElement {
 /** The offset of a closed group's stacked cards. */
 const STACK = 3;
 const BAR_H = 9;
-/** A group title's longest text, in characters. */
-const TITLE_CHARS = 20;
+/** A closed group's longest title and counts line, in characters (its box fits this many). */
+const TITLE_CHARS = 22;
+const COUNTS_CHARS = 25;
+
+function cut(text: string, most: number): string {
+  return text.length > most ? `${text.slice(0, most - 1)}\u2026` : text;
+}
 
 export function makeTaskElement(data: UiNode): TaskElement {
   const el = svgEl('g', { class: 'node', 'data-task': data.name, 'data-state': data.state });
@@ -94,7 +99,7 @@ export function drawGroupElement(
     header.appendChild(title);
     el.appendChild(header);
   } else {
-    const card = { width: NODE_W - 2 * STACK, height: GROUP_H - 2 * STACK, rx: 6 };
+    const card = { width: GROUP_W - 2 * STACK, height: GROUP_H - 2 * STACK, rx: 6 };
     el.appendChild(svgEl('rect', { class: 'stack', x: 2 * STACK, y: 0, ...card }));
     el.appendChild(svgEl('rect', { class: 'stack', x: STACK, y: STACK, ...card }));
     el.appendChild(svgEl('rect', { class: 'box', x: 0, y: 2 * STACK, ...card }));
@@ -116,7 +121,7 @@ export function drawGroupElement(
       );
     el.appendChild(bar);
     const line = svgEl('text', { class: 'group-counts', x: 9, y: 2 * STACK + 47 });
-    line.textContent = summary;
+    line.textContent = cut(summary, COUNTS_CHARS);
     el.appendChild(line);
   }
   const tooltip = svgEl('title');

@@ -29,6 +29,8 @@ export const MIN_TEXT_PX = 8;
 /** The font sizes of the drawing (graph units): a task's label, a group's title. */
 export const TASK_FONT = 12;
 export const GROUP_FONT = 13;
+/** The zoom a graph too big to fit readably opens at: task labels about 10 pixels high. */
+export const START_ZOOM = 0.8;
 /** The zoom a view moves to when it centres a task too small to read. */
 export const READABLE_ZOOM = 1;
 
@@ -63,13 +65,14 @@ export function fitView(bounds: Box, width: number, height: number, margin: numb
 
 /**
  * The first view of a graph: the fit when task labels can be read at it; otherwise the graph's
- * start (its top left, where a plan's first tasks are) at the smallest zoom that draws labels,
- * centred on any axis that fits. A big plan thus opens readable, not as a strip of specks.
+ * start (its top left, where a plan's first tasks are) at START_ZOOM, centred on any axis that
+ * fits. A big plan thus opens readable, not as a strip
+ * of specks; Fit shows it all.
  */
 export function initialView(bounds: Box, width: number, height: number, margin: number): View {
   const fitted = fitView(bounds, width, height, margin);
   if (levelOfDetail(fitted.k).taskLabels) return fitted;
-  const k = MIN_TEXT_PX / TASK_FONT;
+  const k = START_ZOOM;
   const fitsAcross = bounds.width * k <= width - 2 * margin;
   const fitsDown = bounds.height * k <= height - 2 * margin;
   return {

@@ -9,7 +9,8 @@ export const NODE_H = 34;
 const GAP_X = 60;
 const GAP_Y = 14;
 
-/** A closed group's node: as wide as a task's, taller for its count and bar. */
+/** A closed group's node: wider and taller than a task's, for its title, bar and counts. */
+export const GROUP_W = 200;
 export const GROUP_H = 58;
 /** An open group's frame: a header to close it by, then its members in a grid. */
 export const GROUP_HEADER = 26;
