@@ -205,14 +205,14 @@ describe('the graph canvas at any size', () => {
     await vi.waitFor(() => expect(document.documentElement.dataset['layout']).toBe('quick'));
     const svg = get('graph');
     expect(svg.classList.contains('lod-no-task-labels')).toBe(false);
-    expect(get('minimap').hidden).toBe(true); // the whole graph fits
+    expect(get<HTMLElement>('minimap').hidden).toBe(true); // the whole graph fits
     for (let i = 0; i < 8; i++) canvas.zoomBy(0.8);
     expect(svg.classList.contains('lod-no-task-labels')).toBe(true);
     for (let i = 0; i < 16; i++) canvas.zoomBy(1.25);
     expect(svg.classList.contains('lod-no-task-labels')).toBe(false);
-    expect(get('minimap').hidden).toBe(false);
+    expect(get<HTMLElement>('minimap').hidden).toBe(false);
     canvas.fit();
-    expect(get('minimap').hidden).toBe(true);
+    expect(get<HTMLElement>('minimap').hidden).toBe(true);
   });
 
   it('finds tasks from the search box, marks them, opens the group of the first and goes on with Enter', async () => {

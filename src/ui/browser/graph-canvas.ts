@@ -189,7 +189,8 @@ export class GraphCanvas {
   focus(name: string): boolean {
     if (!this.tasks.has(name)) return false;
     this.userMoved = true;
-    if (this.openGroupOf(name)) this.pendingFocus = name; // centred again when the new layout lands
+    // Centred again when the layout under way lands: its group just opened, or it is not placed yet.
+    if (this.openGroupOf(name) || this.taskPosition(name) === undefined) this.pendingFocus = name;
     this.centre(name);
     return true;
   }

@@ -26,7 +26,9 @@ export interface GroupElement {
 const STACK = 3;
 const BAR_H = 9;
 /** A closed group's longest title and counts line, in characters (its box fits this many). */
-const TITLE_CHARS = 22;
+/** An open group's header holds about one character per this many graph units of its width. */
+const HEADER_CHAR_W = 8;
+const TITLE_CHARS = 20;
 const COUNTS_CHARS = 25;
 
 function cut(text: string, most: number): string {
@@ -95,7 +97,10 @@ export function drawGroupElement(
       svgEl('rect', { class: 'header-band', width: size.width, height: GROUP_HEADER - 4, rx: 8 }),
     );
     const title = svgEl('text', { class: 'group-title', x: 10, y: 16 });
-    title.textContent = `\u25be ${groupTitle(group)} \u00b7 ${summary} \u00b7 click to close`;
+    const room = Math.floor((size.width - 20) / HEADER_CHAR_W);
+    const full = `\u25be ${groupTitle(group)} \u00b7 ${summary} \u00b7 click to close`;
+    title.textContent =
+      full.length <= room ? full : cut(`\u25be ${groupTitle(group)} \u00b7 close`, room);
     header.appendChild(title);
     el.appendChild(header);
   } else {
