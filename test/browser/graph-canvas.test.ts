@@ -179,6 +179,31 @@ describe('the graph canvas at any size', () => {
     expect(canvas.setGroupOpen('group:nothing', true)).toBe(false);
   });
 
+  it('places a member that joins an open group inside its grown frame', async () => {
+    const { canvas } = newCanvas();
+    // Eight notify tasks after the reduce, which nothing reads: a fan-out at the end of the plan.
+    const notify = (serial: number): UiNode => ({
+      name: name(serial),
+      state: 'waiting',
+      fn: 'notify',
+      inputs: [name(14)],
+    });
+    const notifications = Array.from({ length: 8 }, (_, i) => notify(20 + i));
+    canvas.show([...plan(), ...notifications]);
+    await vi.waitFor(() => expect(document.documentElement.dataset['layout']).toBe('quick'));
+    const notifyGroup = `group:${name(20)}`;
+    expect(canvas.setGroupOpen(notifyGroup, true)).toBe(true);
+    const frame = (): Element | null | undefined =>
+      document.querySelector(`g.group[data-group="${notifyGroup}"]`)?.querySelector('rect.frame');
+    const before = Number(frame()?.getAttribute('height'));
+    // A ninth arrives (a diff's `added`): the drawn graph keeps its nodes and edges, the frame grows.
+    canvas.show([...plan(), ...notifications, notify(28)]);
+    expect(Number(frame()?.getAttribute('height'))).toBeGreaterThan(before);
+    const spots = Array.from({ length: 9 }, (_, i) => placeOf(name(20 + i)).join(','));
+    expect(spots).not.toContain('NaN,NaN');
+    expect(new Set(spots).size).toBe(9);
+  });
+
   it('opens the group of a task selected from elsewhere, and centres a task it is asked to focus', async () => {
     const { canvas } = newCanvas();
     canvas.show(plan());

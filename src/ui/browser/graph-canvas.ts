@@ -353,7 +353,11 @@ export class GraphCanvas {
     this.items = items;
     this.itemEdges = edgesOf(items);
     for (const id of [...this.positions.keys()]) if (!this.sizes.has(id)) this.positions.delete(id);
-    const drawnShape = `${structureKey(items)}|${[...this.openGroups].sort().join(',')}`;
+    // An open group grows with its members: its size is part of the drawn shape.
+    const openSizes = [...this.openGroups]
+      .sort()
+      .map((id) => `${id}:${this.sizes.get(id)?.width}x${this.sizes.get(id)?.height}`);
+    const drawnShape = `${structureKey(items)}|${openSizes.join(',')}`;
     if (drawnShape === this.drawnShape) return;
     this.drawnShape = drawnShape;
     this.layOut();
