@@ -1,5 +1,5 @@
 /**
- * The plan graph at scale, in headless Chromium on a real ZooKeeper: a plan of about 4 000 tasks
+ * The plan graph at scale, in headless Chromium on a real ZooKeeper: a plan of 5 000 tasks
  * in three big fan-outs opens collapsed into group nodes (its first paint timed and printed), a
  * group opens and closes, the search centres a task inside a closed group, the minimap moves the
  * view, and no node sits under the toolbar. Screenshots: test-output/ui-graph-collapsed.png and
@@ -73,10 +73,10 @@ interface PageGlobals {
 
 const EXTRACTS = 1000;
 const TRANSFORMS = 1500;
-const LOADS = 1400;
+const LOADS = 2476;
 const CHECKS = 20;
 
-/** list → 1 000 extract → merge → 1 500 transform → merge → 1 400 load (keyed) → report, and a chain of 20 checks. */
+/** list → 1 000 extract → merge → 1 500 transform → merge → 2 476 load (keyed) → report, and a chain of 20 checks. */
 function bigPlan(): TaskToAdd[] {
   const tasks: TaskToAdd[] = [{ task: call('list') }];
   const fanOut = (fn: string, count: number, from: number): number[] => {
@@ -107,7 +107,7 @@ async function drawnBoxes(page: Page, selector: string): Promise<number> {
 
 describe('plan graph at scale', () => {
   it(
-    'opens a 4 000-task plan collapsed into groups fast, opens and closes a group, finds and centres a task; saves screenshots',
+    'opens a 5 000-task plan collapsed into groups fast, opens and closes a group, finds and centres a task; saves screenshots',
     async () => {
       const root = env.root();
       const viewer = await env.zkPlan();
