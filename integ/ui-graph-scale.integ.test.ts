@@ -76,7 +76,7 @@ const TRANSFORMS = 1500;
 const LOADS = 2476;
 const CHECKS = 20;
 
-/** list → 1 000 extract → merge → 1 500 transform → merge → 2 476 load (keyed) → report, and a chain of 20 checks. */
+/** list → 1 000 extract → merge → 1 500 transform → merge → 2 476 load (keyed) → merge, and a chain of 20 checks. */
 function bigPlan(): TaskToAdd[] {
   const tasks: TaskToAdd[] = [{ task: call('list') }];
   const fanOut = (fn: string, count: number, from: number): number[] => {
