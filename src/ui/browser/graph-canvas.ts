@@ -1,32 +1,66 @@
 /**
- * The plan page's drawing: one SVG group per task, coloured by state through `data-state`, edges
- * as paths, a quick layering at once for big graphs and ELK's layout when it comes, pan, zoom and
- * selection. Node elements are kept across updates; only what changed is touched.
+ * The plan page's drawing. Repeated shapes (graph-groups.ts) are drawn as one group node that
+ * opens into a grid of its members; the layout (a quick layering at once for big graphs, ELK's
+ * when it comes) runs on this collapsed graph, so a plan of thousands of tasks in big fan-outs
+ * lays out as a graph of tens of nodes. Text is hidden when too small to read (graph-view.ts),
+ * a minimap shows where the view is, and a search finds and centres tasks. Elements are kept
+ * across updates; only what changed is touched.
  */
 import { applyChange, type UiChange, type UiNode } from '../ui-wire.js';
 import { svgEl } from './dom.js';
 import {
+  GROUP_H,
+  GROUP_W,
   NODE_H,
   NODE_W,
+  TASK_SIZE,
   edgesOf,
   elkGraph,
-  nodeText,
+  memberGrid,
+  memberOffset,
   pathData,
   quickLayout,
   straightEdge,
   structureKey,
   type Edge,
+  type GraphNode,
   type Layout,
+  type Size,
 } from './graph.js';
+import {
+  groupTasks,
+  mainState,
+  stateCounts,
+  type Grouping,
+  type TaskGroup,
+} from './graph-groups.js';
+import {
+  drawGroupElement,
+  makeGroupElement,
+  makeTaskElement,
+  updateTaskElement,
+  type GroupElement,
+  type TaskElement,
+} from './graph-nodes.js';
+import { searchTasks } from './graph-search.js';
+import {
+  READABLE_ZOOM,
+  centreOn,
+  contains,
+  fitView,
+  initialView,
+  levelOfDetail,
+  minimapFrame,
+  toMinimap,
+  viewForMinimapPoint,
+  visibleBox,
+  zoomAbout,
+  type Box,
+  type View,
+} from './graph-view.js';
 import { LayoutEngine, type LayoutAnswer } from './layout-engine.js';
+import { MINIMAP_H, MINIMAP_PAD, MINIMAP_W, Minimap, type MinimapItem } from './minimap.js';
 import type { PageStats } from './page-stats.js';
-
-interface DrawnNode {
-  data: UiNode;
-  readonly el: SVGGElement;
-  readonly text: SVGTextElement;
-  readonly title: SVGTitleElement;
-}
 
 export interface CanvasElements {
   readonly svg: SVGSVGElement;
@@ -34,21 +68,61 @@ export interface CanvasElements {
   readonly edges: SVGGElement;
   readonly nodes: SVGGElement;
   readonly layoutInfo: HTMLElement;
+  /** The minimap's box (a `<canvas>` and a `.minimap-view` inside); none, no minimap. */
+  readonly minimap?: HTMLElement;
+  /** The search input and where it says how many it found; none, no search box. */
+  readonly search?: HTMLInputElement;
+  readonly searchInfo?: HTMLElement;
 }
 
-/** Graphs bigger than this are drawn at once with the quick layering while ELK works. */
+/** Graphs with more tasks or drawn nodes than this are drawn at once with the quick layering while ELK works. */
 const QUICK_FIRST_ABOVE = 300;
+/** Screen pixels left around a fitted graph. */
+const FIT_MARGIN = 20;
+/** A search waits this long after the last key before it centres a task. */
+const SEARCH_DELAY_MS = 150;
+
+/** The tasks' structure as grouping sees it: names, inputs and functions. */
+function shapeKey(list: readonly UiNode[]): string {
+  return `${structureKey(list)}|${list.map((node) => node.fn).join(',')}`;
+}
 
 export class GraphCanvas {
-  private readonly nodes = new Map<string, DrawnNode>();
+  /** Every task, in the wire's order. */
+  private tasks = new Map<string, UiNode>();
+  private grouping: Grouping = { groups: [], groupOf: new Map() };
+  private groupById = new Map<string, TaskGroup>();
+  private readonly openGroups = new Set<string>();
+  /** Groups opened by the search, closed again when it moves on. */
+  private readonly openedBySearch = new Set<string>();
+  private readonly taskEls = new Map<string, TaskElement>();
+  private readonly groupEls = new Map<string, GroupElement>();
+  private taskEdges: Edge[] = [];
+  /** The drawn graph: tasks outside groups and groups, and the edges between them. */
+  private items: GraphNode[] = [];
+  private itemEdges: Edge[] = [];
+  private readonly sizes = new Map<string, Size>();
   private edgePaths = new Map<string, SVGPathElement>();
-  private edges: Edge[] = [];
   private readonly positions = new Map<string, { x: number; y: number }>();
-  private structure = '';
+  private bounds: Box = { x: 0, y: 0, width: 0, height: 0 };
+  private shape = '';
+  private drawnShape = '';
   private selected: string | undefined;
-  private view = { k: 1, x: 20, y: 20 };
+  private matches: string[] = [];
+  private matchIndex = -1;
+  private query = '';
+  /** A task to centre once the layout under way is applied (its group was just opened). */
+  private pendingFocus: string | undefined;
+  /** A group opened or closed by hand: kept where it is on screen when the new layout lands. */
+  private anchor: { readonly id: string; readonly x: number; readonly y: number } | undefined;
+  private view: View = { k: 1, x: 20, y: 20 };
   private fitted = false; // fitted to the drawing once
   private userMoved = false; // panned or zoomed by hand: layouts no longer re-fit
+  private readonly marked = new Set<Element>();
+  private readonly dirtyGroups = new Set<string>();
+  private minimapQueued = false;
+  private readonly groupsLayer: SVGGElement;
+  private readonly minimap: Minimap | undefined;
   private readonly layout: LayoutEngine;
 
   constructor(
@@ -56,71 +130,76 @@ export class GraphCanvas {
     private readonly stats: PageStats,
     private readonly onSelect: (name: string) => void,
   ) {
+    this.groupsLayer = svgEl('g', { class: 'groups' });
+    el.viewport.insertBefore(this.groupsLayer, el.nodes);
+    this.minimap =
+      el.minimap === undefined
+        ? undefined
+        : new Minimap(el.minimap, (mx, my) => this.onMinimap(mx, my));
     this.layout = new LayoutEngine(stats, (answer) => this.onLayout(answer));
     this.listen();
+    this.listenToSearch();
   }
 
-  /** The drawn nodes' data, in drawing order. */
+  /** Every task's data (drawn alone or in a group), in the order given. */
   data(): UiNode[] {
-    return Array.from(this.nodes.values(), (entry) => entry.data);
+    return [...this.tasks.values()];
   }
 
-  /** Draws `list`: rebuilds when nodes or edges changed, else recolours what changed. */
+  /** Draws `list`: regroups and lays out again when tasks, inputs or functions changed, else recolours what changed. */
   show(list: readonly UiNode[]): void {
-    if (structureKey(list) !== this.structure) {
+    if (shapeKey(list) !== this.shape) {
       this.rebuild(list);
       return;
     }
     for (const data of list) {
-      const entry = this.nodes.get(data.name);
-      if (
-        entry &&
-        (entry.data.state !== data.state ||
-          !entry.data.gone !== !data.gone ||
-          entry.data.fn !== data.fn ||
-          !entry.data.cancelled !== !data.cancelled ||
-          entry.data.key !== data.key)
-      )
-        this.update(entry, data);
+      const known = this.tasks.get(data.name);
+      if (known !== data) this.setTask(data);
     }
   }
 
-  /** Recolours (and relabels) one node in place (a diff's `changed`); false when it is not drawn. */
+  /** Recolours (and relabels) one task in place (a diff's `changed`), or its group's counts; false when it is not known. */
   recolour(change: UiChange): boolean {
-    const entry = this.nodes.get(change[0]);
-    if (entry === undefined) return false;
-    this.update(entry, applyChange(entry.data, change));
+    const known = this.tasks.get(change[0]);
+    if (known === undefined) return false;
+    const data = applyChange(known, change);
+    if (data.fn !== known.fn) {
+      // The function is part of what groups tasks: group again.
+      this.tasks.set(data.name, data);
+      this.rebuild(this.data());
+      return true;
+    }
+    this.setTask(data);
     return true;
   }
 
-  /** The key of a drawn task, when it has one. */
+  /** The key of a task, when it has one. */
   keyOf(name: string): string | undefined {
-    return this.nodes.get(name)?.data.key;
+    return this.tasks.get(name)?.key;
   }
 
-  /** Marks a node and its neighbours; undefined clears the selection. */
+  /** Marks a task and its neighbours (opening its group); undefined clears the selection. */
   select(name: string | undefined): void {
     this.selected = name;
+    if (name !== undefined) this.openGroupOf(name);
     this.highlight();
   }
 
+  /** Centres a task, at a zoom where its label reads, opening its group; false when it is not known. */
+  focus(name: string): boolean {
+    if (!this.tasks.has(name)) return false;
+    this.userMoved = true;
+    // Centred again when the layout under way lands: its group just opened, or it is not placed yet.
+    if (this.openGroupOf(name) || this.taskPosition(name) === undefined) this.pendingFocus = name;
+    this.centre(name);
+    return true;
+  }
+
+  /** Fits the whole graph in the view. */
   fit(): void {
-    let width = 0;
-    let height = 0;
-    for (const name of this.nodes.keys()) {
-      const p = this.positions.get(name);
-      if (p === undefined) continue;
-      width = Math.max(width, p.x + NODE_W);
-      height = Math.max(height, p.y + NODE_H);
-    }
     const box = this.el.svg.getBoundingClientRect();
-    if (width === 0 || box.width === 0) return;
-    const k = Math.max(0.02, Math.min((box.width - 40) / width, (box.height - 40) / height, 1.5));
-    this.view = {
-      k,
-      x: (box.width - width * k) / 2,
-      y: Math.max(20, (box.height - height * k) / 2),
-    };
+    if (this.bounds.width === 0 || box.width === 0) return;
+    this.view = fitView(this.bounds, box.width, box.height, FIT_MARGIN);
     this.applyTransform();
   }
 
@@ -130,34 +209,208 @@ export class GraphCanvas {
     this.zoomAt(box.width / 2, box.height / 2, this.view.k * factor);
   }
 
-  // ---- drawing ------------------------------------------------------------------------------
-  private make(data: UiNode): DrawnNode {
-    const el = svgEl('g', { class: 'node', 'data-task': data.name, 'data-state': data.state });
-    if (data.key !== undefined) el.dataset['key'] = data.key;
-    el.appendChild(svgEl('rect', { width: NODE_W, height: NODE_H, rx: 6 }));
-    const text = svgEl('text', { x: 10, y: NODE_H / 2 + 4 });
-    el.appendChild(text);
-    const title = svgEl('title');
-    el.appendChild(title);
-    const entry: DrawnNode = { data, el, text, title };
-    this.update(entry, data);
-    return entry;
+  /** Opens a group (by its id, `group:<first member>`), or closes it; false when there is no such group. */
+  setGroupOpen(id: string, open: boolean): boolean {
+    if (!this.groupById.has(id)) return false;
+    if (open === this.openGroups.has(id)) return true;
+    const position = this.positions.get(id);
+    if (position !== undefined)
+      this.anchor = {
+        id,
+        x: this.view.x + position.x * this.view.k,
+        y: this.view.y + position.y * this.view.k,
+      };
+    if (open) this.openGroups.add(id);
+    else this.openGroups.delete(id);
+    this.openedBySearch.delete(id);
+    this.redraw();
+    this.highlight();
+    return true;
   }
 
-  private update(entry: DrawnNode, data: UiNode): void {
-    entry.data = data;
-    entry.el.setAttribute('data-state', data.state);
-    entry.el.classList.toggle('gone', data.gone === true);
-    entry.el.classList.toggle('cancelled', data.cancelled === true);
-    if (data.key !== undefined) entry.el.dataset['key'] = data.key;
-    entry.text.textContent = nodeText(data);
-    const note = data.cancelled
-      ? ' (deleted by the cancel)'
-      : data.gone
-        ? ' (finished; no record kept)'
-        : '';
-    const key = data.key !== undefined ? `${data.key} \u00b7 ` : '';
-    entry.title.textContent = `${key}${data.name}${data.fn ? ` \u00b7 ${data.fn}` : ''} \u00b7 ${data.state}${note}`;
+  /** Finds the tasks `query` names (graph-search.ts), marks them and centres the first; returns how many. */
+  find(query: string): number {
+    this.query = query;
+    this.matches = searchTasks(this.data(), query);
+    this.matchIndex = this.matches.length > 0 ? 0 : -1;
+    this.showMatch();
+    return this.matches.length;
+  }
+
+  /** Centres the next (or, `step` −1, the previous) task the search found. */
+  findNext(step = 1): void {
+    if (this.matches.length === 0) return;
+    this.matchIndex = (this.matchIndex + step + this.matches.length) % this.matches.length;
+    this.showMatch();
+  }
+
+  // ---- the model ------------------------------------------------------------------------------
+  private setTask(data: UiNode): void {
+    const known = this.tasks.get(data.name);
+    this.tasks.set(data.name, data);
+    const entry = this.taskEls.get(data.name);
+    if (
+      entry !== undefined &&
+      (known === undefined ||
+        known.state !== data.state ||
+        !known.gone !== !data.gone ||
+        !known.cancelled !== !data.cancelled ||
+        known.key !== data.key)
+    )
+      updateTaskElement(entry, data);
+    const group = this.grouping.groupOf.get(data.name);
+    if (group !== undefined && known?.state !== data.state) this.markGroup(group);
+    if (known?.state !== data.state) this.queueMinimap();
+  }
+
+  /** The tasks' structure changed: group again, then draw. */
+  private rebuild(list: readonly UiNode[]): void {
+    this.stats.structureChanges++;
+    this.tasks = new Map(list.map((data) => [data.name, data]));
+    this.shape = shapeKey(list);
+    this.grouping = groupTasks(list);
+    this.groupById = new Map(this.grouping.groups.map((group) => [group.id, group]));
+    for (const id of [...this.openGroups]) if (!this.groupById.has(id)) this.openGroups.delete(id);
+    this.taskEdges = edgesOf(list);
+    this.stats.nodes = list.length;
+    this.stats.groups = this.grouping.groups.length;
+    this.redraw();
+    if (this.query !== '') this.matches = searchTasks(list, this.query);
+    this.highlight();
+  }
+
+  /** Opens the closed group holding `name`, if any; true when it did. */
+  private openGroupOf(name: string): boolean {
+    const group = this.grouping.groupOf.get(name);
+    if (group === undefined || this.openGroups.has(group)) return false;
+    this.openGroups.add(group);
+    this.redraw();
+    return true;
+  }
+
+  /** The size a group is drawn at: closed, a box; open, a frame around its members. */
+  private sizeOfGroup(group: TaskGroup): Size {
+    return this.openGroups.has(group.id)
+      ? memberGrid(group.members.length).size
+      : { width: GROUP_W, height: GROUP_H };
+  }
+
+  // ---- drawing --------------------------------------------------------------------------------
+  /** Makes the elements the open and closed groups call for, then lays the drawn graph out when it changed. */
+  private redraw(): void {
+    const { groupOf } = this.grouping;
+    const wanted = new Set<string>();
+    const fragment = document.createDocumentFragment();
+    for (const [name, data] of this.tasks) {
+      const group = groupOf.get(name);
+      if (group !== undefined && !this.openGroups.has(group)) continue;
+      wanted.add(name);
+      const entry = this.taskEls.get(name);
+      if (entry !== undefined) {
+        if (entry.data !== data) updateTaskElement(entry, data);
+        continue;
+      }
+      const made = makeTaskElement(data);
+      this.taskEls.set(name, made);
+      fragment.appendChild(made.el);
+    }
+    for (const [name, entry] of this.taskEls) {
+      if (wanted.has(name)) continue;
+      entry.el.remove();
+      this.taskEls.delete(name);
+    }
+    this.el.nodes.appendChild(fragment);
+    for (const [id, entry] of this.groupEls) {
+      if (this.groupById.get(id) === entry.group) continue;
+      entry.el.remove();
+      this.groupEls.delete(id);
+    }
+    for (const group of this.grouping.groups) {
+      let entry = this.groupEls.get(group.id);
+      if (entry === undefined) {
+        entry = makeGroupElement(group);
+        this.groupEls.set(group.id, entry);
+        this.groupsLayer.appendChild(entry.el);
+      }
+      const open = this.openGroups.has(group.id);
+      if (entry.open !== open) this.drawGroup(entry);
+    }
+    this.stats.openGroups = this.openGroups.size;
+    this.stats.drawn = this.taskEls.size + this.grouping.groups.length - this.openGroups.size;
+
+    // The drawn graph: a group stands for its members, and edges join what is drawn.
+    const items: GraphNode[] = [];
+    this.sizes.clear();
+    const drawnAs = (name: string): string => groupOf.get(name) ?? name;
+    for (const [name, data] of this.tasks) {
+      const groupId = groupOf.get(name);
+      const group = groupId === undefined ? undefined : this.groupById.get(groupId);
+      if (group !== undefined && group.members[0] !== name) continue;
+      const id = group?.id ?? name;
+      items.push({ name: id, fn: data.fn, inputs: data.inputs.map(drawnAs) });
+      this.sizes.set(id, group === undefined ? TASK_SIZE : this.sizeOfGroup(group));
+    }
+    this.items = items;
+    this.itemEdges = edgesOf(items);
+    for (const id of [...this.positions.keys()]) if (!this.sizes.has(id)) this.positions.delete(id);
+    // An open group grows with its members: its size is part of the drawn shape.
+    const openSizes = [...this.openGroups]
+      .sort()
+      .map((id) => `${id}:${this.sizes.get(id)?.width}x${this.sizes.get(id)?.height}`);
+    const drawnShape = `${structureKey(items)}|${openSizes.join(',')}`;
+    if (drawnShape === this.drawnShape) return;
+    this.drawnShape = drawnShape;
+    this.layOut();
+  }
+
+  private drawGroup(entry: GroupElement): void {
+    drawGroupElement(
+      entry,
+      this.openGroups.has(entry.group.id),
+      this.sizeOfGroup(entry.group),
+      stateCounts(entry.group.members, this.tasks),
+    );
+  }
+
+  /** Places new nodes at once (big graphs, or after a first layout) and asks ELK for the layout. */
+  private layOut(): void {
+    const items = this.items;
+    const sizeOf = (id: string): Size => this.sizes.get(id) ?? TASK_SIZE;
+    const unplaced = items.some((item) => !this.positions.has(item.name));
+    const big = items.length > QUICK_FIRST_ABOVE || this.tasks.size > QUICK_FIRST_ABOVE;
+    if (unplaced && (big || this.stats.layouts > 0)) {
+      const quick = quickLayout(items, this.itemEdges, sizeOf);
+      const placed = Object.fromEntries(
+        items.map((item) => [
+          item.name,
+          this.positions.get(item.name) ?? quick.positions[item.name] ?? { x: 0, y: 0 },
+        ]),
+      );
+      this.stats.quickLayouts++;
+      this.apply(
+        { positions: placed, edges: {}, width: quick.width, height: quick.height },
+        this.stats.layouts > 0 ? 'elk' : 'quick',
+      );
+    } else if (!unplaced && items.length > 0) {
+      // Same nodes, new sizes (a group opened or closed): members and edges move at once.
+      this.apply({ positions: {}, edges: {}, width: 0, height: 0 }, this.currentEngine());
+    }
+    if (items.length > 0) {
+      this.el.layoutInfo.textContent = `${this.describe()} \u00b7 laying out\u2026`;
+      this.layout.request(elkGraph(items, this.itemEdges, sizeOf));
+    } else {
+      this.el.layoutInfo.textContent = 'no tasks yet';
+    }
+  }
+
+  private currentEngine(): 'quick' | 'elk' {
+    return document.documentElement.dataset['layout'] === 'elk' ? 'elk' : 'quick';
+  }
+
+  private describe(): string {
+    const groups = this.grouping.groups.length;
+    const grouped = groups === 0 ? '' : ` in ${this.items.length} nodes (${groups} groups)`;
+    return `${this.tasks.size} tasks${grouped}`;
   }
 
   private applyTransform(): void {
@@ -165,20 +418,26 @@ export class GraphCanvas {
       'transform',
       `translate(${this.view.x},${this.view.y}) scale(${this.view.k})`,
     );
+    const detail = levelOfDetail(this.view.k);
+    this.el.svg.classList.toggle('lod-no-task-labels', !detail.taskLabels);
+    this.el.svg.classList.toggle('lod-no-group-labels', !detail.groupLabels);
+    this.showViewportOnMinimap();
   }
 
-  /** Moves nodes to a layout and redraws the edges; node elements are kept (colours are not touched). */
+  /** Moves nodes to a layout (positions it lacks are kept) and redraws the edges. */
   private apply(layout: Layout, engine: 'quick' | 'elk'): void {
-    for (const [name, position] of Object.entries(layout.positions)) {
-      this.positions.set(name, position);
-      this.nodes.get(name)?.el.setAttribute('transform', `translate(${position.x},${position.y})`);
-    }
+    for (const [name, position] of Object.entries(layout.positions))
+      if (this.sizes.has(name)) this.positions.set(name, position);
+    this.placeElements();
+    const sizeOf = (id: string): Size => this.sizes.get(id) ?? TASK_SIZE;
     const fragment = document.createDocumentFragment();
     this.edgePaths = new Map();
-    for (const edge of this.edges) {
+    for (const edge of this.itemEdges) {
       const from = this.positions.get(edge.source);
       const to = this.positions.get(edge.target);
-      const points = layout.edges[edge.id] ?? (from && to ? straightEdge(from, to) : undefined);
+      const points =
+        layout.edges[edge.id] ??
+        (from && to ? straightEdge(from, to, sizeOf(edge.source), sizeOf(edge.target)) : undefined);
       if (points === undefined) continue;
       const path = svgEl('path', {
         d: pathData(points),
@@ -196,105 +455,282 @@ export class GraphCanvas {
       this.stats.firstRenderMs = performance.now();
       document.documentElement.dataset['rendered'] = 'true';
     }
-    // Fit once, and again when ELK's layout replaces the quick one, unless the user moved the view.
+    // The first view once, and again when ELK's layout replaces the quick one, unless the user moved the view.
     if (!this.fitted || (engine === 'elk' && this.stats.layouts === 1 && !this.userMoved)) {
-      this.fit();
-      this.fitted = true;
+      const box = this.el.svg.getBoundingClientRect();
+      if (box.width > 0 && this.bounds.width > 0) {
+        this.view = initialView(this.bounds, box.width, box.height, FIT_MARGIN);
+        this.fitted = true;
+      }
     }
+    const anchored = this.anchor === undefined ? undefined : this.positions.get(this.anchor.id);
+    if (this.anchor !== undefined && anchored !== undefined)
+      this.view = {
+        k: this.view.k,
+        x: this.anchor.x - anchored.x * this.view.k,
+        y: this.anchor.y - anchored.y * this.view.k,
+      };
+    if (this.pendingFocus !== undefined) this.centre(this.pendingFocus);
+    this.applyTransform();
     this.highlight();
+    this.queueMinimap();
+  }
+
+  /** Sets every drawn element's position from the layout, members in their group's grid. */
+  private placeElements(): void {
+    let right = -Infinity;
+    let bottom = -Infinity;
+    let left = Infinity;
+    let top = Infinity;
+    for (const [id, position] of this.positions) {
+      const size = this.sizes.get(id) ?? TASK_SIZE;
+      left = Math.min(left, position.x);
+      top = Math.min(top, position.y);
+      right = Math.max(right, position.x + size.width);
+      bottom = Math.max(bottom, position.y + size.height);
+      const group = this.groupById.get(id);
+      if (group === undefined) {
+        this.taskEls
+          .get(id)
+          ?.el.setAttribute('transform', `translate(${position.x},${position.y})`);
+        continue;
+      }
+      this.groupEls.get(id)?.el.setAttribute('transform', `translate(${position.x},${position.y})`);
+      if (!this.openGroups.has(id)) continue;
+      const { columns } = memberGrid(group.members.length);
+      for (const [index, member] of group.members.entries()) {
+        const offset = memberOffset(index, columns);
+        this.taskEls
+          .get(member)
+          ?.el.setAttribute(
+            'transform',
+            `translate(${position.x + offset.x},${position.y + offset.y})`,
+          );
+      }
+    }
+    this.bounds =
+      left === Infinity
+        ? { x: 0, y: 0, width: 0, height: 0 }
+        : { x: left, y: top, width: right - left, height: bottom - top };
+  }
+
+  /** Where a task is drawn (its box's top left), alone or inside its open group; undefined when not placed. */
+  private taskPosition(name: string): { x: number; y: number } | undefined {
+    const groupId = this.grouping.groupOf.get(name);
+    const group = groupId === undefined ? undefined : this.groupById.get(groupId);
+    if (group === undefined) return this.positions.get(name);
+    const position = this.positions.get(group.id);
+    if (position === undefined) return undefined;
+    if (!this.openGroups.has(group.id)) return position;
+    const offset = memberOffset(
+      group.members.indexOf(name),
+      memberGrid(group.members.length).columns,
+    );
+    return { x: position.x + offset.x, y: position.y + offset.y };
+  }
+
+  private centre(name: string): void {
+    const position = this.taskPosition(name);
+    const box = this.el.svg.getBoundingClientRect();
+    if (position === undefined || box.width === 0) return;
+    const k = Math.max(this.view.k, READABLE_ZOOM);
+    this.view = centreOn(
+      position.x + NODE_W / 2,
+      position.y + NODE_H / 2,
+      k,
+      box.width,
+      box.height,
+    );
+    this.applyTransform();
   }
 
   private onLayout(answer: LayoutAnswer): void {
     if ('error' in answer) {
       this.el.layoutInfo.textContent = `layout failed: ${answer.error}`;
-      if (this.stats.quickLayouts === 0) {
-        this.stats.quickLayouts++;
-        this.apply(quickLayout(this.data(), this.edges), 'quick');
-      }
+      this.stats.quickLayouts++;
+      const sizeOf = (id: string): Size => this.sizes.get(id) ?? TASK_SIZE;
+      this.apply(quickLayout(this.items, this.itemEdges, sizeOf), 'quick');
+      this.pendingFocus = undefined;
+      this.anchor = undefined;
       return;
     }
     this.stats.layouts++;
     this.stats.elkMs = Math.round(answer.ms);
     this.apply(answer.layout, 'elk');
+    this.pendingFocus = undefined;
+    this.anchor = undefined;
     this.stats.elkAppliedMs = performance.now();
     const where = this.stats.engine === 'worker' ? 'web worker' : 'page';
-    this.el.layoutInfo.textContent = `${this.nodes.size} tasks \u00b7 ${this.edges.length} edges \u00b7 ELK layout ${this.stats.elkMs} ms (${where})`;
+    this.el.layoutInfo.textContent = `${this.describe()} \u00b7 ${this.itemEdges.length} edges \u00b7 ELK layout ${this.stats.elkMs} ms (${where})`;
   }
 
-  /** The set of nodes or edges changed: add and remove node elements, place new ones at once, lay out again. */
-  private rebuild(list: readonly UiNode[]): void {
-    this.stats.structureChanges++;
-    const keep = new Set<string>();
-    const fragment = document.createDocumentFragment();
-    for (const data of list) {
-      keep.add(data.name);
-      const entry = this.nodes.get(data.name);
-      if (entry !== undefined) {
-        this.update(entry, data);
-        continue;
-      }
-      const made = this.make(data);
-      this.nodes.set(data.name, made);
-      fragment.appendChild(made.el);
-    }
-    for (const [name, entry] of this.nodes) {
-      if (keep.has(name)) continue;
-      entry.el.remove();
-      this.nodes.delete(name);
-      this.positions.delete(name);
-    }
-    this.el.nodes.appendChild(fragment);
-    this.edges = edgesOf(list);
-    this.stats.nodes = this.nodes.size;
-    this.structure = structureKey(list);
-    // Big graphs are drawn at once with a quick layering while ELK works; new nodes too.
-    const unplaced = list.some((data) => !this.positions.has(data.name));
-    if (unplaced && (list.length > QUICK_FIRST_ABOVE || this.stats.layouts > 0)) {
-      const quick = quickLayout(list, this.edges);
-      const placed = Object.fromEntries(
-        list.map((data) => [
-          data.name,
-          this.positions.get(data.name) ?? quick.positions[data.name] ?? { x: 0, y: 0 },
-        ]),
-      );
-      this.stats.quickLayouts++;
-      this.apply(
-        { positions: placed, edges: {}, width: quick.width, height: quick.height },
-        this.stats.layouts > 0 ? 'elk' : 'quick',
-      );
-    }
-    if (list.length > 0) {
-      this.el.layoutInfo.textContent = `${this.nodes.size} tasks \u00b7 laying out\u2026`;
-      this.layout.request(elkGraph(list, this.edges));
-    } else {
-      this.el.layoutInfo.textContent = 'no tasks yet';
-    }
+  /** The element that shows a task now: its own, or its closed group's. */
+  private elementOf(name: string): Element | undefined {
+    const own = this.taskEls.get(name);
+    if (own !== undefined) return own.el;
+    const group = this.grouping.groupOf.get(name);
+    return group === undefined ? undefined : this.groupEls.get(group)?.el;
+  }
+
+  private mark(element: Element | undefined, name: string): void {
+    if (element === undefined) return;
+    element.classList.add(name);
+    this.marked.add(element);
   }
 
   private highlight(): void {
-    for (const entry of this.nodes.values()) entry.el.classList.remove('selected', 'related');
+    for (const element of this.marked)
+      element.classList.remove('selected', 'related', 'match', 'current-match');
+    this.marked.clear();
     for (const path of this.edgePaths.values()) path.classList.remove('hot');
-    const selected = this.selected === undefined ? undefined : this.nodes.get(this.selected);
+    for (const name of this.matches) this.mark(this.elementOf(name), 'match');
+    const current = this.matches[this.matchIndex];
+    if (current !== undefined) this.mark(this.elementOf(current), 'current-match');
+    if (this.selected === undefined) return;
+    const selected = this.elementOf(this.selected);
     if (selected === undefined) return;
-    selected.el.classList.add('selected');
-    for (const edge of this.edges) {
+    this.mark(selected, 'selected');
+    for (const edge of this.taskEdges) {
       if (edge.target !== this.selected && edge.source !== this.selected) continue;
-      this.nodes
-        .get(edge.target === this.selected ? edge.source : edge.target)
-        ?.el.classList.add('related');
-      this.edgePaths.get(edge.id)?.classList.add('hot');
+      const other = this.elementOf(edge.target === this.selected ? edge.source : edge.target);
+      if (other !== selected) this.mark(other, 'related');
     }
+    const drawnAs = this.grouping.groupOf.get(this.selected) ?? this.selected;
+    for (const edge of this.itemEdges)
+      if (edge.source === drawnAs || edge.target === drawnAs)
+        this.edgePaths.get(edge.id)?.classList.add('hot');
   }
 
-  // ---- pan, zoom, click ---------------------------------------------------------------------
+  // ---- groups' counts, the minimap --------------------------------------------------------------
+  /** A member changed state: its group's bar is redrawn once for all the changes of this turn. */
+  private markGroup(id: string): void {
+    if (this.dirtyGroups.size === 0) queueMicrotask(() => this.flushGroups());
+    this.dirtyGroups.add(id);
+  }
+
+  private flushGroups(): void {
+    for (const id of this.dirtyGroups) {
+      const entry = this.groupEls.get(id);
+      if (entry !== undefined) this.drawGroup(entry);
+    }
+    // The marks (selected, match) are on the group's <g>, which is kept: nothing to mark again.
+    this.dirtyGroups.clear();
+  }
+
+  private queueMinimap(): void {
+    if (this.minimap === undefined || this.minimapQueued) return;
+    this.minimapQueued = true;
+    const draw = (): void => {
+      this.minimapQueued = false;
+      this.drawMinimap();
+    };
+    if (typeof requestAnimationFrame === 'function') requestAnimationFrame(draw);
+    else setTimeout(draw, 16);
+  }
+
+  private drawMinimap(): void {
+    if (this.minimap === undefined || this.bounds.width === 0) return;
+    const items: MinimapItem[] = [];
+    for (const [id, position] of this.positions) {
+      const size = this.sizes.get(id) ?? TASK_SIZE;
+      const group = this.groupById.get(id);
+      if (group === undefined) {
+        const state = this.tasks.get(id)?.state ?? 'waiting';
+        items.push({ ...position, ...size, state });
+      } else if (!this.openGroups.has(id)) {
+        items.push({
+          ...position,
+          ...size,
+          state: mainState(stateCounts(group.members, this.tasks)),
+        });
+      } else {
+        for (const member of group.members) {
+          const at = this.taskPosition(member);
+          const state = this.tasks.get(member)?.state ?? 'waiting';
+          if (at !== undefined) items.push({ ...at, ...TASK_SIZE, state });
+        }
+      }
+    }
+    this.minimap.draw(minimapFrame(this.bounds, MINIMAP_W, MINIMAP_H, MINIMAP_PAD), items);
+    this.showViewportOnMinimap();
+  }
+
+  /** Shows the minimap while part of the graph is out of view, with the view's rectangle on it. */
+  private showViewportOnMinimap(): void {
+    if (this.minimap === undefined) return;
+    const box = this.el.svg.getBoundingClientRect();
+    const visible = visibleBox(this.view, box.width, box.height);
+    const needed = this.bounds.width > 0 && !contains(visible, this.bounds);
+    const wasVisible = this.minimap.visible;
+    this.minimap.setVisible(needed);
+    if (!needed) return;
+    if (!wasVisible) this.queueMinimap();
+    const frame = minimapFrame(this.bounds, MINIMAP_W, MINIMAP_H, MINIMAP_PAD);
+    this.minimap.showViewport(toMinimap(frame, visible));
+  }
+
+  private onMinimap(mx: number, my: number): void {
+    const box = this.el.svg.getBoundingClientRect();
+    const frame = minimapFrame(this.bounds, MINIMAP_W, MINIMAP_H, MINIMAP_PAD);
+    this.userMoved = true;
+    this.view = viewForMinimapPoint(frame, mx, my, this.view, box.width, box.height);
+    this.applyTransform();
+  }
+
+  // ---- search ---------------------------------------------------------------------------------
+  private showMatch(): void {
+    const current = this.matches[this.matchIndex];
+    // Groups the search opened for an earlier match close again, unless the selection is inside.
+    for (const id of [...this.openedBySearch]) {
+      const holdsCurrent = current !== undefined && this.grouping.groupOf.get(current) === id;
+      const holdsSelected =
+        this.selected !== undefined && this.grouping.groupOf.get(this.selected) === id;
+      if (holdsCurrent || holdsSelected) continue;
+      this.openedBySearch.delete(id);
+      this.openGroups.delete(id);
+    }
+    this.redraw();
+    if (current !== undefined) {
+      const group = this.grouping.groupOf.get(current);
+      if (group !== undefined && !this.openGroups.has(group)) this.openedBySearch.add(group);
+      this.focus(current);
+    }
+    this.highlight();
+    if (this.el.searchInfo !== undefined)
+      this.el.searchInfo.textContent =
+        this.query.trim() === ''
+          ? ''
+          : this.matches.length === 0
+            ? 'no match'
+            : `${this.matchIndex + 1}/${this.matches.length}`;
+  }
+
+  private listenToSearch(): void {
+    const input = this.el.search;
+    if (input === undefined) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    input.addEventListener('input', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => this.find(input.value), SEARCH_DELAY_MS);
+    });
+    input.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        clearTimeout(timer);
+        if (input.value !== this.query) this.find(input.value);
+        else this.findNext(event.shiftKey ? -1 : 1);
+      } else if (event.key === 'Escape') {
+        clearTimeout(timer);
+        input.value = '';
+        this.find('');
+      }
+    });
+  }
+
+  // ---- pan, zoom, click -----------------------------------------------------------------------
   private zoomAt(px: number, py: number, wanted: number): void {
     this.userMoved = true;
-    const k = Math.min(4, Math.max(0.02, wanted));
-    this.view = {
-      k,
-      x: px - (px - this.view.x) * (k / this.view.k),
-      y: py - (py - this.view.y) * (k / this.view.k),
-    };
+    this.view = zoomAbout(this.view, px, py, wanted);
     this.applyTransform();
   }
 
@@ -337,24 +773,35 @@ export class GraphCanvas {
     };
     svg.addEventListener('pointerup', endDrag);
     svg.addEventListener('pointercancel', endDrag);
+    // A wheel zooms about the pointer; a touchpad's pinch arrives as a wheel with ctrlKey, finer.
     svg.addEventListener(
       'wheel',
       (event) => {
         event.preventDefault();
         const box = svg.getBoundingClientRect();
+        const rate = event.ctrlKey ? 0.01 : 0.0015;
         this.zoomAt(
           event.clientX - box.left,
           event.clientY - box.top,
-          this.view.k * Math.exp(-event.deltaY * 0.0015),
+          this.view.k * Math.exp(-event.deltaY * rate),
         );
       },
       { passive: false },
     );
-    this.el.nodes.addEventListener('click', (event) => {
+    this.el.viewport.addEventListener('click', (event) => {
       if (suppressClick) return;
-      const target = event.target instanceof Element ? event.target.closest('g.node') : null;
-      const name = target?.getAttribute('data-task');
-      if (name) this.onSelect(name);
+      const target = event.target instanceof Element ? event.target : null;
+      const task = target?.closest('g.node')?.getAttribute('data-task');
+      if (task) {
+        this.onSelect(task);
+        return;
+      }
+      const group = target?.closest('g.group');
+      const id = group?.getAttribute('data-group');
+      if (group == null || !id) return;
+      const open = group.classList.contains('open');
+      // An open group closes by its header only: a click between its members is not a close.
+      if (!open || target?.closest('.group-header') != null) this.setGroupOpen(id, !open);
     });
   }
 }

@@ -9,6 +9,53 @@ export const NODE_H = 34;
 const GAP_X = 60;
 const GAP_Y = 14;
 
+/** A closed group's node: wider and taller than a task's, for its title, bar and counts. */
+export const GROUP_W = 200;
+export const GROUP_H = 58;
+/** An open group's frame: a header to close it by, then its members in a grid. */
+export const GROUP_HEADER = 26;
+const GROUP_PAD = 8;
+const MEMBER_GAP_X = 12;
+const MEMBER_GAP_Y = 10;
+/** The open grid's shape on screen, width to height: about a wide window's. */
+const GRID_ASPECT = 1.6;
+
+/** The width and height of a drawn node, in graph units. */
+export interface Size {
+  readonly width: number;
+  readonly height: number;
+}
+export const TASK_SIZE: Size = { width: NODE_W, height: NODE_H };
+/** A node's size by its name; every node is a task's size unless told otherwise. */
+export type SizeOf = (name: string) => Size;
+const taskSize: SizeOf = () => TASK_SIZE;
+
+/** An open group's members in a grid: its columns, and the size of the frame holding them. */
+export function memberGrid(count: number): { readonly columns: number; readonly size: Size } {
+  const cellW = NODE_W + MEMBER_GAP_X;
+  const cellH = NODE_H + MEMBER_GAP_Y;
+  const columns = Math.max(
+    1,
+    Math.min(count, Math.ceil(Math.sqrt((GRID_ASPECT * count * cellH) / cellW))),
+  );
+  const rows = Math.ceil(count / columns);
+  return {
+    columns,
+    size: {
+      width: 2 * GROUP_PAD + columns * cellW - MEMBER_GAP_X,
+      height: GROUP_HEADER + GROUP_PAD + rows * cellH - MEMBER_GAP_Y,
+    },
+  };
+}
+
+/** Where member `index` of an open group sits, from the frame's top left corner. */
+export function memberOffset(index: number, columns: number): { x: number; y: number } {
+  return {
+    x: GROUP_PAD + (index % columns) * (NODE_W + MEMBER_GAP_X),
+    y: GROUP_HEADER + Math.floor(index / columns) * (NODE_H + MEMBER_GAP_Y),
+  };
+}
+
 /** What the helpers need of a node. */
 export type GraphNode = Pick<UiNode, 'name' | 'key' | 'fn' | 'inputs' | 'gone'>;
 
@@ -100,18 +147,25 @@ export function structureKey(nodes: readonly GraphNode[]): string {
 export function straightEdge(
   from: { x: number; y: number },
   to: { x: number; y: number },
+  fromSize: Size = TASK_SIZE,
+  toSize: Size = TASK_SIZE,
 ): Point[] {
   return [
-    [from.x + NODE_W, from.y + NODE_H / 2],
-    [to.x, to.y + NODE_H / 2],
+    [from.x + fromSize.width, from.y + fromSize.height / 2],
+    [to.x, to.y + toSize.height / 2],
   ];
 }
 
 /**
  * A layering in O(nodes + edges): a node's column is the longest chain of inputs before it
- * (Kahn's order; nodes on a cycle go after the rest), rows in node order. Straight edges.
+ * (Kahn's order; nodes on a cycle go after the rest), rows in node order; a column is as wide as
+ * its widest node. Straight edges.
  */
-export function quickLayout(nodes: readonly GraphNode[], edges: readonly Edge[]): Layout {
+export function quickLayout(
+  nodes: readonly GraphNode[],
+  edges: readonly Edge[],
+  sizeOf: SizeOf = taskSize,
+): Layout {
   const depth = new Map<string, number>();
   const indegree = new Map<string, number>();
   const outs = new Map<string, string[]>();
@@ -134,31 +188,47 @@ export function quickLayout(nodes: readonly GraphNode[], edges: readonly Edge[])
       if (left === 0) queue.push(target);
     }
   }
-  const rows: number[] = [];
+  const columnWidths: number[] = [];
+  for (const node of nodes) {
+    const column = depth.get(node.name) ?? 0;
+    columnWidths[column] = Math.max(columnWidths[column] ?? 0, sizeOf(node.name).width);
+  }
+  const columnX: number[] = [];
+  let across = 0;
+  for (let column = 0; column < columnWidths.length; column++) {
+    columnX[column] = across;
+    across += (columnWidths[column] ?? 0) + GAP_X;
+  }
+  const filled: number[] = [];
   const positions: Record<string, { x: number; y: number }> = {};
   let width = 0;
   let height = 0;
   for (const node of nodes) {
     const column = depth.get(node.name) ?? 0;
-    const row = rows[column] ?? 0;
-    rows[column] = row + 1;
-    const x = column * (NODE_W + GAP_X);
-    const y = row * (NODE_H + GAP_Y);
+    const size = sizeOf(node.name);
+    const x = columnX[column] ?? 0;
+    const y = filled[column] ?? 0;
+    filled[column] = y + size.height + GAP_Y;
     positions[node.name] = { x, y };
-    width = Math.max(width, x + NODE_W);
-    height = Math.max(height, y + NODE_H);
+    width = Math.max(width, x + size.width);
+    height = Math.max(height, y + size.height);
   }
   const edgePoints: Record<string, Point[]> = {};
   for (const edge of edges) {
     const from = positions[edge.source];
     const to = positions[edge.target];
-    if (from !== undefined && to !== undefined) edgePoints[edge.id] = straightEdge(from, to);
+    if (from !== undefined && to !== undefined)
+      edgePoints[edge.id] = straightEdge(from, to, sizeOf(edge.source), sizeOf(edge.target));
   }
   return { positions, edges: edgePoints, width, height };
 }
 
 /** ELK's input: layered, left to right; big graphs get the cheaper settings. */
-export function elkGraph(nodes: readonly GraphNode[], edges: readonly Edge[]): ElkInput {
+export function elkGraph(
+  nodes: readonly GraphNode[],
+  edges: readonly Edge[],
+  sizeOf: SizeOf = taskSize,
+): ElkInput {
   const big = nodes.length > 300;
   return {
     id: 'root',
@@ -172,7 +242,7 @@ export function elkGraph(nodes: readonly GraphNode[], edges: readonly Edge[]): E
       'elk.layered.thoroughness': big ? '1' : '7',
       'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
     },
-    children: nodes.map((node) => ({ id: node.name, width: NODE_W, height: NODE_H })),
+    children: nodes.map((node) => ({ id: node.name, ...sizeOf(node.name) })),
     edges: edges.map((edge) => ({ id: edge.id, sources: [edge.source], targets: [edge.target] })),
   };
 }

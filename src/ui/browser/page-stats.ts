@@ -14,8 +14,13 @@ export interface PageStats {
   engine: 'worker' | 'page' | null;
   snapshots: number;
   diffs: number;
+  /** Tasks in the graph (each one, drawn alone or inside a group). */
   nodes: number;
   structureChanges: number;
+  /** Groups of similar tasks (graph-groups.ts), how many are open, and the node elements drawn (tasks outside closed groups, plus closed groups). */
+  groups: number;
+  openGroups: number;
+  drawn: number;
 }
 
 declare global {
@@ -41,6 +46,9 @@ export function publishStats(plan: string): PageStats {
     diffs: 0,
     nodes: 0,
     structureChanges: 0,
+    groups: 0,
+    openGroups: 0,
+    drawn: 0,
   };
   window.zkPlanUi = stats;
   return stats;

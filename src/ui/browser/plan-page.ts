@@ -34,6 +34,9 @@ const canvas = new GraphCanvas(
     edges: byId<SVGGElement>('edges'),
     nodes: byId<SVGGElement>('nodes'),
     layoutInfo: byId('layout-info'),
+    minimap: byId('minimap'),
+    search: byId<HTMLInputElement>('graph-search'),
+    searchInfo: byId('search-info'),
   },
   stats,
   (name) => select(name),
@@ -157,8 +160,10 @@ function onSnapshot(model: UiModel): void {
   taskList.show(model.nodes);
   drawGraph(model.nodes);
   panel.refresh();
-  if (requestedTask !== undefined && model.nodes.some((node) => node.name === requestedTask))
+  if (requestedTask !== undefined && model.nodes.some((node) => node.name === requestedTask)) {
     select(requestedTask);
+    canvas.focus(requestedTask);
+  }
   requestedTask = undefined;
 }
 
