@@ -22,7 +22,8 @@ export interface CriticalPath {
 /**
  * The chain through the inputs whose durations add up to the most; the empty path for no tasks.
  * Inputs that are not among `tasks` are left out; tasks on a cycle (no plan has one, but the list
- * may come from forged records) are never on the path. Ties go to the task listed first.
+ * may come from forged records) are never on the path. Of inputs as long, the one listed first
+ * is taken; of chains as long, the one that ends last in the inputs' order.
  */
 export function criticalPath(tasks: readonly PathTask[]): CriticalPath {
   const byName = new Map(tasks.map((task) => [task.name, task]));
@@ -54,12 +55,13 @@ export function criticalPath(tasks: readonly PathTask[]): CriticalPath {
       if (left === 0) ready.push(dependent);
     }
   }
+  // Among chains as long, the one that goes on furthest: a task that took no time still ends it.
   let last: string | undefined;
   let totalMs = 0;
-  for (const task of tasks) {
-    const length = longest.get(task.name);
-    if (length !== undefined && (last === undefined || length > totalMs)) {
-      last = task.name;
+  for (const name of ready) {
+    const length = longest.get(name) ?? 0;
+    if (last === undefined || length >= totalMs) {
+      last = name;
       totalMs = length;
     }
   }

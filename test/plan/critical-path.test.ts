@@ -34,9 +34,9 @@ describe('criticalPath', () => {
 
   it('is empty for no tasks; leaves out unknown inputs, cycles and durations that are no number', () => {
     expect(criticalPath([])).toEqual({ names: [], totalMs: 0 });
-    // b adds nothing, so the path ends at a (a tie goes to the task listed first).
+    // b adds nothing, yet it ends the chain a starts.
     expect(criticalPath([task('a', 4, ['gone']), task('b', Number.NaN, ['a'])])).toEqual({
-      names: ['a'],
+      names: ['a', 'b'],
       totalMs: 4,
     });
     // x and y feed each other (a forged list): neither is ever ready, so neither is on the path.
