@@ -12,6 +12,14 @@ export interface PageStats {
   diffs: number;
   nodes: number;
   structureChanges: number;
+  /** From the timeline's show() to its first drawing with the tries read (ms); null until then. */
+  timelineRenderMs: number | null;
+  /** The timeline's last layout and drawing alone (ms). */
+  timelineDrawMs: number | null;
+  /** The timeline's last read of the tries (GET /api/timeline, ms). */
+  timelineFetchMs: number | null;
+  /** Bars the timeline laid out last. */
+  timelineBars: number;
 }
 
 declare global {
@@ -35,6 +43,10 @@ export function publishStats(plan: string): PageStats {
     diffs: 0,
     nodes: 0,
     structureChanges: 0,
+    timelineRenderMs: null,
+    timelineDrawMs: null,
+    timelineFetchMs: null,
+    timelineBars: 0,
   };
   window.zkPlanUi = stats;
   return stats;

@@ -17,6 +17,7 @@ import { GraphCanvas } from './graph-canvas.js';
 import { publishStats } from './page-stats.js';
 import { PlanActions } from './plan-actions.js';
 import { TaskPanel } from './task-panel.js';
+import { TimelineView } from './timeline-view.js';
 
 const plan = document.body.dataset['plan'] ?? '';
 const stats = publishStats(plan);
@@ -41,6 +42,8 @@ const panel = new TaskPanel(
   (name) => select(name),
   (name) => canvas.keyOf(name),
 );
+
+const timeline = new TimelineView(byId('timeline-view'), plan, stats, (name) => select(name));
 
 function select(name: string): void {
   canvas.select(name);
@@ -98,6 +101,7 @@ function onSnapshot(model: UiModel): void {
   stats.snapshots++;
   setStatus(model.status);
   canvas.show(model.nodes);
+  timeline.setNodes(model.nodes);
   panel.refresh();
   if (requestedTask !== undefined && model.nodes.some((node) => node.name === requestedTask))
     select(requestedTask);
@@ -118,11 +122,22 @@ function onDiff(diff: UiDiff): void {
     touchedSelected = true;
   }
   if (touchedSelected) panel.refresh();
+  if (diff.changed.length > 0 || diff.added.length > 0 || diff.removed.length > 0)
+    timeline.setNodes(canvas.data());
 }
 
 byId('fit').addEventListener('click', () => canvas.fit());
 byId('zoom-in').addEventListener('click', () => canvas.zoomBy(1.25));
 byId('zoom-out').addEventListener('click', () => canvas.zoomBy(0.8));
+// Until the page's view switch takes it: the timeline shows under the graph, and `?view=timeline` opens it.
+const timelineToggle = byId('timeline-toggle');
+function toggleTimeline(on: boolean): void {
+  timelineToggle.setAttribute('aria-pressed', String(on));
+  if (on) timeline.show();
+  else timeline.hide();
+}
+timelineToggle.addEventListener('click', () => toggleTimeline(!timeline.visible));
+if (new URLSearchParams(window.location.search).get('view') === 'timeline') toggleTimeline(true);
 
 const source = subscribe(
   `/api/events?path=${encodeURIComponent(plan)}`,
