@@ -16,11 +16,7 @@ export const MAX_TRY_MESSAGE_CHARS = 300;
 /** A kept try's error code and worker id are cut to this many characters. */
 export const MAX_TRY_LABEL_CHARS = 200;
 
-/**
- * One failed try of a task, as its records keep it.
- *
- * @category Plan status
- */
+/** One failed try of a task, as its records keep it. */
 export interface FailedTry {
   /** Which try it was, from 1. */
   readonly attempt: number;
