@@ -7,8 +7,6 @@
  * a try its worker gave back uncharged (a pause, a session expiry, a stop) or lost to a crash
  * before the write is not recorded anywhere, and is not listed.
  */
-import type { TaskFailure } from './failure-policy.js';
-
 /** The most failed tries a record keeps: the latest ones (each try's `attempt` says which it was). */
 export const MAX_KEPT_TRIES = 20;
 /** A kept try's error message is cut to this many characters. */
@@ -31,8 +29,17 @@ export interface FailedTry {
   readonly message: string;
 }
 
+/** What a failed try's record (a TaskFailure) says of it. */
+interface RecordedFailure {
+  readonly attempts: number;
+  readonly workerId: string;
+  readonly at: Date;
+  readonly code: string;
+  readonly message: string;
+}
+
 /** The try a failure describes, with when its function started (undefined: before it started). */
-export function failedTryOf(failure: TaskFailure, startedAt: Date | undefined): FailedTry {
+export function failedTryOf(failure: RecordedFailure, startedAt: Date | undefined): FailedTry {
   return {
     attempt: failure.attempts,
     workerId: clip(failure.workerId, MAX_TRY_LABEL_CHARS),
