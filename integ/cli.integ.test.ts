@@ -188,13 +188,17 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
       /failed/,
     );
 
-    const [plans, plansJson, show, showJson, showDone] = await Promise.all([
-      run(['plans', parent]),
-      run(['plans', parent, '--json']),
-      run(['show', failing]),
-      run(['show', failing, '--json']),
-      run(['show', done]),
-    ]);
+    const [plans, plansJson, show, showJson, showDone, timeline, byWorker, misused] =
+      await Promise.all([
+        run(['plans', parent]),
+        run(['plans', parent, '--json']),
+        run(['show', failing]),
+        run(['show', failing, '--json']),
+        run(['show', done]),
+        run(['show', done, '--timeline']),
+        run(['show', failing, '--timeline', '--by-worker']),
+        run(['show', done, '--by-worker']),
+      ]);
     expect(plans.code).toBe(0);
     const lines = plans.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^PLAN\s+STATE\s+PROGRESS\s+FAILED$/);
@@ -258,6 +262,19 @@ describe('zk-plan plans, show, wait, rm, retry', () => {
     expect(showDone.stdout).toMatch(
       new RegExp(`sum\\(\\)\\s+${short(one)},${short(two)}\\s+${ran}`),
     );
+
+    // The timeline: a line per task with its bar, the sum on the critical path after an input.
+    expect(timeline.code).toBe(0);
+    expect(timeline.stdout).toContain(`${done}: timeline of 3 task(s), 3 tries`);
+    for (const task of [one, two])
+      expect(timeline.stdout).toMatch(new RegExp(`${short(task)}\\s+\\|[ #]*#[ #]*\\|`));
+    expect(timeline.stdout).toMatch(/^\* task-\d+\s+\|[ #]*#[ #]*\|/m);
+    expect(timeline.stdout).toMatch(/critical path \(\d[\d.]*m?s\): task-\d+ → task-\d+/);
+    // Per worker: the failed plan's one try, its worker's line drawn failed.
+    expect(byWorker.code).toBe(0);
+    expect(byWorker.stdout).toMatch(/\S+\/\d+\s+\|\s*x+\s*\|/);
+    expect(misused.code).toBe(2);
+    expect(misused.stderr).toContain(`zk-plan show ${done} --timeline --by-worker`);
   });
 
   it('wait follows a plan to completion: exit 0, progress lines (at most one a second), the final status with --json', async () => {

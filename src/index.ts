@@ -101,6 +101,7 @@ export type { PlanCounts } from './plan/plan-progress.js';
 export type { PlanView, PlanSummary, TaskView } from './plan/plan-view.js';
 export type { TaskViewState } from './plan/plan-progress.js';
 export type { TaskFailure } from './store/failure-policy.js';
+export type { TaskTry, TaskTryOutcome } from './plan/task-tries-view.js';
 
 // ---------------------------------------------------------------------------------------------
 // Workers: pools of worker loops that claim and run tasks, the live registry of workers, and the

@@ -8,9 +8,11 @@
 import type { TaskFailure } from '../store/failure-policy.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import type { TaskStore } from '../store/task-store.js';
+import type { FailedTry } from '../store/task-tries.js';
 import type { PlanDescriber } from './plan-describer.js';
 import type { TaskView } from './plan-view.js';
 import type { Zk } from '../zk/zk.js';
+import { failedTriesOf } from './task-tries-view.js';
 
 export class CancelHistory {
   constructor(
@@ -52,6 +54,7 @@ export function cancelRecord(
     keepResult: task.keepResult,
     ...(task.key !== undefined ? { key: task.key } : {}),
     failedTries: task.failedTries ?? 0,
+    ...withTries(failedTriesOf(task.tries)),
   };
   switch (task.state) {
     case 'running':
@@ -83,6 +86,11 @@ export function cancelRecord(
     case 'unstarted':
       return undefined; // states only a record gives: the task has one, never written again
   }
+}
+
+/** The failed tries a record keeps (none: no field). */
+function withTries(tries: readonly FailedTry[]): { tries?: readonly FailedTry[] } {
+  return tries.length > 0 ? { tries } : {};
 }
 
 /** A failed task whose `failed` node holds nothing zk-plan can read: recorded failed all the same. */

@@ -30,6 +30,7 @@ import type { PlanSummary, PlanView, TaskView } from './plan-view.js';
 import type { TaskHistoryRecord } from '../store/task-history.js';
 import type { TaskViewState } from './plan-progress.js';
 import type { TaskKeys } from './task-keys.js';
+import { taskTries, type LastTry, type TaskTry } from './task-tries-view.js';
 
 /** Everything read about one live task. */
 interface LiveTask {
@@ -283,10 +284,16 @@ function liveView(
   const { snapshot, definition, owner } = task;
   const attempts: AttemptRecord | undefined = snapshot.attempts;
   const failure = snapshot.failure;
+  const state = viewState(snapshot, blockedReason !== undefined);
+  const running: LastTry | undefined =
+    state === 'running' && owner !== undefined
+      ? { outcome: 'running', workerId: owner.workerId, startedAt: owner.claimedAt }
+      : undefined;
+  const tries = taskTries(attempts?.tries ?? [], attempts?.failures ?? 0, running);
   return {
     task: snapshot.task,
     name: nameOf(snapshot.task),
-    state: viewState(snapshot, blockedReason !== undefined),
+    state,
     fn: definition === undefined ? '?' : 'fn' in definition ? definition.fn : 'inline',
     params: definition !== undefined && 'fn' in definition ? definition.params : [],
     inputs,
@@ -323,6 +330,7 @@ function liveView(
       : {}),
     ...(failure || attempts ? { failedTries: failure?.attempts ?? attempts?.failures } : {}),
     ...(failure ? { failure, workerId: failure.workerId, finishedAt: failure.at } : {}),
+    ...(tries === undefined ? {} : { tries }),
     ...(blockedReason ? { blockedReason } : {}),
   };
 }
@@ -333,6 +341,7 @@ function recordedView(
   record: TaskHistoryRecord,
   inputs: readonly string[],
 ): TaskView {
+  const tries = recordedTries(record);
   const common = {
     task,
     name: nameOf(task),
@@ -344,6 +353,7 @@ function recordedView(
     keepResult: record.keepResult,
     ...(record.failedTries > 0 ? { failedTries: record.failedTries } : {}),
     ...(record.omitted ? { omitted: true as const } : {}),
+    ...(tries === undefined ? {} : { tries }),
   };
   switch (record.state) {
     case 'done':
@@ -386,5 +396,35 @@ function recordedView(
       };
     case 'unstarted':
       return { ...common, cancelledAt: record.cancelledAt, was: record.was };
+  }
+}
+
+/** A recorded task's tries: its kept failed ones, then the try that completed it or ran when its plan was cancelled. */
+function recordedTries(record: TaskHistoryRecord): TaskTry[] | undefined {
+  const failed = record.tries ?? [];
+  switch (record.state) {
+    case 'done':
+      return taskTries(failed, record.failedTries, {
+        outcome: record.skipped === undefined ? 'done' : 'skipped',
+        ...(record.workerId === undefined ? {} : { workerId: record.workerId }),
+        ...(record.startedAt === undefined ? {} : { startedAt: record.startedAt }),
+        finishedAt: record.finishedAt,
+      });
+    case 'cancelled':
+      return taskTries(
+        failed,
+        record.failedTries,
+        record.was === 'running'
+          ? {
+              outcome: 'cancelled',
+              ...(record.workerId === undefined ? {} : { workerId: record.workerId }),
+              ...(record.startedAt === undefined ? {} : { startedAt: record.startedAt }),
+              finishedAt: record.cancelledAt,
+            }
+          : undefined,
+      );
+    case 'failed':
+    case 'unstarted':
+      return taskTries(failed, record.failedTries, undefined);
   }
 }

@@ -3,6 +3,7 @@ import type { PlanStatus } from './plan-status.js';
 import type { TaskFailure } from '../store/failure-policy.js';
 
 import type { TaskViewState } from './plan-progress.js';
+import type { TaskTry } from './task-tries-view.js';
 
 /**
  * One task of a plan, live or ended (from the plan's history: done, or failed, cancelled or unstarted in a cancelled plan).
@@ -43,6 +44,11 @@ export interface TaskView {
   /** Failed tries of the task: so far (live), all of them (failed), or before the try that succeeded (done). Absent when none is recorded. */
   readonly failedTries?: number;
   readonly failure?: TaskFailure;
+  /**
+   * Its tries, oldest first: the failed ones its records keep (the latest 20), then the one that
+   * completed it, runs it, or ran when its plan was cancelled. Absent when none is known.
+   */
+  readonly tries?: readonly TaskTry[];
   /** Why it can never run, when blocked. */
   readonly blockedReason?: string;
   /**

@@ -3,6 +3,7 @@ import { InputFailedError } from '../errors/trigger-errors.js';
 import { retryDelayMs, type ResolvedRetryPolicy } from '../config/plan-options.js';
 import { ZkPlanError } from '../errors/base-error.js';
 import { PermanentError } from '../errors/task-errors.js';
+import type { FailedTry } from './task-tries.js';
 
 /**
  * A task's failed try as recorded in ZooKeeper (`task/attempts` and `task/failed`): plain data, readable by any tool.
@@ -24,11 +25,13 @@ export interface TaskFailure {
   readonly at: Date;
 }
 
-/** What `task/attempts` holds: failed tries so far, when the next may start, and the last failure. */
+/** What `task/attempts` holds: failed tries so far, when the next may start, the last failure, and the latest failed tries (src/store/task-tries.ts). */
 export interface AttemptRecord {
   readonly failures: number;
   readonly notBefore: Date;
   readonly lastFailure: TaskFailure;
+  /** The latest failed tries, oldest first, at most MAX_KEPT_TRIES; absent in records of earlier versions. */
+  readonly tries?: readonly FailedTry[];
 }
 
 /** A stored failure (`task/failed`, a history record's), checked field by field; undefined when it is not one zk-plan writes. */

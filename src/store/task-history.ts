@@ -18,6 +18,7 @@ import { decodeValue, encodeValue, MAX_VALUE_BYTES } from '../serialization/code
 import { parseTaskFailure, type TaskFailure } from './failure-policy.js';
 import type { FailedInput } from '../trigger/failed-inputs.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
+import { parseFailedTries, type FailedTry } from './task-tries.js';
 
 /** The most bytes a record may take: what one znode holds. A longer one is kept without its params and outputs. */
 export const MAX_HISTORY_RECORD_BYTES = MAX_VALUE_BYTES;
@@ -38,6 +39,11 @@ interface RecordBase {
   readonly key?: string;
   /** Failed tries before the one that succeeded (done), before it was cancelled, or in all (failed). */
   readonly failedTries: number;
+  /**
+   * The latest of those failed tries (at most MAX_KEPT_TRIES, oldest first), copied from the
+   * task's `attempts` record when it ended; absent when none is recorded.
+   */
+  readonly tries?: readonly FailedTry[];
   /** The record was too large for one znode: its params and outputs were left out, its texts cut. */
   readonly omitted?: true;
 }
@@ -224,6 +230,8 @@ export function parseHistoryRecord(
 
 function baseOf(stored: Record<string, unknown>): RecordBase | undefined {
   const { fn, params, outputs, keepResult, key, failedTries } = stored;
+  // A list that is not one zk-plan writes is left out; the record still holds.
+  const tries = parseFailedTries(stored['tries']);
   if (
     typeof fn !== 'string' ||
     !Array.isArray(outputs) ||
@@ -244,6 +252,7 @@ function baseOf(stored: Record<string, unknown>): RecordBase | undefined {
     keepResult: keepResult === true,
     ...(typeof key === 'string' ? { key } : {}),
     failedTries: (failedTries as number | undefined) ?? 0,
+    ...(tries === undefined || tries.length === 0 ? {} : { tries }),
     ...(stored['omitted'] === true ? { omitted: true as const } : {}),
   };
 }

@@ -5,6 +5,7 @@ import { planSettingsFrom, type PlanSettings } from '../config/plan-options.js';
 import { parseTaskFailure, type AttemptRecord, type TaskFailure } from './failure-policy.js';
 import { parseWaitingRecord, type WaitingRecord } from './waiting-record.js';
 import { parseHistoryRecord, type TaskHistoryRecord } from './task-history.js';
+import { parseFailedTries } from './task-tries.js';
 import {
   ARG_PREFIX,
   ATTEMPTS,
@@ -162,7 +163,14 @@ export class TaskReader {
         'expected { failures, notBefore, lastFailure }',
       );
     }
-    return { failures: value.failures, notBefore: value.notBefore, lastFailure };
+    // A list that is not one zk-plan writes is left out: the count and the last failure still hold.
+    const tries = parseFailedTries(value.tries);
+    return {
+      failures: value.failures,
+      notBefore: value.notBefore,
+      lastFailure,
+      ...(tries === undefined ? {} : { tries }),
+    };
   }
 
   /** The task's failure for good (`failed`); undefined when it has none, or one that is not a failure zk-plan writes. */

@@ -75,6 +75,8 @@ export interface ClaimProgress {
   skipped?: string;
   /** Tasks its function's ctx.spawn and ctx.continueWith calls resolved in this try. */
   spawned?: number;
+  /** When this try's function started: kept with the try if it fails (src/store/task-tries.ts). */
+  tryStartedAt?: Date;
 }
 
 /** A read error kept for later: whether it matters depends on what else the task holds. */

@@ -49,5 +49,5 @@ export function taskListHtml(): string {
 
 /** The timeline view's container (the timeline fills it). */
 export function timelineSectionHtml(): string {
-  return `<section id="timeline-view" hidden></section>`;
+  return `<section id="timeline-view" class="timeline-view" hidden></section>`;
 }

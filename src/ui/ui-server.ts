@@ -30,6 +30,7 @@ import { ASSET_ROUTES, serveUiAsset } from './asset-routes.js';
 import { CLUSTER_ROUTES } from './cluster-routes.js';
 import { PLAN_ROUTES } from './plan-routes.js';
 import { TASK_ROUTES } from './task-routes.js';
+import { TIMELINE_ROUTES } from './timeline-routes.js';
 import { DEFAULTS } from '../config/defaults.js';
 
 export { isLoopbackHost };
@@ -67,7 +68,13 @@ export interface UiServer {
 
 /** The routes of GET and HEAD requests, by path; any other path is a static asset or 404. */
 const ROUTES = new Map<string, UiRoute>(
-  Object.entries({ ...PLAN_ROUTES, ...TASK_ROUTES, ...CLUSTER_ROUTES, ...ASSET_ROUTES }),
+  Object.entries({
+    ...PLAN_ROUTES,
+    ...TASK_ROUTES,
+    ...TIMELINE_ROUTES,
+    ...CLUSTER_ROUTES,
+    ...ASSET_ROUTES,
+  }),
 );
 
 /** Starts the web view; resolves once it listens. */

@@ -134,6 +134,31 @@ export function byName(a: { readonly name: string }, b: { readonly name: string 
   return a.name.length - b.name.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
+/** How a try ended, on the timeline (see TaskTryOutcome). */
+export type UiTryOutcome = 'failed' | 'done' | 'skipped' | 'running' | 'cancelled';
+
+/** One try of a task on the timeline: times in epoch ms, 0 when unknown (a running try has no end). */
+export interface UiTry {
+  /** Which try it was, from 1. */
+  readonly attempt: number;
+  readonly outcome: UiTryOutcome;
+  /** The worker loop that ran it; '' when unknown. */
+  readonly worker: string;
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  /** A failed try's `code: message`, at most 300 characters. */
+  readonly error?: string;
+}
+
+/** `GET /api/timeline?path=<plan>`: every try of the plan's tasks that started, by task name. */
+export interface UiTimeline {
+  readonly plan: string;
+  /** When the plan was read (the server's clock, epoch ms). */
+  readonly at: number;
+  /** Each task's tries, oldest first; tasks that never ran are left out. */
+  readonly tries: Readonly<Record<string, readonly UiTry[]>>;
+}
+
 /** A row of the plans page. */
 export interface UiPlanRow {
   readonly plan: string;

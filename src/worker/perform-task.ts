@@ -40,6 +40,8 @@ import { failTaskForGood, retryPolicyFor, retryPolicyOf } from './record-failure
 import type { PlanSettings } from '../config/plan-options.js';
 import type { TaskEventLabels } from './worker-events.js';
 import { recordedDefinition, type TaskHistoryRecord } from '../store/task-history.js';
+import type { AttemptRecord } from '../store/failure-policy.js';
+import type { FailedTry } from '../store/task-tries.js';
 import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
 import type { TaskReader } from '../store/task-reader.js';
 import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurrency-limits.js';
@@ -150,8 +152,9 @@ export async function performTask(
   if ('fn' in definition && definition.fn === SHELL_FUNCTION && !context.execution.allowShell)
     throw new ShellDisabledError(claim.task);
 
-  const failedTries = await countFailedTries(claim, context.store, children, definition);
-  if (typeof failedTries === 'string') return failedTries;
+  const earlier = await countFailedTries(claim, context.store, children, definition);
+  if (typeof earlier === 'string') return earlier;
+  const { failedTries, previousTries } = earlier;
   // Its function said "not yet" at its last check, and the time to check again has not come: out
   // of the index until then (a worker that recorded the wait and died before it unindexed the task
   // left it there), and offered again at that time.
@@ -173,6 +176,7 @@ export async function performTask(
     definition,
     settings: inputs.settings,
     failedTries,
+    previousTries,
   };
   // How its inputs ended decides whether it runs at all (its trigger rule, src/trigger).
   const decision = decideTrigger(definition.trigger ?? DEFAULT_TRIGGER, claim.task, inputs.args);
@@ -393,6 +397,7 @@ async function finishContinued(
         outputs: [...links.values()],
         finishedAt: new Date(),
         failedTries: attempts?.failures ?? 0,
+        ...triesOf(attempts),
         ...(continuedBy === undefined ? {} : { continuedBy }),
         ...(skipped === undefined ? {} : { skipped }),
       }
@@ -488,10 +493,11 @@ async function countFailedTries(
   store: TaskStore,
   children: readonly string[],
   definition: TaskDefinition,
-): Promise<number | 'failed' | 'not-runnable'> {
-  if (!children.includes(ATTEMPTS)) return 0;
+): Promise<
+  { failedTries: number; previousTries: readonly FailedTry[] } | 'failed' | 'not-runnable'
+> {
+  if (!children.includes(ATTEMPTS)) return { failedTries: 0, previousTries: [] };
   const attempts = await store.reads.readAttempts(claim.task);
-  const failedTries = attempts?.failures ?? 0;
   // Its final try is recorded (no retry may follow it, or none is left): the worker that recorded
   // it died before it could finish failing the task.
   if (
@@ -503,7 +509,7 @@ async function countFailedTries(
     return 'failed';
   }
   if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
-  return failedTries;
+  return { failedTries: attempts?.failures ?? 0, previousTries: attempts?.tries ?? [] };
 }
 
 /** Whether the plan is paused or cancelled: vouched for by the process's watch, or read from its control node. */
@@ -575,6 +581,8 @@ interface RunningTry {
   readonly definition: TaskDefinition;
   readonly settings: PlanSettings;
   readonly failedTries: number;
+  /** The failed tries its `attempts` record lists, copied into its history record. */
+  readonly previousTries: readonly FailedTry[];
   /** Its inputs that came as failures, for its history record. */
   failedInputs?: readonly FailedInput[];
 }
@@ -605,6 +613,7 @@ async function runTry(
     // The reads above may have waited out a reconnection in which the claim's session expired: never start on a lost claim.
     if (claim.signal.aborted) throw claim.signal.reason;
     startedAt = new Date();
+    claim.progress.tryStartedAt = startedAt;
     onStart?.(tryStart(definition, settings, failedTries));
     const spawning = spawnCalls(claim, context.spawner);
     const ctx = {
@@ -654,7 +663,7 @@ async function runTry(
  * dependents and deletes the task. `skipped`: the value is a skip's, and this is why.
  */
 async function storeResult(
-  { claim, context, definition, settings, failedTries, failedInputs }: RunningTry,
+  { claim, context, definition, settings, failedTries, previousTries, failedInputs }: RunningTry,
   { value, startedAt }: { value: unknown; startedAt: Date },
   links: Awaited<ReturnType<TaskReader['readLinks']>>,
   keepResult: boolean,
@@ -675,6 +684,7 @@ async function storeResult(
         finishedAt: new Date(),
         workerId: claim.workerId,
         failedTries,
+        ...(previousTries.length > 0 ? { tries: previousTries } : {}),
         ...(skipped === undefined ? {} : { skipped }),
         ...(failedInputs === undefined ? {} : { failedInputs }),
       }
@@ -740,8 +750,15 @@ async function handedOnRecord(
     outputs: [...links.values()],
     finishedAt: new Date(),
     failedTries: attempts?.failures ?? 0,
+    ...triesOf(attempts),
     ...(skipped === undefined ? {} : { skipped }),
   };
+}
+
+/** The failed tries an `attempts` record lists, as a history record keeps them (none: no field). */
+function triesOf(attempts: AttemptRecord | undefined): { tries?: readonly FailedTry[] } {
+  const tries = attempts?.tries ?? [];
+  return tries.length > 0 ? { tries } : {};
 }
 
 async function acquireSlot(

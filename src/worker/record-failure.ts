@@ -4,7 +4,13 @@ import {
   type ResolvedRetryPolicy,
 } from '../config/plan-options.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
-import { decideAfterFailure, describeFailure, type TaskFailure } from '../store/failure-policy.js';
+import {
+  decideAfterFailure,
+  describeFailure,
+  type AttemptRecord,
+  type TaskFailure,
+} from '../store/failure-policy.js';
+import { failedTryOf, withFailedTry } from '../store/task-tries.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
 import { handOnFailure, inputFailureOf } from '../trigger/failure-hand-on.js';
 
@@ -57,14 +63,14 @@ export async function recordChargedFailure(
     definition = undefined; // a malformed definition: the plan's policy applies
   }
   const policy = await retryPolicyFor(store, claim.plan, definition);
-  let failuresSoFar = 0;
+  let previous: AttemptRecord | undefined;
   try {
-    failuresSoFar = (await store.reads.readAttempts(claim.task))?.failures ?? 0;
+    previous = await store.reads.readAttempts(claim.task);
   } catch {
-    failuresSoFar = 0; // an unreadable record is replaced
+    previous = undefined; // an unreadable record is replaced
   }
   const now = Date.now();
-  const decision = decideAfterFailure(failuresSoFar, permanent, policy, now);
+  const decision = decideAfterFailure(previous?.failures ?? 0, permanent, policy, now);
   // A try after which no other comes is recorded as not retryable, whatever the error said of itself.
   const failure = describeFailure(
     error,
@@ -74,10 +80,12 @@ export async function recordChargedFailure(
     new Date(now),
   );
   const notBefore = new Date(decision.notBefore);
+  // The list of tries goes in the same write as the count: no write of its own (docs/design/history.md).
   await store.writeAttempts(claim, {
     failures: decision.failures,
     notBefore,
     lastFailure: failure,
+    tries: withFailedTry(previous?.tries ?? [], failedTryOf(failure, claim.progress.tryStartedAt)),
   });
   if (decision.failTask) await failTaskForGood(store, claim, failure, definition?.key);
   else await store.unmarkRunnable(claim.task, { fence: claim.session }); // back in the index once its delay is over

@@ -8,7 +8,7 @@ import type { PlanStatus } from '../../src/plan/plan-status.js';
 import type { PlanSummary, PlanView, TaskView } from '../../src/plan/plan-view.js';
 import type { ZkPlan } from '../../src/zk-plan.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
-import type { UiCluster } from '../../src/ui/ui-wire.js';
+import type { UiCluster, UiTimeline } from '../../src/ui/ui-wire.js';
 import type { Watcher } from '../../src/zk/zk-client-types.js';
 import type { ZkStat } from '../../src/zk/native-client.js';
 import { isLoopbackHost, startUiServer, type UiServer } from '../../src/ui/ui-server.js';
@@ -227,6 +227,8 @@ describe('startUiServer', () => {
       `/api/task?path=${encodeURIComponent(`${PLAN}/owner`)}`,
       '/api/events',
       '/api/plan',
+      `/api/timeline?path=${encodeURIComponent('/elsewhere/plan-0000000001')}`,
+      '/api/timeline',
     ]) {
       const answer = await get(path);
       expect(answer.status, path).toBe(400);
@@ -255,6 +257,28 @@ describe('startUiServer', () => {
       (await get(`/api/plan?path=${encodeURIComponent(PLAN)}`)).text,
     ) as PlanView;
     expect(view.tasks[0]?.params).toEqual([{ id: '12n', at: '2024-05-06T07:08:09.000Z' }]);
+  });
+
+  it("answers a plan's timeline: the tries of its tasks that ran, a 404 for a plan that is not there", async () => {
+    await start();
+    const timeline = JSON.parse(
+      (await get(`/api/timeline?path=${encodeURIComponent(PLAN)}`)).text,
+    ) as UiTimeline;
+    expect(timeline.plan).toBe(PLAN);
+    expect(timeline.tries).toEqual({
+      'task-0000000001': [
+        {
+          attempt: 1,
+          outcome: 'done',
+          worker: 'w/1',
+          startedAt: at.getTime(),
+          finishedAt: at.getTime(),
+        },
+      ],
+    });
+    expect(
+      (await get(`/api/timeline?path=${encodeURIComponent('/plans/plan-0000000009')}`)).status,
+    ).toBe(404);
   });
 
   it('answers a task: its error, or its kept result', async () => {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { InvalidArgumentError } from '../../errors/usage-errors.js';
 import type { PlanView, TaskView } from '../../plan/plan-view.js';
 import { setAction, withUsageHint } from '../action.js';
 import { withZkPlan } from '../connection.js';
@@ -16,6 +17,13 @@ import {
   type Column,
 } from '../output.js';
 import { DEFAULTS } from '../../config/defaults.js';
+import { renderTimeline } from '../timeline-text.js';
+
+/** `show`'s own options, beside the connection's. */
+interface ShowOptions extends ConnectionOptions {
+  readonly timeline?: boolean;
+  readonly byWorker?: boolean;
+}
 
 /** `zk-plan show <plan>`: every task with its state, inputs and attempts. */
 export function registerShow(program: Command): void {
@@ -24,7 +32,12 @@ export function registerShow(program: Command): void {
     .description(
       'show the tasks of a plan: state (and who runs it, why it failed or is blocked), inputs, attempts',
     )
-    .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003');
+    .argument('<plan>', 'plan path, e.g. /plans/plan-0000000003')
+    .option(
+      '--timeline',
+      "print the plan's run as a timeline: a line per task, a bar per try, the critical path marked",
+    )
+    .option('--by-worker', 'with --timeline: a line per worker instead of one per task');
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText(
     'after',
@@ -37,14 +50,32 @@ plan's history, which every plan keeps unless created with { history: false }.
 Names are short: task-12 is <plan>/task-0000000012. KEY is the task's key (its spec's, or the key it
 was added with), when tasks have keys. The plan's name, when it has one, follows its path. ATTEMPTS counts failed tries. WORKER, STARTED,
 ENDED and TOOK: who ran (or runs) the task's last try, when it started and ended, how long it took.
---json prints the plan view: { plan, status, tasks, done, historyKept }.`,
+--json prints the plan view: { plan, status, tasks, done, historyKept }; each task's tries are in its "tries".
+--timeline draws each try as a bar scaled to the terminal's width (# done, / skipped, x failed,
+> running, - cancelled), the tasks on the critical path (the chain of inputs whose run times add
+up to the most) marked *; --by-worker draws a line per worker instead.`,
   );
   withUsageHint(command);
-  setAction(command, async (plan: string, options: ConnectionOptions) => {
+  setAction(command, async (plan: string, options: ShowOptions) => {
     checkPlanPath(plan);
+    if (options.byWorker === true && options.timeline !== true)
+      throw new InvalidArgumentError(
+        '--by-worker',
+        `it lays out the timeline: run zk-plan show ${plan} --timeline --by-worker`,
+      );
     const view = await withZkPlan(options, (zkPlan) => zkPlan.plans.describe(plan));
     if (options.json) {
       printJson(view);
+      return;
+    }
+    if (options.timeline === true) {
+      print(
+        renderTimeline(view, {
+          width: terminalWidth(),
+          byWorker: options.byWorker === true,
+          now: Date.now(),
+        }),
+      );
       return;
     }
     print(renderPlanView(view, terminalWidth()));

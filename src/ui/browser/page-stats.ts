@@ -21,6 +21,14 @@ export interface PageStats {
   groups: number;
   openGroups: number;
   drawn: number;
+  /** From the timeline's show() to its first drawing with the tries read (ms); null until then. */
+  timelineRenderMs: number | null;
+  /** The timeline's last layout and drawing alone (ms). */
+  timelineDrawMs: number | null;
+  /** The timeline's last read of the tries (GET /api/timeline, ms). */
+  timelineFetchMs: number | null;
+  /** Bars the timeline laid out last. */
+  timelineBars: number;
 }
 
 declare global {
@@ -49,6 +57,10 @@ export function publishStats(plan: string): PageStats {
     groups: 0,
     openGroups: 0,
     drawn: 0,
+    timelineRenderMs: null,
+    timelineDrawMs: null,
+    timelineFetchMs: null,
+    timelineBars: 0,
   };
   window.zkPlanUi = stats;
   return stats;

@@ -6,6 +6,7 @@
  */
 import {
   TASK_VIEW_STATES,
+  applyChange,
   byName,
   type UiDiff,
   type UiModel,
@@ -19,6 +20,7 @@ import { publishStats } from './page-stats.js';
 import { PlanActions } from './plan-actions.js';
 import { TaskList } from './task-list.js';
 import { TaskPanel } from './task-panel.js';
+import { TimelineView } from './timeline-view.js';
 import { ViewTabs, withQueryParam } from './view-tabs.js';
 
 const plan = document.body.dataset['plan'] ?? '';
@@ -65,6 +67,8 @@ const taskList = new TaskList(
   (name) => select(name),
 );
 
+const timeline = new TimelineView(byId('timeline-view'), plan, stats, (name) => select(name));
+
 /** The graph is fitted to its box the first time it is shown: hidden, it has no size to fit to. */
 let graphShown = false;
 const views = new ViewTabs(
@@ -72,6 +76,8 @@ const views = new ViewTabs(
   { graph: byId('canvas'), list: byId('list-view'), timeline: byId('timeline-view') },
   (view) => {
     taskList.setVisible(view === 'list');
+    if (view === 'timeline') timeline.show();
+    else if (timeline.visible) timeline.hide();
     if (view !== 'graph' || graphShown) return;
     graphShown = true;
     canvas.fit();
@@ -158,6 +164,8 @@ function onSnapshot(model: UiModel): void {
   stats.snapshots++;
   setStatus(model.status);
   taskList.show(model.nodes);
+  known = new Map(model.nodes.map((node) => [node.name, node]));
+  timeline.setNodes(model.nodes);
   drawGraph(model.nodes);
   panel.refresh();
   if (requestedTask !== undefined && model.nodes.some((node) => node.name === requestedTask)) {
@@ -167,10 +175,30 @@ function onSnapshot(model: UiModel): void {
   requestedTask = undefined;
 }
 
+/** The plan's tasks as the page knows them, whatever view is shown (the graph's drawing may wait): what the timeline lays out. */
+let known = new Map<string, UiNode>();
+
+/** Takes a diff into `known`; true when a task changed, came or went. */
+function learn(diff: UiDiff): boolean {
+  for (const change of diff.changed) {
+    const node = known.get(change[0]);
+    if (node !== undefined) known.set(change[0], applyChange(node, change));
+  }
+  for (const node of [...diff.added, ...diff.updated]) known.set(node.name, node);
+  for (const name of diff.removed) known.delete(name);
+  return (
+    diff.changed.length > 0 ||
+    diff.added.length > 0 ||
+    diff.updated.length > 0 ||
+    diff.removed.length > 0
+  );
+}
+
 function onDiff(diff: UiDiff): void {
   stats.diffs++;
   setStatus(diff.status);
   taskList.applyDiff(diff);
+  if (learn(diff)) timeline.setNodes([...known.values()].sort(byName));
   if (graphDeferred) {
     // The deferred drawing takes the tasks as they are then.
     if (diff.changed.some((change) => change[0] === panel.task) || diff.added.length > 0)
