@@ -5,7 +5,7 @@
  * with the fencing token of the lease its worker holds, and the newest runs of each job.
  */
 import type { UiJob, UiJobItem, UiJobRun, UiJobShare } from '../ui-wire.js';
-import { cell, h } from './dom.js';
+import { cell, h, when } from './dom.js';
 
 /** At most this many items are listed in a cell; the rest are counted. */
 const MAX_LISTED = 50;
@@ -89,7 +89,7 @@ function runRow(job: UiJob, run: UiJobRun): HTMLTableRowElement {
   row.dataset['state'] = run.state;
   row.dataset['cause'] = run.cause;
   cell(row, job.name, 'mono');
-  const started = cell(row, new Date(run.startedAt).toLocaleString(), 'mono');
+  const started = cell(row, when(run.startedAt), 'mono');
   started.title = `${run.run}\nstarted ${run.startedAt}${run.finishedAt === undefined ? '' : `\nended ${run.finishedAt}`}`;
   const state = cell(row, undefined);
   const badge = h('span', run.state, 'badge');
