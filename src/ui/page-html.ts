@@ -65,7 +65,7 @@ export function plansPageHtml(parent: string): string {
   const body =
     listHeader('Plans', `under ${parent}`) +
     `<main class="page">` +
-    `<table class="plans"><thead><tr><th>Plan</th><th>Name</th><th>State</th><th>Started</th><th>Finished</th><th>Duration</th><th>Progress</th><th>Running</th><th>Waiting</th><th>Failed</th><th>Blocked</th><th>Priority</th></tr></thead>` +
+    `<table class="plans"><thead><tr><th>Plan</th><th>Name</th><th>State</th><th>Started</th><th>Finished</th><th>Duration</th><th>Progress</th><th>Failed</th><th>Tasks now</th><th>Priority</th></tr></thead>` +
     `<tbody id="plans"></tbody></table>\n<p id="empty" class="empty"></p></main>`;
   return pageShell(
     `Plans · ${parent} · zk-plan`,
@@ -131,13 +131,14 @@ export function schedulesPageHtml(parent: string): string {
   );
 }
 
-/** The jobs page: jobs, their newest runs and each worker's share (`?name=` marks one). */
+/** The jobs page: jobs, their newest runs, the job workers and each one's share (`?name=` marks a job). */
 export function jobsPageHtml(parent: string): string {
   const body =
     listHeader('Jobs', 'long-running jobs and their workers') +
     `<main class="page"><p id="cluster-note" class="empty"></p>` +
     `<section><h2>Jobs</h2>${table('jobs', ['Job', 'Function', 'Mode', 'Strategy', 'State', 'Assigned', 'Unassigned', 'Runs'])}</section>` +
     `<section><h2>Job runs</h2>${table('job-runs', ['Job', 'Started', 'State', 'Cause', 'Try', 'Took', 'Worker', 'Items (fencing token)'])}</section>` +
+    `<section><h2>Job workers</h2>${table('workers', ['Worker', 'Host', 'Items', 'Job functions', 'Version', 'Started', 'Last seen'])}</section>` +
     `<section><h2>Job assignment</h2><table class="cluster"><thead><tr><th>Job</th><th>Worker</th><th>Items (fencing token)</th></tr></thead><tbody id="job-assignment"></tbody></table></section></main>`;
   return pageShell(
     'Jobs · zk-plan',

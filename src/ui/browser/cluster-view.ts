@@ -110,3 +110,16 @@ export function renderCluster(cluster: UiCluster, tables: ClusterTables): void {
       ? 'No concurrency limit is set (zk-plan limit <parent> <key> <n>).'
       : '';
 }
+
+/** Fills the jobs page's workers table with the job workers alone (`zk-plan ui --jobs`). */
+export function renderJobWorkers(
+  cluster: UiCluster,
+  tables: { readonly workers: HTMLElement; readonly workersEmpty: HTMLElement },
+): void {
+  tables.workers.textContent = '';
+  tables.workers.appendChild(jobWorkerRows(cluster.jobWorkers, Date.now(), preferredZone()));
+  tables.workersEmpty.textContent =
+    cluster.jobWorkers.length > 0 || cluster.jobsParent === undefined
+      ? ''
+      : `No job worker is registered under ${cluster.jobsParent}.`;
+}

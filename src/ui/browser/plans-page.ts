@@ -47,10 +47,21 @@ function planRow(plan: UiPlanRow, now: number, zone: string): HTMLTableRowElemen
   cell(row, undefined, 'progress-cell').appendChild(
     progressBar(percentDone(plan.done, plan.total, plan.state), label),
   );
-  for (const count of [plan.running, plan.waiting, plan.failed, plan.blocked])
-    cell(row, String(count), 'num');
-  cell(row, String(plan.priority), 'num');
+  cell(row, String(plan.failed), 'num failed');
+  cell(row, tasksNow(plan), 'tasks-now');
+  cell(row, String(plan.priority), 'num priority');
   return row;
+}
+
+/** `2 running · 3 waiting · 1 blocked`, the counts that are not zero; `—` when none is. */
+function tasksNow(plan: UiPlanRow): string {
+  const counts = [
+    [plan.running, 'running'],
+    [plan.waiting, 'waiting'],
+    [plan.blocked, 'blocked'],
+  ] as const;
+  const shown = counts.filter(([count]) => count > 0).map(([count, label]) => `${count} ${label}`);
+  return shown.length === 0 ? '—' : shown.join(' · ');
 }
 
 let latest: readonly UiPlanRow[] | undefined;
