@@ -535,6 +535,8 @@ describe('web view', () => {
     await page.waitForSelector('#progress-text:text("0/2 done")');
     expect(await page.textContent('#count-cancelled')).toBe('2');
     await page.click(node(holder));
+    // The panel showed the queued task, cancelled too: wait for the holder's own.
+    await page.waitForSelector(`#panel:has-text("${nameOf(holder)}")`);
     await page.waitForSelector('#detail-state:text("cancelled")');
     expect(await page.textContent('#panel')).toMatch(/Cancelled.*while running/);
     expect(await page.textContent('#panel')).toMatch(/Worker.*\/\d/);
