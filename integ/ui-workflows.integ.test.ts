@@ -182,10 +182,12 @@ describe('the web view as one application', () => {
         (await rowData(page, 'runs', 'plan')).map((plan) => plan.includes('-manual-')),
       )
       .toEqual([false, false]);
+    await page.screenshot({ path: 'test-output/ui-workflow-backfill.png', fullPage: true });
 
     // A deep link to the schedule marks it; the navigation bar reaches every page.
     await page.goto(`${ui.url}schedules?name=nightly`);
     await page.waitForSelector('#schedules tr[data-schedule="nightly"][data-linked="true"]');
+    await page.screenshot({ path: 'test-output/ui-schedules.png', fullPage: true });
     expect(
       await page.getAttribute('#schedules tr[data-schedule="nightly"] a.all-runs', 'href'),
     ).toBe('/workflows?name=nightly');

@@ -206,7 +206,7 @@ describe('the jobs page', () => {
       'jw-2',
       'a#13 b#14 +9 moreruns again run-1795737600000-jw-1-4',
     ]);
-    expect(cells(rows[1]).slice(4, 6)).toEqual(['1', '1250 ms']);
+    expect(cells(rows[1]).slice(4, 6)).toEqual(['1', '1.2 s']);
     expect(rows[1]?.querySelector('.problem')?.textContent).toBe(
       `Error: <img src=x onerror=alert(1)> ${EVIL}`,
     );

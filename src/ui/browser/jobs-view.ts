@@ -6,6 +6,7 @@
  */
 import type { UiJob, UiJobItem, UiJobRun, UiJobShare } from '../ui-wire.js';
 import { cell, h, when } from './dom.js';
+import { formatDuration } from './time-format.js';
 
 /** At most this many items are listed in a cell; the rest are counted. */
 const MAX_LISTED = 50;
@@ -78,7 +79,7 @@ function shareRow(job: UiJob, share: UiJobShare): HTMLTableRowElement {
 /** How long a run took, or that it has not ended. */
 function took(run: UiJobRun): string {
   if (run.finishedAt === undefined) return '—';
-  return `${Date.parse(run.finishedAt) - Date.parse(run.startedAt)} ms`;
+  return formatDuration(Date.parse(run.finishedAt) - Date.parse(run.startedAt));
 }
 
 /** A row of the runs table: one run of a job, its error, misfire or failover beneath. */
