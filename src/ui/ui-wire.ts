@@ -134,7 +134,7 @@ export function byName(a: { readonly name: string }, b: { readonly name: string 
   return a.name.length - b.name.length || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
-/** A row of the plans page. */
+/** A row of the plans page, and a run on the workflows page. */
 export interface UiPlanRow {
   readonly plan: string;
   /** The plan node's name (`plan-0000000003`, or a schedule's `<schedule>@<time>`). */
