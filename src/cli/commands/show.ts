@@ -37,7 +37,7 @@ plan's history, which every plan keeps unless created with { history: false }.
 Names are short: task-12 is <plan>/task-0000000012. KEY is the task's key (its spec's, or the key it
 was added with), when tasks have keys. The plan's name, when it has one, follows its path. ATTEMPTS counts failed tries. WORKER, STARTED,
 ENDED and TOOK: who ran (or runs) the task's last try, when it started and ended, how long it took.
---json prints the plan view: { plan, status, tasks, done, historyKept }.`,
+--json prints the plan view: { plan, status, tasks, done, historyKept, createdAt, finishedAt }.`,
   );
   withUsageHint(command);
   setAction(command, async (plan: string, options: ConnectionOptions) => {
