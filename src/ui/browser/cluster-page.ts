@@ -25,7 +25,6 @@ pollJson<UiCluster>(
     latest = cluster;
     render();
   },
-  byId('cluster-note'),
-  byId('live'),
+  { note: byId('cluster-note'), live: byId('live') },
 );
 rerenderOnTime(render);

@@ -28,6 +28,5 @@ pollJson<UiCluster>(
     if (linked !== undefined && !markLinked(tables.jobs, 'job', linked, scrolled))
       tables.jobsEmpty.textContent = `No job named ${linked} is listed.`;
   },
-  byId('cluster-note'),
-  byId('live'),
+  { note: byId('cluster-note'), live: byId('live') },
 );

@@ -48,27 +48,32 @@ export function markLinked(
   return found;
 }
 
+/** Where pollJson says how its reads go, and how often it reads. */
+export interface PollOptions {
+  /** Says a failed read, emptied after a good one. */
+  readonly note: HTMLElement;
+  /** The page's live indicator, when these reads are what keeps the page current. */
+  readonly live?: HTMLElement;
+  /** @defaultValue CLUSTER_REFRESH_MS */
+  readonly intervalMs?: number;
+}
+
 /**
  * Reads `url` now and every `intervalMs` after each read ends, handing each answer to `render`;
- * a failed read is said in `note` and on the live indicator, and tried again at the next turn.
+ * a failed read is said in `note` (and on the live indicator), and tried again at the next turn.
  */
-export function pollJson<T>(
-  url: string,
-  render: (answer: T) => void,
-  note: HTMLElement,
-  live: HTMLElement,
-  intervalMs = CLUSTER_REFRESH_MS,
-): void {
+export function pollJson<T>(url: string, render: (answer: T) => void, options: PollOptions): void {
+  const { note, live } = options;
   const read = async (): Promise<void> => {
     try {
       render(await getJson<T>(url));
       note.textContent = '';
-      showLive(live, true, 'live');
+      if (live !== undefined) showLive(live, true, 'live');
     } catch (error) {
       note.textContent = `Could not read ${url}: ${error instanceof Error ? error.message : String(error)}`;
-      showLive(live, false, 'read failed, trying again');
+      if (live !== undefined) showLive(live, false, 'read failed, trying again');
     } finally {
-      setTimeout(() => void read(), intervalMs);
+      setTimeout(() => void read(), options.intervalMs ?? CLUSTER_REFRESH_MS);
     }
   };
   void read();

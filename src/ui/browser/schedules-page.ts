@@ -27,7 +27,6 @@ pollJson<UiSchedules>(
     latest = answer;
     render();
   },
-  byId('cluster-note'),
-  byId('live'),
+  { note: byId('cluster-note'), live: byId('live') },
 );
 rerenderOnTime(render);

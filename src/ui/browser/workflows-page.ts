@@ -216,8 +216,7 @@ pollJson<UiSchedules>(
     schedules = answer.schedules;
     render();
   },
-  byId('schedules-note'),
-  h('span'), // the plans stream owns the live indicator
-  SCHEDULES_REFRESH_MS,
+  // The plans stream owns the live indicator.
+  { note: byId('schedules-note'), intervalMs: SCHEDULES_REFRESH_MS },
 );
 rerenderOnTime(render);
