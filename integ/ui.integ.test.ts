@@ -465,13 +465,16 @@ describe('web view', () => {
     zkPlan.startWorkers(root, { count: 3 });
     const ui = await openUi(zkPlan, root, 'tok-0123456789abcdef');
 
-    // The plans page: priorities, the live worker pool and the full limit; the token leaves the address bar.
+    // The plans page: priorities; the token leaves the address bar.
     const list = await newPage();
     await list.goto(`${ui.url}#token=tok-0123456789abcdef`);
     await list.waitForSelector(`tr[data-plan="${plan}"]`);
     expect(list.url()).toBe(ui.url);
-    expect(await list.locator(`tr[data-plan="${plan}"] td.num`).first().textContent()).toBe('5');
-    expect(await list.locator(`tr[data-plan="${other}"] td.num`).first().textContent()).toBe('0');
+    expect(await list.textContent(`tr[data-plan="${plan}"] td.priority`)).toBe('5');
+    expect(await list.textContent(`tr[data-plan="${other}"] td.priority`)).toBe('0');
+    // The cluster page, through the navigation bar: the live worker pool and the full limit.
+    await list.click('#app-nav a[data-nav="cluster"]');
+    await list.waitForURL(/\/cluster$/);
     await list.waitForSelector('#limits tr[data-key="api"][data-full="true"]');
     expect(await list.locator('#limits tr[data-key="api"] td').nth(2).textContent()).toContain(
       `${nameOf(holder)} on `,
@@ -484,6 +487,7 @@ describe('web view', () => {
     await list.screenshot({ path: 'test-output/ui-cluster.png', fullPage: true });
 
     // The plan page, in the same tab: the buttons come with the token kept for it.
+    await list.click('#app-nav a[data-nav="plans"]');
     await list.locator(`tr[data-plan="${plan}"] a`).click();
     await list.waitForURL(/\/plan\?path=/);
     const page = list;
@@ -531,6 +535,8 @@ describe('web view', () => {
     await page.waitForSelector('#progress-text:text("0/2 done")');
     expect(await page.textContent('#count-cancelled')).toBe('2');
     await page.click(node(holder));
+    // The panel showed the queued task, cancelled too: wait for the holder's own.
+    await page.waitForSelector(`#panel:has-text("${nameOf(holder)}")`);
     await page.waitForSelector('#detail-state:text("cancelled")');
     expect(await page.textContent('#panel')).toMatch(/Cancelled.*while running/);
     expect(await page.textContent('#panel')).toMatch(/Worker.*\/\d/);
@@ -580,7 +586,7 @@ describe('web view', () => {
     const a = first.startJobWorker(jobsParent, { leaseMs: 1_000, pollMs: 200 });
     const ui = await openUi(viewer, root, undefined, jobsParent);
     const page = await newPage();
-    await page.goto(ui.url);
+    await page.goto(`${ui.url}jobs`);
     await page.waitForSelector('#jobs tr[data-job="mailboxes"]');
     const tokens = async (worker: string): Promise<string[]> =>
       page.$$eval(`#job-assignment tr[data-worker="${worker}"] .job-item[data-token]`, (items) =>
@@ -659,7 +665,7 @@ describe('web view', () => {
       .toBeGreaterThanOrEqual(4);
     const ui = await openUi(viewer, root, undefined, jobsParent);
     const page = await newPage();
-    await page.goto(ui.url);
+    await page.goto(`${ui.url}jobs`);
     await page.waitForSelector('#job-runs tr[data-job="mail"]');
     const rows = await page.$$eval('#job-runs tr[data-job="mail"]', (found) =>
       found.map((row) => {

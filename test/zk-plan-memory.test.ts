@@ -227,10 +227,19 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
     });
     const [summary] = await proc.zkPlan.plans.list(PARENT);
     expect(summary).toMatchObject({ plan, status: { state: 'failed' } });
+    // Its times: the plan node's creation, and the latest end among its tasks (the failure's, or o's).
+    const ends = view.tasks.flatMap(({ finishedAt }) => (finishedAt ? [finishedAt.getTime()] : []));
+    expect(summary?.finishedAt?.getTime()).toBe(Math.max(...ends));
+    expect(summary?.createdAt?.getTime()).toBeLessThanOrEqual(summary?.finishedAt?.getTime() ?? 0);
+    expect(view.createdAt).toEqual(summary?.createdAt);
 
     expect(await proc.zkPlan.control.retryFailed(plan)).toEqual([flaky]);
     await proc.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
     await pool.stop();
+    const [completed] = await proc.zkPlan.plans.list(PARENT);
+    expect(completed?.finishedAt?.getTime()).toBeGreaterThanOrEqual(
+      summary?.finishedAt?.getTime() ?? Infinity,
+    );
     expect(await proc.zkPlan.getResult(flaky)).toBe(100);
     expect(await proc.zkPlan.getResult(dependent)).toBe(100);
     expect(Object.fromEntries(calls)).toEqual({ f: 3, g: 1, o: 1 });

@@ -24,6 +24,7 @@ import { listSubPlans } from '../subplan/sub-plan-record.js';
 import { decodeValue } from '../serialization/codec.js';
 import { isZkError } from '../errors/zk-error.js';
 import { countedState } from './plan-progress.js';
+import { planTimes } from './plan-times.js';
 import type { TaskSnapshot } from './plan-status.js';
 import { recordedTasks, type PlanReader } from './plan-reader.js';
 import type { PlanSummary, PlanView, TaskView } from './plan-view.js';
@@ -120,6 +121,12 @@ export class PlanDescriber {
       tasks: views,
       done: status.counts.done,
       historyKept: listing.children.includes(HISTORY),
+      ...planTimes(
+        status.state,
+        listing.stat.ctime,
+        views.map((task) => task.finishedAt),
+        status.control,
+      ),
     };
     const unrecorded = present
       .filter(({ snapshot }) => !history.has(snapshot.task))
@@ -137,7 +144,14 @@ export class PlanDescriber {
       plans.map(async (plan): Promise<PlanSummary | undefined> => {
         try {
           const view = await this.describePlan(plan);
-          return { plan, status: view.status, done: view.done, historyKept: view.historyKept };
+          return {
+            plan,
+            status: view.status,
+            done: view.done,
+            historyKept: view.historyKept,
+            ...(view.createdAt === undefined ? {} : { createdAt: view.createdAt }),
+            ...(view.finishedAt === undefined ? {} : { finishedAt: view.finishedAt }),
+          };
         } catch (error) {
           if (error instanceof PlanNotFoundError) return undefined; // removed meanwhile
           throw error;

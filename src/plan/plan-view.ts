@@ -99,6 +99,10 @@ export interface PlanView {
   readonly done: number;
   /** Whether the plan keeps a history (every plan unless created with `{ history: false }`). */
   readonly historyKept: boolean;
+  /** When the plan's node was created (ZooKeeper's clock). */
+  readonly createdAt?: Date;
+  /** When it ended (completed, failed or cancelled): the latest end of its tasks or its cancel; absent while it runs, or when nothing tells (a completed plan without history). */
+  readonly finishedAt?: Date;
 }
 
 /**
@@ -113,4 +117,8 @@ export interface PlanSummary {
   readonly done: number;
   /** Whether the plan keeps a history (so `done` counts every finished task). */
   readonly historyKept?: boolean;
+  /** When the plan's node was created (ZooKeeper's clock): PlanView's `createdAt`. */
+  readonly createdAt?: Date;
+  /** When it ended: PlanView's `finishedAt`. */
+  readonly finishedAt?: Date;
 }

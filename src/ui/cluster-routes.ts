@@ -1,6 +1,6 @@
 /**
- * The web view's route of the cluster: the plans page's section of live workers, limits,
- * schedules and jobs (read by ui-cluster.ts), polled by the page.
+ * The web view's route of the cluster: the live workers, limits, schedules and jobs (read by
+ * ui-cluster.ts), polled by the cluster and jobs pages.
  */
 import { sendJson } from './http-answers.js';
 import { readCluster } from './ui-cluster.js';

@@ -11,8 +11,13 @@ import type * as Esbuild from 'esbuild';
 
 /** Served file → the browser module it is bundled from (the stylesheet is copied as it is). */
 const SCRIPT_ENTRIES = {
+  'nav.js': 'nav-bar.ts',
   'plans.js': 'plans-page.ts',
   'plan.js': 'plan-page.ts',
+  'workflows.js': 'workflows-page.ts',
+  'cluster.js': 'cluster-page.ts',
+  'schedules.js': 'schedules-page.ts',
+  'jobs.js': 'jobs-page.ts',
   'layout-worker.js': 'layout-worker.ts',
 } as const;
 const STYLESHEET = 'ui.css';
@@ -66,18 +71,15 @@ export async function bundleUiAssets(): Promise<UiAssets> {
   const bundled = new Map(
     result.outputFiles.map((file) => [file.path.slice(file.path.lastIndexOf('/') + 1), file.text]),
   );
-  const script = (name: ScriptName): string => {
-    const text = bundled.get(name);
-    if (text === undefined)
-      throw new Error(`esbuild wrote no ${name} (it wrote ${[...bundled.keys()].join(', ')})`);
-    return text;
-  };
-  return {
-    'plans.js': script('plans.js'),
-    'plan.js': script('plan.js'),
-    'layout-worker.js': script('layout-worker.js'),
-    [STYLESHEET]: await readFile(new URL(STYLESHEET, SOURCE_DIR), 'utf8'),
-  };
+  const scripts = Object.fromEntries(
+    (Object.keys(SCRIPT_ENTRIES) as ScriptName[]).map((name) => {
+      const text = bundled.get(name);
+      if (text === undefined)
+        throw new Error(`esbuild wrote no ${name} (it wrote ${[...bundled.keys()].join(', ')})`);
+      return [name, text];
+    }),
+  ) as Record<ScriptName, string>;
+  return { ...scripts, [STYLESHEET]: await readFile(new URL(STYLESHEET, SOURCE_DIR), 'utf8') };
 }
 
 /**
@@ -100,11 +102,6 @@ export async function loadUiAssets(): Promise<UiAssets> {
       );
     }
   };
-  const [plans, plan, worker, css] = await Promise.all([
-    read('plans.js'),
-    read('plan.js'),
-    read('layout-worker.js'),
-    read(STYLESHEET),
-  ]);
-  return { 'plans.js': plans, 'plan.js': plan, 'layout-worker.js': worker, [STYLESHEET]: css };
+  const texts = await Promise.all(UI_ASSET_NAMES.map(read));
+  return Object.fromEntries(UI_ASSET_NAMES.map((name, index) => [name, texts[index]])) as UiAssets;
 }

@@ -7,7 +7,7 @@ import type { ZkPlan } from '../zk-plan.js';
 import type { ScheduleSummary } from '../schedule/schedules.js';
 import { readJobs } from './ui-jobs.js';
 import { isPlanUnder, toJsonSafe } from './ui-model.js';
-import type { UiCluster, UiSchedule } from './ui-wire.js';
+import type { UiCluster, UiSchedule, UiSchedules } from './ui-wire.js';
 
 export async function readCluster(
   zkPlan: ZkPlan,
@@ -19,7 +19,7 @@ export async function readCluster(
   const [workers, limits, schedules, jobs] = await Promise.all([
     zkPlan.listWorkers(parent),
     zkPlan.limits(parent).list(),
-    schedulesParent === undefined ? [] : zkPlan.schedules(schedulesParent).list(),
+    readSchedules(zkPlan, parent, schedulesParent),
     jobsParent === undefined ? { jobs: [], workers: [] } : readJobs(zkPlan, jobsParent),
   ]);
   // What the page shows, and nothing more (no session ids).
@@ -40,17 +40,30 @@ export async function readCluster(
     actions,
     workers: shown,
     limits,
-    ...(schedulesParent === undefined ? {} : { schedulesParent }),
-    schedules: schedules.map((summary) => uiSchedule(summary, parent)),
+    ...schedules,
     ...(jobsParent === undefined ? {} : { jobsParent }),
     jobs: jobs.jobs,
     jobWorkers: jobs.workers,
   }) as UiCluster;
 }
 
+/** The schedules of a schedules' parent, as `/api/schedules` answers them; none without one. */
+export async function readSchedules(
+  zkPlan: ZkPlan,
+  parent: string,
+  schedulesParent: string | undefined,
+): Promise<UiSchedules> {
+  if (schedulesParent === undefined) return { schedules: [] };
+  const summaries = await zkPlan.schedules(schedulesParent).list();
+  return toJsonSafe({
+    schedulesParent,
+    schedules: summaries.map((summary) => uiSchedule(summary, parent)),
+  }) as UiSchedules;
+}
+
 /** What the page shows of a schedule: its runs link only to plans this view serves. */
 function uiSchedule(
-  { schedule, nextFireTimes, recentRuns }: ScheduleSummary,
+  { schedule, nextFireTimes, recentRuns, backfills }: ScheduleSummary,
   parent: string,
 ): UiSchedule {
   return {
@@ -67,6 +80,20 @@ function uiSchedule(
       plan,
       ...(outcome !== undefined || reason !== undefined ? { detail: outcome ?? reason } : {}),
       shown: isPlanUnder(parent, plan),
+    })),
+    backfills: backfills.map((backfill) => ({
+      id: backfill.id,
+      from: backfill.from,
+      to: backfill.to,
+      mode: backfill.mode,
+      state: backfill.state,
+      total: backfill.total,
+      started: backfill.started,
+      completed: backfill.completed,
+      failed: backfill.failed,
+      notRun: backfill.notRun,
+      ...(backfill.reason === undefined ? {} : { reason: backfill.reason }),
+      createdAt: backfill.createdAt,
     })),
   };
 }

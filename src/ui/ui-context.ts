@@ -13,9 +13,9 @@ export interface UiContext {
   readonly parent: string;
   /** The bearer token of the actions; undefined when the view is read-only. */
   readonly actionsToken: string | undefined;
-  /** A schedules' parent listed on the plans page. */
+  /** A schedules' parent listed on the schedules page (and the workflows page). */
   readonly schedules: string | undefined;
-  /** A jobs' parent listed on the plans page. */
+  /** A jobs' parent listed on the jobs page. */
   readonly jobs: string | undefined;
   readonly feeds: UiFeeds;
   readonly assets: AssetCache;

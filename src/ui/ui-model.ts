@@ -387,6 +387,9 @@ export function planRow(
     failed: counts.failed,
     blocked: counts.blocked,
     waiting: counts.waiting + counts.runnable + counts.building,
+    ...(summary.createdAt !== undefined ? { createdAt: summary.createdAt.getTime() } : {}),
+    ...(summary.finishedAt !== undefined ? { finishedAt: summary.finishedAt.getTime() } : {}),
+    ...(summary.status.subPlanOf !== undefined ? { subPlanOf: summary.status.subPlanOf } : {}),
   };
 }
 

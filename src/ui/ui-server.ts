@@ -27,6 +27,7 @@ import { UiFeeds } from './ui-feeds.js';
 import { handleAction } from './action-routes.js';
 import { AssetCache } from './asset-cache.js';
 import { ASSET_ROUTES, serveUiAsset } from './asset-routes.js';
+import { APP_ROUTES } from './app-routes.js';
 import { CLUSTER_ROUTES } from './cluster-routes.js';
 import { PLAN_ROUTES } from './plan-routes.js';
 import { TASK_ROUTES } from './task-routes.js';
@@ -70,6 +71,7 @@ export interface UiServer {
 const ROUTES = new Map<string, UiRoute>(
   Object.entries({
     ...PLAN_ROUTES,
+    ...APP_ROUTES,
     ...TASK_ROUTES,
     ...TIMELINE_ROUTES,
     ...CLUSTER_ROUTES,

@@ -159,7 +159,7 @@ export interface UiTimeline {
   readonly tries: Readonly<Record<string, readonly UiTry[]>>;
 }
 
-/** A row of the plans page. */
+/** A row of the plans page, and a run on the workflows page. */
 export interface UiPlanRow {
   readonly plan: string;
   /** The plan node's name (`plan-0000000003`, or a schedule's `<schedule>@<time>`). */
@@ -175,6 +175,12 @@ export interface UiPlanRow {
   readonly failed: number;
   readonly blocked: number;
   readonly waiting: number;
+  /** When the plan's node was created, epoch ms (ZooKeeper's clock). */
+  readonly createdAt?: number;
+  /** When it ended (completed, failed or cancelled), epoch ms, when that can be told. */
+  readonly finishedAt?: number;
+  /** For the child plan of a sub-plan task: that task's path (a step of another run, not a run of its own). */
+  readonly subPlanOf?: string;
 }
 
 /** A task as the side panel shows it: plain JSON, values pre-formatted as text. */
@@ -308,6 +314,30 @@ export interface UiSchedule {
     /** True when the plan is one this view serves (under its parent): the page links it. */
     readonly shown: boolean;
   }[];
+  /** Its backfills, oldest first (those under way and the newest finished ones). */
+  readonly backfills: readonly UiBackfill[];
+}
+
+/** What `/api/schedules` answers: the schedules of the view's schedules' parent (`--schedules`), none without one. */
+export interface UiSchedules {
+  readonly schedulesParent?: string;
+  readonly schedules: readonly UiSchedule[];
+}
+
+/** A backfill of a schedule: its range of ticks (ISO-8601, both ends included) and how far it got. */
+export interface UiBackfill {
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly mode: string;
+  readonly state: string;
+  readonly total: number;
+  readonly started: number;
+  readonly completed: number;
+  readonly failed: number;
+  readonly notRun: number;
+  readonly reason?: string;
+  readonly createdAt: string;
 }
 
 /** An item of a worker's share, with its lease as read: `token` when this worker holds it, `heldBy` while another's lease on it lasts. */

@@ -1,6 +1,13 @@
 import { Script } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { planPageHtml, plansPageHtml } from '../../src/ui/page-html.js';
+import {
+  clusterPageHtml,
+  jobsPageHtml,
+  planPageHtml,
+  plansPageHtml,
+  schedulesPageHtml,
+  workflowsPageHtml,
+} from '../../src/ui/page-html.js';
 import { UI_ASSET_NAMES, bundleUiAssets } from '../../src/ui/ui-assets.js';
 import { TASK_VIEW_STATES } from '../../src/ui/ui-wire.js';
 
@@ -11,9 +18,14 @@ describe('the web view’s assets, bundled from src/ui/browser', () => {
   it('are every asset the pages load, each a script that parses or the stylesheet', () => {
     expect(Object.keys(assets).sort()).toEqual([...UI_ASSET_NAMES].sort());
     expect(scripts.map(([name]) => name).sort()).toEqual([
+      'cluster.js',
+      'jobs.js',
       'layout-worker.js',
+      'nav.js',
       'plan.js',
       'plans.js',
+      'schedules.js',
+      'workflows.js',
     ]);
     for (const [name, source] of scripts)
       expect(() => new Script(source, { filename: name }), name).not.toThrow();
@@ -52,7 +64,10 @@ describe('the pages’ HTML', () => {
     const evil = '/x"><script>alert(1)</script>';
     const plan = planPageHtml(`${evil}/plan-0000000001`);
     const plans = plansPageHtml(evil);
-    for (const html of [plan, plans]) {
+    const lists = [workflowsPageHtml, clusterPageHtml, schedulesPageHtml, jobsPageHtml].map(
+      (page) => page(evil),
+    );
+    for (const html of [plan, plans, ...lists]) {
       expect(html).not.toContain('<script>alert');
       expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
       expect(
@@ -79,8 +94,27 @@ describe('the pages’ HTML', () => {
     );
     for (const action of ['pause', 'resume', 'cancel', 'retry'])
       expect(plan).toContain(`id="action-${action}"`); // looked up by a built name
-    expect(plansIds).toEqual(expect.arrayContaining(['plans', 'workers', 'limits']));
+    expect(plansIds).toEqual(expect.arrayContaining(['plans', 'empty', 'live']));
     for (const id of planIds) expect(plan, id).toContain(`id="${id}"`);
     for (const id of plansIds) expect(plans, id).toContain(`id="${id}"`);
+    // Each list page holds what its script looks up, and every page the navigation bar's selector.
+    const pages = {
+      'workflows.js': workflowsPageHtml('/p'),
+      'cluster.js': clusterPageHtml('/p'),
+      'schedules.js': schedulesPageHtml('/p'),
+      'jobs.js': jobsPageHtml('/p'),
+    } as const;
+    expect(lookups(assets['workflows.js'])).toEqual(
+      expect.arrayContaining(['workflows', 'runs', 'filter-state', 'filter-from', 'filter-to']),
+    );
+    expect(lookups(assets['cluster.js'])).toEqual(expect.arrayContaining(['workers', 'limits']));
+    for (const [script, html] of Object.entries(pages))
+      for (const id of lookups(assets[script as keyof typeof pages]))
+        expect(html, id).toContain(`id="${id}"`);
+    expect(lookups(assets['nav.js'])).toEqual(['time-zone']);
+    for (const html of [plan, plans, ...Object.values(pages)]) {
+      expect(html).toContain('id="time-zone"');
+      expect(html).toMatch(/<script src="\/nav\.js"><\/script>\n<script src="\/[a-z]+\.js">/);
+    }
   });
 });

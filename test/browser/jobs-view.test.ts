@@ -1,40 +1,34 @@
 // @vitest-environment happy-dom
-/** The plans page's jobs section (`zk-plan ui --jobs`): the jobs table, each worker's share with its fencing tokens, and the 5 s refresh. */
+/** The jobs page (`zk-plan ui --jobs`): the jobs table, each worker's share with its fencing tokens, the runs, the 5 s refresh and the deep link `?name=`. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { renderCluster } from '../../src/ui/browser/cluster-view.js';
-import { plansPageHtml } from '../../src/ui/page-html.js';
+import { renderJobs } from '../../src/ui/browser/jobs-view.js';
+import { jobsPageHtml } from '../../src/ui/page-html.js';
 import type { UiCluster, UiJob } from '../../src/ui/ui-wire.js';
 
 const EVIL = '<img src=x onerror="globalThis.pwned=1">';
 
-/** Loads the plans page's server-made body (its script is what these tests drive). */
+/** Loads the jobs page's server-made body (its script is what these tests drive). */
 function loadPage(): void {
-  const html = plansPageHtml('/plans');
+  const html = jobsPageHtml('/plans');
   document.body.innerHTML = /<body [^>]*>([\s\S]*?)<script/.exec(html)?.[1] ?? '';
   document.body.dataset['parent'] = '/plans';
 }
 
 const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
 
-function tables(): Parameters<typeof renderCluster>[1] {
-  const names = {
-    workers: 'workers',
-    limits: 'limits',
-    schedules: 'schedules',
-    jobs: 'jobs',
-    jobAssignment: 'job-assignment',
-    jobRuns: 'job-runs',
+function tables(): Parameters<typeof renderJobs>[2] {
+  return {
+    jobs: byId('jobs'),
+    jobAssignment: byId('job-assignment'),
+    jobRuns: byId('job-runs'),
+    jobsEmpty: byId('jobs-empty'),
+    jobRunsEmpty: byId('job-runs-empty'),
   };
-  const empty = {
-    workersEmpty: 'workers-empty',
-    limitsEmpty: 'limits-empty',
-    schedulesEmpty: 'schedules-empty',
-    jobsEmpty: 'jobs-empty',
-    jobRunsEmpty: 'job-runs-empty',
-  };
-  return Object.fromEntries(
-    Object.entries({ ...names, ...empty }).map(([key, id]) => [key, byId(id)]),
-  ) as Parameters<typeof renderCluster>[1];
+}
+
+/** Renders the jobs of a `/api/cluster` answer as the jobs page does. */
+function renderCluster(answer: UiCluster, into: Parameters<typeof renderJobs>[2]): void {
+  renderJobs(answer.jobs, answer.jobsParent, into);
 }
 
 /** `jobsParent` null: a view started without --jobs. */
@@ -96,7 +90,7 @@ afterEach(() => {
   document.body.innerHTML = '';
 });
 
-describe('the jobs section', () => {
+describe('the jobs page', () => {
   it('lists each job (function, mode, strategy, state, problem, unassigned) and each worker’s items with their fencing tokens', () => {
     loadPage();
     const stuck: UiJob = {
@@ -134,7 +128,7 @@ describe('the jobs section', () => {
       `strategy "mine" is not registered ${EVIL}`,
     );
     expect(rows[1]?.cells[6]?.textContent).toBe('—');
-    expect(document.querySelector('section.cluster img')).toBeNull(); // names and problems are text, never markup
+    expect(document.querySelector('main img')).toBeNull(); // names and problems are text, never markup
 
     const shares = assignmentRows();
     expect(
@@ -212,7 +206,7 @@ describe('the jobs section', () => {
       'jw-2',
       'a#13 b#14 +9 moreruns again run-1795737600000-jw-1-4',
     ]);
-    expect(cells(rows[1]).slice(4, 6)).toEqual(['1', '1250 ms']);
+    expect(cells(rows[1]).slice(4, 6)).toEqual(['1', '1.2 s']);
     expect(rows[1]?.querySelector('.problem')?.textContent).toBe(
       `Error: <img src=x onerror=alert(1)> ${EVIL}`,
     );
@@ -236,7 +230,7 @@ describe('the jobs section', () => {
     expect(byId('jobs-empty').textContent).toBe('No job is defined under /jobs.');
   });
 
-  it('is read again every 5 s by the plans page: a new assignment shows without a reload', async () => {
+  it('is read again every 5 s by the jobs page: a new assignment shows without a reload', async () => {
     vi.useFakeTimers();
     try {
       loadPage();
@@ -259,7 +253,7 @@ describe('the jobs section', () => {
           addEventListener(): void {}
         },
       );
-      await import('../../src/ui/browser/plans-page.js');
+      await import('../../src/ui/browser/jobs-page.js');
       await vi.advanceTimersByTimeAsync(0);
       expect(reads).toEqual(['/api/cluster']);
       expect(assignmentRows().map((row) => row.dataset['worker'])).toEqual(['jw-1', 'jw-2']);

@@ -1,11 +1,12 @@
 // @vitest-environment happy-dom
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { renderCluster } from '../../src/ui/browser/cluster-view.js';
+import { renderSchedules } from '../../src/ui/browser/schedules-view.js';
 import { GraphCanvas } from '../../src/ui/browser/graph-canvas.js';
 import { publishStats } from '../../src/ui/browser/page-stats.js';
 import { PlanActions, allowedActions } from '../../src/ui/browser/plan-actions.js';
 import { TaskPanel } from '../../src/ui/browser/task-panel.js';
-import { planPageHtml, plansPageHtml } from '../../src/ui/page-html.js';
+import { clusterPageHtml, planPageHtml, schedulesPageHtml } from '../../src/ui/page-html.js';
 import type {
   UiCluster,
   UiExplanation,
@@ -260,9 +261,9 @@ describe('the task panel', () => {
   });
 });
 
-describe('the cluster section', () => {
+describe('the cluster and schedules pages', () => {
   it('lists live workers and limits, marking a full one', () => {
-    loadPage(plansPageHtml('/plans'));
+    loadPage(clusterPageHtml('/plans'));
     const cluster: UiCluster = {
       actions: false,
       workers: [
@@ -317,17 +318,12 @@ describe('the cluster section', () => {
     );
     expect(document.querySelectorAll('#workers tr')).toHaveLength(0);
     expect(byId('workers-empty').textContent).toContain('No live worker');
-    expect(byId('schedules-empty').textContent).toBe(
-      'No schedules shown (zk-plan ui --schedules <path> lists them).',
-    );
-    expect(byId('jobs-empty').textContent).toContain('--jobs');
-    // Started with --schedules and --jobs: an empty parent is said so, not "start it with --schedules".
+    // Started with --jobs: the job workers are looked for too, and said so.
     renderCluster(
       {
         actions: false,
         workers: [],
         limits: [],
-        schedulesParent: '/schedules',
         schedules: [],
         jobsParent: '/jobs',
         jobs: [],
@@ -335,16 +331,28 @@ describe('the cluster section', () => {
       },
       tablesOf(byId),
     );
-    expect(byId('schedules-empty').textContent).toBe(
-      'No schedule is defined under /schedules (zk-plan schedule put <file> --schedules /schedules adds one).',
-    );
     expect(byId('workers-empty').textContent).toBe(
       'No live worker process is registered under this parent nor job worker under /jobs.',
     );
   });
 
+  it('says why no schedule is listed: no --schedules, or none under it', () => {
+    loadPage(schedulesPageHtml('/plans'));
+    const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
+    const tables = { schedules: byId('schedules'), schedulesEmpty: byId('schedules-empty') };
+    renderSchedules([], undefined, tables, Date.now(), 'UTC');
+    expect(byId('schedules-empty').textContent).toBe(
+      'No schedules shown (zk-plan ui --schedules <path> lists them).',
+    );
+    // Started with --schedules: an empty parent is said so, not "start it with --schedules".
+    renderSchedules([], '/schedules', tables, Date.now(), 'UTC');
+    expect(byId('schedules-empty').textContent).toBe(
+      'No schedule is defined under /schedules (zk-plan schedule put <file> --schedules /schedules adds one).',
+    );
+  });
+
   it('lists the job workers of --jobs among the live workers, with their job functions, items, the manager and a disabled one', () => {
-    loadPage(plansPageHtml('/plans'));
+    loadPage(clusterPageHtml('/plans'));
     const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
     renderCluster(
       {
@@ -396,55 +404,66 @@ describe('the cluster section', () => {
     expect(byId('workers-empty').textContent).toBe('');
   });
 
-  it('lists schedules with their next fire times, linking the fired runs the view serves and showing the rest as text', () => {
-    loadPage(plansPageHtml('/plans'));
+  it('lists schedules with their next fire times, linking the fired runs the view serves (the rest as text), all their runs and each backfill’s runs', () => {
+    loadPage(schedulesPageHtml('/plans'));
     const byId = (id: string): HTMLElement => document.getElementById(id) as HTMLElement;
     const fired = '/plans/nightly@20261125T013000.000Z';
-    renderCluster(
-      {
-        actions: false,
-        workers: [],
-        limits: [],
-        schedules: [
-          {
-            name: EVIL,
-            cron: '0 30 2 * * *',
-            timezone: 'Europe/Berlin',
-            paused: true,
-            planParent: '/plans',
-            nextFireTimes: ['2026-11-26T01:30:00.000Z'],
-            runs: [
-              {
-                firedAt: '2026-11-25T01:30:00.000Z',
-                kind: 'cron',
-                state: 'fired',
-                plan: fired,
-                detail: 'completed',
-                shown: true,
-              },
-              {
-                firedAt: '2026-11-24T01:30:00.000Z',
-                kind: 'cron',
-                state: 'skipped',
-                plan: '/plans/x',
-                detail: 'overlap',
-                shown: true,
-              },
-              {
-                firedAt: '2026-11-23T01:30:00.000Z',
-                kind: 'manual',
-                state: 'fired',
-                plan: '/elsewhere/y',
-                detail: 'failed',
-                shown: false,
-              },
-            ],
-          },
-        ],
-        jobs: [],
-        jobWorkers: [],
-      },
-      tablesOf(byId),
+    renderSchedules(
+      [
+        {
+          name: EVIL,
+          cron: '0 30 2 * * *',
+          timezone: 'Europe/Berlin',
+          paused: true,
+          planParent: '/plans',
+          nextFireTimes: ['2026-11-26T01:30:00.000Z'],
+          runs: [
+            {
+              firedAt: '2026-11-25T01:30:00.000Z',
+              kind: 'cron',
+              state: 'fired',
+              plan: fired,
+              detail: 'completed',
+              shown: true,
+            },
+            {
+              firedAt: '2026-11-24T01:30:00.000Z',
+              kind: 'cron',
+              state: 'skipped',
+              plan: '/plans/x',
+              detail: 'overlap',
+              shown: true,
+            },
+            {
+              firedAt: '2026-11-23T01:30:00.000Z',
+              kind: 'manual',
+              state: 'fired',
+              plan: '/elsewhere/y',
+              detail: 'failed',
+              shown: false,
+            },
+          ],
+          backfills: [
+            {
+              id: 'backfill-001764036000000-1a2b3c4d',
+              from: '2026-11-01T01:30:00.000Z',
+              to: '2026-11-03T01:30:00.000Z',
+              mode: 'serial',
+              state: 'running',
+              total: 3,
+              started: 2,
+              completed: 1,
+              failed: 0,
+              notRun: 0,
+              createdAt: '2026-11-25T10:00:00.000Z',
+            },
+          ],
+        },
+      ],
+      '/schedules',
+      { schedules: byId('schedules'), schedulesEmpty: byId('schedules-empty') },
+      Date.parse('2026-11-25T12:00:00.000Z'),
+      'UTC',
     );
     const row = document.querySelector('#schedules tr') as HTMLTableRowElement;
     expect(row.dataset['schedule']).toBe(EVIL);
@@ -453,7 +472,14 @@ describe('the cluster section', () => {
     const links = [...row.querySelectorAll('a')];
     expect(links.map((link) => link.getAttribute('href'))).toEqual([
       `/plan?path=${encodeURIComponent(fired)}`,
+      `/workflows?${new URLSearchParams({ name: EVIL }).toString()}`,
+      `/workflows?${new URLSearchParams({ name: EVIL, backfill: 'backfill-001764036000000-1a2b3c4d' }).toString()}`,
     ]);
+    expect(row.cells[3]?.querySelector('a')?.textContent).toBe('10 h ago fired: completed');
+    expect(row.cells[4]?.textContent).toBe(
+      '2026-11-01 01:30:00 UTC – 2026-11-03 01:30:00 UTC' +
+        'serial, running: 2/3 started, 1 completed, 0 failed, 0 not run',
+    );
     expect(
       [...row.querySelectorAll<HTMLElement>('div.run')].map((run) => run.dataset['state']),
     ).toEqual(['fired', 'skipped', 'fired']);
@@ -462,24 +488,13 @@ describe('the cluster section', () => {
 });
 
 function tablesOf(byId: (id: string) => HTMLElement): Parameters<typeof renderCluster>[1] {
-  const tables = {
+  return {
     workers: byId('workers'),
     limits: byId('limits'),
-    schedules: byId('schedules'),
-    jobs: byId('jobs'),
-    jobAssignment: byId('job-assignment'),
-    jobRuns: byId('job-runs'),
-  };
-  const empty = {
     workersEmpty: byId('workers-empty'),
     limitsEmpty: byId('limits-empty'),
-    schedulesEmpty: byId('schedules-empty'),
-    jobsEmpty: byId('jobs-empty'),
-    jobRunsEmpty: byId('job-runs-empty'),
   };
-  return { ...tables, ...empty };
 }
-
 describe('the action buttons', () => {
   beforeEach(() => {
     history.replaceState(null, '', '/plan?path=x');

@@ -204,8 +204,36 @@ describe('startUiServer', () => {
     const plan = await get(`/plan?path=${encodeURIComponent(PLAN)}`);
     expect(plan.status).toBe(200);
     expect(plan.text).toContain(`data-plan="${PLAN}"`);
+    // The application's other pages, each under the same policy, each with the navigation bar.
+    for (const [path, script] of [
+      ['/workflows', '/workflows.js'],
+      ['/cluster', '/cluster.js'],
+      ['/schedules', '/schedules.js'],
+      ['/jobs', '/jobs.js'],
+    ] as const) {
+      const page = await get(path);
+      expect(page.status, path).toBe(200);
+      expect(page.headers.get('content-security-policy'), path).toContain("script-src 'self'");
+      expect(page.text, path).toContain(
+        `<script src="/nav.js"></script>\n<script src="${script}">`,
+      );
+      expect(page.text, path).toContain(`aria-current="page">`);
+    }
+    // Without --schedules, the schedules answer is empty, not an error.
+    expect(JSON.parse((await get('/api/schedules')).text)).toEqual({ schedules: [] });
     expect((await get('/graph.js')).status).toBe(404); // the graph helpers are bundled into plan.js and the worker
-    for (const asset of ['/ui.css', '/plan.js', '/plans.js', '/layout-worker.js', '/elk.js']) {
+    for (const asset of [
+      '/ui.css',
+      '/plan.js',
+      '/plans.js',
+      '/nav.js',
+      '/workflows.js',
+      '/cluster.js',
+      '/schedules.js',
+      '/jobs.js',
+      '/layout-worker.js',
+      '/elk.js',
+    ]) {
       const answer = await get(asset);
       expect(answer.status, asset).toBe(200);
       expect(answer.type, asset).toMatch(
@@ -385,7 +413,7 @@ describe('the jobs of --jobs', () => {
     });
     expect(await cluster(ui)).toMatchObject({ jobsParent: '/jobs', jobs: [] });
     expect(await view.zk.exists('/jobs')).toBeUndefined(); // the view reads; it does not create the parent
-    expect((await get('/')).text).toContain('<tbody id="job-assignment">');
+    expect((await get('/jobs')).text).toContain('<tbody id="job-assignment">');
 
     const jobs = view.zkPlan.jobs('/jobs');
     await jobs.define({

@@ -20,7 +20,7 @@ export function registerPlans(program: Command): void {
 PROGRESS is done/total, every task of the plan counted (from its history, which every plan keeps
 unless created with { history: false }; for such a plan, the number of tasks left).
 NAME is the plan's name, when it has one (given when it was created, a spec's name, or its schedule's).
---json prints an array of { plan, status, done, historyKept }; status.name is the plan's name, and status.counts has done, remaining and
+--json prints an array of { plan, status, done, historyKept, createdAt, finishedAt }; status.name is the plan's name, and status.counts has done, remaining and
 total (total = done + remaining), as zk-plan wait and the web view count them.`,
   );
   withUsageHint(command);

@@ -50,7 +50,7 @@ plan's history, which every plan keeps unless created with { history: false }.
 Names are short: task-12 is <plan>/task-0000000012. KEY is the task's key (its spec's, or the key it
 was added with), when tasks have keys. The plan's name, when it has one, follows its path. ATTEMPTS counts failed tries. WORKER, STARTED,
 ENDED and TOOK: who ran (or runs) the task's last try, when it started and ended, how long it took.
---json prints the plan view: { plan, status, tasks, done, historyKept }; each task's tries are in its "tries".
+--json prints the plan view: { plan, status, tasks, done, historyKept, createdAt, finishedAt }; each task's tries are in its "tries".
 --timeline draws each try as a bar scaled to the terminal's width (# done, / skipped, x failed,
 > running, - cancelled), the tasks on the critical path (the chain of inputs whose run times add
 up to the most) marked *; --by-worker draws a line per worker instead.`,

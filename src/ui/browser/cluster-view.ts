@@ -1,14 +1,15 @@
 /**
- * The plans page's cluster section: the live worker pools (listWorkers), the concurrency
- * limits with their holders (listConcurrencyLimits), the schedules and the jobs (jobs-view.ts),
- * read from `/api/cluster`.
+ * The cluster page's tables: the live worker pools (listWorkers) and job workers, and the
+ * concurrency limits with their holders (listConcurrencyLimits), read from `/api/cluster`.
  */
-import type { UiCluster, UiJobWorker, UiLimit, UiSchedule, UiWorker } from '../ui-wire.js';
+import type { UiCluster, UiJobWorker, UiLimit, UiWorker } from '../ui-wire.js';
 import { cell, h, when } from './dom.js';
-import { renderJobs } from './jobs-view.js';
+import { isoMs } from './time-format.js';
+import { timeElement } from './time-view.js';
+import { preferredZone } from './time-zone.js';
 
 /** Rows of the workers table, one per live worker pool. */
-function workerRows(workers: readonly UiWorker[]): DocumentFragment {
+function workerRows(workers: readonly UiWorker[], now: number, zone: string): DocumentFragment {
   const fragment = document.createDocumentFragment();
   for (const worker of workers) {
     const row = h('tr');
@@ -23,15 +24,19 @@ function workerRows(workers: readonly UiWorker[]): DocumentFragment {
     );
     functions.title = worker.functions.join('\n');
     cell(row, worker.version);
-    cell(row, when(worker.startedAt));
-    cell(row, when(worker.updatedAt));
+    cell(row).appendChild(timeElement(isoMs(worker.startedAt), now, zone));
+    cell(row).appendChild(timeElement(isoMs(worker.updatedAt), now, zone));
     fragment.appendChild(row);
   }
   return fragment;
 }
 
 /** Rows of the workers table for the job workers (`zk-plan ui --jobs`), after the worker pools. */
-function jobWorkerRows(workers: readonly UiJobWorker[]): DocumentFragment {
+function jobWorkerRows(
+  workers: readonly UiJobWorker[],
+  now: number,
+  zone: string,
+): DocumentFragment {
   const fragment = document.createDocumentFragment();
   for (const worker of workers) {
     const row = h('tr');
@@ -48,7 +53,7 @@ function jobWorkerRows(workers: readonly UiJobWorker[]): DocumentFragment {
     );
     functions.title = worker.jobFunctions.join('\n');
     cell(row, '');
-    cell(row, when(worker.startedAt));
+    cell(row).appendChild(timeElement(isoMs(worker.startedAt), now, zone));
     cell(row, '');
     fragment.appendChild(row);
   }
@@ -79,64 +84,21 @@ function limitRows(limits: readonly UiLimit[]): DocumentFragment {
   return fragment;
 }
 
-/** Rows of the schedules table: timing, next fire times, and the recent runs linked to their plans. */
-function scheduleRows(schedules: readonly UiSchedule[]): DocumentFragment {
-  const fragment = document.createDocumentFragment();
-  for (const schedule of schedules) {
-    const row = h('tr');
-    row.dataset['schedule'] = schedule.name;
-    row.dataset['paused'] = String(schedule.paused);
-    cell(row, schedule.name, 'mono').title = `plans under ${schedule.planParent}`;
-    cell(
-      row,
-      `${schedule.cron} (${schedule.timezone})${schedule.paused ? ' · paused' : ''}`,
-      'mono',
-    );
-    cell(
-      row,
-      schedule.nextFireTimes
-        .slice(0, 2)
-        .map((at) => when(at) ?? at)
-        .join(', ') || '—',
-    );
-    const runs = cell(row);
-    for (const run of schedule.runs.slice(0, 5)) {
-      const line = h('div', undefined, 'run');
-      line.dataset['state'] = run.state;
-      const label = `${when(run.firedAt) ?? run.firedAt} ${run.kind === 'manual' ? '(manual) ' : ''}${run.state}${run.detail === undefined ? '' : `: ${run.detail}`}`;
-      if (run.shown && run.state === 'fired') {
-        const link = h('a', label);
-        link.setAttribute('href', `/plan?path=${encodeURIComponent(run.plan)}`);
-        line.appendChild(link);
-      } else line.textContent = label;
-      line.title = run.plan;
-      runs.appendChild(line);
-    }
-    fragment.appendChild(row);
-  }
-  return fragment;
+/** The cluster page's tables and their empty notes. */
+export interface ClusterTables {
+  readonly workers: HTMLElement;
+  readonly limits: HTMLElement;
+  readonly workersEmpty: HTMLElement;
+  readonly limitsEmpty: HTMLElement;
 }
 
-/** Fills the tables and their empty notes. */
-export function renderCluster(
-  cluster: UiCluster,
-  tables: {
-    workers: HTMLElement;
-    limits: HTMLElement;
-    schedules: HTMLElement;
-    jobs: HTMLElement;
-    jobAssignment: HTMLElement;
-    jobRuns: HTMLElement;
-    jobRunsEmpty: HTMLElement;
-    workersEmpty: HTMLElement;
-    limitsEmpty: HTMLElement;
-    schedulesEmpty: HTMLElement;
-    jobsEmpty: HTMLElement;
-  },
-): void {
+/** Fills the workers (worker pools, then job workers) and limits tables and their empty notes. */
+export function renderCluster(cluster: UiCluster, tables: ClusterTables): void {
   tables.workers.textContent = '';
-  tables.workers.appendChild(workerRows(cluster.workers));
-  tables.workers.appendChild(jobWorkerRows(cluster.jobWorkers));
+  const now = Date.now();
+  const zone = preferredZone();
+  tables.workers.appendChild(workerRows(cluster.workers, now, zone));
+  tables.workers.appendChild(jobWorkerRows(cluster.jobWorkers, now, zone));
   tables.workersEmpty.textContent =
     cluster.workers.length + cluster.jobWorkers.length === 0
       ? `No live worker process is registered under this parent${cluster.jobsParent === undefined ? '' : ` nor job worker under ${cluster.jobsParent}`}.`
@@ -147,13 +109,17 @@ export function renderCluster(
     cluster.limits.length === 0
       ? 'No concurrency limit is set (zk-plan limit <parent> <key> <n>).'
       : '';
-  tables.schedules.textContent = '';
-  tables.schedules.appendChild(scheduleRows(cluster.schedules));
-  tables.schedulesEmpty.textContent =
-    cluster.schedules.length > 0
+}
+
+/** Fills the jobs page's workers table with the job workers alone (`zk-plan ui --jobs`). */
+export function renderJobWorkers(
+  cluster: UiCluster,
+  tables: { readonly workers: HTMLElement; readonly workersEmpty: HTMLElement },
+): void {
+  tables.workers.textContent = '';
+  tables.workers.appendChild(jobWorkerRows(cluster.jobWorkers, Date.now(), preferredZone()));
+  tables.workersEmpty.textContent =
+    cluster.jobWorkers.length > 0 || cluster.jobsParent === undefined
       ? ''
-      : cluster.schedulesParent === undefined
-        ? 'No schedules shown (zk-plan ui --schedules <path> lists them).'
-        : `No schedule is defined under ${cluster.schedulesParent} (zk-plan schedule put <file> --schedules ${cluster.schedulesParent} adds one).`;
-  renderJobs(cluster.jobs, cluster.jobsParent, tables);
+      : `No job worker is registered under ${cluster.jobsParent}.`;
 }

@@ -3,6 +3,9 @@
  * or as an attribute value (`setAttribute`), never as markup.
  */
 
+import { formatAbsolute } from './time-format.js';
+import { preferredZone } from './time-zone.js';
+
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 /** The element with this id; a page without it is a page of another version: fail loudly. */
@@ -48,11 +51,11 @@ export function definition(
   list.appendChild(dd);
 }
 
-/** An ISO time in the reader's locale; undefined for none, the text itself when it is no date. */
+/** An ISO time in the zone the reader picked (time-zone.ts); undefined for none, the text itself when it is no date. */
 export function when(iso: string | undefined): string | undefined {
   if (iso === undefined || iso === '') return undefined;
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+  return Number.isNaN(date.getTime()) ? iso : formatAbsolute(date.getTime(), preferredZone());
 }
 
 /** A table cell with text (or empty, to fill) appended to a row. */

@@ -5,7 +5,8 @@
  * with the fencing token of the lease its worker holds, and the newest runs of each job.
  */
 import type { UiJob, UiJobItem, UiJobRun, UiJobShare } from '../ui-wire.js';
-import { cell, h } from './dom.js';
+import { cell, h, when } from './dom.js';
+import { formatDuration } from './time-format.js';
 
 /** At most this many items are listed in a cell; the rest are counted. */
 const MAX_LISTED = 50;
@@ -78,7 +79,7 @@ function shareRow(job: UiJob, share: UiJobShare): HTMLTableRowElement {
 /** How long a run took, or that it has not ended. */
 function took(run: UiJobRun): string {
   if (run.finishedAt === undefined) return '—';
-  return `${Date.parse(run.finishedAt) - Date.parse(run.startedAt)} ms`;
+  return formatDuration(Date.parse(run.finishedAt) - Date.parse(run.startedAt));
 }
 
 /** A row of the runs table: one run of a job, its error, misfire or failover beneath. */
@@ -89,7 +90,7 @@ function runRow(job: UiJob, run: UiJobRun): HTMLTableRowElement {
   row.dataset['state'] = run.state;
   row.dataset['cause'] = run.cause;
   cell(row, job.name, 'mono');
-  const started = cell(row, new Date(run.startedAt).toLocaleString(), 'mono');
+  const started = cell(row, when(run.startedAt), 'mono');
   started.title = `${run.run}\nstarted ${run.startedAt}${run.finishedAt === undefined ? '' : `\nended ${run.finishedAt}`}`;
   const state = cell(row, undefined);
   const badge = h('span', run.state, 'badge');

@@ -1,15 +1,15 @@
 /**
- * `/plans.js`: the plans page. One row per plan (state, priority, progress, counts) from the
- * plans stream; below it the live workers, the concurrency limits, the schedules and the jobs
- * with each worker's items, read again every 5 s.
+ * `/plans.js`: the plans page. One row per plan from the plans stream: its node, its name (linked
+ * to its workflow), state, when it started and finished, how long it took, progress and counts;
+ * the newest first.
  */
-import type { UiCluster, UiPlanRow } from '../ui-wire.js';
-import { actionToken, getJson, subscribe } from './api.js';
-import { renderCluster } from './cluster-view.js';
-import { byId, cell, h, percentDone, progressBar } from './dom.js';
-
-/** Workers rewrite their record at least this often (src/registry/worker-info.ts): the section is read again as often. */
-const CLUSTER_REFRESH_MS = 5_000;
+import type { UiPlanRow } from '../ui-wire.js';
+import { actionToken, subscribe } from './api.js';
+import { byId, cell, h, percentDone, planTaskHref, progressBar } from './dom.js';
+import { rerenderOnTime } from './list-page.js';
+import { durationText, timeElement } from './time-view.js';
+import { preferredZone } from './time-zone.js';
+import { newestFirst, workflowHref } from './workflows.js';
 
 const parent = document.body.dataset['parent'] ?? '';
 const tbody = byId('plans');
@@ -17,70 +17,77 @@ const empty = byId('empty');
 const live = byId('live');
 actionToken(); // keeps a token from the URL for the plan pages' buttons
 
-function planRow(plan: UiPlanRow): HTMLTableRowElement {
+function planRow(plan: UiPlanRow, now: number, zone: string): HTMLTableRowElement {
   const row = h('tr');
   row.dataset['plan'] = plan.plan;
   row.dataset['state'] = plan.state;
   const link = h('a', plan.name);
-  link.href = `/plan?path=${encodeURIComponent(plan.plan)}`;
-  cell(row).appendChild(link);
-  cell(row, plan.planName ?? '', 'plan-name');
+  link.href = planTaskHref(plan.plan);
+  cell(row, undefined, 'mono').appendChild(link);
+  const name = cell(row, undefined, 'plan-name');
+  if (plan.planName !== undefined) {
+    const workflow = h('a', plan.planName);
+    workflow.href = workflowHref(plan.planName);
+    workflow.title = `every run of ${plan.planName}`;
+    name.appendChild(workflow);
+  }
   const badge = h('span', plan.state, 'badge');
   badge.dataset['state'] = plan.state;
   cell(row).appendChild(badge);
-  cell(row, String(plan.priority), 'num');
+  cell(row, undefined, 'started').appendChild(timeElement(plan.createdAt, now, zone));
+  cell(row, undefined, 'finished').appendChild(timeElement(plan.finishedAt, now, zone));
+  cell(
+    row,
+    durationText(plan.createdAt, plan.finishedAt, plan.state === 'running', now),
+    'duration',
+  );
   const label = plan.historyKept
     ? `${plan.done}/${plan.total} done`
     : `${plan.total - plan.done} left (no history)`;
   cell(row, undefined, 'progress-cell').appendChild(
     progressBar(percentDone(plan.done, plan.total, plan.state), label),
   );
-  for (const count of [plan.running, plan.waiting, plan.failed, plan.blocked])
-    cell(row, String(count), 'num');
+  cell(row, String(plan.failed), 'num failed');
+  cell(row, tasksNow(plan), 'tasks-now');
+  cell(row, String(plan.priority), 'num priority');
   return row;
 }
 
-function render(plans: readonly UiPlanRow[]): void {
+/** `2 running · 3 waiting · 1 blocked`, the counts that are not zero; `—` when none is. */
+function tasksNow(plan: UiPlanRow): string {
+  const counts = [
+    [plan.running, 'running'],
+    [plan.waiting, 'waiting'],
+    [plan.blocked, 'blocked'],
+  ] as const;
+  const shown = counts.filter(([count]) => count > 0).map(([count, label]) => `${count} ${label}`);
+  return shown.length === 0 ? '—' : shown.join(' · ');
+}
+
+let latest: readonly UiPlanRow[] | undefined;
+
+function render(): void {
+  if (latest === undefined) return;
+  const now = Date.now();
+  const zone = preferredZone();
   const fragment = document.createDocumentFragment();
-  for (const plan of plans) fragment.appendChild(planRow(plan));
+  for (const plan of [...latest].sort(newestFirst)) fragment.appendChild(planRow(plan, now, zone));
   tbody.textContent = '';
   tbody.appendChild(fragment);
-  empty.textContent = plans.length === 0 ? `No plans under ${parent} yet.` : '';
+  empty.textContent = latest.length === 0 ? `No plans under ${parent} yet.` : '';
 }
 
 subscribe(
   '/api/plans/events',
   {
-    plans: (data) => render(data as UiPlanRow[]),
+    plans: (data) => {
+      latest = data as UiPlanRow[];
+      render();
+    },
     problem: (data) => {
       live.textContent = `ZooKeeper: ${(data as { message: string }).message}`;
     },
   },
   live,
 );
-
-const tables = {
-  workers: byId('workers'),
-  limits: byId('limits'),
-  schedules: byId('schedules'),
-  jobs: byId('jobs'),
-  jobAssignment: byId('job-assignment'),
-  jobRuns: byId('job-runs'),
-  jobRunsEmpty: byId('job-runs-empty'),
-  workersEmpty: byId('workers-empty'),
-  limitsEmpty: byId('limits-empty'),
-  schedulesEmpty: byId('schedules-empty'),
-  jobsEmpty: byId('jobs-empty'),
-};
-const clusterNote = byId('cluster-note');
-async function refreshCluster(): Promise<void> {
-  try {
-    renderCluster(await getJson<UiCluster>('/api/cluster'), tables);
-    clusterNote.textContent = '';
-  } catch (error) {
-    clusterNote.textContent = `Could not read the cluster: ${error instanceof Error ? error.message : String(error)}`;
-  } finally {
-    setTimeout(() => void refreshCluster(), CLUSTER_REFRESH_MS);
-  }
-}
-void refreshCluster();
+rerenderOnTime(render);
