@@ -6,6 +6,7 @@
 import type { UiCluster, UiJobWorker, UiLimit, UiSchedule, UiWorker } from '../ui-wire.js';
 import { cell, h, when } from './dom.js';
 import { renderJobs } from './jobs-view.js';
+import { triggerControl } from './schedule-actions.js';
 
 /** Rows of the workers table, one per live worker pool. */
 function workerRows(workers: readonly UiWorker[]): DocumentFragment {
@@ -80,13 +81,15 @@ function limitRows(limits: readonly UiLimit[]): DocumentFragment {
 }
 
 /** Rows of the schedules table: timing, next fire times, and the recent runs linked to their plans. */
-function scheduleRows(schedules: readonly UiSchedule[]): DocumentFragment {
+function scheduleRows(schedules: readonly UiSchedule[], redraw: () => void): DocumentFragment {
   const fragment = document.createDocumentFragment();
   for (const schedule of schedules) {
     const row = h('tr');
     row.dataset['schedule'] = schedule.name;
     row.dataset['paused'] = String(schedule.paused);
-    cell(row, schedule.name, 'mono').title = `plans under ${schedule.planParent}`;
+    const name = cell(row, schedule.name, 'mono');
+    name.title = `plans under ${schedule.planParent}`;
+    name.appendChild(triggerControl(schedule.name, redraw));
     cell(
       row,
       `${schedule.cron} (${schedule.timezone})${schedule.paused ? ' · paused' : ''}`,
@@ -147,8 +150,11 @@ export function renderCluster(
     cluster.limits.length === 0
       ? 'No concurrency limit is set (zk-plan limit <parent> <key> <n>).'
       : '';
-  tables.schedules.textContent = '';
-  tables.schedules.appendChild(scheduleRows(cluster.schedules));
+  const drawSchedules = (): void => {
+    tables.schedules.textContent = '';
+    tables.schedules.appendChild(scheduleRows(cluster.schedules, drawSchedules));
+  };
+  drawSchedules();
   tables.schedulesEmpty.textContent =
     cluster.schedules.length > 0
       ? ''
