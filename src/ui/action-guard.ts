@@ -62,6 +62,16 @@ export function normalizedAuthority(authority: string): string | undefined {
   }
 }
 
+/** Refuses a body type a `<form>` can post (whatever else the request carries): undefined for any other, or none. */
+export function refuseFormBody(contentType: string | undefined): ActionRefusal | undefined {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (!FORM_TYPES.includes(type)) return undefined;
+  return {
+    code: 'FORM_POST',
+    message: `actions take no body, and never a form's (${type}): a page of another site may post forms`,
+  };
+}
+
 /**
  * Decides whether an action request with these headers comes from a page of the view served
  * under `served` (servedAuthorities): undefined when it does, else why not.
@@ -70,12 +80,8 @@ export function refuseForeignRequest(
   served: readonly string[],
   headers: ActionRequestHeaders,
 ): ActionRefusal | undefined {
-  const type = (headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (FORM_TYPES.includes(type))
-    return {
-      code: 'FORM_POST',
-      message: `actions take no body, and never a form's (${type}): a page of another site may post forms`,
-    };
+  const formPost = refuseFormBody(headers['content-type']);
+  if (formPost !== undefined) return formPost;
   const host = normalizedAuthority(headers.host ?? '');
   if (host === undefined || !served.includes(host))
     return {

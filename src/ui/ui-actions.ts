@@ -16,7 +16,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ZkPlan } from '../zk-plan.js';
 import { parentOf } from '../zk/layout.js';
-import { refuseForeignRequest } from './action-guard.js';
+import { refuseFormBody, refuseForeignRequest } from './action-guard.js';
 import { HttpError } from './http-rules.js';
 
 /** The actions on a plan (`?path=<plan>`). */
@@ -68,8 +68,8 @@ export function authorize(req: IncomingMessage, access: ActionsAccess): void {
     return;
   }
   // The token stands for the page: only a form's body and another site's Origin are refused besides.
-  const refusal = refuseForeignRequest([], { 'content-type': req.headers['content-type'] });
-  if (refusal !== undefined) throw new HttpError(403, refusal.code, refusal.message);
+  const formPost = refuseFormBody(req.headers['content-type']);
+  if (formPost !== undefined) throw new HttpError(403, formPost.code, formPost.message);
   const origin = req.headers.origin;
   if (origin !== undefined && origin !== `http://${req.headers.host ?? ''}`)
     throw new HttpError(

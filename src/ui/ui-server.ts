@@ -195,8 +195,19 @@ async function handleRequest(
   res: ServerResponse,
 ): Promise<void> {
   const hostHeader = req.headers.host ?? '';
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const action = actionOf(url.pathname);
   if (!isLoopbackHost(hostnameOf(hostHeader))) {
     // DNS rebinding: a page of another site reaching this port through a name that resolves to loopback.
+    if (action !== undefined) {
+      sendJson(res, 403, {
+        error: {
+          code: 'HOST_MISMATCH',
+          message: 'the web view answers loopback host names only: DNS rebinding is refused',
+        },
+      });
+      return;
+    }
     send(
       res,
       403,
@@ -205,8 +216,6 @@ async function handleRequest(
     );
     return;
   }
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const action = actionOf(url.pathname);
   if (action !== undefined) {
     await handleAction(ctx, req, res, url, action);
     return;

@@ -5,7 +5,7 @@
  * again (src/store/failure-policy.ts decides).
  */
 import type { UiTaskDetail } from '../ui-wire.js';
-import { actionAccess, postAction } from './api.js';
+import { actionAccess, postAction, type ActionAccess } from './api.js';
 import { h, planTaskHref, when } from './dom.js';
 
 /** The sentence for a task that failed for good: after how many tries, and why no other follows. */
@@ -43,8 +43,8 @@ export class RerunControl {
   private readonly button = h('button', 'Rerun from here');
   private readonly note = h('span', undefined, 'action-note');
   private busy = false;
-  /** What `/api/actions` said, read once per selected task. */
-  private readonly access = actionAccess();
+  /** What `/api/actions` said, read once per selected task (when it has a key). */
+  private access: Promise<ActionAccess> | undefined;
 
   constructor(readonly task: string) {
     this.element.id = 'task-actions';
@@ -69,16 +69,11 @@ export class RerunControl {
           : 'Rerun needs a task key (plans from a spec, a schedule, an import or a rerun have them).';
       return;
     }
-    void this.access.then(
-      (access) => {
-        this.button.disabled = this.busy || !access.usable;
-        if (!access.usable && !this.note.dataset['outcome'])
-          this.note.textContent = access.why ?? '';
-      },
-      () => {
-        this.button.disabled = true;
-      },
-    );
+    this.access ??= knownAccess();
+    void this.access.then((access) => {
+      this.button.disabled = this.busy || !access.usable;
+      if (!access.usable && !this.note.dataset['outcome']) this.note.textContent = access.why ?? '';
+    });
   }
 
   private async rerun(): Promise<void> {
@@ -86,6 +81,7 @@ export class RerunControl {
     this.busy = true;
     this.button.disabled = true;
     try {
+      this.access ??= knownAccess();
       const answer = await postAction('rerun', { path: this.task }, (await this.access).token);
       const plan = String(answer['plan']);
       this.note.dataset['outcome'] = 'ok';
@@ -102,4 +98,12 @@ export class RerunControl {
       this.button.disabled = false;
     }
   }
+}
+
+/** What `/api/actions` says; a failed read is an answer too: no actions, and why. */
+function knownAccess(): Promise<ActionAccess> {
+  return actionAccess().catch((error: unknown) => ({
+    usable: false,
+    why: `Could not tell whether actions are on: ${error instanceof Error ? error.message : String(error)}`,
+  }));
 }
