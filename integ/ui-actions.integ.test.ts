@@ -4,7 +4,8 @@
  * through a foreign Host is refused and changes nothing; rerun-from-here makes the new plan;
  * trigger starts a schedule run; a task that failed for good is not called retryable.
  */
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -74,11 +75,21 @@ async function newPage(): Promise<Page> {
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
-    // The refused requests this test makes itself are not the page's.
     if (message.type() === 'error') errors.push(message.text());
   });
   cleanups.push(async () => expect(errors, 'errors in the page').toEqual([]));
   return page;
+}
+
+/** What the form test uses of the page's document (the project compiles without the DOM library). */
+interface FormDocument {
+  createElement(tag: 'form'): {
+    method: string;
+    action: string;
+    enctype: string;
+    submit(): void;
+  };
+  readonly body: { appendChild(node: unknown): void };
 }
 
 const node = (task: string, state?: string): string =>
@@ -173,6 +184,43 @@ describe('web view actions on loopback, by default', () => {
         error: { code: 'HOST_MISMATCH' },
       });
     }
+    // The same from a real page of another site (a server of its own on another port): a script's
+    // POST and a form's are sent by the browser with that page's Origin, and refused.
+    const site = createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      res.end('<!doctype html><title>another site</title><body></body>');
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => site.close(resolve)));
+    if (browser === undefined) throw new Error('no browser');
+    const otherContext = await browser.newContext(); // its refused requests log errors: not checked
+    cleanups.push(() => otherContext.close());
+    const other = await otherContext.newPage();
+    await other.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
+    const target = `${ui.url}api/actions/pause?path=${encodeURIComponent(plan)}`;
+    // The browser sends it; the answer never reaches the script (no CORS grant, and
+    // Cross-Origin-Resource-Policy: same-origin blocks even an opaque one).
+    const seen = await other.evaluate(
+      (url) =>
+        fetch(url, { method: 'POST', mode: 'no-cors' }).then(
+          () => 'answer read',
+          () => 'blocked',
+        ),
+      target,
+    );
+    expect(seen).toBe('blocked');
+    await other.evaluate((url) => {
+      const doc = (globalThis as unknown as { document: FormDocument }).document;
+      const form = doc.createElement('form');
+      form.method = 'POST';
+      form.action = url;
+      form.enctype = 'text/plain';
+      doc.body.appendChild(form);
+      form.submit();
+    }, target);
+    await other.waitForURL(/\/api\/actions\/pause/);
+    // A form's body is refused first, whatever its Origin.
+    expect(await other.textContent('body')).toContain('FORM_POST');
     expect((await viewer.plans.status(plan)).control).toBeUndefined();
 
     // A click on the page acts: no flag, no token.
