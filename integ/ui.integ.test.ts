@@ -380,6 +380,9 @@ describe('web view', () => {
     expect(await page.textContent('#detail-error .code')).toBe('NO_SUCH_CUSTOMER');
     expect(await page.textContent('#detail-error .message')).toContain('no such customer: 42');
     expect(await page.textContent('#detail-error')).toContain('PermanentError');
+    expect(await page.textContent('#detail-outcome')).toBe(
+      'Failed for good after 1 try (permanent error: another try cannot help)',
+    );
     expect(await page.textContent('#detail-error pre.stack')).toMatch(
       /PermanentError: no such customer: 42\n\s+at /,
     );
@@ -544,23 +547,30 @@ describe('web view', () => {
     await page.waitForSelector('#panel:has-text("while runnable")');
     await page.screenshot({ path: 'test-output/ui-plan-cancelled.png' });
 
-    // A view started without a token is read-only: no buttons, and the API refuses.
-    const readOnly = await openUi(zkPlan, root);
+    // A view started read-only: the buttons stay disabled, the page says how to start it with
+    // actions, and the API refuses even the view's own origin.
+    const readOnly = await startUiServer({ zkPlan, parent: root, port: 0, readOnly: true });
+    cleanups.push(() => readOnly.close());
     const view = await newPage();
     await view.goto(planUrl(readOnly, other));
     await view.waitForSelector('#plan-state[data-state="running"]');
     await view.waitForFunction(
       () => (globalThis as unknown as PageGlobals).document.querySelectorAll('g.node').length === 1,
     );
-    expect(await view.isHidden('#actions')).toBe(true);
+    await view.waitForSelector('#action-note:has-text("Actions are off")');
+    expect(await view.textContent('#action-note')).toContain(
+      `zk-plan ui ${root} --port ${new URL(readOnly.url).port}`,
+    );
+    expect(await view.isDisabled('#action-pause')).toBe(true);
     const refused = await fetch(
       `${readOnly.url}api/actions/pause?path=${encodeURIComponent(other)}`,
       {
         method: 'POST',
-        headers: { Authorization: 'Bearer tok-0123456789abcdef' },
+        headers: { Origin: readOnly.url.slice(0, -1) },
       },
     );
     expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: { code: 'ACTIONS_DISABLED' } });
   });
 
   it("shows the jobs and each worker's items with their fencing tokens, and follows a rebalance live", async () => {

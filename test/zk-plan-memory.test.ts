@@ -219,7 +219,13 @@ describe('ZkPlan over the in-memory ZooKeeper', () => {
       [dependent, 'blocked'],
       [other, 'done'], // from the plan's history, kept by default
     ]);
-    expect(view.tasks[0]).toMatchObject({ failedTries: 2, failure: { attempts: 2 } });
+    // Its retry policy's tries in all: 2 of 2 used, so it ran out of tries (the web view's panel says so).
+    expect(view.tasks[0]).toMatchObject({
+      failedTries: 2,
+      maxAttempts: 2,
+      failure: { attempts: 2 },
+    });
+    expect(view.tasks[2]?.maxAttempts).toBeUndefined(); // no failed try: no policy read for it
     expect(view.tasks[1]).toMatchObject({
       inputs: [flaky],
       pendingInputs: 1,

@@ -107,6 +107,8 @@ export interface DefaultValues {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** `FollowLogOptions.pollMs`: how often a followed task log is read again while the task runs. */
   readonly followLogPollMs: number;
+  /** `UiServerOptions.readOnly`: whether the web view refuses every action (else its own pages take them, on loopback). */
+  readonly uiReadOnly: boolean;
   /** `UiServerOptions.timing`: how the web view's live feeds read ZooKeeper. */
   readonly uiFeeds: {
     /** Least time between the end of one read of a plan and the start of the next (bursts of watch events coalesce). */
@@ -212,6 +214,7 @@ export const DEFAULTS = {
   listenHost: '127.0.0.1',
   logLevel: 'info',
   followLogPollMs: 250,
+  uiReadOnly: false,
   uiFeeds: {
     minIntervalMs: 250,
     plansListMinIntervalMs: 1_000,

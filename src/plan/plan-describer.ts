@@ -1,6 +1,7 @@
 import { failedInputsOf, type FailedInput } from '../trigger/failed-inputs.js';
 import { PlanNotFoundError } from '../errors/plan-errors.js';
 import type { TaskDefinition } from '../exec/task-spec.js';
+import { resolveRetryPolicy, type PlanSettings } from '../config/plan-options.js';
 import type { AttemptRecord } from '../store/failure-policy.js';
 import type { TaskStore } from '../store/task-store.js';
 import {
@@ -94,6 +95,9 @@ export class PlanDescriber {
       control,
     );
     const blocked = new Map(status.blocked.map(({ task, reason }) => [task, reason]));
+    // The retry policy says how many tries a failed task had: read only when a task failed a try.
+    const tried = present.some(({ snapshot }) => snapshot.failure ?? snapshot.attempts);
+    const settings = tried ? await this.store.reads.readPlanSettings(plan) : undefined;
     const { inputs, continuations } = inputsByTask(present, history);
     // A task read while its worker (or a cancel) deletes it has ended: its history record wins over what is left of it.
     const views: TaskView[] = [
@@ -105,6 +109,7 @@ export class PlanDescriber {
             blocked.get(task.snapshot.task),
             inputs.get(task.snapshot.task) ?? [],
             continuations.get(task.snapshot.task),
+            settings,
           ),
         ),
       ...[...history].map(([task, record]) => recordedView(task, record, inputs.get(task) ?? [])),
@@ -294,6 +299,7 @@ function liveView(
   blockedReason: string | undefined,
   inputs: readonly string[],
   continuedBy: string | undefined,
+  settings: PlanSettings | undefined,
 ): TaskView {
   const { snapshot, definition, owner } = task;
   const attempts: AttemptRecord | undefined = snapshot.attempts;
@@ -304,6 +310,10 @@ function liveView(
       ? { outcome: 'running', workerId: owner.workerId, startedAt: owner.claimedAt }
       : undefined;
   const tries = taskTries(attempts?.tries ?? [], attempts?.failures ?? 0, running);
+  const maxAttempts =
+    settings !== undefined && (failure || attempts)
+      ? maxAttemptsOf(settings, definition)
+      : undefined;
   return {
     task: snapshot.task,
     name: nameOf(snapshot.task),
@@ -343,10 +353,25 @@ function liveView(
         }
       : {}),
     ...(failure || attempts ? { failedTries: failure?.attempts ?? attempts?.failures } : {}),
+    ...(maxAttempts !== undefined ? { maxAttempts } : {}),
     ...(failure ? { failure, workerId: failure.workerId, finishedAt: failure.at } : {}),
     ...(tries === undefined ? {} : { tries }),
     ...(blockedReason ? { blockedReason } : {}),
   };
+}
+
+/** Tries in all that a task's retry policy allows; undefined when its own policy is malformed (its worker then fails it). */
+function maxAttemptsOf(
+  settings: PlanSettings,
+  definition: TaskDefinition | undefined,
+): number | undefined {
+  try {
+    return definition?.retry
+      ? resolveRetryPolicy(definition.retry, settings.retry).maxAttempts
+      : settings.retry.maxAttempts;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A task from its history record: done, failed, cancelled or unstarted (the last three in a cancelled plan). */

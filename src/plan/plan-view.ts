@@ -41,6 +41,8 @@ export interface TaskView {
     readonly checks: number;
     readonly nextCheckAt: Date;
   };
+  /** How many tries its retry policy allows in all (its own over its plan's): live tasks with a failed try only. */
+  readonly maxAttempts?: number;
   /** Failed tries of the task: so far (live), all of them (failed), or before the try that succeeded (done). Absent when none is recorded. */
   readonly failedTries?: number;
   readonly failure?: TaskFailure;

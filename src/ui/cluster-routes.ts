@@ -14,7 +14,7 @@ export const CLUSTER_ROUTES: Readonly<Record<string, UiRoute>> = {
       await readCluster(
         ctx.zkPlan,
         ctx.parent,
-        ctx.actionsToken !== undefined,
+        ctx.actions.mode !== 'off',
         ctx.schedules,
         ctx.jobs,
       ),

@@ -22,7 +22,7 @@ export const PLAN_ROUTES: Readonly<Record<string, UiRoute>> = {
       200,
       planPageHtml(
         requirePath(url, ctx.parent, (path) => isPlanUnder(ctx.parent, path), 'plan'),
-        ctx.actionsToken !== undefined,
+        ctx.actions.mode !== 'off',
       ),
     );
   },

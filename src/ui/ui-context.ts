@@ -6,13 +6,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ZkPlan } from '../zk-plan.js';
 import type { AssetCache } from './asset-cache.js';
 import type { UiFeeds } from './ui-feeds.js';
+import type { ActionsAccess } from './ui-actions.js';
 
 export interface UiContext {
   readonly zkPlan: ZkPlan;
   /** The parent whose plans are shown: nothing outside it is served. */
   readonly parent: string;
-  /** The bearer token of the actions; undefined when the view is read-only. */
-  readonly actionsToken: string | undefined;
+  /** Who may take actions (src/ui/ui-actions.ts). */
+  readonly actions: ActionsAccess;
+  /** `zk-plan ui` with this view's parent, port and lists, for the pages to say how to start it with actions. */
+  readonly enableActionsCommand: string;
   /** A schedules' parent listed on the schedules page (and the workflows page). */
   readonly schedules: string | undefined;
   /** A jobs' parent listed on the jobs page. */

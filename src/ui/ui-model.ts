@@ -445,6 +445,7 @@ export function taskDetail(view: TaskView): UiTaskDetail {
           },
         }
       : {}),
+    ...(view.maxAttempts !== undefined ? { maxAttempts: view.maxAttempts } : {}),
     ...(failure
       ? {
           failure: {

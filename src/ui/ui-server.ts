@@ -24,11 +24,12 @@ import type { FeedTiming } from './feed.js';
 import { errorPage, send, sendHtml, sendJson } from './http-answers.js';
 import type { UiContext, UiRoute } from './ui-context.js';
 import { UiFeeds } from './ui-feeds.js';
-import { handleAction } from './action-routes.js';
 import { AssetCache } from './asset-cache.js';
 import { ASSET_ROUTES, serveUiAsset } from './asset-routes.js';
 import { APP_ROUTES } from './app-routes.js';
 import { CLUSTER_ROUTES } from './cluster-routes.js';
+import { ACTION_ROUTES, handleAction } from './action-routes.js';
+import { servedAuthorities } from './action-guard.js';
 import { PLAN_ROUTES } from './plan-routes.js';
 import { TASK_ROUTES } from './task-routes.js';
 import { TIMELINE_ROUTES } from './timeline-routes.js';
@@ -47,10 +48,14 @@ export interface UiServerOptions {
   /** A loopback address or `localhost`: reading needs no authentication, so the view stays on this machine. @defaultValue DEFAULTS.listenHost ('127.0.0.1') */
   readonly host?: string;
   /**
-   * Enables pause, resume, cancel and retry from the view (POST /api/actions/<action>?path=<plan>),
-   * for requests carrying `Authorization: Bearer <actionsToken>`. @defaultValue none: read-only
+   * Requires `Authorization: Bearer <actionsToken>` on every action (POST /api/actions/<action>):
+   * for a machine shared with other users, or a view reached through a tunnel or another name.
+   * Without it, the view's own pages take actions, checked by their `Host` and `Origin`
+   * (src/ui/action-guard.ts). @defaultValue none: actions from the view's own pages
    */
   readonly actionsToken?: string;
+  /** No actions at all: pause, resume, cancel, retry, rerun and trigger are refused. @defaultValue DEFAULTS.uiReadOnly (false) */
+  readonly readOnly?: boolean;
   /** A schedules' parent whose schedules the plans page lists, with links to their runs. @defaultValue none */
   readonly schedules?: string;
   /** A jobs' parent (`zkPlan.jobs(parent)`) whose jobs the plans page lists, with each worker's items and their fencing tokens. @defaultValue none */
@@ -75,6 +80,7 @@ const ROUTES = new Map<string, UiRoute>(
     ...TASK_ROUTES,
     ...TIMELINE_ROUTES,
     ...CLUSTER_ROUTES,
+    ...ACTION_ROUTES,
     ...ASSET_ROUTES,
   }),
 );
@@ -85,18 +91,11 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const host = options.host ?? DEFAULTS.listenHost;
   assertUiServerOptions(options, host);
   const timing: FeedTiming = { lingerMs: DEFAULTS.uiFeeds.lingerMs, ...options.timing };
-  const ctx: UiContext = {
-    zkPlan,
-    parent,
-    actionsToken: options.actionsToken,
-    schedules: options.schedules,
-    jobs: options.jobs,
-    assets: new AssetCache(),
-    feeds: new UiFeeds(zkPlan, parent, timing),
-  };
-
+  let ctx: UiContext | undefined;
   const server = createServer((req, res) => {
-    handleRequest(ctx, req, res).catch(() => res.destroy());
+    // Requests come once the server listens, when ctx is set.
+    if (ctx === undefined) res.destroy();
+    else handleRequest(ctx, req, res).catch(() => res.destroy());
   });
   server.on('clientError', (_error, socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
@@ -108,17 +107,47 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   });
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const readOnly = options.readOnly ?? DEFAULTS.uiReadOnly;
+  ctx = {
+    zkPlan,
+    parent,
+    actions: readOnly
+      ? { mode: 'off' }
+      : options.actionsToken !== undefined
+        ? { mode: 'token', token: options.actionsToken }
+        : { mode: 'same-origin', served: servedAuthorities(address.address, address.port) },
+    enableActionsCommand: uiCommand(options, host, address.port),
+    schedules: options.schedules,
+    jobs: options.jobs,
+    assets: new AssetCache(),
+    feeds: new UiFeeds(zkPlan, parent, timing),
+  };
+  const feeds = ctx.feeds;
 
   return {
     url: `http://${urlHost}:${address.port}/`,
     async close(): Promise<void> {
-      if (ctx.feeds.closing) return;
-      ctx.feeds.close();
+      if (feeds.closing) return;
+      feeds.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
     },
   };
+}
+
+/** `zk-plan ui` with this view's parent, address and lists (its connection options left out: they may hold credentials). */
+function uiCommand(options: UiServerOptions, host: string, port: number): string {
+  const words = ['zk-plan', 'ui', options.parent, '--port', String(port)];
+  if (host !== DEFAULTS.listenHost) words.push('--host', host);
+  if (options.schedules !== undefined) words.push('--schedules', options.schedules);
+  if (options.jobs !== undefined) words.push('--jobs', options.jobs);
+  return words.map(shellWord).join(' ');
+}
+
+/** A word as a POSIX shell reads it back: quoted when it holds anything but plain characters. */
+function shellWord(word: string): string {
+  return /^[\w/.:@%+=,-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Throws InvalidArgumentError for options the view cannot start with, before anything starts. */
@@ -138,6 +167,16 @@ function assertUiServerOptions(options: UiServerOptions, host: string): void {
       `the web view needs no authentication to read and listens on loopback only (127.0.0.1, ::1, localhost), not "${host}"`,
     );
   }
+  if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean')
+    throw new InvalidArgumentError(
+      'readOnly',
+      `expected true or false, got ${String(options.readOnly)}`,
+    );
+  if (options.readOnly === true && options.actionsToken !== undefined)
+    throw new InvalidArgumentError(
+      'actionsToken',
+      'a read-only view takes no actions, so it takes no actions token: give one or the other',
+    );
   if (
     options.actionsToken !== undefined &&
     (typeof options.actionsToken !== 'string' ||
@@ -160,8 +199,19 @@ async function handleRequest(
   res: ServerResponse,
 ): Promise<void> {
   const hostHeader = req.headers.host ?? '';
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const action = actionOf(url.pathname);
   if (!isLoopbackHost(hostnameOf(hostHeader))) {
     // DNS rebinding: a page of another site reaching this port through a name that resolves to loopback.
+    if (action !== undefined) {
+      sendJson(res, 403, {
+        error: {
+          code: 'HOST_MISMATCH',
+          message: 'the web view answers loopback host names only: DNS rebinding is refused',
+        },
+      });
+      return;
+    }
     send(
       res,
       403,
@@ -170,8 +220,6 @@ async function handleRequest(
     );
     return;
   }
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const action = actionOf(url.pathname);
   if (action !== undefined) {
     await handleAction(ctx, req, res, url, action);
     return;

@@ -221,6 +221,9 @@ export interface UiTaskDetail {
     readonly nextTryAt: string;
     readonly lastError: string;
   };
+  /** Tries in all its retry policy allows (a live task that failed a try). */
+  readonly maxAttempts?: number;
+  /** Its failure, when it failed for good (a failed task's `retryable` says only whether another try was left when it was recorded). */
   readonly failure?: {
     readonly type: string;
     readonly message: string;
@@ -419,6 +422,16 @@ export interface UiCluster {
   readonly jobs: readonly UiJob[];
   /** The live job workers of the jobs' parent; empty without one. */
   readonly jobWorkers: readonly UiJobWorker[];
+}
+
+/** `GET /api/actions`: whether the pages may take actions (src/ui/ui-actions.ts), and how to enable them. */
+export interface UiActionsInfo {
+  /** `same-origin`: from the view's own pages at `origins`; `token`: with the bearer token; `off`: read-only. */
+  readonly mode: 'same-origin' | 'token' | 'off';
+  /** The origins (`http://127.0.0.1:8080`) whose pages may act without a token; empty in the other modes. */
+  readonly origins: readonly string[];
+  /** The command that starts this view with actions (with the token, in `same-origin` and `token` mode); its connection options left out. */
+  readonly enable: string;
 }
 
 /** An error answer of the API. */

@@ -8,6 +8,7 @@ import { PlanActions, allowedActions } from '../../src/ui/browser/plan-actions.j
 import { TaskPanel } from '../../src/ui/browser/task-panel.js';
 import { clusterPageHtml, planPageHtml, schedulesPageHtml } from '../../src/ui/page-html.js';
 import type {
+  UiActionsInfo,
   UiCluster,
   UiExplanation,
   UiNode,
@@ -520,18 +521,64 @@ describe('the action buttons', () => {
     expect(allowed(status('completed'))).toEqual([]);
   });
 
-  it('stay hidden when the view is read-only, and make no request to learn it', () => {
+  const info = (mode: UiActionsInfo['mode'], origins: string[] = []): UiActionsInfo => ({
+    mode,
+    origins,
+    enable:
+      mode === 'off'
+        ? 'zk-plan ui /plans --port 8080'
+        : 'zk-plan ui /plans --port 8080 --allow-actions',
+  });
+
+  it('are disabled on a read-only view, which says how to start it with actions', async () => {
     loadPage(planPageHtml(PLAN, false));
-    const calls = stubFetch({});
+    const calls = stubFetch({ '/api/actions': () => info('off') });
     new PlanActions(PLAN).update(status('running'));
-    expect((document.getElementById('actions') as HTMLElement).hidden).toBe(true);
-    expect(calls).toEqual([]);
+    expect((document.getElementById('actions') as HTMLElement).hidden).toBe(false);
+    await vi.waitFor(() =>
+      expect(document.getElementById('action-note')?.textContent).toBe(
+        'Actions are off (read-only view). To take them: zk-plan ui /plans --port 8080',
+      ),
+    );
+    for (const name of ['pause', 'resume', 'cancel', 'retry'])
+      expect((document.getElementById(`action-${name}`) as HTMLButtonElement).disabled).toBe(true);
+    expect(calls.map((call) => call.url)).toEqual(['/api/actions']);
+  });
+
+  it('work without a token on the view’s own origin, and say where they work when the page is reached through another', async () => {
+    loadPage(planPageHtml(PLAN, true));
+    sessionStorage.clear();
+    const calls = stubFetch({
+      '/api/actions': () => info('same-origin', [location.origin]),
+      '/api/actions/pause': () => ({ state: 'paused', running: [] }),
+    });
+    const actions = new PlanActions(PLAN);
+    actions.update(status('running'));
+    const pause = document.getElementById('action-pause') as HTMLButtonElement;
+    await vi.waitFor(() => expect(pause.disabled).toBe(false));
+    pause.click();
+    await vi.waitFor(() =>
+      expect(document.getElementById('action-note')?.textContent).toContain('Paused'),
+    );
+    const sent = calls.find((call) => call.url.startsWith('/api/actions/pause'));
+    expect(new Headers(sent?.init?.headers).get('Authorization')).toBeNull();
+
+    loadPage(planPageHtml(PLAN, true));
+    stubFetch({ '/api/actions': () => info('same-origin', ['http://127.0.0.1:8080']) });
+    new PlanActions(PLAN).update(status('running'));
+    await vi.waitFor(() =>
+      expect(document.getElementById('action-note')?.textContent).toBe(
+        `Actions are taken at http://127.0.0.1:8080 only, not through ${location.origin}. Open that, or start the view with zk-plan ui /plans --port 8080 --allow-actions and open the URL it prints.`,
+      ),
+    );
+    expect((document.getElementById('action-pause') as HTMLButtonElement).disabled).toBe(true);
   });
 
   it('take the token from the URL’s fragment, send it as a bearer token, and ask twice before cancelling', async () => {
     loadPage(planPageHtml(PLAN, true));
     history.replaceState(null, '', '/plan?path=x#token=s3cret');
     const calls = stubFetch({
+      '/api/actions': () => info('token'),
       '/api/actions/pause': (url) => ({
         plan: url.searchParams.get('path'),
         state: 'paused',
@@ -547,6 +594,7 @@ describe('the action buttons', () => {
     expect((document.getElementById('actions') as HTMLElement).hidden).toBe(false);
     expect(button('pause').disabled).toBe(true); // no state yet
     actions.update(status('running'));
+    await vi.waitFor(() => expect(button('pause').disabled).toBe(false)); // once /api/actions answered
     expect(['pause', 'resume', 'cancel', 'retry'].map((name) => button(name).disabled)).toEqual([
       false,
       true,
@@ -595,17 +643,23 @@ describe('the action buttons', () => {
     try {
       loadPage(planPageHtml(PLAN, true));
       sessionStorage.setItem('zk-plan-ui-token', 's3cret');
-      const calls = stubFetch({ '/api/actions/cancel': () => ({ state: 'cancelled' }) });
+      const calls = stubFetch({
+        '/api/actions': () => info('token'),
+        '/api/actions/cancel': () => ({ state: 'cancelled' }),
+      });
       const actions = new PlanActions(PLAN);
       actions.update(status('running'));
       const cancel = document.getElementById('action-cancel') as HTMLButtonElement;
+      // /api/actions answers through promises only: flushed without a timer.
+      for (let turn = 0; turn < 10 && cancel.disabled; turn += 1) await Promise.resolve();
+      expect(cancel.disabled).toBe(false);
       cancel.click();
       vi.advanceTimersByTime(5_001);
       expect(cancel.dataset['armed']).toBeUndefined();
       cancel.click(); // armed again
       vi.advanceTimersByTime(4_000);
       expect(cancel.dataset['armed']).toBe('true');
-      expect(calls).toEqual([]);
+      expect(calls.map((call) => call.url)).toEqual(['/api/actions']);
     } finally {
       vi.useRealTimers();
     }
@@ -615,20 +669,25 @@ describe('the action buttons', () => {
     loadPage(planPageHtml(PLAN, true));
     sessionStorage.setItem('zk-plan-ui-token', 'wrong');
     vi.stubGlobal('fetch', async (input: string) =>
-      input.startsWith('/api/actions/pause')
-        ? new Response(
-            JSON.stringify({
-              error: { code: 'UNAUTHORIZED', message: 'missing or wrong bearer token' },
+      input === '/api/actions'
+        ? new Response(JSON.stringify(info('token')), { status: 200 })
+        : input.startsWith('/api/actions/pause')
+          ? new Response(
+              JSON.stringify({
+                error: { code: 'UNAUTHORIZED', message: 'missing or wrong bearer token' },
+              }),
+              { status: 401 },
+            )
+          : new Response('Forbidden: the web view answers loopback host names only\n', {
+              status: 403,
             }),
-            { status: 401 },
-          )
-        : new Response('Forbidden: the web view answers loopback host names only\n', {
-            status: 403,
-          }),
     );
     const actions = new PlanActions(PLAN);
     actions.update(controlled('paused', 'paused', 1));
     actions.update(status('running'));
+    await vi.waitFor(() =>
+      expect((document.getElementById('action-pause') as HTMLButtonElement).disabled).toBe(false),
+    );
     (document.getElementById('action-pause') as HTMLButtonElement).click();
     await vi.waitFor(() =>
       expect(document.getElementById('action-note')?.dataset['outcome']).toBe('error'),
@@ -637,6 +696,9 @@ describe('the action buttons', () => {
       'pause failed: UNAUTHORIZED: missing or wrong bearer token',
     );
     actions.update(status('failed', 1));
+    await vi.waitFor(() =>
+      expect((document.getElementById('action-retry') as HTMLButtonElement).disabled).toBe(false),
+    );
     (document.getElementById('action-retry') as HTMLButtonElement).click();
     await vi.waitFor(() =>
       expect(document.getElementById('action-note')?.textContent).toBe(
@@ -648,8 +710,12 @@ describe('the action buttons', () => {
     loadPage(planPageHtml(PLAN, true));
     const without = new PlanActions(PLAN);
     without.update(status('running'));
+    await vi.waitFor(() =>
+      expect(document.getElementById('action-note')?.textContent).toBe(
+        'Actions need the token: open the URL that zk-plan ui /plans --port 8080 --allow-actions printed (it ends in #token=…).',
+      ),
+    );
     expect((document.getElementById('action-pause') as HTMLButtonElement).disabled).toBe(true);
-    expect(document.getElementById('action-note')?.textContent).toContain('need the token');
   });
 });
 

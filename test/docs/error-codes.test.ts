@@ -62,10 +62,19 @@ describe('error codes in the docs', () => {
   });
 
   it("docs/guide/web-view.md has every code of the web view's HTTP errors", () => {
-    const codes = sources('src/ui').flatMap(({ text }) =>
-      [...text.matchAll(/new HttpError\(\d+, '([A-Z_]+)'/g)].map((match) => match[1] as string),
+    const thrown = sources('src/ui').flatMap(({ text }) =>
+      [...text.matchAll(/new HttpError\(\s*\d+,\s*'([A-Z_]+)'/g)].map(
+        (match) => match[1] as string,
+      ),
     );
+    // The refusals of the actions' Host and Origin check, answered as HttpErrors by their code.
+    const refusals = /readonly code: ([^;]*);/.exec(read('src/ui/action-guard.ts'))?.[1] ?? '';
+    const codes = [
+      ...thrown,
+      ...[...refusals.matchAll(/'([A-Z_]+)'/g)].map((match) => match[1] as string),
+    ];
     expect(codes).toContain('UNAUTHORIZED');
+    expect(codes).toContain('HOST_MISMATCH');
     expect(undocumented(codes, read('docs/guide/web-view.md'))).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
-/** The web view's write actions and cluster endpoints, over the in-memory ZooKeeper: token, methods, and what each action does. */
+/** The web view's write actions and cluster endpoints, over the in-memory ZooKeeper: who may act (own pages, token, read-only), methods, and what each action does. */
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call } from '../../src/exec/task-spec.js';
@@ -23,6 +24,7 @@ describe('web view actions', () => {
 
   async function setUp(
     actionsToken?: string,
+    readOnly?: boolean,
   ): Promise<{ proc: MemoryProcess; ui: UiServer; plan: string }> {
     const proc = memoryProcess(
       new MemoryZooKeeper(),
@@ -35,6 +37,7 @@ describe('web view actions', () => {
       parent: PARENT,
       port: 0,
       ...(actionsToken ? { actionsToken } : {}),
+      ...(readOnly !== undefined ? { readOnly } : {}),
     });
     servers.push(ui);
     const plan = await proc.zkPlan.createPlan(PARENT);
@@ -66,8 +69,11 @@ describe('web view actions', () => {
       ).status,
     ).toBe(405);
     expect((await proc.zkPlan.plans.status(plan)).control).toBeUndefined(); // nothing happened
-    const readOnly = await setUp();
-    const refused = await post(readOnly.ui, 'pause', readOnly.plan, TOKEN);
+    const readOnly = await setUp(undefined, true);
+    const refused = await fetch(
+      `${readOnly.ui.url}api/actions/pause?path=${encodeURIComponent(readOnly.plan)}`,
+      { method: 'POST', headers: { Origin: readOnly.ui.url.slice(0, -1) } },
+    );
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({ error: { code: 'ACTIONS_DISABLED' } });
   });
@@ -226,4 +232,211 @@ describe('web view actions', () => {
       ((await (await fetch(`${plain.url}api/cluster`)).json()) as UiCluster).schedules,
     ).toEqual([]);
   });
+
+  it('on loopback without a token: the view’s own pages act; another Origin, Host, a form body or no Origin at all are refused and change nothing', async () => {
+    const { ui, plan, proc } = await setUp();
+    const own = ui.url.slice(0, -1); // http://127.0.0.1:<port>
+    const port = new URL(ui.url).port;
+    const refusals: [Record<string, string>, number, string][] = [
+      [{ Origin: 'https://evil.example' }, 403, 'CROSS_ORIGIN'],
+      [{ Origin: 'null' }, 403, 'CROSS_ORIGIN'],
+      [{}, 403, 'ORIGIN_MISSING'],
+      [{ 'Sec-Fetch-Site': 'cross-site' }, 403, 'ORIGIN_MISSING'],
+      [{ Origin: own, 'Content-Type': 'application/x-www-form-urlencoded' }, 403, 'FORM_POST'],
+      [{ Origin: own, 'Content-Type': 'text/plain' }, 403, 'FORM_POST'],
+      [
+        { Origin: `http://localhost.evil.example:${port}`, Host: `localhost.evil.example:${port}` },
+        403,
+        'HOST_MISMATCH',
+      ],
+      [
+        { Origin: `http://127.0.0.1:${Number(port) + 1}`, Host: `127.0.0.1:${Number(port) + 1}` },
+        403,
+        'HOST_MISMATCH',
+      ],
+      [{ Origin: `http://[::1]:${port}`, Host: `[::1]:${port}` }, 403, 'HOST_MISMATCH'],
+    ];
+    for (const [headers, status, code] of refusals) {
+      const answer = await rawPost(
+        ui,
+        `/api/actions/cancel?path=${encodeURIComponent(plan)}`,
+        headers,
+      );
+      expect(answer.status, JSON.stringify(headers)).toBe(status);
+      expect(JSON.parse(answer.body), JSON.stringify(headers)).toMatchObject({ error: { code } });
+    }
+    // GET never acts, whatever it carries.
+    expect(
+      (await fetch(`${ui.url}api/actions/cancel?path=${encodeURIComponent(plan)}`)).status,
+    ).toBe(405);
+    expect((await proc.zkPlan.plans.status(plan)).control).toBeUndefined();
+
+    const paused = await rawPost(ui, `/api/actions/pause?path=${encodeURIComponent(plan)}`, {
+      Origin: own,
+    });
+    expect(paused.status).toBe(200);
+    expect((await proc.zkPlan.plans.status(plan)).control?.state).toBe('paused');
+    const viaLocalhost = await rawPost(ui, `/api/actions/resume?path=${encodeURIComponent(plan)}`, {
+      Host: `localhost:${port}`,
+      Origin: `http://localhost:${port}`,
+    });
+    expect(viaLocalhost.status).toBe(200);
+    const sameOrigin = await rawPost(ui, `/api/actions/pause?path=${encodeURIComponent(plan)}`, {
+      'Sec-Fetch-Site': 'same-origin',
+    });
+    expect(sameOrigin.status).toBe(200);
+    expect(await (await fetch(`${ui.url}api/actions`)).json()).toEqual({
+      mode: 'same-origin',
+      origins: [own, `http://localhost:${port}`],
+      enable: `zk-plan ui ${PARENT} --port ${port} --allow-actions`,
+    });
+  });
+
+  it('says which way actions are taken: with the token, and none on a read-only view (and how to start one with them)', async () => {
+    const tokened = await setUp(TOKEN);
+    const port = new URL(tokened.ui.url).port;
+    expect(await (await fetch(`${tokened.ui.url}api/actions`)).json()).toEqual({
+      mode: 'token',
+      origins: [],
+      enable: `zk-plan ui ${PARENT} --port ${port} --allow-actions`,
+    });
+    // With the token, the page's own Origin is not enough.
+    expect(
+      (
+        await rawPost(tokened.ui, `/api/actions/pause?path=${encodeURIComponent(tokened.plan)}`, {
+          Origin: tokened.ui.url.slice(0, -1),
+        })
+      ).status,
+    ).toBe(401);
+    const readOnly = await setUp(undefined, true);
+    expect(await (await fetch(`${readOnly.ui.url}api/actions`)).json()).toEqual({
+      mode: 'off',
+      origins: [],
+      enable: `zk-plan ui ${PARENT} --port ${new URL(readOnly.ui.url).port}`,
+    });
+    const error = await expectRejects(
+      () =>
+        startUiServer({
+          zkPlan: readOnly.proc.zkPlan as unknown as ZkPlan,
+          parent: PARENT,
+          port: 0,
+          readOnly: true,
+          actionsToken: TOKEN,
+        }),
+      InvalidArgumentError,
+    );
+    expect(error.argument).toBe('actionsToken');
+  });
+
+  it('reruns a plan from a keyed task, and refuses a task without a key', async () => {
+    const { ui, proc } = await setUp();
+    const own = { Origin: ui.url.slice(0, -1) };
+    const { plan, tasks } = await proc.zkPlan.submitPlan(PARENT, {
+      tasks: { a: { fn: 'ok' }, b: { fn: 'ok', inputs: ['a'] } },
+    });
+    const answer = await rawPost(
+      ui,
+      `/api/actions/rerun?path=${encodeURIComponent(tasks['b'] as string)}`,
+      own,
+    );
+    expect(answer.status).toBe(200);
+    const rerun = JSON.parse(answer.body) as { plan: string; rerunOf: string; from: string };
+    expect(rerun).toMatchObject({ rerunOf: plan, from: 'b' });
+    expect(rerun.plan).not.toBe(plan);
+    expect(
+      (await proc.zkPlan.plans.describe(rerun.plan)).tasks.map((task) => task.key).sort(),
+    ).toEqual(['a', 'b']);
+    const unkeyedPlan = await setUpPlan(proc);
+    const unkeyed = (await proc.zkPlan.plans.describe(unkeyedPlan)).tasks[0]?.task as string;
+    const refused = await rawPost(
+      ui,
+      `/api/actions/rerun?path=${encodeURIComponent(unkeyed)}`,
+      own,
+    );
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'RERUN_NO_KEY' } });
+    const outside = await rawPost(
+      ui,
+      `/api/actions/rerun?path=${encodeURIComponent('/elsewhere/plan-0000000001/task-0000000000')}`,
+      own,
+    );
+    expect(outside.status).toBe(400);
+  });
+
+  it('triggers a schedule of --schedules; refuses it on a view without schedules and for an unknown one', async () => {
+    const proc = memoryProcess(
+      new MemoryZooKeeper(),
+      'a',
+      new FunctionRegistry().register('ok', () => 1),
+    );
+    processes.push(proc);
+    const ui = await startUiServer({
+      zkPlan: proc.zkPlan as unknown as ZkPlan,
+      parent: PARENT,
+      port: 0,
+      schedules: '/schedules',
+    });
+    servers.push(ui);
+    const own = { Origin: ui.url.slice(0, -1) };
+    await proc.zkPlan.schedules('/schedules').put({
+      name: 'nightly',
+      cron: '0 0 3 * * *',
+      spec: { tasks: { a: { fn: 'ok' } } },
+      planParent: PARENT,
+      paused: true,
+    });
+    const fired = await rawPost(ui, '/api/actions/trigger?schedule=nightly', own);
+    expect(fired.status).toBe(200);
+    const answer = JSON.parse(fired.body) as { plan: string; state: string };
+    expect(answer).toMatchObject({ schedule: 'nightly', state: 'fired' });
+    expect((await proc.zkPlan.plans.status(answer.plan)).state).not.toBe('building');
+    expect(
+      JSON.parse((await rawPost(ui, '/api/actions/trigger?schedule=other', own)).body),
+    ).toMatchObject({
+      error: { code: 'SCHEDULE_NOT_FOUND' },
+    });
+    expect((await rawPost(ui, '/api/actions/trigger?schedule=..%2Fx', own)).status).toBe(400);
+    const plain = await setUp();
+    const none = await rawPost(plain.ui, '/api/actions/trigger?schedule=nightly', {
+      Origin: plain.ui.url.slice(0, -1),
+    });
+    expect(none.status).toBe(400);
+    expect(JSON.parse(none.body)).toMatchObject({ error: { code: 'NO_SCHEDULES' } });
+  });
 });
+
+/** A plan of one task without a key (addTask). */
+async function setUpPlan(proc: MemoryProcess): Promise<string> {
+  const plan = await proc.zkPlan.createPlan(PARENT);
+  await proc.zkPlan.addTask(plan, call('ok'));
+  await proc.zkPlan.markAsReady(plan);
+  return plan;
+}
+
+/** A POST with exactly these headers (node:http: fetch would not send a Host of its own choosing), with the view's Host unless given. */
+function rawPost(
+  ui: UiServer,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  const url = new URL(ui.url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        headers: { Host: url.host, ...headers },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}

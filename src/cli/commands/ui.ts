@@ -16,11 +16,12 @@ interface UiOptions extends ConnectionOptions {
   readonly port: number;
   readonly host: string;
   readonly allowActions: boolean;
+  readonly readOnly: boolean;
   readonly schedules?: string;
   readonly jobs?: string;
 }
 
-/** Where --allow-actions takes its bearer token from, when set (else one is made up and printed). */
+/** Where --allow-actions takes its bearer token from, when set (else one is made up and printed in the URL). */
 const TOKEN_ENV = 'ZK_PLAN_UI_TOKEN';
 
 /** `zk-plan ui <parent>`: the web view of the plans under a parent, until SIGTERM or SIGINT. */
@@ -54,13 +55,21 @@ export function registerUi(program: Command): void {
     .addOption(
       new Option(
         '--allow-actions',
-        `let the view pause, resume, cancel and retry plans, for requests with the bearer token ($${TOKEN_ENV}, else a new one, printed in the URL's fragment)`,
+        `take actions (pause, resume, cancel, retry, rerun, trigger) only with a bearer token ($${TOKEN_ENV}, else a new one, printed in the URL's fragment): for a machine shared with other users, or a view reached through a tunnel or another name`,
+      )
+        .default(false)
+        .conflicts('readOnly'),
+    )
+    .addOption(
+      new Option(
+        '--read-only',
+        "refuse every action (without it, the view's own pages take them, checked by Host and Origin)",
       ).default(false),
     );
   addConnectionOptions(command, DEFAULTS.cliConnectTimeoutMs.read);
   command.addHelpText(
     'after',
-    `\nPrints the view's URL on stdout (--json: { "url": … }); with --allow-actions the URL ends in #token=<token>, which the page keeps for its buttons.`,
+    `\nPrints the view's URL on stdout (--json: { "url": …, "actions": "same-origin" | "token" | "off" }); with --allow-actions the URL ends in #token=<token>, which the page keeps for its buttons.`,
   );
   withUsageHint(command);
   setAction(command, async (parent: string, options: UiOptions) => {
@@ -78,6 +87,7 @@ export function registerUi(program: Command): void {
         port: options.port,
         host: options.host,
         ...(token !== undefined ? { actionsToken: token } : {}),
+        readOnly: options.readOnly,
         ...(options.schedules !== undefined ? { schedules: options.schedules } : {}),
         ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
       });
@@ -85,7 +95,8 @@ export function registerUi(program: Command): void {
       const url = token === undefined ? ui.url : `${ui.url}#token=${encodeURIComponent(token)}`;
       // Listening before the URL appears: a stop sent as soon as it is read closes the view instead of killing the process.
       const stopSignals = new StopSignals();
-      if (options.json) printJsonLine({ url, parent, actions: token !== undefined });
+      const actions = options.readOnly ? 'off' : token !== undefined ? 'token' : 'same-origin';
+      if (options.json) printJsonLine({ url, parent, actions });
       else print(url);
       printError(`zk-plan ui: plans under ${parent} at ${ui.url}; stop with Ctrl-C`);
       await stopSignals.first;

@@ -2,7 +2,7 @@
  * The pages' side of the view's HTTP API (src/ui/ui-server.ts and its *-routes.ts): JSON reads, the
  * event streams, and the write actions with their bearer token. Every answer's shape is a type of ui-wire.ts.
  */
-import type { UiErrorBody } from '../ui-wire.js';
+import type { UiActionsInfo, UiErrorBody } from '../ui-wire.js';
 
 /** A JSON read; rejects with the server's message when it answers with an error. */
 export async function getJson<T>(url: string): Promise<T> {
@@ -60,13 +60,15 @@ export function subscribe(
 }
 
 export type PlanAction = 'pause' | 'resume' | 'cancel' | 'retry';
+/** Every action the view takes: the plan's, rerun from a task, trigger of a schedule. */
+export type ViewAction = PlanAction | 'rerun' | 'trigger';
 
 const TOKEN_KEY = 'zk-plan-ui-token';
 
 /**
- * The bearer token for actions. `zk-plan ui --allow-actions` prints the view's URL with
- * `#token=<token>`: the fragment never reaches a server; the page keeps it for this tab in
- * sessionStorage and takes it out of the address bar.
+ * The bearer token for actions, when the view wants one (`zk-plan ui --allow-actions` prints its
+ * URL with `#token=<token>`): the fragment never reaches a server; the page keeps it for this tab
+ * in sessionStorage and takes it out of the address bar.
  */
 export function actionToken(): string | undefined {
   const fragment = new URLSearchParams(location.hash.slice(1)).get('token');
@@ -77,18 +79,54 @@ export function actionToken(): string | undefined {
   return sessionStorage.getItem(TOKEN_KEY) ?? undefined;
 }
 
-/** Performs an action on a plan; resolves the server's answer, rejects with its message. */
+/** Whether this page may take actions, and if not, what to tell the user. */
+export interface ActionAccess {
+  readonly usable: boolean;
+  /** Why not, and how to enable them (the command), when not usable. */
+  readonly why?: string;
+  readonly token?: string;
+}
+
+/** Whether this page may take actions, from what `/api/actions` says of the view and the token this tab holds. */
+export async function actionAccess(): Promise<ActionAccess> {
+  const token = actionToken();
+  const info = await getJson<UiActionsInfo>('/api/actions');
+  switch (info.mode) {
+    case 'off':
+      return {
+        usable: false,
+        why: `Actions are off (read-only view). To take them: ${info.enable}`,
+      };
+    case 'token':
+      return token === undefined
+        ? {
+            usable: false,
+            why: `Actions need the token: open the URL that ${info.enable} printed (it ends in #token=…).`,
+          }
+        : { usable: true, token };
+    case 'same-origin':
+      // Through a tunnel or another name the server refuses them: say so before a click.
+      return info.origins.includes(location.origin)
+        ? { usable: true }
+        : {
+            usable: false,
+            why: `Actions are taken at ${info.origins.join(' or ')} only, not through ${location.origin}. Open that, or start the view with ${info.enable} and open the URL it prints.`,
+          };
+  }
+}
+
+/**
+ * Takes an action (`query`: `path` of a plan or task, `reason`, `schedule`), with the token when
+ * the view wants one; resolves the server's answer, rejects with its code and message.
+ */
 export async function postAction(
-  action: PlanAction,
-  plan: string,
-  token: string,
-  reason?: string,
+  action: ViewAction,
+  query: Readonly<Record<string, string>>,
+  token: string | undefined,
 ): Promise<Record<string, unknown>> {
-  const query = new URLSearchParams({ path: plan });
-  if (reason !== undefined && reason !== '') query.set('reason', reason);
-  const response = await fetch(`/api/actions/${action}?${query.toString()}`, {
+  const response = await fetch(`/api/actions/${action}?${new URLSearchParams(query).toString()}`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${token}` },
+    headers: token === undefined ? {} : { Authorization: `Bearer ${token}` },
   });
   return (await readAnswer(response)) as Record<string, unknown>;
 }

@@ -1,10 +1,11 @@
 /**
- * The plan page's pause, resume, cancel and retry buttons. Shown only when the view accepts
- * actions (the server marks the page `data-actions="true"`: `zk-plan ui --allow-actions`) and this
- * tab holds the token; each button is enabled only where the server would accept its action.
+ * The plan page's pause, resume, cancel and retry buttons. Usable when the view takes actions from
+ * this page (`/api/actions`: its own pages on loopback, or with the token this tab holds); else the
+ * bar says why and how to start the view with them. Each button is enabled only where the server
+ * would accept its action; cancel asks for a second click.
  */
 import type { UiPlanStatus } from '../ui-wire.js';
-import { actionToken, postAction, type PlanAction } from './api.js';
+import { actionAccess, postAction, type ActionAccess, type PlanAction } from './api.js';
 import { byId } from './dom.js';
 
 /** A cancel button asks again for this long before a second click counts. */
@@ -23,7 +24,8 @@ export function allowedActions(status: UiPlanStatus): ReadonlySet<PlanAction> {
 }
 
 export class PlanActions {
-  private readonly token: string | undefined;
+  /** Undefined until `/api/actions` answered: no button is usable before. */
+  private access: ActionAccess | undefined;
   private status: UiPlanStatus | undefined;
   private busy = false;
   /** The plan is gone (deleted) or the stream is down: nothing is offered. */
@@ -35,7 +37,6 @@ export class PlanActions {
   private readonly buttons: ReadonlyMap<PlanAction, HTMLButtonElement>;
 
   constructor(private readonly plan: string) {
-    this.token = actionToken();
     this.buttons = new Map(
       (['pause', 'resume', 'cancel', 'retry'] as const).map((action) => [
         action,
@@ -44,11 +45,19 @@ export class PlanActions {
     );
     for (const [action, button] of this.buttons)
       button.addEventListener('click', () => void this.perform(action));
-    if (document.body.dataset['actions'] !== 'true') return; // a read-only view: no bar at all
     this.bar.hidden = false;
-    if (this.token === undefined)
-      this.note.textContent = 'Actions need the token: open the URL that zk-plan ui printed.';
     this.refresh();
+    void actionAccess().then(
+      (access) => {
+        this.access = access;
+        if (access.why !== undefined) this.note.textContent = access.why;
+        this.refresh();
+      },
+      (error: unknown) => {
+        this.note.dataset['outcome'] = 'error';
+        this.note.textContent = `Could not tell whether actions are on: ${error instanceof Error ? error.message : String(error)}`;
+      },
+    );
   }
 
   /** The plan's state changed. */
@@ -68,13 +77,13 @@ export class PlanActions {
       this.status === undefined || this.offline
         ? new Set<PlanAction>()
         : allowedActions(this.status);
-    const usable = !this.busy && this.token !== undefined;
+    const usable = !this.busy && this.access?.usable === true;
     for (const [action, button] of this.buttons) button.disabled = !usable || !allowed.has(action);
     this.reason.disabled = !usable || !allowed.has('cancel');
   }
 
   private async perform(action: PlanAction): Promise<void> {
-    if (this.token === undefined || this.busy) return;
+    if (this.access?.usable !== true || this.busy) return;
     if (action === 'cancel' && this.disarmTimer === undefined) {
       this.arm();
       return;
@@ -83,11 +92,11 @@ export class PlanActions {
     this.busy = true;
     this.refresh();
     try {
+      const reason = action === 'cancel' ? this.reason.value.trim() : '';
       const answer = await postAction(
         action,
-        this.plan,
-        this.token,
-        action === 'cancel' ? this.reason.value.trim() : undefined,
+        { path: this.plan, ...(reason !== '' ? { reason } : {}) },
+        this.access.token,
       );
       this.note.dataset['outcome'] = 'ok';
       this.note.textContent = describe(action, answer);

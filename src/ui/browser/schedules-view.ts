@@ -4,6 +4,7 @@
  * each linked to the runs of its range of ticks.
  */
 import type { UiBackfill, UiSchedule } from '../ui-wire.js';
+import { triggerControl } from './schedule-actions.js';
 import { cell, h, planTaskHref } from './dom.js';
 import { formatAbsolute, formatRelative, isoMs } from './time-format.js';
 import { filterQuery, workflowHref } from './workflows.js';
@@ -30,11 +31,12 @@ export function backfillLine(schedule: string, backfill: UiBackfill, zone: strin
   return line;
 }
 
-/** Rows of the schedules table. */
+/** Rows of the schedules table; `redraw` draws them again once a trigger is answered. */
 export function scheduleRows(
   schedules: readonly UiSchedule[],
   now: number,
   zone: string,
+  redraw: () => void,
 ): DocumentFragment {
   const fragment = document.createDocumentFragment();
   for (const schedule of schedules) {
@@ -43,6 +45,7 @@ export function scheduleRows(
     row.dataset['paused'] = String(schedule.paused);
     const name = cell(row, schedule.name, 'mono');
     name.title = `plans under ${schedule.planParent}`;
+    name.appendChild(triggerControl(schedule.name, redraw));
     cell(
       row,
       `${schedule.cron} (${schedule.timezone})${schedule.paused ? ' · paused' : ''}`,
@@ -89,7 +92,8 @@ export function renderSchedules(
   zone: string,
 ): void {
   tables.schedules.textContent = '';
-  tables.schedules.appendChild(scheduleRows(schedules, now, zone));
+  const redraw = (): void => renderSchedules(schedules, schedulesParent, tables, Date.now(), zone);
+  tables.schedules.appendChild(scheduleRows(schedules, now, zone, redraw));
   tables.schedulesEmpty.textContent =
     schedules.length > 0
       ? ''

@@ -7,6 +7,7 @@ import { getJson } from './api.js';
 import { definition, h, planTaskHref, when } from './dom.js';
 import { shortLabel } from './graph.js';
 import { TaskLogView } from './task-log-view.js';
+import { RerunControl, failedForGoodText, willRetryText } from './task-actions.js';
 
 /** How long the panel waits after a change of the selected task before reading it again (changes come in bursts). */
 const REFRESH_DELAY_MS = 100;
@@ -17,6 +18,8 @@ export class TaskPanel {
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   /** The selected task's log, kept across the panel's re-renders (its polling and scroll with it). */
   private logView: TaskLogView | undefined;
+  /** The selected task's "Rerun from here", kept across re-renders with its outcome. */
+  private rerun: RerunControl | undefined;
 
   constructor(
     private readonly panel: HTMLElement,
@@ -35,6 +38,7 @@ export class TaskPanel {
     this.selected = name;
     this.logView?.stop();
     this.logView = undefined;
+    this.rerun = undefined;
     void this.load();
   }
 
@@ -43,6 +47,7 @@ export class TaskPanel {
     clearTimeout(this.refreshTimer);
     this.logView?.stop();
     this.logView = undefined;
+    this.rerun = undefined;
     this.selected = undefined;
     this.seq += 1;
   }
@@ -116,6 +121,9 @@ export class TaskPanel {
     pill.dataset['state'] = detail.state;
     pill.id = 'detail-state';
     panel.appendChild(pill);
+    if (this.rerun?.task !== detail.task) this.rerun = new RerunControl(detail.task);
+    this.rerun.update(detail);
+    panel.appendChild(this.rerun.element);
 
     const list = h('dl');
     if (key !== undefined) definition(list, 'Key', h('code', key, 'key'));
@@ -135,7 +143,7 @@ export class TaskPanel {
       panel.appendChild(h('h3', 'Params'));
       panel.appendChild(h('pre', detail.params, 'params'));
     }
-    if (detail.failure) panel.appendChild(failureSection(detail.failure));
+    if (detail.failure) panel.appendChild(failureSection(detail.failure, detail.maxAttempts));
     if (detail.result) {
       const result = h('section', undefined, 'result');
       result.id = 'detail-result';
@@ -210,11 +218,7 @@ export class TaskPanel {
         `${detail.owner.workerId} since ${when(detail.owner.claimedAt) ?? '?'}`,
       );
     if (detail.attempts && !detail.failure) {
-      definition(
-        list,
-        'Attempts',
-        `${detail.attempts.failures} failed; next try ${when(detail.attempts.nextTryAt) ?? '?'}`,
-      );
+      definition(list, 'Attempts', willRetryText(detail.attempts, detail.maxAttempts));
       definition(list, 'Last error', detail.attempts.lastError);
     }
     if (detail.cancelledAt !== undefined)
@@ -237,7 +241,10 @@ export class TaskPanel {
   }
 }
 
-function failureSection(failure: NonNullable<UiTaskDetail['failure']>): HTMLElement {
+function failureSection(
+  failure: NonNullable<UiTaskDetail['failure']>,
+  maxAttempts: number | undefined,
+): HTMLElement {
   const section = h('section', undefined, 'error');
   section.id = 'detail-error';
   section.appendChild(h('h3', 'Error'));
@@ -247,8 +254,11 @@ function failureSection(failure: NonNullable<UiTaskDetail['failure']>): HTMLElem
   section.appendChild(head);
   section.appendChild(h('div', failure.message, 'message'));
   const facts = h('dl');
-  definition(facts, 'Attempts', failure.attempts);
-  definition(facts, 'Retryable', failure.retryable ? 'yes' : 'no');
+  // A failed task is over whatever its error said of itself: only a retry of the plan's failed tasks runs it again.
+  const outcome = h('dd', failedForGoodText(failure, maxAttempts));
+  outcome.id = 'detail-outcome';
+  facts.appendChild(h('dt', 'Outcome'));
+  facts.appendChild(outcome);
   definition(facts, 'Worker', failure.workerId);
   definition(facts, 'At', when(failure.at));
   section.appendChild(facts);
