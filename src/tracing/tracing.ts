@@ -7,7 +7,7 @@
  *
  * The span tree, and why the plan span is the submitter's: docs/guide/tracing.md.
  */
-import type { Attributes, Context, Span } from '@opentelemetry/api';
+import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
 import {
   ATTEMPT_SPAN,
   ATTR_ERROR_TYPE,
@@ -246,9 +246,21 @@ class OtelSpan implements TracedSpan {
   }
 }
 
-function tracer(api: OtelApi): ReturnType<OtelApi['trace']['getTracer']> {
-  // Asked each time, not kept: a provider registered later (or again, in tests) is the one used.
-  return api.trace.getTracer(TRACER_NAME);
+/** The tracer last asked for, and the provider it came from. */
+let cached: { readonly provider: unknown; readonly tracer: Tracer } | undefined;
+
+/**
+ * zk-plan's tracer from the provider registered now: asked again only when another provider was
+ * registered since (getTracer costs as much as a span), so a provider registered later, or again
+ * (in tests), is the one used.
+ */
+function tracer(api: OtelApi): Tracer {
+  const global = api.trace.getTracerProvider() as { getDelegate?: () => unknown };
+  const provider = typeof global.getDelegate === 'function' ? global.getDelegate() : global;
+  if (cached !== undefined && cached.provider === provider) return cached.tracer;
+  const fresh = { provider, tracer: api.trace.getTracer(TRACER_NAME) };
+  cached = fresh;
+  return fresh.tracer;
 }
 
 /** The context a stored trace context continues; the root context when there is none (the span starts a trace). */
