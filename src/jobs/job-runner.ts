@@ -367,7 +367,7 @@ export class JobRunner {
         jobs: host.jobs,
         job: job.name,
         workerId: host.workerId,
-        items: items.map((item) => item.id),
+        items,
         cause: start.cause,
         attempt: start.attempt,
       });

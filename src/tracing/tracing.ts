@@ -180,7 +180,8 @@ export interface JobRunLabels {
   readonly jobs: string;
   readonly job: string;
   readonly workerId: string;
-  readonly items: readonly string[];
+  /** The share's items (their ids are the attribute). */
+  readonly items: readonly { readonly id: string }[];
   readonly cause: string;
   readonly attempt: number;
 }
@@ -197,7 +198,7 @@ export function startJobRunSpan(labels: JobRunLabels): TracedSpan | undefined {
         [ATTR_JOBS_PATH]: labels.jobs,
         [ATTR_JOB_NAME]: bounded(labels.job),
         [ATTR_WORKER_ID]: bounded(labels.workerId),
-        [ATTR_JOB_ITEMS]: labels.items.map(bounded),
+        [ATTR_JOB_ITEMS]: labels.items.map((item) => bounded(item.id)),
         [ATTR_JOB_CAUSE]: labels.cause,
         [ATTR_JOB_TRY]: labels.attempt,
       },

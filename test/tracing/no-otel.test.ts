@@ -48,7 +48,7 @@ describe('without @opentelemetry/api', () => {
         jobs: '/jobs',
         job: 'sync',
         workerId: 'w',
-        items: ['a'],
+        items: [{ id: 'a' }],
         cause: 'tick',
         attempt: 1,
       }),
