@@ -24,6 +24,8 @@ import { PLANS, T0, schedulerProcess } from '../schedule/schedule-harness.js';
 type Ctx = TaskContext<unknown[]>;
 
 let tracing: TestTracing;
+/** Tasks whose `long` function started. */
+const started: string[] = [];
 const opened: MemoryProcess[] = [];
 
 beforeEach(() => {
@@ -33,23 +35,35 @@ beforeEach(() => {
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((proc) => proc.zkPlan.close()));
   await tracing.shutdown();
+  started.length = 0;
 });
 
 function functions(): FunctionRegistry {
-  return new FunctionRegistry()
-    .register('value', (ctx: Ctx) => {
-      // A span the function starts is a child of its try's span.
-      trace.getTracer('test').startSpan('inside').end();
-      return ctx.params[0];
-    })
-    .register('sum', (_ctx: Ctx, ...inputs: number[]) => inputs.reduce((a, b) => a + b, 0))
-    .register('flaky', (ctx: Ctx, ...inputs: number[]) => {
-      if (ctx.attempt === 1) throw new Error('flaky: first try fails');
-      return inputs.reduce((a, b) => a + b, 0);
-    })
-    .register('broken', () => {
-      throw new PermanentError('broken for good');
-    });
+  return (
+    new FunctionRegistry()
+      .register('value', (ctx: Ctx) => {
+        // A span the function starts is a child of its try's span.
+        trace.getTracer('test').startSpan('inside').end();
+        return ctx.params[0];
+      })
+      .register('sum', (_ctx: Ctx, ...inputs: number[]) => inputs.reduce((a, b) => a + b, 0))
+      .register('flaky', (ctx: Ctx, ...inputs: number[]) => {
+        if (ctx.attempt === 1) throw new Error('flaky: first try fails');
+        return inputs.reduce((a, b) => a + b, 0);
+      })
+      .register('broken', () => {
+        throw new PermanentError('broken for good');
+      })
+      // Runs until its signal aborts, then throws the reason.
+      .register('long', (ctx: Ctx) => {
+        started.push(ctx.task);
+        return new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error), {
+            once: true,
+          });
+        });
+      })
+  );
 }
 
 function open(server: MemoryZooKeeper, name: string): MemoryProcess {
@@ -192,6 +206,29 @@ describe('tracing a plan', () => {
       'zk_plan.task.final': true,
       'error.type': 'TASK_FAILED',
     });
+  });
+});
+
+describe('tracing a try the worker gives up', () => {
+  it('ends the span of a try aborted by a pause with status UNSET, its reason an event, not an error', async () => {
+    const proc = open(new MemoryZooKeeper(), 'p');
+    const plan = await proc.zkPlan.createPlan(PLANS);
+    await proc.zkPlan.addTask(plan, call('long'), [], { key: 'long' });
+    await proc.zkPlan.markAsReady(plan);
+    const pool = proc.zkPlan.startWorkers(PLANS, { count: 1, backoff: FAST_BACKOFF });
+    await until(() => started.length === 1);
+    await proc.zkPlan.control.pause(plan, { abortRunning: true });
+    await until(() => named(tracing.spans(), 'zk_plan.task').length === 1);
+    await pool.stop();
+    const [paused] = named(tracing.spans(), 'zk_plan.task');
+    expect(paused?.status.code).toBe(SpanStatusCode.UNSET);
+    expect(paused?.attributes).toMatchObject({
+      'zk_plan.task.outcome': 'given-back',
+      'zk_plan.task.given_back': 'paused',
+      'zk_plan.task.charged': false,
+    });
+    expect(paused?.attributes['error.type']).toBe(undefined);
+    expect(paused?.events.map((event) => event.name)).toEqual(['exception']);
   });
 });
 
