@@ -10,7 +10,8 @@
  * Run: `npx tsx bench/tracing-overhead.ts`. Prints ns per try for each.
  */
 import { attemptSucceeded } from '../src/tracing/attempt-span.js';
-import { loadTracing, startAttemptSpan } from '../src/tracing/tracing.js';
+import { startAttemptSpan } from '../src/tracing/tracing.js';
+import { loadOtelApi } from '../src/tracing/otel-api.js';
 
 const TRIES = 200_000;
 const WHERE = {
@@ -46,7 +47,7 @@ function report(setting: string): void {
 }
 
 report('absent');
-await loadTracing();
+await loadOtelApi();
 report('no provider');
 const { context, trace } = await import('@opentelemetry/api');
 const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');

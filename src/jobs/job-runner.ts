@@ -17,7 +17,7 @@ import type { JobContext, JobFunction, JobItem } from './job-context.js';
 import type { StoredJob } from './job-definition.js';
 import type { JobRunCause, JobRunMisfire, JobRunOutcome } from './job-run-record.js';
 import { latestTickUpTo, nextDueTime, retryDelayMs } from './job-run-policy.js';
-import { loadTracing, startJobRunSpan } from '../tracing/tracing.js';
+import { startJobRunSpan, tracingLoading } from '../tracing/tracing.js';
 import { endJobRunSpan } from '../tracing/job-run-span.js';
 
 /** What a run is started for: its cause, its try, the time it was due, and the run a failover runs again. */
@@ -362,7 +362,8 @@ export class JobRunner {
       };
       let outcome: RunOutcome;
       let thrown: unknown;
-      await loadTracing();
+      const loading = tracingLoading();
+      if (loading !== undefined) await loading;
       const span = startJobRunSpan({
         jobs: host.jobs,
         job: job.name,

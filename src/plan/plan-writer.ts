@@ -65,7 +65,7 @@ import { writeValue } from '../zk/chunked-value.js';
 import { taskSettings, type AddTaskOptions, type TaskToAdd } from '../config/task-options.js';
 
 import { IncompleteValueError } from '../errors/value-errors.js';
-import { loadTracing, startPlanSpan, traceField } from '../tracing/tracing.js';
+import { startPlanSpan, traceField, tracingLoading } from '../tracing/tracing.js';
 import { ATTR_PLAN_PATH } from '../tracing/attributes.js';
 
 /** What an imported task starts with (encoded values): its stored result (a worker hands it on without running the function), or its failure. */
@@ -146,7 +146,8 @@ export class PlanWriter {
   ): Promise<string> {
     assertValidPath('parent', parent);
     const settings = resolvePlanSettings(options);
-    await loadTracing();
+    const loading = tracingLoading();
+    if (loading !== undefined) await loading;
     const traced = startPlanSpan({ parent, name: settings.name });
     try {
       await this.zk.ensurePath(parent);
@@ -178,7 +179,8 @@ export class PlanWriter {
   ): Promise<string> {
     assertValidPath('plan', plan);
     const settings = resolvePlanSettings(options);
-    await loadTracing();
+    const loading = tracingLoading();
+    if (loading !== undefined) await loading;
     const traced = startPlanSpan({ parent: parentOf(plan), name: settings.name });
     traced?.span.set(ATTR_PLAN_PATH, plan);
     try {

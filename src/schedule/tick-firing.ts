@@ -38,7 +38,7 @@ import { resolvePlanSettings } from '../config/plan-options.js';
 import type { CheckedSpec } from '../spec/plan-spec.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
-import { loadTracing, startTickSpan } from '../tracing/tracing.js';
+import { startTickSpan, tracingLoading } from '../tracing/tracing.js';
 import { ATTR_TICK_STATE } from '../tracing/attributes.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import type { NodeRead, ScheduleStore } from './schedule-store.js';
@@ -139,7 +139,8 @@ async function tracedDecision(
   tick: { readonly record: TickRecord } & NodeRead,
   session: ZkSession,
 ): Promise<{ state: TickState; reason?: string; node: NodeRead }> {
-  await loadTracing();
+  const loading = tracingLoading();
+  if (loading !== undefined) await loading;
   const span = startTickSpan({
     schedules: context.store.parent,
     schedule: schedule.name,

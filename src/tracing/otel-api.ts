@@ -3,6 +3,12 @@
  * once per process with a dynamic import. Without it the import fails, once; every tracing call then
  * costs a comparison with undefined, and nothing of OpenTelemetry is loaded.
  *
+ * The import starts when this module is first evaluated, so that it has settled long before the
+ * first plan is created or the first task runs: the callers then go on without waiting, not even a
+ * microtask, and the engine's interleavings are the same as without tracing (the seeded replays of
+ * test/simulation check that two runs of a seed are identical). A caller that comes earlier waits
+ * for it once (`otelApiLoading`).
+ *
  * The type is taken with `import type` only, which the compiler erases: nothing here needs the
  * package at run time unless it is there.
  */
@@ -10,22 +16,29 @@ import type * as OtelApiModule from '@opentelemetry/api';
 
 export type OtelApi = typeof OtelApiModule;
 
-/** The module once loaded; null when it could not be imported; undefined before the first try. */
+/** The module once loaded; null when it could not be imported; undefined before the import settled. */
 let loaded: OtelApi | null | undefined;
-let loading: Promise<OtelApi | null> | undefined;
+let loading: Promise<void> | undefined;
 
 /**
- * Loads `@opentelemetry/api` if it can be imported, once per process; every later call answers the
- * first one's result. Never throws: an application without it runs untraced.
+ * The import of `@opentelemetry/api` while it has not settled yet (started at the first call);
+ * undefined once it has, whatever its outcome. Never rejects.
  */
+export function otelApiLoading(): Promise<void> | undefined {
+  if (loaded !== undefined) return undefined;
+  loading ??= importOtelApi().then((api) => {
+    loaded = api;
+  });
+  return loading;
+}
+
+/** Waits for the import to settle; resolves the module, or undefined when it cannot be imported. */
 export async function loadOtelApi(): Promise<OtelApi | undefined> {
-  if (loaded !== undefined) return loaded ?? undefined;
-  loading ??= importOtelApi();
-  loaded = await loading;
+  await otelApiLoading();
   return loaded ?? undefined;
 }
 
-/** The loaded module, without waiting: undefined before loadOtelApi resolved, or when it is absent. */
+/** The loaded module, without waiting: undefined before the import settled, or when it is absent. */
 export function otelApi(): OtelApi | undefined {
   return loaded ?? undefined;
 }
@@ -42,3 +55,5 @@ async function importOtelApi(): Promise<OtelApi | null> {
     return null;
   }
 }
+
+void otelApiLoading();

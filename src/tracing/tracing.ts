@@ -1,7 +1,7 @@
 /**
  * The spans zk-plan makes, behind a narrow interface the plan writer, the worker loop, the
  * scheduler and the job runner call. Each `start…Span` answers undefined when
- * `@opentelemetry/api` is not loaded (absent, or `loadTracing` not awaited yet): the caller's cost is
+ * `@opentelemetry/api` is not loaded (absent, or its import not settled yet): the caller's cost is
  * then one comparison, and no object is made. With it loaded, spans go to whatever tracer provider
  * the application registered (none: OpenTelemetry's no-op tracer).
  *
@@ -33,7 +33,7 @@ import {
   PLAN_SPAN,
   TICK_SPAN,
 } from './attributes.js';
-import { loadOtelApi, otelApi, type OtelApi } from './otel-api.js';
+import { otelApi, otelApiLoading, type OtelApi } from './otel-api.js';
 import {
   checkedTracestate,
   formatTraceparent,
@@ -45,12 +45,14 @@ import {
 export const TRACER_NAME = 'zk-plan';
 
 /**
- * Loads `@opentelemetry/api` when it can be imported, once per process (never throws). The entry
- * points that make spans await it before their first one: creating a plan, a worker loop, a
- * scheduler, a job worker.
+ * The load of `@opentelemetry/api` while it is still under way (it starts as zk-plan is imported),
+ * undefined once it settled. The entry points that make spans wait for it before their first one
+ * (creating a plan, a worker loop, a tick, a job run) with
+ * `const loading = tracingLoading(); if (loading !== undefined) await loading;`: once it settled,
+ * they go on without a microtask.
  */
-export async function loadTracing(): Promise<void> {
-  await loadOtelApi();
+export function tracingLoading(): Promise<void> | undefined {
+  return otelApiLoading();
 }
 
 /** A span zk-plan started, with the few things its callers do to it. */

@@ -33,7 +33,7 @@ import { classifyTask } from '../store/task-state.js';
 import type { TaskGivenBackReason, ZkPlanEvents } from './worker-events.js';
 import type { WakeUp } from './wake-up.js';
 import { TaskLogs } from '../logs/task-logs.js';
-import { loadTracing, startAttemptSpan, type TracedSpan } from '../tracing/tracing.js';
+import { startAttemptSpan, tracingLoading, type TracedSpan } from '../tracing/tracing.js';
 import { attemptAbandoned, attemptFailed, attemptSucceeded } from '../tracing/attempt-span.js';
 
 const RELEASE_RETRIES = 120;
@@ -128,7 +128,8 @@ export async function runWorkerLoop(
 ): Promise<void> {
   const { workerId, backoff } = options;
   const { events, zk } = runtime;
-  await loadTracing(); // once per process: the attempts' spans are made without waiting
+  const loading = tracingLoading(); // settled once per process: the attempts' spans are made without waiting
+  if (loading !== undefined) await loading;
   const cooldown = new FailureCooldown(backoff);
   const skip = (task: string): boolean =>
     cooldown.isCoolingDown(task) || runtime.leftToOthers.isLeft(task);

@@ -11,7 +11,6 @@ import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { decodeValue } from '../../src/serialization/codec.js';
 import { loadOtelApi, otelApi } from '../../src/tracing/otel-api.js';
 import {
-  loadTracing,
   startAttemptSpan,
   startJobRunSpan,
   startPlanSpan,
@@ -25,7 +24,6 @@ vi.mock('@opentelemetry/api', () => {
 
 describe('without @opentelemetry/api', () => {
   it('loads nothing, once, and makes no span', async () => {
-    await loadTracing();
     await expect(loadOtelApi()).resolves.toBe(undefined);
     expect(otelApi()).toBe(undefined);
     expect(startPlanSpan({ parent: '/plans', name: 'nightly' })).toBe(undefined);
