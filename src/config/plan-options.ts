@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors/usage-errors.js';
 import { DEFAULTS } from './defaults.js';
 import { assertDurationMs, assertKnownKeys } from './option-checks.js';
 import { assertPlanName, planNameProblem } from '../plan/names.js';
+import { traceContextFrom, type StoredTraceContext } from '../tracing/trace-context.js';
 
 /**
  * What a plan does when one of its tasks fails for good.
@@ -72,6 +73,8 @@ export interface PlanSettings {
   readonly name?: string;
   /** For a sub-plan task's child plan: the task, as the plan node names it (checked against the plan's path by whoever shows it). */
   readonly parentTask?: string;
+  /** The trace context of the span that created the plan (with `@opentelemetry/api` present), checked as read: its attempts' spans are its children. */
+  readonly trace?: StoredTraceContext;
 }
 
 /**
@@ -222,6 +225,7 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
     taskPriorities?: unknown;
     name?: unknown;
     origin?: { parentTask?: unknown } | null;
+    trace?: unknown;
   };
   try {
     const settings = resolvePlanSettings({
@@ -235,10 +239,13 @@ export function planSettingsFrom(stored: unknown): PlanSettings {
         : {}),
     });
     const parentTask = typeof record.origin === 'object' ? record.origin?.parentTask : undefined;
+    // Anyone may write it: a value that is not a valid trace context is left out, the plan runs untraced by it.
+    const trace = traceContextFrom(record.trace);
     return {
       ...settings,
       taskPriorities: record.taskPriorities === true,
       ...(typeof parentTask === 'string' && parentTask.length <= 4_096 ? { parentTask } : {}),
+      ...(trace === undefined ? {} : { trace }),
     };
   } catch {
     return FOREIGN_PLAN_SETTINGS;

@@ -17,6 +17,8 @@ import type { JobContext, JobFunction, JobItem } from './job-context.js';
 import type { StoredJob } from './job-definition.js';
 import type { JobRunCause, JobRunMisfire, JobRunOutcome } from './job-run-record.js';
 import { latestTickUpTo, nextDueTime, retryDelayMs } from './job-run-policy.js';
+import { startJobRunSpan, tracingLoading } from '../tracing/tracing.js';
+import { endJobRunSpan } from '../tracing/job-run-span.js';
 
 /** What a run is started for: its cause, its try, the time it was due, and the run a failover runs again. */
 export interface RunStart {
@@ -42,6 +44,8 @@ export interface RunRecorder {
 
 export interface RunnerHost {
   readonly workerId: string;
+  /** The jobs' parent path (the run's span names it). */
+  readonly jobs: string;
   /** Wall clock (ms). */
   now(): number;
   /** Whether every lease of `items` is still held right now, by the monotonic clock. */
@@ -358,14 +362,27 @@ export class JobRunner {
       };
       let outcome: RunOutcome;
       let thrown: unknown;
+      const loading = tracingLoading();
+      if (loading !== undefined) await loading;
+      const span = startJobRunSpan({
+        jobs: host.jobs,
+        job: job.name,
+        workerId: host.workerId,
+        items,
+        cause: start.cause,
+        attempt: start.attempt,
+      });
       try {
         // The record took a round trip: the share may have changed, or a lease run out, meanwhile.
-        if (!controller.signal.aborted && context.holding()) await this.fn(context);
+        if (!controller.signal.aborted && context.holding()) {
+          await (span === undefined ? this.fn(context) : span.run(() => this.fn(context)));
+        }
         outcome = controller.signal.aborted ? 'aborted' : 'returned';
       } catch (error) {
         outcome = controller.signal.aborted ? 'aborted' : 'threw';
         thrown = error; // reported with the run's end (job:run), not as a job worker's error
       }
+      endJobRunSpan(span, outcome, thrown);
       const endedAt = host.now();
       this.failuresInARow = outcome === 'threw' ? this.failuresInARow + 1 : 0;
       // An aborted run missed nothing of its own: its share changed or went, and the ticks it

@@ -337,6 +337,7 @@ export class JobWorker {
       definition.name,
       new JobRunner(definition, fn, {
         workerId: this.runtime.id,
+        jobs: this.runtime.store.parent,
         now: () => this.runtime.clock.wall(),
         holding: (job, items) => this.holding(job, items),
         runStarting: (job, start) => this.journal.start(job, start),

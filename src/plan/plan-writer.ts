@@ -65,6 +65,8 @@ import { writeValue } from '../zk/chunked-value.js';
 import { taskSettings, type AddTaskOptions, type TaskToAdd } from '../config/task-options.js';
 
 import { IncompleteValueError } from '../errors/value-errors.js';
+import { startPlanSpan, traceField, tracingLoading } from '../tracing/tracing.js';
+import { ATTR_PLAN_PATH } from '../tracing/attributes.js';
 
 /** What an imported task starts with (encoded values): its stored result (a worker hands it on without running the function), or its failure. */
 export interface TaskPreset {
@@ -144,14 +146,24 @@ export class PlanWriter {
   ): Promise<string> {
     assertValidPath('parent', parent);
     const settings = resolvePlanSettings(options);
-    await this.zk.ensurePath(parent);
-    const plan = await this.zk.create(
-      childPath(parent, PLAN_PREFIX),
-      encodeValue({ ...marks, ...settings }, 'plan settings'),
-      'persistent-sequential',
-    );
-    await this.createPlanChildren(plan, settings.history, {});
-    return plan;
+    const loading = tracingLoading();
+    if (loading !== undefined) await loading;
+    const traced = startPlanSpan({ parent, name: settings.name });
+    try {
+      await this.zk.ensurePath(parent);
+      const plan = await this.zk.create(
+        childPath(parent, PLAN_PREFIX),
+        encodeValue({ ...marks, ...settings, ...traceField(traced) }, 'plan settings'),
+        'persistent-sequential',
+      );
+      traced?.span.set(ATTR_PLAN_PATH, plan);
+      await this.createPlanChildren(plan, settings.history, {});
+      traced?.span.succeeded();
+      return plan;
+    } catch (error) {
+      traced?.span.failed(error);
+      throw error;
+    }
   }
 
   /**
@@ -167,15 +179,25 @@ export class PlanWriter {
   ): Promise<string> {
     assertValidPath('plan', plan);
     const settings = resolvePlanSettings(options);
-    await this.zk.ensurePath(parentOf(plan));
-    await this.zk.create(
-      plan,
-      encodeValue({ ...settings, origin }, 'plan settings'),
-      'persistent',
-      writeOptions,
-    );
-    await this.createPlanChildren(plan, settings.history, writeOptions);
-    return plan;
+    const loading = tracingLoading();
+    if (loading !== undefined) await loading;
+    const traced = startPlanSpan({ parent: parentOf(plan), name: settings.name });
+    traced?.span.set(ATTR_PLAN_PATH, plan);
+    try {
+      await this.zk.ensurePath(parentOf(plan));
+      await this.zk.create(
+        plan,
+        encodeValue({ ...settings, origin, ...traceField(traced) }, 'plan settings'),
+        'persistent',
+        writeOptions,
+      );
+      await this.createPlanChildren(plan, settings.history, writeOptions);
+      traced?.span.succeeded();
+      return plan;
+    } catch (error) {
+      traced?.span.failed(error);
+      throw error;
+    }
   }
 
   private async createPlanChildren(

@@ -38,6 +38,8 @@ import { resolvePlanSettings } from '../config/plan-options.js';
 import type { CheckedSpec } from '../spec/plan-spec.js';
 import type { ZkSession } from '../zk/zk-client-types.js';
 import type { Zk } from '../zk/zk.js';
+import { startTickSpan, tracingLoading } from '../tracing/tracing.js';
+import { ATTR_TICK_STATE } from '../tracing/attributes.js';
 import type { StoredSchedule } from './schedule-definition.js';
 import type { NodeRead, ScheduleStore } from './schedule-store.js';
 import { overlapDecision, type PreviousRun } from './tick-decisions.js';
@@ -112,7 +114,7 @@ export async function fireTick(
       await writeTick(store, schedule.name, id, stray, tick, session);
       return { state: 'skipped', here: true };
     }
-    const { node, ...outcome } = await decideAndBuild(context, current.schedule, id, tick, session);
+    const { node, ...outcome } = await tracedDecision(context, current.schedule, id, tick, session);
     const final: TickRecord = {
       ...tick.record,
       ...outcome,
@@ -123,6 +125,39 @@ export async function fireTick(
     return { state: final.state, here: true };
   } finally {
     await lock.release().catch(() => undefined); // else it goes with the session
+  }
+}
+
+/**
+ * decideAndBuild inside the tick's span (with OpenTelemetry): the plan it creates is created under
+ * it, so the plan's span, and its attempts', are the tick's descendants.
+ */
+async function tracedDecision(
+  context: FiringContext,
+  schedule: StoredSchedule,
+  id: string,
+  tick: { readonly record: TickRecord } & NodeRead,
+  session: ZkSession,
+): Promise<{ state: TickState; reason?: string; node: NodeRead }> {
+  const loading = tracingLoading();
+  if (loading !== undefined) await loading;
+  const span = startTickSpan({
+    schedules: context.store.parent,
+    schedule: schedule.name,
+    tick: id,
+    kind: tick.record.kind,
+    plan: tick.record.plan,
+  });
+  if (span === undefined) return await decideAndBuild(context, schedule, id, tick, session);
+  try {
+    const decided = await span.run(() => decideAndBuild(context, schedule, id, tick, session));
+    span.set(ATTR_TICK_STATE, decided.state);
+    if (decided.state === 'failed') span.failed(new Error(decided.reason ?? 'the tick failed'));
+    else span.succeeded();
+    return decided;
+  } catch (error) {
+    span.failed(error);
+    throw error;
   }
 }
 

@@ -54,6 +54,7 @@ import { DEFAULT_TRIGGER } from '../trigger/trigger-rule.js';
 import { carriesOutcomeMark, outcomeOf, skippedValue } from '../trigger/task-outcome.js';
 import { failedInputsOf, type FailedInput } from '../trigger/failed-inputs.js';
 import { InputFailedError } from '../errors/trigger-errors.js';
+import type { StoredTraceContext } from '../tracing/trace-context.js';
 
 /** What performTask did with a claimed task. */
 export type PerformOutcome =
@@ -116,6 +117,20 @@ export interface PerformContext {
 /** What a worker knows of a try as its function starts: for its `task:started` event and the lines that follow. */
 export type TryStart = TaskEventLabels & { readonly fn: string; readonly attempt: number };
 
+/** What the worker opened for a try as it started (its span): the function runs inside it. */
+export interface TryScope {
+  run<T>(fn: () => T): T;
+}
+
+/**
+ * Told as a try's function starts, with the plan's stored trace context (the parent of the try's
+ * span); what it answers, the function runs inside.
+ */
+export type OnTryStart = (
+  start: TryStart,
+  trace: StoredTraceContext | undefined,
+) => TryScope | undefined;
+
 /**
  * The spec's `perform-task`, on a task this worker owns: reuse a stored result if there is one,
  * otherwise run the function on the task's arguments and store its result; then propagate the
@@ -129,8 +144,8 @@ export type TryStart = TaskEventLabels & { readonly fn: string; readonly attempt
 export async function performTask(
   claim: Claim,
   context: PerformContext,
-  onStart?: (start: TryStart) => void,
-  onSkippedUnrun?: (labels: TryStart) => void,
+  onStart?: OnTryStart,
+  onSkippedUnrun?: (labels: TryStart, trace: StoredTraceContext | undefined) => void,
 ): Promise<PerformOutcome> {
   const read = await readClaimedTask(claim, context.store);
   if (typeof read === 'string') return read;
@@ -198,7 +213,7 @@ export async function performTask(
       decision.why,
     );
     claim.progress.skipped = decision.why;
-    onSkippedUnrun?.(tryStart(definition, inputs.settings, failedTries));
+    onSkippedUnrun?.(tryStart(definition, inputs.settings, failedTries), inputs.settings.trace);
     return 'skipped';
   }
   // A slot of its key's limit, held from here until the function returns (src/limits).
@@ -595,7 +610,7 @@ async function runTry(
   { claim, context, definition, settings, failedTries }: RunningTry,
   args: readonly unknown[],
   lease: SlotLease | undefined,
-  onStart: ((start: TryStart) => void) | undefined,
+  onStart: OnTryStart | undefined,
 ): Promise<{ value: unknown; startedAt: Date }> {
   let value: unknown;
   let startedAt = new Date();
@@ -614,7 +629,7 @@ async function runTry(
     if (claim.signal.aborted) throw claim.signal.reason;
     startedAt = new Date();
     claim.progress.tryStartedAt = startedAt;
-    onStart?.(tryStart(definition, settings, failedTries));
+    const scope = onStart?.(tryStart(definition, settings, failedTries), settings.trace);
     const spawning = spawnCalls(claim, context.spawner);
     const ctx = {
       container: context.container,
@@ -630,8 +645,10 @@ async function runTry(
     const run = (signal: AbortSignal): Promise<unknown> =>
       executeFunction(definition, { ...ctx, signal }, args, context.execution, claim.session);
     try {
+      const logged = (signal: AbortSignal): Promise<unknown> =>
+        log ? log.run(() => run(signal)) : run(signal);
       value = await withTimeout(claim, definition.timeoutMs, (signal) =>
-        log ? log.run(() => run(signal)) : run(signal),
+        scope === undefined ? logged(signal) : scope.run(() => logged(signal)),
       );
       // A mapping task's list becomes a task per item and a hand-over to their reduce.
       const { map } = definition;

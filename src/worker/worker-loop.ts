@@ -24,6 +24,7 @@ import { LeftTasks } from './left-tasks.js';
 import { ShellDisabledError } from '../errors/shell-errors.js';
 import {
   performTask,
+  type OnTryStart,
   type PerformContext,
   type PerformOutcome,
   type TryStart,
@@ -33,6 +34,8 @@ import { classifyTask } from '../store/task-state.js';
 import type { TaskGivenBackReason, ZkPlanEvents } from './worker-events.js';
 import type { WakeUp } from './wake-up.js';
 import { TaskLogs } from '../logs/task-logs.js';
+import { startAttemptSpan, tracingLoading, type TracedSpan } from '../tracing/tracing.js';
+import { attemptAbandoned, attemptFailed, attemptSucceeded } from '../tracing/attempt-span.js';
 
 const RELEASE_RETRIES = 120;
 const RELEASE_RETRY_MS = 1_000;
@@ -126,6 +129,8 @@ export async function runWorkerLoop(
 ): Promise<void> {
   const { workerId, backoff } = options;
   const { events, zk } = runtime;
+  const loading = tracingLoading(); // settled once per process: the attempts' spans are made without waiting
+  if (loading !== undefined) await loading;
   const cooldown = new FailureCooldown(backoff);
   const skip = (task: string): boolean =>
     cooldown.isCoolingDown(task) || runtime.leftToOthers.isLeft(task);
@@ -188,9 +193,13 @@ async function runClaim(
   let planGone = false;
   // What the function's start said (key, function, try): the lines after it carry the same.
   let thisTry: TryStart | undefined;
-  const onStart = (start: TryStart): void => {
+  // The try's span (with OpenTelemetry), from its function's start to its outcome; the function runs inside it.
+  let span: TracedSpan | undefined;
+  const onStart: OnTryStart = (start, trace) => {
     thisTry = start;
     emitSafely(events, 'task:started', { task: claim.task, plan: claim.plan, workerId, ...start });
+    span = startAttemptSpan(claim, start, trace);
+    return span;
   };
   // The owner node went with the session: another worker may take the task, so stop this run.
   const abortOnExpiry = (expired: ZkSession): void => {
@@ -209,8 +218,9 @@ async function runClaim(
     dispatcher.hold(claim.task);
     hooks.onClaim?.(claim);
     emitSafely(events, 'task:claimed', { task: claim.task, plan: claim.plan, workerId });
-    const outcome = await performTask(claim, runtime, onStart, (labels) => {
+    const outcome = await performTask(claim, runtime, onStart, (labels, trace) => {
       thisTry = labels;
+      attemptSucceeded(startAttemptSpan(claim, labels, trace), 'skipped');
     });
     deleted =
       outcome === 'completed' ||
@@ -218,6 +228,8 @@ async function runClaim(
       outcome === 'finished-previous' ||
       outcome === 'gone';
     if (outcome === 'continued') {
+      attemptSucceeded(span, 'continued');
+      span = undefined;
       await releaseOrRetry(runtime, claim, workerId);
       emitSafely(events, 'task:continued', {
         task: claim.task,
@@ -233,6 +245,8 @@ async function runClaim(
       return true;
     }
     if (outcome === 'not-yet') {
+      attemptSucceeded(span, 'waiting');
+      span = undefined;
       await releaseOrRetry(runtime, claim, workerId);
       const nextCheckAt = claim.progress.checkAgainAt ?? new Date();
       // Only a check that ran says so; a claim that came before the time to check again does not.
@@ -263,6 +277,10 @@ async function runClaim(
       if (outcome === 'plan-halted') dispatcher.recheckPlan(claim.plan); // nothing of it is offered again until it resumes
       return outcome === 'not-runnable';
     }
+    if (outcome === 'completed' || outcome === 'skipped') {
+      attemptSucceeded(span, outcome);
+      span = undefined;
+    }
     if (outcome !== 'gone') {
       const durationMs = performance.now() - started;
       emitSafely(events, 'task:completed', {
@@ -291,9 +309,12 @@ async function runClaim(
     await handleFailure(runtime, claim, taskController, cooldown, error, {
       ...thisTry,
       durationMs: performance.now() - started,
+      span,
     });
+    span = undefined;
     return false;
   } finally {
+    attemptAbandoned(span); // a try no outcome above reached (its plan or task was deleted under it)
     zk.off('session:expired', abortOnExpiry);
     detachPlanStop();
     const spawned = claim.progress.spawned ?? 0;
@@ -321,7 +342,13 @@ async function handleFailure(
   taskController: AbortController,
   cooldown: FailureCooldown,
   error: unknown,
-  thisTry: Partial<TryStart> & { readonly durationMs: number },
+  {
+    span,
+    ...thisTry
+  }: Partial<TryStart> & {
+    readonly durationMs: number;
+    readonly span: TracedSpan | undefined;
+  },
 ): Promise<void> {
   const { store, events, dispatcher } = runtime;
   const { workerId } = claim;
@@ -343,6 +370,11 @@ async function handleFailure(
     ? undefined
     : givenBackReason(abortedByWorker ? claim.signal.reason : error);
   taskController.abort(); // the function's leftovers must stop; and no more writes under this claim
+  attemptFailed(span, error, {
+    charged,
+    final: outcome?.final ?? false,
+    ...(givenBack === undefined ? {} : { givenBack }),
+  });
   emitSafely(events, 'task:failed', {
     task: claim.task,
     plan: claim.plan,

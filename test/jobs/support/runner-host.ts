@@ -8,6 +8,7 @@ export function runnerHost(
 ): RunnerHost {
   return {
     workerId: 'w',
+    jobs: '/jobs',
     now: () => Date.now(),
     holding: () => true,
     runStarting: (_job, start) => {
