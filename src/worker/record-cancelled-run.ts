@@ -41,6 +41,9 @@ export async function recordCancelledRun(zk: Zk, store: TaskStore, claim: Claim)
     ...recordedDefinition(definition),
     outputs: [...links.values()],
     failedTries: attempts?.failures ?? 0,
+    ...(attempts?.tries !== undefined && attempts.tries.length > 0
+      ? { tries: attempts.tries }
+      : {}),
     cancelledAt: cancel?.state === 'cancelled' ? cancel.at : new Date(),
     workerId: claim.workerId,
     ...(claimedAt !== undefined && !Number.isNaN(claimedAt.getTime())
