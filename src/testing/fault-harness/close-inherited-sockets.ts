@@ -1,18 +1,19 @@
 /**
- * Preloaded (`node --import`) by every worker process of the fault tests before anything else,
- * tsx included: closes the sockets it inherited from the test process (fds 0–2 excepted).
+ * Preloaded (`node --import`, right after tsx) by every worker process the fault harness and the
+ * fault tests start, before the CLI: closes the sockets it inherited from the process that started
+ * it (fds 0–2 excepted).
  *
  * Why: the ZooKeeper C client under node-zookeeper 7.3 opens its socket without close-on-exec, so
  * every child spawned while the test's client is connected inherits it. Once the test process
- * closes or loses that connection, the inherited copy keeps the old socket alive, and the test
+ * (a test, the harness) closes or loses that connection, the inherited copy keeps the old socket alive, and the test
  * process's epoll keeps reporting its EOF under the old fd number; when a new ZooKeeper socket
  * reuses that number, node-zookeeper sees events with nothing to process, gives up after 11 of
  * them ("zookeeper_process returned no response too many times") and closes the handle as if the
  * session had expired; every new session fails the same way while the child lives. A worker
- * process closing its inherited copies at start keeps the test's own client usable across
- * ZooKeeper restarts. (The workers spawn nothing, so they are not exposed to this themselves.)
+ * process closing its inherited copies at start keeps the starting process's own client usable
+ * across ZooKeeper restarts. (The workers spawn nothing, so they are not exposed to this themselves.)
+ * tsx, loaded before it, opens no socket.
  *
- * Plain JavaScript: it is loaded first, before tsx is registered, and Node 20 cannot load TypeScript itself.
  * Only Linux lists a process's fds in /proc/self/fd; elsewhere it does nothing.
  */
 import { closeSync, readdirSync, readlinkSync } from 'node:fs';
