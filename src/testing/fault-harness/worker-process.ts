@@ -9,6 +9,7 @@ import { accessSync, existsSync, constants as fsConstants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CLOSE_INHERITED_SOCKETS } from './close-inherited-sockets.js';
 import { withDeadline } from './pause.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -33,8 +34,6 @@ export function siblingModule(directory: string, name: string): string {
 const CLI = siblingModule(join(HERE, '..', '..', 'cli'), 'main');
 /** tsx's loader, resolved from here: the workers load TypeScript (the CLI from the sources, a user's module). */
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-/** Preloaded by every worker right after tsx, to close the sockets it inherited (see the file). */
-const CLOSE_INHERITED_SOCKETS = pathToFileURL(siblingModule(HERE, 'close-inherited-sockets')).href;
 /** What a worker prints once its loops run: the banner, or the `started` document with --json. */
 const READY_LINE = /zk-plan worker: \d+ loop\(s\)|"event":"started"/;
 
@@ -143,14 +142,14 @@ export class WorkerProcess {
     this.readyPromise.catch(() => undefined); // observed by ready(); never an unhandled rejection
   }
 
-  /** Spawns `node --import tsx --import <preload> <cli> worker …` with the spec's module and options. */
+  /** Spawns `node --import <preload> --import tsx <cli> worker …` with the spec's module and options. */
   static spawn(name: string, spec: WorkerSpec): WorkerProcess {
     installExitHook();
     const args = [
       '--import',
-      TSX_LOADER,
-      '--import',
       CLOSE_INHERITED_SOCKETS,
+      '--import',
+      TSX_LOADER,
       CLI,
       'worker',
       '--connect',
