@@ -146,6 +146,19 @@ export interface DefaultValues {
     readonly strategy: 'evenly' | 'rendezvous' | 'evenlyRendezvous';
   };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
+  /** `FaultHarnessOptions` of `runFaultHarness` (zk-plan/testing). */
+  readonly faultHarness: {
+    readonly workers: number;
+    readonly loopsPerWorker: number;
+    readonly sessionTimeoutMs: number;
+    readonly timeoutMs: number;
+    /** `FaultRate.probability`: the chance a fault hits at each execution's start. */
+    readonly probability: number;
+    /** `FaultRate.max`: the most times each fault is injected. */
+    readonly maxPerFault: number;
+    /** `SlowLinkFault.latencyMs`. */
+    readonly latencyMs: number;
+  };
   readonly localServer: {
     readonly tickTimeMs: number;
     readonly startTimeoutMs: number;
@@ -229,6 +242,15 @@ export const DEFAULTS = {
     keepRuns: 100,
     manager: true,
     strategy: 'evenly',
+  },
+  faultHarness: {
+    workers: 3,
+    loopsPerWorker: 2,
+    sessionTimeoutMs: 2_000,
+    timeoutMs: 120_000,
+    probability: 0.25,
+    maxPerFault: 3,
+    latencyMs: 200,
   },
   localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
   fileLogSink: { maxBytesPerTry: 16 * 1024 * 1024, maxBytesTotal: 1024 * 1024 * 1024 },
