@@ -145,7 +145,6 @@ export interface DefaultValues {
     /** `JobDefinition.strategy`: how a job's items are spread over its workers. */
     readonly strategy: 'evenly' | 'rendezvous' | 'evenlyRendezvous';
   };
-  /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   /** `FaultHarnessOptions` of `runFaultHarness` (zk-plan/testing). */
   readonly faultHarness: {
     readonly workers: number;
@@ -159,6 +158,7 @@ export interface DefaultValues {
     /** `SlowLinkFault.latencyMs`. */
     readonly latencyMs: number;
   };
+  /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   readonly localServer: {
     readonly tickTimeMs: number;
     readonly startTimeoutMs: number;

@@ -58,7 +58,14 @@ function execution(
     },
   ];
   for (const [name, value] of effects)
-    records.push({ kind: 'effect', run, at, name, valueHash: valueHash(value), preview: String(value) });
+    records.push({
+      kind: 'effect',
+      run,
+      at,
+      name,
+      valueHash: valueHash(value),
+      preview: String(value),
+    });
   if (ending === 'cut short') return records;
   records.push(
     ending.outcome === 'returned'
@@ -76,7 +83,12 @@ function execution(
   return records;
 }
 
-function task(plan: string, name: string, fn: string, extra: Partial<ObservedTask> = {}): ObservedTask {
+function task(
+  plan: string,
+  name: string,
+  fn: string,
+  extra: Partial<ObservedTask> = {},
+): ObservedTask {
   return { path: `${plan}/${name}`, name, key: name, fn, state: 'done', ...extra };
 }
 
@@ -103,7 +115,10 @@ describe('the fault report (execution records → report)', () => {
       ...execution(FAULTY, '3:4', 'a', 'f', { attempt: 2 }),
     ];
     const report = buildFaultReport(
-      input(run(BASELINE, [task(BASELINE, 'a', 'f')], records), run(FAULTY, [task(FAULTY, 'a', 'f')], records)),
+      input(
+        run(BASELINE, [task(BASELINE, 'a', 'f')], records),
+        run(FAULTY, [task(FAULTY, 'a', 'f')], records),
+      ),
     );
     expect(report.tasks).toEqual([
       {
@@ -130,7 +145,9 @@ describe('the fault report (execution records → report)', () => {
 
   it('names a function whose re-executions with the same inputs returned different values, and the task whose result differs', () => {
     const records = [
-      ...execution(BASELINE, '1:1', 'r', 'random', { ending: { outcome: 'returned', result: 0.1 } }),
+      ...execution(BASELINE, '1:1', 'r', 'random', {
+        ending: { outcome: 'returned', result: 0.1 },
+      }),
       ...execution(FAULTY, '1:2', 'r', 'random', { ending: { outcome: 'returned', result: 0.2 } }),
       ...execution(FAULTY, '2:3', 'r', 'random', { ending: { outcome: 'returned', result: 0.3 } }),
     ];
@@ -160,7 +177,10 @@ describe('the fault report (execution records → report)', () => {
       ...execution(FAULTY, '2:3', 'a', 'flaky'),
     ];
     const report = buildFaultReport(
-      input(run(BASELINE, [task(BASELINE, 'a', 'flaky')], records), run(FAULTY, [task(FAULTY, 'a', 'flaky')], records)),
+      input(
+        run(BASELINE, [task(BASELINE, 'a', 'flaky')], records),
+        run(FAULTY, [task(FAULTY, 'a', 'flaky')], records),
+      ),
     );
     expect(report.nonIdempotent.map((fn) => fn.reasons)).toEqual([['outcome differs']]);
   });
@@ -172,7 +192,10 @@ describe('the fault report (execution records → report)', () => {
       ...execution(FAULTY, '2:3', 'mail', 'send', { effects: [['email', 'invoice 2']] }),
     ];
     const report = buildFaultReport(
-      input(run(BASELINE, [task(BASELINE, 'mail', 'send')], records), run(FAULTY, [task(FAULTY, 'mail', 'send')], records)),
+      input(
+        run(BASELINE, [task(BASELINE, 'mail', 'send')], records),
+        run(FAULTY, [task(FAULTY, 'mail', 'send')], records),
+      ),
     );
     expect(report.nonIdempotent.map(({ fn, reasons }) => ({ fn, reasons }))).toEqual([
       { fn: 'send', reasons: ['effects differ'] },
@@ -182,10 +205,24 @@ describe('the fault report (execution records → report)', () => {
 
   it('does not blame a function for executions cut short, aborted (fenced) or given other inputs', () => {
     const records = [
-      ...execution(BASELINE, '1:1', 'a', 'f', { inputs: 'x', ending: { outcome: 'returned', result: 1 } }),
-      ...execution(FAULTY, '1:2', 'a', 'f', { inputs: 'x', ending: 'cut short', effects: [['half', 1]] }),
-      ...execution(FAULTY, '2:3', 'a', 'f', { inputs: 'x', aborted: true, ending: { outcome: 'returned', result: 99 } }),
-      ...execution(FAULTY, '3:4', 'a', 'f', { inputs: 'y', ending: { outcome: 'returned', result: 2 } }),
+      ...execution(BASELINE, '1:1', 'a', 'f', {
+        inputs: 'x',
+        ending: { outcome: 'returned', result: 1 },
+      }),
+      ...execution(FAULTY, '1:2', 'a', 'f', {
+        inputs: 'x',
+        ending: 'cut short',
+        effects: [['half', 1]],
+      }),
+      ...execution(FAULTY, '2:3', 'a', 'f', {
+        inputs: 'x',
+        aborted: true,
+        ending: { outcome: 'returned', result: 99 },
+      }),
+      ...execution(FAULTY, '3:4', 'a', 'f', {
+        inputs: 'y',
+        ending: { outcome: 'returned', result: 2 },
+      }),
     ];
     const report = buildFaultReport(
       input(
@@ -205,7 +242,11 @@ describe('the fault report (execution records → report)', () => {
       [],
     );
     const faulty: RunObservation = {
-      ...run(FAULTY, [task(FAULTY, 'a', 'f', { state: 'running' }), task(FAULTY, 'b', 'f', { state: 'failed' })], []),
+      ...run(
+        FAULTY,
+        [task(FAULTY, 'a', 'f', { state: 'running' }), task(FAULTY, 'b', 'f', { state: 'failed' })],
+        [],
+      ),
       finished: false,
     };
     const report = buildFaultReport({ ...input(baseline, faulty), faults: [] });
@@ -218,15 +259,19 @@ describe('the fault report (execution records → report)', () => {
       'tasks that never finished (the plan did not finish within the timeout): a (running)',
       'tasks that ended otherwise than in the fault-free run: b (failed, fault-free done)',
       'tasks of the fault-free run missing from the fault run: gone',
-      'no fault was injected (asked for: killWorkers): the run proves nothing; raise the faults\' probability or give the plan longer tasks',
+      "no fault was injected (asked for: killWorkers): the run proves nothing; raise the faults' probability or give the plan longer tasks",
     ]);
     expect(faultToleranceProblems(report, { allowNoFaults: true })).toHaveLength(3);
   });
 
   it('matches tasks without keys by their name in the plan', () => {
     const records = [
-      ...execution(BASELINE, '1:1', 'task-0000000001', 'f', { ending: { outcome: 'returned', result: 5 } }),
-      ...execution(FAULTY, '1:2', 'task-0000000001', 'f', { ending: { outcome: 'returned', result: 5 } }),
+      ...execution(BASELINE, '1:1', 'task-0000000001', 'f', {
+        ending: { outcome: 'returned', result: 5 },
+      }),
+      ...execution(FAULTY, '1:2', 'task-0000000001', 'f', {
+        ending: { outcome: 'returned', result: 5 },
+      }),
     ];
     const unkeyed = (plan: string): ObservedTask => ({
       path: `${plan}/task-0000000001`,
@@ -234,17 +279,28 @@ describe('the fault report (execution records → report)', () => {
       fn: 'f',
       state: 'done',
     });
-    const report = buildFaultReport(input(run(BASELINE, [unkeyed(BASELINE)], records), run(FAULTY, [unkeyed(FAULTY)], records)));
-    expect(report.tasks.map((t) => [t.task, t.result, t.executions])).toEqual([['task-0000000001', 'same', 1]]);
+    const report = buildFaultReport(
+      input(run(BASELINE, [unkeyed(BASELINE)], records), run(FAULTY, [unkeyed(FAULTY)], records)),
+    );
+    expect(report.tasks.map((t) => [t.task, t.result, t.executions])).toEqual([
+      ['task-0000000001', 'same', 1],
+    ]);
   });
 
   it('expectFaultTolerant throws NotFaultTolerantError whose message lists each problem', () => {
     const records = [
-      ...execution(BASELINE, '1:1', 'r', 'audit.invoice', { ending: { outcome: 'returned', result: 'A' } }),
-      ...execution(FAULTY, '1:2', 'r', 'audit.invoice', { ending: { outcome: 'returned', result: 'B' } }),
+      ...execution(BASELINE, '1:1', 'r', 'audit.invoice', {
+        ending: { outcome: 'returned', result: 'A' },
+      }),
+      ...execution(FAULTY, '1:2', 'r', 'audit.invoice', {
+        ending: { outcome: 'returned', result: 'B' },
+      }),
     ];
     const report = buildFaultReport(
-      input(run(BASELINE, [task(BASELINE, 'r', 'audit.invoice')], records), run(FAULTY, [task(FAULTY, 'r', 'audit.invoice')], records)),
+      input(
+        run(BASELINE, [task(BASELINE, 'r', 'audit.invoice')], records),
+        run(FAULTY, [task(FAULTY, 'r', 'audit.invoice')], records),
+      ),
     );
     let thrown: unknown;
     try {
@@ -256,7 +312,9 @@ describe('the fault report (execution records → report)', () => {
     const error = thrown as NotFaultTolerantError;
     expect(error.code).toBe('NOT_FAULT_TOLERANT');
     expect(error.problems).toHaveLength(2);
-    expect(error.message).toContain('- function audit.invoice is not idempotent (result differs) in r');
+    expect(error.message).toContain(
+      '- function audit.invoice is not idempotent (result differs) in r',
+    );
     expect(error.message).toContain('- tasks whose result differs from the fault-free run: r');
     expect(() => expectFaultTolerant(report, { except: 'audit.invoice' as never })).toThrow(
       /Invalid except: expected a list of function names/,

@@ -73,8 +73,8 @@ export function faultToleranceProblems(
 
 /**
  * Throws NotFaultTolerantError listing what failed when the report shows any problem (see
- * faultToleranceProblems); returns quietly otherwise. For tests: `expectFaultTolerant(await
- * runFaultHarness(options))`.
+ * faultToleranceProblems); returns quietly otherwise. In a test:
+ * `expectFaultTolerant(await runFaultHarness(options))`.
  *
  * @category Fault harness
  */
