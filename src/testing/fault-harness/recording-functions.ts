@@ -19,7 +19,11 @@ if (logFile === '' || userModule === '')
     `this module is the fault harness's; it needs ${HARNESS_LOG_ENV} and ${HARNESS_FUNCTIONS_ENV} (runFaultHarness sets them)`,
   );
 
-/** The user's functions, recording. One appendFileSync per line: lines of several processes never mix. */
+/**
+ * The user's functions, recording. One appendFileSync (O_APPEND) per record: lines of several
+ * processes never mix. Each record starts with a line break too, so that a line a killed process
+ * left torn ends there and never swallows the next process's record.
+ */
 export const functions = recordingRegistry(await loadFunctions(userModule), (record) =>
-  appendFileSync(logFile, `${JSON.stringify(record)}\n`),
+  appendFileSync(logFile, `\n${JSON.stringify(record)}\n`),
 );
