@@ -335,6 +335,7 @@ describe('the fault report (execution records → report)', () => {
       /^task\s+fn\s+state\s+executions\s+re-executions\s+cut short\s+aborted\s+workers\s+result$/,
     );
     expect(text).toContain('faults injected: killWorkers 1');
+    expect(text).toContain('     0.0 s  killWorkers pid 1 (as it started a)');
   });
 });
 

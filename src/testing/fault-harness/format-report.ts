@@ -34,6 +34,11 @@ export function formatFaultReport(report: FaultReport): string {
       `(fault-free ${report.baselineDurationMs} ms), seed ${report.seed}, ` +
       `results ${report.resultsMatch ? 'match' : 'DIFFER'}`,
     `faults injected: ${counts.map(([kind, count]) => `${kind} ${count}`).join(', ') || 'none'}`,
+    ...report.faults.map(
+      (fault) =>
+        `  ${(fault.atMs / 1000).toFixed(1).padStart(6)} s  ${fault.kind} ${clean(fault.target)}` +
+        (fault.during === undefined ? '' : ` (as it started ${clean(fault.during)})`),
+    ),
     '',
     table(
       COLUMNS,
