@@ -2,8 +2,10 @@
  * The fault run's faults. The injector follows the execution log as the workers append to it; at
  * each execution of the plan under test that starts, it may hit the worker process running it (or
  * the server) with one of the faults asked for, drawn with the seeded random source: so faults land
- * while tasks are running, whatever the plan's pace. One fault at a time: the other workers keep
- * going meanwhile, and a fault's end (SIGCONT, the link restored) is never skipped, even on stop.
+ * while tasks are running, whatever the plan's pace. At most one fault per worker, and one worker
+ * always left untouched, so the plan keeps going; a server restart waits for every other fault to
+ * end and holds off the others while it runs. A fault's end (SIGCONT, the link restored) is never
+ * skipped, even on stop.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { OP_CODE, type TcpProxy } from './tcp-proxy.js';
@@ -44,7 +46,10 @@ export class FaultInjector {
   private readonly stopping = new AbortController();
   private offset = 0;
   private partial = '';
-  private current: Promise<void> | undefined;
+  /** The faults in progress, and the slots they hit. */
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly busy = new Set<WorkerSlot>();
+  private restarting = false;
   private follower: Promise<void> | undefined;
   private plan = '';
   private startedAt = 0;
@@ -64,7 +69,7 @@ export class FaultInjector {
   async stop(): Promise<InjectedFault[]> {
     this.stopping.abort();
     await this.follower;
-    await this.current;
+    await Promise.all([...this.inFlight]);
     return [...this.injected];
   }
 
@@ -100,14 +105,19 @@ export class FaultInjector {
   }
 
   private onExecutionStart(start: StartRecord): void {
-    if (this.current !== undefined || this.stopping.signal.aborted) return;
-    const slot = this.setup.slots.find(
+    if (this.restarting || this.stopping.signal.aborted) return;
+    const found = this.setup.slots.find(
       (candidate) => candidate.worker.pid === start.pid && this.ready.has(candidate.worker),
     );
+    // One fault per worker, and one worker always left alone.
+    const slot =
+      found !== undefined && !this.busy.has(found) && this.busy.size < this.setup.slots.length - 1
+        ? found
+        : undefined;
     for (const kind of this.shuffledKinds()) {
       const rate = this.setup.faults.get(kind);
       if (rate === undefined || (this.used.get(kind) ?? 0) >= rate.max) continue;
-      if (kind !== 'restartZooKeeper' && slot === undefined) continue;
+      if (kind === 'restartZooKeeper' ? this.inFlight.size > 0 : slot === undefined) continue;
       if (this.setup.random() >= rate.probability) continue;
       this.used.set(kind, (this.used.get(kind) ?? 0) + 1);
       this.injected.push({
@@ -116,9 +126,15 @@ export class FaultInjector {
         target: kind === 'restartZooKeeper' ? 'zookeeper' : `pid ${start.pid}`,
         during: start.task,
       });
-      this.current = this.inject(kind, rate, slot).finally(() => {
-        this.current = undefined;
+      const target = kind === 'restartZooKeeper' ? undefined : slot;
+      if (target === undefined) this.restarting = true;
+      else this.busy.add(target);
+      const fault: Promise<void> = this.inject(kind, rate, target).finally(() => {
+        this.inFlight.delete(fault);
+        if (target === undefined) this.restarting = false;
+        else this.busy.delete(target);
       });
+      this.inFlight.add(fault);
       return;
     }
   }

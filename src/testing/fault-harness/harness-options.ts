@@ -23,7 +23,7 @@ export type PlanBuilder = (zkPlan: ZkPlan, parent: string) => Promise<string>;
 
 /**
  * How often a fault is injected. At the start of each execution of a task in the fault run, each
- * fault still in budget hits the worker running it with this probability (one fault at a time).
+ * fault still in budget hits the worker running it with this probability (one fault per worker at a time).
  *
  * @category Fault harness
  */
@@ -81,7 +81,7 @@ export interface FaultHarnessOptions {
   readonly faults: FaultSelection;
   /** The seed of every random choice (which fault, when): the report gives it, to repeat a run. @defaultValue a new one per run */
   readonly seed?: number;
-  /** Worker processes (2–16): one fault at a time, so the others keep going. @defaultValue DEFAULTS.faultHarness.workers (3) */
+  /** Worker processes (2–16): one is always left alone by the faults, so the plan keeps going. @defaultValue DEFAULTS.faultHarness.workers (3) */
   readonly workers?: number;
   /** Worker loops per process (1–16). @defaultValue DEFAULTS.faultHarness.loopsPerWorker (2) */
   readonly loopsPerWorker?: number;
