@@ -1,7 +1,8 @@
 /**
  * The demo pipeline (examples/pipeline.ts) run by the fault harness, the way a user puts their own
  * plan in CI (docs/guide/fault-testing.md): worker processes killed with SIGKILL, frozen past their
- * session, their sessions expired and their replies lost while they run the pipeline's tasks. The
+ * session, their sessions expired, their replies lost and their links slowed while they run the
+ * pipeline's tasks, and the server restarted. The
  * pipeline holds up: same final results as the fault-free run, no function found not idempotent.
  * An extra task after the report, `audit.invoice`, is deliberately not idempotent (a random
  * invoice number): the report names it, and `expectFaultTolerant` fails on it until it is excepted.
@@ -34,7 +35,7 @@ async function buildPlan(zkPlan: ZkPlan, parent: string): Promise<string> {
 
 describe('the demo pipeline under the fault harness', () => {
   it(
-    'holds up under killed, frozen and cut-off workers and lost replies; the invoice is named not idempotent',
+    'holds up under killed, frozen and cut-off workers, lost replies, slow links and a server restart; the invoice is named not idempotent',
     { timeout: 180_000 * TIMING },
     async () => {
       const seed = Number(process.env['FAULTS_SEED'] ?? 20240517);
@@ -46,6 +47,8 @@ describe('the demo pipeline under the fault harness', () => {
           freezeWorkers: { probability: 0.3, max: 1 },
           expireSessions: { probability: 0.3, max: 1 },
           loseReplies: { probability: 0.3, max: 1 },
+          slowLinks: { probability: 0.3, max: 1 },
+          restartZooKeeper: { probability: 0.3, max: 1 },
         },
         seed,
       });
