@@ -38,7 +38,8 @@ export default defineConfig({
         extends: true as const,
         test: {
           name: 'zk-plan',
-          include: ['test/**/*.test.ts', 'integ/**/*.integ.test.ts'],
+          // examples/: the example tests (the fault harness on the demo pipeline) run with the integration tests.
+          include: ['test/**/*.test.ts', 'integ/**/*.integ.test.ts', 'examples/**/*.test.ts'],
           exclude: ['test/mutants/**', ...SIMULATION_TESTS],
         },
       },

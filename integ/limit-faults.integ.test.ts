@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConcurrencyLimits, type SlotLease } from '../src/limits/concurrency-limits.js';
 import type { SlotRecord } from '../src/limits/limit-record.js';
 import type { ZkClient } from '../src/testing/index.js';
-import { OP_CODE, TcpProxy } from './support/tcp-proxy.js';
+import { OP_CODE, TcpProxy } from '../src/testing/fault-harness/tcp-proxy.js';
 import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 const env = useZooKeeper('limit-faults', { tickTimeMs: 200 });

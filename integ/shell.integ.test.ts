@@ -19,7 +19,7 @@ import {
 } from '../src/index.js';
 import { processIsRunning } from '../src/shell/process-group.js';
 import { runCli } from './support/run-cli.js';
-import { WorkerProcess } from './support/worker-process.js';
+import { WorkerProcess, faultWorkerSpec } from './support/worker-process.js';
 import { TIMING, nextEvent, useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 const env = useZooKeeper('shell');
@@ -218,21 +218,24 @@ describe('shell tasks', () => {
       await zkPlan.markAsReady(plan);
       return [plan, task];
     })();
-    const worker = WorkerProcess.spawn('shell-worker', {
-      connect: env.connectString,
-      parent,
-      logFile: join(dir, 'executions.log'),
-      loops: 2,
-      drainTimeoutMs: 200,
-      extraArgs: [
-        '--allow-shell',
-        '--shell-kill-grace-ms',
-        '300',
-        '--no-retention',
-        '--log-format',
-        'plain',
-      ],
-    });
+    const worker = WorkerProcess.spawn(
+      'shell-worker',
+      faultWorkerSpec({
+        connect: env.connectString,
+        parent,
+        logFile: join(dir, 'executions.log'),
+        loops: 2,
+        drainTimeoutMs: 200,
+        extraArgs: [
+          '--allow-shell',
+          '--shell-kill-grace-ms',
+          '300',
+          '--no-retention',
+          '--log-format',
+          'plain',
+        ],
+      }),
+    );
     try {
       await worker.ready();
       await zkPlan.waitForCompletion(done, { timeoutMs: 10_000 * TIMING });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../src/index.js';
 import { cliEnv, runCli } from './support/run-cli.js';
-import { WorkerProcess } from './support/worker-process.js';
+import { WorkerProcess, faultWorkerSpec } from './support/worker-process.js';
 import { TIMING, useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 const env = useZooKeeper('task-logs');
@@ -31,14 +31,17 @@ async function startWorker(
 ): Promise<WorkerProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'zk-plan-task-logs-'));
   dirs.push(dir);
-  const worker = WorkerProcess.spawn(`w${workers.length}`, {
-    connect: env.connectString,
-    parent,
-    logFile: join(dir, 'executions.log'),
-    functionsModule: LOG_FUNCTIONS,
-    sessionTimeoutMs: 4_000,
-    extraArgs: ['--task-log-dir', join(dir, 'logs'), ...extraArgs],
-  });
+  const worker = WorkerProcess.spawn(
+    `w${workers.length}`,
+    faultWorkerSpec({
+      connect: env.connectString,
+      parent,
+      logFile: join(dir, 'executions.log'),
+      functionsModule: LOG_FUNCTIONS,
+      sessionTimeoutMs: 4_000,
+      extraArgs: ['--task-log-dir', join(dir, 'logs'), ...extraArgs],
+    }),
+  );
   workers.push(worker);
   await worker.ready();
   return worker;

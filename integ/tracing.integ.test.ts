@@ -20,7 +20,7 @@ import {
   spanRecord,
   type SpanRecord,
 } from './support/span-records.js';
-import { WorkerFleet } from './support/worker-process.js';
+import { WorkerFleet, faultWorkerSpec } from './support/worker-process.js';
 import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 const env = useZooKeeper('tracing');
@@ -55,13 +55,15 @@ describe('traces across worker processes', () => {
     spanDir = mkdtempSync(join(tmpdir(), 'zk-plan-spans-'));
     process.env[SPAN_DIR_ENV] = spanDir; // inherited by the worker processes
     const parent = env.root();
-    fleet = new WorkerFleet({
-      connect: env.connectString,
-      parent,
-      logFile: join(spanDir, 'unused-execution.log'),
-      functionsModule: TRACING_FUNCTIONS,
-      extraArgs: ['--no-retention'],
-    });
+    fleet = new WorkerFleet(
+      faultWorkerSpec({
+        connect: env.connectString,
+        parent,
+        logFile: join(spanDir, 'unused-execution.log'),
+        functionsModule: TRACING_FUNCTIONS,
+        extraArgs: ['--no-retention'],
+      }),
+    );
     const workers = [fleet.spawn('w1'), fleet.spawn('w2')];
     await Promise.all(workers.map((worker) => worker.ready()));
     const zkPlan = await env.zkPlan();

@@ -13,7 +13,7 @@ import {
   type FaultScenario,
   type WriteOutcome,
 } from '../test/support/zk-contract-faults.js';
-import { TcpProxy } from './support/tcp-proxy.js';
+import { TcpProxy } from '../src/testing/fault-harness/tcp-proxy.js';
 import { useZooKeeper, waitFor } from './support/zk-test-env.js';
 
 /** A short tick, so a session of the faulty client can expire within a test (its timeout is 2 to 20 ticks). */

@@ -63,7 +63,8 @@ status=0
 # The unit tests use every core: they are CPU-bound and need no server. The coverage floor is
 # measured on them alone.
 VITEST_JSON_REPORT=test-output/unit-report.json npx vitest run test/ --project zk-plan --maxWorkers=100% "${coverage[@]}" --passWithNoTests "$@" || status=1
-# The integration tests run one file at a time, since their fault tests time real processes, and
+# The integration tests (with the example tests of examples/, which start real servers and workers
+# too) run one file at a time, since their fault tests time real processes, and
 # spend most of that time waiting on servers and workers. The seeded simulations (the project
 # `simulations` in vitest.config.ts, and the mutants' self-tests; all on fake time, without
 # coverage) use that idle CPU meanwhile, at the lowest priority (nice 19) so that they never delay a
@@ -71,7 +72,7 @@ VITEST_JSON_REPORT=test-output/unit-report.json npx vitest run test/ --project z
 echo "simulations: running beside the integration tests; their output follows"
 nice -n 19 env VITEST_JSON_REPORT=test-output/simulation-report.json npx vitest run test/ --project simulations --project 'mutant:*' --maxWorkers=100% --passWithNoTests "$@" >test-output/simulations.log 2>&1 &
 simulations_pid=$!
-VITEST_JSON_REPORT=test-output/integ-report.json npx vitest run integ/ --passWithNoTests "$@" || status=1
+VITEST_JSON_REPORT=test-output/integ-report.json npx vitest run integ/ examples/ --passWithNoTests "$@" || status=1
 wait "${simulations_pid}" || status=1
 cat test-output/simulations.log
 node scripts/print-test-summary.mjs test-output/unit-report.json test-output/simulation-report.json test-output/integ-report.json "${summary[@]}" || status=1

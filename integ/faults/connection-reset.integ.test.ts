@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TcpProxy } from '../support/tcp-proxy.js';
+import { TcpProxy } from '../../src/testing/fault-harness/tcp-proxy.js';
 import { TIMING, useZooKeeper, waitFor } from '../support/zk-test-env.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -24,7 +24,7 @@ import { TIMING, waitFor } from '../support/zk-test-env.js';
  * The plan must complete with every result right.
  *
  * The test's own client is closed while members are killed and restarted: a JVM spawned while it
- * is connected would inherit its socket (see integ/support/close-inherited-sockets.mjs).
+ * is connected would inherit its socket (see src/testing/fault-harness/close-inherited-sockets.ts).
  */
 const TICK_MS = 500;
 const SESSION_TIMEOUT_MS = 6_000;

@@ -7,7 +7,7 @@ import {
   reExecutionCount,
 } from '../support/execution-log.js';
 import { useFaultEnv } from '../support/fault-env.js';
-import { killAtRandom } from '../support/kill-chaos.js';
+import { killAtRandom } from '../../src/testing/fault-harness/kill-chaos.js';
 import {
   addLayeredPlan,
   awaitPlanCompletion,

@@ -3,7 +3,7 @@ import { prng } from '../../examples/seeded-random.js';
 import { PlanFailedError, call } from '../../src/index.js';
 import { describeOverlap, executionsOf, overlapsOf } from '../support/execution-log.js';
 import { useFaultEnv } from '../support/fault-env.js';
-import { killAtRandom } from '../support/kill-chaos.js';
+import { killAtRandom } from '../../src/testing/fault-harness/kill-chaos.js';
 import { printFigures } from '../support/fault-plan.js';
 import { describeExit, type WorkerProcess } from '../support/worker-process.js';
 import { TIMING } from '../support/zk-test-env.js';

@@ -8,7 +8,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach } from 'vitest';
 import { ZkPlan, type ConnectOptions } from '../../src/index.js';
 import {
@@ -17,44 +16,18 @@ import {
   type ZooKeeperEnsemble,
   type ZooKeeperServer,
 } from '../../src/testing/index.js';
+import { CleanupStack } from '../../src/testing/fault-harness/cleanup-stack.js';
 import { readExecutionLog, type LogEntry } from './execution-log.js';
 import {
   WorkerFleet,
-  isProcessAlive,
+  faultWorkerSpec,
+  type FaultWorkerSpec,
   type WorkerProcess,
   type WorkerSpec,
 } from './worker-process.js';
 
-/** Clean-up steps run in reverse order of registration, each even when an earlier one failed. */
-export class CleanupStack {
-  private readonly steps: { what: string; run: () => unknown }[] = [];
-  private readonly pids = new Set<number>();
-
-  add(what: string, run: () => unknown): void {
-    this.steps.push({ what, run });
-  }
-
-  /** A process that must be gone once the clean-up ran (a server JVM or a worker). */
-  watchPid(pid: number | undefined): void {
-    if (pid !== undefined) this.pids.add(pid);
-  }
-
-  /** Runs every step, then checks that no watched process is alive; throws what went wrong. */
-  async run(): Promise<void> {
-    const failures: string[] = [];
-    for (const step of this.steps.splice(0).reverse()) {
-      try {
-        await step.run();
-      } catch (error) {
-        failures.push(`${step.what}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-    const leftBehind = [...this.pids].filter(isProcessAlive);
-    this.pids.clear();
-    if (leftBehind.length > 0) failures.push(`processes left behind: ${leftBehind.join(', ')}`);
-    if (failures.length > 0) throw new Error(`clean-up failed:\n${failures.join('\n')}`);
-  }
-}
+export { CleanupStack };
+export { pauseUntil } from '../../src/testing/fault-harness/pause.js';
 
 export interface FaultEnvOptions {
   /** Names the temp dir and the default parent of the plans, `/faults/<name>`. */
@@ -67,7 +40,7 @@ export interface FaultEnvOptions {
   /** Options of the test's own ZkPlan (session timeout 10 s unless given). */
   readonly client?: Partial<ConnectOptions>;
   /** What every worker process of the fleet gets (loops, session timeout, …). */
-  readonly workers?: Omit<WorkerSpec, 'connect' | 'parent' | 'logFile'>;
+  readonly workers?: Omit<FaultWorkerSpec, 'connect' | 'parent' | 'logFile'>;
 }
 
 /** One fault test's servers, client, workers and execution log. Made by useFaultEnv().start(). */
@@ -88,12 +61,14 @@ export class FaultEnv {
   ) {
     this.parent = options.parent ?? `/faults/${options.name}`;
     this.logFile = join(dir, 'executions.jsonl');
-    this.fleet = new WorkerFleet({
-      ...options.workers,
-      connect: cluster.connectString,
-      parent: this.parent,
-      logFile: this.logFile,
-    });
+    this.fleet = new WorkerFleet(
+      faultWorkerSpec({
+        ...options.workers,
+        connect: cluster.connectString,
+        parent: this.parent,
+        logFile: this.logFile,
+      }),
+    );
   }
 
   /** Sets up in order, registering each part with `cleanup` as soon as it exists. */
@@ -217,19 +192,4 @@ export function useFaultEnv(): { start(options: FaultEnvOptions): Promise<FaultE
     await cleanup.run();
   });
   return { start: (options) => FaultEnv.start(options, cleanup) };
-}
-
-/**
- * Resolves at the time `at` (epoch ms), or as soon as `signal` aborts. Only for a fault's own
- * duration, which is the scenario (how long a process stays frozen or a server stays down, when the
- * next kill is due): never to order steps, which wait for events or conditions.
- */
-export async function pauseUntil(at: number, signal?: AbortSignal): Promise<void> {
-  const ms = at - Date.now();
-  if (ms <= 0) return;
-  try {
-    await sleep(ms, undefined, { signal });
-  } catch (error) {
-    if (!signal?.aborted) throw error;
-  }
 }

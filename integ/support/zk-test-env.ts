@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { FunctionRegistry, ZkPlan, type ConnectOptions } from '../../src/index.js';
 import { ZkClient, startZooKeeper, type ZooKeeperServer } from '../../src/testing/index.js';
+import { withDeadline as unscaledDeadline } from '../../src/testing/fault-harness/pause.js';
 
 /** Scales waits on slow machines (Curator's Timing): ZK_PLAN_TIMING=2 doubles every timeout. */
 export const TIMING = Number(process.env['ZK_PLAN_TIMING'] ?? '1');
@@ -141,15 +142,5 @@ export async function withDeadline<T>(
   timeoutMs: number,
   message: () => string,
 ): Promise<T> {
-  const timer = new AbortController();
-  const scaledMs = timeoutMs * TIMING;
-  const expired = sleep(scaledMs, undefined, { signal: timer.signal }).then(() => {
-    throw new Error(`after ${scaledMs} ms: ${message()}`);
-  });
-  expired.catch(() => undefined); // the abort below rejects it once the race is decided
-  try {
-    return await Promise.race([promise, expired]);
-  } finally {
-    timer.abort();
-  }
+  return await unscaledDeadline(promise, timeoutMs * TIMING, message);
 }

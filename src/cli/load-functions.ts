@@ -26,7 +26,7 @@ export async function loadFunctions(modulePath: string): Promise<FunctionRegistr
     );
   }
   const exported = module['functions'] ?? module['default'];
-  if (isRegistry(exported)) return exported;
+  if (isRegistry(exported)) return ownRegistry(exported);
   const jobs = module['jobs'];
   if (
     (typeof exported === 'object' && exported !== null) ||
@@ -114,6 +114,26 @@ function syntaxErrorLocation(file: string): string | undefined {
   if (check.status === 0 || line === undefined) return undefined;
   const caret = lines[2]?.indexOf('^') ?? -1;
   return `${file}:${line}${caret >= 0 ? `:${caret + 1}` : ''}`;
+}
+
+/**
+ * The registry as this copy of zk-plan's FunctionRegistry: one built with another copy (a module
+ * that imports zk-plan from elsewhere, or one tsx loaded apart) is copied entry by entry, schemas
+ * and job functions included, since ZkPlan.connect takes only its own class.
+ */
+function ownRegistry(registry: FunctionRegistry): FunctionRegistry {
+  if (registry instanceof FunctionRegistry) return registry;
+  const other: Partial<FunctionRegistry> & Pick<FunctionRegistry, 'names' | 'get'> = registry;
+  const own = new FunctionRegistry();
+  for (const name of other.names()) {
+    const fn = other.get(name);
+    if (fn !== undefined) own.register(name, fn, other.schemasOf?.(name));
+  }
+  for (const name of other.jobNames?.() ?? []) {
+    const job = other.jobFunction?.(name);
+    if (job !== undefined) own.registerJob(name, job);
+  }
+  return own;
 }
 
 /** Duck-typed, so a registry built with another copy of zk-plan is accepted too. */

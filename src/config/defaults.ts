@@ -149,6 +149,19 @@ export interface DefaultValues {
     /** `JobDefinition.strategy`: how a job's items are spread over its workers. */
     readonly strategy: 'evenly' | 'rendezvous' | 'evenlyRendezvous';
   };
+  /** `FaultHarnessOptions` of `runFaultHarness` (zk-plan/testing). */
+  readonly faultHarness: {
+    readonly workers: number;
+    readonly loopsPerWorker: number;
+    readonly sessionTimeoutMs: number;
+    readonly timeoutMs: number;
+    /** `FaultRate.probability`: the chance a fault hits at each execution's start. */
+    readonly probability: number;
+    /** `FaultRate.max`: the most times each fault is injected. */
+    readonly maxPerFault: number;
+    /** `SlowLinkFault.latencyMs`. */
+    readonly latencyMs: number;
+  };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   readonly localServer: {
     readonly tickTimeMs: number;
@@ -235,6 +248,15 @@ export const DEFAULTS = {
     keepRuns: 100,
     manager: true,
     strategy: 'evenly',
+  },
+  faultHarness: {
+    workers: 3,
+    loopsPerWorker: 2,
+    sessionTimeoutMs: 2_000,
+    timeoutMs: 120_000,
+    probability: 0.25,
+    maxPerFault: 3,
+    latencyMs: 200,
   },
   localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
   fileLogSink: { maxBytesPerTry: 16 * 1024 * 1024, maxBytesTotal: 1024 * 1024 * 1024 },

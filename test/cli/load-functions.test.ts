@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFunctions } from '../../src/cli/load-functions.js';
+import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { InvalidArgumentError } from '../../src/errors/usage-errors.js';
 import { expectRejects } from '../support/expect-error.js';
 
@@ -54,6 +55,28 @@ describe('loadFunctions', () => {
       expect(registry.jobNames()).toEqual(['poll']);
     },
   );
+
+  it('takes a registry built with another copy of zk-plan as its own FunctionRegistry, functions, schemas and jobs included', async () => {
+    // A registry of another copy: what `instanceof` cannot recognise (ZkPlan.connect would refuse it).
+    const file = await moduleFile('foreign.mjs', [
+      'const schemas = { result: { "~standard": { version: 1, vendor: "test", validate: (value) => ({ value }) } } };',
+      'const functions = new Map([["double", (_ctx, x) => x * 2]]);',
+      'export default {',
+      '  names: () => [...functions.keys()],',
+      '  get: (name) => functions.get(name),',
+      '  schemasOf: (name) => (name === "double" ? schemas : undefined),',
+      '  jobNames: () => ["poll"],',
+      '  jobFunction: () => async () => undefined,',
+      '};',
+    ]);
+    const registry = await loadFunctions(file);
+    expect(registry).toBeInstanceOf(FunctionRegistry);
+    expect(registry.names()).toEqual(['double']);
+    expect(registry.jobNames()).toEqual(['poll']);
+    expect(registry.schemasOf('double')?.result).toBeDefined();
+    const double = registry.get('double') as unknown as (ctx: unknown, x: number) => number;
+    expect(double({}, 21)).toBe(42);
+  });
 
   it('a syntax error in a JavaScript module names its file, line and column', async () => {
     const file = await moduleFile('broken.mjs', [

@@ -1,12 +1,13 @@
 /**
- * The chaos of the kill -9 fault tests: on a jittered schedule from `startedAt`, kill -9 a worker
+ * Chaos for the kill -9 fault tests: on a jittered schedule from `startedAt`, kill -9 a worker
  * process that is up (picked with the seeded `random`), and start a new one in its place, until
  * `signal` aborts. Only workers that finished starting are picked, so a replacement is not killed
  * before it could take anything.
  */
-import { pauseUntil } from './fault-env.js';
+import { pauseUntil } from './pause.js';
 import type { WorkerFleet, WorkerProcess } from './worker-process.js';
 
+/** What killAtRandom needs: the processes, a seeded random source, the schedule and when to stop. */
 export interface ChaosOptions {
   /** The worker processes, by slot: a killed one's slot gets its replacement. */
   readonly slots: WorkerProcess[];

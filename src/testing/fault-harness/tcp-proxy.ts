@@ -2,7 +2,8 @@
  * A loopback TCP proxy in front of a ZooKeeper server, for the faults a real client only shows
  * through its network: a reply lost after the server applied the request (`drop-replies`, or
  * `loseRepliesFrom` a request of a given kind on, then `cut`), a client cut off long enough for
- * its session to expire (`blackhole`), and a connection that drops at once (`cut`). Only loopback
+ * its session to expire (`blackhole`), a connection that drops at once (`cut`), and a slow link
+ * (`setLatency`: every chunk, either way, arrives that much later, in order). Only loopback
  * addresses, on both sides.
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
@@ -24,14 +25,19 @@ export const OP_CODE = {
 interface Link {
   readonly client: Socket;
   readonly upstream: Socket;
+  /** When the last chunk sent towards each side is due: a later chunk is never due before it (order kept). */
+  dueToUpstream: number;
+  dueToClient: number;
   /** Bytes of the client's next request not complete yet. */
   pending: Buffer;
   /** The first frame of a connection is its ConnectRequest, which has no request header. */
   greeted: boolean;
 }
 
+/** A loopback proxy in front of one ZooKeeper server, whose links can drop replies, go silent, be cut or slowed. */
 export class TcpProxy {
   private mode: ProxyMode = 'pass';
+  private latencyMs = 0;
   private readonly links = new Set<Link>();
   /** Replies are dropped from the moment a request of this type is forwarded. */
   private armedOpCode: number | undefined;
@@ -59,6 +65,14 @@ export class TcpProxy {
   /** The connect string of the proxy (what a client under test is given). */
   get connectString(): string {
     return `127.0.0.1:${this.port}`;
+  }
+
+  /**
+   * From now on, every chunk either way is delivered `ms` later (0: at once); the order of each
+   * direction's bytes is kept.
+   */
+  setLatency(ms: number): void {
+    this.latencyMs = ms;
   }
 
   /** From now on: forward everything (`pass`), forward requests but drop replies, or forward nothing. */
@@ -91,13 +105,15 @@ export class TcpProxy {
     }
   }
 
-  /** Cuts every connection and passes everything again: the client reconnects at once. */
+  /** Cuts every connection and passes everything again, without delay: the client reconnects at once. */
   restore(): void {
     this.mode = 'pass';
+    this.latencyMs = 0;
     this.armedOpCode = undefined;
     this.cut();
   }
 
+  /** Cuts every connection and stops listening. */
   async stop(): Promise<void> {
     this.cut();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -105,7 +121,14 @@ export class TcpProxy {
 
   private accept(client: Socket, targetPort: number): void {
     const upstream = connect(targetPort, '127.0.0.1');
-    const link: Link = { client, upstream, pending: Buffer.alloc(0), greeted: false };
+    const link: Link = {
+      client,
+      upstream,
+      dueToUpstream: 0,
+      dueToClient: 0,
+      pending: Buffer.alloc(0),
+      greeted: false,
+    };
     this.links.add(link);
     client.on('data', (bytes) => {
       if (this.mode === 'blackhole') return;
@@ -114,16 +137,30 @@ export class TcpProxy {
         this.armedOpCode = undefined;
         this.mode = 'drop-replies';
       }
-      upstream.write(bytes);
+      link.dueToUpstream = this.deliver(link, upstream, bytes, link.dueToUpstream);
     });
     upstream.on('data', (bytes) => {
-      if (this.mode === 'pass') client.write(bytes);
+      if (this.mode === 'pass')
+        link.dueToClient = this.deliver(link, client, bytes, link.dueToClient);
     });
     const close = (): void => this.end(link);
     client.on('error', close);
     upstream.on('error', close);
     client.on('close', close);
     upstream.on('close', close);
+  }
+
+  /** Writes `bytes` to `to` now, or after the latency and never before the previous chunk (`previousDue`); returns when it is due. */
+  private deliver(link: Link, to: Socket, bytes: Buffer, previousDue: number): number {
+    if (this.latencyMs <= 0 && previousDue <= Date.now()) {
+      to.write(bytes);
+      return previousDue;
+    }
+    const due = Math.max(Date.now() + this.latencyMs, previousDue);
+    setTimeout(() => {
+      if (this.links.has(link)) to.write(bytes);
+    }, due - Date.now());
+    return due;
   }
 
   /** Reads the client's length-prefixed frames: the types of the requests `bytes` completes. */
