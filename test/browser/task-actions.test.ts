@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskPanel } from '../../src/ui/browser/task-panel.js';
 import { failedForGoodText, willRetryText } from '../../src/ui/browser/task-actions.js';
 import type { UiActionsInfo, UiTaskDetail } from '../../src/ui/ui-wire.js';
+import { formatAbsolute } from '../../src/ui/browser/time-format.js';
+import { preferredZone, setPreferredZone } from '../../src/ui/browser/time-zone.js';
 
 const PLAN = '/plans/plan-0000000001';
 const TASK = `${PLAN}/task-0000000002`;
@@ -88,8 +90,13 @@ describe('the words for a failed task', () => {
 
   it('says when a task that failed a try is tried again', () => {
     const at = '2026-11-27T10:00:00.000Z';
+    // Written in the zone the reader picked in the navigation bar (time-zone.ts).
     expect(willRetryText({ failures: 1, nextTryAt: at, lastError: 'x' }, 3)).toBe(
-      `Will retry at ${new Date(at).toLocaleString()} (1 failed try of 3 allowed)`,
+      `Will retry at ${formatAbsolute(Date.parse(at), preferredZone())} (1 failed try of 3 allowed)`,
+    );
+    setPreferredZone('UTC');
+    expect(willRetryText({ failures: 1, nextTryAt: at, lastError: 'x' }, 3)).toBe(
+      'Will retry at 2026-11-27 10:00:00 UTC (1 failed try of 3 allowed)',
     );
   });
 });
