@@ -254,9 +254,9 @@ describe('web view actions on loopback, by default', () => {
     expect(calls.get('flaky')).toBe(4); // 2 tries in each run
     expect(load).not.toBe(rerunLoad?.task);
 
-    // Trigger the (paused) schedule from its row: a manual run, its plan linked.
+    // Trigger the (paused) schedule from its row on the schedules page: a manual run, its plan linked.
     const list = await newPage();
-    await list.goto(ui.url);
+    await list.goto(new URL('/schedules', ui.url).href);
     await list.waitForSelector('button[data-trigger="nightly"]:not([disabled])');
     await list.click('button[data-trigger="nightly"]');
     await list.waitForSelector('tr[data-schedule="nightly"] .action-note[data-outcome="ok"] a');
