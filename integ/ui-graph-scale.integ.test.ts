@@ -6,25 +6,15 @@
  * test-output/ui-graph-group-open.png.
  */
 import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionRegistry, call, type TaskToAdd } from '../src/index.js';
 import { startUiServer } from '../src/ui/ui-server.js';
+import { launchChromium } from './support/browser.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('ui-graph-scale');
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /**
  * The issue's target for a big plan's first paint is 3 s from navigation, which
  * integ/ui-scale.integ.test.ts checks for the whole page. Most of it is the server reading the
@@ -36,7 +26,7 @@ let browser: Browser | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);

@@ -1,24 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionRegistry, PermanentError, call, type TaskToAdd } from '../src/index.js';
 import { startUiServer } from '../src/ui/ui-server.js';
+import { launchChromium } from './support/browser.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('ui-scale');
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const WAIT_MS = 30_000 * TIMING;
 
 /** The limits issue 25 sets, on this machine, for the printed figures (checked with a margin for a loaded machine). */
@@ -29,7 +19,7 @@ let browser: Browser | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterEach(async () => {

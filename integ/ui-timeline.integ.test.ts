@@ -5,26 +5,16 @@
  * show() to its first drawing with every try read) and saves test-output/ui-timeline.png.
  */
 import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionRegistry, call, type TaskToAdd } from '../src/index.js';
 import { startUiServer } from '../src/ui/ui-server.js';
 import type { UiTimeline } from '../src/ui/ui-wire.js';
+import { launchChromium } from './support/browser.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('ui-timeline');
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const TASKS = 1000;
 /** Tasks whose first try throws: every tenth. */
 const FLAKY = (index: number): boolean => index % 10 === 3;
@@ -34,7 +24,7 @@ let browser: Browser | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterEach(async () => {

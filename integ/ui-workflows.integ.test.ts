@@ -6,25 +6,15 @@
  * ui-cluster.png.
  */
 import { mkdir } from 'node:fs/promises';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FunctionRegistry, PermanentError, PlanFailedError } from '../src/index.js';
 import { startUiServer } from '../src/ui/ui-server.js';
+import { launchChromium } from './support/browser.js';
 import { TIMING, useZooKeeper } from './support/zk-test-env.js';
 
 const env = useZooKeeper('ui-workflows');
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const WAIT_MS = 20_000 * TIMING;
 const DAY = 86_400_000;
 
@@ -32,7 +22,7 @@ let browser: Browser | undefined;
 const cleanups: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterEach(async () => {
