@@ -193,12 +193,17 @@ export class PlanDescriber {
   }
 
   private async readLiveTask(task: string): Promise<LiveTask | undefined> {
-    const [snapshot, definition, owner] = await Promise.all([
+    const [snapshot, definition] = await Promise.all([
       this.reader.snapshotTask(task),
       this.store.reads.readDefinition(task).catch(() => undefined),
-      this.store.reads.readOwner(task).catch(() => undefined),
     ]);
     if (snapshot === undefined) return undefined;
+    // Read only for a task its listing shows held: most tasks of a big plan are not, and a read
+    // of each one's missing owner node was a third of what describing a plan cost.
+    const owner =
+      snapshot.state === 'owned'
+        ? await this.store.reads.readOwner(task).catch(() => undefined)
+        : undefined;
     // An owner record without a real time (not one a worker writes) is shown as no owner: its time is formatted.
     const claimed =
       owner !== undefined &&
