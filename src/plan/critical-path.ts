@@ -22,8 +22,9 @@ export interface CriticalPath {
 /**
  * The chain through the inputs whose durations add up to the most; the empty path for no tasks.
  * Inputs that are not among `tasks` are left out; tasks on a cycle (no plan has one, but the list
- * may come from forged records) are never on the path. Of inputs as long, the one listed first
- * is taken; of chains as long, the one that ends last in the inputs' order.
+ * may come from forged records) are never on the path. Of inputs as long, the one whose chain has
+ * more tasks, then the one listed first, is taken; of chains as long, the one of more tasks, then
+ * the one that ends last in the inputs' order.
  */
 export function criticalPath(tasks: readonly PathTask[]): CriticalPath {
   const byName = new Map(tasks.map((task) => [task.name, task]));
@@ -35,34 +36,47 @@ export function criticalPath(tasks: readonly PathTask[]): CriticalPath {
     for (const input of known) dependents.set(input, [...(dependents.get(input) ?? []), task.name]);
   }
   const longest = new Map<string, number>();
+  /** Tasks in the longest chain that ends at each task: of chains as long, the one of more tasks is taken. */
+  const depth = new Map<string, number>();
   const previous = new Map<string, string>();
   const ready = tasks.filter((task) => missing.get(task.name) === 0).map((task) => task.name);
   for (let index = 0; index < ready.length; index++) {
     const name = ready[index] as string;
     const task = byName.get(name) as PathTask;
     let before = 0;
+    let beforeDepth = 0;
     for (const input of task.inputs) {
       const length = longest.get(input);
-      if (length !== undefined && length > before) {
+      const inputDepth = depth.get(input) ?? 0;
+      if (
+        length !== undefined &&
+        (length > before || (length === before && inputDepth > beforeDepth))
+      ) {
         before = length;
+        beforeDepth = inputDepth;
         previous.set(name, input);
       }
     }
     longest.set(name, before + Math.max(0, finite(task.durationMs)));
+    depth.set(name, beforeDepth + 1);
     for (const dependent of dependents.get(name) ?? []) {
       const left = (missing.get(dependent) ?? 0) - 1;
       missing.set(dependent, left);
       if (left === 0) ready.push(dependent);
     }
   }
-  // Among chains as long, the one that goes on furthest: a task that took no time still ends it.
+  // Among chains as long, the one of more tasks, then the one that goes on furthest: a task that
+  // took no time still ends it.
   let last: string | undefined;
   let totalMs = 0;
+  let lastDepth = 0;
   for (const name of ready) {
     const length = longest.get(name) ?? 0;
-    if (last === undefined || length >= totalMs) {
+    const chainDepth = depth.get(name) ?? 0;
+    if (last === undefined || length > totalMs || (length === totalMs && chainDepth >= lastDepth)) {
       last = name;
       totalMs = length;
+      lastDepth = chainDepth;
     }
   }
   const names: string[] = [];

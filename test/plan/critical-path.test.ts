@@ -54,4 +54,13 @@ describe('criticalPath', () => {
     expect(path.names).toHaveLength(10_000);
     expect(path.totalMs).toBe(10_000);
   });
+
+  it('takes the whole chain when its tasks took no time: of chains as long, the one of more tasks', () => {
+    const path = criticalPath([
+      { name: 'a', inputs: [], durationMs: 0 },
+      { name: 'b', inputs: ['a'], durationMs: 0 },
+      { name: 'c', inputs: ['b'], durationMs: 1 },
+    ]);
+    expect(path).toEqual({ names: ['a', 'b', 'c'], totalMs: 1 });
+  });
 });
