@@ -121,7 +121,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'issue 19, defect 3: tick records beyond the newest 50 are pruned once their tick is 10 minutes old, while the cursor still names them; every pass makes them again, pending, and they fire a second time',
     simulation: 'long-schedule',
-    searchFrom: 7,
+    searchFrom: 4,
   },
   {
     name: 'lease-write-resent',
