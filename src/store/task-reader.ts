@@ -28,6 +28,7 @@ import {
 import { taskKeyProblem } from '../plan/names.js';
 import { parseKeyClaim } from './key-claim.js';
 import type { Zk } from '../zk/zk.js';
+import { PrefetchError, type PrefetchedInputs } from './claim-prefetch.js';
 import { readValue } from '../zk/chunked-value.js';
 import { DEFAULTS } from '../config/defaults.js';
 
@@ -93,11 +94,17 @@ export class TaskReader {
    * Resolves when the plan and the task were made by this cluster, as far as their ACLs tell
    * (see Zk.assertOwnAcl); rejects with ForeignAclError before a task planted by an outsider runs.
    */
-  async assertOwnAcls(plan: string, task: string): Promise<void> {
-    await Promise.all([
-      this.zk.assertOwnAcl(plan, 'the plan'),
-      this.zk.assertOwnAcl(task, 'the task'),
-    ]);
+  async assertOwnAcls(
+    plan: string,
+    task: string,
+    prefetchedTaskAcl?: Promise<void | PrefetchError>,
+  ): Promise<void> {
+    const checkTask = async (): Promise<void> => {
+      // A prefetched check that failed is made again: it throws what it threw, or passes after a connection loss.
+      if ((await prefetchedTaskAcl) instanceof PrefetchError || prefetchedTaskAcl === undefined)
+        await this.zk.assertOwnAcl(task, 'the task');
+    };
+    await Promise.all([this.zk.assertOwnAcl(plan, 'the plan'), checkTask()]);
   }
 
   /** The plan's failure policy and retry policy (read once per plan, then remembered). */
@@ -314,9 +321,20 @@ export class TaskReader {
     task: string,
     children: readonly string[],
     maxBytes: number = this.valueLimit,
+    prefetched?: PrefetchedInputs['values'],
   ): Promise<unknown[] | undefined> {
-    const paths = sortBySerial(children, ARG_PREFIX).map((name) => childPath(task, name));
-    const values = await Promise.all(paths.map((path) => this.readStoredValue(path, maxBytes)));
+    const names = sortBySerial(children, ARG_PREFIX);
+    const paths = names.map((name) => childPath(task, name));
+    const values = await Promise.all(
+      names.map(async (name, index) => {
+        const path = paths[index] as string;
+        const early = await prefetched?.get(name);
+        // A prefetched value is used as read; one that failed, or is over this reader's limit, is read again (to throw as the read does).
+        if (early instanceof Buffer && early.length <= maxBytes) return early;
+        if (early === undefined && prefetched?.has(name) === true) return undefined;
+        return await this.readStoredValue(path, maxBytes);
+      }),
+    );
     if (values.some((value) => value === undefined)) return undefined;
     return values.map((value, index) => decodeValue(paths[index] ?? task, value));
   }
@@ -337,9 +355,20 @@ export class TaskReader {
   }
 
   /** The dep paths the task's prov-* nodes point at (prov name → dep path). */
-  async readLinks(task: string, children: readonly string[]): Promise<Map<string, string>> {
+  async readLinks(
+    task: string,
+    children: readonly string[],
+    prefetched?: PrefetchedInputs['links'],
+  ): Promise<Map<string, string>> {
     const provs = children.filter((name) => hasSequentialName(name, PROV_PREFIX));
-    const deps = await Promise.all(provs.map((name) => this.readLink(childPath(task, name))));
+    const deps = await Promise.all(
+      provs.map(async (name) => {
+        const early = await prefetched?.get(name);
+        if (typeof early === 'string') return early;
+        if (early === undefined && prefetched?.has(name) === true) return undefined;
+        return await this.readLink(childPath(task, name));
+      }),
+    );
     return new Map(
       provs.flatMap((name, index) =>
         deps[index] === undefined ? [] : [[name, deps[index] as string] as const],

@@ -38,6 +38,13 @@ import type { Zk } from '../zk/zk.js';
 import { TaskReader, type MarkerRead, type OwnerRecord, type TaskListing } from './task-reader.js';
 
 import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
+import {
+  PredictedListings,
+  PrefetchError,
+  prefetchedNames,
+  settledRead,
+  type PrefetchedInputs,
+} from './claim-prefetch.js';
 import type { ZkStat } from '../zk/native-client.js';
 import { CHUNK_BYTES, deleteValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
@@ -53,6 +60,8 @@ export interface Claim {
   readonly prefetched?: Promise<
     [TaskListing | undefined, TaskDefinition | undefined | PrefetchError]
   >;
+  /** Its ACL check and, when this process handed it its last input, its inputs and links, read in the same round trip. */
+  readonly prefetchedInputs?: PrefetchedInputs;
   /** Where the claim stands in this process: a claim given back writes nothing more; one finishing is not given back. */
   readonly progress: ClaimProgress;
 }
@@ -77,11 +86,6 @@ export interface ClaimProgress {
   spawned?: number;
   /** When this try's function started: kept with the try if it fails (src/store/task-tries.ts). */
   tryStartedAt?: Date;
-}
-
-/** A read error kept for later: whether it matters depends on what else the task holds. */
-export class PrefetchError {
-  constructor(readonly error: unknown) {}
 }
 
 /** How `finish` completes a task. */
@@ -110,6 +114,8 @@ const MAX_DELETE_ROUNDS = 10;
 export class TaskStore {
   /** The reads of plans and tasks, on the same client and with the same value limit. */
   readonly reads: TaskReader;
+  /** Listings of dependents this process made runnable, for their claims' prefetch. */
+  private readonly predicted = new PredictedListings();
 
   /**
    * @param valueLimit The largest stored value (encoded bytes) read back when no other limit is
@@ -368,9 +374,10 @@ export class TaskStore {
     // Sent behind the create, before its answer: they see the task as the claim left it.
     const prefetched = Promise.all([
       this.reads.inspectTask(task),
-      this.reads.readDefinition(task).catch((error: unknown) => new PrefetchError(error)),
+      settledRead(this.reads.readDefinition(task)),
     ]);
     prefetched.catch(() => undefined); // unused when the claim fails
+    const prefetchedInputs = this.prefetchInputs(task);
     try {
       await creating;
     } catch (error) {
@@ -399,7 +406,28 @@ export class TaskStore {
       session,
       signal,
       prefetched,
+      prefetchedInputs,
       progress: { phase: 'running' },
+    };
+  }
+
+  /**
+   * The reads sent behind a claim's create besides its listing and definition (see
+   * PrefetchedInputs): the task's ACL always, its inputs and links when this process knows their
+   * names. Every read is settled, so none is an unhandled rejection when the claim fails.
+   */
+  private prefetchInputs(task: string): PrefetchedInputs {
+    const ownAcl = settledRead(this.zk.assertOwnAcl(task, 'the task'));
+    const predicted = this.predicted.take(task);
+    const { args, provs } = prefetchedNames(predicted ?? []);
+    return {
+      ownAcl,
+      values: new Map(
+        args.map((name) => [name, settledRead(this.reads.readStoredValue(childPath(task, name)))]),
+      ),
+      links: new Map(
+        provs.map((name) => [name, settledRead(this.reads.readLink(childPath(task, name)))]),
+      ),
     };
   }
 
@@ -613,6 +641,7 @@ export class TaskStore {
     // Sent, not awaited: the dependent is handed to a loop of this process at once, and the
     // session puts this entry before that loop's claim. A lost entry is found by the full scan.
     this.markRunnable(dependent, options).catch(() => undefined);
+    this.predicted.remember(dependent, listing.children);
     return dependent;
   }
 

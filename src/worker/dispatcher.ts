@@ -2,14 +2,22 @@ import { isZkError } from '../errors/zk-error.js';
 import { classifyTask, isClaimable } from '../store/task-state.js';
 import type { Claim, TaskStore } from '../store/task-store.js';
 import { MAX_TIMER_MS } from '../util/abort-signals.js';
-import { OWNER, RUNNABLE_INDEX, childPath, parentOf } from '../zk/layout.js';
+import { OWNER, RUNNABLE_INDEX, childPath, parentOf, runnableEntryFor } from '../zk/layout.js';
 import type { Zk } from '../zk/zk.js';
 import { ClaimBook } from './claim-book.js';
+import { CandidatePool } from './candidate-pool.js';
 import type { Seeker } from './find-task.js';
 import { PlanTracker, type PlanStopReason } from './plan-tracker.js';
 import { pickHighest } from './priority.js';
 import type { ConcurrencyLimits } from '../limits/concurrency-limits.js';
 import type { WakeUp } from './wake-up.js';
+
+/**
+ * With this many candidates or fewer, a task learned from an index listing is likely seen by the
+ * loops of every process at once (a chain's next task, a fan-in's last): its owner is read before
+ * it is claimed. With more, random picks rarely meet and the read would only add a round trip.
+ */
+const CONTENDED_BELOW = 16;
 
 /**
  * Watch-driven dispatch for one worker process. Its loops take tasks from the plans' runnable
@@ -24,7 +32,7 @@ import type { WakeUp } from './wake-up.js';
  */
 export class Dispatcher {
   readonly book = new ClaimBook();
-  private readonly candidates = new Set<string>();
+  private readonly candidates = new CandidatePool();
   /** Own priorities of candidates of plans whose tasks may have one (null: none, its plan's applies). */
   private readonly ownPriorities = new Map<string, number | null>();
   private readonly tracker: PlanTracker;
@@ -38,6 +46,8 @@ export class Dispatcher {
   private readonly slotWaits = new Map<string, Set<string>>();
   private readonly waitingForSlot = new Set<string>();
   private refreshing: Promise<void> | undefined;
+  /** A claim lost since the indexes were last listed: the candidates may be stale. */
+  private lostSinceListing = false;
   /** When each parent's plans were last scanned in full: per parent, so that the loops of one pool never use up another's scans. */
   private readonly lastFullScan = new Map<string, number>();
 
@@ -158,7 +168,7 @@ export class Dispatcher {
   offer(tasks: readonly string[]): void {
     for (const task of tasks) {
       this.book.reoffered(task);
-      this.candidates.add(task);
+      this.candidates.add(task, 'offered');
     }
     if (tasks.length > 0) this.wakeUp.wake(tasks.length);
   }
@@ -198,22 +208,29 @@ export class Dispatcher {
       // Without priorities every candidate ranks the same: then only an empty hand makes a loop list the indexes.
       if (
         this.candidates.size === 0 ||
+        this.lostSinceListing ||
         (this.tracker.anyPriorities() && this.tracker.dirtyMayOutrank(this.bestPriority(seeker)))
       ) {
+        this.lostSinceListing = false;
         await this.refresh();
         if (this.candidates.size > 1) this.wakeUp.wake(this.candidates.size - 1); // enough loops for what was found
       }
       await this.loadOwnPriorities();
-      let task = this.pick(seeker);
-      if (task === undefined && this.candidates.size > 0) {
+      let picked = this.pick(seeker);
+      if (picked === undefined && this.candidates.size > 0) {
         // Candidates this loop may not take (a shell task its pool leaves to others, one cooling down here) must not
         // keep it from listing the indexes that changed: nothing else would until the next full scan.
         await this.refresh();
         await this.loadOwnPriorities();
-        task = this.pick(seeker);
+        picked = this.pick(seeker);
       }
-      if (task === undefined) return undefined;
+      if (picked === undefined) return undefined;
+      const { task, contended } = picked;
       this.book.reserve(task); // from now on, before the claim's answer: a refresh must not offer it again
+      if (contended && (await this.ownerPresent(task))) {
+        this.book.release(task); // held elsewhere: its owner's watch offers it again when the owner goes
+        continue;
+      }
       let claim: Claim | undefined;
       try {
         claim = await this.store.claim(task, seeker.workerId, seeker.taskSignal);
@@ -221,6 +238,10 @@ export class Dispatcher {
         if (claim === undefined) this.book.release(task);
       }
       if (claim !== undefined) return claim;
+      // Taken or finished by another process since its index was listed: so may other candidates
+      // of that listing be. The indexes that changed are listed again before the next pick (a
+      // listing drops the candidates that are gone), rather than each stale one costing a claim.
+      this.lostSinceListing = true;
       await this.watchOwner(task);
     }
   }
@@ -231,24 +252,7 @@ export class Dispatcher {
    * which exists when it is set and fires when it goes; an owner already gone sets no watch.
    */
   async watchOwner(task: string): Promise<void> {
-    if (this.watchedOwners.has(task)) return;
-    this.watchedOwners.add(task);
-    const onGone = (): void => {
-      this.watchedOwners.delete(task);
-      void this.reconsider(task);
-    };
-    try {
-      await this.zk.getData(childPath(task, OWNER), (event) => {
-        if (event.type !== 'changed') onGone();
-      });
-    } catch (error) {
-      this.watchedOwners.delete(task);
-      if (isZkError(error, 'NO_NODE')) {
-        await this.reconsider(task);
-        return;
-      }
-      if (!isZkError(error) || !error.isConnectionProblem) throw error;
-    }
+    if (!(await this.ownerPresent(task))) await this.reconsider(task);
   }
 
   /** What this process remembers, for leak checks: plans, candidates, owner watches, timers, stops, held and done tasks. */
@@ -285,7 +289,12 @@ export class Dispatcher {
     try {
       const listing = await this.store.reads.inspectTask(task);
       if (listing === undefined) {
-        await this.store.unmarkRunnable(task); // gone: drop a stale index entry
+        // Gone. Its finisher removed its index entry before the task node, unless it crashed in
+        // between: a read first, since every process watching the owner gets here, and a delete of
+        // a missing node is a refused write that every server logs.
+        this.candidates.delete(task);
+        if ((await this.zk.exists(runnableEntryFor(task))) !== undefined)
+          await this.store.unmarkRunnable(task);
         return;
       }
       const state = classifyTask(listing.children, listing.childVersion);
@@ -298,43 +307,72 @@ export class Dispatcher {
 
   /**
    * The highest priority first, at random among equals (src/worker/priority.ts). Without any
-   * priority every candidate ranks the same: then nothing is looked up per candidate.
+   * priority every candidate ranks the same: then a pick is a few random draws, whatever the number
+   * of candidates. `contended`: the task came from an index listing while few candidates are known,
+   * so the workers of other processes likely saw it at the same moment (see ownerPresent).
    */
-  private pick(seeker: Seeker): string | undefined {
-    const usable = this.usableCandidates(seeker);
+  private pick(seeker: Seeker): { task: string; contended: boolean } | undefined {
+    this.dropStoppedPlans();
+    const usable = (task: string): boolean => this.isUsable(task, seeker);
     const ranked = this.tracker.anyPriorities() || this.ownPriorities.size > 0;
     const task = ranked
-      ? pickHighest(usable, (candidate) => this.priorityOf(candidate), this.random)
-      : usable[Math.floor(this.random() * usable.length)];
-    if (task !== undefined) this.candidates.delete(task);
-    return task;
+      ? pickHighest(
+          this.candidates.all().filter(usable),
+          (candidate) => this.priorityOf(candidate),
+          this.random,
+        )
+      : this.candidates.pickRandom(usable, this.random);
+    if (task === undefined) return undefined;
+    const contended =
+      this.candidates.sourceOf(task) === 'index' && this.candidates.size <= CONTENDED_BELOW;
+    this.candidates.delete(task);
+    return { task, contended };
   }
 
   /** The highest priority among the candidates a loop could take now; undefined when there is none. */
   private bestPriority(seeker: Seeker): number | undefined {
+    this.dropStoppedPlans();
     let best: number | undefined;
-    for (const task of this.usableCandidates(seeker))
-      best = Math.max(best ?? Number.NEGATIVE_INFINITY, this.priorityOf(task));
+    for (const task of this.candidates.all())
+      if (this.isUsable(task, seeker))
+        best = Math.max(best ?? Number.NEGATIVE_INFINITY, this.priorityOf(task));
     return best;
   }
 
-  private usableCandidates(seeker: Seeker): string[] {
-    // Plans stopped (failFast, paused, cancelled) are rare: look a candidate's plan up only when there is one.
-    const stopped = this.tracker.stoppedPlans();
-    const usable: string[] = [];
-    for (const task of this.candidates) {
-      if (stopped.size > 0 && stopped.has(parentOf(task))) {
-        this.candidates.delete(task); // nothing of a stopped plan starts
-        continue;
-      }
-      if (
-        !this.book.isHeld(task) &&
-        (this.waitingForSlot.size === 0 || !this.waitingForSlot.has(task)) &&
-        !seeker.skip?.(task)
-      )
-        usable.push(task);
+  /** Nothing of a stopped plan (failFast, paused, cancelled) starts: its candidates go. Stopped plans are rare. */
+  private dropStoppedPlans(): void {
+    for (const plan of this.tracker.stoppedPlans()) this.candidates.forgetPlan(plan);
+  }
+
+  private isUsable(task: string, seeker: Seeker): boolean {
+    return (
+      !this.book.isHeld(task) &&
+      (this.waitingForSlot.size === 0 || !this.waitingForSlot.has(task)) &&
+      !seeker.skip?.(task)
+    );
+  }
+
+  /**
+   * Before claiming a contended task: is it held already? A read, where a claim that loses costs a
+   * refused write (logged and synced by every server) and two reads. When it is held, its owner
+   * node is watched (and the task offered again when the owner goes), as after a lost claim.
+   */
+  private async ownerPresent(task: string): Promise<boolean> {
+    if (this.watchedOwners.has(task)) return true;
+    this.watchedOwners.add(task);
+    try {
+      await this.zk.getData(childPath(task, OWNER), (event) => {
+        if (event.type === 'changed') return;
+        this.watchedOwners.delete(task);
+        void this.reconsider(task);
+      });
+      return true;
+    } catch (error) {
+      this.watchedOwners.delete(task);
+      if (isZkError(error, 'NO_NODE') || (isZkError(error) && error.isConnectionProblem))
+        return false; // no owner (or no answer): the claim decides
+      throw error;
     }
-    return usable;
   }
 
   /** A task's effective priority: its own, else its plan's. */
@@ -353,7 +391,7 @@ export class Dispatcher {
       for (const task of this.ownPriorities.keys())
         if (!this.candidates.has(task) && !this.book.isHeld(task)) this.ownPriorities.delete(task);
     }
-    const unknown = [...this.candidates].filter(
+    const unknown = this.candidates.all().filter(
       (task) => !this.ownPriorities.has(task) && this.tracker.hasTaskPriorities(parentOf(task)),
     );
     if (unknown.length === 0) return;
@@ -378,6 +416,7 @@ export class Dispatcher {
   }
 
   private async listIndex(plan: string): Promise<void> {
+    const sentAt = this.candidates.now();
     const listing = await this.zk.tryGetChildren(childPath(plan, RUNNABLE_INDEX), () =>
       this.markDirty(plan),
     );
@@ -386,16 +425,21 @@ export class Dispatcher {
       return;
     }
     if (!this.tracker.has(plan)) return; // dropped while the listing was under way
-    for (const name of listing.children) {
-      const task = childPath(plan, name);
-      if (!this.book.isHeldOrDone(task)) this.candidates.add(task);
+    const listed = new Set(listing.children.map((name) => childPath(plan, name)));
+    this.candidates.reconcile(plan, listed, sentAt);
+    for (const task of listed) {
+      // A task another worker was seen to hold stays in the index while it runs: claiming it again
+      // would only fail (a write refused, on every change of the index). Its owner's watch offers it
+      // again when the owner goes.
+      if (!this.book.isHeldOrDone(task) && !this.watchedOwners.has(task))
+        this.candidates.add(task, 'index');
     }
   }
 
   /** The plan is gone: drop its candidates, retry timers and recently done tasks. */
   private forgetPlan(plan: string): void {
     const prefix = `${plan}/`;
-    for (const task of this.candidates) if (task.startsWith(prefix)) this.candidates.delete(task);
+    this.candidates.forgetPlan(plan);
     for (const task of this.ownPriorities.keys())
       if (task.startsWith(prefix)) this.ownPriorities.delete(task);
     for (const [limitPath, waiting] of this.slotWaits) {

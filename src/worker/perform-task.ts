@@ -42,7 +42,8 @@ import type { TaskEventLabels } from './worker-events.js';
 import { recordedDefinition, type TaskHistoryRecord } from '../store/task-history.js';
 import type { AttemptRecord } from '../store/failure-policy.js';
 import type { FailedTry } from '../store/task-tries.js';
-import { PrefetchError, type Claim, type TaskStore } from '../store/task-store.js';
+import type { Claim, TaskStore } from '../store/task-store.js';
+import { PrefetchError } from '../store/claim-prefetch.js';
 import type { TaskReader } from '../store/task-reader.js';
 import type { Acquired, ConcurrencyLimits, SlotLease } from '../limits/concurrency-limits.js';
 import { nameOf, parentOf } from '../zk/layout.js';
@@ -560,12 +561,14 @@ async function readInputs(
   control: PlanControl,
 ) {
   const { store } = context;
+  // What the claim prefetched in its own round trip is used, and only what it did not is read now.
+  const early = claim.prefetchedInputs;
   const [args, links, settings, haltedRead] = await Promise.all([
-    store.reads.readArgs(claim.task, children, context.execution.maxResultBytes),
-    store.reads.readLinks(claim.task, children),
+    store.reads.readArgs(claim.task, children, context.execution.maxResultBytes, early?.values),
+    store.reads.readLinks(claim.task, children, early?.links),
     store.reads.readPlanSettings(claim.plan),
     control.vouched() ? undefined : control.read(),
-    store.reads.assertOwnAcls(claim.plan, claim.task),
+    store.reads.assertOwnAcls(claim.plan, claim.task, early?.ownAcl),
   ]);
   return { args, links, settings, haltedRead };
 }
