@@ -161,6 +161,8 @@ export interface DefaultValues {
     readonly maxPerFault: number;
     /** `SlowLinkFault.latencyMs`. */
     readonly latencyMs: number;
+    /** `FaultHarnessOptions.atLeastOnce`: each fault asked for is injected at least once. */
+    readonly atLeastOnce: boolean;
   };
   /** `StartZooKeeperOptions` of the local servers started for development and tests. */
   readonly localServer: {
@@ -257,6 +259,7 @@ export const DEFAULTS = {
     probability: 0.25,
     maxPerFault: 3,
     latencyMs: 200,
+    atLeastOnce: true,
   },
   localServer: { tickTimeMs: 2_000, startTimeoutMs: 30_000, heapMb: 256 },
   fileLogSink: { maxBytesPerTry: 16 * 1024 * 1024, maxBytesTotal: 1024 * 1024 * 1024 },

@@ -36,7 +36,8 @@ named(FaultHarnessError, 'FaultHarnessError');
 
 /**
  * Thrown by `expectFaultTolerant` when a fault report shows a problem; `problems` lists each, as the
- * message does (functions not idempotent, tasks whose result differs, tasks that never finished).
+ * message does (functions not idempotent, tasks whose result differs, tasks that never finished,
+ * faults asked for but never injected).
  *
  * @category Fault harness
  */

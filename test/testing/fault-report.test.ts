@@ -100,7 +100,8 @@ function input(baseline: RunObservation, faulty: RunObservation): FaultReportInp
   return {
     seed: 42,
     faultsSelected: ['killWorkers'],
-    faults: [{ kind: 'killWorkers', atMs: 10, target: 'pid 1', during: 'a' }],
+    atLeastOnce: true,
+    faults: [{ kind: 'killWorkers', atMs: 10, target: 'pid 1', during: 'a', forced: false }],
     baseline,
     faulty,
   };
@@ -262,6 +263,71 @@ describe('the fault report (execution records → report)', () => {
       "no fault was injected (asked for: killWorkers): the run proves nothing; raise the faults' probability or give the plan longer tasks",
     ]);
     expect(faultToleranceProblems(report, { allowNoFaults: true })).toHaveLength(3);
+  });
+
+  it('lists the faults asked for that were never injected, and fails the verdict on them unless allowed', () => {
+    const records = execution(FAULTY, '1:2', 'a', 'f');
+    const report = buildFaultReport({
+      ...input(
+        run(BASELINE, [task(BASELINE, 'a', 'f')], execution(BASELINE, '1:1', 'a', 'f')),
+        run(FAULTY, [task(FAULTY, 'a', 'f')], records),
+      ),
+      faultsSelected: ['slowLinks', 'killWorkers', 'restartZooKeeper', 'freezeWorkers'],
+      faults: [
+        { kind: 'killWorkers', atMs: 10, target: 'pid 1', during: 'a', forced: false },
+        { kind: 'freezeWorkers', atMs: 20, target: 'pid 2', during: 'a', forced: true },
+      ],
+    });
+    // In the order reports list the kinds, not the order they were asked for.
+    expect(report.missedFaults).toEqual(['restartZooKeeper', 'slowLinks']);
+    const missedLine =
+      'faults asked for but never injected: restartZooKeeper, slowLinks; the plan ended before they could hit, so the run does not show the plan survives them: give the plan more work, or allow them (allowMissedFaults)';
+    expect(faultToleranceProblems(report)).toEqual([missedLine]);
+    expect(() => expectFaultTolerant(report)).toThrow(NotFaultTolerantError);
+    expect(() => expectFaultTolerant(report)).toThrow(
+      /faults asked for but never injected: restartZooKeeper, slowLinks/,
+    );
+    expect(faultToleranceProblems(report, { allowMissedFaults: true })).toEqual([]);
+    expect(faultToleranceProblems(report, { allowMissedFaults: ['restartZooKeeper'] })).toEqual([
+      missedLine.replace('restartZooKeeper, slowLinks', 'slowLinks'),
+    ]);
+    expect(
+      faultToleranceProblems(report, { allowMissedFaults: ['slowLinks', 'restartZooKeeper'] }),
+    ).toEqual([]);
+    expect(faultToleranceProblems({ ...report, atLeastOnce: false })[0]).toContain(
+      'the draws missed them (atLeastOnce is off)',
+    );
+    const text = formatFaultReport(report);
+    expect(text).toContain(
+      'faults injected: killWorkers 1, freezeWorkers 1, restartZooKeeper 0, slowLinks 0',
+    );
+    expect(text).toContain(
+      'faults MISSED (asked for, never injected): restartZooKeeper, slowLinks',
+    );
+    expect(text).toContain('     0.0 s  freezeWorkers pid 2 (as it started a), forced (owed)');
+  });
+
+  it('a run no fault hit is one problem (allowNoFaults accepts it), not also a list of missed faults', () => {
+    const report = buildFaultReport({
+      ...input(run(BASELINE, [], []), run(FAULTY, [], [])),
+      faultsSelected: ['killWorkers', 'slowLinks'],
+      faults: [],
+    });
+    expect(report.missedFaults).toEqual(['killWorkers', 'slowLinks']);
+    expect(faultToleranceProblems(report)).toEqual([
+      "no fault was injected (asked for: killWorkers, slowLinks): the run proves nothing; raise the faults' probability or give the plan longer tasks",
+    ]);
+    expect(faultToleranceProblems(report, { allowNoFaults: true })).toEqual([]);
+  });
+
+  it('refuses allowMissedFaults other than true, false or a list of fault kinds, with INVALID_ARGUMENT', () => {
+    const report = buildFaultReport(input(run(BASELINE, [], []), run(FAULTY, [], [])));
+    expect(report.missedFaults).toEqual([]);
+    for (const allowMissedFaults of ['killWorkers', ['killAll'], 1]) {
+      expect(() =>
+        faultToleranceProblems(report, { allowMissedFaults: allowMissedFaults as never }),
+      ).toThrow(/Invalid allowMissedFaults: expected true, false, or a list of faults/);
+    }
   });
 
   it('matches tasks without keys by their name in the plan', () => {

@@ -31,6 +31,7 @@ describe('the fault harness options', () => {
     expect(resolved).toMatchObject({
       functions: HERE_MODULE,
       seed: 7,
+      atLeastOnce: defaults.atLeastOnce,
       workers: defaults.workers,
       loopsPerWorker: defaults.loopsPerWorker,
       sessionTimeoutMs: defaults.sessionTimeoutMs,
@@ -51,6 +52,13 @@ describe('the fault harness options', () => {
         { probability: defaults.probability, max: defaults.maxPerFault, latencyMs: 50 },
       ],
     ]);
+  });
+
+  it('owes each fault one injection by default, and takes atLeastOnce: false', () => {
+    expect(DEFAULTS.faultHarness.atLeastOnce).toBe(true);
+    const options = { functions: HERE_MODULE, plan: SPEC, faults: { killWorkers: true } };
+    expect(resolveFaultHarnessOptions(options).atLeastOnce).toBe(true);
+    expect(resolveFaultHarnessOptions({ ...options, atLeastOnce: false }).atLeastOnce).toBe(false);
   });
 
   it.each([
@@ -94,6 +102,11 @@ describe('the fault harness options', () => {
       { functions: HERE_MODULE, plan: SPEC, faults: { killWorkers: true }, sessionTimeoutMs: 500 },
       'sessionTimeoutMs',
       /from 1000 to 30000/,
+    ],
+    [
+      { functions: HERE_MODULE, plan: SPEC, faults: { killWorkers: true }, atLeastOnce: 'yes' },
+      'atLeastOnce',
+      /expected true or false, got yes/,
     ],
     [
       { functions: HERE_MODULE, plan: SPEC, faults: { killWorkers: true }, params: [1] },

@@ -3,7 +3,7 @@
  */
 import { InvalidArgumentError } from '../../errors/usage-errors.js';
 import { NotFaultTolerantError } from '../../errors/fault-harness-errors.js';
-import type { FaultReport } from './fault-report.js';
+import { FAULT_KINDS, type FaultKind, type FaultReport } from './fault-report.js';
 
 /**
  * Options of `expectFaultTolerant` and `faultToleranceProblems`.
@@ -18,6 +18,13 @@ export interface FaultToleranceExpectations {
   readonly except?: readonly string[];
   /** Accept a run in which no fault was injected (the plan finished before any hit). @defaultValue false */
   readonly allowNoFaults?: boolean;
+  /**
+   * Accept a run in which some faults asked for were never injected (the report's `missedFaults`):
+   * `true` accepts any, a list accepts those kinds only, such as `['restartZooKeeper']` for a plan
+   * too short for a server restart. A run no fault hit at all is `allowNoFaults`'s case.
+   * @defaultValue false
+   */
+  readonly allowMissedFaults?: boolean | readonly FaultKind[];
 }
 
 /** The most tasks a problem line names; the rest are counted. */
@@ -26,7 +33,8 @@ const NAMED_PER_LINE = 10;
 /**
  * The problems a fault report shows, one readable line each (none: the plan held up): functions
  * not idempotent (by name, with why), tasks whose final result differs from the fault-free run's,
- * tasks that ended otherwise than in it, tasks that never finished, and a run no fault hit.
+ * tasks that ended otherwise than in it, tasks that never finished, a run no fault hit, and faults
+ * asked for that were never injected.
  *
  * @category Fault harness
  */
@@ -34,7 +42,8 @@ export function faultToleranceProblems(
   report: FaultReport,
   expectations: FaultToleranceExpectations = {},
 ): string[] {
-  const except = new Set(checkExpectations(expectations).except ?? []);
+  const checked = checkExpectations(expectations);
+  const except = new Set(checked.except ?? []);
   const problems: string[] = [];
   for (const fn of report.nonIdempotent) {
     if (except.has(fn.fn)) continue;
@@ -64,11 +73,29 @@ export function faultToleranceProblems(
     problems.push(
       `tasks of the fault-free run missing from the fault run: ${listed(missing.map((task) => task.task))}`,
     );
-  if (report.faults.length === 0 && expectations.allowNoFaults !== true)
+  if (report.faults.length === 0) {
+    if (checked.allowNoFaults !== true)
+      problems.push(
+        `no fault was injected (asked for: ${report.faultsSelected.join(', ') || 'none'}): the run proves nothing; raise the faults' probability or give the plan longer tasks`,
+      );
+    return problems;
+  }
+  const missed = unallowedMissedFaults(report, checked.allowMissedFaults ?? false);
+  if (missed.length > 0)
     problems.push(
-      `no fault was injected (asked for: ${report.faultsSelected.join(', ') || 'none'}): the run proves nothing; raise the faults' probability or give the plan longer tasks`,
+      `faults asked for but never injected: ${missed.join(', ')}; ${report.atLeastOnce ? 'the plan ended before they could hit' : 'the draws missed them (atLeastOnce is off)'}, so the run does not show the plan survives them: give the plan more work, or allow them (allowMissedFaults)`,
     );
   return problems;
+}
+
+/** The report's missed faults that `allowed` does not accept. */
+function unallowedMissedFaults(
+  report: FaultReport,
+  allowed: boolean | readonly FaultKind[],
+): FaultKind[] {
+  if (allowed === true) return [];
+  const accepted = new Set<FaultKind>(allowed === false ? [] : allowed);
+  return report.missedFaults.filter((kind) => !accepted.has(kind));
 }
 
 /**
@@ -88,8 +115,11 @@ export function expectFaultTolerant(
 
 function checkExpectations(expectations: FaultToleranceExpectations): FaultToleranceExpectations {
   if (typeof expectations !== 'object' || expectations === null)
-    throw new InvalidArgumentError('expectations', 'expected { except?, allowNoFaults? }');
-  const { except, allowNoFaults } = expectations;
+    throw new InvalidArgumentError(
+      'expectations',
+      'expected { except?, allowNoFaults?, allowMissedFaults? }',
+    );
+  const { except, allowNoFaults, allowMissedFaults } = expectations;
   if (
     except !== undefined &&
     !(Array.isArray(except) && except.every((fn) => typeof fn === 'string'))
@@ -100,6 +130,18 @@ function checkExpectations(expectations: FaultToleranceExpectations): FaultToler
     );
   if (allowNoFaults !== undefined && typeof allowNoFaults !== 'boolean')
     throw new InvalidArgumentError('allowNoFaults', 'expected true or false');
+  if (
+    allowMissedFaults !== undefined &&
+    typeof allowMissedFaults !== 'boolean' &&
+    !(
+      Array.isArray(allowMissedFaults) &&
+      allowMissedFaults.every((kind) => (FAULT_KINDS as readonly unknown[]).includes(kind))
+    )
+  )
+    throw new InvalidArgumentError(
+      'allowMissedFaults',
+      `expected true, false, or a list of faults such as ['restartZooKeeper']; the faults: ${FAULT_KINDS.join(', ')}`,
+    );
   return expectations;
 }
 

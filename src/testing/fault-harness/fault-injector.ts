@@ -1,18 +1,20 @@
 /**
  * The fault run's faults. The injector follows the execution log as the workers append to it; at
  * each execution of the plan under test that starts, it may hit the worker process running it (or
- * the server) with one of the faults asked for, drawn with the seeded random source: so faults land
- * while tasks are running, whatever the plan's pace. At most one fault per worker, and one worker
- * always left untouched, so the plan keeps going; a server restart waits for every other fault to
- * end and holds off the others while it runs. A fault's end (SIGCONT, the link restored) is never
- * skipped, even on stop.
+ * the server) with one of the faults asked for, chosen with the seeded random source
+ * (fault-choice.ts: drawn, or forced for a kind still owed its one injection): so faults land while
+ * tasks are running, whatever the plan's pace. At most one fault per worker, and one worker always
+ * left untouched, so the plan keeps going; a server restart waits for every other fault to end and
+ * holds off the others while it runs. A fault's end (SIGCONT, the link restored) is never skipped,
+ * even on stop.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { OP_CODE, type TcpProxy } from './tcp-proxy.js';
 import type { WorkerFleet, WorkerProcess } from './worker-process.js';
 import { pauseUntil } from './pause.js';
 import { parseExecutionRecords, type StartRecord } from './execution-record.js';
-import { FAULT_KINDS, type FaultKind, type InjectedFault } from './fault-report.js';
+import { chooseFault, owedRestartStart } from './fault-choice.js';
+import type { FaultKind, InjectedFault } from './fault-report.js';
 import type { ResolvedFaultRate } from './harness-options.js';
 
 /** One worker's place: its proxy to ZooKeeper, and the process in it (a killed one's replacement). */
@@ -27,6 +29,10 @@ export interface FaultInjectorSetup {
   readonly fleet: WorkerFleet;
   readonly faults: ReadonlyMap<FaultKind, ResolvedFaultRate>;
   readonly random: () => number;
+  /** Owe each fault asked for one injection (the `atLeastOnce` option). */
+  readonly atLeastOnce: boolean;
+  /** Executions of the plan the fault-free run started: when owed faults come due. */
+  readonly expectedStarts: number;
   readonly logFile: string;
   readonly sessionTimeoutMs: number;
   /** Stops the server, waits `downMs`, starts it again on the same port and data. */
@@ -46,6 +52,10 @@ export class FaultInjector {
   private readonly stopping = new AbortController();
   private offset = 0;
   private partial = '';
+  /** Executions of the plan started so far, those no fault could hit included. */
+  private startsSeen = 0;
+  /** The start at which an owed server restart hits (drawn only when one is owed). */
+  private readonly restartDueAt: number;
   /** The faults in progress, and the slots they hit. */
   private readonly inFlight = new Set<Promise<void>>();
   private readonly busy = new Set<WorkerSlot>();
@@ -56,6 +66,9 @@ export class FaultInjector {
 
   constructor(private readonly setup: FaultInjectorSetup) {
     for (const slot of setup.slots) this.ready.add(slot.worker);
+    // Drawn only when a restart is owed, so that a run without one draws as it always did.
+    const restartOwed = setup.atLeastOnce && setup.faults.has('restartZooKeeper');
+    this.restartDueAt = restartOwed ? owedRestartStart(setup.expectedStarts, setup.random) : 1;
   }
 
   /** Starts following the log for executions of `plan` (those already logged are skipped). */
@@ -105,6 +118,7 @@ export class FaultInjector {
   }
 
   private onExecutionStart(start: StartRecord): void {
+    this.startsSeen++;
     if (this.restarting || this.stopping.signal.aborted) return;
     const found = this.setup.slots.find(
       (candidate) => candidate.worker.pid === start.pid && this.ready.has(candidate.worker),
@@ -114,39 +128,40 @@ export class FaultInjector {
       found !== undefined && !this.busy.has(found) && this.busy.size < this.setup.slots.length - 1
         ? found
         : undefined;
-    for (const kind of this.shuffledKinds()) {
-      const rate = this.setup.faults.get(kind);
-      if (rate === undefined || (this.used.get(kind) ?? 0) >= rate.max) continue;
-      if (kind === 'restartZooKeeper' ? this.inFlight.size > 0 : slot === undefined) continue;
-      if (this.setup.random() >= rate.probability) continue;
-      this.used.set(kind, (this.used.get(kind) ?? 0) + 1);
-      this.injected.push({
-        kind,
-        atMs: Date.now() - this.startedAt,
-        target: kind === 'restartZooKeeper' ? 'zookeeper' : `pid ${start.pid}`,
-        during: start.task,
-      });
-      const target = kind === 'restartZooKeeper' ? undefined : slot;
-      if (target === undefined) this.restarting = true;
-      else this.busy.add(target);
-      const fault: Promise<void> = this.inject(kind, rate, target).finally(() => {
-        this.inFlight.delete(fault);
-        if (target === undefined) this.restarting = false;
-        else this.busy.delete(target);
-      });
-      this.inFlight.add(fault);
-      return;
-    }
-  }
-
-  /** The fault kinds asked for, in a seeded order, so that none always wins the draw. */
-  private shuffledKinds(): FaultKind[] {
-    const kinds = FAULT_KINDS.filter((kind) => this.setup.faults.has(kind));
-    for (let i = kinds.length - 1; i > 0; i--) {
-      const j = Math.floor(this.setup.random() * (i + 1));
-      [kinds[i], kinds[j]] = [kinds[j] as FaultKind, kinds[i] as FaultKind];
-    }
-    return kinds;
+    const choice = chooseFault(
+      {
+        faults: this.setup.faults,
+        used: this.used,
+        atLeastOnce: this.setup.atLeastOnce,
+        startsSeen: this.startsSeen,
+        expectedStarts: this.setup.expectedStarts,
+        workerCanTakeFault: slot !== undefined,
+        faultsInFlight: this.inFlight.size,
+        restartDueAt: this.restartDueAt,
+      },
+      this.setup.random,
+    );
+    if (choice === undefined) return;
+    const { kind, forced } = choice;
+    const rate = this.setup.faults.get(kind);
+    if (rate === undefined) return;
+    this.used.set(kind, (this.used.get(kind) ?? 0) + 1);
+    this.injected.push({
+      kind,
+      atMs: Date.now() - this.startedAt,
+      target: kind === 'restartZooKeeper' ? 'zookeeper' : `pid ${start.pid}`,
+      during: start.task,
+      forced,
+    });
+    const target = kind === 'restartZooKeeper' ? undefined : slot;
+    if (target === undefined) this.restarting = true;
+    else this.busy.add(target);
+    const fault: Promise<void> = this.inject(kind, rate, target).finally(() => {
+      this.inFlight.delete(fault);
+      if (target === undefined) this.restarting = false;
+      else this.busy.delete(target);
+    });
+    this.inFlight.add(fault);
   }
 
   private async inject(

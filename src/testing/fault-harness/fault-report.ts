@@ -54,6 +54,11 @@ export interface InjectedFault {
   readonly target: string;
   /** The task whose execution start set it off (its key, else its name). */
   readonly during?: string;
+  /**
+   * Set off without a draw, because its kind was owed its one injection (`atLeastOnce`); false for
+   * a fault that won its draw.
+   */
+  readonly forced: boolean;
 }
 
 /** A task as the store describes it at the end of a run. */
@@ -153,8 +158,16 @@ export interface FaultReport {
   readonly baselineDurationMs: number;
   /** The faults that were asked for. */
   readonly faultsSelected: readonly FaultKind[];
+  /** The run owed each fault asked for one injection at least (the `atLeastOnce` option). */
+  readonly atLeastOnce: boolean;
   /** Each fault injected, in order. */
   readonly faults: readonly InjectedFault[];
+  /**
+   * The faults asked for that were never injected, in the order of FaultKind: the plan ended before
+   * they could hit (or, without `atLeastOnce`, the draws missed them). The run does not show that
+   * the plan survives these; `expectFaultTolerant` fails on them unless allowed.
+   */
+  readonly missedFaults: readonly FaultKind[];
   /** Every task of either run, in the fault run's order, then those only the fault-free run has. */
   readonly tasks: readonly TaskReport[];
   readonly nonIdempotent: readonly NonIdempotentFunction[];
@@ -166,6 +179,7 @@ export interface FaultReport {
 export interface FaultReportInput {
   readonly seed: number;
   readonly faultsSelected: readonly FaultKind[];
+  readonly atLeastOnce: boolean;
   readonly faults: readonly InjectedFault[];
   readonly baseline: RunObservation;
   readonly faulty: RunObservation;
@@ -243,11 +257,22 @@ export function buildFaultReport(input: FaultReportInput): FaultReport {
     durationMs: faulty.durationMs,
     baselineDurationMs: baseline.durationMs,
     faultsSelected: [...input.faultsSelected],
+    atLeastOnce: input.atLeastOnce,
     faults: [...input.faults],
+    missedFaults: missedFaultKinds(input.faultsSelected, input.faults),
     tasks,
     nonIdempotent,
     resultsMatch: tasks.every((task) => task.result !== 'different'),
   };
+}
+
+/** The kinds asked for that no injected fault is of, in the order of FAULT_KINDS. */
+function missedFaultKinds(
+  selected: readonly FaultKind[],
+  injected: readonly InjectedFault[],
+): FaultKind[] {
+  const hit = new Set(injected.map((fault) => fault.kind));
+  return FAULT_KINDS.filter((kind) => selected.includes(kind) && !hit.has(kind));
 }
 
 /** How a task is matched across the runs: its key, else its name in the plan. */

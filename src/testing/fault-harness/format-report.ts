@@ -1,6 +1,6 @@
 /**
- * A fault report as text: a summary line, the faults injected, one table row per task, and the
- * functions found not idempotent. Every value goes through `printable` (task keys and previews
+ * A fault report as text: a summary line, the faults injected (and those asked for but missed), one
+ * table row per task, and the functions found not idempotent. Every value goes through `printable` (task keys and previews
  * come from the user's plan and functions).
  */
 import { printable } from '../../util/printable.js';
@@ -34,10 +34,14 @@ export function formatFaultReport(report: FaultReport): string {
       `(fault-free ${report.baselineDurationMs} ms), seed ${report.seed}, ` +
       `results ${report.resultsMatch ? 'match' : 'DIFFER'}`,
     `faults injected: ${counts.map(([kind, count]) => `${kind} ${count}`).join(', ') || 'none'}`,
+    ...(report.missedFaults.length === 0
+      ? []
+      : [`faults MISSED (asked for, never injected): ${report.missedFaults.join(', ')}`]),
     ...report.faults.map(
       (fault) =>
         `  ${(fault.atMs / 1000).toFixed(1).padStart(6)} s  ${fault.kind} ${clean(fault.target)}` +
-        (fault.during === undefined ? '' : ` (as it started ${clean(fault.during)})`),
+        (fault.during === undefined ? '' : ` (as it started ${clean(fault.during)})`) +
+        (fault.forced ? ', forced (owed)' : ''),
     ),
     '',
     table(

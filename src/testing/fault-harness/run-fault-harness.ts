@@ -169,11 +169,17 @@ async function runBoth(
       { path: baseline.plan },
     );
 
+  // How many executions the plan gives, without faults: owed faults come due a share of the way in.
+  const baselineStarts = readExecutionRecords(logFile).filter(
+    (record) => record.kind === 'start' && record.plan === baseline.plan,
+  ).length;
   const injector = new FaultInjector({
     slots,
     fleet,
     faults: options.faults,
     random: seededRandom(options.seed),
+    atLeastOnce: options.atLeastOnce,
+    expectedStarts: baselineStarts,
     logFile,
     sessionTimeoutMs: options.sessionTimeoutMs,
     restartZooKeeper: async (downMs) => {
@@ -198,6 +204,7 @@ async function runBoth(
   return buildFaultReport({
     seed: options.seed,
     faultsSelected: [...options.faults.keys()],
+    atLeastOnce: options.atLeastOnce,
     faults: faulty.faults.map((fault) => ({
       ...fault,
       ...(fault.during === undefined ? {} : { during: labels.get(fault.during) ?? fault.during }),
