@@ -5,6 +5,7 @@
  * only when the driver steps them.
  */
 import { rootContainer } from '../../src/di/container.js';
+import { PlanCancelledError } from '../../src/errors/plan-errors.js';
 import { PermanentError } from '../../src/errors/task-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import { call, type TaskSpec } from '../../src/exec/task-spec.js';
@@ -81,7 +82,14 @@ export class SimProcess {
       'sim',
       async (ctx: TaskContext<[SimTaskParams]>, ...args: unknown[]) => {
         const params = ctx.params[0];
-        const run = observer.startRun(this, this.client.sessionId, ctx.task, params, args);
+        const run = observer.startRun(
+          this,
+          this.client.sessionId,
+          ctx.workerId,
+          ctx.task,
+          params,
+          args,
+        );
         ctx.log.info(`run ${run.id} starts`);
         try {
           await simulatedWork(params.durationMs + (run.number % 3) * 7, ctx.signal);
@@ -115,7 +123,11 @@ export class SimProcess {
           return { task: ctx.task, run: run.id, inputs: digestOf(args) };
         } catch (error) {
           if (!run.ended)
-            observer.endRun(run, `threw ${error instanceof Error ? error.name : 'a value'}`);
+            observer.endRun(
+              run,
+              `threw ${error instanceof Error ? error.name : 'a value'}`,
+              error instanceof PlanCancelledError,
+            );
           throw error;
         }
       },
@@ -172,6 +184,8 @@ export interface SimPlan {
   readonly spec: SimPlanSpec;
   readonly index: number;
   path: string | undefined;
+  /** The tasks its writer added, as addTask and addTasks answered (invariant 10 checks their history records). */
+  readonly tasks: string[];
   /**
    * building → running (ready and complete) → ended (completed or failed, seen by the driver) → deleting → deleted;
    * abandoned: building failed (a fault), so the writer deletes what it made.
@@ -221,7 +235,8 @@ export class SimWriter {
         // Priorities from the spec, drawing nothing from the seed's streams: a plan's from its start time, some tasks' their own.
         priority: (spec.startAtMs % 3) - 1,
         // Every other plan keeps its history (drawn from the spec, not the seed's streams): both kinds run side by side.
-        history: spec.startAtMs % 2 === 0,
+        // A plan of the `cancel` profile always does: invariant 10 checks its records.
+        history: spec.cancel !== undefined || spec.startAtMs % 2 === 0,
       });
       plan.path = path;
       observer.note(`${this.name} created ${path}`);
@@ -239,7 +254,7 @@ export class SimWriter {
         ...(params.label % 3 === 2 || spec.startAtMs % 4 === 0 ? { concurrencyKey: key } : {}),
       });
       if (spec.batch) {
-        await this.zkPlan.addTasks(
+        const added = await this.zkPlan.addTasks(
           path,
           spec.tasks.map((params) => ({
             task: taskOf(path, params),
@@ -247,6 +262,7 @@ export class SimWriter {
             options: options(params),
           })),
         );
+        plan.tasks.push(...added);
       } else {
         const paths: string[] = [];
         for (const params of spec.tasks) {
@@ -259,6 +275,7 @@ export class SimWriter {
             ),
           );
         }
+        plan.tasks.push(...paths);
       }
       if (!spec.readyFirst) await this.zkPlan.markAsReady(path);
       return true;

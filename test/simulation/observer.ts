@@ -1,8 +1,11 @@
 /**
- * The simulation's shared log and invariant checks 1–3, 6, 7 and 9: every applied ZooKeeper operation (via
+ * The simulation's shared log and invariant checks 1–3, 6, 7, 9 and 10: every applied ZooKeeper operation (via
  * `server.onApplied`), every start and end of a task function, and what was first stored where.
  */
+import { parseControlRecord } from '../../src/control/control-record.js';
 import { decodeAttemptLog } from '../../src/logs/attempt-log-record.js';
+import { parseHistoryRecord } from '../../src/store/task-history.js';
+import { historyEntryFor } from '../../src/zk/layout.js';
 import { taskLogsPath } from '../../src/logs/task-log-store.js';
 import { isDeepStrictEqual } from 'node:util';
 import { decodeValue } from '../../src/serialization/codec.js';
@@ -17,10 +20,20 @@ export interface RunOwner {
   readonly crashed: boolean;
 }
 
+/** How a run ended, as far as invariant 10 needs to know. */
+export interface RunEnd {
+  /** It threw because its signal aborted for its plan's cancel (PlanCancelledError). */
+  readonly byCancel: boolean;
+  /** Its process had crashed before: a dead process's leftover timers, not a worker giving the task back. */
+  readonly afterCrash: boolean;
+}
+
 export interface RunRecord {
   readonly id: number;
   readonly task: string;
   readonly owner: RunOwner;
+  /** The worker loop that runs it (the task context's workerId). */
+  readonly workerId: string;
   /** The server's id of the session the process had when the run started. */
   readonly sessionId: string | undefined;
   /** 1 for the task's first start, across all processes. */
@@ -28,12 +41,15 @@ export interface RunRecord {
   ended: boolean;
   /** The function returned (its result may or may not have been stored). */
   returned?: boolean;
+  /** Set with `ended`. */
+  end?: RunEnd;
 }
 
 const TASK_NODE = /^(.*\/task-\d{10})$/;
 const TASK_CHILD = /^(.*\/task-\d{10})\/([a-z]+)$/;
 const PLAN_NODE = /^\/plans\/plan-\d{10}$/;
 const CONTROL_NODE = /^(\/plans\/plan-\d{10})\/control$/;
+const HISTORY_RECORD = /^(\/plans\/plan-\d{10})\/history\/(task-\d{10})$/;
 
 export class SimObserver {
   readonly trace: string[] = [];
@@ -74,6 +90,14 @@ export class SimObserver {
   >();
   /** Each task's concurrency key (`k<limit>`: the key names its limit), from the definitions the writers created. */
   private readonly keyOf = new Map<string, string>();
+  /**
+   * Invariant 10: for each plan whose control record came to say cancelled, the runs going on right
+   * then, by task: each run's function was running under its process's live session, and that
+   * session held the task's owner node.
+   */
+  private readonly runningAtCancel = new Map<string, Map<string, RunRecord>>();
+  /** Every history record ever created: a record is written once, never again (invariant 10). */
+  private readonly historyRecords = new Set<string>();
 
   constructor(private readonly server: MemoryZooKeeper) {}
 
@@ -131,6 +155,13 @@ export class SimObserver {
     }
     if (event.op === 'setData' && this.haltPending.delete(path))
       this.halted.set(path, this.ownedTasks(path));
+    if (control !== null && (event.op === 'create' || event.op === 'setData'))
+      this.controlWritten(control[1] as string, path, event.data ?? null);
+    const history = HISTORY_RECORD.exec(path);
+    if (history !== null && event.op === 'setData')
+      this.violate(`invariant 10: the history record ${path} was written again (setData)`);
+    if (history !== null && event.op === 'create')
+      this.historyRecordCreated(`${history[1]}/${history[2]}`, path, event.data ?? null);
     if (event.op === 'create' && TASK_NODE.test(path) && event.data) {
       const label = labelOf(path, event.data);
       if (label !== undefined) this.taskByLabel.set(`${planOf(path)}#${label}`, path);
@@ -190,6 +221,7 @@ export class SimObserver {
   startRun(
     owner: RunOwner,
     currentSession: string | undefined,
+    workerId: string,
     task: string,
     params: SimTaskParams,
     args: readonly unknown[],
@@ -206,6 +238,7 @@ export class SimObserver {
       id: ++this.runCount,
       task,
       owner,
+      workerId,
       sessionId,
       number: runs.length + 1,
       ended: false,
@@ -280,9 +313,85 @@ export class SimObserver {
     );
   }
 
-  endRun(run: RunRecord, outcome: string): void {
+  /** A run ended: `byCancel` when it threw because its plan's cancel aborted its signal. */
+  endRun(run: RunRecord, outcome: string, byCancel = false): void {
     run.ended = true;
+    run.end = { byCancel, afterCrash: run.owner.crashed };
     this.note(`end ${run.task} run#${run.id} ${outcome}`);
+  }
+
+  /** A plan's control node was written: the first time it says cancelled, the runs going on then are kept for invariant 10. */
+  private controlWritten(plan: string, path: string, data: Buffer | null): void {
+    if (this.runningAtCancel.has(plan) || parseControlRecord(path, data).state !== 'cancelled')
+      return;
+    const running = new Map<string, RunRecord>();
+    for (const [task, runs] of this.runsByTask) {
+      if (planOf(task) !== plan) continue;
+      const holder = this.server.stat(`${task}/owner`)?.ephemeralOwner;
+      const run = runs.find(
+        (candidate) =>
+          !candidate.ended &&
+          candidate.sessionId !== undefined &&
+          candidate.sessionId === holder &&
+          this.server.isAlive(candidate.sessionId),
+      );
+      if (run !== undefined) running.set(task, run);
+    }
+    this.runningAtCancel.set(plan, running);
+    this.note(
+      `${plan} cancelled; running then: ${[...running.values()].map((run) => `${run.task} run#${run.id} by ${run.workerId}`).join(', ') || 'none'}`,
+    );
+  }
+
+  /**
+   * Invariant 10, as each history record lands: it is the task's first, and a task whose function
+   * was running under a live session when its plan's cancel landed is recorded as cancelled while
+   * running, on that run's worker. Both writers decide it from a read made while that session still
+   * held the task: the worker that gives the task back for the cancel writes it before it lets the
+   * task go, and otherwise the cancel finds the task held (src/worker/record-cancelled-run.ts).
+   * Not required once that session has expired (the cancel may have found the task free), nor when
+   * the run ended by itself first (returned or failed: the task moved on, and is recorded where it
+   * went).
+   */
+  private historyRecordCreated(task: string, path: string, data: Buffer | null): void {
+    if (this.historyRecords.has(path)) {
+      this.violate(`invariant 10: the history record ${path} was created a second time`);
+      return;
+    }
+    this.historyRecords.add(path);
+    const run = this.runningAtCancel.get(planOf(task))?.get(task);
+    if (run?.sessionId === undefined || !this.server.isAlive(run.sessionId)) return;
+    if (run.end !== undefined && !run.end.byCancel && !run.end.afterCrash) return;
+    const record = parseHistoryRecord(path, data);
+    const recorded =
+      record === undefined
+        ? 'unreadable'
+        : record.state === 'cancelled'
+          ? `cancelled, was ${record.was} on ${record.workerId ?? 'no worker'}`
+          : record.state;
+    this.note(`${task} recorded ${recorded}`);
+    if (
+      record?.state !== 'cancelled' ||
+      record.was !== 'running' ||
+      record.workerId !== run.workerId
+    )
+      this.violate(
+        `invariant 10: ${task} was running (run#${run.id} by ${run.workerId}, session ${run.sessionId} alive) when its plan's cancel landed, but its history record says ${recorded}`,
+      );
+  }
+
+  /**
+   * Invariant 10, once control.cancel resolved: every task the plan's writer added has its history
+   * record (a plan that keeps one): the cancel records each task it deletes before it deletes any,
+   * and a task that ended before had its record written before its node went.
+   */
+  checkCancelledPlanRecords(plan: string, tasks: readonly string[]): void {
+    if (!this.server.exists(`${plan}/history`)) return;
+    const missing = tasks.filter((task) => !this.server.exists(historyEntryFor(task)));
+    if (missing.length > 0)
+      this.violate(
+        `invariant 10: control.cancel(${plan}) resolved, but ${missing.length} of its ${tasks.length} task(s) have no history record: ${missing.join(', ')}`,
+      );
   }
 
   /**

@@ -9,16 +9,22 @@
  * simulated time.
  */
 import { vi } from 'vitest';
+import { parseControlRecord } from '../../src/control/control-record.js';
 import { PlanFinishedError } from '../../src/errors/plan-errors.js';
 import { ManualScheduler, MemoryZooKeeper, type MemoryZkClient } from '../../src/testing/index.js';
-import { detachAndExpire, freezeAndExpire } from '../sim-harness/fault-schedule.js';
+import { crashAndExpire, detachAndExpire, freezeAndExpire } from '../sim-harness/fault-schedule.js';
 import { streamFor, type Prng } from '../sim-harness/prng.js';
 import { flush } from '../sim-harness/settle-operations.js';
 import { SimulatedClock } from '../sim-harness/simulated-clock.js';
 import type { SeedResult } from '../sim-harness/violation-report.js';
 import { SimProcess, SimWriter, type SimPlan } from './cluster.js';
 import { SimObserver } from './observer.js';
-import { drawWorkload, type SimWorkload, type WorkloadProfile } from './workload.js';
+import {
+  drawWorkload,
+  type SimCancelSpec,
+  type SimWorkload,
+  type WorkloadProfile,
+} from './workload.js';
 
 /** Invariant 4: every plan ends within this much simulated time after the last fault. */
 export const END_WITHIN_MS = 10 * 60_000;
@@ -85,6 +91,12 @@ export async function runSeed(
   };
 }
 
+/** What is to happen right after the cancel of `plan` lands: its control record says cancelled. */
+interface CancelLanding {
+  readonly plan: string;
+  readonly fire: () => void;
+}
+
 class Simulation {
   readonly scheduler = new ManualScheduler();
   readonly server: MemoryZooKeeper;
@@ -101,6 +113,10 @@ class Simulation {
   private actions = 0;
   /** Clients of processes frozen right now: nothing of theirs lands until they wake. */
   private readonly frozen = new Set<string>();
+  /** (`cancel` profile) What is to happen right after a plan's cancel lands. */
+  private readonly atCancelLanding: CancelLanding[] = [];
+  /** (`cancel` profile) The processes that sent a cancel of their own, each dying once it landed. */
+  private readonly cancellers: SimWriter[] = [];
 
   constructor(
     readonly seed: number,
@@ -195,8 +211,8 @@ class Simulation {
   async tearDown(): Promise<void> {
     this.server.onApplied = undefined;
     for (const process of this.processes) process.crash();
-    for (const client of [...this.writers.map((writer) => writer.client), this.checker.client])
-      client.crash();
+    const writers = [...this.writers, ...this.cancellers, this.checker];
+    for (const client of writers.map((writer) => writer.client)) client.crash();
     await flush();
     vi.clearAllTimers();
     await flush();
@@ -247,6 +263,20 @@ class Simulation {
     }
     if (head === undefined) return;
     this.scheduler.step(clientName);
+    this.fireAtCancelLanding();
+  }
+
+  /** Runs what waits for a plan's cancel to land, right after the step that wrote its control record. */
+  private fireAtCancelLanding(): void {
+    for (const waiting of [...this.atCancelLanding]) {
+      const control = `${waiting.plan}/control`;
+      const data = this.server.getData(control);
+      const gone = !this.server.exists(waiting.plan);
+      if (!gone && (data === undefined || parseControlRecord(control, data).state !== 'cancelled'))
+        continue;
+      this.atCancelLanding.splice(this.atCancelLanding.indexOf(waiting), 1);
+      if (!gone) waiting.fire();
+    }
   }
 
   // ---- processes and faults ----
@@ -295,16 +325,7 @@ class Simulation {
     switch (kind) {
       case 'crash': {
         if (!this.workload.crashes || target.process === undefined) return;
-        const { process } = target;
-        this.fault(`crash ${process.name} (session ${process.client.sessionId ?? '-'})`);
-        // The server notices after the session timeout; a replacement process starts then.
-        process.crash({
-          afterMs: this.workload.sessionTimeoutMs,
-          then: () => {
-            this.observer.note(`the server expired the session of crashed ${process.name}`);
-            this.startProcess(this.random.int(1, 3));
-          },
-        });
+        this.crash(target.process);
         return;
       }
       case 'expire':
@@ -375,18 +396,7 @@ class Simulation {
       }
       case 'freeze': {
         if (this.frozen.has(target.name)) return;
-        const frozenMs = this.random.int(50, this.workload.sessionTimeoutMs * 2);
-        this.fault(`freeze ${target.name} for ${frozenMs} ms`);
-        this.frozen.add(target.name);
-        // The server hears nothing from it: past the session timeout the session expires, which it learns only when it wakes.
-        if (frozenMs > this.workload.sessionTimeoutMs)
-          freezeAndExpire(this.server, target.client, { afterMs: this.workload.sessionTimeoutMs });
-        else target.client.freeze();
-        setTimeout(() => {
-          this.observer.note(`${target.name} wakes`);
-          this.frozen.delete(target.name);
-          target.client.thaw();
-        }, frozenMs);
+        this.freeze(target, this.random.int(50, this.workload.sessionTimeoutMs * 2));
         return;
       }
       case 'retry-failed': {
@@ -419,6 +429,38 @@ class Simulation {
     }
   }
 
+  /** The process dies: the server notices after the session timeout, and a replacement process starts then. */
+  private crash(process: SimProcess): void {
+    this.fault(`crash ${process.name} (session ${process.client.sessionId ?? '-'})`);
+    process.crash({
+      afterMs: this.workload.sessionTimeoutMs,
+      then: () => {
+        this.observer.note(`the server expired the session of crashed ${process.name}`);
+        this.startProcess(this.random.int(1, 3));
+      },
+    });
+  }
+
+  /**
+   * The process stops for `frozenMs`. The server hears nothing from it: past the session timeout the
+   * session expires, which it learns only when it wakes.
+   */
+  private freeze(
+    target: { readonly name: string; readonly client: MemoryZkClient },
+    frozenMs: number,
+  ): void {
+    this.fault(`freeze ${target.name} for ${frozenMs} ms`);
+    this.frozen.add(target.name);
+    if (frozenMs > this.workload.sessionTimeoutMs)
+      freezeAndExpire(this.server, target.client, { afterMs: this.workload.sessionTimeoutMs });
+    else target.client.freeze();
+    setTimeout(() => {
+      this.observer.note(`${target.name} wakes`);
+      this.frozen.delete(target.name);
+      target.client.thaw();
+    }, frozenMs);
+  }
+
   // ---- plans: building, watching them end, retrying and deleting them ----
 
   private addPlan(writer: SimWriter, spec: SimPlan['spec'], index: number): SimPlan {
@@ -427,6 +469,7 @@ class Simulation {
       spec,
       index,
       path: undefined,
+      tasks: [],
       phase: 'waiting',
       checking: false,
       lastCheckAt: 0,
@@ -455,6 +498,7 @@ class Simulation {
         this.observer.note(
           `${writer.name} built ${plan.path ?? '?'} (${plan.spec.tasks.length} tasks, ${plan.spec.failurePolicy}, ${plan.spec.withoutIndex ? 'no index' : 'indexed'})`,
         );
+        if (plan.spec.cancel !== undefined) this.scheduleCancel(plan, plan.spec.cancel);
       } else {
         plan.phase = 'abandoned';
         plan.endedAs = 'abandoned';
@@ -588,6 +632,7 @@ class Simulation {
         return;
       }
       this.observer.cancelAcknowledged(path);
+      this.observer.checkCancelledPlanRecords(path, plan.tasks);
       const status = await this.checker.zkPlan.plans.status(path).catch(() => undefined);
       if (status !== undefined && status.state !== 'cancelled')
         this.violate(
@@ -596,6 +641,139 @@ class Simulation {
       plan.endedAs = 'cancelled';
       this.deletePlan(plan);
     });
+  }
+
+  /**
+   * (`cancel` profile) Cancels the plan `spec.afterMs` after it was built, if it still runs then,
+   * with the fault its spec draws around the cancel, on a process that holds one of its tasks.
+   */
+  private scheduleCancel(plan: SimPlan, spec: SimCancelSpec): void {
+    setTimeout(() => {
+      const path = plan.path;
+      // Ended meanwhile, or a random fault paused, cancelled or deleted it: nothing to cancel here.
+      if (plan.phase !== 'running' || path === undefined) return;
+      const runner = this.runnerOf(path);
+      if (runner === undefined) {
+        this.observer.note(
+          `no process holds a task of ${path}: cancelled without a fault to a runner`,
+        );
+        this.cancelAround(plan, spec);
+        return;
+      }
+      switch (spec.runnerFault) {
+        case 'none':
+          this.cancelAround(plan, spec);
+          return;
+        case 'crash-before':
+          this.crash(runner);
+          this.cancelAround(plan, spec);
+          return;
+        case 'crash-at-landing':
+          this.cancelAround(plan, spec, () => {
+            if (!runner.crashed) this.crash(runner);
+          });
+          return;
+        case 'expire-at-landing':
+          this.cancelAround(plan, spec, () => {
+            if (runner.crashed) return;
+            this.fault(`expire the session of ${runner.name} as the cancel of ${path} lands`);
+            runner.client.expireSession();
+          });
+          return;
+        case 'freeze-across': {
+          // Its session expires a session timeout from now: the cancel starts a little before or after that.
+          plan.phase = 'cancelling'; // no random pause or cancel meanwhile
+          this.freeze(runner, this.workload.sessionTimeoutMs * 2);
+          const startInMs = this.workload.sessionTimeoutMs + this.random.int(-40, 10);
+          setTimeout(() => this.cancelAround(plan, spec), startInMs);
+          return;
+        }
+      }
+    }, spec.afterMs);
+  }
+
+  /** A live, unfrozen process whose current session holds one of the plan's tasks, picked by the seed. */
+  private runnerOf(plan: string): SimProcess | undefined {
+    const holders = new Set(
+      this.server
+        .children(plan)
+        .filter((name) => name.startsWith('task-'))
+        .map((name) => this.server.stat(`${plan}/${name}/owner`)?.ephemeralOwner),
+    );
+    const runners = this.processes.filter(
+      (process) =>
+        !process.crashed &&
+        !this.frozen.has(process.name) &&
+        process.client.sessionId !== undefined &&
+        holders.has(process.client.sessionId),
+    );
+    return runners.length === 0 ? undefined : this.random.pick(runners);
+  }
+
+  /**
+   * Cancels the plan through its writer, running `atLanding` right after the cancel's control record
+   * lands. Cut short (`spec.cutShort`): a process of its own sends the cancel and dies right after
+   * its control record lands; the writer then calls it again.
+   */
+  private cancelAround(plan: SimPlan, spec: SimCancelSpec, atLanding?: () => void): void {
+    const path = plan.path as string;
+    if (!spec.cutShort) {
+      if (atLanding !== undefined) this.atCancelLanding.push({ plan: path, fire: atLanding });
+      this.cancel(plan);
+      return;
+    }
+    plan.phase = 'cancelling';
+    const canceller = new SimWriter(
+      `canceller-${this.cancellers.length + 1}`,
+      this.server,
+      this.workload.sessionTimeoutMs,
+    );
+    this.cancellers.push(canceller);
+    this.fault(
+      `cancelPlan(${path}) by ${canceller.name}, which dies once its control record lands`,
+    );
+    let handedOver = false;
+    const callAgain = (): void => {
+      if (handedOver) return;
+      handedOver = true;
+      this.cancel(plan);
+    };
+    const landing: CancelLanding = {
+      plan: path,
+      fire: () => {
+        this.fault(`${canceller.name} dies right after its control record of ${path} landed`);
+        crashAndExpire(this.server, canceller.client, { afterMs: this.workload.sessionTimeoutMs });
+        atLanding?.();
+        callAgain();
+      },
+    };
+    this.atCancelLanding.push(landing);
+    // A cancel that dies never settles. One that settles did not land (the plan had finished): the
+    // writer asks in its place, and is answered the same way.
+    void canceller.zkPlan.control.cancel(path, { reason: 'simulated' }).then(
+      () => this.settledWithoutLanding(canceller, landing, 'resolved', callAgain),
+      (error: unknown) =>
+        this.settledWithoutLanding(
+          canceller,
+          landing,
+          `threw ${error instanceof Error ? error.message.slice(0, 80) : String(error)}`,
+          callAgain,
+        ),
+    );
+  }
+
+  /** A canceller's call settled before its control record landed: it exits, and the writer calls again. */
+  private settledWithoutLanding(
+    canceller: SimWriter,
+    landing: CancelLanding,
+    outcome: string,
+    callAgain: () => void,
+  ): void {
+    this.observer.note(`${canceller.name}'s cancelPlan ${outcome}`);
+    const waiting = this.atCancelLanding.indexOf(landing);
+    if (waiting >= 0) this.atCancelLanding.splice(waiting, 1);
+    canceller.client.close();
+    callAgain();
   }
 
   /**

@@ -31,6 +31,28 @@ export interface SimTaskParams {
   readonly subPlan?: number;
 }
 
+/**
+ * (`cancel` profile) The plan is cancelled while its tasks run, with a fault around the cancel
+ * (invariant 10 checks the history record of every task).
+ */
+export interface SimCancelSpec {
+  /** Simulated ms after the plan was built at which the cancel starts. */
+  readonly afterMs: number;
+  /**
+   * What happens to a worker process that runs one of the plan's tasks when the cancel starts:
+   * killed right before the cancel, killed or its session expired right after the cancel's control
+   * record lands (before any worker heard of it), or frozen past its session timeout so that the
+   * server expires its session while the cancel runs (a little before or after it starts).
+   */
+  readonly runnerFault:
+    'none' | 'crash-before' | 'crash-at-landing' | 'expire-at-landing' | 'freeze-across';
+  /**
+   * The cancel is sent by a process of its own that dies right after its control record lands;
+   * the plan's writer then calls it again.
+   */
+  readonly cutShort: boolean;
+}
+
 export interface SimPlanSpec {
   readonly tasks: readonly SimTaskParams[];
   readonly failurePolicy: FailurePolicy;
@@ -47,6 +69,8 @@ export interface SimPlanSpec {
   readonly startAtMs: number;
   /** How many times the writer may call retryFailed after the plan failed. */
   readonly retries: number;
+  /** (`cancel`) When and how the plan is cancelled; such a plan always keeps its history. */
+  readonly cancel?: SimCancelSpec;
 }
 
 export interface SimWorkload {
@@ -69,10 +93,13 @@ export interface SimWorkload {
  * needs two faults in a row; see test/mutants/plan-sim-catch.ts). `dynamic`: the default's cluster and
  * faults, with plans whose tasks spawn tasks and hand over (ctx.spawn, ctx.continueWith), run child
  * plans (subPlan), skip, fail
- * for good more often, and run under trigger rules (sim-dynamic.test.ts). Its extra draws come after
- * the default's, so the default and stress seeds draw what they always drew.
+ * for good more often, and run under trigger rules (sim-dynamic.test.ts). `cancel`: the default's
+ * cluster and faults, with every plan cancelled while its (longer) tasks run, a worker process
+ * that runs one of them killed, frozen or expired around the cancel, and now and then the cancel
+ * itself cut short and called again (sim-cancel.test.ts, invariant 10). The extra draws of `dynamic`
+ * and `cancel` come after the default's, so the default and stress seeds draw what they always drew.
  */
-export type WorkloadProfile = 'default' | 'stress' | 'dynamic';
+export type WorkloadProfile = 'default' | 'stress' | 'dynamic' | 'cancel';
 
 export function drawWorkload(random: Prng, profile: WorkloadProfile = 'default'): SimWorkload {
   const stress = profile === 'stress';
@@ -84,9 +111,10 @@ export function drawWorkload(random: Prng, profile: WorkloadProfile = 'default')
       );
   const writerCount = random.int(1, 2);
   const writers = Array.from({ length: writerCount }, () =>
-    Array.from({ length: random.chance(0.3) ? 2 : 1 }, () =>
-      drawPlan(random, singleProcess, profile === 'dynamic'),
-    ),
+    Array.from({ length: random.chance(0.3) ? 2 : 1 }, () => {
+      const plan = drawPlan(random, singleProcess, profile === 'dynamic');
+      return profile === 'cancel' ? withCancelDraws(random, plan) : plan;
+    }),
   );
   return {
     processLoops,
@@ -148,5 +176,30 @@ function withDynamicDraws(random: Prng, task: SimTaskParams): SimTaskParams {
     ...(skips ? { skips } : {}),
     ...(spawns === undefined ? {} : { spawns }),
     ...(subPlan === undefined ? {} : { subPlan }),
+  };
+}
+
+/**
+ * The `cancel` profile's own draws for a plan, after the default's: tasks long enough to be running
+ * when the cancel comes, the cancel's time and the fault around it.
+ */
+function withCancelDraws(random: Prng, plan: SimPlanSpec): SimPlanSpec {
+  return {
+    ...plan,
+    tasks: plan.tasks.map((task) => ({
+      ...task,
+      durationMs: random.pick([20, 300, 1_000, 3_000]),
+    })),
+    cancel: {
+      afterMs: random.int(0, 1_500),
+      runnerFault: random.pick([
+        'none',
+        'crash-before',
+        'crash-at-landing',
+        'expire-at-landing',
+        'freeze-across',
+      ] as const),
+      cutShort: random.chance(0.4),
+    },
   };
 }
