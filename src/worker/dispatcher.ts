@@ -361,8 +361,9 @@ export class Dispatcher {
     if (this.watchedOwners.has(task)) return true;
     this.watchedOwners.add(task);
     try {
-      await this.zk.getData(childPath(task, OWNER), (event) => {
-        if (event.type === 'changed') return;
+      // Any event ends the watch (one-shot): the task is looked at again, whatever happened to its
+      // owner, so that it never stays out of the candidates with nothing watching it.
+      await this.zk.getData(childPath(task, OWNER), () => {
         this.watchedOwners.delete(task);
         void this.reconsider(task);
       });
