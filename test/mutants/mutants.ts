@@ -222,7 +222,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "performTask runs a claimed task without looking for its `failed` child (the first review's defect 1, regression tests in 2fda092), nor, since issue 23, for its final try: a task failed for good runs again",
     simulation: 'plan-stress',
-    searchFrom: 28,
+    searchFrom: 6,
   },
   {
     name: 'keep-reservation-on-claim-error',
@@ -241,7 +241,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "a claim that throws in the scan keeps its reservation in the claim book (the first review's defect 4, regression tests in 2fda092): the task is never taken again in that process, which also remembers the plan after it is deleted",
     simulation: 'plan-stress',
-    searchFrom: 7,
+    searchFrom: 6,
   },
   {
     name: 'skip-control-check-after-claim',
@@ -254,7 +254,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "performTask trusts the process's watch on the plan and does not act on its `control` node after the claim: a task of a paused or cancelled plan starts",
     simulation: 'plan-stress',
-    searchFrom: 125,
+    searchFrom: 7,
   },
   {
     name: 'trust-stale-control-view',
@@ -270,7 +270,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'the plan tracker keeps vouching that a plan is not paused after its plan watch fired, until its reload answers: a claim made in that window misses the pause and its task starts',
     simulation: 'plan-stress',
-    searchFrom: 1282,
+    searchFrom: 574,
   },
   {
     name: 'start-when-limit-full',
@@ -458,7 +458,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "a run of a spawning task that finds the record of a dead run's batch takes it over without looking for that batch's commit marker: the dead run's committed children run, and so does a second set",
     simulation: 'plan-dynamic',
-    searchFrom: 1735,
+    searchFrom: 817,
   },
   {
     name: 'skipped-input-runs',
