@@ -227,9 +227,21 @@ export class Dispatcher {
       if (picked === undefined) return undefined;
       const { task, contended } = picked;
       this.book.reserve(task); // from now on, before the claim's answer: a refresh must not offer it again
-      if (contended && (await this.ownerPresent(task))) {
-        this.book.release(task); // held elsewhere: its owner's watch offers it again when the owner goes
-        continue;
+      if (contended) {
+        let held: boolean;
+        try {
+          held = await this.ownerPresent(task);
+        } catch (error) {
+          // No watch was set: give up the reservation, and list its index again, so that it is
+          // not left out of this process's candidates (and skipped by its scans) for ever.
+          this.book.release(task);
+          this.markDirty(parentOf(task));
+          throw error;
+        }
+        if (held) {
+          this.book.release(task); // held elsewhere: its owner's watch offers it again when the owner goes
+          continue;
+        }
       }
       let claim: Claim | undefined;
       try {
