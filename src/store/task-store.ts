@@ -40,9 +40,9 @@ import { TaskReader, type MarkerRead, type OwnerRecord, type TaskListing } from 
 import type { WriteOptions, ZkSession } from '../zk/zk-client-types.js';
 import {
   PredictedListings,
-  PrefetchError,
   prefetchedNames,
   settledRead,
+  type PrefetchError,
   type PrefetchedInputs,
 } from './claim-prefetch.js';
 import type { ZkStat } from '../zk/native-client.js';

@@ -128,6 +128,8 @@ export class CandidatePool {
       if (usable(task)) return task;
     }
     const all = this.order.filter((candidate) => usable(candidate.task));
-    return all.length === 0 ? undefined : (all[Math.floor(random() * all.length)] as Candidate).task;
+    return all.length === 0
+      ? undefined
+      : (all[Math.floor(random() * all.length)] as Candidate).task;
   }
 }

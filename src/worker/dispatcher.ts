@@ -404,9 +404,11 @@ export class Dispatcher {
       for (const task of this.ownPriorities.keys())
         if (!this.candidates.has(task) && !this.book.isHeld(task)) this.ownPriorities.delete(task);
     }
-    const unknown = this.candidates.all().filter(
-      (task) => !this.ownPriorities.has(task) && this.tracker.hasTaskPriorities(parentOf(task)),
-    );
+    const unknown = this.candidates
+      .all()
+      .filter(
+        (task) => !this.ownPriorities.has(task) && this.tracker.hasTaskPriorities(parentOf(task)),
+      );
     if (unknown.length === 0) return;
     await Promise.all(
       unknown.map(async (task) => {

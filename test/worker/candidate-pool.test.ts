@@ -54,7 +54,12 @@ describe('the candidates of a worker process', () => {
     const pool = new CandidatePool();
     for (let n = 0; n < 100; n++) pool.add(task(plan, n), 'index');
     const only = task(plan, 77);
-    expect(pool.pickRandom((t) => t === only, () => 0)).toBe(only);
+    expect(
+      pool.pickRandom(
+        (t) => t === only,
+        () => 0,
+      ),
+    ).toBe(only);
     expect(pool.pickRandom(() => false, Math.random)).toBeUndefined();
     expect(new CandidatePool().pickRandom(() => true, Math.random)).toBeUndefined();
   });
