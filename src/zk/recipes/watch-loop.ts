@@ -15,8 +15,11 @@ export interface WatchLoopOptions {
   readonly stop: AbortSignal;
   /** After a connection problem, read again once a new session starts or after this long, in ms. */
   readonly retryPauseMs: number;
-  /** Least time from one read to the next, in ms (bursts of changes cost one read). @defaultValue 0 */
-  readonly minIntervalMs?: number;
+  /**
+   * Least time from one read to the next, in ms (bursts of changes cost one read); a function is
+   * given how long the last read took, so that a costly read is made less often. @defaultValue 0
+   */
+  readonly minIntervalMs?: number | ((lastReadMs: number) => number);
 }
 
 /** What a read of the loop says: go on following, or stop with a value. */
@@ -37,6 +40,7 @@ export async function followWithWatches<T>(
   const { stop, retryPauseMs, minIntervalMs = 0 } = options;
   while (!stop.aborted) {
     const changed = new AbortController();
+    const readStarted = performance.now();
     try {
       const outcome = await read(() => changed.abort());
       if (outcome.done) return outcome.value;
@@ -45,7 +49,11 @@ export async function followWithWatches<T>(
       await pauseAfterConnectionProblem(zk, retryPauseMs, stop);
       continue;
     }
-    if (minIntervalMs > 0) await sleepUnless(minIntervalMs, stop);
+    const gapMs =
+      typeof minIntervalMs === 'function'
+        ? minIntervalMs(performance.now() - readStarted)
+        : minIntervalMs;
+    if (gapMs > 0) await sleepUnless(gapMs, stop);
     await sleepUnless(Number.POSITIVE_INFINITY, stop, changed.signal);
   }
   return undefined;

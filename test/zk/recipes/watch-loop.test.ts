@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ZkError } from '../../../src/errors/zk-error.js';
 import { MemoryZooKeeper } from '../../../src/testing/index.js';
 import { NATIVE } from '../../../src/zk/native-client.js';
@@ -31,6 +31,48 @@ describe('followWithWatches', () => {
     await zk.create('/plan/b');
     await expect(following).resolves.toEqual(['a', 'b']);
     expect(seen).toEqual([0, 1, 2]);
+  });
+
+  it('spaces reads by what the last read took when told so: changes during the gap cost one read', async () => {
+    // Fake timers and clock: the read's 20 ms and the gaps pass only when the test says.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    try {
+      const server = new MemoryZooKeeper();
+      const zk = server.connect();
+      await zk.create('/plan');
+      const told: number[] = [];
+      let reads = 0;
+      const following = followWithWatches(
+        zk,
+        async (watcher) => {
+          reads++;
+          await new Promise((resolve) => setTimeout(resolve, 20)); // a slow read
+          const { children } = await zk.getChildren('/plan', watcher);
+          return children.length >= 5 ? { done: true, value: children.length } : { done: false };
+        },
+        {
+          stop: new AbortController().signal,
+          retryPauseMs: 1_000,
+          minIntervalMs: (lastReadMs) => {
+            told.push(lastReadMs);
+            return 4 * lastReadMs;
+          },
+        },
+      );
+      await vi.advanceTimersByTimeAsync(25); // the first read is done: its 80 ms gap runs
+      expect(reads).toBe(1);
+      for (const name of ['a', 'b', 'c', 'd', 'e']) {
+        await zk.create(`/plan/${name}`);
+        await vi.advanceTimersByTimeAsync(10); // within the gap, each change after the last
+      }
+      expect(reads).toBe(1);
+      await vi.advanceTimersByTimeAsync(100);
+      await expect(following).resolves.toBe(5);
+      expect(reads).toBe(2); // five changes in the gap, one read after it
+      expect(told).toEqual([20]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('resolves undefined once stopped, without reading again', async () => {
