@@ -106,11 +106,6 @@ export class CandidatePool {
     for (const task of [...(this.byPlan.get(plan) ?? [])]) this.delete(task);
   }
 
-  /** The candidates of one plan. */
-  tasksOf(plan: string): readonly string[] {
-    return [...(this.byPlan.get(plan) ?? [])];
-  }
-
   /** Every candidate (for ranked picks and reads of own priorities, which only plans with priorities need). */
   all(): readonly string[] {
     return this.order.map((candidate) => candidate.task);

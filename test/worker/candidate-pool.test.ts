@@ -15,7 +15,6 @@ describe('the candidates of a worker process', () => {
     expect(pool.delete(task(plan, 1))).toBe(true);
     expect(pool.delete(task(plan, 1))).toBe(false);
     expect(pool.all()).toEqual([task(plan, 2)]);
-    expect(pool.tasksOf(plan)).toEqual([task(plan, 2)]);
   });
 
   it('drops what a later listing no longer names, but not what it could not have seen or what this process offered', () => {
