@@ -22,6 +22,7 @@
  *   each of its items, on the process that takes the item from the lapsed lease, is a run at once
  *   (failover, or a catch-up, trigger or retry owed already), not the next tick after the take.
  */
+import { untilTracingLoaded } from '../sim-harness/tracing-loaded.js';
 import { vi } from 'vitest';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { JobContext } from '../../src/jobs/job-context.js';
@@ -81,6 +82,7 @@ export interface LongJobSimResult extends SeedResult {
 }
 
 export async function runLongJobSeed(seed: number, hours = 2): Promise<LongJobSimResult> {
+  await untilTracingLoaded();
   const random = streamFor(seed, 'long-jobs');
   const manual = new ManualScheduler();
   const server = new MemoryZooKeeper({ scheduler: manual, followers: random.pick([0, 0, 1, 2]) });

@@ -17,6 +17,7 @@
  * then, every worker enabled and settled again, every item of the pool is worked on by exactly one
  * process, the one the assignment names.
  */
+import { untilTracingLoaded } from '../sim-harness/tracing-loaded.js';
 import { JobError } from '../../src/errors/job-errors.js';
 import { FunctionRegistry } from '../../src/exec/function-registry.js';
 import type { JobContext } from '../../src/jobs/job-context.js';
@@ -63,6 +64,7 @@ export interface JobSimResult extends SeedResult {
 }
 
 export async function runJobSeed(seed: number): Promise<JobSimResult> {
+  await untilTracingLoaded();
   const random = new Prng(seed);
   const manual = new ManualScheduler();
   const server = new MemoryZooKeeper({ scheduler: manual });

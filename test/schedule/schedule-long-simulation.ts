@@ -14,6 +14,7 @@
  * - a tick record is made at most once, and once final its state never changes.
  * At the end, once the faults stop and the schedulers settle: no record is left pending.
  */
+import { untilTracingLoaded } from '../sim-harness/tracing-loaded.js';
 import {
   ManualScheduler,
   MemoryZooKeeper,
@@ -153,6 +154,7 @@ class RecordWatch {
 }
 
 export async function runLongScheduleSeed(seed: number, hours = 3): Promise<LongScheduleSimResult> {
+  await untilTracingLoaded();
   const random = streamFor(seed, 'long-schedule');
   const manual = new ManualScheduler();
   const server = new MemoryZooKeeper({ scheduler: manual, followers: random.pick([0, 0, 1, 2]) });

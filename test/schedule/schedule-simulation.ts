@@ -22,6 +22,7 @@
  * cron plan exists, nor while a manual run exists that was triggered before the cron tick's
  * firer took its lock (a manual run triggered later may overlap: it fires whatever the policy).
  */
+import { untilTracingLoaded } from '../sim-harness/tracing-loaded.js';
 import { ManualScheduler, MemoryZooKeeper } from '../../src/testing/index.js';
 import type { SpecRecord } from '../../src/spec/spec-record.js';
 import {
@@ -87,6 +88,7 @@ export async function runScheduleSeed(
   seed: number,
   options: ScheduleSimOptions = { overlap: 'allow' },
 ): Promise<ScheduleSimResult> {
+  await untilTracingLoaded();
   const skipMode = options.overlap === 'skip';
   const random = new Prng(seed);
   const manual = new ManualScheduler();

@@ -8,6 +8,7 @@
  * Requires vitest fake timers (see `firstViolation` in seeds.ts), so that all engine time is
  * simulated time.
  */
+import { untilTracingLoaded } from '../sim-harness/tracing-loaded.js';
 import { vi } from 'vitest';
 import { parseControlRecord } from '../../src/control/control-record.js';
 import { PlanFinishedError } from '../../src/errors/plan-errors.js';
@@ -48,6 +49,7 @@ export async function runSeed(
   seed: number,
   profile: WorkloadProfile = 'default',
 ): Promise<SimulationResult> {
+  await untilTracingLoaded();
   vi.clearAllTimers();
   // Simulated wall-clock time: the seed starts at the same instant, and moves only with the fake timers.
   const clock = new SimulatedClock(SIMULATION_EPOCH);
