@@ -113,6 +113,25 @@ async function startRunningPlan(env: FaultEnv): Promise<RunningPlan> {
   return { plan, tasks: [...long, dependent], dependent, starts, idle };
 }
 
+/**
+ * Every scene's start: the server and its 3 workers, the plan running with a task on each worker,
+ * the first worker (the one the scene's fault hits) and its task, and the live ones with theirs.
+ */
+async function startScene(name: string, firstSessionTimeoutMs?: number) {
+  const { env, workers } = await startCancelEnv(name, firstSessionTimeoutMs);
+  const running = await startRunningPlan(env);
+  const [hit, ...live] = workers as [WorkerProcess, ...WorkerProcess[]];
+  return {
+    env,
+    zkPlan: env.zkPlan,
+    running,
+    hit,
+    hitStart: taskOf(running, hit),
+    live,
+    liveStarts: live.map((worker) => taskOf(running, worker)),
+  };
+}
+
 /** The task `worker` runs, from the log. */
 function taskOf(running: RunningPlan, worker: WorkerProcess): LogEntry {
   const start = [...running.starts.values()].find((entry) => entry.pid === worker.pid);
@@ -199,12 +218,9 @@ describe('cancel records when worker processes fail around the cancel', () => {
     'a worker killed (SIGKILL) while its task runs, right before the cancel: its task is recorded as running on it, the live workers\u2019 as running on theirs, one record each',
     { timeout: 60_000 * TIMING },
     async () => {
-      const { env, workers } = await startCancelEnv('cancel-kill');
-      const { zkPlan } = env;
-      const running = await startRunningPlan(env);
-      const [victim, ...live] = workers as [WorkerProcess, ...WorkerProcess[]];
-      const victimStart = taskOf(running, victim);
-      const liveStarts = live.map((worker) => taskOf(running, worker));
+      const scene = await startScene('cancel-kill');
+      const { env, zkPlan, running, live, liveStarts } = scene;
+      const { hit: victim, hitStart: victimStart } = scene;
       // The victim's owner node is there before the kill, and stays until its session ends.
       expect(await zkPlan.zk.exists(`${victimStart.task}/owner`)).toBeDefined();
 
@@ -245,12 +261,9 @@ describe('cancel records when worker processes fail around the cancel', () => {
     'a worker frozen (SIGSTOP) until its session expired, then the cancel, then woken (SIGCONT): its task is recorded as runnable, the live workers\u2019 as running on theirs, and the woken worker writes no second record',
     { timeout: 60_000 * TIMING },
     async () => {
-      const { env, workers } = await startCancelEnv('cancel-freeze', SHORT_SESSION_TIMEOUT_MS);
-      const { zkPlan } = env;
-      const running = await startRunningPlan(env);
-      const [frozen, ...live] = workers as [WorkerProcess, ...WorkerProcess[]];
-      const frozenStart = taskOf(running, frozen);
-      const liveStarts = live.map((worker) => taskOf(running, worker));
+      const scene = await startScene('cancel-freeze', SHORT_SESSION_TIMEOUT_MS);
+      const { env, zkPlan, running, live, liveStarts } = scene;
+      const { hit: frozen, hitStart: frozenStart } = scene;
 
       const stoppedAt = frozen.suspend();
       // The server expires the frozen worker's session and deletes its owner node; every live loop is
@@ -311,12 +324,9 @@ describe('cancel records when worker processes fail around the cancel', () => {
     'a cancel whose process dies right after its control record, a worker killed (SIGKILL) then, and the cancel called again by another process: one record each, the killed worker\u2019s task running on it, the live workers\u2019 on theirs',
     { timeout: 60_000 * TIMING },
     async () => {
-      const { env, workers } = await startCancelEnv('cancel-cut-short');
-      const { zkPlan } = env;
-      const running = await startRunningPlan(env);
-      const [victim, ...live] = workers as [WorkerProcess, ...WorkerProcess[]];
-      const victimStart = taskOf(running, victim);
-      const liveStarts = live.map((worker) => taskOf(running, worker));
+      const scene = await startScene('cancel-cut-short');
+      const { env, zkPlan, running, live, liveStarts } = scene;
+      const { hit: victim, hitStart: victimStart } = scene;
 
       // The first canceller dies right before its second write: the control record is written, the
       // touch that tells the workers is not, and no record is.
