@@ -244,12 +244,12 @@ export class TaskReader {
     };
   }
 
-  /** True while the plan has a `control` node: paused or cancelled, so no task of it may start. */
   /** True while the plan node exists. */
   async planExists(plan: string): Promise<boolean> {
     return (await this.zk.exists(plan)) !== undefined;
   }
 
+  /** True while the plan has a `control` node: paused or cancelled, so no task of it may start. */
   async isPlanHalted(plan: string): Promise<boolean> {
     return (await this.zk.exists(childPath(plan, CONTROL))) !== undefined;
   }
@@ -298,6 +298,11 @@ export class TaskReader {
   async inspectTask(task: string): Promise<TaskListing | undefined> {
     const listing = await this.zk.tryGetChildren(task);
     return listing && { children: listing.children, childVersion: listing.stat.cversion };
+  }
+
+  /** The session whose ephemeral owner node holds the task now; undefined when none does. */
+  async ownerSessionOf(task: string): Promise<string | undefined> {
+    return (await this.zk.exists(childPath(task, OWNER)))?.ephemeralOwner;
   }
 
   /** Who holds the task now, if anyone. */

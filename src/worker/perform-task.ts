@@ -224,23 +224,18 @@ export async function performTask(
       : await acquireSlot(claim, definition.concurrencyKey, context);
   if (slot?.kind === 'full') return 'limit-full';
   const lease = slot?.kind === 'held' ? slot.lease : undefined;
-  // A pause or cancel may land during the awaits since the check above (a slot of its key waited
-  // for; a worker cut off for a while hears it only now): unless the process's view vouches for the
-  // plan now, the plan is looked at again before the function starts, its control node and whether
-  // it still exists (a cancelled plan may be deleted meanwhile). Nothing is read while the view
-  // vouches, nor for a task that awaited nothing since a check that read.
-  if (
-    (inputs.haltedRead === undefined || definition.concurrencyKey !== undefined) &&
-    !control.vouched()
-  ) {
-    const [halted, present] = await Promise.all([
-      control.read(),
-      context.store.reads.planExists(claim.plan),
-    ]);
-    if (halted || !present) {
-      if (lease !== undefined) await releaseSlot(lease, context);
-      return present ? 'plan-halted' : 'gone';
-    }
+  const stoppedNow = await stoppedBeforeStart(claim, context, control, {
+    waitedForSlot: definition.concurrencyKey !== undefined,
+    haltedRead: inputs.haltedRead,
+  });
+  if (stoppedNow !== undefined) {
+    if (lease !== undefined) await releaseSlot(lease, context);
+    if (stoppedNow === 'owner-gone')
+      throw new OwnershipLostError(
+        claim.task,
+        'its owner node went while it waited for a slot of its concurrency key',
+      );
+    return stoppedNow;
   }
   const ran = await runTry(tried, decision.args, lease, onStart);
   if (ran.value instanceof Continuation) {
@@ -526,6 +521,39 @@ async function countFailedTries(
   }
   if (attempts !== undefined && attempts.notBefore.getTime() > Date.now()) return 'not-runnable'; // its retry delay is not over
   return { failedTries: attempts?.failures ?? 0, previousTries: attempts?.tries ?? [] };
+}
+
+/**
+ * Why the function must not start after all, looked at right before it starts; undefined when it
+ * may. A pause or cancel may land during the awaits since the first check (a slot of its key
+ * waited for; a worker cut off for a while hears it only now): unless the process's view vouches
+ * for the plan now, the plan is looked at again, its control node and whether it still exists (a
+ * cancelled plan may be deleted meanwhile). Nothing is read while the view vouches, nor for a task
+ * that awaited nothing since a check that read.
+ *
+ * A task that waited for a slot also reads its owner node: a cancel or a deletion of the plan
+ * deletes the task with its owner node, and a deletion removes the plan's control node before the
+ * plan node, so a plan read half-way through its deletion looks neither halted nor gone. The
+ * owner node says for certain whether the claim still holds.
+ */
+async function stoppedBeforeStart(
+  claim: Claim,
+  context: PerformContext,
+  control: PlanControl,
+  { waitedForSlot, haltedRead }: { waitedForSlot: boolean; haltedRead: boolean | undefined },
+): Promise<'plan-halted' | 'gone' | 'owner-gone' | undefined> {
+  const lookAtPlan = (haltedRead === undefined || waitedForSlot) && !control.vouched();
+  if (!lookAtPlan && !waitedForSlot) return undefined;
+  const { reads } = context.store;
+  const [halted, present, ownerSession] = await Promise.all([
+    lookAtPlan ? control.read() : false,
+    lookAtPlan ? reads.planExists(claim.plan) : true,
+    waitedForSlot ? reads.ownerSessionOf(claim.task) : claim.session.id,
+  ]);
+  if (!present) return 'gone';
+  if (ownerSession !== claim.session.id)
+    return (await reads.inspectTask(claim.task)) === undefined ? 'gone' : 'owner-gone';
+  return halted ? 'plan-halted' : undefined;
 }
 
 /** Whether the plan is paused or cancelled: vouched for by the process's watch, or read from its control node. */
