@@ -42,11 +42,17 @@ import {
   PredictedListings,
   prefetchedNames,
   settledRead,
-  type PrefetchError,
+  PrefetchError,
   type PrefetchedInputs,
 } from './claim-prefetch.js';
 import type { ZkStat } from '../zk/native-client.js';
-import { CHUNK_BYTES, deleteValue, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
+import {
+  CHUNK_BYTES,
+  deleteValue,
+  isStoredPlain,
+  writeValue,
+  writeValueIfAbsent,
+} from '../zk/chunked-value.js';
 
 /** A task this worker owns: it created the task's ephemeral `owner` node in `session`. */
 export interface Claim {
@@ -102,6 +108,20 @@ export interface FinishPlan {
   /** The result was stored by a previous owner, who may have fed some dependents already (see giveInput). */
   readonly refeed?: boolean;
 }
+
+/** How `deleteTask` goes about it. */
+export interface DeleteTaskOptions {
+  /** prov-* children whose dependents were already handed the result. */
+  readonly propagated?: ReadonlySet<string>;
+  /** Told of dependents made runnable while the task is deleted (a late prov-*). */
+  readonly onRunnable?: (tasks: readonly string[]) => void;
+  /** The result was stored by a previous owner, who may have fed some dependents already (see giveInput). */
+  readonly refeed?: boolean;
+  /** The task's listing, sent by the caller with its last writes; listed again if that read failed. */
+  readonly listed?: Promise<TaskChildren | undefined | PrefetchError>;
+}
+
+type TaskChildren = { children: string[]; stat: ZkStat };
 
 const MAX_DELETE_ROUNDS = 10;
 
@@ -519,18 +539,20 @@ export class TaskStore {
     const feeding = Promise.all(
       [...links.values()].map((dep) => this.giveInput(dep, encoded, fence)),
     );
+    // The task's own listing, for its deletion, travels with the writes above. The session answers
+    // it after `ready` is gone: addTask records a dependency only on a task it sees ready, so no
+    // prov-* is missed.
+    const listed = settledRead(this.zk.tryGetChildren(claim.task));
     const [stored, , fed] = await Promise.all([storing, housekeeping, feeding]);
     if (stored !== undefined && !stored.equals(encoded))
       throw new OwnershipLostError(claim.task, 'another result was stored for it meanwhile');
     plan.onRunnable?.(fed.filter((task): task is string => task !== undefined));
-    // Listed after `ready` is gone: addTask records a dependency only on a task it sees ready, so no prov-* is missed.
-    await this.deleteTask(
-      claim,
-      encoded,
-      new Set(links.keys()),
-      plan.onRunnable,
-      plan.refeed === true,
-    );
+    await this.deleteTask(claim, encoded, {
+      propagated: new Set(links.keys()),
+      onRunnable: plan.onRunnable,
+      refeed: plan.refeed === true,
+      listed,
+    });
   }
 
   /**
@@ -607,7 +629,7 @@ export class TaskStore {
     refeed = false,
   ): Promise<string | undefined> {
     const dependent = parentOf(dep);
-    let listing: { children: string[]; stat: ZkStat } | undefined;
+    let listing: TaskChildren | undefined;
     try {
       if (refeed && (await this.zk.exists(dep)) === undefined) {
         listing = await this.zk.tryGetChildren(dependent);
@@ -649,17 +671,22 @@ export class TaskStore {
    * Deletes the task's children, propagating any prov-* first, then `result`, then `owner`, then the
    * node. `result` outlives the rest, so a crash part-way leaves a `finishable` task that the next
    * worker completes; once `result` is gone the task can no longer be taken at all.
+   *
+   * `encoded` is the stored result (undefined when the caller does not know it); `options.listed`
+   * is the task's listing already sent by the caller (used for the first round).
    */
   async deleteTask(
     claim: Claim,
     encoded: Buffer | undefined,
-    propagated: ReadonlySet<string> = new Set(),
-    onRunnable?: (tasks: readonly string[]) => void,
-    refeed = false,
+    options: DeleteTaskOptions = {},
   ): Promise<void> {
+    const { propagated = new Set<string>(), onRunnable, refeed = false } = options;
     const fence = this.fence(claim);
     for (let round = 0; round < MAX_DELETE_ROUNDS; round++) {
-      const listing = await this.zk.tryGetChildren(claim.task);
+      const listing = await this.listForDeletion(
+        claim.task,
+        round === 0 ? options.listed : undefined,
+      );
       if (listing === undefined) return;
       const children = listing.children;
       // Without the result (its deletion had begun), every prov-* listed before was fed; a later one
@@ -679,26 +706,71 @@ export class TaskStore {
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
       // The index entry goes with the rest, not earlier: if this worker dies while finishing, the
       // entry leads other workers back to the task as soon as its owner node is gone.
-      await Promise.all([
-        ...rest.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)),
-        this.unmarkRunnable(claim.task, fence),
-      ]);
-      if (children.includes(RESULT))
-        await deleteValue(this.zk, childPath(claim.task, RESULT), fence);
-      if (children.includes(OWNER))
-        await this.zk.deleteIfPresent(childPath(claim.task, OWNER), -1, fence);
-      try {
-        await this.zk.delete(claim.task, -1, fence);
+      const unmarking = this.unmarkRunnable(claim.task, fence);
+      // A value among the rest may be chunked (a plain delete of it fails and its chunks go
+      // first), so all of the rest is gone before `result` is deleted.
+      if (rest.length > 0)
+        await Promise.all([
+          ...rest.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)),
+          unmarking,
+        ]);
+      if (await this.deleteResultOwnerAndNode(claim.task, children, encoded, fence, unmarking))
         return;
-      } catch (error) {
-        if (isZkError(error, 'NO_NODE')) return;
-        if (!isZkError(error, 'NOT_EMPTY')) throw error; // a late child appeared: go round again
-      }
     }
     throw new OwnershipLostError(
       claim.task,
       `children kept appearing while it was being deleted (${MAX_DELETE_ROUNDS} rounds)`,
     );
+  }
+
+  /** The task's children: the listing the caller sent, or a new one when it sent none or it failed. */
+  private async listForDeletion(
+    task: string,
+    sent: DeleteTaskOptions['listed'],
+  ): Promise<TaskChildren | undefined> {
+    if (sent !== undefined) {
+      const listing = await sent;
+      if (!(listing instanceof PrefetchError)) return listing;
+    }
+    return await this.zk.tryGetChildren(task);
+  }
+
+  /**
+   * The last deletions of a task: `result`, then `owner`, then the task node. With a plain result
+   * the three are sent at once: the session applies them in order, so a crash leaves a prefix of
+   * them applied (as it would between awaited deletes), and a delete that fails leaves the task
+   * `finishable` (its result kept) or with its node (a late child), never half a value. A chunked
+   * result (or one the caller does not know) is deleted first, chunk by chunk. True when the task
+   * node is gone; false when a late child appeared and the caller goes round again.
+   */
+  private async deleteResultOwnerAndNode(
+    task: string,
+    children: readonly string[],
+    encoded: Buffer | undefined,
+    fence: WriteOptions,
+    unmarking: Promise<void>,
+  ): Promise<boolean> {
+    const hasResult = children.includes(RESULT);
+    const resultIsPlain = encoded !== undefined && isStoredPlain(encoded);
+    if (hasResult && !resultIsPlain) await deleteValue(this.zk, childPath(task, RESULT), fence);
+    const deletions = await Promise.allSettled([
+      unmarking,
+      hasResult && resultIsPlain
+        ? this.zk.deleteIfPresent(childPath(task, RESULT), -1, fence)
+        : undefined,
+      children.includes(OWNER)
+        ? this.zk.deleteIfPresent(childPath(task, OWNER), -1, fence)
+        : undefined,
+      this.zk.delete(task, -1, fence),
+    ]);
+    const nodeDeletion = deletions.pop();
+    const failed = deletions.find((outcome) => outcome.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    if (nodeDeletion?.status !== 'rejected') return true;
+    const error: unknown = nodeDeletion.reason;
+    if (isZkError(error, 'NO_NODE')) return true;
+    if (isZkError(error, 'NOT_EMPTY')) return false; // a late child appeared: go round again
+    throw error;
   }
 
   /**

@@ -285,6 +285,14 @@ export async function deleteValue(zk: Zk, path: string, options: WriteOptions = 
 }
 
 /**
+ * True when a writer stores `encoded` as a plain node (no chunk children), by the rule in the file
+ * comment: at most CHUNK_BYTES long and not header-like. One delete then removes the node.
+ */
+export function isStoredPlain(encoded: Buffer): boolean {
+  return encoded.length <= CHUNK_BYTES && !isHeaderLike(encoded);
+}
+
+/**
  * True when `data` is a chunked value's header by the rule in the file comment: short, contains
  * `"zkPlanChunked"`, decodes to a plain object with exactly the header's keys and `zkPlanChunked === 1`.
  * The writer chunks every value for which this holds, so it never misreads a user value.
@@ -416,7 +424,7 @@ function limitOf(path: string, maxBytes: number | undefined): number {
 function layoutOf(path: string, encoded: Buffer, maxBytes: number | undefined): Layout {
   const limit = limitOf(path, maxBytes);
   if (encoded.length > limit) throw new ResultTooLargeError(encoded.length, limit, path);
-  if (encoded.length <= CHUNK_BYTES && !isHeaderLike(encoded)) return { kind: 'plain' };
+  if (isStoredPlain(encoded)) return { kind: 'plain' };
   const header: ChunkHeader = {
     zkPlanChunked: 1,
     bytes: encoded.length,

@@ -461,6 +461,36 @@ describe('crash injection over the seam: a process dies right before any of its 
     },
   );
 
+  // The dependent's own deletion: its chunked input (deleted chunk by chunk) must be gone before its
+  // result is, or a crash in between leaves a task with an input and nothing else, which no worker
+  // takes or deletes and which keeps the plan open.
+  it('deleting a task whose input is chunk-sized: the next worker finishes with the outcome of one run', async () => {
+    const points = await everyCrashPoint(async (crashAt) => {
+      const world = new World();
+      const setup = world.process('setup');
+      const plan = await setup.zkPlan.createPlan(PARENT);
+      const producer = await setup.zkPlan.addTask(plan, call('big', 'p'), []);
+      const dependent = await setup.zkPlan.addTask(plan, call('step', 'd'), [producer], {
+        keepResult: true,
+      });
+      await setup.zkPlan.markAsReady(plan);
+      const { proc: doomed, victim } = world.doomed('doomed', crashAt);
+      const crashed = await crashedDuring(
+        victim,
+        workUntil(doomed, (event) => event.task === dependent),
+      );
+      const { survivor, error } = await finishPlan(world, plan);
+      await expectCompleted(world, victim, survivor, plan, error);
+      await expectSingleRun(world, victim, survivor, plan, doomed.name, [
+        { task: producer, producers: [], kept: false },
+        { task: dependent, producers: [producer], kept: true },
+      ]);
+      await closeAll(setup, survivor, crashed ? undefined : doomed);
+      return crashed ? 'crashed' : 'completed';
+    });
+    expect(points).toBeGreaterThanOrEqual(20); // the producer's chunked writes, then the dependent's claim, result and deletion
+  });
+
   describe('adding tasks with internal and external links: the plan has the whole batch or none of it', () => {
     /** The batch: a ← e1, b ← (a, e2, a), c ← b; e1 and e2 exist before it. */
     const batch = (e1: string, e2: string): TaskToAdd[] => [

@@ -72,17 +72,20 @@ describe('a task given back by a drain', () => {
     const parent = '/drain-finish';
     const plan = await first.createPlan(parent);
     const task = await first.addTask(plan, call('work'), [], { keepResult: true });
-    // Hold the first worker's finish right before it deletes the stored result.
+    // Hold the first worker's finish right before it deletes the stored result: that delete and
+    // every one sent after it (the owner's and the node's travel with it) wait, in their order.
     let resume!: () => void;
     const held = new Promise<void>((resolve) => (resume = resolve));
     let reachedDelete!: () => void;
     const reached = new Promise<void>((resolve) => (reachedDelete = resolve));
+    let holding = false;
     const deleteOriginal = firstClient.delete.bind(firstClient);
     firstClient.delete = async (...args: Parameters<typeof deleteOriginal>) => {
       if (args[0] === `${task}/result`) {
+        holding = true;
         reachedDelete();
-        await held;
       }
+      if (holding) await held;
       return await deleteOriginal(...args);
     };
     await first.markAsReady(plan);
