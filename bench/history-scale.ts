@@ -8,6 +8,7 @@
  */
 import { FunctionRegistry, ZkPlan, call } from '../src/index.js';
 import { startZooKeeper } from '../src/testing/index.js';
+import { reportTargets } from './part-result.js';
 
 const PLANS = Number(process.env['HISTORY_PLANS'] ?? 10_000);
 const IN_FLIGHT = 200;
@@ -15,6 +16,9 @@ const IN_FLIGHT = 200;
 const IDLE_WINDOWS = 8;
 const WINDOW_SECONDS = 5;
 const PARENT = '/history-scale';
+/** Issue 26: a worker process starts in under 5 s and, idle, makes a handful of reads a second. */
+const START_TARGET_MS = 5_000;
+const IDLE_READS_TARGET = 10;
 const functions = new FunctionRegistry().register('one', () => 1);
 
 async function buildFinishedPlans(connect: string): Promise<number> {
@@ -54,9 +58,6 @@ try {
     await zkPlan.markAsReady(plan);
     await zkPlan.waitForCompletion(plan, { timeoutMs: 600_000 });
     const startMs = performance.now() - connectStarted;
-    console.log(
-      `worker process (10 loops) start, from connect to a new plan's task done: ${(startMs / 1000).toFixed(2)} s (target < 5 s): ${startMs < 5_000 ? 'met' : 'NOT MET'}`,
-    );
     // The reads of each window after the start: the start's loading first, then what the idle pool costs.
     const windows: string[] = [];
     let readsPerSecond = Number.NaN;
@@ -67,11 +68,20 @@ try {
       windows.push(readsPerSecond.toFixed(1));
     }
     console.log(
-      `reads/s in each ${WINDOW_SECONDS} s window after the start: ${windows.join(', ')}`,
+      `reads/s in each ${WINDOW_SECONDS} s window after the start: ${windows.join(', ')}\n`,
     );
-    console.log(
-      `idle pool: ${readsPerSecond.toFixed(1)} reads/s in the last window (target: a handful): ${readsPerSecond <= 10 ? 'met' : 'NOT MET'}`,
-    );
+    reportTargets([
+      {
+        target: `with ${PLANS} finished plans under the parent, a worker process (10 loops) starts, from connect to a new plan's task done, in < ${START_TARGET_MS / 1000} s`,
+        figure: `${(startMs / 1000).toFixed(2)} s`,
+        met: startMs < START_TARGET_MS,
+      },
+      {
+        target: `with ${PLANS} finished plans, the idle pool reads at most ${IDLE_READS_TARGET}/s (a handful; the last ${WINDOW_SECONDS} s window)`,
+        figure: `${readsPerSecond.toFixed(1)} reads/s`,
+        met: readsPerSecond <= IDLE_READS_TARGET,
+      },
+    ]);
   } finally {
     await pool.stop();
     await zkPlan.close();

@@ -12,7 +12,12 @@
  * - 4 processes: 4 real `zk-plan worker` processes × 8 loops;
  * - 16 processes: 16 of them × 8 loops, on the same ensemble.
  *
- *   npm run bench                 (BENCH_RUNS=1 BENCH_ONLY=chain-200 BENCH_SETTINGS=default for a quick look)
+ * Then the parts that take a process (and a ZooKeeper) of their own, in bench/parts.ts: plan size,
+ * history, and memory over a million tasks (about 30 minutes of the whole). BENCH_PARTS picks
+ * among workloads,size,history,memory (all by default). Every target, of the workloads and of the
+ * parts, is printed once more at the end.
+ *
+ *   npm run bench                 (BENCH_RUNS=1 BENCH_ONLY=chain-200 BENCH_SETTINGS=default BENCH_PARTS=workloads for a quick look)
  *
  * Plans keep their history (the default); BENCH_HISTORY=off runs them with { history: false }.
  */
@@ -31,6 +36,9 @@ import {
 } from './targets.js';
 import { startWorkerFleet, type WorkerFleet } from './worker-processes.js';
 import { WORKLOADS, type Workload } from './workloads.js';
+import { PARTS, runPart } from './parts.js';
+import { formatTarget } from './part-result.js';
+import type { TargetLine } from './targets.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 const SEED_STRESS_RUNS = 5;
@@ -68,6 +76,9 @@ const SETTINGS: readonly (Setting & { readonly id: string })[] = [
   },
 ];
 const CHOSEN = process.env['BENCH_SETTINGS']?.split(',');
+const PARTS_CHOSEN = process.env['BENCH_PARTS']?.split(',');
+const WORKLOADS_PART = 'workloads';
+const chosenPart = (id: string): boolean => !PARTS_CHOSEN || PARTS_CHOSEN.includes(id);
 
 function runsOf(setting: Setting, workload: Workload): number {
   return setting.name === DEFAULT_SETTING && workload.name === 'seed-stress'
@@ -113,64 +124,77 @@ function printTable(setting: Setting, results: ReadonlyMap<string, readonly Samp
   }
 }
 
-const server = await startZooKeeper({ fsync: true, heapMb: 1024 });
-const timingsDir = mkdtempSync(join(tmpdir(), 'zk-plan-bench-'));
-try {
-  const connect = server.connectString;
-  const ceiling = await measureCeiling(connect);
-  console.log(
-    `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, standalone ZooKeeper 3.8 with fsync on`,
-  );
-  console.log(
-    `ceiling: serial create p50 ${ceiling.serialP50.toFixed(2)} ms, p99 ${ceiling.serialP99.toFixed(2)} ms; pipelined ${Math.round(ceiling.pipelinedPerSecond)} creates/s`,
-  );
-  console.log(
-    `plans ${HISTORY ? 'keep their history (the default)' : 'created with { history: false } (BENCH_HISTORY=off)'}; writes/task: sent by the bench's own client (its own loops only); txns/task: applied by the server (every process)`,
-  );
-  const results = new Map<string, Map<string, Sample[]>>();
-  for (const setting of SETTINGS.filter((s) => !CHOSEN || CHOSEN.includes(s.id))) {
-    const parent = `/bench/${setting.id}`;
-    let fleet: WorkerFleet | undefined;
-    if (setting.processes > 0)
-      fleet = await startWorkerFleet({
-        connect,
-        parent,
-        processes: setting.processes,
-        loops: setting.loops(WORKLOADS[0] as Workload),
-        timingsDir,
-      });
-    try {
-      const bySetting = new Map<string, Sample[]>();
-      for (const workload of WORKLOADS.filter((w) => !ONLY || ONLY.includes(w.name))) {
-        const samples: Sample[] = [];
-        for (let run = 0; run < runsOf(setting, workload); run++)
-          samples.push(
-            await runOnce(
-              {
-                connect,
-                setting,
-                parent,
-                timingFiles: fleet?.timingFiles ?? [],
-                pipelinedPerSecond: ceiling.pipelinedPerSecond,
-                history: HISTORY,
-              },
-              workload,
-            ),
-          );
-        bySetting.set(workload.name, samples);
-        process.stderr.write(`${setting.id} ${workload.name}: done\n`);
+/** Runs every workload at every chosen setting on one server; prints their tables and targets. */
+async function runWorkloads(): Promise<TargetLine[]> {
+  const server = await startZooKeeper({ fsync: true, heapMb: 1024 });
+  const timingsDir = mkdtempSync(join(tmpdir(), 'zk-plan-bench-'));
+  try {
+    const connect = server.connectString;
+    const ceiling = await measureCeiling(connect);
+    console.log(
+      `machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.version}, standalone ZooKeeper 3.8 with fsync on`,
+    );
+    console.log(
+      `ceiling: serial create p50 ${ceiling.serialP50.toFixed(2)} ms, p99 ${ceiling.serialP99.toFixed(2)} ms; pipelined ${Math.round(ceiling.pipelinedPerSecond)} creates/s`,
+    );
+    console.log(
+      `plans ${HISTORY ? 'keep their history (the default)' : 'created with { history: false } (BENCH_HISTORY=off)'}; writes/task: sent by the bench's own client (its own loops only); txns/task: applied by the server (every process)`,
+    );
+    const results = new Map<string, Map<string, Sample[]>>();
+    for (const setting of SETTINGS.filter((s) => !CHOSEN || CHOSEN.includes(s.id))) {
+      const parent = `/bench/${setting.id}`;
+      let fleet: WorkerFleet | undefined;
+      if (setting.processes > 0)
+        fleet = await startWorkerFleet({
+          connect,
+          parent,
+          processes: setting.processes,
+          loops: setting.loops(WORKLOADS[0] as Workload),
+          timingsDir,
+        });
+      try {
+        const bySetting = new Map<string, Sample[]>();
+        for (const workload of WORKLOADS.filter((w) => !ONLY || ONLY.includes(w.name))) {
+          const samples: Sample[] = [];
+          for (let run = 0; run < runsOf(setting, workload); run++)
+            samples.push(
+              await runOnce(
+                {
+                  connect,
+                  setting,
+                  parent,
+                  timingFiles: fleet?.timingFiles ?? [],
+                  pipelinedPerSecond: ceiling.pipelinedPerSecond,
+                  history: HISTORY,
+                },
+                workload,
+              ),
+            );
+          bySetting.set(workload.name, samples);
+          process.stderr.write(`${setting.id} ${workload.name}: done\n`);
+        }
+        results.set(setting.name, bySetting);
+        printTable(setting, bySetting);
+        if (setting.processes === 0) printHopParts(bySetting);
+      } finally {
+        await fleet?.stop();
       }
-      results.set(setting.name, bySetting);
-      printTable(setting, bySetting);
-      if (setting.processes === 0) printHopParts(bySetting);
-    } finally {
-      await fleet?.stop();
     }
+    const targets = checkTargets(results, ceiling);
+    console.log('\ntargets of the workloads (issue 26):');
+    for (const line of targets) console.log(formatTarget(line));
+    return targets;
+  } finally {
+    rmSync(timingsDir, { recursive: true, force: true });
+    await server.stop();
   }
-  console.log('\ntargets (issue 26):');
-  for (const line of checkTargets(results, ceiling))
-    console.log(`  ${line.met ? 'met    ' : 'NOT MET'}  ${line.target}: ${line.figure}`);
-} finally {
-  rmSync(timingsDir, { recursive: true, force: true });
-  await server.stop();
 }
+
+const targets: TargetLine[] = [];
+if (chosenPart(WORKLOADS_PART)) targets.push(...(await runWorkloads()));
+for (const part of PARTS.filter((p) => chosenPart(p.id))) {
+  console.log(`\n### ${part.title}\n`);
+  targets.push(...(await runPart(part)));
+}
+console.log('\nevery target of issue 26 in this run:');
+for (const line of targets) console.log(formatTarget(line));
