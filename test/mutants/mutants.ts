@@ -75,8 +75,8 @@ export const MUTANTS: readonly Mutant[] = [
     ],
     defect:
       "issue 19, defect 1: a slot's release, sent again after a lost reply (through the next session or the same one), deletes the slot another worker took meanwhile, and a limit of 1 runs two tasks at once",
-    simulation: 'plan',
-    searchFrom: 735,
+    simulation: 'plan-stress',
+    searchFrom: 435,
   },
   {
     name: 'slot-take-unfenced',
@@ -222,7 +222,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "performTask runs a claimed task without looking for its `failed` child (the first review's defect 1, regression tests in 2fda092), nor, since issue 23, for its final try: a task failed for good runs again",
     simulation: 'plan-stress',
-    searchFrom: 6,
+    searchFrom: 28,
   },
   {
     name: 'keep-reservation-on-claim-error',
@@ -270,7 +270,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'the plan tracker keeps vouching that a plan is not paused after its plan watch fired, until its reload answers: a claim made in that window misses the pause and its task starts',
     simulation: 'plan-stress',
-    searchFrom: 574,
+    searchFrom: 92,
   },
   {
     name: 'start-when-limit-full',
@@ -458,7 +458,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       "a run of a spawning task that finds the record of a dead run's batch takes it over without looking for that batch's commit marker: the dead run's committed children run, and so does a second set",
     simulation: 'plan-dynamic',
-    searchFrom: 817,
+    searchFrom: 5270,
   },
   {
     name: 'skipped-input-runs',

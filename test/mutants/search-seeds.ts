@@ -4,8 +4,8 @@
  * searched from the suite's first seed.
  *
  * Searching from the first seed every time would run seeds the product's own simulation tests run
- * anyway (slot-release-resent is first caught by seed 735 of the plan simulation's 2 000, about
- * two and a half minutes). If the simulation changes and that seed no longer catches the mutant, the search goes on
+ * anyway (slot-take-unfenced is first caught by seed 113 of the plan simulation's 2 000, some
+ * seconds; a mutant first caught near the end would cost minutes). If the simulation changes and that seed no longer catches the mutant, the search goes on
  * to the suite's last seed, so a self-test still fails only when none of the suite's seeds catches it.
  * `MUTANT_SEARCH_FROM=1 npx vitest run --project 'mutant:*'` searches from seed 1 and prints, per
  * mutant, the seed to record. (The 'plan-stress' mutants run only their recorded seed unless
