@@ -706,15 +706,24 @@ export class TaskStore {
       const rest = children.filter((name) => name !== RESULT && name !== OWNER);
       // The index entry goes with the rest, not earlier: if this worker dies while finishing, the
       // entry leads other workers back to the task as soon as its owner node is gone.
-      const unmarking = this.unmarkRunnable(claim.task, fence);
-      // A value among the rest may be chunked (a plain delete of it fails and its chunks go
-      // first), so all of the rest is gone before `result` is deleted.
-      if (rest.length > 0)
+      const sentBefore = [
+        this.unmarkRunnable(claim.task, fence),
+        // A link holds a path, never chunks: one delete removes it. A task left with links only
+        // is one whose deletion stopped half-way (`abandoned`), deleted on sight.
+        ...rest
+          .filter((name) => hasSequentialName(name, PROV_PREFIX))
+          .map((name) => this.zk.deleteIfPresent(childPath(claim.task, name), -1, fence)),
+      ];
+      // An input may be chunked (a plain delete of it fails and its chunks go first), so the
+      // inputs and whatever else is left are gone before `result` is deleted: a task left with an
+      // input and nothing else would be taken by no worker and keep its plan open.
+      const values = rest.filter((name) => !hasSequentialName(name, PROV_PREFIX));
+      if (values.length > 0)
         await Promise.all([
-          ...rest.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)),
-          unmarking,
+          ...values.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)),
+          ...sentBefore,
         ]);
-      if (await this.deleteResultOwnerAndNode(claim.task, children, encoded, fence, unmarking))
+      if (await this.deleteResultOwnerAndNode(claim.task, children, encoded, fence, sentBefore))
         return;
     }
     throw new OwnershipLostError(
@@ -736,25 +745,26 @@ export class TaskStore {
   }
 
   /**
-   * The last deletions of a task: `result`, then `owner`, then the task node. With a plain result
-   * the three are sent at once: the session applies them in order, so a crash leaves a prefix of
-   * them applied (as it would between awaited deletes), and a delete that fails leaves the task
-   * `finishable` (its result kept) or with its node (a late child), never half a value. A chunked
-   * result (or one the caller does not know) is deleted first, chunk by chunk. True when the task
-   * node is gone; false when a late child appeared and the caller goes round again.
+   * The last deletions of a task: `result`, then `owner`, then the task node, after `sentBefore`
+   * (the deletions already sent: the index entry, links). With a plain result the three are sent
+   * at once: the session applies them in order, so a crash leaves a prefix of them applied (as it
+   * would between awaited deletes), and a delete that fails leaves the task `finishable` (its
+   * result kept) or with its node (a late child), never half a value. A chunked result (or one the
+   * caller does not know) is deleted first, chunk by chunk. True when the task node is gone; false
+   * when a late child appeared and the caller goes round again.
    */
   private async deleteResultOwnerAndNode(
     task: string,
     children: readonly string[],
     encoded: Buffer | undefined,
     fence: WriteOptions,
-    unmarking: Promise<void>,
+    sentBefore: readonly Promise<unknown>[],
   ): Promise<boolean> {
     const hasResult = children.includes(RESULT);
     const resultIsPlain = encoded !== undefined && isStoredPlain(encoded);
     if (hasResult && !resultIsPlain) await deleteValue(this.zk, childPath(task, RESULT), fence);
     const deletions = await Promise.allSettled([
-      unmarking,
+      ...sentBefore,
       hasResult && resultIsPlain
         ? this.zk.deleteIfPresent(childPath(task, RESULT), -1, fence)
         : undefined,

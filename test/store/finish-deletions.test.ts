@@ -66,8 +66,9 @@ describe('deleting a finished task', () => {
   }
 
   it('sends the task listing with the finishing writes, after `ready` is deleted', async () => {
-    const { log, task } = await run(new FunctionRegistry().register('one', () => 1), (zkPlan, plan) =>
-      zkPlan.addTask(plan, call('one')),
+    const { log, task } = await run(
+      new FunctionRegistry().register('one', () => 1),
+      (zkPlan, plan) => zkPlan.addTask(plan, call('one')),
     );
     const readyDeleted = position(log, `send delete ${task}/ready`);
     const listed = position(log, `send list ${task}`, readyDeleted);
@@ -75,8 +76,9 @@ describe('deleting a finished task', () => {
   });
 
   it('sends the deletions of a plain result, the owner and the task node in one round trip, in that order', async () => {
-    const { log, task } = await run(new FunctionRegistry().register('one', () => 1), (zkPlan, plan) =>
-      zkPlan.addTask(plan, call('one')),
+    const { log, task } = await run(
+      new FunctionRegistry().register('one', () => 1),
+      (zkPlan, plan) => zkPlan.addTask(plan, call('one')),
     );
     const result = position(log, `send delete ${task}/result`);
     const owner = position(log, `send delete ${task}/owner`);
@@ -88,8 +90,9 @@ describe('deleting a finished task', () => {
 
   it('deletes a chunked result, chunks first, before it sends the owner deletion', async () => {
     const big = 'x'.repeat(CHUNK_BYTES + 10);
-    const { log, task } = await run(new FunctionRegistry().register('big', () => big), (zkPlan, plan) =>
-      zkPlan.addTask(plan, call('big')),
+    const { log, task } = await run(
+      new FunctionRegistry().register('big', () => big),
+      (zkPlan, plan) => zkPlan.addTask(plan, call('big')),
     );
     const chunk = position(log, `answer delete ${task}/result/chunk-0000000000`);
     const header = log.lastIndexOf(`answer delete ${task}/result`);
@@ -97,10 +100,22 @@ describe('deleting a finished task', () => {
     expect(header).toBeLessThan(position(log, `send delete ${task}/owner`));
   });
 
-  it('deletes the inputs and links of a task before it sends the deletion of its result', async () => {
-    const functions = new FunctionRegistry()
-      .register('one', () => 1)
-      .register('next', () => 2);
+  it('sends the deletions of the links of a task that fed a dependent with those of its result, owner and node', async () => {
+    const functions = new FunctionRegistry().register('one', () => 1).register('next', () => 2);
+    let producer = '';
+    const { log } = await run(functions, async (zkPlan, plan) => {
+      producer = await zkPlan.addTask(plan, call('one'));
+      return await zkPlan.addTask(plan, call('next'), [producer]);
+    });
+    const link = log.find((entry) => entry.startsWith(`send delete ${producer}/prov-`));
+    expect(link, log.join('\n')).toBeDefined();
+    const linkDeleted = position(log, link!.replace('send', 'answer'));
+    expect(position(log, `send delete ${producer}/result`)).toBeLessThan(linkDeleted);
+    expect(position(log, `send delete ${producer}`)).toBeLessThan(linkDeleted);
+  });
+
+  it('deletes the inputs of a task before it sends the deletion of its result', async () => {
+    const functions = new FunctionRegistry().register('one', () => 1).register('next', () => 2);
     const { log, task } = await run(functions, async (zkPlan, plan) => {
       const first = await zkPlan.addTask(plan, call('one'));
       return await zkPlan.addTask(plan, call('next'), [first]);
