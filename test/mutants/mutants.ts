@@ -27,7 +27,7 @@ export interface MutantFile {
  * simulation's seeds with overlap 'allow' and 'skip' (SCHEDULE_SEEDS and SCHEDULE_SKIP_SEEDS in
  * schedule-simulation.ts), 'job' the job simulation's (JOB_SEEDS in job-simulation.ts),
  * 'plan-dynamic' the plan simulation's `dynamic` profile (DYNAMIC_SEEDS in sim-dynamic.test.ts),
- * 'crash-sweep' no simulation but a crash-injection sweep (its self-test names it), for a defect
+ * 'crash-sweep' no simulation but a crash-injection sweep or scenario (its self-test names it), for a defect
  * whose damage needs a crash in a window of a few writes that random faults hardly ever hit,
  * 'long-schedule' and 'long-job' the long-horizon simulations'.
  */
@@ -270,7 +270,7 @@ export const MUTANTS: readonly Mutant[] = [
     defect:
       'the plan tracker keeps vouching that a plan is not paused after its plan watch fired, until its reload answers: a claim made in that window misses the pause and its task starts',
     simulation: 'plan-stress',
-    searchFrom: 92,
+    searchFrom: 217,
   },
   {
     name: 'start-when-limit-full',
@@ -457,8 +457,8 @@ export const MUTANTS: readonly Mutant[] = [
     ],
     defect:
       "a run of a spawning task that finds the record of a dead run's batch takes it over without looking for that batch's commit marker: the dead run's committed children run, and so does a second set",
-    simulation: 'plan-dynamic',
-    searchFrom: 5270,
+    simulation: 'crash-sweep',
+    searchFrom: 0,
   },
   {
     name: 'skipped-input-runs',

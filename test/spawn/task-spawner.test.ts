@@ -13,75 +13,11 @@ import type { TaskContext } from '../../src/exec/task-context.js';
 import { call } from '../../src/exec/task-spec.js';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { CrashScheduler, Victim, WRITE_OPS } from '../support/crash-scheduler.js';
-import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
+import { FAST_BACKOFF, memoryProcess } from '../support/memory-plan.js';
+import { committedBatchTakeover } from './committed-batch-takeover.js';
+import { PARENT, functions, newRuns, runSplit, sumOfSquares } from './split-plan.js';
 
-const PARENT = '/spawn';
 const MAX_CRASH_POINTS = 200;
-
-/** What the task functions of every process did. */
-interface Runs {
-  readonly squares: Map<number, number>;
-  /** The task of each run of `square`. */
-  readonly squareTasks: string[];
-  splits: number;
-  sums: number;
-  /** Paths each run of `split` got back from its spawn call. */
-  readonly spawned: string[][];
-}
-
-function newRuns(): Runs {
-  return { squares: new Map(), squareTasks: [], splits: 0, sums: 0, spawned: [] };
-}
-
-/**
- * `split(n)` spawns a `square` per item and a `sum` of them all (args: their indices), and returns
- * the sum's path; `square(i)` is i², `sum` adds its inputs.
- */
-function functions(runs: Runs): FunctionRegistry {
-  return new FunctionRegistry()
-    .register('split', async (ctx: TaskContext<[number]>) => {
-      runs.splits += 1;
-      const count = ctx.params[0];
-      const items = Array.from({ length: count }, (_, item) => ({
-        task: call('square', item),
-        key: `square-${item}`,
-      }));
-      const paths = await ctx.spawn([
-        ...items,
-        {
-          task: call('sum'),
-          args: items.map((_, index) => index),
-          options: { keepResult: true },
-        },
-      ]);
-      runs.spawned.push(paths);
-      return paths.at(-1);
-    })
-    .register('square', (ctx: TaskContext<[number]>) => {
-      const item = ctx.params[0];
-      runs.squares.set(item, (runs.squares.get(item) ?? 0) + 1);
-      runs.squareTasks.push(ctx.task);
-      return item * item;
-    })
-    .register('sum', (_ctx, ...parts: number[]) => {
-      runs.sums += 1;
-      return parts.reduce((total, part) => total + part, 0);
-    });
-}
-
-async function runSplit(
-  proc: MemoryProcess,
-  count: number,
-): Promise<{ plan: string; split: string }> {
-  const plan = await proc.zkPlan.createPlan(PARENT);
-  const split = await proc.zkPlan.addTask(plan, call('split', count), [], { keepResult: true });
-  await proc.zkPlan.markAsReady(plan);
-  return { plan, split };
-}
-
-function sumOfSquares(count: number): number {
-  return Array.from({ length: count }, (_, item) => item * item).reduce((a, b) => a + b, 0);
-}
 
 describe('ctx.spawn', () => {
   it.each([0, 1, 500])(
@@ -234,6 +170,10 @@ describe('ctx.spawn', () => {
 });
 
 describe('ctx.spawn under crashes', () => {
+  it("a run that finds a dead run's committed batch, its tasks already made ready by the workers, takes that batch: one set runs", async () => {
+    await committedBatchTakeover();
+  });
+
   it(
     'a crash of the spawning process before any of its writes: one set of spawned tasks, each run once, the right sum',
     { timeout: 600_000 },
