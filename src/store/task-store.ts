@@ -46,13 +46,7 @@ import {
   type PrefetchedInputs,
 } from './claim-prefetch.js';
 import type { ZkStat } from '../zk/native-client.js';
-import {
-  CHUNK_BYTES,
-  deleteValue,
-  isStoredPlain,
-  writeValue,
-  writeValueIfAbsent,
-} from '../zk/chunked-value.js';
+import { deleteValue, isStoredPlain, writeValue, writeValueIfAbsent } from '../zk/chunked-value.js';
 
 /** A task this worker owns: it created the task's ephemeral `owner` node in `session`. */
 export interface Claim {
@@ -124,6 +118,12 @@ export interface DeleteTaskOptions {
 type TaskChildren = { children: string[]; stat: ZkStat };
 
 const MAX_DELETE_ROUNDS = 10;
+
+/** Throws the reason of the first rejected request, in the order they were sent. */
+function throwFirstRefusal(outcomes: readonly PromiseSettledResult<unknown>[]): void {
+  const refused = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (refused !== undefined) throw refused.reason;
+}
 
 /**
  * Every ZooKeeper write a worker makes on plans and tasks; its reads are `reads`, a TaskReader on
@@ -512,8 +512,9 @@ export class TaskStore {
         childPath(claim.task, RESULT),
       ); // before anything is sent
     }
-    const small = encoded.length <= CHUNK_BYTES;
-    // A chunked result is stored in full first: its chunks would otherwise land after the inputs handed on.
+    // A chunked result (a large one, or a small one that looks like a chunk header) is stored in
+    // full first: its chunks would otherwise land after the inputs handed on.
+    const small = isStoredPlain(encoded);
     if (plan.storeMaxBytes !== undefined && !small)
       await this.storeResult(claim, encoded, plan.storeMaxBytes);
     // The rest is sent at once: the session applies requests in order, and after a crash a prefix of
@@ -633,8 +634,9 @@ export class TaskStore {
     try {
       if (refeed && (await this.zk.exists(dep)) === undefined) {
         listing = await this.zk.tryGetChildren(dependent);
-      } else if (encoded.length <= CHUNK_BYTES) {
+      } else if (isStoredPlain(encoded)) {
         // One round trip: the session keeps the order (arg, then dep removed, then the listing).
+        // A chunked input (large, or header-like) is written in full before its dep goes.
         [, , listing] = await Promise.all([
           writeValueIfAbsent(this.zk, argPathForDep(dep), encoded, {
             ...options,
@@ -717,14 +719,17 @@ export class TaskStore {
       // An input may be chunked (a plain delete of it fails and its chunks go first), so the
       // inputs and whatever else is left are gone before `result` is deleted: a task left with an
       // input and nothing else would be taken by no worker and keep its plan open.
+      // Settled together at once, so that a refusal among them is handled whatever is awaited
+      // first (a session that expired refuses every write sent under it).
+      const before = Promise.allSettled(sentBefore);
       const values = rest.filter((name) => !hasSequentialName(name, PROV_PREFIX));
-      if (values.length > 0)
-        await Promise.all([
-          ...values.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)),
-          ...sentBefore,
-        ]);
-      if (await this.deleteResultOwnerAndNode(claim.task, children, encoded, fence, sentBefore))
-        return;
+      if (values.length > 0) {
+        await Promise.all(
+          values.map((name) => deleteValue(this.zk, childPath(claim.task, name), fence)),
+        );
+        throwFirstRefusal(await before);
+      }
+      if (await this.deleteResultOwnerAndNode(claim.task, children, encoded, fence, before)) return;
     }
     throw new OwnershipLostError(
       claim.task,
@@ -758,13 +763,12 @@ export class TaskStore {
     children: readonly string[],
     encoded: Buffer | undefined,
     fence: WriteOptions,
-    sentBefore: readonly Promise<unknown>[],
+    sentBefore: Promise<readonly PromiseSettledResult<unknown>[]>,
   ): Promise<boolean> {
     const hasResult = children.includes(RESULT);
     const resultIsPlain = encoded !== undefined && isStoredPlain(encoded);
     if (hasResult && !resultIsPlain) await deleteValue(this.zk, childPath(task, RESULT), fence);
     const deletions = await Promise.allSettled([
-      ...sentBefore,
       hasResult && resultIsPlain
         ? this.zk.deleteIfPresent(childPath(task, RESULT), -1, fence)
         : undefined,
@@ -774,8 +778,7 @@ export class TaskStore {
       this.zk.delete(task, -1, fence),
     ]);
     const nodeDeletion = deletions.pop();
-    const failed = deletions.find((outcome) => outcome.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
+    throwFirstRefusal([...(await sentBefore), ...deletions]);
     if (nodeDeletion?.status !== 'rejected') return true;
     const error: unknown = nodeDeletion.reason;
     if (isZkError(error, 'NO_NODE')) return true;
