@@ -54,9 +54,9 @@ describe('a session that expires as a finished task is deleted', () => {
   it('finish of a chunked result, task without inputs or links: rejects, and leaves no unhandled rejection', async () => {
     const { store, claim } = await claimedTask({ ready: null });
     const encoded = encodeValue('x'.repeat(CHUNK_BYTES + 10), 'result');
-    await expect(store.finish(claim, encoded, { keepResult: false, storeMaxBytes: 16 * 1024 * 1024 })).rejects.toThrow(
-      /expired/,
-    );
+    await expect(
+      store.finish(claim, encoded, { keepResult: false, storeMaxBytes: 16 * 1024 * 1024 }),
+    ).rejects.toThrow(/expired/);
     await settle();
     expect(unhandled.map(String)).toEqual([]);
   });

@@ -33,47 +33,51 @@ describe('a producer whose small result is header-like, crashed while finishing'
       (_producer, dependent) => (op, path) =>
         op === 'create' && path.startsWith(`${dependent}/arg-`) && path.includes('/chunk-'),
     ],
-  ])('%s: the next worker completes the plan, the dependent gets the value', async (_title, strike) => {
-    const scheduler = new CrashScheduler();
-    const server = new MemoryZooKeeper({ scheduler });
-    const inputs: unknown[] = [];
-    const functions = new FunctionRegistry()
-      .register('headerLike', () => ({ ...HEADER_LIKE }))
-      .register('take', (_ctx: TaskContext<unknown[]>, input: unknown) => {
-        inputs.push(input);
-        return 'done';
+  ])(
+    '%s: the next worker completes the plan, the dependent gets the value',
+    async (_title, strike) => {
+      const scheduler = new CrashScheduler();
+      const server = new MemoryZooKeeper({ scheduler });
+      const inputs: unknown[] = [];
+      const functions = new FunctionRegistry()
+        .register('headerLike', () => ({ ...HEADER_LIKE }))
+        .register('take', (_ctx: TaskContext<unknown[]>, input: unknown) => {
+          inputs.push(input);
+          return 'done';
+        });
+      const setup = memoryProcess(server, 'setup', functions);
+      const plan = await setup.zkPlan.createPlan(PARENT);
+      const producer = await setup.zkPlan.addTask(plan, call('headerLike'));
+      const dependent = await setup.zkPlan.addTask(plan, call('take'), [producer]);
+      await setup.zkPlan.markAsReady(plan);
+
+      const doomed = memoryProcess(server, 'doomed', functions);
+      const victim = new Victim(server, doomed.zk, 0, strike(producer, dependent));
+      scheduler.victim = victim;
+      doomed.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, workerId: 'doomed' });
+      const point = await victim.crashed;
+      expect(point.op).toBe('create');
+
+      const survivor = memoryProcess(server, 'survivor', functions);
+      const pool = survivor.zkPlan.startWorkers(PARENT, {
+        count: 2,
+        backoff: FAST_BACKOFF,
+        workerId: 'survivor',
       });
-    const setup = memoryProcess(server, 'setup', functions);
-    const plan = await setup.zkPlan.createPlan(PARENT);
-    const producer = await setup.zkPlan.addTask(plan, call('headerLike'));
-    const dependent = await setup.zkPlan.addTask(plan, call('take'), [producer]);
-    await setup.zkPlan.markAsReady(plan);
-
-    const doomed = memoryProcess(server, 'doomed', functions);
-    const victim = new Victim(server, doomed.zk, 0, strike(producer, dependent));
-    scheduler.victim = victim;
-    doomed.zkPlan.startWorkers(PARENT, { count: 1, backoff: FAST_BACKOFF, workerId: 'doomed' });
-    const point = await victim.crashed;
-    expect(point.op).toBe('create');
-
-    const survivor = memoryProcess(server, 'survivor', functions);
-    const pool = survivor.zkPlan.startWorkers(PARENT, {
-      count: 2,
-      backoff: FAST_BACKOFF,
-      workerId: 'survivor',
-    });
-    let error: unknown;
-    try {
-      await survivor.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
-    } catch (caught) {
-      error = caught;
-    }
-    const left = server.dump(plan);
-    await pool.stop();
-    expect({ error: error === undefined ? undefined : String(error), inputs }, left).toEqual({
-      error: undefined,
-      inputs: [HEADER_LIKE],
-    });
-    await Promise.all([setup.zkPlan.close(), survivor.zkPlan.close()]);
-  }, 20_000);
+      let error: unknown;
+      try {
+        await survivor.zkPlan.waitForCompletion(plan, { timeoutMs: 5_000 });
+      } catch (caught) {
+        error = caught;
+      }
+      const left = server.dump(plan);
+      await pool.stop();
+      expect({ error: error === undefined ? undefined : String(error), inputs }, left).toEqual({
+        error: undefined,
+        inputs: [HEADER_LIKE],
+      });
+      await Promise.all([setup.zkPlan.close(), survivor.zkPlan.close()]);
+    },
+    20_000,
+  );
 });
