@@ -514,13 +514,13 @@ export class TaskStore {
     }
     // A chunked result (a large one, or a small one that looks like a chunk header) is stored in
     // full first: its chunks would otherwise land after the inputs handed on.
-    const small = isStoredPlain(encoded);
-    if (plan.storeMaxBytes !== undefined && !small)
+    const plain = isStoredPlain(encoded);
+    if (plan.storeMaxBytes !== undefined && !plain)
       await this.storeResult(claim, encoded, plan.storeMaxBytes);
     // The rest is sent at once: the session applies requests in order, and after a crash a prefix of
     // them has been applied, so no input is handed on before the result is stored, nor `ready` removed.
     const storing =
-      plan.storeMaxBytes !== undefined && small
+      plan.storeMaxBytes !== undefined && plain
         ? this.storeResult(claim, encoded, plan.storeMaxBytes)
         : undefined;
     // The history record goes before `ready`: a task whose deletion has begun has its record, so a
@@ -716,12 +716,12 @@ export class TaskStore {
           .filter((name) => hasSequentialName(name, PROV_PREFIX))
           .map((name) => this.zk.deleteIfPresent(childPath(claim.task, name), -1, fence)),
       ];
-      // An input may be chunked (a plain delete of it fails and its chunks go first), so the
-      // inputs and whatever else is left are gone before `result` is deleted: a task left with an
-      // input and nothing else would be taken by no worker and keep its plan open.
       // Settled together at once, so that a refusal among them is handled whatever is awaited
       // first (a session that expired refuses every write sent under it).
       const before = Promise.allSettled(sentBefore);
+      // An input may be chunked (a plain delete of it fails and its chunks go first), so the
+      // inputs and whatever else is left are gone before `result` is deleted: a task left with an
+      // input and nothing else would be taken by no worker and keep its plan open.
       const values = rest.filter((name) => !hasSequentialName(name, PROV_PREFIX));
       if (values.length > 0) {
         await Promise.all(
