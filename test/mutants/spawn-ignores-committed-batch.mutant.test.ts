@@ -4,7 +4,8 @@
  * workers make that batch's tasks ready, then the next run looks at the spawn record. The product
  * passes it (test/spawn/task-spawner.test.ts). Random faults hardly ever draw that order: the plan
  * simulation's dynamic profile caught the mutant by seed 817 of 3 000, and after the finishing
- * writes were pipelined (2026-11-28) by none of them (first by seed 5 270, then by none again).
+ * writes were pipelined (2026-11-28) by none of them (a longer search found seed 5 270, which
+ * the second step of that change lost again).
  */
 import { describe, expect, it } from 'vitest';
 import { committedBatchTakeover } from '../spawn/committed-batch-takeover.js';
