@@ -33,12 +33,12 @@ import {
   MANY_PROCESSES_SETTING,
   PROCESSES_SETTING,
   checkTargets,
+  type TargetLine,
 } from './targets.js';
 import { startWorkerFleet, type WorkerFleet } from './worker-processes.js';
 import { WORKLOADS, type Workload } from './workloads.js';
 import { PARTS, runPart } from './parts.js';
 import { formatTarget } from './part-result.js';
-import type { TargetLine } from './targets.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 3);
 const SEED_STRESS_RUNS = 5;

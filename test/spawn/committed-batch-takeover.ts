@@ -8,20 +8,11 @@
  * product's test (task-spawner.test.ts) and the self-test of the mutant
  * spawn-ignores-committed-batch (test/mutants) run it.
  */
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { MemoryZooKeeper } from '../../src/testing/index.js';
 import { CrashScheduler, Victim } from '../support/crash-scheduler.js';
 import { FAST_BACKOFF, memoryProcess, type MemoryProcess } from '../support/memory-plan.js';
 import { PARENT, functions, newRuns, runSplit, sumOfSquares } from './split-plan.js';
-
-/** Resolves once `done` holds, polling; rejects naming `what` after `timeoutMs`. */
-async function until(what: string, done: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Runs the scenario; rejects (an assertion) when the second run does not take the dead run's batch. */
 export async function committedBatchTakeover(): Promise<void> {
@@ -67,8 +58,13 @@ async function scenario(processes: MemoryProcess[]): Promise<void> {
     server,
     'survivor',
     functions(runs, () =>
-      until("the dead run's tasks are ready", () =>
-        spawnedByDeadRun().every((task) => server.exists(`${task}/ready`)),
+      vi.waitFor(
+        () =>
+          expect(
+            spawnedByDeadRun().every((task) => server.exists(`${task}/ready`)),
+            "the dead run's tasks are ready",
+          ).toBe(true),
+        { timeout: 5_000, interval: 10 },
       ),
     ),
     { fullScanIntervalMs: 50 },
